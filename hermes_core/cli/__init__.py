@@ -1,0 +1,58 @@
+"""The ``hermes`` command.
+
+Subcommands are imported only when they run, so ``hermes --version`` and ``hermes plugins list``
+never pay for the MCP SDK, numpy or jsonschema.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from hermes_core import __version__
+from hermes_core.errors import HermesError
+
+# name -> "module:attribute" of a click command, imported on first use.
+SUBCOMMANDS: dict[str, str] = {
+    "config": "hermes_core.cli.config_cmd:config",
+    "plugins": "hermes_core.cli.plugins_cmd:plugins",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when they are used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*SUBCOMMANDS, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="hermes")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug detail.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """hermes-core: the tool layer of an LLM agent."""
+    ctx.ensure_object(dict)
+    ctx.obj["verbose"] = verbose
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the ``hermes`` console script. Errors of hermes-core exit with status 2."""
+    try:
+        return cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+    except HermesError as exc:
+        click.echo(f"hermes: error: {exc}", err=True)
+        sys.exit(2)

@@ -1,0 +1,56 @@
+"""Exceptions raised by hermes-core. Each names what went wrong and where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HermesError(Exception):
+    """Base class of every error hermes-core raises on purpose."""
+
+
+class ConfigError(HermesError):
+    """A configuration file that cannot be read, parsed or validated.
+
+    ``path`` is the file, ``line`` the 1-based line when known, ``key`` the dotted key
+    (``tools.tool_search.threshold_pct``) when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        self.detail = message
+        where = ""
+        if path is not None:
+            where = str(path)
+            if line is not None:
+                where += f":{line}"
+            where += ": "
+        if key:
+            where += f"{key}: "
+        super().__init__(f"{where}{message}")
+
+
+class ManagedConfigError(HermesError):
+    """The configuration is owned by Nix or an administrator (``HERMES_MANAGED`` is set)."""
+
+
+class PluginError(HermesError):
+    """A plugin that cannot be discovered, loaded or registered; names the plugin."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        self.plugin = plugin
+        self.detail = message
+        super().__init__(f"plugin {plugin!r}: {message}")
+
+
+class RegistrationError(HermesError):
+    """Two plugins claim one name, or a configured name matches no registration."""

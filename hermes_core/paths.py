@@ -1,0 +1,109 @@
+"""Where hermes-core reads and writes, and the one place that reads the process environment."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+APP_NAME = "hermes"
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def is_truthy(value: str | None) -> bool:
+    """Whether an environment flag is set: ``1``, ``true``, ``yes`` or ``on`` in any case."""
+    return value is not None and value.strip().lower() in _TRUE_WORDS
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Everything hermes-core takes from the process: home, working directory, variables, Python.
+
+    Build one with :meth:`from_process` in a program, or directly in tests. No other code in
+    hermes-core reads ``os.environ``; it asks an ``Environment``.
+    """
+
+    home: Path
+    cwd: Path
+    variables: Mapping[str, str] = field(default_factory=dict)
+    python_version: tuple[int, int] = (sys.version_info.major, sys.version_info.minor)
+
+    @classmethod
+    def from_process(cls) -> Environment:
+        """The environment of the running process (``HERMES_HOME`` defaults to ``~/.hermes``)."""
+        variables = MappingProxyType(dict(os.environ))
+        home_text = variables.get("HERMES_HOME")
+        home = Path(home_text).expanduser() if home_text else Path.home() / ".hermes"
+        return cls(home=home, cwd=Path.cwd(), variables=variables)
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """One environment variable, or ``default``."""
+        return self.variables.get(name, default)
+
+    def flag(self, name: str) -> bool:
+        """Whether a boolean environment flag such as ``HERMES_STRICT_PLUGINS`` is set."""
+        return is_truthy(self.variables.get(name))
+
+    @property
+    def config_path(self) -> Path:
+        """The user's configuration file, ``$HERMES_HOME/config.yaml``."""
+        return self.home / "config.yaml"
+
+    @property
+    def dotenv_path(self) -> Path:
+        """The user's secrets file, ``$HERMES_HOME/.env``."""
+        return self.home / ".env"
+
+    @property
+    def user_plugins_dir(self) -> Path:
+        """Directory plugins of the user, ``$HERMES_HOME/plugins``."""
+        return self.home / "plugins"
+
+    @property
+    def project_plugins_dir(self) -> Path:
+        """Directory plugins carried by the project, ``./.hermes/plugins``."""
+        return self.cwd / ".hermes" / "plugins"
+
+    @property
+    def hooks_dir(self) -> Path:
+        """Hook directories, ``$HERMES_HOME/hooks``."""
+        return self.home / "hooks"
+
+    @property
+    def bundled_plugins_dir(self) -> Path:
+        """The bundled plugins: ``HERMES_BUNDLED_PLUGINS`` or the ones shipped with the package."""
+        override = self.variables.get("HERMES_BUNDLED_PLUGINS")
+        if override:
+            return Path(override)
+        package_dir = Path(__file__).resolve().parent
+        installed = package_dir / "plugins_builtin"
+        return installed if installed.is_dir() else package_dir.parent / "plugins_builtin"
+
+    @property
+    def nix_store_paths(self) -> list[Path]:
+        """Store paths listed in ``HERMES_NIX_PLUGINS`` (an ``os.pathsep`` list)."""
+        raw = self.variables.get("HERMES_NIX_PLUGINS", "")
+        return [Path(part) for part in raw.split(os.pathsep) if part]
+
+    @property
+    def cache_dir(self) -> Path:
+        """Cache directory (platformdirs), overridable with ``HERMES_CACHE_DIR``."""
+        override = self.variables.get("HERMES_CACHE_DIR")
+        if override:
+            return Path(override)
+        from platformdirs import user_cache_path
+
+        return user_cache_path(APP_NAME)
+
+    @property
+    def log_dir(self) -> Path:
+        """Log directory (platformdirs), overridable with ``HERMES_LOG_DIR``."""
+        override = self.variables.get("HERMES_LOG_DIR")
+        if override:
+            return Path(override)
+        from platformdirs import user_log_path
+
+        return user_log_path(APP_NAME)

@@ -1,0 +1,141 @@
+"""Typed objects that plugins hand to the host through registration and decision hooks.
+
+A backend is registered as a spec holding a validated name and a factory; the host collects the
+specs of every loaded plugin, refuses a name claimed twice (naming both plugins) and selects one
+by the name given in ``config.yaml``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import click
+
+    from hermes_core.config import Config
+    from hermes_core.paths import Environment
+    from hermes_core.tools import Tool
+
+_SPEC_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not isinstance(name, str) or not _SPEC_NAME.fullmatch(name):
+        raise ValueError(
+            f"{kind} name {name!r} is not valid: use 1-64 lowercase letters, digits, '_' or '-'"
+        )
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What a backend factory receives: the configuration, the environment and the plugin's own
+    settings from ``plugins.entries.<name>``."""
+
+    config: Config
+    env: Environment
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchBackendSpec:
+    """A search backend, selected by ``tools.tool_search.backend``."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("search backend", self.name)
+
+
+@dataclass(frozen=True)
+class ConnectorGatewaySpec:
+    """A connector gateway client, selected by ``tools.connectors.gateway``."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("connector gateway", self.name)
+
+
+@dataclass(frozen=True)
+class ApprovalPolicySpec:
+    """An approval policy, selected by ``approvals.policy``."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("approval policy", self.name)
+
+
+@dataclass(frozen=True)
+class CliCommandSpec:
+    """A ``hermes`` subcommand contributed by a plugin."""
+
+    name: str
+    command: click.Command
+
+    def __post_init__(self) -> None:
+        _check_name("command", self.name)
+
+
+@dataclass
+class ToolCall:
+    """One call as hooks see it: always the real tool, never a bridge tool."""
+
+    name: str
+    arguments: dict[str, Any]
+    tool: Tool
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
+class PreCallDirective:
+    """What a ``hermes_pre_tool_call`` hook may return.
+
+    ``block``: the call does not run and the result is an error carrying ``message``.
+    ``approve``: ask the approval policy even if it would not.
+    ``modify``: replace the arguments with ``arguments``.
+    """
+
+    action: Literal["block", "approve", "modify"]
+    message: str = ""
+    arguments: dict[str, Any] | None = None
+
+    @classmethod
+    def block(cls, message: str) -> PreCallDirective:
+        """Stop the call with ``message``."""
+        return cls("block", message)
+
+    @classmethod
+    def approve(cls, message: str = "") -> PreCallDirective:
+        """Require approval for this call."""
+        return cls("approve", message)
+
+    @classmethod
+    def modify(cls, arguments: dict[str, Any]) -> PreCallDirective:
+        """Replace the call's arguments."""
+        return cls("modify", arguments=arguments)
+
+
+ActivityStatus = Literal["ok", "error", "blocked", "denied", "interrupted"]
+
+
+@dataclass(frozen=True)
+class ActivityEvent:
+    """One finished tool call, as the activity log and observers see it."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    status: ActivityStatus
+    duration_ms: float
+    session_id: str
+    source: str
+    message: str | None = None
