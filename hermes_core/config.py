@@ -7,9 +7,12 @@ and the dotted key. Loading and saving (comment-preserving, atomic) live beside 
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hermes_core.errors import ConfigError
 
 DEFAULT_DEFER: tuple[str, ...] = (
     "todo_list",
@@ -209,3 +212,21 @@ class Config(_Section):
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+
+
+def load_config(path: Path) -> Config:
+    """Load and validate ``path``; a missing file is the default configuration.
+
+    Raises :class:`~hermes_core.errors.ConfigError` naming the file, the line and the dotted key.
+    """
+    if not path.exists():
+        return Config()
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(first["msg"], path=path, key=key) from None
