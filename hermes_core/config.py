@@ -1,18 +1,43 @@
-"""The models of ``config.yaml``.
+"""The models of ``config.yaml``, how it is loaded, and how it is edited.
 
 Every section validates, so a typo or a wrong type is caught at load time with the file, the line
-and the dotted key. Loading and saving (comment-preserving, atomic) live beside the models.
+and the dotted key. Edits go through :class:`ConfigDocument`, a round-trip view that keeps the
+user's comments, key order and indentation, and are written atomically (temporary file, fsync,
+rename) after the edited document validated.
 """
 
 from __future__ import annotations
 
+import difflib
+import io
+import math
+import types
+import typing
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
-from hermes_core.errors import ConfigError
+from hermes_core import yaml_layout
+from hermes_core.atomic_write import write_atomically
+from hermes_core.errors import ConfigError, ManagedConfigError
+from hermes_core.yaml_layout import Loc
+
+if TYPE_CHECKING:
+    from hermes_core.paths import Environment
 
 DEFAULT_DEFER: tuple[str, ...] = (
     "todo_list",
@@ -24,44 +49,142 @@ DEFAULT_DEFER: tuple[str, ...] = (
 )
 
 
+class ConfigWarning(UserWarning):
+    """A configuration value that was accepted with a fallback (``enabled: maybe`` means ``auto``).
+
+    ``key`` is the dotted key; ``path`` and ``line`` are set when the value came from a file.
+    """
+
+    def __init__(
+        self, detail: str, *, key: str, path: Path | None = None, line: int | None = None
+    ) -> None:
+        self.detail = detail
+        self.key = key
+        self.path = path
+        self.line = line
+        super().__init__(_where(path, line, key) + detail)
+
+
+def _where(path: Path | None, line: int | None, key: str | None) -> str:
+    where = ""
+    if path is not None:
+        where = str(path) + (f":{line}" if line is not None else "") + ": "
+    if key:
+        where += f"{key}: "
+    return where
+
+
+# --------------------------------------------------------------------------------------------
+# Value rules shared by the models
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it in YAML, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _number(
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    whole: bool = False,
+) -> BeforeValidator:
+    """A YAML number (never a boolean or text) within bounds, with a message saying which."""
+    what = "a whole number" if whole else "a number"
+    if low is not None and high is not None:
+        what += f" between {low:g} and {high:g}"
+    elif low is not None:
+        what += f" of at least {low:g}"
+    elif above is not None:
+        what += f" greater than {above:g}"
+
+    def check(value: Any) -> Any:
+        good = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (not whole or float(value).is_integer())
+            and (low is None or value >= low)
+            and (high is None or value <= high)
+            and (above is None or value > above)
+        )
+        if not good:
+            raise ValueError(f"expected {what}, got {_shown(value)}")
+        return int(value) if whole else float(value)
+
+    return BeforeValidator(check)
+
+
+def _names_list(value: Any) -> Any:
+    """Lists of names must be YAML lists: a lone scalar is almost always a forgotten ``[...]``."""
+    if isinstance(value, str | int | float | bool):
+        raise ValueError(f"expected a list of names, got {_shown(value)} (write [{value}])")
+    return value
+
+
+NamesList = Annotated[list[str], BeforeValidator(_names_list)]
+
+
+_WARNINGS = "config_warnings"
+
+
+def _fallback(info: ValidationInfo, warning: ConfigWarning) -> None:
+    """Report a value accepted with a fallback: to the loader collecting them (which adds the
+    file and line), or as a Python warning when a model is built directly."""
+    sink = info.context.get(_WARNINGS) if isinstance(info.context, dict) else None
+    if isinstance(sink, list):
+        sink.append(warning)
+    else:
+        warnings.warn(warning, stacklevel=4)
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-def _reject_scalar_list(value: Any, what: str) -> Any:
-    if isinstance(value, str | int | float | bool):
-        raise ValueError(f"{what} must be a list of names, not a single value (write [{value!r}])")
-    return value
+# --------------------------------------------------------------------------------------------
+# The models
 
 
 class ToolSearchConfig(_Section):
     """``tools.tool_search``: deferral, the catalog listing and retrieval."""
 
     enabled: Literal["auto", "on", "off"] = "auto"
-    threshold_pct: Annotated[float, Field(ge=0, le=100)] = 5.0
+    threshold_pct: Annotated[float, _number(low=0, high=100)] = 5.0
     listing: Literal["auto", "on", "off"] = "auto"
-    listing_max_tokens: Annotated[int, Field(ge=200, le=60000)] = 4000
-    search_default_limit: int = 5
-    max_search_limit: Annotated[int, Field(ge=1, le=50)] = 25
-    defer: list[str] = Field(default_factory=lambda: list(DEFAULT_DEFER))
-    always_visible: list[str] = Field(default_factory=list)
+    listing_max_tokens: Annotated[int, _number(low=200, high=60000, whole=True)] = 4000
+    search_default_limit: Annotated[int, _number(whole=True)] = 5
+    max_search_limit: Annotated[int, _number(low=1, high=50, whole=True)] = 25
+    defer: NamesList = Field(default_factory=lambda: list(DEFAULT_DEFER))
+    always_visible: NamesList = Field(default_factory=list)
     backend: str = "bm25"
     admission: Literal["strict", "lenient", "off"] = "strict"
-    max_searches_per_turn: Annotated[int, Field(ge=1)] = 8
+    max_searches_per_turn: Annotated[int, _number(low=1, whole=True)] = 8
 
     @field_validator("enabled", mode="before")
     @classmethod
-    def _enabled_words(cls, value: Any) -> Any:
+    def _enabled_words(cls, value: Any, info: ValidationInfo) -> Any:
         if value is True:
             return "auto"
         if value is False:
             return "off"
         if isinstance(value, str) and value.strip().lower() in {"auto", "on", "off"}:
             return value.strip().lower()
-        warnings.warn(
-            f"tools.tool_search.enabled: unknown value {value!r}, using 'auto'",
-            UserWarning,
-            stacklevel=2,
+        _fallback(
+            info,
+            ConfigWarning(
+                f"unknown value {_shown(value)}, using 'auto' (expected auto, on or off)",
+                key="tools.tool_search.enabled",
+            ),
         )
         return "auto"
 
@@ -73,11 +196,6 @@ class ToolSearchConfig(_Section):
         if value is False:
             return "off"
         return value
-
-    @field_validator("defer", "always_visible", mode="before")
-    @classmethod
-    def _lists_only(cls, value: Any) -> Any:
-        return _reject_scalar_list(value, "this key")
 
     @model_validator(mode="after")
     def _clamp_default_limit(self) -> ToolSearchConfig:
@@ -108,8 +226,8 @@ class ToolsConfig(_Section):
     tool_search: ToolSearchConfig = Field(default_factory=ToolSearchConfig)
     connectors: ConnectorsConfig = Field(default_factory=ConnectorsConfig)
     catalogs: list[CatalogEntry] = Field(default_factory=list)
-    enabled_toolsets: list[str] | None = None
-    disabled_toolsets: list[str] = Field(default_factory=list)
+    enabled_toolsets: NamesList | None = None
+    disabled_toolsets: NamesList = Field(default_factory=list)
 
     @field_validator("connectors", mode="before")
     @classmethod
@@ -118,24 +236,14 @@ class ToolsConfig(_Section):
             return {"enabled": value}
         return value
 
-    @field_validator("enabled_toolsets", "disabled_toolsets", mode="before")
-    @classmethod
-    def _lists_only(cls, value: Any) -> Any:
-        return _reject_scalar_list(value, "this key")
-
 
 class PluginsConfig(_Section):
     """``plugins``: which plugins load, their settings, and the hook timeout."""
 
-    enabled: list[str] = Field(default_factory=list)
-    disabled: list[str] = Field(default_factory=list)
+    enabled: NamesList = Field(default_factory=list)
+    disabled: NamesList = Field(default_factory=list)
     entries: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    hook_timeout: Annotated[float, Field(gt=0)] = 30.0
-
-    @field_validator("enabled", "disabled", mode="before")
-    @classmethod
-    def _lists_only(cls, value: Any) -> Any:
-        return _reject_scalar_list(value, "this key")
+    hook_timeout: Annotated[float, _number(above=0)] = 30.0
 
 
 class McpServerConfig(_Section):
@@ -147,10 +255,10 @@ class McpServerConfig(_Section):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
-    include: list[str] = Field(default_factory=list)
-    exclude: list[str] = Field(default_factory=list)
-    timeout: Annotated[float, Field(gt=0)] = 60.0
-    connect_timeout: Annotated[float, Field(gt=0)] = 30.0
+    include: NamesList = Field(default_factory=list)
+    exclude: NamesList = Field(default_factory=list)
+    timeout: Annotated[float, _number(above=0)] = 60.0
+    connect_timeout: Annotated[float, _number(above=0)] = 30.0
     enabled: bool = True
 
     @model_validator(mode="after")
@@ -164,25 +272,20 @@ class ApprovalsConfig(_Section):
     """``approvals``: the policy, allow and deny globs, and what happens when nobody can answer."""
 
     policy: str = "annotations"
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    allow: NamesList = Field(default_factory=list)
+    deny: NamesList = Field(default_factory=list)
     non_interactive: Literal["deny", "allow"] = "deny"
-    timeout: Annotated[float, Field(gt=0)] = 300.0
-
-    @field_validator("allow", "deny", mode="before")
-    @classmethod
-    def _lists_only(cls, value: Any) -> Any:
-        return _reject_scalar_list(value, "this key")
+    timeout: Annotated[float, _number(above=0)] = 300.0
 
 
 class CodeExecutionConfig(_Section):
     """``code_execution``: the ``execute_code`` tool."""
 
     mode: Literal["project", "strict"] = "project"
-    timeout: Annotated[float, Field(gt=0)] = 300.0
-    max_tool_calls: Annotated[int, Field(ge=0)] = 50
-    tools: list[str] | None = None
-    env_passthrough: list[str] = Field(default_factory=list)
+    timeout: Annotated[float, _number(above=0)] = 300.0
+    max_tool_calls: Annotated[int, _number(low=0, whole=True)] = 50
+    tools: NamesList | None = None
+    env_passthrough: NamesList = Field(default_factory=list)
 
 
 class ShellHook(_Section):
@@ -190,7 +293,7 @@ class ShellHook(_Section):
 
     command: str
     match: str = "*"
-    timeout: Annotated[float, Field(gt=0)] = 10.0
+    timeout: Annotated[float, _number(above=0)] = 10.0
 
 
 class HooksConfig(_Section):
@@ -200,7 +303,7 @@ class HooksConfig(_Section):
     post_tool_call: list[ShellHook] = Field(default_factory=list)
     session_start: list[ShellHook] = Field(default_factory=list)
     session_end: list[ShellHook] = Field(default_factory=list)
-    enabled: list[str] = Field(default_factory=list)
+    enabled: NamesList = Field(default_factory=list)
 
 
 class Config(_Section):
@@ -214,19 +317,384 @@ class Config(_Section):
     hooks: HooksConfig = Field(default_factory=HooksConfig)
 
 
-def load_config(path: Path) -> Config:
-    """Load and validate ``path``; a missing file is the default configuration.
+# --------------------------------------------------------------------------------------------
+# Validation errors in the user's words
 
-    Raises :class:`~hermes_core.errors.ConfigError` naming the file, the line and the dotted key.
-    """
-    if not path.exists():
-        return Config()
-    from ruamel.yaml import YAML
+_EXPECTED: dict[str, str] = {
+    "missing": "this key is required",
+    "string_type": "expected text",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+}
 
-    data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
+
+def _key_text(loc: Loc) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` -> ``X``."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        options = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        if len(options) == 1:
+            return _unwrap(options[0])
+    return annotation
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The section model found at ``loc`` (skipping list indexes and mapping keys)."""
+    current: Any = Config
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                return None
+            current = _unwrap(field.annotation)
+        elif typing.get_origin(current) in (list, dict):
+            current = _unwrap(typing.get_args(current)[-1])
+        else:
+            return None
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return current
+    return None
+
+
+def _describe(error: ErrorDetails) -> str:
+    """What was expected and what was found, for one pydantic error."""
+    kind = error["type"]
+    context = error.get("ctx") or {}
+    if kind in ("value_error", "assertion_error") and "error" in context:
+        return str(context["error"])
+    got = _shown(error.get("input"))
+    if kind == "extra_forbidden":
+        section = _model_at(error["loc"][:-1])
+        known = sorted(section.model_fields) if section is not None else []
+        unknown = str(error["loc"][-1])
+        hint = difflib.get_close_matches(unknown, known, n=1)
+        text = "unknown key"
+        if hint:
+            text += f", did you mean {hint[0]!r}?"
+        if known:
+            text += f" (known keys: {', '.join(known)})"
+        return text
+    if kind == "literal_error":
+        return f"expected one of {context.get('expected', '?')}, got {got}"
+    if kind == "missing":
+        return _EXPECTED[kind]
+    if kind in _EXPECTED:
+        return f"{_EXPECTED[kind]}, got {got}"
+    return f"{error['msg']}, got {got}"
+
+
+def _validation_error(exc: ValidationError, document: Any, path: Path | None) -> ConfigError:
+    problems = [
+        (yaml_layout.line_of(document, error["loc"]), _key_text(error["loc"]), _describe(error))
+        for error in exc.errors()
+    ]
+    problems.sort(key=lambda problem: problem[0] if problem[0] is not None else 1 << 30)
+    line, key, detail = problems[0]
+    if len(problems) == 1:
+        return ConfigError(detail, path=path, line=line, key=key)
+    listing = "\n".join(_where(path, *problem[:2]) + problem[2] for problem in problems)
+    error = ConfigError(f"{len(problems)} problems:\n{listing}", path=path)
+    # The first problem stays reachable as attributes, as with a single error.
+    error.line, error.key = line, key
+    return error
+
+
+def _validate(document: Any, path: Path | None) -> Config:
+    """Validate round-trip data; errors and fallback warnings carry the file and the line."""
+    fallbacks: list[ConfigWarning] = []
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(yaml_layout.plain(document), context={_WARNINGS: fallbacks})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(first["msg"], path=path, key=key) from None
+        raise _validation_error(exc, document, path) from None
+    for warning in fallbacks:
+        line = yaml_layout.line_of(document, tuple(warning.key.split(".")))
+        warnings.warn(
+            ConfigWarning(warning.detail, key=warning.key, path=path, line=line), stacklevel=3
+        )
+    return config
+
+
+# --------------------------------------------------------------------------------------------
+# Reading YAML
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, ``None`` when it does not exist."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+
+
+def _parse(text: str, path: Path) -> Any:
+    """Round-trip parse the text of a config file to a mapping (empty file -> empty mapping)."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = yaml_layout.round_trip_yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "cannot be parsed"
+        start = exc.context_mark
+        if exc.problem and exc.context and start is not None and start.line + 1 != line:
+            problem += f" ({exc.context} started at line {start.line + 1})"
+        key = yaml_layout.key_near_line(text, line) if line is not None else None
+        raise ConfigError(f"invalid YAML: {problem}", path=path, line=line, key=key) from None
+    except YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}", path=path) from None
+    if data is None:
+        return CommentedMap()
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"expected a mapping of sections (tools:, plugins:...) at the top, got {_shown(data)}",
+            path=path,
+            line=1,
+        )
+    return data
+
+
+def load_config(path: Path) -> Config:
+    """Load and validate ``path``; a missing or empty file is the default configuration.
+
+    Raises :class:`~hermes_core.errors.ConfigError` naming the file, the line and the dotted key,
+    with every problem of the file (one per line) when there are several. A value accepted with a
+    fallback issues a :class:`ConfigWarning` naming the file, the line and the key.
+    """
+    text = _read_text(path)
+    if text is None:
+        return Config()
+    return _validate(_parse(text, path), path)
+
+
+# --------------------------------------------------------------------------------------------
+# Editing and saving
+
+
+class ConfigDocument:
+    """A round-trip (ruamel.yaml) view of config.yaml for edits that keep comments and order.
+
+    Keys are dotted (``tools.tool_search.threshold_pct``). Values are stored as given: nothing
+    is parsed here (the ``hermes config set`` command parses its text argument as YAML).
+    """
+
+    def __init__(self, path: Path, data: Any, *, text: str = "") -> None:
+        self.path = path
+        self._data = data
+        self._indent = yaml_layout.guess_indent(text)
+        self.changed = False
+
+    @classmethod
+    def load(cls, path: Path) -> ConfigDocument:
+        """Read ``path``; a missing file is an empty document. Bad YAML raises ``ConfigError``."""
+        text = _read_text(path) or ""
+        return cls(path, _parse(text, path), text=text)
+
+    def _walk(self, key: str) -> tuple[Any, str]:
+        """The mapping that holds the last part of ``key`` and that part; ``None`` for the
+        mapping when one on the way is absent. A non-mapping on the way is a ``ConfigError``."""
+        parts = key.split(".")
+        if not key or any(not part for part in parts):
+            raise ConfigError(f"not a dotted key: {key!r}", path=self.path)
+        node = self._data
+        for depth, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                return None, parts[-1]
+            if not isinstance(child, dict):
+                where = ".".join(parts[: depth + 1])
+                raise ConfigError(
+                    f"cannot set {key}: {where} holds {_shown(child)}, not a mapping",
+                    path=self.path,
+                    line=yaml_layout.line_of(self._data, tuple(parts[: depth + 1])),
+                    key=where,
+                )
+            node = child
+        return node, parts[-1]
+
+    def _place(self, key: str, value: Any) -> None:
+        """Set ``key``, inserting the missing mappings on the way as one new entry."""
+        parts = key.split(".")
+        node = self._data
+        for depth, part in enumerate(parts[:-1]):
+            if node.get(part) is None:
+                for inner in reversed(parts[depth + 1 :]):
+                    value = {inner: value}
+                yaml_layout.insert(node, part, value)
+                return
+            node = node[part]
+        yaml_layout.insert(node, parts[-1], value)
+
+    def get(self, key: str) -> Any:
+        """The value at a dotted key as plain Python data, ``None`` when absent."""
+        parent, last = self._walk(key)
+        if parent is None:
+            return None
+        return yaml_layout.plain(parent.get(last))
+
+    def set(self, key: str, value: Any) -> None:
+        """Set a dotted key, creating the mappings on the way. An existing key keeps its place
+        and its comments; a new key goes at the end of its section, before the blank lines and
+        comments that followed the section."""
+        self._walk(key)
+        self._place(key, value)
+        self.changed = True
+
+    def _list_at(self, key: str) -> tuple[Any, str, list[Any] | None]:
+        """The mapping holding ``key``, its last part, and the list there (``None`` if absent)."""
+        parent, last = self._walk(key)
+        current = None if parent is None else parent.get(last)
+        if current is None:
+            return parent, last, None
+        if not isinstance(current, list):
+            raise ConfigError(
+                f"expected a list, got {_shown(current)}",
+                path=self.path,
+                line=yaml_layout.line_of(self._data, tuple(key.split("."))),
+                key=key,
+            )
+        return parent, last, current
+
+    def add_to_list(self, key: str, value: str) -> bool:
+        """Append ``value`` to the list at ``key`` (created if absent) unless it is already
+        there. True when the document changed."""
+        _, _, items = self._list_at(key)
+        if items is None:
+            self._place(key, [value])
+            self.changed = True
+            return True
+        if value in items:
+            return False
+        carry = yaml_layout.take_trailing(items, len(items) - 1) if items else ""
+        items.append(value)
+        yaml_layout.give_trailing(items, len(items) - 1, carry)
+        self.changed = True
+        return True
+
+    def remove_from_list(self, key: str, value: str) -> bool:
+        """Remove every ``value`` from the list at ``key``. True when the document changed."""
+        parent, last, items = self._list_at(key)
+        if items is None or value not in items:
+            return False
+        for index in reversed([i for i, item in enumerate(items) if item == value]):
+            carry = yaml_layout.take_trailing(items, index)
+            # del (not list.remove) so that ruamel shifts the comments of later items.
+            del items[index]
+            if index > 0:
+                yaml_layout.give_trailing(items, index - 1, carry)
+            elif not items:
+                yaml_layout.renew_empty(parent, last)
+                yaml_layout.give_trailing(parent, last, carry)
+        self.changed = True
+        return True
+
+    def delete(self, key: str) -> bool:
+        """Remove a dotted key. True when it was there."""
+        parent, last = self._walk(key)
+        if parent is None or last not in parent:
+            return False
+        keys = list(parent)
+        position = keys.index(last)
+        carry = yaml_layout.take_trailing(parent, last)
+        del parent[last]
+        parent.ca.items.pop(last, None)
+        if position > 0:
+            yaml_layout.give_trailing(parent, keys[position - 1], carry)
+        elif not parent and "." in key:
+            holder, holder_key = self._walk(key.rpartition(".")[0])
+            yaml_layout.renew_empty(holder, holder_key)
+            yaml_layout.give_trailing(holder, holder_key, carry)
+        self.changed = True
+        return True
+
+    def validate(self) -> Config:
+        """The edited document as a :class:`Config`; ``ConfigError`` naming line and key if not."""
+        return _validate(self._data, self.path)
+
+    def dumps(self) -> str:
+        """The document as YAML text, with the file's comments, order and indentation."""
+        yaml = yaml_layout.round_trip_yaml()
+        mapping, sequence, offset = self._indent
+        yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+        yaml_layout.flow_when_empty(self._data)
+        stream = io.StringIO()
+        yaml.dump(self._data, stream)
+        return stream.getvalue()
+
+    def save(self) -> None:
+        """Validate, then write atomically: temporary file in the same directory, fsync,
+        ``os.replace``; the file mode is kept and no temporary file is ever left behind."""
+        self.validate()
+        text = self.dumps()
+        # Comment handling in ruamel has sharp edges: never write text that reads back as
+        # anything but the validated document.
+        try:
+            same = yaml_layout.plain(_parse(text, self.path)) == yaml_layout.plain(self._data)
+        except ConfigError:
+            same = False
+        if not same:
+            raise ConfigError(
+                "the edited document could not be written without changing its meaning; "
+                "nothing was written (please report this with your config.yaml)",
+                path=self.path,
+            )
+        write_atomically(self.path, text)
+        self.changed = False
+
+
+_MANAGED_MESSAGE = (
+    "{path} is managed by Nix or an administrator (HERMES_MANAGED is set), so hermes does not "
+    "edit it. Change the configuration where it is defined (your Nix module or home-manager "
+    "settings), or ask your administrator."
+)
+
+
+@contextmanager
+def edit_config(env: Environment) -> Iterator[ConfigDocument]:
+    """Load env.config_path, yield the document, save on clean exit. Refuses (ManagedConfigError,
+    message says the config is managed by Nix or an administrator and how to change it) when
+    env.flag('HERMES_MANAGED').
+
+    Nothing is written when the block raises, when validation fails, or when nothing changed.
+    """
+    if env.flag("HERMES_MANAGED"):
+        raise ManagedConfigError(_MANAGED_MESSAGE.format(path=env.config_path))
+    document = ConfigDocument.load(env.config_path)
+    yield document
+    if document.changed:
+        document.save()
+
+
+__all__ = [
+    "DEFAULT_DEFER",
+    "ApprovalsConfig",
+    "CatalogEntry",
+    "CodeExecutionConfig",
+    "Config",
+    "ConfigDocument",
+    "ConfigWarning",
+    "ConnectorsConfig",
+    "HooksConfig",
+    "McpServerConfig",
+    "PluginsConfig",
+    "ShellHook",
+    "ToolSearchConfig",
+    "ToolsConfig",
+    "edit_config",
+    "load_config",
+]

@@ -1,0 +1,205 @@
+"""``hermes config path | show | set | validate``, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+COMMENTED = """\
+# my settings
+tools:
+  tool_search:
+    threshold_pct: 5   # percent
+plugins:
+  enabled: []          # nothing yet
+"""
+
+
+def run_hermes(home: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m hermes_core`` with only this test's HERMES_* variables."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("HERMES_")}
+    env.update({"HERMES_HOME": str(home), "HERMES_STRICT_PLUGINS": "1", **variables})
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_core", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "hermes-home"
+    path.mkdir()
+    return path
+
+
+def write(home: Path, text: str) -> Path:
+    path = home / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_config_path_prints_the_file_under_hermes_home(home: Path) -> None:
+    result = run_hermes(home, "config", "path")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{home / 'config.yaml'}\n"
+
+
+def test_validate_accepts_a_good_file(home: Path) -> None:
+    path = write(home, COMMENTED)
+    result = run_hermes(home, "config", "validate")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"ok: {path}\n"
+
+
+def test_validate_accepts_a_missing_file(home: Path) -> None:
+    result = run_hermes(home, "config", "validate")
+    assert result.returncode == 0, result.stderr
+    assert not (home / "config.yaml").exists()
+
+
+def test_bad_yaml_exits_2_naming_file_line_and_key(home: Path) -> None:
+    path = write(home, "tools:\n  tool_search:\n    threshold_pct: 5: 6\n")
+    result = run_hermes(home, "config", "validate")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"hermes: error: {path}:3: tools.tool_search.threshold_pct: invalid YAML:"
+    )
+
+
+def test_wrong_threshold_type_exits_2_naming_file_line_and_key(home: Path) -> None:
+    path = write(home, "tools:\n  tool_search:\n    threshold_pct: high\n")
+    result = run_hermes(home, "config", "validate")
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"hermes: error: {path}:3: tools.tool_search.threshold_pct: "
+        "expected a number between 0 and 100, got 'high'\n"
+    )
+
+
+def test_defer_as_a_string_exits_2_naming_file_line_and_key(home: Path) -> None:
+    path = write(home, "# c\ntools:\n  tool_search:\n    defer: todo_list\n")
+    result = run_hermes(home, "config", "show")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert f"{path}:4: tools.tool_search.defer: expected a list of names" in result.stderr
+
+
+def test_set_parses_a_yaml_number_and_keeps_comments(home: Path) -> None:
+    path = write(home, COMMENTED)
+    result = run_hermes(home, "config", "set", "tools.tool_search.threshold_pct", "7.5")
+    assert result.returncode == 0, result.stderr
+    assert path.read_text(encoding="utf-8") == COMMENTED.replace(
+        "threshold_pct: 5   #", "threshold_pct: 7.5 #"
+    )
+
+
+def test_set_parses_a_flow_list(home: Path) -> None:
+    path = write(home, COMMENTED)
+    result = run_hermes(home, "config", "set", "plugins.enabled", "[a, b]")
+    assert result.returncode == 0, result.stderr
+    assert "# nothing yet" in path.read_text(encoding="utf-8")
+    shown = json.loads(run_hermes(home, "config", "show", "--json").stdout)
+    assert shown["plugins"]["enabled"] == ["a", "b"]
+
+
+def test_set_creates_the_file_and_its_sections(home: Path) -> None:
+    result = run_hermes(home, "config", "set", "approvals.policy", "manual")
+    assert result.returncode == 0, result.stderr
+    assert (home / "config.yaml").read_text(encoding="utf-8") == "approvals:\n  policy: manual\n"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("tools.tool_search.threshold_pct", "high", "expected a number between 0 and 100"),
+        ("tools.tool_search.defer", "todo_list", "expected a list of names"),
+        ("tools.tool_search.treshold_pct", "5", "did you mean 'threshold_pct'"),
+        ("tools.tool_search.threshold_pct.deeper", "5", "holds 5, not a mapping"),
+    ],
+)
+def test_set_invalid_value_exits_2_and_writes_nothing(
+    home: Path, key: str, value: str, message: str
+) -> None:
+    path = write(home, COMMENTED)
+    result = run_hermes(home, "config", "set", key, value)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"hermes: error: {path}")
+    assert message in result.stderr
+    assert path.read_text(encoding="utf-8") == COMMENTED
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]
+
+
+def test_set_value_that_is_not_yaml_is_a_usage_error(home: Path) -> None:
+    path = write(home, COMMENTED)
+    result = run_hermes(home, "config", "set", "plugins.enabled", "[a, b")
+    assert result.returncode == 2
+    assert "not a YAML value" in result.stderr
+    assert path.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_set_is_refused_when_the_config_is_managed(home: Path) -> None:
+    path = write(home, COMMENTED)
+    result = run_hermes(home, "config", "set", "approvals.policy", "off", HERMES_MANAGED="1")
+    assert result.returncode == 2
+    assert "managed by Nix or an administrator" in result.stderr
+    assert path.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_show_prints_the_effective_configuration_with_defaults(home: Path) -> None:
+    write(home, COMMENTED)
+    result = run_hermes(home, "config", "show")
+    assert result.returncode == 0, result.stderr
+    shown = YAML(typ="safe").load(result.stdout)
+    assert shown["tools"]["tool_search"]["threshold_pct"] == 5.0
+    assert shown["tools"]["tool_search"]["listing_max_tokens"] == 4000
+    assert shown["tools"]["connectors"]["url"] is None
+    assert shown["approvals"]["non_interactive"] == "deny"
+    assert list(shown) == [
+        "tools",
+        "plugins",
+        "mcp_servers",
+        "approvals",
+        "code_execution",
+        "hooks",
+    ]
+
+
+def test_show_json_matches_show_yaml(home: Path) -> None:
+    write(home, COMMENTED)
+    as_json = json.loads(run_hermes(home, "config", "show", "--json").stdout)
+    as_yaml = YAML(typ="safe").load(run_hermes(home, "config", "show").stdout)
+    assert as_json == as_yaml
+
+
+def test_unknown_enabled_text_is_a_warning_line_on_stderr(home: Path) -> None:
+    path = write(home, "tools:\n  tool_search:\n    enabled: maybe\n")
+    result = run_hermes(home, "config", "validate")
+    assert result.returncode == 0
+    assert result.stdout == f"ok: {path}\n"
+    assert result.stderr == (
+        f"hermes: warning: {path}:3: tools.tool_search.enabled: unknown value 'maybe', "
+        "using 'auto' (expected auto, on or off)\n"
+    )
+
+
+def test_config_command_module_imports_neither_pydantic_nor_ruamel(home: Path) -> None:
+    probe = (
+        "import sys, hermes_core.cli.config_cmd; "
+        "print(sorted(m for m in ('pydantic', 'ruamel.yaml') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=home
+    )
+    assert result.stdout == "[]\n"
