@@ -1,3 +1,254 @@
-"""Test helpers for plugin authors, registered as a pytest plugin (entry point ``pytest11``)."""
+"""Test helpers for plugin authors, registered as a pytest plugin (entry point ``pytest11``).
+
+Fixtures (all build real files in ``tmp_path``):
+
+- ``hermes_home``: a temporary, empty ``HERMES_HOME``;
+- ``hermes_project``: a temporary working directory (the project);
+- ``hermes_env``: an :class:`~hermes_core.paths.Environment` over those two, with an empty
+  temporary bundled-plugins directory and strict plugin loading;
+- ``hermes_dir_plugin``: writes a directory plugin (``plugin.yaml`` and ``__init__.py``);
+- ``hermes_distribution``: writes an installed distribution (a real ``*.dist-info``) into a
+  temporary ``site-packages`` that is put on ``sys.path``;
+- ``hermes_nix_store``: writes a :class:`FakeNixStore`, a store path laid out like Nix's.
+
+The plain functions (:func:`write_dir_plugin`, :func:`write_distribution`) work outside pytest
+too, e.g. in a benchmark.
+"""
 
 from __future__ import annotations
+
+import hashlib
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.paths import Environment
+
+PLUGIN_SOURCE = '''"""A test plugin."""
+'''
+
+
+def _yaml_text(data: Mapping[str, Any]) -> str:
+    import io
+
+    from ruamel.yaml import YAML
+
+    stream = io.StringIO()
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.dump(dict(data), stream)
+    return stream.getvalue()
+
+
+def write_dir_plugin(
+    root: Path,
+    name: str,
+    source: str = PLUGIN_SOURCE,
+    *,
+    dirname: str | None = None,
+    manifest: Mapping[str, Any] | str | None = None,
+    files: Mapping[str, str] | None = None,
+) -> Path:
+    """Write ``<root>/<dirname>/plugin.yaml`` and ``__init__.py`` (holding ``source``).
+
+    ``manifest`` is either extra keys merged over ``{"name": name, "version": "1.0"}`` or the
+    exact text of ``plugin.yaml`` (to write a broken one). ``dirname`` defaults to ``name``.
+    ``files`` adds more files, by path relative to the plugin directory. Returns the directory.
+    """
+    directory = root / (dirname or name)
+    directory.mkdir(parents=True, exist_ok=True)
+    if isinstance(manifest, str):
+        text = manifest
+    else:
+        text = _yaml_text({"name": name, "version": "1.0", **(manifest or {})})
+    (directory / "plugin.yaml").write_text(text, encoding="utf-8")
+    (directory / "__init__.py").write_text(source, encoding="utf-8")
+    for relative, content in (files or {}).items():
+        target = directory / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return directory
+
+
+@dataclass(frozen=True)
+class InstalledDistribution:
+    """A distribution written by :func:`write_distribution`: its ``site_dir`` (put it on
+    ``sys.path`` or ``PYTHONPATH``) and its ``dist_info`` folder."""
+
+    name: str
+    version: str
+    site_dir: Path
+    dist_info: Path
+
+
+def write_distribution(
+    site_dir: Path,
+    name: str,
+    version: str = "1.0",
+    *,
+    entry_points: Mapping[str, str] | None = None,
+    files: Mapping[str, str] | None = None,
+    summary: str = "",
+    group: str = "hermes_core.plugins",
+) -> InstalledDistribution:
+    """Install a distribution the way pip leaves it: files under ``site_dir`` plus
+    ``<name>-<version>.dist-info`` with ``METADATA``, ``entry_points.txt`` and ``RECORD``.
+
+    ``entry_points`` maps plugin names to ``module`` or ``module:attr`` in ``group``;
+    ``files`` maps paths relative to ``site_dir`` (``demo_pkg/__init__.py``) to their text.
+    """
+    site_dir.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    for relative, content in (files or {}).items():
+        target = site_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        written.append(relative)
+    folder = name.replace("-", "_")
+    dist_info = site_dir / f"{folder}-{version}.dist-info"
+    dist_info.mkdir(parents=True, exist_ok=True)
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    if summary:
+        metadata += f"Summary: {summary}\n"
+    (dist_info / "METADATA").write_text(metadata, encoding="utf-8")
+    if entry_points:
+        lines = [f"[{group}]", *(f"{key} = {value}" for key, value in entry_points.items())]
+        (dist_info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    records = [*written, f"{dist_info.name}/METADATA", f"{dist_info.name}/RECORD"]
+    (dist_info / "RECORD").write_text("".join(f"{r},,\n" for r in records), encoding="utf-8")
+    importlib.invalidate_caches()
+    return InstalledDistribution(name, version, site_dir, dist_info)
+
+
+@dataclass(frozen=True)
+class FakeNixStore:
+    """A directory laid out like a Nix store path holding hermes plugins: directory plugins
+    under ``share/hermes/plugins/`` and distributions under ``lib/pythonX.Y/site-packages/``.
+    Put :attr:`path` in ``HERMES_NIX_PLUGINS``."""
+
+    path: Path
+    python_version: tuple[int, int] = (sys.version_info.major, sys.version_info.minor)
+
+    @property
+    def plugins_dir(self) -> Path:
+        """``<store>/share/hermes/plugins``."""
+        return self.path / "share" / "hermes" / "plugins"
+
+    @property
+    def site_dir(self) -> Path:
+        """``<store>/lib/pythonX.Y/site-packages``."""
+        major, minor = self.python_version
+        return self.path / "lib" / f"python{major}.{minor}" / "site-packages"
+
+    def add_dir_plugin(self, name: str, source: str = PLUGIN_SOURCE, **options: Any) -> Path:
+        """A directory plugin in this store (options as for :func:`write_dir_plugin`)."""
+        return write_dir_plugin(self.plugins_dir, name, source, **options)
+
+    def add_distribution(
+        self, name: str, version: str = "1.0", **options: Any
+    ) -> InstalledDistribution:
+        """A distribution in this store's site dir (options as for :func:`write_distribution`)."""
+        return write_distribution(self.site_dir, name, version, **options)
+
+
+def make_nix_store(root: Path, label: str = "hermes-plugins") -> FakeNixStore:
+    """A new :class:`FakeNixStore` under ``root``, named like ``<hash>-<label>``."""
+    digest = hashlib.sha256(f"{root}/{label}".encode()).hexdigest()[:32]
+    store = FakeNixStore(root / f"{digest}-{label}")
+    store.plugins_dir.mkdir(parents=True, exist_ok=True)
+    store.site_dir.mkdir(parents=True, exist_ok=True)
+    return store
+
+
+def forget_modules_under(directory: Path) -> None:
+    """Drop from ``sys.modules`` every module whose file lies under ``directory``, so the next
+    test imports its own copy of a same-named plugin."""
+    root = str(directory.resolve())
+    for name, module in list(sys.modules.items()):
+        location = getattr(module, "__file__", None)
+        if location and str(Path(location).resolve()).startswith(root):
+            del sys.modules[name]
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path) -> Path:
+    """A temporary, empty ``HERMES_HOME``."""
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def hermes_project(tmp_path: Path) -> Path:
+    """A temporary working directory standing for the user's project."""
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
+
+
+@pytest.fixture
+def hermes_env(tmp_path: Path, hermes_home: Path, hermes_project: Path) -> Iterator[Environment]:
+    """An environment with a temporary home and project, an empty temporary bundled-plugins
+    directory (``HERMES_BUNDLED_PLUGINS``) and ``HERMES_STRICT_PLUGINS=1``.
+
+    Change it with :func:`dataclasses.replace`. Plugin modules imported from ``tmp_path`` are
+    dropped from ``sys.modules`` afterwards.
+    """
+    bundled = tmp_path / "bundled"
+    bundled.mkdir()
+    yield Environment(
+        home=hermes_home,
+        cwd=hermes_project,
+        variables={"HERMES_BUNDLED_PLUGINS": str(bundled), "HERMES_STRICT_PLUGINS": "1"},
+    )
+    forget_modules_under(tmp_path)
+
+
+@pytest.fixture
+def hermes_dir_plugin() -> Callable[..., Path]:
+    """``make(root, name, source=..., dirname=None, manifest=None, files=None) -> Path``:
+    a directory plugin (see :func:`write_dir_plugin`)."""
+    return write_dir_plugin
+
+
+@pytest.fixture
+def hermes_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., InstalledDistribution]]:
+    """``make(name, version="1.0", entry_points=..., files=...) -> InstalledDistribution``:
+    an installed distribution in ``tmp_path/site-packages``, which is on ``sys.path`` for the
+    test (pass ``site_dir`` in ``PYTHONPATH`` to a subprocess)."""
+    site_dir = tmp_path / "site-packages"
+    site_dir.mkdir(exist_ok=True)
+    monkeypatch.syspath_prepend(str(site_dir))
+
+    def make(name: str, version: str = "1.0", **options: Any) -> InstalledDistribution:
+        return write_distribution(site_dir, name, version, **options)
+
+    yield make
+    forget_modules_under(site_dir)
+
+
+@pytest.fixture
+def hermes_nix_store(tmp_path: Path) -> Iterator[Callable[..., FakeNixStore]]:
+    """``make(label="hermes-plugins") -> FakeNixStore``: a store path under ``tmp_path/nix``
+    (put ``store.path`` in ``HERMES_NIX_PLUGINS``). Its site dir leaves ``sys.path`` after
+    the test."""
+    root = tmp_path / "nix" / "store"
+    stores: list[FakeNixStore] = []
+
+    def make(label: str = "hermes-plugins") -> FakeNixStore:
+        store = make_nix_store(root, label)
+        stores.append(store)
+        return store
+
+    yield make
+    for store in stores:
+        while str(store.site_dir) in sys.path:
+            sys.path.remove(str(store.site_dir))
+        forget_modules_under(store.path)

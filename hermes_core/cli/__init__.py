@@ -6,6 +6,7 @@ never pay for the MCP SDK, numpy or jsonschema.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from typing import Any
@@ -26,17 +27,38 @@ class LazyGroup(click.Group):
     """A group whose subcommands are imported when they are used."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*SUBCOMMANDS, *super().list_commands(ctx)})
+        names = {*SUBCOMMANDS, *super().list_commands(ctx)}
+        # Help stays available with a broken config or plugin; running a command says why.
+        with contextlib.suppress(HermesError):
+            names |= set(_plugin_commands(ctx))
+        return sorted(names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = SUBCOMMANDS.get(cmd_name)
         if target is None:
-            return super().get_command(ctx, cmd_name)
+            command = super().get_command(ctx, cmd_name)
+            if command is None:
+                command = _plugin_commands(ctx).get(cmd_name)
+            return command
         module_name, _, attribute = target.partition(":")
         command = getattr(importlib.import_module(module_name), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
+
+
+def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
+    """Commands of enabled plugins (``hermes_cli_commands``), loaded once per invocation; a
+    built-in command of the same name wins."""
+    root = ctx.find_root()
+    cache = root.meta.get("hermes.plugin_commands")
+    if cache is None:
+        from hermes_core.cli.plugin_commands import plugin_commands
+        from hermes_core.paths import Environment
+
+        cache = plugin_commands(Environment.from_process())
+        root.meta["hermes.plugin_commands"] = cache
+    return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,73 @@
+"""The plugin host's parts: discovery (five sources), resolution, the gate, loading, registration.
+
+Read ``docs/plugins.md`` for the plugin author's guide. In short: a plugin is a directory with a
+``plugin.yaml`` and an ``__init__.py``, or a distribution with an entry point in the group
+``hermes_core.plugins``; it implements hooks of :mod:`hermes_core.hookspecs` with ``@hookimpl``;
+it stays disabled until ``hermes plugins enable <name>`` (bundled backends excepted).
+"""
+
+from __future__ import annotations
+
+from hermes_core.plugins.discovery import (
+    ENTRY_POINT_GROUP,
+    SOURCES,
+    Candidate,
+    Discovery,
+    Source,
+    discover,
+)
+from hermes_core.plugins.gate import gate
+from hermes_core.plugins.loader import (
+    PluginSet,
+    config_trusted_for_project,
+    import_plugin,
+    load_plugins,
+    new_plugin_manager,
+    plan_plugins,
+)
+from hermes_core.plugins.manifest import (
+    MANIFEST_FILE,
+    Manifest,
+    ManifestError,
+    PluginKind,
+    load_manifest,
+    normalize_name,
+)
+from hermes_core.plugins.records import PluginRecord, PluginStatus
+from hermes_core.plugins.registrations import (
+    Registered,
+    RegistrationKind,
+    Registrations,
+    collect_registrations,
+)
+from hermes_core.plugins.resolution import Resolution, resolve
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MANIFEST_FILE",
+    "SOURCES",
+    "Candidate",
+    "Discovery",
+    "Manifest",
+    "ManifestError",
+    "PluginKind",
+    "PluginRecord",
+    "PluginSet",
+    "PluginStatus",
+    "Registered",
+    "RegistrationKind",
+    "Registrations",
+    "Resolution",
+    "Source",
+    "collect_registrations",
+    "config_trusted_for_project",
+    "discover",
+    "gate",
+    "import_plugin",
+    "load_manifest",
+    "load_plugins",
+    "new_plugin_manager",
+    "normalize_name",
+    "plan_plugins",
+    "resolve",
+]

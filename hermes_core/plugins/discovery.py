@@ -1,0 +1,267 @@
+"""Find plugins in the five sources, reading only directories, manifests and metadata.
+
+Nothing here imports plugin code: a candidate is what a plugin says about itself, and the gate
+decides from that whether its code may run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from hermes_core.plugins.manifest import (
+    MANIFEST_FILE,
+    Manifest,
+    ManifestError,
+    load_manifest,
+    manifest_from_mapping,
+    normalize_name,
+)
+
+if TYPE_CHECKING:
+    from importlib_metadata import Distribution, EntryPoint
+
+    from hermes_core.paths import Environment
+
+Source = Literal["bundled", "user", "project", "pip", "nix"]
+SOURCES: tuple[Source, ...] = ("bundled", "user", "project", "pip", "nix")
+"""The sources in precedence order: for one name, a later source wins."""
+ENTRY_POINT_GROUP = "hermes_core.plugins"
+PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
+AUTOLOAD_OFF_FLAG = "HERMES_DISABLE_PLUGIN_AUTOLOAD"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One discovered copy of a plugin.
+
+    A directory plugin has ``directory`` (its folder) and ``path`` (the same folder); a pip or
+    Nix distribution plugin has ``entry_point`` and ``path`` (where its module lives). ``error``
+    is set when the copy cannot be used at all (a broken manifest); ``manifest`` is then
+    ``None``. ``site_dir`` is the Nix ``site-packages`` that must join ``sys.path`` to import it.
+    """
+
+    source: Source
+    name: str
+    path: Path | None
+    manifest: Manifest | None = None
+    entry_point: EntryPoint | None = None
+    directory: Path | None = None
+    site_dir: Path | None = None
+    error: str | None = None
+
+    @property
+    def version(self) -> str | None:
+        """The manifest's version, if any."""
+        return self.manifest.version if self.manifest is not None else None
+
+    @property
+    def label(self) -> str:
+        """``source:name``, how messages refer to this copy."""
+        return f"{self.source}:{self.name}"
+
+
+@dataclass
+class Discovery:
+    """Every candidate in source order, and the warnings found on the way."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    project_enabled: bool = False
+
+
+def discover(env: Environment) -> Discovery:
+    """Find every plugin ``env`` can see, in precedence order (bundled first, Nix last).
+
+    ``HERMES_DISABLE_PLUGIN_AUTOLOAD`` keeps only the bundled source. Project plugins are found
+    even when ``HERMES_ENABLE_PROJECT_PLUGINS`` is off, so they can be listed as gated.
+    """
+    found = Discovery(project_enabled=env.flag(PROJECT_PLUGINS_FLAG))
+    _scan_directory(env.bundled_plugins_dir, "bundled", found)
+    if env.flag(AUTOLOAD_OFF_FLAG):
+        return found
+    user_dir = env.user_plugins_dir
+    project_dir = env.project_plugins_dir
+    if not _same_directory(project_dir, user_dir):
+        _scan_directory(user_dir, "user", found)
+        _scan_directory(project_dir, "project", found)
+    elif env.get("HERMES_HOME"):
+        # HERMES_HOME set to <cwd>/.hermes: the folder is the project's and keeps its gate.
+        _scan_directory(project_dir, "project", found)
+    else:
+        # The default ~/.hermes seen from the home directory: the user's own plugins.
+        _scan_directory(user_dir, "user", found)
+    nix_sites = [_nix_site_dir(store, env) for store in env.nix_store_paths]
+    _scan_pip(found, exclude={_resolved(site) for site in nix_sites})
+    for store, site in zip(env.nix_store_paths, nix_sites, strict=True):
+        _scan_directory(store / "share" / "hermes" / "plugins", "nix", found)
+        _scan_nix_site(site, found)
+    return found
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def _same_directory(first: Path, second: Path) -> bool:
+    return _resolved(first) == _resolved(second)
+
+
+def _nix_site_dir(store: Path, env: Environment) -> Path:
+    major, minor = env.python_version
+    return store / "lib" / f"python{major}.{minor}" / "site-packages"
+
+
+def _scan_directory(root: Path, source: Source, found: Discovery) -> None:
+    """Directory plugins: ``<root>/<dir>/plugin.yaml`` plus ``<root>/<dir>/__init__.py``."""
+    try:
+        entries = sorted(root.iterdir(), key=lambda entry: entry.name)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        found.warnings.append(f"{source} plugins: cannot read {root}: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        if entry.name.startswith(("_", ".")):
+            continue
+        try:
+            if not entry.is_dir():
+                continue
+            manifest_path = entry / MANIFEST_FILE
+            if not manifest_path.is_file():
+                continue
+            has_init = (entry / "__init__.py").is_file()
+        except OSError as exc:
+            found.warnings.append(f"{source} plugins: cannot read {entry}: {exc.strerror or exc}")
+            continue
+        found.candidates.append(_directory_candidate(entry, source, has_init=has_init))
+
+
+def _directory_candidate(directory: Path, source: Source, *, has_init: bool) -> Candidate:
+    try:
+        manifest = load_manifest(directory / MANIFEST_FILE)
+    except ManifestError as exc:
+        return Candidate(
+            source=source,
+            name=normalize_name(directory.name),
+            path=directory,
+            directory=directory,
+            error=f"broken manifest: {exc}",
+        )
+    error = None if has_init else f"{directory}: no __init__.py beside {MANIFEST_FILE}"
+    return Candidate(
+        source=source,
+        name=manifest.name,
+        path=directory,
+        manifest=manifest,
+        directory=directory,
+        error=error,
+    )
+
+
+def _scan_pip(found: Discovery, *, exclude: set[Path]) -> None:
+    """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``."""
+    from importlib_metadata import entry_points
+
+    for entry_point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+        dist = entry_point.dist
+        if dist is not None and _resolved(Path(str(dist.locate_file("")))) in exclude:
+            continue  # a Nix site dir already on sys.path: reported as nix, not twice
+        found.candidates.append(_entry_point_candidate(entry_point, dist, "pip", None))
+
+
+def _scan_nix_site(site: Path, found: Discovery) -> None:
+    if not site.is_dir():
+        return
+    from importlib_metadata import distributions
+
+    found_dists: list[Distribution] = list(distributions(path=[str(site)]))  # type: ignore[arg-type]
+    for dist in sorted(found_dists, key=lambda d: d.metadata["Name"] or ""):
+        for entry_point in sorted(
+            dist.entry_points.select(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
+        ):
+            found.candidates.append(_entry_point_candidate(entry_point, dist, "nix", site))
+
+
+def _entry_point_candidate(
+    entry_point: EntryPoint, dist: Distribution | None, source: Source, site_dir: Path | None
+) -> Candidate:
+    """A pip or Nix plugin: its metadata, plus ``plugin.yaml`` beside its module when present."""
+    name = normalize_name(entry_point.name)
+    module_path = _module_location(entry_point, dist)
+    where = f"entry point {entry_point.name!r} = {entry_point.value!r}"
+    metadata = {}
+    if dist is not None:
+        where += f" of {dist.metadata['Name']} {dist.version}"
+        meta = dist.metadata
+        metadata = {
+            "version": dist.version,
+            "description": meta.get("Summary") or "",
+            "author": meta.get("Author") or meta.get("Author-email") or "",
+            "homepage": meta.get("Home-page") or "",
+            "license": meta.get("License") or "",
+        }
+    try:
+        data: dict[str, object] = {key: value for key, value in metadata.items() if value}
+        resource = module_path / MANIFEST_FILE if module_path and module_path.is_dir() else None
+        if resource is not None and resource.is_file():
+            extra = load_manifest(resource, default_name=entry_point.name)
+            manifest = _merge(extra, data, name)
+        else:
+            manifest = manifest_from_mapping(data, where=where, default_name=entry_point.name)
+    except ManifestError as exc:
+        return Candidate(
+            source=source,
+            name=name,
+            path=module_path,
+            entry_point=entry_point,
+            site_dir=site_dir,
+            error=f"broken manifest: {exc}",
+        )
+    if manifest.name != name:
+        manifest = _merge(manifest, {}, name)
+    return Candidate(
+        source=source,
+        name=name,
+        path=module_path,
+        manifest=manifest,
+        entry_point=entry_point,
+        site_dir=site_dir,
+    )
+
+
+def _merge(manifest: Manifest, metadata: dict[str, object], name: str) -> Manifest:
+    """The package's ``plugin.yaml`` completed by its distribution metadata; the entry-point
+    name is the plugin name."""
+    from dataclasses import replace
+
+    return replace(
+        manifest,
+        name=name,
+        version=manifest.version or _text(metadata.get("version")),
+        description=manifest.description or _text(metadata.get("description")) or "",
+        author=manifest.author or _text(metadata.get("author")) or "",
+        homepage=manifest.homepage or _text(metadata.get("homepage")) or "",
+        license=manifest.license or _text(metadata.get("license")) or "",
+    )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _module_location(entry_point: EntryPoint, dist: Distribution | None) -> Path | None:
+    """Where the entry point's top-level module lives, found without importing it."""
+    if dist is None:
+        return None
+    top = entry_point.module.split(".")[0]
+    base = Path(str(dist.locate_file("")))
+    package = base / top
+    if package.is_dir():
+        return package
+    module = base / f"{top}.py"
+    return module if module.is_file() else base

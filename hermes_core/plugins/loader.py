@@ -1,0 +1,345 @@
+"""From discovery to registered plugins: resolve, gate, import enabled winners, register.
+
+Only plugins the gate lets through are imported. Directory plugins are imported under the private
+namespace ``hermes_plugins.<source>.<name>``; pip and Nix plugins through their entry point. Each
+failure is recorded on its plugin and the others load, unless strict mode turns it into a
+:class:`~hermes_core.errors.PluginError`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import importlib.util
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pluggy
+
+from hermes_core import hookspecs
+from hermes_core.errors import PluginError
+from hermes_core.plugins.discovery import SOURCES, Candidate, discover
+from hermes_core.plugins.gate import gate
+from hermes_core.plugins.records import PluginRecord
+from hermes_core.plugins.resolution import resolve
+
+if TYPE_CHECKING:
+    from hermes_core.config import Config
+    from hermes_core.paths import Environment
+
+NAMESPACE = "hermes_plugins"
+STRICT_FLAG = "HERMES_STRICT_PLUGINS"
+
+
+@dataclass
+class PluginSet:
+    """Every discovered plugin copy as a record, the plugin manager holding the loaded ones,
+    and the warnings found on the way (impostors, unreadable directories, unknown keys)."""
+
+    records: list[PluginRecord]
+    pm: pluggy.PluginManager
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> PluginRecord | None:
+        """The record of the copy of ``name`` that takes part (not a shadowed one)."""
+        for record in self.records:
+            if record.name == name and record.winner:
+                return record
+        return None
+
+    @property
+    def loaded(self) -> list[PluginRecord]:
+        """Records of the plugins registered with the plugin manager, in registration order."""
+        return [r for r in self.records if r.loadable and r.plugin is not None]
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    """A plugin manager knowing every hook of :mod:`hermes_core.hookspecs`."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def config_trusted_for_project(env: Environment, config_path: Path | None) -> bool:
+    """Whether the config may enable project plugins: not when its file lies inside the working
+    directory tree (a project cannot enable its own code, e.g. ``HERMES_HOME=./.hermes``).
+    A config built in code (``config_path`` of ``None``) is the embedding program's own."""
+    if config_path is None:
+        return True
+    return not config_path.resolve().is_relative_to(env.cwd.resolve())
+
+
+def plan_plugins(
+    config: Config, env: Environment, *, config_path: Path | None = None
+) -> tuple[list[PluginRecord], list[str]]:
+    """Discover, resolve and gate: a record per copy with its status, importing nothing.
+
+    Records come sorted by name; for one name the copy that takes part comes first, then the
+    copies it shadows from the highest source down.
+    """
+    discovery = discover(env)
+    resolution = resolve(discovery)
+    warnings = list(resolution.warnings)
+    trusted = config_trusted_for_project(env, config_path)
+    records: list[PluginRecord] = []
+    for name, winner in resolution.winners.items():
+        status, message = gate(
+            winner,
+            config.plugins,
+            env,
+            project_enabled=discovery.project_enabled,
+            config_trusted_for_project=trusted,
+        )
+        losers = resolution.shadowed.get(name, [])
+        records.append(
+            PluginRecord(winner, status, message, shadows=[loser.source for loser in losers])
+        )
+        for loser in reversed(losers):
+            records.append(
+                PluginRecord(
+                    loser,
+                    "shadowed",
+                    f"shadowed by the {winner.source} plugin at {winner.path}",
+                    shadowed_by=winner.source,
+                    winner=False,
+                )
+            )
+    for candidate in resolution.gated:
+        status, message = gate(
+            candidate,
+            config.plugins,
+            env,
+            project_enabled=False,
+            config_trusted_for_project=trusted,
+        )
+        records.append(PluginRecord(candidate, status, message, winner=False))
+    for record in records:
+        if record.status != "shadowed" and record.candidate.manifest is not None:
+            warnings.extend(record.candidate.manifest.warnings)
+    order = {source: index for index, source in enumerate(SOURCES)}
+    records.sort(key=lambda r: (r.name, not r.winner, -order[r.source]))
+    return records, warnings
+
+
+def load_plugins(
+    config: Config,
+    env: Environment,
+    *,
+    config_path: Path | None = None,
+    strict: bool | None = None,
+) -> PluginSet:
+    """Discover, gate, import and register every enabled plugin.
+
+    ``strict`` (default: ``HERMES_STRICT_PLUGINS``) raises the first plugin error as a
+    :class:`~hermes_core.errors.PluginError` instead of recording it.
+    """
+    if strict is None:
+        strict = env.flag(STRICT_FLAG)
+    records, warnings = plan_plugins(config, env, config_path=config_path)
+    pm = new_plugin_manager()
+    if strict:
+        for record in records:
+            if record.status == "error":
+                raise PluginError(record.name, record.message or "error")
+    _import_in_dependency_order(records, strict=strict)
+    _register_in_precedence_order(records, pm, strict=strict)
+    return PluginSet(records=records, pm=pm, warnings=warnings)
+
+
+def _fail(record: PluginRecord, message: str, *, strict: bool, trace: str | None = None) -> None:
+    record.fail(message, trace)
+    if strict:
+        raise PluginError(record.name, message)
+
+
+def _import_in_dependency_order(records: list[PluginRecord], *, strict: bool) -> None:
+    """Import loadable plugins, each after the plugins it requires (ties alphabetical)."""
+    by_name = {r.name: r for r in records if r.winner}
+    for name in _dependency_order(by_name, strict=strict):
+        record = by_name[name]
+        if not record.loadable:
+            continue
+        manifest = record.candidate.manifest
+        requires = manifest.requires_plugins if manifest is not None else ()
+        problem = _requirement_missing(requires, by_name)
+        if problem is not None:
+            _fail(record, problem, strict=strict)
+            continue
+        try:
+            record.plugin = import_plugin(record.candidate)
+        except (Exception, SystemExit) as exc:
+            _fail(
+                record,
+                f"import failed: {type(exc).__name__}: {exc}",
+                strict=strict,
+                trace=traceback.format_exc(),
+            )
+
+
+def _requirement_missing(requires: tuple[str, ...], by_name: dict[str, PluginRecord]) -> str | None:
+    for required in requires:
+        other = by_name.get(required)
+        if other is None:
+            return f"requires plugin {required!r}, which is not installed"
+        if other.status == "error":
+            return f"requires plugin {required!r}, which failed: {other.message}"
+        if not other.loadable:
+            return f"requires plugin {required!r}, which is {other.status}"
+    return None
+
+
+def _dependency_order(by_name: dict[str, PluginRecord], *, strict: bool) -> list[str]:
+    """Kahn's algorithm over ``requires_plugins`` of loadable plugins, smallest name first;
+    plugins caught in a cycle fail."""
+    loadable = {name for name, record in by_name.items() if record.loadable}
+    needs: dict[str, set[str]] = {}
+    for name in loadable:
+        manifest = by_name[name].candidate.manifest
+        requires = manifest.requires_plugins if manifest is not None else ()
+        needs[name] = {dep for dep in requires if dep in loadable and dep != name}
+    dependents: dict[str, set[str]] = {name: set() for name in loadable}
+    for name, deps in needs.items():
+        for dep in deps:
+            dependents[dep].add(name)
+    ready = [name for name, deps in needs.items() if not deps]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        order.append(name)
+        for dependent in sorted(dependents[name]):
+            needs[dependent].discard(name)
+            if not needs[dependent]:
+                heapq.heappush(ready, dependent)
+    for name in sorted(loadable - set(order)):
+        cycle = ", ".join(sorted(needs[name]))
+        _fail(by_name[name], f"requires_plugins cycle: waits for {cycle}", strict=strict)
+    return order
+
+
+def _register_in_precedence_order(
+    records: list[PluginRecord], pm: pluggy.PluginManager, *, strict: bool
+) -> None:
+    """Register imported plugins source by source (bundled first), so pluggy, which calls the
+    last registered implementation first, runs a higher source's hook before a lower one's."""
+    order = {source: index for index, source in enumerate(SOURCES)}
+    imported = [r for r in records if r.loadable and r.plugin is not None]
+    for record in sorted(imported, key=lambda r: (order[r.source], r.name)):
+        try:
+            pm.register(record.plugin, name=record.name)
+        except pluggy.PluginValidationError as exc:
+            _fail(record, f"invalid hook: {exc}", strict=strict, trace=traceback.format_exc())
+            continue
+        except ValueError as exc:
+            _fail(record, f"cannot register: {exc}", strict=strict)
+            continue
+        unknown = _unknown_hooks(pm, record.plugin)
+        if unknown:
+            pm.unregister(name=record.name)
+            _fail(
+                record,
+                "implements unknown hook"
+                + ("s " if len(unknown) > 1 else " ")
+                + ", ".join(unknown)
+                + " (the hooks are listed in hermes_core.hookspecs)",
+                strict=strict,
+            )
+            continue
+        record.hooks = sorted(caller.name for caller in pm.get_hookcallers(record.plugin) or ())
+    # A plugin whose requirement failed to register cannot stay.
+    by_name = {r.name: r for r in records if r.winner}
+    changed = True
+    while changed:
+        changed = False
+        for record in records:
+            if not record.winner or not record.loadable or record.plugin is None:
+                continue
+            manifest = record.candidate.manifest
+            problem = _requirement_missing(manifest.requires_plugins if manifest else (), by_name)
+            if problem is not None:
+                if pm.is_registered(record.plugin):
+                    pm.unregister(record.plugin)
+                _fail(record, problem, strict=strict)
+                changed = True
+
+
+def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    unknown = []
+    for caller in pm.get_hookcallers(plugin) or ():
+        if caller.has_spec():
+            continue
+        impls = [impl for impl in caller.get_hookimpls() if impl.plugin is plugin]
+        if any(not impl.optionalhook for impl in impls):
+            unknown.append(caller.name)
+    return sorted(unknown)
+
+
+def import_plugin(candidate: Candidate) -> object:
+    """Import one plugin and return the object to register (its module, or the entry point's
+    attribute). A Nix plugin's ``site-packages`` joins ``sys.path`` first."""
+    if candidate.entry_point is not None:
+        if candidate.site_dir is not None and str(candidate.site_dir) not in sys.path:
+            sys.path.append(str(candidate.site_dir))
+            importlib.invalidate_caches()
+        loaded: object = candidate.entry_point.load()
+        return loaded
+    if candidate.directory is None:
+        raise PluginError(candidate.name, "neither a directory nor an entry point")
+    return _import_directory(candidate, candidate.directory)
+
+
+def module_name(candidate: Candidate) -> str:
+    """The private module name of a directory plugin: ``hermes_plugins.<source>.<name>``."""
+    return f"{NAMESPACE}.{candidate.source}.{candidate.name.replace('-', '_')}"
+
+
+def _import_directory(candidate: Candidate, directory: Path) -> types.ModuleType:
+    name = module_name(candidate)
+    init = directory / "__init__.py"
+    existing = sys.modules.get(name)
+    if existing is not None and getattr(existing, "__file__", None) == str(init):
+        return existing
+    forget_module(name)
+    parent = _namespace(name.rpartition(".")[0])
+    spec = importlib.util.spec_from_file_location(
+        name, init, submodule_search_locations=[str(directory)]
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {init}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        forget_module(name)
+        raise
+    setattr(parent, name.rpartition(".")[2], module)
+    return module
+
+
+def _namespace(dotted: str) -> types.ModuleType:
+    """The empty package modules above a directory plugin (``hermes_plugins.user``)."""
+    parent: types.ModuleType | None = None
+    prefix = ""
+    for part in dotted.split("."):
+        prefix = f"{prefix}.{part}" if prefix else part
+        module = sys.modules.get(prefix)
+        if module is None:
+            module = types.ModuleType(prefix, "Private namespace of hermes-core directory plugins.")
+            module.__path__ = []
+            sys.modules[prefix] = module
+            if parent is not None:
+                setattr(parent, part, module)
+        parent = module
+    assert parent is not None
+    return parent
+
+
+def forget_module(name: str) -> None:
+    """Drop a module and its submodules from ``sys.modules``."""
+    for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[loaded]

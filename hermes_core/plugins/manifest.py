@@ -1,0 +1,161 @@
+"""``plugin.yaml``: parse and validate a plugin's manifest, and normalize plugin names."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
+MANIFEST_FILE = "plugin.yaml"
+PluginKind = Literal["general", "backend"]
+
+_SEPARATORS = re.compile(r"[-_.]+")
+_VALID_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
+_STRING_KEYS = ("version", "description", "author", "homepage", "license")
+_LIST_KEYS = (
+    "provides_tools",
+    "provides_hooks",
+    "requires_env",
+    "requires_plugins",
+)
+KNOWN_KEYS = frozenset({"name", "kind", "requires_hermes", *_STRING_KEYS, *_LIST_KEYS})
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read or does not validate; the message names file and key."""
+
+
+def normalize_name(name: str) -> str:
+    """A plugin name as compared everywhere: lowercase, runs of ``-``, ``_``, ``.`` become ``-``."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a plugin says about itself, read before any of its code runs.
+
+    ``name`` is normalized. ``warnings`` lists problems that do not stop the plugin (unknown keys).
+    """
+
+    name: str
+    version: str | None = None
+    description: str = ""
+    author: str = ""
+    kind: PluginKind = "general"
+    provides_tools: tuple[str, ...] = ()
+    provides_hooks: tuple[str, ...] = ()
+    requires_env: tuple[str, ...] = ()
+    requires_plugins: tuple[str, ...] = ()
+    requires_hermes: SpecifierSet | None = None
+    homepage: str = ""
+    license: str = ""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _string(data: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ManifestError(f"{where}: {key}: must be a string, not {type(value).__name__}")
+    return str(value)
+
+
+def _names(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = data.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        raise ManifestError(f"{where}: {key}: must be a list of names (write [{value!r}])")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ManifestError(f"{where}: {key}: must be a list of strings")
+    return tuple(value)
+
+
+def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = None) -> Manifest:
+    """Validate a parsed manifest; ``where`` names its file in every error.
+
+    ``default_name`` is used when the mapping has no ``name`` (pip plugins, whose name is the
+    entry-point name); a directory plugin must give one.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{where}: must be a mapping of keys to values")
+    raw_name = _string(data, "name", where) or default_name
+    if not raw_name:
+        raise ManifestError(f"{where}: name: required")
+    name = normalize_name(raw_name)
+    if not _VALID_NAME.fullmatch(name):
+        raise ManifestError(
+            f"{where}: name: {raw_name!r} is not a valid plugin name "
+            "(letters, digits, '-', '_' and '.')"
+        )
+    kind = data.get("kind", "general")
+    if kind not in ("general", "backend"):
+        raise ManifestError(f"{where}: kind: must be 'general' or 'backend', not {kind!r}")
+    requires_hermes: SpecifierSet | None = None
+    spec_text = _string(data, "requires_hermes", where)
+    if spec_text:
+        try:
+            requires_hermes = SpecifierSet(spec_text)
+        except InvalidSpecifier:
+            raise ManifestError(
+                f"{where}: requires_hermes: {spec_text!r} is not a version specifier "
+                "(e.g. '>=0.1,<1')"
+            ) from None
+    unknown = sorted(str(key) for key in data if key not in KNOWN_KEYS)
+    return Manifest(
+        name=name,
+        version=_string(data, "version", where),
+        description=_string(data, "description", where) or "",
+        author=_string(data, "author", where) or "",
+        kind=kind,
+        provides_tools=_names(data, "provides_tools", where),
+        provides_hooks=_names(data, "provides_hooks", where),
+        requires_env=_names(data, "requires_env", where),
+        requires_plugins=tuple(
+            normalize_name(item) for item in _names(data, "requires_plugins", where)
+        ),
+        requires_hermes=requires_hermes,
+        homepage=_string(data, "homepage", where) or "",
+        license=_string(data, "license", where) or "",
+        warnings=tuple(f"{where}: unknown key {key!r} ignored" for key in unknown),
+    )
+
+
+@functools.cache
+def _safe_yaml() -> YAML:
+    """One safe loader for every manifest: building a ruamel ``YAML`` costs about 1 ms."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe")
+
+
+def load_manifest(path: Path, *, default_name: str | None = None) -> Manifest:
+    """Read and validate the manifest file at ``path``.
+
+    Raises :class:`ManifestError` naming the file (and the line for YAML syntax errors).
+    """
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot be read: {exc}") from None
+    try:
+        data = _safe_yaml().load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError(f"{path}{line}: not valid YAML: {problem}") from None
+    return manifest_from_mapping(data, where=str(path), default_name=default_name)

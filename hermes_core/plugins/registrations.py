@@ -1,0 +1,168 @@
+"""Typed registrations collected from plugins, and selection of a backend by its config name."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from hermes_core.errors import PluginError, RegistrationError
+from hermes_core.specs import (
+    ApprovalPolicySpec,
+    CliCommandSpec,
+    ConnectorGatewaySpec,
+    SearchBackendSpec,
+)
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from hermes_core.plugins.records import PluginRecord
+
+RegistrationKind = Literal["search_backend", "connector_gateway", "approval_policy", "cli_command"]
+SpecT = TypeVar(
+    "SpecT", SearchBackendSpec, ConnectorGatewaySpec, ApprovalPolicySpec, CliCommandSpec
+)
+
+_HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
+    "search_backend": ("hermes_search_backends", SearchBackendSpec, "tools.tool_search.backend"),
+    "connector_gateway": (
+        "hermes_connector_gateways",
+        ConnectorGatewaySpec,
+        "tools.connectors.gateway",
+    ),
+    "approval_policy": ("hermes_approval_policies", ApprovalPolicySpec, "approvals.policy"),
+    "cli_command": ("hermes_cli_commands", CliCommandSpec, "hermes <command>"),
+}
+
+
+@dataclass(frozen=True)
+class Registered(Generic[SpecT]):
+    """A spec and the plugin that registered it."""
+
+    spec: SpecT
+    plugin: str
+
+
+@dataclass
+class Registrations:
+    """Every spec returned by the registration hooks, by kind and then by name."""
+
+    search_backends: dict[str, Registered[SearchBackendSpec]] = field(default_factory=dict)
+    connector_gateways: dict[str, Registered[ConnectorGatewaySpec]] = field(default_factory=dict)
+    approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
+    cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
+
+    def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
+        """The name -> registration table of ``kind``."""
+        tables: dict[RegistrationKind, dict[str, Any]] = {
+            "search_backend": self.search_backends,
+            "connector_gateway": self.connector_gateways,
+            "approval_policy": self.approval_policies,
+            "cli_command": self.cli_commands,
+        }
+        return tables[kind]
+
+    def select(self, kind: RegistrationKind, name: str) -> Any:
+        """The spec of ``kind`` registered as ``name``.
+
+        Raises :class:`~hermes_core.errors.RegistrationError` listing the valid names when no
+        plugin registered ``name``.
+        """
+        table = self.table(kind)
+        found = table.get(name)
+        if found is None:
+            valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
+            what = kind.replace("_", " ")
+            raise RegistrationError(
+                f"unknown {what} {name!r} (set by {_HOOKS[kind][2]}); valid names: {valid}"
+            )
+        return found.spec
+
+
+def collect_registrations(
+    pm: pluggy.PluginManager,
+    records: list[PluginRecord],
+    *,
+    strict: bool,
+    kinds: Iterable[RegistrationKind] | None = None,
+) -> Registrations:
+    """Call every registration hook plugin by plugin, so each spec is known with its plugin.
+
+    A hook that raises or returns something other than a list of the right specs marks its
+    plugin ``error`` (raised in strict mode). A name registered by two plugins raises
+    :class:`~hermes_core.errors.RegistrationError` naming both. ``kinds`` limits the hooks
+    called (default: all four).
+    """
+    by_plugin = {record.plugin: record for record in records if record.plugin is not None}
+    result = Registrations()
+    wanted = set(_HOOKS if kinds is None else kinds)
+    for kind, (hook_name, spec_type, _) in _HOOKS.items():
+        if kind not in wanted:
+            continue
+        table = result.table(kind)
+        hook: Any = getattr(pm.hook, hook_name)
+        # pluggy's call order: the highest source first.
+        for impl in reversed(hook.get_hookimpls()):
+            record = by_plugin.get(impl.plugin)
+            plugin_name = impl.plugin_name
+            specs = _call(impl.function, plugin_name, hook_name, spec_type, record, strict)
+            for spec in specs:
+                other = table.get(spec.name)
+                if other is not None:
+                    raise RegistrationError(
+                        f"{kind.replace('_', ' ')} {spec.name!r} is registered by two plugins: "
+                        f"{other.plugin!r} and {plugin_name!r}; disable one of them"
+                    )
+                table[spec.name] = Registered(spec, plugin_name)
+    failed = {record.name for record in records if record.winner and record.status == "error"}
+    for name in failed:
+        if pm.has_plugin(name):
+            pm.unregister(name=name)
+    for kind in _HOOKS:
+        table = result.table(kind)
+        for spec_name in [key for key, found in table.items() if found.plugin in failed]:
+            del table[spec_name]
+    return result
+
+
+def _call(
+    function: Callable[[], Any],
+    plugin_name: str,
+    hook_name: str,
+    spec_type: type[Any],
+    record: PluginRecord | None,
+    strict: bool,
+) -> list[Any]:
+    try:
+        returned = function()
+    except Exception as exc:
+        message = f"{hook_name} raised {type(exc).__name__}: {exc}"
+        return _reject(record, plugin_name, message, strict, traceback.format_exc())
+    if returned is None:
+        return []
+    if isinstance(returned, spec_type):
+        returned = [returned]
+    if not isinstance(returned, list | tuple) or not all(
+        isinstance(item, spec_type) for item in returned
+    ):
+        message = (
+            f"{hook_name} must return a list of {spec_type.__name__}, got {type(returned).__name__}"
+        )
+        return _reject(record, plugin_name, message, strict, None)
+    return list(returned)
+
+
+def _reject(
+    record: PluginRecord | None,
+    plugin_name: str,
+    message: str,
+    strict: bool,
+    trace: str | None,
+) -> list[Any]:
+    if strict:
+        raise PluginError(plugin_name, message)
+    if record is not None:
+        record.fail(message, trace)
+    return []

@@ -1,0 +1,473 @@
+"""``hermes plugins``: run as a real subprocess against real plugin folders and distributions."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.testing import FakeNixStore, make_nix_store, write_dir_plugin, write_distribution
+
+GOOD = """
+from hermes_core.hookspecs import hookimpl
+
+@hookimpl
+def hermes_session_start(session):
+    pass
+"""
+
+
+@dataclass
+class Setup:
+    """The directories of one CLI run: home, project, bundled plugins, site dir, Nix store."""
+
+    root: Path
+    variables: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home" / ".hermes"
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    @property
+    def bundled(self) -> Path:
+        return self.root / "bundled"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "site-packages"
+
+    @property
+    def user_plugins(self) -> Path:
+        return self.home / "plugins"
+
+    @property
+    def project_plugins(self) -> Path:
+        return self.project / ".hermes" / "plugins"
+
+    def nix_store(self) -> FakeNixStore:
+        store = make_nix_store(self.root / "nix" / "store")
+        self.variables["HERMES_NIX_PLUGINS"] = str(store.path)
+        return store
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        environment = {
+            "PATH": os.defpath,
+            "HOME": str(self.home.parent),
+            "HERMES_HOME": str(self.home),
+            "HERMES_BUNDLED_PLUGINS": str(self.bundled),
+            "PYTHONPATH": str(self.site),
+            "COLUMNS": "200",
+            **self.variables,
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "hermes_core", *args],
+            cwd=self.project,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    def list_json(self, *extra: str) -> list[dict[str, Any]]:
+        done = self.run("plugins", "list", "--json", *extra)
+        assert done.returncode == 0, done.stderr
+        rows: list[dict[str, Any]] = json.loads(done.stdout)
+        return rows
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Setup:
+    made = Setup(tmp_path)
+    for directory in (made.home, made.project, made.bundled, made.site):
+        directory.mkdir(parents=True)
+    return made
+
+
+def demo_in_all_five_sources(setup: Setup) -> None:
+    write_dir_plugin(setup.bundled, "demo", GOOD)
+    write_dir_plugin(setup.user_plugins, "demo", GOOD)
+    write_dir_plugin(setup.project_plugins, "demo", GOOD)
+    write_distribution(
+        setup.site,
+        "hermes-demo",
+        "2.0",
+        entry_points={"demo": "demo_pip"},
+        files={"demo_pip.py": GOOD},
+    )
+    setup.nix_store().add_dir_plugin("demo", GOOD, manifest={"version": "9.0"})
+
+
+def test_list_json_shows_the_winner_by_precedence_and_every_other_copy_shadowed(
+    setup: Setup,
+) -> None:
+    demo_in_all_five_sources(setup)
+    setup.variables["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
+
+    rows = setup.list_json("--all")
+
+    assert [(r["source"], r["status"], r["shadowed_by"]) for r in rows] == [
+        ("nix", "not enabled", None),
+        ("pip", "shadowed", "nix"),
+        ("project", "shadowed", "nix"),
+        ("user", "shadowed", "nix"),
+        ("bundled", "shadowed", "nix"),
+    ]
+    winner = rows[0]
+    assert set(winner) == {
+        "name",
+        "version",
+        "source",
+        "status",
+        "path",
+        "hooks",
+        "shadows",
+        "shadowed_by",
+        "error",
+    }
+    assert winner["name"] == "demo"
+    assert winner["version"] == "9.0"
+    assert winner["shadows"] == ["bundled", "user", "project", "pip"]
+    assert winner["error"] is None
+    assert rows[1]["version"] == "2.0"
+    assert rows[3]["path"] == str(setup.user_plugins / "demo")
+
+
+def test_list_without_all_folds_shadowed_copies_into_the_winner(setup: Setup) -> None:
+    demo_in_all_five_sources(setup)
+    setup.variables["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
+
+    rows = setup.list_json()
+
+    assert len(rows) == 1
+    assert rows[0]["source"] == "nix"
+    assert rows[0]["status"] == "enabled"
+    assert rows[0]["hooks"] == ["hermes_session_start"]
+    assert rows[0]["shadows"] == ["bundled", "user", "project", "pip"]
+
+
+def test_project_plugins_are_listed_as_gated_without_the_flag(setup: Setup) -> None:
+    demo_in_all_five_sources(setup)
+
+    rows = setup.list_json("--all")
+
+    gated = [r for r in rows if r["source"] == "project"]
+    assert [(r["status"], r["shadowed_by"]) for r in gated] == [("gated", None)]
+    winner = next(r for r in rows if r["source"] == "nix")
+    assert winner["shadows"] == ["bundled", "user", "pip"]
+
+
+def test_config_inside_the_project_cannot_enable_project_plugins(setup: Setup) -> None:
+    write_dir_plugin(setup.project_plugins, "local-tool", GOOD)
+    inside = setup.project / ".hermes"
+    (inside / "config.yaml").write_text("plugins:\n  enabled: [local-tool]\n", encoding="utf-8")
+    setup.variables["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
+    setup.variables["HERMES_HOME"] = str(inside)
+
+    (row,) = setup.list_json()
+
+    assert (row["source"], row["status"]) == ("project", "not enabled")
+
+
+def test_project_plugins_load_with_the_flag_and_the_users_config(setup: Setup) -> None:
+    write_dir_plugin(setup.project_plugins, "local-tool", GOOD)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [local-tool]\n", encoding="utf-8")
+    setup.variables["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
+
+    (row,) = setup.list_json()
+
+    assert (row["source"], row["status"]) == ("project", "enabled")
+
+
+def test_listing_runs_no_code_of_plugins_not_enabled(setup: Setup) -> None:
+    marker = setup.root / "ran"
+    code = f"open({str(marker)!r}, 'w').close()\n"
+    write_dir_plugin(setup.user_plugins, "sleeper", code)
+    write_distribution(
+        setup.site,
+        "hermes-dormant",
+        entry_points={"dormant": "dormant_mod"},
+        files={"dormant_mod.py": code},
+    )
+    write_dir_plugin(setup.user_plugins, "awake", GOOD)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [awake]\n", encoding="utf-8")
+
+    rows = setup.list_json()
+
+    assert {r["name"]: r["status"] for r in rows} == {
+        "awake": "enabled",
+        "dormant": "not enabled",
+        "sleeper": "not enabled",
+    }
+    assert not marker.exists()
+
+
+def test_list_shows_each_broken_plugin_with_its_cause_and_loads_the_rest(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "raises", "raise RuntimeError('database is on fire')\n")
+    write_dir_plugin(setup.user_plugins, "broken-yaml", manifest="name: [oops\n")
+    write_dir_plugin(
+        setup.user_plugins,
+        "bad-signature",
+        "from hermes_core.hookspecs import hookimpl\n"
+        "@hookimpl\ndef hermes_session_end(session, extra):\n    pass\n",
+    )
+    write_dir_plugin(setup.user_plugins, "needs-env", GOOD, manifest={"requires_env": ["TOKEN_X"]})
+    write_dir_plugin(setup.user_plugins, "fine", GOOD)
+    (setup.home / "config.yaml").write_text(
+        "plugins:\n  enabled: [raises, broken-yaml, bad-signature, needs-env, fine]\n",
+        encoding="utf-8",
+    )
+    # Listing exists to show broken plugins, so it does not stop at the first one.
+    setup.variables["HERMES_STRICT_PLUGINS"] = "1"
+
+    rows = {r["name"]: r for r in setup.list_json()}
+
+    assert {name: row["status"] for name, row in rows.items()} == {
+        "bad-signature": "error",
+        "broken-yaml": "error",
+        "fine": "enabled",
+        "needs-env": "error",
+        "raises": "error",
+    }
+    assert "RuntimeError: database is on fire" in rows["raises"]["error"]
+    assert "plugin.yaml" in rows["broken-yaml"]["error"]
+    assert "extra" in rows["bad-signature"]["error"]
+    assert "TOKEN_X" in rows["needs-env"]["error"]
+
+
+def test_verbose_list_prints_the_traceback(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "raises", "def f():\n    1 / 0\nf()\n")
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [raises]\n", encoding="utf-8")
+
+    quiet = setup.run("plugins", "list")
+    loud = setup.run("-v", "plugins", "list")
+
+    assert quiet.returncode == loud.returncode == 0
+    assert "ZeroDivisionError" in quiet.stdout
+    assert "Traceback" not in quiet.stderr
+    assert "Traceback" in loud.stderr
+
+
+def test_impostor_is_ignored_with_a_warning(setup: Setup) -> None:
+    write_dir_plugin(setup.bundled, "bm25", GOOD, manifest={"kind": "backend"})
+    write_dir_plugin(setup.user_plugins, "bm25", GOOD, dirname="sneaky")
+
+    done = setup.run("plugins", "list", "--json", "--all")
+
+    rows = json.loads(done.stdout)
+    assert [(r["source"], r["status"]) for r in rows] == [("bundled", "enabled (default)")]
+    assert "sneaky" in done.stderr
+    assert "warning" in done.stderr
+
+
+def test_broken_config_exits_2_naming_the_file(setup: Setup) -> None:
+    config = setup.home / "config.yaml"
+    config.write_text("plugins:\n  enabled: demo\n", encoding="utf-8")
+
+    done = setup.run("plugins", "list")
+
+    assert done.returncode == 2
+    assert str(config) in done.stderr
+    assert "plugins.enabled" in done.stderr
+
+
+def test_unknown_subcommand_usage_error_exits_2(setup: Setup) -> None:
+    done = setup.run("plugins", "frobnicate")
+
+    assert done.returncode == 2
+    assert "frobnicate" in done.stderr
+
+
+def test_info_describes_every_copy(setup: Setup) -> None:
+    write_dir_plugin(setup.bundled, "demo", GOOD)
+    write_dir_plugin(
+        setup.user_plugins, "demo", GOOD, manifest={"description": "Mine", "version": "3"}
+    )
+
+    done = setup.run("plugins", "info", "Demo")
+
+    assert done.returncode == 0, done.stderr
+    assert "description:     Mine" in done.stdout
+    assert "shadowed by:     user" in done.stdout
+    assert "hermes plugins enable demo" in done.stdout
+
+
+def test_info_of_an_unknown_plugin_exits_2(setup: Setup) -> None:
+    done = setup.run("plugins", "info", "nothing-here")
+
+    assert done.returncode == 2
+    assert "no plugin named 'nothing-here'" in done.stderr
+
+
+COMMENTED = """\
+# My hermes configuration.
+tools:
+  tool_search:
+    backend: bm25   # the default
+# Plugins I trust:
+plugins:
+  enabled:
+    - alpha   # first
+  disabled: [beta]
+  hook_timeout: 10  # seconds
+approvals:
+  policy: annotations
+"""
+
+
+def test_enable_and_disable_keep_comments_and_key_order(setup: Setup) -> None:
+    config = setup.home / "config.yaml"
+    config.write_text(COMMENTED, encoding="utf-8")
+
+    enabled = setup.run("plugins", "enable", "Beta")
+    disabled = setup.run("plugins", "disable", "alpha")
+
+    assert enabled.returncode == 0, enabled.stderr
+    assert disabled.returncode == 0, disabled.stderr
+    text = config.read_text(encoding="utf-8")
+    for comment in (
+        "# My hermes configuration.",
+        "# the default",
+        "# Plugins I trust:",
+        "# seconds",
+    ):
+        assert comment in text
+    keys = re.findall(r"^ *([a-z_]+):", text, flags=re.MULTILINE)
+    assert keys == [
+        "tools",
+        "tool_search",
+        "backend",
+        "plugins",
+        "enabled",
+        "disabled",
+        "hook_timeout",
+        "approvals",
+        "policy",
+    ]
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(text)
+    assert data["plugins"]["enabled"] == ["beta"]
+    assert data["plugins"]["disabled"] == ["alpha"]
+
+
+def test_enable_creates_the_config_and_says_so(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "demo", GOOD)
+
+    done = setup.run("plugins", "enable", "demo")
+
+    assert done.returncode == 0, done.stderr
+    assert "enabled demo" in done.stdout
+    assert "warning" not in done.stderr
+    assert setup.list_json()[0]["status"] == "enabled"
+
+
+def test_enable_of_an_unknown_plugin_warns(setup: Setup) -> None:
+    done = setup.run("plugins", "enable", "later")
+
+    assert done.returncode == 0
+    assert "no plugin named 'later' is installed" in done.stderr
+
+
+def test_managed_config_refuses_to_enable(setup: Setup) -> None:
+    config = setup.home / "config.yaml"
+    config.write_text(COMMENTED, encoding="utf-8")
+    setup.variables["HERMES_MANAGED"] = "1"
+
+    done = setup.run("plugins", "enable", "gamma")
+
+    assert done.returncode == 2
+    assert "managed by Nix or an administrator" in done.stderr
+    assert config.read_text(encoding="utf-8") == COMMENTED
+
+
+PROBE = (
+    "import sys\n"
+    "from hermes_core.cli import main\n"
+    "try:\n    main(['plugins', 'list', '--json'])\n"
+    "except SystemExit:\n    pass\n"
+    "heavy = ('mcp', 'numpy', 'jsonschema')\n"
+    "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+)
+
+
+def heavy_modules_after_listing(setup: Setup) -> str:
+    write_dir_plugin(setup.user_plugins, "demo", GOOD)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=setup.project,
+        env={"PATH": os.defpath, "HERMES_HOME": str(setup.home), **setup.variables},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def test_listing_imports_no_mcp_numpy_or_jsonschema(setup: Setup) -> None:
+    setup.variables["HERMES_BUNDLED_PLUGINS"] = str(setup.bundled)
+
+    assert heavy_modules_after_listing(setup) == "LOADED []"
+
+
+def test_listing_with_the_shipped_plugins_imports_no_mcp_numpy_or_jsonschema(
+    setup: Setup,
+) -> None:
+    # The bundled plugins load on every listing, so they too must import heavy modules lazily.
+    assert heavy_modules_after_listing(setup) == "LOADED []"
+
+
+HELLO = """
+import click
+
+from hermes_core.hookspecs import hookimpl
+from hermes_core.specs import CliCommandSpec
+
+
+@click.command()
+@click.argument("who")
+def hello(who):
+    \"\"\"Say hello.\"\"\"
+    click.echo(f"hello, {who}")
+
+
+@hookimpl
+def hermes_cli_commands():
+    return [CliCommandSpec("hello", hello)]
+"""
+
+
+def test_enabled_plugin_adds_a_subcommand(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
+
+    done = setup.run("hello", "world")
+    helped = setup.run("--help")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello, world\n"
+    assert "hello" in helped.stdout
+
+
+def test_subcommand_of_a_plugin_not_enabled_does_not_exist(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+
+    done = setup.run("hello", "world")
+
+    assert done.returncode == 2
+    assert "No such command 'hello'" in done.stderr

@@ -1,0 +1,253 @@
+"""Discovery and resolution: the five sources, their precedence, shadowing, the impostor guard."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+from hermes_core.paths import Environment
+from hermes_core.plugins import discover, normalize_name, resolve
+from hermes_core.testing import FakeNixStore, write_dir_plugin, write_distribution
+
+
+def with_vars(env: Environment, **variables: str) -> Environment:
+    return dataclasses.replace(env, variables={**env.variables, **variables})
+
+
+def bundled_dir(env: Environment) -> Path:
+    return env.bundled_plugins_dir
+
+
+def test_names_are_normalized_like_package_names() -> None:
+    assert normalize_name("My_Plugin..Name") == "my-plugin-name"
+    assert normalize_name("a-_.b") == "a-b"
+
+
+def test_each_source_is_found_with_its_name_and_path(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store
+) -> None:
+    store: FakeNixStore = hermes_nix_store()
+    write_dir_plugin(bundled_dir(hermes_env), "one")
+    write_dir_plugin(hermes_env.user_plugins_dir, "two")
+    write_dir_plugin(hermes_env.project_plugins_dir, "three")
+    dist = hermes_distribution(
+        "hermes-four", "4.2", entry_points={"Four": "four_mod"}, files={"four_mod.py": ""}
+    )
+    store.add_dir_plugin("five")
+    store.add_distribution("hermes-six", "6.0", entry_points={"six": "six_mod:Plugin"})
+    env = with_vars(hermes_env, HERMES_NIX_PLUGINS=str(store.path))
+
+    found = {c.name: c for c in discover(env).candidates}
+
+    assert {name: c.source for name, c in found.items()} == {
+        "one": "bundled",
+        "two": "user",
+        "three": "project",
+        "four": "pip",
+        "five": "nix",
+        "six": "nix",
+    }
+    assert found["two"].path == hermes_env.user_plugins_dir / "two"
+    assert found["four"].version == "4.2"
+    assert found["four"].path == dist.site_dir / "four_mod.py"
+    assert found["six"].site_dir == store.site_dir
+    assert found["six"].entry_point is not None
+    assert found["six"].entry_point.value == "six_mod:Plugin"
+
+
+def test_later_source_wins_and_earlier_ones_are_shadowed(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store
+) -> None:
+    store: FakeNixStore = hermes_nix_store()
+    write_dir_plugin(bundled_dir(hermes_env), "demo")
+    write_dir_plugin(hermes_env.user_plugins_dir, "demo")
+    write_dir_plugin(hermes_env.project_plugins_dir, "demo")
+    hermes_distribution("hermes-demo", entry_points={"demo": "demo_pip"})
+    store.add_dir_plugin("demo")
+    env = with_vars(
+        hermes_env, HERMES_NIX_PLUGINS=str(store.path), HERMES_ENABLE_PROJECT_PLUGINS="1"
+    )
+
+    resolution = resolve(discover(env))
+
+    assert resolution.winners["demo"].source == "nix"
+    assert [c.source for c in resolution.shadowed["demo"]] == [
+        "bundled",
+        "user",
+        "project",
+        "pip",
+    ]
+
+
+def test_gated_project_plugin_shadows_nothing(hermes_env: Environment) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "demo")
+    write_dir_plugin(hermes_env.project_plugins_dir, "demo")
+
+    resolution = resolve(discover(hermes_env))
+
+    assert resolution.winners["demo"].source == "user"
+    assert "demo" not in resolution.shadowed
+    assert [c.source for c in resolution.gated] == ["project"]
+
+
+def test_user_plugin_claiming_a_bundled_name_from_another_directory_is_ignored(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(bundled_dir(hermes_env), "bm25")
+    write_dir_plugin(hermes_env.user_plugins_dir, "bm25", dirname="innocent-tool")
+
+    resolution = resolve(discover(hermes_env))
+
+    assert resolution.winners["bm25"].source == "bundled"
+    assert "bm25" not in resolution.shadowed
+    assert any("innocent-tool" in w and "bm25" in w for w in resolution.warnings)
+
+
+def test_same_named_directory_overrides_the_bundled_plugin(hermes_env: Environment) -> None:
+    write_dir_plugin(bundled_dir(hermes_env), "bm25")
+    write_dir_plugin(hermes_env.user_plugins_dir, "bm25", dirname="BM25")
+
+    resolution = resolve(discover(hermes_env))
+
+    assert resolution.winners["bm25"].source == "user"
+    assert [c.source for c in resolution.shadowed["bm25"]] == ["bundled"]
+    assert resolution.warnings == []
+
+
+def test_directories_starting_with_underscore_or_dot_are_skipped(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "hidden", dirname=".hidden")
+    write_dir_plugin(hermes_env.user_plugins_dir, "private", dirname="_private")
+    write_dir_plugin(hermes_env.user_plugins_dir, "shown")
+    (hermes_env.user_plugins_dir / "not-a-plugin").mkdir()
+    (hermes_env.user_plugins_dir / "README.txt").write_text("hello", encoding="utf-8")
+
+    names = [c.name for c in discover(hermes_env).candidates]
+
+    assert names == ["shown"]
+
+
+def test_broken_manifest_is_reported_and_discovery_goes_on(hermes_env: Environment) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "broken", manifest="name: [unclosed\n")
+    write_dir_plugin(hermes_env.user_plugins_dir, "fine")
+
+    found = {c.name: c for c in discover(hermes_env).candidates}
+
+    assert found["fine"].error is None
+    assert found["broken"].error is not None
+    assert "plugin.yaml" in found["broken"].error
+    assert found["broken"].manifest is None
+
+
+def test_unreadable_plugins_directory_is_reported_not_fatal(hermes_env: Environment) -> None:
+    hermes_env.home.mkdir(exist_ok=True)
+    # A file where the plugins directory should be cannot be listed.
+    hermes_env.user_plugins_dir.write_text("not a directory", encoding="utf-8")
+    write_dir_plugin(hermes_env.bundled_plugins_dir, "core", manifest={"kind": "backend"})
+
+    found = discover(hermes_env)
+
+    assert [c.name for c in found.candidates] == ["core"]
+    assert any(str(hermes_env.user_plugins_dir) in w for w in found.warnings)
+
+
+def test_disable_autoload_keeps_only_bundled_plugins(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store
+) -> None:
+    store: FakeNixStore = hermes_nix_store()
+    write_dir_plugin(bundled_dir(hermes_env), "core")
+    write_dir_plugin(hermes_env.user_plugins_dir, "user-one")
+    write_dir_plugin(hermes_env.project_plugins_dir, "project-one")
+    hermes_distribution("hermes-pip-one", entry_points={"pip-one": "pip_one"})
+    store.add_dir_plugin("nix-one")
+    env = with_vars(
+        hermes_env,
+        HERMES_NIX_PLUGINS=str(store.path),
+        HERMES_ENABLE_PROJECT_PLUGINS="1",
+        HERMES_DISABLE_PLUGIN_AUTOLOAD="1",
+    )
+
+    assert [c.name for c in discover(env).candidates] == ["core"]
+
+
+def test_nix_reads_only_the_running_python_site_dir(
+    hermes_env: Environment, hermes_nix_store
+) -> None:
+    store: FakeNixStore = hermes_nix_store()
+    other = store.path / "lib" / "python3.1" / "site-packages"
+    write_distribution(other, "hermes-old", entry_points={"old": "old_mod"})
+    store.add_distribution("hermes-new", entry_points={"new": "new_mod"})
+    env = with_vars(hermes_env, HERMES_NIX_PLUGINS=str(store.path))
+
+    assert [c.name for c in discover(env).candidates] == ["new"]
+
+
+def test_several_nix_store_paths_are_read(hermes_env: Environment, hermes_nix_store) -> None:
+    first: FakeNixStore = hermes_nix_store("first")
+    second: FakeNixStore = hermes_nix_store("second")
+    first.add_dir_plugin("alpha")
+    second.add_dir_plugin("beta")
+    env = with_vars(hermes_env, HERMES_NIX_PLUGINS=f"{first.path}:{second.path}")
+
+    assert sorted(c.name for c in discover(env).candidates) == ["alpha", "beta"]
+
+
+def test_pip_plugin_reads_plugin_yaml_beside_its_module(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    hermes_distribution(
+        "hermes-weather",
+        "3.1",
+        summary="Weather tools",
+        entry_points={"weather": "weather_pkg"},
+        files={
+            "weather_pkg/__init__.py": "",
+            "weather_pkg/plugin.yaml": "requires_env: [WEATHER_KEY]\nprovides_tools: [forecast]\n",
+        },
+    )
+
+    (candidate,) = discover(hermes_env).candidates
+
+    assert candidate.manifest is not None
+    assert candidate.manifest.requires_env == ("WEATHER_KEY",)
+    assert candidate.manifest.provides_tools == ("forecast",)
+    assert candidate.manifest.version == "3.1"
+    assert candidate.manifest.description == "Weather tools"
+
+
+def test_discovery_imports_no_plugin_code(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store, tmp_path: Path
+) -> None:
+    marker = tmp_path / "imported"
+    code = f"open({str(marker)!r}, 'w').close()\n"
+    store: FakeNixStore = hermes_nix_store()
+    write_dir_plugin(hermes_env.user_plugins_dir, "user-one", code)
+    hermes_distribution(
+        "hermes-pip-two", entry_points={"pip-two": "pip_two"}, files={"pip_two.py": code}
+    )
+    store.add_distribution(
+        "hermes-nix-three", entry_points={"nix-three": "nix_three"}, files={"nix_three.py": code}
+    )
+    env = with_vars(hermes_env, HERMES_NIX_PLUGINS=str(store.path))
+
+    assert len(resolve(discover(env)).winners) == 3
+    assert not marker.exists()
+    assert "pip_two" not in sys.modules
+    assert str(store.site_dir) not in sys.path
+
+
+def test_real_bundled_directory_is_discovered_by_default(hermes_env: Environment) -> None:
+    env = Environment(home=hermes_env.home, cwd=hermes_env.cwd, variables={})
+    shipped = Path(__file__).resolve().parent.parent / "plugins_builtin"
+    expected = sorted(
+        normalize_name(d.name)
+        for d in shipped.iterdir()
+        if (d / "plugin.yaml").is_file() and not d.name.startswith(("_", "."))
+    )
+
+    found = discover(env)
+
+    assert env.bundled_plugins_dir.resolve() == shipped
+    assert sorted(c.name for c in found.candidates if c.source == "bundled") == expected

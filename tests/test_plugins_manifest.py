@@ -1,0 +1,87 @@
+"""``plugin.yaml``: required name, validated keys, unknown keys warn and never fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hermes_core.plugins
+from hermes_core.plugins import ManifestError, load_manifest
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "plugin.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_full_manifest_is_read(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "name: Weather_Tools\nversion: 1.2\ndescription: Forecasts\nauthor: Ann\n"
+        "kind: backend\nprovides_tools: [forecast]\nprovides_hooks: [hermes_tools]\n"
+        "requires_env: [WEATHER_KEY]\nrequires_plugins: [Geo_Coder]\n"
+        "requires_hermes: '>=0.1'\nhomepage: https://example.org\nlicense: MIT\n",
+    )
+
+    manifest = load_manifest(path)
+
+    assert manifest.name == "weather-tools"
+    assert manifest.version == "1.2"
+    assert manifest.kind == "backend"
+    assert manifest.provides_tools == ("forecast",)
+    assert manifest.requires_env == ("WEATHER_KEY",)
+    assert manifest.requires_plugins == ("geo-coder",)
+    assert manifest.requires_hermes is not None
+    assert "0.1.0" in manifest.requires_hermes
+    assert manifest.warnings == ()
+
+
+def test_unknown_keys_warn_and_never_fail(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: demo\nflavour: vanilla\n")
+
+    manifest = load_manifest(path)
+
+    assert manifest.name == "demo"
+    assert manifest.warnings == (f"{path}: unknown key 'flavour' ignored",)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("version: 1\n", "name: required", id="missing-name"),
+        pytest.param("name: demo\nkind: daemon\n", "kind: must be", id="bad-kind"),
+        pytest.param(
+            "name: demo\nrequires_env: TOKEN\n", "requires_env: must be a list", id="scalar-list"
+        ),
+        pytest.param("name: demo\nrequires_hermes: soon\n", "requires_hermes", id="bad-specifier"),
+        pytest.param("- just\n- a list\n", "must be a mapping", id="not-a-mapping"),
+        pytest.param("name: 'bad name!'\n", "not a valid plugin name", id="bad-name"),
+    ],
+)
+def test_invalid_manifest_names_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+
+    with pytest.raises(ManifestError, match=expected) as caught:
+        load_manifest(path)
+
+    assert str(path) in str(caught.value)
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: demo\nversion: [1\n")
+
+    with pytest.raises(ManifestError, match=rf"{path}:\d+: not valid YAML"):
+        load_manifest(path)
+
+
+def test_plugins_package_all_is_complete() -> None:
+    public = {
+        name
+        for name, value in vars(hermes_core.plugins).items()
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith("hermes_core")
+    }
+    assert public <= set(hermes_core.plugins.__all__)
+    assert len(set(hermes_core.plugins.__all__)) == len(hermes_core.plugins.__all__)
+    assert all(hasattr(hermes_core.plugins, name) for name in hermes_core.plugins.__all__)

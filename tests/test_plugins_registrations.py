@@ -1,0 +1,134 @@
+"""Registration hooks: specs collected per plugin, duplicates refused, selection by config name."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hermes_core.config import ApprovalsConfig, Config, PluginsConfig
+from hermes_core.errors import PluginError, RegistrationError
+from hermes_core.host import Host
+from hermes_core.paths import Environment
+from hermes_core.testing import write_dir_plugin
+
+pytestmark = pytest.mark.anyio
+
+
+def registering(hook: str, spec: str, *names: str) -> str:
+    specs = ", ".join(f"{spec}({name!r}, factory=lambda ctx: {name!r})" for name in names)
+    return (
+        "from hermes_core.hookspecs import hookimpl\n"
+        f"from hermes_core.specs import {spec}\n"
+        f"@hookimpl\ndef {hook}():\n    return [{specs}]\n"
+    )
+
+
+def search_backends(*names: str) -> str:
+    return registering("hermes_search_backends", "SearchBackendSpec", *names)
+
+
+def config(*enabled: str, backend: str = "bm25", policy: str = "annotations") -> Config:
+    base = Config(plugins=PluginsConfig(enabled=list(enabled)))
+    base.tools.tool_search.backend = backend
+    return base.model_copy(update={"approvals": ApprovalsConfig(policy=policy)})
+
+
+async def test_two_plugins_registering_one_backend_name_is_an_error_naming_both(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "fast-search", search_backends("quick"))
+    write_dir_plugin(hermes_env.user_plugins_dir, "other-search", search_backends("quick"))
+
+    with pytest.raises(RegistrationError) as caught:
+        async with Host(config("fast-search", "other-search"), hermes_env):
+            pass
+
+    message = str(caught.value)
+    assert "'quick'" in message
+    assert "'fast-search'" in message
+    assert "'other-search'" in message
+
+
+async def test_unknown_backend_name_lists_the_valid_names(hermes_env: Environment) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "searches", search_backends("alpha", "beta"))
+
+    async with Host(config("searches", backend="gamma"), hermes_env) as host:
+        with pytest.raises(RegistrationError) as caught:
+            host.select_search_backend()
+
+    message = str(caught.value)
+    assert "'gamma'" in message
+    assert "tools.tool_search.backend" in message
+    assert "valid names: alpha, beta" in message
+
+
+async def test_backend_is_selected_by_its_config_name(hermes_env: Environment) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "searches", search_backends("alpha", "beta"))
+
+    async with Host(config("searches", backend="beta"), hermes_env) as host:
+        spec = host.select_search_backend()
+        registered = host.registrations.search_backends["beta"]
+
+    assert spec.name == "beta"
+    assert spec.factory(None) == "beta"  # type: ignore[arg-type]
+    assert registered.plugin == "searches"
+
+
+async def test_approval_policy_and_gateway_are_selected_by_name(hermes_env: Environment) -> None:
+    source = (
+        registering("hermes_approval_policies", "ApprovalPolicySpec", "careful")
+        + (
+            registering("hermes_connector_gateways", "ConnectorGatewaySpec", "http").split("\n", 1)[
+                1
+            ]
+        )
+    )
+    write_dir_plugin(hermes_env.user_plugins_dir, "policies", source)
+
+    async with Host(config("policies", policy="careful"), hermes_env) as host:
+        assert host.select_approval_policy().name == "careful"
+        assert host.select_connector_gateway().name == "http"
+
+
+async def test_no_backend_registered_says_so(hermes_env: Environment) -> None:
+    async with Host(config(), hermes_env) as host:
+        with pytest.raises(RegistrationError, match="no loaded plugin registers one"):
+            host.select_search_backend()
+
+
+async def test_registration_hook_returning_the_wrong_type_marks_its_plugin_error(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(
+        hermes_env.user_plugins_dir,
+        "sloppy",
+        "from hermes_core.hookspecs import hookimpl\n"
+        "@hookimpl\ndef hermes_search_backends():\n    return ['not a spec']\n",
+    )
+    write_dir_plugin(hermes_env.user_plugins_dir, "searches", search_backends("alpha"))
+    env = dataclasses.replace(
+        hermes_env, variables={**hermes_env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    )
+
+    async with Host(config("sloppy", "searches", backend="alpha"), env) as host:
+        sloppy = next(r for r in host.plugins if r.name == "sloppy")
+        assert sloppy.status == "error"
+        assert "must return a list of SearchBackendSpec" in (sloppy.error or "")
+        assert not host.pm.has_plugin("sloppy")
+        assert host.select_search_backend().name == "alpha"
+
+
+async def test_registration_hook_raising_is_a_plugin_error_in_strict_mode(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(
+        hermes_env.user_plugins_dir,
+        "crashy",
+        "from hermes_core.hookspecs import hookimpl\n"
+        "@hookimpl\ndef hermes_approval_policies():\n    raise KeyError('x')\n",
+    )
+
+    with pytest.raises(PluginError, match=r"'crashy'.*hermes_approval_policies raised KeyError"):
+        async with Host(config("crashy"), hermes_env):
+            pass
