@@ -5,7 +5,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core.approvals.prompt import PromptTransport
 
 
 @dataclass
@@ -14,8 +17,10 @@ class Session:
 
     ``granted_toolsets`` of ``None`` grants every enabled toolset; a set restricts the session to
     those toolsets (a tool outside the grant is invisible to search, describe and call).
-    ``interactive`` says whether a person can answer approval prompts. ``turn`` counts model
-    turns; per-turn counters (the search loop breaker) reset when it advances.
+    ``interactive`` says whether a person can answer approval prompts; ``prompt`` is the
+    transport that asks them (``None``: the configured non-interactive answer applies).
+    ``turn`` counts model turns; per-turn counters (the search loop breaker) reset when it
+    advances. ``approved_for_session`` holds the patterns a "session" answer approved.
     """
 
     cwd: Path
@@ -28,6 +33,7 @@ class Session:
     searches_this_turn: int = 0
     state: dict[str, Any] = field(default_factory=dict)
     """Per-session data owned by tools (the todo list, background processes...)."""
+    prompt: PromptTransport | None = None
 
     def next_turn(self) -> None:
         """Start a new model turn: per-turn counters reset, the interrupt is cleared."""

@@ -3,9 +3,15 @@ shares."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import re
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core.errors import RegistrationError
+
+if TYPE_CHECKING:
+    from hermes_core.config import ToolsConfig
 
 ToolSource = Literal["builtin", "plugin", "mcp", "connectors", "catalog"]
 ToolHandler = Callable[..., Any | Awaitable[Any]]
@@ -92,3 +98,164 @@ class ToolResult:
         return "\n".join(
             str(block.get("text", "")) for block in self.content if block.get("type") == "text"
         )
+
+
+TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""The name rule every tool obeys (the common subset of what model providers accept)."""
+
+BRIDGE_TOOL_NAMES: frozenset[str] = frozenset({"tool_search", "tool_describe", "tool_call"})
+"""Names reserved for the three bridge tools; only the tool search layer registers them."""
+
+
+def check_tool_name(name: object) -> str:
+    """Return ``name`` if it obeys :data:`TOOL_NAME_PATTERN`, else raise ``ValueError``."""
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        raise ValueError(f"tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
+    return name
+
+
+def toolset_enabled(
+    toolset: str, enabled: Sequence[str] | None, disabled: Sequence[str] = ()
+) -> bool:
+    """Whether ``toolset`` is enabled: ``disabled`` wins; ``enabled=None`` means all."""
+    if toolset in disabled:
+        return False
+    return enabled is None or toolset in enabled
+
+
+def toolsets_config_allows(toolset: str, tools_config: ToolsConfig) -> bool:
+    """:func:`toolset_enabled` over ``tools.enabled_toolsets`` and ``disabled_toolsets``."""
+    return toolset_enabled(toolset, tools_config.enabled_toolsets, tools_config.disabled_toolsets)
+
+
+@dataclass(frozen=True)
+class ShadowedTool:
+    """A registration that lost to another one of higher precedence."""
+
+    tool: Tool
+    owner: str
+    shadowed_by: str
+
+
+class Registry:
+    """Every tool the host can call, by name.
+
+    Each registration has an ``owner`` (the plugin, MCP server or subsystem) and a
+    ``precedence`` (the plugin source rank: bundled < user < project < pip < nix). Registering a
+    name twice is a :class:`~hermes_core.errors.RegistrationError` naming both owners, unless the
+    precedences differ: then the higher one wins and the other is kept in :attr:`shadowed`.
+    ``generation`` grows on every change, so caches (the search index, compiled validators) can
+    tell whether they are stale.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._owners: dict[str, tuple[str, int]] = {}
+        self.shadowed: list[ShadowedTool] = []
+        self.generation = 0
+
+    def register(
+        self,
+        tool: Tool,
+        *,
+        owner: str | None = None,
+        precedence: int = 0,
+        bridge: bool = False,
+    ) -> bool:
+        """Add ``tool``; return whether it is now the registered tool of its name.
+
+        ``bridge=True`` is how the tool search layer claims the reserved bridge names.
+        """
+        if not isinstance(tool, Tool):
+            raise RegistrationError(
+                f"{owner or 'unknown owner'}: expected a hermes_core.tools.Tool, got "
+                f"{type(tool).__name__}"
+            )
+        who = owner or tool.source_name or tool.source
+        try:
+            check_tool_name(tool.name)
+        except ValueError as exc:
+            raise RegistrationError(f"{who}: {exc}") from None
+        if tool.name in BRIDGE_TOOL_NAMES and not bridge:
+            raise RegistrationError(
+                f"{who}: the tool name {tool.name!r} is reserved for the tool search bridge"
+            )
+        existing = self._owners.get(tool.name)
+        if existing is not None:
+            other, other_rank = existing
+            if other_rank == precedence:
+                raise RegistrationError(
+                    f"tool {tool.name!r} is registered by both {other!r} and {who!r}; "
+                    "disable one of them or rename the tool"
+                )
+            if other_rank > precedence:
+                self.shadowed.append(ShadowedTool(tool, who, other))
+                return False
+            self.shadowed.append(ShadowedTool(self._tools[tool.name], other, who))
+        self._tools[tool.name] = tool
+        self._owners[tool.name] = (who, precedence)
+        self.generation += 1
+        return True
+
+    def register_all(self, tools: Iterable[Tool], *, owner: str, precedence: int = 0) -> list[Tool]:
+        """Register several tools of one owner; nothing is registered if one of them is refused.
+
+        Tools without a ``source_name`` get ``owner`` as theirs. Returns the tools that won.
+        """
+        prepared = [
+            tool
+            if not isinstance(tool, Tool) or tool.source_name
+            else replace(tool, source_name=owner)
+            for tool in tools
+        ]
+        snapshot = (dict(self._tools), dict(self._owners), list(self.shadowed), self.generation)
+        won: list[Tool] = []
+        try:
+            for tool in prepared:
+                if self.register(tool, owner=owner, precedence=precedence):
+                    won.append(tool)
+        except RegistrationError:
+            self._tools, self._owners, self.shadowed, self.generation = snapshot
+            raise
+        return won
+
+    def unregister(self, name: str) -> Tool:
+        """Remove the tool called ``name`` and return it (``KeyError`` if there is none)."""
+        tool = self._tools.pop(name)
+        del self._owners[name]
+        self.generation += 1
+        return tool
+
+    def unregister_owner(self, owner: str) -> list[Tool]:
+        """Remove every tool of ``owner`` (a disconnected MCP server, an unloaded plugin)."""
+        names = [name for name, (who, _) in self._owners.items() if who == owner]
+        return [self.unregister(name) for name in names]
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def owner(self, name: str) -> str | None:
+        """Who registered the tool called ``name``."""
+        entry = self._owners.get(name)
+        return entry[0] if entry else None
+
+    def toolsets(self) -> dict[str, list[Tool]]:
+        """Tools grouped by toolset, in registration order."""
+        groups: dict[str, list[Tool]] = {}
+        for tool in self._tools.values():
+            groups.setdefault(tool.toolset, []).append(tool)
+        return groups
+
+    def enabled(self, tools_config: ToolsConfig) -> list[Tool]:
+        """The tools whose toolset ``tools.enabled_toolsets``/``disabled_toolsets`` allow."""
+        return [t for t in self._tools.values() if toolsets_config_allows(t.toolset, tools_config)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)

@@ -1,0 +1,146 @@
+"""The activity log: one JSON line per finished tool call, with secret-looking values redacted.
+
+Writing happens in batches on a background thread, so a call pays only for appending a small
+dict to a queue; :meth:`ActivityLog.flush` writes everything queued at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from hermes_core.specs import ActivityEvent
+
+log = logging.getLogger(__name__)
+
+REDACTED: Final = "[redacted]"
+ACTIVITY_LOG_NAME: Final = "activity.jsonl"
+
+_SECRET_KEY: Final = re.compile(
+    r"(api[_-]?key|access[_-]?key|token|secret|passw(or)?d|credential|auth(?!ors?(?![a-z]))|cookie"
+    r"|private[_-]?key|session[_-]?key)",
+    re.IGNORECASE,
+)
+_SECRET_VALUE: Final = re.compile(
+    r"(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,})"
+)
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` where secret-named keys and secret-looking strings are replaced.
+
+    A key is secret-named when it contains ``key``-like words (``api_key``, ``token``,
+    ``password``, ``secret``, ``auth``...); a string is secret-looking when it holds a known
+    credential shape (``sk-...``, ``ghp_...``, ``AKIA...``, ``Bearer ...``, a private key block).
+    """
+    if isinstance(value, str):
+        return _SECRET_VALUE.sub(REDACTED, value) if len(value) >= 16 else value
+    if isinstance(value, Mapping):
+        return {
+            key: REDACTED
+            if isinstance(key, str) and _SECRET_KEY.search(key) and item not in (None, "")
+            else redact(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(item) for item in value]
+    return value
+
+
+def event_record(event: ActivityEvent, timestamp: float) -> dict[str, Any]:
+    """The JSON object written to the activity log for ``event``."""
+    return {
+        "time": timestamp,
+        "name": event.name,
+        "status": event.status,
+        "duration_ms": event.duration_ms,
+        "session_id": event.session_id,
+        "source": event.source,
+        "message": event.message,
+        "arguments": event.arguments,
+    }
+
+
+class ActivityLog:
+    """A JSON-lines file of activity events, written in batches by one background thread.
+
+    ``write`` only appends to an in-memory queue (no wake-up, no lock): the writer thread drains
+    it every ``interval`` seconds, and :meth:`flush` drains it at once. A record that cannot be
+    serialized is written with its arguments replaced by their ``repr``.
+    """
+
+    def __init__(self, path: Path, *, interval: float = 0.2) -> None:
+        self.path = path
+        self.interval = interval
+        self._queue: deque[dict[str, Any]] = deque()
+        self._write_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def write(self, event: ActivityEvent) -> None:
+        """Queue ``event`` for writing."""
+        if self._closed:
+            return
+        self._queue.append(event_record(event, time.time()))
+        if self._thread is None:
+            self._start()
+
+    def _start(self) -> None:
+        with self._write_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="hermes-activity-log", daemon=True
+                )
+                self._thread.start()
+
+    def flush(self) -> None:
+        """Write everything queued so far, now."""
+        with self._write_lock:
+            self._drain()
+
+    def close(self) -> None:
+        """Write what is queued and stop the writer thread; later writes are dropped."""
+        self._closed = True
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=10.0)
+        self.flush()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            if self._queue:
+                self.flush()
+
+    def _drain(self) -> None:
+        queue = self._queue
+        batch = []
+        while queue:
+            batch.append(queue.popleft())
+        if batch:
+            self._append(batch)
+
+    def _append(self, batch: list[dict[str, Any]]) -> None:
+        lines = []
+        for record in batch:
+            try:
+                lines.append(json.dumps(record, default=repr, ensure_ascii=False))
+            except (TypeError, ValueError):
+                record["arguments"] = repr(record["arguments"])
+                lines.append(json.dumps(record, default=repr, ensure_ascii=False))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write("\n".join(lines) + "\n")
+        except OSError as exc:
+            log.warning("cannot write the activity log %s: %s", self.path, exc)

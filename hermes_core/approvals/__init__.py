@@ -1,0 +1,40 @@
+"""Approval policies and prompt transports.
+
+A policy (selected by ``approvals.policy``, registered by plugins through
+``hermes_approval_policies``) answers allow, deny or ask for each call; an ask goes to the
+session's :class:`~hermes_core.approvals.prompt.PromptTransport`.
+"""
+
+from __future__ import annotations
+
+from hermes_core.approvals.policy import (
+    ApprovalPolicy,
+    Decision,
+    GlobRules,
+    call_subjects,
+    glob_escape,
+    remembered_subject,
+    select_policy,
+)
+from hermes_core.approvals.prompt import (
+    Answer,
+    ApprovalRequest,
+    NonInteractivePrompt,
+    PromptTransport,
+    TerminalPrompt,
+)
+
+__all__ = [
+    "Answer",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Decision",
+    "GlobRules",
+    "NonInteractivePrompt",
+    "PromptTransport",
+    "TerminalPrompt",
+    "call_subjects",
+    "glob_escape",
+    "remembered_subject",
+    "select_policy",
+]

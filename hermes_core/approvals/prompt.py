@@ -1,0 +1,144 @@
+"""Prompt transports: how an ``ask`` decision reaches a person, or what answers when nobody can.
+
+:class:`TerminalPrompt` asks on a terminal (once / session / always / deny);
+:class:`NonInteractivePrompt` gives the configured ``approvals.non_interactive`` answer at once.
+An unanswered prompt is a denial after ``approvals.timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any, Final, Literal, Protocol, runtime_checkable
+
+Answer = Literal["once", "session", "always", "deny"]
+
+_ANSWERS: Final[dict[str, Answer]] = {
+    "o": "once",
+    "once": "once",
+    "y": "once",
+    "yes": "once",
+    "s": "session",
+    "session": "session",
+    "a": "always",
+    "always": "always",
+    "d": "deny",
+    "deny": "deny",
+    "n": "deny",
+    "no": "deny",
+}
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What a person is asked about: the real tool, its (redacted) arguments and why.
+
+    ``remember_as`` is the pattern a "session" or "always" answer stores.
+    """
+
+    tool_name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    remember_as: str = ""
+
+
+@runtime_checkable
+class PromptTransport(Protocol):
+    """Asks a person to approve a call."""
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a person is there to answer."""
+        ...
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        """The answer, or ``None`` when nobody answered within ``timeout`` seconds."""
+        ...
+
+
+@dataclass(frozen=True)
+class NonInteractivePrompt:
+    """The answer when nobody can be asked (serve, cron, scripts): ``approvals.non_interactive``."""
+
+    answer: Literal["deny", "allow"] = "deny"
+    interactive: bool = False
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        """``once`` when the configured answer is ``allow``, else ``deny``."""
+        return "once" if self.answer == "allow" else "deny"
+
+
+class TerminalPrompt:
+    """Asks on a terminal: reads a line from ``input`` and writes the question to ``output``.
+
+    ``input`` is a file object with a file descriptor (a tty, a pty, a pipe); it is read with
+    ``os.read`` after ``select`` so a prompt nobody answers ends at its deadline instead of
+    leaving a thread blocked. End of input is a denial.
+    """
+
+    interactive = True
+
+    def __init__(self, input: IO[Any] | int, output: IO[str]) -> None:
+        self._fd = input if isinstance(input, int) else input.fileno()
+        self._output = output
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        """Ask until a valid answer, end of input or ``timeout`` seconds."""
+        import anyio.to_thread  # only when someone is asked: plugin listings stay light
+
+        return await anyio.to_thread.run_sync(
+            self._ask_blocking, request, time.monotonic() + timeout, abandon_on_cancel=True
+        )
+
+    def _ask_blocking(self, request: ApprovalRequest, deadline: float) -> Answer | None:
+        self._write(self._question(request))
+        while True:
+            line = self._read_line(deadline)
+            if line is None:
+                self._write("\nno answer: denied\n")
+                return None
+            if line == "\x04":
+                return "deny"
+            answer = _ANSWERS.get(line.strip().lower())
+            if answer is not None:
+                return answer
+            self._write("please answer o (once), s (session), a (always) or d (deny): ")
+
+    def _question(self, request: ApprovalRequest) -> str:
+        lines = [f"\nhermes: the tool {request.tool_name!r} needs approval"]
+        if request.reason:
+            lines.append(f"  reason: {request.reason}")
+        for key, value in request.arguments.items():
+            shown = value if isinstance(value, str) else json.dumps(value, default=repr)
+            if len(shown) > 200:
+                shown = shown[:200] + "..."
+            lines.append(f"  {key}: {shown}")
+        lines.append("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
+        return "\n".join(lines)
+
+    def _write(self, text: str) -> None:
+        try:
+            self._output.write(text)
+            self._output.flush()
+        except (OSError, ValueError):
+            pass
+
+    def _read_line(self, deadline: float) -> str | None:
+        """One line, ``"\\x04"`` at end of input, ``None`` at the deadline."""
+        data = bytearray()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self._fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(self._fd, 1)
+            if not chunk:
+                return "\x04" if not data else data.decode("utf-8", "replace")
+            if chunk in (b"\n", b"\r"):
+                return data.decode("utf-8", "replace")
+            data.extend(chunk)

@@ -1,0 +1,614 @@
+"""The one call path: every tool call, however it arrives, runs through :class:`Dispatcher`.
+
+Steps (execution.md, "Dispatch"): resolve the real tool, coerce and validate the arguments,
+``hermes_pre_tool_call`` hooks (last registered first; block, approve, modify; an exception or a
+timeout blocks), the approval policy with the allow and deny globs and the session's prompt
+transport, the handler under its timeout, post observers and result transforms (isolated per
+plugin), and an activity event to ``hermes_tool_activity`` and the activity log. Whatever goes
+wrong becomes an error :class:`~hermes_core.tools.ToolResult`; nothing raises out of
+:meth:`Dispatcher.dispatch`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import itertools
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import anyio.to_thread
+import pluggy
+from jsonschema import exceptions as schema_errors
+from jsonschema import validators
+
+from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, redact
+from hermes_core.approvals.policy import (
+    ApprovalPolicy,
+    Decision,
+    GlobRules,
+    call_subjects,
+    remembered_subject,
+)
+from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
+from hermes_core.coercion import coerce_arguments
+from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
+from hermes_core.timeouts import await_with_timeout
+from hermes_core.tools import Registry, Tool, ToolResult, toolsets_config_allows
+
+if TYPE_CHECKING:
+    from hermes_core.config import Config
+    from hermes_core.paths import Environment
+    from hermes_core.session import Session
+
+log = logging.getLogger(__name__)
+
+_STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
+    "BLOCKED": "blocked",
+    "DENIED": "denied",
+    "INTERRUPTED": "interrupted",
+}
+
+
+@dataclass(frozen=True)
+class _Hook:
+    """One hook implementation, prepared once: its plugin name and how to call it."""
+
+    plugin: str
+    function: Callable[..., Any]
+    argnames: tuple[str, ...]
+    is_async: bool
+
+
+@dataclass(frozen=True)
+class _PreparedTool:
+    """What the dispatcher computes once per tool: the compiled validator and the call shape."""
+
+    tool: Tool
+    validator: Any
+    schema_error: str | None
+    is_async: bool
+    wants_session: bool
+    accepted: frozenset[str] | None
+
+
+class _Blocked(Exception):
+    """A pre hook stopped the call."""
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
+
+
+class Dispatcher:
+    """Runs tool calls through the pipeline of the specification.
+
+    ``hooks`` is a pluggy ``PluginManager`` or its ``hook`` relay; ``policy`` the selected
+    :class:`~hermes_core.approvals.policy.ApprovalPolicy`. The activity log goes to
+    ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        hooks: pluggy.PluginManager | pluggy.HookRelay,
+        policy: ApprovalPolicy,
+        config: Config,
+        env: Environment,
+        *,
+        activity_log: ActivityLog | None = None,
+    ) -> None:
+        self.registry = registry
+        self.hooks = hooks.hook if isinstance(hooks, pluggy.PluginManager) else hooks
+        self.policy = policy
+        self.config = config
+        self.env = env
+        self.deny_rules = GlobRules(config.approvals.deny)
+        self.allow_rules = GlobRules(config.approvals.allow)
+        self.activity_log = activity_log or ActivityLog(env.log_dir / ACTIVITY_LOG_NAME)
+        self._hook_timeout = config.plugins.hook_timeout
+        self._prepared: dict[str, _PreparedTool] = {}
+        self._prepared_generation = -1
+        self._hook_cache: dict[str, tuple[list[Any], tuple[_Hook, ...]]] = {}
+        self._call_ids = itertools.count(1)
+        self._logged_failures: set[tuple[str, str, str]] = set()
+
+    # Resolution -------------------------------------------------------------------------------
+
+    def resolve(self, name: str, session: Session | None = None) -> Tool | None:
+        """The tool called ``name`` if it exists, its toolset is enabled and ``session`` is
+        granted that toolset; otherwise ``None``."""
+        tool = self.registry.get(name) if isinstance(name, str) else None
+        if tool is None or not toolsets_config_allows(tool.toolset, self.config.tools):
+            return None
+        if session is not None and not session.grants(tool.toolset):
+            return None
+        return tool
+
+    def _unknown_tool(self, name: object, session: Session) -> ToolResult:
+        known = [t.name for t in self.registry if self.resolve(t.name, session) is not None]
+        hint = ""
+        if isinstance(name, str):
+            close = difflib.get_close_matches(name, known, n=3)
+            if close:
+                hint = f" Did you mean: {', '.join(close)}?"
+        if isinstance(name, str) and name in self.registry:
+            message = (
+                f"The tool {name!r} is not available in this session "
+                "(its toolset is disabled or not granted)."
+            )
+        else:
+            message = f"There is no tool named {name!r}.{hint}"
+        return ToolResult.error("UNKNOWN_TOOL", message)
+
+    def _prepare(self, tool: Tool) -> _PreparedTool:
+        if self._prepared_generation != self.registry.generation:
+            self._prepared.clear()
+            self._prepared_generation = self.registry.generation
+        prepared = self._prepared.get(tool.name)
+        if prepared is None or prepared.tool is not tool:
+            prepared = _prepare_tool(tool)
+            self._prepared[tool.name] = prepared
+        return prepared
+
+    def _hook_impls(self, hook_name: str) -> tuple[_Hook, ...]:
+        caller = getattr(self.hooks, hook_name, None)
+        if caller is None:
+            return ()
+        impls = caller.get_hookimpls()
+        cached = self._hook_cache.get(hook_name)
+        if cached is not None and cached[0] == impls:
+            return cached[1]
+        # pluggy calls the last registered implementation first; so do we.
+        prepared = tuple(
+            _Hook(
+                plugin=impl.plugin_name,
+                function=impl.function,
+                argnames=tuple(impl.argnames),
+                is_async=inspect.iscoroutinefunction(impl.function),
+            )
+            for impl in reversed(impls)
+            if not (impl.hookwrapper or impl.wrapper)
+        )
+        self._hook_cache[hook_name] = (impls, prepared)
+        return prepared
+
+    # The pipeline -----------------------------------------------------------------------------
+
+    async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
+        """Run one call of the tool ``name`` for ``session`` and return its result."""
+        started = time.perf_counter()
+        call: ToolCall | None = None
+        try:
+            tool = self.resolve(name, session)
+            if tool is None:
+                result = self._unknown_tool(name, session)
+            else:
+                call, result = await self._run(tool, arguments, session)
+        except Exception as exc:  # the last line of defence: dispatch never raises
+            log.exception("dispatch of %r failed", name)
+            result = ToolResult.error(
+                "INTERNAL_ERROR", f"hermes-core failed while calling {name!r}: {exc}"
+            )
+        await self._record(name, call, arguments, result, session, started)
+        return result
+
+    async def _run(
+        self, tool: Tool, arguments: Any, session: Session
+    ) -> tuple[ToolCall | None, ToolResult]:
+        prepared = self._prepare(tool)
+        if session.interrupted:
+            return None, _interrupted(tool.name)
+        checked = _check_arguments(prepared, arguments)
+        if isinstance(checked, ToolResult):
+            return None, checked
+        call = ToolCall(tool.name, checked, tool, str(next(self._call_ids)))
+        try:
+            approval_reason = await self._pre_hooks(call, prepared, session)
+            denied = await self._approve(call, session, approval_reason)
+            if denied is not None:
+                result = denied
+            elif _interrupted_now(session):
+                result = _interrupted(tool.name)
+            else:
+                result = await self._call_handler(prepared, call, session)
+        except _Blocked as blocked:
+            result = blocked.result
+        result = await self._post_hooks(call, result, session)
+        return call, result
+
+    async def _pre_hooks(
+        self, call: ToolCall, prepared: _PreparedTool, session: Session
+    ) -> str | None:
+        """Run the pre hooks; return the reason when one requires approval, else ``None``."""
+        approval_reason: str | None = None
+        for hook in self._hook_impls("hermes_pre_tool_call"):
+            try:
+                directive = await self._call_hook(hook, {"call": call, "session": session})
+            except TimeoutError:
+                raise _Blocked(
+                    ToolResult.error(
+                        "BLOCKED",
+                        f"{call.name} was blocked: the pre_tool_call hook of plugin "
+                        f"{hook.plugin!r} did not answer within {self._hook_timeout:g} s.",
+                    )
+                ) from None
+            except Exception as exc:
+                raise _Blocked(
+                    ToolResult.error(
+                        "BLOCKED",
+                        f"{call.name} was blocked: the pre_tool_call hook of plugin "
+                        f"{hook.plugin!r} failed ({type(exc).__name__}: {exc}).",
+                    )
+                ) from None
+            if directive is None:
+                continue
+            directive = _as_directive(directive)
+            if directive is None or directive.action == "block":
+                reason = directive.message if directive is not None else "an unreadable directive"
+                raise _Blocked(
+                    ToolResult.error(
+                        "BLOCKED",
+                        f"{call.name} was blocked by plugin {hook.plugin!r}: "
+                        f"{reason or 'no reason given'}",
+                    )
+                )
+            if directive.action == "approve":
+                approval_reason = directive.message or f"plugin {hook.plugin!r} asks for approval"
+            elif directive.action == "modify":
+                checked = _check_arguments(
+                    prepared, directive.arguments, who=f"plugin {hook.plugin!r}"
+                )
+                if isinstance(checked, ToolResult):
+                    raise _Blocked(checked)
+                call.arguments = checked
+        return approval_reason
+
+    async def _approve(
+        self, call: ToolCall, session: Session, approval_reason: str | None
+    ) -> ToolResult | None:
+        """``None`` when the call may run, else the denial."""
+        force_ask = approval_reason is not None
+        subjects = call_subjects(call)
+        pattern = self.deny_rules.match(subjects)
+        if pattern is not None:
+            return ToolResult.error(
+                "DENIED",
+                f"{call.name} was refused: it matches {pattern!r} in approvals.deny.",
+            )
+        if not force_ask:
+            if self.allow_rules.match(subjects) is not None:
+                return None
+            if session.approved_for_session and any(
+                s in session.approved_for_session for s in (*subjects, remembered_subject(call))
+            ):
+                return None
+        decision = await self._policy_decision(call, session)
+        if decision.action == "deny":
+            return ToolResult.error(
+                "DENIED", decision.message or f"{call.name} was refused by the approval policy."
+            )
+        if decision.action == "allow" and not force_ask:
+            return None
+        return await self._ask(call, session, approval_reason or decision.message)
+
+    async def _policy_decision(self, call: ToolCall, session: Session) -> Decision:
+        try:
+            decision: Any = self.policy.decide(call, session)
+            if inspect.iscoroutine(decision):
+                decision = await await_with_timeout(decision, self._hook_timeout)
+            elif inspect.isawaitable(decision):
+                decision = await decision
+        except TimeoutError:
+            return Decision.deny(
+                f"{call.name} was refused: the approval policy did not decide within "
+                f"{self._hook_timeout:g} s."
+            )
+        except Exception as exc:
+            return Decision.deny(
+                f"{call.name} was refused: the approval policy failed "
+                f"({type(exc).__name__}: {exc})."
+            )
+        if not isinstance(decision, Decision) or decision.action not in ("allow", "deny", "ask"):
+            return Decision.deny(
+                f"{call.name} was refused: the approval policy gave no decision ({decision!r})."
+            )
+        return decision
+
+    async def _ask(self, call: ToolCall, session: Session, reason: str) -> ToolResult | None:
+        transport: PromptTransport = session.prompt or NonInteractivePrompt(
+            self.config.approvals.non_interactive
+        )
+        pattern = remembered_subject(call)
+        request = ApprovalRequest(
+            tool_name=call.name,
+            arguments=redact(call.arguments),
+            reason=reason,
+            remember_as=pattern,
+        )
+        timeout = self.config.approvals.timeout
+        answer = None
+        try:
+            with anyio.move_on_after(timeout):
+                answer = await transport.ask(request, timeout)
+        except Exception as exc:
+            return ToolResult.error(
+                "DENIED", f"{call.name} was refused: the approval prompt failed ({exc})."
+            )
+        if answer in ("once", "session", "always"):
+            if answer == "session":
+                session.approved_for_session.add(pattern)
+            elif answer == "always":
+                session.approved_for_session.add(pattern)
+                await self._remember_always(pattern)
+            return None
+        if not getattr(transport, "interactive", False):
+            return ToolResult.error(
+                "DENIED",
+                f"{call.name} needs approval and nobody can answer in this session "
+                f"(approvals.non_interactive: {self.config.approvals.non_interactive}). To allow "
+                f"it, add {pattern!r} (or a broader glob such as {call.name + ':*'!r}) to "
+                "approvals.allow in config.yaml, or choose another approvals.policy.",
+            )
+        if answer is None:
+            return ToolResult.error(
+                "DENIED",
+                f"{call.name} was refused: nobody answered the approval prompt within "
+                f"{timeout:g} s.",
+            )
+        return ToolResult.error("DENIED", f"{call.name} was refused by the user.")
+
+    async def _remember_always(self, pattern: str) -> None:
+        """Allow ``pattern`` from now on and write it to ``approvals.allow`` in config.yaml."""
+        self.allow_rules.add(pattern)
+        try:
+            await anyio.to_thread.run_sync(self._write_allow, pattern)
+        except Exception as exc:
+            log.warning("could not save %r to approvals.allow in config.yaml: %s", pattern, exc)
+
+    def _write_allow(self, pattern: str) -> None:
+        from hermes_core.config import edit_config
+
+        with edit_config(self.env) as document:
+            document.add_to_list("approvals.allow", pattern)
+
+    async def _call_handler(
+        self, prepared: _PreparedTool, call: ToolCall, session: Session
+    ) -> ToolResult:
+        tool = prepared.tool
+        handler = tool.handler
+        if handler is None:
+            return ToolResult.error("TOOL_ERROR", f"{tool.name} has no handler.")
+        kwargs = dict(call.arguments)
+        if prepared.wants_session:
+            kwargs["session"] = session
+        try:
+            if prepared.is_async:
+                coroutine: Any = handler(**kwargs)
+                value = await await_with_timeout(coroutine, tool.timeout)
+            else:
+                with anyio.fail_after(tool.timeout):
+                    value = await anyio.to_thread.run_sync(
+                        partial(handler, **kwargs), abandon_on_cancel=True
+                    )
+                    if inspect.isawaitable(value):
+                        value = await value
+        except TimeoutError:
+            return ToolResult.error(
+                "TIMEOUT", f"{tool.name} did not finish within {tool.timeout:g} s and was stopped."
+            )
+        except Exception as exc:
+            return ToolResult.error(
+                "TOOL_ERROR", f"{tool.name} failed: {type(exc).__name__}: {exc}"
+            )
+        return _to_result(tool.name, value)
+
+    async def _post_hooks(self, call: ToolCall, result: ToolResult, session: Session) -> ToolResult:
+        for hook in self._hook_impls("hermes_post_tool_call"):
+            await self._observe(hook, {"call": call, "result": result, "session": session})
+        for hook in self._hook_impls("hermes_transform_tool_result"):
+            kwargs = {"call": call, "result": result, "session": session}
+            replacement = await self._observe(hook, kwargs)
+            if isinstance(replacement, ToolResult):
+                result = replacement
+            elif replacement is not None:
+                self._log_failure(
+                    hook, "hermes_transform_tool_result", f"returned {type(replacement).__name__}"
+                )
+        return result
+
+    async def _record(
+        self,
+        name: str,
+        call: ToolCall | None,
+        arguments: Any,
+        result: ToolResult,
+        session: Session,
+        started: float,
+    ) -> None:
+        try:
+            shown = call.arguments if call is not None else arguments
+            tool = call.tool if call is not None else self.resolve(name)
+            event = ActivityEvent(
+                name=name if isinstance(name, str) else repr(name),
+                arguments=redact(shown) if isinstance(shown, Mapping) else {"raw": redact(shown)},
+                status=_status(result),
+                duration_ms=(time.perf_counter() - started) * 1000.0,
+                session_id=session.id,
+                source=(tool.source_name or tool.source) if tool is not None else "",
+                message=result.error_message,
+            )
+            self.activity_log.write(event)
+            for hook in self._hook_impls("hermes_tool_activity"):
+                await self._observe(hook, {"event": event})
+        except Exception:
+            log.exception("recording the activity of %r failed", name)
+
+    # Hooks ------------------------------------------------------------------------------------
+
+    async def _call_hook(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
+        args = [kwargs[argname] for argname in hook.argnames]
+        if hook.is_async:
+            return await await_with_timeout(hook.function(*args), self._hook_timeout)
+        with anyio.fail_after(self._hook_timeout):
+            value = await anyio.to_thread.run_sync(
+                partial(hook.function, *args), abandon_on_cancel=True
+            )
+            if inspect.isawaitable(value):
+                value = await value
+            return value
+
+    async def _observe(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
+        """Call an observer hook; its failure is logged once and never stops the call."""
+        try:
+            return await self._call_hook(hook, kwargs)
+        except TimeoutError:
+            self._log_failure(hook, "observer", f"no answer within {self._hook_timeout:g} s")
+        except Exception as exc:
+            self._log_failure(hook, "observer", f"{type(exc).__name__}: {exc}")
+        return None
+
+    def _log_failure(self, hook: _Hook, where: str, what: str) -> None:
+        key = (hook.plugin, where, what)
+        if key not in self._logged_failures:
+            self._logged_failures.add(key)
+            log.warning("plugin %r: %s hook failed: %s", hook.plugin, where, what)
+
+    # Lifetime ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Write the queued activity events and stop the log writer."""
+        self.activity_log.close()
+
+
+def _prepare_tool(tool: Tool) -> _PreparedTool:
+    schema_error = None
+    validator: Any = None
+    try:
+        schema = dict(tool.parameters)
+        cls = validators.validator_for(schema)
+        cls.check_schema(schema)
+        validator = cls(schema)
+    except Exception as exc:
+        schema_error = str(exc).splitlines()[0]
+    handler = tool.handler
+    wants_session = False
+    accepted: frozenset[str] | None = None
+    is_async = False
+    if handler is not None:
+        is_async = inspect.iscoroutinefunction(handler)
+        parameters: Mapping[str, inspect.Parameter] | None
+        try:
+            parameters = inspect.signature(handler).parameters
+        except (TypeError, ValueError):
+            parameters = None
+        if parameters is not None:
+            wants_session = "session" in parameters
+            if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+                accepted = frozenset(
+                    name
+                    for name, p in parameters.items()
+                    if name != "session"
+                    and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                )
+    return _PreparedTool(tool, validator, schema_error, is_async, wants_session, accepted)
+
+
+def _check_arguments(
+    prepared: _PreparedTool, arguments: Any, *, who: str = "the model"
+) -> dict[str, Any] | ToolResult:
+    """Coerced and validated arguments, or an ``INVALID_ARGUMENTS`` result naming the problem."""
+    name = prepared.tool.name
+    if arguments is None:
+        arguments = {}
+    elif isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return ToolResult.error(
+                "INVALID_ARGUMENTS",
+                f"The arguments {who} gave for {name} are not a JSON object: {arguments[:80]!r}",
+            )
+    if not isinstance(arguments, Mapping):
+        return ToolResult.error(
+            "INVALID_ARGUMENTS",
+            f"The arguments {who} gave for {name} must be a JSON object, not "
+            f"{type(arguments).__name__}.",
+        )
+    if prepared.schema_error is not None:
+        return ToolResult.error(
+            "TOOL_ERROR", f"{name} has an invalid parameter schema: {prepared.schema_error}"
+        )
+    coerced = coerce_arguments(arguments, prepared.tool.parameters)
+    errors = list(prepared.validator.iter_errors(coerced))
+    if errors:
+        error = schema_errors.best_match(errors)
+        where = "/".join(str(part) for part in error.absolute_path) or "(the arguments object)"
+        return ToolResult.error(
+            "INVALID_ARGUMENTS",
+            f"Invalid arguments {who} gave for {name} at {where}: {error.message}",
+        )
+    if prepared.accepted is not None:
+        unknown = sorted(str(key) for key in coerced if key not in prepared.accepted)
+        if unknown:
+            return ToolResult.error(
+                "INVALID_ARGUMENTS",
+                f"{name} does not take the argument(s) {', '.join(unknown)}; it takes "
+                f"{', '.join(sorted(prepared.accepted)) or 'no arguments'}.",
+            )
+    return coerced
+
+
+def _as_directive(value: Any) -> PreCallDirective | None:
+    """A directive from a hook's return value (a ``PreCallDirective`` or an equivalent mapping)."""
+    if isinstance(value, PreCallDirective):
+        return value
+    if isinstance(value, Mapping) and value.get("action") in ("block", "approve", "modify"):
+        arguments = value.get("arguments")
+        return PreCallDirective(
+            value["action"],
+            str(value.get("message") or ""),
+            dict(arguments) if isinstance(arguments, Mapping) else None,
+        )
+    return None
+
+
+def _to_result(name: str, value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        content: Any = value.content  # a dataclass does not check its field types
+        if isinstance(content, list):
+            return value
+        return ToolResult.error(
+            "TOOL_ERROR", f"{name} returned a ToolResult whose content is not a list."
+        )
+    if isinstance(value, str):
+        return ToolResult.text(value)
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return ToolResult.error(
+            "TOOL_ERROR",
+            f"{name} returned {type(value).__name__}, which is not a ToolResult, a string or "
+            "JSON data.",
+        )
+    return ToolResult.text(text, structured=value)
+
+
+def _interrupted_now(session: Session) -> bool:
+    # Read again after the awaits above: the user may have interrupted meanwhile.
+    return session.interrupted
+
+
+def _interrupted(name: str) -> ToolResult:
+    return ToolResult.error("INTERRUPTED", f"{name} was not run: the user interrupted the turn.")
+
+
+def _status(result: ToolResult) -> ActivityStatus:
+    if not result.is_error:
+        return "ok"
+    return _STATUS_BY_CODE.get(result.error_code or "", "error")

@@ -1,0 +1,499 @@
+"""The ``files`` toolset: ``read_file``, ``write_file``, ``patch`` and ``search_files``.
+
+Every path is resolved against the session's working directory (symbolic links followed) and
+refused when it lands outside it, unless ``plugins.entries.files.allow_outside`` says otherwise:
+``true`` allows any path, a list of directories adds those roots.
+
+Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
+(100000), ``max_line_bytes`` (16384), ``max_search_results`` (200).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from hermes_core.hookspecs import hookimpl
+from hermes_core.session import Session
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+
+if TYPE_CHECKING:
+    from hermes_core.config import Config
+    from hermes_core.paths import Environment
+
+_PLUGIN = "files"
+_SNIFF_BYTES = 8192
+_PATCH_MAX_BYTES = 10 * 1024 * 1024
+_SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
+_SEARCH_MAX_FILES = 20000
+_SEARCH_LINE_CHARS = 240
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
+)
+
+
+class Refused(Exception):
+    """A request the tool will not carry out; the message tells the model what to do instead."""
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    """``plugins.entries.files``, validated."""
+
+    allow_anywhere: bool = False
+    extra_roots: tuple[Path, ...] = ()
+    max_read_bytes: int = 100_000
+    max_line_bytes: int = 16_384
+    max_search_results: int = 200
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], env: Environment) -> FileSettings:
+        """Read the plugin's settings; a wrong type is a ``ValueError`` naming the key."""
+        known = {"allow_outside", "max_read_bytes", "max_line_bytes", "max_search_results"}
+        unknown = sorted(set(entry) - known)
+        if unknown:
+            raise ValueError(
+                f"plugins.entries.files: unknown key(s) {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(known))})"
+            )
+        allow = entry.get("allow_outside", False)
+        allow_anywhere = False
+        roots: list[Path] = []
+        if isinstance(allow, bool):
+            allow_anywhere = allow
+        elif isinstance(allow, list) and all(isinstance(item, str) for item in allow):
+            for item in allow:
+                root = Path(item).expanduser()
+                roots.append((root if root.is_absolute() else env.cwd / root).resolve())
+        else:
+            raise ValueError(
+                "plugins.entries.files.allow_outside must be true, false or a list of directories"
+            )
+        numbers = {}
+        for key, default in (
+            ("max_read_bytes", cls.max_read_bytes),
+            ("max_line_bytes", cls.max_line_bytes),
+            ("max_search_results", cls.max_search_results),
+        ):
+            value = entry.get(key, default)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"plugins.entries.files.{key} must be a positive integer")
+            numbers[key] = value
+        return cls(allow_anywhere, tuple(roots), **numbers)
+
+
+class FileTools:
+    """The handlers, sharing one :class:`FileSettings`."""
+
+    def __init__(self, settings: FileSettings) -> None:
+        self.settings = settings
+
+    # Paths ------------------------------------------------------------------------------------
+
+    def resolve(self, session: Session, raw: str) -> Path:
+        """``raw`` resolved against the session directory; refused outside the allowed roots."""
+        if not raw or "\x00" in raw:
+            raise Refused("the path is empty or contains a NUL character")
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            candidate = session.cwd / candidate
+        resolved = candidate.resolve()
+        if self.settings.allow_anywhere:
+            return resolved
+        for root in (session.cwd.resolve(), *self.settings.extra_roots):
+            if resolved == root or resolved.is_relative_to(root):
+                return resolved
+        raise Refused(
+            f"{raw} is outside the working directory {session.cwd}; file tools stay inside it "
+            "unless plugins.entries.files.allow_outside allows more"
+        )
+
+    def shown(self, session: Session, path: Path) -> str:
+        """``path`` relative to the session directory when it is inside it."""
+        try:
+            return str(path.relative_to(session.cwd.resolve()))
+        except ValueError:
+            return str(path)
+
+    # read_file --------------------------------------------------------------------------------
+
+    def read_file(
+        self, session: Session, path: str, offset: int = 1, limit: int = 2000
+    ) -> ToolResult:
+        """Lines ``offset`` .. ``offset + limit - 1`` of a text file, within the size cap."""
+        try:
+            target = self.resolve(session, path)
+            if not target.is_file():
+                raise Refused(f"{path} does not exist or is not a regular file")
+            with target.open("rb") as handle:
+                if b"\x00" in handle.read(_SNIFF_BYTES):
+                    raise Refused(f"{path} looks like a binary file; read_file reads text only")
+                handle.seek(0)
+                return self._read_lines(session, target, handle, offset, limit)
+        except (Refused, OSError) as exc:
+            return _refused("read_file", exc)
+
+    def _read_lines(
+        self, session: Session, target: Path, handle: BinaryIO, offset: int, limit: int
+    ) -> ToolResult:
+        settings = self.settings
+        lines = _lines(handle, settings.max_line_bytes)
+        for seen in range(offset - 1):
+            if next(lines, None) is None:
+                return ToolResult.text(
+                    f"[{self.shown(session, target)} has {seen} lines; offset {offset} is past "
+                    "the end]",
+                    structured={"path": str(target), "start_line": offset, "end_line": seen},
+                )
+        pieces: list[str] = []
+        used = 0
+        note = ""
+        end = offset - 1
+        for raw, cut in lines:
+            if pieces and used + len(raw) > settings.max_read_bytes:
+                note = (
+                    f"[output stopped at the {settings.max_read_bytes}-byte cap after line "
+                    f"{end}; continue with offset={end + 1}]"
+                )
+                break
+            text = raw.decode("utf-8", "replace")
+            if cut:
+                text = f"{text} [line cut at {settings.max_line_bytes} bytes]\n"
+            pieces.append(text)
+            used += len(raw)
+            end += 1
+            if end - offset + 1 >= limit:
+                if next(lines, None) is not None:
+                    note = f"[more lines follow; continue with offset={end + 1}]"
+                break
+        body = "".join(pieces)
+        if note:
+            body = f"{body}{'' if body.endswith(chr(10)) else chr(10)}\n{note}"
+        return ToolResult.text(
+            body,
+            structured={
+                "path": str(target),
+                "start_line": offset,
+                "end_line": end,
+                "truncated": bool(note),
+            },
+        )
+
+    # write_file -------------------------------------------------------------------------------
+
+    def write_file(self, session: Session, path: str, content: str) -> ToolResult:
+        """Replace (or create) a file with ``content``, creating parent directories."""
+        try:
+            target = self.resolve(session, path)
+            if target.is_dir():
+                raise Refused(f"{path} is a directory")
+            data = content.encode("utf-8")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            existed = target.exists()
+            _atomic_write(target, data)
+        except (Refused, OSError) as exc:
+            return _refused("write_file", exc)
+        verb = "replaced" if existed else "created"
+        return ToolResult.text(
+            f"{verb} {self.shown(session, target)} ({len(data)} bytes)",
+            structured={"path": str(target), "bytes": len(data), "created": not existed},
+        )
+
+    # patch ------------------------------------------------------------------------------------
+
+    def patch(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
+        """Replace the one exact occurrence of ``old_text`` with ``new_text``."""
+        try:
+            target = self.resolve(session, path)
+            if not target.is_file():
+                raise Refused(f"{path} does not exist or is not a regular file")
+            if target.stat().st_size > _PATCH_MAX_BYTES:
+                raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
+            data = target.read_bytes()
+            if b"\x00" in data:
+                raise Refused(f"{path} is a binary file; patch edits text files only")
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise Refused(f"{path} is not UTF-8 text; patch edits text files only") from None
+            if not old_text:
+                raise Refused("old_text is empty; give the exact text to replace")
+            count = text.count(old_text)
+            if count == 0:
+                raise Refused(
+                    f"old_text was not found in {path}; read the file and copy the exact text, "
+                    "whitespace included"
+                )
+            if count > 1:
+                raise Refused(
+                    f"old_text appears {count} times in {path}; include more surrounding lines "
+                    "so it matches exactly once"
+                )
+            start = text.index(old_text)
+            first_line = text.count("\n", 0, start) + 1
+            _atomic_write(target, text.replace(old_text, new_text, 1).encode("utf-8"))
+        except (Refused, OSError) as exc:
+            return _refused("patch", exc)
+        last_line = first_line + new_text.count("\n")
+        return ToolResult.text(
+            f"patched {self.shown(session, target)} at line {first_line}",
+            structured={"path": str(target), "first_line": first_line, "last_line": last_line},
+        )
+
+    # search_files -----------------------------------------------------------------------------
+
+    def search_files(
+        self,
+        session: Session,
+        pattern: str | None = None,
+        path: str = ".",
+        glob: str | None = None,
+        ignore_case: bool = False,
+        max_results: int = 50,
+    ) -> ToolResult:
+        """Files matching ``glob`` and, with ``pattern``, the lines matching that regex."""
+        try:
+            root = self.resolve(session, path)
+            if not root.exists():
+                raise Refused(f"{path} does not exist")
+            regex = None
+            if pattern is not None:
+                try:
+                    regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+                except re.error as exc:
+                    raise Refused(f"pattern is not a valid regular expression: {exc}") from None
+            limit = min(max_results, self.settings.max_search_results)
+            hits, truncated = self._search(session, root, regex, glob, limit)
+        except (Refused, OSError) as exc:
+            return _refused("search_files", exc)
+        lines = [hit["text"] for hit in hits]
+        if truncated:
+            lines.append(f"[stopped after {limit} results; narrow the pattern, glob or path]")
+        if not hits:
+            lines.append("no matches")
+        return ToolResult.text(
+            "\n".join(lines),
+            structured={"matches": hits, "truncated": truncated},
+        )
+
+    def _search(
+        self,
+        session: Session,
+        root: Path,
+        regex: re.Pattern[str] | None,
+        glob: str | None,
+        limit: int,
+    ) -> tuple[list[dict[str, Any]], bool]:
+        hits: list[dict[str, Any]] = []
+        for scanned, file in enumerate(_walk(root)):
+            if scanned >= _SEARCH_MAX_FILES:
+                return hits, True
+            if file.is_symlink():
+                try:
+                    self.resolve(session, str(file))
+                except Refused:
+                    continue  # a link inside leading outside: not ours to read
+            shown = self.shown(session, file)
+            if glob and not (fnmatch.fnmatch(file.name, glob) or fnmatch.fnmatch(shown, glob)):
+                continue
+            if regex is None:
+                if len(hits) >= limit:
+                    return hits, True
+                hits.append({"path": shown, "text": shown})
+                continue
+            for line_no, line in _text_lines(file):
+                if regex.search(line):
+                    if len(hits) >= limit:
+                        return hits, True
+                    snippet = line.rstrip("\r\n")
+                    if len(snippet) > _SEARCH_LINE_CHARS:
+                        snippet = snippet[:_SEARCH_LINE_CHARS] + "..."
+                    hits.append(
+                        {"path": shown, "line": line_no, "text": f"{shown}:{line_no}: {snippet}"}
+                    )
+        return hits, False
+
+
+def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
+    """Lines of ``handle`` with each cut to ``max_line`` bytes (``True`` when cut); the rest
+    of a long line is skipped in chunks so memory stays bounded."""
+    while True:
+        line = handle.readline(max_line)
+        if not line:
+            return
+        if len(line) == max_line and not line.endswith(b"\n"):
+            while True:
+                rest = handle.readline(65536)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield line, True
+        else:
+            yield line, False
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    if root.is_file():
+        yield root
+        return
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            yield Path(directory) / name
+
+
+def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
+    try:
+        if file.stat().st_size > _SEARCH_MAX_FILE_BYTES:
+            return
+        with file.open("rb") as handle:
+            if b"\x00" in handle.read(_SNIFF_BYTES):
+                return
+            handle.seek(0)
+            for number, (raw, _) in enumerate(_lines(handle, 16_384), start=1):
+                yield number, raw.decode("utf-8", "replace")
+    except OSError:
+        return
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory, keeping the file's mode."""
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(temp_name, mode)
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def _refused(tool: str, exc: Exception) -> ToolResult:
+    message = str(exc) if isinstance(exc, Refused) else f"{type(exc).__name__}: {exc}"
+    return ToolResult.error("TOOL_ERROR", f"{tool}: {message}")
+
+
+def build_tools(settings: FileSettings) -> Sequence[Tool]:
+    """The four file tools over one set of settings."""
+    handlers = FileTools(settings)
+    read_only = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+    writes = ToolAnnotations(read_only=False, destructive=True, idempotent=True)
+    common: dict[str, Any] = {
+        "toolset": "files",
+        "source": "builtin",
+        "source_name": _PLUGIN,
+        "core": True,
+        "timeout": 60.0,
+    }
+    return [
+        Tool(
+            name="read_file",
+            description=(
+                "Read a text file in the working directory. Returns up to `limit` lines from "
+                "line `offset` (1-based); long output is cut with a note saying how to continue."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path, relative or absolute."},
+                    "offset": {"type": "integer", "minimum": 1, "default": 1},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 2000},
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            handler=handlers.read_file,
+            annotations=read_only,
+            **common,
+        ),
+        Tool(
+            name="write_file",
+            description="Create or replace a text file with the given content (UTF-8).",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "content": {"type": "string"},
+                },
+                "required": ["path", "content"],
+                "additionalProperties": False,
+            },
+            handler=handlers.write_file,
+            annotations=writes,
+            **common,
+        ),
+        Tool(
+            name="patch",
+            description=(
+                "Edit a text file by replacing one exact occurrence of old_text with new_text. "
+                "Fails, leaving the file untouched, when old_text is missing or not unique."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_text": {"type": "string", "minLength": 1},
+                    "new_text": {"type": "string"},
+                },
+                "required": ["path", "old_text", "new_text"],
+                "additionalProperties": False,
+            },
+            handler=handlers.patch,
+            annotations=writes,
+            **common,
+        ),
+        Tool(
+            name="search_files",
+            description=(
+                "Find files by glob (e.g. '*.py') and, with `pattern`, lines matching a regular "
+                "expression. Output is bounded by max_results."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": ["string", "null"]},
+                    "path": {"type": "string", "default": "."},
+                    "glob": {"type": ["string", "null"]},
+                    "ignore_case": {"type": "boolean", "default": False},
+                    "max_results": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 1000,
+                        "default": 50,
+                    },
+                },
+                "additionalProperties": False,
+            },
+            handler=handlers.search_files,
+            annotations=read_only,
+            **common,
+        ),
+    ]
+
+
+@hookimpl
+def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
+    """The file tools, configured from ``plugins.entries.files``."""
+    settings = FileSettings.from_entry(config.plugins.entries.get(_PLUGIN, {}), env)
+    return build_tools(settings)

@@ -1,0 +1,315 @@
+"""The ``terminal`` toolset: ``terminal`` runs one shell command, ``process_manage`` keeps
+background processes.
+
+Commands run in the session's working directory with the host's environment, in a new process
+group so a timeout or a kill stops the whole tree. Output is captured in a file, so a command
+printing gigabytes costs disk, not memory, and the model sees the head and the tail.
+
+Settings (``plugins.entries.terminal``): ``default_timeout`` (60), ``max_timeout`` (600),
+``max_output_bytes`` (50000), ``shell`` (``/bin/bash`` when present, else ``/bin/sh``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from hermes_core.hookspecs import hookimpl
+from hermes_core.session import Session
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+
+if TYPE_CHECKING:
+    from hermes_core.config import Config
+    from hermes_core.paths import Environment
+
+_PLUGIN = "terminal"
+_STATE_KEY = "terminal.processes"
+_KILL_GRACE = 3.0
+
+
+@dataclass(frozen=True)
+class TerminalSettings:
+    """``plugins.entries.terminal``, validated."""
+
+    shell: str
+    variables: Mapping[str, str]
+    cache_dir: Path
+    default_timeout: int = 60
+    max_timeout: int = 600
+    max_output_bytes: int = 50_000
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], env: Environment) -> TerminalSettings:
+        """Read the plugin's settings; a wrong value is a ``ValueError`` naming the key."""
+        known = {"default_timeout", "max_timeout", "max_output_bytes", "shell"}
+        unknown = sorted(set(entry) - known)
+        if unknown:
+            raise ValueError(f"plugins.entries.terminal: unknown key(s) {', '.join(unknown)}")
+        numbers: dict[str, int] = {}
+        for key, default in (
+            ("default_timeout", 60),
+            ("max_timeout", 600),
+            ("max_output_bytes", 50_000),
+        ):
+            value = entry.get(key, default)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"plugins.entries.terminal.{key} must be a positive integer")
+            numbers[key] = value
+        shell = entry.get("shell") or ("/bin/bash" if Path("/bin/bash").exists() else "/bin/sh")
+        if not isinstance(shell, str) or not (Path(shell).exists() or shutil.which(shell)):
+            raise ValueError(f"plugins.entries.terminal.shell: {shell!r} is not an executable")
+        return cls(shell, dict(env.variables), env.cache_dir / "processes", **numbers)
+
+
+@dataclass
+class Background:
+    """One background process started by ``process_manage``."""
+
+    id: str
+    command: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    started: float = field(default_factory=time.time)
+
+    def status(self) -> str:
+        """``running`` or ``exited (code N)``."""
+        code = self.process.poll()
+        return "running" if code is None else f"exited (code {code})"
+
+
+def _start(
+    settings: TerminalSettings, command: str, cwd: Path, output: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [settings.shell, "-c", command],
+        cwd=cwd,
+        env=dict(settings.variables),
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group, SIGKILL it after a grace period, and reap the process."""
+    if process.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, _KILL_GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    process.wait()
+
+
+def _head_and_tail(handle: IO[bytes], size: int, cap: int) -> tuple[str, bool]:
+    """The output, or its first and last ``cap / 2`` bytes with a note in between."""
+    handle.seek(0)
+    if size <= cap:
+        return handle.read().decode("utf-8", "replace"), False
+    half = cap // 2
+    head = handle.read(half).decode("utf-8", "replace")
+    handle.seek(size - half)
+    tail = handle.read(half).decode("utf-8", "replace")
+    return f"{head}\n[... {size - 2 * half} bytes of output left out ...]\n{tail}", True
+
+
+class TerminalTools:
+    """The handlers, sharing one :class:`TerminalSettings`."""
+
+    def __init__(self, settings: TerminalSettings) -> None:
+        self.settings = settings
+        self._ids = itertools.count(1)
+
+    def terminal(self, session: Session, command: str, timeout: int | None = None) -> ToolResult:
+        """Run ``command`` and return its output and exit code."""
+        settings = self.settings
+        if not command.strip():
+            return ToolResult.error("TOOL_ERROR", "terminal: the command is empty")
+        limit = min(timeout or settings.default_timeout, settings.max_timeout)
+        timed_out = False
+        with tempfile.TemporaryFile() as output:
+            try:
+                process = _start(settings, command, session.cwd, output)
+            except OSError as exc:
+                return ToolResult.error("TOOL_ERROR", f"terminal: could not start the shell: {exc}")
+            try:
+                process.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _stop(process)
+            size = output.seek(0, os.SEEK_END)
+            text, truncated = _head_and_tail(output, size, settings.max_output_bytes)
+        code = process.returncode
+        note = f"[timed out after {limit} s; the process group was killed]" if timed_out else ""
+        footer = f"[exit code: {code}]"
+        body = "\n".join(part for part in (text.rstrip("\n"), note, footer) if part)
+        return ToolResult.text(
+            body,
+            structured={
+                "exit_code": code,
+                "timed_out": timed_out,
+                "truncated": truncated,
+                "output_bytes": size,
+            },
+        )
+
+    def process_manage(
+        self,
+        session: Session,
+        action: str,
+        command: str | None = None,
+        process_id: str | None = None,
+        tail_bytes: int = 4000,
+    ) -> ToolResult:
+        """Start, list, read the output of, or kill background processes of this session."""
+        processes: dict[str, Background] = session.state.setdefault(_STATE_KEY, {})
+        if action == "start":
+            return self._start_background(session, processes, command)
+        if action == "list":
+            rows = [
+                {"id": p.id, "pid": p.process.pid, "status": p.status(), "command": p.command}
+                for p in processes.values()
+            ]
+            text = "\n".join(
+                f"{r['id']}  pid {r['pid']}  {r['status']}  {r['command']}" for r in rows
+            )
+            return ToolResult.text(text or "no background processes", structured=rows)
+        if process_id is None:
+            return ToolResult.error(
+                "TOOL_ERROR", f"process_manage: action {action!r} needs process_id"
+            )
+        entry = processes.get(process_id)
+        if entry is None:
+            known = ", ".join(processes) or "none"
+            return ToolResult.error(
+                "TOOL_ERROR", f"process_manage: no process {process_id!r} (known: {known})"
+            )
+        if action == "read":
+            cap = max(1, min(tail_bytes, self.settings.max_output_bytes))
+            with entry.log_path.open("rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, size - cap))
+                text = handle.read().decode("utf-8", "replace")
+            return ToolResult.text(
+                f"{text}\n[{entry.status()}; showing the last {min(cap, size)} of {size} bytes]",
+                structured={"status": entry.status(), "output_bytes": size},
+            )
+        _stop(entry.process)
+        return ToolResult.text(
+            f"{entry.id} {entry.status()}", structured={"status": entry.status()}
+        )
+
+    def _start_background(
+        self, session: Session, processes: dict[str, Background], command: str | None
+    ) -> ToolResult:
+        if not command or not command.strip():
+            return ToolResult.error("TOOL_ERROR", "process_manage: start needs a command")
+        directory = self.settings.cache_dir / session.id
+        directory.mkdir(parents=True, exist_ok=True)
+        process_id = f"p{next(self._ids)}"
+        log_path = directory / f"{process_id}.log"
+        with log_path.open("wb") as output:
+            try:
+                process = _start(self.settings, command, session.cwd, output)
+            except OSError as exc:
+                return ToolResult.error("TOOL_ERROR", f"process_manage: could not start: {exc}")
+        processes[process_id] = Background(process_id, command, process, log_path)
+        return ToolResult.text(
+            f"started {process_id} (pid {process.pid})",
+            structured={"id": process_id, "pid": process.pid},
+        )
+
+
+def stop_all(session: Session) -> None:
+    """Stop every background process of ``session`` (at session end)."""
+    processes: dict[str, Background] = session.state.get(_STATE_KEY, {})
+    for entry in processes.values():
+        _stop(entry.process)
+
+
+def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
+    """``terminal`` and ``process_manage`` over one set of settings."""
+    handlers = TerminalTools(settings)
+    shell_hints = ToolAnnotations(read_only=False, destructive=True, open_world=True)
+    return [
+        Tool(
+            name="terminal",
+            description=(
+                "Run a shell command in the working directory and return its output (head and "
+                f"tail beyond {settings.max_output_bytes} bytes) and exit code. `timeout` in "
+                f"seconds, at most {settings.max_timeout}."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "minLength": 1},
+                    "timeout": {"type": ["integer", "null"], "minimum": 1},
+                },
+                "required": ["command"],
+                "additionalProperties": False,
+            },
+            handler=handlers.terminal,
+            toolset="terminal",
+            source="builtin",
+            source_name=_PLUGIN,
+            annotations=shell_hints,
+            timeout=float(settings.max_timeout + 2 * _KILL_GRACE + 5),
+            core=True,
+            meta={"shell_command_argument": "command"},
+        ),
+        Tool(
+            name="process_manage",
+            description=(
+                "Manage background processes: action 'start' (with command), 'list', 'read' "
+                "(the tail of a process's output) or 'kill' (with process_id)."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "action": {"enum": ["start", "list", "read", "kill"]},
+                    "command": {"type": ["string", "null"]},
+                    "process_id": {"type": ["string", "null"]},
+                    "tail_bytes": {"type": "integer", "minimum": 1, "default": 4000},
+                },
+                "required": ["action"],
+                "additionalProperties": False,
+            },
+            handler=handlers.process_manage,
+            toolset="terminal",
+            source="builtin",
+            source_name=_PLUGIN,
+            annotations=shell_hints,
+            timeout=30.0,
+            core=True,
+            meta={"shell_command_argument": "command"},
+        ),
+    ]
+
+
+@hookimpl
+def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
+    """The shell tools, configured from ``plugins.entries.terminal``."""
+    settings = TerminalSettings.from_entry(config.plugins.entries.get(_PLUGIN, {}), env)
+    return build_tools(settings)
+
+
+@hookimpl
+def hermes_session_end(session: Session) -> None:
+    """Stop the session's background processes."""
+    stop_all(session)

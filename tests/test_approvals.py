@@ -1,0 +1,323 @@
+"""Approval policies, allow and deny globs, remembered answers, the non-interactive answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from builders import Harness, build_harness
+
+from hermes_core.approvals import (
+    Answer,
+    ApprovalRequest,
+    Decision,
+    GlobRules,
+    call_subjects,
+    select_policy,
+)
+from hermes_core.config import Config
+from hermes_core.errors import RegistrationError
+from hermes_core.hookspecs import hookimpl
+from hermes_core.paths import Environment
+from hermes_core.session import Session
+from hermes_core.specs import ApprovalPolicySpec, PluginContext, PreCallDirective, ToolCall
+from hermes_core.tools import Tool
+
+
+class FakePrompt:
+    """Stands in for a person at a terminal: gives scripted answers and records the questions."""
+
+    interactive = True
+
+    def __init__(self, *answers: Answer | None, delay: float = 0.0) -> None:
+        self.answers = list(answers)
+        self.asked: list[ApprovalRequest] = []
+        self.delay = delay
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        self.asked.append(request)
+        if self.delay:
+            await anyio.sleep(self.delay)
+        return self.answers.pop(0)
+
+
+@pytest.fixture
+def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
+    made: list[Harness] = []
+
+    def make(config: dict[str, Any] | None = None, **options: Any) -> Harness:
+        harness = build_harness(tmp_path / f"h{len(made)}", config=config, **options)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+def test_annotations_policy_runs_a_read_only_tool_without_asking(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses()
+    (harness.env.cwd / "notes.txt").write_text("hello\n")
+    prompt = FakePrompt()
+
+    interactive = harness.call("read_file", {"path": "notes.txt"}, harness.session(prompt=prompt))
+    unattended = harness.call("read_file", {"path": "notes.txt"}, harness.session())
+
+    assert interactive.text_content == "hello\n"
+    assert unattended.text_content == "hello\n"
+    assert prompt.asked == []
+
+
+def test_terminal_in_a_non_interactive_session_is_denied_naming_the_tool_and_the_way_to_allow(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses()
+
+    result = harness.call("terminal", {"command": "touch ran.txt"})
+
+    assert result.error_code == "DENIED"
+    assert "terminal" in result.text_content
+    assert "approvals.allow" in result.text_content
+    assert not (harness.env.cwd / "ran.txt").exists()
+    assert harness.activity()[-1]["status"] == "denied"
+
+
+def test_deny_glob_over_the_command_refuses_even_under_policy_off(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"policy": "off", "deny": ["terminal:rm *"]}})
+    victim = harness.env.cwd / "x"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+
+    refused = harness.call("terminal", {"command": "rm -rf x"})
+    allowed = harness.call("terminal", {"command": "ls x"})
+
+    assert refused.error_code == "DENIED"
+    assert "terminal:rm *" in refused.text_content
+    assert (victim / "keep.txt").read_text() == "precious"
+    assert not allowed.is_error
+    assert "keep.txt" in allowed.text_content
+
+
+def test_deny_glob_over_the_command_also_covers_background_processes(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"policy": "off", "deny": ["terminal:rm *"]}})
+
+    result = harness.call("process_manage", {"action": "start", "command": "rm -rf x"})
+
+    assert result.error_code == "DENIED"
+
+
+def test_deny_glob_over_a_tool_name_wins_over_allow(harnesses: Callable[..., Harness]) -> None:
+    harness = harnesses({"approvals": {"deny": ["read_*"], "allow": ["read_file"]}})
+
+    result = harness.call("read_file", {"path": "anything"})
+
+    assert result.error_code == "DENIED"
+    assert "read_*" in result.text_content
+
+
+def test_allow_glob_lets_a_matching_command_run_without_asking(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"allow": ["terminal:echo *"]}})
+
+    allowed = harness.call("terminal", {"command": "echo fine"})
+    other = harness.call("terminal", {"command": "touch nope"})
+
+    assert not allowed.is_error
+    assert "fine" in allowed.text_content
+    assert other.error_code == "DENIED"
+    assert not (harness.env.cwd / "nope").exists()
+
+
+def test_non_interactive_allow_answer_lets_asked_calls_run(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"non_interactive": "allow"}})
+
+    result = harness.call("terminal", {"command": "echo yes"})
+
+    assert not result.is_error
+    assert "yes" in result.text_content
+
+
+def test_manual_policy_asks_for_every_tool_that_is_not_read_only(
+    harnesses: Callable[..., Harness],
+) -> None:
+    manual = harnesses({"approvals": {"policy": "manual"}})
+    annotations = harnesses()
+
+    assert manual.call("todo_list", {}).error_code == "DENIED"
+    assert not annotations.call("todo_list", {}).is_error
+    assert not manual.call("search_files", {"glob": "*"}).is_error
+
+
+def test_session_answer_is_remembered_for_the_session_only(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses()
+    prompt = FakePrompt("session")
+    session = harness.session(prompt=prompt)
+
+    first = harness.call("terminal", {"command": "echo one"}, session)
+    again = harness.call("terminal", {"command": "echo one"}, session)
+    other_session = harness.call("terminal", {"command": "echo one"}, harness.session())
+
+    assert not first.is_error
+    assert not again.is_error
+    assert len(prompt.asked) == 1
+    assert prompt.asked[0].tool_name == "terminal"
+    assert prompt.asked[0].arguments == {"command": "echo one"}
+    assert other_session.error_code == "DENIED"
+
+
+def test_once_answer_asks_again_next_time(harnesses: Callable[..., Harness]) -> None:
+    harness = harnesses()
+    prompt = FakePrompt("once", "deny")
+    session = harness.session(prompt=prompt)
+
+    first = harness.call("terminal", {"command": "echo one"}, session)
+    second = harness.call("terminal", {"command": "echo one"}, session)
+
+    assert not first.is_error
+    assert second.error_code == "DENIED"
+    assert "refused by the user" in second.text_content
+    assert len(prompt.asked) == 2
+
+
+def test_unanswered_prompt_denies_after_the_approvals_timeout(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"timeout": 0.2}})
+    prompt = FakePrompt("once", delay=30)
+
+    result = harness.call("terminal", {"command": "touch late"}, harness.session(prompt=prompt))
+
+    assert result.error_code == "DENIED"
+    assert "within 0.2 s" in result.text_content
+    assert not (harness.env.cwd / "late").exists()
+
+
+def test_approve_directive_asks_even_for_a_read_only_tool(
+    harnesses: Callable[..., Harness],
+) -> None:
+    class Careful:
+        @hookimpl
+        def hermes_pre_tool_call(self, call: ToolCall) -> PreCallDirective | None:
+            if call.name == "read_file":
+                return PreCallDirective.approve("reading is audited here")
+            return None
+
+    harness = harnesses(plugins=[("careful", Careful())])
+    prompt = FakePrompt("deny")
+
+    unattended = harness.call("read_file", {"path": "a.txt"})
+    asked = harness.call("read_file", {"path": "a.txt"}, harness.session(prompt=prompt))
+
+    assert unattended.error_code == "DENIED"
+    assert asked.error_code == "DENIED"
+    assert prompt.asked[0].reason == "reading is audited here"
+
+
+class CustomPolicies:
+    """A third-party policy plugin: one that refuses on weekends, one that crashes."""
+
+    @hookimpl
+    def hermes_approval_policies(self) -> list[ApprovalPolicySpec]:
+        class Never:
+            def decide(self, call: ToolCall, session: Session) -> Decision:
+                return Decision.deny(f"{call.name}: nothing runs today")
+
+        class Crashing:
+            def decide(self, call: ToolCall, session: Session) -> Decision:
+                raise RuntimeError("policy bug")
+
+        class Slow:
+            async def decide(self, call: ToolCall, session: Session) -> Decision:
+                await anyio.sleep(30)
+                return Decision.allow()
+
+        return [
+            ApprovalPolicySpec("never", lambda context: Never()),
+            ApprovalPolicySpec("crashing", lambda context: Crashing()),
+            ApprovalPolicySpec("slow", lambda context: Slow()),
+        ]
+
+
+def test_plugin_policy_is_selected_by_name(harnesses: Callable[..., Harness]) -> None:
+    harness = harnesses({"approvals": {"policy": "never"}}, plugins=[("custom", CustomPolicies())])
+
+    result = harness.call("read_file", {"path": "a.txt"})
+
+    assert result.error_code == "DENIED"
+    assert "nothing runs today" in result.text_content
+
+
+def test_policy_exception_denies(harnesses: Callable[..., Harness]) -> None:
+    harness = harnesses(
+        {"approvals": {"policy": "crashing"}}, plugins=[("custom", CustomPolicies())]
+    )
+    (harness.env.cwd / "a.txt").write_text("a")
+
+    result = harness.call("read_file", {"path": "a.txt"})
+
+    assert result.error_code == "DENIED"
+    assert "policy bug" in result.text_content
+
+
+def test_policy_that_does_not_decide_in_time_denies(harnesses: Callable[..., Harness]) -> None:
+    harness = harnesses(
+        {"approvals": {"policy": "slow"}, "plugins": {"hook_timeout": 0.2}},
+        plugins=[("custom", CustomPolicies())],
+    )
+
+    result = harness.call("todo_list", {})
+
+    assert result.error_code == "DENIED"
+    assert "did not decide within 0.2 s" in result.text_content
+
+
+def _context(tmp_path: Path) -> PluginContext:
+    return PluginContext(Config(), Environment(home=tmp_path, cwd=tmp_path))
+
+
+def test_unknown_policy_name_lists_the_valid_ones(tmp_path: Path) -> None:
+    specs = [("approvals", ApprovalPolicySpec("off", lambda c: object()))]
+
+    with pytest.raises(RegistrationError, match=r"'strict'.*valid: off"):
+        select_policy(specs, "strict", _context(tmp_path))
+
+
+def test_policy_name_registered_twice_names_both_plugins(tmp_path: Path) -> None:
+    spec = ApprovalPolicySpec("off", lambda c: object())
+
+    with pytest.raises(RegistrationError, match="'approvals' and 'mine'"):
+        select_policy([("approvals", spec), ("mine", spec)], "off", _context(tmp_path))
+
+
+def test_policy_without_decide_is_refused_naming_the_plugin(tmp_path: Path) -> None:
+    specs = [("mine", ApprovalPolicySpec("odd", lambda c: object()))]
+
+    with pytest.raises(RegistrationError, match="'mine' has no decide"):
+        select_policy(specs, "odd", _context(tmp_path))
+
+
+def test_command_subjects_cover_the_tool_and_the_terminal_namespace() -> None:
+    tool = Tool("process_manage", "x", meta={"shell_command_argument": "command"})
+    call = ToolCall("process_manage", {"action": "start", "command": " rm -rf / "}, tool)
+
+    assert call_subjects(call) == (
+        "process_manage",
+        "process_manage:rm -rf /",
+        "terminal:rm -rf /",
+    )
+    assert GlobRules(["terminal:rm *"]).match(call_subjects(call)) == "terminal:rm *"
+    assert GlobRules(["terminal:ls *"]).match(call_subjects(call)) is None

@@ -1,0 +1,256 @@
+"""The files toolset: read_file, write_file, patch and search_files, through the dispatcher."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import Harness, build_harness, make_env
+
+from hermes_core.config import Config
+from hermes_core.errors import HermesError
+
+WRITE_OK = {"approvals": {"allow": ["write_file", "patch"]}}
+
+
+@pytest.fixture
+def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
+    made: list[Harness] = []
+
+    def make(config: dict[str, Any] | None = None) -> Harness:
+        harness = build_harness(tmp_path, config=config or WRITE_OK)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+@pytest.fixture
+def files(harnesses: Callable[..., Harness]) -> Harness:
+    return harnesses()
+
+
+def _patch_refused(files: Harness, path: str, old: str, new: str = "NEW") -> str:
+    result = files.call("patch", {"path": path, "old_text": old, "new_text": new})
+    assert result.is_error
+    assert result.error_code == "TOOL_ERROR"
+    return result.text_content
+
+
+def test_patch_with_missing_text_is_an_error_and_leaves_the_file(files: Harness) -> None:
+    target = files.env.cwd / "a.py"
+    target.write_bytes(b"x = 1\ny = 2\n")
+
+    message = _patch_refused(files, "a.py", "z = 3")
+
+    assert "not found" in message
+    assert "a.py" in message
+    assert target.read_bytes() == b"x = 1\ny = 2\n"
+
+
+def test_patch_with_a_double_match_is_an_error_and_leaves_the_file(files: Harness) -> None:
+    target = files.env.cwd / "a.py"
+    target.write_bytes(b"x = 1\nx = 1\n")
+
+    message = _patch_refused(files, "a.py", "x = 1")
+
+    assert "appears 2 times" in message
+    assert target.read_bytes() == b"x = 1\nx = 1\n"
+
+
+def test_patch_of_a_binary_file_is_refused(files: Harness) -> None:
+    target = files.env.cwd / "blob.bin"
+    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR old"
+    target.write_bytes(data)
+
+    message = _patch_refused(files, "blob.bin", "old")
+
+    assert "binary" in message
+    assert target.read_bytes() == data
+
+
+def test_patch_outside_the_working_directory_is_refused(files: Harness, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"secret = 1\n")
+
+    by_dots = _patch_refused(files, "../outside.txt", "secret = 1")
+    by_absolute = _patch_refused(files, str(outside), "secret = 1")
+
+    assert "outside the working directory" in by_dots
+    assert "outside the working directory" in by_absolute
+    assert outside.read_bytes() == b"secret = 1\n"
+
+
+def test_symlink_leading_outside_the_working_directory_is_refused(
+    files: Harness, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    (files.env.cwd / "link.txt").symlink_to(outside)
+
+    result = files.call("read_file", {"path": "link.txt"})
+
+    assert result.is_error
+    assert "outside the working directory" in result.text_content
+
+
+def test_patch_replaces_the_single_match_keeping_everything_else(files: Harness) -> None:
+    target = files.env.cwd / "a.py"
+    target.write_bytes(b"a = 1\r\nb = 2\r\nc = 3\r\n")
+    target.chmod(0o640)
+
+    result = files.call("patch", {"path": "a.py", "old_text": "b = 2", "new_text": "b = 20"})
+
+    assert not result.is_error, result.text_content
+    assert result.structured["first_line"] == 2
+    assert target.read_bytes() == b"a = 1\r\nb = 20\r\nc = 3\r\n"
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in files.env.cwd.iterdir()) == ["a.py"]
+
+
+def test_read_file_of_a_50_mb_file_returns_a_bounded_slice_without_loading_it(
+    files: Harness,
+) -> None:
+    big = files.env.cwd / "big.log"
+    line = b"0123456789" * 9 + b"abcdefghi\n"  # 100 bytes
+    with big.open("wb") as handle:
+        for _ in range(500):
+            handle.write(line * 1000)
+    assert big.stat().st_size == 50_000_000
+
+    tracemalloc.start()
+    try:
+        result = files.call("read_file", {"path": "big.log", "limit": 100000})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert not result.is_error
+    cap = 100_000
+    body, _, note = result.text_content.rpartition("\n\n")
+    assert len(body.encode()) <= cap
+    assert "byte cap" in note
+    assert "continue with offset=1001" in note
+    assert result.structured["truncated"] is True
+    assert peak < 10_000_000, f"peak {peak} bytes: the file was read into memory"
+
+
+def test_read_file_with_one_huge_line_cuts_the_line(files: Harness) -> None:
+    (files.env.cwd / "one.txt").write_bytes(b"x" * 3_000_000)
+
+    result = files.call("read_file", {"path": "one.txt"})
+
+    assert not result.is_error
+    assert "[line cut at 16384 bytes]" in result.text_content
+    assert len(result.text_content) < 20_000
+
+
+def test_read_file_line_ranges(files: Harness) -> None:
+    (files.env.cwd / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+
+    middle = files.call("read_file", {"path": "n.txt", "offset": 3, "limit": 2})
+    tail = files.call("read_file", {"path": "n.txt", "offset": 9})
+    past = files.call("read_file", {"path": "n.txt", "offset": 50})
+
+    assert middle.text_content == "line 3\nline 4\n\n[more lines follow; continue with offset=5]"
+    assert tail.text_content == "line 9\nline 10\n"
+    assert "has 10 lines" in past.text_content
+
+
+def test_read_file_refuses_binary_and_missing_files(files: Harness) -> None:
+    (files.env.cwd / "b.bin").write_bytes(b"\x00\x01\x02")
+
+    binary = files.call("read_file", {"path": "b.bin"})
+    missing = files.call("read_file", {"path": "nope.txt"})
+
+    assert binary.is_error
+    assert "binary" in binary.text_content
+    assert missing.is_error
+    assert "does not exist" in missing.text_content
+
+
+def test_write_file_creates_directories_and_replaces_atomically(files: Harness) -> None:
+    created = files.call("write_file", {"path": "src/pkg/mod.py", "content": "print('hé')\n"})
+    replaced = files.call("write_file", {"path": "src/pkg/mod.py", "content": "pass\n"})
+
+    assert created.structured["created"] is True
+    assert replaced.structured["created"] is False
+    assert (files.env.cwd / "src/pkg/mod.py").read_text() == "pass\n"
+    assert [p.name for p in (files.env.cwd / "src/pkg").iterdir()] == ["mod.py"]
+
+
+def test_write_file_is_destructive_so_a_non_interactive_session_is_asked_and_denied(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"policy": "annotations"}})
+
+    result = harness.call("write_file", {"path": "new.txt", "content": "x"})
+
+    assert result.error_code == "DENIED"
+    assert not (harness.env.cwd / "new.txt").exists()
+
+
+def test_search_files_by_glob_and_regex_is_bounded(files: Harness) -> None:
+    root = files.env.cwd
+    (root / "pkg").mkdir()
+    (root / "pkg" / "a.py").write_text("import os\nTODO = 1\n")
+    (root / "pkg" / "b.txt").write_text("TODO later\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "c.py").write_text("TODO hidden\n")
+    (root / "many.py").write_text("".join(f"TODO {i}\n" for i in range(100)))
+
+    by_glob = files.call("search_files", {"glob": "*.py"})
+    by_regex = files.call("search_files", {"pattern": r"^TODO\b", "glob": "pkg/*"})
+    bounded = files.call("search_files", {"pattern": "TODO", "max_results": 5})
+    bad = files.call("search_files", {"pattern": "("})
+
+    assert [m["path"] for m in by_glob.structured["matches"]] == ["many.py", "pkg/a.py"]
+    assert [m["text"] for m in by_regex.structured["matches"]] == [
+        "pkg/a.py:2: TODO = 1",
+        "pkg/b.txt:1: TODO later",
+    ]
+    assert len(bounded.structured["matches"]) == 5
+    assert bounded.structured["truncated"]
+    assert "stopped after 5 results" in bounded.text_content
+    assert bad.is_error
+    assert "not a valid regular expression" in bad.text_content
+
+
+def test_allow_outside_lists_extra_roots(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "doc.txt").write_text("shared doc\n")
+    (tmp_path / "private.txt").write_text("private\n")
+    config = {"plugins": {"entries": {"files": {"allow_outside": [str(shared)]}}}}
+    harness = build_harness(tmp_path, config=config)
+    try:
+        inside_root = harness.call("read_file", {"path": str(shared / "doc.txt")})
+        elsewhere = harness.call("read_file", {"path": str(tmp_path / "private.txt")})
+    finally:
+        harness.close()
+
+    assert inside_root.text_content == "shared doc\n"
+    assert elsewhere.is_error
+
+
+def test_bad_files_settings_name_the_key(tmp_path: Path) -> None:
+    config = Config.model_validate({"plugins": {"entries": {"files": {"allow_outside": "yes"}}}})
+
+    with pytest.raises((ValueError, HermesError), match=r"plugins\.entries\.files\.allow_outside"):
+        build_harness(tmp_path, config=config, env=make_env(tmp_path))
+
+
+def test_search_files_skips_links_leading_outside(files: Harness, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password = hunter2\n")
+    (files.env.cwd / "notes.txt").write_text("password policy\n")
+    (files.env.cwd / "leak.txt").symlink_to(secret)
+
+    result = files.call("search_files", {"pattern": "password"})
+
+    assert [m["path"] for m in result.structured["matches"]] == ["notes.txt"]

@@ -1,0 +1,114 @@
+"""The terminal toolset: terminal and process_manage run real shell commands."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from builders import Harness, build_harness, load_bundled
+
+from hermes_core.session import Session
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[Harness]:
+    config = {
+        "approvals": {"allow": ["terminal", "process_manage"]},
+        "plugins": {"entries": {"terminal": {"max_output_bytes": 2000, "default_timeout": 5}}},
+    }
+    harness = build_harness(tmp_path, config=config)
+    yield harness
+    harness.close()
+
+
+def test_terminal_runs_in_the_session_directory_and_reports_the_exit_code(shell: Harness) -> None:
+    result = shell.call("terminal", {"command": "pwd; echo oops >&2; exit 3"})
+
+    assert not result.is_error
+    assert str(shell.env.cwd) in result.text_content
+    assert "oops" in result.text_content
+    assert result.text_content.endswith("[exit code: 3]")
+    assert result.structured["exit_code"] == 3
+
+
+def test_terminal_keeps_the_head_and_tail_of_long_output(shell: Harness) -> None:
+    result = shell.call("terminal", {"command": "seq 1 20000"})
+
+    assert result.structured["truncated"] is True
+    assert result.text_content.startswith("1\n2\n3\n")
+    assert "20000" in result.text_content
+    assert "bytes of output left out" in result.text_content
+    assert len(result.text_content) < 2200
+
+
+def test_terminal_timeout_kills_the_whole_process_group(shell: Harness) -> None:
+    marker = shell.env.cwd / "survived"
+
+    result = shell.call(
+        "terminal", {"command": f"(sleep 3; touch {marker}) & sleep 30", "timeout": 1}
+    )
+
+    assert result.structured["timed_out"] is True
+    assert "timed out after 1 s" in result.text_content
+    time.sleep(3.5)
+    assert not marker.exists()
+
+
+def test_terminal_uses_the_environment_it_was_given(shell: Harness) -> None:
+    result = shell.call("terminal", {"command": 'echo "home=$HERMES_HOME"'})
+
+    assert f"home={shell.env.home}" in result.text_content
+
+
+def test_process_manage_starts_lists_reads_and_kills(shell: Harness) -> None:
+    session = shell.session()
+    try:
+        started = shell.call(
+            "process_manage",
+            {"action": "start", "command": "echo ready; sleep 30"},
+            session,
+        )
+        process_id = started.structured["id"]
+        for _ in range(100):
+            output = shell.call(
+                "process_manage", {"action": "read", "process_id": process_id}, session
+            )
+            if "ready" in output.text_content:
+                break
+            time.sleep(0.05)
+        listed = shell.call("process_manage", {"action": "list"}, session)
+        killed = shell.call("process_manage", {"action": "kill", "process_id": process_id}, session)
+        unknown = shell.call("process_manage", {"action": "read", "process_id": "p999"}, session)
+    finally:
+        load_bundled("terminal").hermes_session_end(session)
+
+    assert "ready" in output.text_content
+    assert listed.structured[0]["status"] == "running"
+    assert "exited" in killed.text_content
+    assert unknown.is_error
+    assert process_id in unknown.text_content
+
+
+def test_session_end_stops_background_processes(shell: Harness) -> None:
+    session = Session(cwd=shell.env.cwd)
+    started = shell.call("process_manage", {"action": "start", "command": "sleep 30"}, session)
+    assert not started.is_error
+
+    load_bundled("terminal").hermes_session_end(session)
+
+    listed = shell.call("process_manage", {"action": "list"}, session)
+    assert listed.structured[0]["status"].startswith("exited")
+
+
+def test_terminal_tools_are_core_destructive_and_open_world(shell: Harness) -> None:
+    terminal = shell.registry.get("terminal")
+    manage = shell.registry.get("process_manage")
+
+    assert terminal is not None
+    assert manage is not None
+    assert terminal.core
+    assert terminal.annotations.destructive
+    assert terminal.annotations.open_world
+    assert manage.toolset == terminal.toolset == "terminal"

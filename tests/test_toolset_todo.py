@@ -1,0 +1,67 @@
+"""The todo toolset: the session's task list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from builders import Harness, build_harness
+
+
+@pytest.fixture
+def todo(tmp_path: Path) -> Iterator[Harness]:
+    harness = build_harness(tmp_path, bundled=("approvals", "todo"))
+    yield harness
+    harness.close()
+
+
+def test_todo_list_replaces_merges_and_shows_per_session(todo: Harness) -> None:
+    session = todo.session()
+    todo.call(
+        "todo_list",
+        {"todos": [{"id": "a", "content": "write tests"}, {"id": "b", "content": "ship"}]},
+        session,
+    )
+    merged = todo.call(
+        "todo_list",
+        {
+            "todos": [
+                {"id": "a", "content": "write tests", "status": "completed"},
+                {"content": "celebrate"},
+            ],
+            "merge": "true",
+        },
+        session,
+    )
+    shown = todo.call("todo_list", {}, session)
+    other = todo.call("todo_list", {}, todo.session())
+
+    assert [(i["id"], i["status"]) for i in merged.structured] == [
+        ("a", "completed"),
+        ("b", "pending"),
+        ("3", "pending"),
+    ]
+    assert shown.text_content.splitlines() == [
+        "[x] a. write tests",
+        "[ ] b. ship",
+        "[ ] 3. celebrate",
+        "1/3 completed",
+    ]
+    assert other.text_content == "the task list is empty"
+
+
+def test_todo_list_rejects_an_unknown_status(todo: Harness) -> None:
+    result = todo.call("todo_list", {"todos": [{"content": "x", "status": "someday"}]})
+
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert "todos/0/status" in result.text_content
+
+
+def test_todo_list_is_not_core_and_runs_without_asking(todo: Harness) -> None:
+    tool = todo.registry.get("todo_list")
+
+    assert tool is not None
+    assert not tool.core
+    assert not tool.annotations.destructive
+    assert not todo.call("todo_list", {}).is_error
