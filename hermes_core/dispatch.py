@@ -11,6 +11,7 @@ wrong becomes an error :class:`~hermes_core.tools.ToolResult`; nothing raises ou
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import itertools
@@ -25,8 +26,6 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.to_thread
 import pluggy
-from jsonschema import exceptions as schema_errors
-from jsonschema import validators
 
 from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, redact
 from hermes_core.approvals.policy import (
@@ -41,8 +40,11 @@ from hermes_core.coercion import coerce_arguments
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import await_with_timeout
 from hermes_core.tools import Registry, Tool, ToolResult, toolsets_config_allows
+from hermes_core.validation import argument_error, build_validator
 
 if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
     from hermes_core.config import Config
     from hermes_core.paths import Environment
     from hermes_core.session import Session
@@ -71,8 +73,9 @@ class _PreparedTool:
     """What the dispatcher computes once per tool: the compiled validator and the call shape."""
 
     tool: Tool
-    validator: Any
-    schema_error: str | None
+    validator: Validator | None
+    """``None`` when the schema cannot judge (broken, non-local ``$ref``): the call is not
+    blocked for it."""
     is_async: bool
     wants_session: bool
     accepted: frozenset[str] | None
@@ -119,6 +122,12 @@ class Dispatcher:
         self._logged_failures: set[tuple[str, str, str]] = set()
 
     # Resolution -------------------------------------------------------------------------------
+
+    @property
+    def prepared_tools(self) -> int:
+        """How many tools of the current registry generation have had their schema compiled:
+        validators are built on a tool's first call, never up front."""
+        return len(self._prepared) if self._prepared_generation == self.registry.generation else 0
 
     def resolve(self, name: str, session: Session | None = None) -> Tool | None:
         """The tool called ``name`` if it exists, its toolset is enabled and ``session`` is
@@ -487,15 +496,7 @@ class Dispatcher:
 
 
 def _prepare_tool(tool: Tool) -> _PreparedTool:
-    schema_error = None
-    validator: Any = None
-    try:
-        schema = dict(tool.parameters)
-        cls = validators.validator_for(schema)
-        cls.check_schema(schema)
-        validator = cls(schema)
-    except Exception as exc:
-        schema_error = str(exc).splitlines()[0]
+    validator = build_validator(tool.parameters)
     handler = tool.handler
     wants_session = False
     accepted: frozenset[str] | None = None
@@ -516,7 +517,7 @@ def _prepare_tool(tool: Tool) -> _PreparedTool:
                     if name != "session"
                     and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                 )
-    return _PreparedTool(tool, validator, schema_error, is_async, wants_session, accepted)
+    return _PreparedTool(tool, validator, is_async, wants_session, accepted)
 
 
 def _check_arguments(
@@ -540,19 +541,12 @@ def _check_arguments(
             f"The arguments {who} gave for {name} must be a JSON object, not "
             f"{type(arguments).__name__}.",
         )
-    if prepared.schema_error is not None:
-        return ToolResult.error(
-            "TOOL_ERROR", f"{name} has an invalid parameter schema: {prepared.schema_error}"
-        )
     coerced = coerce_arguments(arguments, prepared.tool.parameters)
-    errors = list(prepared.validator.iter_errors(coerced))
-    if errors:
-        error = schema_errors.best_match(errors)
-        where = "/".join(str(part) for part in error.absolute_path) or "(the arguments object)"
-        return ToolResult.error(
-            "INVALID_ARGUMENTS",
-            f"Invalid arguments {who} gave for {name} at {where}: {error.message}",
-        )
+    problem = argument_error(prepared.validator, prepared.tool, coerced)
+    if problem is not None:
+        if who != "the model":
+            problem = dataclasses.replace(problem, source=who)
+        return problem.to_tool_result()
     if prepared.accepted is not None:
         unknown = sorted(str(key) for key in coerced if key not in prepared.accepted)
         if unknown:

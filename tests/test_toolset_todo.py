@@ -55,7 +55,7 @@ def test_todo_list_rejects_an_unknown_status(todo: Harness) -> None:
     result = todo.call("todo_list", {"todos": [{"content": "x", "status": "someday"}]})
 
     assert result.error_code == "INVALID_ARGUMENTS"
-    assert "todos/0/status" in result.text_content
+    assert "arguments.todos[0].status" in result.text_content
 
 
 def test_todo_list_is_not_core_and_runs_without_asking(todo: Harness) -> None:

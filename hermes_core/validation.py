@@ -1,0 +1,142 @@
+"""Validation of a call's arguments against the tool's JSON Schema: the one rule the dispatcher
+and the bridge share.
+
+Validators are built lazily, on a tool's first call, and cached by registry generation:
+checking every schema of a large catalog up front would cost seconds. A schema that is itself
+broken, or that refers outside itself (a non-local ``$ref``), never blocks a call: the tool gets
+the arguments and decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from hermes_core.tools import Tool, ToolResult
+
+__all__ = [
+    "ArgumentError",
+    "argument_error",
+    "argument_path",
+    "build_validator",
+    "validate_arguments",
+]
+
+RETRY_HINT = (
+    "The tool did not run. Fix the arguments to match 'parameters' (see 'path' and 'rule') and "
+    "send the call again."
+)
+
+
+@dataclass(frozen=True)
+class ArgumentError:
+    """Why arguments do not match a tool's schema, with what the model needs to repair them."""
+
+    tool: str
+    path: str
+    rule: str
+    message: str
+    parameters: Mapping[str, Any]
+    source: str = ""
+    """Who gave the arguments when it was not the model (``plugin 'x'`` for a modify
+    directive)."""
+
+    def as_result(self) -> dict[str, Any]:
+        """The ``{"error": ...}`` payload: what the model needs to repair the call."""
+        return {
+            "error": f"invalid arguments{' from ' + self.source if self.source else ''} for "
+            f"{self.tool!r} at {self.path}: {self.message}",
+            "code": "INVALID_ARGUMENTS",
+            "tool": self.tool,
+            "path": self.path,
+            "rule": self.rule,
+            "message": self.message,
+            "parameters": dict(self.parameters),
+            "hint": RETRY_HINT,
+        }
+
+    def to_tool_result(self) -> ToolResult:
+        """The error result of a call refused for its arguments: the payload as compact JSON."""
+        payload = self.as_result()
+        return ToolResult.error(
+            "INVALID_ARGUMENTS",
+            json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
+            structured=payload,
+        )
+
+
+def argument_path(parts: Iterable[str | int]) -> str:
+    """A JSON path inside the arguments, as the model wrote them: ``arguments.items[0].id``."""
+    text = "arguments"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _has_remote_ref(schema: Any) -> bool:
+    if isinstance(schema, Mapping):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            return True
+        return any(_has_remote_ref(value) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_has_remote_ref(value) for value in schema)
+    return False
+
+
+def build_validator(schema: Mapping[str, Any]) -> Validator | None:
+    """A validator for ``schema``, or ``None`` when the schema cannot be trusted to judge."""
+    if not isinstance(schema, Mapping) or _has_remote_ref(schema):
+        return None
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        plain = dict(schema)
+        cls.check_schema(plain)
+        return cls(plain)
+    except (SchemaError, TypeError, ValueError, LookupError):
+        return None
+
+
+def validate_arguments(tool: Tool, arguments: Mapping[str, Any]) -> ArgumentError | None:
+    """Check ``arguments`` against ``tool.parameters``; ``None`` when they pass or when the
+    schema cannot judge (broken, or with a non-local ``$ref``)."""
+    return argument_error(build_validator(tool.parameters), tool, arguments)
+
+
+def argument_error(
+    validator: Validator | None, tool: Tool, arguments: Mapping[str, Any]
+) -> ArgumentError | None:
+    """What is wrong with ``arguments`` according to ``validator`` (``None``: nothing, or no
+    validator to judge)."""
+    if validator is None:
+        return None
+    try:
+        error: ValidationError | None = best_match(validator.iter_errors(dict(arguments)))
+    except Exception:  # a schema that breaks while validating must not block
+        return None
+    if error is None:
+        return None
+    parts: list[str | int] = list(error.absolute_path)
+    required = error.validator_value
+    if (
+        error.validator == "required"
+        and isinstance(error.instance, Mapping)
+        and isinstance(required, list)
+    ):
+        # Point at the missing key itself: arguments.items[0].id, not arguments.items[0].
+        missing = [key for key in required if key not in error.instance]
+        parts.extend(missing[:1])
+    return ArgumentError(
+        tool=tool.name,
+        path=argument_path(parts),
+        rule=str(error.validator),
+        message=error.message,
+        parameters=tool.parameters,
+    )
