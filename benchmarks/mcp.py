@@ -1,0 +1,173 @@
+"""MCP client costs: concurrent connect of three stdio servers, and the per-call overhead of the
+hermes Tool handler over a direct SDK ``call_tool`` on the same open session.
+
+Both comparisons run in one process against real child processes, so they hold on any machine:
+
+- connect: the median time for ``McpManager.start()`` with each server alone, then with all
+  three (``toolbox.py`` from the tests, ``mcp-server-time``, ``mcp-server-git``). The budget:
+  all three under 1.5x the slowest single server. Starting a Python server is CPU-bound
+  (imports), so on a two-core machine three of them cannot overlap fully: the floor there is
+  about 1.3x, and a loaded machine can miss the budget without any fault in hermes.
+- call: the median of ``echo`` through :func:`through_hermes` (today the Tool handler; later the
+  host's ``tool_call`` bridge) against ``client.call_tool`` on the same session, interleaved.
+  The budget: under 2 ms more per call.
+
+Run:
+
+    /work/venv/bin/python benchmarks/mcp.py [--rounds 5] [--calls 300]
+
+Exit status 1 when a budget is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+# This script is named mcp.py: keep its folder off the import path so ``import mcp`` (inside
+# hermes_core.mcp) finds the SDK and not this file.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import anyio  # noqa: E402
+
+from hermes_core.config import McpServerConfig  # noqa: E402
+from hermes_core.mcp import McpManager  # noqa: E402
+from hermes_core.paths import Environment  # noqa: E402
+from hermes_core.tools import Tool, ToolResult  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TOOLBOX = REPO / "tests" / "mcp" / "servers" / "toolbox.py"
+CONNECT_RATIO_BUDGET = 1.5
+CALL_OVERHEAD_BUDGET_MS = 2.0
+
+
+async def through_hermes(tool: Tool, arguments: Mapping[str, Any]) -> ToolResult:
+    """The "through hermes" side of the call benchmark: one call as the host makes it."""
+    assert tool.handler is not None
+    result: ToolResult = await tool.handler(**arguments)
+    return result
+
+
+def servers(scratch: Path) -> dict[str, McpServerConfig]:
+    """The three stdio servers: the tests' toolbox, the PyPI time and git servers."""
+    repo = scratch / "repo"
+    repo.mkdir(exist_ok=True)
+    git = ["git", "-c", "user.email=bench@example.invalid", "-c", "user.name=Bench"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    python = sys.executable
+    return {
+        "toolbox": McpServerConfig(command=python, args=[str(TOOLBOX)]),
+        "time": McpServerConfig(
+            command=python, args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
+        ),
+        "git": McpServerConfig(
+            command=python, args=["-m", "mcp_server_git", "--repository", str(repo)]
+        ),
+    }
+
+
+async def time_start(configs: Mapping[str, McpServerConfig], env: Environment) -> float:
+    """Seconds for ``start()`` to connect and list every server in ``configs``."""
+    manager = McpManager(configs, env)
+    began = time.perf_counter()
+    await manager.start()
+    elapsed = time.perf_counter() - began
+    try:
+        states = {name: s.state for name, s in manager.status().items()}
+        if set(states.values()) != {"connected"}:
+            raise SystemExit(f"a server did not connect: {states}")
+    finally:
+        await manager.aclose()
+    return elapsed
+
+
+async def bench_connect(
+    configs: Mapping[str, McpServerConfig], env: Environment, rounds: int
+) -> tuple[dict[str, float], float]:
+    singles: dict[str, list[float]] = {name: [] for name in configs}
+    together: list[float] = []
+    for _ in range(rounds):
+        for name, config in configs.items():
+            singles[name].append(await time_start({name: config}, env))
+        together.append(await time_start(configs, env))
+    return {n: statistics.median(v) for n, v in singles.items()}, statistics.median(together)
+
+
+async def bench_call(config: McpServerConfig, env: Environment, calls: int) -> tuple[float, float]:
+    tools: dict[str, Tool] = {}
+
+    def keep(server: str, listed: list[Tool]) -> None:
+        tools.update({tool.name: tool for tool in listed})
+
+    arguments = {"text": "benchmark"}
+    direct: list[float] = []
+    hermes: list[float] = []
+    async with McpManager({"toolbox": config}, env, on_tools_changed=keep) as manager:
+        connection = manager.connection("toolbox")
+        assert connection is not None
+        client = connection.client
+        tool = tools["mcp__toolbox__echo"]
+        for _ in range(20):  # warm up both paths
+            await client.call_tool("echo", arguments)
+            await through_hermes(tool, arguments)
+        for _ in range(calls):
+            began = time.perf_counter()
+            await client.call_tool("echo", arguments)
+            direct.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            result = await through_hermes(tool, arguments)
+            hermes.append(time.perf_counter() - began)
+            if result.is_error:
+                raise SystemExit(f"the call failed: {result.error_message}")
+    return statistics.median(direct), statistics.median(hermes)
+
+
+async def main(rounds: int, calls: int) -> int:
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-mcp-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        (scratch / "home").mkdir()
+        env = Environment(home=scratch / "home", cwd=scratch, variables={})
+        configs = servers(scratch)
+        singles, together = await bench_connect(configs, env, rounds)
+        direct, hermes = await bench_call(configs["toolbox"], env, calls)
+
+    slowest = max(singles.values())
+    ratio = together / slowest
+    overhead_ms = (hermes - direct) * 1000
+    print(f"MCP connect (median of {rounds} rounds)")
+    print(f"  {'servers':<28}{'median':>12}")
+    for name, seconds in singles.items():
+        print(f"  {name + ' alone':<28}{seconds * 1000:>10.1f} ms")
+    print(f"  {'all three, concurrently':<28}{together * 1000:>10.1f} ms")
+    print(f"  {'(one after another: sum)':<28}{sum(singles.values()) * 1000:>10.1f} ms")
+    connect_ok = ratio < CONNECT_RATIO_BUDGET
+    print(
+        f"  ratio all/slowest: {ratio:.2f} (budget < {CONNECT_RATIO_BUDGET}) "
+        f"{'ok' if connect_ok else 'MISSED'}"
+    )
+    print(f"MCP call of toolbox echo (median of {calls} calls)")
+    print(f"  {'direct client.call_tool':<28}{direct * 1000:>10.3f} ms")
+    print(f"  {'through hermes (handler)':<28}{hermes * 1000:>10.3f} ms")
+    call_ok = overhead_ms < CALL_OVERHEAD_BUDGET_MS
+    print(
+        f"  overhead: {overhead_ms:.3f} ms, ratio {hermes / direct:.2f} "
+        f"(budget < {CALL_OVERHEAD_BUDGET_MS} ms) {'ok' if call_ok else 'MISSED'}"
+    )
+    return 0 if connect_ok and call_ok else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="connect rounds (default 5)")
+    parser.add_argument("--calls", type=int, default=300, help="calls per side (default 300)")
+    options = parser.parse_args()
+    sys.exit(anyio.run(main, options.rounds, options.calls))

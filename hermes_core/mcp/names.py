@@ -1,0 +1,36 @@
+"""Safe tool names for MCP tools: ``mcp__<server>__<tool>``.
+
+Model providers accept 1-64 characters of ``[A-Za-z0-9_-]``. A name that breaks the rule is
+shortened deterministically: illegal characters become ``_`` and a hash of the full original
+name is appended, so two different originals never share a safe name by accident and the same
+original always gets the same one. The original MCP name is kept for the call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from hermes_core.tools import TOOL_NAME_PATTERN
+
+__all__ = ["MAX_TOOL_NAME_LENGTH", "mcp_tool_name", "mcp_toolset"]
+
+MAX_TOOL_NAME_LENGTH = 64
+_HASH_LENGTH = 8
+_ILLEGAL = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """The registered name of ``tool`` of ``server``: ``mcp__<server>__<tool>`` when legal,
+    otherwise a sanitized prefix of it plus ``_`` and an 8-character hash of the original."""
+    wanted = f"mcp__{server}__{tool}"
+    if TOOL_NAME_PATTERN.fullmatch(wanted):
+        return wanted
+    digest = hashlib.sha256(wanted.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
+    prefix = _ILLEGAL.sub("_", wanted)[: MAX_TOOL_NAME_LENGTH - _HASH_LENGTH - 1]
+    return f"{prefix}_{digest}"
+
+
+def mcp_toolset(server: str) -> str:
+    """The toolset every tool of ``server`` belongs to: ``mcp-<server>``."""
+    return f"mcp-{server}"

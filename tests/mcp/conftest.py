@@ -1,0 +1,57 @@
+"""Fixtures for the MCP tests: a temporary home, and the toolbox server over streamable HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from realservers import TOOLBOX, HttpServer, free_port
+
+from hermes_core.paths import Environment
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Environment:
+    """A temporary home and working directory; strict plugins as in nox."""
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    return Environment(
+        home=home,
+        cwd=work,
+        variables={"HERMES_STRICT_PLUGINS": "1", "HERMES_LOG_DIR": str(tmp_path / "logs")},
+    )
+
+
+@pytest.fixture
+def http_toolbox() -> Iterator[HttpServer]:
+    """``toolbox.py`` serving streamable HTTP on 127.0.0.1 as a child process."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(TOOLBOX), "--http", str(port)])
+    try:
+        # A guard against a server that never comes up, not a performance check.
+        give_up = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"the HTTP toolbox server exited with {process.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > give_up:
+                    pytest.fail("the HTTP toolbox server did not listen within 60 s")
+                time.sleep(0.05)
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,155 @@
+"""Real MCP servers for the tests (entries for the PyPI, npm and local servers), and a look
+into ``/proc`` for the children of the test process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+
+from hermes_core.config import McpServerConfig
+from hermes_core.tools import Tool, ToolResult
+
+SERVERS_DIR = Path(__file__).resolve().parent / "servers"
+TOOLBOX = SERVERS_DIR / "toolbox.py"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EVERYTHING_JS = (
+    REPO_ROOT / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+EVERYTHING_INSTALL = (
+    "npm install --prefix .cache/npm @modelcontextprotocol/server-everything "
+    "(run in the repository root)"
+)
+
+
+def toolbox_entry(**fields: object) -> McpServerConfig:
+    """A stdio entry running ``tests/mcp/servers/toolbox.py``."""
+    return McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(TOOLBOX)], **fields}
+    )
+
+
+def time_entry(**fields: object) -> McpServerConfig:
+    """A stdio entry running the PyPI ``mcp-server-time``."""
+    return McpServerConfig.model_validate(
+        {
+            "command": sys.executable,
+            "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+            **fields,
+        }
+    )
+
+
+def everything_entry(**fields: object) -> McpServerConfig:
+    """A stdio entry running npm's ``@modelcontextprotocol/server-everything``; fails the test
+    with the install command when it is missing."""
+    if not EVERYTHING_JS.is_file():
+        pytest.fail(
+            f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING_JS}; "
+            f"install it with: {EVERYTHING_INSTALL}"
+        )
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH; it is needed to run server-everything")
+    return McpServerConfig.model_validate(
+        {"command": node, "args": [str(EVERYTHING_JS), "stdio"], **fields}
+    )
+
+
+def hanging_entry(**fields: object) -> McpServerConfig:
+    """A stdio "server" that never answers: a Python process sleeping forever."""
+    return McpServerConfig.model_validate(
+        {
+            "command": sys.executable,
+            "args": ["-c", "import time\nwhile True: time.sleep(3600)", "hermes-hang-marker"],
+            **fields,
+        }
+    )
+
+
+def child_pids(marker: str) -> list[int]:
+    """Live processes whose parent is this test process and whose command line contains
+    ``marker``, read from ``/proc``."""
+    found: list[int] = []
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        state, parent = fields[0], int(fields[1])
+        if parent == me and state != "Z" and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class HttpServer:
+    """A server child process listening on ``url``."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+class ToolsSeen:
+    """An ``on_tools_changed`` callback that keeps each server's current tools and the history
+    of changes (server, tool names)."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, dict[str, Tool]] = {}
+        self.history: list[tuple[str, list[str]]] = []
+
+    def __call__(self, server: str, tools: list[Tool]) -> None:
+        self.current[server] = {tool.name: tool for tool in tools}
+        self.history.append((server, [tool.name for tool in tools]))
+
+    def tool(self, name: str) -> Tool:
+        """The currently registered tool called ``name``."""
+        for tools in self.current.values():
+            if name in tools:
+                return tools[name]
+        raise AssertionError(f"no tool {name!r} is registered; have {self.names()}")
+
+    def names(self, server: str | None = None) -> list[str]:
+        """The currently registered tool names (of one server)."""
+        if server is not None:
+            return sorted(self.current.get(server, {}))
+        return sorted(name for tools in self.current.values() for name in tools)
+
+
+async def wait_until(condition: Callable[[], bool], what: str, *, limit: float = 60.0) -> None:
+    """Poll ``condition`` on the event loop until it holds; fail naming ``what`` after ``limit``
+    seconds (a guard against hanging, not a performance check)."""
+    with anyio.move_on_after(limit):
+        while not condition():
+            await anyio.sleep(0.02)
+        return
+    pytest.fail(f"gave up waiting for {what}")
+
+
+async def call(tool: Tool, **arguments: object) -> ToolResult:
+    """Call ``tool`` through its handler, as the dispatcher does."""
+    assert tool.handler is not None
+    result = await tool.handler(**arguments)
+    assert isinstance(result, ToolResult)
+    return result

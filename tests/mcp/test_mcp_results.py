@@ -1,0 +1,87 @@
+"""Normalization of MCP call outcomes into ``ToolResult``."""
+
+from __future__ import annotations
+
+import mcp_types
+from mcp import MCPError
+
+from hermes_core.mcp.results import (
+    MCP_ERROR,
+    TIMEOUT,
+    TOOL_ERROR,
+    UNAVAILABLE,
+    normalize_call_result,
+    protocol_error_result,
+)
+
+
+def test_text_and_structured_content_are_kept() -> None:
+    result = normalize_call_result(
+        mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text="3")],
+            structured_content={"sum": 3},
+        )
+    )
+    assert result.content == [{"type": "text", "text": "3"}]
+    assert result.structured == {"sum": 3}
+    assert not result.is_error
+
+
+def test_image_and_embedded_resource_blocks_keep_wire_shape() -> None:
+    result = normalize_call_result(
+        mcp_types.CallToolResult(
+            content=[
+                mcp_types.ImageContent(type="image", data="aGk=", mime_type="image/png"),
+                mcp_types.EmbeddedResource(
+                    type="resource",
+                    resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="hello"),
+                ),
+            ]
+        )
+    )
+    assert result.content == [
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+        {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
+    ]
+
+
+def test_structured_only_result_gets_a_text_block() -> None:
+    result = normalize_call_result(
+        mcp_types.CallToolResult(content=[], structured_content={"ok": True})
+    )
+    assert result.text_content == '{"ok": true}'
+
+
+def test_is_error_becomes_tool_error_with_the_message() -> None:
+    result = normalize_call_result(
+        mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text="disk full")], is_error=True
+        )
+    )
+    assert (result.is_error, result.error_code, result.error_message) == (
+        True,
+        TOOL_ERROR,
+        "disk full",
+    )
+
+
+def test_timeout_error_names_server_and_timeout() -> None:
+    error = MCPError(code=mcp_types.REQUEST_TIMEOUT, message="Request 'tools/call' timed out")
+    result = protocol_error_result("slow", "sleep", error, timeout=2.5)
+    assert result.error_code == TIMEOUT
+    assert "'slow'" in (result.error_message or "")
+    assert "2.5 s" in (result.error_message or "")
+
+
+def test_connection_closed_is_unavailable() -> None:
+    error = MCPError(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")
+    result = protocol_error_result("gone", "echo", error, timeout=1)
+    assert result.error_code == UNAVAILABLE
+    assert "'gone'" in (result.error_message or "")
+
+
+def test_other_protocol_errors_are_error_results() -> None:
+    error = MCPError(code=mcp_types.INVALID_PARAMS, message="Unknown tool: nope")
+    result = protocol_error_result("box", "nope", error, timeout=1)
+    assert result.error_code == MCP_ERROR
+    assert "Unknown tool: nope" in (result.error_message or "")

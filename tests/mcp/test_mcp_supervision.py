@@ -1,0 +1,198 @@
+"""Supervision: a dead server is unavailable at once and comes back; a hanging server does not
+hold up the others; timeouts leave the server usable; shutdown leaves no child behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from realservers import (
+    TOOLBOX,
+    ToolsSeen,
+    call,
+    child_pids,
+    hanging_entry,
+    time_entry,
+    toolbox_entry,
+    wait_until,
+)
+
+from hermes_core.mcp import McpManager, ServerStatus
+from hermes_core.mcp.results import TIMEOUT, UNAVAILABLE
+from hermes_core.paths import Environment
+from hermes_core.tools import Tool
+
+pytestmark = pytest.mark.anyio
+
+
+def one_child(marker: str) -> int:
+    pids = child_pids(marker)
+    assert len(pids) == 1, f"expected one child running {marker!r}, found {pids}"
+    return pids[0]
+
+
+async def test_killed_server_is_unavailable_at_once_and_reconnects(env: Environment) -> None:
+    seen = ToolsSeen()
+    at_withdrawal: list[ServerStatus] = []
+    manager: McpManager | None = None
+
+    def on_change(server: str, tools: list[Tool]) -> None:
+        seen(server, tools)
+        if not tools and manager is not None:
+            at_withdrawal.append(manager.status()[server])
+
+    manager = McpManager(
+        {"box": toolbox_entry()}, env, on_tools_changed=on_change, backoff_base=0.2
+    )
+    async with manager:
+        first_pid = one_child(str(TOOLBOX))
+        os.kill(first_pid, signal.SIGKILL)
+        after_kill = await call(seen.tool("mcp__box__echo"), text="are you there")
+        await wait_until(lambda: bool(at_withdrawal), "the tools of 'box' to be withdrawn")
+        await wait_until(lambda: bool(seen.names("box")), "'box' to reconnect")
+        again = await call(seen.tool("mcp__box__echo"), text="back")
+        second_pid = one_child(str(TOOLBOX))
+    assert child_pids(str(TOOLBOX)) == []
+    assert after_kill.is_error
+    assert after_kill.error_code == UNAVAILABLE
+    assert "MCP server 'box'" in (after_kill.error_message or "")
+    withdrawn = at_withdrawal[0]
+    assert withdrawn.state == "unavailable"
+    assert withdrawn.reason == "the server closed the connection"
+    assert withdrawn.tool_count == 7, "the listing shows how many tools went away"
+    assert again.text_content == "echo: back"
+    assert second_pid != first_pid
+
+
+async def test_call_to_unavailable_server_names_server_and_reason(env: Environment) -> None:
+    seen = ToolsSeen()
+    # A long backoff keeps the server down while the test looks at it.
+    async with McpManager(
+        {"box": toolbox_entry()}, env, on_tools_changed=seen, backoff_base=600
+    ) as mcp:
+        echo = seen.tool("mcp__box__echo")
+        os.kill(one_child(str(TOOLBOX)), signal.SIGKILL)
+        await wait_until(lambda: mcp.status()["box"].state == "unavailable", "'box' to drop")
+        result = await call(echo, text="x")
+        status = mcp.status()["box"]
+        listing = mcp.unavailable()
+    assert result.error_code == UNAVAILABLE
+    assert result.error_message == (
+        "MCP server 'box' is unavailable: the server closed the connection."
+    )
+    assert status.retry_in is not None
+    assert status.retry_in > 0
+    assert listing == {"box": (7, "the server closed the connection")}
+
+
+async def test_shutdown_leaves_no_child_process(env: Environment) -> None:
+    servers = {
+        "box": toolbox_entry(),
+        "time": time_entry(),
+        "hang": hanging_entry(connect_timeout=1),
+    }
+    async with McpManager(servers, env):
+        assert child_pids(str(TOOLBOX))
+        assert child_pids("mcp_server_time")
+    assert child_pids(str(TOOLBOX)) == []
+    assert child_pids("mcp_server_time") == []
+    assert child_pids("hermes-hang-marker") == []
+
+
+async def test_hanging_server_does_not_delay_the_others(env: Environment) -> None:
+    hang_state_when_box_connected: list[str] = []
+    manager: McpManager | None = None
+
+    def on_change(server: str, tools: list[Tool]) -> None:
+        if server == "box" and tools and manager is not None:
+            hang_state_when_box_connected.append(manager.status()["hang"].state)
+
+    manager = McpManager(
+        {"hang": hanging_entry(connect_timeout=3), "box": toolbox_entry()},
+        env,
+        on_tools_changed=on_change,
+    )
+    async with manager:
+        statuses = manager.status()
+    # "box" was connected while "hang" was still within its connect_timeout.
+    assert hang_state_when_box_connected == ["connecting"]
+    assert statuses["box"].state == "connected"
+    assert statuses["hang"].state == "unavailable"
+    assert statuses["hang"].reason == (
+        "no answer within connect_timeout (3 s, mcp_servers.hang.connect_timeout)"
+    )
+
+
+async def test_call_past_timeout_is_an_error_and_server_stays_usable(env: Environment) -> None:
+    seen = ToolsSeen()
+    async with McpManager({"box": toolbox_entry(timeout=1)}, env, on_tools_changed=seen) as mcp:
+        pid = one_child(str(TOOLBOX))
+        slow = await call(seen.tool("mcp__box__sleep"), seconds=120)
+        after = await call(seen.tool("mcp__box__echo"), text="still here")
+        state = mcp.status()["box"].state
+        same_pid = one_child(str(TOOLBOX))
+    assert slow.error_code == TIMEOUT
+    assert "MCP server 'box'" in (slow.error_message or "")
+    assert "timeout of 1 s" in (slow.error_message or "")
+    assert after.text_content == "echo: still here"
+    assert state == "connected"
+    assert same_pid == pid
+
+
+async def test_servers_are_added_and_removed_while_running(env: Environment) -> None:
+    seen = ToolsSeen()
+    async with McpManager({}, env, on_tools_changed=seen) as mcp:
+        status = await mcp.add("box", toolbox_entry())
+        added = seen.names("box")
+        result = await call(seen.tool("mcp__box__echo"), text="hi")
+        await mcp.remove("box")
+        after_remove = (seen.names("box"), list(mcp.status()), child_pids(str(TOOLBOX)))
+    assert status.state == "connected"
+    assert "mcp__box__echo" in added
+    assert result.text_content == "echo: hi"
+    assert after_remove == ([], [], [])
+
+
+async def test_adding_an_existing_name_replaces_the_server(env: Environment) -> None:
+    seen = ToolsSeen()
+    async with McpManager({"box": toolbox_entry()}, env, on_tools_changed=seen) as mcp:
+        await mcp.add("box", toolbox_entry(include=["echo"]))
+        names = seen.names("box")
+        children = child_pids(str(TOOLBOX))
+    assert names == ["mcp__box__echo"]
+    assert len(children) == 1
+
+
+async def test_server_that_exits_at_start_is_unavailable_and_retried(env: Environment) -> None:
+    entry = hanging_entry().model_copy(update={"args": ["-c", "raise SystemExit(3)"]})
+    async with McpManager({"broken": entry}, env, backoff_base=600) as mcp:
+        status = mcp.status()["broken"]
+    assert status.state == "unavailable"
+    assert status.reason is not None
+    assert status.reason.startswith("cannot connect:")
+    assert status.retry_in is not None
+
+
+async def test_child_ignoring_sigterm_is_killed_at_shutdown(env: Environment) -> None:
+    stubborn = hanging_entry(connect_timeout=1).model_copy(
+        update={
+            "args": [
+                "-c",
+                "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                "while True: time.sleep(3600)",
+                "hermes-stubborn-marker",
+            ]
+        }
+    )
+    async with McpManager({"stubborn": stubborn}, env, backoff_base=600):
+        pass
+    assert child_pids("hermes-stubborn-marker") == []
+
+
+def test_manager_is_built_outside_the_event_loop(env: Environment) -> None:
+    manager = McpManager({"box": toolbox_entry(), "off": toolbox_entry(enabled=False)}, env)
+    status = manager.status()
+    assert status["off"].state == "disabled"
+    assert status["off"].reason == "disabled (mcp_servers.off.enabled is false)"
+    assert manager.tools() == []
