@@ -191,10 +191,20 @@ class Dispatcher:
 
     async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
         """Run one call of the tool ``name`` for ``session`` and return its result."""
+        return await self._dispatch(name, None, arguments, session)
+
+    async def dispatch_tool(self, tool: Tool, arguments: Any, session: Session) -> ToolResult:
+        """Run ``tool``, which need not be in the registry (the host's ``tool_search`` and
+        ``tool_describe``, whose descriptions follow the listing), through the same pipeline."""
+        return await self._dispatch(tool.name, tool, arguments, session)
+
+    async def _dispatch(
+        self, name: str, given: Tool | None, arguments: Any, session: Session
+    ) -> ToolResult:
         started = time.perf_counter()
         call: ToolCall | None = None
         try:
-            tool = self.resolve(name, session)
+            tool = given or self.resolve(name, session)
             if tool is None:
                 result = self._unknown_tool(name, session)
             else:

@@ -3,7 +3,13 @@
 There is no module-level host or plugin manager: build as many hosts as you like::
 
     async with Host(config, env) as host:
-        backend = host.select_search_backend()
+        session = host.new_session()
+        assembly = host.assemble(context_length=200_000, session=session)
+        result = await host.dispatch("tool_search", {"queries": ["current time"]}, session)
+
+Entering the host loads the plugins, registers their tools and the configured catalogs,
+selects the approval policy and the search backend, and connects the MCP servers. Every call,
+direct or through the bridge, goes through :meth:`Host.dispatch`.
 """
 
 from __future__ import annotations
@@ -11,42 +17,65 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import HermesError
+from hermes_core.errors import HermesError, PluginError
+from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
 from hermes_core.plugins.registrations import Registrations, collect_registrations
+from hermes_core.session import Session
+from hermes_core.specs import PluginContext
+from hermes_core.tools import EnabledTools, Registry
 
 if TYPE_CHECKING:
     import pluggy
 
-    from hermes_core.config import Config
+    from hermes_core.config import Config, McpServerConfig
+    from hermes_core.dispatch import Dispatcher
+    from hermes_core.mcp.supervisor import McpManager, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
+    from hermes_core.search.assembly import Assembly
+    from hermes_core.search.toolsearch import ToolSearch
     from hermes_core.specs import ApprovalPolicySpec, ConnectorGatewaySpec, SearchBackendSpec
+    from hermes_core.tools import Tool, ToolResult
 
-logger = logging.getLogger("hermes_core.plugins")
+logger = logging.getLogger("hermes_core.host")
+
+_CATALOG_OWNER = "catalog"
+_MCP_OWNER = "mcp:"
 
 
 class Host:
-    """The plugin host as an async context manager.
+    """The tool layer of one agent, as an async context manager.
 
-    Entering discovers plugins in the five sources, gates them, imports and registers the
-    enabled ones and collects their registrations (raising
-    :class:`~hermes_core.errors.RegistrationError` when two plugins claim one name). Leaving
-    unregisters them. ``config_path`` is the file ``config`` was loaded from: a file inside the
-    working directory cannot enable project plugins.
+    The dispatcher and the tool search are built on first use, so a host used only to load
+    plugins needs no approval policy or search backend; an unknown ``approvals.policy`` or
+    ``tools.tool_search.backend`` is reported, with the valid names, by the first call.
+
+    ``config_path`` is the file ``config`` was loaded from: a file inside the working directory
+    cannot enable project plugins, and relative catalog paths are read from its directory.
+    ``mcp_backoff`` is the first reconnect delay of a dead MCP server, in seconds.
     """
 
     def __init__(
-        self, config: Config, env: Environment, *, config_path: Path | None = None
+        self,
+        config: Config,
+        env: Environment,
+        *,
+        config_path: Path | None = None,
+        mcp_backoff: float = 1.0,
     ) -> None:
         self.config = config
         self.env = env
         self.config_path = config_path
+        self.registry = Registry()
+        self._mcp_backoff = mcp_backoff
         self._plugins: PluginSet | None = None
         self._registrations: Registrations | None = None
-        # The tool registry and the dispatcher (hermes_core.dispatch) are attached here.
+        self._dispatcher: Dispatcher | None = None
+        self._tool_search: ToolSearch | None = None
+        self._mcp: McpManager | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -55,8 +84,36 @@ class Host:
 
         return cls(load_config(env.config_path), env, config_path=env.config_path)
 
+    # Lifetime ---------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Host:
+        self.start()
+        try:
+            await self._connect_mcp()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self._mcp is not None:
+                await self._mcp.aclose()
+        finally:
+            self._mcp = None
+            self.close()
+
     def start(self) -> None:
-        """Load plugins and collect registrations (what ``async with`` does on entry)."""
+        """Load plugins, register tools and build the dispatcher and the tool search.
+
+        ``async with`` does this and also connects the MCP servers; call ``start`` alone for
+        what needs no event loop (listing plugins and local tools).
+        """
         if self._plugins is not None:
             raise HermesError("this host is already started")
         strict = self.env.flag(STRICT_FLAG)
@@ -68,34 +125,32 @@ class Host:
                 logger.warning("plugin %r (%s): %s", record.name, record.source, record.message)
         try:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
+            self._plugins = plugins
+            self._register_plugin_tools(plugins, strict=strict)
+            self._register_catalogs()
         except BaseException:
+            self._plugins = None
+            self._registrations = None
             _unregister_all(plugins)
             raise
-        self._plugins = plugins
 
     def close(self) -> None:
-        """Unregister every plugin (what ``async with`` does on exit)."""
+        """Flush the activity log and unregister every plugin."""
+        if self._dispatcher is not None:
+            self._dispatcher.close()
         if self._plugins is not None:
             _unregister_all(self._plugins)
         self._plugins = None
         self._registrations = None
-
-    async def __aenter__(self) -> Host:
-        self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        self._dispatcher = None
+        self._tool_search = None
 
     def _started(self) -> PluginSet:
         if self._plugins is None:
             raise HermesError("the host is not started: use 'async with Host(...) as host'")
         return self._plugins
+
+    # Plugins ----------------------------------------------------------------------------------
 
     @property
     def plugins(self) -> list[PluginRecord]:
@@ -119,6 +174,10 @@ class Host:
         assert self._registrations is not None
         return self._registrations
 
+    def plugin_context(self, plugin: str) -> PluginContext:
+        """What a factory of ``plugin`` receives: config, environment and its own settings."""
+        return PluginContext(self.config, self.env, self.config.plugins.entries.get(plugin, {}))
+
     def select_search_backend(self) -> SearchBackendSpec:
         """The search backend named by ``tools.tool_search.backend``."""
         spec: SearchBackendSpec = self.registrations.select(
@@ -139,6 +198,172 @@ class Host:
             "approval_policy", self.config.approvals.policy
         )
         return spec
+
+    # Tools ------------------------------------------------------------------------------------
+
+    def _register_plugin_tools(self, plugins: PluginSet, *, strict: bool) -> None:
+        """Each plugin's ``hermes_tools``, one plugin at a time so a failure names it and the
+        others still register; a higher plugin source overrides a tool of the same name."""
+        arguments = {"config": self.config, "env": self.env}
+        for impl in plugins.pm.hook.hermes_tools.get_hookimpls():
+            record = plugins.get(impl.plugin_name)
+            rank = SOURCES.index(record.source) if record is not None else 0
+            try:
+                tools = impl.function(*(arguments[name] for name in impl.argnames)) or ()
+                if not isinstance(tools, list | tuple):
+                    raise TypeError(f"expected a list of Tool, got {type(tools).__name__}")
+                self.registry.register_all(tools, owner=impl.plugin_name, precedence=rank)
+            except Exception as exc:
+                message = f"hermes_tools failed: {type(exc).__name__}: {exc}"
+                if strict:
+                    raise PluginError(impl.plugin_name, message) from exc
+                logger.warning("plugin %r: %s", impl.plugin_name, message)
+                if record is not None:
+                    record.fail(message)
+
+    def _register_catalogs(self) -> None:
+        if not self.config.tools.catalogs:
+            return
+        from hermes_core.search.catalog import catalog_tools
+
+        base = self.config_path.parent if self.config_path is not None else self.env.cwd
+        tools = catalog_tools(self.config.tools.catalogs, base)
+        self.registry.register_all(tools, owner=_CATALOG_OWNER)
+
+    def _build_dispatcher(self) -> Dispatcher:
+        from hermes_core.approvals import select_policy
+        from hermes_core.dispatch import Dispatcher
+
+        policies = [(r.plugin, r.spec) for r in self.registrations.approval_policies.values()]
+        name = self.config.approvals.policy
+        owner = self.registrations.approval_policies.get(name)
+        context = self.plugin_context(owner.plugin if owner is not None else "")
+        policy = select_policy(policies, name, context)
+        return Dispatcher(self.registry, self.pm, policy, self.config, self.env)
+
+    def _build_tool_search(self) -> ToolSearch:
+        from hermes_core.search.toolsearch import ToolSearch
+
+        registered = self.select_search_backend()
+        owner = self.registrations.search_backends[registered.name].plugin
+        backend = registered.factory(self.plugin_context(owner))
+        return ToolSearch(
+            EnabledTools(self.registry, self.config.tools),
+            self.config.tools.tool_search,
+            backend,
+            self._dispatch_real,
+            unavailable=self._unavailable_servers,
+        )
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """The one call path (hooks, approvals, handler, activity log), built on first use
+        with the policy named by ``approvals.policy``."""
+        self._started()
+        if self._dispatcher is None:
+            self._dispatcher = self._build_dispatcher()
+        return self._dispatcher
+
+    @property
+    def tool_search(self) -> ToolSearch:
+        """Deferral, the listing and the three bridge tools over this host's tools, built on
+        first use with the backend named by ``tools.tool_search.backend``."""
+        self._started()
+        if self._tool_search is None:
+            self._tool_search = self._build_tool_search()
+        return self._tool_search
+
+    def new_session(
+        self,
+        *,
+        cwd: Path | None = None,
+        interactive: bool = False,
+        granted_toolsets: frozenset[str] | None = None,
+        **fields: Any,
+    ) -> Session:
+        """A session in ``cwd`` (the host's working directory by default)."""
+        session = Session(
+            cwd=cwd or self.env.cwd,
+            interactive=interactive,
+            granted_toolsets=granted_toolsets,
+            **fields,
+        )
+        return session
+
+    def assemble(
+        self, context_length: int | None = None, session: Session | None = None
+    ) -> Assembly:
+        """The tool array for one model request: core tools, and the bridge when tools are
+        deferred. Cheap to repeat: cached by registry generation, budget and grant."""
+        return self.tool_search.assemble(context_length, session)
+
+    async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
+        """Run one tool call for ``session``; never raises.
+
+        ``tool_call`` is unwrapped here, so hooks, approvals and the activity log see the real
+        tool; ``tool_search`` and ``tool_describe`` are calls of their own.
+        """
+        search = self.tool_search
+        if name == "tool_call":
+            payload = arguments if isinstance(arguments, dict) else {"calls": arguments}
+            return await search.call(payload, session)
+        if name in ("tool_search", "tool_describe"):
+            bridge = {tool.name: tool for tool in search.bridge_tools()}
+            return await self.dispatcher.dispatch_tool(bridge[name], arguments, session)
+        return await self._dispatch_real(name, arguments, session)
+
+    async def _dispatch_real(self, name: str, arguments: Any, session: Session) -> ToolResult:
+        if self._mcp is not None and name not in self.registry:
+            refusal = self._mcp.refusal_for(name)
+            if refusal is not None:
+                return refusal
+        return await self.dispatcher.dispatch(name, arguments, session)
+
+    # MCP --------------------------------------------------------------------------------------
+
+    async def _connect_mcp(self) -> None:
+        if not self.config.mcp_servers:
+            return
+        from hermes_core.mcp.supervisor import McpManager
+
+        self._mcp = McpManager(
+            self.config.mcp_servers,
+            self.env,
+            on_tools_changed=self._on_mcp_tools,
+            backoff_base=self._mcp_backoff,
+        )
+        await self._mcp.start()
+
+    def _on_mcp_tools(self, server: str, tools: list[Tool]) -> None:
+        owner = _MCP_OWNER + server
+        self.registry.unregister_owner(owner)
+        if tools:
+            self.registry.register_all(tools, owner=owner)
+
+    async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
+        """Connect a server while the host runs; the next assembly includes its tools."""
+        if self._mcp is None:
+            from hermes_core.mcp.supervisor import McpManager
+
+            self._mcp = McpManager(
+                {}, self.env, on_tools_changed=self._on_mcp_tools, backoff_base=self._mcp_backoff
+            )
+            await self._mcp.start()
+        return await self._mcp.add(name, config)
+
+    async def remove_mcp_server(self, name: str) -> None:
+        """Disconnect a server while the host runs; its tools leave the registry."""
+        if self._mcp is None:
+            raise KeyError(name)
+        await self._mcp.remove(name)
+        self.registry.unregister_owner(_MCP_OWNER + name)
+
+    def mcp_status(self) -> dict[str, ServerStatus]:
+        """Each configured MCP server: transport, state, reason, tool and filtered counts."""
+        return self._mcp.status() if self._mcp is not None else {}
+
+    def _unavailable_servers(self) -> dict[str, tuple[int, str]]:
+        return self._mcp.unavailable() if self._mcp is not None else {}
 
 
 def _unregister_all(plugins: PluginSet) -> None:

@@ -30,14 +30,17 @@ class Environment:
     cwd: Path
     variables: Mapping[str, str] = field(default_factory=dict)
     python_version: tuple[int, int] = (sys.version_info.major, sys.version_info.minor)
+    config_file: Path | None = None
+    """An explicit configuration file (``hermes --config FILE``); else ``HERMES_CONFIG``; else
+    ``$HERMES_HOME/config.yaml``."""
 
     @classmethod
-    def from_process(cls) -> Environment:
+    def from_process(cls, *, config_file: Path | None = None) -> Environment:
         """The environment of the running process (``HERMES_HOME`` defaults to ``~/.hermes``)."""
         variables = MappingProxyType(dict(os.environ))
         home_text = variables.get("HERMES_HOME")
         home = Path(home_text).expanduser() if home_text else Path.home() / ".hermes"
-        return cls(home=home, cwd=Path.cwd(), variables=variables)
+        return cls(home=home, cwd=Path.cwd(), variables=variables, config_file=config_file)
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """One environment variable, or ``default``."""
@@ -49,7 +52,13 @@ class Environment:
 
     @property
     def config_path(self) -> Path:
-        """The user's configuration file, ``$HERMES_HOME/config.yaml``."""
+        """The configuration file: ``config_file``, else ``HERMES_CONFIG``, else
+        ``$HERMES_HOME/config.yaml``."""
+        if self.config_file is not None:
+            return self.config_file
+        named = self.variables.get("HERMES_CONFIG")
+        if named:
+            return Path(named).expanduser()
         return self.home / "config.yaml"
 
     @property

@@ -259,3 +259,32 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+class EnabledTools:
+    """The registry as tool search sees it: only tools whose toolset the configuration enables
+    (``tools.enabled_toolsets`` / ``disabled_toolsets``), in registration order."""
+
+    def __init__(self, registry: Registry, tools_config: ToolsConfig) -> None:
+        self._registry = registry
+        self._config = tools_config
+        self._cached: tuple[int, list[Tool]] | None = None
+
+    @property
+    def generation(self) -> int:
+        """The registry's generation: it changes whenever a tool is added or removed."""
+        return self._registry.generation
+
+    def tools(self) -> list[Tool]:
+        """The enabled tools, recomputed only when the registry changed."""
+        generation = self._registry.generation
+        if self._cached is None or self._cached[0] != generation:
+            self._cached = (generation, self._registry.enabled(self._config))
+        return self._cached[1]
+
+    def get(self, name: str) -> Tool | None:
+        """The enabled tool called ``name``, or ``None``."""
+        tool = self._registry.get(name)
+        if tool is None or not toolsets_config_allows(tool.toolset, self._config):
+            return None
+        return tool

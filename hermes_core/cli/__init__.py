@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -53,10 +54,10 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
     root = ctx.find_root()
     cache = root.meta.get("hermes.plugin_commands")
     if cache is None:
+        from hermes_core.cli.context import environment
         from hermes_core.cli.plugin_commands import plugin_commands
-        from hermes_core.paths import Environment
 
-        cache = plugin_commands(Environment.from_process())
+        cache = plugin_commands(environment())
         root.meta["hermes.plugin_commands"] = cache
     return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
 
@@ -64,11 +65,18 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="hermes")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug detail.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Configuration file to use instead of $HERMES_HOME/config.yaml (or HERMES_CONFIG).",
+)
 @click.pass_context
-def cli(ctx: click.Context, verbose: bool) -> None:
+def cli(ctx: click.Context, verbose: bool, config_file: Path | None) -> None:
     """hermes-core: the tool layer of an LLM agent."""
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
+    ctx.obj["config_file"] = config_file.resolve() if config_file is not None else None
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from hermes_core.paths import Environment
+from hermes_core.cli.context import environment
 
 
 @contextmanager
@@ -48,7 +48,7 @@ def config() -> None:
 @config.command("path")
 def path_command() -> None:
     """Print the path of the configuration file."""
-    click.echo(str(Environment.from_process().config_path))
+    click.echo(str(environment().config_path))
 
 
 @config.command("show")
@@ -58,7 +58,7 @@ def show_command(as_json: bool) -> None:
     from hermes_core.config import load_config
 
     with _warnings_to_stderr():
-        effective = load_config(Environment.from_process().config_path)
+        effective = load_config(environment().config_path)
     data = effective.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -94,7 +94,7 @@ def set_command(key: str, value: str) -> None:
     from hermes_core.config import edit_config
 
     parsed = _parse_value(value)
-    env = Environment.from_process()
+    env = environment()
     with _warnings_to_stderr(), edit_config(env) as document:
         document.set(key, parsed)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
@@ -105,7 +105,7 @@ def validate_command() -> None:
     """Check the configuration file; exit status 2 when it has problems."""
     from hermes_core.config import load_config
 
-    config_path = Environment.from_process().config_path
+    config_path = environment().config_path
     with _warnings_to_stderr():
         load_config(config_path)
     click.echo(f"ok: {config_path}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from hermes_core.cli.context import environment
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 
@@ -68,7 +69,7 @@ def plugins() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, error."""
-    env = Environment.from_process()
+    env = environment()
     _, plugin_set = _load(env)
     rows = [r for r in plugin_set.records if show_all or r.status != "shadowed"]
     if as_json:
@@ -108,7 +109,7 @@ def info_command(name: str) -> None:
     """Everything known about plugin NAME: each copy found, its manifest and its status."""
     from hermes_core.plugins.manifest import normalize_name
 
-    env = Environment.from_process()
+    env = environment()
     _, plugin_set = _load(env)
     wanted = normalize_name(name)
     copies = [record for record in plugin_set.records if record.name == wanted]
@@ -184,7 +185,7 @@ def _edit_lists(name: str, *, add_to: str, remove_from: str, verb: str) -> None:
     from hermes_core.plugins.loader import plan_plugins
     from hermes_core.plugins.manifest import normalize_name
 
-    env = Environment.from_process()
+    env = environment()
     wanted = normalize_name(name)
     with edit_config(env) as document:
         for spelling in _spellings(document.get(remove_from), wanted):
