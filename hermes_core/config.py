@@ -150,6 +150,31 @@ def _fallback(info: ValidationInfo, warning: ConfigWarning) -> None:
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_sections(cls, data: Any) -> Any:
+        """A section written with everything under it commented out (``plugins:`` and then
+        comments only) holds null: it means the section's defaults."""
+        if not isinstance(data, dict):
+            return data
+        return {
+            key: value
+            for key, value in data.items()
+            if value is not None or not _is_section_field(cls, key)
+        }
+
+
+def _is_section_field(model: type[BaseModel], key: Any) -> bool:
+    """Whether ``model.key`` holds a section or a mapping (not a value where null means
+    something, like ``enabled_toolsets: null``)."""
+    field = model.model_fields.get(key) if isinstance(key, str) else None
+    if field is None:
+        return False
+    annotation = _unwrap(field.annotation)
+    if typing.get_origin(annotation) is dict:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
 
 # --------------------------------------------------------------------------------------------
 # The models
@@ -429,9 +454,10 @@ def _validate(document: Any, path: Path | None) -> Config:
 
 
 def _read_text(path: Path) -> str | None:
-    """The file's text, ``None`` when it does not exist."""
+    """The file's text with its line endings as written, ``None`` when it does not exist."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as stream:
+            return stream.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -496,21 +522,40 @@ class ConfigDocument:
     def __init__(self, path: Path, data: Any, *, text: str = "") -> None:
         self.path = path
         self._data = data
+        self._newline = "\r\n" if "\r\n" in text else "\n"
+        text = text.replace("\r\n", "\n")
         self._indent = yaml_layout.guess_indent(text)
+        # What ruamel drops on loading, written back before the document.
+        self._preamble = yaml_layout.preamble(text)
         self.changed = False
 
     @classmethod
     def load(cls, path: Path) -> ConfigDocument:
         """Read ``path``; a missing file is an empty document. Bad YAML raises ``ConfigError``."""
         text = _read_text(path) or ""
-        return cls(path, _parse(text, path), text=text)
+        # ruamel keeps the carriage returns in comments; the dump writes them back (dumps).
+        return cls(path, _parse(text.replace("\r\n", "\n"), path), text=text)
 
-    def _walk(self, key: str) -> tuple[Any, str]:
-        """The mapping that holds the last part of ``key`` and that part; ``None`` for the
-        mapping when one on the way is absent. A non-mapping on the way is a ``ConfigError``."""
+    def _parts(self, key: str) -> list[str]:
         parts = key.split(".")
         if not key or any(not part for part in parts):
             raise ConfigError(f"not a dotted key: {key!r}", path=self.path)
+        return parts
+
+    def _find(self, key: str) -> tuple[Any, str]:
+        """The mapping that holds the last part of ``key`` and that part; ``None`` for the
+        mapping when anything on the way is absent or not a mapping (nothing is there)."""
+        *path, last = self._parts(key)
+        node = self._data
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        return (node if isinstance(node, dict) else None), last
+
+    def _walk(self, key: str) -> tuple[Any, str]:
+        """The mapping that holds the last part of ``key`` and that part; ``None`` for the
+        mapping when one on the way is absent. A non-mapping on the way is a ``ConfigError``:
+        a value cannot be put there."""
+        parts = self._parts(key)
         node = self._data
         for depth, part in enumerate(parts[:-1]):
             child = node.get(part)
@@ -530,19 +575,28 @@ class ConfigDocument:
     def _place(self, key: str, value: Any) -> None:
         """Set ``key``, inserting the missing mappings on the way as one new entry."""
         parts = key.split(".")
+        holder: Any = None
         node = self._data
         for depth, part in enumerate(parts[:-1]):
             if node.get(part) is None:
                 for inner in reversed(parts[depth + 1 :]):
                     value = {inner: value}
-                yaml_layout.insert(node, part, value)
-                return
-            node = node[part]
+                parts = parts[: depth + 1]
+                break
+            holder, node = node, node[part]
+        if node or holder is None:
+            yaml_layout.insert(node, parts[-1], value)
+            return
+        # An empty mapping ({}) becomes a block: the lines after it move below its new entry.
+        holder_key = parts[-2]
+        carry = yaml_layout.take_trailing(holder, holder_key)
         yaml_layout.insert(node, parts[-1], value)
+        yaml_layout.give_trailing(holder, holder_key, carry)
 
     def get(self, key: str) -> Any:
-        """The value at a dotted key as plain Python data, ``None`` when absent."""
-        parent, last = self._walk(key)
+        """The value at a dotted key as plain Python data, ``None`` when absent (also when a
+        key on the way holds a scalar: ``tools.connectors.url`` with ``connectors: false``)."""
+        parent, last = self._find(key)
         if parent is None:
             return None
         return yaml_layout.plain(parent.get(last))
@@ -555,9 +609,11 @@ class ConfigDocument:
         self._place(key, value)
         self.changed = True
 
-    def _list_at(self, key: str) -> tuple[Any, str, list[Any] | None]:
-        """The mapping holding ``key``, its last part, and the list there (``None`` if absent)."""
-        parent, last = self._walk(key)
+    def _list_at(self, key: str, *, create: bool) -> tuple[Any, str, list[Any] | None]:
+        """The mapping holding ``key``, its last part, and the list there (``None`` if absent).
+        A value that is not a list is a ``ConfigError``; so is a scalar on the way when the list
+        is to be created."""
+        parent, last = self._walk(key) if create else self._find(key)
         current = None if parent is None else parent.get(last)
         if current is None:
             return parent, last, None
@@ -573,52 +629,47 @@ class ConfigDocument:
     def add_to_list(self, key: str, value: str) -> bool:
         """Append ``value`` to the list at ``key`` (created if absent) unless it is already
         there. True when the document changed."""
-        _, _, items = self._list_at(key)
+        parent, last, items = self._list_at(key, create=True)
         if items is None:
             self._place(key, [value])
             self.changed = True
             return True
         if value in items:
             return False
-        carry = yaml_layout.take_trailing(items, len(items) - 1) if items else ""
+        # Through the parent: an empty list ([]) becomes a block, and the lines after it move.
+        carry = yaml_layout.take_trailing(parent, last)
         items.append(value)
-        yaml_layout.give_trailing(items, len(items) - 1, carry)
+        yaml_layout.give_trailing(parent, last, carry)
         self.changed = True
         return True
 
     def remove_from_list(self, key: str, value: str) -> bool:
         """Remove every ``value`` from the list at ``key``. True when the document changed."""
-        parent, last, items = self._list_at(key)
+        parent, last, items = self._list_at(key, create=False)
         if items is None or value not in items:
             return False
         for index in reversed([i for i, item in enumerate(items) if item == value]):
-            carry = yaml_layout.take_trailing(items, index)
-            # del (not list.remove) so that ruamel shifts the comments of later items.
-            del items[index]
-            if index > 0:
-                yaml_layout.give_trailing(items, index - 1, carry)
-            elif not items:
+            # del (in remove, not list.remove) so that ruamel shifts the comments of later items.
+            left = yaml_layout.remove(items, index)
+            if not items:
                 yaml_layout.renew_empty(parent, last)
-                yaml_layout.give_trailing(parent, last, carry)
+                yaml_layout.give_trailing(parent, last, left)
         self.changed = True
         return True
 
     def delete(self, key: str) -> bool:
         """Remove a dotted key. True when it was there."""
-        parent, last = self._walk(key)
+        parent, last = self._find(key)
         if parent is None or last not in parent:
             return False
-        keys = list(parent)
-        position = keys.index(last)
-        carry = yaml_layout.take_trailing(parent, last)
-        del parent[last]
-        parent.ca.items.pop(last, None)
-        if position > 0:
-            yaml_layout.give_trailing(parent, keys[position - 1], carry)
-        elif not parent and "." in key:
-            holder, holder_key = self._walk(key.rpartition(".")[0])
+        left = yaml_layout.remove(parent, last)
+        if parent is self._data and not parent:
+            # An empty document is written as its comments alone, so they all become text.
+            self._preamble = _joined(self._preamble, yaml_layout.take_all_comments(parent, left))
+        elif not parent:
+            holder, holder_key = self._find(key.rpartition(".")[0])
             yaml_layout.renew_empty(holder, holder_key)
-            yaml_layout.give_trailing(holder, holder_key, carry)
+            yaml_layout.give_trailing(holder, holder_key, left)
         self.changed = True
         return True
 
@@ -631,10 +682,15 @@ class ConfigDocument:
         yaml = yaml_layout.round_trip_yaml()
         mapping, sequence, offset = self._indent
         yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-        yaml_layout.flow_when_empty(self._data)
         stream = io.StringIO()
-        yaml.dump(self._data, stream)
-        return stream.getvalue()
+        if self._data or not self._preamble:
+            marked = yaml_layout.flow_when_empty(self._data)
+            try:
+                yaml.dump(self._data, stream)
+            finally:
+                yaml_layout.block_again(marked)
+        text = _joined(self._preamble, stream.getvalue())
+        return text.replace("\n", self._newline) if self._newline != "\n" else text
 
     def save(self) -> None:
         """Validate, then write atomically: temporary file in the same directory, fsync,
@@ -655,6 +711,13 @@ class ConfigDocument:
             )
         write_atomically(self.path, text)
         self.changed = False
+
+
+def _joined(head: str, tail: str) -> str:
+    """Two pieces of YAML text, the first ending its last line."""
+    if head and tail and not head.endswith("\n"):
+        head += "\n"
+    return head + tail
 
 
 _MANAGED_MESSAGE = (

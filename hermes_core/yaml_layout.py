@@ -119,15 +119,26 @@ def _round_trip(value: Any) -> Any:
     return value
 
 
-def flow_when_empty(node: Any) -> None:
-    """Mark every empty collection as flow style (``[]``, ``{}``): ruamel writes an emptied
-    block collection after its key's comment, on a line of its own, which is not valid YAML."""
+def flow_when_empty(node: Any, marked: list[Any] | None = None) -> list[Any]:
+    """Mark every empty block collection as flow style (``[]``, ``{}``) and return them: ruamel
+    writes an emptied block collection after its key's comment, on a line of its own, which is
+    not valid YAML. Undo with :func:`block_again` after dumping, so that an entry added later
+    makes the collection a block again."""
+    marked = [] if marked is None else marked
     style = getattr(node, "fa", None)
     if isinstance(node, dict | list) and style is not None:
-        if not node:
+        if not node and not style.flow_style():
             style.set_flow_style()
+            marked.append(node)
         for child in node.values() if isinstance(node, dict) else node:
-            flow_when_empty(child)
+            flow_when_empty(child, marked)
+    return marked
+
+
+def block_again(marked: list[Any]) -> None:
+    """Undo :func:`flow_when_empty`."""
+    for node in marked:
+        node.fa.set_block_style()
 
 
 def renew_empty(holder: Any, key: Any) -> None:
@@ -162,12 +173,26 @@ def _take_leading(mapping: Any, key: Any) -> str:
     return text
 
 
+def _last_key(node: Any) -> Any:
+    return next(reversed(node)) if isinstance(node, dict) else len(node) - 1
+
+
 def _trailing_slot(node: Any, key: Any) -> tuple[list[Any], int]:
     """Where ruamel keeps the text that follows entry ``key`` of ``node``: the comment slot of
-    the last scalar line of that entry (inside a nested block collection if it is one)."""
+    the last line of that entry (inside a nested block collection if it is one)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     value = node[key]
-    if _is_block(value):
-        return _trailing_slot(value, list(value)[-1] if isinstance(value, dict) else len(value) - 1)
+    while _is_block(value):
+        node, key = value, _last_key(value)
+        value = node[key]
+    if isinstance(value, CommentedMap | CommentedSeq) and not isinstance(node, dict):
+        # A flow or empty collection that is a list item carries its own end-of-line comment;
+        # as a mapping value, the emitter reads it from the mapping's slot for the key.
+        if value.ca.comment is None:
+            value.ca.comment = [None, None]
+        comment: list[Any] = value.ca.comment
+        return comment, 0
     slots: list[Any] = node.ca.items.setdefault(key, [None, None, None, None])
     return slots, 2 if isinstance(node, dict) else 0
 
@@ -212,3 +237,78 @@ def insert(mapping: Any, key: str, value: Any) -> None:
     carry = take_trailing(mapping, anchor) if anchor is not None else ""
     mapping[key] = value
     give_trailing(mapping, key, _take_leading(mapping, key) + carry)
+
+
+def _leading(node: Any, key: Any) -> str:
+    """The comment lines ruamel keeps above entry ``key`` (not the first one) as its own."""
+    slots = node.ca.items.get(key)
+    if not slots or len(slots) < 2 or not slots[1]:
+        return ""
+    return "".join(" " * token.column + token.value for token in slots[1] if token is not None)
+
+
+def _give_leading(node: Any, key: Any, text: str) -> None:
+    """Put comment lines (already indented) above entry ``key``."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    slots: list[Any] = node.ca.items.setdefault(key, [None, None, None, None])
+    while len(slots) < 2:
+        slots.append(None)
+    slots[1] = [CommentToken(text, CommentMark(0)), *(slots[1] or [])]
+
+
+def remove(node: Any, key: Any) -> str:
+    """Delete entry ``key`` of a mapping or list (an index). Its end-of-line comment and the
+    comments inside it go with it; the comment lines above and below it stay, after the
+    previous entry or above the next one.
+
+    Returns those lines when ``node`` is left empty: only the caller, which holds ``node``, can
+    put them after it (with :func:`renew_empty` and :func:`give_trailing`).
+    """
+    mapping = isinstance(node, dict)
+    keys = list(node) if mapping else list(range(len(node)))
+    position = keys.index(key)
+    kept = _leading(node, key) + take_trailing(node, key)
+    del node[key]
+    if mapping:
+        # CommentedMap keeps the comment slots of a deleted key; a later key of that name
+        # would inherit them.
+        node.ca.items.pop(key, None)
+    if not node:
+        return kept
+    if kept and position > 0:
+        give_trailing(node, keys[position - 1], kept)
+    elif kept:
+        _give_leading(node, keys[1] if mapping else 0, kept)
+    return ""
+
+
+def preamble(text: str) -> str:
+    """The text ruamel drops on loading: a whole file of comments (a starter config with every
+    setting commented out), or everything up to a ``---`` line that starts the document (a
+    comment on that line ruamel keeps itself)."""
+    kept = ""
+    seen = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.split("#", 1)[0].strip()
+        if bare == "---":
+            kept = text[:seen] + "---\n"
+        elif bare and not bare.startswith("%"):
+            return kept
+        seen += len(line)
+    return text if text.strip() else ""
+
+
+def take_all_comments(node: Any, middle: str = "") -> str:
+    """Detach the comments of an emptied collection as text: those above its first entry,
+    then ``middle``, then those at its end (the close of a file)."""
+
+    def text_of(tokens: Any) -> str:
+        return "".join(" " * token.column + token.value for token in tokens or [] if token)
+
+    head = text_of(node.ca.comment[1]) if node.ca.comment and len(node.ca.comment) > 1 else ""
+    tail = text_of(node.ca.end)
+    node.ca.comment = None
+    node.ca.end = []
+    return head + middle + tail
