@@ -1,0 +1,453 @@
+"""The three bridge tools as the model sees them: schemas, argument shapes, rules and results.
+
+Everything here is pure: parsing what the model sent, deciding what is refused and shaping the
+JSON that goes back. :class:`~hermes_core.search.toolsearch.ToolSearch` runs searches and
+dispatches calls with these pieces. Errors are results (``{"error": ...}`` with enough context
+to repair the call), never exceptions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_core.search.remote import CONNECTOR_PREFIX, is_connector_name
+from hermes_core.search.render import compact_json
+from hermes_core.session import Session
+from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolAnnotations, ToolResult
+
+__all__ = [
+    "MAX_BATCH",
+    "MAX_DESCRIBE_NAMES",
+    "MAX_QUERIES",
+    "RETRY_ECHO_CHARS",
+    "BridgeArgumentError",
+    "CallEntry",
+    "batch_rule",
+    "bridge_result",
+    "closest_deferred_name",
+    "empty_match_hint",
+    "loop_breaker",
+    "make_bridge_tools",
+    "name_refusal",
+    "parse_calls",
+    "parse_entry_arguments",
+    "parse_limit",
+    "parse_names",
+    "parse_queries",
+    "refusal",
+    "search_description",
+    "search_entry",
+]
+
+MAX_QUERIES = 7
+MAX_DESCRIBE_NAMES = 10
+MAX_BATCH = 10
+RETRY_ECHO_CHARS = 1500
+DESCRIPTION_CHARS = 500
+REQUIRED_NAMES = 32
+
+_SEARCH_INTRO = (
+    "Search the deferred tools: tools not in your tool list that you can still use. Send short "
+    "keyword queries naming the service plus a concrete action and object ('github create "
+    f"issue'); up to {MAX_QUERIES} queries per call, 'limit' hits per query. Then read a tool's "
+    "parameters with tool_describe and run it with tool_call."
+)
+_CONNECTORS_NOTE = (
+    " Hosted app connectors (Gmail, Linear, Notion...) are searched too: their tools are named "
+    "connectors__<app>__<tool>. If an app is not connected, use manage_connections."
+)
+
+
+class BridgeArgumentError(ValueError):
+    """Arguments of a bridge tool that cannot be understood; the message says what to send."""
+
+
+@dataclass(frozen=True)
+class CallEntry:
+    """One entry of ``tool_call``: the name and the arguments exactly as the caller sent them."""
+
+    name: str
+    arguments: Any
+
+
+# Schemas and tools ----------------------------------------------------------------------------
+
+
+def search_description(listing: str, *, connectors: bool) -> str:
+    """The ``tool_search`` description: how to use it, then the listing when there is one."""
+    text = _SEARCH_INTRO + (_CONNECTORS_NOTE if connectors else "")
+    return f"{text}\n\n{listing}" if listing else text
+
+
+_SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "queries": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"Keyword queries, at most {MAX_QUERIES}.",
+        },
+        "limit": {"type": "integer", "description": "Hits per query."},
+    },
+    "required": ["queries"],
+}
+_DESCRIBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "names": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"Tool names from tool_search, at most {MAX_DESCRIBE_NAMES}.",
+        }
+    },
+    "required": ["names"],
+}
+
+
+def _call_schema(connectors: bool) -> dict[str, Any]:
+    calls = "One {name, arguments} entry."
+    if connectors:
+        calls += (
+            f" Several entries only when every name starts with {CONNECTOR_PREFIX} "
+            f"(at most {MAX_BATCH})."
+        )
+    entry = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
+        "required": ["name"],
+    }
+    return {
+        "type": "object",
+        "properties": {"calls": {"type": "array", "items": entry, "description": calls}},
+    }
+
+
+# ``calls`` is required in spirit, but not in the schema: the single shape {name, arguments}
+# is accepted too and must pass the dispatcher's own validation of the bridge's arguments.
+
+_DESCRIBE_DESCRIPTION = (
+    "Read the full description and parameters schema of deferred tools found with tool_search, "
+    f"before calling them with tool_call. Up to {MAX_DESCRIBE_NAMES} names."
+)
+_CALL_DESCRIPTION = (
+    'Run a deferred tool: {"calls": [{"name": ..., "arguments": {...}}]} (calls is required). '
+    "Tools in your tool list are called directly, not through tool_call."
+)
+
+BridgeHandler = Callable[..., Awaitable[ToolResult]]
+
+
+def make_bridge_tools(
+    description: str,
+    search: BridgeHandler,
+    describe: BridgeHandler,
+    call: BridgeHandler,
+    *,
+    connectors: bool = False,
+) -> list[Tool]:
+    """The three bridge tools with ``description`` for ``tool_search`` and the given handlers;
+    ``tool_call`` mentions connector batches only when ``connectors`` are in scope.
+
+    They carry ``meta["bridge"] = True``: the dispatcher runs them like any tool, while the real
+    tool behind ``tool_call`` is what approvals and hooks judge.
+    """
+    reading = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+
+    def bridge_tool(name: str, text: str, schema: dict[str, Any], handler: BridgeHandler) -> Tool:
+        annotations = reading if name != "tool_call" else ToolAnnotations(destructive=False)
+        return Tool(
+            name=name,
+            description=text,
+            parameters=schema,
+            handler=handler,
+            toolset="tool_search",
+            source="builtin",
+            source_name="tool_search",
+            annotations=annotations,
+            core=True,
+            meta={"bridge": True},
+        )
+
+    return [
+        bridge_tool("tool_search", description, _SEARCH_SCHEMA, search),
+        bridge_tool("tool_describe", _DESCRIBE_DESCRIPTION, _DESCRIBE_SCHEMA, describe),
+        bridge_tool("tool_call", _CALL_DESCRIPTION, _call_schema(connectors), call),
+    ]
+
+
+def bridge_result(payload: Mapping[str, Any]) -> ToolResult:
+    """A bridge answer as a tool result: compact JSON text and the same dict as ``structured``;
+    an ``error`` key makes it an error result."""
+    text = compact_json(payload)
+    if "error" in payload:
+        code = str(payload.get("code") or "INVALID_ARGUMENTS")
+        return ToolResult(
+            content=[{"type": "text", "text": text}],
+            structured=dict(payload),
+            is_error=True,
+            error_code=code,
+            error_message=str(payload["error"]),
+        )
+    return ToolResult.text(text, structured=dict(payload))
+
+
+def refusal(message: str, code: str = "INVALID_ARGUMENTS", **context: Any) -> dict[str, Any]:
+    """A bridge error payload: ``{"error": message, "code": code, **context}``."""
+    return {"error": message, "code": code, **context}
+
+
+# tool_search ----------------------------------------------------------------------------------
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def parse_queries(value: Any) -> list[str]:
+    """The queries of ``tool_search``: a list of strings or one bare string (also a JSON list in a
+    string); blanks are dropped; at most :data:`MAX_QUERIES`, else nothing is searched."""
+    value = _maybe_json(value)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(query, str) for query in value):
+        raise BridgeArgumentError(
+            'queries must be a list of strings, e.g. {"queries": ["github create issue"]}'
+        )
+    queries = [query.strip() for query in value if query.strip()]
+    if not queries:
+        raise BridgeArgumentError("queries is empty: send at least one keyword query")
+    if len(queries) > MAX_QUERIES:
+        raise BridgeArgumentError(
+            f"{len(queries)} queries sent; at most {MAX_QUERIES} per call. Nothing was searched: "
+            "send the most important ones first"
+        )
+    return queries
+
+
+def parse_limit(value: Any, default: int, maximum: int) -> int:
+    """Hits per query: ``default`` when absent, else clamped to ``1..maximum``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise BridgeArgumentError(f"limit must be an integer, not {value!r}") from None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BridgeArgumentError(f"limit must be an integer, not {value!r}")
+    return min(max(value, 1), maximum)
+
+
+def loop_breaker(session: Session, max_searches: int) -> dict[str, Any] | None:
+    """Count one ``tool_search`` call of this turn; past ``max_searches`` the error telling the
+    model to act on what it found or ask the user."""
+    session.searches_this_turn += 1
+    if session.searches_this_turn <= max_searches:
+        return None
+    return refusal(
+        f"tool_search was called {session.searches_this_turn} times this turn (limit "
+        f"{max_searches}). Stop searching: act on the tools already found, or ask the user "
+        "how to proceed.",
+        code="SEARCH_LIMIT",
+    )
+
+
+def empty_match_hint(query: str) -> str:
+    """The hint for a query that matched nothing."""
+    return (
+        f"No tool matched {query!r}. The sources in available_sources are connected and their "
+        "tools remain available: retry with the service name plus a concrete action and object "
+        "(e.g. 'github create issue') before concluding that a capability is missing."
+    )
+
+
+def _required_names(schema: Mapping[str, Any]) -> list[str]:
+    required = schema.get("required") if isinstance(schema, Mapping) else None
+    if not isinstance(required, list):
+        return []
+    return [str(name) for name in required[:REQUIRED_NAMES]]
+
+
+def search_entry(
+    source: str, source_name: str, description: str, parameters: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One tool in the ``tools`` map of a search result."""
+    text = description if len(description) <= DESCRIPTION_CHARS else description[:499] + "…"
+    return {
+        "source": source,
+        "source_name": source_name,
+        "description": text,
+        "required": _required_names(parameters),
+    }
+
+
+# tool_describe --------------------------------------------------------------------------------
+
+
+def parse_names(value: Any) -> list[str]:
+    """The names of ``tool_describe``: a list or one bare string, duplicates removed (first kept);
+    at most :data:`MAX_DESCRIBE_NAMES`."""
+    value = _maybe_json(value)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise BridgeArgumentError(
+            'names must be a list of tool names, e.g. {"names": ["mcp__github__create_issue"]}'
+        )
+    names = list(dict.fromkeys(name.strip() for name in value if name.strip()))
+    if not names:
+        raise BridgeArgumentError("names is empty: send the tool names tool_search returned")
+    if len(names) > MAX_DESCRIBE_NAMES:
+        raise BridgeArgumentError(
+            f"{len(names)} names sent; at most {MAX_DESCRIBE_NAMES} per call. Nothing was "
+            "described: split them over several calls"
+        )
+    return names
+
+
+# tool_call ------------------------------------------------------------------------------------
+
+_CALL_SHAPE = '{"calls": [{"name": "<tool name>", "arguments": {...}}]}'
+
+
+def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
+    """The entries of a ``tool_call``: ``{calls: [...]}``, ``calls`` as a JSON string, or the
+    single shape ``{name, arguments}``. Entry arguments are kept as sent."""
+    if "calls" in payload and payload["calls"] is not None:
+        calls = payload["calls"]
+        if isinstance(calls, str):
+            try:
+                calls = json.loads(calls)
+            except ValueError:
+                raise BridgeArgumentError(
+                    f"calls is a string that is not valid JSON; send {_CALL_SHAPE}"
+                ) from None
+        if isinstance(calls, Mapping):
+            calls = [calls]
+    elif "name" in payload:
+        calls = [{"name": payload["name"], "arguments": payload.get("arguments")}]
+    else:
+        raise BridgeArgumentError(f"tool_call needs calls; send {_CALL_SHAPE}")
+    if not isinstance(calls, list) or not calls:
+        raise BridgeArgumentError(f"calls must be a non-empty list; send {_CALL_SHAPE}")
+    entries: list[CallEntry] = []
+    for index, call in enumerate(calls):
+        if not isinstance(call, Mapping):
+            raise BridgeArgumentError(
+                f"calls[{index}] must be an object {{name, arguments}}; send {_CALL_SHAPE}"
+            )
+        name = call.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BridgeArgumentError(f"calls[{index}].name is missing; send {_CALL_SHAPE}")
+        entries.append(CallEntry(name.strip(), call.get("arguments")))
+    return entries
+
+
+def parse_entry_arguments(value: Any, where: str = "arguments") -> dict[str, Any]:
+    """Entry arguments as a dict: a JSON string is parsed; ``None``, empty or blank is ``{}``."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise BridgeArgumentError(
+                f"{where} is a string that is not valid JSON; send an object"
+            ) from None
+        if value is None:
+            return {}
+    if isinstance(value, list | tuple) and not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise BridgeArgumentError(f"{where} must be an object, not {type(value).__name__}")
+    return dict(value)
+
+
+def _retry_shape(entry: CallEntry) -> str:
+    arguments = entry.arguments if entry.arguments is not None else {}
+    shown = compact_json(arguments)
+    if len(shown) > RETRY_ECHO_CHARS:
+        arguments = f"<{len(shown)} characters elided: send the same arguments>"
+    return compact_json({"calls": [{"name": entry.name, "arguments": arguments}]})
+
+
+def batch_rule(entries: Sequence[CallEntry]) -> dict[str, Any] | None:
+    """The batch rule: several entries only when every name is a ``connectors__`` tool, at most
+    :data:`MAX_BATCH`. A batch holding a local tool is refused with the caller's own first entry
+    as the exact shape to retry with; ``None`` when the entries may run."""
+    if len(entries) <= 1:
+        return None
+    local = [entry.name for entry in entries if not is_connector_name(entry.name)]
+    if local:
+        shape = _retry_shape(entries[0])
+        return refusal(
+            f"tool_call runs one local tool per call, and this batch of {len(entries)} holds "
+            f"local tools ({', '.join(local[:5])}). Nothing was run. Retry with exactly "
+            f"{shape} and send the others as separate tool_call calls.",
+            retry_with=shape,
+        )
+    if len(entries) > MAX_BATCH:
+        return refusal(
+            f"a connector batch holds at most {MAX_BATCH} entries, not {len(entries)}. Nothing "
+            "was run: split it."
+        )
+    return None
+
+
+def closest_deferred_name(name: str, deferred: Sequence[str]) -> str | None:
+    """The deferred name closest to ``name`` among those that end the same way (the part after
+    the last ``__``, or the whole name), or ``None``."""
+    tail = name.rsplit("__", 1)[-1]
+    if not tail:
+        return None
+    candidates = [
+        candidate
+        for candidate in deferred
+        if candidate != name and (candidate == tail or candidate.endswith("_" + tail))
+    ]
+    if not candidates:
+        return None
+
+    def likeness(candidate: str) -> tuple[float, str]:
+        return (-difflib.SequenceMatcher(None, name, candidate).ratio(), candidate)
+
+    return min(candidates, key=likeness)
+
+
+def name_refusal(
+    name: str,
+    *,
+    bridge: bool = False,
+    visible: bool = False,
+    outside_grant: bool = False,
+    deferred: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Why ``name`` cannot be run through ``tool_call``."""
+    if bridge or name in BRIDGE_TOOL_NAMES:
+        return refusal(f"{name!r} is a bridge tool; call it directly, not inside tool_call")
+    if visible:
+        return refusal(
+            f"{name!r} is in your tool list: call it directly, not through tool_call",
+            code="CALL_DIRECTLY",
+        )
+    if outside_grant:
+        return refusal(f"{name!r} is not available in this session", code="NOT_AVAILABLE")
+    guess = closest_deferred_name(name, deferred)
+    if guess is not None:
+        return refusal(f"unknown tool {name!r}. Did you mean {guess!r}?", code="UNKNOWN_TOOL")
+    return refusal(
+        f"unknown tool {name!r}: use tool_search to find the exact name", code="UNKNOWN_TOOL"
+    )

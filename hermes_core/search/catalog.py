@@ -1,0 +1,119 @@
+"""Catalog toolsets: a file of tool definitions loaded as deferred, search-only tools.
+
+``tools.catalogs: [{path, server}]`` names JSON files in the eval format (an array of
+``{name, description, input_schema?, server?}``). Their tools are searchable and describable like
+any deferred tool, with source ``catalog``; calling one returns a clear "catalog-only tool" error,
+since nothing stands behind it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes_core.config import CatalogEntry
+from hermes_core.errors import ConfigError
+from hermes_core.tools import (
+    BRIDGE_TOOL_NAMES,
+    TOOL_NAME_PATTERN,
+    Tool,
+    ToolAnnotations,
+    ToolResult,
+)
+
+__all__ = ["CATALOG_ONLY", "catalog_tools", "load_catalog", "tools_from_entries"]
+
+CATALOG_ONLY = "CATALOG_ONLY"
+"""The error code of a call to a catalog tool."""
+
+
+def _catalog_only(name: str, path: Path) -> Any:
+    def handler(**_: Any) -> ToolResult:
+        message = (
+            f"{name!r} is a catalog-only tool (loaded from {path} for search and description); "
+            "it cannot be run. Connect the real server that provides it to call it."
+        )
+        return ToolResult.error(CATALOG_ONLY, message, structured={"error": message})
+
+    return handler
+
+
+def _field_error(path: Path, index: int, field: str, message: str) -> ConfigError:
+    return ConfigError(f"entry {index}: {field}: {message}", path=path)
+
+
+def tools_from_entries(entries: Any, path: Path, server: str | None = None) -> list[Tool]:
+    """Tools from parsed catalog ``entries`` (read from ``path``); ``server`` overrides every
+    entry's own server. Raises :class:`~hermes_core.errors.ConfigError` naming the index and the
+    field of the first bad entry; nothing is returned half-built."""
+    if not isinstance(entries, list):
+        raise ConfigError(
+            f"a catalog must be a JSON array of tools, not {type(entries).__name__}", path=path
+        )
+    tools: list[Tool] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(
+                f"entry {index}: must be an object, not {type(entry).__name__}", path=path
+            )
+        name = entry.get("name")
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+            raise _field_error(
+                path, index, "name", f"{name!r} is not a tool name (1-64 letters, digits, _ or -)"
+            )
+        if name in BRIDGE_TOOL_NAMES:
+            raise _field_error(path, index, "name", f"{name!r} is reserved for the bridge")
+        if name in seen:
+            raise _field_error(path, index, "name", f"{name!r} repeats entry {seen[name]}")
+        seen[name] = index
+        description = entry.get("description", "")
+        if not isinstance(description, str):
+            raise _field_error(path, index, "description", "must be a string")
+        schema = entry.get("input_schema", {"type": "object", "properties": {}})
+        if not isinstance(schema, Mapping):
+            raise _field_error(path, index, "input_schema", "must be a JSON Schema object")
+        own_server = entry.get("server")
+        if own_server is not None and not isinstance(own_server, str):
+            raise _field_error(path, index, "server", "must be a string")
+        group = server or own_server or ""
+        tools.append(
+            Tool(
+                name=name,
+                description=description,
+                parameters=dict(schema),
+                handler=_catalog_only(name, path),
+                toolset=f"catalog-{group}" if group else "catalog",
+                source="catalog",
+                source_name=group,
+                # It only answers "catalog-only tool": nothing to approve.
+                annotations=ToolAnnotations(read_only=True, destructive=False, idempotent=True),
+                meta={"catalog": str(path)},
+            )
+        )
+    return tools
+
+
+def load_catalog(path: Path, server: str | None = None) -> list[Tool]:
+    """Read the catalog file at ``path`` as tools (see :func:`tools_from_entries`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read catalog: {exc.strerror or exc}", path=path) from None
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    return tools_from_entries(entries, path, server)
+
+
+def catalog_tools(catalogs: Sequence[CatalogEntry], base: Path) -> list[Tool]:
+    """Every tool of ``tools.catalogs``; relative paths are resolved against ``base`` (the
+    directory of the configuration file)."""
+    tools: list[Tool] = []
+    for entry in catalogs:
+        path = Path(entry.path).expanduser()
+        tools.extend(load_catalog(path if path.is_absolute() else base / path, entry.server))
+    return tools

@@ -1,0 +1,177 @@
+"""The catalog listing embedded in the ``tool_search`` description.
+
+A header line, then one block per group (MCP server, plugin, or ``other``), blocks sorted by
+group name and tools by name, so the bytes are the same whatever the registration order (prompt
+caches stay warm). Each block takes one of three forms (full, names, summary); the degradation
+ladder picks the richest listing that fits the token budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from hermes_core.search.documents import OTHER_GROUP
+from hermes_core.search.render import estimate_tokens
+from hermes_core.tools import Tool
+
+__all__ = [
+    "LISTING_HEADER",
+    "SHORT_DESCRIPTION_CHARS",
+    "BlockForm",
+    "Listing",
+    "ListingForm",
+    "build_listing",
+    "group_of",
+    "short_description",
+]
+
+BlockForm = Literal["full", "names", "summary"]
+ListingForm = Literal["full", "names", "mixed", "summary", "none"]
+"""``mixed``: some groups by name, the largest collapsed to summaries; ``none``: no listing."""
+
+SHORT_DESCRIPTION_CHARS = 60
+LISTING_HEADER = (
+    "Deferred tools by source (search with tool_search, read schemas with tool_describe, "
+    "run with tool_call):"
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+_SPACES = re.compile(r"\s+")
+
+
+def group_of(tool: Tool) -> str:
+    """The listing group of ``tool``: its MCP server, plugin or catalog name, else ``other``."""
+    if tool.source_name:
+        return tool.source_name
+    if tool.toolset.startswith("mcp-") and len(tool.toolset) > 4:
+        return tool.toolset[4:]
+    return OTHER_GROUP
+
+
+def short_description(description: str) -> str:
+    """The first sentence of ``description``, cut at a word boundary to at most 60 characters
+    plus ``…`` when it is longer."""
+    text = description.strip()
+    first = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
+    first = _SPACES.sub(" ", first).strip()
+    if len(first) <= SHORT_DESCRIPTION_CHARS:
+        return first
+    cut = first[: SHORT_DESCRIPTION_CHARS + 1]
+    space = cut.rfind(" ")
+    cut = cut[:space] if space > 0 else first[:SHORT_DESCRIPTION_CHARS]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A rendered listing: its text (empty for none), form, estimated tokens and how many tools
+    it names."""
+
+    text: str
+    form: ListingForm
+    tokens: int
+    named_count: int
+
+
+NO_LISTING = Listing("", "none", 0, 0)
+
+
+@dataclass(frozen=True)
+class _Group:
+    name: str
+    tools: tuple[Tool, ...]
+
+    def block(self, form: BlockForm) -> str:
+        count = len(self.tools)
+        if form == "summary":
+            return f"{self.name} ({count} tools, names not listed; find them with tool_search)"
+        head = f"{self.name} tools ({count}):"
+        if form == "names":
+            return head + "\n" + ", ".join(tool.name for tool in self.tools)
+        lines = [f"- {tool.name}: {short_description(tool.description)}" for tool in self.tools]
+        return "\n".join([head, *lines])
+
+
+def _groups(tools: Iterable[Tool]) -> list[_Group]:
+    grouped: dict[str, list[Tool]] = {}
+    for tool in tools:
+        grouped.setdefault(group_of(tool), []).append(tool)
+    return [
+        _Group(name, tuple(sorted(members, key=lambda tool: tool.name)))
+        for name, members in sorted(grouped.items())
+    ]
+
+
+def _unavailable_block(server: str, count: int, reason: str) -> str:
+    return f"{server} ({count} tools unavailable: {reason})"
+
+
+def build_listing(
+    tools: Sequence[Tool],
+    budget_tokens: int,
+    unavailable: Mapping[str, tuple[int, str]] | None = None,
+) -> Listing:
+    """The richest listing of ``tools`` that fits ``budget_tokens``.
+
+    The ladder, first that fits wins: every group full; every group by names; then groups
+    collapsed to summaries one at a time, largest first (ties by name); if even all summaries do
+    not fit, no listing. ``unavailable`` maps configured servers that are not available to
+    ``(tool count, reason)``; they are listed in every form.
+    """
+    groups = _groups(tools)
+    down = sorted((unavailable or {}).items())
+    if (not groups and not down) or budget_tokens <= 0:
+        return NO_LISTING
+    # Blocks are rendered once per form; sizes decide, only the winner is joined.
+    blocks: dict[str, dict[BlockForm, str]] = {}
+    for group in groups:
+        blocks[group.name] = {form: group.block(form) for form in ("full", "names", "summary")}
+    fixed = {server: _unavailable_block(server, n, reason) for server, (n, reason) in down}
+
+    def size(forms: Mapping[str, BlockForm]) -> int:
+        parts = [len(LISTING_HEADER)] + [len(text) for text in fixed.values()]
+        parts += [len(blocks[name][form]) for name, form in forms.items()]
+        return sum(parts) + len(parts) - 1  # newlines between the lines
+
+    def fits(forms: Mapping[str, BlockForm]) -> bool:
+        return -(-size(forms) // 4) <= budget_tokens
+
+    candidates: list[dict[str, BlockForm]] = [
+        {group.name: "full" for group in groups},
+        {group.name: "names" for group in groups},
+    ]
+    collapsing: dict[str, BlockForm] = dict(candidates[-1])
+    for group in sorted(groups, key=lambda group: (-len(group.tools), group.name)):
+        collapsing = {**collapsing, group.name: "summary"}
+        candidates.append(collapsing)
+    if not groups:
+        candidates = [{}]
+    for forms in candidates:
+        if fits(forms):
+            return _render(groups, forms, blocks, fixed)
+    return NO_LISTING
+
+
+def _render(
+    groups: Sequence[_Group],
+    forms: Mapping[str, BlockForm],
+    blocks: Mapping[str, Mapping[BlockForm, str]],
+    fixed: Mapping[str, str],
+) -> Listing:
+    entries = [(group.name, blocks[group.name][forms[group.name]]) for group in groups]
+    entries += list(fixed.items())
+    entries.sort(key=lambda entry: entry[0])
+    text = "\n".join([LISTING_HEADER, *(block for _, block in entries)])
+    used = set(forms.values())
+    named = sum(len(group.tools) for group in groups if forms[group.name] != "summary")
+    form: ListingForm
+    if not groups or used == {"summary"}:
+        form = "summary"
+    elif len(used) == 1:
+        form = "full" if used == {"full"} else "names"
+    else:
+        form = "mixed"
+    return Listing(text, form, estimate_tokens(text), named)

@@ -1,0 +1,92 @@
+"""What the bridge needs from hosted connectors, as a protocol the connectors layer implements.
+
+Connector tools are never registered locally: ``tool_search`` asks the gateway for hits that are
+ranked with the local catalog, ``tool_describe`` fetches their schemas, and ``tool_call`` sends
+each entry through the dispatcher under its ``connectors__<connector>__<tool>`` name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "CONNECTORS_TOOLSET",
+    "CONNECTOR_PREFIX",
+    "ConnectorDescription",
+    "ConnectorSearch",
+    "ConnectorSource",
+    "RemoteTool",
+    "is_connector_name",
+    "split_connector_name",
+]
+
+CONNECTOR_PREFIX = "connectors__"
+CONNECTORS_TOOLSET = "connectors"
+"""The toolset a session's grant must hold for connector tools to be visible."""
+
+
+def split_connector_name(name: str) -> tuple[str, str] | None:
+    """``(connector, tool)`` of ``connectors__<connector>__<tool>``, or ``None`` when ``name``
+    does not parse into three non-empty parts (the tool part may itself contain ``__``)."""
+    if not name.startswith(CONNECTOR_PREFIX):
+        return None
+    connector, separator, tool = name[len(CONNECTOR_PREFIX) :].partition("__")
+    if not separator or not connector or not tool:
+        return None
+    return connector, tool
+
+
+def is_connector_name(name: str) -> bool:
+    """Whether ``name`` is a well-formed connector tool name."""
+    return split_connector_name(name) is not None
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A connector tool as the gateway describes it, under its model-facing name."""
+
+    name: str
+    connector: str
+    description: str
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+@dataclass(frozen=True)
+class ConnectorSearch:
+    """The gateway's answer to one search request: hits per query, in query order.
+
+    ``unavailable`` is ``"unreachable"`` or ``"signed_out"`` when the gateway could not answer;
+    then ``hits`` is empty and local results are returned unchanged.
+    """
+
+    hits: Sequence[Sequence[RemoteTool]] = ()
+    unavailable: Literal["unreachable", "signed_out"] | None = None
+
+
+@dataclass(frozen=True)
+class ConnectorDescription:
+    """The gateway's schemas for some names; ``error`` when it could not answer at all."""
+
+    tools: Mapping[str, RemoteTool] = field(default_factory=dict)
+    not_found: Sequence[str] = ()
+    error: str | None = None
+
+
+class ConnectorSource(Protocol):
+    """The connectors layer as the bridge sees it."""
+
+    def in_scope(self) -> bool:
+        """Whether connectors are enabled, configured and signed in."""
+        ...
+
+    async def search(self, queries: Sequence[str]) -> ConnectorSearch:
+        """All ``queries`` in one gateway request; never raises (failures set ``unavailable``)."""
+        ...
+
+    async def describe(self, names: Sequence[str]) -> ConnectorDescription:
+        """The schemas of ``names`` in one gateway request; never raises."""
+        ...

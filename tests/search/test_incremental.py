@@ -1,0 +1,114 @@
+"""Incremental add and remove leave the index exactly as a full rebuild would."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core.search import bm25
+from hermes_core.search.backend import ToolDocument
+from hermes_core.search.bm25 import BM25Index
+
+WORDS = ["issue", "create", "list", "file", "read", "user", "zone", "record", "send", "message"]
+QUERIES = [
+    "issue",
+    "create issue",
+    "list file user",
+    "send message zone record read",
+    "issue issue create message",
+    "absent",
+    "tool_3",
+]
+
+words = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+documents = st.builds(
+    ToolDocument,
+    name=st.sampled_from([f"tool_{n}" for n in range(40)]),
+    description=words,
+    group=st.sampled_from(["alpha", "beta", "other"]),
+    parameter_names=st.lists(st.sampled_from(WORDS), max_size=2).map(tuple),
+)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.lists(documents, min_size=1, max_size=8)),
+        st.tuples(
+            st.just("remove"),
+            st.lists(st.sampled_from([f"tool_{n}" for n in range(40)]), max_size=8),
+        ),
+    ),
+    max_size=12,
+)
+
+
+def _apply(registry: dict[str, ToolDocument], operation: str, payload: list) -> None:  # type: ignore[type-arg]
+    if operation == "add":
+        for document in payload:
+            registry.pop(document.name, None)
+            registry[document.name] = document
+    else:
+        for name in payload:
+            registry.pop(name, None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    initial=st.lists(documents, max_size=20),
+    steps=operations,
+    compact=st.sampled_from([1, 4, 1024]),
+)
+def test_incremental_add_and_remove_equal_a_full_rebuild(
+    initial: list[ToolDocument],
+    steps: list[tuple[str, list]],
+    compact: int,  # type: ignore[type-arg]
+) -> None:
+    index = BM25Index(initial, compact_min_dead=compact)
+    registry: dict[str, ToolDocument] = {}
+    _apply(registry, "add", initial)
+    for operation, payload in steps:
+        if operation == "add":
+            index.add(payload)
+        else:
+            index.remove(payload)
+        _apply(registry, operation, payload)
+    rebuilt = BM25Index(list(registry.values()))
+    assert len(index) == len(rebuilt) == len(registry)
+    assert index.names == rebuilt.names
+    for query in QUERIES:
+        for admission in ("strict", "lenient", "off"):
+            assert index.search(query, 50, admission) == rebuilt.search(query, 50, admission)
+
+
+@settings(max_examples=100, deadline=None)
+@given(catalog=st.lists(documents, max_size=30), query=st.sampled_from(QUERIES))
+def test_admission_filters_but_does_not_change_scores(
+    catalog: list[ToolDocument], query: str
+) -> None:
+    # strict and lenient look the rarest token's holders up; off scores every holder of any
+    # token in one dense pass. An admitted tool must score exactly as under off.
+    index = BM25Index(catalog)
+    plain = {hit.name: hit for hit in index.search(query, 100, "off")}
+    for admission in ("strict", "lenient"):
+        for hit in index.search(query, 100, admission):
+            assert hit == plain[hit.name]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    catalog=st.lists(documents, max_size=40),
+    query=st.sampled_from(QUERIES),
+    limit=st.integers(min_value=1, max_value=8),
+)
+def test_pruned_off_ranking_equals_the_full_pass(
+    catalog: list[ToolDocument], query: str, limit: int
+) -> None:
+    # Admission off stops scoring once no unscored tool can reach the top `limit` (MaxScore);
+    # the hits must be exactly those of scoring every tool.
+    index = BM25Index(catalog)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bm25, "_DENSE_SHARE", 2.0)  # never fall back to the full pass
+        pruned = index.search(query, limit, "off")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bm25, "_PRUNE", False)
+        full = index.search(query, limit, "off")
+    assert pruned == full
