@@ -12,9 +12,11 @@ import pytest
 from builders import Harness, build_harness
 
 from hermes_core.hookspecs import hookimpl
+from hermes_core.search.fake import FakeSearchBackend
+from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
 from hermes_core.specs import ActivityEvent, PreCallDirective, ToolCall
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.tools import EnabledTools, Tool, ToolAnnotations, ToolResult
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)
 
@@ -105,8 +107,25 @@ def direct_call(harness: Harness, name: str, arguments: Any, session: Session) -
     return harness.call(name, arguments, session)
 
 
-# Later call paths (tool_call, connector batches, execute_code) are added here as parameters.
-CALL_PATHS = [pytest.param(direct_call, id="direct")]
+def through_tool_call(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> ToolResult:
+    """The model calls a deferred tool through the bridge's tool_call, which the host unwraps."""
+    search = ToolSearch(
+        EnabledTools(harness.registry, harness.config.tools),
+        harness.config.tools.tool_search,
+        FakeSearchBackend(),
+        harness.dispatcher.dispatch,
+    )
+    payload = {"calls": [{"name": name, "arguments": arguments}]}
+    return anyio.run(search.call, payload, session)
+
+
+# Later call paths (connector batches, execute_code) are added here as parameters.
+CALL_PATHS = [
+    pytest.param(direct_call, id="direct"),
+    pytest.param(through_tool_call, id="tool_call"),
+]
 
 
 @pytest.mark.parametrize("call_path", CALL_PATHS)

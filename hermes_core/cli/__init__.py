@@ -20,7 +20,12 @@ from hermes_core.errors import HermesError
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {
     "config": "hermes_core.cli.config_cmd:config",
+    "eval": "hermes_core.cli.eval_cmd:eval_group",
+    "import-agent": "hermes_core.cli.import_cmd:import_agent",
+    "mcp": "hermes_core.cli.mcp_cmd:mcp",
     "plugins": "hermes_core.cli.plugins_cmd:plugins",
+    "serve": "hermes_core.cli.serve_cmd:serve",
+    "tools": "hermes_core.cli.tools_cmd:tools",
 }
 
 

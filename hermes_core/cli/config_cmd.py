@@ -8,24 +8,12 @@ from __future__ import annotations
 
 import io
 import json
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
 from hermes_core.cli.context import environment
-
-
-@contextmanager
-def _warnings_to_stderr() -> Iterator[None]:
-    """Show configuration warnings as one plain line each instead of Python's warning format."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    for item in caught:
-        click.echo(f"hermes: warning: {item.message}", err=True)
+from hermes_core.cli.output import warnings_to_stderr
 
 
 def _parse_value(text: str) -> Any:
@@ -57,7 +45,7 @@ def show_command(as_json: bool) -> None:
     """Print the effective configuration, defaults filled in."""
     from hermes_core.config import load_config
 
-    with _warnings_to_stderr():
+    with warnings_to_stderr():
         effective = load_config(environment().config_path)
     data = effective.model_dump(mode="json")
     if as_json:
@@ -95,7 +83,7 @@ def set_command(key: str, value: str) -> None:
 
     parsed = _parse_value(value)
     env = environment()
-    with _warnings_to_stderr(), edit_config(env) as document:
+    with warnings_to_stderr(), edit_config(env) as document:
         document.set(key, parsed)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
 
@@ -106,6 +94,6 @@ def validate_command() -> None:
     from hermes_core.config import load_config
 
     config_path = environment().config_path
-    with _warnings_to_stderr():
+    with warnings_to_stderr():
         load_config(config_path)
     click.echo(f"ok: {config_path}")

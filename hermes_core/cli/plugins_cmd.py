@@ -9,14 +9,12 @@ hooks and import errors). ``list`` and ``info`` never raise for a broken plugin,
 from __future__ import annotations
 
 import json
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 
 from hermes_core.cli.context import environment
+from hermes_core.cli.output import columns, verbose, warnings_to_stderr
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 
@@ -26,32 +24,16 @@ if TYPE_CHECKING:
     from hermes_core.plugins.records import PluginRecord
 
 
-@contextmanager
-def _warnings_to_stderr() -> Iterator[None]:
-    """Configuration warnings as one plain ``hermes: warning:`` line each."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    for item in caught:
-        click.echo(f"hermes: warning: {item.message}", err=True)
-
-
 def _load(env: Environment) -> tuple[Config, PluginSet]:
     from hermes_core.config import load_config
     from hermes_core.plugins.loader import load_plugins
 
-    with _warnings_to_stderr():
+    with warnings_to_stderr():
         config = load_config(env.config_path)
     plugin_set = load_plugins(config, env, config_path=env.config_path, strict=False)
     for warning in plugin_set.warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
     return config, plugin_set
-
-
-def _verbose() -> bool:
-    context = click.get_current_context(silent=True)
-    root = context.find_root() if context is not None else None
-    return bool(root is not None and isinstance(root.obj, dict) and root.obj.get("verbose"))
 
 
 @click.group("plugins")
@@ -96,8 +78,8 @@ def list_command(as_json: bool, show_all: bool) -> None:
                 note,
             )
         )
-    click.echo(_columns(table))
-    if _verbose():
+    click.echo(columns(table))
+    if verbose():
         for record in rows:
             if record.traceback:
                 click.echo(f"\n{record.name} ({record.source}):\n{record.traceback}", err=True)
@@ -120,17 +102,8 @@ def info_command(name: str) -> None:
             click.echo("")
         for label, value in _info_lines(record):
             click.echo(f"{label + ':':<17}{value}")
-        if record.traceback and _verbose():
+        if record.traceback and verbose():
             click.echo(record.traceback, err=True)
-
-
-def _columns(rows: list[tuple[str, ...]]) -> str:
-    """Rows as left-aligned columns two spaces apart (plain text: rich costs ~100 ms here)."""
-    widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
 
 
 def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:

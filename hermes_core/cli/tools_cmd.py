@@ -1,0 +1,269 @@
+"""``hermes tools``: list, assemble, search, describe and call tools through the real host."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from hermes_core.cli.context import environment
+from hermes_core.cli.output import columns, warnings_to_stderr
+
+if TYPE_CHECKING:
+    from hermes_core.approvals.prompt import Answer, ApprovalRequest
+    from hermes_core.host import Host
+    from hermes_core.session import Session
+    from hermes_core.tools import ToolResult
+
+T = TypeVar("T")
+
+
+def run_with_host(work: Callable[[Host], Awaitable[T]]) -> T:
+    """Start the host of the configuration in effect, run ``work`` with it, shut it down."""
+    import anyio
+
+    from hermes_core.config import load_config
+    from hermes_core.host import Host
+
+    env = environment()
+    with warnings_to_stderr():
+        config = load_config(env.config_path)
+
+    async def main() -> T:
+        async with Host(config, env, config_path=env.config_path) as host:
+            return await work(host)
+
+    return anyio.run(main)
+
+
+def _dump(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@click.group()
+def tools() -> None:
+    """List, assemble, search, describe and call tools."""
+
+
+@tools.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON objects.")
+def list_command(as_json: bool) -> None:
+    """Every tool of the host: name, toolset, source, whether it may be deferred."""
+    from hermes_core.search.deferral import is_deferrable
+
+    async def work(host: Host) -> list[dict[str, Any]]:
+        search_config = host.config.tools.tool_search
+        return [
+            {
+                "name": tool.name,
+                "toolset": tool.toolset,
+                "source": tool.source,
+                "deferrable": is_deferrable(tool, search_config),
+                "annotations": asdict(tool.annotations),
+                "description": tool.description,
+            }
+            for tool in host.tool_search.catalog.tools()
+        ]
+
+    rows = run_with_host(work)
+    if as_json:
+        _dump(rows)
+        return
+    table = [("NAME", "TOOLSET", "SOURCE", "DEFERRABLE", "DESCRIPTION")]
+    for row in rows:
+        first_line = str(row["description"]).split("\n", 1)[0]
+        table.append(
+            (row["name"], row["toolset"], row["source"], _yes(row["deferrable"]), first_line[:60])
+        )
+    click.echo(columns(table))
+
+
+def _yes(flag: object) -> str:
+    return "yes" if flag else "no"
+
+
+@tools.command("assemble")
+@click.option("--context-length", type=click.IntRange(min=1), help="The model's context (tokens).")
+@click.option(
+    "--format",
+    "style",
+    type=click.Choice(["neutral", "openai", "anthropic"]),
+    default="neutral",
+    show_default=True,
+)
+@click.option("--json", "as_json", is_flag=True, help="Print statistics and the tool array.")
+def assemble_command(context_length: int | None, style: str, as_json: bool) -> None:
+    """The tool array one model request would get, with its statistics."""
+
+    async def work(host: Host) -> dict[str, Any]:
+        assembly = host.assemble(context_length, host.new_session())
+        result: dict[str, Any] = assembly.as_dict(style)  # type: ignore[arg-type]
+        result["listing"] = assembly.listing
+        return result
+
+    result = run_with_host(work)
+    listing = result.pop("listing")
+    if as_json:
+        _dump(result)
+        return
+    stats = {key: value for key, value in result.items() if key != "tools"}
+    click.echo(columns([(f"{key}:", str(value)) for key, value in stats.items()]))
+    names = [_tool_name(tool) for tool in result["tools"]]
+    click.echo(f"tools ({len(names)}): {', '.join(names)}")
+    if listing:
+        click.echo("")
+        click.echo(listing)
+
+
+def _tool_name(rendered: dict[str, Any]) -> str:
+    function = rendered.get("function")
+    return str(function["name"] if isinstance(function, dict) else rendered["name"])
+
+
+@tools.command("search")
+@click.argument("queries", nargs=-1, required=True)
+@click.option("--limit", type=click.IntRange(min=1), help="Hits per query.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tool_search result.")
+def search_command(queries: tuple[str, ...], limit: int | None, as_json: bool) -> None:
+    """Search the deferred tools, as the model does with tool_search (one query per argument)."""
+    arguments: dict[str, Any] = {"queries": list(queries)}
+    if limit is not None:
+        arguments["limit"] = limit
+    result = _bridge_call("tool_search", arguments)
+    payload = _payload(result)
+    if as_json or result.is_error:
+        _print_bridge(result, payload, as_json=as_json)
+        return
+    found = payload.get("tools", {})
+    for entry in payload.get("results", []):
+        click.echo(f"{entry['query']}:")
+        rows = [
+            (f"  {name}", found.get(name, {}).get("source_name", ""), _first_line(found, name))
+            for name in entry.get("matches", [])
+        ]
+        click.echo(columns(rows) if rows else f"  no match. {entry.get('hint', '')}".rstrip())
+
+
+def _first_line(found: dict[str, Any], name: str) -> str:
+    description = str(found.get(name, {}).get("description", ""))
+    return description.split("\n", 1)[0][:70]
+
+
+@tools.command("describe")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the tool_describe result.")
+def describe_command(names: tuple[str, ...], as_json: bool) -> None:
+    """Show the description and parameters of tools, as tool_describe does."""
+    result = _bridge_call("tool_describe", {"names": list(names)})
+    payload = _payload(result)
+    if as_json or result.is_error:
+        _print_bridge(result, payload, as_json=as_json)
+        return
+    for name, described in payload.get("tools", {}).items():
+        click.echo(f"{name}\n  {described.get('description', '')}")
+        click.echo("  parameters: " + json.dumps(described.get("parameters", {}), indent=2))
+    for name in payload.get("not_found", []):
+        click.echo(f"{name}: not found")
+    for name, message in payload.get("errors", {}).items():
+        click.echo(f"{name}: {message}")
+
+
+@tools.command("call")
+@click.argument("name")
+@click.argument("arguments_json", metavar="[ARGS_JSON]", required=False, default="{}")
+@click.option("--yes", is_flag=True, help="Approve this one call without asking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> None:
+    """Call a tool through the whole pipeline: hooks, approvals, the handler.
+
+    A deferred tool goes through tool_call, as the model would call it. When standard input is
+    not a terminal, nobody can answer an approval prompt: approvals.non_interactive applies.
+    """
+    try:
+        arguments = json.loads(arguments_json) if arguments_json.strip() else {}
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="ARGS_JSON") from None
+
+    async def work(host: Host) -> ToolResult:
+        session = _cli_session(host, approve_once=yes)
+        view = host.tool_search.view()
+        if name in view.deferred_by_name:
+            return await host.dispatch("tool_call", {"name": name, "arguments": arguments}, session)
+        return await host.dispatch(name, arguments, session)
+
+    result = run_with_host(work)
+    _print_result(result, as_json=as_json)
+    if result.is_error:
+        sys.exit(1)
+
+
+def _bridge_call(name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def work(host: Host) -> ToolResult:
+        return await host.dispatch(name, arguments, _cli_session(host, approve_once=False))
+
+    return run_with_host(work)
+
+
+class _ApproveOnce:
+    """The answer of ``--yes``: this call is approved, nothing is remembered."""
+
+    interactive = False
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        return "once"
+
+
+def _cli_session(host: Host, *, approve_once: bool) -> Session:
+    from hermes_core.approvals.prompt import NonInteractivePrompt, TerminalPrompt
+
+    interactive = sys.stdin.isatty()
+    prompt: Any
+    if approve_once:
+        prompt = _ApproveOnce()
+    elif interactive:
+        prompt = TerminalPrompt(sys.stdin, sys.stderr)
+    else:
+        prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
+    return host.new_session(interactive=interactive, prompt=prompt)
+
+
+def _payload(result: ToolResult) -> dict[str, Any]:
+    if isinstance(result.structured, dict):
+        return result.structured
+    try:
+        parsed = json.loads(result.text_content)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) -> None:
+    """A bridge answer: exactly its JSON with ``--json``; exit status 1 when it is an error."""
+    if as_json:
+        _dump(payload)
+    else:
+        _print_result(result, as_json=False)
+    if result.is_error:
+        sys.exit(1)
+
+
+def _print_result(result: ToolResult, *, as_json: bool) -> None:
+    if as_json:
+        _dump(
+            {
+                "is_error": result.is_error,
+                "error_code": result.error_code,
+                "content": result.content,
+                "structured": result.structured,
+            }
+        )
+        return
+    text = result.text_content
+    if result.is_error:
+        click.echo(f"error ({result.error_code}): {text}", err=True)
+    else:
+        click.echo(text)
