@@ -253,6 +253,7 @@ class Host:
             backend,
             self._dispatch_real,
             unavailable=self._unavailable_servers,
+            explain_unknown=self._explain_unknown_tool,
         )
 
     @property
@@ -364,6 +365,13 @@ class Host:
 
     def _unavailable_servers(self) -> dict[str, tuple[int, str]]:
         return self._mcp.unavailable() if self._mcp is not None else {}
+
+    def _explain_unknown_tool(self, name: str) -> str | None:
+        """Why the bridge cannot call ``name``: a filtered MCP tool or an unavailable server."""
+        if self._mcp is None:
+            return None
+        refusal = self._mcp.refusal_for(name)
+        return None if refusal is None else refusal.error_message or refusal.text_content
 
 
 def _unregister_all(plugins: PluginSet) -> None:

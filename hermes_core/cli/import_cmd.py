@@ -1,0 +1,105 @@
+"""``hermes import-agent``: bring another agent's MCP servers into config.yaml."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hermes_core.cli.context import environment
+
+if TYPE_CHECKING:
+    from hermes_core.mcp.claude_import import ImportPlan
+
+_VERBS = {"add": "added", "change": "changed", "unchanged": "unchanged", "keep": "kept"}
+
+
+@click.group("import-agent")
+def import_agent() -> None:
+    """Import MCP servers from another agent's configuration."""
+
+
+@import_agent.command("claude-code")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--force", is_flag=True, help="Replace servers of the same name that differ.")
+@click.option(
+    "--claude-json",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Claude Code's file instead of ~/.claude.json.",
+)
+@click.option(
+    "--desktop-config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Claude Desktop's claude_desktop_config.json instead of its usual place.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def claude_code(
+    dry_run: bool,
+    force: bool,
+    claude_json: Path | None,
+    desktop_config: Path | None,
+    as_json: bool,
+) -> None:
+    """Import the MCP servers of Claude Code (local, project and user scopes, in that order of
+    precedence) and Claude Desktop into mcp_servers. ${VAR} templates are kept as they are."""
+    from hermes_core.config import ConfigDocument, edit_config
+    from hermes_core.mcp.claude_import import claude_sources, plan_import, read_claude_servers
+
+    env = environment()
+    sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
+    found, skipped = read_claude_servers(sources)
+    if dry_run:
+        existing = ConfigDocument.load(env.config_path).get("mcp_servers") or {}
+        plan = plan_import(found, skipped, existing, force=force)
+    else:
+        with edit_config(env) as document:
+            existing = document.get("mcp_servers") or {}
+            plan = plan_import(found, skipped, existing, force=force)
+            for name, entry in plan.entries().items():
+                document.set(f"mcp_servers.{name}", entry)
+    _report(plan, env.config_path, dry_run=dry_run, as_json=as_json)
+
+
+def _report(plan: ImportPlan, config_path: Path, *, dry_run: bool, as_json: bool) -> None:
+    if as_json:
+        data: dict[str, Any] = {
+            "dry_run": dry_run,
+            "config": str(config_path),
+            "servers": [
+                {
+                    "name": p.server.name,
+                    "action": _VERBS[p.action],
+                    "from": p.server.source.describe(),
+                    "entry": p.server.entry,
+                }
+                for p in plan.servers
+            ],
+            "skipped": [
+                {"name": s.name, "reason": s.reason, "from": s.where} for s in plan.skipped
+            ],
+            "warnings": plan.warnings,
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
+    for warning in plan.warnings:
+        click.echo(f"hermes: warning: {warning}", err=True)
+    for item in plan.skipped:
+        click.echo(f"hermes: warning: skipped {item.name} ({item.where}): {item.reason}", err=True)
+    if not plan.servers and not plan.skipped:
+        click.echo("No MCP servers found in Claude Code or Claude Desktop.")
+        return
+    prefix = "would be " if dry_run else ""
+    for planned in plan.servers:
+        verb = _VERBS[planned.action]
+        line = f"{prefix}{verb}: {planned.server.name} from {planned.server.source.describe()}"
+        if planned.action == "keep":
+            line += "; it differs from mcp_servers." + planned.server.name + " (use --force)"
+        click.echo(line)
+    for item in plan.skipped:
+        click.echo(f"skipped: {item.name} from {item.where}: {item.reason}")
+    if dry_run:
+        click.echo(f"Dry run: {config_path} was not changed.")
+    elif plan.entries():
+        click.echo(f"Wrote {len(plan.entries())} server(s) to {config_path}.")

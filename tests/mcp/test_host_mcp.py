@@ -1,0 +1,207 @@
+"""MCP servers through a real ``Host``: registered, listed, searched, described and called
+through the bridge, filtered, supervised, and cleaned up. The servers are real: PyPI's
+``mcp-server-time`` and ``mcp-server-git``, npm's ``server-everything``, and the test toolbox."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from realservers import (
+    child_pids,
+    everything_entry,
+    time_entry,
+    toolbox_entry,
+    wait_until,
+)
+
+from hermes_core.config import Config, McpServerConfig
+from hermes_core.host import Host
+from hermes_core.mcp.supervisor import FILTERED
+from hermes_core.paths import Environment
+from hermes_core.session import Session
+from hermes_core.tools import ToolResult
+
+pytestmark = pytest.mark.anyio
+
+CONTEXT = 200_000
+
+
+def host_config(servers: dict[str, McpServerConfig]) -> Config:
+    """A configuration with these servers whose tools the approval policy lets run."""
+    return Config.model_validate(
+        {
+            "mcp_servers": {name: entry.model_dump() for name, entry in servers.items()},
+            "approvals": {"allow": ["mcp__*"]},
+        }
+    )
+
+
+def answer(result: ToolResult) -> Any:
+    """The JSON a bridge tool answered."""
+    return json.loads(result.text_content)
+
+
+async def search(host: Host, session: Session, query: str) -> list[str]:
+    found = answer(await host.dispatch("tool_search", {"queries": [query]}, session))
+    matches: list[str] = found["results"][0]["matches"]
+    return matches
+
+
+async def bridge_call(host: Host, session: Session, name: str, **arguments: Any) -> ToolResult:
+    return await host.dispatch("tool_call", {"name": name, "arguments": arguments}, session)
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=test@example.invalid", "-c", "user.name=Test"]
+    subprocess.run([*git, "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "README").write_text("hello\n", encoding="utf-8")
+    subprocess.run([*git, "-C", str(repo), "add", "README"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "first"], check=True)
+    return repo
+
+
+async def test_real_servers_are_registered_searched_described_and_called(
+    env: Environment, git_repo: Path
+) -> None:
+    git = McpServerConfig(
+        command=time_entry().command, args=["-m", "mcp_server_git", "--repository", str(git_repo)]
+    )
+    config = host_config({"time": time_entry(), "git": git, "everything": everything_entry()})
+    async with Host(config, env) as host:
+        session = host.new_session()
+        states = {name: status.state for name, status in host.mcp_status().items()}
+        assert states == {"time": "connected", "git": "connected", "everything": "connected"}
+        clock = host.registry.get("mcp__time__get_current_time")
+        assert clock is not None
+        assert (clock.toolset, clock.source) == ("mcp-time", "mcp")
+        status = host.registry.get("mcp__git__git_status")
+        assert status is not None
+        assert status.toolset == "mcp-git"
+        echo = host.registry.get("mcp__everything__echo")
+        assert echo is not None
+        assert echo.toolset == "mcp-everything"
+
+        assembly = host.assemble(CONTEXT, session)
+        names = [tool.name for tool in assembly.tools]
+        assert "tool_search" in names
+        assert not any(name.startswith("mcp__") for name in names)  # deferred behind the bridge
+
+        assert "mcp__time__get_current_time" in await search(host, session, "current time")
+        assert "mcp__git__git_status" in await search(host, session, "git working tree status")
+        assert "mcp__everything__echo" in await search(host, session, "echo a message back")
+
+        described = answer(
+            await host.dispatch("tool_describe", {"names": ["mcp__git__git_status"]}, session)
+        )
+        parameters = described["tools"]["mcp__git__git_status"]["parameters"]
+        assert "repo_path" in parameters["properties"]
+
+        now = await bridge_call(host, session, "mcp__time__get_current_time", timezone="UTC")
+        assert not now.is_error
+        assert now.structured["timezone"] == "UTC"
+        tree = await bridge_call(host, session, "mcp__git__git_status", repo_path=str(git_repo))
+        assert not tree.is_error
+        assert "On branch main" in tree.text_content
+        echoed = await bridge_call(host, session, "mcp__everything__echo", message="hi there")
+        assert not echoed.is_error
+        assert "hi there" in echoed.text_content
+
+
+async def test_filtered_tool_is_not_listed_not_found_and_refused_clearly(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    time = time_entry(exclude=["convert_*", "no_such_tool_*"])
+    caplog.set_level(logging.WARNING, logger="hermes_core.mcp")
+    async with Host(host_config({"time": time}), env) as host:
+        session = host.new_session()
+        assert "mcp__time__convert_time" not in host.registry
+        assembly = host.assemble(CONTEXT, session)
+        assert "convert_time" not in assembly.listing
+        assert "convert_time" not in json.dumps([tool.name for tool in assembly.tools])
+        assert "mcp__time__convert_time" not in await search(host, session, "convert time zones")
+
+        refused = await bridge_call(host, session, "mcp__time__convert_time")
+        assert refused.is_error
+        assert "filtered out (exclude pattern 'convert_*' matches it in mcp_servers.time)" in (
+            refused.text_content
+        )
+        direct = await host.dispatch("mcp__time__convert_time", {}, session)
+        assert direct.error_code == FILTERED
+    assert "the include/exclude pattern 'no_such_tool_*' matches none of its tools" in caplog.text
+
+
+async def test_unknown_name_still_gets_the_usual_answer(env: Environment) -> None:
+    async with Host(host_config({"time": time_entry()}), env) as host:
+        session = host.new_session()
+        result = await bridge_call(host, session, "mcp__time__get_current_tim")
+    assert result.error_code == "UNKNOWN_TOOL"
+    assert "unknown tool 'mcp__time__get_current_tim'" in result.text_content
+
+
+async def test_killed_server_is_unavailable_then_reconnects_and_leaves_no_child(
+    env: Environment,
+) -> None:
+    marker = "mcp_server_time"
+    async with Host(host_config({"time": time_entry()}), env, mcp_backoff=0.2) as host:
+        session = host.new_session()
+        [pid] = child_pids(marker)
+        os.kill(pid, signal.SIGKILL)
+        await wait_until(lambda: host.mcp_status()["time"].state == "unavailable", "time down")
+
+        failed = await bridge_call(host, session, "mcp__time__get_current_time", timezone="UTC")
+        assert failed.is_error
+        assert "'time'" in failed.text_content
+        assert "unavailable" in failed.text_content
+        listing = host.assemble(CONTEXT, session).listing
+        reason = host.mcp_status()["time"].reason
+        assert reason
+        assert f"time (2 tools unavailable: {reason})" in listing
+
+        await wait_until(lambda: host.mcp_status()["time"].state == "connected", "time back")
+        again = await bridge_call(host, session, "mcp__time__get_current_time", timezone="UTC")
+        assert not again.is_error
+        assert again.structured["timezone"] == "UTC"
+        assert child_pids(marker) != [pid]
+    assert child_pids(marker) == []
+
+
+async def test_call_past_its_timeout_is_an_error_and_the_server_stays_usable(
+    env: Environment,
+) -> None:
+    box = toolbox_entry(timeout=1)
+    async with Host(host_config({"box": box}), env) as host:
+        session = host.new_session()
+        slow = await bridge_call(host, session, "mcp__box__sleep", seconds=30)
+        assert slow.is_error
+        assert "box" in slow.text_content
+        echoed = await bridge_call(host, session, "mcp__box__echo", text="still here")
+        assert echoed.text_content == "echo: still here"
+
+
+async def test_hanging_server_does_not_keep_the_others_from_working(env: Environment) -> None:
+    hang = McpServerConfig(
+        command=time_entry().command,
+        args=["-c", "import time\nwhile True: time.sleep(3600)", "hermes-host-hang"],
+        connect_timeout=1,
+    )
+    async with Host(host_config({"hang": hang, "time": time_entry()}), env) as host:
+        session = host.new_session()
+        statuses = host.mcp_status()
+        assert statuses["time"].state == "connected"
+        assert statuses["hang"].state == "unavailable"
+        assert "connect_timeout" in (statuses["hang"].reason or "")
+        now = await bridge_call(host, session, "mcp__time__get_current_time", timezone="UTC")
+        assert not now.is_error
+        refused = await bridge_call(host, session, "mcp__hang__anything")
+        assert "'hang'" in refused.text_content
+    assert child_pids("hermes-host-hang") == []
