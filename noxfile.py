@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import shutil
+
 import nox
 
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
+NPM_PACKAGES = (
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/inspector@0.15.0",
+)
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """The test suite, against real plugin directories, distributions and child processes."""
     session.install("-e", ".[test]")
+    # MCP servers and clients from npm for the integration tests. Without npm the tests that
+    # need them fail and say how to install them.
+    if shutil.which("npm"):
+        session.run(
+            "npm",
+            "install",
+            "--prefix",
+            ".cache/npm",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            *NPM_PACKAGES,
+            external=True,
+        )
     session.run(
         "pytest",
         *session.posargs,
