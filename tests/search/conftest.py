@@ -1,4 +1,4 @@
-"""Shared fixtures of the search tests: the eval data read from ``/work/shared/data``."""
+"""Shared fixtures of the search tests: the eval data in ``../shared/data`` by the checkout."""
 
 from __future__ import annotations
 

@@ -1,0 +1,84 @@
+"""``hermes serve``: run the host as one MCP server over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from hermes_core.cli.context import environment
+from hermes_core.cli.output import verbose, warnings_to_stderr
+
+_LOG_FORMAT = "hermes serve: %(levelname)s %(name)s: %(message)s"
+
+
+@click.command("serve")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that starts hermes itself; http for streamable HTTP.",
+)
+@click.option(
+    "--host",
+    "address",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (http). Anything but a loopback address exposes your tools.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (http); 0 picks a free one.",
+)
+@click.option(
+    "--context-length",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The client model's context length in tokens; sizes the tool listing.",
+)
+def serve(transport: str, address: str, port: int, context_length: int | None) -> None:
+    """Serve every tool of hermes to an MCP client as one MCP server.
+
+    Over stdio nothing but protocol is written to stdout; logs go to stderr. Over http the URL
+    is printed on stderr once requests are served. Calls that need approval follow
+    approvals.non_interactive (deny by default): nobody can answer a prompt through MCP.
+    """
+    import anyio
+
+    from hermes_core.config import load_config
+    from hermes_core.serve import serve_http, serve_stdio
+
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.DEBUG if verbose() else logging.WARNING, format=_LOG_FORMAT
+    )
+    env = environment()
+    with warnings_to_stderr():
+        config = load_config(env.config_path)
+
+    if transport == "stdio":
+        anyio.run(
+            lambda: serve_stdio(
+                config, env, config_path=env.config_path, context_length=context_length
+            )
+        )
+        return
+
+    def listening(url: str) -> None:
+        click.echo(f"hermes serve: listening on {url}", err=True)
+
+    anyio.run(
+        lambda: serve_http(
+            config,
+            env,
+            host=address,
+            port=port,
+            config_path=env.config_path,
+            context_length=context_length,
+            on_listening=listening,
+        )
+    )

@@ -1,0 +1,202 @@
+"""The host as one MCP server: ``tools/list`` is the assembled tool array, ``tools/call`` goes
+through :meth:`~hermes_core.host.Host.dispatch`.
+
+The SDK's low-level ``Server`` is used because the tool list is not a set of Python functions:
+it is whatever :meth:`~hermes_core.host.Host.assemble` returns now (core tools, and the three
+bridge tools with the listing when tools are deferred), with raw JSON schemas.
+
+Both protocol eras are served. A 2025-era client (the TypeScript SDK, the MCP Inspector, most
+desktop clients) opens with ``initialize`` and is told of list changes by a plain
+``notifications/tools/list_changed`` on its connection; a 2026-07-28 client (the Python SDK)
+opens a ``subscriptions/listen`` stream and receives the change there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Final, Literal
+
+import anyio
+import mcp_types
+from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from hermes_core import __version__
+from hermes_core.host import Host
+from hermes_core.serve.convert import mcp_call_result, mcp_tools
+from hermes_core.session import Session
+
+__all__ = ["POLL_INTERVAL", "SERVER_NAME", "HostServer", "SessionScope"]
+
+log = logging.getLogger("hermes_core.serve")
+
+SERVER_NAME: Final = "hermes"
+POLL_INTERVAL: Final = 0.5
+"""Seconds between two looks at the registry generation while serving."""
+
+INSTRUCTIONS: Final = (
+    "hermes-core serves its core tools directly. When more tools exist than fit, the others are "
+    "listed in the description of tool_search: find them with tool_search, read a schema with "
+    "tool_describe, and run them with tool_call. Calls that need a person's approval are "
+    "refused here (approvals.non_interactive in the hermes configuration)."
+)
+
+SessionScope = Literal["connection", "request"]
+"""``connection``: one hermes session for the whole connection (stdio, one client per process).
+``request``: a fresh session per request (stateless streamable HTTP, where consecutive requests
+may reach different instances)."""
+
+ToolSignature = tuple[tuple[str, str, str, str], ...]
+
+
+class HostServer:
+    """The MCP server face of one started :class:`~hermes_core.host.Host`.
+
+    ``context_length`` is the client model's context length in tokens when known; it sets the
+    listing budget of the assembly (``None``: the documented default budget). ``server`` is the
+    SDK ``Server`` to run over a transport; :meth:`watch_tool_list` runs beside it and tells the
+    connected clients when the tool list changes.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        context_length: int | None = None,
+        session_scope: SessionScope = "connection",
+    ) -> None:
+        self.host = host
+        self.context_length = context_length
+        self.session_scope: SessionScope = session_scope
+        self._session: Session | None = None
+        self._legacy_peer: ServerSession | None = None
+        self._bus = InMemorySubscriptionBus()
+        self._listeners = ListenHandler(self._bus)
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self._listeners,
+        )
+        self.server.middleware.append(self._observe)
+
+    # What clients see -------------------------------------------------------------------------
+
+    def tools(self, session: Session | None = None) -> list[mcp_types.Tool]:
+        """The ``tools/list`` answer now: the assembled tool array as MCP tools."""
+        assembly = self.host.assemble(self.context_length, session)
+        return mcp_tools(assembly.tools)
+
+    def initialization_options(self) -> InitializationOptions:
+        """What a 2025-era client learns at ``initialize``: tools, and that their list may
+        change (``listChanged``), since this server tells it when it does."""
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    def session_for_request(self) -> Session:
+        """The hermes session a request runs in (see :data:`SessionScope`); never interactive,
+        so approvals follow ``approvals.non_interactive``."""
+        if self.session_scope == "request":
+            return self.host.new_session(interactive=False)
+        if self._session is None:
+            self._session = self.host.new_session(interactive=False)
+        return self._session
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=self.tools(self.session_for_request()))
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        session = self.session_for_request()
+        if params.name != "tool_search":
+            # MCP has no model turns: any call other than a search ends a run of searches, so
+            # the per-turn search limit stops a search loop without blocking a long session.
+            session.next_turn()
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        result = await self.host.dispatch(params.name, arguments, session)
+        return mcp_call_result(result)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        for tool in self.host.assemble(self.context_length, None).tools:
+            if tool.name == name:
+                return dict(tool.parameters)
+        return None
+
+    # Telling clients about changes ------------------------------------------------------------
+
+    async def _observe(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: remember the connection of a 2025-era client once it is past
+        ``initialize``, to send it ``notifications/tools/list_changed`` later."""
+        if (
+            self.session_scope == "connection"
+            and ctx.method != "initialize"
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
+            self._legacy_peer = ctx.session
+        return await call_next(ctx)
+
+    def tool_signature(self) -> ToolSignature:
+        """What a client sees of the tool list, to tell a real change from a registry change
+        that leaves the list as it was."""
+        return tuple(
+            (
+                tool.name,
+                tool.description or "",
+                json.dumps(tool.input_schema, sort_keys=True, default=str),
+                tool.annotations.model_dump_json() if tool.annotations is not None else "",
+            )
+            for tool in self.tools()
+        )
+
+    async def announce_tool_list_changed(self) -> None:
+        """Tell every connected client that the tool list changed: 2026-era clients on their
+        ``subscriptions/listen`` streams, the 2025-era client on its connection."""
+        await self._bus.publish(ToolsListChanged())
+        peer = self._legacy_peer
+        if peer is None:
+            return
+        try:
+            await peer.send_tool_list_changed()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+            log.debug("the client connection is gone; no more list changes are sent to it")
+            self._legacy_peer = None
+
+    def end_listen_streams(self) -> None:
+        """End every open ``subscriptions/listen`` stream gracefully (the server is stopping;
+        the clients re-listen elsewhere)."""
+        self._listeners.close()
+
+    async def watch_tool_list(self, interval: float = POLL_INTERVAL) -> None:
+        """Run until cancelled: look at the registry generation every ``interval`` seconds and,
+        when the tool list clients see has changed, announce it."""
+        generation = self.host.registry.generation
+        signature = self.tool_signature()
+        while True:
+            await anyio.sleep(interval)
+            if self.host.registry.generation == generation:
+                continue
+            generation = self.host.registry.generation
+            try:
+                current = self.tool_signature()
+            except Exception:
+                # A failing search backend must not end serving; tools/list reports the error.
+                log.exception("assembling the changed tool list failed")
+                continue
+            if current == signature:
+                continue
+            signature = current
+            log.info("the tool list changed (%d tools); telling the clients", len(current))
+            await self.announce_tool_list_changed()

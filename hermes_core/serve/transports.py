@@ -1,0 +1,221 @@
+"""Running the served host over stdio or streamable HTTP, with its lifetime around it.
+
+Both entries start the host, check that its tool array can be assembled (an unknown search
+backend fails here, before any client connects), serve until the client leaves or the process
+gets SIGTERM/SIGINT, and then shut the host down, ending every MCP server child it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import uvicorn
+
+from hermes_core.config import Config
+from hermes_core.errors import HermesError
+from hermes_core.host import Host
+from hermes_core.paths import Environment
+from hermes_core.serve.server import HostServer
+
+__all__ = [
+    "DEFAULT_HTTP_HOST",
+    "DEFAULT_HTTP_PORT",
+    "MCP_PATH",
+    "http_url",
+    "serve_http",
+    "serve_stdio",
+]
+
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8765
+MCP_PATH = "/mcp"
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_GRACEFUL_SHUTDOWN = 5
+"""Seconds open HTTP requests get to finish once serve_http is told to stop."""
+
+
+async def _cancel_on_signal(scope: anyio.CancelScope, received: list[int]) -> None:
+    with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+        async for number in signals:
+            received.append(number)
+            scope.cancel()
+            return
+
+
+def _die_by(number: int) -> None:
+    """End the process by signal ``number`` as if it had not been caught (status 128+n)."""
+    sys.stderr.flush()
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+
+
+async def serve_stdio(
+    config: Config,
+    env: Environment,
+    *,
+    config_path: Path | None = None,
+    context_length: int | None = None,
+) -> None:
+    """Serve the host to one client over this process's stdin and stdout.
+
+    The standard streams are claimed before the host starts, so anything a plugin or an MCP
+    server child prints goes to stderr and the client reads nothing but protocol on stdout.
+    Serving ends when the client closes stdin; on SIGTERM or SIGINT the host is shut down
+    (ending its MCP server children) and the process then ends by that signal.
+    """
+    from mcp.server.stdio import stdio_server
+
+    # Python-level prints (buffered in sys.stdout, which would be flushed to the restored wire
+    # at exit) go to stderr directly; the SDK diverts the descriptor for everything else.
+    sys.stdout.flush()
+    received: list[int] = []
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            with _stdout_to_stderr():
+                await _serve_stdio_streams(
+                    config, env, read_stream, write_stream, received, config_path, context_length
+                )
+            if received:
+                # The host is closed and its MCP server children are ended; leaving
+                # stdio_server would wait for its stdin reader, a thread blocked until the
+                # client closes stdin.
+                _die_by(received[0])
+    except BaseExceptionGroup as group:
+        # stdio_server's task group wraps a startup error (a bad configuration) in a group.
+        single = _only_hermes_error(group)
+        if single is None:
+            raise
+        raise single from None
+
+
+async def _serve_stdio_streams(
+    config: Config,
+    env: Environment,
+    read_stream: Any,
+    write_stream: Any,
+    received: list[int],
+    config_path: Path | None,
+    context_length: int | None,
+) -> None:
+    async with Host(config, env, config_path=config_path) as host:
+        served = HostServer(host, context_length=context_length, session_scope="connection")
+        # Assemble once now: an unknown search backend fails here, naming the valid ones.
+        served.tools()
+        options = served.initialization_options()
+        async with anyio.create_task_group() as group:
+            group.start_soon(served.watch_tool_list)
+            group.start_soon(_cancel_on_signal, group.cancel_scope, received)
+            await served.server.run(read_stream, write_stream, options)
+            group.cancel_scope.cancel()
+
+
+def _only_hermes_error(group: BaseExceptionGroup[BaseException]) -> HermesError | None:
+    """The one :class:`HermesError` a (nested) exception group holds, if that is all it holds."""
+    errors: tuple[BaseException, ...] = group.exceptions
+    while len(errors) == 1 and isinstance(errors[0], BaseExceptionGroup):
+        errors = errors[0].exceptions
+    if len(errors) == 1 and isinstance(errors[0], HermesError):
+        return errors[0]
+    return None
+
+
+def http_url(host: str, port: int) -> str:
+    """The URL clients use to reach ``serve_http`` on ``host``:``port``."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise HermesError(f"hermes serve cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(False)
+    return sock
+
+
+async def serve_http(
+    config: Config,
+    env: Environment,
+    *,
+    host: str = DEFAULT_HTTP_HOST,
+    port: int = DEFAULT_HTTP_PORT,
+    config_path: Path | None = None,
+    context_length: int | None = None,
+    on_listening: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the host over stateless streamable HTTP at ``http://host:port/mcp``.
+
+    Stateless: every request runs in a fresh hermes session, so instances can sit behind an
+    ordinary load balancer. 2026-era clients get list changes on ``subscriptions/listen``
+    streams; 2025-era clients have no stream for them on a stateless server and re-list.
+    ``port`` 0 picks a free port; ``on_listening`` receives the URL once requests are served.
+    """
+    sock = _listen(host, port)
+    with sock:
+        async with Host(config, env, config_path=config_path) as hermes:
+            served = HostServer(hermes, context_length=context_length, session_scope="request")
+            # Assemble once now: an unknown search backend fails here, naming the valid ones.
+            served.tools()
+            app = served.server.streamable_http_app(
+                streamable_http_path=MCP_PATH, stateless_http=True, host=host
+            )
+            server = _UvicornServer(
+                uvicorn.Config(
+                    app,
+                    log_config=None,
+                    access_log=False,
+                    lifespan="on",
+                    timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
+                )
+            )
+            url = http_url(host, sock.getsockname()[1])
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+                    async for _ in signals:
+                        served.end_listen_streams()
+                        server.should_exit = True
+                        return
+
+            async def report_listening() -> None:
+                while not server.started:
+                    await anyio.sleep(0.02)
+                if on_listening is not None:
+                    on_listening(url)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(served.watch_tool_list)
+                group.start_soon(stop_on_signal)
+                group.start_soon(report_listening)
+                await server.serve(sockets=[sock])
+                group.cancel_scope.cancel()
+
+
+class _UvicornServer(uvicorn.Server):
+    """uvicorn without its own signal handling: ``serve_http`` stops it, then shuts the host
+    down; uvicorn's handlers would re-raise SIGTERM after serving and kill the process before
+    the MCP server children are ended."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield

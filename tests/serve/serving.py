@@ -1,0 +1,228 @@
+"""``hermes serve`` as a real child process for the tests: a temporary home and config file, the
+stdio parameters an MCP client launches it with, an HTTP server process on a free port, and the
+MCP Inspector CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import StdioServerParameters
+
+SERVERS_DIR = Path(__file__).resolve().parent / "servers"
+LATE_SERVER = SERVERS_DIR / "late.py"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INSPECTOR_JS = (
+    REPO_ROOT / ".cache/npm/node_modules/@modelcontextprotocol/inspector/cli/build/index.js"
+)
+INSPECTOR_INSTALL = (
+    "npm install --prefix .cache/npm @modelcontextprotocol/inspector (run in the repository root)"
+)
+CORE_TOOLS = ["read_file", "write_file", "patch", "search_files", "terminal"]
+BRIDGE_TOOLS = ["tool_search", "tool_describe", "tool_call"]
+BUNDLED = ["approvals", "bm25", "files", "terminal", "todo"]
+
+
+def time_server() -> dict[str, Any]:
+    """A ``mcp_servers`` entry running the PyPI ``mcp-server-time``."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+    }
+
+
+def late_server(ready: Path, *, connect_timeout: float = 2.0) -> dict[str, Any]:
+    """A ``mcp_servers`` entry running ``servers/late.py``, which answers once ``ready``
+    exists; until then every connect attempt times out after ``connect_timeout``."""
+    return {
+        "command": sys.executable,
+        "args": [str(LATE_SERVER), str(ready)],
+        "connect_timeout": connect_timeout,
+    }
+
+
+@dataclass
+class ServeHome:
+    """A temporary ``HERMES_HOME``, working directory, cache and log directory, and the
+    ``config.yaml`` that ``hermes --config`` is given."""
+
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.yaml"
+
+    def write_config(self, **sections: Any) -> Path:
+        """Write ``config.yaml`` (as JSON, which YAML reads) with the bundled plugins enabled
+        plus ``sections``."""
+        data: dict[str, Any] = {"plugins": {"enabled": BUNDLED}, **sections}
+        self.config_path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        return self.config_path
+
+    def variables(self) -> dict[str, str]:
+        """The environment of the served process: only temporary locations, strict plugins."""
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "HERMES_HOME": str(self.home),
+            "HERMES_LOG_DIR": str(self.root / "logs"),
+            "HERMES_CACHE_DIR": str(self.root / "cache"),
+            "HERMES_STRICT_PLUGINS": "1",
+        }
+
+    def command(self, *serve_args: str) -> list[str]:
+        """``python -m hermes_core --config <config.yaml> serve ...``."""
+        return [
+            sys.executable,
+            "-m",
+            "hermes_core",
+            "--config",
+            str(self.config_path),
+            "serve",
+            *serve_args,
+        ]
+
+    def stdio_parameters(self, *serve_args: str) -> StdioServerParameters:
+        """What an MCP client launches: ``hermes serve`` over stdio in the temporary home."""
+        command = self.command(*serve_args)
+        return StdioServerParameters(
+            command=command[0], args=command[1:], env=self.variables(), cwd=self.work
+        )
+
+
+def make_home(tmp_path: Path) -> ServeHome:
+    """A :class:`ServeHome` with its directories made."""
+    served = ServeHome(tmp_path)
+    served.home.mkdir(parents=True)
+    served.work.mkdir(parents=True)
+    return served
+
+
+@dataclass
+class HttpServe:
+    """``hermes serve --transport http`` running as a child process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    stderr_seen: str
+
+    def stop(self) -> int:
+        """SIGTERM, then the exit status (a guard kills it after 30 s)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            pytest.fail("hermes serve did not stop within 30 s of SIGTERM")
+
+
+def _read_stderr_until_url(process: subprocess.Popen[bytes], limit: float) -> tuple[str, str]:
+    assert process.stderr is not None
+    seen = b""
+    give_up = time.monotonic() + limit
+    fd = process.stderr.fileno()
+    while time.monotonic() < give_up:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            seen += chunk
+            for line in seen.decode(errors="replace").splitlines():
+                marker = "listening on "
+                if marker in line:
+                    return line.split(marker, 1)[1].strip(), seen.decode(errors="replace")
+        elif process.poll() is not None:
+            break
+    text = seen.decode(errors="replace")
+    pytest.fail(f"hermes serve printed no URL (exit status {process.poll()}); stderr:\n{text}")
+
+
+@contextmanager
+def http_serve(served: ServeHome, *serve_args: str) -> Iterator[HttpServe]:
+    """``hermes serve --transport http --port 0`` in ``served``; yields once it printed its URL
+    on stderr, stops it with SIGTERM afterwards."""
+    process = subprocess.Popen(
+        served.command("--transport", "http", "--port", "0", *serve_args),
+        env=served.variables(),
+        cwd=served.work,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # A guard against a server that never comes up, not a performance check.
+        url, seen = _read_stderr_until_url(process, limit=60)
+        yield HttpServe(url, process, seen)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains ``text``, read from ``/proc``."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        state = stat.rsplit(")", 1)[1].split()[0]
+        if state != "Z" and text in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def inspector(
+    target: list[str], *options: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the MCP Inspector CLI (``--cli`` mode's own entry) against ``target``; fails the test
+    with the install command when the Inspector is missing."""
+    if not INSPECTOR_JS.is_file():
+        pytest.fail(
+            f"the MCP Inspector is not installed at {INSPECTOR_JS}; "
+            f"install it with: {INSPECTOR_INSTALL}"
+        )
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH; it is needed to run the MCP Inspector")
+    return subprocess.run(
+        [node, str(INSPECTOR_JS), *target, *options],
+        env=dict(env) if env is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

@@ -1,0 +1,98 @@
+"""``hermes serve --transport http``: stateless streamable HTTP on 127.0.0.1, driven by the
+``mcp`` SDK client from this process; its lifetime as a process (URL on stderr, SIGTERM ends it
+and every MCP server child it started, a taken port is a clear error)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from typing import Any
+
+import anyio
+import mcp_types
+import pytest
+from mcp import Client
+from serving import (
+    BRIDGE_TOOLS,
+    CORE_TOOLS,
+    ServeHome,
+    http_serve,
+    late_server,
+    processes_mentioning,
+    time_server,
+)
+
+ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
+
+
+def test_http_binds_loopback_and_prints_its_url_on_stderr(served: ServeHome) -> None:
+    served.write_config()
+    with http_serve(served) as server:
+        assert server.url.startswith("http://127.0.0.1:")
+        assert server.url.endswith("/mcp")
+        port = int(server.url.rsplit(":", 1)[1].split("/", 1)[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: Any) -> None:
+    served.write_config(mcp_servers={"time": time_server()})
+
+    async def main(
+        url: str,
+    ) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
+        async with Client(url, mode=mode) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            found = await client.call_tool("tool_search", {"queries": ["current time"]})
+            called = await client.call_tool(
+                "tool_call",
+                {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}},
+            )
+            return names, found, called
+
+    with http_serve(served) as server:
+        names, found, called = anyio.run(main, server.url)
+    assert names == CORE_TOOLS + BRIDGE_TOOLS
+    assert found.structured_content is not None
+    assert "mcp__time__get_current_time" in found.structured_content["results"][0]["matches"]
+    assert called.is_error is False
+    assert called.structured_content is not None
+    assert called.structured_content["timezone"] == "UTC"
+
+
+def test_sigterm_stops_serve_and_ends_its_mcp_server_children(served: ServeHome) -> None:
+    ready = served.root / "late-server-may-answer"
+    ready.touch()
+    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
+
+    async def names(url: str) -> list[str]:
+        async with Client(url) as client:
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    with http_serve(served) as server:
+        assert "tool_search" in anyio.run(names, server.url)
+        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
+        status = server.stop()
+    assert status == 0
+    assert processes_mentioning(str(ready)) == []
+
+
+def test_a_port_in_use_is_a_clear_error(served: ServeHome) -> None:
+    served.write_config()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            served.command("--transport", "http", "--port", str(port)),
+            env=served.variables(),
+            cwd=served.work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert done.stdout == ""

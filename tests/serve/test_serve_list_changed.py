@@ -1,0 +1,158 @@
+"""A server connecting or dropping while ``hermes serve`` runs changes the served tool list, and
+connected clients are told: ``notifications/tools/list_changed`` on a 2025-era connection, a
+``ToolsListChanged`` event on a 2026-era ``subscriptions/listen`` stream.
+
+The late server (``servers/late.py``) answers only once a file exists, so the host starts
+without it (its connect attempt runs into ``connect_timeout``) and the supervisor's background
+reconnect brings it in after the test creates the file, with no change to the config file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types
+from mcp import Client
+from mcp.client.subscriptions import ToolsListChanged
+from serving import ServeHome, http_serve, late_server, processes_mentioning
+
+LATE_TOOL = "mcp__late__late_echo"
+# A guard against a hang, not a performance check.
+WAIT_LIMIT = 30
+
+
+def listing(tools: list[mcp_types.Tool]) -> str:
+    """The description of ``tool_search``, which holds the listing of deferred tools."""
+    for tool in tools:
+        if tool.name == "tool_search":
+            return tool.description or ""
+    raise AssertionError(f"tool_search is not served; got {[tool.name for tool in tools]}")
+
+
+def configure(served: ServeHome) -> Path:
+    ready = served.root / "late-server-may-answer"
+    served.write_config(mcp_servers={"late": late_server(ready)})
+    return ready
+
+
+def test_a_server_connecting_while_serving_notifies_a_2025_client(served: ServeHome) -> None:
+    ready = configure(served)
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            changed.set()
+
+    async def main() -> tuple[str, str, mcp_types.CallToolResult]:
+        async with Client(
+            served.stdio_parameters(), mode="legacy", message_handler=on_message
+        ) as client:
+            capabilities = client.session.server_capabilities
+            assert capabilities is not None
+            assert capabilities.tools is not None
+            assert capabilities.tools.list_changed is True
+            before = listing((await client.list_tools()).tools)
+            ready.touch()
+            with anyio.fail_after(WAIT_LIMIT):
+                await changed.wait()
+            after = listing((await client.list_tools()).tools)
+            called = await client.call_tool(
+                "tool_call", {"name": LATE_TOOL, "arguments": {"text": "hello"}}
+            )
+            return before, after, called
+
+    before, after, called = anyio.run(main)
+    assert LATE_TOOL not in before
+    assert LATE_TOOL in after
+    assert called.is_error is False
+    assert called.content[0].text == "late: hello"  # type: ignore[union-attr]
+
+
+def test_a_server_dropping_while_serving_notifies_a_2025_client(served: ServeHome) -> None:
+    ready = served.root / "late-server-may-answer"
+    ready.touch()
+    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            changed.set()
+
+    async def main() -> tuple[str, str]:
+        async with Client(
+            served.stdio_parameters(), mode="legacy", message_handler=on_message
+        ) as client:
+            before = listing((await client.list_tools()).tools)
+            (child,) = processes_mentioning(str(ready))
+            # Without the file the reconnect cannot succeed, so the server stays unavailable.
+            ready.unlink()
+            os.kill(child, signal.SIGKILL)
+            with anyio.fail_after(WAIT_LIMIT):
+                await changed.wait()
+            return before, listing((await client.list_tools()).tools)
+
+    before, after = anyio.run(main)
+    assert LATE_TOOL in before
+    assert LATE_TOOL not in after
+
+
+def test_a_server_connecting_while_serving_notifies_a_2026_client_on_its_listen_stream(
+    served: ServeHome,
+) -> None:
+    ready = configure(served)
+
+    async def main() -> tuple[str, str]:
+        async with Client(served.stdio_parameters()) as client:
+            assert client.protocol_version == "2026-07-28"
+            before = listing((await client.list_tools()).tools)
+            async with client.listen(tools_list_changed=True) as subscription:
+                ready.touch()
+                with anyio.fail_after(WAIT_LIMIT):
+                    event = await subscription.__anext__()
+            assert isinstance(event, ToolsListChanged)
+            return before, listing((await client.list_tools()).tools)
+
+    before, after = anyio.run(main)
+    assert LATE_TOOL not in before
+    assert LATE_TOOL in after
+
+
+def test_over_http_a_2026_client_hears_of_the_change_on_its_listen_stream(
+    served: ServeHome,
+) -> None:
+    ready = configure(served)
+
+    async def main(url: str) -> tuple[str, str]:
+        async with Client(url) as client:
+            before = listing((await client.list_tools()).tools)
+            async with client.listen(tools_list_changed=True) as subscription:
+                ready.touch()
+                with anyio.fail_after(WAIT_LIMIT):
+                    event = await subscription.__anext__()
+            assert isinstance(event, ToolsListChanged)
+            return before, listing((await client.list_tools()).tools)
+
+    with http_serve(served) as server:
+        before, after = anyio.run(main, server.url)
+    assert LATE_TOOL not in before
+    assert LATE_TOOL in after
+
+
+def test_a_stateless_http_server_promises_no_list_changes_to_a_2025_client(
+    served: ServeHome,
+) -> None:
+    served.write_config()
+
+    async def main(url: str) -> bool | None:
+        async with Client(url, mode="legacy") as client:
+            capabilities = client.session.server_capabilities
+            assert capabilities is not None
+            assert capabilities.tools is not None
+            return capabilities.tools.list_changed
+
+    with http_serve(served) as server:
+        assert anyio.run(main, server.url) is False

@@ -1,0 +1,101 @@
+"""``hermes serve`` as a process: a bad configuration stops it before it serves, with the reason;
+over stdio it ends when the client closes stdin, or on SIGTERM while the client still holds
+stdin open, and either way the host's MCP server children end with it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+
+import pytest
+from serving import ServeHome, late_server, processes_mentioning
+
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"},
+        },
+    }
+)
+
+
+def start(served: ServeHome) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        served.command(),
+        env=served.variables(),
+        cwd=served.work,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def initialize(process: subprocess.Popen[str]) -> dict[str, object]:
+    """Send ``initialize`` and read its answer: the host has started once it comes."""
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(INITIALIZE + "\n")
+    process.stdin.flush()
+    answer: dict[str, object] = json.loads(process.stdout.readline())
+    return answer
+
+
+def test_closing_stdin_ends_serve_and_its_mcp_server_children(served: ServeHome) -> None:
+    ready = served.root / "late-server-may-answer"
+    ready.touch()
+    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
+    with start(served) as process:
+        assert "result" in initialize(process)
+        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+    assert processes_mentioning(str(ready)) == []
+
+
+def test_sigterm_ends_serve_and_its_mcp_server_children_while_stdin_is_open(
+    served: ServeHome,
+) -> None:
+    ready = served.root / "late-server-may-answer"
+    ready.touch()
+    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
+    with start(served) as process:
+        assert "result" in initialize(process)
+        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
+        process.send_signal(signal.SIGTERM)
+        try:
+            status = process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert status == -signal.SIGTERM
+    assert processes_mentioning(str(ready)) == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_an_unknown_search_backend_stops_serve_before_it_serves(
+    served: ServeHome, transport: str
+) -> None:
+    served.write_config(tools={"tool_search": {"backend": "no-such-backend"}})
+    done = subprocess.run(
+        served.command("--transport", transport, "--port", "0"),
+        env=served.variables(),
+        cwd=served.work,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "unknown search backend 'no-such-backend'" in done.stderr
+    assert "valid names: bm25" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -1,0 +1,137 @@
+"""``hermes serve`` over stdio, driven by the ``mcp`` SDK client from this (separate) process, in
+both protocol eras: 2026-07-28 (the SDK's default, ``auto``) and 2025-11-25 (``legacy``, the era
+of the TypeScript SDK and most desktop clients)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp_types
+import pytest
+from mcp import Client
+from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, time_server
+
+ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    return "\n".join(
+        block.text for block in result.content if isinstance(block, mcp_types.TextContent)
+    )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_tools_list_is_the_core_tools_plus_the_bridge_with_the_listing(
+    served: ServeHome, mode: Any
+) -> None:
+    served.write_config(mcp_servers={"time": time_server()})
+
+    async def main() -> list[mcp_types.Tool]:
+        async with Client(served.stdio_parameters(), mode=mode) as client:
+            return (await client.list_tools()).tools
+
+    tools = anyio.run(main)
+    by_name = {tool.name: tool for tool in tools}
+    assert [tool.name for tool in tools] == CORE_TOOLS + BRIDGE_TOOLS
+    listing = by_name["tool_search"].description or ""
+    assert "mcp__time__get_current_time" in listing
+    assert "todo_list" in listing
+    read_file = by_name["read_file"]
+    assert read_file.input_schema["required"] == ["path"]
+    assert read_file.annotations is not None
+    assert read_file.annotations.read_only_hint is True
+    assert read_file.annotations.destructive_hint is False
+    terminal = by_name["terminal"].annotations
+    assert terminal is not None
+    assert terminal.destructive_hint is True
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_the_bridge_searches_describes_and_calls_a_deferred_mcp_tool(
+    served: ServeHome, mode: Any
+) -> None:
+    served.write_config(mcp_servers={"time": time_server()})
+    name = "mcp__time__get_current_time"
+
+    async def main() -> list[mcp_types.CallToolResult]:
+        async with Client(served.stdio_parameters(), mode=mode) as client:
+            return [
+                await client.call_tool("tool_search", {"queries": ["current time"]}),
+                await client.call_tool("tool_describe", {"names": [name]}),
+                await client.call_tool(
+                    "tool_call", {"name": name, "arguments": {"timezone": "UTC"}}
+                ),
+            ]
+
+    found, described, called = anyio.run(main)
+    assert found.is_error is False
+    assert found.structured_content is not None
+    assert name in found.structured_content["results"][0]["matches"]
+    assert described.is_error is False
+    assert described.structured_content is not None
+    schema = described.structured_content["tools"][name]["parameters"]
+    assert schema["required"] == ["timezone"]
+    assert called.is_error is False
+    assert called.structured_content is not None
+    assert called.structured_content["timezone"] == "UTC"
+
+
+def test_one_session_per_connection_keeps_the_todo_list_between_calls(served: ServeHome) -> None:
+    served.write_config()
+
+    async def main() -> mcp_types.CallToolResult:
+        async with Client(served.stdio_parameters()) as client:
+            written = await client.call_tool(
+                "tool_call",
+                {"name": "todo_list", "arguments": {"todos": [{"content": "water the plants"}]}},
+            )
+            assert written.is_error is False, text_of(written)
+            return await client.call_tool("tool_call", {"name": "todo_list", "arguments": {}})
+
+    shown = anyio.run(main)
+    assert shown.is_error is False
+    assert "water the plants" in text_of(shown)
+
+
+def test_a_call_needing_approval_is_denied_with_the_non_interactive_rule(
+    served: ServeHome,
+) -> None:
+    served.write_config()
+    marker = served.work / "created-by-terminal"
+
+    async def main() -> mcp_types.CallToolResult:
+        async with Client(served.stdio_parameters(), mode="legacy") as client:
+            return await client.call_tool("terminal", {"command": f"touch {marker}"})
+
+    result = anyio.run(main)
+    assert result.is_error is True
+    assert "approvals.non_interactive" in text_of(result)
+    assert not marker.exists()
+
+
+def test_non_interactive_allow_lets_the_call_run(served: ServeHome) -> None:
+    served.write_config(approvals={"non_interactive": "allow"})
+    marker = served.work / "created-by-terminal"
+
+    async def main() -> mcp_types.CallToolResult:
+        async with Client(served.stdio_parameters()) as client:
+            return await client.call_tool("terminal", {"command": f"touch {marker}"})
+
+    result = anyio.run(main)
+    assert result.is_error is False, text_of(result)
+    assert marker.exists()
+
+
+def test_invalid_arguments_come_back_as_an_error_result_naming_the_problem(
+    served: ServeHome,
+) -> None:
+    served.write_config()
+
+    async def main() -> mcp_types.CallToolResult:
+        async with Client(served.stdio_parameters(), mode="legacy") as client:
+            return await client.call_tool("read_file", {"offset": 3})
+
+    result = anyio.run(main)
+    assert result.is_error is True
+    assert "path" in text_of(result)
