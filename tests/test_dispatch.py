@@ -107,9 +107,7 @@ def direct_call(harness: Harness, name: str, arguments: Any, session: Session) -
     return harness.call(name, arguments, session)
 
 
-def through_tool_call(
-    harness: Harness, name: str, arguments: Any, session: Session
-) -> ToolResult:
+def through_tool_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
     """The model calls a deferred tool through the bridge's tool_call, which the host unwraps."""
     search = ToolSearch(
         EnabledTools(harness.registry, harness.config.tools),
