@@ -44,7 +44,7 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff: lint and formatting."""
-    session.install("ruff>=0.6")
+    session.install("ruff==0.17.6")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
@@ -52,5 +52,5 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy strict on hermes_core/."""
-    session.install("-e", ".[test]", "mypy>=1.11", "types-jsonschema")
+    session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema")
     session.run("mypy")
