@@ -1,5 +1,5 @@
-"""MCP client costs: concurrent connect of three stdio servers, and the per-call overhead of the
-hermes Tool handler over a direct SDK ``call_tool`` on the same open session.
+"""MCP client costs: concurrent connect of three stdio servers, and the per-call overhead of a
+``tool_call`` through the host's bridge over a direct SDK ``call_tool`` on the same open session.
 
 Both comparisons run in one process against real child processes, so they hold on any machine:
 
@@ -8,13 +8,14 @@ Both comparisons run in one process against real child processes, so they hold o
   all three under 1.5x the slowest single server. Starting a Python server is CPU-bound
   (imports), so on a two-core machine three of them cannot overlap fully: the floor there is
   about 1.3x, and a loaded machine can miss the budget without any fault in hermes.
-- call: the median of ``echo`` through :func:`through_hermes` (today the Tool handler; later the
-  host's ``tool_call`` bridge) against ``client.call_tool`` on the same session, interleaved.
-  The budget: under 2 ms more per call.
+- call: the median of ``echo`` through :func:`through_hermes` (``tool_call`` on a real ``Host``:
+  the bridge, coercion, validation, the hooks of the bundled plugins, the ``annotations`` policy
+  with ``approvals.allow``, the activity log) against ``client.call_tool`` on the same SDK
+  session, interleaved. The budget: under 2 ms more per call.
 
 Run:
 
-    /work/venv/bin/python benchmarks/mcp.py [--rounds 5] [--calls 300]
+    python benchmarks/mcp.py [--rounds 5] [--calls 300]
 
 Exit status 1 when a budget is missed.
 """
@@ -38,10 +39,12 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import anyio  # noqa: E402
 
-from hermes_core.config import McpServerConfig  # noqa: E402
+from hermes_core.config import Config, McpServerConfig  # noqa: E402
+from hermes_core.host import Host  # noqa: E402
 from hermes_core.mcp import McpManager  # noqa: E402
 from hermes_core.paths import Environment  # noqa: E402
-from hermes_core.tools import Tool, ToolResult  # noqa: E402
+from hermes_core.session import Session  # noqa: E402
+from hermes_core.tools import ToolResult  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLBOX = REPO / "tests" / "mcp" / "servers" / "toolbox.py"
@@ -49,11 +52,11 @@ CONNECT_RATIO_BUDGET = 1.5
 CALL_OVERHEAD_BUDGET_MS = 2.0
 
 
-async def through_hermes(tool: Tool, arguments: Mapping[str, Any]) -> ToolResult:
-    """The "through hermes" side of the call benchmark: one call as the host makes it."""
-    assert tool.handler is not None
-    result: ToolResult = await tool.handler(**arguments)
-    return result
+async def through_hermes(
+    host: Host, session: Session, name: str, arguments: Mapping[str, Any]
+) -> ToolResult:
+    """The "through hermes" side of the call benchmark: the model's ``tool_call``."""
+    return await host.dispatch("tool_call", {"name": name, "arguments": arguments}, session)
 
 
 def servers(scratch: Path) -> dict[str, McpServerConfig]:
@@ -103,28 +106,31 @@ async def bench_connect(
 
 
 async def bench_call(config: McpServerConfig, env: Environment, calls: int) -> tuple[float, float]:
-    tools: dict[str, Tool] = {}
-
-    def keep(server: str, listed: list[Tool]) -> None:
-        tools.update({tool.name: tool for tool in listed})
-
+    settings = Config.model_validate(
+        {
+            "mcp_servers": {"toolbox": config.model_dump()},
+            "approvals": {"allow": ["mcp__toolbox__echo"]},
+        }
+    )
     arguments = {"text": "benchmark"}
     direct: list[float] = []
     hermes: list[float] = []
-    async with McpManager({"toolbox": config}, env, on_tools_changed=keep) as manager:
-        connection = manager.connection("toolbox")
+    async with Host(settings, env) as host:
+        assert host.mcp is not None
+        connection = host.mcp.connection("toolbox")
         assert connection is not None
         client = connection.client
-        tool = tools["mcp__toolbox__echo"]
+        session = host.new_session()
+        name = "mcp__toolbox__echo"
         for _ in range(20):  # warm up both paths
             await client.call_tool("echo", arguments)
-            await through_hermes(tool, arguments)
+            await through_hermes(host, session, name, arguments)
         for _ in range(calls):
             began = time.perf_counter()
             await client.call_tool("echo", arguments)
             direct.append(time.perf_counter() - began)
             began = time.perf_counter()
-            result = await through_hermes(tool, arguments)
+            result = await through_hermes(host, session, name, arguments)
             hermes.append(time.perf_counter() - began)
             if result.is_error:
                 raise SystemExit(f"the call failed: {result.error_message}")
@@ -135,7 +141,11 @@ async def main(rounds: int, calls: int) -> int:
     with tempfile.TemporaryDirectory(prefix="hermes-bench-mcp-") as scratch_dir:
         scratch = Path(scratch_dir)
         (scratch / "home").mkdir()
-        env = Environment(home=scratch / "home", cwd=scratch, variables={})
+        env = Environment(
+            home=scratch / "home",
+            cwd=scratch,
+            variables={"HERMES_LOG_DIR": str(scratch / "logs"), "HERMES_CACHE_DIR": str(scratch)},
+        )
         configs = servers(scratch)
         singles, together = await bench_connect(configs, env, rounds)
         direct, hermes = await bench_call(configs["toolbox"], env, calls)
@@ -156,7 +166,7 @@ async def main(rounds: int, calls: int) -> int:
     )
     print(f"MCP call of toolbox echo (median of {calls} calls)")
     print(f"  {'direct client.call_tool':<28}{direct * 1000:>10.3f} ms")
-    print(f"  {'through hermes (handler)':<28}{hermes * 1000:>10.3f} ms")
+    print(f"  {'tool_call through the host':<28}{hermes * 1000:>10.3f} ms")
     call_ok = overhead_ms < CALL_OVERHEAD_BUDGET_MS
     print(
         f"  overhead: {overhead_ms:.3f} ms, ratio {hermes / direct:.2f} "

@@ -427,6 +427,12 @@ class Dispatcher:
             )
         return _to_result(tool.name, value)
 
+    async def notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Call the observer hook ``hook_name`` (``hermes_session_start``...) of every plugin,
+        each isolated: a failure or a timeout is logged once and never stops the others."""
+        for hook in self._hook_impls(hook_name):
+            await self._observe(hook, kwargs)
+
     async def _post_hooks(self, call: ToolCall, result: ToolResult, session: Session) -> ToolResult:
         for hook in self._hook_impls("hermes_post_tool_call"):
             await self._observe(hook, {"call": call, "result": result, "session": session})

@@ -15,6 +15,8 @@ direct or through the bridge, goes through :meth:`Host.dispatch`.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -282,7 +284,8 @@ class Host:
         granted_toolsets: frozenset[str] | None = None,
         **fields: Any,
     ) -> Session:
-        """A session in ``cwd`` (the host's working directory by default)."""
+        """A session in ``cwd`` (the host's working directory by default). Prefer
+        :meth:`session`, which also tells the plugins' session hooks."""
         session = Session(
             cwd=cwd or self.env.cwd,
             interactive=interactive,
@@ -290,6 +293,26 @@ class Host:
             **fields,
         )
         return session
+
+    @asynccontextmanager
+    async def session(
+        self,
+        *,
+        cwd: Path | None = None,
+        interactive: bool = False,
+        granted_toolsets: frozenset[str] | None = None,
+        **fields: Any,
+    ) -> AsyncIterator[Session]:
+        """A session for one conversation: ``hermes_session_start`` observers run on entry and
+        ``hermes_session_end`` on exit (each plugin isolated)."""
+        made = self.new_session(
+            cwd=cwd, interactive=interactive, granted_toolsets=granted_toolsets, **fields
+        )
+        await self.dispatcher.notify("hermes_session_start", session=made)
+        try:
+            yield made
+        finally:
+            await self.dispatcher.notify("hermes_session_end", session=made)
 
     def assemble(
         self, context_length: int | None = None, session: Session | None = None
@@ -358,6 +381,11 @@ class Host:
             raise KeyError(name)
         await self._mcp.remove(name)
         self.registry.unregister_owner(_MCP_OWNER + name)
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The manager of this host's MCP servers (``None`` until one is configured or added)."""
+        return self._mcp
 
     def mcp_status(self) -> dict[str, ServerStatus]:
         """Each configured MCP server: transport, state, reason, tool and filtered counts."""

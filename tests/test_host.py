@@ -226,3 +226,49 @@ def test_a_failing_hermes_tools_names_the_plugin(env: Environment) -> None:
     assert status == "error"
     assert "no api key" in (message or "")
     assert weather_loaded
+
+
+SESSION_WATCHER = """
+import json
+from hermes_core.hookspecs import hookimpl
+
+LOG = __import__("pathlib").Path(__file__).parent / "sessions.jsonl"
+
+
+def _write(kind, session):
+    with LOG.open("a") as handle:
+        handle.write(json.dumps([kind, session.id]) + "\\n")
+
+
+@hookimpl
+def hermes_session_start(session):
+    _write("start", session)
+
+
+@hookimpl
+def hermes_session_end(session):
+    _write("end", session)
+
+
+@hookimpl
+def hermes_post_tool_call(call):
+    raise RuntimeError("observers never stop a call")
+"""
+
+
+def test_session_hooks_run_on_entry_and_exit_and_observers_are_isolated(
+    env: Environment,
+) -> None:
+    write_dir_plugin(env.user_plugins_dir, "sessions", source=SESSION_WATCHER)
+    config = Config.model_validate({"plugins": {"enabled": ["sessions", "weather"]}})
+
+    async def work(host: Host) -> tuple[str, Any]:
+        async with host.session() as session:
+            result = await host.dispatch("weather_forecast", {"city": "Oslo"}, session)
+            return session.id, result
+
+    session_id, result = _run(env, config, work)
+    assert not result.is_error
+    log = env.user_plugins_dir / "sessions" / "sessions.jsonl"
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert seen == [["start", session_id], ["end", session_id]]

@@ -16,7 +16,6 @@ from hermes_core.cli.output import columns, warnings_to_stderr
 if TYPE_CHECKING:
     from hermes_core.approvals.prompt import Answer, ApprovalRequest
     from hermes_core.host import Host
-    from hermes_core.session import Session
     from hermes_core.tools import ToolResult
 
 T = TypeVar("T")
@@ -189,11 +188,11 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         raise click.BadParameter(f"not JSON: {exc}", param_hint="ARGS_JSON") from None
 
     async def work(host: Host) -> ToolResult:
-        session = _cli_session(host, approve_once=yes)
-        view = host.tool_search.view()
-        if name in view.deferred_by_name:
-            return await host.dispatch("tool_call", {"name": name, "arguments": arguments}, session)
-        return await host.dispatch(name, arguments, session)
+        async with host.session(**_session_fields(host, approve_once=yes)) as session:
+            if name in host.tool_search.view().deferred_by_name:
+                payload = {"name": name, "arguments": arguments}
+                return await host.dispatch("tool_call", payload, session)
+            return await host.dispatch(name, arguments, session)
 
     result = run_with_host(work)
     _print_result(result, as_json=as_json)
@@ -203,7 +202,8 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
 
 def _bridge_call(name: str, arguments: dict[str, Any]) -> ToolResult:
     async def work(host: Host) -> ToolResult:
-        return await host.dispatch(name, arguments, _cli_session(host, approve_once=False))
+        async with host.session(**_session_fields(host, approve_once=False)) as session:
+            return await host.dispatch(name, arguments, session)
 
     return run_with_host(work)
 
@@ -217,7 +217,8 @@ class _ApproveOnce:
         return "once"
 
 
-def _cli_session(host: Host, *, approve_once: bool) -> Session:
+def _session_fields(host: Host, *, approve_once: bool) -> dict[str, Any]:
+    """Who answers approval prompts: ``--yes``, the terminal, or the non-interactive rule."""
     from hermes_core.approvals.prompt import NonInteractivePrompt, TerminalPrompt
 
     interactive = sys.stdin.isatty()
@@ -228,7 +229,7 @@ def _cli_session(host: Host, *, approve_once: bool) -> Session:
         prompt = TerminalPrompt(sys.stdin, sys.stderr)
     else:
         prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
-    return host.new_session(interactive=interactive, prompt=prompt)
+    return {"interactive": interactive, "prompt": prompt}
 
 
 def _payload(result: ToolResult) -> dict[str, Any]:
