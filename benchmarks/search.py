@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import write_section  # benchmarks/ is on the path of a script run from it
 from rank_bm25 import BM25Okapi
 
 from hermes_core.search.backend import Admission, ToolDocument
@@ -33,7 +34,6 @@ from hermes_core.search.tokenize import QUERY_STOPWORDS, query_tokens, split_wor
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT.parent / "shared" / "data" / "saas_openapi_catalog" / "catalog.json"
-PERFORMANCE = ROOT / "docs" / "performance.md"
 SEED = 20240611
 SERVER_SIZE = 50
 
@@ -43,6 +43,7 @@ import sys, time
 from pathlib import Path
 from hermes_core.search.bm25 import BM25Index
 from hermes_core.search.evaluation import catalog_documents, load_catalog
+
 documents = catalog_documents(load_catalog(Path(sys.argv[1])))
 started = time.perf_counter()
 BM25Index(documents)
@@ -226,24 +227,6 @@ def table(rows: Sequence[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) the "## Search" section of docs/performance.md."""
-    heading = "## Search"
-    current = PERFORMANCE.read_text(encoding="utf-8") if PERFORMANCE.exists() else ""
-    if not current.lstrip().startswith("# "):
-        current = "# Performance\n\n" + current.lstrip("\n")
-    lines = current.splitlines()
-    if heading in lines:
-        start = lines.index(heading)
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        lines[start:end] = [*text.rstrip("\n").splitlines(), ""]
-    else:
-        lines += ["", *text.rstrip("\n").splitlines()]
-    PERFORMANCE.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark and print (and optionally record) the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -275,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(text)
     if args.write:
-        write_section(text)
+        write_section("## Search", text)
 
 
 if __name__ == "__main__":

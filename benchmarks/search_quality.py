@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from _report import write_section  # benchmarks/ is on the path of a script run from it
 from rank_bm25 import BM25Okapi
 
 from hermes_core.search.evaluation import (
@@ -31,7 +32,6 @@ from hermes_core.search.evaluation import (
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT.parent / "shared" / "data" / "eval"
-PERFORMANCE = ROOT / "docs" / "performance.md"
 COLUMNS = ("recall@1", "recall@5", "recall@10", "ndcg@10", "mrr", "no_match_rate", "p50_ms")
 NOTES = """\
 Percentages 0-100; recall@k is |relevant ∩ top k| / |relevant| averaged over queries, nDCG@10
@@ -92,24 +92,6 @@ def plain_reference(
     return evaluate(search, catalog, queries)
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) the "## Search quality" section of docs/performance.md."""
-    heading = "## Search quality"
-    current = PERFORMANCE.read_text(encoding="utf-8") if PERFORMANCE.exists() else ""
-    if not current.lstrip().startswith("# "):
-        current = "# Performance\n\n" + current.lstrip("\n")
-    lines = current.splitlines()
-    if heading in lines:
-        start = lines.index(heading)
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        lines[start:end] = [*text.rstrip("\n").splitlines(), ""]
-    else:
-        lines += ["", *text.rstrip("\n").splitlines()]
-    PERFORMANCE.write_text("\n".join(lines).strip("\n") + "\n", encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Evaluate, print the table, and optionally record it."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -133,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(text)
     if args.write:
-        write_section(text)
+        write_section("## Search quality", text)
 
 
 if __name__ == "__main__":

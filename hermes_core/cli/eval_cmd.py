@@ -19,18 +19,6 @@ if TYPE_CHECKING:
     from hermes_core.host import Host
     from hermes_core.search.evaluation import EvalQuery
 
-_JSON_KEYS = (
-    "recall@1",
-    "recall@5",
-    "recall@10",
-    "ndcg@10",
-    "mrr",
-    "no_match_rate",
-    "p50_ms",
-    "p99_ms",
-    "queries",
-    "tools",
-)
 
 
 @click.group("eval")
@@ -73,7 +61,12 @@ def search_command(
 
     from hermes_core.config import load_config
     from hermes_core.host import Host
-    from hermes_core.search.evaluation import load_queries, recall_at, score_rankings
+    from hermes_core.search.evaluation import (
+        METRIC_KEYS,
+        load_queries,
+        recall_at,
+        score_rankings,
+    )
 
     env = environment()
     with warnings_to_stderr():
@@ -94,7 +87,7 @@ def search_command(
 
     metrics = anyio.run(main)
     if as_json:
-        ordered: dict[str, Any] = {key: metrics[key] for key in _JSON_KEYS}
+        ordered: dict[str, Any] = {key: metrics[key] for key in METRIC_KEYS}
         ordered.update({key: value for key, value in metrics.items() if key not in ordered})
         click.echo(json.dumps(ordered, indent=2))
         return
