@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 from hermes_core.config import ToolSearchConfig
 from hermes_core.search.deferral import is_deferrable
-from hermes_core.search.listing import NO_LISTING, Listing, ListingForm, build_listing
+from hermes_core.search.listing import NO_LISTING, Listing, ListingForm, build_listing, group_of
 from hermes_core.search.render import ToolFormat, render_tools
 from hermes_core.session import Session
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool
@@ -53,6 +53,28 @@ class ToolCatalog(Protocol):
 
 
 @dataclass(frozen=True)
+class GrantView:
+    """The catalog as one grant of toolsets sees it; built once per generation and grant."""
+
+    visible: tuple[Tool, ...]
+    deferred: tuple[Tool, ...]
+    deferred_by_name: Mapping[str, Tool] = field(repr=False)
+    sources: tuple[tuple[str, int], ...] = field(repr=False)
+    """``(group, tool count)`` of the deferred tools, sorted by group."""
+
+    @classmethod
+    def of(cls, visible: tuple[Tool, ...], deferred: tuple[Tool, ...]) -> GrantView:
+        """The view of these tools, with the lookups search needs precomputed."""
+        counts: dict[str, int] = {}
+        for tool in deferred:
+            group = group_of(tool)
+            counts[group] = counts.get(group, 0) + 1
+        return cls(
+            visible, deferred, {tool.name: tool for tool in deferred}, tuple(sorted(counts.items()))
+        )
+
+
+@dataclass(frozen=True)
 class CatalogView:
     """The catalog at one generation, split into visible and deferred tools (bridge names
     stripped). Deferred tools keep registration order."""
@@ -62,15 +84,35 @@ class CatalogView:
     deferred: tuple[Tool, ...]
     deferred_by_name: Mapping[str, Tool] = field(repr=False)
     visible_names: frozenset[str] = field(repr=False)
+    _grants: dict[frozenset[str] | None, GrantView] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def grant(self, session: Session | None) -> GrantView:
+        """The tools ``session`` may see (all of them without a session or a grant), cached."""
+        key = None if session is None else session.granted_toolsets
+        found = self._grants.get(key)
+        if found is None:
+            if key is None:
+                found = GrantView.of(self.visible, self.deferred)
+            else:
+                found = GrantView.of(
+                    tuple(tool for tool in self.visible if tool.toolset in key),
+                    tuple(tool for tool in self.deferred if tool.toolset in key),
+                )
+            if len(self._grants) >= _MAX_GRANTS:
+                self._grants.clear()
+            self._grants[key] = found
+        return found
 
     def in_grant(self, session: Session | None) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
         """``(visible, deferred)`` restricted to the toolsets ``session`` grants."""
-        if session is None or session.granted_toolsets is None:
-            return self.visible, self.deferred
-        return (
-            tuple(tool for tool in self.visible if session.grants(tool.toolset)),
-            tuple(tool for tool in self.deferred if session.grants(tool.toolset)),
-        )
+        found = self.grant(session)
+        return found.visible, found.deferred
+
+
+_MAX_GRANTS = 64
+"""Distinct grants whose views are kept per generation; a host serving many stays bounded."""
 
 
 def split_catalog(tools: Sequence[Tool], config: ToolSearchConfig, generation: int) -> CatalogView:

@@ -231,8 +231,9 @@ class ToolSearch:
             return refusal(str(exc))
         view = self.view()
         self._index.sync(view.deferred, view.generation)
-        _, deferred = view.in_grant(session)
-        allowed = {tool.name: tool for tool in deferred}
+        granted = view.grant(session)
+        deferred = granted.deferred
+        allowed = granted.deferred_by_name
         hidden = len(view.deferred) - len(deferred)
         remote = ConnectorSearch()
         if self._connectors_in_scope(session) and self.connectors is not None:
@@ -252,7 +253,9 @@ class ToolSearch:
             matches = matches[:per_query]
             result: dict[str, Any] = {"query": query, "matches": matches}
             if not matches:
-                result["available_sources"] = _sources(deferred)
+                result["available_sources"] = [
+                    {"name": name, "tool_count": count} for name, count in granted.sources
+                ]
                 result["hint"] = empty_match_hint(query)
             results.append(result)
             for name in matches:
@@ -429,14 +432,6 @@ class ToolSearch:
             "error_count": errors,
             "total_count": len(results),
         }
-
-
-def _sources(deferred: Sequence[Tool]) -> list[dict[str, Any]]:
-    counts: dict[str, int] = {}
-    for tool in deferred:
-        group = group_of(tool)
-        counts[group] = counts.get(group, 0) + 1
-    return [{"name": name, "tool_count": count} for name, count in sorted(counts.items())]
 
 
 def _batch_outcome(result: ToolResult) -> dict[str, Any]:
