@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import io
 import math
+import re
 import types
 import typing
 import warnings
@@ -331,6 +332,19 @@ class HooksConfig(_Section):
     enabled: NamesList = Field(default_factory=list)
 
 
+MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")
+"""An MCP server name: letters, digits, ``-`` and single ``_``. It becomes part of tool names
+(``mcp__<server>__<tool>``), so ``__``, which separates those parts, is not allowed."""
+MCP_SERVER_NAME_RULE = "use letters, digits, '-' and single '_' (it becomes part of tool names)"
+
+
+def check_mcp_server_name(name: str) -> str:
+    """``name`` if it is a valid MCP server name, else ``ValueError`` saying the rule."""
+    if not MCP_SERVER_NAME.fullmatch(name) or name.endswith("_"):
+        raise ValueError(f"MCP server name {name!r}: {MCP_SERVER_NAME_RULE}")
+    return name
+
+
 class Config(_Section):
     """The whole ``config.yaml``. Every section is optional."""
 
@@ -340,6 +354,13 @@ class Config(_Section):
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+
+    @field_validator("mcp_servers", mode="after")
+    @classmethod
+    def _server_names(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in servers:
+            check_mcp_server_name(name)
+        return servers
 
 
 # --------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def test_add_needs_exactly_one_of_command_and_url(cli: Cli) -> None:
     assert done.returncode == 2
     assert "give either '-- COMMAND [ARGS...]' or '--url URL'" in done.stderr
     done = cli.run("mcp", "add", "bad.name", "--", "cat", ok=False)
-    assert "letters, digits, '_' and '-'" in done.stderr
+    assert "letters, digits, '-' and single '_'" in done.stderr
     assert not cli.config.exists()
 
 

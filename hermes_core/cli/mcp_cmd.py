@@ -9,7 +9,6 @@ Secrets never go into config.yaml: ``--env KEY=VALUE`` writes the value to
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
 
-_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
-
 
 def _load(env: Environment) -> Config:
     from hermes_core.config import load_config
@@ -37,11 +34,12 @@ def _load(env: Environment) -> Config:
 
 
 def _check_name(name: str) -> None:
-    if not _SERVER_NAME.fullmatch(name):
-        raise click.BadParameter(
-            "use letters, digits, '_' and '-' only (it becomes part of tool names)",
-            param_hint="NAME",
-        )
+    from hermes_core.config import MCP_SERVER_NAME_RULE, check_mcp_server_name
+
+    try:
+        check_mcp_server_name(name)
+    except ValueError:
+        raise click.BadParameter(MCP_SERVER_NAME_RULE, param_hint="NAME") from None
 
 
 def _pairs(values: Sequence[str], option: str) -> dict[str, str]:

@@ -19,7 +19,6 @@ or that hermes cannot represent, are skipped with the reason.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from hermes_core.config import McpServerConfig
+from hermes_core.config import MCP_SERVER_NAME_RULE, McpServerConfig, check_mcp_server_name
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 
@@ -45,7 +44,6 @@ __all__ = [
 
 Action = Literal["add", "change", "unchanged", "keep"]
 
-_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _STDIO_KEYS = frozenset({"type", "command", "args", "env"})
 _REMOTE_KEYS = frozenset({"type", "url", "headers"})
 
@@ -254,9 +252,10 @@ def read_claude_servers(
             if name in found or any(s.name == name for s in skipped):
                 continue
             where = source.describe()
-            if not _SERVER_NAME.fullmatch(name):
-                reason = "the name has characters other than letters, digits, '_' and '-'"
-                skipped.append(SkippedServer(name, reason, where))
+            try:
+                check_mcp_server_name(name)
+            except ValueError:
+                skipped.append(SkippedServer(name, f"the name: {MCP_SERVER_NAME_RULE}", where))
                 continue
             if not isinstance(raw, Mapping):
                 skipped.append(SkippedServer(name, "the entry is not a mapping", where))

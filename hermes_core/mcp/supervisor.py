@@ -88,6 +88,8 @@ class _Server:
     last_tool_count: int = 0
     filtered: dict[str, str] = field(default_factory=dict)
     """Safe name -> original name of every filtered tool of the last listing."""
+    published: frozenset[str] = frozenset()
+    """The tool names of the last listing, kept while the server is down."""
     unmatched: tuple[str, ...] = ()
     warned_patterns: set[str] = field(default_factory=set)
     connect_deadline: float = math.inf
@@ -231,7 +233,12 @@ class McpManager:
                     FILTERED, record.filter.describe_refusal(record.name, original)
                 )
         for record in self._servers.values():
-            if name.startswith(f"mcp__{record.name}__"):
+            # Before a first listing the names are unknown; the prefix is unambiguous because a
+            # server name cannot contain "__".
+            known = name in record.published or (
+                not record.published and name.startswith(f"mcp__{record.name}__")
+            )
+            if known:
                 status = self._status_of(record)
                 if status.state != "connected":
                     return unavailable_result(
@@ -362,6 +369,7 @@ class McpManager:
         record.reason = None
         record.tools = tools
         record.last_tool_count = len(tools)
+        record.published = frozenset(tool.name for tool in tools)
         record.filtered = filtered
         record.unmatched = unmatched
         for pattern in unmatched:

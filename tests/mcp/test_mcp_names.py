@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
 from hermes_core.tools import TOOL_NAME_PATTERN
@@ -45,3 +46,20 @@ def test_names_that_sanitize_alike_stay_distinct() -> None:
 
 def test_shortened_name_keeps_a_readable_prefix() -> None:
     assert mcp_tool_name("srv", "files.read").startswith("mcp__srv__files_read_")
+
+
+@pytest.mark.parametrize("name", ["my.box", "git__x", "_lead", "trail_", "two words", ""])
+def test_config_refuses_server_names_that_cannot_be_part_of_tool_names(name: str) -> None:
+    from hermes_core.config import Config
+
+    with pytest.raises(ValidationError, match="letters, digits, '-' and single '_'"):
+        Config.model_validate({"mcp_servers": {name: {"command": "x"}}})
+
+
+@pytest.mark.parametrize("name", ["time", "git-2", "my_box", "A1"])
+def test_config_accepts_server_names_of_letters_digits_dash_and_single_underscore(
+    name: str,
+) -> None:
+    from hermes_core.config import Config
+
+    assert name in Config.model_validate({"mcp_servers": {name: {"command": "x"}}}).mcp_servers

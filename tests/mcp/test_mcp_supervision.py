@@ -196,3 +196,26 @@ def test_manager_is_built_outside_the_event_loop(env: Environment) -> None:
     assert status["off"].state == "disabled"
     assert status["off"].reason == "disabled (mcp_servers.off.enabled is false)"
     assert manager.tools() == []
+
+
+async def test_refusal_names_a_dead_server_whose_tool_names_were_shortened(
+    env: Environment,
+) -> None:
+    seen = ToolsSeen()
+    # A 40-character server name pushes every tool name past 64 characters: each is shortened
+    # with a hash suffix, so only the published names, not a prefix, lead back to the server.
+    server = "s" * 40
+    async with McpManager(
+        {server: toolbox_entry()}, env, on_tools_changed=seen, backoff_base=600
+    ) as mcp:
+        names = sorted(seen.current[server])
+        os.kill(one_child(str(TOOLBOX)), signal.SIGKILL)
+        await wait_until(lambda: mcp.status()[server].state == "unavailable", "the server to drop")
+        refusal = mcp.refusal_for(names[0])
+        unknown = mcp.refusal_for("mcp__other__echo")
+    assert len(names[0]) <= 64
+    assert not names[0].startswith(f"mcp__{server}__echo")
+    assert refusal is not None
+    assert refusal.error_code == UNAVAILABLE
+    assert f"MCP server '{server}' is unavailable" in (refusal.error_message or "")
+    assert unknown is None

@@ -33,8 +33,23 @@ def test_tokens_are_lowercased_and_stemmed() -> None:
 
 
 def test_query_drops_stopwords() -> None:
-    assert query_tokens("Can you help me find the open issues?") == ["open", "issu"]
+    assert query_tokens("Can you show me all of the open issues?") == ["show", "open", "issu"]
 
 
 def test_query_of_only_stopwords_keeps_them() -> None:
-    assert query_tokens("find") == ["find"]
+    assert query_tokens("what about it") == ["what", "about", "it"]
+
+
+def test_action_verbs_of_tool_names_are_kept_in_queries() -> None:
+    from hermes_core.search.backend import ToolDocument
+    from hermes_core.search.bm25 import BM25Index
+
+    assert query_tokens("get issue") == ["get", "issu"]
+    assert query_tokens("find the user") == ["find", "user"]
+    index = BM25Index(
+        [
+            ToolDocument(name, f"{name.replace('_', ' ').capitalize()}.", "github")
+            for name in ("list_issues", "get_issue", "create_issue", "update_issue")
+        ]
+    )
+    assert [hit.name for hit in index.search("get issue", 1, "strict")] == ["get_issue"]
