@@ -115,7 +115,7 @@ def test_list_json_shows_the_winner_by_precedence_and_every_other_copy_shadowed(
     demo_in_all_five_sources(setup)
     setup.variables["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
 
-    rows = setup.list_json("--all")
+    rows = setup.list_json()
 
     assert [(r["source"], r["status"], r["shadowed_by"]) for r in rows] == [
         ("nix", "not enabled", None),
@@ -144,18 +144,23 @@ def test_list_json_shows_the_winner_by_precedence_and_every_other_copy_shadowed(
     assert rows[3]["path"] == str(setup.user_plugins / "demo")
 
 
-def test_list_without_all_folds_shadowed_copies_into_the_winner(setup: Setup) -> None:
+def test_list_table_without_all_folds_shadowed_copies_into_the_winner(setup: Setup) -> None:
     demo_in_all_five_sources(setup)
     setup.variables["HERMES_ENABLE_PROJECT_PLUGINS"] = "1"
     (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
 
-    rows = setup.list_json()
+    folded = setup.run("plugins", "list")
+    every = setup.run("plugins", "list", "--all")
+    winner = setup.list_json()[0]
 
-    assert len(rows) == 1
-    assert rows[0]["source"] == "nix"
-    assert rows[0]["status"] == "enabled"
-    assert rows[0]["hooks"] == ["hermes_session_start"]
-    assert rows[0]["shadows"] == ["bundled", "user", "project", "pip"]
+    demo_rows = [line for line in folded.stdout.splitlines() if line.startswith("demo")]
+    assert len(demo_rows) == 1
+    assert "nix" in demo_rows[0]
+    assert "bundled, user, project, pip" in demo_rows[0]
+    assert len([line for line in every.stdout.splitlines() if line.startswith("demo")]) == 5
+    assert (winner["source"], winner["status"]) == ("nix", "enabled")
+    assert winner["hooks"] == ["hermes_session_start"]
+    assert winner["shadows"] == ["bundled", "user", "project", "pip"]
 
 
 def test_project_plugins_are_listed_as_gated_without_the_flag(setup: Setup) -> None:
@@ -458,6 +463,19 @@ def test_enabled_plugin_adds_a_subcommand(setup: Setup) -> None:
 
     done = setup.run("hello", "world")
     helped = setup.run("--help")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello, world\n"
+    assert "hello" in helped.stdout
+
+
+def test_plugin_subcommand_follows_the_config_given_with_dash_dash_config(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    other = setup.home.parent / "other.yaml"
+    other.write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
+
+    done = setup.run("--config", str(other), "hello", "world")
+    helped = setup.run("--config", str(other), "--help")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "hello, world\n"

@@ -74,6 +74,7 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
     "--config",
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
+    is_eager=True,  # stored before --help lists the commands of the plugins it enables
     help="Configuration file to use instead of $HERMES_HOME/config.yaml (or HERMES_CONFIG).",
 )
 @click.pass_context
@@ -81,7 +82,6 @@ def cli(ctx: click.Context, verbose: bool, config_file: Path | None) -> None:
     """hermes-core: the tool layer of an LLM agent."""
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
-    ctx.obj["config_file"] = config_file.resolve() if config_file is not None else None
 
 
 def main(argv: list[str] | None = None) -> Any:

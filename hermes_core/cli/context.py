@@ -10,12 +10,15 @@ from hermes_core.paths import Environment
 
 
 def environment() -> Environment:
-    """The process environment, using the file given to ``hermes --config`` when there is one."""
+    """The process environment, using the file given to ``hermes --config`` when there is one.
+
+    The root command's parameters are read directly: click resolves a subcommand (and so loads
+    plugin commands) before the root callback has run.
+    """
     ctx = click.get_current_context(silent=True)
     config_file: Path | None = None
-    while ctx is not None:
-        if isinstance(ctx.obj, dict) and ctx.obj.get("config_file") is not None:
-            config_file = ctx.obj["config_file"]
-            break
-        ctx = ctx.parent
+    if ctx is not None:
+        given = ctx.find_root().params.get("config_file")
+        if isinstance(given, Path):
+            config_file = given.resolve()
     return Environment.from_process(config_file=config_file)

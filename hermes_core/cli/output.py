@@ -11,12 +11,13 @@ import click
 
 @contextmanager
 def warnings_to_stderr() -> Iterator[None]:
-    """Show configuration warnings as one plain ``hermes: warning:`` line each."""
+    """Show configuration warnings as one plain ``hermes: warning:`` line each, each distinct
+    message once (an edit validates the file more than once)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    for item in caught:
-        click.echo(f"hermes: warning: {item.message}", err=True)
+    for message in dict.fromkeys(str(item.message) for item in caught):
+        click.echo(f"hermes: warning: {message}", err=True)
 
 
 def columns(rows: Sequence[Sequence[str]]) -> str:

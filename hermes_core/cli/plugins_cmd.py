@@ -47,16 +47,17 @@ def plugins() -> None:
     "--all",
     "show_all",
     is_flag=True,
-    help="Also show every shadowed copy as its own row (otherwise folded into 'shadows').",
+    help="In the table, also show every shadowed copy as its own row (--json always does).",
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, error."""
     env = environment()
     _, plugin_set = _load(env)
-    rows = [r for r in plugin_set.records if show_all or r.status != "shadowed"]
     if as_json:
-        click.echo(json.dumps([record.to_json() for record in rows], indent=2))
+        # Every copy, so a program can see what shadows what without a second call.
+        click.echo(json.dumps([record.to_json() for record in plugin_set.records], indent=2))
         return
+    rows = [r for r in plugin_set.records if show_all or r.status != "shadowed"]
     if not rows:
         click.echo("No plugins found.")
         return
@@ -160,7 +161,7 @@ def _edit_lists(name: str, *, add_to: str, remove_from: str, verb: str) -> None:
 
     env = environment()
     wanted = normalize_name(name)
-    with edit_config(env) as document:
+    with warnings_to_stderr(), edit_config(env) as document:
         for spelling in _spellings(document.get(remove_from), wanted):
             document.remove_from_list(remove_from, spelling)
         already = _spellings(document.get(add_to), wanted)
