@@ -201,7 +201,8 @@ def assemble_tools(
 ) -> Assembly:
     """Decide the tier and build the tool array.
 
-    Tier 0 (``enabled: off``, or nothing deferred and no connectors): every tool as is. Otherwise
+    Tier 0 (``enabled: off``, or nothing deferred, no connectors and no unavailable server):
+    every tool as is. Otherwise
     the bridge is active; tier 1 when the listing names every deferred tool (forms ``full`` and
     ``names``), tier 2 when any group is only summarized or there is no listing. (The spec counted
     a ``mixed`` listing as tier 1; the issue asks the 5,468-tool catalog at 200,000 tokens to be
@@ -209,7 +210,9 @@ def assemble_tools(
     is.) ``make_bridge`` builds the bridge tools from the listing text.
     """
     everything = sum(schema_tokens(tool) for tool in (*visible, *deferred))
-    if config.enabled == "off" or (not deferred and not connectors_in_scope):
+    # A configured server that is down keeps the bridge up, so its listing line tells the model
+    # the server exists.
+    if config.enabled == "off" or (not deferred and not connectors_in_scope and not unavailable):
         tools = tuple(visible) + tuple(deferred)
         return Assembly(tools, 0, "none", budget_tokens, 0, len(tools), 0, 0)
     listing: Listing = (

@@ -219,16 +219,16 @@ class ToolSearch:
 
     async def search(self, queries: Any, limit: Any, session: Session) -> dict[str, Any]:
         """What ``tool_search`` returns for ``queries`` (a list or one string)."""
-        stop = loop_breaker(session, self.config.max_searches_per_turn)
-        if stop is not None:
-            return stop
         try:
             query_list = parse_queries(queries)
             per_query = parse_limit(
                 limit, self.config.search_default_limit, self.config.max_search_limit
             )
         except BridgeArgumentError as exc:
-            return refusal(str(exc))
+            return refusal(str(exc))  # a refused call searched nothing: it does not count
+        stop = loop_breaker(session, self.config.max_searches_per_turn)
+        if stop is not None:
+            return stop
         view = self.view()
         self._index.sync(view.deferred, view.generation)
         granted = view.grant(session)

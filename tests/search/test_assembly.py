@@ -225,6 +225,15 @@ def test_unavailable_servers_appear_in_the_listing() -> None:
     assert "jira (4 tools unavailable: not reachable)" in search.assemble(200_000).listing
 
 
+def test_an_unavailable_server_keeps_the_bridge_up_when_nothing_else_is_deferred() -> None:
+    only_core = registry_of([core_tool("read_file", "Read a file.")])
+    down = tool_search(only_core, unavailable=lambda: {"jira": (4, "not reachable")})
+    assembly = down.assemble(200_000)
+    assert assembly.tier == 2
+    assert "jira (4 tools unavailable: not reachable)" in assembly.listing
+    assert tool_search(only_core).assemble(200_000).tier == 0
+
+
 def test_bridge_tools_carry_the_latest_listing() -> None:
     search = tool_search(_small())
     assembly = search.assemble(200_000)

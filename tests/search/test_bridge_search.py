@@ -140,6 +140,18 @@ def test_loop_breaker_stops_searches_past_the_per_turn_limit() -> None:
     assert "error" not in _search(search, ["issue"], s=conversation)
 
 
+def test_a_refused_search_does_not_count_toward_the_loop_breaker() -> None:
+    config = ToolSearchConfig(max_searches_per_turn=2)
+    search = tool_search(_registry(), config=config)
+    conversation = session()
+    for _ in range(3):
+        refused = _search(search, [f"q{n}" for n in range(8)], s=conversation)
+        assert "at most 7" in refused["error"]
+    for _ in range(2):
+        assert "error" not in _search(search, ["issue"], s=conversation)
+    assert _search(search, ["issue"], s=conversation)["code"] == "SEARCH_LIMIT"
+
+
 def test_session_grant_hides_tools_from_search() -> None:
     conversation = session(granted_toolsets=frozenset({"core", "mcp-slack"}))
     search = tool_search(_registry())
