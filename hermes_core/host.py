@@ -93,6 +93,7 @@ class Host:
         try:
             await self._connect_mcp()
         except BaseException:
+            await self._close_mcp()
             self.close()
             raise
         return self
@@ -104,11 +105,16 @@ class Host:
         tb: TracebackType | None,
     ) -> None:
         try:
-            if self._mcp is not None:
-                await self._mcp.aclose()
+            await self._close_mcp()
         finally:
-            self._mcp = None
             self.close()
+
+    async def _close_mcp(self) -> None:
+        """End every MCP server, also when the start failed or was cancelled half-way (the
+        manager's task group waits for each server's child process to end, cancelled or not)."""
+        mcp, self._mcp = self._mcp, None
+        if mcp is not None:
+            await mcp.aclose()
 
     def start(self) -> None:
         """Load plugins, register tools and build the dispatcher and the tool search.

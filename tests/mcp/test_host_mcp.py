@@ -12,10 +12,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from realservers import (
+    TOOLBOX,
     child_pids,
     everything_entry,
+    hanging_entry,
     time_entry,
     toolbox_entry,
     wait_until,
@@ -205,3 +208,17 @@ async def test_hanging_server_does_not_keep_the_others_from_working(env: Environ
         refused = await bridge_call(host, session, "mcp__hang__anything")
         assert "'hang'" in refused.text_content
     assert child_pids("hermes-host-hang") == []
+
+
+async def test_a_host_cancelled_while_starting_leaves_no_child_process(env: Environment) -> None:
+    # The hanging server keeps the start waiting for its 30 s connect_timeout; the caller gives
+    # up first, as a signal or a deadline would.
+    config = host_config({"box": toolbox_entry(), "hang": hanging_entry(connect_timeout=30)})
+    entered = False
+    with anyio.move_on_after(3) as scope:
+        async with Host(config, env):
+            entered = True
+    assert scope.cancelled_caught
+    assert not entered
+    assert child_pids(str(TOOLBOX)) == []
+    assert child_pids("hermes-hang-marker") == []
