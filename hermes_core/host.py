@@ -333,13 +333,19 @@ class Host:
         ``tool_call`` is unwrapped here, so hooks, approvals and the activity log see the real
         tool; ``tool_search`` and ``tool_describe`` are calls of their own.
         """
-        search = self.tool_search
+        try:
+            search = self.tool_search
+            dispatcher = self.dispatcher
+        except HermesError as exc:  # a configured policy or backend that no plugin provides
+            from hermes_core.tools import ToolResult
+
+            return ToolResult.error("CONFIG_ERROR", f"hermes-core cannot run tools: {exc}")
         if name == "tool_call":
             payload = arguments if isinstance(arguments, dict) else {"calls": arguments}
             return await search.call(payload, session)
         if name in ("tool_search", "tool_describe"):
             bridge = {tool.name: tool for tool in search.bridge_tools()}
-            return await self.dispatcher.dispatch_tool(bridge[name], arguments, session)
+            return await dispatcher.dispatch_tool(bridge[name], arguments, session)
         return await self._dispatch_real(name, arguments, session)
 
     async def _dispatch_real(self, name: str, arguments: Any, session: Session) -> ToolResult:

@@ -272,3 +272,18 @@ def test_session_hooks_run_on_entry_and_exit_and_observers_are_isolated(
     log = env.user_plugins_dir / "sessions" / "sessions.jsonl"
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert seen == [["start", session_id], ["end", session_id]]
+
+
+def test_dispatch_with_an_unknown_policy_is_an_error_result_naming_the_valid_ones(
+    env: Environment,
+) -> None:
+    config = _config(approvals={"policy": "paranoid"})
+
+    async def work(host: Host) -> Any:
+        return await host.dispatch("weather_forecast", {"city": "Oslo"}, host.new_session())
+
+    result = _run(env, config, work)
+    assert result.is_error
+    assert result.error_code == "CONFIG_ERROR"
+    assert "paranoid" in result.text_content
+    assert "annotations" in result.text_content
