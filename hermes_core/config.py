@@ -35,6 +35,7 @@ from pydantic_core import ErrorDetails
 from hermes_core import yaml_layout
 from hermes_core.atomic_write import write_atomically
 from hermes_core.errors import ConfigError, ManagedConfigError
+from hermes_core.plugin_names import normalize_name
 from hermes_core.yaml_layout import Loc
 
 if TYPE_CHECKING:
@@ -270,6 +271,25 @@ class PluginsConfig(_Section):
     disabled: NamesList = Field(default_factory=list)
     entries: dict[str, dict[str, Any]] = Field(default_factory=dict)
     hook_timeout: Annotated[float, _number(above=0)] = 30.0
+
+    @field_validator("entries", mode="after")
+    @classmethod
+    def _normalized_entry_names(
+        cls, entries: dict[str, dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """Key ``entries`` by normalized plugin name, as plugins are looked up
+        (``settings_demo`` is the settings of plugin ``settings-demo``)."""
+        by_name: dict[str, dict[str, Any]] = {}
+        spelled: dict[str, str] = {}
+        for key, settings in entries.items():
+            name = normalize_name(key)
+            if name in spelled:
+                raise ValueError(
+                    f"{spelled[name]!r} and {key!r} are the same plugin {name!r}; keep one entry"
+                )
+            spelled[name] = key
+            by_name[name] = settings
+        return by_name
 
 
 class McpServerConfig(_Section):

@@ -34,35 +34,42 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 # Registration hooks ---------------------------------------------------------------------------
+# Each is a plain function (``def``, never ``async def``): the host calls it once, outside any
+# event loop, and uses what it returns; a coroutine would never run.
 
 
 @hookspec
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
-    """At host start: return the tools this plugin provides."""
+    """At host start: return the tools this plugin provides. A plain function, not
+    ``async def``."""
     ...
 
 
 @hookspec
 def hermes_search_backends() -> Sequence[SearchBackendSpec]:
-    """At host start: return search backends, selectable by ``tools.tool_search.backend``."""
+    """At host start: return search backends, selectable by ``tools.tool_search.backend``.
+    A plain function, not ``async def``."""
     ...
 
 
 @hookspec
 def hermes_connector_gateways() -> Sequence[ConnectorGatewaySpec]:
-    """At host start: return connector gateways, selectable by ``tools.connectors.gateway``."""
+    """At host start: return connector gateways, selectable by ``tools.connectors.gateway``.
+    A plain function, not ``async def``."""
     ...
 
 
 @hookspec
 def hermes_approval_policies() -> Sequence[ApprovalPolicySpec]:
-    """At host start: return approval policies, selectable by ``approvals.policy``."""
+    """At host start: return approval policies, selectable by ``approvals.policy``.
+    A plain function, not ``async def``."""
     ...
 
 
 @hookspec
 def hermes_cli_commands() -> Sequence[CliCommandSpec]:
-    """When the ``hermes`` command starts: return extra subcommands."""
+    """When the ``hermes`` command starts: return extra subcommands. A plain function, not
+    ``async def``."""
     ...
 
 

@@ -24,7 +24,11 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.errors import HermesError, PluginError
 from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
-from hermes_core.plugins.registrations import Registrations, collect_registrations
+from hermes_core.plugins.registrations import (
+    Registrations,
+    collect_registrations,
+    coroutine_problem,
+)
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
 from hermes_core.tools import EnabledTools, Registry
@@ -218,6 +222,9 @@ class Host:
             rank = SOURCES.index(record.source) if record is not None else 0
             try:
                 tools = impl.function(*(arguments[name] for name in impl.argnames)) or ()
+                problem = coroutine_problem(tools, "hermes_tools")
+                if problem is not None:
+                    raise TypeError(problem)
                 if not isinstance(tools, list | tuple):
                     raise TypeError(f"expected a list of Tool, got {type(tools).__name__}")
                 self.registry.register_all(tools, owner=impl.plugin_name, precedence=rank)

@@ -33,14 +33,27 @@ class Environment:
     config_file: Path | None = None
     """An explicit configuration file (``hermes --config FILE``); else ``HERMES_CONFIG``; else
     ``$HERMES_HOME/config.yaml``."""
+    user_home: Path | None = None
+    """The user's own home directory (``~``), ``None`` when unknown. Working from it is not
+    working in a project: ``./.hermes/plugins`` there is the user's, not a project's."""
 
     @classmethod
     def from_process(cls, *, config_file: Path | None = None) -> Environment:
         """The environment of the running process (``HERMES_HOME`` defaults to ``~/.hermes``)."""
         variables = MappingProxyType(dict(os.environ))
+        try:
+            user_home: Path | None = Path.home()
+        except RuntimeError:  # no HOME and no passwd entry: only HERMES_HOME names a home
+            user_home = None
         home_text = variables.get("HERMES_HOME")
-        home = Path(home_text).expanduser() if home_text else Path.home() / ".hermes"
-        return cls(home=home, cwd=Path.cwd(), variables=variables, config_file=config_file)
+        home = Path(home_text).expanduser() if home_text else (user_home or Path.home()) / ".hermes"
+        return cls(
+            home=home,
+            cwd=Path.cwd(),
+            variables=variables,
+            config_file=config_file,
+            user_home=user_home,
+        )
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """One environment variable, or ``default``."""

@@ -168,10 +168,10 @@ def make_nix_store(root: Path, label: str = "hermes-plugins") -> FakeNixStore:
 def forget_modules_under(directory: Path) -> None:
     """Drop from ``sys.modules`` every module whose file lies under ``directory``, so the next
     test imports its own copy of a same-named plugin."""
-    root = str(directory.resolve())
+    root = directory.resolve()
     for name, module in list(sys.modules.items()):
         location = getattr(module, "__file__", None)
-        if location and str(Path(location).resolve()).startswith(root):
+        if location and Path(location).resolve().is_relative_to(root):
             del sys.modules[name]
 
 
@@ -194,7 +194,8 @@ def hermes_project(tmp_path: Path) -> Path:
 @pytest.fixture
 def hermes_env(tmp_path: Path, hermes_home: Path, hermes_project: Path) -> Iterator[Environment]:
     """An environment with a temporary home and project, an empty temporary bundled-plugins
-    directory (``HERMES_BUNDLED_PLUGINS``) and ``HERMES_STRICT_PLUGINS=1``.
+    directory (``HERMES_BUNDLED_PLUGINS``), ``HERMES_STRICT_PLUGINS=1``, and a temporary
+    ``user_home`` (``tmp_path/user-home``, the user's ``~``; not created).
 
     Change it with :func:`dataclasses.replace`. Plugin modules imported from ``tmp_path`` are
     dropped from ``sys.modules`` afterwards.
@@ -205,6 +206,7 @@ def hermes_env(tmp_path: Path, hermes_home: Path, hermes_project: Path) -> Itera
         home=hermes_home,
         cwd=hermes_project,
         variables={"HERMES_BUNDLED_PLUGINS": str(bundled), "HERMES_STRICT_PLUGINS": "1"},
+        user_home=tmp_path / "user-home",
     )
     forget_modules_under(tmp_path)
 

@@ -178,6 +178,26 @@ def test_error_inside_a_list_entry_names_the_index(tmp_path: Path) -> None:
     assert str(caught.value) == f"{path}:4: hooks.pre_tool_call[1].command: this key is required"
 
 
+def test_plugin_entries_are_keyed_by_the_normalized_plugin_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "plugins:\n  entries:\n    Settings_Demo:\n      units: metric\n")
+
+    config = load_config(path)
+
+    assert config.plugins.entries == {"settings-demo": {"units": "metric"}}
+
+
+def test_two_entries_for_one_plugin_are_an_error_naming_both_spellings(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "plugins:\n  entries:\n    settings_demo: {units: metric}\n"
+        "    settings-demo: {units: imperial}\n",
+    )
+    with pytest.raises(ConfigError, match="'settings_demo' and 'settings-demo'") as caught:
+        load_config(path)
+    assert caught.value.key == "plugins.entries"
+    assert str(path) in str(caught.value)
+
+
 def test_mcp_server_needs_exactly_one_transport(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -287,3 +287,21 @@ def test_dispatch_with_an_unknown_policy_is_an_error_result_naming_the_valid_one
     assert result.error_code == "CONFIG_ERROR"
     assert "paranoid" in result.text_content
     assert "annotations" in result.text_content
+
+
+def test_an_async_hermes_tools_is_a_plugin_error_saying_to_use_def(env: Environment) -> None:
+    write_dir_plugin(
+        env.user_plugins_dir,
+        "async_tools",
+        source=(
+            "from hermes_core.hookspecs import hookimpl\n\n"
+            "@hookimpl\nasync def hermes_tools(config, env):\n    return []\n"
+        ),
+    )
+    config = Config.model_validate({"plugins": {"enabled": ["async_tools"]}})
+
+    async def work(host: Host) -> None:
+        return None
+
+    with pytest.raises(PluginError, match=r"async-tools.*plain functions, not coroutines"):
+        _run(env, config, work)

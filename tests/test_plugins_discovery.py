@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
+from hermes_core.config import Config, PluginsConfig
+from hermes_core.errors import PluginError
 from hermes_core.paths import Environment
-from hermes_core.plugins import discover, normalize_name, resolve
+from hermes_core.plugins import discover, load_plugins, normalize_name, plan_plugins, resolve
 from hermes_core.testing import FakeNixStore, write_dir_plugin, write_distribution
 
 
@@ -251,3 +257,88 @@ def test_real_bundled_directory_is_discovered_by_default(hermes_env: Environment
 
     assert env.bundled_plugins_dir.resolve() == shipped
     assert sorted(c.name for c in found.candidates if c.source == "bundled") == expected
+
+
+def test_two_pip_distributions_with_one_entry_point_name_are_an_error_naming_both(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    first = hermes_distribution(
+        "hermes-dup-a", entry_points={"dup": "dup_a"}, files={"dup_a.py": ""}
+    )
+    second = hermes_distribution(
+        "hermes-dup-b", "2.0", entry_points={"Dup": "dup_b"}, files={"dup_b.py": ""}
+    )
+    config = Config(plugins=PluginsConfig(enabled=["dup"]))
+
+    (record,) = plan_plugins(config, hermes_env)[0]
+
+    assert (record.name, record.source, record.status) == ("dup", "pip", "error")
+    message = record.error or ""
+    assert f"hermes-dup-a 1.0 ({first.site_dir / 'dup_a.py'})" in message
+    assert f"hermes-dup-b 2.0 ({second.site_dir / 'dup_b.py'})" in message
+    assert "uninstall" in message
+    with pytest.raises(PluginError, match=r"hermes-dup-a 1\.0"):
+        load_plugins(config, hermes_env)
+    assert "dup_a" not in sys.modules
+    assert "dup_b" not in sys.modules
+
+
+def test_concurrent_discoveries_each_read_every_manifest(hermes_env: Environment) -> None:
+    # Only the bundled source, so the threads spend their time parsing manifests.
+    env = with_vars(hermes_env, HERMES_DISABLE_PLUGIN_AUTOLOAD="1")
+    for index in range(30):
+        write_dir_plugin(
+            bundled_dir(env),
+            f"plugin-{index:02d}",
+            manifest={"description": "x" * index, "provides_tools": [f"t{n}" for n in range(40)]},
+        )
+    expected = [(c.name, c.manifest) for c in discover(env).candidates]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, as a busy server would
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(lambda _: discover(env), range(8)))
+    finally:
+        sys.setswitchinterval(interval)
+
+    for found in results:
+        assert [c.error for c in found.candidates if c.error] == []
+        assert [(c.name, c.manifest) for c in found.candidates] == expected
+
+
+def test_hermes_home_set_to_its_default_from_the_home_directory_holds_user_plugins(
+    hermes_env: Environment,
+) -> None:
+    assert hermes_env.user_home is not None
+    default_home = hermes_env.user_home / ".hermes"
+    env = dataclasses.replace(
+        with_vars(hermes_env, HERMES_HOME=str(default_home)),
+        home=default_home,
+        cwd=hermes_env.user_home,
+    )
+    write_dir_plugin(env.user_plugins_dir, "mine")
+
+    plugins = load_plugins(
+        Config(plugins=PluginsConfig(enabled=["mine"])), env, config_path=env.config_path
+    )
+
+    assert [(r.name, r.source, r.status) for r in plugins.records] == [("mine", "user", "enabled")]
+    assert plugins.pm.has_plugin("mine")
+
+
+def test_environment_from_process_knows_the_user_home(tmp_path: Path) -> None:
+    code = (
+        "from hermes_core.paths import Environment\n"
+        "env = Environment.from_process()\n"
+        "print(env.user_home)\n"
+        "print(env.home)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"HOME": str(tmp_path), "HERMES_HOME": str(tmp_path / "elsewhere")},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+
+    assert shown == [str(tmp_path), str(tmp_path / "elsewhere")]

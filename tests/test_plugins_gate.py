@@ -10,7 +10,12 @@ import pytest
 
 from hermes_core.config import Config, PluginsConfig
 from hermes_core.paths import Environment
-from hermes_core.plugins import PluginSet, load_plugins, plan_plugins
+from hermes_core.plugins import (
+    PluginSet,
+    config_trusted_for_project,
+    load_plugins,
+    plan_plugins,
+)
 from hermes_core.testing import write_dir_plugin
 
 
@@ -217,3 +222,31 @@ def test_project_flag_words(hermes_env: Environment, flag: str) -> None:
     (record,) = plan_plugins(config(), env)[0]
 
     assert record.status == "not enabled"
+
+
+def test_config_under_the_home_directory_enables_project_plugins_when_working_from_home(
+    hermes_env: Environment,
+) -> None:
+    # From ~, with HERMES_HOME=~/.config/hermes: ~/.hermes/plugins is a project folder, and the
+    # user's own config is not "inside the project" although it lies under the working directory.
+    assert hermes_env.user_home is not None
+    home = hermes_env.user_home / ".config" / "hermes"
+    env = dataclasses.replace(
+        with_vars(hermes_env, HERMES_HOME=str(home), HERMES_ENABLE_PROJECT_PLUGINS="1"),
+        home=home,
+        cwd=hermes_env.user_home,
+    )
+    write_dir_plugin(env.project_plugins_dir, "local-tool")
+
+    plugins = load_plugins(config(enabled=["local-tool"]), env, config_path=env.config_path)
+
+    assert statuses(plugins) == {("local-tool", "project"): "enabled"}
+
+
+def test_no_config_is_inside_the_project_when_working_from_the_root(
+    hermes_env: Environment,
+) -> None:
+    at_root = dataclasses.replace(hermes_env, cwd=Path(hermes_env.cwd.anchor))
+
+    assert not config_trusted_for_project(hermes_env, hermes_env.cwd / "config.yaml")
+    assert config_trusted_for_project(at_root, hermes_env.config_path)

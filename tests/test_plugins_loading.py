@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 from pathlib import Path
 
@@ -299,3 +300,98 @@ async def test_host_from_environment_reads_the_user_config(hermes_env: Environme
     async with Host.from_environment(hermes_env) as host:
         assert host.pm.has_plugin("demo")
         assert host.config_path == hermes_env.config_path
+
+
+def recording(log: Path, copy: str) -> str:
+    return GOOD + f"with open({str(log)!r}, 'a') as f:\n    f.write({copy!r} + '\\n')\n"
+
+
+def test_winning_nix_plugin_runs_its_own_copy_of_a_module_pip_also_installs(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store, tmp_path: Path
+) -> None:
+    log = tmp_path / "copies-run.txt"
+    hermes_distribution(
+        "hermes-twin",
+        entry_points={"twin": "twin_mod"},
+        files={"twin_mod.py": recording(log, "pip")},
+    )
+    store: FakeNixStore = hermes_nix_store()
+    store.add_distribution(
+        "hermes-twin",
+        "2.0",
+        entry_points={"twin": "twin_mod"},
+        files={"twin_mod.py": recording(log, "nix")},
+    )
+    env = with_vars(hermes_env, HERMES_NIX_PLUGINS=str(store.path))
+
+    plugins = load_plugins(enabling("twin"), env)
+
+    record = plugins.get("twin")
+    assert record is not None
+    assert (record.source, record.status) == ("nix", "enabled")
+    assert log.read_text(encoding="utf-8").split() == ["nix"]
+    assert record.plugin is sys.modules["twin_mod"]
+    assert sys.modules["twin_mod"].__file__ == str(store.site_dir / "twin_mod.py")
+
+
+def test_nix_plugin_whose_module_is_already_imported_from_pip_fails_naming_both(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store
+) -> None:
+    pip = hermes_distribution(
+        "hermes-twin", entry_points={"twin": "twin_mod"}, files={"twin_mod.py": GOOD}
+    )
+    store: FakeNixStore = hermes_nix_store()
+    store.add_distribution(
+        "hermes-twin", "2.0", entry_points={"twin": "twin_mod"}, files={"twin_mod.py": GOOD}
+    )
+    env = lenient(with_vars(hermes_env, HERMES_NIX_PLUGINS=str(store.path)))
+    importlib.import_module("twin_mod")  # the program already uses the pip copy
+
+    plugins = load_plugins(enabling("twin"), env)
+
+    record = plugins.get("twin")
+    assert record is not None
+    assert (record.source, record.status) == ("nix", "error")
+    assert str(pip.site_dir / "twin_mod.py") in (record.error or "")
+    assert str(store.site_dir / "twin_mod.py") in (record.error or "")
+    assert not plugins.pm.has_plugin("twin")
+
+
+def test_pip_plugin_sharing_a_module_with_a_loaded_nix_plugin_fails_naming_both(
+    hermes_env: Environment, hermes_distribution, hermes_nix_store
+) -> None:
+    pip = hermes_distribution(
+        "hermes-beta", entry_points={"beta": "shared_mod"}, files={"shared_mod.py": GOOD}
+    )
+    store: FakeNixStore = hermes_nix_store()
+    store.add_distribution(
+        "hermes-alpha", entry_points={"alpha": "shared_mod"}, files={"shared_mod.py": GOOD}
+    )
+    env = lenient(with_vars(hermes_env, HERMES_NIX_PLUGINS=str(store.path)))
+
+    plugins = load_plugins(enabling("alpha", "beta"), env)
+
+    alpha, beta = plugins.get("alpha"), plugins.get("beta")
+    assert alpha is not None
+    assert beta is not None
+    assert alpha.status == "enabled"
+    assert sys.modules["shared_mod"].__file__ == str(store.site_dir / "shared_mod.py")
+    assert beta.status == "error"
+    assert str(pip.site_dir / "shared_mod.py") in (beta.error or "")
+    assert str(store.site_dir / "shared_mod.py") in (beta.error or "")
+
+
+def test_function_named_like_a_hook_without_hookimpl_is_ignored(hermes_env: Environment) -> None:
+    write_dir_plugin(
+        hermes_env.user_plugins_dir,
+        "helpers",
+        "def hermes_sesion_start(session):\n    pass\n"
+        "def hermes_session_start(session):\n    raise AssertionError('not a hook')\n",
+    )
+
+    plugins = load_plugins(enabling("helpers"), hermes_env)
+
+    record = plugins.get("helpers")
+    assert record is not None
+    assert (record.status, record.hooks) == ("enabled", [])
+    plugins.pm.hook.hermes_session_start(session=None)

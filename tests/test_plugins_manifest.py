@@ -85,3 +85,10 @@ def test_plugins_package_all_is_complete() -> None:
     assert public <= set(hermes_core.plugins.__all__)
     assert len(set(hermes_core.plugins.__all__)) == len(hermes_core.plugins.__all__)
     assert all(hasattr(hermes_core.plugins, name) for name in hermes_core.plugins.__all__)
+
+
+@pytest.mark.parametrize("written", ["1.10", "2", "1.0", "0x10", "2024-01-02", "'1.10'"])
+def test_unquoted_version_is_read_as_written(tmp_path: Path, written: str) -> None:
+    path = write(tmp_path, f"name: demo\nversion: {written}\n")
+
+    assert load_manifest(path).version == written.strip("'")

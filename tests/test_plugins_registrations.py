@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 
 import pytest
 
@@ -132,3 +133,100 @@ async def test_registration_hook_raising_is_a_plugin_error_in_strict_mode(
     with pytest.raises(PluginError, match=r"'crashy'.*hermes_approval_policies raised KeyError"):
         async with Host(config("crashy"), hermes_env):
             pass
+
+
+async def test_override_of_a_bundled_backend_that_is_not_enabled_is_named_on_selection(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(
+        hermes_env.bundled_plugins_dir,
+        "bm25",
+        search_backends("bm25"),
+        manifest={"kind": "backend"},
+    )
+    write_dir_plugin(hermes_env.user_plugins_dir, "bm25", search_backends("bm25"))
+
+    async with Host(config(backend="bm25"), hermes_env) as host:
+        statuses = {(r.source, r.status) for r in host.plugins}
+        with pytest.raises(RegistrationError) as caught:
+            host.select_search_backend()
+
+    assert statuses == {("user", "not enabled"), ("bundled", "shadowed")}
+    message = str(caught.value)
+    assert "user plugin 'bm25'" in message
+    assert "shadows the bundled copy" in message
+    assert "which is not enabled: hermes plugins enable bm25" in message
+
+
+async def test_override_of_a_bundled_backend_once_enabled_is_selected(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(
+        hermes_env.bundled_plugins_dir,
+        "bm25",
+        search_backends("bm25"),
+        manifest={"kind": "backend"},
+    )
+    write_dir_plugin(hermes_env.user_plugins_dir, "bm25", search_backends("bm25"))
+
+    async with Host(config("bm25", backend="bm25"), hermes_env) as host:
+        host.select_search_backend()
+        assert host.registrations.search_backends["bm25"].plugin == "bm25"
+        assert next(r for r in host.plugins if r.winner).source == "user"
+
+
+ASYNC_REGISTRATION = (
+    "from hermes_core.hookspecs import hookimpl\n"
+    "from hermes_core.specs import SearchBackendSpec\n"
+    "@hookimpl\nasync def hermes_search_backends():\n"
+    "    return [SearchBackendSpec('eager', factory=lambda ctx: None)]\n"
+)
+
+
+async def test_async_registration_hook_marks_its_plugin_error_without_a_stray_coroutine(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "eager", ASYNC_REGISTRATION)
+    write_dir_plugin(hermes_env.user_plugins_dir, "searches", search_backends("alpha"))
+    env = dataclasses.replace(
+        hermes_env, variables={**hermes_env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    )
+
+    async with Host(config("eager", "searches", backend="alpha"), env) as host:
+        eager = next(r for r in host.plugins if r.name == "eager")
+        assert eager.status == "error"
+        assert eager.error == (
+            "hermes_search_backends: registration hooks must be plain functions, not coroutines "
+            "(define it with def, not async def)"
+        )
+        assert not host.pm.has_plugin("eager")
+        assert "eager" not in host.registrations.search_backends
+    gc.collect()  # an unawaited coroutine would warn here, an error under filterwarnings=error
+
+
+async def test_async_registration_hook_is_a_plugin_error_in_strict_mode(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "eager", ASYNC_REGISTRATION)
+
+    with pytest.raises(PluginError, match=r"'eager'.*must be plain functions, not coroutines"):
+        async with Host(config("eager"), hermes_env):
+            pass
+    gc.collect()
+
+
+async def test_backend_factory_gets_the_settings_written_under_another_spelling(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "settings-demo", search_backends("demo"))
+    hermes_env.config_path.write_text(
+        "plugins:\n  enabled: [settings-demo]\n  entries:\n    settings_demo: {units: metric}\n",
+        encoding="utf-8",
+    )
+
+    async with Host.from_environment(hermes_env) as host:
+        registered = host.registrations.search_backends["demo"]
+        context = host.plugin_context(registered.plugin)
+
+    assert registered.plugin == "settings-demo"
+    assert dict(context.settings) == {"units": "metric"}

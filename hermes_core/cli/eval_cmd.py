@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from hermes_core.search.evaluation import EvalQuery
 
 
-
 @click.group("eval")
 def eval_group() -> None:
     """Measure hermes-core against labelled data."""

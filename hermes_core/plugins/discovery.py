@@ -16,11 +16,13 @@ from hermes_core.plugins.manifest import (
     ManifestError,
     load_manifest,
     manifest_from_mapping,
+    manifest_yaml,
     normalize_name,
 )
 
 if TYPE_CHECKING:
     from importlib_metadata import Distribution, EntryPoint
+    from ruamel.yaml import YAML
 
     from hermes_core.paths import Environment
 
@@ -61,6 +63,15 @@ class Candidate:
         """``source:name``, how messages refer to this copy."""
         return f"{self.source}:{self.name}"
 
+    @property
+    def distribution(self) -> str | None:
+        """``<name> <version> (<where its module lives>)`` of a pip or Nix plugin's
+        distribution, how messages name it; ``None`` for a directory plugin."""
+        dist = self.entry_point.dist if self.entry_point is not None else None
+        if dist is None:
+            return None
+        return f"{dist.metadata['Name']} {dist.version} ({self.path})"
+
 
 @dataclass
 class Discovery:
@@ -78,26 +89,34 @@ def discover(env: Environment) -> Discovery:
     even when ``HERMES_ENABLE_PROJECT_PLUGINS`` is off, so they can be listed as gated.
     """
     found = Discovery(project_enabled=env.flag(PROJECT_PLUGINS_FLAG))
-    _scan_directory(env.bundled_plugins_dir, "bundled", found)
+    yaml = manifest_yaml()  # one per call: a ruamel YAML must not be shared between threads
+    _scan_directory(env.bundled_plugins_dir, "bundled", found, yaml)
     if env.flag(AUTOLOAD_OFF_FLAG):
         return found
     user_dir = env.user_plugins_dir
     project_dir = env.project_plugins_dir
     if not _same_directory(project_dir, user_dir):
-        _scan_directory(user_dir, "user", found)
-        _scan_directory(project_dir, "project", found)
-    elif env.get("HERMES_HOME"):
-        # HERMES_HOME set to <cwd>/.hermes: the folder is the project's and keeps its gate.
-        _scan_directory(project_dir, "project", found)
+        _scan_directory(user_dir, "user", found, yaml)
+        _scan_directory(project_dir, "project", found, yaml)
+    elif env.get("HERMES_HOME") and not is_user_home(env, env.cwd):
+        # HERMES_HOME set to <cwd>/.hermes in a project: the folder is the project's and keeps
+        # its gate.
+        _scan_directory(project_dir, "project", found, yaml)
     else:
-        # The default ~/.hermes seen from the home directory: the user's own plugins.
-        _scan_directory(user_dir, "user", found)
+        # ~/.hermes seen from the home directory (HERMES_HOME unset, or set to its default):
+        # the user's own plugins.
+        _scan_directory(user_dir, "user", found, yaml)
     nix_sites = [_nix_site_dir(store, env) for store in env.nix_store_paths]
-    _scan_pip(found, exclude={_resolved(site) for site in nix_sites})
+    _scan_pip(found, yaml, exclude={_resolved(site) for site in nix_sites})
     for store, site in zip(env.nix_store_paths, nix_sites, strict=True):
-        _scan_directory(store / "share" / "hermes" / "plugins", "nix", found)
-        _scan_nix_site(site, found)
+        _scan_directory(store / "share" / "hermes" / "plugins", "nix", found, yaml)
+        _scan_nix_site(site, found, yaml)
     return found
+
+
+def is_user_home(env: Environment, directory: Path) -> bool:
+    """Whether ``directory`` is the user's home directory (``env.user_home``, when known)."""
+    return env.user_home is not None and _same_directory(directory, env.user_home)
 
 
 def _resolved(path: Path) -> Path:
@@ -116,7 +135,7 @@ def _nix_site_dir(store: Path, env: Environment) -> Path:
     return store / "lib" / f"python{major}.{minor}" / "site-packages"
 
 
-def _scan_directory(root: Path, source: Source, found: Discovery) -> None:
+def _scan_directory(root: Path, source: Source, found: Discovery, yaml: YAML) -> None:
     """Directory plugins: ``<root>/<dir>/plugin.yaml`` plus ``<root>/<dir>/__init__.py``."""
     try:
         entries = sorted(root.iterdir(), key=lambda entry: entry.name)
@@ -138,12 +157,14 @@ def _scan_directory(root: Path, source: Source, found: Discovery) -> None:
         except OSError as exc:
             found.warnings.append(f"{source} plugins: cannot read {entry}: {exc.strerror or exc}")
             continue
-        found.candidates.append(_directory_candidate(entry, source, has_init=has_init))
+        found.candidates.append(_directory_candidate(entry, source, yaml, has_init=has_init))
 
 
-def _directory_candidate(directory: Path, source: Source, *, has_init: bool) -> Candidate:
+def _directory_candidate(
+    directory: Path, source: Source, yaml: YAML, *, has_init: bool
+) -> Candidate:
     try:
-        manifest = load_manifest(directory / MANIFEST_FILE)
+        manifest = load_manifest(directory / MANIFEST_FILE, yaml=yaml)
     except ManifestError as exc:
         return Candidate(
             source=source,
@@ -163,7 +184,7 @@ def _directory_candidate(directory: Path, source: Source, *, has_init: bool) -> 
     )
 
 
-def _scan_pip(found: Discovery, *, exclude: set[Path]) -> None:
+def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path]) -> None:
     """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``."""
     from importlib_metadata import entry_points
 
@@ -171,10 +192,10 @@ def _scan_pip(found: Discovery, *, exclude: set[Path]) -> None:
         dist = entry_point.dist
         if dist is not None and _resolved(Path(str(dist.locate_file("")))) in exclude:
             continue  # a Nix site dir already on sys.path: reported as nix, not twice
-        found.candidates.append(_entry_point_candidate(entry_point, dist, "pip", None))
+        found.candidates.append(_entry_point_candidate(entry_point, dist, "pip", None, yaml))
 
 
-def _scan_nix_site(site: Path, found: Discovery) -> None:
+def _scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:
     if not site.is_dir():
         return
     from importlib_metadata import distributions
@@ -184,11 +205,15 @@ def _scan_nix_site(site: Path, found: Discovery) -> None:
         for entry_point in sorted(
             dist.entry_points.select(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
         ):
-            found.candidates.append(_entry_point_candidate(entry_point, dist, "nix", site))
+            found.candidates.append(_entry_point_candidate(entry_point, dist, "nix", site, yaml))
 
 
 def _entry_point_candidate(
-    entry_point: EntryPoint, dist: Distribution | None, source: Source, site_dir: Path | None
+    entry_point: EntryPoint,
+    dist: Distribution | None,
+    source: Source,
+    site_dir: Path | None,
+    yaml: YAML,
 ) -> Candidate:
     """A pip or Nix plugin: its metadata, plus ``plugin.yaml`` beside its module when present."""
     name = normalize_name(entry_point.name)
@@ -209,7 +234,7 @@ def _entry_point_candidate(
         data: dict[str, object] = {key: value for key, value in metadata.items() if value}
         resource = module_path / MANIFEST_FILE if module_path and module_path.is_dir() else None
         if resource is not None and resource.is_file():
-            extra = load_manifest(resource, default_name=entry_point.name)
+            extra = load_manifest(resource, default_name=entry_point.name, yaml=yaml)
             manifest = _merge(extra, data, name)
         else:
             manifest = manifest_from_mapping(data, where=where, default_name=entry_point.name)

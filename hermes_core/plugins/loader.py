@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import traceback
@@ -22,7 +23,7 @@ import pluggy
 
 from hermes_core import hookspecs
 from hermes_core.errors import PluginError
-from hermes_core.plugins.discovery import SOURCES, Candidate, discover
+from hermes_core.plugins.discovery import SOURCES, Candidate, discover, is_user_home
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.records import PluginRecord
 from hermes_core.plugins.resolution import resolve
@@ -67,10 +68,17 @@ def new_plugin_manager() -> pluggy.PluginManager:
 def config_trusted_for_project(env: Environment, config_path: Path | None) -> bool:
     """Whether the config may enable project plugins: not when its file lies inside the working
     directory tree (a project cannot enable its own code, e.g. ``HERMES_HOME=./.hermes``).
-    A config built in code (``config_path`` of ``None``) is the embedding program's own."""
+    A config built in code (``config_path`` of ``None``) is the embedding program's own.
+
+    Working from ``/`` or from the user's home is not working in a project: every file lies
+    under those, the user's own config included, so a config is never inside the project there.
+    """
     if config_path is None:
         return True
-    return not config_path.resolve().is_relative_to(env.cwd.resolve())
+    cwd = env.cwd.resolve()
+    if cwd == Path(cwd.anchor) or is_user_home(env, cwd):
+        return True
+    return not config_path.resolve().is_relative_to(cwd)
 
 
 def plan_plugins(
@@ -280,16 +288,82 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
 
 def import_plugin(candidate: Candidate) -> object:
     """Import one plugin and return the object to register (its module, or the entry point's
-    attribute). A Nix plugin's ``site-packages`` joins ``sys.path`` first."""
-    if candidate.entry_point is not None:
-        if candidate.site_dir is not None and str(candidate.site_dir) not in sys.path:
-            sys.path.append(str(candidate.site_dir))
-            importlib.invalidate_caches()
-        loaded: object = candidate.entry_point.load()
+    attribute).
+
+    A Nix plugin's ``site-packages`` joins the end of ``sys.path`` (for the modules it
+    imports), and its top-level module is imported from that directory itself: a pip copy of
+    the same module earlier on ``sys.path`` never stands in for it. A plugin whose top-level
+    module is already imported from another place than its own distribution fails with an
+    :class:`ImportError` naming both places.
+    """
+    entry_point = candidate.entry_point
+    if entry_point is not None:
+        top = entry_point.module.partition(".")[0]
+        if candidate.site_dir is not None:
+            if str(candidate.site_dir) not in sys.path:
+                sys.path.append(str(candidate.site_dir))
+                importlib.invalidate_caches()
+            own = importlib.machinery.PathFinder.find_spec(top, [str(candidate.site_dir)])
+            if own is None:
+                raise ImportError(f"module {top!r} is not in {candidate.site_dir}", name=top)
+        else:
+            own = _own_spec(candidate, top)
+        _check_imported_copy(top, own)
+        if own is not None and own.origin is not None and top not in sys.modules:
+            _import_spec(top, own)
+        loaded: object = entry_point.load()
         return loaded
     if candidate.directory is None:
         raise PluginError(candidate.name, "neither a directory nor an entry point")
     return _import_directory(candidate, candidate.directory)
+
+
+def _own_spec(candidate: Candidate, top: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of a pip plugin's top-level module in its distribution's own directory, or
+    ``None`` when the distribution does not hold it there (an editable install)."""
+    dist = candidate.entry_point.dist if candidate.entry_point is not None else None
+    if dist is None:
+        return None
+    base = str(dist.locate_file(""))
+    return importlib.machinery.PathFinder.find_spec(top, [base])
+
+
+def _check_imported_copy(top: str, own: importlib.machinery.ModuleSpec | None) -> None:
+    """Raise :class:`ImportError` when ``sys.modules`` holds ``top`` from elsewhere than
+    ``own`` (namespace packages, whose portions may live anywhere, are not compared)."""
+    existing = sys.modules.get(top)
+    if existing is None or own is None or own.origin is None:
+        return
+    origin = getattr(getattr(existing, "__spec__", None), "origin", None)
+    if origin is None or not Path(origin).is_file():
+        return
+    if _same_file(Path(origin), Path(own.origin)):
+        return
+    raise ImportError(
+        f"module {top!r} is already imported from {origin}, so this plugin's own copy at "
+        f"{own.origin} cannot load; keep one copy of {top!r} (uninstall the other distribution)",
+        name=top,
+    )
+
+
+def _import_spec(name: str, spec: importlib.machinery.ModuleSpec) -> None:
+    """Import the top-level module ``name`` from ``spec``, whatever ``sys.path`` would find."""
+    if spec.loader is None:
+        raise ImportError(f"cannot import {name!r} from {spec.origin}", name=name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        forget_module(name)
+        raise
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return first.resolve() == second.resolve()
+    except OSError:
+        return first == second
 
 
 def module_name(candidate: Candidate) -> str:

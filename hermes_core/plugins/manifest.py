@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,13 +10,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from hermes_core.plugin_names import normalize_name as normalize_name  # re-exported
+
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_FILE = "plugin.yaml"
 PluginKind = Literal["general", "backend"]
 
-_SEPARATORS = re.compile(r"[-_.]+")
 _VALID_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
 _STRING_KEYS = ("version", "description", "author", "homepage", "license")
 _LIST_KEYS = (
@@ -31,11 +32,6 @@ KNOWN_KEYS = frozenset({"name", "kind", "requires_hermes", *_STRING_KEYS, *_LIST
 
 class ManifestError(ValueError):
     """A manifest that cannot be read or does not validate; the message names file and key."""
-
-
-def normalize_name(name: str) -> str:
-    """A plugin name as compared everywhere: lowercase, runs of ``-``, ``_``, ``.`` become ``-``."""
-    return _SEPARATORS.sub("-", name).lower()
 
 
 @dataclass(frozen=True)
@@ -132,16 +128,34 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
     )
 
 
-@functools.cache
-def _safe_yaml() -> YAML:
-    """One safe loader for every manifest: building a ruamel ``YAML`` costs about 1 ms."""
+def manifest_yaml() -> YAML:
+    """A safe YAML loader for manifests that reads numbers and dates as the text written, so
+    ``version: 1.10`` is ``"1.10"`` (not the float ``1.1``).
+
+    A ruamel ``YAML`` is not thread-safe: build one per discovery (about 1 ms) and pass it to
+    :func:`load_manifest`, never share one between threads.
+    """
     from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import SafeConstructor
 
-    return YAML(typ="safe")
+    class ManifestConstructor(SafeConstructor):
+        """Scalars a manifest holds as text (versions) stay the text written."""
+
+    def as_written(constructor: SafeConstructor, node: ScalarNode) -> str:
+        return str(constructor.construct_scalar(node))
+
+    for tag in ("int", "float", "timestamp"):
+        ManifestConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", as_written)
+    yaml = YAML(typ="safe")
+    yaml.Constructor = ManifestConstructor
+    return yaml
 
 
-def load_manifest(path: Path, *, default_name: str | None = None) -> Manifest:
-    """Read and validate the manifest file at ``path``.
+def load_manifest(
+    path: Path, *, default_name: str | None = None, yaml: YAML | None = None
+) -> Manifest:
+    """Read and validate the manifest file at ``path`` with ``yaml`` (a :func:`manifest_yaml`;
+    a new one when not given).
 
     Raises :class:`ManifestError` naming the file (and the line for YAML syntax errors).
     """
@@ -152,7 +166,7 @@ def load_manifest(path: Path, *, default_name: str | None = None) -> Manifest:
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{path}: cannot be read: {exc}") from None
     try:
-        data = _safe_yaml().load(text)
+        data = (yaml or manifest_yaml()).load(text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from hermes_core.errors import PluginError, RegistrationError
+from hermes_core.plugin_names import normalize_name
 from hermes_core.specs import (
     ApprovalPolicySpec,
     CliCommandSpec,
@@ -47,12 +49,14 @@ class Registered(Generic[SpecT]):
 
 @dataclass
 class Registrations:
-    """Every spec returned by the registration hooks, by kind and then by name."""
+    """Every spec returned by the registration hooks, by kind and then by name, and the
+    plugin records they were collected from (to explain a name nobody registered)."""
 
     search_backends: dict[str, Registered[SearchBackendSpec]] = field(default_factory=dict)
     connector_gateways: dict[str, Registered[ConnectorGatewaySpec]] = field(default_factory=dict)
     approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
+    records: list[PluginRecord] = field(default_factory=list, repr=False)
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
         """The name -> registration table of ``kind``."""
@@ -68,7 +72,8 @@ class Registrations:
         """The spec of ``kind`` registered as ``name``.
 
         Raises :class:`~hermes_core.errors.RegistrationError` listing the valid names when no
-        plugin registered ``name``.
+        plugin registered ``name``, and saying so when a plugin of that name exists but did not
+        load (an override copy of a bundled backend that is not enabled, say).
         """
         table = self.table(kind)
         found = table.get(name)
@@ -76,9 +81,32 @@ class Registrations:
             valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
             what = kind.replace("_", " ")
             raise RegistrationError(
-                f"unknown {what} {name!r} (set by {_HOOKS[kind][2]}); valid names: {valid}"
+                f"unknown {what} {name!r} (set by {_HOOKS[kind][2]})"
+                + self._not_loaded(name)
+                + f"; valid names: {valid}"
             )
         return found.spec
+
+    def _not_loaded(self, name: str) -> str:
+        """``: <name> is provided by ...`` when the winning copy of a plugin named ``name``
+        did not load, else empty."""
+        wanted = normalize_name(name)
+        for record in self.records:
+            if record.winner and record.name == wanted and record.plugin is None:
+                if record.status == "not enabled":
+                    state = f"is not enabled: hermes plugins enable {record.name}"
+                elif record.status == "error":
+                    state = f"failed: {record.message}"
+                else:
+                    state = f"is {record.status}: {record.message or record.status}"
+                shadowing = (
+                    f" (it shadows the {', '.join(record.shadows)} copy)" if record.shadows else ""
+                )
+                return (
+                    f": {name} is provided by {record.source} plugin {record.name!r}{shadowing}, "
+                    f"which {state}"
+                )
+        return ""
 
 
 def collect_registrations(
@@ -90,13 +118,13 @@ def collect_registrations(
 ) -> Registrations:
     """Call every registration hook plugin by plugin, so each spec is known with its plugin.
 
-    A hook that raises or returns something other than a list of the right specs marks its
-    plugin ``error`` (raised in strict mode). A name registered by two plugins raises
-    :class:`~hermes_core.errors.RegistrationError` naming both. ``kinds`` limits the hooks
-    called (default: all four).
+    A hook that raises, is a coroutine function (``async def``), or returns something other
+    than a list of the right specs marks its plugin ``error`` (raised in strict mode). A name
+    registered by two plugins raises :class:`~hermes_core.errors.RegistrationError` naming
+    both. ``kinds`` limits the hooks called (default: all four).
     """
     by_plugin = {record.plugin: record for record in records if record.plugin is not None}
-    result = Registrations()
+    result = Registrations(records=records)
     wanted = set(_HOOKS if kinds is None else kinds)
     for kind, (hook_name, spec_type, _) in _HOOKS.items():
         if kind not in wanted:
@@ -140,6 +168,9 @@ def _call(
     except Exception as exc:
         message = f"{hook_name} raised {type(exc).__name__}: {exc}"
         return _reject(record, plugin_name, message, strict, traceback.format_exc())
+    problem = coroutine_problem(returned, hook_name)
+    if problem is not None:
+        return _reject(record, plugin_name, problem, strict, None)
     if returned is None:
         return []
     if isinstance(returned, spec_type):
@@ -152,6 +183,21 @@ def _call(
         )
         return _reject(record, plugin_name, message, strict, None)
     return list(returned)
+
+
+def coroutine_problem(returned: object, hook_name: str) -> str | None:
+    """The error for a registration hook that returned an awaitable (an ``async def``
+    implementation), after closing it so Python does not warn that it was never awaited;
+    ``None`` for anything else."""
+    if not inspect.isawaitable(returned):
+        return None
+    close = getattr(returned, "close", None)
+    if callable(close):
+        close()
+    return (
+        f"{hook_name}: registration hooks must be plain functions, not coroutines "
+        "(define it with def, not async def)"
+    )
 
 
 def _reject(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hermes_core.plugins.discovery import SOURCES, Candidate, Discovery
 from hermes_core.plugins.manifest import normalize_name
@@ -30,12 +30,15 @@ def resolve(discovery: Discovery) -> Resolution:
     A user or project plugin claiming a bundled plugin's name from a directory of a different
     name is an impostor and is ignored with a warning; overriding a built-in means using the
     built-in's directory name too. Within one source, the first directory (by name) keeps a
-    name and later claims are ignored with a warning.
+    name and later claims are ignored with a warning; but two pip distributions with one
+    entry-point name make that plugin an ``error`` naming both, since the order Python lists
+    them in is no choice of the user's.
     """
     result = Resolution(warnings=list(discovery.warnings))
     bundled = {c.name for c in discovery.candidates if c.source == "bundled"}
     seen: dict[tuple[str, str], Candidate] = {}
     order = {source: index for index, source in enumerate(SOURCES)}
+    clashes: dict[str, list[Candidate]] = {}
     for candidate in sorted(discovery.candidates, key=lambda c: order[c.source]):
         if _is_impostor(candidate, bundled):
             result.warnings.append(
@@ -45,6 +48,9 @@ def resolve(discovery: Discovery) -> Resolution:
             )
             continue
         first = seen.get((candidate.source, candidate.name))
+        if first is not None and candidate.source == "pip":
+            clashes.setdefault(candidate.name, [first]).append(candidate)
+            continue
         if first is not None:
             result.warnings.append(
                 f"{candidate.source} plugin {candidate.name!r} at {candidate.path} is ignored: "
@@ -59,7 +65,26 @@ def resolve(discovery: Discovery) -> Resolution:
         if previous is not None:
             result.shadowed.setdefault(candidate.name, []).append(previous)
         result.winners[candidate.name] = candidate
+    for name, providers in clashes.items():
+        _mark_clash(result, name, providers)
     return result
+
+
+def _mark_clash(result: Resolution, name: str, providers: list[Candidate]) -> None:
+    """Replace the pip copy of ``name`` that was kept by an error naming every provider."""
+    kept = providers[0]
+    listed = " and ".join(c.distribution or str(c.path) for c in providers)
+    failed = replace(
+        kept,
+        error=f"several installed distributions provide the entry point {name!r}: {listed}; "
+        "uninstall all but one of them",
+    )
+    if result.winners.get(name) is kept:
+        result.winners[name] = failed
+    losers = result.shadowed.get(name, [])
+    result.shadowed[name] = [failed if loser is kept else loser for loser in losers]
+    if not result.shadowed[name]:
+        del result.shadowed[name]
 
 
 def _is_impostor(candidate: Candidate, bundled: set[str]) -> bool:
