@@ -114,16 +114,20 @@ async def _serve_stdio_streams(
     config_path: Path | None,
     context_length: int | None,
 ) -> None:
-    async with Host(config, env, config_path=config_path) as host:
-        served = HostServer(host, context_length=context_length, session_scope="connection")
-        # Assemble once now: an unknown search backend fails here, naming the valid ones.
-        served.tools()
-        options = served.initialization_options()
-        async with anyio.create_task_group() as group:
-            group.start_soon(served.watch_tool_list)
-            group.start_soon(_cancel_on_signal, group.cancel_scope, received)
-            await served.server.run(read_stream, write_stream, options)
-            group.cancel_scope.cancel()
+    # The signal watcher encloses the host, so a signal while MCP servers are still connecting
+    # cancels the start, which ends the servers begun so far.
+    async with anyio.create_task_group() as outer:
+        outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
+        async with Host(config, env, config_path=config_path) as host:
+            served = HostServer(host, context_length=context_length, session_scope="connection")
+            # Assemble once now: an unknown search backend fails here, naming the valid ones.
+            served.tools()
+            options = served.initialization_options()
+            async with anyio.create_task_group() as group:
+                group.start_soon(served.watch_tool_list)
+                await served.server.run(read_stream, write_stream, options)
+                group.cancel_scope.cancel()
+        outer.cancel_scope.cancel()
 
 
 def _only_hermes_error(group: BaseExceptionGroup[BaseException]) -> HermesError | None:
@@ -172,6 +176,40 @@ async def serve_http(
     """
     sock = _listen(host, port)
     with sock:
+        try:
+            await _serve_http_on(sock, config, env, host, config_path, context_length, on_listening)
+        except BaseExceptionGroup as group:
+            # The task group wraps a startup error (a bad configuration) in a group.
+            single = _only_hermes_error(group)
+            if single is None:
+                raise
+            raise single from None
+
+
+async def _serve_http_on(
+    sock: socket.socket,
+    config: Config,
+    env: Environment,
+    host: str,
+    config_path: Path | None,
+    context_length: int | None,
+    on_listening: Callable[[str], None] | None,
+) -> None:
+    # One signal watcher encloses the host: before requests are served a signal cancels the
+    # start (ending the MCP servers begun so far); afterwards it stops uvicorn gracefully.
+    stop: list[Callable[[], None]] = []
+    async with anyio.create_task_group() as outer:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+                async for _ in signals:
+                    if stop:
+                        stop[0]()
+                    else:
+                        outer.cancel_scope.cancel()
+                    return
+
+        outer.start_soon(stop_on_signal)
         async with Host(config, env, config_path=config_path) as hermes:
             served = HostServer(hermes, context_length=context_length, session_scope="request")
             # Assemble once now: an unknown search backend fails here, naming the valid ones.
@@ -190,12 +228,11 @@ async def serve_http(
             )
             url = http_url(host, sock.getsockname()[1])
 
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
-                    async for _ in signals:
-                        served.end_listen_streams()
-                        server.should_exit = True
-                        return
+            def stop_serving() -> None:
+                served.end_listen_streams()
+                server.should_exit = True
+
+            stop.append(stop_serving)
 
             async def report_listening() -> None:
                 while not server.started:
@@ -205,10 +242,10 @@ async def serve_http(
 
             async with anyio.create_task_group() as group:
                 group.start_soon(served.watch_tool_list)
-                group.start_soon(stop_on_signal)
                 group.start_soon(report_listening)
                 await server.serve(sockets=[sock])
                 group.cancel_scope.cancel()
+        outer.cancel_scope.cancel()
 
 
 class _UvicornServer(uvicorn.Server):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 
 import pytest
 from serving import ServeHome, late_server, processes_mentioning
@@ -25,9 +26,9 @@ INITIALIZE = json.dumps(
 )
 
 
-def start(served: ServeHome) -> subprocess.Popen[str]:
+def start(served: ServeHome, *serve_args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        served.command(),
+        served.command(*serve_args),
         env=served.variables(),
         cwd=served.work,
         stdin=subprocess.PIPE,
@@ -99,3 +100,28 @@ def test_an_unknown_search_backend_stops_serve_before_it_serves(
     assert "valid names: bm25" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("transport", "status_on_sigterm"), [("stdio", -signal.SIGTERM), ("http", 0)]
+)
+def test_sigterm_while_mcp_servers_are_still_connecting_ends_serve_and_its_children(
+    served: ServeHome, transport: str, status_on_sigterm: int
+) -> None:
+    # The late server never answers (its file does not exist), so the start waits for its
+    # 30 s connect_timeout; a signal then must not leave it running.
+    never = served.root / "late-server-never-answers"
+    served.write_config(mcp_servers={"late": late_server(never, connect_timeout=30)})
+    with start(served, "--transport", transport, "--port", "0") as process:
+        deadline = time.monotonic() + 20
+        while not processes_mentioning(str(never)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_mentioning(str(never)), "the late MCP server child did not start"
+        process.send_signal(signal.SIGTERM)
+        try:
+            status = process.wait(timeout=15)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert status == status_on_sigterm
+    assert processes_mentioning(str(never)) == []
