@@ -52,5 +52,5 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy strict on hermes_core/."""
-    session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema")
+    session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema", "types-regex")
     session.run("mypy")

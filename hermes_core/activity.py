@@ -33,6 +33,15 @@ _SECRET_VALUE: Final = re.compile(
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,})"
 )
+_SECRET_ASSIGNMENT: Final = re.compile(
+    r"(?i)(\b[A-Za-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|credential|auth(?!ors?(?![a-z])))"
+    r"[A-Za-z0-9_]*\s*=\s*)"
+    r"(\"[^\"]*\"|'[^']*'|[^\s;&|'\"]+)"
+)
+"""``export OPENAI_API_KEY=abcd``, ``PGPASSWORD=x psql``, ``--password=x``, ``?token=x``."""
+_MYSQL_PASSWORD: Final = re.compile(r"(\bmysql(?:dump|admin)?\b[^\n;|&]*?\s-p)([^\s;|&]+)")
+_URL_CREDENTIALS: Final = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):([^/\s@]+)@")
+_CURL_USER: Final = re.compile(r"((?:^|\s)(?:-u|--user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
 
 
 def redact(value: Any) -> Any:
@@ -40,10 +49,12 @@ def redact(value: Any) -> Any:
 
     A key is secret-named when it contains ``key``-like words (``api_key``, ``token``,
     ``password``, ``secret``, ``auth``...); a string is secret-looking when it holds a known
-    credential shape (``sk-...``, ``ghp_...``, ``AKIA...``, ``Bearer ...``, a private key block).
+    credential shape (``sk-...``, ``ghp_...``, ``AKIA...``, ``Bearer ...``, a private key block),
+    or assigns one (``PGPASSWORD=x``, ``mysql -px``, ``https://user:pass@``, ``curl -u u:p``).
+    A string holding a JSON object or array is parsed and redacted as data.
     """
     if isinstance(value, str):
-        return _SECRET_VALUE.sub(REDACTED, value) if len(value) >= 16 else value
+        return _redact_text(value)
     if isinstance(value, Mapping):
         return {
             key: REDACTED
@@ -54,6 +65,30 @@ def redact(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact(item) for item in value]
     return value
+
+
+def _redact_text(text: str) -> str:
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        try:
+            parsed = json.loads(stripped)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            cleaned = redact(parsed)
+            if cleaned != parsed:
+                return json.dumps(cleaned, ensure_ascii=False)
+    if len(text) >= 16:
+        text = _SECRET_VALUE.sub(REDACTED, text)
+    if "=" in text:
+        text = _SECRET_ASSIGNMENT.sub(rf"\1{REDACTED}", text)
+    if "-p" in text:
+        text = _MYSQL_PASSWORD.sub(rf"\1{REDACTED}", text)
+    if "@" in text:
+        text = _URL_CREDENTIALS.sub(rf"\1:{REDACTED}@", text)
+    if "-u" in text:
+        text = _CURL_USER.sub(rf"\1:{REDACTED}", text)
+    return text
 
 
 def event_record(event: ActivityEvent, timestamp: float) -> dict[str, Any]:
@@ -68,6 +103,35 @@ def event_record(event: ActivityEvent, timestamp: float) -> dict[str, Any]:
         "message": event.message,
         "arguments": event.arguments,
     }
+
+
+def _record_line(record: dict[str, Any]) -> str:
+    """``record`` as one JSON line; its arguments as text when they are not JSON data, and a
+    minimal record when even that fails (a 5000-digit integer has no ``repr``)."""
+    try:
+        return json.dumps(record, default=repr, ensure_ascii=False)
+    except Exception:
+        pass
+    try:
+        return json.dumps(
+            {**record, "arguments": repr(record.get("arguments"))}, default=repr, ensure_ascii=False
+        )
+    except Exception as exc:
+        minimal = {key: _plain(record.get(key)) for key in _MINIMAL_KEYS}
+        minimal["arguments"] = f"[not serializable: {type(exc).__name__}]"
+        return json.dumps(minimal, ensure_ascii=False)
+
+
+_MINIMAL_KEYS: Final = ("time", "name", "status", "duration_ms", "session_id", "source", "message")
+
+
+def _plain(value: Any) -> str | float | None:
+    if value is None or isinstance(value, float):
+        return value
+    try:
+        return str(value)
+    except Exception:
+        return f"[unprintable {type(value).__name__}]"
 
 
 class ActivityLog:
@@ -120,7 +184,10 @@ class ActivityLog:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             if self._queue:
-                self.flush()
+                try:
+                    self.flush()
+                except Exception:  # the writer must outlive any one bad batch
+                    log.exception("writing the activity log %s failed", self.path)
 
     def _drain(self) -> None:
         queue = self._queue
@@ -131,13 +198,7 @@ class ActivityLog:
             self._append(batch)
 
     def _append(self, batch: list[dict[str, Any]]) -> None:
-        lines = []
-        for record in batch:
-            try:
-                lines.append(json.dumps(record, default=repr, ensure_ascii=False))
-            except (TypeError, ValueError):
-                record["arguments"] = repr(record["arguments"])
-                lines.append(json.dumps(record, default=repr, ensure_ascii=False))
+        lines = [_record_line(record) for record in batch]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as handle:

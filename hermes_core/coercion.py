@@ -116,12 +116,12 @@ def _coerce_to(value: Any, schema: Mapping[str, Any]) -> Any:
         return _NOT_COERCED
     text = value.strip()
     if type_name == "integer":
-        return int(text) if _INTEGER.fullmatch(value) else _NOT_COERCED
+        return _to_int(text) if _INTEGER.fullmatch(value) else _NOT_COERCED
     if type_name == "number":
         if not _NUMBER.fullmatch(value):
             return _NOT_COERCED
         if _INTEGER.fullmatch(value):
-            return int(text)
+            return _to_int(text)
         number = float(text)
         return number if math.isfinite(number) else _NOT_COERCED
     if type_name == "boolean":
@@ -161,13 +161,20 @@ def _coerce_properties(value: dict[str, Any], schema: Mapping[str, Any]) -> dict
     return result
 
 
+def _to_int(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return _NOT_COERCED
+
+
 def _parse_json(text: str, expected: type) -> Any:
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
         return _NOT_COERCED
     try:
         parsed = json.loads(stripped, parse_constant=_refuse_constant)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
         return _NOT_COERCED
     return parsed if isinstance(parsed, expected) else _NOT_COERCED
 

@@ -29,16 +29,18 @@ import pluggy
 
 from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, redact
 from hermes_core.approvals.policy import (
+    SHELL_COMMAND_META,
     ApprovalPolicy,
     Decision,
     GlobRules,
     call_subjects,
+    matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
 )
 from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
 from hermes_core.coercion import coerce_arguments
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
-from hermes_core.timeouts import await_with_timeout
+from hermes_core.timeouts import DeadlineExceeded, await_with_timeout, run_sync_with_timeout
 from hermes_core.tools import Registry, Tool, ToolResult, toolsets_config_allows
 from hermes_core.validation import argument_error, build_validator
 
@@ -209,7 +211,7 @@ class Dispatcher:
                 result = self._unknown_tool(name, session)
             else:
                 call, result = await self._run(tool, arguments, session)
-        except Exception as exc:  # the last line of defence: dispatch never raises
+        except (Exception, SystemExit) as exc:  # the last line of defence: never raises
             log.exception("dispatch of %r failed", name)
             result = ToolResult.error(
                 "INTERNAL_ERROR", f"hermes-core failed while calling {name!r}: {exc}"
@@ -249,7 +251,7 @@ class Dispatcher:
         for hook in self._hook_impls("hermes_pre_tool_call"):
             try:
                 directive = await self._call_hook(hook, {"call": call, "session": session})
-            except TimeoutError:
+            except DeadlineExceeded:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
@@ -257,7 +259,7 @@ class Dispatcher:
                         f"{hook.plugin!r} did not answer within {self._hook_timeout:g} s.",
                     )
                 ) from None
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the host
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
@@ -280,6 +282,15 @@ class Dispatcher:
             if directive.action == "approve":
                 approval_reason = directive.message or f"plugin {hook.plugin!r} asks for approval"
             elif directive.action == "modify":
+                given: Any = directive.arguments  # a dataclass does not check its field types
+                if not isinstance(given, Mapping):
+                    raise _Blocked(
+                        ToolResult.error(
+                            "BLOCKED",
+                            f"{call.name} was blocked: plugin {hook.plugin!r} returned a modify "
+                            f"directive without a mapping of arguments ({given!r:.80}).",
+                        )
+                    )
                 checked = _check_arguments(
                     prepared, directive.arguments, who=f"plugin {hook.plugin!r}"
                 )
@@ -293,18 +304,26 @@ class Dispatcher:
     ) -> ToolResult | None:
         """``None`` when the call may run, else the denial."""
         force_ask = approval_reason is not None
-        subjects = call_subjects(call)
-        pattern = self.deny_rules.match(subjects)
+        pattern = matching_glob_every_segment_allows_any_segment_denies(
+            self.deny_rules, call, deny=True
+        )
         if pattern is not None:
             return ToolResult.error(
                 "DENIED",
                 f"{call.name} was refused: it matches {pattern!r} in approvals.deny.",
             )
         if not force_ask:
-            if self.allow_rules.match(subjects) is not None:
+            if (
+                matching_glob_every_segment_allows_any_segment_denies(
+                    self.allow_rules, call, deny=False
+                )
+                is not None
+            ):
                 return None
-            if session.approved_for_session and any(
-                s in session.approved_for_session for s in (*subjects, remembered_subject(call))
+            # Remembered patterns are escaped globs: match them as globs, as "always" ones are.
+            if session.approved_for_session and (
+                GlobRules(session.approved_for_session).match(call_subjects(call), exact_only=True)
+                is not None
             ):
                 return None
         decision = await self._policy_decision(call, session)
@@ -323,12 +342,12 @@ class Dispatcher:
                 decision = await await_with_timeout(decision, self._hook_timeout)
             elif inspect.isawaitable(decision):
                 decision = await decision
-        except TimeoutError:
+        except DeadlineExceeded:
             return Decision.deny(
                 f"{call.name} was refused: the approval policy did not decide within "
                 f"{self._hook_timeout:g} s."
             )
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             return Decision.deny(
                 f"{call.name} was refused: the approval policy failed "
                 f"({type(exc).__name__}: {exc})."
@@ -349,13 +368,14 @@ class Dispatcher:
             arguments=redact(call.arguments),
             reason=reason,
             remember_as=pattern,
+            shown_in_full=frozenset({str(call.tool.meta.get(SHELL_COMMAND_META) or "")} - {""}),
         )
         timeout = self.config.approvals.timeout
         answer = None
         try:
             with anyio.move_on_after(timeout):
                 answer = await transport.ask(request, timeout)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             return ToolResult.error(
                 "DENIED", f"{call.name} was refused: the approval prompt failed ({exc})."
             )
@@ -411,17 +431,12 @@ class Dispatcher:
                 coroutine: Any = handler(**kwargs)
                 value = await await_with_timeout(coroutine, tool.timeout)
             else:
-                with anyio.fail_after(tool.timeout):
-                    value = await anyio.to_thread.run_sync(
-                        partial(handler, **kwargs), abandon_on_cancel=True
-                    )
-                    if inspect.isawaitable(value):
-                        value = await value
-        except TimeoutError:
+                value = await run_sync_with_timeout(partial(handler, **kwargs), tool.timeout)
+        except DeadlineExceeded:
             return ToolResult.error(
                 "TIMEOUT", f"{tool.name} did not finish within {tool.timeout:g} s and was stopped."
             )
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a handler's sys.exit() must not end the host
             return ToolResult.error(
                 "TOOL_ERROR", f"{tool.name} failed: {type(exc).__name__}: {exc}"
             )
@@ -466,12 +481,12 @@ class Dispatcher:
                 duration_ms=(time.perf_counter() - started) * 1000.0,
                 session_id=session.id,
                 source=(tool.source_name or tool.source) if tool is not None else "",
-                message=result.error_message,
+                message=redact(result.error_message),
             )
             self.activity_log.write(event)
             for hook in self._hook_impls("hermes_tool_activity"):
                 await self._observe(hook, {"event": event})
-        except Exception:
+        except (Exception, SystemExit):
             log.exception("recording the activity of %r failed", name)
 
     # Hooks ------------------------------------------------------------------------------------
@@ -480,21 +495,15 @@ class Dispatcher:
         args = [kwargs[argname] for argname in hook.argnames]
         if hook.is_async:
             return await await_with_timeout(hook.function(*args), self._hook_timeout)
-        with anyio.fail_after(self._hook_timeout):
-            value = await anyio.to_thread.run_sync(
-                partial(hook.function, *args), abandon_on_cancel=True
-            )
-            if inspect.isawaitable(value):
-                value = await value
-            return value
+        return await run_sync_with_timeout(partial(hook.function, *args), self._hook_timeout)
 
     async def _observe(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         """Call an observer hook; its failure is logged once and never stops the call."""
         try:
             return await self._call_hook(hook, kwargs)
-        except TimeoutError:
+        except DeadlineExceeded:
             self._log_failure(hook, "observer", f"no answer within {self._hook_timeout:g} s")
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             self._log_failure(hook, "observer", f"{type(exc).__name__}: {exc}")
         return None
 
@@ -546,7 +555,7 @@ def _check_arguments(
     elif isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return ToolResult.error(
                 "INVALID_ARGUMENTS",
                 f"The arguments {who} gave for {name} are not a JSON object: {arguments[:80]!r}",
@@ -557,8 +566,14 @@ def _check_arguments(
             f"The arguments {who} gave for {name} must be a JSON object, not "
             f"{type(arguments).__name__}.",
         )
-    coerced = coerce_arguments(arguments, prepared.tool.parameters)
-    problem = argument_error(prepared.validator, prepared.tool, coerced)
+    try:
+        coerced = coerce_arguments(arguments, prepared.tool.parameters)
+        problem = argument_error(prepared.validator, prepared.tool, coerced)
+    except RecursionError:
+        return ToolResult.error(
+            "INVALID_ARGUMENTS",
+            f"The arguments {who} gave for {name} are nested too deeply to check.",
+        )
     if problem is not None:
         if who != "the model":
             problem = dataclasses.replace(problem, source=who)
@@ -580,10 +595,11 @@ def _as_directive(value: Any) -> PreCallDirective | None:
         return value
     if isinstance(value, Mapping) and value.get("action") in ("block", "approve", "modify"):
         arguments = value.get("arguments")
+        # A modify without a mapping stays unusable here, so the caller blocks the call.
         return PreCallDirective(
             value["action"],
             str(value.get("message") or ""),
-            dict(arguments) if isinstance(arguments, Mapping) else None,
+            dict(arguments) if isinstance(arguments, Mapping) else arguments,
         )
     return None
 
@@ -591,10 +607,14 @@ def _as_directive(value: Any) -> PreCallDirective | None:
 def _to_result(name: str, value: Any) -> ToolResult:
     if isinstance(value, ToolResult):
         content: Any = value.content  # a dataclass does not check its field types
-        if isinstance(content, list):
+        if isinstance(content, list) and all(
+            isinstance(item, dict) and isinstance(item.get("type"), str) for item in content
+        ):
             return value
         return ToolResult.error(
-            "TOOL_ERROR", f"{name} returned a ToolResult whose content is not a list."
+            "TOOL_ERROR",
+            f"{name} returned a ToolResult whose content is not a list of content blocks "
+            '(dicts with a "type" key).',
         )
     if isinstance(value, str):
         return ToolResult.text(value)

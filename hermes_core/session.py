@@ -17,8 +17,10 @@ class Session:
 
     ``granted_toolsets`` of ``None`` grants every enabled toolset; a set restricts the session to
     those toolsets (a tool outside the grant is invisible to search, describe and call).
-    ``interactive`` says whether a person can answer approval prompts; ``prompt`` is the
-    transport that asks them (``None``: the configured non-interactive answer applies).
+    ``interactive`` records whether a person can answer (the CLI and the host set it when they
+    attach a terminal); it is informational: the dispatcher never reads it, because the
+    ``prompt`` transport decides (its own ``interactive`` property says whether anyone answers;
+    ``prompt=None``: the configured ``approvals.non_interactive`` answer applies).
     ``turn`` counts model turns; per-turn counters (the search loop breaker) reset when it
     advances. ``approved_for_session`` holds the patterns a "session" answer approved.
     """

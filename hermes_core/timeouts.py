@@ -1,17 +1,25 @@
-"""Awaiting a coroutine under a timeout."""
+"""Awaiting a coroutine, or running a blocking function in a thread, under a timeout."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+import inspect
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import anyio
+import anyio.to_thread
 
 T = TypeVar("T")
 
 
+class DeadlineExceeded(TimeoutError):
+    """The caller's deadline passed: distinct from a ``TimeoutError`` the awaited code raised
+    itself (a connect timeout inside a handler is that handler's failure, not ours)."""
+
+
 async def await_with_timeout(coroutine: Coroutine[Any, Any, T], seconds: float) -> T:
-    """The result of ``coroutine``; ``TimeoutError`` when it takes longer than ``seconds``.
+    """The result of ``coroutine``; :class:`DeadlineExceeded` when it takes longer than
+    ``seconds``.
 
     The coroutine runs entirely inside the cancel scope: starting it by hand and arming the
     timer only at its first suspension would be cheaper, but breaks any handler that opens a
@@ -23,4 +31,15 @@ async def await_with_timeout(coroutine: Coroutine[Any, Any, T], seconds: float) 
         return await coroutine
     # Only reached when the scope's own deadline cancelled the coroutine; a cancellation from
     # an enclosing scope propagates out of the ``with`` instead.
-    raise TimeoutError(f"no result within {seconds:g} s")
+    raise DeadlineExceeded(f"no result within {seconds:g} s")
+
+
+async def run_sync_with_timeout(function: Callable[[], Any], seconds: float) -> Any:
+    """Run ``function`` in a worker thread (awaiting what it returns when that is awaitable);
+    :class:`DeadlineExceeded` after ``seconds``, abandoning the thread."""
+    with anyio.CancelScope(deadline=anyio.current_time() + seconds):
+        value = await anyio.to_thread.run_sync(function, abandon_on_cancel=True)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+    raise DeadlineExceeded(f"no result within {seconds:g} s")

@@ -128,6 +128,34 @@ def toolsets_config_allows(toolset: str, tools_config: ToolsConfig) -> bool:
     return toolset_enabled(toolset, tools_config.enabled_toolsets, tools_config.disabled_toolsets)
 
 
+def tool_definition_problem(tool: Tool) -> str | None:
+    """What is wrong with ``tool``'s fields (a dataclass does not check their types), or
+    ``None``: the dispatcher relies on a mapping schema, a callable handler, a positive
+    number of seconds and real :class:`ToolAnnotations`."""
+    fields: Any = tool  # read the fields as untyped: this is where their types are checked
+    if not isinstance(fields.parameters, Mapping):
+        return (
+            f"has parameters of type {type(fields.parameters).__name__}; give a JSON Schema object"
+        )
+    if fields.handler is not None and not callable(fields.handler):
+        return f"has a handler of type {type(fields.handler).__name__}, which is not callable"
+    timeout = fields.timeout
+    if (
+        not isinstance(timeout, (int, float))
+        or isinstance(timeout, bool)
+        or not 0 < timeout < float("inf")
+    ):
+        return f"has timeout {timeout!r}; give a positive number of seconds"
+    if not isinstance(fields.annotations, ToolAnnotations):
+        return (
+            f"has annotations of type {type(fields.annotations).__name__}; give a "
+            "hermes_core.tools.ToolAnnotations"
+        )
+    if not isinstance(fields.meta, Mapping):
+        return f"has meta of type {type(fields.meta).__name__}; give a mapping"
+    return None
+
+
 @dataclass(frozen=True)
 class ShadowedTool:
     """A registration that lost to another one of higher precedence."""
@@ -180,6 +208,9 @@ class Registry:
             raise RegistrationError(
                 f"{who}: the tool name {tool.name!r} is reserved for the tool search bridge"
             )
+        problem = tool_definition_problem(tool)
+        if problem is not None:
+            raise RegistrationError(f"{who}: the tool {tool.name!r} {problem}")
         existing = self._owners.get(tool.name)
         if existing is not None:
             other, other_rank = existing

@@ -16,6 +16,8 @@ from hermes_core.approvals import (
     Decision,
     GlobRules,
     call_subjects,
+    matching_glob_every_segment_allows_any_segment_denies,
+    remembered_subject,
     select_policy,
 )
 from hermes_core.config import Config
@@ -321,3 +323,97 @@ def test_command_subjects_cover_the_tool_and_the_terminal_namespace() -> None:
     )
     assert GlobRules(["terminal:rm *"]).match(call_subjects(call)) == "terminal:rm *"
     assert GlobRules(["terminal:ls *"]).match(call_subjects(call)) is None
+
+
+def _shell_call(command: str, name: str = "terminal") -> ToolCall:
+    tool = Tool(name, "x", meta={"shell_command_argument": "command"})
+    return ToolCall(name, {"command": command}, tool)
+
+
+def test_matching_glob_every_segment_allows_any_segment_denies() -> None:
+    allow = GlobRules(["terminal:ls *", "terminal:git status", "terminal:echo *"])
+    deny = GlobRules(["terminal:rm *"])
+
+    def allowed(command: str) -> str | None:
+        return matching_glob_every_segment_allows_any_segment_denies(
+            allow, _shell_call(command), deny=False
+        )
+
+    def denied(command: str, name: str = "terminal") -> str | None:
+        return matching_glob_every_segment_allows_any_segment_denies(
+            deny, _shell_call(command, name), deny=True
+        )
+
+    assert allowed("ls -l") == "terminal:ls *"
+    assert allowed("ls . && git status") == "terminal:ls *"
+    assert allowed("ls . && rm x") is None
+    assert allowed("ls . ; rm x") is None
+    assert allowed("ls | sh") is None
+    assert allowed("ls\nrm x") is None
+    assert allowed("echo $(rm x)") is None
+    assert allowed("echo `rm x`") is None
+    assert allowed("ls > ~/.bashrc") is None
+    assert allowed("ls < /etc/passwd") is None
+    assert denied("ls; rm -rf x") == "terminal:rm *"
+    assert denied("ls && rm -rf x") == "terminal:rm *"
+    assert denied("ls\nrm x") == "terminal:rm *"
+    assert denied("echo $(rm x)") == "terminal:rm *"
+    assert denied("true | rm x", name="process_manage") == "terminal:rm *"
+    assert denied("ls -l") is None
+
+
+def test_a_catch_all_or_an_exact_allow_glob_approves_a_whole_command_line() -> None:
+    chained = "make > log.txt && rm -f tmp"
+
+    catch_all = matching_glob_every_segment_allows_any_segment_denies(
+        GlobRules(["terminal:*"]), _shell_call(chained), deny=False
+    )
+    exact = matching_glob_every_segment_allows_any_segment_denies(
+        GlobRules([remembered_subject(_shell_call(chained))]), _shell_call(chained), deny=False
+    )
+
+    assert catch_all == "terminal:*"
+    assert exact == "terminal:" + chained
+
+
+def test_a_chained_command_is_not_run_on_a_wildcard_allow_nor_past_a_deny(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses(
+        {
+            "approvals": {
+                "policy": "manual",
+                "allow": ["terminal:ls *", "terminal:touch *"],
+                "deny": ["terminal:rm *"],
+            }
+        }
+    )
+    (harness.env.cwd / "keep.txt").write_text("keep\n")
+
+    listed = harness.call("terminal", {"command": "ls ."})
+    chained = harness.call("terminal", {"command": "ls . && echo hi > made.txt"})
+    removed = harness.call("terminal", {"command": "ls; rm -f keep.txt"})
+
+    assert not listed.is_error
+    assert chained.error_code == "DENIED"
+    assert "needs approval" in chained.text_content
+    assert removed.error_code == "DENIED"
+    assert "'terminal:rm *' in approvals.deny" in removed.text_content
+    assert not (harness.env.cwd / "made.txt").exists()
+    assert (harness.env.cwd / "keep.txt").exists()
+
+
+def test_a_session_answer_for_a_command_with_glob_characters_is_remembered(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses({"approvals": {"policy": "manual"}})
+    (harness.env.cwd / "a.txt").write_text("a\n")
+    prompt = FakePrompt("session")
+    session = harness.session(prompt=prompt)
+
+    first = harness.call("terminal", {"command": "cat *.txt"}, session)
+    second = harness.call("terminal", {"command": "cat *.txt"}, session)
+
+    assert first.text_content.startswith("a")
+    assert second.text_content.startswith("a")
+    assert len(prompt.asked) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,97 @@ def test_close_writes_what_is_queued_and_later_writes_are_dropped(tmp_path: Path
     log.flush()
 
     assert [json.loads(line)["name"] for line in path.read_text().splitlines()] == ["first"]
+
+
+@pytest.mark.parametrize(
+    ("command", "secret", "kept"),
+    [
+        pytest.param("export OPENAI_API_KEY=abcd && run", "abcd", "OPENAI_API_KEY=", id="export"),
+        pytest.param("PGPASSWORD=x psql -h db", "=x", "psql -h db", id="env-prefix"),
+        pytest.param("./deploy --auth-token='a b c'", "a b c", "--auth-token=", id="quoted"),
+        pytest.param("mysql -u root -phunter2 shop", "hunter2", "mysql -u root -p", id="mysql"),
+        pytest.param("git clone https://bob:hunter2@git.example/x", "hunter2", "bob:", id="url"),
+        pytest.param("curl -u alice:s3cret https://x.example", "s3cret", "-u alice:", id="curl"),
+    ],
+)
+def test_secrets_assigned_in_commands_are_redacted(command: str, secret: str, kept: str) -> None:
+    shown = redact({"command": command})["command"]
+
+    assert secret not in shown
+    assert kept in shown
+    assert REDACTED in shown
+
+
+def test_mysql_asking_for_its_password_and_author_assignments_are_kept() -> None:
+    arguments = {"command": "mysql -u root -p shop; git log --author=ann"}
+
+    assert redact(arguments) == arguments
+
+
+def test_a_json_string_argument_is_redacted_as_data() -> None:
+    shown = redact({"payload": '{"api_key": "abc123", "city": "Paris"}'})
+
+    assert json.loads(shown["payload"]) == {"api_key": REDACTED, "city": "Paris"}
+
+
+def test_the_error_message_in_the_activity_log_is_redacted(tmp_path: Path) -> None:
+    from builders import build_harness
+
+    from hermes_core.hookspecs import hookimpl
+    from hermes_core.tools import Tool, ToolAnnotations
+
+    class LeakyTools:
+        @hookimpl
+        def hermes_tools(self) -> list[Tool]:
+            def connect() -> str:
+                raise ConnectionError("login failed for postgres://app:hunter2@db/shop")
+
+            return [Tool("connect", "x", handler=connect, annotations=ToolAnnotations(True))]
+
+    harness = build_harness(tmp_path, plugins=[("leaky", LeakyTools())])
+    try:
+        result = harness.call("connect", {})
+        (record,) = harness.activity()
+    finally:
+        harness.close()
+
+    assert "hunter2" in result.text_content  # the model still sees what went wrong
+    assert "hunter2" not in record["message"]
+    assert "postgres://app:[redacted]@db/shop" in record["message"]
+
+
+def test_one_unserializable_record_does_not_stop_the_writer(tmp_path: Path) -> None:
+    path = tmp_path / "activity.jsonl"
+    log = ActivityLog(path, interval=0.01)
+
+    log.write(_event("huge", value=10**5000))
+    log.flush()
+    log.write(_event("after"))
+    log.close()
+
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [record["name"] for record in records] == ["huge", "after"]
+    assert records[0]["arguments"].startswith("[not serializable")
+
+
+def test_the_writer_thread_survives_an_unserializable_record(tmp_path: Path) -> None:
+    path = tmp_path / "activity.jsonl"
+    log = ActivityLog(path, interval=0.01)
+    log.write(_event("huge", value=10**5000))
+    for _ in range(500):  # the background thread writes it: wait until it has
+        if path.exists():
+            break
+        threading.Event().wait(0.01)
+
+    log.write(_event("after"))
+    for _ in range(500):
+        if "after" in path.read_text():
+            break
+        threading.Event().wait(0.01)
+
+    try:
+        assert log._thread is not None
+        assert log._thread.is_alive()
+        assert "after" in path.read_text()
+    finally:
+        log.close()

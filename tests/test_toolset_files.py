@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from builders import Harness, build_harness, make_env
 
 from hermes_core.config import Config
 from hermes_core.errors import HermesError
+from hermes_core.tools import ToolResult
 
 WRITE_OK = {"approvals": {"allow": ["write_file", "patch"]}}
 
@@ -254,3 +258,117 @@ def test_search_files_skips_links_leading_outside(files: Harness, tmp_path: Path
     result = files.call("search_files", {"pattern": "password"})
 
     assert [m["path"] for m in result.structured["matches"]] == ["notes.txt"]
+
+
+def test_a_backtracking_search_pattern_stops_at_its_deadline_while_the_host_runs_on(
+    tmp_path: Path,
+) -> None:
+    config = {"plugins": {"entries": {"files": {"search_timeout": 1}}}}
+    harness = build_harness(tmp_path, config=config)
+    (harness.env.cwd / "input.txt").write_text("a" * 40 + "\n")
+    finished: list[str] = []
+    results: dict[str, ToolResult] = {}
+
+    async def search(pattern: str) -> None:
+        results[pattern] = await harness.dispatcher.dispatch(
+            "search_files", {"pattern": pattern}, harness.session()
+        )
+        finished.append(pattern)
+
+    async def other_task() -> None:
+        await anyio.sleep(0.05)
+        finished.append("other task")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(search, "(a|aa)+b")
+            group.start_soon(other_task)
+        await search("(a+)+b")
+
+    try:
+        anyio.run(main)
+    finally:
+        harness.close()
+
+    # Python's re would hold the GIL for ~2**40 steps: the other task could not run at all.
+    assert finished == ["other task", "(a|aa)+b", "(a+)+b"]
+    stopped = results["(a|aa)+b"]
+    assert stopped.error_code == "TOOL_ERROR"
+    assert "took too long" in stopped.text_content
+    assert results["(a+)+b"].text_content == "no matches"
+
+
+def test_search_files_skips_fifos_instead_of_blocking(files: Harness) -> None:
+    os.mkfifo(files.env.cwd / "pipe")
+    (files.env.cwd / "notes.txt").write_text("needle\n")
+
+    result = files.call("search_files", {"pattern": "needle"})
+
+    assert [m["path"] for m in result.structured["matches"]] == ["notes.txt"]
+
+
+def test_write_file_creates_new_files_with_the_umask_mode(files: Harness) -> None:
+    previous = os.umask(0o027)
+    try:
+        result = files.call("write_file", {"path": "new.txt", "content": "x"})
+    finally:
+        os.umask(previous)
+
+    assert not result.is_error
+    assert stat.S_IMODE((files.env.cwd / "new.txt").stat().st_mode) == 0o640
+
+
+def test_write_file_keeps_the_mode_of_an_existing_file(files: Harness) -> None:
+    target = files.env.cwd / "script.sh"
+    target.write_text("old\n")
+    target.chmod(0o751)
+
+    files.call("write_file", {"path": "script.sh", "content": "new\n"})
+
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    assert target.read_text() == "new\n"
+
+
+def test_write_file_and_patch_refuse_a_read_only_file(files: Harness) -> None:
+    target = files.env.cwd / "locked.txt"
+    target.write_text("keep me\n")
+    target.chmod(0o444)
+
+    written = files.call("write_file", {"path": "locked.txt", "content": "gone"})
+    patched = files.call("patch", {"path": "locked.txt", "old_text": "keep", "new_text": "lose"})
+
+    assert written.error_code == "TOOL_ERROR"
+    assert "not writable" in written.text_content
+    assert patched.error_code == "TOOL_ERROR"
+    assert "not writable" in patched.text_content
+    assert target.read_text() == "keep me\n"
+
+
+def test_patch_through_a_hard_link_edits_every_link(files: Harness) -> None:
+    first = files.env.cwd / "first.txt"
+    first.write_text("value = 1\n")
+    second = files.env.cwd / "second.txt"
+    os.link(first, second)
+
+    result = files.call("patch", {"path": "first.txt", "old_text": "1", "new_text": "2"})
+
+    assert not result.is_error
+    assert second.read_text() == "value = 2\n"
+    assert first.stat().st_ino == second.stat().st_ino
+
+
+def test_tilde_means_the_home_of_the_environment_not_of_the_process(files: Harness) -> None:
+    home = Path(files.env.variables["HOME"])
+    home_file = home / "inside-home.txt"
+    home_file.write_text("from the environment's home\n")
+    config = {**WRITE_OK, "plugins": {"entries": {"files": {"allow_outside": True}}}}
+    harness = build_harness(home.parent / "other", config=config, env=files.env)
+    try:
+        result = harness.call("read_file", {"path": "~/inside-home.txt"})
+        other_user = harness.call("read_file", {"path": "~root/x"})
+    finally:
+        harness.close()
+
+    assert result.text_content == "from the environment's home\n"
+    assert other_user.error_code == "TOOL_ERROR"
+    assert "'~user' paths are not supported" in other_user.text_content

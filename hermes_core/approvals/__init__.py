@@ -13,8 +13,10 @@ from hermes_core.approvals.policy import (
     GlobRules,
     call_subjects,
     glob_escape,
+    matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
     select_policy,
+    shell_segments,
 )
 from hermes_core.approvals.prompt import (
     Answer,
@@ -35,6 +37,8 @@ __all__ = [
     "TerminalPrompt",
     "call_subjects",
     "glob_escape",
+    "matching_glob_every_segment_allows_any_segment_denies",
     "remembered_subject",
     "select_policy",
+    "shell_segments",
 ]

@@ -77,6 +77,62 @@ def call_subjects(call: ToolCall) -> tuple[str, ...]:
     return tuple(subjects)
 
 
+_SEGMENT_SEPARATORS = re.compile(r"\|\||&&|;|&|\||\$\(|`|\n|\(|\)")
+_REDIRECTION = re.compile(r"[<>]")
+
+
+def shell_segments(command: str) -> list[str]:
+    """The simple commands of a shell command line: split at ``;`` ``&`` ``|`` ``&&`` ``||``
+    ``$(`` ``(`` ``)`` backquotes and newlines, stripped, empty ones dropped.
+
+    Quotes are not parsed: ``echo "a;b"`` gives two segments, which only makes an allow glob
+    less likely and a deny glob more likely to match (the safe side for both).
+    """
+    return [part.strip() for part in _SEGMENT_SEPARATORS.split(command) if part.strip()]
+
+
+def matching_glob_every_segment_allows_any_segment_denies(
+    rules: GlobRules, call: ToolCall, *, deny: bool
+) -> str | None:
+    """The glob of ``rules`` matching ``call``, with shell commands matched per segment.
+
+    A tool name glob (``terminal``) matches every call of that tool. For a shell command:
+
+    - **deny** (``deny=True``): a glob matches when it matches the whole command or ANY of its
+      segments, so ``terminal:rm *`` refuses ``ls; rm -rf x``.
+    - **allow**: a glob that matches only one text (a remembered exact command) approves that
+      exact command; ``<tool>:*`` approves every command; any other wildcard glob approves only
+      when EVERY segment matches an allow glob and the command has no ``<`` or ``>``
+      redirection, so ``terminal:ls *`` does not approve ``ls . && rm x`` nor ``ls > ~/.bashrc``.
+    """
+    subjects = call_subjects(call)
+    if len(subjects) == 1:
+        return rules.match(subjects)
+    named = rules.match(subjects[:1])
+    if named is not None:
+        return named
+    command = subjects[1][len(call.name) + 1 :]
+    prefixes = (call.name,) if call.name == "terminal" else (call.name, "terminal")
+    segments = shell_segments(command)
+    if deny:
+        found = rules.match(subjects[1:])
+        for segment in segments:
+            if found is not None:
+                break
+            found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
+        return found
+    exact = rules.match(subjects[1:], exact_only=True)
+    if exact is not None or _REDIRECTION.search(command) or not segments:
+        return exact
+    first: str | None = None
+    for segment in segments:
+        found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
+        if found is None:
+            return None
+        first = first or found
+    return first
+
+
 def remembered_subject(call: ToolCall) -> str:
     """What a "session" or "always" answer remembers: the exact command for shell tools,
     the tool name otherwise. Glob characters are escaped so the pattern matches only itself."""
@@ -87,6 +143,12 @@ def remembered_subject(call: ToolCall) -> str:
 def glob_escape(text: str) -> str:
     """``text`` as a glob that matches only itself."""
     return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _is_exact_or_catch_all(pattern: str) -> bool:
+    if pattern.endswith(":*") and not re.search(r"[*?\[]", pattern[:-2]):
+        return True
+    return not re.search(r"[*?\[]", re.sub(r"\[[^\]]\]", "", pattern))
 
 
 class GlobRules:
@@ -103,11 +165,18 @@ class GlobRules:
         if pattern in self.patterns:
             return
         self.patterns.append(pattern)
-        self._compiled.append((pattern, re.compile(fnmatch.translate(pattern), re.DOTALL)))
+        # No DOTALL: ``*`` does not span a newline, which separates shell commands.
+        self._compiled.append((pattern, re.compile(fnmatch.translate(pattern))))
 
-    def match(self, subjects: Sequence[str]) -> str | None:
-        """The first glob matching one of ``subjects``, or ``None``."""
+    def match(self, subjects: Sequence[str], *, exact_only: bool = False) -> str | None:
+        """The first glob matching one of ``subjects``, or ``None``.
+
+        ``exact_only`` considers only globs that match a single text (no wildcard, or escaped
+        ones like ``[*]``) and the catch-all ``<name>:*``.
+        """
         for pattern, regex in self._compiled:
+            if exact_only and not _is_exact_or_catch_all(pattern):
+                continue
             for subject in subjects:
                 if regex.match(subject):
                     return pattern

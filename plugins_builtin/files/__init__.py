@@ -4,20 +4,29 @@ Every path is resolved against the session's working directory (symbolic links f
 refused when it lands outside it, unless ``plugins.entries.files.allow_outside`` says otherwise:
 ``true`` allows any path, a list of directories adds those roots.
 
+A leading ``~`` means the ``HOME`` variable of the host's environment (not the process's).
+
 Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
-(100000), ``max_line_bytes`` (16384), ``max_search_results`` (200).
+(100000), ``max_line_bytes`` (16384), ``max_search_results`` (200), ``search_timeout`` (50
+seconds: a ``search_files`` regex scan still running then stops with an error).
+
+Regexes run on the ``regex`` package with a deadline and the GIL released: Python's ``re``
+holds the GIL through a catastrophic backtrack, which no worker-thread timeout can stop.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import re
-import tempfile
+import secrets
+import stat
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+import regex as regex_engine
 
 from hermes_core.hookspecs import hookimpl
 from hermes_core.session import Session
@@ -64,17 +73,28 @@ class FileSettings:
     max_read_bytes: int = 100_000
     max_line_bytes: int = 16_384
     max_search_results: int = 200
+    search_timeout: float = 50.0
+    home: Path | None = None
+    """The ``HOME`` of the host's environment, for a leading ``~``; ``None`` when unset."""
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], env: Environment) -> FileSettings:
         """Read the plugin's settings; a wrong type is a ``ValueError`` naming the key."""
-        known = {"allow_outside", "max_read_bytes", "max_line_bytes", "max_search_results"}
+        known = {
+            "allow_outside",
+            "max_read_bytes",
+            "max_line_bytes",
+            "max_search_results",
+            "search_timeout",
+        }
         unknown = sorted(set(entry) - known)
         if unknown:
             raise ValueError(
                 f"plugins.entries.files: unknown key(s) {', '.join(unknown)} "
                 f"(known: {', '.join(sorted(known))})"
             )
+        home_text = env.get("HOME")
+        home = Path(home_text) if home_text else None
         allow = entry.get("allow_outside", False)
         allow_anywhere = False
         roots: list[Path] = []
@@ -82,7 +102,10 @@ class FileSettings:
             allow_anywhere = allow
         elif isinstance(allow, list) and all(isinstance(item, str) for item in allow):
             for item in allow:
-                root = Path(item).expanduser()
+                try:
+                    root = expand_home(item, home)
+                except Refused as exc:
+                    raise ValueError(f"plugins.entries.files.allow_outside: {exc}") from None
                 roots.append((root if root.is_absolute() else env.cwd / root).resolve())
         else:
             raise ValueError(
@@ -98,7 +121,34 @@ class FileSettings:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"plugins.entries.files.{key} must be a positive integer")
             numbers[key] = value
-        return cls(allow_anywhere, tuple(roots), **numbers)
+        search_timeout = entry.get("search_timeout", cls.search_timeout)
+        if (
+            not isinstance(search_timeout, (int, float))
+            or isinstance(search_timeout, bool)
+            or not 0 < search_timeout < 86400
+        ):
+            raise ValueError("plugins.entries.files.search_timeout must be a positive number")
+        return cls(
+            allow_anywhere,
+            tuple(roots),
+            **numbers,
+            search_timeout=float(search_timeout),
+            home=home,
+        )
+
+
+def expand_home(raw: str, home: Path | None) -> Path:
+    """``raw`` with a leading ``~`` or ``~/`` replaced by ``home`` (the environment's ``HOME``).
+
+    ``~user`` and a ``~`` without a known home are refused rather than guessed.
+    """
+    if raw != "~" and not raw.startswith("~/"):
+        if raw.startswith("~"):
+            raise Refused(f"{raw}: '~user' paths are not supported; give the full path")
+        return Path(raw)
+    if home is None:
+        raise Refused(f"{raw}: HOME is not set in the environment, so '~' cannot be expanded")
+    return home / raw[2:] if raw != "~" else home
 
 
 class FileTools:
@@ -113,7 +163,7 @@ class FileTools:
         """``raw`` resolved against the session directory; refused outside the allowed roots."""
         if not raw or "\x00" in raw:
             raise Refused("the path is empty or contains a NUL character")
-        candidate = Path(raw).expanduser()
+        candidate = expand_home(raw, self.settings.home)
         if not candidate.is_absolute():
             candidate = session.cwd / candidate
         resolved = candidate.resolve()
@@ -207,8 +257,10 @@ class FileTools:
             if target.is_dir():
                 raise Refused(f"{path} is a directory")
             data = content.encode("utf-8")
-            target.parent.mkdir(parents=True, exist_ok=True)
             existed = target.exists()
+            if existed:
+                _check_writable(target, path)
+            target.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(target, data)
         except (Refused, OSError) as exc:
             return _refused("write_file", exc)
@@ -226,6 +278,7 @@ class FileTools:
             target = self.resolve(session, path)
             if not target.is_file():
                 raise Refused(f"{path} does not exist or is not a regular file")
+            _check_writable(target, path)
             if target.stat().st_size > _PATCH_MAX_BYTES:
                 raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
             data = target.read_bytes()
@@ -278,11 +331,14 @@ class FileTools:
             regex = None
             if pattern is not None:
                 try:
-                    regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-                except re.error as exc:
+                    regex = regex_engine.compile(
+                        pattern, regex_engine.IGNORECASE if ignore_case else 0
+                    )
+                except (regex_engine.error, ValueError, OverflowError) as exc:
                     raise Refused(f"pattern is not a valid regular expression: {exc}") from None
             limit = min(max_results, self.settings.max_search_results)
-            hits, truncated = self._search(session, root, regex, glob, limit)
+            deadline = time.monotonic() + self.settings.search_timeout
+            hits, truncated = self._search(session, root, regex, glob, limit, deadline)
         except (Refused, OSError) as exc:
             return _refused("search_files", exc)
         lines = [hit["text"] for hit in hits]
@@ -299,9 +355,10 @@ class FileTools:
         self,
         session: Session,
         root: Path,
-        regex: re.Pattern[str] | None,
+        regex: regex_engine.Pattern[str] | None,
         glob: str | None,
         limit: int,
+        deadline: float,
     ) -> tuple[list[dict[str, Any]], bool]:
         hits: list[dict[str, Any]] = []
         for scanned, file in enumerate(_walk(root)):
@@ -321,7 +378,7 @@ class FileTools:
                 hits.append({"path": shown, "text": shown})
                 continue
             for line_no, line in _text_lines(file):
-                if regex.search(line):
+                if _search_line(regex, line, deadline, shown, line_no):
                     if len(hits) >= limit:
                         return hits, True
                     snippet = line.rstrip("\r\n")
@@ -350,6 +407,35 @@ def _lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes, bool]]:
             yield line, False
 
 
+def _search_line(
+    regex: regex_engine.Pattern[str], line: str, deadline: float, shown: str, line_no: int
+) -> bool:
+    """Whether ``regex`` matches ``line``; ``Refused`` once the scan's deadline has passed."""
+    remaining = deadline - time.monotonic()
+    try:
+        if remaining <= 0:
+            raise TimeoutError
+        # concurrent=True releases the GIL, so the host keeps running during a long match.
+        return regex.search(line, timeout=remaining, concurrent=True) is not None
+    except TimeoutError:
+        raise Refused(
+            f"the pattern took too long (stopped at {shown}:{line_no}); it probably backtracks "
+            "catastrophically (nested repetition such as (a+)+); simplify it or narrow the path"
+        ) from None
+
+
+def _check_writable(target: Path, raw: str) -> None:
+    """Refuse to replace a file its permissions say is not writable (a 0444 file).
+
+    A file with no write bit at all is refused even for root, who may write anything: the
+    mode says nobody meant it to change."""
+    if not os.access(target, os.W_OK) or not target.stat().st_mode & 0o222:
+        raise Refused(
+            f"{raw} is not writable (mode {stat.filemode(target.stat().st_mode)}); change its "
+            "permissions first if it should be edited"
+        )
+
+
 def _walk(root: Path) -> Iterator[Path]:
     if root.is_file():
         yield root
@@ -362,7 +448,9 @@ def _walk(root: Path) -> Iterator[Path]:
 
 def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
     try:
-        if file.stat().st_size > _SEARCH_MAX_FILE_BYTES:
+        status = file.stat()
+        # A FIFO, socket or device would block the open or the read (possibly forever).
+        if not stat.S_ISREG(status.st_mode) or status.st_size > _SEARCH_MAX_FILE_BYTES:
             return
         with file.open("rb") as handle:
             if b"\x00" in handle.read(_SNIFF_BYTES):
@@ -375,18 +463,44 @@ def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, keeping the file's mode."""
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    """Write through a temporary file in the same directory, then rename it over ``target``.
+
+    An existing file keeps its mode; a new one gets ``0o666`` less the umask, as any program
+    creating a file would. The rename makes a new inode: a file with other hard links is
+    written in place instead, so every link keeps seeing the edit (that write is not atomic).
+    """
+    try:
+        status: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        status = None
+    if status is not None and status.st_nlink > 1 and stat.S_ISREG(status.st_mode):
+        with target.open("r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+        return
+    fd, temp_name = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if mode is not None:
-            os.chmod(temp_name, mode)
+        if status is not None:
+            os.chmod(temp_name, status.st_mode & 0o7777)
         os.replace(temp_name, target)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
+
+
+def _create_temporary(target: Path) -> tuple[int, str]:
+    """A new file next to ``target`` created with mode ``0o666``, which the kernel reduces by
+    the umask (``mkstemp`` would make it ``0o600``; reading the umask means setting it, which
+    races with other threads)."""
+    for _ in range(100):
+        name = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file next to {target}")
 
 
 def _refused(tool: str, exc: Exception) -> ToolResult:
@@ -487,7 +601,7 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
             },
             handler=handlers.search_files,
             annotations=read_only,
-            **common,
+            **{**common, "timeout": max(60.0, settings.search_timeout + 10.0)},
         ),
     ]
 

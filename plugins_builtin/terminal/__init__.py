@@ -101,20 +101,31 @@ def _start(
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, SIGKILL it after a grace period, and reap the process."""
-    if process.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, _KILL_GRACE), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """SIGTERM the process group, give it a grace period, then SIGKILL the group and reap.
+
+    The SIGKILL is sent whatever the leader did: members that ignore SIGTERM or that the
+    command put in the background (``cmd &``) outlive the shell that started them.
+    """
+    if process.poll() is None:
+        _signal_group(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + _KILL_GRACE
+        while time.monotonic() < deadline:
+            if process.poll() is not None and not _signal_group(process.pid, 0):
+                break  # the leader is reaped and no member is left
+            time.sleep(0.05)
+    _signal_group(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to the process group ``pgid``; ``False`` when the group has no member."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # a member changed its credentials: it exists, but is not ours to signal
+    return True
 
 
 def _head_and_tail(handle: IO[bytes], size: int, cap: int) -> tuple[str, bool]:
@@ -153,6 +164,9 @@ class TerminalTools:
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _stop(process)
+            else:
+                # The shell is done; what it left running in its group (``cmd &``) goes too.
+                _signal_group(process.pid, signal.SIGKILL)
             size = output.seek(0, os.SEEK_END)
             text, truncated = _head_and_tail(output, size, settings.max_output_bytes)
         code = process.returncode
