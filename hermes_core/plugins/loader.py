@@ -346,8 +346,9 @@ def _check_imported_copy(top: str, own: importlib.machinery.ModuleSpec | None) -
     )
 
 
-def _import_spec(name: str, spec: importlib.machinery.ModuleSpec) -> None:
-    """Import the top-level module ``name`` from ``spec``, whatever ``sys.path`` would find."""
+def _import_spec(name: str, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+    """Import the module ``name`` from ``spec``, whatever ``sys.path`` would find; nothing is
+    left in ``sys.modules`` when it fails."""
     if spec.loader is None:
         raise ImportError(f"cannot import {name!r} from {spec.origin}", name=name)
     module = importlib.util.module_from_spec(spec)
@@ -357,6 +358,7 @@ def _import_spec(name: str, spec: importlib.machinery.ModuleSpec) -> None:
     except BaseException:
         forget_module(name)
         raise
+    return module
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -382,15 +384,9 @@ def _import_directory(candidate: Candidate, directory: Path) -> types.ModuleType
     spec = importlib.util.spec_from_file_location(
         name, init, submodule_search_locations=[str(directory)]
     )
-    if spec is None or spec.loader is None:
+    if spec is None:
         raise ImportError(f"cannot import {init}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        forget_module(name)
-        raise
+    module = _import_spec(name, spec)
     setattr(parent, name.rpartition(".")[2], module)
     return module
 
