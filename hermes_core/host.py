@@ -261,7 +261,8 @@ class Host:
 
         registered = self.select_search_backend()
         owner = self.registrations.search_backends[registered.name].plugin
-        backend = registered.factory(self.plugin_context(owner))
+        context = self.plugin_context(owner)
+        backend = registered.factory(context)
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
@@ -269,6 +270,7 @@ class Host:
             self._dispatch_real,
             unavailable=self._unavailable_servers,
             explain_unknown=self._explain_unknown_tool,
+            new_backend=lambda: registered.factory(context),
         )
 
     @property

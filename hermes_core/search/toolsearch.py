@@ -64,6 +64,9 @@ _CONNECTORS_UNAVAILABLE_HINT = (
 )
 
 
+_MAX_GRANT_INDEXES = 16
+"""Search indexes kept for restricted grants; each holds only its grant's deferred tools."""
+
 _MAX_CACHED_ASSEMBLIES = 64
 """Distinct (budget, grant, ...) keys kept per generation; a host serving many grants stays
 bounded."""
@@ -93,6 +96,7 @@ class ToolSearch:
         connectors: ConnectorSource | None = None,
         unavailable: Callable[[], Mapping[str, tuple[int, str]]] = _nothing_unavailable,
         explain_unknown: Callable[[str], str | None] | None = None,
+        new_backend: Callable[[], SearchBackend] | None = None,
     ) -> None:
         self.catalog = catalog
         self.config = config
@@ -103,6 +107,8 @@ class ToolSearch:
         self._explain_unknown = explain_unknown
         self._view: CatalogView | None = None
         self._index = IndexSync(backend)
+        self._new_backend = new_backend
+        self._grant_indexes: dict[frozenset[str], IndexSync] = {}
         self._assemblies: dict[tuple[Any, ...], Assembly] = {}
         self._assembly_generation: int | None = None
         self._schema_tokens: dict[str, tuple[Tool, int]] = {}
@@ -230,11 +236,14 @@ class ToolSearch:
         if stop is not None:
             return stop
         view = self.view()
-        self._index.sync(view.deferred, view.generation)
         granted = view.grant(session)
         deferred = granted.deferred
         allowed = granted.deferred_by_name
-        hidden = len(view.deferred) - len(deferred)
+        searched = self._index_for(session)
+        shared = searched is self._index
+        searched.sync(view.deferred if shared else deferred, view.generation)
+        # The shared index holds tools outside the grant: ask for enough hits to fill the limit.
+        hidden = len(view.deferred) - len(deferred) if shared else 0
         remote = ConnectorSearch()
         if self._connectors_in_scope(session) and self.connectors is not None:
             remote = await self.connectors.search(query_list)
@@ -244,7 +253,7 @@ class ToolSearch:
             remote_hits = list(remote.hits[index]) if index < len(remote.hits) else []
             by_name = {hit.name: hit for hit in remote_hits}
             try:
-                hits = self._rank(query, per_query + hidden, remote_hits)
+                hits = self._rank(searched.backend, query, per_query + hidden, remote_hits)
             except Exception as exc:  # a plugin backend must not crash the turn
                 return refusal(
                     f"the search backend {self.config.backend!r} failed: {exc}", code="TOOL_ERROR"
@@ -282,12 +291,29 @@ class ToolSearch:
             answer["hint"] = _CONNECTORS_UNAVAILABLE_HINT
         return answer
 
-    def _rank(self, query: str, limit: int, remote: Sequence[RemoteTool]) -> list[SearchHit]:
+    def _index_for(self, session: Session) -> IndexSync:
+        """The index a session searches: its own for a restricted grant (so tools it cannot see
+        shape neither admission nor scores), when a backend factory was given; else the shared
+        one. Grant indexes are few and bounded; the least recently used is dropped."""
+        grant = session.granted_toolsets
+        if grant is None or self._new_backend is None:
+            return self._index
+        index = self._grant_indexes.pop(grant, None)
+        if index is None:
+            index = IndexSync(self._new_backend())
+            while len(self._grant_indexes) >= _MAX_GRANT_INDEXES:
+                self._grant_indexes.pop(next(iter(self._grant_indexes)))
+        self._grant_indexes[grant] = index  # most recently used last
+        return index
+
+    def _rank(
+        self, backend: SearchBackend, query: str, limit: int, remote: Sequence[RemoteTool]
+    ) -> list[SearchHit]:
         extra = [
             ToolDocument(hit.name, hit.description, hit.connector, parameter_names(hit.parameters))
             for hit in remote
         ]
-        return self.backend.search(query, limit, self.config.admission, extra)
+        return backend.search(query, limit, self.config.admission, extra)
 
     # tool_describe --------------------------------------------------------------------------------
 

@@ -250,3 +250,27 @@ def test_connectors_outside_the_grant_are_not_asked() -> None:
     conversation = session(granted_toolsets=frozenset({"mcp-github"}))
     _search(tool_search(_registry(), connectors=transport), ["email"], s=conversation)
     assert transport.searched == []
+
+
+def test_tools_outside_the_grant_do_not_shape_a_restricted_sessions_search() -> None:
+    from hermes_core.search.bm25 import BM25Index
+
+    # In the grant "g": x holds "beta", y holds "alpha" and "beta". Outside it, eleven tools
+    # hold "alpha", so over the whole catalog "beta" is the rarest token; within the grant
+    # "alpha" is.
+    tools = [
+        plugin_tool("g", "tool_x", "Beta gamma."),
+        plugin_tool("g", "tool_y", "Alpha beta."),
+        *(plugin_tool("other", f"other_{n}", "Alpha delta.") for n in range(11)),
+    ]
+    registry = registry_of(tools)
+    restricted = session(granted_toolsets=frozenset({"g"}))
+    shared = tool_search(registry, config=ToolSearchConfig(admission="strict"))
+    own = tool_search(registry, config=ToolSearchConfig(admission="strict"), new_backend=BM25Index)
+    assert _search(shared, ["alpha beta"], s=restricted)["results"][0]["matches"] == [
+        "tool_y",
+        "tool_x",
+    ]
+    assert _search(own, ["alpha beta"], s=restricted)["results"][0]["matches"] == ["tool_y"]
+    everyone = _search(own, ["alpha beta"])["results"][0]["matches"]
+    assert set(everyone) == {"tool_x", "tool_y"}
