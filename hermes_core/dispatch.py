@@ -387,12 +387,16 @@ class Dispatcher:
                 await self._remember_always(pattern)
             return None
         if not getattr(transport, "interactive", False):
+            # Only shell tools have a "<tool>:<command>" subject; for any other tool the name
+            # itself is the pattern that allows it.
+            shell = len(call_subjects(call)) > 1
+            broader = f" (or a broader glob such as {call.name + ':*'!r})" if shell else ""
             return ToolResult.error(
                 "DENIED",
                 f"{call.name} needs approval and nobody can answer in this session "
                 f"(approvals.non_interactive: {self.config.approvals.non_interactive}). To allow "
-                f"it, add {pattern!r} (or a broader glob such as {call.name + ':*'!r}) to "
-                "approvals.allow in config.yaml, or choose another approvals.policy.",
+                f"it, add {pattern!r}{broader} to approvals.allow in config.yaml, or choose "
+                "another approvals.policy.",
             )
         if answer is None:
             return ToolResult.error(

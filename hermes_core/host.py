@@ -273,6 +273,12 @@ class Host:
             new_backend=lambda: registered.factory(context),
         )
 
+    def prepare_tools(self) -> None:
+        """Build the dispatcher and the tool search now rather than at the first call, so an
+        unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
+        valid names (what a command line or a server wants at start)."""
+        _ = self.dispatcher, self.tool_search
+
     @property
     def dispatcher(self) -> Dispatcher:
         """The one call path (hooks, approvals, handler, activity log), built on first use

@@ -417,3 +417,24 @@ def test_a_session_answer_for_a_command_with_glob_characters_is_remembered(
     assert first.text_content.startswith("a")
     assert second.text_content.startswith("a")
     assert len(prompt.asked) == 1
+
+
+def test_the_denial_hint_for_a_tool_without_a_command_names_a_pattern_that_works(
+    tmp_path: Path,
+) -> None:
+    harness = build_harness(tmp_path, config={"approvals": {"policy": "manual"}})
+    try:
+        denied = harness.call("todo_list", {})
+        assert denied.error_code == "DENIED"
+        assert "add 'todo_list' to approvals.allow" in (denied.error_message or "")
+        assert "todo_list:*" not in (denied.error_message or "")
+        allowed = build_harness(
+            tmp_path / "allowed",
+            config={"approvals": {"policy": "manual", "allow": ["todo_list"]}},
+        )
+        try:
+            assert not allowed.call("todo_list", {}).is_error
+        finally:
+            allowed.close()
+    finally:
+        harness.close()

@@ -82,6 +82,9 @@ def cli(ctx: click.Context, verbose: bool, config_file: Path | None) -> None:
     """hermes-core: the tool layer of an LLM agent."""
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
+    from hermes_core.cli.output import configure_logging
+
+    configure_logging()
 
 
 def main(argv: list[str] | None = None) -> Any:

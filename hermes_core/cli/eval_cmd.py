@@ -76,6 +76,7 @@ def search_command(
 
     async def main() -> dict[str, float | int]:
         async with Host(config, env) as host:
+            host.prepare_tools()
             with _progress(len(queries), enabled=show_progress) as bar:
                 rankings, latencies = await _run_queries(host, queries, depth, bar)
             tools = sum(1 for tool in host.registry if tool.source == "catalog")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,3 +38,20 @@ def verbose() -> bool:
     context = click.get_current_context(silent=True)
     root = context.find_root() if context is not None else None
     return bool(root is not None and isinstance(root.obj, dict) and root.obj.get("verbose"))
+
+
+class _Formatter(logging.Formatter):
+    """``hermes: warning: ...``: the level in lower case, like the command's own messages."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.level = record.levelname.lower()
+        return super().format(record)
+
+
+def configure_logging(prefix: str = "hermes", *, with_names: bool = False) -> None:
+    """Log records on stderr as ``<prefix>: warning: ...`` (debug too with ``-v``)."""
+    handler = logging.StreamHandler(sys.stderr)
+    names = "%(name)s: " if with_names else ""
+    handler.setFormatter(_Formatter(f"{prefix}: %(level)s: {names}%(message)s"))
+    level = logging.DEBUG if verbose() else logging.WARNING
+    logging.basicConfig(level=level, handlers=[handler], force=True)

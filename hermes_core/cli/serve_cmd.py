@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-import sys
-
 import click
 
 from hermes_core.cli.context import environment
-from hermes_core.cli.output import verbose, warnings_to_stderr
-
-_LOG_FORMAT = "hermes serve: %(levelname)s %(name)s: %(message)s"
+from hermes_core.cli.output import configure_logging, warnings_to_stderr
 
 
 @click.command("serve")
@@ -53,9 +48,7 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
     from hermes_core.config import load_config
     from hermes_core.serve import serve_http, serve_stdio
 
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.DEBUG if verbose() else logging.WARNING, format=_LOG_FORMAT
-    )
+    configure_logging("hermes serve", with_names=True)
     env = environment()
     with warnings_to_stderr():
         config = load_config(env.config_path)

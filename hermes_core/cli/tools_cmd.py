@@ -34,6 +34,7 @@ def run_with_host(work: Callable[[Host], Awaitable[T]]) -> T:
 
     async def main() -> T:
         async with Host(config, env, config_path=env.config_path) as host:
+            host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
             return await work(host)
 
     return anyio.run(main)
