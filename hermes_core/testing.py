@@ -9,7 +9,9 @@ Fixtures (all build real files in ``tmp_path``):
 - ``hermes_dir_plugin``: writes a directory plugin (``plugin.yaml`` and ``__init__.py``);
 - ``hermes_distribution``: writes an installed distribution (a real ``*.dist-info``) into a
   temporary ``site-packages`` that is put on ``sys.path``;
-- ``hermes_nix_store``: writes a :class:`FakeNixStore`, a store path laid out like Nix's.
+- ``hermes_nix_store``: writes a :class:`FakeNixStore`, a store path laid out like Nix's;
+- ``hermes_cli``: a :class:`HermesCli` that runs the real ``hermes`` command as a subprocess in
+  that home and project.
 
 The plain functions (:func:`write_dir_plugin`, :func:`write_distribution`) work outside pytest
 too, e.g. in a benchmark.
@@ -19,6 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -165,6 +170,110 @@ def make_nix_store(root: Path, label: str = "hermes-plugins") -> FakeNixStore:
     return store
 
 
+class HermesCli:
+    """The real ``hermes`` command (``python -m hermes_core``) run as a subprocess in temporary
+    places under ``root``: ``home`` (``HERMES_HOME``), ``work`` (the working directory),
+    ``user_home`` (``HOME``), and ``root/logs`` and ``root/cache`` (``HERMES_LOG_DIR``,
+    ``HERMES_CACHE_DIR``). ``home`` and ``work`` are created; ``user_home`` is not.
+
+    With ``config_file`` every command starts with ``--config FILE``; without it hermes reads
+    ``home/config.yaml``. Either way :attr:`config` is the file it reads.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        home: Path | None = None,
+        work: Path | None = None,
+        user_home: Path | None = None,
+        config_file: Path | None = None,
+    ) -> None:
+        self.root = root
+        self.home = home or root / "hermes-home"
+        self.work = work or root / "project"
+        self.user_home = user_home or root / "user-home"
+        self.config_file = config_file
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)
+
+    def __repr__(self) -> str:
+        return f"HermesCli(root={self.root!r})"
+
+    @property
+    def config(self) -> Path:
+        """The configuration file the command reads: ``config_file`` or ``home/config.yaml``."""
+        return self.config_file or self.home / "config.yaml"
+
+    @property
+    def log_dir(self) -> Path:
+        """``HERMES_LOG_DIR``: ``root/logs`` (``activity.jsonl`` is written there)."""
+        return self.root / "logs"
+
+    @property
+    def cache_dir(self) -> Path:
+        """``HERMES_CACHE_DIR``: ``root/cache``."""
+        return self.root / "cache"
+
+    def variables(self, **extra: str) -> dict[str, str]:
+        """The whole environment of the subprocess: ``PATH`` of this process, ``HOME``, the
+        temporary ``HERMES_*`` locations and ``HERMES_STRICT_PLUGINS=1``, then ``extra`` (which
+        may replace any of them). Nothing else leaks in from this process."""
+        return {
+            "PATH": Environment.from_process().get("PATH") or os.defpath,
+            "HOME": str(self.user_home),
+            "HERMES_HOME": str(self.home),
+            "HERMES_LOG_DIR": str(self.log_dir),
+            "HERMES_CACHE_DIR": str(self.cache_dir),
+            "HERMES_STRICT_PLUGINS": "1",
+            **extra,
+        }
+
+    def command(self, *args: str) -> list[str]:
+        """``[python, "-m", "hermes_core", ("--config", FILE,) *args]``, e.g. to start with
+        :class:`subprocess.Popen` or hand to an MCP client."""
+        config = ["--config", str(self.config_file)] if self.config_file is not None else []
+        return [sys.executable, "-m", "hermes_core", *config, *args]
+
+    def run(
+        self,
+        *args: str,
+        ok: bool = True,
+        input: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``hermes *args`` in :attr:`work` with ``env`` (default :meth:`variables`) and
+        ``input`` on stdin (else an empty stdin, never a terminal), capturing stdout and stderr
+        as text. With ``ok`` a non-zero exit fails the test, showing the command, its status
+        and its stderr. ``timeout`` (seconds) only guards against a hung command."""
+        __tracebackhide__ = True  # a failure points at the test's line, not at this helper
+        done = subprocess.run(
+            self.command(*args),
+            cwd=self.work,
+            env=dict(env) if env is not None else self.variables(),
+            input=input,
+            # Never the terminal pytest runs in: hermes must see no TTY unless a test gives one.
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if ok and done.returncode != 0:
+            pytest.fail(
+                f"hermes {' '.join(args)} exited with {done.returncode}; stderr:\n{done.stderr}"
+            )
+        return done
+
+    def json(
+        self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+    ) -> Any:
+        """Run ``hermes *args`` (which must succeed) and parse its stdout as JSON."""
+        __tracebackhide__ = True
+        return json.loads(self.run(*args, input=input, env=env).stdout)
+
+
 def forget_modules_under(directory: Path) -> None:
     """Drop from ``sys.modules`` every module whose file lies under ``directory``, so the next
     test imports its own copy of a same-named plugin."""
@@ -209,6 +318,15 @@ def hermes_env(tmp_path: Path, hermes_home: Path, hermes_project: Path) -> Itera
         user_home=tmp_path / "user-home",
     )
     forget_modules_under(tmp_path)
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> HermesCli:
+    """A :class:`HermesCli` over ``hermes_home`` and ``hermes_project``: ``.run(*args, ok=True,
+    input=None, env=None)`` runs the real ``hermes`` in them, ``.json(*args)`` parses its
+    output, ``.variables(**extra)`` is its environment (``HOME`` is ``tmp_path/user-home``, logs
+    and cache under ``tmp_path``, strict plugin loading)."""
+    return HermesCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 @pytest.fixture

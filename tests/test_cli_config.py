@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
+
+from hermes_core.testing import HermesCli
 
 COMMENTED = """\
 # my settings
@@ -21,26 +21,9 @@ plugins:
 """
 
 
-def run_hermes(home: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m hermes_core`` with only this test's HERMES_* variables."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith("HERMES_")}
-    env.update({"HERMES_HOME": str(home), "HERMES_STRICT_PLUGINS": "1", **variables})
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_core", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=home,
-        timeout=60,
-        check=False,
-    )
-
-
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "hermes-home"
-    path.mkdir()
-    return path
+def home(hermes_cli: HermesCli) -> Path:
+    return hermes_cli.home
 
 
 def write(home: Path, text: str) -> Path:
@@ -49,28 +32,28 @@ def write(home: Path, text: str) -> Path:
     return path
 
 
-def test_config_path_prints_the_file_under_hermes_home(home: Path) -> None:
-    result = run_hermes(home, "config", "path")
+def test_config_path_prints_the_file_under_hermes_home(hermes_cli: HermesCli, home: Path) -> None:
+    result = hermes_cli.run("config", "path")
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{home / 'config.yaml'}\n"
 
 
-def test_validate_accepts_a_good_file(home: Path) -> None:
+def test_validate_accepts_a_good_file(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
-    result = run_hermes(home, "config", "validate")
+    result = hermes_cli.run("config", "validate")
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"ok: {path}\n"
 
 
-def test_validate_accepts_a_missing_file(home: Path) -> None:
-    result = run_hermes(home, "config", "validate")
+def test_validate_accepts_a_missing_file(hermes_cli: HermesCli, home: Path) -> None:
+    result = hermes_cli.run("config", "validate")
     assert result.returncode == 0, result.stderr
     assert not (home / "config.yaml").exists()
 
 
-def test_bad_yaml_exits_2_naming_file_line_and_key(home: Path) -> None:
+def test_bad_yaml_exits_2_naming_file_line_and_key(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, "tools:\n  tool_search:\n    threshold_pct: 5: 6\n")
-    result = run_hermes(home, "config", "validate")
+    result = hermes_cli.run("config", "validate", ok=False)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.startswith(
@@ -78,9 +61,11 @@ def test_bad_yaml_exits_2_naming_file_line_and_key(home: Path) -> None:
     )
 
 
-def test_wrong_threshold_type_exits_2_naming_file_line_and_key(home: Path) -> None:
+def test_wrong_threshold_type_exits_2_naming_file_line_and_key(
+    hermes_cli: HermesCli, home: Path
+) -> None:
     path = write(home, "tools:\n  tool_search:\n    threshold_pct: high\n")
-    result = run_hermes(home, "config", "validate")
+    result = hermes_cli.run("config", "validate", ok=False)
     assert result.returncode == 2
     assert result.stderr == (
         f"hermes: error: {path}:3: tools.tool_search.threshold_pct: "
@@ -88,34 +73,36 @@ def test_wrong_threshold_type_exits_2_naming_file_line_and_key(home: Path) -> No
     )
 
 
-def test_defer_as_a_string_exits_2_naming_file_line_and_key(home: Path) -> None:
+def test_defer_as_a_string_exits_2_naming_file_line_and_key(
+    hermes_cli: HermesCli, home: Path
+) -> None:
     path = write(home, "# c\ntools:\n  tool_search:\n    defer: todo_list\n")
-    result = run_hermes(home, "config", "show")
+    result = hermes_cli.run("config", "show", ok=False)
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"{path}:4: tools.tool_search.defer: expected a list of names" in result.stderr
 
 
-def test_set_parses_a_yaml_number_and_keeps_comments(home: Path) -> None:
+def test_set_parses_a_yaml_number_and_keeps_comments(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
-    result = run_hermes(home, "config", "set", "tools.tool_search.threshold_pct", "7.5")
+    result = hermes_cli.run("config", "set", "tools.tool_search.threshold_pct", "7.5")
     assert result.returncode == 0, result.stderr
     assert path.read_text(encoding="utf-8") == COMMENTED.replace(
         "threshold_pct: 5   #", "threshold_pct: 7.5 #"
     )
 
 
-def test_set_parses_a_flow_list(home: Path) -> None:
+def test_set_parses_a_flow_list(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
-    result = run_hermes(home, "config", "set", "plugins.enabled", "[a, b]")
+    result = hermes_cli.run("config", "set", "plugins.enabled", "[a, b]")
     assert result.returncode == 0, result.stderr
     assert "# nothing yet" in path.read_text(encoding="utf-8")
-    shown = json.loads(run_hermes(home, "config", "show", "--json").stdout)
+    shown = hermes_cli.json("config", "show", "--json")
     assert shown["plugins"]["enabled"] == ["a", "b"]
 
 
-def test_set_creates_the_file_and_its_sections(home: Path) -> None:
-    result = run_hermes(home, "config", "set", "approvals.policy", "manual")
+def test_set_creates_the_file_and_its_sections(hermes_cli: HermesCli, home: Path) -> None:
+    result = hermes_cli.run("config", "set", "approvals.policy", "manual")
     assert result.returncode == 0, result.stderr
     assert (home / "config.yaml").read_text(encoding="utf-8") == "approvals:\n  policy: manual\n"
 
@@ -130,10 +117,10 @@ def test_set_creates_the_file_and_its_sections(home: Path) -> None:
     ],
 )
 def test_set_invalid_value_exits_2_and_writes_nothing(
-    home: Path, key: str, value: str, message: str
+    hermes_cli: HermesCli, home: Path, key: str, value: str, message: str
 ) -> None:
     path = write(home, COMMENTED)
-    result = run_hermes(home, "config", "set", key, value)
+    result = hermes_cli.run("config", "set", key, value, ok=False)
     assert result.returncode == 2
     assert result.stderr.startswith(f"hermes: error: {path}")
     assert message in result.stderr
@@ -141,25 +128,34 @@ def test_set_invalid_value_exits_2_and_writes_nothing(
     assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]
 
 
-def test_set_value_that_is_not_yaml_is_a_usage_error(home: Path) -> None:
+def test_set_value_that_is_not_yaml_is_a_usage_error(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
-    result = run_hermes(home, "config", "set", "plugins.enabled", "[a, b")
+    result = hermes_cli.run("config", "set", "plugins.enabled", "[a, b", ok=False)
     assert result.returncode == 2
     assert "not a YAML value" in result.stderr
     assert path.read_text(encoding="utf-8") == COMMENTED
 
 
-def test_set_is_refused_when_the_config_is_managed(home: Path) -> None:
+def test_set_is_refused_when_the_config_is_managed(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
-    result = run_hermes(home, "config", "set", "approvals.policy", "off", HERMES_MANAGED="1")
+    result = hermes_cli.run(
+        "config",
+        "set",
+        "approvals.policy",
+        "off",
+        ok=False,
+        env=hermes_cli.variables(HERMES_MANAGED="1"),
+    )
     assert result.returncode == 2
     assert "managed by Nix or an administrator" in result.stderr
     assert path.read_text(encoding="utf-8") == COMMENTED
 
 
-def test_show_prints_the_effective_configuration_with_defaults(home: Path) -> None:
+def test_show_prints_the_effective_configuration_with_defaults(
+    hermes_cli: HermesCli, home: Path
+) -> None:
     write(home, COMMENTED)
-    result = run_hermes(home, "config", "show")
+    result = hermes_cli.run("config", "show")
     assert result.returncode == 0, result.stderr
     shown = YAML(typ="safe").load(result.stdout)
     assert shown["tools"]["tool_search"]["threshold_pct"] == 5.0
@@ -176,16 +172,18 @@ def test_show_prints_the_effective_configuration_with_defaults(home: Path) -> No
     ]
 
 
-def test_show_json_matches_show_yaml(home: Path) -> None:
+def test_show_json_matches_show_yaml(hermes_cli: HermesCli, home: Path) -> None:
     write(home, COMMENTED)
-    as_json = json.loads(run_hermes(home, "config", "show", "--json").stdout)
-    as_yaml = YAML(typ="safe").load(run_hermes(home, "config", "show").stdout)
+    as_json = hermes_cli.json("config", "show", "--json")
+    as_yaml = YAML(typ="safe").load(hermes_cli.run("config", "show").stdout)
     assert as_json == as_yaml
 
 
-def test_unknown_enabled_text_is_a_warning_line_on_stderr(home: Path) -> None:
+def test_unknown_enabled_text_is_a_warning_line_on_stderr(
+    hermes_cli: HermesCli, home: Path
+) -> None:
     path = write(home, "tools:\n  tool_search:\n    enabled: maybe\n")
-    result = run_hermes(home, "config", "validate")
+    result = hermes_cli.run("config", "validate")
     assert result.returncode == 0
     assert result.stdout == f"ok: {path}\n"
     assert result.stderr == (

@@ -4,10 +4,7 @@ real config.yaml."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ from ruamel.yaml import YAML
 from hermes_core.config import load_config
 from hermes_core.host import Host
 from hermes_core.paths import Environment
+from hermes_core.testing import HermesCli
 from hermes_core.tools import ToolResult
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -35,48 +33,12 @@ mcp_servers:  # servers I use
 """
 
 
-@dataclass
-class Cli:
-    """One temporary hermes home with its config.yaml, and a way to run ``hermes`` in it."""
-
-    root: Path
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
-
-    @property
-    def config(self) -> Path:
-        return self.home / "config.yaml"
+class Cli(HermesCli):
+    """``hermes_cli`` given ``--config`` explicitly, with the two files ``hermes mcp`` edits."""
 
     @property
     def dotenv(self) -> Path:
         return self.home / ".env"
-
-    def run(
-        self, *args: str, ok: bool = True, **variables: str
-    ) -> subprocess.CompletedProcess[str]:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.root),
-            "HERMES_HOME": str(self.home),
-            "HERMES_STRICT_PLUGINS": "1",
-            "HERMES_LOG_DIR": str(self.root / "logs"),
-            "HERMES_CACHE_DIR": str(self.root / "cache"),
-            **variables,
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "hermes_core", "--config", str(self.config), *args],
-            cwd=self.root / "work",
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        if ok and done.returncode != 0:
-            pytest.fail(f"hermes {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
-        return done
 
     def servers(self) -> dict[str, Any]:
         data = YAML(typ="safe").load(self.config.read_text(encoding="utf-8")) or {}
@@ -85,10 +47,9 @@ class Cli:
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    (tmp_path / "home").mkdir()
-    (tmp_path / "work").mkdir()
-    return Cli(tmp_path)
+def cli(hermes_cli: HermesCli) -> Cli:
+    home = hermes_cli.home
+    return Cli(hermes_cli.root, home=home, work=hermes_cli.work, config_file=home / "config.yaml")
 
 
 def write_servers(cli: Cli, servers: dict[str, Any]) -> None:
@@ -170,7 +131,7 @@ def test_remove_unknown_server_names_the_configured_ones(cli: Cli) -> None:
 
 def test_managed_config_is_not_edited(cli: Cli) -> None:
     cli.config.write_text(COMMENTED, encoding="utf-8")
-    done = cli.run("mcp", "add", "x", "--", "cat", ok=False, HERMES_MANAGED="1")
+    done = cli.run("mcp", "add", "x", "--", "cat", ok=False, env=cli.variables(HERMES_MANAGED="1"))
     assert done.returncode == 2
     assert "managed by Nix or an administrator" in done.stderr
     assert cli.config.read_text(encoding="utf-8") == COMMENTED
@@ -274,7 +235,7 @@ def test_catalog_install_with_a_failing_probe_writes_nothing(cli: Cli) -> None:
         "--env",
         "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_secret",
         ok=False,
-        PATH=str(empty),  # no npx: the server cannot start
+        env=cli.variables(PATH=str(empty)),  # no npx: the server cannot start
     )
     assert done.returncode == 2
     assert "MCP server 'github' did not answer the probe" in done.stderr
@@ -325,7 +286,7 @@ def test_catalog_install_puts_secrets_in_dotenv_never_in_config(cli: Cli) -> Non
         "box",
         "--env",
         "BOX_TOKEN=tok-123",
-        HERMES_MCP_CATALOG=str(catalog),
+        env=cli.variables(HERMES_MCP_CATALOG=str(catalog)),
     )
     assert cli.servers()["box"]["env"] == {"BOX_TOKEN": "${BOX_TOKEN}"}
     assert "tok-123" not in cli.config.read_text(encoding="utf-8")
@@ -334,8 +295,8 @@ def test_catalog_install_puts_secrets_in_dotenv_never_in_config(cli: Cli) -> Non
     config = load_config(cli.config)
     env = Environment(
         home=cli.home,
-        cwd=cli.root / "work",
-        variables={"HERMES_STRICT_PLUGINS": "1", "HERMES_LOG_DIR": str(cli.root / "logs")},
+        cwd=cli.work,
+        variables={"HERMES_STRICT_PLUGINS": "1", "HERMES_LOG_DIR": str(cli.log_dir)},
     )
 
     async def ask_server() -> ToolResult:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from hermes_core.testing import FakeNixStore, make_nix_store, write_dir_plugin, write_distribution
+from hermes_core.testing import (
+    FakeNixStore,
+    HermesCli,
+    make_nix_store,
+    write_dir_plugin,
+    write_distribution,
+)
 
 GOOD = """
 from hermes_core.hookspecs import hookimpl
@@ -26,18 +31,23 @@ def hermes_session_start(session):
 
 @dataclass
 class Setup:
-    """The directories of one CLI run: home, project, bundled plugins, site dir, Nix store."""
+    """A ``hermes_cli`` with every plugin source: bundled plugins, a site dir, a Nix store, and
+    the variables a test adds before running ``hermes``."""
 
-    root: Path
+    cli: HermesCli
     variables: dict[str, str] = field(default_factory=dict)
 
     @property
+    def root(self) -> Path:
+        return self.cli.root
+
+    @property
     def home(self) -> Path:
-        return self.root / "home" / ".hermes"
+        return self.cli.home
 
     @property
     def project(self) -> Path:
-        return self.root / "project"
+        return self.cli.work
 
     @property
     def bundled(self) -> Path:
@@ -60,38 +70,29 @@ class Setup:
         self.variables["HERMES_NIX_PLUGINS"] = str(store.path)
         return store
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        environment = {
-            "PATH": os.defpath,
-            "HOME": str(self.home.parent),
-            "HERMES_HOME": str(self.home),
+    def environment(self) -> dict[str, str]:
+        sources = {
             "HERMES_BUNDLED_PLUGINS": str(self.bundled),
             "PYTHONPATH": str(self.site),
             "COLUMNS": "200",
-            **self.variables,
         }
-        return subprocess.run(
-            [sys.executable, "-m", "hermes_core", *args],
-            cwd=self.project,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        return self.cli.variables(**{**sources, **self.variables})
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.cli.run(*args, ok=False, env=self.environment())
 
     def list_json(self, *extra: str) -> list[dict[str, Any]]:
-        done = self.run("plugins", "list", "--json", *extra)
-        assert done.returncode == 0, done.stderr
-        rows: list[dict[str, Any]] = json.loads(done.stdout)
+        rows: list[dict[str, Any]] = self.cli.json(
+            "plugins", "list", "--json", *extra, env=self.environment()
+        )
         return rows
 
 
 @pytest.fixture
-def setup(tmp_path: Path) -> Setup:
-    made = Setup(tmp_path)
-    for directory in (made.home, made.project, made.bundled, made.site):
-        directory.mkdir(parents=True)
+def setup(hermes_cli: HermesCli) -> Setup:
+    made = Setup(hermes_cli)
+    made.bundled.mkdir()
+    made.site.mkdir()
     return made
 
 
@@ -414,7 +415,7 @@ def heavy_modules_after_listing(setup: Setup) -> str:
     done = subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=setup.project,
-        env={"PATH": os.defpath, "HERMES_HOME": str(setup.home), **setup.variables},
+        env=setup.cli.variables(**setup.variables),
         capture_output=True,
         text=True,
         timeout=60,

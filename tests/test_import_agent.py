@@ -4,9 +4,7 @@ real fixture files in a temporary HOME, through the real command (a subprocess).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from hermes_core.mcp.claude_import import (
     read_claude_servers,
 )
 from hermes_core.paths import Environment
+from hermes_core.testing import HermesCli
 
 CONFIG = """\
 # hermes settings
@@ -34,23 +33,27 @@ mcp_servers:  # my servers
 class Machine:
     """A HOME with Claude's files, a project directory and a hermes home."""
 
-    root: Path
+    cli: HermesCli
+
+    @property
+    def root(self) -> Path:
+        return self.cli.root
 
     @property
     def home(self) -> Path:
-        return self.root / "home"
+        return self.cli.user_home
 
     @property
     def project(self) -> Path:
-        return self.root / "project"
+        return self.cli.work
 
     @property
     def hermes_home(self) -> Path:
-        return self.home / ".hermes"
+        return self.cli.home
 
     @property
     def config(self) -> Path:
-        return self.hermes_home / "config.yaml"
+        return self.cli.config
 
     @property
     def desktop(self) -> Path:
@@ -66,24 +69,7 @@ class Machine:
         )
 
     def run(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-        variables = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.home),
-            "HERMES_HOME": str(self.hermes_home),
-            "HERMES_STRICT_PLUGINS": "1",
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "hermes_core", "import-agent", "claude-code", *args],
-            cwd=self.project,
-            env=variables,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if ok and done.returncode != 0:
-            pytest.fail(f"import-agent failed ({done.returncode}):\n{done.stderr}")
-        return done
+        return self.cli.run("import-agent", "claude-code", *args, ok=ok)
 
     def servers(self) -> dict[str, Any]:
         data = YAML(typ="safe").load(self.config.read_text(encoding="utf-8")) or {}
@@ -93,9 +79,12 @@ class Machine:
 
 @pytest.fixture
 def machine(tmp_path: Path) -> Machine:
-    found = Machine(tmp_path)
-    found.project.mkdir(parents=True)
-    found.hermes_home.mkdir(parents=True)
+    user_home = tmp_path / "home"
+    found = Machine(
+        HermesCli(
+            tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "project"
+        )
+    )
     found.config.write_text(CONFIG, encoding="utf-8")
     found.write_json(
         found.home / ".claude.json",

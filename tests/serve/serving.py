@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from mcp import StdioServerParameters
 
+from hermes_core.testing import HermesCli
+
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 LATE_SERVER = SERVERS_DIR / "late.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -55,22 +57,26 @@ def late_server(ready: Path, *, connect_timeout: float = 2.0) -> dict[str, Any]:
 
 @dataclass
 class ServeHome:
-    """A temporary ``HERMES_HOME``, working directory, cache and log directory, and the
-    ``config.yaml`` that ``hermes --config`` is given."""
+    """A :class:`HermesCli` (temporary ``HERMES_HOME``, working directory, cache and log
+    directory) whose ``config.yaml``, outside the home, is given with ``hermes --config``."""
 
-    root: Path
+    cli: HermesCli
+
+    @property
+    def root(self) -> Path:
+        return self.cli.root
 
     @property
     def home(self) -> Path:
-        return self.root / "home"
+        return self.cli.home
 
     @property
     def work(self) -> Path:
-        return self.root / "work"
+        return self.cli.work
 
     @property
     def config_path(self) -> Path:
-        return self.root / "config.yaml"
+        return self.cli.config
 
     def write_config(self, **sections: Any) -> Path:
         """Write ``config.yaml`` (as JSON, which YAML reads) with the bundled plugins enabled
@@ -81,26 +87,11 @@ class ServeHome:
 
     def variables(self) -> dict[str, str]:
         """The environment of the served process: only temporary locations, strict plugins."""
-        return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.home),
-            "HERMES_HOME": str(self.home),
-            "HERMES_LOG_DIR": str(self.root / "logs"),
-            "HERMES_CACHE_DIR": str(self.root / "cache"),
-            "HERMES_STRICT_PLUGINS": "1",
-        }
+        return self.cli.variables()
 
     def command(self, *serve_args: str) -> list[str]:
         """``python -m hermes_core --config <config.yaml> serve ...``."""
-        return [
-            sys.executable,
-            "-m",
-            "hermes_core",
-            "--config",
-            str(self.config_path),
-            "serve",
-            *serve_args,
-        ]
+        return self.cli.command("serve", *serve_args)
 
     def stdio_parameters(self, *serve_args: str) -> StdioServerParameters:
         """What an MCP client launches: ``hermes serve`` over stdio in the temporary home."""
@@ -112,10 +103,7 @@ class ServeHome:
 
 def make_home(tmp_path: Path) -> ServeHome:
     """A :class:`ServeHome` with its directories made."""
-    served = ServeHome(tmp_path)
-    served.home.mkdir(parents=True)
-    served.work.mkdir(parents=True)
-    return served
+    return ServeHome(HermesCli(tmp_path, config_file=tmp_path / "config.yaml"))
 
 
 @dataclass
