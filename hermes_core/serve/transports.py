@@ -86,7 +86,7 @@ async def serve_stdio(
     # at exit) go to stderr directly; the SDK diverts the descriptor for everything else.
     sys.stdout.flush()
     received: list[int] = []
-    try:
+    with _startup_errors_unwrapped():
         async with stdio_server() as (read_stream, write_stream):
             with _stdout_to_stderr():
                 await _serve_stdio_streams(
@@ -97,12 +97,6 @@ async def serve_stdio(
                 # stdio_server would wait for its stdin reader, a thread blocked until the
                 # client closes stdin.
                 _die_by(received[0])
-    except BaseExceptionGroup as group:
-        # stdio_server's task group wraps a startup error (a bad configuration) in a group.
-        single = _only_hermes_error(group)
-        if single is None:
-            raise
-        raise single from None
 
 
 async def _serve_stdio_streams(
@@ -128,6 +122,19 @@ async def _serve_stdio_streams(
                 await served.server.run(read_stream, write_stream, options)
                 group.cancel_scope.cancel()
         outer.cancel_scope.cancel()
+
+
+@contextlib.contextmanager
+def _startup_errors_unwrapped() -> Iterator[None]:
+    """Task groups wrap a startup error (a bad configuration) in an exception group; raise the
+    one :class:`HermesError` itself so the command reports it plainly (exit status 2)."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        single = _only_hermes_error(group)
+        if single is None:
+            raise
+        raise single from None
 
 
 def _only_hermes_error(group: BaseExceptionGroup[BaseException]) -> HermesError | None:
@@ -175,15 +182,8 @@ async def serve_http(
     ``port`` 0 picks a free port; ``on_listening`` receives the URL once requests are served.
     """
     sock = _listen(host, port)
-    with sock:
-        try:
-            await _serve_http_on(sock, config, env, host, config_path, context_length, on_listening)
-        except BaseExceptionGroup as group:
-            # The task group wraps a startup error (a bad configuration) in a group.
-            single = _only_hermes_error(group)
-            if single is None:
-                raise
-            raise single from None
+    with sock, _startup_errors_unwrapped():
+        await _serve_http_on(sock, config, env, host, config_path, context_length, on_listening)
 
 
 async def _serve_http_on(
