@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hermes_core.paths import Environment
+
+if TYPE_CHECKING:
+    from hermes_core.config import Config
 
 
 def environment() -> Environment:
@@ -22,3 +26,12 @@ def environment() -> Environment:
         if isinstance(given, Path):
             config_file = given.resolve()
     return Environment.from_process(config_file=config_file)
+
+
+def load_config_in_effect(env: Environment) -> Config:
+    """The configuration ``env`` names, its warnings shown as ``hermes: warning:`` lines."""
+    from hermes_core.cli.output import warnings_to_stderr
+    from hermes_core.config import load_config
+
+    with warnings_to_stderr():
+        return load_config(env.config_path)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core.cli.context import environment
-from hermes_core.cli.output import columns, warnings_to_stderr
+from hermes_core.cli.context import environment, load_config_in_effect
+from hermes_core.cli.output import columns
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
@@ -58,7 +58,6 @@ def search_command(
     """
     import anyio
 
-    from hermes_core.config import load_config
     from hermes_core.host import Host
     from hermes_core.search.evaluation import (
         METRIC_KEYS,
@@ -68,8 +67,7 @@ def search_command(
     )
 
     env = environment()
-    with warnings_to_stderr():
-        config = _eval_config(load_config(env.config_path), catalog_path, admission)
+    config = _eval_config(load_config_in_effect(env), catalog_path, admission)
     queries = load_queries(queries_path)
     depth = max(k, 10)
     show_progress = not as_json and sys.stderr.isatty()

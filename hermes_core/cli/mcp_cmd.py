@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core.cli.context import environment
-from hermes_core.cli.output import columns, warnings_to_stderr
+from hermes_core.cli.context import environment, load_config_in_effect
+from hermes_core.cli.output import columns
 from hermes_core.errors import HermesError
 
 if TYPE_CHECKING:
@@ -24,13 +24,6 @@ if TYPE_CHECKING:
     from hermes_core.mcp.probe import ProbeReport
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
-
-
-def _load(env: Environment) -> Config:
-    from hermes_core.config import load_config
-
-    with warnings_to_stderr():
-        return load_config(env.config_path)
 
 
 def _check_name(name: str) -> None:
@@ -97,7 +90,7 @@ def list_command(as_json: bool) -> None:
     import anyio
 
     env = environment()
-    config = _load(env)
+    config = load_config_in_effect(env)
     statuses = anyio.run(_statuses, config, env) if config.mcp_servers else {}
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
     if as_json:
@@ -263,7 +256,7 @@ def test_command(name: str, as_json: bool) -> None:
     import anyio
 
     env = environment()
-    entry = _server(_load(env), name)
+    entry = _server(load_config_in_effect(env), name)
     report = anyio.run(_probe, name, entry, env)
     _print_probe(report, as_json)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hermes_core.cli.context import environment
+from hermes_core.cli.context import environment, load_config_in_effect
 from hermes_core.cli.output import columns, verbose, warnings_to_stderr
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
@@ -25,11 +25,9 @@ if TYPE_CHECKING:
 
 
 def _load(env: Environment) -> tuple[Config, PluginSet]:
-    from hermes_core.config import load_config
     from hermes_core.plugins.loader import load_plugins
 
-    with warnings_to_stderr():
-        config = load_config(env.config_path)
+    config = load_config_in_effect(env)
     plugin_set = load_plugins(config, env, config_path=env.config_path, strict=False)
     for warning in plugin_set.warnings:
         click.echo(f"hermes: warning: {warning}", err=True)

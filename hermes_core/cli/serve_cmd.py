@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from hermes_core.cli.context import environment
-from hermes_core.cli.output import configure_logging, warnings_to_stderr
+from hermes_core.cli.context import environment, load_config_in_effect
+from hermes_core.cli.output import configure_logging
 
 
 @click.command("serve")
@@ -45,13 +45,11 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
     """
     import anyio
 
-    from hermes_core.config import load_config
     from hermes_core.serve import serve_http, serve_stdio
 
     configure_logging("hermes serve", with_names=True)
     env = environment()
-    with warnings_to_stderr():
-        config = load_config(env.config_path)
+    config = load_config_in_effect(env)
 
     if transport == "stdio":
         anyio.run(

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from hermes_core.cli.context import environment
-from hermes_core.cli.output import columns, warnings_to_stderr
+from hermes_core.cli.context import environment, load_config_in_effect
+from hermes_core.cli.output import columns
 
 if TYPE_CHECKING:
     from hermes_core.approvals.prompt import Answer, ApprovalRequest
@@ -25,12 +25,10 @@ def run_with_host(work: Callable[[Host], Awaitable[T]]) -> T:
     """Start the host of the configuration in effect, run ``work`` with it, shut it down."""
     import anyio
 
-    from hermes_core.config import load_config
     from hermes_core.host import Host
 
     env = environment()
-    with warnings_to_stderr():
-        config = load_config(env.config_path)
+    config = load_config_in_effect(env)
 
     async def main() -> T:
         async with Host(config, env, config_path=env.config_path) as host:
