@@ -95,7 +95,9 @@ class Dispatcher:
 
     ``hooks`` is a pluggy ``PluginManager`` or its ``hook`` relay; ``policy`` the selected
     :class:`~hermes_core.approvals.policy.ApprovalPolicy`. The activity log goes to
-    ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given.
+    ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given. ``explain_unknown`` answers
+    a call of a name the registry does not hold when it knows why (an MCP tool filtered out, its
+    server unavailable); otherwise the call gets "no tool named ...".
     """
 
     def __init__(
@@ -107,8 +109,10 @@ class Dispatcher:
         env: Environment,
         *,
         activity_log: ActivityLog | None = None,
+        explain_unknown: Callable[[str], ToolResult | None] | None = None,
     ) -> None:
         self.registry = registry
+        self._explain_unknown = explain_unknown
         self.hooks = hooks.hook if isinstance(hooks, pluggy.PluginManager) else hooks
         self.policy = policy
         self.config = config
@@ -142,6 +146,15 @@ class Dispatcher:
         return tool
 
     def _unknown_tool(self, name: object, session: Session) -> ToolResult:
+        if (
+            self._explain_unknown is not None
+            and isinstance(name, str)
+            and name not in self.registry
+        ):
+            # A name the registry lacks for a known reason: a filtered MCP tool, a server down.
+            explained = self._explain_unknown(name)
+            if explained is not None:
+                return explained
         known = [t.name for t in self.registry if self.resolve(t.name, session) is not None]
         hint = ""
         if isinstance(name, str):

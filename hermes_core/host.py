@@ -254,7 +254,14 @@ class Host:
         owner = self.registrations.approval_policies.get(name)
         context = self.plugin_context(owner.plugin if owner is not None else "")
         policy = select_policy(policies, name, context)
-        return Dispatcher(self.registry, self.pm, policy, self.config, self.env)
+        return Dispatcher(
+            self.registry,
+            self.pm,
+            policy,
+            self.config,
+            self.env,
+            explain_unknown=self._mcp_refusal,
+        )
 
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
@@ -267,7 +274,7 @@ class Host:
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
             backend,
-            self._dispatch_real,
+            self.dispatcher.dispatch,
             unavailable=self._unavailable_servers,
             explain_unknown=self._explain_unknown_tool,
             new_backend=lambda: registered.factory(context),
@@ -361,14 +368,7 @@ class Host:
         if name in ("tool_search", "tool_describe"):
             bridge = {tool.name: tool for tool in search.bridge_tools()}
             return await dispatcher.dispatch_tool(bridge[name], arguments, session)
-        return await self._dispatch_real(name, arguments, session)
-
-    async def _dispatch_real(self, name: str, arguments: Any, session: Session) -> ToolResult:
-        if self._mcp is not None and name not in self.registry:
-            refusal = self._mcp.refusal_for(name)
-            if refusal is not None:
-                return refusal
-        return await self.dispatcher.dispatch(name, arguments, session)
+        return await dispatcher.dispatch(name, arguments, session)
 
     # MCP --------------------------------------------------------------------------------------
 
@@ -421,11 +421,14 @@ class Host:
     def _unavailable_servers(self) -> dict[str, tuple[int, str]]:
         return self._mcp.unavailable() if self._mcp is not None else {}
 
+    def _mcp_refusal(self, name: str) -> ToolResult | None:
+        """The answer for a call of ``name`` when it is a filtered MCP tool or its server is
+        unavailable; ``None`` otherwise."""
+        return self._mcp.refusal_for(name) if self._mcp is not None else None
+
     def _explain_unknown_tool(self, name: str) -> str | None:
         """Why the bridge cannot call ``name``: a filtered MCP tool or an unavailable server."""
-        if self._mcp is None:
-            return None
-        refusal = self._mcp.refusal_for(name)
+        refusal = self._mcp_refusal(name)
         return None if refusal is None else refusal.error_message or refusal.text_content
 
 
