@@ -12,6 +12,8 @@ nox.options.reuse_existing_virtualenvs = True
 PYTHON = "3.11"
 NPM_PACKAGES = (
     "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/server-memory@2026.8.31",
     "@modelcontextprotocol/inspector@0.15.0",
 )
 

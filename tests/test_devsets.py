@@ -1,0 +1,226 @@
+"""The labelled dev sets of ``benchmarks/data/`` (see its README): every line is a well-formed
+query, every relevant name is a tool of the set's catalog, negatives name no tool, the sets are as
+large as issue 9 asks, and the MCP-server catalog is exactly what the five real servers list
+through hermes today."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from hermes_core.search.catalog import load_catalog
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "benchmarks" / "data"
+MANIFEST = DATA / "sets.json"
+MCP_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_catalog.py"
+
+# Issue 9, "Measure first": at least 150 positives over the SaaS catalog, 60 over the MCP servers,
+# and 30 negatives over both.
+MIN_POSITIVES = {"saas-keyword": 150, "mcp-servers": 60}
+MIN_NEGATIVES = 30
+MIN_WORDS, MAX_WORDS = 2, 6  # the length of a keyword query a model sends
+QUERY_KEYS = {"query", "relevant", "negative"}
+
+
+@dataclass(frozen=True)
+class DevSet:
+    name: str
+    catalog: Path
+    queries: Path
+
+
+def _sets() -> list[DevSet]:
+    entries = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    return [
+        DevSet(entry["name"], REPO / entry["catalog"], REPO / entry["queries"]) for entry in entries
+    ]
+
+
+SETS = _sets()
+SET_IDS = [devset.name for devset in SETS]
+
+
+@cache
+def catalog_names(path: Path) -> frozenset[str]:
+    if not path.is_file():
+        pytest.fail(f"the catalog {path} is missing (the SaaS catalog is read from ../shared/data)")
+    return frozenset(entry["name"] for entry in json.loads(path.read_text(encoding="utf-8")))
+
+
+@cache
+def catalog_servers(path: Path) -> dict[str, str]:
+    return {
+        entry["name"]: entry.get("server") or ""
+        for entry in json.loads(path.read_text(encoding="utf-8"))
+    }
+
+
+def read_lines(path: Path) -> list[tuple[int, Any]]:
+    """(line number, parsed JSON) of every line; a line that is not JSON fails naming it."""
+    lines: list[tuple[int, Any]] = []
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            lines.append((number, json.loads(text)))
+        except json.JSONDecodeError as error:
+            pytest.fail(f"{path}:{number}: not a JSON object: {error}")
+    return lines
+
+
+def queries(devset: DevSet) -> list[dict[str, Any]]:
+    return [item for _, item in read_lines(devset.queries)]
+
+
+def test_manifest_lists_every_set_folder_and_its_files_exist() -> None:
+    folders = {path.name for path in DATA.iterdir() if path.is_dir()}
+    assert folders == set(SET_IDS)
+    for devset in SETS:
+        assert devset.queries.is_file(), devset.queries
+        assert devset.catalog.is_file(), devset.catalog
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_catalog_loads_as_a_catalog_toolset(devset: DevSet) -> None:
+    tools = load_catalog(devset.catalog)
+    assert len(tools) == len(catalog_names(devset.catalog))
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_every_line_is_one_query_object_in_the_eval_format(devset: DevSet) -> None:
+    for number, item in read_lines(devset.queries):
+        where = f"{devset.queries.name}:{number}"
+        assert isinstance(item, dict), where
+        assert set(item) <= QUERY_KEYS, f"{where}: unknown keys {set(item) - QUERY_KEYS}"
+        assert isinstance(item.get("query"), str), where
+        assert item["query"] == item["query"].strip(), where
+        relevant = item.get("relevant")
+        assert isinstance(relevant, list), where
+        assert all(isinstance(name, str) for name in relevant), where
+        assert len(set(relevant)) == len(relevant), f"{where}: a relevant name repeats"
+        assert item.get("negative", True) is True, f"{where}: 'negative' is only ever true"
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_every_relevant_name_is_a_tool_of_the_sets_catalog(devset: DevSet) -> None:
+    names = catalog_names(devset.catalog)
+    unknown = [
+        (item["query"], name)
+        for item in queries(devset)
+        for name in item["relevant"]
+        if name not in names
+    ]
+    assert unknown == []
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_negatives_name_no_tool_and_positives_name_at_least_one(devset: DevSet) -> None:
+    for item in queries(devset):
+        if item.get("negative"):
+            assert item["relevant"] == [], item["query"]
+        else:
+            assert item["relevant"], f"{item['query']!r} names no tool; mark it negative"
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_no_query_repeats_within_a_set(devset: DevSet) -> None:
+    seen = Counter(" ".join(item["query"].lower().split()) for item in queries(devset))
+    assert [query for query, count in seen.items() if count > 1] == []
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_queries_are_keyword_queries_of_two_to_six_words(devset: DevSet) -> None:
+    outside = [
+        item["query"]
+        for item in queries(devset)
+        if not MIN_WORDS <= len(item["query"].split()) <= MAX_WORDS
+    ]
+    assert outside == []
+
+
+def test_sets_are_as_large_as_the_issue_asks() -> None:
+    negatives = 0
+    for devset in SETS:
+        items = queries(devset)
+        positives = sum(1 for item in items if not item.get("negative"))
+        assert positives >= MIN_POSITIVES[devset.name], devset.name
+        negatives += sum(1 for item in items if item.get("negative"))
+    assert negatives >= MIN_NEGATIVES
+
+
+@pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
+def test_every_server_of_the_catalog_has_queries(devset: DevSet) -> None:
+    servers = catalog_servers(devset.catalog)
+    asked = {servers[name] for item in queries(devset) for name in item["relevant"]}
+    assert set(servers.values()) - asked == set()
+
+
+def _tools_by_name(text: str) -> dict[str, str]:
+    return {entry["name"]: json.dumps(entry, sort_keys=True) for entry in json.loads(text)}
+
+
+@cache
+def mcp_catalog_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mcp_catalog", MCP_CATALOG_SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("mcp_catalog", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mcp_catalog_is_what_the_live_servers_list_through_hermes() -> None:
+    script = mcp_catalog_script()
+    try:
+        live = script.catalog_text(script.live_catalog())
+    except script.ServerMissing as error:
+        pytest.fail(str(error), pytrace=False)
+    committed_path = DATA / "mcp-servers" / "catalog.json"
+    committed = committed_path.read_text(encoding="utf-8")
+    if live != committed:
+        now, then = _tools_by_name(live), _tools_by_name(committed)
+        changes = {
+            "listed now, not committed": sorted(now.keys() - then.keys()),
+            "committed, no longer listed": sorted(then.keys() - now.keys()),
+            "changed": sorted(name for name in now.keys() & then.keys() if now[name] != then[name]),
+        }
+        pytest.fail(
+            f"{committed_path} differs from what the servers list: {changes}; regenerate it with "
+            "`python benchmarks/mcp_catalog.py` and check the labels of benchmarks/data/mcp-servers"
+        )
+
+
+def test_a_missing_npm_server_fails_with_its_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = mcp_catalog_script()
+    monkeypatch.setattr(script, "NPM_ROOT", tmp_path / "npm")
+    version = script.pinned_npm_packages()["@modelcontextprotocol/server-memory"]
+    with pytest.raises(script.ServerMissing) as raised:
+        script.npm_script("@modelcontextprotocol/server-memory")
+    expected = f"npm install --prefix .cache/npm @modelcontextprotocol/server-memory@{version}"
+    assert expected in str(raised.value)
+
+
+def test_an_npm_server_of_another_version_fails_naming_both_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = mcp_catalog_script()
+    package = tmp_path / "npm" / "node_modules" / "@modelcontextprotocol" / "server-filesystem"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text('{"version": "0.0.1"}', encoding="utf-8")
+    monkeypatch.setattr(script, "NPM_ROOT", tmp_path / "npm")
+    pinned = script.pinned_npm_packages()["@modelcontextprotocol/server-filesystem"]
+    with pytest.raises(script.ServerMissing, match=re.escape("0.0.1 is installed")) as raised:
+        script.npm_script("@modelcontextprotocol/server-filesystem")
+    assert f"pins {pinned}" in str(raised.value)
