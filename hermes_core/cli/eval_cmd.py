@@ -52,13 +52,17 @@ def search_command(
 ) -> None:
     """Load a catalog as deferred tools and run every query through the real tool_search.
 
-    Reports recall@1/5/10 (and recall@K), nDCG@10, MRR, the share of queries with no match and
-    the search latency p50/p99, in percent (0-100) and milliseconds. Each query asks for
-    max(K, 10) hits, one model turn per query.
+    Reports, over the queries with relevant tools, recall@1/5/10 (and recall@K), hit@1/5 (a
+    relevant tool in the top k), nDCG@10, MRR and the share with no match; over the negative
+    queries ("negative": true), the share answered with no match and the share flagged (no
+    match, or a word no tool contains in "unmatched"); and the search latency p50/p99. Rates
+    are percentages (0-100). Each query asks for max(K, 10) hits, one model turn per query.
+    Catalog entries named like a bridge tool are skipped with one warning.
     """
     import anyio
 
     from hermes_core.host import Host
+    from hermes_core.search.catalog import load_catalog
     from hermes_core.search.evaluation import (
         METRIC_KEYS,
         load_queries,
@@ -67,18 +71,29 @@ def search_command(
     )
 
     env = environment()
-    config = _eval_config(load_config_in_effect(env), catalog_path, admission)
+    config = _eval_config(load_config_in_effect(env), admission)
+    reserved: list[str] = []
+    catalog = load_catalog(catalog_path.resolve(), on_reserved=reserved.append)
+    if reserved:
+        names = ", ".join(reserved)
+        click.echo(
+            f"hermes: warning: skipped {len(reserved)} catalog entries named like a bridge tool "
+            f"({names})",
+            err=True,
+        )
     queries = load_queries(queries_path)
     depth = max(k, 10)
     show_progress = not as_json and sys.stderr.isatty()
 
     async def main() -> dict[str, float | int]:
         async with Host(config, env) as host:
+            host.registry.register_all(catalog, owner="catalog")
             host.prepare_tools()
             with _progress(len(queries), enabled=show_progress) as bar:
-                rankings, latencies = await _run_queries(host, queries, depth, bar)
-            tools = sum(1 for tool in host.registry if tool.source == "catalog")
-        metrics = score_rankings(queries, rankings, tools=tools, latencies_ms=latencies)
+                rankings, unmatched, latencies = await _run_queries(host, queries, depth, bar)
+        metrics = score_rankings(
+            queries, rankings, tools=len(catalog), latencies_ms=latencies, unmatched=unmatched
+        )
         if k not in (1, 5, 10):
             metrics[f"recall@{k}"] = recall_at(k, queries, rankings)
         return metrics
@@ -92,11 +107,11 @@ def search_command(
     click.echo(columns([(f"{key}:", f"{value}") for key, value in metrics.items()]))
 
 
-def _eval_config(config: Config, catalog_path: Path, admission: str | None) -> Config:
-    """The user's configuration with the catalog as the only catalog toolset (and the admission
-    override), validated again."""
+def _eval_config(config: Config, admission: str | None) -> Config:
+    """The user's configuration without its catalog toolsets (the eval catalog is the only
+    one) and with the admission override, validated again."""
     data = config.model_dump()
-    data["tools"]["catalogs"] = [{"path": str(catalog_path.resolve())}]
+    data["tools"]["catalogs"] = []
     if admission is not None:
         data["tools"]["tool_search"]["admission"] = admission
     return type(config).model_validate(data)
@@ -104,9 +119,10 @@ def _eval_config(config: Config, catalog_path: Path, admission: str | None) -> C
 
 async def _run_queries(
     host: Host, queries: list[EvalQuery], depth: int, bar: Any
-) -> tuple[list[list[str]], list[float]]:
+) -> tuple[list[list[str]], list[list[str]], list[float]]:
     session = host.new_session()
     rankings: list[list[str]] = []
+    unmatched: list[list[str]] = []
     latencies: list[float] = []
     for item in queries:
         session.next_turn()  # one search per turn: the loop breaker counts per turn
@@ -117,9 +133,11 @@ async def _run_queries(
         latencies.append((time.perf_counter() - started) * 1000.0)
         if result.is_error or not isinstance(result.structured, dict):
             raise click.ClickException(f"tool_search failed: {result.text_content}")
-        rankings.append(list(result.structured["results"][0]["matches"]))
+        answer = result.structured["results"][0]
+        rankings.append(list(answer["matches"]))
+        unmatched.append(list(answer.get("unmatched", ())))
         bar.update(1)
-    return rankings, latencies
+    return rankings, unmatched, latencies
 
 
 class _NoProgress:

@@ -1,30 +1,50 @@
-"""What text a tool is indexed under.
+"""What text a tool is indexed under, field by field.
 
-Per tool: the words of its name without the ``mcp__<server>__`` prefix, the group name when its
-words are not already among the name's words (never the placeholder group ``other``), the
-description, and the top-level parameter names.
+Per tool, five fields, each with its own weight in the ranking (BM25F: a token's frequency in a
+document is the weighted sum of its frequencies in the fields, and so is the document's length):
+
+- ``name``: the words of its name without the ``mcp__<server>__`` prefix;
+- ``group``: the group (server) name, when its words are not already among the name's words
+  (never the placeholder group ``other``);
+- ``description``;
+- ``parameter_names``: the top-level parameter names;
+- ``parameter_descriptions``: the top-level parameters' descriptions and enum values.
+
+The weights (:data:`FIELD_WEIGHTS`) were chosen by measurement on the dev sets; see
+docs/tool-search.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Final
 
 from hermes_core.search.backend import ToolDocument
 from hermes_core.search.tokenize import tokenize
-from hermes_core.tools import Tool
 
 __all__ = [
+    "FIELDS",
+    "FIELD_WEIGHTS",
     "OTHER_GROUP",
     "bare_tool_name",
-    "document_from_tool",
+    "document_fields",
     "document_tokens",
-    "parameter_names",
 ]
 
 OTHER_GROUP = "other"
 """The group of a tool whose server or plugin is unknown."""
+
+FIELDS: Final = ("name", "group", "description", "parameter_names", "parameter_descriptions")
+
+FIELD_WEIGHTS: Final[Mapping[str, float]] = {
+    "name": 3.0,
+    "group": 1.0,
+    "description": 1.0,
+    "parameter_names": 1.0,
+    "parameter_descriptions": 0.5,
+}
+"""How much one occurrence of a token in each field counts."""
 
 _MCP_PREFIX = "mcp__"
 
@@ -45,35 +65,29 @@ def _identifier_tokens(text: str) -> tuple[str, ...]:
     return tuple(tokenize(text))
 
 
-def document_tokens(document: ToolDocument) -> list[str]:
-    """The tokens ``document`` is indexed under, in order, repeats kept (BM25 counts them)."""
+def document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
+    """The tokens of each field of :data:`FIELDS`, in that order, repeats kept."""
     name_tokens = _identifier_tokens(bare_tool_name(document.name))
-    tokens = list(name_tokens)
+    group_tokens: tuple[str, ...] = ()
     if document.group and document.group != OTHER_GROUP:
         group_tokens = _identifier_tokens(document.group)
-        if not set(group_tokens) <= set(name_tokens):
-            tokens.extend(group_tokens)
-    tokens.extend(tokenize(document.description))
+        if set(group_tokens) <= set(name_tokens):
+            group_tokens = ()
+    parameters: list[str] = []
     for parameter in document.parameter_names:
-        tokens.extend(_identifier_tokens(parameter))
-    return tokens
-
-
-def parameter_names(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """The top-level property names of a JSON Schema object, or ``()`` when it has none."""
-    if not isinstance(schema, Mapping):
-        return ()
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return ()
-    return tuple(str(name) for name in properties)
-
-
-def document_from_tool(tool: Tool) -> ToolDocument:
-    """The document of a registered tool; its group is the tool's source name or ``other``."""
-    return ToolDocument(
-        name=tool.name,
-        description=tool.description,
-        group=tool.source_name or OTHER_GROUP,
-        parameter_names=parameter_names(tool.parameters),
+        parameters.extend(_identifier_tokens(parameter))
+    described: list[str] = []
+    for text in document.parameter_descriptions:
+        described.extend(tokenize(text))
+    return (
+        name_tokens,
+        group_tokens,
+        tuple(tokenize(document.description)),
+        tuple(parameters),
+        tuple(described),
     )
+
+
+def document_tokens(document: ToolDocument) -> list[str]:
+    """Every token of ``document``, field after field, repeats kept (unweighted)."""
+    return [token for field in document_fields(document) for token in field]

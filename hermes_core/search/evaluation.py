@@ -1,16 +1,25 @@
 """Measuring search quality: the eval catalog and query formats, and the metrics.
 
-Definitions (``relevant`` is a query's set of relevant names, ``ranked`` what search returned):
+A query is *positive* (it has relevant tools) or *negative* (``"negative": true``: its right
+answer is "no tool", e.g. a service nobody has). Definitions over the positive queries
+(``relevant`` is a query's set of relevant names, ``ranked`` what search returned):
 
 - recall@k: |relevant ∩ ranked[:k]| / |relevant|, averaged over queries (a query with two
   relevant tools and one of them in the top k counts 0.5).
+- hit@k: the share of queries with at least one relevant tool in ranked[:k].
 - nDCG@10: binary gains, DCG = Σ 1/log2(rank + 1) over relevant tools in the top 10, divided by
   the DCG of the ideal ranking (min(|relevant|, 10) relevant tools first).
 - MRR: 1 / the rank of the first relevant tool in the returned list (0 when none), averaged.
 - no_match_rate: the share of queries for which search returned nothing.
-- p50_ms / p99_ms: latency of the search callable per query, nearest-rank percentiles.
 
-Rates are percentages (0-100).
+Over the negative queries:
+
+- negatives_no_match: the share answered with no match at all.
+- negatives_flagged: the share answered with no match or with at least one ``unmatched`` word
+  (a word of the query that no tool contains: how the model tells an absent service).
+
+And for all: p50_ms / p99_ms, the latency of the search callable per query (nearest-rank
+percentiles). Rates are percentages (0-100); a rate over no queries is 0.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from typing import Any
 from hermes_core.errors import HermesError
 from hermes_core.search.backend import Admission, ToolDocument
 from hermes_core.search.bm25 import BM25Index
-from hermes_core.search.documents import OTHER_GROUP, parameter_names
+from hermes_core.search.documents import OTHER_GROUP
 
 __all__ = [
     "METRIC_KEYS",
@@ -37,6 +46,7 @@ __all__ = [
     "catalog_documents",
     "evaluate",
     "evaluate_bm25",
+    "hit_at",
     "load_catalog",
     "load_queries",
     "percentile",
@@ -44,19 +54,25 @@ __all__ = [
     "score_rankings",
 ]
 
-SearchFunction = Callable[[str, int], list[str]]
-"""Takes a query and a limit, returns tool names best first."""
+SearchFunction = Callable[[str, int], "list[str] | tuple[list[str], Sequence[str]]"]
+"""Takes a query and a limit, returns tool names best first, or those names and the query's
+unmatched words."""
 
 METRIC_KEYS = (
     "recall@1",
     "recall@5",
     "recall@10",
+    "hit@1",
+    "hit@5",
     "ndcg@10",
     "mrr",
     "no_match_rate",
+    "negatives_no_match",
+    "negatives_flagged",
     "p50_ms",
     "p99_ms",
     "queries",
+    "negatives",
     "tools",
 )
 _DEPTH = 10
@@ -78,10 +94,12 @@ class CatalogEntry:
 
 @dataclass(frozen=True)
 class EvalQuery:
-    """One eval query and the names of the tools that answer it."""
+    """One eval query and the names of the tools that answer it; a ``negative`` query has none
+    (its right answer is "no tool")."""
 
     query: str
     relevant: tuple[str, ...]
+    negative: bool = False
 
 
 def _read_text(path: Path) -> str:
@@ -128,8 +146,9 @@ def load_catalog(path: Path) -> list[CatalogEntry]:
 
 
 def load_queries(path: Path) -> list[EvalQuery]:
-    """Read JSON Lines ``{"query": str, "relevant": [names]}``; a bad line is an error naming
-    the file and the 1-based line number. Blank lines are skipped."""
+    """Read JSON Lines ``{"query": str, "relevant": [names]}`` or, for a negative query,
+    ``{"query": str, "relevant": [], "negative": true}``; a bad line is an error naming the file
+    and the 1-based line number. Blank lines are skipped."""
     queries: list[EvalQuery] = []
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
@@ -144,8 +163,16 @@ def load_queries(path: Path) -> list[EvalQuery]:
         query = item.get("query")
         if not isinstance(query, str):
             raise EvaluationDataError(f"{where}: field 'query' must be a string")
-        relevant = item.get("relevant")
-        if (
+        negative = item.get("negative", False)
+        if not isinstance(negative, bool):
+            raise EvaluationDataError(f"{where}: field 'negative' must be true or false")
+        relevant = item.get("relevant", [] if negative else None)
+        if negative:
+            if relevant != []:
+                raise EvaluationDataError(
+                    f"{where}: a negative query has no relevant tools: 'relevant' must be []"
+                )
+        elif (
             not isinstance(relevant, list)
             or not relevant
             or not all(isinstance(name, str) for name in relevant)
@@ -153,18 +180,15 @@ def load_queries(path: Path) -> list[EvalQuery]:
             raise EvaluationDataError(
                 f"{where}: field 'relevant' must be a non-empty list of tool names"
             )
-        queries.append(EvalQuery(query, tuple(dict.fromkeys(relevant))))
+        queries.append(EvalQuery(query, tuple(dict.fromkeys(relevant)), negative))
     return queries
 
 
 def catalog_documents(catalog: Sequence[CatalogEntry]) -> list[ToolDocument]:
     """The search documents of an eval catalog (group: the entry's server, else ``other``)."""
     return [
-        ToolDocument(
-            name=entry.name,
-            description=entry.description,
-            group=entry.server or OTHER_GROUP,
-            parameter_names=parameter_names(entry.input_schema),
+        ToolDocument.from_schema(
+            entry.name, entry.description, entry.server or OTHER_GROUP, entry.input_schema
         )
         for entry in catalog
     ]
@@ -180,14 +204,29 @@ def percentile(values: Sequence[float], percent: float) -> float:
 
 
 def recall_at(k: int, queries: Sequence[EvalQuery], rankings: Sequence[Sequence[str]]) -> float:
-    """recall@k in percent: |relevant ∩ ranked[:k]| / |relevant|, averaged over queries."""
-    if not queries:
+    """recall@k in percent over the positive queries: |relevant ∩ ranked[:k]| / |relevant|,
+    averaged."""
+    pairs = [
+        (item, ranked) for item, ranked in zip(queries, rankings, strict=True) if item.relevant
+    ]
+    if not pairs:
         return 0.0
     total = sum(
         len(set(item.relevant).intersection(ranked[:k])) / len(item.relevant)
-        for item, ranked in zip(queries, rankings, strict=True)
+        for item, ranked in pairs
     )
-    return round(100.0 * total / len(queries), 2)
+    return round(100.0 * total / len(pairs), 2)
+
+
+def hit_at(k: int, queries: Sequence[EvalQuery], rankings: Sequence[Sequence[str]]) -> float:
+    """hit@k in percent: the share of positive queries with a relevant tool in ranked[:k]."""
+    pairs = [
+        (item, ranked) for item, ranked in zip(queries, rankings, strict=True) if item.relevant
+    ]
+    if not pairs:
+        return 0.0
+    hits = sum(1 for item, ranked in pairs if set(item.relevant).intersection(ranked[:k]))
+    return round(100.0 * hits / len(pairs), 2)
 
 
 def score_rankings(
@@ -196,13 +235,21 @@ def score_rankings(
     *,
     tools: int,
     latencies_ms: Sequence[float] = (),
+    unmatched: Sequence[Sequence[str]] | None = None,
 ) -> dict[str, float | int]:
     """The metrics of the module docstring for rankings already obtained (``rankings[i]`` is
-    what search returned for ``queries[i]``, best first), e.g. by an asynchronous caller; the
-    result has exactly the keys of :data:`METRIC_KEYS`."""
+    what search returned for ``queries[i]``, best first, and ``unmatched[i]`` its unmatched
+    words), e.g. by an asynchronous caller; the result has exactly the keys of
+    :data:`METRIC_KEYS`."""
+    words: Sequence[Sequence[str]] = unmatched if unmatched is not None else [()] * len(queries)
     ndcg = reciprocal = 0.0
-    empty = 0
-    for item, ranked in zip(queries, rankings, strict=True):
+    empty = positives = no_match = flagged = 0
+    for item, ranked, missing in zip(queries, rankings, words, strict=True):
+        if item.negative:
+            no_match += not ranked
+            flagged += not ranked or bool(missing)
+            continue
+        positives += 1
         relevant = set(item.relevant)
         if not ranked:
             empty += 1
@@ -216,21 +263,26 @@ def score_rankings(
         first = next((rank for rank, name in enumerate(ranked) if name in relevant), None)
         if first is not None:
             reciprocal += 1.0 / (first + 1)
-    count = len(queries)
+    negatives = len(queries) - positives
 
-    def share(total: float) -> float:
+    def share(total: float, count: int) -> float:
         return round(100.0 * total / count, 2) if count else 0.0
 
     return {
         "recall@1": recall_at(1, queries, rankings),
         "recall@5": recall_at(5, queries, rankings),
         "recall@10": recall_at(10, queries, rankings),
-        "ndcg@10": share(ndcg),
-        "mrr": share(reciprocal),
-        "no_match_rate": share(empty),
+        "hit@1": hit_at(1, queries, rankings),
+        "hit@5": hit_at(5, queries, rankings),
+        "ndcg@10": share(ndcg, positives),
+        "mrr": share(reciprocal, positives),
+        "no_match_rate": share(empty, positives),
+        "negatives_no_match": share(no_match, negatives),
+        "negatives_flagged": share(flagged, negatives),
         "p50_ms": round(percentile(latencies_ms, 50), 4),
         "p99_ms": round(percentile(latencies_ms, 99), 4),
-        "queries": count,
+        "queries": positives,
+        "negatives": negatives,
         "tools": tools,
     }
 
@@ -244,20 +296,26 @@ def evaluate(
     the metrics of the module docstring over ``catalog`` (only its size is used); the result
     has exactly the keys of :data:`METRIC_KEYS`."""
     rankings: list[list[str]] = []
+    unmatched: list[Sequence[str]] = []
     latencies: list[float] = []
     for item in queries:
         started = time.perf_counter()
-        ranked = search(item.query, _DEPTH)
+        answer = search(item.query, _DEPTH)
         latencies.append((time.perf_counter() - started) * 1000.0)
+        ranked, missing = answer if isinstance(answer, tuple) else (answer, ())
         rankings.append(list(ranked))
-    return score_rankings(queries, rankings, tools=len(catalog), latencies_ms=latencies)
+        unmatched.append(missing)
+    return score_rankings(
+        queries, rankings, tools=len(catalog), latencies_ms=latencies, unmatched=unmatched
+    )
 
 
 def bm25_search(index: BM25Index, admission: Admission) -> SearchFunction:
     """A search callable over a BM25 index for :func:`evaluate`."""
 
-    def search(query: str, limit: int) -> list[str]:
-        return [hit.name for hit in index.search(query, limit, admission)]
+    def search(query: str, limit: int) -> tuple[list[str], Sequence[str]]:
+        hits = index.search(query, limit, admission)
+        return [hit.name for hit in hits], index.unmatched_words(query, hits)
 
     return search
 

@@ -39,6 +39,11 @@ class CountingBM25:
         self.searches += 1
         return self.index.search(query, limit, admission, extra)
 
+    def unmatched_words(
+        self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()
+    ) -> list[str]:
+        return self.index.unmatched_words(query, hits, extra)
+
     def __len__(self) -> int:
         return len(self.index)
 

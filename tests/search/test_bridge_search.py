@@ -106,7 +106,8 @@ def test_empty_match_lists_available_sources_with_a_hint() -> None:
 
 def test_matched_results_carry_no_hint() -> None:
     result = _search(tool_search(_registry()), ["forecast"])["results"][0]
-    assert set(result) == {"query", "matches"}
+    assert set(result) == {"query", "matches", "unmatched"}
+    assert result["unmatched"] == []
 
 
 def test_tool_description_is_capped_at_500_characters_and_required_at_32() -> None:
