@@ -15,6 +15,7 @@ are ``other``), which other tests check by their rules.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections import Counter
 from pathlib import Path
@@ -67,7 +68,7 @@ def _assert_ranks_like(
     # scores differ in the last bits differently: they compute the same formula in another
     # order of floating-point operations.)
     position = {name: index for index, name in enumerate(names)}
-    for earlier, later in zip(hits, hits[1:], strict=False):
+    for earlier, later in itertools.pairwise(hits):
         if earlier.score == later.score:
             assert position[earlier.name] < position[later.name], tokens
 
