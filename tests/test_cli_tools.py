@@ -41,11 +41,36 @@ def test_tools_assemble_json_has_the_documented_keys(hermes_cli: HermesCli) -> N
         "deferred_count",
         "tools",
         "tokens_saved",
+        "bridge_tokens",
     }
     names = [tool["name"] for tool in result["tools"]]
     assert "tool_search" in names
     assert "todo_list" not in names
     assert set(result["tools"][0]) == {"name", "description", "parameters"}
+
+
+def test_tools_assemble_on_a_fresh_install_saves_0_tokens_and_shows_the_bridge_cost(
+    hermes_cli: HermesCli,
+) -> None:
+    # Only two small built-in tools are deferred: the bridge costs more than it saves.
+    done = hermes_cli.run("tools", "assemble")
+    statistics = _statistics(done.stdout)
+    assert statistics["tokens_saved"] == "0", done.stdout
+    assert int(statistics["bridge_tokens"]) > int(statistics["listing_tokens"]) > 0, done.stdout
+    result = hermes_cli.json("tools", "assemble", "--json")
+    assert result["tokens_saved"] == 0
+    assert result["bridge_tokens"] == int(statistics["bridge_tokens"])
+
+
+def _statistics(printed: str) -> dict[str, str]:
+    """The ``key: value`` lines ``hermes tools assemble`` prints before the tool names."""
+    rows: dict[str, str] = {}
+    for line in printed.splitlines():
+        if line.startswith("tools ("):
+            break
+        key, _, value = line.partition(":")
+        rows[key] = value.strip()
+    return rows
 
 
 @pytest.mark.parametrize(
