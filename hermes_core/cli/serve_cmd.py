@@ -40,8 +40,9 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
     """Serve every tool of hermes to an MCP client as one MCP server.
 
     Over stdio nothing but protocol is written to stdout; logs go to stderr. Over http the URL
-    is printed on stderr once requests are served. Calls that need approval follow
-    approvals.non_interactive (deny by default): nobody can answer a prompt through MCP.
+    is printed on stderr once requests are served. Calls that need approval are asked through
+    the client when it supports MCP elicitation; otherwise approvals.non_interactive applies
+    (deny by default).
     """
     import anyio
 
