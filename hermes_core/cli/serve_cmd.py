@@ -50,8 +50,9 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
 
     Over stdio nothing but protocol is written to stdout; logs go to stderr, and when stdin is
     a terminal one line there says that serve waits for an MCP client. Over http the URL is
-    printed on stderr once requests are served. Calls that need approval follow
-    approvals.non_interactive (deny by default): nobody can answer a prompt through MCP.
+    printed on stderr once requests are served. Calls that need approval are asked through the
+    client when it supports MCP elicitation; otherwise approvals.non_interactive applies (deny
+    by default).
     """
     import anyio
 
