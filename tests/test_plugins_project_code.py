@@ -21,6 +21,7 @@ from hermes_core.config import Config, PluginsConfig
 from hermes_core.paths import Environment
 from hermes_core.plugins import discover, plan_plugins
 from hermes_core.testing import HermesCli, write_dir_plugin, write_distribution
+from hermes_core.yaml_limits import MANIFEST_MAX_BYTES
 
 GOOD = """
 from hermes_core.hookspecs import hookimpl
@@ -232,3 +233,48 @@ def test_project_distribution_loads_only_as_a_project_plugin(
 
     assert (from_user.source, from_user.status) == ("project", "enabled")
     assert (from_project.source, from_project.status) == ("project", "not enabled")
+
+
+def test_project_distribution_with_a_malformed_entry_points_file_is_ignored_with_a_warning(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vendor = hermes_env.cwd / "vendor"
+    broken = write_distribution(vendor, "hermes-broken").dist_info
+    (broken / "entry_points.txt").write_text("[hermes_core.plugins]\nno equals sign\n")
+    write_distribution(vendor, "hermes-fine", entry_points={"fine": "fine_mod"})
+    monkeypatch.syspath_prepend(str(vendor))
+
+    found = discover(hermes_env)
+
+    assert [(c.source, c.name) for c in found.candidates] == [("project", "fine")]
+    (warning,) = found.warnings
+    assert str(broken) in warning
+    assert "entry_points.txt cannot be read" in warning
+
+
+def test_project_distribution_with_oversized_metadata_is_ignored_unread(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vendor = hermes_env.cwd / "vendor"
+    big = write_distribution(vendor, "hermes-big", entry_points={"big": "big_mod"}).dist_info
+    with (big / "METADATA").open("a", encoding="utf-8") as stream:
+        stream.write("Summary: " + "x" * 100_000 + "\n")
+    monkeypatch.syspath_prepend(str(vendor))
+
+    found = discover(hermes_env)
+
+    assert found.candidates == []
+    (warning,) = found.warnings
+    assert f"METADATA is larger than {MANIFEST_MAX_BYTES} bytes" in warning
+
+
+def test_entry_point_that_is_not_a_module_reference_is_an_error_of_that_plugin(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    hermes_distribution("hermes-odd", entry_points={"odd": "not a module!", "even": "even_mod"})
+
+    found = {c.name: c for c in discover(hermes_env).candidates}
+
+    assert found["odd"].error is not None
+    assert "not a module or module:attribute reference" in found["odd"].error
+    assert found["even"].error is None

@@ -20,6 +20,7 @@ from hermes_core.plugins.manifest import (
     manifest_yaml,
     normalize_name,
 )
+from hermes_core.shown import clipped, shown
 
 if TYPE_CHECKING:
     from importlib_metadata import EntryPoint, IDistribution
@@ -293,7 +294,13 @@ def _scan_project_distributions(entries: list[Path], found: Discovery, yaml: YAM
                 found.warnings.append(f"project distribution {folder}: {problem}: ignored")
                 continue
             dist = Distribution.at(folder)
-            entry_points.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
+            try:
+                entry_points.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
+            except (ValueError, TypeError) as exc:  # importlib's parser on a malformed file
+                found.warnings.append(
+                    f"project distribution {folder}: entry_points.txt cannot be read "
+                    f"({clipped(str(exc))}): ignored"
+                )
     for entry_point in sorted(entry_points, key=lambda ep: ep.name):
         found.candidates.append(
             _entry_point_candidate(entry_point, entry_point.dist, "project", None, yaml)
@@ -333,11 +340,10 @@ def _entry_point_candidate(
 ) -> Candidate:
     """A pip or Nix plugin: its metadata, plus ``plugin.yaml`` beside its module when present."""
     name = normalize_name(entry_point.name)
-    module_path = _module_location(entry_point, dist)
-    where = f"entry point {entry_point.name!r} = {entry_point.value!r}"
+    where = f"entry point {shown(entry_point.name)} = {shown(entry_point.value)}"
     metadata = {}
     if dist is not None:
-        where += f" of {dist.metadata['Name']} {dist.version}"
+        where += f" of {clipped(str(dist.metadata['Name']))} {clipped(str(dist.version))}"
         meta = dist.metadata
         metadata = {
             "version": dist.version,
@@ -346,6 +352,17 @@ def _entry_point_candidate(
             "homepage": meta.get("Home-page") or "",
             "license": meta.get("License") or "",
         }
+    try:
+        module_path = _module_location(entry_point, dist)
+    except ValueError:  # the value is not ``module`` or ``module:attribute``
+        return Candidate(
+            source=source,
+            name=name,
+            path=None,
+            entry_point=entry_point,
+            site_dir=site_dir,
+            error=f"{where}: not a module or module:attribute reference",
+        )
     try:
         data: dict[str, object] = {key: value for key, value in metadata.items() if value}
         resource = module_path / MANIFEST_FILE if module_path and module_path.is_dir() else None
