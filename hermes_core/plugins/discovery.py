@@ -6,6 +6,7 @@ decides from that whether its code may run.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -210,7 +211,7 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path
     """
     from importlib_metadata import distributions
 
-    interpreter = _interpreter_directories() if project is not None else []
+    interpreter = _interpreter_directories() if project is not None else ()
     outside: list[str] = []
     inside: list[Path] = []
     for entry in sys.path:
@@ -247,7 +248,8 @@ def _distribution_key(dist: IDistribution) -> str:
     return key if isinstance(key, str) else normalize_name(dist.metadata["Name"] or "")
 
 
-def _interpreter_directories() -> list[Path]:
+@functools.cache
+def _interpreter_directories() -> tuple[Path, ...]:
     """The running interpreter's own directories: its site-packages and standard library."""
     import site
     import sysconfig
@@ -256,10 +258,10 @@ def _interpreter_directories() -> list[Path]:
     if site.ENABLE_USER_SITE:
         names.append(site.getusersitepackages())
     names += [sysconfig.get_path(kind) for kind in ("stdlib", "platstdlib", "purelib", "platlib")]
-    return sorted({_resolved(Path(name)) for name in names if name})
+    return tuple(sorted({_resolved(Path(name)) for name in names if name}))
 
 
-def _is_project_file(path: Path | None, project: Path, interpreter: list[Path]) -> bool:
+def _is_project_file(path: Path | None, project: Path, interpreter: tuple[Path, ...]) -> bool:
     if path is None:
         return False
     where = _resolved(path)
