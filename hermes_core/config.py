@@ -36,6 +36,7 @@ from hermes_core import yaml_layout
 from hermes_core.atomic_write import write_atomically
 from hermes_core.errors import ConfigError, ManagedConfigError
 from hermes_core.plugin_names import normalize_name
+from hermes_core.shown import PROBLEM_CHARACTERS, clipped, shown
 from hermes_core.yaml_layout import Loc
 
 if TYPE_CHECKING:
@@ -80,19 +81,6 @@ def _where(path: Path | None, line: int | None, key: str | None) -> str:
 # Value rules shared by the models
 
 
-def _shown(value: Any) -> str:
-    """A value as the user wrote it in YAML, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
-
-
 def _number(
     *,
     low: float | None = None,
@@ -110,17 +98,20 @@ def _number(
         what += f" greater than {above:g}"
 
     def check(value: Any) -> Any:
-        good = (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and (not whole or float(value).is_integer())
-            and (low is None or value >= low)
-            and (high is None or value <= high)
-            and (above is None or value > above)
-        )
+        try:
+            good = (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and (not whole or float(value).is_integer())
+                and (low is None or value >= low)
+                and (high is None or value <= high)
+                and (above is None or value > above)
+            )
+        except OverflowError:  # an integer too large for a float is out of every bound
+            good = False
         if not good:
-            raise ValueError(f"expected {what}, got {_shown(value)}")
+            raise ValueError(f"expected {what}, got {shown(value)}")
         return int(value) if whole else float(value)
 
     return BeforeValidator(check)
@@ -129,7 +120,9 @@ def _number(
 def _names_list(value: Any) -> Any:
     """Lists of names must be YAML lists: a lone scalar is almost always a forgotten ``[...]``."""
     if isinstance(value, str | int | float | bool):
-        raise ValueError(f"expected a list of names, got {_shown(value)} (write [{value}])")
+        raise ValueError(
+            f"expected a list of names, got {shown(value)} (write [{clipped(str(value))}])"
+        )
     return value
 
 
@@ -209,7 +202,7 @@ class ToolSearchConfig(_Section):
         _fallback(
             info,
             ConfigWarning(
-                f"unknown value {_shown(value)}, using 'auto' (expected auto, on or off)",
+                f"unknown value {shown(value)}, using 'auto' (expected auto, on or off)",
                 key="tools.tool_search.enabled",
             ),
         )
@@ -285,7 +278,8 @@ class PluginsConfig(_Section):
             name = normalize_name(key)
             if name in spelled:
                 raise ValueError(
-                    f"{spelled[name]!r} and {key!r} are the same plugin {name!r}; keep one entry"
+                    f"{shown(spelled[name])} and {shown(key)} are the same plugin "
+                    f"{shown(name)}; keep one entry"
                 )
             spelled[name] = key
             by_name[name] = settings
@@ -361,7 +355,7 @@ MCP_SERVER_NAME_RULE = "use letters, digits, '-' and single '_' (it becomes part
 def check_mcp_server_name(name: str) -> str:
     """``name`` if it is a valid MCP server name, else ``ValueError`` saying the rule."""
     if not MCP_SERVER_NAME.fullmatch(name) or name.endswith("_"):
-        raise ValueError(f"MCP server name {name!r}: {MCP_SERVER_NAME_RULE}")
+        raise ValueError(f"MCP server name {shown(name)}: {MCP_SERVER_NAME_RULE}")
     return name
 
 
@@ -401,7 +395,10 @@ _EXPECTED: dict[str, str] = {
 def _key_text(loc: Loc) -> str:
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{clipped(part)}" if text else clipped(part)
     return text
 
 
@@ -438,12 +435,12 @@ def _describe(error: ErrorDetails) -> str:
     context = error.get("ctx") or {}
     if kind in ("value_error", "assertion_error") and "error" in context:
         return str(context["error"])
-    got = _shown(error.get("input"))
+    got = shown(error.get("input"))
     if kind == "extra_forbidden":
         section = _model_at(error["loc"][:-1])
         known = sorted(section.model_fields) if section is not None else []
         unknown = str(error["loc"][-1])
-        hint = difflib.get_close_matches(unknown, known, n=1)
+        hint = difflib.get_close_matches(unknown, known, n=1) if len(unknown) < 100 else []
         text = "unknown key"
         if hint:
             text += f", did you mean {hint[0]!r}?"
@@ -459,6 +456,10 @@ def _describe(error: ErrorDetails) -> str:
     return f"{error['msg']}, got {got}"
 
 
+_LISTED_PROBLEMS = 20
+"""How many problems of one file an error lists; the count says how many there are."""
+
+
 def _validation_error(exc: ValidationError, document: Any, path: Path | None) -> ConfigError:
     problems = [
         (yaml_layout.line_of(document, error["loc"]), _key_text(error["loc"]), _describe(error))
@@ -468,7 +469,10 @@ def _validation_error(exc: ValidationError, document: Any, path: Path | None) ->
     line, key, detail = problems[0]
     if len(problems) == 1:
         return ConfigError(detail, path=path, line=line, key=key)
-    listing = "\n".join(_where(path, *problem[:2]) + problem[2] for problem in problems)
+    listed = [_where(path, *problem[:2]) + problem[2] for problem in problems[:_LISTED_PROBLEMS]]
+    if len(problems) > _LISTED_PROBLEMS:
+        listed.append(f"... and {len(problems) - _LISTED_PROBLEMS} more")
+    listing = "\n".join(listed)
     error = ConfigError(f"{len(problems)} problems:\n{listing}", path=path)
     # The first problem stays reachable as attributes, as with a single error.
     error.line, error.key = line, key
@@ -495,41 +499,50 @@ def _validate(document: Any, path: Path | None) -> Config:
 
 
 def _read_text(path: Path) -> str | None:
-    """The file's text with its line endings as written, ``None`` when it does not exist."""
+    """The file's text with its line endings as written, ``None`` when it does not exist.
+
+    At most :data:`~hermes_core.yaml_limits.CONFIG_MAX_BYTES` are read: a larger file, or
+    anything but a regular file (a FIFO), is a ``ConfigError`` and is not read.
+    """
+    from hermes_core.yaml_limits import CONFIG_MAX_BYTES, YamlFileError, read_limited
+
     try:
-        with path.open(encoding="utf-8", newline="") as stream:
-            return stream.read()
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the file: {exc.strerror or exc}", path=path) from None
+        return read_limited(path, CONFIG_MAX_BYTES)
+    except YamlFileError as exc:
+        raise ConfigError(str(exc), path=path) from None
 
 
 def _parse(text: str, path: Path) -> Any:
-    """Round-trip parse the text of a config file to a mapping (empty file -> empty mapping)."""
+    """Round-trip parse the text of a config file to a mapping (empty file -> empty mapping),
+    within the limits of :mod:`hermes_core.yaml_limits` (no aliases, bounded nesting and
+    numbers)."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from hermes_core.yaml_limits import YamlLimitError, limited, load_limited
+
     try:
-        data = yaml_layout.round_trip_yaml().load(text)
+        data = load_limited(limited(yaml_layout.round_trip_yaml()), text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        problem = exc.problem or exc.context or "cannot be parsed"
+        problem = clipped(exc.problem or exc.context or "cannot be parsed", PROBLEM_CHARACTERS)
         start = exc.context_mark
         if exc.problem and exc.context and start is not None and start.line + 1 != line:
             problem += f" ({exc.context} started at line {start.line + 1})"
         key = yaml_layout.key_near_line(text, line) if line is not None else None
-        raise ConfigError(f"invalid YAML: {problem}", path=path, line=line, key=key) from None
+        key = clipped(key) if key is not None else None
+        what = "" if isinstance(exc, YamlLimitError) else "invalid YAML: "
+        raise ConfigError(f"{what}{problem}", path=path, line=line, key=key) from None
     except YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}", path=path) from None
+        raise ConfigError(
+            f"invalid YAML: {clipped(str(exc), PROBLEM_CHARACTERS)}", path=path
+        ) from None
     if data is None:
         return CommentedMap()
     if not isinstance(data, dict):
         raise ConfigError(
-            f"expected a mapping of sections (tools:, plugins:...) at the top, got {_shown(data)}",
+            f"expected a mapping of sections (tools:, plugins:...) at the top, got {shown(data)}",
             path=path,
             line=1,
         )
@@ -580,7 +593,7 @@ class ConfigDocument:
     def _parts(self, key: str) -> list[str]:
         parts = key.split(".")
         if not key or any(not part for part in parts):
-            raise ConfigError(f"not a dotted key: {key!r}", path=self.path)
+            raise ConfigError(f"not a dotted key: {shown(key)}", path=self.path)
         return parts
 
     def _find(self, key: str) -> tuple[Any, str]:
@@ -605,7 +618,7 @@ class ConfigDocument:
             if not isinstance(child, dict):
                 where = ".".join(parts[: depth + 1])
                 raise ConfigError(
-                    f"cannot set {key}: {where} holds {_shown(child)}, not a mapping",
+                    f"cannot set {key}: {where} holds {shown(child)}, not a mapping",
                     path=self.path,
                     line=yaml_layout.line_of(self._data, tuple(parts[: depth + 1])),
                     key=where,
@@ -660,7 +673,7 @@ class ConfigDocument:
             return parent, last, None
         if not isinstance(current, list):
             raise ConfigError(
-                f"expected a list, got {_shown(current)}",
+                f"expected a list, got {shown(current)}",
                 path=self.path,
                 line=yaml_layout.line_of(self._data, tuple(key.split("."))),
                 key=key,

@@ -85,9 +85,11 @@ class Host:
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
-        """A host for the user's own configuration, ``env.config_path``."""
+        """A host for the user's own configuration, ``env.config_path`` (which must exist when
+        ``--config`` or ``HERMES_CONFIG`` named it)."""
         from hermes_core.config import load_config
 
+        env.check_config_file()
         return cls(load_config(env.config_path), env, config_path=env.config_path)
 
     # Lifetime ---------------------------------------------------------------------------------

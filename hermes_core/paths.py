@@ -75,6 +75,30 @@ class Environment:
         return self.home / "config.yaml"
 
     @property
+    def config_named_by(self) -> str | None:
+        """What named :attr:`config_path`: ``"--config"`` (``config_file``),
+        ``"HERMES_CONFIG"``, or ``None`` for the default ``$HERMES_HOME/config.yaml``."""
+        if self.config_file is not None:
+            return "--config"
+        if self.variables.get("HERMES_CONFIG"):
+            return "HERMES_CONFIG"
+        return None
+
+    def check_config_file(self) -> None:
+        """Raise :class:`~hermes_core.errors.ConfigError` when the configuration file was named
+        (``--config``, ``HERMES_CONFIG``) and nothing is there: a mistyped path must not
+        silently mean the defaults. Only the default location may be absent."""
+        path = self.config_path
+        named_by = self.config_named_by
+        if named_by is None or os.path.exists(path):
+            return
+        if os.path.realpath(path) == os.path.realpath(self.home / "config.yaml"):
+            return  # the default location, named explicitly
+        from hermes_core.errors import ConfigError
+
+        raise ConfigError(f"no such file (named by {named_by})", path=path)
+
+    @property
     def dotenv_path(self) -> Path:
         """The user's secrets file, ``$HERMES_HOME/.env``."""
         return self.home / ".env"

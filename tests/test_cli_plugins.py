@@ -317,6 +317,25 @@ def test_info_of_an_unknown_plugin_exits_2(setup: Setup) -> None:
     assert "no plugin named 'nothing-here'" in done.stderr
 
 
+def test_info_of_a_mistyped_plugin_names_the_closest_one(setup: Setup) -> None:
+    write_dir_plugin(setup.bundled, "weather", GOOD)
+    write_dir_plugin(setup.bundled, "bm25", GOOD)
+
+    done = setup.run("plugins", "info", "bm2")
+
+    assert done.returncode == 2
+    assert "no plugin named 'bm2' was found. Did you mean 'bm25'?" in done.stderr
+
+
+def test_enable_of_a_mistyped_plugin_names_the_closest_one(setup: Setup) -> None:
+    write_dir_plugin(setup.bundled, "weather", GOOD)
+
+    done = setup.run("plugins", "enable", "waether")
+
+    assert done.returncode == 0, done.stderr
+    assert "no plugin named 'waether' is installed (yet). Did you mean 'weather'?" in done.stderr
+
+
 COMMENTED = """\
 # My hermes configuration.
 tools:

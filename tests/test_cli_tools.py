@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import shutil
+from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 
 from hermes_core.testing import HermesCli
+
+EVERYTHING_JS = (
+    Path(__file__).resolve().parents[1]
+    / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+
+
+def everything_server() -> dict[str, Any]:
+    """The ``mcp_servers`` entry of npm's server-everything (installed by ``nox -s tests``)."""
+    node = shutil.which("node")
+    if node is None or not EVERYTHING_JS.is_file():
+        pytest.fail(
+            f"node and {EVERYTHING_JS} are needed: npm install --prefix .cache/npm "
+            "@modelcontextprotocol/server-everything (in the repository root)"
+        )
+    return {"command": node, "args": [str(EVERYTHING_JS), "stdio"]}
+
 
 CONFIG_WITH_COMMENTS = """\
 # my hermes settings
@@ -41,11 +62,36 @@ def test_tools_assemble_json_has_the_documented_keys(hermes_cli: HermesCli) -> N
         "deferred_count",
         "tools",
         "tokens_saved",
+        "bridge_tokens",
     }
     names = [tool["name"] for tool in result["tools"]]
     assert "tool_search" in names
     assert "todo_list" not in names
     assert set(result["tools"][0]) == {"name", "description", "parameters"}
+
+
+def test_tools_assemble_on_a_fresh_install_saves_0_tokens_and_shows_the_bridge_cost(
+    hermes_cli: HermesCli,
+) -> None:
+    # Only two small built-in tools are deferred: the bridge costs more than it saves.
+    done = hermes_cli.run("tools", "assemble")
+    statistics = _statistics(done.stdout)
+    assert statistics["tokens_saved"] == "0", done.stdout
+    assert int(statistics["bridge_tokens"]) > int(statistics["listing_tokens"]) > 0, done.stdout
+    result = hermes_cli.json("tools", "assemble", "--json")
+    assert result["tokens_saved"] == 0
+    assert result["bridge_tokens"] == int(statistics["bridge_tokens"])
+
+
+def _statistics(printed: str) -> dict[str, str]:
+    """The ``key: value`` lines ``hermes tools assemble`` prints before the tool names."""
+    rows: dict[str, str] = {}
+    for line in printed.splitlines():
+        if line.startswith("tools ("):
+            break
+        key, _, value = line.partition(":")
+        rows[key] = value.strip()
+    return rows
 
 
 @pytest.mark.parametrize(
@@ -72,10 +118,74 @@ def test_tools_search_table_names_the_match(hermes_cli: HermesCli) -> None:
     assert "process_manage" in done.stdout
 
 
-def test_tools_describe_json_and_call_it_directly(hermes_cli: HermesCli) -> None:
-    result = hermes_cli.json("tools", "describe", "todo_list", "read_file", "--json")
+def test_tools_describe_json_gives_deferred_tools_as_tool_describe_does(
+    hermes_cli: HermesCli,
+) -> None:
+    result = hermes_cli.json("tools", "describe", "todo_list", "--json")
+    assert set(result) == {"tools"}
+    assert set(result["tools"]["todo_list"]) == {"description", "parameters"}
     assert "todos" in result["tools"]["todo_list"]["parameters"]["properties"]
-    assert "call it directly" in result["errors"]["read_file"]
+
+
+def test_tools_describe_shows_the_schema_of_a_tool_in_the_models_tool_list(
+    hermes_cli: HermesCli,
+) -> None:
+    # tool_describe refuses these (the model has their schemas); the person at the CLI has not.
+    result = hermes_cli.json("tools", "describe", "read_file", "todo_list", "tool_call", "--json")
+    assert list(result["tools"]) == ["read_file", "todo_list", "tool_call"]
+    assert result["tools"]["read_file"]["visible"] is True
+    assert result["tools"]["read_file"]["parameters"]["required"] == ["path"]
+    assert result["tools"]["tool_call"]["visible"] is True
+    assert "calls" in result["tools"]["tool_call"]["parameters"]["properties"]
+    assert "visible" not in result["tools"]["todo_list"]
+    assert "errors" not in result
+
+    done = hermes_cli.run("tools", "describe", "read_file")
+    assert done.stdout.startswith("read_file (in the model's tool list)\n"), done.stdout
+    assert '"path"' in done.stdout
+    assert done.stderr == ""
+
+
+def test_tools_describe_of_an_unknown_name_exits_1_and_names_the_closest_tool(
+    hermes_cli: HermesCli,
+) -> None:
+    done = hermes_cli.run("tools", "describe", "nosuch", ok=False)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "nosuch: not found."
+
+    done = hermes_cli.run("tools", "describe", "todo_list", "todo_lis", ok=False)
+    assert done.returncode == 1
+    assert "todo_list\n" in done.stdout  # what was found is still shown
+    assert "todo_lis: not found. Did you mean 'todo_list'?" in done.stderr
+
+    done = hermes_cli.run("tools", "describe", "nosuch", "--json", ok=False)
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {"not_found": ["nosuch"]}
+
+
+def test_a_mistyped_top_level_command_names_the_closest_command(hermes_cli: HermesCli) -> None:
+    done = hermes_cli.run("tool", "search", "time", ok=False)
+    assert done.returncode == 2
+    assert "No such command 'tool'. Did you mean 'tools'?" in done.stderr
+
+    done = hermes_cli.run("xyzzy", ok=False)
+    assert done.returncode == 2
+    assert "No such command 'xyzzy'." in done.stderr
+    assert "Did you mean" not in done.stderr
+
+
+def test_tools_call_prints_a_line_for_an_image_and_keeps_it_whole_in_json(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text(json.dumps({"mcp_servers": {"everything": everything_server()}}))
+    done = hermes_cli.run("tools", "call", "mcp__everything__get-tiny-image")
+    result = hermes_cli.json("tools", "call", "mcp__everything__get-tiny-image", "--json")
+    image = next(block for block in result["content"] if block["type"] == "image")
+    size = len(base64.b64decode(image["data"]))
+    assert image["mimeType"] == "image/png"
+    assert f"[image: image/png, {size:,} bytes]" in done.stdout.splitlines(), done.stdout
+    assert image["data"] not in done.stdout
+    assert "Here's the image you requested:" in done.stdout
 
 
 def test_tools_call_routes_a_deferred_tool_through_tool_call(hermes_cli: HermesCli) -> None:

@@ -2,7 +2,8 @@
 
 A policy (selected by ``approvals.policy``, registered by plugins through
 ``hermes_approval_policies``) answers allow, deny or ask for each call; an ask goes to the
-session's :class:`~hermes_core.approvals.prompt.PromptTransport`.
+session's :class:`~hermes_core.approvals.prompt.PromptTransport` (a terminal, an MCP client's
+elicitation form, or the non-interactive answer).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from hermes_core.approvals.policy import (
 from hermes_core.approvals.prompt import (
     Answer,
     ApprovalRequest,
+    ElicitationPrompt,
+    ElicitReply,
     NonInteractivePrompt,
     PromptTransport,
     TerminalPrompt,
@@ -31,6 +34,8 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRequest",
     "Decision",
+    "ElicitReply",
+    "ElicitationPrompt",
     "GlobRules",
     "NonInteractivePrompt",
     "PromptTransport",

@@ -1,8 +1,11 @@
 """Prompt transports: how an ``ask`` decision reaches a person, or what answers when nobody can.
 
 :class:`TerminalPrompt` asks on a terminal (once / session / always / deny);
-:class:`NonInteractivePrompt` gives the configured ``approvals.non_interactive`` answer at once.
-An unanswered prompt is a denial after ``approvals.timeout`` seconds.
+:class:`ElicitationPrompt` asks the person behind an MCP client with an elicitation form (the
+same text, the same choices); :class:`NonInteractivePrompt` gives the configured
+``approvals.non_interactive`` answer at once. An unanswered prompt is a denial after
+``approvals.timeout`` seconds. A transport only asks: the dispatcher decides what an answer
+does (remembering *session* and *always* answers included).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import os
 import select
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal, Protocol, runtime_checkable
 
@@ -33,6 +37,13 @@ _ANSWERS: Final[dict[str, Answer]] = {
 
 
 _SHOWN_CHARS: Final = 200
+
+_CHOICE_TITLES: Final[dict[Answer, str]] = {
+    "once": "Allow once",
+    "session": "Allow for this session",
+    "always": "Always allow (saved to approvals.allow)",
+    "deny": "Deny",
+}
 
 
 def printable(text: str) -> str:
@@ -60,6 +71,20 @@ class ApprovalRequest:
     reason: str = ""
     remember_as: str = ""
     shown_in_full: frozenset[str] = frozenset()
+
+
+def question_text(request: ApprovalRequest) -> str:
+    """What every prompt shows: the tool, the reason, and each argument on its own line, with
+    non-printable characters escaped and long values cut (except ``shown_in_full`` ones)."""
+    lines = [f"hermes: the tool {printable(repr(request.tool_name))} needs approval"]
+    if request.reason:
+        lines.append(f"  reason: {printable(request.reason)}")
+    for key, value in request.arguments.items():
+        shown = value if isinstance(value, str) else json.dumps(value, default=repr)
+        if key not in request.shown_in_full and len(shown) > _SHOWN_CHARS:
+            shown = f"{shown[:_SHOWN_CHARS]}... ({len(shown) - _SHOWN_CHARS} more characters)"
+        lines.append(f"  {printable(str(key))}: {printable(shown)}")
+    return "\n".join(lines)
 
 
 @runtime_checkable
@@ -111,7 +136,7 @@ class TerminalPrompt:
         )
 
     def _ask_blocking(self, request: ApprovalRequest, deadline: float) -> Answer | None:
-        self._write(self._question(request))
+        self._write(f"\n{question_text(request)}\nAllow? [o]nce, [s]ession, [a]lways, [d]eny: ")
         while True:
             line = self._read_line(deadline)
             if line is None:
@@ -123,18 +148,6 @@ class TerminalPrompt:
             if answer is not None:
                 return answer
             self._write("please answer o (once), s (session), a (always) or d (deny): ")
-
-    def _question(self, request: ApprovalRequest) -> str:
-        lines = [f"\nhermes: the tool {printable(repr(request.tool_name))} needs approval"]
-        if request.reason:
-            lines.append(f"  reason: {printable(request.reason)}")
-        for key, value in request.arguments.items():
-            shown = value if isinstance(value, str) else json.dumps(value, default=repr)
-            if key not in request.shown_in_full and len(shown) > _SHOWN_CHARS:
-                shown = f"{shown[:_SHOWN_CHARS]}... ({len(shown) - _SHOWN_CHARS} more characters)"
-            lines.append(f"  {printable(str(key))}: {printable(shown)}")
-        lines.append("Allow? [o]nce, [s]ession, [a]lways, [d]eny: ")
-        return "\n".join(lines)
 
     def _write(self, text: str) -> None:
         try:
@@ -159,3 +172,69 @@ class TerminalPrompt:
             if chunk in (b"\n", b"\r"):
                 return data.decode("utf-8", "replace")
             data.extend(chunk)
+
+
+class ElicitReply(Protocol):
+    """What an MCP client answers to an elicitation (``mcp_types.ElicitResult`` is one)."""
+
+    @property
+    def action(self) -> str:
+        """``accept``, ``decline`` or ``cancel``."""
+        ...
+
+    @property
+    def content(self) -> Mapping[str, Any] | None:
+        """The submitted form when ``action`` is ``accept``."""
+        ...
+
+
+Elicit = Callable[[str, dict[str, Any]], Awaitable[ElicitReply]]
+"""Sends one form elicitation (message, requested schema) to the client and returns its reply."""
+
+ANSWER_FIELD: Final = "answer"
+"""The one field of the approval form: the chosen answer."""
+
+
+class ElicitationPrompt:
+    """Asks the person behind an MCP client: one form elicitation whose message is the text the
+    terminal prompt shows and whose one field is a choice of once / session / always / deny.
+
+    ``elicit`` carries the form to the client (the serve layer provides it for the protocol era
+    of the connection). ``offer_session`` is ``False`` where a *session* lasts one request
+    (stateless HTTP), so that choice is not offered. A declined or dismissed form, or an answer
+    that is not one of the choices, is a denial: only a person's explicit choice allows.
+    """
+
+    interactive = True
+
+    def __init__(self, elicit: Elicit, *, offer_session: bool = True) -> None:
+        self._elicit = elicit
+        self.choices: tuple[Answer, ...] = tuple(
+            answer for answer in _CHOICE_TITLES if offer_session or answer != "session"
+        )
+
+    def requested_schema(self) -> dict[str, Any]:
+        """The form: one required single-choice string field, ``answer``."""
+        options = [{"const": answer, "title": _CHOICE_TITLES[answer]} for answer in self.choices]
+        return {
+            "type": "object",
+            "properties": {
+                ANSWER_FIELD: {
+                    "type": "string",
+                    "title": "Allow this call?",
+                    "oneOf": options,
+                }
+            },
+            "required": [ANSWER_FIELD],
+        }
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        """Send the form and map the reply to an answer; the dispatcher enforces ``timeout``."""
+        reply = await self._elicit(question_text(request), self.requested_schema())
+        if reply.action != "accept" or reply.content is None:
+            return "deny"
+        chosen = reply.content.get(ANSWER_FIELD)
+        for answer in self.choices:
+            if chosen == answer:
+                return answer
+        return "deny"

@@ -39,6 +39,21 @@ class LazyGroup(click.Group):
             names |= set(_plugin_commands(ctx))
         return sorted(names)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click does, and an unknown command names the closest known one."""
+        name = click.utils.make_str(args[0])
+        if (
+            not ctx.resilient_parsing
+            and not name.startswith("-")
+            and self.get_command(ctx, name) is None
+        ):
+            from hermes_core.cli.output import did_you_mean
+
+            ctx.fail(f"No such command {name!r}.{did_you_mean(name, self.list_commands(ctx))}")
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = SUBCOMMANDS.get(cmd_name)
         if target is None:

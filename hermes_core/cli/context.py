@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 def environment() -> Environment:
     """The process environment, using the file given to ``hermes --config`` when there is one.
 
-    The root command's parameters are read directly: click resolves a subcommand (and so loads
-    plugin commands) before the root callback has run.
+    A configuration file named with ``--config`` or ``HERMES_CONFIG`` must exist
+    (:meth:`~hermes_core.paths.Environment.check_config_file`, a ``ConfigError``: exit status
+    2). The root command's parameters are read directly: click resolves a subcommand (and so
+    loads plugin commands) before the root callback has run.
     """
     ctx = click.get_current_context(silent=True)
     config_file: Path | None = None
@@ -25,7 +27,9 @@ def environment() -> Environment:
         given = ctx.find_root().params.get("config_file")
         if isinstance(given, Path):
             config_file = given.resolve()
-    return Environment.from_process(config_file=config_file)
+    env = Environment.from_process(config_file=config_file)
+    env.check_config_file()
+    return env
 
 
 def load_config_in_effect(env: Environment) -> Config:

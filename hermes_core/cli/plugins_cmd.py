@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
-from hermes_core.cli.output import columns, verbose, warnings_to_stderr
+from hermes_core.cli.output import columns, did_you_mean, verbose, warnings_to_stderr
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 
@@ -95,7 +95,10 @@ def info_command(name: str) -> None:
     wanted = normalize_name(name)
     copies = [record for record in plugin_set.records if record.name == wanted]
     if not copies:
-        raise HermesError(f"no plugin named {wanted!r} was found (see: hermes plugins list --all)")
+        hint = did_you_mean(wanted, (record.name for record in plugin_set.records))
+        raise HermesError(
+            f"no plugin named {wanted!r} was found.{hint} (see: hermes plugins list --all)"
+        )
     for index, record in enumerate(copies):
         if index:
             click.echo("")
@@ -173,9 +176,10 @@ def _edit_lists(name: str, *, add_to: str, remove_from: str, verb: str) -> None:
         click.echo(f"{wanted} is already {verb} in {env.config_path}")
     records, _ = plan_plugins(config, env, config_path=env.config_path)
     if not any(record.name == wanted for record in records):
+        hint = did_you_mean(wanted, (record.name for record in records))
         click.echo(
-            f"hermes: warning: no plugin named {wanted!r} is installed (yet); "
-            "see: hermes plugins list",
+            f"hermes: warning: no plugin named {wanted!r} is installed (yet).{hint} "
+            "See: hermes plugins list",
             err=True,
         )
 

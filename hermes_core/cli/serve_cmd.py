@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
 from hermes_core.cli.output import configure_logging
+
+WAITING_ON_A_TERMINAL = (
+    "hermes serve: waiting for an MCP client on stdin (this is not a prompt): configure your "
+    "MCP client (Claude Desktop, Claude Code, Cursor) to start `hermes serve`, see docs/mcp.md "
+    '"Serving to MCP clients"; Ctrl-C stops it.'
+)
+"""The one line ``hermes serve`` prints on stderr when its stdin is a terminal (stdio only)."""
 
 
 @click.command("serve")
@@ -39,9 +48,11 @@ from hermes_core.cli.output import configure_logging
 def serve(transport: str, address: str, port: int, context_length: int | None) -> None:
     """Serve every tool of hermes to an MCP client as one MCP server.
 
-    Over stdio nothing but protocol is written to stdout; logs go to stderr. Over http the URL
-    is printed on stderr once requests are served. Calls that need approval follow
-    approvals.non_interactive (deny by default): nobody can answer a prompt through MCP.
+    Over stdio nothing but protocol is written to stdout; logs go to stderr, and when stdin is
+    a terminal one line there says that serve waits for an MCP client. Over http the URL is
+    printed on stderr once requests are served. Calls that need approval are asked through the
+    client when it supports MCP elicitation; otherwise approvals.non_interactive applies (deny
+    by default).
     """
     import anyio
 
@@ -52,6 +63,10 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
     config = load_config_in_effect(env)
 
     if transport == "stdio":
+        if sys.stdin.isatty():
+            # Started by hand, a server silently reading the terminal looks like a hang; a
+            # client starts it with pipes and gets nothing but protocol.
+            click.echo(WAITING_ON_A_TERMINAL, err=True)
         anyio.run(
             lambda: serve_stdio(
                 config, env, config_path=env.config_path, context_length=context_length

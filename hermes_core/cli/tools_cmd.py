@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
-from hermes_core.cli.output import columns
+from hermes_core.cli.output import columns, did_you_mean
 
 if TYPE_CHECKING:
     from hermes_core.approvals.prompt import Answer, ApprovalRequest
     from hermes_core.host import Host
-    from hermes_core.tools import ToolResult
+    from hermes_core.tools import Tool, ToolResult
 
 T = TypeVar("T")
 
@@ -153,21 +153,68 @@ def _first_line(found: dict[str, Any], name: str) -> str:
 
 @tools.command("describe")
 @click.argument("names", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the tool_describe result.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def describe_command(names: tuple[str, ...], as_json: bool) -> None:
-    """Show the description and parameters of tools, as tool_describe does."""
-    result = _bridge_call("tool_describe", {"names": list(names)})
-    payload = _payload(result)
+    """Show the description and parameters of tools: deferred ones as tool_describe gives them,
+    and the tools in the model's tool list too (which tool_describe refuses: the model has
+    their schemas already). Exit status 1 when a name is not found."""
+
+    async def work(host: Host) -> tuple[ToolResult, dict[str, Any]]:
+        async with host.session(**_session_fields(host, approve_once=False)) as session:
+            result = await host.dispatch("tool_describe", {"names": list(names)}, session)
+            payload = _payload(result)
+            if not result.is_error:
+                in_list = {tool.name: tool for tool in host.assemble(None, session).tools}
+                payload = _with_tool_list(payload, names, in_list)
+                if payload.get("not_found"):
+                    known = [tool.name for tool in host.tool_search.catalog.tools()]
+                    payload["hints"] = {
+                        name: hint
+                        for name in payload["not_found"]
+                        if (hint := did_you_mean(name, known))
+                    }
+            return result, payload
+
+    result, payload = run_with_host(work)
+    hints: dict[str, str] = payload.pop("hints", {})
+    failed = result.is_error or bool(payload.get("not_found") or payload.get("errors"))
     if as_json or result.is_error:
         _print_bridge(result, payload, as_json=as_json)
-        return
-    for name, described in payload.get("tools", {}).items():
-        click.echo(f"{name}\n  {described.get('description', '')}")
-        click.echo("  parameters: " + json.dumps(described.get("parameters", {}), indent=2))
-    for name in payload.get("not_found", []):
-        click.echo(f"{name}: not found")
-    for name, message in payload.get("errors", {}).items():
-        click.echo(f"{name}: {message}")
+    else:
+        for name, described in payload.get("tools", {}).items():
+            where = " (in the model's tool list)" if described.get("visible") else ""
+            click.echo(f"{name}{where}\n  {described.get('description', '')}")
+            schema = json.dumps(described.get("parameters", {}), indent=2, ensure_ascii=False)
+            click.echo("  parameters: " + schema.replace("\n", "\n  "))
+        for name in payload.get("not_found", []):
+            click.echo(f"{name}: not found.{hints.get(name, '')}", err=True)
+        for name, message in payload.get("errors", {}).items():
+            click.echo(f"{name}: {message}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+def _with_tool_list(
+    payload: dict[str, Any], names: Sequence[str], in_list: Mapping[str, Tool]
+) -> dict[str, Any]:
+    """``payload`` of tool_describe with the tools it refused because they are in the model's
+    tool list (``in_list``, bridge tools included) described from there, marked ``visible``,
+    every described tool in the order ``names`` gave."""
+    errors = dict(payload.get("errors", {}))
+    described = dict(payload.get("tools", {}))
+    for name in list(errors):
+        tool = in_list.get(name)
+        if tool is not None:
+            del errors[name]
+            described[name] = {
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+                "visible": True,
+            }
+    order = [name.strip() for name in names]
+    ordered = {name: described[name] for name in order if name in described}
+    result = {**payload, "tools": {**ordered, **described}, "errors": errors}
+    return {key: value for key, value in result.items() if value}
 
 
 @tools.command("call")
@@ -252,6 +299,8 @@ def _print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool)
 
 
 def _print_result(result: ToolResult, *, as_json: bool) -> None:
+    """A tool's result: the whole of it with ``--json``; else its text, and one line for each
+    block that is not text (``[image: image/png, 12,345 bytes]``); an error on stderr."""
     if as_json:
         _dump(
             {
@@ -262,8 +311,45 @@ def _print_result(result: ToolResult, *, as_json: bool) -> None:
             }
         )
         return
-    text = result.text_content
     if result.is_error:
-        click.echo(f"error ({result.error_code}): {text}", err=True)
+        click.echo(f"error ({result.error_code}): {result.text_content}", err=True)
     else:
-        click.echo(text)
+        click.echo("\n".join(_shown(block) for block in result.content))
+
+
+def _shown(block: Mapping[str, Any]) -> str:
+    """One content block for the terminal: text as is, anything else as one bracketed line
+    (binary data by its type and decoded size, never the data itself)."""
+    kind = str(block.get("type", "unknown"))
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return _binary(kind, block.get("mimeType"), block.get("data"))
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '')}]"
+    if kind == "resource":
+        resource = block.get("resource")
+        resource = resource if isinstance(resource, Mapping) else {}
+        label = f"resource {resource.get('uri', '')}"
+        if "text" in resource:
+            return f"[{label}]\n{resource['text']}"
+        return _binary(label, resource.get("mimeType"), resource.get("blob"))
+    return f"[{kind} content]"
+
+
+def _binary(label: str, mime_type: object, data: object) -> str:
+    """``[image: image/png, 12,345 bytes]``: base64 ``data`` by its decoded size."""
+    return f"[{label}: {mime_type or 'no MIME type'}, {_size(data)}]"
+
+
+def _size(data: object) -> str:
+    """The decoded size of base64 ``data``, as ``12,345 bytes``."""
+    import base64
+    import binascii
+
+    if not isinstance(data, str):
+        return "no data"
+    try:
+        return f"{len(base64.b64decode(data, validate=True)):,} bytes"
+    except (binascii.Error, ValueError):
+        return f"{len(data):,} characters that are not base64"

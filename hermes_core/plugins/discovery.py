@@ -6,7 +6,9 @@ decides from that whether its code may run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -19,9 +21,10 @@ from hermes_core.plugins.manifest import (
     manifest_yaml,
     normalize_name,
 )
+from hermes_core.shown import clipped, shown
 
 if TYPE_CHECKING:
-    from importlib_metadata import Distribution, EntryPoint
+    from importlib_metadata import EntryPoint, IDistribution
     from ruamel.yaml import YAML
 
     from hermes_core.paths import Environment
@@ -107,7 +110,9 @@ def discover(env: Environment) -> Discovery:
         # the user's own plugins.
         _scan_directory(user_dir, "user", found, yaml)
     nix_sites = [_nix_site_dir(store, env) for store in env.nix_store_paths]
-    _scan_pip(found, yaml, exclude={_resolved(site) for site in nix_sites})
+    _scan_pip(
+        found, yaml, exclude={_resolved(site) for site in nix_sites}, project=project_root(env)
+    )
     for store, site in zip(env.nix_store_paths, nix_sites, strict=True):
         _scan_directory(store / "share" / "hermes" / "plugins", "nix", found, yaml)
         _scan_nix_site(site, found, yaml)
@@ -117,6 +122,16 @@ def discover(env: Environment) -> Discovery:
 def is_user_home(env: Environment, directory: Path) -> bool:
     """Whether ``directory`` is the user's home directory (``env.user_home``, when known)."""
     return env.user_home is not None and _same_directory(directory, env.user_home)
+
+
+def project_root(env: Environment) -> Path | None:
+    """The project hermes-core works in: the working directory, resolved; ``None`` when that is
+    ``/`` or the user's home directory, where every file lies (working there is not working in
+    a project)."""
+    cwd = _resolved(env.cwd)
+    if cwd == Path(cwd.anchor) or is_user_home(env, cwd):
+        return None
+    return cwd
 
 
 def _resolved(path: Path) -> Path:
@@ -184,15 +199,125 @@ def _directory_candidate(
     )
 
 
-def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path]) -> None:
-    """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``."""
-    from importlib_metadata import entry_points
+def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path | None) -> None:
+    """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``.
 
-    for entry_point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
-        dist = entry_point.dist
-        if dist is not None and _resolved(Path(str(dist.locate_file("")))) in exclude:
+    A distribution found through a ``sys.path`` entry inside the project (the working directory
+    that ``python -m`` puts there, ``PYTHONPATH=.`` or ``src``), or whose module lies inside the
+    project, is the project's: it is a ``project`` plugin, gated as one, and never hides an
+    installed distribution of the same name. The running interpreter's own directories
+    (site-packages, the standard library) are the user's even inside the project (a ``.venv``
+    there): whatever is installed into them runs when the interpreter starts anyway.
+    """
+    from importlib_metadata import distributions
+
+    interpreter = _interpreter_directories() if project is not None else ()
+    outside: list[str] = []
+    inside: list[Path] = []
+    for entry in sys.path:
+        where = _resolved(Path(entry))
+        if project is not None and _is_project_file(where, project, interpreter):
+            inside.append(where)
+        else:
+            outside.append(entry)
+    entry_points: list[EntryPoint] = []
+    seen: set[str] = set()
+    for dist in distributions(path=outside):
+        # As importlib's entry_points(): the first distribution of a name on sys.path wins.
+        key = _distribution_key(dist)
+        if key in seen:
+            continue
+        seen.add(key)
+        found_here = dist.entry_points.select(group=ENTRY_POINT_GROUP)
+        if found_here and exclude and _resolved(Path(str(dist.locate_file("")))) in exclude:
             continue  # a Nix site dir already on sys.path: reported as nix, not twice
-        found.candidates.append(_entry_point_candidate(entry_point, dist, "pip", None, yaml))
+        entry_points.extend(found_here)
+    for entry_point in sorted(entry_points, key=lambda ep: ep.name):
+        candidate = _entry_point_candidate(entry_point, entry_point.dist, "pip", None, yaml)
+        if project is not None and _is_project_file(candidate.path, project, interpreter):
+            candidate = replace(candidate, source="project")
+        found.candidates.append(candidate)
+    if inside:
+        _scan_project_distributions(inside, found, yaml)
+
+
+def _distribution_key(dist: IDistribution) -> str:
+    """The normalized name importlib_metadata itself tells distributions apart by, read from
+    the metadata folder's name where it can (no need to open ``METADATA``)."""
+    key = getattr(dist, "_normalized_name", None)
+    return key if isinstance(key, str) else normalize_name(dist.metadata["Name"] or "")
+
+
+@functools.cache
+def _interpreter_directories() -> tuple[Path, ...]:
+    """The running interpreter's own directories: its site-packages and standard library."""
+    import site
+    import sysconfig
+
+    names = list(getattr(site, "getsitepackages", list)())
+    if site.ENABLE_USER_SITE:
+        names.append(site.getusersitepackages())
+    names += [sysconfig.get_path(kind) for kind in ("stdlib", "platstdlib", "purelib", "platlib")]
+    return tuple(sorted({_resolved(Path(name)) for name in names if name}))
+
+
+def _is_project_file(path: Path | None, project: Path, interpreter: tuple[Path, ...]) -> bool:
+    if path is None:
+        return False
+    where = _resolved(path)
+    return where.is_relative_to(project) and not any(
+        where.is_relative_to(directory) for directory in interpreter
+    )
+
+
+_METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt")
+
+
+def _scan_project_distributions(entries: list[Path], found: Discovery, yaml: YAML) -> None:
+    """Distributions (``*.dist-info``, ``*.egg-info`` folders) in ``sys.path`` entries inside
+    the project, as ``project`` plugins; their metadata files are read only when small."""
+    from importlib_metadata import Distribution
+
+    from hermes_core.yaml_limits import MANIFEST_MAX_BYTES
+
+    entry_points: list[EntryPoint] = []
+    for entry in dict.fromkeys(entries):
+        try:
+            folders = sorted(
+                child
+                for child in entry.iterdir()
+                if child.suffix in (".dist-info", ".egg-info") and child.is_dir()
+            )
+        except OSError:
+            continue  # not a directory (a zip file) or unreadable: nothing is read from it
+        for folder in folders:
+            problem = _oversized(folder, MANIFEST_MAX_BYTES)
+            if problem is not None:
+                found.warnings.append(f"project distribution {folder}: {problem}: ignored")
+                continue
+            dist = Distribution.at(folder)
+            try:
+                entry_points.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
+            except (ValueError, TypeError) as exc:  # importlib's parser on a malformed file
+                found.warnings.append(
+                    f"project distribution {folder}: entry_points.txt cannot be read "
+                    f"({clipped(str(exc))}): ignored"
+                )
+    for entry_point in sorted(entry_points, key=lambda ep: ep.name):
+        found.candidates.append(
+            _entry_point_candidate(entry_point, entry_point.dist, "project", None, yaml)
+        )
+
+
+def _oversized(folder: Path, max_bytes: int) -> str | None:
+    for name in _METADATA_FILES:
+        try:
+            size = (folder / name).stat().st_size
+        except OSError:
+            continue
+        if size > max_bytes:
+            return f"{name} is larger than {max_bytes} bytes ({size} bytes)"
+    return None
 
 
 def _scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:
@@ -200,7 +325,7 @@ def _scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:
         return
     from importlib_metadata import distributions
 
-    found_dists: list[Distribution] = list(distributions(path=[str(site)]))  # type: ignore[arg-type]
+    found_dists: list[IDistribution] = list(distributions(path=[str(site)]))
     for dist in sorted(found_dists, key=lambda d: d.metadata["Name"] or ""):
         for entry_point in sorted(
             dist.entry_points.select(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
@@ -210,18 +335,17 @@ def _scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:
 
 def _entry_point_candidate(
     entry_point: EntryPoint,
-    dist: Distribution | None,
+    dist: IDistribution | None,
     source: Source,
     site_dir: Path | None,
     yaml: YAML,
 ) -> Candidate:
     """A pip or Nix plugin: its metadata, plus ``plugin.yaml`` beside its module when present."""
     name = normalize_name(entry_point.name)
-    module_path = _module_location(entry_point, dist)
-    where = f"entry point {entry_point.name!r} = {entry_point.value!r}"
+    where = f"entry point {shown(entry_point.name)} = {shown(entry_point.value)}"
     metadata = {}
     if dist is not None:
-        where += f" of {dist.metadata['Name']} {dist.version}"
+        where += f" of {clipped(str(dist.metadata['Name']))} {clipped(str(dist.version))}"
         meta = dist.metadata
         metadata = {
             "version": dist.version,
@@ -230,6 +354,17 @@ def _entry_point_candidate(
             "homepage": meta.get("Home-page") or "",
             "license": meta.get("License") or "",
         }
+    try:
+        module_path = _module_location(entry_point, dist)
+    except ValueError:  # the value is not ``module`` or ``module:attribute``
+        return Candidate(
+            source=source,
+            name=name,
+            path=None,
+            entry_point=entry_point,
+            site_dir=site_dir,
+            error=f"{where}: not a module or module:attribute reference",
+        )
     try:
         data: dict[str, object] = {key: value for key, value in metadata.items() if value}
         resource = module_path / MANIFEST_FILE if module_path and module_path.is_dir() else None
@@ -279,7 +414,7 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _module_location(entry_point: EntryPoint, dist: Distribution | None) -> Path | None:
+def _module_location(entry_point: EntryPoint, dist: IDistribution | None) -> Path | None:
     """Where the entry point's top-level module lives, found without importing it."""
     if dist is None:
         return None
@@ -289,4 +424,24 @@ def _module_location(entry_point: EntryPoint, dist: Distribution | None) -> Path
     if package.is_dir():
         return package
     module = base / f"{top}.py"
-    return module if module.is_file() else base
+    if module.is_file():
+        return module
+    # Not beside its metadata (an editable install): where importing it would find it.
+    return _importable_location(top) or base
+
+
+def _importable_location(top: str) -> Path | None:
+    """Where ``import top`` would find the top-level module, without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    if spec.origin is not None and spec.has_location:
+        return Path(spec.origin)
+    return None

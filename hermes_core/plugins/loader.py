@@ -23,7 +23,7 @@ import pluggy
 
 from hermes_core import hookspecs
 from hermes_core.errors import PluginError
-from hermes_core.plugins.discovery import SOURCES, Candidate, discover, is_user_home
+from hermes_core.plugins.discovery import SOURCES, Candidate, discover, project_root
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.records import PluginRecord
 from hermes_core.plugins.resolution import resolve
@@ -75,10 +75,8 @@ def config_trusted_for_project(env: Environment, config_path: Path | None) -> bo
     """
     if config_path is None:
         return True
-    cwd = env.cwd.resolve()
-    if cwd == Path(cwd.anchor) or is_user_home(env, cwd):
-        return True
-    return not config_path.resolve().is_relative_to(cwd)
+    project = project_root(env)
+    return project is None or not config_path.resolve().is_relative_to(project)
 
 
 def plan_plugins(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from hermes_core.plugin_names import normalize_name as normalize_name  # re-exported
+from hermes_core.shown import PROBLEM_CHARACTERS, clipped, shown
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -70,7 +71,7 @@ def _names(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        raise ManifestError(f"{where}: {key}: must be a list of names (write [{value!r}])")
+        raise ManifestError(f"{where}: {key}: must be a list of names (write [{shown(value)}])")
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ManifestError(f"{where}: {key}: must be a list of strings")
     return tuple(value)
@@ -92,12 +93,12 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
     name = normalize_name(raw_name)
     if not _VALID_NAME.fullmatch(name):
         raise ManifestError(
-            f"{where}: name: {raw_name!r} is not a valid plugin name "
+            f"{where}: name: {shown(raw_name)} is not a valid plugin name "
             "(letters, digits, '-', '_' and '.')"
         )
     kind = data.get("kind", "general")
     if kind not in ("general", "backend"):
-        raise ManifestError(f"{where}: kind: must be 'general' or 'backend', not {kind!r}")
+        raise ManifestError(f"{where}: kind: must be 'general' or 'backend', not {shown(kind)}")
     requires_hermes: SpecifierSet | None = None
     spec_text = _string(data, "requires_hermes", where)
     if spec_text:
@@ -105,7 +106,7 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
             requires_hermes = SpecifierSet(spec_text)
         except InvalidSpecifier:
             raise ManifestError(
-                f"{where}: requires_hermes: {spec_text!r} is not a version specifier "
+                f"{where}: requires_hermes: {shown(spec_text)} is not a version specifier "
                 "(e.g. '>=0.1,<1')"
             ) from None
     unknown = sorted(str(key) for key in data if key not in KNOWN_KEYS)
@@ -124,19 +125,33 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
         requires_hermes=requires_hermes,
         homepage=_string(data, "homepage", where) or "",
         license=_string(data, "license", where) or "",
-        warnings=tuple(f"{where}: unknown key {key!r} ignored" for key in unknown),
+        warnings=_unknown_key_warnings(unknown, where),
     )
+
+
+_MAX_KEY_WARNINGS = 10
+
+
+def _unknown_key_warnings(unknown: list[str], where: str) -> tuple[str, ...]:
+    """One warning per unknown key, each key shortened, at most ``_MAX_KEY_WARNINGS`` of them."""
+    listed = [f"{where}: unknown key {shown(key)} ignored" for key in unknown[:_MAX_KEY_WARNINGS]]
+    if len(unknown) > _MAX_KEY_WARNINGS:
+        listed.append(f"{where}: {len(unknown) - _MAX_KEY_WARNINGS} more unknown keys ignored")
+    return tuple(listed)
 
 
 def manifest_yaml() -> YAML:
     """A safe YAML loader for manifests that reads numbers and dates as the text written, so
-    ``version: 1.10`` is ``"1.10"`` (not the float ``1.1``).
+    ``version: 1.10`` is ``"1.10"`` (not the float ``1.1``), within the limits of
+    :mod:`hermes_core.yaml_limits` (no aliases, bounded nesting and numbers).
 
     A ruamel ``YAML`` is not thread-safe: build one per discovery (about 1 ms) and pass it to
     :func:`load_manifest`, never share one between threads.
     """
     from ruamel.yaml import YAML
     from ruamel.yaml.constructor import SafeConstructor
+
+    from hermes_core.yaml_limits import limited
 
     class ManifestConstructor(SafeConstructor):
         """Scalars a manifest holds as text (versions) stay the text written."""
@@ -146,9 +161,10 @@ def manifest_yaml() -> YAML:
 
     for tag in ("int", "float", "timestamp"):
         ManifestConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", as_written)
-    yaml = YAML(typ="safe")
+    # Pure Python: the limits live in the composer, which the C loader would replace.
+    yaml = YAML(typ="safe", pure=True)
     yaml.Constructor = ManifestConstructor
-    return yaml
+    return limited(yaml)
 
 
 def load_manifest(
@@ -157,19 +173,32 @@ def load_manifest(
     """Read and validate the manifest file at ``path`` with ``yaml`` (a :func:`manifest_yaml`;
     a new one when not given).
 
-    Raises :class:`ManifestError` naming the file (and the line for YAML syntax errors).
+    At most :data:`~hermes_core.yaml_limits.MANIFEST_MAX_BYTES` are read: a larger file, or
+    anything but a regular file, is refused unread. Raises :class:`ManifestError` naming the
+    file (and the line for YAML syntax errors and refused aliases, nesting or numbers).
     """
     from ruamel.yaml.error import YAMLError
 
+    from hermes_core.yaml_limits import (
+        MANIFEST_MAX_BYTES,
+        YamlFileError,
+        YamlLimitError,
+        load_limited,
+        read_limited,
+    )
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{path}: cannot be read: {exc}") from None
+        text = read_limited(path, MANIFEST_MAX_BYTES)
+    except YamlFileError as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+    if text is None:
+        raise ManifestError(f"{path}: cannot be read: no such file")
     try:
-        data = (yaml or manifest_yaml()).load(text)
+        data = load_limited(yaml or manifest_yaml(), text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError(f"{path}{line}: not valid YAML: {problem}") from None
+        problem = clipped(getattr(exc, "problem", None) or str(exc), PROBLEM_CHARACTERS)
+        what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
+        raise ManifestError(f"{path}{line}: {what}{problem}") from None
     return manifest_from_mapping(data, where=str(path), default_name=default_name)

@@ -154,7 +154,9 @@ class Assembly:
 
     ``visible_count`` counts the tools sent as themselves (not the bridge), ``deferred_count`` the
     tools reached through the bridge, ``tokens_saved`` the schema tokens saved compared with
-    sending every tool as itself (negative when the bridge costs more than it saves).
+    sending every tool as itself (0, never negative, when the bridge costs more than it saves)
+    and ``bridge_tokens`` what the bridge itself costs: the schema tokens of the three bridge
+    tools as sent, the listing included (0 at tier 0).
     """
 
     tools: tuple[Tool, ...]
@@ -165,6 +167,7 @@ class Assembly:
     visible_count: int
     deferred_count: int
     tokens_saved: int
+    bridge_tokens: int = 0
     listing: str = ""
 
     def statistics(self) -> dict[str, Any]:
@@ -177,6 +180,7 @@ class Assembly:
             "visible_count": self.visible_count,
             "deferred_count": self.deferred_count,
             "tokens_saved": self.tokens_saved,
+            "bridge_tokens": self.bridge_tokens,
         }
 
     def render(self, style: ToolFormat = "neutral") -> list[dict[str, Any]]:
@@ -220,7 +224,8 @@ def assemble_tools(
     )
     bridge = tuple(make_bridge(listing.text))
     tools = tuple(visible) + bridge
-    sent = sum(schema_tokens(tool) for tool in tools)
+    bridge_tokens = sum(schema_tokens(tool) for tool in bridge)
+    sent = sum(schema_tokens(tool) for tool in visible) + bridge_tokens
     tier: Tier = 1 if deferred and listing.named_count == len(deferred) else 2
     return Assembly(
         tools=tools,
@@ -230,6 +235,9 @@ def assemble_tools(
         listing_tokens=listing.tokens,
         visible_count=len(visible),
         deferred_count=len(deferred),
-        tokens_saved=everything - sent,
+        # A small catalog costs more through the bridge than as itself: nothing is saved, and
+        # bridge_tokens says what the bridge costs instead of a negative saving.
+        tokens_saved=max(0, everything - sent),
+        bridge_tokens=bridge_tokens,
         listing=listing.text,
     )

@@ -158,9 +158,12 @@ def make_bridge_tools(
     tool behind ``tool_call`` is what approvals and hooks judge.
     """
     reading = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+    # tool_call runs whatever it is given (a write, a shell command, a remote API), so it claims
+    # nothing harmless: destructive and open world, as a tool without hints reads in MCP.
+    passing_through = ToolAnnotations(destructive=True, open_world=True)
 
     def bridge_tool(name: str, text: str, schema: dict[str, Any], handler: BridgeHandler) -> Tool:
-        annotations = reading if name != "tool_call" else ToolAnnotations(destructive=False)
+        annotations = reading if name != "tool_call" else passing_through
         return Tool(
             name=name,
             description=text,

@@ -9,6 +9,10 @@ Both protocol eras are served. A 2025-era client (the TypeScript SDK, the MCP In
 desktop clients) opens with ``initialize`` and is told of list changes by a plain
 ``notifications/tools/list_changed`` on its connection; a 2026-07-28 client (the Python SDK)
 opens a ``subscriptions/listen`` stream and receives the change there.
+
+A call that needs approval asks the person behind the client with an elicitation form when the
+client takes one (:mod:`hermes_core.serve.elicitation`); otherwise
+``approvals.non_interactive`` answers.
 """
 
 from __future__ import annotations
@@ -22,14 +26,19 @@ import mcp_types
 from mcp.server import CacheHint, NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_core import __version__
+from hermes_core.approvals.prompt import Elicit, ElicitationPrompt
 from hermes_core.host import Host
 from hermes_core.serve.convert import mcp_call_result, mcp_tools
+from hermes_core.serve.elicitation import ClientPrompt, asking_route, asking_through, request_elicit
+from hermes_core.serve.parked import ParkedCalls, RoundResult
 from hermes_core.session import Session
+from hermes_core.tools import ToolResult
 
 __all__ = ["POLL_INTERVAL", "SERVER_NAME", "HostServer", "SessionScope"]
 
@@ -42,9 +51,13 @@ POLL_INTERVAL: Final = 0.5
 INSTRUCTIONS: Final = (
     "hermes-core serves its core tools directly. When more tools exist than fit, the others are "
     "listed in the description of tool_search: find them with tool_search, read a schema with "
-    "tool_describe, and run them with tool_call. Calls that need a person's approval are "
-    "refused here (approvals.non_interactive in the hermes configuration)."
+    "tool_describe, and run them with tool_call. Calls that need a person's approval ask the "
+    "user through an elicitation form when this client supports one; otherwise they follow "
+    "approvals.non_interactive in the hermes configuration (deny by default)."
 )
+ANSWER_GRACE: Final = 60.0
+"""Seconds beyond ``approvals.timeout`` that a parked call's token stays valid, so an answer that
+comes too late is told it was denied instead of being refused as an unknown state."""
 
 SessionScope = Literal["connection", "request"]
 """``connection``: one hermes session for the whole connection (stdio, one client per process).
@@ -60,7 +73,8 @@ class HostServer:
     ``context_length`` is the client model's context length in tokens when known; it sets the
     listing budget of the assembly (``None``: the documented default budget). ``server`` is the
     SDK ``Server`` to run over a transport; :meth:`watch_tool_list` runs beside it and tells the
-    connected clients when the tool list changes.
+    connected clients when the tool list changes, and ``parked.run`` hosts the calls waiting for
+    a 2026-07-28 client's approval (without it, such clients are not asked).
     """
 
     def __init__(
@@ -77,6 +91,11 @@ class HostServer:
         self._legacy_peer: ServerSession | None = None
         self._bus = InMemorySubscriptionBus()
         self._listeners = ListenHandler(self._bus)
+        approvals = host.config.approvals
+        self._prompt = ClientPrompt(approvals.non_interactive)
+        self.parked = ParkedCalls(keep_for=approvals.timeout + ANSWER_GRACE)
+        """Calls of 2026-07-28 clients waiting for an approval; run :meth:`ParkedCalls.run`
+        beside the server."""
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=__version__,
@@ -88,6 +107,9 @@ class HostServer:
             on_subscriptions_listen=self._listeners,
         )
         self.server.middleware.append(self._observe)
+        # The key lives in this process only: an answer must come back to the same hermes serve.
+        security = RequestStateSecurity.ephemeral(ttl=approvals.timeout + ANSWER_GRACE)
+        self.server.middleware.append(RequestStateBoundary(security, default_audience=SERVER_NAME))
 
     # What clients see -------------------------------------------------------------------------
 
@@ -102,12 +124,13 @@ class HostServer:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     def session_for_request(self) -> Session:
-        """The hermes session a request runs in (see :data:`SessionScope`); never interactive,
-        so approvals follow ``approvals.non_interactive``."""
+        """The hermes session a request runs in (see :data:`SessionScope`). Its prompt asks the
+        client of the request being served when it takes elicitation forms, else gives the
+        ``approvals.non_interactive`` answer."""
         if self.session_scope == "request":
-            return self.host.new_session(interactive=False)
+            return self.host.new_session(interactive=False, prompt=self._prompt)
         if self._session is None:
-            self._session = self.host.new_session(interactive=False)
+            self._session = self.host.new_session(interactive=False, prompt=self._prompt)
         return self._session
 
     async def _list_tools(
@@ -117,15 +140,46 @@ class HostServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
+    ) -> RoundResult:
+        if params.request_state is not None:
+            return await self._resume_call(params)
         session = self.session_for_request()
         if params.name != "tool_search":
             # MCP has no model turns: any call other than a search ends a run of searches, so
             # the per-turn search limit stops a search loop without blocking a long session.
             session.next_turn()
         arguments: dict[str, Any] = dict(params.arguments or {})
-        result = await self.host.dispatch(params.name, arguments, session)
+        # A "session" answer would last one request over stateless HTTP: not offered there.
+        offer_session = self.session_scope == "connection"
+        route = asking_route(ctx)
+        if route == "input_required" and self.parked.running:
+
+            async def run_parked(elicit: Elicit) -> mcp_types.CallToolResult:
+                with asking_through(ElicitationPrompt(elicit, offer_session=offer_session)):
+                    answered = await self.host.dispatch(params.name, arguments, session)
+                return mcp_call_result(answered)
+
+            return await self.parked.start(run_parked)
+        prompt = None
+        if route == "request":
+            prompt = ElicitationPrompt(request_elicit(ctx), offer_session=offer_session)
+        with asking_through(prompt):
+            result = await self.host.dispatch(params.name, arguments, session)
         return mcp_call_result(result)
+
+    async def _resume_call(self, params: mcp_types.CallToolRequestParams) -> RoundResult:
+        """A 2026-07-28 client's retry of a call that asked: hand over its answers."""
+        assert params.request_state is not None
+        resumed = await self.parked.resume(params.request_state, params.input_responses)
+        if resumed is not None:
+            return resumed
+        return mcp_call_result(
+            ToolResult.error(
+                "DENIED",
+                f"{params.name} was not run: the approval this answers is no longer pending "
+                "(its result was already returned). Call the tool again.",
+            )
+        )
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         for tool in self.host.assemble(self.context_length, None).tools:

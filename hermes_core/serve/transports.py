@@ -118,6 +118,7 @@ async def _serve_stdio_streams(
             served.tools()
             options = served.initialization_options()
             async with anyio.create_task_group() as group:
+                await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)
                 await served.server.run(read_stream, write_stream, options)
                 group.cancel_scope.cancel()
@@ -241,6 +242,7 @@ async def _serve_http_on(
                     on_listening(url)
 
             async with anyio.create_task_group() as group:
+                await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)
                 group.start_soon(report_listening)
                 await server.serve(sockets=[sock])

@@ -123,12 +123,13 @@ def test_statistics_have_the_documented_keys() -> None:
         "visible_count",
         "deferred_count",
         "tokens_saved",
+        "bridge_tokens",
     ]
     assert json.loads(json.dumps(stats)) == stats
 
 
 def test_tokens_saved_compares_with_sending_everything() -> None:
-    registry = _small()
+    registry = _catalog_registry(_livemcp_slice(50))
     assembly = tool_search(registry).assemble(200_000)
 
     def tokens(tool: Tool) -> int:
@@ -136,7 +137,41 @@ def test_tokens_saved_compares_with_sending_everything() -> None:
 
     everything = sum(tokens(tool) for tool in registry)
     sent = sum(tokens(tool) for tool in assembly.tools)
+    assert everything > sent
     assert assembly.tokens_saved == everything - sent
+
+
+def _bridge_tokens(tools: tuple[Tool, ...]) -> int:
+    return sum(
+        estimate_tokens(compact_json(render_tool(tool)))
+        for tool in tools
+        if tool.name in BRIDGE_TOOL_NAMES
+    )
+
+
+def test_tokens_saved_is_zero_not_negative_when_the_bridge_costs_more_than_it_saves() -> None:
+    # A fresh install: two small deferred tools, and three bridge tools that cost more.
+    registry = registry_of(
+        [core_tool("read_file", "Read a file."), plugin_tool("todo", "todo_list", "Todos.")]
+    )
+    assembly = tool_search(registry).assemble(200_000)
+    assert assembly.tier == 1
+    assert assembly.tokens_saved == 0
+    assert assembly.statistics()["tokens_saved"] == 0
+
+
+def test_bridge_tokens_are_the_schema_tokens_of_the_three_bridge_tools_as_sent() -> None:
+    assembly = tool_search(_small()).assemble(200_000)
+    assert assembly.bridge_tokens == _bridge_tokens(assembly.tools)
+    # The listing is part of tool_search's description, so part of what the bridge costs.
+    assert assembly.bridge_tokens > assembly.listing_tokens > 0
+    assert assembly.statistics()["bridge_tokens"] == assembly.bridge_tokens
+
+
+def test_bridge_tokens_are_zero_at_tier_0() -> None:
+    config = ToolSearchConfig(enabled="off")
+    assembly = tool_search(_small(), config=config).assemble(200_000)
+    assert (assembly.tier, assembly.bridge_tokens) == (0, 0)
 
 
 def test_assembly_is_idempotent_bridge_tools_in_the_input_are_stripped() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mcp_types
 
+from hermes_core.search.bridge import make_bridge_tools
 from hermes_core.serve import mcp_call_result, mcp_tool
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
@@ -68,3 +69,18 @@ def test_media_blocks_pass_and_unknown_blocks_become_json_text() -> None:
     assert served.content[1] == mcp_types.TextContent(
         type="text", text='{"type": "chart", "series": [1, 2]}'
     )
+
+
+def test_tool_call_is_served_as_destructive_and_open_world_because_it_runs_any_tool() -> None:
+    async def handler(**arguments: object) -> ToolResult:
+        return ToolResult.text("")
+
+    bridge = make_bridge_tools("Search.", handler, handler, handler)
+    served = {tool.name: mcp_tool(tool).annotations for tool in bridge}
+    assert served["tool_call"] == mcp_types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+    )
+    for reading in ("tool_search", "tool_describe"):
+        assert served[reading] == mcp_types.ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )

@@ -1,0 +1,48 @@
+"""How messages quote values that came from outside (config files, manifests): never whole.
+
+A value in a file can be megabytes long; an error quoting it whole floods the terminal, and
+formatting a large structure can cost more memory than the process has. Every message that
+quotes such a value goes through :func:`shown`, or :func:`clipped` for text shown unquoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+SHOWN_CHARACTERS = 60
+"""How many characters of a long value a message shows."""
+PROBLEM_CHARACTERS = 200
+"""How many characters of a parser's own description of a problem a message shows (it may
+quote the text it stumbled on)."""
+
+_DIGITS_PER_BIT = 0.30103  # log10(2)
+
+
+def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start, ``…`` and its
+    length: ``vvvvvv… (524288 characters)``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
+
+
+def shown(value: object, limit: int = SHOWN_CHARACTERS) -> str:
+    """A value as YAML would write it, for a message: ``null``, ``true``/``false``,
+    ``a mapping``, ``a list``, a number, or quoted text; anything longer than ``limit``
+    characters is cut (see :func:`clipped`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple | set | frozenset):
+        return "a list"
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    if isinstance(value, int) and value.bit_length() > 4 * limit:
+        # repr() itself refuses integers of more than 4300 digits.
+        return f"a whole number of about {round(value.bit_length() * _DIGITS_PER_BIT)} digits"
+    return clipped(repr(value), limit)

@@ -1,0 +1,70 @@
+"""A configuration file the user named (``--config`` or ``HERMES_CONFIG``) must exist; only the
+default location, ``$HERMES_HOME/config.yaml``, may be absent (it means the defaults)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from hermes_core.errors import ConfigError
+from hermes_core.host import Host
+from hermes_core.paths import Environment
+from hermes_core.testing import HermesCli
+
+
+def assert_names_missing(done, path: Path, named_by: str) -> None:  # type: ignore[no-untyped-def]
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr == f"hermes: error: {path}: no such file (named by {named_by})\n"
+
+
+def test_named_config_file_that_does_not_exist_exits_2_naming_it(hermes_cli: HermesCli) -> None:
+    done = hermes_cli.run(
+        "--config", "examples/quickstart.yml", "tools", "search", "weather", ok=False
+    )
+
+    assert_names_missing(done, hermes_cli.work / "examples" / "quickstart.yml", "--config")
+
+
+def test_config_validate_of_a_missing_named_file_exits_2(hermes_cli: HermesCli) -> None:
+    missing = hermes_cli.root / "nosuch.yaml"
+
+    named = hermes_cli.run("--config", str(missing), "config", "validate", ok=False)
+    default = hermes_cli.run("config", "validate")
+
+    assert_names_missing(named, missing, "--config")
+    assert default.stdout == f"ok: {hermes_cli.home / 'config.yaml'}\n"
+
+
+@pytest.mark.parametrize("command", [("plugins", "list"), ("config", "validate"), ("mcp", "list")])
+def test_hermes_config_naming_a_missing_file_exits_2(
+    hermes_cli: HermesCli, command: tuple[str, ...]
+) -> None:
+    missing = hermes_cli.root / "team" / "hermes.yaml"
+
+    done = hermes_cli.run(*command, ok=False, env=hermes_cli.variables(HERMES_CONFIG=str(missing)))
+
+    assert_names_missing(done, missing, "HERMES_CONFIG")
+
+
+def test_named_config_is_not_created_by_an_edit(hermes_cli: HermesCli) -> None:
+    missing = hermes_cli.root / "typo.yaml"
+
+    done = hermes_cli.run("--config", str(missing), "plugins", "enable", "demo", ok=False)
+
+    assert_names_missing(done, missing, "--config")
+    assert not missing.exists()
+
+
+def test_host_from_environment_refuses_a_missing_named_config(hermes_env: Environment) -> None:
+    missing = hermes_env.home / "elsewhere.yaml"
+    env = dataclasses.replace(
+        hermes_env, variables={**hermes_env.variables, "HERMES_CONFIG": str(missing)}
+    )
+
+    with pytest.raises(ConfigError, match="no such file") as caught:
+        Host.from_environment(env)
+
+    assert caught.value.path == missing
