@@ -12,11 +12,13 @@ answer is "no tool", e.g. a service nobody has). Definitions over the positive q
 - MRR: 1 / the rank of the first relevant tool in the returned list (0 when none), averaged.
 - no_match_rate: the share of queries for which search returned nothing.
 
-Over the negative queries:
+Over the negative queries, each asked for :data:`NEGATIVE_LIMIT` hits (the default number a
+model gets):
 
 - negatives_no_match: the share answered with no match at all.
-- negatives_flagged: the share answered with no match or with at least one ``unmatched`` word
-  (a word of the query that no tool contains: how the model tells an absent service).
+- negatives_flagged: the share answered with no match, or whose ``unmatched`` words (the words
+  none of the returned tools holds: how the model tells an absent service) include every word
+  of the query's ``absent`` list (any unmatched word when the query has none).
 
 And for all: p50_ms / p99_ms, the latency of the search callable per query (nearest-rank
 percentiles). Rates are percentages (0-100); a rate over no queries is 0.
@@ -39,8 +41,10 @@ from hermes_core.search.documents import OTHER_GROUP
 
 __all__ = [
     "METRIC_KEYS",
+    "NEGATIVE_LIMIT",
     "CatalogEntry",
     "EvalQuery",
+    "EvalSet",
     "EvaluationDataError",
     "bm25_search",
     "catalog_documents",
@@ -49,6 +53,7 @@ __all__ = [
     "hit_at",
     "load_catalog",
     "load_queries",
+    "load_sets",
     "percentile",
     "recall_at",
     "score_rankings",
@@ -76,6 +81,8 @@ METRIC_KEYS = (
     "tools",
 )
 _DEPTH = 10
+NEGATIVE_LIMIT = 5
+"""Hits asked for a negative query: ``tools.tool_search.search_default_limit``'s default."""
 
 
 class EvaluationDataError(HermesError):
@@ -100,6 +107,45 @@ class EvalQuery:
     query: str
     relevant: tuple[str, ...]
     negative: bool = False
+    absent: tuple[str, ...] = ()
+    """Of a negative query: the words naming what nobody has (``slack``), expected unmatched."""
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """A named pair of an eval catalog and its query file."""
+
+    name: str
+    catalog: Path
+    queries: Path
+    description: str = ""
+
+
+def load_sets(path: Path) -> list[EvalSet]:
+    """Read a JSON array of ``{name, catalog, queries, description?}`` whose paths are relative
+    to ``path``'s directory; a bad entry is an error naming the file, the entry and the field."""
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as error:
+        raise EvaluationDataError(f"{path}: not valid JSON: {error}") from error
+    if not isinstance(data, list):
+        raise EvaluationDataError(f"{path}: expected a JSON array of sets")
+    sets: list[EvalSet] = []
+    for index, item in enumerate(data):
+        where = f"{path}: entry {index}"
+        if not isinstance(item, dict):
+            raise EvaluationDataError(f"{where}: expected an object")
+        for key in ("name", "catalog", "queries"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise EvaluationDataError(f"{where}: field {key!r} must be a non-empty string")
+        description = item.get("description", "")
+        if not isinstance(description, str):
+            raise EvaluationDataError(f"{where}: field 'description' must be a string")
+        base = path.parent
+        sets.append(
+            EvalSet(item["name"], base / item["catalog"], base / item["queries"], description)
+        )
+    return sets
 
 
 def _read_text(path: Path) -> str:
@@ -147,8 +193,8 @@ def load_catalog(path: Path) -> list[CatalogEntry]:
 
 def load_queries(path: Path) -> list[EvalQuery]:
     """Read JSON Lines ``{"query": str, "relevant": [names]}`` or, for a negative query,
-    ``{"query": str, "relevant": [], "negative": true}``; a bad line is an error naming the file
-    and the 1-based line number. Blank lines are skipped."""
+    ``{"query": str, "relevant": [], "negative": true, "absent": [words]?}``; a bad line is an
+    error naming the file and the 1-based line number. Blank lines are skipped."""
     queries: list[EvalQuery] = []
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
@@ -180,7 +226,12 @@ def load_queries(path: Path) -> list[EvalQuery]:
             raise EvaluationDataError(
                 f"{where}: field 'relevant' must be a non-empty list of tool names"
             )
-        queries.append(EvalQuery(query, tuple(dict.fromkeys(relevant)), negative))
+        absent = item.get("absent", [])
+        if not isinstance(absent, list) or not all(isinstance(word, str) for word in absent):
+            raise EvaluationDataError(f"{where}: field 'absent' must be a list of words")
+        if absent and not negative:
+            raise EvaluationDataError(f"{where}: field 'absent' is for negative queries only")
+        queries.append(EvalQuery(query, tuple(dict.fromkeys(relevant)), negative, tuple(absent)))
     return queries
 
 
@@ -247,7 +298,8 @@ def score_rankings(
     for item, ranked, missing in zip(queries, rankings, words, strict=True):
         if item.negative:
             no_match += not ranked
-            flagged += not ranked or bool(missing)
+            named = set(item.absent) <= set(missing) if item.absent else bool(missing)
+            flagged += not ranked or (bool(missing) and named)
             continue
         positives += 1
         relevant = set(item.relevant)
@@ -300,7 +352,7 @@ def evaluate(
     latencies: list[float] = []
     for item in queries:
         started = time.perf_counter()
-        answer = search(item.query, _DEPTH)
+        answer = search(item.query, NEGATIVE_LIMIT if item.negative else _DEPTH)
         latencies.append((time.perf_counter() - started) * 1000.0)
         ranked, missing = answer if isinstance(answer, tuple) else (answer, ())
         rankings.append(list(ranked))
