@@ -7,7 +7,7 @@ applies ``approvals.deny`` before any policy (so no policy can let a denied call
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -100,10 +100,11 @@ def matching_glob_every_segment_allows_any_segment_denies(
 
     - **deny** (``deny=True``): a glob matches when it matches the whole command or ANY of its
       segments, so ``terminal:rm *`` refuses ``ls; rm -rf x``.
-    - **allow**: a glob that matches only one text (a remembered exact command) approves that
-      exact command; ``<tool>:*`` approves every command; any other wildcard glob approves only
-      when EVERY segment matches an allow glob and the command has no ``<`` or ``>``
-      redirection, so ``terminal:ls *`` does not approve ``ls . && rm x`` nor ``ls > ~/.bashrc``.
+    - **allow**: ``<tool>:*`` approves every command and a glob without wildcards (a remembered
+      exact command) approves that exact command; any other glob approves only when EVERY
+      segment matches an allow glob and the command has no ``<`` or ``>`` redirection, so
+      ``terminal:ls *`` does not approve ``ls . && rm x`` nor ``ls > ~/.bashrc``, and
+      ``terminal:git status:*`` does not approve ``git status:; touch pwned``.
     """
     subjects = call_subjects(call)
     if len(subjects) == 1:
@@ -121,7 +122,7 @@ def matching_glob_every_segment_allows_any_segment_denies(
                 break
             found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
         return found
-    exact = rules.match(subjects[1:], exact_only=True)
+    exact = rules.catch_all(prefixes) or rules.match(subjects[1:], exact_only=True)
     if exact is not None or _REDIRECTION.search(command) or not segments:
         return exact
     first: str | None = None
@@ -145,18 +146,78 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-def _is_exact_or_catch_all(pattern: str) -> bool:
-    if pattern.endswith(":*") and not re.search(r"[*?\[]", pattern[:-2]):
-        return True
+@functools.lru_cache(maxsize=1024)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` in ``fnmatch`` syntax (``*``, ``?``, ``[seq]``, ``[!seq]``) as a regular
+    expression to ``fullmatch``, in which no wildcard matches a newline: a newline separates
+    shell commands, so ``terminal:git status*`` must not reach the next line.
+
+    As in ``fnmatch``, the text between two stars is matched atomically at its first
+    occurrence, so a glob with many stars costs linear time on a long command line instead of
+    backtracking through every way of splitting it.
+    """
+    chunks: list[list[str]] = [[]]  # the pattern split at its stars, each as regex pieces
+    index, end = 0, len(pattern)
+    while index < end:
+        char = pattern[index]
+        index += 1
+        if char == "*":
+            if chunks[-1] or len(chunks) == 1:
+                chunks.append([])
+        elif char == "?":
+            chunks[-1].append(r"[^\n]")
+        elif char == "[":
+            close = index + (pattern[index : index + 1] == "!")
+            close = pattern.find("]", close + 1)  # a "]" first in the set is one of its members
+            if close < 0:
+                chunks[-1].append(r"\[")
+                continue
+            members = pattern[index:close]
+            index = close + 1
+            negate = members.startswith("!")
+            chunks[-1].append(_glob_set(members[negate:], negate))
+        else:
+            chunks[-1].append(re.escape(char))
+    parts = ["".join(chunk) for chunk in chunks]
+    if len(parts) > 1:
+        middle = "".join(rf"(?>[^\n]*?{part})" for part in parts[1:-1] if part)
+        parts = [parts[0], middle, r"[^\n]*", parts[-1]]
+    return re.compile("".join(parts))
+
+
+def _glob_set(members: str, negate: bool) -> str:
+    """A glob's ``[seq]`` (``negate``: ``[!seq]``) as a regex set; ``a-z`` is a range, a
+    reversed range matches nothing (as with ``fnmatch``), every other character itself."""
+    items: list[str] = []
+    index = 0
+    while index < len(members):
+        if index + 2 < len(members) and members[index + 1] == "-":
+            low, high = members[index], members[index + 2]
+            if low <= high:
+                items.append(f"{re.escape(low)}-{re.escape(high)}")
+            index += 3
+        else:
+            items.append(re.escape(members[index]))
+            index += 1
+    if negate:
+        return rf"[^\n{''.join(items)}]"
+    return f"[{''.join(items)}]" if items else "(?!)"
+
+
+def _is_exact(pattern: str) -> bool:
+    """Whether ``pattern`` matches a single text (no wildcard, or only escaped ones ``[*]``)."""
     return not re.search(r"[*?\[]", re.sub(r"\[[^\]]\]", "", pattern))
 
 
 class GlobRules:
-    """Compiled ``approvals.allow`` or ``approvals.deny`` globs (``fnmatch``, case-sensitive)."""
+    """Compiled ``approvals.allow`` or ``approvals.deny`` globs (``fnmatch`` syntax,
+    case-sensitive, no wildcard matching a newline: see :func:`glob_regex`)."""
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
         self.patterns: list[str] = []
-        self._compiled: list[tuple[str, re.Pattern[str]]] = []
+        self._compiled: list[tuple[str, re.Pattern[str], bool]] = []
+        self._any: re.Pattern[str] | None = None
+        """Every glob as one alternation: one test per subject rejects most calls."""
         for pattern in patterns:
             self.add(pattern)
 
@@ -165,21 +226,34 @@ class GlobRules:
         if pattern in self.patterns:
             return
         self.patterns.append(pattern)
-        # No DOTALL: ``*`` does not span a newline, which separates shell commands.
-        self._compiled.append((pattern, re.compile(fnmatch.translate(pattern))))
+        self._compiled.append((pattern, glob_regex(pattern), _is_exact(pattern)))
+        self._any = None
 
     def match(self, subjects: Sequence[str], *, exact_only: bool = False) -> str | None:
         """The first glob matching one of ``subjects``, or ``None``.
 
         ``exact_only`` considers only globs that match a single text (no wildcard, or escaped
-        ones like ``[*]``) and the catch-all ``<name>:*``.
+        ones like ``[*]``).
         """
-        for pattern, regex in self._compiled:
-            if exact_only and not _is_exact_or_catch_all(pattern):
+        if not exact_only:
+            if self._any is None:
+                alternatives = [f"(?:{regex.pattern})" for _, regex, _ in self._compiled]
+                self._any = re.compile("|".join(alternatives) or "(?!)")
+            if not any(self._any.fullmatch(subject) for subject in subjects):
+                return None
+        for pattern, regex, exact in self._compiled:
+            if exact_only and not exact:
                 continue
             for subject in subjects:
-                if regex.match(subject):
+                if regex.fullmatch(subject):
                     return pattern
+        return None
+
+    def catch_all(self, prefixes: Sequence[str]) -> str | None:
+        """The glob ``<prefix>:*`` (every command of that tool) for one of ``prefixes``."""
+        for prefix in prefixes:
+            if f"{prefix}:*" in self.patterns:
+                return f"{prefix}:*"
         return None
 
     def __bool__(self) -> bool:
