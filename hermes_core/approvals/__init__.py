@@ -10,6 +10,7 @@ from __future__ import annotations
 from hermes_core.approvals.policy import (
     ApprovalPolicy,
     Decision,
+    GlobMatch,
     GlobRules,
     call_subjects,
     glob_escape,
@@ -17,7 +18,6 @@ from hermes_core.approvals.policy import (
     matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
     select_policy,
-    shell_segments,
 )
 from hermes_core.approvals.prompt import (
     Answer,
@@ -26,20 +26,30 @@ from hermes_core.approvals.prompt import (
     PromptTransport,
     TerminalPrompt,
 )
+from hermes_core.approvals.shell import (
+    CommandLine,
+    ShellSegment,
+    read_command_line,
+    shell_segments,
+)
 
 __all__ = [
     "Answer",
     "ApprovalPolicy",
     "ApprovalRequest",
+    "CommandLine",
     "Decision",
+    "GlobMatch",
     "GlobRules",
     "NonInteractivePrompt",
     "PromptTransport",
+    "ShellSegment",
     "TerminalPrompt",
     "call_subjects",
     "glob_escape",
     "glob_regex",
     "matching_glob_every_segment_allows_any_segment_denies",
+    "read_command_line",
     "remembered_subject",
     "select_policy",
     "shell_segments",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from hermes_core.approvals.shell import read_command_line
 from hermes_core.errors import RegistrationError
 from hermes_core.specs import ApprovalPolicySpec, PluginContext, ToolCall
 
@@ -77,61 +78,78 @@ def call_subjects(call: ToolCall) -> tuple[str, ...]:
     return tuple(subjects)
 
 
-_SEGMENT_SEPARATORS = re.compile(r"\|\||&&|;|&|\||\$\(|`|\n|\(|\)")
-_REDIRECTION = re.compile(r"[<>]")
+@dataclass(frozen=True)
+class GlobMatch:
+    """The glob of ``approvals.allow`` or ``approvals.deny`` that matched a call."""
 
+    pattern: str
+    unparseable: str = ""
+    """For a deny glob matched only because the command line cannot be read, why it cannot
+    (``"command substitution"``); empty otherwise."""
 
-def shell_segments(command: str) -> list[str]:
-    """The simple commands of a shell command line: split at ``;`` ``&`` ``|`` ``&&`` ``||``
-    ``$(`` ``(`` ``)`` backquotes and newlines, stripped, empty ones dropped.
-
-    Quotes are not parsed: ``echo "a;b"`` gives two segments, which only makes an allow glob
-    less likely and a deny glob more likely to match (the safe side for both).
-    """
-    return [part.strip() for part in _SEGMENT_SEPARATORS.split(command) if part.strip()]
+    def explanation(self) -> str:
+        """What follows the pattern in a denial: why an unreadable command line matched."""
+        if not self.unparseable:
+            return ""
+        return (
+            f": the command line has {self.unparseable}, so a deny rule cannot tell which "
+            "commands it runs and counts as matching it"
+        )
 
 
 def matching_glob_every_segment_allows_any_segment_denies(
     rules: GlobRules, call: ToolCall, *, deny: bool
-) -> str | None:
+) -> GlobMatch | None:
     """The glob of ``rules`` matching ``call``, with shell commands matched per segment.
 
-    A tool name glob (``terminal``) matches every call of that tool. For a shell command:
+    A tool name glob (``terminal``) matches every call of that tool. For a shell command, read
+    by :func:`~hermes_core.approvals.shell.read_command_line`:
 
-    - **deny** (``deny=True``): a glob matches when it matches the whole command or ANY of its
-      segments, so ``terminal:rm *`` refuses ``ls; rm -rf x``.
-    - **allow**: ``<tool>:*`` approves every command and a glob without wildcards (a remembered
-      exact command) approves that exact command; any other glob approves only when EVERY
-      segment matches an allow glob and the command has no ``<`` or ``>`` redirection, so
-      ``terminal:ls *`` does not approve ``ls . && rm x`` nor ``ls > ~/.bashrc``, and
-      ``terminal:git status:*`` does not approve ``git status:; touch pwned``.
+    - **deny** (``deny=True``): a glob matches when it matches the whole command, ANY segment
+      as written, or any command a segment runs (quotes removed, path reduced to its name,
+      assignments and wrappers looked through, also with no arguments), so ``terminal:rm *``
+      refuses ``ls; rm -rf x``, ``/bin/rm x``, ``sudo rm x`` and ``xargs rm``. A command line
+      that cannot be read (command substitution, ``eval``, here-documents ...) matches the
+      first deny glob written for commands of this tool.
+    - **allow**: ``<tool>:*`` approves every command, and a glob without wildcards (a remembered
+      exact command) approves exactly that command line; any other glob approves only when
+      EVERY segment, as written, matches an allow glob, the line has no ``<`` or ``>``
+      redirection and can be read, so ``terminal:ls *`` approves neither ``ls . && rm x`` nor
+      ``ls > ~/.bashrc`` nor ``ls $(rm x)``.
     """
     subjects = call_subjects(call)
-    if len(subjects) == 1:
-        return rules.match(subjects)
     named = rules.match(subjects[:1])
-    if named is not None:
-        return named
+    if named is not None or len(subjects) == 1:
+        return None if named is None else GlobMatch(named)
     command = subjects[1][len(call.name) + 1 :]
     prefixes = (call.name,) if call.name == "terminal" else (call.name, "terminal")
-    segments = shell_segments(command)
+    line = read_command_line(command)
     if deny:
         found = rules.match(subjects[1:])
-        for segment in segments:
+        for segment in line.segments:
             if found is not None:
                 break
-            found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
-        return found
-    exact = rules.catch_all(prefixes) or rules.match(subjects[1:], exact_only=True)
-    if exact is not None or _REDIRECTION.search(command) or not segments:
-        return exact
+            # "rm" alone also counts as "rm " so that "terminal:rm *" covers "xargs rm".
+            texts = (segment.text, *segment.commands, *(f"{c} " for c in segment.commands))
+            found = rules.match([f"{prefix}:{text}" for text in texts for prefix in prefixes])
+        if found is not None:
+            return GlobMatch(found)
+        if line.unparseable:
+            rule = rules.command_rule(prefixes)
+            return None if rule is None else GlobMatch(rule, line.unparseable)
+        return None
+    whole = rules.catch_all(prefixes) or rules.match(subjects[1:], exact_only=True)
+    if whole is not None:
+        return GlobMatch(whole)
+    if line.unparseable or line.redirects or not line.segments:
+        return None
     first: str | None = None
-    for segment in segments:
-        found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
+    for segment in line.segments:
+        found = rules.match([f"{prefix}:{segment.text}" for prefix in prefixes])
         if found is None:
             return None
         first = first or found
-    return first
+    return None if first is None else GlobMatch(first)
 
 
 def remembered_subject(call: ToolCall) -> str:
@@ -254,6 +272,15 @@ class GlobRules:
         for prefix in prefixes:
             if f"{prefix}:*" in self.patterns:
                 return f"{prefix}:*"
+        return None
+
+    def command_rule(self, prefixes: Sequence[str]) -> str | None:
+        """The first glob written for commands of a tool named in ``prefixes``: one whose part
+        before the first ``:`` matches a prefix (``terminal:rm *``, ``*:rm *``)."""
+        for pattern, _, _ in self._compiled:
+            tool, colon, _ = pattern.partition(":")
+            if colon and any(glob_regex(tool).fullmatch(prefix) for prefix in prefixes):
+                return pattern
         return None
 
     def __bool__(self) -> bool:
