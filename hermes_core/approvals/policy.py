@@ -253,6 +253,8 @@ class GlobRules:
         ``exact_only`` considers only globs that match a single text (no wildcard, or escaped
         ones like ``[*]``).
         """
+        if not self._compiled:
+            return None
         if not exact_only:
             if self._any is None:
                 alternatives = [f"(?:{regex.pattern})" for _, regex, _ in self._compiled]
