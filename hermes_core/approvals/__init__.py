@@ -10,7 +10,6 @@ from __future__ import annotations
 from hermes_core.approvals.policy import (
     ApprovalPolicy,
     Decision,
-    GlobMatch,
     GlobRules,
     call_subjects,
     glob_escape,
@@ -39,7 +38,6 @@ __all__ = [
     "ApprovalRequest",
     "CommandLine",
     "Decision",
-    "GlobMatch",
     "GlobRules",
     "NonInteractivePrompt",
     "PromptTransport",
