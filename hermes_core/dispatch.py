@@ -317,13 +317,14 @@ class Dispatcher:
     ) -> ToolResult | None:
         """``None`` when the call may run, else the denial."""
         force_ask = approval_reason is not None
-        pattern = matching_glob_every_segment_allows_any_segment_denies(
+        denied = matching_glob_every_segment_allows_any_segment_denies(
             self.deny_rules, call, deny=True
         )
-        if pattern is not None:
+        if denied is not None:
             return ToolResult.error(
                 "DENIED",
-                f"{call.name} was refused: it matches {pattern!r} in approvals.deny.",
+                f"{call.name} was refused: it matches {denied.pattern!r} in approvals.deny"
+                f"{denied.explanation()}.",
             )
         if not force_ask:
             if (
