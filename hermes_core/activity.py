@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -198,10 +199,31 @@ class ActivityLog:
             self._append(batch)
 
     def _append(self, batch: list[dict[str, Any]]) -> None:
-        lines = [_record_line(record) for record in batch]
+        # A lone surrogate cannot be UTF-8: it is written as its JSON escape (\\ud800), which
+        # reads back as the same string, instead of failing the whole batch.
+        data = "".join(_record_line(record) + "\n" for record in batch).encode(
+            "utf-8", "backslashreplace"
+        )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write("\n".join(lines) + "\n")
+            try:
+                descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
+            except FileNotFoundError:
+                _make_private_dir(self.path.parent)
+                descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
+            with os.fdopen(descriptor, "ab") as handle:
+                handle.write(data)
         except OSError as exc:
             log.warning("cannot write the activity log %s: %s", self.path, exc)
+
+
+_APPEND_FLAGS: Final = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+_FILE_MODE: Final = 0o600
+"""The log holds what tools were called with: only its owner may read it."""
+_DIR_MODE: Final = 0o700
+
+
+def _make_private_dir(directory: Path) -> None:
+    """Create ``directory`` readable by its owner only; missing parents get the default mode,
+    and a directory that already exists keeps the mode its owner gave it."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=_DIR_MODE, exist_ok=True)

@@ -202,3 +202,41 @@ def test_the_writer_thread_survives_an_unserializable_record(tmp_path: Path) -> 
         assert "after" in path.read_text()
     finally:
         log.close()
+
+
+def test_a_lone_surrogate_in_one_event_loses_no_event_of_its_batch(tmp_path: Path) -> None:
+    path = tmp_path / "activity.jsonl"
+    log = ActivityLog(path, interval=60)  # one batch: everything is written by close()
+    for index in range(11):
+        log.write(_event("read_file", path="a\ud800.txt" if index == 5 else f"f{index}.txt"))
+
+    log.close()
+
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 11
+    assert records[5]["arguments"]["path"] == "a\ud800.txt"  # written as the JSON escape \ud800
+    assert [r["arguments"]["path"] for r in records[6:]] == [f"f{i}.txt" for i in range(6, 11)]
+
+
+def test_the_log_and_the_directory_hermes_creates_for_it_are_private(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "activity.jsonl"
+    log = ActivityLog(path)
+
+    log.write(_event("read_file", path="a.txt"))
+    log.close()
+
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_in_an_existing_log_directory_only_the_new_log_file_is_made_private(tmp_path: Path) -> None:
+    directory = tmp_path / "shared-logs"
+    directory.mkdir()
+    directory.chmod(0o755)
+    log = ActivityLog(directory / "activity.jsonl")
+
+    log.write(_event("read_file", path="a.txt"))
+    log.close()
+
+    assert directory.stat().st_mode & 0o777 == 0o755
+    assert (directory / "activity.jsonl").stat().st_mode & 0o777 == 0o600
