@@ -126,10 +126,12 @@ the start) whose name ends with a secret word, then its value. ``-p value`` is n
 :data:`_SHORT_P_PASSWORD`."""
 
 _SHORT_P_PASSWORD: Final = re.compile(
-    r"(\b(?:mysql(?:dump|admin)?\b[^\n;|&]*?\s-p|sshpass\b[^\n;|&]*?\s-p[ \t]*))([^\s;|&]+)"
+    r"(\b(?:mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p|sshpass\b[^\n;|&]{0,200}?\s-p[ \t]*))"
+    r"([^\s;|&]+)"
 )
 """``-p`` only where it is a password: ``mysql -pSECRET`` (attached; ``mysql -p db`` asks for
-it) and ``sshpass -p SECRET``."""
+it) and ``sshpass -p SECRET``, within 200 characters of the command (unbounded, a text of many
+``mysql`` words took quadratic time)."""
 
 _URL_CREDENTIALS: Final = re.compile(r"(://[^/\s:@]*):([^/\s@]+)@")
 _CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
