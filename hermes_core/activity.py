@@ -6,8 +6,10 @@ dict to a queue; :meth:`ActivityLog.flush` writes everything queued at once.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -15,6 +17,8 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+
+import regex
 
 from hermes_core.specs import ActivityEvent
 
@@ -24,47 +28,160 @@ REDACTED: Final = "[redacted]"
 ACTIVITY_LOG_NAME: Final = "activity.jsonl"
 
 _SECRET_KEY: Final = re.compile(
-    r"(api[_-]?key|access[_-]?key|token|secret|passw(or)?d|credential|auth(?!ors?(?![a-z]))|cookie"
-    r"|private[_-]?key|session[_-]?key)",
+    r"(api[_-]?key|access[_-]?key|token|secret|passw(or)?d|passphrase|credential"
+    r"|auth(?!ors?(?![a-z]))|cookie|private[_-]?key|session[_-]?key)",
     re.IGNORECASE,
 )
+"""A key naming a secret: ``api_key``, ``github_token``, ``Authorization``, not ``author``."""
+
+
+def _alternation(*alternatives: str) -> str:
+    """A regex matching any of ``alternatives`` (each starts with a plain character) that is not
+    right after a letter or a digit (``task-...`` holds no ``sk-`` key), written to start with a
+    character class of their first characters.
+
+    Why: ``re`` jumps straight to the next position where a leading class matches, while an
+    alternation is tried at every position of the text: on a long file the class makes the
+    pattern twice as fast.
+    """
+    rests: dict[str, list[str]] = {}
+    for alternative in alternatives:
+        rests.setdefault(alternative[0], []).append(alternative[1:])
+    branches = "|".join(f"(?<={first})(?:{'|'.join(rest)})" for first, rest in rests.items())
+    return f"[{''.join(rests)}](?<![A-Za-z0-9].)(?:{branches})"
+
+
 _SECRET_VALUE: Final = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,})"
+    _alternation(
+        "sk-[A-Za-z0-9_-]{16,}",
+        "sk_(?:live|test)_[A-Za-z0-9]{10,}",
+        "rk_(?:live|test)_[A-Za-z0-9]{10,}",
+        "whsec_[A-Za-z0-9]{20,}",
+        "gh[pousr]_[A-Za-z0-9]{20,}",
+        "github_pat_[A-Za-z0-9_]{20,}",
+        "glpat-[A-Za-z0-9_-]{20,}",
+        "hf_[A-Za-z0-9]{30,}",
+        "npm_[A-Za-z0-9]{36}",
+        "pypi-AgE[A-Za-z0-9_-]{50,}",
+        "xox[abprs]-[A-Za-z0-9-]{10,}",
+        "AKIA[0-9A-Z]{16}",
+        "AIza[0-9A-Za-z_-]{30,}",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        r"B(?i:earer|asic)\s+[A-Za-z0-9._~+/=-]{12,}",
+        r"b(?i:earer|asic)\s+[A-Za-z0-9._~+/=-]{12,}",
+    )
 )
-_SECRET_ASSIGNMENT: Final = re.compile(
-    r"(?i)(\b[A-Za-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|credential|auth(?!ors?(?![a-z])))"
-    r"[A-Za-z0-9_]*\s*=\s*)"
-    r"(\"[^\"]*\"|'[^']*'|[^\s;&|'\"]+)"
+"""Credentials recognisable by their shape: OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``,
+``sk_test_``, ``rk_live_`` and ``whsec_``, GitHub, GitLab ``glpat-``, Hugging Face ``hf_``, npm,
+PyPI, Slack, AWS ``AKIA``, Google ``AIza``, JWTs, and ``Bearer``/``Basic`` credentials."""
+
+_PRIVATE_KEY_BLOCK: Final = re.compile(
+    r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.DOTALL
 )
-"""``export OPENAI_API_KEY=abcd``, ``PGPASSWORD=x psql``, ``--password=x``, ``?token=x``."""
-_MYSQL_PASSWORD: Final = re.compile(r"(\bmysql(?:dump|admin)?\b[^\n;|&]*?\s-p)([^\s;|&]+)")
-_URL_CREDENTIALS: Final = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):([^/\s@]+)@")
-_CURL_USER: Final = re.compile(r"((?:^|\s)(?:-u|--user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
+"""A whole private key block, BEGIN line to END line (to the end of the text when cut off)."""
+
+# The rules that find a secret by the name given to it. The three written with ``regex`` start
+# at the ``=`` or ``:`` and look back for the name (``re`` has no variable-length lookbehind):
+# starting at the rarer punctuation keeps them fast on long text.
+
+_SECRET_WORDS: Final = ("key", "token", "secret", "pass", "credential", "auth", "cookie", "bearer")
+"""Every rule of a secret's name needs one of these words (in any case) in the text."""
+
+_NAME_END: Final = (
+    r"(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|session[_-]?key|token|secret"
+    r"|passw(?:or)?d|passphrase|credentials?|authorization|auth|cookie|bearer)"
+)
+"""How the name of a secret ends, in ``NAME: value`` and ``--NAME value`` (``max_tokens``,
+``--token-file`` and ``author`` do not end so)."""
+
+_VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s;&|'\"]+)"
+"""A value in a command: quoted, or up to a space, a quote or a shell operator."""
+
+_SECRET_ASSIGNMENT: Final = regex.compile(
+    r"(?i)(?<=(?:key|token|secret|pass|passw(?:or)?d|passphrase|credentials?|auth)[ \t]*)(=[ \t]*)"
+    + _VALUE
+)
+"""``export OPENAI_API_KEY=abcd``, ``PGPASSWORD=x psql``, ``--password=x``, ``?token=x``,
+``DB_PASS=x``, ``api_key = "x"``: a name ending with a secret word, ``=``, the value."""
+
+_SECRET_LINE: Final = regex.compile(
+    r"(?im)(?<=^[ \t]*(?:-[ \t]+)?[\"']?[A-Za-z0-9_.-]*" + _NAME_END + r"[\"']?[ \t]*)"
+    r"(:[ \t]+)([^\s#][^\n]*)"
+)
+"""A YAML-style line that begins with a secret's name (``  db_password: value``,
+``- token: value``): the rest of the line goes, spaces and all."""
+
+_SECRET_HEADER: Final = regex.compile(
+    r"(?i)(?<=" + _NAME_END + r"[\"']?[ \t]*)(:[ \t]*)"
+    r"(\"[^\"\n]*\"|'[^'\n]*'|(?:(?:bearer|basic|token|digest)[ \t]+)?[^\s\"',;})]+)"
+)
+"""``X-Api-Key: value``, ``Authorization: Bearer value``, ``"password": "value"`` in text."""
+
+_SECRET_FLAG: Final = re.compile(
+    r"(?i)(-(?<!\S-)-?(?:[A-Za-z0-9]+[_-])*?" + _NAME_END + r"[ \t]+)(?![-<>|;&])" + _VALUE
+)
+"""``--api-key value``, ``--with-token value``, ``--password value``: a flag (after a space or at
+the start) whose name ends with a secret word, then its value. ``-p value`` is not one:
+``mkdir -p``, ``ssh -p 22`` and ``git add -p`` mean something else; see
+:data:`_SHORT_P_PASSWORD`."""
+
+_SHORT_P_PASSWORD: Final = re.compile(
+    r"(\b(?:mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p|sshpass\b[^\n;|&]{0,200}?\s-p[ \t]*))"
+    r"([^\s;|&]+)"
+)
+"""``-p`` only where it is a password: ``mysql -pSECRET`` (attached; ``mysql -p db`` asks for
+it) and ``sshpass -p SECRET``, within 200 characters of the command (unbounded, a text of many
+``mysql`` words took quadratic time)."""
+
+_URL_CREDENTIALS: Final = re.compile(r"(://[^/\s:@]*):([^/\s@]+)@")
+_CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
+
+MAX_DEPTH: Final = 64
+"""Data nested deeper than this is shown as :data:`TOO_DEEP` (it cannot be a real argument,
+and redacting it must not overflow the stack)."""
+TOO_DEEP: Final = "[nested too deeply]"
 
 
-def redact(value: Any) -> Any:
+def redact(value: Any, _depth: int = 0) -> Any:
     """A copy of ``value`` where secret-named keys and secret-looking strings are replaced.
 
     A key is secret-named when it contains ``key``-like words (``api_key``, ``token``,
     ``password``, ``secret``, ``auth``...); a string is secret-looking when it holds a known
-    credential shape (``sk-...``, ``ghp_...``, ``AKIA...``, ``Bearer ...``, a private key block),
-    or assigns one (``PGPASSWORD=x``, ``mysql -px``, ``https://user:pass@``, ``curl -u u:p``).
-    A string holding a JSON object or array is parsed and redacted as data.
+    credential shape (``sk-...``, ``ghp_...``, ``glpat-...``, a JWT, ``Bearer ...``, a whole
+    private key block), or gives one to a secret name (``PGPASSWORD=x``, ``--api-key x``,
+    ``X-Api-Key: x``, a YAML line ``password: x``, ``mysql -px``, ``https://user:pass@``,
+    ``curl -u u:p``). A string holding a JSON object or array is parsed and redacted as data.
+    Data nested deeper than :data:`MAX_DEPTH` becomes :data:`TOO_DEEP`: it cannot overflow the
+    stack.
     """
     if isinstance(value, str):
         return _redact_text(value)
+    if value is None or isinstance(value, int | float):  # before the slower ``Mapping`` check
+        return value
     if isinstance(value, Mapping):
+        if _depth >= MAX_DEPTH:
+            return TOO_DEEP
         return {
             key: REDACTED
-            if isinstance(key, str) and _SECRET_KEY.search(key) and item not in (None, "")
-            else redact(item)
+            if _is_secret_key(key) and not _is_blank(item)
+            else redact(item, _depth + 1)
             for key, item in value.items()
         }
-    if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+    if isinstance(value, list | tuple | set | frozenset):
+        if _depth >= MAX_DEPTH:
+            return TOO_DEEP
+        return [redact(item, _depth + 1) for item in value]
     return value
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_secret_key(key: object) -> bool:
+    # Cached: tools are called with the same few argument names over and over.
+    return isinstance(key, str) and _SECRET_KEY.search(key) is not None
+
+
+def _is_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value)
 
 
 def _redact_text(text: str) -> str:
@@ -78,17 +195,49 @@ def _redact_text(text: str) -> str:
             cleaned = redact(parsed)
             if cleaned != parsed:
                 return json.dumps(cleaned, ensure_ascii=False)
+    # Cheap membership tests first: most arguments hold none of these, and each regex walks the
+    # whole text.
     if len(text) >= 16:
+        if "PRIVATE KEY" in text:
+            text = _PRIVATE_KEY_BLOCK.sub(REDACTED, text)
         text = _SECRET_VALUE.sub(REDACTED, text)
-    if "=" in text:
-        text = _SECRET_ASSIGNMENT.sub(rf"\1{REDACTED}", text)
-    if "-p" in text:
-        text = _MYSQL_PASSWORD.sub(rf"\1{REDACTED}", text)
-    if "@" in text:
-        text = _URL_CREDENTIALS.sub(rf"\1:{REDACTED}@", text)
+    assigns, names, flags = "=" in text, ":" in text, "-" in text
+    if (assigns or names or flags) and _names_a_secret(text):
+        if assigns:
+            text = _SECRET_ASSIGNMENT.sub(_keep_name, text)
+        if names:
+            text = _SECRET_LINE.sub(_keep_name, text)
+            text = _SECRET_HEADER.sub(_keep_name, text)
+        if flags:
+            text = _SECRET_FLAG.sub(_keep_name, text)
+    if "-p" in text and ("mysql" in text or "sshpass" in text):
+        text = _SHORT_P_PASSWORD.sub(_keep_name, text)
     if "-u" in text:
-        text = _CURL_USER.sub(rf"\1:{REDACTED}", text)
+        text = _CURL_USER.sub(_keep_user, text)
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(_keep_url_user, text)
     return text
+
+
+# Functions, not ``\1`` templates: ``re`` parses a template on every call, matched or not,
+# which costs more than the search on short text.
+
+
+def _keep_name(match: re.Match[str] | regex.Match[str]) -> str:
+    return match.group(1) + REDACTED
+
+
+def _keep_user(match: re.Match[str]) -> str:
+    return f"{match.group(1)}:{REDACTED}"
+
+
+def _keep_url_user(match: re.Match[str]) -> str:
+    return f"{match.group(1)}:{REDACTED}@"
+
+
+def _names_a_secret(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
 
 
 def event_record(event: ActivityEvent, timestamp: float) -> dict[str, Any]:
@@ -106,20 +255,25 @@ def event_record(event: ActivityEvent, timestamp: float) -> dict[str, Any]:
 
 
 def _record_line(record: dict[str, Any]) -> str:
-    """``record`` as one JSON line; its arguments as text when they are not JSON data, and a
+    """``record`` as one JSON line; what is not JSON data as its redacted ``repr``, and a
     minimal record when even that fails (a 5000-digit integer has no ``repr``)."""
     try:
-        return json.dumps(record, default=repr, ensure_ascii=False)
+        return json.dumps(record, default=_redacted_repr, ensure_ascii=False)
     except Exception:
         pass
     try:
+        arguments = _redacted_repr(record.get("arguments"))
         return json.dumps(
-            {**record, "arguments": repr(record.get("arguments"))}, default=repr, ensure_ascii=False
+            {**record, "arguments": arguments}, default=_redacted_repr, ensure_ascii=False
         )
     except Exception as exc:
         minimal = {key: _plain(record.get(key)) for key in _MINIMAL_KEYS}
         minimal["arguments"] = f"[not serializable: {type(exc).__name__}]"
         return json.dumps(minimal, ensure_ascii=False)
+
+
+def _redacted_repr(value: Any) -> str:
+    return _redact_text(repr(value))
 
 
 _MINIMAL_KEYS: Final = ("time", "name", "status", "duration_ms", "session_id", "source", "message")
@@ -198,10 +352,31 @@ class ActivityLog:
             self._append(batch)
 
     def _append(self, batch: list[dict[str, Any]]) -> None:
-        lines = [_record_line(record) for record in batch]
+        # A lone surrogate cannot be UTF-8: it is written as its JSON escape (\\ud800), which
+        # reads back as the same string, instead of failing the whole batch.
+        data = "".join(_record_line(record) + "\n" for record in batch).encode(
+            "utf-8", "backslashreplace"
+        )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write("\n".join(lines) + "\n")
+            try:
+                descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
+            except FileNotFoundError:
+                _make_private_dir(self.path.parent)
+                descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
+            with os.fdopen(descriptor, "ab") as handle:
+                handle.write(data)
         except OSError as exc:
             log.warning("cannot write the activity log %s: %s", self.path, exc)
+
+
+_APPEND_FLAGS: Final = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+_FILE_MODE: Final = 0o600
+"""The log holds what tools were called with: only its owner may read it."""
+_DIR_MODE: Final = 0o700
+
+
+def _make_private_dir(directory: Path) -> None:
+    """Create ``directory`` readable by its owner only; missing parents get the default mode,
+    and a directory that already exists keeps the mode its owner gave it."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=_DIR_MODE, exist_ok=True)

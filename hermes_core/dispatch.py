@@ -40,7 +40,12 @@ from hermes_core.approvals.policy import (
 from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
 from hermes_core.coercion import coerce_arguments
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
-from hermes_core.timeouts import DeadlineExceeded, await_with_timeout, run_sync_with_timeout
+from hermes_core.timeouts import (
+    DeadlineExceeded,
+    await_with_timeout,
+    caller_cancelled,
+    run_sync_with_timeout,
+)
 from hermes_core.tools import Registry, Tool, ToolResult, toolsets_config_allows
 from hermes_core.validation import argument_error, build_validator
 
@@ -76,8 +81,8 @@ class _PreparedTool:
 
     tool: Tool
     validator: Validator | None
-    """``None`` when the schema cannot judge (broken, non-local ``$ref``): the call is not
-    blocked for it."""
+    """``None`` when the schema cannot judge (broken, non-local ``$ref``), or for a bridge tool:
+    the call is not blocked for it."""
     is_async: bool
     wants_session: bool
     accepted: frozenset[str] | None
@@ -224,7 +229,9 @@ class Dispatcher:
                 result = self._unknown_tool(name, session)
             else:
                 call, result = await self._run(tool, arguments, session)
-        except (Exception, SystemExit) as exc:  # the last line of defence: never raises
+        except BaseException as exc:  # the last line of defence: never raises
+            if caller_cancelled(exc):
+                raise
             log.exception("dispatch of %r failed", name)
             result = ToolResult.error(
                 "INTERNAL_ERROR", f"hermes-core failed while calling {name!r}: {exc}"
@@ -272,7 +279,9 @@ class Dispatcher:
                         f"{hook.plugin!r} did not answer within {self._hook_timeout:g} s.",
                     )
                 ) from None
-            except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end the host
+            except BaseException as exc:  # a plugin's sys.exit() or Ctrl-C must not end the host
+                if caller_cancelled(exc):
+                    raise
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
@@ -317,13 +326,14 @@ class Dispatcher:
     ) -> ToolResult | None:
         """``None`` when the call may run, else the denial."""
         force_ask = approval_reason is not None
-        pattern = matching_glob_every_segment_allows_any_segment_denies(
+        denied = matching_glob_every_segment_allows_any_segment_denies(
             self.deny_rules, call, deny=True
         )
-        if pattern is not None:
+        if denied is not None:
             return ToolResult.error(
                 "DENIED",
-                f"{call.name} was refused: it matches {pattern!r} in approvals.deny.",
+                f"{call.name} was refused: it matches {denied.pattern!r} in approvals.deny"
+                f"{denied.explanation()}.",
             )
         if not force_ask:
             if (
@@ -360,7 +370,9 @@ class Dispatcher:
                 f"{call.name} was refused: the approval policy did not decide within "
                 f"{self._hook_timeout:g} s."
             )
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
+            if caller_cancelled(exc):
+                raise
             return Decision.deny(
                 f"{call.name} was refused: the approval policy failed "
                 f"({type(exc).__name__}: {exc})."
@@ -388,7 +400,9 @@ class Dispatcher:
         try:
             with anyio.move_on_after(timeout):
                 answer = await transport.ask(request, timeout)
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
+            if caller_cancelled(exc):
+                raise
             return ToolResult.error(
                 "DENIED", f"{call.name} was refused: the approval prompt failed ({exc})."
             )
@@ -453,7 +467,9 @@ class Dispatcher:
             return ToolResult.error(
                 "TIMEOUT", f"{tool.name} did not finish within {tool.timeout:g} s and was stopped."
             )
-        except (Exception, SystemExit) as exc:  # a handler's sys.exit() must not end the host
+        except BaseException as exc:  # a handler's sys.exit() or Ctrl-C must not end the host
+            if caller_cancelled(exc):
+                raise
             return ToolResult.error(
                 "TOOL_ERROR", f"{tool.name} failed: {type(exc).__name__}: {exc}"
             )
@@ -503,7 +519,9 @@ class Dispatcher:
             self.activity_log.write(event)
             for hook in self._hook_impls("hermes_tool_activity"):
                 await self._observe(hook, {"event": event})
-        except (Exception, SystemExit):
+        except BaseException as exc:
+            if caller_cancelled(exc):
+                raise
             log.exception("recording the activity of %r failed", name)
 
     # Hooks ------------------------------------------------------------------------------------
@@ -520,7 +538,9 @@ class Dispatcher:
             return await self._call_hook(hook, kwargs)
         except DeadlineExceeded:
             self._log_failure(hook, "observer", f"no answer within {self._hook_timeout:g} s")
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
+            if caller_cancelled(exc):
+                raise
             self._log_failure(hook, "observer", f"{type(exc).__name__}: {exc}")
         return None
 
@@ -538,7 +558,9 @@ class Dispatcher:
 
 
 def _prepare_tool(tool: Tool) -> _PreparedTool:
-    validator = build_validator(tool.parameters)
+    # A bridge tool parses its own arguments, accepting more than its schema advertises (the
+    # single shape of tool_call, a bare string of queries) and refusing with repair hints.
+    validator = None if tool.meta.get("bridge") is True else build_validator(tool.parameters)
     handler = tool.handler
     wants_session = False
     accepted: frozenset[str] | None = None

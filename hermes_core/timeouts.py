@@ -1,7 +1,9 @@
-"""Awaiting a coroutine, or running a blocking function in a thread, under a timeout."""
+"""Awaiting a coroutine, or running a blocking function in a thread, under a timeout; and telling
+the cancellation of the caller apart from a cancellation exception that plugin code raised."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -43,3 +45,22 @@ async def run_sync_with_timeout(function: Callable[[], Any], seconds: float) -> 
             value = await value
         return value
     raise DeadlineExceeded(f"no result within {seconds:g} s")
+
+
+def caller_cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is the cancellation of the running task or of one of its enclosing cancel
+    scopes, which must propagate; else it is a failure of the code that raised it.
+
+    Plugin code can raise ``asyncio.CancelledError`` (or ``KeyboardInterrupt``) itself: that is
+    its failure, and swallowing it must not swallow a real cancellation. Under asyncio a real
+    one has been requested on the task (anyio's cancel scopes request it too, and Ctrl-C under
+    ``asyncio.run`` does), so the task's pending cancellation count tells them apart. Under trio
+    only the cancellation machinery can create ``trio.Cancelled``.
+    """
+    cancelled = anyio.get_cancelled_exc_class()
+    if not isinstance(exc, cancelled):
+        return False
+    if cancelled is not asyncio.CancelledError:
+        return True
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0

@@ -3,8 +3,9 @@ and the bridge share.
 
 Validators are built lazily, on a tool's first call, and cached by registry generation:
 checking every schema of a large catalog up front would cost seconds. A schema that is itself
-broken, or that refers outside itself (a non-local ``$ref``), never blocks a call: the tool gets
-the arguments and decides.
+broken, or that refers outside itself (a non-local ``$ref``) or to nothing, never blocks a call:
+the tool gets the arguments and decides. Arguments the validator cannot judge (nested deeper
+than it can recurse) are refused: validation that cannot decide does not let the call through.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
 
 from hermes_core.tools import Tool, ToolResult
 
@@ -119,8 +121,17 @@ def argument_error(
         return None
     try:
         error: ValidationError | None = best_match(validator.iter_errors(dict(arguments)))
-    except Exception:  # a schema that breaks while validating must not block
+    except (Unresolvable, SchemaError):  # the schema itself is broken: it must not block
         return None
+    except Exception as exc:  # jsonschema could not decide (values nested too deeply...): refuse
+        why = "they are nested too deeply" if isinstance(exc, RecursionError) else repr(exc)
+        return ArgumentError(
+            tool=tool.name,
+            path="arguments",
+            rule="unchecked",
+            message=f"the arguments could not be checked against the schema: {why:.200}",
+            parameters=tool.parameters,
+        )
     if error is None:
         return None
     parts: list[str | int] = list(error.absolute_path)

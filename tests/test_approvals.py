@@ -335,14 +335,16 @@ def test_matching_glob_every_segment_allows_any_segment_denies() -> None:
     deny = GlobRules(["terminal:rm *"])
 
     def allowed(command: str) -> str | None:
-        return matching_glob_every_segment_allows_any_segment_denies(
+        found = matching_glob_every_segment_allows_any_segment_denies(
             allow, _shell_call(command), deny=False
         )
+        return None if found is None else found.pattern
 
     def denied(command: str, name: str = "terminal") -> str | None:
-        return matching_glob_every_segment_allows_any_segment_denies(
+        found = matching_glob_every_segment_allows_any_segment_denies(
             deny, _shell_call(command, name), deny=True
         )
+        return None if found is None else found.pattern
 
     assert allowed("ls -l") == "terminal:ls *"
     assert allowed("ls . && git status") == "terminal:ls *"
@@ -372,8 +374,10 @@ def test_a_catch_all_or_an_exact_allow_glob_approves_a_whole_command_line() -> N
         GlobRules([remembered_subject(_shell_call(chained))]), _shell_call(chained), deny=False
     )
 
-    assert catch_all == "terminal:*"
-    assert exact == "terminal:" + chained
+    assert catch_all is not None
+    assert catch_all.pattern == "terminal:*"
+    assert exact is not None
+    assert exact.pattern == "terminal:" + chained
 
 
 def test_a_chained_command_is_not_run_on_a_wildcard_allow_nor_past_a_deny(

@@ -226,6 +226,20 @@ def test_tools_call_with_bad_json_is_a_usage_error(hermes_cli: HermesCli) -> Non
     assert "ARGS_JSON" in done.stderr
 
 
+def test_tools_call_with_a_lone_surrogate_is_logged_and_ends_without_a_traceback(
+    hermes_cli: HermesCli,
+) -> None:
+    done = hermes_cli.run("tools", "call", "read_file", '{"path": "a\\ud800.txt"}', ok=False)
+
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "read_file failed" in done.stderr
+    log = hermes_cli.log_dir / "activity.jsonl"
+    (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert record["name"] == "read_file"
+    assert record["arguments"] == {"path": "a\ud800.txt"}
+
+
 def test_interactive_always_writes_approvals_allow_keeping_comments(hermes_cli: HermesCli) -> None:
     config = hermes_cli.config
     config.write_text(CONFIG_WITH_COMMENTS)

@@ -210,6 +210,61 @@ def test_oversized_or_too_deep_arguments_are_invalid_arguments(
     assert result.error_code == "INVALID_ARGUMENTS"
 
 
+TREE_SCHEMA = {
+    "type": "object",
+    "$defs": {"node": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+    "properties": {"tree": {"$ref": "#/$defs/node"}},
+}
+
+
+class TreeTool:
+    """A tool whose schema recurses: jsonschema follows a value as deep as it goes."""
+
+    def __init__(self, schema: dict[str, Any] = TREE_SCHEMA) -> None:
+        self.schema = schema
+        self.ran: list[object] = []
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        def plant(tree: object) -> str:
+            self.ran.append(tree)
+            return "planted"
+
+        return [Tool("plant", "x", self.schema, handler=plant, annotations=READ_ONLY)]
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_arguments_too_deep_for_the_validator_are_refused_and_the_tool_does_not_run(
+    harnesses: Callable[..., Harness],
+) -> None:
+    tree = TreeTool()
+    harness = harnesses(("tree", tree))
+
+    result = harness.call("plant", {"tree": _nested(600, "not an array")})
+
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert "could not be checked" in result.text_content
+    assert "nested too deeply" in result.text_content
+    assert tree.ran == []
+    assert harness.call("plant", {"tree": _nested(20, [])}).text_content == "planted"
+
+
+def test_a_schema_whose_local_ref_leads_nowhere_does_not_block(
+    harnesses: Callable[..., Harness],
+) -> None:
+    broken = {"type": "object", "properties": {"tree": {"$ref": "#/$defs/missing"}}}
+    tree = TreeTool(broken)
+    harness = harnesses(("tree", tree))
+
+    assert harness.call("plant", {"tree": 1}).text_content == "planted"
+
+
 @pytest.mark.parametrize(
     ("fields", "words"),
     [

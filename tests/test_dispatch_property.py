@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from builders import build_harness
+from builders import build_harness, make_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,3 +66,78 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
         harness.close()
     assert {p.name for p in harness.env.cwd.iterdir()} == {"seed.txt"}
     assert not (tmp_path / "cache" / "processes").exists()
+
+
+def _nested_list(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# What the fuzzing of tool_call found: JSON strings nested deeper than Python parses, values no
+# JSON encoder takes (in-process callers can send anything), lone surrogates, huge integers.
+DEEP_JSON_TEXT = st.integers(1, 60_000).flatmap(
+    lambda n: st.sampled_from(["[" * n + "]" * n, '{"a":' * n + "1" + "}" * n])
+)
+NOT_JSON = st.sampled_from(
+    [{1, 2}, frozenset({"x"}), b"bytes", (1, "tuple"), object(), float("nan"), 10**5000, "a\ud800"]
+)
+ODD = st.one_of(JSON, NOT_JSON, DEEP_JSON_TEXT, st.integers(1, 5_000).map(_nested_list))
+NAMES = st.sampled_from(
+    [
+        "todo_list",
+        "read_file",
+        "tool_call",
+        "tool_search",
+        "mcp__github__create_issue",
+        "connectors__gmail__SEND_EMAIL",
+        "nosuch",
+    ]
+) | st.text(max_size=10)
+ENTRY = st.fixed_dictionaries({"name": NAMES}, optional={"arguments": ODD}) | ODD
+PAYLOAD = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "calls": st.lists(ENTRY, max_size=12) | DEEP_JSON_TEXT | ODD,
+            "name": NAMES | ODD,
+            "arguments": ODD,
+        },
+    )
+    | ODD
+)
+
+
+def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_path: Path) -> None:
+    import json
+
+    import anyio.from_thread
+
+    from hermes_core.config import Config
+    from hermes_core.host import Host
+
+    env = make_env(tmp_path)
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(Host(Config(), env)) as host,
+    ):
+        session = host.new_session()
+
+        @settings(
+            max_examples=300,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
+        @given(payload=PAYLOAD)
+        def check(payload: Any) -> None:
+            result = portal.call(host.dispatch, "tool_call", payload, session)
+            assert isinstance(result, ToolResult)
+            assert isinstance(result.content, list)
+
+        check()
+        host.dispatcher.activity_log.flush()
+    log = env.log_dir / "activity.jsonl"
+    if log.exists():  # every event that was written is one whole JSON line
+        for line in log.read_text(encoding="utf-8").splitlines():
+            json.loads(line)

@@ -14,10 +14,10 @@ from hermes_core.approvals.policy import (
     GlobRules,
     call_subjects,
     glob_escape,
+    glob_regex,
     matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
     select_policy,
-    shell_segments,
 )
 from hermes_core.approvals.prompt import (
     Answer,
@@ -28,21 +28,31 @@ from hermes_core.approvals.prompt import (
     PromptTransport,
     TerminalPrompt,
 )
+from hermes_core.approvals.shell import (
+    CommandLine,
+    ShellSegment,
+    read_command_line,
+    shell_segments,
+)
 
 __all__ = [
     "Answer",
     "ApprovalPolicy",
     "ApprovalRequest",
+    "CommandLine",
     "Decision",
     "ElicitReply",
     "ElicitationPrompt",
     "GlobRules",
     "NonInteractivePrompt",
     "PromptTransport",
+    "ShellSegment",
     "TerminalPrompt",
     "call_subjects",
     "glob_escape",
+    "glob_regex",
     "matching_glob_every_segment_allows_any_segment_denies",
+    "read_command_line",
     "remembered_subject",
     "select_policy",
     "shell_segments",

@@ -7,12 +7,13 @@ applies ``approvals.deny`` before any policy (so no policy can let a denied call
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from hermes_core.approvals.shell import read_command_line
 from hermes_core.errors import RegistrationError
 from hermes_core.specs import ApprovalPolicySpec, PluginContext, ToolCall
 
@@ -77,60 +78,78 @@ def call_subjects(call: ToolCall) -> tuple[str, ...]:
     return tuple(subjects)
 
 
-_SEGMENT_SEPARATORS = re.compile(r"\|\||&&|;|&|\||\$\(|`|\n|\(|\)")
-_REDIRECTION = re.compile(r"[<>]")
+@dataclass(frozen=True)
+class GlobMatch:
+    """The glob of ``approvals.allow`` or ``approvals.deny`` that matched a call."""
 
+    pattern: str
+    unparseable: str = ""
+    """For a deny glob matched only because the command line cannot be read, why it cannot
+    (``"command substitution"``); empty otherwise."""
 
-def shell_segments(command: str) -> list[str]:
-    """The simple commands of a shell command line: split at ``;`` ``&`` ``|`` ``&&`` ``||``
-    ``$(`` ``(`` ``)`` backquotes and newlines, stripped, empty ones dropped.
-
-    Quotes are not parsed: ``echo "a;b"`` gives two segments, which only makes an allow glob
-    less likely and a deny glob more likely to match (the safe side for both).
-    """
-    return [part.strip() for part in _SEGMENT_SEPARATORS.split(command) if part.strip()]
+    def explanation(self) -> str:
+        """What follows the pattern in a denial: why an unreadable command line matched."""
+        if not self.unparseable:
+            return ""
+        return (
+            f": the command line has {self.unparseable}, so a deny rule cannot tell which "
+            "commands it runs and counts as matching it"
+        )
 
 
 def matching_glob_every_segment_allows_any_segment_denies(
     rules: GlobRules, call: ToolCall, *, deny: bool
-) -> str | None:
+) -> GlobMatch | None:
     """The glob of ``rules`` matching ``call``, with shell commands matched per segment.
 
-    A tool name glob (``terminal``) matches every call of that tool. For a shell command:
+    A tool name glob (``terminal``) matches every call of that tool. For a shell command, read
+    by :func:`~hermes_core.approvals.shell.read_command_line`:
 
-    - **deny** (``deny=True``): a glob matches when it matches the whole command or ANY of its
-      segments, so ``terminal:rm *`` refuses ``ls; rm -rf x``.
-    - **allow**: a glob that matches only one text (a remembered exact command) approves that
-      exact command; ``<tool>:*`` approves every command; any other wildcard glob approves only
-      when EVERY segment matches an allow glob and the command has no ``<`` or ``>``
-      redirection, so ``terminal:ls *`` does not approve ``ls . && rm x`` nor ``ls > ~/.bashrc``.
+    - **deny** (``deny=True``): a glob matches when it matches the whole command, ANY segment
+      as written, or any command a segment runs (quotes removed, path reduced to its name,
+      assignments and wrappers looked through, also with no arguments), so ``terminal:rm *``
+      refuses ``ls; rm -rf x``, ``/bin/rm x``, ``sudo rm x`` and ``xargs rm``. A command line
+      that cannot be read (command substitution, ``eval``, here-documents ...) matches the
+      first deny glob written for commands of this tool.
+    - **allow**: ``<tool>:*`` approves every command, and a glob without wildcards (a remembered
+      exact command) approves exactly that command line; any other glob approves only when
+      EVERY segment, as written, matches an allow glob, the line has no ``<`` or ``>``
+      redirection and can be read, so ``terminal:ls *`` approves neither ``ls . && rm x`` nor
+      ``ls > ~/.bashrc`` nor ``ls $(rm x)``.
     """
     subjects = call_subjects(call)
-    if len(subjects) == 1:
-        return rules.match(subjects)
     named = rules.match(subjects[:1])
-    if named is not None:
-        return named
+    if named is not None or len(subjects) == 1:
+        return None if named is None else GlobMatch(named)
     command = subjects[1][len(call.name) + 1 :]
     prefixes = (call.name,) if call.name == "terminal" else (call.name, "terminal")
-    segments = shell_segments(command)
+    line = read_command_line(command)
     if deny:
         found = rules.match(subjects[1:])
-        for segment in segments:
+        for segment in line.segments:
             if found is not None:
                 break
-            found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
-        return found
-    exact = rules.match(subjects[1:], exact_only=True)
-    if exact is not None or _REDIRECTION.search(command) or not segments:
-        return exact
+            # "rm" alone also counts as "rm " so that "terminal:rm *" covers "xargs rm".
+            texts = (segment.text, *segment.commands, *(f"{c} " for c in segment.commands))
+            found = rules.match([f"{prefix}:{text}" for text in texts for prefix in prefixes])
+        if found is not None:
+            return GlobMatch(found)
+        if line.unparseable:
+            rule = rules.command_rule(prefixes)
+            return None if rule is None else GlobMatch(rule, line.unparseable)
+        return None
+    whole = rules.catch_all(prefixes) or rules.match(subjects[1:], exact_only=True)
+    if whole is not None:
+        return GlobMatch(whole)
+    if line.unparseable or line.redirects or not line.segments:
+        return None
     first: str | None = None
-    for segment in segments:
-        found = rules.match([f"{prefix}:{segment}" for prefix in prefixes])
+    for segment in line.segments:
+        found = rules.match([f"{prefix}:{segment.text}" for prefix in prefixes])
         if found is None:
             return None
         first = first or found
-    return first
+    return None if first is None else GlobMatch(first)
 
 
 def remembered_subject(call: ToolCall) -> str:
@@ -145,18 +164,78 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-def _is_exact_or_catch_all(pattern: str) -> bool:
-    if pattern.endswith(":*") and not re.search(r"[*?\[]", pattern[:-2]):
-        return True
+@functools.lru_cache(maxsize=1024)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` in ``fnmatch`` syntax (``*``, ``?``, ``[seq]``, ``[!seq]``) as a regular
+    expression to ``fullmatch``, in which no wildcard matches a newline: a newline separates
+    shell commands, so ``terminal:git status*`` must not reach the next line.
+
+    As in ``fnmatch``, the text between two stars is matched atomically at its first
+    occurrence, so a glob with many stars costs linear time on a long command line instead of
+    backtracking through every way of splitting it.
+    """
+    chunks: list[list[str]] = [[]]  # the pattern split at its stars, each as regex pieces
+    index, end = 0, len(pattern)
+    while index < end:
+        char = pattern[index]
+        index += 1
+        if char == "*":
+            if chunks[-1] or len(chunks) == 1:
+                chunks.append([])
+        elif char == "?":
+            chunks[-1].append(r"[^\n]")
+        elif char == "[":
+            close = index + (pattern[index : index + 1] == "!")
+            close = pattern.find("]", close + 1)  # a "]" first in the set is one of its members
+            if close < 0:
+                chunks[-1].append(r"\[")
+                continue
+            members = pattern[index:close]
+            index = close + 1
+            negate = members.startswith("!")
+            chunks[-1].append(_glob_set(members[negate:], negate))
+        else:
+            chunks[-1].append(re.escape(char))
+    parts = ["".join(chunk) for chunk in chunks]
+    if len(parts) > 1:
+        middle = "".join(rf"(?>[^\n]*?{part})" for part in parts[1:-1] if part)
+        parts = [parts[0], middle, r"[^\n]*", parts[-1]]
+    return re.compile("".join(parts))
+
+
+def _glob_set(members: str, negate: bool) -> str:
+    """A glob's ``[seq]`` (``negate``: ``[!seq]``) as a regex set; ``a-z`` is a range, a
+    reversed range matches nothing (as with ``fnmatch``), every other character itself."""
+    items: list[str] = []
+    index = 0
+    while index < len(members):
+        if index + 2 < len(members) and members[index + 1] == "-":
+            low, high = members[index], members[index + 2]
+            if low <= high:
+                items.append(f"{re.escape(low)}-{re.escape(high)}")
+            index += 3
+        else:
+            items.append(re.escape(members[index]))
+            index += 1
+    if negate:
+        return rf"[^\n{''.join(items)}]"
+    return f"[{''.join(items)}]" if items else "(?!)"
+
+
+def _is_exact(pattern: str) -> bool:
+    """Whether ``pattern`` matches a single text (no wildcard, or only escaped ones ``[*]``)."""
     return not re.search(r"[*?\[]", re.sub(r"\[[^\]]\]", "", pattern))
 
 
 class GlobRules:
-    """Compiled ``approvals.allow`` or ``approvals.deny`` globs (``fnmatch``, case-sensitive)."""
+    """Compiled ``approvals.allow`` or ``approvals.deny`` globs (``fnmatch`` syntax,
+    case-sensitive, no wildcard matching a newline: see :func:`glob_regex`)."""
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
         self.patterns: list[str] = []
-        self._compiled: list[tuple[str, re.Pattern[str]]] = []
+        self._compiled: list[tuple[str, re.Pattern[str], bool]] = []
+        self._any: re.Pattern[str] | None = None
+        """Every glob as one alternation: one test per subject rejects most calls."""
         for pattern in patterns:
             self.add(pattern)
 
@@ -165,21 +244,45 @@ class GlobRules:
         if pattern in self.patterns:
             return
         self.patterns.append(pattern)
-        # No DOTALL: ``*`` does not span a newline, which separates shell commands.
-        self._compiled.append((pattern, re.compile(fnmatch.translate(pattern))))
+        self._compiled.append((pattern, glob_regex(pattern), _is_exact(pattern)))
+        self._any = None
 
     def match(self, subjects: Sequence[str], *, exact_only: bool = False) -> str | None:
         """The first glob matching one of ``subjects``, or ``None``.
 
         ``exact_only`` considers only globs that match a single text (no wildcard, or escaped
-        ones like ``[*]``) and the catch-all ``<name>:*``.
+        ones like ``[*]``).
         """
-        for pattern, regex in self._compiled:
-            if exact_only and not _is_exact_or_catch_all(pattern):
+        if not self._compiled:
+            return None
+        if not exact_only:
+            if self._any is None:
+                alternatives = [f"(?:{regex.pattern})" for _, regex, _ in self._compiled]
+                self._any = re.compile("|".join(alternatives) or "(?!)")
+            if not any(self._any.fullmatch(subject) for subject in subjects):
+                return None
+        for pattern, regex, exact in self._compiled:
+            if exact_only and not exact:
                 continue
             for subject in subjects:
-                if regex.match(subject):
+                if regex.fullmatch(subject):
                     return pattern
+        return None
+
+    def catch_all(self, prefixes: Sequence[str]) -> str | None:
+        """The glob ``<prefix>:*`` (every command of that tool) for one of ``prefixes``."""
+        for prefix in prefixes:
+            if f"{prefix}:*" in self.patterns:
+                return f"{prefix}:*"
+        return None
+
+    def command_rule(self, prefixes: Sequence[str]) -> str | None:
+        """The first glob written for commands of a tool named in ``prefixes``: one whose part
+        before the first ``:`` matches a prefix (``terminal:rm *``, ``*:rm *``)."""
+        for pattern, _, _ in self._compiled:
+            tool, colon, _ = pattern.partition(":")
+            if colon and any(glob_regex(tool).fullmatch(prefix) for prefix in prefixes):
+                return pattern
         return None
 
     def __bool__(self) -> bool:

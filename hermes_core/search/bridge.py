@@ -122,14 +122,18 @@ def _call_schema(connectors: bool) -> dict[str, Any]:
         "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
         "required": ["name"],
     }
-    return {
-        "type": "object",
-        "properties": {"calls": {"type": "array", "items": entry, "description": calls}},
+    batch = {
+        "type": "array",
+        "items": entry,
+        "minItems": 1,
+        "maxItems": MAX_BATCH if connectors else 1,
+        "description": calls,
     }
+    # The schema says what to send; the more the handler accepts (the single shape
+    # {name, arguments}, calls as a JSON string) it parses itself: the dispatcher does not
+    # validate a bridge tool's arguments against this schema.
+    return {"type": "object", "properties": {"calls": batch}, "required": ["calls"]}
 
-
-# ``calls`` is required in spirit, but not in the schema: the single shape {name, arguments}
-# is accepted too and must pass the dispatcher's own validation of the bridge's arguments.
 
 _DESCRIBE_DESCRIPTION = (
     "Read the full description and parameters schema of deferred tools found with tool_search, "
@@ -187,7 +191,12 @@ def make_bridge_tools(
 def bridge_result(payload: Mapping[str, Any]) -> ToolResult:
     """A bridge answer as a tool result: compact JSON text and the same dict as ``structured``;
     an ``error`` key makes it an error result."""
-    text = compact_json(payload)
+    text = _json_text(payload)
+    if text is None:  # a connector's response in a batch that is not JSON data
+        text = _json_text(payload, default=repr) or compact_json(
+            refusal("the answer is not JSON data", code="TOOL_ERROR")
+        )
+        payload = json.loads(text)
     if "error" in payload:
         code = str(payload.get("code") or "INVALID_ARGUMENTS")
         return ToolResult(
@@ -212,7 +221,7 @@ def _maybe_json(value: Any) -> Any:
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 
@@ -349,6 +358,10 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
                 raise BridgeArgumentError(
                     f"calls is a string that is not valid JSON; send {_CALL_SHAPE}"
                 ) from None
+            except RecursionError:
+                raise BridgeArgumentError(
+                    f"calls is a JSON string nested too deeply to read; send {_CALL_SHAPE}"
+                ) from None
         if isinstance(calls, Mapping):
             calls = [calls]
     elif "name" in payload:
@@ -383,6 +396,10 @@ def parse_entry_arguments(value: Any, where: str = "arguments") -> dict[str, Any
             raise BridgeArgumentError(
                 f"{where} is a string that is not valid JSON; send an object"
             ) from None
+        except RecursionError:
+            raise BridgeArgumentError(
+                f"{where} is a JSON string nested too deeply to read; send an object"
+            ) from None
         if value is None:
             return {}
     if isinstance(value, list | tuple) and not value:
@@ -392,26 +409,37 @@ def parse_entry_arguments(value: Any, where: str = "arguments") -> dict[str, Any
     return dict(value)
 
 
+def _json_text(value: Any, default: Callable[[Any], Any] | None = None) -> str | None:
+    """``value`` as compact JSON, or ``None`` when it is not JSON data (a set, bytes, a cycle,
+    nesting too deep for the encoder): in-process callers can send anything."""
+    try:
+        return compact_json(value, default=default)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 def _retry_shape(entry: CallEntry) -> str:
     arguments = entry.arguments if entry.arguments is not None else {}
-    shown = compact_json(arguments)
-    if len(shown) > RETRY_ECHO_CHARS:
+    shown = _json_text(arguments)
+    if shown is None:
+        arguments = "<arguments that are not JSON data: send them as a JSON object>"
+    elif len(shown) > RETRY_ECHO_CHARS:
         arguments = f"<{len(shown)} characters elided: send the same arguments>"
     return compact_json({"calls": [{"name": entry.name, "arguments": arguments}]})
 
 
 def batch_rule(entries: Sequence[CallEntry]) -> dict[str, Any] | None:
     """The batch rule: several entries only when every name is a ``connectors__`` tool, at most
-    :data:`MAX_BATCH`. A batch holding a local tool is refused with the caller's own first entry
-    as the exact shape to retry with; ``None`` when the entries may run."""
+    :data:`MAX_BATCH`. A batch holding any other tool is refused with the caller's own first
+    entry as the exact shape to retry with; ``None`` when the entries may run."""
     if len(entries) <= 1:
         return None
-    local = [entry.name for entry in entries if not is_connector_name(entry.name)]
-    if local:
+    others = [entry.name for entry in entries if not is_connector_name(entry.name)]
+    if others:
         shape = _retry_shape(entries[0])
         return refusal(
-            f"tool_call runs one local tool per call, and this batch of {len(entries)} holds "
-            f"local tools ({', '.join(local[:5])}). Nothing was run. Retry with exactly "
+            f"only connector tools ({CONNECTOR_PREFIX}...) can be batched, and this batch of "
+            f"{len(entries)} holds {', '.join(others[:5])}. Nothing was run. Retry with exactly "
             f"{shape} and send the others as separate tool_call calls.",
             retry_with=shape,
         )

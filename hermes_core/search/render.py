@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from hermes_core.tools import Tool
@@ -17,9 +17,10 @@ __all__ = ["ToolFormat", "compact_json", "estimate_tokens", "render_tool", "rend
 ToolFormat = Literal["neutral", "openai", "anthropic"]
 
 
-def compact_json(value: Any) -> str:
-    """``value`` as compact JSON (no spaces, non-ASCII kept), the form tokens are counted on."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def compact_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """``value`` as compact JSON (no spaces, non-ASCII kept), the form tokens are counted on;
+    ``default`` as for :func:`json.dumps`."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=default)
 
 
 def estimate_tokens(text: str) -> int:

@@ -8,6 +8,7 @@ under the real tool name; the dispatcher coerces and validates the arguments.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -51,7 +52,10 @@ from hermes_core.search.remote import (
 )
 from hermes_core.search.render import compact_json, estimate_tokens, render_tool
 from hermes_core.session import Session
+from hermes_core.timeouts import caller_cancelled
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["DispatchFn", "ToolSearch"]
 
@@ -387,7 +391,22 @@ class ToolSearch:
     # tool_call ------------------------------------------------------------------------------------
 
     async def call(self, payload: Mapping[str, Any], session: Session) -> ToolResult:
-        """Run what ``tool_call`` asks: one local tool, or a batch of connector tools."""
+        """Run what ``tool_call`` asks: one tool, or a batch of connector tools. Never raises
+        (except when the caller is cancelled): whatever goes wrong is an error result."""
+        try:
+            return await self._call(payload, session)
+        except BaseException as exc:
+            if caller_cancelled(exc):
+                raise
+            logger.exception("tool_call failed")
+            return bridge_result(
+                refusal(
+                    f"tool_call failed inside hermes-core: {type(exc).__name__}: {exc}",
+                    code="INTERNAL_ERROR",
+                )
+            )
+
+    async def _call(self, payload: Mapping[str, Any], session: Session) -> ToolResult:
         try:
             entries = parse_calls(payload)
         except BridgeArgumentError as exc:
@@ -443,7 +462,9 @@ class ToolSearch:
     async def _run(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
         try:
             return await self._dispatch(name, arguments, session)
-        except Exception as exc:  # the bridge answers with results, never raises
+        except BaseException as exc:  # the bridge answers with results, never raises
+            if caller_cancelled(exc):
+                raise
             return bridge_result(refusal(f"{name!r} failed: {exc}", code="TOOL_ERROR"))
 
     async def _call_batch(self, entries: Sequence[CallEntry], session: Session) -> dict[str, Any]:

@@ -172,6 +172,70 @@ def test_retry_shape_elides_arguments_past_1500_characters(bench: Bench) -> None
     assert json.loads(error["retry_with"])["calls"][0]["name"] == "mcp__github__create_issue"
 
 
+def test_a_batch_of_two_mcp_tools_is_refused_as_only_connector_tools_can_be_batched(
+    bench: Bench,
+) -> None:
+    calls = [{"name": "mcp__github__create_issue"}, {"name": "mcp__github__list_issues"}]
+    error = _error(bench.call({"calls": calls}))
+    assert error["error"].startswith("only connector tools (connectors__...) can be batched")
+    assert "local" not in error["error"]
+    assert bench.ran == []
+
+
+def _tool_call_schema(search: ToolSearch) -> dict[str, Any]:
+    (tool,) = [tool for tool in search.bridge_tools() if tool.name == "tool_call"]
+    return dict(tool.parameters)
+
+
+def test_tool_call_schema_requires_calls_and_allows_one_entry_without_connectors(
+    bench: Bench,
+) -> None:
+    schema = _tool_call_schema(bench.search)
+    assert schema["required"] == ["calls"]
+    assert (
+        schema["properties"]["calls"]["minItems"],
+        schema["properties"]["calls"]["maxItems"],
+    ) == (
+        1,
+        1,
+    )
+
+
+def test_tool_call_schema_allows_a_batch_of_10_when_connectors_are_in_scope(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, _ = connectors
+    schema = _tool_call_schema(bench.search)
+    assert schema["required"] == ["calls"]
+    assert schema["properties"]["calls"]["maxItems"] == 10
+
+
+def test_calls_as_a_json_string_nested_too_deeply_is_a_clear_error(bench: Bench) -> None:
+    error = _error(bench.call({"calls": "[" * 100_000 + "]" * 100_000}))
+    assert "nested too deeply" in error["error"]
+    assert bench.ran == []
+
+
+def test_entry_arguments_as_a_json_string_nested_too_deeply_are_a_clear_error(
+    bench: Bench,
+) -> None:
+    deep = '{"a":' * 50_000 + "1" + "}" * 50_000
+    entry = {"name": "mcp__github__create_issue", "arguments": deep}
+    error = _error(bench.call({"calls": [entry]}))
+    assert error["error"].startswith("arguments is a JSON string nested too deeply")
+    assert bench.ran == []
+
+
+def test_a_refused_batch_holding_values_that_are_not_json_still_answers(bench: Bench) -> None:
+    calls = [
+        {"name": "mcp__github__create_issue", "arguments": {"labels": {"bug"}, "raw": b"x"}},
+        {"name": "mcp__github__list_issues", "arguments": object()},
+    ]
+    error = _error(bench.call({"calls": calls}))
+    assert "not JSON data" in error["retry_with"]
+    assert bench.ran == []
+
+
 def test_bridge_name_inside_calls_is_refused(bench: Bench) -> None:
     error = _error(bench.call({"calls": [{"name": "tool_search", "arguments": {}}]}))
     assert "bridge tool" in error["error"]
@@ -370,3 +434,19 @@ def test_connector_batch_outside_the_grant_runs_nothing(
     answer = bench.call({"calls": calls}, conversation).structured
     assert transport.executed == []
     assert {item["error"]["code"] for item in answer["results"]} == {"NOT_AVAILABLE"}
+
+
+def test_a_connector_batch_answering_values_that_are_not_json_still_answers(
+    connectors: tuple[Bench, FakeConnectorTransport],
+) -> None:
+    bench, _ = connectors
+    calls = [
+        {"name": "connectors__gmail__SEND_EMAIL", "arguments": {"to": {"a@b.c"}}},
+        {"name": "connectors__gmail__ARCHIVE", "arguments": {}},
+    ]
+    result = bench.call({"calls": calls})
+    assert not result.is_error
+    answer = json.loads(result.text_content)
+    assert answer == result.structured
+    assert answer["success_count"] == 2
+    assert "a@b.c" in json.dumps(answer["results"][0]["response"])

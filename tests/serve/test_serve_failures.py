@@ -1,0 +1,62 @@
+"""``hermes serve`` outlives what goes wrong inside one call: a plugin hook raising
+``KeyboardInterrupt`` or a ``BaseException`` of its own, and a ``tool_call`` whose ``calls`` is
+a JSON string nested deeper than Python parses. Each is an error result; the next call is
+served."""
+
+from __future__ import annotations
+
+import anyio
+import mcp_types
+from mcp import Client
+from serving import BUNDLED, ServeHome
+
+from hermes_core.testing import write_dir_plugin
+
+ENDING_HOOK = """
+from hermes_core.hookspecs import hookimpl
+
+
+class PluginBaseException(BaseException):
+    pass
+
+
+@hookimpl
+def hermes_pre_tool_call(call):
+    if call.name == "todo_list":
+        raise KeyboardInterrupt("raised by the hook")
+    if call.name == "search_files":
+        raise PluginBaseException("raised by the hook")
+"""
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    return "\n".join(
+        block.text for block in result.content if isinstance(block, mcp_types.TextContent)
+    )
+
+
+def test_serve_answers_after_hooks_raise_base_exceptions_and_a_too_deep_tool_call(
+    served: ServeHome,
+) -> None:
+    write_dir_plugin(served.home / "plugins", "ending", ENDING_HOOK)
+    served.write_config(plugins={"enabled": [*BUNDLED, "ending"]})
+    deep = "[" * 100_000 + "]" * 100_000
+
+    async def main() -> list[mcp_types.CallToolResult]:
+        async with Client(served.stdio_parameters()) as client:
+            return [
+                await client.call_tool("tool_call", {"name": "todo_list", "arguments": {}}),
+                await client.call_tool("search_files", {"pattern": "x"}),
+                await client.call_tool("tool_call", {"calls": deep}),
+                await client.call_tool("tool_search", {"queries": ["todo"]}),
+            ]
+
+    interrupted, ended, too_deep, searched = anyio.run(main)
+    assert interrupted.is_error is True
+    assert "'ending'" in text_of(interrupted)
+    assert "KeyboardInterrupt" in text_of(interrupted)
+    assert ended.is_error is True
+    assert "PluginBaseException" in text_of(ended)
+    assert too_deep.is_error is True
+    assert "nested too deeply" in text_of(too_deep)
+    assert searched.is_error is False
