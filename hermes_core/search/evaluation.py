@@ -35,9 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.errors import HermesError
-from hermes_core.search.backend import Admission, ToolDocument
-from hermes_core.search.bm25 import BM25Index
-from hermes_core.search.documents import OTHER_GROUP
+from hermes_core.search.backend import OTHER_GROUP, Admission, SearchBackend, ToolDocument
 
 __all__ = [
     "METRIC_KEYS",
@@ -46,10 +44,10 @@ __all__ = [
     "EvalQuery",
     "EvalSet",
     "EvaluationDataError",
-    "bm25_search",
+    "backend_search",
     "catalog_documents",
     "evaluate",
-    "evaluate_bm25",
+    "evaluate_backend",
     "hit_at",
     "load_catalog",
     "load_queries",
@@ -362,21 +360,24 @@ def evaluate(
     )
 
 
-def bm25_search(index: BM25Index, admission: Admission) -> SearchFunction:
-    """A search callable over a BM25 index for :func:`evaluate`."""
+def backend_search(backend: SearchBackend, admission: Admission) -> SearchFunction:
+    """A search callable over any search backend (already built) for :func:`evaluate`."""
 
     def search(query: str, limit: int) -> tuple[list[str], Sequence[str]]:
-        hits = index.search(query, limit, admission)
-        return [hit.name for hit in hits], index.unmatched_words(query, hits)
+        hits = backend.search(query, limit, admission)
+        return [hit.name for hit in hits], backend.unmatched_words(query, hits)
 
     return search
 
 
-def evaluate_bm25(
+def evaluate_backend(
+    backend: SearchBackend,
     catalog: Sequence[CatalogEntry],
     queries: Sequence[EvalQuery],
-    admission: Admission = "strict",
+    admission: Admission = "off",
 ) -> dict[str, float | int]:
-    """Build the bundled BM25 index over ``catalog`` and evaluate ``queries`` against it."""
-    index = BM25Index(catalog_documents(catalog))
-    return evaluate(bm25_search(index, admission), catalog, queries)
+    """Build ``backend`` over ``catalog`` and evaluate ``queries`` against it, without a host
+    (what ``hermes eval search`` measures through the real ``tool_search`` minus the host's
+    own deferred tools)."""
+    backend.build(catalog_documents(catalog))
+    return evaluate(backend_search(backend, admission), catalog, queries)

@@ -6,9 +6,9 @@ from collections.abc import Collection, Sequence
 
 import anyio
 from bridge_fixtures import core_tool, mcp_tool, registry_of, session, tool_search
+from engine import BM25Index
 
 from hermes_core.search.backend import Admission, SearchHit, ToolDocument
-from hermes_core.search.bm25 import BM25Index
 
 
 class CountingBM25:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+from engine import BM25Index, fields, index
+
 from hermes_core.search.backend import SearchBackend, ToolDocument
-from hermes_core.search.bm25 import NAME_BOOST, BM25Index, bm25_idf
-from hermes_core.search.documents import FIELD_WEIGHTS, FIELDS
+
+NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
+FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS
 
 
 def _doc(name: str, description: str = "", group: str = "other", *params: str) -> ToolDocument:

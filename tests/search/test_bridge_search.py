@@ -254,7 +254,7 @@ def test_connectors_outside_the_grant_are_not_asked() -> None:
 
 
 def test_tools_outside_the_grant_do_not_shape_a_restricted_sessions_search() -> None:
-    from hermes_core.search.bm25 import BM25Index
+    from engine import BM25Index
 
     # In the grant "g": x holds "beta", y holds "alpha" and "beta". Outside it, eleven tools
     # hold "alpha", so over the whole catalog "beta" is the rarest token; within the grant

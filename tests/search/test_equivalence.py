@@ -22,14 +22,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engine import BM25Index, analysis, fields
+from engine import index as bm25
+from engine import tokenize as tokenizer
 from rank_bm25 import BM25Okapi
 
-from hermes_core.search import bm25
-from hermes_core.search.analysis import analyze_query
-from hermes_core.search.bm25 import K1, B, BM25Index
-from hermes_core.search.documents import FIELD_WEIGHTS, FIELDS, document_fields
+from hermes_core import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
-from hermes_core.search.tokenize import tokenize
+
+K1, B = bm25.K1, bm25.B
+FIELDS, FIELD_WEIGHTS, document_fields = fields.FIELDS, fields.FIELD_WEIGHTS, fields.document_fields
+analyze_query, tokenize = analysis.analyze_query, tokenizer.tokenize
 
 
 class SpecIdfBM25(BM25Okapi):  # type: ignore[misc]
@@ -41,7 +44,7 @@ class SpecIdfBM25(BM25Okapi):  # type: ignore[misc]
         }
 
 
-def _toolbench(data_dir: Path) -> tuple[list[bm25.ToolDocument], list[str]]:
+def _toolbench(data_dir: Path) -> tuple[list[ToolDocument], list[str]]:
     folder = data_dir / "eval" / "toolbench"
     documents = [
         dataclasses.replace(document, group="other")
@@ -87,7 +90,7 @@ def test_one_field_ranks_the_toolbench_catalog_like_rank_bm25(
         _assert_ranks_like(index, tokens, reference.get_scores(tokens), names)
 
 
-def _bm25f_scores(documents: list[bm25.ToolDocument], tokens: list[str]) -> np.ndarray:  # type: ignore[type-arg]
+def _bm25f_scores(documents: list[ToolDocument], tokens: list[str]) -> np.ndarray:  # type: ignore[type-arg]
     """BM25F as the bm25 module docstring states it, one document at a time."""
     fields = [document_fields(document) for document in documents]
     weights = [FIELD_WEIGHTS[name] for name in FIELDS]

@@ -15,13 +15,14 @@ from hermes_core.search.evaluation import (
     EvalQuery,
     EvaluationDataError,
     evaluate,
-    evaluate_bm25,
+    evaluate_backend,
     load_catalog,
     load_queries,
     percentile,
     recall_at,
     score_rankings,
 )
+from hermes_core.testing import make_search_backend
 
 
 def _write(path: Path, text: str) -> Path:
@@ -107,19 +108,20 @@ def test_metrics_follow_their_definitions() -> None:
     assert 0 <= result["p50_ms"] <= result["p99_ms"]
 
 
-def test_evaluate_bm25_builds_the_index_from_the_catalog() -> None:
+def test_evaluate_backend_builds_the_backend_from_the_catalog() -> None:
     catalog = [
         CatalogEntry("send_email", "Send an email", {"properties": {"to": {}}}, "mail"),
         CatalogEntry("list_events", "List calendar events", {}, "calendar"),
     ]
     queries = [EvalQuery("email", ("send_email",)), EvalQuery("calendar", ("list_events",))]
-    result = evaluate_bm25(catalog, queries, "strict")
+    result = evaluate_backend(make_search_backend("bm25"), catalog, queries, "strict")
     assert result["recall@1"] == 100.0
     assert result["no_match_rate"] == 0.0
-    # "someone" is in no tool: strict admits nothing, lenient ranks on "email".
+    # "someone" is in no tool: strict admits nothing, lenient and off rank on "email".
     absent = [EvalQuery("email someone", ("send_email",))]
-    assert evaluate_bm25(catalog, absent, "strict")["no_match_rate"] == 100.0
-    assert evaluate_bm25(catalog, absent, "lenient")["recall@1"] == 100.0
+    for admission, recall in (("strict", 0.0), ("lenient", 100.0), ("off", 100.0)):
+        metrics = evaluate_backend(make_search_backend("bm25"), catalog, absent, admission)
+        assert metrics["recall@1"] == recall, admission
 
 
 def test_score_rankings_matches_evaluate_for_precomputed_results() -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from engine import BM25Index
 
 from hermes_core.search.backend import ToolDocument
-from hermes_core.search.bm25 import BM25Index
 from hermes_core.search.evaluation import catalog_documents, load_catalog
 
 MCP_CATALOG = Path(__file__).resolve().parents[2] / "benchmarks/data/mcp-servers/catalog.json"

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from engine import BM25Index
+from engine import tokenize as tokenizer
 
-from hermes_core.search.tokenize import query_tokens, split_words, tokenize
+query_tokens, split_words, tokenize = (
+    tokenizer.query_tokens,
+    tokenizer.split_words,
+    tokenizer.tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,7 +59,6 @@ def test_query_of_only_stopwords_keeps_them() -> None:
 
 def test_action_verbs_of_tool_names_are_kept_in_queries() -> None:
     from hermes_core.search.backend import ToolDocument
-    from hermes_core.search.bm25 import BM25Index
 
     assert query_tokens("get issue") == ["get", "issu"]
     assert query_tokens("find the user") == ["find", "user"]

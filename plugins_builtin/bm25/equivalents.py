@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from hermes_core.search.tokenize import split_words, stem
+from .tokenize import split_words, stem
 
 __all__ = ["EQUIVALENTS", "EQUIVALENT_WEIGHT", "Equivalents"]
 

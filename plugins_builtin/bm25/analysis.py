@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from hermes_core.search.equivalents import EQUIVALENTS
-from hermes_core.search.tokenize import query_words, stem
+from .equivalents import EQUIVALENTS
+from .tokenize import query_words, stem
 
 __all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
 

@@ -42,12 +42,13 @@ from itertools import compress
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core.search.admission import coverage_floor, exact_name_keys, required_tokens
-from hermes_core.search.analysis import QueryAnalysis, analyze_query, unmatched_in
-from hermes_core.search.backend import Admission, SearchHit, ToolDocument
-from hermes_core.search.documents import FIELD_WEIGHTS, FIELDS, OTHER_GROUP, document_fields
-from hermes_core.search.equivalents import EQUIVALENT_WEIGHT, EQUIVALENTS, Equivalents
-from hermes_core.search.tokenize import tokenize
+from hermes_core import Admission, SearchHit, ToolDocument
+
+from .admission import coverage_floor, exact_name_keys, required_tokens
+from .analysis import QueryAnalysis, analyze_query, unmatched_in
+from .equivalents import EQUIVALENT_WEIGHT, EQUIVALENTS, Equivalents
+from .fields import FIELD_WEIGHTS, FIELDS, document_fields
+from .tokenize import tokenize
 
 __all__ = ["K1", "B", "BM25Index", "bm25_idf"]
 
@@ -217,7 +218,7 @@ class BM25Index:
         for offset, document in enumerate(batch):
             slot = first_slot + offset
             self._slot_of[document.name] = slot
-            for key in exact_name_keys(document.name):
+            for key in exact_name_keys(document):
                 self._exact.setdefault(key, []).append(slot)
         groups = [self._group_id(document.group) for document in batch]
         for group in groups:
@@ -233,7 +234,7 @@ class BM25Index:
         if found is None:
             found = self._group_ids[group] = len(self._group_sizes)
             self._group_sizes.append(0)
-            named = group and group != OTHER_GROUP
+            named = group and group != ToolDocument.OTHER_GROUP
             self._group_tokens.append(tuple(dict.fromkeys(tokenize(group))) if named else ())
         return found
 
@@ -326,7 +327,7 @@ class BM25Index:
             document = self._documents[slot]
             self._documents[slot] = None
             if document is not None:
-                for key in exact_name_keys(document.name):
+                for key in exact_name_keys(document):
                     holders = self._exact[key]
                     holders.remove(slot)
                     if not holders:
@@ -554,7 +555,7 @@ class BM25Index:
             if self._group_sizes[group_id] and self._group_tokens[group_id]:
                 sizes[group] = self._group_sizes[group_id]
         for document in extra:
-            if document.group and document.group != OTHER_GROUP:
+            if document.group and document.group != ToolDocument.OTHER_GROUP:
                 sizes[document.group] = sizes.get(document.group, 0) + 1
         named = set()
         for group, size in sizes.items():
@@ -654,7 +655,7 @@ class BM25Index:
         slots.extend(
             slot_count + index
             for index, document in enumerate(extra)
-            if key in exact_name_keys(document.name)
+            if key in exact_name_keys(document)
         )
         return slots
 

@@ -20,20 +20,16 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Final
 
-from hermes_core.search.backend import ToolDocument
-from hermes_core.search.tokenize import tokenize
+from hermes_core import ToolDocument
+
+from .tokenize import tokenize
 
 __all__ = [
     "FIELDS",
     "FIELD_WEIGHTS",
-    "OTHER_GROUP",
-    "bare_tool_name",
     "document_fields",
     "document_tokens",
 ]
-
-OTHER_GROUP = "other"
-"""The group of a tool whose server or plugin is unknown."""
 
 FIELDS: Final = ("name", "group", "description", "parameter_names", "parameter_descriptions")
 
@@ -46,19 +42,6 @@ FIELD_WEIGHTS: Final[Mapping[str, float]] = {
 }
 """How much one occurrence of a token in each field counts."""
 
-_MCP_PREFIX = "mcp__"
-
-
-def bare_tool_name(name: str) -> str:
-    """``name`` without its ``mcp__<server>__`` prefix (``mcp__github__create_issue`` ->
-    ``create_issue``); other names unchanged."""
-    if name.startswith(_MCP_PREFIX):
-        server, separator, rest = name[len(_MCP_PREFIX) :].partition("__")
-        if separator and server and rest:
-            return rest
-    return name
-
-
 @lru_cache(maxsize=65536)
 def _identifier_tokens(text: str) -> tuple[str, ...]:
     # Names, groups and parameter names repeat across a catalog; tokenize each once.
@@ -67,9 +50,9 @@ def _identifier_tokens(text: str) -> tuple[str, ...]:
 
 def document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
     """The tokens of each field of :data:`FIELDS`, in that order, repeats kept."""
-    name_tokens = _identifier_tokens(bare_tool_name(document.name))
+    name_tokens = _identifier_tokens(document.bare_name)
     group_tokens: tuple[str, ...] = ()
-    if document.group and document.group != OTHER_GROUP:
+    if document.group and document.group != ToolDocument.OTHER_GROUP:
         group_tokens = _identifier_tokens(document.group)
         if set(group_tokens) <= set(name_tokens):
             group_tokens = ()
