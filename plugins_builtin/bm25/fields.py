@@ -42,6 +42,7 @@ FIELD_WEIGHTS: Final[Mapping[str, float]] = {
 }
 """How much one occurrence of a token in each field counts."""
 
+
 @lru_cache(maxsize=65536)
 def _identifier_tokens(text: str) -> tuple[str, ...]:
     # Names, groups and parameter names repeat across a catalog; tokenize each once.
