@@ -61,6 +61,9 @@ class Host:
 
     ``config_path`` is the file ``config`` was loaded from: a file inside the working directory
     cannot enable project plugins, and relative catalog paths are read from its directory.
+    ``mcp_reconnect`` says whether MCP servers that fail or go away are reconnected (the
+    default, for a long-running host such as ``hermes serve``); a one-shot command passes
+    ``False`` so a failed server stays unavailable and nothing is retried behind its back.
     ``mcp_backoff`` is the first reconnect delay of a dead MCP server, in seconds.
     """
 
@@ -70,12 +73,14 @@ class Host:
         env: Environment,
         *,
         config_path: Path | None = None,
+        mcp_reconnect: bool = True,
         mcp_backoff: float = 1.0,
     ) -> None:
         self.config = config
         self.env = env
         self.config_path = config_path
         self.registry = Registry()
+        self._mcp_reconnect = mcp_reconnect
         self._mcp_backoff = mcp_backoff
         self._plugins: PluginSet | None = None
         self._registrations: Registrations | None = None
@@ -381,6 +386,7 @@ class Host:
             self.config.mcp_servers,
             self.env,
             on_tools_changed=self._on_mcp_tools,
+            reconnect=self._mcp_reconnect,
             backoff_base=self._mcp_backoff,
         )
         await self._mcp.start()
@@ -397,7 +403,11 @@ class Host:
             from hermes_core.mcp.supervisor import McpManager
 
             self._mcp = McpManager(
-                {}, self.env, on_tools_changed=self._on_mcp_tools, backoff_base=self._mcp_backoff
+                {},
+                self.env,
+                on_tools_changed=self._on_mcp_tools,
+                reconnect=self._mcp_reconnect,
+                backoff_base=self._mcp_backoff,
             )
             await self._mcp.start()
         return await self._mcp.add(name, config)
