@@ -46,19 +46,17 @@ def _variable_name(text: str) -> str:
     return name if _NAME.fullmatch(name) else f"_{name}"
 
 
-def _candidates(preferred: str, server: str) -> Iterator[str]:
-    prefix = _variable_name(server) + "_"
-    prefixed = preferred if preferred.startswith(prefix) else prefix + preferred
-    yield preferred
-    if prefixed != preferred:
-        yield prefixed
+def _candidates(first: str, fallback: str) -> Iterator[str]:
+    yield first
+    if fallback != first:
+        yield fallback
     for number in itertools.count(2):
-        yield f"{prefixed}_{number}"
+        yield f"{fallback}_{number}"
 
 
 def _choose(
-    preferred: str,
-    server: str,
+    first: str,
+    fallback: str,
     value: str,
     environment: Mapping[str, str],
     dotenv: Mapping[str, str],
@@ -66,7 +64,7 @@ def _choose(
     """The variable to hold ``value`` and whether ``.env`` must be written. A name taken with
     another value, in ``.env`` or in the environment (which ``${VAR}`` reads first), is not
     used; a name ``.env`` already holds with this value is reused."""
-    for name in _candidates(preferred, server):
+    for name in _candidates(first, fallback):
         if environment.get(name, value) != value or dotenv.get(name, value) != value:
             continue
         return name, name not in dotenv
@@ -97,8 +95,10 @@ def move_secrets(
     to_save: dict[str, str] = {}
     references: dict[str, str] = {}
 
-    def place(preferred: str, value: str, where: str) -> str:
-        name, new = _choose(preferred, server, value, environment, taken)
+    prefix = _variable_name(server)
+
+    def place(first: str, fallback: str, value: str, where: str) -> str:
+        name, new = _choose(first, fallback, value, environment, taken)
         if new:
             to_save[name] = value
             taken[name] = value
@@ -108,7 +108,12 @@ def move_secrets(
     env = entry.get("env")
     if isinstance(env, Mapping) and env:
         moved["env"] = {
-            key: place(key if _NAME.fullmatch(key) else _variable_name(key), value, f"env.{key}")
+            key: place(
+                key if _NAME.fullmatch(key) else _variable_name(key),
+                f"{prefix}_{_variable_name(key)}",
+                value,
+                f"env.{key}",
+            )
             if isinstance(value, str) and _is_literal(value)
             else value
             for key, value in env.items()
@@ -122,13 +127,13 @@ def move_secrets(
             ):
                 kept[key] = value
                 continue
-            preferred = f"{_variable_name(server)}_{_variable_name(key)}"
+            preferred = f"{prefix}_{_variable_name(key)}"
             scheme = _SCHEME.fullmatch(value.strip())
             if scheme is not None:
-                reference = place(preferred, scheme.group(3), f"headers.{key}")
+                reference = place(preferred, preferred, scheme.group(3), f"headers.{key}")
                 kept[key] = f"{scheme.group(1)}{scheme.group(2)}{reference}"
             else:
-                kept[key] = place(preferred, value, f"headers.{key}")
+                kept[key] = place(preferred, preferred, value, f"headers.{key}")
         moved["headers"] = kept
     return MovedSecrets(moved, to_save, references)
 
