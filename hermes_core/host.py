@@ -61,10 +61,11 @@ class Host:
 
     ``config_path`` is the file ``config`` was loaded from: a file inside the working directory
     cannot enable project plugins, and relative catalog paths are read from its directory.
-    ``mcp_reconnect`` says whether MCP servers that fail or go away are reconnected (the
-    default, for a long-running host such as ``hermes serve``); a one-shot command passes
-    ``False`` so a failed server stays unavailable and nothing is retried behind its back.
-    ``mcp_backoff`` is the first reconnect delay of a dead MCP server, in seconds.
+    ``mcp_reconnect`` asks for supervision: MCP servers that fail or go away are connected
+    again with backoff, as a long-running host (``hermes serve``, an agent) needs. Without it
+    (the default, right for one-shot commands and scripts) a failed server stays unavailable
+    with its reason and nothing is retried behind the caller's back. ``mcp_backoff`` is the
+    first reconnect delay of a dead MCP server, in seconds.
     """
 
     def __init__(
@@ -73,7 +74,7 @@ class Host:
         env: Environment,
         *,
         config_path: Path | None = None,
-        mcp_reconnect: bool = True,
+        mcp_reconnect: bool = False,
         mcp_backoff: float = 1.0,
     ) -> None:
         self.config = config

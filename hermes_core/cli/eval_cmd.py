@@ -73,7 +73,7 @@ def search_command(
     show_progress = not as_json and sys.stderr.isatty()
 
     async def main() -> dict[str, float | int]:
-        async with Host(config, env, mcp_reconnect=False) as host:
+        async with Host(config, env) as host:
             host.prepare_tools()
             with _progress(len(queries), enabled=show_progress) as bar:
                 rankings, latencies = await _run_queries(host, queries, depth, bar)

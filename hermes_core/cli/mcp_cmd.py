@@ -111,7 +111,7 @@ async def _statuses(config: Config, env: Environment) -> dict[str, ServerStatus]
     from hermes_core.host import Host
 
     with _statuses_printed_instead_of_warnings():
-        async with Host(config, env, config_path=env.config_path, mcp_reconnect=False) as host:
+        async with Host(config, env, config_path=env.config_path) as host:
             return host.mcp_status()
 
 

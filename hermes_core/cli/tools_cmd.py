@@ -31,7 +31,7 @@ def run_with_host(work: Callable[[Host], Awaitable[T]]) -> T:
     config = load_config_in_effect(env)
 
     async def main() -> T:
-        async with Host(config, env, config_path=env.config_path, mcp_reconnect=False) as host:
+        async with Host(config, env, config_path=env.config_path) as host:
             host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
             return await work(host)
 

@@ -4,7 +4,7 @@ One supervising task per enabled server runs on the host's event loop. It connec
 concurrently, each bounded by its ``connect_timeout``), publishes the server's tools through
 ``on_tools_changed``, and waits. A server that goes away is marked unavailable at once with the
 reason, its tools are withdrawn (``on_tools_changed(server, [])``), and, when the manager
-supervises (``reconnect=True``, for ``hermes serve`` and embedded hosts), it is reconnected after
+supervises (``reconnect=True``: ``hermes serve``, hosts that ask for it), it is reconnected after
 an exponential backoff: 1 s doubling to 60 s, reset only after 60 s of uptime. A one-shot command
 does not reconnect: a failed server stays unavailable with its reason. Leaving the manager ends
 every stdio child and every process it started (close input, SIGTERM to its process group, then
