@@ -145,27 +145,29 @@ class StdioTransport:
 
             tasks.start_soon(shielded)
 
-        async with anyio.create_task_group() as tasks:
-            launch(watch_exit)
-            launch(partial(self._read_output, process, to_session, readers_done[0]))
-            launch(partial(self._copy_stderr, process, readers_done[1]))
-            launch(partial(self._write_input, process, from_session, writer_done))
-            try:
-                yield from_server, to_server
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await self._stop(
-                        process, to_server, from_server, exited, writer_done, readers_done[0]
-                    )
-                    with anyio.move_on_after(_PIPES_SECONDS):
-                        for done in readers_done:
-                            await done.wait()
-                for shield in shields:
-                    shield.cancel()
-        with anyio.CancelScope(shield=True), anyio.move_on_after(GRACE_SECONDS):
-            await process.aclose()
-        self.exit_status = process.returncode
-        self.log.close()
+        try:
+            async with anyio.create_task_group() as tasks:
+                launch(watch_exit)
+                launch(partial(self._read_output, process, to_session, readers_done[0]))
+                launch(partial(self._copy_stderr, process, readers_done[1]))
+                launch(partial(self._write_input, process, from_session, writer_done))
+                try:
+                    yield from_server, to_server
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._stop(
+                            process, to_server, from_server, exited, writer_done, readers_done[0]
+                        )
+                        with anyio.move_on_after(_PIPES_SECONDS):
+                            for done in readers_done:
+                                await done.wait()
+                    for shield in shields:
+                        shield.cancel()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(GRACE_SECONDS):
+                await process.aclose()
+            self.exit_status = process.returncode
+            self.log.close()
 
     async def _stop(
         self,

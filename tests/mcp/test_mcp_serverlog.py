@@ -4,11 +4,15 @@ last lines of the run kept for errors (real files in a temporary directory)."""
 from __future__ import annotations
 
 import logging
+import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
 
+from hermes_core.config import McpServerConfig
+from hermes_core.mcp.connection import McpConnectError, open_connection
 from hermes_core.mcp.serverlog import TAIL_LINES, ServerLog, server_log_path
 from hermes_core.paths import Environment
 
@@ -88,3 +92,31 @@ def test_an_unwritable_log_is_one_warning_and_the_tail_is_still_kept(
     warnings = [r.getMessage() for r in caplog.records if "cannot write" in r.getMessage()]
     assert len(warnings) == 1
     assert str(blocker / "mcp-box.log") in warnings[0]
+
+
+def open_files(path: Path) -> list[str]:
+    """This process's open file descriptors on ``path``, from ``/proc/self/fd``."""
+    found: list[str] = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            if os.readlink(fd) == str(path):
+                found.append(fd.name)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.anyio
+async def test_a_failed_connect_carries_the_last_lines_and_closes_the_log(env: Environment) -> None:
+    crash = "import sys; print('about to fail', file=sys.stderr); raise SystemExit(4)"
+    entry = McpServerConfig(command=sys.executable, args=["-c", crash])
+    with pytest.raises(McpConnectError) as caught:
+        async with open_connection("crash", entry, env):
+            pass
+    log = server_log_path(env, "crash")
+    assert (
+        caught.value.reason == "cannot connect: the server exited with status 4 before it answered"
+    )
+    assert caught.value.log_path == log
+    assert caught.value.stderr_tail == ("about to fail",)
+    assert open_files(log) == []
