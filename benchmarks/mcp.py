@@ -24,7 +24,6 @@ Exit status 1 when a budget is missed.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -102,8 +101,7 @@ def servers(scratch: Path) -> dict[str, McpServerConfig]:
 
 async def time_start(configs: Mapping[str, McpServerConfig], env: Environment) -> float:
     """Seconds for ``start()`` to connect and list every server in ``configs``."""
-    with open(os.devnull, "w") as quiet:  # the servers' banners on stderr are noise here
-        return await _time_start(McpManager(configs, env, errlog=quiet))
+    return await _time_start(McpManager(configs, env))
 
 
 async def _time_start(manager: McpManager) -> float:

@@ -9,19 +9,21 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``text``: a temporary file in the same directory, fsync, rename.
 
-    The file keeps its permission bits (a new one is private to the user). A symbolic link is
-    followed, so a config kept in a dotfiles repository stays a link. On any failure the old
-    file is untouched and the temporary file is removed.
+    The file gets the permission bits ``mode``; without it, it keeps its own (a new one is
+    private to the user). A symbolic link is followed, so a config kept in a dotfiles
+    repository stays a link. On any failure the old file is untouched and the temporary file is
+    removed.
     """
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o600
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o600
     handle, temporary = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )

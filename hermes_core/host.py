@@ -62,7 +62,11 @@ class Host:
 
     ``config_path`` is the file ``config`` was loaded from: a file inside the working directory
     cannot enable project plugins, and relative catalog paths are read from its directory.
-    ``mcp_backoff`` is the first reconnect delay of a dead MCP server, in seconds.
+    ``mcp_reconnect`` asks for supervision: MCP servers that fail or go away are connected
+    again with backoff, as a long-running host (``hermes serve``, an agent) needs. Without it
+    (the default, right for one-shot commands and scripts) a failed server stays unavailable
+    with its reason and nothing is retried behind the caller's back. ``mcp_backoff`` is the
+    first reconnect delay of a dead MCP server, in seconds.
     """
 
     def __init__(
@@ -71,12 +75,14 @@ class Host:
         env: Environment,
         *,
         config_path: Path | None = None,
+        mcp_reconnect: bool = False,
         mcp_backoff: float = 1.0,
     ) -> None:
         self.config = config
         self.env = env
         self.config_path = config_path
         self.registry = Registry()
+        self._mcp_reconnect = mcp_reconnect
         self._mcp_backoff = mcp_backoff
         self._plugins: PluginSet | None = None
         self._registrations: Registrations | None = None
@@ -392,6 +398,7 @@ class Host:
             self.config.mcp_servers,
             self.env,
             on_tools_changed=self._on_mcp_tools,
+            reconnect=self._mcp_reconnect,
             backoff_base=self._mcp_backoff,
         )
         await self._mcp.start()
@@ -408,7 +415,11 @@ class Host:
             from hermes_core.mcp.supervisor import McpManager
 
             self._mcp = McpManager(
-                {}, self.env, on_tools_changed=self._on_mcp_tools, backoff_base=self._mcp_backoff
+                {},
+                self.env,
+                on_tools_changed=self._on_mcp_tools,
+                reconnect=self._mcp_reconnect,
+                backoff_base=self._mcp_backoff,
             )
             await self._mcp.start()
         return await self._mcp.add(name, config)

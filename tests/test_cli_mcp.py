@@ -4,6 +4,8 @@ real config.yaml."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from hermes_core.tools import ToolResult
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOLBOX = REPO_ROOT / "tests" / "mcp" / "servers" / "toolbox.py"
+SPAWNER = REPO_ROOT / "tests" / "mcp" / "servers" / "spawner.py"
 TIME_ARGS = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 COMMENTED = """\
@@ -54,6 +57,33 @@ def cli(hermes_cli: HermesCli) -> Cli:
 
 def write_servers(cli: Cli, servers: dict[str, Any]) -> None:
     cli.config.write_text(json.dumps({"mcp_servers": servers}), encoding="utf-8")
+
+
+def python3_on_path(cli: Cli) -> tuple[Path, dict[str, str]]:
+    """A ``bin`` directory first on ``PATH`` whose ``python3`` runs this interpreter (the
+    virtual environment of the tests, which has the servers), as an activated environment's
+    does; returns that ``python3`` and the command's environment."""
+    bin_dir = cli.root / "venv-bin"
+    bin_dir.mkdir(exist_ok=True)
+    python3 = bin_dir / "python3"
+    python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python3.chmod(0o755)
+    path = os.pathsep.join((str(bin_dir), cli.variables()["PATH"]))
+    return python3, cli.variables(PATH=path)
+
+
+def live_pids(marker: str) -> list[int]:
+    """Live (not zombie) processes anywhere whose command line contains ``marker``."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and marker in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 # add / remove -----------------------------------------------------------------------------
@@ -106,10 +136,80 @@ def test_add_existing_server_is_refused_without_force(cli: Cli) -> None:
 def test_add_needs_exactly_one_of_command_and_url(cli: Cli) -> None:
     done = cli.run("mcp", "add", "nothing", ok=False)
     assert done.returncode == 2
-    assert "give either '-- COMMAND [ARGS...]' or '--url URL'" in done.stderr
+    assert "give the server's command ('-- COMMAND [ARGS...]') or its URL" in done.stderr
+    assert "not both" not in done.stderr
+    done = cli.run("mcp", "add", "twice", "--url", "http://127.0.0.1:9/mcp", "--", "cat", ok=False)
+    assert done.returncode == 2
+    assert "give '-- COMMAND [ARGS...]' or '--url URL', not both" in done.stderr
     done = cli.run("mcp", "add", "bad.name", "--", "cat", ok=False)
     assert "letters, digits, '-' and single '_'" in done.stderr
     assert not cli.config.exists()
+
+
+def test_add_header_credential_goes_to_dotenv_and_config_gets_a_reference(cli: Cli) -> None:
+    done = cli.run(
+        "mcp",
+        "add",
+        "remote",
+        "--url",
+        "http://127.0.0.1:8765/mcp",
+        "--header",
+        "Authorization=Bearer abc123",
+        "--header",
+        "X-Api-Key=k-456",
+        "--header",
+        "Accept=application/json",
+    )
+    assert cli.servers()["remote"]["headers"] == {
+        "Authorization": "Bearer ${REMOTE_AUTHORIZATION}",
+        "X-Api-Key": "${REMOTE_X_API_KEY}",
+        "Accept": "application/json",
+    }
+    text = cli.config.read_text(encoding="utf-8")
+    assert "abc123" not in text
+    assert "k-456" not in text
+    assert cli.dotenv.read_text(encoding="utf-8") == (
+        "REMOTE_AUTHORIZATION=abc123\nREMOTE_X_API_KEY=k-456\n"
+    )
+    assert stat.S_IMODE(cli.dotenv.stat().st_mode) == 0o600
+    said = [line for line in done.stdout.splitlines() if "kept out of config.yaml" in line]
+    assert said == [
+        f"Secrets kept out of config.yaml, in {cli.dotenv}: headers.Authorization -> "
+        "${REMOTE_AUTHORIZATION}, headers.X-Api-Key -> ${REMOTE_X_API_KEY}."
+    ]
+
+
+def test_add_env_secret_never_replaces_another_value_in_dotenv(cli: Cli) -> None:
+    cli.dotenv.write_text("# my secrets\nBOX_TOKEN=first\n", encoding="utf-8")
+    os.chmod(cli.dotenv, 0o644)
+    cli.run("mcp", "add", "box2", "--env", "BOX_TOKEN=second", "--", sys.executable, "x.py")
+    assert cli.servers()["box2"]["env"] == {"BOX_TOKEN": "${BOX2_BOX_TOKEN}"}
+    assert cli.dotenv.read_text(encoding="utf-8") == (
+        "# my secrets\nBOX_TOKEN=first\nBOX2_BOX_TOKEN=second\n"
+    )
+    assert stat.S_IMODE(cli.dotenv.stat().st_mode) == 0o600
+    # The same value again is the same variable: nothing new is written.
+    cli.run("mcp", "add", "box3", "--env", "BOX_TOKEN=first", "--", sys.executable, "x.py")
+    assert cli.servers()["box3"]["env"] == {"BOX_TOKEN": "${BOX_TOKEN}"}
+    assert cli.dotenv.read_text(encoding="utf-8").count("first") == 1
+
+
+def test_add_env_template_stays_a_template(cli: Cli) -> None:
+    cli.run("mcp", "add", "gh", "--env", "TOKEN=${GITHUB_TOKEN}", "--", "github-mcp-server")
+    assert cli.servers()["gh"]["env"] == {"TOKEN": "${GITHUB_TOKEN}"}
+    assert not cli.dotenv.exists()
+
+
+def test_add_resolves_a_bare_python_to_the_interpreter_it_means_now(cli: Cli) -> None:
+    python3, variables = python3_on_path(cli)
+    done = cli.run("mcp", "add", "time", "--", "python3", *TIME_ARGS, env=variables)
+    assert cli.servers()["time"] == {"command": str(python3), "args": TIME_ARGS}
+    assert f"python3 is {python3} here; the entry keeps that path" in done.stdout
+    # Started without that PATH (as Claude Desktop starts hermes), it is still that Python.
+    out = cli.run("mcp", "test", "time").stdout
+    assert "time: connected and listed 2 tools" in out
+    cli.run("mcp", "add", "other", "--", "node", "server.js")
+    assert cli.servers()["other"]["command"] == "node"
 
 
 def test_remove_deletes_the_server_and_keeps_comments(cli: Cli) -> None:
@@ -149,7 +249,9 @@ def test_list_json_shows_transport_status_and_counts(cli: Cli) -> None:
             "off": {"command": sys.executable, "args": TIME_ARGS, "enabled": False},
         },
     )
-    rows = {row["name"]: row for row in json.loads(cli.run("mcp", "list", "--json").stdout)}
+    done = cli.run("mcp", "list", "--json", ok=False)
+    assert done.returncode == 1, "a server is unavailable"
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert list(rows) == ["time", "broken", "off"]
     assert rows["time"]["transport"] == "stdio"
     assert rows["time"]["status"] == "connected"
@@ -168,6 +270,82 @@ def test_list_table_warns_about_patterns_matching_nothing(cli: Cli) -> None:
     assert table[0].split() == ["name", "transport", "status", "tools", "filtered", "note"]
     assert table[1].split()[:5] == ["time", "stdio", "connected", "0", "2"]
     assert "patterns matching nothing: nothing_*" in table[1]
+
+
+def test_list_exits_1_when_a_server_is_unavailable(cli: Cli) -> None:
+    write_servers(cli, {"broken": {"command": str(cli.root / "no-such-server")}})
+    done = cli.run("mcp", "list", ok=False)
+    assert done.returncode == 1
+    assert "unavailable" in done.stdout.splitlines()[1]
+
+
+def test_server_stderr_goes_to_its_log_and_a_failure_shows_the_last_lines(cli: Cli) -> None:
+    crash = "import sys; print('BANNER of the server', file=sys.stderr); raise SystemExit(3)"
+    write_servers(
+        cli,
+        {
+            "crash": {"command": sys.executable, "args": ["-c", crash]},
+            "time": {"command": sys.executable, "args": TIME_ARGS},
+        },
+    )
+    done = cli.run("mcp", "list", ok=False)
+    log = cli.log_dir / "mcp-crash.log"
+    assert "BANNER" not in done.stderr, "a server's stderr never reaches the terminal"
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert "the server exited with status 3 before it answered" in lines[1]
+    assert f"crash: its standard error (last lines, {log}):" in lines
+    assert "  BANNER of the server" in lines
+    assert f"The standard error of stdio servers is logged in {cli.log_dir}/mcp-NAME.log." in lines
+    assert "BANNER of the server" in log.read_text(encoding="utf-8")
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cli.log_dir.stat().st_mode) == 0o700
+    probe = cli.run("mcp", "test", "crash", ok=False)
+    assert probe.returncode == 1
+    assert "MCP server 'crash' did not answer the probe" in probe.stderr
+    assert f"its standard error (last lines, {log}):\n  BANNER of the server" in probe.stderr
+    assert log.read_text(encoding="utf-8").count("BANNER") == 2, "appended, one line per run"
+    assert (
+        f"Its standard error is logged in {cli.log_dir}/mcp-time.log."
+        in cli.run("mcp", "test", "time").stdout
+    )
+
+
+def test_a_missing_module_names_the_interpreter_that_ran(cli: Cli) -> None:
+    python3, variables = python3_on_path(cli)
+    write_servers(cli, {"nomod": {"command": "python3", "args": ["-m", "no_such_module_xyz"]}})
+    done = cli.run("mcp", "test", "nomod", ok=False, env=variables)
+    assert done.returncode == 1
+    assert f"the interpreter {python3} has no module named 'no_such_module_xyz'" in done.stderr
+    assert "No module named no_such_module_xyz" in done.stderr  # the server's own last line
+
+
+def test_one_shot_commands_do_not_reconnect(cli: Cli) -> None:
+    # The hanging server keeps the start waiting 3 s, long enough for reconnects of the broken
+    # one (after 1 s and 2 s) had the command scheduled any.
+    write_servers(
+        cli,
+        {
+            "broken": {"command": str(cli.root / "no-such-server")},
+            "hang": {
+                "command": sys.executable,
+                "args": ["-c", "import time; time.sleep(600)"],
+                "connect_timeout": 3,
+            },
+        },
+    )
+    done = cli.run("tools", "list")
+    assert done.stderr.count("MCP server 'broken' is unavailable") == 1
+    assert "reconnecting" not in done.stderr
+    listed = cli.run("mcp", "list", ok=False)
+    assert listed.stderr == "", "the table says it all"
+
+
+def test_mcp_test_leaves_no_process_the_server_started(cli: Cli) -> None:
+    marker = str(cli.root / "grandchild-of-the-probe")
+    write_servers(cli, {"spawn": {"command": sys.executable, "args": [str(SPAWNER), marker]}})
+    assert "spawn: connected and listed 1 tools" in cli.run("mcp", "test", "spawn").stdout
+    assert live_pids(marker) == []
 
 
 def test_list_without_servers_says_so(cli: Cli) -> None:
@@ -191,10 +369,11 @@ def test_test_connects_lists_tools_and_times_it(cli: Cli) -> None:
 def test_test_of_a_failing_server_says_why(cli: Cli) -> None:
     write_servers(cli, {"broken": {"command": str(cli.root / "no-such-server")}})
     done = cli.run("mcp", "test", "broken", ok=False)
-    assert done.returncode == 2
+    assert done.returncode == 1, "the server did not answer"
     assert "MCP server 'broken' did not answer the probe" in done.stderr
     assert "no-such-server" in done.stderr
     done = cli.run("mcp", "test", "other", ok=False)
+    assert done.returncode == 2, "a wrong command line"
     assert "no MCP server 'other' in mcp_servers (configured: broken)" in done.stderr
 
 
@@ -219,7 +398,9 @@ def test_catalog_install_time_writes_the_server_after_the_probe(cli: Cli) -> Non
     assert "2 tools answered" in out
     assert cli.servers()["time"] == {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
     assert "# not a real server" in cli.config.read_text(encoding="utf-8")
-    rows = json.loads(cli.run("mcp", "list", "--json").stdout)
+    listed = cli.run("mcp", "list", "--json", ok=False)
+    assert listed.returncode == 1, "'echoer' is not a real server"
+    rows = json.loads(listed.stdout)
     assert {"name": "time", "status": "connected"}.items() <= rows[1].items()
 
 

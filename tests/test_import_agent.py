@@ -4,7 +4,10 @@ real fixture files in a temporary HOME, through the real command (a subprocess).
 from __future__ import annotations
 
 import json
+import shutil
+import stat
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ from hermes_core.mcp.claude_import import (
 )
 from hermes_core.paths import Environment
 from hermes_core.testing import HermesCli
+
+TOOLBOX = Path(__file__).resolve().parent / "mcp" / "servers" / "toolbox.py"
 
 CONFIG = """\
 # hermes settings
@@ -131,7 +136,11 @@ def machine(tmp_path: Path) -> Machine:
 
 def test_local_scope_wins_over_project_and_user(machine: Machine) -> None:
     found, _ = read_claude_servers(claude_sources(machine.env()))
-    assert found["shared"].entry == {"command": "local-cmd", "args": []}
+    assert found["shared"].entry == {
+        "command": "local-cmd",
+        "args": [],
+        "cwd": str(machine.project),
+    }
     assert found["shared"].source.label == "local scope"
     assert "elsewhere" not in found  # another project's local scope is not read
 
@@ -141,7 +150,11 @@ def test_project_scope_wins_over_user(machine: Machine) -> None:
     del data["projects"][str(machine.project)]
     machine.write_json(machine.home / ".claude.json", data)
     found, _ = read_claude_servers(claude_sources(machine.env()))
-    assert found["shared"].entry == {"command": "project-cmd", "args": []}
+    assert found["shared"].entry == {
+        "command": "project-cmd",
+        "args": [],
+        "cwd": str(machine.project),
+    }
     assert found["shared"].source.label == "project scope"
 
 
@@ -189,6 +202,7 @@ def test_existing_server_is_kept_without_force_and_changed_with_it(machine: Mach
     assert forced.entries()["shared"] == {
         "command": "local-cmd",
         "args": [],
+        "cwd": str(machine.project),
         "exclude": ["*_delete"],
     }
 
@@ -206,7 +220,6 @@ def test_import_writes_servers_keeps_comments_and_reports(machine: Machine) -> N
     assert "added: shared from local scope" in done.stdout
     assert "added: desk from Claude Desktop" in done.stdout
     assert "skipped: socket from user scope" in done.stdout
-    assert "hermes: warning: skipped socket" in done.stderr
     assert "legacy SSE transport" in done.stderr
 
 
@@ -247,3 +260,105 @@ def test_broken_claude_file_is_an_error_naming_it(machine: Machine) -> None:
     assert done.returncode == 2
     assert ".mcp.json: not valid JSON" in done.stderr
     assert machine.config.read_text(encoding="utf-8") == CONFIG
+
+
+def test_a_claude_file_named_on_the_command_line_must_exist(machine: Machine) -> None:
+    missing = machine.root / "no-such-claude.json"
+    for option in ("--claude-json", "--desktop-config"):
+        done = machine.run(option, str(missing), ok=False)
+        assert done.returncode == 2
+        assert str(missing) in done.stderr
+        assert "does not exist" in done.stderr
+    assert machine.config.read_text(encoding="utf-8") == CONFIG
+
+
+def test_each_skipped_server_is_reported_once(machine: Machine) -> None:
+    done = machine.run()
+    lines = (done.stdout + done.stderr).splitlines()
+    assert [line for line in lines if "skipped" in line and "socket" in line] == [
+        f"skipped: socket from user scope ({machine.home / '.claude.json'}): unknown type "
+        "'websocket' (hermes imports stdio, http and sse)"
+    ]
+
+
+def test_servers_of_the_user_scope_and_claude_desktop_get_no_cwd(machine: Machine) -> None:
+    machine.run()
+    servers = machine.servers()
+    assert servers["shared"]["cwd"] == str(machine.project)  # local scope
+    assert "cwd" not in servers["only-user"]
+    assert "cwd" not in servers["desk"]
+    assert "cwd" not in servers["remote"], "an HTTP server has no working directory"
+
+
+def test_a_project_server_with_a_relative_path_runs_in_its_project_from_anywhere(
+    machine: Machine,
+) -> None:
+    (machine.project / "servers").mkdir()
+    shutil.copy(TOOLBOX, machine.project / "servers" / "box.py")
+    machine.write_json(
+        machine.project / ".mcp.json",
+        {"mcpServers": {"box": {"command": sys.executable, "args": ["servers/box.py"]}}},
+    )
+    machine.run()
+    assert machine.servers()["box"]["cwd"] == str(machine.project)
+    elsewhere = HermesCli(
+        machine.root,
+        home=machine.hermes_home,
+        user_home=machine.home,
+        work=machine.root / "elsewhere",
+    )
+    out = elsewhere.run("mcp", "test", "box").stdout
+    assert "box: connected and listed 7 tools" in out
+
+
+def test_literal_secrets_go_to_dotenv_and_config_gets_references(machine: Machine) -> None:
+    dotenv = machine.hermes_home / ".env"
+    dotenv.write_text("# kept\nAPI_KEY=someone-elses\n", encoding="utf-8")
+    dotenv.chmod(0o644)
+    machine.write_json(
+        machine.project / ".mcp.json",
+        {
+            "mcpServers": {
+                "gh": {
+                    "command": "github-mcp-server",
+                    "env": {"GITHUB_TOKEN": "ghp_literal123", "MODE": "${MODE:-fast}"},
+                },
+                "api": {"command": "api-server", "env": {"API_KEY": "sk-mine"}},
+                "web": {
+                    "type": "http",
+                    "url": "https://mcp.example.invalid/mcp",
+                    "headers": {"Authorization": "Bearer tok-789", "Accept": "text/event-stream"},
+                },
+            }
+        },
+    )
+    dry = machine.run("--dry-run")
+    assert "Would be: Secrets kept out of config.yaml" in dry.stdout
+    assert dotenv.read_text(encoding="utf-8") == "# kept\nAPI_KEY=someone-elses\n"
+    done = machine.run()
+    servers = machine.servers()
+    assert servers["gh"]["env"] == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "MODE": "${MODE:-fast}"}
+    assert servers["api"]["env"] == {"API_KEY": "${API_API_KEY}"}, "API_KEY holds another value"
+    assert servers["web"]["headers"] == {
+        "Authorization": "Bearer ${WEB_AUTHORIZATION}",
+        "Accept": "text/event-stream",
+    }
+    text = machine.config.read_text(encoding="utf-8")
+    for secret in ("ghp_literal123", "sk-mine", "tok-789"):
+        assert secret not in text
+    assert dotenv.read_text(encoding="utf-8") == (
+        "# kept\nAPI_KEY=someone-elses\nGITHUB_TOKEN=ghp_literal123\nAPI_API_KEY=sk-mine\n"
+        "WEB_AUTHORIZATION=tok-789\n"
+    )
+    assert stat.S_IMODE(dotenv.stat().st_mode) == 0o600
+    said = [line for line in done.stdout.splitlines() if "kept out of config.yaml" in line]
+    assert said == [
+        f"Secrets kept out of config.yaml, in {dotenv}: gh.env.GITHUB_TOKEN -> "
+        "${GITHUB_TOKEN}, api.env.API_KEY -> ${API_API_KEY}, web.headers.Authorization -> "
+        "${WEB_AUTHORIZATION}."
+    ]
+    again = machine.run()
+    assert "unchanged: gh" in again.stdout
+    assert "unchanged: web" in again.stdout
+    assert "kept out of config.yaml" not in again.stdout
+    assert dotenv.read_text(encoding="utf-8").count("ghp_literal123") == 1

@@ -299,3 +299,22 @@ def test_config_value_yaml_cannot_build_is_an_error_naming_the_line(
         load_config(path)
 
     assert (caught.value.line, caught.value.key) == (3, "tools.tool_search.backend")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("[" * 2_000 + "]" * 2_000, "nested"),
+        ("&a [1, *a]", "alias"),
+        ("9" * 5_000, "number of 5000 characters"),
+    ],
+)
+def test_config_set_value_is_read_within_the_same_limits(
+    hermes_cli: HermesCli, value: str, message: str
+) -> None:
+    done = hermes_cli.run("config", "set", "tools.tool_search.defer", value, ok=False)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert message in done.stderr
+    assert len(done.stderr) < 1000
+    assert not hermes_cli.config.exists()

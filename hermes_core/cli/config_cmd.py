@@ -21,8 +21,12 @@ def _parse_value(text: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from hermes_core.yaml_limits import limited, load_limited
+
     try:
-        return YAML(typ="safe", pure=True).load(text)
+        # The limits of config.yaml hold for a value typed here too: no aliases, no deep nesting,
+        # no 5,000-digit numbers.
+        return load_limited(limited(YAML(typ="safe", pure=True)), text)
     except YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc)
         raise click.BadParameter(f"not a YAML value: {problem}", param_hint="VALUE") from None

@@ -1,4 +1,5 @@
-"""``hermes import-agent``: bring another agent's MCP servers into config.yaml."""
+"""``hermes import-agent``: bring another agent's MCP servers into config.yaml (and their literal
+secrets into ``$HERMES_HOME/.env``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hermes_core.cli.context import environment
 
 if TYPE_CHECKING:
     from hermes_core.mcp.claude_import import ImportPlan
+    from hermes_core.paths import Environment
 
 _VERBS = {"add": "added", "change": "changed", "unchanged": "unchanged", "keep": "kept"}
 
@@ -26,13 +28,13 @@ def import_agent() -> None:
 @click.option("--force", is_flag=True, help="Replace servers of the same name that differ.")
 @click.option(
     "--claude-json",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Claude Code's file instead of ~/.claude.json.",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Claude Code's file instead of ~/.claude.json (it must exist).",
 )
 @click.option(
     "--desktop-config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Claude Desktop's claude_desktop_config.json instead of its usual place.",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Claude Desktop's claude_desktop_config.json instead of its usual place (it must exist).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def claude_code(
@@ -43,26 +45,36 @@ def claude_code(
     as_json: bool,
 ) -> None:
     """Import the MCP servers of Claude Code (local, project and user scopes, in that order of
-    precedence) and Claude Desktop into mcp_servers. ${VAR} templates are kept as they are."""
+    precedence) and Claude Desktop into mcp_servers. ${VAR} templates are kept as they are;
+    literal secrets go to $HERMES_HOME/.env, with a ${VAR} reference in config.yaml."""
     from hermes_core.config import ConfigDocument, edit_config
     from hermes_core.mcp.claude_import import claude_sources, plan_import, read_claude_servers
+    from hermes_core.mcp.expand import read_dotenv
+    from hermes_core.mcp.secrets import save_secrets
 
     env = environment()
     sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
     found, skipped = read_claude_servers(sources)
+    variables = {"environment": env.variables, "dotenv": read_dotenv(env.dotenv_path)}
     if dry_run:
         existing = ConfigDocument.load(env.config_path).get("mcp_servers") or {}
-        plan = plan_import(found, skipped, existing, force=force)
+        plan = plan_import(found, skipped, existing, force=force, **variables)
     else:
         with edit_config(env) as document:
             existing = document.get("mcp_servers") or {}
-            plan = plan_import(found, skipped, existing, force=force)
+            plan = plan_import(found, skipped, existing, force=force, **variables)
             for name, entry in plan.entries().items():
                 document.set(f"mcp_servers.{name}", entry)
-    _report(plan, env.config_path, dry_run=dry_run, as_json=as_json)
+            document.validate()
+            if plan.secrets:
+                save_secrets(env.dotenv_path, plan.secrets)
+    _report(plan, env, dry_run=dry_run, as_json=as_json)
 
 
-def _report(plan: ImportPlan, config_path: Path, *, dry_run: bool, as_json: bool) -> None:
+def _report(plan: ImportPlan, env: Environment, *, dry_run: bool, as_json: bool) -> None:
+    from hermes_core.mcp.secrets import describe_moved
+
+    config_path = env.config_path
     if as_json:
         data: dict[str, Any] = {
             "dry_run": dry_run,
@@ -80,13 +92,16 @@ def _report(plan: ImportPlan, config_path: Path, *, dry_run: bool, as_json: bool
                 {"name": s.name, "reason": s.reason, "from": s.where} for s in plan.skipped
             ],
             "warnings": plan.warnings,
+            "secrets": {
+                "dotenv": str(env.dotenv_path),
+                "moved": plan.moved,
+                "written": sorted(plan.secrets) if not dry_run else [],
+            },
         }
         click.echo(json.dumps(data, indent=2))
         return
     for warning in plan.warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
-    for item in plan.skipped:
-        click.echo(f"hermes: warning: skipped {item.name} ({item.where}): {item.reason}", err=True)
     if not plan.servers and not plan.skipped:
         click.echo("No MCP servers found in Claude Code or Claude Desktop.")
         return
@@ -99,6 +114,14 @@ def _report(plan: ImportPlan, config_path: Path, *, dry_run: bool, as_json: bool
         click.echo(line)
     for item in plan.skipped:
         click.echo(f"skipped: {item.name} from {item.where}: {item.reason}")
+    references = {
+        f"{server}.{where}": name
+        for server, moved in plan.moved.items()
+        for where, name in moved.items()
+    }
+    if references:
+        line = describe_moved(references, env.dotenv_path)
+        click.echo(f"Would be: {line}" if dry_run else line)
     if dry_run:
         click.echo(f"Dry run: {config_path} was not changed.")
     elif plan.entries():

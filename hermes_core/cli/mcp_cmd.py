@@ -1,16 +1,19 @@
 """``hermes mcp``: list, add, remove and test MCP servers, and install curated ones.
 
 ``list`` and ``test`` connect for real (``list`` through a :class:`~hermes_core.host.Host`, as an
-agent would); ``add``, ``remove`` and ``catalog install`` edit config.yaml keeping its comments.
-Secrets never go into config.yaml: ``--env KEY=VALUE`` writes the value to
-``$HERMES_HOME/.env`` and the entry gets ``KEY: ${KEY}``.
+agent would, without reconnecting) and exit 1 when a server did not answer; ``add``, ``remove``
+and ``catalog install`` edit config.yaml keeping its comments. Secrets never go into
+config.yaml: a literal ``--env`` or credential ``--header`` value is written to
+``$HERMES_HOME/.env`` and the entry gets a ``${VAR}`` reference to it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,10 +23,17 @@ from hermes_core.cli.output import columns
 from hermes_core.errors import HermesError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hermes_core.config import Config, McpServerConfig
+    from hermes_core.mcp.connection import McpConnectError
     from hermes_core.mcp.probe import ProbeReport
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
+
+UNAVAILABLE_EXIT = 1
+"""The exit status of ``mcp list`` and ``mcp test`` when a server did not answer (2 stays for a
+wrong command or configuration)."""
 
 
 def _check_name(name: str) -> None:
@@ -73,28 +83,65 @@ def _status_json(status: ServerStatus) -> dict[str, Any]:
         "filtered_count": status.filtered_count,
         "unmatched_patterns": list(status.unmatched_patterns),
         "protocol_version": status.protocol_version,
+        "log": str(status.log_path) if status.log_path is not None else None,
+        "stderr_tail": list(status.stderr_tail),
     }
+
+
+class _DropStatusRepeats(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        from hermes_core.mcp.supervisor import SHOWN_IN_STATUS
+
+        return not getattr(record, SHOWN_IN_STATUS, False)
+
+
+@contextmanager
+def _statuses_printed_instead_of_warnings() -> Iterator[None]:
+    """Drop the MCP warnings that the status table repeats anyway."""
+    logger = logging.getLogger("hermes_core.mcp")
+    dropper = _DropStatusRepeats()
+    logger.addFilter(dropper)
+    try:
+        yield
+    finally:
+        logger.removeFilter(dropper)
 
 
 async def _statuses(config: Config, env: Environment) -> dict[str, ServerStatus]:
     from hermes_core.host import Host
 
-    async with Host(config, env, config_path=env.config_path) as host:
-        return host.mcp_status()
+    with _statuses_printed_instead_of_warnings():
+        async with Host(config, env, config_path=env.config_path) as host:
+            return host.mcp_status()
+
+
+def _output_lines(status: ServerStatus) -> list[str]:
+    from hermes_core.mcp.connection import describe_output
+
+    if status.state != "unavailable" or not status.stderr_tail:
+        return []
+    header, *lines = describe_output(status.log_path, status.stderr_tail)
+    return [f"{status.name}: {header}", *lines]
 
 
 @mcp.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
-    """Connect to every configured server and show its transport, status and tool counts."""
+    """Connect to every configured server and show its transport, status and tool counts;
+    exit 1 when a server is unavailable."""
     import anyio
+
+    from hermes_core.mcp.serverlog import server_log_path
 
     env = environment()
     config = load_config_in_effect(env)
     statuses = anyio.run(_statuses, config, env) if config.mcp_servers else {}
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
+    failed = any(status.state not in ("connected", "disabled") for status in rows)
     if as_json:
         click.echo(json.dumps([_status_json(status) for status in rows], indent=2))
+        if failed:
+            sys.exit(UNAVAILABLE_EXIT)
         return
     if not rows:
         click.echo(f"No MCP servers configured in {env.config_path}.")
@@ -118,6 +165,14 @@ def list_command(as_json: bool) -> None:
             )
         )
     click.echo(columns(table))
+    for status in rows:
+        for line in _output_lines(status):
+            click.echo(line)
+    if any(status.log_path is not None for status in rows):
+        pattern = server_log_path(env, "NAME")
+        click.echo(f"The standard error of stdio servers is logged in {pattern}.")
+    if failed:
+        sys.exit(UNAVAILABLE_EXIT)
 
 
 # add / remove -----------------------------------------------------------------------------
@@ -143,23 +198,23 @@ def _write_server(
             save_secrets(env.dotenv_path, secrets)
 
 
-def _with_secret_templates(entry: dict[str, Any], secrets: dict[str, str]) -> dict[str, Any]:
-    if secrets:
-        entry["env"] = {key: f"${{{key}}}" for key in secrets}
-    return entry
-
-
 @mcp.command("add")
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--url", help="A streamable HTTP server instead of a command.")
-@click.option("--header", "headers", multiple=True, help="An HTTP header, K=V (with --url).")
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    help="An HTTP header, K=V (with --url); a literal credential (Authorization, *key*, "
+    "*token*...) goes to $HERMES_HOME/.env and the entry gets a ${VAR} reference.",
+)
 @click.option(
     "--env",
     "env_pairs",
     multiple=True,
-    help="A secret for a stdio server, KEY=VALUE: the value goes to $HERMES_HOME/.env and the "
-    "entry gets KEY: ${KEY}.",
+    help="A variable for a stdio server, KEY=VALUE: a literal value goes to $HERMES_HOME/.env "
+    "and the entry gets KEY: ${KEY} (${NAME_KEY} when .env holds KEY with another value).",
 )
 @click.option("--force", is_flag=True, help="Replace a server of the same name.")
 def add_command(
@@ -172,24 +227,49 @@ def add_command(
 ) -> None:
     """Add server NAME: 'hermes mcp add NAME -- COMMAND [ARGS...]' (stdio) or
     'hermes mcp add NAME --url URL [--header K=V]' (streamable HTTP)."""
+    from hermes_core.mcp.expand import read_dotenv
+    from hermes_core.mcp.interpreter import resolve_bare_python
+    from hermes_core.mcp.secrets import describe_moved, move_secrets
+
     _check_name(name)
-    if (url is None) == (not command):
-        raise click.UsageError("give either '-- COMMAND [ARGS...]' or '--url URL', not both")
+    if url is not None and command:
+        raise click.UsageError("give '-- COMMAND [ARGS...]' or '--url URL', not both")
+    if url is None and not command:
+        raise click.UsageError(
+            "give the server's command ('-- COMMAND [ARGS...]') or its URL ('--url URL')"
+        )
     if headers and url is None:
         raise click.UsageError("--header goes with --url")
     if env_pairs and url is not None:
         raise click.UsageError("--env goes with a command; put secrets in headers as ${VAR}")
-    secrets = _pairs(env_pairs, "--env")
+    env = environment()
     entry: dict[str, Any]
+    notes: list[str] = []
     if url is not None:
         entry = {"url": url}
         if headers:
             entry["headers"] = _pairs(headers, "--header")
     else:
-        entry = _with_secret_templates({"command": command[0], "args": list(command[1:])}, secrets)
-    env = environment()
-    _write_server(env, name, entry, secrets, force=force)
+        program = command[0]
+        resolved = resolve_bare_python(program, env.get("PATH"))
+        if resolved is not None:
+            notes.append(
+                f"{program} is {resolved} here; the entry keeps that path, so the server runs on "
+                "this Python however hermes is started."
+            )
+            program = resolved
+        entry = {"command": program, "args": list(command[1:])}
+        if env_pairs:
+            entry["env"] = _pairs(env_pairs, "--env")
+    moved = move_secrets(
+        name, entry, environment=env.variables, dotenv=read_dotenv(env.dotenv_path)
+    )
+    _write_server(env, name, moved.entry, moved.to_save, force=force)
     click.echo(f"Added MCP server {name!r} to {env.config_path}.")
+    for note in notes:
+        click.echo(note)
+    if moved.references:
+        click.echo(describe_moved(moved.references, env.dotenv_path))
 
 
 @mcp.command("remove")
@@ -209,17 +289,14 @@ def remove_command(name: str) -> None:
 # test -------------------------------------------------------------------------------------
 
 
-async def _probe(name: str, config: McpServerConfig, env: Environment) -> ProbeReport:
-    from hermes_core.mcp.connection import McpConnectError
-    from hermes_core.mcp.probe import probe_server
-
-    try:
-        return await probe_server(name, config, env)
-    except McpConnectError as exc:
-        raise HermesError(f"MCP server {name!r} did not answer the probe: {exc.reason}") from None
+def _probe_failure(exc: McpConnectError) -> str:
+    """Why the probe failed, with the server's last lines of standard error on the lines after."""
+    return "\n".join(
+        (f"MCP server {exc.server!r} did not answer the probe: {exc.reason}", *exc.output_lines())
+    )
 
 
-def _print_probe(report: ProbeReport, as_json: bool) -> None:
+def _print_probe(report: ProbeReport, as_json: bool, log_path: Path | None) -> None:
     if as_json:
         data = {
             "name": report.server,
@@ -230,6 +307,7 @@ def _print_probe(report: ProbeReport, as_json: bool) -> None:
                 for t in report.tools
             ],
             "unmatched_patterns": list(report.unmatched_patterns),
+            "log": str(log_path) if log_path is not None else None,
         }
         click.echo(json.dumps(data, indent=2))
         return
@@ -243,6 +321,8 @@ def _print_probe(report: ProbeReport, as_json: bool) -> None:
         summary = tool.description.splitlines()[0] if tool.description else ""
         marker = "" if tool.kept else " [filtered]"
         click.echo(f"  {tool.name}{marker}  {summary}".rstrip())
+    if log_path is not None:
+        click.echo(f"Its standard error is logged in {log_path}.")
     for pattern in report.unmatched_patterns:
         click.echo(f"hermes: warning: the pattern {pattern!r} matches none of its tools", err=True)
 
@@ -252,13 +332,21 @@ def _print_probe(report: ProbeReport, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def test_command(name: str, as_json: bool) -> None:
     """Connect to server NAME, list its tools and print them with the time it took (also for a
-    disabled server)."""
+    disabled server); exit 1 when it does not answer."""
     import anyio
+
+    from hermes_core.mcp.connection import McpConnectError
+    from hermes_core.mcp.probe import probe_server
+    from hermes_core.mcp.serverlog import server_log_path
 
     env = environment()
     entry = _server(load_config_in_effect(env), name)
-    report = anyio.run(_probe, name, entry, env)
-    _print_probe(report, as_json)
+    try:
+        report = anyio.run(probe_server, name, entry, env)
+    except McpConnectError as exc:
+        click.echo(f"hermes: error: {_probe_failure(exc)}", err=True)
+        sys.exit(UNAVAILABLE_EXIT)
+    _print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
 
 
 # catalog ----------------------------------------------------------------------------------
@@ -310,7 +398,9 @@ def install_command(
 
     from hermes_core.config import McpServerConfig, edit_config
     from hermes_core.mcp.catalog import load_catalog
+    from hermes_core.mcp.connection import McpConnectError
     from hermes_core.mcp.expand import server_variables
+    from hermes_core.mcp.probe import probe_server
     from hermes_core.paths import Environment
 
     env = environment()
@@ -351,9 +441,11 @@ def install_command(
     )
     click.echo(f"Probing {name}: {' '.join((config.command or '', *config.args))}", err=True)
     try:
-        report = anyio.run(_probe, target, config, probe_env)
-    except HermesError as exc:
-        raise HermesError(f"{exc}; nothing was written (install hint: {server.install})") from None
+        report = anyio.run(probe_server, target, config, probe_env)
+    except McpConnectError as exc:
+        first, *rest = _probe_failure(exc).split("\n")
+        hint = f"{first}; nothing was written (install hint: {server.install})"
+        raise HermesError("\n".join((hint, *rest))) from None
     _write_server(env, target, entry, given, force=force)
     click.echo(
         f"Installed {name} as mcp_servers.{target} in {env.config_path} "

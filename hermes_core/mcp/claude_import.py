@@ -12,8 +12,12 @@ prints the plan and writes it. The places read, highest precedence first:
 
 A server of one name is taken from the highest place that has it. ``stdio`` entries become
 ``command``/``args``/``env``, ``http`` and ``sse`` entries ``url``/``headers``; ``${VAR}``
-templates are copied unexpanded (hermes expands them at connect time). Entries of another type,
-or that hermes cannot represent, are skipped with the reason.
+templates are copied unexpanded (hermes expands them at connect time), literal secrets are
+planned for ``$HERMES_HOME/.env`` with a ``${VAR}`` in their place
+(:func:`~hermes_core.mcp.secrets.move_secrets`). A stdio server of the local or project scope
+belongs to its project: it gets ``cwd`` set to the project directory, so relative paths in its
+command keep working wherever hermes runs. Entries of another type, or that hermes cannot
+represent, are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pydantic import ValidationError
 
 from hermes_core.config import MCP_SERVER_NAME_RULE, McpServerConfig, check_mcp_server_name
 from hermes_core.errors import HermesError
+from hermes_core.mcp.secrets import move_secrets
 from hermes_core.paths import Environment
 
 __all__ = [
@@ -57,6 +62,8 @@ class Source:
     path: Path
     project: str | None = None
     """For the local scope: the key of ``projects`` holding the servers."""
+    runs_in: Path | None = None
+    """The project directory the servers of this place belong to (local and project scope)."""
 
     def describe(self) -> str:
         """``user scope (/home/me/.claude.json)``."""
@@ -93,11 +100,17 @@ class PlannedServer:
 
 @dataclass
 class ImportPlan:
-    """Every server found, what will happen to each, and what was skipped or shadowed."""
+    """Every server found, what will happen to each, and what was skipped or shadowed.
+
+    ``secrets`` are the values to write to ``.env`` for the added and changed servers, and
+    ``moved`` says, per server, which of its values became which ``${VAR}``.
+    """
 
     servers: list[PlannedServer] = field(default_factory=list)
     skipped: list[SkippedServer] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    secrets: dict[str, str] = field(default_factory=dict)
+    moved: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """The entries to write: the added and changed servers, by name."""
@@ -140,8 +153,8 @@ def claude_sources(
     user_file = claude_json if claude_json is not None else _home(env) / ".claude.json"
     desktop = desktop_config if desktop_config is not None else desktop_config_path(env)
     return [
-        Source("local scope", user_file, project=str(env.cwd)),
-        Source("project scope", env.cwd / ".mcp.json"),
+        Source("local scope", user_file, project=str(env.cwd), runs_in=env.cwd),
+        Source("project scope", env.cwd / ".mcp.json", runs_in=env.cwd),
         Source("user scope", user_file),
         Source("Claude Desktop", desktop),
     ]
@@ -265,6 +278,8 @@ def read_claude_servers(
             except ValueError as exc:
                 skipped.append(SkippedServer(name, str(exc), where))
                 continue
+            if source.runs_in is not None and "command" in entry:
+                entry["cwd"] = str(source.runs_in)
             found[name] = ClaudeServer(name, entry, source, tuple(notes))
     return found, skipped
 
@@ -285,31 +300,43 @@ def plan_import(
     existing: Mapping[str, Any],
     *,
     force: bool,
+    environment: Mapping[str, str] | None = None,
+    dotenv: Mapping[str, str] | None = None,
 ) -> ImportPlan:
     """What importing ``found`` into ``existing`` (the current ``mcp_servers``) does.
 
-    A server not configured yet is added. One configured with the same entry is unchanged.
-    One configured differently is replaced only with ``force``; an existing entry's ``include``,
-    ``exclude``, timeouts and ``enabled`` are hermes settings, so a forced change keeps them.
+    Literal secrets are taken out of each entry first (``environment`` and ``dotenv`` are the
+    variables set now, so a name already used for another value is not taken), so importing
+    again compares equal. A server not configured yet is added. One configured with the same
+    entry is unchanged. One configured differently is replaced only with ``force``; an existing
+    entry's ``include``, ``exclude``, timeouts, ``enabled`` and ``cwd`` are hermes settings, so a
+    forced change keeps them.
     """
     plan = ImportPlan(skipped=list(skipped))
-    for name, server in found.items():
+    taken = dict(dotenv or {})
+    for name, found_server in found.items():
+        moved = move_secrets(name, found_server.entry, environment=environment or {}, dotenv=taken)
+        server = ClaudeServer(name, moved.entry, found_server.source, found_server.notes)
         for note in server.notes:
             plan.warnings.append(f"{name} ({server.source.describe()}): {note}")
         current = existing.get(name)
         if current is None:
-            plan.servers.append(PlannedServer(server, "add"))
-            continue
-        merged = dict(server.entry)
-        if isinstance(current, Mapping):
-            for key in ("include", "exclude", "timeout", "connect_timeout", "enabled", "cwd"):
-                if key in current:
-                    merged[key] = current[key]
-        adjusted = ClaudeServer(name, merged, server.source, server.notes)
-        if _comparable(merged) == _comparable(current):
-            plan.servers.append(PlannedServer(adjusted, "unchanged"))
-        elif force:
-            plan.servers.append(PlannedServer(adjusted, "change"))
+            action: Action = "add"
         else:
-            plan.servers.append(PlannedServer(adjusted, "keep"))
+            merged = dict(server.entry)
+            if isinstance(current, Mapping):
+                for key in ("include", "exclude", "timeout", "connect_timeout", "enabled", "cwd"):
+                    if key in current:
+                        merged[key] = current[key]
+            server = ClaudeServer(name, merged, server.source, server.notes)
+            if _comparable(merged) == _comparable(current):
+                action = "unchanged"
+            else:
+                action = "change" if force else "keep"
+        plan.servers.append(PlannedServer(server, action))
+        if action in ("add", "change"):
+            plan.secrets.update(moved.to_save)
+            taken.update(moved.to_save)
+            if moved.references:
+                plan.moved[name] = moved.references
     return plan

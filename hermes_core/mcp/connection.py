@@ -2,27 +2,29 @@
 
 :func:`open_connection` is an async context manager: entering it expands ``${VAR}``, starts the
 stdio child (or opens the streamable HTTP client), negotiates the protocol era and lists the
-tools, all within ``connect_timeout``; leaving it closes the session, and the SDK ends a stdio
-child by closing its input, then SIGTERM, then SIGKILL after a grace period. The connection
-notices at once when the server goes away (its output stream ends) and says so through
-:meth:`McpConnection.wait_closed`.
+tools, all within ``connect_timeout``; leaving it closes the session and ends a stdio child with
+every process it started (:mod:`hermes_core.mcp.stdio`). The connection notices at once when the
+server goes away (its output stream ends, or its process exits) and says so through
+:meth:`McpConnection.wait_closed`. A stdio child's standard error goes to its log file
+(:mod:`hermes_core.mcp.serverlog`); a failed connect names that file and shows its last lines.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TextIO
+from typing import Any, Self
 
 import anyio
 import mcp_types
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
@@ -31,6 +33,9 @@ from hermes_core import __version__
 from hermes_core.config import McpServerConfig
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.mcp.expand import expand_server_config
+from hermes_core.mcp.interpreter import find_command, is_python
+from hermes_core.mcp.serverlog import ServerLog, server_log_path
+from hermes_core.mcp.stdio import StdioTransport
 from hermes_core.paths import Environment
 
 __all__ = [
@@ -50,12 +55,39 @@ CLIENT_INFO = mcp_types.Implementation(name="hermes-core", version=__version__)
 
 
 class McpConnectError(HermesError):
-    """A server that could not be connected; ``reason`` says why in words for the status."""
+    """A server that could not be connected; ``reason`` says why in one line, for the status.
 
-    def __init__(self, server: str, reason: str) -> None:
+    For a stdio server, ``log_path`` is its log file and ``stderr_tail`` the last lines it wrote
+    to its standard error in this attempt (see :meth:`output_lines`).
+    """
+
+    def __init__(
+        self,
+        server: str,
+        reason: str,
+        *,
+        log_path: Path | None = None,
+        stderr_tail: tuple[str, ...] = (),
+    ) -> None:
         self.server = server
         self.reason = reason
+        self.log_path = log_path
+        self.stderr_tail = stderr_tail
         super().__init__(f"MCP server {server!r}: {reason}")
+
+    def output_lines(self) -> list[str]:
+        """Where the server's standard error is, and its last lines, ready to print."""
+        return describe_output(self.log_path, self.stderr_tail)
+
+
+def describe_output(log_path: Path | None, tail: tuple[str, ...]) -> list[str]:
+    """``its standard error (last lines, PATH):`` and the lines, indented; or only where the log
+    is when the server wrote nothing."""
+    if log_path is None:
+        return []
+    if not tail:
+        return [f"its standard error is logged in {log_path} (nothing written this time)"]
+    return [f"its standard error (last lines, {log_path}):", *(f"  {line}" for line in tail)]
 
 
 def transport_of(config: McpServerConfig) -> str:
@@ -145,13 +177,15 @@ class McpConnection:
     """An open, listed session with the server ``name``.
 
     ``tools`` is the complete listing (all pages) of the last :meth:`refresh_tools`. Calls may
-    come from any task of the event loop.
+    come from any task of the event loop. ``log`` is a stdio server's standard error (its file
+    and last lines; ``None`` over HTTP).
     """
 
-    def __init__(self, name: str, config: McpServerConfig) -> None:
+    def __init__(self, name: str, config: McpServerConfig, log: ServerLog | None = None) -> None:
         self.name = name
         self.config = config
         """The entry with ``${VAR}`` expanded."""
+        self.log = log
         self.client: Client
         self.tools: list[mcp_types.Tool] = []
         self.close_reason: str | None = None
@@ -228,18 +262,61 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+_NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
+
+
+def _child_environment(config: McpServerConfig) -> dict[str, str]:
+    """The SDK's small safe environment plus the entry's ``env``: secrets go in ``env`` only."""
+    return get_default_environment() | dict(config.env)
+
+
 def _stdio_transport(
-    name: str, config: McpServerConfig, env: Environment, errlog: TextIO | None
-) -> Any:
+    name: str, config: McpServerConfig, env: Environment, log: ServerLog
+) -> StdioTransport | Any:
     assert config.command is not None
     cwd = env.cwd if config.cwd is None else env.cwd / Path(config.cwd).expanduser()
     if not cwd.is_dir():
         raise McpConnectError(name, f"the working directory {str(cwd)!r} does not exist")
-    # The SDK merges only its small safe environment with these: secrets go in ``env`` only.
-    params = StdioServerParameters(
-        command=config.command, args=list(config.args), env=dict(config.env), cwd=cwd
+    if sys.platform == "win32":  # no process groups: the SDK's Job Object ends the tree
+        params = StdioServerParameters(
+            command=config.command, args=list(config.args), env=dict(config.env), cwd=cwd
+        )
+        return stdio_client(params)
+    return StdioTransport(
+        config.command, config.args, environment=_child_environment(config), cwd=cwd, log=log
     )
-    return stdio_client(params, errlog=errlog if errlog is not None else sys.stderr)
+
+
+def _explained(
+    failure: McpConnectError, config: McpServerConfig, transport: Any, log: ServerLog | None
+) -> McpConnectError:
+    """``failure`` with what the stdio child left behind: how it exited, which interpreter could
+    not import a module, where its standard error is and the last lines of it."""
+    if log is None:
+        return failure
+    reason = failure.reason
+    status = getattr(transport, "exited_on_its_own", None)
+    if status is not None:
+        ended = f"was ended by signal {-status}" if status < 0 else f"exited with status {status}"
+        reason = f"cannot connect: the server {ended} before it answered"
+    for line in reversed(log.tail):
+        missing = _NO_MODULE.search(line)
+        if missing is not None and config.command is not None:
+            reason = f"{reason}; {_interpreter_note(config, missing.group(1))}"
+            break
+    explained = McpConnectError(failure.server, reason, log_path=log.path, stderr_tail=log.tail)
+    explained.__cause__ = failure.__cause__
+    return explained
+
+
+def _interpreter_note(config: McpServerConfig, module: str) -> str:
+    """Which program ran and could not import ``module``: the command as found on the child's
+    ``PATH``, so a bare ``python3`` that is not the Python you meant shows as such."""
+    assert config.command is not None
+    found = find_command(config.command, _child_environment(config).get("PATH"))
+    if is_python(config.command):
+        return f"the interpreter {found} has no module named {module!r}"
+    return f"{config.command} ({found}) has no module named {module!r}"
 
 
 @asynccontextmanager
@@ -247,20 +324,21 @@ async def open_connection(
     name: str,
     config: McpServerConfig,
     env: Environment,
-    *,
-    errlog: TextIO | None = None,
 ) -> AsyncIterator[McpConnection]:
     """Connect to server ``name`` and list its tools within ``config.connect_timeout``.
 
     Raises :class:`McpConnectError` naming the reason (an unset ``${VAR}``, a command that
-    cannot start, a refused handshake, no answer in time). ``errlog`` receives a stdio
-    child's standard error (the process's standard error by default).
+    cannot start, a refused handshake, no answer in time); for a stdio server it also names the
+    log file the child's standard error goes to and carries its last lines.
     """
     try:
         expanded = expand_server_config(name, config, env)
     except ConfigError as exc:
         raise McpConnectError(name, str(exc)) from None
+    log = ServerLog(server_log_path(env, name)) if expanded.url is None else None
+    transport: Any = None
     connected = False
+    failure: McpConnectError | None = None
     scope = anyio.CancelScope(deadline=anyio.current_time() + config.connect_timeout)
     with scope:
         try:
@@ -271,8 +349,9 @@ async def open_connection(
                     )
                     inner: Any = streamable_http_client(expanded.url, http_client=http)
                 else:
-                    inner = _stdio_transport(name, expanded, env, errlog)
-                connection = McpConnection(name, expanded)
+                    assert log is not None
+                    inner = transport = _stdio_transport(name, expanded, env, log)
+                connection = McpConnection(name, expanded, log)
 
                 async def on_message(message: object) -> None:
                     if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -296,15 +375,20 @@ async def open_connection(
                 connected = True
                 scope.deadline = math.inf
                 yield connection
-        except McpConnectError:
-            raise
+        except McpConnectError as exc:
+            if connected:
+                raise
+            failure = exc
         except Exception as exc:
-            if not connected:
-                raise McpConnectError(name, f"cannot connect: {describe_failure(exc)}") from exc
-            raise
-    if scope.cancelled_caught and not connected:
-        raise McpConnectError(
+            if connected:
+                raise
+            failure = McpConnectError(name, f"cannot connect: {describe_failure(exc)}")
+            failure.__cause__ = exc
+    if failure is None and scope.cancelled_caught and not connected:
+        failure = McpConnectError(
             name,
             f"no answer within connect_timeout ({config.connect_timeout:g} s, "
             f"mcp_servers.{name}.connect_timeout)",
         )
+    if failure is not None:
+        raise _explained(failure, expanded, transport, log)

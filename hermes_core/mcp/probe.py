@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TextIO
 
 from hermes_core.config import McpServerConfig
 from hermes_core.mcp.connection import open_connection
@@ -40,8 +39,6 @@ async def probe_server(
     name: str,
     config: McpServerConfig,
     env: Environment,
-    *,
-    errlog: TextIO | None = None,
 ) -> ProbeReport:
     """Connect to server ``name`` within its ``connect_timeout``, list every tool, disconnect.
 
@@ -49,7 +46,7 @@ async def probe_server(
     server cannot be reached (a stdio child is ended either way).
     """
     started = time.perf_counter()
-    async with open_connection(name, config, env, errlog=errlog) as connection:
+    async with open_connection(name, config, env) as connection:
         elapsed = time.perf_counter() - started
         listing = list(connection.tools)
         version = connection.protocol_version

@@ -1,19 +1,147 @@
-"""Writing secrets to ``$HERMES_HOME/.env``, the one place hermes keeps them (never config.yaml)."""
+"""Secrets in ``$HERMES_HOME/.env``, the one place hermes keeps them (never config.yaml).
+
+:func:`move_secrets` takes the literal secrets out of a server entry (every literal ``env``
+value, and the literal value of a credential header such as ``Authorization``) and puts
+``${VAR}`` references in their place; :func:`save_secrets` writes the values to ``.env``.
+``hermes mcp add`` and ``hermes import-agent`` both go through them, and
+:func:`describe_moved` is the one line that tells the user what went where.
+"""
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hermes_core.atomic_write import write_atomically
 from hermes_core.errors import HermesError
 from hermes_core.mcp.expand import read_dotenv
 
-__all__ = ["save_secrets"]
+__all__ = ["MovedSecrets", "describe_moved", "move_secrets", "save_secrets"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
+_CREDENTIAL_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|session|credential", re.I)
+"""Header names whose values are credentials: ``Authorization``, ``X-Api-Key``, ``Cookie``..."""
+_SCHEME = re.compile(r"(Bearer|Basic|Token)(\s+)(\S+)", re.I)
+"""``Bearer abc``: the scheme stays in config.yaml, only ``abc`` is the secret."""
+
+
+@dataclass(frozen=True)
+class MovedSecrets:
+    """An entry with its literal secrets replaced by ``${VAR}`` references."""
+
+    entry: dict[str, Any]
+    to_save: dict[str, str] = field(default_factory=dict)
+    """``VAR -> value`` that ``.env`` does not hold yet."""
+    references: dict[str, str] = field(default_factory=dict)
+    """``env.KEY`` or ``headers.NAME`` -> ``VAR``, for every value taken out."""
+
+
+def _variable_name(text: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text).upper()
+    return name if _NAME.fullmatch(name) else f"_{name}"
+
+
+def _candidates(first: str, fallback: str) -> Iterator[str]:
+    yield first
+    if fallback != first:
+        yield fallback
+    for number in itertools.count(2):
+        yield f"{fallback}_{number}"
+
+
+def _choose(
+    first: str,
+    fallback: str,
+    value: str,
+    environment: Mapping[str, str],
+    dotenv: Mapping[str, str],
+) -> tuple[str, bool]:
+    """The variable to hold ``value`` and whether ``.env`` must be written. A name taken with
+    another value, in ``.env`` or in the environment (which ``${VAR}`` reads first), is not
+    used; a name ``.env`` already holds with this value is reused."""
+    for name in _candidates(first, fallback):
+        if environment.get(name, value) != value or dotenv.get(name, value) != value:
+            continue
+        return name, name not in dotenv
+    raise AssertionError("unreachable: the candidates never end")
+
+
+def _is_literal(value: str) -> bool:
+    return bool(value) and "${" not in value
+
+
+def move_secrets(
+    server: str,
+    entry: Mapping[str, Any],
+    *,
+    environment: Mapping[str, str],
+    dotenv: Mapping[str, str],
+) -> MovedSecrets:
+    """Take the literal secrets out of the ``mcp_servers`` entry of ``server``.
+
+    A literal ``env`` value ``KEY: v`` becomes ``KEY: ${KEY}``; a literal credential header
+    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``.
+    ``environment`` and ``dotenv`` are the variables set now: a name either holds with another
+    value is not used (``SERVER_KEY``, then ``SERVER_KEY_2``... instead). Values that already
+    hold a ``${VAR}`` are left as they are.
+    """
+    moved = dict(entry)
+    taken = dict(dotenv)
+    to_save: dict[str, str] = {}
+    references: dict[str, str] = {}
+
+    prefix = _variable_name(server)
+
+    def place(first: str, fallback: str, value: str, where: str) -> str:
+        name, new = _choose(first, fallback, value, environment, taken)
+        if new:
+            to_save[name] = value
+            taken[name] = value
+        references[where] = name
+        return f"${{{name}}}"
+
+    env = entry.get("env")
+    if isinstance(env, Mapping) and env:
+        moved["env"] = {
+            key: place(
+                key if _NAME.fullmatch(key) else _variable_name(key),
+                f"{prefix}_{_variable_name(key)}",
+                value,
+                f"env.{key}",
+            )
+            if isinstance(value, str) and _is_literal(value)
+            else value
+            for key, value in env.items()
+        }
+    headers = entry.get("headers")
+    if isinstance(headers, Mapping) and headers:
+        kept: dict[str, Any] = {}
+        for key, value in headers.items():
+            if not (
+                isinstance(value, str) and _is_literal(value) and _CREDENTIAL_HEADER.search(key)
+            ):
+                kept[key] = value
+                continue
+            preferred = f"{prefix}_{_variable_name(key)}"
+            scheme = _SCHEME.fullmatch(value.strip())
+            if scheme is not None:
+                reference = place(preferred, preferred, scheme.group(3), f"headers.{key}")
+                kept[key] = f"{scheme.group(1)}{scheme.group(2)}{reference}"
+            else:
+                kept[key] = place(preferred, preferred, value, f"headers.{key}")
+        moved["headers"] = kept
+    return MovedSecrets(moved, to_save, references)
+
+
+def describe_moved(references: Mapping[str, str], dotenv_path: Path, *, prefix: str = "") -> str:
+    """The one line saying which values were kept out of config.yaml, and as what."""
+    items = ", ".join(f"{prefix}{where} -> ${{{name}}}" for where, name in references.items())
+    return f"Secrets kept out of config.yaml, in {dotenv_path}: {items}."
 
 
 def _quoted(name: str, value: str) -> str:
@@ -32,8 +160,9 @@ def _quoted(name: str, value: str) -> str:
 def save_secrets(path: Path, values: Mapping[str, str]) -> None:
     """Set each ``NAME=value`` in the ``.env`` file ``path``: a line already setting the name is
     replaced in place, a new name is appended; every other line and comment is kept. The file
-    is written atomically and a new one is private to the user. The existing file is read (and
-    checked) first, so a malformed ``.env`` is reported and left as it was."""
+    is written atomically and is private to the user (0600), whatever its mode was. The
+    existing file is read (and checked) first, so a malformed ``.env`` is reported and left as
+    it was."""
     for name in values:
         if not _NAME.fullmatch(name):
             raise HermesError(f"not an environment variable name: {name!r}")
@@ -53,4 +182,4 @@ def save_secrets(path: Path, values: Mapping[str, str]) -> None:
             continue
         kept.append(line)
     kept.extend(pending.values())
-    write_atomically(path, "\n".join(kept) + "\n")
+    write_atomically(path, "\n".join(kept) + "\n", mode=0o600)

@@ -3,9 +3,12 @@
 One supervising task per enabled server runs on the host's event loop. It connects (all servers
 concurrently, each bounded by its ``connect_timeout``), publishes the server's tools through
 ``on_tools_changed``, and waits. A server that goes away is marked unavailable at once with the
-reason, its tools are withdrawn (``on_tools_changed(server, [])``), and it is reconnected after
-an exponential backoff: 1 s doubling to 60 s, reset only after 60 s of uptime. Leaving the
-manager ends every stdio child (close input, SIGTERM, then SIGKILL after a grace period).
+reason, its tools are withdrawn (``on_tools_changed(server, [])``), and, when the manager
+supervises (``reconnect=True``: ``hermes serve``, hosts that ask for it), it is reconnected after
+an exponential backoff: 1 s doubling to 60 s, reset only after 60 s of uptime. A one-shot command
+does not reconnect: a failed server stays unavailable with its reason. Leaving the manager ends
+every stdio child and every process it started (close input, SIGTERM to its process group, then
+SIGKILL after a grace period).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, TextIO
+from typing import Any, Literal, Self
 
 import anyio
 import anyio.abc
@@ -38,13 +42,26 @@ from hermes_core.mcp.results import (
     protocol_error_result,
     unavailable_result,
 )
+from hermes_core.mcp.serverlog import server_log_path
 from hermes_core.mcp.tools import server_tools
 from hermes_core.paths import Environment
 from hermes_core.tools import Tool, ToolHandler, ToolResult
 
-__all__ = ["FILTERED", "McpManager", "ServerState", "ServerStatus", "ToolsChanged"]
+__all__ = [
+    "FILTERED",
+    "SHOWN_IN_STATUS",
+    "McpManager",
+    "ServerState",
+    "ServerStatus",
+    "ToolsChanged",
+]
 
 log = logging.getLogger("hermes_core.mcp")
+
+SHOWN_IN_STATUS = "hermes_shown_in_status"
+"""Set (true) on log records that only repeat what :meth:`McpManager.status` reports, so a
+command that prints the statuses (``hermes mcp list``) can drop them."""
+_IN_STATUS = {SHOWN_IN_STATUS: True}
 
 ServerState = Literal["connecting", "connected", "unavailable", "disabled"]
 ToolsChanged = Callable[[str, list[Tool]], None]
@@ -72,6 +89,10 @@ class ServerStatus:
     protocol_version: str | None = None
     retry_in: float | None = None
     """Seconds until the next reconnect attempt, when one is scheduled."""
+    log_path: Path | None = None
+    """A stdio server's log file, where its standard error goes."""
+    stderr_tail: tuple[str, ...] = ()
+    """The last lines of its standard error when its last connection failed or ended."""
 
 
 @dataclass(eq=False)
@@ -94,6 +115,7 @@ class _Server:
     warned_patterns: set[str] = field(default_factory=set)
     connect_deadline: float = math.inf
     retry_at: float | None = None
+    stderr_tail: tuple[str, ...] = ()
     run: _Run | None = None
     """The supervising task's handles, made on the event loop when it starts."""
 
@@ -112,9 +134,11 @@ class McpManager:
 
     Use it as an async context manager (``async with McpManager(...) as mcp:``), or call
     :meth:`start` and :meth:`aclose` from the same task. ``on_tools_changed`` is called on the
-    event loop whenever a server's tool list changes. ``backoff_base``, ``backoff_max`` and
-    ``stable_uptime`` set the reconnect policy (seconds); ``errlog`` receives the standard error
-    of stdio children (the process's standard error by default).
+    event loop whenever a server's tool list changes. ``reconnect`` says whether a server that
+    failed or went away is connected again (supervision, for a long-running host) or stays
+    unavailable (a one-shot command); ``backoff_base``, ``backoff_max`` and ``stable_uptime``
+    set the reconnect policy (seconds). A stdio child's standard error goes to its log file,
+    ``<log dir>/mcp-<server>.log``.
     """
 
     def __init__(
@@ -123,17 +147,17 @@ class McpManager:
         env: Environment,
         *,
         on_tools_changed: ToolsChanged | None = None,
+        reconnect: bool = True,
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         stable_uptime: float = 60.0,
-        errlog: TextIO | None = None,
     ) -> None:
         self._env = env
         self._on_tools_changed = on_tools_changed
+        self._reconnect = reconnect
         self._backoff_base = backoff_base
         self._backoff_max = backoff_max
         self._stable_uptime = stable_uptime
-        self._errlog = errlog
         self._servers: dict[str, _Server] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         for name, config in servers.items():
@@ -304,10 +328,12 @@ class McpManager:
                     record.state = "connecting"
                     record.retry_at = None
                     record.connect_deadline = anyio.current_time() + record.config.connect_timeout
+                    opened: McpConnection | None = None
                     try:
                         async with open_connection(
-                            record.name, record.config, self._env, errlog=self._errlog
+                            record.name, record.config, self._env
                         ) as connection:
+                            opened = connection
                             up_since = anyio.current_time()
                             record.connection = connection
                             self._publish(record, connection)
@@ -315,17 +341,31 @@ class McpManager:
                             reason = await self._serve(record, connection)
                     except McpConnectError as exc:
                         reason = exc.reason
+                        record.stderr_tail = exc.stderr_tail
                     except Exception as exc:
                         reason = f"the connection failed: {describe_failure(exc)}"
+                    if opened is not None and opened.log is not None:
+                        record.stderr_tail = opened.log.tail
                     self._withdraw(record, reason)
                     run.settled.set()
+                    where = self._log_hint(record)
+                    if not self._reconnect:
+                        log.warning(
+                            "MCP server %r is unavailable (%s)%s",
+                            record.name,
+                            reason,
+                            where,
+                            extra=_IN_STATUS,
+                        )
+                        return
                     now = anyio.current_time()
                     delay = backoff.next_delay(None if up_since is None else now - up_since)
                     log.warning(
-                        "MCP server %r is unavailable (%s); reconnecting in %g s",
+                        "MCP server %r is unavailable (%s); reconnecting in %g s%s",
                         record.name,
                         reason,
                         delay,
+                        where,
                     )
                     record.retry_at = now + delay
                     await anyio.sleep(delay)
@@ -381,8 +421,18 @@ class McpManager:
                     record.name,
                     pattern,
                     record.name,
+                    extra=_IN_STATUS,
                 )
         self._notify(record.name, list(tools))
+
+    def _log_hint(self, record: _Server) -> str:
+        path = self._log_path(record)
+        if path is None or not record.stderr_tail:
+            return ""
+        return f"; its standard error is in {path}"
+
+    def _log_path(self, record: _Server) -> Path | None:
+        return server_log_path(self._env, record.name) if record.config.url is None else None
 
     def _withdraw(self, record: _Server, reason: str) -> None:
         record.state = "unavailable"
@@ -431,4 +481,6 @@ class McpManager:
             unmatched_patterns=record.unmatched,
             protocol_version=connection.protocol_version if connection is not None else None,
             retry_in=retry_in,
+            log_path=self._log_path(record),
+            stderr_tail=record.stderr_tail if state == "unavailable" else (),
         )

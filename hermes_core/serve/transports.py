@@ -112,7 +112,7 @@ async def _serve_stdio_streams(
     # cancels the start, which ends the servers begun so far.
     async with anyio.create_task_group() as outer:
         outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
-        async with Host(config, env, config_path=config_path) as host:
+        async with Host(config, env, config_path=config_path, mcp_reconnect=True) as host:
             served = HostServer(host, context_length=context_length, session_scope="connection")
             # Assemble once now: an unknown search backend fails here, naming the valid ones.
             served.tools()
@@ -211,7 +211,7 @@ async def _serve_http_on(
                     return
 
         outer.start_soon(stop_on_signal)
-        async with Host(config, env, config_path=config_path) as hermes:
+        async with Host(config, env, config_path=config_path, mcp_reconnect=True) as hermes:
             served = HostServer(hermes, context_length=context_length, session_scope="request")
             # Assemble once now: an unknown search backend fails here, naming the valid ones.
             served.tools()

@@ -20,6 +20,7 @@ from hermes_core.tools import Tool, ToolResult
 
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 TOOLBOX = SERVERS_DIR / "toolbox.py"
+SPAWNER = SERVERS_DIR / "spawner.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING_JS = (
     REPO_ROOT / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -75,11 +76,16 @@ def hanging_entry(**fields: object) -> McpServerConfig:
     )
 
 
-def child_pids(marker: str) -> list[int]:
-    """Live processes whose parent is this test process and whose command line contains
-    ``marker``, read from ``/proc``."""
-    found: list[int] = []
-    me = os.getpid()
+def spawner_entry(marker: str, *, silent: bool = False, **fields: object) -> McpServerConfig:
+    """A stdio entry running ``tests/mcp/servers/spawner.py``, which starts a long-lived child of
+    its own with ``marker`` on its command line (``silent``: and then never answers)."""
+    args = [str(SPAWNER), marker, *(["--silent"] if silent else [])]
+    return McpServerConfig.model_validate({"command": sys.executable, "args": args, **fields})
+
+
+def _live_processes() -> list[tuple[int, int, str]]:
+    """(pid, parent pid, command line) of every live (not zombie) process, from ``/proc``."""
+    found: list[tuple[int, int, str]] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -89,10 +95,22 @@ def child_pids(marker: str) -> list[int]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        state, parent = fields[0], int(fields[1])
-        if parent == me and state != "Z" and marker in cmdline:
-            found.append(int(entry.name))
+        if fields[0] != "Z":
+            found.append((int(entry.name), int(fields[1]), cmdline))
     return found
+
+
+def live_pids(marker: str) -> list[int]:
+    """Live processes anywhere (a grandchild, or an orphan whose parent is now PID 1) whose
+    command line contains ``marker``, read from ``/proc``."""
+    return [pid for pid, _, cmdline in _live_processes() if marker in cmdline]
+
+
+def child_pids(marker: str) -> list[int]:
+    """Live processes whose parent is this test process and whose command line contains
+    ``marker``, read from ``/proc``."""
+    me = os.getpid()
+    return [pid for pid, parent, cmdline in _live_processes() if parent == me and marker in cmdline]
 
 
 def free_port() -> int:

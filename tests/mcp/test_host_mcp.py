@@ -155,7 +155,9 @@ async def test_killed_server_is_unavailable_then_reconnects_and_leaves_no_child(
     env: Environment,
 ) -> None:
     marker = "mcp_server_time"
-    async with Host(host_config({"time": time_entry()}), env, mcp_backoff=0.2) as host:
+    async with Host(
+        host_config({"time": time_entry()}), env, mcp_reconnect=True, mcp_backoff=0.2
+    ) as host:
         session = host.new_session()
         [pid] = child_pids(marker)
         os.kill(pid, signal.SIGKILL)
@@ -176,6 +178,26 @@ async def test_killed_server_is_unavailable_then_reconnects_and_leaves_no_child(
         assert again.structured["timezone"] == "UTC"
         assert child_pids(marker) != [pid]
     assert child_pids(marker) == []
+
+
+async def test_a_host_reconnects_a_dead_server_only_when_asked_to_supervise(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    marker = "mcp_server_time"
+    with caplog.at_level(logging.WARNING, logger="hermes_core.mcp"):
+        async with Host(host_config({"time": time_entry()}), env, mcp_backoff=0.2) as host:
+            [pid] = child_pids(marker)
+            os.kill(pid, signal.SIGKILL)
+            await wait_until(lambda: host.mcp_status()["time"].state == "unavailable", "down")
+            await anyio.sleep(1)  # five backoffs of 0.2 s would have reconnected it
+            status = host.mcp_status()["time"]
+            children = child_pids(marker)
+    assert status.state == "unavailable"
+    assert status.retry_in is None
+    assert children == []
+    warned = [r.getMessage() for r in caplog.records if "is unavailable" in r.getMessage()]
+    assert len(warned) == 1
+    assert "reconnecting" not in warned[0]
 
 
 async def test_call_past_its_timeout_is_an_error_and_the_server_stays_usable(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from realservers import (
@@ -13,6 +14,8 @@ from realservers import (
     call,
     child_pids,
     hanging_entry,
+    live_pids,
+    spawner_entry,
     time_entry,
     toolbox_entry,
     wait_until,
@@ -98,6 +101,54 @@ async def test_shutdown_leaves_no_child_process(env: Environment) -> None:
     assert child_pids(str(TOOLBOX)) == []
     assert child_pids("mcp_server_time") == []
     assert child_pids("hermes-hang-marker") == []
+
+
+async def test_shutdown_ends_the_processes_a_server_started(
+    env: Environment, tmp_path: Path
+) -> None:
+    answering, silent = str(tmp_path / "grandchild-a"), str(tmp_path / "grandchild-s")
+    servers = {
+        "spawn": spawner_entry(answering),
+        "mute": spawner_entry(silent, silent=True, connect_timeout=2),
+    }
+    async with McpManager(servers, env, backoff_base=600) as mcp:
+        await wait_until(lambda: bool(live_pids(answering) and live_pids(silent)), "both children")
+        states = {name: status.state for name, status in mcp.status().items()}
+    assert states == {"spawn": "connected", "mute": "unavailable"}
+    assert live_pids(answering) == []
+    assert live_pids(silent) == []
+
+
+@pytest.mark.parametrize("change", ["remove", "replace"])
+async def test_removing_or_replacing_a_server_ends_the_processes_it_started(
+    env: Environment, tmp_path: Path, change: str
+) -> None:
+    first, second = str(tmp_path / "first-grandchild"), str(tmp_path / "second-grandchild")
+    async with McpManager({"spawn": spawner_entry(first)}, env) as mcp:
+        await wait_until(lambda: bool(live_pids(first)), "the server's child")
+        if change == "remove":
+            await mcp.remove("spawn")
+        else:
+            await mcp.add("spawn", spawner_entry(second))
+        after_change = live_pids(first)
+        await wait_until(lambda: change == "remove" or bool(live_pids(second)), "the new child")
+    assert after_change == []
+    assert live_pids(second) == []
+
+
+async def test_a_server_that_dies_is_unavailable_at_once_and_the_processes_it_started_end(
+    env: Environment, tmp_path: Path
+) -> None:
+    # The child inherited the server's output, so the output does not end when the server
+    # dies: the server's exit itself must be noticed.
+    marker = str(tmp_path / "grandchild")
+    async with McpManager({"spawn": spawner_entry(marker)}, env, backoff_base=600) as mcp:
+        await wait_until(lambda: bool(live_pids(marker)), "the server's child")
+        os.kill(one_child(str(tmp_path)), signal.SIGKILL)
+        await wait_until(lambda: mcp.status()["spawn"].state == "unavailable", "'spawn' to drop")
+        await wait_until(lambda: live_pids(marker) == [], "the orphaned child to end")
+        status = mcp.status()["spawn"]
+    assert status.reason == "the server closed the connection"
 
 
 async def test_hanging_server_does_not_delay_the_others(env: Environment) -> None:

@@ -26,6 +26,7 @@ from hermes_core.testing import HermesCli
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 LATE_SERVER = SERVERS_DIR / "late.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SPAWNER_SERVER = REPO_ROOT / "tests" / "mcp" / "servers" / "spawner.py"
 INSPECTOR_JS = (
     REPO_ROOT / ".cache/npm/node_modules/@modelcontextprotocol/inspector/cli/build/index.js"
 )
@@ -53,6 +54,13 @@ def late_server(ready: Path, *, connect_timeout: float = 2.0) -> dict[str, Any]:
         "args": [str(LATE_SERVER), str(ready)],
         "connect_timeout": connect_timeout,
     }
+
+
+def spawner_server(marker: str) -> dict[str, Any]:
+    """A ``mcp_servers`` entry running ``tests/mcp/servers/spawner.py``, which starts a
+    long-lived child of its own with ``marker`` on its command line and leaves it behind when
+    it exits."""
+    return {"command": sys.executable, "args": [str(SPAWNER_SERVER), marker]}
 
 
 @dataclass

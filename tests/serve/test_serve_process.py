@@ -1,6 +1,7 @@
 """``hermes serve`` as a process: a bad configuration stops it before it serves, with the reason;
 over stdio it ends when the client closes stdin, or on SIGTERM while the client still holds
-stdin open, and either way the host's MCP server children end with it."""
+stdin open, and either way the host's MCP server children end with it, and so do the processes
+those servers started themselves."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 import time
 
 import pytest
-from serving import ServeHome, late_server, processes_mentioning
+from serving import ServeHome, late_server, processes_mentioning, spawner_server
 
 INITIALIZE = json.dumps(
     {
@@ -48,28 +49,45 @@ def initialize(process: subprocess.Popen[str]) -> dict[str, object]:
     return answer
 
 
-def test_closing_stdin_ends_serve_and_its_mcp_server_children(served: ServeHome) -> None:
-    ready = served.root / "late-server-may-answer"
-    ready.touch()
-    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
-    with start(served) as process:
-        assert "result" in initialize(process)
-        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
-        assert process.stdin is not None
-        process.stdin.close()
-        assert process.wait(timeout=30) == 0
-    assert processes_mentioning(str(ready)) == []
-
-
-def test_sigterm_ends_serve_and_its_mcp_server_children_while_stdin_is_open(
+def test_closing_stdin_ends_serve_its_mcp_server_children_and_their_children(
     served: ServeHome,
 ) -> None:
     ready = served.root / "late-server-may-answer"
     ready.touch()
-    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
+    grandchild = str(served.root / "grandchild")
+    served.write_config(
+        mcp_servers={
+            "late": late_server(ready, connect_timeout=30),
+            "spawn": spawner_server(grandchild),
+        }
+    )
     with start(served) as process:
         assert "result" in initialize(process)
         assert processes_mentioning(str(ready)), "the late MCP server child is not running"
+        assert len(processes_mentioning(grandchild)) == 2, "the server and its child"
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+    assert processes_mentioning(str(ready)) == []
+    assert processes_mentioning(grandchild) == []
+
+
+def test_sigterm_ends_serve_its_mcp_server_children_and_their_children_while_stdin_is_open(
+    served: ServeHome,
+) -> None:
+    ready = served.root / "late-server-may-answer"
+    ready.touch()
+    grandchild = str(served.root / "grandchild")
+    served.write_config(
+        mcp_servers={
+            "late": late_server(ready, connect_timeout=30),
+            "spawn": spawner_server(grandchild),
+        }
+    )
+    with start(served) as process:
+        assert "result" in initialize(process)
+        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
+        assert len(processes_mentioning(grandchild)) == 2, "the server and its child"
         process.send_signal(signal.SIGTERM)
         try:
             status = process.wait(timeout=30)
@@ -78,6 +96,7 @@ def test_sigterm_ends_serve_and_its_mcp_server_children_while_stdin_is_open(
                 process.kill()
     assert status == -signal.SIGTERM
     assert processes_mentioning(str(ready)) == []
+    assert processes_mentioning(grandchild) == []
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
