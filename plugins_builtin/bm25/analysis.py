@@ -11,12 +11,12 @@ Against the index's vocabulary (``known``), in order:
    those two: ``timezone`` finds "time zone", ``pullrequest`` finds "pull request". Of several
    splits, the most even one wins (then the leftmost). No tool contains the word as written,
    so it stays unmatched (``zendesk`` is not "zen desk").
-4. **Equivalents.** Each query token also searches for its phrases of the equivalence table
-   (:mod:`hermes_core.search.equivalents`), at a lower weight.
+4. **Equivalents.** Each query token in the equivalence table (:mod:`.equivalents`) also
+   searches for its equivalents, at a lower weight, as one expansion token.
 5. **Unmatched.** A word that no tool holds and that no compound rescues is *unmatched* at the
    catalog level: its stem stays among the tokens (``strict`` admission returns nothing for
    it). Against a result, a word is unmatched when none of the returned tools holds it, one of
-   its compounds or one of its equivalents; see :func:`unmatched_in`.
+   its compounds or one of its equivalents (its expansion token); see :func:`unmatched_in`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from .equivalents import EQUIVALENTS
+from .equivalents import EQUIVALENTS, expansion_token
 from .tokenize import query_words, stem
 
 __all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
@@ -41,14 +41,14 @@ class QueryAnalysis:
     """What a query is ranked with, and its words.
 
     ``tokens``: stems in query order, then compound and split tokens; repeats count again.
-    ``equivalents``: stems of the tokens' equivalent phrases that are not tokens themselves,
-    each once. ``answers``: each distinct word with the token sets that answer it (its stem,
-    its compounds, its equivalent phrases; a tool answers the word when it holds every token of
-    one set). ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    ``expanded``: the distinct tokens that have equivalents, each ranked with its expansion
+    token. ``answers``: each distinct word with the token sets that answer it (its stem, its
+    compounds, its expansion token; a tool answers the word when it holds every token of one
+    set). ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
     """
 
     tokens: tuple[str, ...]
-    equivalents: tuple[str, ...]
+    expanded: tuple[str, ...]
     answers: tuple[tuple[str, tuple[frozenset[str], ...]], ...]
     unmatched: tuple[str, ...]
 
@@ -87,19 +87,14 @@ def analyze_query(
                 tokens.append(token)  # held by no tool: strict admission answers nothing
             unmatched.append(word)
     ranked = tokens + added
-    present = set(ranked)
-    expanded: list[str] = []
+    expanded = [token for token in dict.fromkeys(ranked) if token in equivalents]
     answers: dict[str, tuple[frozenset[str], ...]] = {}
     for word, token, joined_tokens in zip(words, stems, compounds, strict=True):
-        phrases = equivalents.get(token, ())
-        for phrase in phrases:
-            for part in phrase:
-                if part not in present:
-                    present.add(part)
-                    expanded.append(part)
         if word not in answers:
             sets = [frozenset((token,)), *(frozenset((c,)) for c in joined_tokens)]
-            answers[word] = tuple(sets + [frozenset(phrase) for phrase in phrases])
+            if token in equivalents:
+                sets.append(frozenset((expansion_token(token),)))
+            answers[word] = tuple(sets)
     return QueryAnalysis(
         tuple(ranked), tuple(expanded), tuple(answers.items()), tuple(dict.fromkeys(unmatched))
     )

@@ -1,9 +1,11 @@
 """The lexical equivalence table: words a query may use for what tools call otherwise.
 
 One group a line, phrases separated by commas. A query word that is one of a group's phrases
-also searches for the group's other phrases, at :data:`EQUIVALENT_WEIGHT` of its own weight
-(``jira create ticket`` also looks for "issue"; ``github open pr`` for "pull request"). Only
-single-word phrases are looked up; any phrase may be what they expand to.
+also searches for the words of the group's other phrases, each at :data:`EQUIVALENT_WEIGHT` of
+its own weight (``jira create ticket`` also looks for "issue"; ``github open pr`` for "pull" and
+"request"). Only single-word phrases are looked up; any phrase may be what they expand to. The
+index ranks a word's equivalents together as one *expansion token* (:func:`expansion_token`),
+whose postings it merges once per change of the index.
 
 The table is general API and tool vocabulary (verbs of create/read/update/delete, common
 objects, abbreviations), not a list of this project's tools. It was measured on every eval set
@@ -17,7 +19,14 @@ from typing import Final
 
 from .tokenize import split_words, stem
 
-__all__ = ["EQUIVALENTS", "EQUIVALENT_WEIGHT", "Equivalents"]
+__all__ = [
+    "EQUIVALENTS",
+    "EQUIVALENT_WEIGHT",
+    "EXPANSION_MARK",
+    "Equivalents",
+    "equivalent_words",
+    "expansion_token",
+]
 
 EQUIVALENT_WEIGHT: Final = 0.4
 """How much an equivalent counts, relative to the query word it stands for."""
@@ -110,3 +119,18 @@ Equivalents = Mapping[str, tuple[tuple[str, ...], ...]]
 
 EQUIVALENTS: Final[Equivalents] = _parse(_TABLE)
 """The table above, parsed."""
+
+EXPANSION_MARK: Final = "~"
+"""The first character of an expansion token (no word token has it: they are letters and
+digits)."""
+
+
+def expansion_token(token: str) -> str:
+    """The token that stands for ``token``'s equivalents (``~creat`` for "create")."""
+    return EXPANSION_MARK + token
+
+
+def equivalent_words(table: Equivalents, token: str) -> tuple[str, ...]:
+    """The distinct stems of ``token``'s equivalent phrases, without ``token`` itself."""
+    words = (word for phrase in table.get(token, ()) for word in phrase)
+    return tuple(word for word in dict.fromkeys(words) if word != token)

@@ -46,7 +46,13 @@ from hermes_core import Admission, SearchHit, ToolDocument
 
 from .admission import coverage_floor, exact_name_keys, required_tokens
 from .analysis import QueryAnalysis, analyze_query, unmatched_in
-from .equivalents import EQUIVALENT_WEIGHT, EQUIVALENTS, Equivalents
+from .equivalents import (
+    EQUIVALENT_WEIGHT,
+    EQUIVALENTS,
+    Equivalents,
+    equivalent_words,
+    expansion_token,
+)
 from .fields import FIELD_WEIGHTS, FIELDS, document_fields
 from .tokenize import tokenize
 
@@ -62,6 +68,9 @@ CountArray = npt.NDArray[np.uint16]
 _FIELD_COUNT = len(FIELDS)
 _MAX_COUNT = np.iinfo(np.uint16).max
 _NO_LENGTHS: FloatArray = np.zeros((0, _FIELD_COUNT), dtype=np.float64)
+_NO_SLOTS: SlotArray = np.zeros(0, dtype=np.int32)
+_NO_SCORES: FloatArray = np.zeros(0, dtype=np.float64)
+_NO_FLAGS: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
 NAME_BOOST = 0.3
 """Name coverage: a score is multiplied by ``1 + NAME_BOOST * c``, ``c`` the share of the tool's
 distinct name tokens that the query holds (its words or their equivalents)."""
@@ -80,8 +89,12 @@ def bm25_idf(document_count: int, document_frequency: int) -> float:
     return math.log1p((document_count - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
-Run = tuple[SlotArray, FloatArray]
-"""Slot-sorted postings of one token: the slots and their pseudo-frequencies x."""
+BoolArray = npt.NDArray[np.bool_]
+Run = tuple[SlotArray, FloatArray, BoolArray]
+"""Slot-sorted postings of one token: the slots, their saturated pseudo-frequencies
+``x / (x + k1)``, and whether the token is in each document's name."""
+_NAME = 0
+"""The column of the ``name`` field in :data:`~.fields.FIELDS`."""
 
 
 @dataclass
@@ -100,9 +113,11 @@ class _Segment:
     doc_terms: IntArray
     doc_counts: CountArray
     dead: int = 0
-    normalized: dict[int, tuple[SlotArray, FloatArray]] = field(default_factory=dict)
+    normalized: dict[int, Run] = field(default_factory=dict)
     """Live postings and saturated pseudo-frequencies by term, valid for
     ``normalized_version`` of the index."""
+    expanded: dict[str, Run] = field(default_factory=dict)
+    """Merged runs of expansion tokens, valid for ``normalized_version`` too."""
     normalized_version: int = -1
 
     def postings(self, term: int) -> tuple[SlotArray, CountArray] | None:
@@ -184,15 +199,18 @@ class BM25Index:
         self._exact: dict[str, list[int]] = {}
         self._segments: list[_Segment] = []
         self._live = 0
-        # Name tokens of each slot (term ids, distinct): name_terms[name_offsets[s]:...[s + 1]].
-        self._name_offsets: IntArray = np.zeros(1, dtype=np.int64)
-        self._name_terms: IntArray = np.zeros(0, dtype=np.int64)
-        # Groups: an id per group name, each slot's group id, live members and name tokens.
+        self._name_sizes: FloatArray = np.zeros(0, dtype=np.float64)
+        """How many distinct tokens each slot's name has (the name coverage's denominator)."""
+        # Groups: an id per group name, each slot's group id, live members and name tokens, and
+        # for each token the groups whose names hold it.
         self._group_ids: dict[str, int] = {}
         self._slot_groups: IntArray = np.zeros(0, dtype=np.int64)
         self._group_sizes: list[int] = []
         self._group_tokens: list[tuple[str, ...]] = []
+        self._group_names: list[str] = []
+        self._groups_of_token: dict[str, list[int]] = {}
         self._last_analysis: tuple[tuple[object, ...], QueryAnalysis] | None = None
+        self._factors: tuple[int, FloatArray] | None = None
         self._version += 1
         self.add(documents)
 
@@ -234,8 +252,12 @@ class BM25Index:
         if found is None:
             found = self._group_ids[group] = len(self._group_sizes)
             self._group_sizes.append(0)
+            self._group_names.append(group)
             named = group and group != ToolDocument.OTHER_GROUP
-            self._group_tokens.append(tuple(dict.fromkeys(tokenize(group))) if named else ())
+            tokens = tuple(dict.fromkeys(tokenize(group))) if named else ()
+            self._group_tokens.append(tokens)
+            for token in tokens:
+                self._groups_of_token.setdefault(token, []).append(found)
         return found
 
     def _term_ids(self, tokens: list[str]) -> list[int]:
@@ -266,13 +288,9 @@ class BM25Index:
             np.minimum(field_counts, _MAX_COUNT).astype(np.uint16),
             vocabulary_size,
         )
-        in_name = fields == 0
-        name_keys = np.unique(local_docs[in_name] * vocabulary_size + flat_terms[in_name])
-        name_counts = np.bincount(name_keys // max(vocabulary_size, 1), minlength=len(batch))
-        self._name_offsets = np.concatenate(
-            [self._name_offsets, self._name_offsets[-1] + np.cumsum(name_counts)]
-        )
-        self._name_terms = np.concatenate([self._name_terms, name_keys % max(vocabulary_size, 1)])
+        in_name = field_counts[:, _NAME] > 0
+        name_sizes = np.bincount(pair_docs[in_name], minlength=len(batch)).astype(np.float64)
+        self._name_sizes = np.concatenate([self._name_sizes, name_sizes])
         frequency = self._document_frequency
         if len(frequency) < vocabulary_size:
             frequency = np.concatenate(
@@ -389,6 +407,16 @@ class BM25Index:
         """The indexed names in registry order."""
         return [document.name for document in self._documents if document is not None]
 
+    def _length_factors(self) -> FloatArray:
+        """:func:`_length_factors` of the live documents, computed once per version."""
+        cached = self._factors
+        if cached is None or cached[0] != self._version:
+            cached = self._factors = (
+                self._version,
+                _length_factors(self._total_lengths, max(self._live, 1)),
+            )
+        return cached[1]
+
     def document_frequency(self, token: str) -> int:
         """How many indexed documents contain ``token`` (an already stemmed token)."""
         term = self._vocabulary.get(token)
@@ -409,7 +437,7 @@ class BM25Index:
             admission,
             extra=extra,
             exact_query=query,
-            equivalents=analysis.equivalents,
+            expanded=analysis.expanded,
         )
 
     def unmatched_words(
@@ -446,10 +474,10 @@ class BM25Index:
         *,
         extra: Sequence[ToolDocument] = (),
         exact_query: str | None = None,
-        equivalents: Sequence[str] = (),
+        expanded: Sequence[str] = (),
     ) -> list[SearchHit]:
-        """Rank for already analyzed ``tokens`` (and ``equivalents``, which count
-        :data:`~hermes_core.search.equivalents.EQUIVALENT_WEIGHT` and never decide admission);
+        """Rank for already analyzed ``tokens``, and the expansion tokens of ``expanded`` (their
+        equivalents, at :data:`~.equivalents.EQUIVALENT_WEIGHT`, never deciding admission);
         ``exact_query`` is the raw text checked for the exact-name rule (``None``: none)."""
         if limit <= 0:
             return []
@@ -457,43 +485,77 @@ class BM25Index:
         for token in tokens:
             query_terms[token] = query_terms.get(token, 0.0) + 1.0
         admitting = list(query_terms)
-        for token in equivalents:
-            query_terms.setdefault(token, EQUIVALENT_WEIGHT)
+        expansions = {
+            expansion_token(token): words
+            for token in expanded
+            if (words := equivalent_words(self._equivalents, token))
+        }
+        component_terms = {word for words in expansions.values() for word in words}
 
         extra_documents: list[ToolDocument] = []
         extra_postings: dict[str, tuple[SlotArray, CountArray]] = {}
         extra_lengths = _NO_LENGTHS
+        extra_name_sizes = _NO_SCORES
         if extra:
             unique_extra = {document.name: document for document in extra}
             extra_documents = [d for d in unique_extra.values() if d.name not in self._slot_of]
-            extra_postings, extra_lengths = self._extra_postings(extra_documents, query_terms)
+            extra_postings, extra_lengths = self._extra_postings(
+                extra_documents, query_terms.keys() | component_terms
+            )
+            extra_name_sizes = np.asarray(
+                [len(set(document_fields(d)[_NAME])) for d in extra_documents], dtype=np.float64
+            )
         slot_count = len(self._documents)
         document_count = self._live + len(extra_documents)
         if document_count == 0:
             return []
 
-        frequencies: dict[str, int] = {}
-        for token in query_terms:
+        def frequency(token: str) -> int:
             extra_hits = extra_postings.get(token)
-            frequencies[token] = self.document_frequency(token) + (
+            return self.document_frequency(token) + (
                 0 if extra_hits is None else len(extra_hits[0])
             )
+
+        frequencies = {token: frequency(token) for token in query_terms}
         known = [token for token, df in frequencies.items() if df > 0]
         weights = {
             token: query_terms[token] * bm25_idf(document_count, frequencies[token]) * (K1 + 1.0)
             for token in known
         }
+        # An expansion token's runs hold its equivalents' term scores, already weighted: its
+        # weight multiplies by 1, and its bound (what it can add at most) is their sum.
+        bounds = dict(weights)
+        component_weights: dict[str, float] = {}
+        for expansion, words in expansions.items():
+            bound = 0.0
+            for word in words:
+                df = frequency(word)
+                if df:
+                    weight = EQUIVALENT_WEIGHT * bm25_idf(document_count, df) * (K1 + 1.0)
+                    component_weights[word] = weight
+                    bound += weight
+            if bound:
+                known.append(expansion)
+                weights[expansion] = 1.0
+                bounds[expansion] = bound
         exact = self._exact_slots(exact_query, extra_documents, slot_count)
-        ranking = _Ranking(self, extra_postings, extra_lengths, document_count)
-        named = self._named_groups(set(known), frequencies, extra_documents)
+        ranking = _Ranking(
+            self,
+            extra_postings,
+            extra_lengths,
+            document_count,
+            {expansion: expansions[expansion] for expansion in known if expansion in expansions},
+            component_weights,
+        )
+        named = self._named_groups(known, frequencies, extra_documents)
         if admission == "off":
             # Pruning pays for keyword queries; in a long request no few tokens outweigh the
             # rest, so it would only rescore growing candidate sets. A named group puts its
             # tools first however they score: that needs every candidate.
             prune = _PRUNE and len(known) <= _PRUNE_MAX_TOKENS and not named
             score_off = ranking.score_top if prune else ranking.score_all
-            candidates, scores, admitted, memberships = score_off(
-                known, weights, exact, limit - len(exact)
+            candidates, scores, name_hits, admitted, memberships = score_off(
+                known, weights, bounds, exact, limit - len(exact)
             )
         else:
             admission_frequencies = {token: frequencies[token] for token in admitting}
@@ -501,28 +563,18 @@ class BM25Index:
             if any(frequencies[token] == 0 for token in required):
                 required = frozenset()  # a token no tool has: nothing but an exact name passes
             known_admitting = sum(1 for token in admitting if frequencies[token] > 0)
-            candidates, scores, admitted, memberships = ranking.score_holders(
+            candidates, scores, name_hits, admitted, memberships = ranking.score_holders(
                 known, weights, required, coverage_floor(known_admitting, admission), exact
             )
-        query_ids = np.asarray(
-            [self._vocabulary[t] for t in known if t in self._vocabulary], dtype=np.int64
-        )
-        known_set = set(known)
-
-        def boost(slots: SlotArray) -> FloatArray:
-            return 1.0 + NAME_BOOST * self._name_coverage(
-                slots, query_ids, known_set, extra_documents, slot_count
-            )
-
-        def first(slots: SlotArray) -> npt.NDArray[np.bool_]:
-            return self._in_groups(slots, named, extra_documents, slot_count)
-
-        positions, final = _top(
-            candidates, scores, admitted, limit - len(exact), boost, first if named else None
-        )
+        sizes = self._name_sizes_of(candidates, extra_name_sizes, slot_count)
+        coverage = np.divide(name_hits, sizes, out=np.zeros_like(name_hits), where=sizes > 0)
+        boosted = scores * (1.0 + NAME_BOOST * coverage)
+        first = self._in_groups(candidates, named, extra_documents, slot_count) if named else None
+        positions = _top(candidates, boosted, admitted, limit - len(exact), first)
+        final = boosted[positions]
         if exact:
             exact_positions = candidates.searchsorted(np.asarray(exact, dtype=np.int32))
-            final = np.concatenate([scores[exact_positions], final])[:limit]
+            final = np.concatenate([boosted[exact_positions], final])[:limit]
             positions = np.concatenate([exact_positions, positions])[:limit]
         found = memberships(positions)
         found_tokens = list(found)
@@ -544,33 +596,43 @@ class BM25Index:
 
     def _named_groups(
         self,
-        tokens: set[str],
+        tokens: Sequence[str],
         frequencies: Mapping[str, int],
         extra: Sequence[ToolDocument],
     ) -> frozenset[str]:
         """The groups the query names: it holds every token of the group's name, and for each
         at least :data:`NAMED_GROUP_SHARE` of its holders are the group's tools."""
+        held = set(tokens)
         sizes: dict[str, int] = {}
-        for group, group_id in self._group_ids.items():
-            if self._group_sizes[group_id] and self._group_tokens[group_id]:
-                sizes[group] = self._group_sizes[group_id]
+        names: dict[str, tuple[str, ...]] = {}
+        group_names = self._group_names
+        for token in held:
+            for group_id in self._groups_of_token.get(token, ()):
+                if self._group_sizes[group_id]:
+                    group = group_names[group_id]
+                    sizes[group] = self._group_sizes[group_id]
+                    names[group] = self._group_tokens[group_id]
         for document in extra:
-            if document.group and document.group != ToolDocument.OTHER_GROUP:
-                sizes[document.group] = sizes.get(document.group, 0) + 1
-        named = set()
-        for group, size in sizes.items():
-            known_id = self._group_ids.get(group)
-            group_tokens = (
-                self._group_tokens[known_id]
-                if known_id is not None
-                else tuple(dict.fromkeys(tokenize(group)))
-            )
-            if group_tokens and all(
-                token in tokens and size >= NAMED_GROUP_SHARE * frequencies.get(token, 0)
+            group = document.group
+            if group and group != ToolDocument.OTHER_GROUP:
+                if group not in names:
+                    known_id = self._group_ids.get(group)
+                    names[group] = (
+                        self._group_tokens[known_id]
+                        if known_id is not None
+                        else tuple(dict.fromkeys(tokenize(group)))
+                    )
+                    sizes[group] = self._group_sizes[known_id] if known_id is not None else 0
+                sizes[group] += 1
+        return frozenset(
+            group
+            for group, group_tokens in names.items()
+            if group_tokens
+            and all(
+                token in held and sizes[group] >= NAMED_GROUP_SHARE * frequencies.get(token, 0)
                 for token in group_tokens
-            ):
-                named.add(group)
-        return frozenset(named)
+            )
+        )
 
     def _in_groups(
         self,
@@ -578,43 +640,37 @@ class BM25Index:
         groups: frozenset[str],
         extra: Sequence[ToolDocument],
         slot_count: int,
-    ) -> npt.NDArray[np.bool_]:
+    ) -> BoolArray:
         """Which of ``slots`` (index slots, then extra candidates) belong to ``groups``."""
-        ids = np.asarray([self._group_ids[g] for g in groups if g in self._group_ids])
+        ids = [self._group_ids[g] for g in groups if g in self._group_ids]
+        if not len(slots):
+            return np.zeros(0, dtype=bool)
         local = slots < slot_count
+        groups_of = self._slot_groups[slots[local]]
         marked = np.zeros(len(slots), dtype=bool)
-        marked[local] = np.isin(self._slot_groups[slots[local]], ids)
+        if len(ids) == 1:
+            marked[local] = groups_of == ids[0]
+        elif ids:
+            marked[local] = np.isin(groups_of, ids)
         for position in np.flatnonzero(~local).tolist():
             marked[position] = extra[int(slots[position]) - slot_count].group in groups
         return marked
 
-    def _name_coverage(
-        self,
-        slots: SlotArray,
-        query_ids: IntArray,
-        query_tokens: set[str],
-        extra: Sequence[ToolDocument],
-        slot_count: int,
+    def _name_sizes_of(
+        self, slots: SlotArray, extra_sizes: FloatArray, slot_count: int
     ) -> FloatArray:
-        """For each of ``slots``, the share of its distinct name tokens that the query holds."""
-        coverage = np.zeros(len(slots), dtype=np.float64)
-        local = np.flatnonzero(slots < slot_count)
-        if len(local):
-            starts = self._name_offsets[slots[local]]
-            sizes = self._name_offsets[slots[local] + 1] - starts
-            owners = np.repeat(np.arange(len(local)), sizes)
-            firsts = np.repeat(np.cumsum(sizes) - sizes, sizes)
-            terms = self._name_terms[np.repeat(starts, sizes) + np.arange(len(owners)) - firsts]
-            held = np.bincount(owners, weights=np.isin(terms, query_ids), minlength=len(local))
-            coverage[local] = held / np.maximum(sizes, 1)
-        for position in np.flatnonzero(slots >= slot_count).tolist():
-            names = set(document_fields(extra[int(slots[position]) - slot_count])[0])
-            if names:
-                coverage[position] = len(names & query_tokens) / len(names)
-        return coverage
+        """How many distinct tokens the names of ``slots`` (index slots, then extra
+        candidates) have."""
+        if not len(extra_sizes):
+            return self._name_sizes[slots]
+        sizes = np.empty(len(slots), dtype=np.float64)
+        local = slots < slot_count
+        sizes[local] = self._name_sizes[slots[local]]
+        sizes[~local] = extra_sizes[slots[~local] - slot_count]
+        return sizes
 
     def _extra_postings(
-        self, documents: Sequence[ToolDocument], query_terms: Mapping[str, float]
+        self, documents: Sequence[ToolDocument], query_terms: Collection[str]
     ) -> tuple[dict[str, tuple[SlotArray, CountArray]], FloatArray]:
         """Postings of the query's own tokens in the extra candidates, which take the slots
         after the index's; and the candidates' field lengths. Nothing is added to the index."""
@@ -667,25 +723,19 @@ class BM25Index:
         return document.name
 
 
-def _lookup(
-    runs: Sequence[tuple[SlotArray, FloatArray]], slots: SlotArray
-) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+def _lookup(runs: Sequence[SlotArray], slots: SlotArray) -> BoolArray:
     """For each run of slot-sorted postings (a row) and each of ``slots`` (a column): whether the
-    slot occurs in the run, and its term frequency there (meaningless where it does not).
-
-    One ``searchsorted`` per run, then a few operations over the whole grid: a query costs a
-    handful of numpy calls per token, not a dozen.
-    """
-    all_slots = np.concatenate([run[0] for run in runs]) if len(runs) > 1 else runs[0][0]
-    all_tf = np.concatenate([run[1] for run in runs]) if len(runs) > 1 else runs[0][1]
+    slot occurs in the run. One ``searchsorted`` per run, then one comparison over the grid."""
+    all_slots = np.concatenate(runs) if len(runs) > 1 else runs[0]
     positions = np.empty((len(runs), len(slots)), dtype=np.int64)
     start = 0
-    for row, (run_slots, _) in enumerate(runs):
+    for row, run_slots in enumerate(runs):
         found_at = run_slots.searchsorted(slots)
         np.minimum(found_at, len(run_slots) - 1, out=found_at)
         positions[row] = found_at + start
         start += len(run_slots)
-    return all_slots[positions] == slots, all_tf[positions]
+    found: BoolArray = all_slots[positions] == slots
+    return found
 
 
 def _union(runs: Sequence[SlotArray]) -> SlotArray:
@@ -697,15 +747,6 @@ def _union(runs: Sequence[SlotArray]) -> SlotArray:
     return np.zeros(0, dtype=np.int32)
 
 
-def _members_at(members: dict[str, npt.NDArray[np.bool_]]) -> MembershipLookup:
-    """A lookup of which tokens the candidates at given positions hold."""
-
-    def memberships(positions: IntArray) -> dict[str, npt.NDArray[np.bool_]]:
-        return {token: member[positions] for token, member in members.items()}
-
-    return memberships
-
-
 def _member(sorted_slots: SlotArray, slots: SlotArray) -> tuple[npt.NDArray[np.bool_], IntArray]:
     """Which of ``slots`` occur in ``sorted_slots``, and where (valid where they occur)."""
     positions = sorted_slots.searchsorted(slots)
@@ -713,50 +754,53 @@ def _member(sorted_slots: SlotArray, slots: SlotArray) -> tuple[npt.NDArray[np.b
     return sorted_slots[positions] == slots, positions
 
 
+def _length_factors(totals: FloatArray, document_count: int) -> FloatArray:
+    """B / avglen_f per field, or 0 for a field no document has (nothing holds it either)."""
+    averages = totals / document_count
+    factors: FloatArray = np.divide(B, averages, out=np.zeros_like(averages), where=averages > 0)
+    return factors
+
+
 def _top(
     candidates: SlotArray,
     scores: FloatArray,
-    admitted: npt.NDArray[np.bool_] | None,
+    admitted: BoolArray | None,
     limit: int,
-    boost: Callable[[SlotArray], FloatArray] | None = None,
-    first: Callable[[SlotArray], npt.NDArray[np.bool_]] | None = None,
-) -> tuple[IntArray, FloatArray]:
+    first: BoolArray | None = None,
+) -> IntArray:
     """Positions (into ``candidates``) of the ``limit`` best admitted candidates (``None``:
-    all), best first, and their final scores; equal scores keep registry (slot) order.
-
-    ``boost`` gives each candidate's score multiplier (at least 1, at most ``1 + NAME_BOOST``);
-    candidates ``first`` marks come before all others.
-    """
+    all), best first; candidates ``first`` marks come before all others; equal scores keep
+    registry (slot) order."""
     positions = np.arange(len(candidates)) if admitted is None else admitted.nonzero()[0]
     if limit <= 0 or not len(positions):
-        return positions[:0], scores[:0]
-    parts = [positions]
-    if first is not None:
-        marked = first(candidates[positions])
-        parts = [positions[marked], positions[~marked]]
-    headroom = 1.0 + NAME_BOOST if boost is not None else 1.0
-    chosen: list[IntArray] = []
-    final: list[FloatArray] = []
-    for part in parts:
-        need = limit - sum(len(found) for found in chosen)
-        if need <= 0 or not len(part):
-            continue
-        if len(part) > need:
-            # Keep what can still reach the need-th best after boosting, and ties at the cut,
-            # so the stable sort below keeps registry order.
-            raw = scores[part]
-            cut = len(raw) - need
-            part = part[raw * headroom >= np.partition(raw, cut)[cut]]
-        ranked = scores[part] * boost(candidates[part]) if boost is not None else scores[part]
-        order = np.lexsort((candidates[part], -ranked))[:need]
-        chosen.append(part[order])
-        final.append(ranked[order])
-    if not chosen:
-        return positions[:0], scores[:0]
-    return np.concatenate(chosen), np.concatenate(final)
+        return positions[:0]
+    if first is None:
+        return _best(candidates, scores, positions, limit)
+    marked = first[positions]
+    leading = _best(candidates, scores, positions[marked], limit)
+    if len(leading) >= limit:
+        return leading
+    return np.concatenate(
+        [leading, _best(candidates, scores, positions[~marked], limit - len(leading))]
+    )
+
+
+def _best(candidates: SlotArray, scores: FloatArray, positions: IntArray, limit: int) -> IntArray:
+    """The ``limit`` best of ``positions`` by score, ties in slot order."""
+    if len(positions) > 4 * limit + 64:
+        # Keep everything scoring at least the limit-th best, so ties at the cut keep registry
+        # order after the stable sort below.
+        chosen = scores[positions]
+        cut = len(chosen) - limit
+        positions = positions[chosen >= np.partition(chosen, cut)[cut]]
+    order = np.lexsort((candidates[positions], -scores[positions]))[:limit]
+    return positions[order]
 
 
 MembershipLookup = Callable[[IntArray], dict[str, npt.NDArray[np.bool_]]]
+Scored = tuple[SlotArray, FloatArray, FloatArray, "BoolArray | None", MembershipLookup]
+"""Candidates (sorted slots), their scores, how many query tokens are in each one's name,
+which are admitted (``None``: all), and a lookup of the tokens each holds."""
 
 
 class _Ranking:
@@ -772,20 +816,26 @@ class _Ranking:
         extra_postings: dict[str, tuple[SlotArray, CountArray]],
         extra_lengths: FloatArray,
         document_count: int,
+        expansions: Mapping[str, tuple[str, ...]] | None = None,
+        component_weights: Mapping[str, float] | None = None,
     ) -> None:
         self.index = index
         self.extra_postings = extra_postings
         self.extra_lengths = extra_lengths
+        self.expansions = expansions or {}
+        """Each expansion token of the query and the equivalents it stands for."""
+        self.component_weights = component_weights or {}
+        """Each equivalent's weight: its share of an expansion token's term scores."""
         self.slot_count = len(index._documents)
-        totals = index._total_lengths + extra_lengths.sum(axis=0)
-        averages = totals / document_count
-        # B / avglen_f, or 0 for a field no document has (then nothing holds it either).
-        self.length_factors = np.divide(
-            B, averages, out=np.zeros_like(averages), where=averages > 0
-        )
         # Extra candidates change the averages for this query only: the cached runs are not
         # theirs.
         self.cached = not len(extra_lengths)
+        if self.cached:
+            self.length_factors = index._length_factors()
+        else:
+            self.length_factors = _length_factors(
+                index._total_lengths + extra_lengths.sum(axis=0), document_count
+            )
 
     def saturated(self, slots: SlotArray, counts: CountArray, lengths: FloatArray) -> FloatArray:
         """``x / (x + k1)`` per posting, ``x`` the BM25F pseudo-frequency of the module
@@ -796,6 +846,8 @@ class _Ranking:
 
     def postings(self, token: str) -> list[Run]:
         """The live postings of ``token`` (slot-sorted runs, one per segment)."""
+        if token in self.expansions:
+            return self._expansion_postings(token)
         found: list[Run] = []
         index = self.index
         term = index._vocabulary.get(token)
@@ -807,27 +859,86 @@ class _Ranking:
         extra = self.extra_postings.get(token)
         if extra is not None:
             slots, counts = extra
-            found.append((slots, self.saturated(slots, counts, self._lengths_of(slots))))
+            saturated = self.saturated(slots, counts, self._lengths_of(slots))
+            found.append((slots, saturated, counts[:, _NAME] > 0))
         return found
+
+    def _expansion_postings(self, expansion: str) -> list[Run]:
+        """The runs of an expansion token, one per segment (and one of the extra candidates):
+        its equivalents' postings merged, each posting's weighted term scores added in the
+        order of the equivalence table; cached until the index changes."""
+        words = self.expansions[expansion]
+        found: list[Run] = []
+        for segment in self.index._segments:
+            if self.cached:
+                if segment.normalized_version != self.index._version:
+                    segment.normalized.clear()
+                    segment.expanded.clear()
+                    segment.normalized_version = self.index._version
+                cached = segment.expanded.get(expansion)
+                if cached is not None:
+                    if len(cached[0]):
+                        found.append(cached)
+                    continue
+            parts: list[tuple[str, Run]] = []
+            for word in words:
+                term = self.index._vocabulary.get(word)
+                if term is not None and word in self.component_weights:
+                    run = self._segment_run(segment, term)
+                    if run is not None:
+                        parts.append((word, run))
+            merged = self._merged(parts)
+            if self.cached:
+                segment.expanded[expansion] = merged
+            if len(merged[0]):
+                found.append(merged)
+        extra_parts: list[tuple[str, Run]] = []
+        for word in words:
+            posting = self.extra_postings.get(word)
+            if posting is not None and word in self.component_weights:
+                slots, counts = posting
+                saturated = self.saturated(slots, counts, self._lengths_of(slots))
+                extra_parts.append((word, (slots, saturated, counts[:, _NAME] > 0)))
+        if extra_parts:
+            found.append(self._merged(extra_parts))
+        return found
+
+    def _merged(self, parts: Sequence[tuple[str, Run]]) -> Run:
+        """One run of the postings of ``parts`` (an equivalent and its run each): per slot, the
+        sum of each equivalent's weight times its saturated pseudo-frequency, and whether any
+        of them is in the name."""
+        if not parts:
+            return (_NO_SLOTS, _NO_SCORES, _NO_FLAGS)
+        slots = np.concatenate([run[0] for _, run in parts])
+        contributions = np.concatenate(
+            [self.component_weights[word] * run[1] for word, run in parts]
+        )
+        names = np.concatenate([run[2] for _, run in parts])
+        merged, inverse = np.unique(slots, return_inverse=True)
+        totals = np.bincount(inverse, weights=contributions, minlength=len(merged))
+        in_name = np.bincount(inverse, weights=names, minlength=len(merged)) > 0
+        return (merged.astype(np.int32), totals.astype(np.float64, copy=False), in_name)
 
     def _segment_run(self, segment: _Segment, term: int) -> Run | None:
         index = self.index
         if self.cached:
             if segment.normalized_version != index._version:
                 segment.normalized.clear()
+                segment.expanded.clear()
                 segment.normalized_version = index._version
             cached = segment.normalized.get(term)
             if cached is not None:
                 return None if not len(cached[0]) else cached
         posting = segment.postings(term)
         if posting is None:
-            run: Run = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64))
+            run: Run = (_NO_SLOTS, _NO_SCORES, _NO_FLAGS)
         else:
             slots, counts = posting
             if segment.dead:
                 keep = index._alive[slots]
                 slots, counts = slots[keep], counts[keep]
-            run = (slots, self.saturated(slots, counts, self._lengths_of(slots)))
+            saturated = self.saturated(slots, counts, self._lengths_of(slots))
+            run = (slots, saturated, counts[:, _NAME] > 0)
         if self.cached:
             segment.normalized[term] = run
         return None if not len(run[0]) else run
@@ -846,29 +957,33 @@ class _Ranking:
         self,
         known: Sequence[str],
         weights: dict[str, float],
+        bounds: dict[str, float],
         exact: Sequence[int],
         limit: int = 0,
-    ) -> tuple[SlotArray, FloatArray, npt.NDArray[np.bool_] | None, MembershipLookup]:
+    ) -> Scored:
         """Admission ``off``: score every document holding a query token in one pass over the
         concatenated postings (``np.bincount`` adds each document's term scores in query-token
         order, as the holder lookup does)."""
         total = self.slot_count + len(self.extra_lengths)
         scores: FloatArray
-        runs: list[tuple[str, SlotArray, FloatArray]] = [
-            (token, slots, saturated)
-            for token in known
-            for slots, saturated in self.postings(token)
+        runs: list[tuple[str, Run]] = [
+            (token, run) for token in known for run in self.postings(token)
         ]
         if runs:
-            slots = np.concatenate([run[1] for run in runs])
-            saturated = np.concatenate([run[2] for run in runs])
-            weight = np.repeat([weights[run[0]] for run in runs], [len(run[1]) for run in runs])
+            slots = np.concatenate([run[0] for _, run in runs])
+            saturated = np.concatenate([run[1] for _, run in runs])
+            in_name = np.concatenate([run[2] for _, run in runs])
+            weight = np.repeat([weights[token] for token, _ in runs], [len(r[0]) for _, r in runs])
             contributions = weight * saturated
             scores = np.bincount(slots, weights=contributions, minlength=total).astype(
                 np.float64, copy=False
             )
+            name_hits = np.bincount(slots, weights=in_name, minlength=total).astype(
+                np.float64, copy=False
+            )
         else:
             scores = np.zeros(total, dtype=np.float64)
+            name_hits = np.zeros(total, dtype=np.float64)
         # Every term score is positive (idf > 0, x > 0): a positive total means a shared token.
         candidates: SlotArray = np.flatnonzero(scores).astype(np.int32)
         admitted: npt.NDArray[np.bool_] | None = None
@@ -882,12 +997,12 @@ class _Ranking:
             found: dict[str, npt.NDArray[np.bool_]] = {}
             if not runs or not len(positions):
                 return found
-            grid, _ = _lookup([(run[1], run[2]) for run in runs], candidates[positions])
-            for (token, _, _), member in zip(runs, grid, strict=True):
+            grid = _lookup([run[0] for _, run in runs], candidates[positions])
+            for (token, _), member in zip(runs, grid, strict=True):
                 found[token] = found[token] | member if token in found else member
             return found
 
-        return candidates, scores[candidates], admitted, memberships
+        return candidates, scores[candidates], name_hits[candidates], admitted, memberships
 
     def score_holders(
         self,
@@ -896,35 +1011,39 @@ class _Ranking:
         required: frozenset[str],
         floor: int,
         exact: Sequence[int],
-    ) -> tuple[SlotArray, FloatArray, npt.NDArray[np.bool_], MembershipLookup]:
+    ) -> Scored:
         """Admission ``strict``/``lenient``: score only the holders of a rarest token (plus the
         exact-name tools), looking each up in the other tokens' postings."""
         postings = {token: self.postings(token) for token in known}
-        runs = [slots for token in required for slots, _ in postings[token]]
+        runs = [run[0] for token in required for run in postings[token]]
         if exact:
             runs.append(np.asarray(exact, dtype=np.int32))
         candidates = _union(runs)
-        scores, matched, members = self.score_candidates(candidates, known, weights, postings)
-        admitted = np.zeros(len(candidates), dtype=bool)
-        for token in required:
-            admitted |= members[token]
+        scores, name_hits, grid = self.score_candidates(candidates, known, weights, postings)
+        admitted = grid.holders(required)
         if floor:
-            admitted &= matched >= floor
+            admitted &= grid.matched() >= floor
         if exact:
             admitted[candidates.searchsorted(np.asarray(exact, dtype=np.int32))] = False
-        return candidates, scores, admitted, _members_at(members)
+        return candidates, scores, name_hits, admitted, grid.memberships
 
     def score_top(
-        self, known: Sequence[str], weights: dict[str, float], exact: Sequence[int], limit: int
-    ) -> tuple[SlotArray, FloatArray, npt.NDArray[np.bool_] | None, MembershipLookup]:
+        self,
+        known: Sequence[str],
+        weights: dict[str, float],
+        bounds: dict[str, float],
+        exact: Sequence[int],
+        limit: int,
+    ) -> Scored:
         """Admission ``off`` with pruning (MaxScore): score the holders of the rarest tokens
         first; a document holding none of them scores less than the sum of the other tokens'
         weights (each term score is below its weight), so once that sum falls under the
-        ``limit``-th best score so far, no other document can enter the top ``limit``. The
-        result is exactly the top of :meth:`score_all`; it falls back to it when pruning does
-        not pay."""
+        ``limit``-th best score so far, no other document can enter the top ``limit``, even
+        with the name boost (bounds and scores are compared with ``1 + NAME_BOOST`` of room).
+        The result is exactly the top of :meth:`score_all`; it falls back to it when pruning
+        does not pay."""
         postings = {token: self.postings(token) for token in known}
-        order = sorted(known, key=lambda token: -weights[token])
+        order = sorted(known, key=lambda token: -bounds[token])
         exact_run = [np.asarray(exact, dtype=np.int32)] if exact else []
         total = self.slot_count + len(self.extra_lengths)
         # Take the rarest 1, 2, 4... tokens: few rounds even for long natural-language queries.
@@ -933,22 +1052,22 @@ class _Ranking:
         )
         for taken in sorted(set(steps)):
             candidates = _union(
-                [slots for token in order[:taken] for slots, _ in postings[token]] + exact_run
+                [run[0] for token in order[:taken] for run in postings[token]] + exact_run
             )
             if len(candidates) > total * _DENSE_SHARE:
                 break  # most documents are candidates anyway: one dense pass is cheaper
-            scores, _, members = self.score_candidates(candidates, known, weights, postings)
+            scores, name_hits, grid = self.score_candidates(candidates, known, weights, postings)
             admitted: npt.NDArray[np.bool_] | None = None
             ranked = scores
             if exact:
                 admitted = np.ones(len(candidates), dtype=bool)
                 admitted[candidates.searchsorted(exact_run[0])] = False
                 ranked = scores[admitted]
-            rest = sum(weights[token] for token in order[taken:]) * (1.0 + 1e-9)
+            rest = sum(bounds[token] for token in order[taken:]) * (1.0 + NAME_BOOST + 1e-9)
             complete = taken == len(order) or limit <= 0
             if complete or (len(ranked) >= limit and np.partition(ranked, -limit)[-limit] > rest):
-                return candidates, scores, admitted, _members_at(members)
-        return self.score_all(known, weights, exact)
+                return candidates, scores, name_hits, admitted, grid.memberships
+        return self.score_all(known, weights, bounds, exact)
 
     def score_candidates(
         self,
@@ -956,31 +1075,72 @@ class _Ranking:
         known: Sequence[str],
         weights: dict[str, float],
         postings: dict[str, list[Run]],
-    ) -> tuple[FloatArray, IntArray, dict[str, npt.NDArray[np.bool_]]]:
-        """Full BM25F scores of ``candidates`` (sorted slots), how many query tokens each holds,
-        and per token which candidates hold it."""
+    ) -> tuple[FloatArray, FloatArray, _Grid]:
+        """Full BM25F scores of ``candidates`` (sorted slots), how many query tokens are in each
+        one's name, and which candidates hold which token.
+
+        One grid, a row per run and a column per candidate: a ``searchsorted`` per run, then a
+        few operations over the grid. Rows are summed in query-token order, as the dense pass
+        adds them (a missing posting adds 0.0, which changes nothing).
+        """
         count = len(candidates)
-        scores = np.zeros(count, dtype=np.float64)
-        matched = np.zeros(count, dtype=np.int64)
-        members: dict[str, npt.NDArray[np.bool_]] = {}
-        for token in known:
-            weight = weights[token]
-            token_runs = postings[token] if count else []
-            if len(token_runs) == 1 and token_runs[0][0] is candidates:
-                # The candidates are this token's own postings: nothing to look up.
-                scores += weight * token_runs[0][1]
-                member = np.ones(count, dtype=bool)
-            else:
-                member = np.zeros(count, dtype=bool)
-                for slots, saturated in token_runs:
-                    found, positions = _member(slots, candidates)
-                    # meaningless where not found: masked below
-                    contribution = weight * saturated[positions]
-                    contribution *= found
-                    # Documents add their term scores in query-token order, exactly as the
-                    # dense pass does (adding 0.0 changes nothing).
-                    scores += contribution
-                    member |= found
-            matched += member
-            members[token] = member
-        return scores, matched, members
+        rows = [(token, run) for token in known for run in postings[token]]
+        if not count or not rows:
+            zeros = np.zeros(count, dtype=np.float64)
+            return zeros, zeros.copy(), _Grid([], np.zeros((0, count), dtype=bool), count)
+        positions = np.empty((len(rows), count), dtype=np.int64)
+        start = 0
+        for row, (_, run) in enumerate(rows):
+            found_at = run[0].searchsorted(candidates)
+            np.minimum(found_at, len(run[0]) - 1, out=found_at)
+            found_at += start
+            positions[row] = found_at
+            start += len(run[0])
+        if len(rows) == 1:
+            all_slots, all_saturated, all_names = rows[0][1]
+        else:
+            all_slots = np.concatenate([run[0] for _, run in rows])
+            all_saturated = np.concatenate([run[1] for _, run in rows])
+            all_names = np.concatenate([run[2] for _, run in rows])
+        found = all_slots[positions] == candidates
+        row_weights = np.asarray([weights[token] for token, _ in rows], dtype=np.float64)
+        contributions = row_weights[:, None] * all_saturated[positions]
+        contributions *= found
+        # Row after row, in order (sum() would pair rows up past 8 of them).
+        scores: FloatArray = contributions[0].copy()
+        for row in contributions[1:]:
+            scores += row
+        name_hits: FloatArray = (all_names[positions] & found).sum(axis=0, dtype=np.float64)
+        return scores, name_hits, _Grid([token for token, _ in rows], found, count)
+
+
+class _Grid:
+    """Which candidates hold which token: a row per run (a token has a run per segment)."""
+
+    def __init__(self, row_tokens: list[str], found: BoolArray, count: int) -> None:
+        self.row_tokens = row_tokens
+        self.found = found
+        self.count = count
+
+    def holders(self, tokens: Collection[str]) -> BoolArray:
+        """Which candidates hold any of ``tokens``."""
+        rows = [row for row, token in enumerate(self.row_tokens) if token in tokens]
+        if not rows:
+            return np.zeros(self.count, dtype=bool)
+        held: BoolArray = np.asarray(self.found[rows].any(axis=0), dtype=bool)
+        return held
+
+    def matched(self) -> IntArray:
+        """How many distinct query tokens each candidate holds."""
+        counts = np.zeros(self.count, dtype=np.int64)
+        for token in dict.fromkeys(self.row_tokens):
+            counts += self.holders((token,))
+        return counts
+
+    def memberships(self, positions: IntArray) -> dict[str, BoolArray]:
+        """Per token, which of the candidates at ``positions`` hold it."""
+        found: dict[str, BoolArray] = {}
+        picked = self.found[:, positions]
+        for row, token in enumerate(self.row_tokens):
+            found[token] = found[token] | picked[row] if token in found else picked[row]
+        return found
