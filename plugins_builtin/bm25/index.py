@@ -289,7 +289,9 @@ class BM25Index:
             vocabulary_size,
         )
         in_name = field_counts[:, _NAME] > 0
-        name_sizes = np.bincount(pair_docs[in_name], minlength=len(batch)).astype(np.float64)
+        # At least 1, so the coverage needs no guard (a name without tokens covers nothing).
+        name_sizes = np.maximum(np.bincount(pair_docs[in_name], minlength=len(batch)), 1)
+        name_sizes = name_sizes.astype(np.float64)
         self._name_sizes = np.concatenate([self._name_sizes, name_sizes])
         frequency = self._document_frequency
         if len(frequency) < vocabulary_size:
@@ -503,7 +505,8 @@ class BM25Index:
                 extra_documents, query_terms.keys() | component_terms
             )
             extra_name_sizes = np.asarray(
-                [len(set(document_fields(d)[_NAME])) for d in extra_documents], dtype=np.float64
+                [max(len(set(document_fields(d)[_NAME])), 1) for d in extra_documents],
+                dtype=np.float64,
             )
         slot_count = len(self._documents)
         document_count = self._live + len(extra_documents)
@@ -567,8 +570,7 @@ class BM25Index:
                 known, weights, required, coverage_floor(known_admitting, admission), exact
             )
         sizes = self._name_sizes_of(candidates, extra_name_sizes, slot_count)
-        coverage = np.divide(name_hits, sizes, out=np.zeros_like(name_hits), where=sizes > 0)
-        boosted = scores * (1.0 + NAME_BOOST * coverage)
+        boosted = scores * (1.0 + NAME_BOOST * (name_hits / sizes))
         first = self._in_groups(candidates, named, extra_documents, slot_count) if named else None
         positions = _top(candidates, boosted, admitted, limit - len(exact), first)
         final = boosted[positions]
@@ -576,13 +578,7 @@ class BM25Index:
             exact_positions = candidates.searchsorted(np.asarray(exact, dtype=np.int32))
             final = np.concatenate([boosted[exact_positions], final])[:limit]
             positions = np.concatenate([exact_positions, positions])[:limit]
-        found = memberships(positions)
-        found_tokens = list(found)
-        columns: list[list[bool]] = (
-            np.array([found[token] for token in found_tokens]).T.tolist()
-            if found_tokens
-            else [[] for _ in range(len(positions))]
-        )
+        found_tokens, columns = memberships(positions)
         return [
             SearchHit(
                 name=self._name_at(slot, extra_documents, slot_count),
@@ -643,6 +639,12 @@ class BM25Index:
     ) -> BoolArray:
         """Which of ``slots`` (index slots, then extra candidates) belong to ``groups``."""
         ids = [self._group_ids[g] for g in groups if g in self._group_ids]
+        if not extra:
+            groups_of_slots = self._slot_groups[slots]
+            if len(ids) == 1:
+                only: BoolArray = groups_of_slots == ids[0]
+                return only
+            return np.isin(groups_of_slots, ids)
         if not len(slots):
             return np.zeros(0, dtype=bool)
         local = slots < slot_count
@@ -797,7 +799,9 @@ def _best(candidates: SlotArray, scores: FloatArray, positions: IntArray, limit:
     return positions[order]
 
 
-MembershipLookup = Callable[[IntArray], dict[str, npt.NDArray[np.bool_]]]
+MembershipLookup = Callable[[IntArray], tuple[list[str], list[list[bool]]]]
+"""For the candidates at given positions: the query's distinct tokens, and per candidate
+whether it holds each."""
 Scored = tuple[SlotArray, FloatArray, FloatArray, "BoolArray | None", MembershipLookup]
 """Candidates (sorted slots), their scores, how many query tokens are in each one's name,
 which are admitted (``None``: all), and a lookup of the tokens each holds."""
@@ -993,14 +997,11 @@ class _Ranking:
             admitted = np.ones(len(candidates), dtype=bool)
             admitted[candidates.searchsorted(exact_slots)] = False
 
-        def memberships(positions: IntArray) -> dict[str, npt.NDArray[np.bool_]]:
-            found: dict[str, npt.NDArray[np.bool_]] = {}
-            if not runs or not len(positions):
-                return found
+        def memberships(positions: IntArray) -> tuple[list[str], list[list[bool]]]:
+            if not runs:
+                return [], [[] for _ in range(len(positions))]
             grid = _lookup([run[0] for _, run in runs], candidates[positions])
-            for (token, _), member in zip(runs, grid, strict=True):
-                found[token] = found[token] | member if token in found else member
-            return found
+            return _Grid([token for token, _ in runs], grid, len(positions)).columns(None)
 
         return candidates, scores[candidates], name_hits[candidates], admitted, memberships
 
@@ -1091,10 +1092,14 @@ class _Ranking:
         positions = np.empty((len(rows), count), dtype=np.int64)
         start = 0
         for row, (_, run) in enumerate(rows):
-            found_at = run[0].searchsorted(candidates)
-            np.minimum(found_at, len(run[0]) - 1, out=found_at)
-            found_at += start
-            positions[row] = found_at
+            if run[0] is candidates:
+                # The candidates are this run's own postings: nothing to look up.
+                positions[row] = np.arange(start, start + count)
+            else:
+                found_at = run[0].searchsorted(candidates)
+                np.minimum(found_at, len(run[0]) - 1, out=found_at)
+                found_at += start
+                positions[row] = found_at
             start += len(run[0])
         if len(rows) == 1:
             all_slots, all_saturated, all_names = rows[0][1]
@@ -1137,10 +1142,20 @@ class _Grid:
             counts += self.holders((token,))
         return counts
 
-    def memberships(self, positions: IntArray) -> dict[str, BoolArray]:
-        """Per token, which of the candidates at ``positions`` hold it."""
-        found: dict[str, BoolArray] = {}
-        picked = self.found[:, positions]
-        for row, token in enumerate(self.row_tokens):
-            found[token] = found[token] | picked[row] if token in found else picked[row]
-        return found
+    def memberships(self, positions: IntArray) -> tuple[list[str], list[list[bool]]]:
+        """The distinct tokens, and for each candidate at ``positions`` whether it holds each
+        (a :data:`MembershipLookup`)."""
+        return self.columns(positions)
+
+    def columns(self, positions: IntArray | None) -> tuple[list[str], list[list[bool]]]:
+        """As :meth:`memberships`, for the candidates at ``positions`` (``None``: all)."""
+        picked = self.found if positions is None else self.found[:, positions]
+        tokens = list(dict.fromkeys(self.row_tokens))
+        if len(tokens) != len(self.row_tokens):  # a token with a run per segment: OR its rows
+            merged = np.zeros((len(tokens), picked.shape[1]), dtype=bool)
+            row_of = {token: row for row, token in enumerate(tokens)}
+            for row, token in enumerate(self.row_tokens):
+                merged[row_of[token]] |= picked[row]
+            picked = merged
+        columns: list[list[bool]] = picked.T.tolist()
+        return tokens, columns
