@@ -601,11 +601,16 @@ class BM25Index:
         held = set(tokens)
         sizes: dict[str, int] = {}
         names: dict[str, tuple[str, ...]] = {}
-        group_names = self._group_names
+        # A group is named only if it holds NAMED_GROUP_SHARE of each of its tokens' holders:
+        # a token held by more tools than the largest group can name none (so "aws" in a
+        # catalog of many aws_* servers costs nothing).
+        largest = max(self._group_sizes, default=0) / NAMED_GROUP_SHARE
         for token in held:
+            if frequencies.get(token, 0) > largest:
+                continue
             for group_id in self._groups_of_token.get(token, ()):
                 if self._group_sizes[group_id]:
-                    group = group_names[group_id]
+                    group = self._group_names[group_id]
                     sizes[group] = self._group_sizes[group_id]
                     names[group] = self._group_tokens[group_id]
         for document in extra:
