@@ -1,12 +1,18 @@
-"""Search quality on the eval sets, in all three admission modes, beside plain rank-bm25.
+"""Search quality on every labelled set, in every admission mode, for both search backends.
 
-Runs :func:`hermes_core.search.evaluation.evaluate` on ``shared/data/eval/toolbench`` and
-``eval/metatool`` with the bm25 backend (admission strict, lenient, off) and with the README's
-plain reference (rank-bm25 ``BM25Okapi``, name split on ``_ - .`` and camelCase plus the
-description, no stemming, no stopwords), prints a markdown table and, with ``--write``, puts it
-under "## Search quality" in ``docs/performance.md``.
+Sets: the dev sets of ``benchmarks/data/sets.json`` (keyword queries as a model sends them,
+with negatives) and the natural-language eval sets of ``shared/data/eval`` (toolbench,
+metatool). Backends: the bundled ``bm25`` and the ``hybrid`` plugin of
+``plugins/hermes-search-hybrid`` (when it is installed), each in admission ``strict``,
+``lenient`` and ``off``; plus the plain rank-bm25 reference of ``shared/data/README.md``. Every
+figure is measured host-free with :func:`hermes_core.search.evaluation.evaluate_backend` (the
+same metrics as ``hermes eval search``). Prints one markdown table and, with ``--write``, puts
+it under "## Search quality" in ``docs/performance.md``.
 
-    python benchmarks/search_quality.py [--write]
+    python benchmarks/search_quality.py [--write] [--every N]
+
+``--every N`` keeps every N-th query of metatool's 21,111 (the hybrid backend embeds each
+query: the whole set takes minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -21,51 +27,35 @@ import numpy as np
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 from rank_bm25 import BM25Okapi
 
+from hermes_core.config import Config
+from hermes_core.errors import HermesError
+from hermes_core.paths import Environment
+from hermes_core.search.backend import SearchBackend
 from hermes_core.search.evaluation import (
     CatalogEntry,
     EvalQuery,
     evaluate,
-    evaluate_bm25,
+    evaluate_backend,
     load_catalog,
     load_queries,
+    load_sets,
 )
+from hermes_core.testing import make_search_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT.parent / "shared" / "data" / "eval"
-COLUMNS = ("recall@1", "recall@5", "recall@10", "ndcg@10", "mrr", "no_match_rate", "p50_ms")
-NOTES = """\
-Percentages 0-100; recall@k is |relevant ∩ top k| / |relevant| averaged over queries, nDCG@10
-uses binary gains, MRR counts the first relevant tool in the 10 returned (0 when none), p50 is
-the latency of one search in ms. The recomputed plain reference lands within 1.3 points of the
-figures in `shared/data/README.md` (toolbench R@5 59.15, nDCG@10 60.54; metatool 46.42, 40.91),
-which checks the metric definitions.
-
-What moved the figures (admission `off`, measured while building the tokenizer; metatool on every
-fourth query):
-
-| change | toolbench R@5 / nDCG@10 | metatool R@5 / nDCG@10 |
-|---|---|---|
-| stemming, identifier splitting, group and parameter names | 57.64 / 58.41 | 53.15 / 46.54 |
-| + query stopwords (function words, request verbs) | 67.94 / 68.28 | 63.29 / 56.25 |
-| + parameter descriptions, full weight | 67.71 / 68.18 | (no parameters) |
-| + name tokens counted twice | 68.63 / 69.09 | 63.65 / 56.64 |
-| without parameter names | 67.47 / 67.59 | (no parameters) |
-
-Kept: query stopwords. Not kept: parameter descriptions (no gain, so not indexed at any weight)
-and name boosting (under one point, and it would make the index differ from plain BM25).
-
-`strict`, the default, is built for the keyword queries the model is told to send; these eval
-queries are long natural-language requests ("I'm a movie critic and I need to write reviews ...").
-There the coverage floor asks a tool to hold half of a dozen or more content words, and the
-rarest token is usually an incidental word ("critic", "graphic"): counting queries where at least
-one relevant tool passes, toolbench keeps 268 of 765 under the rarest-token rule, 54 under the
-floor, 26 under both. The spec's `lenient` (strict, minus unknown tokens) measured R@5 1.99 on
-toolbench and 24.55 on metatool. hermes-core's `lenient` instead asks for one informative token
-(held by at most 5% of the tools) and has no floor; the share was measured from 2% to 20%
-(toolbench R@5 66.6 at 2%, 68.0 from 5% up; metatool 57.8 at 2%, 62.7 to 63.1 from 5% up).
-Both `lenient` and `off` clear the reference by more than 5 points on both sets.
-"""
-
+SETS = ROOT / "benchmarks" / "data" / "sets.json"
+COLUMNS = (
+    "recall@5",
+    "hit@1",
+    "hit@5",
+    "ndcg@10",
+    "mrr",
+    "no_match_rate",
+    "negatives_flagged",
+    "p50_ms",
+)
+ADMISSIONS = ("strict", "lenient", "off")
 _NAME_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -94,26 +84,51 @@ def plain_reference(
     return evaluate(search, catalog, queries)
 
 
+def hybrid_backend() -> SearchBackend | None:
+    """A new ``hybrid`` backend when its distribution is installed, else ``None``."""
+    env = Environment(home=ROOT / ".cache" / "quality-home", cwd=ROOT, variables={})
+    config = Config.model_validate({"plugins": {"enabled": ["hybrid"]}})
+    try:
+        return make_search_backend("hybrid", config=config, env=env)
+    except HermesError as error:
+        print(f"hybrid backend not measured: {error}", file=sys.stderr)
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Evaluate, print the table, and optionally record it."""
+    """Evaluate every set, mode and backend; print the table, and optionally record it."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
+    parser.add_argument("--every", type=int, default=1, help="keep every N-th metatool query")
     args = parser.parse_args(argv)
+    sets = [(item.name, item.catalog, item.queries) for item in load_sets(SETS)]
+    for name in ("toolbench", "metatool"):
+        sets.append((name, EVAL / name / "catalog.json", EVAL / name / "queries.jsonl"))
     header = "| set | ranking | " + " | ".join(COLUMNS) + " |"
     lines = [header, "|" + "---|" * (len(COLUMNS) + 2)]
-    for name in ("toolbench", "metatool"):
-        catalog = load_catalog(EVAL / name / "catalog.json")
-        queries = load_queries(EVAL / name / "queries.jsonl")
+    has_hybrid = hybrid_backend() is not None
+    for name, catalog_path, queries_path in sets:
+        catalog = load_catalog(catalog_path)
+        queries = load_queries(queries_path)
+        if name == "metatool":
+            queries = queries[:: args.every]
         results = {"rank-bm25 plain (reference)": plain_reference(catalog, queries)}
-        for admission in ("strict", "lenient", "off"):
-            results[f"bm25 backend, {admission}"] = evaluate_bm25(catalog, queries, admission)
+        for backend_name in ("bm25", "hybrid") if has_hybrid else ("bm25",):
+            for admission in ADMISSIONS:
+                backend = hybrid_backend() if backend_name == "hybrid" else make_search_backend()
+                assert backend is not None
+                label = f"{backend_name}, {admission}"
+                results[label] = evaluate_backend(backend, catalog, queries, admission)  # type: ignore[arg-type]
         for label, result in results.items():
             print(name, label, result, file=sys.stderr)
             cells = " | ".join(str(result[column]) for column in COLUMNS)
-            lines.append(f"| {name} ({len(queries)} queries) | {label} | {cells} |")
-    table = "\n".join(lines)
+            count = f"{result['queries']} + {result['negatives']} negatives"
+            lines.append(f"| {name} ({count}) | {label} | {cells} |")
+    every = f" --every {args.every}" if args.every != 1 else ""
     text = (
-        f"## Search quality\n\n`python benchmarks/search_quality.py --write`\n\n{table}\n\n{NOTES}"
+        f"## Search quality\n\n`python benchmarks/search_quality.py --write{every}`\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
     print(text)
     if args.write:

@@ -4,13 +4,119 @@ Core tools stay visible; everything else is deferred behind ``tool_search``, ``t
 and ``tool_call``. Plugins are found by a pluggy host from five sources and stay disabled until
 the user enables them. Every call goes through one dispatcher.
 
-This module stays tiny on purpose: ``hermes --version`` must not pay for pydantic, numpy or the
-MCP SDK. Import the public API from the submodules (``hermes_core.host``, ``hermes_core.tools``,
-``hermes_core.config``, ``hermes_core.specs``).
+This module is the public API: plugin authors, embedders and the docs import from here and
+nowhere else (``from hermes_core import Host, Tool, hookimpl``). Names are loaded on first use,
+so ``hermes --version`` pays for none of pydantic, numpy or the MCP SDK.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision
+    from hermes_core.config import Config, load_config
+    from hermes_core.errors import (
+        ConfigError,
+        HermesError,
+        ManagedConfigError,
+        PluginError,
+        RegistrationError,
+    )
+    from hermes_core.hookspecs import hookimpl
+    from hermes_core.host import Host
+    from hermes_core.paths import Environment
+    from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
+    from hermes_core.session import Session
+    from hermes_core.specs import (
+        ActivityEvent,
+        ApprovalPolicySpec,
+        CliCommandSpec,
+        ConnectorGatewaySpec,
+        PluginContext,
+        PreCallDirective,
+        SearchBackendSpec,
+        ToolCall,
+    )
+    from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+
+_EXPORTS: dict[str, str] = {
+    "ActivityEvent": "hermes_core.specs",
+    "Admission": "hermes_core.search.backend",
+    "ApprovalPolicy": "hermes_core.approvals.policy",
+    "ApprovalPolicySpec": "hermes_core.specs",
+    "CliCommandSpec": "hermes_core.specs",
+    "Config": "hermes_core.config",
+    "ConfigError": "hermes_core.errors",
+    "ConnectorGatewaySpec": "hermes_core.specs",
+    "Decision": "hermes_core.approvals.policy",
+    "Environment": "hermes_core.paths",
+    "HermesError": "hermes_core.errors",
+    "Host": "hermes_core.host",
+    "ManagedConfigError": "hermes_core.errors",
+    "PluginContext": "hermes_core.specs",
+    "PluginError": "hermes_core.errors",
+    "PreCallDirective": "hermes_core.specs",
+    "RegistrationError": "hermes_core.errors",
+    "SHELL_COMMAND_META": "hermes_core.approvals.policy",
+    "SearchBackend": "hermes_core.search.backend",
+    "SearchBackendSpec": "hermes_core.specs",
+    "SearchHit": "hermes_core.search.backend",
+    "Session": "hermes_core.session",
+    "Tool": "hermes_core.tools",
+    "ToolAnnotations": "hermes_core.tools",
+    "ToolCall": "hermes_core.specs",
+    "ToolDocument": "hermes_core.search.backend",
+    "ToolResult": "hermes_core.tools",
+    "hookimpl": "hermes_core.hookspecs",
+    "load_config": "hermes_core.config",
+}
+
+__all__ = [
+    "SHELL_COMMAND_META",
+    "ActivityEvent",
+    "Admission",
+    "ApprovalPolicy",
+    "ApprovalPolicySpec",
+    "CliCommandSpec",
+    "Config",
+    "ConfigError",
+    "ConnectorGatewaySpec",
+    "Decision",
+    "Environment",
+    "HermesError",
+    "Host",
+    "ManagedConfigError",
+    "PluginContext",
+    "PluginError",
+    "PreCallDirective",
+    "RegistrationError",
+    "SearchBackend",
+    "SearchBackendSpec",
+    "SearchHit",
+    "Session",
+    "Tool",
+    "ToolAnnotations",
+    "ToolCall",
+    "ToolDocument",
+    "ToolResult",
+    "__version__",
+    "hookimpl",
+    "load_config",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next lookup does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

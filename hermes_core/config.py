@@ -187,7 +187,7 @@ class ToolSearchConfig(_Section):
     defer: NamesList = Field(default_factory=lambda: list(DEFAULT_DEFER))
     always_visible: NamesList = Field(default_factory=list)
     backend: str = "bm25"
-    admission: Literal["strict", "lenient", "off"] = "strict"
+    admission: Literal["strict", "lenient", "off"] = "off"
     max_searches_per_turn: Annotated[int, _number(low=1, whole=True)] = 8
 
     @field_validator("enabled", mode="before")

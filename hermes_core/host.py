@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
+    from hermes_core.search.backend import SearchBackend
     from hermes_core.search.toolsearch import ToolSearch
     from hermes_core.specs import ApprovalPolicySpec, ConnectorGatewaySpec, SearchBackendSpec
     from hermes_core.tools import Tool, ToolResult
@@ -271,21 +272,29 @@ class Host:
             explain_unknown=self._mcp_refusal,
         )
 
+    def create_search_backend(self, name: str | None = None) -> SearchBackend:
+        """A new, empty instance of the search backend registered as ``name`` (default:
+        ``tools.tool_search.backend``), made by its plugin's factory as Tool Search makes it.
+        An unknown name raises, listing the valid ones."""
+        spec: SearchBackendSpec = self.registrations.select(
+            "search_backend", name or self.config.tools.tool_search.backend
+        )
+        owner = self.registrations.search_backends[spec.name].plugin
+        backend: SearchBackend = spec.factory(self.plugin_context(owner))
+        return backend
+
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
 
-        registered = self.select_search_backend()
-        owner = self.registrations.search_backends[registered.name].plugin
-        context = self.plugin_context(owner)
-        backend = registered.factory(context)
+        name = self.select_search_backend().name
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
-            backend,
+            self.create_search_backend(name),
             self.dispatcher.dispatch,
             unavailable=self._unavailable_servers,
             explain_unknown=self._explain_unknown_tool,
-            new_backend=lambda: registered.factory(context),
+            new_backend=lambda: self.create_search_backend(name),
         )
 
     def prepare_tools(self) -> None:

@@ -25,14 +25,20 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hermes_core.paths import Environment
+
+if TYPE_CHECKING:
+    from hermes_core.config import Config
+    from hermes_core.search.backend import SearchBackend
 
 PLUGIN_SOURCE = '''"""A test plugin."""
 '''
@@ -272,6 +278,40 @@ class HermesCli:
         """Run ``hermes *args`` (which must succeed) and parse its stdout as JSON."""
         __tracebackhide__ = True
         return json.loads(self.run(*args, input=input, env=env).stdout)
+
+
+def make_search_backend(
+    name: str = "bm25", *, config: Config | None = None, env: Environment | None = None
+) -> SearchBackend:
+    """A new, empty instance of the search backend registered as ``name``, made as the host
+    makes it, from the plugins that ``config`` and ``env`` load (by default the bundled ones
+    only: no other source is read). For unit tests and benchmarks of a backend without a host::
+
+        backend = make_search_backend("bm25")
+        backend.build([ToolDocument("create_issue", "Create an issue", "github")])
+    """
+    from hermes_core.config import Config
+    from hermes_core.host import Host
+
+    if env is None:
+        root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
+        env = Environment(
+            home=root / "home", cwd=root, variables={"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        )
+    host = Host(config or Config(), env)
+    host.start()
+    try:
+        return host.create_search_backend(name)
+    finally:
+        host.close()
+
+
+def search_backend_module(name: str = "bm25", submodule: str = "") -> types.ModuleType:
+    """The module of the plugin that registers the search backend ``name`` (its ``submodule``,
+    e.g. ``"index"``, when given), imported as the host imports it (a bundled plugin lives
+    under a private module name): for tests and benchmarks of the engine itself."""
+    package = type(make_search_backend(name)).__module__.rpartition(".")[0]
+    return importlib.import_module(f"{package}.{submodule}" if submodule else package)
 
 
 def forget_modules_under(directory: Path) -> None:

@@ -30,7 +30,7 @@ MCP_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_catalog.py"
 MIN_POSITIVES = {"saas-keyword": 150, "mcp-servers": 60}
 MIN_NEGATIVES = 30
 MIN_WORDS, MAX_WORDS = 2, 6  # the length of a keyword query a model sends
-QUERY_KEYS = {"query", "relevant", "negative"}
+QUERY_KEYS = {"query", "relevant", "negative", "absent"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class DevSet:
 def _sets() -> list[DevSet]:
     entries = json.loads(MANIFEST.read_text(encoding="utf-8"))
     return [
-        DevSet(entry["name"], REPO / entry["catalog"], REPO / entry["queries"]) for entry in entries
+        DevSet(entry["name"], DATA / entry["catalog"], DATA / entry["queries"]) for entry in entries
     ]
 
 

@@ -11,9 +11,10 @@ Enable it and select it in ``config.yaml``::
       tool_search:
         backend: keyword
 
-A backend is any object with ``build``, ``add``, ``remove``, ``search`` and ``__len__`` (the
-``hermes_core.search.backend.SearchBackend`` protocol). The host indexes deferred tools into it
-group by group and asks it for at most ``limit`` hits per query.
+A backend is any object with ``build``, ``add``, ``remove``, ``search``, ``unmatched_words`` and
+``__len__`` (the ``hermes_core.SearchBackend`` protocol). The host indexes deferred
+tools into it group by group and asks it for at most ``limit`` hits per query, and for the query
+words no tool contains.
 """
 
 from __future__ import annotations
@@ -21,9 +22,14 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from hermes_core.hookspecs import hookimpl
-from hermes_core.search.backend import Admission, SearchHit, ToolDocument
-from hermes_core.specs import PluginContext, SearchBackendSpec
+from hermes_core import (
+    Admission,
+    PluginContext,
+    SearchBackendSpec,
+    SearchHit,
+    ToolDocument,
+    hookimpl,
+)
 
 _WORDS = re.compile(r"[a-z0-9]+")
 
@@ -83,6 +89,15 @@ class KeywordBackend:
             scored.append((-len(shared), position, hit))
         scored.sort(key=lambda item: (item[0], item[1]))
         return [hit for _, _, hit in scored[:limit]]
+
+    def unmatched_words(
+        self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()
+    ) -> list[str]:
+        wanted = words(query, self.min_word_length)
+        if hits:
+            return sorted(wanted.difference(*(hit.matched_tokens for hit in hits)))
+        known = set().union(*self._words.values(), *(self._index(d) for d in extra))
+        return sorted(wanted - known)
 
     def __len__(self) -> int:
         return len(self._words)

@@ -41,6 +41,7 @@ __all__ = [
     "refusal",
     "search_description",
     "search_entry",
+    "unmatched_hint",
 ]
 
 MAX_QUERIES = 7
@@ -53,8 +54,9 @@ REQUIRED_NAMES = 32
 _SEARCH_INTRO = (
     "Search the deferred tools: tools not in your tool list that you can still use. Send short "
     "keyword queries naming the service plus a concrete action and object ('github create "
-    f"issue'); up to {MAX_QUERIES} queries per call, 'limit' hits per query. Then read a tool's "
-    "parameters with tool_describe and run it with tool_call."
+    f"issue'); up to {MAX_QUERIES} queries per call, 'limit' hits per query. Each result lists "
+    "the query words no tool contains under 'unmatched'. Then read a tool's parameters with "
+    "tool_describe and run it with tool_call."
 )
 _CONNECTORS_NOTE = (
     " Hosted app connectors (Gmail, Linear, Notion...) are searched too: their tools are named "
@@ -281,6 +283,17 @@ def empty_match_hint(query: str) -> str:
         f"No tool matched {query!r}. The sources in available_sources are connected and their "
         "tools remain available: retry with the service name plus a concrete action and object "
         "(e.g. 'github create issue') before concluding that a capability is missing."
+    )
+
+
+def unmatched_hint(unmatched: Sequence[str]) -> str:
+    """The hint for a query some of whose words no tool holds (``unmatched``)."""
+    words = ", ".join(repr(word) for word in unmatched)
+    return (
+        f"No tool contains {words}. If that names a service or app, none of the connected "
+        "sources provides it, and any matches share only your other words. If it is an "
+        "argument value (a place, an id, a file name), search without it and pass it to the "
+        "tool instead."
     )
 
 

@@ -9,7 +9,7 @@ since nothing stands behind it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,18 @@ def _field_error(path: Path, index: int, field: str, message: str) -> ConfigErro
     return ConfigError(f"entry {index}: {field}: {message}", path=path)
 
 
-def tools_from_entries(entries: Any, path: Path, server: str | None = None) -> list[Tool]:
+def tools_from_entries(
+    entries: Any,
+    path: Path,
+    server: str | None = None,
+    *,
+    on_reserved: Callable[[str], None] | None = None,
+) -> list[Tool]:
     """Tools from parsed catalog ``entries`` (read from ``path``); ``server`` overrides every
     entry's own server. Raises :class:`~hermes_core.errors.ConfigError` naming the index and the
-    field of the first bad entry; nothing is returned half-built."""
+    field of the first bad entry; nothing is returned half-built. An entry named like a bridge
+    tool is an error too, unless ``on_reserved`` is given: then it is skipped and its name
+    handed to ``on_reserved``."""
     if not isinstance(entries, list):
         raise ConfigError(
             f"a catalog must be a JSON array of tools, not {type(entries).__name__}", path=path
@@ -65,7 +73,10 @@ def tools_from_entries(entries: Any, path: Path, server: str | None = None) -> l
                 path, index, "name", f"{name!r} is not a tool name (1-64 letters, digits, _ or -)"
             )
         if name in BRIDGE_TOOL_NAMES:
-            raise _field_error(path, index, "name", f"{name!r} is reserved for the bridge")
+            if on_reserved is None:
+                raise _field_error(path, index, "name", f"{name!r} is reserved for the bridge")
+            on_reserved(name)
+            continue
         if name in seen:
             raise _field_error(path, index, "name", f"{name!r} repeats entry {seen[name]}")
         seen[name] = index
@@ -96,7 +107,12 @@ def tools_from_entries(entries: Any, path: Path, server: str | None = None) -> l
     return tools
 
 
-def load_catalog(path: Path, server: str | None = None) -> list[Tool]:
+def load_catalog(
+    path: Path,
+    server: str | None = None,
+    *,
+    on_reserved: Callable[[str], None] | None = None,
+) -> list[Tool]:
     """Read the catalog file at ``path`` as tools (see :func:`tools_from_entries`)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -106,7 +122,7 @@ def load_catalog(path: Path, server: str | None = None) -> list[Tool]:
         entries = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
-    return tools_from_entries(entries, path, server)
+    return tools_from_entries(entries, path, server, on_reserved=on_reserved)
 
 
 def catalog_tools(catalogs: Sequence[CatalogEntry], base: Path) -> list[Tool]:

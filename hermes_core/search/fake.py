@@ -55,15 +55,30 @@ class FakeSearchBackend:
         scored: list[tuple[int, int, SearchHit]] = []
         candidates = [*self._documents.values(), *extra]
         for position, document in enumerate(candidates):
-            text = " ".join(
-                [document.name, document.group, document.description, *document.parameter_names]
-            ).lower()
+            text = self._text(document)
             matched = tuple(word for word in words if word in text)
             if matched:
                 hit = SearchHit(document.name, float(len(matched)), matched)
                 scored.append((-len(matched), position, hit))
         scored.sort(key=lambda item: (item[0], item[1]))
         return [hit for _, _, hit in scored[: max(limit, 0)]]
+
+    def unmatched_words(
+        self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()
+    ) -> list[str]:
+        """Query words that no hit matched; with no hits, that are a substring of no
+        document."""
+        words = dict.fromkeys(word for word in query.lower().split() if word)
+        if hits:
+            return [word for word in words if not any(word in hit.matched_tokens for hit in hits)]
+        texts = [self._text(document) for document in [*self._documents.values(), *extra]]
+        return [word for word in words if not any(word in text for text in texts)]
+
+    @staticmethod
+    def _text(document: ToolDocument) -> str:
+        return " ".join(
+            [document.name, document.group, document.description, *document.parameter_names]
+        ).lower()
 
     def __len__(self) -> int:
         return len(self._documents)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hermes_core.search.backend import SearchBackend, ToolDocument
-from hermes_core.search.documents import parameter_names
 from hermes_core.search.listing import group_of
 from hermes_core.tools import Tool
 
@@ -19,12 +18,7 @@ __all__ = ["IndexSync", "tool_document"]
 
 def tool_document(tool: Tool) -> ToolDocument:
     """The document a backend indexes for ``tool``, grouped as the listing groups it."""
-    return ToolDocument(
-        name=tool.name,
-        description=tool.description,
-        group=group_of(tool),
-        parameter_names=parameter_names(tool.parameters),
-    )
+    return ToolDocument.from_schema(tool.name, tool.description, group_of(tool), tool.parameters)
 
 
 class IndexSync:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_core.search.documents import OTHER_GROUP
+from hermes_core.search.backend import OTHER_GROUP
 from hermes_core.search.render import estimate_tokens
 from hermes_core.tools import Tool
 

@@ -9,7 +9,7 @@ under the real tool name; the dispatcher coerces and validates the arguments.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hermes_core.config import ToolSearchConfig
@@ -39,8 +39,8 @@ from hermes_core.search.bridge import (
     refusal,
     search_description,
     search_entry,
+    unmatched_hint,
 )
-from hermes_core.search.documents import parameter_names
 from hermes_core.search.indexing import IndexSync
 from hermes_core.search.listing import group_of
 from hermes_core.search.remote import (
@@ -257,19 +257,28 @@ class ToolSearch:
             remote_hits = list(remote.hits[index]) if index < len(remote.hits) else []
             by_name = {hit.name: hit for hit in remote_hits}
             try:
-                hits = self._rank(searched.backend, query, per_query + hidden, remote_hits)
+                hits, unmatched = self._rank(
+                    searched.backend,
+                    query,
+                    per_query + hidden,
+                    remote_hits,
+                    keep=allowed.keys() | by_name.keys(),
+                    wanted=per_query,
+                )
             except Exception as exc:  # a plugin backend must not crash the turn
                 return refusal(
                     f"the search backend {self.config.backend!r} failed: {exc}", code="TOOL_ERROR"
                 )
-            matches = [hit.name for hit in hits if hit.name in allowed or hit.name in by_name]
-            matches = matches[:per_query]
-            result: dict[str, Any] = {"query": query, "matches": matches}
+            matches = [hit.name for hit in hits]
+            result: dict[str, Any] = {"query": query, "matches": matches, "unmatched": unmatched}
+            hints = [unmatched_hint(unmatched)] if unmatched else []
             if not matches:
                 result["available_sources"] = [
                     {"name": name, "tool_count": count} for name, count in granted.sources
                 ]
-                result["hint"] = empty_match_hint(query)
+                hints.insert(0, empty_match_hint(query))
+            if hints:
+                result["hint"] = " ".join(hints)
             results.append(result)
             for name in matches:
                 if name in tools:
@@ -311,13 +320,24 @@ class ToolSearch:
         return index
 
     def _rank(
-        self, backend: SearchBackend, query: str, limit: int, remote: Sequence[RemoteTool]
-    ) -> list[SearchHit]:
+        self,
+        backend: SearchBackend,
+        query: str,
+        limit: int,
+        remote: Sequence[RemoteTool],
+        *,
+        keep: Collection[str],
+        wanted: int,
+    ) -> tuple[list[SearchHit], list[str]]:
+        """The first ``wanted`` of ``limit`` hits for ``query`` whose names are in ``keep``, and
+        the query's words that none of them answers."""
         extra = [
-            ToolDocument(hit.name, hit.description, hit.connector, parameter_names(hit.parameters))
+            ToolDocument.from_schema(hit.name, hit.description, hit.connector, hit.parameters)
             for hit in remote
         ]
-        return backend.search(query, limit, self.config.admission, extra)
+        found = backend.search(query, limit, self.config.admission, extra)
+        hits = [hit for hit in found if hit.name in keep][:wanted]
+        return hits, list(backend.unmatched_words(query, hits, extra))
 
     # tool_describe --------------------------------------------------------------------------------
 

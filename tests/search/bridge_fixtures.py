@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
+from engine import BM25Index
 
 from hermes_core import hookspecs
 from hermes_core.approvals.policy import Decision
@@ -18,7 +19,6 @@ from hermes_core.dispatch import Dispatcher
 from hermes_core.hookspecs import hookimpl
 from hermes_core.paths import Environment
 from hermes_core.search.backend import SearchBackend
-from hermes_core.search.bm25 import BM25Index
 from hermes_core.search.remote import (
     ConnectorDescription,
     ConnectorSearch,

@@ -6,9 +6,9 @@ from collections.abc import Collection, Sequence
 
 import anyio
 from bridge_fixtures import core_tool, mcp_tool, registry_of, session, tool_search
+from engine import BM25Index
 
 from hermes_core.search.backend import Admission, SearchHit, ToolDocument
-from hermes_core.search.bm25 import BM25Index
 
 
 class CountingBM25:
@@ -38,6 +38,11 @@ class CountingBM25:
     ) -> list[SearchHit]:
         self.searches += 1
         return self.index.search(query, limit, admission, extra)
+
+    def unmatched_words(
+        self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()
+    ) -> list[str]:
+        return self.index.unmatched_words(query, hits, extra)
 
     def __len__(self) -> int:
         return len(self.index)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+from engine import BM25Index, fields, index
+
 from hermes_core.search.backend import SearchBackend, ToolDocument
-from hermes_core.search.bm25 import BM25Index, bm25_idf
-from hermes_core.search.documents import document_tokens
+
+NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
+FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS
 
 
 def _doc(name: str, description: str = "", group: str = "other", *params: str) -> ToolDocument:
@@ -60,10 +63,11 @@ def test_ties_keep_registry_order() -> None:
     assert len({hit.score for hit in hits}) == 1
 
 
-def test_score_is_okapi_bm25_with_the_spec_idf() -> None:
+def test_one_field_of_weight_one_scores_okapi_bm25_with_the_spec_idf() -> None:
     documents = [_doc("a", "alpha beta"), _doc("b", "beta gamma gamma delta"), _doc("c", "x")]
-    index = BM25Index(documents)
-    lengths = [len(document_tokens(d)) for d in documents]
+    only_description = dict.fromkeys(FIELDS, 0.0) | {"description": 1.0}
+    index = BM25Index(documents, field_weights=only_description, equivalents={})
+    lengths = [2, 4, 1]
     average = sum(lengths) / 3
     tf, length = 2, lengths[1]
     expected = bm25_idf(3, 1) * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * length / average))
@@ -73,11 +77,33 @@ def test_score_is_okapi_bm25_with_the_spec_idf() -> None:
     assert math.isclose(bm25_idf(3, 1), math.log(1 + (3 - 1 + 0.5) / (1 + 0.5)), rel_tol=1e-12)
 
 
+def test_field_weighting_normalizes_each_field_by_its_own_length() -> None:
+    # BM25F: x = sum over fields of w_f tf_f / (1 - b + b len_f / avglen_f); score =
+    # idf (k1 + 1) x / (k1 + x). "gamma" is in get_gamma's name (1 of 2 tokens) and twice in
+    # its description (6 tokens).
+    documents = [
+        _doc("alpha", "one two three"),
+        _doc("get_gamma", "gamma gamma and more words here"),
+        _doc("delta", "x"),
+    ]
+    index = BM25Index(documents, equivalents={})
+    name_average = (1 + 2 + 1) / 3
+    description_average = (3 + 6 + 1) / 3
+    x = FIELD_WEIGHTS["name"] * 1 / (0.25 + 0.75 * 2 / name_average) + FIELD_WEIGHTS[
+        "description"
+    ] * 2 / (0.25 + 0.75 * 6 / description_average)
+    bm25f = bm25_idf(3, 1) * 2.5 * x / (1.5 + x)
+    (hit,) = index.search("gamma", 5, "off")
+    # The query holds half of the tool's name: name coverage 1/2.
+    assert math.isclose(hit.score, bm25f * (1 + NAME_BOOST / 2), rel_tol=1e-12)
+
+
 def test_hits_report_matched_tokens() -> None:
     index = BM25Index(GITHUB)
     (hit, *_) = index.search("create repository issue", 5, "off")
     assert hit.name == "mcp__github__create_issue"
-    assert set(hit.matched_tokens) == {"creat", "repositori", "issu"}
+    # With the expansion token of "create": the tool holds one of its equivalents ("new").
+    assert set(hit.matched_tokens) == {"creat", "repositori", "issu", "~creat"}
 
 
 def test_group_name_is_indexed_when_not_in_the_name() -> None:

@@ -106,7 +106,8 @@ def test_empty_match_lists_available_sources_with_a_hint() -> None:
 
 def test_matched_results_carry_no_hint() -> None:
     result = _search(tool_search(_registry()), ["forecast"])["results"][0]
-    assert set(result) == {"query", "matches"}
+    assert set(result) == {"query", "matches", "unmatched"}
+    assert result["unmatched"] == []
 
 
 def test_tool_description_is_capped_at_500_characters_and_required_at_32() -> None:
@@ -253,7 +254,7 @@ def test_connectors_outside_the_grant_are_not_asked() -> None:
 
 
 def test_tools_outside_the_grant_do_not_shape_a_restricted_sessions_search() -> None:
-    from hermes_core.search.bm25 import BM25Index
+    from engine import BM25Index
 
     # In the grant "g": x holds "beta", y holds "alpha" and "beta". Outside it, eleven tools
     # hold "alpha", so over the whole catalog "beta" is the rarest token; within the grant

@@ -15,13 +15,14 @@ from hermes_core.search.evaluation import (
     EvalQuery,
     EvaluationDataError,
     evaluate,
-    evaluate_bm25,
+    evaluate_backend,
     load_catalog,
     load_queries,
     percentile,
     recall_at,
     score_rankings,
 )
+from hermes_core.testing import make_search_backend
 
 
 def _write(path: Path, text: str) -> Path:
@@ -107,19 +108,20 @@ def test_metrics_follow_their_definitions() -> None:
     assert 0 <= result["p50_ms"] <= result["p99_ms"]
 
 
-def test_evaluate_bm25_builds_the_index_from_the_catalog() -> None:
+def test_evaluate_backend_builds_the_backend_from_the_catalog() -> None:
     catalog = [
         CatalogEntry("send_email", "Send an email", {"properties": {"to": {}}}, "mail"),
         CatalogEntry("list_events", "List calendar events", {}, "calendar"),
     ]
     queries = [EvalQuery("email", ("send_email",)), EvalQuery("calendar", ("list_events",))]
-    result = evaluate_bm25(catalog, queries, "strict")
+    result = evaluate_backend(make_search_backend("bm25"), catalog, queries, "strict")
     assert result["recall@1"] == 100.0
     assert result["no_match_rate"] == 0.0
-    # "someone" is in no tool: strict admits nothing, lenient ranks on "email".
+    # "someone" is in no tool: strict admits nothing, lenient and off rank on "email".
     absent = [EvalQuery("email someone", ("send_email",))]
-    assert evaluate_bm25(catalog, absent, "strict")["no_match_rate"] == 100.0
-    assert evaluate_bm25(catalog, absent, "lenient")["recall@1"] == 100.0
+    for admission, recall in (("strict", 0.0), ("lenient", 100.0), ("off", 100.0)):
+        metrics = evaluate_backend(make_search_backend("bm25"), catalog, absent, admission)
+        assert metrics["recall@1"] == recall, admission
 
 
 def test_score_rankings_matches_evaluate_for_precomputed_results() -> None:
@@ -135,3 +137,53 @@ def test_score_rankings_matches_evaluate_for_precomputed_results() -> None:
     assert (given["p50_ms"], given["p99_ms"]) == (1.0, 3.0)
     assert percentile([5.0, 1.0, 3.0, 2.0], 50) == 2.0
     assert percentile([], 99) == 0.0
+
+
+def test_hit_at_k_counts_a_query_with_any_relevant_tool_in_the_top_k() -> None:
+    queries = [EvalQuery("q1", ("a", "b")), EvalQuery("q2", ("c",)), EvalQuery("q3", ("d",))]
+    rankings = [["x", "b"], ["y"] * 5 + ["c"], []]
+    result = score_rankings(queries, rankings, tools=9)
+    assert result["hit@1"] == 0.0
+    assert result["hit@5"] == round(100 / 3, 2)  # q1: b at rank 2; q2: c at rank 6
+    assert result["recall@5"] == round(100 * 0.5 / 3, 2)
+
+
+def test_negative_queries_are_scored_apart_from_the_positive_ones() -> None:
+    queries = [
+        EvalQuery("send mail", ("send_email",)),
+        EvalQuery("slack post message", (), negative=True, absent=("slack",)),
+        EvalQuery("stripe refund", (), negative=True, absent=("stripe",)),
+        EvalQuery("fax it", (), negative=True),
+        EvalQuery("notion page", (), negative=True, absent=("notion",)),
+    ]
+    rankings = [["send_email"], ["post_chat"], [], ["send_fax"], ["page_tool"]]
+    unmatched = [[], ["slack"], ["stripe", "refund"], [], ["page"]]
+    result = score_rankings(queries, rankings, tools=5, unmatched=unmatched)
+    assert (result["queries"], result["negatives"]) == (1, 4)
+    assert result["recall@1"] == result["hit@1"] == 100.0
+    assert result["no_match_rate"] == 0.0  # over the positive query only
+    assert result["negatives_no_match"] == 25.0  # stripe
+    # slack (flagged by its absent word) and stripe (no match); not fax (nothing unmatched)
+    # nor notion (the wrong word unmatched).
+    assert result["negatives_flagged"] == 50.0
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"query": "q", "relevant": ["a"], "negative": true}', "'relevant' must be []"),
+        ('{"query": "q", "relevant": [], "negative": "yes"}', "'negative' must be true or false"),
+        ('{"query": "q", "relevant": ["a"], "absent": ["b"]}', "for negative queries only"),
+        ('{"query": "q", "negative": true, "absent": "b"}', "'absent' must be a list"),
+    ],
+)
+def test_negative_query_errors_name_the_line(tmp_path: Path, line: str, message: str) -> None:
+    path = _write(tmp_path / "queries.jsonl", f"{line}\n")
+    with pytest.raises(EvaluationDataError, match=r":1: .*" + re.escape(message)):
+        load_queries(path)
+
+
+def test_negative_query_loads_with_its_absent_words(tmp_path: Path) -> None:
+    line = '{"query": "slack post", "relevant": [], "negative": true, "absent": ["slack"]}'
+    (query,) = load_queries(_write(tmp_path / "queries.jsonl", line))
+    assert query == EvalQuery("slack post", (), negative=True, absent=("slack",))

@@ -44,7 +44,8 @@ def test_installed_example_backend_is_selected_by_name(env: Environment) -> None
     config = Config.model_validate(
         {
             "plugins": {"enabled": ["keyword-search"]},
-            "tools": {"tool_search": {"backend": "keyword"}},
+            # strict: the keyword backend then asks for every query word
+            "tools": {"tool_search": {"backend": "keyword", "admission": "strict"}},
         }
     )
     backend, answer = _search(env, config, "todo list")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from engine import BM25Index
+from engine import index as bm25
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.search import bm25
 from hermes_core.search.backend import ToolDocument
-from hermes_core.search.bm25 import BM25Index
 
 WORDS = ["issue", "create", "list", "file", "read", "user", "zone", "record", "send", "message"]
 QUERIES = [

@@ -1,9 +1,14 @@
-"""Search quality on the third-party eval sets, against the plain rank-bm25 reference figures of
-``shared/data/README.md`` (recall@5 and nDCG@10, name split + description, no stemming).
+"""Search quality floors of the default settings, on every labelled set (the search-quality
+issue's acceptance 2). These are quality floors on real data, not timings.
 
-These are quality floors on real data, not timings. Admission ``lenient`` (what the issue asks to
-measure) and ``off`` clear the reference by more than 5 points on both sets; ``strict``, made for
-the keyword queries a model sends, is reported in ``docs/performance.md``.
+- The dev sets of ``benchmarks/data`` (keyword queries as a model sends them): hit@5 on the SaaS
+  catalog and on the five MCP servers, and every negative query answered with no match or with
+  its absent service word among the ``unmatched`` words.
+- The natural-language sets of ``shared/data/eval`` (toolbench, metatool): recall@5 and
+  nDCG@10.
+
+Measured host-free with the backend and the admission of a default ``Config`` (``hermes eval
+search`` measures the same through the real ``tool_search``; docs/performance.md has both).
 """
 
 from __future__ import annotations
@@ -12,26 +17,43 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.search.backend import Admission
-from hermes_core.search.evaluation import METRIC_KEYS, evaluate_bm25, load_catalog, load_queries
+from hermes_core.config import Config
+from hermes_core.search.evaluation import (
+    METRIC_KEYS,
+    evaluate_backend,
+    load_catalog,
+    load_queries,
+    load_sets,
+)
+from hermes_core.testing import make_search_backend
 
-REFERENCE = {
-    "toolbench": {"recall@5": 59.15, "ndcg@10": 60.54},
-    "metatool": {"recall@5": 46.42, "ndcg@10": 40.91},
+SETS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sets.json"
+
+FLOORS = {
+    "saas-keyword": {"hit@5": 85.0, "negatives_flagged": 100.0},
+    "mcp-servers": {"hit@5": 95.0, "negatives_flagged": 100.0},
+    "toolbench": {"recall@5": 69.0, "ndcg@10": 69.0},
+    "metatool": {"recall@5": 64.0, "ndcg@10": 56.0},
 }
 
 
-@pytest.mark.parametrize("admission", ["lenient", "off"])
-@pytest.mark.parametrize("eval_set", ["toolbench", "metatool"])
-def test_ranking_beats_rank_bm25_reference_by_five_points(
-    data_dir: Path, eval_set: str, admission: Admission
-) -> None:
-    folder = data_dir / "eval" / eval_set
-    catalog = load_catalog(folder / "catalog.json")
-    queries = load_queries(folder / "queries.jsonl")
-    result = evaluate_bm25(catalog, queries, admission)
+def _paths(name: str, data_dir: Path) -> tuple[Path, Path]:
+    for item in load_sets(SETS):
+        if item.name == name:
+            return item.catalog, item.queries
+    folder = data_dir / "eval" / name
+    return folder / "catalog.json", folder / "queries.jsonl"
+
+
+@pytest.mark.parametrize("name", list(FLOORS))
+def test_default_settings_meet_the_quality_floor(name: str, data_dir: Path) -> None:
+    defaults = Config().tools.tool_search
+    catalog_path, queries_path = _paths(name, data_dir)
+    catalog = load_catalog(catalog_path)
+    queries = load_queries(queries_path)
+    backend = make_search_backend(defaults.backend)
+    result = evaluate_backend(backend, catalog, queries, defaults.admission)
     assert tuple(result) == METRIC_KEYS
-    assert result["queries"] == len(queries)
-    assert result["tools"] == len(catalog)
-    for metric, reference in REFERENCE[eval_set].items():
-        assert result[metric] >= reference + 5, (metric, result)
+    assert result["queries"] + result["negatives"] == len(queries)
+    for metric, floor in FLOORS[name].items():
+        assert result[metric] >= floor, (metric, result)

@@ -9,7 +9,11 @@ The rule, in order:
    letter/digit boundaries (``zones2`` -> zones, 2; ``base64`` -> base, 64).
 3. One exception keeps version-like tokens whole: a single letter directly followed by digits
    stays one token (``V2`` -> v2, ``s3`` -> s3), so ``getV2Zones`` -> get, v2, zones.
-4. Tokens are lowercased and stemmed with the Snowball English stemmer (``issues`` -> issu, the
+4. An upper-case run followed by a lone ``s`` is an acronym plural: ``URLs`` -> url, ``IDs`` ->
+   id (not ur, ls).
+5. A mixed-case word of letters is also kept whole, after its pieces: ``YouTube`` -> you, tube,
+   youtube; ``IMDb`` -> im, db, imdb; so a query naming the product in one word finds it.
+6. Tokens are lowercased and stemmed with the Snowball English stemmer (``issues`` -> issu, the
    same stem as ``issue``).
 
 Queries drop English function words (:data:`QUERY_STOPWORDS`) before stemming, unless nothing
@@ -25,15 +29,15 @@ import re
 
 import Stemmer
 
-__all__ = ["QUERY_STOPWORDS", "query_tokens", "split_words", "stem", "tokenize"]
+__all__ = ["QUERY_STOPWORDS", "query_tokens", "query_words", "split_words", "stem", "tokenize"]
 
 # The pieces of ASCII words, in order of preference: a version-like token (one letter that starts
-# a piece, followed by digits: v2, s3, the V2 of getV2Zones), an upper-case run not followed by
-# lower case (HTTP of HTTPServer), a word with at most one leading capital, a digit run. Anything
-# else separates pieces.
+# a piece, followed by digits: v2, s3, the V2 of getV2Zones), an acronym plural (URLs; its "s" is
+# dropped below), an upper-case run not followed by lower case (HTTP of HTTPServer), a word with
+# at most one leading capital, a digit run. Anything else separates pieces.
 _PIECES = re.compile(
     r"(?:(?<![A-Za-z])[A-Za-z]|(?<=[a-z])[A-Z])[0-9]+(?![0-9])"
-    r"|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+    r"|[A-Z]{2,}s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 )
 # Every byte that is not an ASCII letter or digit becomes a space (non-ASCII text is encoded
 # with "?" first).
@@ -63,8 +67,14 @@ def split_words(text: str) -> list[str]:
     for word in text.encode("ascii", "replace").translate(_SEPARATORS).decode("ascii").split():
         if word.isdigit() or (word.islower() and word.isalpha()):
             pieces.append(word)  # the common case needs no regular expression
-        else:
-            pieces.extend(_PIECES.findall(word))
+            continue
+        found = _PIECES.findall(word)
+        for piece in found:
+            if len(piece) > 2 and piece[-1] == "s" and piece[:-1].isupper():
+                piece = piece[:-1]  # an acronym plural
+            pieces.append(piece)
+        if len(found) > 1 and word.isalpha() and not word.isupper():
+            pieces.append(word)  # a mixed-case word, also whole
     return " ".join(pieces).lower().split()
 
 
@@ -80,10 +90,14 @@ def tokenize(text: str) -> list[str]:
     return stems
 
 
-def query_tokens(query: str) -> list[str]:
-    """The tokens of a search query: as :func:`tokenize`, without :data:`QUERY_STOPWORDS`
+def query_words(query: str) -> list[str]:
+    """The lowercased, unstemmed words of a search query, without :data:`QUERY_STOPWORDS`
     unless the query holds nothing else."""
     words = split_words(query)
-    kept = [word for word in words if word not in QUERY_STOPWORDS] or words
-    stems: list[str] = _STEMMER.stemWords(kept)
+    return [word for word in words if word not in QUERY_STOPWORDS] or words
+
+
+def query_tokens(query: str) -> list[str]:
+    """The tokens of a search query: the stems of :func:`query_words`."""
+    stems: list[str] = _STEMMER.stemWords(query_words(query))
     return stems

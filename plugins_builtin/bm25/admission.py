@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hermes_core.search.backend import Admission
-from hermes_core.search.documents import bare_tool_name
+from hermes_core import Admission, ToolDocument
 
 __all__ = [
     "COVERAGE_FLOOR_MIN_TOKENS",
@@ -85,8 +84,8 @@ def coverage_floor(known_token_count: int, admission: Admission = "strict") -> i
     return (known_token_count + 1) // 2
 
 
-def exact_name_keys(name: str) -> tuple[str, ...]:
+def exact_name_keys(document: ToolDocument) -> tuple[str, ...]:
     """The exact-name bypass: the queries that name this tool exactly (compared lowercased and
     stripped): the full name and the name without its ``mcp__<server>__`` prefix."""
-    keys = {name.strip().lower(), bare_tool_name(name).strip().lower()}
+    keys = {document.name.strip().lower(), document.bare_name.strip().lower()}
     return tuple(sorted(keys))

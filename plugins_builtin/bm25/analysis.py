@@ -1,0 +1,130 @@
+"""Query analysis: the tokens a query is ranked with, and how to tell which of its words the
+results answer.
+
+Against the index's vocabulary (``known``), in order:
+
+1. The query's words (:func:`~hermes_core.search.tokenize.query_words`) are stemmed.
+2. **Compounds.** Two adjacent words of letters whose concatenation is a known token add that
+   token: ``time zone`` also finds ``timezones``, ``pull request`` also ``pullRequest``.
+3. **Splits.** A word that no tool holds, of at least :data:`MIN_SPLIT_WORD` letters, that
+   splits into two known words of at least :data:`MIN_SPLIT_PART` letters each is ranked as
+   those two: ``timezone`` finds "time zone", ``pullrequest`` finds "pull request". Of several
+   splits, the most even one wins (then the leftmost). No tool contains the word as written,
+   so it stays unmatched (``zendesk`` is not "zen desk").
+4. **Equivalents.** Each query token in the equivalence table (:mod:`.equivalents`) also
+   searches for its equivalents, at a lower weight, as one expansion token.
+5. **Unmatched.** A word that no tool holds and that no compound rescues is *unmatched* at the
+   catalog level: its stem stays among the tokens (``strict`` admission returns nothing for
+   it). Against a result, a word is unmatched when none of the returned tools holds it, one of
+   its compounds or one of its equivalents (its expansion token); see :func:`unmatched_in`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from .equivalents import EQUIVALENTS, expansion_token
+from .tokenize import query_words, stem
+
+__all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
+
+MIN_SPLIT_WORD = 6
+"""The shortest unknown word the split rule tries."""
+
+MIN_SPLIT_PART = 3
+"""The shortest part a split may have (``sla`` + ``ck`` is no split of ``slack``)."""
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    """What a query is ranked with, and its words.
+
+    ``tokens``: stems in query order, then compound and split tokens; repeats count again.
+    ``expanded``: the distinct tokens that have equivalents, each ranked with its expansion
+    token. ``answers``: each distinct word with the token sets that answer it (its stem, its
+    compounds, its expansion token; a tool answers the word when it holds every token of one
+    set). ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    """
+
+    tokens: tuple[str, ...]
+    expanded: tuple[str, ...]
+    answers: tuple[tuple[str, tuple[frozenset[str], ...]], ...]
+    unmatched: tuple[str, ...]
+
+
+def analyze_query(
+    query: str,
+    known: Callable[[str], bool],
+    equivalents: Mapping[str, tuple[tuple[str, ...], ...]] = EQUIVALENTS,
+) -> QueryAnalysis:
+    """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
+    (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
+    words = query_words(query)
+    stems = [stem(word) for word in words]
+    holds = [known(token) for token in stems]
+    compounds: list[list[str]] = [[] for _ in words]
+    added: list[str] = []
+    for position in range(len(words) - 1):
+        left, right = words[position], words[position + 1]
+        if not (left.isalpha() and right.isalpha()):
+            continue
+        joined = stem(left + right)
+        if joined not in stems and known(joined):
+            added.append(joined)
+            compounds[position].append(joined)
+            compounds[position + 1].append(joined)
+    tokens: list[str] = []
+    unmatched: list[str] = []
+    for position, (word, token) in enumerate(zip(words, stems, strict=True)):
+        if holds[position]:
+            tokens.append(token)
+        elif not compounds[position]:
+            parts = _split(word, known)
+            if parts is not None:
+                added.extend(parts)
+            else:
+                tokens.append(token)  # held by no tool: strict admission answers nothing
+            unmatched.append(word)
+    ranked = tokens + added
+    expanded = [token for token in dict.fromkeys(ranked) if token in equivalents]
+    answers: dict[str, tuple[frozenset[str], ...]] = {}
+    for word, token, joined_tokens in zip(words, stems, compounds, strict=True):
+        if word not in answers:
+            sets = [frozenset((token,)), *(frozenset((c,)) for c in joined_tokens)]
+            if token in equivalents:
+                sets.append(frozenset((expansion_token(token),)))
+            answers[word] = tuple(sets)
+    return QueryAnalysis(
+        tuple(ranked), tuple(expanded), tuple(answers.items()), tuple(dict.fromkeys(unmatched))
+    )
+
+
+def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> list[str]:
+    """The words of ``analysis`` that none of the ``held`` token sets (one per returned tool)
+    answers; with nothing returned, the words no tool holds at all."""
+    results = [set(tokens) for tokens in held]
+    if not results:
+        return list(analysis.unmatched)
+    return [
+        word
+        for word, sets in analysis.answers
+        if not any(needed <= tokens for tokens in results for needed in sets)
+    ]
+
+
+def _split(word: str, known: Callable[[str], bool]) -> tuple[str, str] | None:
+    """The two known stems ``word`` splits into (the most even split, then the leftmost), or
+    ``None``."""
+    if len(word) < MIN_SPLIT_WORD or not word.isalpha():
+        return None
+    best: tuple[str, str] | None = None
+    best_shortest = 0
+    for cut in range(MIN_SPLIT_PART, len(word) - MIN_SPLIT_PART + 1):
+        shortest = min(cut, len(word) - cut)
+        if shortest <= best_shortest:
+            continue
+        left, right = stem(word[:cut]), stem(word[cut:])
+        if known(left) and known(right):
+            best, best_shortest = (left, right), shortest
+    return best
