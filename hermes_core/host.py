@@ -31,11 +31,13 @@ from hermes_core.plugins.registrations import (
 )
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
-from hermes_core.tools import EnabledTools, Registry
+from hermes_core.tools import EnabledTools, Registry, ToolResult
 
 if TYPE_CHECKING:
     import pluggy
 
+    from hermes_core.approvals.prompt import PromptTransport
+    from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
     from hermes_core.dispatch import Dispatcher
     from hermes_core.mcp.supervisor import McpManager, ServerStatus
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("hermes_core.host")
 
 _CATALOG_OWNER = "catalog"
+_BRIDGE_OWNER = "bridge"
 _MCP_OWNER = "mcp:"
 
 
@@ -88,6 +91,7 @@ class Host:
         self._registrations: Registrations | None = None
         self._dispatcher: Dispatcher | None = None
         self._tool_search: ToolSearch | None = None
+        self._availability: Availability | None = None
         self._mcp: McpManager | None = None
 
     @classmethod
@@ -149,6 +153,7 @@ class Host:
             self._plugins = plugins
             self._register_plugin_tools(plugins, strict=strict)
             self._register_catalogs()
+            self._register_bridge()
         except BaseException:
             self._plugins = None
             self._registrations = None
@@ -264,13 +269,21 @@ class Host:
         context = self.plugin_context(owner.plugin if owner is not None else "")
         policy = select_policy(policies, name, context)
         return Dispatcher(
-            self.registry,
-            self.pm,
-            policy,
-            self.config,
-            self.env,
-            explain_unknown=self._mcp_refusal,
+            self.registry, self.pm, policy, self.config, self.env, availability=self.availability
         )
+
+    @property
+    def availability(self) -> Availability:
+        """Why a tool name can or cannot run here (one answer for the dispatcher and the
+        bridge), knowing the MCP servers' reasons."""
+        self._started()
+        if self._availability is None:
+            from hermes_core.availability import Availability
+
+            self._availability = Availability(
+                self.registry, self.config.tools, explain=self._mcp_refusal
+            )
+        return self._availability
 
     def create_search_backend(self, name: str | None = None) -> SearchBackend:
         """A new, empty instance of the search backend registered as ``name`` (default:
@@ -286,22 +299,63 @@ class Host:
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
 
-        name = self.select_search_backend().name
+        name = self.config.tools.tool_search.backend
+        # The backend is made on the first search: a backend that cannot be made answers
+        # tool_search with an error naming why, and every other tool keeps working.
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
-            self.create_search_backend(name),
-            self.dispatcher.dispatch,
+            lambda: self.create_search_backend(name),
+            self.availability,
             unavailable=self._unavailable_servers,
-            explain_unknown=self._explain_unknown_tool,
             new_backend=lambda: self.create_search_backend(name),
         )
+
+    def _register_bridge(self) -> None:
+        """The three bridge tools, ordinary tools of the registry: their handlers reach the tool
+        search when they run (it is built on first use)."""
+        from hermes_core.search.bridge import make_bridge_tools, search_description
+
+        tools = make_bridge_tools(
+            search_description("", connectors=False),
+            self._search_tools,
+            self._describe_tools,
+            self._plan_tool_call,
+        )
+        for tool in tools:
+            self.registry.register(tool, owner=_BRIDGE_OWNER, bridge=True)
+
+    def _tool_search_or_error(self) -> ToolSearch | ToolResult:
+        try:
+            return self.tool_search
+        except HermesError as exc:  # a configured backend that no plugin provides
+            return ToolResult.error("CONFIG_ERROR", f"hermes-core cannot search tools: {exc}")
+
+    async def _search_tools(self, session: Session, **arguments: Any) -> ToolResult:
+        search = self._tool_search_or_error()
+        if isinstance(search, ToolResult):
+            return search
+        return await search.handle_search(session, **arguments)
+
+    async def _describe_tools(self, session: Session, **arguments: Any) -> ToolResult:
+        search = self._tool_search_or_error()
+        if isinstance(search, ToolResult):
+            return search
+        return await search.handle_describe(session, **arguments)
+
+    def _plan_tool_call(self, arguments: Any, session: Session) -> Any:
+        search = self._tool_search_or_error()
+        if isinstance(search, ToolResult):
+            return search
+        return search.plan_call(arguments, session)
 
     def prepare_tools(self) -> None:
         """Build the dispatcher and the tool search now rather than at the first call, so an
         unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
-        valid names (what a command line or a server wants at start)."""
+        valid names (what a command line or a server wants at start). The backend itself is
+        made on the first search."""
         _ = self.dispatcher, self.tool_search
+        self.select_search_backend()
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -327,16 +381,20 @@ class Host:
         cwd: Path | None = None,
         interactive: bool = False,
         granted_toolsets: frozenset[str] | None = None,
+        prompt: PromptTransport | None = None,
         **fields: Any,
     ) -> Session:
-        """A session in ``cwd`` (the host's working directory by default). Prefer
-        :meth:`session`, which also tells the plugins' session hooks."""
+        """A session in ``cwd`` (the host's working directory by default) whose approvals
+        ``prompt`` answers (``None``: ``approvals.non_interactive``). Prefer :meth:`session`,
+        which also tells the plugins' session hooks."""
         session = Session(
             cwd=cwd or self.env.cwd,
             interactive=interactive,
             granted_toolsets=granted_toolsets,
             **fields,
         )
+        if prompt is not None:
+            self.dispatcher.approvals.attach(session, prompt)
         return session
 
     @asynccontextmanager
@@ -346,12 +404,17 @@ class Host:
         cwd: Path | None = None,
         interactive: bool = False,
         granted_toolsets: frozenset[str] | None = None,
+        prompt: PromptTransport | None = None,
         **fields: Any,
     ) -> AsyncIterator[Session]:
         """A session for one conversation: ``hermes_session_start`` observers run on entry and
         ``hermes_session_end`` on exit (each plugin isolated)."""
         made = self.new_session(
-            cwd=cwd, interactive=interactive, granted_toolsets=granted_toolsets, **fields
+            cwd=cwd,
+            interactive=interactive,
+            granted_toolsets=granted_toolsets,
+            prompt=prompt,
+            **fields,
         )
         await self.dispatcher.notify("hermes_session_start", session=made)
         try:
@@ -369,22 +432,15 @@ class Host:
     async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
         """Run one tool call for ``session``; never raises.
 
-        ``tool_call`` is unwrapped here, so hooks, approvals and the activity log see the real
-        tool; ``tool_search`` and ``tool_describe`` are calls of their own.
+        The dispatcher is the only router: a direct call runs its tool, ``tool_call`` plans the
+        real calls it runs, so hooks, approvals and the activity log see the real tool.
         """
         try:
-            search = self.tool_search
             dispatcher = self.dispatcher
-        except HermesError as exc:  # a configured policy or backend that no plugin provides
+        except HermesError as exc:  # a configured policy that no plugin provides
             from hermes_core.tools import ToolResult
 
             return ToolResult.error("CONFIG_ERROR", f"hermes-core cannot run tools: {exc}")
-        if name == "tool_call":
-            payload = arguments if isinstance(arguments, dict) else {"calls": arguments}
-            return await search.call(payload, session)
-        if name in ("tool_search", "tool_describe"):
-            bridge = {tool.name: tool for tool in search.bridge_tools()}
-            return await dispatcher.dispatch_tool(bridge[name], arguments, session)
         return await dispatcher.dispatch(name, arguments, session)
 
     # MCP --------------------------------------------------------------------------------------
@@ -447,11 +503,6 @@ class Host:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is
         unavailable; ``None`` otherwise."""
         return self._mcp.refusal_for(name) if self._mcp is not None else None
-
-    def _explain_unknown_tool(self, name: str) -> str | None:
-        """Why the bridge cannot call ``name``: a filtered MCP tool or an unavailable server."""
-        refusal = self._mcp_refusal(name)
-        return None if refusal is None else refusal.error_message or refusal.text_content
 
 
 def _unregister_all(plugins: PluginSet) -> None:

@@ -73,10 +73,13 @@ class Harness:
     registry: Registry
     dispatcher: Dispatcher
 
-    def session(self, **fields: Any) -> Session:
-        """A session in the harness's working directory."""
+    def session(self, *, prompt: Any = None, **fields: Any) -> Session:
+        """A session in the harness's working directory, whose approvals ``prompt`` answers."""
         fields.setdefault("cwd", self.env.cwd)
-        return Session(**fields)
+        made = Session(**fields)
+        if prompt is not None:
+            self.dispatcher.approvals.attach(made, prompt)
+        return made
 
     def call(self, name: str, arguments: Any, session: Session | None = None) -> ToolResult:
         """Dispatch one call from synchronous test code."""

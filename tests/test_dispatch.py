@@ -108,15 +108,18 @@ def direct_call(harness: Harness, name: str, arguments: Any, session: Session) -
 
 
 def through_tool_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
-    """The model calls a deferred tool through the bridge's tool_call, which the host unwraps."""
+    """The model calls a deferred tool through the bridge's tool_call, which the dispatcher
+    routes to the real tool."""
     search = ToolSearch(
         EnabledTools(harness.registry, harness.config.tools),
         harness.config.tools.tool_search,
         FakeSearchBackend(),
-        harness.dispatcher.dispatch,
+        harness.dispatcher.availability,
     )
+    for tool in search.bridge_tools():
+        harness.registry.register(tool, owner="bridge", bridge=True)
     payload = {"calls": [{"name": name, "arguments": arguments}]}
-    return anyio.run(search.call, payload, session)
+    return harness.call("tool_call", payload, session)
 
 
 # Later call paths (connector batches, execute_code) are added here as parameters.

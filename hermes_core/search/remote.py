@@ -1,15 +1,20 @@
 """What the bridge needs from hosted connectors, as a protocol the connectors layer implements.
 
 Connector tools are never registered locally: ``tool_search`` asks the gateway for hits that are
-ranked with the local catalog, ``tool_describe`` fetches their schemas, and ``tool_call`` sends
-each entry through the dispatcher under its ``connectors__<connector>__<tool>`` name.
+ranked with the local catalog, ``tool_describe`` fetches their schemas, and ``tool_call`` plans
+each entry with the tool :meth:`ConnectorSource.tool` gives for its
+``connectors__<connector>__<tool>`` name, which the dispatcher runs like any tool (hooks, one
+approval per entry, the activity log).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from hermes_core.tools import Tool
 
 __all__ = [
     "CONNECTORS_TOOLSET",
@@ -89,4 +94,9 @@ class ConnectorSource(Protocol):
 
     async def describe(self, names: Sequence[str]) -> ConnectorDescription:
         """The schemas of ``names`` in one gateway request; never raises."""
+        ...
+
+    def tool(self, name: str) -> Tool:
+        """The tool that runs the connector tool ``name`` through the gateway (its handler
+        executes it and answers every failure as an error result)."""
         ...

@@ -3,7 +3,6 @@ and a fake connector gateway (no gateway can run here yet)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from engine import BM25Index
 
 from hermes_core import hookspecs
 from hermes_core.approvals.policy import Decision
+from hermes_core.availability import Availability
 from hermes_core.config import Config, ToolSearchConfig
 from hermes_core.dispatch import Dispatcher
 from hermes_core.hookspecs import hookimpl
@@ -25,7 +25,7 @@ from hermes_core.search.remote import (
     RemoteTool,
     split_connector_name,
 )
-from hermes_core.search.toolsearch import DispatchFn, ToolSearch
+from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
 from hermes_core.specs import ToolCall
 from hermes_core.tools import Registry, Tool, ToolResult
@@ -168,35 +168,30 @@ class HookRecorder:
 
 
 def real_dispatcher(
-    tmp_path: Path, registry: Registry, plugins: Sequence[tuple[str, object]] = ()
+    tmp_path: Path,
+    registry: Registry,
+    plugins: Sequence[tuple[str, object]] = (),
+    search: ToolSearch | None = None,
 ) -> Dispatcher:
-    """The real dispatcher over ``registry`` with ``plugins`` registered for their hooks."""
+    """The real dispatcher over ``registry`` with ``plugins`` registered for their hooks; with
+    ``search``, its bridge tools are registered too (as the host registers them)."""
     manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
     for name, plugin in plugins:
         manager.register(plugin, name=name)
-    return Dispatcher(registry, manager, AllowEverythingPolicy(), Config(), make_env(tmp_path))
-
-
-@dataclass
-class RecordingDispatch:
-    """A dispatch function that records each call and runs the tool's handler directly.
-
-    Used where the real dispatcher's own checks would hide what the bridge decided (whether the
-    bridge passed a call on at all)."""
-
-    registry: Registry
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    async def __call__(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        self.calls.append((name, arguments))
-        tool = self.registry.get(name)
-        assert tool is not None
-        assert tool.handler is not None
-        value = tool.handler(**arguments)
-        if isinstance(value, ToolResult):
-            return value
-        return ToolResult.text(json.dumps(value), structured=value)
+    availability = None
+    if search is not None:
+        for tool in search.bridge_tools():
+            registry.register(tool, owner="bridge", bridge=True)
+        availability = search.availability
+    return Dispatcher(
+        registry,
+        manager,
+        AllowEverythingPolicy(),
+        Config(),
+        make_env(tmp_path),
+        availability=availability,
+    )
 
 
 @dataclass
@@ -244,6 +239,21 @@ class FakeConnectorTransport:
         found = {name: self.tools[name] for name in names if name in self.tools}
         return ConnectorDescription(found, [name for name in names if name not in found])
 
+    def tool(self, name: str) -> Tool:
+        """The tool that runs ``name`` here, as a gateway client gives it to the bridge."""
+
+        async def run(session: Session, **arguments: Any) -> ToolResult:
+            return await self.execute(name, arguments, session)
+
+        return Tool(
+            name=name,
+            description=self.tools[name].description if name in self.tools else "",
+            handler=run,
+            toolset="connectors",
+            source="connectors",
+            source_name=name.split("__")[1],
+        )
+
     async def execute(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
         self.executed.append((name, arguments))
         if self.interrupt_after is not None and len(self.executed) >= self.interrupt_after:
@@ -253,35 +263,19 @@ class FakeConnectorTransport:
         return ToolResult.text("ok", structured={"tool": name, "arguments": arguments})
 
 
-def routed_dispatch(dispatcher: Dispatcher, transport: FakeConnectorTransport) -> DispatchFn:
-    """Dispatch connector names to the transport and everything else to the real dispatcher."""
-
-    async def dispatch(name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        if split_connector_name(name) is not None:
-            return await transport.execute(name, arguments, session)
-        return await dispatcher.dispatch(name, arguments, session)
-
-    return dispatch
-
-
 def tool_search(
     registry: Registry,
-    dispatch: DispatchFn | None = None,
     *,
     config: ToolSearchConfig | None = None,
     backend: SearchBackend | None = None,
     **options: Any,
 ) -> ToolSearch:
     """A :class:`ToolSearch` over ``registry`` with the BM25 backend."""
-
-    async def nowhere(name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        raise AssertionError(f"nothing should have been dispatched, got {name}")
-
     return ToolSearch(
         RegistryCatalog(registry),
         config or ToolSearchConfig(),
         backend if backend is not None else BM25Index(),
-        dispatch or nowhere,
+        Availability(registry, Config().tools),
         **options,
     )
 

@@ -47,10 +47,9 @@ def test_configured_server_overrides_the_entries_server(tmp_path: Path) -> None:
 def test_calling_a_catalog_tool_returns_a_catalog_only_error(tmp_path: Path) -> None:
     tools = load_catalog(_write(tmp_path / "c.json", catalog_entries(1, "billing")))
     registry = registry_of(tools)
-    dispatcher = real_dispatcher(tmp_path, registry)
-    search = tool_search(registry, dispatcher.dispatch)
+    dispatcher = real_dispatcher(tmp_path, registry, search=tool_search(registry))
     payload = {"calls": [{"name": "billing__op_0000", "arguments": {"id": "7"}}]}
-    result = anyio.run(search.call, payload, session())
+    result = anyio.run(dispatcher.dispatch, "tool_call", payload, session())
     dispatcher.close()
     assert result.is_error
     assert result.error_code == CATALOG_ONLY

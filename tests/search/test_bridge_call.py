@@ -13,13 +13,11 @@ import pytest
 from bridge_fixtures import (
     FakeConnectorTransport,
     HookRecorder,
-    RecordingDispatch,
     core_tool,
     mcp_tool,
     plugin_tool,
     real_dispatcher,
     registry_of,
-    routed_dispatch,
     session,
     tool_search,
 )
@@ -66,18 +64,13 @@ class Bench:
             ]
         )
         self.hooks = HookRecorder()
+        self.search: ToolSearch = tool_search(self.registry, connectors=connectors)
         self.dispatcher: Dispatcher = real_dispatcher(
-            tmp_path, self.registry, [("recorder", self.hooks)]
+            tmp_path, self.registry, [("recorder", self.hooks)], search=self.search
         )
-        dispatch = (
-            routed_dispatch(self.dispatcher, connectors)
-            if connectors is not None
-            else self.dispatcher.dispatch
-        )
-        self.search: ToolSearch = tool_search(self.registry, dispatch, connectors=connectors)
 
-    def call(self, payload: dict[str, Any], s: Session | None = None) -> ToolResult:
-        return anyio.run(self.search.call, payload, s or session())
+    def call(self, payload: Any, s: Session | None = None) -> ToolResult:
+        return anyio.run(self.dispatcher.dispatch, "tool_call", payload, s or session())
 
 
 @pytest.fixture
@@ -304,28 +297,29 @@ def test_validators_are_built_on_a_tools_first_bridged_call(bench: Bench) -> Non
     assert bench.dispatcher.prepared_tools == 1
 
 
-def test_broken_schema_does_not_block() -> None:
+def _bridged_call(tmp_path: Path, registry: Registry, payload: dict[str, Any]) -> ToolResult:
+    dispatcher = real_dispatcher(tmp_path, registry, search=tool_search(registry))
+    try:
+        return anyio.run(dispatcher.dispatch, "tool_call", payload, session())
+    finally:
+        dispatcher.close()
+
+
+def test_broken_schema_does_not_block(tmp_path: Path) -> None:
     broken = mcp_tool("odd", "do_it", "Do it.", {"type": "object", "properties": 7})
-    registry = registry_of([broken])
-    dispatch = RecordingDispatch(registry)
-    search = tool_search(registry, dispatch)
-    result = anyio.run(search.call, {"name": "mcp__odd__do_it", "arguments": {"x": 1}}, session())
-    assert dispatch.calls == [("mcp__odd__do_it", {"x": 1})]
+    payload = {"name": "mcp__odd__do_it", "arguments": {"x": 1}}
+    result = _bridged_call(tmp_path, registry_of([broken]), payload)
     assert result.structured == {"received": {"x": 1}}
 
 
-def test_non_local_ref_does_not_block() -> None:
+def test_non_local_ref_does_not_block(tmp_path: Path) -> None:
     schema = {"type": "object", "properties": {"id": {"$ref": "https://example.com/id.json"}}}
     registry = registry_of([mcp_tool("odd", "fetch", "Fetch.", schema)])
-    dispatch = RecordingDispatch(registry)
-    search = tool_search(registry, dispatch)
-    anyio.run(search.call, {"name": "mcp__odd__fetch", "arguments": {"id": 5}}, session())
-    assert dispatch.calls == [("mcp__odd__fetch", {"id": 5})]
+    result = _bridged_call(tmp_path, registry, {"name": "mcp__odd__fetch", "arguments": {"id": 5}})
+    assert result.structured == {"received": {"id": 5}}
 
 
 def test_tool_call_dispatched_by_the_real_dispatcher_runs_the_real_tool(bench: Bench) -> None:
-    for tool in bench.search.bridge_tools():
-        bench.registry.register(tool, owner="tool_search", bridge=True)
     arguments = {"name": "mcp__github__create_issue", "arguments": '{"repo": "a/b"}'}
     result = anyio.run(bench.dispatcher.dispatch, "tool_call", arguments, session())
     assert not result.is_error, result.text_content
@@ -334,8 +328,6 @@ def test_tool_call_dispatched_by_the_real_dispatcher_runs_the_real_tool(bench: B
 
 
 def test_tool_search_dispatched_by_the_real_dispatcher_accepts_a_bare_string(bench: Bench) -> None:
-    for tool in bench.search.bridge_tools():
-        bench.registry.register(tool, owner="tool_search", bridge=True)
     result = anyio.run(bench.dispatcher.dispatch, "tool_search", {"queries": "forecast"}, session())
     assert not result.is_error, result.text_content
     assert result.structured["results"][0]["matches"] == ["forecast"]
