@@ -41,6 +41,7 @@ from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, 
 from hermes_core.arguments import ArgumentsProblem, read_arguments
 from hermes_core.availability import Availability
 from hermes_core.coercion import coerce_arguments
+from hermes_core.generation_cache import GenerationCache
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import (
     DeadlineExceeded,
@@ -156,8 +157,7 @@ class Dispatcher:
         """Each session's prompt transport and answers, and the *always* answers."""
         self.activity_log = activity_log or ActivityLog(env.log_dir / ACTIVITY_LOG_NAME)
         self._hook_timeout = config.plugins.hook_timeout
-        self._prepared: dict[str, _PreparedTool] = {}
-        self._prepared_generation = -1
+        self._prepared: GenerationCache[str, _PreparedTool] = GenerationCache(registry)
         self._hook_cache: dict[str, tuple[list[Any], tuple[_Hook, ...]]] = {}
         self._call_ids = itertools.count(1)
         self._logged_failures: set[tuple[str, str, str]] = set()
@@ -168,7 +168,7 @@ class Dispatcher:
     def prepared_tools(self) -> int:
         """How many tools of the current registry generation have had their schema compiled:
         validators are built on a tool's first call, never up front."""
-        return len(self._prepared) if self._prepared_generation == self.registry.generation else 0
+        return len(self._prepared)
 
     def resolve(self, name: str, session: Session | None = None) -> Tool | None:
         """The tool called ``name`` if it exists, its toolset is enabled and ``session`` is
@@ -176,13 +176,9 @@ class Dispatcher:
         return self.availability.resolve(name, session)
 
     def _prepare(self, tool: Tool) -> _PreparedTool:
-        if self._prepared_generation != self.registry.generation:
-            self._prepared.clear()
-            self._prepared_generation = self.registry.generation
         prepared = self._prepared.get(tool.name)
         if prepared is None or prepared.tool is not tool:
-            prepared = _prepare_tool(tool)
-            self._prepared[tool.name] = prepared
+            prepared = self._prepared.put(tool.name, _prepare_tool(tool))
         return prepared
 
     def _hook_impls(self, hook_name: str) -> tuple[_Hook, ...]:

@@ -461,9 +461,10 @@ class Host:
 
     def _on_mcp_tools(self, server: str, tools: list[Tool]) -> None:
         owner = _MCP_OWNER + server
-        self.registry.unregister_owner(owner)
-        if tools:
-            self.registry.register_all(tools, owner=owner)
+        with self.registry.batch():
+            self.registry.unregister_owner(owner)
+            if tools:
+                self.registry.register_all(tools, owner=owner)
 
     async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
         """Connect a server while the host runs; the next assembly includes its tools."""

@@ -18,6 +18,7 @@ from hermes_core.arguments import ArgumentsProblem, read_arguments
 from hermes_core.availability import Availability, BridgeRoute
 from hermes_core.config import ToolSearchConfig
 from hermes_core.dispatch import CallPlan, PlannedCall
+from hermes_core.generation_cache import GenerationCache
 from hermes_core.search.assembly import (
     Assembly,
     CatalogView,
@@ -105,7 +106,7 @@ class ToolSearch:
         self.availability = availability
         self.connectors = connectors
         self._unavailable = unavailable
-        self._view: CatalogView | None = None
+        self._view: GenerationCache[None, CatalogView] = GenerationCache(catalog)
         self._make_backend: Callable[[], SearchBackend] | None = None
         self._index: IndexSync | None = None
         if isinstance(backend, SearchBackend):
@@ -114,8 +115,9 @@ class ToolSearch:
             self._make_backend = backend
         self._new_backend = new_backend
         self._grant_indexes: dict[frozenset[str], IndexSync] = {}
-        self._assemblies: dict[tuple[Any, ...], Assembly] = {}
-        self._assembly_generation: int | None = None
+        self._assemblies: GenerationCache[tuple[Any, ...], Assembly] = GenerationCache(
+            catalog, limit=_MAX_CACHED_ASSEMBLIES
+        )
         self._schema_tokens: dict[str, tuple[Tool, int]] = {}
         self._searches: weakref.WeakKeyDictionary[Session, tuple[int, int]] = (
             weakref.WeakKeyDictionary()
@@ -139,10 +141,12 @@ class ToolSearch:
 
     def view(self) -> CatalogView:
         """The catalog split into visible and deferred tools, recomputed when it changed."""
-        generation = self.catalog.generation
-        if self._view is None or self._view.generation != generation:
-            self._view = split_catalog(self.catalog.tools(), self.config, generation)
-        return self._view
+        view = self._view.get(None)
+        if view is None:
+            generation = self.catalog.generation
+            view = split_catalog(self.catalog.tools(), self.config, generation)
+            self._view.put(None, view)
+        return view
 
     def _connectors_in_scope(self, session: Session | None) -> bool:
         if self.connectors is None or not self.connectors.in_scope():
@@ -181,15 +185,11 @@ class ToolSearch:
         view = self.view()
         grant = None if session is None else session.granted_toolsets
         key = (budget, grant, connectors, tuple(sorted(unavailable.items())))
-        if self._assembly_generation != view.generation:
-            self._assemblies.clear()
-            self._assembly_generation = view.generation
         assembly = self._assemblies.get(key)
         if assembly is None:
-            assembly = self._build(view, budget, session, connectors, unavailable)
-            if len(self._assemblies) >= _MAX_CACHED_ASSEMBLIES:
-                self._assemblies.clear()
-            self._assemblies[key] = assembly
+            assembly = self._assemblies.put(
+                key, self._build(view, budget, session, connectors, unavailable)
+            )
         return assembly
 
     def _build(
