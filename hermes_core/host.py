@@ -17,11 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import HermesError, PluginError
+from hermes_core.errors import HermesError, PluginError, RegistrationError
 from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
 from hermes_core.plugins.registrations import (
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
+    from hermes_core.search.backend import SearchBackend
     from hermes_core.search.toolsearch import ToolSearch
     from hermes_core.specs import ApprovalPolicySpec, ConnectorGatewaySpec, SearchBackendSpec
     from hermes_core.tools import Tool, ToolResult
@@ -263,21 +266,48 @@ class Host:
             explain_unknown=self._mcp_refusal,
         )
 
+    def _new_search_backend(self, name: str, chain: tuple[str, ...] = ()) -> SearchBackend:
+        """A new instance of the search backend registered as ``name``, from its factory.
+
+        ``chain`` holds the backends whose factories asked for this one (through
+        :meth:`PluginContext.search_backend`); a backend that asks for itself, directly or
+        through another, is an error. A factory that fails with anything but a
+        :class:`HermesError` is reported as an error of its plugin, naming the backend.
+        """
+        if name in chain:
+            cycle = " -> ".join((*chain, name))
+            raise RegistrationError(
+                f"search backend {chain[-1]!r} cannot be built from itself ({cycle})"
+            )
+        origin = f"asked for by search backend {chain[-1]!r}" if chain else None
+        spec: SearchBackendSpec = self.registrations.select("search_backend", name, origin=origin)
+        owner = self.registrations.search_backends[name].plugin
+        context = replace(
+            self.plugin_context(owner),
+            backend_builder=partial(self._new_search_backend, chain=(*chain, name)),
+        )
+        try:
+            backend: SearchBackend = spec.factory(context)
+        except HermesError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                owner, f"search backend {name!r} could not be built: {type(exc).__name__}: {exc}"
+            ) from exc
+        return backend
+
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
 
-        registered = self.select_search_backend()
-        owner = self.registrations.search_backends[registered.name].plugin
-        context = self.plugin_context(owner)
-        backend = registered.factory(context)
+        name = self.select_search_backend().name
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
-            backend,
+            self._new_search_backend(name),
             self.dispatcher.dispatch,
             unavailable=self._unavailable_servers,
             explain_unknown=self._explain_unknown_tool,
-            new_backend=lambda: registered.factory(context),
+            new_backend=lambda: self._new_search_backend(name),
         )
 
     def prepare_tools(self) -> None:
