@@ -142,7 +142,10 @@ class HybridBackend:
             for start in range(0, len(order), _BATCH * 8):
                 chunk = order[start : start + _BATCH * 8]
                 vectors = self.encoder.encode(
-                    [texts[i] for i in chunk], max_tokens=DOCUMENT_MAX_TOKENS, batch_size=_BATCH
+                    [texts[i] for i in chunk],
+                    max_tokens=DOCUMENT_MAX_TOKENS,
+                    batch_size=_BATCH,
+                    fast=True,
                 )
                 self.store.put([keys[i] for i in chunk], vectors)
                 self.documents_embedded += len(chunk)

@@ -42,6 +42,9 @@ on the eval sets, and 64 embeds a catalog several times faster than the model's 
 QUERY_MAX_TOKENS = 256
 """Word pieces the model reads of a query (its own limit): cutting long natural-language
 requests to 64 cost half a point of recall@5 on toolbench, and a query is embedded once."""
+# Tool texts are embedded under bfloat16 autocast where the CPU has native bfloat16: measured
+# here 1.5 times faster than float32, each vector's cosine to its float32 twin 0.99997 or more.
+# Queries stay float32 (one short text: nothing to gain).
 
 WEIGHTS_FILE = "model.safetensors"
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
@@ -96,16 +99,32 @@ class Encoder:
     model: SentenceTransformer
     key: str
     dimension: int
+    bfloat16: bool = False
     texts_embedded: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def encode(self, texts: Sequence[str], *, max_tokens: int, batch_size: int = 32) -> Vectors:
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        max_tokens: int,
+        batch_size: int = 32,
+        fast: bool = False,
+    ) -> Vectors:
         """The vectors of ``texts``, one row each, in order, each text cut to ``max_tokens``
-        word pieces."""
+        word pieces. With ``fast``, on a CPU with native bfloat16 instructions, the model runs
+        under torch's bfloat16 autocast (1.5 times faster; see the note above)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        import torch
+
+        precision = (
+            torch.autocast("cpu", dtype=torch.bfloat16)
+            if fast and self.bfloat16
+            else contextlib.nullcontext()
+        )
         # The model is shared by every backend of the process; torch runs one batch at a time.
-        with self._lock:
+        with self._lock, precision:
             self.model.max_seq_length = max_tokens
             vectors = self.model.encode(
                 list(texts),
@@ -166,6 +185,19 @@ def _load(directory: Path) -> Encoder:
         getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     )
     dimension = int(dimension_of())
-    identity = f"{MODEL_ID}\n{UPSTREAM_SHA256}\nmax_tokens={DOCUMENT_MAX_TOKENS}\nnormalized"
+    bfloat16 = _native_bfloat16()
+    identity = (
+        f"{MODEL_ID}\n{UPSTREAM_SHA256}\nmax_tokens={DOCUMENT_MAX_TOKENS}\nnormalized\n"
+        f"bfloat16={bfloat16}"
+    )
     key = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
-    return Encoder(model=model, key=key, dimension=dimension)
+    return Encoder(model=model, key=key, dimension=dimension, bfloat16=bfloat16)
+
+
+def _native_bfloat16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX); torch emulates it
+    elsewhere, slower than float32."""
+    import torch
+
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
