@@ -129,10 +129,7 @@ class HybridBackend:
         if missing:
             text_of = dict(zip(keys, texts, strict=True))
             self._embed([text_of[key] for key in missing], missing)
-        found = [self.store.get(key) for key in keys]
-        if not found:
-            return np.zeros((0, self.encoder.dimension), dtype=np.float32)
-        return np.stack([vector for vector in found if vector is not None])
+        return self.store.vectors(keys)
 
     def _embed(self, texts: list[str], keys: list[bytes]) -> None:
         # Longest first, so each batch pads to texts of about the same length.

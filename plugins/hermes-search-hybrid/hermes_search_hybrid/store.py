@@ -93,9 +93,11 @@ class EmbeddingStore:
     def __len__(self) -> int:
         return len(self._vectors)
 
-    def get(self, key: bytes) -> Vectors | None:
-        """The vector cached under ``key``, or ``None``."""
-        return self._vectors.get(key)
+    def vectors(self, keys: Sequence[bytes]) -> Vectors:
+        """The vectors cached under ``keys``, one row each (``KeyError`` for a missing one)."""
+        if not keys:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._vectors[key] for key in keys])
 
     def missing(self, keys: Iterable[bytes]) -> list[bytes]:
         """The keys of ``keys`` that have no vector, each once, in order."""
