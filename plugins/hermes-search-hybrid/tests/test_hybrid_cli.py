@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from hermes_search_hybrid.model import WEIGHTS_FILE, default_model_dir
@@ -53,3 +55,34 @@ def test_model_whose_weights_differ_from_upstream_is_refused(
     assert f"refusing to load {weights}: its sha256 is " in done.stderr
     assert "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# `hermes plugins list` in this process, reporting at exit which modules it imported.
+LIST_AND_REPORT = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["hermes", "plugins", "list"]
+from hermes_core.cli import main
+main()
+"""
+
+
+def test_listing_the_enabled_plugin_imports_neither_torch_nor_the_model(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text(json.dumps(hybrid_config()), encoding="utf-8")
+
+    done = subprocess.run(
+        [sys.executable, "-c", LIST_AND_REPORT],
+        cwd=hermes_cli.work,
+        env=hermes_cli.variables(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    imported = set(json.loads(done.stderr.splitlines()[-1]))
+    assert "hybrid" in done.stdout
+    assert "hermes_search_hybrid" in imported
+    assert not {"torch", "sentence_transformers", "numpy"} & imported
