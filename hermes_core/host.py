@@ -17,11 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import HermesError, PluginError
+from hermes_core.errors import HermesError, PluginError, RegistrationError
 from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
 from hermes_core.plugins.registrations import (
@@ -289,11 +291,36 @@ class Host:
         """A new, empty instance of the search backend registered as ``name`` (default:
         ``tools.tool_search.backend``), made by its plugin's factory as Tool Search makes it.
         An unknown name raises, listing the valid ones."""
-        spec: SearchBackendSpec = self.registrations.select(
-            "search_backend", name or self.config.tools.tool_search.backend
+        return self._new_search_backend(name or self.config.tools.tool_search.backend)
+
+    def _new_search_backend(self, name: str, chain: tuple[str, ...] = ()) -> SearchBackend:
+        """A new instance of the search backend registered as ``name``, from its factory.
+
+        ``chain`` holds the backends whose factories asked for this one (through
+        :meth:`PluginContext.search_backend`); a backend that asks for itself, directly or
+        through another, is an error. A factory that fails with anything but a
+        :class:`HermesError` is reported as an error of its plugin, naming the backend.
+        """
+        if name in chain:
+            cycle = " -> ".join((*chain, name))
+            raise RegistrationError(
+                f"search backend {chain[-1]!r} cannot be built from itself ({cycle})"
+            )
+        origin = f"asked for by search backend {chain[-1]!r}" if chain else None
+        spec: SearchBackendSpec = self.registrations.select("search_backend", name, origin=origin)
+        owner = self.registrations.search_backends[name].plugin
+        context = replace(
+            self.plugin_context(owner),
+            backend_builder=partial(self._new_search_backend, chain=(*chain, name)),
         )
-        owner = self.registrations.search_backends[spec.name].plugin
-        backend: SearchBackend = spec.factory(self.plugin_context(owner))
+        try:
+            backend: SearchBackend = spec.factory(context)
+        except HermesError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                owner, f"search backend {name!r} could not be built: {type(exc).__name__}: {exc}"
+            ) from exc
         return backend
 
     def _build_tool_search(self) -> ToolSearch:

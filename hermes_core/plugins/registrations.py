@@ -68,12 +68,13 @@ class Registrations:
         }
         return tables[kind]
 
-    def select(self, kind: RegistrationKind, name: str) -> Any:
+    def select(self, kind: RegistrationKind, name: str, *, origin: str | None = None) -> Any:
         """The spec of ``kind`` registered as ``name``.
 
         Raises :class:`~hermes_core.errors.RegistrationError` listing the valid names when no
         plugin registered ``name``, and saying so when a plugin of that name exists but did not
-        load (an override copy of a bundled backend that is not enabled, say).
+        load (an override copy of a bundled backend that is not enabled, say). ``origin`` says
+        who asked for ``name`` (default: the configuration key of ``kind``).
         """
         table = self.table(kind)
         found = table.get(name)
@@ -81,7 +82,7 @@ class Registrations:
             valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
             what = kind.replace("_", " ")
             raise RegistrationError(
-                f"unknown {what} {name!r} (set by {_HOOKS[kind][2]})"
+                f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
                 + self._not_loaded(name)
                 + f"; valid names: {valid}"
             )
