@@ -75,6 +75,6 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy strict on hermes_core/."""
+    """mypy strict on hermes_core/, the bundled plugins (plugins_builtin/) and examples/."""
     session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema", "types-regex")
     session.run("mypy")

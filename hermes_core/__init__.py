@@ -18,7 +18,8 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision
-    from hermes_core.config import Config, load_config
+    from hermes_core.approvals.prompt import ApprovalRequest, PromptTransport, TerminalPrompt
+    from hermes_core.config import Config, ConfigDocument, McpServerConfig, edit_config, load_config
     from hermes_core.errors import (
         ConfigError,
         HermesError,
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.hookspecs import hookimpl
     from hermes_core.host import Host
+    from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
+    from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
     from hermes_core.session import Session
     from hermes_core.specs import (
@@ -44,12 +47,16 @@ if TYPE_CHECKING:
     from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 _EXPORTS: dict[str, str] = {
+    "SHELL_COMMAND_META": "hermes_core.approvals.policy",
     "ActivityEvent": "hermes_core.specs",
     "Admission": "hermes_core.search.backend",
     "ApprovalPolicy": "hermes_core.approvals.policy",
     "ApprovalPolicySpec": "hermes_core.specs",
+    "ApprovalRequest": "hermes_core.approvals.prompt",
+    "Assembly": "hermes_core.search.assembly",
     "CliCommandSpec": "hermes_core.specs",
     "Config": "hermes_core.config",
+    "ConfigDocument": "hermes_core.config",
     "ConfigError": "hermes_core.errors",
     "ConnectorGatewaySpec": "hermes_core.specs",
     "Decision": "hermes_core.approvals.policy",
@@ -57,20 +64,24 @@ _EXPORTS: dict[str, str] = {
     "HermesError": "hermes_core.errors",
     "Host": "hermes_core.host",
     "ManagedConfigError": "hermes_core.errors",
+    "McpServerConfig": "hermes_core.config",
     "PluginContext": "hermes_core.specs",
     "PluginError": "hermes_core.errors",
     "PreCallDirective": "hermes_core.specs",
+    "PromptTransport": "hermes_core.approvals.prompt",
     "RegistrationError": "hermes_core.errors",
-    "SHELL_COMMAND_META": "hermes_core.approvals.policy",
     "SearchBackend": "hermes_core.search.backend",
     "SearchBackendSpec": "hermes_core.specs",
     "SearchHit": "hermes_core.search.backend",
+    "ServerStatus": "hermes_core.mcp.supervisor",
     "Session": "hermes_core.session",
+    "TerminalPrompt": "hermes_core.approvals.prompt",
     "Tool": "hermes_core.tools",
     "ToolAnnotations": "hermes_core.tools",
     "ToolCall": "hermes_core.specs",
     "ToolDocument": "hermes_core.search.backend",
     "ToolResult": "hermes_core.tools",
+    "edit_config": "hermes_core.config",
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
 }
@@ -81,8 +92,11 @@ __all__ = [
     "Admission",
     "ApprovalPolicy",
     "ApprovalPolicySpec",
+    "ApprovalRequest",
+    "Assembly",
     "CliCommandSpec",
     "Config",
+    "ConfigDocument",
     "ConfigError",
     "ConnectorGatewaySpec",
     "Decision",
@@ -90,20 +104,25 @@ __all__ = [
     "HermesError",
     "Host",
     "ManagedConfigError",
+    "McpServerConfig",
     "PluginContext",
     "PluginError",
     "PreCallDirective",
+    "PromptTransport",
     "RegistrationError",
     "SearchBackend",
     "SearchBackendSpec",
     "SearchHit",
+    "ServerStatus",
     "Session",
+    "TerminalPrompt",
     "Tool",
     "ToolAnnotations",
     "ToolCall",
     "ToolDocument",
     "ToolResult",
     "__version__",
+    "edit_config",
     "hookimpl",
     "load_config",
 ]

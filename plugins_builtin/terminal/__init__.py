@@ -23,13 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core import SHELL_COMMAND_META, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
-    from hermes_core.config import Config
-    from hermes_core.paths import Environment
+    from hermes_core import Config, Environment
 
 _PLUGIN = "terminal"
 _STATE_KEY = "terminal.processes"
@@ -285,7 +282,7 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
             annotations=shell_hints,
             timeout=float(settings.max_timeout + 2 * _KILL_GRACE + 5),
             core=True,
-            meta={"shell_command_argument": "command"},
+            meta={SHELL_COMMAND_META: "command"},
         ),
         Tool(
             name="process_manage",
@@ -311,7 +308,7 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
             annotations=shell_hints,
             timeout=30.0,
             core=True,
-            meta={"shell_command_argument": "command"},
+            meta={SHELL_COMMAND_META: "command"},
         ),
     ]
 
