@@ -10,6 +10,12 @@ There is no module-level host or plugin manager: build as many hosts as you like
 Entering the host loads the plugins, registers their tools and the configured catalogs,
 selects the approval policy and the search backend, and connects the MCP servers. Every call,
 direct or through the bridge, goes through :meth:`Host.dispatch`.
+
+Plugin objects can also be given in code, before the host starts, as pluggy's ``register``
+takes them (tests do, and ``hermes_core.testing.make_host`` builds such a host)::
+
+    host = Host(config, env)
+    host.register(MyPlugin(), name="mine")
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import HermesError, PluginError
+from hermes_core.plugin_names import normalize_name
 from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
 from hermes_core.plugins.registrations import (
@@ -29,6 +36,7 @@ from hermes_core.plugins.registrations import (
     collect_registrations,
     coroutine_problem,
 )
+from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
 from hermes_core.tools import EnabledTools, Registry
@@ -36,6 +44,7 @@ from hermes_core.tools import EnabledTools, Registry
 if TYPE_CHECKING:
     import pluggy
 
+    from hermes_core.approvals.policy import ApprovalPolicy
     from hermes_core.config import Config, McpServerConfig
     from hermes_core.dispatch import Dispatcher
     from hermes_core.mcp.supervisor import McpManager, ServerStatus
@@ -43,8 +52,9 @@ if TYPE_CHECKING:
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import SearchBackend
+    from hermes_core.search.remote import ConnectorSource
     from hermes_core.search.toolsearch import ToolSearch
-    from hermes_core.specs import ApprovalPolicySpec, ConnectorGatewaySpec, SearchBackendSpec
+    from hermes_core.specs import ConnectorGatewaySpec, SearchBackendSpec
     from hermes_core.tools import Tool, ToolResult
 
 logger = logging.getLogger("hermes_core.host")
@@ -66,7 +76,8 @@ class Host:
     again with backoff, as a long-running host (``hermes serve``, an agent) needs. Without it
     (the default, right for one-shot commands and scripts) a failed server stays unavailable
     with its reason and nothing is retried behind the caller's back. ``mcp_backoff`` is the
-    first reconnect delay of a dead MCP server, in seconds.
+    first reconnect delay of a dead MCP server, in seconds. ``strict`` (default:
+    ``HERMES_STRICT_PLUGINS``) raises the first plugin error instead of recording it.
     """
 
     def __init__(
@@ -77,6 +88,7 @@ class Host:
         config_path: Path | None = None,
         mcp_reconnect: bool = False,
         mcp_backoff: float = 1.0,
+        strict: bool | None = None,
     ) -> None:
         self.config = config
         self.env = env
@@ -84,6 +96,8 @@ class Host:
         self.registry = Registry()
         self._mcp_reconnect = mcp_reconnect
         self._mcp_backoff = mcp_backoff
+        self._strict = env.flag(STRICT_FLAG) if strict is None else strict
+        self._direct: list[tuple[str, object]] = []
         self._plugins: PluginSet | None = None
         self._registrations: Registrations | None = None
         self._dispatcher: Dispatcher | None = None
@@ -129,16 +143,55 @@ class Host:
         if mcp is not None:
             await mcp.aclose()
 
+    def register(self, plugin: object, name: str | None = None) -> str:
+        """Take ``plugin`` (a module, or an object whose methods carry ``@hookimpl``) as an
+        enabled plugin of the source ``direct``, and return its name; before the host starts.
+
+        As with pluggy's ``register``, ``name`` defaults to the plugin's ``__name__`` (a
+        module's) or its class name; it is normalized like every plugin name. Direct plugins
+        skip discovery and the gate, are registered after every discovered plugin in the order
+        given (so their hooks run first and their tools override discovered ones of the same
+        name), and shadow a discovered plugin of the same name, which is then not imported.
+        The plugin's failures are reported as any plugin's: in :attr:`plugins`, or raised in
+        strict mode.
+        """
+        if self._plugins is not None:
+            raise HermesError("register plugins before the host starts")
+        given = name if name is not None else getattr(plugin, "__name__", type(plugin).__name__)
+        normalized = normalize_name(str(given).rpartition(".")[2] if name is None else given)
+        if not normalized:
+            raise ValueError(f"plugin name {given!r} is empty once normalized")
+        for known, other in self._direct:
+            if known == normalized:
+                raise ValueError(f"a plugin named {normalized!r} is already registered")
+            if other is plugin:
+                raise ValueError(f"this plugin is already registered as {known!r}")
+        self._direct.append((normalized, plugin))
+        return normalized
+
     def start(self) -> None:
-        """Load plugins, register tools and build the dispatcher and the tool search.
+        """Load plugins, register their tools and the configured catalogs; the dispatcher and
+        the tool search are built on first use.
 
         ``async with`` does this and also connects the MCP servers; call ``start`` alone for
         what needs no event loop (listing plugins and local tools).
         """
+        self.load_plugins()
+        try:
+            self._register_catalogs()
+        except BaseException:
+            self.close()
+            raise
+
+    def load_plugins(self) -> None:
+        """Load the plugins and collect what they register (their tools included), without
+        the catalogs: what ``hermes plugins`` needs. :meth:`start` does this first."""
         if self._plugins is not None:
             raise HermesError("this host is already started")
-        strict = self.env.flag(STRICT_FLAG)
-        plugins = load_plugins(self.config, self.env, config_path=self.config_path, strict=strict)
+        strict = self._strict
+        plugins = load_plugins(
+            self.config, self.env, config_path=self.config_path, strict=strict, direct=self._direct
+        )
         for warning in plugins.warnings:
             logger.warning("%s", warning)
         for record in plugins.records:
@@ -148,7 +201,6 @@ class Host:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
             self._plugins = plugins
             self._register_plugin_tools(plugins, strict=strict)
-            self._register_catalogs()
         except BaseException:
             self._plugins = None
             self._registrations = None
@@ -213,12 +265,93 @@ class Host:
         )
         return spec
 
-    def select_approval_policy(self) -> ApprovalPolicySpec:
-        """The approval policy named by ``approvals.policy``."""
-        spec: ApprovalPolicySpec = self.registrations.select(
-            "approval_policy", self.config.approvals.policy
+    # Selection: what the configuration names, built from its plugin -------------------------
+
+    def _build(self, kind: SelectableKind, name: str) -> Any:
+        """``name`` of ``kind`` built by the selection step; a failure of its plugin is recorded
+        as that plugin's error before it is raised."""
+        try:
+            return build_selected(self.registrations, kind, name, self.plugin_context)
+        except PluginError as exc:
+            self._record_failure(exc)
+            raise
+
+    def _record_failure(self, error: PluginError) -> None:
+        record = self._started().get(error.plugin)
+        if record is not None and record.status != "error":
+            logger.warning("plugin %r (%s): %s", record.name, record.source, error.detail)
+            record.fail(error.detail, error.trace, unload=False)
+
+    def create_search_backend(self, name: str | None = None) -> SearchBackend:
+        """A new, empty instance of the search backend registered as ``name`` (default:
+        ``tools.tool_search.backend``), made by its plugin's factory as Tool Search makes it.
+
+        An unknown name raises :class:`~hermes_core.errors.RegistrationError` listing the
+        valid ones; a factory that raises or returns no ``SearchBackend`` raises
+        :class:`~hermes_core.errors.PluginError` naming the plugin (and is listed as its
+        error)."""
+        backend: SearchBackend = self._build(
+            "search_backend", name or self.config.tools.tool_search.backend
         )
-        return spec
+        return backend
+
+    def create_connector_gateway(self, name: str | None = None) -> ConnectorSource:
+        """A new instance of the connector gateway registered as ``name`` (default:
+        ``tools.connectors.gateway``); errors as for :meth:`create_search_backend`."""
+        gateway: ConnectorSource = self._build(
+            "connector_gateway", name or self.config.tools.connectors.gateway
+        )
+        return gateway
+
+    def _create_approval_policy(self) -> ApprovalPolicy:
+        policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
+        return policy
+
+    def _search_backend_or_unavailable(self, name: str) -> SearchBackend:
+        """The backend ``name``, or, when its plugin fails to build it, a stand-in whose searches
+        answer with that failure (raised instead in strict mode)."""
+        try:
+            return self.create_search_backend(name)
+        except PluginError as exc:
+            if self._strict:
+                raise
+            return UnavailableSearchBackend(exc)
+
+    def check_plugins(self) -> list[str]:
+        """Build once what the configuration selects from a plugin that is not bundled (the
+        search backend, the approval policy, and the connector gateway when
+        ``tools.connectors.url`` is set), so a factory that fails is listed as its plugin's
+        error; return the problems that belong to no plugin (a name nobody registers).
+
+        Bundled factories are not run: they ship and are tested with hermes-core, and the
+        ``bm25`` one imports numpy, which listing plugins must not pay for.
+        """
+        wanted: list[tuple[SelectableKind, str]] = [
+            ("search_backend", self.config.tools.tool_search.backend),
+            ("approval_policy", self.config.approvals.policy),
+        ]
+        connectors = self.config.tools.connectors
+        if connectors.enabled and connectors.url:
+            wanted.append(("connector_gateway", connectors.gateway))
+        problems: list[str] = []
+        for kind, name in wanted:
+            found = self.registrations.table(kind).get(name)
+            if found is None:
+                try:
+                    self.registrations.select(kind, name)
+                except HermesError as exc:
+                    problems.append(str(exc))
+                continue
+            record = self._started().get(found.plugin)
+            if record is not None and record.source == "bundled":
+                continue
+            try:
+                self._build(kind, name)
+            except PluginError:
+                pass  # recorded on its plugin
+            except HermesError as exc:
+                problems.append(str(exc))
+        return problems
 
     # Tools ------------------------------------------------------------------------------------
 
@@ -255,33 +388,16 @@ class Host:
         self.registry.register_all(tools, owner=_CATALOG_OWNER)
 
     def _build_dispatcher(self) -> Dispatcher:
-        from hermes_core.approvals import select_policy
         from hermes_core.dispatch import Dispatcher
 
-        policies = [(r.plugin, r.spec) for r in self.registrations.approval_policies.values()]
-        name = self.config.approvals.policy
-        owner = self.registrations.approval_policies.get(name)
-        context = self.plugin_context(owner.plugin if owner is not None else "")
-        policy = select_policy(policies, name, context)
         return Dispatcher(
             self.registry,
             self.pm,
-            policy,
+            self._create_approval_policy(),
             self.config,
             self.env,
             explain_unknown=self._mcp_refusal,
         )
-
-    def create_search_backend(self, name: str | None = None) -> SearchBackend:
-        """A new, empty instance of the search backend registered as ``name`` (default:
-        ``tools.tool_search.backend``), made by its plugin's factory as Tool Search makes it.
-        An unknown name raises, listing the valid ones."""
-        spec: SearchBackendSpec = self.registrations.select(
-            "search_backend", name or self.config.tools.tool_search.backend
-        )
-        owner = self.registrations.search_backends[spec.name].plugin
-        backend: SearchBackend = spec.factory(self.plugin_context(owner))
-        return backend
 
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
@@ -290,17 +406,19 @@ class Host:
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
-            self.create_search_backend(name),
+            self._search_backend_or_unavailable(name),
             self.dispatcher.dispatch,
             unavailable=self._unavailable_servers,
             explain_unknown=self._explain_unknown_tool,
-            new_backend=lambda: self.create_search_backend(name),
+            new_backend=lambda: self._search_backend_or_unavailable(name),
         )
 
     def prepare_tools(self) -> None:
         """Build the dispatcher and the tool search now rather than at the first call, so an
         unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
-        valid names (what a command line or a server wants at start)."""
+        valid names (what a command line or a server wants at start). A search backend whose
+        plugin fails to build it does not raise (but in strict mode): ``tool_search`` answers
+        with that failure and every other tool works."""
         _ = self.dispatcher, self.tool_search
 
     @property
@@ -455,6 +573,6 @@ class Host:
 
 
 def _unregister_all(plugins: PluginSet) -> None:
-    for record in plugins.loaded:
+    for record in plugins.records:
         if record.plugin is not None and plugins.pm.is_registered(record.plugin):
             plugins.pm.unregister(record.plugin)

@@ -17,10 +17,10 @@ from hermes_core.plugins.discovery import (
     discover,
 )
 from hermes_core.plugins.gate import gate
+from hermes_core.plugins.importing import import_plugin
 from hermes_core.plugins.loader import (
     PluginSet,
     config_trusted_for_project,
-    import_plugin,
     load_plugins,
     new_plugin_manager,
     plan_plugins,

@@ -120,8 +120,9 @@ def collect_registrations(
 
     A hook that raises, is a coroutine function (``async def``), or returns something other
     than a list of the right specs marks its plugin ``error`` (raised in strict mode). A name
-    registered by two plugins raises :class:`~hermes_core.errors.RegistrationError` naming
-    both. ``kinds`` limits the hooks called (default: all four).
+    registered by two plugins marks both ``error``, each message naming the other (in strict
+    mode it raises :class:`~hermes_core.errors.RegistrationError` naming both). ``kinds``
+    limits the hooks called (default: all four).
     """
     by_plugin = {record.plugin: record for record in records if record.plugin is not None}
     result = Registrations(records=records)
@@ -139,10 +140,17 @@ def collect_registrations(
             for spec in specs:
                 other = table.get(spec.name)
                 if other is not None:
-                    raise RegistrationError(
+                    message = (
                         f"{kind.replace('_', ' ')} {spec.name!r} is registered by two plugins: "
                         f"{other.plugin!r} and {plugin_name!r}; disable one of them"
                     )
+                    if strict:
+                        raise RegistrationError(message)
+                    for name in (other.plugin, plugin_name):
+                        clashing = next((r for r in records if r.name == name and r.winner), None)
+                        if clashing is not None and clashing.status != "error":
+                            clashing.fail(message)
+                    continue
                 table[spec.name] = Registered(spec, plugin_name)
     failed = {record.name for record in records if record.winner and record.status == "error"}
     for name in failed:
