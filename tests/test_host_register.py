@@ -3,6 +3,7 @@ registered after every discovered plugin."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from typing import Any
 
@@ -158,3 +159,21 @@ def test_a_direct_plugin_with_an_unknown_hook_is_its_error(hermes_env: Environme
 
     with pytest.raises(PluginError, match=r"'typo': implements unknown hook hermes_sesion_start"):
         host.start()
+
+
+def test_an_unhashable_plugin_object_registers(hermes_env: Environment) -> None:
+    @dataclasses.dataclass
+    class Settings:  # a dataclass with eq=True has no hash
+        text: str
+
+        @hookimpl
+        def hermes_tools(self) -> list[Tool]:
+            return [Tool("greet", "Greet.", handler=lambda: self.text)]
+
+    host = Host(Config(), hermes_env)
+    host.register(Settings("hi"), name="settings")
+    host.start()
+    try:
+        assert "greet" in host.registry
+    finally:
+        host.close()

@@ -124,7 +124,7 @@ def collect_registrations(
     mode it raises :class:`~hermes_core.errors.RegistrationError` naming both). ``kinds``
     limits the hooks called (default: all four).
     """
-    by_plugin = {record.plugin: record for record in records if record.plugin is not None}
+    by_name = {r.name: r for r in records if r.winner and r.plugin is not None}
     result = Registrations(records=records)
     wanted = set(_HOOKS if kinds is None else kinds)
     for kind, (hook_name, spec_type, _) in _HOOKS.items():
@@ -134,7 +134,7 @@ def collect_registrations(
         hook: Any = getattr(pm.hook, hook_name)
         # pluggy's call order: the highest source first.
         for impl in reversed(hook.get_hookimpls()):
-            record = by_plugin.get(impl.plugin)
+            record = by_name.get(impl.plugin_name)
             plugin_name = impl.plugin_name
             specs = _call(impl.function, plugin_name, hook_name, spec_type, record, strict)
             for spec in specs:

@@ -42,11 +42,13 @@ SelectableKind = Literal["search_backend", "connector_gateway", "approval_policy
 @dataclass(frozen=True)
 class Expected:
     """What the factory of one kind of registration must return: an object with the methods of
-    ``protocol`` (an importable ``module:Class``), described to plugin authors as ``what``."""
+    ``protocol`` (an importable ``module:Class``), described to plugin authors as ``what``.
+    ``either_way`` names methods its caller accepts as ``def`` or ``async def``."""
 
     what: str
     hook: str
     protocol: str
+    either_way: frozenset[str] = frozenset()
 
     @property
     def protocol_name(self) -> str:
@@ -64,7 +66,11 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "hermes_core.search.remote:ConnectorSource",
     ),
     "approval_policy": Expected(
-        "approval policy", "hermes_approval_policies", "hermes_core.approvals.policy:ApprovalPolicy"
+        "approval policy",
+        "hermes_approval_policies",
+        "hermes_core.approvals.policy:ApprovalPolicy",
+        # The dispatcher awaits a decision that is a coroutine, within plugins.hook_timeout.
+        either_way=frozenset({"decide"}),
     ),
 }
 """Per kind: how it is called, the hook that registers it and the protocol it implements."""
@@ -97,7 +103,8 @@ def expected_text(kind: SelectableKind) -> str:
     factory of ``kind`` must return, as error messages say it."""
     protocol = _protocol(kind)
     methods = ", ".join(protocol_methods(protocol))
-    return f"a {protocol.__name__} ({methods})"
+    article = "an" if protocol.__name__[0] in "AEIOU" else "a"
+    return f"{article} {protocol.__name__} ({methods})"
 
 
 def protocol_problem(kind: SelectableKind, built: object) -> str | None:
@@ -106,6 +113,7 @@ def protocol_problem(kind: SelectableKind, built: object) -> str | None:
     reverse). Special methods (``__len__``) are looked up on the type, as Python does."""
     missing: list[str] = []
     wrong: list[str] = []
+    either_way = EXPECTED[kind].either_way
     for name, awaited in protocol_methods(_protocol(kind)).items():
         owner: Any = type(built) if name.startswith("__") else built
         try:
@@ -115,8 +123,10 @@ def protocol_problem(kind: SelectableKind, built: object) -> str | None:
         if not callable(method):
             missing.append(name)
         elif (
-            inspect.isfunction(method) or inspect.ismethod(method)
-        ) and inspect.iscoroutinefunction(method) != awaited:
+            name not in either_way
+            and (inspect.isfunction(method) or inspect.ismethod(method))
+            and inspect.iscoroutinefunction(method) != awaited
+        ):
             wrong.append(f"{name} must be {'async def' if awaited else 'a plain def'}")
     got = "None" if built is None else type(built).__name__
     if missing:

@@ -17,7 +17,7 @@ from bridge_fixtures import (
     core_tool,
     mcp_tool,
     plugin_tool,
-    real_dispatcher,
+    real_host,
     registry_of,
     routed_dispatch,
     session,
@@ -57,18 +57,16 @@ class Bench:
             self.ran.append(arguments)
             return {"created": arguments}
 
-        self.registry: Registry = registry_of(
-            [
-                core_tool("read_file", "Read a file."),
-                mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
-                mcp_tool("github", "list_issues", "List issues."),
-                plugin_tool("weather", "forecast", "Weather forecast."),
-            ]
-        )
+        tools = [
+            core_tool("read_file", "Read a file."),
+            mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
+            mcp_tool("github", "list_issues", "List issues."),
+            plugin_tool("weather", "forecast", "Weather forecast."),
+        ]
         self.hooks = HookRecorder()
-        self.dispatcher: Dispatcher = real_dispatcher(
-            tmp_path, self.registry, [("recorder", self.hooks)]
-        )
+        self.host = real_host(tmp_path, tools, [("recorder", self.hooks)])
+        self.registry: Registry = self.host.registry
+        self.dispatcher: Dispatcher = self.host.dispatcher
         dispatch = (
             routed_dispatch(self.dispatcher, connectors)
             if connectors is not None
@@ -84,7 +82,7 @@ class Bench:
 def bench(tmp_path: Path) -> Iterator[Bench]:
     made = Bench(tmp_path)
     yield made
-    made.dispatcher.close()
+    made.host.close()
 
 
 def _error(result: ToolResult) -> dict[str, Any]:
@@ -352,7 +350,7 @@ def connectors(tmp_path: Path) -> Iterator[tuple[Bench, FakeConnectorTransport]]
         transport.add(f"connectors__gmail__{name}", f"Gmail {name.lower()}.")
     made = Bench(tmp_path, transport)
     yield made, transport
-    made.dispatcher.close()
+    made.host.close()
 
 
 def test_connector_batch_results_in_input_order(
