@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from hermes_core.approvals.policy import ApprovalPolicy
     from hermes_core.config import Config, McpServerConfig
     from hermes_core.dispatch import Dispatcher
-    from hermes_core.mcp.supervisor import McpManager, ServerStatus
+    from hermes_core.mcp.supervisor import McpSupervisor, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
@@ -102,7 +102,7 @@ class Host:
         self._registrations: Registrations | None = None
         self._dispatcher: Dispatcher | None = None
         self._tool_search: ToolSearch | None = None
-        self._mcp: McpManager | None = None
+        self._mcp: McpSupervisor | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -138,7 +138,7 @@ class Host:
 
     async def _close_mcp(self) -> None:
         """End every MCP server, also when the start failed or was cancelled half-way (the
-        manager's task group waits for each server's child process to end, cancelled or not)."""
+        supervisor's task group waits for each server's child process to end, cancelled or not)."""
         mcp, self._mcp = self._mcp, None
         if mcp is not None:
             await mcp.aclose()
@@ -510,9 +510,9 @@ class Host:
     async def _connect_mcp(self) -> None:
         if not self.config.mcp_servers:
             return
-        from hermes_core.mcp.supervisor import McpManager
+        from hermes_core.mcp.supervisor import McpSupervisor
 
-        self._mcp = McpManager(
+        self._mcp = McpSupervisor(
             self.config.mcp_servers,
             self.env,
             on_tools_changed=self._on_mcp_tools,
@@ -530,9 +530,9 @@ class Host:
     async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
         """Connect a server while the host runs; the next assembly includes its tools."""
         if self._mcp is None:
-            from hermes_core.mcp.supervisor import McpManager
+            from hermes_core.mcp.supervisor import McpSupervisor
 
-            self._mcp = McpManager(
+            self._mcp = McpSupervisor(
                 {},
                 self.env,
                 on_tools_changed=self._on_mcp_tools,
@@ -550,8 +550,8 @@ class Host:
         self.registry.unregister_owner(_MCP_OWNER + name)
 
     @property
-    def mcp(self) -> McpManager | None:
-        """The manager of this host's MCP servers (``None`` until one is configured or added)."""
+    def mcp(self) -> McpSupervisor | None:
+        """The supervisor of this host's MCP servers (``None`` until one is configured or added)."""
         return self._mcp
 
     def mcp_status(self) -> dict[str, ServerStatus]:
