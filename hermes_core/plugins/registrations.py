@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -114,22 +114,17 @@ def collect_registrations(
     records: list[PluginRecord],
     *,
     strict: bool,
-    kinds: Iterable[RegistrationKind] | None = None,
 ) -> Registrations:
     """Call every registration hook plugin by plugin, so each spec is known with its plugin.
 
     A hook that raises, is a coroutine function (``async def``), or returns something other
     than a list of the right specs marks its plugin ``error`` (raised in strict mode). A name
     registered by two plugins marks both ``error``, each message naming the other (in strict
-    mode it raises :class:`~hermes_core.errors.RegistrationError` naming both). ``kinds``
-    limits the hooks called (default: all four).
+    mode it raises :class:`~hermes_core.errors.RegistrationError` naming both).
     """
     by_name = {r.name: r for r in records if r.winner and r.plugin is not None}
     result = Registrations(records=records)
-    wanted = set(_HOOKS if kinds is None else kinds)
     for kind, (hook_name, spec_type, _) in _HOOKS.items():
-        if kind not in wanted:
-            continue
         table = result.table(kind)
         hook: Any = getattr(pm.hook, hook_name)
         # pluggy's call order: the highest source first.
