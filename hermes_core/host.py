@@ -402,7 +402,7 @@ class Host:
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
 
-        name = self.select_search_backend().name
+        name = self.config.tools.tool_search.backend
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
