@@ -14,7 +14,6 @@ with synchronous hooks and handler, which pay for worker-thread hand-offs.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -24,20 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pluggy
 
-from hermes_core import hookspecs
-from hermes_core.approvals import select_policy
 from hermes_core.config import Config
 from hermes_core.dispatch import Dispatcher
 from hermes_core.hookspecs import hookimpl
+from hermes_core.host import Host
 from hermes_core.paths import Environment
 from hermes_core.session import Session
-from hermes_core.specs import PluginContext, ToolCall
-from hermes_core.tools import Registry, Tool, ToolAnnotations, ToolResult
+from hermes_core.specs import ToolCall
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 BUDGET_US = 50.0
-REPO = Path(__file__).resolve().parents[1]
 NOOP_RESULT = ToolResult.text("ok")
 
 
@@ -79,40 +75,29 @@ class SyncHooks:
         self.calls += 1
 
 
-def _approvals_plugin() -> Any:
-    path = REPO / "plugins_builtin" / "approvals" / "__init__.py"
-    spec = importlib.util.spec_from_file_location("hermes_bench_approvals", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+class NoopTool:
+    """The plugin providing the no-op tool."""
+
+    def __init__(self, handler: Callable[..., Any]) -> None:
+        self.handler = handler
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        annotations = ToolAnnotations(read_only=True, destructive=False)
+        return [Tool("noop", "Does nothing.", handler=self.handler, annotations=annotations)]
 
 
-def build(root: Path, hooks: object, handler: Callable[..., Any]) -> Dispatcher:
-    """A dispatcher holding the no-op tool, ``hooks`` and the annotations policy."""
+def build(root: Path, hooks: object, handler: Callable[..., Any]) -> tuple[Host, Dispatcher]:
+    """A started host holding the no-op tool, ``hooks`` and the bundled plugins (the
+    ``annotations`` policy decides), and its dispatcher."""
     env = Environment(
         home=root / "home", cwd=root, variables={"HERMES_LOG_DIR": str(root / "logs")}
     )
-    config = Config()
-    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
-    approvals = _approvals_plugin()
-    manager.register(approvals, name="approvals")
-    manager.register(hooks, name="bench-hooks")
-    specs = [("approvals", spec) for spec in approvals.hermes_approval_policies()]
-    policy = select_policy(specs, config.approvals.policy, PluginContext(config, env))
-    registry = Registry()
-    registry.register(
-        Tool(
-            "noop",
-            "Does nothing.",
-            handler=handler,
-            annotations=ToolAnnotations(read_only=True, destructive=False),
-        ),
-        owner="bench",
-    )
-    return Dispatcher(registry, manager, policy, config, env)
+    host = Host(Config(), env)
+    host.register(NoopTool(handler), name="bench-tools")
+    host.register(hooks, name="bench-hooks")
+    host.start()
+    return host, host.dispatcher
 
 
 async def per_call_us(
@@ -138,8 +123,8 @@ async def main(calls: int, rounds: int) -> int:
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary)
         session = Session(cwd=root)
-        fast = build(root / "async", AsyncHooks(), noop_async)
-        slow = build(root / "sync", SyncHooks(), noop_sync)
+        fast_host, fast = build(root / "async", AsyncHooks(), noop_async)
+        slow_host, slow = build(root / "sync", SyncHooks(), noop_sync)
         try:
             check = await fast.dispatch("noop", {}, session)
             assert not check.is_error, check.text_content
@@ -153,8 +138,8 @@ async def main(calls: int, rounds: int) -> int:
                 lambda: slow.dispatch("noop", {}, session), calls, max(rounds // 10, 1)
             )
         finally:
-            fast.close()
-            slow.close()
+            fast_host.close()
+            slow_host.close()
     overhead = dispatched - direct
     print(f"handler called directly          median {direct:8.2f} µs/call  mean {direct_mean:8.2f}")
     print(

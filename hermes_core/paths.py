@@ -114,11 +114,6 @@ class Environment:
         return self.cwd / ".hermes" / "plugins"
 
     @property
-    def hooks_dir(self) -> Path:
-        """Hook directories, ``$HERMES_HOME/hooks``."""
-        return self.home / "hooks"
-
-    @property
     def bundled_plugins_dir(self) -> Path:
         """The bundled plugins: ``HERMES_BUNDLED_PLUGINS`` or the ones shipped with the package."""
         override = self.variables.get("HERMES_BUNDLED_PLUGINS")
