@@ -36,7 +36,7 @@ OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class RegistryCatalog:
-    """The real :class:`~hermes_core.tools.Registry` seen as a ``ToolCatalog``."""
+    """The real :class:`~hermes_core.tools.Registry` seen as a ``LiveTools``."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
