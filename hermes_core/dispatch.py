@@ -380,7 +380,7 @@ class Dispatcher:
                 is not None
             ):
                 return None
-            if self.approvals.approved_in_session(call, call_subjects(call), session):
+            if self.approvals.approved_in_session(call, session):
                 return None
         decision = await self._policy_decision(call, session)
         if decision.action == "deny":

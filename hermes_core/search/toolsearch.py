@@ -427,10 +427,9 @@ class ToolSearch:
         if refused is not None:
             return bridge_result(refused)
         view = self.view()
-        _, deferred = view.in_grant(session)
         route = BridgeRoute(
             visible=view.visible_names,
-            deferred=[tool.name for tool in deferred],
+            deferred=view.grant(session).deferred_by_name.keys(),
             connectors=None if self.connectors is None else self.connectors.in_scope(),
         )
         batch = len(entries) > 1
