@@ -250,7 +250,8 @@ def main() -> int:
         runs=options.runs,
         cases=CASES,
         per_run=f"the figure of a run is the median over {options.rounds} rounds of "
-        f"{options.calls} calls",
+        f"{options.calls} calls, {max(options.rounds // 10, 1)} rounds for the "
+        f"{MANY:,}-tool and sync cases",
     )
     return verdict(now["overhead"])
 
