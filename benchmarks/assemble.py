@@ -47,7 +47,7 @@ def measure(catalog: Path, rounds: int) -> tuple[Figures, str]:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         variables = {"HERMES_LOG_DIR": str(root / "logs"), "HERMES_CACHE_DIR": str(root)}
-        if "HERMES_BUNDLED_PLUGINS" in os.environ:  # a baseline run: that revision's plugins
+        if "HERMES_BUNDLED_PLUGINS" in os.environ:  # set by _baseline: the measured tree's plugins
             variables["HERMES_BUNDLED_PLUGINS"] = os.environ["HERMES_BUNDLED_PLUGINS"]
         env = Environment(home=root / "home", cwd=root, variables=variables)
         config = Config.model_validate({"tools": {"catalogs": [{"path": str(catalog)}]}})

@@ -100,7 +100,7 @@ def make_host(root: Path, plugin: str, kind: str, fillers: int = 0) -> Host:
         "HERMES_CACHE_DIR": str(root / "cache"),
         "HERMES_STRICT_PLUGINS": "1",
     }
-    if "HERMES_BUNDLED_PLUGINS" in os.environ:  # a baseline run: that revision's plugins
+    if "HERMES_BUNDLED_PLUGINS" in os.environ:  # set by _baseline: the measured tree's plugins
         variables["HERMES_BUNDLED_PLUGINS"] = os.environ["HERMES_BUNDLED_PLUGINS"]
     env = Environment(home=home, cwd=root, variables=variables)
     write_dir_plugin(env.user_plugins_dir, plugin, PLUGIN.format(kind=kind, fillers=fillers))
