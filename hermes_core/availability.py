@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["Availability", "BridgeRoute", "closest_deferred_name"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class BridgeRoute:
     """What the bridge knows for a ``tool_call`` entry: which names the model sees as tools
     (``visible``), which it reaches through the bridge (``deferred``, in the session's grant),

@@ -493,9 +493,12 @@ class Host:
         return await search.handle_describe(session, **arguments)
 
     def _plan_tool_call(self, arguments: Any, session: Session) -> Any:
-        search = self._tool_search_or_error()
-        if isinstance(search, ToolResult):
-            return search
+        search = self._tool_search
+        if search is None:  # built on the first call that needs it
+            found = self._tool_search_or_error()
+            if isinstance(found, ToolResult):
+                return found
+            search = found
         return search.plan_call(arguments, session)
 
     def prepare_tools(self) -> None:
