@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from hermes_core import __version__
 from hermes_core.plugins.discovery import PROJECT_PLUGINS_FLAG, Candidate
 from hermes_core.plugins.manifest import normalize_name
 from hermes_core.plugins.records import PluginStatus
+from hermes_core.version import __version__
 
 if TYPE_CHECKING:
     from hermes_core.config import PluginsConfig
