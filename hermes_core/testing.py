@@ -45,6 +45,29 @@ if TYPE_CHECKING:
     from hermes_core.host import Host
     from hermes_core.search.backend import SearchBackend
 
+__all__ = [
+    "PLUGIN_SOURCE",
+    "FakeNixStore",
+    "HermesCli",
+    "InstalledDistribution",
+    "forget_modules_under",
+    "hermes_cli",
+    "hermes_dir_plugin",
+    "hermes_distribution",
+    "hermes_env",
+    "hermes_home",
+    "hermes_host",
+    "hermes_nix_store",
+    "hermes_project",
+    "make_host",
+    "make_nix_store",
+    "make_search_backend",
+    "search_backend_conformance",
+    "search_backend_module",
+    "write_dir_plugin",
+    "write_distribution",
+]
+
 PLUGIN_SOURCE = '''"""A test plugin."""
 '''
 

@@ -5,6 +5,7 @@ docs, the example plugin and every bundled plugin import only from it (or from
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import shutil
 import subprocess
@@ -89,10 +90,11 @@ def _outside_the_api(imports: list[Import]) -> list[str]:
     for found in imports:
         if found.module not in PUBLIC_MODULES:
             problems.append(f"{found.where}: imports {found.module} (not a public module)")
-        elif found.module == "hermes_core":
-            missing = [name for name in found.names if name not in hermes_core.__all__]
+        else:
+            exported = importlib.import_module(found.module).__all__
+            missing = [name for name in found.names if name not in exported]
             if missing:
-                problems.append(f"{found.where}: hermes_core does not export {missing}")
+                problems.append(f"{found.where}: {found.module} does not export {missing}")
     return problems
 
 
