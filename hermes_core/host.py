@@ -379,7 +379,10 @@ class Host:
             if record is not None and record.source == "bundled":
                 continue
             try:
-                self._build(kind, name)
+                if kind == "search_backend":  # with the context that builds backends it asks for
+                    self.create_search_backend(name)
+                else:
+                    self._build(kind, name)
             except PluginError:
                 pass  # recorded on its plugin
             except HermesError as exc:
