@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision
     from hermes_core.approvals.prompt import ApprovalRequest, PromptTransport, TerminalPrompt
+    from hermes_core.captured import head_and_tail
     from hermes_core.config import Config, ConfigDocument, McpServerConfig, edit_config, load_config
     from hermes_core.errors import (
         ConfigError,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         PluginError,
         RegistrationError,
     )
+    from hermes_core.execution.caller import ToolCaller
     from hermes_core.hookspecs import hookimpl
     from hermes_core.host import Host
     from hermes_core.mcp.supervisor import ServerStatus
@@ -79,9 +81,11 @@ _EXPORTS: dict[str, str] = {
     "Tool": "hermes_core.tools",
     "ToolAnnotations": "hermes_core.tools",
     "ToolCall": "hermes_core.specs",
+    "ToolCaller": "hermes_core.execution.caller",
     "ToolDocument": "hermes_core.search.backend",
     "ToolResult": "hermes_core.tools",
     "edit_config": "hermes_core.config",
+    "head_and_tail": "hermes_core.captured",
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
 }
@@ -119,10 +123,12 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "ToolCall",
+    "ToolCaller",
     "ToolDocument",
     "ToolResult",
     "__version__",
     "edit_config",
+    "head_and_tail",
     "hookimpl",
     "load_config",
 ]

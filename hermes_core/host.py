@@ -271,7 +271,13 @@ class Host:
         context = self.plugin_context(owner.plugin if owner is not None else "")
         policy = select_policy(policies, name, context)
         return Dispatcher(
-            self.registry, self.pm, policy, self.config, self.env, availability=self.availability
+            self.registry,
+            self.pm,
+            policy,
+            self.config,
+            self.env,
+            availability=self.availability,
+            plugin_variables=_required_variables(self._started()),
         )
 
     @property
@@ -531,6 +537,16 @@ class Host:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is
         unavailable; ``None`` otherwise."""
         return self._mcp.refusal_for(name) if self._mcp is not None else None
+
+
+def _required_variables(plugins: PluginSet) -> list[str]:
+    """The ``requires_env`` of the loaded plugins: they pass the scrub of scripts' environment."""
+    return [
+        variable
+        for record in plugins.loaded
+        if record.candidate.manifest is not None
+        for variable in record.candidate.manifest.requires_env
+    ]
 
 
 def _unregister_all(plugins: PluginSet) -> None:

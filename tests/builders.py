@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from hermes_core.specs import PluginContext
 from hermes_core.tools import Registry, ToolResult
 
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "plugins_builtin"
-ALL_BUNDLED = ("approvals", "files", "terminal", "todo")
+ALL_BUNDLED = ("approvals", "code_execution", "files", "terminal", "todo")
 
 
 def load_bundled(name: str) -> ModuleType:
@@ -136,3 +137,30 @@ def build_harness(
     policy = select_policy(specs, settings.approvals.policy, PluginContext(settings, environment))
     dispatcher = Dispatcher(registry, manager, policy, settings, environment)
     return Harness(environment, settings, manager, registry, dispatcher)
+
+
+def live_processes_running(argv: list[str]) -> list[int]:
+    """Pids of processes (zombies excluded) whose command line is exactly ``argv``."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline == wanted and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def processes_gone(argv: list[str]) -> bool:
+    """Whether no live process runs ``argv`` (waiting up to 5 s for the kernel to end them)."""
+    # SIGKILL is delivered asynchronously: allow the kernel a moment to finish the process.
+    for _ in range(100):
+        if not live_processes_running(argv):
+            return True
+        time.sleep(0.05)
+    return False
