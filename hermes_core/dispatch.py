@@ -76,10 +76,11 @@ _STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
 @dataclass(frozen=True)
 class _Hook:
     """One hook implementation, prepared once: its plugin name, how messages name it
-    (``plugin 'audit'``, ``shell hook 'pre_tool_call[0]'``) and how to call it."""
+    (``plugin 'audit'``, ``hook directory 'audit'``), its timeout and how to call it."""
 
     plugin: str
     who: str
+    timeout: float
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
@@ -209,6 +210,7 @@ class Dispatcher:
             _Hook(
                 plugin=impl.plugin_name,
                 who=_hook_owner(impl.plugin, impl.plugin_name),
+                timeout=_hook_timeout(impl.plugin, self._hook_timeout),
                 function=impl.function,
                 argnames=tuple(impl.argnames),
                 is_async=inspect.iscoroutinefunction(impl.function),
@@ -329,7 +331,7 @@ class Dispatcher:
                     ToolResult.error(
                         "BLOCKED",
                         f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
-                        f"did not answer within {self._hook_timeout:g} s.",
+                        f"did not answer within {hook.timeout:g} s.",
                     )
                 ) from None
             except BaseException as exc:  # a plugin's sys.exit() or Ctrl-C must not end the host
@@ -559,15 +561,15 @@ class Dispatcher:
     async def _call_hook(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         args = [kwargs[argname] for argname in hook.argnames]
         if hook.is_async:
-            return await await_with_timeout(hook.function(*args), self._hook_timeout)
-        return await run_sync_with_timeout(partial(hook.function, *args), self._hook_timeout)
+            return await await_with_timeout(hook.function(*args), hook.timeout)
+        return await run_sync_with_timeout(partial(hook.function, *args), hook.timeout)
 
     async def _observe(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         """Call an observer hook; its failure is logged once and never stops the call."""
         try:
             return await self._call_hook(hook, kwargs)
         except DeadlineExceeded:
-            self._log_failure(hook, "observer", f"no answer within {self._hook_timeout:g} s")
+            self._log_failure(hook, "observer", f"no answer within {hook.timeout:g} s")
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
@@ -588,10 +590,20 @@ class Dispatcher:
 
 
 def _hook_owner(plugin: object, name: str) -> str:
-    """How messages name a hook's owner: a plugin object may say what it is (a shell hook, a
-    hook directory) in a ``hook_owner`` attribute; any other is ``plugin '<name>'``."""
-    owner = getattr(plugin, "hook_owner", None)
+    """How messages name a hook's owner: a plugin object may say what it is in a
+    ``hermes_hook_owner`` attribute (shell hooks and hook directories do); any other is
+    ``plugin '<name>'``."""
+    owner = getattr(plugin, "hermes_hook_owner", None)
     return owner if isinstance(owner, str) and owner else f"plugin {name!r}"
+
+
+def _hook_timeout(plugin: object, default: float) -> float:
+    """A plugin object's own timeout for its hooks (``hermes_hook_timeout``: a shell hook's
+    ``timeout``), else ``plugins.hook_timeout``."""
+    timeout = getattr(plugin, "hermes_hook_timeout", None)
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout)
+    return default
 
 
 def _prepare_tool(tool: Tool) -> _PreparedTool:

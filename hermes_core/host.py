@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
     from hermes_core.dispatch import Dispatcher
+    from hermes_core.hooks import HookDirectory, RegisteredHooks
     from hermes_core.mcp.supervisor import McpManager, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
@@ -95,6 +96,7 @@ class Host:
         self._tool_search: ToolSearch | None = None
         self._availability: Availability | None = None
         self._mcp: McpManager | None = None
+        self._hooks: RegisteredHooks | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -156,18 +158,26 @@ class Host:
             self._register_plugin_tools(plugins, strict=strict)
             self._register_catalogs()
             self._register_bridge()
+            from hermes_core.hooks import register_hooks
+
+            self._hooks = register_hooks(plugins.pm, self.config, self.env, strict=strict)
         except BaseException:
             self._plugins = None
             self._registrations = None
             _unregister_all(plugins)
             raise
+        for warning in self._hooks.warnings:
+            logger.warning("%s", warning)
 
     def close(self) -> None:
         """Flush the activity log and unregister every plugin."""
         if self._dispatcher is not None:
             self._dispatcher.close()
+        if self._hooks is not None:
+            self._hooks.unregister()
         if self._plugins is not None:
             _unregister_all(self._plugins)
+        self._hooks = None
         self._plugins = None
         self._registrations = None
         self._dispatcher = None
@@ -184,6 +194,13 @@ class Host:
     def plugins(self) -> list[PluginRecord]:
         """A record per discovered plugin copy, with its status (the rows of the CLI list)."""
         return self._started().records
+
+    @property
+    def hook_directories(self) -> list[HookDirectory]:
+        """A record per hook directory of ``$HERMES_HOME/hooks`` (the rows of ``hermes hooks
+        list``), with its status; only the enabled ones were imported."""
+        self._started()
+        return self._hooks.directories if self._hooks is not None else []
 
     @property
     def warnings(self) -> list[str]:

@@ -1,6 +1,7 @@
 """Build a real dispatcher for tests: a pluggy manager, the bundled plugins imported from
-``plugins_builtin/`` by path, a registry filled through ``hermes_tools``, the configured approval
-policy, a temporary home, working directory and log directory."""
+``plugins_builtin/`` by path, the shell hooks and hook directories the configuration names, a
+registry filled through ``hermes_tools``, the configured approval policy, a temporary home,
+working directory and log directory."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from hermes_core.activity import ACTIVITY_LOG_NAME
 from hermes_core.approvals import select_policy
 from hermes_core.config import Config
 from hermes_core.dispatch import Dispatcher
+from hermes_core.hooks import register_hooks
 from hermes_core.paths import Environment
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
@@ -124,6 +126,7 @@ def build_harness(
         manager.register(load_bundled(name), name=name)
     for name, plugin in plugins:
         manager.register(plugin, name=name)
+    register_hooks(manager, settings, environment, strict=True)
     registry = Registry()
     for impl in manager.hook.hermes_tools.get_hookimpls():
         given = {"config": settings, "env": environment}
