@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
     from hermes_core.session import Session
+    from hermes_core.skills.library import Skill, SkillError, load_skills
     from hermes_core.specs import (
         ActivityEvent,
         ApprovalPolicySpec,
@@ -77,6 +78,8 @@ _EXPORTS: dict[str, str] = {
     "SearchHit": "hermes_core.search.backend",
     "ServerStatus": "hermes_core.mcp.supervisor",
     "Session": "hermes_core.session",
+    "Skill": "hermes_core.skills.library",
+    "SkillError": "hermes_core.skills.library",
     "TerminalPrompt": "hermes_core.approvals.prompt",
     "Tool": "hermes_core.tools",
     "ToolAnnotations": "hermes_core.tools",
@@ -88,6 +91,7 @@ _EXPORTS: dict[str, str] = {
     "head_and_tail": "hermes_core.captured",
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
+    "load_skills": "hermes_core.skills.library",
 }
 
 __all__ = [
@@ -119,6 +123,8 @@ __all__ = [
     "SearchHit",
     "ServerStatus",
     "Session",
+    "Skill",
+    "SkillError",
     "TerminalPrompt",
     "Tool",
     "ToolAnnotations",
@@ -131,6 +137,7 @@ __all__ = [
     "head_and_tail",
     "hookimpl",
     "load_config",
+    "load_skills",
 ]
 
 

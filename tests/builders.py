@@ -29,7 +29,7 @@ from hermes_core.specs import PluginContext
 from hermes_core.tools import Registry, ToolResult
 
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "plugins_builtin"
-ALL_BUNDLED = ("approvals", "code_execution", "files", "terminal", "todo")
+ALL_BUNDLED = ("approvals", "code_execution", "files", "skills", "terminal", "todo")
 
 
 def load_bundled(name: str) -> ModuleType:

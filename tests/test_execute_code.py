@@ -17,9 +17,12 @@ import anyio
 import pytest
 from builders import Harness, build_harness, make_env, processes_gone
 
+from hermes_core.config import Config
 from hermes_core.hookspecs import hookimpl
+from hermes_core.host import Host
 from hermes_core.session import Session
 from hermes_core.specs import PreCallDirective, ToolCall
+from hermes_core.testing import write_dir_plugin
 from hermes_core.tools import ToolResult
 
 RUNS_SCRIPTS = {"approvals": {"allow": ["execute_code"]}}
@@ -522,3 +525,51 @@ def test_the_users_stop_ends_the_script(harnesses: Callable[..., Harness]) -> No
     assert time.monotonic() - started < 5
     assert processes_gone(grandchild)
     assert [e["status"] for e in harness.activity()] == ["interrupted"]
+
+
+# Through a real host ------------------------------------------------------------------------
+
+
+def test_the_requires_env_of_a_loaded_plugin_passes_to_scripts(tmp_path: Path) -> None:
+    env = make_env(tmp_path, WEATHER_KEY="w-1", OTHER_KEY="o-2")
+    write_dir_plugin(env.user_plugins_dir, "weather", manifest={"requires_env": ["WEATHER_KEY"]})
+    config = Config.model_validate(
+        {"plugins": {"enabled": ["weather"]}, "approvals": {"allow": ["execute_code"]}}
+    )
+
+    async def scenario() -> ToolResult:
+        async with Host(config, env) as host:
+            return await host.dispatch(
+                "execute_code", {"code": PRINT_ENVIRONMENT}, host.new_session()
+            )
+
+    seen = json.loads(payload(anyio.run(scenario))["output"])
+
+    assert seen["WEATHER_KEY"] == "w-1"
+    assert "OTHER_KEY" not in seen
+
+
+def test_a_script_cannot_reach_execute_code_through_the_bridge(tmp_path: Path) -> None:
+    env = make_env(tmp_path)
+    config = Config.model_validate({"approvals": {"policy": "off"}})
+    code = textwrap.dedent(
+        """
+        import hermes_tools
+        try:
+            hermes_tools.call("tool_call", name="execute_code", arguments={"code": "print(1)"})
+        except hermes_tools.ToolError as error:
+            print(error.code, error.message)
+        """
+    )
+
+    async def scenario() -> ToolResult:
+        async with Host(config, env) as host:
+            return await host.dispatch("execute_code", {"code": code}, host.new_session())
+
+    data = payload(anyio.run(scenario))
+
+    assert (
+        data["output"]
+        == "NOT_AVAILABLE tool_call is a bridge tool: call the real tool by its name.\n"
+    )
+    assert data["tool_calls_made"] == 0

@@ -51,7 +51,9 @@ class ToolCaller:
         """The host's environment."""
         return self._dispatcher.env
 
-    def _refusal(self, name: str) -> ToolResult | None:
+    def refusal(self, name: str) -> ToolResult | None:
+        """Why this handler may not call ``name`` (its own tool, a bridge tool), else ``None``
+        (the dispatcher still decides whether the call may run)."""
         if name == self.tool.name:
             return ToolResult.error("NOT_AVAILABLE", f"{name} cannot call {name} itself.")
         if name in BRIDGE_TOOL_NAMES:
@@ -63,7 +65,7 @@ class ToolCaller:
     def find(self, name: str) -> Tool | None:
         """The tool ``name`` when this session may call it from here (it exists, its toolset
         is enabled and granted, it is neither this tool nor a bridge tool), else ``None``."""
-        if self._refusal(name) is not None:
+        if self.refusal(name) is not None:
             return None
         return self._dispatcher.resolve(name, self.session)
 
@@ -81,7 +83,7 @@ class ToolCaller:
     async def call(self, name: str, arguments: Mapping[str, Any] | Any) -> ToolResult:
         """Run the tool ``name`` with ``arguments`` through the dispatcher, for this session;
         never raises (a refusal is an error result, as every failure of the pipeline)."""
-        refusal = self._refusal(name)
+        refusal = self.refusal(name)
         if refusal is not None:
             return refusal
         return await self._dispatcher.dispatch(name, arguments, self.session)

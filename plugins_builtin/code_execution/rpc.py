@@ -46,7 +46,9 @@ class ScriptTools:
         if name in self.named:
             return None
         tool = self.caller.find(name)
-        if tool is None or self.caller.is_deferrable(tool):
+        if tool is None:
+            return self.caller.refusal(name)  # None: the dispatcher names what is wrong
+        if self.caller.is_deferrable(tool):
             return None
         allowed = ", ".join(self.named) or "none"
         return ToolResult.error(
