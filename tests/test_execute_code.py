@@ -573,3 +573,15 @@ def test_a_script_cannot_reach_execute_code_through_the_bridge(tmp_path: Path) -
         == "NOT_AVAILABLE tool_call is a bridge tool: call the real tool by its name.\n"
     )
     assert data["tool_calls_made"] == 0
+
+
+def test_a_script_that_cannot_start_is_an_error_saying_why(
+    harnesses: Callable[..., Harness], tmp_path: Path
+) -> None:
+    harness = harnesses()
+
+    result = run(harness, "print('never')", harness.session(cwd=tmp_path / "missing"))
+
+    assert result.error_code == "TOOL_ERROR"
+    assert result.text_content.startswith("execute_code: could not start the script: ")
+    assert "missing" in result.text_content

@@ -32,7 +32,7 @@ import anyio
 
 from hermes_core import Tool, ToolAnnotations, ToolCaller, ToolResult, head_and_tail, hookimpl
 
-from .child import Outcome, run_script
+from .child import Outcome, script_process, supervise
 from .module import module_source
 from .rpc import RpcServer, ScriptTools
 
@@ -166,7 +166,7 @@ class CodeExecution:
                     )
                 except OSError as exc:
                     return ToolResult.error(
-                        "TOOL_ERROR", f"execute_code: could not start {command[0]}: {exc}"
+                        "TOOL_ERROR", f"execute_code: could not start the script: {exc}"
                     )
                 payload = self._payload(outcome, server, directory, stdout, stderr)
         payload["duration_seconds"] = round(time.perf_counter() - started, 3)
@@ -182,22 +182,19 @@ class CodeExecution:
         stdout: IO[bytes],
         stderr: IO[bytes],
     ) -> Outcome:
-        listener = await anyio.create_unix_listener(socket_path)
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve, listener)
-            try:
-                outcome = await run_script(
-                    command,
-                    cwd=cwd,
-                    env=env,
-                    stdout=stdout,
-                    stderr=stderr,
-                    timeout=self.settings.timeout,
-                    grace=KILL_GRACE,
-                    session=server.tools.caller.session,
-                )
-            finally:
-                group.cancel_scope.cancel()
+        """Serve the script's calls while it runs; an ``OSError`` when it cannot start."""
+        settings = self.settings
+        session = server.tools.caller.session
+        async with await anyio.create_unix_listener(socket_path) as listener:
+            started = script_process(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+            async with started as process, anyio.create_task_group() as group:
+                group.start_soon(server.serve, listener)
+                try:
+                    outcome = await supervise(
+                        process, timeout=settings.timeout, grace=KILL_GRACE, session=session
+                    )
+                finally:
+                    group.cancel_scope.cancel()
         return outcome
 
     def _payload(

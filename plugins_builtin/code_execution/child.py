@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -63,19 +64,17 @@ async def _stop(process: Process, grace: float) -> None:
         await process.wait()
 
 
-async def run_script(
+@asynccontextmanager
+async def script_process(
     command: Sequence[str],
     *,
     cwd: Path,
     env: Mapping[str, str],
     stdout: IO[Any],
     stderr: IO[Any],
-    timeout: float,
-    grace: float,
-    session: Session,
-) -> Outcome:
-    """Run ``command`` until it exits, ``timeout`` seconds pass or ``session`` is interrupted;
-    no process of its group is left when this returns, also when the caller is cancelled."""
+) -> AsyncIterator[Process]:
+    """Start ``command`` in a new process group (an ``OSError`` when it cannot start); on the
+    way out, also when the caller is cancelled, no process of the group is left."""
     process = await anyio.open_process(
         list(command),
         cwd=cwd,
@@ -86,12 +85,18 @@ async def run_script(
         start_new_session=True,
     )
     try:
-        ending = await _wait(process, timeout, session)
-        if ending != "exited":
-            await _stop(process, grace)
+        yield process
     finally:
         with anyio.CancelScope(shield=True):
             signal_group(process.pid, signal.SIGKILL)
             await process.wait()
             await process.aclose()
+
+
+async def supervise(process: Process, *, timeout: float, grace: float, session: Session) -> Outcome:
+    """Wait until the script exits, ``timeout`` seconds pass or ``session`` is interrupted; in
+    the last two cases its group gets SIGTERM, and ``grace`` seconds to end."""
+    ending = await _wait(process, timeout, session)
+    if ending != "exited":
+        await _stop(process, grace)
     return Outcome(ending, process.returncode)

@@ -83,8 +83,7 @@ class RpcServer:
 
     async def serve(self, listener: Listener[Any]) -> None:
         """Serve every connection of ``listener`` until cancelled."""
-        async with listener:
-            await listener.serve(self._connection)
+        await listener.serve(self._connection)
 
     async def _connection(self, stream: ByteStream) -> None:
         reader = BufferedByteReceiveStream(stream)
