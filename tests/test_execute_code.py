@@ -23,7 +23,7 @@ from hermes_core.host import Host
 from hermes_core.session import Session
 from hermes_core.specs import PreCallDirective, ToolCall
 from hermes_core.testing import write_dir_plugin
-from hermes_core.tools import ToolResult
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 RUNS_SCRIPTS = {"approvals": {"allow": ["execute_code"]}}
 """The user allowed execute_code itself; each tool a script calls is still approved alone."""
@@ -585,3 +585,52 @@ def test_a_script_that_cannot_start_is_an_error_saying_why(
     assert result.error_code == "TOOL_ERROR"
     assert result.text_content.startswith("execute_code: could not start the script: ")
     assert "missing" in result.text_content
+
+
+class OddlyNamedTools:
+    """A tool whose name and parameters are not all Python identifiers."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        def get_user(**arguments: Any) -> dict[str, Any]:
+            self.received.append(arguments)
+            return {"got": arguments}
+
+        schema = {
+            "type": "object",
+            "properties": {
+                "user_id": {"type": "integer", "description": "Whose."},
+                "from": {"type": "string"},
+                "limit": {"type": "integer", "default": 10},
+            },
+            "required": ["user_id"],
+        }
+        hints = ToolAnnotations(read_only=True, destructive=False)
+        return [Tool("get-user", "Fetch a user.", schema, handler=get_user, annotations=hints)]
+
+
+def test_tool_names_and_parameters_that_are_not_identifiers_still_reach_the_tool(
+    harnesses: Callable[..., Harness],
+) -> None:
+    tools = OddlyNamedTools()
+    harness = harnesses({"code_execution": {"tools": ["get-user"]}}, plugins=[("odd", tools)])
+
+    result = run(
+        harness,
+        """
+        import inspect, json
+        import hermes_tools
+        print(inspect.signature(hermes_tools.get_user))
+        print(json.dumps(hermes_tools.get_user(user_id="7", **{"from": "2024"}).data))
+        print(json.dumps(hermes_tools.call("get-user", user_id=8).data))
+        """,
+    )
+
+    lines = payload(result)["output"].splitlines()
+    assert lines[0] == "(*, user_id, limit=<the tool's default>, **extra)"
+    assert json.loads(lines[1]) == {"got": {"user_id": 7, "from": "2024"}}
+    assert json.loads(lines[2]) == {"got": {"user_id": 8}}
+    assert tools.received == [{"user_id": 7, "from": "2024"}, {"user_id": 8}]
