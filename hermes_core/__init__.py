@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from hermes_core.version import __version__
 
 if TYPE_CHECKING:
     from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision

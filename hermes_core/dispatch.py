@@ -100,7 +100,7 @@ class _PreparedTool:
     accepted: frozenset[str] | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PlannedCall:
     """One real call a router tool asks for: the tool (already resolved for the session; ``None``
     when the dispatcher resolves ``name`` itself, as for a connector tool) and its arguments
@@ -112,7 +112,7 @@ class PlannedCall:
     refusal: ToolResult | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallPlan:
     """What a router tool's handler returns: the calls to run, in order, and how to answer
     from their results. In a ``batch``, calls not yet started when the session is interrupted
@@ -395,7 +395,7 @@ class Dispatcher:
                 is not None
             ):
                 return None
-            if self.approvals.approved_in_session(call, call_subjects(call), session):
+            if self.approvals.approved_in_session(call, session):
                 return None
         decision = await self._policy_decision(call, session)
         if decision.action == "deny":

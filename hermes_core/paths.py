@@ -104,6 +104,11 @@ class Environment:
         return self.home / ".env"
 
     @property
+    def hooks_dir(self) -> Path:
+        """Hook directories, ``$HERMES_HOME/hooks`` (``<name>/HOOK.yaml`` each)."""
+        return self.home / "hooks"
+
+    @property
     def skills_dir(self) -> Path:
         """Skills, ``$HERMES_HOME/skills`` (``<name>/SKILL.md`` each)."""
         return self.home / "skills"
@@ -117,11 +122,6 @@ class Environment:
     def project_plugins_dir(self) -> Path:
         """Directory plugins carried by the project, ``./.hermes/plugins``."""
         return self.cwd / ".hermes" / "plugins"
-
-    @property
-    def hooks_dir(self) -> Path:
-        """Hook directories, ``$HERMES_HOME/hooks``."""
-        return self.home / "hooks"
 
     @property
     def bundled_plugins_dir(self) -> Path:

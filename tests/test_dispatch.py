@@ -12,11 +12,9 @@ import pytest
 from builders import Harness, build_harness
 
 from hermes_core.hookspecs import hookimpl
-from hermes_core.search.fake import FakeSearchBackend
-from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
 from hermes_core.specs import ActivityEvent, PreCallDirective, ToolCall
-from hermes_core.tools import EnabledTools, Tool, ToolAnnotations, ToolResult
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)
 
@@ -109,15 +107,7 @@ def direct_call(harness: Harness, name: str, arguments: Any, session: Session) -
 
 def through_tool_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
     """The model calls a deferred tool through the bridge's tool_call, which the dispatcher
-    routes to the real tool."""
-    search = ToolSearch(
-        EnabledTools(harness.registry, harness.config.tools),
-        harness.config.tools.tool_search,
-        FakeSearchBackend(),
-        harness.dispatcher.availability,
-    )
-    for tool in search.bridge_tools():
-        harness.registry.register(tool, owner="bridge", bridge=True)
+    routes to the real tool (the host registered the bridge tools)."""
     payload = {"calls": [{"name": name, "arguments": arguments}]}
     return harness.call("tool_call", payload, session)
 

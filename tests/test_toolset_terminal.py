@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from builders import Harness, build_harness, load_bundled, processes_gone
+from builders import Harness, build_harness, processes_gone
 
 from hermes_core.session import Session
 
@@ -83,7 +83,7 @@ def test_process_manage_starts_lists_reads_and_kills(shell: Harness) -> None:
         killed = shell.call("process_manage", {"action": "kill", "process_id": process_id}, session)
         unknown = shell.call("process_manage", {"action": "read", "process_id": "p999"}, session)
     finally:
-        load_bundled("terminal").hermes_session_end(session)
+        shell.manager.get_plugin("terminal").hermes_session_end(session)
 
     assert "ready" in output.text_content
     assert listed.structured[0]["status"] == "running"
@@ -97,7 +97,7 @@ def test_session_end_stops_background_processes(shell: Harness) -> None:
     started = shell.call("process_manage", {"action": "start", "command": "sleep 30"}, session)
     assert not started.is_error
 
-    load_bundled("terminal").hermes_session_end(session)
+    shell.manager.get_plugin("terminal").hermes_session_end(session)
 
     listed = shell.call("process_manage", {"action": "list"}, session)
     assert listed.structured[0]["status"].startswith("exited")

@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from hermes_core import __version__
 from hermes_core.errors import HermesError
+from hermes_core.version import __version__
 
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {

@@ -1,14 +1,17 @@
 """``hermes plugins``: list, inspect, enable and disable plugins.
 
 Listing never runs the code of a plugin that is not enabled: it reads directories, manifests and
-distribution metadata, and imports only the plugins the configuration enables (to report their
-hooks and import errors). ``list`` and ``info`` never raise for a broken plugin, even with
-``HERMES_STRICT_PLUGINS``: they exist to show it.
+distribution metadata. It loads the plugins the configuration enables as every command does (a
+host, without catalogs or MCP servers: imported, registration hooks and ``hermes_tools`` called)
+and builds the search backend, approval policy and gateway the configuration selects from a
+plugin that is not bundled, so every failure shows as its plugin's error. ``list`` and ``info``
+never raise for a broken plugin, even with ``HERMES_STRICT_PLUGINS``: they exist to show it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING
 
 import click
@@ -21,18 +24,30 @@ from hermes_core.paths import Environment
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
-    from hermes_core.plugins.loader import PluginSet
     from hermes_core.plugins.records import PluginRecord
 
 
-def _load(env: Environment) -> tuple[Config, PluginSet]:
-    from hermes_core.plugins.loader import load_plugins
+def _load(env: Environment) -> list[PluginRecord]:
+    """Every plugin copy, after loading the enabled ones as a host does; what discovery
+    ignored and what the configuration selects but no plugin provides are warnings."""
+    from hermes_core.host import Host
 
     config = load_config_in_effect(env)
-    plugin_set = load_plugins(config, env, config_path=env.config_path, strict=False)
-    for warning in plugin_set.warnings:
+    host = Host(config, env, config_path=env.config_path, strict=False)
+    # The listing shows every plugin error itself: the host's log lines would repeat them.
+    host_log = logging.getLogger("hermes_core.host")
+    level = host_log.level
+    host_log.setLevel(logging.ERROR)
+    try:
+        host.load_plugins()
+        problems = host.check_plugins()
+        records, warnings = host.plugins, host.warnings
+    finally:
+        host_log.setLevel(level)
+        host.close()
+    for warning in [*warnings, *problems]:
         click.echo(f"hermes: warning: {warning}", err=True)
-    return config, plugin_set
+    return records
 
 
 @click.group("plugins")
@@ -50,13 +65,12 @@ def plugins() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, error."""
-    env = environment()
-    _, plugin_set = _load(env)
+    records = _load(environment())
     if as_json:
         # Every copy, so a program can see what shadows what without a second call.
-        click.echo(json.dumps([record.to_json() for record in plugin_set.records], indent=2))
+        click.echo(json.dumps([record.to_json() for record in records], indent=2))
         return
-    rows = [r for r in plugin_set.records if show_all or r.status != "shadowed"]
+    rows = [r for r in records if show_all or r.status != "shadowed"]
     if not rows:
         click.echo("No plugins found.")
         return
@@ -91,12 +105,11 @@ def info_command(name: str) -> None:
     """Everything known about plugin NAME: each copy found, its manifest and its status."""
     from hermes_core.plugins.manifest import normalize_name
 
-    env = environment()
-    _, plugin_set = _load(env)
+    records = _load(environment())
     wanted = normalize_name(name)
-    copies = [record for record in plugin_set.records if record.name == wanted]
+    copies = [record for record in records if record.name == wanted]
     if not copies:
-        hint = did_you_mean(wanted, (record.name for record in plugin_set.records))
+        hint = did_you_mean(wanted, (record.name for record in records))
         raise HermesError(
             f"no plugin named {wanted!r} was found.{hint} (see: hermes plugins list --all)"
         )

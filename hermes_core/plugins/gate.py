@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from hermes_core import __version__
 from hermes_core.plugins.discovery import PROJECT_PLUGINS_FLAG, Candidate
 from hermes_core.plugins.manifest import normalize_name
 from hermes_core.plugins.records import PluginStatus
+from hermes_core.version import __version__
 
 if TYPE_CHECKING:
     from hermes_core.config import HooksConfig, PluginsConfig
@@ -30,7 +30,7 @@ def gate(
     1. named in ``plugins.disabled``: ``disabled`` (disabled always wins);
     2. a project plugin while ``HERMES_ENABLE_PROJECT_PLUGINS`` is off: ``gated``;
     3. a broken copy (bad manifest, no ``__init__.py``): ``error``;
-    4. a bundled plugin of kind ``backend``: ``enabled (default)``;
+    4. a bundled plugin of kind ``backend`` or ``toolset``: ``enabled (default)``;
     5. named in ``plugins.enabled``: ``enabled`` (a project plugin only when the config is the
        user's own, not a file inside the project);
     6. otherwise ``not enabled``, with the hint to enable it.
@@ -51,7 +51,7 @@ def gate(
     if candidate.error is not None or candidate.manifest is None:
         return "error", candidate.error or "no manifest"
     manifest = candidate.manifest
-    if candidate.source == "bundled" and manifest.kind == "backend":
+    if candidate.source == "bundled" and manifest.kind in ("backend", "toolset"):
         status: PluginStatus = "enabled (default)"
     elif name in _names(plugins.enabled):
         if candidate.source == "project" and not config_trusted_for_project:

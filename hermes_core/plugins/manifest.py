@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_FILE = "plugin.yaml"
-PluginKind = Literal["general", "backend"]
+PluginKind = Literal["general", "backend", "toolset"]
+"""``backend``: provides a search backend, connector gateway or approval policy; ``toolset``:
+provides tools; ``general``: anything else. A bundled ``backend`` or ``toolset`` plugin is
+enabled by default (the gate); elsewhere the kind only describes the plugin."""
 
 _VALID_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
 _STRING_KEYS = ("version", "description", "author", "homepage", "license")
@@ -97,8 +100,10 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
             "(letters, digits, '-', '_' and '.')"
         )
     kind = data.get("kind", "general")
-    if kind not in ("general", "backend"):
-        raise ManifestError(f"{where}: kind: must be 'general' or 'backend', not {shown(kind)}")
+    if kind not in ("general", "backend", "toolset"):
+        raise ManifestError(
+            f"{where}: kind: must be 'general', 'backend' or 'toolset', not {shown(kind)}"
+        )
     requires_hermes: SpecifierSet | None = None
     spec_text = _string(data, "requires_hermes", where)
     if spec_text:
