@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
     from hermes_core.dispatch import Dispatcher
+    from hermes_core.hooks import HookDirectory, RegisteredHooks
     from hermes_core.mcp.supervisor import McpSupervisor, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
@@ -109,6 +110,7 @@ class Host:
         self._tool_search: ToolSearch | None = None
         self._availability: Availability | None = None
         self._mcp: McpSupervisor | None = None
+        self._hooks: RegisteredHooks | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -208,18 +210,26 @@ class Host:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
             self._plugins = plugins
             self._register_plugin_tools(plugins, strict=strict)
+            from hermes_core.hooks import register_hooks
+
+            self._hooks = register_hooks(plugins.pm, self.config, self.env, strict=strict)
         except BaseException:
             self._plugins = None
             self._registrations = None
             _unregister_all(plugins)
             raise
+        for warning in self._hooks.warnings:
+            logger.warning("%s", warning)
 
     def close(self) -> None:
         """Flush the activity log and unregister every plugin."""
         if self._dispatcher is not None:
             self._dispatcher.close()
+        if self._hooks is not None:
+            self._hooks.unregister()
         if self._plugins is not None:
             _unregister_all(self._plugins)
+        self._hooks = None
         self._plugins = None
         self._registrations = None
         self._dispatcher = None
@@ -236,6 +246,13 @@ class Host:
     def plugins(self) -> list[PluginRecord]:
         """A record per discovered plugin copy, with its status (the rows of the CLI list)."""
         return self._started().records
+
+    @property
+    def hook_directories(self) -> list[HookDirectory]:
+        """A record per hook directory of ``$HERMES_HOME/hooks`` (the rows of ``hermes hooks
+        list``), with its status; only the enabled ones were imported."""
+        self._started()
+        return self._hooks.directories if self._hooks is not None else []
 
     @property
     def warnings(self) -> list[str]:
@@ -433,6 +450,7 @@ class Host:
             self.config,
             self.env,
             availability=self.availability,
+            plugin_variables=_required_variables(self._started()),
         )
 
     @property
@@ -663,6 +681,16 @@ class Host:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is
         unavailable; ``None`` otherwise."""
         return self._mcp.refusal_for(name) if self._mcp is not None else None
+
+
+def _required_variables(plugins: PluginSet) -> list[str]:
+    """The ``requires_env`` of the loaded plugins: they pass the scrub of scripts' environment."""
+    return [
+        variable
+        for record in plugins.loaded
+        if record.candidate.manifest is not None
+        for variable in record.candidate.manifest.requires_env
+    ]
 
 
 def _unregister_all(plugins: PluginSet) -> None:

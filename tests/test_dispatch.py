@@ -112,10 +112,26 @@ def through_tool_call(harness: Harness, name: str, arguments: Any, session: Sess
     return harness.call("tool_call", payload, session)
 
 
-# Later call paths (connector batches, execute_code) are added here as parameters.
+def through_execute_code(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> ToolResult:
+    """A script run by execute_code calls the tool over its RPC (the user allowed
+    execute_code itself); the script prints the tool's text."""
+    harness.dispatcher.allow_rules.add("execute_code")
+    code = f"import hermes_tools\nprint(hermes_tools.call({name!r}, **{arguments!r}), end='')\n"
+    ran = harness.call("execute_code", {"code": code}, session)
+    output = ran.structured["output"] if isinstance(ran.structured, dict) else ""
+    return ToolResult.text(output) if not ran.is_error else ran
+
+
+CARRIERS = frozenset({"execute_code"})
+"""Tools that carry the call of another (their own hooks see them, not the carried call)."""
+
+# Later call paths (connector batches) are added here as parameters.
 CALL_PATHS = [
     pytest.param(direct_call, id="direct"),
     pytest.param(through_tool_call, id="tool_call"),
+    pytest.param(through_execute_code, id="execute_code"),
 ]
 
 
@@ -130,9 +146,11 @@ def test_one_pre_and_one_post_hook_per_call_under_the_real_name(
     result = call_path(harness, "echo", {"text": "hi"}, session)
 
     assert not result.is_error, result.text_content
-    assert recorder.pre == [("echo", {"text": "hi"})]
-    assert recorder.post == [("echo", False)]
-    assert [(e.name, e.status) for e in recorder.events] == [("echo", "ok")]
+    assert result.text_content == "echo ok"
+    assert [seen for seen in recorder.pre if seen[0] not in CARRIERS] == [("echo", {"text": "hi"})]
+    assert [seen for seen in recorder.post if seen[0] not in CARRIERS] == [("echo", False)]
+    events = [(e.name, e.status) for e in recorder.events if e.name not in CARRIERS]
+    assert events == [("echo", "ok")]
 
 
 class RaisingHook:

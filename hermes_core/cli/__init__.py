@@ -21,6 +21,7 @@ from hermes_core.version import __version__
 SUBCOMMANDS: dict[str, str] = {
     "config": "hermes_core.cli.config_cmd:config",
     "eval": "hermes_core.cli.eval_cmd:eval_group",
+    "hooks": "hermes_core.cli.hooks_cmd:hooks",
     "import-agent": "hermes_core.cli.import_cmd:import_agent",
     "mcp": "hermes_core.cli.mcp_cmd:mcp",
     "plugins": "hermes_core.cli.plugins_cmd:plugins",

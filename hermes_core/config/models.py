@@ -325,7 +325,8 @@ class CodeExecutionConfig(_Section):
 
 
 class ShellHook(_Section):
-    """One shell command run on a hook event."""
+    """One shell command run on a hook event: it reads the event as JSON on stdin and may print
+    a directive; ``match`` is a glob over tool names (tool events only)."""
 
     command: str
     match: str = "*"
@@ -333,13 +334,15 @@ class ShellHook(_Section):
 
 
 class HooksConfig(_Section):
-    """``hooks``: shell commands per event, and which hook directories are enabled."""
+    """``hooks``: shell commands per event, and which hook directories are enabled
+    (``disabled`` wins)."""
 
     pre_tool_call: list[ShellHook] = Field(default_factory=list)
     post_tool_call: list[ShellHook] = Field(default_factory=list)
     session_start: list[ShellHook] = Field(default_factory=list)
     session_end: list[ShellHook] = Field(default_factory=list)
     enabled: NamesList = Field(default_factory=list)
+    disabled: NamesList = Field(default_factory=list)
 
 
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")
