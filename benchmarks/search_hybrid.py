@@ -1,12 +1,13 @@
-"""The hybrid search plugin: its quality beside the bm25 backend, its similarity threshold, and
-its speed, on this machine.
+"""The hybrid search plugin: its quality beside the bm25 backend, its fusion settings, its
+no-match threshold, and its speed, on this machine.
 
 Quality: ``shared/data/eval/toolbench`` and ``eval/metatool`` (natural-language requests), and
-the dev sets listed in ``benchmarks/data/sets.json`` when they exist (keyword queries, with
-negatives whose right answer is no tool). The backends are built as a user gets them, by a real
-host with the plugin enabled (``tools.tool_search.backend: hybrid``); the bm25 figures are
-those of the same run's lexical side, the bundled ``bm25`` backend. Each query is ranked once
-with no threshold; every threshold is then applied to that ranking, as the backend does.
+the dev sets of ``benchmarks/data/sets.json`` (keyword queries, with negatives whose right
+answer is no tool). The backends are built as a user gets them, by a real host with the plugin
+enabled (``tools.tool_search.backend: hybrid``), at the default admission (``off``); the bm25
+figures are those of the same run's lexical side, the bundled ``bm25`` backend. Each query is
+ranked once per fusion setting with no threshold; every threshold is then applied to that
+ranking, as the backend applies it.
 
 Speed: the 5,468 tools of ``shared/data/saas_openapi_catalog``: the first embedding into an
 empty cache (tools per second of wall time, and per CPU second, since the cores are shared), a
@@ -24,13 +25,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from hermes_core.search.evaluation import (
     catalog_documents,
     load_catalog,
     load_queries,
+    load_sets,
     percentile,
     score_rankings,
 )
@@ -55,8 +56,17 @@ SHARED = ROOT.parent / "shared" / "data"
 EVAL = SHARED / "eval"
 SAAS = SHARED / "saas_openapi_catalog" / "catalog.json"
 DEV_SETS = Path("benchmarks") / "data" / "sets.json"
-THRESHOLDS = (None, 0.15, 0.2, 0.25, 0.3, 0.35)
-ADMISSIONS: tuple[Admission, ...] = ("lenient", "off", "strict")
+ADMISSION: Admission = "off"  # the default of tools.tool_search.admission
+WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.65, 1.0)
+CANDIDATES = (20, 50)
+THRESHOLDS: tuple[tuple[float, float], ...] = (
+    (-1.0, -1.0),  # none
+    (0.2, 0.1),
+    (0.25, 0.1),  # the defaults: no_match_below, min_similarity
+    (0.3, 0.1),
+    (0.25, 0.2),
+    (-1.0, 0.25),  # a floor on each tool only (the plugin's first default)
+)
 DEPTH = 10
 # Keyword queries as a model writes them after reading a request (for the latency only).
 KEYWORD_QUERIES = (
@@ -84,32 +94,22 @@ KEYWORD_QUERIES = (
 
 
 NOTES = """\
-The backends are the plugin's defaults (dense weight 0.65, 50 candidates a side, min_similarity
-0.25); "bm25" is the same run's bundled backend, the hybrid's lexical side. The admission mode
-is the lexical side's; the dense side admits by the threshold, which is why `strict` (where bm25
-alone finds nothing for 96-99% of the natural-language requests) still gets the dense ranking.
-Each query is ranked once with no threshold, then every threshold is applied to that ranking as
-the backend applies it. Rates are percentages; hit@k counts a positive query whose relevant
-tools include one of the top k; negatives_no_match is the share of the queries for services
-nobody has that get no tool at all.
+"bm25" is the same run's bundled backend, the hybrid's lexical side, at the default admission
+(`off`). The fusion table varies the dense weight and the candidates a side with no threshold
+(weight 0 is bm25's ranking of the candidates, 1 the model's alone); the threshold table uses
+the default fusion and applies each pair (`no_match_below`: no tool at all when none is that
+similar to the query; `min_similarity`: no tool less similar than that) to the same rankings,
+as the backend applies them. Rates are percentages; hit@k counts a positive query whose
+relevant tools include one of the top k; negatives_no_match is the share of the queries for
+services nobody has that get no tool at all.
 
 The latencies are wall-clock medians over 20 keyword queries x 10 rounds on this machine's two
 cores, shared with other work: the load average is printed beside them. Every timed hybrid
 query is embedded (its vector is not remembered between calls); bm25 is timed in a loop of its
 own. The first embedding is into an empty cache; "per CPU second" divides by the process's CPU
 time, both cores counted (torch's threads spin while they wait for a core, so it too falls
-when the machine is busy). The keyword dev sets are read from a checkout that has
-`benchmarks/data/sets.json` (`--dev-root`).
+when the machine is busy).
 """
-
-
-@dataclasses.dataclass(frozen=True)
-class DevQuery:
-    """A dev-set query: its relevant tools, or none when it is a negative."""
-
-    query: str
-    relevant: tuple[str, ...]
-    negative: bool
 
 
 def hybrid_backend(cache: Path, settings: dict[str, Any] | None = None) -> Any:
@@ -129,33 +129,18 @@ def hybrid_backend(cache: Path, settings: dict[str, Any] | None = None) -> Any:
 
     async def main() -> Any:
         async with Host(config, env) as host:
-            return host.tool_search.backend
+            return host.tool_search.backend.made  # the HybridBackend, made now
 
     return anyio.run(main)
 
 
-def load_dev_sets(root: Path) -> list[tuple[str, Path, list[DevQuery]]]:
-    """The dev sets of ``root/benchmarks/data/sets.json`` (none when it does not exist); its
-    paths are relative to ``root``."""
+def load_dev_sets(root: Path) -> list[tuple[str, Path, list[EvalQuery]]]:
+    """The dev sets listed in ``root/benchmarks/data/sets.json`` (none when it does not exist),
+    read as ``hermes eval search --sets`` reads them (paths relative to ``sets.json``)."""
     listing = root / DEV_SETS
     if not listing.is_file():
         return []
-    found = []
-    for item in json.loads(listing.read_text(encoding="utf-8")):
-        catalog = (root / item["catalog"]).resolve()
-        queries = []
-        for line in (root / item["queries"]).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                entry = json.loads(line)
-                queries.append(
-                    DevQuery(
-                        entry["query"],
-                        tuple(entry.get("relevant") or ()),
-                        bool(entry.get("negative")),
-                    )
-                )
-        found.append((item["name"], catalog, queries))
-    return found
+    return [(item.name, item.catalog, load_queries(item.queries)) for item in load_sets(listing)]
 
 
 def documents_of(path: Path) -> list[ToolDocument]:
@@ -164,92 +149,80 @@ def documents_of(path: Path) -> list[ToolDocument]:
     return [d for d in catalog_documents(load_catalog(path)) if d.name not in reserved]
 
 
-Ranker = Callable[[str], list[tuple[str, float, bool]]]
-"""A query's ranking: (name, similarity, exact) best first; similarity is NaN for bm25."""
+Ranking = list[tuple[str, float, bool]]
+"""A query's candidates best first: (name, similarity, exact)."""
 
 
-def rankers(backend: Any, admission: Admission) -> dict[str, Ranker]:
-    """The bm25 ranking (the hybrid's lexical side) and the hybrid one, for ``admission``."""
-
-    def bm25(query: str) -> list[tuple[str, float, bool]]:
-        return [
-            (hit.name, float("nan"), False)
-            for hit in backend.lexical.search(query, DEPTH, admission)
+def hybrid_rankings(backend: Any, queries: Sequence[EvalQuery], **fusion: Any) -> list[Ranking]:
+    """Each query's ranking by ``backend`` with its settings changed by ``fusion``."""
+    backend.settings = dataclasses.replace(backend.settings, **fusion)
+    return [
+        [
+            (t.name, t.similarity, t.exact)
+            for t in backend.ranked(item.query, ADMISSION, depth=DEPTH)
         ]
-
-    def hybrid(query: str) -> list[tuple[str, float, bool]]:
-        return [
-            (t.name, t.similarity, t.exact) for t in backend.ranked(query, admission, depth=DEPTH)
-        ]
-
-    return {"bm25": bm25, "hybrid": hybrid}
-
-
-def cut(ranking: list[tuple[str, float, bool]], threshold: float | None) -> list[str]:
-    """The names the backend returns from ``ranking`` with ``min_similarity`` = ``threshold``."""
-    kept = [
-        name
-        for name, similarity, exact in ranking
-        if threshold is None or exact or not similarity < threshold  # NaN (bm25) is kept
+        for item in queries
     ]
-    return kept[:DEPTH]
 
 
-def eval_rows(
-    name: str, backend: Any, queries: Sequence[EvalQuery]
-) -> list[tuple[str, str, dict[str, float | int]]]:
-    """recall@5, nDCG@10, no-match share per backend, admission and threshold."""
-    rows = []
-    for admission in ADMISSIONS:
-        for label, rank in rankers(backend, admission).items():
-            rankings = [rank(item.query) for item in queries]
-            for threshold in (None,) if label == "bm25" else THRESHOLDS:
-                scores = score_rankings(
-                    queries, [cut(r, threshold) for r in rankings], tools=len(backend)
-                )
-                rows.append((name, _label(label, admission, threshold), scores))
-            print(name, label, admission, file=sys.stderr, flush=True)
-    return rows
+def cut(ranking: Ranking, no_match_below: float, min_similarity: float) -> list[str]:
+    """The names the backend returns from ``ranking`` with these two thresholds."""
+    if not ranking:
+        return []
+    if not ranking[0][2] and max(similarity for _, similarity, _ in ranking) < no_match_below:
+        return []
+    return [name for name, similarity, exact in ranking if exact or similarity >= min_similarity][
+        :DEPTH
+    ]
 
 
-def dev_rows(
-    name: str, backend: Any, queries: Sequence[DevQuery]
-) -> list[tuple[str, str, dict[str, float]]]:
-    """hit@1, hit@5 over positives and the share of negatives with no match."""
-    positives = [item for item in queries if not item.negative]
-    negatives = [item for item in queries if item.negative]
-    rows = []
-    for admission in ADMISSIONS:
-        for label, rank in rankers(backend, admission).items():
-            ranked = {item.query: rank(item.query) for item in queries}
-            for threshold in (None,) if label == "bm25" else THRESHOLDS:
-                kept = {query: cut(r, threshold) for query, r in ranked.items()}
-
-                def hit(k: int, kept: dict[str, list[str]] = kept) -> float:
-                    found = sum(bool(set(q.relevant) & set(kept[q.query][:k])) for q in positives)
-                    return round(100.0 * found / max(1, len(positives)), 2)
-
-                empty = sum(not kept[item.query] for item in negatives)
-                rows.append(
-                    (
-                        name,
-                        _label(label, admission, threshold),
-                        {
-                            "hit@1": hit(1),
-                            "hit@5": hit(5),
-                            "negatives_no_match": round(100.0 * empty / max(1, len(negatives)), 2),
-                        },
-                    )
-                )
-            print(name, label, admission, file=sys.stderr, flush=True)
-    return rows
+def scores(
+    queries: Sequence[EvalQuery], rankings: Sequence[list[str]], tools: int
+) -> dict[str, Any]:
+    """The metrics of :func:`score_rankings`, with a negative asked for 5 hits."""
+    kept = [
+        ranked[:5] if item.negative else ranked
+        for item, ranked in zip(queries, rankings, strict=True)
+    ]
+    return score_rankings(queries, kept, tools=tools)
 
 
-def _label(backend: str, admission: Admission, threshold: float | None) -> str:
-    if backend == "bm25":
-        return f"bm25, {admission}"
-    floor = "no threshold" if threshold is None else f"min_similarity {threshold}"
-    return f"hybrid, {admission}, {floor}"
+def measure(
+    label: str,
+    backend: Any,
+    queries: Sequence[EvalQuery],
+    fusion_rows: list[Any],
+    threshold_rows: list[Any],
+) -> None:
+    """Add the fusion rows (every weight and candidate count, no threshold) and the threshold
+    rows (the default fusion) of one set."""
+    default = dataclasses.replace(backend.settings)
+    tools = len(backend)
+    bm25 = [
+        [hit.name for hit in backend.lexical.search(item.query, DEPTH, ADMISSION)]
+        for item in queries
+    ]
+    fusion_rows.append((label, "bm25", scores(queries, bm25, tools)))
+    for weight in WEIGHTS:
+        for count in CANDIDATES:
+            rankings = hybrid_rankings(backend, queries, dense_weight=weight, candidates=count)
+            names = [cut(r, -1.0, -1.0) for r in rankings]
+            fusion_rows.append(
+                (label, f"dense weight {weight}, {count} candidates", scores(queries, names, tools))
+            )
+        print(label, "weight", weight, file=sys.stderr, flush=True)
+    rankings = hybrid_rankings(
+        backend, queries, dense_weight=default.dense_weight, candidates=default.candidates
+    )
+    backend.settings = default
+    for no_match_below, min_similarity in THRESHOLDS:
+        names = [cut(r, no_match_below, min_similarity) for r in rankings]
+        name = (
+            "no threshold"
+            if no_match_below < 0 and min_similarity < 0
+            else f"no_match_below {no_match_below}, min_similarity {min_similarity}"
+        )
+        threshold_rows.append((label, name, scores(queries, names, tools)))
 
 
 def table(rows: Sequence[tuple[str, str, dict[str, Any]]], columns: Sequence[str]) -> str:
@@ -324,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--dev-root", type=Path, default=ROOT, help="the checkout whose dev sets to use"
     )
+    parser.add_argument("--set", action="append", help="measure only this set (repeatable)")
     args = parser.parse_args(argv)
     cache = args.cache or Path(tempfile.mkdtemp(prefix="hermes-hybrid-cache-"))
     sections = []
@@ -332,29 +306,31 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(sections[-1], flush=True)
     if args.speed_only:
         return
-    eval_rows_all: list[tuple[str, str, dict[str, Any]]] = []
-    for name, step in (("toolbench", 1), ("metatool", args.metatool_step)):
-        queries = load_queries(EVAL / name / "queries.jsonl")[::step]
+    fusion_rows: list[Any] = []
+    threshold_rows: list[Any] = []
+    sets = [
+        (name, EVAL / name / "catalog.json", load_queries(EVAL / name / "queries.jsonl"))
+        for name in ("toolbench", "metatool")
+    ]
+    sets += load_dev_sets(args.dev_root)
+    for name, catalog, queries in sets:
+        if args.set and name not in args.set:
+            continue
+        if name == "metatool":
+            queries = queries[:: args.metatool_step]
         backend = hybrid_backend(cache)
-        backend.kept_queries = len(queries)  # each query is embedded once for all three modes
-        backend.build(documents_of(EVAL / name / "catalog.json"))
-        eval_rows_all += eval_rows(f"{name} ({len(queries)} queries)", backend, queries)
-    columns = ("recall@1", "recall@5", "recall@10", "ndcg@10", "no_match_rate")
-    sections.append("### Natural-language requests\n\n" + table(eval_rows_all, columns))
-    print(sections[-1], flush=True)
-    dev = []
-    for name, catalog, queries in load_dev_sets(args.dev_root):
-        backend = hybrid_backend(cache)
-        backend.kept_queries = len(queries)
+        backend.kept_queries = len(queries)  # each query is embedded once for every setting
         backend.build(documents_of(catalog))
-        positives = sum(not q.negative for q in queries)
-        label = f"{name} ({positives} + {len(queries) - positives} negatives)"
-        dev += dev_rows(label, backend, queries)
-    if dev:
-        sections.append(
-            "### Keyword dev sets\n\n" + table(dev, ("hit@1", "hit@5", "negatives_no_match"))
+        negatives = sum(item.negative for item in queries)
+        label = f"{name} ({len(queries) - negatives}" + (
+            f" + {negatives} negatives)" if negatives else ")"
         )
-        print(sections[-1], flush=True)
+        measure(label, backend, queries, fusion_rows, threshold_rows)
+    columns = ("recall@5", "hit@1", "hit@5", "ndcg@10", "no_match_rate", "negatives_no_match")
+    sections.append("### Fusion (no threshold)\n\n" + table(fusion_rows, columns))
+    print(sections[-1], flush=True)
+    sections.append("### Threshold (default fusion)\n\n" + table(threshold_rows, columns))
+    print(sections[-1], flush=True)
     command = "python benchmarks/search_hybrid.py --write"
     if args.metatool_step != 1:
         command += f" --metatool-step {args.metatool_step}"

@@ -183,12 +183,18 @@ class HybridBackend:
         extra: Sequence[ToolDocument] = (),
     ) -> list[SearchHit]:
         """At most ``limit`` hits for ``query``, best first: :meth:`ranked` less the tools less
-        similar to the query than ``min_similarity`` (a tool the query names exactly stays)."""
+        similar to the query than ``min_similarity``, and none at all when no tool is at least
+        ``no_match_below`` similar to it (a tool the query names exactly stays)."""
         if limit <= 0:
             return []
+        tools = self.ranked(query, admission, extra, depth=limit)
+        if not tools:
+            return []
         floor = self.settings.min_similarity
+        if not tools[0].exact and max(t.similarity for t in tools) < self.settings.no_match_below:
+            return []
         hits: list[SearchHit] = []
-        for tool in self.ranked(query, admission, extra, depth=limit):
+        for tool in tools:
             if tool.exact or tool.similarity >= floor:
                 hits.append(SearchHit(tool.name, tool.score, tool.matched_tokens))
                 if len(hits) == limit:

