@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -86,7 +87,10 @@ def plain_reference(
 
 def hybrid_backend() -> SearchBackend | None:
     """A new ``hybrid`` backend when its distribution is installed, else ``None``."""
-    env = Environment(home=ROOT / ".cache" / "quality-home", cwd=ROOT, variables={})
+    # Not run from the checkout: there the editable plugin would be a project plugin, which is
+    # not loaded without being trusted, and the benchmark measures it as a user installs it.
+    home = Path(tempfile.mkdtemp(prefix="hermes-quality-"))
+    env = Environment(home=home, cwd=home, variables={})
     config = Config.model_validate({"plugins": {"enabled": ["hybrid"]}})
     try:
         return make_search_backend("hybrid", config=config, env=env)

