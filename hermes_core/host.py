@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from hermes_core.approvals.prompt import PromptTransport
     from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
+    from hermes_core.connectors.gateway import ConnectorGateway
+    from hermes_core.connectors.service import Connectors
     from hermes_core.dispatch import Dispatcher
     from hermes_core.mcp.supervisor import McpManager, ServerStatus
     from hermes_core.paths import Environment
@@ -55,6 +57,7 @@ logger = logging.getLogger("hermes_core.host")
 
 _CATALOG_OWNER = "catalog"
 _BRIDGE_OWNER = "bridge"
+_CONNECTIONS_OWNER = "connections"
 _MCP_OWNER = "mcp:"
 
 
@@ -95,6 +98,7 @@ class Host:
         self._tool_search: ToolSearch | None = None
         self._availability: Availability | None = None
         self._mcp: McpManager | None = None
+        self._connectors: Connectors | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -124,9 +128,15 @@ class Host:
         tb: TracebackType | None,
     ) -> None:
         try:
+            await self._close_connectors()
             await self._close_mcp()
         finally:
             self.close()
+
+    async def _close_connectors(self) -> None:
+        connectors, self._connectors = self._connectors, None
+        if connectors is not None:
+            await connectors.aclose()
 
     async def _close_mcp(self) -> None:
         """End every MCP server, also when the start failed or was cancelled half-way (the
@@ -156,6 +166,7 @@ class Host:
             self._register_plugin_tools(plugins, strict=strict)
             self._register_catalogs()
             self._register_bridge()
+            self._register_connections()
         except BaseException:
             self._plugins = None
             self._registrations = None
@@ -172,6 +183,7 @@ class Host:
         self._registrations = None
         self._dispatcher = None
         self._tool_search = None
+        self._connectors = None
 
     def _started(self) -> PluginSet:
         if self._plugins is None:
@@ -219,6 +231,41 @@ class Host:
             "connector_gateway", self.config.tools.connectors.gateway
         )
         return spec
+
+    def create_connector_gateway(self, url: str, token: str) -> ConnectorGateway:
+        """A new instance of the connector gateway named by ``tools.connectors.gateway``, for
+        the gateway at ``url`` and the user's ``token``, made by its plugin's factory. An
+        unknown name raises, listing the valid ones; a failing factory is an error of its
+        plugin."""
+        from hermes_core.connectors.gateway import GatewayContext
+
+        name = self.config.tools.connectors.gateway
+        spec = self.select_connector_gateway()
+        owner = self.registrations.connector_gateways[name].plugin
+        plugin = self.plugin_context(owner)
+        context = GatewayContext(plugin.config, plugin.env, plugin.settings, url=url, token=token)
+        try:
+            gateway: ConnectorGateway = spec.factory(context)
+        except HermesError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                owner, f"connector gateway {name!r} could not be built: {type(exc).__name__}: {exc}"
+            ) from exc
+        return gateway
+
+    @property
+    def connectors(self) -> Connectors:
+        """The hosted connectors (in scope when ``tools.connectors`` is enabled, has a ``url``
+        and the user is signed in), over the gateway its config selects, built on first use."""
+        self._started()
+        if self._connectors is None:
+            from hermes_core.connectors.service import Connectors
+
+            self._connectors = Connectors(
+                self.config.tools.connectors, self.env, self.create_connector_gateway
+            )
+        return self._connectors
 
     def select_approval_policy(self) -> ApprovalPolicySpec:
         """The approval policy named by ``approvals.policy``."""
@@ -334,6 +381,7 @@ class Host:
             self.config.tools.tool_search,
             lambda: self.create_search_backend(name),
             self.availability,
+            connectors=self.connectors,
             unavailable=self._unavailable_servers,
             new_backend=lambda: self.create_search_backend(name),
         )
@@ -351,6 +399,16 @@ class Host:
         )
         for tool in tools:
             self.registry.register(tool, owner=_BRIDGE_OWNER, bridge=True)
+
+    def _register_connections(self) -> None:
+        """``manage_connections``, always registered: its MCP actions need no sign-in."""
+        from hermes_core.connectors.manage import LocalServers, manage_connections_tool
+
+        local = LocalServers(
+            self.env, lambda: self.config.mcp_servers, self.mcp_status, self.add_mcp_server
+        )
+        tool = manage_connections_tool(self.connectors, local)
+        self.registry.register(tool, owner=_CONNECTIONS_OWNER)
 
     def _tool_search_or_error(self) -> ToolSearch | ToolResult:
         try:
@@ -378,11 +436,14 @@ class Host:
 
     def prepare_tools(self) -> None:
         """Build the dispatcher and the tool search now rather than at the first call, so an
-        unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
-        valid names (what a command line or a server wants at start). The backend itself is
-        made on the first search."""
+        unknown ``approvals.policy``, ``tools.tool_search.backend`` or (when connectors are
+        configured) ``tools.connectors.gateway`` raises here, listing the valid names (what a
+        command line or a server wants at start). The backend itself is made on the first
+        search, the gateway on its first use."""
         _ = self.dispatcher, self.tool_search
         self.select_search_backend()
+        if self.connectors.configured():
+            self.select_connector_gateway()
 
     @property
     def dispatcher(self) -> Dispatcher:

@@ -20,6 +20,7 @@ from hermes_core.errors import HermesError
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {
     "config": "hermes_core.cli.config_cmd:config",
+    "connectors": "hermes_core.cli.connectors_cmd:connectors",
     "eval": "hermes_core.cli.eval_cmd:eval_group",
     "import-agent": "hermes_core.cli.import_cmd:import_agent",
     "mcp": "hermes_core.cli.mcp_cmd:mcp",
