@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import copy
 import json
+import select
+import signal
+import subprocess
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,7 +27,7 @@ from hermes_core.connectors.fixtures import parse_fixtures
 from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.host import Host
 from hermes_core.paths import Environment
-from hermes_core.testing import write_dir_plugin
+from hermes_core.testing import HermesCli, write_dir_plugin
 
 SEND_EMAIL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -228,3 +231,54 @@ def entries(answer: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     """The results of a connector batch answer."""
     found: Sequence[Mapping[str, Any]] = answer["results"]
     return found
+
+
+class GatewayProcess:
+    """``hermes connectors dev-gateway`` as a child process, as a user starts it: :attr:`url`
+    is what it printed on standard error once it accepts connections."""
+
+    def __init__(self, cli: HermesCli, data: Mapping[str, Any] | None = None) -> None:
+        self.fixtures = cli.root / "fixtures.json"
+        self.fixtures.write_text(json.dumps(data or FIXTURE), encoding="utf-8")
+        self.process = subprocess.Popen(
+            cli.command("connectors", "dev-gateway", "--fixtures", str(self.fixtures)),
+            cwd=cli.work,
+            env=cli.variables(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.first_line = self._first_line()
+        self.url = self.first_line.removeprefix("listening on ")
+
+    def _first_line(self) -> str:
+        assert self.process.stderr is not None
+        ready, _, _ = select.select([self.process.stderr], [], [], 30)
+        if not ready:
+            self.stop()
+            raise AssertionError("hermes connectors dev-gateway printed nothing within 30 s")
+        line = self.process.stderr.readline().rstrip("\n")
+        if not line.startswith("listening on "):
+            rest = self.process.communicate(timeout=10)[1]
+            raise AssertionError(f"hermes connectors dev-gateway said {line!r}\n{rest}")
+        return line
+
+    def stop(self) -> int:
+        """SIGTERM, then its exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=20)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            if self.process.stderr is not None:
+                self.process.stderr.close()
+
+    def __enter__(self) -> GatewayProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
