@@ -404,8 +404,13 @@ class Host:
         """``manage_connections``, always registered: its MCP actions need no sign-in."""
         from hermes_core.connectors.manage import LocalServers, manage_connections_tool
 
+        # A server is connected in the running host only when its MCP supervisor runs: one
+        # started inside a tool call would not outlive the call.
         local = LocalServers(
-            self.env, lambda: self.config.mcp_servers, self.mcp_status, self.add_mcp_server
+            self.env,
+            lambda: self.config.mcp_servers,
+            self.mcp_status,
+            lambda: self.add_mcp_server if self._mcp is not None else None,
         )
         tool = manage_connections_tool(self.connectors, local)
         self.registry.register(tool, owner=_CONNECTIONS_OWNER)

@@ -94,19 +94,32 @@ class Target:
 class LocalServers:
     """The local MCP servers as ``manage_connections`` changes them: the configuration file
     (edited keeping comments) and the running host (``add`` connects or replaces a server,
-    ``statuses`` reports them)."""
+    ``statuses`` reports them). ``add`` is ``None`` while the host supervises no MCP server
+    (none was configured when it started): a server written then connects at the next start."""
 
     def __init__(
         self,
         env: Environment,
         configured: Callable[[], Mapping[str, McpServerConfig]],
         statuses: Callable[[], Mapping[str, ServerStatus]],
-        add: Callable[[str, McpServerConfig], Awaitable[ServerStatus]],
+        add: Callable[[], Callable[[str, McpServerConfig], Awaitable[ServerStatus]] | None],
     ) -> None:
         self.env = env
         self._configured = configured
         self._statuses = statuses
-        self._add = add
+        self._adder = add
+
+    async def _add(self, name: str, config: McpServerConfig, outcome: str) -> dict[str, Any]:
+        add = self._adder()
+        if add is None:
+            return {
+                "name": name,
+                "mcp": True,
+                "status": outcome,
+                "state": "configured",
+                "message": "written to the configuration: it connects when hermes starts next",
+            }
+        return _local(name, outcome, await add(name, config))
 
     def status(self) -> list[dict[str, Any]]:
         """Each configured server with its state."""
@@ -138,7 +151,7 @@ class LocalServers:
                     document.set(f"mcp_servers.{name}.enabled", True)
                     document.validate()
                 config = config.model_copy(update={"enabled": True})
-            return _local(name, "enabled", await self._add(name, config))
+            return await self._add(name, config, "enabled")
         # Imported here: the MCP SDK is loaded only when a server is installed.
         from hermes_core.mcp.catalog import load_catalog
         from hermes_core.mcp.install import install_catalog_server
@@ -151,8 +164,7 @@ class LocalServers:
                 f"no configured MCP server and no catalog entry is named {name!r} (known: {known})"
             )
         entry, _ = await install_catalog_server(self.env, server, name, {})
-        added = await self._add(name, McpServerConfig.model_validate(entry))
-        return _local(name, "installed", added)
+        return await self._add(name, McpServerConfig.model_validate(entry), "installed")
 
     async def reconnect(self, name: str, *, force: bool) -> dict[str, Any]:
         """Restart the configured server ``name`` when it is unavailable (or ``force``)."""
@@ -164,7 +176,7 @@ class LocalServers:
             return _local(name, "skipped", status, "connected: nothing to repair")
         if not config.enabled:
             return {"name": name, "mcp": True, "status": "skipped", "message": "disabled"}
-        return _local(name, "restarted", await self._add(name, config))
+        return await self._add(name, config, "restarted")
 
 
 def _local(
