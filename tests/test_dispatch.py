@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from builders import Harness, build_harness
+from builders import Harness, build_harness, load_bundled
 
+from hermes_core.approvals.prompt import Answer, ApprovalRequest
+from hermes_core.config import ConnectorsConfig
+from hermes_core.connectors.devgateway import DevGateway
+from hermes_core.connectors.fixtures import parse_fixtures
+from hermes_core.connectors.gateway import GatewayContext
+from hermes_core.connectors.service import Connectors
+from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.hookspecs import hookimpl
 from hermes_core.search.fake import FakeSearchBackend
 from hermes_core.search.toolsearch import ToolSearch
@@ -102,12 +110,16 @@ def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
         harness.close()
 
 
-def direct_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
+def direct_call(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[ToolResult, list[str]]:
     """The agent hands the call to the dispatcher itself."""
-    return harness.call(name, arguments, session)
+    return harness.call(name, arguments, session), [name]
 
 
-def through_tool_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
+def through_tool_call(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[ToolResult, list[str]]:
     """The model calls a deferred tool through the bridge's tool_call, which the dispatcher
     routes to the real tool."""
     search = ToolSearch(
@@ -119,30 +131,82 @@ def through_tool_call(harness: Harness, name: str, arguments: Any, session: Sess
     for tool in search.bridge_tools():
         harness.registry.register(tool, owner="bridge", bridge=True)
     payload = {"calls": [{"name": name, "arguments": arguments}]}
-    return harness.call("tool_call", payload, session)
+    return harness.call("tool_call", payload, session), [name]
 
 
-# Later call paths (connector batches, execute_code) are added here as parameters.
+class ApproveEveryCall:
+    """A person who approves every prompt once."""
+
+    interactive = True
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer:
+        return "once"
+
+
+def through_connector_batch(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[ToolResult, list[str]]:
+    """The model calls a hosted connector tool twice in one tool_call batch: the reference
+    gateway (a real HTTP server on 127.0.0.1) serves ``SAMPLE_<name>`` of app ``sample``, and
+    each entry is a call of its own under its real name ``connectors__sample__<name>``, sent
+    through the bundled http gateway."""
+    app = {"slug": "sample", "connected": True, "tools": [{"slug": f"SAMPLE_{name}"}]}
+    env = replace(harness.env, variables={**harness.env.variables, TOKEN_VARIABLE: "t"})
+    http = load_bundled("http")
+    with DevGateway(parse_fixtures({"connectors": [app]})) as gateway:
+        connectors = Connectors(
+            ConnectorsConfig(url=gateway.url),
+            env,
+            lambda url, token: http.create_gateway(
+                GatewayContext(harness.config, env, url=url, token=token)
+            ),
+        )
+        search = ToolSearch(
+            EnabledTools(harness.registry, harness.config.tools),
+            harness.config.tools.tool_search,
+            FakeSearchBackend(),
+            harness.dispatcher.availability,
+            connectors=connectors,
+        )
+        for tool in search.bridge_tools():
+            harness.registry.register(tool, owner="bridge", bridge=True)
+        real = f"connectors__sample__{name}"
+        payload = {"calls": [{"name": real, "arguments": arguments}] * 2}
+        harness.dispatcher.approvals.attach(session, ApproveEveryCall())
+
+        async def batch() -> ToolResult:
+            try:
+                return await harness.dispatcher.dispatch("tool_call", payload, session)
+            finally:
+                await connectors.aclose()
+
+        result = anyio.run(batch)
+    return result, [real, real]
+
+
 CALL_PATHS = [
     pytest.param(direct_call, id="direct"),
     pytest.param(through_tool_call, id="tool_call"),
+    pytest.param(through_connector_batch, id="connector_batch"),
 ]
+"""Every way a call reaches the dispatcher (execute_code is added here when it ships)."""
 
 
 @pytest.mark.parametrize("call_path", CALL_PATHS)
 def test_one_pre_and_one_post_hook_per_call_under_the_real_name(
-    harnesses: Callable[..., Harness], call_path: Callable[..., ToolResult]
+    harnesses: Callable[..., Harness],
+    call_path: Callable[..., tuple[ToolResult, list[str]]],
 ) -> None:
     recorder, tools = Recorder(), SampleTools()
     harness = harnesses(("sample", tools), ("recorder", recorder))
     session = harness.session()
 
-    result = call_path(harness, "echo", {"text": "hi"}, session)
+    result, called = call_path(harness, "echo", {"text": "hi"}, session)
 
     assert not result.is_error, result.text_content
-    assert recorder.pre == [("echo", {"text": "hi"})]
-    assert recorder.post == [("echo", False)]
-    assert [(e.name, e.status) for e in recorder.events] == [("echo", "ok")]
+    assert recorder.pre == [(name, {"text": "hi"}) for name in called]
+    assert recorder.post == [(name, False) for name in called]
+    assert [(e.name, e.status) for e in recorder.events] == [(name, "ok") for name in called]
 
 
 class RaisingHook:
