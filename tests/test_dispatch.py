@@ -152,7 +152,7 @@ def through_connector_batch(
     through the bundled http gateway."""
     app = {"slug": "sample", "connected": True, "tools": [{"slug": f"SAMPLE_{name}"}]}
     env = replace(harness.env, variables={**harness.env.variables, TOKEN_VARIABLE: "t"})
-    http = load_bundled("http")
+    http = load_bundled("http_gateway")
     with DevGateway(parse_fixtures({"connectors": [app]})) as gateway:
         connectors = Connectors(
             ConnectorsConfig(url=gateway.url),
