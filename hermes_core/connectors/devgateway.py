@@ -42,6 +42,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -240,13 +241,13 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             payload = json.dumps(answer.body).encode()
             kind = "application/json"
-        self.send_response(answer.status)
-        self.send_header("content-type", kind)
-        self.send_header("content-length", str(len(payload)))
-        for key, value in answer.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        reason = HTTPStatus(answer.status).phrase
+        headers = {"content-type": kind, "content-length": str(len(payload)), **answer.headers}
+        head = f"{self.protocol_version} {answer.status} {reason}\r\n" + "".join(
+            f"{key}: {value}\r\n" for key, value in headers.items()
+        )
+        # One write for the whole answer: a client waits for one segment, not two.
+        self.wfile.write(head.encode("latin-1") + b"\r\n" + payload)
 
     def _handle(self) -> None:
         parts = urlsplit(self.path)
