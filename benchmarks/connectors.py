@@ -16,7 +16,8 @@ of 10 at most 10x one entry plus 5 ms. Run:
 
     python benchmarks/connectors.py [--rounds 300] [--write]
 
-It prints the medians and whether each target is met (exit status 1 when one is not);
+It prints the medians and whether each target is met (the search overhead is the median of the
+difference within each round), exit status 1 when one is not;
 ``--write`` records them in docs/performance.md.
 """
 
@@ -73,12 +74,15 @@ APPS = {
     "discord": "channel",
 }
 VERBS = (
-    "send", "list", "create", "update", "delete", "archive", "search", "get", "move", "copy",
-    "share", "star", "label", "assign", "close", "reopen", "export", "import", "merge", "pin",
+    "send", "list", "create", "update", "delete", "archive", "search", "get",
+    "move", "copy", "share", "star", "label", "assign", "close", "reopen",
+    "export", "import", "merge", "pin", "sync", "tag", "watch", "mute",
+    "approve", "reject", "schedule", "cancel", "publish", "draft", "rename", "restore",
+    "upload", "download", "invite", "remove", "comment", "react", "link", "lock",
 )  # fmt: skip
-"""Each app has ten of these verbs (a different ten each), so a query word such as "send" or
-"create" is held by the tools of a few other apps too: the gateway answers 10 to 20 tools per
-use case, as a hosted gateway's search does."""
+"""Each app has ten of these verbs (a different ten each, so each verb is held by five apps): a
+query such as "gmail send email" finds the app's ten tools and the "send" tools of a few other
+apps, 14 per use case, as a hosted gateway's search answers a handful to a few dozen."""
 
 LOCAL_TOOLS = """
 from hermes_core import Tool, ToolAnnotations, hookimpl
@@ -103,7 +107,7 @@ def fixture() -> dict[str, Any]:
     """20 connected apps of 10 tools each."""
     connectors = []
     for number, (app, thing) in enumerate(APPS.items()):
-        verbs = [VERBS[(number * 3 + offset) % len(VERBS)] for offset in range(10)]
+        verbs = [VERBS[(number * 2 + offset) % len(VERBS)] for offset in range(10)]
         tools = [
             {
                 "slug": f"{app.upper()}_{verb.upper()}_{thing.upper().replace(' ', '_')}",
@@ -210,7 +214,11 @@ async def measure(rounds: int, root: Path) -> dict[str, float]:
             for _ in range(rounds):
                 for name, run in work.items():
                     await median_ms(run, samples[name])
-    return {name: statistics.median(values) for name, values in samples.items()}
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    # Paired within each round, so a slower or faster stretch of the run moves both sides.
+    pairs = zip(samples["search"], samples["gateway"], strict=True)
+    medians["search_over"] = statistics.median(search - gateway for search, gateway in pairs)
+    return medians
 
 
 def main() -> int:
@@ -220,7 +228,7 @@ def main() -> int:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hermes-bench-connectors-") as root:
         medians = anyio.run(measure, options.rounds, Path(root))
-    search_over = medians["search"] - medians["gateway"]
+    search_over = medians["search_over"]
     batch_limit = 10 * medians["one"] + BATCH_SLACK_MS
     search_met = search_over <= SEARCH_BUDGET_MS
     batch_met = medians["ten"] <= batch_limit
@@ -246,22 +254,26 @@ def main() -> int:
             "## Connectors",
             f"""## Connectors
 
-`python benchmarks/connectors.py --rounds {options.rounds}` (one run against the reference
-gateway, `hermes connectors dev-gateway` as a child process on 127.0.0.1; 20 apps of 10 tools,
-10 to 20 found per use case, 500 local deferred tools, approval policy `off`; medians,
-interleaved round by round):
+`python benchmarks/connectors.py --rounds {options.rounds}`: one run against the reference
+gateway (`hermes connectors dev-gateway` as a child process on 127.0.0.1, 20 apps of 10 tools,
+14 found per use case), a host with 500 local deferred tools and the `off` approval policy;
+medians, measured interleaved round by round:
 
 | measured | median |
 |---|---|
 {table}
 
-`tool_search` with connectors in scope costs {search_over:.3f} ms more than the gateway's own
-answer to its search request (budget {SEARCH_BUDGET_MS:g} ms: {"met" if search_met else "not met"}):
-the local BM25 pass over both queries with the connector hits as extra candidates, the JSON of
-the request and of the answer, and the dispatcher. A batch of 10 entries takes
-{medians["ten"]:.3f} ms against 10 x {medians["one"]:.3f} ms + {BATCH_SLACK_MS:g} ms =
-{batch_limit:.3f} ms ({"met" if batch_met else "not met"}): each entry is its own execute request
-through the whole call path, on the same kept-alive connection.
+- `tool_search` with connectors in scope costs **{search_over:.3f} ms** more than the gateway's
+  own answer to the same search request (the median of the difference within each round; budget
+  {SEARCH_BUDGET_MS:g} ms: {"met" if search_met else "not met"}). That is the BM25 pass of both
+  queries with the connector hits as extra candidates (bm25 tokenizes an extra candidate once,
+  not at each of the three places a search reads it), the answer's JSON and the dispatcher.
+- A batch of 10 entries takes **{medians["ten"]:.3f} ms**, against 10 x {medians["one"]:.3f} ms +
+  {BATCH_SLACK_MS:g} ms = {batch_limit:.3f} ms ({"met" if batch_met else "not met"}): each entry
+  is its own execute request through the whole call path, on the same kept-alive connection.
+
+The machine was shared (load average about 6 on 2 cores): from run to run the search overhead
+moved between 0.9 and 1.7 ms and the batch between 8 and 12 times one entry.
 """,
         )
     return 0 if search_met and batch_met else 1

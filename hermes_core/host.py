@@ -412,7 +412,7 @@ class Host:
             self.mcp_status,
             lambda: self.add_mcp_server if self._mcp is not None else None,
         )
-        tool = manage_connections_tool(self.connectors, local)
+        tool = manage_connections_tool(lambda: self.connectors, local)
         self.registry.register(tool, owner=_CONNECTIONS_OWNER)
 
     def _tool_search_or_error(self) -> ToolSearch | ToolResult:

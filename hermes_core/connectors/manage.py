@@ -18,17 +18,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-
 from hermes_core.config import McpServerConfig, edit_config
-from hermes_core.connectors.gateway import ConnectionLink, GatewayFailure
-from hermes_core.connectors.service import Connectors, Scope
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 from hermes_core.search.render import compact_json
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 if TYPE_CHECKING:
+    from hermes_core.connectors.gateway import ConnectionLink, GatewayFailure
+    from hermes_core.connectors.service import Connectors, Scope
     from hermes_core.mcp.supervisor import ServerStatus
 
 __all__ = [
@@ -203,13 +201,14 @@ def parse_targets(value: Any) -> list[Target]:
     return [target for target in targets if target.name]
 
 
-def manage_connections_tool(service: Connectors, local: LocalServers) -> Tool:
-    """The ``manage_connections`` tool over the hosted connectors of ``service`` and the local
-    MCP servers."""
+def manage_connections_tool(apps: Callable[[], Connectors], local: LocalServers) -> Tool:
+    """The ``manage_connections`` tool over the hosted connectors ``apps()`` gives (asked at
+    each call, so registering the tool loads nothing of them) and the local MCP servers."""
 
     async def manage_connections(
         action: Action, connectors: list[Any] | None = None, force: bool = False
     ) -> ToolResult:
+        service = apps()
         targets = parse_targets(connectors)
         hosted = [target.name for target in targets if not target.mcp]
         servers = [target.name for target in targets if target.mcp]
@@ -371,6 +370,8 @@ async def wait_for_connections(
     the list is polled every ``interval`` seconds until every app is connected or ``timeout``
     passed. Per app: ``connected`` (already, or by the deadline), ``skipped`` (the gateway
     could not start a connection for it) or ``not connected``."""
+    import anyio
+
     answer = await connectors.connect(list(names), reinitiate=False)
     if answer.failure is not None:
         raise HermesError(f"the connector gateway refused: {answer.failure.message}")

@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import anyio
-
 from hermes_core.config import ConnectorsConfig
 from hermes_core.connectors.gateway import (
     ConnectorGateway,
@@ -46,7 +44,6 @@ from hermes_core.connectors.signin import SignIn, SignInCache
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 from hermes_core.search.render import compact_json
-from hermes_core.timeouts import caller_cancelled
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 __all__ = ["CONNECTION_CODES", "Connectors", "Scope", "ScopeReason"]
@@ -167,6 +164,8 @@ class Connectors:
         """Every query in one gateway request, within ``search_timeout``; a gateway that is
         slow, unreachable or refuses makes ``unavailable`` say why, and one that does not serve
         this account (404) answers nothing, silently."""
+        import anyio  # not at import time: a host that never searches loads no event loop code
+
         try:
             gateway = self.gateway()
             with anyio.fail_after(self.config.search_timeout):
@@ -176,7 +175,7 @@ class Connectors:
             log.info("the connector gateway did not answer a search within %g s", timeout)
             return ConnectorSearch(unavailable="unreachable")
         except BaseException as exc:
-            if caller_cancelled(exc):
+            if _cancelled(exc):
                 raise
             self._warn_once("search", f"connector search failed: {type(exc).__name__}: {exc}")
             return ConnectorSearch(unavailable="unreachable")
@@ -224,7 +223,7 @@ class Connectors:
         try:
             answer = await self.gateway().schemas(asked)
         except BaseException as exc:
-            if caller_cancelled(exc):
+            if _cancelled(exc):
                 raise
             return ConnectorDescription(not_found=unknown, error=f"{type(exc).__name__}: {exc}")
         if answer.failure is not None:
@@ -299,7 +298,7 @@ class Connectors:
         try:
             answer = await gateway.execute([ExecuteCall(connector, slug, dict(arguments))])
         except BaseException as exc:
-            if caller_cancelled(exc):
+            if _cancelled(exc):
                 raise
             return _client_failure(exc)
         if answer.failure is not None:
@@ -344,7 +343,7 @@ class Connectors:
         try:
             return await self.gateway().connect(list(connectors), reinitiate)
         except BaseException as exc:
-            if caller_cancelled(exc):
+            if _cancelled(exc):
                 raise
             return GatewayConnections(failure=_client_failure(exc))
 
@@ -353,9 +352,16 @@ class Connectors:
         try:
             return await self.gateway().list_connectors()
         except BaseException as exc:
-            if caller_cancelled(exc):
+            if _cancelled(exc):
                 raise
             return GatewayListing(failure=_client_failure(exc))
+
+
+def _cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is the caller's cancellation (to re-raise), not a failure to report."""
+    from hermes_core.timeouts import caller_cancelled  # it loads asyncio: only on this path
+
+    return caller_cancelled(exc)
 
 
 def _both(slugs: GatewaySlugs) -> tuple[str, str]:
