@@ -400,3 +400,17 @@ async def test_an_expired_connection_is_connection_required_with_a_link(
     assert result.error_code == "CONNECTION_REQUIRED"
     assert "expired" in payload(result)["message"]
     assert payload(result)["connect_url"].endswith("/_dev/connect/gmail")
+
+
+async def test_an_unreachable_gateway_makes_each_entry_a_provider_error_never_an_exception(
+    tmp_path: Path,
+) -> None:
+    with Gateway() as gone:
+        url = gone.url
+    calls = [{"name": LABELS, "arguments": {}}, {"name": ISSUE, "arguments": {"title": "x"}}]
+    async with connector_host(tmp_path, url) as host:
+        answer = payload(await _call(host, calls))
+
+    assert [item["error"]["code"] for item in entries(answer)] == ["PROVIDER_ERROR"] * 2
+    assert "cannot reach" in entries(answer)[0]["error"]["message"]
+    assert (answer["success_count"], answer["error_count"]) == (0, 2)
