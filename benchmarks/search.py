@@ -17,12 +17,10 @@ import argparse
 import gc
 import json
 import math
-import os
 import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _baseline import revision_tree, run_json
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 from rank_bm25 import BM25Okapi
 
@@ -273,26 +272,9 @@ def table(rows: Sequence[dict[str, str]]) -> str:
 def baseline_rows(revision: str, sizes: str) -> list[dict[str, str]]:
     """The table rows of the engine at ``revision``, measured by this script in a subprocess
     that imports that revision's ``hermes_core`` and bundled plugins (``git archive``)."""
-    with tempfile.TemporaryDirectory(prefix="hermes-baseline-") as tree:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", revision, "hermes_core", "plugins_builtin"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
-        variables = {
-            **os.environ,
-            "PYTHONPATH": tree,
-            "HERMES_BUNDLED_PLUGINS": str(Path(tree) / "plugins_builtin"),
-        }
-        output = subprocess.run(
-            [sys.executable, __file__, "--json", "--no-reference", "--sizes", sizes],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=variables,
-        ).stdout
-    rows: list[dict[str, str]] = json.loads(output)
+    with revision_tree(revision) as tree:
+        arguments = ["--json", "--no-reference", "--sizes", sizes]
+        rows: list[dict[str, str]] = run_json(Path(__file__), arguments, tree)
     for row in rows:
         row["catalog"] = f"{row['catalog']} ({revision})"
     return rows

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,14 +37,14 @@ if TYPE_CHECKING:
 __all__ = ["Availability", "BridgeRoute", "closest_deferred_name"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class BridgeRoute:
     """What the bridge knows for a ``tool_call`` entry: which names the model sees as tools
     (``visible``), which it reaches through the bridge (``deferred``, in the session's grant),
     and whether connector tools are in scope (``connectors``: configured and signed in)."""
 
     visible: Collection[str]
-    deferred: Sequence[str]
+    deferred: Collection[str]
     connectors: bool | None = None
     """``None``: no connector gateway is configured; ``False``: configured but not in scope
     (disabled or signed out); ``True``: in scope."""
@@ -171,7 +171,7 @@ def _bridge_refusal(message: str, code: str) -> ToolResult:
     )
 
 
-def closest_deferred_name(name: str, deferred: Sequence[str]) -> str | None:
+def closest_deferred_name(name: str, deferred: Iterable[str]) -> str | None:
     """The deferred name closest to ``name`` among those that end the same way (the part after
     the last ``__``, or the whole name), or ``None``."""
     tail = name.rsplit("__", 1)[-1]

@@ -2,7 +2,8 @@
 
 A backend is registered as a spec holding a validated name and a factory; the host collects the
 specs of every loaded plugin, refuses a name claimed twice (naming both plugins) and selects one
-by the name given in ``config.yaml``.
+by the name given in ``config.yaml``. "Spec" in hermes-core always means such a registration
+spec; the declarations of the hooks are *hook specifications* (:mod:`hermes_core.hookspecs`).
 """
 
 from __future__ import annotations

@@ -317,18 +317,6 @@ class Registry:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)
 
-    def owner(self, name: str) -> str | None:
-        """Who registered the tool called ``name``."""
-        entry = self._owners.get(name)
-        return entry[0] if entry else None
-
-    def toolsets(self) -> dict[str, list[Tool]]:
-        """Tools grouped by toolset, in registration order."""
-        groups: dict[str, list[Tool]] = {}
-        for tool in self._tools.values():
-            groups.setdefault(tool.toolset, []).append(tool)
-        return groups
-
     def enabled(self, tools_config: ToolsConfig) -> list[Tool]:
         """The tools whose toolset ``tools.enabled_toolsets``/``disabled_toolsets`` allow."""
         return [t for t in self._tools.values() if toolsets_config_allows(t.toolset, tools_config)]

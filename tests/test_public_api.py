@@ -5,6 +5,7 @@ docs, the example plugin and every bundled plugin import only from it (or from
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import shutil
 import subprocess
@@ -89,10 +90,11 @@ def _outside_the_api(imports: list[Import]) -> list[str]:
     for found in imports:
         if found.module not in PUBLIC_MODULES:
             problems.append(f"{found.where}: imports {found.module} (not a public module)")
-        elif found.module == "hermes_core":
-            missing = [name for name in found.names if name not in hermes_core.__all__]
+        else:
+            exported = importlib.import_module(found.module).__all__
+            missing = [name for name in found.names if name not in exported]
             if missing:
-                problems.append(f"{found.where}: hermes_core does not export {missing}")
+                problems.append(f"{found.where}: {found.module} does not export {missing}")
     return problems
 
 
@@ -170,3 +172,11 @@ def _has_module(name: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(name) is not None
+
+
+def test_the_version_is_the_distributions() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+    assert hermes_core.__version__ == project["version"]

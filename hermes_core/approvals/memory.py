@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from hermes_core.approvals.policy import GlobRules
+from hermes_core.approvals.policy import GlobRules, call_subjects
 
 if TYPE_CHECKING:
     from hermes_core.approvals.prompt import Answer, PromptTransport
@@ -68,16 +67,14 @@ class ApprovalMemory:
         found = self._sessions.get(session)
         return found.prompt if found is not None else None
 
-    def approved_in_session(
-        self, call: ToolCall, subjects: Sequence[str], session: Session
-    ) -> bool:
-        """Whether a *session* answer of ``session`` approved this call (its ``subjects``:
+    def approved_in_session(self, call: ToolCall, session: Session) -> bool:
+        """Whether a *session* answer of ``session`` approved this call (one of its subjects:
         the tool name and, for shell tools, ``<tool>:<command>``)."""
         found = self._sessions.get(session)
         if found is None or not found.approved:
             return False
         # Remembered patterns are escaped globs: match them as globs, as "always" ones are.
-        return GlobRules(found.approved).match(subjects, exact_only=True) is not None
+        return GlobRules(found.approved).match(call_subjects(call), exact_only=True) is not None
 
     async def remember(self, answer: Answer, pattern: str, session: Session) -> None:
         """Keep what ``answer`` approved: a *session* answer for ``session``, an *always* one

@@ -64,7 +64,7 @@ def list_command(as_json: bool) -> None:
                 "annotations": asdict(tool.annotations),
                 "description": tool.description,
             }
-            for tool in host.tool_search.catalog.tools()
+            for tool in host.tool_search.live_tools.tools()
         ]
 
     rows = run_with_host(work)
@@ -174,7 +174,7 @@ def describe_command(names: tuple[str, ...], as_json: bool) -> None:
                 in_list = {tool.name: tool for tool in host.assemble(None, session).tools}
                 payload = _with_tool_list(payload, names, in_list)
                 if payload.get("not_found"):
-                    known = [tool.name for tool in host.tool_search.catalog.tools()]
+                    known = [tool.name for tool in host.tool_search.live_tools.tools()]
                     payload["hints"] = {
                         name: hint
                         for name in payload["not_found"]

@@ -65,7 +65,7 @@ class BridgeArgumentError(ValueError):
     """Arguments of a bridge tool that cannot be understood; the message says what to send."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallEntry:
     """One entry of ``tool_call``: the name and the arguments exactly as the caller sent them."""
 
@@ -360,7 +360,7 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
                 raise BridgeArgumentError(
                     f"calls is a JSON string nested too deeply to read; send {_CALL_SHAPE}"
                 ) from None
-        if isinstance(calls, Mapping):
+        if type(calls) is dict or isinstance(calls, Mapping):
             calls = [calls]
     elif "name" in payload:
         calls = [{"name": payload["name"], "arguments": payload.get("arguments")}]
@@ -370,7 +370,7 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
         raise BridgeArgumentError(f"calls must be a non-empty list; send {_CALL_SHAPE}")
     entries: list[CallEntry] = []
     for index, call in enumerate(calls):
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):
             raise BridgeArgumentError(
                 f"calls[{index}] must be an object {{name, arguments}}; send {_CALL_SHAPE}"
             )

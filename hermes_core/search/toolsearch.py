@@ -1,6 +1,6 @@
 """Tool Search, assembled: the tool array per request and the three bridge tools behind it.
 
-:class:`ToolSearch` reads a live :class:`~hermes_core.search.assembly.ToolCatalog`, keeps the
+:class:`ToolSearch` reads a live :class:`~hermes_core.search.assembly.LiveTools`, keeps the
 search backend in sync with its deferred tools, and answers ``tool_search``, ``tool_describe`` and
 ``tool_call``. It never runs a tool itself: ``tool_call`` is a router, whose handler plans the
 real calls (a :class:`~hermes_core.dispatch.CallPlan`) that the dispatcher then runs under their
@@ -24,11 +24,11 @@ from hermes_core.dispatch import CallPlan, PlannedCall
 from hermes_core.generation_cache import GenerationCache
 from hermes_core.search.assembly import (
     Assembly,
-    CatalogView,
-    ToolCatalog,
+    LiveTools,
+    ToolSplit,
     assemble_tools,
     listing_budget,
-    split_catalog,
+    split_tools,
 )
 from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
 from hermes_core.search.bridge import (
@@ -77,7 +77,7 @@ def _nothing_unavailable() -> Mapping[str, tuple[int, str]]:
 
 
 class ToolSearch:
-    """Deferral, assembly and the bridge over one tool catalog.
+    """Deferral, assembly and the bridge over the live tools.
 
     ``backend`` is the search backend, or a function that makes one (called on the first search:
     a backend that cannot be made makes ``tool_search`` answer an error naming why, while every
@@ -88,7 +88,7 @@ class ToolSearch:
 
     def __init__(
         self,
-        catalog: ToolCatalog,
+        live_tools: LiveTools,
         config: ToolSearchConfig,
         backend: SearchBackend | Callable[[], SearchBackend],
         availability: Availability,
@@ -97,12 +97,12 @@ class ToolSearch:
         unavailable: Callable[[], Mapping[str, tuple[int, str]]] = _nothing_unavailable,
         new_backend: Callable[[], SearchBackend] | None = None,
     ) -> None:
-        self.catalog = catalog
+        self.live_tools = live_tools
         self.config = config
         self.availability = availability
         self.connectors = connectors
         self._unavailable = unavailable
-        self._view: GenerationCache[None, CatalogView] = GenerationCache(catalog)
+        self._view: GenerationCache[None, ToolSplit] = GenerationCache(live_tools)
         self._make_backend: Callable[[], SearchBackend] | None = None
         self._index: IndexSync | None = None
         if isinstance(backend, SearchBackend):
@@ -112,7 +112,7 @@ class ToolSearch:
         self._new_backend = new_backend
         self._grant_indexes: dict[frozenset[str], IndexSync] = {}
         self._assemblies: GenerationCache[tuple[Any, ...], Assembly] = GenerationCache(
-            catalog, limit=_MAX_CACHED_ASSEMBLIES
+            live_tools, limit=_MAX_CACHED_ASSEMBLIES
         )
         self._schema_tokens: dict[str, tuple[Tool, int]] = {}
         self._searches: weakref.WeakKeyDictionary[Session, tuple[int, int]] = (
@@ -135,12 +135,12 @@ class ToolSearch:
 
     # Catalog state ----------------------------------------------------------------------------
 
-    def view(self) -> CatalogView:
-        """The catalog split into visible and deferred tools, recomputed when it changed."""
+    def view(self) -> ToolSplit:
+        """The live tools split into visible and deferred tools, recomputed when it changed."""
         view = self._view.get(None)
         if view is None:
-            generation = self.catalog.generation
-            view = split_catalog(self.catalog.tools(), self.config, generation)
+            generation = self.live_tools.generation
+            view = split_tools(self.live_tools.tools(), self.config, generation)
             self._view.put(None, view)
         return view
 
@@ -176,14 +176,14 @@ class ToolSearch:
         """The tool array for one model request, with its statistics.
 
         Cached by registry generation, budget, grant and the unavailable servers, so repeating
-        it on an unchanged catalog costs a dictionary lookup. ``tools_in`` assembles from those
-        tools instead of the catalog (bridge tools in it are stripped first; not cached).
+        it on an unchanged set of tools costs a dictionary lookup. ``tools_in`` assembles from those
+        tools instead of the live tools (bridge tools in it are stripped first; not cached).
         """
         budget = listing_budget(self.config, context_length)
         unavailable = self._unavailable()
         connectors = self._connectors_in_scope(session)
         if tools_in is not None:
-            view = split_catalog(tools_in, self.config, -1)
+            view = split_tools(tools_in, self.config, -1)
             return self._build(view, budget, session, connectors, unavailable)
         view = self.view()
         grant = None if session is None else session.granted_toolsets
@@ -197,7 +197,7 @@ class ToolSearch:
 
     def _build(
         self,
-        view: CatalogView,
+        view: ToolSplit,
         budget: int,
         session: Session | None,
         connectors: bool,
@@ -383,7 +383,7 @@ class ToolSearch:
             if name in BRIDGE_TOOL_NAMES:
                 errors[name] = "a bridge tool: its schema is in your tool list; call it directly"
                 continue
-            tool = self.catalog.get(name)
+            tool = self.live_tools.get(name)
             if tool is not None and session.grants(tool.toolset):
                 if name in view.visible_names:
                     errors[name] = "in your tool list: call it directly"
@@ -430,10 +430,9 @@ class ToolSearch:
         if refused is not None:
             return bridge_result(refused)
         view = self.view()
-        _, deferred = view.in_grant(session)
         route = BridgeRoute(
             visible=view.visible_names,
-            deferred=[tool.name for tool in deferred],
+            deferred=view.grant(session).deferred_by_name.keys(),
             connectors=self._connectors_route(),
         )
         batch = len(entries) > 1

@@ -31,7 +31,6 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_core import __version__
 from hermes_core.approvals.prompt import Elicit, ElicitationPrompt
 from hermes_core.host import Host
 from hermes_core.serve.convert import mcp_call_result, mcp_tools
@@ -39,6 +38,7 @@ from hermes_core.serve.elicitation import ClientPrompt, asking_route, asking_thr
 from hermes_core.serve.parked import ParkedCalls, RoundResult
 from hermes_core.session import Session
 from hermes_core.tools import ToolResult
+from hermes_core.version import __version__
 
 __all__ = ["SERVER_NAME", "HostServer", "SessionScope"]
 

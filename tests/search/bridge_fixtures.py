@@ -1,5 +1,5 @@
-"""Builders for the tool search tests: real registries, a real dispatcher, tools of each source.
-Connectors are tested against the reference gateway in ``tests/connectors``."""
+"""Builders for the tool search tests: real registries, a real host (for its dispatcher), tools
+of each source. Connectors are tested against the reference gateway in ``tests/connectors``."""
 
 from __future__ import annotations
 
@@ -8,20 +8,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pluggy
 from engine import BM25Index
 
-from hermes_core import hookspecs
 from hermes_core.approvals.policy import Decision
 from hermes_core.availability import Availability
 from hermes_core.config import Config, ToolSearchConfig
-from hermes_core.dispatch import Dispatcher
 from hermes_core.hookspecs import hookimpl
+from hermes_core.host import Host
 from hermes_core.paths import Environment
 from hermes_core.search.backend import SearchBackend
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
-from hermes_core.specs import ToolCall
+from hermes_core.specs import ApprovalPolicySpec, ToolCall
 from hermes_core.tools import Registry, Tool, ToolResult
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -32,7 +30,7 @@ OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class RegistryCatalog:
-    """The real :class:`~hermes_core.tools.Registry` seen as a ``ToolCatalog``."""
+    """The real :class:`~hermes_core.tools.Registry` seen as a ``LiveTools``."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
@@ -122,15 +120,18 @@ def catalog_entries(count: int, server: str = "svc") -> list[dict[str, Any]]:
 
 
 def make_env(tmp_path: Path) -> Environment:
-    """An environment with a temporary home, working directory and log directory."""
+    """An environment with a temporary home, working directory and log directory, and an empty
+    bundled-plugins directory (the tests' own tools are the only ones)."""
     home = tmp_path / "home"
     cwd = tmp_path / "work"
-    home.mkdir(parents=True, exist_ok=True)
-    cwd.mkdir(parents=True, exist_ok=True)
+    bundled = tmp_path / "bundled"
+    for directory in (home, cwd, bundled):
+        directory.mkdir(parents=True, exist_ok=True)
     variables = {
         "HERMES_HOME": str(home),
         "HERMES_LOG_DIR": str(tmp_path / "logs"),
         "HERMES_CACHE_DIR": str(tmp_path / "cache"),
+        "HERMES_BUNDLED_PLUGINS": str(bundled),
         "HERMES_STRICT_PLUGINS": "1",
     }
     return Environment(home=home, cwd=cwd, variables=variables)
@@ -141,6 +142,21 @@ class AllowEverythingPolicy:
 
     def decide(self, call: ToolCall, session: Session) -> Decision:
         return Decision.allow()
+
+
+@dataclass
+class FixtureTools:
+    """A plugin providing the tests' tools and the allow-everything approval policy."""
+
+    tools: Sequence[Tool]
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        return list(self.tools)
+
+    @hookimpl
+    def hermes_approval_policies(self) -> list[ApprovalPolicySpec]:
+        return [ApprovalPolicySpec("allow-everything", lambda context: AllowEverythingPolicy())]
 
 
 @dataclass
@@ -161,31 +177,29 @@ class HookRecorder:
         self.post.append(call.name)
 
 
-def real_dispatcher(
-    tmp_path: Path,
-    registry: Registry,
-    plugins: Sequence[tuple[str, object]] = (),
-    search: ToolSearch | None = None,
-) -> Dispatcher:
-    """The real dispatcher over ``registry`` with ``plugins`` registered for their hooks; with
-    ``search``, its bridge tools are registered too (as the host registers them)."""
-    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
+def real_host(
+    tmp_path: Path, tools: Sequence[Tool], plugins: Sequence[tuple[str, object]] = ()
+) -> Host:
+    """A started host whose registry holds ``tools`` (and no bundled plugin's), with
+    ``plugins`` registered for their hooks and a policy that allows every call; close it."""
+    config = Config.model_validate({"approvals": {"policy": "allow-everything"}})
+    host = Host(config, make_env(tmp_path))
+    host.register(FixtureTools(tools), name="test-tools")
     for name, plugin in plugins:
-        manager.register(plugin, name=name)
-    availability = None
-    if search is not None:
+        host.register(plugin, name=name)
+    host.start()
+    return host
+
+
+def use_search(host: Host, search: ToolSearch) -> ToolSearch:
+    """Make ``search`` (a tool search of the test's own over ``host.registry``) the one the
+    host's dispatcher routes the bridge tools to: its bridge tools replace the host's in the
+    registry."""
+    with host.registry.batch():
         for tool in search.bridge_tools():
-            registry.register(tool, owner="bridge", bridge=True)
-        availability = search.availability
-    return Dispatcher(
-        registry,
-        manager,
-        AllowEverythingPolicy(),
-        Config(),
-        make_env(tmp_path),
-        availability=availability,
-    )
+            host.registry.unregister(tool.name)
+            host.registry.register(tool, owner="bridge", bridge=True)
+    return search
 
 
 def tool_search(

@@ -47,9 +47,10 @@ class Wrapper:
         return len(self.inner)
 
 
-class Plain:
+class Plain(Wrapper):
     def __init__(self, context):
         self.settings = dict(context.settings)
+        self.inner = None
 
 
 @hookimpl
@@ -164,9 +165,9 @@ def test_failing_backend_factory_is_an_error_naming_its_plugin_and_backend(
         build(env, config("wrapper", wrapping={"inner": "broken"}))
 
     assert caught.value.plugin == "failing"
-    assert str(caught.value) == (
-        "plugin 'failing': search backend 'broken' could not be built: "
-        "ValueError: plugins.entries.failing.size must be a number"
+    assert str(caught.value).startswith(
+        "plugin 'failing': search backend 'broken' (from hermes_search_backends) could not be "
+        "built: its factory raised ValueError: plugins.entries.failing.size must be a number"
     )
 
 
@@ -175,3 +176,18 @@ def test_context_not_given_by_a_host_cannot_build_backends(env: Environment) -> 
 
     with pytest.raises(RegistrationError, match=r"cannot build search backend 'bm25'"):
         context.search_backend("bm25")
+
+
+def test_listing_plugins_builds_a_backend_that_asks_for_another(env: Environment) -> None:
+    write_dir_plugin(env.user_plugins_dir, "wrapping", WRAPPER)
+    write_dir_plugin(env.user_plugins_dir, "failing", FAILING)
+    host = Host(config("wrapper"), env, strict=False)
+    host.load_plugins()
+    try:
+        problems = host.check_plugins()
+        statuses = {record.name: record.status for record in host.plugins}
+    finally:
+        host.close()
+
+    assert problems == []
+    assert statuses["wrapping"] == "enabled"

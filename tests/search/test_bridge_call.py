@@ -15,16 +15,16 @@ from bridge_fixtures import (
     core_tool,
     mcp_tool,
     plugin_tool,
-    real_dispatcher,
-    registry_of,
+    real_host,
     session,
     tool_search,
+    use_search,
 )
 
 from hermes_core.dispatch import Dispatcher
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
-from hermes_core.tools import Registry, ToolResult
+from hermes_core.tools import Registry, Tool, ToolResult
 
 ISSUE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -54,19 +54,17 @@ class Bench:
             self.ran.append(arguments)
             return {"created": arguments}
 
-        self.registry: Registry = registry_of(
-            [
-                core_tool("read_file", "Read a file."),
-                mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
-                mcp_tool("github", "list_issues", "List issues."),
-                plugin_tool("weather", "forecast", "Weather forecast."),
-            ]
-        )
+        tools = [
+            core_tool("read_file", "Read a file."),
+            mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
+            mcp_tool("github", "list_issues", "List issues."),
+            plugin_tool("weather", "forecast", "Weather forecast."),
+        ]
         self.hooks = HookRecorder()
-        self.search: ToolSearch = tool_search(self.registry)
-        self.dispatcher: Dispatcher = real_dispatcher(
-            tmp_path, self.registry, [("recorder", self.hooks)], search=self.search
-        )
+        self.host = real_host(tmp_path, tools, [("recorder", self.hooks)])
+        self.registry: Registry = self.host.registry
+        self.dispatcher: Dispatcher = self.host.dispatcher
+        self.search: ToolSearch = use_search(self.host, tool_search(self.registry))
 
     def call(self, payload: Any, s: Session | None = None) -> ToolResult:
         return anyio.run(self.dispatcher.dispatch, "tool_call", payload, s or session())
@@ -76,7 +74,7 @@ class Bench:
 def bench(tmp_path: Path) -> Iterator[Bench]:
     made = Bench(tmp_path)
     yield made
-    made.dispatcher.close()
+    made.host.close()
 
 
 def _error(result: ToolResult) -> dict[str, Any]:
@@ -287,25 +285,25 @@ def test_validators_are_built_on_a_tools_first_bridged_call(bench: Bench) -> Non
     assert bench.dispatcher.prepared_tools == 1
 
 
-def _bridged_call(tmp_path: Path, registry: Registry, payload: dict[str, Any]) -> ToolResult:
-    dispatcher = real_dispatcher(tmp_path, registry, search=tool_search(registry))
+def _bridged_call(tmp_path: Path, tools: list[Tool], payload: dict[str, Any]) -> ToolResult:
+    host = real_host(tmp_path, tools)
     try:
-        return anyio.run(dispatcher.dispatch, "tool_call", payload, session())
+        return anyio.run(host.dispatch, "tool_call", payload, session())
     finally:
-        dispatcher.close()
+        host.close()
 
 
 def test_broken_schema_does_not_block(tmp_path: Path) -> None:
     broken = mcp_tool("odd", "do_it", "Do it.", {"type": "object", "properties": 7})
     payload = {"name": "mcp__odd__do_it", "arguments": {"x": 1}}
-    result = _bridged_call(tmp_path, registry_of([broken]), payload)
+    result = _bridged_call(tmp_path, [broken], payload)
     assert result.structured == {"received": {"x": 1}}
 
 
 def test_non_local_ref_does_not_block(tmp_path: Path) -> None:
     schema = {"type": "object", "properties": {"id": {"$ref": "https://example.com/id.json"}}}
-    registry = registry_of([mcp_tool("odd", "fetch", "Fetch.", schema)])
-    result = _bridged_call(tmp_path, registry, {"name": "mcp__odd__fetch", "arguments": {"id": 5}})
+    tools = [mcp_tool("odd", "fetch", "Fetch.", schema)]
+    result = _bridged_call(tmp_path, tools, {"name": "mcp__odd__fetch", "arguments": {"id": 5}})
     assert result.structured == {"received": {"id": 5}}
 
 
