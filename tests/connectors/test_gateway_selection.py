@@ -68,29 +68,32 @@ async def _run(tmp_path: Path, gateway: str) -> tuple[Any, Any, Any]:
     return searched, called, record
 
 
-async def test_a_gateway_whose_factory_raises_is_an_error_of_its_plugin(tmp_path: Path) -> None:
-    searched, called, record = await _run(tmp_path, "raising")
-
-    assert matches(searched) == ["local_send_email"]
-    assert searched["connectors"] == {"status": "unavailable", "reason": "unreachable"}
-    assert called.is_error
-    assert "plugin 'vault'" in called.text_content
-    assert "connector gateway 'raising' (from hermes_connector_gateways)" in called.text_content
-    assert "its factory raised RuntimeError: no route to the vault" in called.text_content
-    assert record.status == "error"
-    assert record.error is not None
-    assert "its factory raised RuntimeError" in record.error
-
-
-async def test_a_gateway_without_a_route_is_an_error_naming_its_plugin_and_the_route(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("gateway", "problem"),
+    [
+        pytest.param(
+            "raising",
+            "its factory raised RuntimeError: no route to the vault",
+            id="factory-raises",
+        ),
+        pytest.param(
+            "no-execute", "its factory returned NoExecute, which has no execute", id="no-execute"
+        ),
+    ],
+)
+async def test_a_gateway_that_cannot_be_built_is_an_error_naming_its_plugin(
+    tmp_path: Path, gateway: str, problem: str
 ) -> None:
-    searched, called, record = await _run(tmp_path, "no-execute")
+    searched, called, record = await _run(tmp_path, gateway)
 
     assert matches(searched) == ["local_send_email"]
     assert searched["connectors"] == {"status": "unavailable", "reason": "unreachable"}
     assert called.is_error
-    assert "plugin 'vault'" in called.text_content
-    assert "its factory returned NoExecute, which has no execute" in called.text_content
+    assert f"plugin 'vault': connector gateway {gateway!r} (from hermes_connector_gateways)" in (
+        called.text_content
+    )
+    assert problem in called.text_content
     assert "expected a ConnectorGateway (search, schemas, execute" in called.text_content
     assert record.status == "error"
+    assert record.error is not None
+    assert problem in record.error
