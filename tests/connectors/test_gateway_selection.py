@@ -88,7 +88,7 @@ async def test_a_gateway_that_cannot_be_built_is_an_error_naming_its_plugin(
 
     assert matches(searched) == ["local_send_email"]
     assert searched["connectors"] == {"status": "unavailable", "reason": "unreachable"}
-    assert called.is_error
+    assert called.error_code == "NOT_AVAILABLE"
     assert f"plugin 'vault': connector gateway {gateway!r} (from hermes_connector_gateways)" in (
         called.text_content
     )
