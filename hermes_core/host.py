@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from hermes_core.approvals.prompt import PromptTransport
     from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
+    from hermes_core.connectors.gateway import ConnectorGateway
+    from hermes_core.connectors.service import Connectors
     from hermes_core.dispatch import Dispatcher
     from hermes_core.hooks import HookDirectory, RegisteredHooks
     from hermes_core.mcp.supervisor import McpSupervisor, ServerStatus
@@ -57,7 +59,6 @@ if TYPE_CHECKING:
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import SearchBackend
-    from hermes_core.search.remote import ConnectorSource
     from hermes_core.search.toolsearch import ToolSearch
     from hermes_core.specs import ConnectorGatewaySpec, SearchBackendSpec
     from hermes_core.tools import Tool, ToolResult
@@ -66,6 +67,7 @@ logger = logging.getLogger("hermes_core.host")
 
 _CATALOG_OWNER = "catalog"
 _BRIDGE_OWNER = "bridge"
+_CONNECTIONS_OWNER = "connections"
 _MCP_OWNER = "mcp:"
 
 
@@ -111,6 +113,7 @@ class Host:
         self._availability: Availability | None = None
         self._mcp: McpSupervisor | None = None
         self._hooks: RegisteredHooks | None = None
+        self._connectors: Connectors | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -140,9 +143,15 @@ class Host:
         tb: TracebackType | None,
     ) -> None:
         try:
+            await self._close_connectors()
             await self._close_mcp()
         finally:
             self.close()
+
+    async def _close_connectors(self) -> None:
+        connectors, self._connectors = self._connectors, None
+        if connectors is not None:
+            await connectors.aclose()
 
     async def _close_mcp(self) -> None:
         """End every MCP server, also when the start failed or was cancelled half-way (the
@@ -188,6 +197,7 @@ class Host:
         try:
             self._register_catalogs()
             self._register_bridge()
+            self._register_connections()
         except BaseException:
             self.close()
             raise
@@ -234,6 +244,7 @@ class Host:
         self._registrations = None
         self._dispatcher = None
         self._tool_search = None
+        self._connectors = None
 
     def _started(self) -> PluginSet:
         if self._plugins is None:
@@ -345,13 +356,36 @@ class Host:
         backend: SearchBackend = self._build("search_backend", name, context, origin)
         return backend
 
-    def create_connector_gateway(self, name: str | None = None) -> ConnectorSource:
+    def create_connector_gateway(
+        self, url: str, token: str, name: str | None = None
+    ) -> ConnectorGateway:
         """A new instance of the connector gateway registered as ``name`` (default:
-        ``tools.connectors.gateway``); errors as for :meth:`create_search_backend`."""
-        gateway: ConnectorSource = self._build(
-            "connector_gateway", name or self.config.tools.connectors.gateway
+        ``tools.connectors.gateway``) for the gateway at ``url`` and the user's ``token``: its
+        factory gets a :class:`~hermes_core.connectors.gateway.GatewayContext`. Errors as for
+        :meth:`create_search_backend`."""
+        from hermes_core.connectors.gateway import GatewayContext
+
+        def context(plugin: str) -> PluginContext:
+            base = self.plugin_context(plugin)
+            return GatewayContext(base.config, base.env, base.settings, url=url, token=token)
+
+        gateway: ConnectorGateway = self._build(
+            "connector_gateway", name or self.config.tools.connectors.gateway, context
         )
         return gateway
+
+    @property
+    def connectors(self) -> Connectors:
+        """The hosted connectors (in scope when ``tools.connectors`` is enabled, has a ``url``
+        and the user is signed in), over the gateway its config selects, built on first use."""
+        self._started()
+        if self._connectors is None:
+            from hermes_core.connectors.service import Connectors
+
+            self._connectors = Connectors(
+                self.config.tools.connectors, self.env, self.create_connector_gateway
+            )
+        return self._connectors
 
     def _create_approval_policy(self) -> ApprovalPolicy:
         policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
@@ -398,6 +432,8 @@ class Host:
             try:
                 if kind == "search_backend":  # with the context that builds backends it asks for
                     self.create_search_backend(name)
+                elif kind == "connector_gateway":  # built, never used: no request is made
+                    self.create_connector_gateway(connectors.url or "", "")
                 else:
                     self._build(kind, name)
             except PluginError:
@@ -477,6 +513,7 @@ class Host:
             self.config.tools.tool_search,
             lambda: self._search_backend_or_unavailable(name),
             self.availability,
+            connectors=self.connectors,
             unavailable=self._unavailable_servers,
             new_backend=lambda: self._search_backend_or_unavailable(name),
         )
@@ -494,6 +531,21 @@ class Host:
         )
         for tool in tools:
             self.registry.register(tool, owner=_BRIDGE_OWNER, bridge=True)
+
+    def _register_connections(self) -> None:
+        """``manage_connections``, always registered: its MCP actions need no sign-in."""
+        from hermes_core.connectors.manage import LocalServers, manage_connections_tool
+
+        # A server is connected in the running host only when its MCP supervisor runs: one
+        # started inside a tool call would not outlive the call.
+        local = LocalServers(
+            self.env,
+            lambda: self.config.mcp_servers,
+            self.mcp_status,
+            lambda: self.add_mcp_server if self._mcp is not None else None,
+        )
+        tool = manage_connections_tool(lambda: self.connectors, local)
+        self.registry.register(tool, owner=_CONNECTIONS_OWNER)
 
     def _tool_search_or_error(self) -> ToolSearch | ToolResult:
         try:
@@ -524,13 +576,16 @@ class Host:
 
     def prepare_tools(self) -> None:
         """Build the dispatcher and the tool search now rather than at the first call, so an
-        unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
-        valid names (what a command line or a server wants at start). The backend itself is
-        made on the first search; a search backend whose plugin fails to build it does not
-        raise (but in strict mode, where it is built here): ``tool_search`` answers with that
-        failure and every other tool works."""
+        unknown ``approvals.policy``, ``tools.tool_search.backend`` or (when connectors are
+        configured) ``tools.connectors.gateway`` raises here, listing the valid names (what a
+        command line or a server wants at start). The backend itself is made on the first
+        search, the gateway on its first use; a search backend whose plugin fails to build it
+        does not raise (but in strict mode, where it is built here): ``tool_search`` answers
+        with that failure and every other tool works."""
         _ = self.dispatcher, self.tool_search
         self.select_search_backend()
+        if self.connectors.configured():
+            self.select_connector_gateway()
         if self._strict:
             _ = self.tool_search.backend
 

@@ -35,6 +35,7 @@ DEFAULT_DEFER: tuple[str, ...] = (
     "cronjob_manage",
     "image_generate",
     "computer_use",
+    "manage_connections",
 )
 
 
@@ -227,6 +228,8 @@ class ConnectorsConfig(_Section):
     enabled: bool = True
     url: str | None = None
     gateway: str = "http"
+    search_timeout: Annotated[float, _number(above=0)] = 30.0
+    """Seconds ``tool_search`` waits for the gateway before answering with local results."""
 
 
 class CatalogEntry(_Section):
