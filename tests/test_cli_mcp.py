@@ -477,7 +477,11 @@ def test_catalog_install_puts_secrets_in_dotenv_never_in_config(cli: Cli) -> Non
     env = Environment(
         home=cli.home,
         cwd=cli.work,
-        variables={"HERMES_STRICT_PLUGINS": "1", "HERMES_LOG_DIR": str(cli.log_dir)},
+        variables={
+            "HERMES_STRICT_PLUGINS": "1",
+            "HERMES_LOG_DIR": str(cli.log_dir),
+            "HERMES_CACHE_DIR": str(cli.cache_dir),
+        },
     )
 
     async def ask_server() -> ToolResult:
