@@ -267,8 +267,16 @@ def test_list_table_warns_about_patterns_matching_nothing(cli: Cli) -> None:
         cli, {"time": {"command": sys.executable, "args": TIME_ARGS, "include": ["nothing_*"]}}
     )
     table = cli.run("mcp", "list").stdout.splitlines()
-    assert table[0].split() == ["name", "transport", "status", "tools", "filtered", "note"]
-    assert table[1].split()[:5] == ["time", "stdio", "connected", "0", "2"]
+    assert table[0].split() == [
+        "name",
+        "transport",
+        "status",
+        "tools",
+        "filtered",
+        "manifest",
+        "note",
+    ]
+    assert table[1].split()[:7] == ["time", "stdio", "connected", "0", "2", "0", "s"]
     assert "patterns matching nothing: nothing_*" in table[1]
 
 

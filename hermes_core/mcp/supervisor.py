@@ -45,6 +45,7 @@ from hermes_core.mcp.startup import McpStartup, StartPlan, failed_recently, star
 from hermes_core.mcp.tools import server_tools
 from hermes_core.mcp.transport import transport_of
 from hermes_core.paths import Environment
+from hermes_core.shown import duration
 from hermes_core.tools import Tool, ToolHandler, ToolResult
 
 if TYPE_CHECKING:
@@ -104,8 +105,10 @@ class ServerStatus:
     manifest_age: float | None = None
     """Seconds since its tool manifest was listed, when it has one."""
     failed_at: float | None = None
-    """When the failure ``reason`` tells of happened (seconds since the epoch); for a failure
-    recorded by an earlier command, the time it was recorded."""
+    """When the failure ``reason`` tells of happened (seconds since the epoch)."""
+    recorded: bool = False
+    """The failure was recorded by an earlier command and the server not started this time
+    (a read-only command within ``retry_interval``)."""
 
 
 @dataclass(eq=False)
@@ -142,6 +145,8 @@ class _Server:
     wait_on_search: bool = False
     """Started in the background with its tools unknown: a search waits for its first attempt."""
     failed_at: float | None = None
+    timed_out: bool = False
+    """The current connect attempt ran past its ``connect_timeout`` and that was recorded."""
 
 
 @dataclass(eq=False)
@@ -236,6 +241,8 @@ class McpSupervisor:
         task_group, self._task_group = self._task_group, None
         if task_group is None:
             return
+        for record in self._servers.values():
+            self._note_timeout(record)
         task_group.cancel_scope.cancel()
         await task_group.__aexit__(None, None, None)
         for record in self._servers.values():
@@ -380,7 +387,7 @@ class McpSupervisor:
                 "before mcp_servers.%s.retry_interval (%g s) has passed, or with --refresh",
                 record.name,
                 record.reason,
-                _duration(now - failure.at),
+                duration(now - failure.at),
                 record.name,
                 record.config.retry_interval,
                 extra=_IN_STATUS,
@@ -400,6 +407,7 @@ class McpSupervisor:
         record.retry_at = None
         record.connect_deadline = anyio.current_time() + record.config.connect_timeout
         record.attempt = anyio.Event()
+        record.timed_out = False
 
     def _end_attempt(self, record: _Server) -> None:
         record.wait_on_search = False
@@ -413,6 +421,27 @@ class McpSupervisor:
             return
         with anyio.move_on_after(max(0.0, record.connect_deadline - anyio.current_time())):
             await attempt.wait()
+        self._note_timeout(record)
+
+    def _note_timeout(self, record: _Server) -> None:
+        """Record now that the connect attempt of ``record`` ran past its ``connect_timeout``:
+        the attempt itself gives up a moment later, and a one-shot host may be gone by then, so
+        the failure would go unrecorded and the next read-only command would wait again."""
+        if (
+            record.state != "connecting"
+            or record.timed_out
+            or anyio.current_time() < record.connect_deadline
+        ):
+            return
+        record.timed_out = True
+        record.failed_at = time.time()
+        reason = _timeout_reason(record)
+        if self._manifests is not None:
+            record.manifest = self._manifests.save_failure(
+                record.name, record.config, reason, record.manifest
+            )
+        if not self._reconnect:
+            log.warning("MCP server %r is unavailable (%s)", record.name, reason, extra=_IN_STATUS)
 
     async def _wait_attempts(
         self, records: list[_Server], progress: ConnectProgress | None = None
@@ -474,10 +503,15 @@ class McpSupervisor:
                         reason = f"the connection failed: {describe_failure(exc)}"
                     if opened is not None and opened.log is not None:
                         record.stderr_tail = opened.log.tail
-                    self._withdraw(record, reason, connect_failed=opened is None)
+                    # A timeout noted already is recorded and told of.
+                    told = record.timed_out and opened is None
+                    self._withdraw(record, reason, connect_failed=opened is None and not told)
                     self._end_attempt(record)
                     where = self._log_hint(record)
                     if not self._reconnect:
+                        if told:
+                            keep_tools = True
+                            return
                         log.warning(
                             "MCP server %r is unavailable (%s)%s",
                             record.name,
@@ -621,12 +655,8 @@ class McpSupervisor:
         connection = record.connection
         state, reason = record.state, record.reason
         now = anyio.current_time() if self._task_group is not None else None
-        if state == "connecting" and now is not None and now > record.connect_deadline:
-            state = "unavailable"
-            reason = (
-                f"no answer within connect_timeout ({record.config.connect_timeout:g} s, "
-                f"mcp_servers.{record.name}.connect_timeout)"
-            )
+        if state == "connecting" and now is not None and now >= record.connect_deadline:
+            state, reason = "unavailable", _timeout_reason(record)
         retry_in = None
         if state == "unavailable" and record.retry_at is not None and now is not None:
             retry_in = max(0.0, record.retry_at - now)
@@ -645,15 +675,12 @@ class McpSupervisor:
             stderr_tail=record.stderr_tail if state == "unavailable" else (),
             manifest_age=manifest.age(time.time()) if manifest is not None else None,
             failed_at=record.failed_at if state == "unavailable" else None,
+            recorded=state == "unavailable" and record.run is None,
         )
 
 
-def _duration(seconds: float) -> str:
-    """``12 s``, ``5 min``, ``3 h``, ``2 days``: how long ago, for people."""
-    if seconds < 120:
-        return f"{max(0, round(seconds))} s"
-    if seconds < 2 * 3600:
-        return f"{round(seconds / 60)} min"
-    if seconds < 2 * 86400:
-        return f"{round(seconds / 3600)} h"
-    return f"{round(seconds / 86400)} days"
+def _timeout_reason(record: _Server) -> str:
+    return (
+        f"no answer within connect_timeout ({record.config.connect_timeout:g} s, "
+        f"mcp_servers.{record.name}.connect_timeout)"
+    )
