@@ -13,6 +13,7 @@ cache file that cannot be read or is not what this module writes is a miss.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -70,6 +71,23 @@ def _stamp(path: Path) -> str:
         return "-"
 
 
+def _plugins_stamp(directory: Path) -> list[list[str]]:
+    """The modification times of a plugin directory, of each plugin in it and of the files at
+    a plugin's top (its manifest, its ``__init__.py``): editing a plugin in place changes them,
+    while the directory's own time changes only when a plugin comes or goes."""
+    stamps = [[str(directory), _stamp(directory)]]
+    try:
+        plugins = sorted(directory.iterdir())
+    except OSError:
+        return stamps
+    for plugin in plugins:
+        stamps.append([plugin.name, _stamp(plugin)])
+        if plugin.is_dir():
+            with contextlib.suppress(OSError):
+                stamps += [[f"{plugin.name}/{f.name}", _stamp(f)] for f in sorted(plugin.iterdir())]
+    return stamps
+
+
 def command_help_key(env: Environment) -> str:
     """The key of the cache: a hash of what decides which plugins load and what they are."""
     try:
@@ -82,9 +100,12 @@ def command_help_key(env: Environment) -> str:
     # A plugin may require variables to be set (plugin.yaml requires_env): which are set, not
     # their values, decides it.
     present = sorted(key for key, value in variables.items() if value)
-    places = [env.user_plugins_dir, env.project_plugins_dir, env.bundled_plugins_dir]
-    places += env.nix_store_paths
-    places += [Path(entry) for entry in sys.path if entry]
+    plugin_dirs = [env.user_plugins_dir, env.project_plugins_dir, env.bundled_plugins_dir]
+    # An installed package changes the time of its import path's directory. The working
+    # directory (first on the path under ``python -m``) is left out: any file written there
+    # would change its time, and it holds no installed package.
+    paths = [Path(entry) for entry in sys.path if entry and Path(entry) != env.cwd]
+    places = [*env.nix_store_paths, *paths]
     identity = {
         "version": __version__,
         "config_path": str(env.config_path),
@@ -92,6 +113,7 @@ def command_help_key(env: Environment) -> str:
         "variables": named,
         "present": present,
         "cwd": str(env.cwd),
+        "plugins": [_plugins_stamp(directory) for directory in plugin_dirs],
         "places": [[str(place), _stamp(place)] for place in places],
     }
     text = json.dumps(identity, sort_keys=True, ensure_ascii=False)
