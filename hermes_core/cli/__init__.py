@@ -96,12 +96,17 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
     cache = root.meta.get("hermes.plugin_commands")
     if cache is None:
         from hermes_core.cli.context import environment
-        from hermes_core.cli.plugin_commands import plugin_commands, save_command_help
+        from hermes_core.cli.plugin_commands import (
+            command_help_key,
+            plugin_commands,
+            save_command_help,
+        )
 
         env = environment()
+        key = command_help_key(env)
         cache = plugin_commands(env)
         root.meta["hermes.plugin_commands"] = cache
-        save_command_help(env, {n: c for n, c in cache.items() if n not in SUBCOMMANDS})
+        save_command_help(env, key, {n: c for n, c in cache.items() if n not in SUBCOMMANDS})
     return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
 
 

@@ -5,7 +5,8 @@ Loaded only when ``hermes`` is asked for a command it does not have built in, so
 them from a cache: each time the plugin commands are loaded, their names and short help are
 saved to ``<cache dir>/cli-commands.json`` under a key made of what decides which plugins load
 (the configuration file's bytes, the ``HERMES_*`` variables, which variables are set, the
-working directory, the plugin directories and import paths as they stand, the version). While
+working directory, the plugins in the plugin directories and their files' times, the names in
+the import path's directories, the version). While
 the key holds, help reads the file and nothing else; when it does not (a plugin was enabled, a
 package installed), help loads the plugins once, as before, and the cache is written again. A
 cache file that cannot be read or is not what this module writes is a miss.
@@ -71,20 +72,37 @@ def _stamp(path: Path) -> str:
         return "-"
 
 
+def _names(directory: Path) -> str:
+    """A hash of the names in ``directory`` but ``__pycache__`` (which importing creates)."""
+    try:
+        names = sorted(name for name in os.listdir(directory) if name != "__pycache__")
+    except OSError:
+        return "-"
+    return hashlib.sha256("\0".join(names).encode()).hexdigest()[:16]
+
+
 def _plugins_stamp(directory: Path) -> list[list[str]]:
-    """The modification times of a plugin directory, of each plugin in it and of the files at
-    a plugin's top (its manifest, its ``__init__.py``): editing a plugin in place changes them,
-    while the directory's own time changes only when a plugin comes or goes."""
-    stamps = [[str(directory), _stamp(directory)]]
+    """What a plugin directory holds: each plugin and the files at its top (its manifest, its
+    ``__init__.py``) with their modification times, so adding, removing or editing a plugin in
+    place changes it. Directory times are left out: Python writing ``__pycache__`` changes them."""
+    stamps: list[list[str]] = []
     try:
         plugins = sorted(directory.iterdir())
     except OSError:
         return stamps
     for plugin in plugins:
-        stamps.append([plugin.name, _stamp(plugin)])
-        if plugin.is_dir():
-            with contextlib.suppress(OSError):
-                stamps += [[f"{plugin.name}/{f.name}", _stamp(f)] for f in sorted(plugin.iterdir())]
+        if plugin.name == "__pycache__":
+            continue
+        if not plugin.is_dir():
+            stamps.append([plugin.name, _stamp(plugin)])
+            continue
+        stamps.append([plugin.name, "dir"])
+        with contextlib.suppress(OSError):
+            stamps += [
+                [f"{plugin.name}/{entry.name}", _stamp(entry)]
+                for entry in sorted(plugin.iterdir())
+                if entry.name != "__pycache__"
+            ]
     return stamps
 
 
@@ -101,9 +119,9 @@ def command_help_key(env: Environment) -> str:
     # their values, decides it.
     present = sorted(key for key, value in variables.items() if value)
     plugin_dirs = [env.user_plugins_dir, env.project_plugins_dir, env.bundled_plugins_dir]
-    # An installed package changes the time of its import path's directory. The working
-    # directory (first on the path under ``python -m``) is left out: any file written there
-    # would change its time, and it holds no installed package.
+    # Installing, upgrading or removing a package changes the names in its import path's
+    # directory (its ``*.dist-info``). The working directory (first on the path under ``python
+    # -m``) is left out: it holds no installed package, and files come and go there.
     paths = [Path(entry) for entry in sys.path if entry and Path(entry) != env.cwd]
     places = [*env.nix_store_paths, *paths]
     identity = {
@@ -113,8 +131,8 @@ def command_help_key(env: Environment) -> str:
         "variables": named,
         "present": present,
         "cwd": str(env.cwd),
-        "plugins": [_plugins_stamp(directory) for directory in plugin_dirs],
-        "places": [[str(place), _stamp(place)] for place in places],
+        "plugins": [[str(d), _plugins_stamp(d)] for d in plugin_dirs],
+        "places": [[str(place), _names(place)] for place in places],
     }
     text = json.dumps(identity, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -138,13 +156,14 @@ def cached_command_help(env: Environment) -> dict[str, str] | None:
     return dict(commands)
 
 
-def save_command_help(env: Environment, commands: Mapping[str, click.Command]) -> None:
-    """Cache the short help of ``commands`` (the plugin commands just loaded); a cache that
-    cannot be written is skipped."""
+def save_command_help(env: Environment, key: str, commands: Mapping[str, click.Command]) -> None:
+    """Cache the short help of ``commands`` (the plugin commands just loaded) under ``key``,
+    the :func:`command_help_key` taken *before* they were loaded (loading plugins extends the
+    import path); a cache that cannot be written is skipped."""
     from hermes_core.atomic_write import write_atomically
 
     data = {
-        "key": command_help_key(env),
+        "key": key,
         "commands": {name: short_help(command) for name, command in commands.items()},
     }
     try:
