@@ -219,7 +219,9 @@ def hermes_command() -> list[str]:
 
 def time_once(command: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(command, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        command, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return (time.perf_counter() - start) * 1000
 
 
