@@ -198,7 +198,9 @@ def test_connect_progress_shows_on_a_terminal_and_never_in_a_pipe(hermes_cli: He
     assert TIME_TOOL in piped.stdout
 
 
-@pytest.mark.parametrize("command", [("tools", "list"), ("tools", "assemble")])
+@pytest.mark.parametrize(
+    "command", [("tools", "list"), ("tools", "assemble"), ("tools", "describe", TIME_TOOL)]
+)
 def test_other_read_only_commands_start_no_server_whose_manifest_is_fresh(
     hermes_cli: HermesCli, command: tuple[str, ...]
 ) -> None:

@@ -428,19 +428,25 @@ PROBE = (
 )
 
 
-def heavy_modules_after_listing(setup: Setup) -> str:
-    write_dir_plugin(setup.user_plugins, "demo", GOOD)
-    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
+def run_probe(setup: Setup, code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in the project with ``env``; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", code],
         cwd=setup.project,
-        env=setup.cli.variables(**setup.variables),
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def heavy_modules_after_listing(setup: Setup) -> str:
+    write_dir_plugin(setup.user_plugins, "demo", GOOD)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
+    done = run_probe(setup, PROBE, setup.cli.variables(**setup.variables))
     return done.stdout.splitlines()[-1]
 
 
@@ -526,17 +532,8 @@ def test_help_imports_neither_the_pydantic_config_nor_the_plugin_loader(setup: S
     (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
     assert "hello" in setup.run("--help").stdout  # the first help loads the plugins once
 
-    done = subprocess.run(
-        [sys.executable, "-c", HELP_PROBE],
-        cwd=setup.project,
-        env=setup.environment(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_probe(setup, HELP_PROBE, setup.environment())
 
-    assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "LOADED []"
     assert re.search(r"^  hello +Say hello\.$", done.stdout, re.MULTILINE)
 
