@@ -57,6 +57,8 @@ def tests_hybrid(session: nox.Session) -> None:
     # sentence-transformers would pull a CUDA build of several GB.
     session.install("torch==2.13.0")
     session.install("-e", "plugins/hermes-search-hybrid")
+    # Typed like the bundled plugins; checked here, where its dependencies are installed.
+    session.run("mypy", "--strict", "plugins/hermes-search-hybrid/hermes_search_hybrid")
     session.run(
         "pytest",
         "plugins/hermes-search-hybrid/tests",

@@ -19,7 +19,24 @@ from hermes_core.version import __version__
 if TYPE_CHECKING:
     from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision
     from hermes_core.approvals.prompt import ApprovalRequest, PromptTransport, TerminalPrompt
+    from hermes_core.captured import head_and_tail
     from hermes_core.config import Config, ConfigDocument, McpServerConfig, edit_config, load_config
+    from hermes_core.connectors.gateway import (
+        ConnectionLink,
+        ConnectorGateway,
+        ConnectorSchema,
+        ConnectorState,
+        ExecuteCall,
+        ExecuteError,
+        ExecuteResult,
+        GatewayConnections,
+        GatewayContext,
+        GatewayExecution,
+        GatewayFailure,
+        GatewayListing,
+        GatewaySchemas,
+        GatewaySearch,
+    )
     from hermes_core.errors import (
         ConfigError,
         HermesError,
@@ -27,6 +44,7 @@ if TYPE_CHECKING:
         PluginError,
         RegistrationError,
     )
+    from hermes_core.execution.caller import ToolCaller
     from hermes_core.hookspecs import hookimpl
     from hermes_core.host import Host
     from hermes_core.mcp.supervisor import ServerStatus
@@ -34,6 +52,7 @@ if TYPE_CHECKING:
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
     from hermes_core.session import Session
+    from hermes_core.skills.library import Skill, SkillError, load_skills
     from hermes_core.specs import (
         ActivityEvent,
         ApprovalPolicySpec,
@@ -58,9 +77,23 @@ _EXPORTS: dict[str, str] = {
     "Config": "hermes_core.config",
     "ConfigDocument": "hermes_core.config",
     "ConfigError": "hermes_core.errors",
+    "ConnectionLink": "hermes_core.connectors.gateway",
+    "ConnectorGateway": "hermes_core.connectors.gateway",
     "ConnectorGatewaySpec": "hermes_core.specs",
+    "ConnectorSchema": "hermes_core.connectors.gateway",
+    "ConnectorState": "hermes_core.connectors.gateway",
     "Decision": "hermes_core.approvals.policy",
     "Environment": "hermes_core.paths",
+    "ExecuteCall": "hermes_core.connectors.gateway",
+    "ExecuteError": "hermes_core.connectors.gateway",
+    "ExecuteResult": "hermes_core.connectors.gateway",
+    "GatewayConnections": "hermes_core.connectors.gateway",
+    "GatewayContext": "hermes_core.connectors.gateway",
+    "GatewayExecution": "hermes_core.connectors.gateway",
+    "GatewayFailure": "hermes_core.connectors.gateway",
+    "GatewayListing": "hermes_core.connectors.gateway",
+    "GatewaySchemas": "hermes_core.connectors.gateway",
+    "GatewaySearch": "hermes_core.connectors.gateway",
     "HermesError": "hermes_core.errors",
     "Host": "hermes_core.host",
     "ManagedConfigError": "hermes_core.errors",
@@ -75,15 +108,20 @@ _EXPORTS: dict[str, str] = {
     "SearchHit": "hermes_core.search.backend",
     "ServerStatus": "hermes_core.mcp.supervisor",
     "Session": "hermes_core.session",
+    "Skill": "hermes_core.skills.library",
+    "SkillError": "hermes_core.skills.library",
     "TerminalPrompt": "hermes_core.approvals.prompt",
     "Tool": "hermes_core.tools",
     "ToolAnnotations": "hermes_core.tools",
     "ToolCall": "hermes_core.specs",
+    "ToolCaller": "hermes_core.execution.caller",
     "ToolDocument": "hermes_core.search.backend",
     "ToolResult": "hermes_core.tools",
     "edit_config": "hermes_core.config",
+    "head_and_tail": "hermes_core.captured",
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
+    "load_skills": "hermes_core.skills.library",
 }
 
 __all__ = [
@@ -98,9 +136,23 @@ __all__ = [
     "Config",
     "ConfigDocument",
     "ConfigError",
+    "ConnectionLink",
+    "ConnectorGateway",
     "ConnectorGatewaySpec",
+    "ConnectorSchema",
+    "ConnectorState",
     "Decision",
     "Environment",
+    "ExecuteCall",
+    "ExecuteError",
+    "ExecuteResult",
+    "GatewayConnections",
+    "GatewayContext",
+    "GatewayExecution",
+    "GatewayFailure",
+    "GatewayListing",
+    "GatewaySchemas",
+    "GatewaySearch",
     "HermesError",
     "Host",
     "ManagedConfigError",
@@ -115,16 +167,21 @@ __all__ = [
     "SearchHit",
     "ServerStatus",
     "Session",
+    "Skill",
+    "SkillError",
     "TerminalPrompt",
     "Tool",
     "ToolAnnotations",
     "ToolCall",
+    "ToolCaller",
     "ToolDocument",
     "ToolResult",
     "__version__",
     "edit_config",
+    "head_and_tail",
     "hookimpl",
     "load_config",
+    "load_skills",
 ]
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hermes_core.search.remote import CONNECTORS_TOOLSET, is_connector_name
+from hermes_core.connectors.naming import CONNECTORS_TOOLSET, is_connector_name
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Registry, Tool, ToolResult, toolsets_config_allows
 
 if TYPE_CHECKING:

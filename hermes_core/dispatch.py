@@ -41,6 +41,8 @@ from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, 
 from hermes_core.arguments import ArgumentsProblem, read_arguments
 from hermes_core.availability import Availability
 from hermes_core.coercion import coerce_arguments
+from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
+from hermes_core.execution.environment import ScriptPassthrough
 from hermes_core.generation_cache import GenerationCache
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import (
@@ -61,6 +63,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_INJECTED: Final = frozenset({"session", CALLER_PARAMETER})
+"""Handler parameters the dispatcher fills itself; never arguments of the call."""
+
 _STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
     "BLOCKED": "blocked",
     "DENIED": "denied",
@@ -70,9 +75,12 @@ _STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
 
 @dataclass(frozen=True)
 class _Hook:
-    """One hook implementation, prepared once: its plugin name and how to call it."""
+    """One hook implementation, prepared once: its plugin name, how messages name it
+    (``plugin 'audit'``, ``hook directory 'audit'``), its timeout and how to call it."""
 
     plugin: str
+    who: str
+    timeout: float
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
@@ -88,6 +96,7 @@ class _PreparedTool:
     the call is not blocked for it."""
     is_async: bool
     wants_session: bool
+    wants_caller: bool
     accepted: frozenset[str] | None
 
 
@@ -128,6 +137,8 @@ class Dispatcher:
     :class:`~hermes_core.approvals.policy.ApprovalPolicy`. The activity log goes to
     ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given. ``availability`` says why a
     name cannot run (by default over ``registry`` and ``config.tools``, knowing no MCP reasons).
+    ``plugin_variables`` are the ``requires_env`` of the loaded plugins: with
+    ``code_execution.env_passthrough`` they pass the scrub of a script's environment.
 
     It is the only router: a direct call runs its tool; a *router* tool (``tool_call``, marked
     ``meta["router"]``) is never run as itself: its handler returns a :class:`CallPlan` of the
@@ -144,6 +155,7 @@ class Dispatcher:
         *,
         activity_log: ActivityLog | None = None,
         availability: Availability | None = None,
+        plugin_variables: Sequence[str] = (),
     ) -> None:
         self.registry = registry
         self.availability = availability or Availability(registry, config.tools)
@@ -155,6 +167,10 @@ class Dispatcher:
         self.allow_rules = GlobRules(config.approvals.allow)
         self.approvals = ApprovalMemory(env, self.allow_rules)
         """Each session's prompt transport and answers, and the *always* answers."""
+        self.passthrough = ScriptPassthrough(
+            [*config.code_execution.env_passthrough, *plugin_variables]
+        )
+        """The variable names that pass the scrub of a script's environment, per session."""
         self.activity_log = activity_log or ActivityLog(env.log_dir / ACTIVITY_LOG_NAME)
         self._hook_timeout = config.plugins.hook_timeout
         self._prepared: GenerationCache[str, _PreparedTool] = GenerationCache(registry)
@@ -193,6 +209,8 @@ class Dispatcher:
         prepared = tuple(
             _Hook(
                 plugin=impl.plugin_name,
+                who=_hook_owner(impl.plugin, impl.plugin_name),
+                timeout=_hook_timeout(impl.plugin, self._hook_timeout),
                 function=impl.function,
                 argnames=tuple(impl.argnames),
                 is_async=inspect.iscoroutinefunction(impl.function),
@@ -312,8 +330,8 @@ class Dispatcher:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
-                        f"{call.name} was blocked: the pre_tool_call hook of plugin "
-                        f"{hook.plugin!r} did not answer within {self._hook_timeout:g} s.",
+                        f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
+                        f"did not answer within {hook.timeout:g} s.",
                     )
                 ) from None
             except BaseException as exc:  # a plugin's sys.exit() or Ctrl-C must not end the host
@@ -322,8 +340,8 @@ class Dispatcher:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
-                        f"{call.name} was blocked: the pre_tool_call hook of plugin "
-                        f"{hook.plugin!r} failed ({type(exc).__name__}: {exc}).",
+                        f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
+                        f"failed ({type(exc).__name__}: {exc}).",
                     )
                 ) from None
             if directive is None:
@@ -334,25 +352,22 @@ class Dispatcher:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
-                        f"{call.name} was blocked by plugin {hook.plugin!r}: "
-                        f"{reason or 'no reason given'}",
+                        f"{call.name} was blocked by {hook.who}: {reason or 'no reason given'}",
                     )
                 )
             if directive.action == "approve":
-                approval_reason = directive.message or f"plugin {hook.plugin!r} asks for approval"
+                approval_reason = directive.message or f"{hook.who} asks for approval"
             elif directive.action == "modify":
                 given: Any = directive.arguments  # a dataclass does not check its field types
                 if not isinstance(given, Mapping):
                     raise _Blocked(
                         ToolResult.error(
                             "BLOCKED",
-                            f"{call.name} was blocked: plugin {hook.plugin!r} returned a modify "
+                            f"{call.name} was blocked: {hook.who} returned a modify "
                             f"directive without a mapping of arguments ({given!r:.80}).",
                         )
                     )
-                checked = _check_arguments(
-                    prepared, directive.arguments, who=f"plugin {hook.plugin!r}"
-                )
+                checked = _check_arguments(prepared, directive.arguments, who=hook.who)
                 if isinstance(checked, ToolResult):
                     raise _Blocked(checked)
                 call.arguments = checked
@@ -472,6 +487,8 @@ class Dispatcher:
         kwargs = dict(call.arguments)
         if prepared.wants_session:
             kwargs["session"] = session
+        if prepared.wants_caller:
+            kwargs[CALLER_PARAMETER] = ToolCaller(self, tool, session)
         try:
             if prepared.is_async:
                 coroutine: Any = handler(**kwargs)
@@ -544,15 +561,15 @@ class Dispatcher:
     async def _call_hook(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         args = [kwargs[argname] for argname in hook.argnames]
         if hook.is_async:
-            return await await_with_timeout(hook.function(*args), self._hook_timeout)
-        return await run_sync_with_timeout(partial(hook.function, *args), self._hook_timeout)
+            return await await_with_timeout(hook.function(*args), hook.timeout)
+        return await run_sync_with_timeout(partial(hook.function, *args), hook.timeout)
 
     async def _observe(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         """Call an observer hook; its failure is logged once and never stops the call."""
         try:
             return await self._call_hook(hook, kwargs)
         except DeadlineExceeded:
-            self._log_failure(hook, "observer", f"no answer within {self._hook_timeout:g} s")
+            self._log_failure(hook, "observer", f"no answer within {hook.timeout:g} s")
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
@@ -563,7 +580,7 @@ class Dispatcher:
         key = (hook.plugin, where, what)
         if key not in self._logged_failures:
             self._logged_failures.add(key)
-            log.warning("plugin %r: %s hook failed: %s", hook.plugin, where, what)
+            log.warning("%s: %s hook failed: %s", hook.who, where, what)
 
     # Lifetime ---------------------------------------------------------------------------------
 
@@ -572,12 +589,29 @@ class Dispatcher:
         self.activity_log.close()
 
 
+def _hook_owner(plugin: object, name: str) -> str:
+    """How messages name a hook's owner: a plugin object may say what it is in a
+    ``hermes_hook_owner`` attribute (shell hooks and hook directories do); any other is
+    ``plugin '<name>'``."""
+    owner = getattr(plugin, "hermes_hook_owner", None)
+    return owner if isinstance(owner, str) and owner else f"plugin {name!r}"
+
+
+def _hook_timeout(plugin: object, default: float) -> float:
+    """A plugin object's own timeout for its hooks (``hermes_hook_timeout``: a shell hook's
+    ``timeout``), else ``plugins.hook_timeout``."""
+    timeout = getattr(plugin, "hermes_hook_timeout", None)
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout)
+    return default
+
+
 def _prepare_tool(tool: Tool) -> _PreparedTool:
     # A bridge tool parses its own arguments, accepting more than its schema advertises (the
     # single shape of tool_call, a bare string of queries) and refusing with repair hints.
     validator = None if tool.meta.get("bridge") is True else build_validator(tool.parameters)
     handler = tool.handler
-    wants_session = False
+    wants_session = wants_caller = False
     accepted: frozenset[str] | None = None
     is_async = False
     if handler is not None:
@@ -589,14 +623,15 @@ def _prepare_tool(tool: Tool) -> _PreparedTool:
             parameters = None
         if parameters is not None:
             wants_session = "session" in parameters
+            wants_caller = CALLER_PARAMETER in parameters
             if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
                 accepted = frozenset(
                     name
                     for name, p in parameters.items()
-                    if name != "session"
+                    if name not in _INJECTED
                     and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                 )
-    return _PreparedTool(tool, validator, is_async, wants_session, accepted)
+    return _PreparedTool(tool, validator, is_async, wants_session, wants_caller, accepted)
 
 
 def _check_arguments(

@@ -50,14 +50,16 @@ if TYPE_CHECKING:
     from hermes_core.approvals.prompt import PromptTransport
     from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
+    from hermes_core.connectors.gateway import ConnectorGateway
+    from hermes_core.connectors.service import Connectors
     from hermes_core.dispatch import Dispatcher
+    from hermes_core.hooks import HookDirectory, RegisteredHooks
     from hermes_core.mcp.startup import McpStartup
     from hermes_core.mcp.supervisor import ConnectProgress, McpSupervisor, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import SearchBackend
-    from hermes_core.search.remote import ConnectorSource
     from hermes_core.search.toolsearch import ToolSearch
     from hermes_core.specs import ConnectorGatewaySpec, SearchBackendSpec
     from hermes_core.tools import Tool, ToolResult
@@ -66,6 +68,7 @@ logger = logging.getLogger("hermes_core.host")
 
 _CATALOG_OWNER = "catalog"
 _BRIDGE_OWNER = "bridge"
+_CONNECTIONS_OWNER = "connections"
 _MCP_OWNER = "mcp:"
 
 
@@ -119,6 +122,8 @@ class Host:
         self._tool_search: ToolSearch | None = None
         self._availability: Availability | None = None
         self._mcp: McpSupervisor | None = None
+        self._hooks: RegisteredHooks | None = None
+        self._connectors: Connectors | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -148,9 +153,15 @@ class Host:
         tb: TracebackType | None,
     ) -> None:
         try:
+            await self._close_connectors()
             await self._close_mcp()
         finally:
             self.close()
+
+    async def _close_connectors(self) -> None:
+        connectors, self._connectors = self._connectors, None
+        if connectors is not None:
+            await connectors.aclose()
 
     async def _close_mcp(self) -> None:
         """End every MCP server, also when the start failed or was cancelled half-way (the
@@ -196,6 +207,7 @@ class Host:
         try:
             self._register_catalogs()
             self._register_bridge()
+            self._register_connections()
         except BaseException:
             self.close()
             raise
@@ -218,22 +230,31 @@ class Host:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
             self._plugins = plugins
             self._register_plugin_tools(plugins, strict=strict)
+            from hermes_core.hooks import register_hooks
+
+            self._hooks = register_hooks(plugins.pm, self.config, self.env, strict=strict)
         except BaseException:
             self._plugins = None
             self._registrations = None
             _unregister_all(plugins)
             raise
+        for warning in self._hooks.warnings:
+            logger.warning("%s", warning)
 
     def close(self) -> None:
         """Flush the activity log and unregister every plugin."""
         if self._dispatcher is not None:
             self._dispatcher.close()
+        if self._hooks is not None:
+            self._hooks.unregister()
         if self._plugins is not None:
             _unregister_all(self._plugins)
+        self._hooks = None
         self._plugins = None
         self._registrations = None
         self._dispatcher = None
         self._tool_search = None
+        self._connectors = None
 
     def _started(self) -> PluginSet:
         if self._plugins is None:
@@ -246,6 +267,13 @@ class Host:
     def plugins(self) -> list[PluginRecord]:
         """A record per discovered plugin copy, with its status (the rows of the CLI list)."""
         return self._started().records
+
+    @property
+    def hook_directories(self) -> list[HookDirectory]:
+        """A record per hook directory of ``$HERMES_HOME/hooks`` (the rows of ``hermes hooks
+        list``), with its status; only the enabled ones were imported."""
+        self._started()
+        return self._hooks.directories if self._hooks is not None else []
 
     @property
     def warnings(self) -> list[str]:
@@ -338,13 +366,36 @@ class Host:
         backend: SearchBackend = self._build("search_backend", name, context, origin)
         return backend
 
-    def create_connector_gateway(self, name: str | None = None) -> ConnectorSource:
+    def create_connector_gateway(
+        self, url: str, token: str, name: str | None = None
+    ) -> ConnectorGateway:
         """A new instance of the connector gateway registered as ``name`` (default:
-        ``tools.connectors.gateway``); errors as for :meth:`create_search_backend`."""
-        gateway: ConnectorSource = self._build(
-            "connector_gateway", name or self.config.tools.connectors.gateway
+        ``tools.connectors.gateway``) for the gateway at ``url`` and the user's ``token``: its
+        factory gets a :class:`~hermes_core.connectors.gateway.GatewayContext`. Errors as for
+        :meth:`create_search_backend`."""
+        from hermes_core.connectors.gateway import GatewayContext
+
+        def context(plugin: str) -> PluginContext:
+            base = self.plugin_context(plugin)
+            return GatewayContext(base.config, base.env, base.settings, url=url, token=token)
+
+        gateway: ConnectorGateway = self._build(
+            "connector_gateway", name or self.config.tools.connectors.gateway, context
         )
         return gateway
+
+    @property
+    def connectors(self) -> Connectors:
+        """The hosted connectors (in scope when ``tools.connectors`` is enabled, has a ``url``
+        and the user is signed in), over the gateway its config selects, built on first use."""
+        self._started()
+        if self._connectors is None:
+            from hermes_core.connectors.service import Connectors
+
+            self._connectors = Connectors(
+                self.config.tools.connectors, self.env, self.create_connector_gateway
+            )
+        return self._connectors
 
     def _create_approval_policy(self) -> ApprovalPolicy:
         policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
@@ -389,7 +440,12 @@ class Host:
             if record is not None and record.source == "bundled":
                 continue
             try:
-                self._build(kind, name)
+                if kind == "search_backend":  # with the context that builds backends it asks for
+                    self.create_search_backend(name)
+                elif kind == "connector_gateway":  # built, never used: no request is made
+                    self.create_connector_gateway(connectors.url or "", "")
+                else:
+                    self._build(kind, name)
             except PluginError:
                 pass  # recorded on its plugin
             except HermesError as exc:
@@ -440,6 +496,7 @@ class Host:
             self.config,
             self.env,
             availability=self.availability,
+            plugin_variables=_required_variables(self._started()),
         )
 
     @property
@@ -466,6 +523,7 @@ class Host:
             self.config.tools.tool_search,
             lambda: self._search_backend_or_unavailable(name),
             self.availability,
+            connectors=self.connectors,
             unavailable=self._unavailable_servers,
             new_backend=lambda: self._search_backend_or_unavailable(name),
         )
@@ -483,6 +541,21 @@ class Host:
         )
         for tool in tools:
             self.registry.register(tool, owner=_BRIDGE_OWNER, bridge=True)
+
+    def _register_connections(self) -> None:
+        """``manage_connections``, always registered: its MCP actions need no sign-in."""
+        from hermes_core.connectors.manage import LocalServers, manage_connections_tool
+
+        # A server is connected in the running host only when its MCP supervisor runs: one
+        # started inside a tool call would not outlive the call.
+        local = LocalServers(
+            self.env,
+            lambda: self.config.mcp_servers,
+            self.mcp_status,
+            lambda: self.add_mcp_server if self._mcp is not None else None,
+        )
+        tool = manage_connections_tool(lambda: self.connectors, local)
+        self.registry.register(tool, owner=_CONNECTIONS_OWNER)
 
     def _tool_search_or_error(self) -> ToolSearch | ToolResult:
         try:
@@ -517,13 +590,16 @@ class Host:
 
     def prepare_tools(self) -> None:
         """Build the dispatcher and the tool search now rather than at the first call, so an
-        unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
-        valid names (what a command line or a server wants at start). The backend itself is
-        made on the first search; a search backend whose plugin fails to build it does not
-        raise (but in strict mode, where it is built here): ``tool_search`` answers with that
-        failure and every other tool works."""
+        unknown ``approvals.policy``, ``tools.tool_search.backend`` or (when connectors are
+        configured) ``tools.connectors.gateway`` raises here, listing the valid names (what a
+        command line or a server wants at start). The backend itself is made on the first
+        search, the gateway on its first use; a search backend whose plugin fails to build it
+        does not raise (but in strict mode, where it is built here): ``tool_search`` answers
+        with that failure and every other tool works."""
         _ = self.dispatcher, self.tool_search
         self.select_search_backend()
+        if self.connectors.configured():
+            self.select_connector_gateway()
         if self._strict:
             _ = self.tool_search.backend
 
@@ -679,6 +755,16 @@ class Host:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is
         unavailable; ``None`` otherwise."""
         return self._mcp.refusal_for(name) if self._mcp is not None else None
+
+
+def _required_variables(plugins: PluginSet) -> list[str]:
+    """The ``requires_env`` of the loaded plugins: they pass the scrub of scripts' environment."""
+    return [
+        variable
+        for record in plugins.loaded
+        if record.candidate.manifest is not None
+        for variable in record.candidate.manifest.requires_env
+    ]
 
 
 def _unregister_all(plugins: PluginSet) -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import click
 
     from hermes_core.config import Config
+    from hermes_core.connectors.gateway import GatewayContext
     from hermes_core.paths import Environment
     from hermes_core.search.backend import SearchBackend
     from hermes_core.tools import Tool
@@ -81,10 +82,13 @@ class SearchBackendSpec:
 
 @dataclass(frozen=True)
 class ConnectorGatewaySpec:
-    """A connector gateway client, selected by ``tools.connectors.gateway``."""
+    """A connector gateway client, selected by ``tools.connectors.gateway``; its factory gets
+    a :class:`~hermes_core.connectors.gateway.GatewayContext` (a plugin context with the
+    gateway URL and the user's token) and returns a
+    :class:`~hermes_core.connectors.gateway.ConnectorGateway`."""
 
     name: str
-    factory: Callable[[PluginContext], Any]
+    factory: Callable[[GatewayContext], Any]
     description: str = ""
 
     def __post_init__(self) -> None:

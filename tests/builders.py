@@ -4,6 +4,7 @@ the configured approval policy, a temporary home, working directory and log dire
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from hermes_core.paths import Environment
 from hermes_core.session import Session
 from hermes_core.tools import Registry, ToolResult
 
-ALL_BUNDLED = ("approvals", "files", "terminal", "todo")
+ALL_BUNDLED = ("approvals", "code_execution", "files", "skills", "terminal", "todo")
 """The bundled plugins the dispatcher tests use (``bm25`` loads too: it provides no tool)."""
 
 
@@ -112,3 +113,30 @@ def build_harness(
         host.close()
         raise
     return Harness(environment, settings, host.pm, host.registry, dispatcher, host)
+
+
+def live_processes_running(argv: list[str]) -> list[int]:
+    """Pids of processes (zombies excluded) whose command line is exactly ``argv``."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline == wanted and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def processes_gone(argv: list[str]) -> bool:
+    """Whether no live process runs ``argv`` (waiting up to 5 s for the kernel to end them)."""
+    # SIGKILL is delivered asynchronously: allow the kernel a moment to finish the process.
+    for _ in range(100):
+        if not live_processes_running(argv):
+            return True
+        time.sleep(0.05)
+    return False

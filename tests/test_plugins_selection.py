@@ -26,8 +26,14 @@ from hermes_core import (
     Tool,
     hookimpl,
 )
+from hermes_core.connectors.gateway import (
+    GatewayConnections,
+    GatewayExecution,
+    GatewayListing,
+    GatewaySchemas,
+    GatewaySearch,
+)
 from hermes_core.plugins.selection import protocol_methods
-from hermes_core.search.remote import ConnectorDescription, ConnectorSearch
 
 
 class Registers:
@@ -103,24 +109,30 @@ class AsyncSearch:
 
 
 class PlainGateway:
-    """A gateway whose search is a plain method: the bridge awaits it."""
+    """A gateway whose search is a plain method: hermes-core awaits every route."""
 
-    def in_scope(self) -> bool:
-        return True
+    def search(self, use_cases: Sequence[str]) -> GatewaySearch:
+        return GatewaySearch()
 
-    def search(self, queries: Sequence[str]) -> ConnectorSearch:
-        return ConnectorSearch()
+    async def schemas(self, slugs: Sequence[str]) -> GatewaySchemas:
+        return GatewaySchemas()
 
-    async def describe(self, names: Sequence[str]) -> ConnectorDescription:
-        return ConnectorDescription()
+    async def execute(self, calls: Sequence[Any]) -> GatewayExecution:
+        return GatewayExecution()
 
-    def tool(self, name: str) -> Tool:
-        return Tool(name, "A connector tool.")
+    async def connect(self, connectors: Sequence[str], reinitiate: bool) -> GatewayConnections:
+        return GatewayConnections()
+
+    async def list_connectors(self) -> GatewayListing:
+        return GatewayListing()
+
+    async def aclose(self) -> None:
+        pass
 
 
 class GoodGateway(PlainGateway):
-    async def search(self, queries: Sequence[str]) -> ConnectorSearch:  # type: ignore[override]
-        return ConnectorSearch()
+    async def search(self, use_cases: Sequence[str]) -> GatewaySearch:  # type: ignore[override]
+        return GatewaySearch()
 
 
 def test_the_search_backend_protocol_has_the_six_methods_backends_implement() -> None:
@@ -190,7 +202,7 @@ def test_an_async_method_where_the_protocol_has_a_plain_one_is_an_error(
         host.close()
 
 
-def test_a_gateway_is_checked_against_the_connector_protocol_the_bridge_awaits(
+def test_a_gateway_is_checked_against_the_gateway_protocol_hermes_awaits(
     hermes_env: Environment,
 ) -> None:
     plugin = Registers(
@@ -199,14 +211,17 @@ def test_a_gateway_is_checked_against_the_connector_protocol_the_bridge_awaits(
     host = started(hermes_env, plugin)
     try:
         with pytest.raises(PluginError) as caught:
-            host.create_connector_gateway("plain")
-        good = host.create_connector_gateway("good")
+            host.create_connector_gateway("http://127.0.0.1:9/", "a-token", "plain")
+        good = host.create_connector_gateway("http://127.0.0.1:9/", "a-token", "good")
     finally:
         host.close()
 
     assert "connector gateway 'plain' (from hermes_connector_gateways)" in str(caught.value)
     assert "whose search must be async def" in str(caught.value)
-    assert "expected a ConnectorSource (in_scope, search, describe, tool)" in str(caught.value)
+    assert (
+        "expected a ConnectorGateway (search, schemas, execute, connect, list_connectors, aclose)"
+        in str(caught.value)
+    )
     assert isinstance(good, GoodGateway)
 
 

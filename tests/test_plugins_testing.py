@@ -89,12 +89,13 @@ def test_hermes_host_without_bundled_plugins_has_only_the_given_ones(
     host = hermes_host({"shouty": Shouty()}, bundled=False)
 
     assert [record.name for record in host.plugins] == ["shouty"]
-    # The three bridge tools are registry tools of every host.
+    # The three bridge tools and manage_connections are registry tools of every host.
     assert [tool.name for tool in host.registry] == [
         "shout",
         "tool_search",
         "tool_describe",
         "tool_call",
+        "manage_connections",
     ]
 
 

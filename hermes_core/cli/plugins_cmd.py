@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
-from hermes_core.cli.output import columns, did_you_mean, verbose, warnings_to_stderr
+from hermes_core.cli.enabling import edit_lists
+from hermes_core.cli.output import columns, did_you_mean, verbose
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 
 if TYPE_CHECKING:
+    from hermes_core.config import Config
     from hermes_core.plugins.records import PluginRecord
 
 
@@ -156,49 +158,18 @@ def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:
 @click.argument("name")
 def enable_command(name: str) -> None:
     """Enable plugin NAME: add it to plugins.enabled and remove it from plugins.disabled."""
-    _edit_lists(name, add_to="plugins.enabled", remove_from="plugins.disabled", verb="enabled")
+    edit_lists(name, section="plugins", enable=True, known=_plugin_names, what="plugin")
 
 
 @plugins.command("disable")
 @click.argument("name")
 def disable_command(name: str) -> None:
     """Disable plugin NAME: add it to plugins.disabled and remove it from plugins.enabled."""
-    _edit_lists(name, add_to="plugins.disabled", remove_from="plugins.enabled", verb="disabled")
+    edit_lists(name, section="plugins", enable=False, known=_plugin_names, what="plugin")
 
 
-def _edit_lists(name: str, *, add_to: str, remove_from: str, verb: str) -> None:
-    """Edit config.yaml in place (comments and key order kept), matching names normalized."""
-    from hermes_core.config import edit_config
+def _plugin_names(config: Config, env: Environment) -> list[str]:
     from hermes_core.plugins.loader import plan_plugins
-    from hermes_core.plugins.manifest import normalize_name
 
-    env = environment()
-    wanted = normalize_name(name)
-    with warnings_to_stderr(), edit_config(env) as document:
-        for spelling in _spellings(document.get(remove_from), wanted):
-            document.remove_from_list(remove_from, spelling)
-        already = _spellings(document.get(add_to), wanted)
-        if not already:
-            document.add_to_list(add_to, wanted)
-        changed = document.changed
-        config = document.validate()
-    if changed:
-        click.echo(f"{verb} {wanted} in {env.config_path}")
-    else:
-        click.echo(f"{wanted} is already {verb} in {env.config_path}")
     records, _ = plan_plugins(config, env, config_path=env.config_path)
-    if not any(record.name == wanted for record in records):
-        hint = did_you_mean(wanted, (record.name for record in records))
-        click.echo(
-            f"hermes: warning: no plugin named {wanted!r} is installed (yet).{hint} "
-            "See: hermes plugins list",
-            err=True,
-        )
-
-
-def _spellings(items: object, wanted: str) -> list[str]:
-    from hermes_core.plugins.manifest import normalize_name
-
-    if not isinstance(items, list):
-        return []
-    return [item for item in items if isinstance(item, str) and normalize_name(item) == wanted]
+    return [record.name for record in records]

@@ -35,6 +35,7 @@ DEFAULT_DEFER: tuple[str, ...] = (
     "cronjob_manage",
     "image_generate",
     "computer_use",
+    "manage_connections",
 )
 
 
@@ -227,6 +228,8 @@ class ConnectorsConfig(_Section):
     enabled: bool = True
     url: str | None = None
     gateway: str = "http"
+    search_timeout: Annotated[float, _number(above=0)] = 30.0
+    """Seconds ``tool_search`` waits for the gateway before answering with local results."""
 
 
 class CatalogEntry(_Section):
@@ -331,7 +334,8 @@ class CodeExecutionConfig(_Section):
 
 
 class ShellHook(_Section):
-    """One shell command run on a hook event."""
+    """One shell command run on a hook event: it reads the event as JSON on stdin and may print
+    a directive; ``match`` is a glob over tool names (tool events only)."""
 
     command: str
     match: str = "*"
@@ -339,13 +343,15 @@ class ShellHook(_Section):
 
 
 class HooksConfig(_Section):
-    """``hooks``: shell commands per event, and which hook directories are enabled."""
+    """``hooks``: shell commands per event, and which hook directories are enabled
+    (``disabled`` wins)."""
 
     pre_tool_call: list[ShellHook] = Field(default_factory=list)
     post_tool_call: list[ShellHook] = Field(default_factory=list)
     session_start: list[ShellHook] = Field(default_factory=list)
     session_end: list[ShellHook] = Field(default_factory=list)
     enabled: NamesList = Field(default_factory=list)
+    disabled: NamesList = Field(default_factory=list)
 
 
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")

@@ -12,17 +12,18 @@ from hermes_core.plugins.records import PluginStatus
 from hermes_core.version import __version__
 
 if TYPE_CHECKING:
-    from hermes_core.config import PluginsConfig
+    from hermes_core.config import HooksConfig, PluginsConfig
     from hermes_core.paths import Environment
 
 
 def gate(
     candidate: Candidate,
-    plugins: PluginsConfig,
+    plugins: PluginsConfig | HooksConfig,
     env: Environment,
     *,
     project_enabled: bool,
     config_trusted_for_project: bool,
+    section: str = "plugins",
 ) -> tuple[PluginStatus, str | None]:
     """The status of a resolved candidate and the message explaining it, in the spec's order.
 
@@ -36,10 +37,13 @@ def gate(
 
     An enabled plugin whose ``requires_hermes`` does not match, or whose ``requires_env``
     variables are missing, is an ``error``.
+
+    Hook directories go through the same gate with ``section="hooks"``: their lists are
+    ``hooks.enabled`` and ``hooks.disabled``, and messages name those.
     """
     name = candidate.name
     if name in _names(plugins.disabled):
-        return "disabled", "disabled in plugins.disabled"
+        return "disabled", f"disabled in {section}.disabled"
     if candidate.source == "project" and not project_enabled:
         return "gated", (
             f"project plugins load only when {PROJECT_PLUGINS_FLAG}=1 is set in the environment"
@@ -57,7 +61,7 @@ def gate(
             )
         status = "enabled"
     else:
-        return "not enabled", f"enable it with: hermes plugins enable {name}"
+        return "not enabled", f"enable it with: hermes {section} enable {name}"
     problem = requirement_problem(candidate, env)
     if problem is not None:
         return "error", problem

@@ -63,7 +63,7 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
     "connector_gateway": Expected(
         "connector gateway",
         "hermes_connector_gateways",
-        "hermes_core.search.remote:ConnectorSource",
+        "hermes_core.connectors.gateway:ConnectorGateway",
     ),
     "approval_policy": Expected(
         "approval policy",

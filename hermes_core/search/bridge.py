@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_core.arguments import ArgumentsProblem
-from hermes_core.search.remote import CONNECTOR_PREFIX, is_connector_name
+from hermes_core.connectors.batches import MAX_BATCH
+from hermes_core.connectors.naming import CONNECTOR_PREFIX, is_connector_name
 from hermes_core.search.render import compact_json
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
@@ -43,7 +44,6 @@ __all__ = [
 
 MAX_QUERIES = 7
 MAX_DESCRIBE_NAMES = 10
-MAX_BATCH = 10
 RETRY_ECHO_CHARS = 1500
 DESCRIPTION_CHARS = 500
 REQUIRED_NAMES = 32

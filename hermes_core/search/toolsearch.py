@@ -17,6 +17,9 @@ from typing import Any
 from hermes_core.arguments import ArgumentsProblem, read_arguments
 from hermes_core.availability import Availability, BridgeRoute
 from hermes_core.config import ToolSearchConfig
+from hermes_core.connectors.batches import batch_answer
+from hermes_core.connectors.naming import CONNECTORS_TOOLSET, split_connector_name
+from hermes_core.connectors.remote import ConnectorSearch, ConnectorSource, RemoteTool
 from hermes_core.dispatch import CallPlan, PlannedCall
 from hermes_core.generation_cache import GenerationCache
 from hermes_core.search.assembly import (
@@ -47,13 +50,6 @@ from hermes_core.search.bridge import (
 )
 from hermes_core.search.indexing import IndexSync
 from hermes_core.search.listing import group_of
-from hermes_core.search.remote import (
-    CONNECTORS_TOOLSET,
-    ConnectorSearch,
-    ConnectorSource,
-    RemoteTool,
-    split_connector_name,
-)
 from hermes_core.search.render import compact_json, estimate_tokens, render_tool
 from hermes_core.session import Session
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
@@ -152,6 +148,13 @@ class ToolSearch:
         if self.connectors is None or not self.connectors.in_scope():
             return False
         return session is None or session.grants(CONNECTORS_TOOLSET)
+
+    def _connectors_route(self) -> bool | None:
+        """What a ``tool_call`` entry may expect of connectors: ``None`` when none are
+        configured (or they are disabled), else whether they are in scope."""
+        if self.connectors is None or not self.connectors.configured():
+            return None
+        return self.connectors.in_scope()
 
     def _tokens_of(self, tool: Tool) -> int:
         cached = self._schema_tokens.get(tool.name)
@@ -430,7 +433,7 @@ class ToolSearch:
         route = BridgeRoute(
             visible=view.visible_names,
             deferred=view.grant(session).deferred_by_name.keys(),
-            connectors=None if self.connectors is None else self.connectors.in_scope(),
+            connectors=self._connectors_route(),
         )
         batch = len(entries) > 1
         planned: list[PlannedCall] = []
@@ -463,39 +466,4 @@ def _interrupted(name: str) -> ToolResult:
 
 
 def _batch_answer(names: Sequence[str], outcomes: Sequence[ToolResult | None]) -> ToolResult:
-    """A connector batch's answer: each entry's response or error, in input order; entries not
-    started after the user's stop are ``INTERRUPTED``."""
-    results: list[dict[str, Any]] = []
-    for index, (name, outcome) in enumerate(zip(names, outcomes, strict=True)):
-        item: dict[str, Any] = {"index": index, "name": name}
-        if outcome is None:
-            item["error"] = {
-                "code": "INTERRUPTED",
-                "message": "not run: the user stopped this turn before it started",
-            }
-        else:
-            item.update(_batch_outcome(outcome))
-        results.append(item)
-    errors = sum(1 for item in results if "error" in item)
-    return bridge_result(
-        {
-            "results": results,
-            "success_count": len(results) - errors,
-            "error_count": errors,
-            "total_count": len(results),
-        }
-    )
-
-
-def _batch_outcome(result: ToolResult) -> dict[str, Any]:
-    if result.is_error:
-        error: dict[str, Any] = {
-            "code": result.error_code or "TOOL_ERROR",
-            "message": result.error_message or result.text_content,
-        }
-        if isinstance(result.structured, Mapping):
-            extra = {k: v for k, v in result.structured.items() if k not in ("code", "message")}
-            error.update(extra)
-        return {"error": error}
-    response = result.structured if result.structured is not None else result.text_content
-    return {"response": response}
+    return bridge_result(batch_answer(names, outcomes))

@@ -29,6 +29,7 @@ __all__ = [
     "FIELD_WEIGHTS",
     "document_fields",
     "document_tokens",
+    "extra_document_fields",
 ]
 
 FIELDS: Final = ("name", "group", "description", "parameter_names", "parameter_descriptions")
@@ -70,6 +71,13 @@ def document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
         tuple(parameters),
         tuple(described),
     )
+
+
+@lru_cache(maxsize=4096)
+def extra_document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
+    """:func:`document_fields` of an extra candidate (a connector hit): the same ones come
+    back search after search, and each search reads them three times."""
+    return document_fields(document)
 
 
 def document_tokens(document: ToolDocument) -> list[str]:

@@ -53,7 +53,7 @@ from .equivalents import (
     equivalent_words,
     expansion_token,
 )
-from .fields import FIELD_WEIGHTS, FIELDS, document_fields
+from .fields import FIELD_WEIGHTS, FIELDS, document_fields, extra_document_fields
 from .tokenize import tokenize
 
 __all__ = ["K1", "B", "BM25Index", "bm25_idf"]
@@ -458,7 +458,7 @@ class BM25Index:
             return self._last_analysis[1]
         extra_tokens: set[str] = set()
         for document in extra:
-            for field_tokens in document_fields(document):
+            for field_tokens in extra_document_fields(document):
                 extra_tokens.update(field_tokens)
 
         def known(token: str) -> bool:
@@ -505,7 +505,7 @@ class BM25Index:
                 extra_documents, query_terms.keys() | component_terms
             )
             extra_name_sizes = np.asarray(
-                [max(len(set(document_fields(d)[_NAME])), 1) for d in extra_documents],
+                [max(len(set(extra_document_fields(d)[_NAME])), 1) for d in extra_documents],
                 dtype=np.float64,
             )
         slot_count = len(self._documents)
@@ -687,7 +687,7 @@ class BM25Index:
         indexed = [bool(weight) for weight in self._weights]
         for local, document in enumerate(documents):
             counts: dict[str, list[int]] = {}
-            for column, field_tokens in enumerate(document_fields(document)):
+            for column, field_tokens in enumerate(extra_document_fields(document)):
                 if not indexed[column]:
                     continue
                 lengths[local, column] = len(field_tokens)

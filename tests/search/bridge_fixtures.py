@@ -1,5 +1,5 @@
 """Builders for the tool search tests: real registries, a real host (for its dispatcher), tools
-of each source, and a fake connector gateway (no gateway can run here yet)."""
+of each source. Connectors are tested against the reference gateway in ``tests/connectors``."""
 
 from __future__ import annotations
 
@@ -17,12 +17,6 @@ from hermes_core.hookspecs import hookimpl
 from hermes_core.host import Host
 from hermes_core.paths import Environment
 from hermes_core.search.backend import SearchBackend
-from hermes_core.search.remote import (
-    ConnectorDescription,
-    ConnectorSearch,
-    RemoteTool,
-    split_connector_name,
-)
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
 from hermes_core.specs import ApprovalPolicySpec, ToolCall
@@ -198,83 +192,14 @@ def real_host(
 
 
 def use_search(host: Host, search: ToolSearch) -> ToolSearch:
-    """Make ``search`` (a tool search of the test's own over ``host.registry``, with a fake
-    connector source, say) the one the host's dispatcher routes the bridge tools to: its
-    bridge tools replace the host's in the registry."""
+    """Make ``search`` (a tool search of the test's own over ``host.registry``) the one the
+    host's dispatcher routes the bridge tools to: its bridge tools replace the host's in the
+    registry."""
     with host.registry.batch():
         for tool in search.bridge_tools():
             host.registry.unregister(tool.name)
             host.registry.register(tool, owner="bridge", bridge=True)
     return search
-
-
-@dataclass
-class FakeConnectorTransport:
-    """Stands in for the hosted connector gateway (its real client is built later).
-
-    Serves ``tools`` (model-facing names) to search, describe and execute; searching matches a
-    tool when a query word occurs in its name or description. ``interrupt_after`` stops the
-    session (the user's stop) once that many calls ran. ``unavailable`` makes searches fail as
-    the gateway would when unreachable.
-    """
-
-    tools: dict[str, RemoteTool] = field(default_factory=dict)
-    scope: bool = True
-    unavailable: str | None = None
-    interrupt_after: int | None = None
-    executed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    searched: list[list[str]] = field(default_factory=list)
-
-    def add(self, name: str, description: str, parameters: Mapping[str, Any] | None = None) -> None:
-        parts = split_connector_name(name)
-        assert parts is not None
-        self.tools[name] = RemoteTool(name, parts[0], description, dict(parameters or OBJECT))
-
-    def in_scope(self) -> bool:
-        return self.scope
-
-    async def search(self, queries: Sequence[str]) -> ConnectorSearch:
-        self.searched.append(list(queries))
-        if self.unavailable is not None:
-            return ConnectorSearch(unavailable=self.unavailable)  # type: ignore[arg-type]
-        hits = []
-        for query in queries:
-            words = query.lower().split()
-            hits.append(
-                [
-                    tool
-                    for tool in self.tools.values()
-                    if any(w in (tool.name + " " + tool.description).lower() for w in words)
-                ]
-            )
-        return ConnectorSearch(hits=hits)
-
-    async def describe(self, names: Sequence[str]) -> ConnectorDescription:
-        found = {name: self.tools[name] for name in names if name in self.tools}
-        return ConnectorDescription(found, [name for name in names if name not in found])
-
-    def tool(self, name: str) -> Tool:
-        """The tool that runs ``name`` here, as a gateway client gives it to the bridge."""
-
-        async def run(session: Session, **arguments: Any) -> ToolResult:
-            return await self.execute(name, arguments, session)
-
-        return Tool(
-            name=name,
-            description=self.tools[name].description if name in self.tools else "",
-            handler=run,
-            toolset="connectors",
-            source="connectors",
-            source_name=name.split("__")[1],
-        )
-
-    async def execute(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        self.executed.append((name, arguments))
-        if self.interrupt_after is not None and len(self.executed) >= self.interrupt_after:
-            session.interrupt()
-        if name not in self.tools:
-            return ToolResult.error("TOOL_NOT_FOUND", f"{name} is not served")
-        return ToolResult.text("ok", structured={"tool": name, "arguments": arguments})
 
 
 def tool_search(

@@ -8,7 +8,6 @@ import pytest
 from bridge_fixtures import (
     LIVEMCP_TOOLS,
     SAAS_CATALOG,
-    FakeConnectorTransport,
     core_tool,
     mcp_tool,
     plugin_tool,
@@ -234,25 +233,6 @@ def test_grant_without_deferred_tools_is_tier_0() -> None:
     assembly = tool_search(_small()).assemble(200_000, conversation)
     assert assembly.tier == 0
     assert _names(assembly.tools) == ["read_file", "terminal"]
-
-
-def test_connectors_in_scope_activate_the_bridge_without_deferred_tools() -> None:
-    registry = registry_of([core_tool("read_file")])
-    transport = FakeConnectorTransport()
-    assembly = tool_search(registry, connectors=transport).assemble(200_000)
-    assert assembly.tier == 2
-    assert _names(assembly.tools) == ["read_file", *BRIDGE]
-    assert "connectors__" in assembly.tools[1].description
-    assert "manage_connections" in assembly.tools[1].description
-    assert "connectors__" in json.dumps(assembly.tools[3].parameters)
-
-
-def test_connectors_out_of_scope_change_nothing() -> None:
-    plain = tool_search(_small()).assemble(200_000)
-    out = tool_search(_small(), connectors=FakeConnectorTransport(scope=False)).assemble(200_000)
-    assert out.render() == plain.render()
-    assert "connectors__" not in json.dumps(out.render())
-    assert "manage_connections" not in json.dumps(out.render())
 
 
 def test_unavailable_servers_appear_in_the_listing() -> None:

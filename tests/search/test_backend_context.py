@@ -176,3 +176,18 @@ def test_context_not_given_by_a_host_cannot_build_backends(env: Environment) -> 
 
     with pytest.raises(RegistrationError, match=r"cannot build search backend 'bm25'"):
         context.search_backend("bm25")
+
+
+def test_listing_plugins_builds_a_backend_that_asks_for_another(env: Environment) -> None:
+    write_dir_plugin(env.user_plugins_dir, "wrapping", WRAPPER)
+    write_dir_plugin(env.user_plugins_dir, "failing", FAILING)
+    host = Host(config("wrapper"), env, strict=False)
+    host.load_plugins()
+    try:
+        problems = host.check_plugins()
+        statuses = {record.name: record.status for record in host.plugins}
+    finally:
+        host.close()
+
+    assert problems == []
+    assert statuses["wrapping"] == "enabled"

@@ -1,5 +1,5 @@
-"""tool_call: accepted shapes, the batch rule, refusals, validation, dispatch under the real name,
-connector batches and the interrupt."""
+"""tool_call: accepted shapes, the batch rule, refusals, validation, dispatch under the real name
+(connector batches: ``tests/connectors/test_connector_calls.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 import pytest
 from bridge_fixtures import (
-    FakeConnectorTransport,
     HookRecorder,
     core_tool,
     mcp_tool,
@@ -48,7 +47,7 @@ ISSUE_SCHEMA: dict[str, Any] = {
 class Bench:
     """A registry, the real dispatcher with a hook recorder, and the tool search over them."""
 
-    def __init__(self, tmp_path: Path, connectors: FakeConnectorTransport | None = None) -> None:
+    def __init__(self, tmp_path: Path) -> None:
         self.ran: list[dict[str, Any]] = []
 
         def create_issue(**arguments: Any) -> dict[str, Any]:
@@ -65,9 +64,7 @@ class Bench:
         self.host = real_host(tmp_path, tools, [("recorder", self.hooks)])
         self.registry: Registry = self.host.registry
         self.dispatcher: Dispatcher = self.host.dispatcher
-        self.search: ToolSearch = use_search(
-            self.host, tool_search(self.registry, connectors=connectors)
-        )
+        self.search: ToolSearch = use_search(self.host, tool_search(self.registry))
 
     def call(self, payload: Any, s: Session | None = None) -> ToolResult:
         return anyio.run(self.dispatcher.dispatch, "tool_call", payload, s or session())
@@ -192,15 +189,6 @@ def test_tool_call_schema_requires_calls_and_allows_one_entry_without_connectors
         1,
         1,
     )
-
-
-def test_tool_call_schema_allows_a_batch_of_10_when_connectors_are_in_scope(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, _ = connectors
-    schema = _tool_call_schema(bench.search)
-    assert schema["required"] == ["calls"]
-    assert schema["properties"]["calls"]["maxItems"] == 10
 
 
 def test_calls_as_a_json_string_nested_too_deeply_is_a_clear_error(bench: Bench) -> None:
@@ -332,113 +320,3 @@ def test_tool_search_dispatched_by_the_real_dispatcher_accepts_a_bare_string(ben
     assert not result.is_error, result.text_content
     assert result.structured["results"][0]["matches"] == ["forecast"]
     assert bench.hooks.post == ["tool_search"]
-
-
-# Connector batches -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def connectors(tmp_path: Path) -> Iterator[tuple[Bench, FakeConnectorTransport]]:
-    transport = FakeConnectorTransport()
-    for name in ("SEND_EMAIL", "LIST_LABELS", "ARCHIVE"):
-        transport.add(f"connectors__gmail__{name}", f"Gmail {name.lower()}.")
-    made = Bench(tmp_path, transport)
-    yield made, transport
-    made.host.close()
-
-
-def test_connector_batch_results_in_input_order(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    calls = [
-        {"name": "connectors__gmail__LIST_LABELS", "arguments": {}},
-        {"name": "connectors__gmail__SEND_EMAIL", "arguments": '{"to": "a@b.c"}'},
-        {"name": "connectors__gmail__ARCHIVE"},
-    ]
-    result = bench.call({"calls": calls})
-    assert not result.is_error
-    assert transport.executed == [
-        ("connectors__gmail__LIST_LABELS", {}),
-        ("connectors__gmail__SEND_EMAIL", {"to": "a@b.c"}),
-        ("connectors__gmail__ARCHIVE", {}),
-    ]
-    answer = result.structured
-    assert [item["index"] for item in answer["results"]] == [0, 1, 2]
-    assert [item["name"] for item in answer["results"]] == [call["name"] for call in calls]
-    assert answer["results"][1]["response"] == {
-        "tool": "connectors__gmail__SEND_EMAIL",
-        "arguments": {"to": "a@b.c"},
-    }
-    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (3, 0, 3)
-
-
-def test_connector_batch_entry_error_degrades_only_that_entry(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, _transport = connectors
-    calls = [
-        {"name": "connectors__gmail__MISSING", "arguments": {}},
-        {"name": "connectors__gmail__ARCHIVE", "arguments": {}},
-    ]
-    answer = bench.call({"calls": calls}).structured
-    assert answer["results"][0]["error"]["code"] == "TOOL_NOT_FOUND"
-    assert "response" in answer["results"][1]
-    assert (answer["success_count"], answer["error_count"]) == (1, 1)
-
-
-def test_interrupted_entries_not_started_are_marked_interrupted(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    transport.interrupt_after = 1
-    calls = [{"name": f"connectors__gmail__{n}"} for n in ("LIST_LABELS", "SEND_EMAIL", "ARCHIVE")]
-    answer = bench.call({"calls": calls}).structured
-    assert len(transport.executed) == 1
-    assert "response" in answer["results"][0]
-    assert [item["error"]["code"] for item in answer["results"][1:]] == ["INTERRUPTED"] * 2
-    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (1, 2, 3)
-
-
-def test_connector_batch_over_10_is_refused(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    calls = [{"name": "connectors__gmail__ARCHIVE"}] * 11
-    error = _error(bench.call({"calls": calls}))
-    assert "at most 10" in error["error"]
-    assert transport.executed == []
-
-
-def test_connector_batch_of_10_runs(connectors: tuple[Bench, FakeConnectorTransport]) -> None:
-    bench, transport = connectors
-    answer = bench.call({"calls": [{"name": "connectors__gmail__ARCHIVE"}] * 10}).structured
-    assert answer["total_count"] == 10
-    assert len(transport.executed) == 10
-
-
-def test_connector_batch_outside_the_grant_runs_nothing(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    conversation = session(granted_toolsets=frozenset({"core"}))
-    calls = [{"name": "connectors__gmail__ARCHIVE"}, {"name": "connectors__gmail__LIST_LABELS"}]
-    answer = bench.call({"calls": calls}, conversation).structured
-    assert transport.executed == []
-    assert {item["error"]["code"] for item in answer["results"]} == {"NOT_AVAILABLE"}
-
-
-def test_a_connector_batch_answering_values_that_are_not_json_still_answers(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, _ = connectors
-    calls = [
-        {"name": "connectors__gmail__SEND_EMAIL", "arguments": {"to": {"a@b.c"}}},
-        {"name": "connectors__gmail__ARCHIVE", "arguments": {}},
-    ]
-    result = bench.call({"calls": calls})
-    assert not result.is_error
-    answer = json.loads(result.text_content)
-    assert answer == result.structured
-    assert answer["success_count"] == 2
-    assert "a@b.c" in json.dumps(answer["results"][0]["response"])

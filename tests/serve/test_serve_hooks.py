@@ -1,6 +1,7 @@
 """A call from an MCP client of ``hermes serve`` runs through the same dispatcher as every other
 call: a recording plugin sees exactly one pre and one post hook, under the real tool's name,
-whether the client calls the tool directly or through ``tool_call``."""
+whether the client calls the tool directly, through ``tool_call``, or as an entry of a batch of
+connector tools (served by the reference gateway)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import pytest
 from mcp import Client
 from serving import BUNDLED, ServeHome
 
+from hermes_core.connectors.devgateway import DevGateway
+from hermes_core.connectors.fixtures import parse_fixtures
+from hermes_core.connectors.signin import save_token
+from hermes_core.paths import Environment
 from hermes_core.testing import write_dir_plugin
 
 RECORDER = """
@@ -65,13 +70,18 @@ def hermes_tools(config, env):
 """
 
 
-def configure(served: ServeHome, *, deferred: bool) -> None:
+def configure(served: ServeHome, *, deferred: bool, gateway: str | None = None) -> None:
     write_dir_plugin(served.home / "plugins", "recorder", source=RECORDER)
     write_dir_plugin(served.home / "plugins", "moon", source=MOON)
-    search = {"defer": ["moon_phase"]} if deferred else {"enabled": False}
+    search: dict[str, Any] = {"defer": ["moon_phase"]} if deferred else {"enabled": False}
+    tools: dict[str, Any] = {"tool_search": search}
+    sections: dict[str, Any] = {}
+    if gateway is not None:
+        tools["connectors"] = {"url": gateway}
+        sections["approvals"] = {"allow": ["connectors__*"]}
+        save_token(Environment(home=served.home, cwd=served.work), "a-token")
     served.write_config(
-        plugins={"enabled": [*BUNDLED, "recorder", "moon"]},
-        tools={"tool_search": search},
+        plugins={"enabled": [*BUNDLED, "recorder", "moon"]}, tools=tools, **sections
     )
 
 
@@ -80,34 +90,76 @@ def seen(served: ServeHome) -> list[list[Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
+MOON_APP = {
+    "slug": "moon",
+    "connected": True,
+    "tools": [{"slug": "MOON_PHASE", "result": {"phase": "full"}}],
+}
+BATCH = {
+    "calls": [
+        {"name": "connectors__moon__PHASE", "arguments": {"day": "friday"}},
+        {"name": "connectors__moon__PHASE", "arguments": {"day": "saturday"}},
+    ]
+}
+
+
 @pytest.mark.parametrize(
-    ("deferred", "name", "arguments"),
+    ("route", "name", "arguments", "expected"),
     [
-        pytest.param(False, "moon_phase", {"day": "friday"}, id="direct"),
         pytest.param(
-            True,
+            "direct",
+            "moon_phase",
+            {"day": "friday"},
+            [["pre", "moon_phase", {"day": "friday"}], ["post", "moon_phase", False]],
+            id="direct",
+        ),
+        pytest.param(
+            "deferred",
             "tool_call",
             {"name": "moon_phase", "arguments": {"day": "friday"}},
+            [["pre", "moon_phase", {"day": "friday"}], ["post", "moon_phase", False]],
             id="tool_call",
+        ),
+        pytest.param(
+            "connectors",
+            "tool_call",
+            BATCH,
+            [
+                ["pre", "connectors__moon__PHASE", {"day": "friday"}],
+                ["post", "connectors__moon__PHASE", False],
+                ["pre", "connectors__moon__PHASE", {"day": "saturday"}],
+                ["post", "connectors__moon__PHASE", False],
+            ],
+            id="connector_batch",
         ),
     ],
 )
 def test_a_served_call_runs_one_pre_and_one_post_hook_under_the_real_name(
-    served: ServeHome, deferred: bool, name: str, arguments: dict[str, Any]
+    served: ServeHome,
+    route: str,
+    name: str,
+    arguments: dict[str, Any],
+    expected: list[list[Any]],
 ) -> None:
-    configure(served, deferred=deferred)
+    with DevGateway(parse_fixtures({"connectors": [MOON_APP]})) as gateway:
+        configure(
+            served,
+            deferred=route != "direct",
+            gateway=gateway.url if route == "connectors" else None,
+        )
 
-    async def main() -> Any:
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
-            listed = [tool.name for tool in (await client.list_tools()).tools]
-            return listed, await client.call_tool(name, arguments)
+        async def main() -> Any:
+            async with Client(served.stdio_parameters(), mode="legacy") as client:
+                listed = [tool.name for tool in (await client.list_tools()).tools]
+                return listed, await client.call_tool(name, arguments)
 
-    listed, result = anyio.run(main)
+        listed, result = anyio.run(main)
 
-    assert ("moon_phase" in listed) is not deferred, listed
+    assert ("moon_phase" in listed) is (route == "direct"), listed
     assert result.is_error is False, result.content
-    assert result.content[0].text == "full moon on friday"
-    assert seen(served) == [
-        ["pre", "moon_phase", {"day": "friday"}],
-        ["post", "moon_phase", False],
-    ]
+    if route == "connectors":
+        answer = json.loads(result.content[0].text)
+        assert [item["response"] for item in answer["results"]] == [{"phase": "full"}] * 2
+    else:
+        assert result.content[0].text == "full moon on friday"
+    assert seen(served) == expected

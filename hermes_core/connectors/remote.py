@@ -17,35 +17,15 @@ if TYPE_CHECKING:
     from hermes_core.tools import Tool
 
 __all__ = [
-    "CONNECTORS_TOOLSET",
-    "CONNECTOR_PREFIX",
     "ConnectorDescription",
     "ConnectorSearch",
     "ConnectorSource",
     "RemoteTool",
-    "is_connector_name",
-    "split_connector_name",
+    "Unavailable",
 ]
 
-CONNECTOR_PREFIX = "connectors__"
-CONNECTORS_TOOLSET = "connectors"
-"""The toolset a session's grant must hold for connector tools to be visible."""
-
-
-def split_connector_name(name: str) -> tuple[str, str] | None:
-    """``(connector, tool)`` of ``connectors__<connector>__<tool>``, or ``None`` when ``name``
-    does not parse into three non-empty parts (the tool part may itself contain ``__``)."""
-    if not name.startswith(CONNECTOR_PREFIX):
-        return None
-    connector, separator, tool = name[len(CONNECTOR_PREFIX) :].partition("__")
-    if not separator or not connector or not tool:
-        return None
-    return connector, tool
-
-
-def is_connector_name(name: str) -> bool:
-    """Whether ``name`` is a well-formed connector tool name."""
-    return split_connector_name(name) is not None
+Unavailable = Literal["unreachable", "signed_out"]
+"""Why the gateway could not answer a search: shown to the model as ``connectors.reason``."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +49,7 @@ class ConnectorSearch:
     """
 
     hits: Sequence[Sequence[RemoteTool]] = ()
-    unavailable: Literal["unreachable", "signed_out"] | None = None
+    unavailable: Unavailable | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +63,10 @@ class ConnectorDescription:
 
 class ConnectorSource(Protocol):
     """The connectors layer as the bridge sees it."""
+
+    def configured(self) -> bool:
+        """Whether connectors are enabled and a gateway URL is set (signed in or not)."""
+        ...
 
     def in_scope(self) -> bool:
         """Whether connectors are enabled, configured and signed in."""
