@@ -10,8 +10,9 @@ for it.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from hermes_core.mcp.backoff import Backoff
@@ -80,14 +81,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hermes_core.mcp' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # the next lookup does not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())
