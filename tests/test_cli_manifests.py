@@ -61,12 +61,14 @@ def starts(cli: HermesCli, server: str) -> int:
     return len(marker.read_text().splitlines()) if marker.exists() else 0
 
 
-def configure(cli: HermesCli, *, timezone: str = "UTC", hang: bool = False) -> None:
+def configure(
+    cli: HermesCli, *, timezone: str = "UTC", hang: bool = False, hang_timeout: float = 3
+) -> None:
     servers: dict[str, object] = {
         "time": {"command": str(time_script(cli.root)), "args": ["--local-timezone", timezone]}
     }
     if hang:
-        servers["hang"] = {"command": str(hang_script(cli.root)), "connect_timeout": 3}
+        servers["hang"] = {"command": str(hang_script(cli.root)), "connect_timeout": hang_timeout}
     cli.config.write_text(json.dumps({"mcp_servers": servers}), encoding="utf-8")
 
 
@@ -209,3 +211,14 @@ def test_other_read_only_commands_start_no_server_whose_manifest_is_fresh(
     done = hermes_cli.run(*command, "--json")
     assert TIME_TOOL in done.stdout
     assert starts(hermes_cli, "time") == 1
+
+
+def test_tools_call_waits_for_its_own_server_alone_not_for_one_that_hangs(
+    hermes_cli: HermesCli,
+) -> None:
+    configure(hermes_cli, hang=True, hang_timeout=40)  # neither server has a manifest
+    began = time.monotonic()
+    done = hermes_cli.run("tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json")
+    took = time.monotonic() - began
+    assert json.loads(done.stdout)["is_error"] is False
+    assert took < 20, f"the call took {took:.1f} s; the hanging server's connect_timeout is 40 s"

@@ -28,13 +28,19 @@ T = TypeVar("T")
 
 
 def run_with_host(
-    work: Callable[[Host], Awaitable[T]], *, read_only: bool = False, refresh: bool = False
+    work: Callable[[Host], Awaitable[T]],
+    *,
+    read_only: bool = False,
+    refresh: bool = False,
+    wait_only: frozenset[str] | None = None,
 ) -> T:
     """Start the host of the configuration in effect, run ``work`` with it, shut it down.
 
     ``read_only``: ``work`` only reads tools, so MCP servers the cache answers for are not
-    started; ``refresh``: every MCP server is reconnected and waited for. While the start
-    waits for servers, their progress is drawn on the terminal (never into a pipe).
+    started; ``refresh``: every MCP server is reconnected and waited for; ``wait_only``: the
+    start waits for these servers alone (see :class:`~hermes_core.mcp.startup.McpStartup`).
+    While the start waits for servers, their progress is drawn on the terminal (never into a
+    pipe).
     """
     import anyio
 
@@ -44,7 +50,7 @@ def run_with_host(
 
     env = environment()
     config = load_config_in_effect(env)
-    startup = McpStartup(read_only=read_only, refresh=refresh)
+    startup = McpStartup(read_only=read_only, refresh=refresh, wait_only=wait_only)
 
     async def main() -> T:
         progress = connect_progress() if config.mcp_servers else None
@@ -291,7 +297,11 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
                 return await host.dispatch("tool_call", payload, session)
             return await host.dispatch(name, arguments, session)
 
-    result = run_with_host(work)
+    # Only an MCP tool's own server is waited for (its name says which); the others connect
+    # behind the call.
+    parts = name.split("__")
+    server = parts[1] if len(parts) >= 3 and parts[0] == "mcp" else None
+    result = run_with_host(work, wait_only=frozenset({server} if server else ()))
     _print_result(result, as_json=as_json)
     if result.is_error:
         sys.exit(1)

@@ -10,7 +10,8 @@ enabled server at start, from its manifest and the kind of host:
   whose connect failed less than ``retry_interval`` ago; it waits for the others;
 - any other host registers the known tools at once and connects their servers in the
   background; it waits only for servers whose tools are unknown (``hermes serve`` waits for
-  none: its clients are told when the tool list changes);
+  none: its clients are told when the tool list changes; ``hermes tools call`` only for the
+  server of the tool it calls);
 - ``--refresh`` reconnects and waits for every server, whatever the cache says.
 """
 
@@ -38,13 +39,15 @@ class McpStartup:
     ``read_only``: the host only reads tools (search, describe, list, assemble), so servers the
     cache answers for are not started. ``refresh``: reconnect every server and wait for it.
     ``wait``: wait at start for servers whose tools are unknown (``False`` for ``hermes
-    serve``, which announces list changes instead). ``manifests``: read and write tool
+    serve``, which announces list changes instead); ``wait_only``: when given, only for these
+    servers (the others connect in the background). ``manifests``: read and write tool
     manifests at all.
     """
 
     read_only: bool = False
     refresh: bool = False
     wait: bool = True
+    wait_only: frozenset[str] | None = None
     manifests: bool = True
 
 
@@ -56,10 +59,14 @@ def failed_recently(manifest: ServerManifest | None, config: McpServerConfig, no
 
 
 def start_plan(
-    startup: McpStartup, manifest: ServerManifest | None, config: McpServerConfig, now: float
+    startup: McpStartup,
+    manifest: ServerManifest | None,
+    config: McpServerConfig,
+    now: float,
+    server: str = "",
 ) -> StartPlan:
-    """The plan for one enabled server (the rules of the module docstring); ``now`` is seconds
-    since the epoch."""
+    """The plan for one enabled server, named ``server`` (the rules of the module docstring);
+    ``now`` is seconds since the epoch."""
     if startup.refresh:
         return "wait"
     known = manifest is not None and manifest.tools is not None
@@ -70,6 +77,7 @@ def start_plan(
         trusted = known and manifest is not None and manifest.failure is None
         fresh = trusted and age is not None and 0 <= age < config.manifest_max_age
         return "skip" if failed or fresh else "wait"
-    if known or failed or not startup.wait:
+    waited = startup.wait and (startup.wait_only is None or server in startup.wait_only)
+    if known or failed or not waited:
         return "background"
     return "wait"

@@ -375,7 +375,7 @@ class McpSupervisor:
         if manifest is not None and manifest.tools is not None:
             self._register(record, manifest.tools, known=True)
             record.state = "known"
-        plan = start_plan(self._startup, manifest, record.config, now)
+        plan = start_plan(self._startup, manifest, record.config, now, record.name)
         failed = failed_recently(manifest, record.config, now)
         failure = manifest.failure if manifest is not None else None
         if plan == "skip" and failed and failure is not None:
