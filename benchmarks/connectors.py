@@ -46,6 +46,7 @@ from hermes_core.paths import Environment
 from hermes_core.testing import write_dir_plugin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _baseline import load_average
 from _report import write_section
 
 SEARCH_BUDGET_MS = 2.0
@@ -226,8 +227,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--write", action="store_true", help="record in docs/performance.md")
     options = parser.parse_args()
+    before = load_average()
     with tempfile.TemporaryDirectory(prefix="hermes-bench-connectors-") as root:
         medians = anyio.run(measure, options.rounds, Path(root))
+    after = load_average()
+    load = f"{os.cpu_count()} cores, load average {before} at the start and {after} at the end"
     search_over = medians["search_over"]
     batch_limit = 10 * medians["one"] + BATCH_SLACK_MS
     search_met = search_over <= SEARCH_BUDGET_MS
@@ -248,16 +252,17 @@ def main() -> int:
         f"batch of 10: {medians['ten']:.3f} ms, limit 10 x one + {BATCH_SLACK_MS:g} ms = "
         f"{batch_limit:.3f} ms: {'met' if batch_met else 'NOT met'}"
     )
+    print(f"({load})")
     if options.write:
         table = "\n".join(f"| {label} | {value:.3f} ms |" for label, value in rows)
         write_section(
             "## Connectors",
             f"""## Connectors
 
-`python benchmarks/connectors.py --rounds {options.rounds}`: one run against the reference
-gateway (`hermes connectors dev-gateway` as a child process on 127.0.0.1, 20 apps of 10 tools,
-14 found per use case), a host with 500 local deferred tools and the `off` approval policy;
-medians, measured interleaved round by round:
+`python benchmarks/connectors.py --rounds {options.rounds} --write`: one run against the
+reference gateway (`hermes connectors dev-gateway` as a child process on 127.0.0.1, 20 apps of
+10 tools, 14 found per use case), a host with 500 local deferred tools and the `off` approval
+policy; medians, measured interleaved round by round:
 
 | measured | median |
 |---|---|
@@ -271,11 +276,10 @@ medians, measured interleaved round by round:
   and the dispatcher.
 - A batch of 10 entries takes **{medians["ten"]:.3f} ms**; the limit is 10 x one entry
   ({medians["one"]:.3f} ms) + {BATCH_SLACK_MS:g} ms = {batch_limit:.3f} ms:
-  {"met" if batch_met else "not met"}. Each entry is its own execute request through the whole
-  call path, on the same kept-alive connection.
+  {"met" if batch_met else "not met"}. Each entry is its own execute request through the
+  whole call path, on the same kept-alive connection.
 
-The machine was shared (load average about 6 on 2 cores): from run to run the search overhead
-moved between 0.9 and 1.7 ms and the batch between 8 and 12 times one entry.
+Measured on a shared machine ({load}).
 """,
         )
     return 0 if search_met and batch_met else 1

@@ -18,12 +18,12 @@ Only ``connectors``, each connector's ``slug`` and each tool's ``slug`` are requ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_core.connectors.json_files import read_json_file
 from hermes_core.errors import ConfigError
 
 __all__ = ["FixtureConnector", "FixtureTool", "Fixtures", "load_fixtures", "parse_fixtures"]
@@ -150,12 +150,4 @@ def parse_fixtures(data: Any, path: Path | None = None) -> Fixtures:
 
 def load_fixtures(path: Path) -> Fixtures:
     """The fixtures in the JSON file ``path``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot be read: {exc.strerror or exc}", path=path) from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"is not valid JSON: {exc}", path=path) from None
-    return parse_fixtures(data, path)
+    return parse_fixtures(read_json_file(path), path)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hermes_core.atomic_write import write_atomically
+from hermes_core.connectors.json_files import read_json_file
 from hermes_core.errors import ConfigError
 from hermes_core.paths import Environment
 
@@ -57,16 +58,10 @@ def auth_path(env: Environment) -> Path:
 def _read_document(path: Path) -> dict[str, Any] | None:
     """The JSON object in ``path`` (``None`` when there is no file); a
     :class:`~hermes_core.errors.ConfigError` naming the file when it cannot be read."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    no_file = object()
+    data = read_json_file(path, if_missing=no_file)
+    if data is no_file:
         return None
-    except OSError as exc:
-        raise ConfigError(f"cannot be read: {exc.strerror or exc}", path=path) from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"is not valid JSON: {exc}", path=path) from None
     if not isinstance(data, dict):
         raise ConfigError("must hold a JSON object", path=path)
     return data

@@ -54,25 +54,11 @@ def test_a_user_signs_in_finds_calls_connects_and_keeps_local_tools_when_the_gat
         login = hermes_cli.run("connectors", "login", "--token-stdin", input=TOKEN + "\n")
 
         found = hermes_cli.json("tools", "search", "gmail send email", "--json")
-        first = hermes_cli.run(
-            "tools",
-            "call",
-            "connectors__gmail__SEND_EMAIL",
-            '{"to": "ann@example.org"}',
-            "--yes",
-            "--json",
-            ok=False,
-        )
+        call = ("tools", "call", "connectors__gmail__SEND_EMAIL", '{"to": "ann@example.org"}')
+        first = hermes_cli.run(*call, "--yes", "--json", ok=False)
         refused = json.loads(first.stdout)["structured"]
         opened = httpx.get(refused["connect_url"])
-        second = hermes_cli.json(
-            "tools",
-            "call",
-            "connectors__gmail__SEND_EMAIL",
-            '{"to": "ann@example.org"}',
-            "--yes",
-            "--json",
-        )
+        second = hermes_cli.json(*call, "--yes", "--json")
         status = hermes_cli.json("connectors", "status", "--json")
     finally:
         gateway.stop()

@@ -194,6 +194,39 @@ async def test_a_schema_entry_that_cannot_be_read_is_left_out(
 # Retries -------------------------------------------------------------------------------------
 
 
+ROUTE_CALLS: dict[str, Callable[[ConnectorGateway], Any]] = {
+    "v1/connectors/search": lambda gateway: gateway.search(["send an email"]),
+    "v1/connectors/schemas": lambda gateway: gateway.schemas(["GMAIL_SEND_EMAIL"]),
+    "v1/connectors/execute": lambda gateway: gateway.execute(
+        [ExecuteCall("gmail", "GMAIL_SEND_EMAIL", {})]
+    ),
+    "v1/connectors/connections": lambda gateway: gateway.connect(["gmail"], False),
+    "v1/connectors": lambda gateway: gateway.list_connectors(),
+}
+
+
+@pytest.mark.parametrize(
+    ("route", "attempts"),
+    [
+        pytest.param("v1/connectors/search", 1, id="search-none"),
+        pytest.param("v1/connectors/schemas", 2, id="schemas-one"),
+        pytest.param("v1/connectors/execute", 2, id="execute-one"),
+        pytest.param("v1/connectors/connections", 1, id="connections-never"),
+        pytest.param("v1/connectors", 2, id="list-one"),
+    ],
+)
+async def test_each_route_retries_a_5xx_as_often_as_the_protocol_table_says(
+    tmp_path: Path, off_protocol: OffProtocolServer, route: str, attempts: int
+) -> None:
+    off_protocol.answer(route, 503, {"error": {"code": "BUSY", "message": "try later"}})
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, ROUTE_CALLS[route])
+
+    assert answer.failure is not None
+    assert answer.failure.kind == "unreachable"
+    assert [path for path, _ in off_protocol.seen] == [f"/{route}"] * attempts
+
+
 async def test_schemas_are_retried_once_after_a_500(tmp_path: Path, gateway: Gateway) -> None:
     gateway.fault("GMAIL_SEND_EMAIL", "error", times=1)
 
