@@ -22,10 +22,10 @@ Against the index's vocabulary (``known``), in order:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .tokenize import query_words, stem
+from .tokenize import query_words, stem, stem_words
 
 __all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
 
@@ -36,20 +36,19 @@ MIN_SPLIT_PART = 3
 """The shortest part a split may have (``sla`` + ``ck`` is no split of ``slack``)."""
 
 
-@dataclass(frozen=True)
-class QueryAnalysis:
+class QueryAnalysis(NamedTuple):
     """What a query is ranked with, and its words.
 
     ``tokens``: stems in query order, then compound and split tokens; repeats count again.
     ``expanded``: the distinct tokens that have equivalents, each ranked with its expansion
-    token. ``answers``: each distinct word with the token sets that answer it (its stem, its
-    compounds, its expansion token; a tool answers the word when it holds every token of one
-    set). ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    token. ``answers``: each distinct word with the tokens that answer it (its stem, its
+    compounds, its expansion token; a tool answers the word when it holds one of them).
+    ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
     """
 
     tokens: tuple[str, ...]
     expanded: tuple[str, ...]
-    answers: tuple[tuple[str, tuple[frozenset[str], ...]], ...]
+    answers: tuple[tuple[str, tuple[str, ...]], ...]
     unmatched: tuple[str, ...]
 
 
@@ -61,9 +60,8 @@ def analyze_query(
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
     words = query_words(query)
-    stems = [stem(word) for word in words]
-    holds = [known(token) for token in stems]
-    compounds: list[list[str]] = [[] for _ in words]
+    stems = stem_words(words)
+    compounds: dict[int, list[str]] = {}
     added: list[str] = []
     for position in range(len(words) - 1):
         left, right = words[position], words[position + 1]
@@ -72,32 +70,32 @@ def analyze_query(
         joined = stem(left + right)
         if joined not in stems and known(joined):
             added.append(joined)
-            compounds[position].append(joined)
-            compounds[position + 1].append(joined)
+            compounds.setdefault(position, []).append(joined)
+            compounds.setdefault(position + 1, []).append(joined)
     tokens: list[str] = []
     unmatched: list[str] = []
-    for position, (word, token) in enumerate(zip(words, stems, strict=True)):
-        if holds[position]:
+    for position, token in enumerate(stems):
+        if known(token):
             tokens.append(token)
-        elif not compounds[position]:
+        elif position not in compounds:
+            word = words[position]
             parts = _split(word, known)
             if parts is not None:
                 added.extend(parts)
             else:
                 tokens.append(token)  # held by no tool: strict admission answers nothing
             unmatched.append(word)
-    ranked = tokens + added
-    expanded = [token for token in dict.fromkeys(ranked) if token in equivalents]
-    answers: dict[str, tuple[frozenset[str], ...]] = {}
-    for word, token, joined_tokens in zip(words, stems, compounds, strict=True):
+    ranked = tuple(tokens + added) if added else tuple(tokens)
+    expanded = tuple(token for token in dict.fromkeys(ranked) if token in equivalents)
+    answers: dict[str, tuple[str, ...]] = {}
+    for position, word in enumerate(words):
         if word not in answers:
-            sets = [frozenset((token,)), *(frozenset((c,)) for c in joined_tokens)]
+            token = stems[position]
+            found = (token, *compounds[position]) if position in compounds else (token,)
             if token in equivalents:
-                sets.append(frozenset((expansion_token(token),)))
-            answers[word] = tuple(sets)
-    return QueryAnalysis(
-        tuple(ranked), tuple(expanded), tuple(answers.items()), tuple(dict.fromkeys(unmatched))
-    )
+                found = (*found, expansion_token(token))
+            answers[word] = found
+    return QueryAnalysis(ranked, expanded, tuple(answers.items()), tuple(dict.fromkeys(unmatched)))
 
 
 def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> list[str]:
@@ -108,8 +106,8 @@ def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> li
         return list(analysis.unmatched)
     return [
         word
-        for word, sets in analysis.answers
-        if not any(needed <= tokens for tokens in results for needed in sets)
+        for word, answering in analysis.answers
+        if not any(token in tokens for tokens in results for token in answering)
     ]
 
 

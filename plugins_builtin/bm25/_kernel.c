@@ -1,0 +1,774 @@
+/* The bm25 engine's query loop in C: one call ranks a query over the index's postings.
+ *
+ * The same rule as kernel_numpy.py (its reference, in numpy; tests/search/test_kernel.py checks
+ * that both give identical results). Written against the CPython API only: arrays arrive as
+ * contiguous buffers (the buffer protocol), so neither numpy's C API nor any build dependency
+ * is needed. hatch_build.py compiles it at install time, with -ffp-contract=off so that every
+ * floating-point operation is the one written here, in this order (no fused multiply-add):
+ * scores are bit-identical to the numpy implementation.
+ *
+ * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
+ *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
+ *        exact, named, limit, version) -> [(slot, score, matched tokens), ...]
+ *
+ * See search() in kernel_numpy.py for what each argument holds.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELDS 5
+#define SCAN_FACTOR 4 /* scan a run shorter than this many times the candidates; else search */
+
+/* The working memory of a query, a column per slot (structure of arrays: a posting touches
+ * few bytes). Outside a call every column is zero, so a call clears only what it touched. */
+#define CANDIDATE 1 /* flags: ranked under strict/lenient */
+#define EXACT 2     /* an exact-name slot: listed first, never ranked */
+#define HELD 4      /* touched by the current multi-part token */
+#define IN_NAME 8   /* the current multi-part token is in the name */
+#define NAME_HIT ((uint64_t)1 << 32)
+#define SCRATCH_HEADER 0
+#define SCRATCH_SLOT ((Py_ssize_t)(3 * sizeof(double) + 2 * sizeof(int32_t) + 1))
+
+typedef struct {
+    Py_ssize_t first, size;
+    const int64_t *offsets;
+    Py_ssize_t terms; /* offsets holds terms + 1 entries */
+    const int32_t *slots;
+    const uint16_t *counts;
+    Py_ssize_t postings;
+    int dead, column;
+    double *cache;     /* per posting, its saturation once its term's stamp is the version */
+    uint32_t *stamps;  /* per term */
+} Segment;
+
+typedef struct {
+    Py_ssize_t token;
+    double weight;
+    Py_ssize_t term[2];
+} Part;
+
+typedef struct {
+    Segment *segments;
+    Py_ssize_t segment_count, slot_count, total;
+    const int32_t *lengths, *extra_lengths, *name_sizes, *extra_name_sizes, *groups,
+        *extra_groups;
+    const uint8_t *alive;
+    double k1, one_minus_b, boost, factors[FIELDS], weights[FIELDS];
+    Part *parts;
+    Py_ssize_t part_count, token_count;
+    Py_ssize_t *token_start; /* the parts of token t are token_start[t] .. token_start[t+1] */
+    double *score;        /* the sum of the token scores so far, in token order */
+    double *tmp;          /* the current multi-part token's score, its parts in order */
+    uint64_t *counts;     /* distinct tokens held, plus NAME_HIT a token in the name */
+    uint8_t *flags;
+    int32_t *touched;     /* the slots holding a token (off) or the candidates */
+    Py_ssize_t touched_count;
+    int32_t *token_touched; /* the slots the current multi-part token touched */
+    Py_ssize_t token_touched_count;
+    const int64_t *named;
+    Py_ssize_t named_count;
+    uint32_t version;
+} Query;
+
+/* Buffers are released in one place: every view taken goes on this list. */
+typedef struct {
+    Py_buffer views[64];
+    int count;
+} Views;
+
+static void release_views(Views *views) {
+    for (int i = 0; i < views->count; i++) PyBuffer_Release(&views->views[i]);
+    views->count = 0;
+}
+
+static PyObject *corrupt(const char *what) {
+    PyErr_Format(PyExc_ValueError, "bm25 kernel: %s", what);
+    return NULL;
+}
+
+/* A contiguous buffer of items of `itemsize` bytes; its item count in *count. */
+static const void *buffer_of(Views *views, PyObject *object, Py_ssize_t itemsize, int writable,
+                             Py_ssize_t *count, const char *name) {
+    if (views->count >= (int)(sizeof(views->views) / sizeof(views->views[0]))) {
+        PyErr_SetString(PyExc_ValueError, "bm25 kernel: too many buffers");
+        return NULL;
+    }
+    Py_buffer *view = &views->views[views->count];
+    if (PyObject_GetBuffer(object, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+        return NULL;
+    views->count++;
+    if (view->len % itemsize != 0) {
+        PyErr_Format(PyExc_ValueError, "bm25 kernel: %s is not an array of %zd-byte items",
+                     name, itemsize);
+        return NULL;
+    }
+    *count = view->len / itemsize;
+    return view->buf;
+}
+
+static inline const int32_t *lengths_of(const Query *q, Py_ssize_t slot) {
+    return slot < q->slot_count ? q->lengths + FIELDS * slot
+                                : q->extra_lengths + FIELDS * (slot - q->slot_count);
+}
+
+/* x / (x + k1) for posting i of segment s, x the BM25F pseudo-frequency: the sum over fields,
+ * in field order, of count * (weight / (1 - b + length * b / average length)). A field the
+ * document does not hold the token in adds 0.0, which changes nothing, so it is skipped. */
+static inline double saturation(const Query *q, const Segment *s, Py_ssize_t i, Py_ssize_t slot) {
+    const uint16_t *counts = s->counts + FIELDS * i;
+    const int32_t *lengths = lengths_of(q, slot);
+    double x = 0.0;
+    for (int f = 0; f < FIELDS; f++) {
+        if (counts[f]) {
+            double denominator = q->one_minus_b + (double)lengths[f] * q->factors[f];
+            x += (double)counts[f] * (q->weights[f] / denominator);
+        }
+    }
+    return x / (x + q->k1);
+}
+
+/* The postings of a part in segment s: [*start, *end); 0 when it has none, -1 on bad data.
+ * With a cache, the run's saturations are computed once per version of the index, each
+ * stored negated when the token is in the document's name (a saturation is positive, so its
+ * sign is free to say that). */
+static int run_of(const Query *q, const Segment *s, const Part *p, Py_ssize_t *start,
+                  Py_ssize_t *end) {
+    Py_ssize_t term = p->term[s->column];
+    if (term < 0 || term >= s->terms) return 0;
+    int64_t low = s->offsets[term], high = s->offsets[term + 1];
+    if (low < 0 || low > high || high > s->postings) return -1;
+    *start = (Py_ssize_t)low;
+    *end = (Py_ssize_t)high;
+    if (s->cache != NULL && high > low && s->stamps[term] != q->version) {
+        for (Py_ssize_t i = *start; i < *end; i++) {
+            Py_ssize_t slot = s->slots[i];
+            if ((size_t)(slot - s->first) >= (size_t)s->size) return -1;
+            double value = saturation(q, s, i, slot);
+            s->cache[i] = s->counts[FIELDS * i] ? -value : value;
+        }
+        s->stamps[term] = q->version;
+    }
+    return high > low;
+}
+
+/* The saturation of posting i, and whether its token is in the document's name. */
+static inline double posting(const Query *q, const Segment *s, Py_ssize_t i, Py_ssize_t slot,
+                             int *in_name) {
+    if (s->cache != NULL) {
+        double value = s->cache[i];
+        *in_name = value < 0.0;
+        return fabs(value);
+    }
+    *in_name = s->counts[FIELDS * i] != 0;
+    return saturation(q, s, i, slot);
+}
+
+static inline int dead_at(const Query *q, const Segment *s, Py_ssize_t slot) {
+    return s->dead && slot < q->slot_count && !q->alive[slot];
+}
+
+static inline int in_segment(const Segment *s, Py_ssize_t slot) {
+    return (size_t)(slot - s->first) < (size_t)s->size;
+}
+
+/* The position of `slot` in the sorted slots[start, end), or -1. */
+static inline Py_ssize_t find(const int32_t *slots, Py_ssize_t start, Py_ssize_t end,
+                              Py_ssize_t slot) {
+    Py_ssize_t low = start, high = end;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (slots[middle] < slot)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < end && slots[low] == slot ? low : -1;
+}
+
+/* Adds a part's term score to a slot: directly when the token has one part (0.0 + c is c),
+ * else to the token's own sum, which finish_token adds once all its parts are in. In `off`
+ * (`collect`), a slot's first token puts it on the touched list. */
+static inline void add(Query *q, Py_ssize_t slot, int single, int collect, double value,
+                       int in_name) {
+    if (single) {
+        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        q->score[slot] += value;
+        q->counts[slot] += 1 + (in_name ? NAME_HIT : 0);
+        return;
+    }
+    uint8_t flags = q->flags[slot];
+    if (!(flags & HELD)) {
+        flags |= HELD;
+        q->token_touched[q->token_touched_count++] = (int32_t)slot;
+    }
+    q->tmp[slot] += value;
+    q->flags[slot] = flags | (in_name ? IN_NAME : 0);
+}
+
+static void finish_token(Query *q, int collect) {
+    for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
+        Py_ssize_t slot = q->token_touched[j];
+        uint8_t flags = q->flags[slot];
+        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        q->score[slot] += q->tmp[slot];
+        q->counts[slot] += 1 + (flags & IN_NAME ? NAME_HIT : 0);
+        q->tmp[slot] = 0.0;
+        q->flags[slot] = flags & (uint8_t)~(HELD | IN_NAME);
+    }
+    q->token_touched_count = 0;
+}
+
+/* Every posting of [start, end) adds to its document; `filtered`: only to the candidates.
+ * Called with constant flags: one loop a case. */
+static inline int scan(Query *q, const Segment *s, const Part *p, int single, int filtered,
+                       Py_ssize_t start, Py_ssize_t end) {
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t slot = s->slots[i];
+        if (!in_segment(s, slot)) return -1;
+        if (filtered ? !(q->flags[slot] & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
+        int in_name;
+        double value = posting(q, s, i, slot, &in_name);
+        add(q, slot, single, !filtered, p->weight * value, in_name);
+    }
+    return 0;
+}
+
+/* Score every token: `filtered` keeps to the candidates (the touched list), scanning a run or
+ * searching it for each candidate, whichever is cheaper; otherwise every posting adds to its
+ * document. Returns -1 on bad data. */
+static int score_tokens(Query *q, int filtered) {
+    Py_ssize_t candidates = q->touched_count;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        int single = q->token_start[t + 1] - q->token_start[t] == 1;
+        for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+            const Part *p = &q->parts[k];
+            for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+                const Segment *s = &q->segments[g];
+                Py_ssize_t start, end;
+                int found = run_of(q, s, p, &start, &end);
+                if (found < 0) return -1;
+                if (!found) continue;
+                if (filtered && end - start > SCAN_FACTOR * candidates) {
+                    for (Py_ssize_t j = 0; j < candidates; j++) {
+                        Py_ssize_t slot = q->touched[j];
+                        if (!in_segment(s, slot)) continue;
+                        Py_ssize_t i = find(s->slots, start, end, slot);
+                        if (i < 0) continue;
+                        int in_name;
+                        double value = posting(q, s, i, slot, &in_name);
+                        add(q, slot, single, 0, p->weight * value, in_name);
+                    }
+                    continue;
+                }
+                int bad;
+                if (filtered)
+                    bad = single ? scan(q, s, p, 1, 1, start, end) : scan(q, s, p, 0, 1, start, end);
+                else
+                    bad = single ? scan(q, s, p, 1, 0, start, end) : scan(q, s, p, 0, 0, start, end);
+                if (bad < 0) return -1;
+            }
+        }
+        if (!single) finish_token(q, !filtered);
+    }
+    return 0;
+}
+
+/* Mark a slot a candidate (once). */
+static inline void nominate(Query *q, Py_ssize_t slot) {
+    if (!(q->flags[slot] & CANDIDATE)) {
+        q->flags[slot] |= CANDIDATE;
+        q->touched[q->touched_count++] = (int32_t)slot;
+    }
+}
+
+/* The holders of the required tokens become the candidates. Returns -1 on bad data. */
+static int touch_required(Query *q, const char *required) {
+    for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        if (!required[t]) continue;
+        for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+            for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+                const Segment *s = &q->segments[g];
+                Py_ssize_t start, end;
+                int found = run_of(q, s, &q->parts[k], &start, &end);
+                if (found < 0) return -1;
+                for (Py_ssize_t i = start; found && i < end; i++) {
+                    Py_ssize_t slot = s->slots[i];
+                    if (!in_segment(s, slot)) return -1;
+                    if (!dead_at(q, s, slot)) nominate(q, slot);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Back to all zeros: every slot this call touched. */
+static void clear(Query *q, PyObject *exact) {
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = q->touched[j];
+        q->score[slot] = 0.0;
+        q->counts[slot] = 0;
+        q->flags[slot] = 0;
+    }
+    for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
+        Py_ssize_t slot = q->token_touched[j];
+        q->tmp[slot] = 0.0;
+        q->flags[slot] = 0;
+    }
+    for (Py_ssize_t j = 0; exact != NULL && j < PyList_GET_SIZE(exact); j++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+        if (slot >= 0 && slot < q->total) q->flags[slot] = 0;
+    }
+    q->touched_count = q->token_touched_count = 0;
+}
+
+/* One document looked up in every part's postings: its score and name hits, and which tokens
+ * it holds (held[t]), added in the same order as score_tokens adds them. */
+static void score_one(const Query *q, Py_ssize_t slot, char *held, double *score,
+                      int32_t *name_hits) {
+    const Segment *s = NULL;
+    for (Py_ssize_t g = 0; g < q->segment_count && s == NULL; g++)
+        if (in_segment(&q->segments[g], slot)) s = &q->segments[g];
+    *score = 0.0;
+    *name_hits = 0;
+    memset(held, 0, (size_t)q->token_count);
+    if (s == NULL) return;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        double sum = 0.0;
+        int any = 0, name = 0;
+        for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+            Py_ssize_t start, end;
+            if (run_of(q, s, &q->parts[k], &start, &end) <= 0) continue;
+            Py_ssize_t i = find(s->slots, start, end, slot);
+            if (i < 0) continue;
+            int in_name;
+            double value = posting(q, s, i, slot, &in_name);
+            sum += q->parts[k].weight * value;
+            any = 1;
+            name |= in_name;
+        }
+        if (any) {
+            *score += sum;
+            *name_hits += name;
+            held[t] = 1;
+        }
+    }
+}
+
+static inline double boosted(const Query *q, Py_ssize_t slot, double score, int32_t name_hits) {
+    int32_t size = slot < q->slot_count ? q->name_sizes[slot]
+                                        : q->extra_name_sizes[slot - q->slot_count];
+    return score * (1.0 + q->boost * ((double)name_hits / (double)size));
+}
+
+static inline int first_of(const Query *q, Py_ssize_t slot) {
+    if (!q->named_count) return 0;
+    int32_t group = slot < q->slot_count ? q->groups[slot] : q->extra_groups[slot - q->slot_count];
+    for (Py_ssize_t i = 0; i < q->named_count; i++)
+        if (q->named[i] == group) return 1;
+    return 0;
+}
+
+typedef struct {
+    int first;
+    double score;
+    Py_ssize_t slot;
+} Ranked;
+
+/* Whether a ranks before b: a named group's tools first, then by score, then registry order. */
+static inline int before(const Ranked *a, const Ranked *b) {
+    if (a->first != b->first) return a->first > b->first;
+    if (a->score != b->score) return a->score > b->score;
+    return a->slot < b->slot;
+}
+
+/* A heap of the best `limit` seen so far, the worst at the root. */
+static void sift_down(Ranked *heap, Py_ssize_t count, Py_ssize_t at) {
+    for (;;) {
+        Py_ssize_t worst = at, left = 2 * at + 1, right = left + 1;
+        if (left < count && before(&heap[worst], &heap[left])) worst = left;
+        if (right < count && before(&heap[worst], &heap[right])) worst = right;
+        if (worst == at) return;
+        Ranked swap = heap[at];
+        heap[at] = heap[worst];
+        heap[worst] = swap;
+        at = worst;
+    }
+}
+
+static void sift_up(Ranked *heap, Py_ssize_t at) {
+    while (at > 0) {
+        Py_ssize_t parent = (at - 1) / 2;
+        if (!before(&heap[parent], &heap[at])) return;
+        Ranked swap = heap[at];
+        heap[at] = heap[parent];
+        heap[parent] = swap;
+        at = parent;
+    }
+}
+
+static int compare_ranked(const void *a, const void *b) {
+    return before((const Ranked *)a, (const Ranked *)b) ? -1 : 1;
+}
+
+/* (slot, score, the tokens it holds): the held ones of `tokens`, in their order. */
+static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double score,
+                     const char *held) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) count += held[t];
+    PyObject *matched = PyTuple_New(count);
+    if (matched == NULL) return NULL;
+    for (Py_ssize_t t = 0, j = 0; t < q->token_count; t++) {
+        if (!held[t]) continue;
+        PyObject *token = PyList_GET_ITEM(tokens, t);
+        Py_INCREF(token);
+        PyTuple_SET_ITEM(matched, j++, token);
+    }
+    return Py_BuildValue("(ndN)", slot, score, matched);
+}
+
+static int as_index(PyObject *object, Py_ssize_t *value) {
+    *value = PyLong_AsSsize_t(object);
+    return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int parse_segments(Query *q, Views *views, PyObject *list) {
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: segments must be a list");
+        return -1;
+    }
+    q->segment_count = PyList_GET_SIZE(list);
+    q->segments = PyMem_Calloc((size_t)q->segment_count + 1, sizeof(Segment));
+    if (q->segments == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+        PyObject *item = PyList_GET_ITEM(list, g);
+        Segment *s = &q->segments[g];
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 9) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: a segment is a 9-tuple");
+            return -1;
+        }
+        Py_ssize_t dead, column, offset_count, count_count, cached = 0, stamped = 0;
+        if (as_index(PyTuple_GET_ITEM(item, 0), &s->first) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 1), &s->size) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 5), &dead) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 6), &column) < 0)
+            return -1;
+        s->dead = dead != 0;
+        s->column = (int)column;
+        s->offsets = buffer_of(views, PyTuple_GET_ITEM(item, 2), 8, 0, &offset_count, "offsets");
+        if (s->offsets == NULL) return -1;
+        s->slots = buffer_of(views, PyTuple_GET_ITEM(item, 3), 4, 0, &s->postings, "slots");
+        if (s->slots == NULL) return -1;
+        s->counts = buffer_of(views, PyTuple_GET_ITEM(item, 4), 2, 0, &count_count, "counts");
+        if (s->counts == NULL) return -1;
+        s->terms = offset_count - 1;
+        if (PyTuple_GET_ITEM(item, 7) != Py_None) {
+            s->cache = (double *)buffer_of(views, PyTuple_GET_ITEM(item, 7), 8, 1, &cached,
+                                           "cache");
+            if (s->cache == NULL) return -1;
+            s->stamps = (uint32_t *)buffer_of(views, PyTuple_GET_ITEM(item, 8), 4, 1, &stamped,
+                                              "stamps");
+            if (s->stamps == NULL) return -1;
+        }
+        if (offset_count < 1 || count_count != FIELDS * s->postings || s->first < 0 ||
+            s->size < 0 || s->first + s->size > q->total || (column != 0 && column != 1) ||
+            (s->cache != NULL && (cached != s->postings || stamped < s->terms))) {
+            corrupt("a segment's arrays do not fit together");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_parts(Query *q, PyObject *list) {
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: parts must be a list");
+        return -1;
+    }
+    q->part_count = PyList_GET_SIZE(list);
+    q->parts = PyMem_Calloc((size_t)q->part_count + 1, sizeof(Part));
+    q->token_start = PyMem_Calloc((size_t)q->token_count + 1, sizeof(Py_ssize_t));
+    if (q->parts == NULL || q->token_start == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t previous = 0;
+    for (Py_ssize_t k = 0; k < q->part_count; k++) {
+        Part *p = &q->parts[k];
+        PyObject *item = PyList_GET_ITEM(list, k);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 4) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: a part is a 4-tuple");
+            return -1;
+        }
+        if (as_index(PyTuple_GET_ITEM(item, 0), &p->token) < 0) return -1;
+        p->weight = PyFloat_AsDouble(PyTuple_GET_ITEM(item, 1));
+        if (p->weight == -1.0 && PyErr_Occurred()) return -1;
+        if (as_index(PyTuple_GET_ITEM(item, 2), &p->term[0]) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 3), &p->term[1]) < 0)
+            return -1;
+        if (p->token < previous || p->token >= q->token_count) {
+            corrupt("parts must come in token order");
+            return -1;
+        }
+        previous = p->token;
+    }
+    /* token_start[t]: the first part of token t (parts are in token order). */
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t <= q->token_count; t++) {
+        while (k < q->part_count && q->parts[k].token < t) k++;
+        q->token_start[t] = k;
+    }
+    return 0;
+}
+
+static int parse_params(Query *q, PyObject *params) {
+    double *targets[13] = {&q->k1, &q->one_minus_b, &q->boost};
+    for (int f = 0; f < FIELDS; f++) {
+        targets[3 + f] = &q->factors[f];
+        targets[8 + f] = &q->weights[f];
+    }
+    if (!PyTuple_Check(params) || PyTuple_GET_SIZE(params) != 13) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: params is a 13-tuple of floats");
+        return -1;
+    }
+    for (int i = 0; i < 13; i++) {
+        *targets[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(params, i));
+        if (*targets[i] == -1.0 && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 19) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 19 arguments");
+        return NULL;
+    }
+    Query q;
+    memset(&q, 0, sizeof(q));
+    Views views;
+    views.count = 0;
+    PyObject *result = NULL;
+    Ranked *heap = NULL;
+    char *held = NULL;
+    int64_t *named = NULL;
+    PyObject *exact = NULL;
+    int dirty = 0;
+    Py_ssize_t count, extra_count, n;
+
+    q.slot_count = PyLong_AsSsize_t(args[1]);
+    if (q.slot_count < 0) goto done;
+    q.lengths = buffer_of(&views, args[2], 4, 0, &count, "lengths");
+    if (q.lengths == NULL) goto done;
+    if (count < FIELDS * q.slot_count) {
+        corrupt("lengths are too short");
+        goto done;
+    }
+    q.alive = buffer_of(&views, args[3], 1, 0, &count, "alive");
+    if (q.alive == NULL) goto done;
+    if (count < q.slot_count) {
+        corrupt("alive is too short");
+        goto done;
+    }
+    q.name_sizes = buffer_of(&views, args[4], 4, 0, &count, "name_sizes");
+    if (q.name_sizes == NULL) goto done;
+    q.groups = buffer_of(&views, args[5], 4, 0, &n, "groups");
+    if (q.groups == NULL) goto done;
+    if (count < q.slot_count || n < q.slot_count) {
+        corrupt("name sizes or groups are too short");
+        goto done;
+    }
+    q.extra_lengths = buffer_of(&views, args[6], 4, 0, &extra_count, "extra_lengths");
+    if (q.extra_lengths == NULL) goto done;
+    extra_count /= FIELDS;
+    q.extra_name_sizes = buffer_of(&views, args[7], 4, 0, &count, "extra_name_sizes");
+    if (q.extra_name_sizes == NULL) goto done;
+    q.extra_groups = buffer_of(&views, args[8], 4, 0, &n, "extra_groups");
+    if (q.extra_groups == NULL) goto done;
+    if (count < extra_count || n < extra_count) {
+        corrupt("extra name sizes or groups are too short");
+        goto done;
+    }
+    q.total = q.slot_count + extra_count;
+
+    Py_ssize_t scratch_bytes;
+    char *scratch = (char *)buffer_of(&views, args[9], 1, 1, &scratch_bytes, "scratch");
+    if (scratch == NULL) goto done;
+    if (scratch_bytes < SCRATCH_HEADER + SCRATCH_SLOT * q.total) {
+        corrupt("scratch is too small");
+        goto done;
+    }
+    /* Laid out by the buffer's capacity, not by this query's slot count: the columns that
+     * stay zero between calls keep their place whatever the next query's extra candidates. */
+    Py_ssize_t capacity = (scratch_bytes - SCRATCH_HEADER) / SCRATCH_SLOT;
+    q.score = (double *)(scratch + SCRATCH_HEADER);
+    q.tmp = q.score + capacity;
+    q.counts = (uint64_t *)(q.tmp + capacity);
+    q.touched = (int32_t *)(q.counts + capacity);
+    q.token_touched = q.touched + capacity;
+    q.flags = (uint8_t *)(q.token_touched + capacity);
+    dirty = 1;
+
+    if (parse_params(&q, args[10]) < 0) goto done;
+    Py_ssize_t version;
+    if (as_index(args[18], &version) < 0) goto done;
+    q.version = (uint32_t)version;
+    PyObject *tokens = args[12];
+    if (!PyList_Check(tokens)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: tokens must be a list");
+        goto done;
+    }
+    q.token_count = PyList_GET_SIZE(tokens);
+    if (parse_segments(&q, &views, args[0]) < 0) goto done;
+    if (parse_parts(&q, args[11]) < 0) goto done;
+
+    const char *required = NULL;
+    if (args[13] != Py_None) {
+        if (!PyBytes_Check(args[13]) || PyBytes_GET_SIZE(args[13]) != q.token_count) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: required must be a byte a token");
+            goto done;
+        }
+        required = PyBytes_AS_STRING(args[13]);
+    }
+    Py_ssize_t floor = PyLong_AsSsize_t(args[14]);
+    if (floor == -1 && PyErr_Occurred()) goto done;
+    exact = args[15];
+    if (!PyList_Check(exact)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: exact must be a list");
+        exact = NULL;
+        goto done;
+    }
+    if (!PyList_Check(args[16])) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: named must be a list");
+        goto done;
+    }
+    q.named_count = PyList_GET_SIZE(args[16]);
+    named = PyMem_Calloc((size_t)q.named_count + 1, sizeof(int64_t));
+    if (named == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < q.named_count; j++) {
+        named[j] = PyLong_AsLongLong(PyList_GET_ITEM(args[16], j));
+        if (named[j] == -1 && PyErr_Occurred()) goto done;
+    }
+    q.named = named;
+    Py_ssize_t limit = PyLong_AsSsize_t(args[17]);
+    if (limit == -1 && PyErr_Occurred()) goto done;
+    Py_ssize_t exact_count = PyList_GET_SIZE(exact);
+
+    if (required != NULL) {
+        if (touch_required(&q, required) < 0) {
+            corrupt("postings out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t j = 0; j < exact_count; j++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+        if (slot < 0 || slot >= q.total) {
+            if (!PyErr_Occurred()) corrupt("an exact slot is out of range");
+            goto done;
+        }
+        if (required != NULL) nominate(&q, slot);
+        q.flags[slot] |= EXACT;
+    }
+    if (score_tokens(&q, required != NULL) < 0) {
+        corrupt("postings out of range");
+        goto done;
+    }
+
+    Py_ssize_t ranked_limit = limit - exact_count;
+    if (ranked_limit < 0) ranked_limit = 0;
+    heap = PyMem_Malloc(sizeof(Ranked) * (size_t)(ranked_limit + 1));
+    held = PyMem_Malloc((size_t)q.token_count + 1);
+    if (heap == NULL || held == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t heap_count = 0;
+    for (Py_ssize_t j = 0; ranked_limit && j < q.touched_count; j++) {
+        Py_ssize_t slot = q.touched[j];
+        uint64_t counts = q.counts[slot];
+        int32_t name_hits = (int32_t)(counts >> 32);
+        if (q.flags[slot] & EXACT || (required != NULL && (Py_ssize_t)(uint32_t)counts < floor))
+            continue;
+        int first = first_of(&q, slot);
+        double score = q.score[slot];
+        if (heap_count == ranked_limit && q.boost >= 0.0) {
+            /* name_hits / size <= name_hits, and rounding keeps that order: a bound that
+             * ranks below the worst kept needs no division. */
+            if (first < heap[0].first) continue;
+            double bound = score * (1.0 + q.boost * (double)name_hits);
+            if (first == heap[0].first && bound < heap[0].score) continue;
+        }
+        Ranked candidate = {first, boosted(&q, slot, score, name_hits), slot};
+        if (heap_count < ranked_limit) {
+            heap[heap_count++] = candidate;
+            sift_up(heap, heap_count - 1);
+        } else if (before(&candidate, &heap[0])) {
+            heap[0] = candidate;
+            sift_down(heap, heap_count, 0);
+        }
+    }
+    qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
+
+    Py_ssize_t shown = exact_count < limit ? exact_count : limit;
+    if (shown < 0) shown = 0;
+    result = PyList_New(shown + heap_count);
+    if (result == NULL) goto done;
+    for (Py_ssize_t j = 0; j < shown + heap_count; j++) {
+        Py_ssize_t slot =
+            j < shown ? PyLong_AsSsize_t(PyList_GET_ITEM(exact, j)) : heap[j - shown].slot;
+        double score;
+        int32_t name_hits;
+        score_one(&q, slot, held, &score, &name_hits);
+        PyObject *item = hit(&q, tokens, slot, boosted(&q, slot, score, name_hits), held);
+        if (item == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, j, item);
+    }
+
+done:
+    if (dirty) clear(&q, exact);
+    PyMem_Free(heap);
+    PyMem_Free(held);
+    PyMem_Free(named);
+    PyMem_Free(q.segments);
+    PyMem_Free(q.parts);
+    PyMem_Free(q.token_start);
+    release_views(&views);
+    return result;
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))kernel_search, METH_FASTCALL,
+     "Rank a query over the postings (see kernel_numpy.search)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT, "_kernel", "The bm25 engine's query loop in C.", -1, kernel_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    PyObject *module = PyModule_Create(&kernel_module);
+    if (module == NULL) return NULL;
+    if (PyModule_AddIntConstant(module, "SCRATCH_HEADER", SCRATCH_HEADER) < 0 ||
+        PyModule_AddIntConstant(module, "SCRATCH_SLOT", (long)SCRATCH_SLOT) < 0 ||
+        PyModule_AddStringConstant(module, "IMPLEMENTATION", "c") < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,170 @@
+"""The query loop in numpy: the reference of the C kernel (``_kernel.c``), the same rule in
+another form, used when the C kernel is not built. ``tests/search/test_kernel.py`` checks that
+both return identical hits (slots, scores to the last bit, held tokens) over random catalogs.
+
+One call ranks one query. A query is a list of *tokens*, each made of *parts*: a plain token
+has one part, an expansion token one part per equivalent. A part's term score in a document is
+its weight times the saturated pseudo-frequency ``x / (x + k1)`` of its term there (see
+:mod:`.index`); a token's score is the sum of its parts' scores in part order, and a document's
+score the sum of its tokens' scores in token order, so every path adds the same numbers in the
+same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import compress
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["IMPLEMENTATION", "SCRATCH_HEADER", "SCRATCH_SLOT", "search"]
+
+IMPLEMENTATION: Final = "numpy"
+SCRATCH_HEADER: Final = 0
+"""This implementation needs no scratch memory (the C kernel's constants have these names)."""
+SCRATCH_SLOT: Final = 0
+
+_FIELDS = 5
+Segment = tuple[int, int, Any, Any, Any, int, int, Any, Any]
+"""A segment: its first slot, its size, its term offsets (int64, one more than its terms), its
+postings' slots (int32, sorted within a term), their per-field counts (uint16, five a posting),
+whether some of its slots are dead (then ``alive`` says which), which term id of a part it is
+indexed by (0: the index's vocabulary, 1: the extra candidates' own), and two arrays the C
+kernel may keep its postings' saturations in (float64 a posting, uint32 a term) or ``None``."""
+Part = tuple[int, float, int, int]
+"""A part: its token's position, its weight, its term id in the index and in the extra
+candidates (-1: none)."""
+Hit = tuple[int, float, tuple[str, ...]]
+"""A hit: its slot, its score (name coverage included) and the ``tokens`` it holds, in
+order."""
+
+
+def search(
+    segments: Sequence[Segment],
+    slot_count: int,
+    lengths: Any,
+    alive: Any,
+    name_sizes: Any,
+    groups: Any,
+    extra_lengths: Any,
+    extra_name_sizes: Any,
+    extra_groups: Any,
+    scratch: Any,
+    params: tuple[float, ...],
+    parts: Sequence[Part],
+    tokens: list[str],
+    required: bytes | None,
+    floor: int,
+    exact: Sequence[int],
+    named: Sequence[int],
+    limit: int,
+    version: int,
+) -> list[Hit]:
+    """The hits of one query, best first: the ``exact`` slots (at most ``limit``), then the
+    best of the others by (in a ``named`` group first, score, slot).
+
+    Slots below ``slot_count`` are the index's (their field ``lengths``, ``alive`` flags, name
+    sizes and group ids), the others the query's extra candidates (``extra_*``). ``params``:
+    k1, 1 - b, the name boost, the five fields' ``b / average length`` and their five weights.
+    ``required`` (one byte a token) is ``None`` for admission ``off``, where every document
+    holding a token is ranked; otherwise only the holders of a required token are, and only
+    those holding at least ``floor`` distinct tokens. ``scratch`` (working memory), a
+    segment's cache arrays and ``version`` (which says whether a cache entry is current) serve
+    the C kernel only.
+    """
+    del scratch, version
+    token_count = len(tokens)
+    k1, one_minus_b, boost = params[0], params[1], params[2]
+    factors, weights = params[3:8], params[8:13]
+    all_lengths = np.concatenate(
+        [
+            np.asarray(lengths, dtype=np.int32).reshape(-1, _FIELDS)[:slot_count],
+            np.asarray(extra_lengths, dtype=np.int32).reshape(-1, _FIELDS),
+        ]
+    )
+    live = np.asarray(alive, dtype=bool)
+    sizes = np.concatenate(
+        [np.asarray(name_sizes, dtype=np.int32)[:slot_count], np.asarray(extra_name_sizes)]
+    )
+    group_ids = np.concatenate(
+        [np.asarray(groups, dtype=np.int32)[:slot_count], np.asarray(extra_groups)]
+    )
+
+    def saturation(counts: npt.NDArray[np.uint16], slots: npt.NDArray[np.int32]) -> Any:
+        rows = all_lengths[slots]
+        x = np.zeros(len(slots), dtype=np.float64)
+        for column in range(_FIELDS):  # field by field, as the C kernel adds them
+            denominator = one_minus_b + rows[:, column] * factors[column]
+            x = x + counts[:, column] * (weights[column] / denominator)
+        return x / (x + k1)
+
+    # Per token: its holders (sorted slots), its score in each and whether it is in the name.
+    holders: list[tuple[Any, Any, Any]] = []
+    for token in range(token_count):
+        found_slots, scores, in_name = [], [], []
+        for _, weight, term, extra_term in (part for part in parts if part[0] == token):
+            for _first, _size, offsets, slots, counts, dead, column, _, _ in segments:
+                term_id = (term, extra_term)[column]
+                offsets = np.asarray(offsets, dtype=np.int64)
+                if term_id < 0 or term_id >= len(offsets) - 1:
+                    continue
+                start, end = int(offsets[term_id]), int(offsets[term_id + 1])
+                run = np.asarray(slots, dtype=np.int32)[start:end]
+                run_counts = np.asarray(counts, dtype=np.uint16).reshape(-1, _FIELDS)[start:end]
+                if dead:
+                    keep = np.ones(len(run), dtype=bool)
+                    local = run < slot_count
+                    keep[local] = live[run[local]]
+                    run, run_counts = run[keep], run_counts[keep]
+                found_slots.append(run)
+                scores.append(weight * saturation(run_counts, run))
+                in_name.append(run_counts[:, 0] > 0)
+        if found_slots:
+            every = np.concatenate(found_slots)
+            merged, inverse = np.unique(every, return_inverse=True)
+            total = np.bincount(inverse, weights=np.concatenate(scores), minlength=len(merged))
+            names = np.bincount(inverse, weights=np.concatenate(in_name), minlength=len(merged))
+            holders.append((merged, total, names > 0))
+        else:
+            empty = np.zeros(0, dtype=np.int32)
+            holders.append((empty, np.zeros(0), np.zeros(0, dtype=bool)))
+
+    def score(candidates: Any) -> tuple[Any, Any, Any, Any]:
+        """Score, name hits, distinct tokens held and the held grid of ``candidates``."""
+        total = np.zeros(len(candidates), dtype=np.float64)
+        name_hits = np.zeros(len(candidates), dtype=np.int64)
+        grid = np.zeros((token_count, len(candidates)), dtype=bool)
+        for token, (slots, token_scores, names) in enumerate(holders):
+            if not len(slots):
+                continue
+            positions = np.minimum(slots.searchsorted(candidates), len(slots) - 1)
+            found = slots[positions] == candidates
+            total = total + np.where(found, token_scores[positions], 0.0)
+            name_hits += found & names[positions]
+            grid[token] = found
+        boosted = total * (1.0 + boost * (name_hits / sizes[candidates]))
+        return boosted, name_hits, grid.sum(axis=0), grid
+
+    exact_slots = np.asarray(exact, dtype=np.int64)
+    if required is None:
+        pool = [slots for slots, _, _ in holders]
+    else:
+        pool = [holders[token][0] for token in range(token_count) if required[token]]
+    candidates = np.unique(np.concatenate([*(p.astype(np.int64) for p in pool), exact_slots]))
+    boosted, _, matched, _ = score(candidates)
+    admitted = ~np.isin(candidates, exact_slots)
+    if required is not None:
+        admitted &= matched >= floor
+    positions = np.flatnonzero(admitted)
+    first = np.isin(group_ids[candidates[positions]], np.asarray(named, dtype=np.int64))
+    order = np.lexsort((candidates[positions], -boosted[positions], -first.astype(np.int64)))
+    ranked = candidates[positions[order[: max(limit - len(exact_slots), 0)]]]
+
+    shown = np.concatenate([exact_slots[: max(limit, 0)], ranked]).astype(np.int64)
+    final, _, _, grid = score(shown)
+    return [
+        (int(slot), float(value), tuple(compress(tokens, grid[:, column].tolist())))
+        for column, (slot, value) in enumerate(zip(shown.tolist(), final.tolist(), strict=True))
+    ]
