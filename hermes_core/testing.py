@@ -295,9 +295,9 @@ def make_search_backend(
 
     if env is None:
         root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
-        env = Environment(
-            home=root / "home", cwd=root, variables={"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        )
+        # Its own cache directory: a backend that persists its index never writes the user's.
+        variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
+        env = Environment(home=root / "home", cwd=root, variables=variables)
     host = Host(config or Config(), env)
     host.start()
     try:

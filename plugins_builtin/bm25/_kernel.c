@@ -750,9 +750,135 @@ done:
     return result;
 }
 
+/* postings(terms, docs, documents, vocabulary_size) -> (offsets, slots, counts)
+ *
+ * Term-major postings from each field's tokens: terms[f] and docs[f] (int32) are field f's
+ * tokens, their documents in order. For each term, the documents holding it (sorted) and, per
+ * posting, the term's frequency in each field (uint16, at most 65535). Two passes over the
+ * tokens, document by document: count each term's documents, then place each posting; the
+ * result is build.py's sort of the same tokens (its reference, checked equal by
+ * tests/search/test_build.py). */
+static PyObject *kernel_postings(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
+        PyList_GET_SIZE(args[0]) != FIELDS || PyList_GET_SIZE(args[1]) != FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "postings(terms, docs, documents, vocabulary_size)");
+        return NULL;
+    }
+    Views views;
+    views.count = 0;
+    const int32_t *terms[FIELDS], *docs[FIELDS];
+    Py_ssize_t lengths[FIELDS], cursor[FIELDS] = {0};
+    PyObject *result = NULL, *offsets_bytes = NULL, *slots_bytes = NULL, *counts_bytes = NULL;
+    int32_t *mark = NULL;
+    int64_t *next = NULL;
+    Py_ssize_t documents, vocabulary;
+    if (as_index(args[2], &documents) < 0 || as_index(args[3], &vocabulary) < 0) return NULL;
+    if (documents < 0 || vocabulary < 0 || documents > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "postings: sizes out of range");
+        return NULL;
+    }
+    for (int f = 0; f < FIELDS; f++) {
+        Py_ssize_t count;
+        terms[f] = buffer_of(&views, PyList_GET_ITEM(args[0], f), 4, 0, &lengths[f], "terms");
+        if (terms[f] == NULL) goto done;
+        docs[f] = buffer_of(&views, PyList_GET_ITEM(args[1], f), 4, 0, &count, "docs");
+        if (docs[f] == NULL) goto done;
+        if (count != lengths[f]) {
+            corrupt("a field's terms and documents differ in length");
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            if (terms[f][i] < 0 || terms[f][i] >= vocabulary || docs[f][i] < 0 ||
+                docs[f][i] >= documents || (i && docs[f][i] < docs[f][i - 1])) {
+                corrupt("a token's term or document is out of range or order");
+                goto done;
+            }
+        }
+    }
+    mark = PyMem_Malloc(sizeof(int32_t) * (size_t)(vocabulary + 1));
+    next = PyMem_Calloc((size_t)vocabulary + 1, sizeof(int64_t));
+    offsets_bytes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * (vocabulary + 1));
+    if (mark == NULL || next == NULL || offsets_bytes == NULL) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *offsets = (int64_t *)PyByteArray_AS_STRING(offsets_bytes);
+    /* Pass 1: how many documents hold each term. */
+    for (Py_ssize_t t = 0; t < vocabulary; t++) mark[t] = -1;
+    for (Py_ssize_t d = 0; d < documents; d++) {
+        for (int f = 0; f < FIELDS; f++) {
+            for (Py_ssize_t i = cursor[f]; i < lengths[f] && docs[f][i] == d; i++) {
+                int32_t term = terms[f][i];
+                if (mark[term] != (int32_t)d) {
+                    mark[term] = (int32_t)d;
+                    next[term] += 1;
+                }
+            }
+        }
+        for (int f = 0; f < FIELDS; f++)
+            while (cursor[f] < lengths[f] && docs[f][cursor[f]] == d) cursor[f]++;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t t = 0; t < vocabulary; t++) {
+        offsets[t] = total;
+        total += next[t];
+        next[t] = offsets[t];
+    }
+    offsets[vocabulary] = total;
+    slots_bytes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int32_t) * total);
+    counts_bytes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(uint16_t) * FIELDS * total);
+    if (slots_bytes == NULL || counts_bytes == NULL) goto done;
+    int32_t *slots = (int32_t *)PyByteArray_AS_STRING(slots_bytes);
+    uint16_t *counts = (uint16_t *)PyByteArray_AS_STRING(counts_bytes);
+    memset(counts, 0, sizeof(uint16_t) * FIELDS * (size_t)total);
+    /* Pass 2: place each posting; documents come in order, so each term's stay sorted. mark
+     * now holds the position of the term's posting for the current document. */
+    for (Py_ssize_t t = 0; t < vocabulary; t++) mark[t] = -1;
+    int64_t *at = next; /* the next free place of each term */
+    int32_t *owner = PyMem_Malloc(sizeof(int32_t) * (size_t)(vocabulary + 1));
+    if (owner == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < vocabulary; t++) owner[t] = -1;
+    for (int f = 0; f < FIELDS; f++) cursor[f] = 0;
+    for (Py_ssize_t d = 0; d < documents; d++) {
+        for (int f = 0; f < FIELDS; f++) {
+            for (; cursor[f] < lengths[f] && docs[f][cursor[f]] == d; cursor[f]++) {
+                int32_t term = terms[f][cursor[f]];
+                int64_t place;
+                if (owner[term] != (int32_t)d) {
+                    owner[term] = (int32_t)d;
+                    place = at[term]++;
+                    slots[place] = (int32_t)d;
+                    mark[term] = (int32_t)(place - offsets[term]);
+                } else {
+                    place = offsets[term] + mark[term];
+                }
+                uint16_t *count = &counts[FIELDS * place + f];
+                if (*count < UINT16_MAX) *count += 1;
+            }
+        }
+    }
+    PyMem_Free(owner);
+    result = PyTuple_Pack(3, offsets_bytes, slots_bytes, counts_bytes);
+
+done:
+    Py_XDECREF(offsets_bytes);
+    Py_XDECREF(slots_bytes);
+    Py_XDECREF(counts_bytes);
+    PyMem_Free(mark);
+    PyMem_Free(next);
+    release_views(&views);
+    return result;
+}
+
 static PyMethodDef kernel_methods[] = {
     {"search", (PyCFunction)(void (*)(void))kernel_search, METH_FASTCALL,
      "Rank a query over the postings (see kernel_numpy.search)."},
+    {"postings", (PyCFunction)(void (*)(void))kernel_postings, METH_FASTCALL,
+     "Term-major postings of each field's tokens (see build.py)."},
     {NULL, NULL, 0, NULL},
 };
 

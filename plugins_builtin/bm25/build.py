@@ -24,7 +24,15 @@ from hermes_core import ToolDocument
 from .fields import FIELDS
 from .tokenize import TEXT_BREAK, raw_words, stem_words, word_pieces
 
-__all__ = ["FIELD_COUNT", "MAX_COUNT", "Postings", "Vocabulary", "index_batch"]
+__all__ = [
+    "FIELD_COUNT",
+    "MAX_COUNT",
+    "Postings",
+    "Vocabulary",
+    "bare_names",
+    "index_batch",
+    "sorted_postings",
+]
 
 FIELD_COUNT: Final = len(FIELDS)
 MAX_COUNT: Final = int(np.iinfo(np.uint16).max)
@@ -35,6 +43,8 @@ CHUNK_CHARACTERS: Final = 1 << 18
 Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]
 _NAME, _GROUP, _DESCRIPTION, _PARAMETER_NAMES, _PARAMETER_DESCRIPTIONS = range(FIELD_COUNT)
+_NO_DOCS: Int32Array = np.zeros(0, dtype=np.int32)
+_NO_COUNTS: npt.NDArray[np.uint16] = np.zeros((0, FIELD_COUNT), dtype=np.uint16)
 
 
 class _Growing:
@@ -78,17 +88,32 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.terms)
 
-    def term_ids(self, stems: Iterable[str]) -> list[int]:
+    def term_ids(self, stems: Sequence[str]) -> list[int]:
         """The ids of ``stems``, new terms taking the next ids."""
         ids = self.ids
-        found = []
-        for term in stems:
-            term_id = ids.get(term)
-            if term_id is None:
-                term_id = ids[term] = len(self.terms)
-                self.terms.append(term)
-            found.append(term_id)
+        found: list[Any] = list(map(ids.get, stems))
+        if None in found:
+            missing = (stem for stem, term in zip(stems, found, strict=True) if term is None)
+            new = list(dict.fromkeys(missing))
+            ids.update(zip(new, range(len(self.terms), len(self.terms) + len(new)), strict=True))
+            self.terms.extend(new)
+            found = list(map(ids.__getitem__, stems))
         return found
+
+    def item_terms(
+        self, items: Sequence[str], item_documents: Int32Array
+    ) -> tuple[Int32Array, Int32Array]:
+        """As :meth:`text_terms` for ``items`` (texts of one field), giving for each token the
+        document ``item_documents`` assigns its item to: each distinct item is tokenized once
+        (parameter names and descriptions repeat across a catalog)."""
+        distinct = dict.fromkeys(items)
+        numbered = dict(zip(distinct, range(len(distinct)), strict=True))
+        positions = np.fromiter(map(numbered.__getitem__, items), dtype=np.int32, count=len(items))
+        terms, of_text = self.text_terms(list(numbered))
+        sizes = np.bincount(of_text, minlength=len(distinct)).astype(np.int64)
+        starts = np.cumsum(sizes) - sizes
+        counts = sizes[positions]
+        return terms[_runs(starts, counts, positions)], np.repeat(item_documents, counts)
 
     def text_terms(self, texts: Sequence[str]) -> tuple[Int32Array, Int32Array]:
         """The term ids of the tokens of ``texts``, in order, and for each the position of its
@@ -99,7 +124,7 @@ class Vocabulary:
         cumulative = np.cumsum(lengths)
         total = int(cumulative[-1]) if len(cumulative) else 0
         cuts = np.searchsorted(cumulative, np.arange(CHUNK_CHARACTERS, total, CHUNK_CHARACTERS))
-        bounds = np.unique(np.concatenate([[0], cuts, [len(texts)]])).tolist()
+        bounds = sorted({0, *cuts.tolist(), len(texts)})
         for start, end in pairwise(bounds):
             chunk_terms, chunk_positions = self._chunk_terms(texts[start:end])
             terms.append(chunk_terms)
@@ -133,14 +158,19 @@ class Vocabulary:
 
     def _learn(self, added: int) -> None:
         """Tokenize the ``added`` words the table saw last, in the order it saw them."""
-        new_words = list(islice(reversed(self._words), added))[::-1]
+        new_words = [word.decode("ascii") for word in islice(reversed(self._words), added)]
+        new_words.reverse()
         pieces: list[str] = []
         sizes: list[int] = []
         for word in new_words:
-            found = word_pieces(word.decode("ascii"))
-            pieces.extend(found)
-            sizes.append(len(found))
-        term_ids = self.term_ids(stem_words(pieces))
+            if word.isdigit() or (word.islower() and word.isalpha()):
+                pieces.append(word)  # as word_pieces would, without the call
+                sizes.append(1)
+            else:
+                found = word_pieces(word)
+                pieces.extend(found)
+                sizes.append(len(found))
+        term_ids = self.term_ids(stem_words(pieces, cached=False))
         starts = np.cumsum([0, *sizes[:-1]], dtype=np.int64) + self._word_terms.size
         self._word_starts.extend(starts)
         self._word_sizes.extend(sizes)
@@ -170,15 +200,35 @@ class Postings:
         return frequencies
 
 
-def _field_texts(documents: Sequence[ToolDocument]) -> list[list[str]]:
-    """The text of each field (but the group's) of each document."""
+_MCP_PREFIX: Final = "mcp__"
+
+
+def bare_names(documents: Sequence[ToolDocument]) -> list[str]:
+    """The :attr:`~hermes_core.ToolDocument.bare_name` of each of ``documents``, asked only of
+    the names it may change (those with an ``mcp__`` prefix): a catalog has many."""
     return [
-        [document.bare_name for document in documents],
-        [],
-        [document.description for document in documents],
-        [" ".join(document.parameter_names) for document in documents],
-        [" ".join(document.parameter_descriptions) for document in documents],
+        document.bare_name if document.name.startswith(_MCP_PREFIX) else document.name
+        for document in documents
     ]
+
+
+def _field_items(
+    documents: Sequence[ToolDocument], column: int, bare: Sequence[str] | None
+) -> tuple[list[str], Int32Array]:
+    """The texts of one field (but the group's) of ``documents``, and each one's document."""
+    size = len(documents)
+    if column == _NAME:
+        names = list(bare) if bare is not None else bare_names(documents)
+        return names, np.arange(size, dtype=np.int32)
+    if column == _DESCRIPTION:
+        return [document.description for document in documents], np.arange(size, dtype=np.int32)
+    lists = [
+        document.parameter_names if column == _PARAMETER_NAMES else document.parameter_descriptions
+        for document in documents
+    ]
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=size)
+    items = [item for group in lists for item in group]
+    return items, np.repeat(np.arange(size, dtype=np.int32), counts)
 
 
 def index_batch(
@@ -186,37 +236,54 @@ def index_batch(
     vocabulary: Vocabulary,
     indexed: Sequence[bool],
     group_terms: Callable[[str], Int32Array],
+    postings: Callable[..., tuple[Any, Any, Any]],
+    bare: Sequence[str] | None = None,
 ) -> Postings:
     """The postings of ``documents`` over the fields ``indexed`` says (one flag a field);
-    ``group_terms(group)`` gives the term ids of a group name (none for an unnamed group)."""
+    ``group_terms(group)`` gives the term ids of a group name (none for an unnamed group);
+    ``postings`` sorts the tokens into postings (the kernel's, or :func:`sorted_postings`);
+    ``bare``: the documents' :func:`bare_names`, when known already."""
     size = len(documents)
-    texts = _field_texts(documents)
     terms: list[Int32Array] = []
     docs: list[Int32Array] = []
-    for column, field_texts in enumerate(texts):
-        if column == _GROUP or not indexed[column]:
+    for column in range(FIELD_COUNT):
+        # The group field needs the names' tokens, indexed or not (document_fields' rule).
+        needed = indexed[column] or (column == _NAME and indexed[_GROUP])
+        if column == _GROUP or not needed:
             terms.append(np.zeros(0, dtype=np.int32))
             docs.append(np.zeros(0, dtype=np.int32))
             continue
-        field_terms, field_docs = vocabulary.text_terms(field_texts)
+        items, item_documents = _field_items(documents, column, bare)
+        if column in (_NAME, _DESCRIPTION):  # a text a tool, rarely repeated
+            field_terms, field_docs = vocabulary.text_terms(items)
+        else:
+            field_terms, field_docs = vocabulary.item_terms(items, item_documents)
         terms.append(field_terms)
         docs.append(field_docs)
-    del texts
     if indexed[_GROUP]:
         terms[_GROUP], docs[_GROUP] = _group_field(
-            documents, terms[_NAME], docs[_NAME], len(vocabulary), group_terms
+            documents, terms[_NAME], docs[_NAME], vocabulary, group_terms
         )
+    if not indexed[_NAME]:
+        terms[_NAME], docs[_NAME] = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
     lengths = np.zeros((size, FIELD_COUNT), dtype=np.int32)
     for column in range(FIELD_COUNT):
         lengths[:, column] = np.bincount(docs[column], minlength=size)
-    return _postings(terms, docs, size, len(vocabulary), lengths)
+    offsets, slots, counts = postings(terms, docs, size, len(vocabulary))
+    del terms, docs
+    offsets = np.frombuffer(offsets, dtype=np.int64)
+    slots = np.frombuffer(slots, dtype=np.int32)
+    counts = np.frombuffer(counts, dtype=np.uint16).reshape(-1, FIELD_COUNT)
+    in_name = counts[:, _NAME] > 0
+    name_sizes = np.maximum(np.bincount(slots[in_name], minlength=size), 1).astype(np.int32)
+    return Postings(offsets, slots, counts, lengths, name_sizes)
 
 
 def _group_field(
     documents: Sequence[ToolDocument],
     name_terms: Int32Array,
     name_docs: Int32Array,
-    vocabulary_size: int,
+    vocabulary: Vocabulary,
     group_terms: Callable[[str], Int32Array],
 ) -> tuple[Int32Array, Int32Array]:
     """The group field: a document's group name tokens, unless its name holds all of them."""
@@ -230,18 +297,19 @@ def _group_field(
     sizes = np.asarray([len(table) for table in tables], dtype=np.int64)
     if not sizes.any():
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
-    distinct = [np.unique(table) for table in tables]
+    vocabulary_size = len(vocabulary)  # after group_terms, which may add terms
+    distinct = [np.asarray(sorted(set(table.tolist())), dtype=np.int64) for table in tables]
     distinct_sizes = np.asarray([len(table) for table in distinct], dtype=np.int64)
     # Which documents' names hold every distinct token of their group's name.
     per_document = distinct_sizes[of_document]
     holders = np.repeat(np.arange(len(documents), dtype=np.int64), per_document)
-    wanted = np.concatenate([*distinct, np.zeros(0, dtype=np.int32)])[
+    wanted = np.concatenate([*distinct, np.zeros(0, dtype=np.int64)])[
         _runs(np.cumsum(distinct_sizes) - distinct_sizes, per_document, of_document)
     ]
-    held = np.isin(
-        holders * vocabulary_size + wanted,
-        name_docs.astype(np.int64) * vocabulary_size + name_terms,
-    )
+    named = np.sort(name_docs.astype(np.int64) * vocabulary_size + name_terms)
+    keys = holders * vocabulary_size + wanted
+    found = np.minimum(np.searchsorted(named, keys), max(len(named) - 1, 0))
+    held = named[found] == keys if len(named) else np.zeros(len(keys), dtype=bool)
     missing = np.bincount(holders[~held], minlength=len(documents))
     needs = np.flatnonzero(missing > 0)
     # Their group field: the group name's tokens, repeats kept.
@@ -259,15 +327,11 @@ def _runs(starts: Int64Array, sizes: Int64Array, which: Int32Array) -> Int64Arra
     return positions
 
 
-def _postings(
-    terms: Sequence[Int32Array],
-    docs: Sequence[Int32Array],
-    size: int,
-    vocabulary_size: int,
-    lengths: Int32Array,
-) -> Postings:
-    """Term-major postings from each field's (term, document) tokens: sorted by a key of term,
-    document and field, then counted."""
+def sorted_postings(
+    terms: Sequence[Int32Array], docs: Sequence[Int32Array], size: int, vocabulary_size: int
+) -> tuple[Int64Array, Int32Array, npt.NDArray[np.uint16]]:
+    """Term-major postings from each field's (term, document) tokens, by sorting a key of term,
+    document and field: the numpy form of the C kernel's ``postings`` (the same result)."""
     key_type = np.int32 if vocabulary_size * max(size, 1) * 8 < 2**31 else np.int64
     keys = np.empty(sum(len(t) for t in terms), dtype=key_type)
     start = 0
@@ -280,6 +344,8 @@ def _postings(
         part *= 8
         part += column
         start = end
+    if not len(keys):
+        return np.zeros(vocabulary_size + 1, dtype=np.int64), _NO_DOCS, _NO_COUNTS
     keys.sort()
     # Runs of equal keys: one (term, document, field) each, its length the frequency.
     starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
@@ -300,6 +366,4 @@ def _postings(
     pair_docs = (keys - pair_terms * size).astype(np.int32)
     offsets = np.zeros(vocabulary_size + 1, dtype=np.int64)
     np.cumsum(np.bincount(pair_terms, minlength=vocabulary_size), out=offsets[1:])
-    in_name = packed[:, _NAME] > 0
-    name_sizes = np.maximum(np.bincount(pair_docs[in_name], minlength=size), 1).astype(np.int32)
-    return Postings(offsets, pair_docs, packed, lengths, name_sizes)
+    return offsets, pair_docs, packed

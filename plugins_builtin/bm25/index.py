@@ -54,7 +54,7 @@ from hermes_core import Admission, SearchHit, ToolDocument
 
 from .admission import coverage_floor, exact_name_keys, required_tokens
 from .analysis import QueryAnalysis, analyze_query, unmatched_in
-from .build import FIELD_COUNT, MAX_COUNT, Postings, Vocabulary, index_batch
+from .build import FIELD_COUNT, MAX_COUNT, Postings, Vocabulary, bare_names, index_batch
 from .equivalents import (
     EQUIVALENT_WEIGHT,
     EQUIVALENTS,
@@ -205,7 +205,7 @@ class BM25Index:
         self._slot_groups: Int32Array = _NO_INTS
         self._documents: list[ToolDocument | None] = []
         self._slot_of: dict[str, int] = {}
-        self._exact: dict[str, list[int]] = {}
+        self._exact: dict[str, int | list[int]] = {}
         self._segments: list[_Segment] = []
         self._live = 0
         # Groups: an id per group name, each slot's group id, live members and name tokens, and
@@ -239,10 +239,20 @@ class BM25Index:
             self._remove_slots([self._slot_of.pop(name) for name in replaced])
         batch = list(latest.values())
         first_slot = len(self._documents)
-        groups = [self._group_id(document.group) for document in batch]
-        postings = index_batch(batch, self._vocabulary, self._indexed, self._group_term_ids)
+        group_names = [document.group for document in batch]
+        group_of = {group: self._group_id(group) for group in dict.fromkeys(group_names)}
+        groups = np.fromiter(map(group_of.__getitem__, group_names), np.int32, len(batch))
+        bare = bare_names(batch)
+        postings = index_batch(
+            batch,
+            self._vocabulary,
+            self._indexed,
+            self._group_term_ids,
+            self._kernel.postings,
+            bare,
+        )
         self._count_frequencies(postings, 1)
-        self._append_slots(batch, postings.lengths, postings.name_sizes, groups)
+        self._append_slots(batch, bare, postings.lengths, postings.name_sizes, groups)
         slots = postings.docs + np.int32(first_slot)
         self._segments.append(
             _Segment(first_slot, len(batch), postings.offsets, slots, postings.counts)
@@ -252,25 +262,46 @@ class BM25Index:
     def _append_slots(
         self,
         batch: Sequence[ToolDocument],
+        bare: Sequence[str],
         lengths: Int32Array,
         name_sizes: Int32Array,
-        groups: Sequence[int],
+        groups: Int32Array,
     ) -> None:
+        """Give ``batch`` (with its :func:`~.build.bare_names`) the next slots."""
         first_slot = len(self._documents)
         self._documents.extend(batch)
         self._lengths = np.concatenate([self._lengths, lengths]) if len(self._lengths) else lengths
         self._name_sizes = np.concatenate([self._name_sizes, name_sizes])
         self._alive = np.concatenate([self._alive, np.ones(len(batch), dtype=bool)])
-        self._slot_groups = np.concatenate([self._slot_groups, np.asarray(groups, dtype=np.int32)])
-        slot_of, exact = self._slot_of, self._exact
-        for slot, document in enumerate(batch, first_slot):
-            slot_of[document.name] = slot
-            for key in exact_name_keys(document):
-                exact.setdefault(key, []).append(slot)
-        for group in groups:
-            self._group_sizes[group] += 1
+        self._slot_groups = np.concatenate([self._slot_groups, groups.astype(np.int32)])
+        slots = range(first_slot, first_slot + len(batch))
+        names = [document.name for document in batch]
+        self._slot_of.update(zip(names, slots, strict=True))
+        # The keys of exact_name_keys, a list at a time: this runs for every tool of a catalog.
+        keys = [name.strip().lower() for name in names]
+        self._add_exact(keys, slots)
+        stripped = [name.strip().lower() for name in bare]
+        more = [(k, s) for k, b, s in zip(stripped, keys, slots, strict=True) if k != b]
+        self._add_exact([key for key, _ in more], [slot for _, slot in more])
+        counts = np.bincount(groups, minlength=len(self._group_sizes)).tolist()
+        self._group_sizes = [
+            size + added for size, added in zip(self._group_sizes, counts, strict=True)
+        ]
         self._live += len(batch)
         self._total_lengths += lengths.sum(axis=0, dtype=np.int64)
+
+    def _add_exact(self, keys: Sequence[str], slots: Sequence[int]) -> None:
+        """Let each of ``keys`` name its slot exactly (a key most often names one tool: then
+        it maps to its slot, else to the list of them)."""
+        exact = self._exact
+        for key, slot in zip(keys, slots, strict=True):
+            held = exact.get(key)
+            if held is None:
+                exact[key] = slot
+            elif isinstance(held, int):
+                exact[key] = [held, slot]
+            else:
+                held.append(slot)
 
     def _count_frequencies(self, postings: Postings, sign: int) -> None:
         """Add (``sign`` 1) or take back (-1) the document frequencies of ``postings``."""
@@ -320,7 +351,14 @@ class BM25Index:
         batch = [document for document in documents if document is not None]
         # The documents' frequencies come out again as they went in: tokenized anew (each of
         # their words is in the word table already).
-        postings = index_batch(batch, self._vocabulary, self._indexed, self._group_term_ids)
+        postings = index_batch(
+            batch,
+            self._vocabulary,
+            self._indexed,
+            self._group_term_ids,
+            self._kernel.postings,
+            bare_names(batch),
+        )
         self._count_frequencies(postings, -1)
         firsts = [segment.first_slot for segment in self._segments]
         for slot, document in zip(slots, documents, strict=True):
@@ -332,9 +370,12 @@ class BM25Index:
             if document is not None:
                 for key in exact_name_keys(document):
                     holders = self._exact[key]
-                    holders.remove(slot)
-                    if not holders:
+                    if isinstance(holders, int):
                         del self._exact[key]
+                    else:
+                        holders.remove(slot)
+                        if len(holders) == 1:
+                            self._exact[key] = holders[0]
         self._total_lengths -= self._lengths[list(slots)].sum(axis=0, dtype=np.int64)
 
     def _compact_if_sparse(self) -> None:
@@ -415,17 +456,14 @@ class BM25Index:
             )
             return False
         self._reset(Vocabulary(terms))
-        groups = [self._group_id(group) for group in stored.groups]
+        for group in stored.groups:  # the ids a build gives them, in the same order
+            self._group_id(group)
         offsets = arrays["offsets"]
         self._count_frequencies(
             Postings(offsets, arrays["slots"], arrays["counts"], _NO_ROWS, _NO_INTS), 1
         )
-        self._append_slots(batch, arrays["lengths"], arrays["name_sizes"], [])
-        self._slot_groups = arrays["groups"]
-        for group, size in zip(
-            groups, np.bincount(self._slot_groups, minlength=len(groups)).tolist(), strict=True
-        ):
-            self._group_sizes[group] = size
+        lengths, sizes, slot_groups = arrays["lengths"], arrays["name_sizes"], arrays["groups"]
+        self._append_slots(batch, bare_names(batch), lengths, sizes, slot_groups)
         if batch:
             self._segments.append(
                 _Segment(0, len(batch), offsets, arrays["slots"], arrays["counts"])
@@ -757,7 +795,7 @@ class BM25Index:
             return []
         key = query.strip().lower()
         held = self._exact.get(key)
-        slots = sorted(held) if held else []
+        slots = [] if held is None else [held] if isinstance(held, int) else sorted(held)
         if extra:
             slots.extend(
                 slot_count + index

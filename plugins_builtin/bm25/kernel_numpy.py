@@ -19,7 +19,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["IMPLEMENTATION", "SCRATCH_HEADER", "SCRATCH_SLOT", "search"]
+from .build import sorted_postings as postings
+
+__all__ = ["IMPLEMENTATION", "SCRATCH_HEADER", "SCRATCH_SLOT", "postings", "search"]
 
 IMPLEMENTATION: Final = "numpy"
 SCRATCH_HEADER: Final = 0

@@ -127,7 +127,7 @@ class IndexStore:
                 if size < _START:
                     raise _Unusable("it is truncated")
                 mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:
             logger.warning("cannot read the bm25 index cache %s: %s; rebuilding it", path, error)

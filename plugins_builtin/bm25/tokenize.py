@@ -59,6 +59,9 @@ _SEPARATORS = bytes(
 )
 _STEMMER = Stemmer.Stemmer("english")
 _STEMMER.maxCacheSize = 200_000  # PyStemmer keeps its own cache of stems
+# Indexing stems each distinct word once (the word table): a cache would only cost (5x).
+_UNCACHED_STEMMER = Stemmer.Stemmer("english")
+_UNCACHED_STEMMER.maxCacheSize = 0
 
 _STOPWORD_TEXT = """
     a about above after again against all am an and any are as at be because been before being
@@ -79,6 +82,8 @@ def word_pieces(word: str) -> list[str]:
     of the module docstring."""
     if word.isdigit() or (word.islower() and word.isalpha()):
         return [word]  # the common case needs no regular expression
+    if word.isalpha() and (word.isupper() or word[1:].islower()):
+        return [word.lower()]  # "URL", "Issue": one piece, as the expression finds
     found = _PIECES.findall(word)
     pieces = [
         piece[:-1].lower()
@@ -128,9 +133,10 @@ def stem(word: str) -> str:
     return result
 
 
-def stem_words(words: Sequence[str]) -> list[str]:
-    """The Snowball English stems of lowercased ``words``, in order."""
-    stems: list[str] = _STEMMER.stemWords(words)
+def stem_words(words: Sequence[str], *, cached: bool = True) -> list[str]:
+    """The Snowball English stems of lowercased ``words``, in order; ``cached=False`` for
+    words stemmed once (the same stems, without filling the stem cache)."""
+    stems: list[str] = (_STEMMER if cached else _UNCACHED_STEMMER).stemWords(words)
     return stems
 
 
