@@ -43,13 +43,13 @@ typedef struct {
     Py_ssize_t postings;
     int dead, column;
     double *cache;     /* per posting, its saturation once its term's stamp is the version */
-    uint32_t *stamps;  /* per term */
+    uint32_t *stamps;  /* per term; none: the cache holds every saturation (and no counts) */
 } Segment;
 
 typedef struct {
     Py_ssize_t token;
     double weight;
-    Py_ssize_t term[2];
+    Py_ssize_t term[3]; /* its term id in the segments of each column, or -1 */
 } Part;
 
 typedef struct {
@@ -144,7 +144,7 @@ static int run_of(const Query *q, const Segment *s, const Part *p, Py_ssize_t *s
     if (low < 0 || low > high || high > s->postings) return -1;
     *start = (Py_ssize_t)low;
     *end = (Py_ssize_t)high;
-    if (s->cache != NULL && high > low && s->stamps[term] != q->version) {
+    if (s->stamps != NULL && high > low && s->stamps[term] != q->version) {
         for (Py_ssize_t i = *start; i < *end; i++) {
             Py_ssize_t slot = s->slots[i];
             if ((size_t)(slot - s->first) >= (size_t)s->size) return -1;
@@ -331,26 +331,28 @@ static void clear(Query *q, PyObject *exact) {
  * it holds (held[t]), added in the same order as score_tokens adds them. */
 static void score_one(const Query *q, Py_ssize_t slot, char *held, double *score,
                       int32_t *name_hits) {
-    const Segment *s = NULL;
-    for (Py_ssize_t g = 0; g < q->segment_count && s == NULL; g++)
-        if (in_segment(&q->segments[g], slot)) s = &q->segments[g];
     *score = 0.0;
     *name_hits = 0;
     memset(held, 0, (size_t)q->token_count);
-    if (s == NULL) return;
     for (Py_ssize_t t = 0; t < q->token_count; t++) {
         double sum = 0.0;
         int any = 0, name = 0;
         for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
-            Py_ssize_t start, end;
-            if (run_of(q, s, &q->parts[k], &start, &end) <= 0) continue;
-            Py_ssize_t i = find(s->slots, start, end, slot);
-            if (i < 0) continue;
-            int in_name;
-            double value = posting(q, s, i, slot, &in_name);
-            sum += q->parts[k].weight * value;
-            any = 1;
-            name |= in_name;
+            /* A part has its postings in the segments of one column; a slot is in one of
+             * them (the expansion runs span every slot, in a column of their own). */
+            for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+                const Segment *s = &q->segments[g];
+                Py_ssize_t start, end;
+                if (!in_segment(s, slot) || run_of(q, s, &q->parts[k], &start, &end) <= 0)
+                    continue;
+                Py_ssize_t i = find(s->slots, start, end, slot);
+                if (i < 0) continue;
+                int in_name;
+                double value = posting(q, s, i, slot, &in_name);
+                sum += q->parts[k].weight * value;
+                any = 1;
+                name |= in_name;
+            }
         }
         if (any) {
             *score += sum;
@@ -467,20 +469,30 @@ static int parse_segments(Query *q, Views *views, PyObject *list) {
         if (s->offsets == NULL) return -1;
         s->slots = buffer_of(views, PyTuple_GET_ITEM(item, 3), 4, 0, &s->postings, "slots");
         if (s->slots == NULL) return -1;
-        s->counts = buffer_of(views, PyTuple_GET_ITEM(item, 4), 2, 0, &count_count, "counts");
-        if (s->counts == NULL) return -1;
+        /* Without counts, the cache holds the saturations already (no stamps). */
+        int precomputed = PyTuple_GET_ITEM(item, 4) == Py_None;
+        if (!precomputed) {
+            s->counts = buffer_of(views, PyTuple_GET_ITEM(item, 4), 2, 0, &count_count, "counts");
+            if (s->counts == NULL) return -1;
+        }
         s->terms = offset_count - 1;
         if (PyTuple_GET_ITEM(item, 7) != Py_None) {
-            s->cache = (double *)buffer_of(views, PyTuple_GET_ITEM(item, 7), 8, 1, &cached,
-                                           "cache");
+            s->cache = (double *)buffer_of(views, PyTuple_GET_ITEM(item, 7), 8, !precomputed,
+                                           &cached, "cache");
             if (s->cache == NULL) return -1;
+        }
+        if (PyTuple_GET_ITEM(item, 8) != Py_None) {
             s->stamps = (uint32_t *)buffer_of(views, PyTuple_GET_ITEM(item, 8), 4, 1, &stamped,
                                               "stamps");
             if (s->stamps == NULL) return -1;
         }
+        if (precomputed) count_count = FIELDS * s->postings;
         if (offset_count < 1 || count_count != FIELDS * s->postings || s->first < 0 ||
-            s->size < 0 || s->first + s->size > q->total || (column != 0 && column != 1) ||
-            (s->cache != NULL && (cached != s->postings || stamped < s->terms))) {
+            s->size < 0 || s->first + s->size > q->total || column < 0 || column > 2 ||
+            (s->cache != NULL && cached != s->postings) ||
+            (s->stamps != NULL && (s->cache == NULL || stamped < s->terms)) ||
+            (precomputed && (s->cache == NULL || s->stamps != NULL)) ||
+            (!precomputed && s->cache != NULL && s->stamps == NULL)) {
             corrupt("a segment's arrays do not fit together");
             return -1;
         }
@@ -504,15 +516,16 @@ static int parse_parts(Query *q, PyObject *list) {
     for (Py_ssize_t k = 0; k < q->part_count; k++) {
         Part *p = &q->parts[k];
         PyObject *item = PyList_GET_ITEM(list, k);
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 4) {
-            PyErr_SetString(PyExc_TypeError, "bm25 kernel: a part is a 4-tuple");
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 5) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: a part is a 5-tuple");
             return -1;
         }
         if (as_index(PyTuple_GET_ITEM(item, 0), &p->token) < 0) return -1;
         p->weight = PyFloat_AsDouble(PyTuple_GET_ITEM(item, 1));
         if (p->weight == -1.0 && PyErr_Occurred()) return -1;
         if (as_index(PyTuple_GET_ITEM(item, 2), &p->term[0]) < 0 ||
-            as_index(PyTuple_GET_ITEM(item, 3), &p->term[1]) < 0)
+            as_index(PyTuple_GET_ITEM(item, 3), &p->term[1]) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 4), &p->term[2]) < 0)
             return -1;
         if (p->token < previous || p->token >= q->token_count) {
             corrupt("parts must come in token order");
@@ -694,14 +707,20 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         goto done;
     }
     Py_ssize_t heap_count = 0;
-    for (Py_ssize_t j = 0; ranked_limit && j < q.touched_count; j++) {
+    /* Each touched slot is read once more, here, and its columns zeroed on the way. */
+    for (Py_ssize_t j = 0; j < q.touched_count; j++) {
         Py_ssize_t slot = q.touched[j];
         uint64_t counts = q.counts[slot];
-        int32_t name_hits = (int32_t)(counts >> 32);
-        if (q.flags[slot] & EXACT || (required != NULL && (Py_ssize_t)(uint32_t)counts < floor))
-            continue;
-        int first = first_of(&q, slot);
         double score = q.score[slot];
+        uint8_t flags = q.flags[slot];
+        q.counts[slot] = 0;
+        q.score[slot] = 0.0;
+        q.flags[slot] = flags & EXACT; /* clear() clears the exact slots */
+        int32_t name_hits = (int32_t)(counts >> 32);
+        if (!ranked_limit || flags & EXACT ||
+            (required != NULL && (Py_ssize_t)(uint32_t)counts < floor))
+            continue;
+        int first = q.named_count ? first_of(&q, slot) : 0;
         if (heap_count == ranked_limit && q.boost >= 0.0) {
             /* name_hits / size <= name_hits, and rounding keeps that order: a bound that
              * ranks below the worst kept needs no division. */
@@ -718,6 +737,7 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
             sift_down(heap, heap_count, 0);
         }
     }
+    q.touched_count = 0;
     qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
 
     Py_ssize_t shown = exact_count < limit ? exact_count : limit;

@@ -41,7 +41,7 @@ from __future__ import annotations
 import bisect
 import logging
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -64,6 +64,7 @@ from .equivalents import (
 )
 from .fields import FIELD_WEIGHTS, FIELDS, document_fields
 from .kernel import DEFAULT, scratch_bytes
+from .kernel_numpy import saturations
 from .store import IndexStore, StoredIndex, content_key
 from .tokenize import tokenize
 
@@ -521,6 +522,7 @@ class BM25Index:
         if self._last_analysis is not None and self._last_analysis[0] == key:
             return self._last_analysis[1]
         ids, frequency = self._vocabulary.ids, self._frequency
+        known: Callable[[str], bool]
         if extra:
             extra_tokens: set[str] = set()
             for document in extra:
@@ -531,10 +533,7 @@ class BM25Index:
                 term = ids.get(token)
                 return token in extra_tokens or (term is not None and frequency[term] > 0)
         else:
-
-            def known(token: str) -> bool:
-                term = ids.get(token)
-                return term is not None and frequency[term] > 0
+            known = self._context().holds.__getitem__
 
         analysis = analyze_query(query, known, self._equivalents)
         self._last_analysis = (key, analysis)
@@ -553,6 +552,7 @@ class BM25Index:
                 self._frequency,
                 self._equivalents,
             )
+            context.slot_count = len(self._documents)
             context.scratch = scratch_bytes(self._kernel, len(self._documents))
         return context
 
@@ -629,34 +629,46 @@ class BM25Index:
             term, local, frequency, idf = context.token(token)
             frequencies[token] = frequency
             if frequency:
-                parts.append((len(known), repeats * idf * (K1 + 1.0), term, local))
+                parts.append((len(known), repeats * idf * (K1 + 1.0), term, local, -1))
                 known.append(token)
         # An expansion token's score is its equivalents' term scores, each at its own weight,
-        # added in the order of the equivalence table.
+        # added in the order of the equivalence table: over the index alone, their run merged
+        # once a version (one part); with extra candidates, one part an equivalent.
+        segments = context.segments
         for token in expanded:
-            expansion = context.expansion(token)
-            if expansion:
-                position = len(known)
+            if extra:
+                expansion = context.expansion(token)
+                if expansion:
+                    position = len(known)
+                    known.append(expansion_token(token))
+                    parts += [
+                        (position, weight, term, local, -1) for term, local, weight in expansion
+                    ]
+                continue
+            merged = self._merged_expansion(context, token)
+            if merged is not None:
+                parts.append((len(known), 1.0, -1, -1, merged))
                 known.append(expansion_token(token))
-                parts.extend((position, weight, term, local) for term, local, weight in expansion)
+                segments = context.segments_with_expansions
         exact = self._exact_slots(exact_query, extra_documents, slot_count)
-        named_ids: list[int] = []
-        if extra_documents or not self._groups_of_token.keys().isdisjoint(query_terms):
+        if extra_documents:
             named = self._named_groups(known, frequencies, extra_documents)
             named_ids = self._named_ids(named, extra_documents, context.extra_groups)
+        else:
+            named_ids = self._named_group_ids(context, known, frequencies)
         required: bytes | None = None
         floor = 0
         if admission != "off":
             rarest = required_tokens(admission, frequencies, context.document_count)
             if any(frequencies[token] == 0 for token in rarest):
                 rarest = frozenset()  # a token no tool has: nothing but an exact name passes
-            required = bytes(token in rarest for token in known)
+            required = bytes([token in rarest for token in known])
             known_admitting = sum(1 for df in frequencies.values() if df > 0)
             floor = coverage_floor(known_admitting, admission)
         if len(self._scratch) < context.scratch:
             self._scratch = bytearray(context.scratch + context.scratch // 4)
         found = self._kernel.search(
-            context.segments,
+            segments,
             slot_count,
             self._lengths,
             self._alive,
@@ -677,6 +689,11 @@ class BM25Index:
             self._version % 0xFFFFFFFF + 1,
         )
         documents = self._documents
+        if not extra_documents:
+            return [
+                SearchHit(documents[slot].name, score, matched)  # type: ignore[union-attr]
+                for slot, score, matched in found
+            ]
         return [
             SearchHit(
                 documents[slot].name  # type: ignore[union-attr]
@@ -686,6 +703,77 @@ class BM25Index:
                 matched,
             )
             for slot, score, matched in found
+        ]
+
+    def _merged_expansion(self, context: _Context, token: str) -> int | None:
+        """The id of ``token``'s merged expansion run in the context's expansion segment
+        (merged on first use: per document, its equivalents' weighted saturations added in
+        table order, as a part an equivalent would add them), or ``None`` when no document
+        holds any equivalent."""
+        merged = context.merged.get(token, -2)
+        if merged != -2:
+            return merged
+        found: list[tuple[Int32Array, npt.NDArray[np.float64], npt.NDArray[np.bool_]]] = []
+        params = (K1, 1.0 - B, NAME_BOOST, *context.factors, *self._weights)
+        for term, _, weight in context.expansion(token):
+            for segment in self._segments:
+                if term >= len(segment.offsets) - 1:
+                    continue
+                start, end = int(segment.offsets[term]), int(segment.offsets[term + 1])
+                slots, counts = segment.slots[start:end], segment.counts[start:end]
+                if segment.dead:
+                    keep = self._alive[slots]
+                    slots, counts = slots[keep], counts[keep]
+                values = saturations(counts, self._lengths[slots], params)
+                found.append((slots, weight * values, counts[:, _NAME] > 0))
+        if not found or not sum(len(slots) for slots, _, _ in found):
+            context.merged[token] = None
+            return None
+        every = np.concatenate([slots for slots, _, _ in found])
+        order = np.argsort(every, kind="stable")
+        first = np.ones(len(every), dtype=bool)
+        ordered = every[order]
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        inverse = np.empty(len(every), dtype=np.int64)
+        inverse[order] = np.cumsum(first) - 1
+        # bincount adds in input order: each document's parts in table order, from 0.0.
+        totals = np.bincount(inverse, weights=np.concatenate([v for _, v, _ in found]))
+        names = np.bincount(inverse, weights=np.concatenate([n for _, _, n in found])) > 0
+        return context.add_merged(token, ordered[first], np.where(names, -totals, totals))
+
+    def _named_group_ids(
+        self, context: _Context, tokens: Sequence[str], frequencies: Mapping[str, int]
+    ) -> list[int]:
+        """:meth:`_named_groups` over the index alone, as group ids, with each token's groups
+        looked up once per version of the index (a query rarely holds one)."""
+        groups_of_token = self._groups_of_token
+        if groups_of_token.keys().isdisjoint(frequencies):
+            return []
+        held = set(tokens)
+        found: list[int] = []
+        seen: set[int] = set()
+        for token in held & groups_of_token.keys():
+            for group_id, group_tokens, size in context.naming(token, self._naming_groups):
+                if group_id in seen:
+                    continue
+                seen.add(group_id)
+                if all(
+                    token in held and size >= NAMED_GROUP_SHARE * frequencies.get(token, 0)
+                    for token in group_tokens
+                ):
+                    found.append(group_id)
+        return found
+
+    def _naming_groups(self, token: str, frequency: int) -> list[tuple[int, tuple[str, ...], int]]:
+        """The live groups a token of this document frequency may name, with their tokens and
+        sizes (none when more tools hold it than the largest group can own)."""
+        largest = max(self._group_sizes, default=0) / NAMED_GROUP_SHARE
+        if frequency > largest:
+            return []
+        return [
+            (group_id, self._group_tokens[group_id], self._group_sizes[group_id])
+            for group_id in self._groups_of_token.get(token, ())
+            if self._group_sizes[group_id] and self._group_tokens[group_id]
         ]
 
     def _named_groups(
@@ -805,6 +893,26 @@ class BM25Index:
         return slots
 
 
+class _Holds(dict[str, bool]):
+    """Whether any document holds a token, each token looked up once (a few bytes a distinct
+    query token, for one version of the index; emptied past :data:`_MAX_HOLDS` of them)."""
+
+    def __init__(self, ids: Mapping[str, int], frequency: memoryview) -> None:
+        super().__init__()
+        self._ids = ids
+        self._frequency = frequency
+
+    def __missing__(self, token: str) -> bool:
+        if len(self) >= _MAX_HOLDS:
+            self.clear()
+        term = self._ids.get(token)
+        found = self[token] = term is not None and self._frequency[term] > 0
+        return found
+
+
+_MAX_HOLDS = 100_000
+
+
 class _Context:
     """What ranking queries over one state of the index needs: the kernel's view of the
     segments, the fields' ``b / average length``, N, and each token's term ids, document
@@ -834,7 +942,14 @@ class _Context:
         self._local_frequencies = local_frequencies or {}
         self._tokens: dict[str, tuple[int, int, int, float]] = {}
         self._expansions: dict[str, list[tuple[int, int, float]]] = {}
+        self._naming: dict[str, list[tuple[int, tuple[str, ...], int]]] = {}
+        self.merged: dict[str, int | None] = {}
+        """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
+        self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
+        self.segments_with_expansions: list[Any] = segments
+        self.holds = _Holds(ids, frequency)
         self.scratch = 0
+        self.slot_count = 0
         self.extra_documents: list[ToolDocument] = []
         self.extra_lengths: Int32Array = _NO_ROWS
         self.extra_sizes: Int32Array = _NO_INTS
@@ -850,6 +965,28 @@ class _Context:
             frequency += self._local_frequencies.get(token, 0)
             idf = bm25_idf(self.document_count, frequency) if frequency else 0.0
             found = self._tokens[token] = (term, self._local_ids.get(token, -1), frequency, idf)
+        return found
+
+    def add_merged(self, token: str, slots: Int32Array, values: npt.NDArray[np.float64]) -> int:
+        """Add a merged expansion run (its slots, and each one's saturation, negated when in
+        the name) to the expansion segment, which spans every slot; returns its id there."""
+        self._runs.append((slots.astype(np.int32), values))
+        self.merged[token] = len(self._runs) - 1
+        offsets = np.zeros(len(self._runs) + 1, dtype=np.int64)
+        np.cumsum([len(slots) for slots, _ in self._runs], out=offsets[1:])
+        every = np.concatenate([slots for slots, _ in self._runs])
+        values = np.concatenate([values for _, values in self._runs])
+        expansions = (0, self.slot_count, offsets, every, None, 0, 2, values, None)
+        self.segments_with_expansions = [*self.segments, expansions]
+        return len(self._runs) - 1
+
+    def naming(
+        self, token: str, groups: Callable[[str, int], list[tuple[int, tuple[str, ...], int]]]
+    ) -> list[tuple[int, tuple[str, ...], int]]:
+        """The groups ``token`` may name (``groups(token, its document frequency)``)."""
+        found = self._naming.get(token)
+        if found is None:
+            found = self._naming[token] = groups(token, self.token(token)[2])
         return found
 
     def expansion(self, token: str) -> list[tuple[int, int, float]]:

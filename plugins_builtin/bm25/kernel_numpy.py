@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from .build import sorted_postings as postings
 
-__all__ = ["IMPLEMENTATION", "SCRATCH_HEADER", "SCRATCH_SLOT", "postings", "search"]
+__all__ = ["IMPLEMENTATION", "SCRATCH_HEADER", "SCRATCH_SLOT", "postings", "saturations", "search"]
 
 IMPLEMENTATION: Final = "numpy"
 SCRATCH_HEADER: Final = 0
@@ -33,14 +33,29 @@ Segment = tuple[int, int, Any, Any, Any, int, int, Any, Any]
 """A segment: its first slot, its size, its term offsets (int64, one more than its terms), its
 postings' slots (int32, sorted within a term), their per-field counts (uint16, five a posting),
 whether some of its slots are dead (then ``alive`` says which), which term id of a part it is
-indexed by (0: the index's vocabulary, 1: the extra candidates' own), and two arrays the C
-kernel may keep its postings' saturations in (float64 a posting, uint32 a term) or ``None``."""
-Part = tuple[int, float, int, int]
-"""A part: its token's position, its weight, its term id in the index and in the extra
-candidates (-1: none)."""
+indexed by (its column: 0 the index's vocabulary, 1 the extra candidates' own, 2 the index's
+merged expansion runs), and two arrays the C kernel keeps its postings' saturations in
+(float64 a posting, uint32 a term), or ``None``. A segment without counts holds each posting's
+saturation in the first array already (negated when the token is in the name), and no
+second."""
+Part = tuple[int, float, int, int, int]
+"""A part: its token's position, its weight, and its term id in the segments of each column
+(-1: none)."""
 Hit = tuple[int, float, tuple[str, ...]]
 """A hit: its slot, its score (name coverage included) and the ``tokens`` it holds, in
 order."""
+
+
+def saturations(counts: Any, lengths: Any, params: tuple[float, ...]) -> Any:
+    """``x / (x + k1)`` of each posting (``counts``: its per-field frequencies, ``lengths``: its
+    document's field lengths; ``params`` as :func:`search` takes them), ``x`` its BM25F
+    pseudo-frequency, the fields added in order as the C kernel adds them."""
+    k1, one_minus_b, factors, weights = params[0], params[1], params[3:8], params[8:13]
+    x = np.zeros(len(counts), dtype=np.float64)
+    for column in range(_FIELDS):
+        denominator = one_minus_b + lengths[:, column] * factors[column]
+        x = x + counts[:, column] * (weights[column] / denominator)
+    return x / (x + k1)
 
 
 def search(
@@ -78,8 +93,7 @@ def search(
     """
     del scratch, version
     token_count = len(tokens)
-    k1, one_minus_b, boost = params[0], params[1], params[2]
-    factors, weights = params[3:8], params[8:13]
+    boost = params[2]
     all_lengths = np.concatenate(
         [
             np.asarray(lengths, dtype=np.int32).reshape(-1, _FIELDS)[:slot_count],
@@ -95,25 +109,27 @@ def search(
     )
 
     def saturation(counts: npt.NDArray[np.uint16], slots: npt.NDArray[np.int32]) -> Any:
-        rows = all_lengths[slots]
-        x = np.zeros(len(slots), dtype=np.float64)
-        for column in range(_FIELDS):  # field by field, as the C kernel adds them
-            denominator = one_minus_b + rows[:, column] * factors[column]
-            x = x + counts[:, column] * (weights[column] / denominator)
-        return x / (x + k1)
+        return saturations(counts, all_lengths[slots], params)
 
     # Per token: its holders (sorted slots), its score in each and whether it is in the name.
     holders: list[tuple[Any, Any, Any]] = []
     for token in range(token_count):
         found_slots, scores, in_name = [], [], []
-        for _, weight, term, extra_term in (part for part in parts if part[0] == token):
-            for _first, _size, offsets, slots, counts, dead, column, _, _ in segments:
-                term_id = (term, extra_term)[column]
+        for part in (part for part in parts if part[0] == token):
+            weight = part[1]
+            for _first, _size, offsets, slots, counts, dead, column, values, _ in segments:
+                term_id = part[2 + column]
                 offsets = np.asarray(offsets, dtype=np.int64)
                 if term_id < 0 or term_id >= len(offsets) - 1:
                     continue
                 start, end = int(offsets[term_id]), int(offsets[term_id + 1])
                 run = np.asarray(slots, dtype=np.int32)[start:end]
+                if counts is None:  # saturations given, negated when in the name
+                    given = np.asarray(values, dtype=np.float64)[start:end]
+                    found_slots.append(run)
+                    scores.append(weight * np.abs(given))
+                    in_name.append(given < 0)
+                    continue
                 run_counts = np.asarray(counts, dtype=np.uint16).reshape(-1, _FIELDS)[start:end]
                 if dead:
                     keep = np.ones(len(run), dtype=bool)

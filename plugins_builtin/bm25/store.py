@@ -80,16 +80,22 @@ def engine_fingerprint() -> str:
 
 
 def content_key(documents: Sequence[ToolDocument], field_weights: Mapping[str, float]) -> str:
-    """The key of the index of ``documents`` (in this order) with these field weights."""
+    """The key of the index of ``documents`` (in this order) with these field weights: a hash
+    of every string of every document, with every string's length and every tuple's size, so
+    that no two catalogs give the same bytes."""
     digest = hashlib.sha256(engine_fingerprint().encode())
     digest.update(repr(sorted(field_weights.items())).encode())
     for start in range(0, len(documents), 4096):
-        chunk = [
-            (d.name, d.description, d.group, d.parameter_names, d.parameter_descriptions)
-            for d in documents[start : start + 4096]
-        ]
-        # repr is unambiguous: no two catalogs give the same text.
-        digest.update(repr(chunk).encode("utf-8", "surrogatepass"))
+        strings: list[str] = []
+        sizes: list[int] = []
+        for document in documents[start : start + 4096]:
+            strings += (document.name, document.description, document.group)
+            strings += document.parameter_names
+            strings += document.parameter_descriptions
+            sizes += (len(document.parameter_names), len(document.parameter_descriptions))
+        digest.update("".join(strings).encode("utf-8", "surrogatepass"))
+        digest.update(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+        digest.update(np.asarray(sizes, dtype=np.int64))
     return digest.hexdigest()
 
 
