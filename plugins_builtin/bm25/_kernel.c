@@ -9,7 +9,7 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version) -> [(slot, score, matched tokens), ...]
+ *        exact, named, limit, version, bounds) -> [(slot, score, matched tokens), ...]
  *
  * See search() in kernel_numpy.py for what each argument holds.
  */
@@ -22,17 +22,32 @@
 #include <string.h>
 
 #define FIELDS 5
-#define SCAN_FACTOR 4 /* scan a run shorter than this many times the candidates; else search */
+/* Looking `candidates` slots up in a run of `run` postings costs about a posting scanned a
+ * step of each binary search; scanning costs a posting a posting: the cheaper is taken. */
+static inline Py_ssize_t bits_of(Py_ssize_t run) {
+    Py_ssize_t bits = 1;
+    while (run >>= 1) bits++;
+    return bits;
+}
+
+static inline Py_ssize_t lookup_cost(Py_ssize_t run, Py_ssize_t candidates) {
+    Py_ssize_t search = candidates * bits_of(run) / 2;
+    return search < run ? search : run;
+}
 
 /* The working memory of a query, a column per slot (structure of arrays: a posting touches
  * few bytes). Outside a call every column is zero, so a call clears only what it touched. */
-#define CANDIDATE 1 /* flags: ranked under strict/lenient */
+#define CANDIDATE 1 /* flags: ranked under strict/lenient, or pruned off (being scored) */
 #define EXACT 2     /* an exact-name slot: listed first, never ranked */
+#define DONE 16     /* pruned off: a candidate of the first round, scored already */
 #define HELD 4      /* touched by the current multi-part token */
 #define IN_NAME 8   /* the current multi-part token is in the name */
-#define NAME_HIT ((uint64_t)1 << 32)
+#define NAME_HIT ((uint32_t)1 << 16) /* counts: tokens held below, name hits above */
+#define MAX_TOKENS 65535
+#define COVERAGE_HITS 16
+#define COVERAGE_SIZES 64
 #define SCRATCH_HEADER 0
-#define SCRATCH_SLOT ((Py_ssize_t)(3 * sizeof(double) + 2 * sizeof(int32_t) + 1))
+#define SCRATCH_SLOT ((Py_ssize_t)(2 * sizeof(double) + 3 * sizeof(int32_t) + 1))
 
 typedef struct {
     Py_ssize_t first, size;
@@ -64,12 +79,14 @@ typedef struct {
     Py_ssize_t *token_start; /* the parts of token t are token_start[t] .. token_start[t+1] */
     double *score;        /* the sum of the token scores so far, in token order */
     double *tmp;          /* the current multi-part token's score, its parts in order */
-    uint64_t *counts;     /* distinct tokens held, plus NAME_HIT a token in the name */
+    uint32_t *counts;     /* distinct tokens held, plus NAME_HIT a token in the name */
     uint8_t *flags;
     int32_t *touched;     /* the slots holding a token (off) or the candidates */
     Py_ssize_t touched_count;
     int32_t *token_touched; /* the slots the current multi-part token touched */
     Py_ssize_t token_touched_count;
+    int dense; /* off over most documents: no touched list, every slot is read in order */
+    double coverage[COVERAGE_HITS * COVERAGE_SIZES];
     const int64_t *named;
     Py_ssize_t named_count;
     uint32_t version;
@@ -233,16 +250,47 @@ static inline int scan(Query *q, const Segment *s, const Part *p, int single, in
         if (filtered ? !(q->flags[slot] & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
         int in_name;
         double value = posting(q, s, i, slot, &in_name);
-        add(q, slot, single, !filtered, p->weight * value, in_name);
+        add(q, slot, single, !filtered && !q->dense, p->weight * value, in_name);
     }
     return 0;
+}
+
+/* scan() for the common case: a token of one part, its saturations cached, no dead slots.
+ * The columns are read through local restrict pointers, so the compiler keeps them in
+ * registers (through `q` it would reload them a posting, not knowing they do not alias). */
+static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
+                       Py_ssize_t start, Py_ssize_t end) {
+    const int32_t *restrict slots = s->slots;
+    const double *restrict cache = s->cache;
+    double *restrict score = q->score;
+    uint32_t *restrict counts = q->counts;
+    const uint8_t *restrict flags = q->flags;
+    int32_t *restrict touched = q->touched;
+    Py_ssize_t first = s->first, size = s->size, count = q->touched_count;
+    int collect = !filtered && !q->dense;
+    int bad = 0;
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t slot = slots[i];
+        if ((size_t)(slot - first) >= (size_t)size) {
+            bad = -1;
+            break;
+        }
+        if (filtered && !(flags[slot] & CANDIDATE)) continue;
+        double value = cache[i];
+        uint32_t held = counts[slot];
+        if (collect && !held) touched[count++] = (int32_t)slot;
+        score[slot] += weight * fabs(value);
+        counts[slot] = held + 1 + (value < 0.0 ? NAME_HIT : 0);
+    }
+    q->touched_count = count;
+    return bad;
 }
 
 /* Score every token: `filtered` keeps to the candidates (the touched list), scanning a run or
  * searching it for each candidate, whichever is cheaper; otherwise every posting adds to its
  * document. Returns -1 on bad data. */
-static int score_tokens(Query *q, int filtered) {
-    Py_ssize_t candidates = q->touched_count;
+static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
+    Py_ssize_t candidates = q->touched_count - from;
     for (Py_ssize_t t = 0; t < q->token_count; t++) {
         int single = q->token_start[t + 1] - q->token_start[t] == 1;
         for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
@@ -253,8 +301,8 @@ static int score_tokens(Query *q, int filtered) {
                 int found = run_of(q, s, p, &start, &end);
                 if (found < 0) return -1;
                 if (!found) continue;
-                if (filtered && end - start > SCAN_FACTOR * candidates) {
-                    for (Py_ssize_t j = 0; j < candidates; j++) {
+                if (filtered && lookup_cost(end - start, candidates) < end - start) {
+                    for (Py_ssize_t j = from; j < q->touched_count; j++) {
                         Py_ssize_t slot = q->touched[j];
                         if (!in_segment(s, slot)) continue;
                         Py_ssize_t i = find(s->slots, start, end, slot);
@@ -266,49 +314,83 @@ static int score_tokens(Query *q, int filtered) {
                     continue;
                 }
                 int bad;
-                if (filtered)
+                if (single && s->cache != NULL && !s->dead)
+                    bad = filtered ? scan_cached(q, s, p->weight, 1, start, end)
+                                   : scan_cached(q, s, p->weight, 0, start, end);
+                else if (filtered)
                     bad = single ? scan(q, s, p, 1, 1, start, end) : scan(q, s, p, 0, 1, start, end);
                 else
                     bad = single ? scan(q, s, p, 1, 0, start, end) : scan(q, s, p, 0, 0, start, end);
                 if (bad < 0) return -1;
             }
         }
-        if (!single) finish_token(q, !filtered);
+        if (!single) finish_token(q, !filtered && !q->dense);
     }
     return 0;
 }
 
 /* Mark a slot a candidate (once). */
 static inline void nominate(Query *q, Py_ssize_t slot) {
-    if (!(q->flags[slot] & CANDIDATE)) {
+    if (!(q->flags[slot] & (CANDIDATE | DONE))) {
         q->flags[slot] |= CANDIDATE;
         q->touched[q->touched_count++] = (int32_t)slot;
     }
 }
 
-/* The holders of the required tokens become the candidates. Returns -1 on bad data. */
-static int touch_required(Query *q, const char *required) {
-    for (Py_ssize_t t = 0; t < q->token_count; t++) {
-        if (!required[t]) continue;
-        for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
-            for (Py_ssize_t g = 0; g < q->segment_count; g++) {
-                const Segment *s = &q->segments[g];
-                Py_ssize_t start, end;
-                int found = run_of(q, s, &q->parts[k], &start, &end);
-                if (found < 0) return -1;
-                for (Py_ssize_t i = start; found && i < end; i++) {
-                    Py_ssize_t slot = s->slots[i];
-                    if (!in_segment(s, slot)) return -1;
-                    if (!dead_at(q, s, slot)) nominate(q, slot);
-                }
+/* The holders of token t become candidates. Returns -1 on bad data. */
+static int nominate_holders(Query *q, Py_ssize_t t) {
+    for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+        for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+            const Segment *s = &q->segments[g];
+            Py_ssize_t start, end;
+            int found = run_of(q, s, &q->parts[k], &start, &end);
+            if (found < 0) return -1;
+            for (Py_ssize_t i = start; found && i < end; i++) {
+                Py_ssize_t slot = s->slots[i];
+                if (!in_segment(s, slot)) return -1;
+                if (!dead_at(q, s, slot)) nominate(q, slot);
             }
         }
     }
     return 0;
 }
 
+/* The holders of the required tokens become the candidates. Returns -1 on bad data. */
+static int touch_required(Query *q, const char *required) {
+    for (Py_ssize_t t = 0; t < q->token_count; t++)
+        if (required[t] && nominate_holders(q, t) < 0) return -1;
+    return 0;
+}
+
+/* How many postings token t has (its holders, dead ones counted). */
+static Py_ssize_t postings_of(const Query *q, Py_ssize_t t) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+        for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+            const Segment *s = &q->segments[g];
+            Py_ssize_t term = q->parts[k].term[s->column];
+            if (term >= 0 && term < s->terms)
+                total += (Py_ssize_t)(s->offsets[term + 1] - s->offsets[term]);
+        }
+    }
+    return total;
+}
+
+/* What scoring every token for `candidates` slots costs, in postings scanned. */
+static Py_ssize_t filtered_cost(const Query *q, const Py_ssize_t *runs, Py_ssize_t candidates) {
+    Py_ssize_t cost = 0;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) cost += lookup_cost(runs[t], candidates);
+    return cost;
+}
+
 /* Back to all zeros: every slot this call touched. */
 static void clear(Query *q, PyObject *exact) {
+    if (q->dense) { /* no touched list: every slot may hold something */
+        memset(q->score, 0, sizeof(double) * (size_t)q->total);
+        memset(q->counts, 0, sizeof(uint32_t) * (size_t)q->total);
+        memset(q->flags, 0, (size_t)q->total);
+        q->dense = 0;
+    }
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
         q->score[slot] = 0.0;
@@ -362,10 +444,25 @@ static void score_one(const Query *q, Py_ssize_t slot, char *held, double *score
     }
 }
 
+/* The name coverage factor 1 + boost * (name hits / name size): from a table filled once a
+ * call for small counts (the same operations, so the same values: a division saved a
+ * document), else computed. */
+static inline double coverage_factor(const Query *q, int32_t name_hits, int32_t size) {
+    double factor;
+    if (name_hits >= 0 && name_hits < COVERAGE_HITS && size > 0 && size < COVERAGE_SIZES) {
+        double *cell = (double *)&q->coverage[name_hits * COVERAGE_SIZES + size];
+        if (*cell != 0.0) return *cell; /* 0.0: not computed yet (a factor is not 0 then) */
+        factor = 1.0 + q->boost * ((double)name_hits / (double)size);
+        if (factor != 0.0) *cell = factor;
+        return factor;
+    }
+    return 1.0 + q->boost * ((double)name_hits / (double)size);
+}
+
 static inline double boosted(const Query *q, Py_ssize_t slot, double score, int32_t name_hits) {
     int32_t size = slot < q->slot_count ? q->name_sizes[slot]
                                         : q->extra_name_sizes[slot - q->slot_count];
-    return score * (1.0 + q->boost * ((double)name_hits / (double)size));
+    return score * coverage_factor(q, name_hits, size);
 }
 
 static inline int first_of(const Query *q, Py_ssize_t slot) {
@@ -416,6 +513,180 @@ static void sift_up(Ranked *heap, Py_ssize_t at) {
 
 static int compare_ranked(const void *a, const void *b) {
     return before((const Ranked *)a, (const Ranked *)b) ? -1 : 1;
+}
+
+/* The k-th best boosted score among the ranked slots of touched[from, to), or -inf. */
+static double kth_best(const Query *q, Py_ssize_t from, Py_ssize_t to, Py_ssize_t k) {
+    double *best = PyMem_Malloc(sizeof(double) * (size_t)(k + 1));
+    if (best == NULL) return -INFINITY; /* no pruning: the same result, more work */
+    Py_ssize_t count = 0;
+    for (Py_ssize_t j = from; j < to; j++) {
+        Py_ssize_t slot = q->touched[j];
+        if (q->flags[slot] & EXACT) continue;
+        double value = boosted(q, slot, q->score[slot], (int32_t)(q->counts[slot] >> 16));
+        Py_ssize_t at;
+        if (count < k) {
+            at = count++;
+            best[at] = value;
+            while (at > 0 && best[(at - 1) / 2] > best[at]) { /* a min-heap: the k-th at 0 */
+                double swap = best[at];
+                best[at] = best[(at - 1) / 2];
+                best[(at - 1) / 2] = swap;
+                at = (at - 1) / 2;
+            }
+        } else if (value > best[0]) {
+            best[0] = value;
+            for (at = 0;;) {
+                Py_ssize_t low = at, left = 2 * at + 1, right = left + 1;
+                if (left < count && best[left] < best[low]) low = left;
+                if (right < count && best[right] < best[low]) low = right;
+                if (low == at) break;
+                double swap = best[at];
+                best[at] = best[low];
+                best[low] = swap;
+                at = low;
+            }
+        }
+    }
+    double found = count < k ? -INFINITY : best[0];
+    PyMem_Free(best);
+    return found;
+}
+
+static inline int is_expansion(const Query *q, Py_ssize_t t) {
+    return q->token_start[t + 1] - q->token_start[t] != 1 ||
+           q->parts[q->token_start[t]].term[2] >= 0;
+}
+
+/* Admission off, pruned (MaxScore, exact). A token's score is below its bound (a saturation
+ * is below 1), and a document's name coverage is at most 1 but for the expansion tokens it
+ * holds in its name (each plain token in a name is one of its distinct tokens): so a document
+ * holding only tokens whose bounds add up to R scores at most R (1 + boost min(m, 1 + e)),
+ * m those tokens, e the expansions among them. The holders of the highest-bound token are
+ * scored first (all tokens, in order); their k-th best is a floor of the final k-th best;
+ * the fewest highest-bound tokens whose rest cannot reach it are the essential ones, and only
+ * their holders are scored. The caller passes bounds only when the first token is held by
+ * few documents. Returns 1 when it ranked the query, 0 when the caller must score every
+ * posting (nothing to prune: the state is as it was), -1 on bad data. */
+static void unscore(Query *q) {
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = q->touched[j];
+        q->score[slot] = 0.0;
+        q->counts[slot] = 0;
+        q->flags[slot] &= EXACT;
+    }
+    q->touched_count = 0;
+}
+
+static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
+    Py_ssize_t tokens = q->token_count;
+    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
+    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)tokens * 2);
+    if (order == NULL) return 0;
+    Py_ssize_t *runs = order + tokens, every = 0;
+    for (Py_ssize_t t = 0; t < tokens; t++) { /* by bound, highest first (few tokens) */
+        runs[t] = postings_of(q, t);
+        every += runs[t];
+        Py_ssize_t at = t;
+        while (at > 0 && bounds[order[at - 1]] < bounds[t]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = t;
+    }
+    int outcome = -1;
+    /* The first round: the holders of the highest-bound tokens, until there are `limit` of
+     * them (so that a k-th best exists), if scoring them costs well under scoring all. */
+    Py_ssize_t essential = 0, nominated = 0;
+    while (essential < tokens - 1 && nominated <= limit) nominated += runs[order[essential++]];
+    if (nominated <= limit || nominated + filtered_cost(q, runs, nominated) > every / 2) {
+        outcome = 0; /* nothing to prune: the caller scores every posting */
+        goto finish;
+    }
+    for (Py_ssize_t j = 0; j < essential; j++)
+        if (nominate_holders(q, order[j]) < 0) goto finish;
+    if (score_tokens(q, 1, 0) < 0) goto finish;
+    Py_ssize_t first_round = q->touched_count;
+    double threshold = kth_best(q, 0, first_round, limit);
+    double rest = 0.0;
+    Py_ssize_t expansions = 0, first_essential = essential;
+    for (Py_ssize_t j = essential; j < tokens; j++) {
+        rest += bounds[order[j]];
+        expansions += is_expansion(q, order[j]);
+    }
+    for (; essential < tokens; essential++) {
+        Py_ssize_t others = tokens - essential;
+        double coverage = (double)(others < 1 + expansions ? others : 1 + expansions);
+        if (rest * (1.0 + q->boost * coverage) * (1.0 + 1e-9) < threshold) break;
+        rest -= bounds[order[essential]];
+        expansions -= is_expansion(q, order[essential]);
+    }
+    Py_ssize_t more = 0;
+    for (Py_ssize_t j = first_essential; j < essential; j++) more += runs[order[j]];
+    if (essential == tokens || more + filtered_cost(q, runs, more) > every) {
+        unscore(q); /* pruning would not pay: score every posting, from scratch */
+        outcome = 0;
+        goto finish;
+    }
+    if (essential > first_essential) { /* the other essential tokens' holders, not scored yet */
+        for (Py_ssize_t j = 0; j < first_round; j++) {
+            Py_ssize_t slot = q->touched[j];
+            q->flags[slot] = (uint8_t)((q->flags[slot] & ~CANDIDATE) | DONE);
+        }
+        for (Py_ssize_t j = first_essential; j < essential; j++)
+            if (nominate_holders(q, order[j]) < 0) goto finish;
+        if (score_tokens(q, 1, first_round) < 0) goto finish;
+    }
+    outcome = 1;
+finish:
+    PyMem_Free(order);
+    return outcome;
+}
+
+/* The best `limit` ranked slots into `heap` (the worst at its root); returns how many. Each
+ * touched slot is read once more, here, and its columns zeroed on the way (dense: every slot,
+ * in order, zeroed after). Local restrict pointers: see scan_cached. */
+static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int filtered,
+                       Py_ssize_t floor) {
+    double *restrict score = q->score;
+    uint32_t *restrict counts = q->counts;
+    uint8_t *restrict flags = q->flags;
+    const int32_t *restrict touched = q->touched;
+    int dense = q->dense, prefilter = q->boost >= 0.0;
+    double boost = q->boost;
+    Py_ssize_t scanned = dense ? q->total : q->touched_count, count = 0;
+    for (Py_ssize_t j = 0; j < scanned; j++) {
+        Py_ssize_t slot = dense ? j : touched[j];
+        uint32_t held = counts[slot];
+        if (dense && !held) continue;
+        double value = score[slot];
+        uint8_t flag = flags[slot];
+        if (!dense) {
+            counts[slot] = 0;
+            score[slot] = 0.0;
+            flags[slot] = flag & EXACT; /* clear() clears the exact slots */
+        }
+        if (!limit || flag & EXACT || (filtered && (Py_ssize_t)(held & 0xFFFF) < floor)) continue;
+        int32_t name_hits = (int32_t)(held >> 16);
+        int first = q->named_count ? first_of(q, slot) : 0;
+        if (count == limit) {
+            /* name_hits / size <= name_hits, and rounding keeps that order: a bound that
+             * ranks below the worst kept needs no coverage factor. */
+            if (first < heap[0].first) continue;
+            if (prefilter && first == heap[0].first &&
+                value * (1.0 + boost * (double)name_hits) < heap[0].score)
+                continue;
+        }
+        Ranked candidate = {first, boosted(q, slot, value, name_hits), slot};
+        if (count < limit) {
+            heap[count++] = candidate;
+            sift_up(heap, count - 1);
+        } else if (before(&candidate, &heap[0])) {
+            heap[0] = candidate;
+            sift_down(heap, count, 0);
+        }
+    }
+    return count;
 }
 
 /* (slot, score, the tokens it holds): the held ones of `tokens`, in their order. */
@@ -561,8 +832,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 19) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 19 arguments");
+    if (nargs != 20) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 20 arguments");
         return NULL;
     }
     Query q;
@@ -573,6 +844,7 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     Ranked *heap = NULL;
     char *held = NULL;
     int64_t *named = NULL;
+    double *bounds = NULL;
     PyObject *exact = NULL;
     int dirty = 0;
     Py_ssize_t count, extra_count, n;
@@ -624,13 +896,14 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     Py_ssize_t capacity = (scratch_bytes - SCRATCH_HEADER) / SCRATCH_SLOT;
     q.score = (double *)(scratch + SCRATCH_HEADER);
     q.tmp = q.score + capacity;
-    q.counts = (uint64_t *)(q.tmp + capacity);
+    q.counts = (uint32_t *)(q.tmp + capacity);
     q.touched = (int32_t *)(q.counts + capacity);
     q.token_touched = q.touched + capacity;
     q.flags = (uint8_t *)(q.token_touched + capacity);
     dirty = 1;
 
     if (parse_params(&q, args[10]) < 0) goto done;
+    memset(q.coverage, 0, sizeof(q.coverage));
     Py_ssize_t version;
     if (as_index(args[18], &version) < 0) goto done;
     q.version = (uint32_t)version;
@@ -640,6 +913,10 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         goto done;
     }
     q.token_count = PyList_GET_SIZE(tokens);
+    if (q.token_count > MAX_TOKENS) {
+        PyErr_SetString(PyExc_ValueError, "bm25 kernel: more than 65535 distinct tokens");
+        goto done;
+    }
     if (parse_segments(&q, &views, args[0]) < 0) goto done;
     if (parse_parts(&q, args[11]) < 0) goto done;
 
@@ -677,6 +954,21 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     Py_ssize_t limit = PyLong_AsSsize_t(args[17]);
     if (limit == -1 && PyErr_Occurred()) goto done;
     Py_ssize_t exact_count = PyList_GET_SIZE(exact);
+    if (args[19] != Py_None) {
+        if (!PyList_Check(args[19]) || PyList_GET_SIZE(args[19]) != q.token_count) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: bounds must be a float a token");
+            goto done;
+        }
+        bounds = PyMem_Malloc(sizeof(double) * (size_t)(q.token_count + 1));
+        if (bounds == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t t = 0; t < q.token_count; t++) {
+            bounds[t] = PyFloat_AsDouble(PyList_GET_ITEM(args[19], t));
+            if (bounds[t] == -1.0 && PyErr_Occurred()) goto done;
+        }
+    }
 
     if (required != NULL) {
         if (touch_required(&q, required) < 0) {
@@ -693,51 +985,43 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         if (required != NULL) nominate(&q, slot);
         q.flags[slot] |= EXACT;
     }
-    if (score_tokens(&q, required != NULL) < 0) {
+    Py_ssize_t ranked_limit = limit - exact_count;
+    if (ranked_limit < 0) ranked_limit = 0;
+    int pruned = 0;
+    if (required == NULL) {
+        pruned = prune_off(&q, bounds, ranked_limit);
+        if (pruned < 0) {
+            corrupt("postings out of range");
+            goto done;
+        }
+    }
+    if (!pruned && required == NULL) {
+        Py_ssize_t every = 0; /* postings: most documents hold a token? */
+        for (Py_ssize_t t = 0; t < q.token_count; t++) every += postings_of(&q, t);
+        q.dense = every * 2 >= q.total;
+    }
+    if (!pruned && score_tokens(&q, required != NULL, 0) < 0) {
         corrupt("postings out of range");
         goto done;
     }
 
-    Py_ssize_t ranked_limit = limit - exact_count;
-    if (ranked_limit < 0) ranked_limit = 0;
     heap = PyMem_Malloc(sizeof(Ranked) * (size_t)(ranked_limit + 1));
     held = PyMem_Malloc((size_t)q.token_count + 1);
     if (heap == NULL || held == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t heap_count = 0;
-    /* Each touched slot is read once more, here, and its columns zeroed on the way. */
-    for (Py_ssize_t j = 0; j < q.touched_count; j++) {
-        Py_ssize_t slot = q.touched[j];
-        uint64_t counts = q.counts[slot];
-        double score = q.score[slot];
-        uint8_t flags = q.flags[slot];
-        q.counts[slot] = 0;
-        q.score[slot] = 0.0;
-        q.flags[slot] = flags & EXACT; /* clear() clears the exact slots */
-        int32_t name_hits = (int32_t)(counts >> 32);
-        if (!ranked_limit || flags & EXACT ||
-            (required != NULL && (Py_ssize_t)(uint32_t)counts < floor))
-            continue;
-        int first = q.named_count ? first_of(&q, slot) : 0;
-        if (heap_count == ranked_limit && q.boost >= 0.0) {
-            /* name_hits / size <= name_hits, and rounding keeps that order: a bound that
-             * ranks below the worst kept needs no division. */
-            if (first < heap[0].first) continue;
-            double bound = score * (1.0 + q.boost * (double)name_hits);
-            if (first == heap[0].first && bound < heap[0].score) continue;
-        }
-        Ranked candidate = {first, boosted(&q, slot, score, name_hits), slot};
-        if (heap_count < ranked_limit) {
-            heap[heap_count++] = candidate;
-            sift_up(heap, heap_count - 1);
-        } else if (before(&candidate, &heap[0])) {
-            heap[0] = candidate;
-            sift_down(heap, heap_count, 0);
+    Py_ssize_t heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
+    if (q.dense) { /* every column back to zero but the exact slots' flags, which clear() has */
+        memset(q.score, 0, sizeof(double) * (size_t)q.total);
+        memset(q.counts, 0, sizeof(uint32_t) * (size_t)q.total);
+        for (Py_ssize_t j = 0; j < exact_count; j++) {
+            Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+            q.flags[slot] = EXACT;
         }
     }
     q.touched_count = 0;
+    q.dense = 0;
     qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
 
     Py_ssize_t shown = exact_count < limit ? exact_count : limit;
@@ -763,6 +1047,7 @@ done:
     PyMem_Free(heap);
     PyMem_Free(held);
     PyMem_Free(named);
+    PyMem_Free(bounds);
     PyMem_Free(q.segments);
     PyMem_Free(q.parts);
     PyMem_Free(q.token_start);
@@ -911,6 +1196,7 @@ PyMODINIT_FUNC PyInit__kernel(void) {
     PyObject *module = PyModule_Create(&kernel_module);
     if (module == NULL) return NULL;
     if (PyModule_AddIntConstant(module, "SCRATCH_HEADER", SCRATCH_HEADER) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_TOKENS", MAX_TOKENS) < 0 ||
         PyModule_AddIntConstant(module, "SCRATCH_SLOT", (long)SCRATCH_SLOT) < 0 ||
         PyModule_AddStringConstant(module, "IMPLEMENTATION", "c") < 0) {
         Py_DECREF(module);

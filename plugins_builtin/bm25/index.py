@@ -52,6 +52,7 @@ import numpy.typing as npt
 
 from hermes_core import Admission, SearchHit, ToolDocument
 
+from . import kernel_numpy
 from .admission import coverage_floor, exact_name_keys, required_tokens
 from .analysis import QueryAnalysis, analyze_query, unmatched_in
 from .build import FIELD_COUNT, MAX_COUNT, Postings, Vocabulary, bare_names, index_batch
@@ -80,6 +81,9 @@ distinct name tokens that the query holds (its words or their equivalents)."""
 NAMED_GROUP_SHARE = 0.7
 """A query names a group (server) when it holds every token of the group's name and, for each,
 at least this share of the tools holding it belong to the group."""
+PRUNE_SHARE = 0.25
+"""Admission off prunes (MaxScore) when the query's highest-bound token is held by at most
+this share of the documents (it scores their holders first)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -623,32 +627,39 @@ class BM25Index:
         slot_count = len(self._documents)
         extra_documents = context.extra_documents
         known: list[str] = []
-        parts: list[tuple[int, float, int, int]] = []
+        parts: list[tuple[int, float, int, int, int]] = []
         frequencies: dict[str, int] = {}
+        # Per token, the most it adds to a score (a saturation is below 1) and how many
+        # documents may hold it: admission off prunes with them.
+        bounds: list[float] = []
+        holders: list[int] = []
         for token, repeats in query_terms.items():
             term, local, frequency, idf = context.token(token)
             frequencies[token] = frequency
             if frequency:
-                parts.append((len(known), repeats * idf * (K1 + 1.0), term, local, -1))
+                weight = repeats * idf * (K1 + 1.0)
+                parts.append((len(known), weight, term, local, -1))
                 known.append(token)
+                bounds.append(weight)
+                holders.append(frequency)
         # An expansion token's score is its equivalents' term scores, each at its own weight,
         # added in the order of the equivalence table: over the index alone, their run merged
         # once a version (one part); with extra candidates, one part an equivalent.
         segments = context.segments
         for token in expanded:
-            if extra:
-                expansion = context.expansion(token)
-                if expansion:
-                    position = len(known)
-                    known.append(expansion_token(token))
-                    parts += [
-                        (position, weight, term, local, -1) for term, local, weight in expansion
-                    ]
+            expansion = context.expansion(token)
+            merged = None if extra or not expansion else self._merged_expansion(context, token)
+            if not expansion or (merged is None and not extra):
                 continue
-            merged = self._merged_expansion(context, token)
-            if merged is not None:
-                parts.append((len(known), 1.0, -1, -1, merged))
-                known.append(expansion_token(token))
+            position = len(known)
+            known.append(expansion_token(token))
+            holders.append(sum(context.token(word)[2] for word in context.words(token)))
+            if merged is None:
+                bounds.append(sum(weight for _, _, weight in expansion))
+                parts += [(position, weight, term, local, -1) for term, local, weight in expansion]
+            else:
+                bounds.append(context.merged_bounds[merged])  # its run's largest score
+                parts.append((position, 1.0, -1, -1, merged))
                 segments = context.segments_with_expansions
         exact = self._exact_slots(exact_query, extra_documents, slot_count)
         if extra_documents:
@@ -667,7 +678,8 @@ class BM25Index:
             floor = coverage_floor(known_admitting, admission)
         if len(self._scratch) < context.scratch:
             self._scratch = bytearray(context.scratch + context.scratch // 4)
-        found = self._kernel.search(
+        kernel = self._kernel if len(known) <= self._kernel.MAX_TOKENS else kernel_numpy
+        found = kernel.search(
             segments,
             slot_count,
             self._lengths,
@@ -687,6 +699,7 @@ class BM25Index:
             named_ids,
             limit,
             self._version % 0xFFFFFFFF + 1,
+            self._pruning(bounds, holders, context.document_count),
         )
         documents = self._documents
         if not extra_documents:
@@ -704,6 +717,17 @@ class BM25Index:
             )
             for slot, score, matched in found
         ]
+
+    @staticmethod
+    def _pruning(
+        bounds: list[float], holders: list[int], document_count: int
+    ) -> list[float] | None:
+        """The bounds the kernel prunes admission off with, or ``None`` when pruning does not
+        pay: the highest-bound token's holders are scored first, so they must be few."""
+        if len(bounds) < 2:
+            return None
+        top = max(range(len(bounds)), key=bounds.__getitem__)
+        return bounds if holders[top] <= PRUNE_SHARE * document_count else None
 
     def _merged_expansion(self, context: _Context, token: str) -> int | None:
         """The id of ``token``'s merged expansion run in the context's expansion segment
@@ -946,6 +970,8 @@ class _Context:
         self.merged: dict[str, int | None] = {}
         """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
         self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
+        self.merged_bounds: list[float] = []
+        """The largest score of each merged run."""
         self.segments_with_expansions: list[Any] = segments
         self.holds = _Holds(ids, frequency)
         self.scratch = 0
@@ -971,6 +997,7 @@ class _Context:
         """Add a merged expansion run (its slots, and each one's saturation, negated when in
         the name) to the expansion segment, which spans every slot; returns its id there."""
         self._runs.append((slots.astype(np.int32), values))
+        self.merged_bounds.append(float(np.abs(values).max()))
         self.merged[token] = len(self._runs) - 1
         offsets = np.zeros(len(self._runs) + 1, dtype=np.int64)
         np.cumsum([len(slots) for slots, _ in self._runs], out=offsets[1:])
@@ -988,6 +1015,10 @@ class _Context:
         if found is None:
             found = self._naming[token] = groups(token, self.token(token)[2])
         return found
+
+    def words(self, token: str) -> tuple[str, ...]:
+        """``token``'s equivalents (all of them, held or not)."""
+        return equivalent_words(self._equivalents, token)
 
     def expansion(self, token: str) -> list[tuple[int, int, float]]:
         """The parts of ``token``'s expansion token: each equivalent some document holds, with

@@ -27,6 +27,8 @@ IMPLEMENTATION: Final = "numpy"
 SCRATCH_HEADER: Final = 0
 """This implementation needs no scratch memory (the C kernel's constants have these names)."""
 SCRATCH_SLOT: Final = 0
+MAX_TOKENS: Final = 1 << 62
+"""As many distinct tokens a query as anyone has (the C kernel's counts take 65,535)."""
 
 _FIELDS = 5
 Segment = tuple[int, int, Any, Any, Any, int, int, Any, Any]
@@ -78,6 +80,7 @@ def search(
     named: Sequence[int],
     limit: int,
     version: int,
+    bounds: Sequence[float] | None = None,
 ) -> list[Hit]:
     """The hits of one query, best first: the ``exact`` slots (at most ``limit``), then the
     best of the others by (in a ``named`` group first, score, slot).
@@ -88,10 +91,11 @@ def search(
     ``required`` (one byte a token) is ``None`` for admission ``off``, where every document
     holding a token is ranked; otherwise only the holders of a required token are, and only
     those holding at least ``floor`` distinct tokens. ``scratch`` (working memory), a
-    segment's cache arrays and ``version`` (which says whether a cache entry is current) serve
-    the C kernel only.
+    segment's cache arrays, ``version`` (which says whether a cache entry is current) and
+    ``bounds`` (each token's most a document can score with it, for pruning under ``off``)
+    serve the C kernel only: this one scores every candidate, with the same result.
     """
-    del scratch, version
+    del scratch, version, bounds
     token_count = len(tokens)
     boost = params[2]
     all_lengths = np.concatenate(

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from engine import BM25Index, kernel
+from engine import index as index_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search.backend import Admission, ToolDocument
+from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
 from hermes_core.testing import HermesCli
+
+SAAS_QUERIES = Path(__file__).resolve().parents[2] / "benchmarks/data/saas-keyword/queries.jsonl"
 
 # Equivalence-table words (create/add/new, issue/ticket, list/all, get/fetch...) so that
 # expansion tokens, with several parts each, are exercised, and words that name groups.
@@ -48,6 +53,15 @@ operations = st.lists(
     ),
     max_size=8,
 )
+
+
+def _both_kernels(
+    documents: list[ToolDocument],
+) -> tuple[BM25Index, BM25Index]:
+    return (
+        BM25Index(documents, kernel=kernel.KERNELS["c"]),
+        BM25Index(documents, kernel=kernel.KERNELS["numpy"]),
+    )
 
 
 def _both(
@@ -93,9 +107,24 @@ def test_c_kernel_ranks_exactly_as_its_numpy_reference(
     for admission in admissions:
         for candidates in ((), extra):
             expected = reference.search(query, limit, admission, extra=candidates)
-            # Twice: the second search reads the saturations the first one cached.
-            for _ in range(2):
-                assert compiled.search(query, limit, admission, extra=candidates) == expected
+            # Twice: the second search reads the saturations the first one cached; then
+            # with pruning whenever off has two tokens or more (the C kernel's MaxScore).
+            for share in (index_module.PRUNE_SHARE, index_module.PRUNE_SHARE, 1.0):
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setattr(index_module, "PRUNE_SHARE", share)
+                    found = compiled.search(query, limit, admission, extra=candidates)
+                assert found == expected
+
+
+def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
+    # The C kernel prunes admission off (MaxScore); its numpy reference scores every holder.
+    catalog = catalog_documents(load_catalog(data_dir / "saas_openapi_catalog" / "catalog.json"))
+    compiled, reference = _both_kernels(catalog)
+    queries = [item.query for item in load_queries(SAAS_QUERIES)]
+    queries += ["github users list", "list all", "create new issue ticket", "get"]
+    for query in queries:
+        for limit in (1, 5, 10):
+            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
 
 
 def test_c_kernel_rejects_postings_that_name_no_document() -> None:
