@@ -31,9 +31,36 @@ static inline Py_ssize_t bits_of(Py_ssize_t run) {
 }
 
 static inline Py_ssize_t lookup_cost(Py_ssize_t run, Py_ssize_t candidates) {
-    Py_ssize_t search = candidates * bits_of(run) / 2;
+    /* The candidates come sorted: each search gallops on from the last one's place. */
+    Py_ssize_t search = candidates ? candidates * (1 + bits_of(run / candidates)) : 0;
     return search < run ? search : run;
 }
+
+/* The position of `slot` in the sorted slots[*at, end), or -1; *at moves to where the next,
+ * larger slot's search starts (exponential steps, then a binary search). */
+static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t end,
+                                Py_ssize_t slot) {
+    Py_ssize_t low = *at;
+    if (low >= end) return -1;
+    if (slots[low] >= slot) return slots[low] == slot ? low : -1;
+    Py_ssize_t step = 1, high = low + 1; /* slots[low] < slot */
+    while (high < end && slots[high] < slot) {
+        low = high;
+        step <<= 1;
+        high = low + step;
+    }
+    if (high > end) high = end;
+    while (high - low > 1) { /* slots[low] < slot <= slots[high] (or high is the end) */
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (slots[middle] < slot)
+            low = middle;
+        else
+            high = middle;
+    }
+    *at = high;
+    return high < end && slots[high] == slot ? high : -1;
+}
+
 
 /* The working memory of a query, a column per slot (structure of arrays: a posting touches
  * few bytes). Outside a call every column is zero, so a call clears only what it touched. */
@@ -255,6 +282,22 @@ static inline int scan(Query *q, const Segment *s, const Part *p, int single, in
     return 0;
 }
 
+static int compare_slots(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort the candidates touched[from, count) by slot (for gallop), unless they are already. */
+static void sort_candidates(Query *q, Py_ssize_t from) {
+    for (Py_ssize_t j = from + 1; j < q->touched_count; j++) {
+        if (q->touched[j - 1] > q->touched[j]) {
+            qsort(q->touched + from, (size_t)(q->touched_count - from), sizeof(int32_t),
+                  compare_slots);
+            return;
+        }
+    }
+}
+
 /* scan() for the common case: a token of one part, its saturations cached, no dead slots.
  * The columns are read through local restrict pointers, so the compiler keeps them in
  * registers (through `q` it would reload them a posting, not knowing they do not alias). */
@@ -291,6 +334,7 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
  * document. Returns -1 on bad data. */
 static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
     Py_ssize_t candidates = q->touched_count - from;
+    if (filtered) sort_candidates(q, from);
     for (Py_ssize_t t = 0; t < q->token_count; t++) {
         int single = q->token_start[t + 1] - q->token_start[t] == 1;
         for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
@@ -302,10 +346,11 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
                 if (found < 0) return -1;
                 if (!found) continue;
                 if (filtered && lookup_cost(end - start, candidates) < end - start) {
+                    Py_ssize_t at = start;
                     for (Py_ssize_t j = from; j < q->touched_count; j++) {
                         Py_ssize_t slot = q->touched[j];
                         if (!in_segment(s, slot)) continue;
-                        Py_ssize_t i = find(s->slots, start, end, slot);
+                        Py_ssize_t i = gallop(s->slots, &at, end, slot);
                         if (i < 0) continue;
                         int in_name;
                         double value = posting(q, s, i, slot, &in_name);
@@ -644,8 +689,8 @@ finish:
 }
 
 /* The best `limit` ranked slots into `heap` (the worst at its root); returns how many. Each
- * touched slot is read once more, here, and its columns zeroed on the way (dense: every slot,
- * in order, zeroed after). Local restrict pointers: see scan_cached. */
+ * touched slot is read once more, here, and its columns zeroed on the way (dense: every slot
+ * is read, in order). Local restrict pointers: see scan_cached. */
 static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int filtered,
                        Py_ssize_t floor) {
     double *restrict score = q->score;
@@ -661,11 +706,9 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
         if (dense && !held) continue;
         double value = score[slot];
         uint8_t flag = flags[slot];
-        if (!dense) {
-            counts[slot] = 0;
-            score[slot] = 0.0;
-            flags[slot] = flag & EXACT; /* clear() clears the exact slots */
-        }
+        counts[slot] = 0;
+        score[slot] = 0.0;
+        flags[slot] = flag & EXACT; /* clear() clears the exact slots */
         if (!limit || flag & EXACT || (filtered && (Py_ssize_t)(held & 0xFFFF) < floor)) continue;
         int32_t name_hits = (int32_t)(held >> 16);
         int first = q->named_count ? first_of(q, slot) : 0;
@@ -1012,14 +1055,6 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         goto done;
     }
     Py_ssize_t heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
-    if (q.dense) { /* every column back to zero but the exact slots' flags, which clear() has */
-        memset(q.score, 0, sizeof(double) * (size_t)q.total);
-        memset(q.counts, 0, sizeof(uint32_t) * (size_t)q.total);
-        for (Py_ssize_t j = 0; j < exact_count; j++) {
-            Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
-            q.flags[slot] = EXACT;
-        }
-    }
     q.touched_count = 0;
     q.dense = 0;
     qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
