@@ -21,8 +21,7 @@ Against the index's vocabulary (``known``), in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import NamedTuple
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
 from .tokenize import query_words, stem, stem_words
@@ -36,20 +35,53 @@ MIN_SPLIT_PART = 3
 """The shortest part a split may have (``sla`` + ``ck`` is no split of ``slack``)."""
 
 
-class QueryAnalysis(NamedTuple):
+class QueryAnalysis:
     """What a query is ranked with, and its words.
 
     ``tokens``: stems in query order, then compound and split tokens; repeats count again.
     ``expanded``: the distinct tokens that have equivalents, each ranked with its expansion
-    token. ``answers``: each distinct word with the tokens that answer it (its stem, its
-    compounds, its expansion token; a tool answers the word when it holds one of them).
-    ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    token. ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    :attr:`answers`: each distinct word with the tokens that answer it.
     """
 
-    tokens: tuple[str, ...]
-    expanded: tuple[str, ...]
-    answers: tuple[tuple[str, tuple[str, ...]], ...]
-    unmatched: tuple[str, ...]
+    __slots__ = ("_answers", "_compounds", "_equivalents", "_stems", "_words", "expanded",
+                 "tokens", "unmatched")  # fmt: skip
+
+    def __init__(
+        self,
+        tokens: tuple[str, ...],
+        expanded: tuple[str, ...],
+        unmatched: tuple[str, ...],
+        words: Sequence[str],
+        stems: Sequence[str],
+        compounds: Mapping[int, Sequence[str]],
+        equivalents: Collection[str],
+    ) -> None:
+        self.tokens = tokens
+        self.expanded = expanded
+        self.unmatched = unmatched
+        self._words = words
+        self._stems = stems
+        self._compounds = compounds
+        self._equivalents = equivalents
+        self._answers: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+
+    @property
+    def answers(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each distinct word with the tokens that answer it: its stem, its compounds, its
+        expansion token (a tool answers the word when it holds one of them). Worked out when
+        first asked for (only the unmatched words need it)."""
+        if self._answers is None:
+            answers: dict[str, tuple[str, ...]] = {}
+            for position, word in enumerate(self._words):
+                if word not in answers:
+                    token = self._stems[position]
+                    found = (token, *self._compounds.get(position, ()))
+                    if token in self._equivalents:
+                        found = (*found, expansion_token(token))
+                    answers[word] = found
+            self._answers = tuple(answers.items())
+        return self._answers
 
 
 def analyze_query(
@@ -86,16 +118,9 @@ def analyze_query(
                 tokens.append(token)  # held by no tool: strict admission answers nothing
             unmatched.append(word)
     ranked = tuple(tokens + added) if added else tuple(tokens)
-    expanded = tuple(token for token in dict.fromkeys(ranked) if token in equivalents)
-    answers: dict[str, tuple[str, ...]] = {}
-    for position, word in enumerate(words):
-        if word not in answers:
-            token = stems[position]
-            found = (token, *compounds[position]) if position in compounds else (token,)
-            if token in equivalents:
-                found = (*found, expansion_token(token))
-            answers[word] = found
-    return QueryAnalysis(ranked, expanded, tuple(answers.items()), tuple(dict.fromkeys(unmatched)))
+    expanded = tuple([token for token in dict.fromkeys(ranked) if token in equivalents])
+    found = tuple(dict.fromkeys(unmatched)) if unmatched else ()
+    return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
 
 
 def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> list[str]:

@@ -522,7 +522,7 @@ class BM25Index:
         """``query``'s tokens and unmatched words against this index and ``extra``
         (:mod:`.analysis`); the last answer is kept, as ``tool_search`` asks for the hits and
         the unmatched words of each query."""
-        key = (query, tuple(document.name for document in extra), self._version)
+        key = (query, tuple([document.name for document in extra]) if extra else (), self._version)
         if self._last_analysis is not None and self._last_analysis[0] == key:
             return self._last_analysis[1]
         ids, frequency = self._vocabulary.ids, self._frequency
@@ -699,7 +699,7 @@ class BM25Index:
             named_ids,
             limit,
             self._version % 0xFFFFFFFF + 1,
-            self._pruning(bounds, holders, context.document_count),
+            self._pruning(bounds, holders, context.document_count) if required is None else None,
         )
         documents = self._documents
         if not extra_documents:
