@@ -200,14 +200,14 @@ class Postings:
         return frequencies
 
 
-_MCP_PREFIX: Final = "mcp__"
+MCP_PREFIX: Final = "mcp__"
 
 
 def bare_names(documents: Sequence[ToolDocument]) -> list[str]:
     """The :attr:`~hermes_core.ToolDocument.bare_name` of each of ``documents``, asked only of
     the names it may change (those with an ``mcp__`` prefix): a catalog has many."""
     return [
-        document.bare_name if document.name.startswith(_MCP_PREFIX) else document.name
+        document.bare_name if document.name.startswith(MCP_PREFIX) else document.name
         for document in documents
     ]
 

@@ -22,12 +22,17 @@ slots dead (and takes the documents' frequencies back out, tokenizing them again
 table makes that cheap); small trailing segments are merged as they accumulate, so a query
 visits few segments, and the whole index is rebuilt once dead slots outnumber live ones.
 
-A query is analyzed (:mod:`.analysis`), its tokens' weights computed here, and the kernel
-(:mod:`.kernel`: C, or its numpy reference) ranks it in one call: under ``strict`` and
-``lenient`` it scores the holders of the required tokens, looking each up in the other tokens'
-postings or scanning them, whichever is shorter; under ``off`` it adds every posting of the
-query's tokens into one accumulator (no pruning rounds, no fallback); then it keeps the top
-``limit`` with a heap (named groups first, then score, then registry order).
+A query is analyzed (:mod:`.analysis`), its tokens' weights computed here (each token's term
+ids, frequency and idf looked up once per version, in a :class:`_Context`), and the kernel
+(:mod:`.kernel`: C, or its numpy reference) ranks it in one call. The saturations of a term's
+postings are computed on its first query after a change and kept; an expansion token's
+equivalents are merged once per version into one run. Under ``strict`` and ``lenient`` the
+kernel scores the holders of the required tokens, looking each up in the other tokens'
+postings or scanning them, whichever is cheaper; under ``off`` it prunes exactly (MaxScore)
+when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and pruning is
+cheaper than scoring every posting, else it adds every posting into one accumulator; there are
+no rounds that rescore and fall back. A heap keeps the top ``limit`` (named groups first, then
+score, then registry order).
 
 Persistence (:mod:`.store`): with a ``cache_dir``, :meth:`BM25Index.build` of a catalog of at
 least ``persist_min_documents`` documents saves its arrays there, keyed by a hash of the
@@ -41,6 +46,7 @@ from __future__ import annotations
 import bisect
 import logging
 import math
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +61,15 @@ from hermes_core import Admission, SearchHit, ToolDocument
 from . import kernel_numpy
 from .admission import coverage_floor, exact_name_keys, required_tokens
 from .analysis import QueryAnalysis, analyze_query, unmatched_in
-from .build import FIELD_COUNT, MAX_COUNT, Postings, Vocabulary, bare_names, index_batch
+from .build import (
+    FIELD_COUNT,
+    MAX_COUNT,
+    MCP_PREFIX,
+    Postings,
+    Vocabulary,
+    bare_names,
+    index_batch,
+)
 from .equivalents import (
     EQUIVALENT_WEIGHT,
     EQUIVALENTS,
@@ -233,19 +247,17 @@ class BM25Index:
         """Index ``documents`` after the existing ones; a name already indexed is replaced (its
         new copy takes the new registry position)."""
         self._version += 1
-        latest: dict[str, ToolDocument] = {}
-        for document in documents:
-            latest.pop(document.name, None)
-            latest[document.name] = document
-        if not latest:
+        batch = _latest(documents)
+        if not batch:
             return
-        replaced = [name for name in latest if name in self._slot_of]
+        replaced = [document.name for document in batch if document.name in self._slot_of]
         if replaced:
             self._remove_slots([self._slot_of.pop(name) for name in replaced])
-        batch = list(latest.values())
         first_slot = len(self._documents)
         group_names = [document.group for document in batch]
-        group_of = {group: self._group_id(group) for group in dict.fromkeys(group_names)}
+        distinct = list(dict.fromkeys(group_names))
+        self._register_groups(distinct)
+        group_of = {group: self._group_ids[group] for group in distinct}
         groups = np.fromiter(map(group_of.__getitem__, group_names), np.int32, len(batch))
         bare = bare_names(batch)
         postings = index_batch(
@@ -282,12 +294,17 @@ class BM25Index:
         slots = range(first_slot, first_slot + len(batch))
         names = [document.name for document in batch]
         self._slot_of.update(zip(names, slots, strict=True))
-        # The keys of exact_name_keys, a list at a time: this runs for every tool of a catalog.
-        keys = [name.strip().lower() for name in names]
-        self._add_exact(keys, slots)
-        stripped = [name.strip().lower() for name in bare]
-        more = [(k, s) for k, b, s in zip(stripped, keys, slots, strict=True) if k != b]
-        self._add_exact([key for key, _ in more], [slot for _, slot in more])
+        # The keys of exact_name_keys but a tool's own name, which _slot_of finds: a catalog
+        # of lowercase names without mcp__ prefixes needs none.
+        joined = "\x00".join(names)
+        if joined != joined.lower() or _WHITESPACE.search(joined) or MCP_PREFIX in joined:
+            for name, plain, slot in zip(names, bare, slots, strict=True):
+                key = name.strip().lower()
+                if key != name:
+                    self._add_exact(key, slot)
+                other = plain.strip().lower()
+                if other != key and other != name:
+                    self._add_exact(other, slot)
         counts = np.bincount(groups, minlength=len(self._group_sizes)).tolist()
         self._group_sizes = [
             size + added for size, added in zip(self._group_sizes, counts, strict=True)
@@ -295,18 +312,16 @@ class BM25Index:
         self._live += len(batch)
         self._total_lengths += lengths.sum(axis=0, dtype=np.int64)
 
-    def _add_exact(self, keys: Sequence[str], slots: Sequence[int]) -> None:
-        """Let each of ``keys`` name its slot exactly (a key most often names one tool: then
-        it maps to its slot, else to the list of them)."""
-        exact = self._exact
-        for key, slot in zip(keys, slots, strict=True):
-            held = exact.get(key)
-            if held is None:
-                exact[key] = slot
-            elif isinstance(held, int):
-                exact[key] = [held, slot]
-            else:
-                held.append(slot)
+    def _add_exact(self, key: str, slot: int) -> None:
+        """Let ``key`` name ``slot`` exactly (a key most often names one tool: then it maps to
+        its slot, else to the list of them)."""
+        held = self._exact.get(key)
+        if held is None:
+            self._exact[key] = slot
+        elif isinstance(held, int):
+            self._exact[key] = [held, slot]
+        else:
+            held.append(slot)
 
     def _count_frequencies(self, postings: Postings, sign: int) -> None:
         """Add (``sign`` 1) or take back (-1) the document frequencies of ``postings``."""
@@ -325,17 +340,31 @@ class BM25Index:
     def _group_id(self, group: str) -> int:
         found = self._group_ids.get(group)
         if found is None:
+            self._register_groups([group])
+            found = self._group_ids[group]
+        return found
+
+    def _register_groups(self, groups: Sequence[str]) -> None:
+        """Give the new ones of ``groups`` ids, in order, with their names' tokens (tokenized
+        together, through the word table)."""
+        new = [group for group in dict.fromkeys(groups) if group not in self._group_ids]
+        named = [group for group in new if group and group != ToolDocument.OTHER_GROUP]
+        terms, of_group = self._vocabulary.text_terms(named)
+        sizes = np.bincount(of_group, minlength=len(named)).tolist()
+        runs = dict(
+            zip(named, np.split(terms, np.cumsum(sizes)[:-1]), strict=True) if named else ()
+        )
+        vocabulary = self._vocabulary.terms
+        for group in new:
             found = self._group_ids[group] = len(self._group_sizes)
             self._group_sizes.append(0)
             self._group_names.append(group)
-            named = group and group != ToolDocument.OTHER_GROUP
-            stems = tokenize(group) if named else []
-            tokens = tuple(dict.fromkeys(stems))
+            ids = runs.get(group, _NO_INTS).astype(np.int32)
+            tokens = tuple(dict.fromkeys(vocabulary[term] for term in ids.tolist()))
             self._group_tokens.append(tokens)
-            self._group_terms.append(np.asarray(self._vocabulary.term_ids(stems), dtype=np.int32))
+            self._group_terms.append(ids)
             for token in tokens:
                 self._groups_of_token.setdefault(token, []).append(found)
-        return found
 
     def _group_term_ids(self, group: str) -> Int32Array:
         """The term ids of a group name's tokens (repeats kept; none for an unnamed group)."""
@@ -374,6 +403,8 @@ class BM25Index:
             self._documents[slot] = None
             if document is not None:
                 for key in exact_name_keys(document):
+                    if key == document.name:
+                        continue  # found through _slot_of
                     holders = self._exact[key]
                     if isinstance(holders, int):
                         del self._exact[key]
@@ -441,11 +472,7 @@ class BM25Index:
     def _install(self, stored: StoredIndex, documents: Sequence[ToolDocument]) -> bool:
         """Take the index of ``documents`` from ``stored``; ``False`` (with a warning) when its
         arrays do not describe them."""
-        latest: dict[str, ToolDocument] = {}
-        for document in documents:
-            latest.pop(document.name, None)
-            latest[document.name] = document
-        batch = list(latest.values())
+        batch = _latest(documents)
         arrays = stored.arrays
         problem = _check_layout(arrays)
         terms: list[str] = []
@@ -461,8 +488,7 @@ class BM25Index:
             )
             return False
         self._reset(Vocabulary(terms))
-        for group in stored.groups:  # the ids a build gives them, in the same order
-            self._group_id(group)
+        self._register_groups(stored.groups)  # the ids a build gives them, in the same order
         offsets = arrays["offsets"]
         self._count_frequencies(
             Postings(offsets, arrays["slots"], arrays["counts"], _NO_ROWS, _NO_INTS), 1
@@ -907,7 +933,12 @@ class BM25Index:
             return []
         key = query.strip().lower()
         held = self._exact.get(key)
-        slots = [] if held is None else [held] if isinstance(held, int) else sorted(held)
+        slots = [] if held is None else [held] if isinstance(held, int) else list(held)
+        named = self._slot_of.get(key)  # a tool whose name is its own key
+        if named is not None:
+            slots.append(named)
+        if len(slots) > 1:
+            slots.sort()
         if extra:
             slots.extend(
                 slot_count + index
@@ -915,6 +946,21 @@ class BM25Index:
                 if key in exact_name_keys(document)
             )
         return slots
+
+
+def _latest(documents: Sequence[ToolDocument]) -> list[ToolDocument]:
+    """``documents`` with each name once, its last copy, in the order of the last copies."""
+    names = [document.name for document in documents]
+    if len(dict.fromkeys(names)) == len(names):
+        return list(documents)
+    latest: dict[str, ToolDocument] = {}
+    for document in documents:
+        latest.pop(document.name, None)
+        latest[document.name] = document
+    return list(latest.values())
+
+
+_WHITESPACE: Final = re.compile(r"\s")
 
 
 class _Holds(dict[str, bool]):

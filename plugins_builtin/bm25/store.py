@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
+from itertools import chain
 from pathlib import Path
 from typing import Any, Final
 
@@ -81,22 +82,28 @@ def engine_fingerprint() -> str:
 
 def content_key(documents: Sequence[ToolDocument], field_weights: Mapping[str, float]) -> str:
     """The key of the index of ``documents`` (in this order) with these field weights: a hash
-    of every string of every document, with every string's length and every tuple's size, so
-    that no two catalogs give the same bytes."""
+    of every string of every document, field by field, with every string's length and every
+    tuple's size, so that no two catalogs give the same bytes."""
     digest = hashlib.sha256(engine_fingerprint().encode())
     digest.update(repr(sorted(field_weights.items())).encode())
-    for start in range(0, len(documents), 4096):
-        strings: list[str] = []
-        sizes: list[int] = []
-        for document in documents[start : start + 4096]:
-            strings += (document.name, document.description, document.group)
-            strings += document.parameter_names
-            strings += document.parameter_descriptions
-            sizes += (len(document.parameter_names), len(document.parameter_descriptions))
-        digest.update("".join(strings).encode("utf-8", "surrogatepass"))
-        digest.update(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
-        digest.update(np.asarray(sizes, dtype=np.int64))
+    for start in range(0, len(documents), _KEY_CHUNK):
+        chunk = documents[start : start + _KEY_CHUNK]
+        names = [document.name for document in chunk]
+        descriptions = [document.description for document in chunk]
+        groups = [document.group for document in chunk]
+        parameters = [document.parameter_names for document in chunk]
+        described = [document.parameter_descriptions for document in chunk]
+        fields: list[Sequence[str]] = [names, descriptions, groups]
+        fields += [list(chain.from_iterable(parameters)), list(chain.from_iterable(described))]
+        for strings in fields:
+            digest.update("\x00".join(strings).encode("utf-8", "surrogatepass"))
+            digest.update(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+        for tuples in (parameters, described):
+            digest.update(np.fromiter(map(len, tuples), dtype=np.int64, count=len(tuples)))
     return digest.hexdigest()
+
+
+_KEY_CHUNK: Final = 65536
 
 
 @dataclass(frozen=True)
