@@ -46,7 +46,6 @@ from __future__ import annotations
 import bisect
 import logging
 import math
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,7 +296,8 @@ class BM25Index:
         # The keys of exact_name_keys but a tool's own name, which _slot_of finds: a catalog
         # of lowercase names without mcp__ prefixes needs none.
         joined = "\x00".join(names)
-        if joined != joined.lower() or _WHITESPACE.search(joined) or MCP_PREFIX in joined:
+        spaced = joined.split(maxsplit=1) != [joined]  # str.split's whitespace is strip's
+        if spaced or joined != joined.lower() or MCP_PREFIX in joined:
             for name, plain, slot in zip(names, bare, slots, strict=True):
                 key = name.strip().lower()
                 if key != name:
@@ -679,7 +679,7 @@ class BM25Index:
                 continue
             position = len(known)
             known.append(expansion_token(token))
-            holders.append(sum(context.token(word)[2] for word in context.words(token)))
+            holders.append(context.expansion_holders(token))
             if merged is None:
                 bounds.append(sum(weight for _, _, weight in expansion))
                 parts += [(position, weight, term, local, -1) for term, local, weight in expansion]
@@ -960,9 +960,6 @@ def _latest(documents: Sequence[ToolDocument]) -> list[ToolDocument]:
     return list(latest.values())
 
 
-_WHITESPACE: Final = re.compile(r"\s")
-
-
 class _Holds(dict[str, bool]):
     """Whether any document holds a token, each token looked up once (a few bytes a distinct
     query token, for one version of the index; emptied past :data:`_MAX_HOLDS` of them)."""
@@ -1013,6 +1010,7 @@ class _Context:
         self._tokens: dict[str, tuple[int, int, int, float]] = {}
         self._expansions: dict[str, list[tuple[int, int, float]]] = {}
         self._naming: dict[str, list[tuple[int, tuple[str, ...], int]]] = {}
+        self._expansion_holders: dict[str, int] = {}
         self.merged: dict[str, int | None] = {}
         """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
         self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
@@ -1062,9 +1060,14 @@ class _Context:
             found = self._naming[token] = groups(token, self.token(token)[2])
         return found
 
-    def words(self, token: str) -> tuple[str, ...]:
-        """``token``'s equivalents (all of them, held or not)."""
-        return equivalent_words(self._equivalents, token)
+    def expansion_holders(self, token: str) -> int:
+        """How many documents may hold ``token``'s expansion token: the sum of its
+        equivalents' document frequencies (a bound, for pruning)."""
+        found = self._expansion_holders.get(token)
+        if found is None:
+            words = equivalent_words(self._equivalents, token)
+            found = self._expansion_holders[token] = sum(self.token(word)[2] for word in words)
+        return found
 
     def expansion(self, token: str) -> list[tuple[int, int, float]]:
         """The parts of ``token``'s expansion token: each equivalent some document holds, with
