@@ -1,4 +1,5 @@
-"""Sessions: ``nox`` runs lint, typecheck and tests; ``nox -s tests`` runs the test suite only."""
+"""Sessions: ``nox`` runs lint, typecheck and tests; ``nox -s tests`` runs the test suite only
+(then the hybrid search plugin's tests, in ``tests_hybrid``)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,29 @@ def tests(session: nox.Session) -> None:
         *session.posargs,
         env={"HERMES_STRICT_PLUGINS": "1"},
     )
+    if not session.posargs:  # the whole suite, not a file picked by hand: the plugin's too
+        session.notify("tests_hybrid")
+
+
+@nox.session(python=PYTHON)
+def tests_hybrid(session: nox.Session) -> None:
+    """The tests of plugins/hermes-search-hybrid, with the plugin installed by pip as a user
+    installs it. They run in a virtualenv of their own (``nox -s tests`` queues this session
+    after its own run) because every test that lists plugins would see an installed pip
+    plugin, and the core suite's tests assume that none is installed."""
+    session.install("-e", ".[test]")
+    # The CPU build of torch that lies on this machine's disk; without it first, the plugin's
+    # sentence-transformers would pull a CUDA build of several GB.
+    session.install("torch==2.13.0")
+    session.install("-e", "plugins/hermes-search-hybrid")
+    # Typed like the bundled plugins; checked here, where its dependencies are installed.
+    session.run("mypy", "--strict", "plugins/hermes-search-hybrid/hermes_search_hybrid")
+    session.run(
+        "pytest",
+        "plugins/hermes-search-hybrid/tests",
+        *session.posargs,
+        env={"HERMES_STRICT_PLUGINS": "1"},
+    )
 
 
 @nox.session(python=PYTHON)
@@ -53,6 +77,6 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy strict on hermes_core/."""
+    """mypy strict on hermes_core/, the bundled plugins (plugins_builtin/) and examples/."""
     session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema", "types-regex")
     session.run("mypy")

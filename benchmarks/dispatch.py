@@ -1,20 +1,27 @@
-"""Dispatch overhead: a no-op tool through ``Dispatcher.dispatch`` against its bare handler.
+"""Dispatch overhead: a no-op tool through a real host's dispatcher against its bare handler.
 
-One pre hook and one post hook are registered, the ``annotations`` policy (the bundled plugin)
-decides, and the activity log is written, exactly as in a real host. Both sides run in the same
-process and event loop, so the comparison holds on any machine. Run:
+The host runs in a temporary home, as a real one: a directory plugin provides the no-op tool
+(deferred, so ``tool_call`` reaches it through the bridge) with one pre and one post hook, the
+bundled ``approvals`` plugin's ``annotations`` policy decides, and the activity log is written.
+Only the public API is used, so the same script measures an earlier revision too. Run:
 
-    /work/venv/bin/python benchmarks/dispatch.py [--calls 20] [--rounds 2000]
+    python benchmarks/dispatch.py [--calls 20] [--rounds 2000] [--baseline REV [--runs 5]]
 
-It prints the median time per call of each side, the overhead (the difference) and whether it is
-within the 50 µs budget (exit status 1 when it is not). Informational lines show the same call
-with synchronous hooks and handler, which pay for worker-thread hand-offs.
+It prints the median time per call of the handler awaited directly and through the dispatcher
+(``host.dispatcher.dispatch``), the overhead (the difference) and whether it is within the
+50 µs budget (exit status 1 when it is not); then ``host.dispatch`` of the same call and of a
+``tool_call`` naming it, also in a host whose plugin defers 5,000 more tools (what a call costs
+may grow with the catalog). Informational lines show the same call with synchronous hooks and
+handler, which pay for worker-thread hand-offs. With ``--baseline REV`` this checkout and REV
+are each measured in ``--runs`` subprocesses, one after the other, and a markdown table gives
+the medians and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
+import os
 import statistics
 import sys
 import tempfile
@@ -24,102 +31,87 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pluggy
+from _baseline import Figures, compare
 
-from hermes_core import hookspecs
-from hermes_core.approvals import select_policy
-from hermes_core.config import Config
-from hermes_core.dispatch import Dispatcher
-from hermes_core.hookspecs import hookimpl
-from hermes_core.paths import Environment
-from hermes_core.session import Session
-from hermes_core.specs import PluginContext, ToolCall
-from hermes_core.tools import Registry, Tool, ToolAnnotations, ToolResult
+from hermes_core import Config, Environment, Host, Session, ToolResult
+from hermes_core.testing import write_dir_plugin
 
+Call = Callable[[], Awaitable[ToolResult]]
 BUDGET_US = 50.0
-REPO = Path(__file__).resolve().parents[1]
-NOOP_RESULT = ToolResult.text("ok")
+MANY = 5000
+"""Deferred filler tools beside the no-op one in the host of the large-registry cases."""
+PLUGIN = '''"""The benchmark's no-op tool and hooks."""
+
+from hermes_core import Tool, ToolAnnotations, ToolResult, hookimpl
+
+RESULT = ToolResult.text("ok")
+FILLERS = {fillers}
 
 
-async def noop_async() -> ToolResult:
-    return NOOP_RESULT
+{kind}def noop():
+    return RESULT
 
 
-def noop_sync() -> ToolResult:
-    return NOOP_RESULT
-
-
-class AsyncHooks:
-    """One pre hook and one post hook, written as coroutines."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @hookimpl
-    async def hermes_pre_tool_call(self, call: ToolCall, session: Session) -> None:
-        self.calls += 1
-
-    @hookimpl
-    async def hermes_post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
-        self.calls += 1
-
-
-class SyncHooks:
-    """The same hooks as plain functions (each runs in a worker thread)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @hookimpl
-    def hermes_pre_tool_call(self, call: ToolCall, session: Session) -> None:
-        self.calls += 1
-
-    @hookimpl
-    def hermes_post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
-        self.calls += 1
-
-
-def _approvals_plugin() -> Any:
-    path = REPO / "plugins_builtin" / "approvals" / "__init__.py"
-    spec = importlib.util.spec_from_file_location("hermes_bench_approvals", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def build(root: Path, hooks: object, handler: Callable[..., Any]) -> Dispatcher:
-    """A dispatcher holding the no-op tool, ``hooks`` and the annotations policy."""
-    env = Environment(
-        home=root / "home", cwd=root, variables={"HERMES_LOG_DIR": str(root / "logs")}
+def tool(name, description):
+    return Tool(
+        name,
+        description,
+        handler=noop,
+        toolset="benchmark",
+        annotations=ToolAnnotations(read_only=True, destructive=False),
     )
-    config = Config()
-    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
-    approvals = _approvals_plugin()
-    manager.register(approvals, name="approvals")
-    manager.register(hooks, name="bench-hooks")
-    specs = [("approvals", spec) for spec in approvals.hermes_approval_policies()]
-    policy = select_policy(specs, config.approvals.policy, PluginContext(config, env))
-    registry = Registry()
-    registry.register(
-        Tool(
-            "noop",
-            "Does nothing.",
-            handler=handler,
-            annotations=ToolAnnotations(read_only=True, destructive=False),
-        ),
-        owner="bench",
-    )
-    return Dispatcher(registry, manager, policy, config, env)
 
 
-async def per_call_us(
+@hookimpl
+def hermes_tools(config, env):
+    fillers = [tool(f"filler_{{n}}", f"Filler tool number {{n}}.") for n in range(FILLERS)]
+    return [tool("noop", "Does nothing."), *fillers]
+
+
+@hookimpl
+{kind}def hermes_pre_tool_call(call, session):
+    return None
+
+
+@hookimpl
+{kind}def hermes_post_tool_call(call, result, session):
+    return None
+'''
+CASES = {
+    "handler": "handler awaited directly",
+    "dispatcher": "`host.dispatcher.dispatch` (async hooks)",
+    "overhead": "dispatch overhead (budget 50 µs)",
+    "host": "`host.dispatch`, direct call",
+    "tool_call": "`host.dispatch`, `tool_call` through the bridge",
+    "many_host": f"`host.dispatch`, direct call, {MANY:,} more deferred tools",
+    "many_tool_call": f"`host.dispatch`, `tool_call`, {MANY:,} more deferred tools",
+    "sync_handler": "info: sync handler called directly",
+    "sync_dispatcher": "info: sync hooks and handler, `host.dispatcher.dispatch`",
+}
+
+
+def make_host(root: Path, plugin: str, kind: str, fillers: int = 0) -> Host:
+    """A host in ``root`` with the directory plugin ``plugin`` (its functions ``kind``:
+    ``"async "`` or ``""``; ``fillers`` more tools beside the no-op one) enabled beside the
+    bundled ones."""
+    home = root / "home"
+    variables = {
+        "HERMES_LOG_DIR": str(root / "logs"),
+        "HERMES_CACHE_DIR": str(root / "cache"),
+        "HERMES_STRICT_PLUGINS": "1",
+    }
+    if "HERMES_BUNDLED_PLUGINS" in os.environ:  # set by _baseline: the measured tree's plugins
+        variables["HERMES_BUNDLED_PLUGINS"] = os.environ["HERMES_BUNDLED_PLUGINS"]
+    env = Environment(home=home, cwd=root, variables=variables)
+    write_dir_plugin(env.user_plugins_dir, plugin, PLUGIN.format(kind=kind, fillers=fillers))
+    return Host(Config.model_validate({"plugins": {"enabled": [plugin]}}), env)
+
+
+async def per_call(
     call: Callable[[], Awaitable[Any]], calls: int, rounds: int
 ) -> tuple[float, float]:
     """The median over ``rounds`` of the mean time per call of ``calls`` calls, and the mean
-    over everything (periodic costs such as garbage collection included), in µs.
+    over everything (periodic costs such as garbage collection included), in seconds.
 
     Short rounds keep the median robust on a shared machine: a round the scheduler preempts is
     an outlier instead of the norm."""
@@ -130,60 +122,139 @@ async def per_call_us(
         started = time.perf_counter()
         for _ in range(calls):
             await call()
-        samples.append((time.perf_counter() - started) / calls * 1e6)
+        samples.append((time.perf_counter() - started) / calls)
     return statistics.median(samples), statistics.fmean(samples)
 
 
-async def main(calls: int, rounds: int) -> int:
+def handler_of(host: Host) -> Callable[..., Any]:
+    """The no-op tool's handler, as the plugin registered it."""
+    tool = host.registry.get("noop")
+    if tool is None or tool.handler is None:
+        raise SystemExit("the benchmark plugin registered no 'noop' tool")
+    return tool.handler
+
+
+async def checked(call: Call) -> None:
+    """Fail loudly when ``call`` does not succeed: a refused call would be timed as fast."""
+    result = await call()
+    if result.is_error:
+        raise SystemExit(f"the benchmark call failed: {result.text_content}")
+
+
+def deferred_behind_bridge(host: Host, session: Session) -> None:
+    """Fail loudly unless the no-op tool is deferred, so ``tool_call`` is how a model calls
+    it."""
+    names = [tool.name for tool in host.assemble(200_000, session).tools]
+    if "noop" in names or "tool_call" not in names:
+        raise SystemExit(f"the no-op tool should be deferred behind the bridge: {names}")
+
+
+def through_host(host: Host, session: Session, name: str, arguments: Any) -> Call:
+    """``host.dispatch(name, arguments, session)``, as a call to time."""
+    return lambda: host.dispatch(name, arguments, session)
+
+
+def through_dispatcher(host: Host, session: Session) -> Call:
+    """``host.dispatcher.dispatch`` of the no-op tool, as a call to time."""
+    return lambda: host.dispatcher.dispatch("noop", {}, session)
+
+
+async def measure(calls: int, rounds: int) -> tuple[Figures, Figures]:
+    """The medians per call of every case, and the means of the two main ones."""
+    few = max(rounds // 10, 1)  # for the slow cases
+    bridged = {"name": "noop", "arguments": {}}
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary)
-        session = Session(cwd=root)
-        fast = build(root / "async", AsyncHooks(), noop_async)
-        slow = build(root / "sync", SyncHooks(), noop_sync)
-        try:
-            check = await fast.dispatch("noop", {}, session)
-            assert not check.is_error, check.text_content
+        async with (
+            make_host(root / "async", "bench_async", "async ") as fast,
+            make_host(root / "many", "bench_many", "async ", MANY) as many,
+            make_host(root / "sync", "bench_sync", "") as slow,
+        ):
+            session, many_session = fast.new_session(), many.new_session()
+            deferred_behind_bridge(fast, session)
+            deferred_behind_bridge(many, many_session)
+            handler, sync_handler = handler_of(fast), handler_of(slow)
 
-            direct, direct_mean = await per_call_us(noop_async, calls, rounds)
-            dispatched, dispatched_mean = await per_call_us(
-                lambda: fast.dispatch("noop", {}, session), calls, rounds
-            )
-            sync_direct, _ = await per_call_us(_as_async(noop_sync), calls, rounds)
-            sync_dispatched, _ = await per_call_us(
-                lambda: slow.dispatch("noop", {}, session), calls, max(rounds // 10, 1)
-            )
-        finally:
-            fast.close()
-            slow.close()
-    overhead = dispatched - direct
-    print(f"handler called directly          median {direct:8.2f} µs/call  mean {direct_mean:8.2f}")
+            async def call_sync_handler() -> Any:
+                return sync_handler()
+
+            timed: dict[str, tuple[Call, int]] = {
+                "dispatcher": (through_dispatcher(fast, session), rounds),
+                "host": (through_host(fast, session, "noop", {}), rounds),
+                "tool_call": (through_host(fast, session, "tool_call", bridged), rounds),
+                "many_host": (through_host(many, many_session, "noop", {}), few),
+                "many_tool_call": (through_host(many, many_session, "tool_call", bridged), few),
+                "sync_dispatcher": (through_dispatcher(slow, session), few),
+            }
+            for call, _ in timed.values():
+                await checked(call)
+            figures: Figures = {}
+            means: Figures = {}
+            figures["handler"], means["handler"] = await per_call(handler, calls, rounds)
+            for case, (call, case_rounds) in timed.items():
+                figures[case], means[case] = await per_call(call, calls, case_rounds)
+            figures["sync_handler"], _ = await per_call(call_sync_handler, calls, rounds)
+            figures["overhead"] = figures["dispatcher"] - figures["handler"]
+    return figures, means
+
+
+def report(figures: Figures, means: Figures) -> None:
+    """The figures of one run, one line per case."""
+    us = {case: value * 1e6 for case, value in figures.items()}
+    mean = {case: value * 1e6 for case, value in means.items()}
+    print(f"handler called directly          median {us['handler']:8.2f} µs/call  ", end="")
+    print(f"mean {mean['handler']:8.2f}")
+    print(f"through dispatch (async hooks)   median {us['dispatcher']:8.2f} µs/call  ", end="")
+    print(f"mean {mean['dispatcher']:8.2f}")
+    print(f"dispatch overhead                median {us['overhead']:8.2f} µs/call  ", end="")
+    print(f"(budget {BUDGET_US:g})")
+    print(f"host.dispatch, direct call       median {us['host']:8.2f} µs/call")
+    print(f"host.dispatch, tool_call         median {us['tool_call']:8.2f} µs/call")
+    print(f"the same, {MANY:,} more deferred tools:")
+    print(f"host.dispatch, direct call       median {us['many_host']:8.2f} µs/call")
+    print(f"host.dispatch, tool_call         median {us['many_tool_call']:8.2f} µs/call")
+    print(f"info: sync handler directly      median {us['sync_handler']:8.2f} µs/call")
     print(
-        f"through dispatch (async hooks)   median {dispatched:8.2f} µs/call  "
-        f"mean {dispatched_mean:8.2f}"
-    )
-    print(
-        f"dispatch overhead                median {overhead:8.2f} µs/call  (budget {BUDGET_US:g})"
-    )
-    print(f"info: sync handler directly      median {sync_direct:8.2f} µs/call")
-    print(
-        f"info: sync hooks and handler     median {sync_dispatched:8.2f} µs/call "
+        f"info: sync hooks and handler     median {us['sync_dispatcher']:8.2f} µs/call "
         "(three worker-thread hand-offs)"
     )
-    within = overhead < BUDGET_US
+
+
+def verdict(overhead: float) -> int:
+    """Print whether ``overhead`` (seconds) is within the budget; the exit status."""
+    within = overhead * 1e6 < BUDGET_US
     print("within budget" if within else "OVER BUDGET")
     return 0 if within else 1
 
 
-def _as_async(function: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
-    async def call() -> Any:
-        return function()
-
-    return call
-
-
-if __name__ == "__main__":
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20, help="calls per timed round")
     parser.add_argument("--rounds", type=int, default=2000, help="timed rounds")
+    parser.add_argument("--baseline", metavar="REV", help="also measure revision REV")
+    parser.add_argument("--runs", type=int, default=5, help="subprocess runs of each side")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
-    sys.exit(anyio.run(main, options.calls, options.rounds))
+    measured = ["--calls", str(options.calls), "--rounds", str(options.rounds)]
+    if options.baseline is None:
+        figures, means = anyio.run(measure, options.calls, options.rounds)
+        if options.json:
+            print(json.dumps(figures))
+            return 0
+        report(figures, means)
+        return verdict(figures["overhead"])
+    now = compare(
+        Path(__file__),
+        [*measured, "--json"],
+        options.baseline,
+        runs=options.runs,
+        cases=CASES,
+        per_run=f"the figure of a run is the median over {options.rounds} rounds of "
+        f"{options.calls} calls, {max(options.rounds // 10, 1)} rounds for the "
+        f"{MANY:,}-tool and sync cases",
+    )
+    return verdict(now["overhead"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

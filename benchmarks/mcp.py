@@ -3,7 +3,7 @@
 
 Both comparisons run in one process against real child processes, so they hold on any machine:
 
-- connect: the median time for ``McpManager.start()`` with each server alone, then with all
+- connect: the median time for ``McpSupervisor.start()`` with each server alone, then with all
   three (``mcp-server-time``, ``mcp-server-git`` and npm's ``server-everything``, the servers of
   issue 5's acceptance tests). The budget:
   all three under 1.5x the slowest single server. Starting a Python server is CPU-bound
@@ -43,7 +43,7 @@ import anyio  # noqa: E402
 
 from hermes_core.config import Config, McpServerConfig  # noqa: E402
 from hermes_core.host import Host  # noqa: E402
-from hermes_core.mcp import McpManager  # noqa: E402
+from hermes_core.mcp import McpSupervisor  # noqa: E402
 from hermes_core.paths import Environment  # noqa: E402
 from hermes_core.session import Session  # noqa: E402
 from hermes_core.tools import ToolResult  # noqa: E402
@@ -101,10 +101,10 @@ def servers(scratch: Path) -> dict[str, McpServerConfig]:
 
 async def time_start(configs: Mapping[str, McpServerConfig], env: Environment) -> float:
     """Seconds for ``start()`` to connect and list every server in ``configs``."""
-    return await _time_start(McpManager(configs, env))
+    return await _time_start(McpSupervisor(configs, env))
 
 
-async def _time_start(manager: McpManager) -> float:
+async def _time_start(manager: McpSupervisor) -> float:
     began = time.perf_counter()
     await manager.start()
     elapsed = time.perf_counter() - began

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _baseline import revision_tree, run_json
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 
 from hermes_core.search.backend import Admission, ToolDocument
@@ -251,16 +251,9 @@ class Tantivy:
 # -- measuring ----------------------------------------------------------------------------------
 
 
-def subprocess_json(*arguments: str, env: dict[str, str] | None = None) -> Any:
+def subprocess_json(*arguments: str) -> Any:
     """The JSON this script prints when run with ``arguments`` in a fresh interpreter."""
-    output = subprocess.run(
-        [sys.executable, __file__, *arguments],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    return run_json(Path(__file__), arguments, ROOT)
 
 
 def build_runs(spec: str) -> int:
@@ -481,21 +474,9 @@ def targets(rows: Sequence[dict[str, Any]], add_row: dict[str, str], baseline: A
 def baseline_rows(revision: str, sizes: str) -> list[dict[str, Any]]:
     """The rows of the engine at ``revision``, measured by this script in a subprocess that
     imports that revision's ``hermes_core`` and bundled plugins (``git archive``)."""
-    with tempfile.TemporaryDirectory(prefix="hermes-baseline-") as tree:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", revision, "hermes_core", "plugins_builtin"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
-        variables = {
-            **os.environ,
-            "PYTHONPATH": tree,
-            "HERMES_BUNDLED_PLUGINS": str(Path(tree) / "plugins_builtin"),
-        }
-        rows: list[dict[str, Any]] = subprocess_json(
-            "--json", "--no-reference", "--sizes", sizes, env=variables
-        )
+    with revision_tree(revision) as tree:
+        arguments = ["--json", "--no-reference", "--sizes", sizes]
+        rows: list[dict[str, Any]] = run_json(Path(__file__), arguments, tree)
     for row in rows:
         row["catalog"] = f"{row['catalog']} ({revision})"
     return rows

@@ -14,11 +14,29 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from hermes_core.version import __version__
 
 if TYPE_CHECKING:
     from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision
-    from hermes_core.config import Config, load_config
+    from hermes_core.approvals.prompt import ApprovalRequest, PromptTransport, TerminalPrompt
+    from hermes_core.captured import head_and_tail
+    from hermes_core.config import Config, ConfigDocument, McpServerConfig, edit_config, load_config
+    from hermes_core.connectors.gateway import (
+        ConnectionLink,
+        ConnectorGateway,
+        ConnectorSchema,
+        ConnectorState,
+        ExecuteCall,
+        ExecuteError,
+        ExecuteResult,
+        GatewayConnections,
+        GatewayContext,
+        GatewayExecution,
+        GatewayFailure,
+        GatewayListing,
+        GatewaySchemas,
+        GatewaySearch,
+    )
     from hermes_core.errors import (
         ConfigError,
         HermesError,
@@ -26,11 +44,15 @@ if TYPE_CHECKING:
         PluginError,
         RegistrationError,
     )
+    from hermes_core.execution.caller import ToolCaller
     from hermes_core.hookspecs import hookimpl
     from hermes_core.host import Host
+    from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
+    from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
     from hermes_core.session import Session
+    from hermes_core.skills.library import Skill, SkillError, load_skills
     from hermes_core.specs import (
         ActivityEvent,
         ApprovalPolicySpec,
@@ -44,35 +66,62 @@ if TYPE_CHECKING:
     from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 _EXPORTS: dict[str, str] = {
+    "SHELL_COMMAND_META": "hermes_core.approvals.policy",
     "ActivityEvent": "hermes_core.specs",
     "Admission": "hermes_core.search.backend",
     "ApprovalPolicy": "hermes_core.approvals.policy",
     "ApprovalPolicySpec": "hermes_core.specs",
+    "ApprovalRequest": "hermes_core.approvals.prompt",
+    "Assembly": "hermes_core.search.assembly",
     "CliCommandSpec": "hermes_core.specs",
     "Config": "hermes_core.config",
+    "ConfigDocument": "hermes_core.config",
     "ConfigError": "hermes_core.errors",
+    "ConnectionLink": "hermes_core.connectors.gateway",
+    "ConnectorGateway": "hermes_core.connectors.gateway",
     "ConnectorGatewaySpec": "hermes_core.specs",
+    "ConnectorSchema": "hermes_core.connectors.gateway",
+    "ConnectorState": "hermes_core.connectors.gateway",
     "Decision": "hermes_core.approvals.policy",
     "Environment": "hermes_core.paths",
+    "ExecuteCall": "hermes_core.connectors.gateway",
+    "ExecuteError": "hermes_core.connectors.gateway",
+    "ExecuteResult": "hermes_core.connectors.gateway",
+    "GatewayConnections": "hermes_core.connectors.gateway",
+    "GatewayContext": "hermes_core.connectors.gateway",
+    "GatewayExecution": "hermes_core.connectors.gateway",
+    "GatewayFailure": "hermes_core.connectors.gateway",
+    "GatewayListing": "hermes_core.connectors.gateway",
+    "GatewaySchemas": "hermes_core.connectors.gateway",
+    "GatewaySearch": "hermes_core.connectors.gateway",
     "HermesError": "hermes_core.errors",
     "Host": "hermes_core.host",
     "ManagedConfigError": "hermes_core.errors",
+    "McpServerConfig": "hermes_core.config",
     "PluginContext": "hermes_core.specs",
     "PluginError": "hermes_core.errors",
     "PreCallDirective": "hermes_core.specs",
+    "PromptTransport": "hermes_core.approvals.prompt",
     "RegistrationError": "hermes_core.errors",
-    "SHELL_COMMAND_META": "hermes_core.approvals.policy",
     "SearchBackend": "hermes_core.search.backend",
     "SearchBackendSpec": "hermes_core.specs",
     "SearchHit": "hermes_core.search.backend",
+    "ServerStatus": "hermes_core.mcp.supervisor",
     "Session": "hermes_core.session",
+    "Skill": "hermes_core.skills.library",
+    "SkillError": "hermes_core.skills.library",
+    "TerminalPrompt": "hermes_core.approvals.prompt",
     "Tool": "hermes_core.tools",
     "ToolAnnotations": "hermes_core.tools",
     "ToolCall": "hermes_core.specs",
+    "ToolCaller": "hermes_core.execution.caller",
     "ToolDocument": "hermes_core.search.backend",
     "ToolResult": "hermes_core.tools",
+    "edit_config": "hermes_core.config",
+    "head_and_tail": "hermes_core.captured",
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
+    "load_skills": "hermes_core.skills.library",
 }
 
 __all__ = [
@@ -81,31 +130,58 @@ __all__ = [
     "Admission",
     "ApprovalPolicy",
     "ApprovalPolicySpec",
+    "ApprovalRequest",
+    "Assembly",
     "CliCommandSpec",
     "Config",
+    "ConfigDocument",
     "ConfigError",
+    "ConnectionLink",
+    "ConnectorGateway",
     "ConnectorGatewaySpec",
+    "ConnectorSchema",
+    "ConnectorState",
     "Decision",
     "Environment",
+    "ExecuteCall",
+    "ExecuteError",
+    "ExecuteResult",
+    "GatewayConnections",
+    "GatewayContext",
+    "GatewayExecution",
+    "GatewayFailure",
+    "GatewayListing",
+    "GatewaySchemas",
+    "GatewaySearch",
     "HermesError",
     "Host",
     "ManagedConfigError",
+    "McpServerConfig",
     "PluginContext",
     "PluginError",
     "PreCallDirective",
+    "PromptTransport",
     "RegistrationError",
     "SearchBackend",
     "SearchBackendSpec",
     "SearchHit",
+    "ServerStatus",
     "Session",
+    "Skill",
+    "SkillError",
+    "TerminalPrompt",
     "Tool",
     "ToolAnnotations",
     "ToolCall",
+    "ToolCaller",
     "ToolDocument",
     "ToolResult",
     "__version__",
+    "edit_config",
+    "head_and_tail",
     "hookimpl",
     "load_config",
+    "load_skills",
 ]
 
 

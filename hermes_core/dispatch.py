@@ -12,13 +12,12 @@ wrong becomes an error :class:`~hermes_core.tools.ToolResult`; nothing raises ou
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 import itertools
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -28,6 +27,7 @@ import anyio.to_thread
 import pluggy
 
 from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, redact
+from hermes_core.approvals.memory import ApprovalMemory
 from hermes_core.approvals.policy import (
     SHELL_COMMAND_META,
     ApprovalPolicy,
@@ -38,7 +38,12 @@ from hermes_core.approvals.policy import (
     remembered_subject,
 )
 from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
+from hermes_core.arguments import ArgumentsProblem, read_arguments
+from hermes_core.availability import Availability
 from hermes_core.coercion import coerce_arguments
+from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
+from hermes_core.execution.environment import ScriptPassthrough
+from hermes_core.generation_cache import GenerationCache
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import (
     DeadlineExceeded,
@@ -46,7 +51,7 @@ from hermes_core.timeouts import (
     caller_cancelled,
     run_sync_with_timeout,
 )
-from hermes_core.tools import Registry, Tool, ToolResult, toolsets_config_allows
+from hermes_core.tools import Registry, Tool, ToolResult
 from hermes_core.validation import argument_error, build_validator
 
 if TYPE_CHECKING:
@@ -58,6 +63,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_INJECTED: Final = frozenset({"session", CALLER_PARAMETER})
+"""Handler parameters the dispatcher fills itself; never arguments of the call."""
+
 _STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
     "BLOCKED": "blocked",
     "DENIED": "denied",
@@ -67,9 +75,12 @@ _STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
 
 @dataclass(frozen=True)
 class _Hook:
-    """One hook implementation, prepared once: its plugin name and how to call it."""
+    """One hook implementation, prepared once: its plugin name, how messages name it
+    (``plugin 'audit'``, ``hook directory 'audit'``), its timeout and how to call it."""
 
     plugin: str
+    who: str
+    timeout: float
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
@@ -85,7 +96,31 @@ class _PreparedTool:
     the call is not blocked for it."""
     is_async: bool
     wants_session: bool
+    wants_caller: bool
     accepted: frozenset[str] | None
+
+
+@dataclass(slots=True)
+class PlannedCall:
+    """One real call a router tool asks for: the tool (already resolved for the session; ``None``
+    when the dispatcher resolves ``name`` itself, as for a connector tool) and its arguments
+    (a dict the router read, or as sent), or the ``refusal`` that stands for it."""
+
+    name: str
+    arguments: Any = None
+    tool: Tool | None = None
+    refusal: ToolResult | None = None
+
+
+@dataclass(slots=True)
+class CallPlan:
+    """What a router tool's handler returns: the calls to run, in order, and how to answer
+    from their results. In a ``batch``, calls not yet started when the session is interrupted
+    are not run: ``finish`` gets ``None`` for them."""
+
+    calls: Sequence[PlannedCall]
+    finish: Callable[[Sequence[ToolResult | None]], ToolResult]
+    batch: bool = False
 
 
 class _Blocked(Exception):
@@ -100,9 +135,14 @@ class Dispatcher:
 
     ``hooks`` is a pluggy ``PluginManager`` or its ``hook`` relay; ``policy`` the selected
     :class:`~hermes_core.approvals.policy.ApprovalPolicy`. The activity log goes to
-    ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given. ``explain_unknown`` answers
-    a call of a name the registry does not hold when it knows why (an MCP tool filtered out, its
-    server unavailable); otherwise the call gets "no tool named ...".
+    ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given. ``availability`` says why a
+    name cannot run (by default over ``registry`` and ``config.tools``, knowing no MCP reasons).
+    ``plugin_variables`` are the ``requires_env`` of the loaded plugins: with
+    ``code_execution.env_passthrough`` they pass the scrub of a script's environment.
+
+    It is the only router: a direct call runs its tool; a *router* tool (``tool_call``, marked
+    ``meta["router"]``) is never run as itself: its handler returns a :class:`CallPlan` of the
+    real calls, each of which runs through the pipeline under its real name.
     """
 
     def __init__(
@@ -114,20 +154,26 @@ class Dispatcher:
         env: Environment,
         *,
         activity_log: ActivityLog | None = None,
-        explain_unknown: Callable[[str], ToolResult | None] | None = None,
+        availability: Availability | None = None,
+        plugin_variables: Sequence[str] = (),
     ) -> None:
         self.registry = registry
-        self._explain_unknown = explain_unknown
+        self.availability = availability or Availability(registry, config.tools)
         self.hooks = hooks.hook if isinstance(hooks, pluggy.PluginManager) else hooks
         self.policy = policy
         self.config = config
         self.env = env
         self.deny_rules = GlobRules(config.approvals.deny)
         self.allow_rules = GlobRules(config.approvals.allow)
+        self.approvals = ApprovalMemory(env, self.allow_rules)
+        """Each session's prompt transport and answers, and the *always* answers."""
+        self.passthrough = ScriptPassthrough(
+            [*config.code_execution.env_passthrough, *plugin_variables]
+        )
+        """The variable names that pass the scrub of a script's environment, per session."""
         self.activity_log = activity_log or ActivityLog(env.log_dir / ACTIVITY_LOG_NAME)
         self._hook_timeout = config.plugins.hook_timeout
-        self._prepared: dict[str, _PreparedTool] = {}
-        self._prepared_generation = -1
+        self._prepared: GenerationCache[str, _PreparedTool] = GenerationCache(registry)
         self._hook_cache: dict[str, tuple[list[Any], tuple[_Hook, ...]]] = {}
         self._call_ids = itertools.count(1)
         self._logged_failures: set[tuple[str, str, str]] = set()
@@ -138,51 +184,17 @@ class Dispatcher:
     def prepared_tools(self) -> int:
         """How many tools of the current registry generation have had their schema compiled:
         validators are built on a tool's first call, never up front."""
-        return len(self._prepared) if self._prepared_generation == self.registry.generation else 0
+        return len(self._prepared)
 
     def resolve(self, name: str, session: Session | None = None) -> Tool | None:
         """The tool called ``name`` if it exists, its toolset is enabled and ``session`` is
         granted that toolset; otherwise ``None``."""
-        tool = self.registry.get(name) if isinstance(name, str) else None
-        if tool is None or not toolsets_config_allows(tool.toolset, self.config.tools):
-            return None
-        if session is not None and not session.grants(tool.toolset):
-            return None
-        return tool
-
-    def _unknown_tool(self, name: object, session: Session) -> ToolResult:
-        if (
-            self._explain_unknown is not None
-            and isinstance(name, str)
-            and name not in self.registry
-        ):
-            # A name the registry lacks for a known reason: a filtered MCP tool, a server down.
-            explained = self._explain_unknown(name)
-            if explained is not None:
-                return explained
-        known = [t.name for t in self.registry if self.resolve(t.name, session) is not None]
-        hint = ""
-        if isinstance(name, str):
-            close = difflib.get_close_matches(name, known, n=3)
-            if close:
-                hint = f" Did you mean: {', '.join(close)}?"
-        if isinstance(name, str) and name in self.registry:
-            message = (
-                f"The tool {name!r} is not available in this session "
-                "(its toolset is disabled or not granted)."
-            )
-        else:
-            message = f"There is no tool named {name!r}.{hint}"
-        return ToolResult.error("UNKNOWN_TOOL", message)
+        return self.availability.resolve(name, session)
 
     def _prepare(self, tool: Tool) -> _PreparedTool:
-        if self._prepared_generation != self.registry.generation:
-            self._prepared.clear()
-            self._prepared_generation = self.registry.generation
         prepared = self._prepared.get(tool.name)
         if prepared is None or prepared.tool is not tool:
-            prepared = _prepare_tool(tool)
-            self._prepared[tool.name] = prepared
+            prepared = self._prepared.put(tool.name, _prepare_tool(tool))
         return prepared
 
     def _hook_impls(self, hook_name: str) -> tuple[_Hook, ...]:
@@ -197,6 +209,8 @@ class Dispatcher:
         prepared = tuple(
             _Hook(
                 plugin=impl.plugin_name,
+                who=_hook_owner(impl.plugin, impl.plugin_name),
+                timeout=_hook_timeout(impl.plugin, self._hook_timeout),
                 function=impl.function,
                 argnames=tuple(impl.argnames),
                 is_async=inspect.iscoroutinefunction(impl.function),
@@ -211,32 +225,73 @@ class Dispatcher:
 
     async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
         """Run one call of the tool ``name`` for ``session`` and return its result."""
-        return await self._dispatch(name, None, arguments, session)
-
-    async def dispatch_tool(self, tool: Tool, arguments: Any, session: Session) -> ToolResult:
-        """Run ``tool``, which need not be in the registry (the host's ``tool_search`` and
-        ``tool_describe``, whose descriptions follow the listing), through the same pipeline."""
-        return await self._dispatch(tool.name, tool, arguments, session)
-
-    async def _dispatch(
-        self, name: str, given: Tool | None, arguments: Any, session: Session
-    ) -> ToolResult:
-        started = time.perf_counter()
-        call: ToolCall | None = None
         try:
-            tool = given or self.resolve(name, session)
-            if tool is None:
-                result = self._unknown_tool(name, session)
-            else:
-                call, result = await self._run(tool, arguments, session)
+            found = self.availability.check(name, session)
         except BaseException as exc:  # the last line of defence: never raises
             if caller_cancelled(exc):
                 raise
-            log.exception("dispatch of %r failed", name)
-            result = ToolResult.error(
+            log.exception("resolving %r failed", name)
+            found = ToolResult.error(
                 "INTERNAL_ERROR", f"hermes-core failed while calling {name!r}: {exc}"
             )
-        await self._record(name, call, arguments, result, session, started)
+        if isinstance(found, Tool) and found.meta.get("router"):
+            return await self._route(found, arguments, session)
+        if not isinstance(found, Tool):
+            started = time.perf_counter()
+            result = found or ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}.")
+            await self._record(name, None, arguments, result, session, started)
+            return result
+        return await self._dispatch(found, arguments, session)
+
+    async def _route(self, router: Tool, arguments: Any, session: Session) -> ToolResult:
+        """Run what a router tool asks: its handler plans the real calls (or refuses), and each
+        planned call runs through the pipeline, in order. Only the real calls are hooked,
+        approved and logged."""
+        try:
+            handler = router.handler
+            if handler is None:
+                return ToolResult.error("TOOL_ERROR", f"{router.name} has no handler.")
+            plan: Any = handler(arguments, session)
+            if inspect.isawaitable(plan):
+                plan = await plan
+            if isinstance(plan, ToolResult):
+                return plan
+            if not isinstance(plan, CallPlan):
+                return ToolResult.error(
+                    "TOOL_ERROR", f"{router.name} planned {type(plan).__name__}, not a CallPlan."
+                )
+            outcomes: list[ToolResult | None] = []
+            for planned in plan.calls:
+                if planned.refusal is not None:
+                    outcomes.append(planned.refusal)
+                elif plan.batch and session.interrupted:
+                    outcomes.append(None)  # not started: the user stopped the turn
+                elif planned.tool is None:
+                    outcomes.append(await self.dispatch(planned.name, planned.arguments, session))
+                else:
+                    outcomes.append(await self._dispatch(planned.tool, planned.arguments, session))
+            return plan.finish(outcomes)
+        except BaseException as exc:  # the last line of defence: never raises
+            if caller_cancelled(exc):
+                raise
+            log.exception("routing %r failed", router.name)
+            return ToolResult.error(
+                "INTERNAL_ERROR", f"hermes-core failed while running {router.name!r}: {exc}"
+            )
+
+    async def _dispatch(self, tool: Tool, arguments: Any, session: Session) -> ToolResult:
+        started = time.perf_counter()
+        call: ToolCall | None = None
+        try:
+            call, result = await self._run(tool, arguments, session)
+        except BaseException as exc:  # the last line of defence: never raises
+            if caller_cancelled(exc):
+                raise
+            log.exception("dispatch of %r failed", tool.name)
+            result = ToolResult.error(
+                "INTERNAL_ERROR", f"hermes-core failed while calling {tool.name!r}: {exc}"
+            )
+        await self._record(tool.name, call, arguments, result, session, started)
         return result
 
     async def _run(
@@ -275,8 +330,8 @@ class Dispatcher:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
-                        f"{call.name} was blocked: the pre_tool_call hook of plugin "
-                        f"{hook.plugin!r} did not answer within {self._hook_timeout:g} s.",
+                        f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
+                        f"did not answer within {hook.timeout:g} s.",
                     )
                 ) from None
             except BaseException as exc:  # a plugin's sys.exit() or Ctrl-C must not end the host
@@ -285,8 +340,8 @@ class Dispatcher:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
-                        f"{call.name} was blocked: the pre_tool_call hook of plugin "
-                        f"{hook.plugin!r} failed ({type(exc).__name__}: {exc}).",
+                        f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
+                        f"failed ({type(exc).__name__}: {exc}).",
                     )
                 ) from None
             if directive is None:
@@ -297,25 +352,22 @@ class Dispatcher:
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",
-                        f"{call.name} was blocked by plugin {hook.plugin!r}: "
-                        f"{reason or 'no reason given'}",
+                        f"{call.name} was blocked by {hook.who}: {reason or 'no reason given'}",
                     )
                 )
             if directive.action == "approve":
-                approval_reason = directive.message or f"plugin {hook.plugin!r} asks for approval"
+                approval_reason = directive.message or f"{hook.who} asks for approval"
             elif directive.action == "modify":
                 given: Any = directive.arguments  # a dataclass does not check its field types
                 if not isinstance(given, Mapping):
                     raise _Blocked(
                         ToolResult.error(
                             "BLOCKED",
-                            f"{call.name} was blocked: plugin {hook.plugin!r} returned a modify "
+                            f"{call.name} was blocked: {hook.who} returned a modify "
                             f"directive without a mapping of arguments ({given!r:.80}).",
                         )
                     )
-                checked = _check_arguments(
-                    prepared, directive.arguments, who=f"plugin {hook.plugin!r}"
-                )
+                checked = _check_arguments(prepared, directive.arguments, who=hook.who)
                 if isinstance(checked, ToolResult):
                     raise _Blocked(checked)
                 call.arguments = checked
@@ -343,11 +395,7 @@ class Dispatcher:
                 is not None
             ):
                 return None
-            # Remembered patterns are escaped globs: match them as globs, as "always" ones are.
-            if session.approved_for_session and (
-                GlobRules(session.approved_for_session).match(call_subjects(call), exact_only=True)
-                is not None
-            ):
+            if self.approvals.approved_in_session(call, session):
                 return None
         decision = await self._policy_decision(call, session)
         if decision.action == "deny":
@@ -384,7 +432,7 @@ class Dispatcher:
         return decision
 
     async def _ask(self, call: ToolCall, session: Session, reason: str) -> ToolResult | None:
-        transport: PromptTransport = session.prompt or NonInteractivePrompt(
+        transport: PromptTransport = self.approvals.prompt_of(session) or NonInteractivePrompt(
             self.config.approvals.non_interactive
         )
         pattern = remembered_subject(call)
@@ -407,11 +455,7 @@ class Dispatcher:
                 "DENIED", f"{call.name} was refused: the approval prompt failed ({exc})."
             )
         if answer in ("once", "session", "always"):
-            if answer == "session":
-                session.approved_for_session.add(pattern)
-            elif answer == "always":
-                session.approved_for_session.add(pattern)
-                await self._remember_always(pattern)
+            await self.approvals.remember(answer, pattern, session)
             return None
         if not getattr(transport, "interactive", False):
             # Only shell tools have a "<tool>:<command>" subject; for any other tool the name
@@ -433,20 +477,6 @@ class Dispatcher:
             )
         return ToolResult.error("DENIED", f"{call.name} was refused by the user.")
 
-    async def _remember_always(self, pattern: str) -> None:
-        """Allow ``pattern`` from now on and write it to ``approvals.allow`` in config.yaml."""
-        self.allow_rules.add(pattern)
-        try:
-            await anyio.to_thread.run_sync(self._write_allow, pattern)
-        except Exception as exc:
-            log.warning("could not save %r to approvals.allow in config.yaml: %s", pattern, exc)
-
-    def _write_allow(self, pattern: str) -> None:
-        from hermes_core.config import edit_config
-
-        with edit_config(self.env) as document:
-            document.add_to_list("approvals.allow", pattern)
-
     async def _call_handler(
         self, prepared: _PreparedTool, call: ToolCall, session: Session
     ) -> ToolResult:
@@ -457,6 +487,8 @@ class Dispatcher:
         kwargs = dict(call.arguments)
         if prepared.wants_session:
             kwargs["session"] = session
+        if prepared.wants_caller:
+            kwargs[CALLER_PARAMETER] = ToolCaller(self, tool, session)
         try:
             if prepared.is_async:
                 coroutine: Any = handler(**kwargs)
@@ -529,15 +561,15 @@ class Dispatcher:
     async def _call_hook(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         args = [kwargs[argname] for argname in hook.argnames]
         if hook.is_async:
-            return await await_with_timeout(hook.function(*args), self._hook_timeout)
-        return await run_sync_with_timeout(partial(hook.function, *args), self._hook_timeout)
+            return await await_with_timeout(hook.function(*args), hook.timeout)
+        return await run_sync_with_timeout(partial(hook.function, *args), hook.timeout)
 
     async def _observe(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
         """Call an observer hook; its failure is logged once and never stops the call."""
         try:
             return await self._call_hook(hook, kwargs)
         except DeadlineExceeded:
-            self._log_failure(hook, "observer", f"no answer within {self._hook_timeout:g} s")
+            self._log_failure(hook, "observer", f"no answer within {hook.timeout:g} s")
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
@@ -548,7 +580,7 @@ class Dispatcher:
         key = (hook.plugin, where, what)
         if key not in self._logged_failures:
             self._logged_failures.add(key)
-            log.warning("plugin %r: %s hook failed: %s", hook.plugin, where, what)
+            log.warning("%s: %s hook failed: %s", hook.who, where, what)
 
     # Lifetime ---------------------------------------------------------------------------------
 
@@ -557,12 +589,29 @@ class Dispatcher:
         self.activity_log.close()
 
 
+def _hook_owner(plugin: object, name: str) -> str:
+    """How messages name a hook's owner: a plugin object may say what it is in a
+    ``hermes_hook_owner`` attribute (shell hooks and hook directories do); any other is
+    ``plugin '<name>'``."""
+    owner = getattr(plugin, "hermes_hook_owner", None)
+    return owner if isinstance(owner, str) and owner else f"plugin {name!r}"
+
+
+def _hook_timeout(plugin: object, default: float) -> float:
+    """A plugin object's own timeout for its hooks (``hermes_hook_timeout``: a shell hook's
+    ``timeout``), else ``plugins.hook_timeout``."""
+    timeout = getattr(plugin, "hermes_hook_timeout", None)
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout)
+    return default
+
+
 def _prepare_tool(tool: Tool) -> _PreparedTool:
     # A bridge tool parses its own arguments, accepting more than its schema advertises (the
     # single shape of tool_call, a bare string of queries) and refusing with repair hints.
     validator = None if tool.meta.get("bridge") is True else build_validator(tool.parameters)
     handler = tool.handler
-    wants_session = False
+    wants_session = wants_caller = False
     accepted: frozenset[str] | None = None
     is_async = False
     if handler is not None:
@@ -574,14 +623,15 @@ def _prepare_tool(tool: Tool) -> _PreparedTool:
             parameters = None
         if parameters is not None:
             wants_session = "session" in parameters
+            wants_caller = CALLER_PARAMETER in parameters
             if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
                 accepted = frozenset(
                     name
                     for name, p in parameters.items()
-                    if name != "session"
+                    if name not in _INJECTED
                     and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                 )
-    return _PreparedTool(tool, validator, is_async, wants_session, accepted)
+    return _PreparedTool(tool, validator, is_async, wants_session, wants_caller, accepted)
 
 
 def _check_arguments(
@@ -589,22 +639,18 @@ def _check_arguments(
 ) -> dict[str, Any] | ToolResult:
     """Coerced and validated arguments, or an ``INVALID_ARGUMENTS`` result naming the problem."""
     name = prepared.tool.name
-    if arguments is None:
-        arguments = {}
-    elif isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except (ValueError, RecursionError):
+    read = read_arguments(arguments)
+    if isinstance(read, ArgumentsProblem):
+        if read.kind == "not_object":
             return ToolResult.error(
                 "INVALID_ARGUMENTS",
-                f"The arguments {who} gave for {name} are not a JSON object: {arguments[:80]!r}",
+                f"The arguments {who} gave for {name} must be a JSON object, not {read.type_name}.",
             )
-    if not isinstance(arguments, Mapping):
         return ToolResult.error(
             "INVALID_ARGUMENTS",
-            f"The arguments {who} gave for {name} must be a JSON object, not "
-            f"{type(arguments).__name__}.",
+            f"The arguments {who} gave for {name} are not a JSON object: {arguments[:80]!r}",
         )
+    arguments = read
     try:
         coerced = coerce_arguments(arguments, prepared.tool.parameters)
         problem = argument_error(prepared.validator, prepared.tool, coerced)

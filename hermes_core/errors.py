@@ -44,11 +44,16 @@ class ManagedConfigError(HermesError):
 
 
 class PluginError(HermesError):
-    """A plugin that cannot be discovered, loaded or registered; names the plugin."""
+    """A plugin that cannot be discovered, loaded, registered or built from; names the plugin.
 
-    def __init__(self, plugin: str, message: str) -> None:
+    ``detail`` is the message without the plugin's name; ``trace`` the traceback of the
+    plugin's own exception when there was one (``hermes -v`` shows it).
+    """
+
+    def __init__(self, plugin: str, message: str, *, trace: str | None = None) -> None:
         self.plugin = plugin
         self.detail = message
+        self.trace = trace
         super().__init__(f"plugin {plugin!r}: {message}")
 
 

@@ -10,18 +10,27 @@ There is no module-level host or plugin manager: build as many hosts as you like
 Entering the host loads the plugins, registers their tools and the configured catalogs,
 selects the approval policy and the search backend, and connects the MCP servers. Every call,
 direct or through the bridge, goes through :meth:`Host.dispatch`.
+
+Plugin objects can also be given in code, before the host starts, as pluggy's ``register``
+takes them (tests do, and ``hermes_core.testing.make_host`` builds such a host)::
+
+    host = Host(config, env)
+    host.register(MyPlugin(), name="mine")
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import HermesError, PluginError
+from hermes_core.errors import HermesError, PluginError, RegistrationError
+from hermes_core.plugin_names import normalize_name
 from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
 from hermes_core.plugins.registrations import (
@@ -29,27 +38,36 @@ from hermes_core.plugins.registrations import (
     collect_registrations,
     coroutine_problem,
 )
+from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
-from hermes_core.tools import EnabledTools, Registry
+from hermes_core.tools import EnabledTools, Registry, ToolResult
 
 if TYPE_CHECKING:
     import pluggy
 
+    from hermes_core.approvals.policy import ApprovalPolicy
+    from hermes_core.approvals.prompt import PromptTransport
+    from hermes_core.availability import Availability
     from hermes_core.config import Config, McpServerConfig
+    from hermes_core.connectors.gateway import ConnectorGateway
+    from hermes_core.connectors.service import Connectors
     from hermes_core.dispatch import Dispatcher
-    from hermes_core.mcp.supervisor import McpManager, ServerStatus
+    from hermes_core.hooks import HookDirectory, RegisteredHooks
+    from hermes_core.mcp.supervisor import McpSupervisor, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import SearchBackend
     from hermes_core.search.toolsearch import ToolSearch
-    from hermes_core.specs import ApprovalPolicySpec, ConnectorGatewaySpec, SearchBackendSpec
+    from hermes_core.specs import ConnectorGatewaySpec, SearchBackendSpec
     from hermes_core.tools import Tool, ToolResult
 
 logger = logging.getLogger("hermes_core.host")
 
 _CATALOG_OWNER = "catalog"
+_BRIDGE_OWNER = "bridge"
+_CONNECTIONS_OWNER = "connections"
 _MCP_OWNER = "mcp:"
 
 
@@ -66,7 +84,8 @@ class Host:
     again with backoff, as a long-running host (``hermes serve``, an agent) needs. Without it
     (the default, right for one-shot commands and scripts) a failed server stays unavailable
     with its reason and nothing is retried behind the caller's back. ``mcp_backoff`` is the
-    first reconnect delay of a dead MCP server, in seconds.
+    first reconnect delay of a dead MCP server, in seconds. ``strict`` (default:
+    ``HERMES_STRICT_PLUGINS``) raises the first plugin error instead of recording it.
     """
 
     def __init__(
@@ -77,6 +96,7 @@ class Host:
         config_path: Path | None = None,
         mcp_reconnect: bool = False,
         mcp_backoff: float = 1.0,
+        strict: bool | None = None,
     ) -> None:
         self.config = config
         self.env = env
@@ -84,11 +104,16 @@ class Host:
         self.registry = Registry()
         self._mcp_reconnect = mcp_reconnect
         self._mcp_backoff = mcp_backoff
+        self._strict = env.flag(STRICT_FLAG) if strict is None else strict
+        self._direct: list[tuple[str, object]] = []
         self._plugins: PluginSet | None = None
         self._registrations: Registrations | None = None
         self._dispatcher: Dispatcher | None = None
         self._tool_search: ToolSearch | None = None
-        self._mcp: McpManager | None = None
+        self._availability: Availability | None = None
+        self._mcp: McpSupervisor | None = None
+        self._hooks: RegisteredHooks | None = None
+        self._connectors: Connectors | None = None
 
     @classmethod
     def from_environment(cls, env: Environment) -> Host:
@@ -118,27 +143,74 @@ class Host:
         tb: TracebackType | None,
     ) -> None:
         try:
+            await self._close_connectors()
             await self._close_mcp()
         finally:
             self.close()
 
+    async def _close_connectors(self) -> None:
+        connectors, self._connectors = self._connectors, None
+        if connectors is not None:
+            await connectors.aclose()
+
     async def _close_mcp(self) -> None:
         """End every MCP server, also when the start failed or was cancelled half-way (the
-        manager's task group waits for each server's child process to end, cancelled or not)."""
+        supervisor's task group waits for each server's child process to end, cancelled or not)."""
         mcp, self._mcp = self._mcp, None
         if mcp is not None:
             await mcp.aclose()
 
+    def register(self, plugin: object, name: str | None = None) -> str:
+        """Take ``plugin`` (a module, or an object whose methods carry ``@hookimpl``) as an
+        enabled plugin of the source ``direct``, and return its name; before the host starts.
+
+        As with pluggy's ``register``, ``name`` defaults to the plugin's ``__name__`` (a
+        module's) or its class name; it is normalized like every plugin name. Direct plugins
+        skip discovery and the gate, are registered after every discovered plugin in the order
+        given (so their hooks run first and their tools override discovered ones of the same
+        name), and shadow a discovered plugin of the same name, which is then not imported.
+        The plugin's failures are reported as any plugin's: in :attr:`plugins`, or raised in
+        strict mode.
+        """
+        if self._plugins is not None:
+            raise HermesError("register plugins before the host starts")
+        given = name if name is not None else getattr(plugin, "__name__", type(plugin).__name__)
+        normalized = normalize_name(str(given).rpartition(".")[2] if name is None else given)
+        if not normalized:
+            raise ValueError(f"plugin name {given!r} is empty once normalized")
+        for known, other in self._direct:
+            if known == normalized:
+                raise ValueError(f"a plugin named {normalized!r} is already registered")
+            if other is plugin:
+                raise ValueError(f"this plugin is already registered as {known!r}")
+        self._direct.append((normalized, plugin))
+        return normalized
+
     def start(self) -> None:
-        """Load plugins, register tools and build the dispatcher and the tool search.
+        """Load plugins, register their tools and the configured catalogs; the dispatcher and
+        the tool search are built on first use.
 
         ``async with`` does this and also connects the MCP servers; call ``start`` alone for
         what needs no event loop (listing plugins and local tools).
         """
+        self.load_plugins()
+        try:
+            self._register_catalogs()
+            self._register_bridge()
+            self._register_connections()
+        except BaseException:
+            self.close()
+            raise
+
+    def load_plugins(self) -> None:
+        """Load the plugins and collect what they register (their tools included), without
+        the catalogs: what ``hermes plugins`` needs. :meth:`start` does this first."""
         if self._plugins is not None:
             raise HermesError("this host is already started")
-        strict = self.env.flag(STRICT_FLAG)
-        plugins = load_plugins(self.config, self.env, config_path=self.config_path, strict=strict)
+        strict = self._strict
+        plugins = load_plugins(
+            self.config, self.env, config_path=self.config_path, strict=strict, direct=self._direct
+        )
         for warning in plugins.warnings:
             logger.warning("%s", warning)
         for record in plugins.records:
@@ -148,23 +220,31 @@ class Host:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
             self._plugins = plugins
             self._register_plugin_tools(plugins, strict=strict)
-            self._register_catalogs()
+            from hermes_core.hooks import register_hooks
+
+            self._hooks = register_hooks(plugins.pm, self.config, self.env, strict=strict)
         except BaseException:
             self._plugins = None
             self._registrations = None
             _unregister_all(plugins)
             raise
+        for warning in self._hooks.warnings:
+            logger.warning("%s", warning)
 
     def close(self) -> None:
         """Flush the activity log and unregister every plugin."""
         if self._dispatcher is not None:
             self._dispatcher.close()
+        if self._hooks is not None:
+            self._hooks.unregister()
         if self._plugins is not None:
             _unregister_all(self._plugins)
+        self._hooks = None
         self._plugins = None
         self._registrations = None
         self._dispatcher = None
         self._tool_search = None
+        self._connectors = None
 
     def _started(self) -> PluginSet:
         if self._plugins is None:
@@ -177,6 +257,13 @@ class Host:
     def plugins(self) -> list[PluginRecord]:
         """A record per discovered plugin copy, with its status (the rows of the CLI list)."""
         return self._started().records
+
+    @property
+    def hook_directories(self) -> list[HookDirectory]:
+        """A record per hook directory of ``$HERMES_HOME/hooks`` (the rows of ``hermes hooks
+        list``), with its status; only the enabled ones were imported."""
+        self._started()
+        return self._hooks.directories if self._hooks is not None else []
 
     @property
     def warnings(self) -> list[str]:
@@ -213,12 +300,147 @@ class Host:
         )
         return spec
 
-    def select_approval_policy(self) -> ApprovalPolicySpec:
-        """The approval policy named by ``approvals.policy``."""
-        spec: ApprovalPolicySpec = self.registrations.select(
-            "approval_policy", self.config.approvals.policy
+    # Selection: what the configuration names, built from its plugin -------------------------
+
+    def _build(
+        self,
+        kind: SelectableKind,
+        name: str,
+        context: Callable[[str], PluginContext] | None = None,
+        origin: str | None = None,
+    ) -> Any:
+        """``name`` of ``kind`` built by the selection step; a failure of its plugin is recorded
+        as that plugin's error before it is raised."""
+        try:
+            return build_selected(
+                self.registrations, kind, name, context or self.plugin_context, origin=origin
+            )
+        except PluginError as exc:
+            self._record_failure(exc)
+            raise
+
+    def _record_failure(self, error: PluginError) -> None:
+        record = self._started().get(error.plugin)
+        if record is not None and record.status != "error":
+            logger.warning("plugin %r (%s): %s", record.name, record.source, error.detail)
+            record.fail(error.detail, error.trace, unload=False)
+
+    def create_search_backend(self, name: str | None = None) -> SearchBackend:
+        """A new, empty instance of the search backend registered as ``name`` (default:
+        ``tools.tool_search.backend``), made by its plugin's factory as Tool Search makes it.
+
+        An unknown name raises :class:`~hermes_core.errors.RegistrationError` listing the
+        valid ones; a factory that raises or returns no ``SearchBackend`` raises
+        :class:`~hermes_core.errors.PluginError` naming the plugin (and is listed as its
+        error)."""
+        return self._new_search_backend(name or self.config.tools.tool_search.backend)
+
+    def _new_search_backend(self, name: str, chain: tuple[str, ...] = ()) -> SearchBackend:
+        """The search backend ``name``, built by the selection step with a context whose
+        :meth:`PluginContext.search_backend` builds further backends the same way.
+
+        ``chain`` holds the backends whose factories asked for this one; a backend that asks
+        for itself, directly or through another, is an error.
+        """
+        if name in chain:
+            cycle = " -> ".join((*chain, name))
+            raise RegistrationError(
+                f"search backend {chain[-1]!r} cannot be built from itself ({cycle})"
+            )
+        builder = partial(self._new_search_backend, chain=(*chain, name))
+
+        def context(plugin: str) -> PluginContext:
+            return replace(self.plugin_context(plugin), backend_builder=builder)
+
+        origin = f"asked for by search backend {chain[-1]!r}" if chain else None
+        backend: SearchBackend = self._build("search_backend", name, context, origin)
+        return backend
+
+    def create_connector_gateway(
+        self, url: str, token: str, name: str | None = None
+    ) -> ConnectorGateway:
+        """A new instance of the connector gateway registered as ``name`` (default:
+        ``tools.connectors.gateway``) for the gateway at ``url`` and the user's ``token``: its
+        factory gets a :class:`~hermes_core.connectors.gateway.GatewayContext`. Errors as for
+        :meth:`create_search_backend`."""
+        from hermes_core.connectors.gateway import GatewayContext
+
+        def context(plugin: str) -> PluginContext:
+            base = self.plugin_context(plugin)
+            return GatewayContext(base.config, base.env, base.settings, url=url, token=token)
+
+        gateway: ConnectorGateway = self._build(
+            "connector_gateway", name or self.config.tools.connectors.gateway, context
         )
-        return spec
+        return gateway
+
+    @property
+    def connectors(self) -> Connectors:
+        """The hosted connectors (in scope when ``tools.connectors`` is enabled, has a ``url``
+        and the user is signed in), over the gateway its config selects, built on first use."""
+        self._started()
+        if self._connectors is None:
+            from hermes_core.connectors.service import Connectors
+
+            self._connectors = Connectors(
+                self.config.tools.connectors, self.env, self.create_connector_gateway
+            )
+        return self._connectors
+
+    def _create_approval_policy(self) -> ApprovalPolicy:
+        policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
+        return policy
+
+    def _search_backend_or_unavailable(self, name: str) -> SearchBackend:
+        """The backend ``name``, or, when its plugin fails to build it, a stand-in whose searches
+        answer with that failure (raised instead in strict mode)."""
+        try:
+            return self.create_search_backend(name)
+        except PluginError as exc:
+            if self._strict:
+                raise
+            return UnavailableSearchBackend(exc)
+
+    def check_plugins(self) -> list[str]:
+        """Build once what the configuration selects from a plugin that is not bundled (the
+        search backend, the approval policy, and the connector gateway when
+        ``tools.connectors.url`` is set), so a factory that fails is listed as its plugin's
+        error; return the problems that belong to no plugin (a name nobody registers).
+
+        Bundled factories are not run: they ship and are tested with hermes-core, and the
+        ``bm25`` one imports numpy, which listing plugins must not pay for.
+        """
+        wanted: list[tuple[SelectableKind, str]] = [
+            ("search_backend", self.config.tools.tool_search.backend),
+            ("approval_policy", self.config.approvals.policy),
+        ]
+        connectors = self.config.tools.connectors
+        if connectors.enabled and connectors.url:
+            wanted.append(("connector_gateway", connectors.gateway))
+        problems: list[str] = []
+        for kind, name in wanted:
+            found = self.registrations.table(kind).get(name)
+            if found is None:
+                try:
+                    self.registrations.select(kind, name)
+                except HermesError as exc:
+                    problems.append(str(exc))
+                continue
+            record = self._started().get(found.plugin)
+            if record is not None and record.source == "bundled":
+                continue
+            try:
+                if kind == "search_backend":  # with the context that builds backends it asks for
+                    self.create_search_backend(name)
+                elif kind == "connector_gateway":  # built, never used: no request is made
+                    self.create_connector_gateway(connectors.url or "", "")
+                else:
+                    self._build(kind, name)
+            except PluginError:
+                pass  # recorded on its plugin
+            except HermesError as exc:
+                problems.append(str(exc))
+        return problems
 
     # Tools ------------------------------------------------------------------------------------
 
@@ -255,53 +477,117 @@ class Host:
         self.registry.register_all(tools, owner=_CATALOG_OWNER)
 
     def _build_dispatcher(self) -> Dispatcher:
-        from hermes_core.approvals import select_policy
         from hermes_core.dispatch import Dispatcher
 
-        policies = [(r.plugin, r.spec) for r in self.registrations.approval_policies.values()]
-        name = self.config.approvals.policy
-        owner = self.registrations.approval_policies.get(name)
-        context = self.plugin_context(owner.plugin if owner is not None else "")
-        policy = select_policy(policies, name, context)
         return Dispatcher(
             self.registry,
             self.pm,
-            policy,
+            self._create_approval_policy(),
             self.config,
             self.env,
-            explain_unknown=self._mcp_refusal,
+            availability=self.availability,
+            plugin_variables=_required_variables(self._started()),
         )
 
-    def create_search_backend(self, name: str | None = None) -> SearchBackend:
-        """A new, empty instance of the search backend registered as ``name`` (default:
-        ``tools.tool_search.backend``), made by its plugin's factory as Tool Search makes it.
-        An unknown name raises, listing the valid ones."""
-        spec: SearchBackendSpec = self.registrations.select(
-            "search_backend", name or self.config.tools.tool_search.backend
-        )
-        owner = self.registrations.search_backends[spec.name].plugin
-        backend: SearchBackend = spec.factory(self.plugin_context(owner))
-        return backend
+    @property
+    def availability(self) -> Availability:
+        """Why a tool name can or cannot run here (one answer for the dispatcher and the
+        bridge), knowing the MCP servers' reasons."""
+        self._started()
+        if self._availability is None:
+            from hermes_core.availability import Availability
+
+            self._availability = Availability(
+                self.registry, self.config.tools, explain=self._mcp_refusal
+            )
+        return self._availability
 
     def _build_tool_search(self) -> ToolSearch:
         from hermes_core.search.toolsearch import ToolSearch
 
-        name = self.select_search_backend().name
+        name = self.config.tools.tool_search.backend
+        # The backend is made on the first search: a backend that cannot be made answers
+        # tool_search with an error naming why, and every other tool keeps working.
         return ToolSearch(
             EnabledTools(self.registry, self.config.tools),
             self.config.tools.tool_search,
-            self.create_search_backend(name),
-            self.dispatcher.dispatch,
+            lambda: self._search_backend_or_unavailable(name),
+            self.availability,
+            connectors=self.connectors,
             unavailable=self._unavailable_servers,
-            explain_unknown=self._explain_unknown_tool,
-            new_backend=lambda: self.create_search_backend(name),
+            new_backend=lambda: self._search_backend_or_unavailable(name),
         )
+
+    def _register_bridge(self) -> None:
+        """The three bridge tools, ordinary tools of the registry: their handlers reach the tool
+        search when they run (it is built on first use)."""
+        from hermes_core.search.bridge import make_bridge_tools, search_description
+
+        tools = make_bridge_tools(
+            search_description("", connectors=False),
+            self._search_tools,
+            self._describe_tools,
+            self._plan_tool_call,
+        )
+        for tool in tools:
+            self.registry.register(tool, owner=_BRIDGE_OWNER, bridge=True)
+
+    def _register_connections(self) -> None:
+        """``manage_connections``, always registered: its MCP actions need no sign-in."""
+        from hermes_core.connectors.manage import LocalServers, manage_connections_tool
+
+        # A server is connected in the running host only when its MCP supervisor runs: one
+        # started inside a tool call would not outlive the call.
+        local = LocalServers(
+            self.env,
+            lambda: self.config.mcp_servers,
+            self.mcp_status,
+            lambda: self.add_mcp_server if self._mcp is not None else None,
+        )
+        tool = manage_connections_tool(lambda: self.connectors, local)
+        self.registry.register(tool, owner=_CONNECTIONS_OWNER)
+
+    def _tool_search_or_error(self) -> ToolSearch | ToolResult:
+        try:
+            return self.tool_search
+        except HermesError as exc:  # a configured backend that no plugin provides
+            return ToolResult.error("CONFIG_ERROR", f"hermes-core cannot search tools: {exc}")
+
+    async def _search_tools(self, session: Session, **arguments: Any) -> ToolResult:
+        search = self._tool_search_or_error()
+        if isinstance(search, ToolResult):
+            return search
+        return await search.handle_search(session, **arguments)
+
+    async def _describe_tools(self, session: Session, **arguments: Any) -> ToolResult:
+        search = self._tool_search_or_error()
+        if isinstance(search, ToolResult):
+            return search
+        return await search.handle_describe(session, **arguments)
+
+    def _plan_tool_call(self, arguments: Any, session: Session) -> Any:
+        search = self._tool_search
+        if search is None:  # built on the first call that needs it
+            found = self._tool_search_or_error()
+            if isinstance(found, ToolResult):
+                return found
+            search = found
+        return search.plan_call(arguments, session)
 
     def prepare_tools(self) -> None:
         """Build the dispatcher and the tool search now rather than at the first call, so an
-        unknown ``approvals.policy`` or ``tools.tool_search.backend`` raises here, listing the
-        valid names (what a command line or a server wants at start)."""
+        unknown ``approvals.policy``, ``tools.tool_search.backend`` or (when connectors are
+        configured) ``tools.connectors.gateway`` raises here, listing the valid names (what a
+        command line or a server wants at start). The backend itself is made on the first
+        search, the gateway on its first use; a search backend whose plugin fails to build it
+        does not raise (but in strict mode, where it is built here): ``tool_search`` answers
+        with that failure and every other tool works."""
         _ = self.dispatcher, self.tool_search
+        self.select_search_backend()
+        if self.connectors.configured():
+            self.select_connector_gateway()
+        if self._strict:
+            _ = self.tool_search.backend
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -327,16 +613,20 @@ class Host:
         cwd: Path | None = None,
         interactive: bool = False,
         granted_toolsets: frozenset[str] | None = None,
+        prompt: PromptTransport | None = None,
         **fields: Any,
     ) -> Session:
-        """A session in ``cwd`` (the host's working directory by default). Prefer
-        :meth:`session`, which also tells the plugins' session hooks."""
+        """A session in ``cwd`` (the host's working directory by default) whose approvals
+        ``prompt`` answers (``None``: ``approvals.non_interactive``). Prefer :meth:`session`,
+        which also tells the plugins' session hooks."""
         session = Session(
             cwd=cwd or self.env.cwd,
             interactive=interactive,
             granted_toolsets=granted_toolsets,
             **fields,
         )
+        if prompt is not None:
+            self.dispatcher.approvals.attach(session, prompt)
         return session
 
     @asynccontextmanager
@@ -346,12 +636,17 @@ class Host:
         cwd: Path | None = None,
         interactive: bool = False,
         granted_toolsets: frozenset[str] | None = None,
+        prompt: PromptTransport | None = None,
         **fields: Any,
     ) -> AsyncIterator[Session]:
         """A session for one conversation: ``hermes_session_start`` observers run on entry and
         ``hermes_session_end`` on exit (each plugin isolated)."""
         made = self.new_session(
-            cwd=cwd, interactive=interactive, granted_toolsets=granted_toolsets, **fields
+            cwd=cwd,
+            interactive=interactive,
+            granted_toolsets=granted_toolsets,
+            prompt=prompt,
+            **fields,
         )
         await self.dispatcher.notify("hermes_session_start", session=made)
         try:
@@ -369,22 +664,15 @@ class Host:
     async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
         """Run one tool call for ``session``; never raises.
 
-        ``tool_call`` is unwrapped here, so hooks, approvals and the activity log see the real
-        tool; ``tool_search`` and ``tool_describe`` are calls of their own.
+        The dispatcher is the only router: a direct call runs its tool, ``tool_call`` plans the
+        real calls it runs, so hooks, approvals and the activity log see the real tool.
         """
         try:
-            search = self.tool_search
             dispatcher = self.dispatcher
-        except HermesError as exc:  # a configured policy or backend that no plugin provides
+        except HermesError as exc:  # a configured policy that no plugin provides
             from hermes_core.tools import ToolResult
 
             return ToolResult.error("CONFIG_ERROR", f"hermes-core cannot run tools: {exc}")
-        if name == "tool_call":
-            payload = arguments if isinstance(arguments, dict) else {"calls": arguments}
-            return await search.call(payload, session)
-        if name in ("tool_search", "tool_describe"):
-            bridge = {tool.name: tool for tool in search.bridge_tools()}
-            return await dispatcher.dispatch_tool(bridge[name], arguments, session)
         return await dispatcher.dispatch(name, arguments, session)
 
     # MCP --------------------------------------------------------------------------------------
@@ -392,9 +680,9 @@ class Host:
     async def _connect_mcp(self) -> None:
         if not self.config.mcp_servers:
             return
-        from hermes_core.mcp.supervisor import McpManager
+        from hermes_core.mcp.supervisor import McpSupervisor
 
-        self._mcp = McpManager(
+        self._mcp = McpSupervisor(
             self.config.mcp_servers,
             self.env,
             on_tools_changed=self._on_mcp_tools,
@@ -405,16 +693,17 @@ class Host:
 
     def _on_mcp_tools(self, server: str, tools: list[Tool]) -> None:
         owner = _MCP_OWNER + server
-        self.registry.unregister_owner(owner)
-        if tools:
-            self.registry.register_all(tools, owner=owner)
+        with self.registry.batch():
+            self.registry.unregister_owner(owner)
+            if tools:
+                self.registry.register_all(tools, owner=owner)
 
     async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
         """Connect a server while the host runs; the next assembly includes its tools."""
         if self._mcp is None:
-            from hermes_core.mcp.supervisor import McpManager
+            from hermes_core.mcp.supervisor import McpSupervisor
 
-            self._mcp = McpManager(
+            self._mcp = McpSupervisor(
                 {},
                 self.env,
                 on_tools_changed=self._on_mcp_tools,
@@ -432,8 +721,8 @@ class Host:
         self.registry.unregister_owner(_MCP_OWNER + name)
 
     @property
-    def mcp(self) -> McpManager | None:
-        """The manager of this host's MCP servers (``None`` until one is configured or added)."""
+    def mcp(self) -> McpSupervisor | None:
+        """The supervisor of this host's MCP servers (``None`` until one is configured or added)."""
         return self._mcp
 
     def mcp_status(self) -> dict[str, ServerStatus]:
@@ -448,13 +737,18 @@ class Host:
         unavailable; ``None`` otherwise."""
         return self._mcp.refusal_for(name) if self._mcp is not None else None
 
-    def _explain_unknown_tool(self, name: str) -> str | None:
-        """Why the bridge cannot call ``name``: a filtered MCP tool or an unavailable server."""
-        refusal = self._mcp_refusal(name)
-        return None if refusal is None else refusal.error_message or refusal.text_content
+
+def _required_variables(plugins: PluginSet) -> list[str]:
+    """The ``requires_env`` of the loaded plugins: they pass the scrub of scripts' environment."""
+    return [
+        variable
+        for record in plugins.loaded
+        if record.candidate.manifest is not None
+        for variable in record.candidate.manifest.requires_env
+    ]
 
 
 def _unregister_all(plugins: PluginSet) -> None:
-    for record in plugins.loaded:
+    for record in plugins.records:
         if record.plugin is not None and plugins.pm.is_registered(record.plugin):
             plugins.pm.unregister(record.plugin)

@@ -104,6 +104,16 @@ class Environment:
         return self.home / ".env"
 
     @property
+    def hooks_dir(self) -> Path:
+        """Hook directories, ``$HERMES_HOME/hooks`` (``<name>/HOOK.yaml`` each)."""
+        return self.home / "hooks"
+
+    @property
+    def skills_dir(self) -> Path:
+        """Skills, ``$HERMES_HOME/skills`` (``<name>/SKILL.md`` each)."""
+        return self.home / "skills"
+
+    @property
     def user_plugins_dir(self) -> Path:
         """Directory plugins of the user, ``$HERMES_HOME/plugins``."""
         return self.home / "plugins"
@@ -112,11 +122,6 @@ class Environment:
     def project_plugins_dir(self) -> Path:
         """Directory plugins carried by the project, ``./.hermes/plugins``."""
         return self.cwd / ".hermes" / "plugins"
-
-    @property
-    def hooks_dir(self) -> Path:
-        """Hook directories, ``$HERMES_HOME/hooks``."""
-        return self.home / "hooks"
 
     @property
     def bundled_plugins_dir(self) -> Path:

@@ -5,24 +5,23 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from hermes_core.approvals.prompt import PromptTransport
+from typing import Any
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
-    """One agent conversation.
+    """One agent conversation: who it is, where it works, what it may use, where it is.
 
     ``granted_toolsets`` of ``None`` grants every enabled toolset; a set restricts the session to
     those toolsets (a tool outside the grant is invisible to search, describe and call).
-    ``interactive`` records whether a person can answer (the CLI and the host set it when they
-    attach a terminal); it is informational: the dispatcher never reads it, because the
-    ``prompt`` transport decides (its own ``interactive`` property says whether anyone answers;
-    ``prompt=None``: the configured ``approvals.non_interactive`` answer applies).
-    ``turn`` counts model turns; per-turn counters (the search loop breaker) reset when it
-    advances. ``approved_for_session`` holds the patterns a "session" answer approved.
+    ``interactive`` records whether a person can answer (the CLI sets it when it attaches a
+    terminal); it is informational: who answers approvals is the session's prompt transport,
+    which the approval layer keeps (``host.new_session(prompt=...)``). ``turn`` counts model
+    turns; per-turn limits (the search loop breaker) start again when it advances.
+
+    A session holds conversation state only; what the pipeline remembers about it (approval
+    answers, searches this turn) lives in the layer that owns it, keyed by the session. Sessions
+    compare by identity.
     """
 
     cwd: Path
@@ -31,16 +30,12 @@ class Session:
     interactive: bool = False
     turn: int = 0
     interrupted: bool = False
-    approved_for_session: set[str] = field(default_factory=set)
-    searches_this_turn: int = 0
     state: dict[str, Any] = field(default_factory=dict)
     """Per-session data owned by tools (the todo list, background processes...)."""
-    prompt: PromptTransport | None = None
 
     def next_turn(self) -> None:
-        """Start a new model turn: per-turn counters reset, the interrupt is cleared."""
+        """Start a new model turn: per-turn limits start again, the interrupt is cleared."""
         self.turn += 1
-        self.searches_this_turn = 0
         self.interrupted = False
 
     def interrupt(self) -> None:

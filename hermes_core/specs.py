@@ -2,7 +2,8 @@
 
 A backend is registered as a spec holding a validated name and a factory; the host collects the
 specs of every loaded plugin, refuses a name claimed twice (naming both plugins) and selects one
-by the name given in ``config.yaml``.
+by the name given in ``config.yaml``. "Spec" in hermes-core always means such a registration
+spec; the declarations of the hooks are *hook specifications* (:mod:`hermes_core.hookspecs`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_core.errors import RegistrationError
+
 if TYPE_CHECKING:
     import click
 
     from hermes_core.config import Config
+    from hermes_core.connectors.gateway import GatewayContext
     from hermes_core.paths import Environment
+    from hermes_core.search.backend import SearchBackend
     from hermes_core.tools import Tool
 
 _SPEC_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -32,11 +37,35 @@ def _check_name(kind: str, name: str) -> None:
 @dataclass(frozen=True)
 class PluginContext:
     """What a backend factory receives: the configuration, the environment and the plugin's own
-    settings from ``plugins.entries.<name>``."""
+    settings from ``plugins.entries.<name>``.
+
+    ``backend_builder`` is how :meth:`search_backend` builds another backend; the host sets it
+    for the contexts it gives to search backend factories, and it is ``None`` elsewhere.
+    """
 
     config: Config
     env: Environment
     settings: Mapping[str, Any] = field(default_factory=dict)
+    backend_builder: Callable[[str], SearchBackend] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    def search_backend(self, name: str) -> SearchBackend:
+        """A new, empty instance of the search backend registered as ``name``, made by its own
+        factory with its own plugin's settings: how a backend builds on another one (the
+        ``hybrid`` plugin fuses the ``bm25`` ranking with a dense one) without importing it.
+
+        Raises :class:`~hermes_core.errors.RegistrationError` when no loaded plugin registers
+        ``name`` (listing the valid names, as for ``tools.tool_search.backend``), when a backend
+        asks for itself, directly or through another backend, and when this context was not
+        given to a search backend factory by a host.
+        """
+        if self.backend_builder is None:
+            raise RegistrationError(
+                f"cannot build search backend {name!r}: only the context a host gives to a "
+                "search backend factory can build other search backends"
+            )
+        return self.backend_builder(name)
 
 
 @dataclass(frozen=True)
@@ -53,10 +82,13 @@ class SearchBackendSpec:
 
 @dataclass(frozen=True)
 class ConnectorGatewaySpec:
-    """A connector gateway client, selected by ``tools.connectors.gateway``."""
+    """A connector gateway client, selected by ``tools.connectors.gateway``; its factory gets
+    a :class:`~hermes_core.connectors.gateway.GatewayContext` (a plugin context with the
+    gateway URL and the user's token) and returns a
+    :class:`~hermes_core.connectors.gateway.ConnectorGateway`."""
 
     name: str
-    factory: Callable[[PluginContext], Any]
+    factory: Callable[[GatewayContext], Any]
     description: str = ""
 
     def __post_init__(self) -> None:

@@ -11,9 +11,13 @@ Fixtures (all build real files in ``tmp_path``):
   temporary ``site-packages`` that is put on ``sys.path``;
 - ``hermes_nix_store``: writes a :class:`FakeNixStore`, a store path laid out like Nix's;
 - ``hermes_cli``: a :class:`HermesCli` that runs the real ``hermes`` command as a subprocess in
-  that home and project.
+  that home and project;
+- ``hermes_host``: starts a :class:`~hermes_core.host.Host` in that environment with plugin
+  objects given to :meth:`~hermes_core.host.Host.register` (see :func:`make_host`).
 
-The plain functions (:func:`write_dir_plugin`, :func:`write_distribution`) work outside pytest
+:func:`search_backend_conformance` turns the rules of :mod:`hermes_core.conformance` into one
+test per rule for a search backend plugin. The plain functions (:func:`write_dir_plugin`,
+:func:`write_distribution`, :func:`make_host`, :func:`make_search_backend`) work outside pytest
 too, e.g. in a benchmark.
 """
 
@@ -27,8 +31,8 @@ import subprocess
 import sys
 import tempfile
 import types
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +42,31 @@ from hermes_core.paths import Environment
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
+    from hermes_core.host import Host
     from hermes_core.search.backend import SearchBackend
+
+__all__ = [
+    "PLUGIN_SOURCE",
+    "FakeNixStore",
+    "HermesCli",
+    "InstalledDistribution",
+    "forget_modules_under",
+    "hermes_cli",
+    "hermes_dir_plugin",
+    "hermes_distribution",
+    "hermes_env",
+    "hermes_home",
+    "hermes_host",
+    "hermes_nix_store",
+    "hermes_project",
+    "make_host",
+    "make_nix_store",
+    "make_search_backend",
+    "search_backend_conformance",
+    "search_backend_module",
+    "write_dir_plugin",
+    "write_distribution",
+]
 
 PLUGIN_SOURCE = '''"""A test plugin."""
 '''
@@ -280,30 +308,77 @@ class HermesCli:
         return json.loads(self.run(*args, input=input, env=env).stdout)
 
 
-def make_search_backend(
-    name: str = "bm25", *, config: Config | None = None, env: Environment | None = None
-) -> SearchBackend:
-    """A new, empty instance of the search backend registered as ``name``, made as the host
-    makes it, from the plugins that ``config`` and ``env`` load (by default the bundled ones
-    only: no other source is read). For unit tests and benchmarks of a backend without a host::
+def _bundled_only() -> Environment:
+    """An environment that reads the bundled plugins and no other source, with its own cache
+    directory (a backend that persists its index never writes the user's)."""
+    root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
+    variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
+    return Environment(home=root / "home", cwd=root, variables=variables)
 
-        backend = make_search_backend("bm25")
-        backend.build([ToolDocument("create_issue", "Create an issue", "github")])
+
+def make_host(
+    config: Config | None = None,
+    env: Environment | None = None,
+    *,
+    plugins: Mapping[str, object] | Iterable[tuple[str, object]] = (),
+) -> Host:
+    """A started :class:`~hermes_core.host.Host` over ``config`` (default: ``Config()``) and
+    ``env`` (default: the bundled plugins only, no other source is read), with ``plugins``
+    (name -> plugin object, a module or an object whose methods carry ``@hookimpl``) given to
+    :meth:`~hermes_core.host.Host.register` first. Close it with ``host.close()``::
+
+        host = make_host(plugins={"shouty": ShoutyPlugin()})
+        result = anyio.run(host.dispatch, "shout", {"text": "hi"}, host.new_session())
+        host.close()
     """
     from hermes_core.config import Config
     from hermes_core.host import Host
 
-    if env is None:
-        root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
-        # Its own cache directory: a backend that persists its index never writes the user's.
-        variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
-        env = Environment(home=root / "home", cwd=root, variables=variables)
-    host = Host(config or Config(), env)
+    host = Host(config or Config(), env or _bundled_only())
+    pairs = plugins.items() if isinstance(plugins, Mapping) else plugins
+    for name, plugin in pairs:
+        host.register(plugin, name=name)
     host.start()
+    return host
+
+
+def make_search_backend(
+    name: str = "bm25", *, config: Config | None = None, env: Environment | None = None
+) -> SearchBackend:
+    """A new, empty instance of the search backend registered as ``name``, made as the host
+    makes it (the selection step: factory guarded, protocol checked), from the plugins that
+    ``config`` and ``env`` load (by default the bundled ones only: no other source is read).
+    For unit tests and benchmarks of a backend without a host::
+
+        backend = make_search_backend("bm25")
+        backend.build([ToolDocument("create_issue", "Create an issue", "github")])
+    """
+    host = make_host(config, env)
     try:
         return host.create_search_backend(name)
     finally:
         host.close()
+
+
+def search_backend_conformance(make: Callable[[], SearchBackend]) -> list[Any]:
+    """One ``pytest.param`` per rule of :mod:`hermes_core.conformance` (its id is the rule's
+    name): a function of no arguments checking that rule against backends from ``make``, which
+    returns a new, empty backend each time it is called::
+
+        @pytest.mark.parametrize(
+            "check", search_backend_conformance(lambda: make_search_backend("keyword", ...))
+        )
+        def test_keyword_backend_follows_the_protocol(check):
+            check()
+    """
+    import functools
+
+    from hermes_core.conformance import SEARCH_BACKEND_RULES
+
+    return [
+        pytest.param(functools.partial(rule, make), id=rule.__name__.replace("_", "-"))
+        for rule in SEARCH_BACKEND_RULES
+    ]
 
 
 def search_backend_module(name: str = "bm25", submodule: str = "") -> types.ModuleType:
@@ -367,6 +442,34 @@ def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> Herme
     output, ``.variables(**extra)`` is its environment (``HOME`` is ``tmp_path/user-home``, logs
     and cache under ``tmp_path``, strict plugin loading)."""
     return HermesCli(tmp_path, home=hermes_home, work=hermes_project)
+
+
+@pytest.fixture
+def hermes_host(hermes_env: Environment) -> Iterator[Callable[..., Host]]:
+    """``make(plugins={name: object}, config=None, *, bundled=True) -> Host``: a started host in
+    ``hermes_env`` with the plugin objects given to :meth:`~hermes_core.host.Host.register`,
+    and the real bundled plugins unless ``bundled=False`` (then the empty bundled directory of
+    ``hermes_env``). Closed after the test; for MCP servers, use ``async with Host(...)``."""
+    made: list[Host] = []
+
+    def make(
+        plugins: Mapping[str, object] | Iterable[tuple[str, object]] = (),
+        config: Config | None = None,
+        *,
+        bundled: bool = True,
+    ) -> Host:
+        env = hermes_env
+        if bundled:
+            variables = dict(hermes_env.variables)
+            variables.pop("HERMES_BUNDLED_PLUGINS", None)
+            env = replace(hermes_env, variables=variables)
+        host = make_host(config, env, plugins=plugins)
+        made.append(host)
+        return host
+
+    yield make
+    for host in made:
+        host.close()
 
 
 @pytest.fixture

@@ -3,15 +3,20 @@ shares."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import RegistrationError
+from hermes_core.generation_cache import GenerationCache
 
 if TYPE_CHECKING:
     from hermes_core.config import ToolsConfig
+
+log = logging.getLogger(__name__)
 
 ToolSource = Literal["builtin", "plugin", "mcp", "connectors", "catalog"]
 ToolHandler = Callable[..., Any | Awaitable[Any]]
@@ -172,8 +177,11 @@ class Registry:
     ``precedence`` (the plugin source rank: bundled < user < project < pip < nix). Registering a
     name twice is a :class:`~hermes_core.errors.RegistrationError` naming both owners, unless the
     precedences differ: then the higher one wins and the other is kept in :attr:`shadowed`.
-    ``generation`` grows on every change, so caches (the search index, compiled validators) can
-    tell whether they are stale.
+    ``generation`` grows on every change, so caches
+    (:class:`~hermes_core.generation_cache.GenerationCache`) can tell whether they are stale, and
+    :meth:`subscribe` tells whoever must act on a change (``hermes serve`` telling its clients)
+    once per change: once for :meth:`register_all`, :meth:`unregister_owner` or a
+    :meth:`batch` as a whole.
     """
 
     def __init__(self) -> None:
@@ -181,6 +189,47 @@ class Registry:
         self._owners: dict[str, tuple[str, int]] = {}
         self.shadowed: list[ShadowedTool] = []
         self.generation = 0
+        self._listeners: list[Callable[[], None]] = []
+        self._batching = False
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after every change of the registered tools, on the thread that
+        made it; returns the function that unsubscribes it. A listener that raises is logged
+        and does not stop the change or the other listeners."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        self.generation += 1
+        if not self._batching:
+            self._announce()
+
+    def _announce(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:
+                log.exception("a registry listener failed")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make several changes that listeners hear of once, at the end (if there were any)."""
+        if self._batching:
+            yield
+            return
+        before = self.generation
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = False
+            if self.generation != before:
+                self._announce()
 
     def register(
         self,
@@ -225,7 +274,7 @@ class Registry:
             self.shadowed.append(ShadowedTool(self._tools[tool.name], other, who))
         self._tools[tool.name] = tool
         self._owners[tool.name] = (who, precedence)
-        self.generation += 1
+        self._changed()
         return True
 
     def register_all(self, tools: Iterable[Tool], *, owner: str, precedence: int = 0) -> list[Tool]:
@@ -241,42 +290,32 @@ class Registry:
         ]
         snapshot = (dict(self._tools), dict(self._owners), list(self.shadowed), self.generation)
         won: list[Tool] = []
-        try:
-            for tool in prepared:
-                if self.register(tool, owner=owner, precedence=precedence):
-                    won.append(tool)
-        except RegistrationError:
-            self._tools, self._owners, self.shadowed, self.generation = snapshot
-            raise
+        with self.batch():
+            try:
+                for tool in prepared:
+                    if self.register(tool, owner=owner, precedence=precedence):
+                        won.append(tool)
+            except RegistrationError:
+                self._tools, self._owners, self.shadowed, self.generation = snapshot
+                raise
         return won
 
     def unregister(self, name: str) -> Tool:
         """Remove the tool called ``name`` and return it (``KeyError`` if there is none)."""
         tool = self._tools.pop(name)
         del self._owners[name]
-        self.generation += 1
+        self._changed()
         return tool
 
     def unregister_owner(self, owner: str) -> list[Tool]:
         """Remove every tool of ``owner`` (a disconnected MCP server, an unloaded plugin)."""
         names = [name for name, (who, _) in self._owners.items() if who == owner]
-        return [self.unregister(name) for name in names]
+        with self.batch():
+            return [self.unregister(name) for name in names]
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)
-
-    def owner(self, name: str) -> str | None:
-        """Who registered the tool called ``name``."""
-        entry = self._owners.get(name)
-        return entry[0] if entry else None
-
-    def toolsets(self) -> dict[str, list[Tool]]:
-        """Tools grouped by toolset, in registration order."""
-        groups: dict[str, list[Tool]] = {}
-        for tool in self._tools.values():
-            groups.setdefault(tool.toolset, []).append(tool)
-        return groups
 
     def enabled(self, tools_config: ToolsConfig) -> list[Tool]:
         """The tools whose toolset ``tools.enabled_toolsets``/``disabled_toolsets`` allow."""
@@ -299,7 +338,7 @@ class EnabledTools:
     def __init__(self, registry: Registry, tools_config: ToolsConfig) -> None:
         self._registry = registry
         self._config = tools_config
-        self._cached: tuple[int, list[Tool]] | None = None
+        self._cached: GenerationCache[None, list[Tool]] = GenerationCache(registry)
 
     @property
     def generation(self) -> int:
@@ -308,10 +347,10 @@ class EnabledTools:
 
     def tools(self) -> list[Tool]:
         """The enabled tools, recomputed only when the registry changed."""
-        generation = self._registry.generation
-        if self._cached is None or self._cached[0] != generation:
-            self._cached = (generation, self._registry.enabled(self._config))
-        return self._cached[1]
+        tools = self._cached.get(None)
+        if tools is None:
+            tools = self._cached.put(None, self._registry.enabled(self._config))
+        return tools
 
     def get(self, name: str) -> Tool | None:
         """The enabled tool called ``name``, or ``None``."""

@@ -18,14 +18,10 @@ from hermes_core.approvals import (
     call_subjects,
     matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
-    select_policy,
 )
-from hermes_core.config import Config
-from hermes_core.errors import RegistrationError
 from hermes_core.hookspecs import hookimpl
-from hermes_core.paths import Environment
 from hermes_core.session import Session
-from hermes_core.specs import ApprovalPolicySpec, PluginContext, PreCallDirective, ToolCall
+from hermes_core.specs import ApprovalPolicySpec, PreCallDirective, ToolCall
 from hermes_core.tools import Tool
 
 
@@ -285,31 +281,6 @@ def test_policy_that_does_not_decide_in_time_denies(harnesses: Callable[..., Har
 
     assert result.error_code == "DENIED"
     assert "did not decide within 0.2 s" in result.text_content
-
-
-def _context(tmp_path: Path) -> PluginContext:
-    return PluginContext(Config(), Environment(home=tmp_path, cwd=tmp_path))
-
-
-def test_unknown_policy_name_lists_the_valid_ones(tmp_path: Path) -> None:
-    specs = [("approvals", ApprovalPolicySpec("off", lambda c: object()))]
-
-    with pytest.raises(RegistrationError, match=r"'strict'.*valid: off"):
-        select_policy(specs, "strict", _context(tmp_path))
-
-
-def test_policy_name_registered_twice_names_both_plugins(tmp_path: Path) -> None:
-    spec = ApprovalPolicySpec("off", lambda c: object())
-
-    with pytest.raises(RegistrationError, match="'approvals' and 'mine'"):
-        select_policy([("approvals", spec), ("mine", spec)], "off", _context(tmp_path))
-
-
-def test_policy_without_decide_is_refused_naming_the_plugin(tmp_path: Path) -> None:
-    specs = [("mine", ApprovalPolicySpec("odd", lambda c: object()))]
-
-    with pytest.raises(RegistrationError, match="'mine' has no decide"):
-        select_policy(specs, "odd", _context(tmp_path))
 
 
 def test_command_subjects_cover_the_tool_and_the_terminal_namespace() -> None:

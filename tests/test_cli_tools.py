@@ -70,10 +70,11 @@ def test_tools_assemble_json_has_the_documented_keys(hermes_cli: HermesCli) -> N
     assert set(result["tools"][0]) == {"name", "description", "parameters"}
 
 
-def test_tools_assemble_on_a_fresh_install_saves_0_tokens_and_shows_the_bridge_cost(
+def test_tools_assemble_of_two_small_deferred_tools_saves_0_tokens_and_shows_the_bridge_cost(
     hermes_cli: HermesCli,
 ) -> None:
     # Only two small built-in tools are deferred: the bridge costs more than it saves.
+    hermes_cli.config.write_text("tools:\n  tool_search:\n    defer: [todo_list, process_manage]\n")
     done = hermes_cli.run("tools", "assemble")
     statistics = _statistics(done.stdout)
     assert statistics["tokens_saved"] == "0", done.stdout

@@ -260,6 +260,7 @@ def test_tool_search_defaults_match_the_spec_and_the_search_quality_issue() -> N
         "cronjob_manage",
         "image_generate",
         "computer_use",
+        "manage_connections",
     )
 
 

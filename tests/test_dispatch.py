@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from builders import Harness, build_harness
+from builders import Harness, build_harness, make_env
 
+from hermes_core.approvals.prompt import Answer, ApprovalRequest
+from hermes_core.connectors.devgateway import DevGateway
+from hermes_core.connectors.fixtures import parse_fixtures
+from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.hookspecs import hookimpl
-from hermes_core.search.fake import FakeSearchBackend
-from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
 from hermes_core.specs import ActivityEvent, PreCallDirective, ToolCall
-from hermes_core.tools import EnabledTools, Tool, ToolAnnotations, ToolResult
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)
 
@@ -102,44 +106,124 @@ def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
         harness.close()
 
 
-def direct_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
+def direct_call(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[list[ToolResult], list[str]]:
     """The agent hands the call to the dispatcher itself."""
-    return harness.call(name, arguments, session)
+    return [harness.call(name, arguments, session)], [name]
 
 
-def through_tool_call(harness: Harness, name: str, arguments: Any, session: Session) -> ToolResult:
-    """The model calls a deferred tool through the bridge's tool_call, which the host unwraps."""
-    search = ToolSearch(
-        EnabledTools(harness.registry, harness.config.tools),
-        harness.config.tools.tool_search,
-        FakeSearchBackend(),
-        harness.dispatcher.dispatch,
-    )
+def through_tool_call(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[list[ToolResult], list[str]]:
+    """The model calls a deferred tool through the bridge's tool_call, which the dispatcher
+    routes to the real tool (the host registered the bridge tools)."""
     payload = {"calls": [{"name": name, "arguments": arguments}]}
-    return anyio.run(search.call, payload, session)
+    return [harness.call("tool_call", payload, session)], [name]
 
 
-# Later call paths (connector batches, execute_code) are added here as parameters.
+def through_execute_code(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[list[ToolResult], list[str]]:
+    """A script run by execute_code calls the tool over its RPC (the user allowed
+    execute_code itself); the script prints the tool's text."""
+    harness.dispatcher.allow_rules.add("execute_code")
+    code = f"import hermes_tools\nprint(hermes_tools.call({name!r}, **{arguments!r}), end='')\n"
+    ran = harness.call("execute_code", {"code": code}, session)
+    output = ran.structured["output"] if isinstance(ran.structured, dict) else ""
+    return [ToolResult.text(output) if not ran.is_error else ran], [name]
+
+
+class ApproveEveryCall:
+    """A person who approves every prompt once."""
+
+    interactive = True
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer:
+        return "once"
+
+
+@contextmanager
+def signed_in_to_gateway(tmp_path: Path, name: str) -> Iterator[dict[str, Any]]:
+    """The reference gateway (a real HTTP server on 127.0.0.1) serving ``SAMPLE_<name>`` of app
+    ``sample``, which answers ``"<name> ok"``; yields the options of a harness whose host is
+    configured for it and signed in."""
+    tool = {"slug": f"SAMPLE_{name}", "result": f"{name} ok"}
+    app = {"slug": "sample", "connected": True, "tools": [tool]}
+    with DevGateway(parse_fixtures({"connectors": [app]})) as gateway:
+        yield {
+            "config": {"tools": {"connectors": {"url": gateway.url}}},
+            "env": make_env(tmp_path, **{TOKEN_VARIABLE: "a-token"}),
+        }
+
+
+def through_connector_batch(
+    harness: Harness, name: str, arguments: Any, session: Session
+) -> tuple[list[ToolResult], list[str]]:
+    """The model calls a hosted connector tool twice in one tool_call batch: each entry is a
+    call of its own under its real name ``connectors__sample__<name>``, sent by the bundled http
+    gateway to the reference gateway."""
+    real = f"connectors__sample__{name}"
+    payload = {"calls": [{"name": real, "arguments": arguments}] * 2}
+    harness.dispatcher.approvals.attach(session, ApproveEveryCall())
+
+    async def batch() -> ToolResult:
+        try:
+            return await harness.dispatcher.dispatch("tool_call", payload, session)
+        finally:
+            await harness.host.connectors.aclose()
+
+    answer = anyio.run(batch)
+    assert not answer.is_error, answer.text_content
+    entries = [
+        ToolResult.text(item["response"]) if "response" in item else ToolResult.error("", str(item))
+        for item in answer.structured["results"]
+    ]
+    return entries, [real, real]
+
+
+@dataclass(frozen=True)
+class CallPath:
+    """One way a call reaches the dispatcher; ``setup(tmp_path, name)`` gives what the harness
+    needs for it (a gateway serving the tool, say) while it runs."""
+
+    run: Callable[[Harness, str, Any, Session], tuple[list[ToolResult], list[str]]]
+    setup: Callable[[Path, str], AbstractContextManager[dict[str, Any]]] = field(
+        default=lambda tmp_path, name: nullcontext({})
+    )
+
+
 CALL_PATHS = [
-    pytest.param(direct_call, id="direct"),
-    pytest.param(through_tool_call, id="tool_call"),
+    pytest.param(CallPath(direct_call), id="direct"),
+    pytest.param(CallPath(through_tool_call), id="tool_call"),
+    pytest.param(CallPath(through_execute_code), id="execute_code"),
+    pytest.param(CallPath(through_connector_batch, signed_in_to_gateway), id="connector_batch"),
 ]
+"""Every way a call reaches the dispatcher."""
+
+CARRIERS = frozenset({"execute_code"})
+"""Tools that carry the call of another (their own hooks see them, not the carried call)."""
 
 
 @pytest.mark.parametrize("call_path", CALL_PATHS)
 def test_one_pre_and_one_post_hook_per_call_under_the_real_name(
-    harnesses: Callable[..., Harness], call_path: Callable[..., ToolResult]
+    harnesses: Callable[..., Harness], tmp_path: Path, call_path: CallPath
 ) -> None:
     recorder, tools = Recorder(), SampleTools()
-    harness = harnesses(("sample", tools), ("recorder", recorder))
-    session = harness.session()
+    with call_path.setup(tmp_path / "setup", "echo") as options:
+        harness = harnesses(("sample", tools), ("recorder", recorder), **options)
+        session = harness.session()
+        results, called = call_path.run(harness, "echo", {"text": "hi"}, session)
 
-    result = call_path(harness, "echo", {"text": "hi"}, session)
-
-    assert not result.is_error, result.text_content
-    assert recorder.pre == [("echo", {"text": "hi"})]
-    assert recorder.post == [("echo", False)]
-    assert [(e.name, e.status) for e in recorder.events] == [("echo", "ok")]
+    assert [(r.is_error, r.text_content) for r in results] == [(False, "echo ok")] * len(called)
+    assert [seen for seen in recorder.pre if seen[0] not in CARRIERS] == [
+        (name, {"text": "hi"}) for name in called
+    ]
+    assert [seen for seen in recorder.post if seen[0] not in CARRIERS] == [
+        (name, False) for name in called
+    ]
+    events = [(e.name, e.status) for e in recorder.events if e.name not in CARRIERS]
+    assert events == [(name, "ok") for name in called]
 
 
 class RaisingHook:

@@ -14,6 +14,7 @@ from hermes_core.config import Config, PluginsConfig
 from hermes_core.errors import PluginError
 from hermes_core.paths import Environment
 from hermes_core.plugins import discover, load_plugins, normalize_name, plan_plugins, resolve
+from hermes_core.plugins.manifest import load_manifest
 from hermes_core.testing import FakeNixStore, write_dir_plugin, write_distribution
 
 
@@ -247,8 +248,9 @@ def test_discovery_imports_no_plugin_code(
 def test_real_bundled_directory_is_discovered_by_default(hermes_env: Environment) -> None:
     env = Environment(home=hermes_env.home, cwd=hermes_env.cwd, variables={})
     shipped = Path(__file__).resolve().parent.parent / "plugins_builtin"
+    # A plugin is named by its manifest (plugins_builtin/http_gateway is the ``http`` plugin).
     expected = sorted(
-        normalize_name(d.name)
+        normalize_name(load_manifest(d / "plugin.yaml", default_name=d.name).name)
         for d in shipped.iterdir()
         if (d / "plugin.yaml").is_file() and not d.name.startswith(("_", "."))
     )

@@ -50,6 +50,18 @@ def test_disabled_wins_over_bundled_default(hermes_env: Environment) -> None:
     assert [r.status for r in records] == ["disabled"]
 
 
+def test_bundled_toolset_loads_without_being_listed(hermes_env: Environment) -> None:
+    write_dir_plugin(hermes_env.bundled_plugins_dir, "shell", manifest={"kind": "toolset"})
+    write_dir_plugin(hermes_env.user_plugins_dir, "more-tools", manifest={"kind": "toolset"})
+
+    plugins = load_plugins(config(), hermes_env)
+
+    assert statuses(plugins) == {
+        ("shell", "bundled"): "enabled (default)",
+        ("more-tools", "user"): "not enabled",
+    }
+
+
 def test_bundled_backend_loads_without_being_listed(hermes_env: Environment) -> None:
     write_dir_plugin(hermes_env.bundled_plugins_dir, "core", manifest={"kind": "backend"})
     write_dir_plugin(hermes_env.bundled_plugins_dir, "extra")

@@ -88,7 +88,7 @@ async def test_approval_policy_and_gateway_are_selected_by_name(hermes_env: Envi
     write_dir_plugin(hermes_env.user_plugins_dir, "policies", source)
 
     async with Host(config("policies", policy="careful"), hermes_env) as host:
-        assert host.select_approval_policy().name == "careful"
+        assert host.registrations.select("approval_policy", "careful").name == "careful"
         assert host.select_connector_gateway().name == "http"
 
 

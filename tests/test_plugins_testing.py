@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from hermes_core.testing import forget_modules_under
+from hermes_core import Host, Tool, ToolAnnotations, hookimpl
+from hermes_core.conformance import SEARCH_BACKEND_RULES
+from hermes_core.testing import (
+    forget_modules_under,
+    make_host,
+    make_search_backend,
+    search_backend_conformance,
+)
 
 
 def test_forget_modules_under_keeps_modules_of_a_sibling_folder(
@@ -30,3 +40,93 @@ def test_forget_modules_under_keeps_modules_of_a_sibling_folder(
     finally:
         sys.modules.pop("forget_probe_inside", None)
         sys.modules.pop("forget_probe_sibling", None)
+
+
+class Shouty:
+    """A plugin object with one read-only tool."""
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        annotations = ToolAnnotations(read_only=True, destructive=False)
+        return [
+            Tool(
+                "shout",
+                "Shout.",
+                {"type": "object", "properties": {"text": {"type": "string"}}},
+                handler=lambda text: text.upper(),
+                annotations=annotations,
+            )
+        ]
+
+
+def test_make_host_starts_a_host_with_the_given_plugin_objects() -> None:
+    host = make_host(plugins={"shouty": Shouty()})
+    try:
+        result = anyio.run(host.dispatch, "shout", {"text": "hi"}, host.new_session())
+        sources = {record.name: record.source for record in host.plugins}
+    finally:
+        host.close()
+
+    assert result.text_content == "HI"
+    assert sources["shouty"] == "direct"
+    assert sources["approvals"] == "bundled"
+
+
+def test_hermes_host_runs_the_given_plugins_with_the_bundled_ones(
+    hermes_host: Callable[..., Host],
+) -> None:
+    host = hermes_host({"shouty": Shouty()})
+
+    result = anyio.run(host.dispatch, "shout", {"text": "hi"}, host.new_session())
+
+    assert result.text_content == "HI"
+    assert "read_file" in host.registry
+
+
+def test_hermes_host_without_bundled_plugins_has_only_the_given_ones(
+    hermes_host: Callable[..., Host],
+) -> None:
+    host = hermes_host({"shouty": Shouty()}, bundled=False)
+
+    assert [record.name for record in host.plugins] == ["shouty"]
+    # The three bridge tools and manage_connections are registry tools of every host.
+    assert [tool.name for tool in host.registry] == [
+        "shout",
+        "tool_search",
+        "tool_describe",
+        "tool_call",
+        "manage_connections",
+    ]
+
+
+def test_search_backend_conformance_gives_one_test_per_rule_named_after_it() -> None:
+    params = search_backend_conformance(lambda: make_search_backend("bm25"))
+
+    assert [param.id for param in params] == [
+        rule.__name__.replace("_", "-") for rule in SEARCH_BACKEND_RULES
+    ]
+    assert "ties-keep-the-order-documents-were-added" in [param.id for param in params]
+
+
+class IgnoresLimit:
+    """A backend that returns more hits than asked (the bm25 index, asked for five more)."""
+
+    def __init__(self) -> None:
+        self.index = make_search_backend("bm25")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
+
+    def search(self, query: str, limit: int, admission: Any, extra: Any = ()) -> Any:
+        return self.index.search(query, limit + 5, admission, extra)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+def test_a_backend_breaking_a_rule_fails_its_check_saying_what_it_did() -> None:
+    checks = {p.id: p.values[0] for p in search_backend_conformance(IgnoresLimit)}
+
+    with pytest.raises(AssertionError, match="limit 1 gave 6 hits of 8 matching documents"):
+        checks["search-returns-at-most-limit-hits-best-first"]()
+    checks["build-replaces-the-whole-index"]()  # the other rules still hold

@@ -39,13 +39,14 @@ def test_bridge_names_are_reserved(name: str) -> None:
 
 def test_duplicate_name_is_an_error_naming_both_owners() -> None:
     registry = Registry()
-    registry.register(_tool("deploy"), owner="alpha")
+    first = _tool("deploy")
+    registry.register(first, owner="alpha")
 
     with pytest.raises(
         RegistrationError, match="'deploy' is registered by both 'alpha' and 'beta'"
     ):
         registry.register(_tool("deploy"), owner="beta")
-    assert registry.owner("deploy") == "alpha"
+    assert registry.get("deploy") is first
 
 
 def test_higher_precedence_overrides_and_the_loser_is_recorded_as_shadowed() -> None:
@@ -114,4 +115,54 @@ def test_enabled_tools_follow_the_toolsets_config() -> None:
     )
 
     assert [t.name for t in only_files] == ["read_file"]
-    assert sorted(registry.toolsets()) == ["files", "terminal", "todo"]
+
+
+def test_listeners_hear_of_each_change_once_and_of_a_batch_once() -> None:
+    registry = Registry()
+    heard: list[int] = []
+    unsubscribe = registry.subscribe(lambda: heard.append(registry.generation))
+
+    registry.register(_tool("one"), owner="a")
+    registry.register_all([_tool("two"), _tool("three")], owner="b")
+    registry.unregister_owner("b")
+    with registry.batch():
+        registry.register(_tool("four"), owner="c")
+        registry.unregister("one")
+    with registry.batch():
+        pass  # no change: nothing to hear of
+    unsubscribe()
+    registry.register(_tool("five"), owner="d")
+
+    assert heard == [1, 3, 5, 7]
+
+
+def test_a_refused_register_all_is_not_announced() -> None:
+    registry = Registry()
+    registry.register(_tool("taken"), owner="a")
+    heard: list[int] = []
+    registry.subscribe(lambda: heard.append(registry.generation))
+
+    with pytest.raises(RegistrationError):
+        registry.register_all([_tool("fresh"), _tool("taken")], owner="b")
+
+    assert heard == []
+    assert "fresh" not in registry
+
+
+def test_a_failing_listener_does_not_stop_the_change_or_the_others(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    registry = Registry()
+    heard: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("listener bug")
+
+    registry.subscribe(broken)
+    registry.subscribe(lambda: heard.append("second"))
+
+    assert registry.register(_tool("one"), owner="a")
+
+    assert "one" in registry
+    assert heard == ["second"]
+    assert "a registry listener failed" in caplog.text

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from builders import Harness, build_harness, load_bundled
+from builders import Harness, build_harness, processes_gone
 
 from hermes_core.session import Session
 
@@ -83,7 +83,7 @@ def test_process_manage_starts_lists_reads_and_kills(shell: Harness) -> None:
         killed = shell.call("process_manage", {"action": "kill", "process_id": process_id}, session)
         unknown = shell.call("process_manage", {"action": "read", "process_id": "p999"}, session)
     finally:
-        load_bundled("terminal").hermes_session_end(session)
+        shell.manager.get_plugin("terminal").hermes_session_end(session)
 
     assert "ready" in output.text_content
     assert listed.structured[0]["status"] == "running"
@@ -97,7 +97,7 @@ def test_session_end_stops_background_processes(shell: Harness) -> None:
     started = shell.call("process_manage", {"action": "start", "command": "sleep 30"}, session)
     assert not started.is_error
 
-    load_bundled("terminal").hermes_session_end(session)
+    shell.manager.get_plugin("terminal").hermes_session_end(session)
 
     listed = shell.call("process_manage", {"action": "list"}, session)
     assert listed.structured[0]["status"].startswith("exited")
@@ -115,32 +115,6 @@ def test_terminal_tools_are_core_destructive_and_open_world(shell: Harness) -> N
     assert manage.toolset == terminal.toolset == "terminal"
 
 
-def _live_processes_running(argv: list[str]) -> list[int]:
-    """Pids of processes (zombies excluded) whose command line is exactly ``argv``."""
-    wanted = "\0".join(argv).encode() + b"\0"
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmdline == wanted and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
-def _gone(argv: list[str]) -> bool:
-    # SIGKILL is delivered asynchronously: allow the kernel a moment to finish the process.
-    for _ in range(100):
-        if not _live_processes_running(argv):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_terminal_timeout_kills_members_that_ignore_sigterm(shell: Harness) -> None:
     argv = ["sleep", f"60.{os.getpid()}{time.monotonic_ns() % 1000}1"]
 
@@ -150,7 +124,7 @@ def test_terminal_timeout_kills_members_that_ignore_sigterm(shell: Harness) -> N
     )
 
     assert result.structured["timed_out"] is True
-    assert _gone(argv)
+    assert processes_gone(argv)
 
 
 def test_terminal_kills_what_the_command_left_in_the_background(shell: Harness) -> None:
@@ -160,4 +134,4 @@ def test_terminal_kills_what_the_command_left_in_the_background(shell: Harness) 
 
     assert "started" in result.text_content
     assert result.structured["timed_out"] is False
-    assert _gone(argv)
+    assert processes_gone(argv)

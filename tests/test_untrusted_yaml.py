@@ -136,7 +136,7 @@ def test_manifest_error_shows_a_long_value_shortened(tmp_path: Path) -> None:
         load_manifest(path)
 
     message = str(caught.value)
-    assert "kind: must be 'general' or 'backend'" in message
+    assert "kind: must be 'general', 'backend' or 'toolset'" in message
     assert "40000 characters" in message
     assert len(message) < len(str(path)) + 200
 

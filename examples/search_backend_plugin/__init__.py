@@ -34,10 +34,16 @@ from hermes_core import (
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-def words(text: str, min_length: int = 1) -> set[str]:
-    """The lowercased words of ``text`` (``_``, ``-`` and camelCase humps separate words)."""
+def ordered_words(text: str, min_length: int = 1) -> list[str]:
+    """The lowercased words of ``text`` in order, each once (``_``, ``-`` and camelCase humps
+    separate words)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).lower()
-    return {word for word in _WORDS.findall(spaced) if len(word) >= min_length}
+    return list(dict.fromkeys(w for w in _WORDS.findall(spaced) if len(w) >= min_length))
+
+
+def words(text: str, min_length: int = 1) -> set[str]:
+    """The lowercased words of ``text``, as a set."""
+    return set(ordered_words(text, min_length))
 
 
 class KeywordBackend:
@@ -93,11 +99,12 @@ class KeywordBackend:
     def unmatched_words(
         self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()
     ) -> list[str]:
-        wanted = words(query, self.min_word_length)
+        wanted = ordered_words(query, self.min_word_length)
         if hits:
-            return sorted(wanted.difference(*(hit.matched_tokens for hit in hits)))
-        known = set().union(*self._words.values(), *(self._index(d) for d in extra))
-        return sorted(wanted - known)
+            found = set().union(*(hit.matched_tokens for hit in hits))
+        else:
+            found = set().union(*self._words.values(), *(self._index(d) for d in extra))
+        return [word for word in wanted if word not in found]
 
     def __len__(self) -> int:
         return len(self._words)

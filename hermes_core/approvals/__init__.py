@@ -17,7 +17,6 @@ from hermes_core.approvals.policy import (
     glob_regex,
     matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
-    select_policy,
 )
 from hermes_core.approvals.prompt import (
     Answer,
@@ -54,6 +53,5 @@ __all__ = [
     "matching_glob_every_segment_allows_any_segment_denies",
     "read_command_line",
     "remembered_subject",
-    "select_policy",
     "shell_segments",
 ]

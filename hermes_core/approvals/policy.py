@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from hermes_core.approvals.shell import read_command_line
-from hermes_core.errors import RegistrationError
-from hermes_core.specs import ApprovalPolicySpec, PluginContext, ToolCall
+from hermes_core.specs import ToolCall
 
 if TYPE_CHECKING:
     from hermes_core.session import Session
@@ -287,41 +286,3 @@ class GlobRules:
 
     def __bool__(self) -> bool:
         return bool(self._compiled)
-
-
-def select_policy(
-    specs: Mapping[str, tuple[str, ApprovalPolicySpec]] | Iterable[tuple[str, ApprovalPolicySpec]],
-    name: str,
-    context: PluginContext,
-) -> ApprovalPolicy:
-    """Build the policy called ``name`` from ``(plugin, spec)`` pairs.
-
-    Two plugins registering one name is an error naming both; an unknown name is an error listing
-    the valid ones; a factory that fails or returns something without ``decide`` is an error
-    naming the plugin.
-    """
-    pairs = list(specs.values()) if isinstance(specs, Mapping) else list(specs)
-    by_name: dict[str, tuple[str, ApprovalPolicySpec]] = {}
-    for plugin, spec in pairs:
-        if spec.name in by_name:
-            raise RegistrationError(
-                f"approval policy {spec.name!r} is registered by both "
-                f"{by_name[spec.name][0]!r} and {plugin!r}"
-            )
-        by_name[spec.name] = (plugin, spec)
-    if name not in by_name:
-        valid = ", ".join(sorted(by_name)) or "none registered"
-        raise RegistrationError(f"approvals.policy: unknown policy {name!r} (valid: {valid})")
-    plugin, spec = by_name[name]
-    try:
-        policy: Any = spec.factory(context)
-    except Exception as exc:
-        raise RegistrationError(
-            f"approval policy {name!r} of plugin {plugin!r} failed to start: {exc}"
-        ) from exc
-    if not callable(getattr(policy, "decide", None)):
-        raise RegistrationError(
-            f"approval policy {name!r} of plugin {plugin!r} has no decide(call, session) method"
-        )
-    result: ApprovalPolicy = policy
-    return result

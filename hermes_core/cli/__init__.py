@@ -14,13 +14,15 @@ from typing import Any
 
 import click
 
-from hermes_core import __version__
 from hermes_core.errors import HermesError
+from hermes_core.version import __version__
 
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {
     "config": "hermes_core.cli.config_cmd:config",
+    "connectors": "hermes_core.cli.connectors_cmd:connectors",
     "eval": "hermes_core.cli.eval_cmd:eval_group",
+    "hooks": "hermes_core.cli.hooks_cmd:hooks",
     "import-agent": "hermes_core.cli.import_cmd:import_agent",
     "mcp": "hermes_core.cli.mcp_cmd:mcp",
     "plugins": "hermes_core.cli.plugins_cmd:plugins",

@@ -1,5 +1,5 @@
 """``hermes import-agent``: bring another agent's MCP servers into config.yaml (and their literal
-secrets into ``$HERMES_HOME/.env``)."""
+secrets into ``$HERMES_HOME/.env``) and its skills into ``$HERMES_HOME/skills/``."""
 
 from __future__ import annotations
 
@@ -14,18 +14,21 @@ from hermes_core.cli.context import environment
 if TYPE_CHECKING:
     from hermes_core.mcp.claude_import import ImportPlan
     from hermes_core.paths import Environment
+    from hermes_core.skills.claude_import import SkillImportPlan
 
 _VERBS = {"add": "added", "change": "changed", "unchanged": "unchanged", "keep": "kept"}
 
 
 @click.group("import-agent")
 def import_agent() -> None:
-    """Import MCP servers from another agent's configuration."""
+    """Import MCP servers and skills from another agent."""
 
 
 @import_agent.command("claude-code")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@click.option("--force", is_flag=True, help="Replace servers of the same name that differ.")
+@click.option(
+    "--force", is_flag=True, help="Replace servers and skills of the same name that differ."
+)
 @click.option(
     "--claude-json",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -46,15 +49,27 @@ def claude_code(
 ) -> None:
     """Import the MCP servers of Claude Code (local, project and user scopes, in that order of
     precedence) and Claude Desktop into mcp_servers. ${VAR} templates are kept as they are;
-    literal secrets go to $HERMES_HOME/.env, with a ${VAR} reference in config.yaml."""
+    literal secrets go to $HERMES_HOME/.env, with a ${VAR} reference in config.yaml. Also copy
+    Claude Code's skills (the project's .claude/skills/, then ~/.claude/skills/) into
+    $HERMES_HOME/skills/."""
     from hermes_core.config import ConfigDocument, edit_config
     from hermes_core.mcp.claude_import import claude_sources, plan_import, read_claude_servers
     from hermes_core.mcp.expand import read_dotenv
     from hermes_core.mcp.secrets import save_secrets
+    from hermes_core.skills.claude_import import (
+        apply_skill_import,
+        claude_skill_sources,
+        plan_skill_import,
+        read_claude_skills,
+    )
 
     env = environment()
     sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
     found, skipped = read_claude_servers(sources)
+    skills, skipped_skills, skill_warnings = read_claude_skills(claude_skill_sources(env))
+    skill_plan = plan_skill_import(
+        skills, skipped_skills, env.skills_dir, force=force, warnings=skill_warnings
+    )
     variables = {"environment": env.variables, "dotenv": read_dotenv(env.dotenv_path)}
     if dry_run:
         existing = ConfigDocument.load(env.config_path).get("mcp_servers") or {}
@@ -68,12 +83,18 @@ def claude_code(
             document.validate()
             if plan.secrets:
                 save_secrets(env.dotenv_path, plan.secrets)
-    _report(plan, env, dry_run=dry_run, as_json=as_json)
+        apply_skill_import(skill_plan)
+    _report(plan, skill_plan, env, dry_run=dry_run, as_json=as_json)
 
 
-def _report(plan: ImportPlan, env: Environment, *, dry_run: bool, as_json: bool) -> None:
-    from hermes_core.mcp.secrets import describe_moved
-
+def _report(
+    plan: ImportPlan,
+    skill_plan: SkillImportPlan,
+    env: Environment,
+    *,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
     config_path = env.config_path
     if as_json:
         data: dict[str, Any] = {
@@ -91,17 +112,54 @@ def _report(plan: ImportPlan, env: Environment, *, dry_run: bool, as_json: bool)
             "skipped": [
                 {"name": s.name, "reason": s.reason, "from": s.where} for s in plan.skipped
             ],
-            "warnings": plan.warnings,
+            "warnings": plan.warnings + skill_plan.warnings,
             "secrets": {
                 "dotenv": str(env.dotenv_path),
                 "moved": plan.moved,
                 "written": sorted(plan.secrets) if not dry_run else [],
             },
+            "skills": [
+                {
+                    "name": p.skill.name,
+                    "action": _VERBS[p.action],
+                    "from": str(p.skill.directory),
+                    "to": str(p.target),
+                }
+                for p in skill_plan.skills
+            ],
+            "skills_skipped": [
+                {"name": s.name, "reason": s.reason, "from": s.where} for s in skill_plan.skipped
+            ],
         }
         click.echo(json.dumps(data, indent=2))
         return
-    for warning in plan.warnings:
+    for warning in plan.warnings + skill_plan.warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
+    _report_servers(plan, env, dry_run=dry_run)
+    _report_skills(skill_plan, env, dry_run=dry_run)
+
+
+def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) -> None:
+    prefix = "would be " if dry_run else ""
+    for planned in plan.skills:
+        line = f"{prefix}{_VERBS[planned.action]}: skill {planned.skill.name} from "
+        line += planned.skill.source.describe()
+        if planned.action == "keep":
+            line += f"; it differs from {planned.target} (use --force)"
+        click.echo(line)
+    for item in plan.skipped:
+        click.echo(f"skipped: skill {item.name} from {item.where}: {item.reason}")
+    copied = plan.to_copy()
+    if dry_run and copied:
+        click.echo(f"Dry run: nothing was copied to {env.skills_dir}.")
+    elif copied:
+        click.echo(f"Copied {len(copied)} skill(s) to {env.skills_dir}.")
+
+
+def _report_servers(plan: ImportPlan, env: Environment, *, dry_run: bool) -> None:
+    from hermes_core.mcp.secrets import describe_moved
+
+    config_path = env.config_path
     if not plan.servers and not plan.skipped:
         click.echo("No MCP servers found in Claude Code or Claude Desktop.")
         return

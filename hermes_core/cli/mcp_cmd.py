@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from hermes_core.config import Config, McpServerConfig
-    from hermes_core.mcp.connection import McpConnectError
     from hermes_core.mcp.probe import ProbeReport
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
@@ -178,26 +178,6 @@ def list_command(as_json: bool) -> None:
 # add / remove -----------------------------------------------------------------------------
 
 
-def _write_server(
-    env: Environment, name: str, entry: dict[str, Any], secrets: dict[str, str], *, force: bool
-) -> None:
-    """Write ``secrets`` to ``.env`` and ``entry`` to ``mcp_servers.NAME``, or nothing at all
-    when the server exists (without ``force``) or the configuration cannot be edited."""
-    from hermes_core.config import edit_config
-    from hermes_core.mcp.secrets import save_secrets
-
-    with edit_config(env) as document:
-        if document.get(f"mcp_servers.{name}") is not None and not force:
-            raise HermesError(
-                f"mcp_servers.{name} already exists in {env.config_path}; "
-                "use --force to replace it, or 'hermes mcp remove' first"
-            )
-        document.set(f"mcp_servers.{name}", entry)
-        document.validate()
-        if secrets:
-            save_secrets(env.dotenv_path, secrets)
-
-
 @mcp.command("add")
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -228,6 +208,7 @@ def add_command(
     """Add server NAME: 'hermes mcp add NAME -- COMMAND [ARGS...]' (stdio) or
     'hermes mcp add NAME --url URL [--header K=V]' (streamable HTTP)."""
     from hermes_core.mcp.expand import read_dotenv
+    from hermes_core.mcp.install import write_server
     from hermes_core.mcp.interpreter import resolve_bare_python
     from hermes_core.mcp.secrets import describe_moved, move_secrets
 
@@ -264,7 +245,7 @@ def add_command(
     moved = move_secrets(
         name, entry, environment=env.variables, dotenv=read_dotenv(env.dotenv_path)
     )
-    _write_server(env, name, moved.entry, moved.to_save, force=force)
+    write_server(env, name, moved.entry, moved.to_save, force=force)
     click.echo(f"Added MCP server {name!r} to {env.config_path}.")
     for note in notes:
         click.echo(note)
@@ -287,13 +268,6 @@ def remove_command(name: str) -> None:
 
 
 # test -------------------------------------------------------------------------------------
-
-
-def _probe_failure(exc: McpConnectError) -> str:
-    """Why the probe failed, with the server's last lines of standard error on the lines after."""
-    return "\n".join(
-        (f"MCP server {exc.server!r} did not answer the probe: {exc.reason}", *exc.output_lines())
-    )
 
 
 def _print_probe(report: ProbeReport, as_json: bool, log_path: Path | None) -> None:
@@ -336,6 +310,7 @@ def test_command(name: str, as_json: bool) -> None:
     import anyio
 
     from hermes_core.mcp.connection import McpConnectError
+    from hermes_core.mcp.install import probe_failure
     from hermes_core.mcp.probe import probe_server
     from hermes_core.mcp.serverlog import server_log_path
 
@@ -344,7 +319,7 @@ def test_command(name: str, as_json: bool) -> None:
     try:
         report = anyio.run(probe_server, name, entry, env)
     except McpConnectError as exc:
-        click.echo(f"hermes: error: {_probe_failure(exc)}", err=True)
+        click.echo(f"hermes: error: {probe_failure(exc)}", err=True)
         sys.exit(UNAVAILABLE_EXIT)
     _print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
 
@@ -396,12 +371,8 @@ def install_command(
     """
     import anyio
 
-    from hermes_core.config import McpServerConfig, edit_config
     from hermes_core.mcp.catalog import load_catalog
-    from hermes_core.mcp.connection import McpConnectError
-    from hermes_core.mcp.expand import server_variables
-    from hermes_core.mcp.probe import probe_server
-    from hermes_core.paths import Environment
+    from hermes_core.mcp.install import install_catalog_server
 
     env = environment()
     servers = load_catalog(env)
@@ -418,35 +389,13 @@ def install_command(
             f"{', '.join(server.required_env) or 'nothing'})",
             param_hint="--env",
         )
-    known = server_variables(env)
-    missing = [key for key in server.required_env if key not in given and not known.get(key)]
-    if missing:
-        flags = " ".join(f"--env {key}=..." for key in missing)
-        raise HermesError(f"{name} needs {', '.join(missing)}: pass {flags}")
-    # Refuse early (managed config, existing server) so nothing is started for nothing.
-    with edit_config(env) as document:
-        if document.get(f"mcp_servers.{target}") is not None and not force:
-            raise HermesError(
-                f"mcp_servers.{target} already exists in {env.config_path}; use --force to "
-                "replace it, or --as NAME to install it under another name"
-            )
-    entry = server.server_entry(python=sys.executable)
-    config = McpServerConfig.model_validate(entry)
-    probe_env = Environment(
-        home=env.home,
-        cwd=env.cwd,
-        variables={**env.variables, **given},
-        python_version=env.python_version,
-        config_file=env.config_file,
+
+    def probing(config: McpServerConfig) -> None:
+        click.echo(f"Probing {name}: {' '.join((config.command or '', *config.args))}", err=True)
+
+    _, report = anyio.run(
+        partial(install_catalog_server, env, server, target, given, force=force, on_probe=probing)
     )
-    click.echo(f"Probing {name}: {' '.join((config.command or '', *config.args))}", err=True)
-    try:
-        report = anyio.run(probe_server, target, config, probe_env)
-    except McpConnectError as exc:
-        first, *rest = _probe_failure(exc).split("\n")
-        hint = f"{first}; nothing was written (install hint: {server.install})"
-        raise HermesError("\n".join((hint, *rest))) from None
-    _write_server(env, target, entry, given, force=force)
     click.echo(
         f"Installed {name} as mcp_servers.{target} in {env.config_path} "
         f"({len(report.tools)} tools answered in {report.connect_seconds * 1000:.0f} ms)."

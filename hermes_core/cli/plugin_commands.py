@@ -15,16 +15,15 @@ if TYPE_CHECKING:
 
 
 def plugin_commands(env: Environment) -> dict[str, click.Command]:
-    """The commands of the enabled plugins, by name (a name claimed twice raises
-    :class:`~hermes_core.errors.RegistrationError` naming both plugins)."""
+    """The commands of the enabled plugins, by name, loaded as every command loads plugins (a
+    host, without catalogs or MCP servers). A name claimed twice is an error naming both
+    plugins (:class:`~hermes_core.errors.RegistrationError` in strict mode)."""
     from hermes_core.config import load_config
-    from hermes_core.plugins.loader import STRICT_FLAG, load_plugins
-    from hermes_core.plugins.registrations import collect_registrations
+    from hermes_core.host import Host
 
-    config = load_config(env.config_path)
-    strict = env.flag(STRICT_FLAG)
-    plugin_set = load_plugins(config, env, config_path=env.config_path, strict=strict)
-    registrations = collect_registrations(
-        plugin_set.pm, plugin_set.records, strict=strict, kinds=["cli_command"]
-    )
-    return {name: found.spec.command for name, found in registrations.cli_commands.items()}
+    host = Host(load_config(env.config_path), env, config_path=env.config_path)
+    host.load_plugins()
+    try:
+        return {name: found.spec.command for name, found in host.registrations.cli_commands.items()}
+    finally:
+        host.close()

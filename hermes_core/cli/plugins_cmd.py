@@ -1,37 +1,53 @@
 """``hermes plugins``: list, inspect, enable and disable plugins.
 
 Listing never runs the code of a plugin that is not enabled: it reads directories, manifests and
-distribution metadata, and imports only the plugins the configuration enables (to report their
-hooks and import errors). ``list`` and ``info`` never raise for a broken plugin, even with
-``HERMES_STRICT_PLUGINS``: they exist to show it.
+distribution metadata. It loads the plugins the configuration enables as every command does (a
+host, without catalogs or MCP servers: imported, registration hooks and ``hermes_tools`` called)
+and builds the search backend, approval policy and gateway the configuration selects from a
+plugin that is not bundled, so every failure shows as its plugin's error. ``list`` and ``info``
+never raise for a broken plugin, even with ``HERMES_STRICT_PLUGINS``: they exist to show it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING
 
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
-from hermes_core.cli.output import columns, did_you_mean, verbose, warnings_to_stderr
+from hermes_core.cli.enabling import edit_lists
+from hermes_core.cli.output import columns, did_you_mean, verbose
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
-    from hermes_core.plugins.loader import PluginSet
     from hermes_core.plugins.records import PluginRecord
 
 
-def _load(env: Environment) -> tuple[Config, PluginSet]:
-    from hermes_core.plugins.loader import load_plugins
+def _load(env: Environment) -> list[PluginRecord]:
+    """Every plugin copy, after loading the enabled ones as a host does; what discovery
+    ignored and what the configuration selects but no plugin provides are warnings."""
+    from hermes_core.host import Host
 
     config = load_config_in_effect(env)
-    plugin_set = load_plugins(config, env, config_path=env.config_path, strict=False)
-    for warning in plugin_set.warnings:
+    host = Host(config, env, config_path=env.config_path, strict=False)
+    # The listing shows every plugin error itself: the host's log lines would repeat them.
+    host_log = logging.getLogger("hermes_core.host")
+    level = host_log.level
+    host_log.setLevel(logging.ERROR)
+    try:
+        host.load_plugins()
+        problems = host.check_plugins()
+        records, warnings = host.plugins, host.warnings
+    finally:
+        host_log.setLevel(level)
+        host.close()
+    for warning in [*warnings, *problems]:
         click.echo(f"hermes: warning: {warning}", err=True)
-    return config, plugin_set
+    return records
 
 
 @click.group("plugins")
@@ -49,13 +65,12 @@ def plugins() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, error."""
-    env = environment()
-    _, plugin_set = _load(env)
+    records = _load(environment())
     if as_json:
         # Every copy, so a program can see what shadows what without a second call.
-        click.echo(json.dumps([record.to_json() for record in plugin_set.records], indent=2))
+        click.echo(json.dumps([record.to_json() for record in records], indent=2))
         return
-    rows = [r for r in plugin_set.records if show_all or r.status != "shadowed"]
+    rows = [r for r in records if show_all or r.status != "shadowed"]
     if not rows:
         click.echo("No plugins found.")
         return
@@ -90,12 +105,11 @@ def info_command(name: str) -> None:
     """Everything known about plugin NAME: each copy found, its manifest and its status."""
     from hermes_core.plugins.manifest import normalize_name
 
-    env = environment()
-    _, plugin_set = _load(env)
+    records = _load(environment())
     wanted = normalize_name(name)
-    copies = [record for record in plugin_set.records if record.name == wanted]
+    copies = [record for record in records if record.name == wanted]
     if not copies:
-        hint = did_you_mean(wanted, (record.name for record in plugin_set.records))
+        hint = did_you_mean(wanted, (record.name for record in records))
         raise HermesError(
             f"no plugin named {wanted!r} was found.{hint} (see: hermes plugins list --all)"
         )
@@ -144,49 +158,18 @@ def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:
 @click.argument("name")
 def enable_command(name: str) -> None:
     """Enable plugin NAME: add it to plugins.enabled and remove it from plugins.disabled."""
-    _edit_lists(name, add_to="plugins.enabled", remove_from="plugins.disabled", verb="enabled")
+    edit_lists(name, section="plugins", enable=True, known=_plugin_names, what="plugin")
 
 
 @plugins.command("disable")
 @click.argument("name")
 def disable_command(name: str) -> None:
     """Disable plugin NAME: add it to plugins.disabled and remove it from plugins.enabled."""
-    _edit_lists(name, add_to="plugins.disabled", remove_from="plugins.enabled", verb="disabled")
+    edit_lists(name, section="plugins", enable=False, known=_plugin_names, what="plugin")
 
 
-def _edit_lists(name: str, *, add_to: str, remove_from: str, verb: str) -> None:
-    """Edit config.yaml in place (comments and key order kept), matching names normalized."""
-    from hermes_core.config import edit_config
+def _plugin_names(config: Config, env: Environment) -> list[str]:
     from hermes_core.plugins.loader import plan_plugins
-    from hermes_core.plugins.manifest import normalize_name
 
-    env = environment()
-    wanted = normalize_name(name)
-    with warnings_to_stderr(), edit_config(env) as document:
-        for spelling in _spellings(document.get(remove_from), wanted):
-            document.remove_from_list(remove_from, spelling)
-        already = _spellings(document.get(add_to), wanted)
-        if not already:
-            document.add_to_list(add_to, wanted)
-        changed = document.changed
-        config = document.validate()
-    if changed:
-        click.echo(f"{verb} {wanted} in {env.config_path}")
-    else:
-        click.echo(f"{wanted} is already {verb} in {env.config_path}")
     records, _ = plan_plugins(config, env, config_path=env.config_path)
-    if not any(record.name == wanted for record in records):
-        hint = did_you_mean(wanted, (record.name for record in records))
-        click.echo(
-            f"hermes: warning: no plugin named {wanted!r} is installed (yet).{hint} "
-            "See: hermes plugins list",
-            err=True,
-        )
-
-
-def _spellings(items: object, wanted: str) -> list[str]:
-    from hermes_core.plugins.manifest import normalize_name
-
-    if not isinstance(items, list):
-        return []
-    return [item for item in items if isinstance(item, str) and normalize_name(item) == wanted]
+    return [record.name for record in records]

@@ -64,7 +64,7 @@ def list_command(as_json: bool) -> None:
                 "annotations": asdict(tool.annotations),
                 "description": tool.description,
             }
-            for tool in host.tool_search.catalog.tools()
+            for tool in host.tool_search.live_tools.tools()
         ]
 
     rows = run_with_host(work)
@@ -144,6 +144,13 @@ def search_command(queries: tuple[str, ...], limit: int | None, as_json: bool) -
             for name in entry.get("matches", [])
         ]
         click.echo(columns(rows) if rows else f"  no match. {entry.get('hint', '')}".rstrip())
+    remote = payload.get("connectors")
+    if isinstance(remote, dict):
+        click.echo(
+            f"connectors: {remote.get('status')} ({remote.get('reason')}). "
+            f"{payload.get('hint', '')}".rstrip(),
+            err=True,
+        )
 
 
 def _first_line(found: dict[str, Any], name: str) -> str:
@@ -167,7 +174,7 @@ def describe_command(names: tuple[str, ...], as_json: bool) -> None:
                 in_list = {tool.name: tool for tool in host.assemble(None, session).tools}
                 payload = _with_tool_list(payload, names, in_list)
                 if payload.get("not_found"):
-                    known = [tool.name for tool in host.tool_search.catalog.tools()]
+                    known = [tool.name for tool in host.tool_search.live_tools.tools()]
                     payload["hints"] = {
                         name: hint
                         for name in payload["not_found"]
@@ -225,9 +232,12 @@ def _with_tool_list(
 def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> None:
     """Call a tool through the whole pipeline: hooks, approvals, the handler.
 
-    A deferred tool goes through tool_call, as the model would call it. When standard input is
-    not a terminal, nobody can answer an approval prompt: approvals.non_interactive applies.
+    A deferred tool or a connector tool goes through tool_call, as the model would call it.
+    When standard input is not a terminal, nobody can answer an approval prompt:
+    approvals.non_interactive applies.
     """
+    from hermes_core.connectors.naming import is_connector_name
+
     try:
         arguments = json.loads(arguments_json) if arguments_json.strip() else {}
     except ValueError as exc:
@@ -235,7 +245,7 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
 
     async def work(host: Host) -> ToolResult:
         async with host.session(**_session_fields(host, approve_once=yes)) as session:
-            if name in host.tool_search.view().deferred_by_name:
+            if name in host.tool_search.view().deferred_by_name or is_connector_name(name):
                 payload = {"name": name, "arguments": arguments}
                 return await host.dispatch("tool_call", payload, session)
             return await host.dispatch(name, arguments, session)

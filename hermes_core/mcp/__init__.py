@@ -1,6 +1,6 @@
 """MCP servers as tools: configuration, connections, filtering, results and supervision.
 
-:class:`McpManager` owns every server of ``mcp_servers`` on the host's event loop and reports
+:class:`McpSupervisor` owns every server of ``mcp_servers`` on the host's event loop and reports
 each server's tools (``mcp__<server>__<tool>`` in toolset ``mcp-<server>``) through a callback.
 The SDK is imported only when this package is, so ``hermes --version`` does not pay for it.
 """
@@ -13,7 +13,7 @@ from hermes_core.mcp.expand import expand_server_config, expand_text, read_doten
 from hermes_core.mcp.filters import FilterOutcome, ToolFilter
 from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
 from hermes_core.mcp.results import normalize_call_result, protocol_error_result
-from hermes_core.mcp.supervisor import McpManager, ServerState, ServerStatus, ToolsChanged
+from hermes_core.mcp.supervisor import McpSupervisor, ServerState, ServerStatus, ToolsChanged
 from hermes_core.mcp.tools import ServerTools, annotations_of, server_tools, tool_from_spec
 
 __all__ = [
@@ -21,7 +21,7 @@ __all__ = [
     "FilterOutcome",
     "McpConnectError",
     "McpConnection",
-    "McpManager",
+    "McpSupervisor",
     "ServerState",
     "ServerStatus",
     "ServerTools",

@@ -45,6 +45,7 @@ __all__ = [
     "desktop_config_path",
     "plan_import",
     "read_claude_servers",
+    "user_home",
 ]
 
 Action = Literal["add", "change", "unchanged", "keep"]
@@ -121,7 +122,8 @@ class ImportPlan:
         }
 
 
-def _home(env: Environment) -> Path:
+def user_home(env: Environment) -> Path:
+    """The user's home directory, where Claude keeps its files (``HOME``, or ``USERPROFILE``)."""
     home = env.get("HOME") or env.get("USERPROFILE")
     if not home:
         raise HermesError(
@@ -133,13 +135,13 @@ def _home(env: Environment) -> Path:
 def desktop_config_path(env: Environment) -> Path:
     """Where Claude Desktop keeps ``claude_desktop_config.json`` on this platform."""
     if sys.platform == "darwin":
-        return _home(env) / "Library/Application Support/Claude/claude_desktop_config.json"
+        return user_home(env) / "Library/Application Support/Claude/claude_desktop_config.json"
     if sys.platform == "win32":
         appdata = env.get("APPDATA")
-        base = Path(appdata) if appdata else _home(env) / "AppData" / "Roaming"
+        base = Path(appdata) if appdata else user_home(env) / "AppData" / "Roaming"
         return base / "Claude" / "claude_desktop_config.json"
     config_home = env.get("XDG_CONFIG_HOME")
-    base = Path(config_home) if config_home else _home(env) / ".config"
+    base = Path(config_home) if config_home else user_home(env) / ".config"
     return base / "Claude" / "claude_desktop_config.json"
 
 
@@ -150,7 +152,7 @@ def claude_sources(
     desktop_config: Path | None = None,
 ) -> list[Source]:
     """The places servers are read from, highest precedence first."""
-    user_file = claude_json if claude_json is not None else _home(env) / ".claude.json"
+    user_file = claude_json if claude_json is not None else user_home(env) / ".claude.json"
     desktop = desktop_config if desktop_config is not None else desktop_config_path(env)
     return [
         Source("local scope", user_file, project=str(env.cwd), runs_in=env.cwd),

@@ -29,7 +29,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
-from hermes_core import __version__
 from hermes_core.config import McpServerConfig
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.mcp.expand import expand_server_config
@@ -37,6 +36,7 @@ from hermes_core.mcp.interpreter import find_command, is_python
 from hermes_core.mcp.serverlog import ServerLog, server_log_path
 from hermes_core.mcp.stdio import StdioTransport
 from hermes_core.paths import Environment
+from hermes_core.version import __version__
 
 __all__ = [
     "MAX_LIST_PAGES",

@@ -130,7 +130,7 @@ class StdioTransport:
             self.log.note(f"the server process exited with status {status}")
             await end_process_group(process.pid)
 
-        # The pipe tasks are shielded: a cancellation of the caller (a closing manager, a
+        # The pipe tasks are shielded: a cancellation of the caller (a closing supervisor, a
         # connect_timeout) must not stop them before the shutdown below has seen the server
         # exit and read the last of its standard error. The shutdown ends them itself.
         shields: list[anyio.CancelScope] = []

@@ -1,12 +1,12 @@
-"""The MCP manager: every configured server connected, supervised and turned into tools.
+"""The MCP supervisor: every configured server connected, supervised and turned into tools.
 
 One supervising task per enabled server runs on the host's event loop. It connects (all servers
 concurrently, each bounded by its ``connect_timeout``), publishes the server's tools through
 ``on_tools_changed``, and waits. A server that goes away is marked unavailable at once with the
-reason, its tools are withdrawn (``on_tools_changed(server, [])``), and, when the manager
-supervises (``reconnect=True``: ``hermes serve``, hosts that ask for it), it is reconnected after
+reason, its tools are withdrawn (``on_tools_changed(server, [])``), and, with
+``reconnect=True`` (``hermes serve``, hosts that ask for it), it is reconnected after
 an exponential backoff: 1 s doubling to 60 s, reset only after 60 s of uptime. A one-shot command
-does not reconnect: a failed server stays unavailable with its reason. Leaving the manager ends
+does not reconnect: a failed server stays unavailable with its reason. Leaving the supervisor ends
 every stdio child and every process it started (close input, SIGTERM to its process group, then
 SIGKILL after a grace period).
 """
@@ -50,7 +50,7 @@ from hermes_core.tools import Tool, ToolHandler, ToolResult
 __all__ = [
     "FILTERED",
     "SHOWN_IN_STATUS",
-    "McpManager",
+    "McpSupervisor",
     "ServerState",
     "ServerStatus",
     "ToolsChanged",
@@ -59,7 +59,7 @@ __all__ = [
 log = logging.getLogger("hermes_core.mcp")
 
 SHOWN_IN_STATUS = "hermes_shown_in_status"
-"""Set (true) on log records that only repeat what :meth:`McpManager.status` reports, so a
+"""Set (true) on log records that only repeat what :meth:`McpSupervisor.status` reports, so a
 command that prints the statuses (``hermes mcp list``) can drop them."""
 _IN_STATUS = {SHOWN_IN_STATUS: True}
 
@@ -129,10 +129,10 @@ class _Run:
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
-class McpManager:
+class McpSupervisor:
     """Owns every MCP server of the configuration on the host's event loop.
 
-    Use it as an async context manager (``async with McpManager(...) as mcp:``), or call
+    Use it as an async context manager (``async with McpSupervisor(...) as mcp:``), or call
     :meth:`start` and :meth:`aclose` from the same task. ``on_tools_changed`` is called on the
     event loop whenever a server's tool list changes. ``reconnect`` says whether a server that
     failed or went away is connected again (supervision, for a long-running host) or stays
@@ -184,7 +184,7 @@ class McpManager:
         ``connect_timeout``; a server still trying keeps trying in the background.
         """
         if self._task_group is not None:
-            raise RuntimeError("the MCP manager is already started")
+            raise RuntimeError("the MCP supervisor is already started")
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         records = [r for r in self._servers.values() if r.state != "disabled"]

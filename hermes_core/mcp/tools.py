@@ -2,7 +2,7 @@
 
 Each kept MCP tool becomes a :class:`~hermes_core.tools.Tool` named ``mcp__<server>__<tool>``
 in toolset ``mcp-<server>`` with source ``mcp``. The handler is supplied by the caller (the
-manager routes it to the live connection), so a tool survives reconnects unchanged.
+supervisor routes it to the live connection), so a tool survives reconnects unchanged.
 """
 
 from __future__ import annotations

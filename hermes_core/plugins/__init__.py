@@ -1,9 +1,11 @@
-"""The plugin host's parts: discovery (five sources), resolution, the gate, loading, registration.
+"""The plugin host's parts: discovery (five sources), resolution, the gate, loading (and
+importing), registration, and the selection step that builds backends, gateways and policies.
 
 Read ``docs/plugins.md`` for the plugin author's guide. In short: a plugin is a directory with a
 ``plugin.yaml`` and an ``__init__.py``, or a distribution with an entry point in the group
 ``hermes_core.plugins``; it implements hooks of :mod:`hermes_core.hookspecs` with ``@hookimpl``;
-it stays disabled until ``hermes plugins enable <name>`` (bundled backends excepted).
+it stays disabled until ``hermes plugins enable <name>`` (bundled backends and toolsets
+excepted).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from hermes_core.plugins.discovery import (
     discover,
 )
 from hermes_core.plugins.gate import gate
+from hermes_core.plugins.importing import import_plugin
 from hermes_core.plugins.loader import (
     PluginSet,
     config_trusted_for_project,
-    import_plugin,
     load_plugins,
     new_plugin_manager,
     plan_plugins,
@@ -41,6 +43,7 @@ from hermes_core.plugins.registrations import (
     collect_registrations,
 )
 from hermes_core.plugins.resolution import Resolution, resolve
+from hermes_core.plugins.selection import SelectableKind, build_selected
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -58,7 +61,9 @@ __all__ = [
     "RegistrationKind",
     "Registrations",
     "Resolution",
+    "SelectableKind",
     "Source",
+    "build_selected",
     "collect_registrations",
     "config_trusted_for_project",
     "discover",

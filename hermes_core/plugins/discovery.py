@@ -29,9 +29,11 @@ if TYPE_CHECKING:
 
     from hermes_core.paths import Environment
 
-Source = Literal["bundled", "user", "project", "pip", "nix"]
-SOURCES: tuple[Source, ...] = ("bundled", "user", "project", "pip", "nix")
-"""The sources in precedence order: for one name, a later source wins."""
+Source = Literal["bundled", "user", "project", "pip", "nix", "direct"]
+SOURCES: tuple[Source, ...] = ("bundled", "user", "project", "pip", "nix", "direct")
+"""The sources in precedence order: for one name, a later source wins. The first five are
+discovered; ``direct`` holds the plugin objects a program registers in code
+(:meth:`hermes_core.host.Host.register`), which are never discovered."""
 ENTRY_POINT_GROUP = "hermes_core.plugins"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
 AUTOLOAD_OFF_FLAG = "HERMES_DISABLE_PLUGIN_AUTOLOAD"

@@ -6,40 +6,44 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from hermes_core import __version__
 from hermes_core.plugins.discovery import PROJECT_PLUGINS_FLAG, Candidate
 from hermes_core.plugins.manifest import normalize_name
 from hermes_core.plugins.records import PluginStatus
+from hermes_core.version import __version__
 
 if TYPE_CHECKING:
-    from hermes_core.config import PluginsConfig
+    from hermes_core.config import HooksConfig, PluginsConfig
     from hermes_core.paths import Environment
 
 
 def gate(
     candidate: Candidate,
-    plugins: PluginsConfig,
+    plugins: PluginsConfig | HooksConfig,
     env: Environment,
     *,
     project_enabled: bool,
     config_trusted_for_project: bool,
+    section: str = "plugins",
 ) -> tuple[PluginStatus, str | None]:
     """The status of a resolved candidate and the message explaining it, in the spec's order.
 
     1. named in ``plugins.disabled``: ``disabled`` (disabled always wins);
     2. a project plugin while ``HERMES_ENABLE_PROJECT_PLUGINS`` is off: ``gated``;
     3. a broken copy (bad manifest, no ``__init__.py``): ``error``;
-    4. a bundled plugin of kind ``backend``: ``enabled (default)``;
+    4. a bundled plugin of kind ``backend`` or ``toolset``: ``enabled (default)``;
     5. named in ``plugins.enabled``: ``enabled`` (a project plugin only when the config is the
        user's own, not a file inside the project);
     6. otherwise ``not enabled``, with the hint to enable it.
 
     An enabled plugin whose ``requires_hermes`` does not match, or whose ``requires_env``
     variables are missing, is an ``error``.
+
+    Hook directories go through the same gate with ``section="hooks"``: their lists are
+    ``hooks.enabled`` and ``hooks.disabled``, and messages name those.
     """
     name = candidate.name
     if name in _names(plugins.disabled):
-        return "disabled", "disabled in plugins.disabled"
+        return "disabled", f"disabled in {section}.disabled"
     if candidate.source == "project" and not project_enabled:
         return "gated", (
             f"project plugins load only when {PROJECT_PLUGINS_FLAG}=1 is set in the environment"
@@ -47,7 +51,7 @@ def gate(
     if candidate.error is not None or candidate.manifest is None:
         return "error", candidate.error or "no manifest"
     manifest = candidate.manifest
-    if candidate.source == "bundled" and manifest.kind == "backend":
+    if candidate.source == "bundled" and manifest.kind in ("backend", "toolset"):
         status: PluginStatus = "enabled (default)"
     elif name in _names(plugins.enabled):
         if candidate.source == "project" and not config_trusted_for_project:
@@ -57,7 +61,7 @@ def gate(
             )
         status = "enabled"
     else:
-        return "not enabled", f"enable it with: hermes plugins enable {name}"
+        return "not enabled", f"enable it with: hermes {section} enable {name}"
     problem = requirement_problem(candidate, env)
     if problem is not None:
         return "error", problem

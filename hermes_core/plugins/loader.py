@@ -1,20 +1,16 @@
 """From discovery to registered plugins: resolve, gate, import enabled winners, register.
 
-Only plugins the gate lets through are imported. Directory plugins are imported under the private
-namespace ``hermes_plugins.<source>.<name>``; pip and Nix plugins through their entry point. Each
-failure is recorded on its plugin and the others load, unless strict mode turns it into a
-:class:`~hermes_core.errors.PluginError`.
+Only plugins the gate lets through are imported (by :mod:`hermes_core.plugins.importing`).
+Plugin objects given in code (:meth:`hermes_core.host.Host.register`) join as enabled plugins of
+the source ``direct``, after every discovered one. Each failure is recorded on its plugin and the
+others load, unless strict mode turns it into a :class:`~hermes_core.errors.PluginError`.
 """
 
 from __future__ import annotations
 
 import heapq
-import importlib
-import importlib.machinery
-import importlib.util
-import sys
 import traceback
-import types
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +21,7 @@ from hermes_core import hookspecs
 from hermes_core.errors import PluginError
 from hermes_core.plugins.discovery import SOURCES, Candidate, discover, project_root
 from hermes_core.plugins.gate import gate
+from hermes_core.plugins.importing import import_plugin
 from hermes_core.plugins.records import PluginRecord
 from hermes_core.plugins.resolution import resolve
 
@@ -32,7 +29,6 @@ if TYPE_CHECKING:
     from hermes_core.config import Config
     from hermes_core.paths import Environment
 
-NAMESPACE = "hermes_plugins"
 STRICT_FLAG = "HERMES_STRICT_PLUGINS"
 
 
@@ -137,23 +133,56 @@ def load_plugins(
     *,
     config_path: Path | None = None,
     strict: bool | None = None,
+    direct: Sequence[tuple[str, object]] = (),
 ) -> PluginSet:
-    """Discover, gate, import and register every enabled plugin.
+    """Discover, gate, import and register every enabled plugin, then the ``direct`` ones.
 
     ``strict`` (default: ``HERMES_STRICT_PLUGINS``) raises the first plugin error as a
-    :class:`~hermes_core.errors.PluginError` instead of recording it.
+    :class:`~hermes_core.errors.PluginError` instead of recording it. ``direct`` holds
+    ``(name, plugin object)`` pairs (normalized names, each once): enabled plugins of the source
+    ``direct``, registered last in the order given, so their hooks run first; a discovered
+    plugin of the same name is shadowed and never imported.
     """
     if strict is None:
         strict = env.flag(STRICT_FLAG)
     records, warnings = plan_plugins(config, env, config_path=config_path)
+    records = _with_direct(records, direct)
     pm = new_plugin_manager()
     if strict:
         for record in records:
             if record.status == "error":
                 raise PluginError(record.name, record.message or "error")
     _import_in_dependency_order(records, strict=strict)
-    _register_in_precedence_order(records, pm, strict=strict)
+    _register_in_precedence_order(
+        records, pm, strict=strict, direct_order=[name for name, _ in direct]
+    )
     return PluginSet(records=records, pm=pm, warnings=warnings)
+
+
+def _with_direct(
+    records: list[PluginRecord], direct: Sequence[tuple[str, object]]
+) -> list[PluginRecord]:
+    """``records`` with a record per directly given plugin; the copy of the same name that
+    would have taken part becomes ``shadowed`` by it."""
+    if not direct:
+        return records
+    added: list[PluginRecord] = []
+    for name, plugin in direct:
+        shadows = []
+        for record in records:
+            if record.name == name and record.winner:
+                shadows = [record.source, *record.shadows]
+                record.status = "shadowed"
+                record.message = "shadowed by a plugin registered directly (Host.register)"
+                record.shadowed_by = "direct"
+                record.winner = False
+        added.append(
+            PluginRecord(Candidate("direct", name, None), "enabled", shadows=shadows, plugin=plugin)
+        )
+    order = {source: index for index, source in enumerate(SOURCES)}
+    merged = [*records, *added]
+    merged.sort(key=lambda r: (r.name, not r.winner, -order[r.source]))
+    return merged
 
 
 def _fail(record: PluginRecord, message: str, *, strict: bool, trace: str | None = None) -> None:
@@ -167,7 +196,7 @@ def _import_in_dependency_order(records: list[PluginRecord], *, strict: bool) ->
     by_name = {r.name: r for r in records if r.winner}
     for name in _dependency_order(by_name, strict=strict):
         record = by_name[name]
-        if not record.loadable:
+        if not record.loadable or record.plugin is not None:  # a direct plugin is given
             continue
         manifest = record.candidate.manifest
         requires = manifest.requires_plugins if manifest is not None else ()
@@ -228,13 +257,26 @@ def _dependency_order(by_name: dict[str, PluginRecord], *, strict: bool) -> list
 
 
 def _register_in_precedence_order(
-    records: list[PluginRecord], pm: pluggy.PluginManager, *, strict: bool
+    records: list[PluginRecord],
+    pm: pluggy.PluginManager,
+    *,
+    strict: bool,
+    direct_order: Sequence[str] = (),
 ) -> None:
-    """Register imported plugins source by source (bundled first), so pluggy, which calls the
-    last registered implementation first, runs a higher source's hook before a lower one's."""
+    """Register imported plugins source by source (bundled first, direct ones last and in the
+    order given), so pluggy, which calls the last registered implementation first, runs a
+    higher source's hook before a lower one's."""
     order = {source: index for index, source in enumerate(SOURCES)}
+    given = {name: index for index, name in enumerate(direct_order)}
     imported = [r for r in records if r.loadable and r.plugin is not None]
-    for record in sorted(imported, key=lambda r: (order[r.source], r.name)):
+    for record in sorted(
+        imported,
+        key=lambda r: (
+            order[r.source],
+            given.get(r.name, 0) if r.source == "direct" else 0,
+            r.name,
+        ),
+    ):
         try:
             pm.register(record.plugin, name=record.name)
         except pluggy.PluginValidationError as exc:
@@ -282,132 +324,3 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
         if any(not impl.optionalhook for impl in impls):
             unknown.append(caller.name)
     return sorted(unknown)
-
-
-def import_plugin(candidate: Candidate) -> object:
-    """Import one plugin and return the object to register (its module, or the entry point's
-    attribute).
-
-    A Nix plugin's ``site-packages`` joins the end of ``sys.path`` (for the modules it
-    imports), and its top-level module is imported from that directory itself: a pip copy of
-    the same module earlier on ``sys.path`` never stands in for it. A plugin whose top-level
-    module is already imported from another place than its own distribution fails with an
-    :class:`ImportError` naming both places.
-    """
-    entry_point = candidate.entry_point
-    if entry_point is not None:
-        top = entry_point.module.partition(".")[0]
-        if candidate.site_dir is not None:
-            if str(candidate.site_dir) not in sys.path:
-                sys.path.append(str(candidate.site_dir))
-                importlib.invalidate_caches()
-            own = importlib.machinery.PathFinder.find_spec(top, [str(candidate.site_dir)])
-            if own is None:
-                raise ImportError(f"module {top!r} is not in {candidate.site_dir}", name=top)
-        else:
-            own = _own_spec(candidate, top)
-        _check_imported_copy(top, own)
-        if own is not None and own.origin is not None and top not in sys.modules:
-            _import_spec(top, own)
-        loaded: object = entry_point.load()
-        return loaded
-    if candidate.directory is None:
-        raise PluginError(candidate.name, "neither a directory nor an entry point")
-    return _import_directory(candidate, candidate.directory)
-
-
-def _own_spec(candidate: Candidate, top: str) -> importlib.machinery.ModuleSpec | None:
-    """The spec of a pip plugin's top-level module in its distribution's own directory, or
-    ``None`` when the distribution does not hold it there (an editable install)."""
-    dist = candidate.entry_point.dist if candidate.entry_point is not None else None
-    if dist is None:
-        return None
-    base = str(dist.locate_file(""))
-    return importlib.machinery.PathFinder.find_spec(top, [base])
-
-
-def _check_imported_copy(top: str, own: importlib.machinery.ModuleSpec | None) -> None:
-    """Raise :class:`ImportError` when ``sys.modules`` holds ``top`` from elsewhere than
-    ``own`` (namespace packages, whose portions may live anywhere, are not compared)."""
-    existing = sys.modules.get(top)
-    if existing is None or own is None or own.origin is None:
-        return
-    origin = getattr(getattr(existing, "__spec__", None), "origin", None)
-    if origin is None or not Path(origin).is_file():
-        return
-    if _same_file(Path(origin), Path(own.origin)):
-        return
-    raise ImportError(
-        f"module {top!r} is already imported from {origin}, so this plugin's own copy at "
-        f"{own.origin} cannot load; keep one copy of {top!r} (uninstall the other distribution)",
-        name=top,
-    )
-
-
-def _import_spec(name: str, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-    """Import the module ``name`` from ``spec``, whatever ``sys.path`` would find; nothing is
-    left in ``sys.modules`` when it fails."""
-    if spec.loader is None:
-        raise ImportError(f"cannot import {name!r} from {spec.origin}", name=name)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        forget_module(name)
-        raise
-    return module
-
-
-def _same_file(first: Path, second: Path) -> bool:
-    try:
-        return first.resolve() == second.resolve()
-    except OSError:
-        return first == second
-
-
-def module_name(candidate: Candidate) -> str:
-    """The private module name of a directory plugin: ``hermes_plugins.<source>.<name>``."""
-    return f"{NAMESPACE}.{candidate.source}.{candidate.name.replace('-', '_')}"
-
-
-def _import_directory(candidate: Candidate, directory: Path) -> types.ModuleType:
-    name = module_name(candidate)
-    init = directory / "__init__.py"
-    existing = sys.modules.get(name)
-    if existing is not None and getattr(existing, "__file__", None) == str(init):
-        return existing
-    forget_module(name)
-    parent = _namespace(name.rpartition(".")[0])
-    spec = importlib.util.spec_from_file_location(
-        name, init, submodule_search_locations=[str(directory)]
-    )
-    if spec is None:
-        raise ImportError(f"cannot import {init}")
-    module = _import_spec(name, spec)
-    setattr(parent, name.rpartition(".")[2], module)
-    return module
-
-
-def _namespace(dotted: str) -> types.ModuleType:
-    """The empty package modules above a directory plugin (``hermes_plugins.user``)."""
-    parent: types.ModuleType | None = None
-    prefix = ""
-    for part in dotted.split("."):
-        prefix = f"{prefix}.{part}" if prefix else part
-        module = sys.modules.get(prefix)
-        if module is None:
-            module = types.ModuleType(prefix, "Private namespace of hermes-core directory plugins.")
-            module.__path__ = []
-            sys.modules[prefix] = module
-            if parent is not None:
-                setattr(parent, part, module)
-        parent = module
-    assert parent is not None
-    return parent
-
-
-def forget_module(name: str) -> None:
-    """Drop a module and its submodules from ``sys.modules``."""
-    for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-        del sys.modules[loaded]

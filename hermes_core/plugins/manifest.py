@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_FILE = "plugin.yaml"
-PluginKind = Literal["general", "backend"]
+PluginKind = Literal["general", "backend", "toolset"]
+"""``backend``: provides a search backend, connector gateway or approval policy; ``toolset``:
+provides tools; ``general``: anything else. A bundled ``backend`` or ``toolset`` plugin is
+enabled by default (the gate); elsewhere the kind only describes the plugin."""
 
 _VALID_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
 _STRING_KEYS = ("version", "description", "author", "homepage", "license")
@@ -97,8 +100,10 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
             "(letters, digits, '-', '_' and '.')"
         )
     kind = data.get("kind", "general")
-    if kind not in ("general", "backend"):
-        raise ManifestError(f"{where}: kind: must be 'general' or 'backend', not {shown(kind)}")
+    if kind not in ("general", "backend", "toolset"):
+        raise ManifestError(
+            f"{where}: kind: must be 'general', 'backend' or 'toolset', not {shown(kind)}"
+        )
     requires_hermes: SpecifierSet | None = None
     spec_text = _string(data, "requires_hermes", where)
     if spec_text:
@@ -177,6 +182,14 @@ def load_manifest(
     anything but a regular file, is refused unread. Raises :class:`ManifestError` naming the
     file (and the line for YAML syntax errors and refused aliases, nesting or numbers).
     """
+    data = read_manifest_data(path, yaml=yaml)
+    return manifest_from_mapping(data, where=str(path), default_name=default_name)
+
+
+def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
+    """The parsed YAML of a manifest-like file (``plugin.yaml``, a hook directory's
+    ``HOOK.yaml``), read within the limits :func:`load_manifest` describes; a
+    :class:`ManifestError` naming the file (and the line) when it cannot be."""
     from ruamel.yaml.error import YAMLError
 
     from hermes_core.yaml_limits import (
@@ -194,11 +207,10 @@ def load_manifest(
     if text is None:
         raise ManifestError(f"{path}: cannot be read: no such file")
     try:
-        data = load_limited(yaml or manifest_yaml(), text)
+        return load_limited(yaml or manifest_yaml(), text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = clipped(getattr(exc, "problem", None) or str(exc), PROBLEM_CHARACTERS)
         what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
         raise ManifestError(f"{path}{line}: {what}{problem}") from None
-    return manifest_from_mapping(data, where=str(path), default_name=default_name)

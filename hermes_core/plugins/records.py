@@ -66,13 +66,19 @@ class PluginRecord:
         """Whether the gate lets this plugin's code run."""
         return self.status in LOADABLE
 
-    def fail(self, message: str, traceback: str | None = None) -> None:
-        """Mark this plugin as failed with ``message``."""
+    def fail(self, message: str, traceback: str | None = None, *, unload: bool = True) -> None:
+        """Mark this plugin as failed with ``message``.
+
+        ``unload=False`` is for a failure found after the plugin was registered (a factory
+        that raised when the host built its backend): the plugin stays registered, its other
+        hooks and tools keep working, and it is listed as ``error`` with ``message``.
+        """
         self.status = "error"
         self.message = message
         self.traceback = traceback
-        self.plugin = None
-        self.hooks = []
+        if unload:
+            self.plugin = None
+            self.hooks = []
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``hermes plugins list --json``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -68,12 +68,13 @@ class Registrations:
         }
         return tables[kind]
 
-    def select(self, kind: RegistrationKind, name: str) -> Any:
+    def select(self, kind: RegistrationKind, name: str, *, origin: str | None = None) -> Any:
         """The spec of ``kind`` registered as ``name``.
 
         Raises :class:`~hermes_core.errors.RegistrationError` listing the valid names when no
         plugin registered ``name``, and saying so when a plugin of that name exists but did not
-        load (an override copy of a bundled backend that is not enabled, say).
+        load (an override copy of a bundled backend that is not enabled, say). ``origin`` says
+        who asked for ``name`` (default: the configuration key of ``kind``).
         """
         table = self.table(kind)
         found = table.get(name)
@@ -81,7 +82,7 @@ class Registrations:
             valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
             what = kind.replace("_", " ")
             raise RegistrationError(
-                f"unknown {what} {name!r} (set by {_HOOKS[kind][2]})"
+                f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
                 + self._not_loaded(name)
                 + f"; valid names: {valid}"
             )
@@ -114,35 +115,38 @@ def collect_registrations(
     records: list[PluginRecord],
     *,
     strict: bool,
-    kinds: Iterable[RegistrationKind] | None = None,
 ) -> Registrations:
     """Call every registration hook plugin by plugin, so each spec is known with its plugin.
 
     A hook that raises, is a coroutine function (``async def``), or returns something other
     than a list of the right specs marks its plugin ``error`` (raised in strict mode). A name
-    registered by two plugins raises :class:`~hermes_core.errors.RegistrationError` naming
-    both. ``kinds`` limits the hooks called (default: all four).
+    registered by two plugins marks both ``error``, each message naming the other (in strict
+    mode it raises :class:`~hermes_core.errors.RegistrationError` naming both).
     """
-    by_plugin = {record.plugin: record for record in records if record.plugin is not None}
+    by_name = {r.name: r for r in records if r.winner and r.plugin is not None}
     result = Registrations(records=records)
-    wanted = set(_HOOKS if kinds is None else kinds)
     for kind, (hook_name, spec_type, _) in _HOOKS.items():
-        if kind not in wanted:
-            continue
         table = result.table(kind)
         hook: Any = getattr(pm.hook, hook_name)
         # pluggy's call order: the highest source first.
         for impl in reversed(hook.get_hookimpls()):
-            record = by_plugin.get(impl.plugin)
+            record = by_name.get(impl.plugin_name)
             plugin_name = impl.plugin_name
             specs = _call(impl.function, plugin_name, hook_name, spec_type, record, strict)
             for spec in specs:
                 other = table.get(spec.name)
                 if other is not None:
-                    raise RegistrationError(
+                    message = (
                         f"{kind.replace('_', ' ')} {spec.name!r} is registered by two plugins: "
                         f"{other.plugin!r} and {plugin_name!r}; disable one of them"
                     )
+                    if strict:
+                        raise RegistrationError(message)
+                    for name in (other.plugin, plugin_name):
+                        clashing = next((r for r in records if r.name == name and r.winner), None)
+                        if clashing is not None and clashing.status != "error":
+                            clashing.fail(message)
+                    continue
                 table[spec.name] = Registered(spec, plugin_name)
     failed = {record.name for record in records if record.winner and record.status == "error"}
     for name in failed:

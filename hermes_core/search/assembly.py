@@ -1,6 +1,6 @@
 """Assembly: the tool array of one model request, its tier and its statistics.
 
-Stateless in what it decides (derived from the live catalog and the session's grant every time)
+Stateless in what it decides (derived from the live tools and the session's grant every time)
 and cheap to repeat: :class:`~hermes_core.search.toolsearch.ToolSearch` caches the result by
 registry generation, budget and grant.
 """
@@ -22,12 +22,12 @@ from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool
 __all__ = [
     "UNKNOWN_CONTEXT_TOKENS",
     "Assembly",
-    "CatalogView",
+    "LiveTools",
     "Tier",
-    "ToolCatalog",
+    "ToolSplit",
     "assemble_tools",
     "listing_budget",
-    "split_catalog",
+    "split_tools",
 ]
 
 Tier = Literal[0, 1, 2]
@@ -35,12 +35,15 @@ UNKNOWN_CONTEXT_TOKENS = 10000
 """The listing budget before the cap when the model's context length is unknown."""
 
 
-class ToolCatalog(Protocol):
-    """The live tools, as assembly reads them (the host's registry satisfies it)."""
+class LiveTools(Protocol):
+    """The live tools, as assembly reads them: the host's enabled tools
+    (:class:`~hermes_core.tools.EnabledTools`). Not a "catalog": in hermes-core a catalog is
+    data listing tools or servers from which nothing runs (``tools.catalogs``, the MCP server
+    catalog)."""
 
     @property
     def generation(self) -> int:
-        """Grows on every change of the catalog."""
+        """Grows on every change of the tools."""
         ...
 
     def tools(self) -> Sequence[Tool]:
@@ -54,7 +57,7 @@ class ToolCatalog(Protocol):
 
 @dataclass(frozen=True)
 class GrantView:
-    """The catalog as one grant of toolsets sees it; built once per generation and grant."""
+    """The live tools as one grant of toolsets sees it; built once per generation and grant."""
 
     visible: tuple[Tool, ...]
     deferred: tuple[Tool, ...]
@@ -75,8 +78,8 @@ class GrantView:
 
 
 @dataclass(frozen=True)
-class CatalogView:
-    """The catalog at one generation, split into visible and deferred tools (bridge names
+class ToolSplit:
+    """The live tools at one generation, split into visible and deferred tools (bridge names
     stripped). Deferred tools keep registration order."""
 
     generation: int
@@ -115,7 +118,7 @@ _MAX_GRANTS = 64
 """Distinct grants whose views are kept per generation; a host serving many stays bounded."""
 
 
-def split_catalog(tools: Sequence[Tool], config: ToolSearchConfig, generation: int) -> CatalogView:
+def split_tools(tools: Sequence[Tool], config: ToolSearchConfig, generation: int) -> ToolSplit:
     """Split ``tools`` by :func:`~hermes_core.search.deferral.is_deferrable`; with
     ``enabled: off`` nothing is deferred. Bridge tools in the input are dropped."""
     visible: list[Tool] = []
@@ -127,7 +130,7 @@ def split_catalog(tools: Sequence[Tool], config: ToolSearchConfig, generation: i
             deferred.append(tool)
         else:
             visible.append(tool)
-    return CatalogView(
+    return ToolSplit(
         generation=generation,
         visible=tuple(visible),
         deferred=tuple(deferred),

@@ -8,16 +8,16 @@ to repair the call), never exceptions.
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.search.remote import CONNECTOR_PREFIX, is_connector_name
+from hermes_core.arguments import ArgumentsProblem
+from hermes_core.connectors.batches import MAX_BATCH
+from hermes_core.connectors.naming import CONNECTOR_PREFIX, is_connector_name
 from hermes_core.search.render import compact_json
-from hermes_core.session import Session
-from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolAnnotations, ToolResult
+from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 __all__ = [
     "MAX_BATCH",
@@ -26,15 +26,13 @@ __all__ = [
     "RETRY_ECHO_CHARS",
     "BridgeArgumentError",
     "CallEntry",
+    "arguments_refusal",
     "batch_rule",
     "bridge_result",
-    "closest_deferred_name",
     "empty_match_hint",
     "loop_breaker",
     "make_bridge_tools",
-    "name_refusal",
     "parse_calls",
-    "parse_entry_arguments",
     "parse_limit",
     "parse_names",
     "parse_queries",
@@ -46,7 +44,6 @@ __all__ = [
 
 MAX_QUERIES = 7
 MAX_DESCRIBE_NAMES = 10
-MAX_BATCH = 10
 RETRY_ECHO_CHARS = 1500
 DESCRIPTION_CHARS = 500
 REQUIRED_NAMES = 32
@@ -68,7 +65,7 @@ class BridgeArgumentError(ValueError):
     """Arguments of a bridge tool that cannot be understood; the message says what to send."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallEntry:
     """One entry of ``tool_call``: the name and the arguments exactly as the caller sent them."""
 
@@ -144,7 +141,7 @@ _CALL_DESCRIPTION = (
     "Tools in your tool list are called directly, not through tool_call."
 )
 
-BridgeHandler = Callable[..., Awaitable[ToolResult]]
+BridgeHandler = Callable[..., Any]
 
 
 def make_bridge_tools(
@@ -158,8 +155,10 @@ def make_bridge_tools(
     """The three bridge tools with ``description`` for ``tool_search`` and the given handlers;
     ``tool_call`` mentions connector batches only when ``connectors`` are in scope.
 
-    They carry ``meta["bridge"] = True``: the dispatcher runs them like any tool, while the real
-    tool behind ``tool_call`` is what approvals and hooks judge.
+    They carry ``meta["bridge"] = True`` (they read their own arguments, accepting more than
+    their schemas say). ``tool_call`` is also a *router* (``meta["router"] = True``): the
+    dispatcher never runs it as itself; its handler, ``call(arguments, session)``, returns a
+    :class:`~hermes_core.dispatch.CallPlan` of the real calls, which approvals and hooks judge.
     """
     reading = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
     # tool_call runs whatever it is given (a write, a shell command, a remote API), so it claims
@@ -168,6 +167,7 @@ def make_bridge_tools(
 
     def bridge_tool(name: str, text: str, schema: dict[str, Any], handler: BridgeHandler) -> Tool:
         annotations = reading if name != "tool_call" else passing_through
+        meta = {"bridge": True, "router": True} if name == "tool_call" else {"bridge": True}
         return Tool(
             name=name,
             description=text,
@@ -178,7 +178,7 @@ def make_bridge_tools(
             source_name="tool_search",
             annotations=annotations,
             core=True,
-            meta={"bridge": True},
+            meta=meta,
         )
 
     return [
@@ -263,16 +263,14 @@ def parse_limit(value: Any, default: int, maximum: int) -> int:
     return min(max(value, 1), maximum)
 
 
-def loop_breaker(session: Session, max_searches: int) -> dict[str, Any] | None:
-    """Count one ``tool_search`` call of this turn; past ``max_searches`` the error telling the
-    model to act on what it found or ask the user."""
-    session.searches_this_turn += 1
-    if session.searches_this_turn <= max_searches:
+def loop_breaker(searches: int, max_searches: int) -> dict[str, Any] | None:
+    """Past ``max_searches`` calls of ``tool_search`` in one turn (``searches`` counts this one),
+    the error telling the model to act on what it found or ask the user."""
+    if searches <= max_searches:
         return None
     return refusal(
-        f"tool_search was called {session.searches_this_turn} times this turn (limit "
-        f"{max_searches}). Stop searching: act on the tools already found, or ask the user "
-        "how to proceed.",
+        f"tool_search was called {searches} times this turn (limit {max_searches}). Stop "
+        "searching: act on the tools already found, or ask the user how to proceed.",
         code="SEARCH_LIMIT",
     )
 
@@ -362,7 +360,7 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
                 raise BridgeArgumentError(
                     f"calls is a JSON string nested too deeply to read; send {_CALL_SHAPE}"
                 ) from None
-        if isinstance(calls, Mapping):
+        if type(calls) is dict or isinstance(calls, Mapping):
             calls = [calls]
     elif "name" in payload:
         calls = [{"name": payload["name"], "arguments": payload.get("arguments")}]
@@ -372,7 +370,7 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
         raise BridgeArgumentError(f"calls must be a non-empty list; send {_CALL_SHAPE}")
     entries: list[CallEntry] = []
     for index, call in enumerate(calls):
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):
             raise BridgeArgumentError(
                 f"calls[{index}] must be an object {{name, arguments}}; send {_CALL_SHAPE}"
             )
@@ -383,30 +381,14 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
     return entries
 
 
-def parse_entry_arguments(value: Any, where: str = "arguments") -> dict[str, Any]:
-    """Entry arguments as a dict: a JSON string is parsed; ``None``, empty or blank is ``{}``."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise BridgeArgumentError(
-                f"{where} is a string that is not valid JSON; send an object"
-            ) from None
-        except RecursionError:
-            raise BridgeArgumentError(
-                f"{where} is a JSON string nested too deeply to read; send an object"
-            ) from None
-        if value is None:
-            return {}
-    if isinstance(value, list | tuple) and not value:
-        return {}
-    if not isinstance(value, Mapping):
-        raise BridgeArgumentError(f"{where} must be an object, not {type(value).__name__}")
-    return dict(value)
+def arguments_refusal(problem: ArgumentsProblem, where: str) -> dict[str, Any]:
+    """The refusal of an entry whose arguments are not an object (``where`` names them:
+    ``arguments`` or ``calls[2].arguments``)."""
+    if problem.kind == "not_json":
+        return refusal(f"{where} is a string that is not valid JSON; send an object")
+    if problem.kind == "too_deep":
+        return refusal(f"{where} is a JSON string nested too deeply to read; send an object")
+    return refusal(f"{where} must be an object, not {problem.type_name}")
 
 
 def _json_text(value: Any, default: Callable[[Any], Any] | None = None) -> str | None:
@@ -449,49 +431,3 @@ def batch_rule(entries: Sequence[CallEntry]) -> dict[str, Any] | None:
             "was run: split it."
         )
     return None
-
-
-def closest_deferred_name(name: str, deferred: Sequence[str]) -> str | None:
-    """The deferred name closest to ``name`` among those that end the same way (the part after
-    the last ``__``, or the whole name), or ``None``."""
-    tail = name.rsplit("__", 1)[-1]
-    if not tail:
-        return None
-    candidates = [
-        candidate
-        for candidate in deferred
-        if candidate != name and (candidate == tail or candidate.endswith("_" + tail))
-    ]
-    if not candidates:
-        return None
-
-    def likeness(candidate: str) -> tuple[float, str]:
-        return (-difflib.SequenceMatcher(None, name, candidate).ratio(), candidate)
-
-    return min(candidates, key=likeness)
-
-
-def name_refusal(
-    name: str,
-    *,
-    bridge: bool = False,
-    visible: bool = False,
-    outside_grant: bool = False,
-    deferred: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Why ``name`` cannot be run through ``tool_call``."""
-    if bridge or name in BRIDGE_TOOL_NAMES:
-        return refusal(f"{name!r} is a bridge tool; call it directly, not inside tool_call")
-    if visible:
-        return refusal(
-            f"{name!r} is in your tool list: call it directly, not through tool_call",
-            code="CALL_DIRECTLY",
-        )
-    if outside_grant:
-        return refusal(f"{name!r} is not available in this session", code="NOT_AVAILABLE")
-    guess = closest_deferred_name(name, deferred)
-    if guess is not None:
-        return refusal(f"unknown tool {name!r}. Did you mean {guess!r}?", code="UNKNOWN_TOOL")
-    return refusal(
-        f"unknown tool {name!r}: use tool_search to find the exact name", code="UNKNOWN_TOOL"
-    )

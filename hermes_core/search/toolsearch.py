@@ -1,38 +1,45 @@
 """Tool Search, assembled: the tool array per request and the three bridge tools behind it.
 
-:class:`ToolSearch` reads a live :class:`~hermes_core.search.assembly.ToolCatalog`, keeps the
+:class:`ToolSearch` reads a live :class:`~hermes_core.search.assembly.LiveTools`, keeps the
 search backend in sync with its deferred tools, and answers ``tool_search``, ``tool_describe`` and
-``tool_call``. It never runs a tool itself: ``tool_call`` hands every real call to the dispatcher
-under the real tool name; the dispatcher coerces and validates the arguments.
+``tool_call``. It never runs a tool itself: ``tool_call`` is a router, whose handler plans the
+real calls (a :class:`~hermes_core.dispatch.CallPlan`) that the dispatcher then runs under their
+real names; the dispatcher coerces and validates the arguments.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from hermes_core.arguments import ArgumentsProblem, read_arguments
+from hermes_core.availability import Availability, BridgeRoute
 from hermes_core.config import ToolSearchConfig
+from hermes_core.connectors.batches import batch_answer
+from hermes_core.connectors.naming import CONNECTORS_TOOLSET, split_connector_name
+from hermes_core.connectors.remote import ConnectorSearch, ConnectorSource, RemoteTool
+from hermes_core.dispatch import CallPlan, PlannedCall
+from hermes_core.generation_cache import GenerationCache
 from hermes_core.search.assembly import (
     Assembly,
-    CatalogView,
-    ToolCatalog,
+    LiveTools,
+    ToolSplit,
     assemble_tools,
     listing_budget,
-    split_catalog,
+    split_tools,
 )
 from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
 from hermes_core.search.bridge import (
     BridgeArgumentError,
-    CallEntry,
+    arguments_refusal,
     batch_rule,
     bridge_result,
     empty_match_hint,
     loop_breaker,
     make_bridge_tools,
-    name_refusal,
     parse_calls,
-    parse_entry_arguments,
     parse_limit,
     parse_names,
     parse_queries,
@@ -43,24 +50,13 @@ from hermes_core.search.bridge import (
 )
 from hermes_core.search.indexing import IndexSync
 from hermes_core.search.listing import group_of
-from hermes_core.search.remote import (
-    CONNECTORS_TOOLSET,
-    ConnectorSearch,
-    ConnectorSource,
-    RemoteTool,
-    split_connector_name,
-)
 from hermes_core.search.render import compact_json, estimate_tokens, render_tool
 from hermes_core.session import Session
-from hermes_core.timeouts import caller_cancelled
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DispatchFn", "ToolSearch"]
-
-DispatchFn = Callable[[str, dict[str, Any], Session], Awaitable[ToolResult]]
-"""The dispatcher's entry point: run the real tool ``name`` with ``arguments`` for a session."""
+__all__ = ["ToolSearch"]
 
 _CONNECTORS_UNAVAILABLE_HINT = (
     "Hosted app connectors could not be searched just now; do not conclude that an app is "
@@ -81,56 +77,84 @@ def _nothing_unavailable() -> Mapping[str, tuple[int, str]]:
 
 
 class ToolSearch:
-    """Deferral, assembly and the bridge over one tool catalog.
+    """Deferral, assembly and the bridge over the live tools.
 
+    ``backend`` is the search backend, or a function that makes one (called on the first search:
+    a backend that cannot be made makes ``tool_search`` answer an error naming why, while every
+    other tool keeps working). ``availability`` says why a ``tool_call`` entry cannot run.
     ``unavailable`` reports configured servers that are not available, as
-    ``{server: (tool count, reason)}``; they are named in the listing. ``explain_unknown``
-    says why a name that is not in the catalog cannot be called (an MCP tool filtered out by
-    ``include``/``exclude``, or one of an unavailable server), or ``None`` to answer with the
-    usual "unknown tool".
+    ``{server: (tool count, reason)}``; they are named in the listing.
     """
 
     def __init__(
         self,
-        catalog: ToolCatalog,
+        live_tools: LiveTools,
         config: ToolSearchConfig,
-        backend: SearchBackend,
-        dispatch: DispatchFn,
+        backend: SearchBackend | Callable[[], SearchBackend],
+        availability: Availability,
         *,
         connectors: ConnectorSource | None = None,
         unavailable: Callable[[], Mapping[str, tuple[int, str]]] = _nothing_unavailable,
-        explain_unknown: Callable[[str], str | None] | None = None,
         new_backend: Callable[[], SearchBackend] | None = None,
     ) -> None:
-        self.catalog = catalog
+        self.live_tools = live_tools
         self.config = config
-        self.backend = backend
-        self._dispatch = dispatch
+        self.availability = availability
         self.connectors = connectors
         self._unavailable = unavailable
-        self._explain_unknown = explain_unknown
-        self._view: CatalogView | None = None
-        self._index = IndexSync(backend)
+        self._view: GenerationCache[None, ToolSplit] = GenerationCache(live_tools)
+        self._make_backend: Callable[[], SearchBackend] | None = None
+        self._index: IndexSync | None = None
+        if isinstance(backend, SearchBackend):
+            self._index = IndexSync(backend)
+        else:
+            self._make_backend = backend
         self._new_backend = new_backend
         self._grant_indexes: dict[frozenset[str], IndexSync] = {}
-        self._assemblies: dict[tuple[Any, ...], Assembly] = {}
-        self._assembly_generation: int | None = None
+        self._assemblies: GenerationCache[tuple[Any, ...], Assembly] = GenerationCache(
+            live_tools, limit=_MAX_CACHED_ASSEMBLIES
+        )
         self._schema_tokens: dict[str, tuple[Tool, int]] = {}
-        self._last: Assembly | None = None
+        self._searches: weakref.WeakKeyDictionary[Session, tuple[int, int]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """Per session, the turn and how many searches it made in that turn (the loop
+        breaker's count)."""
+
+    @property
+    def backend(self) -> SearchBackend:
+        """The search backend (made on first use when a factory was given; raises its
+        error)."""
+        return self._shared_index().backend
+
+    def _shared_index(self) -> IndexSync:
+        if self._index is None:
+            assert self._make_backend is not None
+            self._index = IndexSync(self._make_backend())
+        return self._index
 
     # Catalog state ----------------------------------------------------------------------------
 
-    def view(self) -> CatalogView:
-        """The catalog split into visible and deferred tools, recomputed when it changed."""
-        generation = self.catalog.generation
-        if self._view is None or self._view.generation != generation:
-            self._view = split_catalog(self.catalog.tools(), self.config, generation)
-        return self._view
+    def view(self) -> ToolSplit:
+        """The live tools split into visible and deferred tools, recomputed when it changed."""
+        view = self._view.get(None)
+        if view is None:
+            generation = self.live_tools.generation
+            view = split_tools(self.live_tools.tools(), self.config, generation)
+            self._view.put(None, view)
+        return view
 
     def _connectors_in_scope(self, session: Session | None) -> bool:
         if self.connectors is None or not self.connectors.in_scope():
             return False
         return session is None or session.grants(CONNECTORS_TOOLSET)
+
+    def _connectors_route(self) -> bool | None:
+        """What a ``tool_call`` entry may expect of connectors: ``None`` when none are
+        configured (or they are disabled), else whether they are in scope."""
+        if self.connectors is None or not self.connectors.configured():
+            return None
+        return self.connectors.in_scope()
 
     def _tokens_of(self, tool: Tool) -> int:
         cached = self._schema_tokens.get(tool.name)
@@ -152,33 +176,28 @@ class ToolSearch:
         """The tool array for one model request, with its statistics.
 
         Cached by registry generation, budget, grant and the unavailable servers, so repeating
-        it on an unchanged catalog costs a dictionary lookup. ``tools_in`` assembles from those
-        tools instead of the catalog (bridge tools in it are stripped first; not cached).
+        it on an unchanged set of tools costs a dictionary lookup. ``tools_in`` assembles from those
+        tools instead of the live tools (bridge tools in it are stripped first; not cached).
         """
         budget = listing_budget(self.config, context_length)
         unavailable = self._unavailable()
         connectors = self._connectors_in_scope(session)
         if tools_in is not None:
-            view = split_catalog(tools_in, self.config, -1)
+            view = split_tools(tools_in, self.config, -1)
             return self._build(view, budget, session, connectors, unavailable)
         view = self.view()
         grant = None if session is None else session.granted_toolsets
         key = (budget, grant, connectors, tuple(sorted(unavailable.items())))
-        if self._assembly_generation != view.generation:
-            self._assemblies.clear()
-            self._assembly_generation = view.generation
         assembly = self._assemblies.get(key)
         if assembly is None:
-            assembly = self._build(view, budget, session, connectors, unavailable)
-            if len(self._assemblies) >= _MAX_CACHED_ASSEMBLIES:
-                self._assemblies.clear()
-            self._assemblies[key] = assembly
-        self._last = assembly
+            assembly = self._assemblies.put(
+                key, self._build(view, budget, session, connectors, unavailable)
+            )
         return assembly
 
     def _build(
         self,
-        view: CatalogView,
+        view: ToolSplit,
         budget: int,
         session: Session | None,
         connectors: bool,
@@ -199,31 +218,26 @@ class ToolSearch:
     def _bridge(self, listing: str, *, connectors: bool) -> list[Tool]:
         return make_bridge_tools(
             search_description(listing, connectors=connectors),
-            self._search_handler,
-            self._describe_handler,
-            self._call_handler,
+            self.handle_search,
+            self.handle_describe,
+            self.plan_call,
             connectors=connectors,
         )
 
     def bridge_tools(self) -> list[Tool]:
-        """The three bridge tools of the latest assembly (with its listing), or of a default
-        assembly when there was none."""
-        assembly = self._last or self.assemble()
-        bridge = [tool for tool in assembly.tools if tool.name in BRIDGE_TOOL_NAMES]
-        if bridge:
-            return bridge
+        """The three bridge tools as the registry holds them (the listing is rendered into
+        ``tool_search``'s description at each assembly; the dispatcher runs these)."""
         return self._bridge("", connectors=self._connectors_in_scope(None))
 
-    async def _search_handler(self, session: Session, **arguments: Any) -> ToolResult:
+    async def handle_search(self, session: Session, **arguments: Any) -> ToolResult:
+        """``tool_search``'s handler: :meth:`search` as a result."""
         return bridge_result(
             await self.search(arguments.get("queries"), arguments.get("limit"), session)
         )
 
-    async def _describe_handler(self, session: Session, **arguments: Any) -> ToolResult:
+    async def handle_describe(self, session: Session, **arguments: Any) -> ToolResult:
+        """``tool_describe``'s handler: :meth:`describe` as a result."""
         return bridge_result(await self.describe(arguments.get("names"), session))
-
-    async def _call_handler(self, session: Session, **arguments: Any) -> ToolResult:
-        return await self.call(arguments, session)
 
     # tool_search ----------------------------------------------------------------------------------
 
@@ -236,14 +250,20 @@ class ToolSearch:
             )
         except BridgeArgumentError as exc:
             return refusal(str(exc))  # a refused call searched nothing: it does not count
-        stop = loop_breaker(session, self.config.max_searches_per_turn)
+        stop = loop_breaker(self._count_search(session), self.config.max_searches_per_turn)
         if stop is not None:
             return stop
         view = self.view()
         granted = view.grant(session)
         deferred = granted.deferred
         allowed = granted.deferred_by_name
-        searched = self._index_for(session)
+        try:
+            searched = self._index_for(session)
+        except Exception as exc:  # a backend that cannot be made: every other tool still works
+            return refusal(
+                f"the search backend {self.config.backend!r} is not available: {exc}",
+                code="CONFIG_ERROR",
+            )
         shared = searched is self._index
         searched.sync(view.deferred if shared else deferred, view.generation)
         # The shared index holds tools outside the grant: ask for enough hits to fill the limit.
@@ -304,13 +324,20 @@ class ToolSearch:
             answer["hint"] = _CONNECTORS_UNAVAILABLE_HINT
         return answer
 
+    def _count_search(self, session: Session) -> int:
+        """Count one ``tool_search`` call of ``session`` in its current turn; the count."""
+        turn, count = self._searches.get(session, (session.turn, 0))
+        count = count + 1 if turn == session.turn else 1
+        self._searches[session] = (session.turn, count)
+        return count
+
     def _index_for(self, session: Session) -> IndexSync:
         """The index a session searches: its own for a restricted grant (so tools it cannot see
         shape neither admission nor scores), when a backend factory was given; else the shared
         one. Grant indexes are few and bounded; the least recently used is dropped."""
         grant = session.granted_toolsets
         if grant is None or self._new_backend is None:
-            return self._index
+            return self._shared_index()
         index = self._grant_indexes.pop(grant, None)
         if index is None:
             index = IndexSync(self._new_backend())
@@ -356,7 +383,7 @@ class ToolSearch:
             if name in BRIDGE_TOOL_NAMES:
                 errors[name] = "a bridge tool: its schema is in your tool list; call it directly"
                 continue
-            tool = self.catalog.get(name)
+            tool = self.live_tools.get(name)
             if tool is not None and session.grants(tool.toolset):
                 if name in view.visible_names:
                     errors[name] = "in your tool list: call it directly"
@@ -390,23 +417,11 @@ class ToolSearch:
 
     # tool_call ------------------------------------------------------------------------------------
 
-    async def call(self, payload: Mapping[str, Any], session: Session) -> ToolResult:
-        """Run what ``tool_call`` asks: one tool, or a batch of connector tools. Never raises
-        (except when the caller is cancelled): whatever goes wrong is an error result."""
-        try:
-            return await self._call(payload, session)
-        except BaseException as exc:
-            if caller_cancelled(exc):
-                raise
-            logger.exception("tool_call failed")
-            return bridge_result(
-                refusal(
-                    f"tool_call failed inside hermes-core: {type(exc).__name__}: {exc}",
-                    code="INTERNAL_ERROR",
-                )
-            )
-
-    async def _call(self, payload: Mapping[str, Any], session: Session) -> ToolResult:
+    def plan_call(self, arguments: Any, session: Session) -> CallPlan | ToolResult:
+        """What ``tool_call`` asks: one entry, or a batch of connector tools; each entry checked
+        (:class:`~hermes_core.availability.Availability`, through the bridge) and its arguments
+        read, for the dispatcher to run. A refused call is a result at once."""
+        payload = arguments if isinstance(arguments, Mapping) else {"calls": arguments}
         try:
             entries = parse_calls(payload)
         except BridgeArgumentError as exc:
@@ -414,102 +429,41 @@ class ToolSearch:
         refused = batch_rule(entries)
         if refused is not None:
             return bridge_result(refused)
-        if len(entries) == 1:
-            return await self._call_one(entries[0], session)
-        return bridge_result(await self._call_batch(entries, session))
-
-    def _refuse_name(self, name: str, session: Session) -> dict[str, Any] | None:
-        """Why ``name`` may not run through the bridge for ``session``, or ``None``."""
         view = self.view()
-        if name in BRIDGE_TOOL_NAMES:
-            return name_refusal(name, bridge=True)
-        tool = self.catalog.get(name)
-        if tool is not None:
-            if not session.grants(tool.toolset):
-                return name_refusal(name, outside_grant=True)
-            if name in view.visible_names:
-                return name_refusal(name, visible=True)
-            if name in view.deferred_by_name:
-                return None
-        if split_connector_name(name) is not None and self.connectors is not None:
-            if not self.connectors.in_scope():
-                return refusal(
-                    f"{name!r} is a connector tool, and connectors are not available (not "
-                    "configured or not signed in)",
-                    code="NOT_AVAILABLE",
-                )
-            if not session.grants(CONNECTORS_TOOLSET):
-                return name_refusal(name, outside_grant=True)
-            return None
-        if self._explain_unknown is not None:
-            reason = self._explain_unknown(name)
-            if reason is not None:
-                return refusal(reason, code="NOT_AVAILABLE")
-        _, deferred = view.in_grant(session)
-        return name_refusal(name, deferred=[tool.name for tool in deferred])
-
-    async def _call_one(self, entry: CallEntry, session: Session) -> ToolResult:
-        refused = self._refuse_name(entry.name, session)
-        if refused is not None:
-            return bridge_result(refused)
-        try:
-            arguments = parse_entry_arguments(entry.arguments)
-        except BridgeArgumentError as exc:
-            return bridge_result(refusal(str(exc)))
-        # Coercion and validation happen in the dispatcher, the one place for every call.
-        return await self._run(entry.name, arguments, session)
-
-    async def _run(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        try:
-            return await self._dispatch(name, arguments, session)
-        except BaseException as exc:  # the bridge answers with results, never raises
-            if caller_cancelled(exc):
-                raise
-            return bridge_result(refusal(f"{name!r} failed: {exc}", code="TOOL_ERROR"))
-
-    async def _call_batch(self, entries: Sequence[CallEntry], session: Session) -> dict[str, Any]:
-        """Connector entries one at a time, in input order, each through the dispatcher; once
-        the session is interrupted, entries not yet started are ``INTERRUPTED``."""
-        results: list[dict[str, Any]] = []
+        route = BridgeRoute(
+            visible=view.visible_names,
+            deferred=view.grant(session).deferred_by_name.keys(),
+            connectors=self._connectors_route(),
+        )
+        batch = len(entries) > 1
+        planned: list[PlannedCall] = []
         for index, entry in enumerate(entries):
-            item: dict[str, Any] = {"index": index, "name": entry.name}
-            if session.interrupted:
-                item["error"] = {
-                    "code": "INTERRUPTED",
-                    "message": "not run: the user stopped this turn before it started",
-                }
-                results.append(item)
+            found = self.availability.check(entry.name, session, route)
+            if isinstance(found, ToolResult):
+                planned.append(PlannedCall(entry.name, refusal=found))
                 continue
-            refused = self._refuse_name(entry.name, session)
-            if refused is None:
-                try:
-                    arguments = parse_entry_arguments(entry.arguments, f"calls[{index}].arguments")
-                except BridgeArgumentError as exc:
-                    refused = refusal(str(exc))
-            if refused is not None:
-                item["error"] = {"code": refused["code"], "message": refused["error"]}
-            else:
-                outcome = await self._run(entry.name, arguments, session)
-                item.update(_batch_outcome(outcome))
-            results.append(item)
-        errors = sum(1 for item in results if "error" in item)
-        return {
-            "results": results,
-            "success_count": len(results) - errors,
-            "error_count": errors,
-            "total_count": len(results),
-        }
+            if found is None:  # a connector tool, in scope: the gateway runs it
+                assert self.connectors is not None
+                found = self.connectors.tool(entry.name)
+            read = read_arguments(entry.arguments)
+            if isinstance(read, ArgumentsProblem):
+                where = f"calls[{index}].arguments" if batch else "arguments"
+                planned.append(
+                    PlannedCall(entry.name, refusal=bridge_result(arguments_refusal(read, where)))
+                )
+                continue
+            planned.append(PlannedCall(entry.name, read, found))
+        if not batch:
+            return CallPlan(planned, lambda outcomes: outcomes[0] or _interrupted(entries[0].name))
+        names = [entry.name for entry in entries]
+        return CallPlan(planned, lambda outcomes: _batch_answer(names, outcomes), batch=True)
 
 
-def _batch_outcome(result: ToolResult) -> dict[str, Any]:
-    if result.is_error:
-        error: dict[str, Any] = {
-            "code": result.error_code or "TOOL_ERROR",
-            "message": result.error_message or result.text_content,
-        }
-        if isinstance(result.structured, Mapping):
-            extra = {k: v for k, v in result.structured.items() if k not in ("code", "message")}
-            error.update(extra)
-        return {"error": error}
-    response = result.structured if result.structured is not None else result.text_content
-    return {"response": response}
+def _interrupted(name: str) -> ToolResult:
+    return bridge_result(
+        {"error": f"{name} was not run: the user interrupted the turn.", "code": "INTERRUPTED"}
+    )
+
+
+def _batch_answer(names: Sequence[str], outcomes: Sequence[ToolResult | None]) -> ToolResult:
+    return bridge_result(batch_answer(names, outcomes))

@@ -10,7 +10,7 @@ changes (an MCP server connected or dropped).
 from __future__ import annotations
 
 from hermes_core.serve.convert import mcp_call_result, mcp_tool, mcp_tools
-from hermes_core.serve.server import POLL_INTERVAL, HostServer, SessionScope
+from hermes_core.serve.server import HostServer, SessionScope
 from hermes_core.serve.transports import (
     DEFAULT_HTTP_HOST,
     DEFAULT_HTTP_PORT,
@@ -24,7 +24,6 @@ __all__ = [
     "DEFAULT_HTTP_HOST",
     "DEFAULT_HTTP_PORT",
     "MCP_PATH",
-    "POLL_INTERVAL",
     "HostServer",
     "SessionScope",
     "http_url",

@@ -31,7 +31,6 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_core import __version__
 from hermes_core.approvals.prompt import Elicit, ElicitationPrompt
 from hermes_core.host import Host
 from hermes_core.serve.convert import mcp_call_result, mcp_tools
@@ -39,14 +38,13 @@ from hermes_core.serve.elicitation import ClientPrompt, asking_route, asking_thr
 from hermes_core.serve.parked import ParkedCalls, RoundResult
 from hermes_core.session import Session
 from hermes_core.tools import ToolResult
+from hermes_core.version import __version__
 
-__all__ = ["POLL_INTERVAL", "SERVER_NAME", "HostServer", "SessionScope"]
+__all__ = ["SERVER_NAME", "HostServer", "SessionScope"]
 
 log = logging.getLogger("hermes_core.serve")
 
 SERVER_NAME: Final = "hermes"
-POLL_INTERVAL: Final = 0.5
-"""Seconds between two looks at the registry generation while serving."""
 
 INSTRUCTIONS: Final = (
     "hermes-core serves its core tools directly. When more tools exist than fit, the others are "
@@ -73,8 +71,9 @@ class HostServer:
     ``context_length`` is the client model's context length in tokens when known; it sets the
     listing budget of the assembly (``None``: the documented default budget). ``server`` is the
     SDK ``Server`` to run over a transport; :meth:`watch_tool_list` runs beside it and tells the
-    connected clients when the tool list changes, and ``parked.run`` hosts the calls waiting for
-    a 2026-07-28 client's approval (without it, such clients are not asked).
+    connected clients when the tool list changes (the registry tells it: nothing polls), and
+    ``parked.run`` hosts the calls waiting for a 2026-07-28 client's approval (without it, such
+    clients are not asked).
     """
 
     def __init__(
@@ -233,24 +232,32 @@ class HostServer:
         the clients re-listen elsewhere)."""
         self._listeners.close()
 
-    async def watch_tool_list(self, interval: float = POLL_INTERVAL) -> None:
-        """Run until cancelled: look at the registry generation every ``interval`` seconds and,
-        when the tool list clients see has changed, announce it."""
-        generation = self.host.registry.generation
+    async def watch_tool_list(self) -> None:
+        """Run until cancelled: whenever the registry changes (it tells its listeners), and the
+        tool list clients see is not what it was, announce it. Changes that come together (a
+        server's tools replaced, several servers connecting) are announced once."""
+        changed = anyio.Event()
+
+        def on_change() -> None:
+            changed.set()
+
         signature = self.tool_signature()
-        while True:
-            await anyio.sleep(interval)
-            if self.host.registry.generation == generation:
-                continue
-            generation = self.host.registry.generation
-            try:
-                current = self.tool_signature()
-            except Exception:
-                # A failing search backend must not end serving; tools/list reports the error.
-                log.exception("assembling the changed tool list failed")
-                continue
-            if current == signature:
-                continue
-            signature = current
-            log.info("the tool list changed (%d tools); telling the clients", len(current))
-            await self.announce_tool_list_changed()
+        unsubscribe = self.host.registry.subscribe(on_change)
+        try:
+            while True:
+                await changed.wait()
+                changed = anyio.Event()
+                await anyio.sleep(0)  # let the changes made in the same turn of the loop land
+                try:
+                    current = self.tool_signature()
+                except Exception:
+                    # A failing search backend must not end serving; tools/list reports the error.
+                    log.exception("assembling the changed tool list failed")
+                    continue
+                if current == signature:
+                    continue
+                signature = current
+                log.info("the tool list changed (%d tools); telling the clients", len(current))
+                await self.announce_tool_list_changed()
+        finally:
+            unsubscribe()

@@ -114,7 +114,8 @@ async def _serve_stdio_streams(
         outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
         async with Host(config, env, config_path=config_path, mcp_reconnect=True) as host:
             served = HostServer(host, context_length=context_length, session_scope="connection")
-            # Assemble once now: an unknown search backend fails here, naming the valid ones.
+            # An unknown policy or search backend fails here, naming the valid ones.
+            host.prepare_tools()
             served.tools()
             options = served.initialization_options()
             async with anyio.create_task_group() as group:
@@ -213,7 +214,8 @@ async def _serve_http_on(
         outer.start_soon(stop_on_signal)
         async with Host(config, env, config_path=config_path, mcp_reconnect=True) as hermes:
             served = HostServer(hermes, context_length=context_length, session_scope="request")
-            # Assemble once now: an unknown search backend fails here, naming the valid ones.
+            # An unknown policy or search backend fails here, naming the valid ones.
+            hermes.prepare_tools()
             served.tools()
             app = served.server.streamable_http_app(
                 streamable_http_path=MCP_PATH, stateless_http=True, host=host

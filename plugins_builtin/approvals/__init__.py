@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hermes_core.approvals import Decision
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.specs import ApprovalPolicySpec, PluginContext, ToolCall
+from hermes_core import ApprovalPolicySpec, Decision, PluginContext, Session, ToolCall, hookimpl
 
 
 class ManualPolicy:

@@ -333,7 +333,7 @@ def sorted_postings(
     """Term-major postings from each field's (term, document) tokens, by sorting a key of term,
     document and field: the numpy form of the C kernel's ``postings`` (the same result)."""
     key_type = np.int32 if vocabulary_size * max(size, 1) * 8 < 2**31 else np.int64
-    keys = np.empty(sum(len(t) for t in terms), dtype=key_type)
+    keys: npt.NDArray[np.signedinteger[Any]] = np.empty(sum(len(t) for t in terms), dtype=key_type)
     start = 0
     for column, (field_terms, field_docs) in enumerate(zip(terms, docs, strict=True)):
         end = start + len(field_terms)

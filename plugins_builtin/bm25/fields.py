@@ -18,6 +18,7 @@ docs/tool-search.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Final
 
 from hermes_core import ToolDocument
@@ -29,6 +30,7 @@ __all__ = [
     "FIELD_WEIGHTS",
     "document_fields",
     "document_tokens",
+    "extra_document_fields",
 ]
 
 FIELDS: Final = ("name", "group", "description", "parameter_names", "parameter_descriptions")
@@ -64,6 +66,13 @@ def document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
         tuple(parameters),
         tuple(described),
     )
+
+
+@lru_cache(maxsize=4096)
+def extra_document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
+    """:func:`document_fields` of an extra candidate (a connector hit): the same ones come
+    back search after search, and each search reads them more than once."""
+    return document_fields(document)
 
 
 def document_tokens(document: ToolDocument) -> list[str]:

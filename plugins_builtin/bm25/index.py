@@ -76,7 +76,7 @@ from .equivalents import (
     equivalent_words,
     expansion_token,
 )
-from .fields import FIELD_WEIGHTS, FIELDS, document_fields
+from .fields import FIELD_WEIGHTS, FIELDS, extra_document_fields
 from .kernel import DEFAULT, scratch_bytes
 from .kernel_numpy import saturations
 from .store import IndexStore, StoredIndex, content_key
@@ -215,7 +215,7 @@ class BM25Index:
     def _reset(self, vocabulary: Vocabulary) -> None:
         self._vocabulary = vocabulary
         self._frequencies: Int32Array = np.zeros(len(vocabulary), dtype=np.int32)
-        self._frequency: memoryview = memoryview(self._frequencies)
+        self._frequency: memoryview = self._frequencies.data
         self._lengths: Int32Array = _NO_ROWS
         self._total_lengths: Int64Array = np.zeros(FIELD_COUNT, dtype=np.int64)
         self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
@@ -330,7 +330,7 @@ class BM25Index:
             grown = np.zeros(max(size, 2 * len(self._frequencies)), dtype=np.int32)
             grown[: len(self._frequencies)] = self._frequencies
             self._frequencies = grown
-            self._frequency = memoryview(grown)
+            self._frequency = grown.data
         added = postings.document_frequencies.astype(np.int32)
         if sign > 0:
             self._frequencies[: len(added)] += added
@@ -556,7 +556,7 @@ class BM25Index:
         if extra:
             extra_tokens: set[str] = set()
             for document in extra:
-                for field_tokens in document_fields(document):
+                for field_tokens in extra_document_fields(document):
                     extra_tokens.update(field_tokens)
 
             def known(token: str) -> bool:
@@ -730,12 +730,11 @@ class BM25Index:
         documents = self._documents
         if not extra_documents:
             return [
-                SearchHit(documents[slot].name, score, matched)  # type: ignore[union-attr]
-                for slot, score, matched in found
+                SearchHit(documents[slot].name, score, matched) for slot, score, matched in found
             ]
         return [
             SearchHit(
-                documents[slot].name  # type: ignore[union-attr]
+                documents[slot].name
                 if slot < slot_count
                 else extra_documents[slot - slot_count].name,
                 score,
@@ -900,7 +899,7 @@ class BM25Index:
         sizes = np.ones(len(documents), dtype=np.int32)
         found: dict[str, list[tuple[int, list[int]]]] = {}
         for local, document in enumerate(documents):
-            fields = document_fields(document)
+            fields = extra_document_fields(document)
             sizes[local] = max(len(set(fields[_NAME])), 1)
             counts: dict[str, list[int]] = {}
             for column, field_tokens in enumerate(fields):

@@ -120,9 +120,9 @@ def search(
     for token in range(token_count):
         found_slots, scores, in_name = [], [], []
         for part in (part for part in parts if part[0] == token):
-            weight = part[1]
+            weight, term_ids = part[1], part[2:]
             for _first, _size, offsets, slots, counts, dead, column, values, _ in segments:
-                term_id = part[2 + column]
+                term_id = term_ids[column]
                 offsets = np.asarray(offsets, dtype=np.int64)
                 if term_id < 0 or term_id >= len(offsets) - 1:
                     continue

@@ -97,9 +97,9 @@ def content_key(documents: Sequence[ToolDocument], field_weights: Mapping[str, f
         fields += [list(chain.from_iterable(parameters)), list(chain.from_iterable(described))]
         for strings in fields:
             digest.update("\x00".join(strings).encode("utf-8", "surrogatepass"))
-            digest.update(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+            digest.update(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)).data)
         for tuples in (parameters, described):
-            digest.update(np.fromiter(map(len, tuples), dtype=np.int64, count=len(tuples)))
+            digest.update(np.fromiter(map(len, tuples), dtype=np.int64, count=len(tuples)).data)
     return digest.hexdigest()
 
 
@@ -186,7 +186,7 @@ class IndexStore:
                     for name, array in arrays.items():
                         start = layout[name][2]
                         chunks.append(bytes(start - position))
-                        chunks.append(memoryview(np.ascontiguousarray(array)).cast("B"))
+                        chunks.append(np.ascontiguousarray(array).data.cast("B"))
                         position = start + array.nbytes
                     for chunk in chunks:
                         checksum = zlib.crc32(chunk, checksum)

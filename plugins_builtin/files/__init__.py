@@ -28,13 +28,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import regex as regex_engine
 
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core import Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
-    from hermes_core.config import Config
-    from hermes_core.paths import Environment
+    from hermes_core import Config, Environment
 
 _PLUGIN = "files"
 _SNIFF_BYTES = 8192

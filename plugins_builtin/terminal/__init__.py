@@ -23,13 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core import (
+    SHELL_COMMAND_META,
+    Session,
+    Tool,
+    ToolAnnotations,
+    ToolResult,
+    head_and_tail,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
-    from hermes_core.config import Config
-    from hermes_core.paths import Environment
+    from hermes_core import Config, Environment
 
 _PLUGIN = "terminal"
 _STATE_KEY = "terminal.processes"
@@ -128,18 +133,6 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def _head_and_tail(handle: IO[bytes], size: int, cap: int) -> tuple[str, bool]:
-    """The output, or its first and last ``cap / 2`` bytes with a note in between."""
-    handle.seek(0)
-    if size <= cap:
-        return handle.read().decode("utf-8", "replace"), False
-    half = cap // 2
-    head = handle.read(half).decode("utf-8", "replace")
-    handle.seek(size - half)
-    tail = handle.read(half).decode("utf-8", "replace")
-    return f"{head}\n[... {size - 2 * half} bytes of output left out ...]\n{tail}", True
-
-
 class TerminalTools:
     """The handlers, sharing one :class:`TerminalSettings`."""
 
@@ -168,7 +161,7 @@ class TerminalTools:
                 # The shell is done; what it left running in its group (``cmd &``) goes too.
                 _signal_group(process.pid, signal.SIGKILL)
             size = output.seek(0, os.SEEK_END)
-            text, truncated = _head_and_tail(output, size, settings.max_output_bytes)
+            text, truncated = head_and_tail(output, size, settings.max_output_bytes)
         code = process.returncode
         note = f"[timed out after {limit} s; the process group was killed]" if timed_out else ""
         footer = f"[exit code: {code}]"
@@ -285,7 +278,7 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
             annotations=shell_hints,
             timeout=float(settings.max_timeout + 2 * _KILL_GRACE + 5),
             core=True,
-            meta={"shell_command_argument": "command"},
+            meta={SHELL_COMMAND_META: "command"},
         ),
         Tool(
             name="process_manage",
@@ -311,7 +304,7 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
             annotations=shell_hints,
             timeout=30.0,
             core=True,
-            meta={"shell_command_argument": "command"},
+            meta={SHELL_COMMAND_META: "command"},
         ),
     ]
 

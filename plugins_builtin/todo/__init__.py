@@ -10,13 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core import Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
-    from hermes_core.config import Config
-    from hermes_core.paths import Environment
+    from hermes_core import Config, Environment
 
 _STATE_KEY = "todo.items"
 _MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}

@@ -6,7 +6,7 @@ import pytest
 from realservers import HttpServer, ToolsSeen, call, free_port, wait_until
 
 from hermes_core.config import McpServerConfig
-from hermes_core.mcp import McpManager
+from hermes_core.mcp import McpSupervisor
 from hermes_core.mcp.results import UNAVAILABLE
 from hermes_core.paths import Environment
 
@@ -18,7 +18,7 @@ async def test_http_server_is_listed_and_called_by_url(
 ) -> None:
     seen = ToolsSeen()
     entry = McpServerConfig(url=http_toolbox.url)
-    async with McpManager({"web": entry}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor({"web": entry}, env, on_tools_changed=seen) as mcp:
         status = mcp.status()["web"]
         names = seen.names("web")
         result = await call(seen.tool("mcp__web__add"), a=20, b=22)
@@ -35,7 +35,7 @@ async def test_http_headers_are_expanded_and_sent(
         url=http_toolbox.url, headers={"Authorization": "Bearer ${REMOTE_TOKEN}"}
     )
     seen = ToolsSeen()
-    async with McpManager({"web": entry}, env, on_tools_changed=seen):
+    async with McpSupervisor({"web": entry}, env, on_tools_changed=seen):
         header = await call(seen.tool("mcp__web__header"), name="authorization")
     assert header.text_content == "Bearer s3cret"
 
@@ -45,7 +45,7 @@ async def test_http_server_that_stops_gives_error_results_naming_it(
 ) -> None:
     seen = ToolsSeen()
     entry = McpServerConfig(url=http_toolbox.url)
-    async with McpManager({"web": entry}, env, on_tools_changed=seen, backoff_base=600) as mcp:
+    async with McpSupervisor({"web": entry}, env, on_tools_changed=seen, backoff_base=600) as mcp:
         echo = seen.tool("mcp__web__echo")
         http_toolbox.process.kill()
         http_toolbox.process.wait()
@@ -62,7 +62,7 @@ async def test_http_server_that_stops_gives_error_results_naming_it(
 
 async def test_unreachable_url_is_unavailable_with_the_reason(env: Environment) -> None:
     entry = McpServerConfig(url=f"http://127.0.0.1:{free_port()}/mcp", connect_timeout=10)
-    async with McpManager({"nowhere": entry}, env, backoff_base=600) as mcp:
+    async with McpSupervisor({"nowhere": entry}, env, backoff_base=600) as mcp:
         status = mcp.status()["nowhere"]
     assert status.state == "unavailable"
     assert status.reason is not None

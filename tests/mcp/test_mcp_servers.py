@@ -18,7 +18,7 @@ from realservers import (
 )
 
 from hermes_core.config import McpServerConfig
-from hermes_core.mcp import McpManager
+from hermes_core.mcp import McpSupervisor
 from hermes_core.mcp.results import TOOL_ERROR
 from hermes_core.mcp.supervisor import FILTERED
 from hermes_core.paths import Environment
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_time_server_tools_are_registered_as_mcp_tools(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"time": time_entry(timeout=30)}, env, on_tools_changed=seen):
+    async with McpSupervisor({"time": time_entry(timeout=30)}, env, on_tools_changed=seen):
         assert seen.names("time") == ["mcp__time__convert_time", "mcp__time__get_current_time"]
         tool = seen.tool("mcp__time__get_current_time")
         assert (tool.toolset, tool.source, tool.source_name) == ("mcp-time", "mcp", "time")
@@ -43,7 +43,7 @@ async def test_time_server_tools_are_registered_as_mcp_tools(env: Environment) -
 
 async def test_time_server_annotations_are_kept(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"time": time_entry()}, env, on_tools_changed=seen):
+    async with McpSupervisor({"time": time_entry()}, env, on_tools_changed=seen):
         hints = seen.tool("mcp__time__convert_time").annotations
     assert (hints.read_only, hints.destructive, hints.idempotent, hints.open_world) == (
         True,
@@ -72,7 +72,7 @@ async def test_git_server_tools_are_called_through_the_handler(
         command=sys.executable, args=["-m", "mcp_server_git", "--repository", str(git_repo)]
     )
     seen = ToolsSeen()
-    async with McpManager({"git": entry}, env, on_tools_changed=seen):
+    async with McpSupervisor({"git": entry}, env, on_tools_changed=seen):
         assert {"mcp__git__git_status", "mcp__git__git_log", "mcp__git__git_reset"} <= set(
             seen.names("git")
         )
@@ -90,7 +90,7 @@ async def test_everything_server_of_the_older_protocol_era_is_normalized(
     env: Environment,
 ) -> None:
     seen = ToolsSeen()
-    async with McpManager({"everything": everything_entry()}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor({"everything": everything_entry()}, env, on_tools_changed=seen) as mcp:
         assert mcp.status()["everything"].protocol_version == "2025-11-25"
         assert "mcp__everything__get-structured-content" in seen.names()
         assert seen.tool("mcp__everything__echo").toolset == "mcp-everything"
@@ -109,7 +109,7 @@ async def test_everything_server_of_the_older_protocol_era_is_normalized(
 
 async def test_all_pages_of_the_listing_are_registered(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry()}, env, on_tools_changed=seen):
+    async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen):
         names = seen.names("box")
     # toolbox.py lists two tools per page: seven tools are four pages.
     assert names == sorted(
@@ -120,7 +120,7 @@ async def test_all_pages_of_the_listing_are_registered(env: Environment) -> None
 
 async def test_missing_destructive_hint_counts_as_destructive(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry()}, env, on_tools_changed=seen):
+    async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen):
         assert seen.tool("mcp__box__add").annotations.destructive
         assert seen.tool("mcp__box__add").annotations.open_world
         assert not seen.tool("mcp__box__echo").annotations.destructive
@@ -128,14 +128,14 @@ async def test_missing_destructive_hint_counts_as_destructive(env: Environment) 
 
 async def test_structured_content_and_text_become_one_result(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry()}, env, on_tools_changed=seen):
+    async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen):
         result = await call(seen.tool("mcp__box__add"), a=2, b=40)
     assert (result.text_content, result.structured, result.is_error) == ("42", {"sum": 42}, False)
 
 
 async def test_tool_error_result_is_an_error_result(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry()}, env, on_tools_changed=seen):
+    async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen):
         result = await call(seen.tool("mcp__box__fail"))
     assert result.is_error
     assert result.error_code == TOOL_ERROR
@@ -145,7 +145,7 @@ async def test_tool_error_result_is_an_error_result(env: Environment) -> None:
 async def test_filtered_tool_is_neither_listed_nor_callable(env: Environment) -> None:
     entry = toolbox_entry(include=["e*", "add", "fail"], exclude=["env", "fa*"])
     seen = ToolsSeen()
-    async with McpManager({"box": entry}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor({"box": entry}, env, on_tools_changed=seen) as mcp:
         assert seen.names("box") == ["mcp__box__add", "mcp__box__echo"]
         refused = await mcp.call_tool("box", "fail", {})
         excluded = await mcp.call_tool("box", "env", {"name": "PATH"})
@@ -166,7 +166,7 @@ async def test_pattern_matching_nothing_is_warned_about(
 ) -> None:
     entry = toolbox_entry(include=["echo", "no_such_*"])
     with caplog.at_level(logging.WARNING, logger="hermes_core.mcp"):
-        async with McpManager({"box": entry}, env) as mcp:
+        async with McpSupervisor({"box": entry}, env) as mcp:
             status = mcp.status()["box"]
     assert status.unmatched_patterns == ("no_such_*",)
     assert any(
@@ -182,7 +182,7 @@ async def test_stdio_child_gets_expanded_env_and_not_the_parent_environment(
     env.dotenv_path.write_text("API_KEY=from-dotenv\n", encoding="utf-8")
     entry = toolbox_entry(env={"GREETING": "${WHO:-world}", "KEY": "${API_KEY}"})
     seen = ToolsSeen()
-    async with McpManager({"box": entry}, env, on_tools_changed=seen):
+    async with McpSupervisor({"box": entry}, env, on_tools_changed=seen):
         env_tool = seen.tool("mcp__box__env")
         greeting = await call(env_tool, name="GREETING")
         key = await call(env_tool, name="KEY")
@@ -195,7 +195,7 @@ async def test_unset_variable_makes_the_server_unavailable_with_the_key(
     env: Environment,
 ) -> None:
     entry = toolbox_entry(env={"KEY": "${HERMES_TEST_NEVER_SET}"})
-    async with McpManager({"box": entry}, env) as mcp:
+    async with McpSupervisor({"box": entry}, env) as mcp:
         status = mcp.status()["box"]
         result = await mcp.call_tool("box", "echo", {"text": "x"})
     assert status.state == "unavailable"
@@ -207,7 +207,9 @@ async def test_unset_variable_makes_the_server_unavailable_with_the_key(
 
 async def test_disabled_server_is_not_started(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry(enabled=False)}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor(
+        {"box": toolbox_entry(enabled=False)}, env, on_tools_changed=seen
+    ) as mcp:
         status = mcp.status()["box"]
         result = await mcp.call_tool("box", "echo", {"text": "x"})
     assert status.state == "disabled"

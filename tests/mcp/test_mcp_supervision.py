@@ -21,7 +21,7 @@ from realservers import (
     wait_until,
 )
 
-from hermes_core.mcp import McpManager, ServerStatus
+from hermes_core.mcp import McpSupervisor, ServerStatus
 from hermes_core.mcp.results import TIMEOUT, UNAVAILABLE
 from hermes_core.paths import Environment
 from hermes_core.tools import Tool
@@ -38,14 +38,14 @@ def one_child(marker: str) -> int:
 async def test_killed_server_is_unavailable_at_once_and_reconnects(env: Environment) -> None:
     seen = ToolsSeen()
     at_withdrawal: list[ServerStatus] = []
-    manager: McpManager | None = None
+    manager: McpSupervisor | None = None
 
     def on_change(server: str, tools: list[Tool]) -> None:
         seen(server, tools)
         if not tools and manager is not None:
             at_withdrawal.append(manager.status()[server])
 
-    manager = McpManager(
+    manager = McpSupervisor(
         {"box": toolbox_entry()}, env, on_tools_changed=on_change, backoff_base=0.2
     )
     async with manager:
@@ -71,7 +71,7 @@ async def test_killed_server_is_unavailable_at_once_and_reconnects(env: Environm
 async def test_call_to_unavailable_server_names_server_and_reason(env: Environment) -> None:
     seen = ToolsSeen()
     # A long backoff keeps the server down while the test looks at it.
-    async with McpManager(
+    async with McpSupervisor(
         {"box": toolbox_entry()}, env, on_tools_changed=seen, backoff_base=600
     ) as mcp:
         echo = seen.tool("mcp__box__echo")
@@ -95,7 +95,7 @@ async def test_shutdown_leaves_no_child_process(env: Environment) -> None:
         "time": time_entry(),
         "hang": hanging_entry(connect_timeout=1),
     }
-    async with McpManager(servers, env):
+    async with McpSupervisor(servers, env):
         assert child_pids(str(TOOLBOX))
         assert child_pids("mcp_server_time")
     assert child_pids(str(TOOLBOX)) == []
@@ -111,7 +111,7 @@ async def test_shutdown_ends_the_processes_a_server_started(
         "spawn": spawner_entry(answering),
         "mute": spawner_entry(silent, silent=True, connect_timeout=2),
     }
-    async with McpManager(servers, env, backoff_base=600) as mcp:
+    async with McpSupervisor(servers, env, backoff_base=600) as mcp:
         await wait_until(lambda: bool(live_pids(answering) and live_pids(silent)), "both children")
         states = {name: status.state for name, status in mcp.status().items()}
     assert states == {"spawn": "connected", "mute": "unavailable"}
@@ -124,7 +124,7 @@ async def test_removing_or_replacing_a_server_ends_the_processes_it_started(
     env: Environment, tmp_path: Path, change: str
 ) -> None:
     first, second = str(tmp_path / "first-grandchild"), str(tmp_path / "second-grandchild")
-    async with McpManager({"spawn": spawner_entry(first)}, env) as mcp:
+    async with McpSupervisor({"spawn": spawner_entry(first)}, env) as mcp:
         await wait_until(lambda: bool(live_pids(first)), "the server's child")
         if change == "remove":
             await mcp.remove("spawn")
@@ -142,7 +142,7 @@ async def test_a_server_that_dies_is_unavailable_at_once_and_the_processes_it_st
     # The child inherited the server's output, so the output does not end when the server
     # dies: the server's exit itself must be noticed.
     marker = str(tmp_path / "grandchild")
-    async with McpManager({"spawn": spawner_entry(marker)}, env, backoff_base=600) as mcp:
+    async with McpSupervisor({"spawn": spawner_entry(marker)}, env, backoff_base=600) as mcp:
         await wait_until(lambda: bool(live_pids(marker)), "the server's child")
         os.kill(one_child(str(tmp_path)), signal.SIGKILL)
         await wait_until(lambda: mcp.status()["spawn"].state == "unavailable", "'spawn' to drop")
@@ -153,13 +153,13 @@ async def test_a_server_that_dies_is_unavailable_at_once_and_the_processes_it_st
 
 async def test_hanging_server_does_not_delay_the_others(env: Environment) -> None:
     hang_state_when_box_connected: list[str] = []
-    manager: McpManager | None = None
+    manager: McpSupervisor | None = None
 
     def on_change(server: str, tools: list[Tool]) -> None:
         if server == "box" and tools and manager is not None:
             hang_state_when_box_connected.append(manager.status()["hang"].state)
 
-    manager = McpManager(
+    manager = McpSupervisor(
         {"hang": hanging_entry(connect_timeout=3), "box": toolbox_entry()},
         env,
         on_tools_changed=on_change,
@@ -177,7 +177,7 @@ async def test_hanging_server_does_not_delay_the_others(env: Environment) -> Non
 
 async def test_call_past_timeout_is_an_error_and_server_stays_usable(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry(timeout=1)}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor({"box": toolbox_entry(timeout=1)}, env, on_tools_changed=seen) as mcp:
         pid = one_child(str(TOOLBOX))
         slow = await call(seen.tool("mcp__box__sleep"), seconds=120)
         after = await call(seen.tool("mcp__box__echo"), text="still here")
@@ -193,7 +193,7 @@ async def test_call_past_timeout_is_an_error_and_server_stays_usable(env: Enviro
 
 async def test_servers_are_added_and_removed_while_running(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor({}, env, on_tools_changed=seen) as mcp:
         status = await mcp.add("box", toolbox_entry())
         added = seen.names("box")
         result = await call(seen.tool("mcp__box__echo"), text="hi")
@@ -207,7 +207,7 @@ async def test_servers_are_added_and_removed_while_running(env: Environment) -> 
 
 async def test_adding_an_existing_name_replaces_the_server(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpManager({"box": toolbox_entry()}, env, on_tools_changed=seen) as mcp:
+    async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen) as mcp:
         await mcp.add("box", toolbox_entry(include=["echo"]))
         names = seen.names("box")
         children = child_pids(str(TOOLBOX))
@@ -217,7 +217,7 @@ async def test_adding_an_existing_name_replaces_the_server(env: Environment) -> 
 
 async def test_server_that_exits_at_start_is_unavailable_and_retried(env: Environment) -> None:
     entry = hanging_entry().model_copy(update={"args": ["-c", "raise SystemExit(3)"]})
-    async with McpManager({"broken": entry}, env, backoff_base=600) as mcp:
+    async with McpSupervisor({"broken": entry}, env, backoff_base=600) as mcp:
         status = mcp.status()["broken"]
     assert status.state == "unavailable"
     assert status.reason is not None
@@ -236,13 +236,13 @@ async def test_child_ignoring_sigterm_is_killed_at_shutdown(env: Environment) ->
             ]
         }
     )
-    async with McpManager({"stubborn": stubborn}, env, backoff_base=600):
+    async with McpSupervisor({"stubborn": stubborn}, env, backoff_base=600):
         pass
     assert child_pids("hermes-stubborn-marker") == []
 
 
 def test_manager_is_built_outside_the_event_loop(env: Environment) -> None:
-    manager = McpManager({"box": toolbox_entry(), "off": toolbox_entry(enabled=False)}, env)
+    manager = McpSupervisor({"box": toolbox_entry(), "off": toolbox_entry(enabled=False)}, env)
     status = manager.status()
     assert status["off"].state == "disabled"
     assert status["off"].reason == "disabled (mcp_servers.off.enabled is false)"
@@ -256,7 +256,7 @@ async def test_refusal_names_a_dead_server_whose_tool_names_were_shortened(
     # A 40-character server name pushes every tool name past 64 characters: each is shortened
     # with a hash suffix, so only the published names, not a prefix, lead back to the server.
     server = "s" * 40
-    async with McpManager(
+    async with McpSupervisor(
         {server: toolbox_entry()}, env, on_tools_changed=seen, backoff_base=600
     ) as mcp:
         names = sorted(seen.current[server])

@@ -1,33 +1,25 @@
-"""Builders for the tool search tests: real registries, a real dispatcher, tools of each source,
-and a fake connector gateway (no gateway can run here yet)."""
+"""Builders for the tool search tests: real registries, a real host (for its dispatcher), tools
+of each source. Connectors are tested against the reference gateway in ``tests/connectors``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pluggy
 from engine import BM25Index
 
-from hermes_core import hookspecs
 from hermes_core.approvals.policy import Decision
+from hermes_core.availability import Availability
 from hermes_core.config import Config, ToolSearchConfig
-from hermes_core.dispatch import Dispatcher
 from hermes_core.hookspecs import hookimpl
+from hermes_core.host import Host
 from hermes_core.paths import Environment
 from hermes_core.search.backend import SearchBackend
-from hermes_core.search.remote import (
-    ConnectorDescription,
-    ConnectorSearch,
-    RemoteTool,
-    split_connector_name,
-)
-from hermes_core.search.toolsearch import DispatchFn, ToolSearch
+from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
-from hermes_core.specs import ToolCall
+from hermes_core.specs import ApprovalPolicySpec, ToolCall
 from hermes_core.tools import Registry, Tool, ToolResult
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -38,7 +30,7 @@ OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class RegistryCatalog:
-    """The real :class:`~hermes_core.tools.Registry` seen as a ``ToolCatalog``."""
+    """The real :class:`~hermes_core.tools.Registry` seen as a ``LiveTools``."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
@@ -128,15 +120,18 @@ def catalog_entries(count: int, server: str = "svc") -> list[dict[str, Any]]:
 
 
 def make_env(tmp_path: Path) -> Environment:
-    """An environment with a temporary home, working directory and log directory."""
+    """An environment with a temporary home, working directory and log directory, and an empty
+    bundled-plugins directory (the tests' own tools are the only ones)."""
     home = tmp_path / "home"
     cwd = tmp_path / "work"
-    home.mkdir(parents=True, exist_ok=True)
-    cwd.mkdir(parents=True, exist_ok=True)
+    bundled = tmp_path / "bundled"
+    for directory in (home, cwd, bundled):
+        directory.mkdir(parents=True, exist_ok=True)
     variables = {
         "HERMES_HOME": str(home),
         "HERMES_LOG_DIR": str(tmp_path / "logs"),
         "HERMES_CACHE_DIR": str(tmp_path / "cache"),
+        "HERMES_BUNDLED_PLUGINS": str(bundled),
         "HERMES_STRICT_PLUGINS": "1",
     }
     return Environment(home=home, cwd=cwd, variables=variables)
@@ -147,6 +142,21 @@ class AllowEverythingPolicy:
 
     def decide(self, call: ToolCall, session: Session) -> Decision:
         return Decision.allow()
+
+
+@dataclass
+class FixtureTools:
+    """A plugin providing the tests' tools and the allow-everything approval policy."""
+
+    tools: Sequence[Tool]
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        return list(self.tools)
+
+    @hookimpl
+    def hermes_approval_policies(self) -> list[ApprovalPolicySpec]:
+        return [ApprovalPolicySpec("allow-everything", lambda context: AllowEverythingPolicy())]
 
 
 @dataclass
@@ -167,121 +177,44 @@ class HookRecorder:
         self.post.append(call.name)
 
 
-def real_dispatcher(
-    tmp_path: Path, registry: Registry, plugins: Sequence[tuple[str, object]] = ()
-) -> Dispatcher:
-    """The real dispatcher over ``registry`` with ``plugins`` registered for their hooks."""
-    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
+def real_host(
+    tmp_path: Path, tools: Sequence[Tool], plugins: Sequence[tuple[str, object]] = ()
+) -> Host:
+    """A started host whose registry holds ``tools`` (and no bundled plugin's), with
+    ``plugins`` registered for their hooks and a policy that allows every call; close it."""
+    config = Config.model_validate({"approvals": {"policy": "allow-everything"}})
+    host = Host(config, make_env(tmp_path))
+    host.register(FixtureTools(tools), name="test-tools")
     for name, plugin in plugins:
-        manager.register(plugin, name=name)
-    return Dispatcher(registry, manager, AllowEverythingPolicy(), Config(), make_env(tmp_path))
+        host.register(plugin, name=name)
+    host.start()
+    return host
 
 
-@dataclass
-class RecordingDispatch:
-    """A dispatch function that records each call and runs the tool's handler directly.
-
-    Used where the real dispatcher's own checks would hide what the bridge decided (whether the
-    bridge passed a call on at all)."""
-
-    registry: Registry
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    async def __call__(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        self.calls.append((name, arguments))
-        tool = self.registry.get(name)
-        assert tool is not None
-        assert tool.handler is not None
-        value = tool.handler(**arguments)
-        if isinstance(value, ToolResult):
-            return value
-        return ToolResult.text(json.dumps(value), structured=value)
-
-
-@dataclass
-class FakeConnectorTransport:
-    """Stands in for the hosted connector gateway (its real client is built later).
-
-    Serves ``tools`` (model-facing names) to search, describe and execute; searching matches a
-    tool when a query word occurs in its name or description. ``interrupt_after`` stops the
-    session (the user's stop) once that many calls ran. ``unavailable`` makes searches fail as
-    the gateway would when unreachable.
-    """
-
-    tools: dict[str, RemoteTool] = field(default_factory=dict)
-    scope: bool = True
-    unavailable: str | None = None
-    interrupt_after: int | None = None
-    executed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    searched: list[list[str]] = field(default_factory=list)
-
-    def add(self, name: str, description: str, parameters: Mapping[str, Any] | None = None) -> None:
-        parts = split_connector_name(name)
-        assert parts is not None
-        self.tools[name] = RemoteTool(name, parts[0], description, dict(parameters or OBJECT))
-
-    def in_scope(self) -> bool:
-        return self.scope
-
-    async def search(self, queries: Sequence[str]) -> ConnectorSearch:
-        self.searched.append(list(queries))
-        if self.unavailable is not None:
-            return ConnectorSearch(unavailable=self.unavailable)  # type: ignore[arg-type]
-        hits = []
-        for query in queries:
-            words = query.lower().split()
-            hits.append(
-                [
-                    tool
-                    for tool in self.tools.values()
-                    if any(w in (tool.name + " " + tool.description).lower() for w in words)
-                ]
-            )
-        return ConnectorSearch(hits=hits)
-
-    async def describe(self, names: Sequence[str]) -> ConnectorDescription:
-        found = {name: self.tools[name] for name in names if name in self.tools}
-        return ConnectorDescription(found, [name for name in names if name not in found])
-
-    async def execute(self, name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        self.executed.append((name, arguments))
-        if self.interrupt_after is not None and len(self.executed) >= self.interrupt_after:
-            session.interrupt()
-        if name not in self.tools:
-            return ToolResult.error("TOOL_NOT_FOUND", f"{name} is not served")
-        return ToolResult.text("ok", structured={"tool": name, "arguments": arguments})
-
-
-def routed_dispatch(dispatcher: Dispatcher, transport: FakeConnectorTransport) -> DispatchFn:
-    """Dispatch connector names to the transport and everything else to the real dispatcher."""
-
-    async def dispatch(name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        if split_connector_name(name) is not None:
-            return await transport.execute(name, arguments, session)
-        return await dispatcher.dispatch(name, arguments, session)
-
-    return dispatch
+def use_search(host: Host, search: ToolSearch) -> ToolSearch:
+    """Make ``search`` (a tool search of the test's own over ``host.registry``) the one the
+    host's dispatcher routes the bridge tools to: its bridge tools replace the host's in the
+    registry."""
+    with host.registry.batch():
+        for tool in search.bridge_tools():
+            host.registry.unregister(tool.name)
+            host.registry.register(tool, owner="bridge", bridge=True)
+    return search
 
 
 def tool_search(
     registry: Registry,
-    dispatch: DispatchFn | None = None,
     *,
     config: ToolSearchConfig | None = None,
     backend: SearchBackend | None = None,
     **options: Any,
 ) -> ToolSearch:
     """A :class:`ToolSearch` over ``registry`` with the BM25 backend."""
-
-    async def nowhere(name: str, arguments: dict[str, Any], session: Session) -> ToolResult:
-        raise AssertionError(f"nothing should have been dispatched, got {name}")
-
     return ToolSearch(
         RegistryCatalog(registry),
         config or ToolSearchConfig(),
         backend if backend is not None else BM25Index(),
-        dispatch or nowhere,
+        Availability(registry, Config().tools),
         **options,
     )
 

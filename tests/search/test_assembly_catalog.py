@@ -12,7 +12,7 @@ from bridge_fixtures import (
     SAAS_CATALOG,
     catalog_entries,
     core_tool,
-    real_dispatcher,
+    real_host,
     registry_of,
     session,
     tool_search,
@@ -46,12 +46,10 @@ def test_configured_server_overrides_the_entries_server(tmp_path: Path) -> None:
 
 def test_calling_a_catalog_tool_returns_a_catalog_only_error(tmp_path: Path) -> None:
     tools = load_catalog(_write(tmp_path / "c.json", catalog_entries(1, "billing")))
-    registry = registry_of(tools)
-    dispatcher = real_dispatcher(tmp_path, registry)
-    search = tool_search(registry, dispatcher.dispatch)
+    host = real_host(tmp_path, tools)
     payload = {"calls": [{"name": "billing__op_0000", "arguments": {"id": "7"}}]}
-    result = anyio.run(search.call, payload, session())
-    dispatcher.close()
+    result = anyio.run(host.dispatch, "tool_call", payload, session())
+    host.close()
     assert result.is_error
     assert result.error_code == CATALOG_ONLY
     assert "catalog-only tool" in result.text_content

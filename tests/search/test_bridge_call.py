@@ -1,5 +1,5 @@
-"""tool_call: accepted shapes, the batch rule, refusals, validation, dispatch under the real name,
-connector batches and the interrupt."""
+"""tool_call: accepted shapes, the batch rule, refusals, validation, dispatch under the real name
+(connector batches: ``tests/connectors/test_connector_calls.py``)."""
 
 from __future__ import annotations
 
@@ -11,23 +11,20 @@ from typing import Any
 import anyio
 import pytest
 from bridge_fixtures import (
-    FakeConnectorTransport,
     HookRecorder,
-    RecordingDispatch,
     core_tool,
     mcp_tool,
     plugin_tool,
-    real_dispatcher,
-    registry_of,
-    routed_dispatch,
+    real_host,
     session,
     tool_search,
+    use_search,
 )
 
 from hermes_core.dispatch import Dispatcher
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
-from hermes_core.tools import Registry, ToolResult
+from hermes_core.tools import Registry, Tool, ToolResult
 
 ISSUE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -50,41 +47,34 @@ ISSUE_SCHEMA: dict[str, Any] = {
 class Bench:
     """A registry, the real dispatcher with a hook recorder, and the tool search over them."""
 
-    def __init__(self, tmp_path: Path, connectors: FakeConnectorTransport | None = None) -> None:
+    def __init__(self, tmp_path: Path) -> None:
         self.ran: list[dict[str, Any]] = []
 
         def create_issue(**arguments: Any) -> dict[str, Any]:
             self.ran.append(arguments)
             return {"created": arguments}
 
-        self.registry: Registry = registry_of(
-            [
-                core_tool("read_file", "Read a file."),
-                mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
-                mcp_tool("github", "list_issues", "List issues."),
-                plugin_tool("weather", "forecast", "Weather forecast."),
-            ]
-        )
+        tools = [
+            core_tool("read_file", "Read a file."),
+            mcp_tool("github", "create_issue", "Create an issue.", ISSUE_SCHEMA, create_issue),
+            mcp_tool("github", "list_issues", "List issues."),
+            plugin_tool("weather", "forecast", "Weather forecast."),
+        ]
         self.hooks = HookRecorder()
-        self.dispatcher: Dispatcher = real_dispatcher(
-            tmp_path, self.registry, [("recorder", self.hooks)]
-        )
-        dispatch = (
-            routed_dispatch(self.dispatcher, connectors)
-            if connectors is not None
-            else self.dispatcher.dispatch
-        )
-        self.search: ToolSearch = tool_search(self.registry, dispatch, connectors=connectors)
+        self.host = real_host(tmp_path, tools, [("recorder", self.hooks)])
+        self.registry: Registry = self.host.registry
+        self.dispatcher: Dispatcher = self.host.dispatcher
+        self.search: ToolSearch = use_search(self.host, tool_search(self.registry))
 
-    def call(self, payload: dict[str, Any], s: Session | None = None) -> ToolResult:
-        return anyio.run(self.search.call, payload, s or session())
+    def call(self, payload: Any, s: Session | None = None) -> ToolResult:
+        return anyio.run(self.dispatcher.dispatch, "tool_call", payload, s or session())
 
 
 @pytest.fixture
 def bench(tmp_path: Path) -> Iterator[Bench]:
     made = Bench(tmp_path)
     yield made
-    made.dispatcher.close()
+    made.host.close()
 
 
 def _error(result: ToolResult) -> dict[str, Any]:
@@ -201,15 +191,6 @@ def test_tool_call_schema_requires_calls_and_allows_one_entry_without_connectors
     )
 
 
-def test_tool_call_schema_allows_a_batch_of_10_when_connectors_are_in_scope(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, _ = connectors
-    schema = _tool_call_schema(bench.search)
-    assert schema["required"] == ["calls"]
-    assert schema["properties"]["calls"]["maxItems"] == 10
-
-
 def test_calls_as_a_json_string_nested_too_deeply_is_a_clear_error(bench: Bench) -> None:
     error = _error(bench.call({"calls": "[" * 100_000 + "]" * 100_000}))
     assert "nested too deeply" in error["error"]
@@ -304,28 +285,29 @@ def test_validators_are_built_on_a_tools_first_bridged_call(bench: Bench) -> Non
     assert bench.dispatcher.prepared_tools == 1
 
 
-def test_broken_schema_does_not_block() -> None:
+def _bridged_call(tmp_path: Path, tools: list[Tool], payload: dict[str, Any]) -> ToolResult:
+    host = real_host(tmp_path, tools)
+    try:
+        return anyio.run(host.dispatch, "tool_call", payload, session())
+    finally:
+        host.close()
+
+
+def test_broken_schema_does_not_block(tmp_path: Path) -> None:
     broken = mcp_tool("odd", "do_it", "Do it.", {"type": "object", "properties": 7})
-    registry = registry_of([broken])
-    dispatch = RecordingDispatch(registry)
-    search = tool_search(registry, dispatch)
-    result = anyio.run(search.call, {"name": "mcp__odd__do_it", "arguments": {"x": 1}}, session())
-    assert dispatch.calls == [("mcp__odd__do_it", {"x": 1})]
+    payload = {"name": "mcp__odd__do_it", "arguments": {"x": 1}}
+    result = _bridged_call(tmp_path, [broken], payload)
     assert result.structured == {"received": {"x": 1}}
 
 
-def test_non_local_ref_does_not_block() -> None:
+def test_non_local_ref_does_not_block(tmp_path: Path) -> None:
     schema = {"type": "object", "properties": {"id": {"$ref": "https://example.com/id.json"}}}
-    registry = registry_of([mcp_tool("odd", "fetch", "Fetch.", schema)])
-    dispatch = RecordingDispatch(registry)
-    search = tool_search(registry, dispatch)
-    anyio.run(search.call, {"name": "mcp__odd__fetch", "arguments": {"id": 5}}, session())
-    assert dispatch.calls == [("mcp__odd__fetch", {"id": 5})]
+    tools = [mcp_tool("odd", "fetch", "Fetch.", schema)]
+    result = _bridged_call(tmp_path, tools, {"name": "mcp__odd__fetch", "arguments": {"id": 5}})
+    assert result.structured == {"received": {"id": 5}}
 
 
 def test_tool_call_dispatched_by_the_real_dispatcher_runs_the_real_tool(bench: Bench) -> None:
-    for tool in bench.search.bridge_tools():
-        bench.registry.register(tool, owner="tool_search", bridge=True)
     arguments = {"name": "mcp__github__create_issue", "arguments": '{"repo": "a/b"}'}
     result = anyio.run(bench.dispatcher.dispatch, "tool_call", arguments, session())
     assert not result.is_error, result.text_content
@@ -334,119 +316,7 @@ def test_tool_call_dispatched_by_the_real_dispatcher_runs_the_real_tool(bench: B
 
 
 def test_tool_search_dispatched_by_the_real_dispatcher_accepts_a_bare_string(bench: Bench) -> None:
-    for tool in bench.search.bridge_tools():
-        bench.registry.register(tool, owner="tool_search", bridge=True)
     result = anyio.run(bench.dispatcher.dispatch, "tool_search", {"queries": "forecast"}, session())
     assert not result.is_error, result.text_content
     assert result.structured["results"][0]["matches"] == ["forecast"]
     assert bench.hooks.post == ["tool_search"]
-
-
-# Connector batches -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def connectors(tmp_path: Path) -> Iterator[tuple[Bench, FakeConnectorTransport]]:
-    transport = FakeConnectorTransport()
-    for name in ("SEND_EMAIL", "LIST_LABELS", "ARCHIVE"):
-        transport.add(f"connectors__gmail__{name}", f"Gmail {name.lower()}.")
-    made = Bench(tmp_path, transport)
-    yield made, transport
-    made.dispatcher.close()
-
-
-def test_connector_batch_results_in_input_order(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    calls = [
-        {"name": "connectors__gmail__LIST_LABELS", "arguments": {}},
-        {"name": "connectors__gmail__SEND_EMAIL", "arguments": '{"to": "a@b.c"}'},
-        {"name": "connectors__gmail__ARCHIVE"},
-    ]
-    result = bench.call({"calls": calls})
-    assert not result.is_error
-    assert transport.executed == [
-        ("connectors__gmail__LIST_LABELS", {}),
-        ("connectors__gmail__SEND_EMAIL", {"to": "a@b.c"}),
-        ("connectors__gmail__ARCHIVE", {}),
-    ]
-    answer = result.structured
-    assert [item["index"] for item in answer["results"]] == [0, 1, 2]
-    assert [item["name"] for item in answer["results"]] == [call["name"] for call in calls]
-    assert answer["results"][1]["response"] == {
-        "tool": "connectors__gmail__SEND_EMAIL",
-        "arguments": {"to": "a@b.c"},
-    }
-    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (3, 0, 3)
-
-
-def test_connector_batch_entry_error_degrades_only_that_entry(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, _transport = connectors
-    calls = [
-        {"name": "connectors__gmail__MISSING", "arguments": {}},
-        {"name": "connectors__gmail__ARCHIVE", "arguments": {}},
-    ]
-    answer = bench.call({"calls": calls}).structured
-    assert answer["results"][0]["error"]["code"] == "TOOL_NOT_FOUND"
-    assert "response" in answer["results"][1]
-    assert (answer["success_count"], answer["error_count"]) == (1, 1)
-
-
-def test_interrupted_entries_not_started_are_marked_interrupted(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    transport.interrupt_after = 1
-    calls = [{"name": f"connectors__gmail__{n}"} for n in ("LIST_LABELS", "SEND_EMAIL", "ARCHIVE")]
-    answer = bench.call({"calls": calls}).structured
-    assert len(transport.executed) == 1
-    assert "response" in answer["results"][0]
-    assert [item["error"]["code"] for item in answer["results"][1:]] == ["INTERRUPTED"] * 2
-    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (1, 2, 3)
-
-
-def test_connector_batch_over_10_is_refused(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    calls = [{"name": "connectors__gmail__ARCHIVE"}] * 11
-    error = _error(bench.call({"calls": calls}))
-    assert "at most 10" in error["error"]
-    assert transport.executed == []
-
-
-def test_connector_batch_of_10_runs(connectors: tuple[Bench, FakeConnectorTransport]) -> None:
-    bench, transport = connectors
-    answer = bench.call({"calls": [{"name": "connectors__gmail__ARCHIVE"}] * 10}).structured
-    assert answer["total_count"] == 10
-    assert len(transport.executed) == 10
-
-
-def test_connector_batch_outside_the_grant_runs_nothing(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, transport = connectors
-    conversation = session(granted_toolsets=frozenset({"core"}))
-    calls = [{"name": "connectors__gmail__ARCHIVE"}, {"name": "connectors__gmail__LIST_LABELS"}]
-    answer = bench.call({"calls": calls}, conversation).structured
-    assert transport.executed == []
-    assert {item["error"]["code"] for item in answer["results"]} == {"NOT_AVAILABLE"}
-
-
-def test_a_connector_batch_answering_values_that_are_not_json_still_answers(
-    connectors: tuple[Bench, FakeConnectorTransport],
-) -> None:
-    bench, _ = connectors
-    calls = [
-        {"name": "connectors__gmail__SEND_EMAIL", "arguments": {"to": {"a@b.c"}}},
-        {"name": "connectors__gmail__ARCHIVE", "arguments": {}},
-    ]
-    result = bench.call({"calls": calls})
-    assert not result.is_error
-    answer = json.loads(result.text_content)
-    assert answer == result.structured
-    assert answer["success_count"] == 2
-    assert "a@b.c" in json.dumps(answer["results"][0]["response"])

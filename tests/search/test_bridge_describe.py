@@ -1,4 +1,5 @@
-"""tool_describe: shapes, the cap, not_found, errors, grants and connectors."""
+"""tool_describe: shapes, the cap, not_found, errors, grants (connectors:
+``tests/connectors/test_connector_calls.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from typing import Any
 
 import anyio
 from bridge_fixtures import (
-    FakeConnectorTransport,
     core_tool,
     mcp_tool,
     registry_of,
@@ -79,18 +79,6 @@ def test_tool_outside_the_grant_is_not_found() -> None:
     conversation = session(granted_toolsets=frozenset({"core"}))
     answer = _describe(tool_search(_registry()), ["mcp__github__op_0"], conversation)
     assert answer == {"not_found": ["mcp__github__op_0"]}
-
-
-def test_connector_schemas_are_fetched_in_one_request() -> None:
-    transport = FakeConnectorTransport()
-    transport.add("connectors__gmail__SEND_EMAIL", "Send an email.", SCHEMA)
-    search = tool_search(_registry(), connectors=transport)
-    answer = _describe(
-        search, ["connectors__gmail__SEND_EMAIL", "connectors__gmail__NOPE", "mcp__github__op_0"]
-    )
-    assert list(answer["tools"]) == ["connectors__gmail__SEND_EMAIL", "mcp__github__op_0"]
-    assert answer["tools"]["connectors__gmail__SEND_EMAIL"]["parameters"] == SCHEMA
-    assert answer["not_found"] == ["connectors__gmail__NOPE"]
 
 
 def test_describe_result_through_the_tool_is_compact_json() -> None:

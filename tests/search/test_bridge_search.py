@@ -1,4 +1,5 @@
-"""tool_search: argument shapes, limits, results, hints, the loop breaker, grants, connectors."""
+"""tool_search: argument shapes, limits, results, hints, the loop breaker, grants (connectors:
+``tests/connectors/test_connector_search.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 import anyio
 from bridge_fixtures import (
-    FakeConnectorTransport,
     core_tool,
     mcp_tool,
     plugin_tool,
@@ -189,68 +189,6 @@ def test_search_error_is_an_error_tool_result() -> None:
     result = anyio.run(lambda: search_tool.handler(session=session(), queries=[]))
     assert result.is_error
     assert json.loads(result.text_content)["error"] == result.error_message
-
-
-# Connectors ------------------------------------------------------------------------------------
-
-
-def _transport() -> FakeConnectorTransport:
-    transport = FakeConnectorTransport()
-    transport.add("connectors__gmail__SEND_EMAIL", "Send an email message with Gmail.")
-    transport.add(
-        "connectors__linear__CREATE_ISSUE",
-        "Create a Linear issue.",
-        {
-            "type": "object",
-            "properties": {"title": {"type": "string"}},
-            "required": ["title"],
-        },
-    )
-    return transport
-
-
-def test_connector_hits_are_ranked_with_local_tools() -> None:
-    transport = _transport()
-    search = tool_search(_registry(), connectors=transport)
-    answer = _search(search, ["issue", "email"])
-    assert transport.searched == [["issue", "email"]]  # one gateway request for all queries
-    assert "connectors__linear__CREATE_ISSUE" in answer["results"][0]["matches"]
-    assert "mcp__github__create_issue" in answer["results"][0]["matches"]
-    assert answer["results"][1]["matches"] == ["connectors__gmail__SEND_EMAIL"]
-    assert answer["tools"]["connectors__linear__CREATE_ISSUE"] == {
-        "source": "connectors",
-        "source_name": "linear",
-        "description": "Create a Linear issue.",
-        "required": ["title"],
-    }
-
-
-def test_unavailable_gateway_returns_local_results_with_a_status() -> None:
-    transport = _transport()
-    transport.unavailable = "unreachable"
-    answer = _search(tool_search(_registry(), connectors=transport), ["issue"])
-    assert sorted(answer["results"][0]["matches"]) == [
-        "mcp__github__create_issue",
-        "mcp__github__list_issues",
-    ]
-    assert answer["connectors"] == {"status": "unavailable", "reason": "unreachable"}
-    assert "do not conclude" in answer["hint"]
-
-
-def test_connectors_out_of_scope_are_not_asked() -> None:
-    transport = _transport()
-    transport.scope = False
-    answer = _search(tool_search(_registry(), connectors=transport), ["email"])
-    assert transport.searched == []
-    assert answer["results"][0]["matches"] == []
-    assert "connectors" not in answer
-
-
-def test_connectors_outside_the_grant_are_not_asked() -> None:
-    transport = _transport()
-    conversation = session(granted_toolsets=frozenset({"mcp-github"}))
-    _search(tool_search(_registry(), connectors=transport), ["email"], s=conversation)
-    assert transport.searched == []
 
 
 def test_tools_outside_the_grant_do_not_shape_a_restricted_sessions_search() -> None:

@@ -33,9 +33,18 @@ INSPECTOR_JS = (
 INSPECTOR_INSTALL = (
     "npm install --prefix .cache/npm @modelcontextprotocol/inspector (run in the repository root)"
 )
-CORE_TOOLS = ["read_file", "write_file", "patch", "search_files", "terminal"]
+CORE_TOOLS = [
+    "execute_code",
+    "read_file",
+    "write_file",
+    "patch",
+    "search_files",
+    "skills_list",
+    "skill_view",
+    "terminal",
+]
 BRIDGE_TOOLS = ["tool_search", "tool_describe", "tool_call"]
-BUNDLED = ["approvals", "bm25", "files", "terminal", "todo"]
+BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal", "todo"]
 
 
 def time_server() -> dict[str, Any]:

@@ -20,6 +20,9 @@ from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 from serving import ServeHome, http_serve, late_server, processes_mentioning
 
+from hermes_core import Config, Environment, Host, Tool
+from hermes_core.serve import HostServer
+
 LATE_TOOL = "mcp__late__late_echo"
 # A guard against a hang, not a performance check.
 WAIT_LIMIT = 30
@@ -156,3 +159,38 @@ def test_a_stateless_http_server_promises_no_list_changes_to_a_2025_client(
 
     with http_serve(served) as server:
         assert anyio.run(main, server.url) is False
+
+
+class AnnouncementCounter(HostServer):
+    """The real server face, counting its announcements instead of needing a connected client."""
+
+    announcements = 0
+
+    async def announce_tool_list_changed(self) -> None:
+        self.announcements += 1
+        await super().announce_tool_list_changed()
+
+
+def test_a_registry_change_is_announced_at_once_without_polling(served: ServeHome) -> None:
+    env = Environment(home=served.home, cwd=served.work, variables=served.variables())
+
+    async def main() -> list[int]:
+        counts = []
+        async with Host(Config.model_validate({"plugins": {"enabled": ["files"]}}), env) as host:
+            server = AnnouncementCounter(host)
+            async with anyio.create_task_group() as group:
+                group.start_soon(server.watch_tool_list)
+                await anyio.wait_all_tasks_blocked()
+                with host.registry.batch():  # a server's tools replaced: one change
+                    host.registry.register(Tool("comet_one", "A comet."), owner="mcp:sky")
+                    host.registry.register(Tool("comet_two", "A comet."), owner="mcp:sky")
+                await anyio.wait_all_tasks_blocked()  # no time passes: a poller would still sleep
+                counts.append(server.announcements)
+                host.registry.unregister("comet_two")
+                host.registry.register(Tool("comet_two", "A comet."), owner="mcp:sky")
+                await anyio.wait_all_tasks_blocked()  # the list clients see is what it was
+                counts.append(server.announcements)
+                group.cancel_scope.cancel()
+        return counts
+
+    assert anyio.run(main) == [1, 1]

@@ -1,46 +1,31 @@
 """What the bridge needs from hosted connectors, as a protocol the connectors layer implements.
 
 Connector tools are never registered locally: ``tool_search`` asks the gateway for hits that are
-ranked with the local catalog, ``tool_describe`` fetches their schemas, and ``tool_call`` sends
-each entry through the dispatcher under its ``connectors__<connector>__<tool>`` name.
+ranked with the local catalog, ``tool_describe`` fetches their schemas, and ``tool_call`` plans
+each entry with the tool :meth:`ConnectorSource.tool` gives for its
+``connectors__<connector>__<tool>`` name, which the dispatcher runs like any tool (hooks, one
+approval per entry, the activity log).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from hermes_core.tools import Tool
 
 __all__ = [
-    "CONNECTORS_TOOLSET",
-    "CONNECTOR_PREFIX",
     "ConnectorDescription",
     "ConnectorSearch",
     "ConnectorSource",
     "RemoteTool",
-    "is_connector_name",
-    "split_connector_name",
+    "Unavailable",
 ]
 
-CONNECTOR_PREFIX = "connectors__"
-CONNECTORS_TOOLSET = "connectors"
-"""The toolset a session's grant must hold for connector tools to be visible."""
-
-
-def split_connector_name(name: str) -> tuple[str, str] | None:
-    """``(connector, tool)`` of ``connectors__<connector>__<tool>``, or ``None`` when ``name``
-    does not parse into three non-empty parts (the tool part may itself contain ``__``)."""
-    if not name.startswith(CONNECTOR_PREFIX):
-        return None
-    connector, separator, tool = name[len(CONNECTOR_PREFIX) :].partition("__")
-    if not separator or not connector or not tool:
-        return None
-    return connector, tool
-
-
-def is_connector_name(name: str) -> bool:
-    """Whether ``name`` is a well-formed connector tool name."""
-    return split_connector_name(name) is not None
+Unavailable = Literal["unreachable", "signed_out"]
+"""Why the gateway could not answer a search: shown to the model as ``connectors.reason``."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +49,7 @@ class ConnectorSearch:
     """
 
     hits: Sequence[Sequence[RemoteTool]] = ()
-    unavailable: Literal["unreachable", "signed_out"] | None = None
+    unavailable: Unavailable | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +64,10 @@ class ConnectorDescription:
 class ConnectorSource(Protocol):
     """The connectors layer as the bridge sees it."""
 
+    def configured(self) -> bool:
+        """Whether connectors are enabled and a gateway URL is set (signed in or not)."""
+        ...
+
     def in_scope(self) -> bool:
         """Whether connectors are enabled, configured and signed in."""
         ...
@@ -89,4 +78,9 @@ class ConnectorSource(Protocol):
 
     async def describe(self, names: Sequence[str]) -> ConnectorDescription:
         """The schemas of ``names`` in one gateway request; never raises."""
+        ...
+
+    def tool(self, name: str) -> Tool:
+        """The tool that runs the connector tool ``name`` through the gateway (its handler
+        executes it and answers every failure as an error result)."""
         ...

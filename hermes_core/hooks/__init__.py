@@ -1,0 +1,68 @@
+"""Shell hooks and hook directories: extending the call path without writing a plugin.
+
+Both become plugin objects registered with the host's plugin manager after the plugins, so the
+dispatcher runs them with the plugins' hooks, in one pipeline: the same order rule (last
+registered first: shell hooks in the order listed, then hook directories by name, then the
+plugins' hooks), each under its own ``timeout``, ``pre_tool_call`` failing closed, blocked and
+denied calls in the same activity log. See ``docs/plugins.md``, "Shell hooks and hook
+directories".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hermes_core.hooks.directories import (
+    HookDirectory,
+    hook_directory_plugins,
+    load_hook_directories,
+    plan_hook_directories,
+)
+from hermes_core.hooks.events import EVENTS, HookEvent
+from hermes_core.hooks.shell import shell_hooks
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from hermes_core.config import Config
+    from hermes_core.paths import Environment
+
+__all__ = [
+    "EVENTS",
+    "HookDirectory",
+    "HookEvent",
+    "RegisteredHooks",
+    "plan_hook_directories",
+    "register_hooks",
+]
+
+
+@dataclass
+class RegisteredHooks:
+    """What :func:`register_hooks` put into a plugin manager, to take out again."""
+
+    pm: pluggy.PluginManager
+    objects: list[object] = field(default_factory=list)
+    directories: list[HookDirectory] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def unregister(self) -> None:
+        """Remove every registered hook object."""
+        for plugin in self.objects:
+            if self.pm.is_registered(plugin):
+                self.pm.unregister(plugin)
+        self.objects.clear()
+
+
+def register_hooks(
+    pm: pluggy.PluginManager, config: Config, env: Environment, *, strict: bool = False
+) -> RegisteredHooks:
+    """Register the enabled hook directories, then the shell hooks of ``config.hooks``, with
+    ``pm`` (after the plugins: they run before the plugins' hooks)."""
+    directories, warnings = load_hook_directories(config, env, strict=strict)
+    registered = RegisteredHooks(pm, directories=directories, warnings=warnings)
+    for name, plugin in [*hook_directory_plugins(directories), *shell_hooks(config.hooks, env)]:
+        pm.register(plugin, name=name)
+        registered.objects.append(plugin)
+    return registered

@@ -1,0 +1,273 @@
+"""``HybridBackend``: the lexical backend's ranking fused with the model's dense one."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol, cast
+
+import numpy as np
+
+from hermes_core import Admission, SearchBackend, SearchHit, ToolDocument
+from hermes_search_hybrid.fusion import blend
+from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
+from hermes_search_hybrid.settings import HybridSettings
+from hermes_search_hybrid.store import EmbeddingStore, content_key
+from hermes_search_hybrid.text import embedded_text
+
+__all__ = ["PROGRESS_MIN_TOOLS", "HybridBackend", "RankedTool"]
+
+PROGRESS_MIN_TOOLS = 256
+"""From this many tools to embed on, a progress bar is shown when stderr is a terminal."""
+
+_BATCH = 32
+_MCP_PREFIX = "mcp__"
+_KEPT_QUERIES = 256
+
+
+@dataclass(frozen=True)
+class RankedTool:
+    """One candidate of a query: its fused ``score`` (0..1), its cosine ``similarity`` to the
+    query, whether the query names it ``exact``-ly, and the query tokens the lexical side
+    matched in it."""
+
+    name: str
+    score: float
+    similarity: float
+    exact: bool
+    matched_tokens: tuple[str, ...]
+
+
+class _Progress(Protocol):
+    def update(self, n: int) -> object: ...
+
+    def close(self) -> None: ...
+
+
+def _exact_keys(name: str) -> set[str]:
+    """The queries that name this tool exactly: its name, and its name without an
+    ``mcp__<server>__`` prefix (lowercased), as the ``bm25`` backend compares them."""
+    keys = {name.lower()}
+    if name.startswith(_MCP_PREFIX):
+        server, separator, rest = name[len(_MCP_PREFIX) :].partition("__")
+        if server and separator and rest:
+            keys.add(rest.lower())
+    return keys
+
+
+class HybridBackend:
+    """A :class:`~hermes_core.search.backend.SearchBackend` over two rankings of the same
+    tools: the ``lexical`` backend's (``bm25`` by default) and the cosine similarity of each
+    tool's embedded text to the query.
+
+    ``documents_embedded`` and ``queries_embedded`` count the texts this backend had the model
+    embed: tools whose vectors were not cached yet, and queries. The vectors of the last
+    ``kept_queries`` queries are kept, since a model often repeats a query.
+    """
+
+    def __init__(
+        self,
+        lexical: SearchBackend,
+        encoder: Encoder,
+        store: EmbeddingStore,
+        settings: HybridSettings,
+    ) -> None:
+        self.lexical = lexical
+        self.encoder = encoder
+        self.store = store
+        self.settings = settings
+        self.documents_embedded = 0
+        self.queries_embedded = 0
+        self._documents: dict[str, ToolDocument] = {}
+        self._vectors: dict[str, Vectors] = {}
+        self._matrix: Vectors | None = None
+        self._names: list[str] = []
+        self._positions: dict[str, int] = {}
+        self.kept_queries = _KEPT_QUERIES
+        self._queries: dict[str, Vectors] = {}
+
+    # Indexing ---------------------------------------------------------------------------------
+
+    def build(self, documents: Sequence[ToolDocument]) -> None:
+        """Replace the whole index with ``documents``."""
+        self.lexical.build(documents)
+        self._documents = {}
+        self._vectors = {}
+        self._index(documents)
+
+    def add(self, documents: Sequence[ToolDocument]) -> None:
+        """Index more documents; a known name is replaced."""
+        self.lexical.add(documents)
+        self._index(documents)
+
+    def remove(self, names: Collection[str]) -> None:
+        """Drop the documents with these names; unknown names are ignored."""
+        self.lexical.remove(names)
+        for name in names:
+            self._documents.pop(name, None)
+            self._vectors.pop(name, None)
+        self._matrix = None
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def _index(self, documents: Sequence[ToolDocument]) -> None:
+        vectors = self._vectors_of(documents)
+        self.store.save()
+        for document, vector in zip(documents, vectors, strict=True):
+            self._documents.pop(document.name, None)  # a replaced tool moves to the end
+            self._documents[document.name] = document
+            self._vectors[document.name] = vector
+        self._matrix = None
+
+    def _vectors_of(self, documents: Sequence[ToolDocument]) -> Vectors:
+        """The vectors of ``documents``, embedding (and caching) those not cached yet."""
+        texts = [embedded_text(document) for document in documents]
+        keys = [content_key(self.encoder.key, text) for text in texts]
+        missing = self.store.missing(keys)
+        if missing:
+            text_of = dict(zip(keys, texts, strict=True))
+            self._embed([text_of[key] for key in missing], missing)
+        return self.store.vectors(keys)
+
+    def _embed(self, texts: list[str], keys: list[bytes]) -> None:
+        # Longest first, so each batch pads to texts of about the same length.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        bar = self._progress(len(texts))
+        try:
+            for start in range(0, len(order), _BATCH * 8):
+                chunk = order[start : start + _BATCH * 8]
+                vectors = self.encoder.encode(
+                    [texts[i] for i in chunk],
+                    max_tokens=DOCUMENT_MAX_TOKENS,
+                    batch_size=_BATCH,
+                    fast=True,
+                )
+                self.store.put([keys[i] for i in chunk], vectors)
+                self.documents_embedded += len(chunk)
+                if bar is not None:
+                    bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+
+    @staticmethod
+    def _progress(total: int) -> _Progress | None:
+        """A progress bar on stderr for a large first embedding on a terminal, else ``None``."""
+        if total < PROGRESS_MIN_TOOLS or not sys.stderr.isatty():
+            return None
+        from tqdm import tqdm  # type: ignore[import-untyped]
+
+        bar = tqdm(total=total, desc="hybrid: embedding tools", unit="tool", file=sys.stderr)
+        return cast(_Progress, bar)
+
+    def _matrix_now(self) -> tuple[list[str], Vectors]:
+        if self._matrix is None:
+            self._names = list(self._documents)
+            self._positions = {name: index for index, name in enumerate(self._names)}
+            self._matrix = (
+                np.stack([self._vectors[name] for name in self._names])
+                if self._names
+                else np.zeros((0, self.encoder.dimension), dtype=np.float32)
+            )
+        return self._names, self._matrix
+
+    # Searching --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int,
+        admission: Admission,
+        extra: Sequence[ToolDocument] = (),
+    ) -> list[SearchHit]:
+        """At most ``limit`` hits for ``query``, best first: :meth:`ranked` less the tools less
+        similar to the query than ``min_similarity`` (a tool the query names exactly stays)."""
+        if limit <= 0:
+            return []
+        floor = self.settings.min_similarity
+        hits: list[SearchHit] = []
+        for tool in self.ranked(query, admission, extra, depth=limit):
+            if tool.exact or tool.similarity >= floor:
+                hits.append(SearchHit(tool.name, tool.score, tool.matched_tokens))
+                if len(hits) == limit:
+                    break
+        return hits
+
+    def unmatched_words(
+        self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()
+    ) -> list[str]:
+        """The lexical side's answer: the words of ``query`` none of ``hits`` holds. A tool found
+        only by similarity holds none, so a word naming a service nobody has is still reported
+        (the similarity of "quickbooks create invoice" to Square's ``CreateInvoice`` is high)."""
+        return self.lexical.unmatched_words(query, hits, extra)
+
+    def ranked(
+        self,
+        query: str,
+        admission: Admission,
+        extra: Sequence[ToolDocument] = (),
+        *,
+        depth: int = 0,
+    ) -> list[RankedTool]:
+        """Every candidate for ``query``, best first, with no threshold: the lexical side's best
+        ``max(candidates, depth)`` hits (under ``admission``, with ``extra``) and as many of the
+        tools most similar to the query, fused; a tool the query names exactly comes first."""
+        text = query.strip()
+        if not text:
+            return []
+        count = max(self.settings.candidates, depth)
+        lexical = {hit.name: hit for hit in self.lexical.search(query, count, admission, extra)}
+        names, matrix = self._matrix_now()
+        if extra:
+            names = [*names, *(document.name for document in extra)]
+            matrix = np.concatenate([matrix, self._vectors_of(extra)])
+        if not names:
+            return []
+        similarity = self.encoder.similarities(matrix, self._query_vector(text))
+        position = self._positions if not extra else {name: i for i, name in enumerate(names)}
+        candidates = [
+            name
+            for name in dict.fromkeys([*lexical, *self._most_similar(names, similarity, count)])
+            if name in position
+        ]
+        cosine = np.array([similarity[position[name]] for name in candidates], dtype=np.float64)
+        lexical_scores = np.array(
+            [lexical[name].score if name in lexical else np.nan for name in candidates],
+            dtype=np.float64,
+        )
+        fused = blend(lexical_scores, cosine, self.settings.dense_weight)
+        wanted = text.lower()
+        tools = [
+            RankedTool(
+                name=name,
+                score=float(fused[index]),
+                similarity=float(cosine[index]),
+                exact=wanted in _exact_keys(name),
+                matched_tokens=lexical[name].matched_tokens if name in lexical else (),
+            )
+            for index, name in enumerate(candidates)
+        ]
+        order = sorted(range(len(tools)), key=lambda i: (not tools[i].exact, -tools[i].score, i))
+        return [tools[index] for index in order]
+
+    def _query_vector(self, text: str) -> Vectors:
+        """The vector of a query; the last few are kept, since a model often repeats one."""
+        vector = self._queries.pop(text, None)
+        if vector is None:
+            vector = self.encoder.encode([text], max_tokens=QUERY_MAX_TOKENS)[0]
+            self.queries_embedded += 1
+        self._queries[text] = vector
+        while len(self._queries) > self.kept_queries:
+            self._queries.pop(next(iter(self._queries)))
+        return vector
+
+    @staticmethod
+    def _most_similar(names: list[str], similarity: Vectors, count: int) -> list[str]:
+        if count >= len(names):
+            top = np.argsort(-similarity, kind="stable")
+        else:
+            part = np.argpartition(-similarity, count)[:count]
+            top = part[np.argsort(-similarity[part], kind="stable")]
+        return [names[index] for index in top]

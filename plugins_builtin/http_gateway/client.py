@@ -1,0 +1,281 @@
+"""``HttpGateway``: the five routes of the gateway protocol over httpx, with their timeouts and
+retries.
+
+| route | timeout | retry |
+|---|---|---|
+| ``POST v1/connectors/search`` | 30 s | none |
+| ``POST v1/connectors/schemas`` | 10 s | one |
+| ``POST v1/connectors/execute`` | 60 s | one, with the same ``x-idempotency-key`` |
+| ``POST v1/connectors/connections`` | 30 s | never |
+| ``GET v1/connectors`` (every page) | 10 s | one |
+
+401 and 403 mean signed out, 404 that the gateway does not serve this account; a 429 is retried
+after its ``Retry-After`` when the route allows a retry and the wait fits in its timeout; 5xx,
+timeouts and transport errors are retried where the table allows. Every failure is an answer
+with ``failure`` set, never an exception.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+import anyio.lowlevel
+import httpx
+
+from hermes_core import (
+    ConnectorState,
+    ExecuteCall,
+    GatewayConnections,
+    GatewayExecution,
+    GatewayFailure,
+    GatewayListing,
+    GatewaySchemas,
+    GatewaySearch,
+    __version__,
+)
+
+from . import wire
+
+T = TypeVar("T")
+
+_RETRY_PAUSE = 0.25
+"""Seconds before retrying after a transport error or a 5xx."""
+_DEFAULT_RETRY_AFTER = 1.0
+"""Seconds to wait on a 429 that gives no usable ``Retry-After``."""
+_MAX_PAGES = 50
+"""Pages of ``GET v1/connectors`` followed at most."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route: method, path (relative to the gateway URL), timeout per attempt, attempts."""
+
+    method: str
+    path: str
+    timeout: float
+    attempts: int
+
+
+SEARCH = Route("POST", "v1/connectors/search", 30.0, 1)
+SCHEMAS = Route("POST", "v1/connectors/schemas", 10.0, 2)
+EXECUTE = Route("POST", "v1/connectors/execute", 60.0, 2)
+CONNECTIONS = Route("POST", "v1/connectors/connections", 30.0, 1)
+LIST = Route("GET", "v1/connectors", 10.0, 2)
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """``Retry-After`` as seconds: a number of seconds or an HTTP date; ``None`` when absent or
+    unreadable."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class HttpGateway:
+    """A client of the gateway at ``url`` (its routes are relative to it) for ``token``.
+
+    Connections are kept alive on the event loop that uses the client; on another event loop a
+    new pool is made. :meth:`aclose` releases them.
+    """
+
+    def __init__(self, url: str, token: str) -> None:
+        self.base = url if url.endswith("/") else url + "/"
+        self._headers = {
+            "authorization": f"Bearer {token}",
+            "accept": "application/json",
+            "user-agent": f"hermes-core/{__version__}",
+        }
+        self._client: httpx.AsyncClient | None = None
+        self._loop: anyio.lowlevel.EventLoopToken | None = None
+
+    def __repr__(self) -> str:
+        return f"HttpGateway({self.base!r})"  # never the token
+
+    def _http(self) -> httpx.AsyncClient:
+        loop = anyio.lowlevel.current_token()
+        if self._client is None or self._loop != loop:
+            # Proxies and certificates are not taken from the process environment: hermes-core
+            # reads it only through its Environment.
+            self._client = httpx.AsyncClient(
+                headers=self._headers,
+                timeout=None,  # each attempt runs under its route's deadline instead
+                trust_env=False,
+                verify=self.base.startswith("https:"),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connections of this event loop's pool."""
+        client, self._client = self._client, None
+        if client is not None and self._loop == anyio.lowlevel.current_token():
+            await client.aclose()
+
+    # Routes -----------------------------------------------------------------------------------
+
+    async def search(self, use_cases: Sequence[str]) -> GatewaySearch:
+        """``POST v1/connectors/search``, every use case in one request."""
+        body = await self._send(SEARCH, wire.search_body(use_cases))
+        if isinstance(body, GatewayFailure):
+            return GatewaySearch(failure=body)
+        read = self._read(SEARCH, wire.read_search, body, len(use_cases))
+        if isinstance(read, GatewayFailure):
+            return GatewaySearch(failure=read)
+        results, schemas, connections = read
+        return GatewaySearch(results, schemas, connections)
+
+    async def schemas(self, slugs: Sequence[str]) -> GatewaySchemas:
+        """``POST v1/connectors/schemas``."""
+        body = await self._send(SCHEMAS, {"tools": list(slugs)})
+        if isinstance(body, GatewayFailure):
+            return GatewaySchemas(failure=body)
+        read = self._read(SCHEMAS, wire.read_schemas_answer, body)
+        if isinstance(read, GatewayFailure):
+            return GatewaySchemas(failure=read)
+        return GatewaySchemas(*read)
+
+    async def execute(self, calls: Sequence[ExecuteCall]) -> GatewayExecution:
+        """``POST v1/connectors/execute`` with one idempotency key for all its attempts."""
+        key = uuid.uuid4().hex
+        body = await self._send(EXECUTE, wire.execute_body(calls), {"x-idempotency-key": key})
+        if isinstance(body, GatewayFailure):
+            return GatewayExecution(failure=body)
+        read = self._read(EXECUTE, wire.read_execute, body, calls)
+        if isinstance(read, GatewayFailure):
+            return GatewayExecution(failure=read)
+        return GatewayExecution(read)
+
+    async def connect(self, connectors: Sequence[str], reinitiate: bool) -> GatewayConnections:
+        """``POST v1/connectors/connections`` (never retried: it starts authorizations)."""
+        request = {"connectors": list(connectors), "reinitiate": reinitiate}
+        body = await self._send(CONNECTIONS, request)
+        if isinstance(body, GatewayFailure):
+            return GatewayConnections(failure=body)
+        read = self._read(CONNECTIONS, wire.read_connections, body, connectors)
+        if isinstance(read, GatewayFailure):
+            return GatewayConnections(failure=read)
+        return GatewayConnections(read)
+
+    async def list_connectors(self) -> GatewayListing:
+        """``GET v1/connectors``, following ``nextCursor``."""
+        items: list[ConnectorState] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            body = await self._send(LIST, None, params=params)
+            if isinstance(body, GatewayFailure):
+                return GatewayListing(failure=body)
+            read = self._read(LIST, wire.read_listing, body)
+            if isinstance(read, GatewayFailure):
+                return GatewayListing(failure=read)
+            page, cursor = read
+            items.extend(page)
+            if cursor is None or cursor in seen:
+                break
+            seen.add(cursor)
+        return GatewayListing(items)
+
+    # One request ------------------------------------------------------------------------------
+
+    def _read(self, route: Route, read: Callable[..., T], *given: Any) -> T | GatewayFailure:
+        try:
+            return read(*given)
+        except wire.Malformed as exc:
+            return GatewayFailure(
+                "error", f"the answer to {route.path} does not follow the protocol: {exc}"
+            )
+
+    async def _send(
+        self,
+        route: Route,
+        body: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        params: Mapping[str, str] | None = None,
+    ) -> Any | GatewayFailure:
+        """The decoded JSON of a 2xx answer to ``route``, or the failure, after the attempts
+        the route allows."""
+        url = self.base + route.path
+        try:
+            content = json.dumps(body, allow_nan=False).encode() if body is not None else None
+        except (TypeError, ValueError) as exc:
+            return GatewayFailure("error", f"the request cannot be sent as JSON: {exc}")
+        sent = {**(headers or {}), "content-type": "application/json"} if content else headers
+        failure = GatewayFailure("unreachable", f"{url} was not asked")
+        for attempt in range(route.attempts):
+            more = attempt + 1 < route.attempts
+            try:
+                with anyio.fail_after(route.timeout):
+                    response = await self._http().request(
+                        route.method, url, content=content, headers=sent, params=params
+                    )
+                    answer = await response.aread()
+            except TimeoutError:
+                failure = GatewayFailure(
+                    "unreachable", f"{url} did not answer within {route.timeout:g} s"
+                )
+            except httpx.HTTPError as exc:
+                failure = GatewayFailure(
+                    "unreachable", f"cannot reach {url}: {type(exc).__name__}: {exc}"
+                )
+            else:
+                verdict = _verdict(url, response, answer)
+                if not isinstance(verdict, GatewayFailure):
+                    return verdict
+                failure = verdict
+                if failure.kind == "rate_limited":
+                    wait = failure.retry_after
+                    if not more or wait is None or wait > route.timeout:
+                        return failure
+                    await anyio.sleep(wait)
+                    continue
+                if failure.kind != "unreachable":
+                    return failure
+            if more:
+                await anyio.sleep(_RETRY_PAUSE)
+        return failure
+
+
+def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | GatewayFailure:
+    """The decoded body of a 2xx answer, else the failure it stands for."""
+    status = response.status_code
+    try:
+        body: Any = response.json() if content else None
+    except ValueError:
+        body = None
+        if 200 <= status < 300:
+            return GatewayFailure("error", f"{url} answered HTTP {status} with a body not JSON")
+    if 200 <= status < 300:
+        return body
+    said = wire.error_text(body, f"HTTP {status}")
+    if status in (401, 403):
+        return GatewayFailure("signed_out", f"{url} refused the token ({said})")
+    if status == 404:
+        return GatewayFailure("not_served", f"{url} does not serve this account ({said})")
+    if status == 429:
+        wait = retry_after_seconds(response.headers.get("retry-after"))
+        return GatewayFailure(
+            "rate_limited",
+            f"{url} is rate limiting ({said})",
+            retry_after=_DEFAULT_RETRY_AFTER if wait is None else wait,
+        )
+    if status >= 500:
+        return GatewayFailure("unreachable", f"{url} answered HTTP {status} ({said})")
+    return GatewayFailure("error", f"{url} refused the request: HTTP {status} ({said})")

@@ -1,0 +1,416 @@
+"""tool_describe and tool_call of connector tools, against the reference gateway over real
+sockets: one schemas request, the literal-slug retry, retries and idempotency keys, batches run
+entry by entry through the dispatcher (hooks, approvals, the interrupt), and connections."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gateways import (
+    SEND_EMAIL_SCHEMA,
+    Gateway,
+    connector_host,
+    entries,
+    fixture,
+    payload,
+)
+
+from hermes_core.approvals.prompt import Answer, ApprovalRequest
+from hermes_core.host import Host
+from hermes_core.session import Session
+from hermes_core.testing import write_dir_plugin
+from hermes_core.tools import ToolResult
+
+pytestmark = pytest.mark.anyio
+
+SEND = "connectors__gmail__SEND_EMAIL"
+LABELS = "connectors__gmail__LIST_LABELS"
+ARCHIVE = "connectors__gmail__ARCHIVE_EMAIL"
+ISSUE = "connectors__linear__CREATE_ISSUE"
+
+
+def connected(*slugs: str) -> dict[str, Any]:
+    """The default fixture with the apps ``slugs`` connected."""
+    data = fixture()
+    for app in data["connectors"]:
+        app["connected"] = app["connected"] or app["slug"] in slugs
+    return data
+
+
+@pytest.fixture
+def mail(start_gateway: Callable[[Mapping[str, Any]], Gateway]) -> Gateway:
+    """The reference gateway with Gmail connected."""
+    return start_gateway(connected("gmail"))
+
+
+async def _call(host: Host, calls: Any, session: Session | None = None) -> ToolResult:
+    return await host.dispatch("tool_call", {"calls": calls}, session or host.new_session())
+
+
+def _executed(gateway: Gateway) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (entry["tool"], entry["arguments"])
+        for request in gateway.requests("execute")
+        for entry in request["body"]["tools"]
+    ]
+
+
+# tool_describe --------------------------------------------------------------------------------
+
+
+async def test_describe_fetches_connector_schemas_in_one_request(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    async with connector_host(tmp_path, gateway.url) as host:
+        result = await host.dispatch(
+            "tool_describe",
+            {"names": [SEND, "connectors__gmail__NOPE", ISSUE, "todo_list"]},
+            host.new_session(),
+        )
+
+    answer = payload(result)
+    assert list(answer["tools"]) == [SEND, ISSUE, "todo_list"]
+    assert answer["tools"][SEND]["parameters"] == SEND_EMAIL_SCHEMA
+    assert answer["not_found"] == ["connectors__gmail__NOPE"]
+    (request,) = gateway.requests("schemas")
+    assert request["body"] == {
+        "tools": [
+            "GMAIL_SEND_EMAIL",
+            "SEND_EMAIL",
+            "GMAIL_NOPE",
+            "NOPE",
+            "LINEAR_CREATE_ISSUE",
+            "CREATE_ISSUE",
+        ]
+    }
+
+
+async def test_describe_finds_a_tool_the_gateway_serves_under_its_literal_slug(
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway]
+) -> None:
+    app = {"slug": "gmail", "tools": [{"slug": "DRAFT", "description": "Draft an email"}]}
+    gateway = start_gateway(fixture(app))
+    async with connector_host(tmp_path, gateway.url) as host:
+        result = await host.dispatch(
+            "tool_describe", {"names": ["connectors__gmail__DRAFT"]}, host.new_session()
+        )
+
+    assert payload(result)["tools"]["connectors__gmail__DRAFT"]["description"] == "Draft an email"
+
+
+# The literal-slug retry -----------------------------------------------------------------------
+
+
+async def test_a_served_slug_costs_one_execute_request(tmp_path: Path, mail: Gateway) -> None:
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+
+    assert not result.is_error, result.text_content
+    assert result.structured == {"id": "msg-1", "status": "sent"}
+    assert _executed(mail) == [("GMAIL_SEND_EMAIL", {"to": "a@b.c"})]
+
+
+async def test_literal_slug_retry_costs_two_requests_and_no_more(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    mail.fault("GMAIL_SEND_EMAIL", "prefixed_not_found")
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+
+    assert not result.is_error, result.text_content
+    assert result.structured == {"id": "msg-1", "status": "sent"}
+    assert [tool for tool, _ in _executed(mail)] == ["GMAIL_SEND_EMAIL", "SEND_EMAIL"]
+
+
+async def test_an_unknown_connector_tool_is_tool_not_found_after_both_slugs(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": "connectors__gmail__NOPE", "arguments": {}}])
+
+    assert result.error_code == "TOOL_NOT_FOUND"
+    assert [tool for tool, _ in _executed(mail)] == ["GMAIL_NOPE", "NOPE"]
+
+
+async def test_only_tool_not_found_is_retried_with_the_literal_slug(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": SEND, "arguments": {"subject": "no recipient"}}])
+
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert "to" in (result.error_message or "")
+    assert [tool for tool, _ in _executed(mail)] == ["GMAIL_SEND_EMAIL"]
+
+
+# Retries --------------------------------------------------------------------------------------
+
+
+async def test_a_rate_limit_is_honoured_with_retry_after_and_the_same_idempotency_key(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    mail.fault("GMAIL_SEND_EMAIL", "rate_limit", retry_after=1, times=1)
+    async with connector_host(tmp_path, mail.url) as host:
+        started = time.perf_counter()
+        result = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+        elapsed = time.perf_counter() - started
+
+    assert not result.is_error, result.text_content
+    assert elapsed >= 1.0
+    sent = mail.requests("execute")
+    assert [request["status"] for request in sent] == [429, 200]
+    assert sent[0]["idempotency_key"] == sent[1]["idempotency_key"] is not None
+
+
+async def test_a_rate_limit_longer_than_the_route_allows_is_an_error_result(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    mail.fault("GMAIL_SEND_EMAIL", "rate_limit", retry_after=3600)
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+
+    assert result.error_code == "RATE_LIMITED"
+    assert result.structured["retry_after"] == 3600
+    assert len(mail.requests("execute")) == 1
+
+
+async def test_a_500_is_retried_once_with_the_same_idempotency_key(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    mail.fault("GMAIL_SEND_EMAIL", "error", times=1)
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+
+    assert not result.is_error, result.text_content
+    sent = mail.requests("execute")
+    assert [request["status"] for request in sent] == [500, 200]
+    assert len({request["idempotency_key"] for request in sent}) == 1
+
+
+async def test_a_gateway_failure_degrades_only_that_batch_entry(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    mail.fault("LINEAR_CREATE_ISSUE", "error")  # every attempt fails
+    calls = [
+        {"name": LABELS, "arguments": {}},
+        {"name": ISSUE, "arguments": {"title": "Broken"}},
+        {"name": ARCHIVE, "arguments": {}},
+    ]
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, calls)
+
+    answer = payload(result)
+    assert "response" in entries(answer)[0]
+    assert entries(answer)[1]["error"]["code"] == "PROVIDER_ERROR"
+    assert "HTTP 500" in entries(answer)[1]["error"]["message"]
+    assert "response" in entries(answer)[2]
+    assert (answer["success_count"], answer["error_count"]) == (2, 1)
+
+
+async def test_arguments_that_are_not_json_fail_only_their_entry(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    calls = [{"name": SEND, "arguments": {"to": {"a@b.c"}}}, {"name": LABELS, "arguments": {}}]
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, calls)
+
+    answer = payload(result)
+    assert entries(answer)[0]["error"]["code"] == "PROVIDER_ERROR"
+    assert entries(answer)[1]["response"] == {"labels": ["INBOX", "SENT"]}
+    assert [tool for tool, _ in _executed(mail)] == ["GMAIL_LIST_LABELS"]
+
+
+# Batches --------------------------------------------------------------------------------------
+
+
+async def test_connector_batch_entries_run_one_by_one_in_input_order(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    calls = [
+        {"name": LABELS, "arguments": {}},
+        {"name": SEND, "arguments": '{"to": "a@b.c"}'},
+        {"name": ARCHIVE},
+    ]
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, calls)
+
+    answer = payload(result)
+    assert [(item["index"], item["name"]) for item in entries(answer)] == [
+        (0, LABELS),
+        (1, SEND),
+        (2, ARCHIVE),
+    ]
+    assert entries(answer)[1]["response"] == {"id": "msg-1", "status": "sent"}
+    assert (answer["success_count"], answer["error_count"], answer["total_count"]) == (3, 0, 3)
+    # Each entry is its own execute request, in input order.
+    assert _executed(mail) == [
+        ("GMAIL_LIST_LABELS", {}),
+        ("GMAIL_SEND_EMAIL", {"to": "a@b.c"}),
+        ("GMAIL_ARCHIVE_EMAIL", {}),
+    ]
+    assert all(len(request["body"]["tools"]) == 1 for request in mail.requests("execute"))
+
+
+class ScriptedPrompt:
+    """A person answering approval prompts: ``answers`` in turn; after the ``interrupt_at``-th
+    answer they also stop the turn."""
+
+    interactive = True
+
+    def __init__(self, answers: list[Answer], interrupt_at: int) -> None:
+        self.answers = answers
+        self.interrupt_at = interrupt_at
+        self.asked: list[str] = []
+        self.session: Session | None = None
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        self.asked.append(request.tool_name)
+        if len(self.asked) == self.interrupt_at and self.session is not None:
+            self.session.interrupt()
+        return self.answers[len(self.asked) - 1]
+
+
+async def test_a_batch_of_3_with_one_approval_denied_and_an_interrupt_after_the_second(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    prompt = ScriptedPrompt(["once", "deny", "once"], interrupt_at=2)
+    calls = [
+        {"name": SEND, "arguments": {"to": "a@b.c"}},
+        {"name": ARCHIVE, "arguments": {}},
+        {"name": LABELS, "arguments": {}},
+    ]
+    async with connector_host(tmp_path, mail.url, approvals={"policy": "annotations"}) as host:
+        session = host.new_session(interactive=True, prompt=prompt)
+        prompt.session = session
+        result = await _call(host, calls, session)
+
+    answer = payload(result)
+    assert prompt.asked == [SEND, ARCHIVE]  # approval settles per entry, under the real name
+    assert "response" in entries(answer)[0]
+    assert entries(answer)[1]["error"]["code"] == "DENIED"
+    assert entries(answer)[2]["error"]["code"] == "INTERRUPTED"
+    assert (answer["success_count"], answer["error_count"]) == (1, 2)
+    assert _executed(mail) == [("GMAIL_SEND_EMAIL", {"to": "a@b.c"})]  # nothing more was sent
+
+
+REWRITER = """
+from hermes_core import PreCallDirective, hookimpl
+
+
+@hookimpl
+def hermes_pre_tool_call(call, session):
+    if call.name.startswith("connectors__gmail__"):
+        return PreCallDirective.modify({**call.arguments, "subject": "[checked] " + call.name})
+    return None
+"""
+
+
+async def test_pre_hooks_may_rewrite_the_arguments_that_go_on_the_wire(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    write_dir_plugin(tmp_path / "home" / "plugins", "rewriter", REWRITER)
+    async with connector_host(tmp_path, mail.url, plugins={"enabled": ["rewriter"]}) as host:
+        result = await _call(host, [{"name": SEND, "arguments": {"to": "a@b.c"}}])
+
+    assert not result.is_error, result.text_content
+    assert _executed(mail) == [
+        ("GMAIL_SEND_EMAIL", {"to": "a@b.c", "subject": f"[checked] {SEND}"})
+    ]
+
+
+async def test_a_batch_of_more_than_10_entries_runs_nothing(tmp_path: Path, mail: Gateway) -> None:
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": LABELS}] * 11)
+
+    assert result.is_error
+    assert "at most 10" in payload(result)["error"]
+    assert mail.requests("execute") == []
+
+
+async def test_a_batch_of_10_entries_runs_them_all(tmp_path: Path, mail: Gateway) -> None:
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": LABELS}] * 10)
+
+    assert payload(result)["success_count"] == 10
+    assert len(mail.requests("execute")) == 10
+
+
+async def test_a_batch_outside_the_sessions_grant_runs_nothing(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    async with connector_host(tmp_path, mail.url) as host:
+        session = host.new_session(granted_toolsets=frozenset({"files"}))
+        result = await _call(host, [{"name": LABELS}, {"name": ARCHIVE}], session)
+
+    assert {item["error"]["code"] for item in entries(payload(result))} == {"NOT_AVAILABLE"}
+    assert mail.requests("execute") == []
+
+
+# Connections ----------------------------------------------------------------------------------
+
+
+async def test_connection_required_then_opening_the_link_then_the_same_call_succeeds(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    call = [{"name": SEND, "arguments": {"to": "a@b.c"}}]
+    async with connector_host(tmp_path, gateway.url) as host:
+        first = await _call(host, call)
+        refused = payload(first)
+        opened = Gateway.open(refused["connect_url"])
+        second = await _call(host, call)
+
+    assert first.error_code == "CONNECTION_REQUIRED"
+    assert set(refused) == {"code", "message", "connector", "connect_url", "hint"}
+    assert refused["connector"] == "gmail"
+    assert refused["connect_url"].startswith(gateway.url)
+    assert "manage_connections" in refused["hint"]
+    assert "connect_url" in refused["hint"]
+    assert opened.status_code == 200
+    assert not second.is_error, second.text_content
+    assert second.structured == {"id": "msg-1", "status": "sent"}
+
+
+async def test_connection_required_in_a_batch_carries_the_link_in_its_entry(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    calls = [
+        {"name": SEND, "arguments": {"to": "a@b.c"}},
+        {"name": ISSUE, "arguments": {"title": "x"}},
+    ]
+    async with connector_host(tmp_path, gateway.url) as host:
+        answer = payload(await _call(host, calls))
+
+    error = entries(answer)[0]["error"]
+    assert error["code"] == "CONNECTION_REQUIRED"
+    assert error["connect_url"].endswith("/_dev/connect/gmail")
+    assert entries(answer)[1]["response"] == {"id": "LIN-1"}
+
+
+async def test_an_expired_connection_is_connection_required_with_a_link(
+    tmp_path: Path, mail: Gateway
+) -> None:
+    mail.fault("gmail", "expired")
+    async with connector_host(tmp_path, mail.url) as host:
+        result = await _call(host, [{"name": LABELS, "arguments": {}}])
+
+    assert result.error_code == "CONNECTION_REQUIRED"
+    assert "expired" in payload(result)["message"]
+    assert payload(result)["connect_url"].endswith("/_dev/connect/gmail")
+
+
+async def test_an_unreachable_gateway_makes_each_entry_a_provider_error_never_an_exception(
+    tmp_path: Path,
+) -> None:
+    with Gateway() as gone:
+        url = gone.url
+    calls = [{"name": LABELS, "arguments": {}}, {"name": ISSUE, "arguments": {"title": "x"}}]
+    async with connector_host(tmp_path, url) as host:
+        answer = payload(await _call(host, calls))
+
+    assert [item["error"]["code"] for item in entries(answer)] == ["PROVIDER_ERROR"] * 2
+    assert "cannot reach" in entries(answer)[0]["error"]["message"]
+    assert (answer["success_count"], answer["error_count"]) == (0, 2)

@@ -1,0 +1,174 @@
+"""Connectors from the command line, as a user works with them: the reference gateway as a
+child process, ``hermes connectors login``, search, call, connect, and what is left when the
+gateway stops; a signed-out build that prints exactly what a build without connectors does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+from gateways import FIXTURE, GatewayProcess
+
+from hermes_core.connectors.signin import TOKEN_VARIABLE
+from hermes_core.testing import HermesCli
+
+TOKEN = "a-secret-token-3f9c"
+LOCAL_PLUGIN = """
+from hermes_core import Tool, ToolAnnotations, hookimpl
+
+
+@hookimpl
+def hermes_tools(config, env):
+    return [
+        Tool(
+            "relay_send_email",
+            "Send an email through the local relay",
+            handler=lambda **arguments: "queued",
+            toolset="relay",
+            annotations=ToolAnnotations(read_only=True, destructive=False),
+        )
+    ]
+"""
+
+
+def _configure(cli: HermesCli, url: str | None, **connectors: Any) -> None:
+    plugin = cli.home / "plugins" / "relay"
+    plugin.mkdir(parents=True, exist_ok=True)
+    (plugin / "plugin.yaml").write_text("name: relay\nversion: '1.0'\n")
+    (plugin / "__init__.py").write_text(LOCAL_PLUGIN)
+    config: dict[str, Any] = {"plugins": {"enabled": ["relay"]}}
+    if url is not None or connectors:
+        config["tools"] = {"connectors": {**({"url": url} if url else {}), **connectors}}
+    cli.config.write_text(json.dumps(config), encoding="utf-8")
+
+
+def test_a_user_signs_in_finds_calls_connects_and_keeps_local_tools_when_the_gateway_stops(
+    hermes_cli: HermesCli,
+) -> None:
+    gateway = GatewayProcess(hermes_cli)
+    try:
+        _configure(hermes_cli, gateway.url)
+        login = hermes_cli.run("connectors", "login", "--token-stdin", input=TOKEN + "\n")
+
+        found = hermes_cli.json("tools", "search", "gmail send email", "--json")
+        call = ("tools", "call", "connectors__gmail__SEND_EMAIL", '{"to": "ann@example.org"}')
+        first = hermes_cli.run(*call, "--yes", "--json", ok=False)
+        refused = json.loads(first.stdout)["structured"]
+        opened = httpx.get(refused["connect_url"])
+        second = hermes_cli.json(*call, "--yes", "--json")
+        status = hermes_cli.json("connectors", "status", "--json")
+    finally:
+        gateway.stop()
+    after = hermes_cli.json("tools", "search", "gmail send email", "--json")
+    table = hermes_cli.run("tools", "search", "send email")
+
+    assert TOKEN not in login.stdout + login.stderr
+    assert "connectors__gmail__SEND_EMAIL" in found["results"][0]["matches"]
+    assert first.returncode == 1
+    assert refused["code"] == "CONNECTION_REQUIRED"
+    assert refused["connect_url"].startswith(gateway.url)
+    assert opened.status_code == 200
+    assert second["is_error"] is False
+    assert second["structured"] == FIXTURE["connectors"][0]["tools"][0]["result"]
+    assert status["in_scope"] is True
+    assert {item["name"]: item["connected"] for item in status["connectors"]} == {
+        "gmail": True,
+        "linear": True,
+    }
+    # The gateway is gone: local tools are still found, and the answer says connectors are not.
+    assert after["results"][0]["matches"] == ["relay_send_email"]
+    assert after["connectors"] == {"status": "unavailable", "reason": "unreachable"}
+    assert "relay_send_email" in table.stdout
+    assert "connectors: unavailable (unreachable)" in table.stderr
+
+
+def test_signed_out_assemble_and_search_print_exactly_what_a_build_without_connectors_does(
+    tmp_path: Path,
+) -> None:
+    printed = []
+    with GatewayProcess(HermesCli(tmp_path / "gateway")) as gateway:
+        for name, url, connectors in [
+            ("without", None, {}),
+            ("signed-out", gateway.url, {}),
+            ("disabled", gateway.url, {"enabled": False}),
+        ]:
+            cli = HermesCli(tmp_path / name)
+            _configure(cli, url, **connectors)
+            env = cli.variables(**({TOKEN_VARIABLE: TOKEN} if name == "disabled" else {}))
+            assembled = cli.run("tools", "assemble", "--json", env=env).stdout
+            searched = cli.run(
+                "tools", "search", "gmail send email", "manage connections", "--json", env=env
+            ).stdout
+            printed.append((assembled, searched))
+        requests = httpx.get(f"{gateway.url}_dev/requests").json()["requests"]
+
+    assert printed[0] == printed[1] == printed[2]
+    assert "connectors__" not in printed[0][0]
+    assert requests == []
+
+
+def test_connect_on_a_terminal_waits_for_the_link_to_be_opened(hermes_cli: HermesCli) -> None:
+    with GatewayProcess(hermes_cli) as gateway:
+        _configure(hermes_cli, gateway.url)
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        waiting = subprocess.Popen(
+            hermes_cli.command(
+                "connectors", "connect", "gmail", "linear", "nope", "--wait", "--interval", "0.1"
+            ),
+            cwd=hermes_cli.work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert waiting.stderr is not None
+        line = waiting.stderr.readline()
+        link = line.rsplit(" ", 1)[-1].strip()
+        httpx.get(link).raise_for_status()
+        out, _ = waiting.communicate(timeout=60)
+
+    assert line.startswith("Open this link to connect gmail: ")
+    assert out.splitlines() == ["gmail: connected", "linear: connected", "nope: skipped"]
+    assert waiting.returncode == 1  # not every app got connected
+
+
+def test_connect_without_waiting_prints_the_links(hermes_cli: HermesCli) -> None:
+    with GatewayProcess(hermes_cli) as gateway:
+        _configure(hermes_cli, gateway.url)
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        done = hermes_cli.run("connectors", "connect", "gmail", env=env)
+
+    assert done.stdout.splitlines() == ["gmail: open the link above"]
+    assert f"Open this link to connect gmail: {gateway.url}_dev/connect/gmail" in done.stderr
+
+
+def test_status_says_why_connectors_are_not_in_scope(hermes_cli: HermesCli) -> None:
+    _configure(hermes_cli, None)
+    no_url = hermes_cli.json("connectors", "status", "--json")
+    _configure(hermes_cli, "http://127.0.0.1:9/")
+    signed_out = hermes_cli.json("connectors", "status", "--json")
+    _configure(hermes_cli, "http://127.0.0.1:9/", enabled=False)
+    disabled = hermes_cli.run("connectors", "status")
+
+    assert (no_url["in_scope"], no_url["reason"]) == (False, "no_url")
+    assert (signed_out["reason"], signed_out["signed_in"]) == ("signed_out", False)
+    assert "hermes connectors login" in signed_out["message"]
+    assert "not in scope: connectors are disabled" in disabled.stdout
+
+
+def test_status_of_a_gateway_that_refuses_the_token_says_so_and_exits_1(
+    hermes_cli: HermesCli,
+) -> None:
+    with GatewayProcess(hermes_cli, {**FIXTURE, "token": "another"}) as gateway:
+        _configure(hermes_cli, gateway.url)
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        done = hermes_cli.run("connectors", "status", "--json", ok=False, env=env)
+
+    report = json.loads(done.stdout)
+    assert done.returncode == 1
+    assert report["error"]["kind"] == "signed_out"
+    assert TOKEN not in done.stdout + done.stderr

@@ -1,0 +1,297 @@
+"""The bundled ``http`` gateway client: its routes' retries, what each HTTP status means, answers
+matched by position, and every failure an answer, never an exception. Against the reference
+gateway, and against :class:`OffProtocolServer`, a real HTTP server that answers whatever a test
+tells it to (what a broken gateway would)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from gateways import TOKEN, Gateway, connector_host, fixture
+
+from hermes_core import ConnectorGateway, ExecuteCall
+
+pytestmark = pytest.mark.anyio
+
+
+class OffProtocolServer:
+    """A real HTTP server on 127.0.0.1 answering ``answers[path] = (status, body, headers)``
+    (``body`` a JSON value, or ``bytes`` sent as is); it records each request's path and
+    headers."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, tuple[int, Any, dict[str, str]]] = {}
+        self.seen: list[tuple[str, dict[str, str]]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                self.rfile.read(length)
+                path = self.path.split("?")[0]
+                owner.seen.append((path, {k.lower(): v for k, v in self.headers.items()}))
+                status, body, headers = owner.answers.get(path, (404, {"error": {}}, {}))
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def answer(self, route: str, status: int, body: Any, **headers: str) -> None:
+        self.answers[f"/{route}"] = (status, body, headers)
+
+
+@pytest.fixture
+def off_protocol() -> Iterator[OffProtocolServer]:
+    server = OffProtocolServer()
+    server.thread.start()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def _client_module(gateway: ConnectorGateway) -> ModuleType:
+    return sys.modules[type(gateway).__module__]
+
+
+async def _with_gateway(tmp_path: Path, url: str, work: Callable[[ConnectorGateway], Any]) -> Any:
+    async with connector_host(tmp_path, url) as host:
+        return await work(host.connectors.gateway())
+
+
+# Statuses -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(401, "signed_out"), (403, "signed_out"), (404, "not_served"), (400, "error")],
+)
+async def test_what_an_http_status_means(
+    tmp_path: Path, off_protocol: OffProtocolServer, status: int, kind: str
+) -> None:
+    off_protocol.answer("v1/connectors/schemas", status, {"error": {"code": "X", "message": "no"}})
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.schemas(["GMAIL_SEND_EMAIL"])
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert answer.failure is not None
+    assert answer.failure.kind == kind
+    assert "X: no" in answer.failure.message
+    # Only 5xx, timeouts and transport errors are retried.
+    assert len(off_protocol.seen) == 1
+
+
+async def test_the_token_goes_as_a_bearer_header_and_never_into_a_repr(
+    tmp_path: Path, off_protocol: OffProtocolServer
+) -> None:
+    off_protocol.answer("v1/connectors", 200, {"items": []})
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        await gateway.list_connectors()
+        return repr(gateway)
+
+    shown = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert off_protocol.seen[0][1]["authorization"] == f"Bearer {TOKEN}"
+    assert TOKEN not in shown
+
+
+# Answers off the protocol -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"results": "nothing"}, "results must be a list"),
+        ({"results": [{"tools": 3}]}, "results[0].tools must be a list"),
+        ([1, 2], "the answer must be an object"),
+        (b"<html>oops</html>", "not JSON"),
+    ],
+)
+async def test_a_search_answer_off_the_protocol_is_a_failure_never_an_exception(
+    tmp_path: Path, off_protocol: OffProtocolServer, body: Any, said: str
+) -> None:
+    off_protocol.answer("v1/connectors/search", 200, body)
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.search(["gmail send email"])
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert answer.failure is not None
+    assert answer.failure.kind == "error"
+    assert said in answer.failure.message
+
+
+async def test_execute_results_are_matched_by_position_and_a_missing_one_is_an_error(
+    tmp_path: Path, off_protocol: OffProtocolServer
+) -> None:
+    off_protocol.answer(
+        "v1/connectors/execute",
+        200,
+        {"results": [{"connector": "other", "tool": "OTHER", "data": {"first": True}}]},
+    )
+    calls = [ExecuteCall("gmail", "GMAIL_A", {}), ExecuteCall("gmail", "GMAIL_B", {})]
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.execute(calls)
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    first, second = answer.results
+    assert (first.tool, first.data) == ("GMAIL_A", {"first": True})
+    assert second.tool == "GMAIL_B"
+    assert second.error is not None
+    assert "no result" in second.error.message
+
+
+async def test_a_schema_entry_that_cannot_be_read_is_left_out(
+    tmp_path: Path, off_protocol: OffProtocolServer
+) -> None:
+    schemas = {
+        "GMAIL_A": {"connector": "gmail", "description": "A", "inputSchema": {"type": "object"}},
+        "GMAIL_B": {"description": "no connector"},
+        "GMAIL_C": "not an object",
+    }
+    off_protocol.answer("v1/connectors/schemas", 200, {"schemas": schemas, "notFound": ["X"]})
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.schemas(["GMAIL_A", "GMAIL_B", "GMAIL_C", "X"])
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert answer.failure is None
+    assert list(answer.schemas) == ["GMAIL_A"]
+    assert list(answer.not_found) == ["X"]
+
+
+# Retries -------------------------------------------------------------------------------------
+
+
+ROUTE_CALLS: dict[str, Callable[[ConnectorGateway], Any]] = {
+    "v1/connectors/search": lambda gateway: gateway.search(["send an email"]),
+    "v1/connectors/schemas": lambda gateway: gateway.schemas(["GMAIL_SEND_EMAIL"]),
+    "v1/connectors/execute": lambda gateway: gateway.execute(
+        [ExecuteCall("gmail", "GMAIL_SEND_EMAIL", {})]
+    ),
+    "v1/connectors/connections": lambda gateway: gateway.connect(["gmail"], False),
+    "v1/connectors": lambda gateway: gateway.list_connectors(),
+}
+
+
+@pytest.mark.parametrize(
+    ("route", "attempts"),
+    [
+        pytest.param("v1/connectors/search", 1, id="search-none"),
+        pytest.param("v1/connectors/schemas", 2, id="schemas-one"),
+        pytest.param("v1/connectors/execute", 2, id="execute-one"),
+        pytest.param("v1/connectors/connections", 1, id="connections-never"),
+        pytest.param("v1/connectors", 2, id="list-one"),
+    ],
+)
+async def test_each_route_retries_a_5xx_as_often_as_the_protocol_table_says(
+    tmp_path: Path, off_protocol: OffProtocolServer, route: str, attempts: int
+) -> None:
+    off_protocol.answer(route, 503, {"error": {"code": "BUSY", "message": "try later"}})
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, ROUTE_CALLS[route])
+
+    assert answer.failure is not None
+    assert answer.failure.kind == "unreachable"
+    assert [path for path, _ in off_protocol.seen] == [f"/{route}"] * attempts
+
+
+async def test_schemas_are_retried_once_after_a_500(tmp_path: Path, gateway: Gateway) -> None:
+    gateway.fault("GMAIL_SEND_EMAIL", "error", times=1)
+
+    async def work(connectors: ConnectorGateway) -> Any:
+        return await connectors.schemas(["GMAIL_SEND_EMAIL"])
+
+    answer = await _with_gateway(tmp_path, gateway.url, work)
+
+    assert answer.failure is None
+    assert list(answer.schemas) == ["GMAIL_SEND_EMAIL"]
+    assert [request["status"] for request in gateway.requests("schemas")] == [500, 200]
+
+
+async def test_connections_are_never_retried(tmp_path: Path, gateway: Gateway) -> None:
+    gateway.fault("gmail", "error", times=1)
+
+    async def work(connectors: ConnectorGateway) -> Any:
+        return await connectors.connect(["gmail"], False)
+
+    answer = await _with_gateway(tmp_path, gateway.url, work)
+
+    assert answer.failure is not None
+    assert answer.failure.kind == "unreachable"
+    assert len(gateway.requests("connections")) == 1
+
+
+async def test_the_connector_list_follows_next_cursor_over_every_page(
+    tmp_path: Path, start_gateway: Callable[[Mapping[str, Any]], Gateway]
+) -> None:
+    apps = [{"slug": f"app{index:02d}", "connected": index % 2 == 0} for index in range(30)]
+    gateway = start_gateway(fixture(*apps))
+
+    async def work(connectors: ConnectorGateway) -> Any:
+        return await connectors.list_connectors()
+
+    answer = await _with_gateway(tmp_path, gateway.url, work)
+
+    assert [item.connector for item in answer.items] == [app["slug"] for app in apps]
+    assert answer.items[0].connected
+    assert not answer.items[1].connected
+    assert len(gateway.requests("list")) == 2
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("3", 3.0), ("0.5", 0.5), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0), ("soon", None), ("", None)],
+)
+async def test_retry_after_is_read_as_seconds_or_an_http_date(
+    tmp_path: Path, gateway: Gateway, header: str, seconds: float | None
+) -> None:
+    async with connector_host(tmp_path, gateway.url) as host:
+        module = _client_module(host.connectors.gateway())
+
+    assert module.retry_after_seconds(header) == seconds
+    later = module.retry_after_seconds("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0)
+    assert later == pytest.approx(10.0)
+
+
+async def test_the_gateway_of_a_host_is_released_when_the_host_ends(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    async with connector_host(tmp_path, gateway.url) as host:
+        built = host.connectors.gateway()
+        await host.dispatch("tool_search", {"queries": ["gmail"]}, host.new_session())
+        client = built._client  # type: ignore[attr-defined]
+
+    assert client is not None
+    assert client.is_closed

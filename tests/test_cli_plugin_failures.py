@@ -1,0 +1,263 @@
+"""A broken plugin fails loudly and in one place, seen through the real ``hermes`` command: its
+error is listed by ``hermes plugins list``, a broken search backend makes ``tool_search`` an
+error naming the plugin, and every other tool keeps working."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.testing import HermesCli
+
+RAISING_FACTORY = """
+from hermes_core import SearchBackendSpec, hookimpl
+
+
+def make(context):
+    raise RuntimeError("index server down")
+
+
+@hookimpl
+def hermes_search_backends():
+    return [SearchBackendSpec("broken", factory=make)]
+"""
+
+MISSING_METHODS = """
+from hermes_core import SearchBackendSpec, hookimpl
+
+
+class HalfBackend:
+    def build(self, documents):
+        pass
+
+
+@hookimpl
+def hermes_search_backends():
+    return [SearchBackendSpec("half", factory=lambda context: HalfBackend())]
+"""
+
+RAISING_POLICY = """
+from hermes_core import ApprovalPolicySpec, hookimpl
+
+
+def make(context):
+    raise OSError("rules file missing")
+
+
+@hookimpl
+def hermes_approval_policies():
+    return [ApprovalPolicySpec("careful", factory=make)]
+"""
+
+ASYNC_REGISTRATION = """
+from hermes_core import SearchBackendSpec, hookimpl
+
+
+@hookimpl
+async def hermes_search_backends():
+    return [SearchBackendSpec("eager", factory=lambda context: None)]
+"""
+
+NOT_A_LIST = """
+from hermes_core import hookimpl
+
+
+@hookimpl
+def hermes_search_backends():
+    return "bm25"
+"""
+
+BAD_SPEC_NAME = """
+from hermes_core import SearchBackendSpec, hookimpl
+
+
+@hookimpl
+def hermes_search_backends():
+    return [SearchBackendSpec("Fast Search", factory=lambda context: None)]
+"""
+
+
+@pytest.fixture
+def installed(hermes_cli: HermesCli, hermes_dir_plugin: Callable[..., Path]) -> Callable[..., None]:
+    """``install(name, source, config_yaml)``: a user plugin, enabled, with more config."""
+
+    def install(name: str, source: str, more_config: str = "") -> None:
+        hermes_dir_plugin(hermes_cli.home / "plugins", name, source)
+        hermes_cli.config.write_text(
+            f"plugins:\n  enabled: [{name}]\n{more_config}", encoding="utf-8"
+        )
+
+    return install
+
+
+def lenient(cli: HermesCli) -> dict[str, str]:
+    """The command's environment without strict plugin loading (what a user has)."""
+    return cli.variables(HERMES_STRICT_PLUGINS="0")
+
+
+def listed(cli: HermesCli, name: str) -> dict[str, Any]:
+    rows = json.loads(cli.run("plugins", "list", "--json", env=lenient(cli)).stdout)
+    return next(row for row in rows if row["name"] == name)
+
+
+BROKEN_BACKEND = "tools:\n  tool_search:\n    backend: broken\n"
+
+
+def test_a_search_backend_whose_factory_raises_leaves_read_file_working(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
+    (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+
+    done = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', env=lenient(hermes_cli)
+    )
+
+    assert done.stdout.startswith("hello")
+    assert "Traceback" not in done.stderr
+
+
+def test_a_search_backend_whose_factory_raises_makes_tools_search_an_error_naming_the_plugin(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
+
+    done = hermes_cli.run("tools", "search", "time", "--json", ok=False, env=lenient(hermes_cli))
+
+    assert done.returncode == 1
+    answer = json.loads(done.stdout)
+    assert "plugin 'broken-search'" in answer["error"]
+    assert "search backend 'broken' (from hermes_search_backends)" in answer["error"]
+    assert "RuntimeError: index server down" in answer["error"]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_search_backend_whose_factory_raises_leaves_tool_describe_working(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
+
+    done = hermes_cli.run("tools", "describe", "read_file", "--json", env=lenient(hermes_cli))
+
+    assert "read_file" in json.loads(done.stdout)["tools"]
+
+
+def test_a_search_backend_whose_factory_raises_is_listed_as_its_plugin_error(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
+
+    row = listed(hermes_cli, "broken-search")
+    table = hermes_cli.run("plugins", "list", env=lenient(hermes_cli)).stdout
+
+    assert row["status"] == "error"
+    assert (
+        "search backend 'broken' (from hermes_search_backends) could not be built" in (row["error"])
+    )
+    assert "RuntimeError: index server down" in row["error"]
+    line = next(line for line in table.splitlines() if line.startswith("broken-search"))
+    assert " error " in line
+    assert "index server down" in line
+
+
+def test_a_search_backend_whose_factory_raises_stops_a_strict_command_naming_the_plugin(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
+
+    done = hermes_cli.run("tools", "call", "read_file", '{"path": "x"}', ok=False)
+
+    assert done.returncode == 2
+    assert "hermes: error: plugin 'broken-search': search backend 'broken'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_search_backend_missing_methods_is_an_error_naming_the_plugin_and_the_methods(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("half-search", MISSING_METHODS, "tools:\n  tool_search:\n    backend: half\n")
+
+    done = hermes_cli.run("tools", "search", "time", "--json", ok=False, env=lenient(hermes_cli))
+    row = listed(hermes_cli, "half-search")
+
+    error = json.loads(done.stdout)["error"]
+    assert "plugin 'half-search'" in error
+    assert "returned HalfBackend, which has no add, remove, search, unmatched_words, __len__" in (
+        error
+    )
+    assert "expected a SearchBackend (build, add, remove, search, unmatched_words, __len__)" in (
+        error
+    )
+    assert row["status"] == "error"
+    assert "which has no add, remove" in row["error"]
+
+
+def test_an_approval_policy_whose_factory_raises_stops_tool_calls_naming_the_plugin(
+    hermes_cli: HermesCli, installed: Callable[..., None]
+) -> None:
+    installed("careful-policy", RAISING_POLICY, "approvals:\n  policy: careful\n")
+
+    done = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "x"}', ok=False, env=lenient(hermes_cli)
+    )
+    row = listed(hermes_cli, "careful-policy")
+
+    assert done.returncode == 2
+    assert "plugin 'careful-policy': approval policy 'careful'" in done.stderr
+    assert "OSError: rules file missing" in done.stderr
+    assert row["status"] == "error"
+    assert "approval policy 'careful' (from hermes_approval_policies)" in row["error"]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        pytest.param(
+            ASYNC_REGISTRATION,
+            "hermes_search_backends: registration hooks must be plain functions, not coroutines",
+            id="async-def-hook",
+        ),
+        pytest.param(
+            NOT_A_LIST,
+            "hermes_search_backends must return a list of SearchBackendSpec, got str",
+            id="not-a-list-of-specs",
+        ),
+        pytest.param(
+            BAD_SPEC_NAME,
+            "hermes_search_backends raised ValueError: search backend name 'Fast Search' is not "
+            "valid",
+            id="bad-spec-name",
+        ),
+    ],
+)
+def test_a_broken_registration_hook_is_listed_as_its_plugin_error(
+    hermes_cli: HermesCli, installed: Callable[..., None], source: str, expected: str
+) -> None:
+    installed("sloppy", source)
+
+    row = listed(hermes_cli, "sloppy")
+
+    assert row["status"] == "error"
+    assert expected in row["error"]
+
+
+def test_a_backend_name_registered_by_two_plugins_is_listed_as_both_plugins_error(
+    hermes_cli: HermesCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    for name in ("first-search", "second-search"):
+        hermes_dir_plugin(hermes_cli.home / "plugins", name, RAISING_FACTORY)
+    hermes_cli.config.write_text(
+        "plugins:\n  enabled: [first-search, second-search]\n", encoding="utf-8"
+    )
+
+    first, second = listed(hermes_cli, "first-search"), listed(hermes_cli, "second-search")
+
+    for row in (first, second):
+        assert row["status"] == "error"
+        assert "'broken' is registered by two plugins" in row["error"]
+        assert "'first-search'" in row["error"]
+        assert "'second-search'" in row["error"]

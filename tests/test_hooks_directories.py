@@ -1,0 +1,288 @@
+"""Hook directories (``$HERMES_HOME/hooks/<name>/``): discovered like plugins, never imported
+until ``hooks.enabled`` lists them, ``hooks.disabled`` wins; an enabled one runs through the
+same hook machinery as plugin hooks."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from builders import make_env
+
+from hermes_core.config import Config
+from hermes_core.errors import PluginError
+from hermes_core.host import Host
+from hermes_core.paths import Environment
+from hermes_core.testing import HermesCli, forget_modules_under
+from hermes_core.tools import ToolResult
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Environment]:
+    made = make_env(tmp_path)
+    yield made
+    forget_modules_under(made.hooks_dir)
+
+
+def write_hook(env: Environment, name: str, manifest: str, handler: str) -> Path:
+    directory = env.hooks_dir / name
+    directory.mkdir(parents=True)
+    (directory / "HOOK.yaml").write_text(textwrap.dedent(manifest))
+    (directory / "handler.py").write_text(textwrap.dedent(handler))
+    return directory
+
+
+def marked_handler(marker: Path, body: str) -> str:
+    """A handler.py that leaves ``marker`` behind when it is imported."""
+    return f"from pathlib import Path\nPath({str(marker)!r}).touch()\n\n" + textwrap.dedent(body)
+
+
+GUARD = """
+def handle(event):
+    if "rm " in event["arguments"].get("command", ""):
+        return {"action": "block", "message": "rm is not for agents"}
+    return None
+"""
+
+
+def host_for(env: Environment, config: dict[str, Any]) -> Host:
+    return Host(Config.model_validate({"approvals": {"policy": "off"}, **config}), env)
+
+
+def call(host: Host, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def scenario() -> ToolResult:
+        async with host:
+            return await host.dispatch(name, arguments, host.new_session())
+
+    return anyio.run(scenario)
+
+
+def statuses(host: Host) -> dict[str, tuple[str, str | None]]:
+    host.start()
+    try:
+        return {d.name: (d.status, d.message) for d in host.hook_directories}
+    finally:
+        host.close()
+
+
+def test_a_hook_directory_not_in_hooks_enabled_is_never_imported(env: Environment) -> None:
+    marker = env.home / "imported"
+    write_hook(
+        env, "guard", "event: pre_tool_call\nmatch: terminal\n", marked_handler(marker, GUARD)
+    )
+    host = host_for(env, {})
+
+    result = call(host, "terminal", {"command": "rm -f nothing"})
+    found = statuses(host_for(env, {}))
+
+    assert not result.is_error, result.text_content
+    assert not marker.exists()
+    assert found == {"guard": ("not enabled", "enable it with: hermes hooks enable guard")}
+
+
+def test_an_enabled_hook_directory_runs_and_blocks_naming_itself(env: Environment) -> None:
+    marker = env.home / "imported"
+    write_hook(
+        env, "guard", "event: pre_tool_call\nmatch: terminal\n", marked_handler(marker, GUARD)
+    )
+    host = host_for(env, {"hooks": {"enabled": ["guard"]}})
+
+    blocked = call(host, "terminal", {"command": "rm -f precious"})
+    allowed = call(
+        host_for(env, {"hooks": {"enabled": ["guard"]}}), "terminal", {"command": "true"}
+    )
+
+    assert marker.exists()
+    assert blocked.error_code == "BLOCKED"
+    assert blocked.text_content == (
+        "terminal was blocked by hook directory 'guard': rm is not for agents"
+    )
+    assert not allowed.is_error, allowed.text_content
+
+
+def test_hooks_disabled_wins_over_hooks_enabled(env: Environment) -> None:
+    marker = env.home / "imported"
+    write_hook(env, "guard", "event: pre_tool_call\n", marked_handler(marker, GUARD))
+    config = {"hooks": {"enabled": ["guard"], "disabled": ["Guard"]}}
+
+    result = call(host_for(env, config), "terminal", {"command": "rm -f nothing"})
+
+    assert not result.is_error
+    assert not marker.exists()
+    assert statuses(host_for(env, config)) == {"guard": ("disabled", "disabled in hooks.disabled")}
+
+
+@pytest.mark.parametrize(
+    ("handler", "expected"),
+    [
+        pytest.param(
+            "async def handle(event):\n    return {'action': 'block', 'message': 'no'}\n",
+            "terminal was blocked by hook directory 'check': no",
+            id="async-block",
+        ),
+        pytest.param(
+            "def handle(event):\n    raise RuntimeError('rules unreadable')\n",
+            "the pre_tool_call hook of hook directory 'check' failed "
+            "(RuntimeError: rules unreadable)",
+            id="raises",
+        ),
+        pytest.param(
+            "import time\ndef handle(event):\n    time.sleep(5)\n",
+            "the pre_tool_call hook of hook directory 'check' did not answer within 0.3 s",
+            id="times-out",
+        ),
+        pytest.param(
+            "def handle(event):\n    return 'yes please'\n",
+            "terminal was blocked by hook directory 'check': an unreadable directive",
+            id="not-a-directive",
+        ),
+    ],
+)
+def test_a_hook_directory_handler_blocks_or_fails_closed(
+    env: Environment, handler: str, expected: str
+) -> None:
+    write_hook(env, "check", "event: pre_tool_call\ntimeout: 0.3\n", handler)
+
+    result = call(host_for(env, {"hooks": {"enabled": ["check"]}}), "terminal", {"command": "true"})
+
+    assert result.error_code == "BLOCKED"
+    assert expected in result.text_content
+
+
+def test_a_post_tool_call_hook_directory_receives_the_event(env: Environment) -> None:
+    seen = env.home / "seen.json"
+    handler = f"""
+    import json
+
+    def handle(event):
+        with open({str(seen)!r}, "w") as out:
+            json.dump(event, out)
+    """
+    write_hook(env, "recorder", "event: post_tool_call\n", handler)
+    (env.cwd / "a.txt").write_text("alpha\n")
+
+    call(host_for(env, {"hooks": {"enabled": ["recorder"]}}), "read_file", {"path": "a.txt"})
+
+    event = json.loads(seen.read_text())
+    assert event["tool_name"] == "read_file"
+    assert event["arguments"] == {"path": "a.txt"}
+    assert event["result"]["text"] == "alpha\n"
+    assert event["result"]["is_error"] is False
+
+
+@pytest.mark.parametrize(
+    ("manifest", "files", "error"),
+    [
+        pytest.param(
+            "event: before_everything\n",
+            True,
+            "HOOK.yaml: event: must be one of pre_tool_call, post_tool_call, session_start, "
+            "session_end, not 'before_everything'",
+            id="bad-event",
+        ),
+        pytest.param(
+            "event: pre_tool_call\ntimeout: -1\n",
+            True,
+            "HOOK.yaml: timeout: must be a number of seconds > 0",
+            id="bad-timeout",
+        ),
+        pytest.param("event: [pre_tool_call\n", True, "HOOK.yaml:2: not valid YAML", id="yaml"),
+        pytest.param(
+            "event: pre_tool_call\n", False, "no handler.py beside HOOK.yaml", id="no-handler"
+        ),
+    ],
+)
+def test_a_broken_hook_directory_is_listed_with_its_error_and_the_others_load(
+    env: Environment, manifest: str, files: bool, error: str
+) -> None:
+    broken = write_hook(env, "broken", manifest, GUARD)
+    if not files:
+        (broken / "handler.py").unlink()
+    write_hook(env, "guard", "event: pre_tool_call\n", GUARD)
+    variables = {**env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    lenient = Environment(home=env.home, cwd=env.cwd, variables=variables)
+    config = {"hooks": {"enabled": ["broken", "guard"]}}
+
+    found = statuses(host_for(lenient, config))
+    result = call(host_for(lenient, config), "terminal", {"command": "rm -f x"})
+
+    assert found["broken"][0] == "error"
+    assert error in (found["broken"][1] or "")
+    assert found["guard"] == ("enabled", None)
+    assert result.error_code == "BLOCKED"
+
+
+def test_in_strict_mode_a_broken_hook_directory_raises_naming_it(env: Environment) -> None:
+    write_hook(env, "broken", "event: pre_tool_call\n", "raise ImportError('missing dependency')\n")
+
+    with pytest.raises(PluginError, match=r"hook directory broken.*missing dependency"):
+        host_for(env, {"hooks": {"enabled": ["broken"]}}).start()
+
+
+def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_them(
+    hermes_cli: HermesCli,
+) -> None:
+    marker = hermes_cli.root / "imported"
+    hooks_dir = hermes_cli.home / "hooks" / "guard"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "HOOK.yaml").write_text(
+        "event: pre_tool_call\nmatch: terminal\ndescription: no rm\n"
+    )
+    (hooks_dir / "handler.py").write_text(marked_handler(marker, GUARD))
+    hermes_cli.config.write_text(
+        "hooks:\n  pre_tool_call:\n    - command: ./check.sh\n      match: 'mcp__*'\n"
+    )
+
+    rows = hermes_cli.json("hooks", "list", "--json")
+    table = hermes_cli.run("hooks", "list").stdout
+
+    assert not marker.exists()
+    assert rows == [
+        {
+            "kind": "shell",
+            "name": "hooks.pre_tool_call[0]",
+            "event": "pre_tool_call",
+            "match": "mcp__*",
+            "timeout": 10.0,
+            "status": "enabled",
+            "command": "./check.sh",
+        },
+        {
+            "kind": "directory",
+            "name": "guard",
+            "path": str(hooks_dir),
+            "status": "not enabled",
+            "event": "pre_tool_call",
+            "match": "terminal",
+            "timeout": 10.0,
+            "description": "no rm",
+            "message": "enable it with: hermes hooks enable guard",
+        },
+    ]
+    assert "guard" in table
+    assert "./check.sh" in table
+
+
+def test_hermes_hooks_enable_and_disable_edit_the_lists(hermes_cli: HermesCli) -> None:
+    hooks_dir = hermes_cli.home / "hooks" / "guard"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\n")
+    (hooks_dir / "handler.py").write_text(GUARD)
+    hermes_cli.config.write_text("# my hooks\nhooks:\n  disabled: [guard]\n")
+
+    enabled = hermes_cli.run("hooks", "enable", "guard")
+    after_enable = hermes_cli.config.read_text()
+    listed = hermes_cli.json("hooks", "list", "--json")
+    unknown = hermes_cli.run("hooks", "disable", "gaurd")
+
+    assert enabled.stdout.startswith("enabled guard in ")
+    assert after_enable == "# my hooks\nhooks:\n  disabled: []\n  enabled:\n  - guard\n"
+    assert listed[0]["status"] == "enabled"
+    assert "no hook directory named 'gaurd' is installed (yet). Did you mean 'guard'?" in (
+        unknown.stderr
+    )

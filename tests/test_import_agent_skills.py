@@ -1,0 +1,149 @@
+"""``hermes import-agent claude-code`` brings Claude Code's skills (``~/.claude/skills/*/`` and the
+project's ``.claude/skills/*/``) into ``$HERMES_HOME/skills/``: real skill folders in a fixture
+home, through the real command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing import HermesCli
+
+
+def skill_md(name: str, description: str, body: str = "Do the thing.\n") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n{body}"
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file under ``root`` with its text (the whole state of a folder)."""
+    if not root.exists():
+        return {}
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> HermesCli:
+    user_home = tmp_path / "home"
+    made = HermesCli(
+        tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "project"
+    )
+    write_files(
+        user_home / ".claude" / "skills",
+        {
+            "pdf-tools/SKILL.md": skill_md("pdf-tools", "Split and merge PDF files."),
+            "pdf-tools/scripts/split.py": "print('split')\n",
+            "shared/SKILL.md": skill_md("shared", "The user's copy."),
+            "notes.txt": "not a skill folder\n",
+        },
+    )
+    write_files(
+        made.work / ".claude" / "skills",
+        {
+            "shared/SKILL.md": skill_md("shared", "The project's copy."),
+            "broken/SKILL.md": "no front matter here\n",
+        },
+    )
+    return made
+
+
+def run(cli: HermesCli, *args: str) -> subprocess.CompletedProcess[str]:
+    return cli.run("import-agent", "claude-code", *args)
+
+
+def test_import_brings_user_and_project_skills_the_project_winning(cli: HermesCli) -> None:
+    done = run(cli)
+
+    skills = cli.home / "skills"
+    assert tree(skills) == {
+        "pdf-tools/SKILL.md": skill_md("pdf-tools", "Split and merge PDF files."),
+        "pdf-tools/scripts/split.py": "print('split')\n",
+        "shared/SKILL.md": skill_md("shared", "The project's copy."),
+    }
+    claude = cli.user_home / ".claude" / "skills"
+    assert f"added: skill pdf-tools from user skills ({claude})" in done.stdout
+    project = cli.work / ".claude" / "skills"
+    assert f"added: skill shared from project skills ({project})" in done.stdout
+    assert f"skipped: skill broken from project skills ({project}): " in done.stdout
+    assert "no YAML front matter" in done.stdout
+    assert "skill 'shared' of user skills" in done.stderr
+    assert "is shadowed by the one of project skills" in done.stderr
+    assert f"Copied 2 skill(s) to {skills}." in done.stdout
+    listed = cli.run("tools", "call", "skills_list").stdout
+    assert "pdf-tools: Split and merge PDF files." in listed
+    assert "shared: The project's copy." in listed
+
+
+def test_an_existing_skill_is_kept_without_force_and_replaced_whole_with_it(
+    cli: HermesCli,
+) -> None:
+    mine = {
+        "pdf-tools/SKILL.md": skill_md("pdf-tools", "My own edited copy."),
+        "pdf-tools/extra.md": "my notes\n",
+    }
+    write_files(cli.home / "skills", mine)
+    run(cli)  # shared is added; pdf-tools differs and is kept
+
+    again = run(cli)
+    kept = tree(cli.home / "skills")
+    forced = run(cli, "--force", "--json")
+
+    assert "; it differs from " in again.stdout
+    assert f"kept: skill pdf-tools from user skills ({cli.user_home / '.claude' / 'skills'})" in (
+        again.stdout
+    )
+    assert "unchanged: skill shared from project skills" in again.stdout
+    assert {path: kept[path] for path in mine} == mine
+    actions = {item["name"]: item["action"] for item in json.loads(forced.stdout)["skills"]}
+    assert actions == {"pdf-tools": "changed", "shared": "unchanged"}
+    replaced = tree(cli.home / "skills" / "pdf-tools")
+    assert replaced == {
+        "SKILL.md": skill_md("pdf-tools", "Split and merge PDF files."),
+        "scripts/split.py": "print('split')\n",
+    }
+    assert not [p for p in (cli.home / "skills").iterdir() if p.name.startswith(".")]
+
+
+def test_dry_run_writes_no_skill(cli: HermesCli) -> None:
+    write_files(cli.home / "skills", {"pdf-tools/SKILL.md": skill_md("pdf-tools", "Mine.")})
+    before = tree(cli.home)
+
+    done = run(cli, "--dry-run")
+    report = json.loads(run(cli, "--dry-run", "--json").stdout)
+
+    assert tree(cli.home) == before
+    assert "would be added: skill shared from project skills" in done.stdout
+    assert "would be kept: skill pdf-tools" in done.stdout
+    assert f"Dry run: nothing was copied to {cli.home / 'skills'}." in done.stdout
+    assert report["dry_run"] is True
+    assert {item["name"]: item["action"] for item in report["skills"]} == {
+        "pdf-tools": "kept",
+        "shared": "added",
+    }
+    assert report["skills_skipped"][0]["name"] == "broken"
+
+
+def test_symbolic_links_in_a_skill_are_not_copied(cli: HermesCli) -> None:
+    secret = cli.root / "secret.txt"
+    secret.write_text("hunter2", encoding="utf-8")
+    (cli.user_home / ".claude" / "skills" / "pdf-tools" / "key.txt").symlink_to(secret)
+
+    done = run(cli)
+
+    copied = cli.home / "skills" / "pdf-tools"
+    assert not (copied / "key.txt").exists()
+    assert "key.txt: a symbolic link, not copied" in done.stderr
+    assert "hunter2" not in json.dumps(tree(cli.home / "skills"))
