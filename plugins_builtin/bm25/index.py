@@ -259,14 +259,7 @@ class BM25Index:
         group_of = {group: self._group_ids[group] for group in distinct}
         groups = np.fromiter(map(group_of.__getitem__, group_names), np.int32, len(batch))
         bare = bare_names(batch)
-        postings = index_batch(
-            batch,
-            self._vocabulary,
-            self._indexed,
-            self._group_term_ids,
-            self._kernel.postings,
-            bare,
-        )
+        postings = self._postings(batch, bare)
         self._count_frequencies(postings, 1)
         self._append_slots(batch, bare, postings.lengths, postings.name_sizes, groups)
         slots = postings.docs + np.int32(first_slot)
@@ -311,6 +304,18 @@ class BM25Index:
         ]
         self._live += len(batch)
         self._total_lengths += lengths.sum(axis=0, dtype=np.int64)
+
+    def _postings(self, batch: Sequence[ToolDocument], bare: Sequence[str]) -> Postings:
+        """The postings of ``batch`` (with its :func:`~.build.bare_names`) in this index's
+        vocabulary and fields."""
+        return index_batch(
+            batch,
+            self._vocabulary,
+            self._indexed,
+            self._group_term_ids,
+            self._kernel.postings,
+            bare,
+        )
 
     def _add_exact(self, key: str, slot: int) -> None:
         """Let ``key`` name ``slot`` exactly (a key most often names one tool: then it maps to
@@ -385,14 +390,7 @@ class BM25Index:
         batch = [document for document in documents if document is not None]
         # The documents' frequencies come out again as they went in: tokenized anew (each of
         # their words is in the word table already).
-        postings = index_batch(
-            batch,
-            self._vocabulary,
-            self._indexed,
-            self._group_term_ids,
-            self._kernel.postings,
-            bare_names(batch),
-        )
+        postings = self._postings(batch, bare_names(batch))
         self._count_frequencies(postings, -1)
         firsts = [segment.first_slot for segment in self._segments]
         for slot, document in zip(slots, documents, strict=True):
