@@ -203,9 +203,12 @@ class Postings:
 MCP_PREFIX: Final = "mcp__"
 
 
-def bare_names(documents: Sequence[ToolDocument]) -> list[str]:
+def bare_names(documents: Sequence[ToolDocument], names: Sequence[str] | None = None) -> list[str]:
     """The :attr:`~hermes_core.ToolDocument.bare_name` of each of ``documents``, asked only of
-    the names it may change (those with an ``mcp__`` prefix): a catalog has many."""
+    the names it may change (those with an ``mcp__`` prefix): a catalog has many. ``names``:
+    the documents' names, when known already (none with the prefix: they are the answer)."""
+    if names is not None and MCP_PREFIX not in "\x00".join(names):
+        return list(names)
     return [
         document.bare_name if document.name.startswith(MCP_PREFIX) else document.name
         for document in documents

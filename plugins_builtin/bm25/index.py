@@ -246,10 +246,10 @@ class BM25Index:
         """Index ``documents`` after the existing ones; a name already indexed is replaced (its
         new copy takes the new registry position)."""
         self._version += 1
-        batch = _latest(documents)
+        batch, names = _latest(documents)
         if not batch:
             return
-        replaced = [document.name for document in batch if document.name in self._slot_of]
+        replaced = [name for name in names if name in self._slot_of]
         if replaced:
             self._remove_slots([self._slot_of.pop(name) for name in replaced])
         first_slot = len(self._documents)
@@ -258,10 +258,10 @@ class BM25Index:
         self._register_groups(distinct)
         group_of = {group: self._group_ids[group] for group in distinct}
         groups = np.fromiter(map(group_of.__getitem__, group_names), np.int32, len(batch))
-        bare = bare_names(batch)
+        bare = bare_names(batch, names)
         postings = self._postings(batch, bare)
         self._count_frequencies(postings, 1)
-        self._append_slots(batch, bare, postings.lengths, postings.name_sizes, groups)
+        self._append_slots(batch, names, bare, postings.lengths, postings.name_sizes, groups)
         slots = postings.docs + np.int32(first_slot)
         self._segments.append(
             _Segment(first_slot, len(batch), postings.offsets, slots, postings.counts)
@@ -271,12 +271,13 @@ class BM25Index:
     def _append_slots(
         self,
         batch: Sequence[ToolDocument],
+        names: Sequence[str],
         bare: Sequence[str],
         lengths: Int32Array,
         name_sizes: Int32Array,
         groups: Int32Array,
     ) -> None:
-        """Give ``batch`` (with its :func:`~.build.bare_names`) the next slots."""
+        """Give ``batch`` (with its names and :func:`~.build.bare_names`) the next slots."""
         first_slot = len(self._documents)
         self._documents.extend(batch)
         self._lengths = np.concatenate([self._lengths, lengths]) if len(self._lengths) else lengths
@@ -284,7 +285,6 @@ class BM25Index:
         self._alive = np.concatenate([self._alive, np.ones(len(batch), dtype=bool)])
         self._slot_groups = np.concatenate([self._slot_groups, groups.astype(np.int32)])
         slots = range(first_slot, first_slot + len(batch))
-        names = [document.name for document in batch]
         self._slot_of.update(zip(names, slots, strict=True))
         # The keys of exact_name_keys but a tool's own name, which _slot_of finds: a catalog
         # of lowercase names without mcp__ prefixes needs none.
@@ -470,7 +470,7 @@ class BM25Index:
     def _install(self, stored: StoredIndex, documents: Sequence[ToolDocument]) -> bool:
         """Take the index of ``documents`` from ``stored``; ``False`` (with a warning) when its
         arrays do not describe them."""
-        batch = _latest(documents)
+        batch, names = _latest(documents)
         arrays = stored.arrays
         problem = _check_layout(arrays)
         terms: list[str] = []
@@ -478,7 +478,7 @@ class BM25Index:
             terms = bytes(arrays["terms"]).decode("ascii", "replace").split("\n")
         if problem is None:
             problem = _check_stored(arrays, len(batch), len(terms), len(stored.groups))
-        if problem is None and stored.groups != list(dict.fromkeys(d.group for d in batch)):
+        if problem is None and stored.groups != list(dict.fromkeys([d.group for d in batch])):
             problem = "its groups are not the catalog's"
         if problem is not None:
             logger.warning(
@@ -492,7 +492,7 @@ class BM25Index:
             Postings(offsets, arrays["slots"], arrays["counts"], _NO_ROWS, _NO_INTS), 1
         )
         lengths, sizes, slot_groups = arrays["lengths"], arrays["name_sizes"], arrays["groups"]
-        self._append_slots(batch, bare_names(batch), lengths, sizes, slot_groups)
+        self._append_slots(batch, names, bare_names(batch, names), lengths, sizes, slot_groups)
         if batch:
             self._segments.append(
                 _Segment(0, len(batch), offsets, arrays["slots"], arrays["counts"])
@@ -945,16 +945,17 @@ class BM25Index:
         return slots
 
 
-def _latest(documents: Sequence[ToolDocument]) -> list[ToolDocument]:
-    """``documents`` with each name once, its last copy, in the order of the last copies."""
+def _latest(documents: Sequence[ToolDocument]) -> tuple[list[ToolDocument], list[str]]:
+    """``documents`` with each name once, its last copy, in the order of the last copies; and
+    their names."""
     names = [document.name for document in documents]
     if len(dict.fromkeys(names)) == len(names):
-        return list(documents)
+        return list(documents), names
     latest: dict[str, ToolDocument] = {}
     for document in documents:
         latest.pop(document.name, None)
         latest[document.name] = document
-    return list(latest.values())
+    return list(latest.values()), list(latest)
 
 
 class _Holds(dict[str, bool]):
