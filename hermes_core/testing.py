@@ -309,11 +309,11 @@ class HermesCli:
 
 
 def _bundled_only() -> Environment:
-    """An environment that reads the bundled plugins and no other source."""
+    """An environment that reads the bundled plugins and no other source, with its own cache
+    directory (a backend that persists its index never writes the user's)."""
     root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
-    return Environment(
-        home=root / "home", cwd=root, variables={"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    )
+    variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
+    return Environment(home=root / "home", cwd=root, variables=variables)
 
 
 def make_host(
