@@ -11,9 +11,9 @@ so ``hermes --version`` pays for none of pydantic, numpy or the MCP SDK.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from hermes_core.exports import lazy_exports
 from hermes_core.version import __version__
 
 if TYPE_CHECKING:
@@ -185,14 +185,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # the next lookup does not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())

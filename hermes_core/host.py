@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     from hermes_core.connectors.service import Connectors
     from hermes_core.dispatch import Dispatcher
     from hermes_core.hooks import HookDirectory, RegisteredHooks
-    from hermes_core.mcp.supervisor import McpSupervisor, ServerStatus
+    from hermes_core.mcp.startup import McpStartup
+    from hermes_core.mcp.supervisor import ConnectProgress, McpSupervisor, ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.search.assembly import Assembly
@@ -84,8 +85,13 @@ class Host:
     again with backoff, as a long-running host (``hermes serve``, an agent) needs. Without it
     (the default, right for one-shot commands and scripts) a failed server stays unavailable
     with its reason and nothing is retried behind the caller's back. ``mcp_backoff`` is the
-    first reconnect delay of a dead MCP server, in seconds. ``strict`` (default:
-    ``HERMES_STRICT_PLUGINS``) raises the first plugin error instead of recording it.
+    first reconnect delay of a dead MCP server, in seconds. ``mcp_startup`` says which MCP
+    servers the start waits for, connects in the background or leaves alone, from their tool
+    manifests in the cache directory (:class:`~hermes_core.mcp.startup.McpStartup`; by default
+    servers with a manifest have their tools registered at once and connect in the background,
+    the others are waited for); ``mcp_progress`` hears how the servers the start waits for are
+    doing. ``strict`` (default: ``HERMES_STRICT_PLUGINS``) raises the first plugin error instead
+    of recording it.
     """
 
     def __init__(
@@ -96,6 +102,8 @@ class Host:
         config_path: Path | None = None,
         mcp_reconnect: bool = False,
         mcp_backoff: float = 1.0,
+        mcp_startup: McpStartup | None = None,
+        mcp_progress: ConnectProgress | None = None,
         strict: bool | None = None,
     ) -> None:
         self.config = config
@@ -104,6 +112,8 @@ class Host:
         self.registry = Registry()
         self._mcp_reconnect = mcp_reconnect
         self._mcp_backoff = mcp_backoff
+        self._mcp_startup = mcp_startup
+        self._mcp_progress = mcp_progress
         self._strict = env.flag(STRICT_FLAG) if strict is None else strict
         self._direct: list[tuple[str, object]] = []
         self._plugins: PluginSet | None = None
@@ -557,12 +567,16 @@ class Host:
         search = self._tool_search_or_error()
         if isinstance(search, ToolResult):
             return search
+        if self._mcp is not None:
+            await self._mcp.wait_for_unknown()
         return await search.handle_search(session, **arguments)
 
     async def _describe_tools(self, session: Session, **arguments: Any) -> ToolResult:
         search = self._tool_search_or_error()
         if isinstance(search, ToolResult):
             return search
+        if self._mcp is not None:
+            await self._mcp.wait_for_unknown()
         return await search.handle_describe(session, **arguments)
 
     def _plan_tool_call(self, arguments: Any, session: Session) -> Any:
@@ -677,18 +691,31 @@ class Host:
 
     # MCP --------------------------------------------------------------------------------------
 
-    async def _connect_mcp(self) -> None:
-        if not self.config.mcp_servers:
-            return
+    def _new_supervisor(self, servers: dict[str, McpServerConfig]) -> McpSupervisor:
+        from hermes_core.mcp.startup import McpStartup
         from hermes_core.mcp.supervisor import McpSupervisor
 
-        self._mcp = McpSupervisor(
-            self.config.mcp_servers,
+        startup = self._mcp_startup or McpStartup()
+        manifests = None
+        if startup.manifests:
+            from hermes_core.mcp.manifests import ManifestStore
+
+            manifests = ManifestStore(self.env.cache_dir / "mcp")
+        return McpSupervisor(
+            servers,
             self.env,
             on_tools_changed=self._on_mcp_tools,
             reconnect=self._mcp_reconnect,
             backoff_base=self._mcp_backoff,
+            manifests=manifests,
+            startup=startup,
+            on_progress=self._mcp_progress,
         )
+
+    async def _connect_mcp(self) -> None:
+        if not self.config.mcp_servers:
+            return
+        self._mcp = self._new_supervisor(self.config.mcp_servers)
         await self._mcp.start()
 
     def _on_mcp_tools(self, server: str, tools: list[Tool]) -> None:
@@ -701,15 +728,7 @@ class Host:
     async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
         """Connect a server while the host runs; the next assembly includes its tools."""
         if self._mcp is None:
-            from hermes_core.mcp.supervisor import McpSupervisor
-
-            self._mcp = McpSupervisor(
-                {},
-                self.env,
-                on_tools_changed=self._on_mcp_tools,
-                reconnect=self._mcp_reconnect,
-                backoff_base=self._mcp_backoff,
-            )
+            self._mcp = self._new_supervisor({})
             await self._mcp.start()
         return await self._mcp.add(name, config)
 

@@ -46,3 +46,14 @@ def shown(value: object, limit: int = SHOWN_CHARACTERS) -> str:
         # repr() itself refuses integers of more than 4300 digits.
         return f"a whole number of about {round(value.bit_length() * _DIGITS_PER_BIT)} digits"
     return clipped(repr(value), limit)
+
+
+def duration(seconds: float) -> str:
+    """A span of time for people: ``12 s``, ``5 min``, ``3 h``, ``2 days``."""
+    if seconds < 120:
+        return f"{max(0, round(seconds))} s"
+    if seconds < 2 * 3600:
+        return f"{round(seconds / 60)} min"
+    if seconds < 2 * 86400:
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} days"

@@ -309,11 +309,11 @@ class HermesCli:
 
 
 def _bundled_only() -> Environment:
-    """An environment that reads the bundled plugins and no other source."""
+    """An environment that reads the bundled plugins and no other source, with its own cache
+    directory (a backend that persists its index never writes the user's)."""
     root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
-    return Environment(
-        home=root / "home", cwd=root, variables={"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    )
+    variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
+    return Environment(home=root / "home", cwd=root, variables=variables)
 
 
 def make_host(
@@ -418,7 +418,8 @@ def hermes_project(tmp_path: Path) -> Path:
 @pytest.fixture
 def hermes_env(tmp_path: Path, hermes_home: Path, hermes_project: Path) -> Iterator[Environment]:
     """An environment with a temporary home and project, an empty temporary bundled-plugins
-    directory (``HERMES_BUNDLED_PLUGINS``), ``HERMES_STRICT_PLUGINS=1``, and a temporary
+    directory (``HERMES_BUNDLED_PLUGINS``), ``HERMES_STRICT_PLUGINS=1``, a temporary cache
+    directory (``HERMES_CACHE_DIR``, ``tmp_path/cache``), and a temporary
     ``user_home`` (``tmp_path/user-home``, the user's ``~``; not created).
 
     Change it with :func:`dataclasses.replace`. Plugin modules imported from ``tmp_path`` are
@@ -426,11 +427,14 @@ def hermes_env(tmp_path: Path, hermes_home: Path, hermes_project: Path) -> Itera
     """
     bundled = tmp_path / "bundled"
     bundled.mkdir()
+    variables = {
+        "HERMES_BUNDLED_PLUGINS": str(bundled),
+        "HERMES_STRICT_PLUGINS": "1",
+        # Tool manifests and search indexes of the test's hosts never touch the user's cache.
+        "HERMES_CACHE_DIR": str(tmp_path / "cache"),
+    }
     yield Environment(
-        home=hermes_home,
-        cwd=hermes_project,
-        variables={"HERMES_BUNDLED_PLUGINS": str(bundled), "HERMES_STRICT_PLUGINS": "1"},
-        user_home=tmp_path / "user-home",
+        home=hermes_home, cwd=hermes_project, variables=variables, user_home=tmp_path / "user-home"
     )
     forget_modules_under(tmp_path)
 

@@ -38,7 +38,7 @@ class ToolAnnotations:
     open_world: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tool:
     """A callable tool.
 
@@ -46,6 +46,7 @@ class Tool:
     enabled and granted together; ``source`` and ``source_name`` say where it came from (the
     plugin name, the MCP server, the connector or the catalog). ``handler`` may be a plain
     function (run in a worker thread) or a coroutine function. ``timeout`` is in seconds.
+    Slotted: a host may hold hundreds of thousands of tools (catalogs).
     """
 
     name: str

@@ -267,8 +267,16 @@ def test_list_table_warns_about_patterns_matching_nothing(cli: Cli) -> None:
         cli, {"time": {"command": sys.executable, "args": TIME_ARGS, "include": ["nothing_*"]}}
     )
     table = cli.run("mcp", "list").stdout.splitlines()
-    assert table[0].split() == ["name", "transport", "status", "tools", "filtered", "note"]
-    assert table[1].split()[:5] == ["time", "stdio", "connected", "0", "2"]
+    assert table[0].split() == [
+        "name",
+        "transport",
+        "status",
+        "tools",
+        "filtered",
+        "manifest",
+        "note",
+    ]
+    assert table[1].split()[:7] == ["time", "stdio", "connected", "0", "2", "0", "s"]
     assert "patterns matching nothing: nothing_*" in table[1]
 
 
@@ -477,7 +485,11 @@ def test_catalog_install_puts_secrets_in_dotenv_never_in_config(cli: Cli) -> Non
     env = Environment(
         home=cli.home,
         cwd=cli.work,
-        variables={"HERMES_STRICT_PLUGINS": "1", "HERMES_LOG_DIR": str(cli.log_dir)},
+        variables={
+            "HERMES_STRICT_PLUGINS": "1",
+            "HERMES_LOG_DIR": str(cli.log_dir),
+            "HERMES_CACHE_DIR": str(cli.cache_dir),
+        },
     )
 
     async def ask_server() -> ToolResult:

@@ -428,19 +428,25 @@ PROBE = (
 )
 
 
-def heavy_modules_after_listing(setup: Setup) -> str:
-    write_dir_plugin(setup.user_plugins, "demo", GOOD)
-    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
+def run_probe(setup: Setup, code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in the project with ``env``; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", code],
         cwd=setup.project,
-        env=setup.cli.variables(**setup.variables),
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def heavy_modules_after_listing(setup: Setup) -> str:
+    write_dir_plugin(setup.user_plugins, "demo", GOOD)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n", encoding="utf-8")
+    done = run_probe(setup, PROBE, setup.cli.variables(**setup.variables))
     return done.stdout.splitlines()[-1]
 
 
@@ -509,3 +515,57 @@ def test_subcommand_of_a_plugin_not_enabled_does_not_exist(setup: Setup) -> None
 
     assert done.returncode == 2
     assert "No such command 'hello'" in done.stderr
+
+
+HELP_PROBE = (
+    "import sys\n"
+    "from hermes_core.cli import main\n"
+    "try:\n    main(['--help'])\n"
+    "except SystemExit:\n    pass\n"
+    "heavy = ('pydantic', 'hermes_core.config', 'hermes_core.plugins.loader', 'hermes_core.host')\n"
+    "print('LOADED', sorted(set(sys.modules) & set(heavy)))\n"
+)
+
+
+def test_help_imports_neither_the_pydantic_config_nor_the_plugin_loader(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
+    assert "hello" in setup.run("--help").stdout  # the first help loads the plugins once
+
+    done = run_probe(setup, HELP_PROBE, setup.environment())
+
+    assert done.stdout.splitlines()[-1] == "LOADED []"
+    assert re.search(r"^  hello +Say hello\.$", done.stdout, re.MULTILINE)
+
+
+def test_help_lists_the_command_of_a_plugin_enabled_after_the_last_help(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    assert "hello" not in setup.run("--help").stdout
+
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
+
+    assert "hello" in setup.run("--help").stdout
+
+
+def test_help_shows_the_new_help_of_a_plugin_command_edited_in_place(setup: Setup) -> None:
+    plugin = write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
+    assert "Say hello." in setup.run("--help").stdout
+    code = next(path for path in plugin.iterdir() if path.suffix == ".py")
+    code.write_text(HELLO.replace("Say hello.", "Greet someone."), encoding="utf-8")
+
+    assert "Greet someone." in setup.run("--help").stdout
+
+
+def test_a_corrupt_help_cache_is_read_as_a_miss(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
+    setup.run("--help")
+    cache = setup.cli.cache_dir / "cli-commands.json"
+    cache.write_text('{"key": "truncated', encoding="utf-8")
+
+    done = setup.run("--help")
+
+    assert done.returncode == 0, done.stderr
+    assert "hello" in done.stdout
+    assert done.stderr == ""

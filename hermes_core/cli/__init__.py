@@ -1,7 +1,9 @@
 """The ``hermes`` command.
 
 Subcommands are imported only when they run, so ``hermes --version`` and ``hermes plugins list``
-never pay for the MCP SDK, numpy or jsonschema.
+never pay for the MCP SDK, numpy or jsonschema. ``hermes --help`` lists the commands of enabled
+plugins from a cache (:mod:`hermes_core.cli.plugin_commands`), so it reads neither the
+configuration's models nor the plugins unless what decides them changed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,25 @@ class LazyGroup(click.Group):
             names |= set(_plugin_commands(ctx))
         return sorted(names)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The built-in commands and those of enabled plugins, with their short help; the
+        plugins' come from the cache when it is still valid (see :mod:`plugin_commands`)."""
+        shown: dict[str, click.Command] = {}
+        for name in SUBCOMMANDS:
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                shown[name] = command
+        with contextlib.suppress(HermesError):  # help stays available with a broken config
+            for name, text in _plugin_help(ctx).items():
+                # Only its help is needed here: a stand-in, the real one loads when it runs.
+                shown.setdefault(name, click.Command(name, help=text))
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in shown)
+        rows = [(name, shown[name].get_short_help_str(limit)) for name in sorted(shown)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
@@ -72,16 +93,35 @@ class LazyGroup(click.Group):
 
 def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
     """Commands of enabled plugins (``hermes_cli_commands``), loaded once per invocation; a
-    built-in command of the same name wins."""
+    built-in command of the same name wins. Their short help is cached for ``--help``."""
     root = ctx.find_root()
     cache = root.meta.get("hermes.plugin_commands")
     if cache is None:
         from hermes_core.cli.context import environment
-        from hermes_core.cli.plugin_commands import plugin_commands
+        from hermes_core.cli.plugin_commands import (
+            command_help_key,
+            plugin_commands,
+            save_command_help,
+        )
 
-        cache = plugin_commands(environment())
+        env = environment()
+        key = command_help_key(env)
+        cache = plugin_commands(env)
         root.meta["hermes.plugin_commands"] = cache
+        save_command_help(env, key, {n: c for n, c in cache.items() if n not in SUBCOMMANDS})
     return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
+
+
+def _plugin_help(ctx: click.Context) -> dict[str, str]:
+    """Short help of each command of an enabled plugin: from the cache when what decides the
+    plugins has not changed, else from the loaded plugins (which refreshes the cache)."""
+    from hermes_core.cli.context import environment
+    from hermes_core.cli.plugin_commands import cached_command_help, short_help
+
+    cached = cached_command_help(environment())
+    if cached is not None:
+        return {name: text for name, text in cached.items() if name not in SUBCOMMANDS}
+    return {name: short_help(command) for name, command in _plugin_commands(ctx).items()}
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,7 +1,10 @@
 """``hermes mcp``: list, add, remove and test MCP servers, and install curated ones.
 
-``list`` and ``test`` connect for real (``list`` through a :class:`~hermes_core.host.Host`, as an
-agent would, without reconnecting) and exit 1 when a server did not answer; ``add``, ``remove``
+``list`` reads through a :class:`~hermes_core.host.Host`, as ``hermes tools list`` does: a server
+whose tool manifest is fresh is shown ``known`` (with the manifest's age) without being started,
+one whose connect failed within its ``retry_interval`` as unavailable with the recorded reason,
+and the others are connected (``--refresh`` connects every one). ``test`` always connects. Both
+exit 1 when a server did not answer; ``add``, ``remove``
 and ``catalog install`` edit config.yaml keeping its comments. Secrets never go into
 config.yaml: a literal ``--env`` or credential ``--header`` value is written to
 ``$HERMES_HOME/.env`` and the entry gets a ``${VAR}`` reference to it.
@@ -85,6 +88,9 @@ def _status_json(status: ServerStatus) -> dict[str, Any]:
         "protocol_version": status.protocol_version,
         "log": str(status.log_path) if status.log_path is not None else None,
         "stderr_tail": list(status.stderr_tail),
+        "manifest_age": None if status.manifest_age is None else round(status.manifest_age, 1),
+        "failed_at": status.failed_at,
+        "recorded": status.recorded,
     }
 
 
@@ -107,12 +113,49 @@ def _statuses_printed_instead_of_warnings() -> Iterator[None]:
         logger.removeFilter(dropper)
 
 
-async def _statuses(config: Config, env: Environment) -> dict[str, ServerStatus]:
+async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str, ServerStatus]:
+    from hermes_core.cli.progress import connect_progress
     from hermes_core.host import Host
+    from hermes_core.mcp.startup import McpStartup
 
-    with _statuses_printed_instead_of_warnings():
-        async with Host(config, env, config_path=env.config_path) as host:
-            return host.mcp_status()
+    startup = McpStartup(read_only=True, refresh=refresh)
+    progress = connect_progress()
+    try:
+        with _statuses_printed_instead_of_warnings():
+            async with Host(
+                config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
+            ) as host:
+                return host.mcp_status()
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _note(status: ServerStatus, config: Config) -> str:
+    """The note column: why a server is unavailable (and since when, when that was recorded
+    by an earlier command), and the patterns matching nothing."""
+    from hermes_core.shown import duration
+
+    note = "" if status.state == "disabled" else status.reason or ""
+    if status.recorded and status.failed_at is not None:
+        import time
+
+        since = time.time() - status.failed_at
+        interval = config.mcp_servers[status.name].retry_interval
+        note += (
+            f" (recorded {duration(since)} ago; tried again in "
+            f"{duration(max(0.0, interval - since))}, or now with --refresh)"
+        )
+    if status.unmatched_patterns:
+        unmatched = f"patterns matching nothing: {', '.join(status.unmatched_patterns)}"
+        note = f"{note}; {unmatched}" if note else unmatched
+    return note
+
+
+def _manifest_age(status: ServerStatus) -> str:
+    from hermes_core.shown import duration
+
+    return "-" if status.manifest_age is None else duration(status.manifest_age)
 
 
 def _output_lines(status: ServerStatus) -> list[str]:
@@ -126,18 +169,24 @@ def _output_lines(status: ServerStatus) -> list[str]:
 
 @mcp.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
-def list_command(as_json: bool) -> None:
-    """Connect to every configured server and show its transport, status and tool counts;
-    exit 1 when a server is unavailable."""
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Connect every server instead of answering from the cached tool manifests.",
+)
+def list_command(as_json: bool, refresh: bool) -> None:
+    """Show each configured server's transport, state (known from its tool manifest,
+    connected, unavailable, disabled), tool counts and manifest age; servers the cache cannot
+    answer for are connected. Exit 1 when a server is unavailable."""
     import anyio
 
     from hermes_core.mcp.serverlog import server_log_path
 
     env = environment()
     config = load_config_in_effect(env)
-    statuses = anyio.run(_statuses, config, env) if config.mcp_servers else {}
+    statuses = anyio.run(_statuses, config, env, refresh) if config.mcp_servers else {}
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
-    failed = any(status.state not in ("connected", "disabled") for status in rows)
+    failed = any(status.state not in ("connected", "known", "disabled") for status in rows)
     if as_json:
         click.echo(json.dumps([_status_json(status) for status in rows], indent=2))
         if failed:
@@ -146,14 +195,8 @@ def list_command(as_json: bool) -> None:
     if not rows:
         click.echo(f"No MCP servers configured in {env.config_path}.")
         return
-    table = [("name", "transport", "status", "tools", "filtered", "note")]
+    table = [("name", "transport", "status", "tools", "filtered", "manifest", "note")]
     for status in rows:
-        note = status.reason or ""
-        if status.state == "disabled":
-            note = ""
-        if status.unmatched_patterns:
-            unmatched = f"patterns matching nothing: {', '.join(status.unmatched_patterns)}"
-            note = f"{note}; {unmatched}" if note else unmatched
         table.append(
             (
                 status.name,
@@ -161,7 +204,8 @@ def list_command(as_json: bool) -> None:
                 status.state,
                 str(status.tool_count),
                 str(status.filtered_count),
-                note,
+                _manifest_age(status),
+                _note(status, config),
             )
         )
     click.echo(columns(table))

@@ -8,6 +8,7 @@ import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import click
 
@@ -59,9 +60,23 @@ class _Formatter(logging.Formatter):
         return super().format(record)
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to whatever ``sys.stderr`` is when a record comes, so a warning
+    logged while the MCP connect progress is drawn goes above its lines (rich redirects
+    ``sys.stderr`` while it draws)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def configure_logging(prefix: str = "hermes", *, with_names: bool = False) -> None:
     """Log records on stderr as ``<prefix>: warning: ...`` (debug too with ``-v``)."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     names = "%(name)s: " if with_names else ""
     handler.setFormatter(_Formatter(f"{prefix}: %(level)s: {names}%(message)s"))
     level = logging.DEBUG if verbose() else logging.WARNING

@@ -1,4 +1,10 @@
-"""``hermes tools``: list, assemble, search, describe and call tools through the real host."""
+"""``hermes tools``: list, assemble, search, describe and call tools through the real host.
+
+``list``, ``assemble``, ``search`` and ``describe`` only read: they start no MCP server whose
+tool manifest is fresh, nor one whose connect failed within its ``retry_interval``, and
+``--refresh`` reconnects every server first. ``call`` registers the known tools at once and
+connects their servers in the background; its call waits for its own server only.
+"""
 
 from __future__ import annotations
 
@@ -21,21 +27,56 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def run_with_host(work: Callable[[Host], Awaitable[T]]) -> T:
-    """Start the host of the configuration in effect, run ``work`` with it, shut it down."""
+def run_with_host(
+    work: Callable[[Host], Awaitable[T]],
+    *,
+    read_only: bool = False,
+    refresh: bool = False,
+    wait_only: frozenset[str] | None = None,
+) -> T:
+    """Start the host of the configuration in effect, run ``work`` with it, shut it down.
+
+    ``read_only``: ``work`` only reads tools, so MCP servers the cache answers for are not
+    started; ``refresh``: every MCP server is reconnected and waited for; ``wait_only``: the
+    start waits for these servers alone (see :class:`~hermes_core.mcp.startup.McpStartup`).
+    While the start waits for servers, their progress is drawn on the terminal (never into a
+    pipe).
+    """
     import anyio
 
+    from hermes_core.cli.progress import connect_progress
     from hermes_core.host import Host
+    from hermes_core.mcp.startup import McpStartup
 
     env = environment()
     config = load_config_in_effect(env)
+    startup = McpStartup(read_only=read_only, refresh=refresh, wait_only=wait_only)
 
     async def main() -> T:
-        async with Host(config, env, config_path=env.config_path) as host:
-            host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
-            return await work(host)
+        progress = connect_progress() if config.mcp_servers else None
+        try:
+            async with Host(
+                config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
+            ) as host:
+                if progress is not None:
+                    progress.close()
+                host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
+                return await work(host)
+        finally:
+            if progress is not None:
+                progress.close()
 
     return anyio.run(main)
+
+
+def refresh_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--refresh``: reconnect every MCP server instead of answering from tool manifests."""
+    return click.option(
+        "--refresh",
+        is_flag=True,
+        help="Reconnect every MCP server and list its tools again instead of answering from "
+        "the cached tool manifests (and retry servers whose connect failed).",
+    )(function)
 
 
 def _dump(value: Any) -> None:
@@ -49,7 +90,8 @@ def tools() -> None:
 
 @tools.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON objects.")
-def list_command(as_json: bool) -> None:
+@refresh_option
+def list_command(as_json: bool, refresh: bool) -> None:
     """Every tool of the host: name, toolset, source, whether it may be deferred."""
     from hermes_core.search.deferral import is_deferrable
 
@@ -67,7 +109,7 @@ def list_command(as_json: bool) -> None:
             for tool in host.tool_search.live_tools.tools()
         ]
 
-    rows = run_with_host(work)
+    rows = run_with_host(work, read_only=True, refresh=refresh)
     if as_json:
         _dump(rows)
         return
@@ -94,7 +136,8 @@ def _yes(flag: object) -> str:
     show_default=True,
 )
 @click.option("--json", "as_json", is_flag=True, help="Print statistics and the tool array.")
-def assemble_command(context_length: int | None, style: str, as_json: bool) -> None:
+@refresh_option
+def assemble_command(context_length: int | None, style: str, as_json: bool, refresh: bool) -> None:
     """The tool array one model request would get, with its statistics."""
 
     async def work(host: Host) -> dict[str, Any]:
@@ -103,7 +146,7 @@ def assemble_command(context_length: int | None, style: str, as_json: bool) -> N
         result["listing"] = assembly.listing
         return result
 
-    result = run_with_host(work)
+    result = run_with_host(work, read_only=True, refresh=refresh)
     listing = result.pop("listing")
     if as_json:
         _dump(result)
@@ -126,12 +169,15 @@ def _tool_name(rendered: dict[str, Any]) -> str:
 @click.argument("queries", nargs=-1, required=True)
 @click.option("--limit", type=click.IntRange(min=1), help="Hits per query.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool_search result.")
-def search_command(queries: tuple[str, ...], limit: int | None, as_json: bool) -> None:
+@refresh_option
+def search_command(
+    queries: tuple[str, ...], limit: int | None, as_json: bool, refresh: bool
+) -> None:
     """Search the deferred tools, as the model does with tool_search (one query per argument)."""
     arguments: dict[str, Any] = {"queries": list(queries)}
     if limit is not None:
         arguments["limit"] = limit
-    result = _bridge_call("tool_search", arguments)
+    result = _bridge_call("tool_search", arguments, refresh=refresh)
     payload = _payload(result)
     if as_json or result.is_error:
         _print_bridge(result, payload, as_json=as_json)
@@ -161,7 +207,8 @@ def _first_line(found: dict[str, Any], name: str) -> str:
 @tools.command("describe")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def describe_command(names: tuple[str, ...], as_json: bool) -> None:
+@refresh_option
+def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> None:
     """Show the description and parameters of tools: deferred ones as tool_describe gives them,
     and the tools in the model's tool list too (which tool_describe refuses: the model has
     their schemas already). Exit status 1 when a name is not found."""
@@ -182,7 +229,7 @@ def describe_command(names: tuple[str, ...], as_json: bool) -> None:
                     }
             return result, payload
 
-    result, payload = run_with_host(work)
+    result, payload = run_with_host(work, read_only=True, refresh=refresh)
     hints: dict[str, str] = payload.pop("hints", {})
     failed = result.is_error or bool(payload.get("not_found") or payload.get("errors"))
     if as_json or result.is_error:
@@ -250,18 +297,24 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
                 return await host.dispatch("tool_call", payload, session)
             return await host.dispatch(name, arguments, session)
 
-    result = run_with_host(work)
+    # Only an MCP tool's own server is waited for (its name says which); the others connect
+    # behind the call.
+    parts = name.split("__")
+    server = parts[1] if len(parts) >= 3 and parts[0] == "mcp" else None
+    result = run_with_host(work, wait_only=frozenset({server} if server else ()))
     _print_result(result, as_json=as_json)
     if result.is_error:
         sys.exit(1)
 
 
-def _bridge_call(name: str, arguments: dict[str, Any]) -> ToolResult:
+def _bridge_call(name: str, arguments: dict[str, Any], *, refresh: bool) -> ToolResult:
+    """``name`` (a bridge tool that only reads) called once in a read-only host."""
+
     async def work(host: Host) -> ToolResult:
         async with host.session(**_session_fields(host, approve_once=False)) as session:
             return await host.dispatch(name, arguments, session)
 
-    return run_with_host(work)
+    return run_with_host(work, read_only=True, refresh=refresh)
 
 
 class _ApproveOnce:

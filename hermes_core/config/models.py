@@ -298,6 +298,12 @@ class McpServerConfig(_Section):
     exclude: NamesList = Field(default_factory=list)
     timeout: Annotated[float, _number(above=0)] = 60.0
     connect_timeout: Annotated[float, _number(above=0)] = 30.0
+    manifest_max_age: Annotated[float, _number(low=0)] = 86400.0
+    """Seconds a tool manifest stays fresh: a read-only command does not start a server whose
+    last listing is younger (docs/mcp.md, "Tool manifests")."""
+    retry_interval: Annotated[float, _number(low=0)] = 300.0
+    """Seconds a failed connect is believed: a read-only command does not start the server
+    again before they have passed."""
     enabled: bool = True
 
     @model_validator(mode="after")

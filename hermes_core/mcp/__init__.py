@@ -1,27 +1,67 @@
-"""MCP servers as tools: configuration, connections, filtering, results and supervision.
+"""MCP servers as tools: configuration, connections, filtering, results, supervision, manifests.
 
 :class:`McpSupervisor` owns every server of ``mcp_servers`` on the host's event loop and reports
-each server's tools (``mcp__<server>__<tool>`` in toolset ``mcp-<server>``) through a callback.
-The SDK is imported only when this package is, so ``hermes --version`` does not pay for it.
+each server's tools (``mcp__<server>__<tool>`` in toolset ``mcp-<server>``) through a callback;
+:class:`ManifestStore` keeps each server's last listing so a host can register its tools before
+(or without) starting it. Names are loaded on first use and the SDK only by the modules that
+speak to servers, so ``hermes --version`` and a command answered from manifests do not pay
+for it.
 """
 
 from __future__ import annotations
 
-from hermes_core.mcp.backoff import Backoff
-from hermes_core.mcp.connection import McpConnectError, McpConnection, open_connection
-from hermes_core.mcp.expand import expand_server_config, expand_text, read_dotenv
-from hermes_core.mcp.filters import FilterOutcome, ToolFilter
-from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
-from hermes_core.mcp.results import normalize_call_result, protocol_error_result
-from hermes_core.mcp.supervisor import McpSupervisor, ServerState, ServerStatus, ToolsChanged
-from hermes_core.mcp.tools import ServerTools, annotations_of, server_tools, tool_from_spec
+from typing import TYPE_CHECKING
+
+from hermes_core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from hermes_core.mcp.backoff import Backoff
+    from hermes_core.mcp.connection import McpConnectError, McpConnection, open_connection
+    from hermes_core.mcp.expand import expand_server_config, expand_text, read_dotenv
+    from hermes_core.mcp.filters import FilterOutcome, ToolFilter
+    from hermes_core.mcp.manifests import ManifestStore, ServerManifest
+    from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
+    from hermes_core.mcp.results import normalize_call_result, protocol_error_result
+    from hermes_core.mcp.startup import McpStartup
+    from hermes_core.mcp.supervisor import McpSupervisor, ServerState, ServerStatus, ToolsChanged
+    from hermes_core.mcp.tools import ServerTools, annotations_of, server_tools, tool_from_spec
+
+_EXPORTS: dict[str, str] = {
+    "Backoff": "hermes_core.mcp.backoff",
+    "FilterOutcome": "hermes_core.mcp.filters",
+    "ManifestStore": "hermes_core.mcp.manifests",
+    "McpConnectError": "hermes_core.mcp.connection",
+    "McpConnection": "hermes_core.mcp.connection",
+    "McpStartup": "hermes_core.mcp.startup",
+    "McpSupervisor": "hermes_core.mcp.supervisor",
+    "ServerManifest": "hermes_core.mcp.manifests",
+    "ServerState": "hermes_core.mcp.supervisor",
+    "ServerStatus": "hermes_core.mcp.supervisor",
+    "ServerTools": "hermes_core.mcp.tools",
+    "ToolFilter": "hermes_core.mcp.filters",
+    "ToolsChanged": "hermes_core.mcp.supervisor",
+    "annotations_of": "hermes_core.mcp.tools",
+    "expand_server_config": "hermes_core.mcp.expand",
+    "expand_text": "hermes_core.mcp.expand",
+    "mcp_tool_name": "hermes_core.mcp.names",
+    "mcp_toolset": "hermes_core.mcp.names",
+    "normalize_call_result": "hermes_core.mcp.results",
+    "open_connection": "hermes_core.mcp.connection",
+    "protocol_error_result": "hermes_core.mcp.results",
+    "read_dotenv": "hermes_core.mcp.expand",
+    "server_tools": "hermes_core.mcp.tools",
+    "tool_from_spec": "hermes_core.mcp.tools",
+}
 
 __all__ = [
     "Backoff",
     "FilterOutcome",
+    "ManifestStore",
     "McpConnectError",
     "McpConnection",
+    "McpStartup",
     "McpSupervisor",
+    "ServerManifest",
     "ServerState",
     "ServerStatus",
     "ServerTools",
@@ -39,3 +79,6 @@ __all__ = [
     "server_tools",
     "tool_from_spec",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())

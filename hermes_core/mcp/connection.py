@@ -35,6 +35,7 @@ from hermes_core.mcp.expand import expand_server_config
 from hermes_core.mcp.interpreter import find_command, is_python
 from hermes_core.mcp.serverlog import ServerLog, server_log_path
 from hermes_core.mcp.stdio import StdioTransport
+from hermes_core.mcp.transport import transport_of
 from hermes_core.paths import Environment
 from hermes_core.version import __version__
 
@@ -88,11 +89,6 @@ def describe_output(log_path: Path | None, tail: tuple[str, ...]) -> list[str]:
     if not tail:
         return [f"its standard error is logged in {log_path} (nothing written this time)"]
     return [f"its standard error (last lines, {log_path}):", *(f"  {line}" for line in tail)]
-
-
-def transport_of(config: McpServerConfig) -> str:
-    """``"stdio"`` for a command entry, ``"http"`` for a URL entry."""
-    return "http" if config.url is not None else "stdio"
 
 
 class _WatchedReadStream:
@@ -176,7 +172,8 @@ class _WatchedTransport:
 class McpConnection:
     """An open, listed session with the server ``name``.
 
-    ``tools`` is the complete listing (all pages) of the last :meth:`refresh_tools`. Calls may
+    ``tools`` is the complete listing (all pages) of the last :meth:`refresh_tools`, and
+    ``listing`` the same tools in their wire form (what tool manifests keep). Calls may
     come from any task of the event loop. ``log`` is a stdio server's standard error (its file
     and last lines; ``None`` over HTTP).
     """
@@ -188,6 +185,7 @@ class McpConnection:
         self.log = log
         self.client: Client
         self.tools: list[mcp_types.Tool] = []
+        self.listing: list[dict[str, Any]] = []
         self.close_reason: str | None = None
         self.tools_changed = anyio.Event()
         """Set when the server sends ``notifications/tools/list_changed``."""
@@ -217,6 +215,9 @@ class McpConnection:
     async def refresh_tools(self) -> list[mcp_types.Tool]:
         """List the tools again (every page) and keep the new listing."""
         self.tools = await list_all_tools(self.client, self.name)
+        self.listing = [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in self.tools
+        ]
         return self.tools
 
     async def call_tool(

@@ -10,12 +10,13 @@ kept as is, and ``isError`` becomes an error result. Protocol errors (unknown to
 from __future__ import annotations
 
 import json
-from typing import Any, Final
-
-import mcp_types
-from mcp import MCPError
+from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core.tools import ToolResult
+
+if TYPE_CHECKING:  # the SDK is imported only where a call's outcome is read
+    import mcp_types
+    from mcp import MCPError
 
 __all__ = [
     "MCP_ERROR",
@@ -67,6 +68,8 @@ def normalize_call_result(result: mcp_types.CallToolResult) -> ToolResult:
 
 def protocol_error_result(server: str, tool: str, error: MCPError, *, timeout: float) -> ToolResult:
     """The error result of a call that failed with an MCP error; names the server and tool."""
+    import mcp_types
+
     if error.code == mcp_types.REQUEST_TIMEOUT:
         return ToolResult.error(
             TIMEOUT,

@@ -9,43 +9,48 @@ an exponential backoff: 1 s doubling to 60 s, reset only after 60 s of uptime. A
 does not reconnect: a failed server stays unavailable with its reason. Leaving the supervisor ends
 every stdio child and every process it started (close input, SIGTERM to its process group, then
 SIGKILL after a grace period).
+
+With a :class:`~hermes_core.mcp.manifests.ManifestStore` the supervisor keeps each server's tool
+manifest: every successful listing is saved, every failed connect recorded, and at start a
+server with a manifest has its tools published at once (*known*) before any process starts.
+:func:`~hermes_core.mcp.startup.start_plan` then decides per server whether to leave it alone,
+connect it in the background or wait for it. A call to a known tool waits for its own server
+only (up to its ``connect_timeout``), starting it first when nothing did; a real listing that
+differs from the manifest replaces the tools. Known tools of a server that fails to connect stay
+published, and their calls say why they cannot run. The MCP SDK is imported only when a server
+is connected or called, so a host answered from manifests never loads it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import anyio
 import anyio.abc
-from mcp import MCPError
 
 from hermes_core.config import McpServerConfig
 from hermes_core.mcp.backoff import Backoff
-from hermes_core.mcp.connection import (
-    McpConnectError,
-    McpConnection,
-    describe_failure,
-    open_connection,
-    transport_of,
-)
 from hermes_core.mcp.filters import ToolFilter
 from hermes_core.mcp.names import mcp_tool_name
-from hermes_core.mcp.results import (
-    MCP_ERROR,
-    normalize_call_result,
-    protocol_error_result,
-    unavailable_result,
-)
+from hermes_core.mcp.results import MCP_ERROR, unavailable_result
 from hermes_core.mcp.serverlog import server_log_path
+from hermes_core.mcp.startup import McpStartup, StartPlan, failed_recently, start_plan
 from hermes_core.mcp.tools import server_tools
+from hermes_core.mcp.transport import transport_of
 from hermes_core.paths import Environment
+from hermes_core.shown import duration
 from hermes_core.tools import Tool, ToolHandler, ToolResult
+
+if TYPE_CHECKING:
+    from hermes_core.mcp.connection import McpConnection
+    from hermes_core.mcp.manifests import ManifestStore, ServerManifest
 
 __all__ = [
     "FILTERED",
@@ -63,10 +68,14 @@ SHOWN_IN_STATUS = "hermes_shown_in_status"
 command that prints the statuses (``hermes mcp list``) can drop them."""
 _IN_STATUS = {SHOWN_IN_STATUS: True}
 
-ServerState = Literal["connecting", "connected", "unavailable", "disabled"]
+ServerState = Literal["connecting", "connected", "known", "unavailable", "disabled"]
+"""``known``: its tools come from its tool manifest and no process of it runs."""
 ToolsChanged = Callable[[str, list[Tool]], None]
 """``on_tools_changed(server, tools)``: the server's complete tool list now; empty when its
 tools are gone (it dropped, was removed, or failed to connect)."""
+ConnectProgress = Callable[[list["ServerStatus"]], None]
+"""``on_progress(statuses)``: while the start waits for servers, their statuses, each time one
+of them settles (and once before waiting)."""
 
 FILTERED = "BLOCKED"
 """The error code of a call to a tool that ``include``/``exclude`` filtered out."""
@@ -93,6 +102,13 @@ class ServerStatus:
     """A stdio server's log file, where its standard error goes."""
     stderr_tail: tuple[str, ...] = ()
     """The last lines of its standard error when its last connection failed or ended."""
+    manifest_age: float | None = None
+    """Seconds since its tool manifest was listed, when it has one."""
+    failed_at: float | None = None
+    """When the failure ``reason`` tells of happened (seconds since the epoch)."""
+    recorded: bool = False
+    """The failure was recorded by an earlier command and the server not started this time
+    (a read-only command within ``retry_interval``)."""
 
 
 @dataclass(eq=False)
@@ -117,15 +133,27 @@ class _Server:
     retry_at: float | None = None
     stderr_tail: tuple[str, ...] = ()
     run: _Run | None = None
-    """The supervising task's handles, made on the event loop when it starts."""
+    """The supervising task's handles, made on the event loop when it starts; ``None`` while
+    nothing started it (a known server is started by its first call)."""
+    attempt: anyio.Event | None = None
+    """Set when the current connect attempt ends, connected or not."""
+    manifest: ServerManifest | None = None
+    listing: Sequence[Mapping[str, Any]] = ()
+    """The listing (wire form) the published tools were built from."""
+    known: bool = False
+    """The published tools come from the manifest, not from a listing of this process."""
+    wait_on_search: bool = False
+    """Started in the background with its tools unknown: a search waits for its first attempt."""
+    failed_at: float | None = None
+    timed_out: bool = False
+    """The current connect attempt ran past its ``connect_timeout`` and that was recorded."""
 
 
 @dataclass(eq=False)
 class _Run:
-    """Handles of one supervising task: its cancel scope, first-attempt and end events."""
+    """Handles of one supervising task: its cancel scope and end event."""
 
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    settled: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -138,7 +166,10 @@ class McpSupervisor:
     failed or went away is connected again (supervision, for a long-running host) or stays
     unavailable (a one-shot command); ``backoff_base``, ``backoff_max`` and ``stable_uptime``
     set the reconnect policy (seconds). A stdio child's standard error goes to its log file,
-    ``<log dir>/mcp-<server>.log``.
+    ``<log dir>/mcp-<server>.log``. ``manifests`` keeps the tool manifests (none: every server
+    is connected and waited for, nothing is cached); ``startup`` says what kind of host starts
+    (:class:`~hermes_core.mcp.startup.McpStartup`); ``on_progress`` hears how the servers the
+    start waits for are doing.
     """
 
     def __init__(
@@ -151,8 +182,14 @@ class McpSupervisor:
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         stable_uptime: float = 60.0,
+        manifests: ManifestStore | None = None,
+        startup: McpStartup | None = None,
+        on_progress: ConnectProgress | None = None,
     ) -> None:
         self._env = env
+        self._manifests = manifests
+        self._startup = startup or McpStartup()
+        self._on_progress = on_progress
         self._on_tools_changed = on_tools_changed
         self._reconnect = reconnect
         self._backoff_base = backoff_base
@@ -178,27 +215,46 @@ class McpSupervisor:
         await self.aclose()
 
     async def start(self) -> None:
-        """Connect every enabled server concurrently.
+        """Publish the known tools, then connect the enabled servers concurrently as their
+        start plans say.
 
-        Returns when each server is connected, has failed, or has used up its
-        ``connect_timeout``; a server still trying keeps trying in the background.
+        Returns when each server the start waits for is connected, has failed, or has used up
+        its ``connect_timeout``; a server still trying keeps trying in the background.
         """
         if self._task_group is not None:
             raise RuntimeError("the MCP supervisor is already started")
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        records = [r for r in self._servers.values() if r.state != "disabled"]
-        for record in records:
+        now = time.time()
+        waited: list[_Server] = []
+        for record in [r for r in self._servers.values() if r.state != "disabled"]:
+            plan = self._prepare(record, now)
+            if plan == "skip":
+                continue
             self._launch(record)
-        await self._wait_settled(records)
+            if plan == "wait":
+                waited.append(record)
+        await self._wait_attempts(waited, self._on_progress)
 
     async def aclose(self) -> None:
         """Disconnect every server and end every stdio child; withdraw all tools."""
         task_group, self._task_group = self._task_group, None
         if task_group is None:
             return
+        for record in self._servers.values():
+            self._note_timeout(record)
         task_group.cancel_scope.cancel()
         await task_group.__aexit__(None, None, None)
+        for record in self._servers.values():
+            self._clear_tools(record)
+
+    async def wait_for_unknown(self) -> None:
+        """Wait, each up to its ``connect_timeout``, for the servers started in the background
+        whose tools are not known yet and whose first connect is still under way (a host that
+        did not wait at start, such as ``hermes serve``): a search must not miss a server only
+        because it is still starting. A server whose connect failed recently is not waited
+        for."""
+        await self._wait_attempts([r for r in self._servers.values() if r.wait_on_search])
 
     # Changes while running --------------------------------------------------------------------
 
@@ -213,7 +269,7 @@ class McpSupervisor:
         self._servers[name] = record
         if self._task_group is not None and record.state != "disabled":
             self._launch(record)
-            await self._wait_settled([record])
+            await self._wait_attempts([record])
         return self._status_of(record)
 
     async def remove(self, name: str) -> None:
@@ -222,6 +278,7 @@ class McpSupervisor:
         if record.run is not None:
             record.run.scope.cancel()
             await record.run.done.wait()
+        self._clear_tools(record)
 
     # What the host reads ----------------------------------------------------------------------
 
@@ -264,24 +321,31 @@ class McpSupervisor:
             )
             if known:
                 status = self._status_of(record)
-                if status.state != "connected":
+                if status.state not in ("connected", "known"):
                     return unavailable_result(
                         record.name, status.reason or "it is still connecting"
                     )
         return None
 
     async def call_tool(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
-        """Call ``tool`` (its original MCP name) of ``server``; every failure is an error result
-        naming the server: filtered tool, unavailable server, timeout, protocol error."""
+        """Call ``tool`` (its original MCP name) of ``server``, waiting for that server alone
+        while it connects (up to its ``connect_timeout``; a known server that nothing started
+        is started now); every failure is an error result naming the server: filtered tool,
+        unavailable server, timeout, protocol error."""
         record = self._servers.get(server)
         if record is None:
             return unavailable_result(server, "it is not configured")
         if not record.filter.allows(tool):
             return ToolResult.error(FILTERED, record.filter.describe_refusal(server, tool))
-        connection = record.connection
-        if connection is None or connection.closed:
+        connection = await self._connection_for_call(record)
+        if connection is None:
             status = self._status_of(record)
             return unavailable_result(server, status.reason or "it is still connecting")
+        from mcp import MCPError
+
+        from hermes_core.mcp.connection import describe_failure
+        from hermes_core.mcp.results import normalize_call_result, protocol_error_result
+
         try:
             result = await connection.call_tool(
                 tool, dict(arguments), timeout=record.config.timeout
@@ -304,30 +368,123 @@ class McpSupervisor:
             record.reason = f"disabled (mcp_servers.{name}.enabled is false)"
         return record
 
+    def _prepare(self, record: _Server, now: float) -> StartPlan:
+        """Read the manifest of ``record``, publish its known tools, and decide its plan."""
+        manifest = self._manifests.load(record.name, record.config) if self._manifests else None
+        record.manifest = manifest
+        if manifest is not None and manifest.tools is not None:
+            self._register(record, manifest.tools, known=True)
+            record.state = "known"
+        plan = start_plan(self._startup, manifest, record.config, now, record.name)
+        failed = failed_recently(manifest, record.config, now)
+        failure = manifest.failure if manifest is not None else None
+        if plan == "skip" and failed and failure is not None:
+            record.state = "unavailable"
+            record.reason = failure.reason
+            record.failed_at = failure.at
+            log.warning(
+                "MCP server %r is unavailable (%s); recorded %s ago, it is not tried again "
+                "before mcp_servers.%s.retry_interval (%g s) has passed, or with --refresh",
+                record.name,
+                record.reason,
+                duration(now - failure.at),
+                record.name,
+                record.config.retry_interval,
+                extra=_IN_STATUS,
+            )
+        if plan == "background" and not record.known and not failed:
+            record.wait_on_search = True
+        return plan
+
     def _launch(self, record: _Server) -> None:
         assert self._task_group is not None
         record.run = _Run()
+        self._begin_attempt(record)
         self._task_group.start_soon(self._supervise, record, record.run, name=f"mcp:{record.name}")
 
-    async def _wait_settled(self, records: list[_Server]) -> None:
-        async def wait_one(record: _Server) -> None:
-            assert record.run is not None
-            with anyio.move_on_after(record.config.connect_timeout):
-                await record.run.settled.wait()
+    def _begin_attempt(self, record: _Server) -> None:
+        record.state = "connecting"
+        record.retry_at = None
+        record.connect_deadline = anyio.current_time() + record.config.connect_timeout
+        record.attempt = anyio.Event()
+        record.timed_out = False
 
+    def _end_attempt(self, record: _Server) -> None:
+        record.wait_on_search = False
+        if record.attempt is not None:
+            record.attempt.set()
+
+    async def _wait_attempt(self, record: _Server) -> None:
+        """Wait for the current connect attempt of ``record``, at most until its deadline."""
+        attempt = record.attempt
+        if record.state != "connecting" or attempt is None:
+            return
+        with anyio.move_on_after(max(0.0, record.connect_deadline - anyio.current_time())):
+            await attempt.wait()
+        self._note_timeout(record)
+
+    def _note_timeout(self, record: _Server) -> None:
+        """Record now that the connect attempt of ``record`` ran past its ``connect_timeout``:
+        the attempt itself gives up a moment later, and a one-shot host may be gone by then, so
+        the failure would go unrecorded and the next read-only command would wait again."""
+        if (
+            record.state != "connecting"
+            or record.timed_out
+            or anyio.current_time() < record.connect_deadline
+        ):
+            return
+        record.timed_out = True
+        record.failed_at = time.time()
+        reason = _timeout_reason(record)
+        if self._manifests is not None:
+            record.manifest = self._manifests.save_failure(
+                record.name, record.config, reason, record.manifest
+            )
+        if not self._reconnect:
+            log.warning("MCP server %r is unavailable (%s)", record.name, reason, extra=_IN_STATUS)
+
+    async def _wait_attempts(
+        self, records: list[_Server], progress: ConnectProgress | None = None
+    ) -> None:
+        if not records:
+            return
+
+        def report() -> None:
+            if progress is not None:
+                progress([self._status_of(record) for record in records])
+
+        async def wait_one(record: _Server) -> None:
+            await self._wait_attempt(record)
+            report()
+
+        report()
         async with anyio.create_task_group() as group:
             for record in records:
                 group.start_soon(wait_one, record)
 
+    async def _connection_for_call(self, record: _Server) -> McpConnection | None:
+        connection = record.connection
+        if connection is not None and not connection.closed:
+            return connection
+        if record.state == "disabled" or self._task_group is None:
+            return None
+        if record.run is None:  # known (or skipped) and not started: this call starts it
+            self._launch(record)
+        await self._wait_attempt(record)
+        connection = record.connection
+        return connection if connection is not None and not connection.closed else None
+
     async def _supervise(self, record: _Server, run: _Run) -> None:
+        from hermes_core.mcp.connection import McpConnectError, describe_failure, open_connection
+
         backoff = Backoff(self._backoff_base, self._backoff_max, self._stable_uptime)
+        keep_tools = False
         try:
             with run.scope:
                 while True:
+                    if record.state != "connecting":
+                        self._begin_attempt(record)
                     up_since: float | None = None
-                    record.state = "connecting"
-                    record.retry_at = None
-                    record.connect_deadline = anyio.current_time() + record.config.connect_timeout
                     opened: McpConnection | None = None
                     try:
                         async with open_connection(
@@ -336,8 +493,8 @@ class McpSupervisor:
                             opened = connection
                             up_since = anyio.current_time()
                             record.connection = connection
-                            self._publish(record, connection)
-                            run.settled.set()
+                            self._listed(record, connection)
+                            self._end_attempt(record)
                             reason = await self._serve(record, connection)
                     except McpConnectError as exc:
                         reason = exc.reason
@@ -346,10 +503,15 @@ class McpSupervisor:
                         reason = f"the connection failed: {describe_failure(exc)}"
                     if opened is not None and opened.log is not None:
                         record.stderr_tail = opened.log.tail
-                    self._withdraw(record, reason)
-                    run.settled.set()
+                    # A timeout noted already is recorded and told of.
+                    told = record.timed_out and opened is None
+                    self._withdraw(record, reason, connect_failed=opened is None and not told)
+                    self._end_attempt(record)
                     where = self._log_hint(record)
                     if not self._reconnect:
+                        if told:
+                            keep_tools = True
+                            return
                         log.warning(
                             "MCP server %r is unavailable (%s)%s",
                             record.name,
@@ -357,6 +519,7 @@ class McpSupervisor:
                             where,
                             extra=_IN_STATUS,
                         )
+                        keep_tools = True  # known tools stay published, their calls say why
                         return
                     now = anyio.current_time()
                     delay = backoff.next_delay(None if up_since is None else now - up_since)
@@ -371,9 +534,8 @@ class McpSupervisor:
                     await anyio.sleep(delay)
         finally:
             record.connection = None
-            if record.tools:
-                record.tools = []
-                self._notify(record.name, [])
+            if not keep_tools:
+                self._clear_tools(record)
             run.done.set()
 
     async def _serve(self, record: _Server, connection: McpConnection) -> str:
@@ -399,14 +561,34 @@ class McpSupervisor:
                 with anyio.fail_after(record.config.timeout):
                     await connection.refresh_tools()
             except Exception as exc:
-                return f"listing the changed tools failed: {describe_failure(exc)}"
-            self._publish(record, connection)
+                from hermes_core.mcp.connection import describe_failure
 
-    def _publish(self, record: _Server, connection: McpConnection) -> None:
-        built = server_tools(record.name, record.config, connection.tools, self._handler)
-        tools, filtered, unmatched = built.tools, built.filtered, built.unmatched_patterns
+                return f"listing the changed tools failed: {describe_failure(exc)}"
+            self._listed(record, connection)
+
+    def _listed(self, record: _Server, connection: McpConnection) -> None:
+        """A listing came: save it, and publish it unless the known tools are the same."""
+        listing = connection.listing
+        if self._manifests is not None:
+            record.manifest = self._manifests.save_listing(
+                record.name, record.config, listing, connection.protocol_version
+            )
+        same = record.known and list(record.listing) == listing
         record.state = "connected"
         record.reason = None
+        record.failed_at = None
+        record.known = False
+        if not same:
+            self._register(record, listing, known=False)
+
+    def _register(
+        self, record: _Server, listing: Sequence[Mapping[str, Any]], *, known: bool
+    ) -> None:
+        """Build and publish the tools of ``listing``."""
+        built = server_tools(record.name, record.config, listing, self._handler)
+        tools, filtered, unmatched = built.tools, built.filtered, built.unmatched_patterns
+        record.listing = listing
+        record.known = known
         record.tools = tools
         record.last_tool_count = len(tools)
         record.published = frozenset(tool.name for tool in tools)
@@ -434,10 +616,21 @@ class McpSupervisor:
     def _log_path(self, record: _Server) -> Path | None:
         return server_log_path(self._env, record.name) if record.config.url is None else None
 
-    def _withdraw(self, record: _Server, reason: str) -> None:
+    def _withdraw(self, record: _Server, reason: str, *, connect_failed: bool) -> None:
+        """The server is unavailable: a failed connect is recorded in its manifest; its tools
+        are withdrawn unless they are the known ones (searchable still, calls say why)."""
         record.state = "unavailable"
         record.reason = reason
         record.connection = None
+        record.failed_at = time.time()
+        if connect_failed and self._manifests is not None:
+            record.manifest = self._manifests.save_failure(
+                record.name, record.config, reason, record.manifest
+            )
+        if not record.known:
+            self._clear_tools(record)
+
+    def _clear_tools(self, record: _Server) -> None:
         if record.tools:
             record.tools = []
             self._notify(record.name, [])
@@ -462,25 +655,32 @@ class McpSupervisor:
         connection = record.connection
         state, reason = record.state, record.reason
         now = anyio.current_time() if self._task_group is not None else None
-        if state == "connecting" and now is not None and now > record.connect_deadline:
-            state = "unavailable"
-            reason = (
-                f"no answer within connect_timeout ({record.config.connect_timeout:g} s, "
-                f"mcp_servers.{record.name}.connect_timeout)"
-            )
+        if state == "connecting" and now is not None and now >= record.connect_deadline:
+            state, reason = "unavailable", _timeout_reason(record)
         retry_in = None
         if state == "unavailable" and record.retry_at is not None and now is not None:
             retry_in = max(0.0, record.retry_at - now)
+        manifest = record.manifest
         return ServerStatus(
             name=record.name,
             transport=transport_of(record.config),
             state=state,
             reason=reason,
-            tool_count=len(record.tools) if state == "connected" else record.last_tool_count,
+            tool_count=len(record.tools) if record.tools else record.last_tool_count,
             filtered_count=len(record.filtered),
             unmatched_patterns=record.unmatched,
             protocol_version=connection.protocol_version if connection is not None else None,
             retry_in=retry_in,
             log_path=self._log_path(record),
             stderr_tail=record.stderr_tail if state == "unavailable" else (),
+            manifest_age=manifest.age(time.time()) if manifest is not None else None,
+            failed_at=record.failed_at if state == "unavailable" else None,
+            recorded=state == "unavailable" and record.run is None,
         )
+
+
+def _timeout_reason(record: _Server) -> str:
+    return (
+        f"no answer within connect_timeout ({record.config.connect_timeout:g} s, "
+        f"mcp_servers.{record.name}.connect_timeout)"
+    )

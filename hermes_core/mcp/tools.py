@@ -1,18 +1,21 @@
 """A server's listing as hermes tools: names, toolset, annotations, filtering.
 
-Each kept MCP tool becomes a :class:`~hermes_core.tools.Tool` named ``mcp__<server>__<tool>``
-in toolset ``mcp-<server>`` with source ``mcp``. The handler is supplied by the caller (the
-supervisor routes it to the live connection), so a tool survives reconnects unchanged.
+A listing is a sequence of MCP ``Tool`` objects in their wire form (``{"name", "description",
+"inputSchema", "annotations": {"readOnlyHint": ...}, ...}``): what a live ``tools/list`` gives
+(:attr:`~hermes_core.mcp.connection.McpConnection.listing`) and what a tool manifest keeps
+(:mod:`hermes_core.mcp.manifests`), so both become tools by the same rules and neither needs the
+MCP SDK here. Each kept MCP tool becomes a :class:`~hermes_core.tools.Tool` named
+``mcp__<server>__<tool>`` in toolset ``mcp-<server>`` with source ``mcp``. The handler is
+supplied by the caller (the supervisor routes it to the live connection), so a tool survives
+reconnects unchanged.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import mcp_types
 
 from hermes_core.config import McpServerConfig
 from hermes_core.mcp.filters import ToolFilter
@@ -26,6 +29,9 @@ log = logging.getLogger("hermes_core.mcp")
 HandlerFactory = Callable[[str, str], ToolHandler]
 """``make_handler(server, original_tool_name)`` -> the handler of that tool."""
 
+ToolSpec = Mapping[str, Any]
+"""One listed MCP tool in its wire form."""
+
 
 @dataclass(frozen=True)
 class ServerTools:
@@ -36,34 +42,50 @@ class ServerTools:
     unmatched_patterns: tuple[str, ...] = ()
 
 
-def annotations_of(hints: mcp_types.ToolAnnotations | None) -> ToolAnnotations:
-    """The MCP hints as :class:`ToolAnnotations`, with the MCP specification's defaults for
+def _hint(hints: Mapping[str, Any], key: str) -> bool | None:
+    value = hints.get(key)
+    return value if isinstance(value, bool) else None
+
+
+def annotations_of(hints: Mapping[str, Any] | None) -> ToolAnnotations:
+    """The MCP hints (wire form: ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+    ``openWorldHint``) as :class:`ToolAnnotations`, with the MCP specification's defaults for
     missing hints: destructive and open-world, not read-only, not idempotent."""
-    if hints is None:
+    if not isinstance(hints, Mapping):
         return ToolAnnotations(destructive=True, open_world=True)
+    destructive = _hint(hints, "destructiveHint")
+    open_world = _hint(hints, "openWorldHint")
     return ToolAnnotations(
-        read_only=bool(hints.read_only_hint),
-        destructive=True if hints.destructive_hint is None else hints.destructive_hint,
-        idempotent=bool(hints.idempotent_hint),
-        open_world=True if hints.open_world_hint is None else hints.open_world_hint,
+        read_only=bool(_hint(hints, "readOnlyHint")),
+        destructive=True if destructive is None else destructive,
+        idempotent=bool(_hint(hints, "idempotentHint")),
+        open_world=True if open_world is None else open_world,
     )
 
 
+def _text(spec: ToolSpec, key: str) -> str | None:
+    value = spec.get(key)
+    return value if isinstance(value, str) and value else None
+
+
 def tool_from_spec(
-    server: str, config: McpServerConfig, spec: mcp_types.Tool, handler: ToolHandler
+    server: str, config: McpServerConfig, spec: ToolSpec, handler: ToolHandler
 ) -> Tool:
     """The hermes tool for one listed MCP tool; ``meta["mcp_name"]`` keeps the original name."""
-    hints = spec.annotations
-    meta: dict[str, Any] = {"mcp_name": spec.name, "mcp_server": server}
-    title = spec.title or (hints.title if hints is not None else None)
+    name = str(spec["name"])
+    hints = spec.get("annotations")
+    meta: dict[str, Any] = {"mcp_name": name, "mcp_server": server}
+    title = _text(spec, "title") or (_text(hints, "title") if isinstance(hints, Mapping) else None)
     if title:
         meta["title"] = title
-    if spec.output_schema is not None:
-        meta["output_schema"] = spec.output_schema
+    output_schema = spec.get("outputSchema")
+    if isinstance(output_schema, Mapping):
+        meta["output_schema"] = output_schema
+    schema = spec.get("inputSchema")
     return Tool(
-        name=mcp_tool_name(server, spec.name),
-        description=spec.description or title or "",
-        parameters=spec.input_schema,
+        name=mcp_tool_name(server, name),
+        description=_text(spec, "description") or title or "",
+        parameters=schema if isinstance(schema, Mapping) else {"type": "object"},
         handler=handler,
         toolset=mcp_toolset(server),
         source="mcp",
@@ -77,24 +99,27 @@ def tool_from_spec(
 def server_tools(
     server: str,
     config: McpServerConfig,
-    listed: list[mcp_types.Tool],
+    listed: Sequence[ToolSpec],
     make_handler: HandlerFactory,
 ) -> ServerTools:
     """Filter ``listed`` with the entry's ``include``/``exclude`` and build the kept tools.
 
     A tool listed twice (or two names that shorten alike) is kept once, with a warning.
     """
-    outcome = ToolFilter.from_lists(config.include, config.exclude).apply(t.name for t in listed)
+    outcome = ToolFilter.from_lists(config.include, config.exclude).apply(
+        str(spec["name"]) for spec in listed
+    )
     kept = set(outcome.kept)
     tools: list[Tool] = []
     seen: set[str] = set()
     for spec in listed:
-        if spec.name not in kept:
+        original = str(spec["name"])
+        if original not in kept:
             continue
-        tool = tool_from_spec(server, config, spec, make_handler(server, spec.name))
+        tool = tool_from_spec(server, config, spec, make_handler(server, original))
         if tool.name in seen:
             log.warning(
-                "MCP server %r lists the tool %r twice; keeping the first", server, spec.name
+                "MCP server %r lists the tool %r twice; keeping the first", server, original
             )
             continue
         seen.add(tool.name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from hermes_core.config import CatalogEntry
@@ -29,15 +30,26 @@ CATALOG_ONLY = "CATALOG_ONLY"
 """The error code of a call to a catalog tool."""
 
 
-def _catalog_only(name: str, path: Path) -> Any:
-    def handler(**_: Any) -> ToolResult:
+_ANNOTATIONS = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+"""Every catalog tool's: it only answers "catalog-only tool", nothing to approve."""
+
+
+class _CatalogOnly:
+    """The handler of one catalog tool. A slotted object rather than a closure: a catalog may
+    hold hundreds of thousands of tools, and each tool should cost about what its JSON did."""
+
+    __slots__ = ("name", "path")
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+
+    def __call__(self, **_: Any) -> ToolResult:
         message = (
-            f"{name!r} is a catalog-only tool (loaded from {path} for search and description); "
-            "it cannot be run. Connect the real server that provides it to call it."
+            f"{self.name!r} is a catalog-only tool (loaded from {self.path} for search and "
+            "description); it cannot be run. Connect the real server that provides it to call it."
         )
         return ToolResult.error(CATALOG_ONLY, message, structured={"error": message})
-
-    return handler
 
 
 def _field_error(path: Path, index: int, field: str, message: str) -> ConfigError:
@@ -62,8 +74,12 @@ def tools_from_entries(
         )
     tools: list[Tool] = []
     seen: dict[str, int] = {}
+    # Shared by every tool of the file (read-only), as are the annotations and each toolset name.
+    meta = MappingProxyType({"catalog": str(path)})
+    toolsets: dict[str, str] = {}
     for index, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
+        # Parsed JSON gives dicts; the ABC check is the slow path (a catalog may be 330,000).
+        if type(entry) is not dict and not isinstance(entry, Mapping):
             raise ConfigError(
                 f"entry {index}: must be an object, not {type(entry).__name__}", path=path
             )
@@ -84,24 +100,26 @@ def tools_from_entries(
         if not isinstance(description, str):
             raise _field_error(path, index, "description", "must be a string")
         schema = entry.get("input_schema", {"type": "object", "properties": {}})
-        if not isinstance(schema, Mapping):
+        if type(schema) is not dict and not isinstance(schema, Mapping):
             raise _field_error(path, index, "input_schema", "must be a JSON Schema object")
         own_server = entry.get("server")
         if own_server is not None and not isinstance(own_server, str):
             raise _field_error(path, index, "server", "must be a string")
         group = server or own_server or ""
+        toolset = toolsets.get(group)
+        if toolset is None:
+            toolset = toolsets[group] = f"catalog-{group}" if group else "catalog"
         tools.append(
             Tool(
                 name=name,
                 description=description,
                 parameters=dict(schema),
-                handler=_catalog_only(name, path),
-                toolset=f"catalog-{group}" if group else "catalog",
+                handler=_CatalogOnly(name, path),
+                toolset=toolset,
                 source="catalog",
                 source_name=group,
-                # It only answers "catalog-only tool": nothing to approve.
-                annotations=ToolAnnotations(read_only=True, destructive=False, idempotent=True),
-                meta={"catalog": str(path)},
+                annotations=_ANNOTATIONS,
+                meta=meta,
             )
         )
     return tools

@@ -3,6 +3,11 @@
 Both entries start the host, check that its tool array can be assembled (an unknown search
 backend fails here, before any client connects), serve until the client leaves or the process
 gets SIGTERM/SIGINT, and then shut the host down, ending every MCP server child it started.
+
+The host waits for no MCP server (:data:`SERVE_STARTUP`): servers with a tool manifest have
+their tools registered at once, every server connects in the background, and clients are told
+when the tool list changes; a search waits for servers whose tools are still unknown, a call
+for its own server only.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import uvicorn
 from hermes_core.config import Config
 from hermes_core.errors import HermesError
 from hermes_core.host import Host
+from hermes_core.mcp.startup import McpStartup
 from hermes_core.paths import Environment
 from hermes_core.serve.server import HostServer
 
@@ -29,6 +35,7 @@ __all__ = [
     "DEFAULT_HTTP_HOST",
     "DEFAULT_HTTP_PORT",
     "MCP_PATH",
+    "SERVE_STARTUP",
     "http_url",
     "serve_http",
     "serve_stdio",
@@ -38,6 +45,8 @@ DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765
 MCP_PATH = "/mcp"
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SERVE_STARTUP = McpStartup(wait=False)
+"""How ``hermes serve`` starts MCP servers: none is waited for (see the module docstring)."""
 _GRACEFUL_SHUTDOWN = 5
 """Seconds open HTTP requests get to finish once serve_http is told to stop."""
 
@@ -112,7 +121,9 @@ async def _serve_stdio_streams(
     # cancels the start, which ends the servers begun so far.
     async with anyio.create_task_group() as outer:
         outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
-        async with Host(config, env, config_path=config_path, mcp_reconnect=True) as host:
+        async with Host(
+            config, env, config_path=config_path, mcp_reconnect=True, mcp_startup=SERVE_STARTUP
+        ) as host:
             served = HostServer(host, context_length=context_length, session_scope="connection")
             # An unknown policy or search backend fails here, naming the valid ones.
             host.prepare_tools()
@@ -212,7 +223,9 @@ async def _serve_http_on(
                     return
 
         outer.start_soon(stop_on_signal)
-        async with Host(config, env, config_path=config_path, mcp_reconnect=True) as hermes:
+        async with Host(
+            config, env, config_path=config_path, mcp_reconnect=True, mcp_startup=SERVE_STARTUP
+        ) as hermes:
             served = HostServer(hermes, context_length=context_length, session_scope="request")
             # An unknown policy or search backend fails here, naming the valid ones.
             hermes.prepare_tools()

@@ -4,8 +4,11 @@ BM25F over an in-memory numpy inverted index (:mod:`.index`): five fields of eac
 their own weights (:mod:`.fields`), Snowball-stemmed tokens and identifier splitting
 (:mod:`.tokenize`), compounds, splits, a lexical equivalence table and unmatched words
 (:mod:`.analysis`, :mod:`.equivalents`), the ``strict`` / ``lenient`` / ``off`` admission rules
-and the exact-name bypass (:mod:`.admission`). The index is updated one server at a time as
-tools come and go. It uses only the public ``hermes_core`` API, as any backend plugin would.
+and the exact-name bypass (:mod:`.admission`). A query is ranked in one call of a C kernel
+(:mod:`.kernel`, compiled at install time, with a numpy reference of the same rule). The index is
+updated one server at a time as tools come and go, and saved in the cache directory, where the
+next start finds it (:mod:`.store`). It uses only the public ``hermes_core`` API, as any
+backend plugin would.
 """
 
 from __future__ import annotations
@@ -18,13 +21,17 @@ from hermes_core import PluginContext, SearchBackendSpec, hookimpl
 if TYPE_CHECKING:
     from .index import BM25Index
 
+CACHE_FOLDER = "bm25-index"
+"""The folder of the cache directory the index files are kept in."""
+
 
 def create_backend(context: PluginContext) -> BM25Index:
-    """A new, empty BM25 index; the host builds it from the deferred catalog."""
+    """A new, empty BM25 index; the host builds it from the deferred catalog, from the index
+    saved in the cache directory (``context.env.cache_dir``) when it holds this catalog's."""
     # Imported here so that loading the plugin (every `hermes` command) does not import numpy.
     from .index import BM25Index
 
-    return BM25Index()
+    return BM25Index(cache_dir=context.env.cache_dir / CACHE_FOLDER)
 
 
 @hookimpl

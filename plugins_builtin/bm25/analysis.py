@@ -21,11 +21,10 @@ Against the index's vocabulary (``known``), in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .tokenize import query_words, stem
+from .tokenize import query_words, stem, stem_words
 
 __all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
 
@@ -36,21 +35,53 @@ MIN_SPLIT_PART = 3
 """The shortest part a split may have (``sla`` + ``ck`` is no split of ``slack``)."""
 
 
-@dataclass(frozen=True)
 class QueryAnalysis:
     """What a query is ranked with, and its words.
 
     ``tokens``: stems in query order, then compound and split tokens; repeats count again.
     ``expanded``: the distinct tokens that have equivalents, each ranked with its expansion
-    token. ``answers``: each distinct word with the token sets that answer it (its stem, its
-    compounds, its expansion token; a tool answers the word when it holds every token of one
-    set). ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    token. ``unmatched``: the words no tool holds (lowercased, unstemmed, in query order).
+    :attr:`answers`: each distinct word with the tokens that answer it.
     """
 
-    tokens: tuple[str, ...]
-    expanded: tuple[str, ...]
-    answers: tuple[tuple[str, tuple[frozenset[str], ...]], ...]
-    unmatched: tuple[str, ...]
+    __slots__ = ("_answers", "_compounds", "_equivalents", "_stems", "_words", "expanded",
+                 "tokens", "unmatched")  # fmt: skip
+
+    def __init__(
+        self,
+        tokens: tuple[str, ...],
+        expanded: tuple[str, ...],
+        unmatched: tuple[str, ...],
+        words: Sequence[str],
+        stems: Sequence[str],
+        compounds: Mapping[int, Sequence[str]],
+        equivalents: Collection[str],
+    ) -> None:
+        self.tokens = tokens
+        self.expanded = expanded
+        self.unmatched = unmatched
+        self._words = words
+        self._stems = stems
+        self._compounds = compounds
+        self._equivalents = equivalents
+        self._answers: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+
+    @property
+    def answers(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each distinct word with the tokens that answer it: its stem, its compounds, its
+        expansion token (a tool answers the word when it holds one of them). Worked out when
+        first asked for (only the unmatched words need it)."""
+        if self._answers is None:
+            answers: dict[str, tuple[str, ...]] = {}
+            for position, word in enumerate(self._words):
+                if word not in answers:
+                    token = self._stems[position]
+                    found = (token, *self._compounds.get(position, ()))
+                    if token in self._equivalents:
+                        found = (*found, expansion_token(token))
+                    answers[word] = found
+            self._answers = tuple(answers.items())
+        return self._answers
 
 
 def analyze_query(
@@ -61,9 +92,8 @@ def analyze_query(
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
     words = query_words(query)
-    stems = [stem(word) for word in words]
-    holds = [known(token) for token in stems]
-    compounds: list[list[str]] = [[] for _ in words]
+    stems = stem_words(words)
+    compounds: dict[int, list[str]] = {}
     added: list[str] = []
     for position in range(len(words) - 1):
         left, right = words[position], words[position + 1]
@@ -72,32 +102,25 @@ def analyze_query(
         joined = stem(left + right)
         if joined not in stems and known(joined):
             added.append(joined)
-            compounds[position].append(joined)
-            compounds[position + 1].append(joined)
+            compounds.setdefault(position, []).append(joined)
+            compounds.setdefault(position + 1, []).append(joined)
     tokens: list[str] = []
     unmatched: list[str] = []
-    for position, (word, token) in enumerate(zip(words, stems, strict=True)):
-        if holds[position]:
+    for position, token in enumerate(stems):
+        if known(token):
             tokens.append(token)
-        elif not compounds[position]:
+        elif position not in compounds:
+            word = words[position]
             parts = _split(word, known)
             if parts is not None:
                 added.extend(parts)
             else:
                 tokens.append(token)  # held by no tool: strict admission answers nothing
             unmatched.append(word)
-    ranked = tokens + added
-    expanded = [token for token in dict.fromkeys(ranked) if token in equivalents]
-    answers: dict[str, tuple[frozenset[str], ...]] = {}
-    for word, token, joined_tokens in zip(words, stems, compounds, strict=True):
-        if word not in answers:
-            sets = [frozenset((token,)), *(frozenset((c,)) for c in joined_tokens)]
-            if token in equivalents:
-                sets.append(frozenset((expansion_token(token),)))
-            answers[word] = tuple(sets)
-    return QueryAnalysis(
-        tuple(ranked), tuple(expanded), tuple(answers.items()), tuple(dict.fromkeys(unmatched))
-    )
+    ranked = tuple(tokens + added) if added else tuple(tokens)
+    expanded = tuple([token for token in dict.fromkeys(ranked) if token in equivalents])
+    found = tuple(dict.fromkeys(unmatched)) if unmatched else ()
+    return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
 
 
 def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> list[str]:
@@ -108,8 +131,8 @@ def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> li
         return list(analysis.unmatched)
     return [
         word
-        for word, sets in analysis.answers
-        if not any(needed <= tokens for tokens in results for needed in sets)
+        for word, answering in analysis.answers
+        if not any(token in tokens for tokens in results for token in answering)
     ]
 
 

@@ -1,4 +1,5 @@
-"""What text a tool is indexed under, field by field.
+"""What text a tool is indexed under, field by field (:func:`document_fields`, one document at a
+time; :mod:`.build` indexes many at once by the same rule).
 
 Per tool, five fields, each with its own weight in the ranking (BM25F: a token's frequency in a
 document is the weighted sum of its frequencies in the fields, and so is the document's length):
@@ -44,23 +45,17 @@ FIELD_WEIGHTS: Final[Mapping[str, float]] = {
 """How much one occurrence of a token in each field counts."""
 
 
-@lru_cache(maxsize=65536)
-def _identifier_tokens(text: str) -> tuple[str, ...]:
-    # Names, groups and parameter names repeat across a catalog; tokenize each once.
-    return tuple(tokenize(text))
-
-
 def document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
     """The tokens of each field of :data:`FIELDS`, in that order, repeats kept."""
-    name_tokens = _identifier_tokens(document.bare_name)
+    name_tokens = tuple(tokenize(document.bare_name))
     group_tokens: tuple[str, ...] = ()
     if document.group and document.group != ToolDocument.OTHER_GROUP:
-        group_tokens = _identifier_tokens(document.group)
+        group_tokens = tuple(tokenize(document.group))
         if set(group_tokens) <= set(name_tokens):
             group_tokens = ()
     parameters: list[str] = []
     for parameter in document.parameter_names:
-        parameters.extend(_identifier_tokens(parameter))
+        parameters.extend(tokenize(parameter))
     described: list[str] = []
     for text in document.parameter_descriptions:
         described.extend(tokenize(text))
@@ -76,7 +71,7 @@ def document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
 @lru_cache(maxsize=4096)
 def extra_document_fields(document: ToolDocument) -> tuple[tuple[str, ...], ...]:
     """:func:`document_fields` of an extra candidate (a connector hit): the same ones come
-    back search after search, and each search reads them three times."""
+    back search after search, and each search reads them more than once."""
     return document_fields(document)
 
 

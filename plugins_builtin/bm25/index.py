@@ -1,51 +1,74 @@
-"""The BM25 index: BM25F over numpy postings, with incremental add and remove.
+"""The BM25 index: BM25F over compact postings, with incremental add and remove, ranked by one
+kernel call a query, and persisted in the cache directory.
 
 Scoring (BM25F, one normalization per field): a document's pseudo-frequency of token t is
 
     x(t, d) = Σ_f w_f · tf_f(t, d) / (1 - b + b · len_f(d) / avglen_f)
 
-over the fields of :mod:`hermes_core.search.documents` with their weights w_f, and its score
-for a query is Σ_t idf(t) · (k1 + 1) · x / (k1 + x), with k1 = 1.5, b = 0.75 and
+over the fields of :mod:`.fields` with their weights w_f, and its score for a query is
+Σ_t idf(t) · (k1 + 1) · x / (k1 + x), with k1 = 1.5, b = 0.75 and
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (a token repeated in the query counts again). A long
 description therefore weakens the description's matches only, never the name's. N, df and the
 average field lengths are always those of the live documents (plus a query's ``extra``
 candidates), exactly. Each document adds its term scores in query-token order whichever path
-scores it, so scores are bit-identical across paths and across incremental updates. With one
-field of weight 1 this is Okapi BM25.
+scores it, so scores are bit-identical across paths, across admission modes and across
+incremental updates. With one field of weight 1 this is Okapi BM25.
 
-Layout: every document gets a *slot*, increasing in insertion (registry) order. Documents added
-together form a *segment* holding term-major postings (slot ids as int32, each field's term
-frequency as uint16) and the same data doc-major, so a removal can subtract its document
-frequencies. A token's pseudo-frequencies are computed from its postings on its first query
-after a change and kept until the next change. Removing marks slots dead; small trailing
-segments are merged as they accumulate (so a query visits few segments), and the whole index is
-rebuilt once dead slots outnumber live ones.
+Layout: every document gets a *slot*, increasing in insertion (registry) order, with its field
+lengths (int32, a row of five), its name size, group id and liveness. Documents added together
+form a *segment* of term-major postings: per term, the slots holding it (int32, sorted) and
+its frequency in each field (uint16, a row of five); :mod:`.build` makes them. Removing marks
+slots dead (and takes the documents' frequencies back out, tokenizing them again: the word
+table makes that cheap); small trailing segments are merged as they accumulate, so a query
+visits few segments, and the whole index is rebuilt once dead slots outnumber live ones.
 
-A query never loops over documents in Python:
+A query is analyzed (:mod:`.analysis`), its tokens' weights computed here (each token's term
+ids, frequency and idf looked up once per version, in a :class:`_Context`), and the kernel
+(:mod:`.kernel`: C, or its numpy reference) ranks it in one call. The saturations of a term's
+postings are computed on its first query after a change and kept; an expansion token's
+equivalents are merged once per version into one run. Under ``strict`` and ``lenient`` the
+kernel scores the holders of the required tokens, looking each up in the other tokens'
+postings or scanning them, whichever is cheaper; under ``off`` it prunes exactly (MaxScore)
+when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and pruning is
+cheaper than scoring every posting, else it adds every posting into one accumulator; there are
+no rounds that rescore and fall back. A heap keeps the top ``limit`` (named groups first, then
+score, then registry order).
 
-- ``strict``/``lenient``: the candidates are the holders of the rarest token; each other token's
-  postings are searched for them (``searchsorted``), so the cost follows the rarest token.
-- ``off``: keyword queries are pruned (MaxScore): the holders of the rarest tokens are scored
-  first, and the search stops once the other tokens' summed weights cannot lift any other
-  document into the top ``limit``. Otherwise one dense pass over the concatenated postings
-  (``np.bincount``).
-- Top-k by ``np.partition``, then a stable sort that keeps registry order for ties.
+Persistence (:mod:`.store`): with a ``cache_dir``, :meth:`BM25Index.build` of a catalog of at
+least ``persist_min_documents`` documents saves its arrays there, keyed by a hash of the
+documents and of the tokenizer, and a later build of the same documents maps them from the file
+instead of indexing again. A file that is not exactly what was written is ignored with one
+warning, and rebuilt.
 """
 
 from __future__ import annotations
 
+import bisect
+import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import compress
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from hermes_core import Admission, SearchHit, ToolDocument
 
+from . import kernel_numpy
 from .admission import coverage_floor, exact_name_keys, required_tokens
 from .analysis import QueryAnalysis, analyze_query, unmatched_in
+from .build import (
+    FIELD_COUNT,
+    MAX_COUNT,
+    MCP_PREFIX,
+    Postings,
+    Vocabulary,
+    bare_names,
+    index_batch,
+)
 from .equivalents import (
     EQUIVALENT_WEIGHT,
     EQUIVALENTS,
@@ -53,35 +76,37 @@ from .equivalents import (
     equivalent_words,
     expansion_token,
 )
-from .fields import FIELD_WEIGHTS, FIELDS, document_fields, extra_document_fields
+from .fields import FIELD_WEIGHTS, FIELDS, extra_document_fields
+from .kernel import DEFAULT, scratch_bytes
+from .kernel_numpy import saturations
+from .store import IndexStore, StoredIndex, content_key
 from .tokenize import tokenize
 
-__all__ = ["K1", "B", "BM25Index", "bm25_idf"]
+__all__ = ["K1", "PERSIST_MIN_DOCUMENTS", "B", "BM25Index", "bm25_idf"]
+
+logger = logging.getLogger(__name__)
 
 K1 = 1.5
 B = 0.75
-
-IntArray = npt.NDArray[np.int64]
-SlotArray = npt.NDArray[np.int32]
-FloatArray = npt.NDArray[np.float64]
-CountArray = npt.NDArray[np.uint16]
-_FIELD_COUNT = len(FIELDS)
-_MAX_COUNT = np.iinfo(np.uint16).max
-_NO_LENGTHS: FloatArray = np.zeros((0, _FIELD_COUNT), dtype=np.float64)
-_NO_SLOTS: SlotArray = np.zeros(0, dtype=np.int32)
-_NO_SCORES: FloatArray = np.zeros(0, dtype=np.float64)
-_NO_FLAGS: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
 NAME_BOOST = 0.3
 """Name coverage: a score is multiplied by ``1 + NAME_BOOST * c``, ``c`` the share of the tool's
 distinct name tokens that the query holds (its words or their equivalents)."""
 NAMED_GROUP_SHARE = 0.7
 """A query names a group (server) when it holds every token of the group's name and, for each,
 at least this share of the tools holding it belong to the group."""
-_PRUNE = True
-"""Whether admission ``off`` prunes with MaxScore (tests turn it off to compare)."""
-_PRUNE_MAX_TOKENS = 8
-_DENSE_SHARE = 0.25
-"""Past this share of all documents as candidates, pruning gives way to the dense pass."""
+PRUNE_SHARE = 0.25
+"""Admission off prunes (MaxScore) when the query's highest-bound token is held by at most
+this share of the documents (it scores their holders first)."""
+PERSIST_MIN_DOCUMENTS: Final = 1000
+"""The smallest catalog whose index is saved in the cache directory: below it, indexing takes
+about as long as loading (docs/performance.md, "Search")."""
+
+Int32Array = npt.NDArray[np.int32]
+Int64Array = npt.NDArray[np.int64]
+_NAME = 0
+"""The column of the ``name`` field in :data:`~.fields.FIELDS`."""
+_NO_ROWS: Int32Array = np.zeros((0, FIELD_COUNT), dtype=np.int32)
+_NO_INTS: Int32Array = np.zeros(0, dtype=np.int32)
 
 
 def bm25_idf(document_count: int, document_frequency: int) -> float:
@@ -89,72 +114,41 @@ def bm25_idf(document_count: int, document_frequency: int) -> float:
     return math.log1p((document_count - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
-BoolArray = npt.NDArray[np.bool_]
-Run = tuple[SlotArray, FloatArray, BoolArray]
-"""Slot-sorted postings of one token: the slots, their saturated pseudo-frequencies
-``x / (x + k1)``, and whether the token is in each document's name."""
-_NAME = 0
-"""The column of the ``name`` field in :data:`~.fields.FIELDS`."""
-
-
 @dataclass
 class _Segment:
-    """Postings of the documents in slots ``first_slot .. first_slot + size - 1``."""
+    """Postings of the documents in slots ``first_slot .. first_slot + size - 1``: those of term
+    t are ``slots[offsets[t]:offsets[t + 1]]`` (t < len(offsets) - 1), with ``counts`` (per
+    posting, the term's frequency in each field, columns in FIELDS order)."""
 
     first_slot: int
     size: int
-    # term-major: postings of term t are slots[offsets[t]:offsets[t + 1]] (t < len(offsets) - 1)
-    offsets: IntArray
-    slots: SlotArray
-    counts: CountArray
-    """Per posting, the term's frequency in each field (columns in FIELDS order)."""
-    # doc-major: the distinct terms of local document d are doc_terms[doc_offsets[d]:...]
-    doc_offsets: IntArray
-    doc_terms: IntArray
-    doc_counts: CountArray
+    offsets: Int64Array
+    slots: Int32Array
+    counts: npt.NDArray[np.uint16]
     dead: int = 0
-    normalized: dict[int, Run] = field(default_factory=dict)
-    """Live postings and saturated pseudo-frequencies by term, valid for
-    ``normalized_version`` of the index."""
-    expanded: dict[str, Run] = field(default_factory=dict)
-    """Merged runs of expansion tokens, valid for ``normalized_version`` too."""
-    normalized_version: int = -1
+    _cache: tuple[npt.NDArray[np.float64], npt.NDArray[np.uint32]] | None = None
 
-    def postings(self, term: int) -> tuple[SlotArray, CountArray] | None:
-        if term >= len(self.offsets) - 1:
-            return None
-        start, end = int(self.offsets[term]), int(self.offsets[term + 1])
-        if start == end:
-            return None
-        return self.slots[start:end], self.counts[start:end]
+    def as_kernel_segment(self, cached: bool = True) -> tuple[Any, ...]:
+        """What the kernel takes for it (see :data:`.kernel_numpy.Segment`); ``cached``: with
+        the arrays it keeps its postings' saturations in (valid while the index's version and
+        so its average lengths stay the same)."""
+        cache: tuple[Any, Any] = (None, None)
+        if cached:
+            if self._cache is None:
+                # np.empty: pages that no query touches are never committed.
+                self._cache = (
+                    np.empty(len(self.slots), dtype=np.float64),
+                    np.zeros(max(len(self.offsets) - 1, 0), dtype=np.uint32),
+                )
+            cache = self._cache
+        dead = int(self.dead > 0)
+        return (self.first_slot, self.size, self.offsets, self.slots, self.counts, dead, 0, *cache)
 
-
-def _segment_from_pairs(
-    first_slot: int,
-    size: int,
-    local_docs: IntArray,
-    terms: IntArray,
-    counts: CountArray,
-    vocabulary_size: int,
-) -> _Segment:
-    """A segment from doc-major (local doc, term, field counts) rows sorted by doc then term."""
-    doc_counts = np.bincount(local_docs, minlength=size)
-    doc_offsets = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(doc_counts, out=doc_offsets[1:])
-    order = np.argsort(terms, kind="stable")  # stable: postings stay in slot order
-    term_counts = np.bincount(terms, minlength=vocabulary_size)
-    offsets = np.zeros(vocabulary_size + 1, dtype=np.int64)
-    np.cumsum(term_counts, out=offsets[1:])
-    return _Segment(
-        first_slot=first_slot,
-        size=size,
-        offsets=offsets,
-        slots=(local_docs[order] + first_slot).astype(np.int32),
-        counts=counts[order],
-        doc_offsets=doc_offsets,
-        doc_terms=terms,
-        doc_counts=counts,
-    )
+    def terms(self) -> Int32Array:
+        """The term of each posting."""
+        count = len(self.offsets) - 1
+        found: Int32Array = np.repeat(np.arange(count, dtype=np.int32), np.diff(self.offsets))
+        return found
 
 
 class BM25Index:
@@ -163,8 +157,11 @@ class BM25Index:
 
     ``build`` indexes a catalog; ``add``/``remove`` change it incrementally (one server's tools)
     and leave every score exactly as a full rebuild would give it. ``field_weights`` maps each
-    field of :data:`~hermes_core.search.documents.FIELDS` to its weight (a field of weight 0 is
-    not indexed); ``equivalents`` is the lexical equivalence table queries are expanded with.
+    field of :data:`~.fields.FIELDS` to its weight (a field of weight 0 is not indexed);
+    ``equivalents`` is the lexical equivalence table queries are expanded with; ``kernel`` the
+    query loop (:data:`.kernel.KERNELS`; by default the C one when it was built). With a
+    ``cache_dir``, a build of at least ``persist_min_documents`` documents is saved there and
+    loaded next time (see the module docstring).
     """
 
     def __init__(
@@ -174,154 +171,209 @@ class BM25Index:
         compact_min_dead: int = 1024,
         field_weights: Mapping[str, float] = FIELD_WEIGHTS,
         equivalents: Equivalents = EQUIVALENTS,
+        kernel: ModuleType = DEFAULT,
+        cache_dir: Path | None = None,
+        persist_min_documents: int = PERSIST_MIN_DOCUMENTS,
     ) -> None:
         # Dead slots cost memory and a filter per query; past this many (and more dead than
         # live) the index rebuilds itself from the live documents.
         self._compact_min_dead = compact_min_dead
-        self._weights = np.array([float(field_weights[name]) for name in FIELDS])
+        self._field_weights = {name: float(field_weights[name]) for name in FIELDS}
+        self._weights = tuple(self._field_weights[name] for name in FIELDS)
+        self._indexed = tuple(bool(weight) for weight in self._weights)
         self._equivalents = equivalents
+        self._kernel = kernel
+        self._store = IndexStore(cache_dir) if cache_dir is not None else None
+        self._persist_min_documents = persist_min_documents
+        self._scratch = bytearray()
         self._version = 0
         """Changes with every build, add and remove: the key of the cached query analysis and
-        of the pseudo-frequencies."""
+        of the kernel's view of the segments."""
+        self.loaded_from: Path | None = None
+        """The cache file the last build was loaded from, ``None`` when it indexed."""
         self.build(documents)
 
     # -- building ------------------------------------------------------------------------------
 
     def build(self, documents: Sequence[ToolDocument]) -> None:
-        """Replace the whole index with ``documents`` (a repeated name keeps its last copy)."""
-        self._vocabulary: dict[str, int] = {}
-        self._document_frequency: IntArray = np.zeros(0, dtype=np.int64)
-        self._lengths: FloatArray = np.zeros((0, _FIELD_COUNT), dtype=np.float64)
-        self._total_lengths: FloatArray = np.zeros(_FIELD_COUNT, dtype=np.float64)
+        """Replace the whole index with ``documents`` (a repeated name keeps its last copy),
+        from the cache directory when it holds this catalog's index."""
+        self.loaded_from = None
+        store = self._store
+        if store is None or len(documents) < self._persist_min_documents:
+            self._rebuild(documents, Vocabulary())
+            return
+        key = content_key(documents, self._field_weights)
+        stored = store.load(key)
+        if stored is not None and self._install(stored, documents):
+            self.loaded_from = stored.path
+            return
+        self._rebuild(documents, Vocabulary())
+        if len(self._segments) <= 1:
+            store.save(key, self._stored_arrays(), self._group_names)
+
+    def _reset(self, vocabulary: Vocabulary) -> None:
+        self._vocabulary = vocabulary
+        self._frequencies: Int32Array = np.zeros(len(vocabulary), dtype=np.int32)
+        self._frequency: memoryview = self._frequencies.data
+        self._lengths: Int32Array = _NO_ROWS
+        self._total_lengths: Int64Array = np.zeros(FIELD_COUNT, dtype=np.int64)
         self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._name_sizes: Int32Array = _NO_INTS
+        self._slot_groups: Int32Array = _NO_INTS
         self._documents: list[ToolDocument | None] = []
         self._slot_of: dict[str, int] = {}
-        self._exact: dict[str, list[int]] = {}
+        self._exact: dict[str, int | list[int]] = {}
         self._segments: list[_Segment] = []
         self._live = 0
-        self._name_sizes: FloatArray = np.zeros(0, dtype=np.float64)
-        """How many distinct tokens each slot's name has (the name coverage's denominator)."""
         # Groups: an id per group name, each slot's group id, live members and name tokens, and
         # for each token the groups whose names hold it.
         self._group_ids: dict[str, int] = {}
-        self._slot_groups: IntArray = np.zeros(0, dtype=np.int64)
         self._group_sizes: list[int] = []
         self._group_tokens: list[tuple[str, ...]] = []
+        self._group_terms: list[Int32Array] = []
         self._group_names: list[str] = []
         self._groups_of_token: dict[str, list[int]] = {}
         self._last_analysis: tuple[tuple[object, ...], QueryAnalysis] | None = None
-        self._factors: tuple[int, FloatArray] | None = None
+        self._view: _Context | None = None
         self._version += 1
+
+    def _rebuild(self, documents: Sequence[ToolDocument], vocabulary: Vocabulary) -> None:
+        self._reset(vocabulary)
         self.add(documents)
 
     def add(self, documents: Sequence[ToolDocument]) -> None:
         """Index ``documents`` after the existing ones; a name already indexed is replaced (its
         new copy takes the new registry position)."""
         self._version += 1
-        latest: dict[str, ToolDocument] = {}
-        for document in documents:
-            latest.pop(document.name, None)
-            latest[document.name] = document
-        if not latest:
+        batch, names = _latest(documents)
+        if not batch:
             return
-        replaced = [name for name in latest if name in self._slot_of]
+        replaced = [name for name in names if name in self._slot_of]
         if replaced:
             self._remove_slots([self._slot_of.pop(name) for name in replaced])
-        batch = list(latest.values())
         first_slot = len(self._documents)
-        segment, lengths = self._index_batch(first_slot, batch)
-        self._documents.extend(batch)
-        self._lengths = np.concatenate([self._lengths, lengths])
-        self._alive = np.concatenate([self._alive, np.ones(len(batch), dtype=bool)])
-        for offset, document in enumerate(batch):
-            slot = first_slot + offset
-            self._slot_of[document.name] = slot
-            for key in exact_name_keys(document):
-                self._exact.setdefault(key, []).append(slot)
-        groups = [self._group_id(document.group) for document in batch]
-        for group in groups:
-            self._group_sizes[group] += 1
-        self._slot_groups = np.concatenate([self._slot_groups, np.asarray(groups, dtype=np.int64)])
-        self._live += len(batch)
-        self._total_lengths += lengths.sum(axis=0)
-        self._segments.append(segment)
+        group_names = [document.group for document in batch]
+        distinct = list(dict.fromkeys(group_names))
+        self._register_groups(distinct)
+        group_of = {group: self._group_ids[group] for group in distinct}
+        groups = np.fromiter(map(group_of.__getitem__, group_names), np.int32, len(batch))
+        bare = bare_names(batch, names)
+        postings = self._postings(batch, bare)
+        self._count_frequencies(postings, 1)
+        self._append_slots(batch, names, bare, postings.lengths, postings.name_sizes, groups)
+        slots = postings.docs + np.int32(first_slot)
+        self._segments.append(
+            _Segment(first_slot, len(batch), postings.offsets, slots, postings.counts)
+        )
         self._merge_small_segments()
+
+    def _append_slots(
+        self,
+        batch: Sequence[ToolDocument],
+        names: Sequence[str],
+        bare: Sequence[str],
+        lengths: Int32Array,
+        name_sizes: Int32Array,
+        groups: Int32Array,
+    ) -> None:
+        """Give ``batch`` (with its names and :func:`~.build.bare_names`) the next slots."""
+        first_slot = len(self._documents)
+        self._documents.extend(batch)
+        self._lengths = np.concatenate([self._lengths, lengths]) if len(self._lengths) else lengths
+        self._name_sizes = np.concatenate([self._name_sizes, name_sizes])
+        self._alive = np.concatenate([self._alive, np.ones(len(batch), dtype=bool)])
+        self._slot_groups = np.concatenate([self._slot_groups, groups.astype(np.int32)])
+        slots = range(first_slot, first_slot + len(batch))
+        self._slot_of.update(zip(names, slots, strict=True))
+        # The keys of exact_name_keys but a tool's own name, which _slot_of finds: a catalog
+        # of lowercase names without mcp__ prefixes needs none.
+        joined = "\x00".join(names)
+        spaced = joined.split(maxsplit=1) != [joined]  # str.split's whitespace is strip's
+        if spaced or joined != joined.lower() or MCP_PREFIX in joined:
+            for name, plain, slot in zip(names, bare, slots, strict=True):
+                key = name.strip().lower()
+                if key != name:
+                    self._add_exact(key, slot)
+                other = plain.strip().lower()
+                if other != key and other != name:
+                    self._add_exact(other, slot)
+        counts = np.bincount(groups, minlength=len(self._group_sizes)).tolist()
+        self._group_sizes = [
+            size + added for size, added in zip(self._group_sizes, counts, strict=True)
+        ]
+        self._live += len(batch)
+        self._total_lengths += lengths.sum(axis=0, dtype=np.int64)
+
+    def _postings(self, batch: Sequence[ToolDocument], bare: Sequence[str]) -> Postings:
+        """The postings of ``batch`` (with its :func:`~.build.bare_names`) in this index's
+        vocabulary and fields."""
+        return index_batch(
+            batch,
+            self._vocabulary,
+            self._indexed,
+            self._group_term_ids,
+            self._kernel.postings,
+            bare,
+        )
+
+    def _add_exact(self, key: str, slot: int) -> None:
+        """Let ``key`` name ``slot`` exactly (a key most often names one tool: then it maps to
+        its slot, else to the list of them)."""
+        held = self._exact.get(key)
+        if held is None:
+            self._exact[key] = slot
+        elif isinstance(held, int):
+            self._exact[key] = [held, slot]
+        else:
+            held.append(slot)
+
+    def _count_frequencies(self, postings: Postings, sign: int) -> None:
+        """Add (``sign`` 1) or take back (-1) the document frequencies of ``postings``."""
+        size = len(self._vocabulary)
+        if len(self._frequencies) < size:
+            grown = np.zeros(max(size, 2 * len(self._frequencies)), dtype=np.int32)
+            grown[: len(self._frequencies)] = self._frequencies
+            self._frequencies = grown
+            self._frequency = grown.data
+        added = postings.document_frequencies.astype(np.int32)
+        if sign > 0:
+            self._frequencies[: len(added)] += added
+        else:
+            self._frequencies[: len(added)] -= added
 
     def _group_id(self, group: str) -> int:
         found = self._group_ids.get(group)
         if found is None:
+            self._register_groups([group])
+            found = self._group_ids[group]
+        return found
+
+    def _register_groups(self, groups: Sequence[str]) -> None:
+        """Give the new ones of ``groups`` ids, in order, with their names' tokens (tokenized
+        together, through the word table)."""
+        new = [group for group in dict.fromkeys(groups) if group not in self._group_ids]
+        named = [group for group in new if group and group != ToolDocument.OTHER_GROUP]
+        terms, of_group = self._vocabulary.text_terms(named)
+        sizes = np.bincount(of_group, minlength=len(named)).tolist()
+        runs = dict(
+            zip(named, np.split(terms, np.cumsum(sizes)[:-1]), strict=True) if named else ()
+        )
+        vocabulary = self._vocabulary.terms
+        for group in new:
             found = self._group_ids[group] = len(self._group_sizes)
             self._group_sizes.append(0)
             self._group_names.append(group)
-            named = group and group != ToolDocument.OTHER_GROUP
-            tokens = tuple(dict.fromkeys(tokenize(group))) if named else ()
+            ids = runs.get(group, _NO_INTS).astype(np.int32)
+            tokens = tuple(dict.fromkeys(vocabulary[term] for term in ids.tolist()))
             self._group_tokens.append(tokens)
+            self._group_terms.append(ids)
             for token in tokens:
                 self._groups_of_token.setdefault(token, []).append(found)
-        return found
 
-    def _term_ids(self, tokens: list[str]) -> list[int]:
-        vocabulary = self._vocabulary
-        for token in dict.fromkeys(tokens):
-            if token not in vocabulary:
-                vocabulary[token] = len(vocabulary)
-        return list(map(vocabulary.__getitem__, tokens))
-
-    def _index_batch(
-        self, first_slot: int, batch: Sequence[ToolDocument]
-    ) -> tuple[_Segment, FloatArray]:
-        tokens, fields, counts, lengths = self._field_tokens(batch)
-        flat_terms = np.asarray(self._term_ids(tokens), dtype=np.int64)
-        vocabulary_size = len(self._vocabulary)
-        local_docs = np.repeat(np.arange(len(batch), dtype=np.int64), counts)
-        keys, inverse = np.unique(local_docs * vocabulary_size + flat_terms, return_inverse=True)
-        pair_docs = keys // max(vocabulary_size, 1)
-        pair_terms = keys % max(vocabulary_size, 1)
-        field_counts = np.bincount(
-            inverse * _FIELD_COUNT + fields, minlength=len(keys) * _FIELD_COUNT
-        ).reshape(len(keys), _FIELD_COUNT)
-        segment = _segment_from_pairs(
-            first_slot,
-            len(batch),
-            pair_docs,
-            pair_terms,
-            np.minimum(field_counts, _MAX_COUNT).astype(np.uint16),
-            vocabulary_size,
-        )
-        in_name = field_counts[:, _NAME] > 0
-        # At least 1, so the coverage needs no guard (a name without tokens covers nothing).
-        name_sizes = np.maximum(np.bincount(pair_docs[in_name], minlength=len(batch)), 1)
-        name_sizes = name_sizes.astype(np.float64)
-        self._name_sizes = np.concatenate([self._name_sizes, name_sizes])
-        frequency = self._document_frequency
-        if len(frequency) < vocabulary_size:
-            frequency = np.concatenate(
-                [frequency, np.zeros(vocabulary_size - len(frequency), dtype=np.int64)]
-            )
-        frequency += np.bincount(pair_terms, minlength=vocabulary_size)
-        self._document_frequency = frequency
-        return segment, lengths
-
-    def _field_tokens(
-        self, batch: Sequence[ToolDocument]
-    ) -> tuple[list[str], IntArray, IntArray, FloatArray]:
-        """The tokens of ``batch``, document after document, of the fields that count; each
-        token's field; how many tokens each document has; and each document's field lengths."""
-        tokens: list[str] = []
-        fields: list[int] = []
-        counts = np.zeros(len(batch), dtype=np.int64)
-        lengths = np.zeros((len(batch), _FIELD_COUNT), dtype=np.float64)
-        indexed = [bool(weight) for weight in self._weights]
-        for position, document in enumerate(batch):
-            total = 0
-            for column, field_tokens in enumerate(document_fields(document)):
-                if field_tokens and indexed[column]:
-                    tokens.extend(field_tokens)
-                    fields.extend([column] * len(field_tokens))
-                    total += len(field_tokens)
-                    lengths[position, column] = len(field_tokens)
-            counts[position] = total
-        return tokens, np.asarray(fields, dtype=np.int64), counts, lengths
+    def _group_term_ids(self, group: str) -> Int32Array:
+        """The term ids of a group name's tokens (repeats kept; none for an unnamed group)."""
+        return self._group_terms[self._group_id(group)]
 
     # -- removing ------------------------------------------------------------------------------
 
@@ -334,35 +386,37 @@ class BM25Index:
             self._compact_if_sparse()
 
     def _remove_slots(self, slots: Sequence[int]) -> None:
-        for slot in slots:
-            segment = self._segment_of(slot)
-            local = slot - segment.first_slot
-            start, end = segment.doc_offsets[local], segment.doc_offsets[local + 1]
-            self._document_frequency[segment.doc_terms[start:end]] -= 1
-            segment.dead += 1
+        documents = [self._documents[slot] for slot in slots]
+        batch = [document for document in documents if document is not None]
+        # The documents' frequencies come out again as they went in: tokenized anew (each of
+        # their words is in the word table already).
+        postings = self._postings(batch, bare_names(batch))
+        self._count_frequencies(postings, -1)
+        firsts = [segment.first_slot for segment in self._segments]
+        for slot, document in zip(slots, documents, strict=True):
+            self._segments[bisect.bisect_right(firsts, slot) - 1].dead += 1
             self._alive[slot] = False
             self._live -= 1
             self._group_sizes[int(self._slot_groups[slot])] -= 1
-            self._total_lengths -= self._lengths[slot]
-            document = self._documents[slot]
             self._documents[slot] = None
             if document is not None:
                 for key in exact_name_keys(document):
+                    if key == document.name:
+                        continue  # found through _slot_of
                     holders = self._exact[key]
-                    holders.remove(slot)
-                    if not holders:
+                    if isinstance(holders, int):
                         del self._exact[key]
-
-    def _segment_of(self, slot: int) -> _Segment:
-        for segment in self._segments:
-            if segment.first_slot <= slot < segment.first_slot + segment.size:
-                return segment
-        raise KeyError(slot)  # pragma: no cover - slots always belong to a segment
+                    else:
+                        holders.remove(slot)
+                        if len(holders) == 1:
+                            self._exact[key] = holders[0]
+        self._total_lengths -= self._lengths[list(slots)].sum(axis=0, dtype=np.int64)
 
     def _compact_if_sparse(self) -> None:
         dead = len(self._documents) - self._live
         if dead >= self._compact_min_dead and dead > self._live:
-            self.build([document for document in self._documents if document is not None])
+            live = [document for document in self._documents if document is not None]
+            self._rebuild(live, self._vocabulary)
 
     def _merge_small_segments(self) -> None:
         # Merge the last two segments while the newer is at least half the older: the count of
@@ -374,27 +428,76 @@ class BM25Index:
             segments.append(self._merged(older, newer))
 
     def _merged(self, older: _Segment, newer: _Segment) -> _Segment:
-        size = older.size + newer.size
-        docs: list[IntArray] = []
-        terms: list[IntArray] = []
-        counts: list[CountArray] = []
+        terms: list[Int32Array] = []
+        slots: list[Int32Array] = []
+        counts: list[npt.NDArray[np.uint16]] = []
         for segment in (older, newer):
-            per_doc = np.diff(segment.doc_offsets)
-            local = np.repeat(np.arange(segment.size, dtype=np.int64), per_doc)
-            keep = self._alive[local + segment.first_slot]
-            docs.append(local[keep] + (segment.first_slot - older.first_slot))
-            terms.append(segment.doc_terms[keep])
-            counts.append(segment.doc_counts[keep])
+            segment_terms = segment.terms()
+            keep = self._alive[segment.slots] if segment.dead else slice(None)
+            terms.append(segment_terms[keep])
+            slots.append(segment.slots[keep])
+            counts.append(segment.counts[keep])
+        every_term = np.concatenate(terms)
+        # Stable: a term's postings of the older segment, then the newer's, each in slot order.
+        order = np.argsort(every_term, kind="stable")
+        offsets = np.zeros(len(self._vocabulary) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(every_term, minlength=len(self._vocabulary)), out=offsets[1:])
         # Dead slots keep their place, without postings, until the next full compaction; so the
         # merged segment needs no liveness filter until its next removal.
-        return _segment_from_pairs(
+        return _Segment(
             older.first_slot,
-            size,
-            np.concatenate(docs),
-            np.concatenate(terms),
-            np.concatenate(counts),
-            len(self._vocabulary),
+            older.size + newer.size,
+            offsets,
+            np.concatenate(slots)[order],
+            np.concatenate(counts)[order],
         )
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def _stored_arrays(self) -> dict[str, npt.NDArray[Any]]:
+        segment = self._segments[0] if self._segments else None
+        terms = "\n".join(self._vocabulary.terms).encode("ascii")
+        return {
+            "terms": np.frombuffer(terms, dtype=np.uint8),
+            "lengths": self._lengths,
+            "name_sizes": self._name_sizes,
+            "groups": self._slot_groups,
+            "offsets": segment.offsets if segment else np.zeros(1, dtype=np.int64),
+            "slots": segment.slots if segment else _NO_INTS,
+            "counts": segment.counts if segment else np.zeros((0, FIELD_COUNT), np.uint16),
+        }
+
+    def _install(self, stored: StoredIndex, documents: Sequence[ToolDocument]) -> bool:
+        """Take the index of ``documents`` from ``stored``; ``False`` (with a warning) when its
+        arrays do not describe them."""
+        batch, names = _latest(documents)
+        arrays = stored.arrays
+        problem = _check_layout(arrays)
+        terms: list[str] = []
+        if problem is None and len(arrays["terms"]):
+            terms = bytes(arrays["terms"]).decode("ascii", "replace").split("\n")
+        if problem is None:
+            problem = _check_stored(arrays, len(batch), len(terms), len(stored.groups))
+        if problem is None and stored.groups != list(dict.fromkeys([d.group for d in batch])):
+            problem = "its groups are not the catalog's"
+        if problem is not None:
+            logger.warning(
+                "ignoring the bm25 index cache %s: %s; rebuilding it", stored.path, problem
+            )
+            return False
+        self._reset(Vocabulary(terms))
+        self._register_groups(stored.groups)  # the ids a build gives them, in the same order
+        offsets = arrays["offsets"]
+        self._count_frequencies(
+            Postings(offsets, arrays["slots"], arrays["counts"], _NO_ROWS, _NO_INTS), 1
+        )
+        lengths, sizes, slot_groups = arrays["lengths"], arrays["name_sizes"], arrays["groups"]
+        self._append_slots(batch, names, bare_names(batch, names), lengths, sizes, slot_groups)
+        if batch:
+            self._segments.append(
+                _Segment(0, len(batch), offsets, arrays["slots"], arrays["counts"])
+            )
+        return True
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -409,20 +512,10 @@ class BM25Index:
         """The indexed names in registry order."""
         return [document.name for document in self._documents if document is not None]
 
-    def _length_factors(self) -> FloatArray:
-        """:func:`_length_factors` of the live documents, computed once per version."""
-        cached = self._factors
-        if cached is None or cached[0] != self._version:
-            cached = self._factors = (
-                self._version,
-                _length_factors(self._total_lengths, max(self._live, 1)),
-            )
-        return cached[1]
-
     def document_frequency(self, token: str) -> int:
         """How many indexed documents contain ``token`` (an already stemmed token)."""
-        term = self._vocabulary.get(token)
-        return 0 if term is None else int(self._document_frequency[term])
+        term = self._vocabulary.ids.get(token)
+        return 0 if term is None else int(self._frequency[term])
 
     def search(
         self,
@@ -451,22 +544,88 @@ class BM25Index:
 
     def analyze(self, query: str, extra: Sequence[ToolDocument] = ()) -> QueryAnalysis:
         """``query``'s tokens and unmatched words against this index and ``extra``
-        (:mod:`hermes_core.search.analysis`); the last answer is kept, as ``tool_search`` asks
-        for the hits and the unmatched words of each query."""
-        key = (query, tuple(document.name for document in extra), self._version)
+        (:mod:`.analysis`); the last answer is kept, as ``tool_search`` asks for the hits and
+        the unmatched words of each query."""
+        key = (query, tuple([document.name for document in extra]) if extra else (), self._version)
         if self._last_analysis is not None and self._last_analysis[0] == key:
             return self._last_analysis[1]
-        extra_tokens: set[str] = set()
-        for document in extra:
-            for field_tokens in extra_document_fields(document):
-                extra_tokens.update(field_tokens)
+        ids, frequency = self._vocabulary.ids, self._frequency
+        known: Callable[[str], bool]
+        if extra:
+            extra_tokens: set[str] = set()
+            for document in extra:
+                for field_tokens in extra_document_fields(document):
+                    extra_tokens.update(field_tokens)
 
-        def known(token: str) -> bool:
-            return token in extra_tokens or self.document_frequency(token) > 0
+            def known(token: str) -> bool:
+                term = ids.get(token)
+                return token in extra_tokens or (term is not None and frequency[term] > 0)
+        else:
+            known = self._context().holds.__getitem__
 
         analysis = analyze_query(query, known, self._equivalents)
         self._last_analysis = (key, analysis)
         return analysis
+
+    def _context(self) -> _Context:
+        """What ranking a query over the index alone needs, kept until the index changes."""
+        context = self._view
+        if context is None or context.version != self._version:
+            context = self._view = _Context(
+                self._version,
+                self._live,
+                [segment.as_kernel_segment() for segment in self._segments],
+                _length_factors(self._total_lengths, max(self._live, 1)),
+                self._vocabulary.ids,
+                self._frequency,
+                self._equivalents,
+            )
+            context.slot_count = len(self._documents)
+            context.scratch = scratch_bytes(self._kernel, len(self._documents))
+        return context
+
+    def _extra_context(
+        self,
+        extra: Sequence[ToolDocument],
+        query_terms: Collection[str],
+        expanded: Sequence[str],
+    ) -> _Context:
+        """What ranking a query over the index and the ``extra`` candidates needs: they change
+        N and the average lengths, for this query only."""
+        unique = {document.name: document for document in extra}
+        documents = [d for d in unique.values() if d.name not in self._slot_of]
+        wanted = {*query_terms}
+        for token in expanded:
+            wanted.update(equivalent_words(self._equivalents, token))
+        slot_count = len(self._documents)
+        segment, lengths, sizes, local_ids, frequencies = self._extra_segment(
+            documents, wanted, slot_count
+        )
+        # The extra candidates change the average lengths: no cached saturations.
+        segments = [segment.as_kernel_segment(False) for segment in self._segments]
+        segments.append(segment)
+        context = _Context(
+            self._version,
+            self._live + len(documents),
+            segments,
+            _length_factors(
+                self._total_lengths + lengths.sum(axis=0, dtype=np.int64),
+                self._live + len(documents),
+            ),
+            self._vocabulary.ids,
+            self._frequency,
+            self._equivalents,
+            local_ids,
+            frequencies,
+        )
+        context.extra_documents = documents
+        context.extra_lengths = lengths
+        context.extra_sizes = sizes
+        context.extra_groups = np.asarray(
+            [self._group_ids.get(d.group, -1) for d in documents], dtype=np.int32
+        )
+        context.scratch = scratch_bytes(self._kernel, slot_count + len(documents))
+        return context
 
     def search_tokens(
         self,
@@ -486,108 +645,182 @@ class BM25Index:
         query_terms: dict[str, float] = {}
         for token in tokens:
             query_terms[token] = query_terms.get(token, 0.0) + 1.0
-        admitting = list(query_terms)
-        expansions = {
-            expansion_token(token): words
-            for token in expanded
-            if (words := equivalent_words(self._equivalents, token))
-        }
-        component_terms = {word for words in expansions.values() for word in words}
-
-        extra_documents: list[ToolDocument] = []
-        extra_postings: dict[str, tuple[SlotArray, CountArray]] = {}
-        extra_lengths = _NO_LENGTHS
-        extra_name_sizes = _NO_SCORES
-        if extra:
-            unique_extra = {document.name: document for document in extra}
-            extra_documents = [d for d in unique_extra.values() if d.name not in self._slot_of]
-            extra_postings, extra_lengths = self._extra_postings(
-                extra_documents, query_terms.keys() | component_terms
-            )
-            extra_name_sizes = np.asarray(
-                [max(len(set(extra_document_fields(d)[_NAME])), 1) for d in extra_documents],
-                dtype=np.float64,
-            )
-        slot_count = len(self._documents)
-        document_count = self._live + len(extra_documents)
-        if document_count == 0:
+        context = self._extra_context(extra, query_terms, expanded) if extra else self._context()
+        if context.document_count == 0:
             return []
-
-        def frequency(token: str) -> int:
-            extra_hits = extra_postings.get(token)
-            return self.document_frequency(token) + (
-                0 if extra_hits is None else len(extra_hits[0])
-            )
-
-        frequencies = {token: frequency(token) for token in query_terms}
-        known = [token for token, df in frequencies.items() if df > 0]
-        weights = {
-            token: query_terms[token] * bm25_idf(document_count, frequencies[token]) * (K1 + 1.0)
-            for token in known
-        }
-        # An expansion token's runs hold its equivalents' term scores, already weighted: its
-        # weight multiplies by 1, and its bound (what it can add at most) is their sum.
-        bounds = dict(weights)
-        component_weights: dict[str, float] = {}
-        for expansion, words in expansions.items():
-            bound = 0.0
-            for word in words:
-                df = frequency(word)
-                if df:
-                    weight = EQUIVALENT_WEIGHT * bm25_idf(document_count, df) * (K1 + 1.0)
-                    component_weights[word] = weight
-                    bound += weight
-            if bound:
-                known.append(expansion)
-                weights[expansion] = 1.0
-                bounds[expansion] = bound
+        slot_count = len(self._documents)
+        extra_documents = context.extra_documents
+        known: list[str] = []
+        parts: list[tuple[int, float, int, int, int]] = []
+        frequencies: dict[str, int] = {}
+        # Per token, the most it adds to a score (a saturation is below 1) and how many
+        # documents may hold it: admission off prunes with them.
+        bounds: list[float] = []
+        holders: list[int] = []
+        for token, repeats in query_terms.items():
+            term, local, frequency, idf = context.token(token)
+            frequencies[token] = frequency
+            if frequency:
+                weight = repeats * idf * (K1 + 1.0)
+                parts.append((len(known), weight, term, local, -1))
+                known.append(token)
+                bounds.append(weight)
+                holders.append(frequency)
+        # An expansion token's score is its equivalents' term scores, each at its own weight,
+        # added in the order of the equivalence table: over the index alone, their run merged
+        # once a version (one part); with extra candidates, one part an equivalent.
+        segments = context.segments
+        for token in expanded:
+            expansion = context.expansion(token)
+            merged = None if extra or not expansion else self._merged_expansion(context, token)
+            if not expansion or (merged is None and not extra):
+                continue
+            position = len(known)
+            known.append(expansion_token(token))
+            holders.append(context.expansion_holders(token))
+            if merged is None:
+                bounds.append(sum(weight for _, _, weight in expansion))
+                parts += [(position, weight, term, local, -1) for term, local, weight in expansion]
+            else:
+                bounds.append(context.merged_bounds[merged])  # its run's largest score
+                parts.append((position, 1.0, -1, -1, merged))
+                segments = context.segments_with_expansions
         exact = self._exact_slots(exact_query, extra_documents, slot_count)
-        ranking = _Ranking(
-            self,
-            extra_postings,
-            extra_lengths,
-            document_count,
-            {expansion: expansions[expansion] for expansion in known if expansion in expansions},
-            component_weights,
-        )
-        named = self._named_groups(known, frequencies, extra_documents)
-        if admission == "off":
-            # Pruning pays for keyword queries; in a long request no few tokens outweigh the
-            # rest, so it would only rescore growing candidate sets. A named group puts its
-            # tools first however they score: that needs every candidate.
-            prune = _PRUNE and len(known) <= _PRUNE_MAX_TOKENS and not named
-            score_off = ranking.score_top if prune else ranking.score_all
-            candidates, scores, name_hits, admitted, memberships = score_off(
-                known, weights, bounds, exact, limit - len(exact)
-            )
+        if extra_documents:
+            named = self._named_groups(known, frequencies, extra_documents)
+            named_ids = self._named_ids(named, extra_documents, context.extra_groups)
         else:
-            admission_frequencies = {token: frequencies[token] for token in admitting}
-            required = required_tokens(admission, admission_frequencies, document_count)
-            if any(frequencies[token] == 0 for token in required):
-                required = frozenset()  # a token no tool has: nothing but an exact name passes
-            known_admitting = sum(1 for token in admitting if frequencies[token] > 0)
-            candidates, scores, name_hits, admitted, memberships = ranking.score_holders(
-                known, weights, required, coverage_floor(known_admitting, admission), exact
-            )
-        sizes = self._name_sizes_of(candidates, extra_name_sizes, slot_count)
-        boosted = scores * (1.0 + NAME_BOOST * (name_hits / sizes))
-        first = self._in_groups(candidates, named, extra_documents, slot_count) if named else None
-        positions = _top(candidates, boosted, admitted, limit - len(exact), first)
-        final = boosted[positions]
-        if exact:
-            exact_positions = candidates.searchsorted(np.asarray(exact, dtype=np.int32))
-            final = np.concatenate([boosted[exact_positions], final])[:limit]
-            positions = np.concatenate([exact_positions, positions])[:limit]
-        found_tokens, columns = memberships(positions)
+            named_ids = self._named_group_ids(context, known, frequencies)
+        required: bytes | None = None
+        floor = 0
+        if admission != "off":
+            rarest = required_tokens(admission, frequencies, context.document_count)
+            if any(frequencies[token] == 0 for token in rarest):
+                rarest = frozenset()  # a token no tool has: nothing but an exact name passes
+            required = bytes([token in rarest for token in known])
+            known_admitting = sum(1 for df in frequencies.values() if df > 0)
+            floor = coverage_floor(known_admitting, admission)
+        if len(self._scratch) < context.scratch:
+            self._scratch = bytearray(context.scratch + context.scratch // 4)
+        kernel = self._kernel if len(known) <= self._kernel.MAX_TOKENS else kernel_numpy
+        found = kernel.search(
+            segments,
+            slot_count,
+            self._lengths,
+            self._alive,
+            self._name_sizes,
+            self._slot_groups,
+            context.extra_lengths,
+            context.extra_sizes,
+            context.extra_groups,
+            self._scratch,
+            (K1, 1.0 - B, NAME_BOOST, *context.factors, *self._weights),
+            parts,
+            known,
+            required,
+            floor,
+            exact,
+            named_ids,
+            limit,
+            self._version % 0xFFFFFFFF + 1,
+            self._pruning(bounds, holders, context.document_count) if required is None else None,
+        )
+        documents = self._documents
+        if not extra_documents:
+            return [
+                SearchHit(documents[slot].name, score, matched) for slot, score, matched in found
+            ]
         return [
             SearchHit(
-                name=self._name_at(slot, extra_documents, slot_count),
-                score=score,
-                matched_tokens=tuple(compress(found_tokens, column)),
+                documents[slot].name
+                if slot < slot_count
+                else extra_documents[slot - slot_count].name,
+                score,
+                matched,
             )
-            for slot, score, column in zip(
-                candidates[positions].tolist(), final.tolist(), columns, strict=True
-            )
+            for slot, score, matched in found
+        ]
+
+    @staticmethod
+    def _pruning(
+        bounds: list[float], holders: list[int], document_count: int
+    ) -> list[float] | None:
+        """The bounds the kernel prunes admission off with, or ``None`` when pruning does not
+        pay: the highest-bound token's holders are scored first, so they must be few."""
+        if len(bounds) < 2:
+            return None
+        top = max(range(len(bounds)), key=bounds.__getitem__)
+        return bounds if holders[top] <= PRUNE_SHARE * document_count else None
+
+    def _merged_expansion(self, context: _Context, token: str) -> int | None:
+        """The id of ``token``'s merged expansion run in the context's expansion segment
+        (merged on first use: per document, its equivalents' weighted saturations added in
+        table order, as a part an equivalent would add them), or ``None`` when no document
+        holds any equivalent."""
+        merged = context.merged.get(token, -2)
+        if merged != -2:
+            return merged
+        found: list[tuple[Int32Array, npt.NDArray[np.float64], npt.NDArray[np.bool_]]] = []
+        params = (K1, 1.0 - B, NAME_BOOST, *context.factors, *self._weights)
+        for term, _, weight in context.expansion(token):
+            for segment in self._segments:
+                if term >= len(segment.offsets) - 1:
+                    continue
+                start, end = int(segment.offsets[term]), int(segment.offsets[term + 1])
+                slots, counts = segment.slots[start:end], segment.counts[start:end]
+                if segment.dead:
+                    keep = self._alive[slots]
+                    slots, counts = slots[keep], counts[keep]
+                values = saturations(counts, self._lengths[slots], params)
+                found.append((slots, weight * values, counts[:, _NAME] > 0))
+        if not found or not sum(len(slots) for slots, _, _ in found):
+            context.merged[token] = None
+            return None
+        every = np.concatenate([slots for slots, _, _ in found])
+        order = np.argsort(every, kind="stable")
+        first = np.ones(len(every), dtype=bool)
+        ordered = every[order]
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        inverse = np.empty(len(every), dtype=np.int64)
+        inverse[order] = np.cumsum(first) - 1
+        # bincount adds in input order: each document's parts in table order, from 0.0.
+        totals = np.bincount(inverse, weights=np.concatenate([v for _, v, _ in found]))
+        names = np.bincount(inverse, weights=np.concatenate([n for _, _, n in found])) > 0
+        return context.add_merged(token, ordered[first], np.where(names, -totals, totals))
+
+    def _named_group_ids(
+        self, context: _Context, tokens: Sequence[str], frequencies: Mapping[str, int]
+    ) -> list[int]:
+        """:meth:`_named_groups` over the index alone, as group ids, with each token's groups
+        looked up once per version of the index (a query rarely holds one)."""
+        groups_of_token = self._groups_of_token
+        if groups_of_token.keys().isdisjoint(frequencies):
+            return []
+        held = set(tokens)
+        found: list[int] = []
+        seen: set[int] = set()
+        for token in held & groups_of_token.keys():
+            for group_id, group_tokens, size in context.naming(token, self._naming_groups):
+                if group_id in seen:
+                    continue
+                seen.add(group_id)
+                if all(
+                    token in held and size >= NAMED_GROUP_SHARE * frequencies.get(token, 0)
+                    for token in group_tokens
+                ):
+                    found.append(group_id)
+        return found
+
+    def _naming_groups(self, token: str, frequency: int) -> list[tuple[int, tuple[str, ...], int]]:
+        """The live groups a token of this document frequency may name, with their tokens and
+        sizes (none when more tools hold it than the largest group can own)."""
+        largest = max(self._group_sizes, default=0) / NAMED_GROUP_SHARE
+        if frequency > largest:
+            return []
+        return [
+            (group_id, self._group_tokens[group_id], self._group_sizes[group_id])
+            for group_id in self._groups_of_token.get(token, ())
+            if self._group_sizes[group_id] and self._group_tokens[group_id]
         ]
 
     def _named_groups(
@@ -605,13 +838,14 @@ class BM25Index:
         # a token held by more tools than the largest group can name none (so "aws" in a
         # catalog of many aws_* servers costs nothing).
         largest = max(self._group_sizes, default=0) / NAMED_GROUP_SHARE
-        for token in held:
+        group_sizes, group_names = self._group_sizes, self._group_names
+        for token in self._groups_of_token.keys() & held:
             if frequencies.get(token, 0) > largest:
                 continue
-            for group_id in self._groups_of_token.get(token, ()):
-                if self._group_sizes[group_id]:
-                    group = self._group_names[group_id]
-                    sizes[group] = self._group_sizes[group_id]
+            for group_id in self._groups_of_token[token]:
+                if group_sizes[group_id]:
+                    group = group_names[group_id]
+                    sizes[group] = group_sizes[group_id]
                     names[group] = self._group_tokens[group_id]
         for document in extra:
             group = document.group
@@ -635,77 +869,59 @@ class BM25Index:
             )
         )
 
-    def _in_groups(
-        self,
-        slots: SlotArray,
-        groups: frozenset[str],
-        extra: Sequence[ToolDocument],
-        slot_count: int,
-    ) -> BoolArray:
-        """Which of ``slots`` (index slots, then extra candidates) belong to ``groups``."""
-        ids = [self._group_ids[g] for g in groups if g in self._group_ids]
-        if not extra:
-            groups_of_slots = self._slot_groups[slots]
-            if len(ids) == 1:
-                only: BoolArray = groups_of_slots == ids[0]
-                return only
-            return np.isin(groups_of_slots, ids)
-        if not len(slots):
-            return np.zeros(0, dtype=bool)
-        local = slots < slot_count
-        groups_of = self._slot_groups[slots[local]]
-        marked = np.zeros(len(slots), dtype=bool)
-        if len(ids) == 1:
-            marked[local] = groups_of == ids[0]
-        elif ids:
-            marked[local] = np.isin(groups_of, ids)
-        for position in np.flatnonzero(~local).tolist():
-            marked[position] = extra[int(slots[position]) - slot_count].group in groups
-        return marked
+    def _named_ids(
+        self, named: frozenset[str], extra: Sequence[ToolDocument], extra_groups: Int32Array
+    ) -> list[int]:
+        """The group ids of ``named``; a group only the extra candidates have gets an id of its
+        own (written into ``extra_groups``)."""
+        if not named:
+            return []
+        ids = [self._group_ids[group] for group in named if group in self._group_ids]
+        next_id = len(self._group_names)
+        for group in sorted(named - self._group_ids.keys()):
+            for position, document in enumerate(extra):
+                if document.group == group:
+                    extra_groups[position] = next_id
+            ids.append(next_id)
+            next_id += 1
+        return ids
 
-    def _name_sizes_of(
-        self, slots: SlotArray, extra_sizes: FloatArray, slot_count: int
-    ) -> FloatArray:
-        """How many distinct tokens the names of ``slots`` (index slots, then extra
-        candidates) have."""
-        if not len(extra_sizes):
-            return self._name_sizes[slots]
-        sizes = np.empty(len(slots), dtype=np.float64)
-        local = slots < slot_count
-        sizes[local] = self._name_sizes[slots[local]]
-        sizes[~local] = extra_sizes[slots[~local] - slot_count]
-        return sizes
-
-    def _extra_postings(
-        self, documents: Sequence[ToolDocument], query_terms: Collection[str]
-    ) -> tuple[dict[str, tuple[SlotArray, CountArray]], FloatArray]:
-        """Postings of the query's own tokens in the extra candidates, which take the slots
-        after the index's; and the candidates' field lengths. Nothing is added to the index."""
-        first_slot = len(self._documents)
-        lengths = np.zeros((len(documents), _FIELD_COUNT), dtype=np.float64)
-        found: dict[str, tuple[list[int], list[list[int]]]] = {}
-        indexed = [bool(weight) for weight in self._weights]
+    def _extra_segment(
+        self, documents: Sequence[ToolDocument], wanted: Collection[str], first_slot: int
+    ) -> tuple[Any, Int32Array, Int32Array, dict[str, int], dict[str, int]]:
+        """A segment of the extra candidates' postings of the ``wanted`` tokens (numbered
+        among themselves), in the slots after the index's; their field lengths and name sizes;
+        the tokens' local ids; and each token's count of holders among them. Nothing is added
+        to the index."""
+        lengths = np.zeros((len(documents), FIELD_COUNT), dtype=np.int32)
+        sizes = np.ones(len(documents), dtype=np.int32)
+        found: dict[str, list[tuple[int, list[int]]]] = {}
         for local, document in enumerate(documents):
+            fields = extra_document_fields(document)
+            sizes[local] = max(len(set(fields[_NAME])), 1)
             counts: dict[str, list[int]] = {}
-            for column, field_tokens in enumerate(extra_document_fields(document)):
-                if not indexed[column]:
+            for column, field_tokens in enumerate(fields):
+                if not self._indexed[column]:
                     continue
                 lengths[local, column] = len(field_tokens)
                 for token in field_tokens:
-                    if token in query_terms:
-                        counts.setdefault(token, [0] * _FIELD_COUNT)[column] += 1
+                    if token in wanted:
+                        counts.setdefault(token, [0] * FIELD_COUNT)[column] += 1
             for token, row in counts.items():
-                slots, rows = found.setdefault(token, ([], []))
-                slots.append(first_slot + local)
-                rows.append(row)
-        postings = {
-            token: (
-                np.asarray(slots, dtype=np.int32),
-                np.minimum(np.asarray(rows), _MAX_COUNT).astype(np.uint16),
-            )
-            for token, (slots, rows) in found.items()
-        }
-        return postings, lengths
+                found.setdefault(token, []).append((first_slot + local, row))
+        local_ids = {token: position for position, token in enumerate(found)}
+        offsets = np.zeros(len(found) + 1, dtype=np.int64)
+        np.cumsum([len(rows) for rows in found.values()], out=offsets[1:])
+        slots = np.asarray([slot for rows in found.values() for slot, _ in rows], dtype=np.int32)
+        counts_array = np.minimum(
+            np.asarray([row for rows in found.values() for _, row in rows], dtype=np.int64).reshape(
+                -1, FIELD_COUNT
+            ),
+            MAX_COUNT,
+        ).astype(np.uint16)
+        segment = (first_slot, len(documents), offsets, slots, counts_array, 0, 1, None, None)
+        frequencies = {token: len(rows) for token, rows in found.items()}
+        return segment, lengths, sizes, local_ids, frequencies
 
     def _exact_slots(
         self, query: str | None, extra: Sequence[ToolDocument], slot_count: int
@@ -713,454 +929,209 @@ class BM25Index:
         if query is None:
             return []
         key = query.strip().lower()
-        slots = list(self._exact.get(key, ()))
-        slots.sort()
-        slots.extend(
-            slot_count + index
-            for index, document in enumerate(extra)
-            if key in exact_name_keys(document)
-        )
+        held = self._exact.get(key)
+        slots = [] if held is None else [held] if isinstance(held, int) else list(held)
+        named = self._slot_of.get(key)  # a tool whose name is its own key
+        if named is not None:
+            slots.append(named)
+        if len(slots) > 1:
+            slots.sort()
+        if extra:
+            slots.extend(
+                slot_count + index
+                for index, document in enumerate(extra)
+                if key in exact_name_keys(document)
+            )
         return slots
 
-    def _name_at(self, slot: int, extra: Sequence[ToolDocument], slot_count: int) -> str:
-        if slot >= slot_count:
-            return extra[slot - slot_count].name
-        document = self._documents[slot]
-        assert document is not None
-        return document.name
+
+def _latest(documents: Sequence[ToolDocument]) -> tuple[list[ToolDocument], list[str]]:
+    """``documents`` with each name once, its last copy, in the order of the last copies; and
+    their names."""
+    names = [document.name for document in documents]
+    if len(dict.fromkeys(names)) == len(names):
+        return list(documents), names
+    latest: dict[str, ToolDocument] = {}
+    for document in documents:
+        latest.pop(document.name, None)
+        latest[document.name] = document
+    return list(latest.values()), list(latest)
 
 
-def _lookup(runs: Sequence[SlotArray], slots: SlotArray) -> BoolArray:
-    """For each run of slot-sorted postings (a row) and each of ``slots`` (a column): whether the
-    slot occurs in the run. One ``searchsorted`` per run, then one comparison over the grid."""
-    all_slots = np.concatenate(runs) if len(runs) > 1 else runs[0]
-    positions = np.empty((len(runs), len(slots)), dtype=np.int64)
-    start = 0
-    for row, run_slots in enumerate(runs):
-        found_at = run_slots.searchsorted(slots)
-        np.minimum(found_at, len(run_slots) - 1, out=found_at)
-        positions[row] = found_at + start
-        start += len(run_slots)
-    found: BoolArray = all_slots[positions] == slots
-    return found
+class _Holds(dict[str, bool]):
+    """Whether any document holds a token, each token looked up once (a few bytes a distinct
+    query token, for one version of the index; emptied past :data:`_MAX_HOLDS` of them)."""
+
+    def __init__(self, ids: Mapping[str, int], frequency: memoryview) -> None:
+        super().__init__()
+        self._ids = ids
+        self._frequency = frequency
+
+    def __missing__(self, token: str) -> bool:
+        if len(self) >= _MAX_HOLDS:
+            self.clear()
+        term = self._ids.get(token)
+        found = self[token] = term is not None and self._frequency[term] > 0
+        return found
 
 
-def _union(runs: Sequence[SlotArray]) -> SlotArray:
-    """The sorted distinct slots of several slot-sorted runs (the run itself when only one)."""
-    if len(runs) == 1:
-        return runs[0]
-    if runs:
-        return np.unique(np.concatenate(runs))
-    return np.zeros(0, dtype=np.int32)
+_MAX_HOLDS = 100_000
 
 
-def _member(sorted_slots: SlotArray, slots: SlotArray) -> tuple[npt.NDArray[np.bool_], IntArray]:
-    """Which of ``slots`` occur in ``sorted_slots``, and where (valid where they occur)."""
-    positions = sorted_slots.searchsorted(slots)
-    np.minimum(positions, len(sorted_slots) - 1, out=positions)
-    return sorted_slots[positions] == slots, positions
-
-
-def _length_factors(totals: FloatArray, document_count: int) -> FloatArray:
-    """B / avglen_f per field, or 0 for a field no document has (nothing holds it either)."""
-    averages = totals / document_count
-    factors: FloatArray = np.divide(B, averages, out=np.zeros_like(averages), where=averages > 0)
-    return factors
-
-
-def _top(
-    candidates: SlotArray,
-    scores: FloatArray,
-    admitted: BoolArray | None,
-    limit: int,
-    first: BoolArray | None = None,
-) -> IntArray:
-    """Positions (into ``candidates``) of the ``limit`` best admitted candidates (``None``:
-    all), best first; candidates ``first`` marks come before all others; equal scores keep
-    registry (slot) order."""
-    positions = np.arange(len(candidates)) if admitted is None else admitted.nonzero()[0]
-    if limit <= 0 or not len(positions):
-        return positions[:0]
-    if first is None:
-        return _best(candidates, scores, positions, limit)
-    marked = first[positions]
-    leading = _best(candidates, scores, positions[marked], limit)
-    if len(leading) >= limit:
-        return leading
-    return np.concatenate(
-        [leading, _best(candidates, scores, positions[~marked], limit - len(leading))]
-    )
-
-
-def _best(candidates: SlotArray, scores: FloatArray, positions: IntArray, limit: int) -> IntArray:
-    """The ``limit`` best of ``positions`` by score, ties in slot order."""
-    if len(positions) > 4 * limit + 64:
-        # Keep everything scoring at least the limit-th best, so ties at the cut keep registry
-        # order after the stable sort below.
-        chosen = scores[positions]
-        cut = len(chosen) - limit
-        positions = positions[chosen >= np.partition(chosen, cut)[cut]]
-    order = np.lexsort((candidates[positions], -scores[positions]))[:limit]
-    return positions[order]
-
-
-MembershipLookup = Callable[[IntArray], tuple[list[str], list[list[bool]]]]
-"""For the candidates at given positions: the query's distinct tokens, and per candidate
-whether it holds each."""
-Scored = tuple[SlotArray, FloatArray, FloatArray, "BoolArray | None", MembershipLookup]
-"""Candidates (sorted slots), their scores, how many query tokens are in each one's name,
-which are admitted (``None``: all), and a lookup of the tokens each holds."""
-
-
-class _Ranking:
-    """One query's scoring pass over the index's segments plus the query's extra candidates.
-
-    A run holds, per posting, the saturated pseudo-frequency ``x / (x + k1)``; a token's term
-    score in a document is its query weight times that.
-    """
+class _Context:
+    """What ranking queries over one state of the index needs: the kernel's view of the
+    segments, the fields' ``b / average length``, N, and each token's term ids, document
+    frequency and idf (and each expansion's parts), looked up once. With extra candidates it
+    serves one query; over the index alone, every query until the index changes."""
 
     def __init__(
         self,
-        index: BM25Index,
-        extra_postings: dict[str, tuple[SlotArray, CountArray]],
-        extra_lengths: FloatArray,
+        version: int,
         document_count: int,
-        expansions: Mapping[str, tuple[str, ...]] | None = None,
-        component_weights: Mapping[str, float] | None = None,
+        segments: list[Any],
+        factors: tuple[float, ...],
+        ids: Mapping[str, int],
+        frequency: memoryview,
+        equivalents: Equivalents,
+        local_ids: Mapping[str, int] | None = None,
+        local_frequencies: Mapping[str, int] | None = None,
     ) -> None:
-        self.index = index
-        self.extra_postings = extra_postings
-        self.extra_lengths = extra_lengths
-        self.expansions = expansions or {}
-        """Each expansion token of the query and the equivalents it stands for."""
-        self.component_weights = component_weights or {}
-        """Each equivalent's weight: its share of an expansion token's term scores."""
-        self.slot_count = len(index._documents)
-        # Extra candidates change the averages for this query only: the cached runs are not
-        # theirs.
-        self.cached = not len(extra_lengths)
-        if self.cached:
-            self.length_factors = index._length_factors()
-        else:
-            self.length_factors = _length_factors(
-                index._total_lengths + extra_lengths.sum(axis=0), document_count
-            )
+        self.version = version
+        self.document_count = document_count
+        self.segments = segments
+        self.factors = factors
+        self._ids = ids
+        self._frequency = frequency
+        self._equivalents = equivalents
+        self._local_ids = local_ids or {}
+        self._local_frequencies = local_frequencies or {}
+        self._tokens: dict[str, tuple[int, int, int, float]] = {}
+        self._expansions: dict[str, list[tuple[int, int, float]]] = {}
+        self._naming: dict[str, list[tuple[int, tuple[str, ...], int]]] = {}
+        self._expansion_holders: dict[str, int] = {}
+        self.merged: dict[str, int | None] = {}
+        """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
+        self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
+        self.merged_bounds: list[float] = []
+        """The largest score of each merged run."""
+        self.segments_with_expansions: list[Any] = segments
+        self.holds = _Holds(ids, frequency)
+        self.scratch = 0
+        self.slot_count = 0
+        self.extra_documents: list[ToolDocument] = []
+        self.extra_lengths: Int32Array = _NO_ROWS
+        self.extra_sizes: Int32Array = _NO_INTS
+        self.extra_groups: Int32Array = _NO_INTS
 
-    def saturated(self, slots: SlotArray, counts: CountArray, lengths: FloatArray) -> FloatArray:
-        """``x / (x + k1)`` per posting, ``x`` the BM25F pseudo-frequency of the module
-        docstring; ``lengths`` are the postings' documents' field lengths."""
-        denominators = (1.0 - B) + lengths * self.length_factors
-        x: FloatArray = (counts * (self.index._weights / denominators)).sum(axis=1)
-        return x / (x + K1)
-
-    def postings(self, token: str) -> list[Run]:
-        """The live postings of ``token`` (slot-sorted runs, one per segment)."""
-        if token in self.expansions:
-            return self._expansion_postings(token)
-        found: list[Run] = []
-        index = self.index
-        term = index._vocabulary.get(token)
-        if term is not None:
-            for segment in index._segments:
-                run = self._segment_run(segment, term)
-                if run is not None:
-                    found.append(run)
-        extra = self.extra_postings.get(token)
-        if extra is not None:
-            slots, counts = extra
-            saturated = self.saturated(slots, counts, self._lengths_of(slots))
-            found.append((slots, saturated, counts[:, _NAME] > 0))
+    def token(self, token: str) -> tuple[int, int, int, float]:
+        """A token's term id in the index and among the extra candidates (-1: none), its
+        document frequency, and its idf (0.0 when no document holds it)."""
+        found = self._tokens.get(token)
+        if found is None:
+            term = self._ids.get(token, -1)
+            frequency = 0 if term < 0 else self._frequency[term]
+            frequency += self._local_frequencies.get(token, 0)
+            idf = bm25_idf(self.document_count, frequency) if frequency else 0.0
+            found = self._tokens[token] = (term, self._local_ids.get(token, -1), frequency, idf)
         return found
 
-    def _expansion_postings(self, expansion: str) -> list[Run]:
-        """The runs of an expansion token, one per segment (and one of the extra candidates):
-        its equivalents' postings merged, each posting's weighted term scores added in the
-        order of the equivalence table; cached until the index changes."""
-        words = self.expansions[expansion]
-        found: list[Run] = []
-        for segment in self.index._segments:
-            if self.cached:
-                if segment.normalized_version != self.index._version:
-                    segment.normalized.clear()
-                    segment.expanded.clear()
-                    segment.normalized_version = self.index._version
-                cached = segment.expanded.get(expansion)
-                if cached is not None:
-                    if len(cached[0]):
-                        found.append(cached)
-                    continue
-            parts: list[tuple[str, Run]] = []
-            for word in words:
-                term = self.index._vocabulary.get(word)
-                if term is not None and word in self.component_weights:
-                    run = self._segment_run(segment, term)
-                    if run is not None:
-                        parts.append((word, run))
-            merged = self._merged(parts)
-            if self.cached:
-                segment.expanded[expansion] = merged
-            if len(merged[0]):
-                found.append(merged)
-        extra_parts: list[tuple[str, Run]] = []
-        for word in words:
-            posting = self.extra_postings.get(word)
-            if posting is not None and word in self.component_weights:
-                slots, counts = posting
-                saturated = self.saturated(slots, counts, self._lengths_of(slots))
-                extra_parts.append((word, (slots, saturated, counts[:, _NAME] > 0)))
-        if extra_parts:
-            found.append(self._merged(extra_parts))
+    def add_merged(self, token: str, slots: Int32Array, values: npt.NDArray[np.float64]) -> int:
+        """Add a merged expansion run (its slots, and each one's saturation, negated when in
+        the name) to the expansion segment, which spans every slot; returns its id there."""
+        self._runs.append((slots.astype(np.int32), values))
+        self.merged_bounds.append(float(np.abs(values).max()))
+        self.merged[token] = len(self._runs) - 1
+        offsets = np.zeros(len(self._runs) + 1, dtype=np.int64)
+        np.cumsum([len(slots) for slots, _ in self._runs], out=offsets[1:])
+        every = np.concatenate([slots for slots, _ in self._runs])
+        values = np.concatenate([values for _, values in self._runs])
+        expansions = (0, self.slot_count, offsets, every, None, 0, 2, values, None)
+        self.segments_with_expansions = [*self.segments, expansions]
+        return len(self._runs) - 1
+
+    def naming(
+        self, token: str, groups: Callable[[str, int], list[tuple[int, tuple[str, ...], int]]]
+    ) -> list[tuple[int, tuple[str, ...], int]]:
+        """The groups ``token`` may name (``groups(token, its document frequency)``)."""
+        found = self._naming.get(token)
+        if found is None:
+            found = self._naming[token] = groups(token, self.token(token)[2])
         return found
 
-    def _merged(self, parts: Sequence[tuple[str, Run]]) -> Run:
-        """One run of the postings of ``parts`` (an equivalent and its run each): per slot, the
-        sum of each equivalent's weight times its saturated pseudo-frequency, and whether any
-        of them is in the name."""
-        if not parts:
-            return (_NO_SLOTS, _NO_SCORES, _NO_FLAGS)
-        slots = np.concatenate([run[0] for _, run in parts])
-        contributions = np.concatenate(
-            [self.component_weights[word] * run[1] for word, run in parts]
-        )
-        names = np.concatenate([run[2] for _, run in parts])
-        merged, inverse = np.unique(slots, return_inverse=True)
-        totals = np.bincount(inverse, weights=contributions, minlength=len(merged))
-        in_name = np.bincount(inverse, weights=names, minlength=len(merged)) > 0
-        return (merged.astype(np.int32), totals.astype(np.float64, copy=False), in_name)
+    def expansion_holders(self, token: str) -> int:
+        """How many documents may hold ``token``'s expansion token: the sum of its
+        equivalents' document frequencies (a bound, for pruning)."""
+        found = self._expansion_holders.get(token)
+        if found is None:
+            words = equivalent_words(self._equivalents, token)
+            found = self._expansion_holders[token] = sum(self.token(word)[2] for word in words)
+        return found
 
-    def _segment_run(self, segment: _Segment, term: int) -> Run | None:
-        index = self.index
-        if self.cached:
-            if segment.normalized_version != index._version:
-                segment.normalized.clear()
-                segment.expanded.clear()
-                segment.normalized_version = index._version
-            cached = segment.normalized.get(term)
-            if cached is not None:
-                return None if not len(cached[0]) else cached
-        posting = segment.postings(term)
-        if posting is None:
-            run: Run = (_NO_SLOTS, _NO_SCORES, _NO_FLAGS)
-        else:
-            slots, counts = posting
-            if segment.dead:
-                keep = index._alive[slots]
-                slots, counts = slots[keep], counts[keep]
-            saturated = self.saturated(slots, counts, self._lengths_of(slots))
-            run = (slots, saturated, counts[:, _NAME] > 0)
-        if self.cached:
-            segment.normalized[term] = run
-        return None if not len(run[0]) else run
-
-    def _lengths_of(self, slots: SlotArray) -> FloatArray:
-        """Field lengths of ``slots`` (index slots, then extra candidates)."""
-        if not len(self.extra_lengths):
-            return self.index._lengths[slots]
-        lengths = np.empty((len(slots), _FIELD_COUNT), dtype=np.float64)
-        local = slots < self.slot_count
-        lengths[local] = self.index._lengths[slots[local]]
-        lengths[~local] = self.extra_lengths[slots[~local] - self.slot_count]
-        return lengths
-
-    def score_all(
-        self,
-        known: Sequence[str],
-        weights: dict[str, float],
-        bounds: dict[str, float],
-        exact: Sequence[int],
-        limit: int = 0,
-    ) -> Scored:
-        """Admission ``off``: score every document holding a query token in one pass over the
-        concatenated postings (``np.bincount`` adds each document's term scores in query-token
-        order, as the holder lookup does)."""
-        total = self.slot_count + len(self.extra_lengths)
-        scores: FloatArray
-        runs: list[tuple[str, Run]] = [
-            (token, run) for token in known for run in self.postings(token)
-        ]
-        if runs:
-            slots = np.concatenate([run[0] for _, run in runs])
-            saturated = np.concatenate([run[1] for _, run in runs])
-            in_name = np.concatenate([run[2] for _, run in runs])
-            weight = np.repeat([weights[token] for token, _ in runs], [len(r[0]) for _, r in runs])
-            contributions = weight * saturated
-            scores = np.bincount(slots, weights=contributions, minlength=total).astype(
-                np.float64, copy=False
-            )
-            name_hits = np.bincount(slots, weights=in_name, minlength=total).astype(
-                np.float64, copy=False
-            )
-        else:
-            scores = np.zeros(total, dtype=np.float64)
-            name_hits = np.zeros(total, dtype=np.float64)
-        # Every term score is positive (idf > 0, x > 0): a positive total means a shared token.
-        candidates: SlotArray = np.flatnonzero(scores).astype(np.int32)
-        admitted: npt.NDArray[np.bool_] | None = None
-        if exact:
-            exact_slots = np.asarray(exact, dtype=np.int32)
-            candidates = np.union1d(candidates, exact_slots)
-            admitted = np.ones(len(candidates), dtype=bool)
-            admitted[candidates.searchsorted(exact_slots)] = False
-
-        def memberships(positions: IntArray) -> tuple[list[str], list[list[bool]]]:
-            if not runs:
-                return [], [[] for _ in range(len(positions))]
-            grid = _lookup([run[0] for _, run in runs], candidates[positions])
-            return _Grid([token for token, _ in runs], grid, len(positions)).columns(None)
-
-        return candidates, scores[candidates], name_hits[candidates], admitted, memberships
-
-    def score_holders(
-        self,
-        known: Sequence[str],
-        weights: dict[str, float],
-        required: frozenset[str],
-        floor: int,
-        exact: Sequence[int],
-    ) -> Scored:
-        """Admission ``strict``/``lenient``: score only the holders of a rarest token (plus the
-        exact-name tools), looking each up in the other tokens' postings."""
-        postings = {token: self.postings(token) for token in known}
-        runs = [run[0] for token in required for run in postings[token]]
-        if exact:
-            runs.append(np.asarray(exact, dtype=np.int32))
-        candidates = _union(runs)
-        scores, name_hits, grid = self.score_candidates(candidates, known, weights, postings)
-        admitted = grid.holders(required)
-        if floor:
-            admitted &= grid.matched() >= floor
-        if exact:
-            admitted[candidates.searchsorted(np.asarray(exact, dtype=np.int32))] = False
-        return candidates, scores, name_hits, admitted, grid.memberships
-
-    def score_top(
-        self,
-        known: Sequence[str],
-        weights: dict[str, float],
-        bounds: dict[str, float],
-        exact: Sequence[int],
-        limit: int,
-    ) -> Scored:
-        """Admission ``off`` with pruning (MaxScore): score the holders of the rarest tokens
-        first; a document holding none of them scores less than the sum of the other tokens'
-        weights (each term score is below its weight), so once that sum falls under the
-        ``limit``-th best score so far, no other document can enter the top ``limit``, even
-        with the name boost (bounds and scores are compared with ``1 + NAME_BOOST`` of room).
-        The result is exactly the top of :meth:`score_all`; it falls back to it when pruning
-        does not pay."""
-        postings = {token: self.postings(token) for token in known}
-        order = sorted(known, key=lambda token: -bounds[token])
-        exact_run = [np.asarray(exact, dtype=np.int32)] if exact else []
-        total = self.slot_count + len(self.extra_lengths)
-        # Take the rarest 1, 2, 4... tokens: few rounds even for long natural-language queries.
-        steps = (
-            [0] if limit <= 0 else [*(1 << n for n in range(len(order).bit_length())), len(order)]
-        )
-        for taken in sorted(set(steps)):
-            candidates = _union(
-                [run[0] for token in order[:taken] for run in postings[token]] + exact_run
-            )
-            if len(candidates) > total * _DENSE_SHARE:
-                break  # most documents are candidates anyway: one dense pass is cheaper
-            scores, name_hits, grid = self.score_candidates(candidates, known, weights, postings)
-            admitted: npt.NDArray[np.bool_] | None = None
-            ranked = scores
-            if exact:
-                admitted = np.ones(len(candidates), dtype=bool)
-                admitted[candidates.searchsorted(exact_run[0])] = False
-                ranked = scores[admitted]
-            rest = sum(bounds[token] for token in order[taken:]) * (1.0 + NAME_BOOST + 1e-9)
-            complete = taken == len(order) or limit <= 0
-            if complete or (len(ranked) >= limit and np.partition(ranked, -limit)[-limit] > rest):
-                return candidates, scores, name_hits, admitted, grid.memberships
-        return self.score_all(known, weights, bounds, exact)
-
-    def score_candidates(
-        self,
-        candidates: SlotArray,
-        known: Sequence[str],
-        weights: dict[str, float],
-        postings: dict[str, list[Run]],
-    ) -> tuple[FloatArray, FloatArray, _Grid]:
-        """Full BM25F scores of ``candidates`` (sorted slots), how many query tokens are in each
-        one's name, and which candidates hold which token.
-
-        One grid, a row per run and a column per candidate: a ``searchsorted`` per run, then a
-        few operations over the grid. Rows are summed in query-token order, as the dense pass
-        adds them (a missing posting adds 0.0, which changes nothing).
-        """
-        count = len(candidates)
-        rows = [(token, run) for token in known for run in postings[token]]
-        if not count or not rows:
-            zeros = np.zeros(count, dtype=np.float64)
-            return zeros, zeros.copy(), _Grid([], np.zeros((0, count), dtype=bool), count)
-        positions = np.empty((len(rows), count), dtype=np.int64)
-        start = 0
-        for row, (_, run) in enumerate(rows):
-            if run[0] is candidates:
-                # The candidates are this run's own postings: nothing to look up.
-                positions[row] = np.arange(start, start + count)
-            else:
-                found_at = run[0].searchsorted(candidates)
-                np.minimum(found_at, len(run[0]) - 1, out=found_at)
-                found_at += start
-                positions[row] = found_at
-            start += len(run[0])
-        if len(rows) == 1:
-            all_slots, all_saturated, all_names = rows[0][1]
-        else:
-            all_slots = np.concatenate([run[0] for _, run in rows])
-            all_saturated = np.concatenate([run[1] for _, run in rows])
-            all_names = np.concatenate([run[2] for _, run in rows])
-        found = all_slots[positions] == candidates
-        row_weights = np.asarray([weights[token] for token, _ in rows], dtype=np.float64)
-        contributions = row_weights[:, None] * all_saturated[positions]
-        contributions *= found
-        # Row after row, in order (sum() would pair rows up past 8 of them).
-        scores: FloatArray = contributions[0].copy()
-        for row in contributions[1:]:
-            scores += row
-        name_hits: FloatArray = (all_names[positions] & found).sum(axis=0, dtype=np.float64)
-        return scores, name_hits, _Grid([token for token, _ in rows], found, count)
+    def expansion(self, token: str) -> list[tuple[int, int, float]]:
+        """The parts of ``token``'s expansion token: each equivalent some document holds, with
+        its term ids and its weight."""
+        found = self._expansions.get(token)
+        if found is None:
+            found = []
+            for word in equivalent_words(self._equivalents, token):
+                term, local, frequency, idf = self.token(word)
+                if frequency:
+                    found.append((term, local, EQUIVALENT_WEIGHT * idf * (K1 + 1.0)))
+            self._expansions[token] = found
+        return found
 
 
-class _Grid:
-    """Which candidates hold which token: a row per run (a token has a run per segment)."""
+def _length_factors(totals: Int64Array, document_count: int) -> tuple[float, ...]:
+    """B / avglen_f per field, or 0 for a field no document has (nothing holds it either)."""
+    averages = totals / document_count
+    factors = np.divide(B, averages, out=np.zeros_like(averages), where=averages > 0)
+    return tuple(factors.tolist())
 
-    def __init__(self, row_tokens: list[str], found: BoolArray, count: int) -> None:
-        self.row_tokens = row_tokens
-        self.found = found
-        self.count = count
 
-    def holders(self, tokens: Collection[str]) -> BoolArray:
-        """Which candidates hold any of ``tokens``."""
-        rows = [row for row, token in enumerate(self.row_tokens) if token in tokens]
-        if not rows:
-            return np.zeros(self.count, dtype=bool)
-        held: BoolArray = np.asarray(self.found[rows].any(axis=0), dtype=bool)
-        return held
+_STORED_DTYPES: Final = {
+    "terms": "uint8",
+    "lengths": "int32",
+    "name_sizes": "int32",
+    "groups": "int32",
+    "offsets": "int64",
+    "slots": "int32",
+    "counts": "uint16",
+}
 
-    def matched(self) -> IntArray:
-        """How many distinct query tokens each candidate holds."""
-        counts = np.zeros(self.count, dtype=np.int64)
-        for token in dict.fromkeys(self.row_tokens):
-            counts += self.holders((token,))
-        return counts
 
-    def memberships(self, positions: IntArray) -> tuple[list[str], list[list[bool]]]:
-        """The distinct tokens, and for each candidate at ``positions`` whether it holds each
-        (a :data:`MembershipLookup`)."""
-        return self.columns(positions)
+def _check_layout(arrays: Mapping[str, npt.NDArray[Any]]) -> str | None:
+    """Why ``arrays`` are not the arrays :meth:`BM25Index._stored_arrays` writes, or ``None``."""
+    if set(arrays) != _STORED_DTYPES.keys() or any(
+        str(arrays[name].dtype) != dtype for name, dtype in _STORED_DTYPES.items()
+    ):
+        return "it does not hold the arrays of an index"
+    return None
 
-    def columns(self, positions: IntArray | None) -> tuple[list[str], list[list[bool]]]:
-        """As :meth:`memberships`, for the candidates at ``positions`` (``None``: all)."""
-        picked = self.found if positions is None else self.found[:, positions]
-        tokens = list(dict.fromkeys(self.row_tokens))
-        if len(tokens) != len(self.row_tokens):  # a token with a run per segment: OR its rows
-            merged = np.zeros((len(tokens), picked.shape[1]), dtype=bool)
-            row_of = {token: row for row, token in enumerate(tokens)}
-            for row, token in enumerate(self.row_tokens):
-                merged[row_of[token]] |= picked[row]
-            picked = merged
-        columns: list[list[bool]] = picked.T.tolist()
-        return tokens, columns
+
+def _check_stored(
+    arrays: Mapping[str, npt.NDArray[Any]], documents: int, terms: int, groups: int
+) -> str | None:
+    """Why ``arrays`` cannot be the index of ``documents`` documents over ``terms`` terms and
+    ``groups`` groups, or ``None`` when they can (shapes, ranges and order of every array)."""
+    offsets, slots, counts = arrays["offsets"], arrays["slots"], arrays["counts"]
+    lengths, sizes, slot_groups = arrays["lengths"], arrays["name_sizes"], arrays["groups"]
+    if offsets.shape != (terms + 1,) or counts.shape != (len(slots), FIELD_COUNT):
+        return "its postings do not fit its vocabulary"
+    if lengths.shape != (documents, FIELD_COUNT) or sizes.shape != (documents,):
+        return "it was built for another number of documents"
+    if slot_groups.shape != (documents,):
+        return "it was built for another number of documents"
+    if offsets[0] != 0 or offsets[-1] != len(slots) or (np.diff(offsets) < 0).any():
+        return "its term offsets are out of order"
+    if len(slots) and (slots.min() < 0 or slots.max() >= documents):
+        return "a posting names no document"
+    rising = slots[1:] > slots[:-1]
+    starts = offsets[1:-1]
+    rising[starts[(starts > 0) & (starts < len(slots))] - 1] = True
+    if not rising.all():
+        return "its postings are out of order"
+    if documents and (lengths.min() < 0 or sizes.min() < 1):
+        return "its field lengths are out of range"
+    if documents and (slot_groups.min() < 0 or slot_groups.max() >= groups):
+        return "a document has no group"
+    return None

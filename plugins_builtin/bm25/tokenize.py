@@ -26,10 +26,23 @@ lost ``get_issue`` for the query "get issue". Documents keep every word.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Final
 
 import Stemmer
 
-__all__ = ["QUERY_STOPWORDS", "query_tokens", "query_words", "split_words", "stem", "tokenize"]
+__all__ = [
+    "QUERY_STOPWORDS",
+    "TEXT_BREAK",
+    "query_tokens",
+    "query_words",
+    "raw_words",
+    "split_words",
+    "stem",
+    "stem_words",
+    "tokenize",
+    "word_pieces",
+]
 
 # The pieces of ASCII words, in order of preference: a version-like token (one letter that starts
 # a piece, followed by digits: v2, s3, the V2 of getV2Zones), an acronym plural (URLs; its "s" is
@@ -46,6 +59,9 @@ _SEPARATORS = bytes(
 )
 _STEMMER = Stemmer.Stemmer("english")
 _STEMMER.maxCacheSize = 200_000  # PyStemmer keeps its own cache of stems
+# Indexing stems each distinct word once (the word table): a cache would only cost (5x).
+_UNCACHED_STEMMER = Stemmer.Stemmer("english")
+_UNCACHED_STEMMER.maxCacheSize = 0
 
 _STOPWORD_TEXT = """
     a about above after again against all am an and any are as at be because been before being
@@ -61,27 +77,67 @@ QUERY_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 """Words dropped from queries (lowercased, unstemmed)."""
 
 
+def word_pieces(word: str) -> list[str]:
+    """The lowercased, unstemmed pieces of one word of ASCII letters and digits, per rules 2-5
+    of the module docstring."""
+    if word.isdigit() or (word.islower() and word.isalpha()):
+        return [word]  # the common case needs no regular expression
+    if word.isalpha() and (word.isupper() or word[1:].islower()):
+        return [word.lower()]  # "URL", "Issue": one piece, as the expression finds
+    found = _PIECES.findall(word)
+    pieces = [
+        piece[:-1].lower()
+        if len(piece) > 2 and piece[-1] == "s" and piece[:-1].isupper()  # an acronym plural
+        else piece.lower()
+        for piece in found
+    ]
+    if len(found) > 1 and word.isalpha() and not word.isupper():
+        pieces.append(word.lower())  # a mixed-case word, also whole
+    return pieces
+
+
 def split_words(text: str) -> list[str]:
-    """The lowercased, unstemmed pieces of ``text`` per rules 1-3 of the module docstring."""
+    """The lowercased, unstemmed pieces of ``text`` per rules 1-5 of the module docstring."""
     pieces: list[str] = []
     for word in text.encode("ascii", "replace").translate(_SEPARATORS).decode("ascii").split():
         if word.isdigit() or (word.islower() and word.isalpha()):
-            pieces.append(word)  # the common case needs no regular expression
-            continue
-        found = _PIECES.findall(word)
-        for piece in found:
-            if len(piece) > 2 and piece[-1] == "s" and piece[:-1].isupper():
-                piece = piece[:-1]  # an acronym plural
-            pieces.append(piece)
-        if len(found) > 1 and word.isalpha() and not word.isupper():
-            pieces.append(word)  # a mixed-case word, also whole
-    return " ".join(pieces).lower().split()
+            pieces.append(word)  # as word_pieces would, without the call
+        else:
+            pieces.extend(word_pieces(word))
+    return pieces
+
+
+TEXT_BREAK: Final = b"\x01"
+"""The word :func:`raw_words` puts after each text (no word of rule 1 holds that byte)."""
+
+_BATCH_SEPARATORS = _SEPARATORS[:1] + TEXT_BREAK + _SEPARATORS[2:]
+
+
+def raw_words(texts: Sequence[str]) -> list[bytes]:
+    """The words of each of ``texts`` per rule 1 (ASCII letters and digits, not yet split or
+    lowercased), in order, each text followed by :data:`TEXT_BREAK`: one pass over many texts,
+    for indexing."""
+    if not texts:
+        return []
+    separator = " \x01 "
+    joined = separator.join(texts)
+    if joined.count("\x01") != len(texts) - 1:  # a text holds the break byte itself
+        joined = separator.join(text.replace("\x01", " ") for text in texts)
+    data = (joined + separator).encode("ascii", "replace").translate(_BATCH_SEPARATORS)
+    return data.split()
 
 
 def stem(word: str) -> str:
     """The Snowball English stem of one lowercased word."""
     result: str = _STEMMER.stemWord(word)
     return result
+
+
+def stem_words(words: Sequence[str], *, cached: bool = True) -> list[str]:
+    """The Snowball English stems of lowercased ``words``, in order; ``cached=False`` for
+    words stemmed once (the same stems, without filling the stem cache)."""
+    stems: list[str] = (_STEMMER if cached else _UNCACHED_STEMMER).stemWords(words)
+    return stems
 
 
 def tokenize(text: str) -> list[str]:

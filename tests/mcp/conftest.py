@@ -17,7 +17,8 @@ from hermes_core.paths import Environment
 
 @pytest.fixture
 def env(tmp_path: Path) -> Environment:
-    """A temporary home and working directory; strict plugins as in nox."""
+    """A temporary home, working directory, log and cache directory; strict plugins as in
+    nox."""
     home = tmp_path / "home"
     home.mkdir()
     work = tmp_path / "work"
@@ -25,7 +26,11 @@ def env(tmp_path: Path) -> Environment:
     return Environment(
         home=home,
         cwd=work,
-        variables={"HERMES_STRICT_PLUGINS": "1", "HERMES_LOG_DIR": str(tmp_path / "logs")},
+        variables={
+            "HERMES_STRICT_PLUGINS": "1",
+            "HERMES_LOG_DIR": str(tmp_path / "logs"),
+            "HERMES_CACHE_DIR": str(tmp_path / "cache"),
+        },
     )
 
 

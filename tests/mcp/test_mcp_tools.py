@@ -16,8 +16,15 @@ ENTRY = McpServerConfig(
 SCHEMA = {"type": "object", "properties": {}}
 
 
-def spec(name: str, **fields: Any) -> mcp_types.Tool:
-    return mcp_types.Tool(name=name, input_schema=SCHEMA, **fields)
+def spec(name: str, **fields: Any) -> dict[str, Any]:
+    """A listed tool in its wire form, as the SDK's ``Tool`` gives it."""
+    tool = mcp_types.Tool(name=name, input_schema=SCHEMA, **fields)
+    return tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def hints(**fields: Any) -> dict[str, Any]:
+    """MCP annotations in their wire form."""
+    return mcp_types.ToolAnnotations(**fields).model_dump(by_alias=True, exclude_none=True)
 
 
 def handler_for(server: str, tool: str) -> ToolHandler:
@@ -31,14 +38,14 @@ def test_missing_annotations_are_destructive_and_open_world() -> None:
     assert annotations_of(None) == ToolAnnotations(
         read_only=False, destructive=True, idempotent=False, open_world=True
     )
-    assert annotations_of(mcp_types.ToolAnnotations(read_only_hint=True)).destructive
+    assert annotations_of(hints(read_only_hint=True)).destructive
 
 
 def test_given_hints_are_kept() -> None:
-    hints = mcp_types.ToolAnnotations(
+    given = hints(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
-    assert annotations_of(hints) == ToolAnnotations(True, False, True, False)
+    assert annotations_of(given) == ToolAnnotations(True, False, True, False)
 
 
 def test_tool_carries_server_toolset_timeout_and_original_name() -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 
 from engine import BM25Index, fields, index
+from engine import admission as admission_rules
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core.search.backend import SearchBackend, ToolDocument
 
@@ -47,6 +50,32 @@ def test_exact_name_ranks_first() -> None:
     assert _names(index, "MCP__GITHUB__SEARCH_CODE")[0] == "mcp__github__search_code"
     # Two servers expose a tool named "search": both come first, in registry order.
     assert _names(index, "search")[:2] == ["mcp__jira__search", "mcp__github__search"]
+
+
+_PIECES = st.sampled_from(["mcp__", "s__", "Get", "get", " ", "_x", "x"])
+_NAMES = st.builds("".join, st.lists(_PIECES, min_size=1, max_size=4))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=st.lists(_NAMES, min_size=1, max_size=8),
+    added=st.lists(_NAMES, max_size=4),
+    removed=st.lists(_NAMES, max_size=4),
+    query=_NAMES,
+)
+def test_exact_name_bypass_puts_every_tool_the_query_names_first_in_registry_order(
+    first: list[str], added: list[str], removed: list[str], query: str
+) -> None:
+    # Names in any case, with spaces and mcp__ prefixes, through builds, adds and removes.
+    index = BM25Index([_doc(name, "a tool") for name in first])
+    index.add([_doc(name, "a tool") for name in added])
+    index.remove(removed)
+    key = query.strip().lower()
+    named = [
+        name for name in index.names if key in admission_rules.exact_name_keys(_doc(name, "a tool"))
+    ]
+    hits = _names(index, query, "strict", limit=len(index.names) + 1)
+    assert hits[: len(named)] == named
 
 
 def test_exact_name_is_admitted_whatever_the_admission() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from engine import BM25Index
-from engine import index as bm25
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,24 +89,3 @@ def test_admission_filters_but_does_not_change_scores(
     for admission in ("strict", "lenient"):
         for hit in index.search(query, 100, admission):
             assert hit == plain[hit.name]
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    catalog=st.lists(documents, max_size=40),
-    query=st.sampled_from(QUERIES),
-    limit=st.integers(min_value=1, max_value=8),
-)
-def test_pruned_off_ranking_equals_the_full_pass(
-    catalog: list[ToolDocument], query: str, limit: int
-) -> None:
-    # Admission off stops scoring once no unscored tool can reach the top `limit` (MaxScore);
-    # the hits must be exactly those of scoring every tool.
-    index = BM25Index(catalog)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bm25, "_DENSE_SHARE", 2.0)  # never fall back to the full pass
-        pruned = index.search(query, limit, "off")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bm25, "_PRUNE", False)
-        full = index.search(query, limit, "off")
-    assert pruned == full

@@ -210,6 +210,31 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def wait_for_processes(text: str, count: int, *, limit: float = 60) -> None:
+    """Wait until ``count`` live processes mention ``text``: ``hermes serve`` answers before its
+    MCP servers are up, so they start behind its first answer."""
+    give_up = time.monotonic() + limit  # a guard against a hang, not a performance check
+    while len(processes_mentioning(text)) < count:
+        if time.monotonic() > give_up:
+            pytest.fail(f"{count} processes mentioning {text!r} did not appear in {limit:g} s")
+        time.sleep(0.1)
+
+
+async def served_tools_once_listed(client: Any, name: str, *, limit: float = 60) -> list[Any]:
+    """``client``'s ``tools/list`` once the listing of ``tool_search`` names ``name``:
+    ``hermes serve`` answers at once and a server without a tool manifest joins the tool list
+    when it has connected (clients are told)."""
+    import anyio
+
+    with anyio.fail_after(limit):  # a guard against a hang, not a performance check
+        while True:
+            tools: list[Any] = (await client.list_tools()).tools
+            search = next((tool for tool in tools if tool.name == "tool_search"), None)
+            if search is not None and name in (search.description or ""):
+                return tools
+            await anyio.sleep(0.1)
+
+
 def inspector(
     target: list[str], *options: str, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

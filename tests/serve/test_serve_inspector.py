@@ -16,6 +16,9 @@ def answer(done: Any) -> Any:
 
 def test_inspector_lists_and_calls_over_stdio(served: ServeHome) -> None:
     served.write_config(mcp_servers={"time": time_server()})
+    # The Inspector lists once, without waiting for a list change: the time server's tools are
+    # in that first listing when its tool manifest is (hermes serve waits for no server).
+    served.cli.run("tools", "search", "current time")
     target = served.command()
     env = served.variables()
 

@@ -18,7 +18,13 @@ import anyio
 import mcp_types
 from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
-from serving import ServeHome, http_serve, late_server, processes_mentioning
+from serving import (
+    ServeHome,
+    http_serve,
+    late_server,
+    processes_mentioning,
+    served_tools_once_listed,
+)
 
 from hermes_core import Config, Environment, Host, Tool
 from hermes_core.serve import HostServer
@@ -79,23 +85,26 @@ def test_a_server_dropping_while_serving_notifies_a_2025_client(served: ServeHom
     ready = served.root / "late-server-may-answer"
     ready.touch()
     served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
-    changed = anyio.Event()
+    changes: list[object] = []
 
     async def on_message(message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
-            changed.set()
+            changes.append(message)
 
     async def main() -> tuple[str, str]:
         async with Client(
             served.stdio_parameters(), mode="legacy", message_handler=on_message
         ) as client:
-            before = listing((await client.list_tools()).tools)
+            # Serve answers at once; the server joins the list once connected.
+            before = listing(await served_tools_once_listed(client, LATE_TOOL))
+            heard = len(changes)
             (child,) = processes_mentioning(str(ready))
             # Without the file the reconnect cannot succeed, so the server stays unavailable.
             ready.unlink()
             os.kill(child, signal.SIGKILL)
             with anyio.fail_after(WAIT_LIMIT):
-                await changed.wait()
+                while len(changes) == heard:
+                    await anyio.sleep(0.05)
             return before, listing((await client.list_tools()).tools)
 
     before, after = anyio.run(main)

@@ -11,7 +11,13 @@ import subprocess
 import time
 
 import pytest
-from serving import ServeHome, late_server, processes_mentioning, spawner_server
+from serving import (
+    ServeHome,
+    late_server,
+    processes_mentioning,
+    spawner_server,
+    wait_for_processes,
+)
 
 INITIALIZE = json.dumps(
     {
@@ -63,8 +69,8 @@ def test_closing_stdin_ends_serve_its_mcp_server_children_and_their_children(
     )
     with start(served) as process:
         assert "result" in initialize(process)
-        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
-        assert len(processes_mentioning(grandchild)) == 2, "the server and its child"
+        wait_for_processes(str(ready), 1)  # the late MCP server
+        wait_for_processes(grandchild, 2)  # the spawner and its child
         assert process.stdin is not None
         process.stdin.close()
         assert process.wait(timeout=30) == 0
@@ -86,8 +92,8 @@ def test_sigterm_ends_serve_its_mcp_server_children_and_their_children_while_std
     )
     with start(served) as process:
         assert "result" in initialize(process)
-        assert processes_mentioning(str(ready)), "the late MCP server child is not running"
-        assert len(processes_mentioning(grandchild)) == 2, "the server and its child"
+        wait_for_processes(str(ready), 1)  # the late MCP server
+        wait_for_processes(grandchild, 2)  # the spawner and its child
         process.send_signal(signal.SIGTERM)
         try:
             status = process.wait(timeout=30)

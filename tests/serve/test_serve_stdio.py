@@ -10,7 +10,7 @@ import anyio
 import mcp_types
 import pytest
 from mcp import Client
-from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, time_server
+from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, served_tools_once_listed, time_server
 
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
 
@@ -29,7 +29,7 @@ def test_tools_list_is_the_core_tools_plus_the_bridge_with_the_listing(
 
     async def main() -> list[mcp_types.Tool]:
         async with Client(served.stdio_parameters(), mode=mode) as client:
-            return (await client.list_tools()).tools
+            return await served_tools_once_listed(client, "mcp__time__get_current_time")
 
     tools = anyio.run(main)
     by_name = {tool.name: tool for tool in tools}

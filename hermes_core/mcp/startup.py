@@ -1,0 +1,83 @@
+"""How a host starts its MCP servers: which to leave alone, connect behind it, or wait for.
+
+A server goes through four states: *configured* (an entry of ``mcp_servers``), *known* (its
+tools registered from its tool manifest, no process started), *connected* (a live session, its
+real listing registered), *called* (a call needed it). :func:`start_plan` decides, for each
+enabled server at start, from its manifest and the kind of host:
+
+- a command that only reads (``tools search``, ``describe``, ``list``, ``assemble``, ``mcp
+  list``) starts no server whose manifest is fresh (younger than ``manifest_max_age``), nor one
+  whose connect failed less than ``retry_interval`` ago; it waits for the others;
+- any other host registers the known tools at once and connects their servers in the
+  background; it waits only for servers whose tools are unknown (``hermes serve`` waits for
+  none: its clients are told when the tool list changes; ``hermes tools call`` only for the
+  server of the tool it calls);
+- ``--refresh`` reconnects and waits for every server, whatever the cache says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from hermes_core.config import McpServerConfig
+    from hermes_core.mcp.manifests import ServerManifest
+
+__all__ = ["McpStartup", "StartPlan", "failed_recently", "start_plan"]
+
+StartPlan = Literal["skip", "background", "wait"]
+"""``skip``: start nothing (the known tools, or the recorded failure, answer); ``background``:
+connect without holding up the start; ``wait``: the start waits for it (up to its
+``connect_timeout``)."""
+
+
+@dataclass(frozen=True)
+class McpStartup:
+    """What kind of host is starting its MCP servers.
+
+    ``read_only``: the host only reads tools (search, describe, list, assemble), so servers the
+    cache answers for are not started. ``refresh``: reconnect every server and wait for it.
+    ``wait``: wait at start for servers whose tools are unknown (``False`` for ``hermes
+    serve``, which announces list changes instead); ``wait_only``: when given, only for these
+    servers (the others connect in the background). ``manifests``: read and write tool
+    manifests at all.
+    """
+
+    read_only: bool = False
+    refresh: bool = False
+    wait: bool = True
+    wait_only: frozenset[str] | None = None
+    manifests: bool = True
+
+
+def failed_recently(manifest: ServerManifest | None, config: McpServerConfig, now: float) -> bool:
+    """Whether the manifest records a failed connect less than ``retry_interval`` ago."""
+    if manifest is None or manifest.failure is None:
+        return False
+    return 0 <= now - manifest.failure.at < config.retry_interval
+
+
+def start_plan(
+    startup: McpStartup,
+    manifest: ServerManifest | None,
+    config: McpServerConfig,
+    now: float,
+    server: str = "",
+) -> StartPlan:
+    """The plan for one enabled server, named ``server`` (the rules of the module docstring);
+    ``now`` is seconds since the epoch."""
+    if startup.refresh:
+        return "wait"
+    known = manifest is not None and manifest.tools is not None
+    failed = failed_recently(manifest, config, now)
+    if startup.read_only:
+        age = manifest.age(now) if manifest is not None else None
+        # A failure recorded after the listing (a new listing clears it) makes it doubtful.
+        trusted = known and manifest is not None and manifest.failure is None
+        fresh = trusted and age is not None and 0 <= age < config.manifest_max_age
+        return "skip" if failed or fresh else "wait"
+    waited = startup.wait and (startup.wait_only is None or server in startup.wait_only)
+    if known or failed or not waited:
+        return "background"
+    return "wait"

@@ -1,0 +1,1241 @@
+/* The bm25 engine's query loop in C: one call ranks a query over the index's postings.
+ *
+ * The same rule as kernel_numpy.py (its reference, in numpy; tests/search/test_kernel.py checks
+ * that both give identical results). Written against the CPython API only: arrays arrive as
+ * contiguous buffers (the buffer protocol), so neither numpy's C API nor any build dependency
+ * is needed. hatch_build.py compiles it at install time, with -ffp-contract=off so that every
+ * floating-point operation is the one written here, in this order (no fused multiply-add):
+ * scores are bit-identical to the numpy implementation.
+ *
+ * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
+ *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
+ *        exact, named, limit, version, bounds) -> [(slot, score, matched tokens), ...]
+ *
+ * See search() in kernel_numpy.py for what each argument holds.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELDS 5
+/* Looking `candidates` slots up in a run of `run` postings costs about a posting scanned a
+ * step of each binary search; scanning costs a posting a posting: the cheaper is taken. */
+static inline Py_ssize_t bits_of(Py_ssize_t run) {
+    Py_ssize_t bits = 1;
+    while (run >>= 1) bits++;
+    return bits;
+}
+
+static inline Py_ssize_t lookup_cost(Py_ssize_t run, Py_ssize_t candidates) {
+    /* The candidates come sorted: each search gallops on from the last one's place. */
+    Py_ssize_t search = candidates ? candidates * (1 + bits_of(run / candidates)) : 0;
+    return search < run ? search : run;
+}
+
+/* The position of `slot` in the sorted slots[*at, end), or -1; *at moves to where the next,
+ * larger slot's search starts (exponential steps, then a binary search). */
+static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t end,
+                                Py_ssize_t slot) {
+    Py_ssize_t low = *at;
+    if (low >= end) return -1;
+    if (slots[low] >= slot) return slots[low] == slot ? low : -1;
+    Py_ssize_t step = 1, high = low + 1; /* slots[low] < slot */
+    while (high < end && slots[high] < slot) {
+        low = high;
+        step <<= 1;
+        high = low + step;
+    }
+    if (high > end) high = end;
+    while (high - low > 1) { /* slots[low] < slot <= slots[high] (or high is the end) */
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (slots[middle] < slot)
+            low = middle;
+        else
+            high = middle;
+    }
+    *at = high;
+    return high < end && slots[high] == slot ? high : -1;
+}
+
+
+/* The working memory of a query, a column per slot (structure of arrays: a posting touches
+ * few bytes). Outside a call every column is zero, so a call clears only what it touched. */
+#define CANDIDATE 1 /* flags: ranked under strict/lenient, or pruned off (being scored) */
+#define EXACT 2     /* an exact-name slot: listed first, never ranked */
+#define DONE 16     /* pruned off: a candidate of the first round, scored already */
+#define HELD 4      /* touched by the current multi-part token */
+#define IN_NAME 8   /* the current multi-part token is in the name */
+#define NAME_HIT ((uint32_t)1 << 16) /* counts: tokens held below, name hits above */
+#define MAX_TOKENS 65535
+#define COVERAGE_HITS 16
+#define COVERAGE_SIZES 64
+#define SCRATCH_HEADER 0
+#define SCRATCH_SLOT ((Py_ssize_t)(2 * sizeof(double) + 3 * sizeof(int32_t) + 1))
+
+typedef struct {
+    Py_ssize_t first, size;
+    const int64_t *offsets;
+    Py_ssize_t terms; /* offsets holds terms + 1 entries */
+    const int32_t *slots;
+    const uint16_t *counts;
+    Py_ssize_t postings;
+    int dead, column;
+    double *cache;     /* per posting, its saturation once its term's stamp is the version */
+    uint32_t *stamps;  /* per term; none: the cache holds every saturation (and no counts) */
+} Segment;
+
+typedef struct {
+    Py_ssize_t token;
+    double weight;
+    Py_ssize_t term[3]; /* its term id in the segments of each column, or -1 */
+} Part;
+
+typedef struct {
+    Segment *segments;
+    Py_ssize_t segment_count, slot_count, total;
+    const int32_t *lengths, *extra_lengths, *name_sizes, *extra_name_sizes, *groups,
+        *extra_groups;
+    const uint8_t *alive;
+    double k1, one_minus_b, boost, factors[FIELDS], weights[FIELDS];
+    Part *parts;
+    Py_ssize_t part_count, token_count;
+    Py_ssize_t *token_start; /* the parts of token t are token_start[t] .. token_start[t+1] */
+    double *score;        /* the sum of the token scores so far, in token order */
+    double *tmp;          /* the current multi-part token's score, its parts in order */
+    uint32_t *counts;     /* distinct tokens held, plus NAME_HIT a token in the name */
+    uint8_t *flags;
+    int32_t *touched;     /* the slots holding a token (off) or the candidates */
+    Py_ssize_t touched_count;
+    int32_t *token_touched; /* the slots the current multi-part token touched */
+    Py_ssize_t token_touched_count;
+    int dense; /* off over most documents: no touched list, every slot is read in order */
+    double coverage[COVERAGE_HITS * COVERAGE_SIZES];
+    const int64_t *named;
+    Py_ssize_t named_count;
+    uint32_t version;
+} Query;
+
+/* Buffers are released in one place: every view taken goes on this list. */
+typedef struct {
+    Py_buffer views[64];
+    int count;
+} Views;
+
+static void release_views(Views *views) {
+    for (int i = 0; i < views->count; i++) PyBuffer_Release(&views->views[i]);
+    views->count = 0;
+}
+
+static PyObject *corrupt(const char *what) {
+    PyErr_Format(PyExc_ValueError, "bm25 kernel: %s", what);
+    return NULL;
+}
+
+/* A contiguous buffer of items of `itemsize` bytes; its item count in *count. */
+static const void *buffer_of(Views *views, PyObject *object, Py_ssize_t itemsize, int writable,
+                             Py_ssize_t *count, const char *name) {
+    if (views->count >= (int)(sizeof(views->views) / sizeof(views->views[0]))) {
+        PyErr_SetString(PyExc_ValueError, "bm25 kernel: too many buffers");
+        return NULL;
+    }
+    Py_buffer *view = &views->views[views->count];
+    if (PyObject_GetBuffer(object, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+        return NULL;
+    views->count++;
+    if (view->len % itemsize != 0) {
+        PyErr_Format(PyExc_ValueError, "bm25 kernel: %s is not an array of %zd-byte items",
+                     name, itemsize);
+        return NULL;
+    }
+    *count = view->len / itemsize;
+    return view->buf;
+}
+
+static inline const int32_t *lengths_of(const Query *q, Py_ssize_t slot) {
+    return slot < q->slot_count ? q->lengths + FIELDS * slot
+                                : q->extra_lengths + FIELDS * (slot - q->slot_count);
+}
+
+/* x / (x + k1) for posting i of segment s, x the BM25F pseudo-frequency: the sum over fields,
+ * in field order, of count * (weight / (1 - b + length * b / average length)). A field the
+ * document does not hold the token in adds 0.0, which changes nothing, so it is skipped. */
+static inline double saturation(const Query *q, const Segment *s, Py_ssize_t i, Py_ssize_t slot) {
+    const uint16_t *counts = s->counts + FIELDS * i;
+    const int32_t *lengths = lengths_of(q, slot);
+    double x = 0.0;
+    for (int f = 0; f < FIELDS; f++) {
+        if (counts[f]) {
+            double denominator = q->one_minus_b + (double)lengths[f] * q->factors[f];
+            x += (double)counts[f] * (q->weights[f] / denominator);
+        }
+    }
+    return x / (x + q->k1);
+}
+
+/* The postings of a part in segment s: [*start, *end); 0 when it has none, -1 on bad data.
+ * With a cache, the run's saturations are computed once per version of the index, each
+ * stored negated when the token is in the document's name (a saturation is positive, so its
+ * sign is free to say that). */
+static int run_of(const Query *q, const Segment *s, const Part *p, Py_ssize_t *start,
+                  Py_ssize_t *end) {
+    Py_ssize_t term = p->term[s->column];
+    if (term < 0 || term >= s->terms) return 0;
+    int64_t low = s->offsets[term], high = s->offsets[term + 1];
+    if (low < 0 || low > high || high > s->postings) return -1;
+    *start = (Py_ssize_t)low;
+    *end = (Py_ssize_t)high;
+    if (s->stamps != NULL && high > low && s->stamps[term] != q->version) {
+        for (Py_ssize_t i = *start; i < *end; i++) {
+            Py_ssize_t slot = s->slots[i];
+            if ((size_t)(slot - s->first) >= (size_t)s->size) return -1;
+            double value = saturation(q, s, i, slot);
+            s->cache[i] = s->counts[FIELDS * i] ? -value : value;
+        }
+        s->stamps[term] = q->version;
+    }
+    return high > low;
+}
+
+/* The saturation of posting i, and whether its token is in the document's name. */
+static inline double posting(const Query *q, const Segment *s, Py_ssize_t i, Py_ssize_t slot,
+                             int *in_name) {
+    if (s->cache != NULL) {
+        double value = s->cache[i];
+        *in_name = value < 0.0;
+        return fabs(value);
+    }
+    *in_name = s->counts[FIELDS * i] != 0;
+    return saturation(q, s, i, slot);
+}
+
+static inline int dead_at(const Query *q, const Segment *s, Py_ssize_t slot) {
+    return s->dead && slot < q->slot_count && !q->alive[slot];
+}
+
+static inline int in_segment(const Segment *s, Py_ssize_t slot) {
+    return (size_t)(slot - s->first) < (size_t)s->size;
+}
+
+/* The position of `slot` in the sorted slots[start, end), or -1. */
+static inline Py_ssize_t find(const int32_t *slots, Py_ssize_t start, Py_ssize_t end,
+                              Py_ssize_t slot) {
+    Py_ssize_t low = start, high = end;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (slots[middle] < slot)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < end && slots[low] == slot ? low : -1;
+}
+
+/* Adds a part's term score to a slot: directly when the token has one part (0.0 + c is c),
+ * else to the token's own sum, which finish_token adds once all its parts are in. In `off`
+ * (`collect`), a slot's first token puts it on the touched list. */
+static inline void add(Query *q, Py_ssize_t slot, int single, int collect, double value,
+                       int in_name) {
+    if (single) {
+        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        q->score[slot] += value;
+        q->counts[slot] += 1 + (in_name ? NAME_HIT : 0);
+        return;
+    }
+    uint8_t flags = q->flags[slot];
+    if (!(flags & HELD)) {
+        flags |= HELD;
+        q->token_touched[q->token_touched_count++] = (int32_t)slot;
+    }
+    q->tmp[slot] += value;
+    q->flags[slot] = flags | (in_name ? IN_NAME : 0);
+}
+
+static void finish_token(Query *q, int collect) {
+    for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
+        Py_ssize_t slot = q->token_touched[j];
+        uint8_t flags = q->flags[slot];
+        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        q->score[slot] += q->tmp[slot];
+        q->counts[slot] += 1 + (flags & IN_NAME ? NAME_HIT : 0);
+        q->tmp[slot] = 0.0;
+        q->flags[slot] = flags & (uint8_t)~(HELD | IN_NAME);
+    }
+    q->token_touched_count = 0;
+}
+
+/* Every posting of [start, end) adds to its document; `filtered`: only to the candidates.
+ * Called with constant flags: one loop a case. */
+static inline int scan(Query *q, const Segment *s, const Part *p, int single, int filtered,
+                       Py_ssize_t start, Py_ssize_t end) {
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t slot = s->slots[i];
+        if (!in_segment(s, slot)) return -1;
+        if (filtered ? !(q->flags[slot] & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
+        int in_name;
+        double value = posting(q, s, i, slot, &in_name);
+        add(q, slot, single, !filtered && !q->dense, p->weight * value, in_name);
+    }
+    return 0;
+}
+
+static int compare_slots(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort the candidates touched[from, count) by slot (for gallop), unless they are already. */
+static void sort_candidates(Query *q, Py_ssize_t from) {
+    for (Py_ssize_t j = from + 1; j < q->touched_count; j++) {
+        if (q->touched[j - 1] > q->touched[j]) {
+            qsort(q->touched + from, (size_t)(q->touched_count - from), sizeof(int32_t),
+                  compare_slots);
+            return;
+        }
+    }
+}
+
+/* scan() for the common case: a token of one part, its saturations cached, no dead slots.
+ * The columns are read through local restrict pointers, so the compiler keeps them in
+ * registers (through `q` it would reload them a posting, not knowing they do not alias). */
+static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
+                       Py_ssize_t start, Py_ssize_t end) {
+    const int32_t *restrict slots = s->slots;
+    const double *restrict cache = s->cache;
+    double *restrict score = q->score;
+    uint32_t *restrict counts = q->counts;
+    const uint8_t *restrict flags = q->flags;
+    int32_t *restrict touched = q->touched;
+    Py_ssize_t first = s->first, size = s->size, count = q->touched_count;
+    int collect = !filtered && !q->dense;
+    int bad = 0;
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t slot = slots[i];
+        if ((size_t)(slot - first) >= (size_t)size) {
+            bad = -1;
+            break;
+        }
+        if (filtered && !(flags[slot] & CANDIDATE)) continue;
+        double value = cache[i];
+        uint32_t held = counts[slot];
+        if (collect && !held) touched[count++] = (int32_t)slot;
+        score[slot] += weight * fabs(value);
+        counts[slot] = held + 1 + (value < 0.0 ? NAME_HIT : 0);
+    }
+    q->touched_count = count;
+    return bad;
+}
+
+/* Score every token: `filtered` keeps to the candidates (the touched list), scanning a run or
+ * searching it for each candidate, whichever is cheaper; otherwise every posting adds to its
+ * document. Returns -1 on bad data. */
+static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
+    Py_ssize_t candidates = q->touched_count - from;
+    if (filtered) sort_candidates(q, from);
+    for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        int single = q->token_start[t + 1] - q->token_start[t] == 1;
+        for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+            const Part *p = &q->parts[k];
+            for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+                const Segment *s = &q->segments[g];
+                Py_ssize_t start, end;
+                int found = run_of(q, s, p, &start, &end);
+                if (found < 0) return -1;
+                if (!found) continue;
+                if (filtered && lookup_cost(end - start, candidates) < end - start) {
+                    Py_ssize_t at = start;
+                    for (Py_ssize_t j = from; j < q->touched_count; j++) {
+                        Py_ssize_t slot = q->touched[j];
+                        if (!in_segment(s, slot)) continue;
+                        Py_ssize_t i = gallop(s->slots, &at, end, slot);
+                        if (i < 0) continue;
+                        int in_name;
+                        double value = posting(q, s, i, slot, &in_name);
+                        add(q, slot, single, 0, p->weight * value, in_name);
+                    }
+                    continue;
+                }
+                int bad;
+                if (single && s->cache != NULL && !s->dead)
+                    bad = filtered ? scan_cached(q, s, p->weight, 1, start, end)
+                                   : scan_cached(q, s, p->weight, 0, start, end);
+                else if (filtered)
+                    bad = single ? scan(q, s, p, 1, 1, start, end) : scan(q, s, p, 0, 1, start, end);
+                else
+                    bad = single ? scan(q, s, p, 1, 0, start, end) : scan(q, s, p, 0, 0, start, end);
+                if (bad < 0) return -1;
+            }
+        }
+        if (!single) finish_token(q, !filtered && !q->dense);
+    }
+    return 0;
+}
+
+/* Mark a slot a candidate (once). */
+static inline void nominate(Query *q, Py_ssize_t slot) {
+    if (!(q->flags[slot] & (CANDIDATE | DONE))) {
+        q->flags[slot] |= CANDIDATE;
+        q->touched[q->touched_count++] = (int32_t)slot;
+    }
+}
+
+/* The holders of token t become candidates. Returns -1 on bad data. */
+static int nominate_holders(Query *q, Py_ssize_t t) {
+    for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+        for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+            const Segment *s = &q->segments[g];
+            Py_ssize_t start, end;
+            int found = run_of(q, s, &q->parts[k], &start, &end);
+            if (found < 0) return -1;
+            for (Py_ssize_t i = start; found && i < end; i++) {
+                Py_ssize_t slot = s->slots[i];
+                if (!in_segment(s, slot)) return -1;
+                if (!dead_at(q, s, slot)) nominate(q, slot);
+            }
+        }
+    }
+    return 0;
+}
+
+/* The holders of the required tokens become the candidates. Returns -1 on bad data. */
+static int touch_required(Query *q, const char *required) {
+    for (Py_ssize_t t = 0; t < q->token_count; t++)
+        if (required[t] && nominate_holders(q, t) < 0) return -1;
+    return 0;
+}
+
+/* How many postings token t has (its holders, dead ones counted). */
+static Py_ssize_t postings_of(const Query *q, Py_ssize_t t) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+        for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+            const Segment *s = &q->segments[g];
+            Py_ssize_t term = q->parts[k].term[s->column];
+            if (term >= 0 && term < s->terms)
+                total += (Py_ssize_t)(s->offsets[term + 1] - s->offsets[term]);
+        }
+    }
+    return total;
+}
+
+/* What scoring every token for `candidates` slots costs, in postings scanned. */
+static Py_ssize_t filtered_cost(const Query *q, const Py_ssize_t *runs, Py_ssize_t candidates) {
+    Py_ssize_t cost = 0;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) cost += lookup_cost(runs[t], candidates);
+    return cost;
+}
+
+/* Back to all zeros: every slot this call touched. */
+static void clear(Query *q, PyObject *exact) {
+    if (q->dense) { /* no touched list: every slot may hold something */
+        memset(q->score, 0, sizeof(double) * (size_t)q->total);
+        memset(q->counts, 0, sizeof(uint32_t) * (size_t)q->total);
+        memset(q->flags, 0, (size_t)q->total);
+        q->dense = 0;
+    }
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = q->touched[j];
+        q->score[slot] = 0.0;
+        q->counts[slot] = 0;
+        q->flags[slot] = 0;
+    }
+    for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
+        Py_ssize_t slot = q->token_touched[j];
+        q->tmp[slot] = 0.0;
+        q->flags[slot] = 0;
+    }
+    for (Py_ssize_t j = 0; exact != NULL && j < PyList_GET_SIZE(exact); j++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+        if (slot >= 0 && slot < q->total) q->flags[slot] = 0;
+    }
+    q->touched_count = q->token_touched_count = 0;
+}
+
+/* One document looked up in every part's postings: its score and name hits, and which tokens
+ * it holds (held[t]), added in the same order as score_tokens adds them. */
+static void score_one(const Query *q, Py_ssize_t slot, char *held, double *score,
+                      int32_t *name_hits) {
+    *score = 0.0;
+    *name_hits = 0;
+    memset(held, 0, (size_t)q->token_count);
+    for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        double sum = 0.0;
+        int any = 0, name = 0;
+        for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+            /* A part has its postings in the segments of one column; a slot is in one of
+             * them (the expansion runs span every slot, in a column of their own). */
+            for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+                const Segment *s = &q->segments[g];
+                Py_ssize_t start, end;
+                if (!in_segment(s, slot) || run_of(q, s, &q->parts[k], &start, &end) <= 0)
+                    continue;
+                Py_ssize_t i = find(s->slots, start, end, slot);
+                if (i < 0) continue;
+                int in_name;
+                double value = posting(q, s, i, slot, &in_name);
+                sum += q->parts[k].weight * value;
+                any = 1;
+                name |= in_name;
+            }
+        }
+        if (any) {
+            *score += sum;
+            *name_hits += name;
+            held[t] = 1;
+        }
+    }
+}
+
+/* The name coverage factor 1 + boost * (name hits / name size): from a table filled once a
+ * call for small counts (the same operations, so the same values: a division saved a
+ * document), else computed. */
+static inline double coverage_factor(const Query *q, int32_t name_hits, int32_t size) {
+    double factor;
+    if (name_hits >= 0 && name_hits < COVERAGE_HITS && size > 0 && size < COVERAGE_SIZES) {
+        double *cell = (double *)&q->coverage[name_hits * COVERAGE_SIZES + size];
+        if (*cell != 0.0) return *cell; /* 0.0: not computed yet (a factor is not 0 then) */
+        factor = 1.0 + q->boost * ((double)name_hits / (double)size);
+        if (factor != 0.0) *cell = factor;
+        return factor;
+    }
+    return 1.0 + q->boost * ((double)name_hits / (double)size);
+}
+
+static inline double boosted(const Query *q, Py_ssize_t slot, double score, int32_t name_hits) {
+    int32_t size = slot < q->slot_count ? q->name_sizes[slot]
+                                        : q->extra_name_sizes[slot - q->slot_count];
+    return score * coverage_factor(q, name_hits, size);
+}
+
+static inline int first_of(const Query *q, Py_ssize_t slot) {
+    if (!q->named_count) return 0;
+    int32_t group = slot < q->slot_count ? q->groups[slot] : q->extra_groups[slot - q->slot_count];
+    for (Py_ssize_t i = 0; i < q->named_count; i++)
+        if (q->named[i] == group) return 1;
+    return 0;
+}
+
+typedef struct {
+    int first;
+    double score;
+    Py_ssize_t slot;
+} Ranked;
+
+/* Whether a ranks before b: a named group's tools first, then by score, then registry order. */
+static inline int before(const Ranked *a, const Ranked *b) {
+    if (a->first != b->first) return a->first > b->first;
+    if (a->score != b->score) return a->score > b->score;
+    return a->slot < b->slot;
+}
+
+/* A heap of the best `limit` seen so far, the worst at the root. */
+static void sift_down(Ranked *heap, Py_ssize_t count, Py_ssize_t at) {
+    for (;;) {
+        Py_ssize_t worst = at, left = 2 * at + 1, right = left + 1;
+        if (left < count && before(&heap[worst], &heap[left])) worst = left;
+        if (right < count && before(&heap[worst], &heap[right])) worst = right;
+        if (worst == at) return;
+        Ranked swap = heap[at];
+        heap[at] = heap[worst];
+        heap[worst] = swap;
+        at = worst;
+    }
+}
+
+static void sift_up(Ranked *heap, Py_ssize_t at) {
+    while (at > 0) {
+        Py_ssize_t parent = (at - 1) / 2;
+        if (!before(&heap[parent], &heap[at])) return;
+        Ranked swap = heap[at];
+        heap[at] = heap[parent];
+        heap[parent] = swap;
+        at = parent;
+    }
+}
+
+static int compare_ranked(const void *a, const void *b) {
+    return before((const Ranked *)a, (const Ranked *)b) ? -1 : 1;
+}
+
+/* The k-th best boosted score among the ranked slots of touched[from, to), or -inf. */
+static double kth_best(const Query *q, Py_ssize_t from, Py_ssize_t to, Py_ssize_t k) {
+    double *best = PyMem_Malloc(sizeof(double) * (size_t)(k + 1));
+    if (best == NULL) return -INFINITY; /* no pruning: the same result, more work */
+    Py_ssize_t count = 0;
+    for (Py_ssize_t j = from; j < to; j++) {
+        Py_ssize_t slot = q->touched[j];
+        if (q->flags[slot] & EXACT) continue;
+        double value = boosted(q, slot, q->score[slot], (int32_t)(q->counts[slot] >> 16));
+        Py_ssize_t at;
+        if (count < k) {
+            at = count++;
+            best[at] = value;
+            while (at > 0 && best[(at - 1) / 2] > best[at]) { /* a min-heap: the k-th at 0 */
+                double swap = best[at];
+                best[at] = best[(at - 1) / 2];
+                best[(at - 1) / 2] = swap;
+                at = (at - 1) / 2;
+            }
+        } else if (value > best[0]) {
+            best[0] = value;
+            for (at = 0;;) {
+                Py_ssize_t low = at, left = 2 * at + 1, right = left + 1;
+                if (left < count && best[left] < best[low]) low = left;
+                if (right < count && best[right] < best[low]) low = right;
+                if (low == at) break;
+                double swap = best[at];
+                best[at] = best[low];
+                best[low] = swap;
+                at = low;
+            }
+        }
+    }
+    double found = count < k ? -INFINITY : best[0];
+    PyMem_Free(best);
+    return found;
+}
+
+static inline int is_expansion(const Query *q, Py_ssize_t t) {
+    return q->token_start[t + 1] - q->token_start[t] != 1 ||
+           q->parts[q->token_start[t]].term[2] >= 0;
+}
+
+/* Admission off, pruned (MaxScore, exact). A token's score is below its bound (a saturation
+ * is below 1), and a document's name coverage is at most 1 but for the expansion tokens it
+ * holds in its name (each plain token in a name is one of its distinct tokens): so a document
+ * holding only tokens whose bounds add up to R scores at most R (1 + boost min(m, 1 + e)),
+ * m those tokens, e the expansions among them. The holders of the highest-bound token are
+ * scored first (all tokens, in order); their k-th best is a floor of the final k-th best;
+ * the fewest highest-bound tokens whose rest cannot reach it are the essential ones, and only
+ * their holders are scored. The caller passes bounds only when the first token is held by
+ * few documents. Returns 1 when it ranked the query, 0 when the caller must score every
+ * posting (nothing to prune: the state is as it was), -1 on bad data. */
+static void unscore(Query *q) {
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = q->touched[j];
+        q->score[slot] = 0.0;
+        q->counts[slot] = 0;
+        q->flags[slot] &= EXACT;
+    }
+    q->touched_count = 0;
+}
+
+static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
+    Py_ssize_t tokens = q->token_count;
+    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
+    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)tokens * 2);
+    if (order == NULL) return 0;
+    Py_ssize_t *runs = order + tokens, every = 0;
+    for (Py_ssize_t t = 0; t < tokens; t++) { /* by bound, highest first (few tokens) */
+        runs[t] = postings_of(q, t);
+        every += runs[t];
+        Py_ssize_t at = t;
+        while (at > 0 && bounds[order[at - 1]] < bounds[t]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = t;
+    }
+    int outcome = -1;
+    /* The first round: the holders of the highest-bound tokens, until there are `limit` of
+     * them (so that a k-th best exists), if scoring them costs well under scoring all. */
+    Py_ssize_t essential = 0, nominated = 0;
+    while (essential < tokens - 1 && nominated <= limit) nominated += runs[order[essential++]];
+    if (nominated <= limit || nominated + filtered_cost(q, runs, nominated) > every / 2) {
+        outcome = 0; /* nothing to prune: the caller scores every posting */
+        goto finish;
+    }
+    for (Py_ssize_t j = 0; j < essential; j++)
+        if (nominate_holders(q, order[j]) < 0) goto finish;
+    if (score_tokens(q, 1, 0) < 0) goto finish;
+    Py_ssize_t first_round = q->touched_count;
+    double threshold = kth_best(q, 0, first_round, limit);
+    double rest = 0.0;
+    Py_ssize_t expansions = 0, first_essential = essential;
+    for (Py_ssize_t j = essential; j < tokens; j++) {
+        rest += bounds[order[j]];
+        expansions += is_expansion(q, order[j]);
+    }
+    for (; essential < tokens; essential++) {
+        Py_ssize_t others = tokens - essential;
+        double coverage = (double)(others < 1 + expansions ? others : 1 + expansions);
+        if (rest * (1.0 + q->boost * coverage) * (1.0 + 1e-9) < threshold) break;
+        rest -= bounds[order[essential]];
+        expansions -= is_expansion(q, order[essential]);
+    }
+    Py_ssize_t more = 0;
+    for (Py_ssize_t j = first_essential; j < essential; j++) more += runs[order[j]];
+    if (essential == tokens || more + filtered_cost(q, runs, more) > every) {
+        unscore(q); /* pruning would not pay: score every posting, from scratch */
+        outcome = 0;
+        goto finish;
+    }
+    if (essential > first_essential) { /* the other essential tokens' holders, not scored yet */
+        for (Py_ssize_t j = 0; j < first_round; j++) {
+            Py_ssize_t slot = q->touched[j];
+            q->flags[slot] = (uint8_t)((q->flags[slot] & ~CANDIDATE) | DONE);
+        }
+        for (Py_ssize_t j = first_essential; j < essential; j++)
+            if (nominate_holders(q, order[j]) < 0) goto finish;
+        if (score_tokens(q, 1, first_round) < 0) goto finish;
+    }
+    outcome = 1;
+finish:
+    PyMem_Free(order);
+    return outcome;
+}
+
+/* The best `limit` ranked slots into `heap` (the worst at its root); returns how many. Each
+ * touched slot is read once more, here, and its columns zeroed on the way (dense: every slot
+ * is read, in order). Local restrict pointers: see scan_cached. */
+static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int filtered,
+                       Py_ssize_t floor) {
+    double *restrict score = q->score;
+    uint32_t *restrict counts = q->counts;
+    uint8_t *restrict flags = q->flags;
+    const int32_t *restrict touched = q->touched;
+    int dense = q->dense, prefilter = q->boost >= 0.0;
+    double boost = q->boost;
+    Py_ssize_t scanned = dense ? q->total : q->touched_count, count = 0;
+    for (Py_ssize_t j = 0; j < scanned; j++) {
+        Py_ssize_t slot = dense ? j : touched[j];
+        uint32_t held = counts[slot];
+        if (dense && !held) continue;
+        double value = score[slot];
+        uint8_t flag = flags[slot];
+        counts[slot] = 0;
+        score[slot] = 0.0;
+        flags[slot] = flag & EXACT; /* clear() clears the exact slots */
+        if (!limit || flag & EXACT || (filtered && (Py_ssize_t)(held & 0xFFFF) < floor)) continue;
+        int32_t name_hits = (int32_t)(held >> 16);
+        int first = q->named_count ? first_of(q, slot) : 0;
+        if (count == limit) {
+            /* name_hits / size <= name_hits, and rounding keeps that order: a bound that
+             * ranks below the worst kept needs no coverage factor. */
+            if (first < heap[0].first) continue;
+            if (prefilter && first == heap[0].first &&
+                value * (1.0 + boost * (double)name_hits) < heap[0].score)
+                continue;
+        }
+        Ranked candidate = {first, boosted(q, slot, value, name_hits), slot};
+        if (count < limit) {
+            heap[count++] = candidate;
+            sift_up(heap, count - 1);
+        } else if (before(&candidate, &heap[0])) {
+            heap[0] = candidate;
+            sift_down(heap, count, 0);
+        }
+    }
+    return count;
+}
+
+/* (slot, score, the tokens it holds): the held ones of `tokens`, in their order. */
+static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double score,
+                     const char *held) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) count += held[t];
+    PyObject *matched = PyTuple_New(count);
+    if (matched == NULL) return NULL;
+    for (Py_ssize_t t = 0, j = 0; t < q->token_count; t++) {
+        if (!held[t]) continue;
+        PyObject *token = PyList_GET_ITEM(tokens, t);
+        Py_INCREF(token);
+        PyTuple_SET_ITEM(matched, j++, token);
+    }
+    return Py_BuildValue("(ndN)", slot, score, matched);
+}
+
+static int as_index(PyObject *object, Py_ssize_t *value) {
+    *value = PyLong_AsSsize_t(object);
+    return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int parse_segments(Query *q, Views *views, PyObject *list) {
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: segments must be a list");
+        return -1;
+    }
+    q->segment_count = PyList_GET_SIZE(list);
+    q->segments = PyMem_Calloc((size_t)q->segment_count + 1, sizeof(Segment));
+    if (q->segments == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+        PyObject *item = PyList_GET_ITEM(list, g);
+        Segment *s = &q->segments[g];
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 9) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: a segment is a 9-tuple");
+            return -1;
+        }
+        Py_ssize_t dead, column, offset_count, count_count, cached = 0, stamped = 0;
+        if (as_index(PyTuple_GET_ITEM(item, 0), &s->first) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 1), &s->size) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 5), &dead) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 6), &column) < 0)
+            return -1;
+        s->dead = dead != 0;
+        s->column = (int)column;
+        s->offsets = buffer_of(views, PyTuple_GET_ITEM(item, 2), 8, 0, &offset_count, "offsets");
+        if (s->offsets == NULL) return -1;
+        s->slots = buffer_of(views, PyTuple_GET_ITEM(item, 3), 4, 0, &s->postings, "slots");
+        if (s->slots == NULL) return -1;
+        /* Without counts, the cache holds the saturations already (no stamps). */
+        int precomputed = PyTuple_GET_ITEM(item, 4) == Py_None;
+        if (!precomputed) {
+            s->counts = buffer_of(views, PyTuple_GET_ITEM(item, 4), 2, 0, &count_count, "counts");
+            if (s->counts == NULL) return -1;
+        }
+        s->terms = offset_count - 1;
+        if (PyTuple_GET_ITEM(item, 7) != Py_None) {
+            s->cache = (double *)buffer_of(views, PyTuple_GET_ITEM(item, 7), 8, !precomputed,
+                                           &cached, "cache");
+            if (s->cache == NULL) return -1;
+        }
+        if (PyTuple_GET_ITEM(item, 8) != Py_None) {
+            s->stamps = (uint32_t *)buffer_of(views, PyTuple_GET_ITEM(item, 8), 4, 1, &stamped,
+                                              "stamps");
+            if (s->stamps == NULL) return -1;
+        }
+        if (precomputed) count_count = FIELDS * s->postings;
+        if (offset_count < 1 || count_count != FIELDS * s->postings || s->first < 0 ||
+            s->size < 0 || s->first + s->size > q->total || column < 0 || column > 2 ||
+            (s->cache != NULL && cached != s->postings) ||
+            (s->stamps != NULL && (s->cache == NULL || stamped < s->terms)) ||
+            (precomputed && (s->cache == NULL || s->stamps != NULL)) ||
+            (!precomputed && s->cache != NULL && s->stamps == NULL)) {
+            corrupt("a segment's arrays do not fit together");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_parts(Query *q, PyObject *list) {
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: parts must be a list");
+        return -1;
+    }
+    q->part_count = PyList_GET_SIZE(list);
+    q->parts = PyMem_Calloc((size_t)q->part_count + 1, sizeof(Part));
+    q->token_start = PyMem_Calloc((size_t)q->token_count + 1, sizeof(Py_ssize_t));
+    if (q->parts == NULL || q->token_start == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t previous = 0;
+    for (Py_ssize_t k = 0; k < q->part_count; k++) {
+        Part *p = &q->parts[k];
+        PyObject *item = PyList_GET_ITEM(list, k);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 5) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: a part is a 5-tuple");
+            return -1;
+        }
+        if (as_index(PyTuple_GET_ITEM(item, 0), &p->token) < 0) return -1;
+        p->weight = PyFloat_AsDouble(PyTuple_GET_ITEM(item, 1));
+        if (p->weight == -1.0 && PyErr_Occurred()) return -1;
+        if (as_index(PyTuple_GET_ITEM(item, 2), &p->term[0]) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 3), &p->term[1]) < 0 ||
+            as_index(PyTuple_GET_ITEM(item, 4), &p->term[2]) < 0)
+            return -1;
+        if (p->token < previous || p->token >= q->token_count) {
+            corrupt("parts must come in token order");
+            return -1;
+        }
+        previous = p->token;
+    }
+    /* token_start[t]: the first part of token t (parts are in token order). */
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t <= q->token_count; t++) {
+        while (k < q->part_count && q->parts[k].token < t) k++;
+        q->token_start[t] = k;
+    }
+    return 0;
+}
+
+static int parse_params(Query *q, PyObject *params) {
+    double *targets[13] = {&q->k1, &q->one_minus_b, &q->boost};
+    for (int f = 0; f < FIELDS; f++) {
+        targets[3 + f] = &q->factors[f];
+        targets[8 + f] = &q->weights[f];
+    }
+    if (!PyTuple_Check(params) || PyTuple_GET_SIZE(params) != 13) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: params is a 13-tuple of floats");
+        return -1;
+    }
+    for (int i = 0; i < 13; i++) {
+        *targets[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(params, i));
+        if (*targets[i] == -1.0 && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 20) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 20 arguments");
+        return NULL;
+    }
+    Query q;
+    memset(&q, 0, sizeof(q));
+    Views views;
+    views.count = 0;
+    PyObject *result = NULL;
+    Ranked *heap = NULL;
+    char *held = NULL;
+    int64_t *named = NULL;
+    double *bounds = NULL;
+    PyObject *exact = NULL;
+    int dirty = 0;
+    Py_ssize_t count, extra_count, n;
+
+    q.slot_count = PyLong_AsSsize_t(args[1]);
+    if (q.slot_count < 0) goto done;
+    q.lengths = buffer_of(&views, args[2], 4, 0, &count, "lengths");
+    if (q.lengths == NULL) goto done;
+    if (count < FIELDS * q.slot_count) {
+        corrupt("lengths are too short");
+        goto done;
+    }
+    q.alive = buffer_of(&views, args[3], 1, 0, &count, "alive");
+    if (q.alive == NULL) goto done;
+    if (count < q.slot_count) {
+        corrupt("alive is too short");
+        goto done;
+    }
+    q.name_sizes = buffer_of(&views, args[4], 4, 0, &count, "name_sizes");
+    if (q.name_sizes == NULL) goto done;
+    q.groups = buffer_of(&views, args[5], 4, 0, &n, "groups");
+    if (q.groups == NULL) goto done;
+    if (count < q.slot_count || n < q.slot_count) {
+        corrupt("name sizes or groups are too short");
+        goto done;
+    }
+    q.extra_lengths = buffer_of(&views, args[6], 4, 0, &extra_count, "extra_lengths");
+    if (q.extra_lengths == NULL) goto done;
+    extra_count /= FIELDS;
+    q.extra_name_sizes = buffer_of(&views, args[7], 4, 0, &count, "extra_name_sizes");
+    if (q.extra_name_sizes == NULL) goto done;
+    q.extra_groups = buffer_of(&views, args[8], 4, 0, &n, "extra_groups");
+    if (q.extra_groups == NULL) goto done;
+    if (count < extra_count || n < extra_count) {
+        corrupt("extra name sizes or groups are too short");
+        goto done;
+    }
+    q.total = q.slot_count + extra_count;
+
+    Py_ssize_t scratch_bytes;
+    char *scratch = (char *)buffer_of(&views, args[9], 1, 1, &scratch_bytes, "scratch");
+    if (scratch == NULL) goto done;
+    if (scratch_bytes < SCRATCH_HEADER + SCRATCH_SLOT * q.total) {
+        corrupt("scratch is too small");
+        goto done;
+    }
+    /* Laid out by the buffer's capacity, not by this query's slot count: the columns that
+     * stay zero between calls keep their place whatever the next query's extra candidates. */
+    Py_ssize_t capacity = (scratch_bytes - SCRATCH_HEADER) / SCRATCH_SLOT;
+    q.score = (double *)(scratch + SCRATCH_HEADER);
+    q.tmp = q.score + capacity;
+    q.counts = (uint32_t *)(q.tmp + capacity);
+    q.touched = (int32_t *)(q.counts + capacity);
+    q.token_touched = q.touched + capacity;
+    q.flags = (uint8_t *)(q.token_touched + capacity);
+    dirty = 1;
+
+    if (parse_params(&q, args[10]) < 0) goto done;
+    memset(q.coverage, 0, sizeof(q.coverage));
+    Py_ssize_t version;
+    if (as_index(args[18], &version) < 0) goto done;
+    q.version = (uint32_t)version;
+    PyObject *tokens = args[12];
+    if (!PyList_Check(tokens)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: tokens must be a list");
+        goto done;
+    }
+    q.token_count = PyList_GET_SIZE(tokens);
+    if (q.token_count > MAX_TOKENS) {
+        PyErr_SetString(PyExc_ValueError, "bm25 kernel: more than 65535 distinct tokens");
+        goto done;
+    }
+    if (parse_segments(&q, &views, args[0]) < 0) goto done;
+    if (parse_parts(&q, args[11]) < 0) goto done;
+
+    const char *required = NULL;
+    if (args[13] != Py_None) {
+        if (!PyBytes_Check(args[13]) || PyBytes_GET_SIZE(args[13]) != q.token_count) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: required must be a byte a token");
+            goto done;
+        }
+        required = PyBytes_AS_STRING(args[13]);
+    }
+    Py_ssize_t floor = PyLong_AsSsize_t(args[14]);
+    if (floor == -1 && PyErr_Occurred()) goto done;
+    exact = args[15];
+    if (!PyList_Check(exact)) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: exact must be a list");
+        exact = NULL;
+        goto done;
+    }
+    if (!PyList_Check(args[16])) {
+        PyErr_SetString(PyExc_TypeError, "bm25 kernel: named must be a list");
+        goto done;
+    }
+    q.named_count = PyList_GET_SIZE(args[16]);
+    named = PyMem_Calloc((size_t)q.named_count + 1, sizeof(int64_t));
+    if (named == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < q.named_count; j++) {
+        named[j] = PyLong_AsLongLong(PyList_GET_ITEM(args[16], j));
+        if (named[j] == -1 && PyErr_Occurred()) goto done;
+    }
+    q.named = named;
+    Py_ssize_t limit = PyLong_AsSsize_t(args[17]);
+    if (limit == -1 && PyErr_Occurred()) goto done;
+    Py_ssize_t exact_count = PyList_GET_SIZE(exact);
+    if (args[19] != Py_None) {
+        if (!PyList_Check(args[19]) || PyList_GET_SIZE(args[19]) != q.token_count) {
+            PyErr_SetString(PyExc_TypeError, "bm25 kernel: bounds must be a float a token");
+            goto done;
+        }
+        bounds = PyMem_Malloc(sizeof(double) * (size_t)(q.token_count + 1));
+        if (bounds == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t t = 0; t < q.token_count; t++) {
+            bounds[t] = PyFloat_AsDouble(PyList_GET_ITEM(args[19], t));
+            if (bounds[t] == -1.0 && PyErr_Occurred()) goto done;
+        }
+    }
+
+    if (required != NULL) {
+        if (touch_required(&q, required) < 0) {
+            corrupt("postings out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t j = 0; j < exact_count; j++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+        if (slot < 0 || slot >= q.total) {
+            if (!PyErr_Occurred()) corrupt("an exact slot is out of range");
+            goto done;
+        }
+        if (required != NULL) nominate(&q, slot);
+        q.flags[slot] |= EXACT;
+    }
+    Py_ssize_t ranked_limit = limit - exact_count;
+    if (ranked_limit < 0) ranked_limit = 0;
+    int pruned = 0;
+    if (required == NULL) {
+        pruned = prune_off(&q, bounds, ranked_limit);
+        if (pruned < 0) {
+            corrupt("postings out of range");
+            goto done;
+        }
+    }
+    if (!pruned && required == NULL) {
+        Py_ssize_t every = 0; /* postings: most documents hold a token? */
+        for (Py_ssize_t t = 0; t < q.token_count; t++) every += postings_of(&q, t);
+        q.dense = every * 2 >= q.total;
+    }
+    if (!pruned && score_tokens(&q, required != NULL, 0) < 0) {
+        corrupt("postings out of range");
+        goto done;
+    }
+
+    heap = PyMem_Malloc(sizeof(Ranked) * (size_t)(ranked_limit + 1));
+    held = PyMem_Malloc((size_t)q.token_count + 1);
+    if (heap == NULL || held == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
+    q.touched_count = 0;
+    q.dense = 0;
+    qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
+
+    Py_ssize_t shown = exact_count < limit ? exact_count : limit;
+    if (shown < 0) shown = 0;
+    result = PyList_New(shown + heap_count);
+    if (result == NULL) goto done;
+    for (Py_ssize_t j = 0; j < shown + heap_count; j++) {
+        Py_ssize_t slot =
+            j < shown ? PyLong_AsSsize_t(PyList_GET_ITEM(exact, j)) : heap[j - shown].slot;
+        double score;
+        int32_t name_hits;
+        score_one(&q, slot, held, &score, &name_hits);
+        PyObject *item = hit(&q, tokens, slot, boosted(&q, slot, score, name_hits), held);
+        if (item == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, j, item);
+    }
+
+done:
+    if (dirty) clear(&q, exact);
+    PyMem_Free(heap);
+    PyMem_Free(held);
+    PyMem_Free(named);
+    PyMem_Free(bounds);
+    PyMem_Free(q.segments);
+    PyMem_Free(q.parts);
+    PyMem_Free(q.token_start);
+    release_views(&views);
+    return result;
+}
+
+/* postings(terms, docs, documents, vocabulary_size) -> (offsets, slots, counts)
+ *
+ * Term-major postings from each field's tokens: terms[f] and docs[f] (int32) are field f's
+ * tokens, their documents in order. For each term, the documents holding it (sorted) and, per
+ * posting, the term's frequency in each field (uint16, at most 65535). Two passes over the
+ * tokens, document by document: count each term's documents, then place each posting; the
+ * result is build.py's sort of the same tokens (its reference, checked equal by
+ * tests/search/test_build.py). */
+static PyObject *kernel_postings(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
+        PyList_GET_SIZE(args[0]) != FIELDS || PyList_GET_SIZE(args[1]) != FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "postings(terms, docs, documents, vocabulary_size)");
+        return NULL;
+    }
+    Views views;
+    views.count = 0;
+    const int32_t *terms[FIELDS], *docs[FIELDS];
+    Py_ssize_t lengths[FIELDS], cursor[FIELDS] = {0};
+    PyObject *result = NULL, *offsets_bytes = NULL, *slots_bytes = NULL, *counts_bytes = NULL;
+    int32_t *mark = NULL;
+    int64_t *next = NULL;
+    Py_ssize_t documents, vocabulary;
+    if (as_index(args[2], &documents) < 0 || as_index(args[3], &vocabulary) < 0) return NULL;
+    if (documents < 0 || vocabulary < 0 || documents > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "postings: sizes out of range");
+        return NULL;
+    }
+    for (int f = 0; f < FIELDS; f++) {
+        Py_ssize_t count;
+        terms[f] = buffer_of(&views, PyList_GET_ITEM(args[0], f), 4, 0, &lengths[f], "terms");
+        if (terms[f] == NULL) goto done;
+        docs[f] = buffer_of(&views, PyList_GET_ITEM(args[1], f), 4, 0, &count, "docs");
+        if (docs[f] == NULL) goto done;
+        if (count != lengths[f]) {
+            corrupt("a field's terms and documents differ in length");
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            if (terms[f][i] < 0 || terms[f][i] >= vocabulary || docs[f][i] < 0 ||
+                docs[f][i] >= documents || (i && docs[f][i] < docs[f][i - 1])) {
+                corrupt("a token's term or document is out of range or order");
+                goto done;
+            }
+        }
+    }
+    mark = PyMem_Malloc(sizeof(int32_t) * (size_t)(vocabulary + 1));
+    next = PyMem_Calloc((size_t)vocabulary + 1, sizeof(int64_t));
+    offsets_bytes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * (vocabulary + 1));
+    if (mark == NULL || next == NULL || offsets_bytes == NULL) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *offsets = (int64_t *)PyByteArray_AS_STRING(offsets_bytes);
+    /* Pass 1: how many documents hold each term. */
+    for (Py_ssize_t t = 0; t < vocabulary; t++) mark[t] = -1;
+    for (Py_ssize_t d = 0; d < documents; d++) {
+        for (int f = 0; f < FIELDS; f++) {
+            for (Py_ssize_t i = cursor[f]; i < lengths[f] && docs[f][i] == d; i++) {
+                int32_t term = terms[f][i];
+                if (mark[term] != (int32_t)d) {
+                    mark[term] = (int32_t)d;
+                    next[term] += 1;
+                }
+            }
+        }
+        for (int f = 0; f < FIELDS; f++)
+            while (cursor[f] < lengths[f] && docs[f][cursor[f]] == d) cursor[f]++;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t t = 0; t < vocabulary; t++) {
+        offsets[t] = total;
+        total += next[t];
+        next[t] = offsets[t];
+    }
+    offsets[vocabulary] = total;
+    slots_bytes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int32_t) * total);
+    counts_bytes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)sizeof(uint16_t) * FIELDS * total);
+    if (slots_bytes == NULL || counts_bytes == NULL) goto done;
+    int32_t *slots = (int32_t *)PyByteArray_AS_STRING(slots_bytes);
+    uint16_t *counts = (uint16_t *)PyByteArray_AS_STRING(counts_bytes);
+    memset(counts, 0, sizeof(uint16_t) * FIELDS * (size_t)total);
+    /* Pass 2: place each posting; documents come in order, so each term's stay sorted. mark
+     * now holds the position of the term's posting for the current document. */
+    for (Py_ssize_t t = 0; t < vocabulary; t++) mark[t] = -1;
+    int64_t *at = next; /* the next free place of each term */
+    int32_t *owner = PyMem_Malloc(sizeof(int32_t) * (size_t)(vocabulary + 1));
+    if (owner == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < vocabulary; t++) owner[t] = -1;
+    for (int f = 0; f < FIELDS; f++) cursor[f] = 0;
+    for (Py_ssize_t d = 0; d < documents; d++) {
+        for (int f = 0; f < FIELDS; f++) {
+            for (; cursor[f] < lengths[f] && docs[f][cursor[f]] == d; cursor[f]++) {
+                int32_t term = terms[f][cursor[f]];
+                int64_t place;
+                if (owner[term] != (int32_t)d) {
+                    owner[term] = (int32_t)d;
+                    place = at[term]++;
+                    slots[place] = (int32_t)d;
+                    mark[term] = (int32_t)(place - offsets[term]);
+                } else {
+                    place = offsets[term] + mark[term];
+                }
+                uint16_t *count = &counts[FIELDS * place + f];
+                if (*count < UINT16_MAX) *count += 1;
+            }
+        }
+    }
+    PyMem_Free(owner);
+    result = PyTuple_Pack(3, offsets_bytes, slots_bytes, counts_bytes);
+
+done:
+    Py_XDECREF(offsets_bytes);
+    Py_XDECREF(slots_bytes);
+    Py_XDECREF(counts_bytes);
+    PyMem_Free(mark);
+    PyMem_Free(next);
+    release_views(&views);
+    return result;
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))kernel_search, METH_FASTCALL,
+     "Rank a query over the postings (see kernel_numpy.search)."},
+    {"postings", (PyCFunction)(void (*)(void))kernel_postings, METH_FASTCALL,
+     "Term-major postings of each field's tokens (see build.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT, "_kernel", "The bm25 engine's query loop in C.", -1, kernel_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    PyObject *module = PyModule_Create(&kernel_module);
+    if (module == NULL) return NULL;
+    if (PyModule_AddIntConstant(module, "SCRATCH_HEADER", SCRATCH_HEADER) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_TOKENS", MAX_TOKENS) < 0 ||
+        PyModule_AddIntConstant(module, "SCRATCH_SLOT", (long)SCRATCH_SLOT) < 0 ||
+        PyModule_AddStringConstant(module, "IMPLEMENTATION", "c") < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,103 @@
+"""Tool manifests that cannot be trusted, through a real ``Host`` and real servers: a
+truncated, corrupt or wrong-version manifest is ignored with one warning naming its file, the
+server is connected as if there were none and its manifest written again; nothing else
+changes (the tools, the other server's manifest)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from realservers import time_entry, toolbox_entry
+
+from hermes_core.config import Config, McpServerConfig
+from hermes_core.host import Host
+from hermes_core.mcp.manifests import MANIFEST_FORMAT, ManifestStore
+from hermes_core.mcp.startup import McpStartup
+from hermes_core.paths import Environment
+
+pytestmark = pytest.mark.anyio
+
+SERVERS = {"time": time_entry(), "toolbox": toolbox_entry()}
+READ_ONLY = McpStartup(read_only=True)
+
+
+def config_of(servers: dict[str, McpServerConfig]) -> Config:
+    return Config.model_validate(
+        {"mcp_servers": {name: entry.model_dump() for name, entry in servers.items()}}
+    )
+
+
+async def started(env: Environment) -> tuple[dict[str, str], list[str]]:
+    """Start a read-only host on :data:`SERVERS`: each server's state, and the MCP tools."""
+    async with Host(config_of(SERVERS), env, mcp_startup=READ_ONLY) as host:
+        states = {name: status.state for name, status in host.mcp_status().items()}
+        tools = sorted(tool.name for tool in host.registry if tool.name.startswith("mcp__"))
+        return states, tools
+
+
+def truncated(text: str) -> str:
+    return text[: len(text) // 2]
+
+
+def corrupt(text: str) -> str:
+    return "\x00\x9c" + text[::-1]
+
+
+def wrong_version(text: str) -> str:
+    data = json.loads(text)
+    data["format"] = MANIFEST_FORMAT + 1
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("spoil", [truncated, corrupt, wrong_version])
+async def test_a_bad_manifest_is_ignored_with_one_warning_and_rebuilt_nothing_else_changes(
+    env: Environment, caplog: pytest.LogCaptureFixture, spoil: Callable[[str], str]
+) -> None:
+    store = ManifestStore(env.cache_dir / "mcp")
+    _, tools_before = await started(env)  # both servers listed and their manifests written
+    time_file = store.path("time", SERVERS["time"])
+    toolbox_file = store.path("toolbox", SERVERS["toolbox"])
+    toolbox_bytes = toolbox_file.read_bytes()
+    time_file.write_text(spoil(time_file.read_text(encoding="utf-8")), encoding="utf-8")
+
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        states, tools_after = await started(env)
+
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    assert str(time_file) in warnings[0].getMessage()
+    assert "is ignored" in warnings[0].getMessage()
+    # The server the bad file stood for was connected; the other one answered from its own.
+    assert states == {"time": "connected", "toolbox": "known"}
+    assert tools_after == tools_before
+    rebuilt = store.load("time", SERVERS["time"])
+    assert rebuilt is not None
+    assert rebuilt.tools is not None
+    assert toolbox_file.read_bytes() == toolbox_bytes
+
+
+async def test_a_manifest_of_another_entry_is_never_read(env: Environment) -> None:
+    store = ManifestStore(env.cache_dir / "mcp")
+    await started(env)
+    moved = {**SERVERS, "time": time_entry(args=["-m", "mcp_server_time"])}
+    assert store.path("time", moved["time"]) != store.path("time", SERVERS["time"])
+    assert store.load("time", moved["time"]) is None
+
+
+async def test_a_cache_that_cannot_be_written_changes_nothing_but_a_warning(
+    env: Environment, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory would be", encoding="utf-8")
+    variables = {**env.variables, "HERMES_CACHE_DIR": str(blocked)}
+    with caplog.at_level(logging.WARNING):
+        states, tools = await started(replace(env, variables=variables))
+    assert states == {"time": "connected", "toolbox": "connected"}
+    assert "mcp__time__get_current_time" in tools
+    assert any("cannot write the tool manifest" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,151 @@
+"""Indexing many documents at once (``build.py``: the word table, the kernel's postings) gives
+exactly what tokenizing each document's fields one by one (``document_fields``) gives."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import pairwise
+
+import numpy as np
+from engine import build, fields, kernel, tokenize
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core import ToolDocument
+
+FIELD_COUNT = len(fields.FIELDS)
+# Words of every shape the tokenizer splits: camelCase, acronyms and their plurals, versions,
+# digits, non-ASCII letters, the break byte raw_words puts between texts, punctuation.
+pieces = st.sampled_from(
+    [
+        "create", "Issue", "createIssue", "URLs", "IDs", "HTTPServer", "getV2Zones", "s3Bucket",
+        "YouTube", "IMDb", "zones2", "base64", "42", "état", "naïve", "\x01", "the", "ISSUE",
+        "pull-request", "a.b:c", "A", "Ab", "URLS", "x", "_", " ",
+    ]
+)  # fmt: skip
+texts = st.lists(pieces, max_size=6).map(" ".join)
+documents = st.builds(
+    ToolDocument,
+    name=st.builds(
+        lambda prefix, text: prefix + text.replace(" ", "_"),
+        st.sampled_from(["", "mcp__github__", "mcp__x__", "box__"]),
+        texts,
+    ),
+    description=texts,
+    group=st.sampled_from(["github", "other", "", "box", "createIssue", "Jira Cloud"]),
+    parameter_names=st.lists(texts, max_size=3).map(tuple),
+    parameter_descriptions=st.lists(texts, max_size=3).map(tuple),
+)
+indexed = st.lists(st.booleans(), min_size=FIELD_COUNT, max_size=FIELD_COUNT)
+
+
+def _index(
+    batch: list[ToolDocument], flags: list[bool], postings: object
+) -> tuple[build.Postings, list[str]]:
+    vocabulary = build.Vocabulary()
+    groups: dict[str, np.ndarray] = {}  # type: ignore[type-arg]
+
+    def group_terms(group: str) -> np.ndarray:  # type: ignore[type-arg]
+        if group not in groups:
+            named = group and group != ToolDocument.OTHER_GROUP
+            stems = tokenize.tokenize(group) if named else []
+            groups[group] = np.asarray(vocabulary.term_ids(stems), dtype=np.int32)
+        return groups[group]
+
+    found = build.index_batch(batch, vocabulary, flags, group_terms, postings)  # type: ignore[arg-type]
+    return found, vocabulary.terms
+
+
+def _expected(batch: list[ToolDocument], flags: list[bool]) -> tuple[list[list[int]], dict]:  # type: ignore[type-arg]
+    """Field lengths, and per (term, document) the field counts, one document at a time."""
+    lengths = []
+    counts: dict[tuple[str, int], list[int]] = {}
+    for position, document in enumerate(batch):
+        row = []
+        for column, tokens in enumerate(fields.document_fields(document)):
+            tokens = tokens if flags[column] else ()
+            row.append(len(tokens))
+            for token, count in Counter(tokens).items():
+                counts.setdefault((token, position), [0] * FIELD_COUNT)[column] = count
+        lengths.append(row)
+    return lengths, counts
+
+
+@settings(max_examples=300, deadline=None)
+@given(batch=st.lists(documents, max_size=12), flags=indexed)
+def test_batch_indexing_gives_each_documents_fields_tokens(
+    batch: list[ToolDocument], flags: list[bool]
+) -> None:
+    lengths, counts = _expected(batch, flags)
+    for postings in (kernel.KERNELS["c"].postings, build.sorted_postings):
+        found, terms = _index(batch, flags, postings)
+        assert found.lengths.tolist() == (lengths or [])
+        got = {}
+        offsets = found.offsets.tolist()
+        for term, (start, end) in enumerate(pairwise(offsets)):
+            slots = found.docs[start:end].tolist()
+            assert slots == sorted(slots)
+            for slot, row in zip(slots, found.counts[start:end].tolist(), strict=True):
+                got[(terms[term], slot)] = row
+        assert got == counts
+        names = [
+            max(1, sum(1 for (_, slot), row in counts.items() if slot == position and row[0]))
+            for position in range(len(batch))
+        ]
+        assert found.name_sizes.tolist() == names
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    terms=st.lists(st.lists(st.integers(0, 30), max_size=40), min_size=5, max_size=5),
+    documents=st.integers(1, 12),
+    data=st.data(),
+)
+def test_c_postings_equal_the_sorted_reference(
+    terms: list[list[int]], documents: int, data: st.DataObject
+) -> None:
+    field_terms = [np.asarray(t, dtype=np.int32) for t in terms]
+    field_docs = [
+        np.sort(
+            np.asarray(
+                data.draw(
+                    st.lists(st.integers(0, documents - 1), min_size=len(t), max_size=len(t))
+                ),
+                dtype=np.int32,
+            )
+        )
+        for t in terms
+    ]
+    c = kernel.KERNELS["c"].postings(field_terms, field_docs, documents, 31)
+    reference = build.sorted_postings(field_terms, field_docs, documents, 31)
+    assert np.frombuffer(c[0], dtype=np.int64).tolist() == reference[0].tolist()
+    assert np.frombuffer(c[1], dtype=np.int32).tolist() == reference[1].tolist()
+    assert np.frombuffer(c[2], dtype=np.uint16).tolist() == reference[2].ravel().tolist()
+
+
+def test_a_term_frequency_past_uint16_counts_as_its_largest_value() -> None:
+    many = np.zeros(70_000, dtype=np.int32)
+    empty = np.zeros(0, dtype=np.int32)
+    for postings in (kernel.KERNELS["c"].postings, build.sorted_postings):
+        _, _, counts = postings(
+            [empty, empty, many, empty, empty], [empty, empty, many, empty, empty], 1, 1
+        )
+        assert np.frombuffer(counts, dtype=np.uint16).tolist() == [0, 0, 65535, 0, 0]
+
+
+def _pieces_by_the_expression(word: str) -> list[str]:
+    """Rules 2-5 of the tokenizer by its regular expression alone (no shortcut)."""
+    found = tokenize._PIECES.findall(word)
+    result = [
+        piece[:-1] if len(piece) > 2 and piece[-1] == "s" and piece[:-1].isupper() else piece
+        for piece in found
+    ]
+    if len(found) > 1 and word.isalpha() and not word.isupper():
+        result.append(word)
+    return [piece.lower() for piece in result]
+
+
+@settings(max_examples=500, deadline=None)
+@given(word=st.text(alphabet="abcsXYZS019", min_size=1, max_size=10))
+def test_word_pieces_shortcuts_split_as_the_expression_does(word: str) -> None:
+    assert tokenize.word_pieces(word) == _pieces_by_the_expression(word)

@@ -1,0 +1,169 @@
+"""The query kernel: the C one (``_kernel.c``) and its numpy reference rank alike, and the C one
+is built by the install and loaded only when a search backend is made."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from engine import BM25Index, kernel
+from engine import index as index_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core.search.backend import Admission, ToolDocument
+from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
+from hermes_core.testing import HermesCli
+
+SAAS_QUERIES = Path(__file__).resolve().parents[2] / "benchmarks/data/saas-keyword/queries.jsonl"
+
+# Equivalence-table words (create/add/new, issue/ticket, list/all, get/fetch...) so that
+# expansion tokens, with several parts each, are exercised, and words that name groups.
+WORDS = [
+    "create", "add", "new", "issue", "ticket", "list", "all", "get", "fetch", "read",
+    "file", "user", "message", "send", "github", "jira", "zone", "time", "repo", "pull",
+]  # fmt: skip
+NAMES = [f"tool{n}" for n in range(30)]
+words = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
+documents = st.builds(
+    ToolDocument,
+    name=st.builds(
+        lambda stem, word, number: f"{stem}_{word}{number}",
+        st.sampled_from(["mcp__github__", "mcp__jira__", "", "box__"]),
+        st.sampled_from(WORDS),
+        st.integers(0, 20),
+    ),
+    description=words,
+    group=st.sampled_from(["github", "jira", "other", "box", "github tools"]),
+    parameter_names=st.lists(st.sampled_from(WORDS), max_size=3).map(tuple),
+    parameter_descriptions=st.lists(words, max_size=2).map(tuple),
+)
+queries = st.one_of(
+    st.lists(
+        st.sampled_from([*WORDS, "absent", "pullrequest", "timezone"]), min_size=1, max_size=5
+    ).map(" ".join),
+    st.sampled_from(["mcp__github__create_issue3", "create_issue3", "github create issue"]),
+)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.lists(documents, min_size=1, max_size=6)),
+        st.tuples(st.just("remove"), st.lists(documents.map(lambda d: d.name), max_size=6)),
+    ),
+    max_size=8,
+)
+
+
+def _both_kernels(
+    documents: list[ToolDocument],
+) -> tuple[BM25Index, BM25Index]:
+    return (
+        BM25Index(documents, kernel=kernel.KERNELS["c"]),
+        BM25Index(documents, kernel=kernel.KERNELS["numpy"]),
+    )
+
+
+def _both(
+    initial: list[ToolDocument],
+    steps: list[tuple[str, list]],
+    compact: int,  # type: ignore[type-arg]
+) -> tuple[BM25Index, BM25Index]:
+    """Two indexes through the same changes, one a kernel."""
+    made = []
+    for name in ("c", "numpy"):
+        index = BM25Index(initial, compact_min_dead=compact, kernel=kernel.KERNELS[name])
+        for operation, payload in steps:
+            getattr(index, operation)(payload)
+        made.append(index)
+    return made[0], made[1]
+
+
+def test_the_install_builds_the_c_kernel() -> None:
+    # hatch_build.py compiles _kernel.c when hermes-core is installed (editable or not).
+    assert kernel.IMPLEMENTATION == "c"
+    assert kernel.DEFAULT is kernel.KERNELS["c"]
+
+
+@settings(max_examples=250, deadline=None)
+@given(
+    initial=st.lists(documents, max_size=25),
+    steps=operations,
+    compact=st.sampled_from([1, 4, 1024]),
+    query=queries,
+    limit=st.integers(min_value=1, max_value=12),
+    extra=st.lists(documents, max_size=3),
+)
+def test_c_kernel_ranks_exactly_as_its_numpy_reference(
+    initial: list[ToolDocument],
+    steps: list[tuple[str, list]],  # type: ignore[type-arg]
+    compact: int,
+    query: str,
+    limit: int,
+    extra: list[ToolDocument],
+) -> None:
+    compiled, reference = _both(initial, steps, compact)
+    admissions: tuple[Admission, ...] = ("strict", "lenient", "off")
+    for admission in admissions:
+        for candidates in ((), extra):
+            expected = reference.search(query, limit, admission, extra=candidates)
+            # Twice: the second search reads the saturations the first one cached; then
+            # with pruning whenever off has two tokens or more (the C kernel's MaxScore).
+            for share in (index_module.PRUNE_SHARE, index_module.PRUNE_SHARE, 1.0):
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setattr(index_module, "PRUNE_SHARE", share)
+                    found = compiled.search(query, limit, admission, extra=candidates)
+                assert found == expected
+
+
+def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
+    # The C kernel prunes admission off (MaxScore); its numpy reference scores every holder.
+    catalog = catalog_documents(load_catalog(data_dir / "saas_openapi_catalog" / "catalog.json"))
+    compiled, reference = _both_kernels(catalog)
+    queries = [item.query for item in load_queries(SAAS_QUERIES)]
+    queries += ["github users list", "list all", "create new issue ticket", "get"]
+    for query in queries:
+        for limit in (1, 5, 10):
+            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
+
+
+def test_c_kernel_rejects_postings_that_name_no_document() -> None:
+    index = BM25Index(
+        [ToolDocument("create_issue", "Create an issue", "github")], kernel=kernel.KERNELS["c"]
+    )
+    segment = index._segments[0]
+    segment.slots = segment.slots.copy()
+    segment.slots[:] = 99  # a slot past the index: never read out of bounds
+    index._view = None
+    segment._cache = None
+    with pytest.raises(ValueError, match="out of range"):
+        index.search("create", 5, "off")
+    # The kernel's working memory is left clean: a good index searches as before.
+    segment.slots[:] = 0
+    index._view = None
+    segment._cache = None
+    assert [hit.name for hit in index.search("create", 5, "off")] == ["create_issue"]
+
+
+@pytest.mark.parametrize("command", [["--version"], ["plugins", "list"]])
+def test_commands_that_search_nothing_load_no_engine(
+    command: list[str], hermes_cli: HermesCli
+) -> None:
+    probe = (
+        "import sys\n"
+        "from hermes_core.cli import main\n"
+        f"try:\n    main({command!r})\n"
+        "except SystemExit:\n    pass\n"
+        "loaded = [m for m in sys.modules if m.endswith(('bm25._kernel', 'bm25.index'))]\n"
+        "print('LOADED', sorted(loaded), 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=hermes_cli.work,
+        env=hermes_cli.variables(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines()[-1] == "LOADED [] False"
