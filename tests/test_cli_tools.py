@@ -286,3 +286,16 @@ def test_an_unknown_backend_is_a_configuration_error_with_exit_status_two(
     assert done.returncode == 2
     assert "unknown search backend 'nope'" in done.stderr
     assert "valid names: bm25" in done.stderr
+
+
+SAAS_CATALOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "saas_openapi_catalog"
+
+
+def test_tools_search_github_create_issue_puts_github_issues_create_first_with_the_saas_catalog(
+    hermes_cli: HermesCli,
+) -> None:
+    catalog = SAAS_CATALOG / "catalog.json"
+    assert catalog.is_file(), f"the SaaS catalog is read from {catalog} (../shared/data)"
+    hermes_cli.config.write_text(f"tools:\n  catalogs:\n    - path: {catalog}\n")
+    result = hermes_cli.json("tools", "search", "github create issue", "--json")
+    assert result["results"][0]["matches"][0] == "github__issues_create"
