@@ -4,7 +4,9 @@ Loading a large catalog allocates millions of containers (parsed JSON, tools, in
 that all survive. Each allocation burst triggers a collection that traverses every container
 made so far, so with the collector running, loading 330,000 catalog tools costs several times
 what the work itself does (docs/performance.md, "Host at scale"). Nothing made there is cyclic
-garbage, so the collector is paused for the duration and resumed after.
+garbage, so the collector is paused for the duration and resumed after. The CLI's read-only
+``hermes tools`` commands run paused as a whole: one short process, little garbage, and every
+collection would walk the whole catalog.
 """
 
 from __future__ import annotations
