@@ -480,11 +480,13 @@ class Host:
     def _register_catalogs(self) -> None:
         if not self.config.tools.catalogs:
             return
+        from hermes_core.gc_pause import collector_paused
         from hermes_core.search.catalog import catalog_tools
 
         base = self.config_path.parent if self.config_path is not None else self.env.cwd
-        tools = catalog_tools(self.config.tools.catalogs, base)
-        self.registry.register_all(tools, owner=_CATALOG_OWNER)
+        with collector_paused():
+            tools = catalog_tools(self.config.tools.catalogs, base)
+            self.registry.register_all(tools, owner=_CATALOG_OWNER)
 
     def _build_dispatcher(self) -> Dispatcher:
         from hermes_core.dispatch import Dispatcher

@@ -9,6 +9,7 @@ configuration's models nor the plugins unless what decides them changed.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import sys
 from pathlib import Path
@@ -151,3 +152,7 @@ def main(argv: list[str] | None = None) -> Any:
     except HermesError as exc:
         click.echo(f"hermes: error: {exc}", err=True)
         sys.exit(2)
+    finally:
+        # The process ends here: the collection that finalization runs would walk every object
+        # still alive (1.6 s with a 330,000-tool catalog) only to free what the OS reclaims.
+        gc.freeze()

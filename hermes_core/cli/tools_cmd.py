@@ -42,9 +42,12 @@ def run_with_host(
     While the start waits for servers, their progress is drawn on the terminal (never into a
     pipe).
     """
+    import gc
+
     import anyio
 
     from hermes_core.cli.progress import connect_progress
+    from hermes_core.gc_pause import collector_paused
     from hermes_core.host import Host
     from hermes_core.mcp.startup import McpStartup
 
@@ -66,7 +69,16 @@ def run_with_host(
             if progress is not None:
                 progress.close()
 
-    return anyio.run(main)
+    if not read_only:
+        return anyio.run(main)
+    # A read-only command is one short process that makes little garbage, but with a large
+    # catalog every collection it triggers walks millions of live objects (docs/performance.md).
+    # What it made is frozen before the collector resumes, or its first collection would walk
+    # all of it once more; the process ends soon after anyway.
+    with collector_paused():
+        result = anyio.run(main)
+        gc.freeze()
+    return result
 
 
 def refresh_option(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,6 +8,7 @@ registry generation, budget and grant.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -66,15 +67,18 @@ class GrantView:
     """``(group, tool count)`` of the deferred tools, sorted by group."""
 
     @classmethod
-    def of(cls, visible: tuple[Tool, ...], deferred: tuple[Tool, ...]) -> GrantView:
-        """The view of these tools, with the lookups search needs precomputed."""
-        counts: dict[str, int] = {}
-        for tool in deferred:
-            group = group_of(tool)
-            counts[group] = counts.get(group, 0) + 1
-        return cls(
-            visible, deferred, {tool.name: tool for tool in deferred}, tuple(sorted(counts.items()))
-        )
+    def of(
+        cls,
+        visible: tuple[Tool, ...],
+        deferred: tuple[Tool, ...],
+        deferred_by_name: Mapping[str, Tool] | None = None,
+    ) -> GrantView:
+        """The view of these tools, with the lookups search needs precomputed
+        (``deferred_by_name``, when the caller has it already, is ``deferred`` by name)."""
+        counts = Counter(map(group_of, deferred))
+        if deferred_by_name is None:
+            deferred_by_name = {tool.name: tool for tool in deferred}
+        return cls(visible, deferred, deferred_by_name, tuple(sorted(counts.items())))
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ class ToolSplit:
         found = self._grants.get(key)
         if found is None:
             if key is None:
-                found = GrantView.of(self.visible, self.deferred)
+                found = GrantView.of(self.visible, self.deferred, self.deferred_by_name)
             else:
                 found = GrantView.of(
                     tuple(tool for tool in self.visible if tool.toolset in key),

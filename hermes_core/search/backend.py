@@ -68,12 +68,18 @@ class ToolDocument:
     ) -> ToolDocument:
         """The document of a tool whose input schema is ``schema`` (any JSON value: what is
         not a schema object with ``properties`` gives no parameters)."""
-        properties = schema.get("properties") if isinstance(schema, Mapping) else None
-        if not isinstance(properties, Mapping):
+        # ``type(...) is dict`` first: parsed JSON gives dicts, and the ABC check is the slow
+        # path (a host may index 330,000 catalog tools at its first search).
+        properties = (
+            schema.get("properties")
+            if type(schema) is dict or isinstance(schema, Mapping)
+            else None
+        )
+        if type(properties) is not dict and not isinstance(properties, Mapping):
             return cls(name, description, group)
         texts: list[str] = []
         for spec in properties.values():
-            if not isinstance(spec, Mapping):
+            if type(spec) is not dict and not isinstance(spec, Mapping):
                 continue
             text = spec.get("description")
             if isinstance(text, str) and text:
@@ -81,7 +87,7 @@ class ToolDocument:
             values = spec.get("enum")
             if isinstance(values, list):
                 texts.extend(value for value in values if isinstance(value, str))
-        return cls(name, description, group, tuple(str(key) for key in properties), tuple(texts))
+        return cls(name, description, group, tuple(map(str, properties)), tuple(texts))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hermes_core.gc_pause import collector_paused
 from hermes_core.search.backend import SearchBackend, ToolDocument
 from hermes_core.search.listing import group_of
 from hermes_core.tools import Tool
@@ -35,6 +36,10 @@ class IndexSync:
         """Bring the backend to ``deferred`` as of ``generation``; a no-op when it is current."""
         if generation == self.generation:
             return
+        with collector_paused():  # a first sync may index hundreds of thousands of tools
+            self._sync(deferred, generation)
+
+    def _sync(self, deferred: Sequence[Tool], generation: int) -> None:
         grouped: dict[str, list[Tool]] = {}
         for tool in deferred:
             grouped.setdefault(group_of(tool), []).append(tool)
