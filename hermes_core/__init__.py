@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from hermes_core.host import Host
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
+    from hermes_core.process_groups import signal_group
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
     from hermes_core.session import Session
@@ -122,6 +123,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
     "load_skills": "hermes_core.skills.library",
+    "signal_group": "hermes_core.process_groups",
 }
 
 __all__ = [
@@ -182,6 +184,7 @@ __all__ = [
     "hookimpl",
     "load_config",
     "load_skills",
+    "signal_group",
 ]
 
 

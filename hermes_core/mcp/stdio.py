@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -39,6 +38,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from hermes_core.mcp.serverlog import ServerLog
+from hermes_core.process_groups import signal_group
 
 __all__ = ["GRACE_SECONDS", "StdioTransport", "end_process_group"]
 
@@ -277,24 +277,13 @@ async def end_process_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
     The leader's pid is the group id (it was started in a new session); a leader that is gone
     does not end the group, which lives on as long as one member does.
     """
-    if not _signal_group(pgid, signal.SIGTERM):
+    if not signal_group(pgid, signal.SIGTERM):
         return
     with anyio.move_on_after(grace):
         while _group_alive(pgid):
             await anyio.sleep(_POLL_SECONDS)
         return
-    _signal_group(pgid, signal.SIGKILL)
-
-
-def _signal_group(pgid: int, signum: int) -> bool:
-    """Send ``signum`` to group ``pgid``; ``False`` when the group is gone."""
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # a member we may not signal; keep waiting for the others
-    return True
+    signal_group(pgid, signal.SIGKILL)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -303,7 +292,7 @@ def _group_alive(pgid: int) -> bool:
     Signal 0 succeeds while a member exists at all, and an orphan that was killed stays a zombie
     until PID 1 reaps it (some container inits never do), so ``/proc`` is asked where it exists.
     """
-    if not _signal_group(pgid, 0):
+    if not signal_group(pgid, 0):
         return False
     proc = Path("/proc")
     if not proc.is_dir():

@@ -6,7 +6,6 @@ when the script ends on its own, whatever it left running in its group (``cmd &`
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -18,7 +17,7 @@ from typing import IO, Any, Literal
 import anyio
 from anyio.abc import Process
 
-from hermes_core import Session
+from hermes_core import Session, signal_group
 
 _POLL_SECONDS = 0.05
 """How often a running script looks at the session's interrupt flag."""
@@ -32,17 +31,6 @@ class Outcome:
 
     ending: Ending
     returncode: int | None
-
-
-def signal_group(pgid: int, sig: int) -> bool:
-    """Send ``sig`` to the process group ``pgid``; ``False`` when it has no member left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # a member changed its credentials: it exists, but is not ours to signal
-    return True
 
 
 async def _wait(process: Process, timeout: float, session: Session) -> Ending:

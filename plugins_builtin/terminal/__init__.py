@@ -31,6 +31,7 @@ from hermes_core import (
     ToolResult,
     head_and_tail,
     hookimpl,
+    signal_group,
 )
 
 if TYPE_CHECKING:
@@ -112,25 +113,14 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     command put in the background (``cmd &``) outlive the shell that started them.
     """
     if process.poll() is None:
-        _signal_group(process.pid, signal.SIGTERM)
+        signal_group(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + _KILL_GRACE
         while time.monotonic() < deadline:
-            if process.poll() is not None and not _signal_group(process.pid, 0):
+            if process.poll() is not None and not signal_group(process.pid, 0):
                 break  # the leader is reaped and no member is left
             time.sleep(0.05)
-    _signal_group(process.pid, signal.SIGKILL)
+    signal_group(process.pid, signal.SIGKILL)
     process.wait()
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send ``sig`` to the process group ``pgid``; ``False`` when the group has no member."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # a member changed its credentials: it exists, but is not ours to signal
-    return True
 
 
 class TerminalTools:
@@ -159,7 +149,7 @@ class TerminalTools:
                 _stop(process)
             else:
                 # The shell is done; what it left running in its group (``cmd &``) goes too.
-                _signal_group(process.pid, signal.SIGKILL)
+                signal_group(process.pid, signal.SIGKILL)
             size = output.seek(0, os.SEEK_END)
             text, truncated = head_and_tail(output, size, settings.max_output_bytes)
         code = process.returncode
