@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.constructor import ConstructorError
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 
-from hermes_core.shown import clipped
+from hermes_core.shown import PROBLEM_CHARACTERS, clipped
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -57,6 +57,14 @@ class YamlLimitError(MarkedYAMLError):
 
     def __init__(self, problem: str, mark: Any) -> None:
         super().__init__(problem=problem, problem_mark=mark)
+
+
+def yaml_problem(exc: YAMLError) -> tuple[int | None, str]:
+    """Where and what ``exc`` says, for a message: the 0-based line of its problem (``None``
+    when it has no mark) and the problem, clipped (a document's text may be echoed in it)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = clipped(getattr(exc, "problem", None) or str(exc), PROBLEM_CHARACTERS)
+    return (mark.line if mark is not None else None), problem
 
 
 def read_limited(path: Path, max_bytes: int) -> str | None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from hermes_core.plugin_names import normalize_name as normalize_name  # re-exported
-from hermes_core.shown import PROBLEM_CHARACTERS, clipped, shown
+from hermes_core.shown import shown
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -198,6 +198,7 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
         YamlLimitError,
         load_limited,
         read_limited,
+        yaml_problem,
     )
 
     try:
@@ -209,8 +210,7 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
     try:
         return load_limited(yaml or manifest_yaml(), text)
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = clipped(getattr(exc, "problem", None) or str(exc), PROBLEM_CHARACTERS)
+        line, problem = yaml_problem(exc)
+        at = f":{line + 1}" if line is not None else ""
         what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
-        raise ManifestError(f"{path}{line}: {what}{problem}") from None
+        raise ManifestError(f"{path}{at}: {what}{problem}") from None

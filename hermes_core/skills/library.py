@@ -121,7 +121,7 @@ def read_skill(directory: Path) -> Skill:
     from ruamel.yaml.error import YAMLError
 
     from hermes_core.plugins.manifest import manifest_yaml
-    from hermes_core.yaml_limits import YamlFileError, load_limited, read_limited
+    from hermes_core.yaml_limits import YamlFileError, load_limited, read_limited, yaml_problem
 
     path = directory / SKILL_FILE
     try:
@@ -134,10 +134,9 @@ def read_skill(directory: Path) -> Skill:
     try:
         data = load_limited(manifest_yaml(), front) if front.strip() else {}
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 2}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise SkillError(f"{path}{line}: the front matter is not valid YAML: {problem}") from None
+        line, problem = yaml_problem(exc)
+        at = f":{line + 2}" if line is not None else ""  # the front matter starts on line 2
+        raise SkillError(f"{path}{at}: the front matter is not valid YAML: {problem}") from None
     if not isinstance(data, Mapping):
         raise SkillError(f"{path}: the front matter must be a mapping of keys to values")
     where = str(path)
