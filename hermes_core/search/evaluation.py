@@ -122,10 +122,7 @@ class EvalSet:
 def load_sets(path: Path) -> list[EvalSet]:
     """Read a JSON array of ``{name, catalog, queries, description?}`` whose paths are relative
     to ``path``'s directory; a bad entry is an error naming the file, the entry and the field."""
-    try:
-        data = json.loads(_read_text(path))
-    except json.JSONDecodeError as error:
-        raise EvaluationDataError(f"{path}: not valid JSON: {error}") from error
+    data = _read_json(path)
     if not isinstance(data, list):
         raise EvaluationDataError(f"{path}: expected a JSON array of sets")
     sets: list[EvalSet] = []
@@ -153,13 +150,17 @@ def _read_text(path: Path) -> str:
         raise EvaluationDataError(f"{path}: cannot read: {error}") from error
 
 
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as error:
+        raise EvaluationDataError(f"{path}: not valid JSON: {error}") from error
+
+
 def load_catalog(path: Path) -> list[CatalogEntry]:
     """Read a JSON array of ``{name, description, input_schema?, server?}``; a bad entry is an
     error naming the file, the entry's index and the field."""
-    try:
-        data = json.loads(_read_text(path))
-    except json.JSONDecodeError as error:
-        raise EvaluationDataError(f"{path}: not valid JSON: {error}") from error
+    data = _read_json(path)
     if not isinstance(data, list):
         raise EvaluationDataError(f"{path}: expected a JSON array of tools")
     entries: list[CatalogEntry] = []
