@@ -41,7 +41,10 @@ class McpStartup:
     ``wait``: wait at start for servers whose tools are unknown (``False`` for ``hermes
     serve``, which announces list changes instead); ``wait_only``: when given, only for these
     servers (the others connect in the background). ``manifests``: read and write tool
-    manifests at all.
+    manifests at all. ``hold_background``: servers planned for the background are not started
+    until the host releases them (``hermes serve`` does once its client has the tool list, so
+    that server children do not compete with the handshake for the CPU); a call or a search
+    that needs one starts it at once.
     """
 
     read_only: bool = False
@@ -49,6 +52,7 @@ class McpStartup:
     wait: bool = True
     wait_only: frozenset[str] | None = None
     manifests: bool = True
+    hold_background: bool = False
 
 
 def failed_recently(manifest: ServerManifest | None, config: McpServerConfig, now: float) -> bool:

@@ -196,6 +196,7 @@ class McpSupervisor:
         self._backoff_max = backoff_max
         self._stable_uptime = stable_uptime
         self._servers: dict[str, _Server] = {}
+        self._held: list[_Server] = []
         self._task_group: anyio.abc.TaskGroup | None = None
         for name, config in servers.items():
             self._servers[name] = self._record(name, config)
@@ -231,6 +232,9 @@ class McpSupervisor:
             plan = self._prepare(record, now)
             if plan == "skip":
                 continue
+            if plan == "background" and self._startup.hold_background:
+                self._held.append(record)
+                continue
             self._launch(record)
             if plan == "wait":
                 waited.append(record)
@@ -248,12 +252,21 @@ class McpSupervisor:
         for record in self._servers.values():
             self._clear_tools(record)
 
+    def release_background(self) -> None:
+        """Start the servers held back at start (``McpStartup.hold_background``) that nothing
+        has started yet; later calls do nothing."""
+        held, self._held = self._held, []
+        for record in held:
+            if record.run is None and self._task_group is not None and record.name in self._servers:
+                self._launch(record)
+
     async def wait_for_unknown(self) -> None:
         """Wait, each up to its ``connect_timeout``, for the servers started in the background
         whose tools are not known yet and whose first connect is still under way (a host that
         did not wait at start, such as ``hermes serve``): a search must not miss a server only
         because it is still starting. A server whose connect failed recently is not waited
-        for."""
+        for. Servers held back at start are started first."""
+        self.release_background()
         await self._wait_attempts([r for r in self._servers.values() if r.wait_on_search])
 
     # Changes while running --------------------------------------------------------------------

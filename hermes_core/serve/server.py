@@ -53,6 +53,9 @@ INSTRUCTIONS: Final = (
     "user through an elicitation form when this client supports one; otherwise they follow "
     "approvals.non_interactive in the hermes configuration (deny by default)."
 )
+HELD_SERVERS_START_AFTER: Final = 2.0
+"""Seconds after serving begins at which MCP servers held back at start are started even if no
+client has asked for the tool list (see :meth:`HostServer.start_held_servers`)."""
 ANSWER_GRACE: Final = 60.0
 """Seconds beyond ``approvals.timeout`` that a parked call's token stays valid, so an answer that
 comes too late is told it was denied instead of being refused as an unknown state."""
@@ -88,6 +91,7 @@ class HostServer:
         self.session_scope: SessionScope = session_scope
         self._session: Session | None = None
         self._legacy_peer: ServerSession | None = None
+        self._listed = anyio.Event()
         self._bus = InMemorySubscriptionBus()
         self._listeners = ListenHandler(self._bus)
         approvals = host.config.approvals
@@ -135,13 +139,16 @@ class HostServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        return mcp_types.ListToolsResult(tools=self.tools(self.session_for_request()))
+        listed = mcp_types.ListToolsResult(tools=self.tools(self.session_for_request()))
+        self._listed.set()
+        return listed
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> RoundResult:
         if params.request_state is not None:
             return await self._resume_call(params)
+        self._listed.set()
         session = self.session_for_request()
         if params.name != "tool_search":
             # MCP has no model turns: any call other than a search ends a run of searches, so
@@ -185,6 +192,17 @@ class HostServer:
             if tool.name == name:
                 return dict(tool.parameters)
         return None
+
+    async def start_held_servers(self, after: float = HELD_SERVERS_START_AFTER) -> None:
+        """Start the MCP servers the host held back (``McpStartup.hold_background``) once a
+        client has the tool list or makes a call, or ``after`` seconds at the latest: answering
+        ``initialize`` and ``tools/list`` from the tool manifests does not have to share two
+        cores with five server children starting. A call or search that needs a held server
+        starts it at once."""
+        with anyio.move_on_after(after):
+            await self._listed.wait()
+        if self.host.mcp is not None:
+            self.host.mcp.release_background()
 
     # Telling clients about changes ------------------------------------------------------------
 

@@ -5,9 +5,11 @@ backend fails here, before any client connects), serve until the client leaves o
 gets SIGTERM/SIGINT, and then shut the host down, ending every MCP server child it started.
 
 The host waits for no MCP server (:data:`SERVE_STARTUP`): servers with a tool manifest have
-their tools registered at once, every server connects in the background, and clients are told
-when the tool list changes; a search waits for servers whose tools are still unknown, a call
-for its own server only.
+their tools registered at once, every server connects in the background once the first client
+has the tool list (or a call needs it, or after
+:data:`~hermes_core.serve.server.HELD_SERVERS_START_AFTER` seconds), and clients are told when
+the tool list changes; a search waits for servers whose tools are still unknown, a call for its
+own server only.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765
 MCP_PATH = "/mcp"
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-SERVE_STARTUP = McpStartup(wait=False)
-"""How ``hermes serve`` starts MCP servers: none is waited for (see the module docstring)."""
+SERVE_STARTUP = McpStartup(wait=False, hold_background=True)
+"""How ``hermes serve`` starts MCP servers: none is waited for, and the background connects
+wait for the first client's tool list (see the module docstring)."""
 _GRACEFUL_SHUTDOWN = 5
 """Seconds open HTTP requests get to finish once serve_http is told to stop."""
 
@@ -132,6 +135,7 @@ async def _serve_stdio_streams(
             async with anyio.create_task_group() as group:
                 await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)
+                group.start_soon(served.start_held_servers)
                 await served.server.run(read_stream, write_stream, options)
                 group.cancel_scope.cancel()
         outer.cancel_scope.cancel()
@@ -259,6 +263,7 @@ async def _serve_http_on(
             async with anyio.create_task_group() as group:
                 await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)
+                group.start_soon(served.start_held_servers)
                 group.start_soon(report_listening)
                 await server.serve(sockets=[sock])
                 group.cancel_scope.cancel()

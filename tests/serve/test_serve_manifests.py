@@ -1,11 +1,13 @@
 """``hermes serve`` with a server that hangs at start: its ``initialize`` and ``tools/list``
 answer without waiting for it, and a call to another server (known from its tool manifest) goes
-through without waiting for it either."""
+through without waiting for it either; a server known from its manifest is started only once
+the client has the tool list."""
 
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import anyio
 from mcp import Client
@@ -50,4 +52,47 @@ def test_a_hanging_server_delays_neither_tools_list_nor_a_call_to_another_server
     assert "tool_search" in names
     assert took < PATIENCE, f"the call to the time server took {took:.1f} s"
     assert failed is False, text
+    assert '"timezone": "UTC"' in text
+
+
+def marked_time_server(marker: Path) -> dict[str, object]:
+    """``mcp-server-time`` that appends a line to ``marker`` each time it starts."""
+    start = (
+        "import runpy, sys\n"
+        "with open(sys.argv[1], 'a') as marker: marker.write('started\\n')\n"
+        "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']\n"
+        "runpy.run_module('mcp_server_time', run_name='__main__')\n"
+    )
+    return {"command": sys.executable, "args": ["-c", start, str(marker)]}
+
+
+def test_serve_starts_a_known_server_only_once_the_client_has_the_tool_list(
+    served: ServeHome,
+) -> None:
+    marker = served.root / "time.starts"
+    served.write_config(mcp_servers={"time": marked_time_server(marker)})
+    served.cli.run("tools", "search", "current time")  # the time server's manifest
+
+    def started() -> int:
+        return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+    assert started() == 1
+
+    async def main() -> tuple[int, list[str], int, str]:
+        async with Client(served.stdio_parameters(), mode="legacy") as client:
+            await anyio.sleep(0.5)  # initialized; well within HELD_SERVERS_START_AFTER
+            before_list = started()
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            with anyio.fail_after(PATIENCE):
+                while started() < 2:
+                    await anyio.sleep(0.05)
+            called = await client.call_tool(
+                "tool_call", {"name": TIME_TOOL, "arguments": {"timezone": "UTC"}}
+            )
+            return before_list, names, started(), called.content[0].text  # type: ignore[union-attr]
+
+    before_list, names, after, text = anyio.run(main)
+    assert before_list == 1, "serve started the server before its client had the tool list"
+    assert "tool_search" in names
+    assert after == 2
     assert '"timezone": "UTC"' in text
