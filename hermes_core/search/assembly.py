@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from hermes_core.config import ToolSearchConfig
@@ -173,9 +174,26 @@ class Assembly:
     listing_tokens: int
     visible_count: int
     deferred_count: int
-    tokens_saved: int
     bridge_tokens: int = 0
     listing: str = ""
+    sent_tokens: int = 0
+    """The schema tokens of the tool array as sent (the bridge and its listing included)."""
+    measured: tuple[Tool, ...] = field(default=(), repr=False, compare=False)
+    """Every tool as itself (visible and deferred): what ``tokens_saved`` compares with."""
+    schema_tokens: Callable[[Tool], int] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def tokens_saved(self) -> int:
+        """Schema tokens saved compared with sending every tool as itself, never negative.
+
+        Measured on first use: rendering every deferred schema to count it is most of an
+        assembly's cost at thousands of tools, and only the statistics need it."""
+        if self.schema_tokens is None:
+            return 0
+        everything = sum(self.schema_tokens(tool) for tool in self.measured)
+        # A small catalog costs more through the bridge than as itself: nothing is saved, and
+        # bridge_tokens says what the bridge costs instead of a negative saving.
+        return max(0, everything - self.sent_tokens)
 
     def statistics(self) -> dict[str, Any]:
         """The statistics, under their documented keys."""
@@ -220,12 +238,11 @@ def assemble_tools(
     tier 2: a listing that names a few percent of the tools would suggest those are all there
     is.) ``make_bridge`` builds the bridge tools from the listing text.
     """
-    everything = sum(schema_tokens(tool) for tool in (*visible, *deferred))
     # A configured server that is down keeps the bridge up, so its listing line tells the model
     # the server exists.
     if config.enabled == "off" or (not deferred and not connectors_in_scope and not unavailable):
         tools = tuple(visible) + tuple(deferred)
-        return Assembly(tools, 0, "none", budget_tokens, 0, len(tools), 0, 0)
+        return Assembly(tools, 0, "none", budget_tokens, 0, len(tools), 0)
     listing: Listing = (
         build_listing(deferred, budget_tokens, unavailable) if budget_tokens > 0 else NO_LISTING
     )
@@ -242,9 +259,9 @@ def assemble_tools(
         listing_tokens=listing.tokens,
         visible_count=len(visible),
         deferred_count=len(deferred),
-        # A small catalog costs more through the bridge than as itself: nothing is saved, and
-        # bridge_tokens says what the bridge costs instead of a negative saving.
-        tokens_saved=max(0, everything - sent),
         bridge_tokens=bridge_tokens,
         listing=listing.text,
+        sent_tokens=sent,
+        measured=(*visible, *deferred),
+        schema_tokens=schema_tokens,
     )

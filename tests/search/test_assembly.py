@@ -140,6 +140,27 @@ def test_tokens_saved_compares_with_sending_everything() -> None:
     assert assembly.tokens_saved == everything - sent
 
 
+def test_an_assembly_renders_no_deferred_schema_until_tokens_saved_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hermes_core.search.toolsearch as toolsearch
+
+    rendered: list[str] = []
+
+    def counting_render(tool: Tool) -> dict[str, object]:
+        rendered.append(tool.name)
+        return render_tool(tool)
+
+    monkeypatch.setattr(toolsearch, "render_tool", counting_render)
+    registry = _catalog_registry(_livemcp_slice(50))
+    assembly = tool_search(registry).assemble(200_000)
+    sent = set(_names(assembly.tools))
+    assert assembly.deferred_count == 50
+    assert set(rendered) <= sent, "deferred schemas were rendered to assemble"
+    assert assembly.tokens_saved > 0
+    assert {tool.name for tool in registry} <= set(rendered)
+
+
 def _bridge_tokens(tools: tuple[Tool, ...]) -> int:
     return sum(
         estimate_tokens(compact_json(render_tool(tool)))
