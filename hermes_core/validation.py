@@ -6,22 +6,24 @@ checking every schema of a large catalog up front would cost seconds. A schema t
 broken, or that refers outside itself (a non-local ``$ref``) or to nothing, never blocks a call:
 the tool gets the arguments and decides. Arguments the validator cannot judge (nested deeper
 than it can recurse) are refused: validation that cannot decide does not let the call through.
+
+jsonschema is imported by the first validator built, not with this module: a command that
+calls only the bridge tools (which parse their own arguments) never pays for it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-from referencing.exceptions import Unresolvable
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.tools import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "ArgumentError",
@@ -93,10 +95,26 @@ def _has_remote_ref(schema: Any) -> bool:
     return False
 
 
+@cache
+def _judging() -> tuple[
+    Callable[[Iterable[ValidationError]], ValidationError | None], tuple[type[Exception], ...]
+]:
+    """jsonschema's ``best_match`` and the errors that say a schema itself is broken, imported
+    once (a validator exists, so jsonschema is loaded already)."""
+    from jsonschema.exceptions import SchemaError, best_match
+    from referencing.exceptions import Unresolvable
+
+    return best_match, (Unresolvable, SchemaError)
+
+
 def build_validator(schema: Mapping[str, Any]) -> Validator | None:
     """A validator for ``schema``, or ``None`` when the schema cannot be trusted to judge."""
     if not isinstance(schema, Mapping) or _has_remote_ref(schema):
         return None
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     try:
         cls = validator_for(schema, default=Draft202012Validator)
         plain = dict(schema)
@@ -119,9 +137,10 @@ def argument_error(
     validator to judge)."""
     if validator is None:
         return None
+    best_match, broken_schema = _judging()
     try:
         error: ValidationError | None = best_match(validator.iter_errors(dict(arguments)))
-    except (Unresolvable, SchemaError):  # the schema itself is broken: it must not block
+    except broken_schema:  # the schema itself is broken: it must not block
         return None
     except Exception as exc:  # jsonschema could not decide (values nested too deeply...): refuse
         why = "they are nested too deeply" if isinstance(exc, RecursionError) else repr(exc)

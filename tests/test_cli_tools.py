@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +301,29 @@ def test_tools_search_github_create_issue_puts_github_issues_create_first_with_t
     hermes_cli.config.write_text(f"tools:\n  catalogs:\n    - path: {catalog}\n")
     result = hermes_cli.json("tools", "search", "github create issue", "--json")
     assert result["results"][0]["matches"][0] == "github__issues_create"
+
+
+SEARCH_PROBE = (
+    "import sys\n"
+    "from hermes_core.cli import main\n"
+    "try:\n    main(['tools', 'search', 'background processes'])\n"
+    "except SystemExit:\n    pass\n"
+    "print('LOADED', 'jsonschema' in sys.modules)\n"
+)
+
+
+def test_tools_search_does_not_import_jsonschema(hermes_cli: HermesCli) -> None:
+    # Only the bridge runs, and it parses its own arguments: importing the validator library
+    # would be most of a warm search's fixed cost after the configuration.
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCH_PROBE],
+        cwd=hermes_cli.work,
+        env=hermes_cli.variables(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "process_manage" in done.stdout
+    assert done.stdout.splitlines()[-1] == "LOADED False"
