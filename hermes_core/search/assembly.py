@@ -178,8 +178,9 @@ class Assembly:
     listing: str = ""
     sent_tokens: int = 0
     """The schema tokens of the tool array as sent (the bridge and its listing included)."""
-    measured: tuple[Tool, ...] = field(default=(), repr=False, compare=False)
-    """Every tool as itself (visible and deferred): what ``tokens_saved`` compares with."""
+    measured: tuple[Sequence[Tool], ...] = field(default=(), repr=False, compare=False)
+    """Every tool as itself (the visible and the deferred ones): what ``tokens_saved`` compares
+    with; kept as given, so deferred tools are not made or rendered before it is read."""
     schema_tokens: Callable[[Tool], int] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -190,7 +191,7 @@ class Assembly:
         assembly's cost at thousands of tools, and only the statistics need it."""
         if self.schema_tokens is None:
             return 0
-        everything = sum(self.schema_tokens(tool) for tool in self.measured)
+        everything = sum(self.schema_tokens(tool) for tools in self.measured for tool in tools)
         # A small catalog costs more through the bridge than as itself: nothing is saved, and
         # bridge_tokens says what the bridge costs instead of a negative saving.
         return max(0, everything - self.sent_tokens)
@@ -262,6 +263,6 @@ def assemble_tools(
         bridge_tokens=bridge_tokens,
         listing=listing.text,
         sent_tokens=sent,
-        measured=(*visible, *deferred),
+        measured=(visible, deferred),
         schema_tokens=schema_tokens,
     )
