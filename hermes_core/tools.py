@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from hermes_core.errors import RegistrationError
 from hermes_core.generation_cache import GenerationCache
+from hermes_core.tool_blocks import BlockRun, ToolBlock, ToolSequence
 
 if TYPE_CHECKING:
     from hermes_core.config import ToolsConfig
@@ -189,11 +192,18 @@ class Registry:
     :meth:`subscribe` tells whoever must act on a change (``hermes serve`` telling its clients)
     once per change: once for :meth:`register_all`, :meth:`unregister_owner` or a
     :meth:`batch` as a whole.
+
+    A :class:`~hermes_core.tool_blocks.ToolBlock` (:meth:`register_block`) is registered whole:
+    its tools are made when they are asked for, and :meth:`enabled` hands it on whole. As soon
+    as one of its names is replaced, shadowed or removed, every tool of the block is made and
+    registered as an ordinary tool, so each rule above applies to it unchanged.
     """
 
     def __init__(self) -> None:
-        self._tools: dict[str, Tool] = {}
+        # A block's names map to the block itself, one after the other in registration order.
+        self._tools: dict[str, Tool | ToolBlock] = {}
         self._owners: dict[str, tuple[str, int]] = {}
+        self._blocks: set[ToolBlock] = set()
         self.shadowed: list[ShadowedTool] = []
         self.generation = 0
         self._listeners: list[Callable[[], None]] = []
@@ -278,11 +288,38 @@ class Registry:
             if other_rank > precedence:
                 self.shadowed.append(ShadowedTool(tool, who, other))
                 return False
-            self.shadowed.append(ShadowedTool(self._tools[tool.name], other, who))
+            self._unblock(tool.name)
+            shadowed = self._tools[tool.name]
+            assert not isinstance(shadowed, ToolBlock)
+            self.shadowed.append(ShadowedTool(shadowed, other, who))
         self._tools[tool.name] = tool
         self._owners[tool.name] = (who, precedence)
         self._changed()
         return True
+
+    def register_block(self, block: ToolBlock, *, owner: str, precedence: int = 0) -> bool:
+        """Register the tools of ``block`` (already checked: valid names, none reserved) as one
+        change; their :class:`Tool` objects are made when asked for. Returns ``True``; when a
+        name of the block is registered already, the block's tools are made and registered
+        with :meth:`register_all` instead (its rules and errors), and ``False`` returned."""
+        names = block.names
+        if not self._owners.keys().isdisjoint(names) or not BRIDGE_TOOL_NAMES.isdisjoint(names):
+            self.register_all(list(BlockRun(block)), owner=owner, precedence=precedence)
+            return False
+        self._tools.update(dict.fromkeys(names, block))
+        self._owners.update(dict.fromkeys(names, (owner, precedence)))
+        self._blocks.add(block)
+        self._changed()
+        return True
+
+    def _unblock(self, name: str) -> None:
+        """If ``name`` belongs to a block, make the block's tools and register them in its
+        place as ordinary tools (their order and owners unchanged)."""
+        block = self._tools.get(name)
+        if isinstance(block, ToolBlock) and block in self._blocks:
+            self._blocks.discard(block)
+            for position, tool_name in enumerate(block.names):
+                self._tools[tool_name] = block.tool(position)
 
     def register_all(self, tools: Iterable[Tool], *, owner: str, precedence: int = 0) -> list[Tool]:
         """Register several tools of one owner; nothing is registered if one of them is refused.
@@ -295,7 +332,13 @@ class Registry:
             else replace(tool, source_name=owner)
             for tool in tools
         ]
-        snapshot = (dict(self._tools), dict(self._owners), list(self.shadowed), self.generation)
+        snapshot = (
+            dict(self._tools),
+            dict(self._owners),
+            set(self._blocks),
+            list(self.shadowed),
+            self.generation,
+        )
         won: list[Tool] = []
         with self.batch():
             try:
@@ -303,13 +346,15 @@ class Registry:
                     if self.register(tool, owner=owner, precedence=precedence):
                         won.append(tool)
             except RegistrationError:
-                self._tools, self._owners, self.shadowed, self.generation = snapshot
+                self._tools, self._owners, self._blocks, self.shadowed, self.generation = snapshot
                 raise
         return won
 
     def unregister(self, name: str) -> Tool:
         """Remove the tool called ``name`` and return it (``KeyError`` if there is none)."""
+        self._unblock(name)
         tool = self._tools.pop(name)
+        assert not isinstance(tool, ToolBlock)
         del self._owners[name]
         self._changed()
         return tool
@@ -322,20 +367,63 @@ class Registry:
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
+        found = self._tools.get(name)
+        if isinstance(found, ToolBlock):
+            position = found.position(name)
+            assert position is not None
+            return found.tool(position)
+        return found
 
-    def enabled(self, tools_config: ToolsConfig) -> list[Tool]:
-        """The tools whose toolset ``tools.enabled_toolsets``/``disabled_toolsets`` allow."""
-        return [t for t in self._tools.values() if toolsets_config_allows(t.toolset, tools_config)]
+    def enabled(self, tools_config: ToolsConfig) -> Sequence[Tool]:
+        """The tools whose toolset ``tools.enabled_toolsets``/``disabled_toolsets`` allow: a
+        list, or with blocks registered a :class:`~hermes_core.tool_blocks.ToolSequence` that
+        holds them whole."""
+        if not self._blocks:
+            plain = cast("dict[str, Tool]", self._tools)  # no block: only tools
+            return [t for t in plain.values() if toolsets_config_allows(t.toolset, tools_config)]
+        return self._sequence(lambda toolset: toolsets_config_allows(toolset, tools_config))
+
+    def _sequence(self, allows: Callable[[str], bool]) -> ToolSequence:
+        runs: list[tuple[Tool, ...] | BlockRun] = []
+        plain: list[Tool] = []
+        values = iter(self._tools.values())
+        for value in values:
+            if isinstance(value, ToolBlock):
+                if plain:
+                    runs.append(tuple(plain))
+                    plain = []
+                runs.append(_allowed_run(value, allows))
+                deque(islice(values, len(value) - 1), maxlen=0)  # the rest of its names
+            elif allows(value.toolset):
+                plain.append(value)
+        if plain:
+            runs.append(tuple(plain))
+        return ToolSequence(runs)
+
+    def names(self) -> list[str]:
+        """Every registered name, in registration order (no tool is made)."""
+        return list(self._tools)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
+        if not self._blocks:
+            return iter(list(cast("dict[str, Tool]", self._tools).values()))
+        return iter(list(self._sequence(lambda _: True)))
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+def _allowed_run(block: ToolBlock, allows: Callable[[str], bool]) -> BlockRun:
+    """The run of ``block``'s tools whose group's toolset ``allows`` accepts."""
+    allowed = [allows(toolset) for toolset in block.toolsets]
+    if all(allowed):
+        return BlockRun(block)
+    return BlockRun(
+        block, tuple(position for position, group in enumerate(block.group_ids) if allowed[group])
+    )
 
 
 class EnabledTools:
@@ -345,15 +433,16 @@ class EnabledTools:
     def __init__(self, registry: Registry, tools_config: ToolsConfig) -> None:
         self._registry = registry
         self._config = tools_config
-        self._cached: GenerationCache[None, list[Tool]] = GenerationCache(registry)
+        self._cached: GenerationCache[None, Sequence[Tool]] = GenerationCache(registry)
 
     @property
     def generation(self) -> int:
         """The registry's generation: it changes whenever a tool is added or removed."""
         return self._registry.generation
 
-    def tools(self) -> list[Tool]:
-        """The enabled tools, recomputed only when the registry changed."""
+    def tools(self) -> Sequence[Tool]:
+        """The enabled tools, recomputed only when the registry changed (see
+        :meth:`Registry.enabled`)."""
         tools = self._cached.get(None)
         if tools is None:
             tools = self._cached.put(None, self._registry.enabled(self._config))

@@ -15,6 +15,7 @@ from typing import Literal
 
 from hermes_core.search.backend import OTHER_GROUP
 from hermes_core.search.render import estimate_tokens
+from hermes_core.tool_blocks import ToolBlock
 from hermes_core.tools import Tool
 
 __all__ = [
@@ -23,7 +24,9 @@ __all__ = [
     "BlockForm",
     "Listing",
     "ListingForm",
+    "block_groups",
     "build_listing",
+    "group_named",
     "group_of",
     "short_description",
 ]
@@ -44,11 +47,21 @@ _SPACES = re.compile(r"\s+")
 
 def group_of(tool: Tool) -> str:
     """The listing group of ``tool``: its MCP server, plugin or catalog name, else ``other``."""
-    if tool.source_name:
-        return tool.source_name
-    if tool.toolset.startswith("mcp-") and len(tool.toolset) > 4:
-        return tool.toolset[4:]
+    return group_named(tool.source_name, tool.toolset)
+
+
+def group_named(source_name: str, toolset: str) -> str:
+    """The listing group of a tool with this ``source_name`` and ``toolset`` (:func:`group_of`)."""
+    if source_name:
+        return source_name
+    if toolset.startswith("mcp-") and len(toolset) > 4:
+        return toolset[4:]
     return OTHER_GROUP
+
+
+def block_groups(block: ToolBlock) -> list[str]:
+    """The listing group of each of ``block``'s groups (indexed like ``block.groups``)."""
+    return [group_named(*pair) for pair in zip(block.groups, block.toolsets, strict=True)]
 
 
 def short_description(description: str) -> str:
