@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
@@ -64,12 +65,13 @@ class ToolBlock(ABC):
 
     def position(self, name: str) -> int | None:
         """Where ``name`` is in the block, or ``None``."""
-        positions = self._positions
-        if positions is None:
-            positions = self._positions = {
-                name: position for position, name in enumerate(self.names)
-            }
-        return positions.get(name)
+        return self.name_positions().get(name)
+
+    def name_positions(self) -> Mapping[str, int]:
+        """Each name's position (made on first use, then kept)."""
+        if self._positions is None:
+            self._positions = dict(zip(self.names, range(len(self.names)), strict=True))
+        return self._positions
 
     def tool(self, position: int) -> Tool:
         """The tool at ``position``, made on first use."""
@@ -80,7 +82,8 @@ class ToolBlock(ABC):
 
     def group_sizes(self) -> list[int]:
         """How many tools each group holds (indexed like ``groups``)."""
-        return [len(positions) for positions in self.group_positions()]
+        counted = Counter(self.group_ids)  # counted in C: a block may hold 330,000
+        return [counted[group] for group in range(len(self.groups))]
 
     def group_positions(self) -> list[list[int]]:
         """The positions of each group's tools, in order (indexed like ``groups``; kept)."""

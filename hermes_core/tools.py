@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -200,10 +198,11 @@ class Registry:
     """
 
     def __init__(self) -> None:
-        # A block's names map to the block itself, one after the other in registration order.
+        # A block holds one entry (under a key no tool name can be) at its place in
+        # registration order; its names are the block's own (ToolBlock.position).
         self._tools: dict[str, Tool | ToolBlock] = {}
         self._owners: dict[str, tuple[str, int]] = {}
-        self._blocks: set[ToolBlock] = set()
+        self._blocks: dict[ToolBlock, tuple[str, int]] = {}
         self.shadowed: list[ShadowedTool] = []
         self.generation = 0
         self._listeners: list[Callable[[], None]] = []
@@ -277,7 +276,7 @@ class Registry:
         problem = tool_definition_problem(tool)
         if problem is not None:
             raise RegistrationError(f"{who}: the tool {tool.name!r} {problem}")
-        existing = self._owners.get(tool.name)
+        existing = self._owner_of(tool.name)
         if existing is not None:
             other, other_rank = existing
             if other_rank == precedence:
@@ -303,23 +302,50 @@ class Registry:
         name of the block is registered already, the block's tools are made and registered
         with :meth:`register_all` instead (its rules and errors), and ``False`` returned."""
         names = block.names
-        if not self._owners.keys().isdisjoint(names) or not BRIDGE_TOOL_NAMES.isdisjoint(names):
+        taken = not self._owners.keys().isdisjoint(names) or not BRIDGE_TOOL_NAMES.isdisjoint(names)
+        if taken or any(
+            not other.name_positions().keys().isdisjoint(names) for other in self._blocks
+        ):
             self.register_all(list(BlockRun(block)), owner=owner, precedence=precedence)
             return False
-        self._tools.update(dict.fromkeys(names, block))
-        self._owners.update(dict.fromkeys(names, (owner, precedence)))
-        self._blocks.add(block)
+        self._tools[_block_key(block)] = block
+        self._blocks[block] = (owner, precedence)
         self._changed()
         return True
+
+    def _block_of(self, name: str) -> ToolBlock | None:
+        """The registered block that holds ``name``, if any."""
+        for block in self._blocks:
+            if block.position(name) is not None:
+                return block
+        return None
+
+    def _owner_of(self, name: str) -> tuple[str, int] | None:
+        found = self._owners.get(name)
+        if found is None and self._blocks:
+            block = self._block_of(name)
+            if block is not None:
+                found = self._blocks[block]
+        return found
 
     def _unblock(self, name: str) -> None:
         """If ``name`` belongs to a block, make the block's tools and register them in its
         place as ordinary tools (their order and owners unchanged)."""
-        block = self._tools.get(name)
-        if isinstance(block, ToolBlock) and block in self._blocks:
-            self._blocks.discard(block)
-            for position, tool_name in enumerate(block.names):
-                self._tools[tool_name] = block.tool(position)
+        block = self._block_of(name) if self._blocks else None
+        if block is not None:
+            self._unblock_all(block)
+
+    def _unblock_all(self, block: ToolBlock) -> None:
+        owner = self._blocks.pop(block)
+        key = _block_key(block)
+        tools: dict[str, Tool | ToolBlock] = {}
+        for entry, value in self._tools.items():
+            if entry == key:
+                tools.update(zip(block.names, BlockRun(block), strict=True))
+            else:
+                tools[entry] = value
+        self._tools = tools
+        self._owners.update(dict.fromkeys(block.names, owner))
 
     def register_all(self, tools: Iterable[Tool], *, owner: str, precedence: int = 0) -> list[Tool]:
         """Register several tools of one owner; nothing is registered if one of them is refused.
@@ -335,7 +361,7 @@ class Registry:
         snapshot = (
             dict(self._tools),
             dict(self._owners),
-            set(self._blocks),
+            dict(self._blocks),
             list(self.shadowed),
             self.generation,
         )
@@ -361,6 +387,9 @@ class Registry:
 
     def unregister_owner(self, owner: str) -> list[Tool]:
         """Remove every tool of ``owner`` (a disconnected MCP server, an unloaded plugin)."""
+        for block, (who, _) in list(self._blocks.items()):
+            if who == owner:
+                self._unblock_all(block)
         names = [name for name, (who, _) in self._owners.items() if who == owner]
         with self.batch():
             return [self.unregister(name) for name in names]
@@ -368,10 +397,12 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
         found = self._tools.get(name)
-        if isinstance(found, ToolBlock):
-            position = found.position(name)
-            assert position is not None
-            return found.tool(position)
+        if found is None and self._blocks:
+            for block in self._blocks:
+                position = block.position(name)
+                if position is not None:
+                    return block.tool(position)
+        assert not isinstance(found, ToolBlock)
         return found
 
     def enabled(self, tools_config: ToolsConfig) -> Sequence[Tool]:
@@ -393,7 +424,6 @@ class Registry:
                     runs.append(tuple(plain))
                     plain = []
                 runs.append(_allowed_run(value, allows))
-                deque(islice(values, len(value) - 1), maxlen=0)  # the rest of its names
             elif allows(value.toolset):
                 plain.append(value)
         if plain:
@@ -402,10 +432,20 @@ class Registry:
 
     def names(self) -> list[str]:
         """Every registered name, in registration order (no tool is made)."""
-        return list(self._tools)
+        if not self._blocks:
+            return list(self._tools)
+        names: list[str] = []
+        for entry, value in self._tools.items():
+            if isinstance(value, ToolBlock):
+                names += value.names
+            else:
+                names.append(entry)
+        return names
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        if isinstance(name, str) and name in self._tools:
+            return not name.startswith(_BLOCK_KEY)
+        return isinstance(name, str) and self._block_of(name) is not None
 
     def __iter__(self) -> Iterator[Tool]:
         if not self._blocks:
@@ -413,7 +453,20 @@ class Registry:
         return iter(list(self._sequence(lambda _: True)))
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._owners) + sum(map(len, self._blocks))
+
+    @property
+    def blocks(self) -> tuple[ToolBlock, ...]:
+        """The blocks registered whole (see :meth:`register_block`), in registration order."""
+        return tuple(self._blocks)
+
+
+_BLOCK_KEY = "\x00block:"
+"""The start of a block's key in the registry's table (no tool name holds a NUL)."""
+
+
+def _block_key(block: ToolBlock) -> str:
+    return f"{_BLOCK_KEY}{id(block)}"
 
 
 def _allowed_run(block: ToolBlock, allows: Callable[[str], bool]) -> BlockRun:

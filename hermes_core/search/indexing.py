@@ -62,7 +62,9 @@ def deferred_documents(deferred: Sequence[Tool]) -> Sequence[ToolDocument]:
             block, indices = run.block, run.indices()
             named = block_groups(block)
             names += run.names()
-            groups += [named[block.group_ids[position]] for position in indices]
+            ids = block.group_ids
+            chosen = ids if run.positions is None else [ids[p] for p in run.positions]
+            groups += map(named.__getitem__, chosen)
             parts.append((start, _block_maker(block, indices)))
             digest.update(f"block {block.key} {len(indices)}\n".encode())
             if run.positions is not None:
