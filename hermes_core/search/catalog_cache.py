@@ -6,7 +6,8 @@ One file per catalog file and ``server`` override, in ``<cache dir>/catalogs/``,
 hash of the resolved path and the override. Its layout:
 
     magic (8 bytes) | format version (u32) | header length (u32) | file length (u64)
-    | CRC-32 of all that follows (u32) | header (JSON) | names | group ids | offsets | entries
+    | CRC-32 of the header and sections (u32) | hash-check flag (u32) | header (JSON) | names
+    | group ids | offsets | entries
 
 ``names`` are the tool names joined by newlines (a tool name has none); ``group ids`` (int32)
 give each tool's index in the header's ``groups``; ``entries`` hold each tool's
@@ -18,8 +19,9 @@ rather than hashing the catalog (117 MB for 330,000 tools) at every start. A wri
 ``ctime`` (which no program can set back), so an edit that keeps the size and restores the
 mtime is caught too. What stat data cannot show is a second write within the timestamp
 granularity of the read the cache was made from; a cache made from a file changed that close to
-the read (:data:`RACY_NS`) is marked, and the catalog file is hashed (SHA-256) and compared
-before such a cache is used.
+the read (:data:`RACY_NS`) has its hash-check flag set, and the catalog file is hashed (SHA-256)
+and compared before such a cache is used. Once a check passes late enough that any later write
+would show in stat, the flag is cleared (four bytes written in place, outside the checksum).
 
 A file that is truncated, fails its checksum, is of another format version or whose header or
 sections do not hold together is ignored with one warning and replaced, never trusted; files are
@@ -28,12 +30,14 @@ written to a temporary name and renamed (:func:`~hermes_core.atomic_write.write_
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import mmap
 import os
 import struct
+import time
 import zlib
 from array import array
 from collections.abc import Mapping, Sequence
@@ -68,7 +72,9 @@ common filesystems, FAT's 2 s) may change again unseen by stat: its cache is che
 MAGIC: Final = b"HRMSCTLG"
 _PREFIX = struct.Struct("<8sIIQ")
 _CHECKSUM = struct.Struct("<I")
-_START = _PREFIX.size + _CHECKSUM.size
+_FLAG = struct.Struct("<I")
+_FLAG_AT = _PREFIX.size + _CHECKSUM.size
+_START = _FLAG_AT + _FLAG.size
 _SUFFIX = ".catalog"
 _SECTIONS = ("names", "group_ids", "offsets", "entries")
 _HASH_CHUNK = 1 << 20
@@ -139,10 +145,10 @@ def load_cached(
         logger.warning("ignoring the catalog cache %s: %s; reading %s", path, problem, catalog)
         return None
     try:
-        header, view = _parse(mapped)
+        header, view, check = _parse(mapped)
         if header.get("source") != [str(catalog.resolve()), server or "", *_identity(status)]:
             return None  # the catalog changed since: read it again
-        if header.get("racy") and content_hash(catalog) != header.get("sha256"):
+        if check and not _same_content(path, catalog, status, header.get("sha256")):
             return None
         return _cached(path, header, view)
     except _Unusable as problem:
@@ -152,9 +158,24 @@ def load_cached(
         return None  # the catalog went away while it was hashed: read it (and say why)
 
 
-def _parse(mapped: mmap.mmap) -> tuple[dict[str, Any], memoryview]:
-    """The header of ``mapped`` and a view of the sections, every check of the layout passed;
-    raises :class:`_Unusable`."""
+def _same_content(path: Path, catalog: Path, status: os.stat_result, sha256: object) -> bool:
+    """Whether ``catalog`` (whose stat was ``status``) still holds the bytes the cache at
+    ``path`` was made from; when it does and it last changed long enough ago, the cache's
+    hash-check flag is cleared."""
+    started = time.time_ns()
+    if _identity(os.stat(catalog)) != _identity(status) or content_hash(catalog) != sha256:
+        return False
+    # A write after `started` falls in a later timestamp tick than the last change: stat sees it.
+    if started > max(status.st_mtime_ns, status.st_ctime_ns) + RACY_NS:
+        with contextlib.suppress(OSError), open(path, "r+b") as file:
+            file.seek(_FLAG_AT)
+            file.write(_FLAG.pack(0))
+    return True
+
+
+def _parse(mapped: mmap.mmap) -> tuple[dict[str, Any], memoryview, bool]:
+    """The header of ``mapped``, a view of the sections and whether the catalog is to be
+    hashed first, every check of the layout passed; raises :class:`_Unusable`."""
     magic, version, header_length, total = _PREFIX.unpack_from(mapped, 0)
     if magic != MAGIC:
         raise _Unusable("it is not a catalog cache file")
@@ -174,7 +195,8 @@ def _parse(mapped: mmap.mmap) -> tuple[dict[str, Any], memoryview]:
         raise _Unusable(f"its header is unreadable ({error})") from error
     if not isinstance(header, dict):
         raise _Unusable("its header is unreadable")
-    return header, view[_START + header_length :]
+    (check,) = _FLAG.unpack_from(mapped, _FLAG_AT)
+    return header, view[_START + header_length :], bool(check)
 
 
 def _cached(path: Path, header: Mapping[str, Any], data: memoryview) -> CachedCatalog:
@@ -250,7 +272,6 @@ def save_cached(
     header = json.dumps(
         {
             "source": [str(catalog.resolve()), server or "", *_identity(status)],
-            "racy": changed + RACY_NS > read_at_ns,
             "sha256": sha256,
             "count": len(names),
             "groups": list(groups),
@@ -264,7 +285,13 @@ def save_cached(
     try:
         write_bytes_atomically(
             path,
-            [prefix, _CHECKSUM.pack(checksum), header, *(blobs[name] for name in _SECTIONS)],
+            [
+                prefix,
+                _CHECKSUM.pack(checksum),
+                _FLAG.pack(int(changed + RACY_NS > read_at_ns)),
+                header,
+                *(blobs[name] for name in _SECTIONS),
+            ],
             durable=False,
         )
     except OSError as error:
