@@ -397,13 +397,13 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
         found = self._tools.get(name)
-        if found is None and self._blocks:
+        if found is None:
             for block in self._blocks:
                 position = block.position(name)
                 if position is not None:
                     return block.tool(position)
-        assert not isinstance(found, ToolBlock)
-        return found
+        # A block's key holds a NUL, which no name that finds a tool here has.
+        return cast("Tool | None", found)
 
     def enabled(self, tools_config: ToolsConfig) -> Sequence[Tool]:
         """The tools whose toolset ``tools.enabled_toolsets``/``disabled_toolsets`` allow: a
@@ -430,6 +430,13 @@ class Registry:
             runs.append(tuple(plain))
         return ToolSequence(runs)
 
+    def tools(self) -> Sequence[Tool]:
+        """Every registered tool, in registration order: a list, or with blocks registered a
+        :class:`~hermes_core.tool_blocks.ToolSequence` that holds them whole."""
+        if not self._blocks:
+            return list(cast("dict[str, Tool]", self._tools).values())
+        return self._sequence(lambda _: True)
+
     def names(self) -> list[str]:
         """Every registered name, in registration order (no tool is made)."""
         if not self._blocks:
@@ -448,9 +455,7 @@ class Registry:
         return isinstance(name, str) and self._block_of(name) is not None
 
     def __iter__(self) -> Iterator[Tool]:
-        if not self._blocks:
-            return iter(list(cast("dict[str, Tool]", self._tools).values()))
-        return iter(list(self._sequence(lambda _: True)))
+        return iter(list(self.tools()))
 
     def __len__(self) -> int:
         return len(self._owners) + sum(map(len, self._blocks))

@@ -13,7 +13,7 @@ from hermes_core.errors import RegistrationError
 from hermes_core.search.assembly import split_tools
 from hermes_core.search.catalog import CatalogBlock, read_catalog
 from hermes_core.tool_blocks import BlockRun, ToolSequence
-from hermes_core.tools import Registry, Tool
+from hermes_core.tools import Registry, Tool, ToolResult
 
 
 def catalog_block(tmp_path: Path, names: list[str], servers: list[str]) -> CatalogBlock:
@@ -152,3 +152,22 @@ def test_a_block_is_split_as_its_tools_one_by_one_would_be(
     assert set(whole.deferred_by_name) == set(one_by_one.deferred_by_name)
     # Only the block tools that are visible were made to split it.
     assert made == sum(1 for tool in whole.visible if tool.source == "catalog")
+
+
+def test_did_you_mean_over_a_block_names_its_close_tools_without_making_them(
+    block: CatalogBlock, tmp_path: Path
+) -> None:
+    from hermes_core.availability import Availability
+    from hermes_core.session import Session
+
+    registry = Registry()
+    registry.register(plain("alpha"), owner="plugin")
+    registry.register_block(block, owner="catalog")
+    availability = Availability(registry, ToolsConfig(disabled_toolsets=["catalog-sea"]))
+    refused = availability.check("b22", Session(cwd=tmp_path))
+    assert isinstance(refused, ToolResult)
+    assert refused.error_message == "There is no tool named 'b22'. Did you mean: b2?"
+    hidden = availability.check("c11", Session(cwd=tmp_path))
+    assert isinstance(hidden, ToolResult)
+    assert hidden.error_message == "There is no tool named 'c11'."  # c1's toolset is disabled
+    assert block.made_count == 0

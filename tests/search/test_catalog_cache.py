@@ -17,7 +17,7 @@ import anyio
 import pytest
 from engine import BM25Index
 
-from hermes_core import Config, Environment, Host, ToolDocument
+from hermes_core import Config, Environment, Host, Tool, ToolDocument
 from hermes_core.search import catalog_cache
 from hermes_core.search.backend import ADMISSION_MODES
 from hermes_core.search.catalog import CATALOG_ONLY, CatalogBlock, load_catalog, read_catalog
@@ -350,3 +350,36 @@ def test_the_keyed_documents_of_a_catalog_are_its_tools_documents(catalog: Path)
     assert all(isinstance(document, ToolDocument) for document in documents)
     assert list(documents.names) == [document.name for document in expected]
     assert block.made_count == 0  # documents are made from the entries, not from tools
+
+
+def test_a_server_added_and_removed_beside_a_cached_catalog_is_indexed_as_a_fresh_build(
+    hermes_host: Callable[..., Host], catalog: Path
+) -> None:
+    cold = hermes_host(config=catalog_config(catalog))
+    searched(cold)
+    before = hits(cold)
+    warm = hermes_host(config=catalog_config(catalog))
+    searched(warm)
+    assert hits(warm) == before
+    late = [
+        Tool(
+            name=f"mcp__late__create_issue_{index}",
+            description="Create an issue ticket in the late tracker.",
+            source="mcp",
+            toolset="mcp-late",
+            source_name="late",
+        )
+        for index in range(3)
+    ]
+    warm.registry.register_all(late, owner="mcp:late")
+    searched(warm)  # the index follows the registry at the next search
+    fresh = BM25Index([tool_document(tool) for tool in warm.tool_search.view().deferred])
+    assert hits(warm) == [
+        [(hit.name, hit.score) for hit in fresh.search(query, 10, admission)]
+        for query in QUERIES
+        for admission in ADMISSION_MODES
+    ]
+    assert hits(warm)[0][0][0].startswith("mcp__late__")  # "create issue" finds them first
+    warm.registry.unregister_owner("mcp:late")
+    searched(warm)
+    assert hits(warm) == before
