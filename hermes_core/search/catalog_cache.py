@@ -163,7 +163,7 @@ def _same_content(path: Path, catalog: Path, status: os.stat_result, sha256: obj
     ``path`` was made from; when it does and it last changed long enough ago, the cache's
     hash-check flag is cleared."""
     started = time.time_ns()
-    if _identity(os.stat(catalog)) != _identity(status) or content_hash(catalog) != sha256:
+    if not _unchanged_since(catalog, status, sha256):
         return False
     # A write after `started` falls in a later timestamp tick than the last change: stat sees it.
     if started > max(status.st_mtime_ns, status.st_ctime_ns) + RACY_NS:
@@ -171,6 +171,11 @@ def _same_content(path: Path, catalog: Path, status: os.stat_result, sha256: obj
             file.seek(_FLAG_AT)
             file.write(_FLAG.pack(0))
     return True
+
+
+def _unchanged_since(catalog: Path, status: os.stat_result, sha256: object) -> bool:
+    """Whether ``catalog`` has the stat data ``status`` and the hash ``sha256`` now."""
+    return _identity(os.stat(catalog)) == _identity(status) and content_hash(catalog) == sha256
 
 
 def _parse(mapped: mmap.mmap) -> tuple[dict[str, Any], memoryview, bool]:
@@ -269,6 +274,12 @@ def save_cached(
         sections[name] = [position, len(blobs[name])]
         position += len(blobs[name])
     changed = max(status.st_mtime_ns, status.st_ctime_ns)
+    check = changed + RACY_NS > read_at_ns
+    if check and time.time_ns() > changed + RACY_NS:
+        # Read too soon after its last change, but checking it now settles it: a later write
+        # would show in stat.
+        with contextlib.suppress(OSError):
+            check = not _unchanged_since(catalog, status, sha256)
     header = json.dumps(
         {
             "source": [str(catalog.resolve()), server or "", *_identity(status)],
@@ -288,7 +299,7 @@ def save_cached(
             [
                 prefix,
                 _CHECKSUM.pack(checksum),
-                _FLAG.pack(int(changed + RACY_NS > read_at_ns)),
+                _FLAG.pack(int(check)),
                 header,
                 *(blobs[name] for name in _SECTIONS),
             ],
