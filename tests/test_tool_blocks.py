@@ -171,3 +171,20 @@ def test_did_you_mean_over_a_block_names_its_close_tools_without_making_them(
     assert isinstance(hidden, ToolResult)
     assert hidden.error_message == "There is no tool named 'c11'."  # c1's toolset is disabled
     assert block.made_count == 0
+
+
+@pytest.mark.parametrize(
+    ("budget", "form"), [(600, "full"), (300, "names"), (100, "mixed"), (1, "none")]
+)
+def test_a_block_is_listed_as_its_tools_one_by_one_would_be_without_making_them(
+    tmp_path: Path, budget: int, form: str
+) -> None:
+    from hermes_core.search.listing import build_listing
+
+    names = [f"operation_number_{index:02d}" for index in range(43)]
+    block = catalog_block(tmp_path, names, ["bee"] * 40 + ["sea"] * 3)
+    tools = ToolSequence([(plain("a", source_name="aye"),), BlockRun(block)])
+    whole = build_listing(tools, budget)
+    assert whole.form == form
+    assert block.made_count == 0  # listing makes no tool of a block
+    assert whole == build_listing(list(tools), budget)
