@@ -9,6 +9,7 @@ import logging
 import os
 import random
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -265,6 +266,32 @@ def test_a_cache_checked_late_enough_is_not_hashed_again(
     assert catalog_cache.load_cached(cache, catalog, None, catalog.stat()) is not None
     assert catalog_cache.load_cached(cache, catalog, None, catalog.stat()) is not None
     assert len(hashed) == 2
+
+
+def test_a_catalog_read_soon_after_a_change_but_cached_late_is_checked_once_at_saving(
+    tmp_path: Path, catalog: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hashed: list[Path] = []
+    really = catalog_cache.content_hash
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return really(path)
+
+    class Later:
+        """The clock of a save that ends well after the catalog's last change."""
+
+        @staticmethod
+        def time_ns() -> int:
+            return time.time_ns() + 10 * catalog_cache.RACY_NS
+
+    monkeypatch.setattr(catalog_cache, "content_hash", counting)
+    monkeypatch.setattr(catalog_cache, "time", Later)
+    cache = tmp_path / "cache"
+    read_catalog(catalog, None, owner="catalog", cache_dir=cache)  # read right after writing
+    assert len(hashed) == 1  # checked when its cache was saved...
+    assert catalog_cache.load_cached(cache, catalog, None, catalog.stat()) is not None
+    assert len(hashed) == 1  # ... so the next start does not hash it
 
 
 def _truncate(path: Path) -> None:
