@@ -198,9 +198,9 @@ class Registry:
     """
 
     def __init__(self) -> None:
-        # A block holds one entry (under a key no tool name can be) at its place in
-        # registration order; its names are the block's own (ToolBlock.position).
-        self._tools: dict[str, Tool | ToolBlock] = {}
+        # A block holds one entry, keyed by the block itself (no name can find it), at its
+        # place in registration order; its names are the block's own (ToolBlock.position).
+        self._tools: dict[str | ToolBlock, Tool | ToolBlock] = {}
         self._owners: dict[str, tuple[str, int]] = {}
         self._blocks: dict[ToolBlock, tuple[str, int]] = {}
         self.shadowed: list[ShadowedTool] = []
@@ -308,7 +308,7 @@ class Registry:
         ):
             self.register_all(list(BlockRun(block)), owner=owner, precedence=precedence)
             return False
-        self._tools[_block_key(block)] = block
+        self._tools[block] = block
         self._blocks[block] = (owner, precedence)
         self._changed()
         return True
@@ -337,10 +337,9 @@ class Registry:
 
     def _unblock_all(self, block: ToolBlock) -> None:
         owner = self._blocks.pop(block)
-        key = _block_key(block)
-        tools: dict[str, Tool | ToolBlock] = {}
+        tools: dict[str | ToolBlock, Tool | ToolBlock] = {}
         for entry, value in self._tools.items():
-            if entry == key:
+            if entry is block:
                 tools.update(zip(block.names, BlockRun(block), strict=True))
             else:
                 tools[entry] = value
@@ -402,7 +401,7 @@ class Registry:
                 position = block.position(name)
                 if position is not None:
                     return block.tool(position)
-        # A block's key holds a NUL, which no name that finds a tool here has.
+        # A name never finds a block: blocks are keyed by themselves.
         return cast("Tool | None", found)
 
     def enabled(self, tools_config: ToolsConfig) -> Sequence[Tool]:
@@ -439,20 +438,18 @@ class Registry:
 
     def names(self) -> list[str]:
         """Every registered name, in registration order (no tool is made)."""
-        if not self._blocks:
-            return list(self._tools)
         names: list[str] = []
-        for entry, value in self._tools.items():
-            if isinstance(value, ToolBlock):
-                names += value.names
+        for entry in self._tools:
+            if isinstance(entry, ToolBlock):
+                names += entry.names
             else:
                 names.append(entry)
         return names
 
     def __contains__(self, name: object) -> bool:
-        if isinstance(name, str) and name in self._tools:
-            return not name.startswith(_BLOCK_KEY)
-        return isinstance(name, str) and self._block_of(name) is not None
+        if not isinstance(name, str):
+            return False
+        return name in self._tools or (bool(self._blocks) and self._block_of(name) is not None)
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(list(self.tools()))
@@ -464,14 +461,6 @@ class Registry:
     def blocks(self) -> tuple[ToolBlock, ...]:
         """The blocks registered whole (see :meth:`register_block`), in registration order."""
         return tuple(self._blocks)
-
-
-_BLOCK_KEY = "\x00block:"
-"""The start of a block's key in the registry's table (no tool name holds a NUL)."""
-
-
-def _block_key(block: ToolBlock) -> str:
-    return f"{_BLOCK_KEY}{id(block)}"
 
 
 def _allowed_run(block: ToolBlock, allows: Callable[[str], bool]) -> BlockRun:

@@ -188,3 +188,11 @@ def test_a_block_is_listed_as_its_tools_one_by_one_would_be_without_making_them(
     assert whole.form == form
     assert block.made_count == 0  # listing makes no tool of a block
     assert whole == build_listing(list(tools), budget)
+
+
+def test_no_name_finds_a_block_itself(block: CatalogBlock) -> None:
+    registry = Registry()
+    registry.register_block(block, owner="catalog")
+    for name in (str(block), repr(block), f"\x00block:{id(block)}", ""):
+        assert registry.get(name) is None
+        assert name not in registry

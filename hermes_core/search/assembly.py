@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Literal, Protocol
 
 from hermes_core.config import ToolSearchConfig
@@ -148,7 +149,7 @@ def split_tools(tools: Sequence[Tool], config: ToolSearchConfig, generation: int
     """Split ``tools`` by :func:`~hermes_core.search.deferral.is_deferrable`; with
     ``enabled: off`` nothing is deferred. Bridge tools in the input are dropped. The runs of
     blocks in a :class:`~hermes_core.tool_blocks.ToolSequence` are split whole
-    (:func:`~hermes_core.search.deferral.deferrable_in_block`), making none of their tools."""
+    (:func:`~hermes_core.search.deferral.not_deferrable_in_block`), making none of their tools."""
     visible: list[Tool] = []
     deferred_runs: list[tuple[Tool, ...] | BlockRun] = []
     for run in runs_of(tools):
@@ -179,7 +180,7 @@ def split_tools(tools: Sequence[Tool], config: ToolSearchConfig, generation: int
     if any(isinstance(run, BlockRun) for run in deferred_runs):
         deferred = ToolSequence(deferred_runs)
     else:
-        deferred = tuple(tool for run in deferred_runs for tool in run)
+        deferred = tuple(chain.from_iterable(deferred_runs))
     return ToolSplit(
         generation=generation,
         visible=tuple(visible),
