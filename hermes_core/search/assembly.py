@@ -11,7 +11,6 @@ import math
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Literal, Protocol
 
 from hermes_core.config import ToolSearchConfig
@@ -180,7 +179,7 @@ def split_tools(tools: Sequence[Tool], config: ToolSearchConfig, generation: int
     if any(isinstance(run, BlockRun) for run in deferred_runs):
         deferred = ToolSequence(deferred_runs)
     else:
-        deferred = tuple(chain.from_iterable(deferred_runs))
+        deferred = tuple(tool for run in deferred_runs for tool in run)
     return ToolSplit(
         generation=generation,
         visible=tuple(visible),
