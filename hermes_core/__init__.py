@@ -51,7 +51,13 @@ if TYPE_CHECKING:
     from hermes_core.paths import Environment
     from hermes_core.process_groups import signal_group
     from hermes_core.search.assembly import Assembly
-    from hermes_core.search.backend import Admission, SearchBackend, SearchHit, ToolDocument
+    from hermes_core.search.backend import (
+        Admission,
+        KeyedDocuments,
+        SearchBackend,
+        SearchHit,
+        ToolDocument,
+    )
     from hermes_core.session import Session
     from hermes_core.skills.library import Skill, SkillError, load_skills
     from hermes_core.specs import (
@@ -96,6 +102,7 @@ _EXPORTS: dict[str, str] = {
     "GatewaySchemas": "hermes_core.connectors.gateway",
     "GatewaySearch": "hermes_core.connectors.gateway",
     "HermesError": "hermes_core.errors",
+    "KeyedDocuments": "hermes_core.search.backend",
     "Host": "hermes_core.host",
     "ManagedConfigError": "hermes_core.errors",
     "McpServerConfig": "hermes_core.config",
@@ -157,6 +164,7 @@ __all__ = [
     "GatewaySearch",
     "HermesError",
     "Host",
+    "KeyedDocuments",
     "ManagedConfigError",
     "McpServerConfig",
     "PluginContext",

@@ -6,7 +6,9 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import IO, Any
 
 
 def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
@@ -17,6 +19,26 @@ def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     repository stays a link. On any failure the old file is untouched and the temporary file is
     removed.
     """
+    _replace(path, lambda stream: stream.write(text.encode("utf-8")), mode, durable=True)
+
+
+def write_bytes_atomically(
+    path: Path, chunks: Iterable[bytes | memoryview], *, durable: bool = True
+) -> None:
+    """Replace ``path`` with the concatenated ``chunks``, as :func:`write_atomically` does.
+    ``durable=False`` skips the fsyncs: for a cache, whose reader checks every file it opens,
+    a crash may lose the new file but never leaves a half-written one under its name."""
+
+    def write(stream: IO[bytes]) -> None:
+        for chunk in chunks:
+            stream.write(chunk)
+
+    _replace(path, write, None, durable=durable)
+
+
+def _replace(
+    path: Path, write: Callable[[IO[bytes]], Any], mode: int | None, *, durable: bool
+) -> None:
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
@@ -28,16 +50,19 @@ def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
             stream.flush()
-            os.fsync(stream.fileno())
+            if durable:
+                os.fsync(stream.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+    if not durable:
+        return
     # Make the rename itself durable; not every platform can open a directory.
     with contextlib.suppress(OSError):
         directory = os.open(target.parent, os.O_RDONLY)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hermes_core.connectors.naming import CONNECTORS_TOOLSET, is_connector_name
+from hermes_core.tool_blocks import BlockRun, runs_of
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Registry, Tool, ToolResult, toolsets_config_allows
 
 if TYPE_CHECKING:
@@ -136,10 +137,26 @@ class Availability:
                 f"The tool {name!r} is not available in this session (its toolset is disabled "
                 "or not granted).",
             )
-        known = [t.name for t in self.registry if self.resolve(t.name, session) is not None]
-        close = difflib.get_close_matches(name, known, n=3)
+        close = difflib.get_close_matches(name, self._known(session), n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}.{hint}")
+
+    def _known(self, session: Session) -> list[str]:
+        """The names :meth:`resolve` finds for ``session``, in registration order; a block's
+        decided per group, making none of its tools."""
+        names: list[str] = []
+        for run in runs_of(self.registry.tools()):
+            if isinstance(run, BlockRun):
+                block = run.block
+                allowed = [
+                    toolsets_config_allows(toolset, self.tools_config) and session.grants(toolset)
+                    for toolset in block.toolsets
+                ]
+                ids, every = block.group_ids, block.names
+                names += [every[p] for p in run.indices() if allowed[ids[p]]]
+            else:
+                names += [tool.name for tool in run if self.resolve(tool.name, session)]
+        return names
 
     def _connector(self, name: str, session: Session, bridge: BridgeRoute) -> ToolResult | None:
         if not bridge.connectors:

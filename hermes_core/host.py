@@ -481,12 +481,18 @@ class Host:
         if not self.config.tools.catalogs:
             return
         from hermes_core.gc_pause import collector_paused
-        from hermes_core.search.catalog import catalog_tools
+        from hermes_core.search.catalog import catalog_blocks
 
         base = self.config_path.parent if self.config_path is not None else self.env.cwd
         with collector_paused():
-            tools = catalog_tools(self.config.tools.catalogs, base)
-            self.registry.register_all(tools, owner=_CATALOG_OWNER)
+            # Each catalog is one block, its tools made on first use; from the catalog cache
+            # a start neither parses nor checks the file again (docs/tool-search.md).
+            blocks = catalog_blocks(
+                self.config.tools.catalogs, base, owner=_CATALOG_OWNER, cache_dir=self.env.cache_dir
+            )
+            with self.registry.batch():
+                for block in blocks:
+                    self.registry.register_block(block, owner=_CATALOG_OWNER)
 
     def _build_dispatcher(self) -> Dispatcher:
         from hermes_core.dispatch import Dispatcher

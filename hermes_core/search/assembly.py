@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from hermes_core.config import ToolSearchConfig
-from hermes_core.search.deferral import is_deferrable
-from hermes_core.search.listing import NO_LISTING, Listing, ListingForm, build_listing, group_of
+from hermes_core.search.deferral import is_deferrable, not_deferrable_in_block
+from hermes_core.search.listing import (
+    NO_LISTING,
+    Listing,
+    ListingForm,
+    block_groups,
+    build_listing,
+    group_of,
+)
 from hermes_core.search.render import ToolFormat, render_tools
 from hermes_core.session import Session
+from hermes_core.tool_blocks import BlockRun, ToolsByName, ToolSequence, runs_of
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool
 
 __all__ = [
@@ -62,7 +70,7 @@ class GrantView:
     """The live tools as one grant of toolsets sees it; built once per generation and grant."""
 
     visible: tuple[Tool, ...]
-    deferred: tuple[Tool, ...]
+    deferred: Sequence[Tool]
     deferred_by_name: Mapping[str, Tool] = field(repr=False)
     sources: tuple[tuple[str, int], ...] = field(repr=False)
     """``(group, tool count)`` of the deferred tools, sorted by group."""
@@ -71,14 +79,28 @@ class GrantView:
     def of(
         cls,
         visible: tuple[Tool, ...],
-        deferred: tuple[Tool, ...],
+        deferred: Sequence[Tool],
         deferred_by_name: Mapping[str, Tool] | None = None,
     ) -> GrantView:
         """The view of these tools, with the lookups search needs precomputed
         (``deferred_by_name``, when the caller has it already, is ``deferred`` by name)."""
-        counts = Counter(map(group_of, deferred))
+        counts: Counter[str] = Counter()
+        for run in runs_of(deferred):
+            if isinstance(run, BlockRun):  # counted per group, no tool made
+                groups = block_groups(run.block)
+                ids = run.block.group_ids
+                sizes: Mapping[int, int] = (
+                    dict(enumerate(run.block.group_sizes()))
+                    if run.positions is None
+                    else Counter(ids[position] for position in run.positions)
+                )
+                for group, size in sizes.items():
+                    if size:
+                        counts[groups[group]] += size
+            else:
+                counts.update(map(group_of, run))
         if deferred_by_name is None:
-            deferred_by_name = {tool.name: tool for tool in deferred}
+            deferred_by_name = by_name(deferred)
         return cls(visible, deferred, deferred_by_name, tuple(sorted(counts.items())))
 
 
@@ -89,7 +111,7 @@ class ToolSplit:
 
     generation: int
     visible: tuple[Tool, ...]
-    deferred: tuple[Tool, ...]
+    deferred: Sequence[Tool]
     deferred_by_name: Mapping[str, Tool] = field(repr=False)
     visible_names: frozenset[str] = field(repr=False)
     _grants: dict[frozenset[str] | None, GrantView] = field(
@@ -106,14 +128,14 @@ class ToolSplit:
             else:
                 found = GrantView.of(
                     tuple(tool for tool in self.visible if tool.toolset in key),
-                    tuple(tool for tool in self.deferred if tool.toolset in key),
+                    in_toolsets(self.deferred, key),
                 )
             if len(self._grants) >= _MAX_GRANTS:
                 self._grants.clear()
             self._grants[key] = found
         return found
 
-    def in_grant(self, session: Session | None) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
+    def in_grant(self, session: Session | None) -> tuple[tuple[Tool, ...], Sequence[Tool]]:
         """``(visible, deferred)`` restricted to the toolsets ``session`` grants."""
         found = self.grant(session)
         return found.visible, found.deferred
@@ -125,23 +147,75 @@ _MAX_GRANTS = 64
 
 def split_tools(tools: Sequence[Tool], config: ToolSearchConfig, generation: int) -> ToolSplit:
     """Split ``tools`` by :func:`~hermes_core.search.deferral.is_deferrable`; with
-    ``enabled: off`` nothing is deferred. Bridge tools in the input are dropped."""
+    ``enabled: off`` nothing is deferred. Bridge tools in the input are dropped. The runs of
+    blocks in a :class:`~hermes_core.tool_blocks.ToolSequence` are split whole
+    (:func:`~hermes_core.search.deferral.not_deferrable_in_block`), making none of their tools."""
     visible: list[Tool] = []
-    deferred: list[Tool] = []
-    for tool in tools:
-        if tool.name in BRIDGE_TOOL_NAMES:
+    deferred_runs: list[tuple[Tool, ...] | BlockRun] = []
+    for run in runs_of(tools):
+        if isinstance(run, BlockRun):
+            if config.enabled == "off":
+                visible.extend(run)
+                continue
+            shown = not_deferrable_in_block(run, config)
+            if shown:
+                hidden = set(shown)
+                visible.extend(run.block.tool(position) for position in shown)
+                run = BlockRun(
+                    run.block,
+                    tuple(position for position in run.indices() if position not in hidden),
+                )
+            deferred_runs.append(run)
             continue
-        if config.enabled != "off" and is_deferrable(tool, config):
-            deferred.append(tool)
-        else:
-            visible.append(tool)
+        plain: list[Tool] = []
+        for tool in run:
+            if tool.name in BRIDGE_TOOL_NAMES:
+                continue
+            if config.enabled != "off" and is_deferrable(tool, config):
+                plain.append(tool)
+            else:
+                visible.append(tool)
+        deferred_runs.append(tuple(plain))
+    deferred: Sequence[Tool]
+    if any(isinstance(run, BlockRun) for run in deferred_runs):
+        deferred = ToolSequence(deferred_runs)
+    else:
+        deferred = tuple(tool for run in deferred_runs for tool in run)
     return ToolSplit(
         generation=generation,
         visible=tuple(visible),
-        deferred=tuple(deferred),
-        deferred_by_name={tool.name: tool for tool in deferred},
+        deferred=deferred,
+        deferred_by_name=by_name(deferred),
         visible_names=frozenset(tool.name for tool in visible),
     )
+
+
+def by_name(tools: Sequence[Tool]) -> Mapping[str, Tool]:
+    """``tools`` by name (a block's tools made only when looked up)."""
+    if isinstance(tools, ToolSequence):
+        return ToolsByName(tools)
+    return {tool.name: tool for tool in tools}
+
+
+def in_toolsets(tools: Sequence[Tool], toolsets: Collection[str]) -> Sequence[Tool]:
+    """Those of ``tools`` whose toolset is one of ``toolsets``, in order (per group for the
+    runs of blocks, making none of their tools)."""
+    if not isinstance(tools, ToolSequence):
+        return tuple(tool for tool in tools if tool.toolset in toolsets)
+    runs: list[tuple[Tool, ...] | BlockRun] = []
+    for run in tools.runs:
+        if isinstance(run, BlockRun):
+            block = run.block
+            allowed = [toolset in toolsets for toolset in block.toolsets]
+            runs.append(
+                BlockRun(
+                    block,
+                    tuple(p for p in run.indices() if allowed[block.group_ids[p]]),
+                )
+            )
+        else:
+            runs.append(tuple(tool for tool in run if tool.toolset in toolsets))
+    return ToolSequence(runs)
 
 
 def listing_budget(config: ToolSearchConfig, context_length: int | None) -> int:

@@ -3,14 +3,16 @@ every backend (the bundled ``bm25`` one or a plugin's) implements."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import bisect
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, overload, runtime_checkable
 
 __all__ = [
     "ADMISSION_MODES",
     "OTHER_GROUP",
     "Admission",
+    "KeyedDocuments",
     "SearchBackend",
     "SearchHit",
     "ToolDocument",
@@ -90,6 +92,57 @@ class ToolDocument:
         return cls(name, description, group, tuple(map(str, properties)), tuple(texts))
 
 
+class KeyedDocuments(Sequence[ToolDocument]):
+    """Documents made when they are asked for (the host passes them to
+    :meth:`SearchBackend.build` for a large catalog), whose ``names`` and ``groups`` are known
+    without making any, and whose ``key`` identifies them: equal keys mean equal documents in
+    the same order. Names are unique.
+
+    An optional capability: a backend that knows this type may key what it keeps (a persisted
+    index) on ``key`` instead of reading every document, and make only the documents it needs;
+    any other backend simply iterates the sequence. Each document is made anew when asked for.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        groups: Sequence[str],
+        parts: Sequence[tuple[int, Callable[[int], ToolDocument]]],
+        key: str,
+    ) -> None:
+        self.names = names
+        self.groups = groups
+        self.key = key
+        self._starts = [start for start, _ in parts]
+        self._makers = [make for _, make in parts]
+        if len(names) != len(groups):
+            raise ValueError("KeyedDocuments: names and groups differ in length")
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @overload
+    def __getitem__(self, index: int) -> ToolDocument: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ToolDocument]: ...
+
+    def __getitem__(self, index: int | slice) -> ToolDocument | Sequence[ToolDocument]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("KeyedDocuments index out of range")
+        part = bisect.bisect_right(self._starts, index) - 1
+        return self._makers[part](index - self._starts[part])
+
+    def __iter__(self) -> Iterator[ToolDocument]:
+        ends = [*self._starts[1:], len(self)]
+        for start, end, make in zip(self._starts, ends, self._makers, strict=True):
+            yield from map(make, range(end - start))
+
+
 @dataclass(frozen=True)
 class SearchHit:
     """One ranked tool: its name, its score and the query tokens it contains."""
@@ -108,7 +161,8 @@ class SearchBackend(Protocol):
     """
 
     def build(self, documents: Sequence[ToolDocument]) -> None:
-        """Replace the whole index with ``documents``."""
+        """Replace the whole index with ``documents`` (a :class:`KeyedDocuments` for a large
+        catalog: a plain sequence to a backend that does not use its key)."""
         ...
 
     def add(self, documents: Sequence[ToolDocument]) -> None:

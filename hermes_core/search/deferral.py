@@ -6,13 +6,15 @@ The rule lives in one function, :func:`is_deferrable`, checked in the order of t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 
 from hermes_core.config import ToolSearchConfig
+from hermes_core.tool_blocks import BlockRun
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool
 
-__all__ = ["is_deferrable", "matches_any"]
+__all__ = ["is_deferrable", "matches_any", "not_deferrable_in_block"]
 
 _PLUGIN_SOURCES = frozenset({"plugin", "catalog", "connectors"})
 
@@ -40,8 +42,35 @@ def is_deferrable(tool: Tool, config: ToolSearchConfig) -> bool:
         return False
     if name in config.defer:
         return True
-    if tool.core or tool.source == "builtin":
+    return _deferrable_by_origin(tool.core, tool.source, tool.toolset)
+
+
+def _deferrable_by_origin(core: bool, source: str, toolset: str) -> bool:
+    """Rules 4 to 7 of :func:`is_deferrable`."""
+    if core or source == "builtin":
         return False
-    if tool.source == "mcp" or tool.toolset.startswith("mcp-"):
+    if source == "mcp" or toolset.startswith("mcp-"):
         return True
-    return tool.source in _PLUGIN_SOURCES
+    return source in _PLUGIN_SOURCES
+
+
+def not_deferrable_in_block(run: BlockRun, config: ToolSearchConfig) -> list[int]:
+    """The positions of ``run`` whose tools :func:`is_deferrable` keeps visible, in order,
+    decided from the names and each group's toolset, making no tool (a block's tools are not
+    core and share the block's source; none has a bridge name)."""
+    block = run.block
+    by_group = [_deferrable_by_origin(False, block.source, ts) for ts in block.toolsets]
+    patterns = [*config.always_visible]
+    if all(by_group) and not patterns:
+        return []
+    names, group_ids = block.names, block.group_ids
+    # One regular expression for every glob: the same test as matches_any, name by name.
+    glob = re.compile("|".join(f"(?:{translate(pattern)})" for pattern in patterns or ["(?!)"]))
+    literal = frozenset(patterns)
+    return [
+        position
+        for position in run.indices()
+        if names[position] in literal
+        or glob.match(names[position])
+        or (not by_group[group_ids[position]] and names[position] not in config.defer)
+    ]

@@ -9,12 +9,14 @@ ladder picks the richest listing that fits the token budget.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal
 
 from hermes_core.search.backend import OTHER_GROUP
 from hermes_core.search.render import estimate_tokens
+from hermes_core.tool_blocks import BlockRun, ToolBlock, runs_of
 from hermes_core.tools import Tool
 
 __all__ = [
@@ -23,7 +25,9 @@ __all__ = [
     "BlockForm",
     "Listing",
     "ListingForm",
+    "block_groups",
     "build_listing",
+    "group_named",
     "group_of",
     "short_description",
 ]
@@ -44,11 +48,21 @@ _SPACES = re.compile(r"\s+")
 
 def group_of(tool: Tool) -> str:
     """The listing group of ``tool``: its MCP server, plugin or catalog name, else ``other``."""
-    if tool.source_name:
-        return tool.source_name
-    if tool.toolset.startswith("mcp-") and len(tool.toolset) > 4:
-        return tool.toolset[4:]
+    return group_named(tool.source_name, tool.toolset)
+
+
+def group_named(source_name: str, toolset: str) -> str:
+    """The listing group of a tool with this ``source_name`` and ``toolset`` (:func:`group_of`)."""
+    if source_name:
+        return source_name
+    if toolset.startswith("mcp-") and len(toolset) > 4:
+        return toolset[4:]
     return OTHER_GROUP
+
+
+def block_groups(block: ToolBlock) -> list[str]:
+    """The listing group of each of ``block``'s groups (indexed like ``block.groups``)."""
+    return [group_named(*pair) for pair in zip(block.groups, block.toolsets, strict=True)]
 
 
 def short_description(description: str) -> str:
@@ -81,28 +95,66 @@ NO_LISTING = Listing("", "none", 0, 0)
 
 @dataclass(frozen=True)
 class _Group:
+    """One group's tools, sorted by name; their descriptions are read only for a full block
+    (a catalog's tools are not made to be listed by name or counted)."""
+
     name: str
-    tools: tuple[Tool, ...]
+    names: tuple[str, ...]
+    descriptions: Callable[[], list[str]] = field(repr=False, compare=False)
 
     def block(self, form: BlockForm) -> str:
-        count = len(self.tools)
+        count = len(self.names)
         if form == "summary":
             return f"{self.name} ({count} tools, names not listed; find them with tool_search)"
         head = f"{self.name} tools ({count}):"
         if form == "names":
-            return head + "\n" + ", ".join(tool.name for tool in self.tools)
-        lines = [f"- {tool.name}: {short_description(tool.description)}" for tool in self.tools]
+            return head + "\n" + ", ".join(self.names)
+        pairs = zip(self.names, self.descriptions(), strict=True)
+        lines = [f"- {name}: {short_description(text)}" for name, text in pairs]
         return "\n".join([head, *lines])
 
 
-def _groups(tools: Iterable[Tool]) -> list[_Group]:
-    grouped: dict[str, list[Tool]] = {}
-    for tool in tools:
-        grouped.setdefault(group_of(tool), []).append(tool)
-    return [
-        _Group(name, tuple(sorted(members, key=lambda tool: tool.name)))
-        for name, members in sorted(grouped.items())
-    ]
+_Member = Tool | tuple[ToolBlock, int]
+
+
+def _description(member: _Member) -> str:
+    if isinstance(member, Tool):
+        return member.description
+    block, position = member
+    return block.fields(position)[1]
+
+
+def _groups(tools: Sequence[Tool]) -> list[_Group]:
+    grouped: dict[str, list[tuple[str, _Member]]] = {}
+    for run in runs_of(tools):
+        if isinstance(run, BlockRun):
+            block = run.block
+            names, named = block.names, block_groups(block)
+            wanted = None if run.positions is None else set(run.positions)
+            for group, positions in enumerate(block.group_positions()):
+                grouped.setdefault(named[group], []).extend(
+                    [
+                        (names[position], (block, position))
+                        for position in positions
+                        if wanted is None or position in wanted
+                    ]
+                )
+        else:
+            for tool in run:
+                grouped.setdefault(group_of(tool), []).append((tool.name, tool))
+    result: list[_Group] = []
+    for name, pairs in sorted(grouped.items()):
+        if not pairs:
+            continue
+        pairs.sort(key=lambda pair: pair[0])
+        members = tuple(member for _, member in pairs)
+        in_order = tuple(member_name for member_name, _ in pairs)
+        result.append(_Group(name, in_order, partial(_descriptions, members)))
+    return result
+
+
+def _descriptions(members: Sequence[_Member]) -> list[str]:
+    return [_description(member) for member in members]
 
 
 def _unavailable_block(server: str, count: int, reason: str) -> str:
@@ -125,10 +177,12 @@ def build_listing(
     down = sorted((unavailable or {}).items())
     if (not groups and not down) or budget_tokens <= 0:
         return NO_LISTING
-    # Blocks are rendered once per form; sizes decide, only the winner is joined.
+    # Blocks are rendered once per form; sizes decide, only the winner is joined. A full block
+    # is longer than its names block, so full blocks are rendered only when every names block
+    # fits (a large catalog's descriptions are never read to be listed).
     blocks: dict[str, dict[BlockForm, str]] = {}
     for group in groups:
-        blocks[group.name] = {form: group.block(form) for form in ("full", "names", "summary")}
+        blocks[group.name] = {form: group.block(form) for form in ("names", "summary")}
     fixed = {server: _unavailable_block(server, n, reason) for server, (n, reason) in down}
 
     def size(forms: Mapping[str, BlockForm]) -> int:
@@ -139,12 +193,14 @@ def build_listing(
     def fits(forms: Mapping[str, BlockForm]) -> bool:
         return -(-size(forms) // 4) <= budget_tokens
 
-    candidates: list[dict[str, BlockForm]] = [
-        {group.name: "full" for group in groups},
-        {group.name: "names" for group in groups},
-    ]
-    collapsing: dict[str, BlockForm] = dict(candidates[-1])
-    for group in sorted(groups, key=lambda group: (-len(group.tools), group.name)):
+    every_name: dict[str, BlockForm] = {group.name: "names" for group in groups}
+    candidates: list[dict[str, BlockForm]] = []
+    if groups and fits(every_name):
+        for group in groups:
+            blocks[group.name]["full"] = group.block("full")
+        candidates = [{group.name: "full" for group in groups}, every_name]
+    collapsing: dict[str, BlockForm] = dict(every_name)
+    for group in sorted(groups, key=lambda group: (-len(group.names), group.name)):
         collapsing = {**collapsing, group.name: "summary"}
         candidates.append(collapsing)
     if not groups:
@@ -166,7 +222,7 @@ def _render(
     entries.sort(key=lambda entry: entry[0])
     text = "\n".join([LISTING_HEADER, *(block for _, block in entries)])
     used = set(forms.values())
-    named = sum(len(group.tools) for group in groups if forms[group.name] != "summary")
+    named = sum(len(group.names) for group in groups if forms[group.name] != "summary")
     form: ListingForm
     if not groups or used == {"summary"}:
         form = "summary"

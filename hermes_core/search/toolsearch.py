@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 from hermes_core.arguments import ArgumentsProblem, read_arguments
@@ -282,7 +282,7 @@ class ToolSearch:
                     query,
                     per_query + hidden,
                     remote_hits,
-                    keep=allowed.keys() | by_name.keys(),
+                    keep=_Either(allowed, by_name),
                     wanted=per_query,
                 )
             except Exception as exc:  # a plugin backend must not crash the turn
@@ -353,7 +353,7 @@ class ToolSearch:
         limit: int,
         remote: Sequence[RemoteTool],
         *,
-        keep: Collection[str],
+        keep: Container[str],
         wanted: int,
     ) -> tuple[list[SearchHit], list[str]]:
         """The first ``wanted`` of ``limit`` hits for ``query`` whose names are in ``keep``, and
@@ -457,6 +457,18 @@ class ToolSearch:
             return CallPlan(planned, lambda outcomes: outcomes[0] or _interrupted(entries[0].name))
         names = [entry.name for entry in entries]
         return CallPlan(planned, lambda outcomes: _batch_answer(names, outcomes), batch=True)
+
+
+class _Either(Container[str]):
+    """Names in either of two containers (without building their union: the deferred tools
+    may be hundreds of thousands)."""
+
+    def __init__(self, first: Container[str], second: Container[str]) -> None:
+        self._first = first
+        self._second = second
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._first or name in self._second
 
 
 def _interrupted(name: str) -> ToolResult:

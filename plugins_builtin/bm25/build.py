@@ -11,15 +11,15 @@ The result is exactly what tokenizing each document's fields one by one
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import count, islice, pairwise
-from typing import Any, Final
+from typing import Any, Final, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core import ToolDocument
+from hermes_core import KeyedDocuments, ToolDocument
 
 from .fields import FIELDS
 from .tokenize import TEXT_BREAK, raw_words, stem_words, word_pieces
@@ -27,6 +27,7 @@ from .tokenize import TEXT_BREAK, raw_words, stem_words, word_pieces
 __all__ = [
     "FIELD_COUNT",
     "MAX_COUNT",
+    "DocumentSlots",
     "Postings",
     "Vocabulary",
     "bare_names",
@@ -177,6 +178,54 @@ class Vocabulary:
         self._word_terms.extend(term_ids)
 
 
+class DocumentSlots:
+    """Each slot's document, ``None`` once removed: what a list of them holds, but the first
+    slots may be :class:`~hermes_core.KeyedDocuments` (an index loaded from the cache for a
+    large catalog), whose documents are made one at a time when a slot is read."""
+
+    def __init__(self) -> None:
+        self._keyed: Sequence[ToolDocument] = ()
+        self._removed: set[int] = set()
+        self._rest: list[ToolDocument | None] = []
+
+    def __len__(self) -> int:
+        return len(self._keyed) + len(self._rest)
+
+    @overload
+    def __getitem__(self, slot: int) -> ToolDocument | None: ...
+
+    @overload
+    def __getitem__(self, slot: slice) -> list[ToolDocument | None]: ...
+
+    def __getitem__(self, slot: int | slice) -> ToolDocument | list[ToolDocument | None] | None:
+        if isinstance(slot, slice):
+            return [self[index] for index in range(*slot.indices(len(self)))]
+        keyed = len(self._keyed)
+        if slot >= keyed:
+            return self._rest[slot - keyed]
+        return None if slot in self._removed else self._keyed[slot]
+
+    def __setitem__(self, slot: int, document: None) -> None:
+        keyed = len(self._keyed)
+        if slot >= keyed:
+            self._rest[slot - keyed] = document
+        else:
+            self._removed.add(slot)
+
+    def __iter__(self) -> Iterator[ToolDocument | None]:
+        removed = self._removed
+        for slot, document in enumerate(self._keyed):
+            yield None if slot in removed else document
+        yield from self._rest
+
+    def extend(self, documents: Sequence[ToolDocument]) -> None:
+        """Give ``documents`` the next slots (kept unmade when they are the first and keyed)."""
+        if isinstance(documents, KeyedDocuments) and not len(self):
+            self._keyed = documents
+        else:
+            self._rest.extend(documents)
+
+
 @dataclass(frozen=True)
 class Postings:
     """A batch's documents (numbered from 0) and their postings, term-major.
@@ -207,8 +256,14 @@ def bare_names(documents: Sequence[ToolDocument], names: Sequence[str] | None = 
     """The :attr:`~hermes_core.ToolDocument.bare_name` of each of ``documents``, asked only of
     the names it may change (those with an ``mcp__`` prefix): a catalog has many. ``names``:
     the documents' names, when known already (none with the prefix: they are the answer)."""
-    if names is not None and MCP_PREFIX not in "\x00".join(names):
-        return list(names)
+    if names is not None:
+        if MCP_PREFIX not in "\x00".join(names):
+            return list(names)
+        # Only the documents of prefixed names are asked for (a keyed catalog makes each).
+        return [
+            documents[index].bare_name if name.startswith(MCP_PREFIX) else name
+            for index, name in enumerate(names)
+        ]
     return [
         document.bare_name if document.name.startswith(MCP_PREFIX) else document.name
         for document in documents

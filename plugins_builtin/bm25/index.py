@@ -55,7 +55,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core import Admission, SearchHit, ToolDocument
+from hermes_core import Admission, KeyedDocuments, SearchHit, ToolDocument
 
 from . import kernel_numpy
 from .admission import coverage_floor, exact_name_keys, required_tokens
@@ -64,6 +64,7 @@ from .build import (
     FIELD_COUNT,
     MAX_COUNT,
     MCP_PREFIX,
+    DocumentSlots,
     Postings,
     Vocabulary,
     bare_names,
@@ -221,7 +222,7 @@ class BM25Index:
         self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
         self._name_sizes: Int32Array = _NO_INTS
         self._slot_groups: Int32Array = _NO_INTS
-        self._documents: list[ToolDocument | None] = []
+        self._documents: list[ToolDocument | None] | DocumentSlots = []
         self._slot_of: dict[str, int] = {}
         self._exact: dict[str, int | list[int]] = {}
         self._segments: list[_Segment] = []
@@ -469,8 +470,15 @@ class BM25Index:
 
     def _install(self, stored: StoredIndex, documents: Sequence[ToolDocument]) -> bool:
         """Take the index of ``documents`` from ``stored``; ``False`` (with a warning) when its
-        arrays do not describe them."""
-        batch, names = _latest(documents)
+        arrays do not describe them. Keyed documents are not made: their slots make each
+        when it is read (:class:`~.build.DocumentSlots`)."""
+        keyed = isinstance(documents, KeyedDocuments)
+        batch: Sequence[ToolDocument]
+        if isinstance(documents, KeyedDocuments):
+            batch, names, groups = documents, list(documents.names), list(documents.groups)
+        else:
+            batch, names = _latest(documents)
+            groups = [document.group for document in batch]
         arrays = stored.arrays
         problem = _check_layout(arrays)
         terms: list[str] = []
@@ -478,7 +486,7 @@ class BM25Index:
             terms = bytes(arrays["terms"]).decode("ascii", "replace").split("\n")
         if problem is None:
             problem = _check_stored(arrays, len(batch), len(terms), len(stored.groups))
-        if problem is None and stored.groups != list(dict.fromkeys([d.group for d in batch])):
+        if problem is None and stored.groups != list(dict.fromkeys(groups)):
             problem = "its groups are not the catalog's"
         if problem is not None:
             logger.warning(
@@ -486,6 +494,8 @@ class BM25Index:
             )
             return False
         self._reset(Vocabulary(terms))
+        if keyed:
+            self._documents = DocumentSlots()
         self._register_groups(stored.groups)  # the ids a build gives them, in the same order
         offsets = arrays["offsets"]
         self._count_frequencies(
@@ -948,6 +958,8 @@ class BM25Index:
 def _latest(documents: Sequence[ToolDocument]) -> tuple[list[ToolDocument], list[str]]:
     """``documents`` with each name once, its last copy, in the order of the last copies; and
     their names."""
+    if isinstance(documents, KeyedDocuments):  # unique names, known without making any
+        return list(documents), list(documents.names)
     names = [document.name for document in documents]
     if len(dict.fromkeys(names)) == len(names):
         return list(documents), names

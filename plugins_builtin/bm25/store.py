@@ -38,7 +38,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core import ToolDocument
+from hermes_core import KeyedDocuments, ToolDocument
 
 __all__ = [
     "FORMAT_VERSION",
@@ -83,9 +83,13 @@ def engine_fingerprint() -> str:
 def content_key(documents: Sequence[ToolDocument], field_weights: Mapping[str, float]) -> str:
     """The key of the index of ``documents`` (in this order) with these field weights: a hash
     of every string of every document, field by field, with every string's length and every
-    tuple's size, so that no two catalogs give the same bytes."""
+    tuple's size, so that no two catalogs give the same bytes; of
+    :class:`~hermes_core.KeyedDocuments`, a hash of their key (no document is made)."""
     digest = hashlib.sha256(engine_fingerprint().encode())
     digest.update(repr(sorted(field_weights.items())).encode())
+    if isinstance(documents, KeyedDocuments):  # the host vouches for them by their key
+        digest.update(b"keyed documents\x00" + documents.key.encode())
+        return digest.hexdigest()
     for start in range(0, len(documents), _KEY_CHUNK):
         chunk = documents[start : start + _KEY_CHUNK]
         names = [document.name for document in chunk]
