@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from engine import BM25Index, fields, index
 from engine import admission as admission_rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.search.backend import SearchBackend, ToolDocument
+from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
 
 NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
 FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS
@@ -194,3 +195,43 @@ def test_remove_ignores_unknown_names() -> None:
 def test_empty_index_and_zero_limit_return_nothing() -> None:
     assert BM25Index().search("anything", 5, "off") == []
     assert BM25Index(GITHUB).search("issue", 0, "off") == []
+
+
+def test_hits_are_search_hits_equal_to_the_constructed_ones() -> None:
+    hits = BM25Index(GITHUB).search("create issue", 5, "off")
+    assert hits
+    assert all(type(hit) is SearchHit for hit in hits)
+    assert hits == [SearchHit(hit.name, hit.score, hit.matched_tokens) for hit in hits]
+    assert {hash(hit) for hit in hits} == {
+        hash(SearchHit(hit.name, hit.score, hit.matched_tokens)) for hit in hits
+    }
+
+
+def test_hit_maker_uses_the_constructor_of_a_hit_class_it_cannot_fill_directly() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Slotted:
+        name: str
+        score: float
+        matched_tokens: tuple[str, ...]
+
+    @dataclass(frozen=True)
+    class Checked:
+        name: str
+        score: float
+        matched_tokens: tuple[str, ...]
+
+        def __post_init__(self) -> None:
+            raise ValueError("checked")
+
+    @dataclass(frozen=True)
+    class Wider:
+        name: str
+        score: float
+        matched_tokens: tuple[str, ...]
+        rank: int = 0
+
+    for kind in (Slotted, Checked, Wider):
+        assert index.hit_maker(kind) is kind  # type: ignore[arg-type]
+    made = index.hit_maker(SearchHit)("a", 1.5, ("b",))
+    assert type(made) is SearchHit
+    assert made == SearchHit("a", 1.5, ("b",))
