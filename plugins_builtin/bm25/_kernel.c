@@ -9,7 +9,8 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version, bounds) -> [(slot, score, matched tokens), ...]
+ *        exact, named, limit, version, bounds, prune_share)
+ *     -> [(slot, score, matched tokens), ...]
  *
  * See search() in kernel_numpy.py for what each argument holds.
  */
@@ -113,6 +114,7 @@ typedef struct {
     int32_t *token_touched; /* the slots the current multi-part token touched */
     Py_ssize_t token_touched_count;
     int dense; /* off over most documents: no touched list, every slot is read in order */
+    const uint8_t *aside; /* per token, 1: set aside (not scored by score_tokens), or NULL */
     double coverage[COVERAGE_HITS * COVERAGE_SIZES];
     const int64_t *named;
     Py_ssize_t named_count;
@@ -336,6 +338,7 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
     Py_ssize_t candidates = q->touched_count - from;
     if (filtered) sort_candidates(q, from);
     for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        if (q->aside != NULL && q->aside[t]) continue;
         int single = q->token_start[t + 1] - q->token_start[t] == 1;
         for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
             const Part *p = &q->parts[k];
@@ -610,8 +613,8 @@ static inline int is_expansion(const Query *q, Py_ssize_t t) {
  * m those tokens, e the expansions among them. The holders of the highest-bound token are
  * scored first (all tokens, in order); their k-th best is a floor of the final k-th best;
  * the fewest highest-bound tokens whose rest cannot reach it are the essential ones, and only
- * their holders are scored. The caller passes bounds only when the first token is held by
- * few documents. Returns 1 when it ranked the query, 0 when the caller must score every
+ * their holders are scored. Only when the highest-bound token is held by at most `share` of
+ * the slots (its holders are scored first, so they must be few). Returns 1 when it ranked the query, 0 when the caller must score every
  * posting (nothing to prune: the state is as it was), -1 on bad data. */
 static void unscore(Query *q) {
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
@@ -623,7 +626,7 @@ static void unscore(Query *q) {
     q->touched_count = 0;
 }
 
-static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
+static int prune_off(Query *q, const double *bounds, Py_ssize_t limit, double share) {
     Py_ssize_t tokens = q->token_count;
     if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
     Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)tokens * 2);
@@ -640,6 +643,10 @@ static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
         order[at] = t;
     }
     int outcome = -1;
+    if ((double)runs[order[0]] > share * (double)q->total) {
+        outcome = 0; /* the highest-bound token is held by too many: a first round costs */
+        goto finish;
+    }
     /* The first round: the holders of the highest-bound tokens, until there are `limit` of
      * them (so that a k-th best exists), if scoring them costs well under scoring all. */
     Py_ssize_t essential = 0, nominated = 0;
@@ -752,6 +759,160 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
         }
     }
     return count;
+}
+
+/* Admission off with its very common tokens set aside (MaxScore's non-essential terms): a
+ * token held by at least ASIDE_SHARE of the slots (the `svc` every tool of the synthetic
+ * catalogs holds) is scored only for the few documents that may rank, not for all of them.
+ *
+ * The other tokens are scored as usual, into a partial score P and partial name hits h. A
+ * document's exact score is at least boosted(P, h) (every token adds a score of zero or more,
+ * and a name hit, to the coverage) and at most (P + A) (1 + boost (h + a) / size), A the sum
+ * of the set-aside tokens' bounds and a their count; both are widened by 1e-9 for rounding,
+ * since the exact score adds the same terms in another order. The k-th best lower bound is a
+ * floor of the k-th best exact score; the documents whose upper bound reaches it are the
+ * candidates, scored again from scratch with every token (as the pruned path scores its
+ * candidates: the exact score) and ranked; no other can beat the k-th best of them. A
+ * document holding set-aside tokens only scores at most A (1 + boost min(a, 1 +
+ * e)), e the expansion tokens among them (see prune_off); the k-th best must be above that,
+ * and at least `limit` documents must hold another token, or this gives up (the accumulators
+ * clean again) and the caller scores every posting. Returns the number of hits in `heap`, 0
+ * when it gave up, -1 on bad data. */
+#define ASIDE_SHARE 0.5
+
+typedef struct {
+    double bound;
+    Py_ssize_t slot;
+} Candidate;
+
+/* Pushes `value` into the min-heap `least` of the `k` largest values seen (`*count` of them). */
+static inline void keep_largest(double *least, Py_ssize_t *count, Py_ssize_t k, double value) {
+    Py_ssize_t at;
+    if (*count < k) {
+        at = (*count)++;
+        least[at] = value;
+        while (at > 0 && least[(at - 1) / 2] > least[at]) {
+            double swap = least[at];
+            least[at] = least[(at - 1) / 2];
+            least[(at - 1) / 2] = swap;
+            at = (at - 1) / 2;
+        }
+        return;
+    }
+    if (!(value > least[0])) return;
+    least[0] = value;
+    for (at = 0;;) {
+        Py_ssize_t low = at, left = 2 * at + 1, right = left + 1;
+        if (left < *count && least[left] < least[low]) low = left;
+        if (right < *count && least[right] < least[low]) low = right;
+        if (low == at) return;
+        double swap = least[at];
+        least[at] = least[low];
+        least[low] = swap;
+        at = low;
+    }
+}
+
+static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ssize_t limit,
+                             Py_ssize_t exact_count) {
+    Py_ssize_t tokens = q->token_count;
+    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
+    uint8_t *aside = PyMem_Calloc((size_t)tokens + 1, 1);
+    double *least = PyMem_Malloc(sizeof(double) * (size_t)(limit + 1));
+    Py_ssize_t capacity = 256, found = 0, outcome = 0;
+    Candidate *candidates = PyMem_Malloc(sizeof(Candidate) * (size_t)capacity);
+    if (aside == NULL || least == NULL || candidates == NULL) goto finish; /* no pruning */
+    double set_aside = 0.0, best_other = 0.0;
+    Py_ssize_t count_aside = 0, expansions = 0, other_postings = 0;
+    for (Py_ssize_t t = 0; t < tokens; t++) {
+        Py_ssize_t run = postings_of(q, t);
+        if ((double)run >= ASIDE_SHARE * (double)q->total) {
+            aside[t] = 1;
+            set_aside += bounds[t];
+            count_aside++;
+            expansions += is_expansion(q, t);
+        } else {
+            other_postings += run;
+            if (bounds[t] > best_other) best_other = bounds[t];
+        }
+    }
+    double coverage = (double)(count_aside < 1 + expansions ? count_aside : 1 + expansions);
+    double aside_only = set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
+    /* Nothing to set aside, nothing else, or the set-aside tokens weigh as much as the best
+     * other one (the k-th best would hardly be above what they score alone). */
+    if (!count_aside || count_aside == tokens || !(aside_only < best_other)) goto finish;
+
+    q->aside = aside;
+    q->dense = other_postings * 2 >= q->total;
+    int scored = score_tokens(q, 0, 0);
+    q->aside = NULL;
+    if (scored < 0) {
+        outcome = -1; /* clear() zeroes what was touched (dense: every slot) */
+        goto finish;
+    }
+    /* Every slot holding another token: its bounds, its columns zeroed on the way. */
+    double *restrict score = q->score;
+    uint32_t *restrict counts = q->counts;
+    const uint8_t *restrict flags = q->flags;
+    Py_ssize_t scanned = q->dense ? q->total : q->touched_count, kept = 0, ranked = 0;
+    double threshold = -INFINITY;
+    int overflow = 0;
+    const double boost = q->boost, widen = 1.0 + 1e-9;
+    for (Py_ssize_t j = 0; j < scanned; j++) {
+        Py_ssize_t slot = q->dense ? j : q->touched[j];
+        uint32_t hits = counts[slot];
+        double value = score[slot];
+        counts[slot] = 0;
+        score[slot] = 0.0;
+        ranked += hits != 0;
+        /* The upper bound with a name size of 1 bounds it too, without a division: most
+         * slots are set aside by it, in one comparison (see rank). */
+        if ((value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) * widen <
+            threshold)
+            continue;
+        if (!hits || flags[slot] & EXACT) continue;
+        int32_t name_hits = (int32_t)(hits >> 16);
+        int32_t size = slot < q->slot_count ? q->name_sizes[slot]
+                                            : q->extra_name_sizes[slot - q->slot_count];
+        double upper = (value + set_aside) *
+                       (1.0 + boost * ((double)(name_hits + count_aside) / (double)size)) * widen;
+        if (upper < threshold || overflow) continue;
+        keep_largest(least, &kept, limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
+        if (kept == limit) threshold = least[0];
+        if (found == capacity) {
+            Candidate *grown = PyMem_Realloc(candidates, sizeof(Candidate) * (size_t)capacity * 2);
+            if (grown == NULL) { /* no pruning: the same result, more work */
+                overflow = 1;
+                continue;
+            }
+            candidates = grown;
+            capacity *= 2;
+        }
+        candidates[found].bound = upper;
+        candidates[found++].slot = slot;
+    }
+    q->dense = 0; /* every slot read was zeroed */
+    q->touched_count = 0;
+    /* Too few documents hold another token (exact slots do not rank): those of set-aside
+     * tokens only would rank. */
+    if (overflow || ranked < limit + exact_count) goto finish;
+    /* The candidates that may reach the floor, scored exactly (every token, in order, as the
+     * pruned path scores its candidates) and ranked. */
+    for (Py_ssize_t j = 0; j < found; j++)
+        if (candidates[j].bound >= threshold) nominate(q, candidates[j].slot);
+    if (score_tokens(q, 1, 0) < 0) {
+        outcome = -1;
+        goto finish;
+    }
+    Py_ssize_t count = rank(q, heap, limit, 1, 0);
+    q->touched_count = 0;
+    if (count == limit && heap[0].score > aside_only) outcome = count;
+
+finish:
+    PyMem_Free(aside);
+    PyMem_Free(least);
+    PyMem_Free(candidates);
+    return outcome;
 }
 
 /* (slot, score, the tokens it holds): the held ones of `tokens`, in their order. */
@@ -897,8 +1058,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 20) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 20 arguments");
+    if (nargs != 21) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 21 arguments");
         return NULL;
     }
     Query q;
@@ -1035,6 +1196,9 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         }
     }
 
+    double prune_share = PyFloat_AsDouble(args[20]);
+    if (prune_share == -1.0 && PyErr_Occurred()) goto done;
+
     if (required != NULL) {
         if (touch_required(&q, required) < 0) {
             corrupt("postings out of range");
@@ -1052,31 +1216,34 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     }
     Py_ssize_t ranked_limit = limit - exact_count;
     if (ranked_limit < 0) ranked_limit = 0;
-    int pruned = 0;
-    if (required == NULL) {
-        pruned = prune_off(&q, bounds, ranked_limit);
-        if (pruned < 0) {
-            corrupt("postings out of range");
-            goto done;
-        }
-    }
-    if (!pruned && required == NULL) {
-        Py_ssize_t every = 0; /* postings: most documents hold a token? */
-        for (Py_ssize_t t = 0; t < q.token_count; t++) every += postings_of(&q, t);
-        q.dense = every * 2 >= q.total;
-    }
-    if (!pruned && score_tokens(&q, required != NULL, 0) < 0) {
-        corrupt("postings out of range");
-        goto done;
-    }
-
     heap = PyMem_Malloc(sizeof(Ranked) * (size_t)(ranked_limit + 1));
     held = PyMem_Malloc((size_t)q.token_count + 1);
     if (heap == NULL || held == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
+    /* Admission off: pruned (a first round), or its common tokens set aside, else every
+     * posting scored. */
+    int pruned = 0;
+    Py_ssize_t heap_count = 0;
+    if (required == NULL) {
+        pruned = prune_off(&q, bounds, ranked_limit, prune_share);
+        if (!pruned) heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count);
+        if (pruned < 0 || heap_count < 0) {
+            corrupt("postings out of range");
+            goto done;
+        }
+    }
+    if (!pruned && !heap_count && required == NULL) {
+        Py_ssize_t every = 0; /* postings: most documents hold a token? */
+        for (Py_ssize_t t = 0; t < q.token_count; t++) every += postings_of(&q, t);
+        q.dense = every * 2 >= q.total;
+    }
+    if (!pruned && !heap_count && score_tokens(&q, required != NULL, 0) < 0) {
+        corrupt("postings out of range");
+        goto done;
+    }
+    if (!heap_count) heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
     q.touched_count = 0;
     q.dense = 0;
     qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);

@@ -30,9 +30,11 @@ equivalents are merged once per version into one run. Under ``strict`` and ``len
 kernel scores the holders of the required tokens, looking each up in the other tokens'
 postings or scanning them, whichever is cheaper; under ``off`` it prunes exactly (MaxScore)
 when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and pruning is
-cheaper than scoring every posting, else it adds every posting into one accumulator; there are
-no rounds that rescore and fall back. A heap keeps the top ``limit`` (named groups first, then
-score, then registry order).
+cheaper than scoring every posting; else, when a token is held by half the documents or more,
+it sets it aside (scores the others, then looks the few documents that may rank up in its
+postings); else it adds every posting into one accumulator. There are no rounds that rescore
+and fall back. A heap keeps the top ``limit`` (named groups first, then score, then registry
+order).
 
 Persistence (:mod:`.store`): with a ``cache_dir``, :meth:`BM25Index.build` of a catalog of at
 least ``persist_min_documents`` documents saves its arrays there, keyed by a hash of the
@@ -97,7 +99,7 @@ NAMED_GROUP_SHARE = 0.7
 at least this share of the tools holding it belong to the group."""
 PRUNE_SHARE = 0.25
 """Admission off prunes (MaxScore) when the query's highest-bound token is held by at most
-this share of the documents (it scores their holders first)."""
+this share of the documents (it scores their holders first; the kernel decides, by postings)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -656,10 +658,9 @@ class BM25Index:
         known: list[str] = []
         parts: list[tuple[int, float, int, int, int]] = []
         frequencies: dict[str, int] = {}
-        # Per token, the most it adds to a score (a saturation is below 1) and how many
-        # documents may hold it: admission off prunes with them.
+        # Per token, the most it adds to a score (a saturation is below 1): admission off
+        # prunes with them.
         bounds: list[float] = []
-        holders: list[int] = []
         for token, repeats in query_terms.items():
             term, local, frequency, idf = context.token(token)
             frequencies[token] = frequency
@@ -668,7 +669,6 @@ class BM25Index:
                 parts.append((len(known), weight, term, local, -1))
                 known.append(token)
                 bounds.append(weight)
-                holders.append(frequency)
         # An expansion token's score is its equivalents' term scores, each at its own weight,
         # added in the order of the equivalence table: over the index alone, their run merged
         # once a version (one part); with extra candidates, one part an equivalent.
@@ -680,7 +680,6 @@ class BM25Index:
                 continue
             position = len(known)
             known.append(expansion_token(token))
-            holders.append(context.expansion_holders(token))
             if merged is None:
                 bounds.append(sum(weight for _, _, weight in expansion))
                 parts += [(position, weight, term, local, -1) for term, local, weight in expansion]
@@ -726,7 +725,8 @@ class BM25Index:
             named_ids,
             limit,
             self._version % 0xFFFFFFFF + 1,
-            self._pruning(bounds, holders, context.document_count) if required is None else None,
+            bounds if required is None and len(bounds) > 1 else None,
+            PRUNE_SHARE,
         )
         documents = self._documents
         if not extra_documents:
@@ -741,17 +741,6 @@ class BM25Index:
             )
             for slot, score, matched in found
         ]
-
-    @staticmethod
-    def _pruning(
-        bounds: list[float], holders: list[int], document_count: int
-    ) -> list[float] | None:
-        """The bounds the kernel prunes admission off with, or ``None`` when pruning does not
-        pay: the highest-bound token's holders are scored first, so they must be few."""
-        if len(bounds) < 2:
-            return None
-        top = max(range(len(bounds)), key=bounds.__getitem__)
-        return bounds if holders[top] <= PRUNE_SHARE * document_count else None
 
     def _merged_expansion(self, context: _Context, token: str) -> int | None:
         """The id of ``token``'s merged expansion run in the context's expansion segment
@@ -1051,7 +1040,6 @@ class _Context:
         self._tokens: dict[str, tuple[int, int, int, float]] = {}
         self._expansions: dict[str, list[tuple[int, int, float]]] = {}
         self._naming: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        self._expansion_holders: dict[str, int] = {}
         self.merged: dict[str, int | None] = {}
         """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
         self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
@@ -1099,15 +1087,6 @@ class _Context:
         found = self._naming.get(token)
         if found is None:
             found = self._naming[token] = groups(token, self)
-        return found
-
-    def expansion_holders(self, token: str) -> int:
-        """How many documents may hold ``token``'s expansion token: the sum of its
-        equivalents' document frequencies (a bound, for pruning)."""
-        found = self._expansion_holders.get(token)
-        if found is None:
-            words = equivalent_words(self._equivalents, token)
-            found = self._expansion_holders[token] = sum(self.token(word)[2] for word in words)
         return found
 
     def expansion(self, token: str) -> list[tuple[int, int, float]]:

@@ -81,6 +81,7 @@ def search(
     limit: int,
     version: int,
     bounds: Sequence[float] | None = None,
+    prune_share: float = 1.0,
 ) -> list[Hit]:
     """The hits of one query, best first: the ``exact`` slots (at most ``limit``), then the
     best of the others by (in a ``named`` group first, score, slot).
@@ -91,11 +92,13 @@ def search(
     ``required`` (one byte a token) is ``None`` for admission ``off``, where every document
     holding a token is ranked; otherwise only the holders of a required token are, and only
     those holding at least ``floor`` distinct tokens. ``scratch`` (working memory), a
-    segment's cache arrays, ``version`` (which says whether a cache entry is current) and
-    ``bounds`` (each token's most a document can score with it, for pruning under ``off``)
-    serve the C kernel only: this one scores every candidate, with the same result.
+    segment's cache arrays, ``version`` (which says whether a cache entry is current),
+    ``bounds`` (each token's most a document can score with it, for pruning under ``off``) and
+    ``prune_share`` (the share of the documents its highest-bound token may be held by for a
+    first round of pruning) serve the C kernel only: this one scores every candidate, with the
+    same result.
     """
-    del scratch, version, bounds
+    del scratch, version, bounds, prune_share
     token_count = len(tokens)
     boost = params[2]
     all_lengths = np.concatenate(
