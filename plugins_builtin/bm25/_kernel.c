@@ -74,7 +74,12 @@ static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t
 #define MAX_TOKENS 65535
 #define COVERAGE_HITS 16
 #define COVERAGE_SIZES 64
-#define SCRATCH_HEADER 0
+/* The touched list has room for one entry more than there are slots (SPARE bytes, taken
+ * from the header): scan_cached writes a posting's slot at the end of the list, without a
+ * branch, and moves the end only for a slot's first posting; with every slot on the list, the
+ * spare entry takes the writes. */
+#define SPARE ((Py_ssize_t)sizeof(int32_t))
+#define SCRATCH_HEADER 8
 #define SCRATCH_SLOT ((Py_ssize_t)(2 * sizeof(double) + 3 * sizeof(int32_t) + 1))
 
 typedef struct {
@@ -113,7 +118,6 @@ typedef struct {
     Py_ssize_t touched_count;
     int32_t *token_touched; /* the slots the current multi-part token touched */
     Py_ssize_t token_touched_count;
-    int dense; /* off over most documents: no touched list, every slot is read in order */
     const uint8_t *aside; /* per token, 1: set aside (not scored by score_tokens), or NULL */
     double coverage[COVERAGE_HITS * COVERAGE_SIZES];
     const int64_t *named;
@@ -279,7 +283,7 @@ static inline int scan(Query *q, const Segment *s, const Part *p, int single, in
         if (filtered ? !(q->flags[slot] & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
         int in_name;
         double value = posting(q, s, i, slot, &in_name);
-        add(q, slot, single, !filtered && !q->dense, p->weight * value, in_name);
+        add(q, slot, single, !filtered, p->weight * value, in_name);
     }
     return 0;
 }
@@ -312,7 +316,7 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
     const uint8_t *restrict flags = q->flags;
     int32_t *restrict touched = q->touched;
     Py_ssize_t first = s->first, size = s->size, count = q->touched_count;
-    int collect = !filtered && !q->dense;
+    int collect = !filtered;
     int bad = 0;
     for (Py_ssize_t i = start; i < end; i++) {
         Py_ssize_t slot = slots[i];
@@ -323,7 +327,10 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
         if (filtered && !(flags[slot] & CANDIDATE)) continue;
         double value = cache[i];
         uint32_t held = counts[slot];
-        if (collect && !held) touched[count++] = (int32_t)slot;
+        if (collect) { /* without a branch: which way it goes is a coin toss a posting */
+            touched[count] = (int32_t)slot; /* kept when it is the slot's first: see SPARE */
+            count += !held;
+        }
         score[slot] += weight * fabs(value);
         counts[slot] = held + 1 + (value < 0.0 ? NAME_HIT : 0);
     }
@@ -372,7 +379,7 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
                 if (bad < 0) return -1;
             }
         }
-        if (!single) finish_token(q, !filtered && !q->dense);
+        if (!single) finish_token(q, !filtered);
     }
     return 0;
 }
@@ -433,12 +440,6 @@ static Py_ssize_t filtered_cost(const Query *q, const Py_ssize_t *runs, Py_ssize
 
 /* Back to all zeros: every slot this call touched. */
 static void clear(Query *q, PyObject *exact) {
-    if (q->dense) { /* no touched list: every slot may hold something */
-        memset(q->score, 0, sizeof(double) * (size_t)q->total);
-        memset(q->counts, 0, sizeof(uint32_t) * (size_t)q->total);
-        memset(q->flags, 0, (size_t)q->total);
-        q->dense = 0;
-    }
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
         q->score[slot] = 0.0;
@@ -710,8 +711,7 @@ static inline Py_ssize_t keep(Ranked *heap, Py_ssize_t count, Py_ssize_t limit,
 }
 
 /* The best `limit` ranked slots into `heap` (the worst at its root); returns how many. Each
- * touched slot is read once more, here, and its columns zeroed on the way (dense: every slot
- * is read, in order; then only the exact slots are flagged).
+ * touched slot is read once more, here, and its columns zeroed on the way.
  *
  * Once the heap is full, most slots cannot beat its root: one comparison, which goes the same
  * way nearly every time, sets them aside before anything else is looked at (a mispredicted
@@ -719,8 +719,7 @@ static inline Py_ssize_t keep(Ranked *heap, Py_ssize_t count, Py_ssize_t limit,
  * score * (1 + boost * name hits), which is at least its boosted score when the boost is not
  * negative (name_hits / size <= name_hits, and rounding keeps that order), with the root's
  * score, or with +inf/-inf when the slot's named-group rank is below/above the root's: the
- * rule of `before`, which decides every slot that passes. An empty slot (dense) has score 0.0
- * and is below any root (a held token adds a positive score). Local restrict pointers: see
+ * rule of `before`, which decides every slot that passes. Local restrict pointers: see
  * scan_cached. */
 static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int filtered,
                        Py_ssize_t floor) {
@@ -728,24 +727,23 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
     uint32_t *restrict counts = q->counts;
     uint8_t *restrict flags = q->flags;
     const int32_t *restrict touched = q->touched;
-    const int dense = q->dense, bounded = q->boost >= 0.0, named = q->named_count != 0;
+    const int bounded = q->boost >= 0.0, named = q->named_count != 0;
     const double boost = q->boost;
     /* The least bound a slot of each named-group rank (0, 1) must have to be looked at. */
     double least[2] = {-INFINITY, -INFINITY};
     Py_ssize_t count = 0, lowest = filtered ? floor : 0;
-    Py_ssize_t scanned = dense ? q->total : q->touched_count;
-    for (Py_ssize_t j = 0; j < scanned; j++) {
-        Py_ssize_t slot = dense ? j : touched[j];
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = touched[j];
         uint32_t held = counts[slot];
         double value = score[slot];
         counts[slot] = 0;
         score[slot] = 0.0;
         uint8_t flag = flags[slot];
-        if (!dense) flags[slot] = flag & EXACT; /* clear() clears the exact slots */
+        flags[slot] = flag & EXACT; /* clear() clears the exact slots */
         double bound = value * (1.0 + boost * (double)(held >> 16));
         int first = named ? first_of(q, slot) : 0;
         if (bound < least[first]) continue;
-        if ((dense && !held) || !limit || flag & EXACT || (Py_ssize_t)(held & 0xFFFF) < lowest)
+        if (!limit || flag & EXACT || (Py_ssize_t)(held & 0xFFFF) < lowest)
             continue;
         if (count == limit) {
             if (first < heap[0].first) continue;
@@ -823,7 +821,7 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     Candidate *candidates = PyMem_Malloc(sizeof(Candidate) * (size_t)capacity);
     if (aside == NULL || least == NULL || candidates == NULL) goto finish; /* no pruning */
     double set_aside = 0.0, best_other = 0.0;
-    Py_ssize_t count_aside = 0, expansions = 0, other_postings = 0;
+    Py_ssize_t count_aside = 0, expansions = 0;
     for (Py_ssize_t t = 0; t < tokens; t++) {
         Py_ssize_t run = postings_of(q, t);
         if ((double)run >= ASIDE_SHARE * (double)q->total) {
@@ -831,9 +829,8 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
             set_aside += bounds[t];
             count_aside++;
             expansions += is_expansion(q, t);
-        } else {
-            other_postings += run;
-            if (bounds[t] > best_other) best_other = bounds[t];
+        } else if (bounds[t] > best_other) {
+            best_other = bounds[t];
         }
     }
     double coverage = (double)(count_aside < 1 + expansions ? count_aside : 1 + expansions);
@@ -843,23 +840,22 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     if (!count_aside || count_aside == tokens || !(aside_only < best_other)) goto finish;
 
     q->aside = aside;
-    q->dense = other_postings * 2 >= q->total;
     int scored = score_tokens(q, 0, 0);
     q->aside = NULL;
     if (scored < 0) {
-        outcome = -1; /* clear() zeroes what was touched (dense: every slot) */
+        outcome = -1; /* clear() zeroes what was touched */
         goto finish;
     }
     /* Every slot holding another token: its bounds, its columns zeroed on the way. */
     double *restrict score = q->score;
     uint32_t *restrict counts = q->counts;
     const uint8_t *restrict flags = q->flags;
-    Py_ssize_t scanned = q->dense ? q->total : q->touched_count, kept = 0, ranked = 0;
+    Py_ssize_t kept = 0, ranked = 0;
     double threshold = -INFINITY;
     int overflow = 0;
     const double boost = q->boost, widen = 1.0 + 1e-9;
-    for (Py_ssize_t j = 0; j < scanned; j++) {
-        Py_ssize_t slot = q->dense ? j : q->touched[j];
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = q->touched[j];
         uint32_t hits = counts[slot];
         double value = score[slot];
         counts[slot] = 0;
@@ -891,8 +887,7 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
         candidates[found].bound = upper;
         candidates[found++].slot = slot;
     }
-    q->dense = 0; /* every slot read was zeroed */
-    q->touched_count = 0;
+    q->touched_count = 0; /* every slot on the list was zeroed */
     /* Too few documents hold another token (exact slots do not rank): those of set-aside
      * tokens only would rank. */
     if (overflow || ranked < limit + exact_count) goto finish;
@@ -1120,11 +1115,11 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     /* Laid out by the buffer's capacity, not by this query's slot count: the columns that
      * stay zero between calls keep their place whatever the next query's extra candidates. */
     Py_ssize_t capacity = (scratch_bytes - SCRATCH_HEADER) / SCRATCH_SLOT;
-    q.score = (double *)(scratch + SCRATCH_HEADER);
+    q.score = (double *)scratch;
     q.tmp = q.score + capacity;
     q.counts = (uint32_t *)(q.tmp + capacity);
     q.touched = (int32_t *)(q.counts + capacity);
-    q.token_touched = q.touched + capacity;
+    q.token_touched = q.touched + capacity + SPARE / (Py_ssize_t)sizeof(int32_t);
     q.flags = (uint8_t *)(q.token_touched + capacity);
     dirty = 1;
 
@@ -1234,18 +1229,12 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
             goto done;
         }
     }
-    if (!pruned && !heap_count && required == NULL) {
-        Py_ssize_t every = 0; /* postings: most documents hold a token? */
-        for (Py_ssize_t t = 0; t < q.token_count; t++) every += postings_of(&q, t);
-        q.dense = every * 2 >= q.total;
-    }
     if (!pruned && !heap_count && score_tokens(&q, required != NULL, 0) < 0) {
         corrupt("postings out of range");
         goto done;
     }
     if (!heap_count) heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
     q.touched_count = 0;
-    q.dense = 0;
     qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
 
     Py_ssize_t shown = exact_count < limit ? exact_count : limit;
