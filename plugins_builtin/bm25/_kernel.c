@@ -324,9 +324,17 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
             bad = -1;
             break;
         }
-        if (filtered && !(flags[slot] & CANDIDATE)) continue;
         double value = cache[i];
         uint32_t held = counts[slot];
+        if (filtered) {
+            /* Without a branch too (a run is scanned when most of its postings are
+             * candidates'): another slot adds 0.0 to its 0.0 and nothing to its count, and
+             * x * 1.0 is x. */
+            uint32_t take = flags[slot] & CANDIDATE;
+            score[slot] += weight * fabs(value) * (double)take;
+            counts[slot] = held + take * (1 + (value < 0.0 ? NAME_HIT : 0));
+            continue;
+        }
         if (collect) { /* without a branch: which way it goes is a coin toss a posting */
             touched[count] = (int32_t)slot; /* kept when it is the slot's first: see SPARE */
             count += !held;
