@@ -363,12 +363,16 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
                 int found = run_of(q, s, p, &start, &end);
                 if (found < 0) return -1;
                 if (!found) continue;
-                if (filtered && lookup_cost(end - start, candidates) < end - start) {
+                /* A run held by every slot of its segment (the `svc` of every synthetic tool) is
+                 * its slots in order: a slot's posting is found at its offset, no search. */
+                int every = end - start == s->size;
+                if (filtered && (every || lookup_cost(end - start, candidates) < end - start)) {
                     Py_ssize_t at = start;
                     for (Py_ssize_t j = from; j < q->touched_count; j++) {
                         Py_ssize_t slot = q->touched[j];
                         if (!in_segment(s, slot)) continue;
-                        Py_ssize_t i = gallop(s->slots, &at, end, slot);
+                        Py_ssize_t i = start + (slot - s->first);
+                        if (!every || s->slots[i] != slot) i = gallop(s->slots, &at, end, slot);
                         if (i < 0) continue;
                         int in_name;
                         double value = posting(q, s, i, slot, &in_name);
