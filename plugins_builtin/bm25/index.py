@@ -145,7 +145,10 @@ class _Segment:
                 )
             cache = self._cache
         dead = int(self.dead > 0)
-        return (self.first_slot, self.size, self.offsets, self.slots, self.counts, dead, 0, *cache)
+        # Memoryviews: the kernel takes a view of each array a query, cheaper from these.
+        arrays = [array.data for array in (self.offsets, self.slots, self.counts)]
+        views = [None if array is None else array.data for array in cache]
+        return (self.first_slot, self.size, *arrays, dead, 0, *views)
 
     def terms(self) -> Int32Array:
         """The term of each posting."""
@@ -586,6 +589,10 @@ class BM25Index:
             )
             context.slot_count = len(self._documents)
             context.scratch = scratch_bytes(self._kernel, len(self._documents))
+            context.columns = tuple(
+                array.data
+                for array in (self._lengths, self._alive, self._name_sizes, self._slot_groups)
+            )
         return context
 
     def _extra_context(
@@ -630,6 +637,7 @@ class BM25Index:
             [self._group_ids.get(d.group, -1) for d in documents], dtype=np.int32
         )
         context.scratch = scratch_bytes(self._kernel, slot_count + len(documents))
+        context.columns = (self._lengths, self._alive, self._name_sizes, self._slot_groups)
         return context
 
     def search_tokens(
@@ -661,14 +669,16 @@ class BM25Index:
         # Per token, the most it adds to a score (a saturation is below 1): admission off
         # prunes with them.
         bounds: list[float] = []
+        looked_up = context.tokens
         for token, repeats in query_terms.items():
-            term, local, frequency, idf = context.token(token)
+            term, local, frequency, idf = looked_up.get(token) or context.token(token)
             frequencies[token] = frequency
             if frequency:
                 weight = repeats * idf * (K1 + 1.0)
                 parts.append((len(known), weight, term, local, -1))
                 known.append(token)
                 bounds.append(weight)
+        held = len(known)  # the distinct tokens some document holds
         # An expansion token's score is its equivalents' term scores, each at its own weight,
         # added in the order of the equivalence table: over the index alone, their run merged
         # once a version (one part); with extra candidates, one part an equivalent.
@@ -697,21 +707,17 @@ class BM25Index:
         floor = 0
         if admission != "off":
             rarest = required_tokens(admission, frequencies, context.document_count)
-            if any(frequencies[token] == 0 for token in rarest):
+            if held < len(frequencies) and not all(map(frequencies.__getitem__, rarest)):
                 rarest = frozenset()  # a token no tool has: nothing but an exact name passes
-            required = bytes([token in rarest for token in known])
-            known_admitting = sum(1 for df in frequencies.values() if df > 0)
-            floor = coverage_floor(known_admitting, admission)
+            required = bytes(map(rarest.__contains__, known))
+            floor = coverage_floor(held, admission)
         if len(self._scratch) < context.scratch:
             self._scratch = bytearray(context.scratch + context.scratch // 4)
         kernel = self._kernel if len(known) <= self._kernel.MAX_TOKENS else kernel_numpy
         found = kernel.search(
             segments,
             slot_count,
-            self._lengths,
-            self._alive,
-            self._name_sizes,
-            self._slot_groups,
+            *context.columns,
             context.extra_lengths,
             context.extra_sizes,
             context.extra_groups,
@@ -1037,7 +1043,8 @@ class _Context:
         self._equivalents = equivalents
         self._local_ids = local_ids or {}
         self._local_frequencies = local_frequencies or {}
-        self._tokens: dict[str, tuple[int, int, int, float]] = {}
+        self.tokens: dict[str, tuple[int, int, int, float]] = {}
+        """What :meth:`token` found for each token so far."""
         self._expansions: dict[str, list[tuple[int, int, float]]] = {}
         self._naming: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
         self.merged: dict[str, int | None] = {}
@@ -1053,17 +1060,20 @@ class _Context:
         self.extra_lengths: Int32Array = _NO_ROWS
         self.extra_sizes: Int32Array = _NO_INTS
         self.extra_groups: Int32Array = _NO_INTS
+        self.columns: tuple[Any, ...] = ()
+        """The index's field lengths, liveness, name sizes and group ids, as the kernel takes
+        them."""
 
     def token(self, token: str) -> tuple[int, int, int, float]:
         """A token's term id in the index and among the extra candidates (-1: none), its
         document frequency, and its idf (0.0 when no document holds it)."""
-        found = self._tokens.get(token)
+        found = self.tokens.get(token)
         if found is None:
             term = self._ids.get(token, -1)
             frequency = 0 if term < 0 else self._frequency[term]
             frequency += self._local_frequencies.get(token, 0)
             idf = bm25_idf(self.document_count, frequency) if frequency else 0.0
-            found = self._tokens[token] = (term, self._local_ids.get(token, -1), frequency, idf)
+            found = self.tokens[token] = (term, self._local_ids.get(token, -1), frequency, idf)
         return found
 
     def add_merged(self, token: str, slots: Int32Array, values: npt.NDArray[np.float64]) -> int:
@@ -1076,7 +1086,7 @@ class _Context:
         np.cumsum([len(slots) for slots, _ in self._runs], out=offsets[1:])
         every = np.concatenate([slots for slots, _ in self._runs])
         values = np.concatenate([values for _, values in self._runs])
-        expansions = (0, self.slot_count, offsets, every, None, 0, 2, values, None)
+        expansions = (0, self.slot_count, offsets.data, every.data, None, 0, 2, values.data, None)
         self.segments_with_expansions = [*self.segments, expansions]
         return len(self._runs) - 1
 
