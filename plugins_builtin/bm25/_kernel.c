@@ -63,8 +63,9 @@ static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t
 }
 
 
-/* The working memory of a query, a column per slot (structure of arrays: a posting touches
- * few bytes). Outside a call every column is zero, so a call clears only what it touched. */
+/* The working memory of a query, per slot: a Cell (score, counts, flags), the multi-part
+ * token's sum, and the touched lists. Outside a call all of it is zero, so a call clears only
+ * what it touched. */
 #define CANDIDATE 1 /* flags: ranked under strict/lenient, or pruned off (being scored) */
 #define EXACT 2     /* an exact-name slot: listed first, never ranked */
 #define DONE 16     /* pruned off: a candidate of the first round, scored already */
@@ -80,7 +81,14 @@ static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t
  * spare entry takes the writes. */
 #define SPARE ((Py_ssize_t)sizeof(int32_t))
 #define SCRATCH_HEADER 8
-#define SCRATCH_SLOT ((Py_ssize_t)(2 * sizeof(double) + 3 * sizeof(int32_t) + 1))
+/* A slot's working columns that every posting touches, side by side: one cache line a posting
+ * (as three arrays they were three, and a query's postings land anywhere). */
+typedef struct {
+    double score;    /* the sum of the token scores so far, in token order */
+    uint32_t counts; /* distinct tokens held, plus NAME_HIT a token in the name */
+    uint8_t flags;
+} Cell;
+#define SCRATCH_SLOT ((Py_ssize_t)(sizeof(Cell) + sizeof(double) + 2 * sizeof(int32_t)))
 
 typedef struct {
     Py_ssize_t first, size;
@@ -110,10 +118,8 @@ typedef struct {
     Part *parts;
     Py_ssize_t part_count, token_count;
     Py_ssize_t *token_start; /* the parts of token t are token_start[t] .. token_start[t+1] */
-    double *score;        /* the sum of the token scores so far, in token order */
+    Cell *cells;          /* a slot's score, counts and flags */
     double *tmp;          /* the current multi-part token's score, its parts in order */
-    uint32_t *counts;     /* distinct tokens held, plus NAME_HIT a token in the name */
-    uint8_t *flags;
     int32_t *touched;     /* the slots holding a token (off) or the candidates */
     Py_ssize_t touched_count;
     int32_t *token_touched; /* the slots the current multi-part token touched */
@@ -246,29 +252,29 @@ static inline Py_ssize_t find(const int32_t *slots, Py_ssize_t start, Py_ssize_t
 static inline void add(Query *q, Py_ssize_t slot, int single, int collect, double value,
                        int in_name) {
     if (single) {
-        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
-        q->score[slot] += value;
-        q->counts[slot] += 1 + (in_name ? NAME_HIT : 0);
+        if (collect && q->cells[slot].counts == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        q->cells[slot].score += value;
+        q->cells[slot].counts += 1 + (in_name ? NAME_HIT : 0);
         return;
     }
-    uint8_t flags = q->flags[slot];
+    uint8_t flags = q->cells[slot].flags;
     if (!(flags & HELD)) {
         flags |= HELD;
         q->token_touched[q->token_touched_count++] = (int32_t)slot;
     }
     q->tmp[slot] += value;
-    q->flags[slot] = flags | (in_name ? IN_NAME : 0);
+    q->cells[slot].flags = flags | (in_name ? IN_NAME : 0);
 }
 
 static void finish_token(Query *q, int collect) {
     for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
         Py_ssize_t slot = q->token_touched[j];
-        uint8_t flags = q->flags[slot];
-        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
-        q->score[slot] += q->tmp[slot];
-        q->counts[slot] += 1 + (flags & IN_NAME ? NAME_HIT : 0);
+        uint8_t flags = q->cells[slot].flags;
+        if (collect && q->cells[slot].counts == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        q->cells[slot].score += q->tmp[slot];
+        q->cells[slot].counts += 1 + (flags & IN_NAME ? NAME_HIT : 0);
         q->tmp[slot] = 0.0;
-        q->flags[slot] = flags & (uint8_t)~(HELD | IN_NAME);
+        q->cells[slot].flags = flags & (uint8_t)~(HELD | IN_NAME);
     }
     q->token_touched_count = 0;
 }
@@ -280,7 +286,7 @@ static inline int scan(Query *q, const Segment *s, const Part *p, int single, in
     for (Py_ssize_t i = start; i < end; i++) {
         Py_ssize_t slot = s->slots[i];
         if (!in_segment(s, slot)) return -1;
-        if (filtered ? !(q->flags[slot] & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
+        if (filtered ? !(q->cells[slot].flags & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
         int in_name;
         double value = posting(q, s, i, slot, &in_name);
         add(q, slot, single, !filtered, p->weight * value, in_name);
@@ -311,9 +317,7 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
                        Py_ssize_t start, Py_ssize_t end) {
     const int32_t *restrict slots = s->slots;
     const double *restrict cache = s->cache;
-    double *restrict score = q->score;
-    uint32_t *restrict counts = q->counts;
-    const uint8_t *restrict flags = q->flags;
+    Cell *restrict cells = q->cells;
     int32_t *restrict touched = q->touched;
     Py_ssize_t first = s->first, size = s->size, count = q->touched_count;
     int collect = !filtered;
@@ -325,22 +329,22 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
             break;
         }
         double value = cache[i];
-        uint32_t held = counts[slot];
+        uint32_t held = cells[slot].counts;
         if (filtered) {
             /* Without a branch too (a run is scanned when most of its postings are
              * candidates'): another slot adds 0.0 to its 0.0 and nothing to its count, and
              * x * 1.0 is x. */
-            uint32_t take = flags[slot] & CANDIDATE;
-            score[slot] += weight * fabs(value) * (double)take;
-            counts[slot] = held + take * (1 + (value < 0.0 ? NAME_HIT : 0));
+            uint32_t take = cells[slot].flags & CANDIDATE;
+            cells[slot].score += weight * fabs(value) * (double)take;
+            cells[slot].counts = held + take * (1 + (value < 0.0 ? NAME_HIT : 0));
             continue;
         }
         if (collect) { /* without a branch: which way it goes is a coin toss a posting */
             touched[count] = (int32_t)slot; /* kept when it is the slot's first: see SPARE */
             count += !held;
         }
-        score[slot] += weight * fabs(value);
-        counts[slot] = held + 1 + (value < 0.0 ? NAME_HIT : 0);
+        cells[slot].score += weight * fabs(value);
+        cells[slot].counts = held + 1 + (value < 0.0 ? NAME_HIT : 0);
     }
     q->touched_count = count;
     return bad;
@@ -398,8 +402,8 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
 
 /* Mark a slot a candidate (once). */
 static inline void nominate(Query *q, Py_ssize_t slot) {
-    if (!(q->flags[slot] & (CANDIDATE | DONE))) {
-        q->flags[slot] |= CANDIDATE;
+    if (!(q->cells[slot].flags & (CANDIDATE | DONE))) {
+        q->cells[slot].flags |= CANDIDATE;
         q->touched[q->touched_count++] = (int32_t)slot;
     }
 }
@@ -454,18 +458,18 @@ static Py_ssize_t filtered_cost(const Query *q, const Py_ssize_t *runs, Py_ssize
 static void clear(Query *q, PyObject *exact) {
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
-        q->score[slot] = 0.0;
-        q->counts[slot] = 0;
-        q->flags[slot] = 0;
+        q->cells[slot].score = 0.0;
+        q->cells[slot].counts = 0;
+        q->cells[slot].flags = 0;
     }
     for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
         Py_ssize_t slot = q->token_touched[j];
         q->tmp[slot] = 0.0;
-        q->flags[slot] = 0;
+        q->cells[slot].flags = 0;
     }
     for (Py_ssize_t j = 0; exact != NULL && j < PyList_GET_SIZE(exact); j++) {
         Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
-        if (slot >= 0 && slot < q->total) q->flags[slot] = 0;
+        if (slot >= 0 && slot < q->total) q->cells[slot].flags = 0;
     }
     q->touched_count = q->token_touched_count = 0;
 }
@@ -583,8 +587,8 @@ static double kth_best(const Query *q, Py_ssize_t from, Py_ssize_t to, Py_ssize_
     Py_ssize_t count = 0;
     for (Py_ssize_t j = from; j < to; j++) {
         Py_ssize_t slot = q->touched[j];
-        if (q->flags[slot] & EXACT) continue;
-        double value = boosted(q, slot, q->score[slot], (int32_t)(q->counts[slot] >> 16));
+        if (q->cells[slot].flags & EXACT) continue;
+        double value = boosted(q, slot, q->cells[slot].score, (int32_t)(q->cells[slot].counts >> 16));
         Py_ssize_t at;
         if (count < k) {
             at = count++;
@@ -632,9 +636,9 @@ static inline int is_expansion(const Query *q, Py_ssize_t t) {
 static void unscore(Query *q) {
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
-        q->score[slot] = 0.0;
-        q->counts[slot] = 0;
-        q->flags[slot] &= EXACT;
+        q->cells[slot].score = 0.0;
+        q->cells[slot].counts = 0;
+        q->cells[slot].flags &= EXACT;
     }
     q->touched_count = 0;
 }
@@ -696,7 +700,7 @@ static int prune_off(Query *q, const double *bounds, Py_ssize_t limit, double sh
     if (essential > first_essential) { /* the other essential tokens' holders, not scored yet */
         for (Py_ssize_t j = 0; j < first_round; j++) {
             Py_ssize_t slot = q->touched[j];
-            q->flags[slot] = (uint8_t)((q->flags[slot] & ~CANDIDATE) | DONE);
+            q->cells[slot].flags = (uint8_t)((q->cells[slot].flags & ~CANDIDATE) | DONE);
         }
         for (Py_ssize_t j = first_essential; j < essential; j++)
             if (nominate_holders(q, order[j]) < 0) goto finish;
@@ -735,9 +739,7 @@ static inline Py_ssize_t keep(Ranked *heap, Py_ssize_t count, Py_ssize_t limit,
  * scan_cached. */
 static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int filtered,
                        Py_ssize_t floor) {
-    double *restrict score = q->score;
-    uint32_t *restrict counts = q->counts;
-    uint8_t *restrict flags = q->flags;
+    Cell *restrict cells = q->cells;
     const int32_t *restrict touched = q->touched;
     const int bounded = q->boost >= 0.0, named = q->named_count != 0;
     const double boost = q->boost;
@@ -746,12 +748,12 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
     Py_ssize_t count = 0, lowest = filtered ? floor : 0;
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = touched[j];
-        uint32_t held = counts[slot];
-        double value = score[slot];
-        counts[slot] = 0;
-        score[slot] = 0.0;
-        uint8_t flag = flags[slot];
-        flags[slot] = flag & EXACT; /* clear() clears the exact slots */
+        uint32_t held = cells[slot].counts;
+        double value = cells[slot].score;
+        cells[slot].counts = 0;
+        cells[slot].score = 0.0;
+        uint8_t flag = cells[slot].flags;
+        cells[slot].flags = flag & EXACT; /* clear() clears the exact slots */
         double bound = value * (1.0 + boost * (double)(held >> 16));
         int first = named ? first_of(q, slot) : 0;
         if (bound < least[first]) continue;
@@ -859,26 +861,24 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
         goto finish;
     }
     /* Every slot holding another token: its bounds, its columns zeroed on the way. */
-    double *restrict score = q->score;
-    uint32_t *restrict counts = q->counts;
-    const uint8_t *restrict flags = q->flags;
+    Cell *restrict cells = q->cells;
     Py_ssize_t kept = 0, ranked = 0;
     double threshold = -INFINITY;
     int overflow = 0;
     const double boost = q->boost, widen = 1.0 + 1e-9;
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
-        uint32_t hits = counts[slot];
-        double value = score[slot];
-        counts[slot] = 0;
-        score[slot] = 0.0;
+        uint32_t hits = cells[slot].counts;
+        double value = cells[slot].score;
+        cells[slot].counts = 0;
+        cells[slot].score = 0.0;
         ranked += hits != 0;
         /* The upper bound with a name size of 1 bounds it too, without a division: most
          * slots are set aside by it, in one comparison (see rank). */
         if ((value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) * widen <
             threshold)
             continue;
-        if (!hits || flags[slot] & EXACT) continue;
+        if (!hits || cells[slot].flags & EXACT) continue;
         int32_t name_hits = (int32_t)(hits >> 16);
         int32_t size = slot < q->slot_count ? q->name_sizes[slot]
                                             : q->extra_name_sizes[slot - q->slot_count];
@@ -1127,12 +1127,10 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     /* Laid out by the buffer's capacity, not by this query's slot count: the columns that
      * stay zero between calls keep their place whatever the next query's extra candidates. */
     Py_ssize_t capacity = (scratch_bytes - SCRATCH_HEADER) / SCRATCH_SLOT;
-    q.score = (double *)scratch;
-    q.tmp = q.score + capacity;
-    q.counts = (uint32_t *)(q.tmp + capacity);
-    q.touched = (int32_t *)(q.counts + capacity);
+    q.cells = (Cell *)scratch; /* a bytearray's buffer is aligned for doubles */
+    q.tmp = (double *)(q.cells + capacity);
+    q.touched = (int32_t *)(q.tmp + capacity);
     q.token_touched = q.touched + capacity + SPARE / (Py_ssize_t)sizeof(int32_t);
-    q.flags = (uint8_t *)(q.token_touched + capacity);
     dirty = 1;
 
     if (parse_params(&q, args[10]) < 0) goto done;
@@ -1219,7 +1217,7 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
             goto done;
         }
         if (required != NULL) nominate(&q, slot);
-        q.flags[slot] |= EXACT;
+        q.cells[slot].flags |= EXACT;
     }
     Py_ssize_t ranked_limit = limit - exact_count;
     if (ranked_limit < 0) ranked_limit = 0;
