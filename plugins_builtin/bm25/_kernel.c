@@ -743,8 +743,9 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
     const int32_t *restrict touched = q->touched;
     const int bounded = q->boost >= 0.0, named = q->named_count != 0;
     const double boost = q->boost;
-    /* The least bound a slot of each named-group rank (0, 1) must have to be looked at. */
-    double least[2] = {-INFINITY, -INFINITY};
+    /* The least bound a slot of each named-group rank (0, 1) must have to be looked at, and
+     * the least of them (a slot below it needs no group looked up). */
+    double least[2] = {-INFINITY, -INFINITY}, lowest_bound = -INFINITY;
     Py_ssize_t count = 0, lowest = filtered ? floor : 0;
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = touched[j];
@@ -755,6 +756,7 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
         uint8_t flag = cells[slot].flags;
         cells[slot].flags = flag & EXACT; /* clear() clears the exact slots */
         double bound = value * (1.0 + boost * (double)(held >> 16));
+        if (bound < lowest_bound) continue;
         int first = named ? first_of(q, slot) : 0;
         if (bound < least[first]) continue;
         if (!limit || flag & EXACT || (Py_ssize_t)(held & 0xFFFF) < lowest)
@@ -768,6 +770,7 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
         if (bounded && count == limit) {
             least[0] = heap[0].first ? INFINITY : heap[0].score;
             least[1] = heap[0].first ? heap[0].score : -INFINITY;
+            lowest_bound = named && least[1] < least[0] ? least[1] : least[0];
         }
     }
     return count;
