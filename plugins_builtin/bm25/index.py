@@ -28,13 +28,14 @@ ids, frequency and idf looked up once per version, in a :class:`_Context`), and 
 postings are computed on its first query after a change and kept; an expansion token's
 equivalents are merged once per version into one run. Under ``strict`` and ``lenient`` the
 kernel scores the holders of the required tokens, looking each up in the other tokens'
-postings or scanning them, whichever is cheaper; under ``off`` it prunes exactly (MaxScore)
-when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and pruning is
-cheaper than scoring every posting; else, when a token is held by half the documents or more,
-it sets it aside (scores the others, then looks the few documents that may rank up in its
-postings); else it adds every posting into one accumulator. There are no rounds that rescore
-and fall back. A heap keeps the top ``limit`` (named groups first, then score, then registry
-order).
+postings or scanning them, whichever is cheaper (a run every document holds is read by
+offset). Under ``off``, a token held by half the documents or more is set aside: the others
+are scored, and only the few documents whose bound reaches the k-th best are scored again with
+every token; else it prunes exactly (MaxScore) when the highest-weighted token is held by few
+documents (:data:`PRUNE_SHARE`) and pruning is cheaper than scoring every posting; else it
+adds every posting into one accumulator. Each is exact, and gives up before it could be wrong
+(then the next one runs). A heap keeps the top ``limit`` (named groups first, then score, then
+registry order).
 
 Persistence (:mod:`.store`): with a ``cache_dir``, :meth:`BM25Index.build` of a catalog of at
 least ``persist_min_documents`` documents saves its arrays there, keyed by a hash of the
