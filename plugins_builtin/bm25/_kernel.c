@@ -9,8 +9,8 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version, bounds, prune_share)
- *     -> [(slot, score, matched tokens), ...]
+ *        exact, named, limit, version, bounds, prune_share, hits)
+ *     -> [(slot, score, matched tokens), ...], or with hits the hit objects
  *
  * See search() in kernel_numpy.py for what each argument holds.
  */
@@ -926,8 +926,7 @@ finish:
 }
 
 /* (slot, score, the tokens it holds): the held ones of `tokens`, in their order. */
-static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double score,
-                     const char *held) {
+static PyObject *matched_tokens(const Query *q, PyObject *tokens, const char *held) {
     Py_ssize_t count = 0;
     for (Py_ssize_t t = 0; t < q->token_count; t++) count += held[t];
     PyObject *matched = PyTuple_New(count);
@@ -937,6 +936,50 @@ static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double s
         PyObject *token = PyList_GET_ITEM(tokens, t);
         Py_INCREF(token);
         PyTuple_SET_ITEM(matched, j++, token);
+    }
+    return matched;
+}
+
+/* The field names of a hit (interned once). */
+static PyObject *NAME_KEY, *SCORE_KEY, *MATCHED_KEY, *NAME_ATTRIBUTE;
+
+/* A hit object of the plain class `kind` (index.hit_maker checked it is one: its instances
+ * keep their three fields in their __dict__, which its __init__ would fill), named after the
+ * document of `slot` (its `name`). */
+static PyObject *make_hit(PyObject *kind, PyObject *documents, PyObject *extra,
+                          Py_ssize_t slot_count, Py_ssize_t slot, double score,
+                          PyObject *matched) {
+    PyObject *document = slot < slot_count ? PyList_GET_ITEM(documents, slot)
+                                           : PyList_GET_ITEM(extra, slot - slot_count);
+    PyObject *name = PyObject_GetAttr(document, NAME_ATTRIBUTE);
+    PyObject *value = PyFloat_FromDouble(score);
+    PyObject *made = NULL, *fields = NULL;
+    if (name == NULL || value == NULL) goto finish;
+    made = ((PyTypeObject *)kind)->tp_alloc((PyTypeObject *)kind, 0);
+    if (made == NULL) goto finish;
+    fields = PyObject_GenericGetDict(made, NULL);
+    if (fields == NULL || PyDict_SetItem(fields, NAME_KEY, name) < 0 ||
+        PyDict_SetItem(fields, SCORE_KEY, value) < 0 ||
+        PyDict_SetItem(fields, MATCHED_KEY, matched) < 0)
+        Py_CLEAR(made);
+finish:
+    Py_XDECREF(fields);
+    Py_XDECREF(name);
+    Py_XDECREF(value);
+    return made;
+}
+
+/* (slot, score, the tokens it holds), or with `hits` the hit object itself (see make_hit). */
+static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double score,
+                     const char *held, PyObject *hits) {
+    PyObject *matched = matched_tokens(q, tokens, held);
+    if (matched == NULL) return NULL;
+    if (hits != NULL) {
+        PyObject *made = make_hit(PyTuple_GET_ITEM(hits, 0), PyTuple_GET_ITEM(hits, 1),
+                                  PyTuple_GET_ITEM(hits, 2), q->slot_count, slot, score,
+                                  matched);
+        Py_DECREF(matched);
+        return made;
     }
     return Py_BuildValue("(ndN)", slot, score, matched);
 }
@@ -1068,8 +1111,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 21) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 21 arguments");
+    if (nargs != 22) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 22 arguments");
         return NULL;
     }
     Query q;
@@ -1206,6 +1249,18 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
 
     double prune_share = PyFloat_AsDouble(args[20]);
     if (prune_share == -1.0 && PyErr_Occurred()) goto done;
+    PyObject *hits_of = args[21] == Py_None ? NULL : args[21];
+    if (hits_of != NULL &&
+        (!PyTuple_Check(hits_of) || PyTuple_GET_SIZE(hits_of) != 3 ||
+         !PyType_Check(PyTuple_GET_ITEM(hits_of, 0)) ||
+         !PyList_Check(PyTuple_GET_ITEM(hits_of, 1)) ||
+         !PyList_Check(PyTuple_GET_ITEM(hits_of, 2)) ||
+         PyList_GET_SIZE(PyTuple_GET_ITEM(hits_of, 1)) < q.slot_count ||
+         PyList_GET_SIZE(PyTuple_GET_ITEM(hits_of, 2)) < q.total - q.slot_count)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bm25 kernel: hits is (a hit class, documents, extra documents)");
+        goto done;
+    }
 
     if (required != NULL) {
         if (touch_required(&q, required) < 0) {
@@ -1262,7 +1317,8 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         double score;
         int32_t name_hits;
         score_one(&q, slot, held, &score, &name_hits);
-        PyObject *item = hit(&q, tokens, slot, boosted(&q, slot, score, name_hits), held);
+        PyObject *item =
+            hit(&q, tokens, slot, boosted(&q, slot, score, name_hits), held, hits_of);
         if (item == NULL) {
             Py_CLEAR(result);
             goto done;
@@ -1421,6 +1477,11 @@ static struct PyModuleDef kernel_module = {
 };
 
 PyMODINIT_FUNC PyInit__kernel(void) {
+    NAME_KEY = PyUnicode_InternFromString("name");
+    SCORE_KEY = PyUnicode_InternFromString("score");
+    MATCHED_KEY = PyUnicode_InternFromString("matched_tokens");
+    NAME_ATTRIBUTE = NAME_KEY;
+    if (NAME_KEY == NULL || SCORE_KEY == NULL || MATCHED_KEY == NULL) return NULL;
     PyObject *module = PyModule_Create(&kernel_module);
     if (module == NULL) return NULL;
     if (PyModule_AddIntConstant(module, "SCRATCH_HEADER", SCRATCH_HEADER) < 0 ||

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import pytest
 from engine import BM25Index, fields, index
 from engine import admission as admission_rules
+from engine import kernel as kernel_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -207,7 +209,7 @@ def test_hits_are_search_hits_equal_to_the_constructed_ones() -> None:
     }
 
 
-def test_hit_maker_uses_the_constructor_of_a_hit_class_it_cannot_fill_directly() -> None:
+def test_hits_are_made_by_the_constructor_of_a_hit_class_the_kernel_cannot_fill() -> None:
     @dataclass(frozen=True, slots=True)
     class Slotted:
         name: str
@@ -231,7 +233,17 @@ def test_hit_maker_uses_the_constructor_of_a_hit_class_it_cannot_fill_directly()
         rank: int = 0
 
     for kind in (Slotted, Checked, Wider):
-        assert index.hit_maker(kind) is kind  # type: ignore[arg-type]
-    made = index.hit_maker(SearchHit)("a", 1.5, ("b",))
-    assert type(made) is SearchHit
-    assert made == SearchHit("a", 1.5, ("b",))
+        assert not index.plain_hits(kind)  # type: ignore[arg-type]
+    assert index.plain_hits(SearchHit)
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_hits_are_the_same_whoever_makes_them(plain: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "_PLAIN_HITS", plain)
+    for kernel_name in ("c", "numpy"):
+        built = BM25Index(GITHUB, kernel=kernel_module.KERNELS[kernel_name])
+        extra = [_doc("box__create_issue", "Create an issue in a box", "box")]
+        hits = built.search("create issue", 5, "off", extra=extra)
+        assert [hit.name for hit in hits] == ["mcp__github__create_issue", "box__create_issue"]
+        assert all(type(hit) is SearchHit for hit in hits)
+        assert hits == [SearchHit(hit.name, hit.score, hit.matched_tokens) for hit in hits]
