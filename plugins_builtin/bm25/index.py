@@ -684,9 +684,16 @@ class BM25Index:
         # added in the order of the equivalence table: over the index alone, their run merged
         # once a version (one part); with extra candidates, one part an equivalent.
         segments = context.segments
+        expansions, runs = context.expansions, context.merged
         for token in expanded:
-            expansion = context.expansion(token)
-            merged = None if extra or not expansion else self._merged_expansion(context, token)
+            expansion = expansions.get(token)
+            if expansion is None:
+                expansion = context.expansion(token)
+            merged = None
+            if not extra and expansion:
+                merged = runs.get(token, -2)
+                if merged == -2:
+                    merged = self._merged_expansion(context, token)
             if not expansion or (merged is None and not extra):
                 continue
             position = len(known)
@@ -703,7 +710,7 @@ class BM25Index:
             named = self._named_groups(known, frequencies, extra_documents)
             named_ids = self._named_ids(named, extra_documents, context.extra_groups)
         else:
-            named_ids = self._named_group_ids(context, known, frequencies)
+            named_ids = self._named_group_ids(context, known)
         required: bytes | None = None
         floor = 0
         if admission != "off":
@@ -786,23 +793,25 @@ class BM25Index:
         names = np.bincount(inverse, weights=np.concatenate([n for _, _, n in found])) > 0
         return context.add_merged(token, ordered[first], np.where(names, -totals, totals))
 
-    def _named_group_ids(
-        self, context: _Context, tokens: Sequence[str], frequencies: Mapping[str, int]
-    ) -> list[int]:
+    def _named_group_ids(self, context: _Context, tokens: Sequence[str]) -> list[int]:
         """:meth:`_named_groups` over the index alone, as group ids, with each token's groups
         looked up once per version of the index (a query rarely holds one)."""
-        groups_of_token = self._groups_of_token
-        if groups_of_token.keys().isdisjoint(frequencies):
-            return []
-        held = set(tokens)
+        naming = context.naming
         found: list[int] = []
-        seen: set[int] = set()
-        for token in held & groups_of_token.keys():
-            for group_id, group_tokens in context.naming(token, self._naming_groups):
-                if group_id not in seen:
-                    seen.add(group_id)
-                    if len(group_tokens) == 1 or held.issuperset(group_tokens):
-                        found.append(group_id)
+        held: set[str] | None = None
+        for token in tokens:  # distinct
+            groups = naming.get(token)
+            if groups is None:
+                groups = naming[token] = (
+                    self._naming_groups(token, context) if token in self._groups_of_token else []
+                )
+            for group_id, group_tokens in groups:
+                if len(group_tokens) > 1:
+                    held = set(tokens) if held is None else held
+                    if not held.issuperset(group_tokens):
+                        continue
+                if group_id not in found:
+                    found.append(group_id)
         return found
 
     def _naming_groups(self, token: str, context: _Context) -> list[tuple[int, tuple[str, ...]]]:
@@ -1034,8 +1043,10 @@ class _Context:
         self._local_frequencies = local_frequencies or {}
         self.tokens: dict[str, tuple[int, int, int, float]] = {}
         """What :meth:`token` found for each token so far."""
-        self._expansions: dict[str, list[tuple[int, int, float]]] = {}
-        self._naming: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self.expansions: dict[str, list[tuple[int, int, float]]] = {}
+        """What :meth:`expansion` found for each token so far."""
+        self.naming: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        """The groups each query token so far may name (see ``BM25Index._naming_groups``)."""
         self.merged: dict[str, int | None] = {}
         """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
         self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
@@ -1079,26 +1090,17 @@ class _Context:
         self.segments_with_expansions = [*self.segments, expansions]
         return len(self._runs) - 1
 
-    def naming(
-        self, token: str, groups: Callable[[str, _Context], list[tuple[int, tuple[str, ...]]]]
-    ) -> list[tuple[int, tuple[str, ...]]]:
-        """The groups ``token`` may name (``groups(token, self)``), looked up once."""
-        found = self._naming.get(token)
-        if found is None:
-            found = self._naming[token] = groups(token, self)
-        return found
-
     def expansion(self, token: str) -> list[tuple[int, int, float]]:
         """The parts of ``token``'s expansion token: each equivalent some document holds, with
         its term ids and its weight."""
-        found = self._expansions.get(token)
+        found = self.expansions.get(token)
         if found is None:
             found = []
             for word in equivalent_words(self._equivalents, token):
                 term, local, frequency, idf = self.token(word)
                 if frequency:
                     found.append((term, local, EQUIVALENT_WEIGHT * idf * (K1 + 1.0)))
-            self._expansions[token] = found
+            self.expansions[token] = found
         return found
 
 
