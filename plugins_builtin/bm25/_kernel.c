@@ -252,7 +252,8 @@ static inline Py_ssize_t find(const int32_t *slots, Py_ssize_t start, Py_ssize_t
 static inline void add(Query *q, Py_ssize_t slot, int single, int collect, double value,
                        int in_name) {
     if (single) {
-        if (collect && q->cells[slot].counts == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        if (collect && q->cells[slot].counts == 0)
+            q->touched[q->touched_count++] = (int32_t)slot;
         q->cells[slot].score += value;
         q->cells[slot].counts += 1 + (in_name ? NAME_HIT : 0);
         return;
@@ -270,7 +271,8 @@ static void finish_token(Query *q, int collect) {
     for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
         Py_ssize_t slot = q->token_touched[j];
         uint8_t flags = q->cells[slot].flags;
-        if (collect && q->cells[slot].counts == 0) q->touched[q->touched_count++] = (int32_t)slot;
+        if (collect && q->cells[slot].counts == 0)
+            q->touched[q->touched_count++] = (int32_t)slot;
         q->cells[slot].score += q->tmp[slot];
         q->cells[slot].counts += 1 + (flags & IN_NAME ? NAME_HIT : 0);
         q->tmp[slot] = 0.0;
@@ -286,7 +288,8 @@ static inline int scan(Query *q, const Segment *s, const Part *p, int single, in
     for (Py_ssize_t i = start; i < end; i++) {
         Py_ssize_t slot = s->slots[i];
         if (!in_segment(s, slot)) return -1;
-        if (filtered ? !(q->cells[slot].flags & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
+        if (filtered ? !(q->cells[slot].flags & CANDIDATE) : (s->dead && dead_at(q, s, slot)))
+            continue;
         int in_name;
         double value = posting(q, s, i, slot, &in_name);
         add(q, slot, single, !filtered, p->weight * value, in_name);
@@ -588,7 +591,8 @@ static double kth_best(const Query *q, Py_ssize_t from, Py_ssize_t to, Py_ssize_
     for (Py_ssize_t j = from; j < to; j++) {
         Py_ssize_t slot = q->touched[j];
         if (q->cells[slot].flags & EXACT) continue;
-        double value = boosted(q, slot, q->cells[slot].score, (int32_t)(q->cells[slot].counts >> 16));
+        const Cell *cell = &q->cells[slot];
+        double value = boosted(q, slot, cell->score, (int32_t)(cell->counts >> 16));
         Py_ssize_t at;
         if (count < k) {
             at = count++;
@@ -631,8 +635,9 @@ static inline int is_expansion(const Query *q, Py_ssize_t t) {
  * scored first (all tokens, in order); their k-th best is a floor of the final k-th best;
  * the fewest highest-bound tokens whose rest cannot reach it are the essential ones, and only
  * their holders are scored. Only when the highest-bound token is held by at most `share` of
- * the slots (its holders are scored first, so they must be few). Returns 1 when it ranked the query, 0 when the caller must score every
- * posting (nothing to prune: the state is as it was), -1 on bad data. */
+ * the slots (its holders are scored first, so they must be few). Returns 1 when it ranked the
+ * query, 0 when the caller must score every posting (nothing to prune: the state is as it
+ * was), -1 on bad data. */
 static void unscore(Query *q) {
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
@@ -746,7 +751,7 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
     /* The least bound a slot of each named-group rank (0, 1) must have to be looked at, and
      * the least of them (a slot below it needs no group looked up). */
     double least[2] = {-INFINITY, -INFINITY}, lowest_bound = -INFINITY;
-    Py_ssize_t count = 0, lowest = filtered ? floor : 0;
+    Py_ssize_t count = 0, least_held = filtered ? floor : 0;
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = touched[j];
         uint32_t held = cells[slot].counts;
@@ -759,8 +764,7 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
         if (bound < lowest_bound) continue;
         int first = named ? first_of(q, slot) : 0;
         if (bound < least[first]) continue;
-        if (!limit || flag & EXACT || (Py_ssize_t)(held & 0xFFFF) < lowest)
-            continue;
+        if (!limit || flag & EXACT || (Py_ssize_t)(held & 0xFFFF) < least_held) continue;
         if (count == limit) {
             if (first < heap[0].first) continue;
             if (bounded && first == heap[0].first && bound < heap[0].score) continue;
@@ -943,7 +947,7 @@ static PyObject *matched_tokens(const Query *q, PyObject *tokens, const char *he
 /* The field names of a hit (interned once). */
 static PyObject *NAME_KEY, *SCORE_KEY, *MATCHED_KEY, *NAME_ATTRIBUTE;
 
-/* A hit object of the plain class `kind` (index.hit_maker checked it is one: its instances
+/* A hit object of the plain class `kind` (index.plain_hits checked it is one: its instances
  * keep their three fields in their __dict__, which its __init__ would fill), named after the
  * document of `slot` (its `name`). */
 static PyObject *make_hit(PyObject *kind, PyObject *documents, PyObject *extra,

@@ -160,19 +160,22 @@ def analyze_query(
             compounds.setdefault(position + 1, []).append(joined)
     tokens: list[str] = []
     unmatched: list[str] = []
-    for position, token in enumerate(stems):
-        if known(token):
-            tokens.append(token)
-        elif position not in compounds:
-            word = words[position]
-            parts = _split(word, known)
-            if parts is not None:
-                added.extend(parts)
-            else:
-                tokens.append(token)  # held by no tool: strict admission answers nothing
-            unmatched.append(word)
+    if all(map(known, stems)):  # the common case: some tool holds every word
+        tokens = stems
+    else:
+        for position, token in enumerate(stems):
+            if known(token):
+                tokens.append(token)
+            elif position not in compounds:
+                word = words[position]
+                parts = _split(word, known)
+                if parts is not None:
+                    added.extend(parts)
+                else:
+                    tokens.append(token)  # held by no tool: strict admission answers nothing
+                unmatched.append(word)
     ranked = tuple(tokens + added) if added else tuple(tokens)
-    expanded = tuple([token for token in dict.fromkeys(ranked) if token in equivalents])
+    expanded = tuple(filter(equivalents.__contains__, dict.fromkeys(ranked)))
     found = tuple(dict.fromkeys(unmatched)) if unmatched else ()
     return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
 

@@ -656,9 +656,11 @@ class BM25Index:
         ``exact_query`` is the raw text checked for the exact-name rule (``None``: none)."""
         if limit <= 0:
             return []
-        query_terms: dict[str, float] = {}
-        for token in tokens:
-            query_terms[token] = query_terms.get(token, 0.0) + 1.0
+        query_terms = dict.fromkeys(tokens, 1.0)
+        if len(query_terms) < len(tokens):  # a token repeated counts again
+            query_terms = {}
+            for token in tokens:
+                query_terms[token] = query_terms.get(token, 0.0) + 1.0
         context = self._extra_context(extra, query_terms, expanded) if extra else self._context()
         if context.document_count == 0:
             return []
