@@ -9,7 +9,8 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version, bounds) -> [(slot, score, matched tokens), ...]
+ *        exact, named, limit, version, bounds, prune_share, hits)
+ *     -> [(slot, score, matched tokens), ...], or with hits the hit objects
  *
  * See search() in kernel_numpy.py for what each argument holds.
  */
@@ -62,8 +63,9 @@ static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t
 }
 
 
-/* The working memory of a query, a column per slot (structure of arrays: a posting touches
- * few bytes). Outside a call every column is zero, so a call clears only what it touched. */
+/* The working memory of a query, per slot: a Cell (score, counts, flags), the multi-part
+ * token's sum, and the touched lists. Outside a call all of it is zero, so a call clears only
+ * what it touched. */
 #define CANDIDATE 1 /* flags: ranked under strict/lenient, or pruned off (being scored) */
 #define EXACT 2     /* an exact-name slot: listed first, never ranked */
 #define DONE 16     /* pruned off: a candidate of the first round, scored already */
@@ -73,8 +75,20 @@ static inline Py_ssize_t gallop(const int32_t *slots, Py_ssize_t *at, Py_ssize_t
 #define MAX_TOKENS 65535
 #define COVERAGE_HITS 16
 #define COVERAGE_SIZES 64
-#define SCRATCH_HEADER 0
-#define SCRATCH_SLOT ((Py_ssize_t)(2 * sizeof(double) + 3 * sizeof(int32_t) + 1))
+/* The touched list has room for one entry more than there are slots (SPARE bytes, taken
+ * from the header): scan_cached writes a posting's slot at the end of the list, without a
+ * branch, and moves the end only for a slot's first posting; with every slot on the list, the
+ * spare entry takes the writes. */
+#define SPARE ((Py_ssize_t)sizeof(int32_t))
+#define SCRATCH_HEADER 8
+/* A slot's working columns that every posting touches, side by side: one cache line a posting
+ * (as three arrays they were three, and a query's postings land anywhere). */
+typedef struct {
+    double score;    /* the sum of the token scores so far, in token order */
+    uint32_t counts; /* distinct tokens held, plus NAME_HIT a token in the name */
+    uint8_t flags;
+} Cell;
+#define SCRATCH_SLOT ((Py_ssize_t)(sizeof(Cell) + sizeof(double) + 2 * sizeof(int32_t)))
 
 typedef struct {
     Py_ssize_t first, size;
@@ -104,15 +118,13 @@ typedef struct {
     Part *parts;
     Py_ssize_t part_count, token_count;
     Py_ssize_t *token_start; /* the parts of token t are token_start[t] .. token_start[t+1] */
-    double *score;        /* the sum of the token scores so far, in token order */
+    Cell *cells;          /* a slot's score, counts and flags */
     double *tmp;          /* the current multi-part token's score, its parts in order */
-    uint32_t *counts;     /* distinct tokens held, plus NAME_HIT a token in the name */
-    uint8_t *flags;
     int32_t *touched;     /* the slots holding a token (off) or the candidates */
     Py_ssize_t touched_count;
     int32_t *token_touched; /* the slots the current multi-part token touched */
     Py_ssize_t token_touched_count;
-    int dense; /* off over most documents: no touched list, every slot is read in order */
+    const uint8_t *aside; /* per token, 1: set aside (not scored by score_tokens), or NULL */
     double coverage[COVERAGE_HITS * COVERAGE_SIZES];
     const int64_t *named;
     Py_ssize_t named_count;
@@ -240,29 +252,31 @@ static inline Py_ssize_t find(const int32_t *slots, Py_ssize_t start, Py_ssize_t
 static inline void add(Query *q, Py_ssize_t slot, int single, int collect, double value,
                        int in_name) {
     if (single) {
-        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
-        q->score[slot] += value;
-        q->counts[slot] += 1 + (in_name ? NAME_HIT : 0);
+        if (collect && q->cells[slot].counts == 0)
+            q->touched[q->touched_count++] = (int32_t)slot;
+        q->cells[slot].score += value;
+        q->cells[slot].counts += 1 + (in_name ? NAME_HIT : 0);
         return;
     }
-    uint8_t flags = q->flags[slot];
+    uint8_t flags = q->cells[slot].flags;
     if (!(flags & HELD)) {
         flags |= HELD;
         q->token_touched[q->token_touched_count++] = (int32_t)slot;
     }
     q->tmp[slot] += value;
-    q->flags[slot] = flags | (in_name ? IN_NAME : 0);
+    q->cells[slot].flags = flags | (in_name ? IN_NAME : 0);
 }
 
 static void finish_token(Query *q, int collect) {
     for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
         Py_ssize_t slot = q->token_touched[j];
-        uint8_t flags = q->flags[slot];
-        if (collect && q->counts[slot] == 0) q->touched[q->touched_count++] = (int32_t)slot;
-        q->score[slot] += q->tmp[slot];
-        q->counts[slot] += 1 + (flags & IN_NAME ? NAME_HIT : 0);
+        uint8_t flags = q->cells[slot].flags;
+        if (collect && q->cells[slot].counts == 0)
+            q->touched[q->touched_count++] = (int32_t)slot;
+        q->cells[slot].score += q->tmp[slot];
+        q->cells[slot].counts += 1 + (flags & IN_NAME ? NAME_HIT : 0);
         q->tmp[slot] = 0.0;
-        q->flags[slot] = flags & (uint8_t)~(HELD | IN_NAME);
+        q->cells[slot].flags = flags & (uint8_t)~(HELD | IN_NAME);
     }
     q->token_touched_count = 0;
 }
@@ -274,10 +288,11 @@ static inline int scan(Query *q, const Segment *s, const Part *p, int single, in
     for (Py_ssize_t i = start; i < end; i++) {
         Py_ssize_t slot = s->slots[i];
         if (!in_segment(s, slot)) return -1;
-        if (filtered ? !(q->flags[slot] & CANDIDATE) : (s->dead && dead_at(q, s, slot))) continue;
+        if (filtered ? !(q->cells[slot].flags & CANDIDATE) : (s->dead && dead_at(q, s, slot)))
+            continue;
         int in_name;
         double value = posting(q, s, i, slot, &in_name);
-        add(q, slot, single, !filtered && !q->dense, p->weight * value, in_name);
+        add(q, slot, single, !filtered, p->weight * value, in_name);
     }
     return 0;
 }
@@ -305,12 +320,10 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
                        Py_ssize_t start, Py_ssize_t end) {
     const int32_t *restrict slots = s->slots;
     const double *restrict cache = s->cache;
-    double *restrict score = q->score;
-    uint32_t *restrict counts = q->counts;
-    const uint8_t *restrict flags = q->flags;
+    Cell *restrict cells = q->cells;
     int32_t *restrict touched = q->touched;
     Py_ssize_t first = s->first, size = s->size, count = q->touched_count;
-    int collect = !filtered && !q->dense;
+    int collect = !filtered;
     int bad = 0;
     for (Py_ssize_t i = start; i < end; i++) {
         Py_ssize_t slot = slots[i];
@@ -318,12 +331,23 @@ static int scan_cached(Query *q, const Segment *s, double weight, int filtered,
             bad = -1;
             break;
         }
-        if (filtered && !(flags[slot] & CANDIDATE)) continue;
         double value = cache[i];
-        uint32_t held = counts[slot];
-        if (collect && !held) touched[count++] = (int32_t)slot;
-        score[slot] += weight * fabs(value);
-        counts[slot] = held + 1 + (value < 0.0 ? NAME_HIT : 0);
+        uint32_t held = cells[slot].counts;
+        if (filtered) {
+            /* Without a branch too (a run is scanned when most of its postings are
+             * candidates'): another slot adds 0.0 to its 0.0 and nothing to its count, and
+             * x * 1.0 is x. */
+            uint32_t take = cells[slot].flags & CANDIDATE;
+            cells[slot].score += weight * fabs(value) * (double)take;
+            cells[slot].counts = held + take * (1 + (value < 0.0 ? NAME_HIT : 0));
+            continue;
+        }
+        if (collect) { /* without a branch: which way it goes is a coin toss a posting */
+            touched[count] = (int32_t)slot; /* kept when it is the slot's first: see SPARE */
+            count += !held;
+        }
+        cells[slot].score += weight * fabs(value);
+        cells[slot].counts = held + 1 + (value < 0.0 ? NAME_HIT : 0);
     }
     q->touched_count = count;
     return bad;
@@ -336,6 +360,7 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
     Py_ssize_t candidates = q->touched_count - from;
     if (filtered) sort_candidates(q, from);
     for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        if (q->aside != NULL && q->aside[t]) continue;
         int single = q->token_start[t + 1] - q->token_start[t] == 1;
         for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
             const Part *p = &q->parts[k];
@@ -345,12 +370,16 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
                 int found = run_of(q, s, p, &start, &end);
                 if (found < 0) return -1;
                 if (!found) continue;
-                if (filtered && lookup_cost(end - start, candidates) < end - start) {
+                /* A run held by every slot of its segment (the `svc` of every synthetic tool) is
+                 * its slots in order: a slot's posting is found at its offset, no search. */
+                int every = end - start == s->size;
+                if (filtered && (every || lookup_cost(end - start, candidates) < end - start)) {
                     Py_ssize_t at = start;
                     for (Py_ssize_t j = from; j < q->touched_count; j++) {
                         Py_ssize_t slot = q->touched[j];
                         if (!in_segment(s, slot)) continue;
-                        Py_ssize_t i = gallop(s->slots, &at, end, slot);
+                        Py_ssize_t i = start + (slot - s->first);
+                        if (!every || s->slots[i] != slot) i = gallop(s->slots, &at, end, slot);
                         if (i < 0) continue;
                         int in_name;
                         double value = posting(q, s, i, slot, &in_name);
@@ -369,15 +398,15 @@ static int score_tokens(Query *q, int filtered, Py_ssize_t from) {
                 if (bad < 0) return -1;
             }
         }
-        if (!single) finish_token(q, !filtered && !q->dense);
+        if (!single) finish_token(q, !filtered);
     }
     return 0;
 }
 
 /* Mark a slot a candidate (once). */
 static inline void nominate(Query *q, Py_ssize_t slot) {
-    if (!(q->flags[slot] & (CANDIDATE | DONE))) {
-        q->flags[slot] |= CANDIDATE;
+    if (!(q->cells[slot].flags & (CANDIDATE | DONE))) {
+        q->cells[slot].flags |= CANDIDATE;
         q->touched[q->touched_count++] = (int32_t)slot;
     }
 }
@@ -430,26 +459,20 @@ static Py_ssize_t filtered_cost(const Query *q, const Py_ssize_t *runs, Py_ssize
 
 /* Back to all zeros: every slot this call touched. */
 static void clear(Query *q, PyObject *exact) {
-    if (q->dense) { /* no touched list: every slot may hold something */
-        memset(q->score, 0, sizeof(double) * (size_t)q->total);
-        memset(q->counts, 0, sizeof(uint32_t) * (size_t)q->total);
-        memset(q->flags, 0, (size_t)q->total);
-        q->dense = 0;
-    }
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
-        q->score[slot] = 0.0;
-        q->counts[slot] = 0;
-        q->flags[slot] = 0;
+        q->cells[slot].score = 0.0;
+        q->cells[slot].counts = 0;
+        q->cells[slot].flags = 0;
     }
     for (Py_ssize_t j = 0; j < q->token_touched_count; j++) {
         Py_ssize_t slot = q->token_touched[j];
         q->tmp[slot] = 0.0;
-        q->flags[slot] = 0;
+        q->cells[slot].flags = 0;
     }
     for (Py_ssize_t j = 0; exact != NULL && j < PyList_GET_SIZE(exact); j++) {
         Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
-        if (slot >= 0 && slot < q->total) q->flags[slot] = 0;
+        if (slot >= 0 && slot < q->total) q->cells[slot].flags = 0;
     }
     q->touched_count = q->token_touched_count = 0;
 }
@@ -567,8 +590,9 @@ static double kth_best(const Query *q, Py_ssize_t from, Py_ssize_t to, Py_ssize_
     Py_ssize_t count = 0;
     for (Py_ssize_t j = from; j < to; j++) {
         Py_ssize_t slot = q->touched[j];
-        if (q->flags[slot] & EXACT) continue;
-        double value = boosted(q, slot, q->score[slot], (int32_t)(q->counts[slot] >> 16));
+        if (q->cells[slot].flags & EXACT) continue;
+        const Cell *cell = &q->cells[slot];
+        double value = boosted(q, slot, cell->score, (int32_t)(cell->counts >> 16));
         Py_ssize_t at;
         if (count < k) {
             at = count++;
@@ -610,20 +634,21 @@ static inline int is_expansion(const Query *q, Py_ssize_t t) {
  * m those tokens, e the expansions among them. The holders of the highest-bound token are
  * scored first (all tokens, in order); their k-th best is a floor of the final k-th best;
  * the fewest highest-bound tokens whose rest cannot reach it are the essential ones, and only
- * their holders are scored. The caller passes bounds only when the first token is held by
- * few documents. Returns 1 when it ranked the query, 0 when the caller must score every
- * posting (nothing to prune: the state is as it was), -1 on bad data. */
+ * their holders are scored. Only when the highest-bound token is held by at most `share` of
+ * the slots (its holders are scored first, so they must be few). Returns 1 when it ranked the
+ * query, 0 when the caller must score every posting (nothing to prune: the state is as it
+ * was), -1 on bad data. */
 static void unscore(Query *q) {
     for (Py_ssize_t j = 0; j < q->touched_count; j++) {
         Py_ssize_t slot = q->touched[j];
-        q->score[slot] = 0.0;
-        q->counts[slot] = 0;
-        q->flags[slot] &= EXACT;
+        q->cells[slot].score = 0.0;
+        q->cells[slot].counts = 0;
+        q->cells[slot].flags &= EXACT;
     }
     q->touched_count = 0;
 }
 
-static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
+static int prune_off(Query *q, const double *bounds, Py_ssize_t limit, double share) {
     Py_ssize_t tokens = q->token_count;
     if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
     Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)tokens * 2);
@@ -640,6 +665,10 @@ static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
         order[at] = t;
     }
     int outcome = -1;
+    if ((double)runs[order[0]] > share * (double)q->total) {
+        outcome = 0; /* the highest-bound token is held by too many: a first round costs */
+        goto finish;
+    }
     /* The first round: the holders of the highest-bound tokens, until there are `limit` of
      * them (so that a k-th best exists), if scoring them costs well under scoring all. */
     Py_ssize_t essential = 0, nominated = 0;
@@ -676,7 +705,7 @@ static int prune_off(Query *q, const double *bounds, Py_ssize_t limit) {
     if (essential > first_essential) { /* the other essential tokens' holders, not scored yet */
         for (Py_ssize_t j = 0; j < first_round; j++) {
             Py_ssize_t slot = q->touched[j];
-            q->flags[slot] = (uint8_t)((q->flags[slot] & ~CANDIDATE) | DONE);
+            q->cells[slot].flags = (uint8_t)((q->cells[slot].flags & ~CANDIDATE) | DONE);
         }
         for (Py_ssize_t j = first_essential; j < essential; j++)
             if (nominate_holders(q, order[j]) < 0) goto finish;
@@ -688,53 +717,220 @@ finish:
     return outcome;
 }
 
+/* Keeps `candidate` among the best `limit` of `heap` (the worst at its root); returns the new
+ * count. */
+static inline Py_ssize_t keep(Ranked *heap, Py_ssize_t count, Py_ssize_t limit,
+                              const Ranked *candidate) {
+    if (count < limit) {
+        heap[count++] = *candidate;
+        sift_up(heap, count - 1);
+    } else if (before(candidate, &heap[0])) {
+        heap[0] = *candidate;
+        sift_down(heap, count, 0);
+    }
+    return count;
+}
+
 /* The best `limit` ranked slots into `heap` (the worst at its root); returns how many. Each
- * touched slot is read once more, here, and its columns zeroed on the way (dense: every slot
- * is read, in order). Local restrict pointers: see scan_cached. */
+ * touched slot is read once more, here, and its columns zeroed on the way.
+ *
+ * Once the heap is full, most slots cannot beat its root: one comparison, which goes the same
+ * way nearly every time, sets them aside before anything else is looked at (a mispredicted
+ * branch a slot cost more than all the rest of the loop). It compares a slot's bound,
+ * score * (1 + boost * name hits), which is at least its boosted score when the boost is not
+ * negative (name_hits / size <= name_hits, and rounding keeps that order), with the root's
+ * score, or with +inf/-inf when the slot's named-group rank is below/above the root's: the
+ * rule of `before`, which decides every slot that passes. Local restrict pointers: see
+ * scan_cached. */
 static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int filtered,
                        Py_ssize_t floor) {
-    double *restrict score = q->score;
-    uint32_t *restrict counts = q->counts;
-    uint8_t *restrict flags = q->flags;
+    Cell *restrict cells = q->cells;
     const int32_t *restrict touched = q->touched;
-    int dense = q->dense, prefilter = q->boost >= 0.0;
-    double boost = q->boost;
-    Py_ssize_t scanned = dense ? q->total : q->touched_count, count = 0;
-    for (Py_ssize_t j = 0; j < scanned; j++) {
-        Py_ssize_t slot = dense ? j : touched[j];
-        uint32_t held = counts[slot];
-        if (dense && !held) continue;
-        double value = score[slot];
-        uint8_t flag = flags[slot];
-        counts[slot] = 0;
-        score[slot] = 0.0;
-        flags[slot] = flag & EXACT; /* clear() clears the exact slots */
-        if (!limit || flag & EXACT || (filtered && (Py_ssize_t)(held & 0xFFFF) < floor)) continue;
-        int32_t name_hits = (int32_t)(held >> 16);
-        int first = q->named_count ? first_of(q, slot) : 0;
+    const int bounded = q->boost >= 0.0, named = q->named_count != 0;
+    const double boost = q->boost;
+    /* The least bound a slot of each named-group rank (0, 1) must have to be looked at, and
+     * the least of them (a slot below it needs no group looked up). */
+    double least[2] = {-INFINITY, -INFINITY}, lowest_bound = -INFINITY;
+    Py_ssize_t count = 0, least_held = filtered ? floor : 0;
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = touched[j];
+        uint32_t held = cells[slot].counts;
+        double value = cells[slot].score;
+        cells[slot].counts = 0;
+        cells[slot].score = 0.0;
+        uint8_t flag = cells[slot].flags;
+        cells[slot].flags = flag & EXACT; /* clear() clears the exact slots */
+        double bound = value * (1.0 + boost * (double)(held >> 16));
+        if (bound < lowest_bound) continue;
+        int first = named ? first_of(q, slot) : 0;
+        if (bound < least[first]) continue;
+        if (!limit || flag & EXACT || (Py_ssize_t)(held & 0xFFFF) < least_held) continue;
         if (count == limit) {
-            /* name_hits / size <= name_hits, and rounding keeps that order: a bound that
-             * ranks below the worst kept needs no coverage factor. */
             if (first < heap[0].first) continue;
-            if (prefilter && first == heap[0].first &&
-                value * (1.0 + boost * (double)name_hits) < heap[0].score)
-                continue;
+            if (bounded && first == heap[0].first && bound < heap[0].score) continue;
         }
-        Ranked candidate = {first, boosted(q, slot, value, name_hits), slot};
-        if (count < limit) {
-            heap[count++] = candidate;
-            sift_up(heap, count - 1);
-        } else if (before(&candidate, &heap[0])) {
-            heap[0] = candidate;
-            sift_down(heap, count, 0);
+        Ranked candidate = {first, boosted(q, slot, value, (int32_t)(held >> 16)), slot};
+        count = keep(heap, count, limit, &candidate);
+        if (bounded && count == limit) {
+            least[0] = heap[0].first ? INFINITY : heap[0].score;
+            least[1] = heap[0].first ? heap[0].score : -INFINITY;
+            lowest_bound = named && least[1] < least[0] ? least[1] : least[0];
         }
     }
     return count;
 }
 
+/* Admission off with its very common tokens set aside (MaxScore's non-essential terms): a
+ * token held by at least ASIDE_SHARE of the slots (the `svc` every tool of the synthetic
+ * catalogs holds) is scored only for the few documents that may rank, not for all of them.
+ *
+ * The other tokens are scored as usual, into a partial score P and partial name hits h. A
+ * document's exact score is at least boosted(P, h) (every token adds a score of zero or more,
+ * and a name hit, to the coverage) and at most (P + A) (1 + boost (h + a) / size), A the sum
+ * of the set-aside tokens' bounds and a their count; both are widened by 1e-9 for rounding,
+ * since the exact score adds the same terms in another order. The k-th best lower bound is a
+ * floor of the k-th best exact score; the documents whose upper bound reaches it are the
+ * candidates, scored again from scratch with every token (as the pruned path scores its
+ * candidates: the exact score) and ranked; no other can beat the k-th best of them. A
+ * document holding set-aside tokens only scores at most A (1 + boost min(a, 1 +
+ * e)), e the expansion tokens among them (see prune_off); the k-th best must be above that,
+ * and at least `limit` documents must hold another token, or this gives up (the accumulators
+ * clean again) and the caller scores every posting. Returns the number of hits in `heap`, 0
+ * when it gave up, -1 on bad data. */
+#define ASIDE_SHARE 0.5
+
+typedef struct {
+    double bound;
+    Py_ssize_t slot;
+} Candidate;
+
+/* Pushes `value` into the min-heap `least` of the `k` largest values seen (`*count` of them). */
+static inline void keep_largest(double *least, Py_ssize_t *count, Py_ssize_t k, double value) {
+    Py_ssize_t at;
+    if (*count < k) {
+        at = (*count)++;
+        least[at] = value;
+        while (at > 0 && least[(at - 1) / 2] > least[at]) {
+            double swap = least[at];
+            least[at] = least[(at - 1) / 2];
+            least[(at - 1) / 2] = swap;
+            at = (at - 1) / 2;
+        }
+        return;
+    }
+    if (!(value > least[0])) return;
+    least[0] = value;
+    for (at = 0;;) {
+        Py_ssize_t low = at, left = 2 * at + 1, right = left + 1;
+        if (left < *count && least[left] < least[low]) low = left;
+        if (right < *count && least[right] < least[low]) low = right;
+        if (low == at) return;
+        double swap = least[at];
+        least[at] = least[low];
+        least[low] = swap;
+        at = low;
+    }
+}
+
+static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ssize_t limit,
+                             Py_ssize_t exact_count) {
+    Py_ssize_t tokens = q->token_count;
+    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
+    uint8_t *aside = PyMem_Calloc((size_t)tokens + 1, 1);
+    double *least = PyMem_Malloc(sizeof(double) * (size_t)(limit + 1));
+    Py_ssize_t capacity = 256, found = 0, outcome = 0;
+    Candidate *candidates = PyMem_Malloc(sizeof(Candidate) * (size_t)capacity);
+    if (aside == NULL || least == NULL || candidates == NULL) goto finish; /* no pruning */
+    double set_aside = 0.0, best_other = 0.0;
+    Py_ssize_t count_aside = 0, expansions = 0;
+    for (Py_ssize_t t = 0; t < tokens; t++) {
+        Py_ssize_t run = postings_of(q, t);
+        if ((double)run >= ASIDE_SHARE * (double)q->total) {
+            aside[t] = 1;
+            set_aside += bounds[t];
+            count_aside++;
+            expansions += is_expansion(q, t);
+        } else if (bounds[t] > best_other) {
+            best_other = bounds[t];
+        }
+    }
+    double coverage = (double)(count_aside < 1 + expansions ? count_aside : 1 + expansions);
+    double aside_only = set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
+    /* Nothing to set aside, nothing else, or the set-aside tokens weigh as much as the best
+     * other one (the k-th best would hardly be above what they score alone). */
+    if (!count_aside || count_aside == tokens || !(aside_only < best_other)) goto finish;
+
+    q->aside = aside;
+    int scored = score_tokens(q, 0, 0);
+    q->aside = NULL;
+    if (scored < 0) {
+        outcome = -1; /* clear() zeroes what was touched */
+        goto finish;
+    }
+    /* Every slot holding another token: its bounds, its columns zeroed on the way. */
+    Cell *restrict cells = q->cells;
+    Py_ssize_t kept = 0, ranked = 0;
+    double threshold = -INFINITY;
+    int overflow = 0;
+    const double boost = q->boost, widen = 1.0 + 1e-9;
+    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+        Py_ssize_t slot = q->touched[j];
+        uint32_t hits = cells[slot].counts;
+        double value = cells[slot].score;
+        cells[slot].counts = 0;
+        cells[slot].score = 0.0;
+        ranked += hits != 0;
+        /* The upper bound with a name size of 1 bounds it too, without a division: most
+         * slots are set aside by it, in one comparison (see rank). */
+        if ((value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) * widen <
+            threshold)
+            continue;
+        if (!hits || cells[slot].flags & EXACT) continue;
+        int32_t name_hits = (int32_t)(hits >> 16);
+        int32_t size = slot < q->slot_count ? q->name_sizes[slot]
+                                            : q->extra_name_sizes[slot - q->slot_count];
+        double upper = (value + set_aside) *
+                       (1.0 + boost * ((double)(name_hits + count_aside) / (double)size)) * widen;
+        if (upper < threshold || overflow) continue;
+        keep_largest(least, &kept, limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
+        if (kept == limit) threshold = least[0];
+        if (found == capacity) {
+            Candidate *grown = PyMem_Realloc(candidates, sizeof(Candidate) * (size_t)capacity * 2);
+            if (grown == NULL) { /* no pruning: the same result, more work */
+                overflow = 1;
+                continue;
+            }
+            candidates = grown;
+            capacity *= 2;
+        }
+        candidates[found].bound = upper;
+        candidates[found++].slot = slot;
+    }
+    q->touched_count = 0; /* every slot on the list was zeroed */
+    /* Too few documents hold another token (exact slots do not rank): those of set-aside
+     * tokens only would rank. */
+    if (overflow || ranked < limit + exact_count) goto finish;
+    /* The candidates that may reach the floor, scored exactly (every token, in order, as the
+     * pruned path scores its candidates) and ranked. */
+    for (Py_ssize_t j = 0; j < found; j++)
+        if (candidates[j].bound >= threshold) nominate(q, candidates[j].slot);
+    if (score_tokens(q, 1, 0) < 0) {
+        outcome = -1;
+        goto finish;
+    }
+    Py_ssize_t count = rank(q, heap, limit, 1, 0);
+    q->touched_count = 0;
+    if (count == limit && heap[0].score > aside_only) outcome = count;
+
+finish:
+    PyMem_Free(aside);
+    PyMem_Free(least);
+    PyMem_Free(candidates);
+    return outcome;
+}
+
 /* (slot, score, the tokens it holds): the held ones of `tokens`, in their order. */
-static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double score,
-                     const char *held) {
+static PyObject *matched_tokens(const Query *q, PyObject *tokens, const char *held) {
     Py_ssize_t count = 0;
     for (Py_ssize_t t = 0; t < q->token_count; t++) count += held[t];
     PyObject *matched = PyTuple_New(count);
@@ -744,6 +940,50 @@ static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double s
         PyObject *token = PyList_GET_ITEM(tokens, t);
         Py_INCREF(token);
         PyTuple_SET_ITEM(matched, j++, token);
+    }
+    return matched;
+}
+
+/* The field names of a hit (interned once). */
+static PyObject *NAME_KEY, *SCORE_KEY, *MATCHED_KEY, *NAME_ATTRIBUTE;
+
+/* A hit object of the plain class `kind` (index.plain_hits checked it is one: its instances
+ * keep their three fields in their __dict__, which its __init__ would fill), named after the
+ * document of `slot` (its `name`). */
+static PyObject *make_hit(PyObject *kind, PyObject *documents, PyObject *extra,
+                          Py_ssize_t slot_count, Py_ssize_t slot, double score,
+                          PyObject *matched) {
+    PyObject *document = slot < slot_count ? PyList_GET_ITEM(documents, slot)
+                                           : PyList_GET_ITEM(extra, slot - slot_count);
+    PyObject *name = PyObject_GetAttr(document, NAME_ATTRIBUTE);
+    PyObject *value = PyFloat_FromDouble(score);
+    PyObject *made = NULL, *fields = NULL;
+    if (name == NULL || value == NULL) goto finish;
+    made = ((PyTypeObject *)kind)->tp_alloc((PyTypeObject *)kind, 0);
+    if (made == NULL) goto finish;
+    fields = PyObject_GenericGetDict(made, NULL);
+    if (fields == NULL || PyDict_SetItem(fields, NAME_KEY, name) < 0 ||
+        PyDict_SetItem(fields, SCORE_KEY, value) < 0 ||
+        PyDict_SetItem(fields, MATCHED_KEY, matched) < 0)
+        Py_CLEAR(made);
+finish:
+    Py_XDECREF(fields);
+    Py_XDECREF(name);
+    Py_XDECREF(value);
+    return made;
+}
+
+/* (slot, score, the tokens it holds), or with `hits` the hit object itself (see make_hit). */
+static PyObject *hit(const Query *q, PyObject *tokens, Py_ssize_t slot, double score,
+                     const char *held, PyObject *hits) {
+    PyObject *matched = matched_tokens(q, tokens, held);
+    if (matched == NULL) return NULL;
+    if (hits != NULL) {
+        PyObject *made = make_hit(PyTuple_GET_ITEM(hits, 0), PyTuple_GET_ITEM(hits, 1),
+                                  PyTuple_GET_ITEM(hits, 2), q->slot_count, slot, score,
+                                  matched);
+        Py_DECREF(matched);
+        return made;
     }
     return Py_BuildValue("(ndN)", slot, score, matched);
 }
@@ -875,8 +1115,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 20) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 20 arguments");
+    if (nargs != 22) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 22 arguments");
         return NULL;
     }
     Query q;
@@ -937,12 +1177,10 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     /* Laid out by the buffer's capacity, not by this query's slot count: the columns that
      * stay zero between calls keep their place whatever the next query's extra candidates. */
     Py_ssize_t capacity = (scratch_bytes - SCRATCH_HEADER) / SCRATCH_SLOT;
-    q.score = (double *)(scratch + SCRATCH_HEADER);
-    q.tmp = q.score + capacity;
-    q.counts = (uint32_t *)(q.tmp + capacity);
-    q.touched = (int32_t *)(q.counts + capacity);
-    q.token_touched = q.touched + capacity;
-    q.flags = (uint8_t *)(q.token_touched + capacity);
+    q.cells = (Cell *)scratch; /* a bytearray's buffer is aligned for doubles */
+    q.tmp = (double *)(q.cells + capacity);
+    q.touched = (int32_t *)(q.tmp + capacity);
+    q.token_touched = q.touched + capacity + SPARE / (Py_ssize_t)sizeof(int32_t);
     dirty = 1;
 
     if (parse_params(&q, args[10]) < 0) goto done;
@@ -1013,6 +1251,21 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         }
     }
 
+    double prune_share = PyFloat_AsDouble(args[20]);
+    if (prune_share == -1.0 && PyErr_Occurred()) goto done;
+    PyObject *hits_of = args[21] == Py_None ? NULL : args[21];
+    if (hits_of != NULL &&
+        (!PyTuple_Check(hits_of) || PyTuple_GET_SIZE(hits_of) != 3 ||
+         !PyType_Check(PyTuple_GET_ITEM(hits_of, 0)) ||
+         !PyList_Check(PyTuple_GET_ITEM(hits_of, 1)) ||
+         !PyList_Check(PyTuple_GET_ITEM(hits_of, 2)) ||
+         PyList_GET_SIZE(PyTuple_GET_ITEM(hits_of, 1)) < q.slot_count ||
+         PyList_GET_SIZE(PyTuple_GET_ITEM(hits_of, 2)) < q.total - q.slot_count)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bm25 kernel: hits is (a hit class, documents, extra documents)");
+        goto done;
+    }
+
     if (required != NULL) {
         if (touch_required(&q, required) < 0) {
             corrupt("postings out of range");
@@ -1026,37 +1279,36 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
             goto done;
         }
         if (required != NULL) nominate(&q, slot);
-        q.flags[slot] |= EXACT;
+        q.cells[slot].flags |= EXACT;
     }
     Py_ssize_t ranked_limit = limit - exact_count;
     if (ranked_limit < 0) ranked_limit = 0;
-    int pruned = 0;
-    if (required == NULL) {
-        pruned = prune_off(&q, bounds, ranked_limit);
-        if (pruned < 0) {
-            corrupt("postings out of range");
-            goto done;
-        }
-    }
-    if (!pruned && required == NULL) {
-        Py_ssize_t every = 0; /* postings: most documents hold a token? */
-        for (Py_ssize_t t = 0; t < q.token_count; t++) every += postings_of(&q, t);
-        q.dense = every * 2 >= q.total;
-    }
-    if (!pruned && score_tokens(&q, required != NULL, 0) < 0) {
-        corrupt("postings out of range");
-        goto done;
-    }
-
     heap = PyMem_Malloc(sizeof(Ranked) * (size_t)(ranked_limit + 1));
     held = PyMem_Malloc((size_t)q.token_count + 1);
     if (heap == NULL || held == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
+    /* Admission off: its common tokens set aside, or pruned (a first round), else every
+     * posting scored. Set aside first: where both apply, a first round that cannot prune
+     * enough costs a third of the query before it gives up (admission off at 330,000 tools:
+     * p99 of the CPU time 2.3 ms with the first round first, 1.0 ms this way). */
+    int pruned = 0;
+    Py_ssize_t heap_count = 0;
+    if (required == NULL) {
+        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count);
+        if (!heap_count) pruned = prune_off(&q, bounds, ranked_limit, prune_share);
+        if (pruned < 0 || heap_count < 0) {
+            corrupt("postings out of range");
+            goto done;
+        }
+    }
+    if (!pruned && !heap_count && score_tokens(&q, required != NULL, 0) < 0) {
+        corrupt("postings out of range");
+        goto done;
+    }
+    if (!heap_count) heap_count = rank(&q, heap, ranked_limit, required != NULL, floor);
     q.touched_count = 0;
-    q.dense = 0;
     qsort(heap, (size_t)heap_count, sizeof(Ranked), compare_ranked);
 
     Py_ssize_t shown = exact_count < limit ? exact_count : limit;
@@ -1069,7 +1321,8 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         double score;
         int32_t name_hits;
         score_one(&q, slot, held, &score, &name_hits);
-        PyObject *item = hit(&q, tokens, slot, boosted(&q, slot, score, name_hits), held);
+        PyObject *item =
+            hit(&q, tokens, slot, boosted(&q, slot, score, name_hits), held, hits_of);
         if (item == NULL) {
             Py_CLEAR(result);
             goto done;
@@ -1228,6 +1481,11 @@ static struct PyModuleDef kernel_module = {
 };
 
 PyMODINIT_FUNC PyInit__kernel(void) {
+    NAME_KEY = PyUnicode_InternFromString("name");
+    SCORE_KEY = PyUnicode_InternFromString("score");
+    MATCHED_KEY = PyUnicode_InternFromString("matched_tokens");
+    NAME_ATTRIBUTE = NAME_KEY;
+    if (NAME_KEY == NULL || SCORE_KEY == NULL || MATCHED_KEY == NULL) return NULL;
     PyObject *module = PyModule_Create(&kernel_module);
     if (module == NULL) return NULL;
     if (PyModule_AddIntConstant(module, "SCRATCH_HEADER", SCRATCH_HEADER) < 0 ||

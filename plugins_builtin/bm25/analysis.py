@@ -3,7 +3,8 @@ results answer.
 
 Against the index's vocabulary (``known``), in order:
 
-1. The query's words (:func:`~hermes_core.search.tokenize.query_words`) are stemmed.
+1. The query's words (:func:`~.tokenize.query_words`) are stemmed (each distinct word once a
+   process: a cache keyed per word, never per query).
 2. **Compounds.** Two adjacent words of letters whose concatenation is a known token add that
    token: ``time zone`` also finds ``timezones``, ``pull request`` also ``pullRequest``.
 3. **Splits.** A word that no tool holds, of at least :data:`MIN_SPLIT_WORD` letters, that
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .tokenize import query_words, stem, stem_words
+from .tokenize import QUERY_STOPWORDS, split_words, stem, stem_words
 
 __all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
 
@@ -84,6 +85,60 @@ class QueryAnalysis:
         return self._answers
 
 
+MAX_CACHED_WORDS = 100_000
+"""The most words :func:`analyze_query` keeps the pieces and stems of (emptied past it)."""
+
+_WORDS: dict[str, tuple[list[str], list[str]]] = {}
+"""Per word of a query (a run without whitespace, as written): its pieces and their stems, as
+:func:`~.tokenize.split_words` and :func:`~.tokenize.stem_words` give them. A word's pieces
+do not depend on its neighbours (whitespace separates words under every rule), so a query's
+words are the pieces of its runs in order: each distinct word is split and stemmed once per
+process, not once per query (a few hundred bytes a word)."""
+
+_JOINED: dict[str, str] = {}
+"""The stem of each pair of adjacent words joined (a compound's token), likewise."""
+
+
+def _pieces(run: str) -> tuple[list[str], list[str]]:
+    found = _WORDS.get(run)
+    if found is None:
+        if len(_WORDS) >= MAX_CACHED_WORDS:
+            _WORDS.clear()
+        pieces = split_words(run)
+        found = _WORDS[run] = (pieces, stem_words(pieces))
+    return found
+
+
+def _joined_stem(left: str, right: str) -> str:
+    word = left + right
+    found = _JOINED.get(word)
+    if found is None:
+        if len(_JOINED) >= MAX_CACHED_WORDS:
+            _JOINED.clear()
+        found = _JOINED[word] = stem(word)
+    return found
+
+
+def _query_words(query: str) -> tuple[list[str], list[str]]:
+    """:func:`~.tokenize.query_words` of ``query`` and their stems (the same words: function
+    words dropped unless nothing else is left), from the per-word cache."""
+    runs = query.split()
+    if len(runs) == 1:
+        every, every_stem = _pieces(runs[0])
+    else:
+        every, every_stem = [], []
+        for run in runs:
+            pieces, stems = _pieces(run)
+            every += pieces
+            every_stem += stems
+    if QUERY_STOPWORDS.isdisjoint(every):
+        return list(every), list(every_stem)
+    kept = [position for position, word in enumerate(every) if word not in QUERY_STOPWORDS]
+    if not kept:
+        return list(every), list(every_stem)
+    return [every[position] for position in kept], [every_stem[position] for position in kept]
+
+
 def analyze_query(
     query: str,
     known: Callable[[str], bool],
@@ -91,34 +146,36 @@ def analyze_query(
 ) -> QueryAnalysis:
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
-    words = query_words(query)
-    stems = stem_words(words)
+    words, stems = _query_words(query)
     compounds: dict[int, list[str]] = {}
     added: list[str] = []
     for position in range(len(words) - 1):
         left, right = words[position], words[position + 1]
         if not (left.isalpha() and right.isalpha()):
             continue
-        joined = stem(left + right)
+        joined = _joined_stem(left, right)
         if joined not in stems and known(joined):
             added.append(joined)
             compounds.setdefault(position, []).append(joined)
             compounds.setdefault(position + 1, []).append(joined)
     tokens: list[str] = []
     unmatched: list[str] = []
-    for position, token in enumerate(stems):
-        if known(token):
-            tokens.append(token)
-        elif position not in compounds:
-            word = words[position]
-            parts = _split(word, known)
-            if parts is not None:
-                added.extend(parts)
-            else:
-                tokens.append(token)  # held by no tool: strict admission answers nothing
-            unmatched.append(word)
+    if all(map(known, stems)):  # the common case: some tool holds every word
+        tokens = stems
+    else:
+        for position, token in enumerate(stems):
+            if known(token):
+                tokens.append(token)
+            elif position not in compounds:
+                word = words[position]
+                parts = _split(word, known)
+                if parts is not None:
+                    added.extend(parts)
+                else:
+                    tokens.append(token)  # held by no tool: strict admission answers nothing
+                unmatched.append(word)
     ranked = tuple(tokens + added) if added else tuple(tokens)
-    expanded = tuple([token for token in dict.fromkeys(ranked) if token in equivalents])
+    expanded = tuple(filter(equivalents.__contains__, dict.fromkeys(ranked)))
     found = tuple(dict.fromkeys(unmatched)) if unmatched else ()
     return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
 

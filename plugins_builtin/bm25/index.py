@@ -28,11 +28,14 @@ ids, frequency and idf looked up once per version, in a :class:`_Context`), and 
 postings are computed on its first query after a change and kept; an expansion token's
 equivalents are merged once per version into one run. Under ``strict`` and ``lenient`` the
 kernel scores the holders of the required tokens, looking each up in the other tokens'
-postings or scanning them, whichever is cheaper; under ``off`` it prunes exactly (MaxScore)
-when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and pruning is
-cheaper than scoring every posting, else it adds every posting into one accumulator; there are
-no rounds that rescore and fall back. A heap keeps the top ``limit`` (named groups first, then
-score, then registry order).
+postings or scanning them, whichever is cheaper (a run every document holds is read by
+offset). Under ``off``, a token held by half the documents or more is set aside: the others
+are scored, and only the few documents whose bound reaches the k-th best are scored again with
+every token; else it prunes exactly (MaxScore) when the highest-weighted token is held by few
+documents (:data:`PRUNE_SHARE`) and pruning is cheaper than scoring every posting; else it
+adds every posting into one accumulator. Each is exact, and gives up before it could be wrong
+(then the next one runs). A heap keeps the top ``limit`` (named groups first, then score, then
+registry order).
 
 Persistence (:mod:`.store`): with a ``cache_dir``, :meth:`BM25Index.build` of a catalog of at
 least ``persist_min_documents`` documents saves its arrays there, keyed by a hash of the
@@ -44,6 +47,7 @@ warning, and rebuilt.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -97,7 +101,7 @@ NAMED_GROUP_SHARE = 0.7
 at least this share of the tools holding it belong to the group."""
 PRUNE_SHARE = 0.25
 """Admission off prunes (MaxScore) when the query's highest-bound token is held by at most
-this share of the documents (it scores their holders first)."""
+this share of the documents (it scores their holders first; the kernel decides, by postings)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -143,7 +147,10 @@ class _Segment:
                 )
             cache = self._cache
         dead = int(self.dead > 0)
-        return (self.first_slot, self.size, self.offsets, self.slots, self.counts, dead, 0, *cache)
+        # Memoryviews: the kernel takes a view of each array a query, cheaper from these.
+        arrays = [array.data for array in (self.offsets, self.slots, self.counts)]
+        views = [None if array is None else array.data for array in cache]
+        return (self.first_slot, self.size, *arrays, dead, 0, *views)
 
     def terms(self) -> Int32Array:
         """The term of each posting."""
@@ -586,12 +593,17 @@ class BM25Index:
                 self._live,
                 [segment.as_kernel_segment() for segment in self._segments],
                 _length_factors(self._total_lengths, max(self._live, 1)),
+                self._weights,
                 self._vocabulary.ids,
                 self._frequency,
                 self._equivalents,
             )
             context.slot_count = len(self._documents)
             context.scratch = scratch_bytes(self._kernel, len(self._documents))
+            context.columns = tuple(
+                array.data
+                for array in (self._lengths, self._alive, self._name_sizes, self._slot_groups)
+            )
         return context
 
     def _extra_context(
@@ -622,6 +634,7 @@ class BM25Index:
                 self._total_lengths + lengths.sum(axis=0, dtype=np.int64),
                 self._live + len(documents),
             ),
+            self._weights,
             self._vocabulary.ids,
             self._frequency,
             self._equivalents,
@@ -635,6 +648,7 @@ class BM25Index:
             [self._group_ids.get(d.group, -1) for d in documents], dtype=np.int32
         )
         context.scratch = scratch_bytes(self._kernel, slot_count + len(documents))
+        context.columns = (self._lengths, self._alive, self._name_sizes, self._slot_groups)
         return context
 
     def search_tokens(
@@ -652,9 +666,11 @@ class BM25Index:
         ``exact_query`` is the raw text checked for the exact-name rule (``None``: none)."""
         if limit <= 0:
             return []
-        query_terms: dict[str, float] = {}
-        for token in tokens:
-            query_terms[token] = query_terms.get(token, 0.0) + 1.0
+        query_terms = dict.fromkeys(tokens, 1.0)
+        if len(query_terms) < len(tokens):  # a token repeated counts again
+            query_terms = {}
+            for token in tokens:
+                query_terms[token] = query_terms.get(token, 0.0) + 1.0
         context = self._extra_context(extra, query_terms, expanded) if extra else self._context()
         if context.document_count == 0:
             return []
@@ -663,31 +679,37 @@ class BM25Index:
         known: list[str] = []
         parts: list[tuple[int, float, int, int, int]] = []
         frequencies: dict[str, int] = {}
-        # Per token, the most it adds to a score (a saturation is below 1) and how many
-        # documents may hold it: admission off prunes with them.
+        # Per token, the most it adds to a score (a saturation is below 1): admission off
+        # prunes with them.
         bounds: list[float] = []
-        holders: list[int] = []
+        looked_up = context.tokens
         for token, repeats in query_terms.items():
-            term, local, frequency, idf = context.token(token)
+            term, local, frequency, idf = looked_up.get(token) or context.token(token)
             frequencies[token] = frequency
             if frequency:
                 weight = repeats * idf * (K1 + 1.0)
                 parts.append((len(known), weight, term, local, -1))
                 known.append(token)
                 bounds.append(weight)
-                holders.append(frequency)
+        held = len(known)  # the distinct tokens some document holds
         # An expansion token's score is its equivalents' term scores, each at its own weight,
         # added in the order of the equivalence table: over the index alone, their run merged
         # once a version (one part); with extra candidates, one part an equivalent.
         segments = context.segments
+        expansions, runs = context.expansions, context.merged
         for token in expanded:
-            expansion = context.expansion(token)
-            merged = None if extra or not expansion else self._merged_expansion(context, token)
+            expansion = expansions.get(token)
+            if expansion is None:
+                expansion = context.expansion(token)
+            merged = None
+            if not extra and expansion:
+                merged = runs.get(token, -2)
+                if merged == -2:
+                    merged = self._merged_expansion(context, token)
             if not expansion or (merged is None and not extra):
                 continue
             position = len(known)
             known.append(expansion_token(token))
-            holders.append(context.expansion_holders(token))
             if merged is None:
                 bounds.append(sum(weight for _, _, weight in expansion))
                 parts += [(position, weight, term, local, -1) for term, local, weight in expansion]
@@ -700,31 +722,27 @@ class BM25Index:
             named = self._named_groups(known, frequencies, extra_documents)
             named_ids = self._named_ids(named, extra_documents, context.extra_groups)
         else:
-            named_ids = self._named_group_ids(context, known, frequencies)
+            named_ids = self._named_group_ids(context, known)
         required: bytes | None = None
         floor = 0
         if admission != "off":
             rarest = required_tokens(admission, frequencies, context.document_count)
-            if any(frequencies[token] == 0 for token in rarest):
+            if held < len(frequencies) and not all(map(frequencies.__getitem__, rarest)):
                 rarest = frozenset()  # a token no tool has: nothing but an exact name passes
-            required = bytes([token in rarest for token in known])
-            known_admitting = sum(1 for df in frequencies.values() if df > 0)
-            floor = coverage_floor(known_admitting, admission)
+            required = bytes(map(rarest.__contains__, known))
+            floor = coverage_floor(held, admission)
         if len(self._scratch) < context.scratch:
             self._scratch = bytearray(context.scratch + context.scratch // 4)
         kernel = self._kernel if len(known) <= self._kernel.MAX_TOKENS else kernel_numpy
         found = kernel.search(
             segments,
             slot_count,
-            self._lengths,
-            self._alive,
-            self._name_sizes,
-            self._slot_groups,
+            *context.columns,
             context.extra_lengths,
             context.extra_sizes,
             context.extra_groups,
             self._scratch,
-            (K1, 1.0 - B, NAME_BOOST, *context.factors, *self._weights),
+            context.params,
             parts,
             known,
             required,
@@ -733,13 +751,13 @@ class BM25Index:
             named_ids,
             limit,
             self._version % 0xFFFFFFFF + 1,
-            self._pruning(bounds, holders, context.document_count) if required is None else None,
+            bounds if required is None and len(bounds) > 1 else None,
+            PRUNE_SHARE,
+            (SearchHit, self._documents, extra_documents) if _PLAIN_HITS else None,
         )
+        if _PLAIN_HITS:
+            return found  # type: ignore[no-any-return]
         documents = self._documents
-        if not extra_documents:
-            return [
-                SearchHit(documents[slot].name, score, matched) for slot, score, matched in found
-            ]
         return [
             SearchHit(
                 documents[slot].name
@@ -751,17 +769,6 @@ class BM25Index:
             for slot, score, matched in found
         ]
 
-    @staticmethod
-    def _pruning(
-        bounds: list[float], holders: list[int], document_count: int
-    ) -> list[float] | None:
-        """The bounds the kernel prunes admission off with, or ``None`` when pruning does not
-        pay: the highest-bound token's holders are scored first, so they must be few."""
-        if len(bounds) < 2:
-            return None
-        top = max(range(len(bounds)), key=bounds.__getitem__)
-        return bounds if holders[top] <= PRUNE_SHARE * document_count else None
-
     def _merged_expansion(self, context: _Context, token: str) -> int | None:
         """The id of ``token``'s merged expansion run in the context's expansion segment
         (merged on first use: per document, its equivalents' weighted saturations added in
@@ -771,7 +778,7 @@ class BM25Index:
         if merged != -2:
             return merged
         found: list[tuple[Int32Array, npt.NDArray[np.float64], npt.NDArray[np.bool_]]] = []
-        params = (K1, 1.0 - B, NAME_BOOST, *context.factors, *self._weights)
+        params = context.params
         for term, _, weight in context.expansion(token):
             for segment in self._segments:
                 if term >= len(segment.offsets) - 1:
@@ -798,40 +805,45 @@ class BM25Index:
         names = np.bincount(inverse, weights=np.concatenate([n for _, _, n in found])) > 0
         return context.add_merged(token, ordered[first], np.where(names, -totals, totals))
 
-    def _named_group_ids(
-        self, context: _Context, tokens: Sequence[str], frequencies: Mapping[str, int]
-    ) -> list[int]:
+    def _named_group_ids(self, context: _Context, tokens: Sequence[str]) -> list[int]:
         """:meth:`_named_groups` over the index alone, as group ids, with each token's groups
         looked up once per version of the index (a query rarely holds one)."""
-        groups_of_token = self._groups_of_token
-        if groups_of_token.keys().isdisjoint(frequencies):
-            return []
-        held = set(tokens)
+        naming = context.naming
         found: list[int] = []
-        seen: set[int] = set()
-        for token in held & groups_of_token.keys():
-            for group_id, group_tokens, size in context.naming(token, self._naming_groups):
-                if group_id in seen:
-                    continue
-                seen.add(group_id)
-                if all(
-                    token in held and size >= NAMED_GROUP_SHARE * frequencies.get(token, 0)
-                    for token in group_tokens
-                ):
+        held: set[str] | None = None
+        for token in tokens:  # distinct
+            groups = naming.get(token)
+            if groups is None:
+                groups = naming[token] = (
+                    self._naming_groups(token, context) if token in self._groups_of_token else []
+                )
+            for group_id, group_tokens in groups:
+                if len(group_tokens) > 1:
+                    held = set(tokens) if held is None else held
+                    if not held.issuperset(group_tokens):
+                        continue
+                if group_id not in found:
                     found.append(group_id)
         return found
 
-    def _naming_groups(self, token: str, frequency: int) -> list[tuple[int, tuple[str, ...], int]]:
-        """The live groups a token of this document frequency may name, with their tokens and
-        sizes (none when more tools hold it than the largest group can own)."""
+    def _naming_groups(self, token: str, context: _Context) -> list[tuple[int, tuple[str, ...]]]:
+        """The live groups ``token`` may name, with their tokens: those that own at least
+        :data:`NAMED_GROUP_SHARE` of each of their tokens' holders (document frequencies do not
+        change with the query, so this holds for every query over this state of the index; the
+        query names one of them when it holds all its tokens)."""
         largest = max(self._group_sizes, default=0) / NAMED_GROUP_SHARE
-        if frequency > largest:
+        if context.token(token)[2] > largest:
             return []
-        return [
-            (group_id, self._group_tokens[group_id], self._group_sizes[group_id])
-            for group_id in self._groups_of_token.get(token, ())
-            if self._group_sizes[group_id] and self._group_tokens[group_id]
-        ]
+        found = []
+        for group_id in self._groups_of_token.get(token, ()):
+            size, group_tokens = self._group_sizes[group_id], self._group_tokens[group_id]
+            if (
+                size
+                and group_tokens
+                and all(size >= NAMED_GROUP_SHARE * context.token(t)[2] for t in group_tokens)
+            ):
+                found.append((group_id, group_tokens))
+        return found
 
     def _named_groups(
         self,
@@ -955,6 +967,28 @@ class BM25Index:
         return slots
 
 
+def plain_hits(kind: type[SearchHit] = SearchHit) -> bool:
+    """Whether the C kernel may make the hits itself: ``kind`` is a plain frozen dataclass of
+    exactly ``name``, ``score`` and ``matched_tokens`` (no ``__slots__``, no ``__post_init__``,
+    nothing but fields to set), so a new instance whose ``__dict__`` holds them is what its
+    ``__init__`` makes. That ``__init__`` sets each field through ``object.__setattr__``
+    (about 0.8 µs a hit against 0.1 µs): five hits were a fifth of a query over the
+    5,468-tool catalog. Otherwise hits are made with the constructor."""
+    names = ["name", "score", "matched_tokens"]
+    return (
+        dataclasses.is_dataclass(kind)
+        # The declared fields, InitVar and ClassVar pseudo-fields included, are the three.
+        and list(getattr(kind, "__dataclass_fields__", ())) == names
+        and [field.name for field in dataclasses.fields(kind) if field.init] == names
+        and "__slots__" not in vars(kind)
+        and not hasattr(kind, "__post_init__")
+        and kind.__new__ is object.__new__
+    )
+
+
+_PLAIN_HITS: Final = plain_hits()
+
+
 def _latest(documents: Sequence[ToolDocument]) -> tuple[list[ToolDocument], list[str]]:
     """``documents`` with each name once, its last copy, in the order of the last copies; and
     their names."""
@@ -1002,6 +1036,7 @@ class _Context:
         document_count: int,
         segments: list[Any],
         factors: tuple[float, ...],
+        weights: tuple[float, ...],
         ids: Mapping[str, int],
         frequency: memoryview,
         equivalents: Equivalents,
@@ -1012,15 +1047,20 @@ class _Context:
         self.document_count = document_count
         self.segments = segments
         self.factors = factors
+        self.params = (K1, 1.0 - B, NAME_BOOST, *factors, *weights)
+        """What the kernel's ``params`` take: k1, 1 - b, the name boost, ``factors``, the
+        fields' weights."""
         self._ids = ids
         self._frequency = frequency
         self._equivalents = equivalents
         self._local_ids = local_ids or {}
         self._local_frequencies = local_frequencies or {}
-        self._tokens: dict[str, tuple[int, int, int, float]] = {}
-        self._expansions: dict[str, list[tuple[int, int, float]]] = {}
-        self._naming: dict[str, list[tuple[int, tuple[str, ...], int]]] = {}
-        self._expansion_holders: dict[str, int] = {}
+        self.tokens: dict[str, tuple[int, int, int, float]] = {}
+        """What :meth:`token` found for each token so far."""
+        self.expansions: dict[str, list[tuple[int, int, float]]] = {}
+        """What :meth:`expansion` found for each token so far."""
+        self.naming: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        """The groups each query token so far may name (see ``BM25Index._naming_groups``)."""
         self.merged: dict[str, int | None] = {}
         """Each expansion token's run in :attr:`segments_with_expansions`' last segment."""
         self._runs: list[tuple[Int32Array, npt.NDArray[np.float64]]] = []
@@ -1034,17 +1074,20 @@ class _Context:
         self.extra_lengths: Int32Array = _NO_ROWS
         self.extra_sizes: Int32Array = _NO_INTS
         self.extra_groups: Int32Array = _NO_INTS
+        self.columns: tuple[Any, ...] = ()
+        """The index's field lengths, liveness, name sizes and group ids, as the kernel takes
+        them."""
 
     def token(self, token: str) -> tuple[int, int, int, float]:
         """A token's term id in the index and among the extra candidates (-1: none), its
         document frequency, and its idf (0.0 when no document holds it)."""
-        found = self._tokens.get(token)
+        found = self.tokens.get(token)
         if found is None:
             term = self._ids.get(token, -1)
             frequency = 0 if term < 0 else self._frequency[term]
             frequency += self._local_frequencies.get(token, 0)
             idf = bm25_idf(self.document_count, frequency) if frequency else 0.0
-            found = self._tokens[token] = (term, self._local_ids.get(token, -1), frequency, idf)
+            found = self.tokens[token] = (term, self._local_ids.get(token, -1), frequency, idf)
         return found
 
     def add_merged(self, token: str, slots: Int32Array, values: npt.NDArray[np.float64]) -> int:
@@ -1057,39 +1100,21 @@ class _Context:
         np.cumsum([len(slots) for slots, _ in self._runs], out=offsets[1:])
         every = np.concatenate([slots for slots, _ in self._runs])
         values = np.concatenate([values for _, values in self._runs])
-        expansions = (0, self.slot_count, offsets, every, None, 0, 2, values, None)
+        expansions = (0, self.slot_count, offsets.data, every.data, None, 0, 2, values.data, None)
         self.segments_with_expansions = [*self.segments, expansions]
         return len(self._runs) - 1
-
-    def naming(
-        self, token: str, groups: Callable[[str, int], list[tuple[int, tuple[str, ...], int]]]
-    ) -> list[tuple[int, tuple[str, ...], int]]:
-        """The groups ``token`` may name (``groups(token, its document frequency)``)."""
-        found = self._naming.get(token)
-        if found is None:
-            found = self._naming[token] = groups(token, self.token(token)[2])
-        return found
-
-    def expansion_holders(self, token: str) -> int:
-        """How many documents may hold ``token``'s expansion token: the sum of its
-        equivalents' document frequencies (a bound, for pruning)."""
-        found = self._expansion_holders.get(token)
-        if found is None:
-            words = equivalent_words(self._equivalents, token)
-            found = self._expansion_holders[token] = sum(self.token(word)[2] for word in words)
-        return found
 
     def expansion(self, token: str) -> list[tuple[int, int, float]]:
         """The parts of ``token``'s expansion token: each equivalent some document holds, with
         its term ids and its weight."""
-        found = self._expansions.get(token)
+        found = self.expansions.get(token)
         if found is None:
             found = []
             for word in equivalent_words(self._equivalents, token):
                 term, local, frequency, idf = self.token(word)
                 if frequency:
                     found.append((term, local, EQUIVALENT_WEIGHT * idf * (K1 + 1.0)))
-            self._expansions[token] = found
+            self.expansions[token] = found
         return found
 
 

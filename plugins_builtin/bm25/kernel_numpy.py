@@ -81,7 +81,9 @@ def search(
     limit: int,
     version: int,
     bounds: Sequence[float] | None = None,
-) -> list[Hit]:
+    prune_share: float = 1.0,
+    hits: tuple[type, Sequence[Any], Sequence[Any]] | None = None,
+) -> list[Any]:
     """The hits of one query, best first: the ``exact`` slots (at most ``limit``), then the
     best of the others by (in a ``named`` group first, score, slot).
 
@@ -91,11 +93,14 @@ def search(
     ``required`` (one byte a token) is ``None`` for admission ``off``, where every document
     holding a token is ranked; otherwise only the holders of a required token are, and only
     those holding at least ``floor`` distinct tokens. ``scratch`` (working memory), a
-    segment's cache arrays, ``version`` (which says whether a cache entry is current) and
-    ``bounds`` (each token's most a document can score with it, for pruning under ``off``)
-    serve the C kernel only: this one scores every candidate, with the same result.
+    segment's cache arrays, ``version`` (which says whether a cache entry is current),
+    ``bounds`` (each token's most a document can score with it, for pruning under ``off``) and
+    ``prune_share`` (the share of the documents its highest-bound token may be held by for a
+    first round of pruning) serve the C kernel only: this one scores every candidate, with the
+    same result. With ``hits`` (a hit class, the index's documents, the extra candidates), each
+    hit is ``kind(document name, score, tokens)`` instead of a :data:`Hit`.
     """
-    del scratch, version, bounds
+    del scratch, version, bounds, prune_share
     token_count = len(tokens)
     boost = params[2]
     all_lengths = np.concatenate(
@@ -186,7 +191,14 @@ def search(
 
     shown = np.concatenate([exact_slots[: max(limit, 0)], ranked]).astype(np.int64)
     final, _, _, grid = score(shown)
-    return [
+    found = [
         (int(slot), float(value), tuple(compress(tokens, grid[:, column].tolist())))
         for column, (slot, value) in enumerate(zip(shown.tolist(), final.tolist(), strict=True))
+    ]
+    if hits is None:
+        return found
+    kind, documents, extra = hits
+    return [
+        kind((documents[slot] if slot < slot_count else extra[slot - slot_count]).name, value, held)
+        for slot, value, held in found
     ]

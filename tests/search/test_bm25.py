@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+import pytest
 from engine import BM25Index, fields, index
 from engine import admission as admission_rules
+from engine import kernel as kernel_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.search.backend import SearchBackend, ToolDocument
+from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
 
 NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
 FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS
@@ -194,3 +197,53 @@ def test_remove_ignores_unknown_names() -> None:
 def test_empty_index_and_zero_limit_return_nothing() -> None:
     assert BM25Index().search("anything", 5, "off") == []
     assert BM25Index(GITHUB).search("issue", 0, "off") == []
+
+
+def test_hits_are_search_hits_equal_to_the_constructed_ones() -> None:
+    hits = BM25Index(GITHUB).search("create issue", 5, "off")
+    assert hits
+    assert all(type(hit) is SearchHit for hit in hits)
+    assert hits == [SearchHit(hit.name, hit.score, hit.matched_tokens) for hit in hits]
+    assert {hash(hit) for hit in hits} == {
+        hash(SearchHit(hit.name, hit.score, hit.matched_tokens)) for hit in hits
+    }
+
+
+def test_hits_are_made_by_the_constructor_of_a_hit_class_the_kernel_cannot_fill() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Slotted:
+        name: str
+        score: float
+        matched_tokens: tuple[str, ...]
+
+    @dataclass(frozen=True)
+    class Checked:
+        name: str
+        score: float
+        matched_tokens: tuple[str, ...]
+
+        def __post_init__(self) -> None:
+            raise ValueError("checked")
+
+    @dataclass(frozen=True)
+    class Wider:
+        name: str
+        score: float
+        matched_tokens: tuple[str, ...]
+        rank: int = 0
+
+    for kind in (Slotted, Checked, Wider):
+        assert not index.plain_hits(kind)  # type: ignore[arg-type]
+    assert index.plain_hits(SearchHit)
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_hits_are_the_same_whoever_makes_them(plain: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "_PLAIN_HITS", plain)
+    for kernel_name in ("c", "numpy"):
+        built = BM25Index(GITHUB, kernel=kernel_module.KERNELS[kernel_name])
+        extra = [_doc("box__create_issue", "Create an issue in a box", "box")]
+        hits = built.search("create issue", 5, "off", extra=extra)
+        assert [hit.name for hit in hits] == ["mcp__github__create_issue", "box__create_issue"]
+        assert all(type(hit) is SearchHit for hit in hits)
+        assert hits == [SearchHit(hit.name, hit.score, hit.matched_tokens) for hit in hits]

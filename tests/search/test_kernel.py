@@ -3,6 +3,7 @@ is built by the install and loaded only when a search backend is made."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,27 @@ def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
     queries += ["github users list", "list all", "create new issue ticket", "get"]
     for query in queries:
         for limit in (1, 5, 10):
+            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
+
+
+def test_off_with_a_token_most_tools_hold_ranks_as_scoring_every_tool() -> None:
+    # The C kernel sets aside a token held by half the tools or more (every tool's "svc" here,
+    # "list" in most) and looks up only the documents that may rank; numpy scores them all.
+    rng = random.Random(11)
+    catalog = [
+        ToolDocument(
+            f"svc{n // 20}__{'_'.join(rng.sample(WORDS, 2))}_{n}",
+            " ".join(rng.choices(WORDS, k=rng.randint(2, 12))) + (" list" if n % 3 else ""),
+            f"svc{n // 20}",
+            tuple(rng.sample(WORDS, rng.randint(0, 3))),
+        )
+        for n in range(600)
+    ]
+    compiled, reference = _both_kernels(catalog)
+    queries = ["svc " + " ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(60)]
+    queries += ["svc list", "list svc create", "svc", "svc svc issue", "svc12 list"]
+    for query in queries:
+        for limit in (1, 5, 30):
             assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from engine import BM25Index
+from engine import BM25Index, analysis
 from engine import tokenize as tokenizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 query_tokens, split_words, tokenize = (
     tokenizer.query_tokens,
@@ -69,3 +71,38 @@ def test_action_verbs_of_tool_names_are_kept_in_queries() -> None:
         ]
     )
     assert [hit.name for hit in index.search("get issue", 1, "strict")] == ["get_issue"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [*"abcXYZ019 _-.:\t", "\u2003", "é", "\x1c", " the ", " of ", "URLs", "getV2", "IMDb"]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_query_analysis_splits_and_stems_a_query_as_query_words_does(query: str) -> None:
+    words, stems = analysis._query_words(query)
+    assert words == tokenizer.query_words(query)
+    assert stems == tokenizer.stem_words(words)
+
+
+def test_query_analysis_caches_each_word_not_each_query() -> None:
+    analysis._WORDS.clear()
+    known = {"github", "creat", "issu"}.__contains__
+    analysis.analyze_query("github createIssue", known)
+    analysis.analyze_query("createIssue github", known)
+    assert set(analysis._WORDS) == {"github", "createIssue"}
+    assert analysis._WORDS["createIssue"] == (
+        ["create", "issue", "createissue"],
+        ["creat", "issu", "createissu"],
+    )
+
+
+def test_query_word_cache_is_emptied_past_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysis, "MAX_CACHED_WORDS", 3)
+    analysis._WORDS.clear()
+    for query in ("one", "two", "three", "four"):
+        analysis.analyze_query(query, lambda token: True)
+    assert set(analysis._WORDS) == {"four"}
