@@ -734,6 +734,9 @@ class BM25Index:
         if len(self._scratch) < context.scratch:
             self._scratch = bytearray(context.scratch + context.scratch // 4)
         kernel = self._kernel if len(known) <= self._kernel.MAX_TOKENS else kernel_numpy
+        # The kernel fills hits from a list of documents; an index loaded by its documents' key
+        # makes them one slot at a time (DocumentSlots), so its hits are made here.
+        plain = _PLAIN_HITS and type(self._documents) is list
         found = kernel.search(
             segments,
             slot_count,
@@ -753,9 +756,9 @@ class BM25Index:
             self._version % 0xFFFFFFFF + 1,
             bounds if required is None and len(bounds) > 1 else None,
             PRUNE_SHARE,
-            (SearchHit, self._documents, extra_documents) if _PLAIN_HITS else None,
+            (SearchHit, self._documents, extra_documents) if plain else None,
         )
-        if _PLAIN_HITS:
+        if plain:
             return found  # type: ignore[no-any-return]
         documents = self._documents
         return [
