@@ -14,7 +14,7 @@ from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
 from hermes_search_hybrid.settings import HybridSettings
 from hermes_search_hybrid.store import EmbeddingStore, content_key
-from hermes_search_hybrid.text import embedded_text
+from hermes_search_hybrid.text import embedded_text, query_texts
 
 __all__ = ["PROGRESS_MIN_TOOLS", "HybridBackend", "RankedTool"]
 
@@ -29,8 +29,8 @@ _KEPT_QUERIES = 256
 @dataclass(frozen=True)
 class RankedTool:
     """One candidate of a query: its fused ``score`` (0..1), its cosine ``similarity`` to the
-    query, whether the query names it ``exact``-ly, and the query tokens the lexical side
-    matched in it."""
+    query (the greatest of the query's and its sentences', :func:`query_texts`), whether the
+    query names it ``exact``-ly, and the query tokens the lexical side matched in it."""
 
     name: str
     score: float
@@ -231,7 +231,7 @@ class HybridBackend:
             matrix = np.concatenate([matrix, self._vectors_of(extra)])
         if not names:
             return []
-        similarity = self.encoder.similarities(matrix, self._query_vector(text))
+        similarity = self.encoder.similarities(matrix, self._query_vectors(text))
         position = self._positions if not extra else {name: i for i, name in enumerate(names)}
         candidates = [
             name
@@ -258,16 +258,17 @@ class HybridBackend:
         order = sorted(range(len(tools)), key=lambda i: (not tools[i].exact, -tools[i].score, i))
         return [tools[index] for index in order]
 
-    def _query_vector(self, text: str) -> Vectors:
-        """The vector of a query; the last few are kept, since a model often repeats one."""
-        vector = self._queries.pop(text, None)
-        if vector is None:
-            vector = self.encoder.encode([text], max_tokens=QUERY_MAX_TOKENS)[0]
+    def _query_vectors(self, text: str) -> Vectors:
+        """The vectors of a query and of its sentences (:func:`query_texts`), one row each; the
+        last few queries' are kept, since a model often repeats a query."""
+        vectors = self._queries.pop(text, None)
+        if vectors is None:
+            vectors = self.encoder.encode(query_texts(text), max_tokens=QUERY_MAX_TOKENS)
             self.queries_embedded += 1
-        self._queries[text] = vector
+        self._queries[text] = vectors
         while len(self._queries) > self.kept_queries:
             self._queries.pop(next(iter(self._queries)))
-        return vector
+        return vectors
 
     @staticmethod
     def _most_similar(names: list[str], similarity: Vectors, count: int) -> list[str]:

@@ -91,6 +91,38 @@ def test_exact_tool_name_is_returned_first_whatever_the_threshold(
     assert names(backend.search("get_weather", 5, "strict")) == ["get_weather"]
 
 
+TWO_ASKS = (
+    "I am flying to Lisbon next week and I need to pack the right clothes, so I want to know "
+    "whether it will rain there. Also, please translate my hotel booking note into Portuguese."
+)
+"""A request of two sentences: the weather, then a translation."""
+
+
+def test_tool_is_as_similar_to_a_request_as_to_its_most_similar_sentence(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(no_match_below=-1, min_similarity=-1)
+    backend.build(TOOLS)
+    second = TWO_ASKS.split(". ")[1]
+
+    def similarity(query: str, tool: str) -> float:
+        return next(t.similarity for t in backend.ranked(query, "off") if t.name == tool)
+
+    assert similarity(TWO_ASKS, "translate_text") == pytest.approx(
+        similarity(second, "translate_text"), abs=1e-5
+    )
+    assert similarity(TWO_ASKS, "get_weather") >= similarity(second, "get_weather")
+
+
+def test_each_ask_of_a_request_of_two_sentences_clears_min_similarity(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(min_similarity=0.2)
+    backend.build(TOOLS)
+
+    assert {"get_weather", "translate_text"} <= set(names(backend.search(TWO_ASKS, 5, "off")))
+
+
 def test_connector_candidates_are_ranked_with_the_indexed_tools(
     make_backend: MakeBackend,
 ) -> None:
