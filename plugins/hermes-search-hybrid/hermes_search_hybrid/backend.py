@@ -219,7 +219,8 @@ class HybridBackend:
     ) -> list[RankedTool]:
         """Every candidate for ``query``, best first, with no threshold: the lexical side's best
         ``max(candidates, depth)`` hits (under ``admission``, with ``extra``) and as many of the
-        tools most similar to the query, fused; a tool the query names exactly comes first."""
+        tools most similar to the query, fused with the dense weight of :meth:`_dense_weight`; a
+        tool the query names exactly comes first."""
         text = query.strip()
         if not text:
             return []
@@ -243,7 +244,7 @@ class HybridBackend:
             [lexical[name].score if name in lexical else np.nan for name in candidates],
             dtype=np.float64,
         )
-        fused = blend(lexical_scores, cosine, self.settings.dense_weight)
+        fused = blend(lexical_scores, cosine, self._dense_weight(query, extra))
         wanted = text.lower()
         tools = [
             RankedTool(
@@ -257,6 +258,15 @@ class HybridBackend:
         ]
         order = sorted(range(len(tools)), key=lambda i: (not tools[i].exact, -tools[i].score, i))
         return [tools[index] for index in order]
+
+    def _dense_weight(self, query: str, extra: Sequence[ToolDocument]) -> float:
+        """``dense_weight_unmatched`` when a word of ``query`` is in no tool (the lexical
+        side's answer, with no hits), else ``dense_weight``."""
+        settings = self.settings
+        if settings.dense_weight_unmatched == settings.dense_weight:
+            return settings.dense_weight
+        unknown = self.lexical.unmatched_words(query, [], extra)
+        return settings.dense_weight_unmatched if unknown else settings.dense_weight
 
     def _query_vectors(self, text: str) -> Vectors:
         """The vectors of a query and of its sentences (:func:`query_texts`), one row each; the

@@ -123,6 +123,43 @@ def test_each_ask_of_a_request_of_two_sentences_clears_min_similarity(
     assert {"get_weather", "translate_text"} <= set(names(backend.search(TWO_ASKS, 5, "off")))
 
 
+EMAIL_AND_TRANSLATION = tuple(t for t in TOOLS if t.name in ("send_email", "translate_text"))
+"""bm25 finds only send_email for "convert this email into german"; the model prefers
+translate_text."""
+
+
+def test_query_with_a_word_no_tool_holds_is_ranked_more_by_meaning(
+    make_backend: MakeBackend,
+) -> None:
+    query = "convert this email into german"  # "convert" and "german" are in no tool
+    backend = make_backend()
+    backend.build(EMAIL_AND_TRANSLATION)
+    alike = make_backend(dense_weight_unmatched=0.4)  # every query weighed as the default 0.4
+    alike.build(EMAIL_AND_TRANSLATION)
+
+    assert backend.unmatched_words(query, []) == ["convert", "german"]
+    assert names(backend.lexical.search(query, 5, "off")) == ["send_email"]
+    assert names(alike.search(query, 2, "off")) == ["send_email", "translate_text"]
+    assert names(backend.search(query, 2, "off")) == ["translate_text", "send_email"]
+
+
+def test_query_whose_words_all_are_in_tools_keeps_the_dense_weight(
+    make_backend: MakeBackend,
+) -> None:
+    query = "text files"  # both words are in tools; the model prefers another tool than bm25
+    unfiltered = {"no_match_below": -1, "min_similarity": -1}
+    lexical_only = make_backend(dense_weight=0.0, dense_weight_unmatched=1.0, **unfiltered)
+    lexical_only.build(TOOLS)
+    dense_only = make_backend(dense_weight=1.0, dense_weight_unmatched=1.0, **unfiltered)
+    dense_only.build(TOOLS)
+
+    best_lexical = max(lexical_only.lexical.search(query, 5, "off"), key=lambda hit: hit.score)
+
+    assert lexical_only.unmatched_words(query, []) == []
+    assert names(dense_only.search(query, 1, "off")) != [best_lexical.name]
+    assert names(lexical_only.search(query, 1, "off")) == [best_lexical.name]
+
+
 def test_connector_candidates_are_ranked_with_the_indexed_tools(
     make_backend: MakeBackend,
 ) -> None:
@@ -226,8 +263,13 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
         (
             {"dense_weigth": 0.5},
             "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
-            "candidates, dense_weight, lexical_backend, min_similarity, model_dir, "
-            "no_match_below",
+            "candidates, dense_weight, dense_weight_unmatched, lexical_backend, "
+            "min_similarity, model_dir, no_match_below",
+        ),
+        (
+            {"dense_weight_unmatched": 1.5},
+            "plugins.entries.hybrid.dense_weight_unmatched must be a number from 0.0 to 1.0, "
+            "not 1.5",
         ),
         (
             {"candidates": 0},
