@@ -24,13 +24,14 @@ then ``pip install -e plugins/hermes-search-hybrid``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ EVAL = SHARED / "eval"
 SAAS = SHARED / "saas_openapi_catalog" / "catalog.json"
 DEV_SETS = Path("benchmarks") / "data" / "sets.json"
 ADMISSION: Admission = "off"  # the default of tools.tool_search.admission
-WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.65, 1.0)
+WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.6, 1.0)
 CANDIDATES = (20, 50)
 THRESHOLDS: tuple[tuple[float, float], ...] = (
     (-1.0, -1.0),  # none
@@ -95,8 +96,12 @@ KEYWORD_QUERIES = (
 
 NOTES = """\
 "bm25" is the same run's bundled backend, the hybrid's lexical side, at the default admission
-(`off`). The fusion table varies the dense weight and the candidates a side with no threshold
-(weight 0 is bm25's ranking of the candidates, 1 the model's alone); the threshold table uses
+(`off`). The fusion table varies the dense weight (the same for every query) and the
+candidates a side with no threshold (weight 0 is bm25's ranking of the candidates, 1 the
+model's alone), then shows the defaults (a higher dense weight for a query with a word that
+no tool holds), and the defaults with each request embedded whole only, not also sentence by
+sentence (a tool's similarity is otherwise its greatest to the request or one of its
+sentences); the threshold table uses
 the default fusion and applies each pair (`no_match_below`: no tool at all when none is that
 similar to the query; `min_similarity`: no tool less similar than that) to the same rankings,
 as the backend applies them. Rates are percentages; hit@k counts a positive query whose
@@ -165,6 +170,30 @@ def hybrid_rankings(backend: Any, queries: Sequence[EvalQuery], **fusion: Any) -
     ]
 
 
+def fusion_of(settings: Any) -> dict[str, Any]:
+    """The fusion settings of ``settings`` (the dense weights and the candidates)."""
+    return {
+        "dense_weight": settings.dense_weight,
+        "dense_weight_unmatched": settings.dense_weight_unmatched,
+        "candidates": settings.candidates,
+    }
+
+
+@contextlib.contextmanager
+def whole_requests_only(backend: Any) -> Iterator[None]:
+    """The backend embedding each query whole, not also sentence by sentence (for comparison)."""
+    import hermes_search_hybrid.backend as module
+
+    saved = module.query_texts
+    module.query_texts = lambda query: [query.strip()]
+    backend._queries.clear()
+    try:
+        yield
+    finally:
+        module.query_texts = saved
+        backend._queries.clear()
+
+
 def cut(ranking: Ranking, no_match_below: float, min_similarity: float) -> list[str]:
     """The names the backend returns from ``ranking`` with these two thresholds."""
     if not ranking:
@@ -205,15 +234,29 @@ def measure(
     fusion_rows.append((label, "bm25", scores(queries, bm25, tools)))
     for weight in WEIGHTS:
         for count in CANDIDATES:
-            rankings = hybrid_rankings(backend, queries, dense_weight=weight, candidates=count)
+            rankings = hybrid_rankings(
+                backend,
+                queries,
+                dense_weight=weight,
+                dense_weight_unmatched=weight,
+                candidates=count,
+            )
             names = [cut(r, -1.0, -1.0) for r in rankings]
             fusion_rows.append(
                 (label, f"dense weight {weight}, {count} candidates", scores(queries, names, tools))
             )
         print(label, "weight", weight, file=sys.stderr, flush=True)
-    rankings = hybrid_rankings(
-        backend, queries, dense_weight=default.dense_weight, candidates=default.candidates
+    defaults = (
+        f"**defaults: dense weight {default.dense_weight}, {default.dense_weight_unmatched} "
+        f"with a word in no tool, {default.candidates} candidates**"
     )
+    with whole_requests_only(backend):
+        rankings = hybrid_rankings(backend, queries, **fusion_of(default))
+    names = [cut(r, -1.0, -1.0) for r in rankings]
+    fusion_rows.append((label, "defaults, whole request only", scores(queries, names, tools)))
+    rankings = hybrid_rankings(backend, queries, **fusion_of(default))
+    names = [cut(r, -1.0, -1.0) for r in rankings]
+    fusion_rows.append((label, defaults, scores(queries, names, tools)))
     backend.settings = default
     for no_match_below, min_similarity in THRESHOLDS:
         names = [cut(r, no_match_below, min_similarity) for r in rankings]
@@ -257,6 +300,16 @@ def speed() -> str:
             began = time.perf_counter()
             warm.search(query, 5, "lenient")
             hybrid_ms.append((time.perf_counter() - began) * 1000.0)
+    from hermes_search_hybrid.text import query_texts
+
+    requests = [item.query for item in load_queries(EVAL / "toolbench" / "queries.jsonl")[:20]]
+    request_ms: list[float] = []
+    for _ in range(3):
+        for query in requests:
+            began = time.perf_counter()
+            warm.search(query, 5, "lenient")
+            request_ms.append((time.perf_counter() - began) * 1000.0)
+    sentences = statistics.mean(len(query_texts(query)) for query in requests)
     time.sleep(1.0)  # torch's threads spin a while after their last work, slowing numpy
     for _ in range(10):
         for query in KEYWORD_QUERIES:
@@ -276,6 +329,9 @@ def speed() -> str:
         f"| second start, warm cache: build s | {warm_seconds:.2f} |",
         f"| hybrid query p50 / p99 ms (query embedding included) | "
         f"{statistics.median(hybrid_ms):.2f} / {percentile(hybrid_ms, 99):.2f} |",
+        f"| hybrid request p50 / p99 ms (20 toolbench requests, {sentences:.1f} texts embedded "
+        f"each: the request and its sentences) | "
+        f"{statistics.median(request_ms):.2f} / {percentile(request_ms, 99):.2f} |",
         f"| bm25 query p50 / p99 ms (same run) | "
         f"{statistics.median(bm25_ms):.3f} / {percentile(bm25_ms, 99):.3f} |",
     ]

@@ -14,7 +14,7 @@ from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
 from hermes_search_hybrid.settings import HybridSettings
 from hermes_search_hybrid.store import EmbeddingStore, content_key
-from hermes_search_hybrid.text import embedded_text
+from hermes_search_hybrid.text import embedded_text, query_texts
 
 __all__ = ["PROGRESS_MIN_TOOLS", "HybridBackend", "RankedTool"]
 
@@ -29,8 +29,8 @@ _KEPT_QUERIES = 256
 @dataclass(frozen=True)
 class RankedTool:
     """One candidate of a query: its fused ``score`` (0..1), its cosine ``similarity`` to the
-    query, whether the query names it ``exact``-ly, and the query tokens the lexical side
-    matched in it."""
+    query (the greatest of the query's and its sentences', :func:`query_texts`), whether the
+    query names it ``exact``-ly, and the query tokens the lexical side matched in it."""
 
     name: str
     score: float
@@ -219,7 +219,8 @@ class HybridBackend:
     ) -> list[RankedTool]:
         """Every candidate for ``query``, best first, with no threshold: the lexical side's best
         ``max(candidates, depth)`` hits (under ``admission``, with ``extra``) and as many of the
-        tools most similar to the query, fused; a tool the query names exactly comes first."""
+        tools most similar to the query, fused with the dense weight of :meth:`_dense_weight`; a
+        tool the query names exactly comes first."""
         text = query.strip()
         if not text:
             return []
@@ -231,7 +232,7 @@ class HybridBackend:
             matrix = np.concatenate([matrix, self._vectors_of(extra)])
         if not names:
             return []
-        similarity = self.encoder.similarities(matrix, self._query_vector(text))
+        similarity = self.encoder.similarities(matrix, self._query_vectors(text))
         position = self._positions if not extra else {name: i for i, name in enumerate(names)}
         candidates = [
             name
@@ -243,7 +244,7 @@ class HybridBackend:
             [lexical[name].score if name in lexical else np.nan for name in candidates],
             dtype=np.float64,
         )
-        fused = blend(lexical_scores, cosine, self.settings.dense_weight)
+        fused = blend(lexical_scores, cosine, self._dense_weight(query, extra))
         wanted = text.lower()
         tools = [
             RankedTool(
@@ -258,16 +259,26 @@ class HybridBackend:
         order = sorted(range(len(tools)), key=lambda i: (not tools[i].exact, -tools[i].score, i))
         return [tools[index] for index in order]
 
-    def _query_vector(self, text: str) -> Vectors:
-        """The vector of a query; the last few are kept, since a model often repeats one."""
-        vector = self._queries.pop(text, None)
-        if vector is None:
-            vector = self.encoder.encode([text], max_tokens=QUERY_MAX_TOKENS)[0]
+    def _dense_weight(self, query: str, extra: Sequence[ToolDocument]) -> float:
+        """``dense_weight_unmatched`` when a word of ``query`` is in no tool (the lexical
+        side's answer, with no hits), else ``dense_weight``."""
+        settings = self.settings
+        if settings.dense_weight_unmatched == settings.dense_weight:
+            return settings.dense_weight
+        unknown = self.lexical.unmatched_words(query, [], extra)
+        return settings.dense_weight_unmatched if unknown else settings.dense_weight
+
+    def _query_vectors(self, text: str) -> Vectors:
+        """The vectors of a query and of its sentences (:func:`query_texts`), one row each; the
+        last few queries' are kept, since a model often repeats a query."""
+        vectors = self._queries.pop(text, None)
+        if vectors is None:
+            vectors = self.encoder.encode(query_texts(text), max_tokens=QUERY_MAX_TOKENS)
             self.queries_embedded += 1
-        self._queries[text] = vector
+        self._queries[text] = vectors
         while len(self._queries) > self.kept_queries:
             self._queries.pop(next(iter(self._queries)))
-        return vector
+        return vectors
 
     @staticmethod
     def _most_similar(names: list[str], similarity: Vectors, count: int) -> list[str]:

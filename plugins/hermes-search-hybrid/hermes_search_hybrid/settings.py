@@ -24,6 +24,10 @@ class HybridSettings:
     """The search backend whose ranking is fused with the dense one."""
     dense_weight: float = 0.4
     """The weight of the dense side in the blend, 0..1 (0: lexical only, 1: dense only)."""
+    dense_weight_unmatched: float = 0.6
+    """The dense side's weight instead for a query with a word that no tool holds (the lexical
+    side has nothing to match it with, so the model decides more); equal to ``dense_weight``
+    to weigh every query alike."""
     candidates: int = 50
     """How many of the lexical side's best hits, and of the most similar tools, are fused."""
     no_match_below: float = 0.25
@@ -50,8 +54,9 @@ class HybridSettings:
         result: dict[str, Any] = {}
         if "lexical_backend" in values:
             result["lexical_backend"] = _text(values, "lexical_backend")
-        if "dense_weight" in values:
-            result["dense_weight"] = _number(values, "dense_weight", 0.0, 1.0)
+        for key in ("dense_weight", "dense_weight_unmatched"):
+            if key in values:
+                result[key] = _number(values, key, 0.0, 1.0)
         if "candidates" in values:
             result["candidates"] = _count(values, "candidates", 1, 1000)
         for key in ("no_match_below", "min_similarity"):

@@ -6,11 +6,13 @@ import re
 
 from hermes_core import ToolDocument
 
-__all__ = ["embedded_text", "identifier_words"]
+__all__ = ["embedded_text", "identifier_words", "query_texts"]
 
 _SEPARATORS = re.compile(r"[_\-.:/\s]+")
 _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _MCP_PREFIX = "mcp"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*;\s*|\s*\n\s*")
+_WORD = re.compile(r"\w+")
 
 
 def identifier_words(identifier: str) -> list[str]:
@@ -46,3 +48,20 @@ def embedded_text(document: ToolDocument) -> str:
     if parameters:
         text = f"{text} ({', '.join(parameters)})"
     return text
+
+
+def query_texts(query: str) -> list[str]:
+    """What the model embeds for ``query``: the query itself, then each of its sentences of at
+    least two words (split after ``.``, ``!`` or ``?`` followed by a space, at ``;`` and at
+    line breaks). A tool's similarity to the query is its greatest similarity to any of them.
+
+    A request often asks for two things in two sentences ("Find hotels in Rome. Also, what
+    will the weather be?"); one vector of the whole request lies between them and near
+    neither tool. Measured (docs/tool-search.md): with the default fusion, the sentences add 3.1
+    points of recall@5 on toolbench (3.7 sentences a request) and 0.05 on metatool; a keyword
+    query is one sentence and is embedded as before.
+    """
+    text = query.strip()
+    sentences = [part.strip() for part in _SENTENCE_END.split(text)]
+    kept = (part for part in sentences if part != text and len(_WORD.findall(part)) >= 2)
+    return [text, *dict.fromkeys(kept)]

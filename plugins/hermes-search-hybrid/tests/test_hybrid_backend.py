@@ -91,6 +91,75 @@ def test_exact_tool_name_is_returned_first_whatever_the_threshold(
     assert names(backend.search("get_weather", 5, "strict")) == ["get_weather"]
 
 
+TWO_ASKS = (
+    "I am flying to Lisbon next week and I need to pack the right clothes, so I want to know "
+    "whether it will rain there. Also, please translate my hotel booking note into Portuguese."
+)
+"""A request of two sentences: the weather, then a translation."""
+
+
+def test_tool_is_as_similar_to_a_request_as_to_its_most_similar_sentence(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(no_match_below=-1, min_similarity=-1)
+    backend.build(TOOLS)
+    second = TWO_ASKS.split(". ")[1]
+
+    def similarity(query: str, tool: str) -> float:
+        return next(t.similarity for t in backend.ranked(query, "off") if t.name == tool)
+
+    assert similarity(TWO_ASKS, "translate_text") == pytest.approx(
+        similarity(second, "translate_text"), abs=1e-5
+    )
+    assert similarity(TWO_ASKS, "get_weather") >= similarity(second, "get_weather")
+
+
+def test_each_ask_of_a_request_of_two_sentences_clears_min_similarity(
+    make_backend: MakeBackend,
+) -> None:
+    backend = make_backend(min_similarity=0.2)
+    backend.build(TOOLS)
+
+    assert {"get_weather", "translate_text"} <= set(names(backend.search(TWO_ASKS, 5, "off")))
+
+
+EMAIL_AND_TRANSLATION = tuple(t for t in TOOLS if t.name in ("send_email", "translate_text"))
+"""bm25 finds only send_email for "convert this email into german"; the model prefers
+translate_text."""
+
+
+def test_query_with_a_word_no_tool_holds_is_ranked_more_by_meaning(
+    make_backend: MakeBackend,
+) -> None:
+    query = "convert this email into german"  # "convert" and "german" are in no tool
+    backend = make_backend()
+    backend.build(EMAIL_AND_TRANSLATION)
+    alike = make_backend(dense_weight_unmatched=0.4)  # every query weighed as the default 0.4
+    alike.build(EMAIL_AND_TRANSLATION)
+
+    assert backend.unmatched_words(query, []) == ["convert", "german"]
+    assert names(backend.lexical.search(query, 5, "off")) == ["send_email"]
+    assert names(alike.search(query, 2, "off")) == ["send_email", "translate_text"]
+    assert names(backend.search(query, 2, "off")) == ["translate_text", "send_email"]
+
+
+def test_query_whose_words_all_are_in_tools_keeps_the_dense_weight(
+    make_backend: MakeBackend,
+) -> None:
+    query = "text files"  # both words are in tools; the model prefers another tool than bm25
+    unfiltered = {"no_match_below": -1, "min_similarity": -1}
+    lexical_only = make_backend(dense_weight=0.0, dense_weight_unmatched=1.0, **unfiltered)
+    lexical_only.build(TOOLS)
+    dense_only = make_backend(dense_weight=1.0, dense_weight_unmatched=1.0, **unfiltered)
+    dense_only.build(TOOLS)
+
+    best_lexical = max(lexical_only.lexical.search(query, 5, "off"), key=lambda hit: hit.score)
+
+    assert lexical_only.unmatched_words(query, []) == []
+    assert names(dense_only.search(query, 1, "off")) != [best_lexical.name]
+    assert names(lexical_only.search(query, 1, "off")) == [best_lexical.name]
+
+
 def test_connector_candidates_are_ranked_with_the_indexed_tools(
     make_backend: MakeBackend,
 ) -> None:
@@ -194,8 +263,13 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
         (
             {"dense_weigth": 0.5},
             "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
-            "candidates, dense_weight, lexical_backend, min_similarity, model_dir, "
-            "no_match_below",
+            "candidates, dense_weight, dense_weight_unmatched, lexical_backend, "
+            "min_similarity, model_dir, no_match_below",
+        ),
+        (
+            {"dense_weight_unmatched": 1.5},
+            "plugins.entries.hybrid.dense_weight_unmatched must be a number from 0.0 to 1.0, "
+            "not 1.5",
         ),
         (
             {"candidates": 0},
