@@ -19,6 +19,12 @@ from hermes_core.version import __version__
 if TYPE_CHECKING:
     from hermes_core.approvals.policy import SHELL_COMMAND_META, ApprovalPolicy, Decision
     from hermes_core.approvals.prompt import ApprovalRequest, PromptTransport, TerminalPrompt
+    from hermes_core.cache_files import (
+        CACHE_FRAME_SIZE,
+        CacheFileError,
+        cache_frame,
+        read_cache_frame,
+    )
     from hermes_core.captured import head_and_tail
     from hermes_core.config import Config, ConfigDocument, McpServerConfig, edit_config, load_config
     from hermes_core.connectors.gateway import (
@@ -131,9 +137,14 @@ _EXPORTS: dict[str, str] = {
     "load_config": "hermes_core.config",
     "load_skills": "hermes_core.skills.library",
     "signal_group": "hermes_core.process_groups",
+    "CACHE_FRAME_SIZE": "hermes_core.cache_files",
+    "CacheFileError": "hermes_core.cache_files",
+    "cache_frame": "hermes_core.cache_files",
+    "read_cache_frame": "hermes_core.cache_files",
 }
 
 __all__ = [
+    "CACHE_FRAME_SIZE",
     "SHELL_COMMAND_META",
     "ActivityEvent",
     "Admission",
@@ -141,6 +152,7 @@ __all__ = [
     "ApprovalPolicySpec",
     "ApprovalRequest",
     "Assembly",
+    "CacheFileError",
     "CliCommandSpec",
     "Config",
     "ConfigDocument",
@@ -187,11 +199,13 @@ __all__ = [
     "ToolDocument",
     "ToolResult",
     "__version__",
+    "cache_frame",
     "edit_config",
     "head_and_tail",
     "hookimpl",
     "load_config",
     "load_skills",
+    "read_cache_frame",
     "signal_group",
 ]
 

@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from hermes_core.atomic_write import write_bytes_atomically
+from hermes_core.cache_files import CACHE_FRAME_SIZE, cache_frame, read_cache_frame
+from hermes_core.cache_files import CacheFileError as _Unusable
 
 __all__ = [
     "CACHE_FOLDER",
@@ -70,10 +72,10 @@ RACY_NS: Final = 2_000_000_000
 common filesystems, FAT's 2 s) may change again unseen by stat: its cache is checked by hash."""
 
 MAGIC: Final = b"HRMSCTLG"
-_PREFIX = struct.Struct("<8sIIQ")
-_CHECKSUM = struct.Struct("<I")
 _FLAG = struct.Struct("<I")
-_FLAG_AT = _PREFIX.size + _CHECKSUM.size
+_FLAG_AT = CACHE_FRAME_SIZE
+"""The hash-check flag, between the frame and the header: outside the checksum, so clearing it
+rewrites four bytes in place."""
 _START = _FLAG_AT + _FLAG.size
 _SUFFIX = ".catalog"
 _SECTIONS = ("names", "group_ids", "offsets", "entries")
@@ -99,10 +101,6 @@ class CachedCatalog:
         start, end = self.offsets[position], self.offsets[position + 1]
         description, schema = json.loads(bytes(self.entries[start:end]))
         return description, schema
-
-
-class _Unusable(Exception):
-    """Why a cache file cannot be used (the warning's text)."""
 
 
 def cache_path(directory: Path, catalog: Path, server: str | None) -> Path:
@@ -181,27 +179,11 @@ def _unchanged_since(catalog: Path, status: os.stat_result, sha256: object) -> b
 def _parse(mapped: mmap.mmap) -> tuple[dict[str, Any], memoryview, bool]:
     """The header of ``mapped``, a view of the sections and whether the catalog is to be
     hashed first, every check of the layout passed; raises :class:`_Unusable`."""
-    magic, version, header_length, total = _PREFIX.unpack_from(mapped, 0)
-    if magic != MAGIC:
-        raise _Unusable("it is not a catalog cache file")
-    if version != FORMAT_VERSION:
-        raise _Unusable(f"it is of format version {version}, not {FORMAT_VERSION}")
-    if total != len(mapped):
-        raise _Unusable("it is truncated" if total > len(mapped) else "it has trailing bytes")
-    if _START + header_length > total:
-        raise _Unusable("it is truncated")
-    (checksum,) = _CHECKSUM.unpack_from(mapped, _PREFIX.size)
-    view = memoryview(mapped)
-    if zlib.crc32(view[_START:]) != checksum:
-        raise _Unusable("it is corrupt (its checksum does not match)")
-    try:
-        header = json.loads(bytes(view[_START : _START + header_length]))
-    except (ValueError, UnicodeDecodeError) as error:
-        raise _Unusable(f"its header is unreadable ({error})") from error
-    if not isinstance(header, dict):
-        raise _Unusable("its header is unreadable")
+    header, header_length, _ = read_cache_frame(
+        mapped, magic=MAGIC, version=FORMAT_VERSION, kind="catalog cache file", header_at=_START
+    )
     (check,) = _FLAG.unpack_from(mapped, _FLAG_AT)
-    return header, view[_START + header_length :], bool(check)
+    return header, memoryview(mapped)[_START + header_length :], bool(check)
 
 
 def _cached(path: Path, header: Mapping[str, Any], data: memoryview) -> CachedCatalog:
@@ -292,13 +274,12 @@ def save_cached(
     checksum = zlib.crc32(header)
     for name in _SECTIONS:
         checksum = zlib.crc32(blobs[name], checksum)
-    prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), _START + len(header) + position)
+    total = _START + len(header) + position
     try:
         write_bytes_atomically(
             path,
             [
-                prefix,
-                _CHECKSUM.pack(checksum),
+                cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum),
                 _FLAG.pack(int(check)),
                 header,
                 *(blobs[name] for name in _SECTIONS),

@@ -24,7 +24,6 @@ import json
 import logging
 import mmap
 import os
-import struct
 import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -38,7 +37,14 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core import KeyedDocuments, ToolDocument
+from hermes_core import (
+    CACHE_FRAME_SIZE,
+    KeyedDocuments,
+    ToolDocument,
+    cache_frame,
+    read_cache_frame,
+)
+from hermes_core import CacheFileError as _Unusable
 
 __all__ = [
     "FORMAT_VERSION",
@@ -57,9 +63,7 @@ KEEP_FILES: Final = 8
 """How many index files a cache directory keeps (the most recently used)."""
 
 MAGIC: Final = b"HRMSBM25"
-_PREFIX = struct.Struct("<8sIIQ")
-_CHECKSUM = struct.Struct("<I")
-_START = _PREFIX.size + _CHECKSUM.size
+_START = CACHE_FRAME_SIZE
 _ALIGN = 64
 _SUFFIX = ".bm25"
 _DTYPES = frozenset({"uint8", "uint16", "int32", "int64"})
@@ -117,10 +121,6 @@ class StoredIndex:
     path: Path
     groups: list[str]
     arrays: dict[str, npt.NDArray[Any]]
-
-
-class _Unusable(Exception):
-    """Why a file cannot be used (the warning's text)."""
 
 
 class IndexStore:
@@ -194,8 +194,7 @@ class IndexStore:
                         position = start + array.nbytes
                     for chunk in chunks:
                         checksum = zlib.crc32(chunk, checksum)
-                    file.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), total))
-                    file.write(_CHECKSUM.pack(checksum))
+                    file.write(cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum))
                     for chunk in chunks:
                         file.write(chunk)
                 os.replace(temporary, path)
@@ -223,26 +222,10 @@ class IndexStore:
 
 def _parse(path: Path, mapped: mmap.mmap, key: str) -> StoredIndex:
     """The index in ``mapped``, every check passed; raises :class:`_Unusable`."""
-    magic, version, header_length, total = _PREFIX.unpack_from(mapped, 0)
-    if magic != MAGIC:
-        raise _Unusable("it is not a bm25 index file")
-    if version != FORMAT_VERSION:
-        raise _Unusable(f"it is of format version {version}, not {FORMAT_VERSION}")
-    if total != len(mapped):
-        raise _Unusable("it is truncated" if total > len(mapped) else "it has trailing bytes")
-    if _START + header_length > total:
-        raise _Unusable("it is truncated")
-    (checksum,) = _CHECKSUM.unpack_from(mapped, _PREFIX.size)
-    view = memoryview(mapped)
-    try:
-        if zlib.crc32(view[_START:]) != checksum:
-            raise _Unusable("it is corrupt (its checksum does not match)")
-        header = json.loads(bytes(view[_START : _START + header_length]))
-    except (ValueError, UnicodeDecodeError) as error:
-        raise _Unusable(f"its header is unreadable ({error})") from error
-    finally:
-        view.release()
-    if not isinstance(header, dict) or header.get("key") != key:
+    header, header_length, total = read_cache_frame(
+        mapped, magic=MAGIC, version=FORMAT_VERSION, kind="bm25 index file"
+    )
+    if header.get("key") != key:
         raise _Unusable("it holds another catalog's index")
     groups = header.get("groups")
     layout = header.get("arrays")
