@@ -13,6 +13,7 @@ install goes on with a warning and the engine uses its numpy implementation of t
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import subprocess
@@ -41,8 +42,18 @@ def compile_kernel(root: Path) -> Path:
         command[0] = os.environ["CC"]
     include = sysconfig.get_paths()["include"]
     temporary = target.with_name(target.name + ".tmp")
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
     subprocess.run(
-        [*command, *FLAGS, "-I", include, str(source), "-o", str(temporary)],
+        [
+            *command,
+            *FLAGS,
+            f'-DHERMES_KERNEL_SOURCE_SHA256="{digest}"',
+            "-I",
+            include,
+            str(source),
+            "-o",
+            str(temporary),
+        ],
         check=True,
         capture_output=True,
         text=True,

@@ -1480,6 +1480,13 @@ static struct PyModuleDef kernel_module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* The sha256 of this file, given by the build (hatch_build.py): kernel.py uses the library only
+ * when it was built from the source beside it, so a stale build is never called with the
+ * arguments of a newer index.py. */
+#ifndef HERMES_KERNEL_SOURCE_SHA256
+#define HERMES_KERNEL_SOURCE_SHA256 ""
+#endif
+
 PyMODINIT_FUNC PyInit__kernel(void) {
     NAME_KEY = PyUnicode_InternFromString("name");
     SCORE_KEY = PyUnicode_InternFromString("score");
@@ -1491,7 +1498,8 @@ PyMODINIT_FUNC PyInit__kernel(void) {
     if (PyModule_AddIntConstant(module, "SCRATCH_HEADER", SCRATCH_HEADER) < 0 ||
         PyModule_AddIntConstant(module, "MAX_TOKENS", MAX_TOKENS) < 0 ||
         PyModule_AddIntConstant(module, "SCRATCH_SLOT", (long)SCRATCH_SLOT) < 0 ||
-        PyModule_AddStringConstant(module, "IMPLEMENTATION", "c") < 0) {
+        PyModule_AddStringConstant(module, "IMPLEMENTATION", "c") < 0 ||
+        PyModule_AddStringConstant(module, "SOURCE_SHA256", HERMES_KERNEL_SOURCE_SHA256) < 0) {
         Py_DECREF(module);
         return NULL;
     }

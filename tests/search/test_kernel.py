@@ -3,10 +3,12 @@ is built by the install and loaded only when a search backend is made."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from engine import BM25Index, kernel
@@ -82,8 +84,23 @@ def _both(
 
 def test_the_install_builds_the_c_kernel() -> None:
     # hatch_build.py compiles _kernel.c when hermes-core is installed (editable or not).
-    assert kernel.IMPLEMENTATION == "c"
+    assert kernel.IMPLEMENTATION == "c", (
+        "the C kernel is not in use: it was not built, or built from another _kernel.c; "
+        "install hermes-core again (pip install -e .) so hatch_build.py compiles it"
+    )
     assert kernel.DEFAULT is kernel.KERNELS["c"]
+
+
+def test_a_kernel_built_from_another_source_is_not_used(tmp_path: Path) -> None:
+    source = tmp_path / "_kernel.c"
+    source.write_text("/* today's kernel */\n", encoding="utf-8")
+    today = hashlib.sha256(source.read_bytes()).hexdigest()
+
+    assert kernel.built_from(SimpleNamespace(SOURCE_SHA256=today), source)  # type: ignore[arg-type]
+    stale = SimpleNamespace(SOURCE_SHA256=hashlib.sha256(b"yesterday's").hexdigest())
+    assert not kernel.built_from(stale, source)  # type: ignore[arg-type]
+    assert not kernel.built_from(SimpleNamespace(), source)  # type: ignore[arg-type]
+    assert kernel.built_from(stale, tmp_path / "absent.c")  # type: ignore[arg-type]
 
 
 @settings(max_examples=250, deadline=None)
