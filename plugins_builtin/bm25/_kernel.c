@@ -13,6 +13,9 @@
  *     -> [(slot, score, matched tokens), ...], or with hits the hit objects
  *
  * See search() in kernel_numpy.py for what each argument holds.
+ *
+ * postings(terms, docs, documents, vocabulary_size) and word_table() / word_ids(table, text)
+ * serve the build (build.py holds their reference forms, sorted_postings and PyWordTable).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1467,11 +1470,184 @@ done:
     return result;
 }
 
+/* The word table of the build: each distinct raw word of the indexed text, numbered in order
+ * of first sight. word_ids(table, text) numbers the words of `text` (bytes whose words are
+ * separated by spaces: tokenize.raw_text's form) without making a Python object a word, which
+ * is most of what indexing a large catalog costs in Python; only the words seen for the first
+ * time come back as bytes, to be split and stemmed once. */
+typedef struct {
+    int32_t *slots;   /* open addressing, linear probing: a word id, or -1 */
+    uint64_t *hashes; /* each word's hash, by id */
+    int64_t *starts;  /* each word's first byte in text, by id; one more: the end */
+    char *text;       /* every word's bytes, end to end */
+    Py_ssize_t capacity, count, count_room, text_size, text_room;
+} WordTable;
+
+#define WORD_TABLE "hermes bm25 word table"
+
+static void free_word_table(WordTable *table) {
+    PyMem_Free(table->slots);
+    PyMem_Free(table->hashes);
+    PyMem_Free(table->starts);
+    PyMem_Free(table->text);
+    PyMem_Free(table);
+}
+
+static void word_table_free(PyObject *capsule) {
+    WordTable *table = PyCapsule_GetPointer(capsule, WORD_TABLE);
+    if (table != NULL) free_word_table(table);
+}
+
+static PyObject *kernel_word_table(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    (void)args;
+    if (nargs != 0) {
+        PyErr_SetString(PyExc_TypeError, "word_table()");
+        return NULL;
+    }
+    WordTable *table = PyMem_Calloc(1, sizeof(WordTable));
+    if (table == NULL) return PyErr_NoMemory();
+    table->capacity = 1024;
+    table->count_room = 512;
+    table->text_room = 4096;
+    table->slots = PyMem_Malloc(sizeof(int32_t) * (size_t)table->capacity);
+    table->hashes = PyMem_Malloc(sizeof(uint64_t) * (size_t)table->count_room);
+    table->starts = PyMem_Malloc(sizeof(int64_t) * (size_t)(table->count_room + 1));
+    table->text = PyMem_Malloc((size_t)table->text_room);
+    if (table->slots == NULL || table->hashes == NULL || table->starts == NULL ||
+        table->text == NULL) {
+        free_word_table(table);
+        return PyErr_NoMemory();
+    }
+    memset(table->slots, 0xff, sizeof(int32_t) * (size_t)table->capacity);
+    table->starts[0] = 0;
+    PyObject *capsule = PyCapsule_New(table, WORD_TABLE, word_table_free);
+    if (capsule == NULL) free_word_table(table);
+    return capsule;
+}
+
+static inline uint64_t word_hash(const unsigned char *word, Py_ssize_t size) {
+    uint64_t hash = 14695981039346656037ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < size; i++) hash = (hash ^ word[i]) * 1099511628211ULL;
+    return hash ^ (hash >> 29);
+}
+
+static int word_table_grow(WordTable *table) {
+    Py_ssize_t capacity = table->capacity * 2;
+    int32_t *slots = PyMem_Malloc(sizeof(int32_t) * (size_t)capacity);
+    if (slots == NULL) return -1;
+    memset(slots, 0xff, sizeof(int32_t) * (size_t)capacity);
+    uint64_t mask = (uint64_t)capacity - 1;
+    for (Py_ssize_t id = 0; id < table->count; id++) {
+        uint64_t at = table->hashes[id] & mask;
+        while (slots[at] >= 0) at = (at + 1) & mask;
+        slots[at] = (int32_t)id;
+    }
+    PyMem_Free(table->slots);
+    table->slots = slots;
+    table->capacity = capacity;
+    return 0;
+}
+
+/* The id of `word`, a new one when the table has not seen it; -1 when memory runs out. */
+static Py_ssize_t word_id(WordTable *table, const unsigned char *word, Py_ssize_t size) {
+    uint64_t hash = word_hash(word, size), mask = (uint64_t)table->capacity - 1;
+    uint64_t at = hash & mask;
+    for (int32_t id; (id = table->slots[at]) >= 0; at = (at + 1) & mask) {
+        if (table->hashes[id] == hash && table->starts[id + 1] - table->starts[id] == size &&
+            memcmp(table->text + table->starts[id], word, (size_t)size) == 0)
+            return id;
+    }
+    if (table->count >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "bm25 kernel: too many distinct words");
+        return -1;
+    }
+    if (table->count == table->count_room) {
+        Py_ssize_t room = table->count_room * 2;
+        uint64_t *hashes = PyMem_Realloc(table->hashes, sizeof(uint64_t) * (size_t)room);
+        if (hashes == NULL) return -1;
+        table->hashes = hashes;
+        int64_t *starts = PyMem_Realloc(table->starts, sizeof(int64_t) * (size_t)(room + 1));
+        if (starts == NULL) return -1;
+        table->starts = starts;
+        table->count_room = room;
+    }
+    if (table->text_size + size > table->text_room) {
+        Py_ssize_t room = table->text_room * 2;
+        while (room < table->text_size + size) room *= 2;
+        char *text = PyMem_Realloc(table->text, (size_t)room);
+        if (text == NULL) return -1;
+        table->text = text;
+        table->text_room = room;
+    }
+    Py_ssize_t id = table->count++;
+    memcpy(table->text + table->text_size, word, (size_t)size);
+    table->text_size += size;
+    table->hashes[id] = hash;
+    table->starts[id + 1] = table->text_size;
+    table->slots[at] = (int32_t)id;
+    if (2 * table->count > table->capacity && word_table_grow(table) < 0) return -1;
+    return id;
+}
+
+static PyObject *kernel_word_ids(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "word_ids(table, text)");
+        return NULL;
+    }
+    WordTable *table = PyCapsule_GetPointer(args[0], WORD_TABLE);
+    if (table == NULL) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *text = view.buf;
+    Py_ssize_t size = view.len, known = table->count, found = 0;
+    PyObject *ids_bytes = PyByteArray_FromStringAndSize(
+        NULL, (Py_ssize_t)sizeof(int32_t) * (size / 2 + 1)); /* a word and a space at least */
+    PyObject *new_words = NULL, *result = NULL;
+    if (ids_bytes == NULL) goto done;
+    int32_t *ids = (int32_t *)PyByteArray_AS_STRING(ids_bytes);
+    for (Py_ssize_t i = 0; i < size;) {
+        if (text[i] == ' ') {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < size && text[i] != ' ') i++;
+        Py_ssize_t id = word_id(table, text + start, i - start);
+        if (id < 0) {
+            if (!PyErr_Occurred()) PyErr_NoMemory();
+            goto done;
+        }
+        ids[found++] = (int32_t)id;
+    }
+    if (PyByteArray_Resize(ids_bytes, (Py_ssize_t)sizeof(int32_t) * found) < 0) goto done;
+    new_words = PyList_New(table->count - known);
+    if (new_words == NULL) goto done;
+    for (Py_ssize_t id = known; id < table->count; id++) {
+        PyObject *word = PyBytes_FromStringAndSize(
+            table->text + table->starts[id], (Py_ssize_t)(table->starts[id + 1] - table->starts[id]));
+        if (word == NULL) goto done;
+        PyList_SET_ITEM(new_words, id - known, word);
+    }
+    result = PyTuple_Pack(2, ids_bytes, new_words);
+
+done:
+    Py_XDECREF(ids_bytes);
+    Py_XDECREF(new_words);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef kernel_methods[] = {
     {"search", (PyCFunction)(void (*)(void))kernel_search, METH_FASTCALL,
      "Rank a query over the postings (see kernel_numpy.search)."},
     {"postings", (PyCFunction)(void (*)(void))kernel_postings, METH_FASTCALL,
      "Term-major postings of each field's tokens (see build.py)."},
+    {"word_table", (PyCFunction)(void (*)(void))kernel_word_table, METH_FASTCALL,
+     "An empty word table (see build.PyWordTable)."},
+    {"word_ids", (PyCFunction)(void (*)(void))kernel_word_ids, METH_FASTCALL,
+     "The ids of the words of a text, and the words seen for the first time."},
     {NULL, NULL, 0, NULL},
 };
 

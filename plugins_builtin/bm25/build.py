@@ -1,10 +1,11 @@
 """Indexing a batch of documents: their field lengths and their postings, built with numpy.
 
 Each distinct word of the indexed text is tokenized once (the word table of
-:class:`Vocabulary`): a batch's text is split into raw words a chunk at a time, each raw word
-is mapped to its id in one pass, and the words seen for the first time are split and stemmed
-together. Postings are then sorted out of int32 arrays, never out of a Python list a token.
-The result is exactly what tokenizing each document's fields one by one
+:class:`Vocabulary`): a batch's text is cut into raw words a chunk at a time, each raw word is
+mapped to its id in one pass (by the C kernel's ``word_ids``, which makes no Python object a
+word, or by its reference here, :class:`PyWordTable`), and the words seen for the first time
+are split and stemmed together. Postings are then sorted out of int32 arrays, never out of a
+Python list a token. The result is exactly what tokenizing each document's fields one by one
 (:func:`~.fields.document_fields`) gives; ``tests/search/test_build.py`` checks it.
 """
 
@@ -14,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import count, islice, pairwise
+from types import ModuleType
 from typing import Any, Final, overload
 
 import numpy as np
@@ -22,17 +24,20 @@ import numpy.typing as npt
 from hermes_core import KeyedDocuments, ToolDocument
 
 from .fields import FIELDS
-from .tokenize import TEXT_BREAK, raw_words, stem_words, word_pieces
+from .tokenize import TEXT_BREAK, raw_text, stem_words, word_pieces
 
 __all__ = [
     "FIELD_COUNT",
     "MAX_COUNT",
     "DocumentSlots",
     "Postings",
+    "PyWordTable",
     "Vocabulary",
     "bare_names",
     "index_batch",
     "sorted_postings",
+    "word_ids",
+    "word_table",
 ]
 
 FIELD_COUNT: Final = len(FIELDS)
@@ -70,16 +75,45 @@ class _Growing:
         return self._data[: self.size]
 
 
+class PyWordTable:
+    """The word table in Python: each distinct raw word seen, numbered in order of first sight
+    (the reference form of the C kernel's ``word_table``)."""
+
+    def __init__(self) -> None:
+        self.ids: defaultdict[bytes, int] = defaultdict(count().__next__)
+
+
+def word_table() -> PyWordTable:
+    """An empty :class:`PyWordTable`."""
+    return PyWordTable()
+
+
+def word_ids(table: PyWordTable, text: bytes) -> tuple[Int32Array, list[bytes]]:
+    """The ids of the words of ``text`` (separated by spaces, as :func:`~.tokenize.raw_text`
+    gives them) in ``table``, new words taking the next ids, and the new words in id order."""
+    ids = table.ids
+    known = len(ids)
+    words = text.split()
+    found = np.fromiter(map(ids.__getitem__, words), dtype=np.int32, count=len(words))
+    new = list(islice(reversed(ids), len(ids) - known))
+    new.reverse()
+    return found, new
+
+
 class Vocabulary:
     """The index's terms (stems), each with an id in order of first sight, and the word table:
     each distinct raw word of the indexed text, with the ids of the terms it gives (in order,
-    repeats kept), tokenized once."""
+    repeats kept), tokenized once. ``kernel``: the module whose ``word_table`` and ``word_ids``
+    number the words (the C kernel's, or by default this module's)."""
 
-    def __init__(self, terms: Iterable[str] = ()) -> None:
+    def __init__(self, terms: Iterable[str] = (), kernel: ModuleType | None = None) -> None:
         self.terms: list[str] = list(terms)
         self.ids: dict[str, int] = dict(zip(self.terms, range(len(self.terms)), strict=True))
-        self._words: defaultdict[bytes, int] = defaultdict(count().__next__)
-        self._words[TEXT_BREAK]  # word 0: the break after each text, which gives no terms
+        self._word_ids: Callable[[Any, bytes], tuple[Any, list[bytes]]] = (
+            kernel.word_ids if kernel is not None else word_ids
+        )
+        self._words: Any = kernel.word_table() if kernel is not None else word_table()
+        self._word_ids(self._words, TEXT_BREAK)  # word 0: the break after each text, no terms
         self._word_starts = _Growing(np.int64)
         self._word_sizes = _Growing(np.int32)
         self._word_terms = _Growing(np.int32)
@@ -136,14 +170,10 @@ class Vocabulary:
         return np.concatenate(terms), np.concatenate(positions)
 
     def _chunk_terms(self, texts: Sequence[str]) -> tuple[Int32Array, Int32Array]:
-        words = raw_words(texts)
-        known = len(self._words)
-        word_ids = np.fromiter(
-            map(self._words.__getitem__, words), dtype=np.int32, count=len(words)
-        )
-        del words
-        if len(self._words) > known:
-            self._learn(len(self._words) - known)
+        found, new_words = self._word_ids(self._words, raw_text(texts))
+        word_ids: Int32Array = np.frombuffer(found, dtype=np.int32)
+        if new_words:
+            self._learn(new_words)
         breaks = word_ids == 0
         text_of_word = np.cumsum(breaks, dtype=np.int32)
         text_of_word -= breaks  # a break ends its own text
@@ -157,13 +187,11 @@ class Vocabulary:
         shift += np.arange(total, dtype=np.int64)
         return self._word_terms.values[shift], np.repeat(text_of_word, sizes)
 
-    def _learn(self, added: int) -> None:
-        """Tokenize the ``added`` words the table saw last, in the order it saw them."""
-        new_words = [word.decode("ascii") for word in islice(reversed(self._words), added)]
-        new_words.reverse()
+    def _learn(self, new_words: list[bytes]) -> None:
+        """Tokenize the words the table saw for the first time, in the order it saw them."""
         pieces: list[str] = []
         sizes: list[int] = []
-        for word in new_words:
+        for word in map(bytes.decode, new_words):
             if word.isdigit() or (word.islower() and word.isalpha()):
                 pieces.append(word)  # as word_pieces would, without the call
                 sizes.append(1)

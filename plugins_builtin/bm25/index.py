@@ -209,14 +209,14 @@ class BM25Index:
         self.loaded_from = None
         store = self._store
         if store is None or len(documents) < self._persist_min_documents:
-            self._rebuild(documents, Vocabulary())
+            self._rebuild(documents, Vocabulary(kernel=self._kernel))
             return
         key = content_key(documents, self._field_weights)
         stored = store.load(key)
         if stored is not None and self._install(stored, documents):
             self.loaded_from = stored.path
             return
-        self._rebuild(documents, Vocabulary())
+        self._rebuild(documents, Vocabulary(kernel=self._kernel))
         if len(self._segments) <= 1:
             store.save(key, self._stored_arrays(), self._group_names)
 
@@ -500,7 +500,7 @@ class BM25Index:
                 "ignoring the bm25 index cache %s: %s; rebuilding it", stored.path, problem
             )
             return False
-        self._reset(Vocabulary(terms))
+        self._reset(Vocabulary(terms, self._kernel))
         if keyed:
             self._documents = DocumentSlots()
         self._register_groups(stored.groups)  # the ids a build gives them, in the same order

@@ -20,8 +20,18 @@ import numpy as np
 import numpy.typing as npt
 
 from .build import sorted_postings as postings
+from .build import word_ids, word_table
 
-__all__ = ["IMPLEMENTATION", "SCRATCH_HEADER", "SCRATCH_SLOT", "postings", "saturations", "search"]
+__all__ = [
+    "IMPLEMENTATION",
+    "SCRATCH_HEADER",
+    "SCRATCH_SLOT",
+    "postings",
+    "saturations",
+    "search",
+    "word_ids",
+    "word_table",
+]
 
 IMPLEMENTATION: Final = "numpy"
 SCRATCH_HEADER: Final = 0

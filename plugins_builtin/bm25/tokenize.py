@@ -36,7 +36,7 @@ __all__ = [
     "TEXT_BREAK",
     "query_tokens",
     "query_words",
-    "raw_words",
+    "raw_text",
     "split_words",
     "stem",
     "stem_words",
@@ -108,23 +108,22 @@ def split_words(text: str) -> list[str]:
 
 
 TEXT_BREAK: Final = b"\x01"
-"""The word :func:`raw_words` puts after each text (no word of rule 1 holds that byte)."""
+"""The word :func:`raw_text` puts after each text (no word of rule 1 holds that byte)."""
 
 _BATCH_SEPARATORS = _SEPARATORS[:1] + TEXT_BREAK + _SEPARATORS[2:]
 
 
-def raw_words(texts: Sequence[str]) -> list[bytes]:
+def raw_text(texts: Sequence[str]) -> bytes:
     """The words of each of ``texts`` per rule 1 (ASCII letters and digits, not yet split or
-    lowercased), in order, each text followed by :data:`TEXT_BREAK`: one pass over many texts,
-    for indexing."""
+    lowercased), in order, each text followed by :data:`TEXT_BREAK`, separated by spaces (and
+    no other whitespace): one pass over many texts, for indexing."""
     if not texts:
-        return []
+        return b""
     separator = " \x01 "
     joined = separator.join(texts)
     if joined.count("\x01") != len(texts) - 1:  # a text holds the break byte itself
         joined = separator.join(text.replace("\x01", " ") for text in texts)
-    data = (joined + separator).encode("ascii", "replace").translate(_BATCH_SEPARATORS)
-    return data.split()
+    return (joined + separator).encode("ascii", "replace").translate(_BATCH_SEPARATORS)
 
 
 def stem(word: str) -> str:

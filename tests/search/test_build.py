@@ -1,5 +1,6 @@
 """Indexing many documents at once (``build.py``: the word table, the kernel's postings) gives
-exactly what tokenizing each document's fields one by one (``document_fields``) gives."""
+exactly what tokenizing each document's fields one by one (``document_fields``) gives, with the
+C kernel's word table and postings as with their references in Python."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hermes_core import ToolDocument
 
 FIELD_COUNT = len(fields.FIELDS)
 # Words of every shape the tokenizer splits: camelCase, acronyms and their plurals, versions,
-# digits, non-ASCII letters, the break byte raw_words puts between texts, punctuation.
+# digits, non-ASCII letters, the break byte raw_text puts between texts, punctuation.
 pieces = st.sampled_from(
     [
         "create", "Issue", "createIssue", "URLs", "IDs", "HTTPServer", "getV2Zones", "s3Bucket",
@@ -40,9 +41,9 @@ indexed = st.lists(st.booleans(), min_size=FIELD_COUNT, max_size=FIELD_COUNT)
 
 
 def _index(
-    batch: list[ToolDocument], flags: list[bool], postings: object
+    batch: list[ToolDocument], flags: list[bool], postings: object, numbering: object = None
 ) -> tuple[build.Postings, list[str]]:
-    vocabulary = build.Vocabulary()
+    vocabulary = build.Vocabulary(kernel=numbering)  # type: ignore[arg-type]
     groups: dict[str, np.ndarray] = {}  # type: ignore[type-arg]
 
     def group_terms(group: str) -> np.ndarray:  # type: ignore[type-arg]
@@ -77,8 +78,9 @@ def test_batch_indexing_gives_each_documents_fields_tokens(
     batch: list[ToolDocument], flags: list[bool]
 ) -> None:
     lengths, counts = _expected(batch, flags)
-    for postings in (kernel.KERNELS["c"].postings, build.sorted_postings):
-        found, terms = _index(batch, flags, postings)
+    c = kernel.KERNELS["c"]
+    for postings, numbering in ((c.postings, c), (build.sorted_postings, None)):
+        found, terms = _index(batch, flags, postings, numbering)
         assert found.lengths.tolist() == (lengths or [])
         got = {}
         offsets = found.offsets.tolist()
@@ -121,6 +123,40 @@ def test_c_postings_equal_the_sorted_reference(
     assert np.frombuffer(c[0], dtype=np.int64).tolist() == reference[0].tolist()
     assert np.frombuffer(c[1], dtype=np.int32).tolist() == reference[1].tolist()
     assert np.frombuffer(c[2], dtype=np.uint16).tolist() == reference[2].ravel().tolist()
+
+
+words = st.text(alphabet="abAB01\x01", min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(calls=st.lists(st.lists(words, max_size=30), min_size=1, max_size=6), spaces=st.data())
+def test_c_word_ids_number_words_as_the_python_table_does(
+    calls: list[list[str]], spaces: st.DataObject
+) -> None:
+    c = kernel.KERNELS["c"]
+    c_table, py_table = c.word_table(), build.word_table()
+    for call in calls:
+        gaps = spaces.draw(
+            st.lists(st.integers(1, 3), min_size=len(call) + 1, max_size=len(call) + 1)
+        )
+        spaced = "".join(" " * gap + word for gap, word in zip(gaps, [*call, ""], strict=True))
+        text = spaced.encode()
+        c_ids, c_new = c.word_ids(c_table, text)
+        py_ids, py_new = build.word_ids(py_table, text)
+        assert np.frombuffer(c_ids, dtype=np.int32).tolist() == py_ids.tolist()
+        assert c_new == py_new
+
+
+def test_the_c_word_table_keeps_every_word_apart_past_its_first_sizes() -> None:
+    c = kernel.KERNELS["c"]
+    table = c.word_table()
+    words = [f"w{number}".encode() for number in range(50_000)]  # past 1,024 slots, 4 KB text
+    ids, new = c.word_ids(table, b" ".join(words))
+    assert np.frombuffer(ids, dtype=np.int32).tolist() == list(range(50_000))
+    assert new == words
+    again, none = c.word_ids(table, b" ".join(reversed(words)))
+    assert np.frombuffer(again, dtype=np.int32).tolist() == list(reversed(range(50_000)))
+    assert none == []
 
 
 def test_a_term_frequency_past_uint16_counts_as_its_largest_value() -> None:
