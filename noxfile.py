@@ -37,8 +37,12 @@ def tests(session: nox.Session) -> None:
             *NPM_PACKAGES,
             external=True,
         )
+    # The whole suite on every core (pytest-xdist): most tests wait on child processes, and
+    # one worker leaves the other core idle; tests picked by hand run in one process.
+    parallel = [] if session.posargs else ["-n", "auto"]
     session.run(
         "pytest",
+        *parallel,
         *session.posargs,
         env={"HERMES_STRICT_PLUGINS": "1"},
     )
