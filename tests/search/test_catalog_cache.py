@@ -17,6 +17,8 @@ from typing import Any
 import anyio
 import pytest
 from engine import BM25Index
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core import Config, Environment, Host, Tool, ToolDocument
 from hermes_core.search import catalog_cache
@@ -410,3 +412,27 @@ def test_a_server_added_and_removed_beside_a_cached_catalog_is_indexed_as_a_fres
     warm.registry.unregister_owner("mcp:late")
     searched(warm)
     assert hits(warm) == before
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(),  # any code point: written ASCII-escaped, as json.dumps does
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(entry=st.tuples(st.text(), st.dictionaries(st.text(), json_values, max_size=5)))
+def test_the_cache_encodes_an_entry_as_json_dumps_does(entry: tuple[str, dict[str, Any]]) -> None:
+    encoded = catalog_cache.entry_encoder()(entry)
+    assert encoded == json.dumps(entry, separators=(",", ":"))
+    assert encoded.isascii()
+
+
+def test_the_cache_encoder_refuses_what_json_cannot_hold() -> None:
+    with pytest.raises(TypeError):
+        catalog_cache.entry_encoder()(("a tool", {"default": {1, 2}}))
