@@ -679,8 +679,8 @@ class BM25Index:
         known: list[str] = []
         parts: list[tuple[int, float, int, int, int]] = []
         frequencies: dict[str, int] = {}
-        # Per token, the most it adds to a score (a saturation is below 1): admission off
-        # prunes with them.
+        # Per token, the most it adds to a score (a saturation is below 1): the kernel prunes
+        # with them under admission off, and under strict and lenient with no coverage floor.
         bounds: list[float] = []
         looked_up = context.tokens
         for token, repeats in query_terms.items():
@@ -754,7 +754,7 @@ class BM25Index:
             named_ids,
             limit,
             self._version % 0xFFFFFFFF + 1,
-            bounds if required is None and len(bounds) > 1 else None,
+            bounds if (required is None or floor == 0) and len(bounds) > 1 else None,
             PRUNE_SHARE,
             (SearchHit, self._documents, extra_documents) if plain else None,
         )

@@ -145,9 +145,14 @@ def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
             assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
 
 
-def test_off_with_a_token_most_tools_hold_ranks_as_scoring_every_tool() -> None:
+@pytest.mark.parametrize("admission", ["off", "strict", "lenient"])
+def test_a_token_most_tools_hold_is_set_aside_and_ranks_as_scoring_every_tool(
+    admission: Admission,
+) -> None:
     # The C kernel sets aside a token held by half the tools or more (every tool's "svc" here,
-    # "list" in most) and looks up only the documents that may rank; numpy scores them all.
+    # "list" in most) and looks up only the documents that may rank, among every holder (off)
+    # or among the holders of a required token (strict, lenient; strict with no coverage
+    # floor); numpy scores them all.
     rng = random.Random(11)
     catalog = [
         ToolDocument(
@@ -161,9 +166,11 @@ def test_off_with_a_token_most_tools_hold_ranks_as_scoring_every_tool() -> None:
     compiled, reference = _both_kernels(catalog)
     queries = ["svc " + " ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(60)]
     queries += ["svc list", "list svc create", "svc", "svc svc issue", "svc12 list"]
+    queries += ["svc list tool3_create", "svc3 list github", "list github"]
     for query in queries:
         for limit in (1, 5, 30):
-            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
+            expected = reference.search(query, limit, admission)
+            assert compiled.search(query, limit, admission) == expected
 
 
 def test_c_kernel_rejects_postings_that_name_no_document() -> None:
