@@ -102,6 +102,10 @@ at least this share of the tools holding it belong to the group."""
 PRUNE_SHARE = 0.25
 """Admission off prunes (MaxScore) when the query's highest-bound token is held by at most
 this share of the documents (it scores their holders first; the kernel decides, by postings)."""
+PRUNE_REQUIRED = True
+"""Strict and lenient with no coverage floor set aside the tokens half the tools hold, among
+the required tokens' holders (the kernel's ``rank_aside_required``). The same hits either way;
+``False`` only to measure against (``benchmarks/search_prune.py``)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -754,7 +758,9 @@ class BM25Index:
             named_ids,
             limit,
             self._version % 0xFFFFFFFF + 1,
-            bounds if (required is None or floor == 0) and len(bounds) > 1 else None,
+            bounds
+            if (required is None or (floor == 0 and PRUNE_REQUIRED)) and len(bounds) > 1
+            else None,
             PRUNE_SHARE,
             (SearchHit, self._documents, extra_documents) if plain else None,
         )
