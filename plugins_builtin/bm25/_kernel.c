@@ -783,9 +783,12 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
     return count;
 }
 
-/* Admission off with its very common tokens set aside (MaxScore's non-essential terms): a
- * token held by at least ASIDE_SHARE of the slots (the `svc` every tool of the synthetic
- * catalogs holds) is scored only for the few documents that may rank, not for all of them.
+/* A query's very common tokens set aside (MaxScore's non-essential terms): a token held by at
+ * least ASIDE_SHARE of the slots (the `svc` every tool of the synthetic catalogs holds) is
+ * scored only for the few documents that may rank, not for all of them. Under admission off
+ * (`required` NULL) the documents are every holder of another token; under strict with no
+ * coverage floor and lenient, the candidates (the holders of a required token, on the touched
+ * list).
  *
  * The other tokens are scored as usual, into a partial score P and partial name hits h. A
  * document's exact score is at least boosted(P, h) (every token adds a score of zero or more,
@@ -797,9 +800,10 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
  * candidates: the exact score) and ranked; no other can beat the k-th best of them. A
  * document holding set-aside tokens only scores at most A (1 + boost min(a, 1 +
  * e)), e the expansion tokens among them (see prune_off); the k-th best must be above that,
- * and at least `limit` documents must hold another token, or this gives up (the accumulators
- * clean again) and the caller scores every posting. Returns the number of hits in `heap`, 0
- * when it gave up, -1 on bad data. */
+ * and at least `limit` documents must hold another token, or this gives up: the accumulators
+ * clean again and, under strict and lenient, the candidates renominated; the caller then
+ * scores every posting (every candidate). Returns the number of hits in `heap`, 0 when it gave
+ * up, -1 on bad data. */
 #define ASIDE_SHARE 0.5
 
 typedef struct {
@@ -835,9 +839,21 @@ static inline void keep_largest(double *least, Py_ssize_t *count, Py_ssize_t k, 
     }
 }
 
+/* The candidates of strict and lenient again: the holders of a required token (the touched
+ * list), each flagged a candidate, the exact slots among them. */
+static int renominate(Query *q, const char *required, PyObject *exact) {
+    if (touch_required(q, required) < 0) return -1;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(exact); j++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+        if (slot >= 0 && slot < q->total) nominate(q, slot);
+    }
+    return 0;
+}
+
 static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ssize_t limit,
-                             Py_ssize_t exact_count) {
+                             Py_ssize_t exact_count, const char *required, PyObject *exact) {
     Py_ssize_t tokens = q->token_count;
+    const int filtered = required != NULL;
     if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
     uint8_t *aside = PyMem_Calloc((size_t)tokens + 1, 1);
     double *least = PyMem_Malloc(sizeof(double) * (size_t)(limit + 1));
@@ -864,13 +880,14 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     if (!count_aside || count_aside == tokens || !(aside_only < best_other)) goto finish;
 
     q->aside = aside;
-    int scored = score_tokens(q, 0, 0);
+    int scored = score_tokens(q, filtered, 0);
     q->aside = NULL;
     if (scored < 0) {
         outcome = -1; /* clear() zeroes what was touched */
         goto finish;
     }
-    /* Every slot holding another token: its bounds, its columns zeroed on the way. */
+    /* Every slot scored (holding another token; under strict and lenient, every candidate):
+     * its bounds, its columns (and its candidate flag) cleared on the way. */
     Cell *restrict cells = q->cells;
     Py_ssize_t kept = 0, ranked = 0;
     double threshold = -INFINITY;
@@ -882,7 +899,8 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
         double value = cells[slot].score;
         cells[slot].counts = 0;
         cells[slot].score = 0.0;
-        ranked += hits != 0;
+        if (filtered) cells[slot].flags &= (uint8_t)~CANDIDATE;
+        ranked += hits != 0 && !(filtered && cells[slot].flags & EXACT);
         /* The upper bound with a name size of 1 bounds it too, without a division: most
          * slots are set aside by it, in one comparison (see rank). */
         if ((value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) * widen <
@@ -912,7 +930,10 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     q->touched_count = 0; /* every slot on the list was zeroed */
     /* Too few documents hold another token (exact slots do not rank): those of set-aside
      * tokens only would rank. */
-    if (overflow || ranked < limit + exact_count) goto finish;
+    if (overflow || ranked < limit + (filtered ? 0 : exact_count)) {
+        if (filtered && renominate(q, required, exact) < 0) outcome = -1;
+        goto finish;
+    }
     /* The candidates that may reach the floor, scored exactly (every token, in order, as the
      * pruned path scores its candidates) and ranked. */
     for (Py_ssize_t j = 0; j < found; j++)
@@ -922,124 +943,11 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
         goto finish;
     }
     Py_ssize_t count = rank(q, heap, limit, 1, 0);
-    q->touched_count = 0;
-    if (count == limit && heap[0].score > aside_only) outcome = count;
-
-finish:
-    PyMem_Free(aside);
-    PyMem_Free(least);
-    PyMem_Free(candidates);
-    return outcome;
-}
-
-/* The candidates of strict and lenient again: the holders of a required token (the touched
- * list), each flagged a candidate, the exact slots among them. */
-static int renominate(Query *q, const char *required, PyObject *exact) {
-    if (touch_required(q, required) < 0) return -1;
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(exact); j++) {
-        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
-        if (slot >= 0 && slot < q->total) nominate(q, slot);
-    }
-    return 0;
-}
-
-/* Strict and lenient with no coverage floor, their very common tokens set aside: rank_aside's
- * rule over the candidates (the holders of a required token) instead of every holder. The
- * candidates are scored with the other tokens, bounded, and only those whose upper bound
- * reaches the `limit`-th best lower bound are scored again with every token and ranked; a
- * candidate holding set-aside tokens only scores at most A (1 + boost min(a, 1 + e)), which
- * the k-th best must be above. When it gives up, the candidates are as they came (renominated,
- * their accumulators clean) and the caller scores them all. Returns the number of hits in
- * `heap`, 0 when it gave up, -1 on bad data. */
-static Py_ssize_t rank_aside_required(Query *q, const double *bounds, Ranked *heap,
-                                      Py_ssize_t limit, const char *required, PyObject *exact) {
-    Py_ssize_t tokens = q->token_count;
-    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
-    uint8_t *aside = PyMem_Calloc((size_t)tokens + 1, 1);
-    double *least = PyMem_Malloc(sizeof(double) * (size_t)(limit + 1));
-    Py_ssize_t capacity = 256, found = 0, outcome = 0;
-    Candidate *candidates = PyMem_Malloc(sizeof(Candidate) * (size_t)capacity);
-    if (aside == NULL || least == NULL || candidates == NULL) goto finish; /* no pruning */
-    double set_aside = 0.0, best_other = 0.0;
-    Py_ssize_t count_aside = 0, expansions = 0;
-    for (Py_ssize_t t = 0; t < tokens; t++) {
-        Py_ssize_t run = postings_of(q, t);
-        if ((double)run >= ASIDE_SHARE * (double)q->total) {
-            aside[t] = 1;
-            set_aside += bounds[t];
-            count_aside++;
-            expansions += is_expansion(q, t);
-        } else if (bounds[t] > best_other) {
-            best_other = bounds[t];
-        }
-    }
-    double coverage = (double)(count_aside < 1 + expansions ? count_aside : 1 + expansions);
-    double aside_only = set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
-    if (!count_aside || count_aside == tokens || !(aside_only < best_other)) goto finish;
-
-    q->aside = aside;
-    int scored = score_tokens(q, 1, 0);
-    q->aside = NULL;
-    if (scored < 0) {
-        outcome = -1;
-        goto finish;
-    }
-    /* Every candidate: its bounds, its columns and its candidate flag cleared on the way. */
-    Cell *restrict cells = q->cells;
-    Py_ssize_t kept = 0, ranked = 0;
-    double threshold = -INFINITY;
-    int overflow = 0;
-    const double boost = q->boost, widen = 1.0 + 1e-9;
-    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
-        Py_ssize_t slot = q->touched[j];
-        uint32_t hits = cells[slot].counts;
-        double value = cells[slot].score;
-        cells[slot].counts = 0;
-        cells[slot].score = 0.0;
-        cells[slot].flags &= (uint8_t)~CANDIDATE;
-        ranked += hits != 0 && !(cells[slot].flags & EXACT);
-        if ((value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) * widen <
-            threshold)
-            continue;
-        if (!hits || cells[slot].flags & EXACT) continue;
-        int32_t name_hits = (int32_t)(hits >> 16);
-        int32_t size = slot < q->slot_count ? q->name_sizes[slot]
-                                            : q->extra_name_sizes[slot - q->slot_count];
-        double upper = (value + set_aside) *
-                       (1.0 + boost * ((double)(name_hits + count_aside) / (double)size)) * widen;
-        if (upper < threshold || overflow) continue;
-        keep_largest(least, &kept, limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
-        if (kept == limit) threshold = least[0];
-        if (found == capacity) {
-            Candidate *grown = PyMem_Realloc(candidates, sizeof(Candidate) * (size_t)capacity * 2);
-            if (grown == NULL) {
-                overflow = 1;
-                continue;
-            }
-            candidates = grown;
-            capacity *= 2;
-        }
-        candidates[found].bound = upper;
-        candidates[found++].slot = slot;
-    }
-    q->touched_count = 0; /* every candidate was cleared */
-    if (overflow || ranked < limit) {
-        if (renominate(q, required, exact) < 0) outcome = -1;
-        goto finish;
-    }
-    for (Py_ssize_t j = 0; j < found; j++)
-        if (candidates[j].bound >= threshold) nominate(q, candidates[j].slot);
-    if (score_tokens(q, 1, 0) < 0) {
-        outcome = -1;
-        goto finish;
-    }
-    Py_ssize_t count = rank(q, heap, limit, 1, 0);
-    q->touched_count = 0; /* rank cleared every survivor */
-    if (count == limit && heap[0].score > aside_only) {
+    q->touched_count = 0; /* rank cleared every one */
+    if (count == limit && heap[0].score > aside_only)
         outcome = count;
-    } else if (renominate(q, required, exact) < 0) {
+    else if (filtered && renominate(q, required, exact) < 0)
         outcome = -1;
-    }
 
 finish:
     PyMem_Free(aside);
@@ -1415,14 +1323,14 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     int pruned = 0;
     Py_ssize_t heap_count = 0;
     if (required == NULL) {
-        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count);
+        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count, NULL, exact);
         if (!heap_count) pruned = prune_off(&q, bounds, ranked_limit, prune_share);
         if (pruned < 0 || heap_count < 0) {
             corrupt("postings out of range");
             goto done;
         }
     } else if (floor == 0) {
-        heap_count = rank_aside_required(&q, bounds, heap, ranked_limit, required, exact);
+        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count, required, exact);
         if (heap_count < 0) {
             corrupt("postings out of range");
             goto done;

@@ -104,7 +104,7 @@ PRUNE_SHARE = 0.25
 this share of the documents (it scores their holders first; the kernel decides, by postings)."""
 PRUNE_REQUIRED = True
 """Strict and lenient with no coverage floor set aside the tokens half the tools hold, among
-the required tokens' holders (the kernel's ``rank_aside_required``). The same hits either way;
+the required tokens' holders (the kernel's ``rank_aside``). The same hits either way;
 ``False`` only to measure against (``benchmarks/search_prune.py``)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
