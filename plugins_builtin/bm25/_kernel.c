@@ -1579,8 +1579,11 @@ static int word_table_grow(WordTable *table) {
     return 0;
 }
 
-/* The id of `word`, a new one when the table has not seen it; -1 when memory runs out. */
+/* The id of `word`, a new one when the table has not seen it; -1 when memory runs out. The
+ * table grows before it could be more than half full, so a probe always ends at a free slot
+ * (a failed growth leaves it as it was). */
 static Py_ssize_t word_id(WordTable *table, const unsigned char *word, Py_ssize_t size) {
+    if (2 * (table->count + 1) > table->capacity && word_table_grow(table) < 0) return -1;
     uint64_t hash = word_hash(word, size), mask = (uint64_t)table->capacity - 1;
     uint64_t at = hash & mask;
     for (int32_t id; (id = table->slots[at]) >= 0; at = (at + 1) & mask) {
@@ -1616,7 +1619,6 @@ static Py_ssize_t word_id(WordTable *table, const unsigned char *word, Py_ssize_
     table->hashes[id] = hash;
     table->starts[id + 1] = table->text_size;
     table->slots[at] = (int32_t)id;
-    if (2 * table->count > table->capacity && word_table_grow(table) < 0) return -1;
     return id;
 }
 
