@@ -22,13 +22,9 @@ from collections.abc import Sequence
 from search import ENGINE, LIMIT, QUERIES, SEED, catalog_of, sample_queries
 
 from hermes_core.search.backend import Admission
+from hermes_core.search.evaluation import percentile
 
 MODES: tuple[Admission, ...] = ("strict", "lenient")
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def measure(spec: str, rounds: int) -> list[str]:
@@ -53,8 +49,8 @@ def measure(spec: str, rounds: int) -> list[str]:
         module.PRUNE_REQUIRED = True
         cells = []
         for pruned in (False, True):
-            cells += [f"{percentile(times[pruned], share):.3f}" for share in (0.5, 0.9, 0.99)]
-        ratio = percentile(times[True], 0.99) / percentile(times[False], 0.99)
+            cells += [f"{percentile(times[pruned], percent):.3f}" for percent in (50, 90, 99)]
+        ratio = percentile(times[True], 99) / percentile(times[False], 99)
         rows.append(f"| {len(documents):,} | {mode} | " + " | ".join(cells) + f" | {ratio:.2f}x |")
     return rows
 
