@@ -790,7 +790,10 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
  * coverage floor and lenient, the candidates (the holders of a required token, on the touched
  * list).
  *
- * The other tokens are scored as usual, into a partial score P and partial name hits h. A
+ * The other tokens are scored into a partial score P and partial name hits h: as usual, a
+ * token at a time into the slots' cells, or, with one required token held by few (at most
+ * SIFT_SHARE of the slots), by merging each token's run with the required one's
+ * (sift_holders). A
  * document's exact score is at least boosted(P, h) (every token adds a score of zero or more,
  * and a name hit, to the coverage) and at most (P + A) (1 + boost (h + a) / size), A the sum
  * of the set-aside tokens' bounds and a their count; both are widened by 1e-9 for rounding,
@@ -801,7 +804,7 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
  * document holding set-aside tokens only scores at most A (1 + boost min(a, 1 +
  * e)), e the expansion tokens among them (see prune_off); the k-th best must be above that,
  * and at least `limit` documents must hold another token, or this gives up: the accumulators
- * clean again and, under strict and lenient, the candidates renominated; the caller then
+ * clean again and, under strict and lenient, the candidates (re)nominated; the caller then
  * scores every posting (every candidate). Returns the number of hits in `heap`, 0 when it gave
  * up, -1 on bad data. */
 #define ASIDE_SHARE 0.5
@@ -850,109 +853,295 @@ static int renominate(Query *q, const char *required, PyObject *exact) {
     return 0;
 }
 
+/* The bounds of rank_aside's documents, as they come: the k-th best lower bound so far, and the
+ * documents whose upper bound reaches it. */
+typedef struct {
+    double *least; /* a min-heap of the `limit` best lower bounds */
+    Py_ssize_t kept, limit;
+    double threshold;
+    Candidate *candidates;
+    Py_ssize_t found, capacity;
+    int overflow;
+    double set_aside, boost;
+    Py_ssize_t count_aside;
+} Sieve;
+
+/* Whether a document's upper bound with a name size of 1, which bounds it too, is below the
+ * threshold: most documents are set aside by it, in one comparison, without a division (see
+ * rank). Its arguments are the callers' locals (through the sieve, every cell written would
+ * make the compiler read them again). */
+static inline int below(double value, uint32_t hits, double set_aside, double boost,
+                        Py_ssize_t count_aside, double threshold) {
+    return (value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) *
+               (1.0 + 1e-9) <
+           threshold;
+}
+
+/* A document that holds another token than the set-aside ones, with its partial score `value`
+ * and partial hits, not `below` the threshold: kept as a candidate unless its upper bound is
+ * below it after all. */
+static void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32_t hits) {
+    const double widen = 1.0 + 1e-9;
+    int32_t name_hits = (int32_t)(hits >> 16);
+    int32_t size =
+        slot < q->slot_count ? q->name_sizes[slot] : q->extra_name_sizes[slot - q->slot_count];
+    double upper =
+        (value + v->set_aside) *
+        (1.0 + v->boost * ((double)(name_hits + v->count_aside) / (double)size)) * widen;
+    if (upper < v->threshold || v->overflow) return;
+    keep_largest(v->least, &v->kept, v->limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
+    if (v->kept == v->limit) v->threshold = v->least[0];
+    if (v->found == v->capacity) {
+        Candidate *grown =
+            PyMem_Realloc(v->candidates, sizeof(Candidate) * (size_t)v->capacity * 2);
+        if (grown == NULL) { /* no pruning: the same result, more work */
+            v->overflow = 1;
+            return;
+        }
+        v->candidates = grown;
+        v->capacity *= 2;
+    }
+    v->candidates[v->found].bound = upper;
+    v->candidates[v->found++].slot = slot;
+}
+
+/* The one required token of a query, when it has exactly one; else -1. */
+static Py_ssize_t sole_required(const Query *q, const char *required) {
+    Py_ssize_t sole = -1;
+    for (Py_ssize_t t = 0; t < q->token_count; t++) {
+        if (!required[t]) continue;
+        if (sole >= 0) return -1;
+        sole = t;
+    }
+    return sole >= 0 && q->token_start[sole + 1] - q->token_start[sole] == 1 ? sole : -1;
+}
+
+/* The first position of the sorted slots[start, end) whose slot is at least `slot`. */
+static inline Py_ssize_t first_from(const int32_t *slots, Py_ssize_t start, Py_ssize_t end,
+                                    Py_ssize_t slot) {
+    while (start < end) {
+        Py_ssize_t middle = start + (end - start) / 2;
+        if (slots[middle] < slot)
+            start = middle + 1;
+        else
+            end = middle;
+    }
+    return start;
+}
+
+/* A run's postings added to the holders of r, the documents of r's run `slots[0, count)`:
+ * `score[i]` and `held[i]` are the i-th holder's partial score and hits. When the run is not
+ * much longer than r's, the two are merged, a posting a step, without a branch (which way a
+ * merge goes is a coin toss a posting: a mispredicted branch costs more than the step); a long
+ * run is galloped through, a holder at a time. */
+#define GALLOP_RATIO 8
+/* sift_holders only for a required token held by at most this share of the slots (measured:
+ * docs/performance.md, "Search"). */
+#define SIFT_SHARE 0.125
+static void add_run(const int32_t *restrict slots, Py_ssize_t count, const Segment *home,
+                    Py_ssize_t from, Py_ssize_t to, double weight, double *restrict score,
+                    uint32_t *restrict held) {
+    const int32_t *restrict other = home->slots;
+    const double *restrict cache = home->cache;
+    if (to - from > GALLOP_RATIO * count) {
+        for (Py_ssize_t i = 0; i < count && from < to; i++) {
+            Py_ssize_t j = gallop(other, &from, to, slots[i]);
+            if (j < 0) continue;
+            double value = cache[j];
+            score[i] += weight * fabs(value);
+            held[i] += 1 + (value < 0.0 ? NAME_HIT : 0);
+        }
+        return;
+    }
+    Py_ssize_t i = 0, j = from;
+    while (i < count && j < to) {
+        int32_t mine = slots[i], theirs = other[j];
+        double value = cache[j];
+        uint32_t same = mine == theirs;
+        /* x + 0.0 is x, and x * 1.0 is x: a holder the posting is not for is unchanged. */
+        score[i] += weight * fabs(value) * (double)same;
+        held[i] += same * (1 + (value < 0.0 ? NAME_HIT : 0));
+        i += mine <= theirs;
+        j += theirs <= mine;
+    }
+}
+
+/* Under strict and lenient with one required token r: its holders' partial scores (every token
+ * but the set-aside ones, in token order, as score_tokens adds them) into the sieve, each
+ * holder's sums kept at its place in r's run (q->tmp, zeros outside a call, and the touched
+ * list's room, empty on this path), each other token's run merged with r's (add_run). No
+ * slot's columns are touched: scoring a token at a time writes each holder's cell, anywhere in
+ * the slots, and at 330,000 tools that was most of a query's time. The caller checks that
+ * every token not set aside has one part and every segment its saturations cached; a part's
+ * postings are in the index's segments (each slot in one of them) or in `merged`, the
+ * expansions' segment, which spans every slot. Returns the number of documents ranked (r's
+ * live holders but the exact ones), or -1 on bad data. */
+static Py_ssize_t sift_holders(Query *q, Py_ssize_t r, const uint8_t *aside,
+                               const Segment *merged, Py_ssize_t exact_count, Sieve *v) {
+    Py_ssize_t tokens = q->token_count, ranked = 0;
+    double *score = q->tmp;
+    uint32_t *held = (uint32_t *)q->touched;
+    for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+        const Segment *s = &q->segments[g];
+        if (s == merged) continue;
+        Py_ssize_t start, end;
+        int found = run_of(q, s, &q->parts[q->token_start[r]], &start, &end);
+        if (found < 0) return -1;
+        if (!found) continue;
+        const int32_t *slots = s->slots + start;
+        Py_ssize_t count = end - start;
+        for (Py_ssize_t i = 0; i < count; i++)
+            if (!in_segment(s, slots[i])) return -1;
+        memset(held, 0, sizeof(uint32_t) * (size_t)count);
+        int bad = 0;
+        for (Py_ssize_t t = 0; t < tokens && !bad; t++) {
+            if (aside[t]) continue;
+            const Part *p = &q->parts[q->token_start[t]];
+            const Segment *home = p->term[2] >= 0 ? merged : s;
+            Py_ssize_t from, to;
+            found = home == NULL ? 0 : run_of(q, home, p, &from, &to);
+            if (found < 0) bad = 1;
+            if (found <= 0) continue;
+            if (home != s) from = first_from(home->slots, from, to, s->first);
+            add_run(slots, count, home, from, to, p->weight, score, held);
+        }
+        const double set_aside = v->set_aside, boost = v->boost;
+        const Py_ssize_t count_aside = v->count_aside;
+        double threshold = v->threshold;
+        for (Py_ssize_t i = 0; i < count && !bad; i++) {
+            Py_ssize_t slot = slots[i];
+            if (s->dead && dead_at(q, s, slot)) continue;
+            if (exact_count && q->cells[slot].flags & EXACT) continue;
+            ranked++;
+            if (below(score[i], held[i], set_aside, boost, count_aside, threshold)) continue;
+            sift(q, v, slot, score[i], held[i]);
+            threshold = v->threshold;
+        }
+        memset(score, 0, sizeof(double) * (size_t)count);
+        if (bad) return -1;
+    }
+    return ranked;
+}
+
+/* `sole`: the one required token when the caller left the candidates unnominated for
+ * sift_holders (-1: they are on the touched list); this nominates them again when it gives
+ * up. */
 static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ssize_t limit,
-                             Py_ssize_t exact_count, const char *required, PyObject *exact) {
+                             Py_ssize_t exact_count, const char *required, PyObject *exact,
+                             Py_ssize_t sole) {
     Py_ssize_t tokens = q->token_count;
     const int filtered = required != NULL;
-    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0) return 0;
-    uint8_t *aside = PyMem_Calloc((size_t)tokens + 1, 1);
-    double *least = PyMem_Malloc(sizeof(double) * (size_t)(limit + 1));
-    Py_ssize_t capacity = 256, found = 0, outcome = 0;
-    Candidate *candidates = PyMem_Malloc(sizeof(Candidate) * (size_t)capacity);
-    if (aside == NULL || least == NULL || candidates == NULL) goto finish; /* no pruning */
-    double set_aside = 0.0, best_other = 0.0;
-    Py_ssize_t count_aside = 0, expansions = 0;
+    int nominated = sole < 0; /* the candidates are on the touched list */
+    Py_ssize_t outcome = 0;
+    Sieve v = {NULL, 0, limit, -INFINITY, NULL, 0, 256, 0, 0.0, q->boost, 0};
+    uint8_t *aside = NULL;
+    if (bounds == NULL || tokens < 2 || limit <= 0 || q->named_count || q->boost < 0.0)
+        goto finish;
+    aside = PyMem_Calloc((size_t)tokens + 1, 1);
+    v.least = PyMem_Malloc(sizeof(double) * (size_t)(limit + 1));
+    v.candidates = PyMem_Malloc(sizeof(Candidate) * (size_t)v.capacity);
+    if (aside == NULL || v.least == NULL || v.candidates == NULL)
+        goto finish; /* no pruning */
+    double best_other = 0.0;
+    Py_ssize_t expansions = 0;
     for (Py_ssize_t t = 0; t < tokens; t++) {
         Py_ssize_t run = postings_of(q, t);
         if ((double)run >= ASIDE_SHARE * (double)q->total) {
             aside[t] = 1;
-            set_aside += bounds[t];
-            count_aside++;
+            v.set_aside += bounds[t];
+            v.count_aside++;
             expansions += is_expansion(q, t);
         } else if (bounds[t] > best_other) {
             best_other = bounds[t];
         }
     }
-    double coverage = (double)(count_aside < 1 + expansions ? count_aside : 1 + expansions);
-    double aside_only = set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
+    double coverage = (double)(v.count_aside < 1 + expansions ? v.count_aside : 1 + expansions);
+    double aside_only = v.set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
     /* Nothing to set aside, nothing else, or the set-aside tokens weigh as much as the best
      * other one (the k-th best would hardly be above what they score alone). */
-    if (!count_aside || count_aside == tokens || !(aside_only < best_other)) goto finish;
+    if (!v.count_aside || v.count_aside == tokens || !(aside_only < best_other)) goto finish;
 
-    q->aside = aside;
-    int scored = score_tokens(q, filtered, 0);
-    q->aside = NULL;
-    if (scored < 0) {
-        outcome = -1; /* clear() zeroes what was touched */
-        goto finish;
-    }
-    /* Every slot scored (holding another token; under strict and lenient, every candidate):
-     * its bounds, its columns (and its candidate flag) cleared on the way. */
-    Cell *restrict cells = q->cells;
-    Py_ssize_t kept = 0, ranked = 0;
-    double threshold = -INFINITY;
-    int overflow = 0;
-    const double boost = q->boost, widen = 1.0 + 1e-9;
-    for (Py_ssize_t j = 0; j < q->touched_count; j++) {
-        Py_ssize_t slot = q->touched[j];
-        uint32_t hits = cells[slot].counts;
-        double value = cells[slot].score;
-        cells[slot].counts = 0;
-        cells[slot].score = 0.0;
-        if (filtered) cells[slot].flags &= (uint8_t)~CANDIDATE;
-        ranked += hits != 0 && !(filtered && cells[slot].flags & EXACT);
-        /* The upper bound with a name size of 1 bounds it too, without a division: most
-         * slots are set aside by it, in one comparison (see rank). */
-        if ((value + set_aside) * (1.0 + boost * (double)((hits >> 16) + count_aside)) * widen <
-            threshold)
-            continue;
-        if (!hits || cells[slot].flags & EXACT) continue;
-        int32_t name_hits = (int32_t)(hits >> 16);
-        int32_t size = slot < q->slot_count ? q->name_sizes[slot]
-                                            : q->extra_name_sizes[slot - q->slot_count];
-        double upper = (value + set_aside) *
-                       (1.0 + boost * ((double)(name_hits + count_aside) / (double)size)) * widen;
-        if (upper < threshold || overflow) continue;
-        keep_largest(least, &kept, limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
-        if (kept == limit) threshold = least[0];
-        if (found == capacity) {
-            Candidate *grown = PyMem_Realloc(candidates, sizeof(Candidate) * (size_t)capacity * 2);
-            if (grown == NULL) { /* no pruning: the same result, more work */
-                overflow = 1;
-                continue;
-            }
-            candidates = grown;
-            capacity *= 2;
+    Py_ssize_t ranked = 0;
+    /* The expansions' segment, when a query has merged expansions: one, or none. */
+    const Segment *merged = NULL;
+    int merges = 0;
+    for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+        if (q->segments[g].column == 2) {
+            merged = &q->segments[g];
+            merges++;
         }
-        candidates[found].bound = upper;
-        candidates[found++].slot = slot;
     }
-    q->touched_count = 0; /* every slot on the list was zeroed */
+    /* Merging costs a step a holder of r for each other token: when r is held by many, scoring
+     * a token at a time costs less (its cells are then close together). */
+    int siftable = sole >= 0 && merges <= 1 &&
+                   (double)postings_of(q, sole) <= SIFT_SHARE * (double)q->total;
+    for (Py_ssize_t g = 0; g < q->segment_count; g++) siftable &= q->segments[g].cache != NULL;
+    for (Py_ssize_t t = 0; t < tokens; t++)
+        siftable &= aside[t] || q->token_start[t + 1] - q->token_start[t] == 1;
+    if (siftable) {
+        ranked = sift_holders(q, sole, aside, merged, exact_count, &v);
+        if (ranked < 0) {
+            outcome = -1;
+            goto finish;
+        }
+    } else {
+        if (!nominated) {
+            if (renominate(q, required, exact) < 0) {
+                outcome = -1;
+                goto finish;
+            }
+            nominated = 1;
+        }
+        q->aside = aside;
+        int scored = score_tokens(q, filtered, 0);
+        q->aside = NULL;
+        if (scored < 0) {
+            outcome = -1; /* clear() zeroes what was touched */
+            goto finish;
+        }
+        /* Every slot scored (holding another token; under strict and lenient, every
+         * candidate): its bounds, its columns (and its candidate flag) cleared on the way. */
+        Cell *restrict cells = q->cells;
+        const double set_aside = v.set_aside, boost = v.boost;
+        const Py_ssize_t count_aside = v.count_aside;
+        double threshold = v.threshold;
+        for (Py_ssize_t j = 0; j < q->touched_count; j++) {
+            Py_ssize_t slot = q->touched[j];
+            uint32_t hits = cells[slot].counts;
+            double value = cells[slot].score;
+            cells[slot].counts = 0;
+            cells[slot].score = 0.0;
+            if (filtered) cells[slot].flags &= (uint8_t)~CANDIDATE;
+            ranked += hits != 0 && !(filtered && cells[slot].flags & EXACT);
+            if (below(value, hits, set_aside, boost, count_aside, threshold)) continue;
+            if (!hits || cells[slot].flags & EXACT) continue;
+            sift(q, &v, slot, value, hits);
+            threshold = v.threshold;
+        }
+        q->touched_count = 0; /* every slot on the list was zeroed */
+        nominated = 0;
+    }
     /* Too few documents hold another token (exact slots do not rank): those of set-aside
      * tokens only would rank. */
-    if (overflow || ranked < limit + (filtered ? 0 : exact_count)) {
-        if (filtered && renominate(q, required, exact) < 0) outcome = -1;
-        goto finish;
-    }
+    if (v.overflow || ranked < limit + (filtered ? 0 : exact_count)) goto finish;
     /* The candidates that may reach the floor, scored exactly (every token, in order, as the
      * pruned path scores its candidates) and ranked. */
-    for (Py_ssize_t j = 0; j < found; j++)
-        if (candidates[j].bound >= threshold) nominate(q, candidates[j].slot);
+    for (Py_ssize_t j = 0; j < v.found; j++)
+        if (v.candidates[j].bound >= v.threshold) nominate(q, v.candidates[j].slot);
     if (score_tokens(q, 1, 0) < 0) {
         outcome = -1;
         goto finish;
     }
     Py_ssize_t count = rank(q, heap, limit, 1, 0);
     q->touched_count = 0; /* rank cleared every one */
-    if (count == limit && heap[0].score > aside_only)
-        outcome = count;
-    else if (filtered && renominate(q, required, exact) < 0)
-        outcome = -1;
+    if (count == limit && heap[0].score > aside_only) outcome = count;
 
 finish:
+    if (outcome == 0 && filtered && !nominated && renominate(q, required, exact) < 0)
+        outcome = -1;
     PyMem_Free(aside);
-    PyMem_Free(least);
-    PyMem_Free(candidates);
+    PyMem_Free(v.least);
+    PyMem_Free(v.candidates);
     return outcome;
 }
 
@@ -1293,7 +1482,12 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
         goto done;
     }
 
-    if (required != NULL) {
+    /* With one plain required token and no coverage floor, rank_aside may rank its holders
+     * document at a time (sift_holders): they are nominated only if it cannot. */
+    Py_ssize_t sole = required != NULL && floor == 0 && bounds != NULL
+                          ? sole_required(&q, required)
+                          : -1;
+    if (required != NULL && sole < 0) {
         if (touch_required(&q, required) < 0) {
             corrupt("postings out of range");
             goto done;
@@ -1305,7 +1499,7 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
             if (!PyErr_Occurred()) corrupt("an exact slot is out of range");
             goto done;
         }
-        if (required != NULL) nominate(&q, slot);
+        if (required != NULL && sole < 0) nominate(&q, slot);
         q.cells[slot].flags |= EXACT;
     }
     Py_ssize_t ranked_limit = limit - exact_count;
@@ -1323,14 +1517,15 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     int pruned = 0;
     Py_ssize_t heap_count = 0;
     if (required == NULL) {
-        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count, NULL, exact);
+        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count, NULL, exact, -1);
         if (!heap_count) pruned = prune_off(&q, bounds, ranked_limit, prune_share);
         if (pruned < 0 || heap_count < 0) {
             corrupt("postings out of range");
             goto done;
         }
     } else if (floor == 0) {
-        heap_count = rank_aside(&q, bounds, heap, ranked_limit, exact_count, required, exact);
+        heap_count =
+            rank_aside(&q, bounds, heap, ranked_limit, exact_count, required, exact, sole);
         if (heap_count < 0) {
             corrupt("postings out of range");
             goto done;

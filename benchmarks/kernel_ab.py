@@ -1,0 +1,112 @@
+"""Two builds of the bm25 query kernel side by side, in one process: this checkout's
+``_kernel.c`` and another revision's, each compiled with the install's own flags
+(``hatch_build.compile_kernel``) into a temporary tree and loaded from there, each ranking the
+same catalog through its own index. Every query is ranked by both in turn, the order
+alternating query by query (the second of a pair finds the first's postings in the cache), and
+their hits must be equal. Catalogs and queries are ``benchmarks/search.py``'s.
+
+``--baseline HEAD`` with an unchanged ``_kernel.c`` measures the comparison itself: the two
+columns should then agree within the machine's noise.
+
+    python benchmarks/kernel_ab.py --baseline REV [--sizes 33000,330000] [--rounds 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from _baseline import ROOT, revision_tree
+from search import ENGINE, LIMIT, QUERIES, SEED, catalog_of, sample_queries
+
+from hermes_core.search.backend import Admission
+from hermes_core.search.evaluation import percentile
+
+sys.path.insert(0, str(ROOT))
+from hatch_build import SOURCE, compile_kernel  # the checkout's build hook
+
+MODES: tuple[Admission, ...] = ("strict", "lenient", "off")
+
+
+def load_kernel(root: Path, label: str) -> ModuleType:
+    """The kernel of the tree at ``root``, compiled there and imported under its own name."""
+    library = compile_kernel(root)
+    # The module's last name must be _kernel: that is what its init function is called after.
+    spec = importlib.util.spec_from_file_location(f"hermes_kernel_{label}._kernel", library)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {library}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def measure(spec: str, kernels: dict[str, ModuleType], rounds: int) -> list[str]:
+    """Table rows for one catalog: p50, p90 and p99 of each kernel in each mode."""
+    documents = catalog_of(spec)
+    indexes = {name: ENGINE.build(documents, kernel=kernel) for name, kernel in kernels.items()}
+    queries = sample_queries(documents, QUERIES, SEED + 1)
+    for index in indexes.values():  # warm the stem cache and the saturations, as a host would
+        for query in queries:
+            index.search(query, LIMIT, "strict")
+    names = list(kernels)
+    rows = []
+    for mode in MODES:
+        times: dict[str, list[float]] = {name: [] for name in names}
+        for round_number in range(rounds):
+            for number, query in enumerate(queries):
+                order = names if (round_number + number) % 2 else names[::-1]
+                found = []
+                for name in order:
+                    started = time.perf_counter()
+                    found.append(indexes[name].search(query, LIMIT, mode))
+                    times[name].append((time.perf_counter() - started) * 1000.0)
+                if found[0] != found[1]:
+                    raise SystemExit(f"the kernels disagree on {query!r} ({mode}, {spec})")
+        cells = []
+        for name in names:
+            cells += [f"{percentile(times[name], percent):.3f}" for percent in (50, 90, 99)]
+        ratios = [
+            percentile(times[names[1]], percent) / percentile(times[names[0]], percent)
+            for percent in (50, 99)
+        ]
+        rows.append(
+            f"| {len(documents):,} | {mode} | "
+            + " | ".join(cells)
+            + f" | {ratios[0]:.2f}x | {ratios[1]:.2f}x |"
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", required=True, metavar="REV", help="the other kernel's")
+    parser.add_argument("--sizes", default="33000,330000", help="synthetic catalog sizes")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds over the queries")
+    args = parser.parse_args(argv)
+    with revision_tree(args.baseline) as then, tempfile.TemporaryDirectory() as now:
+        (Path(now) / SOURCE).parent.mkdir(parents=True)
+        shutil.copyfile(ROOT / SOURCE, Path(now) / SOURCE)
+        kernels = {
+            args.baseline: load_kernel(then, "baseline"),
+            "this": load_kernel(Path(now), "this"),
+        }
+        print(
+            f"{QUERIES} queries x {args.rounds} rounds, each ranked by both kernels in turn\n\n"
+            f"| tools | admission | {args.baseline} p50 / p90 / p99 ms | | "
+            "| this checkout p50 / p90 / p99 ms | | | p50 ratio | p99 ratio |\n"
+            "|---|---|---|---|---|---|---|---|---|---|"
+        )
+        for size in args.sizes.split(","):
+            for row in measure(f"synthetic:{int(size)}", kernels, args.rounds):
+                print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
