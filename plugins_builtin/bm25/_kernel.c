@@ -9,7 +9,7 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version, bounds, prune_share, hits)
+ *        exact, named, limit, version, bounds, prune_share, hits, sift_slots)
  *     -> [(slot, score, matched tokens), ...], or with hits the hit objects
  *
  * See search() in kernel_numpy.py for what each argument holds.
@@ -132,6 +132,7 @@ typedef struct {
     const int64_t *named;
     Py_ssize_t named_count;
     uint32_t version;
+    Py_ssize_t sift_slots; /* sift_holders from this many slots on */
 } Query;
 
 /* Buffers are released in one place: every view taken goes on this list. */
@@ -792,8 +793,8 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
  *
  * The other tokens are scored into a partial score P and partial name hits h: as usual, a
  * token at a time into the slots' cells, or, with one required token held by few (at most
- * SIFT_SHARE of the slots), by merging each token's run with the required one's
- * (sift_holders). A
+ * SIFT_SHARE of the slots, in a large index), by merging each token's run with the
+ * required one's (sift_holders). A
  * document's exact score is at least boosted(P, h) (every token adds a score of zero or more,
  * and a name hit, to the coverage) and at most (P + A) (1 + boost (h + a) / size), A the sum
  * of the set-aside tokens' bounds and a their count; both are widened by 1e-9 for rounding,
@@ -808,6 +809,10 @@ static Py_ssize_t rank(Query *q, Ranked *restrict heap, Py_ssize_t limit, int fi
  * scores every posting (every candidate). Returns the number of hits in `heap`, 0 when it gave
  * up, -1 on bad data. */
 #define ASIDE_SHARE 0.5
+/* Holders summed by merging (sift_holders) only for a required token held by at most
+ * SIFT_SHARE of the slots, and in an index of at least `sift_slots` slots (the caller's
+ * SIFT_MIN_SLOTS; measured with benchmarks/kernel_ab.py, docs/performance.md). */
+#define SIFT_SHARE 0.125
 
 typedef struct {
     double bound;
@@ -930,20 +935,16 @@ static inline Py_ssize_t first_from(const int32_t *slots, Py_ssize_t start, Py_s
 }
 
 /* A run's postings added to the holders of r, the documents of r's run `slots[0, count)`:
- * `score[i]` and `held[i]` are the i-th holder's partial score and hits. When the run is not
- * much longer than r's, the two are merged, a posting a step, without a branch (which way a
- * merge goes is a coin toss a posting: a mispredicted branch costs more than the step); a long
- * run is galloped through, a holder at a time. */
-#define GALLOP_RATIO 8
-/* sift_holders only for a required token held by at most this share of the slots (measured:
- * docs/performance.md, "Search"). */
-#define SIFT_SHARE 0.125
+ * `score[i]` and `held[i]` are the i-th holder's partial score and hits. The two runs are
+ * merged, a posting a step, without a branch (which way a merge goes is a coin toss a posting:
+ * a mispredicted branch costs more than the step), or, when looking the holders up costs less
+ * (lookup_cost, the rule of score_tokens), the run is galloped through, a holder at a time. */
 static void add_run(const int32_t *restrict slots, Py_ssize_t count, const Segment *home,
                     Py_ssize_t from, Py_ssize_t to, double weight, double *restrict score,
                     uint32_t *restrict held) {
     const int32_t *restrict other = home->slots;
     const double *restrict cache = home->cache;
-    if (to - from > GALLOP_RATIO * count) {
+    if (lookup_cost(to - from, count) < to - from) {
         for (Py_ssize_t i = 0; i < count && from < to; i++) {
             Py_ssize_t j = gallop(other, &from, to, slots[i]);
             if (j < 0) continue;
@@ -1071,9 +1072,10 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
             merges++;
         }
     }
-    /* Merging costs a step a holder of r for each other token: when r is held by many, scoring
-     * a token at a time costs less (its cells are then close together). */
-    int siftable = sole >= 0 && merges <= 1 &&
+    /* Merging costs a step a holder of r for each other token: when r is held by many, or the
+     * cells are few, scoring a token at a time costs less (its cells are then close together,
+     * or all in the core's cache). */
+    int siftable = sole >= 0 && merges <= 1 && q->total >= q->sift_slots &&
                    (double)postings_of(q, sole) <= SIFT_SHARE * (double)q->total;
     for (Py_ssize_t g = 0; g < q->segment_count; g++) siftable &= q->segments[g].cache != NULL;
     for (Py_ssize_t t = 0; t < tokens; t++)
@@ -1331,8 +1333,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 22) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 22 arguments");
+    if (nargs != 23) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 23 arguments");
         return NULL;
     }
     Query q;
@@ -1469,6 +1471,7 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
 
     double prune_share = PyFloat_AsDouble(args[20]);
     if (prune_share == -1.0 && PyErr_Occurred()) goto done;
+    if (as_index(args[22], &q.sift_slots) < 0) goto done;
     PyObject *hits_of = args[21] == Py_None ? NULL : args[21];
     if (hits_of != NULL &&
         (!PyTuple_Check(hits_of) || PyTuple_GET_SIZE(hits_of) != 3 ||

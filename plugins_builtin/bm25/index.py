@@ -106,6 +106,11 @@ PRUNE_REQUIRED = True
 """Strict and lenient with no coverage floor set aside the tokens half the tools hold, among
 the required tokens' holders (the kernel's ``rank_aside``). The same hits either way;
 ``False`` only to measure against (``benchmarks/search_prune.py``)."""
+SIFT_MIN_SLOTS = 65_536
+"""From this many documents on, strict and lenient with one required token held by few sum its
+holders' scores by merging postings (the kernel's ``sift_holders``) rather than in each
+document's 16-byte cell: below, the cells fit in a core's 1 MB second-level cache, and adding
+into them costs no more. The same hits either way (tests set it to 0)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -763,6 +768,7 @@ class BM25Index:
             else None,
             PRUNE_SHARE,
             (SearchHit, self._documents, extra_documents) if plain else None,
+            SIFT_MIN_SLOTS,
         )
         if plain:
             return found  # type: ignore[no-any-return]

@@ -93,6 +93,7 @@ def search(
     bounds: Sequence[float] | None = None,
     prune_share: float = 1.0,
     hits: tuple[type, Sequence[Any], Sequence[Any]] | None = None,
+    sift_slots: int = 0,
 ) -> list[Any]:
     """The hits of one query, best first: the ``exact`` slots (at most ``limit``), then the
     best of the others by (in a ``named`` group first, score, slot).
@@ -106,11 +107,13 @@ def search(
     segment's cache arrays, ``version`` (which says whether a cache entry is current),
     ``bounds`` (each token's most a document can score with it, for pruning under ``off``) and
     ``prune_share`` (the share of the documents its highest-bound token may be held by for a
-    first round of pruning) serve the C kernel only: this one scores every candidate, with the
-    same result. With ``hits`` (a hit class, the index's documents, the extra candidates), each
-    hit is ``kind(document name, score, tokens)`` instead of a :data:`Hit`.
+    first round of pruning) and ``sift_slots`` (the least number of slots for which it merges
+    the postings of a required token's holders) serve the C kernel only: this one scores every
+    candidate, with the same result. With ``hits`` (a hit class, the index's documents, the
+    extra candidates), each hit is ``kind(document name, score, tokens)`` instead of a
+    :data:`Hit`.
     """
-    del scratch, version, bounds, prune_share
+    del scratch, version, bounds, prune_share, sift_slots
     token_count = len(tokens)
     boost = params[2]
     all_lengths = np.concatenate(

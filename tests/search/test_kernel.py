@@ -126,10 +126,13 @@ def test_c_kernel_ranks_exactly_as_its_numpy_reference(
         for candidates in ((), extra):
             expected = reference.search(query, limit, admission, extra=candidates)
             # Twice: the second search reads the saturations the first one cached; then
-            # with pruning whenever off has two tokens or more (the C kernel's MaxScore).
-            for share in (index_module.PRUNE_SHARE, index_module.PRUNE_SHARE, 1.0):
+            # with pruning whenever off has two tokens or more (the C kernel's MaxScore); then
+            # with a required token's holders summed by merging at any index size.
+            for share, sift in ((index_module.PRUNE_SHARE, 0), (index_module.PRUNE_SHARE, 0),
+                                (1.0, index_module.SIFT_MIN_SLOTS)):  # fmt: skip
                 with pytest.MonkeyPatch.context() as patch:
                     patch.setattr(index_module, "PRUNE_SHARE", share)
+                    patch.setattr(index_module, "SIFT_MIN_SLOTS", sift)
                     found = compiled.search(query, limit, admission, extra=candidates)
                 assert found == expected
 
@@ -145,14 +148,17 @@ def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
             assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
 
 
+@pytest.mark.parametrize("sift_min_slots", [0, 65_536])
 @pytest.mark.parametrize("admission", ["off", "strict", "lenient"])
 def test_a_token_most_tools_hold_is_set_aside_and_ranks_as_scoring_every_tool(
-    admission: Admission,
+    admission: Admission, sift_min_slots: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The C kernel sets aside a token held by half the tools or more (every tool's "svc" here,
     # "list" in most) and looks up only the documents that may rank, among every holder (off)
     # or among the holders of a required token (strict, lenient; strict with no coverage
-    # floor); numpy scores them all.
+    # floor), whose scores, with one required token held by few, it sums by merging postings
+    # (index.SIFT_MIN_SLOTS: from 0 tools on, or only in a large index); numpy scores them all.
+    monkeypatch.setattr(index_module, "SIFT_MIN_SLOTS", sift_min_slots)
     rng = random.Random(11)
     catalog = [
         ToolDocument(
