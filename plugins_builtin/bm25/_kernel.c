@@ -236,17 +236,23 @@ static inline int in_segment(const Segment *s, Py_ssize_t slot) {
     return (size_t)(slot - s->first) < (size_t)s->size;
 }
 
+/* The first position of the sorted slots[start, end) whose slot is at least `slot`. */
+static inline Py_ssize_t first_from(const int32_t *slots, Py_ssize_t start, Py_ssize_t end,
+                                    Py_ssize_t slot) {
+    while (start < end) {
+        Py_ssize_t middle = start + (end - start) / 2;
+        if (slots[middle] < slot)
+            start = middle + 1;
+        else
+            end = middle;
+    }
+    return start;
+}
+
 /* The position of `slot` in the sorted slots[start, end), or -1. */
 static inline Py_ssize_t find(const int32_t *slots, Py_ssize_t start, Py_ssize_t end,
                               Py_ssize_t slot) {
-    Py_ssize_t low = start, high = end;
-    while (low < high) {
-        Py_ssize_t middle = low + (high - low) / 2;
-        if (slots[middle] < slot)
-            low = middle + 1;
-        else
-            high = middle;
-    }
+    Py_ssize_t low = first_from(slots, start, end, slot);
     return low < end && slots[low] == slot ? low : -1;
 }
 
@@ -921,19 +927,6 @@ static Py_ssize_t sole_required(const Query *q, const char *required) {
     return sole >= 0 && q->token_start[sole + 1] - q->token_start[sole] == 1 ? sole : -1;
 }
 
-/* The first position of the sorted slots[start, end) whose slot is at least `slot`. */
-static inline Py_ssize_t first_from(const int32_t *slots, Py_ssize_t start, Py_ssize_t end,
-                                    Py_ssize_t slot) {
-    while (start < end) {
-        Py_ssize_t middle = start + (end - start) / 2;
-        if (slots[middle] < slot)
-            start = middle + 1;
-        else
-            end = middle;
-    }
-    return start;
-}
-
 /* A run's postings added to the holders of r, the documents of r's run `slots[0, count)`:
  * `score[i]` and `held[i]` are the i-th holder's partial score and hits. The two runs are
  * merged, a posting a step, without a branch (which way a merge goes is a coin toss a posting:
@@ -991,8 +984,10 @@ static Py_ssize_t sift_holders(Query *q, Py_ssize_t r, const uint8_t *aside,
         if (!found) continue;
         const int32_t *slots = s->slots + start;
         Py_ssize_t count = end - start;
+        /* Strictly increasing slots of the segment: at most its size of them, so the sums fit
+         * in the scratch's columns (a corrupt run could be longer). */
         for (Py_ssize_t i = 0; i < count; i++)
-            if (!in_segment(s, slots[i])) return -1;
+            if (!in_segment(s, slots[i]) || (i && slots[i] <= slots[i - 1])) return -1;
         memset(held, 0, sizeof(uint32_t) * (size_t)count);
         int bad = 0;
         for (Py_ssize_t t = 0; t < tokens && !bad; t++) {

@@ -197,6 +197,39 @@ def test_c_kernel_rejects_postings_that_name_no_document() -> None:
     assert [hit.name for hit in index.search("create", 5, "off")] == ["create_issue"]
 
 
+def test_c_kernel_rejects_a_required_run_that_repeats_a_document(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Summing a rarely held required token's holders in the order of its run (sift_holders)
+    # keeps a sum per posting: a run that names a document twice, as a corrupt index could, is
+    # bad data, never a write past the kernel's working memory.
+    monkeypatch.setattr(index_module, "SIFT_MIN_SLOTS", 0)
+    catalog = [
+        ToolDocument(
+            f"svc_tool{n}",
+            "svc" + (" rare" if n in (3, 4) else "") + " common" * (n % 4 == 0),
+            f"group{n % 5}",  # no group named by the query: that would rank otherwise
+        )
+        for n in range(20)
+    ]
+    index = BM25Index(catalog, kernel=kernel.KERNELS["c"])
+    expected = index.search("svc rare common", 5, "strict")
+    assert {hit.name for hit in expected} == {"svc_tool3", "svc_tool4"}
+    segment = index._segments[0]
+    term = index._vocabulary.ids["rare"]
+    start, end = int(segment.offsets[term]), int(segment.offsets[term + 1])
+    segment.slots = segment.slots.copy()
+    segment.slots[start:end] = segment.slots[start]
+    index._view = None
+    segment._cache = None
+    with pytest.raises(ValueError, match="out of range"):
+        index.search("svc rare common", 5, "strict")
+    segment.slots[start:end] = [3, 4]
+    index._view = None
+    segment._cache = None
+    assert index.search("svc rare common", 5, "strict") == expected
+
+
 @pytest.mark.parametrize("command", [["--version"], ["plugins", "list"]])
 def test_commands_that_search_nothing_load_no_engine(
     command: list[str], hermes_cli: HermesCli
