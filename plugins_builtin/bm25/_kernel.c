@@ -853,13 +853,41 @@ static inline void keep_largest(double *least, Py_ssize_t *count, Py_ssize_t k, 
     }
 }
 
+/* The exact slots nominated too. */
+static int renominate_exact(Query *q, PyObject *exact) {
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(exact); j++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
+        if (slot >= 0 && slot < q->total) nominate(q, slot);
+    }
+    return 0;
+}
+
 /* The candidates of strict and lenient again: the holders of a required token (the touched
  * list), each flagged a candidate, the exact slots among them. */
 static int renominate(Query *q, const char *required, PyObject *exact) {
     if (touch_required(q, required) < 0) return -1;
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(exact); j++) {
-        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(exact, j));
-        if (slot >= 0 && slot < q->total) nominate(q, slot);
+    return renominate_exact(q, exact);
+}
+
+/* The holders of token t (one part) become candidates, each with t's score added (the first
+ * score of each: see rank_aside). Returns -1 on bad data. */
+static int nominate_scoring(Query *q, Py_ssize_t t) {
+    const Part *p = &q->parts[q->token_start[t]];
+    for (Py_ssize_t g = 0; g < q->segment_count; g++) {
+        const Segment *s = &q->segments[g];
+        Py_ssize_t start, end;
+        int found = run_of(q, s, p, &start, &end);
+        if (found < 0) return -1;
+        for (Py_ssize_t i = start; found && i < end; i++) {
+            Py_ssize_t slot = s->slots[i];
+            if (!in_segment(s, slot)) return -1;
+            if (dead_at(q, s, slot) || q->cells[slot].flags & (CANDIDATE | DONE)) continue;
+            int in_name;
+            double value = posting(q, s, i, slot, &in_name);
+            nominate(q, slot);
+            q->cells[slot].score += p->weight * value;
+            q->cells[slot].counts += 1 + (in_name ? NAME_HIT : 0);
+        }
     }
     return 0;
 }
@@ -1082,16 +1110,23 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
             goto finish;
         }
     } else {
+        /* The one required token first of those scored: its holders are scored as they are
+         * nominated (0.0 + x is x: the same sum), not read again. */
+        int first = sole >= 0 && !nominated;
+        for (Py_ssize_t t = 0; first && t < sole; t++) first = aside[t];
         if (!nominated) {
-            if (renominate(q, required, exact) < 0) {
+            int bad = first ? nominate_scoring(q, sole) : touch_required(q, required);
+            if (bad < 0 || renominate_exact(q, exact) < 0) {
                 outcome = -1;
                 goto finish;
             }
             nominated = 1;
         }
+        if (first) aside[sole] = 1;
         q->aside = aside;
         int scored = score_tokens(q, filtered, 0);
         q->aside = NULL;
+        if (first) aside[sole] = 0;
         if (scored < 0) {
             outcome = -1; /* clear() zeroes what was touched */
             goto finish;
