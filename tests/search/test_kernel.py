@@ -103,7 +103,7 @@ def test_a_kernel_built_from_another_source_is_not_used(tmp_path: Path) -> None:
     assert kernel.built_from(stale, tmp_path / "absent.c")  # type: ignore[arg-type]
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     initial=st.lists(documents, max_size=25),
     steps=operations,

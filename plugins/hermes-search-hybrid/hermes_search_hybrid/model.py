@@ -74,12 +74,12 @@ def _quiet_loading() -> Iterator[None]:
     from transformers.utils import logging as transformers_logging
 
     shown = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers_logging.disable_progress_bar()
     try:
         yield
     finally:
         if shown:
-            transformers_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            transformers_logging.enable_progress_bar()
 
 
 @dataclass
