@@ -421,18 +421,31 @@ static inline void nominate(Query *q, Py_ssize_t slot) {
     }
 }
 
-/* The holders of token t become candidates. Returns -1 on bad data. */
-static int nominate_holders(Query *q, Py_ssize_t t) {
+/* The holders of token t become candidates; with `scoring` (t of one part, the first token
+ * scored: see rank_aside), each with t's score added as it is nominated. Returns -1 on bad
+ * data. */
+static int nominate_holders(Query *q, Py_ssize_t t, int scoring) {
     for (Py_ssize_t k = q->token_start[t]; k < q->token_start[t + 1]; k++) {
+        const Part *p = &q->parts[k];
         for (Py_ssize_t g = 0; g < q->segment_count; g++) {
             const Segment *s = &q->segments[g];
             Py_ssize_t start, end;
-            int found = run_of(q, s, &q->parts[k], &start, &end);
+            int found = run_of(q, s, p, &start, &end);
             if (found < 0) return -1;
             for (Py_ssize_t i = start; found && i < end; i++) {
                 Py_ssize_t slot = s->slots[i];
                 if (!in_segment(s, slot)) return -1;
-                if (!dead_at(q, s, slot)) nominate(q, slot);
+                if (dead_at(q, s, slot)) continue;
+                if (!scoring) {
+                    nominate(q, slot);
+                    continue;
+                }
+                if (q->cells[slot].flags & (CANDIDATE | DONE)) continue;
+                int in_name;
+                double value = posting(q, s, i, slot, &in_name);
+                nominate(q, slot);
+                q->cells[slot].score += p->weight * value;
+                q->cells[slot].counts += 1 + (in_name ? NAME_HIT : 0);
             }
         }
     }
@@ -442,7 +455,7 @@ static int nominate_holders(Query *q, Py_ssize_t t) {
 /* The holders of the required tokens become the candidates. Returns -1 on bad data. */
 static int touch_required(Query *q, const char *required) {
     for (Py_ssize_t t = 0; t < q->token_count; t++)
-        if (required[t] && nominate_holders(q, t) < 0) return -1;
+        if (required[t] && nominate_holders(q, t, 0) < 0) return -1;
     return 0;
 }
 
@@ -688,7 +701,7 @@ static int prune_off(Query *q, const double *bounds, Py_ssize_t limit, double sh
         goto finish;
     }
     for (Py_ssize_t j = 0; j < essential; j++)
-        if (nominate_holders(q, order[j]) < 0) goto finish;
+        if (nominate_holders(q, order[j], 0) < 0) goto finish;
     if (score_tokens(q, 1, 0) < 0) goto finish;
     Py_ssize_t first_round = q->touched_count;
     double threshold = kth_best(q, 0, first_round, limit);
@@ -718,7 +731,7 @@ static int prune_off(Query *q, const double *bounds, Py_ssize_t limit, double sh
             q->cells[slot].flags = (uint8_t)((q->cells[slot].flags & ~CANDIDATE) | DONE);
         }
         for (Py_ssize_t j = first_essential; j < essential; j++)
-            if (nominate_holders(q, order[j]) < 0) goto finish;
+            if (nominate_holders(q, order[j], 0) < 0) goto finish;
         if (score_tokens(q, 1, first_round) < 0) goto finish;
     }
     outcome = 1;
@@ -867,29 +880,6 @@ static int renominate_exact(Query *q, PyObject *exact) {
 static int renominate(Query *q, const char *required, PyObject *exact) {
     if (touch_required(q, required) < 0) return -1;
     return renominate_exact(q, exact);
-}
-
-/* The holders of token t (one part) become candidates, each with t's score added (the first
- * score of each: see rank_aside). Returns -1 on bad data. */
-static int nominate_scoring(Query *q, Py_ssize_t t) {
-    const Part *p = &q->parts[q->token_start[t]];
-    for (Py_ssize_t g = 0; g < q->segment_count; g++) {
-        const Segment *s = &q->segments[g];
-        Py_ssize_t start, end;
-        int found = run_of(q, s, p, &start, &end);
-        if (found < 0) return -1;
-        for (Py_ssize_t i = start; found && i < end; i++) {
-            Py_ssize_t slot = s->slots[i];
-            if (!in_segment(s, slot)) return -1;
-            if (dead_at(q, s, slot) || q->cells[slot].flags & (CANDIDATE | DONE)) continue;
-            int in_name;
-            double value = posting(q, s, i, slot, &in_name);
-            nominate(q, slot);
-            q->cells[slot].score += p->weight * value;
-            q->cells[slot].counts += 1 + (in_name ? NAME_HIT : 0);
-        }
-    }
-    return 0;
 }
 
 /* The bounds of rank_aside's documents, as they come: the k-th best lower bound so far, and the
@@ -1115,7 +1105,7 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
         int first = sole >= 0 && !nominated;
         for (Py_ssize_t t = 0; first && t < sole; t++) first = aside[t];
         if (!nominated) {
-            int bad = first ? nominate_scoring(q, sole) : touch_required(q, required);
+            int bad = first ? nominate_holders(q, sole, 1) : touch_required(q, required);
             if (bad < 0 || renominate_exact(q, exact) < 0) {
                 outcome = -1;
                 goto finish;
