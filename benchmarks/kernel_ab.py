@@ -1,9 +1,9 @@
 """Two builds of the bm25 query kernel side by side, in one process: this checkout's
 ``_kernel.c`` and another revision's, each compiled with the install's own flags
 (``hatch_build.compile_kernel``) into a temporary tree and loaded from there, each ranking the
-same catalog through its own index. Every query is ranked by both in turn, the order
-alternating query by query (the second of a pair finds the first's postings in the cache), and
-their hits must be equal. Catalogs and queries are ``benchmarks/search.py``'s.
+same catalog through its own index. Every query is ranked by both in turn
+(``_paired.paired_times``), and their hits must be equal. Catalogs and queries are
+``benchmarks/search.py``'s.
 
 ``--baseline HEAD`` with an unchanged ``_kernel.c`` measures the comparison itself: the two
 columns should then agree within the machine's noise.
@@ -19,13 +19,13 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from _baseline import ROOT, revision_tree
+from _paired import cells, paired_times
 from search import ENGINE, LIMIT, QUERIES, SEED, catalog_of, sample_queries
 
 from hermes_core.search.backend import Admission
@@ -80,27 +80,19 @@ def measure(spec: str, kernels: dict[str, Any], rounds: int) -> list[str]:
     names = list(kernels)
     rows = []
     for mode in MODES:
-        times: dict[str, list[float]] = {name: [] for name in names}
-        for round_number in range(rounds):
-            for number, query in enumerate(queries):
-                order = names if (round_number + number) % 2 else names[::-1]
-                found = []
-                for name in order:
-                    started = time.perf_counter()
-                    found.append(indexes[name].search(query, LIMIT, mode))
-                    times[name].append((time.perf_counter() - started) * 1000.0)
-                if found[0] != found[1]:
-                    raise SystemExit(f"the kernels disagree on {query!r} ({mode}, {spec})")
-        cells = []
-        for name in names:
-            cells += [f"{percentile(times[name], percent):.3f}" for percent in (50, 90, 99)]
+        ways = {
+            name: (lambda query, index=index, mode=mode: index.search(query, LIMIT, mode))
+            for name, index in indexes.items()
+        }
+        times = paired_times(queries, rounds, ways, same=True)
+        row = cells(times[names[0]]) + cells(times[names[1]])
         ratios = [
             percentile(times[names[1]], percent) / percentile(times[names[0]], percent)
             for percent in (50, 99)
         ]
         rows.append(
             f"| {len(documents):,} | {mode} | "
-            + " | ".join(cells)
+            + " | ".join(row)
             + f" | {ratios[0]:.2f}x | {ratios[1]:.2f}x |"
         )
     return rows
