@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
-
 from hermes_core.plugins.discovery import PROJECT_PLUGINS_FLAG, Candidate
 from hermes_core.plugins.manifest import normalize_name
 from hermes_core.plugins.records import PluginStatus
@@ -74,6 +72,8 @@ def requirement_problem(candidate: Candidate, env: Environment) -> str | None:
     if manifest is None:
         return None
     if manifest.requires_hermes is not None:
+        from packaging.version import InvalidVersion, Version
+
         try:
             running = Version(__version__)
         except InvalidVersion:  # pragma: no cover - our own version is always valid

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from hermes_core.plugin_names import normalize_name as normalize_name  # re-exported
 from hermes_core.shown import shown
 
 if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
     from ruamel.yaml import YAML
     from ruamel.yaml.nodes import ScalarNode
 
@@ -107,6 +106,9 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
     requires_hermes: SpecifierSet | None = None
     spec_text = _string(data, "requires_hermes", where)
     if spec_text:
+        # Imported here: a manifest rarely sets it, and every command reads the manifests.
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         try:
             requires_hermes = SpecifierSet(spec_text)
         except InvalidSpecifier:
