@@ -24,7 +24,7 @@ import anyio
 import mcp_types
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client._transport import ReadStream, TransportStreams, WriteStream
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
@@ -266,9 +266,18 @@ def describe_failure(exc: BaseException) -> str:
 _NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
 
 
-def _child_environment(config: McpServerConfig) -> dict[str, str]:
-    """The SDK's small safe environment plus the entry's ``env``: secrets go in ``env`` only."""
-    return get_default_environment() | dict(config.env)
+def _child_environment(config: McpServerConfig, env: Environment) -> dict[str, str]:
+    """The small safe environment the SDK gives a server (``HOME``, ``PATH``...), plus the
+    entry's ``env``: secrets go in ``env`` only. The safe variables are the host's
+    ``Environment``'s, not the process's, so that each host's servers see that host's (the SDK
+    reads ``os.environ``); a value that is a shell function (``()...``) is left out, as the SDK
+    leaves it out."""
+    safe = {
+        name: value
+        for name in DEFAULT_INHERITED_ENV_VARS
+        if (value := env.get(name)) is not None and not value.startswith("()")
+    }
+    return safe | dict(config.env)
 
 
 def _stdio_transport(
@@ -280,16 +289,23 @@ def _stdio_transport(
         raise McpConnectError(name, f"the working directory {str(cwd)!r} does not exist")
     if sys.platform == "win32":  # no process groups: the SDK's Job Object ends the tree
         params = StdioServerParameters(
-            command=config.command, args=list(config.args), env=dict(config.env), cwd=cwd
+            command=config.command,
+            args=list(config.args),
+            env=_child_environment(config, env),
+            cwd=cwd,
         )
         return stdio_client(params)
     return StdioTransport(
-        config.command, config.args, environment=_child_environment(config), cwd=cwd, log=log
+        config.command, config.args, environment=_child_environment(config, env), cwd=cwd, log=log
     )
 
 
 def _explained(
-    failure: McpConnectError, config: McpServerConfig, transport: Any, log: ServerLog | None
+    failure: McpConnectError,
+    config: McpServerConfig,
+    env: Environment,
+    transport: Any,
+    log: ServerLog | None,
 ) -> McpConnectError:
     """``failure`` with what the stdio child left behind: how it exited, which interpreter could
     not import a module, where its standard error is and the last lines of it."""
@@ -303,18 +319,18 @@ def _explained(
     for line in reversed(log.tail):
         missing = _NO_MODULE.search(line)
         if missing is not None and config.command is not None:
-            reason = f"{reason}; {_interpreter_note(config, missing.group(1))}"
+            reason = f"{reason}; {_interpreter_note(config, env, missing.group(1))}"
             break
     explained = McpConnectError(failure.server, reason, log_path=log.path, stderr_tail=log.tail)
     explained.__cause__ = failure.__cause__
     return explained
 
 
-def _interpreter_note(config: McpServerConfig, module: str) -> str:
+def _interpreter_note(config: McpServerConfig, env: Environment, module: str) -> str:
     """Which program ran and could not import ``module``: the command as found on the child's
     ``PATH``, so a bare ``python3`` that is not the Python you meant shows as such."""
     assert config.command is not None
-    found = find_command(config.command, _child_environment(config).get("PATH"))
+    found = find_command(config.command, _child_environment(config, env).get("PATH"))
     if is_python(config.command):
         return f"the interpreter {found} has no module named {module!r}"
     return f"{config.command} ({found}) has no module named {module!r}"
@@ -392,4 +408,4 @@ async def open_connection(
             f"mcp_servers.{name}.connect_timeout)",
         )
     if failure is not None:
-        raise _explained(failure, expanded, transport, log)
+        raise _explained(failure, expanded, env, transport, log)

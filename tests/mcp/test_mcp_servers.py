@@ -3,6 +3,7 @@ toolbox, registered through ``on_tools_changed`` and called through the Tool han
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import subprocess
 import sys
@@ -189,6 +190,27 @@ async def test_stdio_child_gets_expanded_env_and_not_the_parent_environment(
         leaked = await call(env_tool, name="HERMES_TEST_PARENT_SECRET")
     assert (greeting.text_content, key.text_content) == ("world", "from-dotenv")
     assert leaked.text_content == "<unset>"
+
+
+async def test_stdio_child_gets_the_safe_variables_of_the_hosts_environment_not_the_processes(
+    env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An embedder's hosts each have their own Environment: a host's servers see its HOME and
+    # USER, and no SHELL when it has none, whatever the process holds.
+    monkeypatch.setenv("HOME", "/the/process/home")
+    monkeypatch.setenv("USER", "process-user")
+    monkeypatch.setenv("SHELL", "/bin/process-shell")
+    own = dataclasses.replace(
+        env, variables={**env.variables, "HOME": str(env.home), "USER": "host-user"}
+    )
+    seen = ToolsSeen()
+    async with McpSupervisor({"box": toolbox_entry()}, own, on_tools_changed=seen):
+        env_tool = seen.tool("mcp__box__env")
+        home = await call(env_tool, name="HOME")
+        user = await call(env_tool, name="USER")
+        shell = await call(env_tool, name="SHELL")
+    assert (home.text_content, user.text_content) == (str(env.home), "host-user")
+    assert shell.text_content == "<unset>"
 
 
 async def test_unset_variable_makes_the_server_unavailable_with_the_key(
