@@ -21,6 +21,7 @@ takes them (tests do, and ``hermes_core.testing.make_host`` builds such a host):
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -37,6 +38,7 @@ from hermes_core.plugins.registrations import (
     Registrations,
     collect_registrations,
     coroutine_problem,
+    drop_plugins,
 )
 from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
 from hermes_core.session import Session
@@ -456,8 +458,11 @@ class Host:
 
     def _register_plugin_tools(self, plugins: PluginSet, *, strict: bool) -> None:
         """Each plugin's ``hermes_tools``, one plugin at a time so a failure names it and the
-        others still register; a higher plugin source overrides a tool of the same name."""
+        others still register; a higher plugin source overrides a tool of the same name. A
+        plugin whose ``hermes_tools`` fails is an ``error``: none of its hooks runs after, and
+        nothing it registered is kept."""
         arguments = {"config": self.config, "env": self.env}
+        failed: set[str] = set()
         for impl in plugins.pm.hook.hermes_tools.get_hookimpls():
             record = plugins.get(impl.plugin_name)
             rank = SOURCES.index(record.source) if record is not None else 0
@@ -474,8 +479,14 @@ class Host:
                 if strict:
                     raise PluginError(impl.plugin_name, message) from exc
                 logger.warning("plugin %r: %s", impl.plugin_name, message)
+                failed.add(impl.plugin_name)
                 if record is not None:
-                    record.fail(message)
+                    record.fail(message, traceback.format_exc())
+        if failed:
+            assert self._registrations is not None
+            drop_plugins(plugins.pm, self._registrations, failed)
+            for name in failed:
+                self.registry.unregister_owner(name)
 
     def _register_catalogs(self) -> None:
         if not self.config.tools.catalogs:

@@ -228,6 +228,50 @@ def test_a_failing_hermes_tools_names_the_plugin(env: Environment) -> None:
     assert weather_loaded
 
 
+HALF_LOADED = """
+from hermes_core.hookspecs import hookimpl
+from hermes_core.specs import PreCallDirective, SearchBackendSpec
+
+
+@hookimpl
+def hermes_tools(config, env):
+    raise RuntimeError("the tools could not be made")
+
+
+@hookimpl
+def hermes_pre_tool_call(call, session):
+    return PreCallDirective.block("the half-loaded plugin is still steering calls")
+
+
+@hookimpl
+def hermes_search_backends():
+    return [SearchBackendSpec(name="half", factory=lambda context: None)]
+"""
+
+
+def test_a_plugin_whose_hermes_tools_fails_runs_none_of_its_hooks_and_keeps_no_registration(
+    env: Environment,
+) -> None:
+    write_dir_plugin(env.user_plugins_dir, "half", source=HALF_LOADED)
+    lenient = Environment(
+        home=env.home, cwd=env.cwd, variables={**env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    )
+    config = Config.model_validate({"plugins": {"enabled": ["half", "weather"]}})
+
+    async def work(host: Host) -> Any:
+        record = next(r for r in host.plugins if r.name == "half")
+        called = await host.dispatch("weather_forecast", {"city": "Oslo"}, host.new_session())
+        with pytest.raises(RegistrationError, match=r"unknown search backend 'half'"):
+            host.create_search_backend("half")
+        return record, called
+
+    record, called = _run(lenient, config, work)
+    assert record.status == "error"
+    assert "the tools could not be made" in (record.message or "")
+    assert "RuntimeError" in (record.traceback or "")  # shown with -v
+    assert not called.is_error, called.text_content
+
+
 SESSION_WATCHER = """
 import json
 from hermes_core.hookspecs import hookimpl

@@ -7,6 +7,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from hermes_core.config import Config, PluginsConfig
@@ -141,6 +142,28 @@ async def test_strict_mode_raises_from_the_host(hermes_env: Environment) -> None
             pass
 
 
+def test_a_wrapper_hook_is_an_error_not_a_decision_hook_that_never_runs(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(
+        hermes_env.user_plugins_dir,
+        "guard",
+        "from hermes_core.hookspecs import hookimpl\n"
+        "@hookimpl(wrapper=True)\ndef hermes_pre_tool_call(call, session):\n"
+        "    raise RuntimeError('block everything')\n    yield\n",
+    )
+
+    plugins = load_plugins(enabling("guard"), lenient(hermes_env))
+
+    record = plugins.get("guard")
+    assert record is not None
+    assert record.status == "error"
+    assert "hermes_pre_tool_call is a wrapper" in (record.error or "")
+    assert not plugins.pm.has_plugin("guard")
+    with pytest.raises(PluginError, match="is a wrapper"):
+        load_plugins(enabling("guard"), hermes_env)
+
+
 def test_unknown_hook_name_is_an_error(hermes_env: Environment) -> None:
     write_dir_plugin(
         hermes_env.user_plugins_dir,
@@ -260,6 +283,55 @@ def test_entry_point_attribute_is_registered(hermes_env: Environment, hermes_dis
     assert record is not None
     assert type(record.plugin).__name__ == "Plugin"
     assert record.hooks == ["hermes_session_end"]
+
+
+CLASS_PLUGIN = """
+from hermes_core.hookspecs import hookimpl
+from hermes_core.tools import Tool
+
+
+class WeatherPlugin:
+    def __init__(self, unit="celsius"):
+        self.unit = unit
+
+    @hookimpl
+    def hermes_tools(self, config, env):
+        return [Tool(name="forecast_unit", description="The unit.", handler=lambda: self.unit)]
+"""
+
+
+def test_entry_point_naming_a_class_registers_an_instance_whose_hooks_run(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    hermes_distribution(
+        "hermes-weather",
+        entry_points={"weather": "weather_plugin:WeatherPlugin"},
+        files={"weather_plugin.py": CLASS_PLUGIN},
+    )
+
+    async def unit() -> object:
+        async with Host(enabling("weather"), hermes_env) as host:
+            return host.registry.get("forecast_unit").handler()
+
+    assert anyio.run(unit) == "celsius"  # hermes_tools ran, bound to the instance
+
+
+def test_entry_point_naming_a_class_that_needs_arguments_is_an_error_saying_so(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    hermes_distribution(
+        "hermes-weather",
+        entry_points={"weather": "weather_plugin:WeatherPlugin"},
+        files={"weather_plugin.py": CLASS_PLUGIN.replace('unit="celsius"', "unit")},
+    )
+
+    plugins = load_plugins(enabling("weather"), lenient(hermes_env))
+
+    record = plugins.get("weather")
+    assert record is not None
+    assert record.status == "error"
+    assert "'weather_plugin:WeatherPlugin' names a class" in (record.message or "")
+    assert "unit" in (record.message or "")
 
 
 def test_nix_site_dir_joins_sys_path_only_when_one_of_its_plugins_is_enabled(

@@ -24,7 +24,7 @@ NAMESPACE = "hermes_plugins"
 
 def import_plugin(candidate: Candidate) -> object:
     """Import one plugin and return the object to register (its module, or the entry point's
-    attribute).
+    attribute; an instance of it when that is a class).
 
     A Nix plugin's ``site-packages`` joins the end of ``sys.path`` (for the modules it
     imports), and its top-level module is imported from that directory itself: a pip copy of
@@ -48,10 +48,24 @@ def import_plugin(candidate: Candidate) -> object:
         if own is not None and own.origin is not None and top not in sys.modules:
             _import_module(top, own)
         loaded: object = entry_point.load()
+        if isinstance(loaded, type):
+            return _instance(entry_point.value, loaded)
         return loaded
     if candidate.directory is None:
         raise PluginError(candidate.name, "neither a directory nor an entry point")
     return _import_directory(candidate, candidate.directory)
+
+
+def _instance(target: str, cls: type) -> object:
+    """An instance of the class an entry point names: its ``@hookimpl`` methods are bound
+    methods only on an instance (registered as the class, each call would miss ``self``)."""
+    try:
+        return cls()
+    except TypeError as exc:
+        raise TypeError(
+            f"entry point {target!r} names a class, which hermes-core makes with no arguments: "
+            f"{exc}; give its __init__ defaults, or point the entry point at an instance"
+        ) from exc
 
 
 def _own_module_spec(candidate: Candidate, top: str) -> importlib.machinery.ModuleSpec | None:

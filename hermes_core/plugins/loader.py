@@ -297,6 +297,17 @@ def _register_in_precedence_order(
                 strict=strict,
             )
             continue
+        wrapping = _wrapper_hooks(pm, record.plugin)
+        if wrapping:
+            pm.unregister(name=record.name)
+            _fail(
+                record,
+                f"invalid hook: {', '.join(wrapping)} is a wrapper (wrapper=True or "
+                "hookwrapper=True), which hermes-core does not run: it calls each "
+                "implementation itself, with its own timeout; write a plain @hookimpl",
+                strict=strict,
+            )
+            continue
         record.hooks = sorted(caller.name for caller in pm.get_hookcallers(record.plugin) or ())
     # A plugin whose requirement failed to register cannot stay.
     by_name = {r.name: r for r in records if r.winner}
@@ -313,6 +324,20 @@ def _register_in_precedence_order(
                     pm.unregister(record.plugin)
                 _fail(record, problem, strict=strict)
                 changed = True
+
+
+def _wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    """The hooks ``plugin`` implements as pluggy wrappers. The dispatcher and the host call
+    every implementation one by one (a timeout and an error each), so a wrapper would never
+    run: a decision hook that was meant to block would let calls through."""
+    return sorted(
+        caller.name
+        for caller in pm.get_hookcallers(plugin) or ()
+        if any(
+            impl.plugin is plugin and (impl.wrapper or impl.hookwrapper)
+            for impl in caller.get_hookimpls()
+        )
+    )
 
 
 def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:

@@ -148,15 +148,20 @@ def collect_registrations(
                             clashing.fail(message)
                     continue
                 table[spec.name] = Registered(spec, plugin_name)
-    failed = {record.name for record in records if record.winner and record.status == "error"}
-    for name in failed:
+    drop_plugins(pm, result, {r.name for r in records if r.winner and r.status == "error"})
+    return result
+
+
+def drop_plugins(pm: pluggy.PluginManager, registrations: Registrations, names: set[str]) -> None:
+    """Take the plugins ``names`` (failed ones) out: unregistered from ``pm``, so none of their
+    hooks runs, and their specs gone from ``registrations``."""
+    for name in names:
         if pm.has_plugin(name):
             pm.unregister(name=name)
     for kind in _HOOKS:
-        table = result.table(kind)
-        for spec_name in [key for key, found in table.items() if found.plugin in failed]:
+        table = registrations.table(kind)
+        for spec_name in [key for key, found in table.items() if found.plugin in names]:
             del table[spec_name]
-    return result
 
 
 def _call(
