@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.testing import HermesCli
+from hermes_core.testing import HermesCli, write_distribution
 
 RAISING_FACTORY = """
 from hermes_core import SearchBackendSpec, hookimpl
@@ -261,3 +261,23 @@ def test_a_backend_name_registered_by_two_plugins_is_listed_as_both_plugins_erro
         assert "'broken' is registered by two plugins" in row["error"]
         assert "'first-search'" in row["error"]
         assert "'second-search'" in row["error"]
+
+
+def test_a_malformed_entry_points_file_of_any_installed_distribution_is_an_error_naming_it(
+    hermes_cli: HermesCli,
+) -> None:
+    site = hermes_cli.root / "site-packages"
+    broken = write_distribution(site, "half-uninstalled").dist_info
+    (broken / "entry_points.txt").write_text("[console_scripts]\nthis line is garbage\n")
+
+    done = hermes_cli.run(
+        "plugins", "list", ok=False, env=hermes_cli.variables(PYTHONPATH=str(site))
+    )
+
+    # pydantic reads every distribution's entry points when it builds the configuration's
+    # models, and stops on this one: the user is told which file, not given a traceback.
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"the installed distribution {broken} has a malformed entry_points.txt" in done.stderr
+    assert "line 2 is not name = value: 'this line is garbage'" in done.stderr
+    assert "reinstall or uninstall it" in done.stderr

@@ -285,6 +285,21 @@ def test_two_pip_distributions_with_one_entry_point_name_are_an_error_naming_bot
     assert "dup_b" not in sys.modules
 
 
+def test_an_installed_distribution_with_a_malformed_entry_points_file_is_skipped_with_a_warning(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    broken = hermes_distribution("hermes-half-uninstalled").dist_info
+    (broken / "entry_points.txt").write_text("[hermes_core.plugins]\nthis line is garbage\n")
+    hermes_distribution("hermes-fine", entry_points={"fine": "fine_mod"})
+
+    found = discover(hermes_env)
+
+    assert [(c.source, c.name) for c in found.candidates if c.source == "pip"] == [("pip", "fine")]
+    (warning,) = found.warnings
+    assert f"installed distribution {broken}" in warning
+    assert "line 2 is not name = value: 'this line is garbage'" in warning
+
+
 def test_concurrent_discoveries_each_read_every_manifest(hermes_env: Environment) -> None:
     # Only the bundled source, so the threads spend their time parsing manifests.
     env = with_vars(hermes_env, HERMES_DISABLE_PLUGIN_AUTOLOAD="1")

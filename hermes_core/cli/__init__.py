@@ -152,6 +152,14 @@ def main(argv: list[str] | None = None) -> Any:
     except HermesError as exc:
         click.echo(f"hermes: error: {exc}", err=True)
         sys.exit(2)
+    except (TypeError, ValueError) as exc:
+        from hermes_core.plugins.discovery import malformed_distribution
+
+        broken = malformed_distribution(exc)
+        if broken is None:
+            raise
+        click.echo(f"hermes: error: {broken}", err=True)
+        sys.exit(2)
     finally:
         # The process ends here: the collection that finalization runs would walk every object
         # still alive (1.6 s with a 330,000-tool catalog) only to free what the OS reclaims.

@@ -230,7 +230,7 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path
         if key in seen:
             continue
         seen.add(key)
-        found_here = dist.entry_points.select(group=ENTRY_POINT_GROUP)
+        found_here = _plugin_entry_points(dist, found)
         if found_here and exclude and _resolved(Path(str(dist.locate_file("")))) in exclude:
             continue  # a Nix site dir already on sys.path: reported as nix, not twice
         entry_points.extend(found_here)
@@ -241,6 +241,78 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path
         found.candidates.append(candidate)
     if inside:
         _scan_project_distributions(inside, found, yaml)
+
+
+def _plugin_entry_points(
+    dist: IDistribution, found: Discovery, kind: str = "installed distribution"
+) -> list[EntryPoint]:
+    """``dist``'s entry points of the plugin group. A malformed ``entry_points.txt`` is a
+    warning naming the distribution (a ``kind`` one) and gives none: one broken distribution,
+    whoever installed it, never stops discovery. A file that does not mention the group is not
+    parsed (most of an environment's distributions: parsing them all cost about as much as the
+    rest of the scan)."""
+    try:
+        text = dist.read_text("entry_points.txt")
+        if not text or ENTRY_POINT_GROUP not in text:
+            return []
+        return list(dist.entry_points.select(group=ENTRY_POINT_GROUP))
+    except (ValueError, TypeError) as exc:  # importlib's parser on a malformed file
+        found.warnings.append(
+            f"{kind} {_folder(dist)}: entry_points.txt cannot be read "
+            f"({_parse_problem(dist, exc)}): ignored"
+        )
+        return []
+
+
+def _folder(dist: IDistribution) -> str:
+    folder = getattr(dist, "_path", None)  # a PathDistribution's metadata folder
+    return str(folder) if folder is not None else clipped(str(dist.metadata["Name"]))
+
+
+def _parse_problem(dist: IDistribution, error: Exception) -> str:
+    """The first line of ``dist``'s ``entry_points.txt`` that is not ``name = value``, a
+    ``[group]``, a comment or blank (the parser's own message names no line), else its
+    message."""
+    try:
+        text = dist.read_text("entry_points.txt") or ""
+    except ValueError:  # not UTF-8
+        text = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", ";", "[")) and "=" not in stripped:
+            return f"line {number} is not name = value: {shown(stripped)}"
+    return clipped(str(error))
+
+
+def malformed_distribution(error: BaseException) -> str | None:
+    """What to tell the user when ``error`` was raised by Python's metadata parser: which
+    installed distribution has a malformed ``entry_points.txt``, and what to do; ``None`` when
+    ``error`` came from elsewhere, or no distribution is malformed.
+
+    Discovery skips such a distribution with a warning, but pydantic (the configuration's
+    models) reads every distribution's entry points when it builds its first model, and stops
+    on the first that does not parse, with no word of which one it was.
+    """
+    frame = error.__traceback__
+    while frame is not None:
+        where = frame.tb_frame.f_code.co_filename.replace("\\", "/")
+        if "/importlib/metadata/" in where or "/importlib_metadata/" in where:
+            break
+        frame = frame.tb_next
+    else:
+        return None
+    from importlib_metadata import distributions
+
+    for dist in distributions():
+        try:
+            dist.entry_points  # noqa: B018 (parsed to see whether it can be)
+        except (TypeError, ValueError) as exc:
+            return (
+                f"the installed distribution {_folder(dist)} has a malformed entry_points.txt "
+                f"({_parse_problem(dist, exc)}), which stops every program that reads the "
+                "installed entry points; reinstall or uninstall it"
+            )
+    return None
 
 
 def _distribution_key(dist: IDistribution) -> str:
@@ -298,13 +370,7 @@ def _scan_project_distributions(entries: list[Path], found: Discovery, yaml: YAM
                 found.warnings.append(f"project distribution {folder}: {problem}: ignored")
                 continue
             dist = Distribution.at(folder)
-            try:
-                entry_points.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
-            except (ValueError, TypeError) as exc:  # importlib's parser on a malformed file
-                found.warnings.append(
-                    f"project distribution {folder}: entry_points.txt cannot be read "
-                    f"({clipped(str(exc))}): ignored"
-                )
+            entry_points += _plugin_entry_points(dist, found, "project distribution")
     for entry_point in sorted(entry_points, key=lambda ep: ep.name):
         found.candidates.append(
             _entry_point_candidate(entry_point, entry_point.dist, "project", None, yaml)
@@ -329,9 +395,8 @@ def _scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:
 
     found_dists: list[IDistribution] = list(distributions(path=[str(site)]))
     for dist in sorted(found_dists, key=lambda d: d.metadata["Name"] or ""):
-        for entry_point in sorted(
-            dist.entry_points.select(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
-        ):
+        found_here = _plugin_entry_points(dist, found)
+        for entry_point in sorted(found_here, key=lambda ep: ep.name):
             found.candidates.append(_entry_point_candidate(entry_point, dist, "nix", site, yaml))
 
 
