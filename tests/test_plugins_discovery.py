@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -146,6 +147,22 @@ def test_broken_manifest_is_reported_and_discovery_goes_on(hermes_env: Environme
     assert found["broken"].error is not None
     assert "plugin.yaml" in found["broken"].error
     assert found["broken"].manifest is None
+
+
+def test_a_plugin_yaml_that_is_a_fifo_or_a_dangling_link_makes_an_error_not_a_missing_plugin(
+    hermes_env: Environment,
+) -> None:
+    fifo = write_dir_plugin(hermes_env.user_plugins_dir, "fifo") / "plugin.yaml"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    dangling = write_dir_plugin(hermes_env.user_plugins_dir, "dangling") / "plugin.yaml"
+    dangling.unlink()
+    dangling.symlink_to(hermes_env.home / "gone.yaml")
+
+    found = {c.name: c for c in discover(hermes_env).candidates}
+
+    assert f"{fifo}: not a regular file (a FIFO)" in (found["fifo"].error or "")
+    assert f"{dangling}: cannot be read" in (found["dangling"].error or "")
 
 
 def test_unreadable_plugins_directory_is_reported_not_fatal(hermes_env: Environment) -> None:

@@ -168,7 +168,9 @@ def _scan_directory(root: Path, source: Source, found: Discovery, yaml: YAML) ->
             if not entry.is_dir():
                 continue
             manifest_path = entry / MANIFEST_FILE
-            if not manifest_path.is_file():
+            # Anything named plugin.yaml (a FIFO, a dangling link) is the plugin's: the
+            # manifest reader refuses what is not a regular file, naming it.
+            if not (manifest_path.exists() or manifest_path.is_symlink()):
                 continue
             has_init = (entry / "__init__.py").is_file()
         except OSError as exc:
