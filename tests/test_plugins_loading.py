@@ -334,6 +334,28 @@ def test_entry_point_naming_a_class_that_needs_arguments_is_an_error_saying_so(
     assert "unit" in (record.message or "")
 
 
+def test_every_bundled_hook_implementation_is_trylast_so_other_plugins_run_first(
+    hermes_env: Environment,
+) -> None:
+    env = Environment(home=hermes_env.home, cwd=hermes_env.cwd, variables={})  # real bundled
+
+    plugins = load_plugins(Config(), env)
+
+    bundled = {r.name for r in plugins.records if r.source == "bundled" and r.plugin is not None}
+    assert {"approvals", "bm25", "files", "terminal"} <= bundled
+    impls = [
+        impl
+        for caller in plugins.pm.hook.__dict__.values()
+        if hasattr(caller, "get_hookimpls")
+        for impl in caller.get_hookimpls()
+        if impl.plugin_name in bundled
+    ]
+    assert impls
+    assert all(impl.trylast for impl in impls), [
+        impl.plugin_name for impl in impls if not impl.trylast
+    ]
+
+
 def test_nix_site_dir_joins_sys_path_only_when_one_of_its_plugins_is_enabled(
     hermes_env: Environment, hermes_nix_store
 ) -> None:

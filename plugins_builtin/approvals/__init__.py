@@ -60,7 +60,7 @@ def _off(context: PluginContext) -> OffPolicy:
     return OffPolicy()
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_approval_policies() -> Sequence[ApprovalPolicySpec]:
     """The three bundled policies."""
     return [

@@ -34,7 +34,7 @@ def create_backend(context: PluginContext) -> BM25Index:
     return BM25Index(cache_dir=context.env.cache_dir / CACHE_FOLDER)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_search_backends() -> Sequence[SearchBackendSpec]:
     """Register the ``bm25`` backend."""
     return [

@@ -295,7 +295,7 @@ def build_tools(settings: ExecutionSettings) -> Sequence[Tool]:
     ]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """``execute_code``, configured from ``code_execution``."""
     return build_tools(ExecutionSettings.from_config(config, env))

@@ -603,7 +603,7 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
     ]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The file tools, configured from ``plugins.entries.files``."""
     settings = FileSettings.from_entry(config.plugins.entries.get(_PLUGIN, {}), env)

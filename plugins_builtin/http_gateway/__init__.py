@@ -25,7 +25,7 @@ def create_gateway(context: GatewayContext) -> HttpGateway:
     return HttpGateway(context.url, context.token)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_connector_gateways() -> Sequence[ConnectorGatewaySpec]:
     """Register the ``http`` gateway."""
     return [

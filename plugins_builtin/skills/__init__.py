@@ -143,7 +143,7 @@ def build_tools(root: Path) -> Sequence[Tool]:
     ]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The skills tools over ``$HERMES_HOME/skills``."""
     return build_tools(env.skills_dir)

@@ -299,14 +299,14 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
     ]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The shell tools, configured from ``plugins.entries.terminal``."""
     settings = TerminalSettings.from_entry(config.plugins.entries.get(_PLUGIN, {}), env)
     return build_tools(settings)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_session_end(session: Session) -> None:
     """Stop the session's background processes."""
     stop_all(session)

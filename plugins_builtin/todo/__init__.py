@@ -91,7 +91,7 @@ TODO_TOOL = Tool(
 )
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The todo tool."""
     return [TODO_TOOL]
