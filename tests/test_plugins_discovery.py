@@ -228,7 +228,10 @@ def test_pip_plugin_reads_plugin_yaml_beside_its_module(
         entry_points={"weather": "weather_pkg"},
         files={
             "weather_pkg/__init__.py": "",
-            "weather_pkg/plugin.yaml": "requires_env: [WEATHER_KEY]\nprovides_tools: [forecast]\n",
+            "weather_pkg/plugin.yaml": (
+                "version: '9.9'\ndescription: Old words\n"
+                "requires_env: [WEATHER_KEY]\nprovides_tools: [forecast]\n"
+            ),
         },
     )
 
@@ -237,7 +240,7 @@ def test_pip_plugin_reads_plugin_yaml_beside_its_module(
     assert candidate.manifest is not None
     assert candidate.manifest.requires_env == ("WEATHER_KEY",)
     assert candidate.manifest.provides_tools == ("forecast",)
-    assert candidate.manifest.version == "3.1"
+    assert candidate.manifest.version == "3.1"  # the installed one, not the file's
     assert candidate.manifest.description == "Weather tools"
 
 

@@ -464,18 +464,19 @@ def _entry_point_candidate(
 
 
 def _merge(manifest: Manifest, metadata: dict[str, object], name: str) -> Manifest:
-    """The package's ``plugin.yaml`` completed by its distribution metadata; the entry-point
-    name is the plugin name."""
+    """The package's ``plugin.yaml`` with its distribution metadata, which wins where it says
+    something: the version is the one pip installed (and ``pip show`` prints), whatever the
+    file says. The entry-point name is the plugin name."""
     from dataclasses import replace
 
     return replace(
         manifest,
         name=name,
-        version=manifest.version or _text(metadata.get("version")),
-        description=manifest.description or _text(metadata.get("description")) or "",
-        author=manifest.author or _text(metadata.get("author")) or "",
-        homepage=manifest.homepage or _text(metadata.get("homepage")) or "",
-        license=manifest.license or _text(metadata.get("license")) or "",
+        version=_text(metadata.get("version")) or manifest.version,
+        description=_text(metadata.get("description")) or manifest.description or "",
+        author=_text(metadata.get("author")) or manifest.author or "",
+        homepage=_text(metadata.get("homepage")) or manifest.homepage or "",
+        license=_text(metadata.get("license")) or manifest.license or "",
     )
 
 
