@@ -463,7 +463,11 @@ class Host:
         nothing it registered is kept."""
         arguments = {"config": self.config, "env": self.env}
         failed: set[str] = set()
-        for impl in plugins.pm.hook.hermes_tools.get_hookimpls():
+        # In the order the plugins were registered (source by source), which the registry keeps:
+        # pluggy's own list puts trylast implementations (the bundled ones) in reverse.
+        registered = {name: index for index, (name, _) in enumerate(plugins.pm.list_name_plugin())}
+        impls = plugins.pm.hook.hermes_tools.get_hookimpls()
+        for impl in sorted(impls, key=lambda impl: registered.get(impl.plugin_name, 0)):
             record = plugins.get(impl.plugin_name)
             rank = SOURCES.index(record.source) if record is not None else 0
             try:
