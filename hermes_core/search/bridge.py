@@ -9,7 +9,7 @@ to repair the call), never exceptions.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "MAX_BATCH",
     "MAX_DESCRIBE_NAMES",
     "MAX_QUERIES",
+    "MAX_QUERY_CHARS",
     "RETRY_ECHO_CHARS",
     "BridgeArgumentError",
     "CallEntry",
@@ -43,6 +44,10 @@ __all__ = [
 ]
 
 MAX_QUERIES = 7
+MAX_QUERY_CHARS = 2000
+"""The longest query searched (a request of a paragraph fits; the longest of the metatool set
+has 1,089 characters); a longer one is refused, nothing searched, as its text would otherwise
+be echoed back to the model several times."""
 MAX_DESCRIBE_NAMES = 10
 RETRY_ECHO_CHARS = 1500
 DESCRIPTION_CHARS = 500
@@ -228,7 +233,8 @@ def _maybe_json(value: Any) -> Any:
 
 def parse_queries(value: Any) -> list[str]:
     """The queries of ``tool_search``: a list of strings or one bare string (also a JSON list in a
-    string); blanks are dropped; at most :data:`MAX_QUERIES`, else nothing is searched."""
+    string); blanks are dropped; at most :data:`MAX_QUERIES`, each at most
+    :data:`MAX_QUERY_CHARS` characters, else nothing is searched."""
     value = _maybe_json(value)
     if isinstance(value, str):
         value = [value]
@@ -244,6 +250,13 @@ def parse_queries(value: Any) -> list[str]:
             f"{len(queries)} queries sent; at most {MAX_QUERIES} per call. Nothing was searched: "
             "send the most important ones first"
         )
+    for query in queries:
+        if len(query) > MAX_QUERY_CHARS:
+            raise BridgeArgumentError(
+                f"a query of {len(query):,} characters was sent; each is at most "
+                f"{MAX_QUERY_CHARS:,}. Nothing was searched: send a few keywords (the service, "
+                "an action, an object), e.g. 'github create issue'"
+            )
     return queries
 
 
@@ -284,15 +297,29 @@ def empty_match_hint(query: str) -> str:
     )
 
 
-def unmatched_hint(unmatched: Sequence[str]) -> str:
-    """The hint for a query some of whose words no tool holds (``unmatched``)."""
-    words = ", ".join(repr(word) for word in unmatched)
-    return (
-        f"No tool contains {words}. If that names a service or app, none of the connected "
-        "sources provides it, and any matches share only your other words. If it is an "
-        "argument value (a place, an id, a file name), search without it and pass it to the "
-        "tool instead."
-    )
+def unmatched_hint(unmatched: Sequence[str], absent: Collection[str]) -> str:
+    """The hint for a query some of whose words none of its matches holds (``unmatched``), of
+    which no tool at all holds ``absent``: only of those may it say that no source has them."""
+    missing = [word for word in unmatched if word in absent]
+    elsewhere = [word for word in unmatched if word not in absent]
+    parts = []
+    if missing:
+        parts.append(
+            f"No tool contains {_quoted(missing)}. If that names a service or app, none of the "
+            "connected sources provides it, and any matches share only your other words. If it "
+            "is an argument value (a place, an id, a file name), search without it and pass it "
+            "to the tool instead."
+        )
+    if elsewhere:
+        parts.append(
+            f"None of these matches contains {_quoted(elsewhere)}, but other tools do: search "
+            "again with fewer words around it (the service or object and one action)."
+        )
+    return " ".join(parts)
+
+
+def _quoted(words: Sequence[str]) -> str:
+    return ", ".join(repr(word) for word in words)
 
 
 def _required_names(schema: Mapping[str, Any]) -> list[str]:

@@ -277,7 +277,7 @@ class ToolSearch:
             remote_hits = list(remote.hits[index]) if index < len(remote.hits) else []
             by_name = {hit.name: hit for hit in remote_hits}
             try:
-                hits, unmatched = self._rank(
+                hits, unmatched, absent = self._rank(
                     searched.backend,
                     query,
                     per_query + hidden,
@@ -291,7 +291,7 @@ class ToolSearch:
                 )
             matches = [hit.name for hit in hits]
             result: dict[str, Any] = {"query": query, "matches": matches, "unmatched": unmatched}
-            hints = [unmatched_hint(unmatched)] if unmatched else []
+            hints = [unmatched_hint(unmatched, absent)] if unmatched else []
             if not matches:
                 result["available_sources"] = [
                     {"name": name, "tool_count": count} for name, count in granted.sources
@@ -355,16 +355,19 @@ class ToolSearch:
         *,
         keep: Container[str],
         wanted: int,
-    ) -> tuple[list[SearchHit], list[str]]:
-        """The first ``wanted`` of ``limit`` hits for ``query`` whose names are in ``keep``, and
-        the query's words that none of them answers."""
+    ) -> tuple[list[SearchHit], list[str], set[str]]:
+        """The first ``wanted`` of ``limit`` hits for ``query`` whose names are in ``keep``, the
+        query's words that none of them answers, and of those the ones no tool holds."""
         extra = [
             ToolDocument.from_schema(hit.name, hit.description, hit.connector, hit.parameters)
             for hit in remote
         ]
         found = backend.search(query, limit, self.config.admission, extra)
         hits = [hit for hit in found if hit.name in keep][:wanted]
-        return hits, list(backend.unmatched_words(query, hits, extra))
+        unmatched = list(backend.unmatched_words(query, hits, extra))
+        if not unmatched or not hits:
+            return hits, unmatched, set(unmatched)
+        return hits, unmatched, set(backend.unmatched_words(query, [], extra))
 
     # tool_describe --------------------------------------------------------------------------------
 

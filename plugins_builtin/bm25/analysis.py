@@ -27,13 +27,24 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from .equivalents import EQUIVALENTS, expansion_token
 from .tokenize import QUERY_STOPWORDS, split_words, stem, stem_words
 
-__all__ = ["MIN_SPLIT_PART", "MIN_SPLIT_WORD", "QueryAnalysis", "analyze_query", "unmatched_in"]
+__all__ = [
+    "MAX_SPLIT_WORD",
+    "MIN_SPLIT_PART",
+    "MIN_SPLIT_WORD",
+    "QueryAnalysis",
+    "analyze_query",
+    "unmatched_in",
+]
 
 MIN_SPLIT_WORD = 6
 """The shortest unknown word the split rule tries."""
 
 MIN_SPLIT_PART = 3
 """The shortest part a split may have (``sla`` + ``ck`` is no split of ``slack``)."""
+
+MAX_SPLIT_WORD = 40
+"""The longest word the split rule tries: each try stems every cut of the word, so an
+unbounded one costs time in its length squared (a 40,000-letter word took 6 s)."""
 
 
 class QueryAnalysis:
@@ -196,7 +207,7 @@ def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> li
 def _split(word: str, known: Callable[[str], bool]) -> tuple[str, str] | None:
     """The two known stems ``word`` splits into (the most even split, then the leftmost), or
     ``None``."""
-    if len(word) < MIN_SPLIT_WORD or not word.isalpha():
+    if not MIN_SPLIT_WORD <= len(word) <= MAX_SPLIT_WORD or not word.isalpha():
         return None
     best: tuple[str, str] | None = None
     best_shortest = 0

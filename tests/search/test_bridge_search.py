@@ -213,3 +213,36 @@ def test_tools_outside_the_grant_do_not_shape_a_restricted_sessions_search() -> 
     assert _search(own, ["alpha beta"], s=restricted)["results"][0]["matches"] == ["tool_y"]
     everyone = _search(own, ["alpha beta"])["results"][0]["matches"]
     assert set(everyone) == {"tool_x", "tool_y"}
+
+
+def test_a_word_only_tools_outside_the_matches_hold_is_unmatched_but_never_called_absent() -> None:
+    # "slack" is unmatched (the one github match does not hold it), yet the slack server has a
+    # tool: telling the model that no source provides Slack would lose it.
+    answer = _search(tool_search(_registry()), ["github create issue slack"], 1)
+
+    (result,) = answer["results"]
+    assert result["matches"][0] == "mcp__github__create_issue"
+    assert "mcp__slack__post_message" not in result["matches"]
+    assert result["unmatched"] == ["slack"]
+    assert "No tool contains" not in result["hint"]
+    assert "None of these matches contains 'slack', but other tools do" in result["hint"]
+
+
+def test_a_word_no_tool_holds_is_called_absent_beside_one_held_elsewhere() -> None:
+    answer = _search(tool_search(_registry()), ["github create issue slack quokka"], 1)
+
+    (result,) = answer["results"]
+    assert result["unmatched"] == ["slack", "quokka"]
+    assert result["hint"].startswith("No tool contains 'quokka'. If that names a service")
+    assert "None of these matches contains 'slack', but other tools do" in result["hint"]
+
+
+def test_a_query_longer_than_the_limit_is_refused_and_nothing_is_searched() -> None:
+    search = tool_search(_registry())
+
+    answer = _search(search, ["github create issue", "x" * 40_000])
+
+    assert set(answer) == {"error", "code"}
+    assert "a query of 40,000 characters was sent; each is at most 2,000" in answer["error"]
+    assert "Nothing was searched" in answer["error"]
+    assert len(json.dumps(answer)) < 1000  # the query is not echoed back

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine import BM25Index
+from engine import BM25Index, analysis
 
 from hermes_core.search.backend import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog
@@ -77,6 +77,17 @@ def test_split_pullrequest_finds_a_tool_described_with_pull_request() -> None:
     assert _names(index, "merge pullrequest")[0] == "merge"
     # No tool contains the word as written: it is still reported.
     assert index.unmatched_words("merge pullrequest", []) == ["pullrequest"]
+
+
+def test_the_split_rule_tries_no_word_longer_than_its_bound() -> None:
+    # Each try stems every cut of the word: a word of thousands of letters (pasted data, not a
+    # compound) is taken whole, else a query costs time in its length squared.
+    at_bound = "q" * (analysis.MAX_SPLIT_WORD - len("merge"))
+    documents = [ToolDocument("merge", f"Merge {at_bound} {at_bound}q", "git")]
+    index = BM25Index(documents)
+
+    assert _names(index, f"merge{at_bound}") == ["merge"]  # at the bound: split, found
+    assert _names(index, f"merge{at_bound}q") == []  # one letter over: taken whole
 
 
 def test_argument_values_never_empty_the_result(mcp_servers: BM25Index) -> None:
