@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.shown import PROBLEM_CHARACTERS, clipped
 from hermes_core.tools import Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -117,11 +118,39 @@ def build_validator(schema: Mapping[str, Any]) -> Validator | None:
 
     try:
         cls = validator_for(schema, default=Draft202012Validator)
-        plain = dict(schema)
+        plain = {key: _nullable_as_null(value) for key, value in schema.items()}
         cls.check_schema(plain)
         return cls(plain)
     except (SchemaError, TypeError, ValueError, LookupError):
         return None
+
+
+def _nullable_as_null(value: Any) -> Any:
+    """``value`` with OpenAPI's ``nullable: true`` (which JSON Schema does not know, and
+    OpenAPI-made MCP and catalog schemas use) said in JSON Schema: that subschema or null. The
+    coercion step turns ``"null"`` into None for such a field; without this the validator
+    would then refuse the None."""
+    if isinstance(value, list):
+        return [_nullable_as_null(item) for item in value]
+    if not isinstance(value, Mapping):
+        return value
+    flag = value.get("nullable") is True and not _SCHEMA_WORDS.isdisjoint(value)
+    converted = {
+        key: _nullable_as_null(item)
+        for key, item in value.items()
+        if not (flag and key == "nullable")
+    }
+    if not flag:
+        return converted
+    kind = converted.get("type")
+    if isinstance(kind, str) and "enum" not in converted:  # the plainest error message
+        return {**converted, "type": [kind, "null"]}
+    return {"anyOf": [converted, {"type": "null"}]}
+
+
+# A mapping holding one of these beside ``nullable: true`` is a schema (``properties`` may
+# name a parameter "nullable").
+_SCHEMA_WORDS = frozenset({"type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf", "format"})
 
 
 def validate_arguments(tool: Tool, arguments: Mapping[str, Any]) -> ArgumentError | None:
@@ -167,6 +196,7 @@ def argument_error(
         tool=tool.name,
         path=argument_path(parts),
         rule=str(error.validator),
-        message=error.message,
+        # jsonschema's message holds the whole value: a megabyte string would come back whole.
+        message=clipped(error.message, PROBLEM_CHARACTERS),
         parameters=tool.parameters,
     )

@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hermes_core.coercion import coerce_arguments, coerce_value
+from hermes_core.hookspecs import hookimpl
+from hermes_core.testing import make_host
+from hermes_core.tools import Tool, ToolAnnotations
 
 
 @pytest.mark.parametrize(
@@ -107,3 +111,38 @@ SCHEMAS = st.sampled_from(
 @given(value=st.text(max_size=30), schema=SCHEMAS)
 def test_nan_and_infinity_are_never_produced(value: str, schema: dict[str, Any]) -> None:
     assert not _has_non_finite(coerce_value(value, schema))
+
+
+def test_a_nullable_field_takes_null_through_the_dispatcher() -> None:
+    # OpenAPI's nullable: true (MCP and catalog schemas made from OpenAPI use it): coercion
+    # turns "null" into None, and the validator must then accept it.
+    schema = {
+        "type": "object",
+        "properties": {"limit": {"type": "integer", "nullable": True}, "nullable": {}},
+    }
+    tool = Tool(
+        name="page",
+        description="A page.",
+        handler=lambda **kw: kw,
+        parameters=schema,
+        annotations=ToolAnnotations(read_only=True, destructive=False),
+    )
+    host = make_host(plugins={"pages": _Tools([tool])})
+    try:
+        for sent in ("null", None):
+            result = anyio.run(host.dispatch, "page", {"limit": sent}, host.new_session())
+            assert not result.is_error, result.text_content
+        refused = anyio.run(host.dispatch, "page", {"limit": "many"}, host.new_session())
+    finally:
+        host.close()
+    assert refused.error_code == "INVALID_ARGUMENTS"
+    assert "'many' is not of type 'integer', 'null'" in refused.text_content
+
+
+class _Tools:
+    def __init__(self, tools: list[Tool]) -> None:
+        self.tools = tools
+
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        return self.tools

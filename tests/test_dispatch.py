@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -367,6 +368,19 @@ def test_invalid_arguments_name_the_argument_and_the_handler_does_not_run(
     assert "colour" in unknown.text_content
     assert not_object.error_code == "INVALID_ARGUMENTS"
     assert tools.received == []
+
+
+def test_an_invalid_argument_of_a_megabyte_comes_back_cut_not_whole(
+    harnesses: Callable[..., Harness],
+) -> None:
+    harness = harnesses(("sample", SampleTools()))
+
+    result = harness.call("echo", {"count": "y" * 1_000_000})
+
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert "count" in result.text_content
+    assert len(result.text_content) < 5_000
+    assert len(json.dumps(result.structured)) < 10_000
 
 
 def test_unknown_tool_suggests_close_names(harnesses: Callable[..., Harness]) -> None:
