@@ -388,6 +388,22 @@ def test_a_script_ignoring_sigterm_is_killed_after_the_grace_period(
     assert processes_gone(grandchild)
 
 
+def test_a_timed_out_script_stops_the_command_it_waits_on(
+    harnesses: Callable[..., Harness],
+) -> None:
+    allowed = {"allow": ["execute_code", "terminal"]}
+    harness = harnesses({"code_execution": {"timeout": 2}, "approvals": allowed})
+    argv = ["sleep", f"30.{os.getpid()}{time.monotonic_ns() % 100000}5"]
+    command = f"{' '.join(argv)}; echo done"
+
+    started = time.monotonic()
+    result = run(harness, f"from hermes_tools import terminal\nterminal(command={command!r})\n")
+
+    assert payload(result)["status"] == "timeout"
+    assert time.monotonic() - started < 6
+    assert processes_gone(argv)
+
+
 def test_what_a_finished_script_left_running_is_killed(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     grandchild = unique_sleep("3")

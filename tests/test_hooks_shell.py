@@ -185,6 +185,22 @@ def test_shell_hooks_run_in_the_order_listed_before_plugin_hooks(env: Environmen
     assert trail.read_text() == "first second plugin "
 
 
+def test_a_hook_that_leaves_a_job_in_the_background_answers_when_it_exits(
+    env: Environment,
+) -> None:
+    job = sleeper("2")
+    host = host_for(env, pre(f"{shlex.join(job)} & {BLOCK}", timeout=3))
+
+    started = time.monotonic()
+    result = call(host, "terminal", {"command": "touch made"})
+
+    assert time.monotonic() - started < 2
+    assert result.error_code == "BLOCKED"
+    assert result.text_content.endswith("no shell after six")
+    assert not (env.cwd / "made").exists()
+    assert processes_gone(job)
+
+
 def test_a_block_stops_the_later_hooks(env: Environment) -> None:
     trail = env.home / "trail"
     later = {"command": f"printf 'later ' >> {trail}"}

@@ -7,10 +7,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from builders import Harness, build_harness, processes_gone
 
 from hermes_core.session import Session
+from hermes_core.tools import ToolResult
 
 
 @pytest.fixture
@@ -135,3 +137,50 @@ def test_terminal_kills_what_the_command_left_in_the_background(shell: Harness) 
     assert "started" in result.text_content
     assert result.structured["timed_out"] is False
     assert processes_gone(argv)
+
+
+def unique_sleep(tag: str) -> list[str]:
+    return ["sleep", f"30.{os.getpid()}{time.monotonic_ns() % 100000}{tag}"]
+
+
+def test_a_command_whose_call_is_cancelled_is_stopped_at_once(shell: Harness) -> None:
+    argv = unique_sleep("3")
+
+    async def scenario() -> None:
+        with anyio.move_on_after(1):  # a caller giving up: a script's timeout, the host closing
+            await shell.dispatcher.dispatch(
+                "terminal", {"command": f"{' '.join(argv)}; echo done", "timeout": 60}, session
+            )
+
+    session = shell.session()
+    started = time.monotonic()
+    anyio.run(scenario)
+
+    assert time.monotonic() - started < 3
+    assert processes_gone(argv)
+
+
+def test_the_users_stop_ends_a_running_command(shell: Harness) -> None:
+    argv = unique_sleep("4")
+    session = shell.session()
+    results: list[ToolResult] = []
+
+    async def scenario() -> None:
+        async def call() -> None:
+            arguments = {"command": f"echo started; {' '.join(argv)}", "timeout": 60}
+            results.append(await shell.dispatcher.dispatch("terminal", arguments, session))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await anyio.sleep(1.0)
+            session.interrupt()
+
+    started = time.monotonic()
+    anyio.run(scenario)
+
+    assert time.monotonic() - started < 3
+    assert results[0].error_code == "INTERRUPTED"
+    assert results[0].text_content.startswith("started\n")
+    assert "the user interrupted the turn" in results[0].text_content
+    assert processes_gone(argv)
+    assert shell.activity()[-1]["status"] == "interrupted"

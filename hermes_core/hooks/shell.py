@@ -5,8 +5,10 @@ in a process group of its own; it reads the event as JSON on stdin. On ``pre_too
 print a directive, ``{"action": "block", "message": ...}`` (or ``approve``, or ``modify`` with
 ``arguments``); printing nothing lets the call go on. It fails closed: a non-zero exit status,
 output that is not a JSON directive, or no answer within its ``timeout`` (the dispatcher's
-deadline, which ends the command's whole group) blocks the call, naming the hook. On the other
-events the output is ignored and a failure is logged, as for a plugin's observer.
+deadline, which ends the command's whole group) blocks the call, naming the hook. The answer is
+what the command printed by the time it exited: what it left running (``cmd &``) is killed with
+its group then, and its pipes are not waited on. On the other events the output is ignored and a
+failure is logged, as for a plugin's observer.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, Process
 
 from hermes_core.hooks.adapters import EventHook, adapter_for
 from hermes_core.hooks.events import EVENTS, HookEvent
@@ -39,6 +41,9 @@ OUTPUT_LIMIT: Final = 1024 * 1024
 """How much of a hook's stdout is read (a directive is a line); the rest is discarded."""
 ERRORS_SHOWN: Final = 500
 """How many characters of a failed hook's stderr its message shows."""
+OUTPUT_GRACE: Final = 0.5
+"""How long, once the command exited and its group was killed, what is left in its pipes is
+still read: only a process that left the group (``setsid``) can hold them open that long."""
 
 
 class ShellHookFailed(Exception):
@@ -73,6 +78,20 @@ async def _drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
             into.extend(chunk[: OUTPUT_LIMIT - len(into)])
 
 
+async def _drain_both(
+    process: Process, stdout: bytearray, stderr: bytearray, done: anyio.Event
+) -> None:
+    async with anyio.create_task_group() as group:
+        group.start_soon(_drain, process.stdout, stdout)
+        group.start_soon(_drain, process.stderr, stderr)
+    done.set()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 async def run_command(
     command: str, event: Mapping[str, Any], *, cwd: Path, env: Mapping[str, str]
 ) -> CommandOutcome:
@@ -100,15 +119,21 @@ async def run_command(
             finally:
                 await process.stdin.aclose()
 
+        drained = anyio.Event()
         async with anyio.create_task_group() as group:
             group.start_soon(feed)
-            group.start_soon(_drain, process.stdout, stdout)
-            group.start_soon(_drain, process.stderr, stderr)
-        await process.wait()
+            group.start_soon(_drain_both, process, stdout, stderr, drained)
+            await process.wait()
+            # The command has answered. A job it left in the background (``cmd &``) shares its
+            # pipes, so their end of file would wait for that job: end the group instead, and
+            # take what is already written.
+            _kill_group(process.pid)
+            with anyio.move_on_after(OUTPUT_GRACE):
+                await drained.wait()
+            group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)  # and what it left in its group
+            _kill_group(process.pid)  # and what it left in its group
             await process.wait()
             await process.aclose()
     assert process.returncode is not None

@@ -2,8 +2,10 @@
 background processes.
 
 Commands run in the session's working directory with the host's environment, in a new process
-group so a timeout or a kill stops the whole tree. Output is captured in a file, so a command
-printing gigabytes costs disk, not memory, and the model sees the head and the tail.
+group so a timeout or a kill stops the whole tree. ``terminal`` waits on the event loop, so the
+user's stop or the caller giving up (an ``execute_code`` script's timeout, the host closing)
+stops the command too. Output is captured in a file, so a command printing gigabytes costs disk,
+not memory, and the model sees the head and the tail.
 
 Settings (``plugins.entries.terminal``): ``default_timeout`` (60), ``max_timeout`` (600),
 ``max_output_bytes`` (50000), ``shell`` (``/bin/bash`` when present, else ``/bin/sh``).
@@ -21,7 +23,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import anyio
+from anyio.abc import Process
 
 from hermes_core import (
     SHELL_COMMAND_META,
@@ -40,6 +45,10 @@ if TYPE_CHECKING:
 _PLUGIN = "terminal"
 _STATE_KEY = "terminal.processes"
 _KILL_GRACE = 3.0
+_POLL_SECONDS = 0.05
+"""How often a running command looks at the session's interrupt flag."""
+
+Ending = Literal["exited", "timeout", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,45 @@ def _start(
     )
 
 
+async def _open(settings: TerminalSettings, command: str, cwd: Path, output: IO[bytes]) -> Process:
+    return await anyio.open_process(
+        [settings.shell, "-c", command],
+        cwd=cwd,
+        env=dict(settings.variables),
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+async def _wait(process: Process, limit: float, session: Session) -> Ending:
+    """Wait until the command exits, ``limit`` seconds pass or ``session`` is interrupted."""
+    deadline = anyio.current_time() + limit
+    while True:
+        remaining = deadline - anyio.current_time()
+        if remaining <= 0:
+            return "timeout"
+        with anyio.move_on_after(min(_POLL_SECONDS, remaining)):
+            await process.wait()
+            return "exited"
+        if session.interrupted:
+            return "interrupted"
+
+
+async def _end(process: Process) -> None:
+    """:func:`_stop` for a command ``terminal`` waits on: SIGTERM the group, the grace period
+    for it to empty, then SIGKILL the group and reap."""
+    if process.returncode is None:
+        signal_group(process.pid, signal.SIGTERM)
+        with anyio.move_on_after(_KILL_GRACE):
+            await process.wait()
+            while signal_group(process.pid, 0):
+                await anyio.sleep(_POLL_SECONDS)
+    signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group, give it a grace period, then SIGKILL the group and reap.
 
@@ -130,41 +178,53 @@ class TerminalTools:
         self.settings = settings
         self._ids = itertools.count(1)
 
-    def terminal(self, session: Session, command: str, timeout: int | None = None) -> ToolResult:
+    async def terminal(
+        self, session: Session, command: str, timeout: int | None = None
+    ) -> ToolResult:
         """Run ``command`` and return its output and exit code."""
         settings = self.settings
         if not command.strip():
             return ToolResult.error("TOOL_ERROR", "terminal: the command is empty")
         limit = min(timeout or settings.default_timeout, settings.max_timeout)
-        timed_out = False
         with tempfile.TemporaryFile() as output:
             try:
-                process = _start(settings, command, session.cwd, output)
+                process = await _open(settings, command, session.cwd, output)
             except OSError as exc:
                 return ToolResult.error("TOOL_ERROR", f"terminal: could not start the shell: {exc}")
+            ending: Ending | None = None
             try:
-                process.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _stop(process)
-            else:
-                # The shell is done; what it left running in its group (``cmd &``) goes too.
-                signal_group(process.pid, signal.SIGKILL)
+                ending = await _wait(process, limit, session)
+            finally:
+                # Also when the call is cancelled: a cancel scope around the dispatch (a
+                # script's timeout, the host closing) must not leave the command running.
+                with anyio.CancelScope(shield=True):
+                    if ending == "exited":
+                        # The shell is done; what it left running in its group (``cmd &``) goes too.
+                        signal_group(process.pid, signal.SIGKILL)
+                    else:
+                        await _end(process)
+                    await process.aclose()
             size = output.seek(0, os.SEEK_END)
             text, truncated = head_and_tail(output, size, settings.max_output_bytes)
         code = process.returncode
-        note = f"[timed out after {limit} s; the process group was killed]" if timed_out else ""
+        timed_out = ending == "timeout"
+        if timed_out:
+            note = f"[timed out after {limit} s; the process group was killed]"
+        elif ending == "interrupted":
+            note = "[the user interrupted the turn; the process group was killed]"
+        else:
+            note = ""
         footer = f"[exit code: {code}]"
         body = "\n".join(part for part in (text.rstrip("\n"), note, footer) if part)
-        return ToolResult.text(
-            body,
-            structured={
-                "exit_code": code,
-                "timed_out": timed_out,
-                "truncated": truncated,
-                "output_bytes": size,
-            },
-        )
+        structured = {
+            "exit_code": code,
+            "timed_out": timed_out,
+            "truncated": truncated,
+            "output_bytes": size,
+        }
+        if ending == "interrupted":
+            return ToolResult.error("INTERRUPTED", body, structured=structured)
+        return ToolResult.text(body, structured=structured)
 
     def process_manage(
         self,
