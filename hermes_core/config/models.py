@@ -329,6 +329,7 @@ class CodeExecutionConfig(_Section):
     mode: Literal["project", "strict"] = "project"
     timeout: Annotated[float, _number(above=0)] = 300.0
     max_tool_calls: Annotated[int, _number(low=0, whole=True)] = 50
+    max_captured_bytes: Annotated[int, _number(low=1, whole=True)] = 10_000_000
     tools: NamesList | None = None
     env_passthrough: NamesList = Field(default_factory=list)
 

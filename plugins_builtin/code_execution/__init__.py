@@ -8,10 +8,12 @@ activity log as a call of the model). Only what the script prints comes back.
 Settings (``code_execution`` in ``config.yaml``): ``mode`` (``project``: the session's working
 directory and the active virtualenv's Python; ``strict``: a fresh temporary directory and the
 host's own Python), ``timeout`` (300 s; SIGTERM, then SIGKILL 5 s later, to the whole process
-group), ``max_tool_calls`` (50), ``tools`` (default: the file tools and ``terminal``) and
-``env_passthrough``. The script's environment is scrubbed of secrets in both modes
-(:meth:`hermes_core.ToolCaller.child_environment`). Stdout is kept to 50 KB (head and tail, the
-whole of it saved in the cache directory), stderr to 10 KB.
+group), ``max_tool_calls`` (50), ``max_captured_bytes`` (10,000,000: the most a script may write to
+stdout, or to stderr, before it is stopped; :mod:`.capture`), ``tools`` (default: the file tools
+and ``terminal``) and ``env_passthrough``. The script's
+environment is scrubbed of secrets in both modes
+(:meth:`hermes_core.ToolCaller.child_environment`). The result holds stdout up to 50 KB (head
+and tail; what was captured is saved in the cache directory) and stderr up to 10 KB.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ import anyio
 
 from hermes_core import Tool, ToolAnnotations, ToolCaller, ToolResult, head_and_tail, hookimpl
 
-from .child import Outcome, script_process, supervise
+from .capture import Capture
+from .child import Outcome, end_group, script_process, supervise
 from .module import module_source
 from .rpc import RpcServer, ScriptTools
 
@@ -45,6 +48,9 @@ DEFAULT_TOOLS: tuple[str, ...] = ("read_file", "write_file", "patch", "search_fi
 STDOUT_CAP = 50_000
 STDERR_CAP = 10_000
 KILL_GRACE = 5.0
+DRAIN_SECONDS = 0.5
+"""How long the pipes are read after the script's group is gone (a process that left the group
+may still hold them)."""
 ERROR_LINES = 12
 """How many of the last lines of a script's traceback its result's ``error`` holds."""
 _RUNNER = Path(__file__).parent / "runner.py"
@@ -66,6 +72,7 @@ class ExecutionSettings:
     max_tool_calls: int
     tools: tuple[str, ...]
     output_dir: Path
+    max_captured_bytes: int
 
     @classmethod
     def from_config(cls, config: Config, env: Environment) -> ExecutionSettings:
@@ -78,6 +85,7 @@ class ExecutionSettings:
             max_tool_calls=section.max_tool_calls,
             tools=tuple(name for name in tools if name != "execute_code"),
             output_dir=env.cache_dir / "execute_code",
+            max_captured_bytes=section.max_captured_bytes,
         )
 
 
@@ -104,11 +112,27 @@ def _traceback(directory: Path) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
 
-def _error_text(outcome: Outcome, traceback: str | None, settings: ExecutionSettings) -> str | None:
+def _cut_text(outcome: Outcome, cut: Sequence[Capture]) -> str:
+    """Why a run whose output passed the cap ended, and how much of it was dropped."""
+    clauses = [
+        f"wrote more than {capture.limit} bytes to {capture.name} "
+        f"(code_execution.max_captured_bytes); {capture.dropped} bytes past it "
+        "were dropped"
+        for capture in cut
+    ]
+    stopped = "was stopped: it " if outcome.ending == "output_limit" else ""
+    return f"the script {stopped}" + "; it also ".join(clauses)
+
+
+def _error_text(
+    outcome: Outcome, traceback: str | None, cut: Sequence[Capture], settings: ExecutionSettings
+) -> str | None:
     if outcome.ending == "timeout":
         return f"the script did not finish within {settings.timeout:g} s and was stopped"
     if outcome.ending == "interrupted":
         return "the user interrupted the turn; the script was stopped"
+    if cut:
+        return _cut_text(outcome, cut)
     code = outcome.returncode
     if code == 0:
         return None
@@ -119,10 +143,23 @@ def _error_text(outcome: Outcome, traceback: str | None, settings: ExecutionSett
     return f"the script exited with status {code}"
 
 
-def _status(outcome: Outcome) -> Status:
-    if outcome.ending != "exited":
-        return outcome.ending
-    return "success" if outcome.returncode == 0 else "error"
+def _status(outcome: Outcome, cut: Sequence[Capture]) -> Status:
+    if outcome.ending == "timeout":
+        return "timeout"
+    if outcome.ending == "interrupted":
+        return "interrupted"
+    return "success" if outcome.returncode == 0 and not cut else "error"
+
+
+def _shown(file: IO[bytes], capture: Capture, cap: int, saved: Path | None) -> str:
+    """What the result shows of one stream: up to ``cap`` bytes (head and tail), and a last
+    line saying how much was dropped when the script wrote more than the capture keeps."""
+    if not capture.over:
+        text, _ = head_and_tail(file, capture.kept, cap, saved_to=str(saved) if saved else None)
+        return text
+    text, _ = head_and_tail(file, capture.kept, cap)
+    where = f"; the first {capture.kept} bytes are in {saved}" if saved is not None else ""
+    return f"{text}\n[... output cut: {capture.dropped} more bytes were dropped{where} ...]\n"
 
 
 class CodeExecution:
@@ -160,15 +197,17 @@ class CodeExecution:
                 (directory / "stdout").open("w+b") as stdout,
                 (directory / "stderr").open("w+b") as stderr,
             ):
+                output = Capture("stdout", stdout, settings.max_captured_bytes)
+                errors = Capture("stderr", stderr, settings.max_captured_bytes)
                 try:
                     outcome = await self._run(
-                        server, socket_path, command, cwd, env, stdout, stderr
+                        server, socket_path, command, cwd, env, output, errors
                     )
                 except OSError as exc:
                     return ToolResult.error(
                         "TOOL_ERROR", f"execute_code: could not start the script: {exc}"
                     )
-                payload = self._payload(outcome, server, directory, stdout, stderr)
+                payload = self._payload(outcome, server, directory, output, errors)
         payload["duration_seconds"] = round(time.perf_counter() - started, 3)
         return _result(payload)
 
@@ -179,20 +218,33 @@ class CodeExecution:
         command: Sequence[str],
         cwd: Path,
         env: Mapping[str, str],
-        stdout: IO[bytes],
-        stderr: IO[bytes],
+        output: Capture,
+        errors: Capture,
     ) -> Outcome:
-        """Serve the script's calls while it runs; an ``OSError`` when it cannot start."""
+        """Serve the script's calls and read its output while it runs; an ``OSError`` when it
+        cannot start."""
         settings = self.settings
         session = server.tools.caller.session
         async with await anyio.create_unix_listener(socket_path) as listener:
-            started = script_process(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+            started = script_process(command, cwd=cwd, env=env)
             async with started as process, anyio.create_task_group() as group:
+                assert process.stdout is not None  # pipes: script_process asks for them
+                assert process.stderr is not None
                 group.start_soon(server.serve, listener)
+                group.start_soon(output.read, process.stdout)
+                group.start_soon(errors.read, process.stderr)
                 try:
                     outcome = await supervise(
-                        process, timeout=settings.timeout, grace=KILL_GRACE, session=session
+                        process,
+                        timeout=settings.timeout,
+                        grace=KILL_GRACE,
+                        session=session,
+                        over=lambda: output.over or errors.over,
                     )
+                    await end_group(process)
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        await output.done.wait()
+                        await errors.done.wait()
                 finally:
                     group.cancel_scope.cancel()
         return outcome
@@ -202,36 +254,33 @@ class CodeExecution:
         outcome: Outcome,
         server: RpcServer,
         directory: Path,
-        stdout: IO[bytes],
-        stderr: IO[bytes],
+        output: Capture,
+        errors: Capture,
     ) -> dict[str, Any]:
-        size = stdout.seek(0, os.SEEK_END)
+        cut = [capture for capture in (output, errors) if capture.over]
         saved: Path | None = None
-        if size > STDOUT_CAP:
+        if output.kept > STDOUT_CAP or output.over:
             saved = self._save(directory / "stdout")
-        output, _ = head_and_tail(
-            stdout, size, STDOUT_CAP, saved_to=str(saved) if saved is not None else None
-        )
         payload: dict[str, Any] = {
-            "status": _status(outcome),
-            "output": output,
+            "status": _status(outcome, cut),
+            "output": _shown(output.file, output, STDOUT_CAP, saved),
             "tool_calls_made": server.calls_made,
         }
         if saved is not None:
             payload["output_file"] = str(saved)
         traceback = _traceback(directory)
-        error = _error_text(outcome, traceback, self.settings)
+        error = _error_text(outcome, traceback, cut, self.settings)
         if error is not None:
             payload["error"] = error
-        errors_size = stderr.seek(0, os.SEEK_END)
-        if errors_size:
-            errors, _ = head_and_tail(stderr, errors_size, STDERR_CAP)
-            if traceback is None or errors.strip() != traceback.strip():
-                payload["stderr"] = errors  # not when it is only the traceback of "error"
+        if errors.size:
+            shown = _shown(errors.file, errors, STDERR_CAP, None)
+            if traceback is None or shown.strip() != traceback.strip():
+                payload["stderr"] = shown  # not when it is only the traceback of "error"
         return payload
 
     def _save(self, stdout_path: Path) -> Path:
-        """Keep the whole output in the cache directory; its path goes into the result."""
+        """Keep the output (all of it, or what the capture kept) in the cache directory; its
+        path goes into the result."""
         self.settings.output_dir.mkdir(parents=True, exist_ok=True)
         target = self.settings.output_dir / f"output-{uuid.uuid4().hex[:16]}.txt"
         shutil.copyfile(stdout_path, target)
@@ -267,7 +316,9 @@ def build_tools(settings: ExecutionSettings) -> Sequence[Tool]:
                 "call raises hermes_tools.ToolError (.code, .message). Other tools: "
                 "hermes_tools.call('full_tool_name', **arguments). Only what the script prints "
                 f"is returned (head and tail beyond {STDOUT_CAP // 1000} KB). Limits: "
-                f"{settings.timeout:g} s, {settings.max_tool_calls} tool calls. The result is "
+                f"{settings.timeout:g} s, {settings.max_tool_calls} tool calls, "
+                f"{settings.max_captured_bytes} bytes of output (past it the script is stopped). "
+                "The result is "
                 "JSON: status (success, error, timeout, interrupted), output, tool_calls_made, "
                 "duration_seconds, and error (the last traceback lines) when the script raised."
             ),

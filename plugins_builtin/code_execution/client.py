@@ -63,18 +63,38 @@ def _connected() -> tuple[int, socket.socket, Any]:
     return _connection
 
 
-def _call(name: str, arguments: dict[str, Any]) -> Result:
-    given = {key: value for key, value in arguments.items() if value is not _UNSET}
+def _request(name: str, arguments: dict[str, Any]) -> bytes:
+    message = {"tool": name, "arguments": arguments}
     try:
-        request = json.dumps({"tool": name, "arguments": given}, ensure_ascii=False)
+        try:
+            return json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            # A lone surrogate (a file name that is not UTF-8): escaped, the host reads it back.
+            return json.dumps(message).encode("ascii") + b"\n"
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name}: the arguments must be JSON data ({exc})") from None
+
+
+def _closed() -> ToolError:
+    global _connection
+    if _connection is not None:
+        _connection[1].close()
+        _connection = None  # the next call connects again
+    return ToolError("RPC_CLOSED", "the host ended the connection: the run is over")
+
+
+def _call(name: str, arguments: dict[str, Any]) -> Result:
+    given = {key: value for key, value in arguments.items() if value is not _UNSET}
+    request = _request(name, given)
     with _lock:
-        _, sock, reader = _connected()
-        sock.sendall(request.encode("utf-8") + b"\n")
-        line = reader.readline()
-    if not line:
-        raise ToolError("RPC_CLOSED", "the host ended the connection: the run is over")
+        try:
+            _, sock, reader = _connected()
+            sock.sendall(request)
+            line = reader.readline()
+        except OSError:
+            raise _closed() from None
+        if not line:
+            raise _closed()
     reply = json.loads(line)
     if reply.get("error"):
         raise ToolError(str(reply.get("code") or "TOOL_ERROR"), str(reply.get("message") or ""))

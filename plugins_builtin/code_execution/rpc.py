@@ -3,14 +3,19 @@ JSON line per request and per reply, each call run through the dispatcher by the
 :class:`~hermes_core.ToolCaller` of the ``execute_code`` call.
 
 Request: ``{"tool": NAME, "arguments": {...}}``. Reply: ``{"text": ..., "data": ...}``, or
-``{"error": true, "code": ..., "message": ...}`` for a refusal or a failed tool.
+``{"error": true, "code": ..., "message": ...}`` for a refusal or a failed tool. A line holding
+text that is not valid Unicode (a file name that is not UTF-8, kept as lone surrogates) is sent
+with ``\\u`` escapes, which ``json`` decodes back to the same string. A request longer than
+:data:`MAX_REQUEST_BYTES` is read to its end and refused; the connection serves the next one.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -23,6 +28,9 @@ log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES: Final = 64 * 1024 * 1024
 """The largest request line read (a ``write_file`` of a large file fits)."""
+_SKIP_CHUNK: Final = 1024 * 1024
+_TOOL_AT_START: Final = re.compile(rb'\s*\{\s*"tool"\s*:\s*"([^"\\]{1,200})"')
+"""The tool name at the start of a request (the client writes it first)."""
 
 
 class ScriptTools:
@@ -72,6 +80,53 @@ def _failure(code: str, message: str) -> dict[str, Any]:
     return {"error": True, "code": code, "message": message}
 
 
+@dataclass(frozen=True)
+class _Oversized:
+    """A request line too long to keep: its length, and the tool its start names."""
+
+    size: int
+    tool: str | None
+
+
+def _oversized(request: _Oversized) -> dict[str, Any]:
+    called = f"{request.tool} was not called" if request.tool else "no tool was called"
+    return _failure(
+        "INVALID_REQUEST",
+        f"{called}: the request is {request.size} bytes, more than the {MAX_REQUEST_BYTES} "
+        f"bytes ({MAX_REQUEST_BYTES // (1024 * 1024)} MiB) one call may send.",
+    )
+
+
+def encode_line(message: Mapping[str, Any]) -> bytes:
+    """``message`` as one line of JSON in UTF-8; text that UTF-8 cannot hold (lone surrogates)
+    makes the line ASCII with ``\\u`` escapes, read back to the same text."""
+    try:
+        data = json.dumps(message, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(message, default=str).encode("ascii")
+    return data + b"\n"
+
+
+async def _read_request(reader: BufferedByteReceiveStream) -> bytes | _Oversized:
+    """The next request line. One longer than :data:`MAX_REQUEST_BYTES` is read to its end and
+    dropped, so the line after it is read as the next request."""
+    try:
+        return await reader.receive_until(b"\n", MAX_REQUEST_BYTES)
+    except anyio.DelimiterNotFound:
+        pass
+    size, start = 0, b""
+    while True:
+        chunk = await reader.receive(_SKIP_CHUNK)  # the buffered start first, then the stream
+        start = start or chunk[:512]
+        end = chunk.find(b"\n")
+        if end >= 0:
+            reader.feed_data(chunk[end + 1 :])
+            named = _TOOL_AT_START.match(start)
+            tool = named.group(1).decode("utf-8", "replace") if named else None
+            return _Oversized(size + end, tool)
+        size += len(chunk)
+
+
 class RpcServer:
     """Answers one script's requests; counts the calls it made through the dispatcher and
     refuses those past ``max_calls``."""
@@ -90,21 +145,19 @@ class RpcServer:
         async with stream:
             while True:
                 try:
-                    line = await reader.receive_until(b"\n", MAX_REQUEST_BYTES)
-                except anyio.DelimiterNotFound:
-                    message = f"a request longer than {MAX_REQUEST_BYTES} bytes"
-                    await self._send(stream, _failure("INVALID_REQUEST", message))
-                    return
+                    request = await _read_request(reader)
                 except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError):
                     return
-                reply = await self.answer(line)
+                if isinstance(request, _Oversized):
+                    reply = _oversized(request)
+                else:
+                    reply = await self.answer(request)
                 if not await self._send(stream, reply):
                     return
 
     async def _send(self, stream: ByteStream, reply: Mapping[str, Any]) -> bool:
-        data = json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
         try:
-            await stream.send(data)
+            await stream.send(encode_line(reply))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False
         return True
