@@ -39,3 +39,20 @@ def test_a_second_hermes_answers_from_the_catalog_cache_and_a_changed_catalog_is
     )
     found = hermes_cli.json("tools", "search", "quokka report", "--json")
     assert found["results"][0]["matches"][0] == "github__issues_create"
+
+
+def test_eval_search_on_a_catalog_that_is_not_utf8_is_an_error_naming_the_file(
+    hermes_cli: HermesCli,
+) -> None:
+    catalog = hermes_cli.work / "catalog.json"
+    catalog.write_bytes(b"\xff\xfe[")
+    queries = hermes_cli.work / "queries.jsonl"
+    queries.write_text('{"query": "create issue", "relevant": ["a"]}\n', encoding="utf-8")
+
+    done = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), ok=False
+    )
+
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{catalog}: not UTF-8 text: invalid start byte at byte 0" in done.stderr

@@ -185,6 +185,8 @@ def load_catalog(
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read catalog: {exc.strerror or exc}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=path) from None
     try:
         entries = json.loads(text)
     except json.JSONDecodeError as exc:

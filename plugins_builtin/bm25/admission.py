@@ -1,12 +1,13 @@
 """Admission: which tools may be ranked at all for a query. One function per rule.
 
-- ``strict`` (default): a tool must contain the query's rarest token, where a token no tool
+- ``strict``: a tool must contain the query's rarest token, where a token no tool
   contains is the rarest of all (so a query naming something absent returns nothing), and the
   coverage floor applies.
 - ``lenient``: tokens no tool contains are ignored, and a tool must contain at least one
   *informative* query token: one that at most 5% of the tools contain (when the query has none,
   its rarest token). No coverage floor.
-- ``off``: plain BM25 ranking (a tool must share at least one token with the query).
+- ``off`` (the default, ``tools.tool_search.admission``): plain BM25 ranking (a tool must share
+  at least one token with the query).
 
 ``lenient`` departs from the spec ("as strict, but the rarest token is chosen among tokens that
 occur in the catalog"): on the natural-language eval queries that rule, with the coverage floor,
