@@ -134,7 +134,8 @@ def test_config_inside_the_project_cannot_enable_project_plugins(
     (record,) = plugins.records
     assert record.status == "not enabled"
     assert record.message is not None
-    assert "inside the project" in record.message
+    assert record.message.endswith("and the one in effect lies inside it")
+    assert "outside the project)" not in record.message  # never says the file is outside
     assert "hermes_plugins.project.local_tool" not in sys.modules
 
 

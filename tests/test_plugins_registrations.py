@@ -115,7 +115,9 @@ async def test_registration_hook_returning_the_wrong_type_marks_its_plugin_error
     async with Host(config("sloppy", "searches", backend="alpha"), env) as host:
         sloppy = next(r for r in host.plugins if r.name == "sloppy")
         assert sloppy.status == "error"
-        assert "must return a list of SearchBackendSpec" in (sloppy.error or "")
+        assert "must return a list of SearchBackendSpec, got a list holding str 'not a spec'" in (
+            sloppy.error or ""
+        )
         assert not host.pm.has_plugin("sloppy")
         assert host.select_search_backend().name == "alpha"
 

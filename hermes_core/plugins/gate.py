@@ -54,8 +54,8 @@ def gate(
     elif name in _names(plugins.enabled):
         if candidate.source == "project" and not config_trusted_for_project:
             return "not enabled", (
-                "project plugins can be enabled only from the user's own config "
-                f"({env.config_path} outside the project), not from a file inside the project"
+                "project plugins can be enabled only from a config file outside the project "
+                "(the user's own), and the one in effect lies inside it"
             )
         status = "enabled"
     else:

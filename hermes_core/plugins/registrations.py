@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from hermes_core.errors import PluginError, RegistrationError
 from hermes_core.plugin_names import normalize_name
+from hermes_core.shown import shown
 from hermes_core.specs import (
     ApprovalPolicySpec,
     CliCommandSpec,
@@ -184,11 +185,15 @@ def _call(
         return []
     if isinstance(returned, spec_type):
         returned = [returned]
-    if not isinstance(returned, list | tuple) or not all(
-        isinstance(item, spec_type) for item in returned
-    ):
+    if not isinstance(returned, list | tuple):
+        got = type(returned).__name__
+        message = f"{hook_name} must return a list of {spec_type.__name__}, got {got}"
+        return _reject(record, plugin_name, message, strict, None)
+    wrong = [item for item in returned if not isinstance(item, spec_type)]
+    if wrong:
         message = (
-            f"{hook_name} must return a list of {spec_type.__name__}, got {type(returned).__name__}"
+            f"{hook_name} must return a list of {spec_type.__name__}, got a list holding "
+            f"{type(wrong[0]).__name__} {shown(wrong[0])}"
         )
         return _reject(record, plugin_name, message, strict, None)
     return list(returned)
