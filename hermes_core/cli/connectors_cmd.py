@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 UNAVAILABLE_EXIT = 1
-"""The exit status of ``status`` when the gateway did not answer, and of ``connect`` when an app
-did not get connected."""
+"""The exit status of ``status`` when the gateway did not answer, and of ``connect`` when it
+failed or an app did not get connected (2 stays for configuration and usage errors)."""
 
 
 @click.group("connectors")
@@ -186,8 +186,8 @@ def connect_command(
 ) -> None:
     """Connect APPS: print a link per app to open in a browser and, waiting, report each as
     connected, skipped (the gateway could not start it) or not connected; exit status 1 unless
-    every app got connected."""
-    from hermes_core.connectors.manage import wait_for_connections
+    every app got connected (or the gateway failed)."""
+    from hermes_core.connectors.manage import ConnectionsFailed, wait_for_connections
 
     waiting = sys.stdin.isatty() if wait is None else wait
 
@@ -204,7 +204,11 @@ def connect_command(
         )
         return dict(found)
 
-    outcome = _with_connectors(work)
+    try:
+        outcome = _with_connectors(work)
+    except ConnectionsFailed as exc:
+        click.echo(f"hermes: error: {exc}", err=True)
+        sys.exit(UNAVAILABLE_EXIT)
     for name, state in outcome.items():
         shown = "open the link above" if not waiting and state == "not connected" else state
         click.echo(f"{name}: {shown}")

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BROKEN_STATES",
     "MANAGE_CONNECTIONS",
+    "ConnectionsFailed",
     "LocalServers",
     "Target",
     "WaitOutcome",
@@ -281,8 +282,9 @@ async def _status(
 
 
 def _failure_section(failure: GatewayFailure) -> dict[str, Any]:
-    reason = "signed_out" if failure.kind == "signed_out" else "unreachable"
-    return {"status": "unavailable", "reason": reason, "message": failure.message}
+    """``reason`` is the failure's kind (``unreachable`` only for a gateway that could not be
+    reached, ``error`` for an answer off the protocol...), ``message`` says what."""
+    return {"status": "unavailable", "reason": failure.kind, "message": failure.message}
 
 
 async def _hosted(
@@ -358,6 +360,17 @@ def _answer(payload: dict[str, Any]) -> ToolResult:
 WaitOutcome = Literal["connected", "skipped", "not connected"]
 
 
+class ConnectionsFailed(HermesError):
+    """The gateway could not answer the request for links (``failure`` says why): an error of
+    the gateway, not of the configuration or the command line."""
+
+    def __init__(self, failure: GatewayFailure) -> None:
+        super().__init__(
+            f"the connector gateway could not start the connections: {failure.message}"
+        )
+        self.failure = failure
+
+
 async def wait_for_connections(
     connectors: Connectors,
     names: Sequence[str],
@@ -369,12 +382,13 @@ async def wait_for_connections(
     """Connect ``names`` and wait for the user: each link goes to ``on_link(name, url)``, and
     the list is polled every ``interval`` seconds until every app is connected or ``timeout``
     passed. Per app: ``connected`` (already, or by the deadline), ``skipped`` (the gateway
-    could not start a connection for it) or ``not connected``."""
+    could not start a connection for it) or ``not connected``. Raises
+    :class:`ConnectionsFailed` when the gateway could not answer the request for links."""
     import anyio
 
     answer = await connectors.connect(list(names), reinitiate=False)
     if answer.failure is not None:
-        raise HermesError(f"the connector gateway refused: {answer.failure.message}")
+        raise ConnectionsFailed(answer.failure)
     by_name = {link.connector: link for link in answer.results}
     outcome: dict[str, WaitOutcome] = {}
     waiting: list[str] = []

@@ -24,8 +24,11 @@ __all__ = [
     "Unavailable",
 ]
 
-Unavailable = Literal["unreachable", "signed_out"]
-"""Why the gateway could not answer a search: shown to the model as ``connectors.reason``."""
+Unavailable = Literal["unreachable", "signed_out", "rate_limited", "error"]
+"""Why the gateway could not answer a search, shown to the model as ``connectors.reason``:
+``unreachable`` only when it could not be reached (a transport error, no answer in time, a 5xx),
+``signed_out`` when it refused the token, ``rate_limited`` for a 429, ``error`` when it refused
+the request or answered off the protocol (or its plugin failed); the message says what."""
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,15 @@ class RemoteTool:
 class ConnectorSearch:
     """The gateway's answer to one search request: hits per query, in query order.
 
-    ``unavailable`` is ``"unreachable"`` or ``"signed_out"`` when the gateway could not answer;
-    then ``hits`` is empty and local results are returned unchanged.
+    ``unavailable`` says why when the gateway could not answer (:data:`Unavailable`), and
+    ``message`` what went wrong in words (the gateway's URL and status, or the field of its
+    answer that is off the protocol); then ``hits`` is empty and local results are returned
+    unchanged.
     """
 
     hits: Sequence[Sequence[RemoteTool]] = ()
     unavailable: Unavailable | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True)

@@ -162,8 +162,9 @@ class Connectors:
 
     async def search(self, queries: Sequence[str]) -> ConnectorSearch:
         """Every query in one gateway request, within ``search_timeout``; a gateway that is
-        slow, unreachable or refuses makes ``unavailable`` say why, and one that does not serve
-        this account (404) answers nothing, silently."""
+        slow, unreachable, refuses or answers off the protocol makes ``unavailable`` say why
+        (:func:`_unavailable`), and one that does not serve this account (404) answers nothing,
+        silently."""
         import anyio  # not at import time: a host that never searches loads no event loop code
 
         try:
@@ -172,21 +173,26 @@ class Connectors:
                 answer: GatewaySearch = await gateway.search(list(queries))
         except TimeoutError:
             timeout = self.config.search_timeout
-            log.info("the connector gateway did not answer a search within %g s", timeout)
-            return ConnectorSearch(unavailable="unreachable")
+            message = f"the connector gateway did not answer a search within {timeout:g} s"
+            log.info("%s", message)
+            return ConnectorSearch(unavailable="unreachable", message=message)
         except BaseException as exc:
             if _cancelled(exc):
                 raise
-            self._warn_once("search", f"connector search failed: {type(exc).__name__}: {exc}")
-            return ConnectorSearch(unavailable="unreachable")
+            message = f"connector search failed: {type(exc).__name__}: {exc}"
+            self._warn_once("search", message)
+            return ConnectorSearch(unavailable="error", message=message)
         if answer.failure is not None:
             if answer.failure.kind == "not_served":
                 return ConnectorSearch()
-            log.info("connector search failed: %s", answer.failure.message)
-            reason: Unavailable = (
-                "signed_out" if answer.failure.kind == "signed_out" else "unreachable"
-            )
-            return ConnectorSearch(unavailable=reason)
+            message = f"connector search failed: {answer.failure.message}"
+            reason = _unavailable(answer.failure)
+            if reason == "error":
+                # A gateway answering off the protocol is not transient: say what is wrong.
+                self._warn_once("search", message)
+            else:
+                log.info("%s", message)
+            return ConnectorSearch(unavailable=reason, message=message)
         hits = [
             self._remote_tools(answer.results[index] if index < len(answer.results) else (), answer)
             for index in range(len(queries))
@@ -362,6 +368,14 @@ def _cancelled(exc: BaseException) -> bool:
     from hermes_core.timeouts import caller_cancelled  # it loads asyncio: only on this path
 
     return caller_cancelled(exc)
+
+
+def _unavailable(failure: GatewayFailure) -> Unavailable:
+    """Why a search is unavailable: the failure's kind (``unreachable`` only for a gateway that
+    could not be reached); a 404 (``not_served``) is silent and never gets here."""
+    if failure.kind == "not_served":
+        return "error"
+    return failure.kind
 
 
 def _both(slugs: GatewaySlugs) -> tuple[str, str]:

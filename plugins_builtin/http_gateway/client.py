@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,8 @@ from hermes_core import (
 from . import wire
 
 T = TypeVar("T")
+
+log = logging.getLogger("hermes_core.connectors.http")
 
 _RETRY_PAUSE = 0.25
 """Seconds before retrying after a transport error or a 5xx."""
@@ -103,6 +106,7 @@ class HttpGateway:
         }
         self._client: httpx.AsyncClient | None = None
         self._loop: anyio.lowlevel.EventLoopToken | None = None
+        self._warned: set[str] = set()
 
     def __repr__(self) -> str:
         return f"HttpGateway({self.base!r})"  # never the token
@@ -173,10 +177,12 @@ class HttpGateway:
         return GatewayConnections(read)
 
     async def list_connectors(self) -> GatewayListing:
-        """``GET v1/connectors``, following ``nextCursor``."""
-        items: list[ConnectorState] = []
+        """``GET v1/connectors``, following ``nextCursor`` over every page. A cursor asked for
+        already ends paging, and an app listed again keeps its first entry (:func:`_add_page`):
+        each is one warning, never an app listed twice."""
+        items: dict[str, ConnectorState] = {}
         cursor: str | None = None
-        seen: set[str] = set()
+        asked: set[str] = set()
         for _ in range(_MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
             body = await self._send(LIST, None, params=params)
@@ -186,11 +192,28 @@ class HttpGateway:
             if isinstance(read, GatewayFailure):
                 return GatewayListing(failure=read)
             page, cursor = read
-            items.extend(page)
-            if cursor is None or cursor in seen:
+            again = _add_page(items, page)
+            if cursor is not None and cursor in asked:
+                self._warn_once(
+                    f"the connector gateway repeated the cursor {cursor!r} of {LIST.path}: "
+                    "paging stopped there, each app listed once"
+                )
                 break
-            seen.add(cursor)
-        return GatewayListing(items)
+            if again:
+                self._warn_once(
+                    f"the connector gateway listed {', '.join(sorted(set(again)))} more than "
+                    f"once in {LIST.path}: the first entry is kept"
+                )
+            if cursor is None:
+                break
+            asked.add(cursor)
+        return GatewayListing(list(items.values()))
+
+    def _warn_once(self, message: str) -> None:
+        # The list is polled every few seconds while `hermes connectors connect` waits.
+        if message not in self._warned:
+            self._warned.add(message)
+            log.warning("%s", message)
 
     # One request ------------------------------------------------------------------------------
 
@@ -251,6 +274,18 @@ class HttpGateway:
             if more:
                 await anyio.sleep(_RETRY_PAUSE)
         return failure
+
+
+def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) -> list[str]:
+    """Add one page of the connector list to ``items`` (by connector); the connectors already
+    listed are not added again (their first entry is kept) and are returned."""
+    again: list[str] = []
+    for item in page:
+        if item.connector in items:
+            again.append(item.connector)
+        else:
+            items[item.connector] = item
+    return again
 
 
 def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | GatewayFailure:

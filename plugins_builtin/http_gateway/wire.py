@@ -1,8 +1,9 @@
 """The gateway protocol's JSON bodies: requests built, answers read and checked.
 
 Every reader takes the decoded body of a 2xx answer and returns the protocol type, or raises
-:class:`Malformed` saying what does not follow the protocol (the client turns it into a
-failure). Results are matched to requests by position; a missing one is an error of its entry.
+:class:`Malformed` saying what does not follow the protocol: the field and what came instead
+(the client turns it into a failure). A value of the wrong type is never read as truthy or
+falsy. Results are matched to requests by position; a missing one is an error of its entry.
 A schema entry that cannot be read is left out rather than failing the whole answer.
 """
 
@@ -27,21 +28,59 @@ class Malformed(ValueError):
     """An answer that does not follow the protocol; the message says where."""
 
 
+_MISSING: Any = object()
+"""What ``entry.get(key, _MISSING)`` gives for a key the answer does not have."""
+
+
+def _shown(value: Any) -> str:
+    """``value`` as an error message names what came instead of what was expected."""
+    if value is _MISSING:
+        return "missing"
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:40] + "..."
+        return f"the text {text!r}"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
 def _object(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise Malformed(f"{where} must be an object, not {type(value).__name__}")
+        raise Malformed(f"{where} must be an object, not {_shown(value)}")
     return value
 
 
 def _list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise Malformed(f"{where} must be a list, not {type(value).__name__}")
+        raise Malformed(f"{where} must be a list, not {_shown(value)}")
     return value
 
 
 def _text(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value:
-        raise Malformed(f"{where} must be non-empty text")
+        raise Malformed(f"{where} must be non-empty text, not {_shown(value)}")
+    return value
+
+
+def _flag(value: Any, where: str) -> bool:
+    # Never bool(value): the text "false" would read as connected.
+    if not isinstance(value, bool):
+        raise Malformed(f"{where} must be true or false, not {_shown(value)}")
+    return value
+
+
+def _optional_text(value: Any, where: str) -> str | None:
+    """Text, or ``None`` for an absent, null or empty value."""
+    if value is _MISSING or value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise Malformed(f"{where} must be text or null, not {_shown(value)}")
     return value
 
 
@@ -103,10 +142,10 @@ def read_search(
         found.append([slug for slug in tools if isinstance(slug, str) and slug])
     connections: dict[str, bool] = {}
     for index, item in enumerate(_list(answer.get("connections", []), "connections")):
-        entry = _object(item, f"connections[{index}]")
-        connections[_text(entry.get("connector"), f"connections[{index}].connector")] = bool(
-            entry.get("connected")
-        )
+        where = f"connections[{index}]"
+        entry = _object(item, where)
+        connector = _text(entry.get("connector", _MISSING), f"{where}.connector")
+        connections[connector] = _flag(entry.get("connected", _MISSING), f"{where}.connected")
     return found, read_schemas(answer.get("schemas")), connections
 
 
@@ -171,21 +210,22 @@ def read_connections(body: Any, connectors: Sequence[str]) -> list[ConnectionLin
 
 
 def read_listing(body: Any) -> tuple[list[ConnectorState], str | None]:
-    """One page of ``GET v1/connectors``: its items and ``nextCursor``."""
+    """One page of ``GET v1/connectors``: its items and ``nextCursor`` (``None`` on the last
+    page). ``connectionStatus`` may be absent or null (read as ``""``)."""
     answer = _object(body, "the answer")
     items: list[ConnectorState] = []
     for index, item in enumerate(_list(answer.get("items", []), "items")):
-        entry = _object(item, f"items[{index}]")
-        status = entry.get("connectionStatus")
+        where = f"items[{index}]"
+        entry = _object(item, where)
+        status = entry.get("connectionStatus", _MISSING)
         items.append(
             ConnectorState(
-                connector=_text(entry.get("connector"), f"items[{index}].connector"),
-                connected=bool(entry.get("connected")),
-                status=status if isinstance(status, str) else "",
+                connector=_text(entry.get("connector", _MISSING), f"{where}.connector"),
+                connected=_flag(entry.get("connected", _MISSING), f"{where}.connected"),
+                status=_optional_text(status, f"{where}.connectionStatus") or "",
             )
         )
-    cursor = answer.get("nextCursor")
-    return items, cursor if isinstance(cursor, str) and cursor else None
+    return items, _optional_text(answer.get("nextCursor", _MISSING), "nextCursor")
 
 
 def error_text(body: Any, fallback: str) -> str:

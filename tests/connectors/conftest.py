@@ -1,4 +1,5 @@
-"""Fixtures of the connector tests: the reference gateway on a real socket on 127.0.0.1."""
+"""Fixtures of the connector tests: the reference gateway on a real socket on 127.0.0.1, and a
+real HTTP server answering off the protocol."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from gateways import Gateway
+from gateways import Gateway, OffProtocolServer
 
 
 @pytest.fixture
@@ -30,3 +31,10 @@ def start_gateway() -> Iterator[Callable[[Mapping[str, Any]], Gateway]]:
     yield start
     for made in running:
         made.__exit__()
+
+
+@pytest.fixture
+def off_protocol() -> Iterator[OffProtocolServer]:
+    """A real HTTP server on 127.0.0.1 answering what the test tells it to."""
+    with OffProtocolServer() as server:
+        yield server

@@ -4,7 +4,8 @@
 127.0.0.1 in a thread (a real socket: every request goes over HTTP), with its test-only routes
 at hand. :func:`connector_host` starts a real :class:`~hermes_core.host.Host` (the bundled
 plugins, the ``http`` gateway among them) whose ``tools.connectors.url`` is that gateway, signed
-in with a token, and with local tools from a real directory plugin.
+in with a token, and with local tools from a real directory plugin. :class:`OffProtocolServer` is
+a real HTTP server answering whatever a test tells it to (what a broken gateway would).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import json
 import select
 import signal
 import subprocess
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -282,3 +285,57 @@ class GatewayProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class OffProtocolServer:
+    """A real HTTP server on 127.0.0.1 answering ``answers[path] = (status, body, headers)``
+    (``body`` a JSON value, or ``bytes`` sent as is; a path with its query, such as
+    ``/v1/connectors?cursor=c2``, is answered before the path alone); it records each request's
+    path and headers."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, tuple[int, Any, dict[str, str]]] = {}
+        self.seen: list[tuple[str, dict[str, str]]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                self.rfile.read(length)
+                path = self.path.split("?")[0]
+                owner.seen.append((path, {k.lower(): v for k, v in self.headers.items()}))
+                default = owner.answers.get(path, (404, {"error": {}}, {}))
+                status, body, headers = owner.answers.get(self.path, default)
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def answer(self, route: str, status: int, body: Any, **headers: str) -> None:
+        """Answer requests for ``route`` (relative to :attr:`url`) with ``status`` and ``body``."""
+        self.answers[f"/{route}"] = (status, body, headers)
+
+    def __enter__(self) -> OffProtocolServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

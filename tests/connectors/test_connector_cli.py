@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from gateways import FIXTURE, GatewayProcess
+from gateways import FIXTURE, GatewayProcess, OffProtocolServer
 
 from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli
@@ -172,3 +172,66 @@ def test_status_of_a_gateway_that_refuses_the_token_says_so_and_exits_1(
     assert done.returncode == 1
     assert report["error"]["kind"] == "signed_out"
     assert TOKEN not in done.stdout + done.stderr
+
+
+def test_status_refuses_a_connected_flag_that_is_not_true_or_false(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    gmail = {"connector": "gmail", "connected": "false", "connectionStatus": "not_connected"}
+    off_protocol.answer("v1/connectors", 200, {"items": [gmail]})
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    done = hermes_cli.run("connectors", "status", ok=False, env=env)
+
+    assert done.returncode == 1
+    assert "gmail" not in done.stdout  # no row says it is connected
+    assert (
+        "hermes: error: the answer to v1/connectors does not follow the protocol: "
+        "items[0].connected must be true or false, not the text 'false'"
+    ) in done.stderr
+
+
+def test_status_lists_an_app_once_and_warns_once_when_the_gateway_repeats_a_cursor(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    gmail = {"connector": "gmail", "connected": True, "connectionStatus": "active"}
+    # Every page, whatever the cursor asked, is this one and names the same next cursor.
+    off_protocol.answer("v1/connectors", 200, {"items": [gmail], "nextCursor": "again"})
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    done = hermes_cli.run("connectors", "status", "--json", env=env)
+
+    report = json.loads(done.stdout)
+    assert report["connectors"] == [{"name": "gmail", "connected": True, "state": "active"}]
+    assert report["error"] is None
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("hermes: warning:")]
+    assert len(warnings) == 1, done.stderr
+    assert "repeated the cursor 'again'" in warnings[0]
+    assert len(off_protocol.seen) == 2
+
+
+def test_search_of_a_gateway_answering_off_the_protocol_names_what_is_wrong(
+    hermes_cli: HermesCli, off_protocol: OffProtocolServer
+) -> None:
+    off_protocol.answer("v1/connectors/search", 200, {"results": "nothing"})
+    _configure(hermes_cli, off_protocol.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    table = hermes_cli.run("tools", "search", "send email", env=env)
+
+    assert "relay_send_email" in table.stdout
+    assert "results must be a list" in table.stderr
+    assert "connectors: unavailable (error)" in table.stderr
+    assert "unreachable" not in table.stderr
+
+
+def test_connect_exits_1_when_the_gateway_fails(hermes_cli: HermesCli) -> None:
+    with GatewayProcess(hermes_cli) as gateway:
+        _configure(hermes_cli, gateway.url)
+        httpx.post(f"{gateway.url}_dev/faults", json={"slug": "gmail", "fault": "error"})
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        done = hermes_cli.run("connectors", "connect", "gmail", "--no-wait", ok=False, env=env)
+
+    assert done.returncode == 1  # 2 stays for configuration and usage errors
+    assert "hermes: error: " in done.stderr
+    assert "HTTP 500" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateways import GITHUB_TOOLS, Gateway, connector_host, fixture, matches, payload
+from gateways import (
+    GITHUB_TOOLS,
+    Gateway,
+    OffProtocolServer,
+    connector_host,
+    fixture,
+    matches,
+    payload,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -134,6 +142,40 @@ async def test_a_gateway_answering_500_degrades_and_search_is_not_retried(
 
     assert answer["connectors"] == {"status": "unavailable", "reason": "unreachable"}
     assert [request["status"] for request in gateway.requests("search")] == [500]
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        pytest.param({"results": "nothing"}, "results must be a list", id="results"),
+        pytest.param(
+            {"results": [], "connections": [{"connector": "gmail", "connected": "false"}]},
+            "connections[0].connected must be true or false, not the text 'false'",
+            id="connected-text",
+        ),
+    ],
+)
+async def test_an_answer_off_the_protocol_is_unavailable_as_an_error_never_unreachable(
+    tmp_path: Path,
+    off_protocol: OffProtocolServer,
+    caplog: pytest.LogCaptureFixture,
+    body: Any,
+    said: str,
+) -> None:
+    off_protocol.answer("v1/connectors/search", 200, body)
+    local = {"local_send_email": "Send an email through the local relay"}
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+    async with connector_host(tmp_path, off_protocol.url, local=local) as host:
+        answer = await _search(host, ["send email"])
+        await _search(host, ["send email"])
+
+    assert matches(answer) == ["local_send_email"]
+    assert answer["connectors"] == {"status": "unavailable", "reason": "error"}
+    assert "do not conclude that an app is missing" in answer["hint"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1  # once per host, not once per search
+    assert "v1/connectors/search does not follow the protocol" in warnings[0]
+    assert said in warnings[0]
 
 
 async def test_a_refused_token_shows_signed_out(

@@ -5,73 +5,19 @@ tells it to (what a broken gateway would)."""
 
 from __future__ import annotations
 
-import json
+import logging
 import sys
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from gateways import TOKEN, Gateway, connector_host, fixture
+from gateways import TOKEN, Gateway, OffProtocolServer, connector_host, fixture
 
 from hermes_core import ConnectorGateway, ExecuteCall
 
 pytestmark = pytest.mark.anyio
-
-
-class OffProtocolServer:
-    """A real HTTP server on 127.0.0.1 answering ``answers[path] = (status, body, headers)``
-    (``body`` a JSON value, or ``bytes`` sent as is); it records each request's path and
-    headers."""
-
-    def __init__(self) -> None:
-        self.answers: dict[str, tuple[int, Any, dict[str, str]]] = {}
-        self.seen: list[tuple[str, dict[str, str]]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _answer(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                self.rfile.read(length)
-                path = self.path.split("?")[0]
-                owner.seen.append((path, {k.lower(): v for k, v in self.headers.items()}))
-                status, body, headers = owner.answers.get(path, (404, {"error": {}}, {}))
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = _answer
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def answer(self, route: str, status: int, body: Any, **headers: str) -> None:
-        self.answers[f"/{route}"] = (status, body, headers)
-
-
-@pytest.fixture
-def off_protocol() -> Iterator[OffProtocolServer]:
-    server = OffProtocolServer()
-    server.thread.start()
-    yield server
-    server.server.shutdown()
-    server.server.server_close()
 
 
 def _client_module(gateway: ConnectorGateway) -> ModuleType:
@@ -147,6 +93,54 @@ async def test_a_search_answer_off_the_protocol_is_a_failure_never_an_exception(
     assert answer.failure is not None
     assert answer.failure.kind == "error"
     assert said in answer.failure.message
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "said"),
+    [
+        pytest.param(
+            "v1/connectors",
+            {"items": [{"connector": "gmail", "connected": "false", "connectionStatus": "x"}]},
+            "items[0].connected must be true or false, not the text 'false'",
+            id="list-text",
+        ),
+        pytest.param(
+            "v1/connectors",
+            {"items": [{"connector": "gmail", "connectionStatus": "active"}]},
+            "items[0].connected must be true or false, not missing",
+            id="list-missing",
+        ),
+        pytest.param(
+            "v1/connectors",
+            {"items": [{"connector": "gmail", "connected": True, "connectionStatus": 1}]},
+            "items[0].connectionStatus must be text or null, not the number 1",
+            id="list-status-number",
+        ),
+        pytest.param(
+            "v1/connectors",
+            {"items": [], "nextCursor": 2},
+            "nextCursor must be text or null, not the number 2",
+            id="list-cursor-number",
+        ),
+        pytest.param(
+            "v1/connectors/search",
+            {"results": [], "connections": [{"connector": "gmail", "connected": 1}]},
+            "connections[0].connected must be true or false, not the number 1",
+            id="search-number",
+        ),
+    ],
+)
+async def test_a_field_of_the_wrong_type_is_a_protocol_error_naming_it_never_read_as_truthy(
+    tmp_path: Path, off_protocol: OffProtocolServer, route: str, body: Any, said: str
+) -> None:
+    off_protocol.answer(route, 200, body)
+    call = ROUTE_CALLS[route]
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, call)
+
+    assert answer.failure is not None
+    assert answer.failure.kind == "error"
+    assert f"the answer to {route} does not follow the protocol: {said}" in answer.failure.message
 
 
 async def test_execute_results_are_matched_by_position_and_a_missing_one_is_an_error(
@@ -268,6 +262,32 @@ async def test_the_connector_list_follows_next_cursor_over_every_page(
     assert answer.items[0].connected
     assert not answer.items[1].connected
     assert len(gateway.requests("list")) == 2
+
+
+async def test_an_app_listed_on_two_pages_is_kept_once_with_one_warning(
+    tmp_path: Path, off_protocol: OffProtocolServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    gmail = {"connector": "gmail", "connected": True, "connectionStatus": "active"}
+    stale = {"connector": "gmail", "connected": False, "connectionStatus": "expired"}
+    linear = {"connector": "linear", "connected": False, "connectionStatus": "not_connected"}
+    off_protocol.answer("v1/connectors", 200, {"items": [gmail], "nextCursor": "c2"})
+    off_protocol.answer("v1/connectors?cursor=c2", 200, {"items": [stale, linear]})
+    caplog.set_level(logging.WARNING, logger="hermes_core.connectors")
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.list_connectors()
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert [(item.connector, item.connected) for item in answer.items] == [
+        ("gmail", True),
+        ("linear", False),
+    ]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "the connector gateway listed gmail more than once in v1/connectors: the first entry is "
+        "kept"
+    ]
 
 
 @pytest.mark.parametrize(

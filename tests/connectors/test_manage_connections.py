@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateways import Gateway, connector_env, connector_host, payload
+from gateways import Gateway, OffProtocolServer, connector_env, connector_host, payload
 
 from hermes_core.config import load_config
 from hermes_core.host import Host
@@ -62,6 +62,19 @@ async def test_status_lists_each_app_with_its_connection(tmp_path: Path, gateway
         ],
     }
     assert answer["mcp_servers"] == []
+
+
+async def test_status_of_a_listing_off_the_protocol_names_what_is_wrong_not_unreachable(
+    tmp_path: Path, off_protocol: OffProtocolServer
+) -> None:
+    gmail = {"connector": "gmail", "connected": "false", "connectionStatus": "not_connected"}
+    off_protocol.answer("v1/connectors", 200, {"items": [gmail]})
+    async with connector_host(tmp_path, off_protocol.url) as host:
+        answer = payload(await _manage(host, action="status"))
+
+    section = answer["connectors"]
+    assert (section["status"], section["reason"]) == ("unavailable", "error")
+    assert "items[0].connected must be true or false, not the text 'false'" in section["message"]
 
 
 async def test_connect_returns_a_link_per_app_for_the_user_to_open(
