@@ -297,13 +297,23 @@ def empty_match_hint(query: str) -> str:
     )
 
 
-def unmatched_hint(unmatched: Sequence[str], absent: Collection[str]) -> str:
+def unmatched_hint(
+    unmatched: Sequence[str], absent: Collection[str], *, connectors_unavailable: bool = False
+) -> str:
     """The hint for a query some of whose words none of its matches holds (``unmatched``), of
-    which no tool at all holds ``absent``: only of those may it say that no source has them."""
+    which no tool at all holds ``absent``: only of those may it say that no source has them,
+    and not even then while the hosted app connectors could not be searched."""
     missing = [word for word in unmatched if word in absent]
     elsewhere = [word for word in unmatched if word not in absent]
     parts = []
-    if missing:
+    if missing and connectors_unavailable:
+        parts.append(
+            f"No local tool contains {_quoted(missing)}, and the hosted app connectors could not "
+            "be searched just now: if that names a service or app, do not conclude that it is "
+            "missing. If it is an argument value (a place, an id, a file name), search without "
+            "it and pass it to the tool instead."
+        )
+    elif missing:
         parts.append(
             f"No tool contains {_quoted(missing)}. If that names a service or app, none of the "
             "connected sources provides it, and any matches share only your other words. If it "

@@ -52,6 +52,7 @@ from hermes_core.search.indexing import IndexSync
 from hermes_core.search.listing import group_of
 from hermes_core.search.render import compact_json, estimate_tokens, render_tool
 from hermes_core.session import Session
+from hermes_core.shown import PROBLEM_CHARACTERS, clipped
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
 
 logger = logging.getLogger(__name__)
@@ -291,7 +292,12 @@ class ToolSearch:
                 )
             matches = [hit.name for hit in hits]
             result: dict[str, Any] = {"query": query, "matches": matches, "unmatched": unmatched}
-            hints = [unmatched_hint(unmatched, absent)] if unmatched else []
+            unavailable = remote.unavailable is not None
+            hints = (
+                [unmatched_hint(unmatched, absent, connectors_unavailable=unavailable)]
+                if unmatched
+                else []
+            )
             if not matches:
                 result["available_sources"] = [
                     {"name": name, "tool_count": count} for name, count in granted.sources
@@ -321,6 +327,8 @@ class ToolSearch:
         }
         if remote.unavailable is not None:
             answer["connectors"] = {"status": "unavailable", "reason": remote.unavailable}
+            if remote.message:
+                answer["connectors"]["message"] = clipped(remote.message, PROBLEM_CHARACTERS)
             answer["hint"] = _CONNECTORS_UNAVAILABLE_HINT
         return answer
 

@@ -24,6 +24,13 @@ from gateways import (
 pytestmark = pytest.mark.anyio
 
 
+def _unavailable(answer: Mapping[str, Any]) -> str:
+    connectors = answer["connectors"]
+    assert connectors["status"] == "unavailable"
+    assert set(connectors) <= {"status", "reason", "message"}
+    return str(connectors["reason"])
+
+
 async def _search(host: Any, queries: list[str], **arguments: Any) -> dict[str, Any]:
     result = await host.dispatch(
         "tool_search", {"queries": queries, **arguments}, host.new_session()
@@ -118,7 +125,8 @@ async def test_a_slow_gateway_degrades_to_local_results_within_the_timeout(
 
     assert elapsed < 2.0
     assert matches(answer) == ["local_send_email"]
-    assert answer["connectors"] == {"status": "unavailable", "reason": "unreachable"}
+    assert _unavailable(answer) == "unreachable"
+    assert "did not answer a search within 0.5 s" in answer["connectors"]["message"]
     assert "do not conclude that an app is missing" in answer["hint"]
 
 
@@ -130,7 +138,25 @@ async def test_an_unreachable_gateway_degrades_to_local_results(tmp_path: Path) 
         answer = await _search(host, ["send email"])
 
     assert matches(answer) == ["local_send_email"]
-    assert answer["connectors"] == {"status": "unavailable", "reason": "unreachable"}
+    assert _unavailable(answer) == "unreachable"
+
+
+async def test_while_connectors_cannot_be_searched_no_hint_says_an_app_is_missing(
+    tmp_path: Path,
+) -> None:
+    with Gateway() as gone:
+        url = gone.url
+    local = {"local_send_email": "Send an email through the local relay"}
+    async with connector_host(tmp_path, url, local=local) as host:
+        answer = await _search(host, ["gmail send email"])
+
+    (result,) = answer["results"]
+    assert result["unmatched"] == ["gmail"]
+    assert "none of the connected sources provides it" not in result["hint"]
+    assert result["hint"].startswith(
+        "No local tool contains 'gmail', and the hosted app connectors could not be searched"
+    )
+    assert "do not conclude that it is missing" in result["hint"]
 
 
 async def test_a_gateway_answering_500_degrades_and_search_is_not_retried(
@@ -140,7 +166,7 @@ async def test_a_gateway_answering_500_degrades_and_search_is_not_retried(
     async with connector_host(tmp_path, gateway.url) as host:
         answer = await _search(host, ["gmail send email"])
 
-    assert answer["connectors"] == {"status": "unavailable", "reason": "unreachable"}
+    assert _unavailable(answer) == "unreachable"
     assert [request["status"] for request in gateway.requests("search")] == [500]
 
 
@@ -170,7 +196,8 @@ async def test_an_answer_off_the_protocol_is_unavailable_as_an_error_never_unrea
         await _search(host, ["send email"])
 
     assert matches(answer) == ["local_send_email"]
-    assert answer["connectors"] == {"status": "unavailable", "reason": "error"}
+    assert _unavailable(answer) == "error"
+    assert said in answer["connectors"]["message"]
     assert "do not conclude that an app is missing" in answer["hint"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1  # once per host, not once per search
@@ -186,7 +213,7 @@ async def test_a_refused_token_shows_signed_out(
         answer = await _search(host, ["gmail send email"])
 
     assert gateway.requests("search")[0]["status"] == 401
-    assert answer["connectors"] == {"status": "unavailable", "reason": "signed_out"}
+    assert _unavailable(answer) == "signed_out"
     assert matches(answer) == []
 
 

@@ -87,7 +87,9 @@ async def test_a_gateway_that_cannot_be_built_is_an_error_naming_its_plugin(
     searched, called, record = await _run(tmp_path, gateway)
 
     assert matches(searched) == ["local_send_email"]
-    assert searched["connectors"] == {"status": "unavailable", "reason": "error"}
+    assert searched["connectors"]["status"] == "unavailable"
+    assert searched["connectors"]["reason"] == "error"
+    assert "vault" in searched["connectors"]["message"]
     assert called.error_code == "NOT_AVAILABLE"
     assert f"plugin 'vault': connector gateway {gateway!r} (from hermes_connector_gateways)" in (
         called.text_content
