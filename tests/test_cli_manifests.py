@@ -222,3 +222,86 @@ def test_tools_call_waits_for_its_own_server_alone_not_for_one_that_hangs(
     took = time.monotonic() - began
     assert json.loads(done.stdout)["is_error"] is False
     assert took < 20, f"the call took {took:.1f} s; the hanging server's connect_timeout is 40 s"
+
+
+@pytest.mark.parametrize("known", [False, True], ids=["tools-unknown", "tools-known"])
+def test_a_server_fixed_after_a_failed_connect_answers_the_next_call(
+    hermes_cli: HermesCli, known: bool
+) -> None:
+    configure(hermes_cli)
+    if known:
+        found_names(hermes_cli)
+    broken = hermes_cli.root / "broken"
+    broken.touch()
+    failed = hermes_cli.run(
+        "tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json", ok=False
+    )
+    assert failed.returncode == 1
+    assert BROKEN_SEEN in failed.stdout
+    broken.unlink()
+    fixed = hermes_cli.run("tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json")
+    assert json.loads(fixed.stdout)["is_error"] is False, fixed.stdout
+    started = starts(hermes_cli, "time")
+    # The connect cleared the recorded failure: a read-only command answers from the new
+    # listing, without a word about the failure and without starting the server.
+    again = hermes_cli.run("tools", "search", "current time")
+    assert TIME_TOOL in again.stdout
+    assert "unavailable" not in again.stderr
+    assert starts(hermes_cli, "time") == started
+
+
+TOOLBOX = Path(__file__).resolve().parent / "mcp" / "servers" / "toolbox.py"
+
+
+def configure_slow_toolbox(cli: HermesCli, **fields: object) -> Path:
+    """Server ``box`` (with ``fields``): the toolbox server behind a script that takes 4 s to
+    start while the returned file exists; its tools are listed first (a fast start, the
+    default timeouts) so that the manifest knows them."""
+    slow = cli.root / "slow"
+    script = cli.root / "slow-server.sh"
+    script.write_text(
+        f'#!/bin/sh\nif [ -e "{slow}" ]; then sleep 4; fi\nexec "{sys.executable}" "{TOOLBOX}"\n',
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    entry: dict[str, object] = {"command": str(script)}
+    cli.config.write_text(json.dumps({"mcp_servers": {"box": entry}}), encoding="utf-8")
+    assert "mcp__box__echo" in cli.run("tools", "list", "--json").stdout
+    # The timeouts are no part of the manifest's key: the listing stays known.
+    entry.update(fields)
+    cli.config.write_text(json.dumps({"mcp_servers": {"box": entry}}), encoding="utf-8")
+    slow.touch()
+    return slow
+
+
+def call_box(cli: HermesCli, tool: str, arguments: str) -> dict[str, object]:
+    done = cli.run("tools", "call", f"mcp__box__{tool}", arguments, "--yes", "--json", ok=False)
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_a_calls_timeout_does_not_count_the_start_of_its_server(hermes_cli: HermesCli) -> None:
+    configure_slow_toolbox(hermes_cli, timeout=3)
+    result = call_box(hermes_cli, "echo", '{"text": "after a slow start"}')
+    assert result["is_error"] is False, result
+    assert "echo: after a slow start" in json.dumps(result)
+
+
+def test_a_call_past_its_timeout_names_the_server_and_the_timeout(hermes_cli: HermesCli) -> None:
+    configure_slow_toolbox(hermes_cli, timeout=2).unlink()
+    result = call_box(hermes_cli, "sleep", '{"seconds": 30}')
+    assert (result["is_error"], result["error_code"]) == (True, "TIMEOUT")
+    message = json.dumps(result)
+    assert "'box'" in message
+    assert "mcp_servers.box.timeout" in message
+
+
+def test_a_server_that_starts_past_connect_timeout_fails_the_call_naming_connect_timeout(
+    hermes_cli: HermesCli,
+) -> None:
+    configure_slow_toolbox(hermes_cli, timeout=30, connect_timeout=2)
+    result = call_box(hermes_cli, "echo", '{"text": "never"}')
+    assert result["is_error"] is True
+    message = json.dumps(result)
+    assert "'box'" in message
+    assert "mcp_servers.box.connect_timeout" in message

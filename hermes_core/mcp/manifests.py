@@ -40,6 +40,7 @@ __all__ = [
     "ManifestStore",
     "ServerManifest",
     "manifest_key",
+    "tool_problem",
 ]
 
 log = logging.getLogger("hermes_core.mcp")
@@ -105,34 +106,59 @@ def _finite(value: Any, where: str) -> float:
     return float(value)
 
 
-def _optional_text(entry: Mapping[str, Any], key: str, where: str) -> None:
-    if key in entry and not isinstance(entry[key], str):
-        raise ManifestError(f"{where}.{key}: expected text")
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
-def _optional_object(entry: Mapping[str, Any], key: str, where: str) -> None:
-    if key in entry and not isinstance(entry[key], dict):
-        raise ManifestError(f"{where}.{key}: expected an object")
+def tool_problem(entry: Mapping[str, Any]) -> str | None:
+    """What makes one listed tool (MCP wire form) unusable for hermes, in one line starting
+    with the field (``name: ...``, ``inputSchema.required: ...``); ``None`` when it is usable.
+
+    A tool needs a non-empty ``name`` (it becomes part of ``mcp__<server>__<tool>``) and a JSON
+    Schema object as ``inputSchema`` (its ``required`` a list of names, its ``properties`` an
+    object); ``description`` and ``title`` are text, ``annotations`` and ``outputSchema``
+    objects, when given. Listings are screened with it as they come
+    (:class:`~hermes_core.mcp.connection.ListingScreen`), so a manifest never holds such a
+    tool.
+    """
+    if "name" not in entry:
+        return "name: missing"
+    name = entry["name"]
+    if not isinstance(name, str) or not name:
+        return f"name: expected a tool name, got {_shown(name)}"
+    schema = entry.get("inputSchema")
+    if not isinstance(schema, dict):
+        return f"inputSchema: expected a JSON Schema object, got {_shown(schema)}"
+    required = schema.get("required")
+    if required is not None and not (
+        isinstance(required, list) and all(isinstance(item, str) for item in required)
+    ):
+        return f"inputSchema.required: expected a list of property names, got {_shown(required)}"
+    properties = schema.get("properties")
+    if properties is not None and not isinstance(properties, dict):
+        return f"inputSchema.properties: expected an object, got {_shown(properties)}"
+    for key in ("description", "title"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            return f"{key}: expected text, got {_shown(entry[key])}"
+    for key in ("annotations", "outputSchema"):
+        if entry.get(key) is not None and not isinstance(entry[key], dict):
+            return f"{key}: expected an object, got {_shown(entry[key])}"
+    return None
 
 
 def check_listing(value: Any) -> tuple[Mapping[str, Any], ...]:
     """``value`` as a listing of MCP tool objects (wire form), or :class:`ManifestError`
-    naming the first entry and field that is not one."""
+    naming the first entry and field that is not one (:func:`tool_problem`)."""
     if not isinstance(value, list):
         raise ManifestError(f"tools: expected a list, got {type(value).__name__}")
     for index, entry in enumerate(value):
         where = f"tools[{index}]"
         if not isinstance(entry, dict):
             raise ManifestError(f"{where}: expected an object, got {type(entry).__name__}")
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            raise ManifestError(f"{where}.name: expected a tool name, got {name!r}")
-        if not isinstance(entry.get("inputSchema"), dict):
-            raise ManifestError(f"{where}.inputSchema: expected a JSON Schema object")
-        _optional_text(entry, "description", where)
-        _optional_text(entry, "title", where)
-        _optional_object(entry, "annotations", where)
-        _optional_object(entry, "outputSchema", where)
+        problem = tool_problem(entry)
+        if problem is not None:
+            raise ManifestError(f"{where}.{problem}")
     return tuple(value)
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "UNAVAILABLE",
     "normalize_call_result",
     "protocol_error_result",
+    "timeout_result",
     "unavailable_result",
 ]
 
@@ -71,15 +72,20 @@ def protocol_error_result(server: str, tool: str, error: MCPError, *, timeout: f
     import mcp_types
 
     if error.code == mcp_types.REQUEST_TIMEOUT:
-        return ToolResult.error(
-            TIMEOUT,
-            f"MCP server {server!r} did not answer the call of {tool!r} within its timeout of "
-            f"{timeout:g} s (mcp_servers.{server}.timeout).",
-        )
+        return timeout_result(server, tool, timeout)
     if error.code == mcp_types.CONNECTION_CLOSED:
         return unavailable_result(server, f"the connection closed during the call of {tool!r}")
     return ToolResult.error(
         MCP_ERROR, f"MCP server {server!r} refused the call of {tool!r}: {error.message}"
+    )
+
+
+def timeout_result(server: str, tool: str, timeout: float) -> ToolResult:
+    """The error result of a call that the server did not answer within ``timeout``."""
+    return ToolResult.error(
+        TIMEOUT,
+        f"MCP server {server!r} did not answer the call of {tool!r} within its timeout of "
+        f"{timeout:g} s (mcp_servers.{server}.timeout).",
     )
 
 

@@ -11,7 +11,9 @@ enabled server at start, from its manifest and the kind of host:
 - any other host registers the known tools at once and connects their servers in the
   background; it waits only for servers whose tools are unknown (``hermes serve`` waits for
   none: its clients are told when the tool list changes; ``hermes tools call`` only for the
-  server of the tool it calls);
+  server of the tool it calls). A failed connect on record does not change that: such a host
+  may call the server's tools, and a call needs the server (it may have been fixed since), so
+  the retry interval holds back read-only commands only;
 - ``--refresh`` reconnects and waits for every server, whatever the cache says.
 """
 
@@ -74,14 +76,13 @@ def start_plan(
     if startup.refresh:
         return "wait"
     known = manifest is not None and manifest.tools is not None
-    failed = failed_recently(manifest, config, now)
     if startup.read_only:
         age = manifest.age(now) if manifest is not None else None
         # A failure recorded after the listing (a new listing clears it) makes it doubtful.
         trusted = known and manifest is not None and manifest.failure is None
         fresh = trusted and age is not None and 0 <= age < config.manifest_max_age
-        return "skip" if failed or fresh else "wait"
+        return "skip" if failed_recently(manifest, config, now) or fresh else "wait"
     waited = startup.wait and (startup.wait_only is None or server in startup.wait_only)
-    if known or failed or not waited:
+    if known or not waited:
         return "background"
     return "wait"

@@ -343,8 +343,9 @@ class McpSupervisor:
     async def call_tool(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Call ``tool`` (its original MCP name) of ``server``, waiting for that server alone
         while it connects (up to its ``connect_timeout``; a known server that nothing started
-        is started now); every failure is an error result naming the server: filtered tool,
-        unavailable server, timeout, protocol error."""
+        is started now), then for the call up to the server's ``timeout``; every failure is an
+        error result naming the server: filtered tool, unavailable server (with the reason,
+        ``connect_timeout`` among them), timeout, protocol error."""
         record = self._servers.get(server)
         if record is None:
             return unavailable_result(server, "it is not configured")
@@ -357,20 +358,28 @@ class McpSupervisor:
         from mcp import MCPError
 
         from hermes_core.mcp.connection import describe_failure
-        from hermes_core.mcp.results import normalize_call_result, protocol_error_result
+        from hermes_core.mcp.results import (
+            normalize_call_result,
+            protocol_error_result,
+            timeout_result,
+        )
 
-        try:
-            result = await connection.call_tool(
-                tool, dict(arguments), timeout=record.config.timeout
-            )
-        except MCPError as exc:
-            return protocol_error_result(server, tool, exc, timeout=record.config.timeout)
-        except Exception as exc:
-            return ToolResult.error(
-                MCP_ERROR,
-                f"MCP server {server!r} gave no usable answer to {tool!r}: {describe_failure(exc)}",
-            )
-        return normalize_call_result(result)
+        timeout = record.config.timeout
+        # The SDK bounds each request by the timeout; this bounds the whole call (the SDK may
+        # send more than one request for it), so the timeout counts the call and nothing else.
+        with anyio.move_on_after(timeout):
+            try:
+                result = await connection.call_tool(tool, dict(arguments), timeout=timeout)
+            except MCPError as exc:
+                return protocol_error_result(server, tool, exc, timeout=timeout)
+            except Exception as exc:
+                return ToolResult.error(
+                    MCP_ERROR,
+                    f"MCP server {server!r} gave no usable answer to {tool!r}: "
+                    f"{describe_failure(exc)}",
+                )
+            return normalize_call_result(result)
+        return timeout_result(server, tool, timeout)
 
     # Supervision ------------------------------------------------------------------------------
 

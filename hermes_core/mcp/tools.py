@@ -22,7 +22,7 @@ from hermes_core.mcp.filters import ToolFilter
 from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
 from hermes_core.tools import Tool, ToolAnnotations, ToolHandler
 
-__all__ = ["ServerTools", "annotations_of", "server_tools", "tool_from_spec"]
+__all__ = ["ServerTools", "annotations_of", "handler_timeout", "server_tools", "tool_from_spec"]
 
 log = logging.getLogger("hermes_core.mcp")
 
@@ -31,6 +31,22 @@ HandlerFactory = Callable[[str, str], ToolHandler]
 
 ToolSpec = Mapping[str, Any]
 """One listed MCP tool in its wire form."""
+
+CALL_GRACE = 5.0
+"""Seconds the dispatcher's deadline of an MCP tool allows beyond the server's
+``connect_timeout`` plus ``timeout``, so that it never ends a call the supervisor still
+bounds itself."""
+
+
+def handler_timeout(config: McpServerConfig) -> float:
+    """The dispatcher's deadline for a call of one of the server's tools (``Tool.timeout``).
+
+    The call may first wait for its server to connect (a known tool, a server still
+    starting), which the supervisor bounds by ``connect_timeout``; the call itself it bounds
+    by ``timeout``. Each ends with its own message naming the server and that setting, so
+    ``timeout`` counts the call alone and the dispatcher's deadline is only a backstop.
+    """
+    return config.connect_timeout + config.timeout + CALL_GRACE
 
 
 @dataclass(frozen=True)
@@ -91,7 +107,7 @@ def tool_from_spec(
         source="mcp",
         source_name=server,
         annotations=annotations_of(hints),
-        timeout=config.timeout,
+        timeout=handler_timeout(config),
         meta=meta,
     )
 

@@ -21,6 +21,7 @@ from hermes_core.tools import Tool, ToolResult
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 TOOLBOX = SERVERS_DIR / "toolbox.py"
 SPAWNER = SERVERS_DIR / "spawner.py"
+BADTOOLS = SERVERS_DIR / "badtools.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING_JS = (
     REPO_ROOT / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -80,6 +81,14 @@ def spawner_entry(marker: str, *, silent: bool = False, **fields: object) -> Mcp
     """A stdio entry running ``tests/mcp/servers/spawner.py``, which starts a long-lived child of
     its own with ``marker`` on its command line (``silent``: and then never answers)."""
     args = [str(SPAWNER), marker, *(["--silent"] if silent else [])]
+    return McpServerConfig.model_validate({"command": sys.executable, "args": args, **fields})
+
+
+def badtools_entry(listing: Path, *, legacy: bool = False, **fields: object) -> McpServerConfig:
+    """A stdio entry running ``tests/mcp/servers/badtools.py``, whose ``tools/list`` answers
+    with the tools in the JSON file ``listing``, as they are written (``legacy``: a 2025-era
+    server, protocol 2025-11-25)."""
+    args = [str(BADTOOLS), str(listing), *(["--legacy"] if legacy else [])]
     return McpServerConfig.model_validate({"command": sys.executable, "args": args, **fields})
 
 

@@ -29,12 +29,13 @@ pytestmark = pytest.mark.anyio
 
 async def test_time_server_tools_are_registered_as_mcp_tools(env: Environment) -> None:
     seen = ToolsSeen()
-    async with McpSupervisor({"time": time_entry(timeout=30)}, env, on_tools_changed=seen):
+    entry = time_entry(timeout=30, connect_timeout=20)
+    async with McpSupervisor({"time": entry}, env, on_tools_changed=seen):
         assert seen.names("time") == ["mcp__time__convert_time", "mcp__time__get_current_time"]
         tool = seen.tool("mcp__time__get_current_time")
         assert (tool.toolset, tool.source, tool.source_name) == ("mcp-time", "mcp", "time")
         assert tool.meta["mcp_name"] == "get_current_time"
-        assert tool.timeout == 30
+        assert tool.timeout > 20 + 30  # the wait for its start, then the call
         assert "timezone" in tool.parameters["properties"]
         result = await call(tool, timezone="UTC")
     assert not result.is_error

@@ -1,0 +1,95 @@
+"""A real MCP server (SDK low-level API, stdio) whose ``tools/list`` answer is a JSON file,
+sent as it is written.
+
+``badtools.py LISTING.json [--legacy]``: the ``tools`` of every ``tools/list`` result are
+replaced, on the wire, by the list in the file, so the server can list tools that break the MCP
+schema (no ``name``, an ``inputSchema`` that is not an object, ``required`` that is not a list),
+as a careless server does. Any tool called answers with its own name: ``called NAME``. With
+``--legacy`` it refuses ``server/discover`` as a 2025-era server does, so the client falls back
+to the ``initialize`` handshake (protocol 2025-11-25).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+
+class RawListing:
+    """The server's write stream, with the tools of each ``tools/list`` result replaced."""
+
+    def __init__(self, inner: Any, tools: Any) -> None:
+        self._inner = inner
+        self._tools = tools
+
+    async def send(self, item: SessionMessage) -> None:
+        message = item.message
+        if isinstance(message, types.JSONRPCResponse) and "tools" in message.result:
+            result = {**message.result, "tools": self._tools}
+            replaced = types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+            item = SessionMessage(replaced, metadata=item.metadata)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+async def refuse_discover(
+    inner: Any, forward: MemoryObjectSendStream[Any], write_stream: Any
+) -> None:
+    """Pass the client's messages on, answering ``server/discover`` with "method not found"."""
+    async with forward:
+        async for item in inner:
+            message = getattr(item, "message", None)
+            if isinstance(message, types.JSONRPCRequest) and message.method == "server/discover":
+                error = types.ErrorData(code=types.METHOD_NOT_FOUND, message="Method not found")
+                refusal = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+                await write_stream.send(SessionMessage(refusal))
+                continue
+            await forward.send(item)
+
+
+async def main(tools: Any, legacy: bool) -> None:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        text = f"called {params.name}"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    server: Server[Any] = Server("badtools", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read_stream, write_stream):
+        raw = RawListing(write_stream, tools)
+        if not legacy:
+            await server.run(read_stream, raw, server.create_initialization_options())
+            return
+        forward, received = anyio.create_memory_object_stream[Any](0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(refuse_discover, read_stream, forward, write_stream)
+            await server.run(received, raw, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    listed = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    anyio.run(main, listed, "--legacy" in sys.argv[2:])
