@@ -573,7 +573,7 @@ class Host:
         # started inside a tool call would not outlive the call.
         local = LocalServers(
             self.env,
-            lambda: self.config.mcp_servers,
+            self._mcp_configs,
             self.mcp_status,
             lambda: self.add_mcp_server if self._mcp is not None else None,
         )
@@ -766,6 +766,12 @@ class Host:
     def mcp(self) -> McpSupervisor | None:
         """The supervisor of this host's MCP servers (``None`` until one is configured or added)."""
         return self._mcp
+
+    def _mcp_configs(self) -> dict[str, McpServerConfig]:
+        """The MCP servers as they run: the configuration the host started with, and what
+        ``manage_connections`` installed, enabled or replaced since (a long-running host)."""
+        running = self._mcp.configs() if self._mcp is not None else {}
+        return {**self.config.mcp_servers, **running}
 
     def mcp_status(self) -> dict[str, ServerStatus]:
         """Each configured MCP server: transport, state, reason, tool and filtered counts."""

@@ -299,6 +299,11 @@ class McpSupervisor:
         """Every configured server's status, by name."""
         return {name: self._status_of(record) for name, record in self._servers.items()}
 
+    def configs(self) -> dict[str, McpServerConfig]:
+        """Every server's configuration as this supervisor runs it (with those added or
+        replaced since it started), by name."""
+        return {name: record.config for name, record in self._servers.items()}
+
     def unavailable(self) -> dict[str, tuple[int, str]]:
         """The unavailable servers: name -> (tools at the last listing, reason)."""
         found: dict[str, tuple[int, str]] = {}

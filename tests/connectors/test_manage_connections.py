@@ -232,6 +232,35 @@ async def test_an_mcp_target_enables_a_configured_server(tmp_path: Path) -> None
     assert load_config(config_path).mcp_servers["time"].enabled is True
 
 
+async def test_a_server_installed_or_enabled_while_the_host_runs_is_seen_by_later_actions(
+    tmp_path: Path,
+) -> None:
+    # A long-running host (hermes serve): status, reconnect and a second connect must know
+    # what the earlier actions connected, not only the configuration the host started with.
+    servers = {
+        "other": {"command": sys.executable, "args": TIME_ARGS, "enabled": False},
+        "clock": {"command": sys.executable, "args": TIME_ARGS, "enabled": False},
+    }
+    async with _mcp_host(tmp_path, mcp_servers=servers) as (host, config_path):
+        await _manage(host, action="connect", connectors=[{"name": "time", "mcp": True}])
+        await _manage(host, action="connect", connectors=[{"name": "clock", "mcp": True}])
+        written = config_path.read_text()
+        status = payload(await _manage(host, action="status"))
+        again = payload(
+            await _manage(host, action="connect", connectors=[{"name": "time", "mcp": True}])
+        )
+        reconnected = await _manage(
+            host, action="reconnect", connectors=[{"name": "time", "mcp": True}]
+        )
+
+    rows = _by_name({"results": status["mcp_servers"]})
+    assert rows["time"]["state"] == "connected"
+    assert rows["clock"]["state"] == "connected"  # enabled since the start, not "disabled"
+    assert _by_name(again)["time"]["status"] != "installed"  # not written a second time
+    assert config_path.read_text() == written
+    assert not reconnected.is_error, reconnected.text_content
+
+
 async def test_an_unknown_mcp_target_names_what_is_known(tmp_path: Path) -> None:
     async with _mcp_host(tmp_path) as (host, _):
         result = await _manage(host, action="connect", connectors=[{"name": "zzz", "mcp": True}])
