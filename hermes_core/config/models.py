@@ -304,6 +304,9 @@ class McpServerConfig(_Section):
     retry_interval: Annotated[float, _number(low=0)] = 300.0
     """Seconds a failed connect is believed: a read-only command does not start the server
     again before they have passed."""
+    max_result_chars: Annotated[int, _number(low=1, whole=True)] = 100_000
+    """The most of one call's result (its text and other content, and its structured content
+    as JSON) that is passed on: a server answering megabytes would fill a model's context."""
     enabled: bool = True
 
     @model_validator(mode="after")

@@ -383,7 +383,9 @@ class McpSupervisor:
                     f"MCP server {server!r} gave no usable answer to {tool!r}: "
                     f"{describe_failure(exc)}",
                 )
-            return normalize_call_result(result)
+            return normalize_call_result(
+                result, server=server, limit=record.config.max_result_chars
+            )
         return timeout_result(server, tool, timeout)
 
     # Supervision ------------------------------------------------------------------------------

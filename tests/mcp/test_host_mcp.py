@@ -213,6 +213,25 @@ async def test_call_past_its_timeout_is_an_error_and_the_server_stays_usable(
         assert echoed.text_content == "echo: still here"
 
 
+async def test_a_result_past_max_result_chars_is_cut_saying_so(env: Environment) -> None:
+    box = toolbox_entry(max_result_chars=1000)
+    async with Host(host_config({"box": box}), env) as host:
+        session = host.new_session()
+        long = await bridge_call(host, session, "mcp__box__echo", text="x" * 5000)
+        short = await bridge_call(host, session, "mcp__box__echo", text="fits")
+        summed = await bridge_call(host, session, "mcp__box__add", a=2, b=3)
+
+    assert not long.is_error
+    texts = [block["text"] for block in long.content]
+    assert texts[0] == "echo: " + "x" * 994  # the first 1,000 characters
+    assert texts[-1] == (
+        "[... this result was longer than mcp_servers.box.max_result_chars (1,000): 4,006 of its "
+        "5,006 characters were cut; ask the tool for less (a page, a filter, a range)]"
+    )
+    assert short.text_content == "echo: fits"
+    assert summed.structured == {"sum": 5}  # small structured content is kept
+
+
 async def test_hanging_server_does_not_keep_the_others_from_working(env: Environment) -> None:
     hang = McpServerConfig(
         command=time_entry().command,
