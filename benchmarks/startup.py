@@ -25,7 +25,11 @@ Prints the median and the ratio to the baseline of each, and whether each budget
 status 1 when one does not.
 
     python benchmarks/startup.py [--repeat 20] [--budget-ms 300] [--cold-repeat 3]
-                                 [--no-servers]
+                                 [--no-servers] [--against OTHER/bin/hermes]
+
+``--against`` adds ``plugins list`` and the warm search of another install (a virtualenv of an
+earlier revision: ``git archive REV | tar -x -C DIR``, ``python -m venv``, ``pip install -e
+DIR``), interleaved with this one's in the same runs, and prints the ratios.
 """
 
 from __future__ import annotations
@@ -252,12 +256,25 @@ def print_table(title: str, samples: dict[str, list[float]], baseline: str) -> N
         )
 
 
+AGAINST = "--against: "
+
+
+def print_against(samples: dict[str, list[float]], ours: str, theirs: str) -> None:
+    """The ratio of ``ours`` to the other install's ``theirs``, when it was timed."""
+    if theirs in samples:
+        ratio = statistics.median(samples[ours]) / statistics.median(samples[theirs])
+        print(f"{ours}: {ratio:.2f}x the --against install's")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=20, help="runs per command (default 20)")
     parser.add_argument("--budget-ms", type=float, default=300.0, help="plugins list budget")
     parser.add_argument("--cold-repeat", type=int, default=3, help="cold search runs (default 3)")
     parser.add_argument("--no-servers", action="store_true", help="only the plugin cases")
+    parser.add_argument(
+        "--against", type=Path, help="another install's hermes script, timed in the same runs"
+    )
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hermes-startup-"))
     hermes = hermes_command()
@@ -280,9 +297,15 @@ def main() -> int:
             "hermes --help": (time_once, [*hermes, "--help"]),
             "hermes plugins list": (time_once, [*hermes, "plugins", "list"]),
         }
+        if options.against is not None:
+            plugin_cases[AGAINST + "plugins list"] = (
+                time_once,
+                [str(options.against), "plugins", "list"],
+            )
         plugins = interleaved(plugin_cases, env, cwd, options.repeat)
         print(f"{shown} plugins listed; {options.repeat} runs each; wall time of a subprocess")
         print_table("50 plugins over the five sources", plugins, "python -c pass")
+        print_against(plugins, "hermes plugins list", AGAINST + "plugins list")
         version = statistics.median(plugins["hermes --version"])
         listed = statistics.median(plugins["hermes plugins list"])
         helped = statistics.median(plugins["hermes --help"])
@@ -327,6 +350,9 @@ def servers_cases(
         serve: (time_serve_once, [*hermes, "serve"]),
         echo: (time_serve_once, [sys.executable, str(ECHO_SERVER)]),
     }
+    if options.against is not None:
+        other = [str(options.against), "tools", "search", "create issue"]
+        cases[AGAINST + "tools search (warm)"] = (time_once, other)
     samples = interleaved(cases, env, cwd, options.repeat)
     cold = [time_cold_once(search, env, cwd) for _ in range(options.cold_repeat)]
     samples[f"hermes tools search 'create issue' (cold, {options.cold_repeat} runs)"] = cold
@@ -335,6 +361,7 @@ def servers_cases(
         samples,
         "hermes --version",
     )
+    print_against(samples, warm, AGAINST + "tools search (warm)")
     warm_ms = statistics.median(samples[warm])
     serve_ms = statistics.median(samples[serve])
     echo_ms = statistics.median(samples[echo])
