@@ -268,7 +268,7 @@ def test_discovery_imports_no_plugin_code(
 def test_real_bundled_directory_is_discovered_by_default(hermes_env: Environment) -> None:
     env = Environment(home=hermes_env.home, cwd=hermes_env.cwd, variables={})
     shipped = Path(__file__).resolve().parent.parent / "plugins_builtin"
-    # A plugin is named by its manifest (plugins_builtin/http_gateway is the ``http`` plugin).
+    # A plugin is named by its manifest; each bundled one sits in a directory of that name.
     expected = sorted(
         normalize_name(load_manifest(d / "plugin.yaml", default_name=d.name).name)
         for d in shipped.iterdir()
@@ -279,6 +279,12 @@ def test_real_bundled_directory_is_discovered_by_default(hermes_env: Environment
 
     assert env.bundled_plugins_dir.resolve() == shipped
     assert sorted(c.name for c in found.candidates if c.source == "bundled") == expected
+    # So a user overrides one by copying its directory into ~/.hermes/plugins as it is.
+    assert all(
+        c.path is not None and normalize_name(c.path.name) == c.name
+        for c in found.candidates
+        if c.source == "bundled"
+    )
 
 
 def test_two_pip_distributions_with_one_entry_point_name_are_an_error_naming_both(
