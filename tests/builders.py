@@ -4,8 +4,10 @@ the configured approval policy, a temporary home, working directory and log dire
 
 from __future__ import annotations
 
+import json
+import textwrap
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,3 +142,37 @@ def processes_gone(argv: list[str]) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+# execute_code -------------------------------------------------------------------------------
+
+RUNS_SCRIPTS = {"approvals": {"allow": ["execute_code"]}}
+"""The user allowed execute_code itself; each tool a script calls is still approved alone."""
+
+
+def script_harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
+    """The body of a ``harnesses`` fixture: ``make(config=None, **options)`` builds a harness
+    whose config adds ``config`` to :data:`RUNS_SCRIPTS`; all are closed after the test."""
+    made: list[Harness] = []
+
+    def make(config: dict[str, Any] | None = None, **options: Any) -> Harness:
+        merged: dict[str, Any] = {**RUNS_SCRIPTS, **(config or {})}
+        harness = build_harness(tmp_path / f"h{len(made)}", config=merged, **options)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+def run_script(harness: Harness, code: str, session: Session | None = None) -> ToolResult:
+    """``execute_code`` of ``code`` (dedented) through the harness."""
+    return harness.call("execute_code", {"code": textwrap.dedent(code)}, session)
+
+
+def script_payload(result: ToolResult) -> dict[str, Any]:
+    """The structured result of an ``execute_code`` call, checked to be its text as well."""
+    assert isinstance(result.structured, dict), result.text_content
+    assert json.loads(result.text_content) == result.structured
+    return result.structured

@@ -15,7 +15,15 @@ from typing import Any
 
 import anyio
 import pytest
-from builders import Harness, build_harness, make_env, processes_gone
+from builders import (
+    Harness,
+    build_harness,
+    make_env,
+    processes_gone,
+    run_script,
+    script_harnesses,
+    script_payload,
+)
 
 from hermes_core.config import Config
 from hermes_core.hookspecs import hookimpl
@@ -25,33 +33,14 @@ from hermes_core.specs import PreCallDirective, ToolCall
 from hermes_core.testing import write_dir_plugin
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
-RUNS_SCRIPTS = {"approvals": {"allow": ["execute_code"]}}
-"""The user allowed execute_code itself; each tool a script calls is still approved alone."""
-
 
 @pytest.fixture
 def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
-    made: list[Harness] = []
-
-    def make(config: dict[str, Any] | None = None, **options: Any) -> Harness:
-        merged: dict[str, Any] = {**RUNS_SCRIPTS, **(config or {})}
-        harness = build_harness(tmp_path / f"h{len(made)}", config=merged, **options)
-        made.append(harness)
-        return harness
-
-    yield make
-    for harness in made:
-        harness.close()
+    yield from script_harnesses(tmp_path)
 
 
-def run(harness: Harness, code: str, session: Session | None = None) -> ToolResult:
-    return harness.call("execute_code", {"code": textwrap.dedent(code)}, session)
-
-
-def payload(result: ToolResult) -> dict[str, Any]:
-    assert isinstance(result.structured, dict), result.text_content
-    assert json.loads(result.text_content) == result.structured
-    return result.structured
+run = run_script
+payload = script_payload
 
 
 # A multi-step script --------------------------------------------------------------------------

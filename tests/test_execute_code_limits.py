@@ -6,46 +6,24 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import Harness, build_harness
+from builders import Harness, run_script, script_harnesses, script_payload
 from pydantic import ValidationError
 
 from hermes_core.config import Config
-from hermes_core.session import Session
-from hermes_core.tools import ToolResult
-
-RUNS_SCRIPTS = {"approvals": {"allow": ["execute_code"]}}
 
 
 @pytest.fixture
 def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
-    made: list[Harness] = []
-
-    def make(config: dict[str, Any] | None = None) -> Harness:
-        harness = build_harness(
-            tmp_path / f"h{len(made)}", config={**RUNS_SCRIPTS, **(config or {})}
-        )
-        made.append(harness)
-        return harness
-
-    yield make
-    for harness in made:
-        harness.close()
+    yield from script_harnesses(tmp_path)
 
 
-def run(harness: Harness, code: str, session: Session | None = None) -> ToolResult:
-    return harness.call("execute_code", {"code": textwrap.dedent(code)}, session)
-
-
-def payload(result: ToolResult) -> dict[str, Any]:
-    assert isinstance(result.structured, dict), result.text_content
-    assert json.loads(result.text_content) == result.structured
-    return result.structured
+run = run_script
+payload = script_payload
 
 
 # Tool results that are not UTF-8 ---------------------------------------------------------------

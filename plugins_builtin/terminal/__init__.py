@@ -101,30 +101,32 @@ class Background:
         return "running" if code is None else f"exited (code {code})"
 
 
+def _shell(
+    settings: TerminalSettings, command: str, cwd: Path, output: IO[bytes]
+) -> dict[str, Any]:
+    """How a command starts, for :func:`subprocess.Popen` and :func:`anyio.open_process`
+    alike: the shell, in its own process group, its output (both streams) into ``output``."""
+    return {
+        "args": [settings.shell, "-c", command],
+        "cwd": cwd,
+        "env": dict(settings.variables),
+        "stdin": subprocess.DEVNULL,
+        "stdout": output,
+        "stderr": subprocess.STDOUT,
+        "start_new_session": True,
+    }
+
+
 def _start(
     settings: TerminalSettings, command: str, cwd: Path, output: IO[bytes]
 ) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [settings.shell, "-c", command],
-        cwd=cwd,
-        env=dict(settings.variables),
-        stdin=subprocess.DEVNULL,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    options = _shell(settings, command, cwd, output)
+    return subprocess.Popen(options.pop("args"), **options)
 
 
 async def _open(settings: TerminalSettings, command: str, cwd: Path, output: IO[bytes]) -> Process:
-    return await anyio.open_process(
-        [settings.shell, "-c", command],
-        cwd=cwd,
-        env=dict(settings.variables),
-        stdin=subprocess.DEVNULL,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    options = _shell(settings, command, cwd, output)
+    return await anyio.open_process(options.pop("args"), **options)
 
 
 async def _wait(process: Process, limit: float, session: Session) -> Ending:
