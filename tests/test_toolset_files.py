@@ -103,6 +103,15 @@ def test_symlink_leading_outside_the_working_directory_is_refused(
     assert "outside the working directory" in result.text_content
 
 
+def test_a_path_of_100000_characters_is_refused_without_being_echoed_whole(files: Harness) -> None:
+    result = files.call("read_file", {"path": "a" * 100_000})
+
+    assert result.is_error
+    assert result.text_content.startswith("read_file: OSError: File name too long: ")
+    assert result.text_content.endswith(" characters)")  # how long the cut path was
+    assert len(result.text_content) < 500
+
+
 def test_patch_replaces_the_single_match_keeping_everything_else(files: Harness) -> None:
     target = files.env.cwd / "a.py"
     target.write_bytes(b"a = 1\r\nb = 2\r\nc = 3\r\n")

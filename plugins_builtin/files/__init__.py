@@ -501,8 +501,21 @@ def _create_temporary(target: Path) -> tuple[int, str]:
 
 
 def _refused(tool: str, exc: Exception) -> ToolResult:
-    message = str(exc) if isinstance(exc, Refused) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, Refused):
+        message = str(exc)
+    elif isinstance(exc, OSError) and exc.strerror:
+        # Not str(exc): it repeats the path whole, and a model may send one of a megabyte.
+        where = f": {_cut(str(exc.filename))}" if exc.filename is not None else ""
+        message = f"{type(exc).__name__}: {exc.strerror}{where}"
+    else:
+        message = f"{type(exc).__name__}: {_cut(str(exc))}"
     return ToolResult.error("TOOL_ERROR", f"{tool}: {message}")
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 60]}…{text[-40:]} ({len(text):,} characters)"
 
 
 def build_tools(settings: FileSettings) -> Sequence[Tool]:
