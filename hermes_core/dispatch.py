@@ -44,6 +44,7 @@ from hermes_core.coercion import coerce_arguments
 from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
 from hermes_core.execution.environment import ScriptPassthrough
 from hermes_core.generation_cache import GenerationCache
+from hermes_core.shown import shown
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import (
     DeadlineExceeded,
@@ -346,9 +347,14 @@ class Dispatcher:
                 ) from None
             if directive is None:
                 continue
-            directive = _as_directive(directive)
+            returned = directive
+            directive = _as_directive(returned)
             if directive is None or directive.action == "block":
-                reason = directive.message if directive is not None else "an unreadable directive"
+                reason = (
+                    directive.message
+                    if directive is not None
+                    else f"it returned {shown(returned)}, which is not a PreCallDirective"
+                )
                 raise _Blocked(
                     ToolResult.error(
                         "BLOCKED",

@@ -138,7 +138,8 @@ def test_hooks_disabled_wins_over_hooks_enabled(env: Environment) -> None:
         ),
         pytest.param(
             "def handle(event):\n    return 'yes please'\n",
-            "terminal was blocked by hook directory 'check': an unreadable directive",
+            "terminal was blocked by hook directory 'check': it returned 'yes please', "
+            "which is not a PreCallDirective",
             id="not-a-directive",
         ),
     ],
