@@ -132,6 +132,25 @@ def test_max_captured_bytes_must_be_a_positive_integer() -> None:
         Config.model_validate(captured_at_most(0))
 
 
+def test_the_cache_keeps_the_20_newest_saved_outputs(harnesses: Callable[..., Harness]) -> None:
+    harness = harnesses()
+    saved_dir = harness.env.cache_dir / "execute_code"
+    saved_dir.mkdir(parents=True)
+    older = []
+    for age in range(25):  # earlier runs' outputs, the oldest first
+        path = saved_dir / f"output-earlier{age:02d}.txt"
+        path.write_text("x")
+        os.utime(path, (1_000_000 + age, 1_000_000 + age))
+        older.append(path)
+
+    data = payload(run(harness, 'print("x" * 60_000)'))
+
+    new = Path(data["output_file"])
+    assert new.exists()
+    kept = sorted(p for p in saved_dir.iterdir() if p != new)
+    assert kept == older[-19:]  # with the new one, 20: the oldest 6 are gone
+
+
 # The size of a request ------------------------------------------------------------------------
 
 

@@ -13,7 +13,8 @@ stdout, or to stderr, before it is stopped; :mod:`.capture`), ``tools`` (default
 and ``terminal``) and ``env_passthrough``. The script's
 environment is scrubbed of secrets in both modes
 (:meth:`hermes_core.ToolCaller.child_environment`). The result holds stdout up to 50 KB (head
-and tail; what was captured is saved in the cache directory) and stderr up to 10 KB.
+and tail; what was captured is saved in the cache directory, which keeps the 20 newest) and
+stderr up to 10 KB.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ DEFAULT_TOOLS: tuple[str, ...] = ("read_file", "write_file", "patch", "search_fi
 """What a script may call when ``code_execution.tools`` is not set."""
 STDOUT_CAP = 50_000
 STDERR_CAP = 10_000
+KEEP_OUTPUTS = 20
+"""How many saved outputs the cache directory keeps (the newest)."""
 KILL_GRACE = 5.0
 DRAIN_SECONDS = 0.5
 """How long the pipes are read after the script's group is gone (a process that left the group
@@ -284,7 +287,26 @@ class CodeExecution:
         self.settings.output_dir.mkdir(parents=True, exist_ok=True)
         target = self.settings.output_dir / f"output-{uuid.uuid4().hex[:16]}.txt"
         shutil.copyfile(stdout_path, target)
+        _keep_newest(self.settings.output_dir, KEEP_OUTPUTS, target)
         return target
+
+
+def _keep_newest(directory: Path, keep: int, kept: Path) -> None:
+    """Remove the saved outputs of ``directory`` but the ``keep`` newest (``kept`` among
+    them): each may hold up to ``max_captured_bytes``, and the cache must not grow forever."""
+    try:
+        saved = sorted(
+            (
+                (entry.stat().st_mtime, entry.path)
+                for entry in os.scandir(directory)
+                if entry.name.startswith("output-") and entry.path != str(kept)
+            ),
+            reverse=True,
+        )
+        for _, path in saved[keep - 1 :]:
+            os.unlink(path)
+    except OSError:  # another run cleaning up at the same time
+        pass
 
 
 def _result(payload: dict[str, Any]) -> ToolResult:
