@@ -38,6 +38,10 @@ RETRY_HINT = (
     "The tool did not run. Fix the arguments to match 'parameters' (see 'path' and 'rule') and "
     "send the call again."
 )
+HOOK_HINT = (
+    "The tool did not run. The arguments that failed were not yours: {source} replaced them "
+    "(a pre_tool_call hook). Sending the call again will fail the same way; tell the user."
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class ArgumentError:
             "rule": self.rule,
             "message": self.message,
             "parameters": dict(self.parameters),
-            "hint": RETRY_HINT,
+            "hint": HOOK_HINT.format(source=self.source) if self.source else RETRY_HINT,
         }
 
     def to_tool_result(self) -> ToolResult:

@@ -313,6 +313,10 @@ def test_modify_directive_with_invalid_arguments_is_refused_naming_the_plugin(
 
     assert result.error_code == "INVALID_ARGUMENTS"
     assert "'bad-rewriter'" in result.text_content
+    assert isinstance(result.structured, dict)
+    hint = result.structured["hint"]
+    assert "were not yours: plugin 'bad-rewriter' replaced them" in hint
+    assert "Fix the arguments" not in hint  # the model cannot fix what a hook wrote
     assert tools.received == []
 
 
