@@ -146,6 +146,19 @@ def test_add_needs_exactly_one_of_command_and_url(cli: Cli) -> None:
     assert not cli.config.exists()
 
 
+def test_add_of_a_url_that_is_not_http_is_refused_naming_the_key_and_writes_nothing(
+    cli: Cli,
+) -> None:
+    for url in ("not a url", "ftp://example.com/mcp", "https://"):
+        done = cli.run("mcp", "add", "remote", "--url", url, ok=False)
+        assert done.returncode == 2
+        assert "mcp_servers.remote.url: expected an http:// or https:// URL, got" in done.stderr
+        assert not cli.config.exists()
+    # A reference is expanded at connect time, so it is not judged here.
+    cli.run("mcp", "add", "remote", "--url", "${REMOTE_MCP_URL}")
+    assert "${REMOTE_MCP_URL}" in cli.config.read_text()
+
+
 def test_add_header_credential_goes_to_dotenv_and_config_gets_a_reference(cli: Cli) -> None:
     done = cli.run(
         "mcp",

@@ -309,6 +309,19 @@ class McpServerConfig(_Section):
     as JSON) that is passed on: a server answering megabytes would fill a model's context."""
     enabled: bool = True
 
+    @field_validator("url", mode="after")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        # A ${VAR} reference is expanded at connect time and checked by the client then.
+        if value is None or "${" in value:
+            return value
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"expected an http:// or https:// URL, got {shown(value)}")
+        return value
+
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
         if (self.command is None) == (self.url is None):
