@@ -268,7 +268,27 @@ class ListingScreen:
         return taken
 
 
-class _WatchedReadStream:
+class _WrappedStream:
+    """Closing, and ``async with``, of a stream that wraps the transport's ``_inner`` one."""
+
+    _inner: Any
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _WatchedReadStream(_WrappedStream):
     """The transport's read stream, reporting its end (the server went away) to a callback and
     passing each message through the listing screen.
 
@@ -300,9 +320,6 @@ class _WatchedReadStream:
             raise
         return self._screen.received(item)
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
     def __aiter__(self) -> Self:
         return self
 
@@ -312,19 +329,8 @@ class _WatchedReadStream:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class _WatchedWriteStream:
+class _WatchedWriteStream(_WrappedStream):
     """The transport's write stream, showing each message the client sends to the listing
     screen (which notes the ``tools/list`` requests)."""
 
@@ -335,20 +341,6 @@ class _WatchedWriteStream:
     async def send(self, item: SessionMessage, /) -> None:
         self._screen.sent(item)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class _WatchedTransport:
