@@ -176,3 +176,23 @@ def script_payload(result: ToolResult) -> dict[str, Any]:
     assert isinstance(result.structured, dict), result.text_content
     assert json.loads(result.text_content) == result.structured
     return result.structured
+
+
+def stopped_after(
+    harness: Harness, name: str, arguments: Mapping[str, Any], session: Session, seconds: float
+) -> ToolResult:
+    """Dispatch ``name`` for ``session``, stop the turn (``session.interrupt()``, the user's
+    stop) ``seconds`` later, and return the call's result."""
+    results: list[ToolResult] = []
+
+    async def scenario() -> None:
+        async def call() -> None:
+            results.append(await harness.dispatcher.dispatch(name, arguments, session))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await anyio.sleep(seconds)
+            session.interrupt()
+
+    anyio.run(scenario)
+    return results[0]

@@ -23,6 +23,7 @@ from builders import (
     run_script,
     script_harnesses,
     script_payload,
+    stopped_after,
 )
 
 from hermes_core.config import Config
@@ -509,24 +510,12 @@ def test_the_users_stop_ends_the_script(harnesses: Callable[..., Harness]) -> No
     session = harness.session()
     grandchild = unique_sleep("4")
     code = f"import subprocess, time\nsubprocess.Popen({grandchild!r})\ntime.sleep(60)\n"
-    results: list[ToolResult] = []
-
-    async def scenario() -> None:
-        async def call() -> None:
-            results.append(
-                await harness.dispatcher.dispatch("execute_code", {"code": code}, session)
-            )
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(call)
-            await anyio.sleep(1.0)
-            session.interrupt()
 
     started = time.monotonic()
-    anyio.run(scenario)
+    result = stopped_after(harness, "execute_code", {"code": code}, session, 1.0)
 
-    assert payload(results[0])["status"] == "interrupted"
-    assert results[0].error_code == "INTERRUPTED"
+    assert payload(result)["status"] == "interrupted"
+    assert result.error_code == "INTERRUPTED"
     assert time.monotonic() - started < 5
     assert processes_gone(grandchild)
     assert [e["status"] for e in harness.activity()] == ["interrupted"]

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from builders import Harness, build_harness, processes_gone
+from builders import Harness, build_harness, processes_gone, stopped_after
 
 from hermes_core.session import Session
-from hermes_core.tools import ToolResult
 
 
 @pytest.fixture
@@ -163,24 +162,14 @@ def test_a_command_whose_call_is_cancelled_is_stopped_at_once(shell: Harness) ->
 def test_the_users_stop_ends_a_running_command(shell: Harness) -> None:
     argv = unique_sleep("4")
     session = shell.session()
-    results: list[ToolResult] = []
-
-    async def scenario() -> None:
-        async def call() -> None:
-            arguments = {"command": f"echo started; {' '.join(argv)}", "timeout": 60}
-            results.append(await shell.dispatcher.dispatch("terminal", arguments, session))
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(call)
-            await anyio.sleep(1.0)
-            session.interrupt()
+    arguments = {"command": f"echo started; {' '.join(argv)}", "timeout": 60}
 
     started = time.monotonic()
-    anyio.run(scenario)
+    result = stopped_after(shell, "terminal", arguments, session, 1.0)
 
     assert time.monotonic() - started < 3
-    assert results[0].error_code == "INTERRUPTED"
-    assert results[0].text_content.startswith("started\n")
-    assert "the user interrupted the turn" in results[0].text_content
+    assert result.error_code == "INTERRUPTED"
+    assert result.text_content.startswith("started\n")
+    assert "the user interrupted the turn" in result.text_content
     assert processes_gone(argv)
     assert shell.activity()[-1]["status"] == "interrupted"
