@@ -16,11 +16,12 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
-
-import regex
+from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core.specs import ActivityEvent
+
+if TYPE_CHECKING:
+    import regex
 
 log = logging.getLogger(__name__)
 
@@ -97,21 +98,21 @@ _NAME_END: Final = (
 _VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s;&|'\"]+)"
 """A value in a command: quoted, or up to a space, a quote or a shell operator."""
 
-_SECRET_ASSIGNMENT: Final = regex.compile(
+_SECRET_ASSIGNMENT: Final = (
     r"(?i)(?<=(?:key|token|secret|pass|passw(?:or)?d|passphrase|credentials?|auth)[ \t]*)(=[ \t]*)"
     + _VALUE
 )
 """``export OPENAI_API_KEY=abcd``, ``PGPASSWORD=x psql``, ``--password=x``, ``?token=x``,
 ``DB_PASS=x``, ``api_key = "x"``: a name ending with a secret word, ``=``, the value."""
 
-_SECRET_LINE: Final = regex.compile(
+_SECRET_LINE: Final = (
     r"(?im)(?<=^[ \t]*(?:-[ \t]+)?[\"']?[A-Za-z0-9_.-]*" + _NAME_END + r"[\"']?[ \t]*)"
     r"(:[ \t]+)([^\s#][^\n]*)"
 )
 """A YAML-style line that begins with a secret's name (``  db_password: value``,
 ``- token: value``): the rest of the line goes, spaces and all."""
 
-_SECRET_HEADER: Final = regex.compile(
+_SECRET_HEADER: Final = (
     r"(?i)(?<=" + _NAME_END + r"[\"']?[ \t]*)(:[ \t]*)"
     r"(\"[^\"\n]*\"|'[^'\n]*'|(?:(?:bearer|basic|token|digest)[ \t]+)?[^\s\"',;})]+)"
 )
@@ -184,6 +185,16 @@ def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value)
 
 
+@functools.cache
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    """``pattern`` (one whose look-behind varies in width, which ``re`` refuses) compiled with
+    the ``regex`` package, imported only once a text names a secret: its import and these
+    compilations cost 25 ms, which every command that logs would otherwise pay at start."""
+    import regex
+
+    return regex.compile(pattern)
+
+
 def _redact_text(text: str) -> str:
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
@@ -204,10 +215,10 @@ def _redact_text(text: str) -> str:
     assigns, names, flags = "=" in text, ":" in text, "-" in text
     if (assigns or names or flags) and _names_a_secret(text):
         if assigns:
-            text = _SECRET_ASSIGNMENT.sub(_keep_name, text)
+            text = _compiled(_SECRET_ASSIGNMENT).sub(_keep_name, text)
         if names:
-            text = _SECRET_LINE.sub(_keep_name, text)
-            text = _SECRET_HEADER.sub(_keep_name, text)
+            text = _compiled(_SECRET_LINE).sub(_keep_name, text)
+            text = _compiled(_SECRET_HEADER).sub(_keep_name, text)
         if flags:
             text = _SECRET_FLAG.sub(_keep_name, text)
     if "-p" in text and ("mysql" in text or "sshpass" in text):

@@ -29,13 +29,13 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
 from itertools import chain
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+import Stemmer
 
 from hermes_core import (
     CACHE_FRAME_SIZE,
@@ -79,8 +79,9 @@ def engine_fingerprint() -> str:
     here = Path(__file__).resolve().parent
     for name in _FINGERPRINTED:
         digest.update(name.encode() + b"\n" + (here / name).read_bytes())
-    with contextlib.suppress(metadata.PackageNotFoundError):  # a dependency of hermes-core
-        digest.update(metadata.version("PyStemmer").encode())
+    # PyStemmer's own version(), not importlib.metadata's, which scans every installed
+    # distribution (13 ms of a warm CLI search).
+    digest.update(str(Stemmer.version()).encode())
     return digest.hexdigest()
 
 

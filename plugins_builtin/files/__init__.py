@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-import regex as regex_engine
-
 from hermes_core import Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
+    import regex as regex_engine
+
     from hermes_core import Config, Environment
 
 _PLUGIN = "files"
@@ -327,6 +327,8 @@ class FileTools:
                 raise Refused(f"{path} does not exist")
             regex = None
             if pattern is not None:
+                import regex as regex_engine  # 20 ms at import, paid by searches alone
+
                 try:
                     regex = regex_engine.compile(
                         pattern, regex_engine.IGNORECASE if ignore_case else 0
