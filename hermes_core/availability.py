@@ -15,6 +15,10 @@
    that reason;
 5. otherwise unknown, with the closest name the route could have meant.
 
+A name unknown while an MCP server whose tools are not known yet is still making its first
+connect may be one of that server's tools: :meth:`Availability.settle` waits for such servers
+(each up to its ``connect_timeout``) before the name is checked again, and only then.
+
 The dispatcher asks before it runs a direct call; the bridge asks for each ``tool_call`` entry
 and hands the tool it was given to the dispatcher, so a grant is checked once per call.
 """
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,7 +59,9 @@ class Availability:
     """The rules of the module docstring over one registry and its configuration.
 
     ``explain(name)`` gives the result for a name the registry lacks for a known reason (the MCP
-    supervisor's), or ``None``.
+    supervisor's), or ``None``. ``starting()`` says whether a source whose tools are not known
+    yet is still starting, and ``wait_for_unknown()`` waits for those sources (the MCP
+    supervisor's methods of those names).
     """
 
     def __init__(
@@ -63,10 +69,34 @@ class Availability:
         registry: Registry,
         tools_config: ToolsConfig,
         explain: Callable[[str], ToolResult | None] | None = None,
+        *,
+        starting: Callable[[], bool] | None = None,
+        wait_for_unknown: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.registry = registry
         self.tools_config = tools_config
         self.explain = explain
+        self.starting = starting
+        self.wait_for_unknown = wait_for_unknown
+
+    def may_appear(self, name: object) -> bool:
+        """Whether ``name``, which the registry lacks, may yet be a tool: a source whose tools
+        are not known yet is still starting (a connector name never is one)."""
+        return (
+            self.starting is not None
+            and isinstance(name, str)
+            and name not in self.registry
+            and not is_connector_name(name)
+            and self.starting()
+        )
+
+    async def settle(self, name: object) -> bool:
+        """When :meth:`may_appear`, wait for the sources still starting, each up to its own
+        timeout, and say so (``True``: check ``name`` again); otherwise ``False`` at once."""
+        if self.wait_for_unknown is None or not self.may_appear(name):
+            return False
+        await self.wait_for_unknown()
+        return True
 
     def resolve(self, name: object, session: Session | None) -> Tool | None:
         """The tool called ``name`` when it exists, its toolset is enabled and ``session`` (if

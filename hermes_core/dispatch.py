@@ -228,6 +228,8 @@ class Dispatcher:
         """Run one call of the tool ``name`` for ``session`` and return its result."""
         try:
             found = self.availability.check(name, session)
+            if not isinstance(found, Tool) and await self.availability.settle(name):
+                found = self.availability.check(name, session)
         except BaseException as exc:  # the last line of defence: never raises
             if caller_cancelled(exc):
                 raise

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from hermes_core.config import Config, McpServerConfig
     from hermes_core.connectors.gateway import ConnectorGateway
     from hermes_core.connectors.service import Connectors
-    from hermes_core.dispatch import Dispatcher
+    from hermes_core.dispatch import CallPlan, Dispatcher
     from hermes_core.hooks import HookDirectory, RegisteredHooks
     from hermes_core.mcp.startup import McpStartup
     from hermes_core.mcp.supervisor import ConnectProgress, McpSupervisor, ServerStatus
@@ -531,7 +531,11 @@ class Host:
             from hermes_core.availability import Availability
 
             self._availability = Availability(
-                self.registry, self.config.tools, explain=self._mcp_refusal
+                self.registry,
+                self.config.tools,
+                explain=self._mcp_refusal,
+                starting=self._mcp_starting_unknown,
+                wait_for_unknown=self._wait_for_unknown_mcp,
             )
         return self._availability
 
@@ -609,6 +613,22 @@ class Host:
             if isinstance(found, ToolResult):
                 return found
             search = found
+        plan = search.plan_call(arguments, session)
+        if isinstance(plan, ToolResult):
+            return plan
+        refused = (call.name for call in plan.calls if call.refusal is not None)
+        pending = next((name for name in refused if self.availability.may_appear(name)), None)
+        if pending is not None:
+            return self._plan_once_started(search, arguments, session, pending)
+        return plan
+
+    async def _plan_once_started(
+        self, search: ToolSearch, arguments: Any, session: Session, pending: str
+    ) -> CallPlan | ToolResult:
+        """The plan of a ``tool_call`` that names a tool no one has yet (``pending``), made
+        again once the MCP servers whose tools are not known yet have connected (or used up
+        their timeouts)."""
+        await self.availability.settle(pending)
         return search.plan_call(arguments, session)
 
     def prepare_tools(self) -> None:
@@ -779,6 +799,13 @@ class Host:
 
     def _unavailable_servers(self) -> dict[str, tuple[int, str]]:
         return self._mcp.unavailable() if self._mcp is not None else {}
+
+    def _mcp_starting_unknown(self) -> bool:
+        return self._mcp is not None and self._mcp.starting_unknown()
+
+    async def _wait_for_unknown_mcp(self) -> None:
+        if self._mcp is not None:
+            await self._mcp.wait_for_unknown()
 
     def _mcp_refusal(self, name: str) -> ToolResult | None:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is

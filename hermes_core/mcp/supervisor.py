@@ -260,6 +260,11 @@ class McpSupervisor:
             if record.run is None and self._task_group is not None and record.name in self._servers:
                 self._launch(record)
 
+    def starting_unknown(self) -> bool:
+        """Whether :meth:`wait_for_unknown` would wait: a server whose tools are not known yet
+        is still making its first connect (or is held back at start)."""
+        return any(record.wait_on_search for record in self._servers.values())
+
     async def wait_for_unknown(self) -> None:
         """Wait, each up to its ``connect_timeout``, for the servers started in the background
         whose tools are not known yet and whose first connect is still under way (a host that

@@ -1,7 +1,8 @@
 """``hermes serve`` with a server that hangs at start: its ``initialize`` and ``tools/list``
 answer without waiting for it, and a call to another server (known from its tool manifest) goes
 through without waiting for it either; a server known from its manifest is started only once
-the client has the tool list."""
+the client has the tool list; a call of a tool of a server with no manifest that is still
+connecting waits for that server."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
-from serving import ServeHome, time_server
+from serving import ServeHome, late_server, time_server
 
 TIME_TOOL = "mcp__time__get_current_time"
 HANG_TIMEOUT = 40
@@ -96,3 +98,40 @@ def test_serve_starts_a_known_server_only_once_the_client_has_the_tool_list(
     assert "tool_search" in names
     assert after == 2
     assert '"timezone": "UTC"' in text
+
+
+@pytest.mark.parametrize("route", ["tool_call", "direct"])
+def test_a_call_of_a_tool_whose_server_is_still_connecting_waits_for_it(
+    served: ServeHome, route: str
+) -> None:
+    ready = served.root / "late-server-may-answer"  # not yet: its first connect is under way
+    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=HANG_TIMEOUT)})
+    late_tool = "mcp__late__late_echo"
+
+    async def main() -> tuple[list[str], bool, str, float]:
+        async with Client(served.stdio_parameters(), mode="legacy") as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+
+            async def answer_soon() -> None:
+                await anyio.sleep(1.0)
+                ready.touch()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(answer_soon)
+                began = time.monotonic()
+                with anyio.fail_after(PATIENCE):
+                    if route == "tool_call":
+                        called = await client.call_tool(
+                            "tool_call", {"name": late_tool, "arguments": {"text": "hi"}}
+                        )
+                    else:
+                        called = await client.call_tool(late_tool, {"text": "hi"})
+                took = time.monotonic() - began
+            text = called.content[0].text  # type: ignore[union-attr]
+            return names, bool(called.is_error), text, took
+
+    names, failed, text, took = anyio.run(main)
+    assert late_tool not in names  # no manifest: its tools were not known when listed
+    assert failed is False, text
+    assert "late: hi" in text
+    assert took >= 0.9, "the call was answered before the server could have connected"
