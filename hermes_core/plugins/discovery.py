@@ -414,10 +414,11 @@ def _entry_point_candidate(
     where = f"entry point {shown(entry_point.name)} = {shown(entry_point.value)}"
     metadata = {}
     if dist is not None:
-        where += f" of {clipped(str(dist.metadata['Name']))} {clipped(str(dist.version))}"
-        meta = dist.metadata
+        meta = dist.metadata  # parsed anew at each read of .metadata or .version: read once
+        version = meta["Version"]
+        where += f" of {clipped(str(meta['Name']))} {clipped(str(version))}"
         metadata = {
-            "version": dist.version,
+            "version": version,
             "description": meta.get("Summary") or "",
             "author": meta.get("Author") or meta.get("Author-email") or "",
             "homepage": meta.get("Home-page") or "",
