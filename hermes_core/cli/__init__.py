@@ -186,14 +186,22 @@ def run() -> NoReturn:
     else:
         code = 0
     running = [t for t in threading.enumerate() if t.is_alive() and not t.daemon]
-    if not isinstance(code, int) or running != [threading.main_thread()]:
+    if not isinstance(code, int) or not 0 <= code <= 255 or running != [threading.main_thread()]:
         sys.exit(code)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: Python's own exit reports it, as it always did
-        sys.exit(code)
+    if not _flushed():
+        sys.exit(code)  # a closed pipe: Python's own exit reports it, as it always did
     atexit._run_exitfuncs()
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.flush()
+    _flushed()  # what the exit functions wrote
     os._exit(code)
+
+
+def _flushed() -> bool:
+    """Flush standard output and error (either may be ``None``: a closed descriptor at start);
+    whether both went through."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True
