@@ -15,9 +15,10 @@
    that reason;
 5. otherwise unknown, with the closest name the route could have meant.
 
-A name unknown while an MCP server whose tools are not known yet is still making its first
-connect may be one of that server's tools: :meth:`Availability.settle` waits for such servers
-(each up to its ``connect_timeout``) before the name is checked again, and only then.
+A name unknown while the MCP server it would be a tool of (by its ``mcp__<server>__`` prefix)
+has no known tools and is still making its first connect may be one of that server's tools:
+:meth:`Availability.settle` waits for that server alone (up to its ``connect_timeout``) before
+the name is checked again.
 
 The dispatcher asks before it runs a direct call; the bridge asks for each ``tool_call`` entry
 and hands the tool it was given to the dispatcher, so a grant is checked once per call.
@@ -59,9 +60,10 @@ class Availability:
     """The rules of the module docstring over one registry and its configuration.
 
     ``explain(name)`` gives the result for a name the registry lacks for a known reason (the MCP
-    supervisor's), or ``None``. ``starting()`` says whether a source whose tools are not known
-    yet is still starting, and ``wait_for_unknown()`` waits for those sources (the MCP
-    supervisor's methods of those names).
+    supervisor's), or ``None``. ``starting_source(name)`` names the source still starting whose
+    tools are not known yet that ``name`` may belong to (``None``: none), and
+    ``wait_for_source(source)`` waits for it (the MCP supervisor's ``starting_server_of`` and
+    ``wait_for_server``).
     """
 
     def __init__(
@@ -70,32 +72,29 @@ class Availability:
         tools_config: ToolsConfig,
         explain: Callable[[str], ToolResult | None] | None = None,
         *,
-        starting: Callable[[], bool] | None = None,
-        wait_for_unknown: Callable[[], Awaitable[None]] | None = None,
+        starting_source: Callable[[str], str | None] | None = None,
+        wait_for_source: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.registry = registry
         self.tools_config = tools_config
         self.explain = explain
-        self.starting = starting
-        self.wait_for_unknown = wait_for_unknown
+        self.starting_source = starting_source
+        self.wait_for_source = wait_for_source
 
-    def may_appear(self, name: object) -> bool:
-        """Whether ``name``, which the registry lacks, may yet be a tool: a source whose tools
-        are not known yet is still starting (a connector name never is one)."""
-        return (
-            self.starting is not None
-            and isinstance(name, str)
-            and name not in self.registry
-            and not is_connector_name(name)
-            and self.starting()
-        )
+    def pending_source(self, name: object) -> str | None:
+        """The source still starting that ``name``, which the registry lacks, may yet be a
+        tool of; ``None`` when there is none (or ``name`` is registered)."""
+        if self.starting_source is None or not isinstance(name, str) or name in self.registry:
+            return None
+        return self.starting_source(name)
 
     async def settle(self, name: object) -> bool:
-        """When :meth:`may_appear`, wait for the sources still starting, each up to its own
+        """When ``name`` has a :meth:`pending_source`, wait for that source alone, up to its own
         timeout, and say so (``True``: check ``name`` again); otherwise ``False`` at once."""
-        if self.wait_for_unknown is None or not self.may_appear(name):
+        source = self.pending_source(name)
+        if source is None or self.wait_for_source is None:
             return False
-        await self.wait_for_unknown()
+        await self.wait_for_source(source)
         return True
 
     def resolve(self, name: object, session: Session | None) -> Tool | None:

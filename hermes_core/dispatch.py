@@ -226,6 +226,7 @@ class Dispatcher:
 
     async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
         """Run one call of the tool ``name`` for ``session`` and return its result."""
+        started = time.perf_counter()  # a wait for the tool's server counts in the call's time
         try:
             found = self.availability.check(name, session)
             if not isinstance(found, Tool) and await self.availability.settle(name):
@@ -240,11 +241,10 @@ class Dispatcher:
         if isinstance(found, Tool) and found.meta.get("router"):
             return await self._route(found, arguments, session)
         if not isinstance(found, Tool):
-            started = time.perf_counter()
             result = found or ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}.")
             await self._record(name, None, arguments, result, session, started)
             return result
-        return await self._dispatch(found, arguments, session)
+        return await self._dispatch(found, arguments, session, started)
 
     async def _route(self, router: Tool, arguments: Any, session: Session) -> ToolResult:
         """Run what a router tool asks: its handler plans the real calls (or refuses), and each
@@ -282,8 +282,11 @@ class Dispatcher:
                 "INTERNAL_ERROR", f"hermes-core failed while running {router.name!r}: {exc}"
             )
 
-    async def _dispatch(self, tool: Tool, arguments: Any, session: Session) -> ToolResult:
-        started = time.perf_counter()
+    async def _dispatch(
+        self, tool: Tool, arguments: Any, session: Session, started: float | None = None
+    ) -> ToolResult:
+        if started is None:
+            started = time.perf_counter()
         call: ToolCall | None = None
         try:
             call, result = await self._run(tool, arguments, session)

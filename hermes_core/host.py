@@ -534,8 +534,8 @@ class Host:
                 self.registry,
                 self.config.tools,
                 explain=self._mcp_refusal,
-                starting=self._mcp_starting_unknown,
-                wait_for_unknown=self._wait_for_unknown_mcp,
+                starting_source=self._starting_mcp_server_of,
+                wait_for_source=self._wait_for_mcp_server,
             )
         return self._availability
 
@@ -617,7 +617,7 @@ class Host:
         if isinstance(plan, ToolResult):
             return plan
         refused = (call.name for call in plan.calls if call.refusal is not None)
-        pending = next((name for name in refused if self.availability.may_appear(name)), None)
+        pending = next((n for n in refused if self.availability.pending_source(n)), None)
         if pending is not None:
             return self._plan_once_started(search, arguments, session, pending)
         return plan
@@ -626,8 +626,8 @@ class Host:
         self, search: ToolSearch, arguments: Any, session: Session, pending: str
     ) -> CallPlan | ToolResult:
         """The plan of a ``tool_call`` that names a tool no one has yet (``pending``), made
-        again once the MCP servers whose tools are not known yet have connected (or used up
-        their timeouts)."""
+        again once the MCP server it would be a tool of has connected (or used up its
+        ``connect_timeout``)."""
         await self.availability.settle(pending)
         return search.plan_call(arguments, session)
 
@@ -800,12 +800,12 @@ class Host:
     def _unavailable_servers(self) -> dict[str, tuple[int, str]]:
         return self._mcp.unavailable() if self._mcp is not None else {}
 
-    def _mcp_starting_unknown(self) -> bool:
-        return self._mcp is not None and self._mcp.starting_unknown()
+    def _starting_mcp_server_of(self, name: str) -> str | None:
+        return self._mcp.starting_server_of(name) if self._mcp is not None else None
 
-    async def _wait_for_unknown_mcp(self) -> None:
+    async def _wait_for_mcp_server(self, server: str) -> None:
         if self._mcp is not None:
-            await self._mcp.wait_for_unknown()
+            await self._mcp.wait_for_server(server)
 
     def _mcp_refusal(self, name: str) -> ToolResult | None:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is

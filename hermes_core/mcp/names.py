@@ -13,7 +13,7 @@ import re
 
 from hermes_core.tools import TOOL_NAME_PATTERN
 
-__all__ = ["MAX_TOOL_NAME_LENGTH", "mcp_tool_name", "mcp_toolset"]
+__all__ = ["MAX_TOOL_NAME_LENGTH", "may_name_a_tool_of", "mcp_tool_name", "mcp_toolset"]
 
 MAX_TOOL_NAME_LENGTH = 64
 _HASH_LENGTH = 8
@@ -29,6 +29,15 @@ def mcp_tool_name(server: str, tool: str) -> str:
     digest = hashlib.sha256(wanted.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
     prefix = _ILLEGAL.sub("_", wanted)[: MAX_TOOL_NAME_LENGTH - _HASH_LENGTH - 1]
     return f"{prefix}_{digest}"
+
+
+def may_name_a_tool_of(name: str, server: str) -> bool:
+    """Whether ``name`` may be the registered name of a tool of ``server`` whose listing is not
+    known: it begins as :func:`mcp_tool_name` makes them begin (a server name cannot contain
+    ``__``, so the prefix is unambiguous)."""
+    prefix = f"mcp__{server}__"
+    safe = _ILLEGAL.sub("_", prefix)[: MAX_TOOL_NAME_LENGTH - _HASH_LENGTH - 1]
+    return name.startswith(prefix) or name.startswith(safe)
 
 
 def mcp_toolset(server: str) -> str:

@@ -38,7 +38,7 @@ import anyio.abc
 from hermes_core.config import McpServerConfig
 from hermes_core.mcp.backoff import Backoff
 from hermes_core.mcp.filters import ToolFilter
-from hermes_core.mcp.names import mcp_tool_name
+from hermes_core.mcp.names import may_name_a_tool_of, mcp_tool_name
 from hermes_core.mcp.results import MCP_ERROR, unavailable_result
 from hermes_core.mcp.serverlog import server_log_path
 from hermes_core.mcp.startup import McpStartup, StartPlan, failed_recently, start_plan
@@ -260,10 +260,20 @@ class McpSupervisor:
             if record.run is None and self._task_group is not None and record.name in self._servers:
                 self._launch(record)
 
-    def starting_unknown(self) -> bool:
-        """Whether :meth:`wait_for_unknown` would wait: a server whose tools are not known yet
-        is still making its first connect (or is held back at start)."""
-        return any(record.wait_on_search for record in self._servers.values())
+    def starting_server_of(self, name: str) -> str | None:
+        """The server whose tools are not known yet, still making its first connect (or held
+        back at start), that ``name`` may be a tool of; ``None`` when there is none."""
+        for record in self._servers.values():
+            if record.wait_on_search and may_name_a_tool_of(name, record.name):
+                return record.name
+        return None
+
+    async def wait_for_server(self, server: str) -> None:
+        """Wait for ``server``'s connect attempt, up to its ``connect_timeout`` (starting it
+        if nothing did), and for no other server."""
+        record = self._servers.get(server)
+        if record is not None and record.state != "disabled":
+            await self._connection_for_call(record)
 
     async def wait_for_unknown(self) -> None:
         """Wait, each up to its ``connect_timeout``, for the servers started in the background
@@ -337,10 +347,9 @@ class McpSupervisor:
                     FILTERED, record.filter.describe_refusal(record.name, original)
                 )
         for record in self._servers.values():
-            # Before a first listing the names are unknown; the prefix is unambiguous because a
-            # server name cannot contain "__".
+            # Before a first listing the names are unknown: its prefix tells.
             known = name in record.published or (
-                not record.published and name.startswith(f"mcp__{record.name}__")
+                not record.published and may_name_a_tool_of(name, record.name)
             )
             if known:
                 status = self._status_of(record)

@@ -135,3 +135,29 @@ def test_a_call_of_a_tool_whose_server_is_still_connecting_waits_for_it(
     assert failed is False, text
     assert "late: hi" in text
     assert took >= 0.9, "the call was answered before the server could have connected"
+
+
+def test_a_call_of_a_name_no_starting_server_could_have_is_refused_at_once(
+    served: ServeHome,
+) -> None:
+    never = served.root / "never"  # the late server's first connect stays under way throughout
+    served.write_config(mcp_servers={"late": late_server(never, connect_timeout=HANG_TIMEOUT)})
+
+    async def main() -> list[tuple[str, float]]:
+        answers: list[tuple[str, float]] = []
+        async with Client(served.stdio_parameters(), mode="legacy") as client:
+            await client.list_tools()
+            for name in ("no_such_tool", "mcp__other__echo"):
+                for route in ("tool_call", "direct"):
+                    began = time.monotonic()
+                    if route == "tool_call":
+                        called = await client.call_tool("tool_call", {"name": name})
+                    else:
+                        called = await client.call_tool(name, {})
+                    assert called.is_error, (name, route)
+                    answers.append((called.content[0].text, time.monotonic() - began))  # type: ignore[union-attr]
+        return answers
+
+    for text, took in anyio.run(main):
+        assert "unknown tool" in text.lower() or "no tool named" in text.lower(), text
+        assert took < PATIENCE, f"{text!r} took {took:.1f} s: it waited for the late server"
