@@ -311,6 +311,18 @@ def test_two_pip_distributions_with_one_entry_point_name_are_an_error_naming_bot
     assert "dup_b" not in sys.modules
 
 
+def test_a_distribution_whose_metadata_lacks_name_and_version_is_still_a_plugin(
+    hermes_env: Environment, hermes_distribution
+) -> None:
+    installed = hermes_distribution("hermes-bare", entry_points={"bare": "bare_mod"})
+    (installed.dist_info / "METADATA").write_text("Metadata-Version: 2.1\n", encoding="utf-8")
+
+    (candidate,) = discover(hermes_env).candidates
+
+    assert (candidate.source, candidate.name, candidate.error) == ("pip", "bare", None)
+    assert candidate.manifest is not None
+
+
 def test_an_installed_distribution_with_a_malformed_entry_points_file_is_skipped_with_a_warning(
     hermes_env: Environment, hermes_distribution
 ) -> None:

@@ -75,7 +75,8 @@ class Candidate:
         dist = self.entry_point.dist if self.entry_point is not None else None
         if dist is None:
             return None
-        return f"{dist.metadata['Name']} {dist.version} ({self.path})"
+        meta = dist.metadata
+        return f"{meta.get('Name') or '?'} {meta.get('Version') or '?'} ({self.path})"
 
 
 @dataclass
@@ -268,7 +269,7 @@ def _plugin_entry_points(
 
 def _folder(dist: IDistribution) -> str:
     folder = getattr(dist, "_path", None)  # a PathDistribution's metadata folder
-    return str(folder) if folder is not None else clipped(str(dist.metadata["Name"]))
+    return str(folder) if folder is not None else clipped(str(dist.metadata.get("Name") or "?"))
 
 
 def _parse_problem(dist: IDistribution, error: Exception) -> str:
@@ -321,7 +322,7 @@ def _distribution_key(dist: IDistribution) -> str:
     """The normalized name importlib_metadata itself tells distributions apart by, read from
     the metadata folder's name where it can (no need to open ``METADATA``)."""
     key = getattr(dist, "_normalized_name", None)
-    return key if isinstance(key, str) else normalize_name(dist.metadata["Name"] or "")
+    return key if isinstance(key, str) else normalize_name(dist.metadata.get("Name") or "")
 
 
 @functools.cache
@@ -396,7 +397,7 @@ def _scan_nix_site(site: Path, found: Discovery, yaml: YAML) -> None:
     from importlib_metadata import distributions
 
     found_dists: list[IDistribution] = list(distributions(path=[str(site)]))
-    for dist in sorted(found_dists, key=lambda d: d.metadata["Name"] or ""):
+    for dist in sorted(found_dists, key=lambda d: d.metadata.get("Name") or ""):
         found_here = _plugin_entry_points(dist, found)
         for entry_point in sorted(found_here, key=lambda ep: ep.name):
             found.candidates.append(_entry_point_candidate(entry_point, dist, "nix", site, yaml))
@@ -415,8 +416,8 @@ def _entry_point_candidate(
     metadata = {}
     if dist is not None:
         meta = dist.metadata  # parsed anew at each read of .metadata or .version: read once
-        version = meta["Version"]
-        where += f" of {clipped(str(meta['Name']))} {clipped(str(version))}"
+        version = meta.get("Version") or ""  # a METADATA without it: no version to report
+        where += f" of {clipped(str(meta.get('Name') or '?'))} {clipped(str(version))}"
         metadata = {
             "version": version,
             "description": meta.get("Summary") or "",
