@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from hermes_core.testing import HermesCli
@@ -56,3 +57,48 @@ def test_eval_search_on_a_catalog_that_is_not_utf8_is_an_error_naming_the_file(
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert f"{catalog}: not UTF-8 text: invalid start byte at byte 0" in done.stderr
+
+
+def test_eval_search_measures_the_catalog_alone_not_the_users_mcp_servers(
+    hermes_cli: HermesCli, tmp_path: Path
+) -> None:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(
+        json.dumps(
+            [
+                {"name": "mcp__time__get_current_time", "description": "Current time in a zone."},
+                {"name": "mcp__time__convert_time", "description": "Convert between zones."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        '{"query": "current time", "relevant": ["mcp__time__get_current_time"]}\n',
+        encoding="utf-8",
+    )
+    marker = tmp_path / "started"
+    # A server named as the catalog's tools are: measured with it, names would collide.
+    start = (
+        "import runpy, sys\n"
+        "open(sys.argv[1], 'a').write('started')\n"
+        "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']\n"
+        "runpy.run_module('mcp_server_time', run_name='__main__')\n"
+    )
+    hermes_cli.config.write_text(
+        json.dumps(
+            {
+                "mcp_servers": {
+                    "time": {"command": sys.executable, "args": ["-c", start, str(marker)]}
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+
+    report = hermes_cli.json(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), "--json"
+    )
+
+    assert report["hit@1"] == 100.0, report
+    assert not marker.exists(), "eval started the user's MCP server"

@@ -158,10 +158,14 @@ def _evaluate_set(
 
 
 def _eval_config(config: Config, admission: str | None) -> Config:
-    """The user's configuration without its catalog toolsets (the eval catalog is the only
-    one) and with the admission override, validated again."""
+    """The user's configuration (its search backend, plugins and search settings) without its
+    own tools: no catalog toolsets (the eval catalog is the only one), no MCP servers (none is
+    started, and no tool of theirs ranks among the catalog's or collides with a name of it) and
+    connectors off; with the admission override, validated again."""
     data = config.model_dump()
     data["tools"]["catalogs"] = []
+    data["mcp_servers"] = {}
+    data["tools"]["connectors"]["enabled"] = False
     if admission is not None:
         data["tools"]["tool_search"]["admission"] = admission
     return type(config).model_validate(data)
