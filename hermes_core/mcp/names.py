@@ -27,17 +27,21 @@ def mcp_tool_name(server: str, tool: str) -> str:
     if TOOL_NAME_PATTERN.fullmatch(wanted):
         return wanted
     digest = hashlib.sha256(wanted.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
-    prefix = _ILLEGAL.sub("_", wanted)[: MAX_TOOL_NAME_LENGTH - _HASH_LENGTH - 1]
-    return f"{prefix}_{digest}"
+    return f"{_hashed_prefix(wanted)}_{digest}"
+
+
+def _hashed_prefix(text: str) -> str:
+    """What a shortened name keeps of ``text``: legal characters only, room left for the hash."""
+    return _ILLEGAL.sub("_", text)[: MAX_TOOL_NAME_LENGTH - _HASH_LENGTH - 1]
 
 
 def may_name_a_tool_of(name: str, server: str) -> bool:
     """Whether ``name`` may be the registered name of a tool of ``server`` whose listing is not
     known: it begins as :func:`mcp_tool_name` makes them begin (a server name cannot contain
-    ``__``, so the prefix is unambiguous)."""
-    prefix = f"mcp__{server}__"
-    safe = _ILLEGAL.sub("_", prefix)[: MAX_TOOL_NAME_LENGTH - _HASH_LENGTH - 1]
-    return name.startswith(prefix) or name.startswith(safe)
+    ``__``, so the prefix is unambiguous). A legal name begins with ``mcp__<server>__``, which
+    is its own shortened form when that is legal and short enough, and every other name begins
+    with the shortened form."""
+    return name.startswith(_hashed_prefix(f"mcp__{server}__"))
 
 
 def mcp_toolset(server: str) -> str:
