@@ -5,6 +5,7 @@ error naming the plugin, and every other tool keeps working."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -263,19 +264,38 @@ def test_a_backend_name_registered_by_two_plugins_is_listed_as_both_plugins_erro
         assert "'second-search'" in row["error"]
 
 
-def test_a_malformed_entry_points_file_of_any_installed_distribution_is_an_error_naming_it(
-    hermes_cli: HermesCli,
-) -> None:
-    site = hermes_cli.root / "site-packages"
+def half_uninstalled(cli: HermesCli) -> tuple[Path, dict[str, str]]:
+    """A distribution whose ``entry_points.txt`` does not parse, in a directory of its own; its
+    metadata folder and the environment that puts it on the import path."""
+    site = cli.root / "site-packages"
     broken = write_distribution(site, "half-uninstalled").dist_info
     (broken / "entry_points.txt").write_text("[console_scripts]\nthis line is garbage\n")
+    return broken, cli.variables(PYTHONPATH=str(site))
 
-    done = hermes_cli.run(
-        "plugins", "list", ok=False, env=hermes_cli.variables(PYTHONPATH=str(site))
-    )
 
-    # pydantic reads every distribution's entry points when it builds the configuration's
-    # models, and stops on this one: the user is told which file, not given a traceback.
+def test_a_malformed_entry_points_file_of_an_unrelated_distribution_does_not_stop_the_listing(
+    hermes_cli: HermesCli,
+) -> None:
+    _, env = half_uninstalled(hermes_cli)
+
+    rows = json.loads(hermes_cli.run("plugins", "list", "--json", env=env).stdout)
+
+    # Discovery skips what it cannot parse, and the configuration is read without pydantic.
+    assert {"bm25", "files"} <= {row["name"] for row in rows}
+
+
+def test_a_malformed_entry_points_file_that_stops_the_mcp_sdk_is_an_error_naming_it(
+    hermes_cli: HermesCli,
+) -> None:
+    broken, env = half_uninstalled(hermes_cli)
+    server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    hermes_cli.config.write_text(json.dumps({"mcp_servers": {"time": server}}), encoding="utf-8")
+
+    done = hermes_cli.run("mcp", "list", ok=False, env=env)
+
+    # pydantic reads every distribution's entry points when it builds the MCP SDK's first model,
+    # in the server's task, and stops on this one: the user is told which file, not given a
+    # traceback of the task group.
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert f"the installed distribution {broken} has a malformed entry_points.txt" in done.stderr

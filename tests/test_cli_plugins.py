@@ -423,7 +423,7 @@ PROBE = (
     "from hermes_core.cli import main\n"
     "try:\n    main(['plugins', 'list', '--json'])\n"
     "except SystemExit:\n    pass\n"
-    "heavy = ('mcp', 'numpy', 'jsonschema', 'packaging', 'regex')\n"
+    "heavy = ('mcp', 'numpy', 'jsonschema', 'packaging', 'pydantic', 'regex')\n"
     "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
 )
 
@@ -450,13 +450,13 @@ def heavy_modules_after_listing(setup: Setup) -> str:
     return done.stdout.splitlines()[-1]
 
 
-def test_listing_imports_no_mcp_numpy_jsonschema_packaging_or_regex(setup: Setup) -> None:
+def test_listing_imports_no_mcp_numpy_jsonschema_packaging_pydantic_or_regex(setup: Setup) -> None:
     setup.variables["HERMES_BUNDLED_PLUGINS"] = str(setup.bundled)
 
     assert heavy_modules_after_listing(setup) == "LOADED []"
 
 
-def test_listing_with_the_shipped_plugins_imports_no_mcp_numpy_jsonschema_packaging_or_regex(
+def test_listing_with_the_shipped_plugins_imports_no_heavy_module(
     setup: Setup,
 ) -> None:
     # The bundled plugins load on every listing, so they too must import heavy modules lazily;

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
 from ruamel.yaml import YAML
 
 from hermes_core.config import (
@@ -22,6 +21,7 @@ from hermes_core.config import (
     edit_config,
     load_config,
 )
+from hermes_core.config.sections import Section, section_keys
 from hermes_core.errors import ConfigError, ManagedConfigError
 from hermes_core.paths import Environment
 
@@ -699,16 +699,16 @@ def test_documented_example_is_a_valid_configuration(tmp_path: Path) -> None:
 
 def test_every_configuration_key_is_documented() -> None:
     text = DOCS.read_text(encoding="utf-8")
-    sections: list[type[BaseModel]] = [Config]
+    sections: list[type[Section]] = [Config]
     missing = []
     while sections:
         section = sections.pop()
-        for name, field in section.model_fields.items():
+        for name, key in section_keys(section).items():
             if f"`{name}`" not in text:
                 missing.append(f"{section.__name__}.{name}")
-            for inner in (field.annotation, *typing.get_args(field.annotation)):
+            for inner in (key.annotation, *typing.get_args(key.annotation)):
                 for candidate in (inner, *typing.get_args(inner)):
-                    if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                    if isinstance(candidate, type) and issubclass(candidate, Section):
                         sections.append(candidate)
     assert missing == []
 

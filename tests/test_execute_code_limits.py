@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from builders import Harness, run_script, script_harnesses, script_payload
-from pydantic import ValidationError
 
-from hermes_core.config import Config
+from hermes_core.config import Config, InvalidConfig
 
 
 @pytest.fixture
@@ -128,7 +127,7 @@ def test_stderr_past_max_captured_bytes_stops_the_script_too(
 
 
 def test_max_captured_bytes_must_be_a_positive_integer() -> None:
-    with pytest.raises(ValidationError, match=r"max_captured_bytes"):
+    with pytest.raises(InvalidConfig, match=r"max_captured_bytes"):
         Config.model_validate(captured_at_most(0))
 
 

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
-from hermes_core.config import ConfigDocument, ToolSearchConfig, load_config
+from hermes_core.config import ConfigDocument, InvalidConfig, ToolSearchConfig, load_config
 from hermes_core.errors import ConfigError
 from hermes_core.plugins import ManifestError, load_manifest
 from hermes_core.testing import HermesCli, write_dir_plugin
@@ -194,7 +193,7 @@ def test_config_number_with_5000_digits_is_refused(hermes_cli: HermesCli) -> Non
 
 
 def test_number_rule_refuses_an_integer_too_large_for_a_float() -> None:
-    with pytest.raises(ValidationError, match="expected a whole number between 200 and 60000"):
+    with pytest.raises(InvalidConfig, match="expected a whole number between 200 and 60000"):
         ToolSearchConfig.model_validate({"listing_max_tokens": 10**400})
 
 

@@ -156,7 +156,9 @@ def main(argv: list[str] | None = None) -> Any:
     except HermesError as exc:
         click.echo(f"hermes: error: {exc}", err=True)
         sys.exit(2)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, BaseExceptionGroup) as exc:
+        # A group too: the MCP SDK builds its first pydantic model (which reads every installed
+        # distribution's entry points) in a server's task, inside the supervisor's task group.
         from hermes_core.plugins.discovery import malformed_distribution
 
         broken = malformed_distribution(exc)

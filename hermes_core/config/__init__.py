@@ -1,7 +1,7 @@
 """``config.yaml``: its models, how it is loaded and validated, and how it is edited.
 
-- :mod:`hermes_core.config.models`: one pydantic model per section (:class:`Config` is the
-  whole file), every key validated;
+- :mod:`hermes_core.config.models`: one section per part of the file (:class:`Config` is the
+  whole file), every key validated; :mod:`hermes_core.config.sections` is how;
 - :mod:`hermes_core.config.errors`: validation, with errors in the user's words (the file, the
   line, the dotted key, what was expected);
 - :mod:`hermes_core.config.document`: reading a file within fixed limits (:func:`load_config`)
@@ -25,6 +25,7 @@ from hermes_core.config.models import (
     ConfigWarning,
     ConnectorsConfig,
     HooksConfig,
+    InvalidConfig,
     McpServerConfig,
     PluginsConfig,
     ShellHook,
@@ -45,6 +46,7 @@ __all__ = [
     "ConfigWarning",
     "ConnectorsConfig",
     "HooksConfig",
+    "InvalidConfig",
     "McpServerConfig",
     "PluginsConfig",
     "ShellHook",

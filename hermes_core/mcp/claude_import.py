@@ -29,9 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from hermes_core.config import MCP_SERVER_NAME_RULE, McpServerConfig, check_mcp_server_name
+from hermes_core.config import (
+    MCP_SERVER_NAME_RULE,
+    InvalidConfig,
+    McpServerConfig,
+    check_mcp_server_name,
+)
 from hermes_core.errors import HermesError
 from hermes_core.mcp.secrets import move_secrets
 from hermes_core.paths import Environment
@@ -247,8 +250,8 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         notes.append(f"ignored keys {ignored}")
     try:
         McpServerConfig.model_validate(entry)
-    except ValidationError as exc:
-        raise ValueError(exc.errors()[0]["msg"]) from None
+    except InvalidConfig as exc:
+        raise ValueError(str(exc.problems[0].message)) from None
     return entry, notes
 
 
@@ -292,7 +295,7 @@ def _comparable(entry: Any) -> Any:
         return entry
     try:
         return McpServerConfig.model_validate(entry).model_dump()
-    except ValidationError:
+    except InvalidConfig:
         return dict(entry)
 
 

@@ -290,12 +290,18 @@ def _parse_problem(dist: IDistribution, error: Exception) -> str:
 def malformed_distribution(error: BaseException) -> str | None:
     """What to tell the user when ``error`` was raised by Python's metadata parser: which
     installed distribution has a malformed ``entry_points.txt``, and what to do; ``None`` when
-    ``error`` came from elsewhere, or no distribution is malformed.
+    ``error`` came from elsewhere, or no distribution is malformed. In an exception group, the
+    first of its exceptions (nested groups included) that was raised by the parser counts.
 
-    Discovery skips such a distribution with a warning, but pydantic (the configuration's
-    models) reads every distribution's entry points when it builds its first model, and stops
-    on the first that does not parse, with no word of which one it was.
+    Discovery skips such a distribution with a warning, but pydantic (the MCP SDK's messages
+    are its models) reads every distribution's entry points when it builds its first model, and
+    stops on the first that does not parse, with no word of which one it was.
     """
+    if isinstance(error, BaseExceptionGroup):
+        return next(
+            (found for inner in error.exceptions if (found := malformed_distribution(inner))),
+            None,
+        )
     frame = error.__traceback__
     while frame is not None:
         where = frame.tb_frame.f_code.co_filename.replace("\\", "/")

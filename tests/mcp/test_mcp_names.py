@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
+from hermes_core.config import InvalidConfig
 from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
 from hermes_core.tools import TOOL_NAME_PATTERN
 
@@ -52,7 +52,7 @@ def test_shortened_name_keeps_a_readable_prefix() -> None:
 def test_config_refuses_server_names_that_cannot_be_part_of_tool_names(name: str) -> None:
     from hermes_core.config import Config
 
-    with pytest.raises(ValidationError, match="letters, digits, '-' and single '_'"):
+    with pytest.raises(InvalidConfig, match="letters, digits, '-' and single '_'"):
         Config.model_validate({"mcp_servers": {name: {"command": "x"}}})
 
 
