@@ -78,10 +78,8 @@ NamesList = Annotated[list[str], Before(_names_list)]
 
 
 def _enabled_words(value: Any) -> Any:
-    if value is True:
-        return "auto"
-    if value is False:
-        return "off"
+    if isinstance(value, bool):
+        return _switch_words(value)
     if isinstance(value, str) and value.strip().lower() in {"auto", "on", "off"}:
         return value.strip().lower()
     fallback(
@@ -93,11 +91,10 @@ def _enabled_words(value: Any) -> Any:
     return "auto"
 
 
-def _listing_words(value: Any) -> Any:
-    if value is True:
-        return "auto"
-    if value is False:
-        return "off"
+def _switch_words(value: Any) -> Any:
+    """An auto/on/off key written as a boolean: true is ``auto``, false ``off``."""
+    if isinstance(value, bool):
+        return "auto" if value else "off"
     return value
 
 
@@ -151,7 +148,7 @@ class ToolSearchConfig(Section):
 
     enabled: Annotated[Literal["auto", "on", "off"], Before(_enabled_words)] = "auto"
     threshold_pct: Annotated[float, Number(low=0, high=100)] = 5.0
-    listing: Annotated[Literal["auto", "on", "off"], Before(_listing_words)] = "auto"
+    listing: Annotated[Literal["auto", "on", "off"], Before(_switch_words)] = "auto"
     listing_max_tokens: Annotated[int, Number(low=200, high=60000, whole=True)] = 4000
     search_default_limit: Annotated[int, Number(whole=True)] = 5
     max_search_limit: Annotated[int, Number(low=1, high=50, whole=True)] = 25

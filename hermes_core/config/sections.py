@@ -333,8 +333,8 @@ def rule_of(annotation: Any) -> Check:
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a section: its annotation (resolved), its default (``REQUIRED`` when it has
-    none) and its rule."""
+    """One key of a section: its annotation (resolved), its default (a marker that
+    :attr:`required` tells apart when it has none) and its rule."""
 
     name: str
     annotation: Any
@@ -422,21 +422,16 @@ class Section:
         """The section made from the mapping ``data`` (returned as it is when it is one
         already). With ``context[WARNINGS_CONTEXT]`` a list, the warnings of values accepted
         with a fallback are appended to it instead of issued."""
-        if isinstance(data, cls):
-            return data
-        if not isinstance(data, Mapping):
-            raise InvalidConfig([Problem((), f"expected a mapping, got {shown(data)}")])
         sink = (context or {}).get(WARNINGS_CONTEXT)
         token = _warnings_sink.set(sink if isinstance(sink, list) else None)
+        problems: list[Problem] = []
         try:
-            made = cls.__new__(cls)
-            problems: list[Problem] = []
-            made._fill(data, (), problems)
+            made = _section(cls)(data, (), problems)
         finally:
             _warnings_sink.reset(token)
         if problems:
             raise InvalidConfig(problems)
-        return made
+        return made  # type: ignore[no-any-return]
 
     def _fill(self, values: Mapping[Any, Any], loc: Loc, problems: list[Problem]) -> bool:
         """Set every key from ``values`` (or its default), adding what is wrong to

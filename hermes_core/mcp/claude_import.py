@@ -251,7 +251,7 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     try:
         McpServerConfig.model_validate(entry)
     except InvalidConfig as exc:
-        raise ValueError(str(exc.problems[0].message)) from None
+        raise ValueError(exc.problems[0].message) from None
     return entry, notes
 
 
