@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import statistics
 import sys
@@ -57,6 +58,7 @@ SHARED = ROOT.parent / "shared" / "data"
 EVAL = SHARED / "eval"
 SAAS = SHARED / "saas_openapi_catalog" / "catalog.json"
 DEV_SETS = Path("benchmarks") / "data" / "sets.json"
+PROBE = Path("benchmarks") / "data" / "absent-probe" / "queries.jsonl"
 ADMISSION: Admission = "off"  # the default of tools.tool_search.admission
 WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.6, 1.0)
 CANDIDATES = (20, 50)
@@ -104,9 +106,13 @@ sentence (a tool's similarity is otherwise its greatest to the request or one of
 sentences); the threshold table uses
 the default fusion and applies each pair (`no_match_below`: no tool at all when none is that
 similar to the query; `min_similarity`: no tool less similar than that) to the same rankings,
-as the backend applies them. Rates are percentages; hit@k counts a positive query whose
+as the backend applies them; its last row per set is the defaults as shipped, the pair 0.25 /
+0.1 with no match for a query that names a service nobody has (`absent_service_no_match`,
+`hermes_search_hybrid/absent.py`). Rates are percentages; hit@k counts a positive query whose
 relevant tools include one of the top k; negatives_no_match is the share of the queries for
-services nobody has that get no tool at all.
+services nobody has that get no tool at all. The fresh queries
+(`benchmarks/data/absent-probe/queries.jsonl`) were written after the rule was measured on the
+dev sets, to see what it does with queries it was not fitted to.
 
 The latencies are wall-clock medians over 20 keyword queries x 10 rounds on this machine's two
 cores, shared with other work: the load average is printed beside them. Every timed hybrid
@@ -266,6 +272,44 @@ def measure(
             else f"no_match_below {no_match_below}, min_similarity {min_similarity}"
         )
         threshold_rows.append((label, name, scores(queries, names, tools)))
+    absent = [backend.names_absent_service(item.query) for item in queries]
+    names = [
+        [] if judged else cut(r, default.no_match_below, default.min_similarity)
+        for judged, r in zip(absent, rankings, strict=True)
+    ]
+    name = (
+        f"**defaults: no_match_below {default.no_match_below}, min_similarity "
+        f"{default.min_similarity}, and no match for a service nobody has**"
+    )
+    threshold_rows.append((label, name, scores(queries, names, tools)))
+
+
+def probe(backends: dict[str, Any], path: Path) -> str:
+    """The absent-service rule over the queries of ``path`` written after it was measured on
+    the dev sets (each with the set whose catalog it is asked of, and whether it names a
+    service nobody has): a table of what the rule judged, and the counts."""
+    lines = ["| set | query | names a service nobody has | judged so |", "|---|---|---|---|"]
+    counts: dict[tuple[str, bool], list[int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        backend = backends.get(item["set"])
+        if backend is None:
+            continue
+        judged = backend.names_absent_service(item["query"])
+        expected = bool(item["absent"])
+        tally = counts.setdefault((item["set"], expected), [0, 0])
+        tally[0] += judged == expected
+        tally[1] += 1
+        lines.append(
+            f"| {item['set']} | {item['query']} | {'yes' if expected else 'no'} | "
+            f"{'yes' if judged else 'no'} |"
+        )
+    summary = [
+        f"- {name}: {right} of {total} "
+        + ("services nobody has judged so" if absent else "real requests left to the ranking")
+        for (name, absent), (right, total) in sorted(counts.items())
+    ]
+    return "\n".join(lines) + "\n\n" + "\n".join(summary)
 
 
 def table(rows: Sequence[tuple[str, str, dict[str, Any]]], columns: Sequence[str]) -> str:
@@ -364,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     fusion_rows: list[Any] = []
     threshold_rows: list[Any] = []
+    backends: dict[str, Any] = {}
     sets = [
         (name, EVAL / name / "catalog.json", load_queries(EVAL / name / "queries.jsonl"))
         for name in ("toolbench", "metatool")
@@ -382,11 +427,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             f" + {negatives} negatives)" if negatives else ")"
         )
         measure(label, backend, queries, fusion_rows, threshold_rows)
+        backends[name] = backend
     columns = ("recall@5", "hit@1", "hit@5", "ndcg@10", "no_match_rate", "negatives_no_match")
     sections.append("### Fusion (no threshold)\n\n" + table(fusion_rows, columns))
     print(sections[-1], flush=True)
     sections.append("### Threshold (default fusion)\n\n" + table(threshold_rows, columns))
     print(sections[-1], flush=True)
+    if (args.dev_root / PROBE).is_file():
+        sections.append(
+            "### A service nobody has: fresh queries\n\n" + probe(backends, args.dev_root / PROBE)
+        )
+        print(sections[-1], flush=True)
     command = "python benchmarks/search_hybrid.py --write"
     if args.metatool_step != 1:
         command += f" --metatool-step {args.metatool_step}"

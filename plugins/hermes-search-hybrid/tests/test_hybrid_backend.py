@@ -263,8 +263,12 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
         (
             {"dense_weigth": 0.5},
             "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
-            "candidates, dense_weight, dense_weight_unmatched, lexical_backend, "
-            "min_similarity, model_dir, no_match_below",
+            "absent_service_no_match, candidates, dense_weight, dense_weight_unmatched, "
+            "lexical_backend, min_similarity, model_dir, no_match_below",
+        ),
+        (
+            {"absent_service_no_match": "yes"},
+            "plugins.entries.hybrid.absent_service_no_match must be true or false, not 'yes'",
         ),
         (
             {"dense_weight_unmatched": 1.5},
