@@ -58,7 +58,7 @@ SHARED = ROOT.parent / "shared" / "data"
 EVAL = SHARED / "eval"
 SAAS = SHARED / "saas_openapi_catalog" / "catalog.json"
 DEV_SETS = Path("benchmarks") / "data" / "sets.json"
-PROBE = Path("benchmarks") / "data" / "absent-probe" / "queries.jsonl"
+PROBE = Path("benchmarks") / "data" / "absent-probe.jsonl"
 ADMISSION: Admission = "off"  # the default of tools.tool_search.admission
 WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.6, 1.0)
 CANDIDATES = (20, 50)
@@ -111,7 +111,7 @@ as the backend applies them; its last row per set is the defaults as shipped, th
 `hermes_search_hybrid/absent.py`). Rates are percentages; hit@k counts a positive query whose
 relevant tools include one of the top k; negatives_no_match is the share of the queries for
 services nobody has that get no tool at all. The fresh queries
-(`benchmarks/data/absent-probe/queries.jsonl`) were written after the rule was measured on the
+(`benchmarks/data/absent-probe.jsonl`) were written after the rule was measured on the
 dev sets, to see what it does with queries it was not fitted to.
 
 The latencies are wall-clock medians over 20 keyword queries x 10 rounds on this machine's two

@@ -1,7 +1,7 @@
 """The labelled dev sets of ``benchmarks/data/`` (see its README): every line is a well-formed
 query, every relevant name is a tool of the set's catalog, negatives name no tool, the sets are as
-large as issue 9 asks, and the MCP-server catalog is exactly what the five real servers list
-through hermes today."""
+large as issue 9 asks, the MCP-server catalog is exactly what the five real servers list
+through hermes today, and the absent-service probe's lines are well formed."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from hermes_core.search.catalog import load_catalog
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data"
 MANIFEST = DATA / "sets.json"
+PROBE = DATA / "absent-probe.jsonl"
+"""Queries written after the hybrid plugin's absent-service rule was measured (its README)."""
 MCP_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_catalog.py"
 
 # Issue 9, "Measure first": at least 150 positives over the SaaS catalog, 60 over the MCP servers,
@@ -155,6 +157,19 @@ def test_sets_are_as_large_as_the_issue_asks() -> None:
         assert positives >= MIN_POSITIVES[devset.name], devset.name
         negatives += sum(1 for item in items if item.get("negative"))
     assert negatives >= MIN_NEGATIVES
+
+
+def test_the_absent_service_probe_holds_keyword_queries_over_the_sets() -> None:
+    probe = read_lines(PROBE)
+    assert probe, f"{PROBE} is empty"
+    for number, item in probe:
+        where = f"{PROBE.name}:{number}"
+        assert set(item) == {"set", "query", "absent"}, where
+        assert item["set"] in SET_IDS, where
+        assert isinstance(item["absent"], bool), where
+        assert MIN_WORDS <= len(item["query"].split()) <= MAX_WORDS, where
+    answers = Counter((item["set"], item["absent"]) for _, item in probe)
+    assert all(answers[(name, absent)] for name in SET_IDS for absent in (True, False))
 
 
 @pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
