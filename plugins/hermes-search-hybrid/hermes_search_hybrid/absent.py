@@ -66,12 +66,11 @@ class ActionWords:
             self._servers.update(_server_words(document))
 
     def remove(self, documents: Iterable[ToolDocument]) -> None:
-        """Take the words of ``documents`` (counted before) back out."""
+        """Take the words of ``documents`` (counted before) back out: a word no tool has any
+        more counts 0, and is no action or server word."""
         for document in documents:
             self._actions.subtract(_actions_of(document))
             self._servers.subtract(_server_words(document))
-        self._actions = +self._actions  # drops the words no tool has any more
-        self._servers = +self._servers
 
     def is_action(self, word: str) -> bool:
         """Whether ``word`` starts a tool's description (folded as :func:`action_word`)."""
