@@ -1,12 +1,14 @@
-"""A keyword query that names a service nobody has: ``stripe refund charge`` over a catalog
-without Stripe.
+"""A keyword query that names a service nobody has: ``hubspot add contact`` over a catalog
+without HubSpot.
 
 A model writes a tool search as ``<service> <action> <object>``. Such a query names an absent
 service when
 
-- its first word is held by no tool (the lexical side's unmatched words with no hits),
-- that word is not itself an action, and the second word is one: an action is a word that
-  starts some tool's description in this catalog ("Create an issue", "Lists the refunds", "Sends
+- its first word, edge punctuation aside, is held by no tool (the lexical side's unmatched
+  words with no hits) and answered by none of its best hits (no equivalent, no compound),
+- that word is not itself an action, and the second word is one: an action is a word of three
+  letters or more, not an article, demonstrative or pronoun, that starts some tool's
+  description in this catalog ("Create an issue", "Lists the refunds", "Sends
   a message"), third persons folded (``lists`` and ``list`` are one, see :func:`action_word`),
 - and no word of the query is a server's name or one of its words (``standup create zoom
   meeting`` names Zoom).
@@ -21,20 +23,30 @@ old_project") has no action second and is ranked as any other.
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
-from hermes_core import ToolDocument
+from hermes_core import Admission, SearchBackend, ToolDocument
 from hermes_search_hybrid.text import identifier_words
 
-__all__ = ["MAX_WORDS", "ActionWords", "action_word", "names_absent_service"]
+__all__ = [
+    "MAX_WORDS",
+    "ActionWords",
+    "action_word",
+    "asks_for_absent_service",
+    "names_absent_service",
+]
 
 MAX_WORDS = 8
 """A longer query is a request in words, not ``<service> <action> <object>``: never judged."""
 
 _FIRST_WORD = re.compile(r"\W*([A-Za-z]+)")
 _LETTERS = re.compile(r"[A-Za-z]+")
+_EDGES = "".join(sorted({*string.punctuation} - {"_"}))
 _MIN_STEM = 3
+_NOT_ACTIONS = frozenset({"the", "this", "that", "these", "those", "its", "you", "your", "our"})
+"""Words a description may start with that are no action ("The ...", "This tool ...")."""
 
 
 def action_word(word: str) -> str:
@@ -87,28 +99,48 @@ def names_absent_service(
     """Whether ``query`` names a service nobody has (see the module docstring); ``unmatched``
     are the words of the query that no tool holds, lowercased; ``known`` the words of the
     tools searched (the catalog's, and those of a query's extra candidates)."""
-    words = query.split()
+    words = [word.strip(_EDGES) for word in query.split()]
     if not 2 <= len(words) <= MAX_WORDS:
         return False
-    first = _LETTERS.fullmatch(words[0])
-    second = _LETTERS.fullmatch(words[1])
-    if first is None or second is None or words[0].lower() not in unmatched:
+    first, second = words[0], words[1]
+    if not (_LETTERS.fullmatch(first) and _LETTERS.fullmatch(second)):
         return False
-    if any(table.is_action(words[0]) for table in known):
+    if first.lower() not in {word.lower() for word in unmatched}:
         return False
-    if not any(table.is_action(words[1]) for table in known):
+    if any(table.is_action(first) for table in known):
         return False
-    return not any(
-        table.names_a_server(piece)
-        for word in words
-        for piece in _LETTERS.findall(word)
-        for table in known
-    )
+    if not any(table.is_action(second) for table in known):
+        return False
+    pieces = {piece for word in words for piece in (word.lower(), *identifier_words(word))}
+    return not any(table.names_a_server(piece) for piece in pieces for table in known)
+
+
+def asks_for_absent_service(
+    query: str,
+    lexical: SearchBackend,
+    known: Sequence[ActionWords],
+    *,
+    admission: Admission = "off",
+    extra: Sequence[ToolDocument] = (),
+    candidates: int = 50,
+) -> bool:
+    """:func:`names_absent_service` over the ``lexical`` backend's index (and ``extra``): the
+    words no tool holds, less those that one of its best ``candidates`` hits under
+    ``admission`` answers through an equivalent or a compound (``repo`` for
+    ``repositories``). The hits are searched only when the words alone say yes."""
+    unknown = {word.lower() for word in lexical.unmatched_words(query, [], extra)}
+    if not unknown or not names_absent_service(query, unknown, known):
+        return False
+    hits = lexical.search(query, candidates, admission, extra)
+    unanswered = {word.lower() for word in lexical.unmatched_words(query, hits, extra)}
+    return names_absent_service(query, unknown & unanswered, known)
 
 
 def _actions_of(document: ToolDocument) -> list[str]:
     found = _FIRST_WORD.match(document.description)
-    return [action_word(found.group(1))] if found else []
+    if found is None or len(found.group(1)) < _MIN_STEM or found.group(1).lower() in _NOT_ACTIONS:
+        return []
+    return [action_word(found.group(1))]
 
 
 def _server_words(document: ToolDocument) -> set[str]:

@@ -10,7 +10,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from hermes_core import Admission, SearchBackend, SearchHit, ToolDocument
-from hermes_search_hybrid.absent import ActionWords, names_absent_service
+from hermes_search_hybrid.absent import ActionWords, asks_for_absent_service
 from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
 from hermes_search_hybrid.settings import HybridSettings
@@ -197,7 +197,9 @@ class HybridBackend:
         (:meth:`names_absent_service`)."""
         if limit <= 0:
             return []
-        if self.settings.absent_service_no_match and self.names_absent_service(query, extra):
+        if self.settings.absent_service_no_match and self.names_absent_service(
+            query, admission, extra
+        ):
             return []
         tools = self.ranked(query, admission, extra, depth=limit)
         if not tools:
@@ -213,19 +215,26 @@ class HybridBackend:
                     break
         return hits
 
-    def names_absent_service(self, query: str, extra: Sequence[ToolDocument] = ()) -> bool:
+    def names_absent_service(
+        self, query: str, admission: Admission = "off", extra: Sequence[ToolDocument] = ()
+    ) -> bool:
         """Whether ``query`` reads ``<service> <action> <object>`` for a service that no tool
-        (nor any of ``extra``) has: :func:`~hermes_search_hybrid.absent.names_absent_service`.
-        Such a query cannot name a tool exactly, since no tool holds its first word."""
-        unmatched = self.lexical.unmatched_words(query, [], extra)
-        if not unmatched:
-            return False
+        (nor any of ``extra``) has (:func:`~hermes_search_hybrid.absent.asks_for_absent_service`
+        over the lexical side, with its ``candidates`` best hits under ``admission``). Such a
+        query cannot name a tool exactly, since no tool holds its first word."""
         tables = [self._actions]
         if extra:
             extra_words = ActionWords()
             extra_words.add(extra)
             tables.append(extra_words)
-        return names_absent_service(query, set(unmatched), tables)
+        return asks_for_absent_service(
+            query,
+            self.lexical,
+            tables,
+            admission=admission,
+            extra=extra,
+            candidates=self.settings.candidates,
+        )
 
     def unmatched_words(
         self, query: str, hits: Sequence[SearchHit], extra: Sequence[ToolDocument] = ()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_search_hybrid.absent import ActionWords, action_word, names_absent_service
+from hermes_search_hybrid.absent import ActionWords, action_word, asks_for_absent_service
 from hybrid_fixtures import TOOLS
 
 from hermes_core import ToolDocument
@@ -23,7 +23,8 @@ SAAS_NEGATIVES_NO_MATCH = 0.6
 
 
 class Judge:
-    """The rule over ``documents``, as the hybrid backend applies it (no model needed)."""
+    """The rule over ``documents`` with the bm25 backend, as the hybrid backend applies it (no
+    model needed)."""
 
     def __init__(self, documents: Sequence[ToolDocument]) -> None:
         self.lexical = make_search_backend("bm25")
@@ -32,8 +33,7 @@ class Judge:
         self.words.add(documents)
 
     def __call__(self, query: str) -> bool:
-        unmatched = set(self.lexical.unmatched_words(query, []))
-        return names_absent_service(query, unmatched, [self.words])
+        return asks_for_absent_service(query, self.lexical, [self.words])
 
 
 def test_a_verb_and_its_third_person_fold_alike() -> None:
@@ -71,11 +71,32 @@ def test_an_action_is_forgotten_with_the_last_tool_that_starts_with_it() -> None
     words.add(TOOLS)
     senders = [tool for tool in TOOLS if tool.description.startswith("Send")]
 
-    words.remove(senders)
+    words.remove(senders[:1])
+    assert words.is_action("send")  # the other sender still starts with it
+    assert words.names_a_server("messaging")
 
+    words.remove(senders[1:])
     assert not words.is_action("send")
     assert words.is_action("create")
     assert not words.names_a_server("messaging")
+
+
+def test_articles_and_demonstratives_that_start_descriptions_are_no_actions() -> None:
+    words = ActionWords()
+    words.add(
+        [ToolDocument("weather", "The weather of a city", "w"), ToolDocument("x", "A tool", "x")]
+    )
+
+    assert not words.is_action("the")
+    assert not words.is_action("a")
+
+
+def test_edge_punctuation_and_a_server_named_in_camel_case_are_read_as_words() -> None:
+    calendar = ToolDocument("create_event", "Create an event", "google-calendar", ("title",))
+    judge = Judge([*TOOLS, calendar])
+
+    assert judge("slack, send message")
+    assert not judge("standup create GoogleCalendar event")  # names google-calendar's words
 
 
 def test_dev_sets_saas_negatives_get_no_match_and_no_real_request_does() -> None:
@@ -94,6 +115,26 @@ def test_dev_sets_saas_negatives_get_no_match_and_no_real_request_does() -> None
 
 MakeBackend = Callable[..., Any]
 
+EQUIVALENT_TOOLS = (
+    ToolDocument("github_list_repositories", "List the repositories of a user", "github"),
+    ToolDocument("send_mail", "Send a mail to someone", "mailer", ("to",)),
+)
+"""Tools that bm25 finds for ``repo list`` and ``email send`` only through its equivalents."""
+
+
+@pytest.mark.parametrize(
+    ("query", "tool"), [("repo list", "github_list_repositories"), ("email send", "send_mail")]
+)
+def test_a_first_word_found_through_an_equivalent_is_no_absent_service(
+    make_backend: MakeBackend, query: str, tool: str
+) -> None:
+    backend = make_backend()
+    backend.build(EQUIVALENT_TOOLS)
+
+    assert "repo" in backend.lexical.unmatched_words("repo list", [])  # no tool holds the word
+    assert not backend.names_absent_service(query)
+    assert tool in [hit.name for hit in backend.search(query, 5, "off")]
+
 
 def test_hybrid_answers_no_match_for_a_service_nobody_has_and_names_it(
     make_backend: MakeBackend,
@@ -107,6 +148,18 @@ def test_hybrid_answers_no_match_for_a_service_nobody_has_and_names_it(
     assert backend.search(query, 5, "off") == []
     assert backend.unmatched_words(query, []) == ["slack"]
     assert "send_sms" in [hit.name for hit in without.search(query, 5, "off")]
+
+
+def test_a_connector_candidates_description_makes_its_first_word_an_action(
+    make_backend: MakeBackend,
+) -> None:
+    poster = ToolDocument("board_post", "Post a note on a board", "boards", ("text",))
+    backend = make_backend()
+    backend.build(TOOLS)
+
+    assert not backend.names_absent_service("discord post message")  # "post" is no action here
+    assert backend.names_absent_service("discord post message", extra=[poster])
+    assert not backend.names_absent_service("discord post boards", extra=[poster])  # a server
 
 
 def test_a_connector_candidate_that_has_the_service_is_searched(
