@@ -97,7 +97,7 @@ def names_absent_service(
     query: str, unmatched: Collection[str], known: Sequence[ActionWords]
 ) -> bool:
     """Whether ``query`` names a service nobody has (see the module docstring); ``unmatched``
-    are the words of the query that no tool holds, lowercased; ``known`` the words of the
+    are the words of the query that no tool holds (in any case); ``known`` the words of the
     tools searched (the catalog's, and those of a query's extra candidates)."""
     words = [word.strip(_EDGES) for word in query.split()]
     if not 2 <= len(words) <= MAX_WORDS:
@@ -118,22 +118,30 @@ def names_absent_service(
 def asks_for_absent_service(
     query: str,
     lexical: SearchBackend,
-    known: Sequence[ActionWords],
+    catalog: ActionWords,
     *,
     admission: Admission = "off",
     extra: Sequence[ToolDocument] = (),
     candidates: int = 50,
 ) -> bool:
-    """:func:`names_absent_service` over the ``lexical`` backend's index (and ``extra``): the
-    words no tool holds, less those that one of its best ``candidates`` hits under
-    ``admission`` answers through an equivalent or a compound (``repo`` for
-    ``repositories``). The hits are searched only when the words alone say yes."""
-    unknown = {word.lower() for word in lexical.unmatched_words(query, [], extra)}
-    if not unknown or not names_absent_service(query, unknown, known):
+    """:func:`names_absent_service` over the ``lexical`` backend's index, whose words are
+    ``catalog``, and a query's ``extra`` candidates: the words no tool holds, less those that
+    one of its best ``candidates`` hits under ``admission`` answers through an equivalent or a
+    compound (``repo`` for ``repositories``). The extra candidates' words are counted, and the
+    hits searched, only when what comes before says yes."""
+    unknown = set(lexical.unmatched_words(query, [], extra))
+    if not unknown:
+        return False
+    known = [catalog]
+    if extra:
+        known.append(ActionWords())
+        known[-1].add(extra)
+    if not names_absent_service(query, unknown, known):
         return False
     hits = lexical.search(query, candidates, admission, extra)
-    unanswered = {word.lower() for word in lexical.unmatched_words(query, hits, extra)}
-    return names_absent_service(query, unknown & unanswered, known)
+    return names_absent_service(
+        query, unknown & set(lexical.unmatched_words(query, hits, extra)), known
+    )
 
 
 def _actions_of(document: ToolDocument) -> list[str]:

@@ -222,15 +222,10 @@ class HybridBackend:
         (nor any of ``extra``) has (:func:`~hermes_search_hybrid.absent.asks_for_absent_service`
         over the lexical side, with its ``candidates`` best hits under ``admission``). Such a
         query cannot name a tool exactly, since no tool holds its first word."""
-        tables = [self._actions]
-        if extra:
-            extra_words = ActionWords()
-            extra_words.add(extra)
-            tables.append(extra_words)
         return asks_for_absent_service(
             query,
             self.lexical,
-            tables,
+            self._actions,
             admission=admission,
             extra=extra,
             candidates=self.settings.candidates,

@@ -33,7 +33,7 @@ class Judge:
         self.words.add(documents)
 
     def __call__(self, query: str) -> bool:
-        return asks_for_absent_service(query, self.lexical, [self.words])
+        return asks_for_absent_service(query, self.lexical, self.words)
 
 
 def test_a_verb_and_its_third_person_fold_alike() -> None:
