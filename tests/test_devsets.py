@@ -1,7 +1,8 @@
 """The labelled dev sets of ``benchmarks/data/`` (see its README): every line is a well-formed
 query, every relevant name is a tool of the set's catalog, negatives name no tool, the sets are as
 large as issue 9 asks, the MCP-server catalog is exactly what the five real servers list
-through hermes today, and the absent-service probe's lines are well formed."""
+through hermes today, and the lines of the absent-service probe and of the keyword probe and
+hold-out are well formed."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ DATA = REPO / "benchmarks" / "data"
 MANIFEST = DATA / "sets.json"
 PROBE = DATA / "absent-probe.jsonl"
 """Queries written after the hybrid plugin's absent-service rule was measured (its README)."""
+KEYWORD_FILES = (DATA / "keyword-probe.jsonl", DATA / "keyword-holdout.jsonl")
+"""SaaS keyword queries written after the hybrid plugin's summaries were measured, in order."""
+KEYWORD_FILE_MAX_WORDS = 8
 MCP_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_catalog.py"
 
 # Issue 9, "Measure first": at least 150 positives over the SaaS catalog, 60 over the MCP servers,
@@ -170,6 +174,24 @@ def test_the_absent_service_probe_holds_keyword_queries_over_the_sets() -> None:
         assert MIN_WORDS <= len(item["query"].split()) <= MAX_WORDS, where
     answers = Counter((item["set"], item["absent"]) for _, item in probe)
     assert all(answers[(name, absent)] for name in SET_IDS for absent in (True, False))
+
+
+def test_the_keyword_probe_and_hold_out_are_new_labelled_saas_queries() -> None:
+    (saas,) = [devset for devset in SETS if devset.name == "saas-keyword"]
+    names = catalog_names(saas.catalog)
+    seen = {" ".join(item["query"].lower().split()) for item in queries(saas)}
+    for path in KEYWORD_FILES:
+        lines = read_lines(path)
+        assert lines, f"{path} is empty"
+        for number, item in lines:
+            where = f"{path.name}:{number}"
+            assert set(item) == {"query", "relevant"}, where
+            assert MIN_WORDS <= len(item["query"].split()) <= KEYWORD_FILE_MAX_WORDS, where
+            assert item["relevant"], where
+            assert set(item["relevant"]) <= names, f"{where}: {set(item['relevant']) - names}"
+            query = " ".join(item["query"].lower().split())
+            assert query not in seen, f"{where}: {item['query']!r} is already asked before"
+            seen.add(query)
 
 
 @pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
