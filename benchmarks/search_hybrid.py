@@ -59,6 +59,10 @@ EVAL = SHARED / "eval"
 SAAS = SHARED / "saas_openapi_catalog" / "catalog.json"
 DEV_SETS = Path("benchmarks") / "data" / "sets.json"
 PROBE = Path("benchmarks") / "data" / "absent-probe.jsonl"
+KEYWORD_FILES = (
+    Path("benchmarks") / "data" / "keyword-probe.jsonl",
+    Path("benchmarks") / "data" / "keyword-holdout.jsonl",
+)
 ADMISSION: Admission = "off"  # the default of tools.tool_search.admission
 WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.6, 1.0)
 CANDIDATES = (20, 50)
@@ -98,21 +102,27 @@ KEYWORD_QUERIES = (
 
 NOTES = """\
 "bm25" is the same run's bundled backend, the hybrid's lexical side, at the default admission
-(`off`). The fusion table varies the dense weight (the same for every query) and the
-candidates a side with no threshold (weight 0 is bm25's ranking of the candidates, 1 the
-model's alone), then shows the defaults (a higher dense weight for a query with a word that
-no tool holds), and the defaults with each request embedded whole only, not also sentence by
-sentence (a tool's similarity is otherwise its greatest to the request or one of its
-sentences); the threshold table uses
-the default fusion and applies each pair (`no_match_below`: no tool at all when none is that
+(`off`). The fusion table varies the dense weight (the same for every query) and the candidates
+a side with no threshold (weight 0 is bm25's ranking of the candidates, 1 the model's alone),
+then shows the defaults (a keyword query, at most `keyword_max_words` words, is ranked by its
+similarity to each tool's summary, its name and the first sentence of its description, at
+`dense_weight_keyword`; a longer request by its similarity to the whole text, with a higher
+dense weight when a word of it is in no tool), the defaults with every query against the whole
+texts (`keyword_max_words: 0`, the plugin's ranking before summaries), and the defaults with
+each request embedded whole only, not also sentence by sentence (a tool's similarity is
+otherwise its greatest to the request or one of its sentences); the threshold table uses the
+default fusion and applies each pair (`no_match_below`: no tool at all when none is that
 similar to the query; `min_similarity`: no tool less similar than that) to the same rankings,
 as the backend applies them; its last row per set is the defaults as shipped, the pair 0.25 /
 0.1 with no match for a query that names a service nobody has (`absent_service_no_match`,
 `hermes_search_hybrid/absent.py`). Rates are percentages; hit@k counts a positive query whose
 relevant tools include one of the top k; negatives_no_match is the share of the queries for
 services nobody has that get no tool at all. The fresh queries
-(`benchmarks/data/absent-probe.jsonl`) were written after the rule was measured on the
-dev sets, to see what it does with queries it was not fitted to.
+(`benchmarks/data/absent-probe.jsonl`) were written after the rule was measured on the dev
+sets, to see what it does with queries it was not fitted to. Likewise the keyword files
+(`benchmarks/data/keyword-probe.jsonl`, written after the summaries were measured on the SaaS
+dev set and then used to choose `dense_weight_keyword`, and `keyword-holdout.jsonl`, written
+after that and used for no choice), over the SaaS catalog through the backend's own `search`.
 
 The latencies are wall-clock medians over 20 keyword queries x 10 rounds on this machine's two
 cores, shared with other work: the load average is printed beside them. Every timed hybrid
@@ -177,10 +187,13 @@ def hybrid_rankings(backend: Any, queries: Sequence[EvalQuery], **fusion: Any) -
 
 
 def fusion_of(settings: Any) -> dict[str, Any]:
-    """The fusion settings of ``settings`` (the dense weights and the candidates)."""
+    """The fusion settings of ``settings`` (the dense weights, the candidates and what a
+    keyword query is)."""
     return {
         "dense_weight": settings.dense_weight,
         "dense_weight_unmatched": settings.dense_weight_unmatched,
+        "dense_weight_keyword": settings.dense_weight_keyword,
+        "keyword_max_words": settings.keyword_max_words,
         "candidates": settings.candidates,
     }
 
@@ -245,6 +258,7 @@ def measure(
                 queries,
                 dense_weight=weight,
                 dense_weight_unmatched=weight,
+                dense_weight_keyword=weight,
                 candidates=count,
             )
             names = [cut(r, -1.0, -1.0) for r in rankings]
@@ -253,8 +267,15 @@ def measure(
             )
         print(label, "weight", weight, file=sys.stderr, flush=True)
     defaults = (
-        f"**defaults: dense weight {default.dense_weight}, {default.dense_weight_unmatched} "
-        f"with a word in no tool, {default.candidates} candidates**"
+        f"**defaults: a keyword query (<= {default.keyword_max_words} words) against summaries "
+        f"at dense weight {default.dense_weight_keyword}; a request at "
+        f"{default.dense_weight}, {default.dense_weight_unmatched} with a word in no tool; "
+        f"{default.candidates} candidates**"
+    )
+    rankings = hybrid_rankings(backend, queries, **(fusion_of(default) | {"keyword_max_words": 0}))
+    names = [cut(r, -1.0, -1.0) for r in rankings]
+    fusion_rows.append(
+        (label, "defaults, every query against whole texts", scores(queries, names, tools))
     )
     with whole_requests_only(backend):
         rankings = hybrid_rankings(backend, queries, **fusion_of(default))
@@ -310,6 +331,35 @@ def probe(backends: dict[str, Any], path: Path) -> str:
         for (name, absent), (right, total) in sorted(counts.items())
     ]
     return "\n".join(lines) + "\n\n" + "\n".join(summary)
+
+
+def keyword_files(backend: Any, paths: Sequence[Path]) -> str:
+    """bm25 and the hybrid, with and without summaries, over the SaaS keyword queries of
+    ``paths`` (written after the summaries were measured on the dev set): a table."""
+    rows: list[Any] = []
+    default = dataclasses.replace(backend.settings)
+    tools = len(backend)
+    for path in paths:
+        queries = load_queries(path)
+        label = f"{path.name} ({len(queries)})"
+        bm25 = [
+            [hit.name for hit in backend.lexical.search(item.query, DEPTH, ADMISSION)]
+            for item in queries
+        ]
+        rows.append((label, "bm25", scores(queries, bm25, tools)))
+        for name, change in (
+            ("hybrid, every query against whole texts", {"keyword_max_words": 0}),
+            ("**hybrid defaults (keyword queries against summaries)**", {}),
+        ):
+            backend.settings = dataclasses.replace(default, **change)
+            found = [hit_names(backend.search(item.query, DEPTH, ADMISSION)) for item in queries]
+            rows.append((label, name, scores(queries, found, tools)))
+    backend.settings = default
+    return table(rows, ("recall@5", "hit@1", "hit@5", "ndcg@10", "mrr"))
+
+
+def hit_names(hits: Sequence[Any]) -> list[str]:
+    return [hit.name for hit in hits]
 
 
 def table(rows: Sequence[tuple[str, str, dict[str, Any]]], columns: Sequence[str]) -> str:
@@ -436,6 +486,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if (args.dev_root / PROBE).is_file():
         sections.append(
             "### A service nobody has: fresh queries\n\n" + probe(backends, args.dev_root / PROBE)
+        )
+        print(sections[-1], flush=True)
+    files = [args.dev_root / path for path in KEYWORD_FILES if (args.dev_root / path).is_file()]
+    if files and "saas-keyword" in backends:
+        sections.append(
+            "### Keyword queries written after the summaries were measured\n\n"
+            + keyword_files(backends["saas-keyword"], files)
         )
         print(sections[-1], flush=True)
     command = "python benchmarks/search_hybrid.py --write"

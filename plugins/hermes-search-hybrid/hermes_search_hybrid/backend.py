@@ -15,7 +15,7 @@ from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
 from hermes_search_hybrid.settings import HybridSettings
 from hermes_search_hybrid.store import EmbeddingStore, content_key
-from hermes_search_hybrid.text import embedded_text, query_texts
+from hermes_search_hybrid.text import embedded_text, query_texts, summary_text, word_count
 
 __all__ = ["PROGRESS_MIN_TOOLS", "HybridBackend", "RankedTool"]
 
@@ -29,9 +29,10 @@ _KEPT_QUERIES = 256
 
 @dataclass(frozen=True)
 class RankedTool:
-    """One candidate of a query: its fused ``score`` (0..1), its cosine ``similarity`` to the
-    query (the greatest of the query's and its sentences', :func:`query_texts`), whether the
-    query names it ``exact``-ly, and the query tokens the lexical side matched in it."""
+    """One candidate of a query: its fused ``score`` (0..1), the cosine ``similarity`` of its
+    whole text (not its summary) to the query (the greatest of the query's and its sentences',
+    :func:`query_texts`), whether the query names it ``exact``-ly, and the query tokens the
+    lexical side matched in it."""
 
     name: str
     score: float
@@ -60,10 +61,12 @@ def _exact_keys(name: str) -> set[str]:
 class HybridBackend:
     """A :class:`~hermes_core.search.backend.SearchBackend` over two rankings of the same
     tools: the ``lexical`` backend's (``bm25`` by default) and the cosine similarity of each
-    tool's embedded text to the query.
+    tool's embedded text to the query. Each tool has two vectors: its whole text's
+    (:func:`embedded_text`), which requests are matched against, and its summary's
+    (:func:`summary_text`), which keyword queries are (``keyword_max_words``).
 
-    ``documents_embedded`` and ``queries_embedded`` count the texts this backend had the model
-    embed: tools whose vectors were not cached yet, and queries. The vectors of the last
+    ``documents_embedded`` and ``queries_embedded`` count what this backend had the model
+    embed: tools with a text whose vector was not cached yet, and queries. The vectors of the last
     ``kept_queries`` queries are kept, since a model often repeats a query.
     """
 
@@ -82,8 +85,10 @@ class HybridBackend:
         self.queries_embedded = 0
         self._documents: dict[str, ToolDocument] = {}
         self._vectors: dict[str, Vectors] = {}
+        self._summaries: dict[str, Vectors] = {}
         self._actions = ActionWords()
         self._matrix: Vectors | None = None
+        self._summary_matrix: Vectors | None = None
         self._names: list[str] = []
         self._positions: dict[str, int] = {}
         self.kept_queries = _KEPT_QUERIES
@@ -96,6 +101,7 @@ class HybridBackend:
         self.lexical.build(documents)
         self._documents = {}
         self._vectors = {}
+        self._summaries = {}
         self._actions = ActionWords()
         self._index(documents)
 
@@ -112,47 +118,67 @@ class HybridBackend:
             if removed is not None:
                 self._actions.remove([removed])
             self._vectors.pop(name, None)
-        self._matrix = None
+            self._summaries.pop(name, None)
+        self._matrix = self._summary_matrix = None
 
     def __len__(self) -> int:
         return len(self._documents)
 
     def _index(self, documents: Sequence[ToolDocument]) -> None:
-        vectors = self._vectors_of(documents)
+        vectors, summaries = self._vectors_of(documents)
         self.store.save()
-        for document, vector in zip(documents, vectors, strict=True):
+        for document, vector, summary in zip(documents, vectors, summaries, strict=True):
             replaced = self._documents.pop(document.name, None)  # it moves to the end
             if replaced is not None:
                 self._actions.remove([replaced])
             self._documents[document.name] = document
             self._actions.add([document])
             self._vectors[document.name] = vector
-        self._matrix = None
+            self._summaries[document.name] = summary
+        self._matrix = self._summary_matrix = None
 
-    def _vectors_of(self, documents: Sequence[ToolDocument]) -> Vectors:
-        """The vectors of ``documents``, embedding (and caching) those not cached yet."""
-        texts = [embedded_text(document) for document in documents]
-        keys = [content_key(self.encoder.key, text) for text in texts]
-        missing = self.store.missing(keys)
+    def _vectors_of(self, documents: Sequence[ToolDocument]) -> tuple[Vectors, Vectors]:
+        """The vectors of ``documents``' whole texts and of their summaries, embedding (and
+        caching) those not cached yet."""
+        texts = [(embedded_text(document), summary_text(document)) for document in documents]
+        keys = [tuple(content_key(self.encoder.key, text) for text in pair) for pair in texts]
+        missing = set(self.store.missing([key for pair in keys for key in pair]))
         if missing:
-            text_of = dict(zip(keys, texts, strict=True))
-            self._embed([text_of[key] for key in missing], missing)
-        return self.store.vectors(keys)
+            # One group a tool, so the progress bar and ``documents_embedded`` count tools.
+            groups: list[dict[bytes, str]] = []
+            queued: set[bytes] = set()
+            for pair_texts, pair_keys in zip(texts, keys, strict=True):
+                group = {
+                    key: text
+                    for key, text in zip(pair_keys, pair_texts, strict=True)
+                    if key in missing and key not in queued
+                }
+                if group:
+                    groups.append(group)
+                    queued.update(group)
+            self._embed(groups)
+        return (
+            self.store.vectors([whole for whole, _ in keys]),
+            self.store.vectors([summary for _, summary in keys]),
+        )
 
-    def _embed(self, texts: list[str], keys: list[bytes]) -> None:
+    def _embed(self, groups: list[dict[bytes, str]]) -> None:
+        """Embed and cache the texts of ``groups`` (each a tool's texts not cached yet, by
+        key)."""
         # Longest first, so each batch pads to texts of about the same length.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        bar = self._progress(len(texts))
+        groups = sorted(groups, key=lambda group: -max(map(len, group.values())))
+        bar = self._progress(len(groups))
         try:
-            for start in range(0, len(order), _BATCH * 8):
-                chunk = order[start : start + _BATCH * 8]
+            for start in range(0, len(groups), _BATCH * 4):
+                chunk = groups[start : start + _BATCH * 4]
+                keys = [key for group in chunk for key in group]
                 vectors = self.encoder.encode(
-                    [texts[i] for i in chunk],
+                    [text for group in chunk for text in group.values()],
                     max_tokens=DOCUMENT_MAX_TOKENS,
                     batch_size=_BATCH,
                     fast=True,
                 )
-                self.store.put([keys[i] for i in chunk], vectors)
+                self.store.put(keys, vectors)
                 self.documents_embedded += len(chunk)
                 if bar is not None:
                     bar.update(len(chunk))
@@ -170,16 +196,20 @@ class HybridBackend:
         bar = tqdm(total=total, desc="hybrid: embedding tools", unit="tool", file=sys.stderr)
         return cast(_Progress, bar)
 
-    def _matrix_now(self) -> tuple[list[str], Vectors]:
-        if self._matrix is None:
+    def _matrices_now(self) -> tuple[list[str], Vectors, Vectors]:
+        """The names of the indexed tools, in order, and their vectors, one row each: of their
+        whole texts, and of their summaries."""
+        if self._matrix is None or self._summary_matrix is None:
             self._names = list(self._documents)
             self._positions = {name: index for index, name in enumerate(self._names)}
-            self._matrix = (
-                np.stack([self._vectors[name] for name in self._names])
-                if self._names
-                else np.zeros((0, self.encoder.dimension), dtype=np.float32)
-            )
-        return self._names, self._matrix
+            self._matrix = self._stacked(self._vectors)
+            self._summary_matrix = self._stacked(self._summaries)
+        return self._names, self._matrix, self._summary_matrix
+
+    def _stacked(self, vectors: dict[str, Vectors]) -> Vectors:
+        if not self._names:
+            return np.zeros((0, self.encoder.dimension), dtype=np.float32)
+        return np.stack([vectors[name] for name in self._names])
 
     # Searching --------------------------------------------------------------------------------
 
@@ -250,26 +280,35 @@ class HybridBackend:
         """Every candidate for ``query``, best first, with no threshold: the lexical side's best
         ``max(candidates, depth)`` hits (under ``admission``, with ``extra``) and as many of the
         tools most similar to the query, fused with the dense weight of :meth:`_dense_weight`; a
-        tool the query names exactly comes first."""
+        tool the query names exactly comes first. A keyword query (at most
+        ``keyword_max_words`` words) is ranked by its similarity to the tools' summaries, a
+        longer one by its similarity to their whole texts; each tool's ``similarity``, which the
+        thresholds of :meth:`search` compare, is to its whole text."""
         text = query.strip()
         if not text:
             return []
         count = max(self.settings.candidates, depth)
         lexical = {hit.name: hit for hit in self.lexical.search(query, count, admission, extra)}
-        names, matrix = self._matrix_now()
+        keyword = self._is_keyword(text)
+        names, whole, summaries = self._matrices_now()
         if extra:
             names = [*names, *(document.name for document in extra)]
-            matrix = np.concatenate([matrix, self._vectors_of(extra)])
+            extra_whole, extra_summaries = self._vectors_of(extra)
+            whole = np.concatenate([whole, extra_whole])
+            if keyword:
+                summaries = np.concatenate([summaries, extra_summaries])
         if not names:
             return []
-        similarity = self.encoder.similarities(matrix, self._query_vectors(text))
+        queries = self._query_vectors(text)
+        similarity = self.encoder.similarities(whole, queries)
+        ranking = self.encoder.similarities(summaries, queries) if keyword else similarity
         position = self._positions if not extra else {name: i for i, name in enumerate(names)}
         candidates = [
             name
-            for name in dict.fromkeys([*lexical, *self._most_similar(names, similarity, count)])
+            for name in dict.fromkeys([*lexical, *self._most_similar(names, ranking, count)])
             if name in position
         ]
-        cosine = np.array([similarity[position[name]] for name in candidates], dtype=np.float64)
+        cosine = np.array([ranking[position[name]] for name in candidates], dtype=np.float64)
         lexical_scores = np.array(
             [lexical[name].score if name in lexical else np.nan for name in candidates],
             dtype=np.float64,
@@ -280,7 +319,7 @@ class HybridBackend:
             RankedTool(
                 name=name,
                 score=float(fused[index]),
-                similarity=float(cosine[index]),
+                similarity=float(similarity[position[name]]),
                 exact=wanted in _exact_keys(name),
                 matched_tokens=lexical[name].matched_tokens if name in lexical else (),
             )
@@ -289,10 +328,17 @@ class HybridBackend:
         order = sorted(range(len(tools)), key=lambda i: (not tools[i].exact, -tools[i].score, i))
         return [tools[index] for index in order]
 
+    def _is_keyword(self, query: str) -> bool:
+        """Whether ``query`` is a keyword query: at most ``keyword_max_words`` words."""
+        return word_count(query) <= self.settings.keyword_max_words
+
     def _dense_weight(self, query: str, extra: Sequence[ToolDocument]) -> float:
-        """``dense_weight_unmatched`` when a word of ``query`` is in no tool (the lexical
-        side's answer, with no hits), else ``dense_weight``."""
+        """``dense_weight_keyword`` for a keyword query; for a request, ``dense_weight_unmatched``
+        when a word of it is in no tool (the lexical side's answer, with no hits), else
+        ``dense_weight``."""
         settings = self.settings
+        if self._is_keyword(query):
+            return settings.dense_weight_keyword
         if settings.dense_weight_unmatched == settings.dense_weight:
             return settings.dense_weight
         unknown = self.lexical.unmatched_words(query, [], extra)

@@ -28,6 +28,14 @@ class HybridSettings:
     """The dense side's weight instead for a query with a word that no tool holds (the lexical
     side has nothing to match it with, so the model decides more); equal to ``dense_weight``
     to weigh every query alike."""
+    keyword_max_words: int = 10
+    """A query of at most this many words is a keyword query: it is matched against each
+    tool's summary (its name and the first sentence of its description) instead of its whole
+    text, and weighs the dense side ``dense_weight_keyword``; 0 treats every query as a
+    request."""
+    dense_weight_keyword: float = 0.5
+    """The dense side's weight for a keyword query (see ``keyword_max_words``), whether or not
+    its words are in the tools."""
     candidates: int = 50
     """How many of the lexical side's best hits, and of the most similar tools, are fused."""
     no_match_below: float = 0.25
@@ -58,11 +66,13 @@ class HybridSettings:
         result: dict[str, Any] = {}
         if "lexical_backend" in values:
             result["lexical_backend"] = _text(values, "lexical_backend")
-        for key in ("dense_weight", "dense_weight_unmatched"):
+        for key in ("dense_weight", "dense_weight_unmatched", "dense_weight_keyword"):
             if key in values:
                 result[key] = _number(values, key, 0.0, 1.0)
         if "candidates" in values:
             result["candidates"] = _count(values, "candidates", 1, 1000)
+        if "keyword_max_words" in values:
+            result["keyword_max_words"] = _count(values, "keyword_max_words", 0, 1000)
         for key in ("no_match_below", "min_similarity"):
             if key in values:
                 result[key] = _number(values, key, -1.0, 1.0)

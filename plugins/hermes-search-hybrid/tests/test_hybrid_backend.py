@@ -132,9 +132,10 @@ def test_query_with_a_word_no_tool_holds_is_ranked_more_by_meaning(
     make_backend: MakeBackend,
 ) -> None:
     query = "convert this email into german"  # "convert" and "german" are in no tool
-    backend = make_backend()
+    request = {"keyword_max_words": 0}  # the rule is a request's; a keyword query weighs 0.5
+    backend = make_backend(**request)
     backend.build(EMAIL_AND_TRANSLATION)
-    alike = make_backend(dense_weight_unmatched=0.4)  # every query weighed as the default 0.4
+    alike = make_backend(dense_weight_unmatched=0.4, **request)  # every request weighed 0.4
     alike.build(EMAIL_AND_TRANSLATION)
 
     assert backend.unmatched_words(query, []) == ["convert", "german"]
@@ -147,7 +148,7 @@ def test_query_whose_words_all_are_in_tools_keeps_the_dense_weight(
     make_backend: MakeBackend,
 ) -> None:
     query = "text files"  # both words are in tools; the model prefers another tool than bm25
-    unfiltered = {"no_match_below": -1, "min_similarity": -1}
+    unfiltered = {"no_match_below": -1, "min_similarity": -1, "keyword_max_words": 0}
     lexical_only = make_backend(dense_weight=0.0, dense_weight_unmatched=1.0, **unfiltered)
     lexical_only.build(TOOLS)
     dense_only = make_backend(dense_weight=1.0, dense_weight_unmatched=1.0, **unfiltered)
@@ -234,7 +235,8 @@ def test_damaged_embedding_cache_is_ignored_and_rebuilt(
     assert "ignoring the damaged embedding cache" in caplog.text
     assert backend.documents_embedded == len(TOOLS)
     with np.load(cache_file) as data:
-        assert data["vectors"].shape == (len(TOOLS), backend.encoder.dimension)
+        # two vectors a tool: its whole text's and its summary's
+        assert data["vectors"].shape == (2 * len(TOOLS), backend.encoder.dimension)
     rebuilt = make_backend()
     rebuilt.build(TOOLS)
     assert rebuilt.documents_embedded == 0
@@ -263,8 +265,19 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
         (
             {"dense_weigth": 0.5},
             "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
-            "absent_service_no_match, candidates, dense_weight, dense_weight_unmatched, "
-            "lexical_backend, min_similarity, model_dir, no_match_below",
+            "absent_service_no_match, candidates, dense_weight, dense_weight_keyword, "
+            "dense_weight_unmatched, keyword_max_words, lexical_backend, min_similarity, "
+            "model_dir, no_match_below",
+        ),
+        (
+            {"keyword_max_words": -1},
+            "plugins.entries.hybrid.keyword_max_words must be a whole number from 0 to 1000, "
+            "not -1",
+        ),
+        (
+            {"dense_weight_keyword": True},
+            "plugins.entries.hybrid.dense_weight_keyword must be a number from 0.0 to 1.0, "
+            "not True",
         ),
         (
             {"absent_service_no_match": "yes"},

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from hermes_search_hybrid.text import query_texts
+from hermes_search_hybrid.text import embedded_text, query_texts, summary_text, word_count
+
+from hermes_core import ToolDocument
 
 
 def test_keyword_query_is_embedded_alone() -> None:
@@ -25,3 +27,31 @@ def test_semicolons_and_line_breaks_end_a_sentence_and_one_word_ones_are_dropped
         "list files",
         "delete old logs",
     ]
+
+
+def test_summary_is_the_name_and_the_first_sentence_of_the_description() -> None:
+    tool = ToolDocument(
+        "github__activity_list-notifications",
+        "List notifications for the authenticated user.  Sorted by most recently\n updated. "
+        "Paginated: see the Link header.",
+        "github",
+        ("all", "participating"),
+    )
+
+    assert summary_text(tool) == (
+        "github activity list notifications: List notifications for the authenticated user."
+    )
+    assert embedded_text(tool).endswith("see the Link header. (all, participating)")
+
+
+def test_summary_of_an_mcp_tool_drops_the_prefix_and_one_without_description_is_its_name() -> None:
+    described = ToolDocument("mcp__time__get_current_time", "Get the current time", "time")
+    bare = ToolDocument("mcp__git__git_status", "", "git", ("repo_path",))
+
+    assert summary_text(described) == "time get current time: Get the current time"
+    assert summary_text(bare) == "git git status"
+
+
+def test_words_of_a_query_are_counted_as_runs_of_letters_and_digits() -> None:
+    assert word_count("delete github branch feature-x") == 5
+    assert word_count("  ") == 0
