@@ -342,10 +342,7 @@ def keyword_files(backend: Any, paths: Sequence[Path]) -> str:
     for path in paths:
         queries = load_queries(path)
         label = f"{path.name} ({len(queries)})"
-        bm25 = [
-            [hit.name for hit in backend.lexical.search(item.query, DEPTH, ADMISSION)]
-            for item in queries
-        ]
+        bm25 = [hit_names(backend.lexical.search(item.query, DEPTH, ADMISSION)) for item in queries]
         rows.append((label, "bm25", scores(queries, bm25, tools)))
         for name, change in (
             ("hybrid, every query against whole texts", {"keyword_max_words": 0}),
@@ -359,6 +356,7 @@ def keyword_files(backend: Any, paths: Sequence[Path]) -> str:
 
 
 def hit_names(hits: Sequence[Any]) -> list[str]:
+    """The tool names of ``hits``, in order."""
     return [hit.name for hit in hits]
 
 

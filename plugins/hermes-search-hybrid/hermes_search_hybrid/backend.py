@@ -141,7 +141,10 @@ class HybridBackend:
         """The vectors of ``documents``' whole texts and of their summaries, embedding (and
         caching) those not cached yet."""
         texts = [(embedded_text(document), summary_text(document)) for document in documents]
-        keys = [tuple(content_key(self.encoder.key, text) for text in pair) for pair in texts]
+        keys = [
+            (content_key(self.encoder.key, whole), content_key(self.encoder.key, summary))
+            for whole, summary in texts
+        ]
         missing = set(self.store.missing([key for pair in keys for key in pair]))
         if missing:
             # One group a tool, so the progress bar and ``documents_embedded`` count tools.
@@ -165,7 +168,8 @@ class HybridBackend:
     def _embed(self, groups: list[dict[bytes, str]]) -> None:
         """Embed and cache the texts of ``groups`` (each a tool's texts not cached yet, by
         key)."""
-        # Longest first, so each batch pads to texts of about the same length.
+        # Longest first, so the texts of each call are of about the same lengths (the model
+        # sorts a call's texts by length itself, and pads each batch to its longest).
         groups = sorted(groups, key=lambda group: -max(map(len, group.values())))
         bar = self._progress(len(groups))
         try:
@@ -303,11 +307,10 @@ class HybridBackend:
         similarity = self.encoder.similarities(whole, queries)
         ranking = self.encoder.similarities(summaries, queries) if keyword else similarity
         position = self._positions if not extra else {name: i for i, name in enumerate(names)}
-        candidates = [
-            name
-            for name in dict.fromkeys([*lexical, *self._most_similar(names, ranking, count)])
-            if name in position
-        ]
+        most_similar = self._most_similar(names, ranking, count)
+        if keyword:  # the thresholds of search() read the most similar whole text
+            most_similar += self._most_similar(names, similarity, 1)
+        candidates = [name for name in dict.fromkeys([*lexical, *most_similar]) if name in position]
         cosine = np.array([ranking[position[name]] for name in candidates], dtype=np.float64)
         lexical_scores = np.array(
             [lexical[name].score if name in lexical else np.nan for name in candidates],
@@ -329,8 +332,10 @@ class HybridBackend:
         return [tools[index] for index in order]
 
     def _is_keyword(self, query: str) -> bool:
-        """Whether ``query`` is a keyword query: at most ``keyword_max_words`` words."""
-        return word_count(query) <= self.settings.keyword_max_words
+        """Whether ``query`` is a keyword query: at most ``keyword_max_words`` words (never
+        when that is 0)."""
+        limit = self.settings.keyword_max_words
+        return limit > 0 and word_count(query) <= limit
 
     def _dense_weight(self, query: str, extra: Sequence[ToolDocument]) -> float:
         """``dense_weight_keyword`` for a keyword query; for a request, ``dense_weight_unmatched``

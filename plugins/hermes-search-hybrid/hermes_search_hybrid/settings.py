@@ -30,7 +30,8 @@ class HybridSettings:
     to weigh every query alike."""
     keyword_max_words: int = 10
     """A query of at most this many words is a keyword query: it is matched against each
-    tool's summary (its name and the first sentence of its description) instead of its whole
+    tool's summary (its name and the first sentence of its description, as
+    :func:`~hermes_search_hybrid.text.summary_text` cuts it) instead of its whole
     text, and weighs the dense side ``dense_weight_keyword``; 0 treats every query as a
     request."""
     dense_weight_keyword: float = 0.5
@@ -45,7 +46,8 @@ class HybridSettings:
     """A tool less similar than this (cosine, -1..1) to the query is not returned (the others
     are); an exact tool-name query is exempt."""
     absent_service_no_match: bool = True
-    """No match for a keyword query that reads ``<service> <action> <object>`` for a service
+    """No match for a query of two to eight words that reads ``<service> <action> <object>``
+    for a service
     that no tool has (``hubspot add contact`` over a catalog without HubSpot; see
     :mod:`hermes_search_hybrid.absent`)."""
     model_dir: Path | None = None

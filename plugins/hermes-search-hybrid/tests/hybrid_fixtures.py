@@ -4,7 +4,7 @@ plugin, and backends built by a real host from the real model."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,17 @@ import anyio
 from hermes_core import Config, Environment, Host, ToolDocument
 
 DISTRIBUTION = "hermes-search-hybrid"
+DEV_SETS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "sets.json"
+"""The keyword dev sets of the repository (benchmarks/data/README.md)."""
+
+MakeBackend = Callable[..., Any]
+"""The ``make_backend`` fixture: ``make(**settings)`` builds a new backend."""
+
+
+def names(hits: Any) -> list[str]:
+    """The tool names of ``hits`` (search hits or ranked tools), in order."""
+    return [hit.name for hit in hits]
+
 
 TOOLS = (
     ToolDocument("send_sms", "Send an SMS text message", "messaging", ("to", "body")),

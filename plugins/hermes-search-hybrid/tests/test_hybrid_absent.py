@@ -5,19 +5,16 @@ hybrid backend with the real model."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hermes_search_hybrid.absent import ActionWords, action_word, asks_for_absent_service
-from hybrid_fixtures import TOOLS
+from hybrid_fixtures import DEV_SETS, TOOLS
 
 from hermes_core import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries, load_sets
 from hermes_core.testing import make_search_backend
 
-REPO = Path(__file__).resolve().parents[3]
-DEV_SETS = REPO / "benchmarks" / "data" / "sets.json"
 SAAS_NEGATIVES_NO_MATCH = 0.6
 """Issue 9: at least 60% of the SaaS set's negatives answered with no match."""
 

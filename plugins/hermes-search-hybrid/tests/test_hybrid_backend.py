@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from hybrid_fixtures import MISMATCH_QUERY, TOOLS
+from hybrid_fixtures import MISMATCH_QUERY, TOOLS, MakeBackend, names
 
 from hermes_core import PluginError, RegistrationError, ToolDocument
-
-MakeBackend = Callable[..., Any]
-
-
-def names(hits: list[Any]) -> list[str]:
-    return [hit.name for hit in hits]
 
 
 def test_query_sharing_no_word_with_a_tool_finds_it_by_meaning(make_backend: MakeBackend) -> None:

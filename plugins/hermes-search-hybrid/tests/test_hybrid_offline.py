@@ -92,7 +92,8 @@ LARGE_CATALOG = textwrap.dedent(
     from hybrid_fixtures import build_backend
     backend = build_backend(Path(sys.argv[2]))
     count = int(sys.argv[3])
-    backend.build([ToolDocument(f"tool_{i}", f"Does job number {i}", "jobs") for i in range(count)])
+    jobs = [ToolDocument(f"tool_{i}", f"Does job {i}.", "jobs", ("id",)) for i in range(count)]
+    backend.build(jobs)  # two texts a tool: its whole text and its summary
     print("embedded", backend.documents_embedded)
     """
 )
