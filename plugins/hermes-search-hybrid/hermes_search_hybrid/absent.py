@@ -99,8 +99,8 @@ def names_absent_service(
     """Whether ``query`` names a service nobody has (see the module docstring); ``unmatched``
     are the words of the query that no tool holds (in any case); ``known`` the words of the
     tools searched (the catalog's, and those of a query's extra candidates)."""
-    words = [word.strip(_EDGES) for word in query.split()]
-    if not 2 <= len(words) <= MAX_WORDS:
+    words = _judged_words(query)
+    if not words:
         return False
     first, second = words[0], words[1]
     if not (_LETTERS.fullmatch(first) and _LETTERS.fullmatch(second)):
@@ -129,6 +129,8 @@ def asks_for_absent_service(
     one of its best ``candidates`` hits under ``admission`` answers through an equivalent or a
     compound (``repo`` for ``repositories``). The extra candidates' words are counted, and the
     hits searched, only when what comes before says yes."""
+    if not _judged_words(query):  # before any lexical work: most requests are longer
+        return False
     unknown = set(lexical.unmatched_words(query, [], extra))
     if not unknown:
         return False
@@ -142,6 +144,13 @@ def asks_for_absent_service(
     return names_absent_service(
         query, unknown & set(lexical.unmatched_words(query, hits, extra)), known
     )
+
+
+def _judged_words(query: str) -> list[str]:
+    """The words of ``query``, edge punctuation stripped, when it has two to
+    :data:`MAX_WORDS` of them; else none."""
+    words = [word.strip(_EDGES) for word in query.split()]
+    return words if 2 <= len(words) <= MAX_WORDS else []
 
 
 def _actions_of(document: ToolDocument) -> list[str]:

