@@ -291,6 +291,36 @@ def test_another_process_of_the_user_cannot_run_calls_in_a_running_scripts_sessi
     assert names == ["execute_code"]
 
 
+def test_a_forked_child_calls_tools_but_a_program_the_script_starts_cannot(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text(json.dumps({"approvals": {"allow": ["execute_code"]}}))
+    (hermes_cli.work / "notes.txt").write_text("still here\n")
+    code = """
+        import os, subprocess, sys
+        import hermes_tools
+        program = (
+            "import sys; sys.path.insert(0, %r); import hermes_tools\\n"
+            "try:\\n    hermes_tools.read_file(path='notes.txt'); print('program: called')\\n"
+            "except hermes_tools.ToolError as error:\\n    print('program:', error.code)\\n"
+        ) % os.path.dirname(hermes_tools.__file__)
+        print(subprocess.run([sys.executable, "-c", program], capture_output=True,
+                             text=True).stdout.strip(), flush=True)
+        child = os.fork()
+        if child == 0:
+            print("child:", hermes_tools.read_file(path="notes.txt").strip(), flush=True)
+            os._exit(0)
+        os.waitpid(child, 0)
+    """
+    data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+
+    assert data["status"] == "success", data
+    lines = data["output"].splitlines()
+    assert lines[0] == "program: RPC_CLOSED"
+    assert lines[1] == "child: still here"
+    assert data["tool_calls_made"] == 1
+
+
 # A bad RPC line --------------------------------------------------------------------------
 
 
@@ -411,6 +441,36 @@ def test_every_process_a_script_started_is_dead_after_its_run(
             pid = int(path.read_text() or 0)
             if pid and _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_script_sending_itself_sigterm_again_and_again_does_not_put_off_the_kill(
+    hermes_cli: HermesCli,
+) -> None:
+    settings = {"approvals": {"allow": ["execute_code"]}, "code_execution": {"timeout": 2}}
+    hermes_cli.config.write_text(json.dumps(settings))
+    pid_file = hermes_cli.root / "escaped.pid"
+    code = f"""
+        import os, signal, subprocess, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        subprocess.Popen(["setsid", "sh", "-c", "echo $$ > {pid_file}; exec sleep {_SLEEPER}"])
+        while True:
+            time.sleep(0.2)
+            os.killpg(0, signal.SIGTERM)
+    """
+    pid = 0
+    try:
+        started = time.monotonic()
+        data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+        pid = int(pid_file.read_text())
+        assert data["status"] == "timeout", data
+        assert time.monotonic() - started < 2 + 5 + 10  # timeout, grace, the CLI's own start
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        assert not _alive(pid)
+    finally:
+        if pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 # 8: what a run leaves in the cache is the user's alone -------------------------------------
