@@ -56,6 +56,7 @@ def _stream_socket(descriptor: int) -> socket.socket | None:
     if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
         sock.close()
         return None
+    sock.set_inheritable(False)  # where MSG_CMSG_CLOEXEC is missing (macOS)
     return sock
 
 
@@ -77,8 +78,11 @@ async def connections(host_end: socket.socket) -> AsyncIterator[UNIXSocketStream
             return
         for descriptor in descriptors:
             sock = _stream_socket(descriptor)
-            if sock is not None:
-                try:
-                    yield await UNIXSocketStream.from_socket(sock)
-                except (OSError, ValueError):
-                    sock.close()
+            if sock is None:
+                continue
+            try:
+                stream = await UNIXSocketStream.from_socket(sock)
+            except (OSError, ValueError):
+                sock.close()
+                continue
+            yield stream

@@ -154,7 +154,10 @@ def main() -> None:
     adopts = _become_subreaper()
 
     def stopping(signum: int, frame: FrameType | None) -> None:
-        signal.setitimer(signal.ITIMER_REAL, grace)  # the script has GRACE s to end
+        # The script has GRACE s to end, from the first SIGTERM: one it sends itself again and
+        # again does not put the end off.
+        if signal.getitimer(signal.ITIMER_REAL)[0] == 0:
+            signal.setitimer(signal.ITIMER_REAL, grace)
 
     def out_of_time(signum: int, frame: FrameType | None) -> None:
         if adopts:
