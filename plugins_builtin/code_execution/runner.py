@@ -114,15 +114,28 @@ def _descendants(root: int) -> list[int]:
     return [pid for pid in found if pid in live]
 
 
+_script = 0
+"""The pid of the script's process."""
+_script_status: int | None = None
+"""Its wait status once reaped (a reap in the signal handler must not lose it)."""
+
+
+def _reaped(pid: int, status: int) -> None:
+    global _script_status
+    if pid == _script:
+        _script_status = status
+
+
 def _reap_all() -> None:
     """Collect every child that has ended (the script's orphans become this process's)."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        _reaped(pid, status)
 
 
 def _kill_descendants() -> None:
@@ -150,6 +163,7 @@ def _exit_as(status: int) -> None:
 
 
 def main() -> None:
+    global _script
     directory, channel, grace = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     adopts = _become_subreaper()
 
@@ -163,31 +177,29 @@ def main() -> None:
         if adopts:
             _kill_descendants()
         else:
-            os.kill(script, signal.SIGKILL)
+            os.kill(_script, signal.SIGKILL)
 
     signal.signal(signal.SIGTERM, stopping)
     signal.signal(signal.SIGALRM, out_of_time)
-    script = os.fork()
-    if script == 0:
+    _script = os.fork()
+    if _script == 0:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, _stop)
         os.set_inheritable(channel, False)
         run_script(directory)
         sys.exit(0)
     os.close(channel)
-    while True:
+    while _script_status is None:
         try:
             pid, status = os.waitpid(-1, 0)
         except ChildProcessError:
-            status = 1 << 8
             break
-        if pid == script:
-            break
+        _reaped(pid, status)
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if adopts:
         _kill_descendants()
-    _exit_as(status)
+    _exit_as(signal.SIGKILL if _script_status is None else _script_status)
 
 
 if __name__ == "__main__":
