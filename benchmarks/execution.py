@@ -7,7 +7,8 @@ plugins and a user plugin holding a no-op tool, the ``off`` policy so no prompt 
    tool's handler runs for the script's first call, against starting the same interpreter with
    ``python -c`` on a script that connects to a Unix socket and sends one line, measured to the
    moment the line arrives. The difference is what execute_code adds to starting Python (the
-   private directory, the generated module, the runner, the listener). Budget: 150 ms.
+   private directory, the generated module, the runner and its fork, the channel). Budget:
+   150 ms.
 2. **RPC round trip.** The script times each of its calls of the no-op tool (script -> socket ->
    dispatch -> tool -> socket -> script), against ``host.dispatch`` of the same tool in the
    host. Budget: 1 ms above the direct dispatch.
@@ -193,14 +194,15 @@ async def main(starts: int, calls: int, write: bool) -> int:
 
 EXPLANATION = """\
 The start of a run is the private directory (`hermes_tools.py` generated from the tools'
-schemas, the script), a Unix listener, the interpreter starting the runner and importing the
-generated module (the standard library's `json`, `socket` and `threading` only), and the first
-connection. A round trip is one JSON line each way over the socket and the whole dispatch
-pipeline (hooks, the approval policy, validation, the activity log) in the host; the script's
-threads share one connection. Measured on the 2-core development machine while other work ran
-on it; the baselines ran interleaved with the measured side. The handler's `caller` parameter
-and the per-hook timeouts of shell hooks and hook directories leave the dispatch benchmark as
-it was (36.3 µs overhead against 36.5 µs before them, same run).
+schemas, the script), the channel (a socket pair), the interpreter starting the runner, which
+forks the script's process, the script importing the generated module (the standard library's
+`array`, `json`, `socket` and `threading` only), and the first connection (a socket pair whose
+end goes to the host over the channel). A round trip is one JSON line each way over the socket
+and the whole dispatch pipeline (hooks, the approval policy, validation, the activity log) in
+the host; the script's threads share one connection. Measured on the 2-core development machine
+while other work ran on it; the baselines ran interleaved with the measured side. The handler's
+`caller` parameter and the per-hook timeouts of shell hooks and hook directories leave the
+dispatch benchmark as it was (36.3 µs overhead against 36.5 µs before them, same run).
 """
 
 

@@ -51,10 +51,12 @@ if TYPE_CHECKING:
         RegistrationError,
     )
     from hermes_core.execution.caller import ToolCaller
+    from hermes_core.execution.memory_guard import hide_host_memory
     from hermes_core.hookspecs import hookimpl
     from hermes_core.host import Host
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
+    from hermes_core.private_files import create_private_file, private_dir
     from hermes_core.process_groups import signal_group
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import (
@@ -132,10 +134,13 @@ _EXPORTS: dict[str, str] = {
     "ToolDocument": "hermes_core.search.backend",
     "ToolResult": "hermes_core.tools",
     "edit_config": "hermes_core.config",
+    "create_private_file": "hermes_core.private_files",
     "head_and_tail": "hermes_core.captured",
+    "hide_host_memory": "hermes_core.execution.memory_guard",
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
     "load_skills": "hermes_core.skills.library",
+    "private_dir": "hermes_core.private_files",
     "signal_group": "hermes_core.process_groups",
     "CACHE_FRAME_SIZE": "hermes_core.cache_files",
     "CacheFileError": "hermes_core.cache_files",
@@ -200,11 +205,14 @@ __all__ = [
     "ToolResult",
     "__version__",
     "cache_frame",
+    "create_private_file",
     "edit_config",
     "head_and_tail",
+    "hide_host_memory",
     "hookimpl",
     "load_config",
     "load_skills",
+    "private_dir",
     "read_cache_frame",
     "signal_group",
 ]

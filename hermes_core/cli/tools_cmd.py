@@ -20,7 +20,7 @@ from hermes_core.cli.context import environment, load_config_in_effect
 from hermes_core.cli.output import columns, did_you_mean
 
 if TYPE_CHECKING:
-    from hermes_core.approvals.prompt import Answer, ApprovalRequest
+    from hermes_core.approvals.prompt import Answer, ApprovalRequest, PromptTransport
     from hermes_core.host import Host
     from hermes_core.tools import Tool, ToolResult
 
@@ -226,7 +226,7 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
     their schemas already). Exit status 1 when a name is not found."""
 
     async def work(host: Host) -> tuple[ToolResult, dict[str, Any]]:
-        async with host.session(**_session_fields(host, approve_once=False)) as session:
+        async with host.session(**_session_fields(host)) as session:
             result = await host.dispatch("tool_describe", {"names": list(names)}, session)
             payload = _payload(result)
             if not result.is_error:
@@ -286,7 +286,12 @@ def _with_tool_list(
 @tools.command("call")
 @click.argument("name")
 @click.argument("arguments_json", metavar="[ARGS_JSON]", required=False, default="{}")
-@click.option("--yes", is_flag=True, help="Approve this one call without asking.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Approve this one call without asking (not the calls it makes: a script's calls "
+    "are approved on their own).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> None:
     """Call a tool through the whole pipeline: hooks, approvals, the handler.
@@ -303,7 +308,8 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         raise click.BadParameter(f"not JSON: {exc}", param_hint="ARGS_JSON") from None
 
     async def work(host: Host) -> ToolResult:
-        async with host.session(**_session_fields(host, approve_once=yes)) as session:
+        approved = name if yes else None
+        async with host.session(**_session_fields(host, approve=approved)) as session:
             if name in host.tool_search.view().deferred_by_name or is_connector_name(name):
                 payload = {"name": name, "arguments": arguments}
                 return await host.dispatch("tool_call", payload, session)
@@ -323,33 +329,47 @@ def _bridge_call(name: str, arguments: dict[str, Any], *, refresh: bool) -> Tool
     """``name`` (a bridge tool that only reads) called once in a read-only host."""
 
     async def work(host: Host) -> ToolResult:
-        async with host.session(**_session_fields(host, approve_once=False)) as session:
+        async with host.session(**_session_fields(host)) as session:
             return await host.dispatch(name, arguments, session)
 
     return run_with_host(work, read_only=True, refresh=refresh)
 
 
 class _ApproveOnce:
-    """The answer of ``--yes``: this call is approved, nothing is remembered."""
+    """The answer of ``--yes``: the named call is approved, once, nothing is remembered; every
+    other request (the calls an ``execute_code`` script makes) goes to ``then``."""
 
-    interactive = False
+    def __init__(self, name: str, then: PromptTransport) -> None:
+        self.name = name
+        self.then = then
+        self._given = False
+
+    @property
+    def interactive(self) -> bool:
+        """Whether ``then`` has a person to ask."""
+        return bool(getattr(self.then, "interactive", False))
 
     async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
-        return "once"
+        # The named call is asked about before its handler runs, so before any call it makes.
+        if not self._given and request.tool_name == self.name:
+            self._given = True
+            return "once"
+        return await self.then.ask(request, timeout)
 
 
-def _session_fields(host: Host, *, approve_once: bool) -> dict[str, Any]:
-    """Who answers approval prompts: ``--yes``, the terminal, or the non-interactive rule."""
+def _session_fields(host: Host, *, approve: str | None = None) -> dict[str, Any]:
+    """Who answers approval prompts: the terminal, or the non-interactive rule; with
+    ``approve`` (``--yes``) the call of that tool is approved once before either is asked."""
     from hermes_core.approvals.prompt import NonInteractivePrompt, TerminalPrompt
 
     interactive = sys.stdin.isatty()
-    prompt: Any
-    if approve_once:
-        prompt = _ApproveOnce()
-    elif interactive:
+    prompt: PromptTransport
+    if interactive:
         prompt = TerminalPrompt(sys.stdin, sys.stderr)
     else:
         prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
+    if approve is not None:
+        prompt = _ApproveOnce(approve, prompt)
     return {"interactive": interactive, "prompt": prompt}
 
 

@@ -1,18 +1,22 @@
 """The ``code_execution`` toolset: ``execute_code`` runs a Python script in a child process.
 
 The script imports ``hermes_tools``, a module generated for the run whose functions are the
-tools it may call; each call goes back to the host over a Unix socket in a private temporary
-directory and through the dispatcher under the real tool name (the same hooks, approvals and
-activity log as a call of the model). Only what the script prints comes back.
+tools it may call; each call goes back to the host over a channel the script inherits as an
+open descriptor (:mod:`.channel`: no path another process could connect to) and through the
+dispatcher under the real tool name (the same hooks, approvals and activity log as a call of
+the model). Only what the script prints comes back.
 
 Settings (``code_execution`` in ``config.yaml``): ``mode`` (``project``: the session's working
 directory and the active virtualenv's Python; ``strict``: a fresh temporary directory and the
-host's own Python), ``timeout`` (300 s; SIGTERM, then SIGKILL 5 s later, to the whole process
-group), ``max_tool_calls`` (50), ``max_captured_bytes`` (10,000,000: the most a script may write to
+host's own Python), ``timeout`` (300 s; SIGTERM to the script's process group, then SIGKILL 5 s
+later to the script and every process it started, in its group or not: :mod:`.runner`),
+``max_tool_calls`` (50), ``max_captured_bytes`` (10,000,000: the most a script may write to
 stdout, or to stderr, before it is stopped; :mod:`.capture`), ``tools`` (default: the file tools
 and ``terminal``) and ``env_passthrough``. The script's
 environment is scrubbed of secrets in both modes
-(:meth:`hermes_core.ToolCaller.child_environment`). The result holds stdout up to 50 KB (head
+(:meth:`hermes_core.ToolCaller.child_environment`), and the host is made non-dumpable before
+the first script starts, so a script cannot read them from the host's ``/proc`` files either
+(:mod:`hermes_core.execution.memory_guard`). The result holds stdout up to 50 KB (head
 and tail; what was captured is saved in the cache directory, which keeps the 20 newest) and
 stderr up to 10 KB.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -33,9 +38,20 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from hermes_core import Tool, ToolAnnotations, ToolCaller, ToolResult, head_and_tail, hookimpl
+from hermes_core import (
+    Tool,
+    ToolAnnotations,
+    ToolCaller,
+    ToolResult,
+    create_private_file,
+    head_and_tail,
+    hide_host_memory,
+    hookimpl,
+    private_dir,
+)
 
 from .capture import Capture
+from .channel import channel_pair
 from .child import Outcome, end_group, script_process, supervise
 from .module import module_source
 from .rpc import RpcServer, ScriptTools
@@ -178,9 +194,9 @@ class CodeExecution:
         with tempfile.TemporaryDirectory(prefix="hermes-exec-") as temporary:
             directory = Path(temporary)
             tools = ScriptTools(caller, settings.tools)
-            socket_path = directory / "rpc.sock"
+            host_end, script_end = channel_pair()
             (directory / "hermes_tools.py").write_text(
-                module_source(tools.named.values(), str(socket_path)), encoding="utf-8"
+                module_source(tools.named.values(), script_end.fileno()), encoding="utf-8"
             )
             (directory / "script.py").write_text(code, encoding="utf-8")
             if settings.mode == "strict":
@@ -194,9 +210,17 @@ class CodeExecution:
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONUTF8": "1",
             }
-            command = [interpreter(settings, caller.env.variables), str(_RUNNER), str(directory)]
+            command = [
+                interpreter(settings, caller.env.variables),
+                str(_RUNNER),
+                str(directory),
+                str(script_end.fileno()),
+                str(KILL_GRACE),
+            ]
             server = RpcServer(tools, settings.max_tool_calls)
             with (
+                host_end,
+                script_end,
                 (directory / "stdout").open("w+b") as stdout,
                 (directory / "stderr").open("w+b") as stderr,
             ):
@@ -204,7 +228,7 @@ class CodeExecution:
                 errors = Capture("stderr", stderr, settings.max_captured_bytes)
                 try:
                     outcome = await self._run(
-                        server, socket_path, command, cwd, env, output, errors
+                        server, (host_end, script_end), command, cwd, env, output, errors
                     )
                 except OSError as exc:
                     return ToolResult.error(
@@ -217,7 +241,7 @@ class CodeExecution:
     async def _run(
         self,
         server: RpcServer,
-        socket_path: Path,
+        channel: tuple[socket.socket, socket.socket],
         command: Sequence[str],
         cwd: Path,
         env: Mapping[str, str],
@@ -228,28 +252,30 @@ class CodeExecution:
         cannot start."""
         settings = self.settings
         session = server.tools.caller.session
-        async with await anyio.create_unix_listener(socket_path) as listener:
-            started = script_process(command, cwd=cwd, env=env)
-            async with started as process, anyio.create_task_group() as group:
-                assert process.stdout is not None  # pipes: script_process asks for them
-                assert process.stderr is not None
-                group.start_soon(server.serve, listener)
-                group.start_soon(output.read, process.stdout)
-                group.start_soon(errors.read, process.stderr)
-                try:
-                    outcome = await supervise(
-                        process,
-                        timeout=settings.timeout,
-                        grace=KILL_GRACE,
-                        session=session,
-                        over=lambda: output.over or errors.over,
-                    )
-                    await end_group(process)
-                    with anyio.move_on_after(DRAIN_SECONDS):
-                        await output.done.wait()
-                        await errors.done.wait()
-                finally:
-                    group.cancel_scope.cancel()
+        host_end, script_end = channel
+        hide_host_memory()
+        started = script_process(command, cwd=cwd, env=env, pass_fds=[script_end.fileno()])
+        async with started as process, anyio.create_task_group() as group:
+            script_end.close()  # the script holds it now: its end closes when the script's does
+            assert process.stdout is not None  # pipes: script_process asks for them
+            assert process.stderr is not None
+            group.start_soon(server.serve, host_end)
+            group.start_soon(output.read, process.stdout)
+            group.start_soon(errors.read, process.stderr)
+            try:
+                outcome = await supervise(
+                    process,
+                    timeout=settings.timeout,
+                    grace=KILL_GRACE,
+                    session=session,
+                    over=lambda: output.over or errors.over,
+                )
+                await end_group(process)
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await output.done.wait()
+                    await errors.done.wait()
+            finally:
+                group.cancel_scope.cancel()
         return outcome
 
     def _payload(
@@ -284,9 +310,9 @@ class CodeExecution:
     def _save(self, stdout_path: Path) -> Path:
         """Keep the output (all of it, or what the capture kept) in the cache directory; its
         path goes into the result."""
-        self.settings.output_dir.mkdir(parents=True, exist_ok=True)
-        target = self.settings.output_dir / f"output-{uuid.uuid4().hex[:16]}.txt"
-        shutil.copyfile(stdout_path, target)
+        target = private_dir(self.settings.output_dir) / f"output-{uuid.uuid4().hex[:16]}.txt"
+        with stdout_path.open("rb") as source, create_private_file(target) as copy:
+            shutil.copyfileobj(source, copy)
         _keep_newest(self.settings.output_dir, KEEP_OUTPUTS, target)
         return target
 

@@ -1,8 +1,10 @@
-"""The script's process: started in a new process group, stopped with that whole group.
+"""The script's process: the runner (``runner.py``), started in a new process group.
 
-A timeout, the user's stop or output past the cap sends SIGTERM to the group, then SIGKILL after
-the grace period; when the script ends on its own, whatever it left running in its group
-(``cmd &``) is killed. Its stdout and stderr are pipes, read by :mod:`.capture`.
+A timeout, the user's stop or output past the cap sends SIGTERM to the group; the runner gives
+the script the grace period, then kills it and every process it started, also those that left
+the group (on Linux; see ``runner.py``), and exits. Should the runner not have ended a little
+after that, and whenever it has, the host kills the group. Its stdout and stderr are pipes, read
+by :mod:`.capture`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from hermes_core import Session, signal_group
 
 _POLL_SECONDS = 0.05
 """How often a running script looks at the session's interrupt flag and its output's size."""
+_RUNNER_MARGIN = 2.0
+"""How long past the grace period the runner may take to kill what is left and exit."""
 
 Ending = Literal["exited", "timeout", "interrupted", "output_limit"]
 
@@ -53,7 +57,7 @@ async def _wait(
 
 async def _stop(process: Process, grace: float) -> None:
     signal_group(process.pid, signal.SIGTERM)
-    with anyio.move_on_after(grace):
+    with anyio.move_on_after(grace + _RUNNER_MARGIN):
         await process.wait()
 
 
@@ -63,10 +67,11 @@ async def script_process(
     *,
     cwd: Path,
     env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
 ) -> AsyncIterator[Process]:
-    """Start ``command`` in a new process group, its stdout and stderr pipes (an ``OSError``
-    when it cannot start); on the way out, also when the caller is cancelled, no process of
-    the group is left."""
+    """Start ``command`` in a new process group with the descriptors ``pass_fds``, its stdout
+    and stderr pipes (an ``OSError`` when it cannot start); on the way out, also when the
+    caller is cancelled, no process of the group is left."""
     process = await anyio.open_process(
         list(command),
         cwd=cwd,
@@ -75,6 +80,7 @@ async def script_process(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
     try:
         yield process
@@ -85,8 +91,8 @@ async def script_process(
 
 
 async def end_group(process: Process) -> None:
-    """Kill what is left of the script's process group (``cmd &`` holds its pipes open) and
-    reap the script."""
+    """Kill what is left of the runner's process group (the runner has killed the script's
+    processes on Linux; elsewhere ``cmd &`` holds the pipes open) and reap the runner."""
     with anyio.CancelScope(shield=True):
         signal_group(process.pid, signal.SIGKILL)
         await process.wait()
@@ -100,9 +106,9 @@ async def supervise(
     session: Session,
     over: Callable[[], bool],
 ) -> Outcome:
-    """Wait until the script exits, ``timeout`` seconds pass, ``session`` is interrupted or
-    ``over()`` says it wrote too much; in the last three cases its group gets SIGTERM, and
-    ``grace`` seconds to end."""
+    """Wait until the runner exits, ``timeout`` seconds pass, ``session`` is interrupted or
+    ``over()`` says the script wrote too much; in the last three cases its group gets SIGTERM,
+    and the script ``grace`` seconds to end (the runner ends it then)."""
     ending = await _wait(process, timeout, session, over)
     if ending != "exited":
         await _stop(process, grace)

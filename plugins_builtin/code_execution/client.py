@@ -13,6 +13,7 @@ with :func:`call`: ``call("mcp__git__git_log", max_count=2)``. ``help(hermes_too
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import socket
@@ -21,7 +22,7 @@ from typing import Any
 
 __all__ = ["Result", "ToolError", "call"]
 
-_SOCKET_PATH = ""  # set below by the generated part
+_CHANNEL_FD = -1  # set below by the generated part: the descriptor the host passed to the script
 
 
 class _ToolDefault:
@@ -51,14 +52,32 @@ class Result(str):
 
 _lock = threading.Lock()
 _connection: tuple[int, socket.socket, Any] | None = None
+_channel: socket.socket | None = None
+
+
+def _dial() -> socket.socket:
+    """A new connection to the host: one end of a fresh socket pair, the other end sent to the
+    host over the inherited channel (there is no path or port to connect to)."""
+    global _channel
+    if _channel is None:
+        _channel = socket.socket(fileno=_CHANNEL_FD)
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        rights = array.array("i", [theirs.fileno()])
+        _channel.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights.tobytes())])
+    except OSError:
+        mine.close()
+        raise
+    finally:
+        theirs.close()
+    return mine
 
 
 def _connected() -> tuple[int, socket.socket, Any]:
     global _connection
     if _connection is None or _connection[0] != os.getpid():
         # A forked child gets a connection of its own, never its parent's.
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(_SOCKET_PATH)
+        sock = _dial()
         _connection = (os.getpid(), sock, sock.makefile("rb"))
     return _connection
 

@@ -18,7 +18,9 @@ from typing import Any
 
 from hermes_core import Tool
 
-_CLIENT_NAMES = frozenset({"Result", "ToolError", "call", "json", "os", "socket", "threading"})
+_CLIENT_NAMES = frozenset(
+    {"Result", "ToolError", "array", "call", "json", "os", "socket", "threading"}
+)
 
 
 @functools.cache
@@ -102,10 +104,10 @@ def function_source(tool: Tool, name: str) -> str:
     )
 
 
-def module_source(tools: Iterable[Tool], socket_path: str) -> str:
+def module_source(tools: Iterable[Tool], channel_fd: int) -> str:
     """The whole ``hermes_tools`` module for one run: its functions call ``tools`` over the
-    Unix socket at ``socket_path``."""
-    parts = [client_source(), f"\n_SOCKET_PATH = {socket_path!r}\n"]
+    channel the host passed to the script as the descriptor ``channel_fd``."""
+    parts = [client_source(), f"\n_CHANNEL_FD = {channel_fd:d}\n"]
     exported = []
     for tool in tools:
         name = function_name(tool.name)

@@ -1,12 +1,13 @@
-"""The host's side of a script's tool calls: a Unix socket in the run's private directory, one
-JSON line per request and per reply, each call run through the dispatcher by the
-:class:`~hermes_core.ToolCaller` of the ``execute_code`` call.
+"""The host's side of a script's tool calls: the connections the script sends over its channel
+(:mod:`.channel`), one JSON line per request and per reply, each call run through the dispatcher
+by the :class:`~hermes_core.ToolCaller` of the ``execute_code`` call.
 
 Request: ``{"tool": NAME, "arguments": {...}}``. Reply: ``{"text": ..., "data": ...}``, or
 ``{"error": true, "code": ..., "message": ...}`` for a refusal or a failed tool. A line holding
 text that is not valid Unicode (a file name that is not UTF-8, kept as lone surrogates) is sent
 with ``\\u`` escapes, which ``json`` decodes back to the same string. A request longer than
-:data:`MAX_REQUEST_BYTES` is read to its end and refused; the connection serves the next one.
+:data:`MAX_REQUEST_BYTES` is read to its end and refused, and one that is not JSON (or nested
+too deeply to read) is refused; either way the connection serves the next one.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
-from anyio.abc import ByteStream, Listener
+from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hermes_core import Tool, ToolCaller, ToolResult
+
+from .channel import connections
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +140,11 @@ class RpcServer:
         self.max_calls = max_calls
         self.calls_made = 0
 
-    async def serve(self, listener: Listener[Any]) -> None:
-        """Serve every connection of ``listener`` until cancelled."""
-        await listener.serve(self._connection)
+    async def serve(self, host_end: socket.socket) -> None:
+        """Serve every connection the script sends over its channel until cancelled."""
+        async with anyio.create_task_group() as group:
+            async for stream in connections(host_end):
+                group.start_soon(self._connection, stream)
 
     async def _connection(self, stream: ByteStream) -> None:
         reader = BufferedByteReceiveStream(stream)
@@ -168,6 +174,8 @@ class RpcServer:
             request = json.loads(line)
         except ValueError:
             return _failure("INVALID_REQUEST", "a request that is not JSON")
+        except RecursionError:
+            return _failure("INVALID_REQUEST", "a request nested too deeply to read")
         name = request.get("tool") if isinstance(request, dict) else None
         if not isinstance(name, str):
             return _failure("INVALID_REQUEST", "a request without a tool name")

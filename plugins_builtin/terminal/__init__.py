@@ -34,8 +34,10 @@ from hermes_core import (
     Tool,
     ToolAnnotations,
     ToolResult,
+    create_private_file,
     head_and_tail,
     hookimpl,
+    private_dir,
     signal_group,
 )
 
@@ -279,11 +281,11 @@ class TerminalTools:
     ) -> ToolResult:
         if not command or not command.strip():
             return ToolResult.error("TOOL_ERROR", "process_manage: start needs a command")
-        directory = self.settings.cache_dir / session.id
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.settings.cache_dir)
+        directory = private_dir(self.settings.cache_dir / session.id)
         process_id = f"p{next(self._ids)}"
         log_path = directory / f"{process_id}.log"
-        with log_path.open("wb") as output:
+        with create_private_file(log_path) as output:
             try:
                 process = _start(self.settings, command, session.cwd, output)
             except OSError as exc:
