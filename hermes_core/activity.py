@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core.paths import make_private_dir
 from hermes_core.specs import ActivityEvent
 
 if TYPE_CHECKING:
@@ -372,7 +373,7 @@ class ActivityLog:
             try:
                 descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
             except FileNotFoundError:
-                _make_private_dir(self.path.parent)
+                make_private_dir(self.path.parent)
                 descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
             with os.fdopen(descriptor, "ab") as handle:
                 handle.write(data)
@@ -383,11 +384,3 @@ class ActivityLog:
 _APPEND_FLAGS: Final = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 _FILE_MODE: Final = 0o600
 """The log holds what tools were called with: only its owner may read it."""
-_DIR_MODE: Final = 0o700
-
-
-def _make_private_dir(directory: Path) -> None:
-    """Create ``directory`` readable by its owner only; missing parents get the default mode,
-    and a directory that already exists keeps the mode its owner gave it."""
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    directory.mkdir(mode=_DIR_MODE, exist_ok=True)

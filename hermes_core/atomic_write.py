@@ -10,14 +10,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from hermes_core.paths import make_private_dir
+
 
 def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``text``: a temporary file in the same directory, fsync, rename.
 
     The file gets the permission bits ``mode``; without it, it keeps its own (a new one is
-    private to the user). A symbolic link is followed, so a config kept in a dotfiles
-    repository stays a link. On any failure the old file is untouched and the temporary file is
-    removed.
+    private to the user, and so are the directories made for it). A symbolic link is followed,
+    so a config kept in a dotfiles repository stays a link. On any failure the old file is
+    untouched and the temporary file is removed.
     """
     _replace(path, lambda stream: stream.write(text.encode("utf-8")), mode, durable=True)
 
@@ -40,7 +42,7 @@ def _replace(
     path: Path, write: Callable[[IO[bytes]], Any], mode: int | None, *, durable: bool
 ) -> None:
     target = path.resolve() if path.is_symlink() else path
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(target.parent)
     if mode is None:
         try:
             mode = stat.S_IMODE(target.stat().st_mode)

@@ -10,7 +10,22 @@ from pathlib import Path
 from types import MappingProxyType
 
 APP_NAME = "hermes"
+PRIVATE_DIR_MODE = 0o700
+"""The mode of every directory hermes makes for itself: its home, cache and log directories."""
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create ``directory``, and each missing parent, readable by the user only
+    (:data:`PRIVATE_DIR_MODE`). A directory that already exists keeps the mode its owner
+    gave it: hermes never changes the permissions of a directory it did not make."""
+    missing: list[Path] = []
+    current = directory
+    while not current.is_dir() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        path.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
 
 
 def is_truthy(value: str | None) -> bool:

@@ -45,7 +45,8 @@ def shared_root() -> Iterator[Path]:
 def _cli(root: Path) -> HermesCli:
     """The real ``hermes`` with its home, cache and log directories not made yet."""
     cli = HermesCli(root, home=root / "state" / "hermes-home", work=root / "project")
-    cli.home.rmdir()  # HermesCli creates the home; hermes must make it itself here
+    cli.home.rmdir()  # HermesCli creates the home; hermes must make it (and state/) itself
+    cli.home.parent.rmdir()
     return cli
 
 
