@@ -367,7 +367,7 @@ def test_commands_that_only_look_alike_are_logged_whole(tmp_path: Path) -> None:
 _CHECKING_SERVER = textwrap.dedent(
     """
     import os, sys
-    expected = os.environ["EXPECTED_KEY"]
+    expected = EXPECTED
     given = sys.argv[sys.argv.index("--api-key") + 1]
     if given != expected:
         sys.exit(f"wrong --api-key: {given!r}")
@@ -376,11 +376,12 @@ _CHECKING_SERVER = textwrap.dedent(
 )
 
 
-def _checking_server(root: Path) -> Path:
+def _checking_server(root: Path, key: str) -> Path:
     """A real stdio MCP server (the tests' toolbox) that refuses to start unless its
-    ``--api-key`` is the value of ``EXPECTED_KEY``."""
+    ``--api-key`` is ``key``."""
     script = root / "keyed_server.py"
-    script.write_text(_CHECKING_SERVER.replace("TOOLBOX", repr(str(TOOLBOX))), encoding="utf-8")
+    text = _CHECKING_SERVER.replace("TOOLBOX", repr(str(TOOLBOX)))
+    script.write_text(text.replace("EXPECTED", repr(key)), encoding="utf-8")
     return script
 
 
@@ -389,7 +390,7 @@ def test_mcp_add_puts_a_servers_api_key_in_dotenv_and_a_reference_in_config(
 ) -> None:
     key = "sk-" + "live" * 6
     cli = HermesCli(tmp_path)
-    server = _checking_server(tmp_path)
+    server = _checking_server(tmp_path, key)
 
     done = cli.run("mcp", "add", "keyed", "--", sys.executable, str(server), "--api-key", key)
 
@@ -401,7 +402,7 @@ def test_mcp_add_puts_a_servers_api_key_in_dotenv_and_a_reference_in_config(
     assert dotenv.read_text(encoding="utf-8") == f"KEYED_API_KEY={key}\n"
     assert "args[2] -> ${KEYED_API_KEY}" in done.stdout
     # The reference resolves from .env when hermes starts the server.
-    probe = cli.run("mcp", "test", "keyed", env=cli.variables(EXPECTED_KEY=key), ok=False)
+    probe = cli.run("mcp", "test", "keyed", ok=False)
     assert probe.returncode == 0, probe.stderr
     assert "connected and listed" in probe.stdout
 
@@ -418,3 +419,30 @@ def test_mcp_add_moves_an_attached_api_key_and_keeps_a_reference_given_as_is(
     assert "--token=${ONE_TOKEN}" in config_text
     assert "${MY_OWN_KEY}" in config_text
     assert (cli.home / ".env").read_text(encoding="utf-8") == f"ONE_TOKEN=ghp_{'t' * 36}\n"
+
+
+def test_mcp_add_moves_a_credential_header_given_to_mcp_remote(tmp_path: Path) -> None:
+    cli = HermesCli(tmp_path)
+    url = "https://mcp.example/sse"
+    cli.run(
+        "mcp",
+        "add",
+        "remote",
+        "--",
+        "npx",
+        "mcp-remote",
+        url,
+        "--header",
+        "Authorization: Bearer abc123secret",
+        "--header",
+        "Accept: text/event-stream",
+        "--token-file",
+        "/etc/remote.token",
+    )
+
+    config_text = cli.config.read_text(encoding="utf-8")
+    assert "abc123secret" not in config_text
+    assert "Authorization: Bearer ${REMOTE_AUTHORIZATION}" in config_text
+    for kept in ("Accept: text/event-stream", "/etc/remote.token", url):
+        assert kept in config_text
+    assert (cli.home / ".env").read_text(encoding="utf-8") == "REMOTE_AUTHORIZATION=abc123secret\n"
