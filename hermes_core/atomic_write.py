@@ -64,18 +64,22 @@ def _replace(
     handle, temporary = _locked_temporary(target)
     # The descriptor, and with it the lock, is held until the rename: a temporary file
     # nobody holds is one whose writer died.
-    with os.fdopen(handle, "wb") as stream:
-        try:
-            write(stream)
-            stream.flush()
-            if durable:
-                os.fsync(stream.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-            raise
+    stream = os.fdopen(handle, "wb")
+    try:
+        write(stream)
+        stream.flush()
+        if durable:
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        if sys.platform == "win32":
+            stream.close()  # Windows renames no open file (and there is no lock to keep)
+        os.replace(temporary, target)
+    except BaseException:
+        stream.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    stream.close()
     if not durable:
         return
     # Make the rename itself durable; not every platform can open a directory.
