@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from hermes_core.host import Host
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
-    from hermes_core.private_files import create_private_file, private_dir
+    from hermes_core.private_files import create_private_file, make_private_dir, private_dir
     from hermes_core.process_groups import signal_group
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import (
@@ -140,6 +140,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
     "load_skills": "hermes_core.skills.library",
+    "make_private_dir": "hermes_core.private_files",
     "private_dir": "hermes_core.private_files",
     "signal_group": "hermes_core.process_groups",
     "CACHE_FRAME_SIZE": "hermes_core.cache_files",
@@ -212,6 +213,7 @@ __all__ = [
     "hookimpl",
     "load_config",
     "load_skills",
+    "make_private_dir",
     "private_dir",
     "read_cache_frame",
     "signal_group",

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core.private_files import make_private_dir
 from hermes_core.specs import ActivityEvent
 
 if TYPE_CHECKING:
@@ -67,6 +68,10 @@ _SECRET_VALUE: Final = re.compile(
         "xox[abprs]-[A-Za-z0-9-]{10,}",
         "AKIA[0-9A-Z]{16}",
         "AIza[0-9A-Za-z_-]{30,}",
+        r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
+        r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        "shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        "xapp-[0-9]-[A-Za-z0-9-]{10,}",
         r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
         r"B(?i:earer|asic)\s+[A-Za-z0-9._~+/=-]{12,}",
         r"b(?i:earer|asic)\s+[A-Za-z0-9._~+/=-]{12,}",
@@ -74,7 +79,9 @@ _SECRET_VALUE: Final = re.compile(
 )
 """Credentials recognisable by their shape: OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``,
 ``sk_test_``, ``rk_live_`` and ``whsec_``, GitHub, GitLab ``glpat-``, Hugging Face ``hf_``, npm,
-PyPI, Slack, AWS ``AKIA``, Google ``AIza``, JWTs, and ``Bearer``/``Basic`` credentials."""
+PyPI, Slack ``xox?-`` and ``xapp-``, AWS ``AKIA``, Google ``AIza``, Vault ``hvs.``, SendGrid
+``SG.``, Shopify ``shpat_``, JWTs, and ``Bearer``/``Basic``
+credentials."""
 
 _PRIVATE_KEY_BLOCK: Final = re.compile(
     r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.DOTALL
@@ -124,15 +131,64 @@ _SECRET_FLAG: Final = re.compile(
 """``--api-key value``, ``--with-token value``, ``--password value``: a flag (after a space or at
 the start) whose name ends with a secret word, then its value. ``-p value`` is not one:
 ``mkdir -p``, ``ssh -p 22`` and ``git add -p`` mean something else; see
-:data:`_SHORT_P_PASSWORD`."""
+:data:`_PASSWORD_OPTIONS`."""
 
-_SHORT_P_PASSWORD: Final = re.compile(
-    r"(\b(?:mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p|sshpass\b[^\n;|&]{0,200}?\s-p[ \t]*))"
-    r"([^\s;|&]+)"
+
+def _password_option(command: str, option: str) -> re.Pattern[str]:
+    """``option`` and its value, within 200 characters after ``command`` (unbounded, a text of
+    many ``mysql`` words took quadratic time)."""
+    return re.compile(rf"(\b(?:{command})\b[^\n;|&]{{0,200}}?\s{option})" + _VALUE)
+
+
+_PASSWORD_OPTIONS: Final = (
+    ("mysql", _password_option(r"mysql(?:dump|admin|sh)?", "-p")),
+    ("7z", _password_option(r"7z[ar]?", "-p")),
+    ("sshpass", _password_option("sshpass", r"-p[ \t]*")),
+    (
+        "login",
+        _password_option(
+            r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login",
+            r"-p[ \t]*",
+        ),
+    ),
+    ("twine", _password_option(r"twine[ \t]+(?:upload|register)", r"-p[ \t]*")),
+    ("az", _password_option(r"az[ \t]+login", r"-p[ \t]*")),
+    ("redis-cli", _password_option("redis-cli", r"-a[ \t]*")),
+    ("ldap", _password_option("ldap[a-z]+", r"-w[ \t]*")),
+    ("zip", _password_option("(?:un)?zip", r"-P[ \t]*")),
 )
-"""``-p`` only where it is a password: ``mysql -pSECRET`` (attached; ``mysql -p db`` asks for
-it) and ``sshpass -p SECRET``, within 200 characters of the command (unbounded, a text of many
-``mysql`` words took quadratic time)."""
+"""``(word, pattern)``: short options that give a password to these commands only, each tried
+when its word is in the text: ``mysql -pSECRET`` (attached; ``mysql -p db`` asks for it),
+``7z a -pSECRET``, ``sshpass -p SECRET``, ``docker login -p SECRET`` (podman, nerdctl, buildah,
+skopeo, oras, ``helm registry login``), ``twine upload -p``, ``az login -p``, ``redis-cli -a``,
+``ldapsearch -w``, ``zip -P``. Elsewhere ``-p`` is a port (``docker run -p 8080:80``,
+``ssh -p 22``), ``mkdir -p`` or ``git add -p``."""
+
+_PASSWORD_OPTION_GATE: Final = re.compile(r"-(?<=\s-)[pPaw]")
+"""What each of :data:`_PASSWORD_OPTIONS` needs, searched once before any is tried (starting at
+the ``-``, rarer than a space, makes it 20 times faster on source code)."""
+
+_OPENSSL_PASS: Final = re.compile(r"(-pass(?:in|out)?[ \t]+pass:)" + _VALUE)
+"""``openssl ... -pass pass:SECRET`` (``env:NAME`` and ``file:PATH`` name no secret)."""
+
+_CREDENTIAL_URLS: Final = (
+    (
+        "hooks.slack.com/",
+        re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_@./-]+"),
+    ),
+    ("/api/webhooks/", re.compile(r"(discord(?:app)?\.com/api/webhooks/)[A-Za-z0-9_@./-]+")),
+    (".webhook.office.com/", re.compile(r"(\.webhook\.office\.com/webhookb2/)[A-Za-z0-9_@./-]+")),
+    ("api.telegram.org/", re.compile(r"(api\.telegram\.org/(?:file/)?bot)[0-9]+:[A-Za-z0-9_-]+")),
+)
+"""``(marker, pattern)``: URLs whose path is the credential, each tried when its marker is in
+the text: Slack and Discord webhooks, Microsoft Teams incoming webhooks, and a Telegram bot's
+token in the Bot API's URL (its method, ``/sendMessage``, stays)."""
+
+_URL_SIGNATURE: Final = re.compile(
+    r"(?i)([?&](?:sig|signature|x-amz-signature|x-goog-signature)=)[^&\s'\"#]+"
+)
+"""The signature of a pre-signed URL (Azure SAS ``sig=``, S3 ``X-Amz-Signature=``, GCS), which
+grants access to whoever holds the URL."""
 
 _URL_CREDENTIALS: Final = re.compile(r"(://[^/\s:@]*):([^/\s@]+)@")
 _CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
@@ -150,10 +206,11 @@ def redact(value: Any, _depth: int = 0) -> Any:
     ``password``, ``secret``, ``auth``...); a string is secret-looking when it holds a known
     credential shape (``sk-...``, ``ghp_...``, ``glpat-...``, a JWT, ``Bearer ...``, a whole
     private key block), or gives one to a secret name (``PGPASSWORD=x``, ``--api-key x``,
-    ``X-Api-Key: x``, a YAML line ``password: x``, ``mysql -px``, ``https://user:pass@``,
-    ``curl -u u:p``). A string holding a JSON object or array is parsed and redacted as data.
-    Data nested deeper than :data:`MAX_DEPTH` becomes :data:`TOO_DEEP`: it cannot overflow the
-    stack.
+    ``X-Api-Key: x``, a YAML line ``password: x``, ``mysql -px``, ``docker login -p x``,
+    ``https://user:pass@``, ``curl -u u:p``), or is a URL whose path or signature is the
+    credential (Slack, Discord and Teams webhooks, Telegram bot URLs, ``?sig=``). A string
+    holding a JSON object or array is parsed and redacted as data. Data nested deeper than
+    :data:`MAX_DEPTH` becomes :data:`TOO_DEEP`: it cannot overflow the stack.
     """
     if isinstance(value, str):
         return _redact_text(value)
@@ -221,12 +278,22 @@ def _redact_text(text: str) -> str:
             text = _compiled(_SECRET_HEADER).sub(_keep_name, text)
         if flags:
             text = _SECRET_FLAG.sub(_keep_name, text)
-    if "-p" in text and ("mysql" in text or "sshpass" in text):
-        text = _SHORT_P_PASSWORD.sub(_keep_name, text)
+    if flags and _PASSWORD_OPTION_GATE.search(text) is not None:
+        for word, pattern in _PASSWORD_OPTIONS:
+            if word in text:
+                text = pattern.sub(_keep_name, text)
+        if "pass:" in text:
+            text = _OPENSSL_PASS.sub(_keep_name, text)
     if "-u" in text:
         text = _CURL_USER.sub(_keep_user, text)
     if "://" in text:
         text = _URL_CREDENTIALS.sub(_keep_url_user, text)
+        if assigns and ("ig=" in text or "ature=" in text or "IG=" in text or "ATURE=" in text):
+            text = _URL_SIGNATURE.sub(_keep_name, text)
+    if "hook" in text or "telegram" in text:
+        for marker, pattern in _CREDENTIAL_URLS:
+            if marker in text:
+                text = pattern.sub(_keep_name, text)
     return text
 
 
@@ -372,7 +439,7 @@ class ActivityLog:
             try:
                 descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
             except FileNotFoundError:
-                _make_private_dir(self.path.parent)
+                make_private_dir(self.path.parent)
                 descriptor = os.open(self.path, _APPEND_FLAGS, _FILE_MODE)
             with os.fdopen(descriptor, "ab") as handle:
                 handle.write(data)
@@ -383,11 +450,3 @@ class ActivityLog:
 _APPEND_FLAGS: Final = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 _FILE_MODE: Final = 0o600
 """The log holds what tools were called with: only its owner may read it."""
-_DIR_MODE: Final = 0o700
-
-
-def _make_private_dir(directory: Path) -> None:
-    """Create ``directory`` readable by its owner only; missing parents get the default mode,
-    and a directory that already exists keeps the mode its owner gave it."""
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    directory.mkdir(mode=_DIR_MODE, exist_ok=True)

@@ -1,6 +1,7 @@
-"""Files in the cache that only their owner may read: what a script printed, what a background
-process wrote. Each may hold whatever a tool read (a key in a file, a token a command echoed),
-so another account on the machine must not be able to open it."""
+"""Directories and files that only their owner may read: hermes' home, cache and log
+directories, and in them what a script printed or a background process wrote. Each may hold
+whatever a tool read (a key in a file, a token a command echoed), so another account on the
+machine must not be able to list or open it. The one place for these modes."""
 
 from __future__ import annotations
 
@@ -8,16 +9,37 @@ import os
 from pathlib import Path
 from typing import IO, Final
 
-__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "create_private_file", "private_dir"]
+__all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "create_private_file",
+    "make_private_dir",
+    "private_dir",
+]
 
 PRIVATE_FILE_MODE: Final = 0o600
 PRIVATE_DIR_MODE: Final = 0o700
+"""The mode of every directory hermes makes for itself: its home, cache and log directories."""
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create ``directory``, and each missing parent, readable by the user only
+    (:data:`PRIVATE_DIR_MODE`). A directory that already exists keeps the mode its owner
+    gave it: hermes never changes the permissions of a directory it did not make."""
+    missing: list[Path] = []
+    current = directory
+    while not current.is_dir() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        path.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
 
 
 def private_dir(directory: Path) -> Path:
-    """``directory``, created when missing (its parents with the default mode) and made
-    ``0700``, also when an earlier version made it readable by others; returns it."""
-    directory.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    """``directory``, created when missing (as :func:`make_private_dir` does) and made
+    ``0700``, also when an earlier version made it readable by others: for a directory that
+    only hermes writes (saved script output, background process logs); returns it."""
+    make_private_dir(directory)
     if directory.stat().st_mode & 0o777 != PRIVATE_DIR_MODE:
         os.chmod(directory, PRIVATE_DIR_MODE)
     return directory

@@ -6,8 +6,9 @@ one whose connect failed within its ``retry_interval`` as unavailable with the r
 and the others are connected (``--refresh`` connects every one). ``test`` always connects. Both
 exit 1 when a server did not answer; ``add``, ``remove``
 and ``catalog install`` edit config.yaml keeping its comments. Secrets never go into
-config.yaml: a literal ``--env`` or credential ``--header`` value is written to
-``$HERMES_HOME/.env`` and the entry gets a ``${VAR}`` reference to it.
+config.yaml: a literal ``--env`` or credential ``--header`` value, or the value of a secret flag
+of the server's command (``-- server --api-key sk-...``), is written to ``$HERMES_HOME/.env``
+and the entry gets a ``${VAR}`` reference to it.
 """
 
 from __future__ import annotations
@@ -250,7 +251,11 @@ def add_command(
     force: bool,
 ) -> None:
     """Add server NAME: 'hermes mcp add NAME -- COMMAND [ARGS...]' (stdio) or
-    'hermes mcp add NAME --url URL [--header K=V]' (streamable HTTP)."""
+    'hermes mcp add NAME --url URL [--header K=V]' (streamable HTTP).
+
+    The value of a secret flag in ARGS ('--api-key sk-...', '--token=...', a credential
+    '--header') goes to $HERMES_HOME/.env as NAME_API_KEY... and ARGS get ${NAME_API_KEY};
+    write '${VAR}' yourself to use a variable you already have."""
     from hermes_core.mcp.expand import read_dotenv
     from hermes_core.mcp.install import write_server
     from hermes_core.mcp.interpreter import resolve_bare_python

@@ -1,7 +1,8 @@
 """Secrets in ``$HERMES_HOME/.env``, the one place hermes keeps them (never config.yaml).
 
 :func:`move_secrets` takes the literal secrets out of a server entry (every literal ``env``
-value, and the literal value of a credential header such as ``Authorization``) and puts
+value, the literal value of a credential header such as ``Authorization``, and the value of a
+secret flag in the command's arguments such as ``--api-key sk-...``) and puts
 ``${VAR}`` references in their place; :func:`save_secrets` writes the values to ``.env``.
 ``hermes mcp add`` and ``hermes import-agent`` both go through them, and
 :func:`describe_moved` is the one line that tells the user what went where.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,16 @@ _CREDENTIAL_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|session|cre
 """Header names whose values are credentials: ``Authorization``, ``X-Api-Key``, ``Cookie``..."""
 _SCHEME = re.compile(r"(Bearer|Basic|Token)(\s+)(\S+)", re.I)
 """``Bearer abc``: the scheme stays in config.yaml, only ``abc`` is the secret."""
+_SECRET_FLAG = re.compile(
+    r"--?(?:[A-Za-z0-9]+[-_])*(?:api[-_]?key|key|token|secret|passw(?:or)?d|pass|passphrase"
+    r"|credentials?|auth|cookie)",
+    re.I,
+)
+"""A command-line flag that takes a secret: ``--api-key``, ``--token``, ``-password``,
+``--client-secret`` (not ``--token-file``, ``--keyboard``)."""
+_HEADER_FLAGS = frozenset({"--header", "-H"})
+"""Flags whose value is an HTTP header, ``Name: value`` (``mcp-remote URL --header ...``)."""
+_HEADER = re.compile(r"([^:\s]+)(:\s*)(.*)", re.S)
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,9 @@ def move_secrets(
     """Take the literal secrets out of the ``mcp_servers`` entry of ``server``.
 
     A literal ``env`` value ``KEY: v`` becomes ``KEY: ${KEY}``; a literal credential header
-    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``.
+    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``; in
+    ``args``, ``--api-key v`` becomes ``--api-key ${SERVER_API_KEY}`` (``--token=v`` likewise),
+    and ``--header "Authorization: Bearer t"`` takes its secret out as a header does.
     ``environment`` and ``dotenv`` are the variables set now: a name either holds with another
     value is not used (``SERVER_KEY``, then ``SERVER_KEY_2``... instead). Values that already
     hold a ``${VAR}`` are left as they are.
@@ -118,6 +131,19 @@ def move_secrets(
             else value
             for key, value in env.items()
         }
+
+    def credential(name: str, value: str, where: str) -> str:
+        """``value`` of credential header ``name`` with its secret as a reference."""
+        preferred = f"{prefix}_{_variable_name(name)}"
+        scheme = _SCHEME.fullmatch(value.strip())
+        if scheme is None:
+            return place(preferred, preferred, value, where)
+        reference = place(preferred, preferred, scheme.group(3), where)
+        return f"{scheme.group(1)}{scheme.group(2)}{reference}"
+
+    args = entry.get("args")
+    if isinstance(args, list) and args:
+        moved["args"] = _moved_args(args, prefix, place, credential)
     headers = entry.get("headers")
     if isinstance(headers, Mapping) and headers:
         kept: dict[str, Any] = {}
@@ -127,15 +153,46 @@ def move_secrets(
             ):
                 kept[key] = value
                 continue
-            preferred = f"{prefix}_{_variable_name(key)}"
-            scheme = _SCHEME.fullmatch(value.strip())
-            if scheme is not None:
-                reference = place(preferred, preferred, scheme.group(3), f"headers.{key}")
-                kept[key] = f"{scheme.group(1)}{scheme.group(2)}{reference}"
-            else:
-                kept[key] = place(preferred, preferred, value, f"headers.{key}")
+            kept[key] = credential(key, value, f"headers.{key}")
         moved["headers"] = kept
     return MovedSecrets(moved, to_save, references)
+
+
+def _moved_args(
+    args: list[Any],
+    prefix: str,
+    place: Callable[[str, str, str, str], str],
+    credential: Callable[[str, str, str], str],
+) -> list[Any]:
+    """``args`` with the value of each secret flag (``--api-key v``, ``--token=v``) and of each
+    credential header given with ``--header`` replaced by a reference."""
+    moved = list(args)
+    for index, arg in enumerate(args):
+        if not isinstance(arg, str) or not arg.startswith("-"):
+            continue
+        flag, equals, value = arg.partition("=")
+        if equals:
+            if _SECRET_FLAG.fullmatch(flag) and _is_literal(value):
+                name = f"{prefix}_{_variable_name(flag.lstrip('-'))}"
+                moved[index] = f"{flag}={place(name, name, value, f'args[{index}]')}"
+            continue
+        following = args[index + 1] if index + 1 < len(args) else None
+        if not isinstance(following, str) or not _is_literal(following):
+            continue
+        where = f"args[{index + 1}]"
+        if flag in _HEADER_FLAGS:
+            header = _HEADER.fullmatch(following)
+            if (
+                header is not None
+                and header.group(3)
+                and _CREDENTIAL_HEADER.search(header.group(1))
+            ):
+                shown = credential(header.group(1), header.group(3), where)
+                moved[index + 1] = f"{header.group(1)}{header.group(2)}{shown}"
+        elif _SECRET_FLAG.fullmatch(flag) and not following.startswith("-"):
+            name = f"{prefix}_{_variable_name(flag.lstrip('-'))}"
+            moved[index + 1] = place(name, name, following, where)
+    return moved
 
 
 def describe_moved(references: Mapping[str, str], dotenv_path: Path, *, prefix: str = "") -> str:

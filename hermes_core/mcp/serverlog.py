@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from hermes_core.paths import Environment
+from hermes_core.private_files import make_private_dir
 
 __all__ = ["MAX_LOG_BYTES", "TAIL_LINES", "ServerLog", "server_log_path"]
 
@@ -90,7 +91,7 @@ class ServerLog:
 
     def _open(self) -> None:
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dir(self.path.parent)
             if self.path.exists() and self.path.stat().st_size >= self._max_bytes:
                 self._rotate()
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
+from hermes_core.private_files import make_private_dir
 from hermes_core.skills.library import SKILL_FILE, SkillError, read_skill
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def apply_skill_import(plan: SkillImportPlan) -> None:
     never leaves half a skill where skills are read."""
     for planned in plan.to_copy():
         target = planned.target
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(target.parent)
         stamp = uuid.uuid4().hex[:8]
         fresh = target.with_name(f".{target.name}.importing-{stamp}")
         try:

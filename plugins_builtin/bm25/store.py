@@ -42,6 +42,7 @@ from hermes_core import (
     KeyedDocuments,
     ToolDocument,
     cache_frame,
+    make_private_dir,
     read_cache_frame,
 )
 from hermes_core import CacheFileError as _Unusable
@@ -178,7 +179,7 @@ class IndexStore:
         base = -(-(_START + len(header)) // _ALIGN) * _ALIGN
         total = base + offset
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.directory)
             descriptor, temporary = tempfile.mkstemp(prefix=".tmp-", dir=self.directory)
             try:
                 with os.fdopen(descriptor, "wb") as file:
