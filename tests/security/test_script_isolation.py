@@ -11,7 +11,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -20,11 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts import NOBODY, NonRoot
 
 from hermes_core.testing import HermesCli
-
-NOBODY = 65534
-AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 TAG = "q7zx"
 """In every secret value, so a script can find the values without knowing them."""
@@ -39,11 +36,6 @@ SECRETS: Mapping[str, str] = {
 }
 """Seven shapes of secret: the scrub removes the first five by name and keeps the last two out
 by its list of safe variables; the host process itself holds all seven."""
-
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("setpriv") is None,
-    reason="dropping to another account needs root and setpriv",
-)
 
 
 @pytest.fixture
@@ -68,14 +60,21 @@ def _cli_of(root: Path, config: Mapping[str, Any]) -> HermesCli:
 
 
 def _call_execute_code(
-    cli: HermesCli, code: str, *, as_nobody: bool, extra: Mapping[str, str] | None = None
+    cli: HermesCli,
+    code: str,
+    *,
+    as_user: NonRoot | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[str]:
-    """``hermes tools call execute_code CODE --yes --json``, started (not waited for)."""
+    """``hermes tools call execute_code CODE --yes --json``, started (not waited for); run
+    as the non-root user ``as_user`` when it is given."""
     arguments = json.dumps({"code": textwrap.dedent(code)})
     command = cli.command("tools", "call", "execute_code", arguments, "--yes", "--json")
+    if as_user is not None:
+        command = [*as_user.prefix, as_user.python, *command[1:]]
     variables = cli.variables(TMPDIR=str(cli.root / "tmp"), **(extra or {}))
     return subprocess.Popen(
-        [*AS_NOBODY, *command] if as_nobody else command,
+        command,
         cwd=cli.work,
         env=variables,
         stdin=subprocess.DEVNULL,
@@ -166,13 +165,12 @@ _READ_ANCESTORS = f"""
 """
 
 
-@needs_root
 @pytest.mark.parametrize("mode", ["project", "strict"])
 def test_a_script_reads_no_secret_from_its_ancestors_environ_memory_or_cmdline(
-    shared: Path, mode: str
+    shared: Path, mode: str, non_root: NonRoot
 ) -> None:
     cli = _cli_of(shared, {"code_execution": {"mode": mode}})
-    started = _call_execute_code(cli, _READ_ANCESTORS, as_nobody=True, extra=SECRETS)
+    started = _call_execute_code(cli, _READ_ANCESTORS, as_user=non_root, extra=SECRETS)
     host_pid = started.pid  # setpriv execs hermes: the same process
     data = _payload(started)
 
@@ -261,9 +259,8 @@ open(attacked, "w").close()
 """
 
 
-@needs_root
 def test_another_process_of_the_user_cannot_run_calls_in_a_running_scripts_session(
-    shared: Path,
+    shared: Path, non_root: NonRoot
 ) -> None:
     cli = _cli_of(shared, {})
     private = cli.work / "private.txt"
@@ -271,9 +268,17 @@ def test_another_process_of_the_user_cannot_run_calls_in_a_running_scripts_sessi
     os.chown(private, NOBODY, NOBODY)
     ready, attacked = shared / "tmp" / "ready", shared / "tmp" / "attacked"
     code = _WAIT_FOR_THE_ATTACK.format(ready=str(ready), attacked=str(attacked))
-    started = _call_execute_code(cli, code, as_nobody=True)
+    started = _call_execute_code(cli, code, as_user=non_root)
     attacker = subprocess.run(
-        [*AS_NOBODY, sys.executable, "-c", _ATTACKER, str(ready), str(attacked), str(shared)],
+        [
+            *non_root.prefix,
+            non_root.python,
+            "-c",
+            _ATTACKER,
+            str(ready),
+            str(attacked),
+            str(shared),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -312,7 +317,7 @@ def test_a_forked_child_calls_tools_but_a_program_the_script_starts_cannot(
             os._exit(0)
         os.waitpid(child, 0)
     """
-    data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+    data = _payload(_call_execute_code(hermes_cli, code))
 
     assert data["status"] == "success", data
     lines = data["output"].splitlines()
@@ -338,7 +343,7 @@ def test_a_200000_deep_request_line_gets_an_error_reply_and_the_run_goes_on(
         print(reply["code"])
         print(hermes_tools.read_file(path="notes.txt").strip())
     """
-    data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+    data = _payload(_call_execute_code(hermes_cli, code))
 
     assert data["status"] == "success", data
     lines = data["output"].splitlines()
@@ -362,7 +367,7 @@ def test_yes_approves_execute_code_but_leaves_the_scripts_calls_to_the_policy(
         except hermes_tools.ToolError as error:
             print(error.code)
     """
-    data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+    data = _payload(_call_execute_code(hermes_cli, code))
 
     assert data["status"] == "success", data
     assert data["output"] == "DENIED\n"
@@ -427,7 +432,7 @@ def test_every_process_a_script_started_is_dead_after_its_run(
     code = _SPAWN_SIX_WAYS.format(folder=str(folder), sleeper=_SLEEPER, then=then)
     pids: dict[str, int] = {}
     try:
-        data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+        data = _payload(_call_execute_code(hermes_cli, code))
         pids = {path.stem: int(path.read_text()) for path in folder.glob("*.pid")}
         assert sorted(pids) == sorted(SPAWN_METHODS), data
         assert data["status"] == ("timeout" if ending == "timeout" else "success"), data
@@ -460,7 +465,7 @@ def test_a_script_sending_itself_sigterm_again_and_again_does_not_put_off_the_ki
     pid = 0
     try:
         started = time.monotonic()
-        data = _payload(_call_execute_code(hermes_cli, code, as_nobody=False))
+        data = _payload(_call_execute_code(hermes_cli, code))
         pid = int(pid_file.read_text())
         assert data["status"] == "timeout", data
         assert time.monotonic() - started < 2 + 5 + 10  # timeout, grace, the CLI's own start
@@ -483,7 +488,7 @@ def _mode(path: Path) -> int:
 def test_saved_script_output_and_background_logs_are_private(hermes_cli: HermesCli) -> None:
     settings = {"approvals": {"allow": ["execute_code", "process_manage"]}}
     hermes_cli.config.write_text(json.dumps(settings))
-    data = _payload(_call_execute_code(hermes_cli, "print('x' * 60_000)", as_nobody=False))
+    data = _payload(_call_execute_code(hermes_cli, "print('x' * 60_000)"))
     hermes_cli.run(
         "tools", "call", "process_manage", json.dumps({"action": "start", "command": "echo hi"})
     )
