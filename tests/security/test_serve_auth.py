@@ -20,8 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -205,10 +205,14 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def token_client(url: str, token: str, **options: Any) -> Client:
-    """The ``mcp`` SDK client of ``url`` sending the token on every request."""
-    http = create_mcp_http_client(headers=bearer(token))
-    return Client(streamable_http_client(url, http_client=http), **options)
+@asynccontextmanager
+async def token_client(url: str, token: str, **options: Any) -> AsyncIterator[Client]:
+    """The ``mcp`` SDK client of ``url`` sending the token on every request (the SDK leaves an
+    HTTP client it was given open: closed here)."""
+    async with create_mcp_http_client(headers=bearer(token)) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, **options) as client:
+            yield client
 
 
 def text_of(result: mcp_types.CallToolResult) -> str:
