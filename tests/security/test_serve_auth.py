@@ -468,3 +468,18 @@ def test_parked_approvals_of_one_stdio_session_are_bounded(cli: HermesCli) -> No
         assert result.is_error is True
         assert "already wait for an approval" in text_of(result)
         assert str(PARKED_PER_SESSION) in text_of(result)
+
+
+def test_allow_host_adds_a_name_to_a_wildcard_bind_and_nothing_else(cli: HermesCli) -> None:
+    with serving(cli, "--host", "0.0.0.0", "--allow-host", "box.example") as server:
+        url = f"http://127.0.0.1:{server.port}/mcp"
+        headers = {**MCP_HEADERS, **bearer(token_on_disk(cli))}
+        with httpx.Client(timeout=30) as http:
+            named = http.post(
+                url, json=INITIALIZE, headers={**headers, "Host": f"box.example:{server.port}"}
+            )
+            other = http.post(
+                url, json=INITIALIZE, headers={**headers, "Host": f"attacker.example:{server.port}"}
+            )
+    assert named.status_code == 200, named.text
+    assert other.status_code == 421
