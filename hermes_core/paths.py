@@ -104,6 +104,12 @@ class Environment:
         return self.home / ".env"
 
     @property
+    def serve_token_path(self) -> Path:
+        """The bearer token of ``hermes serve --transport http``, ``$HERMES_HOME/serve-token``
+        (0600; ``hermes serve token`` prints it)."""
+        return self.home / "serve-token"
+
+    @property
     def hooks_dir(self) -> Path:
         """Hook directories, ``$HERMES_HOME/hooks`` (``<name>/HOOK.yaml`` each)."""
         return self.home / "hooks"

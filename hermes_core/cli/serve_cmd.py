@@ -1,4 +1,5 @@
-"""``hermes serve``: run the host as one MCP server over stdio or streamable HTTP."""
+"""``hermes serve``: run the host as one MCP server over stdio or streamable HTTP;
+``hermes serve token`` prints (or rotates) the bearer token HTTP clients send."""
 
 from __future__ import annotations
 
@@ -15,9 +16,20 @@ WAITING_ON_A_TERMINAL = (
     '"Serving to MCP clients"; Ctrl-C stops it.'
 )
 """The one line ``hermes serve`` prints on stderr when its stdin is a terminal (stdio only)."""
+NO_AUTH_WARNING = (
+    "hermes serve: warning: serving without authentication (--no-auth): any local account, "
+    "and anyone who can reach {address}, can read your files, run commands and change your "
+    "config through hermes; drop --no-auth to require the token of `hermes serve token`."
+)
+"""The line ``hermes serve --no-auth`` prints on stderr before it serves."""
+TOKEN_HINT = (
+    "hermes serve: clients must send 'Authorization: Bearer <token>'; "
+    "`hermes serve token` prints the token."
+)
+"""The line ``hermes serve --transport http`` prints on stderr after its URL."""
 
 
-@click.command("serve")
+@click.group("serve", invoke_without_command=True)
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
@@ -45,15 +57,39 @@ WAITING_ON_A_TERMINAL = (
     default=None,
     help="The client model's context length in tokens; sizes the tool listing.",
 )
-def serve(transport: str, address: str, port: int, context_length: int | None) -> None:
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    help="Serve http without the bearer token (any local account gets in; prints a warning).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another Host name or address clients use to reach http (repeatable).",
+)
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    transport: str,
+    address: str,
+    port: int,
+    context_length: int | None,
+    no_auth: bool,
+    allow_hosts: tuple[str, ...],
+) -> None:
     """Serve every tool of hermes to an MCP client as one MCP server.
 
     Over stdio nothing but protocol is written to stdout; logs go to stderr, and when stdin is
-    a terminal one line there says that serve waits for an MCP client. Over http the URL is
-    printed on stderr once requests are served. Calls that need approval are asked through the
-    client when it supports MCP elicitation; otherwise approvals.non_interactive applies (deny
-    by default).
+    a terminal one line there says that serve waits for an MCP client. Over http every request
+    must carry 'Authorization: Bearer <token>' (`hermes serve token` prints it) and name this
+    server in its Host header; the URL is printed on stderr once requests are served. Calls
+    that need approval are asked through the client when it supports MCP elicitation;
+    otherwise approvals.non_interactive applies (deny by default).
     """
+    if ctx.invoked_subcommand is not None:
+        return
     import anyio
 
     from hermes_core.serve import serve_http, serve_stdio
@@ -74,8 +110,13 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
         )
         return
 
+    if no_auth:
+        click.echo(NO_AUTH_WARNING.format(address=f"{address}:{port}"), err=True)
+
     def listening(url: str) -> None:
         click.echo(f"hermes serve: listening on {url}", err=True)
+        if not no_auth:
+            click.echo(TOKEN_HINT, err=True)
 
     anyio.run(
         lambda: serve_http(
@@ -86,5 +127,24 @@ def serve(transport: str, address: str, port: int, context_length: int | None) -
             config_path=env.config_path,
             context_length=context_length,
             on_listening=listening,
+            require_token=not no_auth,
+            allow_hosts=allow_hosts,
         )
     )
+
+
+@serve.command("token")
+@click.option("--rotate", is_flag=True, help="Replace the token: the old one stops working.")
+def token(rotate: bool) -> None:
+    """Print the bearer token HTTP clients of `hermes serve` send (made at first use).
+
+    The token lives in $HERMES_HOME/serve-token, readable by you only. Use it as
+    'Authorization: Bearer $(hermes serve token)'. With --rotate a new token replaces it; a
+    running hermes serve takes the new one at its next request.
+    """
+    from hermes_core.serve.token import read_or_create_token, rotate_token
+
+    path = environment().serve_token_path
+    click.echo(rotate_token(path) if rotate else read_or_create_token(path))
+    if rotate:
+        click.echo(f"hermes serve: new token in {path}; the old one no longer works.", err=True)

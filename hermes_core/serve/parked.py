@@ -11,6 +11,11 @@ question or its result. The state is a random token naming the parked call; the 
 
 A parked call waits for each answer at most ``approvals.timeout`` seconds (the dispatcher's
 deadline); a finished call nobody collects is forgotten ``keep_for`` seconds later.
+
+Parked calls are bounded: at most :data:`PARKED_PER_SESSION` of one hermes session (over stdio,
+the connection) and :data:`PARKED_TOTAL` in all. A call beyond either bound is not run: it gets
+an error result at once (:class:`TooManyParked`), and its place frees when a parked call is
+answered, times out or is collected.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.abc
@@ -30,9 +36,27 @@ from hermes_core.approvals.prompt import Elicit, ElicitReply
 from hermes_core.serve.convert import mcp_call_result
 from hermes_core.tools import ToolResult
 
-__all__ = ["ParkedCall", "ParkedCalls", "RoundResult"]
+__all__ = [
+    "PARKED_PER_SESSION",
+    "PARKED_TOTAL",
+    "ParkedCall",
+    "ParkedCalls",
+    "RoundResult",
+    "TooManyParked",
+]
 
 log = logging.getLogger("hermes_core.serve")
+
+PARKED_PER_SESSION: Final = 16
+"""The most calls one hermes session has parked at once (over stdio: the connection)."""
+PARKED_TOTAL: Final = 128
+"""The most calls one ``hermes serve`` has parked at once, over all sessions."""
+
+
+class TooManyParked(Exception):
+    """A call that would go beyond :data:`PARKED_PER_SESSION` or :data:`PARKED_TOTAL`; the
+    message says which bound and how to free a place."""
+
 
 RoundResult = mcp_types.CallToolResult | mcp_types.InputRequiredResult
 """What one request of a parked call answers: the call's result, or its open questions."""
@@ -51,7 +75,9 @@ class _Question:
 class _Parked:
     """One call running in the background, its open questions and, once done, its result."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        """The hermes session the call runs in (counted against its bound)."""
         self.token = secrets.token_urlsafe(24)
         self.questions: dict[str, _Question] = {}
         self.result: mcp_types.CallToolResult | None = None
@@ -86,11 +112,24 @@ class _Parked:
 
 
 class ParkedCalls:
-    """The calls waiting for answers, by token; :meth:`run` hosts them until cancelled."""
+    """The calls waiting for answers, by token; :meth:`run` hosts them until cancelled.
 
-    def __init__(self, keep_for: float) -> None:
+    At most ``per_session`` calls of one owner (a hermes session) and ``total`` calls in all
+    are parked at once; ``keep_for`` is how long a finished call waits to be collected.
+    """
+
+    def __init__(
+        self,
+        keep_for: float,
+        *,
+        per_session: int = PARKED_PER_SESSION,
+        total: int = PARKED_TOTAL,
+    ) -> None:
         self._keep_for = keep_for
+        self._per_session = per_session
+        self._total = total
         self._parked: dict[str, _Parked] = {}
+        self._by_owner: Counter[int] = Counter()
         self._group: anyio.abc.TaskGroup | None = None
 
     async def run(
@@ -105,18 +144,25 @@ class ParkedCalls:
             finally:
                 self._group = None
                 self._parked.clear()
+                self._by_owner.clear()
 
     @property
     def running(self) -> bool:
         """Whether :meth:`run` hosts calls now."""
         return self._group is not None
 
-    async def start(self, call: ParkedCall) -> RoundResult:
-        """Run ``call`` in the background; its result, or its first questions."""
+    def __len__(self) -> int:
+        """How many calls are parked now."""
+        return len(self._parked)
+
+    async def start(self, call: ParkedCall, *, owner: object = None) -> RoundResult:
+        """Run ``call`` of ``owner`` (its hermes session) in the background; its result, or
+        its first questions. :class:`TooManyParked` when a bound is reached (nothing runs)."""
         if self._group is None:
             raise RuntimeError("ParkedCalls.run is not running")
-        parked = _Parked()
-        self._parked[parked.token] = parked
+        self._check_bounds(owner)
+        parked = _Parked(owner)
+        self._add(parked)
         self._group.start_soon(self._run, parked, call)
         answered = False
         try:
@@ -127,7 +173,31 @@ class ParkedCalls:
             if not answered and not parked.handed_out:
                 # The client left before it had the token: nobody can come back for this call.
                 parked.scope.cancel()
-                self._parked.pop(parked.token, None)
+                self._forget(parked)
+
+    def _check_bounds(self, owner: object) -> None:
+        if len(self._parked) >= self._total:
+            raise TooManyParked(
+                f"{self._total} calls already wait for an approval in this hermes serve "
+                "(the most it holds)"
+            )
+        if self._by_owner[id(owner)] >= self._per_session:
+            raise TooManyParked(
+                f"{self._per_session} calls of this session already wait for an approval "
+                "(the most one session holds)"
+            )
+
+    def _add(self, parked: _Parked) -> None:
+        self._parked[parked.token] = parked
+        self._by_owner[id(parked.owner)] += 1
+
+    def _forget(self, parked: _Parked) -> None:
+        """Drop ``parked`` (once: later calls for the same call do nothing)."""
+        if self._parked.pop(parked.token, None) is None:
+            return
+        self._by_owner[id(parked.owner)] -= 1
+        if self._by_owner[id(parked.owner)] <= 0:
+            del self._by_owner[id(parked.owner)]
 
     async def resume(
         self, token: str, responses: mcp_types.InputResponses | None
@@ -164,13 +234,13 @@ class ParkedCalls:
                 with anyio.move_on_after(self._keep_for):
                     await parked.collected.wait()
         finally:
-            self._parked.pop(parked.token, None)
+            self._forget(parked)
 
     async def _next_round(self, parked: _Parked) -> RoundResult:
         while True:
             if parked.result is not None:
                 # Forgotten at once: a replayed state must not be answered (or run) twice.
-                self._parked.pop(parked.token, None)
+                self._forget(parked)
                 parked.collected.set()
                 return parked.result
             waiting: mcp_types.InputRequests = {

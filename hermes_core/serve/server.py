@@ -35,7 +35,7 @@ from hermes_core.approvals.prompt import Elicit, ElicitationPrompt
 from hermes_core.host import Host
 from hermes_core.serve.convert import mcp_call_result, mcp_tools
 from hermes_core.serve.elicitation import ClientPrompt, asking_route, asking_through, request_elicit
-from hermes_core.serve.parked import ParkedCalls, RoundResult
+from hermes_core.serve.parked import ParkedCalls, RoundResult, TooManyParked
 from hermes_core.session import Session
 from hermes_core.tools import ToolResult
 from hermes_core.version import __version__
@@ -165,7 +165,17 @@ class HostServer:
                     answered = await self.host.dispatch(params.name, arguments, session)
                 return mcp_call_result(answered)
 
-            return await self.parked.start(run_parked)
+            try:
+                return await self.parked.start(run_parked, owner=session)
+            except TooManyParked as full:
+                timeout = self.host.config.approvals.timeout
+                return mcp_call_result(
+                    ToolResult.error(
+                        "NOT_AVAILABLE",
+                        f"{params.name} was not run: {full}. Answer the pending approvals or "
+                        f"let them time out (approvals.timeout: {timeout:g} s), then call again.",
+                    )
+                )
         prompt = None
         if route == "request":
             prompt = ElicitationPrompt(request_elicit(ctx), offer_session=offer_session)

@@ -19,7 +19,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,9 @@ from hermes_core.errors import HermesError
 from hermes_core.host import Host
 from hermes_core.mcp.startup import McpStartup
 from hermes_core.paths import Environment
+from hermes_core.serve.http_access import BearerTokenGate, transport_security
 from hermes_core.serve.server import HostServer
+from hermes_core.serve.token import TokenFile, read_or_create_token
 
 __all__ = [
     "DEFAULT_HTTP_HOST",
@@ -190,6 +192,8 @@ async def serve_http(
     config_path: Path | None = None,
     context_length: int | None = None,
     on_listening: Callable[[str], None] | None = None,
+    require_token: bool = True,
+    allow_hosts: Sequence[str] = (),
 ) -> None:
     """Serve the host over stateless streamable HTTP at ``http://host:port/mcp``.
 
@@ -197,10 +201,30 @@ async def serve_http(
     ordinary load balancer. 2026-era clients get list changes on ``subscriptions/listen``
     streams; 2025-era clients have no stream for them on a stateless server and re-list.
     ``port`` 0 picks a free port; ``on_listening`` receives the URL once requests are served.
+
+    With ``require_token`` (the default) every request must carry ``Authorization: Bearer``
+    with the token of ``env.serve_token_path`` (made at first use; a token file other accounts
+    can read is an error). Requests must name this bind in ``Host`` (or one of
+    ``allow_hosts``), and a browser's ``Origin`` must be the same (see
+    :mod:`hermes_core.serve.http_access`).
     """
+    token: TokenFile | None = None
+    if require_token:
+        read_or_create_token(env.serve_token_path)
+        token = TokenFile(env.serve_token_path)
     sock = _listen(host, port)
     with sock, _startup_errors_unwrapped():
-        await _serve_http_on(sock, config, env, host, config_path, context_length, on_listening)
+        await _serve_http_on(
+            sock,
+            config,
+            env,
+            host,
+            token,
+            tuple(allow_hosts),
+            config_path,
+            context_length,
+            on_listening,
+        )
 
 
 async def _serve_http_on(
@@ -208,6 +232,8 @@ async def _serve_http_on(
     config: Config,
     env: Environment,
     host: str,
+    token: TokenFile | None,
+    allow_hosts: tuple[str, ...],
     config_path: Path | None,
     context_length: int | None,
     on_listening: Callable[[str], None] | None,
@@ -215,6 +241,7 @@ async def _serve_http_on(
     # One signal watcher encloses the host: before requests are served a signal cancels the
     # start (ending the MCP servers begun so far); afterwards it stops uvicorn gracefully.
     stop: list[Callable[[], None]] = []
+    bound_port: int = sock.getsockname()[1]
     async with anyio.create_task_group() as outer:
 
         async def stop_on_signal() -> None:
@@ -234,9 +261,14 @@ async def _serve_http_on(
             # An unknown policy or search backend fails here, naming the valid ones.
             hermes.prepare_tools()
             served.tools()
-            app = served.server.streamable_http_app(
-                streamable_http_path=MCP_PATH, stateless_http=True, host=host
+            app: Any = served.server.streamable_http_app(
+                streamable_http_path=MCP_PATH,
+                stateless_http=True,
+                host=host,
+                transport_security=transport_security(host, bound_port, allow_hosts),
             )
+            if token is not None:
+                app = BearerTokenGate(app, token)
             server = _UvicornServer(
                 uvicorn.Config(
                     app,
@@ -246,7 +278,7 @@ async def _serve_http_on(
                     timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
                 )
             )
-            url = http_url(host, sock.getsockname()[1])
+            url = http_url(host, bound_port)
 
             def stop_serving() -> None:
                 served.end_listen_streams()

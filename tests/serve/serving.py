@@ -1,6 +1,6 @@
 """``hermes serve`` as a real child process for the tests: a temporary home and config file, the
-stdio parameters an MCP client launches it with, an HTTP server process on a free port, and the
-MCP Inspector CLI."""
+stdio parameters an MCP client launches it with, an HTTP server process on a free port with its
+bearer token and an SDK client sending it, and the MCP Inspector CLI."""
 
 from __future__ import annotations
 
@@ -12,14 +12,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from hermes_core.testing import HermesCli
 
@@ -125,11 +127,27 @@ def make_home(tmp_path: Path) -> ServeHome:
 
 @dataclass
 class HttpServe:
-    """``hermes serve --transport http`` running as a child process."""
+    """``hermes serve --transport http`` running as a child process; ``token`` is its bearer
+    token (empty when started with ``--no-auth``)."""
 
     url: str
     process: subprocess.Popen[bytes]
     stderr_seen: str
+    token: str = ""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The ``Authorization`` header a client of this server sends."""
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    @asynccontextmanager
+    async def client(self, **options: Any) -> AsyncIterator[Client]:
+        """An ``mcp`` SDK client of this server sending the token (``options`` go to
+        ``Client``); the SDK leaves an HTTP client it was given open, so it is closed here."""
+        async with create_mcp_http_client(headers=self.headers) as http:
+            transport = streamable_http_client(self.url, http_client=http)
+            async with Client(transport, **options) as client:
+                yield client
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (a guard kills it after 30 s)."""
@@ -158,7 +176,7 @@ def _read_stderr_until_url(process: subprocess.Popen[bytes], limit: float) -> tu
             for line in seen.decode(errors="replace").splitlines():
                 marker = "listening on "
                 if marker in line:
-                    return line.split(marker, 1)[1].strip(), seen.decode(errors="replace")
+                    return line.split(marker, 1)[1].split()[0], seen.decode(errors="replace")
         elif process.poll() is not None:
             break
     text = seen.decode(errors="replace")
@@ -168,7 +186,8 @@ def _read_stderr_until_url(process: subprocess.Popen[bytes], limit: float) -> tu
 @contextmanager
 def http_serve(served: ServeHome, *serve_args: str) -> Iterator[HttpServe]:
     """``hermes serve --transport http --port 0`` in ``served``; yields once it printed its URL
-    on stderr, stops it with SIGTERM afterwards."""
+    on stderr (with the token it made in ``$HERMES_HOME/serve-token``, unless ``--no-auth``),
+    stops it with SIGTERM afterwards."""
     process = subprocess.Popen(
         served.command("--transport", "http", "--port", "0", *serve_args),
         env=served.variables(),
@@ -180,7 +199,9 @@ def http_serve(served: ServeHome, *serve_args: str) -> Iterator[HttpServe]:
     try:
         # A guard against a server that never comes up, not a performance check.
         url, seen = _read_stderr_until_url(process, limit=60)
-        yield HttpServe(url, process, seen)
+        token_file = served.home / "serve-token"
+        token = "" if "--no-auth" in serve_args else token_file.read_text().strip()
+        yield HttpServe(url, process, seen, token)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

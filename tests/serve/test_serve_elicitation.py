@@ -21,7 +21,7 @@ import mcp_types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from serving import ServeHome, http_serve
+from serving import HttpServe, ServeHome, http_serve
 
 from hermes_core.approvals.prompt import ApprovalRequest, question_text
 from hermes_core.config import load_config
@@ -97,12 +97,12 @@ def over_stdio(served: ServeHome, mode: Any, person: Person | None, calls: Calls
 def over_http(served: ServeHome, mode: Any, person: Person | None, calls: Calls) -> Any:
     """Run ``calls`` with an SDK client of a ``hermes serve --transport http`` process."""
 
-    async def main(url: str) -> list[mcp_types.CallToolResult]:
-        async with Client(url, mode=mode, elicitation_callback=person) as client:
+    async def main(server: HttpServe) -> list[mcp_types.CallToolResult]:
+        async with server.client(mode=mode, elicitation_callback=person) as client:
             return await calls(client)
 
     with http_serve(served) as server:
-        return anyio.run(main, server.url)
+        return anyio.run(main, server)
 
 
 TRANSPORTS = [

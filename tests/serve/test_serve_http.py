@@ -11,10 +11,10 @@ from typing import Any
 import anyio
 import mcp_types
 import pytest
-from mcp import Client
 from serving import (
     BRIDGE_TOOLS,
     CORE_TOOLS,
+    HttpServe,
     ServeHome,
     http_serve,
     late_server,
@@ -41,9 +41,9 @@ def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: 
     served.write_config(mcp_servers={"time": time_server()})
 
     async def main(
-        url: str,
+        server: HttpServe,
     ) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
-        async with Client(url, mode=mode) as client:
+        async with server.client(mode=mode) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
             found = await client.call_tool("tool_search", {"queries": ["current time"]})
             called = await client.call_tool(
@@ -53,7 +53,7 @@ def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: 
             return names, found, called
 
     with http_serve(served) as server:
-        names, found, called = anyio.run(main, server.url)
+        names, found, called = anyio.run(main, server)
     assert names == CORE_TOOLS + BRIDGE_TOOLS
     assert found.structured_content is not None
     assert "mcp__time__get_current_time" in found.structured_content["results"][0]["matches"]
@@ -67,12 +67,12 @@ def test_sigterm_stops_serve_and_ends_its_mcp_server_children(served: ServeHome)
     ready.touch()
     served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
 
-    async def names(url: str) -> list[str]:
-        async with Client(url) as client:
+    async def names(server: HttpServe) -> list[str]:
+        async with server.client() as client:
             return [tool.name for tool in (await client.list_tools()).tools]
 
     with http_serve(served) as server:
-        assert "tool_search" in anyio.run(names, server.url)
+        assert "tool_search" in anyio.run(names, server)
         wait_for_processes(str(ready), 1)  # the late MCP server starts behind the answer
         status = server.stop()
     assert status == 0

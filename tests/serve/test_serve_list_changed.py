@@ -19,6 +19,7 @@ import mcp_types
 from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 from serving import (
+    HttpServe,
     ServeHome,
     http_serve,
     late_server,
@@ -138,8 +139,8 @@ def test_over_http_a_2026_client_hears_of_the_change_on_its_listen_stream(
 ) -> None:
     ready = configure(served)
 
-    async def main(url: str) -> tuple[str, str]:
-        async with Client(url) as client:
+    async def main(server: HttpServe) -> tuple[str, str]:
+        async with server.client() as client:
             before = listing((await client.list_tools()).tools)
             async with client.listen(tools_list_changed=True) as subscription:
                 ready.touch()
@@ -149,7 +150,7 @@ def test_over_http_a_2026_client_hears_of_the_change_on_its_listen_stream(
             return before, listing((await client.list_tools()).tools)
 
     with http_serve(served) as server:
-        before, after = anyio.run(main, server.url)
+        before, after = anyio.run(main, server)
     assert LATE_TOOL not in before
     assert LATE_TOOL in after
 
@@ -159,15 +160,15 @@ def test_a_stateless_http_server_promises_no_list_changes_to_a_2025_client(
 ) -> None:
     served.write_config()
 
-    async def main(url: str) -> bool | None:
-        async with Client(url, mode="legacy") as client:
+    async def main(server: HttpServe) -> bool | None:
+        async with server.client(mode="legacy") as client:
             capabilities = client.session.server_capabilities
             assert capabilities is not None
             assert capabilities.tools is not None
             return capabilities.tools.list_changed
 
     with http_serve(served) as server:
-        assert anyio.run(main, server.url) is False
+        assert anyio.run(main, server) is False
 
 
 class AnnouncementCounter(HostServer):

@@ -10,7 +10,7 @@ import mcp_types
 import pytest
 
 from hermes_core.approvals.prompt import Elicit
-from hermes_core.serve.parked import ParkedCalls
+from hermes_core.serve.parked import ParkedCalls, TooManyParked
 
 
 def _result(text: str) -> mcp_types.CallToolResult:
@@ -148,3 +148,57 @@ def test_a_call_is_refused_when_nothing_hosts_parked_calls() -> None:
     assert parked.running is False
     with pytest.raises(RuntimeError, match="not running"):
         anyio.run(parked.start, call)
+
+
+async def _ask_forever(elicit: Elicit) -> mcp_types.CallToolResult:
+    await elicit("allow?", {"type": "object"})
+    return _result("done")
+
+
+def test_a_call_beyond_the_bound_of_its_session_is_refused_and_not_run() -> None:
+    runs: list[str] = []
+
+    async def counted(elicit: Elicit) -> mcp_types.CallToolResult:
+        runs.append("started")
+        return await _ask_forever(elicit)
+
+    async def test() -> None:
+        parked = ParkedCalls(keep_for=5, per_session=2, total=10)
+        one, other = object(), object()
+        async with anyio.create_task_group() as group:
+            await group.start(parked.run)
+            for _ in range(2):
+                assert isinstance(
+                    await parked.start(counted, owner=one), mcp_types.InputRequiredResult
+                )
+            with pytest.raises(TooManyParked, match="2 calls of this session"):
+                await parked.start(counted, owner=one)
+            asked = await parked.start(counted, owner=other)
+            assert isinstance(asked, mcp_types.InputRequiredResult)
+            assert len(parked) == 3
+            assert runs == ["started"] * 3
+            group.cancel_scope.cancel()
+
+    anyio.run(test)
+
+
+def test_a_call_beyond_the_total_bound_is_refused_until_a_parked_call_is_answered() -> None:
+    async def test() -> None:
+        parked = ParkedCalls(keep_for=5, per_session=10, total=2)
+        async with anyio.create_task_group() as group:
+            await group.start(parked.run)
+            first = await parked.start(_ask_forever, owner=object())
+            await parked.start(_ask_forever, owner=object())
+            with pytest.raises(TooManyParked, match="2 calls already wait for an approval"):
+                await parked.start(_ask_forever, owner=object())
+            assert isinstance(first, mcp_types.InputRequiredResult)
+            assert first.input_requests is not None
+            assert first.request_state is not None
+            answers = {key: _accept("once") for key in first.input_requests}
+            assert await parked.resume(first.request_state, answers) == _result("done")
+            assert len(parked) == 1
+            again = await parked.start(_ask_forever, owner=object())
+            assert isinstance(again, mcp_types.InputRequiredResult)
+            group.cancel_scope.cancel()
+
+    anyio.run(test)
