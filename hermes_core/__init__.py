@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
     from hermes_core.process_groups import signal_group
+    from hermes_core.project_trust import project_refusal
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import (
         Admission,
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     )
     from hermes_core.session import Session
     from hermes_core.skills.library import Skill, SkillError, load_skills
+    from hermes_core.skills.variables import releasable_variables
     from hermes_core.specs import (
         ActivityEvent,
         ApprovalPolicySpec,
@@ -136,6 +138,8 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "hermes_core.hookspecs",
     "load_config": "hermes_core.config",
     "load_skills": "hermes_core.skills.library",
+    "project_refusal": "hermes_core.project_trust",
+    "releasable_variables": "hermes_core.skills.variables",
     "signal_group": "hermes_core.process_groups",
     "CACHE_FRAME_SIZE": "hermes_core.cache_files",
     "CacheFileError": "hermes_core.cache_files",
@@ -205,7 +209,9 @@ __all__ = [
     "hookimpl",
     "load_config",
     "load_skills",
+    "project_refusal",
     "read_cache_frame",
+    "releasable_variables",
     "signal_group",
 ]
 

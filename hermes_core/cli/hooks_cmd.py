@@ -53,7 +53,9 @@ def list_command(as_json: bool) -> None:
 
     env = environment()
     config = load_config_in_effect(env)
-    directories, warnings = load_hook_directories(config, env, strict=False)
+    directories, warnings = load_hook_directories(
+        config, env, strict=False, config_path=env.config_path
+    )
     for warning in warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
     rows = _shell_rows(config) + [
@@ -91,7 +93,7 @@ def list_command(as_json: bool) -> None:
 def _directory_names(config: Config, env: Environment) -> list[str]:
     from hermes_core.hooks import plan_hook_directories
 
-    directories, _ = plan_hook_directories(config, env)
+    directories, _ = plan_hook_directories(config, env, config_path=env.config_path)
     return [directory.name for directory in directories]
 
 
