@@ -25,23 +25,27 @@ def hooks() -> None:
     """List shell hooks and hook directories; enable and disable hook directories."""
 
 
-def _shell_rows(config: Config) -> list[dict[str, Any]]:
+def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     from hermes_core.hooks import EVENTS
+    from hermes_core.project_trust import project_refusal
 
+    # The config file in effect is the project's, the gate closed: its shell hooks do not run.
+    refusal = project_refusal(env, env.config_path, "the shell hooks of the config file")
     rows = []
     for event in EVENTS:
         for index, hook in enumerate(getattr(config.hooks, event)):
-            rows.append(
-                {
-                    "kind": "shell",
-                    "name": f"hooks.{event}[{index}]",
-                    "event": event,
-                    "match": hook.match,
-                    "timeout": hook.timeout,
-                    "status": "enabled",
-                    "command": hook.command,
-                }
-            )
+            row = {
+                "kind": "shell",
+                "name": f"hooks.{event}[{index}]",
+                "event": event,
+                "match": hook.match,
+                "timeout": hook.timeout,
+                "status": "gated" if refusal else "enabled",
+                "command": hook.command,
+            }
+            if refusal:
+                row["message"] = refusal
+            rows.append(row)
     return rows
 
 
@@ -58,7 +62,7 @@ def list_command(as_json: bool) -> None:
     )
     for warning in warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
-    rows = _shell_rows(config) + [
+    rows = _shell_rows(config, env) + [
         {"kind": "directory", **directory.to_json()} for directory in directories
     ]
     if as_json:

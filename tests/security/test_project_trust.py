@@ -251,6 +251,31 @@ def test_mcp_servers_of_a_config_inside_the_project_start_only_with_the_gate(
     assert marker.exists() == bool(gate)
 
 
+def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of_its_hooks(
+    tmp_path: Path,
+) -> None:
+    # A repository carrying .hermes/config.yaml with a shell hook and a hook directory that it
+    # "enables" itself; the user runs hermes there with HERMES_HOME=./.hermes.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    marker = tmp_path / "repository-code-ran"
+    cli.config.write_text(
+        f"hooks:\n  enabled: [planted]\n  pre_tool_call:\n    - command: touch {marker}\n"
+    )
+    write_hook(
+        cli.home / "hooks", "planted", "event: pre_tool_call\n", GUARD.format(marker=str(marker))
+    )
+
+    called = cli.run("tools", "call", "todo_list", "{}", "--yes")
+    listed = {row["name"]: row for row in cli.json("hooks", "list", "--json")}
+
+    assert not marker.exists()
+    assert "the task list is empty" in called.stdout
+    assert listed["hooks.pre_tool_call[0]"]["status"] == "gated"
+    assert GATE in listed["hooks.pre_tool_call[0]"]["message"]
+    assert listed["planted"]["status"] == "gated"
+
+
 # Point 5: hook directories fail closed --------------------------------------------------------
 
 
