@@ -41,7 +41,7 @@ from hermes_core.plugins.registrations import (
     drop_plugins,
 )
 from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
-from hermes_core.project_trust import project_refusal
+from hermes_core.project_trust import config_refusal
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
 from hermes_core.tools import EnabledTools, Registry, ToolResult
@@ -761,11 +761,10 @@ class Host:
     async def _connect_mcp(self) -> None:
         if not self.config.mcp_servers:
             return
-        if self.config_path is not None:
-            refusal = project_refusal(self.env, self.config_path, "the MCP servers of the config")
-            if refusal is not None:
-                logger.warning("%s: not started", refusal)
-                return
+        refusal = config_refusal(self.env, self.config_path, "the MCP servers of the config")
+        if refusal is not None:
+            logger.warning("%s: not started", refusal)
+            return
         self._mcp = self._new_supervisor(self.config.mcp_servers)
         await self._mcp.start()
 

@@ -18,6 +18,11 @@ It loads only when the user opened the gate, ``HERMES_ENABLE_PROJECT_PLUGINS=1``
 Working from ``/``, from the user's home directory or from a folder holding it (``/home``) is
 not working in a project: every file, the user's own ``~/.hermes`` included, lies under those,
 so nothing there is a project's.
+
+A configuration file named on the command line (``hermes --config FILE``) is the user's choice
+for that one command: its shell hooks and MCP servers run wherever it lies
+(:func:`config_refusal`). ``HERMES_HOME`` and ``HERMES_CONFIG`` are standing settings, which a
+project must not turn into an opening: a file they lead to in the project is the project's.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROJECT_GATE_FLAG",
+    "config_refusal",
     "gate_is_open",
     "project_owns",
     "project_refusal",
@@ -81,6 +87,17 @@ def project_refusal(env: Environment, path: Path, what: str) -> str | None:
         f"{what} at {path} belongs to the project {project_root(env)}; project extensions load "
         f"only when {PROJECT_GATE_FLAG}=1 is set in the environment"
     )
+
+
+def config_refusal(env: Environment, config_path: Path | None, what: str) -> str | None:
+    """:func:`project_refusal` for ``what`` of the configuration file ``config_path``: ``None``
+    for a configuration built in code (``None``) or named on the command line
+    (``env.config_file``)."""
+    if config_path is None:
+        return None
+    if env.config_file is not None and _resolved(env.config_file) == _resolved(config_path):
+        return None
+    return project_refusal(env, config_path, what)
 
 
 def _resolved(path: Path) -> Path:

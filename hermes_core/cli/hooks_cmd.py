@@ -27,10 +27,10 @@ def hooks() -> None:
 
 def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     from hermes_core.hooks import EVENTS
-    from hermes_core.project_trust import project_refusal
+    from hermes_core.project_trust import config_refusal
 
     # The config file in effect is the project's, the gate closed: its shell hooks do not run.
-    refusal = project_refusal(env, env.config_path, "the shell hooks of the config file")
+    refusal = config_refusal(env, env.config_path, "the shell hooks of the config file")
     rows = []
     for event in EVENTS:
         for index, hook in enumerate(getattr(config.hooks, event)):

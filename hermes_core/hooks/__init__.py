@@ -22,7 +22,7 @@ from hermes_core.hooks.directories import (
 )
 from hermes_core.hooks.events import EVENTS, HookEvent
 from hermes_core.hooks.shell import shell_hooks
-from hermes_core.project_trust import project_refusal
+from hermes_core.project_trust import config_refusal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -71,16 +71,14 @@ def register_hooks(
     the shell hooks of ``config.hooks``, with ``pm`` (after the plugins: they run before the
     plugins' hooks). ``config_path`` is the file ``config`` was read from (``None``: built in
     code); the shell hooks of a file that is the project's run only with the project gate open
-    (:func:`~hermes_core.project_trust.project_refusal`)."""
+    (:func:`~hermes_core.project_trust.config_refusal`)."""
     directories, warnings = load_hook_directories(
         config, env, strict=strict, config_path=config_path
     )
     registered = RegisteredHooks(pm, directories=directories, warnings=warnings)
     commands = shell_hooks(config.hooks, env)
     refusal = (
-        project_refusal(env, config_path, "the shell hooks of the config file")
-        if config_path is not None and commands
-        else None
+        config_refusal(env, config_path, "the shell hooks of the config file") if commands else None
     )
     if refusal is not None:
         warnings.append(f"{refusal}: not run")

@@ -276,6 +276,21 @@ def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of
     assert listed["planted"]["status"] == "gated"
 
 
+def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_it_lies(
+    tmp_path: Path,
+) -> None:
+    # The quickstart runs `hermes --config examples/quickstart.yaml` in the repository: a file
+    # named on the command line, for that command, is the user's.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, work=repo, config_file=repo / "hermes.yaml")
+    marker = tmp_path / "named-hook-ran"
+    cli.config.write_text(f"hooks:\n  pre_tool_call:\n    - command: touch {marker}\n")
+
+    cli.run("tools", "call", "todo_list", "{}", "--yes")
+
+    assert marker.exists()
+
+
 # Point 5: hook directories fail closed --------------------------------------------------------
 
 
