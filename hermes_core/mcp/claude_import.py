@@ -279,7 +279,8 @@ def disabled_project_servers(
     home = user_home(env)
     user_file = claude_json if claude_json is not None else home / ".claude.json"
     places: list[tuple[Path, str | None]] = [
-        (user_file, str(env.cwd)),
+        # Claude Code keys projects by their path; the real one too, in case cwd is a link.
+        *((user_file, key) for key in dict.fromkeys([str(env.cwd), str(env.cwd.resolve())])),
         (home / ".claude" / "settings.json", None),
         (env.cwd / ".claude" / "settings.json", None),
         (env.cwd / ".claude" / "settings.local.json", None),
