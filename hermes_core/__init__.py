@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from hermes_core.paths import Environment
     from hermes_core.private_files import create_private_file, make_private_dir, private_dir
     from hermes_core.process_groups import signal_group
+    from hermes_core.project_trust import project_refusal
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import (
         Admission,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     )
     from hermes_core.session import Session
     from hermes_core.skills.library import Skill, SkillError, load_skills
+    from hermes_core.skills.variables import releasable_variables
     from hermes_core.specs import (
         ActivityEvent,
         ApprovalPolicySpec,
@@ -142,6 +144,8 @@ _EXPORTS: dict[str, str] = {
     "load_skills": "hermes_core.skills.library",
     "make_private_dir": "hermes_core.private_files",
     "private_dir": "hermes_core.private_files",
+    "project_refusal": "hermes_core.project_trust",
+    "releasable_variables": "hermes_core.skills.variables",
     "signal_group": "hermes_core.process_groups",
     "CACHE_FRAME_SIZE": "hermes_core.cache_files",
     "CacheFileError": "hermes_core.cache_files",
@@ -215,7 +219,9 @@ __all__ = [
     "load_skills",
     "make_private_dir",
     "private_dir",
+    "project_refusal",
     "read_cache_frame",
+    "releasable_variables",
     "signal_group",
 ]
 

@@ -41,6 +41,7 @@ from hermes_core.plugins.registrations import (
     drop_plugins,
 )
 from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
+from hermes_core.project_trust import config_refusal
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
 from hermes_core.tools import EnabledTools, Registry, ToolResult
@@ -234,7 +235,9 @@ class Host:
             self._register_plugin_tools(plugins, strict=strict)
             from hermes_core.hooks import register_hooks
 
-            self._hooks = register_hooks(plugins.pm, self.config, self.env, strict=strict)
+            self._hooks = register_hooks(
+                plugins.pm, self.config, self.env, strict=strict, config_path=self.config_path
+            )
         except BaseException:
             self._plugins = None
             self._registrations = None
@@ -757,6 +760,10 @@ class Host:
 
     async def _connect_mcp(self) -> None:
         if not self.config.mcp_servers:
+            return
+        refusal = config_refusal(self.env, self.config_path, "the MCP servers of the config")
+        if refusal is not None:
+            logger.warning("%s: not started", refusal)
             return
         self._mcp = self._new_supervisor(self.config.mcp_servers)
         await self._mcp.start()

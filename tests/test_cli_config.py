@@ -169,6 +169,7 @@ def test_show_prints_the_effective_configuration_with_defaults(
         "approvals",
         "code_execution",
         "hooks",
+        "skills",
     ]
 
 

@@ -74,7 +74,8 @@ class Machine:
         )
 
     def run(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.cli.run("import-agent", "claude-code", *args, ok=ok)
+        # The project scope comes only with --project (issue 27; tests/security covers without).
+        return self.cli.run("import-agent", "claude-code", "--project", *args, ok=ok)
 
     def servers(self) -> dict[str, Any]:
         data = YAML(typ="safe").load(self.config.read_text(encoding="utf-8")) or {}
@@ -135,7 +136,7 @@ def machine(tmp_path: Path) -> Machine:
 
 
 def test_local_scope_wins_over_project_and_user(machine: Machine) -> None:
-    found, _ = read_claude_servers(claude_sources(machine.env()))
+    found, _ = read_claude_servers(claude_sources(machine.env()), project=True)
     assert found["shared"].entry == {
         "command": "local-cmd",
         "args": [],
@@ -149,7 +150,7 @@ def test_project_scope_wins_over_user(machine: Machine) -> None:
     data = json.loads((machine.home / ".claude.json").read_text(encoding="utf-8"))
     del data["projects"][str(machine.project)]
     machine.write_json(machine.home / ".claude.json", data)
-    found, _ = read_claude_servers(claude_sources(machine.env()))
+    found, _ = read_claude_servers(claude_sources(machine.env()), project=True)
     assert found["shared"].entry == {
         "command": "project-cmd",
         "args": [],
@@ -159,7 +160,7 @@ def test_project_scope_wins_over_user(machine: Machine) -> None:
 
 
 def test_templates_are_kept_unexpanded(machine: Machine) -> None:
-    found, _ = read_claude_servers(claude_sources(machine.env()))
+    found, _ = read_claude_servers(claude_sources(machine.env()), project=True)
     assert found["only-user"].entry["env"] == {"API_KEY": "${API_KEY}", "MODE": "${MODE:-fast}"}
     assert found["remote"].entry == {
         "url": "https://mcp.example.invalid/mcp",
@@ -168,7 +169,7 @@ def test_templates_are_kept_unexpanded(machine: Machine) -> None:
 
 
 def test_unknown_types_are_skipped_with_the_reason(machine: Machine) -> None:
-    found, skipped = read_claude_servers(claude_sources(machine.env()))
+    found, skipped = read_claude_servers(claude_sources(machine.env()), project=True)
     assert "socket" not in found
     assert [(s.name, s.reason) for s in skipped] == [
         ("socket", "unknown type 'websocket' (hermes imports stdio, http and sse)")
@@ -192,7 +193,7 @@ def test_home_comes_from_the_environment_object(machine: Machine) -> None:
 
 
 def test_existing_server_is_kept_without_force_and_changed_with_it(machine: Machine) -> None:
-    found, skipped = read_claude_servers(claude_sources(machine.env()))
+    found, skipped = read_claude_servers(claude_sources(machine.env()), project=True)
     existing = {"shared": {"command": "mine", "exclude": ["*_delete"]}, "desk": {"command": "x"}}
     plan = plan_import(found, skipped, existing, force=False)
     actions = {p.server.name: p.action for p in plan.servers}

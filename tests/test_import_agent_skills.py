@@ -61,7 +61,8 @@ def cli(tmp_path: Path) -> HermesCli:
 
 
 def run(cli: HermesCli, *args: str) -> subprocess.CompletedProcess[str]:
-    return cli.run("import-agent", "claude-code", *args)
+    # The project's skills come only with --project (issue 27; tests/security covers without).
+    return cli.run("import-agent", "claude-code", "--project", *args)
 
 
 def test_import_brings_user_and_project_skills_the_project_winning(cli: HermesCli) -> None:

@@ -46,7 +46,11 @@ def harnesses(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
 
     def make(**variables: str) -> Harness:
         root = tmp_path / f"h{len(made)}"
-        config: dict[str, Any] = {"approvals": {"allow": ["execute_code"]}}
+        config: dict[str, Any] = {
+            "approvals": {"allow": ["execute_code"]},
+            # A skill releases only what the user allowed (issue 27).
+            "skills": {"allowed_environment_variables": ["GH_TOKEN", "GH_ENTERPRISE_TOKEN"]},
+        }
         harness = build_harness(root, config=config, env=make_env(root, **variables))
         made.append(harness)
         return harness

@@ -25,23 +25,27 @@ def hooks() -> None:
     """List shell hooks and hook directories; enable and disable hook directories."""
 
 
-def _shell_rows(config: Config) -> list[dict[str, Any]]:
+def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     from hermes_core.hooks import EVENTS
+    from hermes_core.project_trust import config_refusal
 
+    # The config file in effect is the project's, the gate closed: its shell hooks do not run.
+    refusal = config_refusal(env, env.config_path, "the shell hooks of the config file")
     rows = []
     for event in EVENTS:
         for index, hook in enumerate(getattr(config.hooks, event)):
-            rows.append(
-                {
-                    "kind": "shell",
-                    "name": f"hooks.{event}[{index}]",
-                    "event": event,
-                    "match": hook.match,
-                    "timeout": hook.timeout,
-                    "status": "enabled",
-                    "command": hook.command,
-                }
-            )
+            row = {
+                "kind": "shell",
+                "name": f"hooks.{event}[{index}]",
+                "event": event,
+                "match": hook.match,
+                "timeout": hook.timeout,
+                "status": "gated" if refusal else "enabled",
+                "command": hook.command,
+            }
+            if refusal:
+                row["message"] = refusal
+            rows.append(row)
     return rows
 
 
@@ -53,10 +57,12 @@ def list_command(as_json: bool) -> None:
 
     env = environment()
     config = load_config_in_effect(env)
-    directories, warnings = load_hook_directories(config, env, strict=False)
+    directories, warnings = load_hook_directories(
+        config, env, strict=False, config_path=env.config_path
+    )
     for warning in warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
-    rows = _shell_rows(config) + [
+    rows = _shell_rows(config, env) + [
         {"kind": "directory", **directory.to_json()} for directory in directories
     ]
     if as_json:
@@ -91,7 +97,7 @@ def list_command(as_json: bool) -> None:
 def _directory_names(config: Config, env: Environment) -> list[str]:
     from hermes_core.hooks import plan_hook_directories
 
-    directories, _ = plan_hook_directories(config, env)
+    directories, _ = plan_hook_directories(config, env, config_path=env.config_path)
     return [directory.name for directory in directories]
 
 

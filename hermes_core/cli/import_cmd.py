@@ -39,10 +39,17 @@ def import_agent() -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Claude Desktop's claude_desktop_config.json instead of its usual place (it must exist).",
 )
+@click.option(
+    "--project",
+    is_flag=True,
+    help="Also import the repository's servers (./.mcp.json) and skills (./.claude/skills/); "
+    "never a server disabled in Claude Code.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def claude_code(
     dry_run: bool,
     force: bool,
+    project: bool,
     claude_json: Path | None,
     desktop_config: Path | None,
     as_json: bool,
@@ -50,23 +57,37 @@ def claude_code(
     """Import the MCP servers of Claude Code (local, project and user scopes, in that order of
     precedence) and Claude Desktop into mcp_servers. ${VAR} templates are kept as they are;
     literal secrets go to $HERMES_HOME/.env, with a ${VAR} reference in config.yaml. Also copy
-    Claude Code's skills (the project's .claude/skills/, then ~/.claude/skills/) into
-    $HERMES_HOME/skills/."""
+    Claude Code's skills (~/.claude/skills/) into $HERMES_HOME/skills/.
+
+    The repository's own servers (./.mcp.json) and skills (./.claude/skills/) are imported
+    only with --project, and a server disabled in Claude Code never is. Each server and skill
+    is listed with what happens to it (--dry-run: what would)."""
     from hermes_core.config import ConfigDocument, edit_config
-    from hermes_core.mcp.claude_import import claude_sources, plan_import, read_claude_servers
+    from hermes_core.mcp.claude_import import (
+        claude_sources,
+        disabled_project_servers,
+        plan_import,
+        read_claude_servers,
+    )
     from hermes_core.mcp.expand import read_dotenv
     from hermes_core.mcp.secrets import save_secrets
     from hermes_core.skills.claude_import import (
         apply_skill_import,
         claude_skill_sources,
+        left_out_project_skills,
         plan_skill_import,
         read_claude_skills,
     )
 
     env = environment()
     sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
-    found, skipped = read_claude_servers(sources)
-    skills, skipped_skills, skill_warnings = read_claude_skills(claude_skill_sources(env))
+    disabled = disabled_project_servers(env, claude_json=claude_json)
+    found, skipped = read_claude_servers(sources, project=project, disabled=disabled)
+    skills, skipped_skills, skill_warnings = read_claude_skills(
+        claude_skill_sources(env, project=project)
+    )
+    if not project:
+        skipped_skills += left_out_project_skills(env)
     skill_plan = plan_skill_import(
         skills, skipped_skills, env.skills_dir, force=force, warnings=skill_warnings
     )

@@ -250,6 +250,12 @@ class CodeExecutionConfig(Section):
     env_passthrough: NamesList = []
 
 
+class SkillsConfig(Section):
+    """``skills``: the variables a viewed skill may let through to the session's scripts."""
+
+    allowed_environment_variables: NamesList = []
+
+
 class ShellHook(Section):
     """One shell command run on a hook event: it reads the event as JSON on stdin and may print
     a directive; ``match`` is a glob over tool names (tool events only)."""
@@ -293,6 +299,7 @@ class Config(Section):
     approvals: ApprovalsConfig = ApprovalsConfig()
     code_execution: CodeExecutionConfig = CodeExecutionConfig()
     hooks: HooksConfig = HooksConfig()
+    skills: SkillsConfig = SkillsConfig()
 
 
 __all__ = [
@@ -312,6 +319,7 @@ __all__ = [
     "NamesList",
     "PluginsConfig",
     "ShellHook",
+    "SkillsConfig",
     "ToolSearchConfig",
     "ToolsConfig",
     "check_mcp_server_name",

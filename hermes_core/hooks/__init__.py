@@ -18,11 +18,15 @@ from hermes_core.hooks.directories import (
     hook_directory_plugins,
     load_hook_directories,
     plan_hook_directories,
+    refusing_plugins,
 )
 from hermes_core.hooks.events import EVENTS, HookEvent
 from hermes_core.hooks.shell import shell_hooks
+from hermes_core.project_trust import config_refusal
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pluggy
 
     from hermes_core.config import Config
@@ -56,13 +60,32 @@ class RegisteredHooks:
 
 
 def register_hooks(
-    pm: pluggy.PluginManager, config: Config, env: Environment, *, strict: bool = False
+    pm: pluggy.PluginManager,
+    config: Config,
+    env: Environment,
+    *,
+    strict: bool = False,
+    config_path: Path | None = None,
 ) -> RegisteredHooks:
-    """Register the enabled hook directories, then the shell hooks of ``config.hooks``, with
-    ``pm`` (after the plugins: they run before the plugins' hooks)."""
-    directories, warnings = load_hook_directories(config, env, strict=strict)
+    """Register the enabled hook directories, the refusals of those that failed to load, then
+    the shell hooks of ``config.hooks``, with ``pm`` (after the plugins: they run before the
+    plugins' hooks). ``config_path`` is the file ``config`` was read from (``None``: built in
+    code); the shell hooks of a file that is the project's run only with the project gate open
+    (:func:`~hermes_core.project_trust.config_refusal`)."""
+    directories, warnings = load_hook_directories(
+        config, env, strict=strict, config_path=config_path
+    )
     registered = RegisteredHooks(pm, directories=directories, warnings=warnings)
-    for name, plugin in [*hook_directory_plugins(directories), *shell_hooks(config.hooks, env)]:
+    commands = shell_hooks(config.hooks, env)
+    refusal = (
+        config_refusal(env, config_path, "the shell hooks of the config file") if commands else None
+    )
+    if refusal is not None:
+        warnings.append(f"{refusal}: not run")
+        commands = []
+    # Registered last, so they run first: a refusal needs no other hook's answer.
+    made = [*hook_directory_plugins(directories), *commands, *refusing_plugins(directories)]
+    for name, plugin in made:
         pm.register(plugin, name=name)
         registered.objects.append(plugin)
     return registered

@@ -15,6 +15,16 @@ coroutine function, receiving the event of :mod:`hermes_core.hooks.events`; on
 ``pre_tool_call`` it returns ``None``, a :class:`~hermes_core.specs.PreCallDirective` or a
 mapping such as ``{"action": "block", "message": ...}``. An exception or a timeout blocks the
 call, naming the hook directory.
+
+Hook directories fail closed: one named in ``hooks.enabled`` that cannot be loaded (a broken
+``HOOK.yaml``, no ``handler.py``, an import that fails) blocks the calls it would have seen,
+each with a message naming the directory and its error: the tool calls its ``match`` glob
+selects (``pre_tool_call``, ``post_tool_call``), or every call when its ``HOOK.yaml`` cannot be
+read or its event is a session event (what it would have watched is the whole session).
+
+A ``$HERMES_HOME/hooks`` that is the project's (``HERMES_HOME=./.hermes``, or a directory that
+is a link into the project: :func:`~hermes_core.project_trust.project_owns`) holds project hook
+directories: gated as project plugins are.
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from hermes_core.plugins.discovery import Candidate
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.manifest import Manifest, ManifestError, manifest_yaml, read_manifest_data
 from hermes_core.plugins.records import LOADABLE, PluginStatus
+from hermes_core.project_trust import gate_is_open, project_owns
 from hermes_core.shown import shown
 
 if TYPE_CHECKING:
@@ -57,6 +68,7 @@ __all__ = [
     "hook_directory_plugins",
     "load_hook_directories",
     "plan_hook_directories",
+    "refusing_plugins",
 ]
 
 HOOK_FILE: Final = "HOOK.yaml"
@@ -117,6 +129,9 @@ class HookDirectory:
     manifest: HookManifest | None = None
     handler: Callable[[dict[str, Any]], Any] | None = field(default=None, repr=False)
     traceback: str | None = None
+    wanted: bool = False
+    """Named in ``hooks.enabled`` and let through by the gate: when it cannot load, the calls
+    it would have seen are blocked."""
 
     @property
     def loadable(self) -> bool:
@@ -157,10 +172,14 @@ def _read(directory: Path, yaml: YAML) -> tuple[HookManifest | None, str | None]
 
 
 def plan_hook_directories(
-    config: Config, env: Environment
+    config: Config, env: Environment, *, config_path: Path | None = None
 ) -> tuple[list[HookDirectory], list[str]]:
     """Every hook directory with its status, in name order, and the warnings found (unreadable
-    directories, unknown keys); nothing is imported."""
+    directories, unknown keys); nothing is imported. ``config_path`` is the file ``config``
+    was read from (``None``: built in code), which may enable project hook directories only
+    when it is not the project's."""
+    from hermes_core.plugins.loader import config_trusted_for_project
+
     root = env.hooks_dir
     warnings: list[str] = []
     try:
@@ -171,6 +190,8 @@ def plan_hook_directories(
         return [], [f"hook directories: cannot read {root}: {exc.strerror or exc}"]
     yaml = manifest_yaml()
     found: list[HookDirectory] = []
+    enabled = {normalize_name(name) for name in config.hooks.enabled}
+    trusted = config_trusted_for_project(env, config_path)
     for entry in entries:
         if entry.name.startswith(("_", ".")):
             continue
@@ -183,7 +204,7 @@ def plan_hook_directories(
         name = normalize_name(entry.name)
         manifest, error = _read(entry, yaml)
         candidate = Candidate(
-            source="user",
+            source="project" if project_owns(env, entry) else "user",
             name=name,
             path=entry,
             manifest=Manifest(name=name, description=manifest.description) if manifest else None,
@@ -194,13 +215,14 @@ def plan_hook_directories(
             candidate,
             config.hooks,
             env,
-            project_enabled=True,
-            config_trusted_for_project=True,
+            project_enabled=gate_is_open(env),
+            config_trusted_for_project=trusted,
             section="hooks",
         )
         if manifest is not None and status != "disabled":
             warnings.extend(manifest.warnings)
-        found.append(HookDirectory(name, entry, status, message, manifest))
+        wanted = status in LOADABLE or (status == "error" and name in enabled)
+        found.append(HookDirectory(name, entry, status, message, manifest, wanted=wanted))
     return found, warnings
 
 
@@ -228,7 +250,7 @@ def _import_handler(directory: HookDirectory) -> Callable[[dict[str, Any]], Any]
 
 
 def load_hook_directories(
-    config: Config, env: Environment, *, strict: bool = False
+    config: Config, env: Environment, *, strict: bool = False, config_path: Path | None = None
 ) -> tuple[list[HookDirectory], list[str]]:
     """:func:`plan_hook_directories`, then import the ``handler.py`` of each enabled one.
 
@@ -236,7 +258,7 @@ def load_hook_directories(
     error, of discovery or import, raises :class:`~hermes_core.errors.PluginError` naming the
     hook directory.
     """
-    directories, warnings = plan_hook_directories(config, env)
+    directories, warnings = plan_hook_directories(config, env, config_path=config_path)
     for directory in directories:
         if directory.status == "error" and strict:
             raise PluginError(f"hook directory {directory.name}", directory.message or "error")
@@ -249,6 +271,12 @@ def load_hook_directories(
             directory.fail(message, traceback.format_exc())
             if strict:
                 raise PluginError(f"hook directory {directory.name}", message) from exc
+    for directory in directories:
+        if directory.wanted and directory.status == "error":
+            warnings.append(
+                f"hook directory {directory.name!r} ({directory.path}) failed to load: "
+                f"{directory.message}; the calls it would see are blocked"
+            )
     return directories, warnings
 
 
@@ -282,3 +310,36 @@ def hook_directory_plugins(directories: list[HookDirectory]) -> list[tuple[str, 
         made.append((f"hook-directory:{directory.name}", adapter))
     made.reverse()
     return made
+
+
+def refusing_plugins(directories: list[HookDirectory]) -> list[tuple[str, EventHook]]:
+    """A ``pre_tool_call`` plugin object per wanted directory that failed to load, blocking
+    the calls it would have seen (see the module docstring), with its registration name."""
+    made: list[tuple[str, EventHook]] = []
+    for directory in directories:
+        if not (directory.wanted and directory.status == "error"):
+            continue
+        manifest = directory.manifest
+        tool_event = manifest is not None and manifest.event in ("pre_tool_call", "post_tool_call")
+        match = manifest.match if manifest is not None and tool_event else "*"
+        owner = f"hook directory {directory.name!r}"
+        refusal = {
+            "action": "block",
+            "message": (
+                f"it failed to load ({directory.path}): {directory.message}; the calls it "
+                "would see are blocked until it is fixed or listed in hooks.disabled"
+            ),
+        }
+        action = partial(_refuse, refusal)
+        made.append(
+            (
+                f"hook-directory-failed:{directory.name}",
+                adapter_for("pre_tool_call", owner, DEFAULT_TIMEOUT, match, action),
+            )
+        )
+    made.reverse()
+    return made
+
+
+async def _refuse(refusal: dict[str, str], event: dict[str, Any]) -> dict[str, str]:
+    return refusal

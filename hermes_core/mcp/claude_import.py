@@ -10,6 +10,13 @@ prints the plan and writes it. The places read, highest precedence first:
    (``~/.config/Claude/`` on Linux, ``~/Library/Application Support/Claude/`` on macOS,
    ``%APPDATA%\\Claude\\`` on Windows).
 
+The project scope is the repository's: its servers are imported only when asked
+(``read_claude_servers(..., project=True)``, ``hermes import-agent claude-code --project``),
+and never one the user disabled in Claude Code (``disabledMcpjsonServers`` of the project's
+entry in ``~/.claude.json``, of ``~/.claude/settings.json`` or of the project's
+``.claude/settings.json`` and ``.claude/settings.local.json``: :func:`disabled_project_servers`).
+Left out, such a server shadows nothing: a server of the same name of the user scope is taken.
+
 A server of one name is taken from the highest place that has it. ``stdio`` entries become
 ``command``/``args``/``env``, ``http`` and ``sse`` entries ``url``/``headers``; ``${VAR}``
 templates are copied unexpanded (hermes expands them at connect time), literal secrets are
@@ -46,6 +53,7 @@ __all__ = [
     "SkippedServer",
     "claude_sources",
     "desktop_config_path",
+    "disabled_project_servers",
     "plan_import",
     "read_claude_servers",
     "user_home",
@@ -68,6 +76,8 @@ class Source:
     """For the local scope: the key of ``projects`` holding the servers."""
     runs_in: Path | None = None
     """The project directory the servers of this place belong to (local and project scope)."""
+    repository: bool = False
+    """A file of the repository (``.mcp.json``), not of the user: imported only when asked."""
 
     def describe(self) -> str:
         """``user scope (/home/me/.claude.json)``."""
@@ -159,7 +169,7 @@ def claude_sources(
     desktop = desktop_config if desktop_config is not None else desktop_config_path(env)
     return [
         Source("local scope", user_file, project=str(env.cwd), runs_in=env.cwd),
-        Source("project scope", env.cwd / ".mcp.json", runs_in=env.cwd),
+        Source("project scope", env.cwd / ".mcp.json", runs_in=env.cwd, repository=True),
         Source("user scope", user_file),
         Source("Claude Desktop", desktop),
     ]
@@ -255,21 +265,75 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return entry, notes
 
 
+_DISABLED_KEY = "disabledMcpjsonServers"
+
+
+def disabled_project_servers(
+    env: Environment, *, claude_json: Path | None = None
+) -> dict[str, Path]:
+    """The servers of the project's ``.mcp.json`` the user disabled in Claude Code, each with
+    the file that says so: ``disabledMcpjsonServers`` of the project's entry in
+    ``~/.claude.json`` and of the settings files (``~/.claude/settings.json``, the project's
+    ``.claude/settings.json`` and ``.claude/settings.local.json``). A file that cannot be read
+    disables nothing."""
+    home = user_home(env)
+    user_file = claude_json if claude_json is not None else home / ".claude.json"
+    places: list[tuple[Path, str | None]] = [
+        # Claude Code keys projects by their path; the real one too, in case cwd is a link.
+        *((user_file, key) for key in dict.fromkeys([str(env.cwd), str(env.cwd.resolve())])),
+        (home / ".claude" / "settings.json", None),
+        (env.cwd / ".claude" / "settings.json", None),
+        (env.cwd / ".claude" / "settings.local.json", None),
+    ]
+    disabled: dict[str, Path] = {}
+    for path, project in places:
+        try:
+            document = _read_json(path)
+        except HermesError:
+            continue
+        holder = document
+        if project is not None and isinstance(document, Mapping):
+            projects = document.get("projects")
+            holder = projects.get(project) if isinstance(projects, Mapping) else None
+        names = holder.get(_DISABLED_KEY) if isinstance(holder, Mapping) else None
+        if isinstance(names, list):
+            for name in names:
+                if isinstance(name, str):
+                    disabled.setdefault(name, path)
+    return disabled
+
+
 def read_claude_servers(
     sources: Sequence[Source],
+    *,
+    project: bool = False,
+    disabled: Mapping[str, Path] | None = None,
 ) -> tuple[dict[str, ClaudeServer], list[SkippedServer]]:
     """Every importable server of ``sources`` (highest precedence first), by name, and the
-    skipped ones. A server shadowed by a higher source is not reported."""
+    skipped ones. A server shadowed by a higher source is not reported.
+
+    Servers of a repository's file (the project scope) are left out unless ``project``, and
+    those named in ``disabled`` always; left out, they shadow nothing."""
     found: dict[str, ClaudeServer] = {}
     skipped: list[SkippedServer] = []
+    taken: set[str] = set()
     documents: dict[Path, Any] = {}
     for source in sources:
         if source.path not in documents:
             documents[source.path] = _read_json(source.path)
         for name, raw in _servers_in(documents[source.path], source).items():
-            if name in found or any(s.name == name for s in skipped):
+            if name in found or name in taken:
                 continue
             where = source.describe()
+            if source.repository and not project:
+                reason = "a server of the repository's .mcp.json: imported only with --project"
+                skipped.append(SkippedServer(name, reason, where))
+                continue
+            if source.repository and disabled and name in disabled:
+                reason = f"disabled in Claude Code ({_DISABLED_KEY} in {disabled[name]})"
+                skipped.append(SkippedServer(name, reason, where))
+                continue
+            taken.add(name)
             try:
                 check_mcp_server_name(name)
             except ValueError:

@@ -21,6 +21,12 @@ from hermes_core.plugins.manifest import (
     manifest_yaml,
     normalize_name,
 )
+from hermes_core.project_trust import (
+    PROJECT_GATE_FLAG,
+    gate_is_open,
+    project_owns,
+    project_root,
+)
 from hermes_core.shown import clipped, shown
 
 if TYPE_CHECKING:
@@ -35,7 +41,7 @@ SOURCES: tuple[Source, ...] = ("bundled", "user", "project", "pip", "nix", "dire
 discovered; ``direct`` holds the plugin objects a program registers in code
 (:meth:`hermes_core.host.Host.register`), which are never discovered."""
 ENTRY_POINT_GROUP = "hermes_core.plugins"
-PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
+PROJECT_PLUGINS_FLAG = PROJECT_GATE_FLAG
 AUTOLOAD_OFF_FLAG = "HERMES_DISABLE_PLUGIN_AUTOLOAD"
 
 
@@ -94,47 +100,22 @@ def discover(env: Environment) -> Discovery:
     ``HERMES_DISABLE_PLUGIN_AUTOLOAD`` keeps only the bundled source. Project plugins are found
     even when ``HERMES_ENABLE_PROJECT_PLUGINS`` is off, so they can be listed as gated.
     """
-    found = Discovery(project_enabled=env.flag(PROJECT_PLUGINS_FLAG))
+    found = Discovery(project_enabled=gate_is_open(env))
     yaml = manifest_yaml()  # one per call: a ruamel YAML must not be shared between threads
     _scan_directory(env.bundled_plugins_dir, "bundled", found, yaml)
     if env.flag(AUTOLOAD_OFF_FLAG):
         return found
-    user_dir = env.user_plugins_dir
-    project_dir = env.project_plugins_dir
-    if not _same_directory(project_dir, user_dir):
-        _scan_directory(user_dir, "user", found, yaml)
-        _scan_directory(project_dir, "project", found, yaml)
-    elif env.get("HERMES_HOME") and not is_user_home(env, env.cwd):
-        # HERMES_HOME set to <cwd>/.hermes in a project: the folder is the project's and keeps
-        # its gate.
-        _scan_directory(project_dir, "project", found, yaml)
-    else:
-        # ~/.hermes seen from the home directory (HERMES_HOME unset, or set to its default):
-        # the user's own plugins.
-        _scan_directory(user_dir, "user", found, yaml)
+    seen: set[Path] = set()
+    # Outside a project (/, ~ and above) ./.hermes/plugins is no project's: not read.
+    has_project = project_root(env) is not None
+    for root in (env.user_plugins_dir, *([env.project_plugins_dir] if has_project else [])):
+        _scan_directory(root, "user", found, yaml, env=env, seen=seen)
     nix_sites = [_nix_site_dir(store, env) for store in env.nix_store_paths]
-    _scan_pip(
-        found, yaml, exclude={_resolved(site) for site in nix_sites}, project=project_root(env)
-    )
+    _scan_pip(found, yaml, exclude={_resolved(site) for site in nix_sites}, env=env)
     for store, site in zip(env.nix_store_paths, nix_sites, strict=True):
         _scan_directory(store / "share" / "hermes" / "plugins", "nix", found, yaml)
         _scan_nix_site(site, found, yaml)
     return found
-
-
-def is_user_home(env: Environment, directory: Path) -> bool:
-    """Whether ``directory`` is the user's home directory (``env.user_home``, when known)."""
-    return env.user_home is not None and _same_directory(directory, env.user_home)
-
-
-def project_root(env: Environment) -> Path | None:
-    """The project hermes-core works in: the working directory, resolved; ``None`` when that is
-    ``/`` or the user's home directory, where every file lies (working there is not working in
-    a project)."""
-    cwd = _resolved(env.cwd)
-    if cwd == Path(cwd.anchor) or is_user_home(env, cwd):
-        return None
-    return cwd
 
 
 def _resolved(path: Path) -> Path:
@@ -144,17 +125,26 @@ def _resolved(path: Path) -> Path:
         return path
 
 
-def _same_directory(first: Path, second: Path) -> bool:
-    return _resolved(first) == _resolved(second)
-
-
 def _nix_site_dir(store: Path, env: Environment) -> Path:
     major, minor = env.python_version
     return store / "lib" / f"python{major}.{minor}" / "site-packages"
 
 
-def _scan_directory(root: Path, source: Source, found: Discovery, yaml: YAML) -> None:
-    """Directory plugins: ``<root>/<dir>/plugin.yaml`` plus ``<root>/<dir>/__init__.py``."""
+def _scan_directory(
+    root: Path,
+    source: Source,
+    found: Discovery,
+    yaml: YAML,
+    *,
+    env: Environment | None = None,
+    seen: set[Path] | None = None,
+) -> None:
+    """Directory plugins: ``<root>/<dir>/plugin.yaml`` plus ``<root>/<dir>/__init__.py``.
+
+    With ``env`` (the user's and the project's directories), each plugin is ``project`` or
+    ``user`` by :func:`~hermes_core.project_trust.project_owns`, whichever of the two folders
+    it was found in; a folder already scanned under another path (``seen``, real paths) is
+    not scanned twice."""
     try:
         entries = sorted(root.iterdir(), key=lambda entry: entry.name)
     except FileNotFoundError:
@@ -177,7 +167,15 @@ def _scan_directory(root: Path, source: Source, found: Discovery, yaml: YAML) ->
         except OSError as exc:
             found.warnings.append(f"{source} plugins: cannot read {entry}: {exc.strerror or exc}")
             continue
-        found.candidates.append(_directory_candidate(entry, source, yaml, has_init=has_init))
+        label = source
+        if env is not None:
+            if seen is not None:
+                real = _resolved(entry)
+                if real in seen:
+                    continue
+                seen.add(real)
+            label = "project" if project_owns(env, entry) else "user"
+        found.candidates.append(_directory_candidate(entry, label, yaml, has_init=has_init))
 
 
 def _directory_candidate(
@@ -204,7 +202,7 @@ def _directory_candidate(
     )
 
 
-def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path | None) -> None:
+def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environment) -> None:
     """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``.
 
     A distribution found through a ``sys.path`` entry inside the project (the working directory
@@ -216,12 +214,13 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path
     """
     from importlib_metadata import distributions
 
+    project = project_root(env)
     interpreter = _interpreter_directories() if project is not None else ()
     outside: list[str] = []
     inside: list[Path] = []
     for entry in sys.path:
         where = _resolved(Path(entry))
-        if project is not None and _is_project_file(where, project, interpreter):
+        if project is not None and _is_project_file(where, env, interpreter):
             inside.append(where)
         else:
             outside.append(entry)
@@ -239,7 +238,7 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], project: Path
         entry_points.extend(found_here)
     for entry_point in sorted(entry_points, key=lambda ep: ep.name):
         candidate = _entry_point_candidate(entry_point, entry_point.dist, "pip", None, yaml)
-        if project is not None and _is_project_file(candidate.path, project, interpreter):
+        if project is not None and _is_project_file(candidate.path, env, interpreter):
             candidate = replace(candidate, source="project")
         found.candidates.append(candidate)
     if inside:
@@ -344,13 +343,11 @@ def _interpreter_directories() -> tuple[Path, ...]:
     return tuple(sorted({_resolved(Path(name)) for name in names if name}))
 
 
-def _is_project_file(path: Path | None, project: Path, interpreter: tuple[Path, ...]) -> bool:
-    if path is None:
+def _is_project_file(path: Path | None, env: Environment, interpreter: tuple[Path, ...]) -> bool:
+    if path is None or not project_owns(env, path):
         return False
     where = _resolved(path)
-    return where.is_relative_to(project) and not any(
-        where.is_relative_to(directory) for directory in interpreter
-    )
+    return not any(where.is_relative_to(directory) for directory in interpreter)
 
 
 _METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt")

