@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Final
 
 from hermes_core.errors import HermesError
+from hermes_core.private_files import PRIVATE_FILE_MODE, make_private_dir
 
 __all__ = ["TOKEN_BYTES", "ServeTokenError", "TokenFile", "read_or_create_token", "rotate_token"]
 
 TOKEN_BYTES: Final = 32
 """Random bytes in a token (``secrets.token_urlsafe``: 43 characters)."""
-_FILE_MODE: Final = 0o600
-_HOME_MODE: Final = 0o700
 
 
 class ServeTokenError(HermesError):
@@ -112,14 +111,14 @@ def _read(path: Path) -> str:
 
 def _make_parent(path: Path) -> None:
     # A missing $HERMES_HOME is made private; an existing one is left as the user has it.
-    path.parent.mkdir(mode=_HOME_MODE, parents=True, exist_ok=True)
+    make_private_dir(path.parent)
 
 
 def _write_private_copy(path: Path, token: str) -> Path:
     """``token`` in a new 0600 file beside ``path``."""
     candidate = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(candidate, flags, _FILE_MODE)
+    fd = os.open(candidate, flags, PRIVATE_FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(f"{token}\n".encode())
