@@ -2,9 +2,9 @@
 connected clients are told: ``notifications/tools/list_changed`` on a 2025-era connection, a
 ``ToolsListChanged`` event on a 2026-era ``subscriptions/listen`` stream.
 
-The late server (``servers/late.py``) answers only once a file exists, so the host starts
-without it (its connect attempt runs into ``connect_timeout``) and the supervisor's background
-reconnect brings it in after the test creates the file, with no change to the config file.
+The late server (``servers/late.py``) answers only once a file exists, so serve starts and
+lists its tools without it, and its background connect brings it in after the test creates the
+file, with no change to the config file.
 """
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ def listing(tools: list[mcp_types.Tool]) -> str:
 
 def configure(served: ServeHome) -> Path:
     ready = served.root / "late-server-may-answer"
-    served.write_config(mcp_servers={"late": late_server(ready)})
+    # Serve waits for no server, so the first connect may wait for the file as long as it likes;
+    # a short connect_timeout only made every attempt of a loaded machine (a child's start and
+    # imports past 2 s) fail, and the backoff outgrow WAIT_LIMIT.
+    served.write_config(mcp_servers={"late": late_server(ready, connect_timeout=30)})
     return ready
 
 
