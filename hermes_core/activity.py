@@ -306,6 +306,8 @@ def preview(value: Any) -> Any:
     characters: the cost is that of the preview, never of the value. The cut never keeps part
     of a secret (:func:`_cut_text`).
     """
+    if value is None:  # an error message of a call that succeeded: the common case
+        return None
     return _preview(value, 0, [PREVIEW_TOTAL])
 
 

@@ -309,7 +309,11 @@ class Dispatcher:
         prepared = self._prepare(tool)
         if session.interrupted:
             return None, _interrupted(tool.name)
-        checked = await _checked_arguments(prepared, arguments)
+        checked = (
+            await _check_in_thread(prepared, arguments)
+            if prepared.patterned
+            else _check_arguments(prepared, arguments)
+        )
         if isinstance(checked, ToolResult):
             return None, checked
         call = ToolCall(tool.name, checked, tool, str(next(self._call_ids)))
@@ -381,7 +385,11 @@ class Dispatcher:
                             f"directive without a mapping of arguments ({given!r:.80}).",
                         )
                     )
-                checked = await _checked_arguments(prepared, directive.arguments, who=hook.who)
+                checked = (
+                    await _check_in_thread(prepared, directive.arguments, who=hook.who)
+                    if prepared.patterned
+                    else _check_arguments(prepared, directive.arguments, who=hook.who)
+                )
                 if isinstance(checked, ToolResult):
                     raise _Blocked(checked)
                 call.arguments = checked
@@ -651,13 +659,12 @@ def _prepare_tool(tool: Tool) -> _PreparedTool:
     )
 
 
-async def _checked_arguments(
+async def _check_in_thread(
     prepared: _PreparedTool, arguments: Any, *, who: str = "the model"
 ) -> dict[str, Any] | ToolResult:
-    """:func:`_check_arguments`, in a worker thread when the schema has patterns: a pattern
-    may take up to its budget, and the event loop serves other calls meanwhile."""
-    if not prepared.patterned:
-        return _check_arguments(prepared, arguments, who=who)
+    """:func:`_check_arguments` in a worker thread, for a schema with patterns: a pattern may
+    take up to its budget, and the event loop serves other calls meanwhile. (Other schemas are
+    checked in place: a thread hand-off would cost more than their check.)"""
     return await anyio.to_thread.run_sync(partial(_check_arguments, prepared, arguments, who=who))
 
 
