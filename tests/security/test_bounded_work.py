@@ -177,6 +177,24 @@ def test_a_backtracking_pattern_on_argument_names_is_refused_within_a_second(
     assert "took too long" in problem.message
 
 
+def test_unevaluated_properties_beside_a_backtracking_pattern_never_stall_validation() -> None:
+    # jsonschema matches patternProperties with ``re`` again for unevaluatedProperties: such a
+    # schema is not used to judge (as a broken one), rather than checked without a budget.
+    schema = {
+        "type": "object",
+        "patternProperties": {OVERLAPPING: {"type": "integer"}},
+        "unevaluatedProperties": False,
+    }
+    tool = Tool("keys", "Take keys.", schema)
+    assert validate_arguments(tool, {"aa": 1}) is None  # jsonschema is loaded
+    started = time.perf_counter()
+    problem = validate_arguments(tool, {"a" * 34 + "!": 1})
+    elapsed = time.perf_counter() - started
+
+    assert elapsed < 1.0, f"validation took {elapsed:.1f} s"
+    assert problem is None
+
+
 # The activity log ------------------------------------------------------------------------------
 
 _MEASURE_LOGGING = textwrap.dedent(
