@@ -130,6 +130,10 @@ def build_validator(schema: Mapping[str, Any]) -> Validator | None:
     """A validator for ``schema``, or ``None`` when the schema cannot be trusted to judge."""
     if not isinstance(schema, Mapping) or _has_remote_ref(schema):
         return None
+    if has_patterns(schema) and _has_key(schema, "unevaluatedProperties"):
+        # jsonschema matches patternProperties again, with ``re`` and no budget, to find the
+        # unevaluated properties: such a schema is not used, as a broken one.
+        return None
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
@@ -141,6 +145,14 @@ def build_validator(schema: Mapping[str, Any]) -> Validator | None:
         return _bounded(cls)(plain)
     except (SchemaError, TypeError, ValueError, LookupError):
         return None
+
+
+def _has_key(schema: Any, key: str) -> bool:
+    if isinstance(schema, Mapping):
+        return key in schema or any(_has_key(value, key) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_has_key(value, key) for value in schema)
+    return False
 
 
 def has_patterns(schema: Any) -> bool:
