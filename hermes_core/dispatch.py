@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 import pluggy
 
-from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, redact
+from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, preview, redact
 from hermes_core.approvals.memory import ApprovalMemory
 from hermes_core.approvals.policy import (
     SHELL_COMMAND_META,
@@ -53,7 +53,7 @@ from hermes_core.timeouts import (
     run_sync_with_timeout,
 )
 from hermes_core.tools import Registry, Tool, ToolResult
-from hermes_core.validation import argument_error, build_validator
+from hermes_core.validation import argument_error, build_validator, has_patterns
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -99,6 +99,9 @@ class _PreparedTool:
     wants_session: bool
     wants_caller: bool
     accepted: frozenset[str] | None
+    patterned: bool = False
+    """Whether checking the arguments runs the schema's regular expressions (up to
+    ``PATTERN_BUDGET``): then it runs in a worker thread."""
 
 
 @dataclass(slots=True)
@@ -306,7 +309,11 @@ class Dispatcher:
         prepared = self._prepare(tool)
         if session.interrupted:
             return None, _interrupted(tool.name)
-        checked = _check_arguments(prepared, arguments)
+        checked = (
+            await _check_in_thread(prepared, arguments)
+            if prepared.patterned
+            else _check_arguments(prepared, arguments)
+        )
         if isinstance(checked, ToolResult):
             return None, checked
         call = ToolCall(tool.name, checked, tool, str(next(self._call_ids)))
@@ -378,7 +385,11 @@ class Dispatcher:
                             f"directive without a mapping of arguments ({given!r:.80}).",
                         )
                     )
-                checked = _check_arguments(prepared, directive.arguments, who=hook.who)
+                checked = (
+                    await _check_in_thread(prepared, directive.arguments, who=hook.who)
+                    if prepared.patterned
+                    else _check_arguments(prepared, directive.arguments, who=hook.who)
+                )
                 if isinstance(checked, ToolResult):
                     raise _Blocked(checked)
                 call.arguments = checked
@@ -552,12 +563,12 @@ class Dispatcher:
             tool = call.tool if call is not None else self.resolve(name)
             event = ActivityEvent(
                 name=name if isinstance(name, str) else repr(name),
-                arguments=redact(shown) if isinstance(shown, Mapping) else {"raw": redact(shown)},
+                arguments=preview(shown) if isinstance(shown, Mapping) else {"raw": preview(shown)},
                 status=_status(result),
                 duration_ms=(time.perf_counter() - started) * 1000.0,
                 session_id=session.id,
                 source=(tool.source_name or tool.source) if tool is not None else "",
-                message=redact(result.error_message),
+                message=preview(result.error_message),
             )
             self.activity_log.write(event)
             for hook in self._hook_impls("hermes_tool_activity"):
@@ -642,7 +653,19 @@ def _prepare_tool(tool: Tool) -> _PreparedTool:
                     if name not in _INJECTED
                     and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                 )
-    return _PreparedTool(tool, validator, is_async, wants_session, wants_caller, accepted)
+    patterned = validator is not None and has_patterns(tool.parameters)
+    return _PreparedTool(
+        tool, validator, is_async, wants_session, wants_caller, accepted, patterned
+    )
+
+
+async def _check_in_thread(
+    prepared: _PreparedTool, arguments: Any, *, who: str = "the model"
+) -> dict[str, Any] | ToolResult:
+    """:func:`_check_arguments` in a worker thread, for a schema with patterns: a pattern may
+    take up to its budget, and the event loop serves other calls meanwhile. (Other schemas are
+    checked in place: a thread hand-off would cost more than their check.)"""
+    return await anyio.to_thread.run_sync(partial(_check_arguments, prepared, arguments, who=who))
 
 
 def _check_arguments(

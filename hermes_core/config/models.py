@@ -172,6 +172,8 @@ class ConnectorsConfig(Section):
     gateway: str = "http"
     search_timeout: Annotated[float, Number(above=0)] = 30.0
     """Seconds ``tool_search`` waits for the gateway before answering with local results."""
+    max_result_chars: Annotated[int, Number(low=1, whole=True)] = 100_000
+    """The most of one connector call's result that is passed on, cut as MCP results are."""
 
 
 class CatalogEntry(Section):

@@ -43,6 +43,7 @@ from hermes_core.connectors.remote import (
 from hermes_core.connectors.signin import SignIn, SignInCache
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
+from hermes_core.result_cut import cut_blocks
 from hermes_core.search.render import compact_json
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
@@ -59,6 +60,9 @@ _CALL_TIMEOUT = 300.0
 """A connector call's handler timeout: two execute requests of 60 s each with one retry."""
 _MAX_TOOLS = 256
 """Connector tools kept for the dispatcher (it compiles a tool once per object)."""
+MAX_HITS = 500
+"""Gateway hits ranked per query, in the gateway's order: ranking costs per hit, and a
+gateway listing hundreds of thousands of tools would keep ``tool_search`` past its budget."""
 _SIGN_IN_HINT = "run 'hermes connectors login' (or set HERMES_CONNECTORS_TOKEN)"
 
 
@@ -200,8 +204,16 @@ class Connectors:
         return ConnectorSearch(hits=hits)
 
     def _remote_tools(self, slugs: Sequence[str], answer: GatewaySearch) -> list[RemoteTool]:
-        """The hits of one query: the slugs the gateway found, under their names, twins
-        resolved; a slug without a schema cannot be ranked and is left out."""
+        """The hits of one query: the slugs the gateway found (the first :data:`MAX_HITS`),
+        under their names, twins resolved; a slug without a schema cannot be ranked and is left
+        out."""
+        if len(slugs) > MAX_HITS:
+            self._warn_once(
+                "hits",
+                f"the connector gateway found {len(slugs):,} tools for one query: the first "
+                f"{MAX_HITS:,} are ranked, the others left out",
+            )
+            slugs = slugs[:MAX_HITS]
         found = [(answer.schemas[slug].connector, slug) for slug in slugs if slug in answer.schemas]
         named, twins = resolve_twins(found)
         self._warn_twins(twins)
@@ -292,7 +304,7 @@ class Connectors:
             return _failure_result(name, outcome)
         if outcome.error is not None:
             return await self._error_result(name, slugs.connector, outcome.error)
-        return _data_result(outcome.data)
+        return _data_result(outcome.data, self.config.max_result_chars)
 
     async def _execute_one(
         self,
@@ -463,11 +475,17 @@ def _connect_hint(connector: str, link: str | None) -> str:
     )
 
 
-def _data_result(data: Any) -> ToolResult:
+def _data_result(data: Any, limit: int) -> ToolResult:
+    """A call's data as its result, cut to ``limit`` characters as MCP results are."""
+    structured = None if isinstance(data, str) else data
     if isinstance(data, str):
-        return ToolResult.text(data)
-    try:
-        text = compact_json(data)
-    except (TypeError, ValueError):
-        text = repr(data)
-    return ToolResult.text(text, structured=data)
+        text = data
+    else:
+        try:
+            text = compact_json(data)
+        except (TypeError, ValueError):
+            text = repr(data)
+    blocks, structured = cut_blocks(
+        [{"type": "text", "text": text}], structured, limit, "tools.connectors.max_result_chars"
+    )
+    return ToolResult(content=blocks, structured=structured)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core.result_cut import cut_blocks
 from hermes_core.tools import ToolResult
 
 if TYPE_CHECKING:  # the SDK is imported only where a call's outcome is read
@@ -52,15 +53,16 @@ def normalize_call_result(
 
     A result with structured content but no content blocks gets the JSON text of the
     structured content as its text, so a model that reads only text still sees the answer.
-    With a ``limit`` (``mcp_servers.NAME.max_result_chars`` of ``server``), content past it is
-    cut and structured content longer than it as JSON is left out, a last text block saying so.
+    With a ``limit`` (``mcp_servers.NAME.max_result_chars`` of ``server``), the result is cut
+    by :func:`~hermes_core.result_cut.cut_blocks`, the rule connector results share.
     """
     blocks = [content_block(block) for block in result.content]
     structured = result.structured_content
     if not blocks and structured is not None:
         blocks = [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}]
     if limit is not None:
-        blocks, structured = _capped(blocks, structured, server, limit)
+        setting = f"mcp_servers.{server}.max_result_chars" if server else "max_result_chars"
+        blocks, structured = cut_blocks(blocks, structured, limit, setting)
     if not result.is_error:
         return ToolResult(content=blocks, structured=structured)
     text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
@@ -71,47 +73,6 @@ def normalize_call_result(
         error_code=TOOL_ERROR,
         error_message=text or "the tool reported an error without a message",
     )
-
-
-def _capped(
-    blocks: list[dict[str, Any]], structured: Any, server: str, limit: int
-) -> tuple[list[dict[str, Any]], Any]:
-    """``blocks`` within ``limit`` characters (a text block's text, another block's data),
-    cut where the limit falls, and ``structured`` unless its JSON is longer than ``limit``."""
-    sizes = [len(_payload(block)) for block in blocks]
-    total = sum(sizes)
-    dropped_structured = False
-    if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > limit:
-        structured, dropped_structured = None, True
-    if total <= limit and not dropped_structured:
-        return blocks, structured
-    kept: list[dict[str, Any]] = []
-    room = limit
-    for block, size in zip(blocks, sizes, strict=True):
-        if size <= room:
-            kept.append(block)
-            room -= size
-        elif block.get("type") == "text" and room > 0:
-            kept.append({**block, "text": block["text"][:room]})
-            room = 0
-    said = []
-    if total > limit:
-        said.append(f"{total - limit:,} of its {total:,} characters were cut")
-    if dropped_structured:
-        said.append("its structured content was left out")
-    setting = f"mcp_servers.{server}.max_result_chars" if server else "max_result_chars"
-    note = (
-        f"[... this result was longer than {setting} ({limit:,}): {' and '.join(said)}; "
-        "ask the tool for less (a page, a filter, a range)]"
-    )
-    kept.append({"type": "text", "text": note})
-    return kept, structured
-
-
-def _payload(block: dict[str, Any]) -> str:
-    if block.get("type") == "text":
-        return str(block.get("text", ""))
-    return str(block.get("data") or block.get("resource") or "")
 
 
 def protocol_error_result(server: str, tool: str, error: MCPError, *, timeout: float) -> ToolResult:

@@ -13,6 +13,10 @@ retries.
 after its ``Retry-After`` when the route allows a retry and the wait fits in its timeout; 5xx,
 timeouts and transport errors are retried where the table allows. Every failure is an answer
 with ``failure`` set, never an exception.
+
+Every answer is read with a cap, :data:`MAX_ANSWER_BYTES` (16 MiB): a longer one is refused as
+soon as it passes the cap, before it is decoded, so that a gateway cannot make the host hold
+hundreds of megabytes.
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ _DEFAULT_RETRY_AFTER = 1.0
 """Seconds to wait on a 429 that gives no usable ``Retry-After``."""
 _MAX_PAGES = 50
 """Pages of ``GET v1/connectors`` followed at most."""
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+"""The longest answer body read from the gateway (16 MiB); a longer one is a failure."""
+
+
+class _TooLong(Exception):
+    """The answer passed :data:`MAX_ANSWER_BYTES`."""
 
 
 @dataclass(frozen=True)
@@ -246,10 +256,18 @@ class HttpGateway:
             more = attempt + 1 < route.attempts
             try:
                 with anyio.fail_after(route.timeout):
-                    response = await self._http().request(
+                    request = self._http().stream(
                         route.method, url, content=content, headers=sent, params=params
                     )
-                    answer = await response.aread()
+                    async with request as response:
+                        answer = await _read_capped(response)
+            except _TooLong:
+                return GatewayFailure(
+                    "error",
+                    f"{url} answered more than {MAX_ANSWER_BYTES >> 20} MiB "
+                    f"({MAX_ANSWER_BYTES:,} bytes, the most a gateway answer may hold): the "
+                    "answer was not read",
+                )
             except TimeoutError:
                 failure = GatewayFailure(
                     "unreachable", f"{url} did not answer within {route.timeout:g} s"
@@ -288,11 +306,25 @@ def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) 
     return again
 
 
+async def _read_capped(response: httpx.Response) -> bytes:
+    """The body of ``response``, read as it comes; :class:`_TooLong` as soon as it (or the
+    length it announces) passes :data:`MAX_ANSWER_BYTES`."""
+    announced = response.headers.get("content-length", "")
+    if announced.isdigit() and int(announced) > MAX_ANSWER_BYTES:
+        raise _TooLong
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > MAX_ANSWER_BYTES:
+            raise _TooLong
+    return bytes(body)
+
+
 def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | GatewayFailure:
     """The decoded body of a 2xx answer, else the failure it stands for."""
     status = response.status_code
     try:
-        body: Any = response.json() if content else None
+        body: Any = json.loads(content) if content else None
     except ValueError:
         body = None
         if 200 <= status < 300:
