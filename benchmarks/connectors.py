@@ -158,9 +158,11 @@ async def measure(rounds: int, root: Path) -> dict[str, float]:
     with dev_gateway(root) as url:
         home = root / "home"
         write_dir_plugin(home / "plugins", "local", LOCAL_TOOLS)
+        work = root / "work"  # not the home's folder: a home inside it would be gated
+        work.mkdir(parents=True, exist_ok=True)
         env = Environment(
             home=home,
-            cwd=root,
+            cwd=work,
             variables={
                 TOKEN_VARIABLE: "bench",
                 "HERMES_LOG_DIR": str(root / "logs"),

@@ -102,7 +102,10 @@ def make_host(root: Path, plugin: str, kind: str, fillers: int = 0) -> Host:
     }
     if "HERMES_BUNDLED_PLUGINS" in os.environ:  # set by _baseline: the measured tree's plugins
         variables["HERMES_BUNDLED_PLUGINS"] = os.environ["HERMES_BUNDLED_PLUGINS"]
-    env = Environment(home=home, cwd=root, variables=variables)
+    # The working directory holds no home: a home inside it would be the project's, gated.
+    work = root / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    env = Environment(home=home, cwd=work, variables=variables)
     write_dir_plugin(env.user_plugins_dir, plugin, PLUGIN.format(kind=kind, fillers=fillers))
     return Host(Config.model_validate({"plugins": {"enabled": [plugin]}}), env)
 
