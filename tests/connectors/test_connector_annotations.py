@@ -79,7 +79,8 @@ async def test_a_searched_connector_tool_carries_the_gateway_hints(tmp_path: Pat
             assert "connectors__notes__SEARCH" in matches(found), found
             search = host.connectors
             hints = search.tool("connectors__notes__SEARCH").annotations
-            assert (hints.read_only, hints.destructive, hints.open_world) == (True, False, True)
+            # destructiveHint unstated keeps MCP's default (it means nothing for a read-only tool)
+            assert (hints.read_only, hints.open_world) == (True, True)
             hints = search.tool("connectors__notes__DELETE").annotations
             assert (hints.destructive, hints.idempotent, hints.read_only) == (True, True, False)
             # Nothing stated: MCP's defaults, destructive and open world.
@@ -169,3 +170,27 @@ def test_through_serve_a_read_only_search_runs_and_a_destructive_tool_is_refused
     # connect may install or start things: it still needs approval.
     assert answers["connect"].is_error is True
     assert "manage_connections needs approval" in text["connect"]
+
+
+async def test_a_tool_called_before_its_description_asks_and_says_to_describe_it(
+    tmp_path: Path,
+) -> None:
+    """hermes knows a connector tool's hints from the gateway's answers; before any, it says
+    so (rather than claiming the gateway stated none), and after ``tool_describe`` the
+    read-only tool runs."""
+    with Gateway(fixture(NOTES)) as served:
+        async with connector_host(
+            tmp_path, served.url, approvals={"policy": "annotations"}
+        ) as host:
+            session = host.new_session()
+            call = {"name": "connectors__notes__SEARCH", "arguments": {}}
+            first = await host.dispatch("tool_call", call, session)
+            assert first.is_error, first.text_content
+            assert "has not described it in this session" in first.text_content
+            assert "tool_describe it first" in first.text_content
+            assert served.requests("execute") == []
+
+            await host.dispatch("tool_describe", {"names": ["connectors__notes__SEARCH"]}, session)
+            second = await host.dispatch("tool_call", call, session)
+            assert second.is_error is False, second.text_content
+            assert json.loads(second.text_content) == {"notes": ["groceries"]}
