@@ -194,3 +194,25 @@ async def test_a_tool_called_before_its_description_asks_and_says_to_describe_it
             second = await host.dispatch("tool_call", call, session)
             assert second.is_error is False, second.text_content
             assert json.loads(second.text_content) == {"notes": ["groceries"]}
+
+
+async def test_a_hint_that_is_not_a_boolean_is_not_stated(tmp_path: Path) -> None:
+    """``"readOnlyHint": "true"`` (text) is not read as true: the tool keeps MCP's defaults and
+    the approval text says the gateway stated no hints."""
+    app = {
+        "slug": "notes",
+        "connected": True,
+        "tools": [{"slug": "NOTES_WIPE", "annotations": {"readOnlyHint": "true"}}],
+    }
+    with Gateway(fixture(app)) as served:
+        async with connector_host(
+            tmp_path, served.url, approvals={"policy": "annotations"}
+        ) as host:
+            session = host.new_session()
+            name = "connectors__notes__WIPE"
+            await host.dispatch("tool_describe", {"names": [name]}, session)
+            assert host.connectors.tool(name).annotations.read_only is False
+            result = await host.dispatch("tool_call", {"name": name, "arguments": {}}, session)
+            assert result.is_error, result.text_content
+            assert "the connector gateway states no hints" in result.text_content
+            assert served.requests("execute") == []
