@@ -37,7 +37,7 @@ def _hint(call: ToolCall, hint: str, word: str) -> str:
         return f"{by} marks it {word}"
     default = f"counted as {word}, as MCP says a missing hint is"
     if not source.get("seen", True):
-        return f"{by} has not described it in this session (tool_describe it first): {default}"
+        return f"{by} has not described it to hermes yet (tool_describe it first): {default}"
     missing = "no hints" if not stated else f"no {hint}"
     return f"{by} states {missing}: {default}"
 

@@ -186,7 +186,7 @@ async def test_a_tool_called_before_its_description_asks_and_says_to_describe_it
             call = {"name": "connectors__notes__SEARCH", "arguments": {}}
             first = await host.dispatch("tool_call", call, session)
             assert first.is_error, first.text_content
-            assert "has not described it in this session" in first.text_content
+            assert "has not described it to hermes yet" in first.text_content
             assert "tool_describe it first" in first.text_content
             assert served.requests("execute") == []
 
