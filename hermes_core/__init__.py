@@ -80,9 +80,17 @@ if TYPE_CHECKING:
         SearchBackendSpec,
         ToolCall,
     )
-    from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+    from hermes_core.tools import (
+        HINTS_META,
+        READ_ONLY_CALLS_META,
+        Tool,
+        ToolAnnotations,
+        ToolResult,
+    )
 
 _EXPORTS: dict[str, str] = {
+    "HINTS_META": "hermes_core.tools",
+    "READ_ONLY_CALLS_META": "hermes_core.tools",
     "SHELL_COMMAND_META": "hermes_core.approvals.policy",
     "ActivityEvent": "hermes_core.specs",
     "Admission": "hermes_core.search.backend",
@@ -155,6 +163,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "CACHE_FRAME_SIZE",
+    "HINTS_META",
+    "READ_ONLY_CALLS_META",
     "SHELL_COMMAND_META",
     "ActivityEvent",
     "Admission",

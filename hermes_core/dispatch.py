@@ -484,12 +484,13 @@ class Dispatcher:
             # itself is the pattern that allows it.
             shell = len(call_subjects(call)) > 1
             broader = f" (or a broader glob such as {call.name + ':*'!r})" if shell else ""
+            why = f" Asked because: {reason.rstrip('.')}." if reason else ""
             return ToolResult.error(
                 "DENIED",
                 f"{call.name} needs approval and nobody can answer in this session "
-                f"(approvals.non_interactive: {self.config.approvals.non_interactive}). To allow "
-                f"it, add {pattern!r}{broader} to approvals.allow in config.yaml, or choose "
-                "another approvals.policy.",
+                f"(approvals.non_interactive: {self.config.approvals.non_interactive}).{why} "
+                f"To allow it, add {pattern!r}{broader} to approvals.allow in config.yaml, or "
+                "choose another approvals.policy.",
             )
         if answer is None:
             return ToolResult.error(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hermes_core.connectors.gateway import GatewayContext
     from hermes_core.paths import Environment
     from hermes_core.search.backend import SearchBackend
-    from hermes_core.tools import Tool
+    from hermes_core.tools import Tool, ToolAnnotations
 
 _SPEC_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
@@ -126,6 +126,15 @@ class ToolCall:
     arguments: dict[str, Any]
     tool: Tool
     call_id: str = ""
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        """The hints of this call, which approval policies read: the tool's, or read-only
+        for a call the tool marks as one that only reads
+        (:data:`~hermes_core.tools.READ_ONLY_CALLS_META`)."""
+        from hermes_core.tools import call_annotations
+
+        return call_annotations(self.tool, self.arguments)
 
 
 @dataclass(frozen=True)

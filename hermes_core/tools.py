@@ -40,6 +40,31 @@ class ToolAnnotations:
     open_world: bool = False
 
 
+READ_ONLY_CALLS_META = "read_only_calls"
+"""``Tool.meta`` key: ``{argument: [values]}``, the calls of a tool that does several things
+which only read (``manage_connections`` with ``action: "status"``); such a call's
+:func:`call_annotations` are read-only whatever the tool's are."""
+
+HINTS_META = "hints"
+"""``Tool.meta`` key of a tool whose hints someone else states (a connector gateway):
+``{"by": "the connector gateway", "stated": [hint, ...], "seen": bool}``, the wire names of the
+hints stated (``readOnlyHint``...; the others are MCP's defaults), and whether its description
+was seen at all (when not, every hint is a default). Approval texts say which is which."""
+
+
+def call_annotations(tool: Tool, arguments: Mapping[str, Any]) -> ToolAnnotations:
+    """The hints of one call of ``tool``: the tool's, or read-only, non-destructive and
+    idempotent when ``arguments`` are among its :data:`READ_ONLY_CALLS_META`."""
+    hints = tool.annotations
+    reads = tool.meta.get(READ_ONLY_CALLS_META)
+    if hints.read_only or not isinstance(reads, Mapping) or not reads:
+        return hints
+    for argument, values in reads.items():
+        if argument not in arguments or arguments[argument] not in values:
+            return hints
+    return replace(hints, read_only=True, destructive=False, idempotent=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A callable tool.

@@ -480,12 +480,15 @@ def _field(body: Any, name: str, kind: type) -> Any:
 
 
 def _schema(app: FixtureConnector, tool: FixtureTool) -> dict[str, Any]:
-    return {
+    schema = {
         "connector": app.slug,
         "tool": tool.slug,
         "description": tool.description,
         "inputSchema": copy.deepcopy(dict(tool.input_schema)),
     }
+    if tool.annotations:
+        schema["annotations"] = copy.deepcopy(dict(tool.annotations))
+    return schema
 
 
 def _missing(tool: FixtureTool, arguments: Mapping[str, Any]) -> list[str]:

@@ -71,13 +71,17 @@ class GatewayFailure:
 
 @dataclass(frozen=True)
 class ConnectorSchema:
-    """One gateway tool: its ``slug``, its ``connector`` (slug), description and JSON Schema of
-    its arguments."""
+    """One gateway tool: its ``slug``, its ``connector`` (slug), description, JSON Schema of
+    its arguments, and ``annotations``: the MCP hints the gateway states for it, in their wire
+    form (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``; empty
+    when it states none). A hint left out takes MCP's default (destructive, open world, not
+    read-only, not idempotent), which the ``annotations`` approval policy asks for."""
 
     slug: str
     connector: str
     description: str = ""
     input_schema: Mapping[str, Any] = field(default_factory=lambda: dict(_EMPTY_SCHEMA))
+    annotations: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

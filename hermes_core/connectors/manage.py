@@ -22,7 +22,7 @@ from hermes_core.config import McpServerConfig, edit_config
 from hermes_core.errors import HermesError
 from hermes_core.paths import Environment
 from hermes_core.search.render import compact_json
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.tools import READ_ONLY_CALLS_META, Tool, ToolAnnotations, ToolResult
 
 if TYPE_CHECKING:
     from hermes_core.connectors.gateway import ConnectionLink, GatewayFailure
@@ -251,6 +251,8 @@ def manage_connections_tool(apps: Callable[[], Connectors], local: LocalServers)
         source_name="connections",
         annotations=ToolAnnotations(read_only=False, destructive=False, open_world=True),
         timeout=600.0,
+        # connect installs or enables servers and reconnect restarts them; status only reads.
+        meta={READ_ONLY_CALLS_META: {"action": ["status"]}},
     )
 
 

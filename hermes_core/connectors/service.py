@@ -42,10 +42,11 @@ from hermes_core.connectors.remote import (
 )
 from hermes_core.connectors.signin import SignIn, SignInCache
 from hermes_core.errors import HermesError
+from hermes_core.mcp.tools import annotations_of
 from hermes_core.paths import Environment
 from hermes_core.result_cut import cut_blocks
 from hermes_core.search.render import compact_json
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.tools import HINTS_META, Tool, ToolResult
 
 __all__ = ["CONNECTION_CODES", "Connectors", "Scope", "ScopeReason"]
 
@@ -60,6 +61,10 @@ _CALL_TIMEOUT = 300.0
 """A connector call's handler timeout: two execute requests of 60 s each with one retry."""
 _MAX_TOOLS = 256
 """Connector tools kept for the dispatcher (it compiles a tool once per object)."""
+_MAX_HINTS = 4096
+"""Connector tools whose hints (the gateway's annotations) are remembered from its answers."""
+_HINT_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_GATEWAY = "the connector gateway"
 MAX_HITS = 500
 """Gateway hits ranked per query, in the gateway's order: ranking costs per hit, and a
 gateway listing hundreds of thousands of tools would keep ``tool_search`` past its budget."""
@@ -95,6 +100,7 @@ class Connectors:
         self._token: str | None = None
         self._retired: list[ConnectorGateway] = []
         self._tools: dict[str, Tool] = {}
+        self._hints: dict[str, dict[str, bool]] = {}
         self._warned: set[tuple[str, str]] = set()
 
     # Scope ------------------------------------------------------------------------------------
@@ -218,9 +224,20 @@ class Connectors:
         named, twins = resolve_twins(found)
         self._warn_twins(twins)
         return [
-            _remote(name, connector, answer.schemas[slug])
+            self._remote(name, connector, answer.schemas[slug])
             for name, (connector, slug) in named.items()
         ]
+
+    def _remote(self, name: str, connector: str, schema: ConnectorSchema) -> RemoteTool:
+        """``name`` as the gateway describes it, its hints remembered for its calls."""
+        hints = {key: schema.annotations[key] for key in _HINT_KEYS if key in schema.annotations}
+        hints = {key: value for key, value in hints.items() if isinstance(value, bool)}
+        if self._hints.get(name) != hints:
+            self._tools.pop(name, None)  # built with other hints
+            if len(self._hints) >= _MAX_HINTS and name not in self._hints:
+                self._hints.pop(next(iter(self._hints)))
+            self._hints[name] = hints
+        return RemoteTool(name, connector.lower(), schema.description, dict(schema.input_schema))
 
     def _warn_twins(self, twins: Sequence[Twin]) -> None:
         for twin in twins:
@@ -254,20 +271,24 @@ class Connectors:
         for name, slugs in wanted.items():
             schema = _schema_of(answer.schemas, slugs)
             if schema is not None:
-                tools[name] = _remote(name, slugs.connector, schema)
+                tools[name] = self._remote(name, slugs.connector, schema)
         return ConnectorDescription(tools, [name for name in names if name not in tools])
 
     # Calls ------------------------------------------------------------------------------------
 
     def tool(self, name: str) -> Tool:
         """The tool that runs the connector tool ``name`` through the gateway: the dispatcher
-        runs it like any tool (hooks may rewrite the arguments sent; approval asks, as for any
-        tool that reaches outside this machine)."""
+        runs it like any tool (hooks may rewrite the arguments sent). Its annotations are the
+        hints the gateway stated for it in the last search or description that found it, MCP's
+        defaults for the others (destructive, open world), so approval treats a read-only tool
+        as a read and asks for the rest; ``meta["hints"]`` says which were stated."""
         tool = self._tools.get(name)
         if tool is not None:
             return tool
         parts = gateway_slugs(name)
         connector = parts.connector if parts is not None else ""
+        seen = name in self._hints
+        hints = self._hints.get(name, {})
 
         async def run(**arguments: Any) -> ToolResult:
             return await self.execute(name, arguments)
@@ -279,8 +300,9 @@ class Connectors:
             toolset=CONNECTORS_TOOLSET,
             source="connectors",
             source_name=connector,
-            annotations=ToolAnnotations(destructive=True, open_world=True),
+            annotations=annotations_of(hints),
             timeout=_CALL_TIMEOUT,
+            meta={HINTS_META: {"by": _GATEWAY, "stated": sorted(hints), "seen": seen}},
         )
         if len(self._tools) >= _MAX_TOOLS:
             self._tools.pop(next(iter(self._tools)))
@@ -402,10 +424,6 @@ def _schema_of(
         if schema is not None and schema.connector.lower() == slugs.connector:
             return schema
     return None
-
-
-def _remote(name: str, connector: str, schema: ConnectorSchema) -> RemoteTool:
-    return RemoteTool(name, connector.lower(), schema.description, dict(schema.input_schema))
 
 
 def _code(result: ExecuteResult) -> str | None:

@@ -4,15 +4,42 @@
 - ``annotations`` (default): ask when the tool is destructive or open-world; allow the rest.
 - ``off``: allow everything.
 
-``approvals.deny`` and ``approvals.allow`` are applied by the dispatcher around whichever policy
-is selected, so none of these policies needs to look at them.
+They read the call's hints (:attr:`~hermes_core.specs.ToolCall.annotations`: a call a tool
+marks as only reading is read-only). ``approvals.deny`` and ``approvals.allow`` are applied by
+the dispatcher around whichever policy is selected, so none of these policies needs to look at
+them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from hermes_core import ApprovalPolicySpec, Decision, PluginContext, Session, ToolCall, hookimpl
+from hermes_core import (
+    HINTS_META,
+    ApprovalPolicySpec,
+    Decision,
+    PluginContext,
+    Session,
+    ToolCall,
+    hookimpl,
+)
+
+
+def _hint(call: ToolCall, hint: str, word: str) -> str:
+    """``word`` (``destructive``), or for hints someone else stated (a connector gateway)
+    whether they stated it or it is MCP's default."""
+    source = call.tool.meta.get(HINTS_META)
+    if not isinstance(source, Mapping):
+        return word
+    by = source.get("by", "its source")
+    stated = source.get("stated", ())
+    if hint in stated:
+        return f"{by} marks it {word}"
+    default = f"counted as {word}, as MCP says a missing hint is"
+    if not source.get("seen", True):
+        return f"{by} has not described it to hermes yet (tool_describe it first): {default}"
+    missing = "no hints" if not stated else f"no {hint}"
+    return f"{by} states {missing}: {default}"
 
 
 class ManualPolicy:
@@ -20,7 +47,7 @@ class ManualPolicy:
 
     def decide(self, call: ToolCall, session: Session) -> Decision:
         """Allow read-only tools, ask for the rest."""
-        if call.tool.annotations.read_only:
+        if call.annotations.read_only:
             return Decision.allow()
         return Decision.ask(f"{call.name} is not read-only (approvals.policy: manual)")
 
@@ -30,13 +57,15 @@ class AnnotationsPolicy:
 
     def decide(self, call: ToolCall, session: Session) -> Decision:
         """Read the tool's annotations (a missing ``destructiveHint`` counts as destructive)."""
-        hints = call.tool.annotations
+        hints = call.annotations
         if hints.read_only:
             return Decision.allow()
         if hints.destructive:
-            return Decision.ask(f"{call.name} may change or delete things (destructive)")
+            why = _hint(call, "destructiveHint", "destructive")
+            return Decision.ask(f"{call.name} may change or delete things ({why})")
         if hints.open_world:
-            return Decision.ask(f"{call.name} reaches outside this machine (open world)")
+            why = _hint(call, "openWorldHint", "open world")
+            return Decision.ask(f"{call.name} reaches outside this machine ({why})")
         return Decision.allow()
 
 

@@ -106,7 +106,8 @@ def execute_body(calls: Sequence[ExecuteCall]) -> dict[str, Any]:
 
 
 def read_schemas(value: Any, where: str = "schemas") -> dict[str, ConnectorSchema]:
-    """``{slug: {connector, tool, description, inputSchema}}``; unreadable entries left out."""
+    """``{slug: {connector, tool, description, inputSchema, annotations?}}``; unreadable entries
+    left out. ``annotations`` that are not an object are read as none stated."""
     schemas: dict[str, ConnectorSchema] = {}
     for slug, entry in _object(value if value is not None else {}, where).items():
         if not isinstance(entry, Mapping) or not isinstance(slug, str) or not slug:
@@ -116,11 +117,13 @@ def read_schemas(value: Any, where: str = "schemas") -> dict[str, ConnectorSchem
             continue
         description = entry.get("description")
         schema = entry.get("inputSchema")
+        hints = entry.get("annotations")
         schemas[slug] = ConnectorSchema(
             slug=slug,
             connector=connector,
             description=description if isinstance(description, str) else "",
             input_schema=dict(schema) if isinstance(schema, Mapping) else dict(_EMPTY_SCHEMA),
+            annotations=dict(hints) if isinstance(hints, Mapping) else {},
         )
     return schemas
 
