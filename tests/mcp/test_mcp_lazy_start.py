@@ -2,8 +2,8 @@
 
 Every test runs the real ``hermes`` command as a subprocess. The servers are the real
 ``toolbox.py`` started through ``sh``, which first touches a marker file of the server's own:
-a marker that exists means hermes started that server. The ``sh`` ignores SIGTERM (and so does
-the toolbox it becomes), so a server started and ended at once still leaves its marker.
+a marker that exists means hermes started that server. The ``sh`` ignores SIGTERM until the
+marker is written, so a server started and ended at once still leaves its marker.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hermes_core.testing import HermesCli
 LATE = Path(__file__).resolve().parents[1] / "serve" / "servers" / "late.py"
 """A server that never answers while its ready file does not exist."""
 SERVERS = ("alpha", "bravo", "charlie", "delta", "echo")
-MARKED = 'trap "" TERM; touch "$1"; shift; exec "$@"'
+MARKED = 'trap "" TERM; touch "$1"; trap - TERM; shift; exec "$@"'
 
 
 def marked_entry(marker: Path, **fields: Any) -> dict[str, Any]:
