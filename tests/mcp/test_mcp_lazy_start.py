@@ -143,3 +143,11 @@ def test_a_search_waits_briefly_for_a_hung_server_without_a_manifest(tmp_path: P
     assert "mcp__box__echo" in found.stdout
     # Not the hung server's 30 s connect_timeout: a few seconds (5 and a CLI's start).
     assert took < 20, f"tool_search took {took:.1f} s"
+
+
+def test_a_script_calling_an_mcp_tool_starts_that_server_only(tmp_path: Path) -> None:
+    cli, markers = five_servers(tmp_path)
+    code = 'from hermes_tools import call\nprint(call("mcp__delta__echo", text="from a script"))\n'
+    done = cli.run("tools", "call", "execute_code", json.dumps({"code": code}), "--yes")
+    assert "from a script" in done.stdout
+    assert started(markers) == ["delta"]
