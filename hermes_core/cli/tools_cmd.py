@@ -3,7 +3,8 @@
 ``list``, ``assemble``, ``search`` and ``describe`` only read: they start no MCP server whose
 tool manifest is fresh, nor one whose connect failed within its ``retry_interval``, and
 ``--refresh`` reconnects every server first. ``call`` registers the known tools at once and
-connects their servers in the background; its call waits for its own server only.
+starts only the servers its call needs: its own server (``mcp__NAME__...``), the servers a
+search needs, those whose tools a script calls; a core tool such as ``read_file`` starts none.
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ def run_with_host(
     read_only: bool = False,
     refresh: bool = False,
     wait_only: frozenset[str] | None = None,
+    hold_background: bool = False,
 ) -> T:
     """Start the host of the configuration in effect, run ``work`` with it, shut it down.
 
     ``read_only``: ``work`` only reads tools, so MCP servers the cache answers for are not
     started; ``refresh``: every MCP server is reconnected and waited for; ``wait_only``: the
-    start waits for these servers alone (see :class:`~hermes_core.mcp.startup.McpStartup`).
+    start waits for these servers alone; ``hold_background``: the other servers are started
+    only when a call or a search needs them (see :class:`~hermes_core.mcp.startup.McpStartup`).
     While the start waits for servers, their progress is drawn on the terminal (never into a
     pipe).
     """
@@ -53,7 +56,9 @@ def run_with_host(
 
     env = environment()
     config = load_config_in_effect(env)
-    startup = McpStartup(read_only=read_only, refresh=refresh, wait_only=wait_only)
+    startup = McpStartup(
+        read_only=read_only, refresh=refresh, wait_only=wait_only, hold_background=hold_background
+    )
 
     async def main() -> T:
         progress = connect_progress() if config.mcp_servers else None
@@ -315,11 +320,13 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
                 return await host.dispatch("tool_call", payload, session)
             return await host.dispatch(name, arguments, session)
 
-    # Only an MCP tool's own server is waited for (its name says which); the others connect
-    # behind the call.
+    # Only an MCP tool's own server is waited for (its name says which); the others are not
+    # started unless the call needs them (a search, a script calling their tools).
     parts = name.split("__")
     server = parts[1] if len(parts) >= 3 and parts[0] == "mcp" else None
-    result = run_with_host(work, wait_only=frozenset({server} if server else ()))
+    result = run_with_host(
+        work, wait_only=frozenset({server} if server else ()), hold_background=True
+    )
     _print_result(result, as_json=as_json)
     if result.is_error:
         sys.exit(1)

@@ -9,15 +9,23 @@ reconnect without a restart.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from hermes_core.config import McpServerConfig
 from hermes_core.errors import ConfigError
 from hermes_core.paths import Environment
 
-__all__ = ["expand_server_config", "expand_text", "read_dotenv", "server_variables"]
+__all__ = [
+    "expand_server_config",
+    "expand_text",
+    "read_dotenv",
+    "server_variables",
+    "variables_fingerprint",
+]
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _DOTENV_LINE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)")
@@ -104,3 +112,36 @@ def expand_server_config(name: str, config: McpServerConfig, env: Environment) -
             "headers": each(config.headers, "headers"),
         }
     )
+
+
+def _texts(config: McpServerConfig) -> Iterator[str]:
+    """Every text of the entry that ``${VAR}`` is expanded in."""
+    for value in (config.command, config.cwd, config.url):
+        if value is not None:
+            yield value
+    yield from config.args
+    yield from config.env.values()
+    yield from config.headers.values()
+
+
+def variables_fingerprint(config: McpServerConfig, env: Environment) -> str:
+    """A hash of the variables the entry names in ``${VAR}``, each set or not and its value
+    now (a ``.env`` that cannot be read counts with its error).
+
+    A connect failure is recorded with it: when a variable is set, unset or changed since,
+    the fingerprint differs and the record no longer stands for the server (what starts it is
+    not what failed). Only the hash is kept, never a value.
+    """
+    names = sorted({m.group(1) for text in _texts(config) for m in _REFERENCE.finditer(text)})
+    state: dict[str, str | None]
+    if not names:
+        state = {}
+    else:
+        try:
+            variables = server_variables(env)
+        except ConfigError as exc:
+            state = {"": f"unreadable: {exc}"}
+        else:
+            state = {name: variables.get(name) for name in names}
+    text = json.dumps(state, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()

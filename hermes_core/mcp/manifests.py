@@ -51,10 +51,13 @@ MANIFEST_FORMAT = 1
 
 @dataclass(frozen=True)
 class ConnectFailure:
-    """A connect that failed: when (seconds since the epoch) and why."""
+    """A connect that failed: when (seconds since the epoch) and why; ``inputs``: the
+    fingerprint of the ``${VAR}`` values it was made with
+    (:func:`~hermes_core.mcp.expand.variables_fingerprint`), ``None`` when not known."""
 
     at: float
     reason: str
+    inputs: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,11 @@ def _parse(text: str, server: str, key: str) -> ServerManifest:
     if recorded is not None:
         if not isinstance(recorded, dict) or not isinstance(recorded.get("reason"), str):
             raise ManifestError("failure: expected an object with a reason")
-        failure = ConnectFailure(_finite(recorded.get("at"), "failure.at"), recorded["reason"])
+        inputs = recorded.get("inputs")
+        if inputs is not None and not isinstance(inputs, str):
+            raise ManifestError("failure.inputs: expected text")
+        at = _finite(recorded.get("at"), "failure.at")
+        failure = ConnectFailure(at, recorded["reason"], inputs)
     if tools is None and failure is None:
         raise ManifestError("holds neither a listing nor a failure")
     return ServerManifest(server, key, tools, listed_at, version, failure)
@@ -201,7 +208,9 @@ def _text_of(manifest: ServerManifest) -> str:
         "key": manifest.key,
         "listed_at": manifest.listed_at,
         "protocol_version": manifest.protocol_version,
-        "failure": None if failure is None else {"at": failure.at, "reason": failure.reason},
+        "failure": None
+        if failure is None
+        else {"at": failure.at, "reason": failure.reason, "inputs": failure.inputs},
         "tools": None if manifest.tools is None else list(manifest.tools),
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -259,9 +268,11 @@ class ManifestStore:
         config: McpServerConfig,
         reason: str,
         previous: ServerManifest | None = None,
+        inputs: str | None = None,
     ) -> ServerManifest:
         """Record a failed connect, keeping the listing of ``previous`` (the manifest read at
-        start, when it is of the same entry); returns what was saved."""
+        start, when it is of the same entry), with the fingerprint of the variables it was made
+        with (``inputs``); returns what was saved."""
         key = manifest_key(config)
         kept = previous if previous is not None and previous.key == key else None
         manifest = ServerManifest(
@@ -270,7 +281,7 @@ class ManifestStore:
             kept.tools if kept is not None else None,
             kept.listed_at if kept is not None else None,
             kept.protocol_version if kept is not None else None,
-            ConnectFailure(self.clock(), reason),
+            ConnectFailure(self.clock(), reason, inputs),
         )
         self._write(manifest, config)
         return manifest

@@ -15,6 +15,12 @@ enabled server at start, from its manifest and the kind of host:
   may call the server's tools, and a call needs the server (it may have been fixed since), so
   the retry interval holds back read-only commands only;
 - ``--refresh`` reconnects and waits for every server, whatever the cache says.
+
+A host made with ``hold_background`` (``hermes serve``, ``hermes tools call``) starts no
+server planned for the background until something needs it: a call of one of its tools starts
+that server alone, a search starts the servers whose tools are unknown (and waits for them at
+most :data:`UNKNOWN_TOOLS_WAIT` seconds each), and ``hermes serve`` releases the rest once its
+client has the tool list.
 """
 
 from __future__ import annotations
@@ -26,7 +32,13 @@ if TYPE_CHECKING:
     from hermes_core.config import McpServerConfig
     from hermes_core.mcp.manifests import ServerManifest
 
-__all__ = ["McpStartup", "StartPlan", "failed_recently", "start_plan"]
+__all__ = ["UNKNOWN_TOOLS_WAIT", "McpStartup", "StartPlan", "failed_recently", "start_plan"]
+
+UNKNOWN_TOOLS_WAIT = 5.0
+"""Seconds a search (``tool_search``, ``tool_describe``) waits at most for a server whose tools
+are not known yet (no manifest) and that is still making its first connect, when its
+``connect_timeout`` is longer: a hung server must not hold every search for its whole
+``connect_timeout``. The server keeps trying; its tools join the list once it answers."""
 
 StartPlan = Literal["skip", "background", "wait"]
 """``skip``: start nothing (the known tools, or the recorded failure, answer); ``background``:

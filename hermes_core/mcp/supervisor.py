@@ -27,7 +27,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -41,7 +41,13 @@ from hermes_core.mcp.filters import ToolFilter
 from hermes_core.mcp.names import may_name_a_tool_of, mcp_tool_name
 from hermes_core.mcp.results import MCP_ERROR, unavailable_result
 from hermes_core.mcp.serverlog import server_log_path
-from hermes_core.mcp.startup import McpStartup, StartPlan, failed_recently, start_plan
+from hermes_core.mcp.startup import (
+    UNKNOWN_TOOLS_WAIT,
+    McpStartup,
+    StartPlan,
+    failed_recently,
+    start_plan,
+)
 from hermes_core.mcp.tools import server_tools
 from hermes_core.mcp.transport import transport_of
 from hermes_core.paths import Environment
@@ -130,6 +136,8 @@ class _Server:
     unmatched: tuple[str, ...] = ()
     warned_patterns: set[str] = field(default_factory=set)
     connect_deadline: float = math.inf
+    search_deadline: float = math.inf
+    """Until when a search waits for the current attempt (``UNKNOWN_TOOLS_WAIT``)."""
     retry_at: float | None = None
     stderr_tail: tuple[str, ...] = ()
     run: _Run | None = None
@@ -276,13 +284,19 @@ class McpSupervisor:
             await self._connection_for_call(record)
 
     async def wait_for_unknown(self) -> None:
-        """Wait, each up to its ``connect_timeout``, for the servers started in the background
-        whose tools are not known yet and whose first connect is still under way (a host that
-        did not wait at start, such as ``hermes serve``): a search must not miss a server only
-        because it is still starting. A server whose connect failed recently is not waited
-        for. Servers held back at start are started first."""
-        self.release_background()
-        await self._wait_attempts([r for r in self._servers.values() if r.wait_on_search])
+        """Wait for the servers whose tools are not known yet and whose first connect is still
+        under way (a host that did not wait at start, such as ``hermes serve``): a search must
+        not miss a server only because it is still starting. Each is waited for up to its
+        ``connect_timeout`` but no longer than :data:`~hermes_core.mcp.startup.UNKNOWN_TOOLS_WAIT`
+        after its attempt began, so a hung server holds a search for seconds, not for its whole
+        ``connect_timeout``. A server whose connect failed recently is not waited for. Those
+        of them held back at start are started first; servers whose tools are known are not:
+        a search answers from their manifests."""
+        unknown = [r for r in self._servers.values() if r.wait_on_search]
+        for record in unknown:
+            if record.run is None and self._task_group is not None:
+                self._launch(record)
+        await self._wait_attempts(unknown, search=True)
 
     # Changes while running --------------------------------------------------------------------
 
@@ -414,6 +428,7 @@ class McpSupervisor:
     def _prepare(self, record: _Server, now: float) -> StartPlan:
         """Read the manifest of ``record``, publish its known tools, and decide its plan."""
         manifest = self._manifests.load(record.name, record.config) if self._manifests else None
+        manifest = self._without_stale_failure(record, manifest)
         record.manifest = manifest
         if manifest is not None and manifest.tools is not None:
             self._register(record, manifest.tools, known=True)
@@ -439,6 +454,24 @@ class McpSupervisor:
             record.wait_on_search = True
         return plan
 
+    def _without_stale_failure(
+        self, record: _Server, manifest: ServerManifest | None
+    ) -> ServerManifest | None:
+        """``manifest`` without its recorded failure when the ``${VAR}`` values the entry
+        names have changed since (a variable set in the environment or ``.env`` since): the
+        record tells of a server that is not the one that would start now."""
+        if manifest is None or manifest.failure is None:
+            return manifest
+        if manifest.failure.inputs == self._inputs(record):
+            return manifest
+        log.debug("MCP server %r: its variables changed since its recorded failure", record.name)
+        return None if manifest.tools is None else replace(manifest, failure=None)
+
+    def _inputs(self, record: _Server) -> str:
+        from hermes_core.mcp.expand import variables_fingerprint
+
+        return variables_fingerprint(record.config, self._env)
+
     def _launch(self, record: _Server) -> None:
         assert self._task_group is not None
         record.run = _Run()
@@ -448,7 +481,9 @@ class McpSupervisor:
     def _begin_attempt(self, record: _Server) -> None:
         record.state = "connecting"
         record.retry_at = None
-        record.connect_deadline = anyio.current_time() + record.config.connect_timeout
+        now = anyio.current_time()
+        record.connect_deadline = now + record.config.connect_timeout
+        record.search_deadline = min(record.connect_deadline, now + UNKNOWN_TOOLS_WAIT)
         record.attempt = anyio.Event()
         record.timed_out = False
 
@@ -457,12 +492,14 @@ class McpSupervisor:
         if record.attempt is not None:
             record.attempt.set()
 
-    async def _wait_attempt(self, record: _Server) -> None:
-        """Wait for the current connect attempt of ``record``, at most until its deadline."""
+    async def _wait_attempt(self, record: _Server, *, search: bool = False) -> None:
+        """Wait for the current connect attempt of ``record``, at most until its deadline (for
+        a ``search``, its search deadline)."""
         attempt = record.attempt
         if record.state != "connecting" or attempt is None:
             return
-        with anyio.move_on_after(max(0.0, record.connect_deadline - anyio.current_time())):
+        deadline = record.search_deadline if search else record.connect_deadline
+        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
             await attempt.wait()
         self._note_timeout(record)
 
@@ -481,13 +518,17 @@ class McpSupervisor:
         reason = _timeout_reason(record)
         if self._manifests is not None:
             record.manifest = self._manifests.save_failure(
-                record.name, record.config, reason, record.manifest
+                record.name, record.config, reason, record.manifest, self._inputs(record)
             )
         if not self._reconnect:
             log.warning("MCP server %r is unavailable (%s)", record.name, reason, extra=_IN_STATUS)
 
     async def _wait_attempts(
-        self, records: list[_Server], progress: ConnectProgress | None = None
+        self,
+        records: list[_Server],
+        progress: ConnectProgress | None = None,
+        *,
+        search: bool = False,
     ) -> None:
         if not records:
             return
@@ -497,7 +538,7 @@ class McpSupervisor:
                 progress([self._status_of(record) for record in records])
 
         async def wait_one(record: _Server) -> None:
-            await self._wait_attempt(record)
+            await self._wait_attempt(record, search=search)
             report()
 
         report()
@@ -668,7 +709,7 @@ class McpSupervisor:
         record.failed_at = time.time()
         if connect_failed and self._manifests is not None:
             record.manifest = self._manifests.save_failure(
-                record.name, record.config, reason, record.manifest
+                record.name, record.config, reason, record.manifest, self._inputs(record)
             )
         if not record.known:
             self._clear_tools(record)
