@@ -6,6 +6,8 @@ overrides its entries' servers, ``import-agent`` silent about ``CLAUDE.md``."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -209,6 +211,58 @@ def test_a_cancelled_call_is_logged_as_interrupted(slow_harness: Harness) -> Non
     assert record["status"] == "interrupted"
     assert record["arguments"] == {"seconds": 30}
     assert record["duration_ms"] >= 250
+
+
+def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli) -> None:
+    running = subprocess.Popen(
+        cli.command("tools", "call", "terminal", '{"command": "sleep 30"}', "--yes"),
+        cwd=cli.work,
+        env=cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = cli.log_dir / "activity.jsonl"
+    try:
+        deadline = time.monotonic() + 30
+        while not _sleeping_child(running.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        running.send_signal(signal.SIGINT)
+        running.communicate(timeout=30)
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.communicate()
+
+    assert running.returncode != 0
+    (record,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert (record["name"], record["status"]) == ("terminal", "interrupted")
+    assert record["arguments"] == {"command": "sleep 30"}
+
+
+def _sleeping_child(pid: int) -> bool:
+    """Whether a descendant of ``pid`` runs ``sleep 30`` (the call is under way)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes() == b"sleep\x0030\x00" and _descends(
+                int(entry.name), pid
+            ):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _descends(child: int, ancestor: int) -> bool:
+    while child > 1:
+        if child == ancestor:
+            return True
+        status = Path(f"/proc/{child}/status").read_text()
+        child = int(status.split("PPid:", 1)[1].split()[0])
+    return False
 
 
 # 6. tools.catalogs[].server against the entries' own servers ----------------------------------
