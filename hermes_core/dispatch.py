@@ -295,6 +295,7 @@ class Dispatcher:
             call, result = await self._run(tool, arguments, session)
         except BaseException as exc:  # the last line of defence: never raises
             if caller_cancelled(exc):
+                self._record_interrupted(tool.name, arguments, session, started)
                 raise
             log.exception("dispatch of %r failed", tool.name)
             result = ToolResult.error(
@@ -560,17 +561,7 @@ class Dispatcher:
         started: float,
     ) -> None:
         try:
-            shown = call.arguments if call is not None else arguments
-            tool = call.tool if call is not None else self.resolve(name)
-            event = ActivityEvent(
-                name=name if isinstance(name, str) else repr(name),
-                arguments=preview(shown) if isinstance(shown, Mapping) else {"raw": preview(shown)},
-                status=_status(result),
-                duration_ms=(time.perf_counter() - started) * 1000.0,
-                session_id=session.id,
-                source=(tool.source_name or tool.source) if tool is not None else "",
-                message=preview(result.error_message),
-            )
+            event = self._event(name, call, arguments, result, session, started)
             self.activity_log.write(event)
             for hook in self._hook_impls("hermes_tool_activity"):
                 await self._observe(hook, {"event": event})
@@ -578,6 +569,39 @@ class Dispatcher:
             if caller_cancelled(exc):
                 raise
             log.exception("recording the activity of %r failed", name)
+
+    def _event(
+        self,
+        name: str,
+        call: ToolCall | None,
+        arguments: Any,
+        result: ToolResult,
+        session: Session,
+        started: float,
+    ) -> ActivityEvent:
+        shown = call.arguments if call is not None else arguments
+        tool = call.tool if call is not None else self.resolve(name)
+        return ActivityEvent(
+            name=name if isinstance(name, str) else repr(name),
+            arguments=preview(shown) if isinstance(shown, Mapping) else {"raw": preview(shown)},
+            status=_status(result),
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+            session_id=session.id,
+            source=(tool.source_name or tool.source) if tool is not None else "",
+            message=preview(result.error_message),
+        )
+
+    def _record_interrupted(
+        self, name: str, arguments: Any, session: Session, started: float
+    ) -> None:
+        """Log a call its caller cancelled (Ctrl-C, a client's cancel) as ``interrupted``, in
+        the activity log only: the cancellation is on its way out, and an observer hook would
+        have to be awaited inside the cancelled scope."""
+        try:
+            result = ToolResult.error("INTERRUPTED", f"{name} was interrupted while it ran.")
+            self.activity_log.write(self._event(name, None, arguments, result, session, started))
+        except Exception:
+            log.exception("recording the interruption of %r failed", name)
 
     # Hooks ------------------------------------------------------------------------------------
 

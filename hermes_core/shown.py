@@ -7,7 +7,7 @@ quotes such a value goes through :func:`shown`, or :func:`clipped` for text show
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 SHOWN_CHARACTERS = 60
 """How many characters of a long value a message shows."""
@@ -57,3 +57,16 @@ def duration(seconds: float) -> str:
     if seconds < 2 * 86400:
         return f"{round(seconds / 3600)} h"
     return f"{round(seconds / 86400)} days"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" Did you mean 'NAME'?"`` naming the known name closest to a mistyped ``name`` (by
+    :mod:`difflib`), to append to the sentence that says ``name`` is unknown; ``""`` when no
+    known name is close, or when ``name`` is too long to be a typo (comparing a megabyte key
+    from a file costs seconds)."""
+    if len(name) > 100:
+        return ""
+    import difflib  # only on the error path
+
+    close = difflib.get_close_matches(name, [item for item in known if item != name], n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

@@ -70,6 +70,27 @@ class ArgumentError:
     source: str = ""
     """Who gave the arguments when it was not the model (``plugin 'x'`` for a modify
     directive)."""
+    expected: str = ""
+    """What the schema expects at :attr:`path`, short (``{"type": "integer", "minimum": 1}``,
+    ``an object with the keys a, b (required: a)``); ``""`` when the path leads nowhere in
+    the schema."""
+
+    def text(self) -> str:
+        """The error as a few readable sentences: the tool, the argument, the problem, the
+        rule and the expected shape, then what to do. (The schema itself is in
+        :meth:`as_result`, for whoever reads the structured result.)"""
+        rule = f"rule {self.rule!r}"
+        if self.expected:
+            rule += f"; expected {self.expected}"
+        what = f"from {self.source} " if self.source else ""
+        if self.source:
+            then = HOOK_HINT.format(source=self.source)
+        else:
+            then = f"The tool did not run. Fix {self.path} and send the call again."
+        return (
+            f"Invalid arguments {what}for {self.tool!r} at {self.path}: {self.message} "
+            f"({rule}). {then}"
+        )
 
     def as_result(self) -> dict[str, Any]:
         """The ``{"error": ...}`` payload: what the model needs to repair the call."""
@@ -86,13 +107,9 @@ class ArgumentError:
         }
 
     def to_tool_result(self) -> ToolResult:
-        """The error result of a call refused for its arguments: the payload as compact JSON."""
-        payload = self.as_result()
-        return ToolResult.error(
-            "INVALID_ARGUMENTS",
-            json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
-            structured=payload,
-        )
+        """The error result of a call refused for its arguments: :meth:`text` for the model
+        and the terminal, the payload of :meth:`as_result` as its structured result."""
+        return ToolResult.error("INVALID_ARGUMENTS", self.text(), structured=self.as_result())
 
 
 def argument_path(parts: Iterable[str | int]) -> str:
@@ -386,4 +403,39 @@ def argument_error(
         # jsonschema's message holds the whole value: a megabyte string would come back whole.
         message=clipped(error.message, PROBLEM_CHARACTERS),
         parameters=tool.parameters,
+        expected=expected_shape(tool.parameters, parts),
     )
+
+
+EXPECTED_CHARACTERS: Final = 160
+"""How many characters of the expected shape an argument error shows."""
+
+
+def expected_shape(schema: Any, parts: Iterable[str | int]) -> str:
+    """What ``schema`` expects at the argument path ``parts``, in a few words: an object's
+    keys, else the subschema as compact JSON without its descriptions (cut at
+    :data:`EXPECTED_CHARACTERS`); ``""`` when the path leads nowhere the schema says."""
+    for part in parts:
+        if not isinstance(schema, Mapping):
+            return ""
+        if isinstance(part, int):
+            schema = schema.get("items")
+        else:
+            properties = schema.get("properties")
+            schema = properties.get(part) if isinstance(properties, Mapping) else None
+    if not isinstance(schema, Mapping):
+        return ""
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and properties:
+        keys = ", ".join(str(key) for key in properties)
+        required = schema.get("required")
+        text = f"an object with the keys {keys}"
+        if isinstance(required, list) and required:
+            text += f" (required: {', '.join(str(key) for key in required)})"
+        return clipped(text, EXPECTED_CHARACTERS)
+    plain = {key: value for key, value in schema.items() if key not in ("description", "title")}
+    try:
+        shape = json.dumps(plain, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+    return clipped(shape, EXPECTED_CHARACTERS)

@@ -1,5 +1,6 @@
 """``hermes import-agent``: bring another agent's MCP servers into config.yaml (and their literal
-secrets into ``$HERMES_HOME/.env``) and its skills into ``$HERMES_HOME/skills/``."""
+secrets into ``$HERMES_HOME/.env``) and its skills into ``$HERMES_HOME/skills/``. Its
+instructions (``CLAUDE.md``) are listed as not imported: hermes has no instructions file."""
 
 from __future__ import annotations
 
@@ -17,6 +18,21 @@ if TYPE_CHECKING:
     from hermes_core.skills.claude_import import SkillImportPlan
 
 _VERBS = {"add": "added", "change": "changed", "unchanged": "unchanged", "keep": "kept"}
+_NO_INSTRUCTIONS = "hermes has no instructions file (it imports MCP servers and skills only)"
+
+
+def claude_instruction_files(env: Environment) -> list[Path]:
+    """Claude Code's instruction files that exist: the user's ``~/.claude/CLAUDE.md`` and the
+    repository's ``CLAUDE.md``, ``.claude/CLAUDE.md`` and ``CLAUDE.local.md``."""
+    from hermes_core.mcp.claude_import import user_home
+
+    places = [
+        user_home(env) / ".claude" / "CLAUDE.md",
+        env.cwd / "CLAUDE.md",
+        env.cwd / ".claude" / "CLAUDE.md",
+        env.cwd / "CLAUDE.local.md",
+    ]
+    return [path for path in places if path.is_file()]
 
 
 @click.group("import-agent")
@@ -151,6 +167,10 @@ def _report(
             "skills_skipped": [
                 {"name": s.name, "reason": s.reason, "from": s.where} for s in skill_plan.skipped
             ],
+            "not_imported": [
+                {"what": "instructions", "from": str(path), "reason": _NO_INSTRUCTIONS}
+                for path in claude_instruction_files(env)
+            ],
         }
         click.echo(json.dumps(data, indent=2))
         return
@@ -158,6 +178,8 @@ def _report(
         click.echo(f"hermes: warning: {warning}", err=True)
     _report_servers(plan, env, dry_run=dry_run)
     _report_skills(skill_plan, env, dry_run=dry_run)
+    for path in claude_instruction_files(env):
+        click.echo(f"not imported: instructions {path}: {_NO_INSTRUCTIONS}")
 
 
 def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
-from hermes_core.cli.output import columns
+from hermes_core.cli.output import columns, did_you_mean
 from hermes_core.errors import HermesError
 
 if TYPE_CHECKING:
@@ -65,7 +65,10 @@ def _server(config: Config, name: str) -> McpServerConfig:
     entry = config.mcp_servers.get(name)
     if entry is None:
         known = ", ".join(sorted(config.mcp_servers)) or "none"
-        raise HermesError(f"no MCP server {name!r} in mcp_servers (configured: {known})")
+        raise HermesError(
+            f"no MCP server {name!r} in mcp_servers (configured: {known})."
+            f"{did_you_mean(name, config.mcp_servers)}"
+        )
     return entry
 
 
@@ -427,7 +430,10 @@ def install_command(
     servers = load_catalog(env)
     server = servers.get(name)
     if server is None:
-        raise HermesError(f"no server {name!r} in the catalog (have: {', '.join(servers)})")
+        raise HermesError(
+            f"no server {name!r} in the catalog (have: {', '.join(servers)})."
+            f"{did_you_mean(name, servers)}"
+        )
     target = server_name or name
     _check_name(target)
     given = _pairs(env_pairs, "--env")

@@ -1,16 +1,18 @@
-"""How ``hermes`` commands print: plain columns, warnings on stderr, "did you mean", the ``-v``
-flag."""
+"""How ``hermes`` commands print: plain columns, warnings on stderr, "did you mean" (from
+:mod:`hermes_core.shown`), the ``-v`` flag."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import click
+
+from hermes_core.shown import did_you_mean as did_you_mean  # where the CLI took it from
 
 
 @contextmanager
@@ -33,16 +35,6 @@ def columns(rows: Sequence[Sequence[str]]) -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``" Did you mean 'NAME'?"`` naming the known name closest to a mistyped ``name`` (by
-    :mod:`difflib`), to append to the sentence that says ``name`` is unknown; ``""`` when no
-    known name is close."""
-    import difflib  # only on the error path
-
-    close = difflib.get_close_matches(name, [item for item in known if item != name], n=1)
-    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def verbose() -> bool:

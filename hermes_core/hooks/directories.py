@@ -52,7 +52,7 @@ from hermes_core.plugins.gate import gate
 from hermes_core.plugins.manifest import Manifest, ManifestError, manifest_yaml, read_manifest_data
 from hermes_core.plugins.records import LOADABLE, PluginStatus
 from hermes_core.project_trust import gate_is_open, project_owns
-from hermes_core.shown import shown
+from hermes_core.shown import did_you_mean, shown
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -114,7 +114,10 @@ def hook_manifest(data: Any, where: str) -> HookManifest:
     if not isinstance(description, str):
         raise ManifestError(f"{where}: description: must be text, not {shown(description)}")
     unknown = sorted(str(key) for key in data if key not in _KNOWN_KEYS)
-    warnings = tuple(f"{where}: unknown key {shown(key)} ignored" for key in unknown)
+    warnings = tuple(
+        f"{where}: unknown key {shown(key)} ignored.{did_you_mean(key, _KNOWN_KEYS)}"
+        for key in unknown
+    )
     return HookManifest(event, match, number, description, warnings)
 
 

@@ -80,7 +80,8 @@ def checked_entries(
     on_reserved: Callable[[str], None] | None = None,
 ) -> Iterator[tuple[str, str, Mapping[str, Any], str]]:
     """``(name, description, input schema, group)`` of each of the parsed catalog ``entries``
-    (read from ``path``), checked; ``server`` overrides every entry's own server (the group).
+    (read from ``path``), checked; ``server`` is the server (the group) of every entry, and an
+    entry naming another one is an error.
     Raises :class:`~hermes_core.errors.ConfigError` naming the index and the field of the first
     bad entry. An entry named like a bridge tool is an error too, unless ``on_reserved`` is
     given: then it is skipped and its name handed to ``on_reserved``."""
@@ -117,6 +118,15 @@ def checked_entries(
         own_server = entry.get("server")
         if own_server is not None and not isinstance(own_server, str):
             raise _field_error(path, index, "server", "must be a string")
+        if server and own_server and own_server != server:
+            # Overriding it silently would file the tool under a server it does not name.
+            raise _field_error(
+                path,
+                index,
+                "server",
+                f"{own_server!r} is not the server {server!r} that tools.catalogs[].server "
+                "gives this file; remove one of the two",
+            )
         yield name, description, schema, server or own_server or ""
 
 

@@ -7,7 +7,8 @@ refused when it lands outside it, unless ``plugins.entries.files.allow_outside``
 A leading ``~`` means the ``HOME`` variable of the host's environment (not the process's).
 
 Settings (``plugins.entries.files``): ``allow_outside`` (``false``), ``max_read_bytes``
-(100000), ``max_line_bytes`` (16384), ``max_search_results`` (200), ``search_timeout`` (50
+(100000), ``max_line_bytes`` (16384), ``max_search_results`` (200, also the schema's maximum of
+``search_files``' ``max_results``), ``search_timeout`` (50
 seconds: a ``search_files`` regex scan still running then stops with an error).
 
 Regexes run on the ``regex`` package with a deadline and the GIL released: Python's ``re``
@@ -602,11 +603,13 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
                     "path": {"type": "string", "default": "."},
                     "glob": {"type": ["string", "null"]},
                     "ignore_case": {"type": "boolean", "default": False},
+                    # The schema's maximum is the setting: a larger value is refused, never
+                    # cut silently to fewer results than the model asked for.
                     "max_results": {
                         "type": "integer",
                         "minimum": 1,
-                        "maximum": 1000,
-                        "default": 50,
+                        "maximum": settings.max_search_results,
+                        "default": min(50, settings.max_search_results),
                     },
                 },
                 "additionalProperties": False,

@@ -38,8 +38,11 @@ def test_catalog_tools_are_deferred_with_source_catalog(tmp_path: Path) -> None:
     assert "billing tools (3):" in assembly.listing
 
 
-def test_configured_server_overrides_the_entries_server(tmp_path: Path) -> None:
-    _write(tmp_path / "c.json", catalog_entries(2, "billing"))
+def test_configured_server_is_the_server_of_entries_naming_none(tmp_path: Path) -> None:
+    # Issue 28: it no longer overrides an entry naming another server (an error instead,
+    # tests/test_first_day_smalls.py).
+    entries = [{k: v for k, v in e.items() if k != "server"} for e in catalog_entries(2)]
+    _write(tmp_path / "c.json", entries)
     tools = catalog_tools([CatalogEntry(path="c.json", server="payments")], tmp_path)
     assert {tool.source_name for tool in tools} == {"payments"}
 

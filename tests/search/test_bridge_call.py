@@ -262,7 +262,12 @@ def test_validation_errors_carry_the_schema_and_the_tool_does_not_run(bench: Ben
         "name": "mcp__github__create_issue",
         "arguments": {"repo": "a", "items": [{"id": "x"}]},
     }
-    error = _error(bench.call({"calls": [entry]}))
+    result = bench.call({"calls": [entry]})
+    # Issue 28: the text is a readable sentence (not the JSON), the structured result the detail.
+    assert result.is_error
+    assert result.text_content.startswith("Invalid arguments for 'mcp__github__create_issue'")
+    assert "arguments.items[0].id" in result.text_content
+    error: dict[str, Any] = result.structured
     assert error["path"] == "arguments.items[0].id"
     assert error["rule"] == "type"
     assert error["parameters"] == ISSUE_SCHEMA

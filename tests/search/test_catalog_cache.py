@@ -200,6 +200,9 @@ def test_search_from_the_cached_catalog_answers_as_the_first_reading(
 def test_a_catalog_tool_from_the_cache_is_the_tool_the_file_gives(
     tmp_path: Path, catalog: Path
 ) -> None:
+    # Issue 28: tools.catalogs[].server no longer overrides an entry naming another server.
+    entries = json.loads(catalog.read_text(encoding="utf-8"))
+    catalog.write_text(json.dumps([{**e, "server": "billing"} for e in entries]), encoding="utf-8")
     cache = tmp_path / "cache"
     read_catalog(catalog, "billing", owner="catalog", cache_dir=cache)
     block = read_catalog(catalog, "billing", owner="catalog", cache_dir=cache)
