@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import RegistrationError
+from hermes_core.tools import call_annotations
 
 if TYPE_CHECKING:
     import click
@@ -132,8 +133,6 @@ class ToolCall:
         """The hints of this call, which approval policies read: the tool's, or read-only
         for a call the tool marks as one that only reads
         (:data:`~hermes_core.tools.READ_ONLY_CALLS_META`)."""
-        from hermes_core.tools import call_annotations
-
         return call_annotations(self.tool, self.arguments)
 
 

@@ -56,8 +56,10 @@ def call_annotations(tool: Tool, arguments: Mapping[str, Any]) -> ToolAnnotation
     """The hints of one call of ``tool``: the tool's, or read-only, non-destructive and
     idempotent when ``arguments`` are among its :data:`READ_ONLY_CALLS_META`."""
     hints = tool.annotations
-    reads = tool.meta.get(READ_ONLY_CALLS_META)
-    if hints.read_only or not isinstance(reads, Mapping) or not reads:
+    if hints.read_only or READ_ONLY_CALLS_META not in tool.meta:  # every call, so cheap first
+        return hints
+    reads = tool.meta[READ_ONLY_CALLS_META]
+    if not isinstance(reads, Mapping) or not reads:
         return hints
     for argument, values in reads.items():
         if argument not in arguments or arguments[argument] not in values:
