@@ -27,6 +27,7 @@ project must not turn into an opening: a file they lead to in the project is the
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -50,12 +51,18 @@ PROJECT_GATE_FLAG: Final = "HERMES_ENABLE_PROJECT_PLUGINS"
 def project_root(env: Environment) -> Path | None:
     """The project hermes works in: the working directory, resolved; ``None`` when that is
     ``/``, the user's home directory or a folder holding it."""
-    cwd = _resolved(env.cwd)
-    if cwd == Path(cwd.anchor):
+    return _root_of(env.cwd, env.user_home)
+
+
+@functools.lru_cache(maxsize=16)
+def _root_of(cwd: Path, user_home: Path | None) -> Path | None:
+    # Asked once for each plugin, hook directory and skill a start finds: resolved once.
+    resolved = _resolved(cwd)
+    if resolved == Path(resolved.anchor):
         return None
-    if env.user_home is not None and _resolved(env.user_home).is_relative_to(cwd):
+    if user_home is not None and _resolved(user_home).is_relative_to(resolved):
         return None
-    return cwd
+    return resolved
 
 
 def gate_is_open(env: Environment) -> bool:

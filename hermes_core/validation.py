@@ -165,10 +165,15 @@ def build_validator(schema: Mapping[str, Any]) -> Validator | None:
 
 
 def _has_key(schema: Any, key: str) -> bool:
+    return _any_mapping(schema, lambda mapping: key in mapping)
+
+
+def _any_mapping(schema: Any, test: Callable[[Mapping[str, Any]], bool]) -> bool:
+    """Whether ``test`` holds for some mapping anywhere in ``schema``."""
     if isinstance(schema, Mapping):
-        return key in schema or any(_has_key(value, key) for value in schema.values())
+        return test(schema) or any(_any_mapping(value, test) for value in schema.values())
     if isinstance(schema, list):
-        return any(_has_key(value, key) for value in schema)
+        return any(_any_mapping(value, test) for value in schema)
     return False
 
 
@@ -176,15 +181,13 @@ def has_patterns(schema: Any) -> bool:
     """Whether ``schema`` holds a ``pattern`` or ``patternProperties`` anywhere: checking
     arguments against it runs regular expressions, which may take up to
     :data:`PATTERN_BUDGET`."""
-    if isinstance(schema, Mapping):
-        if isinstance(schema.get("pattern"), str) or isinstance(
-            schema.get("patternProperties"), Mapping
-        ):
-            return True
-        return any(has_patterns(value) for value in schema.values())
-    if isinstance(schema, list):
-        return any(has_patterns(value) for value in schema)
-    return False
+    return _any_mapping(schema, _names_a_pattern)
+
+
+def _names_a_pattern(schema: Mapping[str, Any]) -> bool:
+    return isinstance(schema.get("pattern"), str) or isinstance(
+        schema.get("patternProperties"), Mapping
+    )
 
 
 # Patterns under a budget ------------------------------------------------------------------
