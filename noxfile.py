@@ -1,5 +1,7 @@
 """Sessions: ``nox`` runs lint, typecheck and tests; ``nox -s tests`` runs the test suite only
-(then the hybrid search plugin's tests, in ``tests_hybrid``)."""
+(then the hybrid search plugin's tests, in ``tests_hybrid``); ``nox -s conformance`` runs the MCP
+conformance suite against hermes' MCP client and ``hermes serve`` (not a default session: it
+installs Node 22 and the suite with npm)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ NPM_PACKAGES = (
     "@modelcontextprotocol/server-memory@2026.8.31",
     "@modelcontextprotocol/inspector@0.15.0",
 )
+# The MCP conformance suite and the Node it needs (22; the system's may be older).
+CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
 
 
 @nox.session(python=PYTHON)
@@ -69,6 +73,25 @@ def tests_hybrid(session: nox.Session) -> None:
         *session.posargs,
         env={"HERMES_STRICT_PLUGINS": "1"},
     )
+
+
+@nox.session(python=PYTHON)
+def conformance(session: nox.Session) -> None:
+    """``@modelcontextprotocol/conformance`` scenarios: hermes' MCP client against the suite's
+    servers (authorization, elicitation) and the suite against ``hermes serve`` over HTTP."""
+    session.install("-e", ".[test]")
+    session.run(
+        "npm",
+        "install",
+        "--prefix",
+        ".cache/conformance",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        *CONFORMANCE_PACKAGES,
+        external=True,
+    )
+    session.run("pytest", "tests_conformance", "-n", "2", *session.posargs)
 
 
 @nox.session(python=PYTHON)
