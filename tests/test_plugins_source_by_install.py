@@ -25,7 +25,9 @@ from typing import Any
 
 import pytest
 
-from hermes_core.testing import HermesCli, write_dir_plugin
+from hermes_core.paths import Environment
+from hermes_core.plugins import discover
+from hermes_core.testing import HermesCli, write_dir_plugin, write_distribution
 
 HYBRID = """\
 from hermes_core import SearchBackendSpec, hookimpl
@@ -266,3 +268,27 @@ def test_enabling_an_installed_plugin_reports_plain_success(hermes_cli: HermesCl
 
     assert done.stdout.startswith("enabled careful in")
     assert done.stderr == ""
+
+
+def test_the_egg_info_an_editable_install_leaves_in_its_source_is_not_a_second_project_copy(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # setuptools' editable install: the dist-info in site-packages, and an egg-info beside the
+    # package in the source folder, which the install's .pth puts on sys.path.
+    source = hermes_env.cwd / "plugins" / "demo"
+    installed = write_distribution(
+        hermes_env.cwd.parent / "site", "demo-hybrid", "0.1.0", entry_points={"hybrid": "demo_mod"}
+    )
+    (installed.dist_info / "direct_url.json").write_text(
+        json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}), encoding="utf-8"
+    )
+    write_distribution(source, "demo-hybrid", "0.1.0", entry_points={"hybrid": "demo_mod"})
+    egg_info = source / "demo_hybrid-0.1.0.dist-info"
+    egg_info.rename(source / "demo_hybrid.egg-info")
+    (source / "demo_mod.py").write_text(HYBRID, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(source))
+    monkeypatch.syspath_prepend(str(installed.site_dir))
+
+    found = [(c.source, c.name, c.path) for c in discover(hermes_env).candidates]
+
+    assert found == [("pip", "hybrid", source / "demo_mod.py")]
