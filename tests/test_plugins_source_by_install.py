@@ -292,3 +292,44 @@ def test_the_egg_info_an_editable_install_leaves_in_its_source_is_not_a_second_p
     found = [(c.source, c.name, c.path) for c in discover(hermes_env).candidates]
 
     assert found == [("pip", "hybrid", source / "demo_mod.py")]
+
+
+HELLO_COMMAND = """\
+import click
+
+from hermes_core import hookimpl
+from hermes_core.specs import CliCommandSpec
+
+
+@click.command()
+def hello():
+    \\"\\"\\"Say hello.\\"\\"\\"
+    click.echo("hello")
+
+
+@hookimpl
+def hermes_cli_commands():
+    return [CliCommandSpec("hello", hello)]
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "config", "state"),
+    [
+        ("user", "plugins:\n  enabled: []\n", "is not enabled: enable it with: hermes plugins"),
+        ("user", "plugins:\n  disabled: [hello]\n", "is disabled"),
+        ("project", "plugins:\n  enabled: [hello]\n", "is gated"),
+    ],
+)
+def test_an_unknown_command_names_the_plugin_of_that_name_that_did_not_load(
+    hermes_cli: HermesCli, where: str, config: str, state: str
+) -> None:
+    root = hermes_cli.home if where == "user" else hermes_cli.work / ".hermes"
+    write_dir_plugin(root / "plugins", "hello", HELLO_COMMAND)
+    hermes_cli.config.write_text(config, encoding="utf-8")
+
+    done = hermes_cli.run("hello", ok=False)
+
+    assert done.returncode == 2
+    assert "No such command 'hello'" in done.stderr
+    assert f"plugin 'hello' ({where}, {root / 'plugins' / 'hello'}) {state}" in done.stderr
