@@ -421,7 +421,8 @@ class Host:
         """Build once what the configuration selects from a plugin that is not bundled (the
         search backend, the approval policy, and the connector gateway when
         ``tools.connectors.url`` is set), so a factory that fails is listed as its plugin's
-        error; return the problems that belong to no plugin (a name nobody registers).
+        error; return the problems of names no loaded plugin registers (each naming the plugin
+        of that name that did not load, when there is one).
 
         Bundled factories are not run: they ship and are tested with hermes-core, and the
         ``bm25`` one imports numpy, which listing plugins must not pay for.
