@@ -142,3 +142,25 @@ def test_strict_plugins_still_stop_the_command_on_an_import_failure(
     assert "plugin 'shaky'" in done.stderr
     assert "RuntimeError: the index file is missing" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_approval_policy_whose_plugin_fails_to_import_stops_calls_naming_it(
+    hermes_cli: HermesCli, broken: Path
+) -> None:
+    # Every call needs the policy: no call runs without the one the user chose. Commands that
+    # need no policy still work.
+    hermes_cli.config.write_text(
+        "plugins:\n  enabled: [shaky]\napprovals:\n  policy: shaky\n", encoding="utf-8"
+    )
+
+    called = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', ok=False, env=lenient(hermes_cli)
+    )
+    validated = hermes_cli.run("config", "validate", ok=False, env=lenient(hermes_cli))
+
+    assert called.returncode == 2
+    assert "approval policy 'shaky'" in called.stderr
+    assert "plugin 'shaky' (user, " in called.stderr
+    assert f"RuntimeError: the index file is missing (at {broken}, line 4)" in called.stderr
+    assert "hello" not in called.stdout
+    assert validated.returncode == 0, validated.stderr
