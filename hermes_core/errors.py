@@ -59,3 +59,16 @@ class PluginError(HermesError):
 
 class RegistrationError(HermesError):
     """Two plugins claim one name, or a configured name matches no registration."""
+
+
+class UnloadedPluginError(RegistrationError):
+    """A configured name that no loaded plugin registers while a plugin of that name exists but
+    did not load (gated, disabled, not enabled, broken); the message says which and why.
+
+    The host contains it as it contains a factory that raises: the search backend that cannot
+    be had makes ``tool_search`` an error and every other tool works. ``plugin`` is its name.
+    """
+
+    def __init__(self, message: str, *, plugin: str) -> None:
+        self.plugin = plugin
+        super().__init__(message)

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import HermesError, PluginError, RegistrationError
+from hermes_core.errors import HermesError, PluginError, RegistrationError, UnloadedPluginError
 from hermes_core.plugin_names import normalize_name
 from hermes_core.plugins.discovery import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
@@ -407,11 +407,12 @@ class Host:
         return policy
 
     def _search_backend_or_unavailable(self, name: str) -> SearchBackend:
-        """The backend ``name``, or, when its plugin fails to build it, a stand-in whose searches
-        answer with that failure (raised instead in strict mode)."""
+        """The backend ``name``, or, when its plugin fails to build it or did not load (gated,
+        disabled, not enabled, broken at import), a stand-in whose searches answer with that
+        failure (raised instead in strict mode)."""
         try:
             return self.create_search_backend(name)
-        except PluginError as exc:
+        except (PluginError, UnloadedPluginError) as exc:
             if self._strict:
                 raise
             return UnavailableSearchBackend(exc)
@@ -420,7 +421,8 @@ class Host:
         """Build once what the configuration selects from a plugin that is not bundled (the
         search backend, the approval policy, and the connector gateway when
         ``tools.connectors.url`` is set), so a factory that fails is listed as its plugin's
-        error; return the problems that belong to no plugin (a name nobody registers).
+        error; return the problems of names no loaded plugin registers (each naming the plugin
+        of that name that did not load, when there is one).
 
         Bundled factories are not run: they ship and are tested with hermes-core, and the
         ``bm25`` one imports numpy, which listing plugins must not pay for.
@@ -639,15 +641,27 @@ class Host:
         unknown ``approvals.policy``, ``tools.tool_search.backend`` or (when connectors are
         configured) ``tools.connectors.gateway`` raises here, listing the valid names (what a
         command line or a server wants at start). The backend itself is made on the first
-        search, the gateway on its first use; a search backend whose plugin fails to build it
-        does not raise (but in strict mode, where it is built here): ``tool_search`` answers
-        with that failure and every other tool works."""
+        search, the gateway on its first use. A backend or gateway whose plugin fails to build
+        it, or did not load (gated, disabled, not enabled, broken at import:
+        :class:`~hermes_core.errors.UnloadedPluginError`), does not raise (but in strict mode,
+        where the backend is built here): ``tool_search`` (or the connector tool) answers with
+        that failure and every other tool works. The approval policy is no such part: every
+        call needs it, so a policy that cannot be had stops the start."""
         _ = self.dispatcher, self.tool_search
-        self.select_search_backend()
+        self._select_contained(self.select_search_backend)
         if self.connectors.configured():
-            self.select_connector_gateway()
+            self._select_contained(self.select_connector_gateway)
         if self._strict:
             _ = self.tool_search.backend
+
+    def _select_contained(self, select: Callable[[], object]) -> None:
+        """``select()``, where a plugin that did not load is reported by the part that needs
+        it (outside strict mode) rather than here."""
+        try:
+            select()
+        except UnloadedPluginError:
+            if self._strict:
+                raise
 
     @property
     def dispatcher(self) -> Dispatcher:

@@ -138,8 +138,9 @@ def test_distribution_on_sys_path_through_the_working_directory_is_a_project_plu
 def test_pip_plugin_whose_module_lies_in_the_project_is_a_project_plugin(
     hermes_env: Environment, hermes_distribution, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Installed metadata outside the project, the module itself inside it (an editable
-    # install of a checkout, or a module of the same name earlier on sys.path).
+    # Installed metadata outside the project, the module itself inside it, found through a
+    # sys.path entry the project supplies (PYTHONPATH=src); no editable install of that folder
+    # is recorded (see test_plugins_source_by_install.py for one that is).
     hermes_distribution("hermes-dev", entry_points={"dev": "dev_mod"})
     source = hermes_env.cwd / "src"
     source.mkdir()

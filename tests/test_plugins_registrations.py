@@ -155,9 +155,9 @@ async def test_override_of_a_bundled_backend_that_is_not_enabled_is_named_on_sel
 
     assert statuses == {("user", "not enabled"), ("bundled", "shadowed")}
     message = str(caught.value)
-    assert "user plugin 'bm25'" in message
+    assert "plugin 'bm25' (user, " in message
     assert "shadows the bundled copy" in message
-    assert "which is not enabled: hermes plugins enable bm25" in message
+    assert "is not enabled: enable it with: hermes plugins enable bm25" in message
 
 
 async def test_override_of_a_bundled_backend_once_enabled_is_selected(

@@ -16,12 +16,15 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from hermes_core.errors import HermesError
 from hermes_core.version import __version__
+
+if TYPE_CHECKING:
+    from hermes_core.plugins.records import PluginRecord
 
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {
@@ -78,7 +81,8 @@ class LazyGroup(click.Group):
         ):
             from hermes_core.cli.output import did_you_mean
 
-            ctx.fail(f"No such command {name!r}.{did_you_mean(name, self.list_commands(ctx))}")
+            hint = did_you_mean(name, self.list_commands(ctx))
+            ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name)}")
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -110,10 +114,21 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
 
         env = environment()
         key = command_help_key(env)
-        cache = plugin_commands(env)
+        records: list[PluginRecord] = []
+        cache = plugin_commands(env, records)
         root.meta["hermes.plugin_commands"] = cache
+        root.meta["hermes.plugin_records"] = records
         save_command_help(env, key, {n: c for n, c in cache.items() if n not in SUBCOMMANDS})
     return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
+
+
+def _plugin_not_loaded(ctx: click.Context, name: str) -> str:
+    """`` (plugin 'x' (user, /path) is not enabled: ...)`` when a plugin named like the missing
+    command did not load, else empty."""
+    from hermes_core.plugins.explain import unloaded_plugin, why_not_loaded
+
+    record = unloaded_plugin(ctx.find_root().meta.get("hermes.plugin_records", []), name)
+    return f" ({why_not_loaded(record)})" if record is not None else ""
 
 
 def _plugin_help(ctx: click.Context) -> dict[str, str]:

@@ -23,11 +23,13 @@ def edit_lists(
     enable: bool,
     known: Callable[[Config, Environment], Iterable[str]],
     what: str,
+    blocker: Callable[[Config, Environment, str], str | None] | None = None,
 ) -> None:
     """Enable (or disable) ``name`` in ``<section>.enabled`` / ``<section>.disabled``: add it
     to one list and remove every spelling of it from the other, in place (comments and key
     order kept), names compared normalized. Warns when no ``what`` of that name is among
-    ``known(config, env)``."""
+    ``known(config, env)``, and, when enabling, when ``blocker(config, env, name)`` says why
+    it will still not load (gated, say) and what to do."""
     from hermes_core.config import edit_config
     from hermes_core.plugin_names import normalize_name
 
@@ -56,6 +58,8 @@ def edit_lists(
             f"See: hermes {section} list",
             err=True,
         )
+    elif enable and blocker is not None and (why := blocker(config, env, wanted)) is not None:
+        click.echo(f"hermes: warning: {wanted} is enabled but will not load: {why}", err=True)
 
 
 def _spellings(items: object, wanted: str) -> list[str]:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import click
 
     from hermes_core.paths import Environment
+    from hermes_core.plugins.records import PluginRecord
 
 __all__ = [
     "cached_command_help",
@@ -45,15 +46,20 @@ CACHE_NAME = "cli-commands.json"
 _PASSED_VARIABLES = ("PYTHONPATH",)
 
 
-def plugin_commands(env: Environment) -> dict[str, click.Command]:
+def plugin_commands(
+    env: Environment, records: list[PluginRecord] | None = None
+) -> dict[str, click.Command]:
     """The commands of the enabled plugins, by name, loaded as every command loads plugins (a
     host, without catalogs or MCP servers). A name claimed twice is an error naming both
-    plugins (:class:`~hermes_core.errors.RegistrationError` in strict mode)."""
+    plugins (:class:`~hermes_core.errors.RegistrationError` in strict mode). ``records``, when
+    given, receives every plugin's record (to explain a command that is missing)."""
     from hermes_core.config import load_config
     from hermes_core.host import Host
 
     host = Host(load_config(env.config_path), env, config_path=env.config_path)
     host.load_plugins()
+    if records is not None:
+        records.extend(host.plugins)
     try:
         return {name: found.spec.command for name, found in host.registrations.cli_commands.items()}
     finally:

@@ -157,8 +157,18 @@ def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:
 @plugins.command("enable")
 @click.argument("name")
 def enable_command(name: str) -> None:
-    """Enable plugin NAME: add it to plugins.enabled and remove it from plugins.disabled."""
-    edit_lists(name, section="plugins", enable=True, known=_plugin_names, what="plugin")
+    """Enable plugin NAME: add it to plugins.enabled and remove it from plugins.disabled.
+
+    When the plugin will still not load (a project plugin behind the closed gate, say), says
+    why and what to do."""
+    edit_lists(
+        name,
+        section="plugins",
+        enable=True,
+        known=_plugin_names,
+        what="plugin",
+        blocker=_will_not_load,
+    )
 
 
 @plugins.command("disable")
@@ -173,3 +183,14 @@ def _plugin_names(config: Config, env: Environment) -> list[str]:
 
     records, _ = plan_plugins(config, env, config_path=env.config_path)
     return [record.name for record in records]
+
+
+def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
+    """Why the plugin ``name`` will not load with ``config`` (its gate's verdict; its code is
+    not run), or ``None``."""
+    from hermes_core.plugins.explain import unloaded_plugin, why_not_loaded
+    from hermes_core.plugins.loader import plan_plugins
+
+    records, _ = plan_plugins(config, env, config_path=env.config_path)
+    record = unloaded_plugin(records, name)
+    return why_not_loaded(record) if record is not None else None

@@ -7,7 +7,10 @@ decides from that whether its code may run.
 from __future__ import annotations
 
 import functools
+import json
 import sys
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -205,12 +208,18 @@ def _directory_candidate(
 def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environment) -> None:
     """Entry points of group ``hermes_core.plugins`` of every distribution on ``sys.path``.
 
-    A distribution found through a ``sys.path`` entry inside the project (the working directory
-    that ``python -m`` puts there, ``PYTHONPATH=.`` or ``src``), or whose module lies inside the
-    project, is the project's: it is a ``project`` plugin, gated as one, and never hides an
-    installed distribution of the same name. The running interpreter's own directories
-    (site-packages, the standard library) are the user's even inside the project (a ``.venv``
-    there): whatever is installed into them runs when the interpreter starts anyway.
+    Where a plugin's code lies does not decide its source; how it got there does. A
+    distribution whose metadata is found through a ``sys.path`` entry outside the project was
+    installed by the user, so it is a ``pip`` plugin, its module inside the project included
+    when pip recorded an editable install of the folder holding it (``direct_url.json``:
+    ``pip install -e plugins/x`` in a checkout). What only the project supplies is the
+    project's: a distribution found through a ``sys.path`` entry inside the project (the
+    working directory that ``python -m`` puts there, ``PYTHONPATH=.`` or ``src``), and a module
+    inside the project that is not its distribution's own (a module of that name earlier on
+    ``sys.path``): a ``project`` plugin, gated as one, that never hides an installed
+    distribution of the same name. The running interpreter's own directories (site-packages,
+    the standard library) are the user's even inside the project (a ``.venv`` there): whatever
+    is installed into them runs when the interpreter starts anyway.
     """
     from importlib_metadata import distributions
 
@@ -226,6 +235,7 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environm
             outside.append(entry)
     entry_points: list[EntryPoint] = []
     seen: set[str] = set()
+    editable: dict[str, Path] = {}
     for dist in distributions(path=outside):
         # As importlib's entry_points(): the first distribution of a name on sys.path wins.
         key = _distribution_key(dist)
@@ -236,13 +246,45 @@ def _scan_pip(found: Discovery, yaml: YAML, *, exclude: set[Path], env: Environm
         if found_here and exclude and _resolved(Path(str(dist.locate_file("")))) in exclude:
             continue  # a Nix site dir already on sys.path: reported as nix, not twice
         entry_points.extend(found_here)
+        source = editable_source(dist) if found_here and project is not None else None
+        if source is not None:
+            editable[key] = source
     for entry_point in sorted(entry_points, key=lambda ep: ep.name):
         candidate = _entry_point_candidate(entry_point, entry_point.dist, "pip", None, yaml)
         if project is not None and _is_project_file(candidate.path, env, interpreter):
-            candidate = replace(candidate, source="project")
+            installed = (
+                editable.get(_distribution_key(entry_point.dist)) if entry_point.dist else None
+            )
+            if not _lies_in(candidate.path, installed):
+                candidate = replace(candidate, source="project")
         found.candidates.append(candidate)
     if inside:
-        _scan_project_distributions(inside, found, yaml)
+        _scan_project_distributions(inside, found, yaml, editable)
+
+
+def editable_source(dist: IDistribution) -> Path | None:
+    """The folder pip installed ``dist`` from in editable mode (``pip install -e FOLDER``), as
+    its ``direct_url.json`` records it (PEP 610), resolved; ``None`` for any other install or a
+    record that does not say so plainly."""
+    try:
+        text = dist.read_text("direct_url.json")
+        record = json.loads(text) if text else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    info = record.get("dir_info")
+    url = record.get("url")
+    if not (isinstance(info, dict) and info.get("editable") is True and isinstance(url, str)):
+        return None
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return _resolved(Path(urllib.request.url2pathname(parsed.path)))
+
+
+def _lies_in(path: Path | None, folder: Path | None) -> bool:
+    return path is not None and folder is not None and _resolved(path).is_relative_to(folder)
 
 
 def _plugin_entry_points(
@@ -353,9 +395,14 @@ def _is_project_file(path: Path | None, env: Environment, interpreter: tuple[Pat
 _METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt")
 
 
-def _scan_project_distributions(entries: list[Path], found: Discovery, yaml: YAML) -> None:
+def _scan_project_distributions(
+    entries: list[Path], found: Discovery, yaml: YAML, editable: dict[str, Path]
+) -> None:
     """Distributions (``*.dist-info``, ``*.egg-info`` folders) in ``sys.path`` entries inside
-    the project, as ``project`` plugins; their metadata files are read only when small."""
+    the project, as ``project`` plugins; their metadata files are read only when small. The
+    metadata an editable install leaves in its own source folder (setuptools' ``*.egg-info``
+    beside the package) is that installed distribution's (``editable``: normalized name ->
+    source folder), not a second, project copy."""
     from importlib_metadata import Distribution
 
     from hermes_core.yaml_limits import MANIFEST_MAX_BYTES
@@ -376,6 +423,8 @@ def _scan_project_distributions(entries: list[Path], found: Discovery, yaml: YAM
                 found.warnings.append(f"project distribution {folder}: {problem}: ignored")
                 continue
             dist = Distribution.at(folder)
+            if _lies_in(folder, editable.get(_distribution_key(dist))):
+                continue
             entry_points += _plugin_entry_points(dist, found, "project distribution")
     for entry_point in sorted(entry_points, key=lambda ep: ep.name):
         found.candidates.append(

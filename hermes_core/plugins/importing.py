@@ -13,6 +13,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
+import traceback
 import types
 from pathlib import Path
 
@@ -54,6 +55,34 @@ def import_plugin(candidate: Candidate) -> object:
     if candidate.directory is None:
         raise PluginError(candidate.name, "neither a directory nor an entry point")
     return _import_directory(candidate, candidate.directory)
+
+
+def import_failure(candidate: Candidate, error: BaseException) -> str:
+    """``import failed: RuntimeError: why (at /plugin/__init__.py, line 4)``: what importing
+    ``candidate`` raised and where, short. The place is the line a ``SyntaxError`` names, else
+    the innermost frame in the plugin's own files (else the innermost one: a library it called
+    raised on its behalf)."""
+    where = _error_location(error, candidate.path)
+    return f"import failed: {type(error).__name__}: {error}" + (f" (at {where})" if where else "")
+
+
+def _error_location(error: BaseException, own: Path | None) -> str | None:
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}, line {error.lineno}"
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return None
+    root = own if own is None or own.is_dir() else own.parent
+    mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
+    frame = (mine or frames)[-1]
+    return f"{frame.filename}, line {frame.lineno}"
+
+
+def _within(filename: str, root: Path) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
 
 
 def _instance(target: str, cls: type) -> object:

@@ -21,7 +21,7 @@ from hermes_core import hookspecs
 from hermes_core.errors import PluginError
 from hermes_core.plugins.discovery import SOURCES, Candidate, discover
 from hermes_core.plugins.gate import gate
-from hermes_core.plugins.importing import import_plugin
+from hermes_core.plugins.importing import import_failure, import_plugin
 from hermes_core.plugins.records import PluginRecord
 from hermes_core.plugins.resolution import resolve
 from hermes_core.project_trust import project_owns
@@ -204,7 +204,7 @@ def _import_in_dependency_order(records: list[PluginRecord], *, strict: bool) ->
         except (Exception, SystemExit) as exc:
             _fail(
                 record,
-                f"import failed: {type(exc).__name__}: {exc}",
+                import_failure(record.candidate, exc),
                 strict=strict,
                 trace=traceback.format_exc(),
             )

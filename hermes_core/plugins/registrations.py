@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from hermes_core.errors import PluginError, RegistrationError
-from hermes_core.plugin_names import normalize_name
+from hermes_core.errors import PluginError, RegistrationError, UnloadedPluginError
+from hermes_core.plugins.explain import unloaded_plugin, why_not_loaded
 from hermes_core.shown import shown
 from hermes_core.specs import (
     ApprovalPolicySpec,
@@ -73,42 +73,24 @@ class Registrations:
         """The spec of ``kind`` registered as ``name``.
 
         Raises :class:`~hermes_core.errors.RegistrationError` listing the valid names when no
-        plugin registered ``name``, and saying so when a plugin of that name exists but did not
-        load (an override copy of a bundled backend that is not enabled, say). ``origin`` says
-        who asked for ``name`` (default: the configuration key of ``kind``).
+        plugin registered ``name``; :class:`~hermes_core.errors.UnloadedPluginError`, naming
+        it, why it did not load and how to make it load, when a plugin of that name exists but
+        did not load (gated, disabled, not enabled, broken: :mod:`hermes_core.plugins.explain`).
+        ``origin`` says who asked for ``name`` (default: the configuration key of ``kind``).
         """
         table = self.table(kind)
         found = table.get(name)
-        if found is None:
-            valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
-            what = kind.replace("_", " ")
-            raise RegistrationError(
-                f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
-                + self._not_loaded(name)
-                + f"; valid names: {valid}"
-            )
-        return found.spec
-
-    def _not_loaded(self, name: str) -> str:
-        """``: <name> is provided by ...`` when the winning copy of a plugin named ``name``
-        did not load, else empty."""
-        wanted = normalize_name(name)
-        for record in self.records:
-            if record.winner and record.name == wanted and record.plugin is None:
-                if record.status == "not enabled":
-                    state = f"is not enabled: hermes plugins enable {record.name}"
-                elif record.status == "error":
-                    state = f"failed: {record.message}"
-                else:
-                    state = f"is {record.status}: {record.message or record.status}"
-                shadowing = (
-                    f" (it shadows the {', '.join(record.shadows)} copy)" if record.shadows else ""
-                )
-                return (
-                    f": {name} is provided by {record.source} plugin {record.name!r}{shadowing}, "
-                    f"which {state}"
-                )
-        return ""
+        if found is not None:
+            return found.spec
+        valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
+        what = kind.replace("_", " ")
+        unknown = f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
+        record = unloaded_plugin(self.records, name)
+        if record is None:
+            raise RegistrationError(f"{unknown}; valid names: {valid}")
+        raise UnloadedPluginError(
+            f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
+        )
 
 
 def collect_registrations(
