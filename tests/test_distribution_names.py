@@ -35,7 +35,6 @@ OTHER_PROJECTS = {
     "hermes-core": "Cossack Labs' python bindings for Hermes (0.5.1 on PyPI)",
     # PyPI refuses a new name too close to an existing one ("confusable" names).
     "hermescore": "refused by PyPI as confusable with hermes-core",
-    "hermes-core-python": "not ours",
 }
 """Names that are another project's on PyPI, or that PyPI would refuse us."""
 
