@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from hermes_core.paths import Environment
+from hermes_core.paths import Environment, home_tag
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
@@ -208,7 +208,8 @@ class HermesCli:
     """The real ``hermes`` command (``python -m hermes_core``) run as a subprocess in temporary
     places under ``root``: ``home`` (``HERMES_HOME``), ``work`` (the working directory),
     ``user_home`` (``HOME``), and ``root/logs`` and ``root/cache`` (``HERMES_LOG_DIR``,
-    ``HERMES_CACHE_DIR``). ``home`` and ``work`` are created; ``user_home`` is not.
+    ``HERMES_CACHE_DIR``; the logs go to this home's folder in ``root/logs``, :attr:`log_dir`).
+    ``home`` and ``work`` are created; ``user_home`` is not.
 
     With ``config_file`` every command starts with ``--config FILE``; without it hermes reads
     ``home/config.yaml``. Either way :attr:`config` is the file it reads.
@@ -241,8 +242,10 @@ class HermesCli:
 
     @property
     def log_dir(self) -> Path:
-        """``HERMES_LOG_DIR``: ``root/logs`` (``activity.jsonl`` is written there)."""
-        return self.root / "logs"
+        """Where the command writes its logs (``activity.jsonl``, ``mcp-NAME.log``): this
+        home's folder in ``HERMES_LOG_DIR`` (``root/logs``), as
+        :attr:`~hermes_core.paths.Environment.log_dir` names it."""
+        return self.root / "logs" / home_tag(self.home)
 
     @property
     def cache_dir(self) -> Path:
@@ -257,7 +260,7 @@ class HermesCli:
             "PATH": Environment.from_process().get("PATH") or os.defpath,
             "HOME": str(self.user_home),
             "HERMES_HOME": str(self.home),
-            "HERMES_LOG_DIR": str(self.log_dir),
+            "HERMES_LOG_DIR": str(self.root / "logs"),
             "HERMES_CACHE_DIR": str(self.cache_dir),
             "HERMES_STRICT_PLUGINS": "1",
             **extra,
