@@ -311,12 +311,14 @@ class HermesCli:
         return json.loads(self.run(*args, input=input, env=env).stdout)
 
 
-def _bundled_only() -> Environment:
-    """An environment that reads the bundled plugins and no other source, with its own cache
-    directory (a backend that persists its index never writes the user's)."""
+def _installed_only() -> Environment:
+    """An environment that reads the plugins installed with the running Python: the bundled
+    ones and the distributions pip installed (entry points on ``sys.path``), so the plugin a
+    test's author installed is found as a user's ``hermes`` finds it. It reads nothing of the
+    user's (no ``HERMES_HOME``, configuration, directory plugins, project or Nix store) and has
+    its own home, logs and cache (a backend that persists its index never writes the user's)."""
     root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
-    variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
-    return Environment(home=root / "home", cwd=root, variables=variables)
+    return Environment(home=root / "home", cwd=root, variables={})
 
 
 def make_host(
@@ -326,7 +328,8 @@ def make_host(
     plugins: Mapping[str, object] | Iterable[tuple[str, object]] = (),
 ) -> Host:
     """A started :class:`~hermes_core.host.Host` over ``config`` (default: ``Config()``) and
-    ``env`` (default: the bundled plugins only, no other source is read), with ``plugins``
+    ``env`` (default: the bundled plugins and those pip installed in the running environment,
+    nothing of the user's is read), with ``plugins``
     (name -> plugin object, a module or an object whose methods carry ``@hookimpl``) given to
     :meth:`~hermes_core.host.Host.register` first. Close it with ``host.close()``::
 
@@ -337,7 +340,7 @@ def make_host(
     from hermes_core.config import Config
     from hermes_core.host import Host
 
-    host = Host(config or Config(), env or _bundled_only())
+    host = Host(config or Config(), env or _installed_only())
     pairs = plugins.items() if isinstance(plugins, Mapping) else plugins
     for name, plugin in pairs:
         host.register(plugin, name=name)
@@ -350,8 +353,9 @@ def make_search_backend(
 ) -> SearchBackend:
     """A new, empty instance of the search backend registered as ``name``, made as the host
     makes it (the selection step: factory guarded, protocol checked), from the plugins that
-    ``config`` and ``env`` load (by default the bundled ones only: no other source is read).
-    For unit tests and benchmarks of a backend without a host::
+    ``config`` enables among those ``env`` finds (by default the bundled plugins and those pip
+    installed in the running environment, nothing of the user's). For unit tests, conformance
+    checks and benchmarks of a backend without a host::
 
         backend = make_search_backend("bm25")
         backend.build([ToolDocument("create_issue", "Create an issue", "github")])
