@@ -146,3 +146,23 @@ def test_two_homes_with_a_server_of_the_same_name_keep_their_own_logs(
         "[{'text': 'from home a'}]",
         "[{'text': 'from home b'}]",
     ]
+
+
+def test_without_hermes_home_everything_is_written_under_the_default_home(tmp_path: Path) -> None:
+    cli = HermesCli(tmp_path)
+    default_home = cli.user_home / ".hermes"
+    default_home.mkdir(parents=True)
+    (default_home / "config.yaml").write_text(
+        json.dumps({"mcp_servers": {"box": box_server("me")}})
+    )
+    env = user_variables(cli)
+    del env["HERMES_HOME"]
+
+    called = cli.run("tools", "call", ECHO, json.dumps({"text": "hi"}), env=env)
+
+    assert "hi" in called.stdout
+    written = files_under(cli.user_home)
+    assert [name for name in written if not name.startswith(".hermes/")] == [], written
+    assert ".hermes/logs/activity.jsonl" in written, written
+    assert ".hermes/logs/mcp-box.log" in written, written
+    assert any(name.startswith(".hermes/cache/mcp/box.") for name in written), written
