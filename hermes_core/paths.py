@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Mapping
@@ -9,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-APP_NAME = "hermes"
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
@@ -147,20 +147,26 @@ class Environment:
 
     @property
     def cache_dir(self) -> Path:
-        """Cache directory (platformdirs), overridable with ``HERMES_CACHE_DIR``."""
+        """The cache directory: ``HERMES_CACHE_DIR``, else ``$HERMES_HOME/cache``. What it
+        holds is keyed by its content (a manifest by what starts its server, an index by its
+        catalog), so homes pointing ``HERMES_CACHE_DIR`` at one directory only evict each
+        other's entries."""
         override = self.variables.get("HERMES_CACHE_DIR")
-        if override:
-            return Path(override)
-        from platformdirs import user_cache_path
-
-        return user_cache_path(APP_NAME)
+        return Path(override) if override else self.home / "cache"
 
     @property
     def log_dir(self) -> Path:
-        """Log directory (platformdirs), overridable with ``HERMES_LOG_DIR``."""
+        """This home's log directory: ``$HERMES_HOME/logs``, or with ``HERMES_LOG_DIR`` this
+        home's own folder in it, ``$HERMES_LOG_DIR/<home tag>`` (:func:`home_tag`). The logs
+        hold every call's arguments and the servers' output: two homes never share one, even
+        when ``HERMES_LOG_DIR`` names one directory for both."""
         override = self.variables.get("HERMES_LOG_DIR")
-        if override:
-            return Path(override)
-        from platformdirs import user_log_path
+        return Path(override) / home_tag(self.home) if override else self.home / "logs"
 
-        return user_log_path(APP_NAME)
+
+def home_tag(home: Path) -> str:
+    """The name of ``home``'s folder in a log directory that homes share: the home folder's
+    name (no leading dot) and a hash of its real path, e.g. ``hermes-3f2a9c1b7d4e``."""
+    real = os.path.realpath(home)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
+    return f"{os.path.basename(real).lstrip('.') or 'home'}-{digest}"

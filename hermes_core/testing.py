@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from hermes_core.paths import Environment
+from hermes_core.paths import Environment, home_tag
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
@@ -208,7 +208,8 @@ class HermesCli:
     """The real ``hermes`` command (``python -m hermes_core``) run as a subprocess in temporary
     places under ``root``: ``home`` (``HERMES_HOME``), ``work`` (the working directory),
     ``user_home`` (``HOME``), and ``root/logs`` and ``root/cache`` (``HERMES_LOG_DIR``,
-    ``HERMES_CACHE_DIR``). ``home`` and ``work`` are created; ``user_home`` is not.
+    ``HERMES_CACHE_DIR``; the logs go to this home's folder in ``root/logs``, :attr:`log_dir`).
+    ``home`` and ``work`` are created; ``user_home`` is not.
 
     With ``config_file`` every command starts with ``--config FILE``; without it hermes reads
     ``home/config.yaml``. Either way :attr:`config` is the file it reads.
@@ -241,8 +242,10 @@ class HermesCli:
 
     @property
     def log_dir(self) -> Path:
-        """``HERMES_LOG_DIR``: ``root/logs`` (``activity.jsonl`` is written there)."""
-        return self.root / "logs"
+        """Where the command writes its logs (``activity.jsonl``, ``mcp-NAME.log``): this
+        home's folder in ``HERMES_LOG_DIR`` (``root/logs``), as
+        :attr:`~hermes_core.paths.Environment.log_dir` names it."""
+        return self.root / "logs" / home_tag(self.home)
 
     @property
     def cache_dir(self) -> Path:
@@ -257,7 +260,7 @@ class HermesCli:
             "PATH": Environment.from_process().get("PATH") or os.defpath,
             "HOME": str(self.user_home),
             "HERMES_HOME": str(self.home),
-            "HERMES_LOG_DIR": str(self.log_dir),
+            "HERMES_LOG_DIR": str(self.root / "logs"),
             "HERMES_CACHE_DIR": str(self.cache_dir),
             "HERMES_STRICT_PLUGINS": "1",
             **extra,
@@ -308,12 +311,14 @@ class HermesCli:
         return json.loads(self.run(*args, input=input, env=env).stdout)
 
 
-def _bundled_only() -> Environment:
-    """An environment that reads the bundled plugins and no other source, with its own cache
-    directory (a backend that persists its index never writes the user's)."""
+def _installed_only() -> Environment:
+    """An environment that reads the plugins installed with the running Python: the bundled
+    ones and the distributions pip installed (entry points on ``sys.path``), so the plugin a
+    test's author installed is found as a user's ``hermes`` finds it. It reads nothing of the
+    user's (no ``HERMES_HOME``, configuration, directory plugins, project or Nix store) and has
+    its own home, logs and cache (a backend that persists its index never writes the user's)."""
     root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
-    variables = {"HERMES_DISABLE_PLUGIN_AUTOLOAD": "1", "HERMES_CACHE_DIR": str(root / "cache")}
-    return Environment(home=root / "home", cwd=root, variables=variables)
+    return Environment(home=root / "home", cwd=root, variables={})
 
 
 def make_host(
@@ -323,7 +328,8 @@ def make_host(
     plugins: Mapping[str, object] | Iterable[tuple[str, object]] = (),
 ) -> Host:
     """A started :class:`~hermes_core.host.Host` over ``config`` (default: ``Config()``) and
-    ``env`` (default: the bundled plugins only, no other source is read), with ``plugins``
+    ``env`` (default: the bundled plugins and those pip installed in the running environment,
+    nothing of the user's is read), with ``plugins``
     (name -> plugin object, a module or an object whose methods carry ``@hookimpl``) given to
     :meth:`~hermes_core.host.Host.register` first. Close it with ``host.close()``::
 
@@ -334,7 +340,7 @@ def make_host(
     from hermes_core.config import Config
     from hermes_core.host import Host
 
-    host = Host(config or Config(), env or _bundled_only())
+    host = Host(config or Config(), env or _installed_only())
     pairs = plugins.items() if isinstance(plugins, Mapping) else plugins
     for name, plugin in pairs:
         host.register(plugin, name=name)
@@ -347,8 +353,9 @@ def make_search_backend(
 ) -> SearchBackend:
     """A new, empty instance of the search backend registered as ``name``, made as the host
     makes it (the selection step: factory guarded, protocol checked), from the plugins that
-    ``config`` and ``env`` load (by default the bundled ones only: no other source is read).
-    For unit tests and benchmarks of a backend without a host::
+    ``config`` enables among those ``env`` finds (by default the bundled plugins and those pip
+    installed in the running environment, nothing of the user's). For unit tests, conformance
+    checks and benchmarks of a backend without a host::
 
         backend = make_search_backend("bm25")
         backend.build([ToolDocument("create_issue", "Create an issue", "github")])

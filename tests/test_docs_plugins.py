@@ -7,11 +7,14 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from hermes_core import hookspecs, paths, testing
+from hermes_core import SearchBackend, hookspecs, paths, testing
+from hermes_core.conformance import SEARCH_BACKEND_RULES
 from hermes_core.plugins import discovery, loader
 
 TESTS = Path(__file__).resolve().parent
@@ -90,3 +93,112 @@ def test_every_environment_variable_is_in_the_configuration_table(variable: str)
     assert f"| `{variable}` |" in CONFIGURATION_DOCS.read_text(encoding="utf-8"), (
         f"docs/configuration.md's environment-variable table needs a row for {variable}"
     )
+
+
+def python_block_after(heading: str, *, containing: str = "") -> str:
+    """The first ```python block of docs/plugins.md after ``heading`` (holding ``containing``)."""
+    text = DOCS.read_text(encoding="utf-8")
+    assert heading in text, f"docs/plugins.md has no {heading!r}"
+    blocks = re.findall(r"^```python\n(.*?)^```", text.split(heading, 1)[1], re.M | re.S)
+    return next(block for block in blocks if containing in block)
+
+
+EXAMPLE_BACKEND = TESTS.parent / "examples" / "search_backend_plugin" / "__init__.py"
+
+
+def run_the_conformance_snippet(tmp_path: Path, plugin_source: str) -> tuple[int, str]:
+    """The conformance snippet of docs/plugins.md, copied verbatim into a test file and run by
+    pytest in a subprocess, against the ``keyword`` backend of a distribution installed (as a
+    ``*.dist-info`` with its entry point) in a site directory on the subprocess's path."""
+    snippet = python_block_after("### The search backend conformance suite")
+    site = tmp_path / "site-packages"
+    testing.write_distribution(
+        site,
+        "hermes-keyword-search",
+        "0.1.0",
+        entry_points={"keyword-search": "keyword_search"},
+        files={"keyword_search/__init__.py": plugin_source},
+    )
+    work = tmp_path / "author"
+    work.mkdir()
+    (work / "test_keyword_conformance.py").write_text(snippet, encoding="utf-8")
+    environment = paths.Environment.from_process()
+    variables = {
+        "PATH": environment.get("PATH") or "",
+        "HOME": str(tmp_path / "user-home"),
+        "PYTHONPATH": str(site),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        cwd=work,
+        env=variables,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_conformance_snippet_passes_for_an_installed_plugin(tmp_path: Path) -> None:
+    code, output = run_the_conformance_snippet(tmp_path, EXAMPLE_BACKEND.read_text("utf-8"))
+
+    assert code == 0, output
+    assert f"{len(SEARCH_BACKEND_RULES)} passed" in output, output
+
+
+def test_the_conformance_snippet_fails_for_an_installed_plugin_that_breaks_a_rule(
+    tmp_path: Path,
+) -> None:
+    broken = EXAMPLE_BACKEND.read_text("utf-8") + (
+        "\n\nKeywordBackend.remove = lambda self, names: None  # forgets to remove\n"
+    )
+
+    code, output = run_the_conformance_snippet(tmp_path, broken)
+
+    assert code == 1, output
+    assert f"1 failed, {len(SEARCH_BACKEND_RULES) - 1} passed" in output, output
+    assert "remove-drops-documents-and-ignores-unknown-names" in output, output
+
+
+SIGNATURES_HEADING = "### The `SearchBackend` protocol"
+
+
+def documented_protocol() -> dict[str, inspect.Signature]:
+    """The methods of the ``SearchBackend`` class shown in docs/plugins.md, compiled as the real
+    module is (annotations kept as text)."""
+    block = python_block_after(SIGNATURES_HEADING, containing="class SearchBackend(Protocol):")
+    namespace: dict[str, object] = {}
+    exec(compile("from __future__ import annotations\n" + block, "plugins.md", "exec"), namespace)
+    return methods(namespace["SearchBackend"])
+
+
+def methods(protocol: object) -> dict[str, inspect.Signature]:
+    """The signatures of the methods written in ``protocol``'s class body (not the ones
+    ``typing.Protocol`` adds)."""
+    return {
+        name: inspect.signature(value)
+        for name, value in vars(protocol).items()
+        if inspect.isfunction(value) and value.__qualname__.startswith("SearchBackend.")
+    }
+
+
+def real_protocol() -> dict[str, inspect.Signature]:
+    return methods(SearchBackend)
+
+
+def test_the_plugin_guide_shows_the_search_backend_methods_as_the_protocol_has_them() -> None:
+    documented, real = documented_protocol(), real_protocol()
+
+    assert set(real) == {"build", "add", "remove", "search", "unmatched_words", "__len__"}
+    assert set(documented) == set(real)
+    for name, signature in real.items():
+        assert str(documented[name]) == str(signature), f"SearchBackend.{name}"
+
+
+def test_tool_search_md_links_to_the_signatures_instead_of_repeating_them() -> None:
+    text = (TESTS.parent / "docs" / "tool-search.md").read_text(encoding="utf-8")
+
+    assert "plugins.md#the-searchbackend-protocol" in text
+    assert "def search(" not in text
+    assert "`search(query, limit, admission, extra=())`" not in text

@@ -18,8 +18,23 @@ from hermes_core.paths import Environment
 
 
 def test_the_log_of_a_server_is_mcp_name_log_in_the_log_directory(tmp_path: Path) -> None:
-    env = Environment(home=tmp_path, cwd=tmp_path, variables={"HERMES_LOG_DIR": str(tmp_path)})
-    assert server_log_path(env, "git") == tmp_path / "mcp-git.log"
+    env = Environment(home=tmp_path / "home", cwd=tmp_path)
+    assert server_log_path(env, "git") == tmp_path / "home" / "logs" / "mcp-git.log"
+
+
+def test_in_a_shared_hermes_log_dir_each_home_logs_its_servers_in_a_folder_of_its_own(
+    tmp_path: Path,
+) -> None:
+    shared = {"HERMES_LOG_DIR": str(tmp_path / "logs")}
+    one = Environment(home=tmp_path / "one" / ".hermes", cwd=tmp_path, variables=shared)
+    two = Environment(home=tmp_path / "two" / ".hermes", cwd=tmp_path, variables=shared)
+
+    paths = [server_log_path(env, "git") for env in (one, two)]
+
+    assert paths[0] != paths[1]
+    assert [path.parent.parent for path in paths] == [tmp_path / "logs"] * 2
+    assert [path.name for path in paths] == ["mcp-git.log"] * 2
+    assert paths[0].parent.name.startswith("hermes-")
 
 
 def test_runs_are_appended_each_after_a_started_line(tmp_path: Path) -> None:

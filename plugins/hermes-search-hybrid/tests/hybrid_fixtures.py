@@ -12,7 +12,7 @@ import anyio
 
 from hermes_core import Config, Environment, Host, ToolDocument
 
-DISTRIBUTION = "hermes-search-hybrid"
+DISTRIBUTION = "hermes-core-search-hybrid"
 DEV_SETS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "sets.json"
 """The keyword dev sets of the repository (benchmarks/data/README.md)."""
 
