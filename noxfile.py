@@ -1,7 +1,10 @@
 """Sessions: ``nox`` runs lint, typecheck and tests; ``nox -s tests`` runs the test suite only
 (then the hybrid search plugin's tests, in ``tests_hybrid``); ``nox -s conformance`` runs the MCP
 conformance suite against hermes' MCP client and ``hermes serve`` (not a default session: it
-installs Node 22 and the suite with npm)."""
+installs Node 22 and the suite with npm).
+
+Every session runs on the Python that runs nox (3.11 to 3.13, as ``requires-python`` allows):
+``python3 -m pip install nox && python3 -m nox`` tests the ``python3`` the user has."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import nox
 
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
+# A session whose interpreter is missing fails: skipped, it would leave nox exiting 0.
+nox.options.error_on_missing_interpreters = True
 
-PYTHON = "3.11"
 NPM_PACKAGES = (
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
@@ -23,7 +27,7 @@ NPM_PACKAGES = (
 CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
 
 
-@nox.session(python=PYTHON)
+@nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, against real plugin directories, distributions and child processes."""
     session.install("-e", ".[test]")
@@ -54,7 +58,7 @@ def tests(session: nox.Session) -> None:
         session.notify("tests_hybrid")
 
 
-@nox.session(python=PYTHON)
+@nox.session
 def tests_hybrid(session: nox.Session) -> None:
     """The tests of plugins/hermes-search-hybrid, with the plugin installed by pip as a user
     installs it. They run in a virtualenv of their own (``nox -s tests`` queues this session
@@ -75,7 +79,7 @@ def tests_hybrid(session: nox.Session) -> None:
     )
 
 
-@nox.session(python=PYTHON)
+@nox.session
 def conformance(session: nox.Session) -> None:
     """``@modelcontextprotocol/conformance`` scenarios: hermes' MCP client against the suite's
     servers (authorization, elicitation) and the suite against ``hermes serve`` over HTTP."""
@@ -94,7 +98,7 @@ def conformance(session: nox.Session) -> None:
     session.run("pytest", "tests_conformance", "-n", "2", *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff: lint and formatting."""
     session.install("ruff==0.17.6")
@@ -102,7 +106,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-@nox.session(python=PYTHON)
+@nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy strict on hermes_core/, the bundled plugins (plugins_builtin/) and examples/."""
     session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema", "types-regex")

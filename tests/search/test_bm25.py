@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from engine import BM25Index, fields, index
+from engine import KERNEL_NAMES, BM25Index, fields, index
 from engine import admission as admission_rules
 from engine import kernel as kernel_module
 from hypothesis import given, settings
@@ -240,7 +240,7 @@ def test_hits_are_made_by_the_constructor_of_a_hit_class_the_kernel_cannot_fill(
 @pytest.mark.parametrize("plain", [True, False])
 def test_hits_are_the_same_whoever_makes_them(plain: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index, "_PLAIN_HITS", plain)
-    for kernel_name in ("c", "numpy"):
+    for kernel_name in KERNEL_NAMES:
         built = BM25Index(GITHUB, kernel=kernel_module.KERNELS[kernel_name])
         extra = [_doc("box__create_issue", "Create an issue in a box", "box")]
         hits = built.search("create issue", 5, "off", extra=extra)

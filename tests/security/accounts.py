@@ -18,8 +18,18 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+import pytest
+
 NOBODY = 65534
 AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+AS_ROOT = os.geteuid() == 0
+"""Whether the suite runs as root, the only user that can act as another account (``nobody``).
+As any other user (a developer running ``nox``), ``setpriv`` fails, and a check that another
+account cannot do something would pass without having tried."""
+needs_another_account = pytest.mark.skipif(
+    not AS_ROOT,
+    reason="acts as another local account (nobody), which only root can; CI runs the suite as root",
+)
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 # A child of a child: what a script runner does with sys.executable.
 _STARTS_ITSELF = (
