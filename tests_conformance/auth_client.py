@@ -49,7 +49,7 @@ def main(url: str) -> int:
             "HERMES_HOME": str(home),
             "HERMES_LOG_DIR": str(root / "logs"),
             "HERMES_CACHE_DIR": str(root / "cache"),
-            "BROWSER": f"{sys.executable} {BROWSER}",
+            "BROWSER": str(BROWSER),
         }
 
         def hermes(*args: str) -> subprocess.CompletedProcess[str]:

@@ -77,9 +77,7 @@ def _cli(tmp_path: Path, url: str) -> HermesCli:
 
 def _browser(cli: HermesCli) -> dict[str, str]:
     """The environment with the stand-in browser, which notes each URL it opens."""
-    return cli.variables(
-        BROWSER=f"{sys.executable} {BROWSER}", BROWSER_LOG=str(cli.root / "browser.log")
-    )
+    return cli.variables(BROWSER=str(BROWSER), BROWSER_LOG=str(cli.root / "browser.log"))
 
 
 def _opened(cli: HermesCli) -> list[str]:
@@ -102,7 +100,7 @@ def test_a_401_names_the_server_and_says_to_log_in(
 ) -> None:
     cli = _cli(tmp_path, oauth_server())
     started = time.monotonic()
-    called = cli.run("tools", "call", TOOL, ok=False, env=_browser(cli))
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", ok=False, env=_browser(cli))
     tested = cli.run("mcp", "test", "sec", ok=False, env=_browser(cli))
     assert time.monotonic() - started < 60  # neither waited for a browser
     for done in (called, tested):
@@ -123,13 +121,14 @@ def test_login_stores_tokens_private_and_a_later_call_needs_no_browser(
     assert "signed in" in login.stdout.lower()
     assert len(_opened(cli)) == 1
     opened = _opened(cli)[0]
-    assert "code_challenge=" in opened and "code_challenge_method=S256" in opened
+    assert "code_challenge=" in opened
+    assert "code_challenge_method=S256" in opened
     path = _token_file(cli)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert _tokens(cli)["access_token"].startswith("at-")
 
-    called = cli.run("tools", "call", TOOL, env=_browser(cli))
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
     assert "a signed-in client" in called.stdout
     assert len(_opened(cli)) == 1  # the stored token was used; no second sign-in
 
@@ -173,7 +172,7 @@ def test_an_expired_token_is_refreshed_without_a_browser(
     cli.run("mcp", "login", "sec", env=_browser(cli))
     first = _tokens(cli)
     time.sleep(3)  # the access token has expired; the server refuses it now
-    called = cli.run("tools", "call", TOOL, env=_browser(cli))
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
     assert "a signed-in client" in called.stdout
     refreshed = _tokens(cli)
     assert refreshed["access_token"] != first["access_token"]
@@ -188,7 +187,7 @@ def test_tokens_never_reach_the_activity_log_or_the_server_logs(
     outputs = [cli.run("mcp", "login", "sec", env=_browser(cli))]
     seen = [_tokens(cli)]
     time.sleep(3)
-    outputs.append(cli.run("tools", "call", TOOL, env=_browser(cli)))
+    outputs.append(cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli)))
     seen.append(_tokens(cli))
     outputs.append(cli.run("mcp", "list", "--refresh", env=_browser(cli)))
     secrets = {t[key] for t in seen for key in ("access_token", "refresh_token")}
@@ -208,7 +207,7 @@ def test_logout_removes_the_tokens(tmp_path: Path, oauth_server: Callable[..., s
     logout = cli.run("mcp", "logout", "sec")
     assert "sec" in logout.stdout
     assert not _token_file(cli).exists()
-    called = cli.run("tools", "call", TOOL, ok=False, env=_browser(cli))
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", ok=False, env=_browser(cli))
     assert "run: hermes mcp login sec" in called.stdout + called.stderr
 
 
@@ -223,7 +222,8 @@ def test_oauth_keys_are_checked_by_name() -> None:
         Config.model_validate(
             {"mcp_servers": {"local": {"command": "server", "oauth": {"client_id": "a"}}}}
         )
-    assert "oauth" in str(stdio.value) and "url" in str(stdio.value)
+    assert "oauth" in str(stdio.value)
+    assert "url" in str(stdio.value)
     with pytest.raises(InvalidConfig) as port:
         Config.model_validate(
             {
