@@ -405,10 +405,15 @@ def login_command(name: str, no_browser: bool) -> None:
         click.echo(text)
 
     try:
-        count = anyio.run(partial(sign_in, name, entry, env, say=say, open_browser=not no_browser))
+        count, asked = anyio.run(
+            partial(sign_in, name, entry, env, say=say, open_browser=not no_browser)
+        )
     except McpConnectError as exc:
         click.echo(f"hermes: error: sign-in to {name!r} failed: {exc.reason}", err=True)
         sys.exit(UNAVAILABLE_EXIT)
+    if not asked:
+        click.echo(f"{name!r} did not ask for sign-in: it lists {count} tools.")
+        return
     click.echo(
         f"Signed in to {name!r}: it lists {count} tools. "
         f"The sign-in is kept in {token_path(env, name)}."

@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import time
 import webbrowser
 from collections.abc import Callable
@@ -370,28 +371,22 @@ class SignIn:
     redirect: LoopbackRedirect
     say: Callable[[str], None]
     open_browser: bool = True
-    _state: str = ""
+    state: str = ""
+    """The ``state`` of the authorization request sent, once one is."""
 
     async def send_user(self, url: str) -> None:
-        """Open ``url`` in the browser, or print it; the browser runs on its own thread (a
-        ``$BROWSER`` command may wait for the page, which needs the listener to answer)."""
-        self._state = parse_qs(urlsplit(url).query).get("state", [""])[0]
+        """Print ``url`` and open it in the browser (on a thread of its own)."""
+        self.state = parse_qs(urlsplit(url).query).get("state", [""])[0]
         self.say(f"Sign in to continue; if no browser opens, open this URL:\n{url}")
         if self.open_browser:
-            with contextlib.suppress(Exception):
-                await anyio.to_thread.run_sync(_start_browser, url, abandon_on_cancel=True)
+            # webbrowser.open waits for a $BROWSER command to end, and that command may wait
+            # for the page, which the listener serves only once this returns.
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
 
     async def wait(self) -> AuthorizationCodeResult:
         """The code the browser brings back."""
         with anyio.fail_after(SIGN_IN_TIMEOUT):
-            return await self.redirect.wait(self._state)
-
-
-def _start_browser(url: str) -> None:
-    import threading
-
-    # webbrowser.open waits for a $BROWSER command to end: it must not hold up the listener.
-    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+            return await self.redirect.wait(self.state)
 
 
 # The provider ---------------------------------------------------------------------------------
@@ -525,10 +520,10 @@ async def sign_in(
     *,
     say: Callable[[str], None],
     open_browser: bool = True,
-) -> int:
+) -> tuple[int, bool]:
     """``hermes mcp login``: sign in to the URL server ``server`` anew (its stored tokens are
-    dropped first), with the browser or a printed URL, then connect and list its tools;
-    returns how many it lists. Raises
+    not used), with the browser or a printed URL, then connect and list its tools; returns
+    how many it lists and whether it asked for sign-in at all. Raises
     :class:`~hermes_core.mcp.connection.McpConnectError` when that fails."""
     from hermes_core.mcp.connection import open_connection
 
@@ -551,7 +546,7 @@ async def sign_in(
         async with open_connection(
             server, config.model_copy(update={"connect_timeout": timeout}), env, interactive
         ) as connection:
-            return len(connection.tools)
+            return len(connection.tools), interactive.state != ""
     finally:
         await redirect.__aexit__(None, None, None)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from realservers import free_port
+from realservers import HttpServer, free_port
 
 from hermes_core.config import Config, InvalidConfig
 from hermes_core.testing import HermesCli
@@ -233,3 +233,13 @@ def test_oauth_keys_are_checked_by_name() -> None:
             }
         )
     assert "mcp_servers.sec.oauth.redirect_port" in str(port.value)
+
+
+def test_login_to_a_server_that_asks_for_no_sign_in_says_so(
+    tmp_path: Path, http_toolbox: HttpServer
+) -> None:
+    cli = _cli(tmp_path, http_toolbox.url)
+    login = cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "did not ask for sign-in" in login.stdout
+    assert _opened(cli) == []
+    assert not _token_file(cli).exists()
