@@ -109,6 +109,7 @@ def test_a_401_names_the_server_and_says_to_log_in(
         assert "'sec'" in output
         assert "run: hermes mcp login sec" in output
         assert "-32603" not in output
+        assert "Traceback" not in output
     assert _opened(cli) == []  # no browser was opened by a non-interactive command
     assert not _token_file(cli).exists()
 
