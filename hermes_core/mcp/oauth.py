@@ -33,7 +33,7 @@ import os
 import threading
 import time
 import webbrowser
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -435,6 +435,24 @@ class _Provider(OAuthClientProvider):
             if resource.authorization_servers:
                 self.context.auth_server_url = str(resource.authorization_servers[0])
 
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        # Without a browser, a 401 (the token was refreshed first if it could be) ends here:
+        # discovering and registering would only lead to a sign-in this connection cannot do.
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is request and response.status_code == 401 and not self.interactive:
+                    raise self._needs_the_user(refused=True)
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
     async def _perform_authorization(self) -> httpx2.Request:
         scope = union_scopes(self.context.client_metadata.scope, self.extra_scope)
         self.context.client_metadata.scope = union_scopes(scope, self.store.wanted_scope)
@@ -442,13 +460,15 @@ class _Provider(OAuthClientProvider):
             raise self._needs_the_user()
         return await super()._perform_authorization()
 
-    def _needs_the_user(self) -> SignInNeeded:
-        """Why this connection stops: no sign-in, one that no longer works, or a step-up to
-        scopes the stored token was not granted (noted for the next sign-in)."""
+    def _needs_the_user(self, *, refused: bool = False) -> SignInNeeded:
+        """Why this connection stops: no sign-in, one the server ``refused`` (a ``401``), or a
+        step-up to scopes the stored token was not granted (noted for the next sign-in)."""
         scope = self.context.client_metadata.scope
         tokens = self.context.current_tokens
         if tokens is None:
             detail = "needs sign-in"
+        elif refused:
+            detail = "refused the stored sign-in, sign in again"
         elif set((scope or "").split()) - set((tokens.scope or "").split()):
             self.store.want_scope(scope)
             detail = f"needs more permission (scope {scope!r})"
@@ -525,11 +545,16 @@ async def sign_in(
     not used), with the browser or a printed URL, then connect and list its tools; returns
     how many it lists and whether it asked for sign-in at all. Raises
     :class:`~hermes_core.mcp.connection.McpConnectError` when that fails."""
-    from hermes_core.mcp.connection import open_connection
+    from hermes_core.mcp.connection import McpConnectError, open_connection
+    from hermes_core.mcp.expand import expand_server_config
 
     oauth = config.oauth
+    try:
+        url = expand_server_config(server, config, env).url or ""
+    except HermesError as exc:
+        raise McpConnectError(server, str(exc)) from None
     path = token_path(env, server)
-    stored = TokenFile(path, config.url or "", oauth, redirect_uri="", keep_registration=False)
+    stored = TokenFile(path, url, oauth, redirect_uri="", keep_registration=False)
     port = oauth.redirect_port if oauth is not None else 0
     registered = stored.registered_redirect
     registered_port = urlsplit(registered).port if registered else None
@@ -539,7 +564,12 @@ async def sign_in(
         with contextlib.suppress(OSError):
             redirect = await LoopbackRedirect(registered_port).__aenter__()
     if redirect is None:
-        redirect = await LoopbackRedirect(port).__aenter__()
+        try:
+            redirect = await LoopbackRedirect(port).__aenter__()
+        except OSError as exc:
+            where = f" (mcp_servers.{server}.oauth.redirect_port)" if port else ""
+            reason = f"cannot listen for the redirect on 127.0.0.1:{port}{where}: {exc}"
+            raise McpConnectError(server, reason) from None
     try:
         interactive = SignIn(redirect, say, open_browser)
         timeout = config.connect_timeout + SIGN_IN_TIMEOUT
