@@ -98,7 +98,7 @@ def _read_checks(results: Path) -> tuple[tuple[Check, ...], str, str]:
     stdout and stderr it captured."""
     checks: list[Check] = []
     captured = {"stdout.txt": "", "stderr.txt": ""}
-    for found in sorted(results.glob("*/checks.json")):
+    for found in sorted(results.rglob("checks.json")):  # auth/NAME nests a level
         data: list[dict[str, Any]] = json.loads(found.read_text(encoding="utf-8"))
         checks += [
             Check(

@@ -376,6 +376,64 @@ def test_command(name: str, as_json: bool) -> None:
     _print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
 
 
+# login and logout -------------------------------------------------------------------------
+
+
+@mcp.command("login")
+@click.argument("name")
+@click.option(
+    "--no-browser", is_flag=True, help="Print the sign-in URL instead of opening a browser."
+)
+def login_command(name: str, no_browser: bool) -> None:
+    """Sign in to the URL server NAME (OAuth): open the browser (or print the URL), wait for
+    the authorization server to send it back to hermes, keep the tokens under the home; then
+    connect and list its tools. Exit 1 when that fails."""
+    import anyio
+
+    from hermes_core.mcp.connection import McpConnectError
+    from hermes_core.mcp.oauth import sign_in, token_path
+
+    env = environment()
+    entry = _server(load_config_in_effect(env), name)
+    if entry.url is None:
+        raise HermesError(
+            f"MCP server {name!r} is a stdio server (mcp_servers.{name}.command): "
+            "only a 'url' server signs in with hermes mcp login"
+        )
+
+    def say(text: str) -> None:
+        click.echo(text)
+
+    try:
+        count, asked = anyio.run(
+            partial(sign_in, name, entry, env, say=say, open_browser=not no_browser)
+        )
+    except McpConnectError as exc:
+        click.echo(f"hermes: error: sign-in to {name!r} failed: {exc.reason}", err=True)
+        sys.exit(UNAVAILABLE_EXIT)
+    if not asked:
+        click.echo(f"{name!r} did not ask for sign-in: it lists {count} tools.")
+        return
+    click.echo(
+        f"Signed in to {name!r}: it lists {count} tools. "
+        f"The sign-in is kept in {token_path(env, name)}."
+    )
+
+
+@mcp.command("logout")
+@click.argument("name")
+def logout_command(name: str) -> None:
+    """Forget the sign-in of server NAME (its tokens and registered client)."""
+    from hermes_core.mcp.oauth import sign_out, token_path
+
+    env = environment()
+    path = token_path(env, name)
+    if sign_out(name, env):
+        click.echo(f"Signed out of {name!r} (removed {path}).")
+    else:
+        click.echo(f"No sign-in kept for {name!r} ({path} does not exist).")
+
+
 # catalog ----------------------------------------------------------------------------------
 
 

@@ -133,6 +133,20 @@ def _http_url(value: str | None) -> str | None:
     return value
 
 
+def _client_metadata_url(value: str | None) -> str | None:
+    if value is None:
+        return value
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+        raise ValueError(
+            f"expected an https:// URL with a path (the client ID metadata document), "
+            f"got {shown(value)}"
+        )
+    return value
+
+
 def _server_names(servers: dict[str, Any]) -> dict[str, Any]:
     for name in servers:
         check_mcp_server_name(name)
@@ -202,6 +216,34 @@ class PluginsConfig(Section):
     hook_timeout: Annotated[float, Number(above=0)] = 30.0
 
 
+class McpOAuthConfig(Section):
+    """``mcp_servers.NAME.oauth``: how hermes signs in to a URL server that needs it
+    (``hermes mcp login NAME``). Every key is optional: without a client, hermes registers
+    itself with the server's authorization server (dynamic client registration)."""
+
+    client_id: str | None = None
+    """A client registered beforehand with the authorization server (``${VAR}`` allowed)."""
+    client_secret: str | None = None
+    """Its secret (write ``${VAR}``: the value belongs in ``$HERMES_HOME/.env``)."""
+    token_endpoint_auth_method: (
+        Literal["client_secret_basic", "client_secret_post", "none"] | None
+    ) = None
+    """How the pre-registered client authenticates to the token endpoint; default
+    ``client_secret_basic`` with a secret, ``none`` without."""
+    client_metadata_url: Annotated[str | None, After(_client_metadata_url)] = None
+    """An https URL of a client ID metadata document, used as the client ID where the
+    authorization server supports it (instead of registering)."""
+    scopes: NamesList = []
+    """Scopes asked for besides the ones the server names."""
+    redirect_port: Annotated[int, Number(low=0, high=65535, whole=True)] = 0
+    """The port of the loopback redirect listener (``http://127.0.0.1:PORT/callback``); 0 picks
+    a free one. Set it when the client was registered with a fixed redirect URI."""
+
+    def _validate(self) -> None:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("'client_secret' needs 'client_id'")
+
+
 class McpServerConfig(Section):
     """One entry of ``mcp_servers``: a stdio command or a streamable HTTP URL."""
 
@@ -225,10 +267,14 @@ class McpServerConfig(Section):
     """The most of one call's result (its text and other content, and its structured content
     as JSON) that is passed on: a server answering megabytes would fill a model's context."""
     enabled: bool = True
+    oauth: McpOAuthConfig | None = None
+    """Signing in to a URL server (:class:`McpOAuthConfig`)."""
 
     def _validate(self) -> None:
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.oauth is not None and self.url is None:
+            raise ValueError("'oauth' is for a 'url' server (a stdio server signs in by itself)")
 
 
 class ApprovalsConfig(Section):
@@ -317,6 +363,7 @@ __all__ = [
     "ConnectorsConfig",
     "HooksConfig",
     "InvalidConfig",
+    "McpOAuthConfig",
     "McpServerConfig",
     "NamesList",
     "PluginsConfig",

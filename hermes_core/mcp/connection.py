@@ -47,6 +47,7 @@ from hermes_core.errors import ConfigError, HermesError
 from hermes_core.mcp.expand import expand_server_config
 from hermes_core.mcp.interpreter import find_command, is_python
 from hermes_core.mcp.manifests import tool_problem
+from hermes_core.mcp.oauth import SignIn, auth_for
 from hermes_core.mcp.serverlog import ServerLog, server_log_path
 from hermes_core.mcp.stdio import StdioTransport
 from hermes_core.mcp.transport import transport_of
@@ -392,6 +393,8 @@ class McpConnection:
         self.tools_changed = anyio.Event()
         """Set when the server sends ``notifications/tools/list_changed``."""
         self.screen = ListingScreen(name, self._negotiated_version)
+        self.auth: Any = None
+        """The sign-in of a URL server (:func:`~hermes_core.mcp.oauth.auth_for`), if any."""
         self._closed = anyio.Event()
 
     def _negotiated_version(self) -> str | None:
@@ -437,9 +440,21 @@ class McpConnection:
         try:
             return await self.client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
+            needed = _sign_in_needed(self.auth)
+            if needed is not None:  # a step-up to more scopes, which needs the user
+                raise McpConnectError(self.name, needed) from exc
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self.mark_closed("the connection closed during a call")
             raise
+
+
+def _sign_in_needed(auth: Any) -> str | None:
+    """Why the connection's sign-in stopped for the user, once (``run: hermes mcp login``)."""
+    needed = getattr(auth, "sign_in_needed", None)
+    if needed is None:
+        return None
+    auth.sign_in_needed = None
+    return str(needed.reason)
 
 
 async def list_all_tools(
@@ -575,8 +590,14 @@ async def open_connection(
     name: str,
     config: McpServerConfig,
     env: Environment,
+    sign_in: SignIn | None = None,
 ) -> AsyncIterator[McpConnection]:
     """Connect to server ``name`` and list its tools within ``config.connect_timeout``.
+
+    A URL server that needs sign-in uses the tokens ``hermes mcp login`` stored (refreshed
+    when expired); ``sign_in`` is that command's browser sign-in, and without it a server
+    that needs the user fails the connection saying ``run: hermes mcp login NAME``
+    (:mod:`hermes_core.mcp.oauth`).
 
     Raises :class:`McpConnectError` naming the reason (an unset ``${VAR}``, a command that
     cannot start, a refused handshake, no answer in time); for a stdio server it also names the
@@ -588,6 +609,7 @@ async def open_connection(
         raise McpConnectError(name, str(exc)) from None
     log = ServerLog(server_log_path(env, name)) if expanded.url is None else None
     transport: Any = None
+    auth: Any = None
     connected = False
     failure: McpConnectError | None = None
     scope = anyio.CancelScope(deadline=anyio.current_time() + config.connect_timeout)
@@ -595,14 +617,16 @@ async def open_connection(
         try:
             async with AsyncExitStack() as stack:
                 if expanded.url is not None:
+                    auth = auth_for(name, expanded, env, sign_in)
                     http = await stack.enter_async_context(
-                        create_mcp_http_client(headers=dict(expanded.headers))
+                        create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
                     )
                     inner: Any = streamable_http_client(expanded.url, http_client=http)
                 else:
                     assert log is not None
                     inner = transport = _stdio_transport(name, expanded, env, log)
                 connection = McpConnection(name, expanded, log)
+                connection.auth = auth
 
                 async def on_message(message: object) -> None:
                     if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -624,6 +648,9 @@ async def open_connection(
                 except McpConnectError:
                     raise
                 except Exception as exc:
+                    needed = _sign_in_needed(auth)
+                    if needed is not None:
+                        raise McpConnectError(name, needed) from exc
                     raise McpConnectError(name, f"cannot connect: {describe_failure(exc)}") from exc
                 connected = True
                 scope.deadline = math.inf
@@ -636,8 +663,11 @@ async def open_connection(
             if connected:
                 raise
             inner_failure = _innermost(exc)
+            needed = _sign_in_needed(auth)
             if isinstance(inner_failure, McpConnectError):  # raised above, then grouped
                 failure = inner_failure
+            elif needed is not None:
+                failure = McpConnectError(name, needed)
             else:
                 failure = McpConnectError(name, f"cannot connect: {describe_failure(exc)}")
                 failure.__cause__ = exc

@@ -89,7 +89,8 @@ def expand_text(text: str, variables: Mapping[str, str], *, key: str) -> str:
 
 def expand_server_config(name: str, config: McpServerConfig, env: Environment) -> McpServerConfig:
     """A copy of the entry of server ``name`` with ``command``, ``args``, ``env``, ``cwd``,
-    ``url`` and ``headers`` expanded; raises :class:`~hermes_core.errors.ConfigError`."""
+    ``url``, ``headers`` and ``oauth``'s ``client_id`` and ``client_secret`` expanded; raises
+    :class:`~hermes_core.errors.ConfigError`."""
     variables = server_variables(env)
     where = f"mcp_servers.{name}"
 
@@ -99,8 +100,17 @@ def expand_server_config(name: str, config: McpServerConfig, env: Environment) -
     def each(values: Mapping[str, str], key: str) -> dict[str, str]:
         return {k: expand_text(v, variables, key=f"{where}.{key}.{k}") for k, v in values.items()}
 
+    oauth = config.oauth
+    if oauth is not None:
+        oauth = oauth.model_copy(
+            update={
+                "client_id": one(oauth.client_id, "oauth.client_id"),
+                "client_secret": one(oauth.client_secret, "oauth.client_secret"),
+            }
+        )
     return config.model_copy(
         update={
+            "oauth": oauth,
             "command": one(config.command, "command"),
             "args": [
                 expand_text(arg, variables, key=f"{where}.args[{i}]")
@@ -122,6 +132,10 @@ def _texts(config: McpServerConfig) -> Iterator[str]:
     yield from config.args
     yield from config.env.values()
     yield from config.headers.values()
+    if config.oauth is not None:
+        for secret in (config.oauth.client_id, config.oauth.client_secret):
+            if secret is not None:
+                yield secret
 
 
 def variables_fingerprint(config: McpServerConfig, env: Environment) -> str:

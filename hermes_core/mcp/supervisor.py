@@ -458,8 +458,9 @@ class McpSupervisor:
         self, record: _Server, manifest: ServerManifest | None
     ) -> ServerManifest | None:
         """``manifest`` without its recorded failure when the ``${VAR}`` values the entry
-        names have changed since (a variable set in the environment or ``.env`` since): the
-        record tells of a server that is not the one that would start now."""
+        names have changed since (a variable set in the environment or ``.env`` since), or the
+        sign-in of a URL server has (``hermes mcp login``): the record tells of a server that
+        is not the one that would start now."""
         if manifest is None or manifest.failure is None:
             return manifest
         if manifest.failure.inputs == self._inputs(record):
@@ -470,7 +471,12 @@ class McpSupervisor:
     def _inputs(self, record: _Server) -> str:
         from hermes_core.mcp.expand import variables_fingerprint
 
-        return variables_fingerprint(record.config, self._env)
+        inputs = variables_fingerprint(record.config, self._env)
+        if record.config.url is None:
+            return inputs
+        from hermes_core.mcp.oauth import sign_in_fingerprint
+
+        return f"{inputs}:{sign_in_fingerprint(record.name, self._env)}"
 
     def _launch(self, record: _Server) -> None:
         assert self._task_group is not None

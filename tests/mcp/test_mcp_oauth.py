@@ -1,0 +1,246 @@
+"""Remote MCP servers that need sign-in: a real OAuth-protected server on 127.0.0.1
+(``servers/oauth_server.py``: the SDK's resource and authorization server, dynamic client
+registration, PKCE, refresh), the real ``hermes`` command, and a stand-in browser
+(``servers/browser.py``) that follows the authorization URL to hermes' loopback listener."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from realservers import HttpServer, free_port
+
+from hermes_core.config import Config, InvalidConfig
+from hermes_core.testing import HermesCli
+
+SERVERS = Path(__file__).parent / "servers"
+OAUTH_SERVER = SERVERS / "oauth_server.py"
+BROWSER = SERVERS / "browser.py"
+TOOL = "mcp__sec__whoami"
+
+
+def _wait_listening(process: subprocess.Popen[bytes], port: int) -> None:
+    # A guard against a server that never comes up, not a performance check.
+    give_up = time.monotonic() + 90
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"the OAuth server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > give_up:
+                pytest.fail("the OAuth server did not listen within 90 s")
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def oauth_server() -> Iterator[Callable[..., str]]:
+    """Start the OAuth-protected server (``token_lifetime`` seconds per access token); returns
+    its MCP URL."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(token_lifetime: int = 3600) -> str:
+        port = free_port()
+        process = subprocess.Popen(
+            [sys.executable, str(OAUTH_SERVER), str(port), "--token-lifetime", str(token_lifetime)]
+        )
+        started.append(process)
+        _wait_listening(process, port)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
+    for process in started:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _cli(tmp_path: Path, url: str) -> HermesCli:
+    cli = HermesCli(tmp_path)
+    cli.config.write_text(
+        f"mcp_servers:\n  sec:\n    url: {url}\n    connect_timeout: 30\n", encoding="utf-8"
+    )
+    return cli
+
+
+def _browser(cli: HermesCli) -> dict[str, str]:
+    """The environment with the stand-in browser, which notes each URL it opens."""
+    return cli.variables(BROWSER=str(BROWSER), BROWSER_LOG=str(cli.root / "browser.log"))
+
+
+def _opened(cli: HermesCli) -> list[str]:
+    log = cli.root / "browser.log"
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+def _token_file(cli: HermesCli) -> Path:
+    return cli.home / "mcp-auth" / "sec.json"
+
+
+def _tokens(cli: HermesCli) -> dict[str, str]:
+    data = json.loads(_token_file(cli).read_text(encoding="utf-8"))
+    tokens: dict[str, str] = data["tokens"]
+    return tokens
+
+
+def test_a_401_names_the_server_and_says_to_log_in(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    cli = _cli(tmp_path, oauth_server())
+    started = time.monotonic()
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", ok=False, env=_browser(cli))
+    tested = cli.run("mcp", "test", "sec", ok=False, env=_browser(cli))
+    assert time.monotonic() - started < 60  # neither waited for a browser
+    for done in (called, tested):
+        output = done.stdout + done.stderr
+        assert done.returncode != 0
+        assert "'sec'" in output
+        assert "run: hermes mcp login sec" in output
+        assert "-32603" not in output
+        assert "Traceback" not in output
+    assert _opened(cli) == []  # no browser was opened by a non-interactive command
+    assert not _token_file(cli).exists()
+
+
+def test_login_stores_tokens_private_and_a_later_call_needs_no_browser(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    cli = _cli(tmp_path, oauth_server())
+    login = cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "signed in" in login.stdout.lower()
+    assert len(_opened(cli)) == 1
+    opened = _opened(cli)[0]
+    assert "code_challenge=" in opened
+    assert "code_challenge_method=S256" in opened
+    path = _token_file(cli)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert _tokens(cli)["access_token"].startswith("at-")
+
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
+    assert "a signed-in client" in called.stdout
+    assert len(_opened(cli)) == 1  # the stored token was used; no second sign-in
+
+
+def test_login_prints_the_url_when_no_browser_is_opened(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    cli = _cli(tmp_path, oauth_server())
+    login = subprocess.Popen(
+        cli.command("mcp", "login", "sec", "--no-browser"),
+        cwd=cli.work,
+        env=cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert login.stdout is not None
+        url = ""
+        for line in login.stdout:
+            if "http://" in line and "/authorize?" in line:
+                url = line[line.index("http://") :].strip()
+                break
+        assert url, "the login printed no authorization URL"
+        # The user opens the printed URL: the server approves and redirects to hermes.
+        assert httpx.get(url, follow_redirects=True, timeout=30).status_code == 200
+        rest, errors = login.communicate(timeout=60)
+    finally:
+        if login.poll() is None:
+            login.kill()
+    assert login.returncode == 0, errors
+    assert "signed in" in rest.lower()
+    assert _tokens(cli)["access_token"]
+
+
+def test_an_expired_token_is_refreshed_without_a_browser(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    cli = _cli(tmp_path, oauth_server(token_lifetime=2))
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    first = _tokens(cli)
+    time.sleep(3)  # the access token has expired; the server refuses it now
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
+    assert "a signed-in client" in called.stdout
+    refreshed = _tokens(cli)
+    assert refreshed["access_token"] != first["access_token"]
+    assert refreshed["refresh_token"] != first["refresh_token"]
+    assert len(_opened(cli)) == 1
+
+
+def test_tokens_never_reach_the_activity_log_or_the_server_logs(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    cli = _cli(tmp_path, oauth_server(token_lifetime=2))
+    outputs = [cli.run("mcp", "login", "sec", env=_browser(cli))]
+    seen = [_tokens(cli)]
+    time.sleep(3)
+    outputs.append(cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli)))
+    seen.append(_tokens(cli))
+    outputs.append(cli.run("mcp", "list", "--refresh", env=_browser(cli)))
+    secrets = {t[key] for t in seen for key in ("access_token", "refresh_token")}
+    assert (cli.log_dir / "activity.jsonl").exists()
+    written = [p for root in (cli.log_dir, cli.cache_dir) for p in root.rglob("*") if p.is_file()]
+    for path in written:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert not [s for s in secrets if s in text], f"a token is in {path}"
+    for done in outputs:
+        assert not [s for s in secrets if s in done.stdout + done.stderr]
+
+
+def test_logout_removes_the_tokens(tmp_path: Path, oauth_server: Callable[..., str]) -> None:
+    cli = _cli(tmp_path, oauth_server())
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert _token_file(cli).exists()
+    logout = cli.run("mcp", "logout", "sec")
+    assert "sec" in logout.stdout
+    assert not _token_file(cli).exists()
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", ok=False, env=_browser(cli))
+    assert "run: hermes mcp login sec" in called.stdout + called.stderr
+
+
+def test_oauth_keys_are_checked_by_name() -> None:
+    with pytest.raises(InvalidConfig) as typo:
+        Config.model_validate(
+            {"mcp_servers": {"sec": {"url": "https://x.example/mcp", "oauth": {"client_idd": "a"}}}}
+        )
+    assert "mcp_servers.sec.oauth.client_idd" in str(typo.value)
+    assert "client_id" in str(typo.value)
+    with pytest.raises(InvalidConfig) as stdio:
+        Config.model_validate(
+            {"mcp_servers": {"local": {"command": "server", "oauth": {"client_id": "a"}}}}
+        )
+    assert "oauth" in str(stdio.value)
+    assert "url" in str(stdio.value)
+    with pytest.raises(InvalidConfig) as port:
+        Config.model_validate(
+            {
+                "mcp_servers": {
+                    "sec": {"url": "https://x.example/mcp", "oauth": {"redirect_port": 70000}}
+                }
+            }
+        )
+    assert "mcp_servers.sec.oauth.redirect_port" in str(port.value)
+
+
+def test_login_to_a_server_that_asks_for_no_sign_in_says_so(
+    tmp_path: Path, http_toolbox: HttpServer
+) -> None:
+    cli = _cli(tmp_path, http_toolbox.url)
+    login = cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "did not ask for sign-in" in login.stdout
+    assert _opened(cli) == []
+    assert not _token_file(cli).exists()
