@@ -97,4 +97,4 @@ def test_without_a_terminal_hermes_does_not_claim_it_can_answer_forms(cli: Herme
     # Nobody can answer on a pipe: hermes does not declare the elicitation capability, so the
     # upstream server knows at once (and here says so) instead of waiting on a form.
     done = cli.run("tools", "call", "mcp__asking__ask", "{}", ok=False)
-    assert "the client declared no elicitation capability" in done.stdout
+    assert "the client declared no elicitation capability" in done.stdout + done.stderr

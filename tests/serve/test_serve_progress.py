@@ -113,6 +113,7 @@ def test_upstream_progress_reaches_the_served_client(
     reports = Reports()
     result = call(asking, transport, mode, "mcp__asking__count", {"steps": 3}, progress=reports)
     assert text_of(result) == "counted 3"
+    # Every report, in order: none is held back (a slow client would get the newest only).
     assert reports.messages == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
     assert [total for _, total, _ in reports.seen] == [3.0, 3.0, 3.0]
 
@@ -169,7 +170,10 @@ def test_execute_code_reports_elapsed_time_calls_and_output_to_the_served_client
     code = (
         "import time\n"
         "from hermes_tools import read_file\n"
-        "read_file(path='nothing-here.txt')\n"
+        "try:\n"
+        "    read_file(path='nothing-here.txt')\n"
+        "except Exception:\n"
+        "    pass\n"
         "for i in range(3):\n"
         "    print('row', i, flush=True)\n"
         "    time.sleep(0.9)\n"
