@@ -140,6 +140,15 @@ def test_an_upstream_form_is_forwarded_to_the_served_client_and_its_answer_goes_
     assert form.requested_schema["properties"]["color"]["enum"] == ["red", "green", "blue"]
 
 
+@pytest.mark.parametrize(("transport", "mode"), ASKING_TRANSPORTS)
+def test_hermes_declares_form_elicitation_only_to_upstream_servers(
+    asking: ServeHome, transport: str, mode: Any
+) -> None:
+    # hermes forwards forms and declines URL-mode requests: it declares only what it honours.
+    result = call(asking, transport, mode, "mcp__asking__capabilities", {})
+    assert text_of(result) == '{"form": {}}'
+
+
 def test_a_client_without_elicitation_gets_a_refusal_naming_the_server(
     asking: ServeHome,
 ) -> None:

@@ -2,6 +2,7 @@
 
 - ``count`` (``steps``): sends one ``notifications/progress`` a step (``step i of n``) when the
   call carried a progress token, then answers ``counted N``.
+- ``capabilities``: the elicitation capability the client declared, as JSON.
 - ``ask`` (``question``): asks the client an ``elicitation/create`` form (``name``, a string
   defaulting to ``Ada``; ``color``, an enum defaulting to ``green``; ``sure``, a boolean), then
   answers with what came back: ``accept {...}``, ``decline`` or ``cancel``; an error result
@@ -41,6 +42,12 @@ TOOLS = [
         annotations=types.ToolAnnotations(read_only_hint=True),
     ),
     types.Tool(
+        name="capabilities",
+        description="The elicitation capability the client declared.",
+        input_schema={"type": "object", "properties": {}},
+        annotations=types.ToolAnnotations(read_only_hint=True),
+    ),
+    types.Tool(
         name="ask",
         description="Ask the user a form and answer with the reply.",
         input_schema={"type": "object", "properties": {"question": {"type": "string"}}},
@@ -71,6 +78,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
                 )
             await anyio.sleep(0.05)
         return _text(f"counted {steps}")
+    if params.name == "capabilities":
+        declared = ctx.session.client_capabilities
+        elicitation = declared.elicitation if declared is not None else None
+        shown = elicitation.model_dump(exclude_none=True) if elicitation is not None else None
+        return _text(json.dumps(shown, sort_keys=True))
     if params.name == "ask":
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
