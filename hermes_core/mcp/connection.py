@@ -44,7 +44,12 @@ from pydantic import ValidationError
 
 from hermes_core.config import McpServerConfig
 from hermes_core.errors import ConfigError, HermesError
-from hermes_core.mcp.elicitation import FormAnswerer, form_answerer, refusal_note
+from hermes_core.mcp.elicitation import (
+    FormAnswerer,
+    declared_form_only,
+    form_answerer,
+    refusal_note,
+)
 from hermes_core.mcp.expand import expand_server_config
 from hermes_core.mcp.interpreter import find_command, is_python
 from hermes_core.mcp.manifests import tool_problem
@@ -336,30 +341,50 @@ class _WatchedWriteStream(_WrappedStream):
     """The transport's write stream, showing each message the client sends to the listing
     screen (which notes the ``tools/list`` requests)."""
 
-    def __init__(self, inner: WriteStream[SessionMessage], screen: ListingScreen) -> None:
+    def __init__(
+        self, inner: WriteStream[SessionMessage], screen: ListingScreen, form_only: bool
+    ) -> None:
         self._inner = inner
         self._screen = screen
+        self._form_only = form_only
 
     async def send(self, item: SessionMessage, /) -> None:
         self._screen.sent(item)
+        message = item.message
+        if self._form_only and isinstance(message, mcp_types.JSONRPCRequest):
+            narrowed = declared_form_only(message.method, message.params)
+            if narrowed is not None:
+                answer = message.model_copy(update={"params": narrowed})
+                item = dataclasses.replace(item, message=answer)
         await self._inner.send(item)
 
 
 class _WatchedTransport:
-    """A transport whose read stream reports its end through ``on_end``, and whose
-    ``tools/list`` answers go through ``screen``."""
+    """A transport whose read stream reports its end through ``on_end``, whose
+    ``tools/list`` answers go through ``screen``, and which declares the elicitation capability
+    as form mode only when ``form_only`` (see :func:`declared_form_only`)."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None], screen: ListingScreen) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        on_end: Callable[[], None],
+        screen: ListingScreen,
+        *,
+        form_only: bool = False,
+    ) -> None:
         self._inner = inner
         self._on_end = on_end
         self._screen = screen
+        self._form_only = form_only
 
     async def __aenter__(self) -> TransportStreams:
         read_stream, write_stream = await self._inner.__aenter__()
         watched: ReadStream[SessionMessage | Exception] = _WatchedReadStream(
             read_stream, self._on_end, self._screen
         )
-        writer: WriteStream[SessionMessage] = _WatchedWriteStream(write_stream, self._screen)
+        writer: WriteStream[SessionMessage] = _WatchedWriteStream(
+            write_stream, self._screen, self._form_only
+        )
         return watched, writer
 
     async def __aexit__(
@@ -675,6 +700,7 @@ async def open_connection(
                         inner,
                         lambda: connection.mark_closed("the server closed the connection"),
                         connection.screen,
+                        form_only=answers_forms,
                     ),
                     cache=None,
                     client_info=CLIENT_INFO,

@@ -8,8 +8,8 @@ client through serve's own elicitation route (:class:`ClientForms`). When nobody
 the server is told ``decline`` and the call's result says so, naming the server
 (:func:`refusal_note`).
 
-What hermes declares: the elicitation capability only on connections opened where someone may
-answer (a terminal, or serve); a URL-mode request (open this address) is declined, never
+What hermes declares: the elicitation capability, form mode only (:func:`declared_form_only`),
+only on connections opened where someone may answer (a terminal, or serve); a URL-mode request (open this address) is declined, never
 opened or passed on: hermes cannot show the person which site it is in a way they can trust.
 Every forwarded form is labelled as the server's question (:func:`labelled`), so it is not
 mistaken for hermes asking; answers are never logged.
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import mcp_types
 
@@ -31,6 +31,7 @@ __all__ = [
     "FormAnswerer",
     "NobodyAnswers",
     "answering_forms",
+    "declared_form_only",
     "form_answerer",
     "labelled",
     "refusal_note",
@@ -65,6 +66,32 @@ def answering_forms(answerer: FormAnswerer | None) -> Iterator[None]:
 def form_answerer() -> FormAnswerer | None:
     """Who answers upstream forms for the call being served."""
     return _answerer.get()
+
+
+_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+_FORM_ONLY: Final[dict[str, Any]] = {"form": {}}
+
+
+def declared_form_only(method: str, params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The params of an outgoing request with the elicitation capability narrowed to form mode
+    (the SDK declares URL mode too, which hermes declines), or ``None`` when there is nothing
+    to narrow: the capabilities of ``initialize`` (2025 era), or of the ``_meta`` every
+    2026-07-28 request carries."""
+    if params is None:
+        return None
+    if method == "initialize":
+        capabilities = params.get("capabilities")
+        if isinstance(capabilities, Mapping) and "elicitation" in capabilities:
+            return {**params, "capabilities": {**capabilities, "elicitation": _FORM_ONLY}}
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, Mapping):
+        return None
+    capabilities = meta.get(_CAPABILITIES_META)
+    if isinstance(capabilities, Mapping) and "elicitation" in capabilities:
+        narrowed = {**capabilities, "elicitation": _FORM_ONLY}
+        return {**params, "_meta": {**meta, _CAPABILITIES_META: narrowed}}
+    return None
 
 
 class NobodyAnswers:
