@@ -86,6 +86,18 @@ def test_the_terminal_answers_an_upstream_form_field_by_field_with_defaults_and_
     assert child.exitstatus == 0
 
 
+def test_a_field_asking_for_a_password_is_read_without_echo(cli: HermesCli) -> None:
+    child = spawn(cli, "tools", "call", "mcp__asking__ask_secret", "{}")
+    child.expect("\\[a\\]nswer, \\[d\\]ecline, \\[c\\]ancel")
+    child.sendline("a")
+    child.expect("looks like a secret: it is not echoed")
+    child.expect("Password: ")
+    child.sendline("hunter2-sesame")
+    rest = finish(child)
+    assert "got 14 characters" in rest
+    assert "hunter2-sesame" not in rest
+
+
 def test_a_declined_form_reaches_the_upstream_server_as_decline(cli: HermesCli) -> None:
     child = spawn(cli, "tools", "call", "mcp__asking__ask", "{}")
     child.expect("\\[a\\]nswer, \\[d\\]ecline, \\[c\\]ancel")

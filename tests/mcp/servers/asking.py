@@ -2,6 +2,7 @@
 
 - ``count`` (``steps``): sends one ``notifications/progress`` a step (``step i of n``) when the
   call carried a progress token, then answers ``counted N``.
+- ``ask_secret``: asks a form with one ``password`` field and answers ``got N characters``.
 - ``capabilities``: the elicitation capability the client declared, as JSON.
 - ``ask`` (``question``): asks the client an ``elicitation/create`` form (``name``, a string
   defaulting to ``Ada``; ``color``, an enum defaulting to ``green``; ``sure``, a boolean), then
@@ -42,6 +43,12 @@ TOOLS = [
         annotations=types.ToolAnnotations(read_only_hint=True),
     ),
     types.Tool(
+        name="ask_secret",
+        description="Ask for a password (servers should not) and say how long it was.",
+        input_schema={"type": "object", "properties": {}},
+        annotations=types.ToolAnnotations(read_only_hint=True),
+    ),
+    types.Tool(
         name="capabilities",
         description="The elicitation capability the client declared.",
         input_schema={"type": "object", "properties": {}},
@@ -66,6 +73,21 @@ async def list_tools(
     return types.ListToolsResult(tools=TOOLS)
 
 
+async def _elicit(
+    ctx: Any, params: types.CallToolRequestParams, message: str, schema: dict[str, Any]
+) -> Any:
+    """The client's reply to a form: a request to it (2025 era), or an ``input_required``
+    result to return (2026-07-28) whose retry carries the reply."""
+    if ctx.session.can_send_request:
+        return await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+    if params.input_responses and "form" in params.input_responses:
+        return params.input_responses["form"]
+    form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+    return types.InputRequiredResult(
+        input_requests={"form": types.ElicitRequest(params=form)}, request_state="asked"
+    )
+
+
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     args = params.arguments or {}
     if params.name == "count":
@@ -83,21 +105,26 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         elicitation = declared.elicitation if declared is not None else None
         shown = elicitation.model_dump(exclude_none=True) if elicitation is not None else None
         return _text(json.dumps(shown, sort_keys=True))
+    if params.name == "ask_secret":
+        schema = {
+            "type": "object",
+            "properties": {"password": {"type": "string", "title": "Password"}},
+            "required": ["password"],
+        }
+        reply = await _elicit(ctx, params, "Log in", schema)
+        if not isinstance(reply, types.ElicitResult):
+            return reply
+        if reply.action != "accept" or reply.content is None:
+            return _text(reply.action)
+        return _text(f"got {len(str(reply.content['password']))} characters")
     if params.name == "ask":
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             return _text("the client declared no elicitation capability", error=True)
         question = str(args.get("question", "Who are you?"))
-        if ctx.session.can_send_request:  # 2025 era: a request to the client
-            reply = await ctx.session.elicit_form(question, FORM, related_request_id=ctx.request_id)
-        elif params.input_responses and "form" in params.input_responses:  # 2026-07-28 retry
-            reply = params.input_responses["form"]
-            assert isinstance(reply, types.ElicitResult)
-        else:
-            form = types.ElicitRequestFormParams(message=question, requested_schema=FORM)
-            return types.InputRequiredResult(  # type: ignore[return-value]
-                input_requests={"form": types.ElicitRequest(params=form)}, request_state="asked"
-            )
+        reply = await _elicit(ctx, params, question, FORM)
+        if not isinstance(reply, types.ElicitResult):
+            return reply
         if reply.action != "accept":
             return _text(reply.action)
         return _text(f"accept {json.dumps(reply.content, sort_keys=True)}")
