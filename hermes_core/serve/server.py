@@ -12,7 +12,10 @@ opens a ``subscriptions/listen`` stream and receives the change there.
 
 A call that needs approval asks the person behind the client with an elicitation form when the
 client takes one (:mod:`hermes_core.serve.elicitation`); otherwise
-``approvals.non_interactive`` answers.
+``approvals.non_interactive`` answers. The same route carries the forms an upstream MCP server
+asks during the call (:mod:`hermes_core.mcp.elicitation`). When the request carries a
+``progressToken``, the call's progress reports (:mod:`hermes_core.progress`) go to the client
+as ``notifications/progress`` on the request's channel.
 """
 
 from __future__ import annotations
