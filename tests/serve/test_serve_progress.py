@@ -17,7 +17,9 @@ import mcp_types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from serving import HttpServe, ServeHome, http_serve
+from serving import BUNDLED, HttpServe, ServeHome, http_serve
+
+from hermes_core.testing import write_dir_plugin
 
 ASKING = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "asking.py"
 
@@ -192,3 +194,48 @@ def test_execute_code_reports_elapsed_time_calls_and_output_to_the_served_client
     assert reports.seen, "no progress from execute_code"
     assert any("1 tool call" in message for message in reports.messages), reports.messages
     assert any("row" in message for message in reports.messages), reports.messages
+
+
+SLOW_PLUGIN = """
+import time
+
+from hermes_core import Tool, ToolAnnotations, ToolResult, hookimpl, report_progress
+
+
+def slow(steps: int = 3) -> ToolResult:
+    # A plain function: hermes runs it in a worker thread, and the reports cross back.
+    for step in range(1, steps + 1):
+        time.sleep(0.05)
+        report_progress(step, steps, f"file {step} of {steps}")
+    return ToolResult.text("slow done")
+
+
+@hookimpl
+def hermes_tools(config, env):
+    return [
+        Tool(
+            name="slow",
+            description="Works slowly, reporting progress.",
+            parameters={"type": "object", "properties": {"steps": {"type": "integer"}}},
+            handler=slow,
+            toolset="slowpoke",
+            source_name="slowpoke",
+            annotations=ToolAnnotations(read_only=True, destructive=False),
+        )
+    ]
+"""
+
+
+@pytest.mark.parametrize(("transport", "mode"), TRANSPORTS)
+def test_a_plugin_tool_reports_progress_from_its_worker_thread(
+    served: ServeHome, transport: str, mode: Any
+) -> None:
+    write_dir_plugin(served.home / "plugins", "slowpoke", SLOW_PLUGIN)
+    served.write_config(plugins={"enabled": [*BUNDLED, "slowpoke"]})
+    reports = Reports()
+    result = call(served, transport, mode, "slow", {"steps": 3}, progress=reports)
+    assert text_of(result) == "slow done"
+    assert reports.messages[-1] == "file 3 of 3"
+    assert [progress for progress, _, _ in reports.seen] == sorted(
+        {progress for progress, _, _ in reports.seen}
+    )
