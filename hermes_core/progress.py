@@ -118,32 +118,40 @@ async def progress_sender(
             with contextlib.suppress(RuntimeError):  # the loop is closed: the call is over
                 loop.call_soon_threadsafe(wake.set)
 
-    async def deliver() -> None:
-        while True:
-            await wake.wait()
-            wake.clear()
-            with lock:
-                if not waiting:
-                    continue
-                report = waiting.pop()
-                sent[:] = [report.progress]
-            try:
-                await send(report)
-            except Exception:
-                return
-            await anyio.sleep(min_interval)
+    closing = False
+    finished = anyio.Event()
 
-    async def flush() -> None:
-        with lock:
-            report = waiting.pop() if waiting else None
-        if report is not None:
-            with anyio.move_on_after(_FLUSH_SECONDS), contextlib.suppress(Exception):
-                await send(report)
+    async def deliver() -> None:
+        try:
+            while True:
+                if not closing:
+                    await wake.wait()
+                wake.clear()
+                with lock:
+                    report = waiting.pop() if waiting else None
+                    if report is not None:
+                        sent[:] = [report.progress]
+                if report is None:
+                    if closing:
+                        return
+                    continue
+                try:
+                    await send(report)
+                except Exception:
+                    return
+                if not closing:
+                    await anyio.sleep(min_interval)
+        finally:
+            finished.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(deliver)
         try:
             yield listener
         finally:
+            # The report being sent and the one waiting go out before the result.
+            closing = True
+            wake.set()
+            with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
+                await finished.wait()
             group.cancel_scope.cancel()
-    await flush()

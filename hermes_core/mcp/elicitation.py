@@ -9,8 +9,9 @@ the server is told ``decline`` and the call's result says so, naming the server
 (:func:`refusal_note`).
 
 What hermes declares: the elicitation capability, form mode only (:func:`declared_form_only`),
-only on connections opened where someone may answer (a terminal, or serve); a URL-mode request (open this address) is declined, never
-opened or passed on: hermes cannot show the person which site it is in a way they can trust.
+only on connections opened where someone may answer (a terminal, or serve). A URL-mode request
+(open this address) is declined, never opened or passed on: hermes cannot show the person which
+site it is in a way they can trust.
 Every forwarded form is labelled as the server's question (:func:`labelled`), so it is not
 mistaken for hermes asking; answers are never logged.
 """
