@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from hermes_core.paths import Environment
     from hermes_core.private_files import create_private_file, make_private_dir, private_dir
     from hermes_core.process_groups import signal_group
+    from hermes_core.progress import progress_listener, report_progress
     from hermes_core.project_trust import project_refusal
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.backend import (
@@ -155,6 +156,8 @@ _EXPORTS: dict[str, str] = {
     "project_refusal": "hermes_core.project_trust",
     "releasable_variables": "hermes_core.skills.variables",
     "signal_group": "hermes_core.process_groups",
+    "progress_listener": "hermes_core.progress",
+    "report_progress": "hermes_core.progress",
     "CACHE_FRAME_SIZE": "hermes_core.cache_files",
     "CacheFileError": "hermes_core.cache_files",
     "cache_frame": "hermes_core.cache_files",
@@ -229,9 +232,11 @@ __all__ = [
     "load_skills",
     "make_private_dir",
     "private_dir",
+    "progress_listener",
     "project_refusal",
     "read_cache_frame",
     "releasable_variables",
+    "report_progress",
     "signal_group",
 ]
 

@@ -157,21 +157,27 @@ class TerminalPrompt:
             pass
 
     def _read_line(self, deadline: float) -> str | None:
-        """One line, ``"\\x04"`` at end of input, ``None`` at the deadline."""
-        data = bytearray()
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([self._fd], [], [], remaining)
-            if not ready:
-                return None
-            chunk = os.read(self._fd, 1)
-            if not chunk:
-                return "\x04" if not data else data.decode("utf-8", "replace")
-            if chunk in (b"\n", b"\r"):
-                return data.decode("utf-8", "replace")
-            data.extend(chunk)
+        return read_line(self._fd, deadline)
+
+
+def read_line(fd: int, deadline: float) -> str | None:
+    """One line from ``fd``, ``"\\x04"`` at end of input, ``None`` at the ``deadline``
+    (``time.monotonic()``); read with ``os.read`` after ``select`` so nobody answering ends at
+    the deadline instead of leaving a thread blocked."""
+    data = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            return None
+        chunk = os.read(fd, 1)
+        if not chunk:
+            return "\x04" if not data else data.decode("utf-8", "replace")
+        if chunk in (b"\n", b"\r"):
+            return data.decode("utf-8", "replace")
+        data.extend(chunk)
 
 
 class ElicitReply(Protocol):

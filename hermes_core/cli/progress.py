@@ -1,4 +1,5 @@
-"""MCP servers connecting, on a terminal: one line a server while a command waits for them.
+"""Progress on a terminal: MCP servers connecting (one line a server while a command waits
+for them), and the progress of the tool call being made (:class:`CallProgressLine`).
 
 Only the servers a command waits for are shown (those without a tool manifest; see
 docs/mcp.md, "Tool manifests"), with a spinner in rich's status style while each connects and
@@ -9,6 +10,7 @@ stdout or stderr is not a terminal, and rich is imported only when something is 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import IO, TYPE_CHECKING, Any
 
@@ -17,8 +19,12 @@ if TYPE_CHECKING:
     from rich.live import Live
 
     from hermes_core.mcp.supervisor import ServerStatus
+    from hermes_core.progress import ProgressReport
 
-__all__ = ["ConnectProgress", "connect_progress"]
+__all__ = ["CallProgressLine", "ConnectProgress", "call_progress_line", "connect_progress"]
+
+_LINE_INTERVAL = 0.1
+"""Seconds between two redraws of the progress line."""
 
 
 class ConnectProgress:
@@ -80,3 +86,72 @@ def connect_progress(stdout: Any = None, stderr: Any = None) -> ConnectProgress 
 def _is_terminal(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty is not None and isatty())
+
+
+class CallProgressLine:
+    """The progress listener of ``hermes tools call`` on a terminal: one line on ``stream``
+    (stderr), rewritten in place (``progress/total``, a bar when the total is known, the
+    message), at most every 0.1 s; :meth:`close` takes it off before the result is printed.
+    Called from any thread (a handler's worker thread reports too)."""
+
+    def __init__(self, stream: IO[str], width: int = 80) -> None:
+        self._stream = stream
+        self._width = max(20, width - 1)
+        self._lock = threading.Lock()
+        self._drawn_at = 0.0
+        self._shown = False
+
+    def __call__(self, report: ProgressReport) -> None:
+        now = time.monotonic()
+        with self._lock:
+            finished = report.total is not None and report.progress >= report.total
+            if now - self._drawn_at < _LINE_INTERVAL and not finished:
+                return
+            self._drawn_at = now
+            self._draw(progress_text(report, self._width))
+
+    def _draw(self, text: str) -> None:
+        try:
+            self._stream.write(f"\r\x1b[K{text}")
+            self._stream.flush()
+            self._shown = True
+        except (OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        """Erase the line."""
+        with self._lock:
+            if self._shown:
+                self._shown = False
+                try:
+                    self._stream.write("\r\x1b[K")
+                    self._stream.flush()
+                except (OSError, ValueError):
+                    pass
+
+
+def progress_text(report: ProgressReport, width: int = 80) -> str:
+    """One progress report as one line of at most ``width`` characters, non-printable
+    characters escaped (a server's message must not move the cursor)."""
+    from hermes_core.approvals.prompt import printable
+
+    if report.total:
+        share = max(0.0, min(1.0, report.progress / report.total))
+        filled = round(share * 20)
+        head = f"[{'#' * filled}{'.' * (20 - filled)}] {report.progress:g}/{report.total:g}"
+    else:
+        head = f"{report.progress:g}"
+    message = printable(report.message or "")
+    text = f"{head} {message}" if message else head
+    return text if len(text) <= width else f"{text[: width - 3]}..."
+
+
+def call_progress_line(stream: Any = None) -> CallProgressLine | None:
+    """A :class:`CallProgressLine` on stderr when it is a terminal, else ``None``: progress is
+    not written into a pipe or a log file, where a script reads stderr for errors."""
+    import shutil
+
+    err = sys.stderr if stream is None else stream
+    if not _is_terminal(err):
+        return None
+    return CallProgressLine(err, shutil.get_terminal_size().columns)

@@ -305,7 +305,11 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     When standard input is not a terminal, nobody can answer an approval prompt:
     approvals.non_interactive applies.
     """
+    from hermes_core.cli.progress import call_progress_line
     from hermes_core.connectors.naming import is_connector_name
+    from hermes_core.mcp.elicitation import answering_forms
+    from hermes_core.mcp.terminal_form import TerminalForms
+    from hermes_core.progress import listening_to_progress
 
     try:
         arguments = json.loads(arguments_json) if arguments_json.strip() else {}
@@ -324,9 +328,18 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     # started unless the call needs them (a search, a script calling their tools).
     parts = name.split("__")
     server = parts[1] if len(parts) >= 3 and parts[0] == "mcp" else None
-    result = run_with_host(
-        work, wait_only=frozenset({server} if server else ()), hold_background=True
-    )
+    line = call_progress_line()
+    # An upstream server's form is asked on the terminal; without one nobody can answer, and
+    # the servers are not told that someone could.
+    forms = TerminalForms(sys.stdin, sys.stderr) if sys.stdin.isatty() else None
+    try:
+        with listening_to_progress(line), answering_forms(forms):
+            result = run_with_host(
+                work, wait_only=frozenset({server} if server else ()), hold_background=True
+            )
+    finally:
+        if line is not None:
+            line.close()
     _print_result(result, as_json=as_json)
     if result.is_error:
         sys.exit(1)

@@ -86,7 +86,11 @@ class ToolCaller:
         refusal = self.refusal(name)
         if refusal is not None:
             return refusal
-        return await self._dispatcher.dispatch(name, arguments, self.session)
+        from hermes_core.progress import listening_to_progress
+
+        # The progress of a call made from a tool is not the progress of the call being served.
+        with listening_to_progress(None):
+            return await self._dispatcher.dispatch(name, arguments, self.session)
 
     def pass_variables(self, names: Iterable[str]) -> list[str]:
         """Let the variables ``names`` that are set in the host's environment pass the scrub

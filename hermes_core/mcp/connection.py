@@ -44,6 +44,12 @@ from pydantic import ValidationError
 
 from hermes_core.config import McpServerConfig
 from hermes_core.errors import ConfigError, HermesError
+from hermes_core.mcp.elicitation import (
+    FormAnswerer,
+    declared_form_only,
+    form_answerer,
+    refusal_note,
+)
 from hermes_core.mcp.expand import expand_server_config
 from hermes_core.mcp.interpreter import find_command, is_python
 from hermes_core.mcp.manifests import tool_problem
@@ -52,6 +58,7 @@ from hermes_core.mcp.serverlog import ServerLog, server_log_path
 from hermes_core.mcp.stdio import StdioTransport
 from hermes_core.mcp.transport import transport_of
 from hermes_core.paths import Environment
+from hermes_core.progress import ProgressReport, progress_listener
 from hermes_core.version import __version__
 
 __all__ = [
@@ -335,30 +342,50 @@ class _WatchedWriteStream(_WrappedStream):
     """The transport's write stream, showing each message the client sends to the listing
     screen (which notes the ``tools/list`` requests)."""
 
-    def __init__(self, inner: WriteStream[SessionMessage], screen: ListingScreen) -> None:
+    def __init__(
+        self, inner: WriteStream[SessionMessage], screen: ListingScreen, form_only: bool
+    ) -> None:
         self._inner = inner
         self._screen = screen
+        self._form_only = form_only
 
     async def send(self, item: SessionMessage, /) -> None:
         self._screen.sent(item)
+        message = item.message
+        if self._form_only and isinstance(message, mcp_types.JSONRPCRequest):
+            narrowed = declared_form_only(message.method, message.params)
+            if narrowed is not None:
+                answer = message.model_copy(update={"params": narrowed})
+                item = dataclasses.replace(item, message=answer)
         await self._inner.send(item)
 
 
 class _WatchedTransport:
-    """A transport whose read stream reports its end through ``on_end``, and whose
-    ``tools/list`` answers go through ``screen``."""
+    """A transport whose read stream reports its end through ``on_end``, whose
+    ``tools/list`` answers go through ``screen``, and which declares the elicitation capability
+    as form mode only when ``form_only`` (see :func:`declared_form_only`)."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None], screen: ListingScreen) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        on_end: Callable[[], None],
+        screen: ListingScreen,
+        *,
+        form_only: bool = False,
+    ) -> None:
         self._inner = inner
         self._on_end = on_end
         self._screen = screen
+        self._form_only = form_only
 
     async def __aenter__(self) -> TransportStreams:
         read_stream, write_stream = await self._inner.__aenter__()
         watched: ReadStream[SessionMessage | Exception] = _WatchedReadStream(
             read_stream, self._on_end, self._screen
         )
-        writer: WriteStream[SessionMessage] = _WatchedWriteStream(write_stream, self._screen)
+        writer: WriteStream[SessionMessage] = _WatchedWriteStream(
+            write_stream, self._screen, self._form_only
+        )
         return watched, writer
 
     async def __aexit__(
@@ -396,6 +423,9 @@ class McpConnection:
         self.auth: Any = None
         """The sign-in of a URL server (:func:`~hermes_core.mcp.oauth.auth_for`), if any."""
         self._closed = anyio.Event()
+        self._asking: list[_CallAsking] = []
+        """The calls in flight, oldest first: the server's questions go to the oldest one's
+        answerer (a question does not say which call it belongs to over stdio)."""
 
     def _negotiated_version(self) -> str | None:
         try:
@@ -436,9 +466,24 @@ class McpConnection:
         self, tool: str, arguments: dict[str, Any], *, timeout: float
     ) -> mcp_types.CallToolResult:
         """Call ``tool`` (its original MCP name) with ``arguments``, waiting at most ``timeout``
-        seconds. Raises the SDK's ``MCPError``; a closed connection is also recorded."""
+        seconds. The server's progress reports go to the progress listener of the call being
+        served (:mod:`hermes_core.progress`), its questions to the form answerer
+        (:mod:`hermes_core.mcp.elicitation`); a question nobody could answer is declined and
+        the result ends with a note saying so. Raises the SDK's ``MCPError``; a closed
+        connection is also recorded."""
+        listener = progress_listener()
+        relay = None
+        if listener is not None:
+
+            async def relay(progress: float, total: float | None, message: str | None) -> None:
+                listener(ProgressReport(progress, total, message))
+
+        asking = _CallAsking(form_answerer())
+        self._asking.append(asking)
         try:
-            return await self.client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            result = await self.client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout, progress_callback=relay
+            )
         except MCPError as exc:
             needed = _sign_in_needed(self.auth)
             if needed is not None:  # a step-up to more scopes, which needs the user
@@ -446,6 +491,46 @@ class McpConnection:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self.mark_closed("the connection closed during a call")
             raise
+        finally:
+            self._asking.remove(asking)
+        if asking.refusals:
+            notes = [mcp_types.TextContent(type="text", text=note) for note in asking.refusals]
+            result = result.model_copy(update={"content": [*result.content, *notes]})
+        return result
+
+    async def on_elicit(
+        self, context: object, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        """The SDK's elicitation callback: the question goes to the answerer of the oldest call
+        in flight; a URL-mode question, or one nobody can answer, is declined and noted."""
+        asking = self._asking[0] if self._asking else None
+        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            why = "hermes does not open or pass on URL-mode requests"
+            message = f"{params.message} ({params.url})"
+            if asking is not None:
+                asking.refusals.append(refusal_note(self.name, message, why))
+            return mcp_types.ElicitResult(action="decline")
+        answered = None
+        if asking is not None and asking.answerer is not None:
+            answered = await asking.answerer.answer(self.name, params)
+        if answered is None:
+            why = "no terminal, and the client of hermes serve cannot take an elicitation form"
+            if asking is None:
+                why = "no call of hermes was waiting for it"
+            else:
+                asking.refusals.append(refusal_note(self.name, params.message, why))
+            log.info("declined a question of MCP server %r: %s", self.name, why)
+            return mcp_types.ElicitResult(action="decline")
+        return answered
+
+
+@dataclass
+class _CallAsking:
+    """One call in flight: who answers the server's questions, and the notes of those nobody
+    could answer."""
+
+    answerer: FormAnswerer | None
+    refusals: list[str] = dataclasses.field(default_factory=list)
 
 
 def _sign_in_needed(auth: Any) -> str | None:
@@ -632,15 +717,19 @@ async def open_connection(
                     if isinstance(message, mcp_types.ToolListChangedNotification):
                         connection.tools_changed.set()
 
+                # Declared only where someone may answer (a terminal, or serve's clients).
+                answers_forms = form_answerer() is not None
                 connection.client = Client(
                     _WatchedTransport(
                         inner,
                         lambda: connection.mark_closed("the server closed the connection"),
                         connection.screen,
+                        form_only=answers_forms,
                     ),
                     cache=None,
                     client_info=CLIENT_INFO,
                     message_handler=on_message,
+                    elicitation_callback=connection.on_elicit if answers_forms else None,
                 )
                 try:
                     await stack.enter_async_context(connection.client)

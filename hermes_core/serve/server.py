@@ -12,13 +12,17 @@ opens a ``subscriptions/listen`` stream and receives the change there.
 
 A call that needs approval asks the person behind the client with an elicitation form when the
 client takes one (:mod:`hermes_core.serve.elicitation`); otherwise
-``approvals.non_interactive`` answers.
+``approvals.non_interactive`` answers. The same route carries the forms an upstream MCP server
+asks during the call (:mod:`hermes_core.mcp.elicitation`). When the request carries a
+``progressToken``, the call's progress reports (:mod:`hermes_core.progress`) go to the client
+as ``notifications/progress`` on the request's channel.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal
 
 import anyio
@@ -29,10 +33,13 @@ from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_core.approvals.prompt import Elicit, ElicitationPrompt
 from hermes_core.host import Host
+from hermes_core.mcp.elicitation import ClientForms, FormAnswerer, NobodyAnswers, answering_forms
+from hermes_core.progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core.serve.convert import mcp_call_result, mcp_tools
 from hermes_core.serve.elicitation import ClientPrompt, asking_route, asking_through, request_elicit
 from hermes_core.serve.parked import ParkedCalls, RoundResult, TooManyParked
@@ -66,6 +73,24 @@ SessionScope = Literal["connection", "request"]
 may reach different instances)."""
 
 ToolSignature = tuple[tuple[str, str, str, str], ...]
+
+
+def _progress_notifier(
+    ctx: ServerRequestContext[Any, Any], token: str | int
+) -> Callable[[ProgressReport], Awaitable[None]]:
+    """Sends a report as ``notifications/progress`` with the client's ``token``, on the
+    request's own channel (over HTTP: the stream of the call's response)."""
+
+    async def send(report: ProgressReport) -> None:
+        await ctx.session.send_progress_notification(
+            token,
+            report.progress,
+            report.total,
+            report.message,
+            related_request_id=str(ctx.request_id),
+        )
+
+    return send
 
 
 class HostServer:
@@ -161,7 +186,8 @@ class HostServer:
         if route == "input_required" and self.parked.running:
 
             async def run_parked(elicit: Elicit) -> mcp_types.CallToolResult:
-                with asking_through(ElicitationPrompt(elicit, offer_session=offer_session)):
+                prompt = ElicitationPrompt(elicit, offer_session=offer_session)
+                with asking_through(prompt), answering_forms(ClientForms(elicit)):
                     answered = await self.host.dispatch(params.name, arguments, session)
                 return mcp_call_result(answered)
 
@@ -177,10 +203,19 @@ class HostServer:
                     )
                 )
         prompt = None
+        forms: FormAnswerer = NobodyAnswers()
         if route == "request":
-            prompt = ElicitationPrompt(request_elicit(ctx), offer_session=offer_session)
-        with asking_through(prompt):
-            result = await self.host.dispatch(params.name, arguments, session)
+            elicit = request_elicit(ctx)
+            prompt = ElicitationPrompt(elicit, offer_session=offer_session)
+            forms = ClientForms(elicit)
+        with asking_through(prompt), answering_forms(forms):
+            token = progress_token_from_params(ctx.params)
+            if token is None:
+                result = await self.host.dispatch(params.name, arguments, session)
+            else:
+                async with progress_sender(_progress_notifier(ctx, token)) as listener:
+                    with listening_to_progress(listener):
+                        result = await self.host.dispatch(params.name, arguments, session)
         return mcp_call_result(result)
 
     async def _resume_call(self, params: mcp_types.CallToolRequestParams) -> RoundResult:

@@ -29,6 +29,7 @@ import uvicorn
 from hermes_core.config import Config
 from hermes_core.errors import HermesError
 from hermes_core.host import Host
+from hermes_core.mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core.mcp.startup import McpStartup
 from hermes_core.paths import Environment
 from hermes_core.serve.http_access import BearerTokenGate, transport_security
@@ -102,7 +103,9 @@ async def serve_stdio(
     received: list[int] = []
     with _startup_errors_unwrapped():
         async with stdio_server() as (read_stream, write_stream):
-            with _stdout_to_stderr():
+            # Upstream servers' questions go to the client of the request being served (see
+            # HostServer); outside a request nobody answers them.
+            with _stdout_to_stderr(), answering_forms(NobodyAnswers()):
                 await _serve_stdio_streams(
                     config, env, read_stream, write_stream, received, config_path, context_length
                 )
@@ -213,7 +216,7 @@ async def serve_http(
         read_or_create_token(env.serve_token_path)
         token = TokenFile(env.serve_token_path)
     sock = _listen(host, port)
-    with sock, _startup_errors_unwrapped():
+    with sock, _startup_errors_unwrapped(), answering_forms(NobodyAnswers()):
         await _serve_http_on(
             sock,
             config,

@@ -48,6 +48,8 @@ from hermes_core import (
     hide_host_memory,
     hookimpl,
     private_dir,
+    progress_listener,
+    report_progress,
 )
 
 from .capture import Capture
@@ -66,6 +68,8 @@ STDOUT_CAP = 50_000
 STDERR_CAP = 10_000
 KEEP_OUTPUTS = 20
 """How many saved outputs the cache directory keeps (the newest)."""
+PROGRESS_SECONDS = 1.0
+"""How often a running script's progress is reported (when someone listens)."""
 KILL_GRACE = 5.0
 DRAIN_SECONDS = 0.5
 """How long the pipes are read after the script's group is gone (a process that left the group
@@ -262,6 +266,8 @@ class CodeExecution:
             group.start_soon(server.serve, host_end)
             group.start_soon(output.read, process.stdout)
             group.start_soon(errors.read, process.stderr)
+            if progress_listener() is not None:
+                group.start_soon(_report_progress, server, output, settings.timeout)
             try:
                 outcome = await supervise(
                     process,
@@ -333,6 +339,23 @@ def _keep_newest(directory: Path, keep: int, kept: Path) -> None:
             os.unlink(path)
     except OSError:  # another run cleaning up at the same time
         pass
+
+
+async def _report_progress(server: RpcServer, output: Capture, limit: float) -> None:
+    """Every second while the script runs: the elapsed time, its tool calls and output so far
+    and the last line it printed."""
+    started = anyio.current_time()
+    while True:
+        await anyio.sleep(PROGRESS_SECONDS)
+        elapsed = anyio.current_time() - started
+        calls = server.calls_made
+        message = (
+            f"{elapsed:.0f} s of at most {limit:g} s, {calls} tool call"
+            f"{'' if calls == 1 else 's'}, {output.size} bytes printed"
+        )
+        if output.last_line:
+            message += f", last line: {output.last_line[:120]}"
+        report_progress(round(elapsed, 1), None, message)
 
 
 def _result(payload: dict[str, Any]) -> ToolResult:

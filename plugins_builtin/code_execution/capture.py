@@ -13,6 +13,8 @@ from typing import IO
 import anyio
 from anyio.abc import ByteReceiveStream
 
+_LAST_LINE_BYTES = 1024
+
 
 class Capture:
     """One output stream of the script (``name``: ``stdout`` or ``stderr``), its first
@@ -26,6 +28,8 @@ class Capture:
         """Every byte read, kept or dropped."""
         self.done = anyio.Event()
         """Set when the stream has ended (every process holding it has exited)."""
+        self.last_line = ""
+        """The last non-empty line read so far (for progress reports)."""
 
     @property
     def kept(self) -> int:
@@ -50,8 +54,15 @@ class Capture:
                 if room > 0:
                     self.file.write(chunk[:room])
                 self.size += len(chunk)
+                self._note_last_line(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         finally:
             self.file.flush()
             self.done.set()
+
+    def _note_last_line(self, chunk: bytes) -> None:
+        lines = chunk[-_LAST_LINE_BYTES:].decode("utf-8", "replace").splitlines()
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        if last:
+            self.last_line = last

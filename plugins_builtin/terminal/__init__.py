@@ -38,6 +38,8 @@ from hermes_core import (
     head_and_tail,
     hookimpl,
     private_dir,
+    progress_listener,
+    report_progress,
     signal_group,
 )
 
@@ -49,6 +51,10 @@ _STATE_KEY = "terminal.processes"
 _KILL_GRACE = 3.0
 _POLL_SECONDS = 0.05
 """How often a running command looks at the session's interrupt flag."""
+_PROGRESS_SECONDS = 1.0
+"""How often a running command reports progress (when someone listens)."""
+_TAIL_BYTES = 4096
+_LAST_LINE_CHARS = 120
 
 Ending = Literal["exited", "timeout", "interrupted"]
 
@@ -131,11 +137,17 @@ async def _open(settings: TerminalSettings, command: str, cwd: Path, output: IO[
     return await anyio.open_process(options.pop("args"), **options)
 
 
-async def _wait(process: Process, limit: float, session: Session) -> Ending:
-    """Wait until the command exits, ``limit`` seconds pass or ``session`` is interrupted."""
-    deadline = anyio.current_time() + limit
+async def _wait(
+    process: Process, limit: float, session: Session, output: IO[bytes] | None = None
+) -> Ending:
+    """Wait until the command exits, ``limit`` seconds pass or ``session`` is interrupted;
+    with ``output`` (someone listens to progress), report it every second or so."""
+    started = anyio.current_time()
+    deadline = started + limit
+    reported = started
     while True:
-        remaining = deadline - anyio.current_time()
+        now = anyio.current_time()
+        remaining = deadline - now
         if remaining <= 0:
             return "timeout"
         with anyio.move_on_after(min(_POLL_SECONDS, remaining)):
@@ -143,6 +155,25 @@ async def _wait(process: Process, limit: float, session: Session) -> Ending:
             return "exited"
         if session.interrupted:
             return "interrupted"
+        if output is not None and now - reported >= _PROGRESS_SECONDS:
+            reported = now
+            _report(output, now - started, limit)
+
+
+def _report(output: IO[bytes], elapsed: float, limit: float) -> None:
+    """Report the elapsed time, the output so far and its last line (read from the file the
+    command writes, which this process only reads from its end)."""
+    size = os.fstat(output.fileno()).st_size
+    last = ""
+    if size:
+        with open(output.fileno(), "rb", closefd=False) as reader:
+            reader.seek(max(0, size - _TAIL_BYTES))
+            lines = reader.read(_TAIL_BYTES).decode("utf-8", "replace").splitlines()
+            last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    message = f"{elapsed:.0f} s of at most {limit:g} s, {size} bytes of output"
+    if last:
+        message += f", last line: {last[:_LAST_LINE_CHARS]}"
+    report_progress(round(elapsed, 1), None, message)
 
 
 async def _end(process: Process) -> None:
@@ -197,7 +228,9 @@ class TerminalTools:
                 return ToolResult.error("TOOL_ERROR", f"terminal: could not start the shell: {exc}")
             ending: Ending | None = None
             try:
-                ending = await _wait(process, limit, session)
+                # Progress is read from the output only when someone listens.
+                watched = output if progress_listener() is not None else None
+                ending = await _wait(process, limit, session, watched)
             finally:
                 # Also when the call is cancelled: a cancel scope around the dispatch (a
                 # script's timeout, the host closing) must not leave the command running.
