@@ -18,7 +18,8 @@ def test_a_second_hermes_answers_from_the_catalog_cache_and_a_changed_catalog_is
 ) -> None:
     source = SAAS_CATALOG / "catalog.json"
     assert source.is_file(), f"the SaaS catalog is read from {source} (../shared/data)"
-    catalog = Path(shutil.copy(source, tmp_path / "catalog.json"))
+    # copyfile, not copy: the shared data is read-only and the test rewrites its copy
+    catalog = Path(shutil.copyfile(source, tmp_path / "catalog.json"))
     hermes_cli.config.write_text(f"tools:\n  catalogs:\n    - path: {catalog}\n")
     query = ("tools", "search", "github create issue", "list repositories", "--json")
     describe = ("tools", "describe", "github__issues_create", "--json")
