@@ -181,6 +181,22 @@ def test_an_expired_token_is_refreshed_without_a_browser(
     assert len(_opened(cli)) == 1
 
 
+def test_an_access_token_the_server_refuses_before_its_expiry_is_refreshed_once(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # A token the server stops accepting while hermes still thinks it good (revoked, or
+    # expired a moment early by the other side's clock): a 401 is answered with a refresh.
+    cli = _cli(tmp_path, oauth_server())
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    record = json.loads(_token_file(cli).read_text(encoding="utf-8"))
+    record["tokens"]["access_token"] = "no-longer-accepted"
+    _token_file(cli).write_text(json.dumps(record), encoding="utf-8")
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
+    assert "a signed-in client" in called.stdout
+    assert _tokens(cli)["access_token"] != "no-longer-accepted"
+    assert len(_opened(cli)) == 1  # the login's: no browser since
+
+
 def test_tokens_never_reach_the_activity_log_or_the_server_logs(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
