@@ -438,20 +438,31 @@ class _Provider(OAuthClientProvider):
     async def _auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        # Without a browser, a 401 (the token was refreshed first if it could be) ends here:
-        # discovering and registering would only lead to a sign-in this connection cannot do.
-        flow = super()._auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                if outgoing is request and response.status_code == 401 and not self.interactive:
-                    raise self._needs_the_user(refused=True)
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            return
-        finally:
-            await flow.aclose()
+        # Without a browser, a 401 ends here: discovering and registering would only lead to a
+        # sign-in this connection cannot do. Once, first, the token is refreshed: the server
+        # may refuse one hermes still thinks good (revoked, or expired by the server's clock).
+        refreshed = False
+        while True:
+            flow = super()._auth_flow(request)
+            refused = False
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if outgoing is request and response.status_code == 401 and not self.interactive:
+                        refused = True
+                        break
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
+            if not refused:
+                return
+            if refreshed or not self.context.can_refresh_token():
+                raise self._needs_the_user(refused=True)
+            refreshed = True
+            self.context.token_expiry_time = time.time() - 1  # the next flow refreshes first
 
     async def _perform_authorization(self) -> httpx2.Request:
         scope = union_scopes(self.context.client_metadata.scope, self.extra_scope)
