@@ -150,14 +150,20 @@ class TerminalPrompt:
             self._write("please answer o (once), s (session), a (always) or d (deny): ")
 
     def _write(self, text: str) -> None:
-        try:
-            self._output.write(text)
-            self._output.flush()
-        except (OSError, ValueError):
-            pass
+        write_flushed(self._output, text)
 
     def _read_line(self, deadline: float) -> str | None:
         return read_line(self._fd, deadline)
+
+
+def write_flushed(output: IO[str], text: str) -> None:
+    """Write ``text`` to the terminal ``output`` at once; a terminal gone (closed, hung up)
+    is not an error of the question being asked."""
+    try:
+        output.write(text)
+        output.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def read_line(fd: int, deadline: float) -> str | None:

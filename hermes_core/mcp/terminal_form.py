@@ -19,7 +19,7 @@ from typing import IO, Any, Final
 
 import mcp_types
 
-from hermes_core.approvals.prompt import printable, read_line
+from hermes_core.approvals.prompt import printable, read_line, write_flushed
 from hermes_core.mcp.elicitation import labelled
 
 __all__ = ["TerminalForms"]
@@ -132,11 +132,7 @@ class TerminalForms:
         return line
 
     def _write(self, text: str) -> None:
-        try:
-            self._output.write(text)
-            self._output.flush()
-        except (OSError, ValueError):
-            pass
+        write_flushed(self._output, text)
 
 
 def _choices(spec: Mapping[str, Any]) -> list[str]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from realservers import TOOLBOX, HttpServer, free_port
+from realservers import TOOLBOX, HttpServer, free_port, wait_listening
 
 from hermes_core.paths import Environment
 
@@ -40,18 +38,7 @@ def http_toolbox() -> Iterator[HttpServer]:
     port = free_port()
     process = subprocess.Popen([sys.executable, str(TOOLBOX), "--http", str(port)])
     try:
-        # A guard against a server that never comes up, not a performance check.
-        give_up = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the HTTP toolbox server exited with {process.returncode}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > give_up:
-                    pytest.fail("the HTTP toolbox server did not listen within 60 s")
-                time.sleep(0.05)
+        wait_listening(process, port, "the HTTP toolbox server")
         yield HttpServer(f"http://127.0.0.1:{port}/mcp", process)
     finally:
         process.terminate()

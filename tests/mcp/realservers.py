@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,3 +181,21 @@ async def call(tool: Tool, **arguments: object) -> ToolResult:
     result = await tool.handler(**arguments)
     assert isinstance(result, ToolResult)
     return result
+
+
+def wait_listening(
+    process: subprocess.Popen[bytes], port: int, what: str, *, seconds: float = 60
+) -> None:
+    """Wait until ``process`` (``what``, for the failure message) listens on 127.0.0.1:``port``.
+    A guard against a server that never comes up, not a performance check."""
+    give_up = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"{what} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > give_up:
+                pytest.fail(f"{what} did not listen within {seconds:g} s")
+            time.sleep(0.05)

@@ -6,7 +6,6 @@ registration, PKCE, refresh), the real ``hermes`` command, and a stand-in browse
 from __future__ import annotations
 
 import json
-import socket
 import stat
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from realservers import HttpServer, free_port
+from realservers import HttpServer, free_port, wait_listening
 
 from hermes_core.config import Config, InvalidConfig
 from hermes_core.testing import HermesCli
@@ -25,21 +24,6 @@ SERVERS = Path(__file__).parent / "servers"
 OAUTH_SERVER = SERVERS / "oauth_server.py"
 BROWSER = SERVERS / "browser.py"
 TOOL = "mcp__sec__whoami"
-
-
-def _wait_listening(process: subprocess.Popen[bytes], port: int) -> None:
-    # A guard against a server that never comes up, not a performance check.
-    give_up = time.monotonic() + 90
-    while True:
-        if process.poll() is not None:
-            pytest.fail(f"the OAuth server exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > give_up:
-                pytest.fail("the OAuth server did not listen within 90 s")
-            time.sleep(0.05)
 
 
 @pytest.fixture
@@ -54,7 +38,7 @@ def oauth_server() -> Iterator[Callable[..., str]]:
             [sys.executable, str(OAUTH_SERVER), str(port), "--token-lifetime", str(token_lifetime)]
         )
         started.append(process)
-        _wait_listening(process, port)
+        wait_listening(process, port, "the OAuth server", seconds=90)
         return f"http://127.0.0.1:{port}/mcp"
 
     yield start
