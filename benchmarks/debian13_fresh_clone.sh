@@ -57,6 +57,7 @@ mount_once proc -t proc proc
 mount_once sys --rbind /sys
 mount_once dev --bind /dev
 mount_once dev/pts --bind /dev/pts  # pexpect's terminals
+mount_once dev/shm -t tmpfs -o mode=1777 tmpfs  # joblib's semaphores (the hybrid plugin's tests)
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 if compgen -G "$EXTRA_CA/*.crt" >/dev/null; then
     mkdir -p "$ROOT/usr/local/share/ca-certificates"

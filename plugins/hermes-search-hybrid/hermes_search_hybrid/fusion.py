@@ -27,8 +27,8 @@ def scaled(values: Scores) -> Scores:
     present = ~np.isnan(values)
     if not present.any():
         return result
-    low = float(values[present].min())
-    span = float(values[present].max()) - low
+    low = float(np.min(values[present]))
+    span = float(np.max(values[present])) - low
     result[present] = (values[present] - low) / span if span > 0 else 1.0
     return result
 
