@@ -5,6 +5,9 @@ the configured approval policy, a temporary home, working directory and log dire
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import sysconfig
 import textwrap
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -196,3 +199,24 @@ def stopped_after(
 
     anyio.run(scenario)
     return results[0]
+
+
+def make_venv(venv: Path) -> tuple[Path, Path]:
+    """A virtual environment at ``venv`` (no pip) that also sees hermes-core and its
+    dependencies from the environment running the tests; its ``python`` and site-packages."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    (site / "hermes-test-deps.pth").write_text(
+        f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n", encoding="utf-8"
+    )
+    return python, site

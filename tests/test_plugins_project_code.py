@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import make_venv
 
 from hermes_core.config import Config, PluginsConfig
 from hermes_core.paths import Environment
@@ -177,22 +176,7 @@ def test_distribution_in_the_interpreters_own_site_packages_inside_the_project_s
     # A virtual environment in the project, the usual place: what is installed into the
     # interpreter's own site-packages is the user's (its .pth files run at start anyway).
     venv = hermes_cli.work / ".venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
-    )
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    # hermes-core and its dependencies, from the environment running the tests.
-    (site / "hermes-test-deps.pth").write_text(
-        f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n", encoding="utf-8"
-    )
+    python, site = make_venv(venv)
     write_distribution(
         site, "hermes-venv", entry_points={"venv-tool": "venv_tool"}, files={"venv_tool.py": GOOD}
     )

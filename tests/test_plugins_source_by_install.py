@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import make_venv
 
 from hermes_core.paths import Environment
 from hermes_core.plugins import discover
@@ -102,22 +101,7 @@ class Checkout:
 @pytest.fixture
 def checkout(hermes_cli: HermesCli) -> Checkout:
     venv = hermes_cli.root / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
-    )
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    # hermes-core and its dependencies, from the environment running the tests.
-    (site / "hermes-test-deps.pth").write_text(
-        f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n", encoding="utf-8"
-    )
+    python, site = make_venv(venv)
     return Checkout(hermes_cli, python, site)
 
 
