@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from hermes_core import Config, Environment, HermesError, Host, PluginError, Tool, hookimpl
+from hermes_core import HermesError, Host
+from hermes_core.plugin import Config, Environment, PluginError, Tool, hookimpl
 from hermes_core.testing import write_dir_plugin
 
 

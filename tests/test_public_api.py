@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import itertools
 import re
 import shutil
 import subprocess
@@ -122,9 +123,7 @@ def _imports_in_docs() -> list[Import]:
     return found
 
 
-def _outside_the_api(
-    imports: list[Import], allowed: frozenset[str] = PUBLIC_MODULES
-) -> list[str]:
+def _outside_the_api(imports: list[Import], allowed: frozenset[str] = PUBLIC_MODULES) -> list[str]:
     problems = []
     for found in imports:
         if found.module not in allowed:
@@ -167,7 +166,7 @@ def _documented_in_source(module: str, name: str) -> bool:
     """An attribute docstring: a string right after ``name = ...`` in ``module``."""
     source = inspect.getsource(importlib.import_module(module))
     body = ast.parse(source).body
-    for statement, following in zip(body, body[1:], strict=False):
+    for statement, following in itertools.pairwise(body):
         targets = (
             statement.targets
             if isinstance(statement, ast.Assign)
@@ -235,9 +234,9 @@ def test_the_readme_tour_links_the_api_page() -> None:
 
 @pytest.mark.parametrize("name", sorted(OLD_CORE_NAMES - set(hermes_core.__all__)))
 def test_an_old_name_still_works_with_a_warning_naming_its_new_place(name: str) -> None:
-    home = next(face for face in FACES[1:] + (SUPPORT,) if name in _face_table(face))
+    home = next(face for face in (*FACES[1:], SUPPORT) if name in _face_table(face))
 
-    with pytest.warns(DeprecationWarning) as warned:
+    with pytest.warns(DeprecationWarning, match=f"hermes_core.{name} is deprecated") as warned:
         value = getattr(hermes_core, name)
 
     assert value is getattr(importlib.import_module(home), name)

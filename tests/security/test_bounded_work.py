@@ -24,8 +24,9 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core import Config, Environment, Host, Tool, hookimpl
+from hermes_core import Host
 from hermes_core.activity import ActivityLog
+from hermes_core.plugin import Config, Environment, Tool, hookimpl
 from hermes_core.specs import ActivityEvent
 from hermes_core.validation import validate_arguments
 

@@ -13,11 +13,11 @@ import pytest
 from mcp import Client
 from serving import BUNDLED, ServeHome
 
-from hermes_core.connectors.devgateway import DevGateway
-from hermes_core.connectors.fixtures import parse_fixtures
 from hermes_core.connectors.signin import save_token
 from hermes_core.paths import Environment
 from hermes_core.testing import write_dir_plugin
+from hermes_core.testing.devgateway import DevGateway
+from hermes_core.testing.gateway_fixtures import parse_fixtures
 
 RECORDER = """
 import json
