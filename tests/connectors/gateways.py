@@ -88,7 +88,7 @@ FIXTURE: dict[str, Any] = {
 TOKEN = "dev-token"
 
 LOCAL_TOOLS = """
-from hermes_core import Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 
 NAMES = {names!r}
 

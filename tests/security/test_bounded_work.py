@@ -205,7 +205,8 @@ _MEASURE_LOGGING = textwrap.dedent(
 
     import anyio
 
-    from hermes_core import Config, Environment, Host, Tool, hookimpl
+    from hermes_core import Config, Environment, Host, Tool
+    from hermes_core.plugin import hookimpl
 
     root = Path(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))

@@ -23,7 +23,7 @@ RECORDER = """
 import json
 from pathlib import Path
 
-from hermes_core import hookimpl
+from hermes_core.plugin import hookimpl
 
 SEEN = Path(__file__).parent / "seen.jsonl"
 
@@ -44,7 +44,7 @@ def hermes_post_tool_call(call, result, session):
 """
 
 MOON = """
-from hermes_core import Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 
 
 def moon_phase(day: str) -> str:
