@@ -148,6 +148,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "make_host": "hermes_core.testing.hosts",
         "make_nix_store": "hermes_core.testing.files",
         "make_search_backend": "hermes_core.testing.hosts",
+        "parse_fixtures": "hermes_core.testing.gateway_fixtures",
         "search_backend_conformance": "hermes_core.testing.backend_conformance",
         "search_backend_module": "hermes_core.testing.hosts",
         "write_dir_plugin": "hermes_core.testing.files",

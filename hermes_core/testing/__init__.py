@@ -103,6 +103,9 @@ if TYPE_CHECKING:
     from hermes_core.testing.gateway_fixtures import (
         load_fixtures as load_fixtures,
     )
+    from hermes_core.testing.gateway_fixtures import (
+        parse_fixtures as parse_fixtures,
+    )
     from hermes_core.testing.hosts import (
         make_approval_policy as make_approval_policy,
     )

@@ -14,8 +14,8 @@ from hermes_core.testing import (
     DevGateway,
     connector_gateway_conformance,
     make_connector_gateway,
+    parse_fixtures,
 )
-from hermes_core.testing.gateway_fixtures import parse_fixtures
 
 _RUNNING: list[DevGateway] = []
 
