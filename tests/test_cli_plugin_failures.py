@@ -15,7 +15,7 @@ import pytest
 from hermes_core.testing import HermesCli, write_distribution
 
 RAISING_FACTORY = """
-from hermes_core import SearchBackendSpec, hookimpl
+from hermes_core.plugin import SearchBackendSpec, hookimpl
 
 
 def make(context):
@@ -28,7 +28,7 @@ def hermes_search_backends():
 """
 
 MISSING_METHODS = """
-from hermes_core import SearchBackendSpec, hookimpl
+from hermes_core.plugin import SearchBackendSpec, hookimpl
 
 
 class HalfBackend:
@@ -42,7 +42,7 @@ def hermes_search_backends():
 """
 
 RAISING_POLICY = """
-from hermes_core import ApprovalPolicySpec, hookimpl
+from hermes_core.plugin import ApprovalPolicySpec, hookimpl
 
 
 def make(context):
@@ -55,7 +55,7 @@ def hermes_approval_policies():
 """
 
 ASYNC_REGISTRATION = """
-from hermes_core import SearchBackendSpec, hookimpl
+from hermes_core.plugin import SearchBackendSpec, hookimpl
 
 
 @hookimpl
@@ -64,7 +64,7 @@ async def hermes_search_backends():
 """
 
 NOT_A_LIST = """
-from hermes_core import hookimpl
+from hermes_core.plugin import hookimpl
 
 
 @hookimpl
@@ -73,7 +73,7 @@ def hermes_search_backends():
 """
 
 BAD_SPEC_NAME = """
-from hermes_core import SearchBackendSpec, hookimpl
+from hermes_core.plugin import SearchBackendSpec, hookimpl
 
 
 @hookimpl

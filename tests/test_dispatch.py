@@ -15,12 +15,12 @@ import pytest
 from builders import Harness, build_harness, make_env
 
 from hermes_core.approvals.prompt import Answer, ApprovalRequest
-from hermes_core.connectors.devgateway import DevGateway
-from hermes_core.connectors.fixtures import parse_fixtures
 from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.hookspecs import hookimpl
 from hermes_core.session import Session
 from hermes_core.specs import ActivityEvent, PreCallDirective, ToolCall
+from hermes_core.testing.devgateway import DevGateway
+from hermes_core.testing.gateway_fixtures import parse_fixtures
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)

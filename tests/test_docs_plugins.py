@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import SearchBackend, hookspecs, paths, testing
-from hermes_core.conformance import SEARCH_BACKEND_RULES
+from hermes_core import hookspecs, paths, testing
 from hermes_core.plugins import discovery, loader
+from hermes_core.search import SearchBackend
+from hermes_core.testing import SEARCH_BACKEND_RULES
 
 TESTS = Path(__file__).resolve().parent
 DOCS = TESTS.parent / "docs" / "plugins.md"
@@ -49,8 +50,9 @@ def test_every_documented_hook_exists() -> None:
     "fixture",
     sorted(
         name
-        for name, value in vars(testing).items()
-        if name.startswith("hermes_") and type(value).__name__ == "FixtureFunctionDefinition"
+        for name in testing.__all__
+        if name.startswith("hermes_")
+        and type(getattr(testing, name)).__name__ == "FixtureFunctionDefinition"
     ),
 )
 def test_every_test_fixture_is_documented(fixture: str) -> None:

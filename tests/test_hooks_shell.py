@@ -166,7 +166,7 @@ def test_shell_hooks_run_in_the_order_listed_before_plugin_hooks(env: Environmen
         "audit",
         textwrap.dedent(
             f"""
-            from hermes_core import hookimpl
+            from hermes_core.plugin import hookimpl
 
             @hookimpl
             def hermes_pre_tool_call(call):

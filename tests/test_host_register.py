@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from hermes_core import Config, Environment, HermesError, Host, PluginError, Tool, hookimpl
+from hermes_core import HermesError, Host
+from hermes_core.plugin import Config, Environment, PluginError, Tool, hookimpl
 from hermes_core.testing import write_dir_plugin
 
 
@@ -90,7 +91,7 @@ def test_direct_hooks_run_before_discovered_ones_the_last_registered_first(
     write_dir_plugin(
         hermes_env.user_plugins_dir,
         "discovered",
-        "from hermes_core import hookimpl\n"
+        "from hermes_core.plugin import hookimpl\n"
         "SEEN = []\n"
         "@hookimpl\ndef hermes_session_start(session):\n    SEEN.append('discovered')\n",
     )
@@ -133,7 +134,7 @@ def test_a_direct_tool_overrides_a_discovered_tool_of_the_same_name(
     write_dir_plugin(
         hermes_env.user_plugins_dir,
         "discovered",
-        "from hermes_core import Tool, hookimpl\n"
+        "from hermes_core.plugin import Tool, hookimpl\n"
         "@hookimpl\ndef hermes_tools():\n"
         "    return [Tool('greet', 'Greet.', handler=lambda: 'discovered')]\n",
     )

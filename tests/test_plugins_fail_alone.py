@@ -20,7 +20,7 @@ from hermes_core.testing import HermesCli, write_dir_plugin
 
 # The raise is on line 4 of the plugin's __init__.py.
 BROKEN_AT_IMPORT = """\
-from hermes_core import SearchBackendSpec, hookimpl
+from hermes_core.plugin import SearchBackendSpec, hookimpl
 
 SETTINGS = {}
 raise RuntimeError("the index file is missing")

@@ -11,21 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core import (
-    ApprovalPolicySpec,
-    Config,
-    ConnectorGatewaySpec,
-    Decision,
-    Environment,
-    HermesError,
-    Host,
-    PluginError,
-    RegistrationError,
-    SearchBackend,
-    SearchBackendSpec,
-    Tool,
-    hookimpl,
-)
+from hermes_core import HermesError, Host, RegistrationError
 from hermes_core.connectors.gateway import (
     GatewayConnections,
     GatewayExecution,
@@ -33,7 +19,19 @@ from hermes_core.connectors.gateway import (
     GatewaySchemas,
     GatewaySearch,
 )
+from hermes_core.plugin import (
+    ApprovalPolicySpec,
+    Config,
+    ConnectorGatewaySpec,
+    Decision,
+    Environment,
+    PluginError,
+    SearchBackendSpec,
+    Tool,
+    hookimpl,
+)
 from hermes_core.plugins.selection import protocol_methods
+from hermes_core.search import SearchBackend
 
 
 class Registers:

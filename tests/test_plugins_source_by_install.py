@@ -29,7 +29,7 @@ from hermes_core.plugins import discover
 from hermes_core.testing import HermesCli, write_dir_plugin, write_distribution
 
 HYBRID = """\
-from hermes_core import SearchBackendSpec, hookimpl
+from hermes_core.plugin import SearchBackendSpec, hookimpl
 
 
 @hookimpl
@@ -281,7 +281,7 @@ def test_the_egg_info_an_editable_install_leaves_in_its_source_is_not_a_second_p
 HELLO_COMMAND = """\
 import click
 
-from hermes_core import hookimpl
+from hermes_core.plugin import hookimpl
 from hermes_core.specs import CliCommandSpec
 
 

@@ -11,9 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core import Host, Tool, ToolAnnotations, hookimpl
-from hermes_core.conformance import SEARCH_BACKEND_RULES
+from hermes_core import Host
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 from hermes_core.testing import (
+    SEARCH_BACKEND_RULES,
     forget_modules_under,
     make_host,
     make_search_backend,

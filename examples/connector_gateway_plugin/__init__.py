@@ -18,9 +18,9 @@ Enable it, describe the apps it serves, and select it in ``config.yaml``::
         gateway: memory
 
 A gateway is any object with the coroutines ``search``, ``schemas``, ``execute``, ``connect``,
-``list_connectors`` and ``aclose`` (the ``hermes_core.ConnectorGateway`` protocol), speaking
-gateway slugs; hermes-core names the tools (``connectors__weather__FORECAST``), ranks them with
-the local ones, batches, hooks and approves their calls. A method answers a failure with
+``list_connectors`` and ``aclose`` (the ``hermes_core.connectors.ConnectorGateway`` protocol),
+speaking gateway slugs; hermes-core names the tools (``connectors__weather__FORECAST``), ranks
+them with the local ones, batches, hooks and approves their calls. A method answers a failure with
 ``failure=GatewayFailure(...)``, never by raising.
 """
 
@@ -30,9 +30,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import (
+from hermes_core.connectors import (
     ConnectionLink,
-    ConnectorGatewaySpec,
     ConnectorSchema,
     ConnectorState,
     ExecuteCall,
@@ -44,8 +43,8 @@ from hermes_core import (
     GatewayListing,
     GatewaySchemas,
     GatewaySearch,
-    hookimpl,
 )
+from hermes_core.plugin import ConnectorGatewaySpec, hookimpl
 
 _WORDS = re.compile(r"[a-z0-9]+")
 

@@ -12,7 +12,7 @@ Enable it and select it in ``config.yaml``::
         backend: keyword
 
 A backend is any object with ``build``, ``add``, ``remove``, ``search``, ``unmatched_words`` and
-``__len__`` (the ``hermes_core.SearchBackend`` protocol). The host indexes deferred
+``__len__`` (the ``hermes_core.search.SearchBackend`` protocol). The host indexes deferred
 tools into it group by group and asks it for at most ``limit`` hits per query, and for the query
 words no tool contains.
 """
@@ -22,14 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from hermes_core import (
-    Admission,
-    PluginContext,
-    SearchBackendSpec,
-    SearchHit,
-    ToolDocument,
-    hookimpl,
-)
+from hermes_core.plugin import PluginContext, SearchBackendSpec, hookimpl
+from hermes_core.search import Admission, SearchHit, ToolDocument
 
 _WORDS = re.compile(r"[a-z0-9]+")
 

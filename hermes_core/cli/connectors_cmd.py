@@ -232,8 +232,8 @@ def dev_gateway_command(fixtures_file: Path, host: str, port: int) -> None:
     """Serve the connector gateway protocol from a fixture file, until interrupted: the
     reference gateway to try hermes against. It prints 'listening on http://HOST:PORT/' on
     standard error once it accepts connections."""
-    from hermes_core.connectors.devgateway import DevGateway, listening_line
-    from hermes_core.connectors.fixtures import load_fixtures
+    from hermes_core.testing.devgateway import DevGateway, listening_line
+    from hermes_core.testing.gateway_fixtures import load_fixtures
 
     fixtures = load_fixtures(fixtures_file)
     try:

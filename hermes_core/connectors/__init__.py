@@ -13,10 +13,66 @@ a URL, signed in) nothing of this is visible.
   the selected gateway (scope, search, describe, calls with the literal-slug retry);
 - :mod:`.batches`: the answer of a batch of connector entries;
 - :mod:`.signin`: the token in ``$HERMES_HOME/auth.json`` or ``HERMES_CONNECTORS_TOKEN``;
-- :mod:`.manage`: the ``manage_connections`` tool;
-- :mod:`.fixtures` and :mod:`.devgateway`: the reference gateway (``hermes connectors
-  dev-gateway``), a real HTTP server serving the protocol from a fixture file.
+- :mod:`.manage`: the ``manage_connections`` tool.
 
-Import from the submodules: this package module stays empty so that importing one part does
-not load the others.
+This package module is the connector gateway author's face: the :class:`ConnectorGateway`
+contract, its :class:`GatewayContext` and its answer types. A gateway plugin registers a
+``ConnectorGatewaySpec`` (``hermes_core.plugin``) and checks itself with
+``hermes_core.testing.connector_gateway_conformance``; the reference gateway (``hermes
+connectors dev-gateway``) is ``hermes_core.testing.DevGateway``. hermes-core itself imports
+from the submodules, and names are loaded on first use.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_core.exports import FACES, face_names, lazy_exports
+
+if TYPE_CHECKING:
+    from hermes_core.connectors.gateway import (
+        ConnectionLink as ConnectionLink,
+    )
+    from hermes_core.connectors.gateway import (
+        ConnectorGateway as ConnectorGateway,
+    )
+    from hermes_core.connectors.gateway import (
+        ConnectorSchema as ConnectorSchema,
+    )
+    from hermes_core.connectors.gateway import (
+        ConnectorState as ConnectorState,
+    )
+    from hermes_core.connectors.gateway import (
+        ExecuteCall as ExecuteCall,
+    )
+    from hermes_core.connectors.gateway import (
+        ExecuteError as ExecuteError,
+    )
+    from hermes_core.connectors.gateway import (
+        ExecuteResult as ExecuteResult,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewayConnections as GatewayConnections,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewayContext as GatewayContext,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewayExecution as GatewayExecution,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewayFailure as GatewayFailure,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewayListing as GatewayListing,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewaySchemas as GatewaySchemas,
+    )
+    from hermes_core.connectors.gateway import (
+        GatewaySearch as GatewaySearch,
+    )
+
+__all__ = face_names("hermes_core.connectors")
+
+__getattr__, __dir__ = lazy_exports(__name__, FACES[__name__], __all__, globals())

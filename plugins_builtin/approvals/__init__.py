@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hermes_core import (
+from hermes_core.plugin import (
     HINTS_META,
     ApprovalPolicySpec,
     Decision,

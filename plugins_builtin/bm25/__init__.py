@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hermes_core import PluginContext, SearchBackendSpec, hookimpl
+from hermes_core.plugin import PluginContext, SearchBackendSpec, hookimpl
 
 if TYPE_CHECKING:
     from .index import BM25Index

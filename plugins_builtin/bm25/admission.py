@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hermes_core import Admission, ToolDocument
+from hermes_core.search import Admission, ToolDocument
 
 __all__ = [
     "COVERAGE_FLOOR_MIN_TOKENS",

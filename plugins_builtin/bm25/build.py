@@ -21,7 +21,7 @@ from typing import Any, Final, overload
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core import KeyedDocuments, ToolDocument
+from hermes_core.search import KeyedDocuments, ToolDocument
 
 from .fields import FIELDS
 from .tokenize import TEXT_BREAK, raw_text, stem_words, word_pieces

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Final
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 
 from .tokenize import tokenize
 

@@ -59,7 +59,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from hermes_core import Admission, KeyedDocuments, SearchHit, ToolDocument
+from hermes_core.search import Admission, KeyedDocuments, SearchHit, ToolDocument
 
 from . import kernel_numpy
 from .admission import coverage_floor, exact_name_keys, required_tokens

@@ -37,15 +37,14 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
-from hermes_core import (
+from hermes_core._plugin_support import (
     CACHE_FRAME_SIZE,
-    KeyedDocuments,
-    ToolDocument,
     cache_frame,
     make_private_dir,
     read_cache_frame,
 )
-from hermes_core import CacheFileError as _Unusable
+from hermes_core._plugin_support import CacheFileError as _Unusable
+from hermes_core.search import KeyedDocuments, ToolDocument
 
 __all__ = [
     "FORMAT_VERSION",

@@ -14,7 +14,7 @@ later to the script and every process it started, in its group or not: :mod:`.ru
 stdout, or to stderr, before it is stopped; :mod:`.capture`), ``tools`` (default: the file tools
 and ``terminal``) and ``env_passthrough``. The script's
 environment is scrubbed of secrets in both modes
-(:meth:`hermes_core.ToolCaller.child_environment`), and the host is made non-dumpable before
+(:meth:`hermes_core.plugin.ToolCaller.child_environment`), and the host is made non-dumpable before
 the first script starts, so a script cannot read them from the host's ``/proc`` files either
 (:mod:`hermes_core.execution.memory_guard`). The result holds stdout up to 50 KB (head
 and tail; what was captured is saved in the cache directory, which keeps the 20 newest) and
@@ -38,17 +38,19 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from hermes_core import (
+from hermes_core._plugin_support import (
+    create_private_file,
+    head_and_tail,
+    hide_host_memory,
+    private_dir,
+    progress_listener,
+)
+from hermes_core.plugin import (
     Tool,
     ToolAnnotations,
     ToolCaller,
     ToolResult,
-    create_private_file,
-    head_and_tail,
-    hide_host_memory,
     hookimpl,
-    private_dir,
-    progress_listener,
     report_progress,
 )
 

@@ -20,7 +20,8 @@ from typing import Literal
 import anyio
 from anyio.abc import Process
 
-from hermes_core import Session, signal_group
+from hermes_core import Session
+from hermes_core._plugin_support import signal_group
 
 _POLL_SECONDS = 0.05
 """How often a running script looks at the session's interrupt flag and its output's size."""

@@ -1,6 +1,6 @@
 """The host's side of a script's tool calls: the connections the script sends over its channel
 (:mod:`.channel`), one JSON line per request and per reply, each call run through the dispatcher
-by the :class:`~hermes_core.ToolCaller` of the ``execute_code`` call.
+by the :class:`~hermes_core.plugin.ToolCaller` of the ``execute_code`` call.
 
 Request: ``{"tool": NAME, "arguments": {...}}``. Reply: ``{"text": ..., "data": ...}``, or
 ``{"error": true, "code": ..., "message": ...}`` for a refusal or a failed tool. A line holding
@@ -24,7 +24,7 @@ import anyio
 from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hermes_core import Tool, ToolCaller, ToolResult
+from hermes_core.plugin import Tool, ToolCaller, ToolResult
 
 from .channel import connections
 

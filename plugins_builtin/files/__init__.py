@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from hermes_core import Session, Tool, ToolAnnotations, ToolResult, hookimpl
+from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
     import regex as regex_engine

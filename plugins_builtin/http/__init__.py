@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hermes_core import ConnectorGatewaySpec, GatewayContext, hookimpl
+from hermes_core.connectors import GatewayContext
+from hermes_core.plugin import ConnectorGatewaySpec, hookimpl
 
 if TYPE_CHECKING:
     from .client import HttpGateway

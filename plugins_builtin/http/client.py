@@ -34,7 +34,8 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from hermes_core import (
+from hermes_core import __version__
+from hermes_core.connectors import (
     ConnectorState,
     ExecuteCall,
     GatewayConnections,
@@ -43,7 +44,6 @@ from hermes_core import (
     GatewayListing,
     GatewaySchemas,
     GatewaySearch,
-    __version__,
 )
 
 from . import wire

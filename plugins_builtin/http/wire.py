@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import (
+from hermes_core.connectors import (
     ConnectionLink,
     ConnectorSchema,
     ConnectorState,

@@ -21,7 +21,8 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import (
+from hermes_core._plugin_support import project_refusal, releasable_variables
+from hermes_core.plugin import (
     Skill,
     SkillError,
     Tool,
@@ -30,8 +31,6 @@ from hermes_core import (
     ToolResult,
     hookimpl,
     load_skills,
-    project_refusal,
-    releasable_variables,
 )
 
 if TYPE_CHECKING:

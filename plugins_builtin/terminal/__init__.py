@@ -28,19 +28,21 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 import anyio
 from anyio.abc import Process
 
-from hermes_core import (
+from hermes_core._plugin_support import (
+    create_private_file,
+    head_and_tail,
+    private_dir,
+    progress_listener,
+    signal_group,
+)
+from hermes_core.plugin import (
     SHELL_COMMAND_META,
     Session,
     Tool,
     ToolAnnotations,
     ToolResult,
-    create_private_file,
-    head_and_tail,
     hookimpl,
-    private_dir,
-    progress_listener,
     report_progress,
-    signal_group,
 )
 
 if TYPE_CHECKING:

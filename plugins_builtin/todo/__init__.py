@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import Session, Tool, ToolAnnotations, ToolResult, hookimpl
+from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment

@@ -1,6 +1,6 @@
 """The reference gateway for the connector tests, and hosts that use it.
 
-:class:`Gateway` is a :class:`~hermes_core.connectors.devgateway.DevGateway` serving on
+:class:`Gateway` is a :class:`~hermes_core.testing.devgateway.DevGateway` serving on
 127.0.0.1 in a thread (a real socket: every request goes over HTTP), with its test-only routes
 at hand. :func:`connector_host` starts a real :class:`~hermes_core.host.Host` (the bundled
 plugins, the ``http`` gateway among them) whose ``tools.connectors.url`` is that gateway, signed
@@ -25,12 +25,12 @@ from typing import Any
 import httpx
 
 from hermes_core.config import Config
-from hermes_core.connectors.devgateway import DevGateway
-from hermes_core.connectors.fixtures import parse_fixtures
 from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.host import Host
 from hermes_core.paths import Environment
 from hermes_core.testing import HermesCli, write_dir_plugin
+from hermes_core.testing.devgateway import DevGateway
+from hermes_core.testing.gateway_fixtures import parse_fixtures
 
 SEND_EMAIL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -88,7 +88,7 @@ FIXTURE: dict[str, Any] = {
 TOKEN = "dev-token"
 
 LOCAL_TOOLS = """
-from hermes_core import Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 
 NAMES = {names!r}
 

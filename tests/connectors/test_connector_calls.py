@@ -298,7 +298,7 @@ async def test_a_batch_of_3_with_one_approval_denied_and_an_interrupt_after_the_
 
 
 REWRITER = """
-from hermes_core import PreCallDirective, hookimpl
+from hermes_core.plugin import PreCallDirective, hookimpl
 
 
 @hookimpl

@@ -17,7 +17,7 @@ from hermes_core.testing import HermesCli
 
 TOKEN = "a-secret-token-3f9c"
 LOCAL_PLUGIN = """
-from hermes_core import Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 
 
 @hookimpl

@@ -15,7 +15,8 @@ from hermes_core.testing import write_dir_plugin
 pytestmark = pytest.mark.anyio
 
 GATEWAY_PLUGIN = """
-from hermes_core import ConnectorGatewaySpec, GatewaySearch, hookimpl
+from hermes_core.connectors import GatewaySearch
+from hermes_core.plugin import ConnectorGatewaySpec, hookimpl
 
 
 class NoExecute:

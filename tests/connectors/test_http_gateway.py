@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from gateways import TOKEN, Gateway, OffProtocolServer, connector_host, fixture
 
-from hermes_core import ConnectorGateway, ExecuteCall
+from hermes_core.connectors import ConnectorGateway, ExecuteCall
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine import BM25Index, admission
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 
 coverage_floor, exact_name_keys, lenient_required_tokens, strict_rarest_tokens = (
     admission.coverage_floor,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import Config, Environment, SearchBackend
+from hermes_core import Config, Environment
+from hermes_core.search import SearchBackend
 from hermes_core.testing import make_search_backend, search_backend_conformance
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "search_backend_plugin"

@@ -12,7 +12,7 @@ from engine import KERNEL_NAMES, build, fields, kernel, needs_c_kernel, tokenize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 
 FIELD_COUNT = len(fields.FIELDS)
 # Words of every shape the tokenizer splits: camelCase, acronyms and their plurals, versions,

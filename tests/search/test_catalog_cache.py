@@ -20,8 +20,8 @@ from engine import BM25Index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core import Config, Environment, Host, Tool, ToolDocument
-from hermes_core.search import catalog_cache
+from hermes_core import Config, Environment, Host, Tool
+from hermes_core.search import ToolDocument, catalog_cache
 from hermes_core.search.backend import ADMISSION_MODES
 from hermes_core.search.catalog import CATALOG_ONLY, CatalogBlock, load_catalog, read_catalog
 from hermes_core.search.indexing import deferred_documents, tool_document

@@ -27,7 +27,7 @@ from engine import index as bm25
 from engine import tokenize as tokenizer
 from rank_bm25 import BM25Okapi
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
 
 K1, B = bm25.K1, bm25.B

@@ -14,7 +14,8 @@ from engine import BM25Index, store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core import Environment, ToolDocument
+from hermes_core import Environment
+from hermes_core.search import ToolDocument
 from hermes_core.search.backend import Admission
 from hermes_core.testing import make_search_backend
 

@@ -24,8 +24,9 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core import Config, Environment, Host, Tool, hookimpl
+from hermes_core import Host
 from hermes_core.activity import ActivityLog
+from hermes_core.plugin import Config, Environment, Tool, hookimpl
 from hermes_core.specs import ActivityEvent
 from hermes_core.validation import validate_arguments
 
@@ -204,7 +205,8 @@ _MEASURE_LOGGING = textwrap.dedent(
 
     import anyio
 
-    from hermes_core import Config, Environment, Host, Tool, hookimpl
+    from hermes_core import Config, Environment, Host, Tool
+    from hermes_core.plugin import hookimpl
 
     root = Path(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))

@@ -13,17 +13,17 @@ import pytest
 from mcp import Client
 from serving import BUNDLED, ServeHome
 
-from hermes_core.connectors.devgateway import DevGateway
-from hermes_core.connectors.fixtures import parse_fixtures
 from hermes_core.connectors.signin import save_token
 from hermes_core.paths import Environment
 from hermes_core.testing import write_dir_plugin
+from hermes_core.testing.devgateway import DevGateway
+from hermes_core.testing.gateway_fixtures import parse_fixtures
 
 RECORDER = """
 import json
 from pathlib import Path
 
-from hermes_core import hookimpl
+from hermes_core.plugin import hookimpl
 
 SEEN = Path(__file__).parent / "seen.jsonl"
 
@@ -44,7 +44,7 @@ def hermes_post_tool_call(call, result, session):
 """
 
 MOON = """
-from hermes_core import Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 
 
 def moon_phase(day: str) -> str:

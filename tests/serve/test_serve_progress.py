@@ -199,7 +199,7 @@ def test_execute_code_reports_elapsed_time_calls_and_output_to_the_served_client
 SLOW_PLUGIN = """
 import time
 
-from hermes_core import Tool, ToolAnnotations, ToolResult, hookimpl, report_progress
+from hermes_core.plugin import Tool, ToolAnnotations, ToolResult, hookimpl, report_progress
 
 
 def slow(steps: int = 3) -> ToolResult:

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from hermes_core import Tool, ToolAnnotations, ToolResult, hookimpl, report_progress
+from hermes_core.plugin import Tool, ToolAnnotations, ToolResult, hookimpl, report_progress
 
 _READ = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
 

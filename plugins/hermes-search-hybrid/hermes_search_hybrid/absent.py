@@ -27,7 +27,7 @@ import string
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
-from hermes_core import Admission, SearchBackend, ToolDocument
+from hermes_core.search import Admission, SearchBackend, ToolDocument
 from hermes_search_hybrid.text import identifier_words
 
 __all__ = [

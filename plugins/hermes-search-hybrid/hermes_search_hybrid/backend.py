@@ -9,7 +9,7 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from hermes_core import Admission, SearchBackend, SearchHit, ToolDocument
+from hermes_core.search import Admission, SearchBackend, SearchHit, ToolDocument
 from hermes_search_hybrid.absent import ActionWords, asks_for_absent_service
 from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import Admission, SearchHit, ToolDocument
+from hermes_core.search import Admission, SearchHit, ToolDocument
 
 if TYPE_CHECKING:
     from hermes_search_hybrid.backend import HybridBackend
@@ -19,7 +19,7 @@ __all__ = ["DeferredBackend"]
 
 
 class DeferredBackend:
-    """A :class:`~hermes_core.SearchBackend` that makes its :class:`HybridBackend` with
+    """A :class:`~hermes_core.search.SearchBackend` that makes its :class:`HybridBackend` with
     ``make`` the first time it is used; other attributes (``lexical``, ``encoder``, the
     counters) are the made backend's."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 
 __all__ = ["embedded_text", "identifier_words", "query_texts", "summary_text", "word_count"]
 

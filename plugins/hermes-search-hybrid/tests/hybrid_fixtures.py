@@ -10,7 +10,8 @@ from typing import Any
 
 import anyio
 
-from hermes_core import Config, Environment, Host, ToolDocument
+from hermes_core import Config, Environment, Host
+from hermes_core.search import ToolDocument
 
 DISTRIBUTION = "hermes-core-search-hybrid"
 DEV_SETS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "sets.json"

@@ -10,7 +10,7 @@ import pytest
 from hermes_search_hybrid.absent import ActionWords, action_word, asks_for_absent_service
 from hybrid_fixtures import DEV_SETS, TOOLS, MakeBackend, names
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries, load_sets
 from hermes_core.testing import make_search_backend
 

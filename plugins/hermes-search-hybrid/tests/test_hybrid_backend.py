@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from hybrid_fixtures import MISMATCH_QUERY, TOOLS, MakeBackend, names
 
-from hermes_core import PluginError, RegistrationError, ToolDocument
+from hermes_core import PluginError, RegistrationError
+from hermes_core.search import ToolDocument
 
 
 def test_query_sharing_no_word_with_a_tool_finds_it_by_meaning(make_backend: MakeBackend) -> None:

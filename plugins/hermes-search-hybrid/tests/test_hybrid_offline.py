@@ -88,7 +88,7 @@ LARGE_CATALOG = textwrap.dedent(
     import sys
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
-    from hermes_core import ToolDocument
+    from hermes_core.search import ToolDocument
     from hybrid_fixtures import build_backend
     backend = build_backend(Path(sys.argv[2]))
     count = int(sys.argv[3])

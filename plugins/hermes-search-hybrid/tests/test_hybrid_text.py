@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hermes_search_hybrid.text import embedded_text, query_texts, summary_text, word_count
 
-from hermes_core import ToolDocument
+from hermes_core.search import ToolDocument
 
 
 def test_keyword_query_is_embedded_alone() -> None:

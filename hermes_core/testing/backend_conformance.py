@@ -14,12 +14,16 @@ Tool Search relies on), with plain English tool documents any word-based backend
 - ``unmatched_words`` are the query's words that no hit contains (with no hits, that no document
   or extra candidate contains), in query order, each once.
 
-Run them with :func:`hermes_core.testing.search_backend_conformance`, one test per rule.
+Run them with :func:`search_backend_conformance`, one test per rule.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
 
 from hermes_core.search.backend import ADMISSION_MODES, SearchBackend, SearchHit, ToolDocument
 
@@ -193,3 +197,20 @@ SEARCH_BACKEND_RULES: tuple[Callable[[MakeBackend], None], ...] = (
     with_no_hits_unmatched_words_are_the_words_no_document_contains,
 )
 """Every rule, in the order a reader meets them in the protocol."""
+
+
+def search_backend_conformance(make: Callable[[], SearchBackend]) -> list[Any]:
+    """One ``pytest.param`` per rule of :data:`SEARCH_BACKEND_RULES` (its id is the rule's
+    name): a function of no arguments checking that rule against backends from ``make``, which
+    returns a new, empty backend each time it is called::
+
+        @pytest.mark.parametrize(
+            "check", search_backend_conformance(lambda: make_search_backend("keyword", ...))
+        )
+        def test_keyword_backend_follows_the_protocol(check):
+            check()
+    """
+    return [
+        pytest.param(functools.partial(rule, make), id=rule.__name__.replace("_", "-"))
+        for rule in SEARCH_BACKEND_RULES
+    ]

@@ -35,168 +35,35 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import socket
 import sys
 import threading
-import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from hermes_core.connectors.fixtures import FixtureConnector, Fixtures, FixtureTool
+from hermes_core.testing.gateway_fixtures import Fixtures
+from hermes_core.testing.gateway_state import (
+    FAULTS,
+    PAGE_SIZE,
+    Answer,
+    GatewayState,
+    Refused,
+    error_answer,
+    faulted,
+    missing_arguments,
+    required_field,
+    schema_of,
+)
 
 __all__ = ["FAULTS", "DevGateway", "GatewayState", "listening_line"]
-
-FAULTS = frozenset({"delay", "rate_limit", "error", "expired", "prefixed_not_found"})
-_PAGE_SIZE = 25
-_STOP_WORDS = frozenset({"the", "and", "for", "with", "from", "into", "that", "this", "your"})
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 def listening_line(url: str) -> str:
     """What the command prints on standard error once it accepts connections."""
     return f"listening on {url}"
-
-
-def _words(*texts: str) -> set[str]:
-    words: set[str] = set()
-    for text in texts:
-        for word in _WORD.findall(text.lower()):
-            words.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
-    return words
-
-
-class _Refused(Exception):
-    """An error answer: its HTTP status, code and message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-
-
-@dataclass
-class _Fault:
-    slug: str
-    fault: str
-    ms: int = 0
-    retry_after: float = 1.0
-    times: int | None = None
-
-
-@dataclass
-class _Answer:
-    status: int
-    body: Any
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-class GatewayState:
-    """What the reference gateway knows and remembers, shared by its request threads."""
-
-    def __init__(self, fixtures: Fixtures) -> None:
-        self.fixtures = fixtures
-        self.lock = threading.Lock()
-        self.apps: dict[str, FixtureConnector] = {app.slug: app for app in fixtures.connectors}
-        self.status: dict[str, str] = {
-            app.slug: "active" if app.connected else "not_connected" for app in fixtures.connectors
-        }
-        self.faults: list[_Fault] = []
-        self.requests: list[dict[str, Any]] = []
-        self.replies: dict[str, _Answer] = {}
-        self.literal: dict[tuple[str, str], FixtureTool] = {}
-        """(connector, literal slug) -> tool, for tools under ``prefixed_not_found``..."""
-        self.hidden: set[tuple[str, str]] = set()
-        """...whose (connector, prefixed slug) then answers ``TOOL_NOT_FOUND``."""
-        self._words = {
-            (app.slug, tool.slug): _words(app.slug, app.name, tool.slug, tool.description)
-            for app in fixtures.connectors
-            for tool in app.tools
-        }
-
-    # Lookups ----------------------------------------------------------------------------------
-
-    def tool(self, connector: str, slug: str) -> FixtureTool | None:
-        """The tool ``slug`` of ``connector`` as a call asks for it."""
-        app = self.apps.get(connector)
-        if app is None or (connector, slug) in self.hidden:
-            return None
-        literal = self.literal.get((connector, slug))
-        if literal is not None:
-            return literal
-        return next((tool for tool in app.tools if tool.slug == slug), None)
-
-    def find(self, slug: str) -> tuple[FixtureConnector, FixtureTool] | None:
-        """The app and tool of a tool slug, whichever app serves it."""
-        for app in self.fixtures.connectors:
-            for tool in app.tools:
-                if tool.slug == slug:
-                    return app, tool
-        return None
-
-    def search(self, use_case: str) -> list[tuple[FixtureConnector, FixtureTool]]:
-        """The tools found for one use case, in fixture order."""
-        wanted = {w for w in _words(use_case) if len(w) >= 3 and w not in _STOP_WORDS}
-        return [
-            (app, tool)
-            for app in self.fixtures.connectors
-            for tool in app.tools
-            if wanted & self._words[(app.slug, tool.slug)]
-        ]
-
-    # Faults -----------------------------------------------------------------------------------
-
-    def add_fault(self, data: Any) -> None:
-        """Register a fault (``POST /_dev/faults``); ``expired`` and ``prefixed_not_found`` act
-        at once."""
-        if not isinstance(data, Mapping):
-            raise _Refused(400, "BAD_REQUEST", "a fault is an object {slug, fault, ...}")
-        slug, kind = data.get("slug"), data.get("fault")
-        if not isinstance(slug, str) or not slug:
-            raise _Refused(400, "BAD_REQUEST", "slug must be a tool slug, a connector or '*'")
-        if kind not in FAULTS:
-            raise _Refused(400, "BAD_REQUEST", f"fault must be one of {sorted(FAULTS)}")
-        if kind == "expired":
-            connector = slug if slug in self.apps else None
-            found = self.find(slug)
-            connector = connector or (found[0].slug if found else None)
-            if connector is None:
-                raise _Refused(400, "BAD_REQUEST", f"no connector or tool {slug!r}")
-            self.status[connector] = "expired"
-            return
-        if kind == "prefixed_not_found":
-            found = self.find(slug)
-            prefix = found[0].slug.upper() + "_" if found else ""
-            if found is None or not slug.startswith(prefix) or slug == prefix:
-                raise _Refused(400, "BAD_REQUEST", f"{slug!r} is no tool slug <CONNECTOR>_X")
-            self.literal[(found[0].slug, slug[len(prefix) :])] = found[1]
-            self.hidden.add((found[0].slug, slug))
-            return
-        times = data.get("times")
-        fault = _Fault(
-            slug,
-            kind,
-            ms=int(data.get("ms", 0)),
-            retry_after=float(data.get("retry_after", 1)),
-            times=int(times) if times is not None else None,
-        )
-        self.faults.append(fault)
-
-    def faults_for(self, concerned: Iterable[str]) -> list[_Fault]:
-        """The faults a request concerning these slugs gets (each used up by one)."""
-        slugs = set(concerned) | {"*"}
-        chosen = []
-        for fault in self.faults:
-            if fault.slug in slugs and (fault.times is None or fault.times > 0):
-                if fault.times is not None:
-                    fault.times -= 1
-                chosen.append(fault)
-        return chosen
 
 
 class _Server(ThreadingHTTPServer):
@@ -232,9 +99,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             return json.loads(raw)
         except ValueError:
-            raise _Refused(400, "BAD_REQUEST", "the body is not JSON") from None
+            raise Refused(400, "BAD_REQUEST", "the body is not JSON") from None
 
-    def _send(self, answer: _Answer) -> None:
+    def _send(self, answer: Answer) -> None:
         if isinstance(answer.body, str):
             payload = answer.body.encode()
             kind = "text/plain; charset=utf-8"
@@ -259,9 +126,9 @@ class _Handler(BaseHTTPRequestHandler):
             elif path.startswith("/v1/connectors"):
                 answer = self._protocol(path, body, parse_qs(parts.query))
             else:
-                raise _Refused(404, "NOT_FOUND", f"no route {self.command} {path}")
-        except _Refused as refused:
-            answer = _error(refused)
+                raise Refused(404, "NOT_FOUND", f"no route {self.command} {path}")
+        except Refused as refused:
+            answer = error_answer(refused)
         self._send(answer)
 
     def do_GET(self) -> None:
@@ -282,36 +149,36 @@ class _Handler(BaseHTTPRequestHandler):
 
     # Test-only routes -------------------------------------------------------------------------
 
-    def _dev(self, path: str, body: Any) -> _Answer:
+    def _dev(self, path: str, body: Any) -> Answer:
         state = self._state
         with state.lock:
             if path.startswith("/_dev/connect/") and self.command == "GET":
                 connector = path[len("/_dev/connect/") :]
                 if connector not in state.apps:
-                    raise _Refused(404, "NOT_FOUND", f"no connector {connector!r}")
+                    raise Refused(404, "NOT_FOUND", f"no connector {connector!r}")
                 state.status[connector] = "active"
                 name = state.apps[connector].name
-                return _Answer(200, f"{name} is connected. You can close this page.\n")
+                return Answer(200, f"{name} is connected. You can close this page.\n")
             if path == "/_dev/faults" and self.command == "POST":
                 state.add_fault(body)
-                return _Answer(200, {"ok": True})
+                return Answer(200, {"ok": True})
             if path == "/_dev/faults" and self.command == "DELETE":
                 state.faults.clear()
                 state.literal.clear()
                 state.hidden.clear()
-                return _Answer(200, {"ok": True})
+                return Answer(200, {"ok": True})
             if path == "/_dev/requests" and self.command == "GET":
-                return _Answer(200, {"requests": copy.deepcopy(state.requests)})
+                return Answer(200, {"requests": copy.deepcopy(state.requests)})
             if path == "/_dev/requests" and self.command == "DELETE":
                 state.requests.clear()
-                return _Answer(200, {"ok": True})
+                return Answer(200, {"ok": True})
             if path == "/_dev/state" and self.command == "GET":
-                return _Answer(200, {"connections": dict(state.status)})
-        raise _Refused(404, "NOT_FOUND", f"no route {self.command} {path}")
+                return Answer(200, {"connections": dict(state.status)})
+        raise Refused(404, "NOT_FOUND", f"no route {self.command} {path}")
 
     # The protocol -----------------------------------------------------------------------------
 
-    def _protocol(self, path: str, body: Any, query: Mapping[str, list[str]]) -> _Answer:
+    def _protocol(self, path: str, body: Any, query: Mapping[str, list[str]]) -> Answer:
         state = self._state
         route = {
             ("POST", "/v1/connectors/search"): "search",
@@ -325,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         record.update({"body": body, "idempotency_key": key})
         try:
             if route is None:
-                raise _Refused(404, "NOT_FOUND", f"no route {self.command} {path}")
+                raise Refused(404, "NOT_FOUND", f"no route {self.command} {path}")
             self._authorize()
             with state.lock:
                 replay = state.replies.get(key) if route == "execute" and key else None
@@ -336,12 +203,12 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     answer, concerned = getattr(self, f"_{route}")(body, query)
                 faults = state.faults_for(concerned)
-            answer = _faulted(answer, faults)
+            answer = faulted(answer, faults)
             if route == "execute" and key and answer.status == 200:
                 with state.lock:
                     state.replies.setdefault(key, answer)
-        except _Refused as refused:
-            answer = _error(refused)
+        except Refused as refused:
+            answer = error_answer(refused)
         record["status"] = answer.status
         with state.lock:
             state.requests.append(record)
@@ -351,47 +218,47 @@ class _Handler(BaseHTTPRequestHandler):
         header = self.headers.get("authorization") or ""
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise _Refused(401, "UNAUTHORIZED", "a bearer token is required")
+            raise Refused(401, "UNAUTHORIZED", "a bearer token is required")
         required = self._state.fixtures.token
         if required is not None and token.strip() != required:
-            raise _Refused(401, "UNAUTHORIZED", "the token is not accepted")
+            raise Refused(401, "UNAUTHORIZED", "the token is not accepted")
 
-    def _search(self, body: Any, query: Any) -> tuple[_Answer, set[str]]:
-        queries = _field(body, "queries", list)
+    def _search(self, body: Any, query: Any) -> tuple[Answer, set[str]]:
+        queries = required_field(body, "queries", list)
         results, schemas, apps = [], {}, {}
         for index, item in enumerate(queries):
             use_case = item.get("useCase") if isinstance(item, Mapping) else None
             if not isinstance(use_case, str):
-                raise _Refused(400, "BAD_REQUEST", f"queries[{index}].useCase must be text")
+                raise Refused(400, "BAD_REQUEST", f"queries[{index}].useCase must be text")
             found = self._state.search(use_case)
             results.append({"useCase": use_case, "tools": [tool.slug for _, tool in found]})
             for app, tool in found:
-                schemas[tool.slug] = _schema(app, tool)
+                schemas[tool.slug] = schema_of(app, tool)
                 apps[app.slug] = app
         connections = [
             {"connector": slug, "connected": self._state.status[slug] == "active"} for slug in apps
         ]
         answer = {"results": results, "schemas": schemas, "connections": connections}
-        return _Answer(200, answer), {*schemas, *apps}
+        return Answer(200, answer), {*schemas, *apps}
 
-    def _schemas(self, body: Any, query: Any) -> tuple[_Answer, set[str]]:
-        slugs = [slug for slug in _field(body, "tools", list) if isinstance(slug, str)]
+    def _schemas(self, body: Any, query: Any) -> tuple[Answer, set[str]]:
+        slugs = [slug for slug in required_field(body, "tools", list) if isinstance(slug, str)]
         schemas, missing, concerned = {}, [], set(slugs)
         for slug in slugs:
             found = self._state.find(slug)
             if found is None:
                 missing.append(slug)
             else:
-                schemas[slug] = _schema(*found)
+                schemas[slug] = schema_of(*found)
                 concerned.add(found[0].slug)
-        return _Answer(200, {"schemas": schemas, "notFound": missing}), concerned
+        return Answer(200, {"schemas": schemas, "notFound": missing}), concerned
 
-    def _execute(self, body: Any, query: Any) -> tuple[_Answer, set[str]]:
+    def _execute(self, body: Any, query: Any) -> tuple[Answer, set[str]]:
         state = self._state
         results, concerned = [], set()
-        for index, entry in enumerate(_field(body, "tools", list)):
+        for index, entry in enumerate(required_field(body, "tools", list)):
             if not isinstance(entry, Mapping):
-                raise _Refused(400, "BAD_REQUEST", f"tools[{index}] must be an object")
+                raise Refused(400, "BAD_REQUEST", f"tools[{index}] must be an object")
             connector, slug = str(entry.get("connector", "")), str(entry.get("tool", ""))
             concerned |= {connector, slug}
             result: dict[str, Any] = {"connector": connector, "tool": slug}
@@ -412,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             elif not isinstance(arguments, Mapping):
                 result["error"] = {"code": "INVALID_ARGUMENTS", "message": "not an object"}
-            elif missing := _missing(tool, arguments):
+            elif missing := missing_arguments(tool, arguments):
                 result["error"] = {
                     "code": "INVALID_ARGUMENTS",
                     "message": f"missing required arguments: {', '.join(missing)}",
@@ -421,11 +288,13 @@ class _Handler(BaseHTTPRequestHandler):
                 concerned.add(tool.slug)
                 result["data"] = copy.deepcopy(tool.result)
             results.append(result)
-        return _Answer(200, {"results": results}), concerned
+        return Answer(200, {"results": results}), concerned
 
-    def _connections(self, body: Any, query: Any) -> tuple[_Answer, set[str]]:
+    def _connections(self, body: Any, query: Any) -> tuple[Answer, set[str]]:
         state = self._state
-        wanted = [slug for slug in _field(body, "connectors", list) if isinstance(slug, str)]
+        wanted = [
+            slug for slug in required_field(body, "connectors", list) if isinstance(slug, str)
+        ]
         reinitiate = bool(body.get("reinitiate")) if isinstance(body, Mapping) else False
         results = []
         for slug in wanted:
@@ -445,14 +314,14 @@ class _Handler(BaseHTTPRequestHandler):
                         "connectUrl": f"{self._base()}/_dev/connect/{slug}",
                     }
                 )
-        return _Answer(200, {"results": results}), set(wanted)
+        return Answer(200, {"results": results}), set(wanted)
 
-    def _list(self, body: Any, query: Mapping[str, list[str]]) -> tuple[_Answer, set[str]]:
+    def _list(self, body: Any, query: Mapping[str, list[str]]) -> tuple[Answer, set[str]]:
         state = self._state
         cursor = (query.get("cursor") or ["0"])[0]
         start = int(cursor) if cursor.isdigit() else 0
         apps = list(state.apps)
-        page = apps[start : start + _PAGE_SIZE]
+        page = apps[start : start + PAGE_SIZE]
         items = [
             {
                 "connector": slug,
@@ -461,63 +330,15 @@ class _Handler(BaseHTTPRequestHandler):
             }
             for slug in page
         ]
-        after = start + _PAGE_SIZE
+        after = start + PAGE_SIZE
         answer = {"items": items, "nextCursor": str(after) if after < len(apps) else None}
-        return _Answer(200, answer), set(page)
+        return Answer(200, answer), set(page)
 
 
 def _address(server: ThreadingHTTPServer) -> str:
     host, port = server.server_address[:2]
     text = host.decode() if isinstance(host, bytes) else str(host)
     return f"[{text}]:{port}" if ":" in text else f"{text}:{port}"
-
-
-def _field(body: Any, name: str, kind: type) -> Any:
-    value = body.get(name) if isinstance(body, Mapping) else None
-    if not isinstance(value, kind):
-        raise _Refused(400, "BAD_REQUEST", f"the body needs {name!r} ({kind.__name__})")
-    return value
-
-
-def _schema(app: FixtureConnector, tool: FixtureTool) -> dict[str, Any]:
-    schema = {
-        "connector": app.slug,
-        "tool": tool.slug,
-        "description": tool.description,
-        "inputSchema": copy.deepcopy(dict(tool.input_schema)),
-    }
-    if tool.annotations:
-        schema["annotations"] = copy.deepcopy(dict(tool.annotations))
-    return schema
-
-
-def _missing(tool: FixtureTool, arguments: Mapping[str, Any]) -> list[str]:
-    required = tool.input_schema.get("required")
-    if not isinstance(required, list):
-        return []
-    return [str(name) for name in required if name not in arguments]
-
-
-def _error(refused: _Refused) -> _Answer:
-    return _Answer(refused.status, {"error": {"code": refused.code, "message": refused.message}})
-
-
-def _faulted(answer: _Answer, faults: list[_Fault]) -> _Answer:
-    delay = sum(fault.ms for fault in faults if fault.fault == "delay")
-    if delay:
-        time.sleep(delay / 1000)
-    for fault in faults:
-        if fault.fault == "rate_limit":
-            return _Answer(
-                429,
-                {"error": {"code": "RATE_LIMITED", "message": "slow down"}},
-                {"retry-after": f"{fault.retry_after:g}"},
-            )
-        if fault.fault == "error":
-            return _Answer(
-                500, {"error": {"code": "INTERNAL", "message": "the gateway failed (a fault)"}}
-            )
-    return answer
 
 
 class DevGateway:

@@ -1,0 +1,57 @@
+"""Private: the helpers the bundled plugins (``plugins_builtin/``) use and a third party may
+not (tests/test_public_api.py enforces both). Cache-file frames, private files and directories,
+captured output, process groups, the project gate, skills' variables, execute_code's memory
+guard and the progress listener: hermes-core's own rules, shared with the plugins it ships, not
+an API that keeps its shape from one release to the next.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_core.exports import FACES, face_names, lazy_exports
+
+if TYPE_CHECKING:
+    from hermes_core.cache_files import (
+        CACHE_FRAME_SIZE as CACHE_FRAME_SIZE,
+    )
+    from hermes_core.cache_files import (
+        CacheFileError as CacheFileError,
+    )
+    from hermes_core.cache_files import (
+        cache_frame as cache_frame,
+    )
+    from hermes_core.cache_files import (
+        read_cache_frame as read_cache_frame,
+    )
+    from hermes_core.captured import (
+        head_and_tail as head_and_tail,
+    )
+    from hermes_core.execution.memory_guard import (
+        hide_host_memory as hide_host_memory,
+    )
+    from hermes_core.private_files import (
+        create_private_file as create_private_file,
+    )
+    from hermes_core.private_files import (
+        make_private_dir as make_private_dir,
+    )
+    from hermes_core.private_files import (
+        private_dir as private_dir,
+    )
+    from hermes_core.process_groups import (
+        signal_group as signal_group,
+    )
+    from hermes_core.progress import (
+        progress_listener as progress_listener,
+    )
+    from hermes_core.project_trust import (
+        project_refusal as project_refusal,
+    )
+    from hermes_core.skills.variables import (
+        releasable_variables as releasable_variables,
+    )
+
+__all__ = face_names("hermes_core._plugin_support")
+
+__getattr__, __dir__ = lazy_exports(__name__, FACES[__name__], __all__, globals())
