@@ -19,7 +19,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from hermes_core.mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core.mcp.startup import McpStartup
 from hermes_core.paths import Environment
 from hermes_core.serve.http_access import BearerTokenGate, transport_security
-from hermes_core.serve.server import HostServer
+from hermes_core.serve.server import HostServer, SessionScope
 from hermes_core.serve.token import TokenFile, read_or_create_token
 
 __all__ = [
@@ -41,9 +41,11 @@ __all__ = [
     "DEFAULT_HTTP_PORT",
     "MCP_PATH",
     "SERVE_STARTUP",
+    "http_app",
     "http_url",
     "serve_http",
     "serve_stdio",
+    "serving_host",
 ]
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -103,9 +105,7 @@ async def serve_stdio(
     received: list[int] = []
     with _startup_errors_unwrapped():
         async with stdio_server() as (read_stream, write_stream):
-            # Upstream servers' questions go to the client of the request being served (see
-            # HostServer); outside a request nobody answers them.
-            with _stdout_to_stderr(), answering_forms(NobodyAnswers()):
+            with _stdout_to_stderr():
                 await _serve_stdio_streams(
                     config, env, read_stream, write_stream, received, config_path, context_length
                 )
@@ -129,21 +129,50 @@ async def _serve_stdio_streams(
     # cancels the start, which ends the servers begun so far.
     async with anyio.create_task_group() as outer:
         outer.start_soon(_cancel_on_signal, outer.cancel_scope, received)
+        async with serving_host(
+            config,
+            env,
+            session_scope="connection",
+            config_path=config_path,
+            context_length=context_length,
+        ) as served:
+            await served.server.run(read_stream, write_stream, served.initialization_options())
+        outer.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def serving_host(
+    config: Config,
+    env: Environment,
+    *,
+    session_scope: SessionScope,
+    config_path: Path | None = None,
+    context_length: int | None = None,
+) -> AsyncIterator[HostServer]:
+    """The started host as a :class:`HostServer`, ready to be run over any transport: what
+    :func:`serve_stdio` and :func:`serve_http` serve (and what tests serve in process).
+
+    The tool array is assembled once before this yields, so an unknown policy or search
+    backend fails here, naming the valid ones. While the block runs, the parked calls of
+    2026-era clients are hosted, list changes are announced, and the MCP servers held back at
+    start are started (:meth:`HostServer.start_held_servers`); an upstream server's question
+    outside a request is answered by nobody. Leaving the block shuts the host down.
+    """
+    # Upstream servers' questions go to the client of the request being served (see
+    # HostServer); outside a request nobody answers them.
+    with answering_forms(NobodyAnswers()):
         async with Host(
             config, env, config_path=config_path, mcp_reconnect=True, mcp_startup=SERVE_STARTUP
         ) as host:
-            served = HostServer(host, context_length=context_length, session_scope="connection")
-            # An unknown policy or search backend fails here, naming the valid ones.
+            served = HostServer(host, context_length=context_length, session_scope=session_scope)
             host.prepare_tools()
             served.tools()
-            options = served.initialization_options()
             async with anyio.create_task_group() as group:
                 await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)
                 group.start_soon(served.start_held_servers)
-                await served.server.run(read_stream, write_stream, options)
+                yield served
                 group.cancel_scope.cancel()
-        outer.cancel_scope.cancel()
 
 
 @contextlib.contextmanager
@@ -216,7 +245,7 @@ async def serve_http(
         read_or_create_token(env.serve_token_path)
         token = TokenFile(env.serve_token_path)
     sock = _listen(host, port)
-    with sock, _startup_errors_unwrapped(), answering_forms(NobodyAnswers()):
+    with sock, _startup_errors_unwrapped():
         await _serve_http_on(
             sock,
             config,
@@ -257,21 +286,14 @@ async def _serve_http_on(
                     return
 
         outer.start_soon(stop_on_signal)
-        async with Host(
-            config, env, config_path=config_path, mcp_reconnect=True, mcp_startup=SERVE_STARTUP
-        ) as hermes:
-            served = HostServer(hermes, context_length=context_length, session_scope="request")
-            # An unknown policy or search backend fails here, naming the valid ones.
-            hermes.prepare_tools()
-            served.tools()
-            app: Any = served.server.streamable_http_app(
-                streamable_http_path=MCP_PATH,
-                stateless_http=True,
-                host=host,
-                transport_security=transport_security(host, bound_port, allow_hosts),
-            )
-            if token is not None:
-                app = BearerTokenGate(app, token)
+        async with serving_host(
+            config,
+            env,
+            session_scope="request",
+            config_path=config_path,
+            context_length=context_length,
+        ) as served:
+            app = http_app(served, host, bound_port, allow_hosts=allow_hosts, token=token)
             server = _UvicornServer(
                 uvicorn.Config(
                     app,
@@ -296,13 +318,32 @@ async def _serve_http_on(
                     on_listening(url)
 
             async with anyio.create_task_group() as group:
-                await group.start(served.parked.run)
-                group.start_soon(served.watch_tool_list)
-                group.start_soon(served.start_held_servers)
                 group.start_soon(report_listening)
                 await server.serve(sockets=[sock])
                 group.cancel_scope.cancel()
         outer.cancel_scope.cancel()
+
+
+def http_app(
+    served: HostServer,
+    host: str,
+    port: int,
+    *,
+    allow_hosts: Sequence[str] = (),
+    token: TokenFile | None = None,
+) -> Any:
+    """The ASGI app of stateless streamable HTTP at :data:`MCP_PATH` for ``served`` bound to
+    ``host``:``port``: the Host/Origin check for that bind (and ``allow_hosts``), behind the
+    bearer token gate when ``token`` is given (see :mod:`hermes_core.serve.http_access`)."""
+    app: Any = served.server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        host=host,
+        transport_security=transport_security(host, port, tuple(allow_hosts)),
+    )
+    if token is not None:
+        app = BearerTokenGate(app, token)
+    return app
 
 
 class _UvicornServer(uvicorn.Server):

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,14 +140,10 @@ class HttpServe:
         """The ``Authorization`` header a client of this server sends."""
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
-    @asynccontextmanager
-    async def client(self, **options: Any) -> AsyncIterator[Client]:
+    def client(self, **options: Any) -> AbstractAsyncContextManager[Client]:
         """An ``mcp`` SDK client of this server sending the token (``options`` go to
-        ``Client``); the SDK leaves an HTTP client it was given open, so it is closed here."""
-        async with create_mcp_http_client(headers=self.headers) as http:
-            transport = streamable_http_client(self.url, http_client=http)
-            async with Client(transport, **options) as client:
-                yield client
+        ``Client``)."""
+        return http_client(self.url, self.headers, **options)
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (a guard kills it after 30 s)."""
@@ -159,6 +155,17 @@ class HttpServe:
             self.process.kill()
             self.process.wait()
             pytest.fail("hermes serve did not stop within 30 s of SIGTERM")
+
+
+@asynccontextmanager
+async def http_client(url: str, headers: dict[str, str], **options: Any) -> AsyncIterator[Client]:
+    """An ``mcp`` SDK client of the streamable HTTP server at ``url`` sending ``headers``
+    (``options`` go to ``Client``); the SDK leaves an HTTP client it was given open, so it is
+    closed here."""
+    async with create_mcp_http_client(headers=headers) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, **options) as client:
+            yield client
 
 
 def _read_stderr_until_url(process: subprocess.Popen[bytes], limit: float) -> tuple[str, str]:

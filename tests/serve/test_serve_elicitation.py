@@ -1,7 +1,7 @@
 """Approvals that reach the person behind an MCP client: ``hermes serve`` sends the approval
 prompt as an elicitation form to a client that declared the ``elicitation`` capability, driven
-here by the ``mcp`` SDK client's ``elicitation_callback`` against the real ``hermes serve``
-process, over stdio and over streamable HTTP, in both protocol eras.
+here by the ``mcp`` SDK client's ``elicitation_callback`` against ``hermes serve`` run in this
+process (``in_process.py``), as over stdio and over streamable HTTP, in both protocol eras.
 
 2025-11-25 clients get an ``elicitation/create`` request on their connection (stdio);
 2026-07-28 clients get an ``input_required`` result and send the call again with the answer.
@@ -19,9 +19,10 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 import pytest
+from in_process import http_in_process, in_process
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from serving import HttpServe, ServeHome, http_serve
+from serving import ServeHome
 
 from hermes_core.approvals.prompt import ApprovalRequest, question_text
 from hermes_core.config import load_config
@@ -84,25 +85,26 @@ def write(client: Client, path: Path, content: str = "hello") -> Any:
 
 
 def over_stdio(served: ServeHome, mode: Any, person: Person | None, calls: Calls) -> Any:
-    """Run ``calls`` with an SDK client that started ``hermes serve`` over stdio."""
+    """Run ``calls`` with an SDK client of ``hermes serve`` served as over stdio."""
 
     async def main() -> list[mcp_types.CallToolResult]:
-        parameters = served.stdio_parameters()
-        async with Client(parameters, mode=mode, elicitation_callback=person) as client:
+        async with in_process(served, mode=mode, elicitation_callback=person) as client:
             return await calls(client)
 
     return anyio.run(main)
 
 
 def over_http(served: ServeHome, mode: Any, person: Person | None, calls: Calls) -> Any:
-    """Run ``calls`` with an SDK client of a ``hermes serve --transport http`` process."""
+    """Run ``calls`` with an SDK client of ``hermes serve --transport http``."""
 
-    async def main(server: HttpServe) -> list[mcp_types.CallToolResult]:
-        async with server.client(mode=mode, elicitation_callback=person) as client:
+    async def main() -> list[mcp_types.CallToolResult]:
+        async with (
+            http_in_process(served) as server,
+            server.client(mode=mode, elicitation_callback=person) as client,
+        ):
             return await calls(client)
 
-    with http_serve(served) as server:
-        return anyio.run(main, server)
+    return anyio.run(main)
 
 
 TRANSPORTS = [
@@ -269,7 +271,7 @@ def test_an_answer_sent_again_after_the_result_came_back_does_not_run_the_call_t
     arguments = {"path": str(target), "content": "hello"}
 
     async def main() -> tuple[mcp_types.CallToolResult, mcp_types.CallToolResult]:
-        async with Client(served.stdio_parameters(), elicitation_callback=Person()) as client:
+        async with in_process(served, elicitation_callback=Person()) as client:
             session = client.session
             asked = await session.call_tool("write_file", arguments, allow_input_required=True)
             assert isinstance(asked, mcp_types.InputRequiredResult)

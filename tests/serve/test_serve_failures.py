@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import anyio
 import mcp_types
-from mcp import Client
+from in_process import in_process
 from serving import BUNDLED, ServeHome
 
 from hermes_core.testing import write_dir_plugin
@@ -43,7 +43,7 @@ def test_serve_answers_after_hooks_raise_base_exceptions_and_a_too_deep_tool_cal
     deep = "[" * 100_000 + "]" * 100_000
 
     async def main() -> list[mcp_types.CallToolResult]:
-        async with Client(served.stdio_parameters()) as client:
+        async with in_process(served) as client:
             return [
                 await client.call_tool("tool_call", {"name": "todo_list", "arguments": {}}),
                 await client.call_tool("search_files", {"pattern": "x"}),

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from in_process import in_process
 from serving import BUNDLED, ServeHome
 
 from hermes_core.connectors.signin import save_token
@@ -149,7 +149,7 @@ def test_a_served_call_runs_one_pre_and_one_post_hook_under_the_real_name(
         )
 
         async def main() -> Any:
-            async with Client(served.stdio_parameters(), mode="legacy") as client:
+            async with in_process(served, mode="legacy") as client:
                 listed = [tool.name for tool in (await client.list_tools()).tools]
                 return listed, await client.call_tool(name, arguments)
 

@@ -1,6 +1,7 @@
 """``hermes serve --transport http``: stateless streamable HTTP on 127.0.0.1, driven by the
-``mcp`` SDK client from this process; its lifetime as a process (URL on stderr, SIGTERM ends it
-and every MCP server child it started, a taken port is a clear error)."""
+``mcp`` SDK client, in both eras served in this process (``in_process.py``), and as a real
+process: its lifetime (URL on stderr, a client lists and calls, SIGTERM ends it and every MCP
+server child it started, a taken port is a clear error)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 import anyio
 import mcp_types
 import pytest
+from in_process import http_in_process
+from mcp import Client
 from serving import (
     BRIDGE_TOOLS,
     CORE_TOOLS,
@@ -19,6 +22,7 @@ from serving import (
     http_serve,
     late_server,
     processes_mentioning,
+    served_tools_once_listed,
     time_server,
     wait_for_processes,
 )
@@ -26,6 +30,19 @@ from serving import (
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
 
 
+async def list_search_and_call(
+    client: Client,
+) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
+    """The tool names, a search for the time server's tool and a call of it through the bridge."""
+    names = [tool.name for tool in (await client.list_tools()).tools]
+    found = await client.call_tool("tool_search", {"queries": ["current time"]})
+    called = await client.call_tool(
+        "tool_call", {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}}
+    )
+    return names, found, called
+
+
+@pytest.mark.subprocess
 def test_http_binds_loopback_and_prints_its_url_on_stderr(served: ServeHome) -> None:
     served.write_config()
     with http_serve(served) as server:
@@ -40,20 +57,11 @@ def test_http_binds_loopback_and_prints_its_url_on_stderr(served: ServeHome) -> 
 def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: Any) -> None:
     served.write_config(mcp_servers={"time": time_server()})
 
-    async def main(
-        server: HttpServe,
-    ) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
-        async with server.client(mode=mode) as client:
-            names = [tool.name for tool in (await client.list_tools()).tools]
-            found = await client.call_tool("tool_search", {"queries": ["current time"]})
-            called = await client.call_tool(
-                "tool_call",
-                {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}},
-            )
-            return names, found, called
+    async def main() -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
+        async with http_in_process(served) as server, server.client(mode=mode) as client:
+            return await list_search_and_call(client)
 
-    with http_serve(served) as server:
-        names, found, called = anyio.run(main, server)
+    names, found, called = anyio.run(main)
     assert names == CORE_TOOLS + BRIDGE_TOOLS
     assert found.structured_content is not None
     assert "mcp__time__get_current_time" in found.structured_content["results"][0]["matches"]
@@ -62,6 +70,34 @@ def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: 
     assert called.structured_content["timezone"] == "UTC"
 
 
+@pytest.mark.subprocess
+def test_a_client_lists_searches_and_calls_and_sigterm_ends_the_http_process_cleanly(
+    served: ServeHome,
+) -> None:
+    # The whole process over HTTP; the rules are checked in process above.
+    served.write_config(mcp_servers={"time": time_server()})
+
+    async def main(
+        server: HttpServe,
+    ) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
+        async with server.client() as client:
+            # The time server joins the list once connected (clients are told).
+            await served_tools_once_listed(client, "mcp__time__get_current_time")
+            return await list_search_and_call(client)
+
+    with http_serve(served) as server:
+        names, found, called = anyio.run(main, server)
+        status = server.stop()
+    assert status == 0
+    assert names == CORE_TOOLS + BRIDGE_TOOLS
+    assert found.structured_content is not None
+    assert "mcp__time__get_current_time" in found.structured_content["results"][0]["matches"]
+    assert called.is_error is False
+    assert called.structured_content is not None
+    assert called.structured_content["timezone"] == "UTC"
+
+
+@pytest.mark.subprocess
 def test_sigterm_stops_serve_and_ends_its_mcp_server_children(served: ServeHome) -> None:
     ready = served.root / "late-server-may-answer"
     ready.touch()
@@ -79,6 +115,7 @@ def test_sigterm_stops_serve_and_ends_its_mcp_server_children(served: ServeHome)
     assert processes_mentioning(str(ready)) == []
 
 
+@pytest.mark.subprocess
 def test_a_port_in_use_is_a_clear_error(served: ServeHome) -> None:
     served.write_config()
     with socket.socket() as taken:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, http_serve, inspector, time_server
 
 
@@ -14,6 +15,7 @@ def answer(done: Any) -> Any:
     return json.loads(done.stdout)
 
 
+@pytest.mark.subprocess
 def test_inspector_lists_and_calls_over_stdio(served: ServeHome) -> None:
     served.write_config(mcp_servers={"time": time_server()})
     # The Inspector lists once, without waiting for a list change: the time server's tools are
@@ -59,6 +61,7 @@ def test_inspector_lists_and_calls_over_stdio(served: ServeHome) -> None:
     assert called["structuredContent"]["timezone"] == "UTC"
 
 
+@pytest.mark.subprocess
 def test_inspector_lists_and_calls_over_http(served: ServeHome) -> None:
     served.write_config()
     # The Inspector CLI (0.15.0) has no option to send a header, so it cannot send the bearer

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import anyio
-from mcp import Client
+from in_process import in_process
 from serving import ServeHome, late_server
 
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
@@ -25,7 +25,7 @@ def test_tool_search_does_not_wait_a_hung_servers_whole_connect_timeout(
     served.write_config(mcp_servers={"box": box, "hung": hung})
 
     async def main() -> tuple[float, str, float, str]:
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             begun = time.monotonic()
             with anyio.fail_after(WAIT_LIMIT):
                 first = await client.call_tool("tool_search", {"queries": ["echo the text"]})

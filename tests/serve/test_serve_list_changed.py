@@ -16,12 +16,10 @@ from typing import Any
 
 import anyio
 import mcp_types
-from mcp import Client
+from in_process import http_in_process, in_process
 from mcp.client.subscriptions import ToolsListChanged
 from serving import (
-    HttpServe,
     ServeHome,
-    http_serve,
     late_server,
     processes_mentioning,
     served_tools_once_listed,
@@ -61,9 +59,7 @@ def test_a_server_connecting_while_serving_notifies_a_2025_client(served: ServeH
             changed.set()
 
     async def main() -> tuple[str, str, mcp_types.CallToolResult]:
-        async with Client(
-            served.stdio_parameters(), mode="legacy", message_handler=on_message
-        ) as client:
+        async with in_process(served, mode="legacy", message_handler=on_message) as client:
             capabilities = client.session.server_capabilities
             assert capabilities is not None
             assert capabilities.tools is not None
@@ -96,11 +92,14 @@ def test_a_server_dropping_while_serving_notifies_a_2025_client(served: ServeHom
             changes.append(message)
 
     async def main() -> tuple[str, str]:
-        async with Client(
-            served.stdio_parameters(), mode="legacy", message_handler=on_message
-        ) as client:
+        async with in_process(served, mode="legacy", message_handler=on_message) as client:
             # Serve answers at once; the server joins the list once connected.
             before = listing(await served_tools_once_listed(client, LATE_TOOL))
+            # The listing may show the server before the client has heard that it joined; that
+            # notice must not count as the one about the drop.
+            with anyio.fail_after(WAIT_LIMIT):
+                while not changes:
+                    await anyio.sleep(0.05)
             heard = len(changes)
             (child,) = processes_mentioning(str(ready))
             # Without the file the reconnect cannot succeed, so the server stays unavailable.
@@ -122,7 +121,7 @@ def test_a_server_connecting_while_serving_notifies_a_2026_client_on_its_listen_
     ready = configure(served)
 
     async def main() -> tuple[str, str]:
-        async with Client(served.stdio_parameters()) as client:
+        async with in_process(served) as client:
             assert client.protocol_version == "2026-07-28"
             before = listing((await client.list_tools()).tools)
             async with client.listen(tools_list_changed=True) as subscription:
@@ -142,8 +141,8 @@ def test_over_http_a_2026_client_hears_of_the_change_on_its_listen_stream(
 ) -> None:
     ready = configure(served)
 
-    async def main(server: HttpServe) -> tuple[str, str]:
-        async with server.client() as client:
+    async def main() -> tuple[str, str]:
+        async with http_in_process(served) as server, server.client() as client:
             before = listing((await client.list_tools()).tools)
             async with client.listen(tools_list_changed=True) as subscription:
                 ready.touch()
@@ -152,8 +151,7 @@ def test_over_http_a_2026_client_hears_of_the_change_on_its_listen_stream(
             assert isinstance(event, ToolsListChanged)
             return before, listing((await client.list_tools()).tools)
 
-    with http_serve(served) as server:
-        before, after = anyio.run(main, server)
+    before, after = anyio.run(main)
     assert LATE_TOOL not in before
     assert LATE_TOOL in after
 
@@ -163,15 +161,14 @@ def test_a_stateless_http_server_promises_no_list_changes_to_a_2025_client(
 ) -> None:
     served.write_config()
 
-    async def main(server: HttpServe) -> bool | None:
-        async with server.client(mode="legacy") as client:
+    async def main() -> bool | None:
+        async with http_in_process(served) as server, server.client(mode="legacy") as client:
             capabilities = client.session.server_capabilities
             assert capabilities is not None
             assert capabilities.tools is not None
             return capabilities.tools.list_changed
 
-    with http_serve(served) as server:
-        assert anyio.run(main, server) is False
+    assert anyio.run(main) is False
 
 
 class AnnouncementCounter(HostServer):

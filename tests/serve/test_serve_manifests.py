@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client
+from in_process import in_process
 from serving import ServeHome, late_server, time_server
 
 TIME_TOOL = "mcp__time__get_current_time"
@@ -38,7 +38,7 @@ def test_a_hanging_server_delays_neither_tools_list_nor_a_call_to_another_server
 
     async def main() -> tuple[float, list[str], float, bool, str]:
         began = time.monotonic()
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
             listed = time.monotonic() - began
             began = time.monotonic()
@@ -81,7 +81,7 @@ def test_serve_starts_a_known_server_only_once_the_client_has_the_tool_list(
     assert started() == 1
 
     async def main() -> tuple[int, list[str], int, str]:
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             await anyio.sleep(0.5)  # initialized; well within HELD_SERVERS_START_AFTER
             before_list = started()
             names = [tool.name for tool in (await client.list_tools()).tools]
@@ -109,7 +109,7 @@ def test_a_call_of_a_tool_whose_server_is_still_connecting_waits_for_it(
     late_tool = "mcp__late__late_echo"
 
     async def main() -> tuple[list[str], bool, str, float]:
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
 
             async def answer_soon() -> None:
@@ -145,7 +145,7 @@ def test_a_call_of_a_name_no_starting_server_could_have_is_refused_at_once(
 
     async def main() -> list[tuple[str, float]]:
         answers: list[tuple[str, float]] = []
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             await client.list_tools()
             for name in ("no_such_tool", "mcp__other__echo"):
                 for route in ("tool_call", "direct"):

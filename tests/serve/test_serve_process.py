@@ -55,6 +55,7 @@ def initialize(process: subprocess.Popen[str]) -> dict[str, object]:
     return answer
 
 
+@pytest.mark.subprocess
 def test_closing_stdin_ends_serve_its_mcp_server_children_and_their_children(
     served: ServeHome,
 ) -> None:
@@ -78,6 +79,7 @@ def test_closing_stdin_ends_serve_its_mcp_server_children_and_their_children(
     assert processes_mentioning(grandchild) == []
 
 
+@pytest.mark.subprocess
 def test_sigterm_ends_serve_its_mcp_server_children_and_their_children_while_stdin_is_open(
     served: ServeHome,
 ) -> None:
@@ -105,6 +107,7 @@ def test_sigterm_ends_serve_its_mcp_server_children_and_their_children_while_std
     assert processes_mentioning(grandchild) == []
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_an_unknown_search_backend_stops_serve_before_it_serves(
     served: ServeHome, transport: str
@@ -127,6 +130,7 @@ def test_an_unknown_search_backend_stops_serve_before_it_serves(
     assert done.stdout == ""
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("transport", "status_on_sigterm"), [("stdio", -signal.SIGTERM), ("http", 0)]
 )

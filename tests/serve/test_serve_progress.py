@@ -2,9 +2,9 @@
 ``notifications/progress`` reach the served client under the client's own progress token, an
 upstream ``elicitation/create`` form is forwarded to the served client (and its answer back to
 the upstream server), a client that cannot answer gets a clear refusal naming the server, and
-``terminal`` / ``execute_code`` report progress of their own. Real ``hermes serve`` processes
-driven by the ``mcp`` SDK client, the upstream server the real child
-``tests/mcp/servers/asking.py``."""
+``terminal`` / ``execute_code`` report progress of their own. ``hermes serve`` run in this
+process (``in_process.py``, as over stdio or streamable HTTP) driven by the ``mcp`` SDK client,
+the upstream server the real child ``tests/mcp/servers/asking.py``."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 import mcp_types
 import pytest
+from in_process import http_in_process, in_process
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from serving import BUNDLED, HttpServe, ServeHome, http_serve
+from serving import BUNDLED, ServeHome
 
 from hermes_core.testing import write_dir_plugin
 
@@ -78,27 +79,23 @@ def call(
     progress: Reports | None = None,
     answers: Answers | None = None,
 ) -> mcp_types.CallToolResult:
-    """Call ``name`` once through a served hermes (stdio, or http)."""
+    """Call ``name`` once through a served hermes (as over stdio, or over http)."""
 
     async def run(client: Client) -> mcp_types.CallToolResult:
         with anyio.fail_after(60):
             return await client.call_tool(name, arguments, progress_callback=progress)
 
-    if transport == "stdio":
-
-        async def main() -> mcp_types.CallToolResult:
-            parameters = served.stdio_parameters()
-            async with Client(parameters, mode=mode, elicitation_callback=answers) as client:
+    async def main() -> mcp_types.CallToolResult:
+        if transport == "stdio":
+            async with in_process(served, mode=mode, elicitation_callback=answers) as client:
                 return await run(client)
-
-        return anyio.run(main)
-
-    async def over_http(server: HttpServe) -> mcp_types.CallToolResult:
-        async with server.client(mode=mode, elicitation_callback=answers) as client:
+        async with (
+            http_in_process(served) as server,
+            server.client(mode=mode, elicitation_callback=answers) as client,
+        ):
             return await run(client)
 
-    with http_serve(served) as server:
-        return anyio.run(over_http, server)
+    return anyio.run(main)
 
 
 TRANSPORTS = [

@@ -1,6 +1,7 @@
-"""``hermes serve`` over stdio, driven by the ``mcp`` SDK client from this (separate) process, in
-both protocol eras: 2026-07-28 (the SDK's default, ``auto``) and 2025-11-25 (``legacy``, the era
-of the TypeScript SDK and most desktop clients)."""
+"""``hermes serve`` as over stdio (one connection, one hermes session), driven by the ``mcp`` SDK
+client in both protocol eras: 2026-07-28 (the SDK's default, ``auto``) and 2025-11-25
+(``legacy``, the era of the TypeScript SDK and most desktop clients). The rules are checked
+with the host served in this process (``in_process.py``); one test starts the real process."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import anyio
 import mcp_types
 import pytest
+from in_process import in_process
 from mcp import Client
 from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, served_tools_once_listed, time_server
 
@@ -28,7 +30,7 @@ def test_tools_list_is_the_core_tools_plus_the_bridge_with_the_listing(
     served.write_config(mcp_servers={"time": time_server()})
 
     async def main() -> list[mcp_types.Tool]:
-        async with Client(served.stdio_parameters(), mode=mode) as client:
+        async with in_process(served, mode=mode) as client:
             return await served_tools_once_listed(client, "mcp__time__get_current_time")
 
     tools = anyio.run(main)
@@ -55,7 +57,7 @@ def test_the_bridge_searches_describes_and_calls_a_deferred_mcp_tool(
     name = "mcp__time__get_current_time"
 
     async def main() -> list[mcp_types.CallToolResult]:
-        async with Client(served.stdio_parameters(), mode=mode) as client:
+        async with in_process(served, mode=mode) as client:
             return [
                 await client.call_tool("tool_search", {"queries": ["current time"]}),
                 await client.call_tool("tool_describe", {"names": [name]}),
@@ -81,7 +83,7 @@ def test_one_session_per_connection_keeps_the_todo_list_between_calls(served: Se
     served.write_config()
 
     async def main() -> mcp_types.CallToolResult:
-        async with Client(served.stdio_parameters()) as client:
+        async with in_process(served) as client:
             written = await client.call_tool(
                 "tool_call",
                 {"name": "todo_list", "arguments": {"todos": [{"content": "water the plants"}]}},
@@ -101,7 +103,7 @@ def test_a_call_needing_approval_is_denied_with_the_non_interactive_rule(
     marker = served.work / "created-by-terminal"
 
     async def main() -> mcp_types.CallToolResult:
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             return await client.call_tool("terminal", {"command": f"touch {marker}"})
 
     result = anyio.run(main)
@@ -115,7 +117,7 @@ def test_non_interactive_allow_lets_the_call_run(served: ServeHome) -> None:
     marker = served.work / "created-by-terminal"
 
     async def main() -> mcp_types.CallToolResult:
-        async with Client(served.stdio_parameters()) as client:
+        async with in_process(served) as client:
             return await client.call_tool("terminal", {"command": f"touch {marker}"})
 
     result = anyio.run(main)
@@ -129,9 +131,35 @@ def test_invalid_arguments_come_back_as_an_error_result_naming_the_problem(
     served.write_config()
 
     async def main() -> mcp_types.CallToolResult:
-        async with Client(served.stdio_parameters(), mode="legacy") as client:
+        async with in_process(served, mode="legacy") as client:
             return await client.call_tool("read_file", {"offset": 3})
 
     result = anyio.run(main)
     assert result.is_error is True
     assert "path" in text_of(result)
+
+
+@pytest.mark.subprocess
+def test_a_stdio_client_starts_serve_lists_searches_and_calls_and_serve_exits_with_it(
+    served: ServeHome,
+) -> None:
+    # The whole process over stdio; the rules above are checked in process.
+    served.write_config(mcp_servers={"time": time_server()})
+    name = "mcp__time__get_current_time"
+
+    async def main() -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
+        async with Client(served.stdio_parameters()) as client:
+            tools = await served_tools_once_listed(client, name)
+            found = await client.call_tool("tool_search", {"queries": ["current time"]})
+            called = await client.call_tool(
+                "tool_call", {"name": name, "arguments": {"timezone": "UTC"}}
+            )
+            return [tool.name for tool in tools], found, called
+
+    names, found, called = anyio.run(main)
+    assert names == CORE_TOOLS + BRIDGE_TOOLS
+    assert found.structured_content is not None
+    assert name in found.structured_content["results"][0]["matches"]
+    assert called.is_error is False
+    assert called.structured_content is not None
+    assert called.structured_content["timezone"] == "UTC"

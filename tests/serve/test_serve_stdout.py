@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from serving import ServeHome
 
 from hermes_core.testing import write_dir_plugin
@@ -40,6 +41,7 @@ def request(ident: int, method: str, params: dict[str, object]) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
 
 
+@pytest.mark.subprocess
 def test_stdout_carries_only_protocol_while_plugins_print(served: ServeHome) -> None:
     write_dir_plugin(
         served.home / "plugins", "noisy", NOISY, manifest={"provides_tools": ["shout"]}
