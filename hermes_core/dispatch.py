@@ -44,6 +44,7 @@ from hermes_core.coercion import coerce_arguments
 from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
 from hermes_core.execution.environment import ScriptPassthrough
 from hermes_core.generation_cache import GenerationCache
+from hermes_core.registry import Registry
 from hermes_core.shown import shown
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import (
@@ -52,7 +53,7 @@ from hermes_core.timeouts import (
     caller_cancelled,
     run_sync_with_timeout,
 )
-from hermes_core.tools import Registry, Tool, ToolResult
+from hermes_core.tools import Tool, ToolResult
 from hermes_core.validation import argument_error, build_validator, has_patterns
 
 if TYPE_CHECKING:

@@ -42,9 +42,10 @@ from hermes_core.plugins.registrations import (
 )
 from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
 from hermes_core.project_trust import config_refusal
+from hermes_core.registry import EnabledTools, Registry
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
-from hermes_core.tools import EnabledTools, Registry, ToolResult
+from hermes_core.tools import ToolResult
 
 if TYPE_CHECKING:
     import pluggy
