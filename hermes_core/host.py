@@ -517,7 +517,9 @@ class Host:
 
     def _build_dispatcher(self) -> Dispatcher:
         from hermes_core.dispatch import Dispatcher
+        from hermes_core.execution.caller import ToolCallers
 
+        passthrough = self.config.code_execution.env_passthrough
         return Dispatcher(
             self.registry,
             self.pm,
@@ -525,7 +527,7 @@ class Host:
             self.config,
             self.env,
             availability=self.availability,
-            plugin_variables=_required_variables(self._started()),
+            callers=ToolCallers([*passthrough, *_required_variables(self._started())]),
         )
 
     @property
