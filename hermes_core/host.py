@@ -377,9 +377,9 @@ class Host:
     ) -> ConnectorGateway:
         """A new instance of the connector gateway registered as ``name`` (default:
         ``tools.connectors.gateway``) for the gateway at ``url`` and the user's ``token``: its
-        factory gets a :class:`~hermes_core.connectors.gateway.GatewayContext`. Errors as for
+        factory gets a :class:`~hermes_core.specs.GatewayContext`. Errors as for
         :meth:`create_search_backend`."""
-        from hermes_core.connectors.gateway import GatewayContext
+        from hermes_core.specs import GatewayContext
 
         def context(plugin: str) -> PluginContext:
             base = self.plugin_context(plugin)
