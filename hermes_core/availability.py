@@ -32,9 +32,10 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hermes_core.connectors.naming import CONNECTORS_TOOLSET, is_connector_name
+from hermes_core.connector_names import CONNECTORS_TOOLSET, is_connector_name
+from hermes_core.registry import Registry
 from hermes_core.tool_blocks import BlockRun, runs_of
-from hermes_core.tools import BRIDGE_TOOL_NAMES, Registry, Tool, ToolResult, toolsets_config_allows
+from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult, toolsets_config_allows
 
 if TYPE_CHECKING:
     from hermes_core.config import ToolsConfig

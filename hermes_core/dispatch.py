@@ -11,10 +11,8 @@ wrong becomes an error :class:`~hermes_core.tools.ToolResult`; nothing raises ou
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import itertools
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,86 +20,45 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-import anyio
-import anyio.to_thread
 import pluggy
 
-from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, preview, redact
-from hermes_core.approvals.memory import ApprovalMemory
-from hermes_core.approvals.policy import (
-    SHELL_COMMAND_META,
-    ApprovalPolicy,
-    Decision,
-    GlobRules,
-    call_subjects,
-    matching_glob_every_segment_allows_any_segment_denies,
-    remembered_subject,
-)
-from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
-from hermes_core.arguments import ArgumentsProblem, read_arguments
+from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, preview
+from hermes_core.approvals.gate import ApprovalGate
 from hermes_core.availability import Availability
-from hermes_core.coercion import coerce_arguments
-from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
-from hermes_core.execution.environment import ScriptPassthrough
+from hermes_core.call_path import CALLER_PARAMETER, CallerFactory
+from hermes_core.call_shape import (
+    PreparedTool,
+    check_arguments,
+    check_in_thread,
+    handler_result,
+    prepare_tool,
+)
 from hermes_core.generation_cache import GenerationCache
-from hermes_core.shown import shown
-from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
+from hermes_core.hook_calls import Blocked, HookCalls
+from hermes_core.registry import Registry
+from hermes_core.specs import ActivityEvent, ActivityStatus, ToolCall
 from hermes_core.timeouts import (
     DeadlineExceeded,
     await_with_timeout,
     caller_cancelled,
     run_sync_with_timeout,
 )
-from hermes_core.tools import Registry, Tool, ToolResult
-from hermes_core.validation import argument_error, build_validator, has_patterns
+from hermes_core.tools import Tool, ToolResult
 
 if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
-
+    from hermes_core.approvals.memory import ApprovalMemory
+    from hermes_core.approvals.policy import ApprovalPolicy, GlobRules
     from hermes_core.config import Config
     from hermes_core.paths import Environment
     from hermes_core.session import Session
 
 log = logging.getLogger(__name__)
 
-_INJECTED: Final = frozenset({"session", CALLER_PARAMETER})
-"""Handler parameters the dispatcher fills itself; never arguments of the call."""
-
 _STATUS_BY_CODE: Final[dict[str, ActivityStatus]] = {
     "BLOCKED": "blocked",
     "DENIED": "denied",
     "INTERRUPTED": "interrupted",
 }
-
-
-@dataclass(frozen=True)
-class _Hook:
-    """One hook implementation, prepared once: its plugin name, how messages name it
-    (``plugin 'audit'``, ``hook directory 'audit'``), its timeout and how to call it."""
-
-    plugin: str
-    who: str
-    timeout: float
-    function: Callable[..., Any]
-    argnames: tuple[str, ...]
-    is_async: bool
-
-
-@dataclass(frozen=True)
-class _PreparedTool:
-    """What the dispatcher computes once per tool: the compiled validator and the call shape."""
-
-    tool: Tool
-    validator: Validator | None
-    """``None`` when the schema cannot judge (broken, non-local ``$ref``), or for a bridge tool:
-    the call is not blocked for it."""
-    is_async: bool
-    wants_session: bool
-    wants_caller: bool
-    accepted: frozenset[str] | None
-    patterned: bool = False
-    """Whether checking the arguments runs the schema's regular expressions (up to
-    ``PATTERN_BUDGET``): then it runs in a worker thread."""
 
 
 @dataclass(slots=True)
@@ -127,13 +84,6 @@ class CallPlan:
     batch: bool = False
 
 
-class _Blocked(Exception):
-    """A pre hook stopped the call."""
-
-    def __init__(self, result: ToolResult) -> None:
-        self.result = result
-
-
 class Dispatcher:
     """Runs tool calls through the pipeline of the specification.
 
@@ -141,8 +91,8 @@ class Dispatcher:
     :class:`~hermes_core.approvals.policy.ApprovalPolicy`. The activity log goes to
     ``env.log_dir/activity.jsonl`` unless ``activity_log`` is given. ``availability`` says why a
     name cannot run (by default over ``registry`` and ``config.tools``, knowing no MCP reasons).
-    ``plugin_variables`` are the ``requires_env`` of the loaded plugins: with
-    ``code_execution.env_passthrough`` they pass the scrub of a script's environment.
+    ``callers`` makes what a handler declaring a ``caller`` parameter receives (the host gives
+    an :class:`~hermes_core.execution.caller.ToolCallers`); without it such a handler is refused.
 
     It is the only router: a direct call runs its tool; a *router* tool (``tool_call``, marked
     ``meta["router"]``) is never run as itself: its handler returns a :class:`CallPlan` of the
@@ -159,28 +109,44 @@ class Dispatcher:
         *,
         activity_log: ActivityLog | None = None,
         availability: Availability | None = None,
-        plugin_variables: Sequence[str] = (),
+        callers: CallerFactory | None = None,
     ) -> None:
         self.registry = registry
         self.availability = availability or Availability(registry, config.tools)
-        self.hooks = hooks.hook if isinstance(hooks, pluggy.PluginManager) else hooks
-        self.policy = policy
+        self.hook_calls = HookCalls(hooks, config.plugins.hook_timeout)
+        self.hooks = self.hook_calls.hooks
+        self.gate = ApprovalGate(policy, config, env, decide_timeout=config.plugins.hook_timeout)
+        """The approval step: the policy, the allow and deny globs, the sessions' answers."""
+        self.callers = callers
         self.config = config
         self.env = env
-        self.deny_rules = GlobRules(config.approvals.deny)
-        self.allow_rules = GlobRules(config.approvals.allow)
-        self.approvals = ApprovalMemory(env, self.allow_rules)
-        """Each session's prompt transport and answers, and the *always* answers."""
-        self.passthrough = ScriptPassthrough(
-            [*config.code_execution.env_passthrough, *plugin_variables]
-        )
-        """The variable names that pass the scrub of a script's environment, per session."""
         self.activity_log = activity_log or ActivityLog(env.log_dir / ACTIVITY_LOG_NAME)
-        self._hook_timeout = config.plugins.hook_timeout
-        self._prepared: GenerationCache[str, _PreparedTool] = GenerationCache(registry)
-        self._hook_cache: dict[str, tuple[list[Any], tuple[_Hook, ...]]] = {}
+        self._prepared: GenerationCache[str, PreparedTool] = GenerationCache(registry)
         self._call_ids = itertools.count(1)
-        self._logged_failures: set[tuple[str, str, str]] = set()
+
+    @property
+    def policy(self) -> ApprovalPolicy:
+        """The selected approval policy."""
+        return self.gate.policy
+
+    @policy.setter
+    def policy(self, policy: ApprovalPolicy) -> None:
+        self.gate.policy = policy
+
+    @property
+    def approvals(self) -> ApprovalMemory:
+        """Each session's prompt transport and answers, and the *always* answers."""
+        return self.gate.memory
+
+    @property
+    def allow_rules(self) -> GlobRules:
+        """The globs of ``approvals.allow`` (with the *always* answers added)."""
+        return self.gate.allow_rules
+
+    @property
+    def deny_rules(self) -> GlobRules:
+        """The globs of ``approvals.deny``."""
+        return self.gate.deny_rules
 
     # Resolution -------------------------------------------------------------------------------
 
@@ -195,34 +161,10 @@ class Dispatcher:
         granted that toolset; otherwise ``None``."""
         return self.availability.resolve(name, session)
 
-    def _prepare(self, tool: Tool) -> _PreparedTool:
+    def _prepare(self, tool: Tool) -> PreparedTool:
         prepared = self._prepared.get(tool.name)
         if prepared is None or prepared.tool is not tool:
-            prepared = self._prepared.put(tool.name, _prepare_tool(tool))
-        return prepared
-
-    def _hook_impls(self, hook_name: str) -> tuple[_Hook, ...]:
-        caller = getattr(self.hooks, hook_name, None)
-        if caller is None:
-            return ()
-        impls = caller.get_hookimpls()
-        cached = self._hook_cache.get(hook_name)
-        if cached is not None and cached[0] == impls:
-            return cached[1]
-        # pluggy calls the last registered implementation first; so do we.
-        prepared = tuple(
-            _Hook(
-                plugin=impl.plugin_name,
-                who=_hook_owner(impl.plugin, impl.plugin_name),
-                timeout=_hook_timeout(impl.plugin, self._hook_timeout),
-                function=impl.function,
-                argnames=tuple(impl.argnames),
-                is_async=inspect.iscoroutinefunction(impl.function),
-            )
-            for impl in reversed(impls)
-            if not (impl.hookwrapper or impl.wrapper)
-        )
-        self._hook_cache[hook_name] = (impls, prepared)
+            prepared = self._prepared.put(tool.name, prepare_tool(tool))
         return prepared
 
     # The pipeline -----------------------------------------------------------------------------
@@ -311,198 +253,30 @@ class Dispatcher:
         if session.interrupted:
             return None, _interrupted(tool.name)
         checked = (
-            await _check_in_thread(prepared, arguments)
+            await check_in_thread(prepared, arguments)
             if prepared.patterned
-            else _check_arguments(prepared, arguments)
+            else check_arguments(prepared, arguments)
         )
         if isinstance(checked, ToolResult):
             return None, checked
         call = ToolCall(tool.name, checked, tool, str(next(self._call_ids)))
         try:
-            approval_reason = await self._pre_hooks(call, prepared, session)
-            denied = await self._approve(call, session, approval_reason)
+            recheck = partial(_recheck, prepared)
+            approval_reason = await self.hook_calls.pre_call(call, session, recheck)
+            denied = await self.gate.check(call, session, approval_reason)
             if denied is not None:
                 result = denied
             elif _interrupted_now(session):
                 result = _interrupted(tool.name)
             else:
                 result = await self._call_handler(prepared, call, session)
-        except _Blocked as blocked:
+        except Blocked as blocked:
             result = blocked.result
-        result = await self._post_hooks(call, result, session)
+        result = await self.hook_calls.post_call(call, result, session)
         return call, result
 
-    async def _pre_hooks(
-        self, call: ToolCall, prepared: _PreparedTool, session: Session
-    ) -> str | None:
-        """Run the pre hooks; return the reason when one requires approval, else ``None``."""
-        approval_reason: str | None = None
-        for hook in self._hook_impls("hermes_pre_tool_call"):
-            try:
-                directive = await self._call_hook(hook, {"call": call, "session": session})
-            except DeadlineExceeded:
-                raise _Blocked(
-                    ToolResult.error(
-                        "BLOCKED",
-                        f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
-                        f"did not answer within {hook.timeout:g} s.",
-                    )
-                ) from None
-            except BaseException as exc:  # a plugin's sys.exit() or Ctrl-C must not end the host
-                if caller_cancelled(exc):
-                    raise
-                raise _Blocked(
-                    ToolResult.error(
-                        "BLOCKED",
-                        f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
-                        f"failed ({type(exc).__name__}: {exc}).",
-                    )
-                ) from None
-            if directive is None:
-                continue
-            returned = directive
-            directive = _as_directive(returned)
-            if directive is None or directive.action == "block":
-                reason = (
-                    directive.message
-                    if directive is not None
-                    else f"it returned {shown(returned)}, which is not a PreCallDirective"
-                )
-                raise _Blocked(
-                    ToolResult.error(
-                        "BLOCKED",
-                        f"{call.name} was blocked by {hook.who}: {reason or 'no reason given'}",
-                    )
-                )
-            if directive.action == "approve":
-                approval_reason = directive.message or f"{hook.who} asks for approval"
-            elif directive.action == "modify":
-                given: Any = directive.arguments  # a dataclass does not check its field types
-                if not isinstance(given, Mapping):
-                    raise _Blocked(
-                        ToolResult.error(
-                            "BLOCKED",
-                            f"{call.name} was blocked: {hook.who} returned a modify "
-                            f"directive without a mapping of arguments ({given!r:.80}).",
-                        )
-                    )
-                checked = (
-                    await _check_in_thread(prepared, directive.arguments, who=hook.who)
-                    if prepared.patterned
-                    else _check_arguments(prepared, directive.arguments, who=hook.who)
-                )
-                if isinstance(checked, ToolResult):
-                    raise _Blocked(checked)
-                call.arguments = checked
-        return approval_reason
-
-    async def _approve(
-        self, call: ToolCall, session: Session, approval_reason: str | None
-    ) -> ToolResult | None:
-        """``None`` when the call may run, else the denial."""
-        force_ask = approval_reason is not None
-        denied = matching_glob_every_segment_allows_any_segment_denies(
-            self.deny_rules, call, deny=True
-        )
-        if denied is not None:
-            return ToolResult.error(
-                "DENIED",
-                f"{call.name} was refused: it matches {denied.pattern!r} in approvals.deny"
-                f"{denied.explanation()}.",
-            )
-        if not force_ask:
-            if (
-                matching_glob_every_segment_allows_any_segment_denies(
-                    self.allow_rules, call, deny=False
-                )
-                is not None
-            ):
-                return None
-            if self.approvals.approved_in_session(call, session):
-                return None
-        decision = await self._policy_decision(call, session)
-        if decision.action == "deny":
-            return ToolResult.error(
-                "DENIED", decision.message or f"{call.name} was refused by the approval policy."
-            )
-        if decision.action == "allow" and not force_ask:
-            return None
-        return await self._ask(call, session, approval_reason or decision.message)
-
-    async def _policy_decision(self, call: ToolCall, session: Session) -> Decision:
-        try:
-            decision: Any = self.policy.decide(call, session)
-            if inspect.iscoroutine(decision):
-                decision = await await_with_timeout(decision, self._hook_timeout)
-            elif inspect.isawaitable(decision):
-                decision = await decision
-        except DeadlineExceeded:
-            return Decision.deny(
-                f"{call.name} was refused: the approval policy did not decide within "
-                f"{self._hook_timeout:g} s."
-            )
-        except BaseException as exc:
-            if caller_cancelled(exc):
-                raise
-            return Decision.deny(
-                f"{call.name} was refused: the approval policy failed "
-                f"({type(exc).__name__}: {exc})."
-            )
-        if not isinstance(decision, Decision) or decision.action not in ("allow", "deny", "ask"):
-            return Decision.deny(
-                f"{call.name} was refused: the approval policy gave no decision ({decision!r})."
-            )
-        return decision
-
-    async def _ask(self, call: ToolCall, session: Session, reason: str) -> ToolResult | None:
-        transport: PromptTransport = self.approvals.prompt_of(session) or NonInteractivePrompt(
-            self.config.approvals.non_interactive
-        )
-        pattern = remembered_subject(call)
-        request = ApprovalRequest(
-            tool_name=call.name,
-            arguments=redact(call.arguments),
-            reason=reason,
-            remember_as=pattern,
-            shown_in_full=frozenset({str(call.tool.meta.get(SHELL_COMMAND_META) or "")} - {""}),
-        )
-        timeout = self.config.approvals.timeout
-        answer = None
-        try:
-            with anyio.move_on_after(timeout):
-                answer = await transport.ask(request, timeout)
-        except BaseException as exc:
-            if caller_cancelled(exc):
-                raise
-            return ToolResult.error(
-                "DENIED", f"{call.name} was refused: the approval prompt failed ({exc})."
-            )
-        if answer in ("once", "session", "always"):
-            await self.approvals.remember(answer, pattern, session)
-            return None
-        if not getattr(transport, "interactive", False):
-            # Only shell tools have a "<tool>:<command>" subject; for any other tool the name
-            # itself is the pattern that allows it.
-            shell = len(call_subjects(call)) > 1
-            broader = f" (or a broader glob such as {call.name + ':*'!r})" if shell else ""
-            why = f" Asked because: {reason.rstrip('.')}." if reason else ""
-            return ToolResult.error(
-                "DENIED",
-                f"{call.name} needs approval and nobody can answer in this session "
-                f"(approvals.non_interactive: {self.config.approvals.non_interactive}).{why} "
-                f"To allow it, add {pattern!r}{broader} to approvals.allow in config.yaml, or "
-                "choose another approvals.policy.",
-            )
-        if answer is None:
-            return ToolResult.error(
-                "DENIED",
-                f"{call.name} was refused: nobody answered the approval prompt within "
-                f"{timeout:g} s.",
-            )
-        return ToolResult.error("DENIED", f"{call.name} was refused by the user.")
-
     async def _call_handler(
-        self, prepared: _PreparedTool, call: ToolCall, session: Session
+        self, prepared: PreparedTool, call: ToolCall, session: Session
     ) -> ToolResult:
         tool = prepared.tool
         handler = tool.handler
@@ -512,7 +286,11 @@ class Dispatcher:
         if prepared.wants_session:
             kwargs["session"] = session
         if prepared.wants_caller:
-            kwargs[CALLER_PARAMETER] = ToolCaller(self, tool, session)
+            if self.callers is None:
+                return ToolResult.error(
+                    "TOOL_ERROR", f"{tool.name} asks for a caller, and this host gives none."
+                )
+            kwargs[CALLER_PARAMETER] = self.callers(self, tool, session)
         try:
             if prepared.is_async:
                 coroutine: Any = handler(**kwargs)
@@ -529,27 +307,12 @@ class Dispatcher:
             return ToolResult.error(
                 "TOOL_ERROR", f"{tool.name} failed: {type(exc).__name__}: {exc}"
             )
-        return _to_result(tool.name, value)
+        return handler_result(tool.name, value)
 
     async def notify(self, hook_name: str, **kwargs: Any) -> None:
         """Call the observer hook ``hook_name`` (``hermes_session_start``...) of every plugin,
         each isolated: a failure or a timeout is logged once and never stops the others."""
-        for hook in self._hook_impls(hook_name):
-            await self._observe(hook, kwargs)
-
-    async def _post_hooks(self, call: ToolCall, result: ToolResult, session: Session) -> ToolResult:
-        for hook in self._hook_impls("hermes_post_tool_call"):
-            await self._observe(hook, {"call": call, "result": result, "session": session})
-        for hook in self._hook_impls("hermes_transform_tool_result"):
-            kwargs = {"call": call, "result": result, "session": session}
-            replacement = await self._observe(hook, kwargs)
-            if isinstance(replacement, ToolResult):
-                result = replacement
-            elif replacement is not None:
-                self._log_failure(
-                    hook, "hermes_transform_tool_result", f"returned {type(replacement).__name__}"
-                )
-        return result
+        await self.hook_calls.notify(hook_name, **kwargs)
 
     async def _record(
         self,
@@ -563,8 +326,7 @@ class Dispatcher:
         try:
             event = self._event(name, call, arguments, result, session, started)
             self.activity_log.write(event)
-            for hook in self._hook_impls("hermes_tool_activity"):
-                await self._observe(hook, {"event": event})
+            await self.hook_calls.activity(event)
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
@@ -603,174 +365,11 @@ class Dispatcher:
         except Exception:
             log.exception("recording the interruption of %r failed", name)
 
-    # Hooks ------------------------------------------------------------------------------------
-
-    async def _call_hook(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
-        args = [kwargs[argname] for argname in hook.argnames]
-        if hook.is_async:
-            return await await_with_timeout(hook.function(*args), hook.timeout)
-        return await run_sync_with_timeout(partial(hook.function, *args), hook.timeout)
-
-    async def _observe(self, hook: _Hook, kwargs: Mapping[str, Any]) -> Any:
-        """Call an observer hook; its failure is logged once and never stops the call."""
-        try:
-            return await self._call_hook(hook, kwargs)
-        except DeadlineExceeded:
-            self._log_failure(hook, "observer", f"no answer within {hook.timeout:g} s")
-        except BaseException as exc:
-            if caller_cancelled(exc):
-                raise
-            self._log_failure(hook, "observer", f"{type(exc).__name__}: {exc}")
-        return None
-
-    def _log_failure(self, hook: _Hook, where: str, what: str) -> None:
-        key = (hook.plugin, where, what)
-        if key not in self._logged_failures:
-            self._logged_failures.add(key)
-            log.warning("%s: %s hook failed: %s", hook.who, where, what)
-
     # Lifetime ---------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Write the queued activity events and stop the log writer."""
         self.activity_log.close()
-
-
-def _hook_owner(plugin: object, name: str) -> str:
-    """How messages name a hook's owner: a plugin object may say what it is in a
-    ``hermes_hook_owner`` attribute (shell hooks and hook directories do); any other is
-    ``plugin '<name>'``."""
-    owner = getattr(plugin, "hermes_hook_owner", None)
-    return owner if isinstance(owner, str) and owner else f"plugin {name!r}"
-
-
-def _hook_timeout(plugin: object, default: float) -> float:
-    """A plugin object's own timeout for its hooks (``hermes_hook_timeout``: a shell hook's
-    ``timeout``), else ``plugins.hook_timeout``."""
-    timeout = getattr(plugin, "hermes_hook_timeout", None)
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-        return float(timeout)
-    return default
-
-
-def _prepare_tool(tool: Tool) -> _PreparedTool:
-    # A bridge tool parses its own arguments, accepting more than its schema advertises (the
-    # single shape of tool_call, a bare string of queries) and refusing with repair hints.
-    validator = None if tool.meta.get("bridge") is True else build_validator(tool.parameters)
-    handler = tool.handler
-    wants_session = wants_caller = False
-    accepted: frozenset[str] | None = None
-    is_async = False
-    if handler is not None:
-        is_async = inspect.iscoroutinefunction(handler)
-        parameters: Mapping[str, inspect.Parameter] | None
-        try:
-            parameters = inspect.signature(handler).parameters
-        except (TypeError, ValueError):
-            parameters = None
-        if parameters is not None:
-            wants_session = "session" in parameters
-            wants_caller = CALLER_PARAMETER in parameters
-            if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-                accepted = frozenset(
-                    name
-                    for name, p in parameters.items()
-                    if name not in _INJECTED
-                    and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                )
-    patterned = validator is not None and has_patterns(tool.parameters)
-    return _PreparedTool(
-        tool, validator, is_async, wants_session, wants_caller, accepted, patterned
-    )
-
-
-async def _check_in_thread(
-    prepared: _PreparedTool, arguments: Any, *, who: str = "the model"
-) -> dict[str, Any] | ToolResult:
-    """:func:`_check_arguments` in a worker thread, for a schema with patterns: a pattern may
-    take up to its budget, and the event loop serves other calls meanwhile. (Other schemas are
-    checked in place: a thread hand-off would cost more than their check.)"""
-    return await anyio.to_thread.run_sync(partial(_check_arguments, prepared, arguments, who=who))
-
-
-def _check_arguments(
-    prepared: _PreparedTool, arguments: Any, *, who: str = "the model"
-) -> dict[str, Any] | ToolResult:
-    """Coerced and validated arguments, or an ``INVALID_ARGUMENTS`` result naming the problem."""
-    name = prepared.tool.name
-    read = read_arguments(arguments)
-    if isinstance(read, ArgumentsProblem):
-        if read.kind == "not_object":
-            return ToolResult.error(
-                "INVALID_ARGUMENTS",
-                f"The arguments {who} gave for {name} must be a JSON object, not {read.type_name}.",
-            )
-        return ToolResult.error(
-            "INVALID_ARGUMENTS",
-            f"The arguments {who} gave for {name} are not a JSON object: {arguments[:80]!r}",
-        )
-    arguments = read
-    try:
-        coerced = coerce_arguments(arguments, prepared.tool.parameters)
-        problem = argument_error(prepared.validator, prepared.tool, coerced)
-    except RecursionError:
-        return ToolResult.error(
-            "INVALID_ARGUMENTS",
-            f"The arguments {who} gave for {name} are nested too deeply to check.",
-        )
-    if problem is not None:
-        if who != "the model":
-            problem = dataclasses.replace(problem, source=who)
-        return problem.to_tool_result()
-    if prepared.accepted is not None:
-        unknown = sorted(str(key) for key in coerced if key not in prepared.accepted)
-        if unknown:
-            return ToolResult.error(
-                "INVALID_ARGUMENTS",
-                f"{name} does not take the argument(s) {', '.join(unknown)}; it takes "
-                f"{', '.join(sorted(prepared.accepted)) or 'no arguments'}.",
-            )
-    return coerced
-
-
-def _as_directive(value: Any) -> PreCallDirective | None:
-    """A directive from a hook's return value (a ``PreCallDirective`` or an equivalent mapping)."""
-    if isinstance(value, PreCallDirective):
-        return value
-    if isinstance(value, Mapping) and value.get("action") in ("block", "approve", "modify"):
-        arguments = value.get("arguments")
-        # A modify without a mapping stays unusable here, so the caller blocks the call.
-        return PreCallDirective(
-            value["action"],
-            str(value.get("message") or ""),
-            dict(arguments) if isinstance(arguments, Mapping) else arguments,
-        )
-    return None
-
-
-def _to_result(name: str, value: Any) -> ToolResult:
-    if isinstance(value, ToolResult):
-        content: Any = value.content  # a dataclass does not check its field types
-        if isinstance(content, list) and all(
-            isinstance(item, dict) and isinstance(item.get("type"), str) for item in content
-        ):
-            return value
-        return ToolResult.error(
-            "TOOL_ERROR",
-            f"{name} returned a ToolResult whose content is not a list of content blocks "
-            '(dicts with a "type" key).',
-        )
-    if isinstance(value, str):
-        return ToolResult.text(value)
-    try:
-        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return ToolResult.error(
-            "TOOL_ERROR",
-            f"{name} returned {type(value).__name__}, which is not a ToolResult, a string or "
-            "JSON data.",
-        )
-    return ToolResult.text(text, structured=value)
 
 
 def _interrupted_now(session: Session) -> bool:
@@ -786,3 +385,10 @@ def _status(result: ToolResult) -> ActivityStatus:
     if not result.is_error:
         return "ok"
     return _STATUS_BY_CODE.get(result.error_code or "", "error")
+
+
+async def _recheck(prepared: PreparedTool, arguments: Any, who: str) -> dict[str, Any] | ToolResult:
+    """A pre hook's *modify* arguments, checked as the model's are (naming the hook)."""
+    if prepared.patterned:
+        return await check_in_thread(prepared, arguments, who=who)
+    return check_arguments(prepared, arguments, who=who)

@@ -111,7 +111,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ExecuteError": _GATEWAY,
         "ExecuteResult": _GATEWAY,
         "GatewayConnections": _GATEWAY,
-        "GatewayContext": _GATEWAY,
+        "GatewayContext": "hermes_core.specs",
         "GatewayExecution": _GATEWAY,
         "GatewayFailure": _GATEWAY,
         "GatewayListing": _GATEWAY,

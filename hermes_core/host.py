@@ -42,9 +42,10 @@ from hermes_core.plugins.registrations import (
 )
 from hermes_core.plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
 from hermes_core.project_trust import config_refusal
+from hermes_core.registry import EnabledTools, Registry
 from hermes_core.session import Session
 from hermes_core.specs import PluginContext
-from hermes_core.tools import EnabledTools, Registry, ToolResult
+from hermes_core.tools import ToolResult
 
 if TYPE_CHECKING:
     import pluggy
@@ -376,9 +377,9 @@ class Host:
     ) -> ConnectorGateway:
         """A new instance of the connector gateway registered as ``name`` (default:
         ``tools.connectors.gateway``) for the gateway at ``url`` and the user's ``token``: its
-        factory gets a :class:`~hermes_core.connectors.gateway.GatewayContext`. Errors as for
+        factory gets a :class:`~hermes_core.specs.GatewayContext`. Errors as for
         :meth:`create_search_backend`."""
-        from hermes_core.connectors.gateway import GatewayContext
+        from hermes_core.specs import GatewayContext
 
         def context(plugin: str) -> PluginContext:
             base = self.plugin_context(plugin)
@@ -516,7 +517,9 @@ class Host:
 
     def _build_dispatcher(self) -> Dispatcher:
         from hermes_core.dispatch import Dispatcher
+        from hermes_core.execution.caller import ToolCallers
 
+        passthrough = self.config.code_execution.env_passthrough
         return Dispatcher(
             self.registry,
             self.pm,
@@ -524,7 +527,7 @@ class Host:
             self.config,
             self.env,
             availability=self.availability,
-            plugin_variables=_required_variables(self._started()),
+            callers=ToolCallers([*passthrough, *_required_variables(self._started())]),
         )
 
     @property

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     import click
 
     from hermes_core.config import Config
-    from hermes_core.connectors.gateway import GatewayContext
     from hermes_core.paths import Environment
     from hermes_core.search.backend import SearchBackend
     from hermes_core.tools import Tool, ToolAnnotations
@@ -82,11 +81,20 @@ class SearchBackendSpec:
 
 
 @dataclass(frozen=True)
+class GatewayContext(PluginContext):
+    """What a gateway factory receives: the plugin context, the gateway ``url``
+    (``tools.connectors.url``) and the signed-in user's bearer ``token`` (never shown in a
+    ``repr``; never log it)."""
+
+    url: str = ""
+    token: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
 class ConnectorGatewaySpec:
     """A connector gateway client, selected by ``tools.connectors.gateway``; its factory gets
-    a :class:`~hermes_core.connectors.gateway.GatewayContext` (a plugin context with the
-    gateway URL and the user's token) and returns a
-    :class:`~hermes_core.connectors.gateway.ConnectorGateway`."""
+    a :class:`GatewayContext` (a plugin context with the gateway URL and the user's token) and
+    returns a :class:`~hermes_core.connectors.gateway.ConnectorGateway`."""
 
     name: str
     factory: Callable[[GatewayContext], Any]

@@ -23,8 +23,9 @@ from hermes_core.config import Config
 from hermes_core.dispatch import Dispatcher
 from hermes_core.host import Host
 from hermes_core.paths import Environment
+from hermes_core.registry import Registry
 from hermes_core.session import Session
-from hermes_core.tools import Registry, ToolResult
+from hermes_core.tools import ToolResult
 
 ALL_BUNDLED = ("approvals", "code_execution", "files", "skills", "terminal", "todo")
 """The bundled plugins the dispatcher tests use (``bm25`` loads too: it provides no tool)."""

@@ -10,10 +10,11 @@ import pytest
 
 from hermes_core.config import ToolsConfig, ToolSearchConfig
 from hermes_core.errors import RegistrationError
+from hermes_core.registry import Registry
 from hermes_core.search.assembly import split_tools
 from hermes_core.search.catalog import CatalogBlock, read_catalog
 from hermes_core.tool_blocks import BlockRun, ToolSequence
-from hermes_core.tools import Registry, Tool, ToolResult
+from hermes_core.tools import Tool, ToolResult
 
 
 def catalog_block(tmp_path: Path, names: list[str], servers: list[str]) -> CatalogBlock:

@@ -25,6 +25,13 @@ SHELL_COMMAND_META = "shell_command_argument"
 """``Tool.meta`` key naming the argument that holds a shell command (``terminal`` and
 ``process_manage`` set it). Such calls are also matched as ``terminal:<command>``."""
 
+SHELL_GLOB_PREFIX = "terminal"
+"""The tool part under which every shell command is also matched, whatever tool runs it (a
+tool marked with :data:`SHELL_COMMAND_META`): ``terminal:rm *`` refuses ``rm`` however it is
+run. It is a word of the glob language, named after the bundled shell tool, not a tool the
+rules look for: a call's own name is matched as well, and a call of a tool named so is
+matched under it once."""
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -72,8 +79,8 @@ def call_subjects(call: ToolCall) -> tuple[str, ...]:
         return (call.name,)
     command = command.strip()
     subjects = [call.name, f"{call.name}:{command}"]
-    if call.name != "terminal":
-        subjects.append(f"terminal:{command}")
+    if call.name != SHELL_GLOB_PREFIX:
+        subjects.append(f"{SHELL_GLOB_PREFIX}:{command}")
     return tuple(subjects)
 
 
@@ -121,7 +128,7 @@ def matching_glob_every_segment_allows_any_segment_denies(
     if named is not None or len(subjects) == 1:
         return None if named is None else GlobMatch(named)
     command = subjects[1][len(call.name) + 1 :]
-    prefixes = (call.name,) if call.name == "terminal" else (call.name, "terminal")
+    prefixes = (call.name,) if call.name == SHELL_GLOB_PREFIX else (call.name, SHELL_GLOB_PREFIX)
     line = read_command_line(command)
     if deny:
         found = rules.match(subjects[1:])

@@ -8,10 +8,10 @@ a URL, signed in) nothing of this is visible.
 - :mod:`.naming`: ``connectors__<connector>__<tool>`` and gateway slugs, twins;
 - :mod:`.gateway`: the :class:`~hermes_core.connectors.gateway.ConnectorGateway` protocol a
   gateway plugin implements (the five routes of the gateway protocol, wire-agnostic);
-- :mod:`.remote`: what the bridge needs from connectors (:class:`ConnectorSource`);
 - :mod:`.service`: :class:`~hermes_core.connectors.service.Connectors`, the bridge's view over
-  the selected gateway (scope, search, describe, calls with the literal-slug retry);
-- :mod:`.batches`: the answer of a batch of connector entries;
+  the selected gateway (scope, search, describe, calls with the literal-slug retry), which
+  implements :class:`~hermes_core.search.remote.ConnectorSource` (the bridge's own protocol;
+  the batch limit and answer are :mod:`hermes_core.search.batches`);
 - :mod:`.signin`: the token in ``$HERMES_HOME/auth.json`` or ``HERMES_CONNECTORS_TOKEN``;
 - :mod:`.manage`: the ``manage_connections`` tool.
 
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from hermes_core.connectors.gateway import (
         GatewayConnections as GatewayConnections,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.specs import (
         GatewayContext as GatewayContext,
     )
     from hermes_core.connectors.gateway import (

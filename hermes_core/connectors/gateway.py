@@ -3,9 +3,10 @@
 A gateway plugin registers a :class:`~hermes_core.specs.ConnectorGatewaySpec` through
 ``hermes_connector_gateways``; ``tools.connectors.gateway`` selects it by name (default
 ``http``, the bundled client of the HTTP protocol in ``spec/connectors.md``). Its factory is
-called with a :class:`GatewayContext` (the gateway URL and the signed-in user's token besides
-the usual :class:`~hermes_core.specs.PluginContext`) and returns a :class:`ConnectorGateway`:
-five coroutine methods, one per route of the protocol, and ``aclose``.
+called with a :class:`~hermes_core.specs.GatewayContext` (the gateway URL and the signed-in
+user's token besides the usual :class:`~hermes_core.specs.PluginContext`, defined beside the
+spec) and returns a :class:`ConnectorGateway`: five coroutine methods, one per route of the
+protocol, and ``aclose``. This contract imports nothing of the plugin layer.
 
 The methods speak gateway slugs (``GMAIL_SEND_EMAIL``), never model-facing names: naming, the
 literal-slug retry, twins, ranking, batches and approvals are hermes-core's. A method never
@@ -20,8 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from hermes_core.specs import PluginContext
-
 __all__ = [
     "ConnectionLink",
     "ConnectorGateway",
@@ -32,7 +31,6 @@ __all__ = [
     "ExecuteResult",
     "FailureKind",
     "GatewayConnections",
-    "GatewayContext",
     "GatewayExecution",
     "GatewayFailure",
     "GatewayListing",
@@ -47,16 +45,6 @@ serve this account (404; connectors stay silent); ``unreachable``: transport err
 an answer that does not follow the protocol."""
 
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
-
-
-@dataclass(frozen=True)
-class GatewayContext(PluginContext):
-    """What a gateway factory receives: the plugin context, the gateway ``url``
-    (``tools.connectors.url``) and the signed-in user's bearer ``token`` (never shown in a
-    ``repr``; never log it)."""
-
-    url: str = ""
-    token: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True)

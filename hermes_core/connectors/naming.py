@@ -5,7 +5,8 @@ the connector lowercased, the slug verbatim minus a leading ``<CONNECTOR>_`` pre
 (``GMAIL_SEND_EMAIL`` of ``gmail`` is ``connectors__gmail__SEND_EMAIL``). A call sends the
 prefixed slug first and, only when the gateway answers ``TOOL_NOT_FOUND``, the literal one.
 Two slugs of one connector that compose to the same name (``GMAIL_X`` and ``X``) are twins: the
-prefixed one is kept.
+prefixed one is kept. How a name splits, and the connectors toolset, are read below the
+connectors (by availability and the bridge): they live in :mod:`hermes_core.connector_names`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hermes_core.connector_names import (
+    CONNECTOR_PREFIX,
+    CONNECTORS_TOOLSET,
+    is_connector_name,
+    split_connector_name,
+)
 from hermes_core.tools import TOOL_NAME_PATTERN
 
 __all__ = [
@@ -26,26 +33,6 @@ __all__ = [
     "split_connector_name",
     "tool_name",
 ]
-
-CONNECTOR_PREFIX = "connectors__"
-CONNECTORS_TOOLSET = "connectors"
-"""The toolset a session's grant must hold for connector tools to be visible."""
-
-
-def split_connector_name(name: str) -> tuple[str, str] | None:
-    """``(connector, tool)`` of ``connectors__<connector>__<tool>``, or ``None`` when ``name``
-    does not parse into three non-empty parts (the tool part may itself contain ``__``)."""
-    if not name.startswith(CONNECTOR_PREFIX):
-        return None
-    connector, separator, tool = name[len(CONNECTOR_PREFIX) :].partition("__")
-    if not separator or not connector or not tool:
-        return None
-    return connector, tool
-
-
-def is_connector_name(name: str) -> bool:
-    """Whether ``name`` is a well-formed connector tool name."""
-    return split_connector_name(name) is not None
 
 
 def _prefix(connector: str) -> str:

@@ -1,6 +1,6 @@
 """``Connectors``: the hosted connectors of one host, over the gateway its config selects.
 
-It answers the bridge (:class:`~hermes_core.connectors.remote.ConnectorSource`) and
+It answers the bridge (:class:`~hermes_core.search.remote.ConnectorSource`) and
 ``manage_connections``. Connectors are in scope only when ``tools.connectors.enabled`` is true
 AND ``tools.connectors.url`` is set AND the user is signed in (:mod:`.signin`). The gateway is
 built on first use, with the token in effect, and built again after a new sign-in. Whatever the
@@ -34,17 +34,17 @@ from hermes_core.connectors.naming import (
     gateway_slugs,
     resolve_twins,
 )
-from hermes_core.connectors.remote import (
-    ConnectorDescription,
-    ConnectorSearch,
-    RemoteTool,
-    Unavailable,
-)
 from hermes_core.connectors.signin import SignIn, SignInCache
 from hermes_core.errors import HermesError
 from hermes_core.mcp.tools import annotations_of
 from hermes_core.paths import Environment
 from hermes_core.result_cut import cut_blocks
+from hermes_core.search.remote import (
+    ConnectorDescription,
+    ConnectorSearch,
+    RemoteTool,
+    Unavailable,
+)
 from hermes_core.search.render import compact_json
 from hermes_core.tools import HINTS_META, Tool, ToolResult
 

@@ -5,7 +5,7 @@ scrubbed environment of the child processes it starts
 
 from __future__ import annotations
 
-from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
+from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller, ToolCallers
 from hermes_core.execution.environment import (
     SAFE_VARIABLES,
     SECRET_MARKERS,
@@ -20,6 +20,7 @@ __all__ = [
     "SECRET_MARKERS",
     "ScriptPassthrough",
     "ToolCaller",
+    "ToolCallers",
     "looks_secret",
     "scrubbed_environment",
 ]

@@ -2,29 +2,43 @@
 
 A handler that declares a parameter named ``caller`` receives a :class:`ToolCaller` for the call
 being run, as one that declares ``session`` receives the session. Every call it makes goes
-through :meth:`Dispatcher.dispatch <hermes_core.dispatch.Dispatcher.dispatch>` for the same
+through the call path (:class:`~hermes_core.call_path.CallPath`, the dispatcher) for the same
 session under the real tool name: the same hooks, approvals and activity log as a call of the
-model. ``execute_code`` serves the RPC of its scripts with it.
+model. ``execute_code`` serves the RPC of its scripts with it. The host gives the dispatcher a
+:class:`ToolCallers`, which makes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from hermes_core.execution.environment import scrubbed_environment
+from hermes_core.call_path import CALLER_PARAMETER, CallPath
+from hermes_core.execution.environment import ScriptPassthrough, scrubbed_environment
 from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
-    from hermes_core.dispatch import Dispatcher
     from hermes_core.paths import Environment
     from hermes_core.session import Session
 
-__all__ = ["CALLER_PARAMETER", "ToolCaller"]
+__all__ = ["CALLER_PARAMETER", "ToolCaller", "ToolCallers"]
 
-CALLER_PARAMETER: Final = "caller"
-"""The handler parameter that receives a :class:`ToolCaller`."""
+
+class ToolCallers:
+    """The dispatcher's caller factory: makes the :class:`ToolCaller` a handler asks for, and
+    holds which variable names pass the scrub of a script's environment, per session.
+
+    ``always`` are the names that pass for every session (``code_execution.env_passthrough``
+    and the ``requires_env`` of the loaded plugins).
+    """
+
+    def __init__(self, always: Iterable[str] = ()) -> None:
+        self.passthrough = ScriptPassthrough(always)
+        """The variable names that pass the scrub of a script's environment, per session."""
+
+    def __call__(self, calls: CallPath, tool: Tool, session: Session) -> ToolCaller:
+        return ToolCaller(calls, tool, session, self.passthrough)
 
 
 class ToolCaller:
@@ -34,8 +48,11 @@ class ToolCaller:
     bridge tool (``tool_call``: call the real tool by its name instead).
     """
 
-    def __init__(self, dispatcher: Dispatcher, tool: Tool, session: Session) -> None:
-        self._dispatcher = dispatcher
+    def __init__(
+        self, calls: CallPath, tool: Tool, session: Session, passthrough: ScriptPassthrough
+    ) -> None:
+        self._calls = calls
+        self._passthrough = passthrough
         self.tool = tool
         """The tool whose handler is running."""
         self.session = session
@@ -44,12 +61,12 @@ class ToolCaller:
     @property
     def config(self) -> Config:
         """The host's configuration."""
-        return self._dispatcher.config
+        return self._calls.config
 
     @property
     def env(self) -> Environment:
         """The host's environment."""
-        return self._dispatcher.env
+        return self._calls.env
 
     def refusal(self, name: str) -> ToolResult | None:
         """Why this handler may not call ``name`` (its own tool, a bridge tool), else ``None``
@@ -67,11 +84,11 @@ class ToolCaller:
         is enabled and granted, it is neither this tool nor a bridge tool), else ``None``."""
         if self.refusal(name) is not None:
             return None
-        return self._dispatcher.resolve(name, self.session)
+        return self._calls.resolve(name, self.session)
 
     def tools(self) -> list[Tool]:
         """Every tool :meth:`find` finds, in registration order."""
-        return [tool for tool in self._dispatcher.registry if self.find(tool.name) is not None]
+        return [tool for tool in self._calls.registry if self.find(tool.name) is not None]
 
     def is_deferrable(self, tool: Tool) -> bool:
         """Whether ``tool`` is kept out of the model's tool array when tools are deferred
@@ -90,16 +107,16 @@ class ToolCaller:
 
         # The progress of a call made from a tool is not the progress of the call being served.
         with listening_to_progress(None):
-            return await self._dispatcher.dispatch(name, arguments, self.session)
+            return await self._calls.dispatch(name, arguments, self.session)
 
     def pass_variables(self, names: Iterable[str]) -> list[str]:
         """Let the variables ``names`` that are set in the host's environment pass the scrub
         of :meth:`child_environment` for this session from now on; return those given."""
-        return self._dispatcher.passthrough.give(self.session, names, self.env.variables)
+        return self._passthrough.give(self.session, names, self.env.variables)
 
     def passed_variables(self) -> frozenset[str]:
         """The names that pass the scrub for this session (set or not)."""
-        return self._dispatcher.passthrough.names(self.session)
+        return self._passthrough.names(self.session)
 
     def child_environment(self) -> dict[str, str]:
         """The environment a child process started for this session gets: the host's variables

@@ -47,7 +47,7 @@ UNKNOWN_CONTEXT_TOKENS = 10000
 
 class LiveTools(Protocol):
     """The live tools, as assembly reads them: the host's enabled tools
-    (:class:`~hermes_core.tools.EnabledTools`). Not a "catalog": in hermes-core a catalog is
+    (:class:`~hermes_core.registry.EnabledTools`). Not a "catalog": in hermes-core a catalog is
     data listing tools or servers from which nothing runs (``tools.catalogs``, the MCP server
     catalog)."""
 

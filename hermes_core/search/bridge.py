@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_core.arguments import ArgumentsProblem
-from hermes_core.connectors.batches import MAX_BATCH
-from hermes_core.connectors.naming import CONNECTOR_PREFIX, is_connector_name
+from hermes_core.connector_names import CONNECTOR_PREFIX, is_connector_name
+from hermes_core.search.batches import MAX_BATCH
 from hermes_core.search.render import compact_json
 from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 

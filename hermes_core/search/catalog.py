@@ -208,7 +208,7 @@ class CatalogBlock(ToolBlock):
     """The tools of one catalog file as one :class:`~hermes_core.tool_blocks.ToolBlock`: each
     made when it is asked for, from the parsed entries of a file just read or from the catalog
     cache (:mod:`~hermes_core.search.catalog_cache`). A tool of no server gets ``owner`` as its
-    ``source_name``, as :meth:`~hermes_core.tools.Registry.register_all` would give it."""
+    ``source_name``, as :meth:`~hermes_core.registry.Registry.register_all` would give it."""
 
     def __init__(
         self,

@@ -17,9 +17,7 @@ from typing import Any
 from hermes_core.arguments import ArgumentsProblem, read_arguments
 from hermes_core.availability import Availability, BridgeRoute
 from hermes_core.config import ToolSearchConfig
-from hermes_core.connectors.batches import batch_answer
-from hermes_core.connectors.naming import CONNECTORS_TOOLSET, split_connector_name
-from hermes_core.connectors.remote import ConnectorSearch, ConnectorSource, RemoteTool
+from hermes_core.connector_names import CONNECTORS_TOOLSET, split_connector_name
 from hermes_core.dispatch import CallPlan, PlannedCall
 from hermes_core.generation_cache import GenerationCache
 from hermes_core.search.assembly import (
@@ -31,6 +29,7 @@ from hermes_core.search.assembly import (
     split_tools,
 )
 from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
+from hermes_core.search.batches import batch_answer
 from hermes_core.search.bridge import (
     BridgeArgumentError,
     arguments_refusal,
@@ -50,6 +49,7 @@ from hermes_core.search.bridge import (
 )
 from hermes_core.search.indexing import IndexSync
 from hermes_core.search.listing import group_of
+from hermes_core.search.remote import ConnectorSearch, ConnectorSource, RemoteTool
 from hermes_core.search.render import compact_json, estimate_tokens, render_tool
 from hermes_core.session import Session
 from hermes_core.shown import PROBLEM_CHARACTERS, clipped

@@ -16,11 +16,12 @@ from hermes_core.config import Config, ToolSearchConfig
 from hermes_core.hookspecs import hookimpl
 from hermes_core.host import Host
 from hermes_core.paths import Environment
+from hermes_core.registry import Registry
 from hermes_core.search.backend import SearchBackend
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
 from hermes_core.specs import ApprovalPolicySpec, ToolCall
-from hermes_core.tools import Registry, Tool, ToolResult
+from hermes_core.tools import Tool, ToolResult
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 SAAS_CATALOG = DATA / "saas_openapi_catalog" / "catalog.json"
@@ -30,7 +31,7 @@ OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class RegistryCatalog:
-    """The real :class:`~hermes_core.tools.Registry` seen as a ``LiveTools``."""
+    """The real :class:`~hermes_core.registry.Registry` seen as a ``LiveTools``."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry

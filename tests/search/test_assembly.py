@@ -17,10 +17,11 @@ from bridge_fixtures import (
 )
 
 from hermes_core.config import ToolSearchConfig
+from hermes_core.registry import Registry
 from hermes_core.search.catalog import load_catalog
 from hermes_core.search.listing import build_listing, short_description
 from hermes_core.search.render import compact_json, estimate_tokens, render_tool
-from hermes_core.tools import BRIDGE_TOOL_NAMES, Registry, Tool
+from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool
 
 BRIDGE = ["tool_search", "tool_describe", "tool_call"]
 

@@ -22,9 +22,10 @@ from bridge_fixtures import (
 )
 
 from hermes_core.dispatch import Dispatcher
+from hermes_core.registry import Registry
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
-from hermes_core.tools import Registry, Tool, ToolResult
+from hermes_core.tools import Tool, ToolResult
 
 ISSUE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -17,9 +17,9 @@ from bridge_fixtures import (
 )
 
 from hermes_core.config import ToolSearchConfig
+from hermes_core.registry import Registry
 from hermes_core.search.toolsearch import ToolSearch
 from hermes_core.session import Session
-from hermes_core.tools import Registry
 
 
 def _registry() -> Registry:
