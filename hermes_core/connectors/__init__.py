@@ -54,9 +54,6 @@ if TYPE_CHECKING:
     from hermes_core.connectors.gateway import (
         GatewayConnections as GatewayConnections,
     )
-    from hermes_core.specs import (
-        GatewayContext as GatewayContext,
-    )
     from hermes_core.connectors.gateway import (
         GatewayExecution as GatewayExecution,
     )
@@ -71,6 +68,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.connectors.gateway import (
         GatewaySearch as GatewaySearch,
+    )
+    from hermes_core.specs import (
+        GatewayContext as GatewayContext,
     )
 
 __all__ = face_names("hermes_core.connectors")
