@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 import pluggy
 
-from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, preview, redact
+from hermes_core.activity import ACTIVITY_LOG_NAME, ActivityLog, preview
 from hermes_core.approvals.memory import ApprovalMemory
 from hermes_core.approvals.policy import (
     SHELL_COMMAND_META,
@@ -44,6 +44,7 @@ from hermes_core.coercion import coerce_arguments
 from hermes_core.execution.caller import CALLER_PARAMETER, ToolCaller
 from hermes_core.execution.environment import ScriptPassthrough
 from hermes_core.generation_cache import GenerationCache
+from hermes_core.redaction import redact
 from hermes_core.shown import shown
 from hermes_core.specs import ActivityEvent, ActivityStatus, PreCallDirective, ToolCall
 from hermes_core.timeouts import (
