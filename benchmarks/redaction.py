@@ -1,4 +1,4 @@
-"""Cost of redacting a call's arguments for the activity log (``hermes_core.activity.redact``).
+"""Cost of redacting a call's arguments for the activity log (``hermes_core.redaction.redact``).
 
 Every dispatched call pays it once, on the arguments as the tool received them. Timed with the
 process's CPU time (``time.process_time``), so other processes on a busy machine do not inflate
@@ -18,7 +18,7 @@ import timeit
 from pathlib import Path
 from typing import Any
 
-from hermes_core.activity import redact
+from hermes_core.redaction import redact
 
 REPO = Path(__file__).resolve().parents[1]
 

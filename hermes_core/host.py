@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import HermesError, PluginError, RegistrationError, UnloadedPluginError
 from hermes_core.plugin_names import normalize_name
-from hermes_core.plugins.discovery import SOURCES
+from hermes_core.plugins.candidates import SOURCES
 from hermes_core.plugins.loader import STRICT_FLAG, PluginSet, load_plugins
 from hermes_core.plugins.registrations import (
     Registrations,

@@ -348,7 +348,7 @@ def test_plain_command_lines_take_a_shortcut_that_reads_them_as_the_full_reader_
     import random
     import re
 
-    from hermes_core.approvals import shell
+    from hermes_core.approvals import shell, shell_words
 
     pieces = [
         "rm",
@@ -395,10 +395,10 @@ def test_plain_command_lines_take_a_shortcut_that_reads_them_as_the_full_reader_
         " ".join(generator.choice(pieces) for _ in range(generator.randint(0, 12)))
         for _ in range(2000)
     ]
-    assert all(shell._PLAIN_LINE.fullmatch(command) for command in commands)
+    assert all(shell_words._PLAIN_LINE.fullmatch(command) for command in commands)
 
     shortcut = [shell._read(command, 0) for command in commands]
-    monkeypatch.setattr(shell, "_PLAIN_LINE", re.compile("(?!)"))
+    monkeypatch.setattr(shell_words, "_PLAIN_LINE", re.compile("(?!)"))
     full = [shell._read(command, 0) for command in commands]
 
     assert shortcut == full

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.activity import REDACTED, ActivityLog, redact
+from hermes_core.activity import ActivityLog
+from hermes_core.redaction import REDACTED, redact
 from hermes_core.specs import ActivityEvent
 
 

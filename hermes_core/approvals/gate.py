@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from hermes_core.activity import redact
 from hermes_core.approvals.memory import ApprovalMemory
 from hermes_core.approvals.policy import (
     SHELL_COMMAND_META,
@@ -26,6 +25,7 @@ from hermes_core.approvals.policy import (
     remembered_subject,
 )
 from hermes_core.approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
+from hermes_core.redaction import redact
 from hermes_core.timeouts import DeadlineExceeded, await_with_timeout, caller_cancelled
 from hermes_core.tools import ToolResult
 

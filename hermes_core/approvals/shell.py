@@ -19,7 +19,9 @@ import functools
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from hermes_core.approvals.shell_words import Word, split_words
 
 __all__ = ["CommandLine", "ShellSegment", "read_command_line", "shell_segments"]
 
@@ -47,16 +49,12 @@ class CommandLine:
     """Whether a ``<`` or ``>`` redirection appears outside quotes."""
 
 
-# Reasons a command line cannot be read, also shown to the user in a denial.
-_SUBSTITUTION = "command substitution"
-_PROCESS_SUBSTITUTION = "process substitution"
-_HERE_DOCUMENT = "a here-document"
-_UNBALANCED = "unbalanced quotes"
+# Reasons the commands of a line cannot be known, also shown to the user in a denial (the
+# reasons a line cannot be split are shell_words.py's).
 _UNKNOWN_COMMAND = "a command name known only when the shell runs it"
 _SHELL_INPUT = "a shell reading commands from its input"
 _TOO_DEEP = "shell commands nested too deep"
 _TOO_MANY = "too many wrapped commands"
-_NO_TARGET = "a redirection without a target"
 _FROM_XARGS_INPUT = "a command that xargs takes from its input"
 
 _MAX_NESTING = 4
@@ -65,38 +63,8 @@ _MAX_COMMANDS = 8
 holding the rest of the segment, so the count bounds the work on a hostile command line."""
 _CACHED_LENGTH = 4096
 
-_TOKEN = re.compile(
-    r"""(?P<blank>[ \t]+)
-    |(?P<join>\\\n)
-    |(?P<newline>\n)
-    |(?P<arithmetic>\$\(\()
-    |(?P<substitution>\$\(|`)
-    |(?P<process>[<>]\()
-    |(?P<heredoc>[0-9]*<<(?!<))
-    |(?P<redirect>[0-9]*(?:<<<|<>|<&|>>|>&|>\||<|>)|&>>|&>)
-    |(?P<separator>;;&|;;|;&|;|&&|\|\||\|&|\||&|\(|\))
-    |(?P<single>'[^']*')
-    |(?P<ansi>\$'(?:[^'\\]|\\.)*')
-    |(?P<double>\$?"(?:[^"\\]|\\.)*")
-    |(?P<escape>\\.)
-    |(?P<plain>[^ \t\n'"\\;&|()<>`$]+|\$)""",
-    re.VERBOSE | re.DOTALL,
-)
-_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')
-_ESCAPED_PAIR = re.compile(r"\\.", re.DOTALL)
-# A line of plain words and separators only (no quote, escape, $, backquote, comment or
-# redirection) is split with two regular expressions instead of token by token.
-_PLAIN_LINE = re.compile(r"[A-Za-z0-9_ \t\n./:=,@%+~^*?\[\]{}!;&|()-]*")
-_PLAIN_SEPARATOR = re.compile(r"\n|;;&|;;|;&|;|&&|\|\||\|&|\||&|\(|\)")
-_SUBSTITUTION_START = re.compile(r"\$\(|`")
-_PARENTHESIS = re.compile(r"[()]")
-_GLOB_OR_BRACE = re.compile(r"[*?\[{}]")
 _DEVICE_DIRECTORY = re.compile(r"(?:^|/)(?:dev|proc)/")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-
-# A word: its value with quotes removed, and whether the shell would change it when it runs
-# (a variable, a glob, brace expansion, $'...').
-_Word = tuple[str, bool]
 
 # Reserved words (and ``[[ ]]`` brackets) that may stand before the command of a segment.
 _KEYWORDS = frozenset(
@@ -189,54 +157,8 @@ def shell_segments(command: str) -> list[str]:
     return [segment.text for segment in read_command_line(command).segments]
 
 
-@dataclass
-class _Scan:
-    """The state of reading one command line."""
-
-    command: str
-    segments: list[tuple[str, list[_Word]]] = field(default_factory=list)
-    words: list[_Word] = field(default_factory=list)
-    value: list[str] = field(default_factory=list)
-    in_word: bool = False
-    dynamic: bool = False
-    segment_start: int = 0
-    redirects: bool = False
-    target: bool = False
-    """The next word is the target of a redirection, not a word of the command."""
-
-    def end_word(self) -> None:
-        if not self.in_word:
-            return
-        if self.target:
-            self.target = False
-        else:
-            self.words.append(("".join(self.value), self.dynamic))
-        self.value.clear()
-        self.in_word = False
-        self.dynamic = False
-
-    def end_segment(self, end: int) -> str:
-        """Close the segment ending at ``end``; a reason when a redirection lacks its target."""
-        self.end_word()
-        text = self.command[self.segment_start : end].strip(" \t\n")
-        if text:
-            self.segments.append((text, self.words))
-        self.words = []
-        return _NO_TARGET if self.target else ""
-
-
 def _read(command: str, depth: int) -> CommandLine:
-    if _PLAIN_LINE.fullmatch(command):
-        found = [
-            (text, [(word, bool(_GLOB_OR_BRACE.search(word))) for word in text.split()])
-            for text in (part.strip(" \t\n") for part in _PLAIN_SEPARATOR.split(command))
-            if text
-        ]
-        reason, redirects = "", False
-    else:
-        scan = _Scan(command)
-        reason = _scan(scan)
-        found, redirects = scan.segments, scan.redirects
+    found, reason, redirects = split_words(command)
     segments: list[ShellSegment] = []
     for text, words in found:
         commands, why = _commands(words, depth)
@@ -245,104 +167,7 @@ def _read(command: str, depth: int) -> CommandLine:
     return CommandLine(tuple(segments), reason, redirects)
 
 
-def _scan(scan: _Scan) -> str:
-    """Tokenize ``scan.command`` into segments and words; the reason it cannot be read, or ""."""
-    command = scan.command
-    position = 0
-    while position < len(command):
-        if command[position] == "#" and not scan.in_word:
-            newline = command.find("\n", position)
-            position = len(command) if newline < 0 else newline
-            continue
-        token = _TOKEN.match(command, position)
-        if token is None:  # an opening quote without its closing one, or a final backslash
-            return _UNBALANCED
-        kind, text = token.lastgroup, token.group()
-        if kind == "blank":
-            scan.end_word()
-        elif kind == "newline" or kind == "separator":
-            if reason := scan.end_segment(position):
-                return reason
-            scan.segment_start = token.end()
-        elif kind == "substitution":
-            return _SUBSTITUTION
-        elif kind == "arithmetic":
-            end = _arithmetic_end(command, position)
-            if end < 0:
-                return _SUBSTITUTION
-            scan.in_word = scan.dynamic = True  # a number known only when the shell runs
-            scan.value.append(command[position:end])
-            position = end
-            continue
-        elif kind == "process":
-            return _PROCESS_SUBSTITUTION
-        elif kind == "heredoc":
-            scan.redirects = True
-            return _HERE_DOCUMENT
-        elif kind == "redirect":
-            # The pattern takes the digits of a file descriptor (2>&1) with the operator.
-            scan.end_word()
-            if scan.target:
-                return _NO_TARGET
-            scan.redirects = True
-            scan.target = True
-        elif kind != "join":
-            _add_piece(scan, kind, text)
-            if kind == "double" and _has_substitution(_ESCAPED_PAIR.sub("", text)):
-                return _SUBSTITUTION
-        position = token.end()
-    return scan.end_segment(len(command))
-
-
-def _arithmetic_end(text: str, start: int) -> int:
-    """The end of the arithmetic expansion ``$((...))`` at ``start``, or -1 when it holds a
-    command substitution or is not one (bash reads ``$((cmd) )`` as a command substitution of
-    a subshell)."""
-    depth = 0
-    for parenthesis in _PARENTHESIS.finditer(text, start + 1):
-        depth += 1 if parenthesis.group() == "(" else -1
-        if depth == 0:
-            end = parenthesis.end()
-            inner = text[start + 3 : end - 2]
-            if text[end - 2 : end] != "))" or _SUBSTITUTION_START.search(inner):
-                return -1
-            return end
-    return -1
-
-
-def _has_substitution(text: str) -> bool:
-    """Whether ``text`` (the inside of double quotes, escaped pairs removed) holds a command
-    substitution; arithmetic expansions ``$((...))`` without one inside do not count."""
-    position = 0
-    while found := _SUBSTITUTION_START.search(text, position):
-        if not text.startswith("$((", found.start()):
-            return True
-        position = _arithmetic_end(text, found.start())
-        if position < 0:
-            return True
-    return False
-
-
-def _add_piece(scan: _Scan, kind: str | None, text: str) -> None:
-    scan.in_word = True
-    if kind == "single":
-        scan.value.append(text[1:-1])
-    elif kind == "double":
-        inner = text[2:-1] if text.startswith("$") else text[1:-1]
-        scan.dynamic = scan.dynamic or "$" in _ESCAPED_PAIR.sub("", inner)
-        scan.value.append(_DOUBLE_QUOTED_ESCAPE.sub(lambda m: m[1].strip("\n"), inner))
-    elif kind == "escape":
-        scan.value.append(text[1])
-    elif kind == "ansi":
-        scan.dynamic = True
-        scan.value.append(text[2:-1])
-    else:
-        if text == "$" or _GLOB_OR_BRACE.search(text):
-            scan.dynamic = True
-        scan.value.append(text)
-
-
-def _commands(words: Sequence[_Word], depth: int) -> tuple[list[str], str]:
+def _commands(words: Sequence[Word], depth: int) -> tuple[list[str], str]:
     """The commands ``words`` run, each with its arguments, and the reason some of them cannot
     be known, or ""."""
     subjects: list[str] = []
@@ -401,7 +226,7 @@ def _commands(words: Sequence[_Word], depth: int) -> tuple[list[str], str]:
     return subjects, ""
 
 
-def _xargs_replace_string(options: Sequence[_Word]) -> str:
+def _xargs_replace_string(options: Sequence[Word]) -> str:
     """The replace string of ``xargs -I R`` (also ``-IR``, ``-i[R]``, ``--replace[=R]``), or
     "" when xargs only appends its input."""
     value_letters = {option[1] for option in _WRAPPERS["xargs"].with_value if len(option) == 2}
@@ -435,7 +260,7 @@ def _is_input(script: str) -> bool:
 
 
 def _skip_wrapper_options(
-    name: str, wrapper: _Wrapper, words: Sequence[_Word], index: int
+    name: str, wrapper: _Wrapper, words: Sequence[Word], index: int
 ) -> int | str:
     """The index of the command ``wrapper`` runs (past the end when none), or a reason it
     cannot be read."""
@@ -477,7 +302,7 @@ def _skip_wrapper_options(
     return index
 
 
-def _nested(subjects: list[str], word: _Word, depth: int) -> tuple[list[str], str]:
+def _nested(subjects: list[str], word: Word, depth: int) -> tuple[list[str], str]:
     """Add the commands of the command line ``word`` holds (``sh -c 'WORD'``)."""
     value, dynamic = word
     if dynamic:
@@ -491,7 +316,7 @@ def _nested(subjects: list[str], word: _Word, depth: int) -> tuple[list[str], st
 
 
 def _shell_commands(
-    subjects: list[str], words: Sequence[_Word], index: int, depth: int
+    subjects: list[str], words: Sequence[Word], index: int, depth: int
 ) -> tuple[list[str], str]:
     """``sh [options] -c 'command line'``: the nested commands; a shell reading its commands
     from its input cannot be read, one running a script file is not read."""
@@ -519,7 +344,7 @@ def _shell_commands(
 
 
 def _trap_commands(
-    subjects: list[str], words: Sequence[_Word], index: int, depth: int
+    subjects: list[str], words: Sequence[Word], index: int, depth: int
 ) -> tuple[list[str], str]:
     """``trap 'command line' SIGNAL...``: the nested commands."""
     if index < len(words) and words[index][0] == "--":
@@ -530,7 +355,7 @@ def _trap_commands(
 
 
 def _find_commands(
-    subjects: list[str], words: Sequence[_Word], index: int, depth: int
+    subjects: list[str], words: Sequence[Word], index: int, depth: int
 ) -> tuple[list[str], str]:
     """``find ... -exec COMMAND ... ;``: the commands after each ``-exec``-like action."""
     while index < len(words):

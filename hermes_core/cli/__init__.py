@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> Any:
     except (TypeError, ValueError, BaseExceptionGroup) as exc:
         # A group too: the MCP SDK builds its first pydantic model (which reads every installed
         # distribution's entry points) in a server's task, inside the supervisor's task group.
-        from hermes_core.plugins.discovery import malformed_distribution
+        from hermes_core.plugins.distributions import malformed_distribution
 
         broken = malformed_distribution(exc)
         if broken is None:

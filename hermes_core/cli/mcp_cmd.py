@@ -14,24 +14,27 @@ and the entry gets a ``${VAR}`` reference to it.
 from __future__ import annotations
 
 import json
-import logging
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
+from hermes_core.cli.mcp_reports import (
+    manifest_age,
+    output_lines,
+    print_probe,
+    status_json,
+    status_note,
+    statuses_printed_instead_of_warnings,
+)
 from hermes_core.cli.output import columns, did_you_mean
 from hermes_core.errors import HermesError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from hermes_core.config import Config, McpServerConfig
-    from hermes_core.mcp.probe import ProbeReport
     from hermes_core.mcp.supervisor import ServerStatus
     from hermes_core.paths import Environment
 
@@ -80,43 +83,6 @@ def mcp() -> None:
 # list -------------------------------------------------------------------------------------
 
 
-def _status_json(status: ServerStatus) -> dict[str, Any]:
-    return {
-        "name": status.name,
-        "transport": status.transport,
-        "status": status.state,
-        "reason": status.reason,
-        "tool_count": status.tool_count,
-        "filtered_count": status.filtered_count,
-        "unmatched_patterns": list(status.unmatched_patterns),
-        "protocol_version": status.protocol_version,
-        "log": str(status.log_path) if status.log_path is not None else None,
-        "stderr_tail": list(status.stderr_tail),
-        "manifest_age": None if status.manifest_age is None else round(status.manifest_age, 1),
-        "failed_at": status.failed_at,
-        "recorded": status.recorded,
-    }
-
-
-class _DropStatusRepeats(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        from hermes_core.mcp.supervisor import SHOWN_IN_STATUS
-
-        return not getattr(record, SHOWN_IN_STATUS, False)
-
-
-@contextmanager
-def _statuses_printed_instead_of_warnings() -> Iterator[None]:
-    """Drop the MCP warnings that the status table repeats anyway."""
-    logger = logging.getLogger("hermes_core.mcp")
-    dropper = _DropStatusRepeats()
-    logger.addFilter(dropper)
-    try:
-        yield
-    finally:
-        logger.removeFilter(dropper)
-
-
 async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str, ServerStatus]:
     from hermes_core.cli.progress import connect_progress
     from hermes_core.host import Host
@@ -125,7 +91,7 @@ async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str
     startup = McpStartup(read_only=True, refresh=refresh)
     progress = connect_progress()
     try:
-        with _statuses_printed_instead_of_warnings():
+        with statuses_printed_instead_of_warnings():
             async with Host(
                 config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
             ) as host:
@@ -133,42 +99,6 @@ async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str
     finally:
         if progress is not None:
             progress.close()
-
-
-def _note(status: ServerStatus, config: Config) -> str:
-    """The note column: why a server is unavailable (and since when, when that was recorded
-    by an earlier command), and the patterns matching nothing."""
-    from hermes_core.shown import duration
-
-    note = "" if status.state == "disabled" else status.reason or ""
-    if status.recorded and status.failed_at is not None:
-        import time
-
-        since = time.time() - status.failed_at
-        interval = config.mcp_servers[status.name].retry_interval
-        note += (
-            f" (recorded {duration(since)} ago; tried again in "
-            f"{duration(max(0.0, interval - since))}, or now with --refresh)"
-        )
-    if status.unmatched_patterns:
-        unmatched = f"patterns matching nothing: {', '.join(status.unmatched_patterns)}"
-        note = f"{note}; {unmatched}" if note else unmatched
-    return note
-
-
-def _manifest_age(status: ServerStatus) -> str:
-    from hermes_core.shown import duration
-
-    return "-" if status.manifest_age is None else duration(status.manifest_age)
-
-
-def _output_lines(status: ServerStatus) -> list[str]:
-    from hermes_core.mcp.connection import describe_output
-
-    if status.state != "unavailable" or not status.stderr_tail:
-        return []
-    header, *lines = describe_output(status.log_path, status.stderr_tail)
-    return [f"{status.name}: {header}", *lines]
 
 
 @mcp.command("list")
@@ -192,7 +122,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
     failed = any(status.state not in ("connected", "known", "disabled") for status in rows)
     if as_json:
-        click.echo(json.dumps([_status_json(status) for status in rows], indent=2))
+        click.echo(json.dumps([status_json(status) for status in rows], indent=2))
         if failed:
             sys.exit(UNAVAILABLE_EXIT)
         return
@@ -208,13 +138,13 @@ def list_command(as_json: bool, refresh: bool) -> None:
                 status.state,
                 str(status.tool_count),
                 str(status.filtered_count),
-                _manifest_age(status),
-                _note(status, config),
+                manifest_age(status),
+                status_note(status, config),
             )
         )
     click.echo(columns(table))
     for status in rows:
-        for line in _output_lines(status):
+        for line in output_lines(status):
             click.echo(line)
     if any(status.log_path is not None for status in rows):
         pattern = server_log_path(env, "NAME")
@@ -322,37 +252,6 @@ def remove_command(name: str) -> None:
 # test -------------------------------------------------------------------------------------
 
 
-def _print_probe(report: ProbeReport, as_json: bool, log_path: Path | None) -> None:
-    if as_json:
-        data = {
-            "name": report.server,
-            "protocol_version": report.protocol_version,
-            "connect_seconds": round(report.connect_seconds, 3),
-            "tools": [
-                {"name": t.name, "description": t.description, "filtered": not t.kept}
-                for t in report.tools
-            ],
-            "unmatched_patterns": list(report.unmatched_patterns),
-            "log": str(log_path) if log_path is not None else None,
-        }
-        click.echo(json.dumps(data, indent=2))
-        return
-    kept = sum(1 for tool in report.tools if tool.kept)
-    click.echo(
-        f"{report.server}: connected and listed {len(report.tools)} tools in "
-        f"{report.connect_seconds * 1000:.0f} ms (protocol {report.protocol_version}); "
-        f"{kept} kept, {len(report.tools) - kept} filtered"
-    )
-    for tool in report.tools:
-        summary = tool.description.splitlines()[0] if tool.description else ""
-        marker = "" if tool.kept else " [filtered]"
-        click.echo(f"  {tool.name}{marker}  {summary}".rstrip())
-    if log_path is not None:
-        click.echo(f"Its standard error is logged in {log_path}.")
-    for pattern in report.unmatched_patterns:
-        click.echo(f"hermes: warning: the pattern {pattern!r} matches none of its tools", err=True)
-
-
 @mcp.command("test")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -373,7 +272,7 @@ def test_command(name: str, as_json: bool) -> None:
     except McpConnectError as exc:
         click.echo(f"hermes: error: {probe_failure(exc)}", err=True)
         sys.exit(UNAVAILABLE_EXIT)
-    _print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
+    print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
 
 
 # login and logout -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import click
 
 from hermes_core.cli.context import environment, load_config_in_effect
 from hermes_core.cli.output import columns, did_you_mean
+from hermes_core.cli.tool_results import print_bridge, print_json, print_result, result_payload
 
 if TYPE_CHECKING:
     from hermes_core.approvals.prompt import Answer, ApprovalRequest, PromptTransport
@@ -96,10 +97,6 @@ def refresh_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def _dump(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
-
-
 @click.group()
 def tools() -> None:
     """List, assemble, search, describe and call tools."""
@@ -128,7 +125,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
 
     rows = run_with_host(work, read_only=True, refresh=refresh)
     if as_json:
-        _dump(rows)
+        print_json(rows)
         return
     table = [("NAME", "TOOLSET", "SOURCE", "DEFERRABLE", "DESCRIPTION")]
     for row in rows:
@@ -166,7 +163,7 @@ def assemble_command(context_length: int | None, style: str, as_json: bool, refr
     result = run_with_host(work, read_only=True, refresh=refresh)
     listing = result.pop("listing")
     if as_json:
-        _dump(result)
+        print_json(result)
         return
     stats = {key: value for key, value in result.items() if key != "tools"}
     click.echo(columns([(f"{key}:", str(value)) for key, value in stats.items()]))
@@ -195,9 +192,9 @@ def search_command(
     if limit is not None:
         arguments["limit"] = limit
     result = _bridge_call("tool_search", arguments, refresh=refresh)
-    payload = _payload(result)
+    payload = result_payload(result)
     if as_json or result.is_error:
-        _print_bridge(result, payload, as_json=as_json)
+        print_bridge(result, payload, as_json=as_json)
         return
     found = payload.get("tools", {})
     for entry in payload.get("results", []):
@@ -233,7 +230,7 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
     async def work(host: Host) -> tuple[ToolResult, dict[str, Any]]:
         async with host.session(**_session_fields(host)) as session:
             result = await host.dispatch("tool_describe", {"names": list(names)}, session)
-            payload = _payload(result)
+            payload = result_payload(result)
             if not result.is_error:
                 in_list = {tool.name: tool for tool in host.assemble(None, session).tools}
                 payload = _with_tool_list(payload, names, in_list)
@@ -250,7 +247,7 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
     hints: dict[str, str] = payload.pop("hints", {})
     failed = result.is_error or bool(payload.get("not_found") or payload.get("errors"))
     if as_json or result.is_error:
-        _print_bridge(result, payload, as_json=as_json)
+        print_bridge(result, payload, as_json=as_json)
     else:
         for name, described in payload.get("tools", {}).items():
             where = " (in the model's tool list)" if described.get("visible") else ""
@@ -340,7 +337,7 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     finally:
         if line is not None:
             line.close()
-    _print_result(result, as_json=as_json)
+    print_result(result, as_json=as_json)
     if result.is_error:
         sys.exit(1)
 
@@ -391,80 +388,3 @@ def _session_fields(host: Host, *, approve: str | None = None) -> dict[str, Any]
     if approve is not None:
         prompt = _ApproveOnce(approve, prompt)
     return {"interactive": interactive, "prompt": prompt}
-
-
-def _payload(result: ToolResult) -> dict[str, Any]:
-    if isinstance(result.structured, dict):
-        return result.structured
-    try:
-        parsed = json.loads(result.text_content)
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
-def _print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) -> None:
-    """A bridge answer: exactly its JSON with ``--json``; exit status 1 when it is an error."""
-    if as_json:
-        _dump(payload)
-    else:
-        _print_result(result, as_json=False)
-    if result.is_error:
-        sys.exit(1)
-
-
-def _print_result(result: ToolResult, *, as_json: bool) -> None:
-    """A tool's result: the whole of it with ``--json``; else its text, and one line for each
-    block that is not text (``[image: image/png, 12,345 bytes]``); an error on stderr."""
-    if as_json:
-        _dump(
-            {
-                "is_error": result.is_error,
-                "error_code": result.error_code,
-                "content": result.content,
-                "structured": result.structured,
-            }
-        )
-        return
-    if result.is_error:
-        click.echo(f"error ({result.error_code}): {result.text_content}", err=True)
-    else:
-        click.echo("\n".join(_shown(block) for block in result.content))
-
-
-def _shown(block: Mapping[str, Any]) -> str:
-    """One content block for the terminal: text as is, anything else as one bracketed line
-    (binary data by its type and decoded size, never the data itself)."""
-    kind = str(block.get("type", "unknown"))
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind in ("image", "audio"):
-        return _binary(kind, block.get("mimeType"), block.get("data"))
-    if kind == "resource_link":
-        return f"[resource link: {block.get('uri', '')}]"
-    if kind == "resource":
-        resource = block.get("resource")
-        resource = resource if isinstance(resource, Mapping) else {}
-        label = f"resource {resource.get('uri', '')}"
-        if "text" in resource:
-            return f"[{label}]\n{resource['text']}"
-        return _binary(label, resource.get("mimeType"), resource.get("blob"))
-    return f"[{kind} content]"
-
-
-def _binary(label: str, mime_type: object, data: object) -> str:
-    """``[image: image/png, 12,345 bytes]``: base64 ``data`` by its decoded size."""
-    return f"[{label}: {mime_type or 'no MIME type'}, {_size(data)}]"
-
-
-def _size(data: object) -> str:
-    """The decoded size of base64 ``data``, as ``12,345 bytes``."""
-    import base64
-    import binascii
-
-    if not isinstance(data, str):
-        return "no data"
-    try:
-        return f"{len(base64.b64decode(data, validate=True)):,} bytes"
-    except (binascii.Error, ValueError):
-        return f"{len(data):,} characters that are not base64"

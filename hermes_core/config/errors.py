@@ -1,6 +1,6 @@
 """Validation of a parsed ``config.yaml``, with its errors in the user's words.
 
-A section's :class:`~hermes_core.config.sections.InvalidConfig` becomes a
+A section's :class:`~hermes_core.config.problems.InvalidConfig` becomes a
 :class:`~hermes_core.errors.ConfigError` naming the file, the line and the dotted key, saying
 what was expected and what was found (``expected a number between 0 and 100, got 'five'``),
 suggesting the closest known key for an unknown one, and listing every problem of the file
@@ -16,7 +16,7 @@ from typing import Any
 
 from hermes_core import yaml_layout
 from hermes_core.config.models import Config, ConfigWarning, where_prefix
-from hermes_core.config.sections import WARNINGS_CONTEXT, InvalidConfig, key_text
+from hermes_core.config.problems import WARNINGS_CONTEXT, InvalidConfig, key_text
 from hermes_core.errors import ConfigError
 
 _LISTED_PROBLEMS = 20

@@ -22,231 +22,44 @@ rules are read from its annotations once, when the first one is made.
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import difflib
-import math
 import types
 import typing
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NamedTuple, Self
+from typing import Any, ClassVar, Literal, Self
 
-from hermes_core.shown import clipped, shown
-
-Loc = tuple[int | str, ...]
-"""Where a value is: the keys and list indexes that lead to it from the top of the file."""
-
-Check = Callable[[Any, Loc, list["Problem"]], Any]
-"""A key's rule: the value as the section keeps it, or :data:`_INVALID` after adding the
-problems found to the list."""
-
-_INVALID: Any = object()
-_REQUIRED: Any = object()
-
-WARNINGS_CONTEXT = "config_warnings"
-"""The :meth:`Section.model_validate` context key under which values accepted with a fallback
-are collected (:func:`fallback`)."""
-
-_warnings_sink: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
-    "config_warnings", default=None
+from hermes_core.config.checks import (
+    INVALID,
+    After,
+    Before,
+    Check,
+    Number,
+    annotated,
+    any_rule,
+    boolean_rule,
+    checked_by,
+    list_of,
+    mapping_of,
+    one_of,
+    optional,
+    refused,
+    text_rule,
+    unwrap_optional,
 )
+from hermes_core.config.problems import (
+    WARNINGS_CONTEXT,
+    InvalidConfig,
+    Loc,
+    Problem,
+    fallback,
+    key_text,
+    warnings_to,
+)
+from hermes_core.shown import shown
 
-
-class Problem(NamedTuple):
-    """One problem of a configuration: where, and what is wrong there."""
-
-    loc: Loc
-    message: str
-
-
-def key_text(loc: Loc) -> str:
-    """A location as the user writes the key: ``mcp_servers.git.args[2]``."""
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{clipped(part)}" if text else clipped(part)
-    return text
-
-
-class InvalidConfig(ValueError):
-    """Values that a section refuses: :attr:`problems`, each with its location.
-
-    :func:`hermes_core.config.errors.validate_document` turns it into a
-    :class:`~hermes_core.errors.ConfigError` naming the file and the line.
-    """
-
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        self.problems = list(problems)
-        super().__init__(
-            "\n".join(
-                f"{key_text(problem.loc)}: {problem.message}" if problem.loc else problem.message
-                for problem in self.problems
-            )
-        )
-
-
-def fallback(warning: Warning) -> None:
-    """Report a value accepted with a fallback (``enabled: maybe`` read as ``auto``): to the
-    loader collecting them (which adds the file and the line), or as a Python warning when a
-    section is made directly."""
-    sink = _warnings_sink.get()
-    if sink is not None:
-        sink.append(warning)
-    else:
-        warnings.warn(warning, stacklevel=4)
-
-
-# --------------------------------------------------------------------------------------------
-# Checks a key's annotation can carry
-
-
-@dataclass(frozen=True)
-class Before:
-    """``Annotated`` metadata: ``check`` takes the value as written and returns what the key's
-    type is then checked on; a ``ValueError`` it raises is the problem."""
-
-    check: Callable[[Any], Any]
-
-
-@dataclass(frozen=True)
-class After:
-    """``Annotated`` metadata: ``check`` takes the value of the key's type and returns what the
-    section keeps; a ``ValueError`` it raises is the problem."""
-
-    check: Callable[[Any], Any]
-
-
-def Number(
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    above: float | None = None,
-    whole: bool = False,
-) -> Before:
-    """A number written as a number (never a boolean or text) within bounds; a message says
-    which. ``whole``: an integer (``5000.0`` is accepted as ``5000``)."""
-    what = "a whole number" if whole else "a number"
-    if low is not None and high is not None:
-        what += f" between {low:g} and {high:g}"
-    elif low is not None:
-        what += f" of at least {low:g}"
-    elif above is not None:
-        what += f" greater than {above:g}"
-
-    def check(value: Any) -> Any:
-        try:
-            good = (
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-                and (not whole or float(value).is_integer())
-                and (low is None or value >= low)
-                and (high is None or value <= high)
-                and (above is None or value > above)
-            )
-        except OverflowError:  # an integer too large for a float is out of every bound
-            good = False
-        if not good:
-            raise ValueError(f"expected {what}, got {shown(value)}")
-        return int(value) if whole else float(value)
-
-    return Before(check)
-
-
-# --------------------------------------------------------------------------------------------
-# The rule of each type
-
-
-_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
-_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
-
-
-def _refused(loc: Loc, problems: list[Problem], message: str) -> Any:
-    problems.append(Problem(loc, message))
-    return _INVALID
-
-
-def _any(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-    return value
-
-
-def _text(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-    if isinstance(value, str):
-        return value
-    return _refused(loc, problems, f"expected text, got {shown(value)}")
-
-
-def _boolean(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-    # YAML 1.2 reads `yes` and `on` as text; they still mean true here, as they always did.
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    return _refused(loc, problems, f"expected true or false, got {shown(value)}")
-
-
-def _checked_by(check: Callable[[Any], Any]) -> Check:
-    def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-        try:
-            return check(value)
-        except ValueError as exc:
-            return _refused(loc, problems, str(exc))
-
-    return rule
-
-
-def _one_of(options: tuple[Any, ...]) -> Check:
-    quoted = [repr(option) for option in options]
-    expected = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
-
-    def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-        # `type(value)`: True is not 1, as a Literal tells them apart.
-        if any(type(value) is type(option) and value == option for option in options):
-            return value
-        return _refused(loc, problems, f"expected one of {expected}, got {shown(value)}")
-
-    return rule
-
-
-def _optional(inner: Check) -> Check:
-    def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-        return None if value is None else inner(value, loc, problems)
-
-    return rule
-
-
-def _list_of(item: Check) -> Check:
-    def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-        if not isinstance(value, list | tuple):
-            return _refused(loc, problems, f"expected a list, got {shown(value)}")
-        items = [item(element, (*loc, index), problems) for index, element in enumerate(value)]
-        return _INVALID if any(element is _INVALID for element in items) else items
-
-    return rule
-
-
-def _mapping_of(item: Check) -> Check:
-    def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-        if not isinstance(value, Mapping):
-            return _refused(loc, problems, f"expected a mapping, got {shown(value)}")
-        found: dict[str, Any] = {}
-        good = True
-        for key, element in value.items():
-            if not isinstance(key, str):
-                _refused((*loc, str(key)), problems, f"expected a text key, got {shown(key)}")
-                good = False
-                continue
-            found[key] = item(element, (*loc, key), problems)
-            good = good and found[key] is not _INVALID
-        return found if good else _INVALID
-
-    return rule
+_REQUIRED: Any = object()
 
 
 def _section(kind: type[Section]) -> Check:
@@ -254,45 +67,11 @@ def _section(kind: type[Section]) -> Check:
         if isinstance(value, kind):
             return value
         if not isinstance(value, Mapping):
-            return _refused(loc, problems, f"expected a mapping, got {shown(value)}")
+            return refused(loc, problems, f"expected a mapping, got {shown(value)}")
         made = kind.__new__(kind)
-        return made if made._fill(value, loc, problems) else _INVALID
+        return made if made._fill(value, loc, problems) else INVALID
 
     return rule
-
-
-def _annotated(inner: Check, metadata: Sequence[Any]) -> Check:
-    before = [item.check for item in metadata if isinstance(item, Before)]
-    after = [item.check for item in metadata if isinstance(item, After)]
-
-    def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
-        try:
-            for check in before:
-                value = check(value)
-        except ValueError as exc:
-            return _refused(loc, problems, str(exc))
-        value = inner(value, loc, problems)
-        if value is _INVALID:
-            return _INVALID
-        try:
-            for check in after:
-                value = check(value)
-        except ValueError as exc:
-            return _refused(loc, problems, str(exc))
-        return value
-
-    return rule
-
-
-def unwrap_optional(annotation: Any) -> Any:
-    """``X | None`` -> ``X`` (and ``Annotated[X, ...]`` -> ``X``)."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        return unwrap_optional(typing.get_args(annotation)[0])
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        options = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-        if len(options) == 1:
-            return unwrap_optional(options[0])
-    return annotation
 
 
 def rule_of(annotation: Any) -> Check:
@@ -301,27 +80,27 @@ def rule_of(annotation: Any) -> Check:
     origin = typing.get_origin(annotation)
     arguments = typing.get_args(annotation)
     if origin is typing.Annotated:
-        return _annotated(rule_of(arguments[0]), arguments[1:])
+        return annotated(rule_of(arguments[0]), arguments[1:])
     if annotation is Any:
-        return _any
+        return any_rule
     if annotation is str:
-        return _text
+        return text_rule
     if annotation is bool:
-        return _boolean
+        return boolean_rule
     if annotation is int:
-        return _checked_by(Number(whole=True).check)
+        return checked_by(Number(whole=True).check)
     if annotation is float:
-        return _checked_by(Number().check)
+        return checked_by(Number().check)
     if origin is Literal:
-        return _one_of(arguments)
+        return one_of(arguments)
     if origin in (typing.Union, types.UnionType):
         options = [argument for argument in arguments if argument is not type(None)]
         if len(options) == 1 and len(arguments) == 2:
-            return _optional(rule_of(options[0]))
+            return optional(rule_of(options[0]))
     if origin is list and len(arguments) == 1:
-        return _list_of(rule_of(arguments[0]))
+        return list_of(rule_of(arguments[0]))
     if origin is dict and len(arguments) == 2 and arguments[0] is str:
-        return _mapping_of(rule_of(arguments[1]))
+        return mapping_of(rule_of(arguments[1]))
     if isinstance(annotation, type) and issubclass(annotation, Section):
         return _section(annotation)
     raise TypeError(f"a configuration key cannot be of type {annotation!r}")
@@ -423,12 +202,9 @@ class Section:
         already). With ``context[WARNINGS_CONTEXT]`` a list, the warnings of values accepted
         with a fallback are appended to it instead of issued."""
         sink = (context or {}).get(WARNINGS_CONTEXT)
-        token = _warnings_sink.set(sink if isinstance(sink, list) else None)
         problems: list[Problem] = []
-        try:
+        with warnings_to(sink if isinstance(sink, list) else None):
             made = _section(cls)(data, (), problems)
-        finally:
-            _warnings_sink.reset(token)
         if problems:
             raise InvalidConfig(problems)
         return made  # type: ignore[no-any-return]

@@ -16,6 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hermes_core.config import ConnectorsConfig
+from hermes_core.connectors.call_results import (
+    CONNECTION_CODES,
+    SIGN_IN_HINT,
+    client_failure,
+    data_result,
+    error_result,
+    failure_result,
+    failure_text,
+)
 from hermes_core.connectors.gateway import (
     ConnectorGateway,
     ConnectorSchema,
@@ -38,24 +47,19 @@ from hermes_core.connectors.signin import SignIn, SignInCache
 from hermes_core.errors import HermesError
 from hermes_core.mcp.tools import annotations_of
 from hermes_core.paths import Environment
-from hermes_core.result_cut import cut_blocks
 from hermes_core.search.remote import (
     ConnectorDescription,
     ConnectorSearch,
     RemoteTool,
     Unavailable,
 )
-from hermes_core.search.render import compact_json
 from hermes_core.tools import HINTS_META, Tool, ToolResult
 
-__all__ = ["CONNECTION_CODES", "Connectors", "Scope", "ScopeReason"]
+__all__ = ["Connectors", "Scope", "ScopeReason"]
 
 log = logging.getLogger("hermes_core.connectors")
 
 ScopeReason = Literal["disabled", "no_url", "signed_out"]
-
-CONNECTION_CODES = frozenset({"CONNECTION_REQUIRED", "CONNECTION_EXPIRED"})
-"""Gateway error codes meaning the app must be connected (again) before the call can run."""
 
 _CALL_TIMEOUT = 300.0
 """A connector call's handler timeout: two execute requests of 60 s each with one retry."""
@@ -68,7 +72,6 @@ _GATEWAY = "the connector gateway"
 MAX_HITS = 500
 """Gateway hits ranked per query, in the gateway's order: ranking costs per hit, and a
 gateway listing hundreds of thousands of tools would keep ``tool_search`` past its budget."""
-_SIGN_IN_HINT = "run 'hermes connectors login' (or set HERMES_CONNECTORS_TOKEN)"
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class Connectors:
         sign_in = self.sign_in()
         if not sign_in.signed_in:
             problem = f" ({sign_in.problem})" if sign_in.problem else ""
-            return Scope(False, "signed_out", f"not signed in{problem}: {_SIGN_IN_HINT}")
+            return Scope(False, "signed_out", f"not signed in{problem}: {SIGN_IN_HINT}")
         return Scope(True)
 
     def in_scope(self) -> bool:
@@ -265,7 +268,7 @@ class Connectors:
             if answer.failure.kind == "not_served":
                 return ConnectorDescription(not_found=list(names))
             return ConnectorDescription(
-                not_found=unknown, error=_failure_text(answer.failure, "describe")
+                not_found=unknown, error=failure_text(answer.failure, "describe")
             )
         tools: dict[str, RemoteTool] = {}
         for name, slugs in wanted.items():
@@ -323,10 +326,10 @@ class Connectors:
         if isinstance(outcome, ExecuteResult) and _code(outcome) == "TOOL_NOT_FOUND":
             outcome = await self._execute_one(gateway, slugs.connector, slugs.literal, arguments)
         if isinstance(outcome, GatewayFailure):
-            return _failure_result(name, outcome)
+            return failure_result(name, outcome)
         if outcome.error is not None:
-            return await self._error_result(name, slugs.connector, outcome.error)
-        return _data_result(outcome.data, self.config.max_result_chars)
+            return await self._error_result(slugs.connector, outcome.error)
+        return data_result(outcome.data, self.config.max_result_chars)
 
     async def _execute_one(
         self,
@@ -340,33 +343,18 @@ class Connectors:
         except BaseException as exc:
             if _cancelled(exc):
                 raise
-            return _client_failure(exc)
+            return client_failure(exc)
         if answer.failure is not None:
             return answer.failure
         if not answer.results:
             return GatewayFailure("error", "the gateway answered no result for the call")
         return answer.results[0]
 
-    async def _error_result(self, name: str, connector: str, error: ExecuteError) -> ToolResult:
-        payload: dict[str, Any] = {"code": error.code, "message": error.message}
+    async def _error_result(self, connector: str, error: ExecuteError) -> ToolResult:
+        link = None
         if error.code in CONNECTION_CODES:
             link = error.connect_url or await self._connect_link(connector, error.code)
-            payload = {
-                "code": "CONNECTION_REQUIRED",
-                "message": error.message or f"{connector} is not connected",
-                "connector": connector,
-                "connect_url": link,
-                "hint": _connect_hint(connector, link),
-            }
-        elif error.hint:
-            payload["hint"] = error.hint
-        return ToolResult(
-            content=[{"type": "text", "text": compact_json(payload)}],
-            structured=payload,
-            is_error=True,
-            error_code=str(payload["code"]),
-            error_message=str(payload["message"]),
-        )
+        return error_result(connector, error, link)
 
     async def _connect_link(self, connector: str, code: str) -> str | None:
         """A link that connects ``connector``, asked of the gateway when its error gave none."""
@@ -385,7 +373,7 @@ class Connectors:
         except BaseException as exc:
             if _cancelled(exc):
                 raise
-            return GatewayConnections(failure=_client_failure(exc))
+            return GatewayConnections(failure=client_failure(exc))
 
     async def states(self) -> GatewayListing:
         """The account's connectors and their connection state."""
@@ -394,7 +382,7 @@ class Connectors:
         except BaseException as exc:
             if _cancelled(exc):
                 raise
-            return GatewayListing(failure=_client_failure(exc))
+            return GatewayListing(failure=client_failure(exc))
 
 
 def _cancelled(exc: BaseException) -> bool:
@@ -428,82 +416,3 @@ def _schema_of(
 
 def _code(result: ExecuteResult) -> str | None:
     return result.error.code if result.error is not None else None
-
-
-def _client_failure(exc: BaseException) -> GatewayFailure:
-    if isinstance(exc, HermesError):
-        return GatewayFailure("error", str(exc))
-    return GatewayFailure("error", f"the gateway client failed: {type(exc).__name__}: {exc}")
-
-
-def _failure_text(failure: GatewayFailure, doing: str) -> str:
-    if failure.kind == "signed_out":
-        return f"the connector gateway refused the sign-in ({failure.message}): {_SIGN_IN_HINT}"
-    return f"the connector gateway could not {doing} it: {failure.message}"
-
-
-def _failure_result(name: str, failure: GatewayFailure) -> ToolResult:
-    """A call the gateway could not answer: signed out, not served, rate limited, or a
-    ``PROVIDER_ERROR`` (transport, timeout, 5xx, an answer off the protocol)."""
-    payload: dict[str, Any]
-    if failure.kind == "signed_out":
-        payload = {
-            "code": "SIGNED_OUT",
-            "message": f"{name} was not run: the connector gateway refused the sign-in "
-            f"({failure.message})",
-            "hint": f"Tell the user to sign in again: {_SIGN_IN_HINT}.",
-        }
-    elif failure.kind == "not_served":
-        payload = {
-            "code": "NOT_AVAILABLE",
-            "message": f"{name} was not run: the connector gateway does not serve this account",
-        }
-    elif failure.kind == "rate_limited":
-        payload = {
-            "code": "RATE_LIMITED",
-            "message": f"{name} was not run: the connector gateway is rate limiting "
-            f"({failure.message})",
-        }
-        if failure.retry_after is not None:
-            payload["retry_after"] = failure.retry_after
-    else:
-        payload = {
-            "code": "PROVIDER_ERROR",
-            "message": f"{name} failed at the connector gateway: {failure.message}",
-        }
-    return ToolResult(
-        content=[{"type": "text", "text": compact_json(payload)}],
-        structured=payload,
-        is_error=True,
-        error_code=payload["code"],
-        error_message=payload["message"],
-    )
-
-
-def _connect_hint(connector: str, link: str | None) -> str:
-    if link:
-        return (
-            f"The user has not connected {connector}. Show them connect_url to open in a "
-            "browser (or call manage_connections with action 'connect'), then call the tool "
-            "again once they say it is done."
-        )
-    return (
-        f"The user has not connected {connector}: call manage_connections with action "
-        f"'connect' and connectors ['{connector}'] to get a link for them."
-    )
-
-
-def _data_result(data: Any, limit: int) -> ToolResult:
-    """A call's data as its result, cut to ``limit`` characters as MCP results are."""
-    structured = None if isinstance(data, str) else data
-    if isinstance(data, str):
-        text = data
-    else:
-        try:
-            text = compact_json(data)
-        except (TypeError, ValueError):
-            text = repr(data)
-    blocks, structured = cut_blocks(
-        [{"type": "text", "text": text}], structured, limit, "tools.connectors.max_result_chars"
-    )
-    return ToolResult(content=blocks, structured=structured)

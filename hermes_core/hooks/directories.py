@@ -47,7 +47,7 @@ from hermes_core.errors import PluginError
 from hermes_core.hooks.adapters import EventHook, adapter_for
 from hermes_core.hooks.events import EVENTS, HookEvent
 from hermes_core.plugin_names import normalize_name
-from hermes_core.plugins.discovery import Candidate
+from hermes_core.plugins.candidates import Candidate
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.manifest import Manifest, ManifestError, manifest_yaml, read_manifest_data
 from hermes_core.plugins.records import LOADABLE, PluginStatus

@@ -10,14 +10,9 @@ excepted).
 
 from __future__ import annotations
 
-from hermes_core.plugins.discovery import (
-    ENTRY_POINT_GROUP,
-    SOURCES,
-    Candidate,
-    Discovery,
-    Source,
-    discover,
-)
+from hermes_core.plugins.candidates import SOURCES, Candidate, Discovery, Source
+from hermes_core.plugins.discovery import discover
+from hermes_core.plugins.distributions import ENTRY_POINT_GROUP
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.importing import import_plugin
 from hermes_core.plugins.loader import (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.plugins.discovery import PROJECT_PLUGINS_FLAG, Candidate
+from hermes_core.plugins.candidates import Candidate
+from hermes_core.plugins.discovery import PROJECT_PLUGINS_FLAG
 from hermes_core.plugins.manifest import normalize_name
 from hermes_core.plugins.records import PluginStatus
 from hermes_core.version import __version__

@@ -18,7 +18,7 @@ import types
 from pathlib import Path
 
 from hermes_core.errors import PluginError
-from hermes_core.plugins.discovery import Candidate
+from hermes_core.plugins.candidates import Candidate
 
 NAMESPACE = "hermes_plugins"
 

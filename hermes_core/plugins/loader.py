@@ -19,7 +19,8 @@ import pluggy
 
 from hermes_core import hookspecs
 from hermes_core.errors import PluginError
-from hermes_core.plugins.discovery import SOURCES, Candidate, discover
+from hermes_core.plugins.candidates import SOURCES, Candidate
+from hermes_core.plugins.discovery import discover
 from hermes_core.plugins.gate import gate
 from hermes_core.plugins.importing import import_failure, import_plugin
 from hermes_core.plugins.records import PluginRecord

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.plugins.discovery import Candidate, Source
+from hermes_core.plugins.candidates import Candidate, Source
 
 PluginStatus = Literal[
     "enabled", "enabled (default)", "not enabled", "disabled", "gated", "shadowed", "error"

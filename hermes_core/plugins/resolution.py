@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from hermes_core.plugins.discovery import SOURCES, Candidate, Discovery
+from hermes_core.plugins.candidates import SOURCES, Candidate, Discovery
 from hermes_core.plugins.manifest import normalize_name
 
 

@@ -22,9 +22,10 @@ import anyio
 import pytest
 from accounts import AS_NOBODY, AS_ROOT
 
-from hermes_core.activity import ACTIVITY_LOG_NAME, REDACTED
+from hermes_core.activity import ACTIVITY_LOG_NAME
 from hermes_core.config import Config
 from hermes_core.paths import Environment
+from hermes_core.redaction import REDACTED
 from hermes_core.testing import HermesCli, make_host
 
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
