@@ -13,12 +13,6 @@ direct or through the bridge, goes through :meth:`Host.dispatch`.
 
 Plugin objects can also be given in code before the host starts, as pluggy's ``register``
 takes them: ``host.register(MyPlugin(), name="mine")`` (``hermes_core.testing.make_host``).
-
-The host builds its parts and owns their lifetimes: the plugins
-(:class:`~hermes_core.plugins.runtime.PluginRuntime`), the MCP servers
-(:class:`~hermes_core.mcp.hosting.McpHosting`), the bridge tools
-(:class:`~hermes_core.search.bridge_tools.BridgeTools`) and the dispatcher; they get what they
-need from each other, never from the host.
 """
 
 from __future__ import annotations
@@ -42,19 +36,18 @@ if TYPE_CHECKING:
 
     from hermes_core.approvals.prompt import PromptTransport
     from hermes_core.availability import Availability
-    from hermes_core.config import Config, McpServerConfig
+    from hermes_core.config import Config
     from hermes_core.connectors.service import Connectors
     from hermes_core.dispatch import Dispatcher
     from hermes_core.hooks import HookDirectory
     from hermes_core.mcp.startup import McpStartup
-    from hermes_core.mcp.supervisor import ConnectProgress, McpSupervisor, ServerStatus
+    from hermes_core.mcp.supervisor import ConnectProgress, McpSupervisor
     from hermes_core.paths import Environment
     from hermes_core.plugins.records import PluginRecord
     from hermes_core.plugins.registrations import Registrations
     from hermes_core.search.assembly import Assembly
     from hermes_core.search.toolsearch import ToolSearch
 
-_CONNECTIONS_OWNER = "connections"
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -72,7 +65,10 @@ def _delegate(
 
 
 class Host:
-    """The tool layer of one agent, as an async context manager.
+    """The tool layer of one agent, as an async context manager: it builds its parts (the
+    plugins' :mod:`~hermes_core.plugins.runtime`, :mod:`~hermes_core.mcp.hosting`, the
+    :mod:`~hermes_core.search.bridge_tools`, the dispatcher) and owns their lifetimes; they get
+    what they need from each other, never from the host.
 
     The dispatcher and the tool search are built on first use, so a host used only to load
     plugins needs no approval policy or search backend; an unknown ``approvals.policy`` or
@@ -98,15 +94,13 @@ class Host:
         mcp_progress: ConnectProgress | None = None,
         strict: bool | None = None,
     ) -> None:
-        from hermes_core.availability import Availability
-
         self.config = config
         self.env = env
         self.config_path = config_path
         self.registry = Registry()
-        self._strict = env.flag(STRICT_FLAG) if strict is None else strict
+        strict = env.flag(STRICT_FLAG) if strict is None else strict
         self._runtime = PluginRuntime(
-            config, env, self.registry, config_path=config_path, strict=self._strict
+            config, env, self.registry, config_path=config_path, strict=strict
         )
         self._mcp = McpHosting(
             config,
@@ -118,13 +112,7 @@ class Host:
             startup=mcp_startup,
             progress=mcp_progress,
         )
-        self._availability = Availability(
-            self.registry,
-            config.tools,
-            explain=self._mcp.refusal_for,
-            starting_source=self._mcp.starting_server_of,
-            wait_for_source=self._mcp.wait_for_server,
-        )
+        self._availability = self._mcp.availability(config.tools)
         self._bridge = BridgeTools(
             self.registry,
             config.tools,
@@ -170,16 +158,13 @@ class Host:
         self.load_plugins()
         try:
             self._register_catalogs()
-            self._bridge.register()
+            self._bridge.register_tools()
             self._register_connections()
         except BaseException:
             self.close()
             raise
 
-    def load_plugins(self) -> None:
-        """Load the plugins and collect what they register (their tools included), without
-        the catalogs: what ``hermes plugins`` needs. :meth:`start` does this first."""
-        self._runtime.load()
+    load_plugins = _delegate("_runtime", PluginRuntime.load_plugins)
 
     def close(self) -> None:
         """Flush the activity log and unregister every plugin."""
@@ -198,8 +183,7 @@ class Host:
     def hook_directories(self) -> list[HookDirectory]:
         """A record per hook directory of ``$HERMES_HOME/hooks`` (the rows of ``hermes hooks
         list``), with its status; only the enabled ones were imported."""
-        hooks = self._runtime.hooks
-        return hooks.directories if hooks is not None else []
+        return self._runtime.hook_directories
 
     @property
     def warnings(self) -> list[str]:
@@ -226,8 +210,7 @@ class Host:
 
     @property
     def connectors(self) -> Connectors:
-        """The hosted connectors (in scope when ``tools.connectors`` is enabled, has a ``url``
-        and the user is signed in), over the gateway its config selects, built on first use."""
+        """The hosted connectors over the gateway the config selects, built on first use."""
         return self._runtime.connectors()
 
     def _register_catalogs(self) -> None:
@@ -244,7 +227,7 @@ class Host:
         mcp = self._mcp
         local = LocalServers(self.env, mcp.configs, mcp.status, mcp.running_adder)
         tool = manage_connections_tool(self._runtime.connectors, local)
-        self.registry.register(tool, owner=_CONNECTIONS_OWNER)
+        self.registry.register(tool, owner="connections")
 
     def _build_dispatcher(self) -> Dispatcher:
         from hermes_core.dispatch import Dispatcher
@@ -261,8 +244,7 @@ class Host:
 
     @property
     def availability(self) -> Availability:
-        """Why a tool name can or cannot run here (one answer for the dispatcher and the
-        bridge), knowing the MCP servers' reasons."""
+        """Why a tool name can or cannot run here: one answer for the dispatcher and the bridge."""
         self._runtime.started()
         return self._availability
 
@@ -275,13 +257,12 @@ class Host:
         <hermes_core.plugins.runtime.PluginRuntime.check_selected>`)."""
         _ = self.dispatcher, self.tool_search
         self._runtime.check_selected()
-        if self._strict:
+        if self._runtime.strict:
             _ = self.tool_search.backend
 
     @property
     def dispatcher(self) -> Dispatcher:
-        """The one call path (hooks, approvals, handler, activity log), built on first use
-        with the policy named by ``approvals.policy``."""
+        """The one call path (hooks, approvals, handler, activity log), built on first use."""
         self._runtime.started()
         if self._dispatcher is None:
             self._dispatcher = self._build_dispatcher()
@@ -289,8 +270,7 @@ class Host:
 
     @property
     def tool_search(self) -> ToolSearch:
-        """Deferral, the listing and the three bridge tools over this host's tools, built on
-        first use with the backend named by ``tools.tool_search.backend``."""
+        """Deferral, the listing and the bridge over this host's tools, built on first use."""
         return self._bridge.tool_search
 
     def new_session(
@@ -305,9 +285,11 @@ class Host:
         """A session in ``cwd`` (the host's working directory by default) whose approvals
         ``prompt`` answers (``None``: ``approvals.non_interactive``). Prefer :meth:`session`,
         which also tells the plugins' session hooks."""
-        cwd = cwd or self.env.cwd
         session = Session(
-            cwd=cwd, interactive=interactive, granted_toolsets=granted_toolsets, **fields
+            cwd=cwd or self.env.cwd,
+            interactive=interactive,
+            granted_toolsets=granted_toolsets,
+            **fields,
         )
         if prompt is not None:
             self.dispatcher.approvals.attach(session, prompt)
@@ -346,24 +328,17 @@ class Host:
         return self.tool_search.assemble(context_length, session)
 
     async def dispatch(self, name: str, arguments: Any, session: Session) -> ToolResult:
-        """Run one tool call for ``session``; never raises.
-
-        The dispatcher is the only router: a direct call runs its tool, ``tool_call`` plans the
-        real calls it runs, so hooks, approvals and the activity log see the real tool.
-        """
+        """Run one tool call for ``session``; never raises. The dispatcher is the only router: a
+        direct call runs its tool, ``tool_call`` plans the real calls it runs, so hooks,
+        approvals and the activity log see the real tool."""
         try:
             dispatcher = self.dispatcher
         except HermesError as exc:  # a configured policy that no plugin provides
             return ToolResult.error("CONFIG_ERROR", f"hermes-core cannot run tools: {exc}")
         return await dispatcher.dispatch(name, arguments, session)
 
-    async def add_mcp_server(self, name: str, config: McpServerConfig) -> ServerStatus:
-        """Connect a server while the host runs; the next assembly includes its tools."""
-        return await self._mcp.add_server(name, config)
-
-    async def remove_mcp_server(self, name: str) -> None:
-        """Disconnect a server while the host runs; its tools leave the registry."""
-        await self._mcp.remove_server(name)
+    add_mcp_server = _delegate("_mcp", McpHosting.add_server)
+    remove_mcp_server = _delegate("_mcp", McpHosting.remove_server)
 
     @property
     def mcp(self) -> McpSupervisor | None:

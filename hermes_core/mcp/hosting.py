@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from hermes_core.project_trust import config_refusal
 
 if TYPE_CHECKING:
-    from hermes_core.config import Config, McpServerConfig
+    from hermes_core.availability import Availability
+    from hermes_core.config import Config, McpServerConfig, ToolsConfig
     from hermes_core.mcp.startup import McpStartup
     from hermes_core.mcp.supervisor import ConnectProgress, McpSupervisor, ServerStatus
     from hermes_core.paths import Environment
@@ -121,7 +122,7 @@ class McpHosting:
                 self._registry.register_all(tools, owner=owner)
 
     async def add_server(self, name: str, config: McpServerConfig) -> ServerStatus:
-        """Connect a server while the host runs (starting the supervisor if none runs)."""
+        """Connect a server while the host runs; the next assembly includes its tools."""
         if self._supervisor is None:
             self._supervisor = self._new_supervisor({})
             await self._supervisor.start()
@@ -167,6 +168,20 @@ class McpHosting:
         """Until the servers whose tools are not known yet have answered (or timed out)."""
         if self._supervisor is not None:
             await self._supervisor.wait_for_unknown()
+
+    def availability(self, tools_config: ToolsConfig) -> Availability:
+        """Why a name of the registry can or cannot run, knowing these servers: the refusal of
+        a filtered tool or of an unavailable server's, and the starting server a name the
+        registry lacks may yet be a tool of (waited for, up to its ``connect_timeout``)."""
+        from hermes_core.availability import Availability
+
+        return Availability(
+            self._registry,
+            tools_config,
+            explain=self.refusal_for,
+            starting_source=self.starting_server_of,
+            wait_for_source=self.wait_for_server,
+        )
 
     def refusal_for(self, name: str) -> ToolResult | None:
         """The answer for a call of ``name`` when it is a filtered MCP tool or its server is

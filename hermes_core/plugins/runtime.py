@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hermes_core.config import Config
     from hermes_core.connectors.gateway import ConnectorGateway
     from hermes_core.connectors.service import Connectors
-    from hermes_core.hooks import RegisteredHooks
+    from hermes_core.hooks import HookDirectory, RegisteredHooks
     from hermes_core.paths import Environment
     from hermes_core.search.backend import SearchBackend
     from hermes_core.specs import ConnectorGatewaySpec, SearchBackendSpec
@@ -48,7 +48,7 @@ logger = logging.getLogger("hermes_core.host")
 
 class PluginRuntime:
     """The plugins of one host, over its ``registry``; ``strict`` raises the first plugin error
-    instead of recording it. Nothing is loaded until :meth:`load`."""
+    instead of recording it. Nothing is loaded until :meth:`load_plugins`."""
 
     def __init__(
         self,
@@ -74,7 +74,7 @@ class PluginRuntime:
 
     def register(self, plugin: object, name: str | None = None) -> str:
         """Take ``plugin`` (a module, or an object whose methods carry ``@hookimpl``) as an
-        enabled plugin of the source ``direct``, and return its name; before :meth:`load`.
+        enabled plugin of the source ``direct``, and return its name; before :meth:`load_plugins`.
 
         As with pluggy's ``register``, ``name`` defaults to the plugin's ``__name__`` (a
         module's) or its class name; it is normalized like every plugin name. Direct plugins
@@ -98,8 +98,10 @@ class PluginRuntime:
         self._direct.append((normalized, plugin))
         return normalized
 
-    def load(self) -> None:
-        """Load the plugins and collect what they register (their tools and hooks included)."""
+    def load_plugins(self) -> None:
+        """Load the plugins and collect what they register (their tools included), without
+        the catalogs: what ``hermes plugins`` needs. :meth:`Host.start
+        <hermes_core.host.Host.start>` does this first."""
         if self._plugins is not None:
             raise HermesError("this host is already started")
         strict = self.strict
@@ -159,10 +161,10 @@ class PluginRuntime:
         return self._registrations
 
     @property
-    def hooks(self) -> RegisteredHooks | None:
-        """The shell hooks and hook directories registered after the plugins."""
+    def hook_directories(self) -> list[HookDirectory]:
+        """A record per hook directory, with its status; only the enabled ones were imported."""
         self.started()
-        return self._hooks
+        return self._hooks.directories if self._hooks is not None else []
 
     def required_variables(self) -> list[str]:
         """The ``requires_env`` of the loaded plugins: they pass the scrub of scripts'

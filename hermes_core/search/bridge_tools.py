@@ -102,7 +102,7 @@ class BridgeTools:
         """Forget the Tool Search (a host that starts again makes a new one)."""
         self._tool_search = None
 
-    def register(self) -> None:
+    def register_tools(self) -> None:
         """Register the three bridge tools in the registry (owner ``bridge``)."""
         from hermes_core.search.bridge import make_bridge_tools, search_description
 
