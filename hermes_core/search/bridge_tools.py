@@ -31,13 +31,6 @@ BRIDGE_OWNER = "bridge"
 """The registry owner of the three bridge tools."""
 
 
-def _nothing_to_wait_for() -> Awaitable[None]:
-    async def nothing() -> None:
-        return None
-
-    return nothing()
-
-
 class BridgeTools:
     """The bridge of one host over ``registry`` as ``tools_config`` enables its tools.
 
@@ -59,7 +52,7 @@ class BridgeTools:
         backend: Callable[[str], SearchBackend],
         connectors: Callable[[], ConnectorSource],
         unavailable: Callable[[], Mapping[str, tuple[int, str]]],
-        wait_for_unknown: Callable[[], Awaitable[None]] = _nothing_to_wait_for,
+        wait_for_unknown: Callable[[], Awaitable[None]],
     ) -> None:
         self._registry = registry
         self._tools_config = tools_config
