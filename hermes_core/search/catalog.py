@@ -19,6 +19,8 @@ from typing import Any
 
 from hermes_core.config import CatalogEntry
 from hermes_core.errors import ConfigError
+from hermes_core.gc_pause import collector_paused
+from hermes_core.registry import Registry
 from hermes_core.search import catalog_cache
 from hermes_core.tool_blocks import ToolBlock
 from hermes_core.tools import (
@@ -31,6 +33,7 @@ from hermes_core.tools import (
 
 __all__ = [
     "CATALOG_ONLY",
+    "CATALOG_OWNER",
     "CatalogBlock",
     "catalog_blocks",
     "catalog_tool",
@@ -39,11 +42,14 @@ __all__ = [
     "checked_entries",
     "load_catalog",
     "read_catalog",
+    "register_catalogs",
     "tools_from_entries",
 ]
 
 CATALOG_ONLY = "CATALOG_ONLY"
 """The error code of a call to a catalog tool."""
+CATALOG_OWNER = "catalog"
+"""The registry owner of the catalogs' tools."""
 
 
 _ANNOTATIONS = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
@@ -331,6 +337,20 @@ def catalog_blocks(
             )
         )
     return blocks
+
+
+def register_catalogs(
+    registry: Registry, catalogs: Sequence[CatalogEntry], base: Path, cache_dir: Path | None
+) -> None:
+    """Register every catalog of ``tools.catalogs`` in ``registry`` (owner ``catalog``), as one
+    change; relative paths are resolved against ``base``."""
+    with collector_paused():
+        # Each catalog is one block, its tools made on first use; from the catalog cache a start
+        # neither parses nor checks the file again (docs/tool-search.md).
+        blocks = catalog_blocks(catalogs, base, owner=CATALOG_OWNER, cache_dir=cache_dir)
+        with registry.batch():
+            for block in blocks:
+                registry.register_block(block, owner=CATALOG_OWNER)
 
 
 def catalog_tools(catalogs: Sequence[CatalogEntry], base: Path) -> list[Tool]:

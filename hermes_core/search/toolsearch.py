@@ -14,11 +14,10 @@ import weakref
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-from hermes_core.arguments import ArgumentsProblem, read_arguments
-from hermes_core.availability import Availability, BridgeRoute
+from hermes_core.availability import Availability
 from hermes_core.config import ToolSearchConfig
 from hermes_core.connector_names import CONNECTORS_TOOLSET, split_connector_name
-from hermes_core.dispatch import CallPlan, PlannedCall
+from hermes_core.dispatch import CallPlan
 from hermes_core.generation_cache import GenerationCache
 from hermes_core.search.assembly import (
     Assembly,
@@ -29,16 +28,13 @@ from hermes_core.search.assembly import (
     split_tools,
 )
 from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
-from hermes_core.search.batches import batch_answer
 from hermes_core.search.bridge import (
+    CONNECTORS_UNAVAILABLE_HINT,
     BridgeArgumentError,
-    arguments_refusal,
-    batch_rule,
     bridge_result,
     empty_match_hint,
     loop_breaker,
     make_bridge_tools,
-    parse_calls,
     parse_limit,
     parse_names,
     parse_queries,
@@ -47,6 +43,7 @@ from hermes_core.search.bridge import (
     search_entry,
     unmatched_hint,
 )
+from hermes_core.search.call_plans import plan_tool_call
 from hermes_core.search.indexing import IndexSync
 from hermes_core.search.listing import group_of
 from hermes_core.search.remote import ConnectorSearch, ConnectorSource, RemoteTool
@@ -58,12 +55,6 @@ from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
 logger = logging.getLogger(__name__)
 
 __all__ = ["ToolSearch"]
-
-_CONNECTORS_UNAVAILABLE_HINT = (
-    "Hosted app connectors could not be searched just now; do not conclude that an app is "
-    "missing: retry later or tell the user."
-)
-
 
 _MAX_GRANT_INDEXES = 16
 """Search indexes kept for restricted grants; each holds only its grant's deferred tools."""
@@ -329,7 +320,7 @@ class ToolSearch:
             answer["connectors"] = {"status": "unavailable", "reason": remote.unavailable}
             if remote.message:
                 answer["connectors"]["message"] = clipped(remote.message, PROBLEM_CHARACTERS)
-            answer["hint"] = _CONNECTORS_UNAVAILABLE_HINT
+            answer["hint"] = CONNECTORS_UNAVAILABLE_HINT
         return answer
 
     def _count_search(self, session: Session) -> int:
@@ -431,43 +422,16 @@ class ToolSearch:
     def plan_call(self, arguments: Any, session: Session) -> CallPlan | ToolResult:
         """What ``tool_call`` asks: one entry, or a batch of connector tools; each entry checked
         (:class:`~hermes_core.availability.Availability`, through the bridge) and its arguments
-        read, for the dispatcher to run. A refused call is a result at once."""
-        payload = arguments if isinstance(arguments, Mapping) else {"calls": arguments}
-        try:
-            entries = parse_calls(payload)
-        except BridgeArgumentError as exc:
-            return bridge_result(refusal(str(exc)))
-        refused = batch_rule(entries)
-        if refused is not None:
-            return bridge_result(refused)
-        view = self.view()
-        route = BridgeRoute(
-            visible=view.visible_names,
-            deferred=view.grant(session).deferred_by_name.keys(),
-            connectors=self._connectors_route(),
+        read, for the dispatcher to run (:mod:`~hermes_core.search.call_plans`). A refused call
+        is a result at once."""
+        return plan_tool_call(
+            arguments,
+            session,
+            self.view,
+            self.availability,
+            self.connectors,
+            self._connectors_route,
         )
-        batch = len(entries) > 1
-        planned: list[PlannedCall] = []
-        for index, entry in enumerate(entries):
-            found = self.availability.check(entry.name, session, route)
-            if isinstance(found, ToolResult):
-                planned.append(PlannedCall(entry.name, refusal=found))
-                continue
-            if found is None:  # a connector tool, in scope: the gateway runs it
-                assert self.connectors is not None
-                found = self.connectors.tool(entry.name)
-            read = read_arguments(entry.arguments)
-            if isinstance(read, ArgumentsProblem):
-                where = f"calls[{index}].arguments" if batch else "arguments"
-                planned.append(
-                    PlannedCall(entry.name, refusal=bridge_result(arguments_refusal(read, where)))
-                )
-                continue
-            planned.append(PlannedCall(entry.name, read, found))
-        if not batch:
-            return CallPlan(planned, lambda outcomes: outcomes[0] or _interrupted(entries[0].name))
-        names = [entry.name for entry in entries]
-        return CallPlan(planned, lambda outcomes: _batch_answer(names, outcomes), batch=True)
 
 
 class _Either(Container[str]):
@@ -480,13 +444,3 @@ class _Either(Container[str]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._first or name in self._second
-
-
-def _interrupted(name: str) -> ToolResult:
-    return bridge_result(
-        {"error": f"{name} was not run: the user interrupted the turn.", "code": "INTERRUPTED"}
-    )
-
-
-def _batch_answer(names: Sequence[str], outcomes: Sequence[ToolResult | None]) -> ToolResult:
-    return bridge_result(batch_answer(names, outcomes))
