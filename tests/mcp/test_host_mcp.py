@@ -31,7 +31,7 @@ from hermes_core.paths import Environment
 from hermes_core.session import Session
 from hermes_core.tools import ToolResult
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 CONTEXT = 200_000
 

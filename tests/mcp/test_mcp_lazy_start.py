@@ -14,9 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from realservers import TOOLBOX
 
 from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
 
 LATE = Path(__file__).resolve().parents[1] / "serve" / "servers" / "late.py"
 """A server that never answers while its ready file does not exist."""

@@ -79,6 +79,7 @@ def _tokens(cli: HermesCli) -> dict[str, str]:
     return tokens
 
 
+@pytest.mark.subprocess
 def test_a_401_names_the_server_and_says_to_log_in(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
@@ -98,6 +99,7 @@ def test_a_401_names_the_server_and_says_to_log_in(
     assert not _token_file(cli).exists()
 
 
+@pytest.mark.subprocess
 def test_login_stores_tokens_private_and_a_later_call_needs_no_browser(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
@@ -118,6 +120,7 @@ def test_login_stores_tokens_private_and_a_later_call_needs_no_browser(
     assert len(_opened(cli)) == 1  # the stored token was used; no second sign-in
 
 
+@pytest.mark.subprocess
 def test_login_prints_the_url_when_no_browser_is_opened(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
@@ -150,6 +153,7 @@ def test_login_prints_the_url_when_no_browser_is_opened(
     assert _tokens(cli)["access_token"]
 
 
+@pytest.mark.subprocess
 def test_an_expired_token_is_refreshed_without_a_browser(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
@@ -165,6 +169,7 @@ def test_an_expired_token_is_refreshed_without_a_browser(
     assert len(_opened(cli)) == 1
 
 
+@pytest.mark.subprocess
 def test_an_access_token_the_server_refuses_before_its_expiry_is_refreshed_once(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
@@ -181,6 +186,7 @@ def test_an_access_token_the_server_refuses_before_its_expiry_is_refreshed_once(
     assert len(_opened(cli)) == 1  # the login's: no browser since
 
 
+@pytest.mark.subprocess
 def test_tokens_never_reach_the_activity_log_or_the_server_logs(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
@@ -201,6 +207,7 @@ def test_tokens_never_reach_the_activity_log_or_the_server_logs(
         assert not [s for s in secrets if s in done.stdout + done.stderr]
 
 
+@pytest.mark.subprocess
 def test_logout_removes_the_tokens(tmp_path: Path, oauth_server: Callable[..., str]) -> None:
     cli = _cli(tmp_path, oauth_server())
     cli.run("mcp", "login", "sec", env=_browser(cli))
@@ -236,6 +243,7 @@ def test_oauth_keys_are_checked_by_name() -> None:
     assert "mcp_servers.sec.oauth.redirect_port" in str(port.value)
 
 
+@pytest.mark.subprocess
 def test_login_to_a_server_that_asks_for_no_sign_in_says_so(
     tmp_path: Path, http_toolbox: HttpServer
 ) -> None:

@@ -27,7 +27,7 @@ from hermes_core.mcp.results import TIMEOUT, UNAVAILABLE
 from hermes_core.paths import Environment
 from hermes_core.tools import Tool
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 
 def one_child(marker: str) -> int:
