@@ -79,6 +79,7 @@ def _tokens(cli: HermesCli) -> dict[str, str]:
     return tokens
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_401_names_the_server_and_says_to_log_in(
     tmp_path: Path, oauth_server: Callable[..., str]
@@ -99,6 +100,7 @@ def test_a_401_names_the_server_and_says_to_log_in(
     assert not _token_file(cli).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_login_stores_tokens_private_and_a_later_call_needs_no_browser(
     tmp_path: Path, oauth_server: Callable[..., str]
@@ -120,6 +122,7 @@ def test_login_stores_tokens_private_and_a_later_call_needs_no_browser(
     assert len(_opened(cli)) == 1  # the stored token was used; no second sign-in
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_login_prints_the_url_when_no_browser_is_opened(
     tmp_path: Path, oauth_server: Callable[..., str]
@@ -153,6 +156,7 @@ def test_login_prints_the_url_when_no_browser_is_opened(
     assert _tokens(cli)["access_token"]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_an_expired_token_is_refreshed_without_a_browser(
     tmp_path: Path, oauth_server: Callable[..., str]
@@ -169,6 +173,7 @@ def test_an_expired_token_is_refreshed_without_a_browser(
     assert len(_opened(cli)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_an_access_token_the_server_refuses_before_its_expiry_is_refreshed_once(
     tmp_path: Path, oauth_server: Callable[..., str]
@@ -186,6 +191,7 @@ def test_an_access_token_the_server_refuses_before_its_expiry_is_refreshed_once(
     assert len(_opened(cli)) == 1  # the login's: no browser since
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_tokens_never_reach_the_activity_log_or_the_server_logs(
     tmp_path: Path, oauth_server: Callable[..., str]
@@ -207,6 +213,7 @@ def test_tokens_never_reach_the_activity_log_or_the_server_logs(
         assert not [s for s in secrets if s in done.stdout + done.stderr]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_logout_removes_the_tokens(tmp_path: Path, oauth_server: Callable[..., str]) -> None:
     cli = _cli(tmp_path, oauth_server())

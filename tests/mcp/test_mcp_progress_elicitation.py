@@ -14,7 +14,7 @@ import pytest
 
 from hermes_core.testing import HermesCli
 
-pytestmark = pytest.mark.subprocess
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 ASKING = Path(__file__).resolve().parent / "servers" / "asking.py"
 

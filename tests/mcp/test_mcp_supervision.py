@@ -36,6 +36,7 @@ def one_child(marker: str) -> int:
     return pids[0]
 
 
+@pytest.mark.slow
 async def test_killed_server_is_unavailable_at_once_and_reconnects(env: Environment) -> None:
     seen = ToolsSeen()
     at_withdrawal: list[ServerStatus] = []
@@ -104,6 +105,7 @@ async def test_shutdown_leaves_no_child_process(env: Environment) -> None:
     assert child_pids("hermes-hang-marker") == []
 
 
+@pytest.mark.slow
 async def test_shutdown_ends_the_processes_a_server_started(
     env: Environment, tmp_path: Path
 ) -> None:
@@ -124,6 +126,7 @@ async def test_shutdown_ends_the_processes_a_server_started(
     assert live_pids(silent) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["remove", "replace"])
 async def test_removing_or_replacing_a_server_ends_the_processes_it_started(
     env: Environment, tmp_path: Path, change: str
@@ -212,6 +215,7 @@ async def test_servers_are_added_and_removed_while_running(env: Environment) -> 
     assert after_remove == ([], [], [])
 
 
+@pytest.mark.slow
 async def test_adding_an_existing_name_replaces_the_server(env: Environment) -> None:
     seen = ToolsSeen()
     async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen) as mcp:
