@@ -71,6 +71,7 @@ def test_annotations_policy_runs_a_read_only_tool_without_asking(
     assert prompt.asked == []
 
 
+@pytest.mark.subprocess
 def test_terminal_in_a_non_interactive_session_is_denied_naming_the_tool_and_the_way_to_allow(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -85,6 +86,7 @@ def test_terminal_in_a_non_interactive_session_is_denied_naming_the_tool_and_the
     assert harness.activity()[-1]["status"] == "denied"
 
 
+@pytest.mark.subprocess
 def test_deny_glob_over_the_command_refuses_even_under_policy_off(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -122,6 +124,7 @@ def test_deny_glob_over_a_tool_name_wins_over_allow(harnesses: Callable[..., Har
     assert "read_*" in result.text_content
 
 
+@pytest.mark.subprocess
 def test_allow_glob_lets_a_matching_command_run_without_asking(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -136,6 +139,7 @@ def test_allow_glob_lets_a_matching_command_run_without_asking(
     assert not (harness.env.cwd / "nope").exists()
 
 
+@pytest.mark.subprocess
 def test_non_interactive_allow_answer_lets_asked_calls_run(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -158,6 +162,7 @@ def test_manual_policy_asks_for_every_tool_that_is_not_read_only(
     assert not manual.call("search_files", {"glob": "*"}).is_error
 
 
+@pytest.mark.subprocess
 def test_session_answer_is_remembered_for_the_session_only(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -177,6 +182,7 @@ def test_session_answer_is_remembered_for_the_session_only(
     assert other_session.error_code == "DENIED"
 
 
+@pytest.mark.subprocess
 def test_once_answer_asks_again_next_time(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     prompt = FakePrompt("once", "deny")
@@ -191,6 +197,7 @@ def test_once_answer_asks_again_next_time(harnesses: Callable[..., Harness]) -> 
     assert len(prompt.asked) == 2
 
 
+@pytest.mark.subprocess
 def test_unanswered_prompt_denies_after_the_approvals_timeout(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -301,6 +308,7 @@ def _shell_call(command: str, name: str = "terminal") -> ToolCall:
     return ToolCall(name, {"command": command}, tool)
 
 
+@pytest.mark.subprocess
 def test_matching_glob_every_segment_allows_any_segment_denies() -> None:
     allow = GlobRules(["terminal:ls *", "terminal:git status", "terminal:echo *"])
     deny = GlobRules(["terminal:rm *"])
@@ -335,6 +343,7 @@ def test_matching_glob_every_segment_allows_any_segment_denies() -> None:
     assert denied("ls -l") is None
 
 
+@pytest.mark.subprocess
 def test_a_catch_all_or_an_exact_allow_glob_approves_a_whole_command_line() -> None:
     chained = "make > log.txt && rm -f tmp"
 
@@ -351,6 +360,7 @@ def test_a_catch_all_or_an_exact_allow_glob_approves_a_whole_command_line() -> N
     assert exact.pattern == "terminal:" + chained
 
 
+@pytest.mark.subprocess
 def test_a_chained_command_is_not_run_on_a_wildcard_allow_nor_past_a_deny(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -378,6 +388,7 @@ def test_a_chained_command_is_not_run_on_a_wildcard_allow_nor_past_a_deny(
     assert (harness.env.cwd / "keep.txt").exists()
 
 
+@pytest.mark.subprocess
 def test_a_session_answer_for_a_command_with_glob_characters_is_remembered(
     harnesses: Callable[..., Harness],
 ) -> None:

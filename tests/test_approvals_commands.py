@@ -113,6 +113,7 @@ WAYS_OF_RUNNING_RM = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", WAYS_OF_RUNNING_RM)
 def test_deny_rule_refuses_every_way_of_running_the_denied_command(
     harnesses: Callable[..., Harness], command: str
@@ -128,6 +129,7 @@ def test_deny_rule_refuses_every_way_of_running_the_denied_command(
     assert victim.read_text() == "precious"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("command", "why"),
     [
@@ -153,6 +155,7 @@ def test_deny_rule_refuses_a_command_line_it_cannot_read_saying_why(
     assert why in result.text_content
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "command",
     [
@@ -182,6 +185,7 @@ def test_deny_rule_lets_commands_that_only_mention_the_denied_command_run(
     assert (harness.env.cwd / "x").read_text() == "precious"
 
 
+@pytest.mark.subprocess
 def test_deny_rule_with_a_wildcard_refuses_the_command_without_arguments(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -192,6 +196,7 @@ def test_deny_rule_with_a_wildcard_refuses_the_command_without_arguments(
     assert result.error_code == "DENIED"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "command",
     [
@@ -223,6 +228,7 @@ def test_star_in_a_glob_does_not_span_a_newline() -> None:
     assert rules.match(["a-b"]) == "a?b"
 
 
+@pytest.mark.subprocess
 def test_catch_all_allow_glob_still_approves_every_command_line(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -234,6 +240,7 @@ def test_catch_all_allow_glob_still_approves_every_command_line(
     assert (harness.env.cwd / "made.txt").read_text() == "two\n"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "command",
     [
@@ -270,6 +277,7 @@ def test_wildcard_allow_glob_never_approves_a_command_line_it_cannot_read(
     assert not (harness.env.cwd / "pwned").exists()
 
 
+@pytest.mark.subprocess
 def test_allow_glob_reads_a_quoted_separator_as_part_of_an_argument(
     harnesses: Callable[..., Harness],
 ) -> None:

@@ -8,7 +8,11 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
 
 SAAS_CATALOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "saas_openapi_catalog"
 

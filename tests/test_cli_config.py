@@ -11,6 +11,8 @@ from ruamel.yaml import YAML
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 COMMENTED = """\
 # my settings
 tools:

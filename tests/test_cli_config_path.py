@@ -20,6 +20,7 @@ def assert_names_missing(done, path: Path, named_by: str) -> None:  # type: igno
     assert done.stderr == f"hermes: error: {path}: no such file (named by {named_by})\n"
 
 
+@pytest.mark.subprocess
 def test_named_config_file_that_does_not_exist_exits_2_naming_it(hermes_cli: HermesCli) -> None:
     done = hermes_cli.run(
         "--config", "examples/quickstart.yml", "tools", "search", "weather", ok=False
@@ -28,6 +29,7 @@ def test_named_config_file_that_does_not_exist_exits_2_naming_it(hermes_cli: Her
     assert_names_missing(done, hermes_cli.work / "examples" / "quickstart.yml", "--config")
 
 
+@pytest.mark.subprocess
 def test_config_validate_of_a_missing_named_file_exits_2(hermes_cli: HermesCli) -> None:
     missing = hermes_cli.root / "nosuch.yaml"
 
@@ -38,6 +40,7 @@ def test_config_validate_of_a_missing_named_file_exits_2(hermes_cli: HermesCli) 
     assert default.stdout == f"ok: {hermes_cli.home / 'config.yaml'}\n"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", [("plugins", "list"), ("config", "validate"), ("mcp", "list")])
 def test_hermes_config_naming_a_missing_file_exits_2(
     hermes_cli: HermesCli, command: tuple[str, ...]
@@ -49,6 +52,7 @@ def test_hermes_config_naming_a_missing_file_exits_2(
     assert_names_missing(done, missing, "HERMES_CONFIG")
 
 
+@pytest.mark.subprocess
 def test_named_config_is_not_created_by_an_edit(hermes_cli: HermesCli) -> None:
     missing = hermes_cli.root / "typo.yaml"
 

@@ -23,6 +23,8 @@ import pytest
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 TIME_TOOL = "mcp__time__get_current_time"
 BROKEN_REASON = "the time server is broken on purpose"
 BROKEN_SEEN = "exited with status 3"

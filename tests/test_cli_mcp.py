@@ -20,6 +20,8 @@ from hermes_core.paths import Environment
 from hermes_core.testing import HermesCli
 from hermes_core.tools import ToolResult
 
+pytestmark = pytest.mark.subprocess
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOLBOX = REPO_ROOT / "tests" / "mcp" / "servers" / "toolbox.py"
 SPAWNER = REPO_ROOT / "tests" / "mcp" / "servers" / "spawner.py"

@@ -14,6 +14,8 @@ import pytest
 
 from hermes_core.testing import HermesCli, write_distribution
 
+pytestmark = pytest.mark.subprocess
+
 RAISING_FACTORY = """
 from hermes_core.plugin import SearchBackendSpec, hookimpl
 

@@ -20,6 +20,8 @@ from hermes_core.testing import (
     write_distribution,
 )
 
+pytestmark = pytest.mark.subprocess
+
 GOOD = """
 from hermes_core.hookspecs import hookimpl
 

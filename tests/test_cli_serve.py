@@ -10,9 +10,12 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from hermes_core.cli.serve_cmd import WAITING_ON_A_TERMINAL
 from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
 
 INITIALIZE = json.dumps(
     {

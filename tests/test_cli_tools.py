@@ -15,6 +15,8 @@ import pytest
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 EVERYTHING_JS = (
     Path(__file__).resolve().parents[1]
     / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"

@@ -64,6 +64,7 @@ def test_a_copy_with_changes_is_checked_and_the_original_is_untouched() -> None:
     assert search.admission == "off"
 
 
+@pytest.mark.subprocess
 def test_mutable_defaults_are_not_shared_between_sections() -> None:
     first, second = ToolSearchConfig(), ToolSearchConfig()
 

@@ -185,6 +185,7 @@ def test_an_approval_policy_raising_a_base_exception_denies(
     assert ending.__name__ in result.text_content
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("ending", ENDINGS)
 def test_a_prompt_raising_a_base_exception_denies(
     harnesses: Callable[..., Harness], ending: type[BaseException]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import build_harness, make_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ SHELL_TOOLS = {"terminal", "process_manage", "execute_code"}
 """Tools that run commands or code: never run on arbitrary arguments in this session."""
 
 
+@pytest.mark.subprocess
 def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path) -> None:
     harness = build_harness(tmp_path, config={"approvals": {"policy": "annotations"}})
     (harness.env.cwd / "seed.txt").write_text("some text\n")

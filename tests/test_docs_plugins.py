@@ -142,6 +142,7 @@ def run_the_conformance_snippet(tmp_path: Path, plugin_source: str) -> tuple[int
     return done.returncode, done.stdout + done.stderr
 
 
+@pytest.mark.subprocess
 def test_the_conformance_snippet_passes_for_an_installed_plugin(tmp_path: Path) -> None:
     code, output = run_the_conformance_snippet(tmp_path, EXAMPLE_BACKEND.read_text("utf-8"))
 
@@ -149,6 +150,7 @@ def test_the_conformance_snippet_passes_for_an_installed_plugin(tmp_path: Path) 
     assert f"{len(SEARCH_BACKEND_RULES)} passed" in output, output
 
 
+@pytest.mark.subprocess
 def test_the_conformance_snippet_fails_for_an_installed_plugin_that_breaks_a_rule(
     tmp_path: Path,
 ) -> None:

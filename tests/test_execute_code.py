@@ -47,6 +47,7 @@ payload = script_payload
 # A multi-step script --------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_script_returns_only_what_it_printed_and_its_calls_run_under_their_real_names(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -104,6 +105,7 @@ def test_a_failed_tool_call_raises_tool_error_with_the_code_and_message(
     assert "stderr" not in data  # the traceback is the error, not repeated
 
 
+@pytest.mark.subprocess
 def test_functions_take_the_parameters_as_keywords_and_document_the_tool(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -221,6 +223,7 @@ def test_approvals_deny_holds_inside_scripts(harnesses: Callable[..., Harness]) 
     assert keep.read_text() == "precious"
 
 
+@pytest.mark.subprocess
 def test_execute_code_itself_needs_approval_like_any_destructive_tool(tmp_path: Path) -> None:
     harness = build_harness(tmp_path)
     try:
@@ -287,6 +290,7 @@ def test_a_name_in_env_passthrough_passes_when_set(
 WHERE_AND_WHICH = "import os, sys\nprint(os.getcwd())\nprint(sys.executable)\n"
 
 
+@pytest.mark.subprocess
 def test_project_mode_runs_in_the_session_directory_with_the_active_virtualenv(
     harnesses: Callable[..., Harness], tmp_path: Path
 ) -> None:
@@ -304,6 +308,7 @@ def test_project_mode_runs_in_the_session_directory_with_the_active_virtualenv(
     assert executable == str(venv / "bin" / "python")
 
 
+@pytest.mark.subprocess
 def test_strict_mode_runs_in_a_fresh_directory_with_the_hosts_python(
     harnesses: Callable[..., Harness], tmp_path: Path
 ) -> None:
@@ -329,6 +334,7 @@ def unique_sleep(tag: str) -> list[str]:
     return ["sleep", f"300.{os.getpid()}{time.monotonic_ns() % 100000}{tag}"]
 
 
+@pytest.mark.subprocess
 def test_an_endless_script_times_out_and_leaves_no_process(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -356,6 +362,7 @@ def test_an_endless_script_times_out_and_leaves_no_process(
     assert processes_gone(grandchild)
 
 
+@pytest.mark.subprocess
 def test_a_script_ignoring_sigterm_is_killed_after_the_grace_period(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -378,6 +385,7 @@ def test_a_script_ignoring_sigterm_is_killed_after_the_grace_period(
     assert processes_gone(grandchild)
 
 
+@pytest.mark.subprocess
 def test_a_timed_out_script_stops_the_command_it_waits_on(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -394,6 +402,7 @@ def test_a_timed_out_script_stops_the_command_it_waits_on(
     assert processes_gone(argv)
 
 
+@pytest.mark.subprocess
 def test_what_a_finished_script_left_running_is_killed(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     grandchild = unique_sleep("3")
@@ -458,6 +467,7 @@ def test_five_megabytes_of_output_come_back_as_head_and_tail_with_the_saved_path
     assert "bytes of output left out" in data["stderr"]
 
 
+@pytest.mark.subprocess
 def test_a_script_cannot_call_execute_code(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
 
@@ -505,6 +515,7 @@ def test_a_core_tool_outside_code_execution_tools_is_refused_but_deferred_ones_a
     assert not (harness.env.cwd / "x").exists()
 
 
+@pytest.mark.subprocess
 def test_the_users_stop_ends_the_script(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     session = harness.session()
@@ -524,6 +535,7 @@ def test_the_users_stop_ends_the_script(harnesses: Callable[..., Harness]) -> No
 # Through a real host ------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_the_requires_env_of_a_loaded_plugin_passes_to_scripts(tmp_path: Path) -> None:
     env = make_env(tmp_path, WEATHER_KEY="w-1", OTHER_KEY="o-2")
     write_dir_plugin(env.user_plugins_dir, "weather", manifest={"requires_env": ["WEATHER_KEY"]})
@@ -543,6 +555,7 @@ def test_the_requires_env_of_a_loaded_plugin_passes_to_scripts(tmp_path: Path) -
     assert "OTHER_KEY" not in seen
 
 
+@pytest.mark.subprocess
 def test_a_script_cannot_reach_execute_code_through_the_bridge(tmp_path: Path) -> None:
     env = make_env(tmp_path)
     config = Config.model_validate({"approvals": {"policy": "off"}})
@@ -569,6 +582,7 @@ def test_a_script_cannot_reach_execute_code_through_the_bridge(tmp_path: Path) -
     assert data["tool_calls_made"] == 0
 
 
+@pytest.mark.subprocess
 def test_a_script_that_cannot_start_is_an_error_saying_why(
     harnesses: Callable[..., Harness], tmp_path: Path
 ) -> None:

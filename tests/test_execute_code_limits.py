@@ -131,6 +131,7 @@ def test_max_captured_bytes_must_be_a_positive_integer() -> None:
         Config.model_validate(captured_at_most(0))
 
 
+@pytest.mark.subprocess
 def test_the_cache_keeps_the_20_newest_saved_outputs(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     saved_dir = harness.env.cache_dir / "execute_code"
@@ -153,6 +154,7 @@ def test_the_cache_keeps_the_20_newest_saved_outputs(harnesses: Callable[..., Ha
 # The size of a request ------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_an_oversized_request_fails_that_call_only_naming_the_limit(
     harnesses: Callable[..., Harness],
 ) -> None:

@@ -53,6 +53,7 @@ def test_search_files_advertises_the_maximum_it_returns() -> None:
     assert (small["maximum"], small["default"]) == (20, 20)
 
 
+@pytest.mark.subprocess
 def test_search_files_refuses_more_results_than_it_returns(cli: HermesCli) -> None:
     for index in range(250):
         (cli.work / f"f{index:03}.txt").write_text("x\n")
@@ -75,6 +76,7 @@ def test_search_files_refuses_more_results_than_it_returns(cli: HermesCli) -> No
 # 2. HOOK.yaml: a mistyped key gets a "did you mean" ----------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_a_mistyped_hook_yaml_key_is_answered_with_the_key_meant() -> None:
     manifest = hook_manifest(
         {"event": "pre_tool_call", "matchs": "terminal", "timeot": 5}, "hooks/guard/HOOK.yaml"
@@ -84,6 +86,7 @@ def test_a_mistyped_hook_yaml_key_is_answered_with_the_key_meant() -> None:
     assert "did you mean 'timeout'" in manifest.warnings[1].lower()
 
 
+@pytest.mark.subprocess
 def test_hooks_list_shows_the_did_you_mean(cli: HermesCli) -> None:
     directory = cli.home / "hooks" / "guard"
     directory.mkdir(parents=True)
@@ -97,6 +100,7 @@ def test_hooks_list_shows_the_did_you_mean(cli: HermesCli) -> None:
 # 3. hermes mcp test tim ------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_mcp_test_with_a_mistyped_server_name_suggests_the_server(cli: HermesCli) -> None:
     write_config(cli, {"mcp_servers": {"time": {"command": sys.executable, "args": ["-V"]}}})
 
@@ -110,6 +114,7 @@ def test_mcp_test_with_a_mistyped_server_name_suggests_the_server(cli: HermesCli
 # 4. INVALID_ARGUMENTS: a short readable message ----------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_invalid_arguments_are_one_readable_sentence_on_the_terminal(cli: HermesCli) -> None:
     (cli.work / "a.txt").write_text("hello\n")
 
@@ -124,6 +129,7 @@ def test_invalid_arguments_are_one_readable_sentence_on_the_terminal(cli: Hermes
     assert '"maximum": 100000' in message or "100000" in message  # the expected shape
 
 
+@pytest.mark.subprocess
 def test_invalid_arguments_keep_the_structured_detail_in_json(cli: HermesCli) -> None:
     (cli.work / "a.txt").write_text("hello\n")
 
@@ -213,6 +219,7 @@ def test_a_cancelled_call_is_logged_as_interrupted(slow_harness: Harness) -> Non
     assert record["duration_ms"] >= 250
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli) -> None:
     running = subprocess.Popen(
         cli.command("tools", "call", "terminal", '{"command": "sleep 30"}', "--yes"),
@@ -304,6 +311,7 @@ def test_a_catalog_server_names_the_entries_that_name_none_or_the_same(tmp_path:
     assert {tool.source_name for tool in tools} == {"payments"}
 
 
+@pytest.mark.subprocess
 def test_hermes_refuses_the_overriding_catalog_naming_it(cli: HermesCli) -> None:
     _catalog(
         cli.home / "c.json",
@@ -331,6 +339,7 @@ def claude_machine(tmp_path: Path) -> HermesCli:
     return cli
 
 
+@pytest.mark.subprocess
 def test_import_agent_says_claude_md_is_not_imported(claude_machine: HermesCli) -> None:
     done = claude_machine.run("import-agent", "claude-code")
 
@@ -345,6 +354,7 @@ def test_import_agent_says_claude_md_is_not_imported(claude_machine: HermesCli) 
     assert not list(claude_machine.home.rglob("CLAUDE.md"))
 
 
+@pytest.mark.subprocess
 def test_import_agent_json_lists_claude_md_as_not_imported(claude_machine: HermesCli) -> None:
     report = claude_machine.json("import-agent", "claude-code", "--dry-run", "--json")
 

@@ -18,6 +18,8 @@ import pytest
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 TOOLBOX = Path(__file__).resolve().parent / "mcp" / "servers" / "toolbox.py"
 ECHO = "mcp__box__echo"
 

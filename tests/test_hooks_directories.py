@@ -70,6 +70,7 @@ def statuses(host: Host) -> dict[str, tuple[str, str | None]]:
         host.close()
 
 
+@pytest.mark.subprocess
 def test_a_hook_directory_not_in_hooks_enabled_is_never_imported(env: Environment) -> None:
     marker = env.home / "imported"
     write_hook(
@@ -85,6 +86,7 @@ def test_a_hook_directory_not_in_hooks_enabled_is_never_imported(env: Environmen
     assert found == {"guard": ("not enabled", "enable it with: hermes hooks enable guard")}
 
 
+@pytest.mark.subprocess
 def test_an_enabled_hook_directory_runs_and_blocks_naming_itself(env: Environment) -> None:
     marker = env.home / "imported"
     write_hook(
@@ -105,6 +107,7 @@ def test_an_enabled_hook_directory_runs_and_blocks_naming_itself(env: Environmen
     assert not allowed.is_error, allowed.text_content
 
 
+@pytest.mark.subprocess
 def test_hooks_disabled_wins_over_hooks_enabled(env: Environment) -> None:
     marker = env.home / "imported"
     write_hook(env, "guard", "event: pre_tool_call\n", marked_handler(marker, GUARD))
@@ -117,6 +120,7 @@ def test_hooks_disabled_wins_over_hooks_enabled(env: Environment) -> None:
     assert statuses(host_for(env, config)) == {"guard": ("disabled", "disabled in hooks.disabled")}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("handler", "expected"),
     [
@@ -176,6 +180,7 @@ def test_a_post_tool_call_hook_directory_receives_the_event(env: Environment) ->
     assert event["result"]["is_error"] is False
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("manifest", "files", "error"),
     [
@@ -225,6 +230,7 @@ def test_in_strict_mode_a_broken_hook_directory_raises_naming_it(env: Environmen
         host_for(env, {"hooks": {"enabled": ["broken"]}}).start()
 
 
+@pytest.mark.subprocess
 def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_them(
     hermes_cli: HermesCli,
 ) -> None:
@@ -269,6 +275,7 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
     assert "./check.sh" in table
 
 
+@pytest.mark.subprocess
 def test_hermes_hooks_enable_and_disable_edit_the_lists(hermes_cli: HermesCli) -> None:
     hooks_dir = hermes_cli.home / "hooks" / "guard"
     hooks_dir.mkdir(parents=True)

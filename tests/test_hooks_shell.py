@@ -63,6 +63,7 @@ def pre(command: str, **options: Any) -> dict[str, Any]:
 BLOCK = """echo '{"action": "block", "message": "no shell after six"}'"""
 
 
+@pytest.mark.subprocess
 def test_a_pre_tool_call_hook_that_prints_a_block_stops_the_call_with_its_message(
     env: Environment,
 ) -> None:
@@ -94,6 +95,7 @@ def sleeper(tag: str) -> list[str]:
 HANGS = sleeper("1")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("command", "options", "reason"),
     [
@@ -129,6 +131,7 @@ def test_a_failing_pre_tool_call_hook_blocks_the_call_naming_the_hook(
     assert processes_gone(HANGS)
 
 
+@pytest.mark.subprocess
 def test_a_pre_tool_call_hook_receives_the_event_and_may_rewrite_the_arguments(
     env: Environment,
 ) -> None:
@@ -185,22 +188,27 @@ def test_shell_hooks_run_in_the_order_listed_before_plugin_hooks(env: Environmen
     assert trail.read_text() == "first second plugin "
 
 
+@pytest.mark.subprocess
 def test_a_hook_that_leaves_a_job_in_the_background_answers_when_it_exits(
     env: Environment,
 ) -> None:
     job = sleeper("2")
-    host = host_for(env, pre(f"{shlex.join(job)} & {BLOCK}", timeout=3))
+    # The job sleeps 30 s and the hook's timeout is 15 s: a hook that waited for its job would
+    # be cut off by the timeout, and its directive (the block's reason) would be lost.
+    host = host_for(env, pre(f"{shlex.join(job)} & {BLOCK}", timeout=15))
 
     started = time.monotonic()
     result = call(host, "terminal", {"command": "touch made"})
 
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 15
     assert result.error_code == "BLOCKED"
     assert result.text_content.endswith("no shell after six")
+    assert "did not answer within" not in result.text_content
     assert not (env.cwd / "made").exists()
     assert processes_gone(job)
 
 
+@pytest.mark.subprocess
 def test_a_block_stops_the_later_hooks(env: Environment) -> None:
     trail = env.home / "trail"
     later = {"command": f"printf 'later ' >> {trail}"}
@@ -219,6 +227,7 @@ APPEND_EVENT_AND_SESSION = (
 )
 
 
+@pytest.mark.subprocess
 def test_a_post_tool_call_hook_receives_the_real_tool_name_and_the_result(
     env: Environment,
 ) -> None:
@@ -245,6 +254,7 @@ def test_a_post_tool_call_hook_receives_the_real_tool_name_and_the_result(
     assert seen[0]["result"]["structured"]["exit_code"] == 0
 
 
+@pytest.mark.subprocess
 def test_a_shell_pre_tool_call_block_applies_inside_scripts(env: Environment) -> None:
     config = {**pre(BLOCK, match="terminal"), "approvals": {"policy": "off"}}
     code = textwrap.dedent(
@@ -265,6 +275,7 @@ def test_a_shell_pre_tool_call_block_applies_inside_scripts(env: Environment) ->
     assert not (env.cwd / "made").exists()
 
 
+@pytest.mark.subprocess
 def test_session_hooks_run_when_a_session_starts_and_ends(env: Environment) -> None:
     trail = env.home / "trail"
     record = shlex.join([sys.executable, "-c", APPEND_EVENT_AND_SESSION, str(trail)])

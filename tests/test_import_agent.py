@@ -24,6 +24,8 @@ from hermes_core.mcp.claude_import import (
 from hermes_core.paths import Environment
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 TOOLBOX = Path(__file__).resolve().parent / "mcp" / "servers" / "toolbox.py"
 
 CONFIG = """\

@@ -12,6 +12,8 @@ import pytest
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 
 def skill_md(name: str, description: str, body: str = "Do the thing.\n") -> str:
     return f"---\nname: {name}\ndescription: {description}\n---\n{body}"

@@ -381,6 +381,7 @@ def test_hermes_home_set_to_its_default_from_the_home_directory_holds_user_plugi
     assert plugins.pm.has_plugin("mine")
 
 
+@pytest.mark.subprocess
 def test_environment_from_process_knows_the_user_home(tmp_path: Path) -> None:
     code = (
         "from hermes_core.paths import Environment\n"

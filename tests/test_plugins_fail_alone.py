@@ -18,6 +18,8 @@ from mcp import Client, StdioServerParameters
 
 from hermes_core.testing import HermesCli, write_dir_plugin
 
+pytestmark = pytest.mark.subprocess
+
 # The raise is on line 4 of the plugin's __init__.py.
 BROKEN_AT_IMPORT = """\
 from hermes_core.plugin import SearchBackendSpec, hookimpl

@@ -334,6 +334,7 @@ def test_entry_point_naming_a_class_that_needs_arguments_is_an_error_saying_so(
     assert "unit" in (record.message or "")
 
 
+@pytest.mark.subprocess
 def test_every_bundled_hook_implementation_is_trylast_so_other_plugins_run_first(
     hermes_env: Environment,
 ) -> None:

@@ -64,6 +64,7 @@ def rows_by_name(cli: HermesCli, variables: dict[str, str]) -> dict[str, list[di
     return grouped
 
 
+@pytest.mark.subprocess
 def test_python_m_in_a_project_does_not_take_its_dist_info_for_a_pip_plugin(
     hermes_cli: HermesCli,
 ) -> None:
@@ -80,6 +81,7 @@ def test_python_m_in_a_project_does_not_take_its_dist_info_for_a_pip_plugin(
     assert not marker.exists()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("where", ["vendor", "src/deep/site"])
 def test_pip_distribution_inside_project_is_gated_as_project_plugin(
     hermes_cli: HermesCli, where: str
@@ -103,6 +105,7 @@ def test_pip_distribution_inside_project_is_gated_as_project_plugin(
     assert not marker.exists()
 
 
+@pytest.mark.subprocess
 def test_python_m_imports_no_module_of_the_project_directory(hermes_cli: HermesCli) -> None:
     marker = hermes_cli.root / "project-code-ran"
     # Modules hermes-core imports at start and when loading its configuration.
@@ -170,6 +173,7 @@ def test_project_distribution_does_not_hide_the_installed_one_of_the_same_name(
     assert candidate.path == installed.site_dir / "weather_mod.py"
 
 
+@pytest.mark.subprocess
 def test_distribution_in_the_interpreters_own_site_packages_inside_the_project_stays_pip(
     hermes_cli: HermesCli,
 ) -> None:

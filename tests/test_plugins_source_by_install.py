@@ -112,6 +112,7 @@ def select_hybrid(cli: HermesCli) -> None:
     )
 
 
+@pytest.mark.subprocess
 def test_an_editable_install_whose_code_lies_in_the_checkout_is_a_pip_plugin(
     checkout: Checkout,
 ) -> None:
@@ -133,6 +134,7 @@ def test_an_editable_install_whose_code_lies_in_the_checkout_is_a_pip_plugin(
     ]
 
 
+@pytest.mark.subprocess
 def test_a_module_the_checkout_puts_before_an_editable_install_stays_the_projects(
     checkout: Checkout,
 ) -> None:
@@ -163,6 +165,7 @@ def gated_project_plugin(cli: HermesCli, name: str) -> None:
     write_dir_plugin(cli.work / ".hermes" / "plugins", name, "", manifest={"kind": "backend"})
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("kind", "config", "command"),
     [
@@ -198,6 +201,7 @@ def test_an_unknown_name_names_the_gated_project_plugin_of_that_name_and_the_fix
     assert "valid names:" in said
 
 
+@pytest.mark.subprocess
 def test_an_unknown_policy_names_the_disabled_plugin_of_that_name_and_how_to_enable_it(
     hermes_cli: HermesCli,
 ) -> None:
@@ -216,6 +220,7 @@ def test_an_unknown_policy_names_the_disabled_plugin_of_that_name_and_how_to_ena
     assert "valid names: annotations" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_enabling_a_gated_project_plugin_says_it_stays_gated_and_how_to_open_the_gate(
     hermes_cli: HermesCli,
 ) -> None:
@@ -229,6 +234,7 @@ def test_enabling_a_gated_project_plugin_says_it_stays_gated_and_how_to_open_the
     assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_enabling_a_project_plugin_from_the_projects_own_config_says_why_it_stays_off(
     hermes_cli: HermesCli,
 ) -> None:
@@ -245,6 +251,7 @@ def test_enabling_a_project_plugin_from_the_projects_own_config_says_why_it_stay
     assert "config file outside the project" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_enabling_an_installed_plugin_reports_plain_success(hermes_cli: HermesCli) -> None:
     write_dir_plugin(hermes_cli.home / "plugins", "careful", "")
 
@@ -297,6 +304,7 @@ def hermes_cli_commands():
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("where", "config", "state"),
     [

@@ -99,6 +99,7 @@ def test_every_change_advances_the_generation() -> None:
     assert len(registry) == 0
 
 
+@pytest.mark.subprocess
 def test_disabled_toolset_wins_over_enabled() -> None:
     assert not toolset_enabled("terminal", ["terminal", "files"], ["terminal"])
     assert toolset_enabled("files", ["terminal", "files"], ["terminal"])
@@ -106,6 +107,7 @@ def test_disabled_toolset_wins_over_enabled() -> None:
     assert toolset_enabled("todo", None, [])
 
 
+@pytest.mark.subprocess
 def test_enabled_tools_follow_the_toolsets_config() -> None:
     registry = Registry()
     for name, toolset in (("read_file", "files"), ("terminal", "terminal"), ("todo_list", "todo")):

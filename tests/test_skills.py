@@ -141,6 +141,7 @@ def test_load_skills_reports_broken_ones_and_loads_the_others(tmp_path: Path) ->
 # The toolset ----------------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_skills_list_gives_names_and_descriptions(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     write_skill(harness.env.skills_dir, "github-triage", GITHUB_SKILL)
@@ -157,6 +158,7 @@ def test_skills_list_gives_names_and_descriptions(harnesses: Callable[..., Harne
     ]
 
 
+@pytest.mark.subprocess
 def test_skill_view_gives_the_body_and_the_files_beside_it(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -177,6 +179,7 @@ def test_skill_view_gives_the_body_and_the_files_beside_it(
     assert script.text_content == "print('bumped')\n"
 
 
+@pytest.mark.subprocess
 def test_skill_view_never_reads_outside_the_skill(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()
     folder = write_skill(harness.env.skills_dir, "release", "description: Cut a release.\n")
@@ -205,6 +208,7 @@ def script_sees(harness: Harness, session: Any) -> set[str]:
     return set(json.loads(result.structured["output"]))
 
 
+@pytest.mark.subprocess
 def test_a_skills_variables_pass_only_after_skill_view_in_that_session_and_only_when_set(
     harnesses: Callable[..., Harness],
 ) -> None:
@@ -227,6 +231,7 @@ def test_a_skills_variables_pass_only_after_skill_view_in_that_session_and_only_
     assert "GH_TOKEN" not in elsewhere
 
 
+@pytest.mark.subprocess
 def test_listing_skills_loads_none_of_them(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses(GH_TOKEN="ghp-1")
     write_skill(harness.env.skills_dir, "github-triage", GITHUB_SKILL)

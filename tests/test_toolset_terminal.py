@@ -13,6 +13,8 @@ from builders import Harness, build_harness, processes_gone, stopped_after
 
 from hermes_core.session import Session
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture
 def shell(tmp_path: Path) -> Iterator[Harness]:

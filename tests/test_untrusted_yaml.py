@@ -69,6 +69,7 @@ def rows(done: subprocess.CompletedProcess[str]) -> dict[tuple[str, str], dict[s
 # Manifests ---------------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_manifest_alias_bomb_is_refused(hermes_cli: HermesCli) -> None:
     text = "name: bomb\n" + alias_bomb("kind")
     assert len(text.encode()) < 400
@@ -91,6 +92,7 @@ def test_manifest_alias_bomb_is_refused(hermes_cli: HermesCli) -> None:
     assert len(row["error"]) < 500
 
 
+@pytest.mark.subprocess
 def test_manifest_nested_deeper_than_the_limit_is_refused(hermes_cli: HermesCli) -> None:
     plugins = hermes_cli.home / "plugins"
     # 30,000 levels fit in the size limit; the 50,000 do not (refused unread).
@@ -111,6 +113,7 @@ def test_manifest_nested_deeper_than_the_limit_is_refused(hermes_cli: HermesCli)
     assert "Traceback" not in served.stderr
 
 
+@pytest.mark.subprocess
 def test_manifest_larger_than_the_limit_is_refused_unread(hermes_cli: HermesCli) -> None:
     directory = write_dir_plugin(hermes_cli.home / "plugins", "big")
     with (directory / "plugin.yaml").open("w", encoding="utf-8") as stream:
@@ -176,6 +179,7 @@ def assert_refused(done: subprocess.CompletedProcess[str], where: str, *words: s
     assert len(done.stderr) < 1000
 
 
+@pytest.mark.subprocess
 def test_config_nested_deeper_than_the_limit_is_refused(hermes_cli: HermesCli) -> None:
     path = write_config(hermes_cli, "tools: " + nested(20_000) + "\n")
 
@@ -184,6 +188,7 @@ def test_config_nested_deeper_than_the_limit_is_refused(hermes_cli: HermesCli) -
         assert_refused(done, f"{path}:1:", f"nested deeper than {MAX_DEPTH} levels")
 
 
+@pytest.mark.subprocess
 def test_config_number_with_5000_digits_is_refused(hermes_cli: HermesCli) -> None:
     path = write_config(hermes_cli, "tools:\n  tool_search:\n    threshold_pct: " + "9" * 5000)
 
@@ -197,6 +202,7 @@ def test_number_rule_refuses_an_integer_too_large_for_a_float() -> None:
         ToolSearchConfig.model_validate({"listing_max_tokens": 10**400})
 
 
+@pytest.mark.subprocess
 def test_config_fifo_is_refused_without_waiting_for_a_writer(hermes_cli: HermesCli) -> None:
     os.mkfifo(hermes_cli.config)
 
@@ -205,6 +211,7 @@ def test_config_fifo_is_refused_without_waiting_for_a_writer(hermes_cli: HermesC
         assert_refused(done, f"{hermes_cli.config}:", "not a regular file")
 
 
+@pytest.mark.subprocess
 def test_config_larger_than_the_limit_is_refused_unread(hermes_cli: HermesCli) -> None:
     path = write_config(hermes_cli, "tools:\n  tool_search:\n    enabled: " + "x" * 5_000_000)
 
@@ -217,6 +224,7 @@ LONG = "v" * (CONFIG_MAX_BYTES // 4)
 # A key longer than 1024 characters must be written as an explicit key (``? key``).
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("text", "words"),
     [
@@ -241,6 +249,7 @@ def test_config_error_shows_a_long_bad_value_shortened(
     assert_refused(done, f"{path}:", *words, f"{len(LONG)} characters")
 
 
+@pytest.mark.subprocess
 def test_config_warning_shows_a_long_value_shortened(hermes_cli: HermesCli) -> None:
     write_config(hermes_cli, "tools:\n  tool_search:\n    enabled: " + "w" * 100_000 + "\n")
 
@@ -264,6 +273,7 @@ def test_config_alias_is_refused_naming_the_line(tmp_path: Path) -> None:
     assert "alias" in str(caught.value)
 
 
+@pytest.mark.subprocess
 def test_config_alias_bomb_is_refused(hermes_cli: HermesCli) -> None:
     path = write_config(hermes_cli, alias_bomb("plugins"))
 
@@ -300,6 +310,7 @@ def test_config_value_yaml_cannot_build_is_an_error_naming_the_line(
     assert (caught.value.line, caught.value.key) == (3, "tools.tool_search.backend")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("value", "message"),
     [

@@ -130,6 +130,7 @@ def _serve(tmp_path: Path, url: str) -> StdioServerParameters:
     )
 
 
+@pytest.mark.subprocess
 def test_through_serve_a_read_only_search_runs_and_a_destructive_tool_is_refused(
     tmp_path: Path,
 ) -> None:

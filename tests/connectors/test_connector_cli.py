@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from gateways import FIXTURE, GatewayProcess, OffProtocolServer
 
 from hermes_core.connectors.signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
 
 TOKEN = "a-secret-token-3f9c"
 LOCAL_PLUGIN = """

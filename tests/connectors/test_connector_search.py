@@ -114,7 +114,9 @@ async def test_the_gateways_order_is_not_trusted_only_its_membership(
 async def test_a_slow_gateway_degrades_to_local_results_within_the_timeout(
     tmp_path: Path, gateway: Gateway
 ) -> None:
-    gateway.fault("*", "delay", ms=3000)
+    # The gateway's delay is reached only if the search waits for it: it can be long, and the
+    # check below holds on a loaded machine as well as on a quiet one.
+    gateway.fault("*", "delay", ms=30_000)
     local = {"local_send_email": "Send an email through the local relay"}
     async with connector_host(
         tmp_path, gateway.url, local=local, connectors={"search_timeout": 0.5}
@@ -123,7 +125,7 @@ async def test_a_slow_gateway_degrades_to_local_results_within_the_timeout(
         answer = await _search(host, ["send email"])
         elapsed = time.perf_counter() - started
 
-    assert elapsed < 2.0
+    assert elapsed < 15.0, "the search waited for the gateway"
     assert matches(answer) == ["local_send_email"]
     assert _unavailable(answer) == "unreachable"
     assert "did not answer a search within 0.5 s" in answer["connectors"]["message"]

@@ -23,6 +23,7 @@ def _env(home: Path, **variables: str) -> Environment:
     return Environment(home=home, cwd=home, variables=variables)
 
 
+@pytest.mark.subprocess
 def test_login_stores_the_token_in_auth_json_with_mode_0600(hermes_cli: HermesCli) -> None:
     done = hermes_cli.run("connectors", "login", "--token-stdin", input=f"  {TOKEN}\n")
 
@@ -47,6 +48,7 @@ def test_login_keeps_the_other_keys_of_auth_json(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.subprocess
 def test_login_refuses_an_auth_json_it_cannot_read_and_changes_nothing(
     hermes_cli: HermesCli,
 ) -> None:
@@ -60,6 +62,7 @@ def test_login_refuses_an_auth_json_it_cannot_read_and_changes_nothing(
     assert path.read_text() == "{not json"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("token", ["", "   \n", "two words"])
 def test_a_blank_token_or_one_with_spaces_is_refused(hermes_cli: HermesCli, token: str) -> None:
     done = hermes_cli.run("connectors", "login", "--token-stdin", input=token, ok=False)
@@ -69,6 +72,7 @@ def test_a_blank_token_or_one_with_spaces_is_refused(hermes_cli: HermesCli, toke
     assert not (hermes_cli.home / "auth.json").exists()
 
 
+@pytest.mark.subprocess
 def test_login_without_a_terminal_asks_for_token_stdin(hermes_cli: HermesCli) -> None:
     done = hermes_cli.run("connectors", "login", ok=False)
 
@@ -76,6 +80,7 @@ def test_login_without_a_terminal_asks_for_token_stdin(hermes_cli: HermesCli) ->
     assert "--token-stdin" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_logout_removes_the_token_and_keeps_the_rest(hermes_cli: HermesCli) -> None:
     path = hermes_cli.home / "auth.json"
     path.write_text(json.dumps({"connectors": {"token": TOKEN}, "other": 1}))
@@ -88,6 +93,7 @@ def test_logout_removes_the_token_and_keeps_the_rest(hermes_cli: HermesCli) -> N
     assert "Not signed in" in again.stdout
 
 
+@pytest.mark.subprocess
 def test_logout_of_the_only_key_removes_the_file(hermes_cli: HermesCli) -> None:
     hermes_cli.run("connectors", "login", "--token-stdin", input=TOKEN)
     hermes_cli.run("connectors", "logout")
@@ -133,6 +139,7 @@ def test_save_token_refuses_an_unreadable_file(tmp_path: Path) -> None:
         save_token(_env(tmp_path), TOKEN)
 
 
+@pytest.mark.subprocess
 def test_the_token_is_never_printed_nor_logged_even_verbosely(hermes_cli: HermesCli) -> None:
     with GatewayProcess(hermes_cli) as gateway:
         hermes_cli.config.write_text(json.dumps({"tools": {"connectors": {"url": gateway.url}}}))

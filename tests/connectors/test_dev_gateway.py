@@ -30,6 +30,7 @@ def _post(gateway_url: str, route: str, body: Any, token: str | None = "any") ->
     return httpx.post(f"{gateway_url}v1/connectors/{route}", json=body, headers=headers)
 
 
+@pytest.mark.subprocess
 def test_the_command_prints_where_it_listens_once_it_accepts_connections(
     hermes_cli: HermesCli,
 ) -> None:
@@ -44,6 +45,7 @@ def test_the_command_prints_where_it_listens_once_it_accepts_connections(
     assert code == 0
 
 
+@pytest.mark.subprocess
 def test_the_documented_fixture_is_served_as_written(hermes_cli: HermesCli) -> None:
     data = documented_fixture()
     with GatewayProcess(hermes_cli, data) as running:
@@ -60,6 +62,7 @@ def test_the_documented_fixture_is_served_as_written(hermes_cli: HermesCli) -> N
     assert served.json()["schemas"]["GMAIL_SEND_EMAIL"]["inputSchema"]["required"] == ["to"]
 
 
+@pytest.mark.subprocess
 def test_a_broken_fixture_file_is_an_error_naming_the_file_and_the_key(
     hermes_cli: HermesCli,
 ) -> None:

@@ -55,6 +55,7 @@ def test_the_docs_show_the_example_plugin_verbatim() -> None:
         assert (EXAMPLE / name).read_text(encoding="utf-8") in text, name
 
 
+@pytest.mark.subprocess
 def test_a_directory_gateway_plugin_is_selected_by_name_and_serves_search_describe_and_call(
     hermes_cli: HermesCli,
 ) -> None:
@@ -79,6 +80,7 @@ def test_a_directory_gateway_plugin_is_selected_by_name_and_serves_search_descri
     assert (record["source"], record["status"]) == ("user", "enabled")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", [("tools", "search", "weather"), ("connectors", "status")])
 def test_an_unknown_gateway_name_is_an_error_listing_the_valid_ones(
     hermes_cli: HermesCli, command: tuple[str, ...]

@@ -171,6 +171,7 @@ async def _mcp_host(
         yield host, env.config_path
 
 
+@pytest.mark.subprocess
 async def test_an_mcp_target_installs_its_catalog_entry_after_a_probe_without_signing_in(
     tmp_path: Path, gateway: Gateway
 ) -> None:
@@ -213,6 +214,7 @@ async def test_an_mcp_install_whose_probe_fails_writes_nothing(tmp_path: Path) -
     assert config_path.read_text() == before
 
 
+@pytest.mark.subprocess
 async def test_an_mcp_target_enables_a_configured_server(tmp_path: Path) -> None:
     disabled = {"time": {"command": sys.executable, "args": TIME_ARGS, "enabled": False}}
     async with _mcp_host(tmp_path, mcp_servers=disabled) as (host, config_path):
@@ -232,6 +234,7 @@ async def test_an_mcp_target_enables_a_configured_server(tmp_path: Path) -> None
     assert load_config(config_path).mcp_servers["time"].enabled is True
 
 
+@pytest.mark.subprocess
 async def test_a_server_installed_or_enabled_while_the_host_runs_is_seen_by_later_actions(
     tmp_path: Path,
 ) -> None:
@@ -270,6 +273,7 @@ async def test_an_unknown_mcp_target_names_what_is_known(tmp_path: Path) -> None
     assert "known: broken, time" in row["message"]
 
 
+@pytest.mark.subprocess
 async def test_reconnect_of_a_connected_mcp_server_is_skipped_unless_forced(
     tmp_path: Path,
 ) -> None:

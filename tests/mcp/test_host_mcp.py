@@ -31,7 +31,7 @@ from hermes_core.paths import Environment
 from hermes_core.session import Session
 from hermes_core.tools import ToolResult
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 CONTEXT = 200_000
 
@@ -73,6 +73,7 @@ def git_repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 async def test_real_servers_are_registered_searched_described_and_called(
     env: Environment, git_repo: Path
 ) -> None:
@@ -151,6 +152,7 @@ async def test_unknown_name_still_gets_the_usual_answer(env: Environment) -> Non
     assert "unknown tool 'mcp__time__get_current_tim'" in result.text_content
 
 
+@pytest.mark.slow
 async def test_killed_server_is_unavailable_then_reconnects_and_leaves_no_child(
     env: Environment,
 ) -> None:
@@ -200,6 +202,7 @@ async def test_a_host_reconnects_a_dead_server_only_when_asked_to_supervise(
     assert "reconnecting" not in warned[0]
 
 
+@pytest.mark.slow
 async def test_call_past_its_timeout_is_an_error_and_the_server_stays_usable(
     env: Environment,
 ) -> None:
@@ -232,6 +235,7 @@ async def test_a_result_past_max_result_chars_is_cut_saying_so(env: Environment)
     assert summed.structured == {"sum": 5}  # small structured content is kept
 
 
+@pytest.mark.slow
 async def test_hanging_server_does_not_keep_the_others_from_working(env: Environment) -> None:
     hang = McpServerConfig(
         command=time_entry().command,

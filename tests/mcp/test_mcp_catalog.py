@@ -24,6 +24,7 @@ def test_shipped_catalog_entries_are_valid_server_entries() -> None:
     assert catalog["github"].required_env == ("GITHUB_PERSONAL_ACCESS_TOKEN",)
 
 
+@pytest.mark.subprocess
 def test_python_placeholder_is_the_running_interpreter() -> None:
     entry = load_catalog()["time"].server_entry()
     assert entry == {"command": sys.executable, "args": ["-m", "mcp_server_time"]}

@@ -13,6 +13,7 @@ from hermes_core.paths import Environment
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.subprocess
 async def test_http_server_is_listed_and_called_by_url(
     env: Environment, http_toolbox: HttpServer
 ) -> None:
@@ -27,6 +28,7 @@ async def test_http_server_is_listed_and_called_by_url(
     assert (result.text_content, result.structured) == ("42", {"sum": 42})
 
 
+@pytest.mark.subprocess
 async def test_http_headers_are_expanded_and_sent(
     env: Environment, http_toolbox: HttpServer
 ) -> None:
@@ -40,6 +42,7 @@ async def test_http_headers_are_expanded_and_sent(
     assert header.text_content == "Bearer s3cret"
 
 
+@pytest.mark.subprocess
 async def test_http_server_that_stops_gives_error_results_naming_it(
     env: Environment, http_toolbox: HttpServer
 ) -> None:

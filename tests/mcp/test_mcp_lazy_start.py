@@ -14,9 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from realservers import TOOLBOX
 
 from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
 
 LATE = Path(__file__).resolve().parents[1] / "serve" / "servers" / "late.py"
 """A server that never answers while its ready file does not exist."""
@@ -55,6 +58,7 @@ def test_a_core_tool_call_starts_no_server(tmp_path: Path) -> None:
     assert started(markers) == []
 
 
+@pytest.mark.slow
 def test_a_core_tool_call_starts_no_server_whose_tools_are_known(tmp_path: Path) -> None:
     cli, markers = five_servers(tmp_path)
     cli.run("mcp", "list")  # every server listed once: their manifests are saved
@@ -66,6 +70,7 @@ def test_a_core_tool_call_starts_no_server_whose_tools_are_known(tmp_path: Path)
     assert started(markers) == []
 
 
+@pytest.mark.slow
 def test_a_call_of_an_mcp_tool_starts_its_server_only(tmp_path: Path) -> None:
     cli, markers = five_servers(tmp_path)
     done = cli.run("tools", "call", "mcp__charlie__echo", json.dumps({"text": "hi"}))
@@ -79,6 +84,7 @@ def test_a_call_of_an_mcp_tool_starts_its_server_only(tmp_path: Path) -> None:
     assert started(markers) == ["charlie"]
 
 
+@pytest.mark.slow
 def test_a_fixed_variable_is_used_at_once_not_reported_as_unset(tmp_path: Path) -> None:
     cli = HermesCli(tmp_path)
     marker = tmp_path / "started"
@@ -100,6 +106,7 @@ def test_a_fixed_variable_is_used_at_once_not_reported_as_unset(tmp_path: Path) 
     assert marker.exists()
 
 
+@pytest.mark.slow
 def test_a_variable_fixed_in_the_dotenv_is_used_at_once(tmp_path: Path) -> None:
     cli = HermesCli(tmp_path)
     entry = marked_entry(tmp_path / "started")
@@ -128,6 +135,7 @@ def test_a_failure_whose_cause_is_unchanged_is_still_served(tmp_path: Path) -> N
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_search_waits_briefly_for_a_hung_server_without_a_manifest(tmp_path: Path) -> None:
     cli = HermesCli(tmp_path)
     box = {"command": sys.executable, "args": [str(TOOLBOX)]}
@@ -145,6 +153,7 @@ def test_a_search_waits_briefly_for_a_hung_server_without_a_manifest(tmp_path: P
     assert took < 20, f"tool_search took {took:.1f} s"
 
 
+@pytest.mark.slow
 def test_a_script_calling_an_mcp_tool_starts_that_server_only(tmp_path: Path) -> None:
     cli, markers = five_servers(tmp_path)
     code = 'from hermes_tools import call\nprint(call("mcp__delta__echo", text="from a script"))\n'

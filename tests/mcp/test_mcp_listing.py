@@ -20,7 +20,7 @@ from hermes_core.mcp import McpSupervisor
 from hermes_core.mcp.startup import McpStartup
 from hermes_core.paths import Environment
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 OBJECT = {"type": "object", "properties": {}}
 GOOD = [{"name": "ok", "inputSchema": OBJECT}, {"name": "also_ok", "inputSchema": OBJECT}]

@@ -54,6 +54,7 @@ def wrong_version(text: str) -> str:
     return json.dumps(data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spoil", [truncated, corrupt, wrong_version])
 async def test_a_bad_manifest_is_ignored_with_one_warning_and_rebuilt_nothing_else_changes(
     env: Environment, caplog: pytest.LogCaptureFixture, spoil: Callable[[str], str]
@@ -82,6 +83,7 @@ async def test_a_bad_manifest_is_ignored_with_one_warning_and_rebuilt_nothing_el
     assert toolbox_file.read_bytes() == toolbox_bytes
 
 
+@pytest.mark.subprocess
 async def test_a_manifest_of_another_entry_is_never_read(env: Environment) -> None:
     store = ManifestStore(env.cache_dir / "mcp")
     await started(env)

@@ -14,6 +14,8 @@ import pytest
 
 from hermes_core.testing import HermesCli
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
+
 ASKING = Path(__file__).resolve().parent / "servers" / "asking.py"
 
 

@@ -121,6 +121,7 @@ def open_files(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.subprocess
 @pytest.mark.anyio
 async def test_a_failed_connect_carries_the_last_lines_and_closes_the_log(env: Environment) -> None:
     crash = "import sys; print('about to fail', file=sys.stderr); raise SystemExit(4)"

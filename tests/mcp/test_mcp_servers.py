@@ -24,7 +24,7 @@ from hermes_core.mcp.results import TOOL_ERROR
 from hermes_core.mcp.supervisor import FILTERED
 from hermes_core.paths import Environment
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 
 async def test_time_server_tools_are_registered_as_mcp_tools(env: Environment) -> None:

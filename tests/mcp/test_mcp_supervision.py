@@ -7,6 +7,7 @@ import os
 import signal
 from pathlib import Path
 
+import anyio
 import pytest
 from realservers import (
     TOOLBOX,
@@ -26,7 +27,7 @@ from hermes_core.mcp.results import TIMEOUT, UNAVAILABLE
 from hermes_core.paths import Environment
 from hermes_core.tools import Tool
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 
 def one_child(marker: str) -> int:
@@ -35,6 +36,7 @@ def one_child(marker: str) -> int:
     return pids[0]
 
 
+@pytest.mark.slow
 async def test_killed_server_is_unavailable_at_once_and_reconnects(env: Environment) -> None:
     seen = ToolsSeen()
     at_withdrawal: list[ServerStatus] = []
@@ -103,6 +105,7 @@ async def test_shutdown_leaves_no_child_process(env: Environment) -> None:
     assert child_pids("hermes-hang-marker") == []
 
 
+@pytest.mark.slow
 async def test_shutdown_ends_the_processes_a_server_started(
     env: Environment, tmp_path: Path
 ) -> None:
@@ -111,14 +114,19 @@ async def test_shutdown_ends_the_processes_a_server_started(
         "spawn": spawner_entry(answering),
         "mute": spawner_entry(silent, silent=True, connect_timeout=2),
     }
-    async with McpSupervisor(servers, env, backoff_base=600) as mcp:
-        await wait_until(lambda: bool(live_pids(answering) and live_pids(silent)), "both children")
-        states = {name: status.state for name, status in mcp.status().items()}
+    async with anyio.create_task_group() as group:
+        # The silent server's child lives only until its connect_timeout ends the server's
+        # process group, while the start waits: it is looked for during the start, not after.
+        group.start_soon(wait_until, lambda: bool(live_pids(silent)), "the silent server's child")
+        async with McpSupervisor(servers, env, backoff_base=600) as mcp:
+            await wait_until(lambda: bool(live_pids(answering)), "the answering server's child")
+            states = {name: status.state for name, status in mcp.status().items()}
     assert states == {"spawn": "connected", "mute": "unavailable"}
     assert live_pids(answering) == []
     assert live_pids(silent) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["remove", "replace"])
 async def test_removing_or_replacing_a_server_ends_the_processes_it_started(
     env: Environment, tmp_path: Path, change: str
@@ -207,6 +215,7 @@ async def test_servers_are_added_and_removed_while_running(env: Environment) -> 
     assert after_remove == ([], [], [])
 
 
+@pytest.mark.slow
 async def test_adding_an_existing_name_replaces_the_server(env: Environment) -> None:
     seen = ToolsSeen()
     async with McpSupervisor({"box": toolbox_entry()}, env, on_tools_changed=seen) as mcp:

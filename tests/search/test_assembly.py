@@ -42,6 +42,7 @@ def _names(tools: tuple[Tool, ...] | list[Tool]) -> list[str]:
     return [tool.name for tool in tools]
 
 
+@pytest.mark.subprocess
 def test_tier_0_when_nothing_is_deferrable() -> None:
     registry = registry_of([core_tool("read_file"), core_tool("terminal")])
     assembly = tool_search(registry).assemble(200_000)
@@ -51,6 +52,7 @@ def test_tier_0_when_nothing_is_deferrable() -> None:
     assert assembly.deferred_count == 0
 
 
+@pytest.mark.subprocess
 def test_tier_0_when_tool_search_is_off() -> None:
     config = ToolSearchConfig(enabled="off")
     assembly = tool_search(_small(), config=config).assemble(200_000)
@@ -65,6 +67,7 @@ def test_tier_0_when_tool_search_is_off() -> None:
     assert assembly.tokens_saved == 0
 
 
+@pytest.mark.subprocess
 def test_tier_1_sends_core_tools_and_the_bridge_with_the_listing() -> None:
     assembly = tool_search(_small()).assemble(200_000)
     assert assembly.tier == 1
@@ -76,6 +79,7 @@ def test_tier_1_sends_core_tools_and_the_bridge_with_the_listing() -> None:
     assert (assembly.visible_count, assembly.deferred_count) == (2, 3)
 
 
+@pytest.mark.subprocess
 def test_listing_lives_in_the_tool_search_description_only() -> None:
     assembly = tool_search(_small()).assemble(200_000)
     holders = [
@@ -84,6 +88,7 @@ def test_listing_lives_in_the_tool_search_description_only() -> None:
     assert holders == ["tool_search"]
 
 
+@pytest.mark.subprocess
 def test_tier_2_with_listing_off() -> None:
     config = ToolSearchConfig(listing="off")
     assembly = tool_search(_small(), config=config).assemble(200_000)
@@ -93,12 +98,14 @@ def test_tier_2_with_listing_off() -> None:
     assert "mcp__github" not in assembly.tools[2].description
 
 
+@pytest.mark.subprocess
 def test_tier_2_with_a_zero_budget() -> None:
     config = ToolSearchConfig(threshold_pct=0)
     assembly = tool_search(_small(), config=config).assemble(200_000)
     assert (assembly.tier, assembly.budget_tokens, assembly.listing_tokens) == (2, 0, 0)
 
 
+@pytest.mark.subprocess
 def test_budget_is_threshold_share_of_context_capped() -> None:
     config = ToolSearchConfig(threshold_pct=5, listing_max_tokens=4000)
     search = tool_search(_small(), config=config)
@@ -107,12 +114,14 @@ def test_budget_is_threshold_share_of_context_capped() -> None:
     assert search.assemble(1_000_000).budget_tokens == 4000
 
 
+@pytest.mark.subprocess
 def test_budget_with_unknown_context_is_capped_at_10000() -> None:
     assert tool_search(_small()).assemble(None).budget_tokens == 4000
     config = ToolSearchConfig(listing_max_tokens=60000)
     assert tool_search(_small(), config=config).assemble(None).budget_tokens == 10000
 
 
+@pytest.mark.subprocess
 def test_statistics_have_the_documented_keys() -> None:
     stats = tool_search(_small()).assemble(200_000).statistics()
     assert list(stats) == [
@@ -128,6 +137,7 @@ def test_statistics_have_the_documented_keys() -> None:
     assert json.loads(json.dumps(stats)) == stats
 
 
+@pytest.mark.subprocess
 def test_tokens_saved_compares_with_sending_everything() -> None:
     registry = _catalog_registry(_livemcp_slice(50))
     assembly = tool_search(registry).assemble(200_000)
@@ -141,6 +151,7 @@ def test_tokens_saved_compares_with_sending_everything() -> None:
     assert assembly.tokens_saved == everything - sent
 
 
+@pytest.mark.subprocess
 def test_an_assembly_renders_no_deferred_schema_until_tokens_saved_is_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -181,6 +192,7 @@ def test_tokens_saved_is_zero_not_negative_when_the_bridge_costs_more_than_it_sa
     assert assembly.statistics()["tokens_saved"] == 0
 
 
+@pytest.mark.subprocess
 def test_bridge_tokens_are_the_schema_tokens_of_the_three_bridge_tools_as_sent() -> None:
     assembly = tool_search(_small()).assemble(200_000)
     assert assembly.bridge_tokens == _bridge_tokens(assembly.tools)
@@ -189,12 +201,14 @@ def test_bridge_tokens_are_the_schema_tokens_of_the_three_bridge_tools_as_sent()
     assert assembly.statistics()["bridge_tokens"] == assembly.bridge_tokens
 
 
+@pytest.mark.subprocess
 def test_bridge_tokens_are_zero_at_tier_0() -> None:
     config = ToolSearchConfig(enabled="off")
     assembly = tool_search(_small(), config=config).assemble(200_000)
     assert (assembly.tier, assembly.bridge_tokens) == (0, 0)
 
 
+@pytest.mark.subprocess
 def test_assembly_is_idempotent_bridge_tools_in_the_input_are_stripped() -> None:
     registry = _small()
     search = tool_search(registry)
@@ -206,11 +220,13 @@ def test_assembly_is_idempotent_bridge_tools_in_the_input_are_stripped() -> None
     assert again.listing == first.listing
 
 
+@pytest.mark.subprocess
 def test_unchanged_registry_returns_the_cached_assembly() -> None:
     search = tool_search(_small())
     assert search.assemble(200_000) is search.assemble(200_000)
 
 
+@pytest.mark.subprocess
 def test_registry_change_rebuilds_the_assembly() -> None:
     registry = _small()
     search = tool_search(registry)
@@ -242,6 +258,7 @@ def test_server_added_mid_session_moves_the_session_from_tier_1_to_tier_2() -> N
     assert "alpha (6 tools, names not listed" in after.listing
 
 
+@pytest.mark.subprocess
 def test_grant_restricts_visible_and_deferred_tools() -> None:
     conversation = session(granted_toolsets=frozenset({"core", "mcp-github"}))
     assembly = tool_search(_small()).assemble(200_000, conversation)
@@ -250,6 +267,7 @@ def test_grant_restricts_visible_and_deferred_tools() -> None:
     assert assembly.deferred_count == 2
 
 
+@pytest.mark.subprocess
 def test_grant_without_deferred_tools_is_tier_0() -> None:
     conversation = session(granted_toolsets=frozenset({"core"}))
     assembly = tool_search(_small()).assemble(200_000, conversation)
@@ -257,6 +275,7 @@ def test_grant_without_deferred_tools_is_tier_0() -> None:
     assert _names(assembly.tools) == ["read_file", "terminal"]
 
 
+@pytest.mark.subprocess
 def test_unavailable_servers_appear_in_the_listing() -> None:
     search = tool_search(_small(), unavailable=lambda: {"jira": (4, "not reachable")})
     assert "jira (4 tools unavailable: not reachable)" in search.assemble(200_000).listing
@@ -271,6 +290,7 @@ def test_an_unavailable_server_keeps_the_bridge_up_when_nothing_else_is_deferred
     assert tool_search(only_core).assemble(200_000).tier == 0
 
 
+@pytest.mark.subprocess
 def test_the_assembly_carries_the_listing_and_the_registered_bridge_tools_none() -> None:
     # The listing depends on the session's grant and budget: it is rendered into each assembly,
     # and the bridge tools the dispatcher runs (what hooks see) carry no session's listing.
@@ -281,6 +301,7 @@ def test_the_assembly_carries_the_listing_and_the_registered_bridge_tools_none()
     assert "Deferred tools by source" not in search.bridge_tools()[0].description
 
 
+@pytest.mark.subprocess
 def test_assemble_renders_each_provider_format() -> None:
     assembly = tool_search(_small()).assemble(200_000)
     neutral, openai, anthropic = (assembly.render(s) for s in ("neutral", "openai", "anthropic"))
@@ -315,6 +336,7 @@ def saas_tools() -> list[Tool]:
     return load_catalog(SAAS_CATALOG)
 
 
+@pytest.mark.subprocess
 def test_saas_catalog_at_200k_context_is_tier_2_within_the_4000_token_cap(
     saas_tools: list[Tool],
 ) -> None:
@@ -331,6 +353,7 @@ def test_saas_catalog_at_200k_context_is_tier_2_within_the_4000_token_cap(
     assert assembly.tokens_saved > 1_000_000
 
 
+@pytest.mark.subprocess
 def test_saas_catalog_at_small_context_is_tier_2(saas_tools: list[Tool]) -> None:
     registry = _catalog_registry(saas_tools)
     assembly = tool_search(registry).assemble(10_000)
@@ -355,6 +378,7 @@ def _livemcp_slice(count: int) -> list[Tool]:
     return tools
 
 
+@pytest.mark.subprocess
 def test_fifty_tool_catalog_is_tier_1_with_the_full_listing() -> None:
     tools = _livemcp_slice(50)
     assert len(tools) == 50
@@ -365,6 +389,7 @@ def test_fifty_tool_catalog_is_tier_1_with_the_full_listing() -> None:
         assert f"- {tool.name}: {short_description(tool.description)}" in assembly.listing
 
 
+@pytest.mark.subprocess
 def test_bridge_names_are_reserved_in_assembly_output() -> None:
     assembly = tool_search(_small()).assemble(200_000)
     assert [t.name for t in assembly.tools if t.name in BRIDGE_TOOL_NAMES] == BRIDGE

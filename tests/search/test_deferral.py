@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from bridge_fixtures import core_tool, mcp_tool, plugin_tool
 
 from hermes_core.config import DEFAULT_DEFER, ToolSearchConfig
@@ -46,6 +47,7 @@ def test_default_defer_list_defers_event_triggered_builtins() -> None:
     assert not is_deferrable(core_tool("clarify"), config)
 
 
+@pytest.mark.subprocess
 def test_user_defer_list_replaces_the_default() -> None:
     config = ToolSearchConfig(defer=["terminal"])
     assert is_deferrable(core_tool("terminal"), config)

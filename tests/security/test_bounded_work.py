@@ -64,6 +64,7 @@ def _word_schema(pattern: str) -> dict[str, Any]:
 # Patterns of tool schemas ---------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("pattern", "word", "said"),
     [
@@ -252,6 +253,7 @@ _MEASURE_LOGGING = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_63_mb_argument_is_logged_as_a_bounded_redacted_preview(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     script = tmp_path / "measure.py"
@@ -465,6 +467,7 @@ _MEASURE_GATEWAY = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_300_mb_gateway_answer_is_refused_at_the_cap_with_little_memory(
     tmp_path: Path,
 ) -> None:

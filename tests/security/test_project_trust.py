@@ -251,6 +251,7 @@ def test_mcp_servers_of_a_config_inside_the_project_start_only_with_the_gate(
     assert marker.exists() == bool(gate)
 
 
+@pytest.mark.subprocess
 def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of_its_hooks(
     tmp_path: Path,
 ) -> None:
@@ -276,6 +277,7 @@ def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of
     assert listed["planted"]["status"] == "gated"
 
 
+@pytest.mark.subprocess
 def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_it_lies(
     tmp_path: Path,
 ) -> None:
@@ -294,6 +296,7 @@ def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_
 # Point 5: hook directories fail closed --------------------------------------------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("manifest", "handler", "error"),
     [
@@ -328,6 +331,7 @@ def test_an_enabled_hook_directory_that_fails_to_load_blocks_the_calls_it_would_
     assert error in result.text_content
 
 
+@pytest.mark.subprocess
 def test_a_broken_hook_directory_not_enabled_blocks_nothing(places: dict[str, Path]) -> None:
     home = places["user_home"] / ".hermes"
     write_hook(home / "hooks", "audit", "event: pre_tool_call\n", "import not_there\n")
@@ -391,6 +395,7 @@ def configured_servers(cli: HermesCli) -> dict[str, Any]:
     return servers
 
 
+@pytest.mark.subprocess
 def test_import_agent_without_project_imports_no_project_server_and_no_project_skill(
     repository: HermesCli,
 ) -> None:
@@ -402,6 +407,7 @@ def test_import_agent_without_project_imports_no_project_server_and_no_project_s
     assert "repo-tool" in done.stdout  # shown as left out, with the way to take it
 
 
+@pytest.mark.subprocess
 def test_import_agent_with_project_never_imports_a_server_disabled_in_claude_code(
     repository: HermesCli,
 ) -> None:
@@ -417,6 +423,7 @@ def test_import_agent_with_project_never_imports_a_server_disabled_in_claude_cod
     assert "refused" in done.stdout
 
 
+@pytest.mark.subprocess
 def test_import_agent_dry_run_lists_what_it_would_write_and_writes_nothing(
     repository: HermesCli,
 ) -> None:
@@ -453,6 +460,7 @@ SECRETS = {
 }
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("allowed", [None, ["GH_TOKEN", "HERMES_CONNECTORS_TOKEN"]])
 def test_a_skill_releases_only_allowed_variables_and_never_hermes_credentials(
     places: dict[str, Path], allowed: list[str] | None

@@ -23,6 +23,8 @@ from accounts import NOBODY, NonRoot
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 TAG = "q7zx"
 """In every secret value, so a script can find the values without knowing them."""
 SECRETS: Mapping[str, str] = {

@@ -38,6 +38,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from hermes_core.testing import HermesCli
 
+pytestmark = pytest.mark.subprocess
+
 BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal", "todo"]
 SECRET = "the-contents-only-root-may-read-3f9a"
 PARKED_PER_SESSION = 16

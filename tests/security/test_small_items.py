@@ -28,6 +28,8 @@ from hermes_core.paths import Environment
 from hermes_core.redaction import REDACTED
 from hermes_core.testing import HermesCli, make_host
 
+pytestmark = pytest.mark.subprocess
+
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
 
 

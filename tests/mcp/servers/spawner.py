@@ -14,18 +14,6 @@ import sys
 import time
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
-
-TOOL = types.Tool(
-    name="child_pid",
-    description="The process id of the child this server started.",
-    input_schema={"type": "object", "properties": {}},
-    annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False),
-)
-
 
 def start_child(marker: str) -> subprocess.Popen[bytes]:
     """The long-lived child: a Python process sleeping forever, ``marker`` on its command line."""
@@ -35,8 +23,19 @@ def start_child(marker: str) -> subprocess.Popen[bytes]:
 
 
 async def main(child: subprocess.Popen[bytes]) -> None:
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.stdio import stdio_server
+
+    tool = types.Tool(
+        name="child_pid",
+        description="The process id of the child this server started.",
+        input_schema={"type": "object", "properties": {}},
+        annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False),
+    )
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[TOOL])
+        return types.ListToolsResult(tools=[tool])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(type="text", text=str(child.pid))])
@@ -47,9 +46,13 @@ async def main(child: subprocess.Popen[bytes]) -> None:
 
 
 if __name__ == "__main__":
+    # The child starts before the MCP SDK is imported (a second or more on a loaded machine),
+    # so that a silent server's child exists well within a short connect_timeout.
     child = start_child(sys.argv[1])
     print(f"spawner: started child {child.pid}", file=sys.stderr, flush=True)
     if "--silent" in sys.argv[2:]:
         while True:
             time.sleep(3600)
+    import anyio
+
     anyio.run(main, child)
