@@ -133,7 +133,7 @@ def entry_name(config: Config, plugin: str | None, settings: Mapping[str, Any]) 
     """The name of the plugin whose entry ``settings`` is: ``plugin`` when given, else the
     entry of ``config.plugins.entries`` that is ``settings``."""
     if plugin:
-        return normalize_name(plugin)
+        return plugin
     for name, entry in config.plugins.entries.items():
         if entry is settings:
             return name
@@ -146,7 +146,7 @@ def _spelled(document: Any, plugin: str) -> str:
     entries = entries.get("entries", {}) if isinstance(entries, dict) else {}
     if isinstance(entries, dict):
         for key in entries:
-            if isinstance(key, str) and normalize_name(key) == plugin:
+            if isinstance(key, str) and normalize_name(key) == normalize_name(plugin):
                 return key
     return plugin
 

@@ -62,8 +62,9 @@ class PluginContext:
         a hook that gets ``config`` and ``env`` (``hermes_tools``) reads its settings with."""
         from hermes_core.plugin_names import normalize_name
 
-        name = normalize_name(plugin)
-        return cls(config, env, config.plugins.entries.get(name, {}), plugin=name)
+        return cls(
+            config, env, config.plugins.entries.get(normalize_name(plugin), {}), plugin=plugin
+        )
 
     def settings_as(self, kind: type[_Settings]) -> _Settings:
         """The plugin's settings checked and converted to ``kind``: a dataclass (or a config

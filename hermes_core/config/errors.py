@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import yaml_layout
-from hermes_core.config.models import Config, ConfigWarning, where_prefix
+from hermes_core.config.models import MOVED_SECTIONS, Config, ConfigWarning, where_prefix
 from hermes_core.config.sections import WARNINGS_CONTEXT, InvalidConfig, Loc, key_text
 from hermes_core.errors import ConfigError
 
@@ -81,6 +81,18 @@ def _validation_error(exc: InvalidConfig, document: Any, path: Path | None) -> C
     return error
 
 
+def _moved_sections(document: Any) -> list[ConfigWarning]:
+    return [
+        ConfigWarning(
+            f"this section is deprecated: move its keys under {moved} (read from here for one "
+            "more release)",
+            key=section,
+        )
+        for section, moved in MOVED_SECTIONS.items()
+        if isinstance(document, dict) and document.get(section) is not None
+    ]
+
+
 def validate_document(document: Any, path: Path | None) -> Config:
     """Validate round-trip data; errors and fallback warnings carry the file and the line."""
     fallbacks: list[ConfigWarning] = []
@@ -91,6 +103,7 @@ def validate_document(document: Any, path: Path | None) -> Config:
     except InvalidConfig as exc:
         raise _validation_error(exc, document, path) from None
     object.__setattr__(config, _SOURCE, ConfigSource(path, document))
+    fallbacks.extend(_moved_sections(document))
     for warning in fallbacks:
         line = yaml_layout.line_of(document, tuple(warning.key.split(".")))
         warnings.warn(
