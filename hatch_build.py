@@ -27,6 +27,8 @@ PLUGINS = Path("plugins_builtin")
 SOURCE = PLUGINS / "bm25" / "_kernel.c"
 BUILT = (".so", ".pyd", ".dll", ".dylib", ".tmp", ".pyc")
 """Files under plugins_builtin/ that are built, not written: never copied into a wheel."""
+SKIPPED = frozenset({"__pycache__", "tests"})
+"""Folders under plugins_builtin/ never copied into a wheel: caches, and a plugin's own tests."""
 # -ffp-contract=off: every floating-point operation as written (no fused multiply-add), so the
 # kernel's scores are bit-identical to its numpy reference's.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off", "-std=c11", "-fvisibility=hidden"]
@@ -83,7 +85,11 @@ class KernelBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         if version == "editable":
             return  # the plugins are read from the source tree
         for path in sorted((root / PLUGINS).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix not in BUILT:
+            if (
+                path.is_file()
+                and not SKIPPED.intersection(path.relative_to(root).parts)
+                and path.suffix not in BUILT
+            ):
                 relative = path.relative_to(root).as_posix()
                 build_data["force_include"][str(path)] = f"hermes_core/{relative}"
         if built is not None:

@@ -102,9 +102,11 @@ def make_host(root: Path) -> Host:
     )
     config = Config.model_validate(
         {
-            "plugins": {"enabled": ["bench-noop"]},
+            "plugins": {
+                "enabled": ["bench-noop"],
+                "entries": {"code_execution": {"tools": ["noop"], "max_tool_calls": 100_000}},
+            },
             "approvals": {"policy": "off"},
-            "code_execution": {"tools": ["noop"], "max_tool_calls": 100_000},
         }
     )
     return Host(config, env)

@@ -6,8 +6,8 @@ The bm25 kernel sets aside, under ``strict`` (below four query tokens: no covera
 ``lenient``, the tokens held by half the tools or more, among the required tokens' holders
 (``rank_aside`` in ``plugins_builtin/bm25/_kernel.c``); ``index.PRUNE_REQUIRED =
 False`` makes it score every candidate with every token, as it did before. The hits are the
-same (``tests/search/test_kernel.py``); this measures the time. Catalogs and queries are
-``benchmarks/search.py``'s: the 5,468 SaaS tools and the synthetic 330,000 by default.
+same (``plugins_builtin/bm25/tests/test_bm25_kernel.py``); this measures the time. Catalogs and
+queries are ``benchmarks/search.py``'s: the 5,468 SaaS tools and the synthetic 330,000 by default.
 
     python benchmarks/search_prune.py [--sizes 330000] [--rounds 6]
 """

@@ -57,6 +57,30 @@ class PluginError(HermesError):
         super().__init__(f"plugin {plugin!r}: {message}")
 
 
+class PluginSettingsError(PluginError):
+    """A plugin's settings (``plugins.entries.<name>``) that its typed settings class refuses
+    (:meth:`~hermes_core.specs.PluginContext.settings_as`).
+
+    The message lists every problem, each with the file and line when the settings were read
+    from ``config.yaml`` and the dotted key; ``path``, ``line`` and ``key`` are those of the
+    first problem, as for a :class:`ConfigError`.
+    """
+
+    def __init__(
+        self,
+        plugin: str,
+        message: str,
+        *,
+        path: Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        super().__init__(plugin, message)
+
+
 class RegistrationError(HermesError):
     """Two plugins claim one name, or a configured name matches no registration."""
 

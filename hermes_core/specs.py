@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hermes_core.errors import RegistrationError
 from hermes_core.tools import call_annotations
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from hermes_core.paths import Environment
     from hermes_core.search.backend import SearchBackend
     from hermes_core.tools import Tool, ToolAnnotations
+
+_Settings = TypeVar("_Settings")
 
 _SPEC_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
@@ -41,6 +43,8 @@ class PluginContext:
 
     ``backend_builder`` is how :meth:`search_backend` builds another backend; the host sets it
     for the contexts it gives to search backend factories, and it is ``None`` elsewhere.
+    ``plugin`` is the name of the plugin whose ``settings`` these are (found in
+    ``config.plugins.entries`` when not given).
     """
 
     config: Config
@@ -49,6 +53,33 @@ class PluginContext:
     backend_builder: Callable[[str], SearchBackend] | None = field(
         default=None, repr=False, compare=False
     )
+    plugin: str | None = None
+
+    @classmethod
+    def of(cls, plugin: str, config: Config, env: Environment) -> PluginContext:
+        """The context of ``plugin``, with its settings from ``plugins.entries.<plugin>``: what
+        a hook that gets ``config`` and ``env`` (``hermes_tools``) reads its settings with."""
+        from hermes_core.plugin_names import normalize_name
+
+        return cls(
+            config, env, config.plugins.entries.get(normalize_name(plugin), {}), plugin=plugin
+        )
+
+    def settings_as(self, kind: type[_Settings]) -> _Settings:
+        """The plugin's settings checked and converted to ``kind``: a dataclass (or a config
+        :class:`~hermes_core.config.sections.Section` subclass) whose fields are the keys of
+        ``plugins.entries.<plugin>``, with their types, defaults and bounds
+        (:mod:`hermes_core.plugin_settings` says which).
+
+        Raises :class:`~hermes_core.errors.PluginSettingsError` naming the plugin and, for
+        each unknown key, wrong type or out-of-range value, the file and line of
+        ``config.yaml``, the dotted key and what was expected; ``TypeError`` when ``kind`` is
+        neither a dataclass nor a section, or declares a key of a type settings cannot have.
+        """
+        from hermes_core.plugin_settings import checked_settings, entry_name
+
+        plugin = entry_name(self.config, self.plugin, self.settings)
+        return checked_settings(kind, self.settings, self.config, plugin)
 
     def search_backend(self, name: str) -> SearchBackend:
         """A new, empty instance of the search backend registered as ``name``, made by its own

@@ -182,6 +182,17 @@ def test_show_json_matches_show_yaml(hermes_cli: HermesCli, home: Path) -> None:
     assert as_json == as_yaml
 
 
+def test_setting_a_key_of_the_deprecated_code_execution_section_works_and_warns(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    path = write(home, COMMENTED)
+    result = hermes_cli.run("config", "set", "code_execution.timeout", "9")
+    assert result.returncode == 0, result.stderr
+    assert "code_execution:\n  timeout: 9\n" in path.read_text(encoding="utf-8")
+    assert "code_execution: this section is deprecated: move its keys under " in result.stderr
+    assert "plugins.entries.code_execution" in result.stderr
+
+
 def test_unknown_enabled_text_is_a_warning_line_on_stderr(
     hermes_cli: HermesCli, home: Path
 ) -> None:

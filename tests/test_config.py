@@ -208,6 +208,19 @@ def test_mcp_server_needs_exactly_one_transport(tmp_path: Path) -> None:
     assert (caught.value.line, caught.value.key) == (2, "mcp_servers.both")
 
 
+def test_the_code_execution_section_still_works_with_a_warning_saying_where_it_moved(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "approvals:\n  policy: manual\ncode_execution:\n  timeout: 9\n")
+    with pytest.warns(ConfigWarning) as record:
+        config = load_config(path)
+    assert config.code_execution.timeout == 9
+    assert [str(w.message) for w in record] == [
+        f"{path}:3: code_execution: this section is deprecated: move its keys under "
+        "plugins.entries.code_execution (read from here for one more release)"
+    ]
+
+
 def test_unknown_enabled_text_means_auto_with_a_warning_naming_file_line_and_key(
     tmp_path: Path,
 ) -> None:

@@ -373,7 +373,7 @@ _SCALARS = [
     ("tools.tool_search.threshold_pct", st.integers(0, 100)),
     ("approvals.policy", st.sampled_from(["manual", "off", "annotations"])),
     ("plugins.hook_timeout", st.integers(1, 1000)),
-    ("code_execution.timeout", st.integers(1, 1000)),
+    ("plugins.entries.code_execution.timeout", st.integers(1, 1000)),
 ]
 _NAMES = st.sampled_from(["alpha", "beta", "gamma", "zeta", "todo_list", "read_*", "x", "y"])
 _EDITS = st.one_of(

@@ -27,6 +27,7 @@ from builders import (
 )
 
 from hermes_core.config import Config
+from hermes_core.errors import PluginError
 from hermes_core.hookspecs import hookimpl
 from hermes_core.host import Host
 from hermes_core.session import Session
@@ -270,12 +271,20 @@ def test_secrets_of_the_host_are_scrubbed_in_either_mode(
     assert seen["HOME"] == env.variables["HOME"]
 
 
+def _settings(where: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` of execute_code under ``plugins.entries`` or the deprecated section."""
+    if where == "entries":
+        return {"plugins": {"entries": {"code_execution": settings}}}
+    return {"code_execution": settings}
+
+
+@pytest.mark.parametrize("where", ["entries", "deprecated-section"])
 @pytest.mark.parametrize("mode", ["project", "strict"])
 def test_a_name_in_env_passthrough_passes_when_set(
-    harnesses: Callable[..., Harness], tmp_path: Path, mode: str
+    harnesses: Callable[..., Harness], tmp_path: Path, mode: str, where: str
 ) -> None:
     env = make_env(tmp_path / mode, **SECRETS)
-    config = {"code_execution": {"mode": mode, "env_passthrough": ["GH_TOKEN", "UNSET_NAME"]}}
+    config = _settings(where, {"mode": mode, "env_passthrough": ["GH_TOKEN", "UNSET_NAME"]})
     harness = harnesses(config, env=env)
 
     seen = seen_environment(harness)
@@ -642,3 +651,34 @@ def test_tool_names_and_parameters_that_are_not_identifiers_still_reach_the_tool
     assert json.loads(lines[1]) == {"got": {"user_id": 7, "from": "2024"}}
     assert json.loads(lines[2]) == {"got": {"user_id": 8}}
     assert tools.received == [{"user_id": 7, "from": "2024"}, {"user_id": 8}]
+
+
+# Its settings, under plugins.entries ----------------------------------------------------------
+
+
+def test_a_refused_setting_names_the_plugin_the_key_and_what_was_expected(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(PluginError) as caught:
+        build_harness(tmp_path, config=_settings("entries", {"timeout": 0, "mod": "strict"}))
+
+    message = str(caught.value)
+    assert caught.value.plugin == "code-execution"  # the name it is registered under
+    assert "plugins.entries.code_execution.timeout: expected a number greater than 0, got 0" in (
+        message
+    )
+    assert "plugins.entries.code_execution.mod: unknown key, did you mean 'mode'?" in message
+
+
+def test_the_settings_under_plugins_entries_win_over_the_deprecated_section(
+    tmp_path: Path,
+) -> None:
+    config = {**_settings("entries", {"timeout": 20}), "code_execution": {"timeout": 10}}
+    harness = build_harness(tmp_path, config=config)
+    try:
+        tool = harness.registry.get("execute_code")
+    finally:
+        harness.close()
+
+    assert tool is not None
+    assert tool.timeout == 20 + 5 + 10  # the script's timeout, the kill grace, a margin

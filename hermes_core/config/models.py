@@ -288,7 +288,9 @@ class ApprovalsConfig(Section):
 
 
 class CodeExecutionConfig(Section):
-    """``code_execution``: the ``execute_code`` tool."""
+    """``code_execution``: the ``execute_code`` tool's settings, deprecated: they moved to
+    ``plugins.entries.code_execution`` (the plugin's typed settings). The section is still
+    checked and read for one release; loading a config.yaml that has it warns."""
 
     mode: Literal["project", "strict"] = "project"
     timeout: Annotated[float, Number(above=0)] = 300.0
@@ -325,6 +327,11 @@ class HooksConfig(Section):
     disabled: NamesList = []
 
 
+MOVED_SECTIONS: dict[str, str] = {"code_execution": "plugins.entries.code_execution"}
+"""Top-level sections that moved to a plugin's settings, each with where it is read now: still
+read for one release, with a :class:`ConfigWarning` saying where to move it."""
+
+
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")
 """An MCP server name: letters, digits, ``-`` and single ``_``. It becomes part of tool names
 (``mcp__<server>__<tool>``), so ``__``, which separates those parts, is not allowed."""
@@ -354,6 +361,7 @@ __all__ = [
     "DEFAULT_DEFER",
     "MCP_SERVER_NAME",
     "MCP_SERVER_NAME_RULE",
+    "MOVED_SECTIONS",
     "WARNINGS_CONTEXT",
     "ApprovalsConfig",
     "CatalogEntry",

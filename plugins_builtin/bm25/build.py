@@ -6,7 +6,7 @@ mapped to its id in one pass (by the C kernel's ``word_ids``, which makes no Pyt
 word, or by its reference here, :class:`PyWordTable`), and the words seen for the first time
 are split and stemmed together. Postings are then sorted out of int32 arrays, never out of a
 Python list a token. The result is exactly what tokenizing each document's fields one by one
-(:func:`~.fields.document_fields`) gives; ``tests/search/test_build.py`` checks it.
+(:func:`~.fields.document_fields`) gives; ``tests/test_bm25_build.py`` beside it checks it.
 """
 
 from __future__ import annotations

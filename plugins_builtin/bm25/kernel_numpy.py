@@ -1,5 +1,5 @@
 """The query loop in numpy: the reference of the C kernel (``_kernel.c``), the same rule in
-another form, used when the C kernel is not built. ``tests/search/test_kernel.py`` checks that
+another form, used when the C kernel is not built. ``tests/test_bm25_kernel.py`` checks that
 both return identical hits (slots, scores to the last bit, held tokens) over random catalogs.
 
 One call ranks one query. A query is a list of *tokens*, each made of *parts*: a plain token

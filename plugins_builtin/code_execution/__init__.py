@@ -6,13 +6,15 @@ open descriptor (:mod:`.channel`: no path another process could connect to) and 
 dispatcher under the real tool name (the same hooks, approvals and activity log as a call of
 the model). Only what the script prints comes back.
 
-Settings (``code_execution`` in ``config.yaml``): ``mode`` (``project``: the session's working
-directory and the active virtualenv's Python; ``strict``: a fresh temporary directory and the
-host's own Python), ``timeout`` (300 s; SIGTERM to the script's process group, then SIGKILL 5 s
-later to the script and every process it started, in its group or not: :mod:`.runner`),
-``max_tool_calls`` (50), ``max_captured_bytes`` (10,000,000: the most a script may write to
-stdout, or to stderr, before it is stopped; :mod:`.capture`), ``tools`` (default: the file tools
-and ``terminal``) and ``env_passthrough``. The script's
+Settings (``plugins.entries.code_execution`` in ``config.yaml``; the top-level
+``code_execution`` section still works for one release, with a warning): ``mode``
+(``project``: the session's working directory and the active virtualenv's Python;
+``strict``: a fresh temporary directory and the host's own Python), ``timeout`` (300 s;
+SIGTERM to the script's process group, then SIGKILL 5 s later to the script and every process
+it started, in its group or not: :mod:`.runner`), ``max_tool_calls`` (50),
+``max_captured_bytes`` (10,000,000: the most a script may write to stdout, or to stderr, before
+it is stopped; :mod:`.capture`), ``tools`` (default: the file tools and ``terminal``) and
+``env_passthrough`` (variables passed to the script when set). The script's
 environment is scrubbed of secrets in both modes
 (:meth:`hermes_core.plugin.ToolCaller.child_environment`), and the host is made non-dumpable before
 the first script starts, so a script cannot read them from the host's ``/proc`` files either
@@ -32,11 +34,12 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
+from annotated_types import Ge, Gt
 
 from hermes_core._plugin_support import (
     create_private_file,
@@ -46,6 +49,7 @@ from hermes_core._plugin_support import (
     progress_listener,
 )
 from hermes_core.plugin import (
+    PluginContext,
     Tool,
     ToolAnnotations,
     ToolCaller,
@@ -88,9 +92,40 @@ _ERROR_CODES: Mapping[Status, str] = {
 }
 
 
+def _names_list(value: Any) -> Any:
+    """Lists of names must be YAML lists: a lone scalar is almost always a forgotten ``[...]``."""
+    if isinstance(value, str | int | float | bool):
+        raise ValueError(f"expected a list of names, got {value!r} (write [{value}])")
+    return value
+
+
+@dataclass(frozen=True)
+class ExecutionEntry:
+    """What ``plugins.entries.code_execution`` may set (checked by
+    ``PluginContext.settings_as``)."""
+
+    mode: Literal["project", "strict"] = "project"
+    timeout: Annotated[float, Gt(0)] = 300.0
+    max_tool_calls: Annotated[int, Ge(0)] = 50
+    max_captured_bytes: Annotated[int, Ge(1)] = 10_000_000
+    tools: Annotated[list[str] | None, _names_list] = None
+    env_passthrough: Annotated[list[str], _names_list] = field(default_factory=list)
+
+
+def _context(config: Config, env: Environment) -> PluginContext:
+    """The plugin's context, its settings ``plugins.entries.code_execution`` over the keys set in
+    the deprecated ``code_execution`` section (read for one more release; loading a config.yaml
+    that has it warns)."""
+    context = PluginContext.of(_PLUGIN, config, env)
+    legacy = config.code_execution
+    defaults = type(legacy)().model_dump()
+    given = {key: value for key, value in legacy.model_dump().items() if value != defaults[key]}
+    return replace(context, settings={**given, **context.settings})
+
+
 @dataclass(frozen=True)
 class ExecutionSettings:
-    """``code_execution`` of the configuration, and where full outputs are saved."""
+    """``plugins.entries.code_execution``, and where full outputs are saved."""
 
     mode: Literal["project", "strict"]
     timeout: float
@@ -98,19 +133,22 @@ class ExecutionSettings:
     tools: tuple[str, ...]
     output_dir: Path
     max_captured_bytes: int
+    env_passthrough: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: Config, env: Environment) -> ExecutionSettings:
-        """The settings of ``config.code_execution``."""
-        section = config.code_execution
-        tools = DEFAULT_TOOLS if section.tools is None else tuple(section.tools)
+        """The settings of ``plugins.entries.code_execution`` (and of the deprecated
+        ``code_execution`` section)."""
+        entry = _context(config, env).settings_as(ExecutionEntry)
+        tools = DEFAULT_TOOLS if entry.tools is None else tuple(entry.tools)
         return cls(
-            mode=section.mode,
-            timeout=section.timeout,
-            max_tool_calls=section.max_tool_calls,
+            mode=entry.mode,
+            timeout=entry.timeout,
+            max_tool_calls=entry.max_tool_calls,
             tools=tuple(name for name in tools if name != "execute_code"),
             output_dir=env.cache_dir / "execute_code",
-            max_captured_bytes=section.max_captured_bytes,
+            max_captured_bytes=entry.max_captured_bytes,
+            env_passthrough=tuple(entry.env_passthrough),
         )
 
 
@@ -210,8 +248,11 @@ class CodeExecution:
                 cwd.mkdir()
             else:
                 cwd = caller.session.cwd
+            variables = caller.env.variables
             env = {
                 **caller.child_environment(),
+                # Passed even when they look secret: that is what env_passthrough is for.
+                **{name: variables[name] for name in settings.env_passthrough if name in variables},
                 "PWD": str(cwd),
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONUTF8": "1",
@@ -421,5 +462,5 @@ def build_tools(settings: ExecutionSettings) -> Sequence[Tool]:
 
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
-    """``execute_code``, configured from ``code_execution``."""
+    """``execute_code``, configured from ``plugins.entries.code_execution``."""
     return build_tools(ExecutionSettings.from_config(config, env))

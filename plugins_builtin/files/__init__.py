@@ -22,12 +22,14 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
-from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult, hookimpl
+from annotated_types import Ge
+
+from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
     import regex as regex_engine
@@ -62,9 +64,35 @@ class Refused(Exception):
     """A request the tool will not carry out; the message tells the model what to do instead."""
 
 
+def _allow_outside(value: Any) -> Any:
+    if isinstance(value, bool) or (
+        isinstance(value, list) and all(isinstance(item, str) for item in value)
+    ):
+        return value
+    raise ValueError(f"expected true, false or a list of directories, got {value!r}")
+
+
+def _search_seconds(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 86400:
+        return value
+    raise ValueError(f"expected a number of seconds above 0 and below 86400, got {value!r}")
+
+
+@dataclass(frozen=True)
+class FilesEntry:
+    """What ``plugins.entries.files`` may set (checked by ``PluginContext.settings_as``)."""
+
+    allow_outside: Annotated[Any, _allow_outside] = False
+    """``true``: any path; a list of directories: those roots besides the working directory."""
+    max_read_bytes: Annotated[int, Ge(1)] = 100_000
+    max_line_bytes: Annotated[int, Ge(1)] = 16_384
+    max_search_results: Annotated[int, Ge(1)] = 200
+    search_timeout: Annotated[float, _search_seconds] = 50.0
+
+
 @dataclass(frozen=True)
 class FileSettings:
-    """``plugins.entries.files``, validated."""
+    """``plugins.entries.files``, validated, with the roots resolved."""
 
     allow_anywhere: bool = False
     extra_roots: tuple[Path, ...] = ()
@@ -76,61 +104,26 @@ class FileSettings:
     """The ``HOME`` of the host's environment, for a leading ``~``; ``None`` when unset."""
 
     @classmethod
-    def from_entry(cls, entry: Mapping[str, Any], env: Environment) -> FileSettings:
-        """Read the plugin's settings; a wrong type is a ``ValueError`` naming the key."""
-        known = {
-            "allow_outside",
-            "max_read_bytes",
-            "max_line_bytes",
-            "max_search_results",
-            "search_timeout",
-        }
-        unknown = sorted(set(entry) - known)
-        if unknown:
-            raise ValueError(
-                f"plugins.entries.files: unknown key(s) {', '.join(unknown)} "
-                f"(known: {', '.join(sorted(known))})"
-            )
+    def from_entry(cls, entry: FilesEntry, env: Environment) -> FileSettings:
+        """The settings of ``entry``, its ``allow_outside`` roots resolved against the
+        environment's working directory; a root that cannot be is a ``ValueError``."""
         home_text = env.get("HOME")
         home = Path(home_text) if home_text else None
-        allow = entry.get("allow_outside", False)
-        allow_anywhere = False
         roots: list[Path] = []
-        if isinstance(allow, bool):
-            allow_anywhere = allow
-        elif isinstance(allow, list) and all(isinstance(item, str) for item in allow):
-            for item in allow:
+        if not isinstance(entry.allow_outside, bool):
+            for item in entry.allow_outside:
                 try:
                     root = expand_home(item, home)
                 except Refused as exc:
                     raise ValueError(f"plugins.entries.files.allow_outside: {exc}") from None
                 roots.append((root if root.is_absolute() else env.cwd / root).resolve())
-        else:
-            raise ValueError(
-                "plugins.entries.files.allow_outside must be true, false or a list of directories"
-            )
-        numbers = {}
-        for key, default in (
-            ("max_read_bytes", cls.max_read_bytes),
-            ("max_line_bytes", cls.max_line_bytes),
-            ("max_search_results", cls.max_search_results),
-        ):
-            value = entry.get(key, default)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"plugins.entries.files.{key} must be a positive integer")
-            numbers[key] = value
-        search_timeout = entry.get("search_timeout", cls.search_timeout)
-        if (
-            not isinstance(search_timeout, (int, float))
-            or isinstance(search_timeout, bool)
-            or not 0 < search_timeout < 86400
-        ):
-            raise ValueError("plugins.entries.files.search_timeout must be a positive number")
         return cls(
-            allow_anywhere,
+            entry.allow_outside is True,
             tuple(roots),
-            **numbers,
-            search_timeout=float(search_timeout),
+            max_read_bytes=entry.max_read_bytes,
+            max_line_bytes=entry.max_line_bytes,
+            max_search_results=entry.max_search_results,
+            search_timeout=float(entry.search_timeout),
             home=home,
         )
 
@@ -624,5 +617,5 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The file tools, configured from ``plugins.entries.files``."""
-    settings = FileSettings.from_entry(config.plugins.entries.get(_PLUGIN, {}), env)
-    return build_tools(settings)
+    entry = PluginContext.of(_PLUGIN, config, env).settings_as(FilesEntry)
+    return build_tools(FileSettings.from_entry(entry, env))

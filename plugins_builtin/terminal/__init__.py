@@ -23,9 +23,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
+from annotated_types import Ge
 from anyio.abc import Process
 
 from hermes_core._plugin_support import (
@@ -37,6 +38,7 @@ from hermes_core._plugin_support import (
 )
 from hermes_core.plugin import (
     SHELL_COMMAND_META,
+    PluginContext,
     Session,
     Tool,
     ToolAnnotations,
@@ -62,8 +64,19 @@ Ending = Literal["exited", "timeout", "interrupted"]
 
 
 @dataclass(frozen=True)
+class TerminalEntry:
+    """What ``plugins.entries.terminal`` may set (checked by ``PluginContext.settings_as``)."""
+
+    default_timeout: Annotated[int, Ge(1)] = 60
+    max_timeout: Annotated[int, Ge(1)] = 600
+    max_output_bytes: Annotated[int, Ge(1)] = 50_000
+    shell: str | None = None
+    """Default: ``/bin/bash`` when present, else ``/bin/sh``."""
+
+
+@dataclass(frozen=True)
 class TerminalSettings:
-    """``plugins.entries.terminal``, validated."""
+    """``plugins.entries.terminal``, validated, with the shell found."""
 
     shell: str
     variables: Mapping[str, str]
@@ -73,26 +86,20 @@ class TerminalSettings:
     max_output_bytes: int = 50_000
 
     @classmethod
-    def from_entry(cls, entry: Mapping[str, Any], env: Environment) -> TerminalSettings:
-        """Read the plugin's settings; a wrong value is a ``ValueError`` naming the key."""
-        known = {"default_timeout", "max_timeout", "max_output_bytes", "shell"}
-        unknown = sorted(set(entry) - known)
-        if unknown:
-            raise ValueError(f"plugins.entries.terminal: unknown key(s) {', '.join(unknown)}")
-        numbers: dict[str, int] = {}
-        for key, default in (
-            ("default_timeout", 60),
-            ("max_timeout", 600),
-            ("max_output_bytes", 50_000),
-        ):
-            value = entry.get(key, default)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"plugins.entries.terminal.{key} must be a positive integer")
-            numbers[key] = value
-        shell = entry.get("shell") or ("/bin/bash" if Path("/bin/bash").exists() else "/bin/sh")
-        if not isinstance(shell, str) or not (Path(shell).exists() or shutil.which(shell)):
+    def from_entry(cls, entry: TerminalEntry, env: Environment) -> TerminalSettings:
+        """The settings of ``entry``; a shell that is not an executable is a ``ValueError``
+        naming the key."""
+        shell = entry.shell or ("/bin/bash" if Path("/bin/bash").exists() else "/bin/sh")
+        if not (Path(shell).exists() or shutil.which(shell)):
             raise ValueError(f"plugins.entries.terminal.shell: {shell!r} is not an executable")
-        return cls(shell, dict(env.variables), env.cache_dir / "processes", **numbers)
+        return cls(
+            shell,
+            dict(env.variables),
+            env.cache_dir / "processes",
+            default_timeout=entry.default_timeout,
+            max_timeout=entry.max_timeout,
+            max_output_bytes=entry.max_output_bytes,
+        )
 
 
 @dataclass
@@ -401,8 +408,8 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The shell tools, configured from ``plugins.entries.terminal``."""
-    settings = TerminalSettings.from_entry(config.plugins.entries.get(_PLUGIN, {}), env)
-    return build_tools(settings)
+    entry = PluginContext.of(_PLUGIN, config, env).settings_as(TerminalEntry)
+    return build_tools(TerminalSettings.from_entry(entry, env))
 
 
 @hookimpl(trylast=True)

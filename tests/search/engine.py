@@ -1,50 +1,9 @@
-"""The bundled ``bm25`` plugin's modules, for the tests of its engine.
-
-They are imported as the host imports them (under the plugin's private module name), never from
-a path of the repository: the engine is a plugin like any other.
-"""
+"""A concrete search backend for the tests of the core's search layer: the bundled bm25
+engine's class, got through the public test kit (the engine's own tests are beside it, in
+``plugins_builtin/bm25/tests``)."""
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
-import sysconfig
-from pathlib import Path
+from hermes_core.testing import make_search_backend
 
-import pytest
-
-from hermes_core.testing import search_backend_module
-
-admission = search_backend_module("bm25", "admission")
-analysis = search_backend_module("bm25", "analysis")
-build = search_backend_module("bm25", "build")
-equivalents = search_backend_module("bm25", "equivalents")
-fields = search_backend_module("bm25", "fields")
-index = search_backend_module("bm25", "index")
-kernel = search_backend_module("bm25", "kernel")
-store = search_backend_module("bm25", "store")
-tokenize = search_backend_module("bm25", "tokenize")
-
-BM25Index = index.BM25Index
-
-
-def _can_build_kernel() -> bool:
-    """Whether an install here compiles the C kernel (hatch_build.py): Python's headers and the
-    compiler Python was built with (or ``$CC``) are both at hand."""
-    headers = Path(sysconfig.get_paths()["include"], "Python.h")
-    compiler = os.environ.get("CC") or str(sysconfig.get_config_var("CC") or "cc")
-    return headers.is_file() and shutil.which(shlex.split(compiler)[0]) is not None
-
-
-KERNEL_BUILDABLE = _can_build_kernel()
-"""Whether the install builds the C kernel here. A stock Debian or Ubuntu Python has no headers
-without ``python3-dev``: there the install warns and every search runs the numpy kernel."""
-KERNEL_NAMES = ("c", "numpy") if KERNEL_BUILDABLE else ("numpy",)
-"""The kernels the install gives here."""
-needs_c_kernel = pytest.mark.skipif(
-    not KERNEL_BUILDABLE,
-    reason="the C kernel cannot be built here: no Python.h or C compiler "
-    "(apt-get install python3-dev, then pip install -e . again)",
-)
-"""For a test of the C kernel itself. Where it can be built and was not, the test fails."""
+BM25Index = type(make_search_backend("bm25"))

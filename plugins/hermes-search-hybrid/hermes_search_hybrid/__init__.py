@@ -44,11 +44,11 @@ def create_backend(context: PluginContext) -> DeferredBackend:
     from hermes_search_hybrid.settings import HybridSettings
     from hermes_search_hybrid.weights import checked_model_dir
 
-    settings = HybridSettings.from_mapping(context.settings)
+    settings = context.settings_as(HybridSettings)
     cache = context.env.cache_dir / CACHE_FOLDER
     record = cache / "verified.json"
     lexical = context.search_backend(settings.lexical_backend)
-    model_dir = checked_model_dir(settings.model_dir, record)
+    model_dir = checked_model_dir(settings.model_path, record)
 
     def make() -> HybridBackend:
         from hermes_search_hybrid.backend import HybridBackend

@@ -250,41 +250,42 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
     [
         (
             {"min_similarity": "high"},
-            "plugins.entries.hybrid.min_similarity must be a number from -1.0 to 1.0, not 'high'",
+            "plugins.entries.hybrid.min_similarity: expected a number between -1 and 1, got 'high'",
         ),
         (
             {"no_match_below": 2},
-            "plugins.entries.hybrid.no_match_below must be a number from -1.0 to 1.0, not 2",
+            "plugins.entries.hybrid.no_match_below: expected a number between -1 and 1, got 2",
         ),
         (
             {"dense_weigth": 0.5},
-            "plugins.entries.hybrid: unknown setting 'dense_weigth'; valid settings: "
-            "absent_service_no_match, candidates, dense_weight, dense_weight_keyword, "
-            "dense_weight_unmatched, keyword_max_words, lexical_backend, min_similarity, "
-            "model_dir, no_match_below",
+            "plugins.entries.hybrid.dense_weigth: unknown key, did you mean 'dense_weight'? "
+            "(known keys: absent_service_no_match, candidates, dense_weight, "
+            "dense_weight_keyword, dense_weight_unmatched, keyword_max_words, lexical_backend, "
+            "min_similarity, model_dir, no_match_below)",
         ),
         (
             {"keyword_max_words": -1},
-            "plugins.entries.hybrid.keyword_max_words must be a whole number from 0 to 1000, "
-            "not -1",
+            "plugins.entries.hybrid.keyword_max_words: expected a whole number between 0 and "
+            "1000, got -1",
         ),
         (
             {"dense_weight_keyword": True},
-            "plugins.entries.hybrid.dense_weight_keyword must be a number from 0.0 to 1.0, "
-            "not True",
+            "plugins.entries.hybrid.dense_weight_keyword: expected a number between 0 and 1, "
+            "got true",
         ),
         (
-            {"absent_service_no_match": "yes"},
-            "plugins.entries.hybrid.absent_service_no_match must be true or false, not 'yes'",
+            # true and false, or the words the configuration reads as them (yes, on...)
+            {"absent_service_no_match": "maybe"},
+            "plugins.entries.hybrid.absent_service_no_match: expected true or false, got 'maybe'",
         ),
         (
             {"dense_weight_unmatched": 1.5},
-            "plugins.entries.hybrid.dense_weight_unmatched must be a number from 0.0 to 1.0, "
-            "not 1.5",
+            "plugins.entries.hybrid.dense_weight_unmatched: expected a number between 0 and 1, "
+            "got 1.5",
         ),
         (
             {"candidates": 0},
-            "plugins.entries.hybrid.candidates must be a whole number from 1 to 1000, not 0",
+            "plugins.entries.hybrid.candidates: expected a whole number between 1 and 1000, got 0",
         ),
     ],
 )

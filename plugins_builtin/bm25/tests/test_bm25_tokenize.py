@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from engine import BM25Index, analysis
-from engine import tokenize as tokenizer
+from bm25_modules import BM25Index, analysis
+from bm25_modules import tokenize as tokenizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from engine import KERNEL_BUILDABLE, BM25Index, kernel, needs_c_kernel
-from engine import index as index_module
+from bm25_modules import KERNEL_BUILDABLE, BM25Index, kernel, needs_c_kernel
+from bm25_modules import index as index_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,7 @@ from hermes_core.search.backend import Admission, ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
 from hermes_core.testing import HermesCli
 
-SAAS_QUERIES = Path(__file__).resolve().parents[2] / "benchmarks/data/saas-keyword/queries.jsonl"
+SAAS_QUERIES = Path(__file__).resolve().parents[3] / "benchmarks/data/saas-keyword/queries.jsonl"
 
 # Equivalence-table words (create/add/new, issue/ticket, list/all, get/fetch...) so that
 # expansion tokens, with several parts each, are exercised, and words that name groups.

@@ -11,12 +11,12 @@ from hermes_core.plugins.loader import load_plugins
 from hermes_core.search.backend import SearchBackend, ToolDocument
 from hermes_core.specs import PluginContext, SearchBackendSpec
 
-BUNDLED = Path(__file__).resolve().parents[2] / "plugins_builtin"
+PLUGIN = Path(__file__).resolve().parents[1]
 
 
 def test_bundled_bm25_plugin_registers_a_working_backend(tmp_path: Path) -> None:
     bundled = tmp_path / "bundled"
-    shutil.copytree(BUNDLED / "bm25", bundled / "bm25")
+    shutil.copytree(PLUGIN, bundled / "bm25", ignore=shutil.ignore_patterns("tests", "__pycache__"))
     home = tmp_path / "home"
     home.mkdir()
     env = Environment(

@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from engine import KERNEL_NAMES, BM25Index, fields, index
-from engine import admission as admission_rules
-from engine import kernel as kernel_module
+from bm25_modules import KERNEL_NAMES, BM25Index, fields, index
+from bm25_modules import admission as admission_rules
+from bm25_modules import kernel as kernel_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from collections import Counter
 from itertools import pairwise
 
 import numpy as np
-from engine import KERNEL_NAMES, build, fields, kernel, needs_c_kernel, tokenize
+from bm25_modules import KERNEL_NAMES, build, fields, kernel, needs_c_kernel, tokenize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

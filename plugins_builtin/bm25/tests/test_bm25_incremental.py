@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine import BM25Index
+from bm25_modules import BM25Index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

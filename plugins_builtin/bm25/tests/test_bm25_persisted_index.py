@@ -10,7 +10,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from engine import BM25Index, store
+from bm25_modules import BM25Index, store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from engine import BM25Index, analysis, fields
-from engine import index as bm25
-from engine import tokenize as tokenizer
+from bm25_modules import BM25Index, analysis, fields
+from bm25_modules import index as bm25
+from bm25_modules import tokenize as tokenizer
 from rank_bm25 import BM25Okapi
 
 from hermes_core.search import ToolDocument

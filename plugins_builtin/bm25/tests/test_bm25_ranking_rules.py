@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine import BM25Index, analysis
+from bm25_modules import BM25Index, analysis
 
 from hermes_core.search.backend import ToolDocument
 from hermes_core.search.evaluation import catalog_documents, load_catalog
 
-MCP_CATALOG = Path(__file__).resolve().parents[2] / "benchmarks/data/mcp-servers/catalog.json"
+MCP_CATALOG = Path(__file__).resolve().parents[3] / "benchmarks/data/mcp-servers/catalog.json"
 
 
 def _names(index: BM25Index, query: str, admission: str = "off", limit: int = 5) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine import BM25Index, admission
+from bm25_modules import BM25Index, admission
 
 from hermes_core.search import ToolDocument
 
