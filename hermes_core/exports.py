@@ -79,6 +79,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "Environment": "hermes_core.paths",
         "PluginContext": _SPECS,
         "PluginError": "hermes_core.errors",
+        "PluginSettingsError": "hermes_core.errors",
         "PreCallDirective": _SPECS,
         "SearchBackendSpec": _SPECS,
         "Session": "hermes_core.session",

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from hermes_core.errors import (
         PluginError as PluginError,
     )
+    from hermes_core.errors import (
+        PluginSettingsError as PluginSettingsError,
+    )
     from hermes_core.execution.caller import (
         ToolCaller as ToolCaller,
     )

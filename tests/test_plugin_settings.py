@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge, Interval
 
-from hermes_core import PluginContext, Tool, ToolResult, hookimpl
+from hermes_core.plugin import PluginContext, Tool, ToolResult, hookimpl
 
 
 def _unit(value):

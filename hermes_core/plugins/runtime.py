@@ -180,7 +180,9 @@ class PluginRuntime:
 
     def plugin_context(self, plugin: str) -> PluginContext:
         """What a factory of ``plugin`` receives: config, environment and its own settings."""
-        return PluginContext(self.config, self.env, self.config.plugins.entries.get(plugin, {}))
+        return PluginContext(
+            self.config, self.env, self.config.plugins.entries.get(plugin, {}), plugin=plugin
+        )
 
     def select_search_backend(self) -> SearchBackendSpec:
         """The search backend named by ``tools.tool_search.backend``."""
