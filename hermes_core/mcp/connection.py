@@ -137,6 +137,21 @@ class McpConnection:
         await self._closed.wait()
         return self.close_reason or "the connection closed"
 
+    async def wait_closed_or_changed(self) -> None:
+        """Wait until the connection is gone or the server says its tools changed."""
+        async with anyio.create_task_group() as group:
+
+            async def closed() -> None:
+                await self.wait_closed()
+                group.cancel_scope.cancel()
+
+            async def changed() -> None:
+                await self.tools_changed.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(closed)
+            group.start_soon(changed)
+
     async def refresh_tools(self) -> list[mcp_types.Tool]:
         """List the tools again (every page) and keep the new listing."""
         self.tools = await list_all_tools(self.client, self.name, self.screen)
