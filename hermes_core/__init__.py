@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from hermes_core.host import (
         Host as Host,
     )
-    from hermes_core.mcp.supervisor import (
+    from hermes_core.mcp.status import (
         ServerStatus as ServerStatus,
     )
     from hermes_core.paths import (

@@ -53,7 +53,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "PromptTransport": "hermes_core.approvals.prompt",
         "ApprovalRequest": "hermes_core.approvals.prompt",
         "RegistrationError": "hermes_core.errors",
-        "ServerStatus": "hermes_core.mcp.supervisor",
+        "ServerStatus": "hermes_core.mcp.status",
         "Session": "hermes_core.session",
         "SkillError": "hermes_core.skills.library",
         "TerminalPrompt": "hermes_core.approvals.prompt",

@@ -290,7 +290,8 @@ def login_command(name: str, no_browser: bool) -> None:
     import anyio
 
     from hermes_core.mcp.connection import McpConnectError
-    from hermes_core.mcp.oauth import sign_in, token_path
+    from hermes_core.mcp.login import sign_in
+    from hermes_core.mcp.tokens import token_path
 
     env = environment()
     entry = _server(load_config_in_effect(env), name)

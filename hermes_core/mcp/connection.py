@@ -5,16 +5,12 @@ stdio child (or opens the streamable HTTP client), negotiates the protocol era a
 tools, all within ``connect_timeout``; leaving it closes the session and ends a stdio child with
 every process it started (:mod:`hermes_core.mcp.stdio`). The connection notices at once when the
 server goes away (its output stream ends, or its process exits) and says so through
-:meth:`McpConnection.wait_closed`.
+:meth:`McpConnection.wait_closed` (:mod:`hermes_core.mcp.watched`).
 
-The SDK validates a ``tools/list`` answer as a whole: one tool that breaks the schema (no
-``name``, an ``inputSchema`` that is not an object, ``required`` that is not a list) would
-reject the entire answer and cost the server every tool. So each answer is screened tool by
-tool before the SDK reads it (:class:`ListingScreen`): a tool that hermes
-(:func:`~hermes_core.mcp.manifests.tool_problem`, the rule manifests are read with) or the
-SDK's schema of the negotiated protocol version rejects is skipped with one warning line, and
-the others are listed. A stdio child's standard error goes to its log file
-(:mod:`hermes_core.mcp.serverlog`); a failed connect names that file and shows its last lines.
+Each ``tools/list`` answer is screened tool by tool before the SDK reads it
+(:mod:`hermes_core.mcp.listing`). A stdio child's standard error goes to its log file
+(:mod:`hermes_core.mcp.serverlog`); a failed connect names that file and shows its last lines
+(:class:`~hermes_core.mcp.failures.McpConnectError`).
 """
 
 from __future__ import annotations
@@ -24,43 +20,48 @@ import logging
 import math
 import re
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import mcp_types
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client._transport import ReadStream, TransportStreams, WriteStream
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.message import SessionMessage
-from mcp_types.methods import validate_server_result
-from pydantic import ValidationError
 
 from hermes_core.config import McpServerConfig
-from hermes_core.errors import ConfigError, HermesError
-from hermes_core.mcp.elicitation import (
-    FormAnswerer,
-    declared_form_only,
-    form_answerer,
-    refusal_note,
-)
+from hermes_core.errors import ConfigError
+from hermes_core.mcp.elicitation import FormAnswerer, form_answerer, refusal_note
 from hermes_core.mcp.expand import expand_server_config
+from hermes_core.mcp.failures import (
+    McpConnectError,
+    describe_failure,
+    describe_output,
+    innermost,
+)
 from hermes_core.mcp.interpreter import find_command, is_python
-from hermes_core.mcp.manifests import tool_problem
-from hermes_core.mcp.oauth import SignIn, auth_for
+from hermes_core.mcp.listing import (
+    MAX_LIST_PAGES,
+    ListingScreen,
+    SkippedTool,
+    list_all_tools,
+    screen_tools,
+)
+from hermes_core.mcp.loopback import SignIn
+from hermes_core.mcp.oauth import auth_for
 from hermes_core.mcp.serverlog import ServerLog, server_log_path
 from hermes_core.mcp.stdio import StdioTransport
 from hermes_core.mcp.transport import transport_of
+from hermes_core.mcp.watched import WatchedTransport
 from hermes_core.paths import Environment
 from hermes_core.progress import ProgressReport, progress_listener
 from hermes_core.version import __version__
 
+# Re-exported from the modules they moved to: the names this module has always offered.
 __all__ = [
     "MAX_LIST_PAGES",
     "ListingScreen",
@@ -68,6 +69,7 @@ __all__ = [
     "McpConnection",
     "SkippedTool",
     "describe_failure",
+    "describe_output",
     "list_all_tools",
     "open_connection",
     "screen_tools",
@@ -76,326 +78,7 @@ __all__ = [
 
 log = logging.getLogger("hermes_core.mcp")
 
-MAX_LIST_PAGES = 1000
-"""A server whose ``tools/list`` never stops paging is cut off here."""
-
-FALLBACK_VERSION = "2025-11-25"
-"""The version the SDK validates an answer under before a version is negotiated."""
-
 CLIENT_INFO = mcp_types.Implementation(name="hermes-core", version=__version__)
-
-
-class McpConnectError(HermesError):
-    """A server that could not be connected; ``reason`` says why in one line, for the status.
-
-    For a stdio server, ``log_path`` is its log file and ``stderr_tail`` the last lines it wrote
-    to its standard error in this attempt (see :meth:`output_lines`).
-    """
-
-    def __init__(
-        self,
-        server: str,
-        reason: str,
-        *,
-        log_path: Path | None = None,
-        stderr_tail: tuple[str, ...] = (),
-    ) -> None:
-        self.server = server
-        self.reason = reason
-        self.log_path = log_path
-        self.stderr_tail = stderr_tail
-        super().__init__(f"MCP server {server!r}: {reason}")
-
-    def output_lines(self) -> list[str]:
-        """Where the server's standard error is, and its last lines, ready to print."""
-        return describe_output(self.log_path, self.stderr_tail)
-
-
-def describe_output(log_path: Path | None, tail: tuple[str, ...]) -> list[str]:
-    """``its standard error (last lines, PATH):`` and the lines, indented; or only where the log
-    is when the server wrote nothing."""
-    if log_path is None:
-        return []
-    if not tail:
-        return [f"its standard error is logged in {log_path} (nothing written this time)"]
-    return [f"its standard error (last lines, {log_path}):", *(f"  {line}" for line in tail)]
-
-
-# Screening tools/list answers ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SkippedTool:
-    """A listed tool left out: its position in its ``tools/list`` page, its name when it has
-    one, and what is wrong with it (one line)."""
-
-    index: int
-    name: str | None
-    problem: str
-
-    def describe(self, offset: int = 0) -> str:
-        """``'name' (tools[3])``, or ``tools[3] (no name)``; ``offset`` is the number of tools
-        listed on the pages before this one."""
-        where = f"tools[{self.index + offset}]"
-        return f"{self.name!r} ({where})" if self.name else f"{where} (no name)"
-
-
-def _detail_line(detail: Mapping[str, Any], skip: int) -> str:
-    """One pydantic error detail as ``where: what``, its location without the first ``skip``
-    parts."""
-    where = ".".join(str(part) for part in detail["loc"][skip:])
-    message = str(detail["msg"])
-    message = message[:1].lower() + message[1:]
-    return f"{where}: {message}" if where else message
-
-
-def validation_problem(error: ValidationError) -> str:
-    """A pydantic error in one line, ``where: what`` of its first error (and how many more
-    there are), without pydantic's links."""
-    details = error.errors(include_url=False)
-    if not details:
-        return error.title
-    more = len(details) - 1
-    first = _detail_line(details[0], 0)
-    return f"{first} (and {more} more)" if more else first
-
-
-def _name_of(entry: Any) -> str | None:
-    name = entry.get("name") if isinstance(entry, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-def _rejected_by_sdk(
-    result: Mapping[str, Any], tools: Sequence[Any], version: str
-) -> dict[int, str]:
-    """Position -> problem of each of ``tools`` that the SDK rejects in the answer ``result``
-    under ``version``: the schema of that version, then the SDK's own model, as the SDK reads
-    an answer."""
-    data = {**result, "tools": list(tools)}
-    rejected: dict[int, str] = {}
-    checks: list[Callable[[], object]] = [
-        lambda: validate_server_result("tools/list", version, data),
-        lambda: mcp_types.ListToolsResult.model_validate(data, by_name=False),
-    ]
-    for check in checks:
-        try:
-            check()
-        except ValidationError as exc:
-            for detail in exc.errors(include_url=False):
-                loc = detail["loc"]
-                if len(loc) >= 2 and loc[0] == "tools" and isinstance(loc[1], int):
-                    rejected.setdefault(loc[1], _detail_line(detail, 2))
-        except (KeyError, ValueError):  # a method or version this SDK has no schema for
-            pass
-    return rejected
-
-
-def screen_tools(
-    result: Mapping[str, Any], version: str | None
-) -> tuple[list[Any], list[SkippedTool]]:
-    """The tools of one ``tools/list`` answer (``result``, its ``tools`` a list) that hermes
-    and the SDK can use, and the skipped ones in listing order. An error that names no tool
-    (the answer itself is malformed) is left for the SDK to report."""
-    tools: list[Any] = result["tools"]
-    skipped: dict[int, SkippedTool] = {}
-    for index, entry in enumerate(tools):
-        if not isinstance(entry, dict):
-            problem = f"expected a tool object, got {type(entry).__name__}"
-            skipped[index] = SkippedTool(index, None, problem)
-        elif (problem_of_entry := tool_problem(entry)) is not None:
-            skipped[index] = SkippedTool(index, _name_of(entry), problem_of_entry)
-    # The SDK names every tool it rejects at once; the rounds only make sure that what is
-    # left passes, as the SDK will check it again.
-    for _ in range(3):
-        candidates = [index for index in range(len(tools)) if index not in skipped]
-        rejected = _rejected_by_sdk(
-            result, [tools[i] for i in candidates], version or FALLBACK_VERSION
-        )
-        if not rejected:
-            break
-        for position, problem in rejected.items():
-            index = candidates[position]
-            skipped[index] = SkippedTool(index, _name_of(tools[index]), problem)
-    kept = [entry for index, entry in enumerate(tools) if index not in skipped]
-    return kept, sorted(skipped.values(), key=lambda tool: tool.index)
-
-
-class ListingScreen:
-    """Screens the answers to ``tools/list`` on one connection.
-
-    The connection's write stream reports each message the client sends (:meth:`sent`); its
-    read stream passes each message the server sends through :meth:`received`, which answers
-    a ``tools/list`` without the tools hermes or the SDK cannot use. ``version`` gives the
-    negotiated protocol version of the connection to ``server``. The skipped tools are kept
-    until :meth:`take_skipped`.
-    """
-
-    def __init__(self, server: str, version: Callable[[], str | None]) -> None:
-        self._server = server
-        self._version = version
-        self._pending: set[str | int] = set()
-        self._skipped: list[SkippedTool] = []
-
-    def sent(self, item: SessionMessage) -> None:
-        """Note the id of a ``tools/list`` request."""
-        message = item.message
-        if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/list":
-            self._pending.add(message.id)
-
-    def received(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
-        """``item``, or the answer to a ``tools/list`` without the tools that are skipped."""
-        if not self._pending or isinstance(item, Exception):
-            return item
-        message = item.message
-        if not isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
-            return item
-        if message.id is None or message.id not in self._pending:
-            return item
-        self._pending.discard(message.id)
-        if not isinstance(message, mcp_types.JSONRPCResponse):
-            return item
-        if not isinstance(message.result.get("tools"), list):
-            return item
-        try:
-            kept, skipped = screen_tools(message.result, self._version())
-        except Exception:  # the SDK reads the answer as it came, and reports what it finds
-            log.exception(
-                "screening the tools/list answer of MCP server %r failed; passed on as it is",
-                self._server,
-            )
-            return item
-        if not skipped:
-            return item
-        self._skipped.extend(skipped)
-        answer = message.model_copy(update={"result": {**message.result, "tools": kept}})
-        return dataclasses.replace(item, message=answer)
-
-    def take_skipped(self) -> list[SkippedTool]:
-        """The tools skipped since the last call, in the order they were listed."""
-        taken, self._skipped = self._skipped, []
-        return taken
-
-
-class _WrappedStream:
-    """Closing, and ``async with``, of a stream that wraps the transport's ``_inner`` one."""
-
-    _inner: Any
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class _WatchedReadStream(_WrappedStream):
-    """The transport's read stream, reporting its end (the server went away) to a callback and
-    passing each message through the listing screen.
-
-    It delegates every call, so the SDK sees the stream it built; the end of the stream is how
-    a dead server is noticed without waiting for the next call, and the screen takes the tools
-    the SDK would reject out of a ``tools/list`` answer before the SDK validates it.
-    """
-
-    def __init__(
-        self,
-        inner: ReadStream[SessionMessage | Exception],
-        on_end: Callable[[], None],
-        screen: ListingScreen,
-    ) -> None:
-        self._inner = inner
-        self._on_end = on_end
-        self._screen = screen
-
-    @property
-    def last_context(self) -> Any:
-        """The sender's context of the last item, when the inner stream carries one."""
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            item = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_end()
-            raise
-        return self._screen.received(item)
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-
-class _WatchedWriteStream(_WrappedStream):
-    """The transport's write stream, showing each message the client sends to the listing
-    screen (which notes the ``tools/list`` requests)."""
-
-    def __init__(
-        self, inner: WriteStream[SessionMessage], screen: ListingScreen, form_only: bool
-    ) -> None:
-        self._inner = inner
-        self._screen = screen
-        self._form_only = form_only
-
-    async def send(self, item: SessionMessage, /) -> None:
-        self._screen.sent(item)
-        message = item.message
-        if self._form_only and isinstance(message, mcp_types.JSONRPCRequest):
-            narrowed = declared_form_only(message.method, message.params)
-            if narrowed is not None:
-                answer = message.model_copy(update={"params": narrowed})
-                item = dataclasses.replace(item, message=answer)
-        await self._inner.send(item)
-
-
-class _WatchedTransport:
-    """A transport whose read stream reports its end through ``on_end``, whose
-    ``tools/list`` answers go through ``screen``, and which declares the elicitation capability
-    as form mode only when ``form_only`` (see :func:`declared_form_only`)."""
-
-    def __init__(
-        self,
-        inner: Any,
-        on_end: Callable[[], None],
-        screen: ListingScreen,
-        *,
-        form_only: bool = False,
-    ) -> None:
-        self._inner = inner
-        self._on_end = on_end
-        self._screen = screen
-        self._form_only = form_only
-
-    async def __aenter__(self) -> TransportStreams:
-        read_stream, write_stream = await self._inner.__aenter__()
-        watched: ReadStream[SessionMessage | Exception] = _WatchedReadStream(
-            read_stream, self._on_end, self._screen
-        )
-        writer: WriteStream[SessionMessage] = _WatchedWriteStream(
-            write_stream, self._screen, self._form_only
-        )
-        return watched, writer
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(exc_type, exc_val, exc_tb)
-        return result
 
 
 class McpConnection:
@@ -453,6 +136,21 @@ class McpConnection:
         """Wait until the connection is gone; return why."""
         await self._closed.wait()
         return self.close_reason or "the connection closed"
+
+    async def wait_closed_or_changed(self) -> None:
+        """Wait until the connection is gone or the server says its tools changed."""
+        async with anyio.create_task_group() as group:
+
+            async def closed() -> None:
+                await self.wait_closed()
+                group.cancel_scope.cancel()
+
+            async def changed() -> None:
+                await self.tools_changed.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(closed)
+            group.start_soon(changed)
 
     async def refresh_tools(self) -> list[mcp_types.Tool]:
         """List the tools again (every page) and keep the new listing."""
@@ -540,61 +238,6 @@ def _sign_in_needed(auth: Any) -> str | None:
         return None
     auth.sign_in_needed = None
     return str(needed.reason)
-
-
-async def list_all_tools(
-    client: Client, server: str, screen: ListingScreen | None = None
-) -> list[mcp_types.Tool]:
-    """Every tool of the server, following ``nextCursor`` through all pages. The tools
-    ``screen`` took out of an answer are warned about, one line each."""
-    tools: list[mcp_types.Tool] = []
-    listed = 0  # tools on the pages so far, skipped ones included
-    seen_cursors: set[str] = set()
-    cursor: str | None = None
-    for _ in range(MAX_LIST_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        skipped = screen.take_skipped() if screen is not None else []
-        for tool in skipped:
-            log.warning(
-                "MCP server %r lists a tool hermes cannot use, skipped: %s: %s",
-                server,
-                tool.describe(listed),
-                tool.problem,
-            )
-        tools.extend(page.tools)
-        listed += len(page.tools) + len(skipped)
-        cursor = page.next_cursor
-        if cursor is None:
-            return tools
-        if cursor in seen_cursors:
-            raise McpConnectError(server, f"tools/list repeated the cursor {cursor!r}")
-        seen_cursors.add(cursor)
-    raise McpConnectError(server, f"tools/list did not end after {MAX_LIST_PAGES} pages")
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The first exception inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def describe_failure(exc: BaseException) -> str:
-    """Why a connection failed or ended, in one line (for statuses, table cells and error
-    results); looks inside exception groups."""
-    exc = _innermost(exc)
-    if isinstance(exc, McpConnectError):
-        return exc.reason
-    if isinstance(exc, MCPError):
-        return f"MCP error {exc.code}: {_one_line(exc.message)}"
-    if isinstance(exc, ValidationError):
-        return f"the server's {exc.title} breaks the MCP schema: {validation_problem(exc)}"
-    text = _one_line(str(exc))
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _one_line(text: str) -> str:
-    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 _NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
@@ -720,7 +363,7 @@ async def open_connection(
                 # Declared only where someone may answer (a terminal, or serve's clients).
                 answers_forms = form_answerer() is not None
                 connection.client = Client(
-                    _WatchedTransport(
+                    WatchedTransport(
                         inner,
                         lambda: connection.mark_closed("the server closed the connection"),
                         connection.screen,
@@ -751,7 +394,7 @@ async def open_connection(
         except Exception as exc:
             if connected:
                 raise
-            inner_failure = _innermost(exc)
+            inner_failure = innermost(exc)
             needed = _sign_in_needed(auth)
             if isinstance(inner_failure, McpConnectError):  # raised above, then grouped
                 failure = inner_failure

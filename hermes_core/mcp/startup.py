@@ -25,14 +25,27 @@ client has the tool list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from hermes_core.config import McpServerConfig
     from hermes_core.mcp.manifests import ServerManifest
+    from hermes_core.paths import Environment
 
-__all__ = ["UNKNOWN_TOOLS_WAIT", "McpStartup", "StartPlan", "failed_recently", "start_plan"]
+__all__ = [
+    "UNKNOWN_TOOLS_WAIT",
+    "McpStartup",
+    "StartPlan",
+    "failed_recently",
+    "failure_inputs",
+    "start_plan",
+    "without_stale_failure",
+]
+
+log = logging.getLogger("hermes_core.mcp")
 
 UNKNOWN_TOOLS_WAIT = 5.0
 """Seconds a search (``tool_search``, ``tool_describe``) waits at most for a server whose tools
@@ -67,6 +80,34 @@ class McpStartup:
     wait_only: frozenset[str] | None = None
     manifests: bool = True
     hold_background: bool = False
+
+
+def failure_inputs(server: str, config: McpServerConfig, env: Environment) -> str:
+    """What a recorded connect failure of ``server`` depends on: the ``${VAR}`` values its
+    entry names and, for a URL server, its sign-in (fingerprints, never the values)."""
+    from hermes_core.mcp.expand import variables_fingerprint
+
+    inputs = variables_fingerprint(config, env)
+    if config.url is None:
+        return inputs
+    from hermes_core.mcp.tokens import sign_in_fingerprint
+
+    return f"{inputs}:{sign_in_fingerprint(server, env)}"
+
+
+def without_stale_failure(
+    manifest: ServerManifest | None, inputs: Callable[[], str], server: str
+) -> ServerManifest | None:
+    """``manifest`` without its recorded failure when its :func:`failure_inputs` are not
+    ``inputs()`` now (a variable set in the environment or ``.env`` since, or a new sign-in of
+    a URL server, ``hermes mcp login``): the record tells of a server that is not the one that
+    would start now. ``inputs`` is asked only when there is a failure on record."""
+    if manifest is None or manifest.failure is None:
+        return manifest
+    if manifest.failure.inputs == inputs():
+        return manifest
+    log.debug("MCP server %r: its variables changed since its recorded failure", server)
+    return None if manifest.tools is None else replace(manifest, failure=None)
 
 
 def failed_recently(manifest: ServerManifest | None, config: McpServerConfig, now: float) -> bool:

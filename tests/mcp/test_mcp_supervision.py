@@ -236,6 +236,64 @@ async def test_server_that_exits_at_start_is_unavailable_and_retried(env: Enviro
     assert status.retry_in is not None
 
 
+async def test_a_failing_server_backs_off_doubling_then_comes_back_and_its_status_tells_each_step(
+    env: Environment, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    # Fails at once until the file ``ready`` exists, then runs the toolbox.
+    script = (
+        "import os, runpy, sys\n"
+        f"if not os.path.exists({str(ready)!r}): sys.exit(3)\n"
+        f"sys.argv = [{str(TOOLBOX)!r}]\n"
+        f"runpy.run_path({str(TOOLBOX)!r}, run_name='__main__')"
+    )
+    entry = toolbox_entry().model_copy(update={"args": ["-c", script]})
+    seen = ToolsSeen()
+    states: set[str] = set()
+    async with McpSupervisor({"flaky": entry}, env, on_tools_changed=seen, backoff_base=1.0) as mcp:
+
+        def status() -> ServerStatus:
+            found = mcp.status()["flaky"]
+            states.add(found.state)
+            return found
+
+        first = status()
+        assert first.state == "unavailable"
+        assert first.reason is not None
+        assert first.reason.startswith("cannot connect:")
+        assert first.retry_in is not None
+        assert 0 <= first.retry_in <= 1.0
+        assert first.tool_count == 0
+        assert first.failed_at is not None
+        assert not first.recorded, "the failure happened in this process"
+        # The second failure waits twice as long.
+        longer: list[ServerStatus] = []
+
+        def backs_off_longer() -> bool:
+            found = status()
+            if found.retry_in is not None and found.retry_in > 1.0:
+                longer.append(found)
+            return bool(longer)
+
+        await wait_until(backs_off_longer, "the second attempt of 'flaky' to fail and back off")
+        second = longer[0]
+        assert second.state == "unavailable"
+        assert second.retry_in is not None
+        assert second.retry_in <= 2.0
+        assert seen.names("flaky") == []
+        ready.touch()
+        await wait_until(lambda: status().state == "connected", "'flaky' to come back")
+        back = status()
+        again = await call(seen.tool("mcp__flaky__echo"), text="back")
+    assert states <= {"unavailable", "connecting", "connected"}
+    assert back.reason is None
+    assert back.retry_in is None
+    assert back.failed_at is None
+    assert back.stderr_tail == ()
+    assert back.tool_count == 7
+    assert again.text_content == "echo: back"
+
+
 async def test_child_ignoring_sigterm_is_killed_at_shutdown(env: Environment) -> None:
     stubborn = hanging_entry(connect_timeout=1).model_copy(
         update={
@@ -257,7 +315,8 @@ def test_manager_is_built_outside_the_event_loop(env: Environment) -> None:
     status = manager.status()
     assert status["off"].state == "disabled"
     assert status["off"].reason == "disabled (mcp_servers.off.enabled is false)"
-    assert manager.tools() == []
+    assert status["box"].state == "connecting"
+    assert status["box"].tool_count == 0
 
 
 async def test_refusal_names_a_dead_server_whose_tool_names_were_shortened(
