@@ -7,12 +7,9 @@ There is no module-level host or plugin manager: build as many hosts as you like
         assembly = host.assemble(context_length=200_000, session=session)
         result = await host.dispatch("tool_search", {"queries": ["current time"]}, session)
 
-Entering the host loads the plugins, registers their tools and the configured catalogs,
-selects the approval policy and the search backend, and connects the MCP servers. Every call,
-direct or through the bridge, goes through :meth:`Host.dispatch`.
-
-Plugin objects can also be given in code before the host starts, as pluggy's ``register``
-takes them: ``host.register(MyPlugin(), name="mine")`` (``hermes_core.testing.make_host``).
+Entering the host loads the plugins (or those given in code first: ``host.register(plugin)``),
+registers their tools and the catalogs, selects the approval policy and the search backend, and
+connects the MCP servers. Every call, direct or through the bridge, goes through ``dispatch``.
 """
 
 from __future__ import annotations
