@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from hermes_core.search.evaluation import percentile
+from hermes_core.search._evaluation import percentile
 
 Rank = Callable[[str], object]
 

@@ -39,10 +39,10 @@ from typing import Any
 import anyio
 import httpx
 
-from hermes_core.config import Config
-from hermes_core.connectors.signin import TOKEN_VARIABLE
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import Config
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core.connectors._signin import TOKEN_VARIABLE
 from hermes_core.testing import write_dir_plugin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from search import CATALOG, SEED, synthetic_catalog  # benchmarks/ is on the script's path
 
-from hermes_core.search.evaluation import catalog_documents, load_catalog
+from hermes_core.search._evaluation import catalog_documents, load_catalog
 
 RSS_BUDGET_MB = 1200.0
 COLD_BUDGET_S = 15.0

@@ -28,8 +28,8 @@ from _baseline import ROOT, revision_tree
 from _paired import cells, paired_times
 from search import ENGINE, LIMIT, QUERIES, SEED, catalog_of, sample_queries
 
-from hermes_core.search.backend import Admission
-from hermes_core.search.evaluation import percentile
+from hermes_core.search._backend import Admission
+from hermes_core.search._evaluation import percentile
 
 sys.path.insert(0, str(ROOT))
 from hatch_build import SOURCE, compile_kernel  # the checkout's build hook

@@ -35,18 +35,18 @@ from pathlib import Path
 from typing import Any
 
 # This script is named mcp.py: keep its folder off the import path so ``import mcp`` (inside
-# hermes_core.mcp) finds the SDK and not this file.
+# hermes_core._mcp) finds the SDK and not this file.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import anyio  # noqa: E402
 
-from hermes_core.config import Config, McpServerConfig  # noqa: E402
-from hermes_core.host import Host  # noqa: E402
-from hermes_core.mcp import McpSupervisor  # noqa: E402
-from hermes_core.paths import Environment  # noqa: E402
-from hermes_core.session import Session  # noqa: E402
-from hermes_core.tools import ToolResult  # noqa: E402
+from hermes_core._config import Config, McpServerConfig  # noqa: E402
+from hermes_core._host import Host  # noqa: E402
+from hermes_core._mcp import McpSupervisor  # noqa: E402
+from hermes_core._paths import Environment  # noqa: E402
+from hermes_core._session import Session  # noqa: E402
+from hermes_core._tools import ToolResult  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLBOX = REPO / "tests" / "mcp" / "servers" / "toolbox.py"

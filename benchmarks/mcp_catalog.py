@@ -2,7 +2,7 @@
 
 Starts ``mcp-server-time`` and ``mcp-server-git`` (PyPI) and npm's ``server-everything``,
 ``server-filesystem`` and ``server-memory`` (pinned in ``noxfile.py``, installed under
-``.cache/npm``) through a real :class:`~hermes_core.host.Host` configured with the five servers,
+``.cache/npm``) through a real :class:`~hermes_core._host.Host` configured with the five servers,
 and writes every MCP tool it registered (``mcp__time__get_current_time``...) with the
 description and input schema the server listed, in the eval catalog format, sorted by name:
 
@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 # benchmarks/ holds a script named mcp.py: keep this folder off the import path so ``import mcp``
-# (inside hermes_core.mcp) finds the SDK.
+# (inside hermes_core._mcp) finds the SDK.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import anyio  # noqa: E402
 
-from hermes_core.config import Config  # noqa: E402
-from hermes_core.host import Host  # noqa: E402
-from hermes_core.paths import Environment  # noqa: E402
+from hermes_core._config import Config  # noqa: E402
+from hermes_core._host import Host  # noqa: E402
+from hermes_core._paths import Environment  # noqa: E402
 
 REPO = _HERE.parent
 CATALOG = REPO / "benchmarks" / "data" / "mcp-servers" / "catalog.json"

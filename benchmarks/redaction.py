@@ -1,4 +1,4 @@
-"""Cost of redacting a call's arguments for the activity log (``hermes_core.redaction.redact``).
+"""Cost of redacting a call's arguments for the activity log (``hermes_core._redaction.redact``).
 
 Every dispatched call pays it once, on the arguments as the tool received them. Timed with the
 process's CPU time (``time.process_time``), so other processes on a busy machine do not inflate
@@ -18,7 +18,7 @@ import timeit
 from pathlib import Path
 from typing import Any
 
-from hermes_core.redaction import redact
+from hermes_core._redaction import redact
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ def cases() -> dict[str, dict[str, Any]]:
     python = (REPO / "hermes_core" / "dispatch.py").read_text(encoding="utf-8")
     yaml = "db:\n  host: db.example\n  port: 5432\nname: demo\n" * 20
     return {
-        "read_file path": {"path": "src/hermes_core/dispatch.py", "offset": 10, "limit": 200},
+        "read_file path": {"path": "src/hermes_core/_dispatch.py", "offset": 10, "limit": 200},
         "terminal command": {"command": "git status && ls -la src/ | head -20", "timeout": 30},
         "terminal with a credential": {
             "command": "curl -H 'Authorization: Bearer abcdefghijklmnopqrstu' https://api.example"

@@ -43,8 +43,8 @@ import numpy as np
 from _baseline import revision_tree, run_json
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 
-from hermes_core.search.backend import Admission, ToolDocument
-from hermes_core.search.evaluation import catalog_documents, load_catalog
+from hermes_core.search._backend import Admission, ToolDocument
+from hermes_core.search._evaluation import catalog_documents, load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT.parent / "shared" / "data" / "saas_openapi_catalog" / "catalog.json"

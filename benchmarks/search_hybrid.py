@@ -39,11 +39,11 @@ from typing import Any
 import anyio
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 
-from hermes_core.config import Config
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.search.backend import Admission, ToolDocument
-from hermes_core.search.evaluation import (
+from hermes_core._config import Config
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core.search._backend import Admission, ToolDocument
+from hermes_core.search._evaluation import (
     EvalQuery,
     catalog_documents,
     load_catalog,

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from _paired import cells, paired_times
 from search import ENGINE, LIMIT, QUERIES, SEED, catalog_of, sample_queries
 
-from hermes_core.search.backend import Admission
-from hermes_core.search.evaluation import percentile
+from hermes_core.search._backend import Admission
+from hermes_core.search._evaluation import percentile
 
 MODES: tuple[Admission, ...] = ("strict", "lenient")
 

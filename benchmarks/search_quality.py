@@ -5,7 +5,7 @@ with negatives) and the natural-language eval sets of ``shared/data/eval`` (tool
 metatool). Backends: the bundled ``bm25`` and the ``hybrid`` plugin of
 ``plugins/hermes-search-hybrid`` (when it is installed), each in admission ``strict``,
 ``lenient`` and ``off``; plus the plain rank-bm25 reference of ``shared/data/README.md``. Every
-figure is measured host-free with :func:`hermes_core.search.evaluation.evaluate_backend` (the
+figure is measured host-free with :func:`hermes_core.search._evaluation.evaluate_backend` (the
 same metrics as ``hermes eval search``). Prints one markdown table and, with ``--write``, puts
 it under "## Search quality" in ``docs/performance.md``.
 
@@ -30,11 +30,11 @@ import numpy as np
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 from rank_bm25 import BM25Okapi
 
-from hermes_core.config import Config
-from hermes_core.errors import HermesError
-from hermes_core.paths import Environment
-from hermes_core.search.backend import SearchBackend
-from hermes_core.search.evaluation import (
+from hermes_core._config import Config
+from hermes_core._errors import HermesError
+from hermes_core._paths import Environment
+from hermes_core.search._backend import SearchBackend
+from hermes_core.search._evaluation import (
     CatalogEntry,
     EvalQuery,
     evaluate,
@@ -105,7 +105,7 @@ INTRO = (
     "Every labelled set, in every admission mode, for both backends (the hybrid plugin when it\n"
     "is installed, as in `nox -s tests_hybrid`) and the plain rank-bm25 reference of\n"
     "`../shared/data/README.md`, measured host-free with the metrics of `hermes eval search`\n"
-    "(`hermes_core.search.evaluation.evaluate_backend`). Run {when}{sampled}; load average\n"
+    "(`hermes_core.search._evaluation.evaluate_backend`). Run {when}{sampled}; load average\n"
     "{load} (1 minute) on the development machine's 2 cores."
 )
 LEGEND = """\

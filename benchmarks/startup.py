@@ -49,7 +49,7 @@ from pathlib import Path
 from hermes_core.testing import make_nix_store, write_dir_plugin, write_distribution
 
 PLUGIN_CODE = """
-from hermes_core.hookspecs import hookimpl
+from hermes_core import hookimpl  # the old name: an --against install may predate .plugin
 
 @hookimpl
 def hermes_session_start(session):

@@ -18,75 +18,75 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.exports import DEPRECATED_IN_CORE, FACES, face_names, lazy_exports
-from hermes_core.version import __version__ as __version__
+from hermes_core._exports import DEPRECATED_IN_CORE, FACES, face_names, lazy_exports
+from hermes_core._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from hermes_core.approvals.prompt import (
+    from hermes_core._approvals.prompt import (
         ApprovalRequest as ApprovalRequest,
     )
-    from hermes_core.approvals.prompt import (
+    from hermes_core._approvals.prompt import (
         PromptTransport as PromptTransport,
     )
-    from hermes_core.approvals.prompt import (
+    from hermes_core._approvals.prompt import (
         TerminalPrompt as TerminalPrompt,
     )
-    from hermes_core.config import (
+    from hermes_core._config import (
         Config as Config,
     )
-    from hermes_core.config import (
+    from hermes_core._config import (
         ConfigDocument as ConfigDocument,
     )
-    from hermes_core.config import (
+    from hermes_core._config import (
         McpServerConfig as McpServerConfig,
     )
-    from hermes_core.config import (
+    from hermes_core._config import (
         edit_config as edit_config,
     )
-    from hermes_core.config import (
+    from hermes_core._config import (
         load_config as load_config,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         ConfigError as ConfigError,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         HermesError as HermesError,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         ManagedConfigError as ManagedConfigError,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         PluginError as PluginError,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         RegistrationError as RegistrationError,
     )
-    from hermes_core.host import (
+    from hermes_core._host import (
         Host as Host,
     )
-    from hermes_core.mcp.status import (
+    from hermes_core._mcp.status import (
         ServerStatus as ServerStatus,
     )
-    from hermes_core.paths import (
+    from hermes_core._paths import (
         Environment as Environment,
     )
-    from hermes_core.search.assembly import (
-        Assembly as Assembly,
-    )
-    from hermes_core.session import (
+    from hermes_core._session import (
         Session as Session,
     )
-    from hermes_core.skills.library import (
+    from hermes_core._skills.library import (
         SkillError as SkillError,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         Tool as Tool,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         ToolAnnotations as ToolAnnotations,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         ToolResult as ToolResult,
+    )
+    from hermes_core.search._assembly import (
+        Assembly as Assembly,
     )
 
 __all__ = face_names("hermes_core")

@@ -23,6 +23,6 @@ def forget_working_directory() -> None:
 
 if __name__ == "__main__":
     forget_working_directory()
-    from hermes_core.cli import run
+    from hermes_core._cli import run
 
     run()

@@ -9,46 +9,46 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.exports import FACES, face_names, lazy_exports
+from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
-    from hermes_core.cache_files import (
+    from hermes_core._cache_files import (
         CACHE_FRAME_SIZE as CACHE_FRAME_SIZE,
     )
-    from hermes_core.cache_files import (
+    from hermes_core._cache_files import (
         CacheFileError as CacheFileError,
     )
-    from hermes_core.cache_files import (
+    from hermes_core._cache_files import (
         cache_frame as cache_frame,
     )
-    from hermes_core.cache_files import (
+    from hermes_core._cache_files import (
         read_cache_frame as read_cache_frame,
     )
-    from hermes_core.captured import (
+    from hermes_core._captured import (
         head_and_tail as head_and_tail,
     )
-    from hermes_core.execution.memory_guard import (
+    from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,
     )
-    from hermes_core.private_files import (
+    from hermes_core._private_files import (
         create_private_file as create_private_file,
     )
-    from hermes_core.private_files import (
+    from hermes_core._private_files import (
         make_private_dir as make_private_dir,
     )
-    from hermes_core.private_files import (
+    from hermes_core._private_files import (
         private_dir as private_dir,
     )
-    from hermes_core.process_groups import (
+    from hermes_core._process_groups import (
         signal_group as signal_group,
     )
-    from hermes_core.progress import (
+    from hermes_core._progress import (
         progress_listener as progress_listener,
     )
-    from hermes_core.project_trust import (
+    from hermes_core._project_trust import (
         project_refusal as project_refusal,
     )
-    from hermes_core.skills.variables import (
+    from hermes_core._skills.variables import (
         releasable_variables as releasable_variables,
     )
 

@@ -15,91 +15,91 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.exports import FACES, face_names, lazy_exports
+from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
-    from hermes_core.approvals.policy import (
+    from hermes_core._approvals.policy import (
         SHELL_COMMAND_META as SHELL_COMMAND_META,
     )
-    from hermes_core.approvals.policy import (
+    from hermes_core._approvals.policy import (
         ApprovalPolicy as ApprovalPolicy,
     )
-    from hermes_core.approvals.policy import (
+    from hermes_core._approvals.policy import (
         Decision as Decision,
     )
-    from hermes_core.approvals.prompt import (
+    from hermes_core._approvals.prompt import (
         ApprovalRequest as ApprovalRequest,
     )
-    from hermes_core.config import (
+    from hermes_core._config import (
         Config as Config,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         PluginError as PluginError,
     )
-    from hermes_core.errors import (
+    from hermes_core._errors import (
         PluginSettingsError as PluginSettingsError,
     )
-    from hermes_core.execution.caller import (
+    from hermes_core._execution.caller import (
         ToolCaller as ToolCaller,
     )
-    from hermes_core.hookspecs import (
+    from hermes_core._hookspecs import (
         hookimpl as hookimpl,
     )
-    from hermes_core.paths import (
+    from hermes_core._paths import (
         Environment as Environment,
     )
-    from hermes_core.progress import (
+    from hermes_core._progress import (
         report_progress as report_progress,
     )
-    from hermes_core.session import (
+    from hermes_core._session import (
         Session as Session,
     )
-    from hermes_core.skills.library import (
+    from hermes_core._skills.library import (
         Skill as Skill,
     )
-    from hermes_core.skills.library import (
+    from hermes_core._skills.library import (
         SkillError as SkillError,
     )
-    from hermes_core.skills.library import (
+    from hermes_core._skills.library import (
         load_skills as load_skills,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         ActivityEvent as ActivityEvent,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         ApprovalPolicySpec as ApprovalPolicySpec,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         CliCommandSpec as CliCommandSpec,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         ConnectorGatewaySpec as ConnectorGatewaySpec,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         PluginContext as PluginContext,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         PreCallDirective as PreCallDirective,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         SearchBackendSpec as SearchBackendSpec,
     )
-    from hermes_core.specs import (
+    from hermes_core._specs import (
         ToolCall as ToolCall,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         HINTS_META as HINTS_META,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         READ_ONLY_CALLS_META as READ_ONLY_CALLS_META,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         Tool as Tool,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         ToolAnnotations as ToolAnnotations,
     )
-    from hermes_core.tools import (
+    from hermes_core._tools import (
         ToolResult as ToolResult,
     )
 

@@ -22,14 +22,14 @@ from typing import Any
 import anyio
 import pluggy
 
-from hermes_core.activity import ACTIVITY_LOG_NAME
-from hermes_core.config import Config
-from hermes_core.dispatch import Dispatcher
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.registry import Registry
-from hermes_core.session import Session
-from hermes_core.tools import ToolResult
+from hermes_core._activity import ACTIVITY_LOG_NAME
+from hermes_core._config import Config
+from hermes_core._dispatch import Dispatcher
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._registry import Registry
+from hermes_core._session import Session
+from hermes_core._tools import ToolResult
 
 ALL_BUNDLED = ("approvals", "code_execution", "files", "skills", "terminal", "todo")
 """The bundled plugins the dispatcher tests use (``bm25`` loads too: it provides no tool)."""

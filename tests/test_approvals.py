@@ -10,7 +10,7 @@ import anyio
 import pytest
 from builders import Harness, build_harness
 
-from hermes_core.approvals import (
+from hermes_core._approvals import (
     Answer,
     ApprovalRequest,
     Decision,
@@ -19,10 +19,10 @@ from hermes_core.approvals import (
     matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
 )
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.specs import ApprovalPolicySpec, PreCallDirective, ToolCall
-from hermes_core.tools import Tool
+from hermes_core._hookspecs import hookimpl
+from hermes_core._session import Session
+from hermes_core._specs import ApprovalPolicySpec, PreCallDirective, ToolCall
+from hermes_core._tools import Tool
 
 
 class FakePrompt:

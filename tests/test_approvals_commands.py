@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from builders import Harness, build_harness
 
-from hermes_core.approvals import GlobRules, read_command_line
+from hermes_core._approvals import GlobRules, read_command_line
 
 
 @pytest.fixture
@@ -356,7 +356,7 @@ def test_plain_command_lines_take_a_shortcut_that_reads_them_as_the_full_reader_
     import random
     import re
 
-    from hermes_core.approvals import shell, shell_words
+    from hermes_core._approvals import shell, shell_words
 
     pieces = [
         "rm",

@@ -13,7 +13,7 @@ import anyio
 import pexpect
 import pytest
 
-from hermes_core.approvals import ApprovalRequest, TerminalPrompt
+from hermes_core._approvals import ApprovalRequest, TerminalPrompt
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -34,8 +34,8 @@ from pathlib import Path
 sys.path.insert(0, {tests_dir!r})
 from builders import build_harness, make_env
 
-from hermes_core.approvals import TerminalPrompt
-from hermes_core.config import load_config
+from hermes_core._approvals import TerminalPrompt
+from hermes_core._config import load_config
 
 tmp = Path(sys.argv[1])
 env = make_env(tmp)

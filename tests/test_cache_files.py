@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from hermes_core.cache_files import CACHE_FRAME_SIZE, CacheFileError, cache_frame, read_cache_frame
+from hermes_core._cache_files import CACHE_FRAME_SIZE, CacheFileError, cache_frame, read_cache_frame
 
 MAGIC = b"TESTFILE"
 

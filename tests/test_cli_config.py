@@ -208,7 +208,7 @@ def test_unknown_enabled_text_is_a_warning_line_on_stderr(
 
 def test_config_command_module_imports_neither_pydantic_nor_ruamel(home: Path) -> None:
     probe = (
-        "import sys, hermes_core.cli.config_cmd; "
+        "import sys, hermes_core._cli.config_cmd; "
         "print(sorted(m for m in ('pydantic', 'ruamel.yaml') if m in sys.modules))"
     )
     result = subprocess.run(

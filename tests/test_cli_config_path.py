@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.errors import ConfigError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._errors import ConfigError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
 from hermes_core.testing import HermesCli
 
 

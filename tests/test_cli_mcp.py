@@ -14,11 +14,11 @@ import anyio
 import pytest
 from ruamel.yaml import YAML
 
-from hermes_core.config import load_config
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import load_config
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli
-from hermes_core.tools import ToolResult
 
 pytestmark = pytest.mark.subprocess
 

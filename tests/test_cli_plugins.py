@@ -23,7 +23,7 @@ from hermes_core.testing import (
 pytestmark = pytest.mark.subprocess
 
 GOOD = """
-from hermes_core.hookspecs import hookimpl
+from hermes_core._hookspecs import hookimpl
 
 @hookimpl
 def hermes_session_start(session):
@@ -228,7 +228,7 @@ def test_list_shows_each_broken_plugin_with_its_cause_and_loads_the_rest(setup: 
     write_dir_plugin(
         setup.user_plugins,
         "bad-signature",
-        "from hermes_core.hookspecs import hookimpl\n"
+        "from hermes_core._hookspecs import hookimpl\n"
         "@hookimpl\ndef hermes_session_end(session, extra):\n    pass\n",
     )
     write_dir_plugin(setup.user_plugins, "needs-env", GOOD, manifest={"requires_env": ["TOKEN_X"]})
@@ -422,7 +422,7 @@ def test_managed_config_refuses_to_enable(setup: Setup) -> None:
 
 PROBE = (
     "import sys\n"
-    "from hermes_core.cli import main\n"
+    "from hermes_core._cli import main\n"
     "try:\n    main(['plugins', 'list', '--json'])\n"
     "except SystemExit:\n    pass\n"
     "heavy = ('mcp', 'numpy', 'jsonschema', 'packaging', 'pydantic', 'regex')\n"
@@ -469,8 +469,8 @@ def test_listing_with_the_shipped_plugins_imports_no_heavy_module(
 HELLO = """
 import click
 
-from hermes_core.hookspecs import hookimpl
-from hermes_core.specs import CliCommandSpec
+from hermes_core._hookspecs import hookimpl
+from hermes_core._specs import CliCommandSpec
 
 
 @click.command()
@@ -522,10 +522,11 @@ def test_subcommand_of_a_plugin_not_enabled_does_not_exist(setup: Setup) -> None
 
 HELP_PROBE = (
     "import sys\n"
-    "from hermes_core.cli import main\n"
+    "from hermes_core._cli import main\n"
     "try:\n    main(['--help'])\n"
     "except SystemExit:\n    pass\n"
-    "heavy = ('pydantic', 'hermes_core.config', 'hermes_core.plugins.loader', 'hermes_core.host')\n"
+    "heavy = ('pydantic', 'hermes_core._config', 'hermes_core._plugins.loader',\n"
+    "         'hermes_core._host')\n"
     "print('LOADED', sorted(set(sys.modules) & set(heavy)))\n"
 )
 

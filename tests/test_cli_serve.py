@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from hermes_core.cli.serve_cmd import WAITING_ON_A_TERMINAL
+from hermes_core._cli.serve_cmd import WAITING_ON_A_TERMINAL
 from hermes_core.testing import HermesCli
 
 pytestmark = pytest.mark.subprocess

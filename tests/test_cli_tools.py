@@ -307,7 +307,7 @@ def test_tools_search_github_create_issue_puts_github_issues_create_first_with_t
 
 SEARCH_PROBE = (
     "import sys\n"
-    "from hermes_core.cli import main\n"
+    "from hermes_core._cli import main\n"
     "try:\n    main(['tools', 'search', 'background processes'])\n"
     "except SystemExit:\n    pass\n"
     "print('LOADED', 'jsonschema' in sys.modules)\n"

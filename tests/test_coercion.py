@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_core.coercion import coerce_arguments, coerce_value
-from hermes_core.hookspecs import hookimpl
+from hermes_core._coercion import coerce_arguments, coerce_value
+from hermes_core._hookspecs import hookimpl
+from hermes_core._tools import Tool, ToolAnnotations
 from hermes_core.testing import make_host
-from hermes_core.tools import Tool, ToolAnnotations
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from hermes_core.config import (
+from hermes_core._config import (
     DEFAULT_DEFER,
     Config,
     ConfigDocument,
@@ -21,9 +21,9 @@ from hermes_core.config import (
     edit_config,
     load_config,
 )
-from hermes_core.config.sections import Section, section_keys
-from hermes_core.errors import ConfigError, ManagedConfigError
-from hermes_core.paths import Environment
+from hermes_core._config.sections import Section, section_keys
+from hermes_core._errors import ConfigError, ManagedConfigError
+from hermes_core._paths import Environment
 
 COMMENTED = """\
 # hermes configuration, kept by hand

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from hermes_core.config import ConfigDocument, load_config
-from hermes_core.errors import ConfigError
+from hermes_core._config import ConfigDocument, load_config
+from hermes_core._errors import ConfigError
 
 
 def _edit(tmp_path: Path, text: str) -> tuple[Path, ConfigDocument]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.config import (
+from hermes_core._config import (
     ApprovalsConfig,
     Config,
     InvalidConfig,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.search.catalog import load_catalog
+from hermes_core.search._catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data"

@@ -14,14 +14,14 @@ import anyio
 import pytest
 from builders import Harness, build_harness, make_env
 
-from hermes_core.approvals.prompt import Answer, ApprovalRequest
-from hermes_core.connectors.signin import TOKEN_VARIABLE
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.specs import ActivityEvent, PreCallDirective, ToolCall
-from hermes_core.testing.devgateway import DevGateway
-from hermes_core.testing.gateway_fixtures import parse_fixtures
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core._approvals.prompt import Answer, ApprovalRequest
+from hermes_core._hookspecs import hookimpl
+from hermes_core._session import Session
+from hermes_core._specs import ActivityEvent, PreCallDirective, ToolCall
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.connectors._signin import TOKEN_VARIABLE
+from hermes_core.testing._devgateway import DevGateway
+from hermes_core.testing._gateway_fixtures import parse_fixtures
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)
 

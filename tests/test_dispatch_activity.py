@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.activity import ActivityLog
-from hermes_core.redaction import REDACTED, redact
-from hermes_core.specs import ActivityEvent
+from hermes_core._activity import ActivityLog
+from hermes_core._redaction import REDACTED, redact
+from hermes_core._specs import ActivityEvent
 
 
 @pytest.mark.parametrize(
@@ -145,8 +145,8 @@ def test_a_json_string_argument_is_redacted_as_data() -> None:
 def test_the_error_message_in_the_activity_log_is_redacted(tmp_path: Path) -> None:
     from builders import build_harness
 
-    from hermes_core.hookspecs import hookimpl
-    from hermes_core.tools import Tool, ToolAnnotations
+    from hermes_core._hookspecs import hookimpl
+    from hermes_core._tools import Tool, ToolAnnotations
 
     class LeakyTools:
         @hookimpl

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from builders import Harness, build_harness
 
-from hermes_core.errors import RegistrationError
-from hermes_core.hookspecs import hookimpl
-from hermes_core.registry import Registry
-from hermes_core.specs import PreCallDirective, ToolCall
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core._errors import RegistrationError
+from hermes_core._hookspecs import hookimpl
+from hermes_core._registry import Registry
+from hermes_core._specs import PreCallDirective, ToolCall
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)
 

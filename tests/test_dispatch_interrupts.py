@@ -14,12 +14,12 @@ import anyio
 import pytest
 from builders import Harness, build_harness
 
-from hermes_core.approvals.policy import Decision
-from hermes_core.approvals.prompt import Answer, ApprovalRequest
-from hermes_core.hookspecs import hookimpl
-from hermes_core.session import Session
-from hermes_core.specs import ActivityEvent, ToolCall
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core._approvals.policy import Decision
+from hermes_core._approvals.prompt import Answer, ApprovalRequest
+from hermes_core._hookspecs import hookimpl
+from hermes_core._session import Session
+from hermes_core._specs import ActivityEvent, ToolCall
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False)
 

@@ -10,7 +10,7 @@ from builders import build_harness, make_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core.tools import ToolResult
+from hermes_core._tools import ToolResult
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -120,8 +120,8 @@ def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_pa
 
     import anyio.from_thread
 
-    from hermes_core.config import Config
-    from hermes_core.host import Host
+    from hermes_core._config import Config
+    from hermes_core._host import Host
 
     env = make_env(tmp_path)
     with (

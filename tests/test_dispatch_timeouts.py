@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from hermes_core.timeouts import await_with_timeout
+from hermes_core._timeouts import await_with_timeout
 
 
 async def _immediate() -> str:

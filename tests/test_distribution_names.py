@@ -148,7 +148,7 @@ def test_the_running_hermes_core_is_installed_under_our_name() -> None:
 
     assert installed.version == hermes_core.__version__
     assert [(script.name, script.value) for script in scripts] == [
-        ("hermes", "hermes_core.cli:run")
+        ("hermes", "hermes_core._cli:run")
     ]
     with pytest.raises(metadata.PackageNotFoundError):
         metadata.distribution("hermes-core")  # Cossack Labs' project, or a stale install of ours

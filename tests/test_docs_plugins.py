@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import hookspecs, paths, testing
-from hermes_core.plugins import discovery, loader
+from hermes_core import _hookspecs as hookspecs
+from hermes_core import _paths as paths
+from hermes_core import testing
+from hermes_core._plugins import discovery, loader
 from hermes_core.search import SearchBackend
 from hermes_core.testing import SEARCH_BACKEND_RULES
 
@@ -76,7 +78,7 @@ def test_every_hook_is_named_in_a_test(hook: str) -> None:
 
 
 def environment_variables() -> list[str]:
-    """Every variable hermes_core.paths reads, and the plugin host's flags."""
+    """Every variable hermes_core._paths reads, and the plugin host's flags."""
     names = set(re.findall(r'"(HERMES_[A-Z_]+)"', inspect.getsource(paths)))
     names |= {
         discovery.PROJECT_PLUGINS_FLAG,

@@ -26,14 +26,14 @@ from builders import (
     stopped_after,
 )
 
-from hermes_core.config import Config
-from hermes_core.errors import PluginError
-from hermes_core.hookspecs import hookimpl
-from hermes_core.host import Host
-from hermes_core.session import Session
-from hermes_core.specs import PreCallDirective, ToolCall
+from hermes_core._config import Config
+from hermes_core._errors import PluginError
+from hermes_core._hookspecs import hookimpl
+from hermes_core._host import Host
+from hermes_core._session import Session
+from hermes_core._specs import PreCallDirective, ToolCall
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 from hermes_core.testing import write_dir_plugin
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from builders import Harness, run_script, script_harnesses, script_payload
 
-from hermes_core.config import Config, InvalidConfig
+from hermes_core._config import Config, InvalidConfig
 
 
 @pytest.fixture

@@ -18,13 +18,13 @@ import anyio
 import pytest
 from builders import Harness, build_harness
 
-from hermes_core.config.models import CatalogEntry
-from hermes_core.errors import ConfigError
-from hermes_core.hooks.directories import hook_manifest
-from hermes_core.hookspecs import hookimpl
-from hermes_core.search.catalog import catalog_tools
+from hermes_core._config.models import CatalogEntry
+from hermes_core._errors import ConfigError
+from hermes_core._hooks.directories import hook_manifest
+from hermes_core._hookspecs import hookimpl
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.search._catalog import catalog_tools
 from hermes_core.testing import HermesCli
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
 from plugins_builtin.files import FileSettings, build_tools
 
 

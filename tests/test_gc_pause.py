@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from hermes_core.gc_pause import collector_paused
+from hermes_core._gc_pause import collector_paused
 
 
 def test_collector_paused_disables_collection_and_restores_it_after() -> None:

@@ -3,9 +3,9 @@ then; a bounded cache drops its oldest entry first."""
 
 from __future__ import annotations
 
-from hermes_core.generation_cache import GenerationCache
-from hermes_core.registry import Registry
-from hermes_core.tools import Tool
+from hermes_core._generation_cache import GenerationCache
+from hermes_core._registry import Registry
+from hermes_core._tools import Tool
 
 
 def test_values_are_kept_until_the_registry_changes() -> None:

@@ -14,12 +14,12 @@ import anyio
 import pytest
 from builders import make_env
 
-from hermes_core.config import Config
-from hermes_core.errors import PluginError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import Config
+from hermes_core._errors import PluginError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli, forget_modules_under
-from hermes_core.tools import ToolResult
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ import anyio
 import pytest
 from builders import make_env, processes_gone
 
-from hermes_core.config import Config
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.session import Session
+from hermes_core._config import Config
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._session import Session
+from hermes_core._tools import ToolResult
 from hermes_core.testing import write_dir_plugin
-from hermes_core.tools import ToolResult
 
 T = TypeVar("T")
 

@@ -9,15 +9,15 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core.config import Config
-from hermes_core.errors import PluginError, RegistrationError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import Config
+from hermes_core._errors import PluginError, RegistrationError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
 from hermes_core.testing import write_dir_plugin
 
 RECORDER = """
 import json
-from hermes_core.hookspecs import hookimpl
+from hermes_core._hookspecs import hookimpl
 
 LOG = __import__("pathlib").Path(__file__).parent / "seen.jsonl"
 
@@ -38,8 +38,8 @@ def hermes_post_tool_call(call, result, session):
 """
 
 WEATHER = """
-from hermes_core.hookspecs import hookimpl
-from hermes_core.tools import Tool, ToolAnnotations
+from hermes_core._hookspecs import hookimpl
+from hermes_core._tools import Tool, ToolAnnotations
 
 
 def forecast(city: str, days: int = 1) -> dict:
@@ -202,7 +202,7 @@ def test_a_failing_hermes_tools_names_the_plugin(env: Environment) -> None:
         env.user_plugins_dir,
         "broken_tools",
         source=(
-            "from hermes_core.hookspecs import hookimpl\n\n"
+            "from hermes_core._hookspecs import hookimpl\n\n"
             "@hookimpl\ndef hermes_tools(config, env):\n    raise OSError('no api key')\n"
         ),
     )
@@ -229,8 +229,8 @@ def test_a_failing_hermes_tools_names_the_plugin(env: Environment) -> None:
 
 
 HALF_LOADED = """
-from hermes_core.hookspecs import hookimpl
-from hermes_core.specs import PreCallDirective, SearchBackendSpec
+from hermes_core._hookspecs import hookimpl
+from hermes_core._specs import PreCallDirective, SearchBackendSpec
 
 
 @hookimpl
@@ -274,7 +274,7 @@ def test_a_plugin_whose_hermes_tools_fails_runs_none_of_its_hooks_and_keeps_no_r
 
 SESSION_WATCHER = """
 import json
-from hermes_core.hookspecs import hookimpl
+from hermes_core._hookspecs import hookimpl
 
 LOG = __import__("pathlib").Path(__file__).parent / "sessions.jsonl"
 
@@ -338,7 +338,7 @@ def test_an_async_hermes_tools_is_a_plugin_error_saying_to_use_def(env: Environm
         env.user_plugins_dir,
         "async_tools",
         source=(
-            "from hermes_core.hookspecs import hookimpl\n\n"
+            "from hermes_core._hookspecs import hookimpl\n\n"
             "@hookimpl\nasync def hermes_tools(config, env):\n    return []\n"
         ),
     )

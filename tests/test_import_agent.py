@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from hermes_core.mcp.claude_import import (
+from hermes_core._mcp.claude_import import (
     claude_sources,
     desktop_config_path,
     plan_import,
     read_claude_servers,
 )
-from hermes_core.paths import Environment
+from hermes_core._paths import Environment
 from hermes_core.testing import HermesCli
 
 pytestmark = pytest.mark.subprocess

@@ -10,12 +10,12 @@ from typing import Annotated, Literal
 import pytest
 from annotated_types import Ge
 
-from hermes_core.config import Config
-from hermes_core.config.sections import Number, Section
-from hermes_core.errors import PluginError, PluginSettingsError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.specs import PluginContext
+from hermes_core._config import Config
+from hermes_core._config.sections import Number, Section
+from hermes_core._errors import PluginError, PluginSettingsError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._specs import PluginContext
 from hermes_core.testing import write_dir_plugin
 
 pytestmark = pytest.mark.anyio

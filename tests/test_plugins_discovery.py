@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import Config, PluginsConfig
-from hermes_core.errors import PluginError
-from hermes_core.paths import Environment
-from hermes_core.plugins import discover, load_plugins, normalize_name, plan_plugins, resolve
-from hermes_core.plugins.manifest import load_manifest
+from hermes_core._config import Config, PluginsConfig
+from hermes_core._errors import PluginError
+from hermes_core._paths import Environment
+from hermes_core._plugins import discover, load_plugins, normalize_name, plan_plugins, resolve
+from hermes_core._plugins.manifest import load_manifest
 from hermes_core.testing import FakeNixStore, write_dir_plugin, write_distribution
 
 
@@ -384,7 +384,7 @@ def test_hermes_home_set_to_its_default_from_the_home_directory_holds_user_plugi
 @pytest.mark.subprocess
 def test_environment_from_process_knows_the_user_home(tmp_path: Path) -> None:
     code = (
-        "from hermes_core.paths import Environment\n"
+        "from hermes_core._paths import Environment\n"
         "env = Environment.from_process()\n"
         "print(env.user_home)\n"
         "print(env.home)\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import Config, PluginsConfig
-from hermes_core.paths import Environment
-from hermes_core.plugins import (
+from hermes_core._config import Config, PluginsConfig
+from hermes_core._paths import Environment
+from hermes_core._plugins import (
     PluginSet,
     config_trusted_for_project,
     load_plugins,
@@ -155,7 +155,7 @@ def test_project_config_file_is_never_read(hermes_env: Environment) -> None:
     project_config = hermes_env.cwd / ".hermes" / "config.yaml"
     project_config.write_text("plugins:\n  enabled: [local-tool]\n", encoding="utf-8")
     env = with_vars(hermes_env, HERMES_ENABLE_PROJECT_PLUGINS="1")
-    from hermes_core.host import Host
+    from hermes_core._host import Host
 
     host = Host.from_environment(env)
     host.start()

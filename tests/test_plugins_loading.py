@@ -10,15 +10,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hermes_core.config import Config, PluginsConfig
-from hermes_core.errors import PluginError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.plugins import load_plugins
+from hermes_core._config import Config, PluginsConfig
+from hermes_core._errors import PluginError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._plugins import load_plugins
 from hermes_core.testing import FakeNixStore, write_dir_plugin
 
 GOOD = """
-from hermes_core.hookspecs import hookimpl
+from hermes_core._hookspecs import hookimpl
 
 @hookimpl
 def hermes_session_start(session):
@@ -93,7 +93,7 @@ def test_each_failure_is_listed_as_error_and_the_others_load(hermes_env: Environ
     write_dir_plugin(
         root,
         "bad-signature",
-        "from hermes_core.hookspecs import hookimpl\n"
+        "from hermes_core._hookspecs import hookimpl\n"
         "@hookimpl\ndef hermes_session_start(session, nonsense):\n    pass\n",
     )
     write_dir_plugin(root, "needs-env", GOOD, manifest={"requires_env": ["NEEDS_TOKEN"]})
@@ -148,7 +148,7 @@ def test_a_wrapper_hook_is_an_error_not_a_decision_hook_that_never_runs(
     write_dir_plugin(
         hermes_env.user_plugins_dir,
         "guard",
-        "from hermes_core.hookspecs import hookimpl\n"
+        "from hermes_core._hookspecs import hookimpl\n"
         "@hookimpl(wrapper=True)\ndef hermes_pre_tool_call(call, session):\n"
         "    raise RuntimeError('block everything')\n    yield\n",
     )
@@ -168,7 +168,7 @@ def test_unknown_hook_name_is_an_error(hermes_env: Environment) -> None:
     write_dir_plugin(
         hermes_env.user_plugins_dir,
         "typo",
-        "from hermes_core.hookspecs import hookimpl\n"
+        "from hermes_core._hookspecs import hookimpl\n"
         "@hookimpl\ndef hermes_sesion_start(session):\n    pass\n",
     )
 
@@ -243,8 +243,8 @@ def test_dependent_of_a_failed_plugin_fails_too(hermes_env: Environment) -> None
 def test_higher_source_hook_runs_first(hermes_env: Environment, hermes_distribution) -> None:
     def backend(name: str) -> str:
         return (
-            "from hermes_core.hookspecs import hookimpl\n"
-            "from hermes_core.specs import SearchBackendSpec\n"
+            "from hermes_core._hookspecs import hookimpl\n"
+            "from hermes_core._specs import SearchBackendSpec\n"
             "@hookimpl\ndef hermes_search_backends():\n"
             f"    return [SearchBackendSpec({name!r}, factory=lambda ctx: None)]\n"
         )
@@ -268,7 +268,7 @@ def test_entry_point_attribute_is_registered(hermes_env: Environment, hermes_dis
         "hermes-objplugin",
         entry_points={"objplugin": "obj_mod:PLUGIN"},
         files={
-            "obj_mod.py": "from hermes_core.hookspecs import hookimpl\n"
+            "obj_mod.py": "from hermes_core._hookspecs import hookimpl\n"
             "class Plugin:\n"
             "    @hookimpl\n"
             "    def hermes_session_end(self, session):\n"
@@ -286,8 +286,8 @@ def test_entry_point_attribute_is_registered(hermes_env: Environment, hermes_dis
 
 
 CLASS_PLUGIN = """
-from hermes_core.hookspecs import hookimpl
-from hermes_core.tools import Tool
+from hermes_core._hookspecs import hookimpl
+from hermes_core._tools import Tool
 
 
 class WeatherPlugin:

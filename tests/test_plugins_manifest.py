@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import hermes_core.plugins
-from hermes_core.plugins import ManifestError, load_manifest
+import hermes_core._plugins
+from hermes_core._plugins import ManifestError, load_manifest
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -79,12 +79,12 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
 def test_plugins_package_all_is_complete() -> None:
     public = {
         name
-        for name, value in vars(hermes_core.plugins).items()
+        for name, value in vars(hermes_core._plugins).items()
         if not name.startswith("_") and getattr(value, "__module__", "").startswith("hermes_core")
     }
-    assert public <= set(hermes_core.plugins.__all__)
-    assert len(set(hermes_core.plugins.__all__)) == len(hermes_core.plugins.__all__)
-    assert all(hasattr(hermes_core.plugins, name) for name in hermes_core.plugins.__all__)
+    assert public <= set(hermes_core._plugins.__all__)
+    assert len(set(hermes_core._plugins.__all__)) == len(hermes_core._plugins.__all__)
+    assert all(hasattr(hermes_core._plugins, name) for name in hermes_core._plugins.__all__)
 
 
 @pytest.mark.parametrize("written", ["1.10", "2", "1.0", "0x10", "2024-01-02", "'1.10'"])

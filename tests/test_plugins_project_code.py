@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from builders import make_venv
 
-from hermes_core.config import Config, PluginsConfig
-from hermes_core.paths import Environment
-from hermes_core.plugins import discover, plan_plugins
+from hermes_core._config import Config, PluginsConfig
+from hermes_core._paths import Environment
+from hermes_core._plugins import discover, plan_plugins
+from hermes_core._yaml_limits import MANIFEST_MAX_BYTES
 from hermes_core.testing import HermesCli, write_dir_plugin, write_distribution
-from hermes_core.yaml_limits import MANIFEST_MAX_BYTES
 
 GOOD = """
-from hermes_core.hookspecs import hookimpl
+from hermes_core._hookspecs import hookimpl
 
 @hookimpl
 def hermes_session_start(session):

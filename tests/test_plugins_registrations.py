@@ -7,10 +7,10 @@ import gc
 
 import pytest
 
-from hermes_core.config import ApprovalsConfig, Config, PluginsConfig
-from hermes_core.errors import PluginError, RegistrationError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import ApprovalsConfig, Config, PluginsConfig
+from hermes_core._errors import PluginError, RegistrationError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
 from hermes_core.testing import write_dir_plugin
 
 pytestmark = pytest.mark.anyio
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.anyio
 def registering(hook: str, spec: str, *names: str) -> str:
     specs = ", ".join(f"{spec}({name!r}, factory=lambda ctx: {name!r})" for name in names)
     return (
-        "from hermes_core.hookspecs import hookimpl\n"
-        f"from hermes_core.specs import {spec}\n"
+        "from hermes_core._hookspecs import hookimpl\n"
+        f"from hermes_core._specs import {spec}\n"
         f"@hookimpl\ndef {hook}():\n    return [{specs}]\n"
     )
 
@@ -104,7 +104,7 @@ async def test_registration_hook_returning_the_wrong_type_marks_its_plugin_error
     write_dir_plugin(
         hermes_env.user_plugins_dir,
         "sloppy",
-        "from hermes_core.hookspecs import hookimpl\n"
+        "from hermes_core._hookspecs import hookimpl\n"
         "@hookimpl\ndef hermes_search_backends():\n    return ['not a spec']\n",
     )
     write_dir_plugin(hermes_env.user_plugins_dir, "searches", search_backends("alpha"))
@@ -128,7 +128,7 @@ async def test_registration_hook_raising_is_a_plugin_error_in_strict_mode(
     write_dir_plugin(
         hermes_env.user_plugins_dir,
         "crashy",
-        "from hermes_core.hookspecs import hookimpl\n"
+        "from hermes_core._hookspecs import hookimpl\n"
         "@hookimpl\ndef hermes_approval_policies():\n    raise KeyError('x')\n",
     )
 
@@ -178,8 +178,8 @@ async def test_override_of_a_bundled_backend_once_enabled_is_selected(
 
 
 ASYNC_REGISTRATION = (
-    "from hermes_core.hookspecs import hookimpl\n"
-    "from hermes_core.specs import SearchBackendSpec\n"
+    "from hermes_core._hookspecs import hookimpl\n"
+    "from hermes_core._specs import SearchBackendSpec\n"
     "@hookimpl\nasync def hermes_search_backends():\n"
     "    return [SearchBackendSpec('eager', factory=lambda ctx: None)]\n"
 )

@@ -12,7 +12,8 @@ import anyio
 import pytest
 
 from hermes_core import HermesError, Host, RegistrationError
-from hermes_core.connectors.gateway import (
+from hermes_core._plugins.selection import protocol_methods
+from hermes_core.connectors._gateway import (
     GatewayConnections,
     GatewayExecution,
     GatewayListing,
@@ -30,7 +31,6 @@ from hermes_core.plugin import (
     Tool,
     hookimpl,
 )
-from hermes_core.plugins.selection import protocol_methods
 from hermes_core.search import SearchBackend
 
 

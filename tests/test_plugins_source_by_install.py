@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from builders import make_venv
 
-from hermes_core.paths import Environment
-from hermes_core.plugins import discover
+from hermes_core._paths import Environment
+from hermes_core._plugins import discover
 from hermes_core.testing import HermesCli, write_dir_plugin, write_distribution
 
 HYBRID = """\
@@ -289,7 +289,7 @@ HELLO_COMMAND = """\
 import click
 
 from hermes_core.plugin import hookimpl
-from hermes_core.specs import CliCommandSpec
+from hermes_core._specs import CliCommandSpec
 
 
 @click.command()

@@ -1,5 +1,5 @@
 """The public API is a few faces by audience, each with an ``__all__`` that is its row of one
-table (``hermes_core.exports.FACES``): ``hermes_core`` (an embedder), ``hermes_core.plugin``,
+table (``hermes_core._exports.FACES``): ``hermes_core`` (an embedder), ``hermes_core.plugin``,
 ``hermes_core.search``, ``hermes_core.connectors`` and ``hermes_core.testing``. The docs, the
 examples and third-party plugins import only from the faces; bundled plugins may also use
 ``hermes_core._plugin_support``. Every name of every face has a docstring and is in the docs,
@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 import hermes_core
-from hermes_core import exports, hookspecs
+from hermes_core import _exports as exports
+from hermes_core import _hookspecs as hookspecs
 
 REPO = Path(__file__).resolve().parents[1]
 FACES = (
@@ -240,14 +241,21 @@ def test_an_old_name_still_works_with_a_warning_naming_its_new_place(name: str) 
         value = getattr(hermes_core, name)
 
     assert value is getattr(importlib.import_module(home), name)
+    where = (
+        f"it is internal now ({home}, for the bundled plugins)"
+        if home == SUPPORT
+        else f"import it from {home}"
+    )
     assert str(warned[0].message) == (
-        f"hermes_core.{name} is deprecated: import it from {home}; the old name goes in 0.2"
+        f"hermes_core.{name} is deprecated: {where}; the old name goes in 0.2"
     )
     assert warned[0].filename == __file__
 
 
 def test_an_old_name_is_deprecated_by_an_import_statement_too() -> None:
-    with pytest.warns(DeprecationWarning, match=r"import it from hermes_core\._plugin_support"):
+    with pytest.warns(
+        DeprecationWarning, match=r"it is internal now \(hermes_core\._plugin_support"
+    ):
         from hermes_core import cache_frame  # noqa: F401
 
 
@@ -310,7 +318,7 @@ def test_the_example_plugin_imports_only_the_public_api() -> None:
 
 def test_an_import_of_an_internal_module_is_reported_with_its_place() -> None:
     code = (
-        "from hermes_core.search.backend import ToolDocument\n"
+        "from hermes_core.search._backend import ToolDocument\n"
         "from hermes_core import Nope\n"
         "from hermes_core._plugin_support import cache_frame\n"
     )
@@ -318,7 +326,7 @@ def test_an_import_of_an_internal_module_is_reported_with_its_place() -> None:
     problems = _outside_the_api(list(_imports_in_code(code, "plugin.py")))
 
     assert problems == [
-        "plugin.py:1: imports hermes_core.search.backend (not a public module)",
+        "plugin.py:1: imports hermes_core.search._backend (not a public module)",
         "plugin.py:2: hermes_core does not export ['Nope']",
         "plugin.py:3: imports hermes_core._plugin_support (not a public module)",
     ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.config import ToolsConfig
-from hermes_core.errors import RegistrationError
-from hermes_core.registry import Registry
-from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool, check_tool_name, toolset_enabled
+from hermes_core._config import ToolsConfig
+from hermes_core._errors import RegistrationError
+from hermes_core._registry import Registry
+from hermes_core._tools import BRIDGE_TOOL_NAMES, Tool, check_tool_name, toolset_enabled
 
 
 def _tool(name: str, toolset: str = "default") -> Tool:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from builders import Harness, build_harness, make_env
 
-from hermes_core.skills import Skill, SkillError, load_skills, read_skill
+from hermes_core._skills import Skill, SkillError, load_skills, read_skill
 
 
 def write_skill(

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import ToolsConfig, ToolSearchConfig
-from hermes_core.errors import RegistrationError
-from hermes_core.registry import Registry
-from hermes_core.search.assembly import split_tools
-from hermes_core.search.catalog import CatalogBlock, read_catalog
-from hermes_core.tool_blocks import BlockRun, ToolSequence
-from hermes_core.tools import Tool, ToolResult
+from hermes_core._config import ToolsConfig, ToolSearchConfig
+from hermes_core._errors import RegistrationError
+from hermes_core._registry import Registry
+from hermes_core._tool_blocks import BlockRun, ToolSequence
+from hermes_core._tools import Tool, ToolResult
+from hermes_core.search._assembly import split_tools
+from hermes_core.search._catalog import CatalogBlock, read_catalog
 
 
 def catalog_block(tmp_path: Path, names: list[str], servers: list[str]) -> CatalogBlock:
@@ -158,8 +158,8 @@ def test_a_block_is_split_as_its_tools_one_by_one_would_be(
 def test_did_you_mean_over_a_block_names_its_close_tools_without_making_them(
     block: CatalogBlock, tmp_path: Path
 ) -> None:
-    from hermes_core.availability import Availability
-    from hermes_core.session import Session
+    from hermes_core._availability import Availability
+    from hermes_core._session import Session
 
     registry = Registry()
     registry.register(plain("alpha"), owner="plugin")
@@ -180,7 +180,7 @@ def test_did_you_mean_over_a_block_names_its_close_tools_without_making_them(
 def test_a_block_is_listed_as_its_tools_one_by_one_would_be_without_making_them(
     tmp_path: Path, budget: int, form: str
 ) -> None:
-    from hermes_core.search.listing import build_listing
+    from hermes_core.search._listing import build_listing
 
     names = [f"operation_number_{index:02d}" for index in range(43)]
     block = catalog_block(tmp_path, names, ["bee"] * 40 + ["sea"] * 3)

@@ -13,9 +13,9 @@ import anyio
 import pytest
 from builders import Harness, build_harness, make_env
 
-from hermes_core.config import Config
-from hermes_core.errors import HermesError
-from hermes_core.tools import ToolResult
+from hermes_core._config import Config
+from hermes_core._errors import HermesError
+from hermes_core._tools import ToolResult
 
 WRITE_OK = {"approvals": {"allow": ["write_file", "patch"]}}
 

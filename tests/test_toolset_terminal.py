@@ -11,7 +11,7 @@ import anyio
 import pytest
 from builders import Harness, build_harness, processes_gone, stopped_after
 
-from hermes_core.session import Session
+from hermes_core._session import Session
 
 pytestmark = pytest.mark.subprocess
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from hermes_core.config import ConfigDocument, InvalidConfig, ToolSearchConfig, load_config
-from hermes_core.errors import ConfigError
-from hermes_core.plugins import ManifestError, load_manifest
+from hermes_core._config import ConfigDocument, InvalidConfig, ToolSearchConfig, load_config
+from hermes_core._errors import ConfigError
+from hermes_core._plugins import ManifestError, load_manifest
+from hermes_core._yaml_limits import CONFIG_MAX_BYTES, MANIFEST_MAX_BYTES, MAX_DEPTH
 from hermes_core.testing import HermesCli, write_dir_plugin
-from hermes_core.yaml_limits import CONFIG_MAX_BYTES, MANIFEST_MAX_BYTES, MAX_DEPTH
 
 
 def alias_bomb(key: str) -> str:

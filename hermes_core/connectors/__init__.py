@@ -6,12 +6,12 @@ entry to it, through the dispatcher like any other call. Without a gateway in sc
 a URL, signed in) nothing of this is visible.
 
 - :mod:`.naming`: ``connectors__<connector>__<tool>`` and gateway slugs, twins;
-- :mod:`.gateway`: the :class:`~hermes_core.connectors.gateway.ConnectorGateway` protocol a
+- :mod:`.gateway`: the :class:`~hermes_core.connectors._gateway.ConnectorGateway` protocol a
   gateway plugin implements (the five routes of the gateway protocol, wire-agnostic);
-- :mod:`.service`: :class:`~hermes_core.connectors.service.Connectors`, the bridge's view over
+- :mod:`.service`: :class:`~hermes_core.connectors._service.Connectors`, the bridge's view over
   the selected gateway (scope, search, describe, calls with the literal-slug retry), which
-  implements :class:`~hermes_core.search.remote.ConnectorSource` (the bridge's own protocol;
-  the batch limit and answer are :mod:`hermes_core.search.batches`);
+  implements :class:`~hermes_core.search._remote.ConnectorSource` (the bridge's own protocol;
+  the batch limit and answer are :mod:`hermes_core.search._batches`);
 - :mod:`.signin`: the token in ``$HERMES_HOME/auth.json`` or ``HERMES_CONNECTORS_TOKEN``;
 - :mod:`.manage`: the ``manage_connections`` tool.
 
@@ -27,50 +27,50 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.exports import FACES, face_names, lazy_exports
+from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
-    from hermes_core.connectors.gateway import (
+    from hermes_core._specs import (
+        GatewayContext as GatewayContext,
+    )
+    from hermes_core.connectors._gateway import (
         ConnectionLink as ConnectionLink,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         ConnectorGateway as ConnectorGateway,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         ConnectorSchema as ConnectorSchema,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         ConnectorState as ConnectorState,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         ExecuteCall as ExecuteCall,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         ExecuteError as ExecuteError,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         ExecuteResult as ExecuteResult,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         GatewayConnections as GatewayConnections,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         GatewayExecution as GatewayExecution,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         GatewayFailure as GatewayFailure,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         GatewayListing as GatewayListing,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         GatewaySchemas as GatewaySchemas,
     )
-    from hermes_core.connectors.gateway import (
+    from hermes_core.connectors._gateway import (
         GatewaySearch as GatewaySearch,
-    )
-    from hermes_core.specs import (
-        GatewayContext as GatewayContext,
     )
 
 __all__ = face_names("hermes_core.connectors")

@@ -14,22 +14,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.exports import FACES, face_names, lazy_exports
+from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
-    from hermes_core.search.backend import (
+    from hermes_core.search._backend import (
         Admission as Admission,
     )
-    from hermes_core.search.backend import (
+    from hermes_core.search._backend import (
         KeyedDocuments as KeyedDocuments,
     )
-    from hermes_core.search.backend import (
+    from hermes_core.search._backend import (
         SearchBackend as SearchBackend,
     )
-    from hermes_core.search.backend import (
+    from hermes_core.search._backend import (
         SearchHit as SearchHit,
     )
-    from hermes_core.search.backend import (
+    from hermes_core.search._backend import (
         ToolDocument as ToolDocument,
     )
 

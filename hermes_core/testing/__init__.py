@@ -32,99 +32,99 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_core.exports import FACES, face_names, lazy_exports
+from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
-    from hermes_core.testing.backend_conformance import (
+    from hermes_core.testing._backend_conformance import (
         SEARCH_BACKEND_RULES as SEARCH_BACKEND_RULES,
     )
-    from hermes_core.testing.backend_conformance import (
+    from hermes_core.testing._backend_conformance import (
         search_backend_conformance as search_backend_conformance,
     )
-    from hermes_core.testing.cli import HermesCli as HermesCli
-    from hermes_core.testing.devgateway import DevGateway as DevGateway
-    from hermes_core.testing.files import (
+    from hermes_core.testing._cli import HermesCli as HermesCli
+    from hermes_core.testing._devgateway import DevGateway as DevGateway
+    from hermes_core.testing._files import (
         PLUGIN_SOURCE as PLUGIN_SOURCE,
     )
-    from hermes_core.testing.files import (
+    from hermes_core.testing._files import (
         FakeNixStore as FakeNixStore,
     )
-    from hermes_core.testing.files import (
+    from hermes_core.testing._files import (
         InstalledDistribution as InstalledDistribution,
     )
-    from hermes_core.testing.files import (
+    from hermes_core.testing._files import (
         forget_modules_under as forget_modules_under,
     )
-    from hermes_core.testing.files import (
+    from hermes_core.testing._files import (
         make_nix_store as make_nix_store,
     )
-    from hermes_core.testing.files import (
+    from hermes_core.testing._files import (
         write_dir_plugin as write_dir_plugin,
     )
-    from hermes_core.testing.files import (
+    from hermes_core.testing._files import (
         write_distribution as write_distribution,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_cli as hermes_cli,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_dir_plugin as hermes_dir_plugin,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_distribution as hermes_distribution,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_env as hermes_env,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_home as hermes_home,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_host as hermes_host,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_nix_store as hermes_nix_store,
     )
-    from hermes_core.testing.fixtures import (
+    from hermes_core.testing._fixtures import (
         hermes_project as hermes_project,
     )
-    from hermes_core.testing.gateway_conformance import (
+    from hermes_core.testing._gateway_conformance import (
         GATEWAY_FIXTURES as GATEWAY_FIXTURES,
     )
-    from hermes_core.testing.gateway_conformance import (
+    from hermes_core.testing._gateway_conformance import (
         GATEWAY_RULES as GATEWAY_RULES,
     )
-    from hermes_core.testing.gateway_conformance import (
+    from hermes_core.testing._gateway_conformance import (
         connector_gateway_conformance as connector_gateway_conformance,
     )
-    from hermes_core.testing.gateway_fixtures import (
+    from hermes_core.testing._gateway_fixtures import (
         Fixtures as Fixtures,
     )
-    from hermes_core.testing.gateway_fixtures import (
+    from hermes_core.testing._gateway_fixtures import (
         load_fixtures as load_fixtures,
     )
-    from hermes_core.testing.gateway_fixtures import (
+    from hermes_core.testing._gateway_fixtures import (
         parse_fixtures as parse_fixtures,
     )
-    from hermes_core.testing.hosts import (
+    from hermes_core.testing._hosts import (
         make_approval_policy as make_approval_policy,
     )
-    from hermes_core.testing.hosts import (
+    from hermes_core.testing._hosts import (
         make_connector_gateway as make_connector_gateway,
     )
-    from hermes_core.testing.hosts import (
+    from hermes_core.testing._hosts import (
         make_host as make_host,
     )
-    from hermes_core.testing.hosts import (
+    from hermes_core.testing._hosts import (
         make_search_backend as make_search_backend,
     )
-    from hermes_core.testing.hosts import (
+    from hermes_core.testing._hosts import (
         search_backend_module as search_backend_module,
     )
-    from hermes_core.testing.policy_conformance import (
+    from hermes_core.testing._policy_conformance import (
         POLICY_RULES as POLICY_RULES,
     )
-    from hermes_core.testing.policy_conformance import (
+    from hermes_core.testing._policy_conformance import (
         approval_policy_conformance as approval_policy_conformance,
     )
 

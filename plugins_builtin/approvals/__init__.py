@@ -4,7 +4,7 @@
 - ``annotations`` (default): ask when the tool is destructive or open-world; allow the rest.
 - ``off``: allow everything.
 
-They read the call's hints (:attr:`~hermes_core.specs.ToolCall.annotations`: a call a tool
+They read the call's hints (:attr:`~hermes_core._specs.ToolCall.annotations`: a call a tool
 marks as only reading is read-only). ``approvals.deny`` and ``approvals.allow`` are applied by
 the dispatcher around whichever policy is selected, so none of these policies needs to look at
 them.

@@ -170,7 +170,7 @@ class _Segment:
 
 class BM25Index:
     """BM25F search over tool documents; implements
-    :class:`~hermes_core.search.backend.SearchBackend`.
+    :class:`~hermes_core.search._backend.SearchBackend`.
 
     ``build`` indexes a catalog; ``add``/``remove`` change it incrementally (one server's tools)
     and leave every score exactly as a full rebuild would give it. ``field_weights`` maps each

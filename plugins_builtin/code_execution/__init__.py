@@ -18,7 +18,7 @@ it is stopped; :mod:`.capture`), ``tools`` (default: the file tools and ``termin
 environment is scrubbed of secrets in both modes
 (:meth:`hermes_core.plugin.ToolCaller.child_environment`), and the host is made non-dumpable before
 the first script starts, so a script cannot read them from the host's ``/proc`` files either
-(:mod:`hermes_core.execution.memory_guard`). The result holds stdout up to 50 KB (head
+(:mod:`hermes_core._execution.memory_guard`). The result holds stdout up to 50 KB (head
 and tail; what was captured is saved in the cache directory, which keeps the 20 newest) and
 stderr up to 10 KB.
 """

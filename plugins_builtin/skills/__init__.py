@@ -6,13 +6,13 @@ Skills are read again at every call, so one added while the host runs is listed 
 
 Viewing a skill loads it into the session: of the ``required_environment_variables`` it
 declares, those the user allowed (``skills.allowed_environment_variables``; never hermes' own
-credentials, :mod:`hermes_core.skills.variables`) that are set in the host's environment pass
+credentials, :mod:`hermes_core._skills.variables`) that are set in the host's environment pass
 the scrub of that session's ``execute_code`` scripts from then on (and only those, and only in
 that session).
 
 A skill whose folder is the project's (``HERMES_HOME=./.hermes``, a link into the working
 directory) is not loaded unless the project gate is open
-(:func:`hermes_core.project_trust.project_refusal`).
+(:func:`hermes_core._project_trust.project_refusal`).
 """
 
 from __future__ import annotations

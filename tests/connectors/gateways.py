@@ -1,8 +1,8 @@
 """The reference gateway for the connector tests, and hosts that use it.
 
-:class:`Gateway` is a :class:`~hermes_core.testing.devgateway.DevGateway` serving on
+:class:`Gateway` is a :class:`~hermes_core.testing._devgateway.DevGateway` serving on
 127.0.0.1 in a thread (a real socket: every request goes over HTTP), with its test-only routes
-at hand. :func:`connector_host` starts a real :class:`~hermes_core.host.Host` (the bundled
+at hand. :func:`connector_host` starts a real :class:`~hermes_core._host.Host` (the bundled
 plugins, the ``http`` gateway among them) whose ``tools.connectors.url`` is that gateway, signed
 in with a token, and with local tools from a real directory plugin. :class:`OffProtocolServer` is
 a real HTTP server answering whatever a test tells it to (what a broken gateway would).
@@ -24,13 +24,13 @@ from typing import Any
 
 import httpx
 
-from hermes_core.config import Config
-from hermes_core.connectors.signin import TOKEN_VARIABLE
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import Config
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core.connectors._signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli, write_dir_plugin
-from hermes_core.testing.devgateway import DevGateway
-from hermes_core.testing.gateway_fixtures import parse_fixtures
+from hermes_core.testing._devgateway import DevGateway
+from hermes_core.testing._gateway_fixtures import parse_fixtures
 
 SEND_EMAIL_SCHEMA: dict[str, Any] = {
     "type": "object",

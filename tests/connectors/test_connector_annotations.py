@@ -19,8 +19,8 @@ import pytest
 from gateways import Gateway, connector_host, fixture, matches, payload
 from mcp import Client, StdioServerParameters
 
-from hermes_core.connectors.signin import save_token
-from hermes_core.paths import Environment
+from hermes_core._paths import Environment
+from hermes_core.connectors._signin import save_token
 from hermes_core.testing import HermesCli
 
 NOTES = {

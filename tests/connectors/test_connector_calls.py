@@ -19,11 +19,11 @@ from gateways import (
     payload,
 )
 
-from hermes_core.approvals.prompt import Answer, ApprovalRequest
-from hermes_core.host import Host
-from hermes_core.session import Session
+from hermes_core._approvals.prompt import Answer, ApprovalRequest
+from hermes_core._host import Host
+from hermes_core._session import Session
+from hermes_core._tools import ToolResult
 from hermes_core.testing import write_dir_plugin
-from hermes_core.tools import ToolResult
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from gateways import FIXTURE, GatewayProcess, OffProtocolServer
 
-from hermes_core.connectors.signin import TOKEN_VARIABLE
+from hermes_core.connectors._signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli
 
 pytestmark = pytest.mark.subprocess

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.connectors.naming import (
+from hermes_core.connectors._naming import (
     GatewaySlugs,
     Twin,
     gateway_slugs,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from gateways import TOKEN, Gateway, connector_env, connector_host, fixture, payload
 
-from hermes_core.connectors.signin import save_token
-from hermes_core.host import Host
+from hermes_core._host import Host
+from hermes_core.connectors._signin import save_token
 
 pytestmark = pytest.mark.anyio
 

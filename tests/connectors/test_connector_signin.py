@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from gateways import GatewayProcess
 
-from hermes_core.connectors.signin import TOKEN_VARIABLE, auth_path, read_sign_in, save_token
-from hermes_core.errors import ConfigError
-from hermes_core.paths import Environment
+from hermes_core._errors import ConfigError
+from hermes_core._paths import Environment
+from hermes_core.connectors._signin import TOKEN_VARIABLE, auth_path, read_sign_in, save_token
 from hermes_core.testing import HermesCli
 
 TOKEN = "tok-7f3a9c1e-not-for-your-eyes"

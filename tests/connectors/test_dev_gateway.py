@@ -11,9 +11,9 @@ import httpx
 import pytest
 from gateways import FIXTURE, Gateway, GatewayProcess, fixture
 
-from hermes_core.errors import ConfigError
+from hermes_core._errors import ConfigError
 from hermes_core.testing import HermesCli
-from hermes_core.testing.gateway_fixtures import parse_fixtures
+from hermes_core.testing._gateway_fixtures import parse_fixtures
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "connectors.md"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.connectors.signin import TOKEN_VARIABLE
+from hermes_core.connectors._signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli
 
 REPO = Path(__file__).resolve().parents[2]

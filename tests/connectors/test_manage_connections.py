@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from gateways import Gateway, OffProtocolServer, connector_env, connector_host, payload
 
-from hermes_core.config import load_config
-from hermes_core.host import Host
-from hermes_core.mcp.catalog import CATALOG_VARIABLE
-from hermes_core.tools import ToolResult
+from hermes_core._config import load_config
+from hermes_core._host import Host
+from hermes_core._mcp.catalog import CATALOG_VARIABLE
+from hermes_core._tools import ToolResult
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from realservers import TOOLBOX, HttpServer, free_port, wait_listening
 
-from hermes_core.paths import Environment
+from hermes_core._paths import Environment
 
 
 @pytest.fixture

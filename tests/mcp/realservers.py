@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hermes_core.config import McpServerConfig
-from hermes_core.tools import Tool, ToolResult
+from hermes_core._config import McpServerConfig
+from hermes_core._tools import Tool, ToolResult
 
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 TOOLBOX = SERVERS_DIR / "toolbox.py"

@@ -24,12 +24,12 @@ from realservers import (
     wait_until,
 )
 
-from hermes_core.config import Config, McpServerConfig
-from hermes_core.host import Host
-from hermes_core.mcp.supervisor import FILTERED
-from hermes_core.paths import Environment
-from hermes_core.session import Session
-from hermes_core.tools import ToolResult
+from hermes_core._config import Config, McpServerConfig
+from hermes_core._host import Host
+from hermes_core._mcp.supervisor import FILTERED
+from hermes_core._paths import Environment
+from hermes_core._session import Session
+from hermes_core._tools import ToolResult
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -125,7 +125,7 @@ async def test_filtered_tool_is_not_listed_not_found_and_refused_clearly(
     env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
     time = time_entry(exclude=["convert_*", "no_such_tool_*"])
-    caplog.set_level(logging.WARNING, logger="hermes_core.mcp")
+    caplog.set_level(logging.WARNING, logger="hermes_core._mcp")
     async with Host(host_config({"time": time}), env) as host:
         session = host.new_session()
         assert "mcp__time__convert_time" not in host.registry
@@ -186,7 +186,7 @@ async def test_a_host_reconnects_a_dead_server_only_when_asked_to_supervise(
     env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
     marker = "mcp_server_time"
-    with caplog.at_level(logging.WARNING, logger="hermes_core.mcp"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core._mcp"):
         async with Host(host_config({"time": time_entry()}), env, mcp_backoff=0.2) as host:
             [pid] = child_pids(marker)
             os.kill(pid, signal.SIGKILL)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_core.mcp.backoff import Backoff
+from hermes_core._mcp.backoff import Backoff
 
 
 def test_delay_doubles_up_to_the_maximum() -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import McpServerConfig
-from hermes_core.errors import ConfigError, HermesError
-from hermes_core.mcp.catalog import load_catalog, parse_catalog
-from hermes_core.mcp.expand import read_dotenv
-from hermes_core.mcp.secrets import save_secrets
-from hermes_core.paths import Environment
+from hermes_core._config import McpServerConfig
+from hermes_core._errors import ConfigError, HermesError
+from hermes_core._mcp.catalog import load_catalog, parse_catalog
+from hermes_core._mcp.expand import read_dotenv
+from hermes_core._mcp.secrets import save_secrets
+from hermes_core._paths import Environment
 
 
 def test_shipped_catalog_entries_are_valid_server_entries() -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import McpServerConfig
-from hermes_core.errors import ConfigError
-from hermes_core.mcp.expand import expand_server_config, expand_text, read_dotenv
-from hermes_core.paths import Environment
+from hermes_core._config import McpServerConfig
+from hermes_core._errors import ConfigError
+from hermes_core._mcp.expand import expand_server_config, expand_text, read_dotenv
+from hermes_core._paths import Environment
 
 
 def test_variable_is_replaced() -> None:

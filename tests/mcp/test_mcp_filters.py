@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_core.mcp.filters import ToolFilter
+from hermes_core._mcp.filters import ToolFilter
 
 NAMES = ["get_time", "get_zone", "set_zone", "zone_delete_all"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from realservers import HttpServer, ToolsSeen, call, free_port, wait_until
 
-from hermes_core.config import McpServerConfig
-from hermes_core.mcp import McpSupervisor
-from hermes_core.mcp.results import UNAVAILABLE
-from hermes_core.paths import Environment
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp import McpSupervisor
+from hermes_core._mcp.results import UNAVAILABLE
+from hermes_core._paths import Environment
 
 pytestmark = pytest.mark.anyio
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from realservers import ToolsSeen, badtools_entry, call
 
-from hermes_core.config import Config, McpServerConfig
-from hermes_core.host import Host
-from hermes_core.mcp import McpSupervisor
-from hermes_core.mcp.startup import McpStartup
-from hermes_core.paths import Environment
+from hermes_core._config import Config, McpServerConfig
+from hermes_core._host import Host
+from hermes_core._mcp import McpSupervisor
+from hermes_core._mcp.startup import McpStartup
+from hermes_core._paths import Environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 

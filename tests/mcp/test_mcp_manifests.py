@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from realservers import time_entry, toolbox_entry
 
-from hermes_core.config import Config, McpServerConfig
-from hermes_core.host import Host
-from hermes_core.mcp.manifests import MANIFEST_FORMAT, ManifestStore
-from hermes_core.mcp.startup import McpStartup
-from hermes_core.paths import Environment
+from hermes_core._config import Config, McpServerConfig
+from hermes_core._host import Host
+from hermes_core._mcp.manifests import MANIFEST_FORMAT, ManifestStore
+from hermes_core._mcp.startup import McpStartup
+from hermes_core._paths import Environment
 
 pytestmark = pytest.mark.anyio
 

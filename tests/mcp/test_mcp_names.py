@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.config import InvalidConfig
-from hermes_core.mcp.names import mcp_tool_name, mcp_toolset
-from hermes_core.tools import TOOL_NAME_PATTERN
+from hermes_core._config import InvalidConfig
+from hermes_core._mcp.names import mcp_tool_name, mcp_toolset
+from hermes_core._tools import TOOL_NAME_PATTERN
 
 
 def test_legal_name_is_prefixed_with_server() -> None:
@@ -50,7 +50,7 @@ def test_shortened_name_keeps_a_readable_prefix() -> None:
 
 @pytest.mark.parametrize("name", ["my.box", "git__x", "_lead", "trail_", "two words", ""])
 def test_config_refuses_server_names_that_cannot_be_part_of_tool_names(name: str) -> None:
-    from hermes_core.config import Config
+    from hermes_core._config import Config
 
     with pytest.raises(InvalidConfig, match="letters, digits, '-' and single '_'"):
         Config.model_validate({"mcp_servers": {name: {"command": "x"}}})
@@ -60,6 +60,6 @@ def test_config_refuses_server_names_that_cannot_be_part_of_tool_names(name: str
 def test_config_accepts_server_names_of_letters_digits_dash_and_single_underscore(
     name: str,
 ) -> None:
-    from hermes_core.config import Config
+    from hermes_core._config import Config
 
     assert name in Config.model_validate({"mcp_servers": {name: {"command": "x"}}}).mcp_servers

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from realservers import HttpServer, free_port, wait_listening
 
-from hermes_core.config import Config, InvalidConfig
+from hermes_core._config import Config, InvalidConfig
 from hermes_core.testing import HermesCli
 
 SERVERS = Path(__file__).parent / "servers"

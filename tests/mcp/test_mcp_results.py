@@ -5,7 +5,7 @@ from __future__ import annotations
 import mcp_types
 from mcp import MCPError
 
-from hermes_core.mcp.results import (
+from hermes_core._mcp.results import (
     MCP_ERROR,
     TIMEOUT,
     TOOL_ERROR,

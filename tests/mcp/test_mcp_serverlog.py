@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import McpServerConfig
-from hermes_core.mcp.connection import McpConnectError, open_connection
-from hermes_core.mcp.serverlog import TAIL_LINES, ServerLog, server_log_path
-from hermes_core.paths import Environment
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp.connection import McpConnectError, open_connection
+from hermes_core._mcp.serverlog import TAIL_LINES, ServerLog, server_log_path
+from hermes_core._paths import Environment
 
 
 def test_the_log_of_a_server_is_mcp_name_log_in_the_log_directory(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_an_unwritable_log_is_one_warning_and_the_tail_is_still_kept(
     blocker = tmp_path / "logs"
     blocker.write_text("a file where the log directory should be", encoding="utf-8")
     log = ServerLog(blocker / "mcp-box.log")
-    with caplog.at_level(logging.WARNING, logger="hermes_core.mcp"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core._mcp"):
         log.start("box")
         log.write(b"still remembered\n")
         log.write(b"and this\n")

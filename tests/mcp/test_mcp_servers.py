@@ -18,11 +18,11 @@ from realservers import (
     toolbox_entry,
 )
 
-from hermes_core.config import McpServerConfig
-from hermes_core.mcp import McpSupervisor
-from hermes_core.mcp.results import TOOL_ERROR
-from hermes_core.mcp.supervisor import FILTERED
-from hermes_core.paths import Environment
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp import McpSupervisor
+from hermes_core._mcp.results import TOOL_ERROR
+from hermes_core._mcp.supervisor import FILTERED
+from hermes_core._paths import Environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -167,7 +167,7 @@ async def test_pattern_matching_nothing_is_warned_about(
     env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
     entry = toolbox_entry(include=["echo", "no_such_*"])
-    with caplog.at_level(logging.WARNING, logger="hermes_core.mcp"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core._mcp"):
         async with McpSupervisor({"box": entry}, env) as mcp:
             status = mcp.status()["box"]
     assert status.unmatched_patterns == ("no_such_*",)

@@ -22,10 +22,10 @@ from realservers import (
     wait_until,
 )
 
-from hermes_core.mcp import McpSupervisor, ServerStatus
-from hermes_core.mcp.results import TIMEOUT, UNAVAILABLE
-from hermes_core.paths import Environment
-from hermes_core.tools import Tool
+from hermes_core._mcp import McpSupervisor, ServerStatus
+from hermes_core._mcp.results import TIMEOUT, UNAVAILABLE
+from hermes_core._paths import Environment
+from hermes_core._tools import Tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 

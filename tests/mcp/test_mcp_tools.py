@@ -6,9 +6,9 @@ from typing import Any
 
 import mcp_types
 
-from hermes_core.config import McpServerConfig
-from hermes_core.mcp.tools import annotations_of, server_tools, tool_from_spec
-from hermes_core.tools import ToolAnnotations, ToolHandler, ToolResult
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp.tools import annotations_of, server_tools, tool_from_spec
+from hermes_core._tools import ToolAnnotations, ToolHandler, ToolResult
 
 ENTRY = McpServerConfig(
     command="server", timeout=12, include=["get_*", "x.*"], exclude=["get_secret"]

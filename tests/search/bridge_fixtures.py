@@ -10,18 +10,18 @@ from typing import Any
 
 from engine import BM25Index
 
-from hermes_core.approvals.policy import Decision
-from hermes_core.availability import Availability
-from hermes_core.config import Config, ToolSearchConfig
-from hermes_core.hookspecs import hookimpl
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.registry import Registry
-from hermes_core.search.backend import SearchBackend
-from hermes_core.search.toolsearch import ToolSearch
-from hermes_core.session import Session
-from hermes_core.specs import ApprovalPolicySpec, ToolCall
-from hermes_core.tools import Tool, ToolResult
+from hermes_core._approvals.policy import Decision
+from hermes_core._availability import Availability
+from hermes_core._config import Config, ToolSearchConfig
+from hermes_core._hookspecs import hookimpl
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._registry import Registry
+from hermes_core._session import Session
+from hermes_core._specs import ApprovalPolicySpec, ToolCall
+from hermes_core._tools import Tool, ToolResult
+from hermes_core.search._backend import SearchBackend
+from hermes_core.search._toolsearch import ToolSearch
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 SAAS_CATALOG = DATA / "saas_openapi_catalog" / "catalog.json"
@@ -31,7 +31,7 @@ OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class RegistryCatalog:
-    """The real :class:`~hermes_core.registry.Registry` seen as a ``LiveTools``."""
+    """The real :class:`~hermes_core._registry.Registry` seen as a ``LiveTools``."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry

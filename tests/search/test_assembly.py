@@ -16,12 +16,12 @@ from bridge_fixtures import (
     tool_search,
 )
 
-from hermes_core.config import ToolSearchConfig
-from hermes_core.registry import Registry
-from hermes_core.search.catalog import load_catalog
-from hermes_core.search.listing import build_listing, short_description
-from hermes_core.search.render import compact_json, estimate_tokens, render_tool
-from hermes_core.tools import BRIDGE_TOOL_NAMES, Tool
+from hermes_core._config import ToolSearchConfig
+from hermes_core._registry import Registry
+from hermes_core._tools import BRIDGE_TOOL_NAMES, Tool
+from hermes_core.search._catalog import load_catalog
+from hermes_core.search._listing import build_listing, short_description
+from hermes_core.search._render import compact_json, estimate_tokens, render_tool
 
 BRIDGE = ["tool_search", "tool_describe", "tool_call"]
 
@@ -155,7 +155,7 @@ def test_tokens_saved_compares_with_sending_everything() -> None:
 def test_an_assembly_renders_no_deferred_schema_until_tokens_saved_is_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import hermes_core.search.toolsearch as toolsearch
+    import hermes_core.search._toolsearch as toolsearch
 
     rendered: list[str] = []
 

@@ -11,10 +11,10 @@ import anyio
 import pytest
 from bridge_fixtures import make_env, mcp_tool, registry_of, session, tool_search
 
-from hermes_core.config import Config
-from hermes_core.plugins.manifest import load_manifest
-from hermes_core.search.backend import SearchBackend
-from hermes_core.specs import PluginContext
+from hermes_core._config import Config
+from hermes_core._plugins.manifest import load_manifest
+from hermes_core._specs import PluginContext
+from hermes_core.search._backend import SearchBackend
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "search_backend_plugin"
 

@@ -18,9 +18,9 @@ from bridge_fixtures import (
     tool_search,
 )
 
-from hermes_core.config import CatalogEntry
-from hermes_core.errors import ConfigError
-from hermes_core.search.catalog import CATALOG_ONLY, catalog_tools, load_catalog
+from hermes_core._config import CatalogEntry
+from hermes_core._errors import ConfigError
+from hermes_core.search._catalog import CATALOG_ONLY, catalog_tools, load_catalog
 
 
 def _write(path: Path, entries: Any) -> Path:

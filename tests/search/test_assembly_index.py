@@ -8,7 +8,7 @@ import anyio
 from bridge_fixtures import core_tool, mcp_tool, registry_of, session, tool_search
 from engine import BM25Index
 
-from hermes_core.search.backend import Admission, SearchHit, ToolDocument
+from hermes_core.search._backend import Admission, SearchHit, ToolDocument
 
 
 class CountingBM25:

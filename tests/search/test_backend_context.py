@@ -9,18 +9,18 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core.config import Config
-from hermes_core.errors import PluginError, RegistrationError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.specs import PluginContext
+from hermes_core._config import Config
+from hermes_core._errors import PluginError, RegistrationError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._specs import PluginContext
 from hermes_core.testing import forget_modules_under, write_dir_plugin
 
 # A backend that delegates to the backend named by its setting ``inner`` and remembers the
 # settings each factory was given.
 WRAPPER = """
-from hermes_core.hookspecs import hookimpl
-from hermes_core.specs import SearchBackendSpec
+from hermes_core._hookspecs import hookimpl
+from hermes_core._specs import SearchBackendSpec
 
 
 class Wrapper:
@@ -62,8 +62,8 @@ def hermes_search_backends():
 """
 
 FAILING = """
-from hermes_core.hookspecs import hookimpl
-from hermes_core.specs import SearchBackendSpec
+from hermes_core._hookspecs import hookimpl
+from hermes_core._specs import SearchBackendSpec
 
 
 def broken(context):

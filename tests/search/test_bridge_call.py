@@ -21,11 +21,11 @@ from bridge_fixtures import (
     use_search,
 )
 
-from hermes_core.dispatch import Dispatcher
-from hermes_core.registry import Registry
-from hermes_core.search.toolsearch import ToolSearch
-from hermes_core.session import Session
-from hermes_core.tools import Tool, ToolResult
+from hermes_core._dispatch import Dispatcher
+from hermes_core._registry import Registry
+from hermes_core._session import Session
+from hermes_core._tools import Tool, ToolResult
+from hermes_core.search._toolsearch import ToolSearch
 
 ISSUE_SCHEMA: dict[str, Any] = {
     "type": "object",

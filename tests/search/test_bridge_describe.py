@@ -14,9 +14,9 @@ from bridge_fixtures import (
     tool_search,
 )
 
-from hermes_core.registry import Registry
-from hermes_core.search.toolsearch import ToolSearch
-from hermes_core.session import Session
+from hermes_core._registry import Registry
+from hermes_core._session import Session
+from hermes_core.search._toolsearch import ToolSearch
 
 SCHEMA = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
 

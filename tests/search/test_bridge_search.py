@@ -16,10 +16,10 @@ from bridge_fixtures import (
     tool_search,
 )
 
-from hermes_core.config import ToolSearchConfig
-from hermes_core.registry import Registry
-from hermes_core.search.toolsearch import ToolSearch
-from hermes_core.session import Session
+from hermes_core._config import ToolSearchConfig
+from hermes_core._registry import Registry
+from hermes_core._session import Session
+from hermes_core.search._toolsearch import ToolSearch
 
 
 def _registry() -> Registry:

@@ -6,7 +6,7 @@ from typing import Any
 
 from bridge_fixtures import mcp_tool
 
-from hermes_core.validation import argument_path, validate_arguments
+from hermes_core._validation import argument_path, validate_arguments
 
 ITEMS_SCHEMA: dict[str, Any] = {
     "type": "object",

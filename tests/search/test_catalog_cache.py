@@ -21,11 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core import Config, Environment, Host, Tool
-from hermes_core.search import ToolDocument, catalog_cache
-from hermes_core.search.backend import ADMISSION_MODES
-from hermes_core.search.catalog import CATALOG_ONLY, CatalogBlock, load_catalog, read_catalog
-from hermes_core.search.indexing import deferred_documents, tool_document
-from hermes_core.tool_blocks import BlockRun, ToolSequence, runs_of
+from hermes_core._tool_blocks import BlockRun, ToolSequence, runs_of
+from hermes_core.search import ToolDocument
+from hermes_core.search import _catalog_cache as catalog_cache
+from hermes_core.search._backend import ADMISSION_MODES
+from hermes_core.search._catalog import CATALOG_ONLY, CatalogBlock, load_catalog, read_catalog
+from hermes_core.search._indexing import deferred_documents, tool_document
 
 WORDS = [
     "create",

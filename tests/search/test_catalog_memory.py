@@ -8,7 +8,7 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from hermes_core.search.catalog import load_catalog
+from hermes_core.search._catalog import load_catalog
 
 TOOLS = 5_000
 

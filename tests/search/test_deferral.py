@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from bridge_fixtures import core_tool, mcp_tool, plugin_tool
 
-from hermes_core.config import DEFAULT_DEFER, ToolSearchConfig
-from hermes_core.search.deferral import is_deferrable
-from hermes_core.tools import Tool
+from hermes_core._config import DEFAULT_DEFER, ToolSearchConfig
+from hermes_core._tools import Tool
+from hermes_core.search._deferral import is_deferrable
 
 
 def test_bridge_names_are_never_deferrable() -> None:

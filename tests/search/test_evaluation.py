@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.search.evaluation import (
+from hermes_core.search._evaluation import (
     METRIC_KEYS,
     CatalogEntry,
     EvalQuery,

@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core.config import Config
-from hermes_core.errors import RegistrationError
-from hermes_core.host import Host
-from hermes_core.paths import Environment
+from hermes_core._config import Config
+from hermes_core._errors import RegistrationError
+from hermes_core._host import Host
+from hermes_core._paths import Environment
 from hermes_core.testing import forget_modules_under
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "search_backend_plugin"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hermes_core.search.backend import SearchBackend, ToolDocument
-from hermes_core.search.fake import FakeSearchBackend
+from hermes_core.search._backend import SearchBackend, ToolDocument
+from hermes_core.search._fake import FakeSearchBackend
 
 
 def test_fake_backend_matches_substrings_and_keeps_insertion_order_for_ties() -> None:

@@ -6,14 +6,14 @@ import random
 
 from bridge_fixtures import mcp_tool, plugin_tool
 
-from hermes_core.search.listing import (
+from hermes_core._tools import Tool
+from hermes_core.search._listing import (
     LISTING_HEADER,
     build_listing,
     group_of,
     short_description,
 )
-from hermes_core.search.render import estimate_tokens
-from hermes_core.tools import Tool
+from hermes_core.search._render import estimate_tokens
 
 
 def _tools() -> list[Tool]:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.config import Config
-from hermes_core.search.evaluation import (
+from hermes_core._config import Config
+from hermes_core.search._evaluation import (
     METRIC_KEYS,
     evaluate_backend,
     load_catalog,

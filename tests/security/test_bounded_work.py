@@ -25,10 +25,10 @@ import anyio
 import pytest
 
 from hermes_core import Host
-from hermes_core.activity import ActivityLog
+from hermes_core._activity import ActivityLog
+from hermes_core._specs import ActivityEvent
+from hermes_core._validation import validate_arguments
 from hermes_core.plugin import Config, Environment, Tool, hookimpl
-from hermes_core.specs import ActivityEvent
-from hermes_core.validation import validate_arguments
 
 pytestmark = pytest.mark.anyio
 

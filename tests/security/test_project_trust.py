@@ -23,12 +23,12 @@ import anyio
 import pytest
 from ruamel.yaml import YAML
 
-from hermes_core.config import Config
-from hermes_core.host import Host
-from hermes_core.paths import Environment
-from hermes_core.plugins import plan_plugins
+from hermes_core._config import Config
+from hermes_core._host import Host
+from hermes_core._paths import Environment
+from hermes_core._plugins import plan_plugins
+from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli, forget_modules_under, write_dir_plugin
-from hermes_core.tools import ToolResult
 
 GATE = "HERMES_ENABLE_PROJECT_PLUGINS"
 

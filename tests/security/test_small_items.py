@@ -22,10 +22,10 @@ import anyio
 import pytest
 from accounts import AS_NOBODY, AS_ROOT
 
-from hermes_core.activity import ACTIVITY_LOG_NAME
-from hermes_core.config import Config
-from hermes_core.paths import Environment
-from hermes_core.redaction import REDACTED
+from hermes_core._activity import ACTIVITY_LOG_NAME
+from hermes_core._config import Config
+from hermes_core._paths import Environment
+from hermes_core._redaction import REDACTED
 from hermes_core.testing import HermesCli, make_host
 
 pytestmark = pytest.mark.subprocess
@@ -95,7 +95,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from hermes_core.atomic_write import write_atomically
+    from hermes_core._atomic_write import write_atomically
 
     path = Path(sys.argv[1])
     filler = "# " + "x" * 200 + "\\n"
@@ -139,7 +139,7 @@ _PAUSED_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from hermes_core.atomic_write import write_bytes_atomically
+    from hermes_core._atomic_write import write_bytes_atomically
 
     def chunks():
         yield b"approvals:\\n"

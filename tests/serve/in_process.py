@@ -1,5 +1,5 @@
 """``hermes serve`` in this process: the host built from a :class:`ServeHome`'s config file and
-environment as the command builds it, served by :func:`~hermes_core.serve.serving_host` (what
+environment as the command builds it, served by :func:`~hermes_core._serve.serving_host` (what
 ``serve_stdio`` and ``serve_http`` run) to an ``mcp`` SDK client over memory streams, or over
 stateless streamable HTTP on 127.0.0.1 from an in-process uvicorn.
 
@@ -22,11 +22,11 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.memory import create_client_server_memory_streams
 from serving import ServeHome, http_client
 
-from hermes_core.config import load_config
-from hermes_core.paths import Environment
-from hermes_core.serve import HostServer, SessionScope, http_url
-from hermes_core.serve.token import TokenFile, read_or_create_token
-from hermes_core.serve.transports import http_app, serving_host
+from hermes_core._config import load_config
+from hermes_core._paths import Environment
+from hermes_core._serve import HostServer, SessionScope, http_url
+from hermes_core._serve.token import TokenFile, read_or_create_token
+from hermes_core._serve.transports import http_app, serving_host
 from hermes_core.testing import forget_modules_under
 
 SERVER_SHUTDOWN_GRACE = 5.0
@@ -121,7 +121,7 @@ class InProcessHttp:
 @asynccontextmanager
 async def http_in_process(served: ServeHome, *, auth: bool = True) -> AsyncIterator[InProcessHttp]:
     """``hermes serve --transport http --port 0`` run in this process (the app
-    :func:`~hermes_core.serve.transports.http_app` builds, as ``serve_http`` serves it); stopped
+    :func:`~hermes_core._serve.transports.http_app` builds, as ``serve_http`` serves it); stopped
     as on SIGTERM when the block ends."""
     env = environment(served)
     token: TokenFile | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.serve.http_access import allowed_hosts, transport_security
+from hermes_core._serve.http_access import allowed_hosts, transport_security
 
 
 @pytest.mark.parametrize(

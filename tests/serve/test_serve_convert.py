@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import mcp_types
 
-from hermes_core.search.bridge import make_bridge_tools
-from hermes_core.serve import mcp_call_result, mcp_tool
-from hermes_core.tools import Tool, ToolAnnotations, ToolResult
+from hermes_core._serve import mcp_call_result, mcp_tool
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.search._bridge import make_bridge_tools
 
 
 def test_a_tool_keeps_name_description_schema_and_every_annotation() -> None:

@@ -24,8 +24,8 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from serving import ServeHome
 
-from hermes_core.approvals.prompt import ApprovalRequest, question_text
-from hermes_core.config import load_config
+from hermes_core._approvals.prompt import ApprovalRequest, question_text
+from hermes_core._config import load_config
 
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
 WRITE_REASON = "write_file may change or delete things (destructive)"

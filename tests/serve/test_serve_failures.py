@@ -13,7 +13,7 @@ from serving import BUNDLED, ServeHome
 from hermes_core.testing import write_dir_plugin
 
 ENDING_HOOK = """
-from hermes_core.hookspecs import hookimpl
+from hermes_core._hookspecs import hookimpl
 
 
 class PluginBaseException(BaseException):

@@ -13,11 +13,11 @@ import pytest
 from in_process import in_process
 from serving import BUNDLED, ServeHome
 
-from hermes_core.connectors.signin import save_token
-from hermes_core.paths import Environment
+from hermes_core._paths import Environment
+from hermes_core.connectors._signin import save_token
 from hermes_core.testing import write_dir_plugin
-from hermes_core.testing.devgateway import DevGateway
-from hermes_core.testing.gateway_fixtures import parse_fixtures
+from hermes_core.testing._devgateway import DevGateway
+from hermes_core.testing._gateway_fixtures import parse_fixtures
 
 RECORDER = """
 import json

@@ -26,7 +26,7 @@ from serving import (
 )
 
 from hermes_core import Config, Environment, Host, Tool
-from hermes_core.serve import HostServer
+from hermes_core._serve import HostServer
 
 LATE_TOOL = "mcp__late__late_echo"
 # A guard against a hang, not a performance check.

@@ -9,8 +9,8 @@ import anyio
 import mcp_types
 import pytest
 
-from hermes_core.approvals.prompt import Elicit
-from hermes_core.serve.parked import ParkedCalls, TooManyParked
+from hermes_core._approvals.prompt import Elicit
+from hermes_core._serve.parked import ParkedCalls, TooManyParked
 
 
 def _result(text: str) -> mcp_types.CallToolResult:

@@ -12,8 +12,8 @@ from serving import ServeHome
 from hermes_core.testing import write_dir_plugin
 
 NOISY = """
-from hermes_core.hookspecs import hookimpl
-from hermes_core.tools import Tool, ToolAnnotations
+from hermes_core._hookspecs import hookimpl
+from hermes_core._tools import Tool, ToolAnnotations
 
 
 def shout():

@@ -59,7 +59,7 @@ def _exact_keys(name: str) -> set[str]:
 
 
 class HybridBackend:
-    """A :class:`~hermes_core.search.backend.SearchBackend` over two rankings of the same
+    """A :class:`~hermes_core.search._backend.SearchBackend` over two rankings of the same
     tools: the ``lexical`` backend's (``bm25`` by default) and the cosine similarity of each
     tool's embedded text to the query. Each tool has two vectors: its whole text's
     (:func:`embedded_text`), which requests are matched against, and its summary's

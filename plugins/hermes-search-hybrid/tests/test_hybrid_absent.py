@@ -11,7 +11,7 @@ from hermes_search_hybrid.absent import ActionWords, action_word, asks_for_absen
 from hybrid_fixtures import DEV_SETS, TOOLS, MakeBackend, names
 
 from hermes_core.search import ToolDocument
-from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries, load_sets
+from hermes_core.search._evaluation import catalog_documents, load_catalog, load_queries, load_sets
 from hermes_core.testing import make_search_backend
 
 SAAS_NEGATIVES_NO_MATCH = 0.6

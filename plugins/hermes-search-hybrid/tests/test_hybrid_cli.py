@@ -68,7 +68,7 @@ LIST_AND_REPORT = """
 import atexit, json, sys
 atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
 sys.argv = ["hermes", "plugins", "list"]
-from hermes_core.cli import main
+from hermes_core._cli import main
 main()
 """
 

@@ -13,7 +13,7 @@ from hermes_search_hybrid.text import embedded_text, summary_text
 from hybrid_fixtures import DEV_SETS, TOOLS, MakeBackend, names
 
 from hermes_core.search import ToolDocument
-from hermes_core.search.evaluation import catalog_documents, load_catalog, load_sets
+from hermes_core.search._evaluation import catalog_documents, load_catalog, load_sets
 
 DENSE_ONLY = {
     "dense_weight": 1.0,

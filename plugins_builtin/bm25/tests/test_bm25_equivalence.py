@@ -28,7 +28,7 @@ from bm25_modules import tokenize as tokenizer
 from rank_bm25 import BM25Okapi
 
 from hermes_core.search import ToolDocument
-from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
+from hermes_core.search._evaluation import catalog_documents, load_catalog, load_queries
 
 K1, B = bm25.K1, bm25.B
 FIELDS, FIELD_WEIGHTS, document_fields = fields.FIELDS, fields.FIELD_WEIGHTS, fields.document_fields

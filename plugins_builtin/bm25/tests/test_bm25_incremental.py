@@ -6,7 +6,7 @@ from bm25_modules import BM25Index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.search.backend import ToolDocument
+from hermes_core.search._backend import ToolDocument
 
 WORDS = ["issue", "create", "list", "file", "read", "user", "zone", "record", "send", "message"]
 QUERIES = [

@@ -12,7 +12,7 @@ from bm25_modules import kernel as kernel_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.search.backend import SearchBackend, SearchHit, ToolDocument
+from hermes_core.search._backend import SearchBackend, SearchHit, ToolDocument
 
 NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
 FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS

@@ -16,8 +16,8 @@ from bm25_modules import index as index_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.search.backend import Admission, ToolDocument
-from hermes_core.search.evaluation import catalog_documents, load_catalog, load_queries
+from hermes_core.search._backend import Admission, ToolDocument
+from hermes_core.search._evaluation import catalog_documents, load_catalog, load_queries
 from hermes_core.testing import HermesCli
 
 SAAS_QUERIES = Path(__file__).resolve().parents[3] / "benchmarks/data/saas-keyword/queries.jsonl"
@@ -245,7 +245,7 @@ def test_commands_that_search_nothing_load_no_engine(
 ) -> None:
     probe = (
         "import sys\n"
-        "from hermes_core.cli import main\n"
+        "from hermes_core._cli import main\n"
         f"try:\n    main({command!r})\n"
         "except SystemExit:\n    pass\n"
         "loaded = [m for m in sys.modules if m.endswith(('bm25._kernel', 'bm25.index'))]\n"

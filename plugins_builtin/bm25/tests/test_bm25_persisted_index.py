@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from hermes_core import Environment
 from hermes_core.search import ToolDocument
-from hermes_core.search.backend import Admission
+from hermes_core.search._backend import Admission
 from hermes_core.testing import make_search_backend
 
 ADMISSIONS: tuple[Admission, ...] = ("strict", "lenient", "off")

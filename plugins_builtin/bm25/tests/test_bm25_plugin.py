@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from hermes_core.config import Config
-from hermes_core.paths import Environment
-from hermes_core.plugins.loader import load_plugins
-from hermes_core.search.backend import SearchBackend, ToolDocument
-from hermes_core.specs import PluginContext, SearchBackendSpec
+from hermes_core._config import Config
+from hermes_core._paths import Environment
+from hermes_core._plugins.loader import load_plugins
+from hermes_core._specs import PluginContext, SearchBackendSpec
+from hermes_core.search._backend import SearchBackend, ToolDocument
 
 PLUGIN = Path(__file__).resolve().parents[1]
 

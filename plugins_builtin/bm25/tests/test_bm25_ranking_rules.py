@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from bm25_modules import BM25Index, analysis
 
-from hermes_core.search.backend import ToolDocument
-from hermes_core.search.evaluation import catalog_documents, load_catalog
+from hermes_core.search._backend import ToolDocument
+from hermes_core.search._evaluation import catalog_documents, load_catalog
 
 MCP_CATALOG = Path(__file__).resolve().parents[3] / "benchmarks/data/mcp-servers/catalog.json"
 

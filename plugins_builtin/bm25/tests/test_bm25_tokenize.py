@@ -60,7 +60,7 @@ def test_query_of_only_stopwords_keeps_them() -> None:
 
 
 def test_action_verbs_of_tool_names_are_kept_in_queries() -> None:
-    from hermes_core.search.backend import ToolDocument
+    from hermes_core.search._backend import ToolDocument
 
     assert query_tokens("get issue") == ["get", "issu"]
     assert query_tokens("find the user") == ["find", "user"]

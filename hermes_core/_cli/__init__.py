@@ -1,0 +1,224 @@
+"""The ``hermes`` command.
+
+Subcommands are imported only when they run, so ``hermes --version`` and ``hermes plugins list``
+never pay for the MCP SDK, numpy or jsonschema. ``hermes --help`` lists the commands of enabled
+plugins from a cache (:mod:`hermes_core._cli.plugin_commands`), so it reads neither the
+configuration's models nor the plugins unless what decides them changed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import importlib
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from hermes_core._errors import HermesError
+from hermes_core._version import __version__
+
+if TYPE_CHECKING:
+    from hermes_core._plugins.records import PluginRecord
+
+# name -> "module:attribute" of a click command, imported on first use.
+SUBCOMMANDS: dict[str, str] = {
+    "config": "hermes_core._cli.config_cmd:config",
+    "connectors": "hermes_core._cli.connectors_cmd:connectors",
+    "eval": "hermes_core._cli.eval_cmd:eval_group",
+    "hooks": "hermes_core._cli.hooks_cmd:hooks",
+    "import-agent": "hermes_core._cli.import_cmd:import_agent",
+    "mcp": "hermes_core._cli.mcp_cmd:mcp",
+    "plugins": "hermes_core._cli.plugins_cmd:plugins",
+    "serve": "hermes_core._cli.serve_cmd:serve",
+    "tools": "hermes_core._cli.tools_cmd:tools",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when they are used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = {*SUBCOMMANDS, *super().list_commands(ctx)}
+        # Help stays available with a broken config or plugin; running a command says why.
+        with contextlib.suppress(HermesError):
+            names |= set(_plugin_commands(ctx))
+        return sorted(names)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The built-in commands and those of enabled plugins, with their short help; the
+        plugins' come from the cache when it is still valid (see :mod:`plugin_commands`)."""
+        shown: dict[str, click.Command] = {}
+        for name in SUBCOMMANDS:
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                shown[name] = command
+        with contextlib.suppress(HermesError):  # help stays available with a broken config
+            for name, text in _plugin_help(ctx).items():
+                # Only its help is needed here: a stand-in, the real one loads when it runs.
+                shown.setdefault(name, click.Command(name, help=text))
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in shown)
+        rows = [(name, shown[name].get_short_help_str(limit)) for name in sorted(shown)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click does, and an unknown command names the closest known one."""
+        name = click.utils.make_str(args[0])
+        if (
+            not ctx.resilient_parsing
+            and not name.startswith("-")
+            and self.get_command(ctx, name) is None
+        ):
+            from hermes_core._cli.output import did_you_mean
+
+            hint = did_you_mean(name, self.list_commands(ctx))
+            ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name)}")
+        return super().resolve_command(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(cmd_name)
+        if target is None:
+            command = super().get_command(ctx, cmd_name)
+            if command is None:
+                command = _plugin_commands(ctx).get(cmd_name)
+            return command
+        module_name, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
+    """Commands of enabled plugins (``hermes_cli_commands``), loaded once per invocation; a
+    built-in command of the same name wins. Their short help is cached for ``--help``."""
+    root = ctx.find_root()
+    cache = root.meta.get("hermes.plugin_commands")
+    if cache is None:
+        from hermes_core._cli.context import environment
+        from hermes_core._cli.plugin_commands import (
+            command_help_key,
+            plugin_commands,
+            save_command_help,
+        )
+
+        env = environment()
+        key = command_help_key(env)
+        records: list[PluginRecord] = []
+        cache = plugin_commands(env, records)
+        root.meta["hermes.plugin_commands"] = cache
+        root.meta["hermes.plugin_records"] = records
+        save_command_help(env, key, {n: c for n, c in cache.items() if n not in SUBCOMMANDS})
+    return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
+
+
+def _plugin_not_loaded(ctx: click.Context, name: str) -> str:
+    """`` (plugin 'x' (user, /path) is not enabled: ...)`` when a plugin named like the missing
+    command did not load, else empty."""
+    from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
+
+    record = unloaded_plugin(ctx.find_root().meta.get("hermes.plugin_records", []), name)
+    return f" ({why_not_loaded(record)})" if record is not None else ""
+
+
+def _plugin_help(ctx: click.Context) -> dict[str, str]:
+    """Short help of each command of an enabled plugin: from the cache when what decides the
+    plugins has not changed, else from the loaded plugins (which refreshes the cache)."""
+    from hermes_core._cli.context import environment
+    from hermes_core._cli.plugin_commands import cached_command_help, short_help
+
+    cached = cached_command_help(environment())
+    if cached is not None:
+        return {name: text for name, text in cached.items() if name not in SUBCOMMANDS}
+    return {name: short_help(command) for name, command in _plugin_commands(ctx).items()}
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="hermes")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug detail.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    is_eager=True,  # stored before --help lists the commands of the plugins it enables
+    help="Configuration file to use instead of $HERMES_HOME/config.yaml (or HERMES_CONFIG).",
+)
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool, config_file: Path | None) -> None:
+    """hermes-core: the tool layer of an LLM agent."""
+    ctx.ensure_object(dict)
+    ctx.obj["verbose"] = verbose
+    from hermes_core._cli.output import configure_logging
+
+    configure_logging()
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """The ``hermes`` command run in this process with ``argv`` (``sys.argv`` when not given);
+    it ends with :class:`SystemExit`. Errors of hermes-core exit with status 2."""
+    try:
+        return cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+    except HermesError as exc:
+        click.echo(f"hermes: error: {exc}", err=True)
+        sys.exit(2)
+    except (TypeError, ValueError, BaseExceptionGroup) as exc:
+        # A group too: the MCP SDK builds its first pydantic model (which reads every installed
+        # distribution's entry points) in a server's task, inside the supervisor's task group.
+        from hermes_core._plugins.distributions import malformed_distribution
+
+        broken = malformed_distribution(exc)
+        if broken is None:
+            raise
+        click.echo(f"hermes: error: {broken}", err=True)
+        sys.exit(2)
+    finally:
+        # The process ends here: the collection that finalization runs would walk every object
+        # still alive (1.6 s with a 330,000-tool catalog) only to free what the OS reclaims.
+        gc.freeze()
+
+
+def run() -> NoReturn:
+    """The ``hermes`` console script (and ``python -m hermes_core``): :func:`main` in a process
+    of its own, which ends without the interpreter's teardown once the output is flushed.
+
+    Freeing every module and object one by one at exit (pydantic's, numpy's, the catalog's)
+    takes tens of milliseconds that the OS would reclaim at once. The exit functions still run
+    (log files are flushed and closed); an exit the teardown could matter to, with a thread
+    still running or output that cannot be flushed, ends the ordinary way.
+    """
+    try:
+        main()
+    except SystemExit as stop:
+        code = 0 if stop.code is None else stop.code
+    else:
+        code = 0
+    running = [t for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    if not isinstance(code, int) or not 0 <= code <= 255 or running != [threading.main_thread()]:
+        sys.exit(code)
+    if not _flushed():
+        sys.exit(code)  # a closed pipe: Python's own exit reports it, as it always did
+    atexit._run_exitfuncs()
+    _flushed()  # what the exit functions wrote
+    os._exit(code)
+
+
+def _flushed() -> bool:
+    """Flush standard output and error (either may be ``None``: a closed descriptor at start);
+    whether both went through."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True

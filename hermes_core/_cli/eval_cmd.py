@@ -1,0 +1,207 @@
+"""``hermes eval search``: search quality and latency over labelled query sets."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.output import columns
+
+if TYPE_CHECKING:
+    from hermes_core._config import Config
+    from hermes_core._host import Host
+    from hermes_core._paths import Environment
+    from hermes_core.search._evaluation import EvalQuery, EvalSet
+
+_TABLE_COLUMNS = (
+    "recall@5",
+    "hit@1",
+    "hit@5",
+    "ndcg@10",
+    "mrr",
+    "no_match_rate",
+    "negatives_no_match",
+    "negatives_flagged",
+    "p50_ms",
+)
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure hermes-core against labelled data."""
+
+
+@eval_group.command("search")
+@click.option(
+    "--catalog",
+    "catalog_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSON array of {name, description, input_schema?, server?}.",
+)
+@click.option(
+    "--queries",
+    "queries_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSON Lines of {"query": ..., "relevant": [names]} (or "negative": true).',
+)
+@click.option(
+    "--sets",
+    "sets_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSON array of {name, catalog, queries} (paths relative to it): one row a set.",
+)
+@click.option("--k", default=5, show_default=True, type=click.IntRange(1, 50), help="Recall cut.")
+@click.option(
+    "--admission",
+    type=click.Choice(["strict", "lenient", "off"]),
+    help="Override tools.tool_search.admission.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+def search_command(
+    catalog_path: Path | None,
+    queries_path: Path | None,
+    sets_path: Path | None,
+    k: int,
+    admission: str | None,
+    as_json: bool,
+) -> None:
+    """Load a catalog as deferred tools and run every query through the real tool_search.
+
+    Give --catalog and --queries for one set, or --sets for several (then a table, one row a
+    set). Reports, over the queries with relevant tools, recall@1/5/10 (and recall@K), hit@1/5
+    (a relevant tool in the top k), nDCG@10, MRR and the share with no match; over the negative
+    queries ("negative": true), the share answered with no match and the share flagged (no
+    match, or their "absent" words among "unmatched"); and the search latency p50/p99. Rates
+    are percentages (0-100). Each query asks for max(K, 10) hits (a negative one for
+    tools.tool_search.search_default_limit, what a model gets), one model turn per query.
+    Catalog entries named like a bridge tool are skipped with one warning.
+    """
+    from hermes_core.search._evaluation import EvalSet, load_sets
+
+    if sets_path is not None:
+        if catalog_path is not None or queries_path is not None:
+            raise click.UsageError("give either --sets or --catalog and --queries, not both")
+        sets = load_sets(sets_path)
+    elif catalog_path is None or queries_path is None:
+        raise click.UsageError("give --catalog and --queries, or --sets")
+    else:
+        sets = [EvalSet(queries_path.parent.name, catalog_path, queries_path)]
+    env = environment()
+    config = _eval_config(load_config_in_effect(env), admission)
+    show_progress = not as_json and sys.stderr.isatty()
+    results = {
+        item.name: _evaluate_set(env, config, item, k, show_progress=show_progress) for item in sets
+    }
+    if sets_path is None:
+        (metrics,) = results.values()
+        if as_json:
+            click.echo(json.dumps(metrics, indent=2))
+        else:
+            click.echo(columns([(f"{key}:", f"{value}") for key, value in metrics.items()]))
+        return
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    header = ["set", "queries", "negatives", "tools", *_TABLE_COLUMNS]
+    rows = [
+        [name, *(str(metrics[key]) for key in ("queries", "negatives", "tools", *_TABLE_COLUMNS))]
+        for name, metrics in results.items()
+    ]
+    click.echo(columns([header, *rows]))
+
+
+def _evaluate_set(
+    env: Environment, config: Config, item: EvalSet, k: int, *, show_progress: bool
+) -> dict[str, Any]:
+    """The metrics of one set, in the order of ``METRIC_KEYS`` (plus ``recall@K``)."""
+    import anyio
+
+    from hermes_core._host import Host
+    from hermes_core.search._catalog import load_catalog
+    from hermes_core.search._evaluation import METRIC_KEYS, load_queries, recall_at, score_rankings
+
+    reserved: list[str] = []
+    catalog = load_catalog(item.catalog.resolve(), on_reserved=reserved.append)
+    if reserved:
+        click.echo(
+            f"hermes: warning: {item.catalog}: skipped {len(reserved)} catalog entries named "
+            f"like a bridge tool ({', '.join(reserved)})",
+            err=True,
+        )
+    queries = load_queries(item.queries)
+    depth = max(k, 10)
+
+    async def main() -> dict[str, float | int]:
+        async with Host(config, env) as host:
+            host.registry.register_all(catalog, owner="catalog")
+            host.prepare_tools()
+            with _progress(len(queries), item.name, enabled=show_progress) as bar:
+                rankings, unmatched, latencies = await _run_queries(host, queries, depth, bar)
+        metrics = score_rankings(
+            queries, rankings, tools=len(catalog), latencies_ms=latencies, unmatched=unmatched
+        )
+        if k not in (1, 5, 10):
+            metrics[f"recall@{k}"] = recall_at(k, queries, rankings)
+        return metrics
+
+    metrics = anyio.run(main)
+    ordered: dict[str, Any] = {key: metrics[key] for key in METRIC_KEYS}
+    ordered.update({key: value for key, value in metrics.items() if key not in ordered})
+    return ordered
+
+
+def _eval_config(config: Config, admission: str | None) -> Config:
+    """The user's configuration (its search backend, plugins and search settings) without its
+    own tools: no catalog toolsets (the eval catalog is the only one), no MCP servers (none is
+    started, and no tool of theirs ranks among the catalog's or collides with a name of it) and
+    connectors off; with the admission override, validated again."""
+    data = config.model_dump()
+    data["tools"]["catalogs"] = []
+    data["mcp_servers"] = {}
+    data["tools"]["connectors"]["enabled"] = False
+    if admission is not None:
+        data["tools"]["tool_search"]["admission"] = admission
+    return type(config).model_validate(data)
+
+
+async def _run_queries(
+    host: Host, queries: list[EvalQuery], depth: int, bar: Any
+) -> tuple[list[list[str]], list[list[str]], list[float]]:
+    session = host.new_session()
+    rankings: list[list[str]] = []
+    unmatched: list[list[str]] = []
+    latencies: list[float] = []
+    for item in queries:
+        session.next_turn()  # one search per turn: the loop breaker counts per turn
+        started = time.perf_counter()
+        # A negative is asked what a model asks by default: are the hits it sees flagged?
+        limit = host.config.tools.tool_search.search_default_limit if item.negative else depth
+        result = await host.dispatch(
+            "tool_search", {"queries": [item.query], "limit": limit}, session
+        )
+        latencies.append((time.perf_counter() - started) * 1000.0)
+        if result.is_error or not isinstance(result.structured, dict):
+            raise click.ClickException(f"tool_search failed: {result.text_content}")
+        answer = result.structured["results"][0]
+        rankings.append(list(answer["matches"]))
+        unmatched.append(list(answer.get("unmatched", ())))
+        bar.update(1)
+    return rankings, unmatched, latencies
+
+
+class _NoProgress:
+    def update(self, steps: int) -> None:
+        return None
+
+
+def _progress(total: int, label: str, *, enabled: bool) -> Any:
+    if enabled:
+        return click.progressbar(length=total, label=label, file=sys.stderr)
+    return nullcontext(_NoProgress())

@@ -1,0 +1,115 @@
+"""``hermes hooks``: list the shell hooks and hook directories, enable and disable directories.
+
+Listing imports only the hook directories ``hooks.enabled`` names (to report their import
+errors), never the others, and never raises for a broken one: it exists to show it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.enabling import edit_lists
+from hermes_core._cli.output import columns, verbose
+
+if TYPE_CHECKING:
+    from hermes_core._config import Config
+    from hermes_core._paths import Environment
+
+
+@click.group("hooks")
+def hooks() -> None:
+    """List shell hooks and hook directories; enable and disable hook directories."""
+
+
+def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
+    from hermes_core._hooks import EVENTS
+    from hermes_core._project_trust import config_refusal
+
+    # The config file in effect is the project's, the gate closed: its shell hooks do not run.
+    refusal = config_refusal(env, env.config_path, "the shell hooks of the config file")
+    rows = []
+    for event in EVENTS:
+        for index, hook in enumerate(getattr(config.hooks, event)):
+            row = {
+                "kind": "shell",
+                "name": f"hooks.{event}[{index}]",
+                "event": event,
+                "match": hook.match,
+                "timeout": hook.timeout,
+                "status": "gated" if refusal else "enabled",
+                "command": hook.command,
+            }
+            if refusal:
+                row["message"] = refusal
+            rows.append(row)
+    return rows
+
+
+@hooks.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
+def list_command(as_json: bool) -> None:
+    """One row per shell hook of config.yaml and per hook directory of $HERMES_HOME/hooks."""
+    from hermes_core._hooks.directories import load_hook_directories
+
+    env = environment()
+    config = load_config_in_effect(env)
+    directories, warnings = load_hook_directories(
+        config, env, strict=False, config_path=env.config_path
+    )
+    for warning in warnings:
+        click.echo(f"hermes: warning: {warning}", err=True)
+    rows = _shell_rows(config, env) + [
+        {"kind": "directory", **directory.to_json()} for directory in directories
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(
+            f"No shell hooks in {env.config_path} and no hook directories in {env.hooks_dir}."
+        )
+        return
+    table: list[tuple[str, ...]] = [("name", "kind", "event", "match", "timeout", "status", "note")]
+    for row in rows:
+        note = row.get("command") or row.get("message") or row.get("description") or ""
+        table.append(
+            (
+                row["name"],
+                row["kind"],
+                row["event"] or "",
+                row["match"] or "",
+                f"{row['timeout']:g} s" if row["timeout"] is not None else "",
+                row["status"],
+                note,
+            )
+        )
+    click.echo(columns(table))
+    if verbose():
+        for directory in directories:
+            if directory.traceback:
+                click.echo(f"\n{directory.name}:\n{directory.traceback}", err=True)
+
+
+def _directory_names(config: Config, env: Environment) -> list[str]:
+    from hermes_core._hooks import plan_hook_directories
+
+    directories, _ = plan_hook_directories(config, env, config_path=env.config_path)
+    return [directory.name for directory in directories]
+
+
+@hooks.command("enable")
+@click.argument("name")
+def enable_command(name: str) -> None:
+    """Enable hook directory NAME: add it to hooks.enabled, remove it from hooks.disabled."""
+    edit_lists(name, section="hooks", enable=True, known=_directory_names, what="hook directory")
+
+
+@hooks.command("disable")
+@click.argument("name")
+def disable_command(name: str) -> None:
+    """Disable hook directory NAME: add it to hooks.disabled, remove it from hooks.enabled."""
+    edit_lists(name, section="hooks", enable=False, known=_directory_names, what="hook directory")

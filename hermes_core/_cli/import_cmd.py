@@ -1,0 +1,229 @@
+"""``hermes import-agent``: bring another agent's MCP servers into config.yaml (and their literal
+secrets into ``$HERMES_HOME/.env``) and its skills into ``$HERMES_HOME/skills/``. Its
+instructions (``CLAUDE.md``) are listed as not imported: hermes has no instructions file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hermes_core._cli.context import environment
+
+if TYPE_CHECKING:
+    from hermes_core._mcp.claude_import import ImportPlan
+    from hermes_core._paths import Environment
+    from hermes_core._skills.claude_import import SkillImportPlan
+
+_VERBS = {"add": "added", "change": "changed", "unchanged": "unchanged", "keep": "kept"}
+_NO_INSTRUCTIONS = "hermes has no instructions file (it imports MCP servers and skills only)"
+
+
+def claude_instruction_files(env: Environment) -> list[Path]:
+    """Claude Code's instruction files that exist: the user's ``~/.claude/CLAUDE.md`` and the
+    repository's ``CLAUDE.md``, ``.claude/CLAUDE.md`` and ``CLAUDE.local.md``."""
+    from hermes_core._mcp.claude_import import user_home
+
+    places = [
+        user_home(env) / ".claude" / "CLAUDE.md",
+        env.cwd / "CLAUDE.md",
+        env.cwd / ".claude" / "CLAUDE.md",
+        env.cwd / "CLAUDE.local.md",
+    ]
+    return [path for path in places if path.is_file()]
+
+
+@click.group("import-agent")
+def import_agent() -> None:
+    """Import MCP servers and skills from another agent."""
+
+
+@import_agent.command("claude-code")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option(
+    "--force", is_flag=True, help="Replace servers and skills of the same name that differ."
+)
+@click.option(
+    "--claude-json",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Claude Code's file instead of ~/.claude.json (it must exist).",
+)
+@click.option(
+    "--desktop-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Claude Desktop's claude_desktop_config.json instead of its usual place (it must exist).",
+)
+@click.option(
+    "--project",
+    is_flag=True,
+    help="Also import the repository's servers (./.mcp.json) and skills (./.claude/skills/); "
+    "never a server disabled in Claude Code.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def claude_code(
+    dry_run: bool,
+    force: bool,
+    project: bool,
+    claude_json: Path | None,
+    desktop_config: Path | None,
+    as_json: bool,
+) -> None:
+    """Import the MCP servers of Claude Code (local, project and user scopes, in that order of
+    precedence) and Claude Desktop into mcp_servers. ${VAR} templates are kept as they are;
+    literal secrets go to $HERMES_HOME/.env, with a ${VAR} reference in config.yaml. Also copy
+    Claude Code's skills (~/.claude/skills/) into $HERMES_HOME/skills/.
+
+    The repository's own servers (./.mcp.json) and skills (./.claude/skills/) are imported
+    only with --project, and a server disabled in Claude Code never is. Each server and skill
+    is listed with what happens to it (--dry-run: what would)."""
+    from hermes_core._config import ConfigDocument, edit_config
+    from hermes_core._mcp.claude_import import (
+        claude_sources,
+        disabled_project_servers,
+        plan_import,
+        read_claude_servers,
+    )
+    from hermes_core._mcp.expand import read_dotenv
+    from hermes_core._mcp.secrets import save_secrets
+    from hermes_core._skills.claude_import import (
+        apply_skill_import,
+        claude_skill_sources,
+        left_out_project_skills,
+        plan_skill_import,
+        read_claude_skills,
+    )
+
+    env = environment()
+    sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
+    disabled = disabled_project_servers(env, claude_json=claude_json)
+    found, skipped = read_claude_servers(sources, project=project, disabled=disabled)
+    skills, skipped_skills, skill_warnings = read_claude_skills(
+        claude_skill_sources(env, project=project)
+    )
+    if not project:
+        skipped_skills += left_out_project_skills(env)
+    skill_plan = plan_skill_import(
+        skills, skipped_skills, env.skills_dir, force=force, warnings=skill_warnings
+    )
+    variables = {"environment": env.variables, "dotenv": read_dotenv(env.dotenv_path)}
+    if dry_run:
+        existing = ConfigDocument.load(env.config_path).get("mcp_servers") or {}
+        plan = plan_import(found, skipped, existing, force=force, **variables)
+    else:
+        with edit_config(env) as document:
+            existing = document.get("mcp_servers") or {}
+            plan = plan_import(found, skipped, existing, force=force, **variables)
+            for name, entry in plan.entries().items():
+                document.set(f"mcp_servers.{name}", entry)
+            document.validate()
+            if plan.secrets:
+                save_secrets(env.dotenv_path, plan.secrets)
+        apply_skill_import(skill_plan)
+    _report(plan, skill_plan, env, dry_run=dry_run, as_json=as_json)
+
+
+def _report(
+    plan: ImportPlan,
+    skill_plan: SkillImportPlan,
+    env: Environment,
+    *,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    config_path = env.config_path
+    if as_json:
+        data: dict[str, Any] = {
+            "dry_run": dry_run,
+            "config": str(config_path),
+            "servers": [
+                {
+                    "name": p.server.name,
+                    "action": _VERBS[p.action],
+                    "from": p.server.source.describe(),
+                    "entry": p.server.entry,
+                }
+                for p in plan.servers
+            ],
+            "skipped": [
+                {"name": s.name, "reason": s.reason, "from": s.where} for s in plan.skipped
+            ],
+            "warnings": plan.warnings + skill_plan.warnings,
+            "secrets": {
+                "dotenv": str(env.dotenv_path),
+                "moved": plan.moved,
+                "written": sorted(plan.secrets) if not dry_run else [],
+            },
+            "skills": [
+                {
+                    "name": p.skill.name,
+                    "action": _VERBS[p.action],
+                    "from": str(p.skill.directory),
+                    "to": str(p.target),
+                }
+                for p in skill_plan.skills
+            ],
+            "skills_skipped": [
+                {"name": s.name, "reason": s.reason, "from": s.where} for s in skill_plan.skipped
+            ],
+            "not_imported": [
+                {"what": "instructions", "from": str(path), "reason": _NO_INSTRUCTIONS}
+                for path in claude_instruction_files(env)
+            ],
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
+    for warning in plan.warnings + skill_plan.warnings:
+        click.echo(f"hermes: warning: {warning}", err=True)
+    _report_servers(plan, env, dry_run=dry_run)
+    _report_skills(skill_plan, env, dry_run=dry_run)
+    for path in claude_instruction_files(env):
+        click.echo(f"not imported: instructions {path}: {_NO_INSTRUCTIONS}")
+
+
+def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) -> None:
+    prefix = "would be " if dry_run else ""
+    for planned in plan.skills:
+        line = f"{prefix}{_VERBS[planned.action]}: skill {planned.skill.name} from "
+        line += planned.skill.source.describe()
+        if planned.action == "keep":
+            line += f"; it differs from {planned.target} (use --force)"
+        click.echo(line)
+    for item in plan.skipped:
+        click.echo(f"skipped: skill {item.name} from {item.where}: {item.reason}")
+    copied = plan.to_copy()
+    if dry_run and copied:
+        click.echo(f"Dry run: nothing was copied to {env.skills_dir}.")
+    elif copied:
+        click.echo(f"Copied {len(copied)} skill(s) to {env.skills_dir}.")
+
+
+def _report_servers(plan: ImportPlan, env: Environment, *, dry_run: bool) -> None:
+    from hermes_core._mcp.secrets import describe_moved
+
+    config_path = env.config_path
+    if not plan.servers and not plan.skipped:
+        click.echo("No MCP servers found in Claude Code or Claude Desktop.")
+        return
+    prefix = "would be " if dry_run else ""
+    for planned in plan.servers:
+        verb = _VERBS[planned.action]
+        line = f"{prefix}{verb}: {planned.server.name} from {planned.server.source.describe()}"
+        if planned.action == "keep":
+            line += "; it differs from mcp_servers." + planned.server.name + " (use --force)"
+        click.echo(line)
+    for item in plan.skipped:
+        click.echo(f"skipped: {item.name} from {item.where}: {item.reason}")
+    references = {
+        f"{server}.{where}": name
+        for server, moved in plan.moved.items()
+        for where, name in moved.items()
+    }
+    if references:
+        line = describe_moved(references, env.dotenv_path)
+        click.echo(f"Would be: {line}" if dry_run else line)
+    if dry_run:
+        click.echo(f"Dry run: {config_path} was not changed.")
+    elif plan.entries():
+        click.echo(f"Wrote {len(plan.entries())} server(s) to {config_path}.")

@@ -1,0 +1,196 @@
+"""``hermes plugins``: list, inspect, enable and disable plugins.
+
+Listing never runs the code of a plugin that is not enabled: it reads directories, manifests and
+distribution metadata. It loads the plugins the configuration enables as every command does (a
+host, without catalogs or MCP servers: imported, registration hooks and ``hermes_tools`` called)
+and builds the search backend, approval policy and gateway the configuration selects from a
+plugin that is not bundled, so every failure shows as its plugin's error. ``list`` and ``info``
+never raise for a broken plugin, even with ``HERMES_STRICT_PLUGINS``: they exist to show it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+import click
+
+from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.enabling import edit_lists
+from hermes_core._cli.output import columns, did_you_mean, verbose
+from hermes_core._errors import HermesError
+from hermes_core._paths import Environment
+
+if TYPE_CHECKING:
+    from hermes_core._config import Config
+    from hermes_core._plugins.records import PluginRecord
+
+
+def _load(env: Environment) -> list[PluginRecord]:
+    """Every plugin copy, after loading the enabled ones as a host does; what discovery
+    ignored and what the configuration selects but no plugin provides are warnings."""
+    from hermes_core._host import Host
+
+    config = load_config_in_effect(env)
+    host = Host(config, env, config_path=env.config_path, strict=False)
+    # The listing shows every plugin error itself: the host's log lines would repeat them.
+    host_log = logging.getLogger("hermes_core._host")
+    level = host_log.level
+    host_log.setLevel(logging.ERROR)
+    try:
+        host.load_plugins()
+        problems = host.check_plugins()
+        records, warnings = host.plugins, host.warnings
+    finally:
+        host_log.setLevel(level)
+        host.close()
+    for warning in [*warnings, *problems]:
+        click.echo(f"hermes: warning: {warning}", err=True)
+    return records
+
+
+@click.group("plugins")
+def plugins() -> None:
+    """List, inspect, enable and disable plugins."""
+
+
+@plugins.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="In the table, also show every shadowed copy as its own row (--json always does).",
+)
+def list_command(as_json: bool, show_all: bool) -> None:
+    """One row per plugin: name, version, source, status, hooks, shadows, error."""
+    records = _load(environment())
+    if as_json:
+        # Every copy, so a program can see what shadows what without a second call.
+        click.echo(json.dumps([record.to_json() for record in records], indent=2))
+        return
+    rows = [r for r in records if show_all or r.status != "shadowed"]
+    if not rows:
+        click.echo("No plugins found.")
+        return
+    header = ("name", "version", "source", "status", "hooks", "shadows", "note")
+    table: list[tuple[str, ...]] = [header]
+    for record in rows:
+        note = record.message or ""
+        if record.shadowed_by:
+            note = f"shadowed by {record.shadowed_by}"
+        hooks = ", ".join(hook.removeprefix("hermes_") for hook in record.hooks)
+        table.append(
+            (
+                record.name,
+                record.version or "",
+                record.source,
+                record.status,
+                hooks,
+                ", ".join(record.shadows),
+                note,
+            )
+        )
+    click.echo(columns(table))
+    if verbose():
+        for record in rows:
+            if record.traceback:
+                click.echo(f"\n{record.name} ({record.source}):\n{record.traceback}", err=True)
+
+
+@plugins.command("info")
+@click.argument("name")
+def info_command(name: str) -> None:
+    """Everything known about plugin NAME: each copy found, its manifest and its status."""
+    from hermes_core._plugins.manifest import normalize_name
+
+    records = _load(environment())
+    wanted = normalize_name(name)
+    copies = [record for record in records if record.name == wanted]
+    if not copies:
+        hint = did_you_mean(wanted, (record.name for record in records))
+        raise HermesError(
+            f"no plugin named {wanted!r} was found.{hint} (see: hermes plugins list --all)"
+        )
+    for index, record in enumerate(copies):
+        if index:
+            click.echo("")
+        for label, value in _info_lines(record):
+            click.echo(f"{label + ':':<17}{value}")
+        if record.traceback and verbose():
+            click.echo(record.traceback, err=True)
+
+
+def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:
+    manifest = record.candidate.manifest
+    lines = [
+        ("name", record.name),
+        ("version", record.version or ""),
+        ("source", record.source),
+        ("status", record.status),
+        ("path", str(record.path or "")),
+    ]
+    if record.candidate.entry_point is not None:
+        lines.append(("entry point", record.candidate.entry_point.value))
+    if manifest is not None:
+        lines += [
+            ("kind", manifest.kind),
+            ("description", manifest.description),
+            ("author", manifest.author),
+            ("homepage", manifest.homepage),
+            ("license", manifest.license),
+            ("provides tools", ", ".join(manifest.provides_tools)),
+            ("requires env", ", ".join(manifest.requires_env)),
+            ("requires plugins", ", ".join(manifest.requires_plugins)),
+            ("requires hermes", str(manifest.requires_hermes or "")),
+        ]
+    lines += [
+        ("hooks", ", ".join(record.hooks)),
+        ("shadows", ", ".join(record.shadows)),
+        ("shadowed by", record.shadowed_by or ""),
+        ("error" if record.status == "error" else "note", record.message or ""),
+    ]
+    return [(label, value) for label, value in lines if value]
+
+
+@plugins.command("enable")
+@click.argument("name")
+def enable_command(name: str) -> None:
+    """Enable plugin NAME: add it to plugins.enabled and remove it from plugins.disabled.
+
+    When the plugin will still not load (a project plugin behind the closed gate, say), says
+    why and what to do."""
+    edit_lists(
+        name,
+        section="plugins",
+        enable=True,
+        known=_plugin_names,
+        what="plugin",
+        blocker=_will_not_load,
+    )
+
+
+@plugins.command("disable")
+@click.argument("name")
+def disable_command(name: str) -> None:
+    """Disable plugin NAME: add it to plugins.disabled and remove it from plugins.enabled."""
+    edit_lists(name, section="plugins", enable=False, known=_plugin_names, what="plugin")
+
+
+def _plugin_names(config: Config, env: Environment) -> list[str]:
+    from hermes_core._plugins.loader import plan_plugins
+
+    records, _ = plan_plugins(config, env, config_path=env.config_path)
+    return [record.name for record in records]
+
+
+def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
+    """Why the plugin ``name`` will not load with ``config`` (its gate's verdict; its code is
+    not run), or ``None``."""
+    from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
+    from hermes_core._plugins.loader import plan_plugins
+
+    records, _ = plan_plugins(config, env, config_path=env.config_path)
+    record = unloaded_plugin(records, name)
+    return why_not_loaded(record) if record is not None else None

@@ -1,0 +1,98 @@
+"""A tool's result on the terminal (``hermes tools call`` and the bridge commands): its text and
+one line for each block that is not text, or the whole of it as JSON; an error on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from hermes_core._tools import ToolResult
+
+
+def print_json(value: Any) -> None:
+    """``value`` as indented JSON on standard output."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def result_payload(result: ToolResult) -> dict[str, Any]:
+    """The JSON object a bridge tool answered with (its structured content, or its text
+    parsed); empty when it is none."""
+    if isinstance(result.structured, dict):
+        return result.structured
+    try:
+        parsed = json.loads(result.text_content)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) -> None:
+    """A bridge answer: exactly its JSON with ``--json``; exit status 1 when it is an error."""
+    if as_json:
+        print_json(payload)
+    else:
+        print_result(result, as_json=False)
+    if result.is_error:
+        sys.exit(1)
+
+
+def print_result(result: ToolResult, *, as_json: bool) -> None:
+    """A tool's result: the whole of it with ``--json``; else its text, and one line for each
+    block that is not text (``[image: image/png, 12,345 bytes]``); an error on stderr."""
+    if as_json:
+        print_json(
+            {
+                "is_error": result.is_error,
+                "error_code": result.error_code,
+                "content": result.content,
+                "structured": result.structured,
+            }
+        )
+        return
+    if result.is_error:
+        click.echo(f"error ({result.error_code}): {result.text_content}", err=True)
+    else:
+        click.echo("\n".join(shown_block(block) for block in result.content))
+
+
+def shown_block(block: Mapping[str, Any]) -> str:
+    """One content block for the terminal: text as is, anything else as one bracketed line
+    (binary data by its type and decoded size, never the data itself)."""
+    kind = str(block.get("type", "unknown"))
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return _binary(kind, block.get("mimeType"), block.get("data"))
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '')}]"
+    if kind == "resource":
+        resource = block.get("resource")
+        resource = resource if isinstance(resource, Mapping) else {}
+        label = f"resource {resource.get('uri', '')}"
+        if "text" in resource:
+            return f"[{label}]\n{resource['text']}"
+        return _binary(label, resource.get("mimeType"), resource.get("blob"))
+    return f"[{kind} content]"
+
+
+def _binary(label: str, mime_type: object, data: object) -> str:
+    """``[image: image/png, 12,345 bytes]``: base64 ``data`` by its decoded size."""
+    return f"[{label}: {mime_type or 'no MIME type'}, {_size(data)}]"
+
+
+def _size(data: object) -> str:
+    """The decoded size of base64 ``data``, as ``12,345 bytes``."""
+    import base64
+    import binascii
+
+    if not isinstance(data, str):
+        return "no data"
+    try:
+        return f"{len(base64.b64decode(data, validate=True)):,} bytes"
+    except (binascii.Error, ValueError):
+        return f"{len(data):,} characters that are not base64"

@@ -1,0 +1,385 @@
+"""The sections of ``config.yaml``, each key with its type, default and rules.
+
+Every section forbids unknown keys and checks its values (numbers within bounds, lists that are
+lists), so a typo or a wrong type is caught at load time; :mod:`hermes_core._config.errors` says
+it in the user's words with the file, the line and the dotted key. The machinery is
+:mod:`hermes_core._config.sections`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from hermes_core._config.sections import (
+    WARNINGS_CONTEXT,
+    After,
+    Before,
+    InvalidConfig,
+    Number,
+    Section,
+    fallback,
+    unwrap_optional,
+)
+from hermes_core._plugin_names import normalize_name
+from hermes_core._shown import clipped, shown
+
+DEFAULT_DEFER: tuple[str, ...] = (
+    "todo_list",
+    "process_manage",
+    "session_search",
+    "cronjob_manage",
+    "image_generate",
+    "computer_use",
+    "manage_connections",
+)
+
+
+class ConfigWarning(UserWarning):
+    """A configuration value that was accepted with a fallback (``enabled: maybe`` means ``auto``).
+
+    ``key`` is the dotted key; ``path`` and ``line`` are set when the value came from a file.
+    """
+
+    def __init__(
+        self, detail: str, *, key: str, path: Path | None = None, line: int | None = None
+    ) -> None:
+        self.detail = detail
+        self.key = key
+        self.path = path
+        self.line = line
+        super().__init__(where_prefix(path, line, key) + detail)
+
+
+def where_prefix(path: Path | None, line: int | None, key: str | None) -> str:
+    where = ""
+    if path is not None:
+        where = str(path) + (f":{line}" if line is not None else "") + ": "
+    if key:
+        where += f"{key}: "
+    return where
+
+
+# --------------------------------------------------------------------------------------------
+# Value rules shared by the sections
+
+
+def _names_list(value: Any) -> Any:
+    """Lists of names must be YAML lists: a lone scalar is almost always a forgotten ``[...]``."""
+    if isinstance(value, str | int | float | bool):
+        raise ValueError(
+            f"expected a list of names, got {shown(value)} (write [{clipped(str(value))}])"
+        )
+    return value
+
+
+NamesList = Annotated[list[str], Before(_names_list)]
+
+
+def _enabled_words(value: Any) -> Any:
+    if isinstance(value, bool):
+        return _switch_words(value)
+    if isinstance(value, str) and value.strip().lower() in {"auto", "on", "off"}:
+        return value.strip().lower()
+    fallback(
+        ConfigWarning(
+            f"unknown value {shown(value)}, using 'auto' (expected auto, on or off)",
+            key="tools.tool_search.enabled",
+        )
+    )
+    return "auto"
+
+
+def _switch_words(value: Any) -> Any:
+    """An auto/on/off key written as a boolean: true is ``auto``, false ``off``."""
+    if isinstance(value, bool):
+        return "auto" if value else "off"
+    return value
+
+
+def _connectors_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        return {"enabled": value}
+    return value
+
+
+def _normalized_entry_names(entries: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Key ``entries`` by normalized plugin name, as plugins are looked up
+    (``settings_demo`` is the settings of plugin ``settings-demo``)."""
+    by_name: dict[str, dict[str, Any]] = {}
+    spelled: dict[str, str] = {}
+    for key, settings in entries.items():
+        name = normalize_name(key)
+        if name in spelled:
+            raise ValueError(
+                f"{shown(spelled[name])} and {shown(key)} are the same plugin "
+                f"{shown(name)}; keep one entry"
+            )
+        spelled[name] = key
+        by_name[name] = settings
+    return by_name
+
+
+def _http_url(value: str | None) -> str | None:
+    # A ${VAR} reference is expanded at connect time and checked by the client then.
+    if value is None or "${" in value:
+        return value
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"expected an http:// or https:// URL, got {shown(value)}")
+    return value
+
+
+def _client_metadata_url(value: str | None) -> str | None:
+    if value is None:
+        return value
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+        raise ValueError(
+            f"expected an https:// URL with a path (the client ID metadata document), "
+            f"got {shown(value)}"
+        )
+    return value
+
+
+def _server_names(servers: dict[str, Any]) -> dict[str, Any]:
+    for name in servers:
+        check_mcp_server_name(name)
+    return servers
+
+
+# --------------------------------------------------------------------------------------------
+# The sections
+
+
+class ToolSearchConfig(Section):
+    """``tools.tool_search``: deferral, the catalog listing and retrieval."""
+
+    enabled: Annotated[Literal["auto", "on", "off"], Before(_enabled_words)] = "auto"
+    threshold_pct: Annotated[float, Number(low=0, high=100)] = 5.0
+    listing: Annotated[Literal["auto", "on", "off"], Before(_switch_words)] = "auto"
+    listing_max_tokens: Annotated[int, Number(low=200, high=60000, whole=True)] = 4000
+    search_default_limit: Annotated[int, Number(whole=True)] = 5
+    max_search_limit: Annotated[int, Number(low=1, high=50, whole=True)] = 25
+    defer: NamesList = list(DEFAULT_DEFER)
+    always_visible: NamesList = []
+    backend: str = "bm25"
+    admission: Literal["strict", "lenient", "off"] = "off"
+    max_searches_per_turn: Annotated[int, Number(low=1, whole=True)] = 8
+
+    def _validate(self) -> None:
+        clamped = min(max(self.search_default_limit, 1), self.max_search_limit)
+        if clamped != self.search_default_limit:
+            object.__setattr__(self, "search_default_limit", clamped)
+
+
+class ConnectorsConfig(Section):
+    """``tools.connectors``: hosted connector tools through a gateway."""
+
+    enabled: bool = True
+    url: str | None = None
+    gateway: str = "http"
+    search_timeout: Annotated[float, Number(above=0)] = 30.0
+    """Seconds ``tool_search`` waits for the gateway before answering with local results."""
+    max_result_chars: Annotated[int, Number(low=1, whole=True)] = 100_000
+    """The most of one connector call's result that is passed on, cut as MCP results are."""
+
+
+class CatalogEntry(Section):
+    """One entry of ``tools.catalogs``: a catalog file loaded as deferred tools."""
+
+    path: str
+    server: str | None = None
+
+
+class ToolsConfig(Section):
+    """``tools``."""
+
+    tool_search: ToolSearchConfig = ToolSearchConfig()
+    connectors: Annotated[ConnectorsConfig, Before(_connectors_bool)] = ConnectorsConfig()
+    catalogs: list[CatalogEntry] = []
+    enabled_toolsets: NamesList | None = None
+    disabled_toolsets: NamesList = []
+
+
+class PluginsConfig(Section):
+    """``plugins``: which plugins load, their settings, and the hook timeout."""
+
+    enabled: NamesList = []
+    disabled: NamesList = []
+    entries: Annotated[dict[str, dict[str, Any]], After(_normalized_entry_names)] = {}
+    hook_timeout: Annotated[float, Number(above=0)] = 30.0
+
+
+class McpOAuthConfig(Section):
+    """``mcp_servers.NAME.oauth``: how hermes signs in to a URL server that needs it
+    (``hermes mcp login NAME``). Every key is optional: without a client, hermes registers
+    itself with the server's authorization server (dynamic client registration)."""
+
+    client_id: str | None = None
+    """A client registered beforehand with the authorization server (``${VAR}`` allowed)."""
+    client_secret: str | None = None
+    """Its secret (write ``${VAR}``: the value belongs in ``$HERMES_HOME/.env``)."""
+    token_endpoint_auth_method: (
+        Literal["client_secret_basic", "client_secret_post", "none"] | None
+    ) = None
+    """How the pre-registered client authenticates to the token endpoint; default
+    ``client_secret_basic`` with a secret, ``none`` without."""
+    client_metadata_url: Annotated[str | None, After(_client_metadata_url)] = None
+    """An https URL of a client ID metadata document, used as the client ID where the
+    authorization server supports it (instead of registering)."""
+    scopes: NamesList = []
+    """Scopes asked for besides the ones the server names."""
+    redirect_port: Annotated[int, Number(low=0, high=65535, whole=True)] = 0
+    """The port of the loopback redirect listener (``http://127.0.0.1:PORT/callback``); 0 picks
+    a free one. Set it when the client was registered with a fixed redirect URI."""
+
+    def _validate(self) -> None:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("'client_secret' needs 'client_id'")
+
+
+class McpServerConfig(Section):
+    """One entry of ``mcp_servers``: a stdio command or a streamable HTTP URL."""
+
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    url: Annotated[str | None, After(_http_url)] = None
+    headers: dict[str, str] = {}
+    include: NamesList = []
+    exclude: NamesList = []
+    timeout: Annotated[float, Number(above=0)] = 60.0
+    connect_timeout: Annotated[float, Number(above=0)] = 30.0
+    manifest_max_age: Annotated[float, Number(low=0)] = 86400.0
+    """Seconds a tool manifest stays fresh: a read-only command does not start a server whose
+    last listing is younger (docs/mcp.md, "Tool manifests")."""
+    retry_interval: Annotated[float, Number(low=0)] = 300.0
+    """Seconds a failed connect is believed: a read-only command does not start the server
+    again before they have passed."""
+    max_result_chars: Annotated[int, Number(low=1, whole=True)] = 100_000
+    """The most of one call's result (its text and other content, and its structured content
+    as JSON) that is passed on: a server answering megabytes would fill a model's context."""
+    enabled: bool = True
+    oauth: McpOAuthConfig | None = None
+    """Signing in to a URL server (:class:`McpOAuthConfig`)."""
+
+    def _validate(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.oauth is not None and self.url is None:
+            raise ValueError("'oauth' is for a 'url' server (a stdio server signs in by itself)")
+
+
+class ApprovalsConfig(Section):
+    """``approvals``: the policy, allow and deny globs, and what happens when nobody can answer."""
+
+    policy: str = "annotations"
+    allow: NamesList = []
+    deny: NamesList = []
+    non_interactive: Literal["deny", "allow"] = "deny"
+    timeout: Annotated[float, Number(above=0)] = 300.0
+
+
+class CodeExecutionConfig(Section):
+    """``code_execution``: the ``execute_code`` tool's settings, deprecated: they moved to
+    ``plugins.entries.code_execution`` (the plugin's typed settings). The section is still
+    checked and read for one release; loading a config.yaml that has it warns."""
+
+    mode: Literal["project", "strict"] = "project"
+    timeout: Annotated[float, Number(above=0)] = 300.0
+    max_tool_calls: Annotated[int, Number(low=0, whole=True)] = 50
+    max_captured_bytes: Annotated[int, Number(low=1, whole=True)] = 10_000_000
+    tools: NamesList | None = None
+    env_passthrough: NamesList = []
+
+
+class SkillsConfig(Section):
+    """``skills``: the variables a viewed skill may let through to the session's scripts."""
+
+    allowed_environment_variables: NamesList = []
+
+
+class ShellHook(Section):
+    """One shell command run on a hook event: it reads the event as JSON on stdin and may print
+    a directive; ``match`` is a glob over tool names (tool events only)."""
+
+    command: str
+    match: str = "*"
+    timeout: Annotated[float, Number(above=0)] = 10.0
+
+
+class HooksConfig(Section):
+    """``hooks``: shell commands per event, and which hook directories are enabled
+    (``disabled`` wins)."""
+
+    pre_tool_call: list[ShellHook] = []
+    post_tool_call: list[ShellHook] = []
+    session_start: list[ShellHook] = []
+    session_end: list[ShellHook] = []
+    enabled: NamesList = []
+    disabled: NamesList = []
+
+
+MOVED_SECTIONS: dict[str, str] = {"code_execution": "plugins.entries.code_execution"}
+"""Top-level sections that moved to a plugin's settings, each with where it is read now: still
+read for one release, with a :class:`ConfigWarning` saying where to move it."""
+
+
+MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*")
+"""An MCP server name: letters, digits, ``-`` and single ``_``. It becomes part of tool names
+(``mcp__<server>__<tool>``), so ``__``, which separates those parts, is not allowed."""
+MCP_SERVER_NAME_RULE = "use letters, digits, '-' and single '_' (it becomes part of tool names)"
+
+
+def check_mcp_server_name(name: str) -> str:
+    """``name`` if it is a valid MCP server name, else ``ValueError`` saying the rule."""
+    if not MCP_SERVER_NAME.fullmatch(name) or name.endswith("_"):
+        raise ValueError(f"MCP server name {shown(name)}: {MCP_SERVER_NAME_RULE}")
+    return name
+
+
+class Config(Section):
+    """The whole ``config.yaml``. Every section is optional."""
+
+    tools: ToolsConfig = ToolsConfig()
+    plugins: PluginsConfig = PluginsConfig()
+    mcp_servers: Annotated[dict[str, McpServerConfig], After(_server_names)] = {}
+    approvals: ApprovalsConfig = ApprovalsConfig()
+    code_execution: CodeExecutionConfig = CodeExecutionConfig()
+    hooks: HooksConfig = HooksConfig()
+    skills: SkillsConfig = SkillsConfig()
+
+
+__all__ = [
+    "DEFAULT_DEFER",
+    "MCP_SERVER_NAME",
+    "MCP_SERVER_NAME_RULE",
+    "MOVED_SECTIONS",
+    "WARNINGS_CONTEXT",
+    "ApprovalsConfig",
+    "CatalogEntry",
+    "CodeExecutionConfig",
+    "Config",
+    "ConfigWarning",
+    "ConnectorsConfig",
+    "HooksConfig",
+    "InvalidConfig",
+    "McpOAuthConfig",
+    "McpServerConfig",
+    "NamesList",
+    "PluginsConfig",
+    "ShellHook",
+    "SkillsConfig",
+    "ToolSearchConfig",
+    "ToolsConfig",
+    "check_mcp_server_name",
+    "unwrap_optional",
+    "where_prefix",
+]

@@ -1,0 +1,98 @@
+"""Exceptions raised by hermes-core. Each names what went wrong and where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HermesError(Exception):
+    """Base class of every error hermes-core raises on purpose."""
+
+
+class ConfigError(HermesError):
+    """A configuration file that cannot be read, parsed or validated.
+
+    ``path`` is the file, ``line`` the 1-based line when known, ``key`` the dotted key
+    (``tools.tool_search.threshold_pct``) when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        self.detail = message
+        where = ""
+        if path is not None:
+            where = str(path)
+            if line is not None:
+                where += f":{line}"
+            where += ": "
+        if key:
+            where += f"{key}: "
+        super().__init__(f"{where}{message}")
+
+
+class ManagedConfigError(HermesError):
+    """The configuration is owned by Nix or an administrator (``HERMES_MANAGED`` is set)."""
+
+
+class PluginError(HermesError):
+    """A plugin that cannot be discovered, loaded, registered or built from; names the plugin.
+
+    ``detail`` is the message without the plugin's name; ``trace`` the traceback of the
+    plugin's own exception when there was one (``hermes -v`` shows it).
+    """
+
+    def __init__(self, plugin: str, message: str, *, trace: str | None = None) -> None:
+        self.plugin = plugin
+        self.detail = message
+        self.trace = trace
+        super().__init__(f"plugin {plugin!r}: {message}")
+
+
+class PluginSettingsError(PluginError):
+    """A plugin's settings (``plugins.entries.<name>``) that its typed settings class refuses
+    (:meth:`~hermes_core._specs.PluginContext.settings_as`).
+
+    The message lists every problem, each with the file and line when the settings were read
+    from ``config.yaml`` and the dotted key; ``path``, ``line`` and ``key`` are those of the
+    first problem, as for a :class:`ConfigError`.
+    """
+
+    def __init__(
+        self,
+        plugin: str,
+        message: str,
+        *,
+        path: Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        super().__init__(plugin, message)
+
+
+class RegistrationError(HermesError):
+    """Two plugins claim one name, or a configured name matches no registration."""
+
+
+class UnloadedPluginError(RegistrationError):
+    """A configured name that no loaded plugin registers while a plugin of that name exists but
+    did not load (gated, disabled, not enabled, broken); the message says which and why.
+
+    The host contains it as it contains a factory that raises: the search backend that cannot
+    be had makes ``tool_search`` an error and every other tool works. ``plugin`` is its name.
+    """
+
+    def __init__(self, message: str, *, plugin: str) -> None:
+        self.plugin = plugin
+        super().__init__(message)

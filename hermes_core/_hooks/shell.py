@@ -1,0 +1,208 @@
+"""Shell hooks: ``hooks.<event>`` commands of ``config.yaml``.
+
+A command runs with ``/bin/sh`` in the session's working directory, with the host's environment,
+in a process group of its own; it reads the event as JSON on stdin. On ``pre_tool_call`` it may
+print a directive, ``{"action": "block", "message": ...}`` (or ``approve``, or ``modify`` with
+``arguments``); printing nothing lets the call go on. It fails closed: a non-zero exit status,
+output that is not a JSON directive, or no answer within its ``timeout`` (the dispatcher's
+deadline, which ends the command's whole group) blocks the call, naming the hook. The answer is
+what the command printed by the time it exited: what it left running (``cmd &``) is killed with
+its group then, and its pipes are not waited on. On the other events the output is ignored and a
+failure is logged, as for a plugin's observer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from hermes_core._hooks.adapters import EventHook, adapter_for
+from hermes_core._hooks.events import EVENTS, HookEvent
+from hermes_core._shown import clipped
+from hermes_core._specs import PreCallDirective
+
+if TYPE_CHECKING:
+    from hermes_core._config import HooksConfig, ShellHook
+    from hermes_core._paths import Environment
+
+__all__ = ["CommandOutcome", "ShellHookFailed", "run_command", "shell_hooks"]
+
+OUTPUT_LIMIT: Final = 1024 * 1024
+"""How much of a hook's stdout is read (a directive is a line); the rest is discarded."""
+ERRORS_SHOWN: Final = 500
+"""How many characters of a failed hook's stderr its message shows."""
+OUTPUT_GRACE: Final = 0.5
+"""How long, once the command exited and its group was killed, what is left in its pipes is
+still read: only a process that left the group (``setsid``) can hold them open that long."""
+
+
+class ShellHookFailed(Exception):
+    """A shell hook of an observer event exited with a non-zero status."""
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """What a hook command did: its exit status, stdout and stderr."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    def failure(self) -> str | None:
+        """Why the command failed (``exited with status 1: <stderr>``), or ``None``."""
+        if self.returncode == 0:
+            return None
+        if self.returncode < 0:
+            what = f"was ended by signal {-self.returncode}"
+        else:
+            what = f"exited with status {self.returncode}"
+        errors = self.stderr.decode("utf-8", "replace").strip()
+        return f"{what}: {clipped(errors, ERRORS_SHOWN)}" if errors else what
+
+
+async def _drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
+    if stream is None:
+        return
+    async for chunk in stream:
+        if len(into) < OUTPUT_LIMIT:
+            into.extend(chunk[: OUTPUT_LIMIT - len(into)])
+
+
+async def _drain_both(
+    process: Process, stdout: bytearray, stderr: bytearray, done: anyio.Event
+) -> None:
+    async with anyio.create_task_group() as group:
+        group.start_soon(_drain, process.stdout, stdout)
+        group.start_soon(_drain, process.stderr, stderr)
+    done.set()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def run_command(
+    command: str, event: Mapping[str, Any], *, cwd: Path, env: Mapping[str, str]
+) -> CommandOutcome:
+    """Run ``command`` with ``event`` as JSON on stdin; its whole process group is killed when
+    it ends and when the caller gives up (a timeout)."""
+    process = await anyio.open_process(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    stdout, stderr = bytearray(), bytearray()
+    payload = json.dumps(event, ensure_ascii=False, default=str).encode("utf-8")
+    try:
+
+        async def feed() -> None:
+            assert process.stdin is not None
+            try:
+                await process.stdin.send(payload)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # a hook that does not read its event
+            finally:
+                await process.stdin.aclose()
+
+        drained = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(feed)
+            group.start_soon(_drain_both, process, stdout, stderr, drained)
+            await process.wait()
+            # The command has answered. A job it left in the background (``cmd &``) shares its
+            # pipes, so their end of file would wait for that job: end the group instead, and
+            # take what is already written.
+            _kill_group(process.pid)
+            with anyio.move_on_after(OUTPUT_GRACE):
+                await drained.wait()
+            group.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            _kill_group(process.pid)  # and what it left in its group
+            await process.wait()
+            await process.aclose()
+    assert process.returncode is not None
+    return CommandOutcome(process.returncode, bytes(stdout), bytes(stderr))
+
+
+def read_directive(stdout: bytes) -> PreCallDirective | None:
+    """The directive a ``pre_tool_call`` hook printed: ``None`` for no output (or ``{}``); a
+    block for anything that is not a JSON directive (fail closed)."""
+    text = stdout.decode("utf-8", "replace").strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return PreCallDirective.block(
+            f"it printed something that is not a JSON directive: {clipped(text)}"
+        )
+    if value == {}:
+        return None
+    action = value.get("action") if isinstance(value, dict) else None
+    if action == "block":
+        return PreCallDirective.block(str(value.get("message") or "no reason given"))
+    if action == "approve":
+        return PreCallDirective.approve(str(value.get("message") or ""))
+    if action == "modify" and isinstance(value.get("arguments"), dict):
+        return PreCallDirective.modify(value["arguments"])
+    return PreCallDirective.block(f"it printed an unknown directive: {clipped(text)}")
+
+
+class ShellAction:
+    """Runs one configured command for an event."""
+
+    def __init__(self, hook: ShellHook, event: HookEvent, env: Environment) -> None:
+        self.hook = hook
+        self.event = event
+        self.env = env
+
+    async def __call__(self, event: dict[str, Any]) -> Any:
+        cwd = Path(str(event.get("cwd") or self.env.cwd))
+        try:
+            outcome = await run_command(self.hook.command, event, cwd=cwd, env=self.env.variables)
+        except OSError as exc:
+            if self.event == "pre_tool_call":
+                return PreCallDirective.block(f"it could not be started: {exc}")
+            raise ShellHookFailed(f"could not be started: {exc}") from None
+        failure = outcome.failure()
+        if self.event != "pre_tool_call":
+            if failure is not None:
+                raise ShellHookFailed(failure)
+            return None
+        if failure is not None:
+            return PreCallDirective.block(f"it {failure}")
+        return read_directive(outcome.stdout)
+
+
+def shell_hooks(hooks: HooksConfig, env: Environment) -> list[tuple[str, EventHook]]:
+    """A plugin object per configured command, with its registration name, in the order to
+    register them: the first command listed for an event runs first (pluggy calls the last
+    registered first)."""
+    made: list[tuple[str, EventHook]] = []
+    for event in EVENTS:
+        listed: list[ShellHook] = getattr(hooks, event)
+        for index, hook in enumerate(listed):
+            key = f"hooks.{event}[{index}]"
+            owner = f"shell hook {clipped(hook.command)!r} ({key})"
+            adapter = adapter_for(
+                event, owner, hook.timeout, hook.match, ShellAction(hook, event, env)
+            )
+            made.append((f"shell-hook:{event}:{index}", adapter))
+    made.reverse()
+    return made

@@ -1,0 +1,53 @@
+"""One call of a tool over an open connection, every outcome a :class:`ToolResult` naming the
+server: the result normalized, a protocol error, no usable answer, or the call's timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp.results import MCP_ERROR
+from hermes_core._tools import ToolResult
+
+if TYPE_CHECKING:
+    from hermes_core._mcp.connection import McpConnection
+
+__all__ = ["call_connected"]
+
+
+async def call_connected(
+    connection: McpConnection,
+    server: str,
+    config: McpServerConfig,
+    tool: str,
+    arguments: Mapping[str, Any],
+) -> ToolResult:
+    """Call ``tool`` (its original MCP name) of ``server`` over ``connection``, waiting at most
+    the entry's ``timeout``; the result is cut at its ``max_result_chars``."""
+    from mcp import MCPError
+
+    from hermes_core._mcp.failures import describe_failure
+    from hermes_core._mcp.results import (
+        normalize_call_result,
+        protocol_error_result,
+        timeout_result,
+    )
+
+    timeout = config.timeout
+    # The SDK bounds each request by the timeout; this bounds the whole call (the SDK may send
+    # more than one request for it), so the timeout counts the call and nothing else.
+    with anyio.move_on_after(timeout):
+        try:
+            result = await connection.call_tool(tool, dict(arguments), timeout=timeout)
+        except MCPError as exc:
+            return protocol_error_result(server, tool, exc, timeout=timeout)
+        except Exception as exc:
+            return ToolResult.error(
+                MCP_ERROR,
+                f"MCP server {server!r} gave no usable answer to {tool!r}: {describe_failure(exc)}",
+            )
+        return normalize_call_result(result, server=server, limit=config.max_result_chars)
+    return timeout_result(server, tool, timeout)

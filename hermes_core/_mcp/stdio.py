@@ -1,0 +1,309 @@
+"""A stdio MCP server as a child process that hermes ends whole, with everything it started.
+
+The SDK's own ``stdio_client`` starts the server in a new session, but ends the process group
+only when the server itself does not exit in time: a server that exits when its input closes
+leaves its own children behind, re-parented to PID 1. :class:`StdioTransport` is a transport
+``mcp.Client`` accepts (an async context manager yielding the read and write streams) that
+
+- starts the server in a new session, so it and every process it starts share one process group;
+- ends the group on every way out: the input is closed, the server gets a grace period to exit,
+  then the whole group gets SIGTERM and, after another grace period, SIGKILL; the group is
+  also ended as soon as the server process exits on its own, since a child that inherited its
+  output would otherwise keep the connection looking alive;
+- copies the server's standard error into its :class:`~hermes_core._mcp.serverlog.ServerLog`,
+  never to hermes' own standard error.
+
+Lines on the server's output that are not JSON-RPC are written to the log and skipped. POSIX
+only: on Windows the connection uses the SDK's transport, whose Job Object ends the tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+import anyio
+import anyio.abc
+import mcp_types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+
+from hermes_core._mcp.serverlog import ServerLog
+from hermes_core._process_groups import signal_group
+
+__all__ = ["GRACE_SECONDS", "StdioTransport", "end_process_group"]
+
+log = logging.getLogger("hermes_core._mcp")
+
+GRACE_SECONDS: Final = 2.0
+"""How long the server may take to exit after its input closes, and its process group after
+SIGTERM, before the next step."""
+_FLUSH_SECONDS: Final = 0.5
+"""How long messages already accepted may take to reach the server's input at shutdown."""
+_PIPES_SECONDS: Final = 0.5
+"""How long the output readers may take to finish once the group is gone (a process that left
+the group may still hold a pipe)."""
+_POLL_SECONDS: Final = 0.02
+
+
+class StdioTransport:
+    """The transport of one run of a stdio server (see the module docstring).
+
+    ``environment`` is the child's whole environment. After the run, :attr:`exit_status` is the
+    server's exit status (negative: the signal that ended it), ``None`` when it never started;
+    :attr:`exited_on_its_own` is that status when the server exited before hermes stopped it.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str],
+        *,
+        environment: Mapping[str, str],
+        cwd: Path,
+        log: ServerLog,
+    ) -> None:
+        self.command = command
+        self.args = list(args)
+        self.environment = dict(environment)
+        self.cwd = cwd
+        self.log = log
+        self.pid: int | None = None
+        self.exit_status: int | None = None
+        self.exited_on_its_own: int | None = None
+        self._stopping = False
+        self._context: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
+
+    async def __aenter__(self) -> TransportStreams:
+        self._context = self._run()
+        return await self._context.__aenter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._context is not None
+        return await self._context.__aexit__(exc_type, exc_val, exc_tb)
+
+    @asynccontextmanager
+    async def _run(self) -> AsyncIterator[TransportStreams]:
+        self.log.start(f"{self.command} in {self.cwd}")
+        try:
+            process = await anyio.open_process(
+                [self.command, *self.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.environment,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except BaseException as exc:
+            self.log.note(f"could not start {self.command}: {exc}")
+            self.log.close()
+            raise
+        # No await until the task group is entered: a cancellation in between would leave the
+        # child running.
+        self.pid = process.pid
+        to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        to_server, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+        exited = anyio.Event()
+        writer_done = anyio.Event()
+        readers_done = [anyio.Event(), anyio.Event()]
+
+        async def watch_exit() -> None:
+            status = await process.wait()
+            exited.set()
+            if not self._stopping:
+                self.exited_on_its_own = status
+            self.log.note(f"the server process exited with status {status}")
+            await end_process_group(process.pid)
+
+        # The pipe tasks are shielded: a cancellation of the caller (a closing supervisor, a
+        # connect_timeout) must not stop them before the shutdown below has seen the server
+        # exit and read the last of its standard error. The shutdown ends them itself.
+        shields: list[anyio.CancelScope] = []
+
+        def launch(work: Callable[[], Awaitable[None]]) -> None:
+            shield = anyio.CancelScope(shield=True)
+            shields.append(shield)
+
+            async def shielded() -> None:
+                with shield:
+                    await work()
+
+            tasks.start_soon(shielded)
+
+        try:
+            async with anyio.create_task_group() as tasks:
+                launch(watch_exit)
+                launch(partial(self._read_output, process, to_session, readers_done[0]))
+                launch(partial(self._copy_stderr, process, readers_done[1]))
+                launch(partial(self._write_input, process, from_session, writer_done))
+                try:
+                    yield from_server, to_server
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._stop(
+                            process, to_server, from_server, exited, writer_done, readers_done[0]
+                        )
+                        with anyio.move_on_after(_PIPES_SECONDS):
+                            for done in readers_done:
+                                await done.wait()
+                    for shield in shields:
+                        shield.cancel()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(GRACE_SECONDS):
+                await process.aclose()
+            self.exit_status = process.returncode
+            self.log.close()
+
+    async def _stop(
+        self,
+        process: anyio.abc.Process,
+        to_server: MemoryObjectSendStream[SessionMessage],
+        from_server: MemoryObjectReceiveStream[SessionMessage | Exception],
+        exited: anyio.Event,
+        writer_done: anyio.Event,
+        output_ended: anyio.Event,
+    ) -> None:
+        """Close the input (after a short flush), give the server its grace period, then end
+        its process group, whether or not the server itself has exited."""
+        if output_ended.is_set():
+            # The server closed its output, so it is probably exiting: let its exit be seen as
+            # its own, not as the result of what follows.
+            with anyio.move_on_after(_FLUSH_SECONDS):
+                await exited.wait()
+        self._stopping = True
+        from_server.close()
+        to_server.close()
+        with anyio.move_on_after(_FLUSH_SECONDS):
+            await writer_done.wait()
+        if process.stdin is not None:
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await process.stdin.aclose()
+        with anyio.move_on_after(GRACE_SECONDS):
+            await exited.wait()
+        await end_process_group(process.pid)
+        with anyio.move_on_after(GRACE_SECONDS):
+            await exited.wait()
+        if not exited.is_set():
+            log.warning(
+                "MCP server process %d is still alive after SIGKILL; abandoning it", process.pid
+            )
+
+    async def _read_output(
+        self,
+        process: anyio.abc.Process,
+        to_session: MemoryObjectSendStream[SessionMessage | Exception],
+        done: anyio.Event,
+    ) -> None:
+        """Hand each JSON-RPC line of the server's output to the session; once the session is
+        gone, keep reading (and dropping) so the server never blocks on a full pipe."""
+        assert process.stdout is not None
+        pending = b""
+        session_open = True
+        try:
+            async with to_session:
+                async for chunk in process.stdout:
+                    lines = (pending + chunk).split(b"\n")
+                    pending = lines.pop()
+                    for line in lines:
+                        message = self._parse(line)
+                        if message is None or not session_open:
+                            continue
+                        try:
+                            await to_session.send(message)
+                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            session_open = False
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            done.set()
+
+    def _parse(self, line: bytes) -> SessionMessage | None:
+        if not line.strip():
+            return None
+        try:
+            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError:
+            shown = line[:200].decode("utf-8", errors="replace")
+            self.log.note(f"skipped a line of its output that is not JSON-RPC: {shown!r}")
+            return None
+        return SessionMessage(message)
+
+    async def _copy_stderr(self, process: anyio.abc.Process, done: anyio.Event) -> None:
+        assert process.stderr is not None
+        try:
+            async for chunk in process.stderr:
+                self.log.write(chunk)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            done.set()
+
+    async def _write_input(
+        self,
+        process: anyio.abc.Process,
+        from_session: MemoryObjectReceiveStream[SessionMessage],
+        done: anyio.Event,
+    ) -> None:
+        assert process.stdin is not None
+        try:
+            async with from_session:
+                async for item in from_session:
+                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((text + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            done.set()
+
+
+async def end_process_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
+    """SIGTERM every process of group ``pgid``, SIGKILL what is left after ``grace`` seconds.
+
+    The leader's pid is the group id (it was started in a new session); a leader that is gone
+    does not end the group, which lives on as long as one member does.
+    """
+    if not signal_group(pgid, signal.SIGTERM):
+        return
+    with anyio.move_on_after(grace):
+        while _group_alive(pgid):
+            await anyio.sleep(_POLL_SECONDS)
+        return
+    signal_group(pgid, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether group ``pgid`` still has a member that is not a zombie.
+
+    Signal 0 succeeds while a member exists at all, and an orphan that was killed stays a zombie
+    until PID 1 reaps it (some container inits never do), so ``/proc`` is asked where it exists.
+    """
+    if not signal_group(pgid, 0):
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False

@@ -1,0 +1,204 @@
+"""Where a sign-in to a remote MCP server is kept: :class:`TokenFile`, the SDK's token storage
+in ``$HERMES_HOME/mcp-auth/NAME.json`` (``0600`` in a ``0700`` directory), and what reads or
+removes it without the SDK's flow (:func:`token_path`, :func:`sign_in_fingerprint`,
+:func:`sign_out`). Tokens are never logged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp.shared.auth import (
+    OAuthClientInformationFull,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
+from pydantic import AnyUrl, ValidationError
+
+from hermes_core._atomic_write import write_atomically
+from hermes_core._config import McpOAuthConfig
+from hermes_core._paths import Environment
+from hermes_core._private_files import PRIVATE_FILE_MODE
+
+__all__ = ["TOKENS_DIR", "TokenFile", "sign_in_fingerprint", "sign_out", "token_path"]
+
+log = logging.getLogger("hermes_core._mcp")
+
+TOKENS_DIR = "mcp-auth"
+
+
+def token_path(env: Environment, server: str) -> Path:
+    """Where the sign-in of ``server`` is kept: ``$HERMES_HOME/mcp-auth/NAME.json``."""
+    return env.home / TOKENS_DIR / f"{server}.json"
+
+
+def sign_in_fingerprint(server: str, env: Environment) -> str:
+    """A hash that changes when the sign-in of ``server`` does (login, logout, refresh): a
+    connect failure recorded before it no longer stands for the server. Never the tokens."""
+    try:
+        found = token_path(env, server).stat()
+    except OSError:
+        return "signed-out"
+    return hashlib.sha256(f"{found.st_mtime_ns}:{found.st_size}".encode()).hexdigest()[:16]
+
+
+_Model = TypeVar("_Model", OAuthToken, OAuthClientInformationFull, OAuthMetadata)
+
+
+class TokenFile:
+    """The SDK's token storage for one server, kept in :func:`token_path`.
+
+    The file holds ``url`` (the server it belongs to; a record of another URL is ignored),
+    ``tokens`` with ``expires_at``, the ``client`` hermes registered, the server's metadata,
+    and ``wanted_scope`` (the scopes a step-up asked for, requested by the next sign-in).
+    A pre-registered client (``oauth.client_id``) comes from the configuration and is never
+    written. With ``keep_registration`` (a sign-in) the stored tokens are not used (they are
+    replaced when the new ones come) nor is a registered client whose redirect URI is not
+    ``redirect_uri``; without it (a connection that cannot sign in) a client registered on
+    the way is used and forgotten: it was registered with a redirect URI nobody listens on.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        url: str,
+        oauth: McpOAuthConfig | None,
+        *,
+        redirect_uri: str,
+        keep_registration: bool,
+    ) -> None:
+        self.path = path
+        self.url = url
+        self._oauth = oauth
+        self._redirect_uri = redirect_uri
+        self._keep_registration = keep_registration
+        self._record = self._read()
+        self._unsaved_client: OAuthClientInformationFull | None = None
+        if keep_registration:  # a sign-in: anew, and with a client that knows this redirect
+            self._record.pop("tokens", None)
+            self._record.pop("expires_at", None)
+            if self.registered_redirect != redirect_uri:
+                self._record.pop("client", None)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("the sign-in file %s cannot be read, ignored: %s", self.path, exc)
+            return {}
+        if not isinstance(data, dict) or data.get("url") != self.url:
+            return {}
+        return data
+
+    def _save(self) -> None:
+        self._record["url"] = self.url
+        text = json.dumps(self._record, indent=2, sort_keys=True)
+        write_atomically(self.path, text + "\n", mode=PRIVATE_FILE_MODE)
+
+    def _model(self, key: str, model: type[_Model]) -> _Model | None:
+        value = self._record.get(key)
+        if value is None:
+            return None
+        try:
+            return model.model_validate(value)
+        except ValidationError:
+            return None
+
+    @property
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (seconds since the epoch), if it says."""
+        value = self._record.get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def wanted_scope(self) -> str | None:
+        """The scopes a step-up asked for since the last sign-in."""
+        value = self._record.get("wanted_scope")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def registered_redirect(self) -> str | None:
+        """The redirect URI of the client hermes registered, if it did."""
+        client = self._model("client", OAuthClientInformationFull)
+        if client is None or not client.redirect_uris:
+            return None
+        return str(client.redirect_uris[0])
+
+    def metadata(self) -> tuple[OAuthMetadata | None, ProtectedResourceMetadata | None]:
+        """The authorization server's and the resource's metadata seen at the last sign-in."""
+        resource = self._record.get("resource_metadata")
+        try:
+            prm = None if resource is None else ProtectedResourceMetadata.model_validate(resource)
+        except ValidationError:
+            prm = None
+        return self._model("authorization_server", OAuthMetadata), prm
+
+    def remember(
+        self,
+        metadata: OAuthMetadata | None,
+        resource: ProtectedResourceMetadata | None,
+    ) -> None:
+        """Keep the metadata the tokens came with (saved with the next tokens)."""
+        for key, model in (("authorization_server", metadata), ("resource_metadata", resource)):
+            if model is not None:
+                self._record[key] = model.model_dump(mode="json", exclude_none=True)
+
+    def want_scope(self, scope: str | None) -> None:
+        """Note the scopes a step-up asked for, for the next sign-in (saved when signed in
+        before; a server never signed in to leaves no file)."""
+        if scope and scope != self.wanted_scope and self._record.get("tokens"):
+            self._record["wanted_scope"] = scope
+            self._save()
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self._model("tokens", OAuthToken)
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+        self._record["expires_at"] = (
+            time.time() + int(tokens.expires_in) if tokens.expires_in is not None else None
+        )
+        if self._keep_registration:  # a sign-in asked for what a step-up wanted
+            self._record.pop("wanted_scope", None)
+        if self._unsaved_client is not None and self._keep_registration:
+            self._record["client"] = self._unsaved_client.model_dump(mode="json", exclude_none=True)
+        self._save()
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        configured = self._oauth.client_id if self._oauth is not None else None
+        if configured is not None:
+            assert self._oauth is not None
+            secret = self._oauth.client_secret
+            method = self._oauth.token_endpoint_auth_method or (
+                "client_secret_basic" if secret else "none"
+            )
+            return OAuthClientInformationFull(
+                client_id=configured,
+                client_secret=secret,
+                redirect_uris=[AnyUrl(self._redirect_uri)],
+                token_endpoint_auth_method=method,
+            )
+        return self._unsaved_client or self._model("client", OAuthClientInformationFull)
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        # Saved with the tokens: a registration whose sign-in never finished is not kept.
+        self._unsaved_client = client_info
+
+
+def sign_out(server: str, env: Environment) -> bool:
+    """``hermes mcp logout``: remove what the sign-in of ``server`` kept; whether there was
+    anything."""
+    path = token_path(env, server)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True

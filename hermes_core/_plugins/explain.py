@@ -1,0 +1,54 @@
+"""Why a plugin did not load, and what to do about it: one sentence for every place that meets
+a name some plugin should have provided (an unknown search backend, approval policy or
+connector gateway) or that enables a plugin which will still not load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hermes_core._plugin_names import normalize_name
+from hermes_core._plugins.records import PluginRecord
+from hermes_core._project_trust import PROJECT_GATE_FLAG
+
+__all__ = ["unloaded_plugin", "why_not_loaded"]
+
+
+def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord | None:
+    """The copy of the plugin called ``name`` that would take part, when it did not load (is
+    gated, disabled, not enabled or broken); ``None`` when there is no plugin of that name or it
+    loaded (or, before loading, is let through by the gate). A gated project copy counts when
+    no other copy takes part."""
+    wanted = normalize_name(name)
+    copies = [record for record in records if record.name == wanted]
+    winner = next((record for record in copies if record.winner), None)
+    if winner is None:
+        winner = next((record for record in copies if record.status == "gated"), None)
+    if winner is None or winner.loadable:
+        return None
+    return winner
+
+
+def why_not_loaded(record: PluginRecord) -> str:
+    """``plugin 'x' (project, /path) is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1 ...``: which
+    copy of a plugin this is, why it did not load and how to make it load."""
+    where = f"{record.source}, {record.path}" if record.path is not None else record.source
+    if record.shadows:
+        where += f"; it shadows the {', '.join(record.shadows)} copy"
+    return f"plugin {record.name!r} ({where}) {_state(record)}"
+
+
+def _state(record: PluginRecord) -> str:
+    name = record.name
+    if record.status == "gated":
+        return (
+            f"is gated: set {PROJECT_GATE_FLAG}=1 in the environment to load the project's "
+            "plugins (only for a project you trust); it must also be in plugins.enabled of a "
+            "config file outside the project"
+        )
+    if record.status == "disabled":
+        return f"is disabled ({record.message}): hermes plugins enable {name}"
+    if record.status == "not enabled":
+        return f"is not enabled: {record.message or f'hermes plugins enable {name}'}"
+    if record.status == "error":
+        return f"failed: {record.message} (hermes -v plugins info {name} shows the traceback)"
+    return f"is {record.status}: {record.message or record.status}"

@@ -1,0 +1,218 @@
+"""``plugin.yaml``: parse and validate a plugin's manifest, and normalize plugin names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core._plugin_names import normalize_name as normalize_name  # re-exported
+from hermes_core._shown import shown
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+    from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import ScalarNode
+
+MANIFEST_FILE = "plugin.yaml"
+PluginKind = Literal["general", "backend", "toolset"]
+"""``backend``: provides a search backend, connector gateway or approval policy; ``toolset``:
+provides tools; ``general``: anything else. A bundled ``backend`` or ``toolset`` plugin is
+enabled by default (the gate); elsewhere the kind only describes the plugin."""
+
+_VALID_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
+_STRING_KEYS = ("version", "description", "author", "homepage", "license")
+_LIST_KEYS = (
+    "provides_tools",
+    "provides_hooks",
+    "requires_env",
+    "requires_plugins",
+)
+KNOWN_KEYS = frozenset({"name", "kind", "requires_hermes", *_STRING_KEYS, *_LIST_KEYS})
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read or does not validate; the message names file and key."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a plugin says about itself, read before any of its code runs.
+
+    ``name`` is normalized. ``warnings`` lists problems that do not stop the plugin (unknown keys).
+    """
+
+    name: str
+    version: str | None = None
+    description: str = ""
+    author: str = ""
+    kind: PluginKind = "general"
+    provides_tools: tuple[str, ...] = ()
+    provides_hooks: tuple[str, ...] = ()
+    requires_env: tuple[str, ...] = ()
+    requires_plugins: tuple[str, ...] = ()
+    requires_hermes: SpecifierSet | None = None
+    homepage: str = ""
+    license: str = ""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _string(data: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ManifestError(f"{where}: {key}: must be a string, not {type(value).__name__}")
+    return str(value)
+
+
+def _names(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = data.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        raise ManifestError(f"{where}: {key}: must be a list of names (write [{shown(value)}])")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ManifestError(f"{where}: {key}: must be a list of strings")
+    return tuple(value)
+
+
+def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = None) -> Manifest:
+    """Validate a parsed manifest; ``where`` names its file in every error.
+
+    ``default_name`` is used when the mapping has no ``name`` (pip plugins, whose name is the
+    entry-point name); a directory plugin must give one.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{where}: must be a mapping of keys to values")
+    raw_name = _string(data, "name", where) or default_name
+    if not raw_name:
+        raise ManifestError(f"{where}: name: required")
+    name = normalize_name(raw_name)
+    if not _VALID_NAME.fullmatch(name):
+        raise ManifestError(
+            f"{where}: name: {shown(raw_name)} is not a valid plugin name "
+            "(letters, digits, '-', '_' and '.')"
+        )
+    kind = data.get("kind", "general")
+    if kind not in ("general", "backend", "toolset"):
+        raise ManifestError(
+            f"{where}: kind: must be 'general', 'backend' or 'toolset', not {shown(kind)}"
+        )
+    requires_hermes: SpecifierSet | None = None
+    spec_text = _string(data, "requires_hermes", where)
+    if spec_text:
+        # Imported here: a manifest rarely sets it, and every command reads the manifests.
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            requires_hermes = SpecifierSet(spec_text)
+        except InvalidSpecifier:
+            raise ManifestError(
+                f"{where}: requires_hermes: {shown(spec_text)} is not a version specifier "
+                "(e.g. '>=0.1,<1')"
+            ) from None
+    unknown = sorted(str(key) for key in data if key not in KNOWN_KEYS)
+    return Manifest(
+        name=name,
+        version=_string(data, "version", where),
+        description=_string(data, "description", where) or "",
+        author=_string(data, "author", where) or "",
+        kind=kind,
+        provides_tools=_names(data, "provides_tools", where),
+        provides_hooks=_names(data, "provides_hooks", where),
+        requires_env=_names(data, "requires_env", where),
+        requires_plugins=tuple(
+            normalize_name(item) for item in _names(data, "requires_plugins", where)
+        ),
+        requires_hermes=requires_hermes,
+        homepage=_string(data, "homepage", where) or "",
+        license=_string(data, "license", where) or "",
+        warnings=_unknown_key_warnings(unknown, where),
+    )
+
+
+_MAX_KEY_WARNINGS = 10
+
+
+def _unknown_key_warnings(unknown: list[str], where: str) -> tuple[str, ...]:
+    """One warning per unknown key, each key shortened, at most ``_MAX_KEY_WARNINGS`` of them."""
+    listed = [f"{where}: unknown key {shown(key)} ignored" for key in unknown[:_MAX_KEY_WARNINGS]]
+    if len(unknown) > _MAX_KEY_WARNINGS:
+        listed.append(f"{where}: {len(unknown) - _MAX_KEY_WARNINGS} more unknown keys ignored")
+    return tuple(listed)
+
+
+def manifest_yaml() -> YAML:
+    """A safe YAML loader for manifests that reads numbers and dates as the text written, so
+    ``version: 1.10`` is ``"1.10"`` (not the float ``1.1``), within the limits of
+    :mod:`hermes_core._yaml_limits` (no aliases, bounded nesting and numbers).
+
+    A ruamel ``YAML`` is not thread-safe: build one per discovery (about 1 ms) and pass it to
+    :func:`load_manifest`, never share one between threads.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import SafeConstructor
+
+    from hermes_core._yaml_limits import limited
+
+    class ManifestConstructor(SafeConstructor):
+        """Scalars a manifest holds as text (versions) stay the text written."""
+
+    def as_written(constructor: SafeConstructor, node: ScalarNode) -> str:
+        return str(constructor.construct_scalar(node))
+
+    for tag in ("int", "float", "timestamp"):
+        ManifestConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", as_written)
+    # Pure Python: the limits live in the composer, which the C loader would replace.
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Constructor = ManifestConstructor
+    return limited(yaml)
+
+
+def load_manifest(
+    path: Path, *, default_name: str | None = None, yaml: YAML | None = None
+) -> Manifest:
+    """Read and validate the manifest file at ``path`` with ``yaml`` (a :func:`manifest_yaml`;
+    a new one when not given).
+
+    At most :data:`~hermes_core._yaml_limits.MANIFEST_MAX_BYTES` are read: a larger file, or
+    anything but a regular file, is refused unread. Raises :class:`ManifestError` naming the
+    file (and the line for YAML syntax errors and refused aliases, nesting or numbers).
+    """
+    data = read_manifest_data(path, yaml=yaml)
+    return manifest_from_mapping(data, where=str(path), default_name=default_name)
+
+
+def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
+    """The parsed YAML of a manifest-like file (``plugin.yaml``, a hook directory's
+    ``HOOK.yaml``), read within the limits :func:`load_manifest` describes; a
+    :class:`ManifestError` naming the file (and the line) when it cannot be."""
+    from ruamel.yaml.error import YAMLError
+
+    from hermes_core._yaml_limits import (
+        MANIFEST_MAX_BYTES,
+        YamlFileError,
+        YamlLimitError,
+        load_limited,
+        read_limited,
+        yaml_problem,
+    )
+
+    try:
+        text = read_limited(path, MANIFEST_MAX_BYTES)
+    except YamlFileError as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+    if text is None:
+        raise ManifestError(f"{path}: cannot be read: no such file")
+    try:
+        return load_limited(yaml or manifest_yaml(), text)
+    except YAMLError as exc:
+        line, problem = yaml_problem(exc)
+        at = f":{line + 1}" if line is not None else ""
+        what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
+        raise ManifestError(f"{path}{at}: {what}{problem}") from None

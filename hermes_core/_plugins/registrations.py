@@ -1,0 +1,210 @@
+"""Typed registrations collected from plugins, and selection of a backend by its config name."""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError
+from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
+from hermes_core._shown import shown
+from hermes_core._specs import (
+    ApprovalPolicySpec,
+    CliCommandSpec,
+    ConnectorGatewaySpec,
+    SearchBackendSpec,
+)
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from hermes_core._plugins.records import PluginRecord
+
+RegistrationKind = Literal["search_backend", "connector_gateway", "approval_policy", "cli_command"]
+SpecT = TypeVar(
+    "SpecT", SearchBackendSpec, ConnectorGatewaySpec, ApprovalPolicySpec, CliCommandSpec
+)
+
+_HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
+    "search_backend": ("hermes_search_backends", SearchBackendSpec, "tools.tool_search.backend"),
+    "connector_gateway": (
+        "hermes_connector_gateways",
+        ConnectorGatewaySpec,
+        "tools.connectors.gateway",
+    ),
+    "approval_policy": ("hermes_approval_policies", ApprovalPolicySpec, "approvals.policy"),
+    "cli_command": ("hermes_cli_commands", CliCommandSpec, "hermes <command>"),
+}
+
+
+@dataclass(frozen=True)
+class Registered(Generic[SpecT]):
+    """A spec and the plugin that registered it."""
+
+    spec: SpecT
+    plugin: str
+
+
+@dataclass
+class Registrations:
+    """Every spec returned by the registration hooks, by kind and then by name, and the
+    plugin records they were collected from (to explain a name nobody registered)."""
+
+    search_backends: dict[str, Registered[SearchBackendSpec]] = field(default_factory=dict)
+    connector_gateways: dict[str, Registered[ConnectorGatewaySpec]] = field(default_factory=dict)
+    approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
+    cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
+    records: list[PluginRecord] = field(default_factory=list, repr=False)
+
+    def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
+        """The name -> registration table of ``kind``."""
+        tables: dict[RegistrationKind, dict[str, Any]] = {
+            "search_backend": self.search_backends,
+            "connector_gateway": self.connector_gateways,
+            "approval_policy": self.approval_policies,
+            "cli_command": self.cli_commands,
+        }
+        return tables[kind]
+
+    def select(self, kind: RegistrationKind, name: str, *, origin: str | None = None) -> Any:
+        """The spec of ``kind`` registered as ``name``.
+
+        Raises :class:`~hermes_core._errors.RegistrationError` listing the valid names when no
+        plugin registered ``name``; :class:`~hermes_core._errors.UnloadedPluginError`, naming
+        it, why it did not load and how to make it load, when a plugin of that name exists but
+        did not load (gated, disabled, not enabled, broken: :mod:`hermes_core._plugins.explain`).
+        ``origin`` says who asked for ``name`` (default: the configuration key of ``kind``).
+        """
+        table = self.table(kind)
+        found = table.get(name)
+        if found is not None:
+            return found.spec
+        valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
+        what = kind.replace("_", " ")
+        unknown = f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
+        record = unloaded_plugin(self.records, name)
+        if record is None:
+            raise RegistrationError(f"{unknown}; valid names: {valid}")
+        raise UnloadedPluginError(
+            f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
+        )
+
+
+def collect_registrations(
+    pm: pluggy.PluginManager,
+    records: list[PluginRecord],
+    *,
+    strict: bool,
+) -> Registrations:
+    """Call every registration hook plugin by plugin, so each spec is known with its plugin.
+
+    A hook that raises, is a coroutine function (``async def``), or returns something other
+    than a list of the right specs marks its plugin ``error`` (raised in strict mode). A name
+    registered by two plugins marks both ``error``, each message naming the other (in strict
+    mode it raises :class:`~hermes_core._errors.RegistrationError` naming both).
+    """
+    by_name = {r.name: r for r in records if r.winner and r.plugin is not None}
+    result = Registrations(records=records)
+    for kind, (hook_name, spec_type, _) in _HOOKS.items():
+        table = result.table(kind)
+        hook: Any = getattr(pm.hook, hook_name)
+        # pluggy's call order: the highest source first.
+        for impl in reversed(hook.get_hookimpls()):
+            record = by_name.get(impl.plugin_name)
+            plugin_name = impl.plugin_name
+            specs = _call(impl.function, plugin_name, hook_name, spec_type, record, strict)
+            for spec in specs:
+                other = table.get(spec.name)
+                if other is not None:
+                    message = (
+                        f"{kind.replace('_', ' ')} {spec.name!r} is registered by two plugins: "
+                        f"{other.plugin!r} and {plugin_name!r}; disable one of them"
+                    )
+                    if strict:
+                        raise RegistrationError(message)
+                    for name in (other.plugin, plugin_name):
+                        clashing = next((r for r in records if r.name == name and r.winner), None)
+                        if clashing is not None and clashing.status != "error":
+                            clashing.fail(message)
+                    continue
+                table[spec.name] = Registered(spec, plugin_name)
+    drop_plugins(pm, result, {r.name for r in records if r.winner and r.status == "error"})
+    return result
+
+
+def drop_plugins(pm: pluggy.PluginManager, registrations: Registrations, names: set[str]) -> None:
+    """Take the plugins ``names`` (failed ones) out: unregistered from ``pm``, so none of their
+    hooks runs, and their specs gone from ``registrations``."""
+    for name in names:
+        if pm.has_plugin(name):
+            pm.unregister(name=name)
+    for kind in _HOOKS:
+        table = registrations.table(kind)
+        for spec_name in [key for key, found in table.items() if found.plugin in names]:
+            del table[spec_name]
+
+
+def _call(
+    function: Callable[[], Any],
+    plugin_name: str,
+    hook_name: str,
+    spec_type: type[Any],
+    record: PluginRecord | None,
+    strict: bool,
+) -> list[Any]:
+    try:
+        returned = function()
+    except Exception as exc:
+        message = f"{hook_name} raised {type(exc).__name__}: {exc}"
+        return _reject(record, plugin_name, message, strict, traceback.format_exc())
+    problem = coroutine_problem(returned, hook_name)
+    if problem is not None:
+        return _reject(record, plugin_name, problem, strict, None)
+    if returned is None:
+        return []
+    if isinstance(returned, spec_type):
+        returned = [returned]
+    if not isinstance(returned, list | tuple):
+        got = type(returned).__name__
+        message = f"{hook_name} must return a list of {spec_type.__name__}, got {got}"
+        return _reject(record, plugin_name, message, strict, None)
+    wrong = [item for item in returned if not isinstance(item, spec_type)]
+    if wrong:
+        message = (
+            f"{hook_name} must return a list of {spec_type.__name__}, got a list holding "
+            f"{type(wrong[0]).__name__} {shown(wrong[0])}"
+        )
+        return _reject(record, plugin_name, message, strict, None)
+    return list(returned)
+
+
+def coroutine_problem(returned: object, hook_name: str) -> str | None:
+    """The error for a registration hook that returned an awaitable (an ``async def``
+    implementation), after closing it so Python does not warn that it was never awaited;
+    ``None`` for anything else."""
+    if not inspect.isawaitable(returned):
+        return None
+    close = getattr(returned, "close", None)
+    if callable(close):
+        close()
+    return (
+        f"{hook_name}: registration hooks must be plain functions, not coroutines "
+        "(define it with def, not async def)"
+    )
+
+
+def _reject(
+    record: PluginRecord | None,
+    plugin_name: str,
+    message: str,
+    strict: bool,
+    trace: str | None,
+) -> list[Any]:
+    if strict:
+        raise PluginError(plugin_name, message)
+    if record is not None:
+        record.fail(message, trace)
+    return []

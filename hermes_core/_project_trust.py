@@ -1,0 +1,114 @@
+"""The project gate: one rule for everything a project can bring.
+
+A *project* is the working directory, resolved through symbolic links. Whatever hermes would
+run from it is the project's: plugins, hook directories, skills, the shell hooks and MCP
+servers of a ``config.yaml`` that lies in it (``HERMES_HOME=./.hermes``), a ``.mcp.json``.
+It loads only when the user opened the gate, ``HERMES_ENABLE_PROJECT_PLUGINS=1``, whatever
+``HERMES_HOME`` points at.
+
+:func:`project_owns` says whose a path is, comparing real paths:
+
+- a path whose real path lies in the project is the project's, wherever it was found (a
+  ``$HERMES_HOME/plugins/x`` that is a link into the project, a ``HERMES_HOME`` inside it);
+- a path found in the project whose real path lies outside it is the project's too (a link
+  the project ships points where the project chose), unless that real path is the user's own
+  ``$HERMES_HOME``: a project's ``.hermes/plugins`` linked to ``$HERMES_HOME/plugins`` does
+  not relabel the user's plugins.
+
+Working from ``/``, from the user's home directory or from a folder holding it (``/home``) is
+not working in a project: every file, the user's own ``~/.hermes`` included, lies under those,
+so nothing there is a project's.
+
+A configuration file named on the command line (``hermes --config FILE``) is the user's choice
+for that one command: its shell hooks and MCP servers run wherever it lies
+(:func:`config_refusal`). ``HERMES_HOME`` and ``HERMES_CONFIG`` are standing settings, which a
+project must not turn into an opening: a file they lead to in the project is the project's.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
+
+__all__ = [
+    "PROJECT_GATE_FLAG",
+    "config_refusal",
+    "gate_is_open",
+    "project_owns",
+    "project_refusal",
+    "project_root",
+]
+
+PROJECT_GATE_FLAG: Final = "HERMES_ENABLE_PROJECT_PLUGINS"
+"""The environment flag that opens the project gate."""
+
+
+def project_root(env: Environment) -> Path | None:
+    """The project hermes works in: the working directory, resolved; ``None`` when that is
+    ``/``, the user's home directory or a folder holding it."""
+    return _root_of(env.cwd, env.user_home)
+
+
+@functools.lru_cache(maxsize=16)
+def _root_of(cwd: Path, user_home: Path | None) -> Path | None:
+    # Asked once for each plugin, hook directory and skill a start finds: resolved once.
+    resolved = _resolved(cwd)
+    if resolved == Path(resolved.anchor):
+        return None
+    if user_home is not None and _resolved(user_home).is_relative_to(resolved):
+        return None
+    return resolved
+
+
+def gate_is_open(env: Environment) -> bool:
+    """Whether the user opened the project gate (``HERMES_ENABLE_PROJECT_PLUGINS=1``)."""
+    return env.flag(PROJECT_GATE_FLAG)
+
+
+def project_owns(env: Environment, path: Path) -> bool:
+    """Whether ``path`` (as found, before resolving links) is the project's (see the module
+    docstring for the rule)."""
+    project = project_root(env)
+    if project is None:
+        return False
+    real = _resolved(path)
+    if real.is_relative_to(project):
+        return True
+    found = Path(os.path.abspath(path))
+    if not (found.is_relative_to(Path(os.path.abspath(env.cwd))) or found.is_relative_to(project)):
+        return False
+    return not real.is_relative_to(_resolved(env.home))
+
+
+def project_refusal(env: Environment, path: Path, what: str) -> str | None:
+    """``None`` when ``what`` at ``path`` may load; else why not: it is the project's and the
+    gate is closed. The message names ``what``, the path and the way to open the gate."""
+    if gate_is_open(env) or not project_owns(env, path):
+        return None
+    return (
+        f"{what} at {path} belongs to the project {project_root(env)}; project extensions load "
+        f"only when {PROJECT_GATE_FLAG}=1 is set in the environment"
+    )
+
+
+def config_refusal(env: Environment, config_path: Path | None, what: str) -> str | None:
+    """:func:`project_refusal` for ``what`` of the configuration file ``config_path``: ``None``
+    for a configuration built in code (``None``) or named on the command line
+    (``env.config_file``)."""
+    if config_path is None:
+        return None
+    if env.config_file is not None and _resolved(env.config_file) == _resolved(config_path):
+        return None
+    return project_refusal(env, config_path, what)
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return Path(os.path.abspath(path))

@@ -1,0 +1,192 @@
+"""Skills: ``$HERMES_HOME/skills/<name>/SKILL.md``, YAML front matter and a Markdown body.
+
+The front matter (between a first line ``---`` and the next ``---``), read within the limits of
+:mod:`hermes_core._yaml_limits`:
+
+- ``name``: 1-64 letters, digits, ``-``, ``_`` or ``.`` (default: the directory's name);
+- ``description``: text, required (what the skill is for; the listing shows it);
+- ``required_environment_variables``: the variables the skill's scripts need, as names or as
+  mappings with a ``name`` (``[{name: GH_TOKEN, prompt: ...}]``);
+- ``metadata``: a mapping, kept as given; other keys are kept in ``metadata`` too.
+
+Files beside ``SKILL.md`` (scripts, references) are part of the skill and are read by their
+path relative to its directory, never outside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from hermes_core._shown import shown
+
+__all__ = [
+    "SKILL_FILE",
+    "Skill",
+    "SkillError",
+    "load_skills",
+    "read_skill",
+]
+
+SKILL_FILE: Final = "SKILL.md"
+SKILL_MAX_BYTES: Final = 1024 * 1024
+"""The largest ``SKILL.md`` (and the largest file beside it) that is read."""
+FILES_LISTED: Final = 500
+"""How many files beside ``SKILL.md`` a skill lists."""
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_VARIABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KNOWN: Final = frozenset({"name", "description", "required_environment_variables", "metadata"})
+
+
+class SkillError(ValueError):
+    """A skill that cannot be read; the message names the file (and the key)."""
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill: what its front matter says, its body and where it lives."""
+
+    name: str
+    description: str
+    directory: Path
+    body: str = ""
+    required_environment_variables: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def files(self) -> list[str]:
+        """The regular files beside ``SKILL.md``, by path relative to the skill's directory
+        (``scripts/fetch.py``), sorted; hidden ones and symbolic links are left out."""
+        found: list[str] = []
+        for path in sorted(self.directory.rglob("*")):
+            relative = path.relative_to(self.directory)
+            if any(part.startswith(".") for part in relative.parts) or relative == Path(SKILL_FILE):
+                continue
+            if path.is_symlink() or not path.is_file():
+                continue
+            found.append(relative.as_posix())
+            if len(found) >= FILES_LISTED:
+                break
+        return found
+
+    def read(self, relative: str) -> str:
+        """The text of the file ``relative`` (a path relative to the skill's directory);
+        :class:`SkillError` when it is outside the directory, not a regular text file, or
+        larger than :data:`SKILL_MAX_BYTES`."""
+        root = self.directory.resolve()
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root):
+            raise SkillError(f"{relative}: not a file of skill {self.name!r}")
+        if not target.is_file():
+            raise SkillError(f"{relative}: skill {self.name!r} has no such file")
+        if target.stat().st_size > SKILL_MAX_BYTES:
+            raise SkillError(f"{relative}: larger than {SKILL_MAX_BYTES} bytes")
+        data = target.read_bytes()
+        if b"\x00" in data[:8192]:
+            raise SkillError(f"{relative}: a binary file")
+        return data.decode("utf-8", "replace")
+
+
+def _front_matter(text: str, where: Path) -> tuple[str, str]:
+    lines = text.replace("\r\n", "\n").split("\n")
+    if not lines or lines[0].strip() != "---":
+        raise SkillError(f"{where}: no YAML front matter (a first line '---')")
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]).lstrip("\n")
+    raise SkillError(f"{where}: the front matter has no closing '---'")
+
+
+def _variables(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise SkillError(f"{where}: required_environment_variables: must be a list")
+    names = []
+    for item in value:
+        name = item.get("name") if isinstance(item, Mapping) else item
+        if not isinstance(name, str) or not _VARIABLE.fullmatch(name):
+            raise SkillError(
+                f"{where}: required_environment_variables: {shown(name)} is not a variable name"
+            )
+        names.append(name)
+    return tuple(dict.fromkeys(names))
+
+
+def read_skill(directory: Path) -> Skill:
+    """The skill in ``directory`` (its ``SKILL.md``); :class:`SkillError` naming the file and
+    the key when it cannot be read."""
+    from ruamel.yaml.error import YAMLError
+
+    from hermes_core._plugins.manifest import manifest_yaml
+    from hermes_core._yaml_limits import YamlFileError, load_limited, read_limited, yaml_problem
+
+    path = directory / SKILL_FILE
+    try:
+        text = read_limited(path, SKILL_MAX_BYTES)
+    except YamlFileError as exc:
+        raise SkillError(f"{path}: {exc}") from None
+    if text is None:
+        raise SkillError(f"{path}: no such file")
+    front, body = _front_matter(text, path)
+    try:
+        data = load_limited(manifest_yaml(), front) if front.strip() else {}
+    except YAMLError as exc:
+        line, problem = yaml_problem(exc)
+        at = f":{line + 2}" if line is not None else ""  # the front matter starts on line 2
+        raise SkillError(f"{path}{at}: the front matter is not valid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        raise SkillError(f"{path}: the front matter must be a mapping of keys to values")
+    where = str(path)
+    name = data.get("name", directory.name)
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise SkillError(f"{where}: name: {shown(name)} is not a valid skill name")
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SkillError(f"{where}: description: required (what the skill is for)")
+    metadata = data.get("metadata", {})
+    if not isinstance(metadata, Mapping):
+        raise SkillError(f"{where}: metadata: must be a mapping")
+    extra = {str(key): value for key, value in data.items() if key not in _KNOWN}
+    return Skill(
+        name=name,
+        description=description.strip(),
+        directory=directory,
+        body=body,
+        required_environment_variables=_variables(
+            data.get("required_environment_variables"), where
+        ),
+        metadata={**extra, **metadata},
+    )
+
+
+def load_skills(root: Path) -> tuple[list[Skill], list[str]]:
+    """Every skill under ``root`` (``<root>/<name>/SKILL.md``) by name, and a problem per
+    directory that could not be read (the others still load). Of two skills claiming one name,
+    the first directory by name wins."""
+    try:
+        entries = sorted(root.iterdir(), key=lambda entry: entry.name)
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        return [], [f"{root}: cannot be read: {exc.strerror or exc}"]
+    skills: dict[str, Skill] = {}
+    problems: list[str] = []
+    for entry in entries:
+        if entry.name.startswith((".", "_")) or not (entry / SKILL_FILE).is_file():
+            continue
+        try:
+            skill = read_skill(entry)
+        except SkillError as exc:
+            problems.append(str(exc))
+            continue
+        if skill.name in skills:
+            problems.append(
+                f"{entry}: skill {skill.name!r} is also in {skills[skill.name].directory}; "
+                "this one is ignored"
+            )
+            continue
+        skills[skill.name] = skill
+    return sorted(skills.values(), key=lambda skill: skill.name), problems

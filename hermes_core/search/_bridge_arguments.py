@@ -1,0 +1,188 @@
+"""What the model sends to the bridge tools, read: the queries and limit of ``tool_search``, the
+names of ``tool_describe``, the entries of ``tool_call``.
+
+Each reader accepts more than the schemas say (one bare string for a list, a list sent as a
+JSON string, ``tool_call``'s single shape ``{name, arguments}``) and refuses the rest with a
+:class:`BridgeArgumentError` whose message says what to send; :func:`refusal` is the payload
+that carries it back (:mod:`hermes_core.search._bridge` shapes the rest of the answers).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_core._arguments import ArgumentsProblem
+
+__all__ = [
+    "MAX_DESCRIBE_NAMES",
+    "MAX_QUERIES",
+    "MAX_QUERY_CHARS",
+    "BridgeArgumentError",
+    "CallEntry",
+    "arguments_refusal",
+    "parse_calls",
+    "parse_limit",
+    "parse_names",
+    "parse_queries",
+    "refusal",
+]
+
+MAX_QUERIES = 7
+MAX_QUERY_CHARS = 2000
+"""The longest query searched (a request of a paragraph fits; the longest of the metatool set
+has 1,089 characters); a longer one is refused, nothing searched, as its text would otherwise
+be echoed back to the model several times."""
+MAX_DESCRIBE_NAMES = 10
+
+
+class BridgeArgumentError(ValueError):
+    """Arguments of a bridge tool that cannot be understood; the message says what to send."""
+
+
+@dataclass(slots=True)
+class CallEntry:
+    """One entry of ``tool_call``: the name and the arguments exactly as the caller sent them."""
+
+    name: str
+    arguments: Any
+
+
+def refusal(message: str, code: str = "INVALID_ARGUMENTS", **context: Any) -> dict[str, Any]:
+    """A bridge error payload: ``{"error": message, "code": code, **context}``."""
+    return {"error": message, "code": code, **context}
+
+
+# tool_search ----------------------------------------------------------------------------------
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+    return value
+
+
+def parse_queries(value: Any) -> list[str]:
+    """The queries of ``tool_search``: a list of strings or one bare string (also a JSON list in a
+    string); blanks are dropped; at most :data:`MAX_QUERIES`, each at most
+    :data:`MAX_QUERY_CHARS` characters, else nothing is searched."""
+    value = _maybe_json(value)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(query, str) for query in value):
+        raise BridgeArgumentError(
+            'queries must be a list of strings, e.g. {"queries": ["github create issue"]}'
+        )
+    queries = [query.strip() for query in value if query.strip()]
+    if not queries:
+        raise BridgeArgumentError("queries is empty: send at least one keyword query")
+    if len(queries) > MAX_QUERIES:
+        raise BridgeArgumentError(
+            f"{len(queries)} queries sent; at most {MAX_QUERIES} per call. Nothing was searched: "
+            "send the most important ones first"
+        )
+    for query in queries:
+        if len(query) > MAX_QUERY_CHARS:
+            raise BridgeArgumentError(
+                f"a query of {len(query):,} characters was sent; each is at most "
+                f"{MAX_QUERY_CHARS:,}. Nothing was searched: send a few keywords (the service, "
+                "an action, an object), e.g. 'github create issue'"
+            )
+    return queries
+
+
+def parse_limit(value: Any, default: int, maximum: int) -> int:
+    """Hits per query: ``default`` when absent, else clamped to ``1..maximum``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise BridgeArgumentError(f"limit must be an integer, not {value!r}") from None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BridgeArgumentError(f"limit must be an integer, not {value!r}")
+    return min(max(value, 1), maximum)
+
+
+# tool_describe --------------------------------------------------------------------------------
+
+
+def parse_names(value: Any) -> list[str]:
+    """The names of ``tool_describe``: a list or one bare string, duplicates removed (first kept);
+    at most :data:`MAX_DESCRIBE_NAMES`."""
+    value = _maybe_json(value)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise BridgeArgumentError(
+            'names must be a list of tool names, e.g. {"names": ["mcp__github__create_issue"]}'
+        )
+    names = list(dict.fromkeys(name.strip() for name in value if name.strip()))
+    if not names:
+        raise BridgeArgumentError("names is empty: send the tool names tool_search returned")
+    if len(names) > MAX_DESCRIBE_NAMES:
+        raise BridgeArgumentError(
+            f"{len(names)} names sent; at most {MAX_DESCRIBE_NAMES} per call. Nothing was "
+            "described: split them over several calls"
+        )
+    return names
+
+
+# tool_call ------------------------------------------------------------------------------------
+
+_CALL_SHAPE = '{"calls": [{"name": "<tool name>", "arguments": {...}}]}'
+
+
+def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
+    """The entries of a ``tool_call``: ``{calls: [...]}``, ``calls`` as a JSON string, or the
+    single shape ``{name, arguments}``. Entry arguments are kept as sent."""
+    if "calls" in payload and payload["calls"] is not None:
+        calls = payload["calls"]
+        if isinstance(calls, str):
+            try:
+                calls = json.loads(calls)
+            except ValueError:
+                raise BridgeArgumentError(
+                    f"calls is a string that is not valid JSON; send {_CALL_SHAPE}"
+                ) from None
+            except RecursionError:
+                raise BridgeArgumentError(
+                    f"calls is a JSON string nested too deeply to read; send {_CALL_SHAPE}"
+                ) from None
+        if type(calls) is dict or isinstance(calls, Mapping):
+            calls = [calls]
+    elif "name" in payload:
+        calls = [{"name": payload["name"], "arguments": payload.get("arguments")}]
+    else:
+        raise BridgeArgumentError(f"tool_call needs calls; send {_CALL_SHAPE}")
+    if not isinstance(calls, list) or not calls:
+        raise BridgeArgumentError(f"calls must be a non-empty list; send {_CALL_SHAPE}")
+    entries: list[CallEntry] = []
+    for index, call in enumerate(calls):
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise BridgeArgumentError(
+                f"calls[{index}] must be an object {{name, arguments}}; send {_CALL_SHAPE}"
+            )
+        name = call.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BridgeArgumentError(f"calls[{index}].name is missing; send {_CALL_SHAPE}")
+        entries.append(CallEntry(name.strip(), call.get("arguments")))
+    return entries
+
+
+def arguments_refusal(problem: ArgumentsProblem, where: str) -> dict[str, Any]:
+    """The refusal of an entry whose arguments are not an object (``where`` names them:
+    ``arguments`` or ``calls[2].arguments``)."""
+    if problem.kind == "not_json":
+        return refusal(f"{where} is a string that is not valid JSON; send an object")
+    if problem.kind == "too_deep":
+        return refusal(f"{where} is a JSON string nested too deeply to read; send an object")
+    return refusal(f"{where} must be an object, not {problem.type_name}")

@@ -1,0 +1,233 @@
+"""The catalog listing embedded in the ``tool_search`` description.
+
+A header line, then one block per group (MCP server, plugin, or ``other``), blocks sorted by
+group name and tools by name, so the bytes are the same whatever the registration order (prompt
+caches stay warm). Each block takes one of three forms (full, names, summary); the degradation
+ladder picks the richest listing that fits the token budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Literal
+
+from hermes_core._tool_blocks import BlockRun, ToolBlock, runs_of
+from hermes_core._tools import Tool
+from hermes_core.search._backend import OTHER_GROUP
+from hermes_core.search._render import estimate_tokens
+
+__all__ = [
+    "LISTING_HEADER",
+    "SHORT_DESCRIPTION_CHARS",
+    "BlockForm",
+    "Listing",
+    "ListingForm",
+    "block_groups",
+    "build_listing",
+    "group_named",
+    "group_of",
+    "short_description",
+]
+
+BlockForm = Literal["full", "names", "summary"]
+ListingForm = Literal["full", "names", "mixed", "summary", "none"]
+"""``mixed``: some groups by name, the largest collapsed to summaries; ``none``: no listing."""
+
+SHORT_DESCRIPTION_CHARS = 60
+LISTING_HEADER = (
+    "Deferred tools by source (search with tool_search, read schemas with tool_describe, "
+    "run with tool_call):"
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+_SPACES = re.compile(r"\s+")
+
+
+def group_of(tool: Tool) -> str:
+    """The listing group of ``tool``: its MCP server, plugin or catalog name, else ``other``."""
+    return group_named(tool.source_name, tool.toolset)
+
+
+def group_named(source_name: str, toolset: str) -> str:
+    """The listing group of a tool with this ``source_name`` and ``toolset`` (:func:`group_of`)."""
+    if source_name:
+        return source_name
+    if toolset.startswith("mcp-") and len(toolset) > 4:
+        return toolset[4:]
+    return OTHER_GROUP
+
+
+def block_groups(block: ToolBlock) -> list[str]:
+    """The listing group of each of ``block``'s groups (indexed like ``block.groups``)."""
+    return [group_named(*pair) for pair in zip(block.groups, block.toolsets, strict=True)]
+
+
+def short_description(description: str) -> str:
+    """The first sentence of ``description``, cut at a word boundary to at most 60 characters
+    plus ``…`` when it is longer."""
+    text = description.strip()
+    first = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
+    first = _SPACES.sub(" ", first).strip()
+    if len(first) <= SHORT_DESCRIPTION_CHARS:
+        return first
+    cut = first[: SHORT_DESCRIPTION_CHARS + 1]
+    space = cut.rfind(" ")
+    cut = cut[:space] if space > 0 else first[:SHORT_DESCRIPTION_CHARS]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A rendered listing: its text (empty for none), form, estimated tokens and how many tools
+    it names."""
+
+    text: str
+    form: ListingForm
+    tokens: int
+    named_count: int
+
+
+NO_LISTING = Listing("", "none", 0, 0)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One group's tools, sorted by name; their descriptions are read only for a full block
+    (a catalog's tools are not made to be listed by name or counted)."""
+
+    name: str
+    names: tuple[str, ...]
+    descriptions: Callable[[], list[str]] = field(repr=False, compare=False)
+
+    def block(self, form: BlockForm) -> str:
+        count = len(self.names)
+        if form == "summary":
+            return f"{self.name} ({count} tools, names not listed; find them with tool_search)"
+        head = f"{self.name} tools ({count}):"
+        if form == "names":
+            return head + "\n" + ", ".join(self.names)
+        pairs = zip(self.names, self.descriptions(), strict=True)
+        lines = [f"- {name}: {short_description(text)}" for name, text in pairs]
+        return "\n".join([head, *lines])
+
+
+_Member = Tool | tuple[ToolBlock, int]
+
+
+def _description(member: _Member) -> str:
+    if isinstance(member, Tool):
+        return member.description
+    block, position = member
+    return block.fields(position)[1]
+
+
+def _groups(tools: Sequence[Tool]) -> list[_Group]:
+    grouped: dict[str, list[tuple[str, _Member]]] = {}
+    for run in runs_of(tools):
+        if isinstance(run, BlockRun):
+            block = run.block
+            names, named = block.names, block_groups(block)
+            wanted = None if run.positions is None else set(run.positions)
+            for group, positions in enumerate(block.group_positions()):
+                grouped.setdefault(named[group], []).extend(
+                    [
+                        (names[position], (block, position))
+                        for position in positions
+                        if wanted is None or position in wanted
+                    ]
+                )
+        else:
+            for tool in run:
+                grouped.setdefault(group_of(tool), []).append((tool.name, tool))
+    result: list[_Group] = []
+    for name, pairs in sorted(grouped.items()):
+        if not pairs:
+            continue
+        pairs.sort(key=lambda pair: pair[0])
+        members = tuple(member for _, member in pairs)
+        in_order = tuple(member_name for member_name, _ in pairs)
+        result.append(_Group(name, in_order, partial(_descriptions, members)))
+    return result
+
+
+def _descriptions(members: Sequence[_Member]) -> list[str]:
+    return [_description(member) for member in members]
+
+
+def _unavailable_block(server: str, count: int, reason: str) -> str:
+    return f"{server} ({count} tools unavailable: {reason})"
+
+
+def build_listing(
+    tools: Sequence[Tool],
+    budget_tokens: int,
+    unavailable: Mapping[str, tuple[int, str]] | None = None,
+) -> Listing:
+    """The richest listing of ``tools`` that fits ``budget_tokens``.
+
+    The ladder, first that fits wins: every group full; every group by names; then groups
+    collapsed to summaries one at a time, largest first (ties by name); if even all summaries do
+    not fit, no listing. ``unavailable`` maps configured servers that are not available to
+    ``(tool count, reason)``; they are listed in every form.
+    """
+    groups = _groups(tools)
+    down = sorted((unavailable or {}).items())
+    if (not groups and not down) or budget_tokens <= 0:
+        return NO_LISTING
+    # Blocks are rendered once per form; sizes decide, only the winner is joined. A full block
+    # is longer than its names block, so full blocks are rendered only when every names block
+    # fits (a large catalog's descriptions are never read to be listed).
+    blocks: dict[str, dict[BlockForm, str]] = {}
+    for group in groups:
+        blocks[group.name] = {form: group.block(form) for form in ("names", "summary")}
+    fixed = {server: _unavailable_block(server, n, reason) for server, (n, reason) in down}
+
+    def size(forms: Mapping[str, BlockForm]) -> int:
+        parts = [len(LISTING_HEADER)] + [len(text) for text in fixed.values()]
+        parts += [len(blocks[name][form]) for name, form in forms.items()]
+        return sum(parts) + len(parts) - 1  # newlines between the lines
+
+    def fits(forms: Mapping[str, BlockForm]) -> bool:
+        return -(-size(forms) // 4) <= budget_tokens
+
+    every_name: dict[str, BlockForm] = {group.name: "names" for group in groups}
+    candidates: list[dict[str, BlockForm]] = []
+    if groups and fits(every_name):
+        for group in groups:
+            blocks[group.name]["full"] = group.block("full")
+        candidates = [{group.name: "full" for group in groups}, every_name]
+    collapsing: dict[str, BlockForm] = dict(every_name)
+    for group in sorted(groups, key=lambda group: (-len(group.names), group.name)):
+        collapsing = {**collapsing, group.name: "summary"}
+        candidates.append(collapsing)
+    if not groups:
+        candidates = [{}]
+    for forms in candidates:
+        if fits(forms):
+            return _render(groups, forms, blocks, fixed)
+    return NO_LISTING
+
+
+def _render(
+    groups: Sequence[_Group],
+    forms: Mapping[str, BlockForm],
+    blocks: Mapping[str, Mapping[BlockForm, str]],
+    fixed: Mapping[str, str],
+) -> Listing:
+    entries = [(group.name, blocks[group.name][forms[group.name]]) for group in groups]
+    entries += list(fixed.items())
+    entries.sort(key=lambda entry: entry[0])
+    text = "\n".join([LISTING_HEADER, *(block for _, block in entries)])
+    used = set(forms.values())
+    named = sum(len(group.names) for group in groups if forms[group.name] != "summary")
+    form: ListingForm
+    if not groups or used == {"summary"}:
+        form = "summary"
+    elif len(used) == 1:
+        form = "full" if used == {"full"} else "names"
+    else:
+        form = "mixed"
+    return Listing(text, form, estimate_tokens(text), named)
