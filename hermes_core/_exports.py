@@ -7,6 +7,8 @@ pydantic, numpy or the MCP SDK).
 - ``hermes_core.plugin``: a plugin author (hookimpl, the registration specs, PluginContext...);
 - ``hermes_core.search``: a search backend author (the SearchBackend contract);
 - ``hermes_core.connectors``: a connector gateway author (the ConnectorGateway contract);
+- ``hermes_core.agent``: an embedder of the agent runtime, and a model provider author (the
+  ModelProvider contract and the messages it takes and returns);
 - ``hermes_core.testing``: a plugin's tests (fixtures, builders, conformance suites, the
   reference gateway);
 - ``hermes_core._plugin_support``: the bundled plugins' private helpers, no one else's.
@@ -28,6 +30,8 @@ _PLUGIN = "hermes_core.plugin"
 _SEARCH = "hermes_core.search"
 _CONNECTORS = "hermes_core.connectors"
 _TESTING = "hermes_core.testing"
+_AGENT = "hermes_core.agent"
+_WIRE = "hermes_core.agent._wire"
 _SUPPORT = "hermes_core._plugin_support"
 
 _GATEWAY = "hermes_core.connectors._gateway"
@@ -75,6 +79,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CliCommandSpec": _SPECS,
         "Config": "hermes_core._config",
         "ConnectorGatewaySpec": _SPECS,
+        "ModelContext": _SPECS,
+        "ModelProviderSpec": _SPECS,
         "Decision": "hermes_core._approvals.policy",
         "Environment": "hermes_core._paths",
         "PluginContext": _SPECS,
@@ -118,6 +124,21 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "GatewayListing": _GATEWAY,
         "GatewaySchemas": _GATEWAY,
         "GatewaySearch": _GATEWAY,
+    },
+    # The agent runtime: its embedder (the conversation loop) and a model provider author (the
+    # ModelProvider contract and the messages it takes and returns).
+    _AGENT: {
+        "Message": _WIRE,
+        "ModelError": _WIRE,
+        "ModelEvent": _WIRE,
+        "ModelProvider": _WIRE,
+        "ModelRequest": _WIRE,
+        "ModelSettings": _WIRE,
+        "ModelToolCall": _WIRE,
+        "ModelTurn": _WIRE,
+        "TextDelta": _WIRE,
+        "ToolSchema": _WIRE,
+        "Usage": _WIRE,
     },
     # A plugin's tests: fixtures and builders of real files, hosts and CLIs, the conformance
     # suites a plugin author runs against their backend, gateway or policy, the reference gateway.

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ApprovalPolicySpec,
         CliCommandSpec,
         ConnectorGatewaySpec,
+        ModelProviderSpec,
         PreCallDirective,
         SearchBackendSpec,
         ToolCall,
@@ -56,6 +57,13 @@ def hermes_search_backends() -> Sequence[SearchBackendSpec]:
 def hermes_connector_gateways() -> Sequence[ConnectorGatewaySpec]:
     """At host start: return connector gateways, selectable by ``tools.connectors.gateway``.
     A plain function, not ``async def``."""
+    ...
+
+
+@hookspec
+def hermes_model_providers() -> Sequence[ModelProviderSpec]:
+    """At host start: return model providers, selectable by ``model.provider``. A plain
+    function, not ``async def``."""
     ...
 
 

@@ -204,6 +204,7 @@ class Host:
     select_connector_gateway = _delegate("_runtime", PluginRuntime.select_connector_gateway)
     create_search_backend = _delegate("_runtime", PluginRuntime.create_search_backend)
     create_connector_gateway = _delegate("_runtime", PluginRuntime.create_connector_gateway)
+    create_model_provider = _delegate("_runtime", PluginRuntime.create_model_provider)
     check_plugins = _delegate("_runtime", PluginRuntime.check_plugins)
 
     @property

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hermes_core._config import Config
     from hermes_core._paths import Environment
     from hermes_core._tools import Tool, ToolAnnotations
+    from hermes_core.agent._wire import ModelSettings
     from hermes_core.search._backend import SearchBackend
 
 _Settings = TypeVar("_Settings")
@@ -133,6 +134,39 @@ class ConnectorGatewaySpec:
 
     def __post_init__(self) -> None:
         _check_name("connector gateway", self.name)
+
+
+@dataclass(frozen=True)
+class ModelContext(PluginContext):
+    """What a model provider factory receives: the plugin context and the ``model`` section
+    with its key read from the environment
+    (:class:`~hermes_core.agent._wire.ModelSettings`; never log ``model.api_key``)."""
+
+    model: ModelSettings | None = None
+
+    def api_key(self, default_env: str) -> str | None:
+        """The key for this provider: :attr:`ModelSettings.api_key` when ``model.api_key_env``
+        names a variable, else the variable ``default_env`` (``OPENAI_API_KEY``), read from
+        the environment, then ``$HERMES_HOME/.env``; ``None`` when unset (a local server needs
+        no key)."""
+        if self.model is not None and self.model.api_key_env:
+            return self.model.api_key
+        from hermes_core._dotenv import secret_variable
+
+        return secret_variable(self.env, default_env)
+
+
+@dataclass(frozen=True)
+class ModelProviderSpec:
+    """A model provider, selected by ``model.provider``; its factory gets a
+    :class:`ModelContext` and returns a :class:`~hermes_core.agent._wire.ModelProvider`."""
+
+    name: str
+    factory: Callable[[ModelContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("model provider", self.name)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._session",
         "hermes_core._coercion",
         "hermes_core._redaction",
+        "hermes_core._dotenv",
     ),
     ("hermes_core._config",),
     (
@@ -50,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._connector_names",
         "hermes_core._call_path",
     ),
-    ("hermes_core._availability", "hermes_core.search._backend"),
+    ("hermes_core._availability", "hermes_core.search._backend", "hermes_core.agent._wire"),
     (
         "hermes_core._specs",
         "hermes_core._hookspecs",
@@ -69,6 +70,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes_core._plugins",),
     ("hermes_core._hooks", "hermes_core._skills"),
     ("hermes_core._host", "hermes_core._plugins.runtime"),
+    ("hermes_core.agent",),
     (
         "hermes_core._serve",
         "hermes_core._cli",

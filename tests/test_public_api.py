@@ -31,6 +31,7 @@ FACES = (
     "hermes_core.plugin",
     "hermes_core.search",
     "hermes_core.connectors",
+    "hermes_core.agent",
     "hermes_core.testing",
 )
 """Where a plugin author or an embedder may import from."""

@@ -79,13 +79,13 @@ def claude_code(
     only with --project, and a server disabled in Claude Code never is. Each server and skill
     is listed with what happens to it (--dry-run: what would)."""
     from hermes_core._config import ConfigDocument, edit_config
+    from hermes_core._dotenv import read_dotenv
     from hermes_core._mcp.claude_import import (
         claude_sources,
         disabled_project_servers,
         plan_import,
         read_claude_servers,
     )
-    from hermes_core._mcp.expand import read_dotenv
     from hermes_core._mcp.secrets import save_secrets
     from hermes_core._skills.claude_import import (
         apply_skill_import,

@@ -189,7 +189,7 @@ def add_command(
     The value of a secret flag in ARGS ('--api-key sk-...', '--token=...', a credential
     '--header') goes to $HERMES_HOME/.env as NAME_API_KEY... and ARGS get ${NAME_API_KEY};
     write '${VAR}' yourself to use a variable you already have."""
-    from hermes_core._mcp.expand import read_dotenv
+    from hermes_core._dotenv import read_dotenv
     from hermes_core._mcp.install import write_server
     from hermes_core._mcp.interpreter import resolve_bare_python
     from hermes_core._mcp.secrets import describe_moved, move_secrets

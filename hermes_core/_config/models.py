@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from hermes_core._config.agent import AgentConfig, DelegationConfig, ModelConfig
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -355,6 +356,9 @@ class Config(Section):
     code_execution: CodeExecutionConfig = CodeExecutionConfig()
     hooks: HooksConfig = HooksConfig()
     skills: SkillsConfig = SkillsConfig()
+    model: ModelConfig = ModelConfig()
+    agent: AgentConfig = AgentConfig()
+    delegation: DelegationConfig = DelegationConfig()
 
 
 __all__ = [
@@ -363,16 +367,19 @@ __all__ = [
     "MCP_SERVER_NAME_RULE",
     "MOVED_SECTIONS",
     "WARNINGS_CONTEXT",
+    "AgentConfig",
     "ApprovalsConfig",
     "CatalogEntry",
     "CodeExecutionConfig",
     "Config",
     "ConfigWarning",
     "ConnectorsConfig",
+    "DelegationConfig",
     "HooksConfig",
     "InvalidConfig",
     "McpOAuthConfig",
     "McpServerConfig",
+    "ModelConfig",
     "NamesList",
     "PluginsConfig",
     "ShellHook",

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 from hermes_core._exports import lazy_exports
 
 if TYPE_CHECKING:
+    from hermes_core._dotenv import read_dotenv
     from hermes_core._mcp.backoff import Backoff
     from hermes_core._mcp.connection import McpConnectError, McpConnection, open_connection
-    from hermes_core._mcp.expand import expand_server_config, expand_text, read_dotenv
+    from hermes_core._mcp.expand import expand_server_config, expand_text
     from hermes_core._mcp.filters import FilterOutcome, ToolFilter
     from hermes_core._mcp.manifests import ManifestStore, ServerManifest
     from hermes_core._mcp.names import mcp_tool_name, mcp_toolset
@@ -48,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "normalize_call_result": "hermes_core._mcp.results",
     "open_connection": "hermes_core._mcp.connection",
     "protocol_error_result": "hermes_core._mcp.results",
-    "read_dotenv": "hermes_core._mcp.expand",
+    "read_dotenv": "hermes_core._dotenv",
     "server_tools": "hermes_core._mcp.tools",
     "tool_from_spec": "hermes_core._mcp.tools",
 }

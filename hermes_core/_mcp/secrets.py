@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core._atomic_write import write_atomically
+from hermes_core._dotenv import read_dotenv
 from hermes_core._errors import HermesError
-from hermes_core._mcp.expand import read_dotenv
 
 __all__ = ["MovedSecrets", "describe_moved", "move_secrets", "save_secrets"]
 

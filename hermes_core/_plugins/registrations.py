@@ -15,6 +15,7 @@ from hermes_core._specs import (
     ApprovalPolicySpec,
     CliCommandSpec,
     ConnectorGatewaySpec,
+    ModelProviderSpec,
     SearchBackendSpec,
 )
 
@@ -23,9 +24,16 @@ if TYPE_CHECKING:
 
     from hermes_core._plugins.records import PluginRecord
 
-RegistrationKind = Literal["search_backend", "connector_gateway", "approval_policy", "cli_command"]
+RegistrationKind = Literal[
+    "search_backend", "connector_gateway", "model_provider", "approval_policy", "cli_command"
+]
 SpecT = TypeVar(
-    "SpecT", SearchBackendSpec, ConnectorGatewaySpec, ApprovalPolicySpec, CliCommandSpec
+    "SpecT",
+    SearchBackendSpec,
+    ConnectorGatewaySpec,
+    ModelProviderSpec,
+    ApprovalPolicySpec,
+    CliCommandSpec,
 )
 
 _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
@@ -35,6 +43,7 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
         ConnectorGatewaySpec,
         "tools.connectors.gateway",
     ),
+    "model_provider": ("hermes_model_providers", ModelProviderSpec, "model.provider"),
     "approval_policy": ("hermes_approval_policies", ApprovalPolicySpec, "approvals.policy"),
     "cli_command": ("hermes_cli_commands", CliCommandSpec, "hermes <command>"),
 }
@@ -55,6 +64,7 @@ class Registrations:
 
     search_backends: dict[str, Registered[SearchBackendSpec]] = field(default_factory=dict)
     connector_gateways: dict[str, Registered[ConnectorGatewaySpec]] = field(default_factory=dict)
+    model_providers: dict[str, Registered[ModelProviderSpec]] = field(default_factory=dict)
     approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
@@ -64,6 +74,7 @@ class Registrations:
         tables: dict[RegistrationKind, dict[str, Any]] = {
             "search_backend": self.search_backends,
             "connector_gateway": self.connector_gateways,
+            "model_provider": self.model_providers,
             "approval_policy": self.approval_policies,
             "cli_command": self.cli_commands,
         }

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from hermes_core._paths import Environment
     from hermes_core._registry import Registry
     from hermes_core._specs import ConnectorGatewaySpec, SearchBackendSpec
+    from hermes_core.agent._wire import ModelProvider, ModelSettings
     from hermes_core.connectors._gateway import ConnectorGateway
     from hermes_core.connectors._service import Connectors
     from hermes_core.search._backend import SearchBackend
@@ -292,6 +293,21 @@ class PluginRuntime:
                 self.config.tools.connectors, self.env, self.create_connector_gateway
             )
         return self._connectors
+
+    def create_model_provider(self, settings: ModelSettings) -> ModelProvider:
+        """A new instance of the model provider registered as ``settings.provider``: its
+        factory gets a :class:`~hermes_core._specs.ModelContext` holding ``settings``. Errors
+        as for :meth:`create_search_backend`."""
+        from hermes_core._specs import ModelContext
+
+        def context(plugin: str) -> PluginContext:
+            base = self.plugin_context(plugin)
+            return ModelContext(base.config, base.env, base.settings, model=settings)
+
+        provider: ModelProvider = self._build(
+            "model_provider", settings.provider, context, origin="model.provider"
+        )
+        return provider
 
     def create_approval_policy(self) -> ApprovalPolicy:
         """The approval policy named by ``approvals.policy``."""

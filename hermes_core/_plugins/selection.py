@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hermes_core._specs import PluginContext
     from hermes_core.search._backend import Admission, SearchHit, ToolDocument
 
-SelectableKind = Literal["search_backend", "connector_gateway", "approval_policy"]
+SelectableKind = Literal["search_backend", "connector_gateway", "model_provider", "approval_policy"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,9 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "connector gateway",
         "hermes_connector_gateways",
         "hermes_core.connectors._gateway:ConnectorGateway",
+    ),
+    "model_provider": Expected(
+        "model provider", "hermes_model_providers", "hermes_core.agent._wire:ModelProvider"
     ),
     "approval_policy": Expected(
         "approval policy",

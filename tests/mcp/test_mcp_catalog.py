@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from hermes_core._config import McpServerConfig
+from hermes_core._dotenv import read_dotenv
 from hermes_core._errors import ConfigError, HermesError
 from hermes_core._mcp.catalog import load_catalog, parse_catalog
-from hermes_core._mcp.expand import read_dotenv
 from hermes_core._mcp.secrets import save_secrets
 from hermes_core._paths import Environment
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from hermes_core._config import McpServerConfig
+from hermes_core._dotenv import read_dotenv
 from hermes_core._errors import ConfigError
-from hermes_core._mcp.expand import expand_server_config, expand_text, read_dotenv
+from hermes_core._mcp.expand import expand_server_config, expand_text
 from hermes_core._paths import Environment
 
 

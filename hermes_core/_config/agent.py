@@ -1,0 +1,51 @@
+"""The agent runtime's sections of ``config.yaml``: ``model``, ``agent`` and ``delegation``.
+
+Nothing here is read by the tool layer: the host runs without a model; ``hermes chat``,
+``hermes run`` and an embedder's :class:`~hermes_core.agent.Agent` read these.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from hermes_core._config.checks import Number
+from hermes_core._config.sections import Section
+
+
+class ModelConfig(Section):
+    """``model``: which provider (a plugin, selected by name like search backends), which model
+    and where. ``api_key_env`` names the variable holding the key (read from the environment,
+    then ``$HERMES_HOME/.env``; ``None``: the provider's usual one, ``OPENAI_API_KEY`` or
+    ``ANTHROPIC_API_KEY``); the key itself never belongs in this file."""
+
+    provider: str = "openai"
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    context_length: Annotated[int, Number(low=1024, whole=True)] = 128_000
+    max_output_tokens: Annotated[int, Number(low=1, whole=True)] = 4096
+    timeout: Annotated[float, Number(above=0)] = 120.0
+    max_retries: Annotated[int, Number(low=0, high=20, whole=True)] = 3
+    max_retry_wait: Annotated[float, Number(low=0)] = 60.0
+
+
+class AgentConfig(Section):
+    """``agent``: the conversation loop's limits, each reported when reached (``None``: no
+    limit). One budget covers a whole delegation tree: children spend the parent's."""
+
+    system_prompt: str | None = None
+    max_turns: Annotated[int, Number(low=1, whole=True)] = 50
+    max_tokens: Annotated[int | None, Number(low=1, whole=True)] = None
+    max_seconds: Annotated[float | None, Number(above=0)] = None
+
+
+class DelegationConfig(Section):
+    """``delegation``: how ``delegate_task`` runs its children. ``max_concurrent`` children run
+    at once (more are queued; there is no hard cap); ``max_depth`` is how deep children may
+    delegate in turn (1: children cannot delegate)."""
+
+    max_concurrent: Annotated[int, Number(low=1, whole=True)] = 3
+    max_depth: Annotated[int, Number(low=1, whole=True)] = 1
+
+
+__all__ = ["AgentConfig", "DelegationConfig", "ModelConfig"]

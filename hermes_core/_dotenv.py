@@ -1,0 +1,49 @@
+"""The user's secrets file, ``$HERMES_HOME/.env``: read where a secret is needed, never cached,
+so a key added to it is used by the next request without a restart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hermes_core._errors import ConfigError
+from hermes_core._paths import Environment
+
+__all__ = ["read_dotenv", "secret_variable"]
+
+_DOTENV_LINE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)")
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """The ``KEY=VALUE`` lines of a ``.env`` file; a missing file is empty.
+
+    Blank lines and ``#`` comments are skipped, ``export`` is allowed, values may be wrapped in
+    single or double quotes, and an unquoted value ends at `` #``. A line that is none of these
+    is an error naming the file and the line.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    values: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _DOTENV_LINE.fullmatch(line)
+        if match is None:
+            raise ConfigError("expected KEY=VALUE", path=path, line=number)
+        key, value = match.group(1), match.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        values[key] = value
+    return values
+
+
+def secret_variable(env: Environment, name: str) -> str | None:
+    """The value of the variable ``name``: the environment first, then ``$HERMES_HOME/.env``;
+    ``None`` when neither sets it (or sets it empty)."""
+    value = env.get(name) or read_dotenv(env.dotenv_path).get(name)
+    return value or None

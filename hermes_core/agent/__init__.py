@@ -1,0 +1,55 @@
+"""The agent runtime, a floor on top of the host: the face of an embedder who runs
+conversations and of a model provider author.
+
+A model provider is a plugin kind (``ModelProviderSpec`` in ``hermes_core.plugin``), selected
+by ``model.provider`` in ``config.yaml`` as search backends are; it turns a
+:class:`ModelRequest` into its vendor's wire format and streams back :class:`TextDelta` s and
+one :class:`ModelTurn`. The conversation loop runs every tool call the model asks for through
+``Host.dispatch``, so hooks, approvals and the activity log see the real tool. See
+``docs/agent.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_core._exports import FACES, face_names, lazy_exports
+
+if TYPE_CHECKING:
+    from hermes_core.agent._wire import (
+        Message as Message,
+    )
+    from hermes_core.agent._wire import (
+        ModelError as ModelError,
+    )
+    from hermes_core.agent._wire import (
+        ModelEvent as ModelEvent,
+    )
+    from hermes_core.agent._wire import (
+        ModelProvider as ModelProvider,
+    )
+    from hermes_core.agent._wire import (
+        ModelRequest as ModelRequest,
+    )
+    from hermes_core.agent._wire import (
+        ModelSettings as ModelSettings,
+    )
+    from hermes_core.agent._wire import (
+        ModelToolCall as ModelToolCall,
+    )
+    from hermes_core.agent._wire import (
+        ModelTurn as ModelTurn,
+    )
+    from hermes_core.agent._wire import (
+        TextDelta as TextDelta,
+    )
+    from hermes_core.agent._wire import (
+        ToolSchema as ToolSchema,
+    )
+    from hermes_core.agent._wire import (
+        Usage as Usage,
+    )
+
+__all__ = face_names("hermes_core.agent")
+
+__getattr__, __dir__ = lazy_exports(__name__, FACES[__name__], __all__, globals())

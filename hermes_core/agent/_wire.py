@@ -1,0 +1,214 @@
+"""What a model provider and the conversation loop say to each other, in no vendor's format.
+
+A provider (a plugin kind, selected by ``model.provider``) turns a :class:`ModelRequest` into
+its vendor's wire format, sends it, and turns the answer back into :class:`ModelEvent` s: text
+as it streams (:class:`TextDelta`), then one :class:`ModelTurn` with the whole assistant
+message, its tool calls and the usage. Everything here is plain frozen data, so a transcript, a
+test and a third-party provider can build and compare it.
+
+A provider raises :class:`ModelError` for a failed request; the loop retries one whose
+``retryable`` is true (429, 5xx, a dropped connection), waiting ``retry_after`` seconds when the
+server said so, and reports the others as they are (400, 401, an unknown model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from hermes_core._errors import HermesError
+
+Role = Literal["user", "assistant", "tool"]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]
+
+
+@dataclass(frozen=True)
+class ModelToolCall:
+    """A tool call the model asked for: its id (echoed in the result), the tool's name and the
+    arguments as the JSON text the model wrote (the dispatcher parses and checks it, so a
+    malformed argument string becomes a clear tool error, not a crash of the loop)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a conversation.
+
+    - ``user``: ``content`` is what the person (or the parent agent) wrote;
+    - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run;
+    - ``tool``: the result of the call ``tool_call_id`` to the tool ``name``, as text,
+      ``is_error`` when the call failed.
+
+    The system prompt is no message: it is :attr:`ModelRequest.system`.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ModelToolCall, ...] = ()
+    tool_call_id: str = ""
+    name: str = ""
+    is_error: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as a JSON object (the transcript line), without empty fields."""
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [
+                {"id": call.id, "name": call.name, "arguments": call.arguments}
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name:
+            data["name"] = self.name
+        if self.is_error:
+            data["is_error"] = True
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Message:
+        """The message :meth:`to_json` wrote."""
+        calls = tuple(
+            ModelToolCall(str(call["id"]), str(call["name"]), str(call.get("arguments", "{}")))
+            for call in data.get("tool_calls", ())
+        )
+        return cls(
+            role=data["role"],
+            content=str(data.get("content", "")),
+            tool_calls=calls,
+            tool_call_id=str(data.get("tool_call_id", "")),
+            name=str(data.get("name", "")),
+            is_error=bool(data.get("is_error", False)),
+        )
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    """A tool as a model sees it: name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request to a model: the system prompt, the conversation so far and the tools.
+
+    ``max_tokens`` caps the answer's length (``None``: the provider's default).
+    """
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...] = ()
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a request cost, as the server counted them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+    @property
+    def total(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the model's text, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """The end of one model answer: the whole assistant message (its text and tool calls), the
+    usage (``None`` when the server sent none, as some OpenAI-compatible servers do in streams)
+    and why it stopped."""
+
+    message: Message
+    usage: Usage | None = None
+    stop_reason: StopReason = "end_turn"
+
+
+ModelEvent = TextDelta | ModelTurn
+"""What :meth:`ModelProvider.stream` yields: text deltas, then exactly one :class:`ModelTurn`."""
+
+
+class ModelError(HermesError):
+    """A model request that failed, naming the provider and the model.
+
+    ``status`` is the HTTP status when there was one; ``retryable`` says whether the same
+    request may succeed later (429, 5xx, a connection lost before an answer); ``retry_after``
+    is how long the server asked to wait, in seconds, when it said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The ``model`` section as a provider's factory gets it, the key already read.
+
+    ``api_key`` comes from the variable ``model.api_key_env`` names (the environment first,
+    then ``$HERMES_HOME/.env``); it is ``None`` when that variable is unset (a local server
+    needs none). It is never logged and never part of a repr.
+    """
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    context_length: int = 128_000
+    max_output_tokens: int = 4096
+    timeout: float = 120.0
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A model behind one vendor's API, made by a :class:`~hermes_core._specs.ModelProviderSpec`
+    factory from :class:`ModelSettings`.
+
+    ``stream`` sends one request and yields :class:`TextDelta` s as the text arrives, then
+    exactly one :class:`ModelTurn`; it raises :class:`ModelError` for a failed request, and
+    does not retry (the loop does, one place for every provider). ``aclose`` releases its
+    connections.
+    """
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The answer to ``request``, as events (an ``async def`` generator)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the provider's connections."""
+        ...
