@@ -100,6 +100,20 @@ def test_calls_as_a_json_string(bench: Bench) -> None:
     assert bench.ran == [{"repo": "a/b"}]
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"calls": [{"name": "mcp__github__create_issue", "arguments": {"repo": "a/b"}}]},
+        {"name": "mcp__github__create_issue", "arguments": {"repo": "a/b"}},
+    ],
+)
+def test_the_whole_arguments_object_as_a_json_string(bench: Bench, payload: Any) -> None:
+    """What an OpenAI-style model sends: the arguments of tool_call as the JSON text of the
+    object, not the object."""
+    assert not bench.call(json.dumps(payload)).is_error
+    assert bench.ran == [{"repo": "a/b"}]
+
+
 def test_single_shape_name_and_arguments(bench: Bench) -> None:
     assert not bench.call(
         {"name": "mcp__github__create_issue", "arguments": {"repo": "x/y"}}
