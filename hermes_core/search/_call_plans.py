@@ -46,6 +46,12 @@ def plan_tool_call(
     configured; else whether they are in scope); ``connectors`` makes the tool of a connector
     entry in scope.
     """
+    if isinstance(arguments, str):
+        # A model's arguments are JSON text: the object it holds is the payload, as for any
+        # tool; a string holding something else keeps being read as the calls themselves.
+        read = read_arguments(arguments)
+        if isinstance(read, dict):
+            arguments = read
     payload = arguments if isinstance(arguments, Mapping) else {"calls": arguments}
     try:
         entries = parse_calls(payload)
