@@ -128,6 +128,18 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
     # The agent runtime: its embedder (the conversation loop) and a model provider author (the
     # ModelProvider contract and the messages it takes and returns).
     _AGENT: {
+        "Agent": "hermes_core.agent._loop",
+        "AgentEvent": "hermes_core.agent._events",
+        "Budget": "hermes_core.agent._budget",
+        "Conversation": "hermes_core.agent._loop",
+        "Finished": "hermes_core.agent._events",
+        "Retrying": "hermes_core.agent._events",
+        "RetryPolicy": "hermes_core.agent._requests",
+        "ToolFinished": "hermes_core.agent._events",
+        "ToolStarted": "hermes_core.agent._events",
+        "TranscriptStore": "hermes_core.agent._transcripts",
+        "UsageReport": "hermes_core.agent._events",
+        "event_json": "hermes_core.agent._events",
         "Message": _WIRE,
         "ModelError": _WIRE,
         "ModelEvent": _WIRE,
@@ -143,6 +155,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
     # A plugin's tests: fixtures and builders of real files, hosts and CLIs, the conformance
     # suites a plugin author runs against their backend, gateway or policy, the reference gateway.
     _TESTING: {
+        "FakeModelProvider": "hermes_core.testing._fake_provider",
+        "fake_turn": "hermes_core.testing._fake_provider",
         "PLUGIN_SOURCE": "hermes_core.testing._files",
         "SEARCH_BACKEND_RULES": "hermes_core.testing._backend_conformance",
         "GATEWAY_FIXTURES": "hermes_core.testing._gateway_conformance",

@@ -35,8 +35,8 @@ class AgentConfig(Section):
 
     system_prompt: str | None = None
     max_turns: Annotated[int, Number(low=1, whole=True)] = 50
-    max_tokens: Annotated[int | None, Number(low=1, whole=True)] = None
-    max_seconds: Annotated[float | None, Number(above=0)] = None
+    max_tokens: Annotated[int, Number(low=1, whole=True)] | None = None
+    max_seconds: Annotated[float, Number(above=0)] | None = None
 
 
 class DelegationConfig(Section):

@@ -16,6 +16,42 @@ from typing import TYPE_CHECKING
 from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
+    from hermes_core.agent._budget import (
+        Budget as Budget,
+    )
+    from hermes_core.agent._events import (
+        AgentEvent as AgentEvent,
+    )
+    from hermes_core.agent._events import (
+        Finished as Finished,
+    )
+    from hermes_core.agent._events import (
+        Retrying as Retrying,
+    )
+    from hermes_core.agent._events import (
+        ToolFinished as ToolFinished,
+    )
+    from hermes_core.agent._events import (
+        ToolStarted as ToolStarted,
+    )
+    from hermes_core.agent._events import (
+        UsageReport as UsageReport,
+    )
+    from hermes_core.agent._events import (
+        event_json as event_json,
+    )
+    from hermes_core.agent._loop import (
+        Agent as Agent,
+    )
+    from hermes_core.agent._loop import (
+        Conversation as Conversation,
+    )
+    from hermes_core.agent._requests import (
+        RetryPolicy as RetryPolicy,
+    )
+    from hermes_core.agent._transcripts import (
+        TranscriptStore as TranscriptStore,
+    )
     from hermes_core.agent._wire import (
         Message as Message,
     )

@@ -43,6 +43,12 @@ if TYPE_CHECKING:
     )
     from hermes_core.testing._cli import HermesCli as HermesCli
     from hermes_core.testing._devgateway import DevGateway as DevGateway
+    from hermes_core.testing._fake_provider import (
+        FakeModelProvider as FakeModelProvider,
+    )
+    from hermes_core.testing._fake_provider import (
+        fake_turn as fake_turn,
+    )
     from hermes_core.testing._files import (
         PLUGIN_SOURCE as PLUGIN_SOURCE,
     )

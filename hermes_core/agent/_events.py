@@ -1,0 +1,152 @@
+"""What a conversation reports while it runs: the events a UI shows and ``hermes run --json``
+writes, one JSON object per line.
+
+:class:`~hermes_core.agent._wire.TextDelta` (the model's text as it streams) comes from the
+provider unchanged; the others are the loop's: a tool call started and finished (naming the
+real tools behind ``tool_call``), the usage of each model request, a retry, and
+:class:`Finished`, always the last, saying why the turn ended.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hermes_core.agent._wire import ModelToolCall, TextDelta, Usage
+
+StopReason = Literal["answer", "max_turns", "max_tokens", "max_seconds", "interrupted", "error"]
+"""Why a turn ended: a final answer, a limit (each named), the user's stop, or an error."""
+
+_ROUTER = "tool_call"
+
+
+def real_tools(call: ModelToolCall) -> tuple[str, ...]:
+    """The tools a call runs: its own name, or for the bridge's ``tool_call`` the names of the
+    calls it carries (what hooks, approvals and the activity log see too)."""
+    if call.name != _ROUTER:
+        return (call.name,)
+    try:
+        arguments = json.loads(call.arguments)
+    except ValueError:
+        return (call.name,)
+    calls = arguments.get("calls") if isinstance(arguments, dict) else None
+    if not isinstance(calls, list):
+        return (call.name,)
+    names = tuple(
+        str(entry["name"]) for entry in calls if isinstance(entry, dict) and "name" in entry
+    )
+    return names or (call.name,)
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """The model asked for a tool call, which now runs through ``Host.dispatch``."""
+
+    call: ModelToolCall
+    tools: tuple[str, ...]
+    """The real tools (the bridge's ``tool_call`` names the deferred tools it runs)."""
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call ended: its text as the model will read it, and its error code if it failed
+    (``INTERRUPTED`` for calls the user's stop kept from starting)."""
+
+    call: ModelToolCall
+    tools: tuple[str, ...]
+    text: str
+    error_code: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the call failed."""
+        return self.error_code is not None
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """The tokens of one model request, and of the conversation so far."""
+
+    usage: Usage
+    total: Usage
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A model request failed in a way that may pass (429, 5xx, a lost connection): it is sent
+    again after ``wait`` seconds (attempt ``attempt`` of ``attempts``)."""
+
+    error: str
+    wait: float
+    attempt: int
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The end of a turn: ``text`` is the final answer (or what was said before a limit or a
+    stop: the partial answer), ``stop`` why it ended, ``detail`` the limit or error in words."""
+
+    text: str
+    stop: StopReason
+    usage: Usage
+    turns: int
+    detail: str = ""
+
+    @property
+    def complete(self) -> bool:
+        """Whether the model gave its final answer (no limit, stop or error cut it short)."""
+        return self.stop == "answer"
+
+
+AgentEvent = TextDelta | ToolStarted | ToolFinished | UsageReport | Retrying | Finished
+"""What :meth:`~hermes_core.agent._loop.Conversation.send` yields."""
+
+
+def event_json(event: AgentEvent) -> dict[str, Any]:
+    """``event`` as the JSON object ``hermes run --json`` writes."""
+    if isinstance(event, TextDelta):
+        return {"type": "text", "text": event.text}
+    if isinstance(event, ToolStarted):
+        return {
+            "type": "tool_call",
+            "id": event.call.id,
+            "name": event.call.name,
+            "tools": list(event.tools),
+            "arguments": event.call.arguments,
+        }
+    if isinstance(event, ToolFinished):
+        return {
+            "type": "tool_result",
+            "id": event.call.id,
+            "name": event.call.name,
+            "tools": list(event.tools),
+            "is_error": event.is_error,
+            "error_code": event.error_code,
+            "text": event.text,
+        }
+    if isinstance(event, UsageReport):
+        return {
+            "type": "usage",
+            "input_tokens": event.usage.input_tokens,
+            "output_tokens": event.usage.output_tokens,
+            "total_tokens": event.total.total,
+        }
+    if isinstance(event, Retrying):
+        return {
+            "type": "retry",
+            "error": event.error,
+            "wait": event.wait,
+            "attempt": event.attempt,
+            "attempts": event.attempts,
+        }
+    return {
+        "type": "final",
+        "text": event.text,
+        "stop": event.stop,
+        "detail": event.detail,
+        "turns": event.turns,
+        "input_tokens": event.usage.input_tokens,
+        "output_tokens": event.usage.output_tokens,
+    }

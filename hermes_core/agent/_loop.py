@@ -1,0 +1,282 @@
+"""The conversation loop: the model asks, the host runs, until a final answer or a limit.
+
+Each model request is assembled afresh (``Host.assemble``: the tiers and the listing are
+re-decided every request, as tools come and go), streamed, and every tool call the model asks
+for runs through ``Host.dispatch``: hooks, approvals and the activity log see the real tool, as
+for any other caller; the loop adds no second call path. Results go back as tool messages and
+the model is asked again, until it answers without a tool call, or the budget
+(:mod:`~hermes_core.agent._budget`) runs out, or the user stops the turn
+(:meth:`Conversation.cancel`): calls not yet started then end ``INTERRUPTED``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from hermes_core._config.agent import AgentConfig
+from hermes_core.agent._budget import Budget
+from hermes_core.agent._events import (
+    AgentEvent,
+    Finished,
+    StopReason,
+    ToolFinished,
+    ToolStarted,
+    UsageReport,
+    real_tools,
+)
+from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
+from hermes_core.agent._transcripts import Transcript, TranscriptStore
+from hermes_core.agent._wire import (
+    Message,
+    ModelError,
+    ModelProvider,
+    ModelRequest,
+    ModelSettings,
+    ModelToolCall,
+    ModelTurn,
+    TextDelta,
+    ToolSchema,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from hermes_core._host import Host
+    from hermes_core._session import Session
+    from hermes_core._tools import Tool
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are Hermes, an agent that gets things done with tools. Use the tools in your list "
+    "directly. When the tool you need is not in your list, find it with tool_search, read its "
+    "parameters with tool_describe and run it with tool_call. When you are done, answer "
+    "plainly, without a tool call."
+)
+
+
+class Agent:
+    """A model and a host: makes :class:`Conversation` s.
+
+    ``provider`` answers model requests with ``model`` (:class:`ModelSettings`, the ``model``
+    section); ``limits`` is the ``agent`` section (turns, tokens, wall time). Transcripts go to
+    ``transcripts`` (default: ``$HERMES_HOME/sessions``; ``None`` keeps none). Build one from
+    the host's configuration with :meth:`from_host`; close it with :meth:`aclose`.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        provider: ModelProvider,
+        model: ModelSettings,
+        *,
+        limits: AgentConfig | None = None,
+        retry: RetryPolicy | None = None,
+        system_prompt: str | None = None,
+        transcripts: TranscriptStore | None = None,
+    ) -> None:
+        self.host = host
+        self.provider = provider
+        self.model = model
+        self.limits = limits if limits is not None else host.config.agent
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.system_prompt = system_prompt or self.limits.system_prompt or DEFAULT_SYSTEM_PROMPT
+        self.transcripts = transcripts
+        self._schemas: tuple[tuple[Tool, ...], tuple[ToolSchema, ...]] | None = None
+
+    @classmethod
+    def from_host(cls, host: Host) -> Agent:
+        """The agent the host's ``config.yaml`` describes: its ``model`` (the provider chosen
+        by ``model.provider``, its key read from the variable ``model.api_key_env`` names),
+        ``agent`` limits and transcripts under the home."""
+        from hermes_core._dotenv import secret_variable
+
+        section = host.config.model
+        key = secret_variable(host.env, section.api_key_env) if section.api_key_env else None
+        settings = ModelSettings(
+            provider=section.provider,
+            model=section.model,
+            base_url=section.base_url,
+            api_key=key,
+            api_key_env=section.api_key_env,
+            context_length=section.context_length,
+            max_output_tokens=section.max_output_tokens,
+            timeout=section.timeout,
+        )
+        provider = host.create_model_provider(settings)
+        retry = RetryPolicy(section.max_retries, section.max_retry_wait)
+        store = TranscriptStore(host.env.home / "sessions")
+        return cls(host, provider, settings, retry=retry, transcripts=store)
+
+    def conversation(
+        self,
+        session: Session,
+        *,
+        budget: Budget | None = None,
+        parent: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Conversation:
+        """A new conversation in ``session`` spending ``budget`` (default: a fresh one from the
+        ``agent`` limits; a delegation passes its own, so the tree shares one). ``parent`` is
+        the session id of the conversation that delegated this one, written in the
+        transcript."""
+        return Conversation(
+            self,
+            session,
+            budget if budget is not None else Budget.from_config(self.limits),
+            parent=parent,
+            system_prompt=system_prompt or self.system_prompt,
+        )
+
+    def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
+        """The tools of the next request for ``session``, assembled now."""
+        tools = self.host.assemble(self.model.context_length, session).tools
+        cached = self._schemas
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        schemas = tuple(
+            ToolSchema(tool.name, tool.description, dict(tool.parameters)) for tool in tools
+        )
+        self._schemas = (tools, schemas)
+        return schemas
+
+    async def aclose(self) -> None:
+        """Close the provider's connections."""
+        await self.provider.aclose()
+
+
+class Conversation:
+    """One conversation: its messages, its session and its budget.
+
+    :meth:`send` takes the user's message and yields what happens
+    (:data:`~hermes_core.agent._events.AgentEvent`), :class:`Finished` last. :meth:`cancel`,
+    from another task or a signal handler, ends the running turn at once.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        session: Session,
+        budget: Budget,
+        *,
+        parent: str | None = None,
+        system_prompt: str,
+    ) -> None:
+        self.agent = agent
+        self.session = session
+        self.budget = budget
+        self.parent = parent
+        self.system_prompt = system_prompt
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self._stop = asyncio.Event()
+        self._transcript: Transcript | None = None
+
+    def cancel(self) -> None:
+        """Stop the running turn: the model's answer is cut, calls not yet started end
+        ``INTERRUPTED``, and :meth:`send` ends with ``stop="interrupted"``."""
+        self.session.interrupt()
+        self._stop.set()
+
+    def _record(self, message: Message) -> None:
+        self.messages.append(message)
+        store = self.agent.transcripts
+        if store is None:
+            return
+        if self._transcript is None:
+            self._transcript = store.open(self.session.id)
+            self._transcript.start(
+                self.session.id, model=self.agent.model.model, parent=self.parent
+            )
+        self._transcript.add(message)
+
+    def _finished(self, text: str, stop: StopReason, detail: str = "") -> Finished:
+        return Finished(text, stop, self.usage, self.budget.turns, detail)
+
+    async def send(self, text: str) -> AsyncIterator[AgentEvent]:
+        """Add the user's ``text`` and run the turn: model requests and tool calls until a
+        final answer, a limit, the user's stop or a model error; :class:`Finished` is last."""
+        self._stop = asyncio.Event()
+        self.session.next_turn()
+        self._record(Message("user", text))
+        said = ""
+        while True:
+            exhausted = self.budget.exhausted()
+            if exhausted is not None:
+                yield self._finished(said, *exhausted)
+                return
+            if self._stop.is_set():
+                yield self._finished(said, "interrupted", "stopped by the user")
+                return
+            turn: ModelTurn | None = None
+            streamed: list[str] = []
+            request = ModelRequest(
+                model=self.agent.model.model,
+                system=self.system_prompt,
+                messages=tuple(self.messages),
+                tools=self.agent.tool_schemas(self.session),
+                max_tokens=self.agent.model.max_output_tokens,
+            )
+            self.budget.spend_turn()
+            deadline = self._deadline()
+            try:
+                async for event in request_events(
+                    self.agent.provider, request, self.agent.retry, self._stop, deadline
+                ):
+                    if isinstance(event, TextDelta):
+                        streamed.append(event.text)
+                        yield event
+                    elif isinstance(event, ModelTurn):
+                        turn = event
+                    else:
+                        yield event
+            except Stopped as stopped:
+                partial = "".join(streamed)
+                if partial:
+                    self._record(Message("assistant", partial))
+                reason: StopReason = (
+                    "interrupted" if stopped.reason == "interrupted" else ("max_seconds")
+                )
+                detail = (
+                    "stopped by the user"
+                    if reason == "interrupted"
+                    else f"the time limit of {self.budget.max_seconds:g} s was reached"
+                )
+                yield self._finished(partial or said, reason, detail)
+                return
+            except ModelError as error:
+                yield self._finished(said, "error", str(error))
+                return
+            if turn is None:
+                yield self._finished(said, "error", "the model's answer ended without a turn")
+                return
+            if turn.usage is not None:
+                self.usage = self.usage + turn.usage
+                self.budget.spend(turn.usage)
+                yield UsageReport(turn.usage, self.usage)
+            message = turn.message
+            self._record(message)
+            said = message.content or said
+            if not message.tool_calls:
+                yield self._finished(message.content, "answer")
+                return
+            for call in message.tool_calls:
+                async for step in self._run_call(call):
+                    yield step
+
+    def _deadline(self) -> float | None:
+        left = self.budget.remaining_seconds()
+        return None if left is None else asyncio.get_running_loop().time() + left
+
+    async def _run_call(self, call: ModelToolCall) -> AsyncIterator[AgentEvent]:
+        tools = real_tools(call)
+        yield ToolStarted(call, tools)
+        result = await self.agent.host.dispatch(call.name, call.arguments, self.session)
+        text = result.text_content
+        if not text and result.structured is not None:
+            import json
+
+            text = json.dumps(result.structured, ensure_ascii=False, default=str)
+        self._record(
+            Message("tool", text, tool_call_id=call.id, name=call.name, is_error=result.is_error)
+        )
+        yield ToolFinished(call, tools, text, result.error_code if result.is_error else None)

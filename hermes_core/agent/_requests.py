@@ -1,0 +1,105 @@
+"""One model request as the loop makes it: streamed, retried when the failure may pass, cut
+short by the user's stop or the time limit.
+
+The one place where every provider's failures are retried: a :class:`ModelError` that is
+``retryable`` (429, 5xx, a lost connection) and came before the first event is sent again,
+after the server's ``retry-after`` when it gave one (else 1, 2, 4... seconds), at most
+``model.max_retries`` times and never waiting longer than ``model.max_retry_wait``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from hermes_core.agent._events import Retrying
+from hermes_core.agent._wire import ModelError, ModelEvent, ModelProvider, ModelRequest
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry (``model.max_retries``, ``model.max_retry_wait``)."""
+
+    max_retries: int = 3
+    max_wait: float = 60.0
+
+    def wait(self, error: ModelError, attempt: int) -> float:
+        """Seconds to wait before attempt ``attempt + 1``."""
+        wanted = error.retry_after if error.retry_after is not None else 2.0 ** (attempt - 1)
+        return max(0.0, min(wanted, self.max_wait))
+
+
+class Stopped(Exception):
+    """The request was cut short: by the user's stop (``interrupted``) or the time limit."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def _next_or_stop(
+    stream: AsyncIterator[ModelEvent], stop: asyncio.Event, deadline: float | None
+) -> ModelEvent:
+    """The stream's next event, unless ``stop`` is set or ``deadline`` passes first."""
+    if stop.is_set():
+        raise Stopped("interrupted")
+    loop = asyncio.get_running_loop()
+    timeout = None if deadline is None else deadline - loop.time()
+    if timeout is not None and timeout <= 0:
+        raise Stopped("max_seconds")
+    step = asyncio.ensure_future(anext(stream))
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {step, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        stopper.cancel()
+    if step in done:
+        return step.result()
+    step.cancel()
+    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+        await step
+    raise Stopped("interrupted" if stop.is_set() else "max_seconds")
+
+
+async def request_events(
+    provider: ModelProvider,
+    request: ModelRequest,
+    retry: RetryPolicy,
+    stop: asyncio.Event,
+    deadline: float | None,
+) -> AsyncIterator[ModelEvent | Retrying]:
+    """The events of ``request``, retried as the module says; raises :class:`Stopped` when
+    stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help."""
+    attempt = 0
+    while True:
+        attempt += 1
+        stream = provider.stream(request)
+        started = False
+        try:
+            while True:
+                try:
+                    event = await _next_or_stop(stream, stop, deadline)
+                except StopAsyncIteration:
+                    return
+                started = True
+                yield event
+        except ModelError as error:
+            if started or not error.retryable or attempt > retry.max_retries:
+                raise
+            wait = retry.wait(error, attempt)
+            yield Retrying(str(error), wait, attempt, retry.max_retries + 1)
+            try:
+                await asyncio.wait_for(stop.wait(), wait)
+            except TimeoutError:
+                continue
+            raise Stopped("interrupted") from None
+        finally:
+            closing = getattr(stream, "aclose", None)
+            if closing is not None:
+                # A provider failing to close must not hide the answer.
+                with contextlib.suppress(Exception):
+                    await closing()

@@ -1,0 +1,97 @@
+"""Transcripts: every message of a conversation, one JSON line each, under
+``$HERMES_HOME/sessions/<session id>.jsonl`` (the store ``session_search`` reads).
+
+Secrets are redacted as in the activity log (:mod:`hermes_core._redaction`): a key pasted in a
+prompt or printed by a tool does not reach the disk. The directory is ``0700`` and each file
+``0600``; lines are appended as the conversation goes, so a crash loses at most the message
+being written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
+from hermes_core._redaction import redact, redact_text
+from hermes_core.agent._wire import Message, ModelToolCall
+
+
+def _redacted_arguments(arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return redact_text(arguments)
+    return json.dumps(redact(parsed), ensure_ascii=False)
+
+
+def redacted_message(message: Message) -> Message:
+    """``message`` with its text and tool-call arguments redacted."""
+    return Message(
+        role=message.role,
+        content=redact_text(message.content),
+        tool_calls=tuple(
+            ModelToolCall(call.id, call.name, _redacted_arguments(call.arguments))
+            for call in message.tool_calls
+        ),
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+        is_error=message.is_error,
+    )
+
+
+class Transcript:
+    """The transcript file of one session, appended message by message."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
+        try:
+            os.write(descriptor, line.encode("utf-8"))
+        finally:
+            os.close(descriptor)
+
+    def start(self, session_id: str, *, model: str, parent: str | None = None) -> None:
+        """Write the header line: the session, its model and its parent session, if any."""
+        self._append(
+            {
+                "type": "session",
+                "id": session_id,
+                "model": model,
+                "parent": parent,
+                "time": time.time(),
+            }
+        )
+
+    def add(self, message: Message) -> None:
+        """Append ``message``, redacted."""
+        self._append(
+            {"type": "message", "time": time.time(), **redacted_message(message).to_json()}
+        )
+
+    def messages(self) -> list[Message]:
+        """The messages written so far (redacted as stored)."""
+        found: list[Message] = []
+        with self.path.open(encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                if record.get("type") == "message":
+                    found.append(Message.from_json(record))
+        return found
+
+
+class TranscriptStore:
+    """The transcripts of one home: ``<home>/sessions``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def open(self, session_id: str) -> Transcript:
+        """The transcript of ``session_id`` (the directory made private on first use)."""
+        return Transcript(private_dir(self.directory) / f"{session_id}.jsonl")
