@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from hermes_core.agent._events import Retrying
 from hermes_core.agent._wire import ModelError, ModelEvent, ModelProvider, ModelRequest
@@ -40,29 +41,26 @@ class Stopped(Exception):
 
 
 async def _next_or_stop(
-    stream: AsyncIterator[ModelEvent], stop: asyncio.Event, deadline: float | None
+    stream: AsyncIterator[ModelEvent], stopper: asyncio.Future[Any], deadline: float | None
 ) -> ModelEvent:
-    """The stream's next event, unless ``stop`` is set or ``deadline`` passes first."""
-    if stop.is_set():
+    """The stream's next event, unless ``stopper`` (waiting on the stop event) ends or
+    ``deadline`` passes first."""
+    if stopper.done():
         raise Stopped("interrupted")
     loop = asyncio.get_running_loop()
     timeout = None if deadline is None else deadline - loop.time()
     if timeout is not None and timeout <= 0:
         raise Stopped("max_seconds")
     step = asyncio.ensure_future(anext(stream))
-    stopper = asyncio.ensure_future(stop.wait())
-    try:
-        done, _ = await asyncio.wait(
-            {step, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-    finally:
-        stopper.cancel()
+    done, _ = await asyncio.wait(
+        {step, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+    )
     if step in done:
         return step.result()
     step.cancel()
     with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
         await step
-    raise Stopped("interrupted" if stop.is_set() else "max_seconds")
+    raise Stopped("interrupted" if stopper.done() else "max_seconds")
 
 
 async def request_events(
@@ -74,6 +72,23 @@ async def request_events(
 ) -> AsyncIterator[ModelEvent | Retrying]:
     """The events of ``request``, retried as the module says; raises :class:`Stopped` when
     stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help."""
+    # One waiter on the stop event for the whole request, not one per streamed chunk.
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        async for event in _attempts(provider, request, retry, stop, stopper, deadline):
+            yield event
+    finally:
+        stopper.cancel()
+
+
+async def _attempts(
+    provider: ModelProvider,
+    request: ModelRequest,
+    retry: RetryPolicy,
+    stop: asyncio.Event,
+    stopper: asyncio.Future[Any],
+    deadline: float | None,
+) -> AsyncIterator[ModelEvent | Retrying]:
     attempt = 0
     while True:
         attempt += 1
@@ -82,7 +97,7 @@ async def request_events(
         try:
             while True:
                 try:
-                    event = await _next_or_stop(stream, stop, deadline)
+                    event = await _next_or_stop(stream, stopper, deadline)
                 except StopAsyncIteration:
                     return
                 started = True
