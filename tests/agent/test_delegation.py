@@ -1,0 +1,544 @@
+"""``delegate_task`` over a real host: children are conversations in their own sessions (the
+session hooks, the terminal plugin's processes, the approval prompt and the activity log are
+real), at most ``delegation.max_concurrent`` at once, in the background from the root, spending
+one budget, cancelled with their parent.
+
+The model is :class:`FakeModelProvider` (no model can run here): one fake answers the root and
+every child, telling them apart by their first message."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from hermes_core import ApprovalRequest, Config, Environment, Host, Session
+from hermes_core.agent import (
+    Agent,
+    AgentEvent,
+    ChildFinished,
+    ChildStarted,
+    Conversation,
+    Finished,
+    ModelRequest,
+    ModelSettings,
+    ToolFinished,
+    ToolStarted,
+    send_until_settled,
+)
+from hermes_core.plugin import ActivityEvent, Tool, ToolAnnotations, hookimpl
+from hermes_core.testing import FakeModelProvider, fake_turn, make_host
+
+pytestmark = pytest.mark.anyio
+
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+ROOT = "ROOT:"
+CONTEXT = "The repository is at the working directory; nothing else is known about it yet."
+
+
+def task(number: int, **extra: Any) -> dict[str, Any]:
+    return {"goal": f"Summarise part {number} of the project notes", "context": CONTEXT, **extra}
+
+
+class Probe:
+    """Watches sessions and calls; gives children tools that meet each other or wait."""
+
+    def __init__(self) -> None:
+        self.active: set[str] = set()
+        self.most_active = 0
+        self.sessions: list[Session] = []
+        self.activity: list[ActivityEvent] = []
+        self.cap = 0
+        self.remaining = 0
+        self.inside = 0
+        self.round = 0
+        self.changed = asyncio.Condition()
+        self.gate = asyncio.Event()
+        self.holding = asyncio.Event()
+
+    @hookimpl
+    def hermes_session_start(self, session: Session) -> None:
+        self.sessions.append(session)
+        if session.parent_id is not None:
+            self.active.add(session.id)
+            self.most_active = max(self.most_active, len(self.active))
+
+    @hookimpl
+    def hermes_session_end(self, session: Session) -> None:
+        self.active.discard(session.id)
+
+    @hookimpl
+    def hermes_tool_activity(self, event: ActivityEvent) -> None:
+        self.activity.append(event)
+
+    async def rendezvous(self) -> str:
+        """Returns once as many children as may run at once are inside (or all that are
+        left): children held back by the limit never meet the running ones."""
+        async with self.changed:
+            mine = self.round
+            self.inside += 1
+            if self.inside >= min(self.cap, self.remaining):
+                self.round += 1
+                self.remaining -= self.inside
+                self.inside = 0
+                self.changed.notify_all()
+                return "met"
+            try:
+                await asyncio.wait_for(self.changed.wait_for(lambda: self.round != mine), 10)
+            except TimeoutError:
+                return "nobody came"
+            return "met"
+
+    async def hold(self, session: Session) -> str:
+        """Waits for the gate, or until the session is interrupted (a flag, polled)."""
+        self.holding.set()
+        for _ in range(3000):
+            if session.interrupted:
+                return "interrupted while holding"
+            if self.gate.is_set():
+                return "released"
+            await asyncio.sleep(0.01)
+        return "never released"
+
+    @hookimpl
+    def hermes_tools(self, config: Config, env: Environment) -> list[Tool]:
+        number = {"type": "number"}
+        return [
+            Tool(
+                "rendezvous",
+                "Meet the siblings.",
+                handler=self.rendezvous,
+                toolset="probe",
+                annotations=READ_ONLY,
+                core=True,
+            ),
+            Tool(
+                "hold",
+                "Wait.",
+                handler=self.hold,
+                toolset="probe",
+                annotations=READ_ONLY,
+                core=True,
+            ),
+            Tool(
+                "add",
+                "Add two numbers.",
+                {"type": "object", "properties": {"a": number, "b": number}},
+                handler=lambda a, b: str(a + b),
+                toolset="math",
+                annotations=READ_ONLY,
+                core=True,
+            ),
+        ]
+
+
+def host_with(hermes_env: Environment, probe: Probe, **sections: Any) -> Host:
+    """A host with the bundled plugins (terminal, files, approvals) and the probe."""
+    variables = {k: v for k, v in hermes_env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
+    env = replace(hermes_env, variables=variables)
+    config = Config.model_validate({"approvals": {"policy": "off"}, **sections})
+    return make_host(config, env, plugins={"probe": probe})
+
+
+@pytest.fixture
+def probe() -> Probe:
+    return Probe()
+
+
+@pytest.fixture
+def host(hermes_env: Environment, probe: Probe) -> Iterator[Host]:
+    made = host_with(hermes_env, probe)
+    yield made
+    made.close()
+
+
+Answer = Callable[[ModelRequest], Any]
+
+
+def root_then_children(root: Answer, child: Answer) -> FakeModelProvider:
+    """One fake model: the root's requests (first message starting ``ROOT:``) to ``root``,
+    every child's to ``child``."""
+
+    def respond(request: ModelRequest) -> Any:
+        if request.messages[0].content.startswith(ROOT):
+            return root(request)
+        return child(request)
+
+    return FakeModelProvider(responder=respond)
+
+
+def delegating(arguments: dict[str, Any]) -> Answer:
+    """The root: delegates, says it waits, then reads the results."""
+
+    def root(request: ModelRequest) -> Any:
+        last = request.messages[-1]
+        if last.role == "user" and last.content.startswith(ROOT):
+            return fake_turn("", ("delegate_task", arguments))
+        if last.role == "tool":
+            return "Delegated; waiting for the results."
+        return "Read the results."
+
+    return root
+
+
+def calling(name: str, arguments: dict[str, Any], *, said: str = "") -> Answer:
+    """A child: says ``said`` and calls ``name`` once, then answers ``done: <its goal>``."""
+
+    def child(request: ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            return fake_turn(said, (name, arguments))
+        return f"done: {request.messages[0].content.splitlines()[0]}"
+
+    return child
+
+
+def make_agent(host: Host, model: FakeModelProvider) -> Agent:
+    return Agent(host, model, ModelSettings(provider="fake", model="fake-1"))
+
+
+async def settle(conversation: Conversation, text: str) -> list[AgentEvent]:
+    events = send_until_settled(conversation, text)
+    return await asyncio.wait_for(_collect(events), 30)
+
+
+async def _collect(events: Any) -> list[AgentEvent]:
+    return [event async for event in events]
+
+
+def root_requests(model: FakeModelProvider) -> list[ModelRequest]:
+    return [r for r in model.requests if r.messages[0].content.startswith(ROOT)]
+
+
+def child_requests(model: FakeModelProvider) -> list[ModelRequest]:
+    return [r for r in model.requests if not r.messages[0].content.startswith(ROOT)]
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(None, 3), (5, 5)])
+async def test_five_tasks_run_at_most_max_concurrent_children_at_once(
+    hermes_env: Environment, probe: Probe, limit: int | None, expected: int
+) -> None:
+    sections = {} if limit is None else {"delegation": {"max_concurrent": limit}}
+    host = host_with(hermes_env, probe, **sections)
+    try:
+        probe.cap, probe.remaining = expected, 5
+        tasks = [task(n) for n in range(1, 6)]
+        model = root_then_children(delegating({"tasks": tasks}), calling("rendezvous", {}))
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise the notes")
+        assert probe.most_active == expected
+        assert probe.remaining == 0  # every child met its round: none timed out alone
+        finished = [e for e in events if isinstance(e, ChildFinished)]
+        assert sorted(e.label for e in finished) == [f"d1.{n}" for n in range(1, 6)]
+        assert {e.status for e in finished} == {"completed"}
+        results = root_requests(model)[-1].messages[-1]
+        assert results.role == "user"
+        assert results.content.startswith("[delegation d1 finished]")
+        for n in range(1, 6):
+            assert f"done: Summarise part {n} of the project notes" in results.content
+        assert isinstance(events[-1], Finished)
+        assert events[-1].text == "Read the results."
+    finally:
+        host.close()
+
+
+async def test_a_childs_first_request_holds_only_its_goal_and_context(
+    host: Host, probe: Probe
+) -> None:
+    probe.cap, probe.remaining = 2, 2
+    tasks = [task(1), task(2, toolsets=["math"])]
+    model = root_then_children(delegating({"tasks": tasks}), calling("add", {"a": 1, "b": 2}))
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        await settle(conversation, f"{ROOT} the secret word is PARROT; summarise the notes")
+    firsts = [r for r in child_requests(model) if len(r.messages) == 1]
+    assert len(firsts) == 2
+    for request in firsts:
+        (message,) = request.messages
+        assert message.role == "user"
+        assert message.content.endswith(f"\n\nContext:\n{CONTEXT}")
+        assert "PARROT" not in message.content
+        assert "PARROT" not in request.system
+        assert "subagent" in request.system
+    by_goal = {r.messages[0].content.splitlines()[0]: r for r in firsts}
+    everything = {tool.name for tool in by_goal[task(1)["goal"]].tools}
+    assert {"add", "terminal", "write_file", "rendezvous"} <= everything
+    assert "delegate_task" not in everything  # max_depth 1: children do not delegate
+    assert {tool.name for tool in by_goal[task(2)["goal"]].tools} == {"add"}
+
+
+async def test_a_background_delegation_answers_at_once_and_its_result_comes_as_a_message(
+    host: Host, probe: Probe
+) -> None:
+    model = root_then_children(
+        delegating({"goal": task(1)["goal"], "context": CONTEXT}), calling("hold", {})
+    )
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        started = finished = 0.0
+        events = []
+        async for event in conversation.send(f"{ROOT} summarise the notes"):
+            events.append(event)
+            if isinstance(event, ToolStarted):
+                started = time.monotonic()
+            elif isinstance(event, ToolFinished):
+                finished = time.monotonic()
+        assert finished - started < 0.2
+        handle = next(e for e in events if isinstance(e, ToolFinished))
+        assert not handle.is_error
+        assert "Delegation d1 started" in handle.text
+        assert isinstance(events[-1], Finished)
+        assert events[-1].text == "Delegated; waiting for the results."
+        await asyncio.wait_for(probe.holding.wait(), 10)  # the child is at work, not done
+        assert conversation.delegations.pending == 1
+        assert conversation.delegations.ready() == []
+        probe.gate.set()
+        message = await asyncio.wait_for(conversation.delegations.next_message(), 10)
+        assert message is not None
+        assert "status: completed" in message
+        assert f"done: {task(1)['goal']}" in message
+        assert conversation.delegations.pending == 0
+        after = [e async for e in conversation.send(message)]
+    assert isinstance(after[-1], Finished)
+    assert after[-1].text == "Read the results."
+    assert root_requests(model)[-1].messages[-1].content == message
+    seen = [type(e).__name__ for e in after if isinstance(e, ChildStarted | ChildFinished)]
+    assert seen == ["ChildStarted", "ChildFinished"]
+
+
+class RecordingPrompt:
+    """Stands for the person at the parent's terminal: answers ``once`` and keeps each
+    question."""
+
+    interactive = True
+
+    def __init__(self) -> None:
+        self.asked: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> str:
+        self.asked.append(request)
+        return "once"
+
+
+async def test_a_childs_terminal_approval_reaches_the_parents_prompt(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, approvals={"policy": "annotations"})
+    try:
+        person = RecordingPrompt()
+        command = "echo made by the child > made.txt"
+        model = root_then_children(
+            delegating({"tasks": [task(1)]}), calling("terminal", {"command": command})
+        )
+        async with host.session(interactive=True, prompt=person) as session:
+            conversation = make_agent(host, model).conversation(session)
+            await settle(conversation, f"{ROOT} make the file")
+        (asked,) = person.asked
+        assert asked.tool_name == "terminal"
+        assert asked.arguments["command"] == command
+        assert asked.reason.startswith("asked by d1.1")
+        assert (session.cwd / "made.txt").read_text() == "made by the child\n"
+        tool_result = child_requests(model)[-1].messages[-1]
+        assert "[exit code: 0]" in tool_result.content
+    finally:
+        host.close()
+
+
+async def test_without_a_prompt_the_childs_approval_is_denied_as_for_its_parent(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, approvals={"policy": "annotations"})
+    try:
+        model = root_then_children(
+            delegating({"tasks": [task(1)]}), calling("terminal", {"command": "touch x"})
+        )
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            await settle(conversation, f"{ROOT} make the file")
+        tool_result = child_requests(model)[-1].messages[-1]
+        assert tool_result.is_error
+        assert "nobody can answer" in tool_result.content
+        assert not (session.cwd / "x").exists()
+    finally:
+        host.close()
+
+
+async def test_a_tree_over_its_budget_returns_partial_answers_marked_as_such(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, agent={"max_turns": 6})
+    try:
+        working = fake_turn("Halfway through my part.", ("add", {"a": 1, "b": 1}))
+        model = root_then_children(
+            delegating({"tasks": [task(1), task(2)]}), lambda request: working
+        )
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} summarise")
+        assert len(model.requests) == 6  # one budget: the root's 2 and the children's 4
+        results = [e for e in events if isinstance(e, ChildFinished)]
+        assert {e.status for e in results} == {"stopped at a limit"}
+        message = next(
+            m.content for m in conversation.messages if m.content.startswith("[delegation")
+        )
+        assert message.count("status: stopped at a limit (the limit of 6 model turns") == 2
+        assert message.count("its partial answer follows\nHalfway through my part.") == 2
+        end = events[-1]
+        assert isinstance(end, Finished)
+        assert end.stop == "max_turns"
+    finally:
+        host.close()
+
+
+async def test_a_tree_out_of_time_returns_partial_answers_completed_with_timeout(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, agent={"max_seconds": 1.0})
+    try:
+        model = root_then_children(
+            delegating({"tasks": [task(1)]}), calling("hold", {}, said="Looked at part 1.")
+        )
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            _ = [e async for e in conversation.send(f"{ROOT} summarise")]
+            await asyncio.wait_for(probe.holding.wait(), 10)
+            # The child holds past the tree's deadline (wall time is what is tested), then
+            # its call ends and its next step finds the budget spent.
+            await asyncio.sleep(conversation.budget.remaining_seconds() or 0.0)
+            probe.gate.set()
+            message = await asyncio.wait_for(conversation.delegations.next_message(), 10)
+        assert message is not None
+        assert "status: completed with timeout (the time limit of 1 s was reached)" in message
+        assert "its partial answer follows\nLooked at part 1." in message
+    finally:
+        host.close()
+
+
+async def test_a_childs_background_process_is_gone_when_the_child_ends(
+    host: Host, probe: Probe
+) -> None:
+    model = root_then_children(
+        delegating({"tasks": [task(1)]}),
+        calling("process_manage", {"action": "start", "command": "sleep 300"}),
+    )
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        await settle(conversation, f"{ROOT} start a server")
+    started = next(r for r in child_requests(model) if r.messages[-1].role == "tool")
+    structured = started.messages[-1].content
+    assert structured.startswith("started p")
+    pid = int(structured.split("pid ")[1].rstrip(")"))
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_lineage_reaches_hooks_and_the_activity_log(host: Host, probe: Probe) -> None:
+    model = root_then_children(delegating({"tasks": [task(1)]}), calling("add", {"a": 2, "b": 3}))
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        await settle(conversation, f"{ROOT} add")
+    children = [s for s in probe.sessions if s.parent_id is not None]
+    assert [s.parent_id for s in children] == [session.id]
+    (child,) = children
+    calls = {(e.name, e.session_id, e.parent_id) for e in probe.activity}
+    assert ("delegate_task", session.id, None) in calls
+    assert ("add", child.id, session.id) in calls
+    host.dispatcher.activity_log.flush()
+    log = host.env.log_dir / "activity.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    add = next(r for r in records if r["name"] == "add")
+    assert (add["session_id"], add["parent_id"]) == (child.id, session.id)
+    assert next(r for r in records if r["name"] == "delegate_task")["parent_id"] is None
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"goal": "Fix the error"},
+        {"goal": "Fix the error", "context": CONTEXT},
+        {"tasks": [task(1), {"goal": task(2)["goal"], "context": "see above"}]},
+    ],
+)
+async def test_a_vague_goal_or_context_is_refused_with_advice(
+    host: Host, probe: Probe, arguments: dict[str, Any]
+) -> None:
+    model = root_then_children(delegating(arguments), calling("add", {"a": 1, "b": 1}))
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        events = await settle(conversation, f"{ROOT} fix it")
+    (result,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert "no subagent was started" in result.text
+    assert "knows nothing of this conversation" in result.text
+    assert 'delegate_task(goal="Fix the error")' in result.text
+    assert "a good context holds" in result.text
+    assert child_requests(model) == []
+    assert [s.parent_id for s in probe.sessions] == [None]
+
+
+async def test_an_orchestrator_child_waits_for_its_workers_when_depth_allows(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, delegation={"max_depth": 2})
+    try:
+        worker_goal = "Count the lines of the project notes file"
+
+        def child(request: ModelRequest) -> Any:
+            first, last = request.messages[0].content, request.messages[-1]
+            if first.startswith(worker_goal):
+                tools = {tool.name for tool in request.tools}
+                return f"worker done (can delegate: {'delegate_task' in tools})"
+            if last.role == "user":
+                return fake_turn("", ("delegate_task", {"goal": worker_goal, "context": CONTEXT}))
+            return f"orchestrator read: {last.content}"
+
+        model = root_then_children(delegating({"tasks": [task(1)]}), child)
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} go")
+        labels = [e.label for e in events if isinstance(e, ChildStarted)]
+        assert labels == ["d1.1", "d1.1/d1.1"]
+        message = root_requests(model)[-1].messages[-1].content
+        assert "orchestrator read: ## d1.1/d1.1" in message
+        assert "worker done (can delegate: False)" in message
+        orchestrator, worker = [s for s in probe.sessions if s.parent_id is not None]
+        assert (orchestrator.parent_id, worker.parent_id) == (session.id, orchestrator.id)
+    finally:
+        host.close()
+
+
+async def test_a_child_at_the_depth_limit_cannot_delegate(host: Host, probe: Probe) -> None:
+    model = root_then_children(
+        delegating({"tasks": [task(1)]}),
+        calling("delegate_task", {"goal": task(2)["goal"], "context": CONTEXT}),
+    )
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        await settle(conversation, f"{ROOT} go")
+    refused = child_requests(model)[-1].messages[-1]
+    assert refused.is_error
+    assert "delegate_task" in refused.content
+    assert len([s for s in probe.sessions if s.parent_id is not None]) == 1
+
+
+async def test_cancelling_the_parent_cancels_its_children(host: Host, probe: Probe) -> None:
+    probe.cap, probe.remaining = 1, 1
+    tasks = [task(1), task(2)]
+    model = root_then_children(delegating({"tasks": tasks}), calling("hold", {}))
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        _ = [e async for e in conversation.send(f"{ROOT} go")]
+        await asyncio.wait_for(probe.holding.wait(), 10)
+        started = time.monotonic()
+        conversation.cancel()
+        message = await asyncio.wait_for(conversation.delegations.next_message(), 10)
+    assert message is not None
+    assert time.monotonic() - started < 10
+    assert message.count("status: interrupted") == 2
+    assert conversation.delegations.pending == 0
