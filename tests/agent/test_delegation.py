@@ -542,3 +542,80 @@ async def test_cancelling_the_parent_cancels_its_children(host: Host, probe: Pro
     assert time.monotonic() - started < 10
     assert message.count("status: interrupted") == 2
     assert conversation.delegations.pending == 0
+
+
+async def test_only_the_answer_and_the_files_written_return_from_a_child_in_its_cwd(
+    host: Host, probe: Probe
+) -> None:
+    (host.env.cwd / "notes").mkdir()
+
+    def child(request: ModelRequest) -> Any:
+        last = request.messages[-1]
+        if last.role == "user":
+            write = {"path": "summary.md", "content": "# Summary\n"}
+            return fake_turn("Writing the summary now.", ("write_file", write))
+        assert not last.is_error, last.content
+        return "The summary is in summary.md."
+
+    model = root_then_children(delegating({"tasks": [task(1, cwd="notes")]}), child)
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        await settle(conversation, f"{ROOT} summarise")
+    assert (session.cwd / "notes" / "summary.md").read_text() == "# Summary\n"
+    message = root_requests(model)[-1].messages[-1].content
+    assert "files written: notes/summary.md" in message
+    assert "The summary is in summary.md." in message
+    assert "Writing the summary now." not in message  # only the final answer returns
+    assert "# Summary" not in message
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"toolsets": ["no_such_toolset"]}, "unknown or not granted toolsets ['no_such_toolset']"),
+        ({"toolsets": ["delegation"]}, "subagents cannot use the toolsets ['delegation']"),
+        ({"cwd": "missing/dir"}, "cwd 'missing/dir' is not a directory"),
+    ],
+)
+async def test_a_task_a_child_cannot_have_is_refused_before_any_starts(
+    host: Host, probe: Probe, extra: dict[str, Any], words: str
+) -> None:
+    model = root_then_children(
+        delegating({"tasks": [task(1), task(2, **extra)]}), calling("add", {"a": 1, "b": 1})
+    )
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        events = await settle(conversation, f"{ROOT} go")
+    (result,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert words in result.text
+    assert child_requests(model) == []
+
+
+def test_the_vagueness_rule_draws_its_line_at_four_goal_and_six_context_words() -> None:
+    from hermes_core.agent._delegated_tasks import DelegatedTask, vagueness
+
+    six = "one two three four five six"
+    assert vagueness(DelegatedTask("Fix the parser bug", six)) is None
+    assert vagueness(DelegatedTask("Fix the error", six)) == (
+        "its goal 'Fix the error' has 3 words (at least 4)"
+    )
+    assert vagueness(DelegatedTask("Fix the parser bug", "one two three four five")) == (
+        "its context has 5 words (at least 6 words)"
+    )
+    assert vagueness(DelegatedTask("", "")) == (
+        "its goal has 0 words (at least 4) and its context is empty (at least 6 words)"
+    )
+
+
+def test_child_events_as_json() -> None:
+    from hermes_core.agent import event_json
+
+    assert event_json(ChildStarted("d1.2", "Count the lines", "s2")) == {
+        "type": "child_started",
+        "label": "d1.2",
+        "goal": "Count the lines",
+    }
+    ended = ChildFinished("d1.2", "Count the lines", "s2", "completed with timeout", "12 so far")
+    assert event_json(ended)["status"] == "completed with timeout"
+    assert event_json(ended)["text"] == "12 so far"
