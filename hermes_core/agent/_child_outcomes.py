@@ -98,6 +98,11 @@ def written_files(event: ToolFinished, cwd: Path, base: Path) -> list[str]:
             calls = [(c.get("name"), c.get("arguments")) for c in inner if isinstance(c, dict)]
     found = []
     for name, given in calls:
+        if isinstance(given, str):  # a model may send a call's arguments as JSON text
+            try:
+                given = json.loads(given)
+            except ValueError:
+                continue
         path = given.get("path") if isinstance(given, dict) and name in WRITE_TOOLS else None
         if isinstance(path, str) and path:
             written = (cwd / path).resolve()

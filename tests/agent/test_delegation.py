@@ -14,7 +14,8 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -313,16 +314,24 @@ async def test_a_background_delegation_answers_at_once_and_its_result_comes_as_a
 
 
 class RecordingPrompt:
-    """Stands for the person at the parent's terminal: answers ``once`` and keeps each
-    question."""
+    """Stands for the person at the parent's terminal: takes a moment, answers ``once`` and
+    keeps each question (and how many were asked at once)."""
 
     interactive = True
 
     def __init__(self) -> None:
         self.asked: list[ApprovalRequest] = []
+        self.asking = 0
+        self.most_asking = 0
 
-    async def ask(self, request: ApprovalRequest, timeout: float) -> str:
+    async def ask(
+        self, request: ApprovalRequest, timeout: float
+    ) -> Literal["once", "session", "always", "deny"] | None:
         self.asked.append(request)
+        self.asking += 1
+        self.most_asking = max(self.most_asking, self.asking)
+        await asyncio.sleep(0.05)  # the person reading the question
+        self.asking -= 1
         return "once"
 
 
@@ -332,18 +341,20 @@ async def test_a_childs_terminal_approval_reaches_the_parents_prompt(
     host = host_with(hermes_env, probe, approvals={"policy": "annotations"})
     try:
         person = RecordingPrompt()
-        command = "echo made by the child > made.txt"
+        command = "echo made by a child >> made.txt"
         model = root_then_children(
-            delegating({"tasks": [task(1)]}), calling("terminal", {"command": command})
+            delegating({"tasks": [task(1), task(2)]}), calling("terminal", {"command": command})
         )
         async with host.session(interactive=True, prompt=person) as session:
             conversation = make_agent(host, model).conversation(session)
             await settle(conversation, f"{ROOT} make the file")
-        (asked,) = person.asked
-        assert asked.tool_name == "terminal"
-        assert asked.arguments["command"] == command
-        assert asked.reason.startswith("asked by d1.1")
-        assert (session.cwd / "made.txt").read_text() == "made by the child\n"
+        assert [asked.tool_name for asked in person.asked] == ["terminal", "terminal"]
+        assert {asked.arguments["command"] for asked in person.asked} == {command}
+        reasons = sorted(asked.reason for asked in person.asked)
+        assert reasons[0].startswith("asked by d1.1: ")
+        assert reasons[1].startswith("asked by d1.2: ")
+        assert person.most_asking == 1  # siblings ask one at a time
+        assert (session.cwd / "made.txt").read_text() == "made by a child\n" * 2
         tool_result = child_requests(model)[-1].messages[-1]
         assert "[exit code: 0]" in tool_result.content
     finally:
@@ -619,3 +630,23 @@ def test_child_events_as_json() -> None:
     ended = ChildFinished("d1.2", "Count the lines", "s2", "completed with timeout", "12 so far")
     assert event_json(ended)["status"] == "completed with timeout"
     assert event_json(ended)["text"] == "12 so far"
+
+
+def test_files_written_through_the_bridge_are_reported_too(tmp_path: Path) -> None:
+    from hermes_core.agent import ModelToolCall
+    from hermes_core.agent._child_outcomes import written_files
+
+    inner = [
+        {"name": "write_file", "arguments": json.dumps({"path": "a.txt", "content": "x"})},
+        {"name": "patch", "arguments": {"path": "sub/b.py", "old_text": "x", "new_text": "y"}},
+        {"name": "read_file", "arguments": {"path": "c.txt"}},
+    ]
+    call = ModelToolCall("call_1", "tool_call", json.dumps({"calls": inner}))
+    done = ToolFinished(call, ("write_file", "patch", "read_file"), "ok")
+    assert written_files(done, tmp_path / "sub", tmp_path) == ["sub/a.txt", "sub/sub/b.py"]
+    assert written_files(done, tmp_path, tmp_path / "elsewhere") == [
+        str(tmp_path / "a.txt"),
+        str(tmp_path / "sub" / "b.py"),
+    ]
+    failed = ToolFinished(call, ("write_file",), "denied", "DENIED")
+    assert written_files(failed, tmp_path, tmp_path) == []
