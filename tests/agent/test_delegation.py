@@ -31,6 +31,7 @@ from hermes_core.agent import (
     ModelSettings,
     ToolFinished,
     ToolStarted,
+    TranscriptStore,
     send_until_settled,
 )
 from hermes_core.plugin import ActivityEvent, Tool, ToolAnnotations, hookimpl
@@ -139,12 +140,14 @@ class Probe:
         ]
 
 
-def host_with(hermes_env: Environment, probe: Probe, **sections: Any) -> Host:
-    """A host with the bundled plugins (terminal, files, approvals) and the probe."""
+def host_with(
+    hermes_env: Environment, probe: Probe, *, more: dict[str, object] | None = None, **sections: Any
+) -> Host:
+    """A host with the bundled plugins (terminal, files, approvals), the probe and ``more``."""
     variables = {k: v for k, v in hermes_env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
     env = replace(hermes_env, variables=variables)
     config = Config.model_validate({"approvals": {"policy": "off"}, **sections})
-    return make_host(config, env, plugins={"probe": probe})
+    return make_host(config, env, plugins={"probe": probe, **(more or {})})
 
 
 @pytest.fixture
@@ -224,7 +227,7 @@ def child_requests(model: FakeModelProvider) -> list[ModelRequest]:
 async def test_five_tasks_run_at_most_max_concurrent_children_at_once(
     hermes_env: Environment, probe: Probe, limit: int | None, expected: int
 ) -> None:
-    sections = {} if limit is None else {"delegation": {"max_concurrent": limit}}
+    sections: dict[str, Any] = {} if limit is None else {"delegation": {"max_concurrent": limit}}
     host = host_with(hermes_env, probe, **sections)
     try:
         probe.cap, probe.remaining = expected, 5
@@ -277,21 +280,28 @@ async def test_a_childs_first_request_holds_only_its_goal_and_context(
 async def test_a_background_delegation_answers_at_once_and_its_result_comes_as_a_message(
     host: Host, probe: Probe
 ) -> None:
-    model = root_then_children(
-        delegating({"goal": task(1)["goal"], "context": CONTEXT}), calling("hold", {})
-    )
+    single = {"goal": task(1)["goal"], "context": CONTEXT}
+
+    def root(request: ModelRequest) -> Any:
+        if len(request.messages) == 1:
+            # Another call first: the first call of a process pays the dispatcher's warm-up
+            # (imports, schema compilation), which is not the delegation's doing.
+            return fake_turn("", ("add", {"a": 1, "b": 2}), ("delegate_task", single))
+        return delegating(single)(request)
+
+    model = root_then_children(root, calling("hold", {}))
     async with host.session() as session:
         conversation = make_agent(host, model).conversation(session)
         started = finished = 0.0
         events = []
         async for event in conversation.send(f"{ROOT} summarise the notes"):
             events.append(event)
-            if isinstance(event, ToolStarted):
+            if isinstance(event, ToolStarted) and event.call.name == "delegate_task":
                 started = time.monotonic()
-            elif isinstance(event, ToolFinished):
+            elif isinstance(event, ToolFinished) and event.call.name == "delegate_task":
                 finished = time.monotonic()
         assert finished - started < 0.2
-        handle = next(e for e in events if isinstance(e, ToolFinished))
+        handle = [e for e in events if isinstance(e, ToolFinished)][-1]
         assert not handle.is_error
         assert "Delegation d1 started" in handle.text
         assert isinstance(events[-1], Finished)
@@ -385,14 +395,19 @@ async def test_a_tree_over_its_budget_returns_partial_answers_marked_as_such(
 ) -> None:
     host = host_with(hermes_env, probe, agent={"max_turns": 6})
     try:
-        working = fake_turn("Halfway through my part.", ("add", {"a": 1, "b": 1}))
-        model = root_then_children(
-            delegating({"tasks": [task(1), task(2)]}), lambda request: working
-        )
+        said = "Halfway through my part."
+        probe.cap, probe.remaining = 2, 2  # both children make a first request, then go on
+
+        def child(request: ModelRequest) -> Any:
+            if len(request.messages) == 1:
+                return fake_turn(said, ("rendezvous", {}))
+            return fake_turn(said, ("add", {"a": 1, "b": 1}))
+
+        model = root_then_children(delegating({"tasks": [task(1), task(2)]}), child)
         async with host.session() as session:
             conversation = make_agent(host, model).conversation(session)
             events = await settle(conversation, f"{ROOT} summarise")
-        assert len(model.requests) == 6  # one budget: the root's 2 and the children's 4
+        assert len(model.requests) == 6  # one budget: the root and its children together
         results = [e for e in events if isinstance(e, ChildFinished)]
         assert {e.status for e in results} == {"stopped at a limit"}
         message = next(
@@ -449,10 +464,14 @@ async def test_a_childs_background_process_is_gone_when_the_child_ends(
         os.kill(pid, 0)
 
 
-async def test_lineage_reaches_hooks_and_the_activity_log(host: Host, probe: Probe) -> None:
+async def test_lineage_reaches_hooks_the_activity_log_and_transcripts(
+    host: Host, probe: Probe, tmp_path: Path
+) -> None:
     model = root_then_children(delegating({"tasks": [task(1)]}), calling("add", {"a": 2, "b": 3}))
+    store = TranscriptStore(tmp_path / "sessions")
+    agent = Agent(host, model, ModelSettings(provider="fake", model="fake-1"), transcripts=store)
     async with host.session() as session:
-        conversation = make_agent(host, model).conversation(session)
+        conversation = agent.conversation(session)
         await settle(conversation, f"{ROOT} add")
     children = [s for s in probe.sessions if s.parent_id is not None]
     assert [s.parent_id for s in children] == [session.id]
@@ -466,6 +485,56 @@ async def test_lineage_reaches_hooks_and_the_activity_log(host: Host, probe: Pro
     add = next(r for r in records if r["name"] == "add")
     assert (add["session_id"], add["parent_id"]) == (child.id, session.id)
     assert next(r for r in records if r["name"] == "delegate_task")["parent_id"] is None
+    header = json.loads(store.open(child.id).path.read_text().splitlines()[0])
+    assert header["parent"] == session.id
+    assert [m.role for m in store.open(child.id).messages()] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+
+
+class Withheld:
+    """Tools a child never gets: by toolset (clarify, memory, cron, messaging) and by name
+    (``send_message`` in a toolset of its own)."""
+
+    @hookimpl
+    def hermes_tools(self, config: Config, env: Environment) -> list[Tool]:
+        def tool(name: str, toolset: str) -> Tool:
+            return Tool(name, f"The {name} tool.", handler=lambda: "ok", toolset=toolset, core=True)
+
+        return [
+            tool("clarify", "clarify"),
+            tool("memory", "memory"),
+            tool("cronjob_manage", "cron"),
+            tool("send_message", "comms"),
+            tool("comms_status", "comms"),
+            tool("weather", "weather"),
+        ]
+
+
+async def test_children_never_get_clarify_memory_cron_or_messaging(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, more={"withheld": Withheld()})
+    try:
+        model = root_then_children(delegating({"tasks": [task(1)]}), calling("clarify", {}))
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            await settle(conversation, f"{ROOT} go")
+        root_tools = {tool.name for tool in root_requests(model)[0].tools}
+        assert {"clarify", "memory", "send_message", "weather"} <= root_tools
+        first = child_requests(model)[0]
+        child_tools = {tool.name for tool in first.tools}
+        assert "weather" in child_tools
+        assert not child_tools & {"clarify", "memory", "cronjob_manage", "send_message"}
+        assert "comms_status" not in child_tools  # its toolset holds send_message: withheld whole
+        refused = child_requests(model)[-1].messages[-1]
+        assert refused.is_error
+        assert "not available in this session" in refused.content
+    finally:
+        host.close()
 
 
 @pytest.mark.parametrize(
