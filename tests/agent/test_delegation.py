@@ -719,3 +719,22 @@ def test_files_written_through_the_bridge_are_reported_too(tmp_path: Path) -> No
     ]
     failed = ToolFinished(call, ("write_file",), "denied", "DENIED")
     assert written_files(failed, tmp_path, tmp_path) == []
+
+
+async def test_delegate_task_is_a_core_tool_never_deferred_and_only_where_an_agent_runs(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    host = host_with(hermes_env, probe, tools={"tool_search": {"enabled": "on", "defer": ["add"]}})
+    try:
+        assert "delegate_task" not in host.registry  # a host without an agent: no such tool
+        model = FakeModelProvider.scripted(f"{ROOT} nothing to delegate")
+        agent = make_agent(host, model)
+        async with host.session() as session:
+            _ = [e async for e in agent.conversation(session).send(f"{ROOT} hi")]
+            served = await host.dispatch("delegate_task", task(1), host.new_session())
+        names = {tool.name for tool in model.requests[0].tools}
+        assert {"delegate_task", "tool_search"} <= names
+        assert "add" not in names  # deferred, while delegate_task stays visible
+        assert served.error_code == "NOT_AVAILABLE"  # a session without a conversation
+    finally:
+        host.close()
