@@ -51,6 +51,7 @@ def event_record(event: ActivityEvent, timestamp: float) -> dict[str, Any]:
         "status": event.status,
         "duration_ms": event.duration_ms,
         "session_id": event.session_id,
+        "parent_id": event.parent_id,
         "source": event.source,
         "message": event.message,
         "arguments": event.arguments,
@@ -161,7 +162,16 @@ def _redacted_repr(value: Any) -> str:
     return redact_text(repr(value))
 
 
-_MINIMAL_KEYS: Final = ("time", "name", "status", "duration_ms", "session_id", "source", "message")
+_MINIMAL_KEYS: Final = (
+    "time",
+    "name",
+    "status",
+    "duration_ms",
+    "session_id",
+    "parent_id",
+    "source",
+    "message",
+)
 
 
 def _plain(value: Any) -> str | float | None:

@@ -351,6 +351,7 @@ class Dispatcher:
             session_id=session.id,
             source=(tool.source_name or tool.source) if tool is not None else "",
             message=preview(result.error_message),
+            parent_id=session.parent_id,
         )
 
     def _record_interrupted(

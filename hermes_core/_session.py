@@ -21,11 +21,14 @@ class Session:
 
     A session holds conversation state only; what the pipeline remembers about it (approval
     answers, searches this turn) lives in the layer that owns it, keyed by the session. Sessions
-    compare by identity.
+    compare by identity. ``parent_id`` is the id of the session that delegated this one (a
+    subagent's session; ``None`` for a conversation a person or a client started): hooks see it
+    on the session, the activity log on each record.
     """
 
     cwd: Path
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    parent_id: str | None = None
     granted_toolsets: frozenset[str] | None = None
     interactive: bool = False
     turn: int = 0

@@ -243,7 +243,8 @@ ActivityStatus = Literal["ok", "error", "blocked", "denied", "interrupted"]
 
 @dataclass(frozen=True)
 class ActivityEvent:
-    """One finished tool call, as the activity log and observers see it."""
+    """One finished tool call, as the activity log and observers see it. ``parent_id`` is the
+    session that delegated the call's session (a subagent's call), else ``None``."""
 
     name: str
     arguments: Mapping[str, Any]
@@ -252,3 +253,4 @@ class ActivityEvent:
     session_id: str
     source: str
     message: str | None = None
+    parent_id: str | None = None

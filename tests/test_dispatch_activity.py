@@ -81,10 +81,12 @@ def test_log_writes_one_json_line_per_event_in_order(tmp_path: Path) -> None:
         "status",
         "duration_ms",
         "session_id",
+        "parent_id",
         "source",
         "message",
         "arguments",
     }
+    assert records[0]["parent_id"] is None  # a session no one delegated
 
 
 def test_unserializable_arguments_are_written_as_text(tmp_path: Path) -> None:

@@ -19,8 +19,20 @@ if TYPE_CHECKING:
     from hermes_core.agent._budget import (
         Budget as Budget,
     )
+    from hermes_core.agent._delegation import (
+        Delegations as Delegations,
+    )
+    from hermes_core.agent._delegation import (
+        send_until_settled as send_until_settled,
+    )
     from hermes_core.agent._events import (
         AgentEvent as AgentEvent,
+    )
+    from hermes_core.agent._events import (
+        ChildFinished as ChildFinished,
+    )
+    from hermes_core.agent._events import (
+        ChildStarted as ChildStarted,
     )
     from hermes_core.agent._events import (
         Finished as Finished,

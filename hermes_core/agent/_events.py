@@ -3,8 +3,9 @@ writes, one JSON object per line.
 
 :class:`~hermes_core.agent._wire.TextDelta` (the model's text as it streams) comes from the
 provider unchanged; the others are the loop's: a tool call started and finished (naming the
-real tools behind ``tool_call``), the usage of each model request, a retry, and
-:class:`Finished`, always the last, saying why the turn ended.
+real tools behind ``tool_call``), the usage of each model request, a retry, a subagent of
+``delegate_task`` started or finished, and :class:`Finished`, always the last, saying why the
+turn ended.
 """
 
 from __future__ import annotations
@@ -100,7 +101,38 @@ class Finished:
         return self.stop == "answer"
 
 
-AgentEvent = TextDelta | ToolStarted | ToolFinished | UsageReport | Retrying | Finished
+@dataclass(frozen=True)
+class ChildStarted:
+    """A subagent of ``delegate_task`` started (``label``: ``d1.2``, task 2 of delegation
+    ``d1``; a worker of an orchestrator child adds its own part, ``d1.2/d1.1``)."""
+
+    label: str
+    goal: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class ChildFinished:
+    """A subagent ended: ``status`` as its parent reads it (``completed``, ``completed with
+    timeout``, ``stopped at a limit``, ``interrupted``, ``failed``) and its answer."""
+
+    label: str
+    goal: str
+    session_id: str
+    status: str
+    text: str
+
+
+AgentEvent = (
+    TextDelta
+    | ToolStarted
+    | ToolFinished
+    | UsageReport
+    | Retrying
+    | ChildStarted
+    | ChildFinished
+    | Finished
+)
 """What :meth:`~hermes_core.agent._loop.Conversation.send` yields."""
 
 
@@ -132,6 +164,16 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
             "input_tokens": event.usage.input_tokens,
             "output_tokens": event.usage.output_tokens,
             "total_tokens": event.total.total,
+        }
+    if isinstance(event, ChildStarted):
+        return {"type": "child_started", "label": event.label, "goal": event.goal}
+    if isinstance(event, ChildFinished):
+        return {
+            "type": "child_finished",
+            "label": event.label,
+            "goal": event.goal,
+            "status": event.status,
+            "text": event.text,
         }
     if isinstance(event, Retrying):
         return {

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
+from hermes_core.agent._delegate_tool import register_delegate_task
+from hermes_core.agent._delegation import STATE_KEY, SUBAGENT_PROMPT, Delegations
 from hermes_core.agent._events import (
     AgentEvent,
     Finished,
@@ -82,6 +84,7 @@ class Agent:
         self.system_prompt = system_prompt or self.limits.system_prompt or DEFAULT_SYSTEM_PROMPT
         self.transcripts = transcripts
         self._schemas: tuple[tuple[Tool, ...], tuple[ToolSchema, ...]] | None = None
+        register_delegate_task(host.registry)
 
     @classmethod
     def from_host(cls, host: Host) -> Agent:
@@ -114,17 +117,19 @@ class Agent:
         budget: Budget | None = None,
         parent: str | None = None,
         system_prompt: str | None = None,
+        depth: int = 0,
     ) -> Conversation:
         """A new conversation in ``session`` spending ``budget`` (default: a fresh one from the
         ``agent`` limits; a delegation passes its own, so the tree shares one). ``parent`` is
         the session id of the conversation that delegated this one, written in the
-        transcript."""
+        transcript; ``depth`` is how deep in a delegation tree it is (0: a root)."""
         return Conversation(
             self,
             session,
             budget if budget is not None else Budget.from_config(self.limits),
             parent=parent,
             system_prompt=system_prompt or self.system_prompt,
+            depth=depth,
         )
 
     def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
@@ -149,7 +154,9 @@ class Conversation:
 
     :meth:`send` takes the user's message and yields what happens
     (:data:`~hermes_core.agent._events.AgentEvent`), :class:`Finished` last. :meth:`cancel`,
-    from another task or a signal handler, ends the running turn at once.
+    from another task or a signal handler, ends the running turn at once, and its subagents'.
+    ``delegations`` holds the subagents of ``delegate_task`` and the results of background
+    ones, to send as the next message; :meth:`aclose` stops them.
     """
 
     def __init__(
@@ -160,12 +167,16 @@ class Conversation:
         *,
         parent: str | None = None,
         system_prompt: str,
+        depth: int = 0,
     ) -> None:
         self.agent = agent
         self.session = session
         self.budget = budget
         self.parent = parent
         self.system_prompt = system_prompt
+        self.depth = depth
+        self.delegations = Delegations(self, agent.host, agent.host.config.delegation)
+        session.state[STATE_KEY] = self.delegations
         self.messages: list[Message] = []
         self.usage = Usage()
         self._stop = asyncio.Event()
@@ -176,6 +187,22 @@ class Conversation:
         ``INTERRUPTED``, and :meth:`send` ends with ``stop="interrupted"``."""
         self.session.interrupt()
         self._stop.set()
+        self.delegations.cancel()
+
+    def child(self, session: Session) -> Conversation:
+        """A subagent's conversation in ``session``: one level deeper, spending this
+        conversation's budget."""
+        return self.agent.conversation(
+            session,
+            budget=self.budget,
+            parent=self.session.id,
+            system_prompt=f"{self.agent.system_prompt}\n\n{SUBAGENT_PROMPT}",
+            depth=self.depth + 1,
+        )
+
+    async def aclose(self) -> None:
+        """Stop the subagents still running and wait for them to end."""
+        await self.delegations.aclose()
 
     def _record(self, message: Message) -> None:
         self.messages.append(message)
@@ -200,6 +227,8 @@ class Conversation:
         self._record(Message("user", text))
         said = ""
         while True:
+            for child_event in self.delegations.take_events():
+                yield child_event
             exhausted = self.budget.exhausted()
             if exhausted is not None:
                 yield self._finished(said, *exhausted)
@@ -262,6 +291,8 @@ class Conversation:
             for call in message.tool_calls:
                 async for step in self._run_call(call):
                     yield step
+                for child_event in self.delegations.take_events():
+                    yield child_event
 
     def _deadline(self) -> float | None:
         left = self.budget.remaining_seconds()

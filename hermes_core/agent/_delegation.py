@@ -1,0 +1,305 @@
+"""``delegate_task``: subagents, each an isolated conversation in its own session of the host.
+
+A child's first request holds the system prompt, its goal and its context, nothing of its
+parent's messages; it runs in a new session (:meth:`Host.session <hermes_core._host.Host.session>`:
+the parent's working directory unless the task names another, its own background processes,
+stopped when it ends), granted the task's toolsets or all its parent's, never ``clarify``,
+``memory``, ``cron`` or ``messaging`` (:mod:`~hermes_core.agent._delegated_tasks`). It spends its
+parent's :class:`~hermes_core.agent._budget.Budget`; its approval prompts go up to its parent's
+(:mod:`~hermes_core.agent._child_prompt`). Only its final answer, and the files its
+``write_file`` and ``patch`` calls wrote, return.
+
+``delegation.max_concurrent`` children of one conversation run at once, more are queued. A
+top-level delegation (from the root conversation) runs in the background: the tool answers at
+once with a handle, and the results wait in :class:`Delegations` until the caller sends them
+as the next message (:func:`send_until_settled`). A child may delegate in turn while its depth
+is below ``delegation.max_depth``; such an orchestrator waits for its workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Protocol
+
+from hermes_core._progress import listening_to_progress
+from hermes_core._session import Session
+from hermes_core._tools import ToolResult
+from hermes_core.agent._child_outcomes import ChildOutcome, outcome_of, report, written_files
+from hermes_core.agent._child_prompt import ChildPrompt
+from hermes_core.agent._delegated_tasks import DelegatedTask, TaskError, child_cwd, child_grant
+from hermes_core.agent._events import (
+    AgentEvent,
+    ChildFinished,
+    ChildStarted,
+    Finished,
+    ToolFinished,
+)
+
+if TYPE_CHECKING:
+    from hermes_core._config.agent import DelegationConfig
+    from hermes_core._host import Host
+
+log = logging.getLogger(__name__)
+
+STATE_KEY: Final = "agent.delegations"
+"""Where a conversation's :class:`Delegations` is kept in its session's ``state``."""
+SUBAGENT_PROMPT: Final = (
+    "You are a subagent: another agent gave you one task, below, and knows only what your "
+    "final answer says. Do the task with your tools, without asking questions (nobody can "
+    "answer them), then answer with a short report: what you did, what you found, the files "
+    "you changed, and anything left undone."
+)
+_CLOSE_GRACE: Final = 10.0
+"""How long :meth:`Delegations.aclose` lets stopped children end before cancelling them."""
+
+
+class Conversing(Protocol):
+    """What delegation needs of a conversation (:class:`~hermes_core.agent._loop.Conversation`)."""
+
+    @property
+    def delegations(self) -> Delegations:
+        """Its delegations."""
+        ...
+
+    def send(self, text: str) -> AsyncIterator[AgentEvent]:
+        """Run a turn."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the running turn."""
+        ...
+
+
+class Owner(Protocol):
+    """The conversation that delegates."""
+
+    @property
+    def session(self) -> Session:
+        """Its session."""
+        ...
+
+    @property
+    def depth(self) -> int:
+        """0 for a root conversation, 1 for its children..."""
+        ...
+
+    def child(self, session: Session) -> Conversing:
+        """A child conversation in ``session``, spending this one's budget."""
+        ...
+
+
+@dataclass(eq=False)
+class _Batch:
+    """One call of ``delegate_task``: its tasks, each child's grant and directory, the children
+    running now."""
+
+    id: str
+    tasks: list[DelegatedTask]
+    grants: list[frozenset[str]]
+    cwds: list[Path]
+    running: dict[int, Conversing] = field(default_factory=dict)
+    cancelled: bool = False
+    task: asyncio.Task[None] | None = None
+
+
+class Delegations:
+    """The delegations of one conversation: its children (``max_concurrent`` at once), the
+    results of background delegations waiting to be sent as a message, and the children's
+    started/finished events.
+
+    The caller of a root conversation reads :attr:`pending` and :meth:`next_message` when a
+    turn ends (or uses :func:`send_until_settled`) and closes with :meth:`aclose`.
+    """
+
+    def __init__(self, owner: Owner, host: Host, config: DelegationConfig) -> None:
+        self.owner = owner
+        self.host = host
+        self.config = config
+        self.prefix = ""
+        """Put before this conversation's children's labels (a worker's: ``d1.2/``)."""
+        self._ids = itertools.count(1)
+        self._slots = asyncio.Semaphore(config.max_concurrent)
+        self._prompt_lock = asyncio.Lock()
+        self._batches: dict[str, _Batch] = {}
+        self._inbox: asyncio.Queue[str] = asyncio.Queue()
+        self._events: list[ChildStarted | ChildFinished] = []
+
+    @property
+    def pending(self) -> int:
+        """Background delegations whose results have not been taken yet (running or ready)."""
+        running = sum(1 for batch in self._batches.values() if batch.task is not None)
+        return running + self._inbox.qsize()
+
+    def ready(self) -> list[str]:
+        """The results that have arrived, each a message for the model (taken: not again)."""
+        found = []
+        while not self._inbox.empty():
+            found.append(self._inbox.get_nowait())
+        return found
+
+    async def next_message(self) -> str | None:
+        """The next background delegation's results, waiting for them (with any other that
+        arrived meanwhile, as one message); ``None`` when none is pending."""
+        if not self.pending:
+            return None
+        first = await self._inbox.get()
+        return "\n\n".join([first, *self.ready()])
+
+    def take_events(self) -> list[ChildStarted | ChildFinished]:
+        """The children's started/finished events since the last call."""
+        events, self._events = self._events, []
+        return events
+
+    def cancel(self) -> None:
+        """Stop every child (each ends its turn ``interrupted`` and passes it on to its own
+        children); queued ones never start."""
+        for batch in self._batches.values():
+            batch.cancelled = True
+            for child in list(batch.running.values()):
+                child.cancel()
+
+    async def aclose(self) -> None:
+        """Stop the children and wait for them to end (cancelled after a grace period)."""
+        self.cancel()
+        tasks = [batch.task for batch in self._batches.values() if batch.task is not None]
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=_CLOSE_GRACE)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+    async def delegate(self, tasks: list[DelegatedTask]) -> ToolResult:
+        """Run ``tasks``: in the background from a root conversation (a handle at once), else
+        waiting for them (an orchestrator child); the tool's result."""
+        depth, limit = self.owner.depth, self.config.max_depth
+        if depth >= limit:
+            return ToolResult.error(
+                "NOT_AVAILABLE",
+                f"delegate_task: a subagent at depth {depth} cannot delegate "
+                f"(delegation.max_depth: {limit}); do the task yourself.",
+            )
+        session = self.owner.session
+        try:
+            grants = [
+                child_grant(
+                    self.host.registry,
+                    session.granted_toolsets,
+                    task.toolsets,
+                    may_delegate=depth + 1 < limit,
+                )
+                for task in tasks
+            ]
+            cwds = [child_cwd(session.cwd, task.cwd) for task in tasks]
+        except TaskError as exc:
+            return ToolResult.error("INVALID_ARGUMENTS", f"delegate_task: {exc}")
+        batch = _Batch(f"d{next(self._ids)}", tasks, grants, cwds)
+        self._batches[batch.id] = batch
+        if depth == 0:
+            batch.task = asyncio.create_task(self._background(batch))
+            return ToolResult.text(
+                f"Delegation {batch.id} started: {len(tasks)} subagent(s) working in the "
+                f"background (at most {self.config.max_concurrent} at once). Their results "
+                "will come in a later message when all have finished; meanwhile go on with "
+                "other work, or end your turn saying what you are waiting for.",
+                structured={"delegation": batch.id, "tasks": len(tasks), "status": "started"},
+            )
+        try:
+            outcomes = await self._run(batch)
+        finally:
+            del self._batches[batch.id]
+        return ToolResult.text(
+            report(outcomes), structured={"results": [o.to_json() for o in outcomes]}
+        )
+
+    async def _background(self, batch: _Batch) -> None:
+        try:
+            outcomes = await self._run(batch)
+        finally:
+            del self._batches[batch.id]
+        header = f"[delegation {batch.id} finished] The results of the subagents you delegated to:"
+        self._inbox.put_nowait(f"{header}\n\n{report(outcomes)}")
+
+    async def _run(self, batch: _Batch) -> list[ChildOutcome]:
+        # gather cancels every child when the caller is cancelled (the tool's timeout, aclose).
+        return list(await asyncio.gather(*(self._child(batch, n) for n in range(len(batch.tasks)))))
+
+    async def _child(self, batch: _Batch, index: int) -> ChildOutcome:
+        task = batch.tasks[index]
+        label = f"{self.prefix}{batch.id}.{index + 1}"
+        async with self._slots:
+            if batch.cancelled:
+                return ChildOutcome(
+                    label, task.goal, "interrupted", "", "stopped before it started"
+                )
+            try:
+                return await self._converse(batch, index, label)
+            except Exception as exc:  # one child's failure is its result, not its siblings'
+                log.exception("subagent %s failed", label)
+                return ChildOutcome(label, task.goal, "failed", "", f"{type(exc).__name__}: {exc}")
+
+    def _prompt(self, label: str) -> ChildPrompt | None:
+        prompt = self.host.dispatcher.approvals.prompt_of(self.owner.session)
+        if prompt is None:
+            return None
+        if isinstance(prompt, ChildPrompt):  # a worker asks its orchestrator's person
+            return ChildPrompt(prompt.parent, label, prompt.lock)
+        return ChildPrompt(prompt, label, self._prompt_lock)
+
+    def _emit(self, event: ChildStarted | ChildFinished) -> None:
+        self._events.append(event)
+
+    async def _converse(self, batch: _Batch, index: int, label: str) -> ChildOutcome:
+        task, parent = batch.tasks[index], self.owner.session
+        files: list[str] = []
+        end: Finished | None = None
+        async with self.host.session(
+            cwd=batch.cwds[index],
+            interactive=parent.interactive,
+            granted_toolsets=batch.grants[index],
+            prompt=self._prompt(label),
+            parent_id=parent.id,
+        ) as session:
+            if batch.cancelled:
+                return ChildOutcome(
+                    label, task.goal, "interrupted", "", "stopped before it started"
+                )
+            child = self.owner.child(session)
+            child.delegations.prefix = f"{label}/"
+            batch.running[index] = child  # from here, cancel() reaches it
+            self._emit(ChildStarted(label, task.goal, session.id))
+            try:
+                with listening_to_progress(None):  # the parent's call is not the child's
+                    async for event in child.send(task.message()):
+                        if isinstance(event, ToolFinished):
+                            files += written_files(event, session.cwd, parent.cwd)
+                        elif isinstance(event, ChildStarted | ChildFinished):
+                            self._emit(event)
+                        elif isinstance(event, Finished):
+                            end = event
+            finally:
+                batch.running.pop(index, None)
+        outcome = outcome_of(label, task.goal, end, files, session.id)
+        self._emit(ChildFinished(label, task.goal, session.id, outcome.status, outcome.text))
+        return outcome
+
+
+async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterator[AgentEvent]:
+    """Send ``text``, then each background delegation's results as the next message when they
+    arrive, until none is pending (or a turn is interrupted): the events of every turn, the
+    last :class:`Finished` being the answer. What a one-shot caller (``hermes run``) uses."""
+    message: str | None = text
+    while message is not None:
+        stop = None
+        async for event in conversation.send(message):
+            if isinstance(event, Finished):
+                stop = event.stop
+            yield event
+        if stop == "interrupted":
+            return
+        message = await conversation.delegations.next_message()
