@@ -20,6 +20,10 @@ Conformance suites, run by a plugin author against their own plugin, one test pe
 (a ``ConnectorGateway`` over the account of :data:`GATEWAY_FIXTURES`) and
 :func:`approval_policy_conformance` (an ``ApprovalPolicy``).
 
+:class:`FakeModelServer` is a scripted stand-in for a model's API (no model runs in CI): a real
+HTTP server speaking the OpenAI and Anthropic wire formats, answering :class:`FakeTurn` s and
+recording every request (:class:`RecordedRequest`).
+
 :class:`DevGateway` is the reference connector gateway (``hermes connectors dev-gateway``): a
 real HTTP server serving the gateway protocol from a fixture file (:func:`load_fixtures`).
 
@@ -43,6 +47,18 @@ if TYPE_CHECKING:
     )
     from hermes_core.testing._cli import HermesCli as HermesCli
     from hermes_core.testing._devgateway import DevGateway as DevGateway
+    from hermes_core.testing._fake_model import (
+        FakeModelServer as FakeModelServer,
+    )
+    from hermes_core.testing._fake_model import (
+        RecordedRequest as RecordedRequest,
+    )
+    from hermes_core.testing._fake_model_wire import (
+        FakeToolCall as FakeToolCall,
+    )
+    from hermes_core.testing._fake_model_wire import (
+        FakeTurn as FakeTurn,
+    )
     from hermes_core.testing._fake_provider import (
         FakeModelProvider as FakeModelProvider,
     )
