@@ -74,11 +74,12 @@ def test_an_openai_stream_splits_text_and_arguments_as_servers_do() -> None:
 
 def test_the_openai_sdks_own_accumulator_rebuilds_the_whole_answer() -> None:
     async def main(server: FakeModelServer) -> Any:
-        async with (
-            _openai(server) as client,
-            client.chat.completions.stream(model="fake", messages=HI) as stream,
-        ):
-            return await stream.get_final_completion()
+        async with _openai(server) as client:
+            # Out of `beta` in later openai releases; the test extra allows one that has it there.
+            helper = getattr(client.chat.completions, "stream", None)
+            stream = helper or client.beta.chat.completions.stream
+            async with stream(model="fake", messages=HI) as events:
+                return await events.get_final_completion()
 
     with FakeModelServer([TWO_CALLS]) as server:
         completion = asyncio.run(main(server))
@@ -345,5 +346,20 @@ def test_a_request_with_nothing_scripted_is_refused_saying_so() -> None:
     with (
         FakeModelServer([]) as server,
         pytest.raises(openai.BadRequestError, match="no scripted turn left for request 1"),
+    ):
+        asyncio.run(main(server))
+
+
+def test_a_responder_that_raises_is_a_refusal_naming_the_error() -> None:
+    def broken(request: RecordedRequest) -> FakeTurn:
+        raise KeyError(request.first_user_text)
+
+    async def main(server: FakeModelServer) -> None:
+        async with _openai(server) as client:
+            await client.chat.completions.create(model="f", messages=HI)
+
+    with (
+        FakeModelServer(responder=broken) as server,
+        pytest.raises(openai.BadRequestError, match="the responder raised KeyError"),
     ):
         asyncio.run(main(server))
