@@ -155,6 +155,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "TextDelta": _WIRE,
         "ToolSchema": _WIRE,
         "Usage": _WIRE,
+        "http_model_error": "hermes_core.agent._http_errors",
     },
     # A plugin's tests: fixtures and builders of real files, hosts and CLIs, the conformance
     # suites a plugin author runs against their backend, gateway or policy, the reference gateway.
@@ -165,6 +166,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "SEARCH_BACKEND_RULES": "hermes_core.testing._backend_conformance",
         "GATEWAY_FIXTURES": "hermes_core.testing._gateway_conformance",
         "GATEWAY_RULES": "hermes_core.testing._gateway_conformance",
+        "MODEL_PROVIDER_RULES": "hermes_core.testing._provider_conformance",
         "POLICY_RULES": "hermes_core.testing._policy_conformance",
         "DevGateway": "hermes_core.testing._devgateway",
         "FakeModelServer": "hermes_core.testing._fake_model",
@@ -190,8 +192,10 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "make_approval_policy": "hermes_core.testing._hosts",
         "make_connector_gateway": "hermes_core.testing._hosts",
         "make_host": "hermes_core.testing._hosts",
+        "make_model_provider": "hermes_core.testing._hosts",
         "make_nix_store": "hermes_core.testing._files",
         "make_search_backend": "hermes_core.testing._hosts",
+        "model_provider_conformance": "hermes_core.testing._provider_conformance",
         "parse_fixtures": "hermes_core.testing._gateway_fixtures",
         "search_backend_conformance": "hermes_core.testing._backend_conformance",
         "search_backend_module": "hermes_core.testing._hosts",
