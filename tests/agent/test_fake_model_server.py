@@ -226,9 +226,10 @@ def test_a_responder_answers_concurrent_conversations_by_their_first_message() -
 
 def test_held_turns_show_how_many_requests_run_at_once() -> None:
     gate = threading.Event()
+    turns = [FakeTurn(text=f"answer {n}", gate=gate) for n in range(3)]
 
-    async def main(server: FakeModelServer) -> int:
-        async with _openai(server) as client:
+    async def main() -> tuple[int, FakeModelServer]:
+        async with FakeModelServer(turns) as server, _openai(server) as client:
             calls = [
                 asyncio.create_task(client.chat.completions.create(model="f", messages=HI))
                 for _ in range(3)
@@ -237,12 +238,10 @@ def test_held_turns_show_how_many_requests_run_at_once() -> None:
             held = server.in_flight
             gate.set()
             await asyncio.gather(*calls)
-            return held
+            await server.wait_for_async(lambda s: s.in_flight == 0)
+            return held, server
 
-    turns = [FakeTurn(text=f"answer {n}", gate=gate) for n in range(3)]
-    with FakeModelServer(turns) as server:
-        held = asyncio.run(main(server))
-        server.wait_for(lambda s: s.in_flight == 0)
+    held, server = asyncio.run(main())
 
     assert held == 3
     assert server.max_in_flight == 3
