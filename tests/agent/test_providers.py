@@ -315,3 +315,14 @@ def test_the_example_plugin_passes_mypy_strict_outside_the_repository(tmp_path: 
     )
 
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_an_unknown_model_says_what_to_check(provider: str) -> None:
+    with FakeModelServer([FakeTurn(error=404)]) as server, pytest.raises(ModelError) as refused:
+        _run(make_model_provider(_settings(server, provider)), _ask())
+
+    error = refused.value
+    assert (error.status, error.retryable) == (404, False)
+    assert f"{provider}: model 'small-model' at {server.url}" in str(error)
+    assert "check model.model and model.base_url" in str(error)
