@@ -21,6 +21,9 @@ import pytest
 
 from hermes_core import Config, Environment
 from hermes_core.agent import (
+    Agent,
+    AgentEvent,
+    Finished,
     Message,
     ModelError,
     ModelEvent,
@@ -29,10 +32,13 @@ from hermes_core.agent import (
     ModelSettings,
     ModelToolCall,
     ModelTurn,
+    Retrying,
     TextDelta,
+    ToolFinished,
     ToolSchema,
     http_model_error,
 )
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 from hermes_core.testing import (
     MODEL_PROVIDER_RULES,
     FakeModelServer,
@@ -326,3 +332,74 @@ def test_an_unknown_model_says_what_to_check(provider: str) -> None:
     assert (error.status, error.retryable) == (404, False)
     assert f"{provider}: model 'small-model' at {server.url}" in str(error)
     assert "check model.model and model.base_url" in str(error)
+
+
+class Adder:
+    """A plugin with one visible tool, ``add``, for conversations over the real wire."""
+
+    @hookimpl
+    def hermes_tools(self, config: Config, env: Environment) -> list[Tool]:
+        number = {"type": "number"}
+        return [
+            Tool(
+                "add",
+                "Add two numbers.",
+                {"type": "object", "properties": {"a": number, "b": number}},
+                handler=lambda a, b: str(a + b),
+                toolset="math",
+                annotations=ToolAnnotations(read_only=True, destructive=False),
+                core=True,
+            )
+        ]
+
+
+@pytest.mark.parametrize(
+    ("provider", "in_text"), [("openai", False), ("openai", True), ("anthropic", False)]
+)
+def test_a_conversation_over_the_real_wire_retries_calls_and_answers(
+    provider: str, in_text: bool, hermes_env: Environment
+) -> None:
+    """The loop (Agent.from_host) with a bundled provider against the fake server: a 429 is
+    retried after the server's wait, a tool call (in the text, as small models write it, or on
+    the wire) runs through the host, and its result goes back with the call's id."""
+    turns = [
+        FakeTurn(error=429, retry_after=0),
+        FakeTurn(
+            tool_calls=[FakeToolCall("add", {"a": 2, "b": 3}, id="call_add")],
+            tool_calls_in_text=in_text,
+        ),
+        FakeTurn(text="The sum is 5."),
+    ]
+    with FakeModelServer(turns) as server:
+        base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+        model = {"provider": provider, "model": "small-model", "base_url": base}
+        config = Config.model_validate({"model": model})
+        env = replace(hermes_env, variables=_with_bundled(hermes_env))
+        host = make_host(config, env, plugins={"adder": Adder()})
+
+        async def main() -> list[AgentEvent]:
+            agent = Agent.from_host(host)
+            conversation = agent.conversation(host.new_session())
+            try:
+                return [event async for event in conversation.send("What is 2 + 3?")]
+            finally:
+                await conversation.aclose()
+                await agent.aclose()
+
+        try:
+            events = anyio.run(main)
+        finally:
+            host.close()
+        requests = server.requests
+
+    assert [type(e).__name__ for e in events if isinstance(e, Retrying)] == ["Retrying"]
+    (result,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert (result.tools, result.text, result.is_error) == (("add",), "5", False)
+    end = events[-1]
+    assert isinstance(end, Finished)
+    assert (end.stop, end.text) == ("answer", "The sum is 5.")
+    assert len(requests) == 3
+    sent = json.dumps(requests[2].messages)
+    assert '"5"' in sent
+    if not in_text:
+        assert "call_add" in sent
