@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._events import (
         event_json as event_json,
     )
+    from hermes_core.agent._http_errors import (
+        http_model_error as http_model_error,
+    )
     from hermes_core.agent._loop import (
         Agent as Agent,
     )

@@ -17,15 +17,20 @@ Fixtures (all build real files in ``tmp_path``):
 
 Conformance suites, run by a plugin author against their own plugin, one test per rule:
 :func:`search_backend_conformance` (a ``SearchBackend``), :func:`connector_gateway_conformance`
-(a ``ConnectorGateway`` over the account of :data:`GATEWAY_FIXTURES`) and
-:func:`approval_policy_conformance` (an ``ApprovalPolicy``).
+(a ``ConnectorGateway`` over the account of :data:`GATEWAY_FIXTURES`),
+:func:`approval_policy_conformance` (an ``ApprovalPolicy``) and
+:func:`model_provider_conformance` (a ``ModelProvider``, against a :class:`FakeModelServer`).
+
+:class:`FakeModelServer` is a scripted stand-in for a model's API (no model runs in CI): a real
+HTTP server speaking the OpenAI and Anthropic wire formats, answering :class:`FakeTurn` s and
+recording every request (:class:`RecordedRequest`).
 
 :class:`DevGateway` is the reference connector gateway (``hermes connectors dev-gateway``): a
 real HTTP server serving the gateway protocol from a fixture file (:func:`load_fixtures`).
 
 The plain functions (:func:`write_dir_plugin`, :func:`write_distribution`, :func:`make_host`,
-:func:`make_search_backend`) work outside pytest too, e.g. in a benchmark. Names are loaded on
-first use: the reference gateway does not import pytest.
+:func:`make_search_backend`, :func:`make_model_provider`) work outside pytest too, e.g. in
+a benchmark. Names are loaded on first use: the reference gateway does not import pytest.
 """
 
 from __future__ import annotations
@@ -43,6 +48,18 @@ if TYPE_CHECKING:
     )
     from hermes_core.testing._cli import HermesCli as HermesCli
     from hermes_core.testing._devgateway import DevGateway as DevGateway
+    from hermes_core.testing._fake_model import (
+        FakeModelServer as FakeModelServer,
+    )
+    from hermes_core.testing._fake_model import (
+        RecordedRequest as RecordedRequest,
+    )
+    from hermes_core.testing._fake_model_wire import (
+        FakeToolCall as FakeToolCall,
+    )
+    from hermes_core.testing._fake_model_wire import (
+        FakeTurn as FakeTurn,
+    )
     from hermes_core.testing._fake_provider import (
         FakeModelProvider as FakeModelProvider,
     )
@@ -122,6 +139,9 @@ if TYPE_CHECKING:
         make_host as make_host,
     )
     from hermes_core.testing._hosts import (
+        make_model_provider as make_model_provider,
+    )
+    from hermes_core.testing._hosts import (
         make_search_backend as make_search_backend,
     )
     from hermes_core.testing._hosts import (
@@ -132,6 +152,12 @@ if TYPE_CHECKING:
     )
     from hermes_core.testing._policy_conformance import (
         approval_policy_conformance as approval_policy_conformance,
+    )
+    from hermes_core.testing._provider_conformance import (
+        MODEL_PROVIDER_RULES as MODEL_PROVIDER_RULES,
+    )
+    from hermes_core.testing._provider_conformance import (
+        model_provider_conformance as model_provider_conformance,
     )
 
 __all__ = face_names(__name__)

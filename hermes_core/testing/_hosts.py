@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hermes_core._approvals.policy import ApprovalPolicy
     from hermes_core._config import Config
     from hermes_core._host import Host
+    from hermes_core.agent._wire import ModelProvider, ModelSettings
     from hermes_core.connectors._gateway import ConnectorGateway
     from hermes_core.search._backend import SearchBackend
 
@@ -23,6 +24,7 @@ __all__ = [
     "make_approval_policy",
     "make_connector_gateway",
     "make_host",
+    "make_model_provider",
     "make_search_backend",
     "search_backend_module",
 ]
@@ -98,6 +100,24 @@ def make_connector_gateway(
     host = make_host(config, env)
     try:
         return host.create_connector_gateway(url, token, name)
+    finally:
+        host.close()
+
+
+def make_model_provider(
+    settings: ModelSettings, *, config: Config | None = None, env: Environment | None = None
+) -> ModelProvider:
+    """A new instance of the model provider registered as ``settings.provider``, made as the
+    host makes it (its factory gets a ``ModelContext`` holding ``settings``; give
+    ``api_key_env`` and ``api_key`` to hand it a key), from the plugins found as
+    :func:`make_search_backend` finds them. Close it with ``await provider.aclose()``::
+
+        settings = ModelSettings("openai", "m", base_url=server.openai_base_url)
+        provider = make_model_provider(settings)
+    """
+    host = make_host(config, env)
+    try:
+        return host.create_model_provider(settings)
     finally:
         host.close()
 

@@ -1,0 +1,108 @@
+"""A model server's failed answer as a :class:`ModelError`: one place for every provider.
+
+What is retryable (429, 5xx, no answer at all), how long the server asked to wait
+(``retry-after-ms``, then ``retry-after`` in seconds or as an HTTP date), and a message naming
+the provider, the model and what to check (the key's variable for a 401, ``model.model`` and
+``model.base_url`` for a 404), never the key: a server's own message is left out for 401 and
+403 (real servers echo part of the key) and redacted otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+
+from hermes_core._redaction import redact_text
+from hermes_core.agent._wire import ModelError
+
+__all__ = ["http_model_error", "retry_after_seconds"]
+
+_DETAIL_LIMIT = 500
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """How long the server asked to wait: ``retry-after-ms`` (milliseconds, as OpenAI sends),
+    else ``retry-after`` (seconds, or an HTTP date); ``None`` when it said nothing usable."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    milliseconds = lowered.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+def _clean(detail: str, secret: str | None) -> str:
+    if secret:
+        detail = detail.replace(secret, "[redacted]")
+    detail = redact_text(" ".join(detail.split()))
+    return detail if len(detail) <= _DETAIL_LIMIT else detail[:_DETAIL_LIMIT] + "..."
+
+
+def http_model_error(
+    provider: str,
+    model: str,
+    *,
+    status: int | None,
+    detail: str = "",
+    headers: Mapping[str, str] | None = None,
+    key_env: str | None = None,
+    base_url: str | None = None,
+    secret: str | None = None,
+) -> ModelError:
+    """The :class:`ModelError` for an answer of HTTP ``status`` (``None``: the server could
+    not be reached or the connection dropped), with the server's ``detail`` (its error
+    message) and ``headers``.
+
+    ``key_env`` names the key's variable (a 401 says to check it), ``base_url`` where the
+    server is; ``secret`` is the key, removed from anything quoted. 429, 5xx and ``None`` are
+    retryable, with ``retry_after`` from the headers.
+    """
+    where = base_url or "the provider's default URL"
+    subject = f"{provider}: model {model!r} at {where}"
+    detail = _clean(detail, secret)
+    quoted = f": {detail}" if detail else ""
+    variable = key_env or "the key's variable"
+    if status is None:
+        message = f"{subject}: no answer from the server{quoted}"
+    elif status == 401:
+        message = (
+            f"{subject}: the server refused the key (HTTP 401): check {variable} (in the "
+            "environment or $HERMES_HOME/.env; model.api_key_env names another variable)"
+        )
+    elif status == 403:
+        message = (
+            f"{subject}: the key has no access to this model (HTTP 403): check the account "
+            f"and the key in {variable}"
+        )
+    elif status == 404:
+        message = f"{subject}: not found (HTTP 404): check model.model and model.base_url{quoted}"
+    elif status == 429:
+        message = f"{subject}: rate limited (HTTP 429){quoted}"
+    elif status >= 500:
+        message = f"{subject}: server error (HTTP {status}){quoted}"
+    else:
+        message = f"{subject}: the server refused the request (HTTP {status}){quoted}"
+    retryable = status is None or status == 429 or status >= 500
+    wait = retry_after_seconds(headers or {}) if retryable else None
+    return ModelError(
+        message,
+        provider=provider,
+        model=model,
+        status=status,
+        retryable=retryable,
+        retry_after=wait,
+    )

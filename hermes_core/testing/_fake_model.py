@@ -1,0 +1,407 @@
+"""``FakeModelServer``: a scripted stand-in for a model's HTTP API (no model can run in CI).
+
+A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions wire
+(``POST /v1/chat/completions``) and the Anthropic messages wire (``POST /v1/messages``), plain
+and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for what it sends).
+It serves in its own threads, so an async test's event loop is never blocked, and records
+every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import select
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from hermes_core.testing._fake_model_wire import (
+    ERROR_MESSAGES,
+    FakeTurn,
+    Wire,
+    anthropic_answer,
+    anthropic_events,
+    error_body,
+    openai_answer,
+    openai_chunks,
+)
+
+__all__ = ["FakeModelServer", "RecordedRequest", "Responder"]
+
+_ROUTES: Mapping[str, Wire] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
+
+
+@dataclass
+class RecordedRequest:
+    """One request the fake server received: its number (from 1), wire format, path, headers
+    (lower-case names; the key is kept for tests to compare, and redacted in the repr) and
+    parsed JSON body. ``disconnected`` turns true when the client went away before the answer
+    ended (a cancelled stream); ``done`` when the server finished with it."""
+
+    number: int
+    wire: Wire
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    disconnected: bool = False
+    done: bool = False
+
+    def __repr__(self) -> str:
+        shown = {k: "[redacted]" if k in _SECRET_HEADERS else v for k, v in self.headers.items()}
+        return (
+            f"RecordedRequest(number={self.number}, wire={self.wire!r}, path={self.path!r}, "
+            f"headers={shown!r}, body={self.body!r}, disconnected={self.disconnected})"
+        )
+
+    @property
+    def api_key(self) -> str | None:
+        """The key the client sent (``Authorization: Bearer`` or ``x-api-key``)."""
+        if "x-api-key" in self.headers:
+            return self.headers["x-api-key"]
+        value = self.headers.get("authorization", "")
+        return value.removeprefix("Bearer ").strip() if value else None
+
+    @property
+    def stream(self) -> bool:
+        """Whether the client asked for a streamed answer."""
+        return bool(self.body.get("stream"))
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation as sent (the wire's own message objects)."""
+        return list(self.body.get("messages") or [])
+
+    @property
+    def system(self) -> str:
+        """The system prompt: the ``system`` message (OpenAI) or field (Anthropic)."""
+        if self.wire == "anthropic":
+            return _text_of(self.body.get("system") or "")
+        return "".join(_text_of(m.get("content")) for m in self.messages if m["role"] == "system")
+
+    @property
+    def first_user_text(self) -> str:
+        """The text of the first user message: what a responder tells conversations apart by
+        (a delegated child's goal, say)."""
+        for message in self.messages:
+            if message.get("role") == "user":
+                return _text_of(message.get("content"))
+        return ""
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools the request offers the model."""
+        tools = self.body.get("tools") or []
+        return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+Responder = Callable[[RecordedRequest], FakeTurn]
+"""Picks the answer to a request (instead of the next scripted turn)."""
+
+
+class _Abort(Exception):
+    """The client went away, or the server is closing: stop answering."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    fake: FakeModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (a cancelled stream) is no error of ours."""
+        if not isinstance(sys.exc_info()[1], ConnectionError | _Abort):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read ``FakeModelServer.requests`` instead."""
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        wire = _ROUTES.get(path.rstrip("/"))
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if wire is None:
+            self._json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._json(400, error_body(wire, 400, "the body is not JSON"))
+            return
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        fake = self.server.fake
+        request = fake._received(wire, path, headers, body)
+        try:
+            self._answer(request, fake._turn_for(request))
+        except (_Abort, ConnectionError):
+            request.disconnected = True
+            self.close_connection = True
+        finally:
+            fake._finished(request)
+
+    def _answer(self, request: RecordedRequest, turn: FakeTurn | str) -> None:
+        wire, body = request.wire, request.body
+        if isinstance(turn, str):  # nothing scripted: a 400 saying so fails the test at once
+            self._json(400, error_body(wire, 400, turn))
+            return
+        if turn.delay:
+            self._hold(None, turn.delay)
+        if turn.gate is not None and (turn.hold_after == 0 or not request.stream):
+            self._hold(turn.gate)
+        if turn.error is not None:
+            message = turn.error_message or ERROR_MESSAGES.get(turn.error, "Scripted error.")
+            message = message.replace("{key}", request.api_key or "")
+            retry = turn.error == 429 and turn.retry_after is not None
+            extra = {"retry-after": f"{turn.retry_after:g}"} if retry else {}
+            self._json(turn.error, error_body(wire, turn.error, message), extra)
+            return
+        if not request.stream:
+            build = openai_answer if wire == "openai" else anthropic_answer
+            self._json(200, build(turn, body, request.number))
+            return
+        if wire == "openai":
+            events = [
+                f"data: {json.dumps(c)}\n\n" for c in openai_chunks(turn, body, request.number)
+            ]
+            events.append("data: [DONE]\n\n")
+        else:
+            events = [
+                f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                for name, data in anthropic_events(turn, body, request.number)
+            ]
+        self._start_stream()
+        for sent, event in enumerate(events):
+            if turn.gate is not None and sent == turn.hold_after:
+                self._hold(turn.gate)
+            self._chunk(event.encode())
+        self._chunk(b"")
+
+    def _hold(self, gate: threading.Event | None, for_: float = 0) -> None:
+        """Wait for ``gate`` (or ``for_`` seconds); give up when the client goes away (a
+        cancelled request) or the server closes."""
+        closing = self.server.fake._closing
+        end = time.monotonic() + for_
+        while True:
+            if gate is not None:
+                if gate.wait(0.02):
+                    return
+            else:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return
+                closing.wait(min(0.02, left))
+            if closing.is_set() or self._client_gone():
+                raise _Abort
+
+    def _client_gone(self) -> bool:
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
+        except OSError:
+            return True
+        return peeked == b""
+
+    def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        head = {"content-type": "application/json", "content-length": str(len(data))}
+        self._head(status, {**head, **(headers or {})})
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _start_stream(self) -> None:
+        self._head(
+            200,
+            {
+                "content-type": "text/event-stream",
+                "cache-control": "no-cache",
+                "transfer-encoding": "chunked",
+            },
+        )
+
+    def _head(self, status: int, headers: Mapping[str, str]) -> None:
+        lines = [f"{self.protocol_version} {status} {HTTPStatus(status).phrase}\r\n"]
+        lines += [f"{key}: {value}\r\n" for key, value in headers.items()]
+        self.wfile.write("".join(lines).encode("latin-1") + b"\r\n")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+class FakeModelServer:
+    """A fake model API on 127.0.0.1 for tests: both wire formats, scripted answers, every
+    request recorded. No model runs: each answer is the next :class:`FakeTurn` of ``turns``
+    (more can be added with :meth:`add`), or what ``responder`` picks for the request (when
+    several conversations run at once). A request with nothing scripted gets a 400 saying so.
+
+    Use it as a context manager, sync or async (it serves in its own threads)::
+
+        with FakeModelServer([FakeTurn(text="Hello!")]) as server:
+            settings = ModelSettings("openai", "fake-model", base_url=server.openai_base_url)
+            ...
+            assert server.requests[0].first_user_text == "Hi"
+
+    ``max_in_flight`` is the most requests answered at once so far; :meth:`wait_for` waits
+    for a condition on the server (from a thread), :meth:`wait_for_async` from an event loop.
+    """
+
+    def __init__(
+        self, turns: Iterable[FakeTurn] = (), *, responder: Responder | None = None
+    ) -> None:
+        self._turns: deque[FakeTurn] = deque(turns)
+        self._responder = responder
+        self._requests: list[RecordedRequest] = []
+        self._changed = threading.Condition()
+        self._closing = threading.Event()
+        self._in_flight = 0
+        self.max_in_flight = 0
+        """The most requests the server was answering at the same time."""
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.fake = self
+        self._thread: threading.Thread | None = None
+
+    # Script and records -----------------------------------------------------------------------
+
+    def add(self, *turns: FakeTurn) -> None:
+        """Script more answers, after those not yet given."""
+        with self._changed:
+            self._turns.extend(turns)
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted turns are not given yet."""
+        with self._changed:
+            return len(self._turns)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in order."""
+        with self._changed:
+            return list(self._requests)
+
+    @property
+    def in_flight(self) -> int:
+        """How many requests the server is answering now."""
+        with self._changed:
+            return self._in_flight
+
+    def _received(
+        self, wire: Wire, path: str, headers: Mapping[str, str], body: Any
+    ) -> RecordedRequest:
+        with self._changed:
+            request = RecordedRequest(len(self._requests) + 1, wire, path, dict(headers), body)
+            self._requests.append(request)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            self._changed.notify_all()
+            return request
+
+    def _turn_for(self, request: RecordedRequest) -> FakeTurn | str:
+        if self._responder is not None:
+            try:
+                return self._responder(request)
+            except Exception as error:  # a broken test says so, as a refusal nobody retries
+                return f"FakeModelServer: the responder raised {error!r}"
+        with self._changed:
+            if self._turns:
+                return self._turns.popleft()
+        return f"FakeModelServer: no scripted turn left for request {request.number}"
+
+    def _finished(self, request: RecordedRequest) -> None:
+        with self._changed:
+            request.done = True
+            self._in_flight -= 1
+            self._changed.notify_all()
+
+    def wait_for(self, condition: Callable[[FakeModelServer], bool], timeout: float = 30.0) -> None:
+        """Block until ``condition(server)`` holds (checked at every request's start and end);
+        :class:`TimeoutError` after ``timeout`` seconds."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: condition(self), timeout):
+                raise TimeoutError(f"FakeModelServer: condition not met in {timeout:g} s")
+
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> None:
+        """Block until ``count`` requests have arrived."""
+        self.wait_for(lambda server: len(server._requests) >= count, timeout)
+
+    async def wait_for_async(
+        self, condition: Callable[[FakeModelServer], bool], timeout: float = 30.0
+    ) -> None:
+        """:meth:`wait_for` without blocking the event loop."""
+        await asyncio.to_thread(self.wait_for, condition, timeout)
+
+    # Lifetime ---------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """The ``model.base_url`` of the ``openai`` provider (the path ends in ``/v1``)."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The ``model.base_url`` of the ``anthropic`` provider (its SDK adds ``/v1``)."""
+        return self.url
+
+    def start(self) -> FakeModelServer:
+        """Serve in a daemon thread; it accepts connections when this returns."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="hermes-fake-model",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving: held answers are dropped, the socket closed."""
+        self._closing.set()
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._server.server_close()
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> FakeModelServer:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.close)

@@ -1,0 +1,321 @@
+"""What :class:`~hermes_core.testing.FakeModelServer` answers, as JSON, apart from HTTP.
+
+A scripted :class:`FakeTurn` becomes an OpenAI chat completion or an Anthropic message, whole
+or as the streamed events each vendor sends: text split across several deltas, tool-call
+arguments split across several chunks (the OpenAI chunk carrying ``index``, ``id`` and the
+function's name only on the first), a usage chunk when the client asked for one, and each
+vendor's error body. The official SDKs parse all of it (tests/agent/test_fake_model_server.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes_core.agent._wire import Usage
+
+__all__ = [
+    "ERROR_MESSAGES",
+    "FakeToolCall",
+    "FakeTurn",
+    "Wire",
+    "anthropic_answer",
+    "anthropic_events",
+    "error_body",
+    "openai_answer",
+    "openai_chunks",
+    "pieces",
+]
+
+Wire = Literal["openai", "anthropic"]
+"""The two wire formats the fake server speaks."""
+
+
+@dataclass(frozen=True)
+class FakeToolCall:
+    """A tool call a scripted turn makes: the tool's name and its arguments (an object, or the
+    exact JSON text to send, which may be malformed on purpose); ``id`` defaults to one made
+    from the request's number."""
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+    id: str = ""
+
+    @property
+    def arguments_text(self) -> str:
+        """The arguments as the JSON text the model writes."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments))
+
+
+@dataclass(frozen=True)
+class FakeTurn:
+    """One scripted answer of :class:`~hermes_core.testing.FakeModelServer`.
+
+    - ``text`` and ``tool_calls``: the assistant's answer. With ``tool_calls_in_text`` the
+      calls are written in the text as ``<tool_call>{"name": ..., "arguments": {...}}
+      </tool_call>``, as small local models do, instead of the wire's tool calls.
+    - ``usage``: the tokens reported; ``"estimate"`` counts about four characters a token of
+      the request and the answer; ``None`` sends no usage at all on the OpenAI wire (as
+      llama.cpp's server does in streams; the Anthropic wire always carries one, zeros then).
+    - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
+      ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
+      ``error_message`` (a default one per status).
+    - ``truncated``: stop as a model out of output tokens does (``length`` / ``max_tokens``).
+    - ``gate``: hold the answer until the event is set: before answering when ``hold_after``
+      is 0, else after sending that many streamed events (a stream stopped mid-way, for
+      cancellation tests). ``delay``: seconds to wait before answering.
+    """
+
+    text: str = ""
+    tool_calls: Sequence[FakeToolCall] = ()
+    usage: Usage | Literal["estimate"] | None = "estimate"
+    error: int | None = None
+    error_message: str = ""
+    retry_after: float | None = 1.0
+    tool_calls_in_text: bool = False
+    truncated: bool = False
+    gate: threading.Event | None = None
+    hold_after: int = 0
+    delay: float = 0.0
+
+    def answer_text(self) -> str:
+        """The text the model writes: ``text``, then the calls when they go in the text."""
+        if not self.tool_calls_in_text:
+            return self.text
+        written = "".join(
+            "<tool_call>"
+            + json.dumps({"name": call.name, "arguments": _arguments_value(call)})
+            + "</tool_call>"
+            for call in self.tool_calls
+        )
+        return self.text + written
+
+    def wire_calls(self) -> Sequence[FakeToolCall]:
+        """The calls sent as the wire's tool calls (none when they go in the text)."""
+        return () if self.tool_calls_in_text else self.tool_calls
+
+    def usage_for(self, body: Any) -> Usage | None:
+        """The usage reported for a request of ``body``."""
+        if self.usage != "estimate":
+            return self.usage
+        answer = self.answer_text() + "".join(c.arguments_text for c in self.wire_calls())
+        return Usage(max(1, len(json.dumps(body)) // 4), max(1, len(answer) // 4))
+
+
+def _arguments_value(call: FakeToolCall) -> Any:
+    if isinstance(call.arguments, str):
+        try:
+            return json.loads(call.arguments)
+        except ValueError:
+            return call.arguments
+    return dict(call.arguments)
+
+
+ERROR_MESSAGES: Mapping[int, str] = {
+    400: "Invalid request: the scripted turn refused it.",
+    401: "Incorrect API key provided: {key}.",
+    403: "You do not have access to this model.",
+    404: "The model does not exist or you do not have access to it.",
+    429: "Rate limit reached; please try again later.",
+    500: "The server had an error while processing your request.",
+}
+"""The error message per status when a turn gives none; ``{key}`` is the key the client sent
+(a real server echoes part of it: a provider must never repeat it)."""
+
+_OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit"}
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def error_body(wire: Wire, status: int, message: str) -> dict[str, Any]:
+    """The vendor's error body for ``status``."""
+    if wire == "anthropic":
+        kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    kind = _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request")
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def pieces(text: str, count: int = 3) -> list[str]:
+    """``text`` cut into at least two pieces when it has two characters (words first, then
+    about ``count`` equal parts), so that a client must join deltas to get it whole."""
+    words = re.findall(r"\s*\S+\s*", text) if text.strip() else []
+    if len(words) >= 2 and "".join(words) == text:
+        return words
+    if len(text) < 2:
+        return [text] if text else []
+    size = max(1, -(-len(text) // count))
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def _call_id(call: FakeToolCall, number: int, index: int, prefix: str) -> str:
+    return call.id or f"{prefix}_{number}_{index}"
+
+
+def _openai_finish(turn: FakeTurn) -> str:
+    if turn.truncated:
+        return "length"
+    return "tool_calls" if turn.wire_calls() else "stop"
+
+
+def _openai_usage(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total,
+    }
+
+
+def openai_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
+    """A whole chat completion (``stream`` false)."""
+    message: dict[str, Any] = {"role": "assistant", "content": turn.answer_text() or None}
+    if turn.wire_calls():
+        message["tool_calls"] = [
+            {
+                "id": _call_id(call, number, index, "call"),
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_text},
+            }
+            for index, call in enumerate(turn.wire_calls())
+        ]
+    answer: dict[str, Any] = {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": 1_700_000_000 + number,
+        "model": str(body.get("model", "")),
+        "choices": [{"index": 0, "message": message, "finish_reason": _openai_finish(turn)}],
+    }
+    usage = turn.usage_for(body)
+    if usage is not None:
+        answer["usage"] = _openai_usage(usage)
+    return answer
+
+
+def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]]:
+    """The ``data:`` payloads of a streamed chat completion, before ``data: [DONE]``."""
+    head = {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000 + number,
+        "model": str(body.get("model", "")),
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in pieces(turn.answer_text())]
+    for index, call in enumerate(turn.wire_calls()):
+        first = {
+            "index": index,
+            "id": _call_id(call, number, index, "call"),
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        chunks.append(chunk({"tool_calls": [first]}))
+        for piece in pieces(call.arguments_text):
+            chunks.append(
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            )
+    chunks.append(chunk({}, _openai_finish(turn)))
+    usage = turn.usage_for(body)
+    wanted = (body.get("stream_options") or {}).get("include_usage") is True
+    if usage is not None and wanted:
+        chunks.append({**head, "choices": [], "usage": _openai_usage(usage)})
+    return chunks
+
+
+def _anthropic_stop(turn: FakeTurn) -> str:
+    if turn.truncated:
+        return "max_tokens"
+    return "tool_use" if turn.wire_calls() else "end_turn"
+
+
+def _anthropic_blocks(turn: FakeTurn, number: int) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if turn.answer_text():
+        blocks.append({"type": "text", "text": turn.answer_text()})
+    for index, call in enumerate(turn.wire_calls()):
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": _call_id(call, number, index, "toolu"),
+                "name": call.name,
+                "input": _arguments_value(call),
+            }
+        )
+    return blocks
+
+
+def _anthropic_usage(turn: FakeTurn, body: Any) -> Usage:
+    return turn.usage_for(body) or Usage()
+
+
+def anthropic_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
+    """A whole message (``stream`` false)."""
+    usage = _anthropic_usage(turn, body)
+    return {
+        "id": f"msg_{number}",
+        "type": "message",
+        "role": "assistant",
+        "model": str(body.get("model", "")),
+        "content": _anthropic_blocks(turn, number),
+        "stop_reason": _anthropic_stop(turn),
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+
+
+def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, dict[str, Any]]]:
+    """The ``(event, data)`` pairs of a streamed message."""
+    usage = _anthropic_usage(turn, body)
+    start = {**anthropic_answer(turn, body, number), "content": [], "stop_reason": None}
+    start["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": 1}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("ping", {"type": "ping"}),
+    ]
+    for index, block in enumerate(_anthropic_blocks(turn, number)):
+        opened: dict[str, Any]
+        if block["type"] == "text":
+            opened, parts = {"type": "text", "text": ""}, pieces(block["text"])
+            deltas = [{"type": "text_delta", "text": part} for part in parts]
+        else:
+            opened = {**block, "input": {}}
+            text = turn.wire_calls()[index - bool(turn.answer_text())].arguments_text
+            deltas = [{"type": "input_json_delta", "partial_json": part} for part in pieces(text)]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opened},
+            )
+        )
+        events += [
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        ]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": _anthropic_stop(turn), "stop_sequence": None},
+                "usage": {"output_tokens": usage.output_tokens},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events

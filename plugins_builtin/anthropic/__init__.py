@@ -1,0 +1,52 @@
+"""The ``anthropic`` model provider, selected by ``model.provider: anthropic``.
+
+Anthropic's Messages API through the official SDK (:mod:`.provider`), streamed, with tool use.
+The SDK is an install extra (``hermes-core-agent[anthropic]``), imported when the provider is
+built, never when the plugin loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hermes_core.agent import ModelError
+from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
+
+if TYPE_CHECKING:
+    from .provider import AnthropicProvider
+
+KEY_VARIABLE = "ANTHROPIC_API_KEY"
+"""The key's variable when ``model.api_key_env`` names none."""
+
+
+def create_provider(context: ModelContext) -> AnthropicProvider:
+    """The provider for ``context.model``, its key from ``model.api_key_env`` or
+    ``ANTHROPIC_API_KEY``."""
+    settings = context.model
+    if settings is None:
+        raise ValueError("the anthropic provider is built with the model settings")
+    try:
+        from .provider import AnthropicProvider
+    except ImportError as error:
+        if error.name != "anthropic" and not (error.name or "").startswith("anthropic."):
+            raise
+        raise ModelError(
+            "the anthropic model provider needs the anthropic package: "
+            "pip install 'hermes-core-agent[anthropic]'",
+            provider="anthropic",
+            model=settings.model,
+        ) from None
+    return AnthropicProvider(settings, context.api_key(KEY_VARIABLE), KEY_VARIABLE)
+
+
+@hookimpl(trylast=True)
+def hermes_model_providers() -> Sequence[ModelProviderSpec]:
+    """Register the ``anthropic`` provider."""
+    return [
+        ModelProviderSpec(
+            name="anthropic",
+            factory=create_provider,
+            description="Anthropic's Messages API (Claude models).",
+        )
+    ]

@@ -1,0 +1,234 @@
+"""``AnthropicProvider``: a :class:`~hermes_core.agent.ModelRequest` as a streamed Messages
+request through the official ``anthropic`` SDK, and its events back.
+
+The Messages API's own rules: the system prompt goes in ``system``, ``max_tokens`` is always
+sent, a tool result is a ``tool_result`` block (``is_error`` kept) in a user message, and
+consecutive messages of one role are merged into one (tool results of one turn, a user message
+after them), as the API requires roles to alternate. The SDK never retries
+(``max_retries=0``): the conversation loop does, for every provider alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
+
+import httpx
+
+import anthropic
+from hermes_core.agent import (
+    Message,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    ModelToolCall,
+    ModelTurn,
+    TextDelta,
+    Usage,
+    http_model_error,
+)
+
+__all__ = ["PLACEHOLDER_KEY", "AnthropicProvider", "anthropic_messages", "anthropic_tools"]
+
+PLACEHOLDER_KEY = "hermes-no-key"
+"""Sent when no key is set (a proxy may need none; Anthropic's API answers 401)."""
+
+_Stop = Literal["end_turn", "tool_use", "max_tokens", "other"]
+_STOPS: Mapping[str, _Stop] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+}
+
+
+def _input_of(arguments: str) -> dict[str, Any]:
+    """A call's arguments as the object ``tool_use.input`` must be (the model's text, when it
+    is no JSON object, was already answered with an error by the dispatcher)."""
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _blocks(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": message.tool_call_id,
+            "content": message.content,
+        }
+        if message.is_error:
+            result["is_error"] = True
+        return [result]
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": _input_of(call.arguments),
+            }
+        )
+    return blocks
+
+
+def anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The conversation as Messages API messages: tool results in user messages, consecutive
+    messages of one role merged."""
+    merged: list[dict[str, Any]] = []
+    for message in request.messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message)
+        if merged and merged[-1]["role"] == role:
+            merged[-1]["content"].extend(blocks)
+        else:
+            merged.append({"role": role, "content": blocks})
+    return merged
+
+
+def anthropic_tools(request: ModelRequest) -> list[dict[str, Any]]:
+    """The request's tools as Messages API tools."""
+    return [
+        {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
+        for tool in request.tools
+    ]
+
+
+class _Answer:
+    """What the events of one answer add up to."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, tuple[str, str, list[str]]] = {}
+        self.stop: str | None = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def add(self, event: Any) -> str:
+        """Take one stream event; the text it adds."""
+        kind = event.type
+        if kind == "message_start":
+            self.input_tokens = event.message.usage.input_tokens or 0
+            self.output_tokens = event.message.usage.output_tokens or 0
+        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+            block = event.content_block
+            self.calls[event.index] = (block.id, block.name, [])
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                self.text.append(delta.text)
+                return str(delta.text)
+            if delta.type == "input_json_delta" and event.index in self.calls:
+                self.calls[event.index][2].append(delta.partial_json)
+        elif kind == "message_delta":
+            self.stop = event.delta.stop_reason or self.stop
+            usage = event.usage
+            if getattr(usage, "input_tokens", None):
+                self.input_tokens = usage.input_tokens
+            if usage.output_tokens is not None:  # the answer's total, not an increment
+                self.output_tokens = usage.output_tokens
+        return ""
+
+    def turn(self) -> ModelTurn:
+        calls = tuple(
+            ModelToolCall(id_, name, "".join(parts) or "{}")
+            for _, (id_, name, parts) in sorted(self.calls.items())
+        )
+        message = Message("assistant", "".join(self.text), tool_calls=calls)
+        usage = Usage(self.input_tokens, self.output_tokens)
+        return ModelTurn(message, usage=usage, stop_reason=_STOPS.get(self.stop or "", "other"))
+
+
+class AnthropicProvider:
+    """The ``anthropic`` provider over ``settings`` (``base_url`` None: Anthropic's API), with
+    ``api_key`` read from ``key_env``."""
+
+    name = "anthropic"
+
+    def __init__(self, settings: ModelSettings, api_key: str | None, key_env: str) -> None:
+        self.settings = settings
+        self._key = api_key
+        self._key_env = settings.api_key_env or key_env
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or PLACEHOLDER_KEY,
+            base_url=settings.base_url,
+            max_retries=0,
+            timeout=settings.timeout,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"AnthropicProvider(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The answer to ``request``: text deltas, then one turn (see the module)."""
+        model = request.model or self.settings.model
+        extra: dict[str, Any] = {}
+        if request.system:
+            extra["system"] = request.system
+        if request.tools:
+            extra["tools"] = anthropic_tools(request)
+        messages: Any = anthropic_messages(request)
+        answer = _Answer()
+        try:
+            events = await self._client.messages.create(
+                model=model,
+                messages=messages,
+                max_tokens=request.max_tokens or self.settings.max_output_tokens,
+                stream=True,
+                **extra,
+            )
+            async with events:
+                async for event in events:
+                    text = answer.add(event)
+                    if text:
+                        yield TextDelta(text)
+        except anthropic.APIStatusError as error:
+            raise self._status_error(model, error) from None
+        except anthropic.APIResponseValidationError as error:
+            raise ModelError(
+                f"anthropic: model {model!r}: the server's answer is no message: {error}",
+                provider="anthropic",
+                model=model,
+            ) from None
+        # No answer, a dropped connection, a timeout; older SDKs let httpx's errors out of a
+        # stream that breaks mid-way.
+        except (anthropic.APIError, httpx.TransportError) as error:
+            raise http_model_error(
+                "anthropic",
+                model,
+                status=None,
+                detail=str(error),
+                base_url=self.settings.base_url,
+                secret=self._key,
+            ) from None
+        yield answer.turn()
+
+    def _status_error(self, model: str, error: anthropic.APIStatusError) -> ModelError:
+        body = error.body
+        inner = body.get("error") if isinstance(body, dict) else None
+        detail = inner.get("message") if isinstance(inner, dict) else None
+        # An error event in a stream that had begun (overloaded_error) comes with the 200.
+        status = error.status_code if error.status_code >= 400 else 503
+        return http_model_error(
+            "anthropic",
+            model,
+            status=status,
+            detail=str(detail or error.message),
+            headers=dict(error.response.headers),
+            key_env=self._key_env,
+            base_url=self.settings.base_url,
+            secret=self._key,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK's connections."""
+        await self._client.close()

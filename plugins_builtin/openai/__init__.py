@@ -1,0 +1,56 @@
+"""The ``openai`` model provider, selected by ``model.provider: openai`` (the default).
+
+OpenAI's chat completions through the official SDK (:mod:`.provider`), streamed, with tool
+calls; it speaks to any OpenAI-compatible server (llama.cpp's, vLLM, Ollama, LM Studio) by
+following their rules: ``tool_choice: "auto"`` sent explicitly, ``content: ""`` beside tool
+calls, usage asked for but not expected, tool calls written in the text understood
+(:mod:`.text_calls`). The SDK is an install extra (``hermes-core-agent[openai]``), imported when
+the provider is built, never when the plugin loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hermes_core.agent import ModelError
+from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
+
+if TYPE_CHECKING:
+    from .provider import OpenAIProvider
+
+KEY_VARIABLE = "OPENAI_API_KEY"
+"""The key's variable when ``model.api_key_env`` names none."""
+
+
+def create_provider(context: ModelContext) -> OpenAIProvider:
+    """The provider for ``context.model``, its key from ``model.api_key_env`` or
+    ``OPENAI_API_KEY`` (none needed for a local server)."""
+    settings = context.model
+    if settings is None:
+        raise ValueError("the openai provider is built with the model settings")
+    try:
+        from .provider import OpenAIProvider
+    except ImportError as error:
+        if error.name != "openai" and not (error.name or "").startswith("openai."):
+            raise
+        raise ModelError(
+            "the openai model provider needs the openai package: "
+            "pip install 'hermes-core-agent[openai]'",
+            provider="openai",
+            model=settings.model,
+        ) from None
+    return OpenAIProvider(settings, context.api_key(KEY_VARIABLE), KEY_VARIABLE)
+
+
+@hookimpl(trylast=True)
+def hermes_model_providers() -> Sequence[ModelProviderSpec]:
+    """Register the ``openai`` provider."""
+    return [
+        ModelProviderSpec(
+            name="openai",
+            factory=create_provider,
+            description="OpenAI chat completions and compatible servers (llama.cpp, vLLM, "
+            "Ollama, LM Studio).",
+        )
+    ]

@@ -1,0 +1,232 @@
+"""``OpenAIProvider``: a :class:`~hermes_core.agent.ModelRequest` as a streamed chat completion
+through the official ``openai`` SDK, and its chunks back as events.
+
+The compatibility rules of local servers are followed for every server (OpenAI accepts them
+too): ``tool_choice: "auto"`` is sent whenever there are tools (llama.cpp's server needs it to
+parse calls), an assistant message with tool calls has ``content: ""`` (never null), usage is
+asked for (``stream_options.include_usage``) but a stream without it ends with ``usage=None``,
+and ``<tool_call>`` blocks in the text become calls (:mod:`.text_calls`). The SDK never retries
+(``max_retries=0``): the conversation loop does, for every provider alike.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+import openai
+from hermes_core.agent import (
+    Message,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    ModelToolCall,
+    ModelTurn,
+    TextDelta,
+    Usage,
+    http_model_error,
+)
+
+from .text_calls import TextCalls
+
+__all__ = ["PLACEHOLDER_KEY", "OpenAIProvider", "openai_messages", "openai_tools"]
+
+PLACEHOLDER_KEY = "hermes-no-key"
+"""Sent when no key is set: a local server ignores it, and the SDK refuses to run without one."""
+
+_Stop = Literal["end_turn", "tool_use", "max_tokens", "other"]
+_STOPS: Mapping[str, _Stop] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The conversation as chat-completion messages, the system prompt first."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        if message.role == "tool":
+            messages.append(
+                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+            )
+        elif message.role == "assistant" and message.tool_calls:
+            calls = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in message.tool_calls
+            ]
+            # "" and never null: llama.cpp's server and others refuse a null content.
+            messages.append({"role": "assistant", "content": message.content, "tool_calls": calls})
+        else:
+            messages.append({"role": message.role, "content": message.content})
+    return messages
+
+
+def openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
+    """The request's tools as chat-completion functions."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+            },
+        }
+        for tool in request.tools
+    ]
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class _Answer:
+    """What the chunks of one answer add up to."""
+
+    def __init__(self, tool_names: frozenset[str]) -> None:
+        self.text: list[str] = []  # as shown (streamed)
+        self.calls: dict[int, _PartialCall] = {}
+        self.finish: str | None = None
+        self.usage: Usage | None = None
+        self.text_calls = TextCalls(tool_names)
+
+    def add_calls(self, deltas: Any) -> None:
+        for delta in deltas:
+            index = delta.index if delta.index is not None else 0
+            call = self.calls.setdefault(index, _PartialCall())
+            call.id = call.id or (delta.id or "")
+            function = delta.function
+            if function is not None:
+                call.name = call.name or (function.name or "")
+                call.arguments += function.arguments or ""
+
+    def turn(self, written: list[tuple[str, str]]) -> ModelTurn:
+        calls = [
+            ModelToolCall(c.id or _new_id(), c.name, c.arguments or "{}")
+            for _, c in sorted(self.calls.items())
+        ]
+        calls += [ModelToolCall(_new_id(), name, arguments) for name, arguments in written]
+        stop = _STOPS.get(self.finish or "stop", "other")
+        if calls and stop == "end_turn":
+            stop = "tool_use"  # servers that say "stop" after calls, or calls found in the text
+        message = Message("assistant", "".join(self.text), tool_calls=tuple(calls))
+        return ModelTurn(message, usage=self.usage, stop_reason=stop)
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+class OpenAIProvider:
+    """The ``openai`` provider over ``settings`` (``base_url`` None: OpenAI's API), with
+    ``api_key`` (None: a placeholder, for a local server) read from ``key_env``."""
+
+    name = "openai"
+
+    def __init__(self, settings: ModelSettings, api_key: str | None, key_env: str) -> None:
+        self.settings = settings
+        self._key = api_key
+        self._key_env = settings.api_key_env or key_env
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or PLACEHOLDER_KEY,
+            base_url=settings.base_url,
+            max_retries=0,
+            timeout=settings.timeout,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The answer to ``request``: text deltas, then one turn (see the module)."""
+        model = request.model or self.settings.model
+        # Tools only when there are some: an empty array is an error for some servers.
+        extra: dict[str, Any] = {}
+        if request.tools:
+            extra = {"tools": openai_tools(request), "tool_choice": "auto"}
+        messages: Any = openai_messages(request)
+        answer = _Answer(frozenset(tool.name for tool in request.tools))
+        try:
+            chunks = await self._client.chat.completions.create(
+                model=model,
+                messages=messages,
+                max_tokens=request.max_tokens or self.settings.max_output_tokens,
+                stream=True,
+                stream_options={"include_usage": True},
+                **extra,
+            )
+            async with chunks:
+                async for chunk in chunks:
+                    if chunk.usage is not None:
+                        answer.usage = Usage(
+                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                        )
+                    for choice in chunk.choices:
+                        delta = choice.delta
+                        shown = answer.text_calls.feed(delta.content or "")
+                        if shown:
+                            answer.text.append(shown)
+                            yield TextDelta(shown)
+                        if delta.tool_calls:
+                            answer.add_calls(delta.tool_calls)
+                        if choice.finish_reason:
+                            answer.finish = choice.finish_reason
+        except openai.APIStatusError as error:
+            raise self._status_error(model, error) from None
+        except openai.APIResponseValidationError as error:
+            raise ModelError(
+                f"openai: model {model!r}: the server's answer is no chat completion: {error}",
+                provider="openai",
+                model=model,
+            ) from None
+        # No answer, a dropped connection, a timeout; older SDKs let httpx's errors out of a
+        # stream that breaks mid-way.
+        except (openai.APIError, httpx.TransportError) as error:
+            raise http_model_error(
+                "openai",
+                model,
+                status=None,
+                detail=str(error),
+                base_url=self.settings.base_url,
+                secret=self._key,
+            ) from None
+        # The text held back from a <tool_call> on: what is no call is shown last.
+        rest, written = answer.text_calls.finish()
+        if rest:
+            answer.text.append(rest)
+            yield TextDelta(rest)
+        yield answer.turn(written)
+
+    def _status_error(self, model: str, error: openai.APIStatusError) -> ModelError:
+        body = error.body
+        detail = body.get("message") if isinstance(body, dict) else None
+        return http_model_error(
+            "openai",
+            model,
+            status=error.status_code,
+            detail=str(detail or error.message),
+            headers=dict(error.response.headers),
+            key_env=self._key_env,
+            base_url=self.settings.base_url,
+            secret=self._key,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK's connections."""
+        await self._client.close()

@@ -1,0 +1,82 @@
+"""Tool calls a model wrote in its text instead of the wire's ``tool_calls``.
+
+Small local models (Qwen, Hermes and their kin behind llama.cpp's server or Ollama) often
+write ``<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>`` in their message. Such a
+call is taken as a real one only for a tool the request offered; anything else stays text.
+While the answer streams, text from a ``<tool_call>`` on is held back, so the user never sees
+the markup and the deltas still join into the final message's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["CLOSE", "OPEN", "TextCalls"]
+
+OPEN, CLOSE = "<tool_call>", "</tool_call>"
+_CALL = re.compile(re.escape(OPEN) + r"\s*(.*?)\s*" + re.escape(CLOSE), re.DOTALL)
+
+
+def _held_prefix(text: str) -> int:
+    """The length of the longest end of ``text`` that could begin ``<tool_call>``."""
+    for size in range(min(len(OPEN) - 1, len(text)), 0, -1):
+        if OPEN.startswith(text[-size:]):
+            return size
+    return 0
+
+
+class TextCalls:
+    """Splits streamed text into what can be shown now and the calls written in it, for the
+    tools named ``tool_names`` (none: every piece of text is shown as it comes)."""
+
+    def __init__(self, tool_names: frozenset[str]) -> None:
+        self._names = tool_names
+        self._held = ""
+        self._in_call = False
+
+    def feed(self, text: str) -> str:
+        """The part of ``text`` (with what was held before) that can be shown now."""
+        if not self._names:
+            return text
+        self._held += text
+        if self._in_call:
+            return ""
+        at = self._held.find(OPEN)
+        if at >= 0:
+            self._in_call = True
+            shown, self._held = self._held[:at], self._held[at:]
+            return shown
+        keep = _held_prefix(self._held)
+        cut = len(self._held) - keep
+        shown, self._held = self._held[:cut], self._held[cut:]
+        return shown
+
+    def finish(self) -> tuple[str, list[tuple[str, str]]]:
+        """The held text that is no call (to show last), and the calls: ``(name, arguments
+        as JSON text)``, in the order written."""
+        calls: list[tuple[str, str]] = []
+
+        def take(match: re.Match[str]) -> str:
+            call = _parse(match[1], self._names)
+            if call is None:
+                return match[0]
+            calls.append(call)
+            return ""
+
+        rest = _CALL.sub(take, self._held)
+        self._held, self._in_call = "", False
+        return rest, calls
+
+
+def _parse(text: str, names: frozenset[str]) -> tuple[str, str] | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("name") not in names:
+        return None
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if isinstance(arguments, str):
+        return str(data["name"]), arguments
+    return str(data["name"]), json.dumps(arguments)
