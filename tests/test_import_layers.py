@@ -73,6 +73,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes_core.agent",),
     (
         "hermes_core._serve",
+        "hermes_core._acp",
         "hermes_core._cli",
         "hermes_core.testing",
         "hermes_core.__main__",

@@ -1,0 +1,210 @@
+"""The ACP agent: ``initialize``, ``session/new``, ``session/prompt`` and ``session/cancel``
+over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the connection calls these
+methods with the request's fields as keywords).
+
+``initialize`` says only what hermes does: text prompts with embedded context (no images or
+audio), MCP servers over stdio and HTTP (no SSE), no ``session/load``, no authentication
+(the model's key comes from hermes' own configuration). It needs no host: the host and the
+model are started once it is answered (``ready``), so an editor sees the agent at once.
+
+``session/new`` requires an absolute ``cwd`` (a relative one is refused with invalid params):
+it becomes the hermes session's working directory, which bounds every file and terminal tool
+of the session. The session is granted the ``hermes-acp`` toolsets (:data:`ACP_TOOLSETS`),
+the MCP servers of ``config.yaml`` and the client's own servers for this session
+(:mod:`~hermes_core._acp.client_servers`); its approvals are asked through
+``session/request_permission`` (:mod:`~hermes_core._acp.permissions`).
+
+A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
+model, the server down after the retries) is answered with a JSON-RPC error carrying the
+provider's message, not with a stop reason: ACP's ``refusal`` means the model declined, and an
+editor shows an error where it would show nothing for a refusal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._acp.client_servers import connect_client_servers
+from hermes_core._acp.permissions import AcpPermissionPrompt
+from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
+from hermes_core._mcp.names import mcp_toolset
+from hermes_core._version import __version__
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
+    from acp.schema import (
+        ClientCapabilities,
+        InitializeResponse,
+        NewSessionResponse,
+        PromptResponse,
+    )
+
+    from hermes_core._acp.runtime import AcpRuntime
+
+_log = logging.getLogger(__name__)
+
+ACP_TOOLSETS: Final = frozenset(
+    {"files", "terminal", "code_execution", "tool_search", "delegation"}
+)
+"""The ``hermes-acp`` toolsets an ACP session is granted: files (reading, writing, patching,
+searching them), the terminal, ``execute_code``, ``delegate_task`` and the bridge
+(``tool_search``, ``tool_describe``, ``tool_call``). Messaging, cron, ``clarify`` and the
+hosted connectors are left out: they do not fit an editor."""
+
+Ready = Callable[[], Awaitable["AcpRuntime"]]
+"""Waits for the started host and the agent over its model (and raises what stopped them)."""
+
+
+class AcpServer:
+    """An ACP agent over the host and agent ``ready`` gives. :meth:`aclose` ends its sessions
+    (the plugins' ``hermes_session_end`` observers run: background processes are stopped)."""
+
+    def __init__(self, ready: Ready) -> None:
+        self._ready = ready
+        self._client: Client | None = None
+        self._capabilities: ClientCapabilities | None = None
+        self._sessions: dict[str, AcpSession] = {}
+        self._lifetimes = contextlib.AsyncExitStack()
+
+    def on_connect(self, conn: Client) -> None:
+        """The connection to the client, given by the SDK."""
+        self._client = conn
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities | None:
+        """What the client said it offers in ``initialize``."""
+        return self._capabilities
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """hermes' capabilities, honestly (see the module docstring)."""
+        from acp import PROTOCOL_VERSION
+        from acp.schema import (
+            AgentCapabilities,
+            Implementation,
+            InitializeResponse,
+            McpCapabilities,
+            PromptCapabilities,
+        )
+
+        self._capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=False,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+            ),
+            agent_info=Implementation(name="hermes", title="Hermes", version=__version__),
+            auth_methods=[],
+        )
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        """A session working in the absolute directory ``cwd``, with the client's MCP
+        servers."""
+        from acp import RequestError
+        from acp.schema import NewSessionResponse
+
+        directory = Path(cwd)
+        if not directory.is_absolute():
+            raise RequestError.invalid_params(
+                {"cwd": cwd, "message": "cwd must be an absolute path"}
+            )
+        if not directory.is_dir():
+            raise RequestError.invalid_params(
+                {"cwd": cwd, "message": "cwd is not an existing directory"}
+            )
+        runtime = await self._started()
+        toolsets = ACP_TOOLSETS | {mcp_toolset(name) for name in runtime.host.config.mcp_servers}
+        toolsets |= await connect_client_servers(runtime, mcp_servers or [])
+        session = await self._open(runtime, directory, frozenset(toolsets))
+        self._sessions[session.id] = session
+        return NewSessionResponse(session_id=session.id)
+
+    async def _started(self) -> AcpRuntime:
+        from acp import RequestError
+
+        try:
+            return await self._ready()
+        except Exception as exc:
+            _log.error("hermes could not start: %s", exc)
+            raise RequestError.internal_error(
+                {"details": f"hermes could not start: {exc}"}
+            ) from exc
+
+    async def _open(self, runtime: AcpRuntime, cwd: Path, toolsets: frozenset[str]) -> AcpSession:
+        client = self._connected()
+        host, agent = runtime.host, runtime.agent
+        state = TurnState()
+        session_id = uuid.uuid4().hex
+        prompt = AcpPermissionPrompt(
+            client, session_id, cwd, lambda: state.call_id, lambda: state.cancelled
+        )
+        session = await self._lifetimes.enter_async_context(
+            host.session(
+                cwd=cwd, interactive=True, granted_toolsets=toolsets, prompt=prompt, id=session_id
+            )
+        )
+        return AcpSession(
+            client,
+            session,
+            agent.conversation(session),
+            state,
+            context_length=agent.model.context_length,
+        )
+
+    def _connected(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("the ACP server has no client connection")
+        return self._client
+
+    def _session(self, session_id: str) -> AcpSession:
+        from acp import RequestError
+
+        found = self._sessions.get(session_id)
+        if found is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "no such session"}
+            )
+        return found
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Run one turn of the session's conversation (one at a time per session)."""
+        from acp import RequestError
+
+        session = self._session(session_id)
+        try:
+            return await session.prompt(prompt)
+        except ModelFailed as failed:
+            raise RequestError.internal_error({"details": str(failed)}) from None
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's running turn: the prompt answers ``cancelled``."""
+        found = self._sessions.get(session_id)
+        if found is not None:
+            found.cancel()
+
+    async def aclose(self) -> None:
+        """End every session (stopping its running turn first)."""
+        for session in self._sessions.values():
+            session.cancel()
+        self._sessions.clear()
+        await self._lifetimes.aclose()

@@ -1,0 +1,233 @@
+"""One ACP session: a hermes conversation whose events become ``session/update`` notifications.
+
+A ``session/prompt`` runs one turn of the conversation (:meth:`AcpSession.prompt`): the model's
+text streams as ``agent_message_chunk``; each tool call is a ``tool_call`` (``pending``, with
+its kind, locations and what it will do) then a ``tool_call_update`` ``in_progress`` as it is
+handed to ``Host.dispatch`` (where hooks, approvals and the activity log see the real tool),
+then ``completed`` or ``failed`` with its text; each model request's tokens are a
+``usage_update``; a retry is said as an ``agent_thought_chunk``. Every update is sent before
+the prompt is answered.
+
+Prompts on one session run one at a time (a lock, in arrival order): two loops never share a
+history, and the editor's usual "cancel, then send the new message" waits for the cancelled
+turn to end instead of being refused. ``session/cancel`` stops the running turn only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._acp.toolcalls import (
+    arguments_of,
+    entries_of,
+    locations_of,
+    result_content,
+    started_content,
+    title_of,
+    tool_kind,
+)
+from hermes_core.agent._events import (
+    AgentEvent,
+    Finished,
+    Retrying,
+    ToolFinished,
+    ToolStarted,
+    UsageReport,
+)
+from hermes_core.agent._wire import TextDelta
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
+    from acp.schema import PromptResponse, StopReason
+
+    from hermes_core._acp.toolcalls import ToolContent
+    from hermes_core._session import Session
+    from hermes_core.agent._loop import Conversation
+
+STOP_REASONS: Final[dict[str, StopReason]] = {
+    "answer": "end_turn",
+    "max_tokens": "max_tokens",
+    "max_turns": "max_turn_requests",
+    "max_seconds": "max_turn_requests",
+    "interrupted": "cancelled",
+}
+"""``Finished.stop`` as an ACP stop reason; ``error`` is a JSON-RPC error instead."""
+
+_EDITS: Final = frozenset({"write_file", "patch"})
+
+
+class ModelFailed(Exception):
+    """The turn ended with ``stop="error"``: the model request failed for good."""
+
+
+@dataclass
+class TurnState:
+    """What the permission prompt of a session needs from the running turn: the ACP id of the
+    tool call being run and the cancel of the running prompt."""
+
+    call_id: str = ""
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def prompt_text(blocks: Sequence[Any]) -> str:
+    """The user's message from ACP content blocks: text as is, embedded text resources (the
+    files an editor attaches) in a ``<context>`` element naming their URI, links by URI."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if text is not None:
+                parts.append(f'<context uri="{resource.uri}">\n{text}\n</context>')
+            else:
+                parts.append(f"[attached: {resource.uri} (binary, not shown)]")
+        elif kind == "resource_link":
+            parts.append(f"[{block.name}]({block.uri})")
+        else:
+            parts.append(f"[{kind} omitted: hermes reads text only]")
+    return "\n\n".join(parts)
+
+
+class AcpSession:
+    """A hermes :class:`~hermes_core._session.Session` and its conversation, served to one
+    ACP client. ``context_length`` is the model's (the ``size`` of ``usage_update``)."""
+
+    def __init__(
+        self,
+        client: Client,
+        session: Session,
+        conversation: Conversation,
+        state: TurnState,
+        *,
+        context_length: int,
+    ) -> None:
+        self.client = client
+        self.session = session
+        self.conversation = conversation
+        self.state = state
+        self.context_length = context_length
+        self._lock = asyncio.Lock()
+        self._numbers = itertools.count(1)
+        self._shown: dict[str, list[ToolContent]] = {}
+
+    @property
+    def id(self) -> str:
+        """The session id, hermes' and ACP's alike (the transcript's file name)."""
+        return self.session.id
+
+    @property
+    def cwd(self) -> Path:
+        """The session's working directory, which bounds its file and terminal tools."""
+        return self.session.cwd
+
+    def cancel(self) -> None:
+        """Stop the running turn, if any (a waiting prompt still runs after it)."""
+        if self._lock.locked():
+            self.state.cancelled.set()
+            self.conversation.cancel()
+
+    async def prompt(self, blocks: Sequence[Any]) -> PromptResponse:
+        """Run one turn for ``blocks``, streaming updates; the stop reason. A model that failed
+        for good raises :class:`ModelFailed`."""
+        from acp.schema import PromptResponse, Usage
+
+        async with self._lock:
+            self.state.cancelled = asyncio.Event()
+            finished: Finished | None = None
+            async for event in self.conversation.send(prompt_text(blocks)):
+                if isinstance(event, Finished):
+                    finished = event
+                await self._report(event)
+        assert finished is not None  # the loop always ends with Finished
+        if finished.stop == "error":
+            raise ModelFailed(finished.detail)
+        usage = finished.usage
+        return PromptResponse(
+            stop_reason=STOP_REASONS[finished.stop],
+            usage=Usage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_tokens=usage.total,
+            ),
+        )
+
+    async def _update(self, update: Any) -> None:
+        await self.client.session_update(session_id=self.id, update=update)
+
+    async def _report(self, event: AgentEvent) -> None:
+        from acp import update_agent_message_text, update_agent_thought_text
+
+        if isinstance(event, TextDelta):
+            await self._update(update_agent_message_text(event.text))
+        elif isinstance(event, ToolStarted):
+            await self._started(event)
+        elif isinstance(event, ToolFinished):
+            await self._finished(event)
+        elif isinstance(event, UsageReport):
+            from acp.schema import UsageUpdate
+
+            used = event.usage.input_tokens + event.usage.output_tokens
+            await self._update(
+                UsageUpdate(session_update="usage_update", used=used, size=self.context_length)
+            )
+        elif isinstance(event, Retrying):
+            await self._update(
+                update_agent_thought_text(
+                    f"The model request failed ({event.error}); trying again in "
+                    f"{event.wait:g} s (attempt {event.attempt} of {event.attempts}).\n"
+                )
+            )
+        elif event.stop not in ("answer", "interrupted", "error") and event.detail:
+            await self._update(update_agent_thought_text(f"\nStopped: {event.detail}.\n"))
+
+    def _acp_id(self, call_id: str) -> str:
+        # A model's ids repeat across requests (call_1 every turn): ACP's must not.
+        return f"{next(self._numbers)}-{call_id}"
+
+    async def _started(self, event: ToolStarted) -> None:
+        from acp.schema import ToolCallProgress, ToolCallStart
+
+        acp_id = self._acp_id(event.call.id)
+        self.state.call_id = acp_id
+        entries = entries_of(event.call.name, arguments_of(event.call.arguments))
+        shown = started_content(self.cwd, entries)
+        self._shown[event.call.id] = shown if set(event.tools) & _EDITS else []
+        await self._update(
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=acp_id,
+                title=title_of(event.tools, entries),
+                kind=tool_kind(event.tools),
+                status="pending",
+                locations=locations_of(self.cwd, entries) or None,
+                content=shown or None,
+                raw_input=arguments_of(event.call.arguments),
+            )
+        )
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=acp_id, status="in_progress"
+            )
+        )
+
+    async def _finished(self, event: ToolFinished) -> None:
+        from acp.schema import ToolCallProgress
+
+        content = [*self._shown.pop(event.call.id, []), *result_content(event.text)]
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=self.state.call_id,
+                status="failed" if event.is_error else "completed",
+                content=content or None,
+                raw_output={"error_code": event.error_code} if event.is_error else None,
+            )
+        )

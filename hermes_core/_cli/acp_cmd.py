@@ -1,0 +1,34 @@
+"""``hermes acp``: hermes as an Agent Client Protocol agent for editors (Zed, and any ACP
+client), over stdio. Needs the ``acp`` install extra (``agent-client-protocol``)."""
+
+from __future__ import annotations
+
+import click
+
+from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.output import configure_logging
+
+MISSING_EXTRA = (
+    "hermes acp needs the Agent Client Protocol SDK: pip install 'hermes-core-agent[acp]'"
+)
+"""What ``hermes acp`` says when the ``acp`` extra is not installed."""
+
+
+@click.command("acp")
+def acp() -> None:
+    """Run hermes as an ACP agent for an editor, over stdio.
+
+    An editor (Zed's agent_servers, any Agent Client Protocol client) starts `hermes acp` and
+    speaks JSON-RPC on its stdin and stdout; nothing else is written to stdout, logs go to
+    stderr. The model is config.yaml's `model` section; see docs/acp.md.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("acp") is None:
+        raise click.ClickException(MISSING_EXTRA)
+    from hermes_core._acp.stdio import run_stdio
+
+    configure_logging("hermes acp", with_names=True)
+    env = environment()
+    config = load_config_in_effect(env)
+    run_stdio(config, env, config_path=env.config_path)
