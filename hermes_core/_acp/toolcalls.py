@@ -106,11 +106,20 @@ def title_of(tools: tuple[str, ...], entries: list[tuple[str, dict[str, Any]]]) 
             parts.append(f"{name}: {command}")
         elif isinstance(path, str) and path:
             parts.append(f"{name} {path}")
-        elif name == "tool_search" and isinstance(arguments.get("query"), str):
-            parts.append(f"{name}: {arguments['query']}")
+        elif name == "tool_search" and _queries(arguments):
+            parts.append(f"{name}: {_queries(arguments)}")
         else:
             parts.append(name)
     return "; ".join(parts) or ", ".join(tools)
+
+
+def _queries(arguments: dict[str, Any]) -> str:
+    queries = arguments.get("queries", arguments.get("query"))
+    if isinstance(queries, str):
+        return queries
+    if isinstance(queries, list):
+        return ", ".join(str(query) for query in queries)
+    return ""
 
 
 def locations_of(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> list[ToolCallLocation]:
