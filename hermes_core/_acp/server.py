@@ -2,10 +2,9 @@
 over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the connection calls these
 methods with the request's fields as keywords).
 
-``initialize`` says only what hermes does: text prompts with embedded context (no images or
-audio), MCP servers over stdio and HTTP (no SSE), no ``session/load``, no authentication
-(the model's key comes from hermes' own configuration). It needs no host: the host and the
-model are started once it is answered (``ready``), so an editor sees the agent at once.
+``initialize`` says only what hermes does (:mod:`~hermes_core._acp.handshake`, where
+``hermes acp`` answers it before loading the SDK). It needs no host: ``ready`` waits for the
+host and the model, which start behind it.
 
 ``session/new`` requires an absolute ``cwd`` (a relative one is refused with invalid params):
 it becomes the hermes session's working directory, which bounds every file and terminal tool
@@ -30,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._acp.client_servers import connect_client_servers
+from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
 from hermes_core._mcp.names import mcp_toolset
-from hermes_core._version import __version__
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -87,28 +86,20 @@ class AcpServer:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """hermes' capabilities, honestly (see the module docstring)."""
-        from acp import PROTOCOL_VERSION
-        from acp.schema import (
-            AgentCapabilities,
-            Implementation,
-            InitializeResponse,
-            McpCapabilities,
-            PromptCapabilities,
-        )
+        """hermes' capabilities, honestly (:func:`~hermes_core._acp.handshake.initialize_result`,
+        also what ``hermes acp`` answers before the SDK is loaded)."""
+        from acp.schema import InitializeResponse
 
         self._capabilities = client_capabilities
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
-            ),
-            agent_info=Implementation(name="hermes", title="Hermes", version=__version__),
-            auth_methods=[],
+        return InitializeResponse.model_validate(initialize_result(protocol_version))
+
+    def initialized(self, params: dict[str, Any]) -> None:
+        """``initialize`` was answered before the SDK was loaded: its ``params`` (the client's
+        capabilities) are kept as :meth:`initialize` would have."""
+        from acp.schema import ClientCapabilities
+
+        self._capabilities = ClientCapabilities.model_validate(
+            params.get("clientCapabilities") or {}
         )
 
     async def new_session(

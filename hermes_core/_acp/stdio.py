@@ -5,32 +5,36 @@ The standard streams are claimed first: the protocol gets private duplicates of 
 plugin prints, a library logs or a child process writes (an MCP server, a command) can reach
 the client: stdout carries JSON-RPC and nothing else.
 
-The host is started once ``initialize`` has been answered (so the editor is not kept waiting
-for plugins and MCP servers), and serving ends when the client closes stdin or on SIGTERM or
-SIGINT: the sessions end, the host stops its MCP server children, the process exits.
+Then ``initialize`` is answered at once (:mod:`~hermes_core._acp.handshake`) while a thread
+imports the ACP SDK; the configuration is read, the SDK's connection takes over the streams
+(the bytes already read handed to it first) and the host starts. Serving ends when the client
+closes stdin, or on SIGTERM or SIGINT: the sessions end, the host stops its MCP server
+children, the process exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import signal
 import sys
-from pathlib import Path
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._acp.runtime import AcpRuntime, own_host
-from hermes_core._acp.server import AcpServer
+from hermes_core._acp.handshake import answer_initialize, read_first_line
 
 if TYPE_CHECKING:
-    from acp.connection import StreamEvent
-
+    from hermes_core._acp.runtime import AcpRuntime
     from hermes_core._config import Config
     from hermes_core._paths import Environment
 
 _log = logging.getLogger(__name__)
+_STREAM_LIMIT = 50 * 1024 * 1024
+"""The longest line the protocol reads (the SDK's default: prompts carry whole files)."""
 
 
 def claim_stdio() -> tuple[int, int]:
@@ -46,12 +50,20 @@ def claim_stdio() -> tuple[int, int]:
     return protocol_in, protocol_out
 
 
+def _preload() -> None:
+    with contextlib.suppress(ImportError):
+        importlib.import_module("acp.agent.connection")
+
+
 async def open_streams(
-    protocol_in: int, protocol_out: int
+    protocol_in: int, protocol_out: int, already_read: bytes = b""
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """asyncio streams over the two descriptors (pipes, sockets or files)."""
+    """asyncio streams over the two descriptors (pipes, sockets or files); ``already_read``
+    comes first."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    reader = asyncio.StreamReader(limit=_STREAM_LIMIT)
+    if already_read:
+        reader.feed_data(already_read)
     await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(protocol_in, "rb", buffering=0)
     )
@@ -68,41 +80,33 @@ async def serve_acp(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     *,
-    config_path: Path | None = None,
+    initialized: dict[str, Any] | None = None,
 ) -> None:
-    """Serve one ACP client over ``reader`` and ``writer`` until it leaves."""
+    """Serve one ACP client over ``reader`` and ``writer`` until it leaves; ``initialized``
+    holds the params of an ``initialize`` already answered."""
     from acp.agent.connection import AgentSideConnection
-    from acp.connection import StreamDirection
 
+    from hermes_core._acp.runtime import own_host
+    from hermes_core._acp.server import AcpServer
     from hermes_core._host import Host
     from hermes_core._mcp.startup import McpStartup
     from hermes_core.agent._loop import Agent
 
-    answered = asyncio.Event()
     ready: asyncio.Future[AcpRuntime] = asyncio.get_running_loop().create_future()
     done = asyncio.Event()
 
-    def first_answer(event: StreamEvent) -> None:
-        if event.direction is StreamDirection.OUTGOING and "id" in event.message:
-            answered.set()
-
     async def started() -> AcpRuntime:
-        answered.set()  # a client that skipped initialize
         return await asyncio.shield(ready)
 
-    async def run_host() -> None:
-        await answered.wait()
-        host = Host(config, env, config_path=config_path, mcp_startup=McpStartup(wait=False))
-        await own_host(host, Agent.from_host, ready, done, server.aclose)
-
     server = AcpServer(started)
-    host_task = asyncio.create_task(run_host())
+    if initialized is not None:
+        server.initialized(initialized)
     # The SDK's Agent protocol lists every method, unstable ones too; the connection answers
     # "method not found" for those hermes does not define.
     agent: Any = server
-    connection = AgentSideConnection(
-        agent, writer, reader, listening=False, observers=[first_answer]
-    )
+    connection = AgentSideConnection(agent, writer, reader, listening=False)
+    host = Host(config, env, config_path=env.config_path, mcp_startup=McpStartup(wait=False))
+    host_task = asyncio.create_task(own_host(host, Agent.from_host, ready, done, server.aclose))
     try:
         await connection.listen()
     finally:
@@ -114,9 +118,18 @@ async def serve_acp(
         await connection.close()
 
 
-def run_stdio(config: Config, env: Environment, *, config_path: Path | None = None) -> None:
+def run_stdio(env: Environment, load_config: Callable[[], Config]) -> None:
     """``hermes acp``: serve over this process's stdio until the client closes it."""
     protocol_in, protocol_out = claim_stdio()
+    preload = threading.Thread(target=_preload, name="hermes-acp-preload", daemon=True)
+    preload.start()
+    line, rest = read_first_line(protocol_in)
+    if not line:
+        return  # the client left without a word
+    initialized = answer_initialize(line, protocol_out)
+    already_read = rest if initialized is not None else line + rest
+    config = load_config()
+    preload.join()
 
     async def main() -> None:
         task = asyncio.current_task()
@@ -124,8 +137,8 @@ def run_stdio(config: Config, env: Environment, *, config_path: Path | None = No
         for number in (signal.SIGTERM, signal.SIGINT):
             if task is not None:
                 loop.add_signal_handler(number, task.cancel)
-        reader, writer = await open_streams(protocol_in, protocol_out)
+        reader, writer = await open_streams(protocol_in, protocol_out, already_read)
         with contextlib.suppress(asyncio.CancelledError):
-            await serve_acp(config, env, reader, writer, config_path=config_path)
+            await serve_acp(config, env, reader, writer, initialized=initialized)
 
     asyncio.run(main())

@@ -30,5 +30,5 @@ def acp() -> None:
 
     configure_logging("hermes acp", with_names=True)
     env = environment()
-    config = load_config_in_effect(env)
-    run_stdio(config, env, config_path=env.config_path)
+    # The configuration is read once initialize is answered: an editor waits for that answer.
+    run_stdio(env, lambda: load_config_in_effect(env))

@@ -176,3 +176,16 @@ async def test_two_prompts_on_one_session_run_one_after_the_other(
     assert most == 1
     history = [(m.role, m.content) for m in model.requests[1].messages]
     assert history == [("user", "one"), ("assistant", "First answer."), ("user", "two")]
+
+
+def test_the_early_initialize_answer_is_a_valid_response_of_the_sdk() -> None:
+    from acp.schema import InitializeResponse
+
+    from hermes_core._acp.handshake import PROTOCOL_VERSION as HERMES_VERSION
+    from hermes_core._acp.handshake import initialize_result
+
+    assert HERMES_VERSION == PROTOCOL_VERSION
+    answer = InitializeResponse.model_validate(initialize_result(7))
+    assert answer.protocol_version == PROTOCOL_VERSION
+    assert answer.agent_capabilities is not None
+    assert answer.agent_capabilities.load_session is False
