@@ -32,6 +32,7 @@ from hermes_core._acp.client_servers import connect_client_servers
 from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
+from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
 
 if TYPE_CHECKING:
@@ -154,12 +155,32 @@ class AcpServer:
                 cwd=cwd, interactive=True, granted_toolsets=toolsets, prompt=prompt, id=session_id
             )
         )
-        return AcpSession(
+        served = AcpSession(
             client,
             session,
             agent.conversation(session),
             state,
             context_length=agent.model.context_length,
+        )
+        self._offer_client_io(served)
+        return served
+
+    def _offer_client_io(self, served: AcpSession) -> None:
+        """The client's file writes and terminals for the session, when it advertised them."""
+        from hermes_core._acp.client_io import AcpClientFiles, AcpClientTerminal
+
+        offered = self._capabilities
+        if offered is None:
+            return
+        writes = offered.fs is not None and bool(offered.fs.write_text_file)
+        attach_client_io(
+            served.session,
+            files=AcpClientFiles(served.client, served.id) if writes else None,
+            terminal=(
+                AcpClientTerminal(served.client, served.id, served.show)
+                if offered.terminal
+                else None
+            ),
         )
 
     def _connected(self) -> Client:

@@ -188,6 +188,21 @@ class AcpSession:
         elif event.stop not in ("answer", "interrupted", "error") and event.detail:
             await self._update(update_agent_thought_text(f"\nStopped: {event.detail}.\n"))
 
+    async def show(self, item: ToolContent) -> None:
+        """Add ``item`` (an embedded terminal) to what the running tool call shows, now and
+        when it ends."""
+        from acp.schema import ToolCallProgress
+
+        shown = self._shown.setdefault(self.state.call_id, [])
+        shown.append(item)
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=self.state.call_id,
+                content=list(shown),
+            )
+        )
+
     def _acp_id(self, call_id: str) -> str:
         # A model's ids repeat across requests (call_1 every turn): ACP's must not.
         return f"{next(self._numbers)}-{call_id}"
@@ -199,7 +214,7 @@ class AcpSession:
         self.state.call_id = acp_id
         entries = entries_of(event.call.name, arguments_of(event.call.arguments))
         shown = started_content(self.cwd, entries)
-        self._shown[event.call.id] = shown if set(event.tools) & _EDITS else []
+        self._shown[acp_id] = shown if set(event.tools) & _EDITS else []
         await self._update(
             ToolCallStart(
                 session_update="tool_call",
@@ -221,7 +236,7 @@ class AcpSession:
     async def _finished(self, event: ToolFinished) -> None:
         from acp.schema import ToolCallProgress
 
-        content = [*self._shown.pop(event.call.id, []), *result_content(event.text)]
+        content = [*self._shown.pop(self.state.call_id, []), *result_content(event.text)]
         await self._update(
             ToolCallProgress(
                 session_update="tool_call_update",

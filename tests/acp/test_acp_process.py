@@ -81,7 +81,9 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
     command = shlex.join([*hermes_cli.command("acp")])
     # tee keeps a copy of everything hermes writes on its stdout, which the client also reads.
     shell = f"{command} | tee {shlex.quote(str(wire))}"
-    client = RecordingClient(permission="once")
+    # An editor's client: its terminals run the command (the capabilities reach hermes
+    # through the initialize it answers before loading the SDK).
+    client = RecordingClient(permission="once", terminal=True)
     with (hermes_cli.root / "stderr.log").open("wb") as stderr:
         async with spawn_agent_process(
             client,
@@ -92,7 +94,9 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
             cwd=hermes_cli.work,
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
         ) as (conn, _process):
-            init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            init = await conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities()
+            )
             with pytest.raises(RequestError):
                 await conn.new_session(cwd="project")
             session = await conn.new_session(cwd=str(hermes_cli.work))
@@ -106,9 +110,11 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
     assert client.tool_statuses() == [
         ("tool_call", "pending"),
         ("tool_call_update", "in_progress"),
+        ("tool_call_update", None),  # the editor's terminal, embedded in the tool call
         ("tool_call_update", "completed"),
     ]
     assert client.text() == "Writing it.Wrote hi.txt."
+    assert client.requests[0][0] == "terminal/create"
     lines = wire.read_text(encoding="utf-8").splitlines()
     assert lines
     for line in lines:
