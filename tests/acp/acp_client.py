@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -48,6 +47,19 @@ NEVER = "never"
 
 
 @dataclass
+class Terminal:
+    """A command the client runs for the agent, and its whole output once it has ended."""
+
+    process: asyncio.subprocess.Process
+    output: asyncio.Future[bytes]
+
+
+async def _read(process: asyncio.subprocess.Process) -> bytes:
+    assert process.stdout is not None
+    return await process.stdout.read()
+
+
+@dataclass
 class RecordingClient:
     """A client that records what the agent sends and answers permission requests with
     ``permission`` (an option id, ``"cancelled"`` or :data:`NEVER`)."""
@@ -59,7 +71,8 @@ class RecordingClient:
     permissions: list[Any] = field(default_factory=list)
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     asked: asyncio.Event = field(default_factory=asyncio.Event)
-    terminals: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
+    updated: asyncio.Event = field(default_factory=asyncio.Event)
+    terminals: dict[str, Terminal] = field(default_factory=dict)
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(
@@ -69,6 +82,7 @@ class RecordingClient:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        self.updated.set()
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
@@ -105,44 +119,56 @@ class RecordingClient:
         self, session_id: str, command: str, args: list[str] | None = None, **kwargs: Any
     ) -> CreateTerminalResponse:
         self.requests.append(("terminal/create", {"command": command, "args": args, **kwargs}))
-        cwd = kwargs.get("cwd")
-        done = await asyncio.to_thread(
-            subprocess.run,
-            [command, *(args or [])],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            check=False,
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=kwargs.get("cwd"),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
         terminal_id = f"term-{len(self.terminals) + 1}"
-        self.terminals[terminal_id] = done
+        self.terminals[terminal_id] = Terminal(process, asyncio.ensure_future(_read(process)))
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> TerminalOutputResponse:
         self.requests.append(("terminal/output", {"terminal_id": terminal_id}))
-        done = self.terminals[terminal_id]
-        return TerminalOutputResponse(
-            output=done.stdout + done.stderr,
-            truncated=False,
-            exit_status=TerminalExitStatus(exit_code=done.returncode),
-        )
+        terminal = self.terminals[terminal_id]
+        code = terminal.process.returncode
+        output = (await terminal.output).decode() if code is not None else ""
+        status = None
+        if code is not None:
+            status = TerminalExitStatus(
+                exit_code=code if code >= 0 else None,
+                signal=None if code >= 0 else f"signal {-code}",
+            )
+        return TerminalOutputResponse(output=output, truncated=False, exit_status=status)
 
     async def wait_for_terminal_exit(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> WaitForTerminalExitResponse:
         self.requests.append(("terminal/wait_for_exit", {"terminal_id": terminal_id}))
-        return WaitForTerminalExitResponse(exit_code=self.terminals[terminal_id].returncode)
+        code = await self.terminals[terminal_id].process.wait()
+        return WaitForTerminalExitResponse(exit_code=code if code >= 0 else None)
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> ReleaseTerminalResponse:
         self.requests.append(("terminal/release", {"terminal_id": terminal_id}))
+        await self._kill(terminal_id)
         return ReleaseTerminalResponse()
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
         self.requests.append(("terminal/kill", {"terminal_id": terminal_id}))
+        await self._kill(terminal_id)
+
+    async def _kill(self, terminal_id: str) -> None:
+        process = self.terminals[terminal_id].process
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
 
     def on_connect(self, conn: Any) -> None:
         return None

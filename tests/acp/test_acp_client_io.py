@@ -5,6 +5,8 @@ the requests out on the real disk and with real processes."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from acp_client import RecordingClient, serving
 
@@ -150,3 +152,33 @@ async def test_without_the_capabilities_hermes_writes_and_runs_itself(
     assert client.requests == []
     assert (acp_env.cwd / "here.txt").read_text() == "local\n"
     assert "local" in model.requests[2].messages[-1].content
+
+
+async def test_cancel_kills_a_command_running_in_the_editor(acp_env: Environment) -> None:
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("terminal", {"command": "echo started; sleep 60"})),
+        "Never reached.",
+    )
+    client = _editor()
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        prompt = asyncio.ensure_future(served.say(session_id, "wait a minute"))
+        await _embedded(client)
+        await served.conn.cancel(session_id=session_id)
+        answer = await asyncio.wait_for(prompt, timeout=20)
+    assert answer.stop_reason == "cancelled"
+    methods = [method for method, _ in client.requests]
+    assert methods[0] == "terminal/create"
+    assert "terminal/kill" in methods
+    assert methods[-1] == "terminal/release"
+    assert client.terminals["term-1"].process.returncode is not None
+    assert client.tool_statuses()[-1] == ("tool_call_update", "failed")
+
+
+async def _embedded(client: RecordingClient) -> None:
+    """Until the agent has embedded the editor's terminal in its tool call."""
+    while not any(
+        update.session_update == "tool_call_update" and update.content for update in client.updates
+    ):
+        await client.updated.wait()
+        client.updated.clear()
