@@ -24,12 +24,13 @@ PROTOCOL_VERSION: Final = 1
 
 def initialize_result(requested: int) -> dict[str, Any]:
     """The answer to ``initialize`` (as JSON): hermes' capabilities, honestly. Text prompts
-    and embedded context (no images or audio); MCP servers over stdio and HTTP (no SSE); no
-    ``session/load``; no authentication (the model's key is hermes' own configuration)."""
+    and embedded context (no images or audio); MCP servers over stdio and HTTP (no SSE);
+    ``session/load`` (from the transcripts); no authentication (the model's key is hermes' own
+    configuration)."""
     return {
         "protocolVersion": min(requested, PROTOCOL_VERSION),
         "agentCapabilities": {
-            "loadSession": False,
+            "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
         },

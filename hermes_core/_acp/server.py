@@ -1,6 +1,6 @@
-"""The ACP agent: ``initialize``, ``session/new``, ``session/prompt`` and ``session/cancel``
-over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the connection calls these
-methods with the request's fields as keywords).
+"""The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt`` and
+``session/cancel`` over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the
+connection calls these methods with the request's fields as keywords).
 
 ``initialize`` says only what hermes does (:mod:`~hermes_core._acp.handshake`, where
 ``hermes acp`` answers it before loading the SDK). It needs no host: ``ready`` waits for the
@@ -11,7 +11,8 @@ it becomes the hermes session's working directory, which bounds every file and t
 of the session. The session is granted the ``hermes-acp`` toolsets (:data:`ACP_TOOLSETS`),
 the MCP servers of ``config.yaml`` and the client's own servers for this session
 (:mod:`~hermes_core._acp.client_servers`); its approvals are asked through
-``session/request_permission`` (:mod:`~hermes_core._acp.permissions`).
+``session/request_permission`` (:mod:`~hermes_core._acp.permissions`). ``session/load``
+takes a session up again from its transcript (:mod:`~hermes_core._acp.replay`).
 
 A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
 model, the server down after the retries) is answered with a JSON-RPC error carrying the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 from hermes_core._acp.client_servers import connect_client_servers
 from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
+from hermes_core._acp.replay import replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from acp.schema import (
         ClientCapabilities,
         InitializeResponse,
+        LoadSessionResponse,
         NewSessionResponse,
         PromptResponse,
     )
@@ -47,6 +51,8 @@ if TYPE_CHECKING:
     from hermes_core._acp.runtime import AcpRuntime
 
 _log = logging.getLogger(__name__)
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""What a session id may be (it names its transcript file)."""
 
 ACP_TOOLSETS: Final = frozenset(
     {"files", "terminal", "code_execution", "tool_search", "delegation"}
@@ -112,24 +118,54 @@ class AcpServer:
     ) -> NewSessionResponse:
         """A session working in the absolute directory ``cwd``, with the client's MCP
         servers."""
-        from acp import RequestError
         from acp.schema import NewSessionResponse
 
-        directory = Path(cwd)
-        if not directory.is_absolute():
-            raise RequestError.invalid_params(
-                {"cwd": cwd, "message": "cwd must be an absolute path"}
-            )
-        if not directory.is_dir():
-            raise RequestError.invalid_params(
-                {"cwd": cwd, "message": "cwd is not an existing directory"}
-            )
+        directory = _directory(cwd)
         runtime = await self._started()
-        toolsets = ACP_TOOLSETS | {mcp_toolset(name) for name in runtime.host.config.mcp_servers}
-        toolsets |= await connect_client_servers(runtime, mcp_servers or [])
-        session = await self._open(runtime, directory, frozenset(toolsets))
+        session = await self._open(runtime, directory, await self._grant(runtime, mcp_servers))
         self._sessions[session.id] = session
         return NewSessionResponse(session_id=session.id)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        """The session ``session_id`` again, from its transcript: its history is told to the
+        client (:mod:`~hermes_core._acp.replay`) and the conversation goes on from it."""
+        from acp import RequestError
+        from acp.schema import LoadSessionResponse
+
+        directory = _directory(cwd)
+        runtime = await self._started()
+        store = runtime.agent.transcripts
+        if (
+            store is None
+            or not _SESSION_ID.fullmatch(session_id)
+            or not (store.directory / f"{session_id}.jsonl").is_file()
+        ):
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "no transcript of this session"}
+            )
+        if session_id in self._sessions:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "the session is already open"}
+            )
+        messages = store.open(session_id).messages()
+        grant = await self._grant(runtime, mcp_servers)
+        session = await self._open(runtime, directory, grant, session_id=session_id)
+        session.conversation.messages.extend(messages)
+        for update in replayed(messages, directory):
+            await session.client.session_update(session_id=session_id, update=update)
+        self._sessions[session_id] = session
+        return LoadSessionResponse()
+
+    async def _grant(self, runtime: AcpRuntime, mcp_servers: list[Any] | None) -> frozenset[str]:
+        toolsets = ACP_TOOLSETS | {mcp_toolset(name) for name in runtime.host.config.mcp_servers}
+        return frozenset(toolsets | await connect_client_servers(runtime, mcp_servers or []))
 
     async def _started(self) -> AcpRuntime:
         from acp import RequestError
@@ -142,11 +178,18 @@ class AcpServer:
                 {"details": f"hermes could not start: {exc}"}
             ) from exc
 
-    async def _open(self, runtime: AcpRuntime, cwd: Path, toolsets: frozenset[str]) -> AcpSession:
+    async def _open(
+        self,
+        runtime: AcpRuntime,
+        cwd: Path,
+        toolsets: frozenset[str],
+        *,
+        session_id: str | None = None,
+    ) -> AcpSession:
         client = self._connected()
         host, agent = runtime.host, runtime.agent
         state = TurnState()
-        session_id = uuid.uuid4().hex
+        session_id = session_id or uuid.uuid4().hex
         prompt = AcpPermissionPrompt(
             client, session_id, cwd, lambda: state.call_id, lambda: state.cancelled
         )
@@ -220,3 +263,18 @@ class AcpServer:
             session.cancel()
         self._sessions.clear()
         await self._lifetimes.aclose()
+
+
+def _directory(cwd: str) -> Path:
+    """``cwd`` of ``session/new`` or ``session/load``: absolute and an existing directory, or
+    invalid params."""
+    from acp import RequestError
+
+    directory = Path(cwd)
+    if not directory.is_absolute():
+        raise RequestError.invalid_params({"cwd": cwd, "message": "cwd must be an absolute path"})
+    if not directory.is_dir():
+        raise RequestError.invalid_params(
+            {"cwd": cwd, "message": "cwd is not an existing directory"}
+        )
+    return directory

@@ -25,7 +25,7 @@ async def test_initialize_says_only_what_hermes_does(acp_env: Environment) -> No
     capabilities = answer.agent_capabilities
     assert answer.protocol_version == PROTOCOL_VERSION
     assert capabilities is not None
-    assert capabilities.load_session is False
+    assert capabilities.load_session is True
     assert capabilities.prompt_capabilities is not None
     assert capabilities.prompt_capabilities.image is False
     assert capabilities.prompt_capabilities.audio is False
@@ -188,4 +188,4 @@ def test_the_early_initialize_answer_is_a_valid_response_of_the_sdk() -> None:
     answer = InitializeResponse.model_validate(initialize_result(7))
     assert answer.protocol_version == PROTOCOL_VERSION
     assert answer.agent_capabilities is not None
-    assert answer.agent_capabilities.load_session is False
+    assert answer.agent_capabilities.load_session is True
