@@ -122,7 +122,8 @@ class AcpServer:
 
         directory = _directory(cwd)
         runtime = await self._started()
-        session = await self._open(runtime, directory, await self._grant(runtime, mcp_servers))
+        grant = await self._grant(runtime, mcp_servers, directory)
+        session = await self._open(runtime, directory, grant)
         self._sessions[session.id] = session
         return NewSessionResponse(session_id=session.id)
 
@@ -155,7 +156,7 @@ class AcpServer:
                 {"sessionId": session_id, "message": "the session is already open"}
             )
         messages = store.open(session_id).messages()
-        grant = await self._grant(runtime, mcp_servers)
+        grant = await self._grant(runtime, mcp_servers, directory)
         session = await self._open(runtime, directory, grant, session_id=session_id)
         session.conversation.messages.extend(messages)
         for update in replayed(messages, directory):
@@ -163,9 +164,11 @@ class AcpServer:
         self._sessions[session_id] = session
         return LoadSessionResponse()
 
-    async def _grant(self, runtime: AcpRuntime, mcp_servers: list[Any] | None) -> frozenset[str]:
+    async def _grant(
+        self, runtime: AcpRuntime, mcp_servers: list[Any] | None, cwd: Path
+    ) -> frozenset[str]:
         toolsets = ACP_TOOLSETS | {mcp_toolset(name) for name in runtime.host.config.mcp_servers}
-        return frozenset(toolsets | await connect_client_servers(runtime, mcp_servers or []))
+        return frozenset(toolsets | await connect_client_servers(runtime, mcp_servers or [], cwd))
 
     async def _started(self) -> AcpRuntime:
         from acp import RequestError

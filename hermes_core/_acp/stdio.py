@@ -110,12 +110,14 @@ async def serve_acp(
     try:
         await connection.listen()
     finally:
+        # The client is gone: its requests still running are cancelled first, then the
+        # sessions end and the host stops (its MCP server children with it).
+        await connection.close()
         done.set()
         try:
             await host_task
         except Exception as exc:
             _log.error("%s", exc)
-        await connection.close()
 
 
 def run_stdio(env: Environment, load_config: Callable[[], Config]) -> None:
