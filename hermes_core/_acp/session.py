@@ -142,10 +142,18 @@ class AcpSession:
         async with self._lock:
             self.state.cancelled = asyncio.Event()
             finished: Finished | None = None
-            async for event in self.conversation.send(prompt_text(blocks)):
-                if isinstance(event, Finished):
-                    finished = event
-                await self._report(event)
+            events = self.conversation.send(prompt_text(blocks))
+            try:
+                async for event in events:
+                    if isinstance(event, Finished):
+                        finished = event
+                    await self._report(event)
+            finally:
+                # Also when an update cannot be sent (the client left mid-turn): the loop's
+                # own cleanup runs now, not when the generator is collected.
+                close = getattr(events, "aclose", None)
+                if close is not None:
+                    await close()
         assert finished is not None  # the loop always ends with Finished
         if finished.stop == "error":
             raise ModelFailed(finished.detail)

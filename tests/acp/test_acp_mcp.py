@@ -77,5 +77,6 @@ async def test_the_same_server_in_two_sessions_is_one_connection(acp_env: Enviro
         different = toolbox()
         different.args = [str(TOOLBOX), "--unused-flag"]
         await served.conn.new_session(cwd=str(acp_env.cwd), mcp_servers=[different])
+        assert served.runtime is not None
         names = sorted(served.runtime.host.mcp_status())
     assert names == ["editor-tools", "editor-tools-2"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError
@@ -189,3 +190,48 @@ def test_the_early_initialize_answer_is_a_valid_response_of_the_sdk() -> None:
     assert answer.protocol_version == PROTOCOL_VERSION
     assert answer.agent_capabilities is not None
     assert answer.agent_capabilities.load_session is True
+
+
+async def test_a_token_limit_answers_max_tokens(acp_env: Environment) -> None:
+    model = FakeModelProvider.scripted(
+        fake_turn("Reading a lot.", ("search_files", {"glob": "*"})),
+        "Never asked.",
+    )
+    async with serving(acp_env, model, config={"agent": {"max_tokens": 10}}) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, "read everything")
+    assert answer.stop_reason == "max_tokens"
+    assert len(model.requests) == 1
+
+
+async def test_a_retried_model_request_is_told_as_a_thought(acp_env: Environment) -> None:
+    busy = ModelError(
+        "503 Service Unavailable", provider="fake", model="fake-1", retryable=True, retry_after=0
+    )
+    async with serving(acp_env, FakeModelProvider.scripted(busy, "Back.")) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, "hello")
+        thoughts = [
+            u.content.text
+            for u in served.client.updates
+            if u.session_update == "agent_thought_chunk"
+        ]
+    assert answer.stop_reason == "end_turn"
+    assert len(thoughts) == 1
+    assert "503 Service Unavailable" in thoughts[0]
+    assert "trying again" in thoughts[0]
+
+
+async def test_a_model_that_cannot_be_built_is_an_error_of_session_new(
+    acp_env: Environment,
+) -> None:
+    from hermes_core import Host, RegistrationError
+
+    def unknown(host: Host) -> Any:
+        raise RegistrationError("unknown model provider 'opnai' (model.provider)")
+
+    async with serving(acp_env, FakeModelProvider.scripted(), make_agent=unknown) as served:
+        await served.conn.initialize(protocol_version=PROTOCOL_VERSION)
+        with pytest.raises(RequestError) as failed:
+            await served.conn.new_session(cwd=str(acp_env.cwd))
+    assert "unknown model provider 'opnai'" in json.dumps(failed.value.data)
