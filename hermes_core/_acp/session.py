@@ -4,9 +4,9 @@ A ``session/prompt`` runs one turn of the conversation (:meth:`AcpSession.prompt
 text streams as ``agent_message_chunk``; each tool call is a ``tool_call`` (``pending``, with
 its kind, locations and what it will do) then a ``tool_call_update`` ``in_progress`` as it is
 handed to ``Host.dispatch`` (where hooks, approvals and the activity log see the real tool),
-then ``completed`` or ``failed`` with its text; each model request's tokens are a
-``usage_update``; a retry is said as an ``agent_thought_chunk``. Every update is sent before
-the prompt is answered.
+its tool's progress reports shown in it as they come, then ``completed`` or ``failed`` with
+its text; each model request's tokens are a ``usage_update``; a retry is said as an
+``agent_thought_chunk``. Every update is sent before the prompt is answered.
 
 Prompts on one session run one at a time (a lock, in arrival order): two loops never share a
 history, and the editor's usual "cancel, then send the new message" waits for the cancelled
@@ -16,6 +16,7 @@ turn to end instead of being refused. ``session/cancel`` stops the running turn 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from hermes_core._acp.toolcalls import (
     title_of,
     tool_kind,
 )
+from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core.agent._events import (
     AgentEvent,
     Finished,
@@ -117,6 +119,7 @@ class AcpSession:
         self._lock = asyncio.Lock()
         self._numbers = itertools.count(1)
         self._shown: dict[str, list[ToolContent]] = {}
+        self._progress: contextlib.AsyncExitStack | None = None
 
     @property
     def id(self) -> str:
@@ -149,6 +152,7 @@ class AcpSession:
                         finished = event
                     await self._report(event)
             finally:
+                await self._end_progress()
                 # Also when an update cannot be sent (the client left mid-turn): the loop's
                 # own cleanup runs now, not when the generator is collected.
                 close = getattr(events, "aclose", None)
@@ -240,10 +244,48 @@ class AcpSession:
                 session_update="tool_call_update", tool_call_id=acp_id, status="in_progress"
             )
         )
+        await self._listen_to_progress(acp_id)
+
+    async def _listen_to_progress(self, acp_id: str) -> None:
+        """Until the call ends, the reports of its tool (``report_progress``: a command's
+        output so far, an MCP server's progress, a delegation's children) are shown in it.
+
+        The listener is bound in this task's context, which the loop's generator runs in when
+        it dispatches the call; :meth:`_end_progress` unbinds it (the last report sent
+        first)."""
+        stack = contextlib.AsyncExitStack()
+
+        async def send(report: ProgressReport) -> None:
+            await self._progressed(acp_id, report)
+
+        listener = await stack.enter_async_context(progress_sender(send, min_interval=0.25))
+        stack.enter_context(listening_to_progress(listener))
+        self._progress = stack
+
+    async def _end_progress(self) -> None:
+        stack, self._progress = self._progress, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def _progressed(self, acp_id: str, report: ProgressReport) -> None:
+        from acp import text_block, tool_content
+        from acp.schema import ToolCallProgress
+
+        if report.message:
+            said = report.message
+        elif report.total:
+            said = f"{report.progress:g} of {report.total:g}"
+        else:
+            said = f"{report.progress:g}"
+        shown = [*self._shown.get(acp_id, []), tool_content(text_block(said))]
+        await self._update(
+            ToolCallProgress(session_update="tool_call_update", tool_call_id=acp_id, content=shown)
+        )
 
     async def _finished(self, event: ToolFinished) -> None:
         from acp.schema import ToolCallProgress
 
+        await self._end_progress()
         content = [*self._shown.pop(self.state.call_id, []), *result_content(event.text)]
         await self._update(
             ToolCallProgress(
