@@ -3,11 +3,19 @@ client), over stdio. Needs the ``acp`` install extra (``agent-client-protocol``)
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
 from hermes_core._cli.output import configure_logging
 
+WAITING_ON_A_TERMINAL = (
+    "hermes acp: waiting for an ACP client on stdin (this is not a prompt): configure your "
+    "editor (Zed's agent_servers, any ACP client) to start `hermes acp`, see docs/acp.md; "
+    "Ctrl-C stops it."
+)
+"""The one line ``hermes acp`` prints on stderr when its stdin is a terminal."""
 MISSING_EXTRA = (
     "hermes acp needs the Agent Client Protocol SDK: pip install 'hermes-core-agent[acp]'"
 )
@@ -29,6 +37,9 @@ def acp() -> None:
     from hermes_core._acp.stdio import run_stdio
 
     configure_logging("hermes acp", with_names=True)
+    if sys.stdin.isatty():
+        # Started by hand, an agent silently reading the terminal looks like a hang.
+        click.echo(WAITING_ON_A_TERMINAL, err=True)
     env = environment()
     # The configuration is read once initialize is answered: an editor waits for that answer.
     run_stdio(env, lambda: load_config_in_effect(env))

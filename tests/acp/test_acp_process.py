@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import shlex
+import time
+from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp_client import RecordingClient
 
+from hermes_core._cli.acp_cmd import WAITING_ON_A_TERMINAL
 from hermes_core.testing import HermesCli, write_dir_plugin
 
-pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+pytestmark = pytest.mark.subprocess
 
 BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal", "todo"]
 
@@ -64,6 +68,7 @@ def _home(hermes_cli: HermesCli, script: list[Any]) -> dict[str, str]:
     return hermes_cli.variables(HERMES_FAKE_SCRIPT=str(script_file))
 
 
+@pytest.mark.anyio
 async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clean(
     hermes_cli: HermesCli,
 ) -> None:
@@ -124,3 +129,35 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
     assert "fakemodel: built" in noise
     transcripts = list((hermes_cli.home / "sessions").glob("*.jsonl"))
     assert [path.stem for path in transcripts] == [session.session_id]
+
+
+def test_hermes_acp_on_a_terminal_says_on_stderr_that_it_waits(hermes_cli: HermesCli) -> None:
+    stderr = hermes_cli.root / "stderr.txt"
+    # stdin and stdout are the pty; stderr goes to a file, to tell the two apart.
+    command = f"exec {shlex.join(hermes_cli.command('acp'))} 2>{shlex.quote(str(stderr))}"
+    child = pexpect.spawn(
+        "bash",
+        ["-c", command],
+        env=hermes_cli.variables(),
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        timeout=60,
+    )
+    try:
+        # Wait for the line (a guard against a hang, not a timing check), then end it as a
+        # person would: Ctrl-D, end of input on the terminal.
+        give_up = time.monotonic() + 60
+        while WAITING_ON_A_TERMINAL not in _text(stderr) and time.monotonic() < give_up:
+            assert child.isalive(), _text(stderr)
+            time.sleep(0.05)
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert _text(stderr).splitlines().count(WAITING_ON_A_TERMINAL) == 1
+    assert "waiting" not in (child.before or ""), "the line went to stdout, the protocol stream"
+    assert child.exitstatus == 0, child.before
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
