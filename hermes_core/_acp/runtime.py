@@ -49,9 +49,13 @@ class AcpRuntime:
                     return
                 name, config, answer = asked.result()
                 try:
-                    answer.set_result(await self.host.add_mcp_server(name, config))
+                    status = await self.host.add_mcp_server(name, config)
                 except Exception as exc:
-                    answer.set_exception(exc)
+                    if not answer.done():  # the request may have been cancelled meanwhile
+                        answer.set_exception(exc)
+                else:
+                    if not answer.done():
+                        answer.set_result(status)
         finally:
             ended.cancel()
 

@@ -81,11 +81,6 @@ class AcpServer:
         """The connection to the client, given by the SDK."""
         self._client = conn
 
-    @property
-    def client_capabilities(self) -> ClientCapabilities | None:
-        """What the client said it offers in ``initialize``."""
-        return self._capabilities
-
     async def initialize(
         self,
         protocol_version: int,
@@ -104,10 +99,14 @@ class AcpServer:
         """``initialize`` was answered before the SDK was loaded: its ``params`` (the client's
         capabilities) are kept as :meth:`initialize` would have."""
         from acp.schema import ClientCapabilities
+        from pydantic import ValidationError
 
-        self._capabilities = ClientCapabilities.model_validate(
-            params.get("clientCapabilities") or {}
-        )
+        try:
+            self._capabilities = ClientCapabilities.model_validate(
+                params.get("clientCapabilities") or {}
+            )
+        except ValidationError as exc:  # offered nothing hermes can read: it uses its own
+            _log.warning("the client's capabilities are not readable: %s", exc)
 
     async def new_session(
         self,

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core._approvals.prompt import printable
+
 if TYPE_CHECKING:
     from acp.schema import (
         ContentToolCallContent,
@@ -97,7 +99,8 @@ def absolute(cwd: Path, raw: str) -> str:
 
 
 def title_of(tools: tuple[str, ...], entries: list[tuple[str, dict[str, Any]]]) -> str:
-    """What the editor shows for a call: the real tool and the command or path it acts on."""
+    """What the editor shows for a call: the real tool and the command or path it acts on,
+    non-printable characters escaped (a carriage return must not hide the end of a command)."""
     parts = []
     for name, arguments in entries:
         command = arguments.get("command")
@@ -110,7 +113,7 @@ def title_of(tools: tuple[str, ...], entries: list[tuple[str, dict[str, Any]]]) 
             parts.append(f"{name}: {_queries(arguments)}")
         else:
             parts.append(name)
-    return "; ".join(parts) or ", ".join(tools)
+    return printable("; ".join(parts) or ", ".join(tools))
 
 
 def _queries(arguments: dict[str, Any]) -> str:

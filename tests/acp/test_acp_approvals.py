@@ -142,3 +142,19 @@ async def test_an_always_answer_is_saved_to_the_config(acp_env: Environment) -> 
         await served.say(session_id, "make the file")
     saved = Path(acp_env.home / "config.yaml").read_text(encoding="utf-8")
     assert "terminal" in saved
+
+
+async def test_a_command_hiding_its_end_behind_a_carriage_return_is_shown_whole(
+    acp_env: Environment,
+) -> None:
+    hidden = "echo harmless\r; touch pwned.txt"
+    model = FakeModelProvider.scripted(fake_turn("", ("terminal", {"command": hidden})), "Ok.")
+    client = RecordingClient(permission="deny")
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "run it")
+    [(tool_call, _)] = client.permissions
+    assert tool_call.title == "terminal: echo harmless\\r; touch pwned.txt"
+    assert "\r" not in tool_call.content[0].content.text
+    assert "touch pwned.txt" in tool_call.content[0].content.text
+    assert not (acp_env.cwd / "pwned.txt").exists()
