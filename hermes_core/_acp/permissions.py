@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from hermes_core._acp.toolcalls import locations_of, started_content, title_of, tool_kind
+from hermes_core._acp.toolcalls import (
+    child_call_id,
+    locations_of,
+    started_content,
+    title_of,
+    tool_kind,
+)
 from hermes_core._approvals.prompt import Answer, ApprovalRequest, question_text
 
 if TYPE_CHECKING:
@@ -46,6 +53,17 @@ def permission_options() -> list[PermissionOption]:
     return [
         PermissionOption(option_id=answer, name=name, kind=kind) for answer, name, kind in OPTIONS
     ]
+
+
+_ASKED_BY: Final = re.compile(r"asked by ([^:\s]+)")
+"""How a subagent's prompt names it in the reason (``agent._child_prompt``)."""
+
+
+def _asking_call(request: ApprovalRequest) -> str | None:
+    """The tool call of the subagent asking, when a subagent asks (it runs beside its parent's
+    calls, a background one after its ``delegate_task`` call has ended)."""
+    found = _ASKED_BY.match(request.reason)
+    return child_call_id(found.group(1)) if found is not None else None
 
 
 class AcpPermissionPrompt:
@@ -79,7 +97,7 @@ class AcpPermissionPrompt:
         content: list[ToolContent] = [tool_content(text_block(question_text(request)))]
         content.extend(started_content(self._cwd, entries))
         tool_call = ToolCallUpdate(
-            tool_call_id=self._call_id(),
+            tool_call_id=_asking_call(request) or self._call_id(),
             title=title_of((request.tool_name,), entries),
             kind=tool_kind((request.tool_name,)),
             status="pending",

@@ -260,10 +260,13 @@ class AcpServer:
             found.cancel()
 
     async def aclose(self) -> None:
-        """End every session (stopping its running turn first)."""
-        for session in self._sessions.values():
-            session.cancel()
+        """End every session (stopping its running turn and its subagents first)."""
+        sessions = list(self._sessions.values())
         self._sessions.clear()
+        for session in sessions:
+            session.cancel()
+        for session in sessions:
+            await session.aclose()
         await self._lifetimes.aclose()
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._acp.toolcalls import (
     arguments_of,
+    child_call_id,
     entries_of,
     locations_of,
     result_content,
@@ -32,9 +33,13 @@ from hermes_core._acp.toolcalls import (
     title_of,
     tool_kind,
 )
+from hermes_core._approvals.prompt import printable
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
+from hermes_core.agent._delegation import send_until_settled
 from hermes_core.agent._events import (
     AgentEvent,
+    ChildFinished,
+    ChildStarted,
     Finished,
     Retrying,
     ToolFinished,
@@ -145,7 +150,9 @@ class AcpSession:
         async with self._lock:
             self.state.cancelled = asyncio.Event()
             finished: Finished | None = None
-            events = self.conversation.send(prompt_text(blocks))
+            # Background delegations' results are sent as the next message when they arrive:
+            # an editor has no turn the agent starts, so the prompt lasts until they have.
+            events = send_until_settled(self.conversation, prompt_text(blocks))
             try:
                 async for event in events:
                     if isinstance(event, Finished):
@@ -197,8 +204,40 @@ class AcpSession:
                     f"{event.wait:g} s (attempt {event.attempt} of {event.attempts}).\n"
                 )
             )
+        elif isinstance(event, ChildStarted | ChildFinished):
+            await self._child(event)
         elif event.stop not in ("answer", "interrupted", "error") and event.detail:
             await self._update(update_agent_thought_text(f"\nStopped: {event.detail}.\n"))
+
+    async def _child(self, event: ChildStarted | ChildFinished) -> None:
+        """A subagent of ``delegate_task`` as a tool call of its own: started, then finished
+        with its answer (its approvals name it: :func:`child_call_id`)."""
+        from acp.schema import ToolCallProgress, ToolCallStart
+
+        call_id = child_call_id(event.label)
+        if isinstance(event, ChildStarted):
+            await self._update(
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=call_id,
+                    title=printable(f"subagent {event.label}: {event.goal}"),
+                    kind="think",
+                    status="in_progress",
+                )
+            )
+            return
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                status="completed" if event.status.startswith("completed") else "failed",
+                content=result_content(f"[{event.status}]\n{event.text}") or None,
+            )
+        )
+
+    async def aclose(self) -> None:
+        """Stop the conversation's subagents and wait for them to end."""
+        await self.conversation.aclose()
 
     async def show(self, item: ToolContent) -> None:
         """Add ``item`` (an embedded terminal) to what the running tool call shows, now and

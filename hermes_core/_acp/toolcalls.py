@@ -55,6 +55,11 @@ _NAME_WORDS: Final[tuple[tuple[tuple[str, ...], ToolKind], ...]] = (
 _PATH_ARGUMENTS: Final = ("path", "file_path", "filename", "file")
 
 
+def child_call_id(label: str) -> str:
+    """The ACP id of the tool call showing the subagent ``label`` (``d1.2``)."""
+    return f"subagent-{label}"
+
+
 def tool_kind(tools: tuple[str, ...]) -> ToolKind:
     """The ACP kind of a call running ``tools`` (the first real tool decides)."""
     name = tools[0] if tools else ""
