@@ -145,7 +145,7 @@ class AcpSession:
     async def prompt(self, blocks: Sequence[Any]) -> PromptResponse:
         """Run one turn for ``blocks``, streaming updates; the stop reason. A model that failed
         for good raises :class:`ModelFailed`."""
-        from acp.schema import PromptResponse, Usage
+        from acp.schema import PromptResponse
 
         async with self._lock:
             self.state.cancelled = asyncio.Event()
@@ -168,15 +168,9 @@ class AcpSession:
         assert finished is not None  # the loop always ends with Finished
         if finished.stop == "error":
             raise ModelFailed(finished.detail)
-        usage = finished.usage
-        return PromptResponse(
-            stop_reason=STOP_REASONS[finished.stop],
-            usage=Usage(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                total_tokens=usage.total,
-            ),
-        )
+        # No ``usage`` in the answer: the schema marks it unstable, and hermes advertises no
+        # unstable part of the protocol (the tokens went out as usage_update).
+        return PromptResponse(stop_reason=STOP_REASONS[finished.stop])
 
     async def _update(self, update: Any) -> None:
         await self.client.session_update(session_id=self.id, update=update)

@@ -86,8 +86,7 @@ async def test_a_tool_call_goes_pending_in_progress_completed_before_the_answer(
     assert "usage_update" in client.kinds()
     usage = next(u for u in client.updates if u.session_update == "usage_update")
     assert (usage.used, usage.size) == (15, 32_000)
-    assert answer.usage is not None
-    assert answer.usage.total_tokens == 30
+    assert answer.usage is None  # unstable in the schema: hermes speaks the stable protocol
     # The tool result went back to the model through the real file tool.
     assert "beta" in model.requests[1].messages[-1].content
 
