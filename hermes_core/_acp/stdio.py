@@ -6,10 +6,10 @@ plugin prints, a library logs or a child process writes (an MCP server, a comman
 the client: stdout carries JSON-RPC and nothing else.
 
 Then ``initialize`` is answered at once (:mod:`~hermes_core._acp.handshake`) while a thread
-imports the ACP SDK; the configuration is read, the SDK's connection takes over the streams
-(the bytes already read handed to it first) and the host starts. Serving ends when the client
-closes stdin, or on SIGTERM or SIGINT: the sessions end, the host stops its MCP server
-children, the process exits.
+imports the ACP SDK; the SDK's connection takes over the streams (the bytes already read
+handed to it first), and the configuration is read and the host started beside it. Serving
+ends when the client closes stdin, or on SIGTERM or SIGINT: the sessions end, the host stops
+its MCP server children, the process exits.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ async def open_streams(
 
 
 async def serve_acp(
-    config: Config,
+    load_config: Callable[[], Config],
     env: Environment,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
@@ -83,7 +83,9 @@ async def serve_acp(
     initialized: dict[str, Any] | None = None,
 ) -> None:
     """Serve one ACP client over ``reader`` and ``writer`` until it leaves; ``initialized``
-    holds the params of an ``initialize`` already answered."""
+    holds the params of an ``initialize`` already answered. The configuration is read, and
+    the host started, beside the connection: what stops them (a configuration error, an
+    unknown model provider) is the error of ``session/new``, which an editor shows."""
     from acp.agent.connection import AgentSideConnection
 
     from hermes_core._acp.runtime import own_host
@@ -93,6 +95,7 @@ async def serve_acp(
     from hermes_core.agent._loop import Agent
 
     ready: asyncio.Future[AcpRuntime] = asyncio.get_running_loop().create_future()
+    ready.add_done_callback(_log_failure)
     done = asyncio.Event()
 
     async def started() -> AcpRuntime:
@@ -105,8 +108,19 @@ async def serve_acp(
     # "method not found" for those hermes does not define.
     agent: Any = server
     connection = AgentSideConnection(agent, writer, reader, listening=False)
-    host = Host(config, env, config_path=env.config_path, mcp_startup=McpStartup(wait=False))
-    host_task = asyncio.create_task(own_host(host, Agent.from_host, ready, done, server.aclose))
+
+    async def run_host() -> None:
+        try:
+            config = load_config()
+            host = Host(
+                config, env, config_path=env.config_path, mcp_startup=McpStartup(wait=False)
+            )
+        except Exception as exc:
+            ready.set_exception(exc)
+            return
+        await own_host(host, Agent.from_host, ready, done, server.aclose)
+
+    host_task = asyncio.create_task(run_host())
     try:
         await connection.listen()
     finally:
@@ -120,6 +134,11 @@ async def serve_acp(
             _log.error("%s", exc)
 
 
+def _log_failure(ready: asyncio.Future[AcpRuntime]) -> None:
+    if not ready.cancelled() and ready.exception() is not None:
+        _log.error("hermes could not start: %s", ready.exception())
+
+
 def run_stdio(env: Environment, load_config: Callable[[], Config]) -> None:
     """``hermes acp``: serve over this process's stdio until the client closes it."""
     protocol_in, protocol_out = claim_stdio()
@@ -130,7 +149,6 @@ def run_stdio(env: Environment, load_config: Callable[[], Config]) -> None:
         return  # the client left without a word
     initialized = answer_initialize(line, protocol_out)
     already_read = rest if initialized is not None else line + rest
-    config = load_config()
     preload.join()
 
     async def main() -> None:
@@ -141,6 +159,6 @@ def run_stdio(env: Environment, load_config: Callable[[], Config]) -> None:
                 loop.add_signal_handler(number, task.cancel)
         reader, writer = await open_streams(protocol_in, protocol_out, already_read)
         with contextlib.suppress(asyncio.CancelledError):
-            await serve_acp(config, env, reader, writer, initialized=initialized)
+            await serve_acp(load_config, env, reader, writer, initialized=initialized)
 
     asyncio.run(main())

@@ -161,3 +161,26 @@ def test_hermes_acp_on_a_terminal_says_on_stderr_that_it_waits(hermes_cli: Herme
 
 def _text(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
+
+
+@pytest.mark.anyio
+async def test_a_broken_config_is_the_error_of_session_new_not_a_dead_agent(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text(
+        json.dumps({"tools": {"tool_search": {"threshold_pct": 500}}}), encoding="utf-8"
+    )
+    with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+        async with spawn_agent_process(
+            RecordingClient(),
+            *hermes_cli.command("acp"),
+            env=hermes_cli.variables(),
+            cwd=hermes_cli.work,
+            transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
+        ) as (conn, _process):
+            init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            with pytest.raises(RequestError) as failed:
+                await conn.new_session(cwd=str(hermes_cli.work))
+    assert init.protocol_version == PROTOCOL_VERSION
+    assert "threshold_pct" in json.dumps(failed.value.data)
+    assert "threshold_pct" in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
