@@ -3,9 +3,10 @@
 An editor connected over ACP can write files itself (the edit appears as a diff in the editor,
 unsaved buffers included) and run commands in its own terminals. A session whose client offers
 that holds a :class:`ClientFiles` and a :class:`ClientTerminal` (:func:`attach_client_io`);
-the bundled ``write_file``, ``patch`` and ``terminal`` tools ask :func:`client_files` and
-:func:`client_terminal` and, when one is there, hand it the final step (the bytes to write, the
-command to run) after their own checks. Everything before that step is unchanged: the call
+the bundled ``read_file``, ``write_file``, ``patch`` and ``terminal`` tools ask
+:func:`client_files` and :func:`client_terminal` and, when one is there, hand it the step that
+touches the file or runs the command (the text to read or write, the command line) after
+their own checks. Everything before that step is unchanged: the call
 still goes through the one call path (hooks, approvals, the activity log), paths are still
 resolved and bounded by the session's working directory, and the result has the same shape.
 """
@@ -31,7 +32,13 @@ class ClientIOError(Exception):
 
 @runtime_checkable
 class ClientFiles(Protocol):
-    """Writes a session's files through its client."""
+    """Reads and writes a session's files through its client (an editor: its buffers, unsaved
+    changes included)."""
+
+    async def read_text(self, path: Path) -> str:
+        """The text of the file at the absolute ``path`` as the client has it; raise
+        :class:`ClientIOError` when the client fails."""
+        ...
 
     async def write_text(self, path: Path, content: str) -> None:
         """Replace (or create) the file at the absolute ``path`` with ``content``; raise
@@ -83,7 +90,7 @@ def attach_client_io(
 
 
 def client_files(session: Session) -> ClientFiles | None:
-    """The client that writes ``session``'s files, if it has one."""
+    """The client that reads and writes ``session``'s files, if it has one."""
     found = session.state.get(_FILES)
     return found if isinstance(found, ClientFiles) else None
 

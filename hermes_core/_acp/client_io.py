@@ -1,8 +1,10 @@
 """The editor's file system and terminals, for the sessions of a client that offers them.
 
-When the client's ``initialize`` advertised ``fs.writeTextFile``, a session's ``write_file``
-and ``patch`` write through ``fs/write_text_file`` (the edit lands in the editor's buffer, as
-a diff the person sees); when it advertised ``terminal``, ``terminal`` runs its command with
+When the client's ``initialize`` advertised ``fs.readTextFile`` and ``fs.writeTextFile``, a
+session's ``read_file`` reads through ``fs/read_text_file`` (unsaved changes included) and
+``write_file`` and ``patch`` write through ``fs/write_text_file`` (the edit lands in the
+editor's buffer, as a diff the person sees; ``patch`` edits the buffer's text, not the
+disk's). When it advertised ``terminal``, ``terminal`` runs its command with
 ``terminal/create`` (the editor shows it as an embedded terminal in the tool call), waits with
 ``terminal/wait_for_exit``, reads ``terminal/output`` and releases it. The tools' own checks,
 the approvals, hooks and the activity log are unchanged: this is only their last step
@@ -30,11 +32,20 @@ _POLL_SECONDS: Final = 0.05
 
 
 class AcpClientFiles:
-    """Writes the files of one session through the client's ``fs/write_text_file``."""
+    """Reads and writes the files of one session through the client's ``fs/read_text_file``
+    and ``fs/write_text_file``."""
 
     def __init__(self, client: Client, session_id: str) -> None:
         self._client = client
         self._session_id = session_id
+
+    async def read_text(self, path: Path) -> str:
+        """The text of ``path`` as the editor has it (its buffer, unsaved changes included)."""
+        try:
+            answer = await self._client.read_text_file(session_id=self._session_id, path=str(path))
+        except Exception as exc:  # the client refused, failed or left
+            raise ClientIOError(str(exc) or type(exc).__name__) from exc
+        return answer.content
 
     async def write_text(self, path: Path, content: str) -> None:
         """Have the editor write ``content`` to ``path``."""

@@ -217,7 +217,9 @@ class AcpServer:
         offered = self._capabilities
         if offered is None:
             return
-        writes = offered.fs is not None and bool(offered.fs.write_text_file)
+        # Reads and writes both, or neither: a patch must edit the text the editor writes back.
+        fs = offered.fs
+        writes = fs is not None and bool(fs.read_text_file) and bool(fs.write_text_file)
         attach_client_io(
             served.session,
             files=AcpClientFiles(served.client, served.id) if writes else None,

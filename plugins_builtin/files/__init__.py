@@ -18,6 +18,7 @@ holds the GIL through a catastrophic backtrack, which no worker-thread timeout c
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import secrets
 import stat
@@ -179,10 +180,28 @@ class FileTools:
 
     # read_file --------------------------------------------------------------------------------
 
-    def read_file(
+    async def read_file(
         self, session: Session, path: str, offset: int = 1, limit: int = 2000
     ) -> ToolResult:
-        """Lines ``offset`` .. ``offset + limit - 1`` of a text file, within the size cap."""
+        """Lines ``offset`` .. ``offset + limit - 1`` of a text file, within the size cap; read
+        through the session's client when it has one (an editor: unsaved changes included)."""
+        client = client_files(session)
+        if client is None:
+            return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
+        try:
+            target = self.resolve(session, path)
+            if not target.is_file():
+                raise Refused(f"{path} does not exist or is not a regular file")
+            data = (await client.read_text(target)).encode("utf-8")
+            if b"\x00" in data[:_SNIFF_BYTES]:
+                raise Refused(f"{path} looks like a binary file; read_file reads text only")
+        except (Refused, OSError) as exc:
+            return _refused("read_file", exc)
+        except ClientIOError as exc:
+            return ToolResult.error("TOOL_ERROR", f"read_file: the client could not read: {exc}")
+        return self._read_lines(session, target, io.BytesIO(data), offset, limit)
+
+    def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
         try:
             target = self.resolve(session, path)
             if not target.is_file():
@@ -297,12 +316,14 @@ class FileTools:
                 self._patch_here, session, path, old_text, new_text
             )
         try:
-            target, text, first_line = self._patched(session, path, old_text, new_text)
+            target = self.resolve(session, path)
+            current = await client.read_text(target) if target.is_file() else None
+            target, text, first_line = self._patched(session, path, old_text, new_text, current)
             await client.write_text(target, text)
         except (Refused, OSError) as exc:
             return _refused("patch", exc)
         except ClientIOError as exc:
-            return ToolResult.error("TOOL_ERROR", f"patch: the client could not write: {exc}")
+            return ToolResult.error("TOOL_ERROR", f"patch: the client failed: {exc}")
         return self._patch_result(session, target, first_line, new_text)
 
     def _patch_here(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
@@ -323,18 +344,27 @@ class FileTools:
         )
 
     def _patched(
-        self, session: Session, path: str, old_text: str, new_text: str
+        self,
+        session: Session,
+        path: str,
+        old_text: str,
+        new_text: str,
+        current: str | None = None,
     ) -> tuple[Path, str, int]:
         """The file, its text with the one occurrence replaced, and the line it starts at;
         ``Refused`` for a missing, binary, oversized or unwritable file and for an
-        ``old_text`` found zero or several times."""
+        ``old_text`` found zero or several times. ``current`` is its text as the session's
+        client has it (an editor's buffer), else it is read from the disk."""
         target = self.resolve(session, path)
         if not target.is_file():
             raise Refused(f"{path} does not exist or is not a regular file")
         _check_writable(target, path)
-        if target.stat().st_size > _PATCH_MAX_BYTES:
+        data = current.encode("utf-8") if current is not None else None
+        size = len(data) if data is not None else target.stat().st_size
+        if size > _PATCH_MAX_BYTES:
             raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
-        data = target.read_bytes()
+        if data is None:
+            data = target.read_bytes()
         if b"\x00" in data:
             raise Refused(f"{path} is a binary file; patch edits text files only")
         try:

@@ -73,6 +73,8 @@ class RecordingClient:
     asked: asyncio.Event = field(default_factory=asyncio.Event)
     updated: asyncio.Event = field(default_factory=asyncio.Event)
     terminals: dict[str, Terminal] = field(default_factory=dict)
+    buffers: dict[str, str] = field(default_factory=dict)
+    """Unsaved editor buffers by absolute path: what ``fs/read_text_file`` answers for them."""
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(
@@ -101,6 +103,7 @@ class RecordingClient:
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
         self.requests.append(("fs/write_text_file", {"path": path, "content": content}))
+        self.buffers.pop(path, None)
         Path(path).write_text(content, encoding="utf-8")
         return WriteTextFileResponse()
 
@@ -113,6 +116,8 @@ class RecordingClient:
         **kwargs: Any,
     ) -> ReadTextFileResponse:
         self.requests.append(("fs/read_text_file", {"path": path}))
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
 
     async def create_terminal(

@@ -73,10 +73,28 @@ async def test_patch_writes_the_edited_file_through_the_client(acp_env: Environm
     async with serving(acp_env, model, client=client) as served:
         session_id = await served.start(acp_env.cwd)
         await served.say(session_id, "bump y")
+    app = str(acp_env.cwd / "app.py")
     assert client.requests == [
-        ("fs/write_text_file", {"path": str(acp_env.cwd / "app.py"), "content": "x = 1\ny = 3\n"})
+        ("fs/read_text_file", {"path": app}),
+        ("fs/write_text_file", {"path": app, "content": "x = 1\ny = 3\n"}),
     ]
     assert "patched app.py at line 2" in model.requests[1].messages[-1].content
+
+
+async def test_unsaved_changes_in_the_editor_are_read_and_patched(acp_env: Environment) -> None:
+    (acp_env.cwd / "app.py").write_text("x = 1\n", encoding="utf-8")
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("read_file", {"path": "app.py"})),
+        fake_turn("", ("patch", {"path": "app.py", "old_text": "y = 2", "new_text": "y = 3"})),
+        "Patched the unsaved line.",
+    )
+    client = _editor()
+    client.buffers[str(acp_env.cwd / "app.py")] = "x = 1\ny = 2  # typed, not saved\n"
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "bump the y I just typed")
+    assert "y = 2  # typed, not saved" in model.requests[1].messages[-1].content
+    assert (acp_env.cwd / "app.py").read_text() == "x = 1\ny = 3  # typed, not saved\n"
 
 
 async def test_a_denied_or_outside_write_never_reaches_the_client(acp_env: Environment) -> None:
