@@ -6,7 +6,8 @@ its kind, locations and what it will do) then a ``tool_call_update`` ``in_progre
 handed to ``Host.dispatch`` (where hooks, approvals and the activity log see the real tool),
 its tool's progress reports shown in it as they come, then ``completed`` or ``failed`` with
 its text; each model request's tokens are a ``usage_update``; a retry is said as an
-``agent_thought_chunk``. Every update is sent before the prompt is answered.
+``agent_thought_chunk``; each subagent of ``delegate_task`` is a tool call of its own. Every
+update is sent before the prompt is answered.
 
 Prompts on one session run one at a time (a lock, in arrival order): two loops never share a
 history, and the editor's usual "cancel, then send the new message" waits for the cancelled
