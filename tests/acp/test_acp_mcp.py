@@ -80,3 +80,23 @@ async def test_the_same_server_in_two_sessions_is_one_connection(acp_env: Enviro
         assert served.runtime is not None
         names = sorted(served.runtime.host.mcp_status())
     assert names == ["editor-tools", "editor-tools-2"]
+
+
+def test_an_http_server_keeps_its_url_and_headers_and_sse_is_left_out(tmp_path: Path) -> None:
+    from acp.schema import HttpHeader, HttpMcpServer, SseMcpServer
+
+    from hermes_core._acp.client_servers import server_config
+
+    header = HttpHeader(name="Authorization", value="Bearer from-the-editor")
+    remote = HttpMcpServer(
+        type="http", name="remote", url="http://127.0.0.1:9/mcp", headers=[header]
+    )
+    config = server_config(remote, tmp_path)
+    assert config is not None
+    assert (config.url, config.headers, config.command) == (
+        "http://127.0.0.1:9/mcp",
+        {"Authorization": "Bearer from-the-editor"},
+        None,
+    )
+    legacy = SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])
+    assert server_config(legacy, tmp_path) is None
