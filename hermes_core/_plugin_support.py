@@ -1,8 +1,9 @@
 """Private: the helpers the bundled plugins (``plugins_builtin/``) use and a third party may
 not (tests/test_public_api.py enforces both). Cache-file frames, private files and directories,
 captured output, process groups, the project gate, skills' variables, execute_code's memory
-guard and the progress listener: hermes-core's own rules, shared with the plugins it ships, not
-an API that keeps its shape from one release to the next.
+guard, the progress listener and a session's client-side file writes and commands:
+hermes-core's own rules, shared with the plugins it ships, not an API that keeps its shape
+from one release to the next.
 """
 
 from __future__ import annotations
@@ -26,6 +27,27 @@ if TYPE_CHECKING:
     )
     from hermes_core._captured import (
         head_and_tail as head_and_tail,
+    )
+    from hermes_core._client_io import (
+        ClientFiles as ClientFiles,
+    )
+    from hermes_core._client_io import (
+        ClientIOError as ClientIOError,
+    )
+    from hermes_core._client_io import (
+        ClientTerminal as ClientTerminal,
+    )
+    from hermes_core._client_io import (
+        TerminalRun as TerminalRun,
+    )
+    from hermes_core._client_io import (
+        attach_client_io as attach_client_io,
+    )
+    from hermes_core._client_io import (
+        client_files as client_files,
+    )
+    from hermes_core._client_io import (
+        client_terminal as client_terminal,
     )
     from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,

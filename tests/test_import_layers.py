@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._coercion",
         "hermes_core._redaction",
         "hermes_core._dotenv",
+        "hermes_core._client_io",
     ),
     ("hermes_core._config",),
     (
@@ -73,6 +74,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes_core.agent",),
     (
         "hermes_core._serve",
+        "hermes_core._acp",
         "hermes_core._cli",
         "hermes_core.testing",
         "hermes_core.__main__",

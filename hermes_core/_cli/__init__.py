@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {
+    "acp": "hermes_core._cli.acp_cmd:acp",
     "config": "hermes_core._cli.config_cmd:config",
     "connectors": "hermes_core._cli.connectors_cmd:connectors",
     "eval": "hermes_core._cli.eval_cmd:eval_group",

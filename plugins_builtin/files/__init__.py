@@ -18,6 +18,7 @@ holds the GIL through a catastrophic backtrack, which no worker-thread timeout c
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import secrets
 import stat
@@ -27,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
+import anyio.to_thread
 from annotated_types import Ge
 
+from hermes_core._plugin_support import ClientIOError, client_files
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
@@ -177,10 +180,28 @@ class FileTools:
 
     # read_file --------------------------------------------------------------------------------
 
-    def read_file(
+    async def read_file(
         self, session: Session, path: str, offset: int = 1, limit: int = 2000
     ) -> ToolResult:
-        """Lines ``offset`` .. ``offset + limit - 1`` of a text file, within the size cap."""
+        """Lines ``offset`` .. ``offset + limit - 1`` of a text file, within the size cap; read
+        through the session's client when it has one (an editor: unsaved changes included)."""
+        client = client_files(session)
+        if client is None:
+            return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
+        try:
+            target = self.resolve(session, path)
+            if not target.is_file():
+                raise Refused(f"{path} does not exist or is not a regular file")
+            data = (await client.read_text(target)).encode("utf-8")
+            if b"\x00" in data[:_SNIFF_BYTES]:
+                raise Refused(f"{path} looks like a binary file; read_file reads text only")
+        except (Refused, OSError) as exc:
+            return _refused("read_file", exc)
+        except ClientIOError as exc:
+            return ToolResult.error("TOOL_ERROR", f"read_file: the client could not read: {exc}")
+        return self._read_lines(session, target, io.BytesIO(data), offset, limit)
+
+    def _read_here(self, session: Session, path: str, offset: int, limit: int) -> ToolResult:
         try:
             target = self.resolve(session, path)
             if not target.is_file():
@@ -241,67 +262,131 @@ class FileTools:
 
     # write_file -------------------------------------------------------------------------------
 
-    def write_file(self, session: Session, path: str, content: str) -> ToolResult:
-        """Replace (or create) a file with ``content``, creating parent directories."""
+    async def write_file(self, session: Session, path: str, content: str) -> ToolResult:
+        """Replace (or create) a file with ``content``, creating parent directories; through
+        the session's client when it writes the session's files (an editor over ACP)."""
+        client = client_files(session)
+        if client is None:
+            return await anyio.to_thread.run_sync(self._write_here, session, path, content)
         try:
-            target = self.resolve(session, path)
-            if target.is_dir():
-                raise Refused(f"{path} is a directory")
+            target, existed = self._write_target(session, path)
+            await client.write_text(target, content)
+        except (Refused, OSError) as exc:
+            return _refused("write_file", exc)
+        except ClientIOError as exc:
+            return ToolResult.error("TOOL_ERROR", f"write_file: the client could not write: {exc}")
+        return self._written(session, target, len(content.encode("utf-8")), existed)
+
+    def _write_target(self, session: Session, path: str) -> tuple[Path, bool]:
+        """The resolved file to write and whether it exists; refused as :meth:`resolve` says,
+        for a directory and for a file that is not writable."""
+        target = self.resolve(session, path)
+        if target.is_dir():
+            raise Refused(f"{path} is a directory")
+        existed = target.exists()
+        if existed:
+            _check_writable(target, path)
+        return target, existed
+
+    def _write_here(self, session: Session, path: str, content: str) -> ToolResult:
+        try:
+            target, existed = self._write_target(session, path)
             data = content.encode("utf-8")
-            existed = target.exists()
-            if existed:
-                _check_writable(target, path)
             target.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(target, data)
         except (Refused, OSError) as exc:
             return _refused("write_file", exc)
+        return self._written(session, target, len(data), existed)
+
+    def _written(self, session: Session, target: Path, size: int, existed: bool) -> ToolResult:
         verb = "replaced" if existed else "created"
         return ToolResult.text(
-            f"{verb} {self.shown(session, target)} ({len(data)} bytes)",
-            structured={"path": str(target), "bytes": len(data), "created": not existed},
+            f"{verb} {self.shown(session, target)} ({size} bytes)",
+            structured={"path": str(target), "bytes": size, "created": not existed},
         )
 
     # patch ------------------------------------------------------------------------------------
 
-    def patch(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
-        """Replace the one exact occurrence of ``old_text`` with ``new_text``."""
+    async def patch(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
+        """Replace the one exact occurrence of ``old_text`` with ``new_text``; the edited file
+        is written through the session's client when it writes the session's files."""
+        client = client_files(session)
+        if client is None:
+            return await anyio.to_thread.run_sync(
+                self._patch_here, session, path, old_text, new_text
+            )
         try:
             target = self.resolve(session, path)
-            if not target.is_file():
-                raise Refused(f"{path} does not exist or is not a regular file")
-            _check_writable(target, path)
-            if target.stat().st_size > _PATCH_MAX_BYTES:
-                raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
-            data = target.read_bytes()
-            if b"\x00" in data:
-                raise Refused(f"{path} is a binary file; patch edits text files only")
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise Refused(f"{path} is not UTF-8 text; patch edits text files only") from None
-            if not old_text:
-                raise Refused("old_text is empty; give the exact text to replace")
-            count = text.count(old_text)
-            if count == 0:
-                raise Refused(
-                    f"old_text was not found in {path}; read the file and copy the exact text, "
-                    "whitespace included"
-                )
-            if count > 1:
-                raise Refused(
-                    f"old_text appears {count} times in {path}; include more surrounding lines "
-                    "so it matches exactly once"
-                )
-            start = text.index(old_text)
-            first_line = text.count("\n", 0, start) + 1
-            _atomic_write(target, text.replace(old_text, new_text, 1).encode("utf-8"))
+            current = await client.read_text(target) if target.is_file() else None
+            target, text, first_line = self._patched(session, path, old_text, new_text, current)
+            await client.write_text(target, text)
         except (Refused, OSError) as exc:
             return _refused("patch", exc)
+        except ClientIOError as exc:
+            return ToolResult.error("TOOL_ERROR", f"patch: the client failed: {exc}")
+        return self._patch_result(session, target, first_line, new_text)
+
+    def _patch_here(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
+        try:
+            target, text, first_line = self._patched(session, path, old_text, new_text)
+            _atomic_write(target, text.encode("utf-8"))
+        except (Refused, OSError) as exc:
+            return _refused("patch", exc)
+        return self._patch_result(session, target, first_line, new_text)
+
+    def _patch_result(
+        self, session: Session, target: Path, first_line: int, new_text: str
+    ) -> ToolResult:
         last_line = first_line + new_text.count("\n")
         return ToolResult.text(
             f"patched {self.shown(session, target)} at line {first_line}",
             structured={"path": str(target), "first_line": first_line, "last_line": last_line},
         )
+
+    def _patched(
+        self,
+        session: Session,
+        path: str,
+        old_text: str,
+        new_text: str,
+        current: str | None = None,
+    ) -> tuple[Path, str, int]:
+        """The file, its text with the one occurrence replaced, and the line it starts at;
+        ``Refused`` for a missing, binary, oversized or unwritable file and for an
+        ``old_text`` found zero or several times. ``current`` is its text as the session's
+        client has it (an editor's buffer), else it is read from the disk."""
+        target = self.resolve(session, path)
+        if not target.is_file():
+            raise Refused(f"{path} does not exist or is not a regular file")
+        _check_writable(target, path)
+        data = current.encode("utf-8") if current is not None else None
+        size = len(data) if data is not None else target.stat().st_size
+        if size > _PATCH_MAX_BYTES:
+            raise Refused(f"{path} is larger than {_PATCH_MAX_BYTES} bytes; patch refuses it")
+        if data is None:
+            data = target.read_bytes()
+        if b"\x00" in data:
+            raise Refused(f"{path} is a binary file; patch edits text files only")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(f"{path} is not UTF-8 text; patch edits text files only") from None
+        if not old_text:
+            raise Refused("old_text is empty; give the exact text to replace")
+        count = text.count(old_text)
+        if count == 0:
+            raise Refused(
+                f"old_text was not found in {path}; read the file and copy the exact text, "
+                "whitespace included"
+            )
+        if count > 1:
+            raise Refused(
+                f"old_text appears {count} times in {path}; include more surrounding lines "
+                "so it matches exactly once"
+            )
+        start = text.index(old_text)
+        first_line = text.count("\n", 0, start) + 1
+        return target, text.replace(old_text, new_text, 1), first_line
 
     # search_files -----------------------------------------------------------------------------
 

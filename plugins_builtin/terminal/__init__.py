@@ -30,6 +30,9 @@ from annotated_types import Ge
 from anyio.abc import Process
 
 from hermes_core._plugin_support import (
+    ClientIOError,
+    ClientTerminal,
+    client_terminal,
     create_private_file,
     head_and_tail,
     private_dir,
@@ -230,6 +233,9 @@ class TerminalTools:
         if not command.strip():
             return ToolResult.error("TOOL_ERROR", "terminal: the command is empty")
         limit = min(timeout or settings.default_timeout, settings.max_timeout)
+        client = client_terminal(session)
+        if client is not None:
+            return await self._in_client(client, session, command, limit)
         with tempfile.TemporaryFile() as output:
             try:
                 process = await _open(settings, command, session.cwd, output)
@@ -252,25 +258,26 @@ class TerminalTools:
                     await process.aclose()
             size = output.seek(0, os.SEEK_END)
             text, truncated = head_and_tail(output, size, settings.max_output_bytes)
-        code = process.returncode
-        timed_out = ending == "timeout"
-        if timed_out:
-            note = f"[timed out after {limit} s; the process group was killed]"
-        elif ending == "interrupted":
-            note = "[the user interrupted the turn; the process group was killed]"
-        else:
-            note = ""
-        footer = f"[exit code: {code}]"
-        body = "\n".join(part for part in (text.rstrip("\n"), note, footer) if part)
-        structured = {
-            "exit_code": code,
-            "timed_out": timed_out,
-            "truncated": truncated,
-            "output_bytes": size,
-        }
-        if ending == "interrupted":
-            return ToolResult.error("INTERRUPTED", body, structured=structured)
-        return ToolResult.text(body, structured=structured)
+        return _result(text, process.returncode, ending, limit, truncated, size)
+
+    async def _in_client(
+        self, client: ClientTerminal, session: Session, command: str, limit: int
+    ) -> ToolResult:
+        """``command`` run in a terminal of the session's client (an editor's, over ACP), with
+        the same shell, limits and result."""
+        settings = self.settings
+        try:
+            run = await client.run(
+                [settings.shell, "-c", command],
+                session.cwd,
+                timeout=limit,
+                output_limit=settings.max_output_bytes,
+                session=session,
+            )
+        except ClientIOError as exc:
+            return ToolResult.error("TOOL_ERROR", f"terminal: the client could not run it: {exc}")
+        size = len(run.output.encode("utf-8"))
+        return _result(run.output, run.exit_code, run.ending, limit, run.truncated, size)
 
     def process_manage(
         self,
@@ -337,6 +344,30 @@ class TerminalTools:
             f"started {process_id} (pid {process.pid})",
             structured={"id": process_id, "pid": process.pid},
         )
+
+
+def _result(
+    text: str, code: int | None, ending: Ending | None, limit: int, truncated: bool, size: int
+) -> ToolResult:
+    """A command's output, its ending and its exit code, as the model reads them."""
+    timed_out = ending == "timeout"
+    if timed_out:
+        note = f"[timed out after {limit} s; the process group was killed]"
+    elif ending == "interrupted":
+        note = "[the user interrupted the turn; the process group was killed]"
+    else:
+        note = ""
+    footer = f"[exit code: {code}]"
+    body = "\n".join(part for part in (text.rstrip("\n"), note, footer) if part)
+    structured = {
+        "exit_code": code,
+        "timed_out": timed_out,
+        "truncated": truncated,
+        "output_bytes": size,
+    }
+    if ending == "interrupted":
+        return ToolResult.error("INTERRUPTED", body, structured=structured)
+    return ToolResult.text(body, structured=structured)
 
 
 def stop_all(session: Session) -> None:

@@ -1,0 +1,86 @@
+"""The MCP servers an ACP client passes in ``session/new``, connected for that session.
+
+Each becomes an MCP server of the host (``Host.add_mcp_server``), so its tools are ordinary
+MCP tools: deferred behind the bridge (``tool_search`` finds them, ``tool_call`` runs them),
+through the one call path with hooks, approvals and the activity log. They are scoped to the
+session by its grant: a session's ``granted_toolsets`` names its own servers' toolsets
+(``mcp-<server>``) and not another session's, so one editor window's servers are invisible to
+the next. A stdio server runs in the session's directory. Two sessions passing the same server
+(same name, command and directory, or URL) share one connection; a different server under a
+name already taken is renamed ``<name>-2``, ``-3``... Servers stay connected until ``hermes
+acp`` ends (ACP's stable protocol has no session close).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp.names import mcp_toolset
+
+if TYPE_CHECKING:
+    from hermes_core._acp.runtime import AcpRuntime
+    from hermes_core._host import Host
+
+_log = logging.getLogger(__name__)
+_ILLEGAL = re.compile(r"[^A-Za-z0-9-]+")
+
+
+def server_config(server: Any, cwd: Path) -> McpServerConfig | None:
+    """The hermes entry for one ACP server description (stdio or http; a stdio server runs in
+    the session's directory ``cwd``); ``None`` for a transport hermes does not speak (SSE),
+    which ``initialize`` does not advertise."""
+    if getattr(server, "type", None) == "http":
+        headers = {header.name: header.value for header in server.headers}
+        return McpServerConfig(url=server.url, headers=headers)
+    if getattr(server, "command", None) is not None:
+        env = {variable.name: variable.value for variable in server.env}
+        return McpServerConfig(
+            command=server.command, args=list(server.args), env=env, cwd=str(cwd)
+        )
+    return None
+
+
+def _base_name(name: str) -> str:
+    cleaned = _ILLEGAL.sub("-", name).strip("-").lower()
+    return cleaned[:40] or "client"
+
+
+def _free_name(host: Host, wanted: str, config: McpServerConfig) -> tuple[str, bool]:
+    """The server name to use and whether it already runs with this very configuration."""
+    taken = dict(host.config.mcp_servers)
+    if host.mcp is not None:
+        taken.update(host.mcp.configs())
+    number = 1
+    name = wanted
+    while name in taken:
+        if taken[name] == config:
+            return name, True
+        number += 1
+        name = f"{wanted}-{number}"
+    return name, False
+
+
+async def connect_client_servers(
+    runtime: AcpRuntime, servers: Sequence[Any], cwd: Path
+) -> frozenset[str]:
+    """Connect ``servers`` (ACP descriptions) as MCP servers of the host; the toolsets to grant
+    the session. A server that fails to connect is logged and left out of nothing: its tools
+    appear if a later reconnect succeeds."""
+    toolsets: set[str] = set()
+    for server in servers:
+        config = server_config(server, cwd)
+        if config is None:
+            _log.warning("MCP server %r: its transport is not supported; ignored", server.name)
+            continue
+        name, running = _free_name(runtime.host, _base_name(server.name), config)
+        if not running:
+            status = await runtime.add_mcp_server(name, config)
+            if status.state != "connected":
+                _log.warning("MCP server %r (%s): %s", server.name, status.state, status.reason)
+        toolsets.add(mcp_toolset(name))
+    return frozenset(toolsets)

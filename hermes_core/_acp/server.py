@@ -1,0 +1,287 @@
+"""The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt`` and
+``session/cancel`` over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the
+connection calls these methods with the request's fields as keywords).
+
+``initialize`` says only what hermes does (:mod:`~hermes_core._acp.handshake`, where
+``hermes acp`` answers it before loading the SDK). It needs no host: ``ready`` waits for the
+host and the model, which start behind it.
+
+``session/new`` requires an absolute ``cwd`` (a relative one is refused with invalid params):
+it becomes the hermes session's working directory, which bounds every file and terminal tool
+of the session. The session is granted the ``hermes-acp`` toolsets (:data:`ACP_TOOLSETS`),
+the MCP servers of ``config.yaml`` and the client's own servers for this session
+(:mod:`~hermes_core._acp.client_servers`); its approvals are asked through
+``session/request_permission`` (:mod:`~hermes_core._acp.permissions`). ``session/load``
+takes a session up again from its transcript (:mod:`~hermes_core._acp.replay`).
+
+A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
+model, the server down after the retries) is answered with a JSON-RPC error carrying the
+provider's message, not with a stop reason: ACP's ``refusal`` means the model declined, and an
+editor shows an error where it would show nothing for a refusal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._acp.client_servers import connect_client_servers
+from hermes_core._acp.handshake import initialize_result
+from hermes_core._acp.permissions import AcpPermissionPrompt
+from hermes_core._acp.replay import replayed
+from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
+from hermes_core._client_io import attach_client_io
+from hermes_core._mcp.names import mcp_toolset
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
+    from acp.schema import (
+        ClientCapabilities,
+        InitializeResponse,
+        LoadSessionResponse,
+        NewSessionResponse,
+        PromptResponse,
+    )
+
+    from hermes_core._acp.runtime import AcpRuntime
+
+_log = logging.getLogger(__name__)
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""What a session id may be (it names its transcript file)."""
+
+ACP_TOOLSETS: Final = frozenset(
+    {"files", "terminal", "code_execution", "tool_search", "delegation"}
+)
+"""The ``hermes-acp`` toolsets an ACP session is granted: files (reading, writing, patching,
+searching them), the terminal, ``execute_code``, ``delegate_task`` and the bridge
+(``tool_search``, ``tool_describe``, ``tool_call``). Messaging, cron, ``clarify`` and the
+hosted connectors are left out: they do not fit an editor."""
+
+Ready = Callable[[], Awaitable["AcpRuntime"]]
+"""Waits for the started host and the agent over its model (and raises what stopped them)."""
+
+
+class AcpServer:
+    """An ACP agent over the host and agent ``ready`` gives. :meth:`aclose` ends its sessions
+    (the plugins' ``hermes_session_end`` observers run: background processes are stopped)."""
+
+    def __init__(self, ready: Ready) -> None:
+        self._ready = ready
+        self._client: Client | None = None
+        self._capabilities: ClientCapabilities | None = None
+        self._sessions: dict[str, AcpSession] = {}
+        self._lifetimes = contextlib.AsyncExitStack()
+
+    def on_connect(self, conn: Client) -> None:
+        """The connection to the client, given by the SDK."""
+        self._client = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """hermes' capabilities, honestly (:func:`~hermes_core._acp.handshake.initialize_result`,
+        also what ``hermes acp`` answers before the SDK is loaded)."""
+        from acp.schema import InitializeResponse
+
+        self._capabilities = client_capabilities
+        return InitializeResponse.model_validate(initialize_result(protocol_version))
+
+    def initialized(self, params: dict[str, Any]) -> None:
+        """``initialize`` was answered before the SDK was loaded: its ``params`` (the client's
+        capabilities) are kept as :meth:`initialize` would have."""
+        from acp.schema import ClientCapabilities
+        from pydantic import ValidationError
+
+        try:
+            self._capabilities = ClientCapabilities.model_validate(
+                params.get("clientCapabilities") or {}
+            )
+        except ValidationError as exc:  # offered nothing hermes can read: it uses its own
+            _log.warning("the client's capabilities are not readable: %s", exc)
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        """A session working in the absolute directory ``cwd``, with the client's MCP
+        servers."""
+        from acp.schema import NewSessionResponse
+
+        directory = _directory(cwd)
+        runtime = await self._started()
+        grant = await self._grant(runtime, mcp_servers, directory)
+        session = await self._open(runtime, directory, grant)
+        self._sessions[session.id] = session
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        """The session ``session_id`` again, from its transcript: its history is told to the
+        client (:mod:`~hermes_core._acp.replay`) and the conversation goes on from it."""
+        from acp import RequestError
+        from acp.schema import LoadSessionResponse
+
+        directory = _directory(cwd)
+        runtime = await self._started()
+        store = runtime.agent.transcripts
+        if (
+            store is None
+            or not _SESSION_ID.fullmatch(session_id)
+            or not (store.directory / f"{session_id}.jsonl").is_file()
+        ):
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "no transcript of this session"}
+            )
+        if session_id in self._sessions:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "the session is already open"}
+            )
+        messages = store.open(session_id).messages()
+        grant = await self._grant(runtime, mcp_servers, directory)
+        session = await self._open(runtime, directory, grant, session_id=session_id)
+        session.conversation.messages.extend(messages)
+        for update in replayed(messages, directory):
+            await session.client.session_update(session_id=session_id, update=update)
+        self._sessions[session_id] = session
+        return LoadSessionResponse()
+
+    async def _grant(
+        self, runtime: AcpRuntime, mcp_servers: list[Any] | None, cwd: Path
+    ) -> frozenset[str]:
+        toolsets = ACP_TOOLSETS | {mcp_toolset(name) for name in runtime.host.config.mcp_servers}
+        return frozenset(toolsets | await connect_client_servers(runtime, mcp_servers or [], cwd))
+
+    async def _started(self) -> AcpRuntime:
+        from acp import RequestError
+
+        try:
+            return await self._ready()
+        except Exception as exc:
+            _log.error("hermes could not start: %s", exc)
+            raise RequestError.internal_error(
+                {"details": f"hermes could not start: {exc}"}
+            ) from exc
+
+    async def _open(
+        self,
+        runtime: AcpRuntime,
+        cwd: Path,
+        toolsets: frozenset[str],
+        *,
+        session_id: str | None = None,
+    ) -> AcpSession:
+        client = self._connected()
+        host, agent = runtime.host, runtime.agent
+        state = TurnState()
+        session_id = session_id or uuid.uuid4().hex
+        prompt = AcpPermissionPrompt(
+            client, session_id, cwd, lambda: state.call_id, lambda: state.cancelled
+        )
+        session = await self._lifetimes.enter_async_context(
+            host.session(
+                cwd=cwd, interactive=True, granted_toolsets=toolsets, prompt=prompt, id=session_id
+            )
+        )
+        served = AcpSession(
+            client,
+            session,
+            agent.conversation(session),
+            state,
+            context_length=agent.model.context_length,
+        )
+        self._offer_client_io(served)
+        return served
+
+    def _offer_client_io(self, served: AcpSession) -> None:
+        """The client's file writes and terminals for the session, when it advertised them."""
+        from hermes_core._acp.client_io import AcpClientFiles, AcpClientTerminal
+
+        offered = self._capabilities
+        if offered is None:
+            return
+        # Reads and writes both, or neither: a patch must edit the text the editor writes back.
+        fs = offered.fs
+        writes = fs is not None and bool(fs.read_text_file) and bool(fs.write_text_file)
+        attach_client_io(
+            served.session,
+            files=AcpClientFiles(served.client, served.id) if writes else None,
+            terminal=(
+                AcpClientTerminal(served.client, served.id, served.show)
+                if offered.terminal
+                else None
+            ),
+        )
+
+    def _connected(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("the ACP server has no client connection")
+        return self._client
+
+    def _session(self, session_id: str) -> AcpSession:
+        from acp import RequestError
+
+        found = self._sessions.get(session_id)
+        if found is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "message": "no such session"}
+            )
+        return found
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Run one turn of the session's conversation (one at a time per session)."""
+        from acp import RequestError
+
+        session = self._session(session_id)
+        try:
+            return await session.prompt(prompt)
+        except ModelFailed as failed:
+            raise RequestError.internal_error({"details": str(failed)}) from None
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's running turn: the prompt answers ``cancelled``."""
+        found = self._sessions.get(session_id)
+        if found is not None:
+            found.cancel()
+
+    async def aclose(self) -> None:
+        """End every session (stopping its running turn and its subagents first)."""
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        for session in sessions:
+            session.cancel()
+        for session in sessions:
+            await session.aclose()
+        await self._lifetimes.aclose()
+
+
+def _directory(cwd: str) -> Path:
+    """``cwd`` of ``session/new`` or ``session/load``: absolute and an existing directory, or
+    invalid params."""
+    from acp import RequestError
+
+    directory = Path(cwd)
+    if not directory.is_absolute():
+        raise RequestError.invalid_params({"cwd": cwd, "message": "cwd must be an absolute path"})
+    if not directory.is_dir():
+        raise RequestError.invalid_params(
+            {"cwd": cwd, "message": "cwd is not an existing directory"}
+        )
+    return directory

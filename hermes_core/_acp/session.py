@@ -1,0 +1,332 @@
+"""One ACP session: a hermes conversation whose events become ``session/update`` notifications.
+
+A ``session/prompt`` runs one turn of the conversation (:meth:`AcpSession.prompt`): the model's
+text streams as ``agent_message_chunk``; each tool call is a ``tool_call`` (``pending``, with
+its kind, locations and what it will do) then a ``tool_call_update`` ``in_progress`` as it is
+handed to ``Host.dispatch`` (where hooks, approvals and the activity log see the real tool),
+its tool's progress reports shown in it as they come, then ``completed`` or ``failed`` with
+its text; each model request's tokens are a ``usage_update``; a retry is said as an
+``agent_thought_chunk``; each subagent of ``delegate_task`` is a tool call of its own. Every
+update is sent before the prompt is answered.
+
+Prompts on one session run one at a time (a lock, in arrival order): two loops never share a
+history, and the editor's usual "cancel, then send the new message" waits for the cancelled
+turn to end instead of being refused. ``session/cancel`` stops the running turn only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._acp.toolcalls import (
+    arguments_of,
+    child_call_id,
+    entries_of,
+    locations_of,
+    result_content,
+    started_content,
+    title_of,
+    tool_kind,
+)
+from hermes_core._approvals.prompt import printable
+from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
+from hermes_core.agent._delegation import send_until_settled
+from hermes_core.agent._events import (
+    AgentEvent,
+    ChildFinished,
+    ChildStarted,
+    Finished,
+    Retrying,
+    ToolFinished,
+    ToolStarted,
+    UsageReport,
+)
+from hermes_core.agent._wire import TextDelta
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
+    from acp.schema import PromptResponse, StopReason
+
+    from hermes_core._acp.toolcalls import ToolContent
+    from hermes_core._session import Session
+    from hermes_core.agent._loop import Conversation
+
+STOP_REASONS: Final[dict[str, StopReason]] = {
+    "answer": "end_turn",
+    "max_tokens": "max_tokens",
+    "max_turns": "max_turn_requests",
+    "max_seconds": "max_turn_requests",
+    "interrupted": "cancelled",
+}
+"""``Finished.stop`` as an ACP stop reason; ``error`` is a JSON-RPC error instead."""
+
+_EDITS: Final = frozenset({"write_file", "patch"})
+
+
+class ModelFailed(Exception):
+    """The turn ended with ``stop="error"``: the model request failed for good."""
+
+
+@dataclass
+class TurnState:
+    """What the permission prompt of a session needs from the running turn: the ACP id of the
+    tool call being run and the cancel of the running prompt."""
+
+    call_id: str = ""
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def prompt_text(blocks: Sequence[Any]) -> str:
+    """The user's message from ACP content blocks: text as is, embedded text resources (the
+    files an editor attaches) in a ``<context>`` element naming their URI, links by URI."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if text is not None:
+                parts.append(f'<context uri="{resource.uri}">\n{text}\n</context>')
+            else:
+                parts.append(f"[attached: {resource.uri} (binary, not shown)]")
+        elif kind == "resource_link":
+            parts.append(f"[{block.name}]({block.uri})")
+        else:
+            parts.append(f"[{kind} omitted: hermes reads text only]")
+    return "\n\n".join(parts)
+
+
+class AcpSession:
+    """A hermes :class:`~hermes_core._session.Session` and its conversation, served to one
+    ACP client. ``context_length`` is the model's (the ``size`` of ``usage_update``)."""
+
+    def __init__(
+        self,
+        client: Client,
+        session: Session,
+        conversation: Conversation,
+        state: TurnState,
+        *,
+        context_length: int,
+    ) -> None:
+        self.client = client
+        self.session = session
+        self.conversation = conversation
+        self.state = state
+        self.context_length = context_length
+        self._lock = asyncio.Lock()
+        self._numbers = itertools.count(1)
+        self._shown: dict[str, list[ToolContent]] = {}
+        self._progress: contextlib.AsyncExitStack | None = None
+
+    @property
+    def id(self) -> str:
+        """The session id, hermes' and ACP's alike (the transcript's file name)."""
+        return self.session.id
+
+    @property
+    def cwd(self) -> Path:
+        """The session's working directory, which bounds its file and terminal tools."""
+        return self.session.cwd
+
+    def cancel(self) -> None:
+        """Stop the running turn, if any (a waiting prompt still runs after it)."""
+        if self._lock.locked():
+            self.state.cancelled.set()
+            self.conversation.cancel()
+
+    async def prompt(self, blocks: Sequence[Any]) -> PromptResponse:
+        """Run one turn for ``blocks``, streaming updates; the stop reason. A model that failed
+        for good raises :class:`ModelFailed`."""
+        from acp.schema import PromptResponse
+
+        async with self._lock:
+            self.state.cancelled = asyncio.Event()
+            finished: Finished | None = None
+            # Background delegations' results are sent as the next message when they arrive:
+            # an editor has no turn the agent starts, so the prompt lasts until they have.
+            events = send_until_settled(self.conversation, prompt_text(blocks))
+            try:
+                async for event in events:
+                    if isinstance(event, Finished):
+                        finished = event
+                    await self._report(event)
+            finally:
+                await self._end_progress()
+                # Also when an update cannot be sent (the client left mid-turn): the loop's
+                # own cleanup runs now, not when the generator is collected.
+                close = getattr(events, "aclose", None)
+                if close is not None:
+                    await close()
+        assert finished is not None  # the loop always ends with Finished
+        if finished.stop == "error":
+            raise ModelFailed(finished.detail)
+        # No ``usage`` in the answer: the schema marks it unstable, and hermes advertises no
+        # unstable part of the protocol (the tokens went out as usage_update).
+        return PromptResponse(stop_reason=STOP_REASONS[finished.stop])
+
+    async def _update(self, update: Any) -> None:
+        await self.client.session_update(session_id=self.id, update=update)
+
+    async def _report(self, event: AgentEvent) -> None:
+        from acp import update_agent_message_text, update_agent_thought_text
+
+        if isinstance(event, TextDelta):
+            await self._update(update_agent_message_text(event.text))
+        elif isinstance(event, ToolStarted):
+            await self._started(event)
+        elif isinstance(event, ToolFinished):
+            await self._finished(event)
+        elif isinstance(event, UsageReport):
+            from acp.schema import UsageUpdate
+
+            used = event.usage.input_tokens + event.usage.output_tokens
+            await self._update(
+                UsageUpdate(session_update="usage_update", used=used, size=self.context_length)
+            )
+        elif isinstance(event, Retrying):
+            await self._update(
+                update_agent_thought_text(
+                    f"The model request failed ({event.error}); trying again in "
+                    f"{event.wait:g} s (attempt {event.attempt} of {event.attempts}).\n"
+                )
+            )
+        elif isinstance(event, ChildStarted | ChildFinished):
+            await self._child(event)
+        elif event.stop not in ("answer", "interrupted", "error") and event.detail:
+            await self._update(update_agent_thought_text(f"\nStopped: {event.detail}.\n"))
+
+    async def _child(self, event: ChildStarted | ChildFinished) -> None:
+        """A subagent of ``delegate_task`` as a tool call of its own: started, then finished
+        with its answer (its approvals name it: :func:`child_call_id`)."""
+        from acp.schema import ToolCallProgress, ToolCallStart
+
+        call_id = child_call_id(event.label)
+        if isinstance(event, ChildStarted):
+            await self._update(
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=call_id,
+                    title=printable(f"subagent {event.label}: {event.goal}"),
+                    kind="think",
+                    status="in_progress",
+                )
+            )
+            return
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                status="completed" if event.status.startswith("completed") else "failed",
+                content=result_content(f"[{event.status}]\n{event.text}") or None,
+            )
+        )
+
+    async def aclose(self) -> None:
+        """Stop the conversation's subagents and wait for them to end."""
+        await self.conversation.aclose()
+
+    async def show(self, item: ToolContent) -> None:
+        """Add ``item`` (an embedded terminal) to what the running tool call shows, now and
+        when it ends."""
+        from acp.schema import ToolCallProgress
+
+        shown = self._shown.setdefault(self.state.call_id, [])
+        shown.append(item)
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=self.state.call_id,
+                content=list(shown),
+            )
+        )
+
+    def _acp_id(self, call_id: str) -> str:
+        # A model's ids repeat across requests (call_1 every turn): ACP's must not.
+        return f"{next(self._numbers)}-{call_id}"
+
+    async def _started(self, event: ToolStarted) -> None:
+        from acp.schema import ToolCallProgress, ToolCallStart
+
+        acp_id = self._acp_id(event.call.id)
+        self.state.call_id = acp_id
+        entries = entries_of(event.call.name, arguments_of(event.call.arguments))
+        shown = started_content(self.cwd, entries)
+        self._shown[acp_id] = shown if set(event.tools) & _EDITS else []
+        await self._update(
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=acp_id,
+                title=title_of(event.tools, entries),
+                kind=tool_kind(event.tools),
+                status="pending",
+                locations=locations_of(self.cwd, entries) or None,
+                content=shown or None,
+                raw_input=arguments_of(event.call.arguments),
+            )
+        )
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=acp_id, status="in_progress"
+            )
+        )
+        await self._listen_to_progress(acp_id)
+
+    async def _listen_to_progress(self, acp_id: str) -> None:
+        """Until the call ends, the reports of its tool (``report_progress``: a command's
+        output so far, an MCP server's progress, a delegation's children) are shown in it.
+
+        The listener is bound in this task's context, which the loop's generator runs in when
+        it dispatches the call; :meth:`_end_progress` unbinds it (the last report sent
+        first)."""
+        stack = contextlib.AsyncExitStack()
+
+        async def send(report: ProgressReport) -> None:
+            await self._progressed(acp_id, report)
+
+        listener = await stack.enter_async_context(progress_sender(send, min_interval=0.25))
+        stack.enter_context(listening_to_progress(listener))
+        self._progress = stack
+
+    async def _end_progress(self) -> None:
+        stack, self._progress = self._progress, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def _progressed(self, acp_id: str, report: ProgressReport) -> None:
+        from acp import text_block, tool_content
+        from acp.schema import ToolCallProgress
+
+        if report.message:
+            said = report.message
+        elif report.total:
+            said = f"{report.progress:g} of {report.total:g}"
+        else:
+            said = f"{report.progress:g}"
+        shown = [*self._shown.get(acp_id, []), tool_content(text_block(said))]
+        await self._update(
+            ToolCallProgress(session_update="tool_call_update", tool_call_id=acp_id, content=shown)
+        )
+
+    async def _finished(self, event: ToolFinished) -> None:
+        from acp.schema import ToolCallProgress
+
+        await self._end_progress()
+        content = [*self._shown.pop(self.state.call_id, []), *result_content(event.text)]
+        await self._update(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=self.state.call_id,
+                status="failed" if event.is_error else "completed",
+                content=content or None,
+                raw_output={"error_code": event.error_code} if event.is_error else None,
+            )
+        )

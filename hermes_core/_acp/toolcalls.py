@@ -1,0 +1,187 @@
+"""A hermes tool call as an ACP client shows it: its ``kind``, title, ``locations`` and content.
+
+The kind is decided by the real tool (the calls a bridge ``tool_call`` carries, never
+``tool_call`` itself), from one table of hermes' own tools and, for any other tool, its name:
+an editor shows reads, edits, searches and commands each its own way. Paths are made absolute
+against the session's working directory, so the editor can open them. A file write or a patch
+is shown as a diff, a shell command whole.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._approvals.prompt import printable
+
+if TYPE_CHECKING:
+    from acp.schema import (
+        ContentToolCallContent,
+        FileEditToolCallContent,
+        TerminalToolCallContent,
+        ToolCallLocation,
+        ToolKind,
+    )
+
+    ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+_KINDS: Final[dict[str, ToolKind]] = {
+    "read_file": "read",
+    "write_file": "edit",
+    "patch": "edit",
+    "search_files": "search",
+    "tool_search": "search",
+    "tool_describe": "read",
+    "terminal": "execute",
+    "process_manage": "execute",
+    "execute_code": "execute",
+    "todo": "think",
+    "delegate_task": "think",
+    "clarify": "think",
+}
+"""hermes' own tools; other tools are judged by their name (:func:`tool_kind`)."""
+
+_NAME_WORDS: Final[tuple[tuple[tuple[str, ...], ToolKind], ...]] = (
+    (("delete", "remove", "unlink", "rmdir"), "delete"),
+    (("move", "rename"), "move"),
+    (("fetch", "http", "url", "download", "browse"), "fetch"),
+    (("search", "find", "grep", "query", "lookup"), "search"),
+    (("write", "edit", "patch", "create", "update", "replace"), "edit"),
+    (("read", "get", "list", "show", "view", "cat"), "read"),
+    (("run", "exec", "shell", "command"), "execute"),
+)
+
+_PATH_ARGUMENTS: Final = ("path", "file_path", "filename", "file")
+
+
+def child_call_id(label: str) -> str:
+    """The ACP id of the tool call showing the subagent ``label`` (``d1.2``)."""
+    return f"subagent-{label}"
+
+
+def tool_kind(tools: tuple[str, ...]) -> ToolKind:
+    """The ACP kind of a call running ``tools`` (the first real tool decides)."""
+    name = tools[0] if tools else ""
+    known = _KINDS.get(name)
+    if known is not None:
+        return known
+    words = name.rsplit("__", 1)[-1].lower().replace("-", "_").split("_")
+    for stems, kind in _NAME_WORDS:
+        if any(word in stems for word in words):
+            return kind
+    return "other"
+
+
+def arguments_of(text: str) -> dict[str, Any]:
+    """The arguments object the model wrote (``{}`` when it is not one)."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def entries_of(name: str, arguments: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The real calls of one model call: itself, or the entries of a bridge ``tool_call``."""
+    calls = arguments.get("calls") if name == "tool_call" else None
+    if not isinstance(calls, list):
+        return [(name, arguments)]
+    found: list[tuple[str, dict[str, Any]]] = []
+    for entry in calls:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            inner = entry.get("arguments")
+            if isinstance(inner, str):
+                inner = arguments_of(inner)
+            found.append((entry["name"], inner if isinstance(inner, dict) else {}))
+    return found or [(name, arguments)]
+
+
+def absolute(cwd: Path, raw: str) -> str:
+    """``raw`` against the session's directory, as the absolute path ACP wants."""
+    path = Path(raw).expanduser()
+    return str(path if path.is_absolute() else cwd / path)
+
+
+def title_of(tools: tuple[str, ...], entries: list[tuple[str, dict[str, Any]]]) -> str:
+    """What the editor shows for a call: the real tool and the command or path it acts on,
+    non-printable characters escaped (a carriage return must not hide the end of a command)."""
+    parts = []
+    for name, arguments in entries:
+        command = arguments.get("command")
+        path = next((arguments[key] for key in _PATH_ARGUMENTS if key in arguments), None)
+        if isinstance(command, str) and command:
+            parts.append(f"{name}: {command}")
+        elif isinstance(path, str) and path:
+            parts.append(f"{name} {path}")
+        elif name == "tool_search" and _queries(arguments):
+            parts.append(f"{name}: {_queries(arguments)}")
+        else:
+            parts.append(name)
+    return printable("; ".join(parts) or ", ".join(tools))
+
+
+def _queries(arguments: dict[str, Any]) -> str:
+    queries = arguments.get("queries", arguments.get("query"))
+    if isinstance(queries, str):
+        return queries
+    if isinstance(queries, list):
+        return ", ".join(str(query) for query in queries)
+    return ""
+
+
+def locations_of(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> list[ToolCallLocation]:
+    """The files a call touches (the editor follows along), with a line when one is known."""
+    from acp.schema import ToolCallLocation
+
+    found: list[ToolCallLocation] = []
+    for _name, arguments in entries:
+        for key in _PATH_ARGUMENTS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value:
+                offset = arguments.get("offset")
+                line = offset if isinstance(offset, int) and offset > 0 else None
+                found.append(ToolCallLocation(path=absolute(cwd, value), line=line))
+                break
+    return found
+
+
+def _old_text(path: str) -> str | None:
+    try:
+        file = Path(path)
+        if file.is_file() and file.stat().st_size <= 1_000_000:
+            return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def started_content(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> list[ToolContent]:
+    """What a call will do, shown before it runs: a diff for a file write or a patch (the
+    whole new file against the current one; the replaced text for a patch), the whole command
+    for a shell tool."""
+    from acp import text_block, tool_content, tool_diff_content
+
+    shown: list[ToolContent] = []
+    for name, arguments in entries:
+        path = arguments.get("path")
+        if name == "write_file" and isinstance(path, str):
+            target = absolute(cwd, path)
+            new_text = str(arguments.get("content", ""))
+            shown.append(tool_diff_content(target, new_text, _old_text(target)))
+        elif name == "patch" and isinstance(path, str):
+            old, new = arguments.get("old_text"), arguments.get("new_text")
+            if isinstance(old, str) and isinstance(new, str):
+                shown.append(tool_diff_content(absolute(cwd, path), new, old))
+        elif isinstance(arguments.get("command"), str):
+            shown.append(tool_content(text_block(f"$ {arguments['command']}")))
+        elif name == "execute_code" and isinstance(arguments.get("code"), str):
+            shown.append(tool_content(text_block(arguments["code"])))
+    return shown
+
+
+def result_content(text: str) -> list[ToolContent]:
+    """A finished call's text, as the model reads it."""
+    from acp import text_block, tool_content
+
+    return [tool_content(text_block(text))] if text else []

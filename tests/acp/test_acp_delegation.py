@@ -1,0 +1,60 @@
+"""``delegate_task`` in an editor: each subagent is a tool call of its own (started, then
+finished with its answer), its approvals reach the editor on that tool call, labelled with the
+subagent, and the prompt lasts until a background delegation's results are in."""
+
+from __future__ import annotations
+
+import pytest
+from acp_client import RecordingClient, serving
+
+from hermes_core import Environment
+from hermes_core.agent import ModelRequest
+from hermes_core.testing import FakeModelProvider, fake_turn
+
+pytestmark = pytest.mark.anyio
+
+ROOT = "ROOT:"
+GOAL = "Append a line to made.txt in the working directory"
+CONTEXT = "The repository is at the working directory; nothing else is known about it yet."
+COMMAND = "echo made by a subagent >> made.txt"
+
+
+def _model() -> FakeModelProvider:
+    def respond(request: ModelRequest) -> object:
+        first, last = request.messages[0], request.messages[-1]
+        if first.content.startswith(ROOT):  # the editor's conversation
+            if len(request.messages) == 1:
+                task = {"goal": GOAL, "context": CONTEXT}
+                return fake_turn("Delegating.", ("delegate_task", {"tasks": [task]}))
+            if last.role == "tool":
+                return "A subagent is on it."
+            return "All done: the subagent made the file."
+        if len(request.messages) == 1:  # the subagent
+            return fake_turn("", ("terminal", {"command": COMMAND}))
+        return "Made it."
+
+    return FakeModelProvider(responder=respond)
+
+
+async def test_a_subagent_is_a_tool_call_and_its_approval_names_it(
+    acp_env: Environment,
+) -> None:
+    client = RecordingClient(permission="once")
+    async with serving(acp_env, _model(), client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, f"{ROOT} have a subagent make the file")
+    assert answer.stop_reason == "end_turn"
+    assert (acp_env.cwd / "made.txt").read_text() == "made by a subagent\n"
+    assert client.text().endswith("All done: the subagent made the file.")
+    child = [u for u in client.updates if getattr(u, "tool_call_id", "") == "subagent-d1.1"]
+    assert [(u.session_update, u.status) for u in child] == [
+        ("tool_call", "in_progress"),
+        ("tool_call_update", "completed"),
+    ]
+    assert child[0].title == f"subagent d1.1: {GOAL}"
+    assert child[0].kind == "think"
+    assert "Made it." in child[1].content[0].content.text
+    [(asked, _)] = client.permissions
+    assert asked.tool_call_id == "subagent-d1.1"
+    assert "asked by d1.1" in asked.content[0].content.text
+    assert asked.title == f"terminal: {COMMAND}"

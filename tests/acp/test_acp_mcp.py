@@ -1,0 +1,102 @@
+"""The client's MCP servers of ``session/new``: connected as real MCP servers (the test's
+toolbox server over stdio), their tools deferred behind the bridge, found by ``tool_search``
+and run by ``tool_call``, and scoped to the session that passed them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from acp.schema import EnvVariable, McpServerStdio
+from acp_client import serving
+
+from hermes_core import Environment
+from hermes_core.testing import FakeModelProvider, fake_turn
+
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+
+TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
+DEFERRED = {"tools": {"tool_search": {"enabled": "on"}}}
+
+
+def toolbox(name: str = "Editor Tools") -> McpServerStdio:
+    return McpServerStdio(
+        name=name,
+        command=sys.executable,
+        args=[str(TOOLBOX)],
+        env=[EnvVariable(name="TOOLBOX_GREETING", value="from the editor")],
+    )
+
+
+async def test_a_client_server_is_found_by_tool_search_and_called(acp_env: Environment) -> None:
+    tool = "mcp__editor-tools__echo"
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("tool_search", {"queries": ["echo the text back"]})),
+        fake_turn("", ("tool_call", {"calls": [{"name": tool, "arguments": {"text": "ping"}}]})),
+        "It echoed ping.",
+    )
+    async with serving(acp_env, model, config=DEFERRED) as served:
+        session_id = await served.start(acp_env.cwd, mcp_servers=[toolbox()])
+        answer = await served.say(session_id, "echo ping with the editor's tools")
+    assert answer.stop_reason == "end_turn"
+    first_tools = {schema.name for schema in model.requests[0].tools}
+    assert tool not in first_tools  # deferred: reached through the bridge
+    assert "tool_search" in first_tools
+    found = model.requests[1].messages[-1].content
+    assert tool in found
+    called = model.requests[2].messages[-1]
+    assert not called.is_error
+    assert "ping" in called.content
+    starts = [u for u in served.client.updates if u.session_update == "tool_call"]
+    assert [start.title for start in starts] == ["tool_search: echo the text back", tool]
+    assert starts[1].kind == "other"
+
+
+async def test_a_client_server_is_invisible_to_another_session(acp_env: Environment) -> None:
+    tool = "mcp__editor-tools__echo"
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("tool_call", {"calls": [{"name": tool, "arguments": {"text": "x"}}]})),
+        "Not here.",
+    )
+    async with serving(acp_env, model, config=DEFERRED) as served:
+        await served.start(acp_env.cwd, mcp_servers=[toolbox()])
+        other = (await served.conn.new_session(cwd=str(acp_env.cwd))).session_id
+        await served.say(other, "use the other window's tool")
+    refused = model.requests[1].messages[-1]
+    assert refused.is_error
+    assert "ping" not in refused.content
+    assert json.dumps(tool) not in json.dumps([s.name for s in model.requests[0].tools])
+
+
+async def test_the_same_server_in_two_sessions_is_one_connection(acp_env: Environment) -> None:
+    async with serving(acp_env, FakeModelProvider.scripted(), config=DEFERRED) as served:
+        await served.start(acp_env.cwd, mcp_servers=[toolbox()])
+        await served.conn.new_session(cwd=str(acp_env.cwd), mcp_servers=[toolbox()])
+        different = toolbox()
+        different.args = [str(TOOLBOX), "--unused-flag"]
+        await served.conn.new_session(cwd=str(acp_env.cwd), mcp_servers=[different])
+        assert served.runtime is not None
+        names = sorted(served.runtime.host.mcp_status())
+    assert names == ["editor-tools", "editor-tools-2"]
+
+
+def test_an_http_server_keeps_its_url_and_headers_and_sse_is_left_out(tmp_path: Path) -> None:
+    from acp.schema import HttpHeader, HttpMcpServer, SseMcpServer
+
+    from hermes_core._acp.client_servers import server_config
+
+    header = HttpHeader(name="Authorization", value="Bearer from-the-editor")
+    remote = HttpMcpServer(
+        type="http", name="remote", url="http://127.0.0.1:9/mcp", headers=[header]
+    )
+    config = server_config(remote, tmp_path)
+    assert config is not None
+    assert (config.url, config.headers, config.command) == (
+        "http://127.0.0.1:9/mcp",
+        {"Authorization": "Bearer from-the-editor"},
+        None,
+    )
+    legacy = SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])
+    assert server_config(legacy, tmp_path) is None
