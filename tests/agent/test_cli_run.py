@@ -1,0 +1,216 @@
+"""``hermes run`` end to end: the real command in a subprocess, a real host with its bundled
+plugins and a real MCP server (``tests/mcp/servers/toolbox.py``), and a fake model (a directory
+plugin answering from a script: no model can run here, see ``agent_home.py``).
+
+Checked: the tool-search flow (search, describe, call an MCP tool) whose events and activity log
+name the real tool; ``--json`` lines that all parse; the plain output's streams; approvals
+refused without a terminal and asked on one; Ctrl-C mid-stream; each exit status."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from typing import Any
+
+import pexpect
+import pytest
+
+from agent.agent_home import AgentHome, toolbox_server, turn
+from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+ECHO = "mcp__toolbox__echo"
+
+
+@pytest.fixture
+def home(hermes_cli: HermesCli) -> AgentHome:
+    return AgentHome(hermes_cli)
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    """Every line of stdout as JSON (a line that does not parse fails the test)."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def spawn(home: AgentHome, *args: str) -> pexpect.spawn:
+    """``hermes *args`` on a pseudo-terminal (a person at a terminal)."""
+    command = home.cli.command(*args)
+    return pexpect.spawn(
+        command[0],
+        command[1:],
+        env=home.cli.variables(),
+        cwd=str(home.cli.work),
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_and_activity_name_it(
+    home: AgentHome,
+) -> None:
+    home.setup(
+        turn("", ("tool_search", {"queries": ["echo text back"]})),
+        turn("", ("tool_describe", {"names": [ECHO]})),
+        turn("", ("tool_call", {"calls": [{"name": ECHO, "arguments": {"text": "bonjour"}}]})),
+        {"echo": True},
+        mcp_servers={"toolbox": toolbox_server()},
+        tools={"tool_search": {"enabled": "on"}},
+    )
+    done = home.cli.run("run", "--json", "Say bonjour with the echo tool")
+    events = json_lines(done.stdout)
+    calls = [event for event in events if event["type"] == "tool_call"]
+    assert [event["tools"] for event in calls] == [["tool_search"], ["tool_describe"], [ECHO]]
+    results = [event for event in events if event["type"] == "tool_result"]
+    assert [event["is_error"] for event in results] == [False, False, False]
+    assert ECHO in results[0]["text"]  # the search found it
+    assert "bonjour" in results[2]["text"]
+    final = events[-1]
+    assert final["type"] == "final"
+    assert final["stop"] == "answer"
+    assert final["text"].startswith("heard: ")
+    assert "bonjour" in final["text"]
+    # The model's first request had the bridge, not the deferred MCP tool.
+    first_tools = home.requests()[0]["tools"]
+    assert "tool_search" in first_tools
+    assert ECHO not in first_tools
+    assert ECHO in [record.get("name") for record in home.activity()]
+    assert done.stderr == ""
+
+
+def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
+    home: AgentHome,
+) -> None:
+    (home.cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+    home.setup(turn("Reading. ", ("read_file", {"path": "notes.txt"})), {"text": "It says hello."})
+    done = home.cli.run("run", "What do my notes say?")
+    assert done.stdout == "Reading. It says hello.\n"
+    assert '-> read_file {"path": "notes.txt"}\n<- ok\n' in done.stderr
+    assert "hermes: stop: answer (2 model requests" in done.stderr
+
+
+def test_a_destructive_call_is_refused_without_a_terminal_and_the_model_is_told(
+    home: AgentHome,
+) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"echo": True},
+    )
+    done = home.cli.run("run", "--json", "write it")
+    results = [event for event in json_lines(done.stdout) if event["type"] == "tool_result"]
+    assert [(event["tools"], event["error_code"]) for event in results] == [
+        (["write_file"], "DENIED")
+    ]
+    told = home.requests()[1]["messages"][-1]
+    assert told["role"] == "tool"
+    assert told["is_error"] is True
+    assert not target.exists()
+
+
+def test_a_destructive_call_is_asked_about_on_a_terminal(home: AgentHome) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"text": "Written."},
+    )
+    child = spawn(home, "run", "write it")
+    child.expect("needs approval")
+    child.expect(r"\[o\]nce")
+    child.sendline("o")
+    child.expect("Written.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert target.read_text(encoding="utf-8") == "x"
+
+
+def test_ctrl_c_mid_stream_ends_the_turn_interrupted_with_status_130(home: AgentHome) -> None:
+    home.setup({"text": "word " * 200}, chunk=5, delay=0.05)
+    process = subprocess.Popen(
+        home.cli.command("run", "--json", "talk"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        assert first == {"type": "text", "text": "word "}
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, errors
+    final = json_lines(rest)[-1]
+    assert final["type"] == "final"
+    assert final["stop"] == "interrupted"
+    assert len(final["text"]) < len("word " * 200)
+
+
+def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
+    home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode == 1
+    assert "hermes: error: fake model: 400 the model 'fake-1' rejected the request" in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_limit_exits_3_naming_it(home: AgentHome) -> None:
+    home.setup(turn("thinking", ("read_file", {"path": "x"})), agent={"max_turns": 1})
+    done = home.cli.run("run", "--json", "hello", ok=False)
+    assert done.returncode == 3
+    final = json_lines(done.stdout)[-1]
+    assert (final["stop"], final["text"]) == ("max_turns", "thinking")
+
+
+def test_no_model_set_is_a_configuration_error_naming_the_key(home: AgentHome) -> None:
+    home.cli.config.write_text("{}", encoding="utf-8")
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("hermes: error: ")
+    assert "model.model" in done.stderr
+    assert "hermes config set model.model" in done.stderr
+
+
+def test_an_unknown_provider_is_a_configuration_error_naming_the_key(home: AgentHome) -> None:
+    home.setup({"text": "hi"}, model={"provider": "opnai", "model": "m"})
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode == 2
+    assert "unknown model provider 'opnai' (model.provider)" in done.stderr
+    assert "fake" in done.stderr
+
+
+def test_clarify_asks_on_the_terminal_and_the_answer_reaches_the_model(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("clarify", {"question": "Which city?", "choices": ["Lyon", "Paris"]})),
+        {"echo": True},
+    )
+    child = spawn(home, "run", "weather please")
+    child.expect("the agent asks: Which city\\?")
+    child.expect("2. Paris")
+    child.sendline("2")
+    child.expect("heard: Paris")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_clarify_with_nobody_to_ask_tells_the_model_to_decide(home: AgentHome) -> None:
+    home.setup(turn("", ("clarify", {"question": "Which city?"})), {"echo": True})
+    done = home.cli.run("run", "weather please")
+    assert done.stdout == (
+        "heard: No answer: nobody can answer questions here (stdin is not a terminal). "
+        "Decide yourself and say what you assumed.\n"
+    )
+
+
+def test_help_lists_run_and_chat(home: AgentHome) -> None:
+    done = home.cli.run("--help")
+    assert "  run " in done.stdout
+    assert "  chat " in done.stdout
