@@ -23,6 +23,7 @@ from hermes_core._cli.run_cmd import (
     attach_terminal_questions,
     build_agent,
     ctrl_c,
+    interrupted_exit,
     session_fields,
 )
 
@@ -57,9 +58,10 @@ class _Chat:
         return True
 
     def busy_line(self, line: str) -> bool:
-        """A line typed while no prompt is open: taken when a turn runs (``/stop`` stops it,
-        any other line is dropped, saying so), else left for the next message."""
-        if self.running is None:
+        """A line typed while no prompt is open: taken when a turn runs on a terminal
+        (``/stop`` stops it, any other line is dropped, saying so), else left for the next
+        message (piped input is a list of messages, each waiting for the previous answer)."""
+        if self.running is None or not sys.stdin.isatty():
             return False
         if line.strip() == "/stop":
             self.stop()
@@ -136,4 +138,7 @@ def chat() -> None:
             lines.close()
             await agent.aclose()
 
-    run_with_host(work)
+    try:
+        run_with_host(work)
+    except KeyboardInterrupt:  # Ctrl-C while the host was starting
+        interrupted_exit()

@@ -19,7 +19,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -87,6 +87,18 @@ def terminal_lines() -> TerminalLines | None:
     return lines
 
 
+def interrupted_exit(*, at_once: bool = False) -> NoReturn:
+    """Say ``interrupted`` and exit with status 130; ``at_once``: without unwinding (a second
+    Ctrl-C must not wait for what is still running)."""
+    sys.stderr.write("\nhermes: interrupted\n")
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    if at_once:
+        os._exit(INTERRUPTED_STATUS)
+    sys.exit(INTERRUPTED_STATUS)
+
+
 @contextmanager
 def ctrl_c(stop: Callable[[], bool]) -> Iterator[None]:
     """In the block, Ctrl-C (SIGINT) calls ``stop``; when ``stop`` returns ``False`` (nothing
@@ -95,11 +107,7 @@ def ctrl_c(stop: Callable[[], bool]) -> Iterator[None]:
 
     def interrupted() -> None:
         if not stop():
-            sys.stderr.write("\nhermes: interrupted\n")
-            for stream in (sys.stdout, sys.stderr):
-                with suppress(OSError, ValueError):
-                    stream.flush()
-            os._exit(INTERRUPTED_STATUS)
+            interrupted_exit(at_once=True)
 
     loop.add_signal_handler(signal.SIGINT, interrupted)
     try:
@@ -157,6 +165,9 @@ def run(prompt: str, as_json: bool) -> None:
             await agent.aclose()
         return finished
 
-    # Every MCP server is waited for: the model's first request lists all their tools.
-    finished = run_with_host(work)
+    try:
+        # Every MCP server is waited for: the model's first request lists all their tools.
+        finished = run_with_host(work)
+    except KeyboardInterrupt:  # Ctrl-C while the host was starting
+        interrupted_exit()
     sys.exit(exit_status(finished))

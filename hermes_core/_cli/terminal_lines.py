@@ -45,23 +45,31 @@ class TerminalLines:
     def start(self) -> None:
         """Start reading (in the running loop)."""
         self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(self._fd, self._readable)
+        try:
+            self._loop.add_reader(self._fd, self._readable)
+        except PermissionError:  # a regular file (``< messages.txt``): it never blocks
+            self._loop.call_soon(self._read_file)
+
+    def _read_file(self) -> None:
+        while not self.ended:
+            self._readable(file=True)
 
     def close(self) -> None:
         """Stop reading; open prompts end as at end of input."""
         if self._loop is not None and not self.ended:
             self._loop.remove_reader(self._fd)
+            self.ended = True
         self.stop_prompts()
 
-    def _readable(self) -> None:
+    def _readable(self, *, file: bool = False) -> None:
         try:
             data = os.read(self._fd, 4096)
         except OSError:
             data = b""
         if not data:
             self.ended = True
-            assert self._loop is not None
-            self._loop.remove_reader(self._fd)
+            if self._loop is not None and not file:
+                self._loop.remove_reader(self._fd)
             if self._buffer:
                 self._line(self._buffer.decode("utf-8", "replace"))
                 self._buffer.clear()

@@ -8,6 +8,8 @@ the turn and leaving the chat usable, an approval asked on the terminal, end of 
 from __future__ import annotations
 
 import signal
+import subprocess
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -142,3 +144,32 @@ def test_clarify_is_answered_on_the_chat_terminal(home: AgentHome) -> None:
     child.expect_exact(PROMPT)
     child.sendline("/exit")
     assert ended(child) == 0
+
+
+def test_piped_messages_are_answered_one_after_the_other(home: AgentHome) -> None:
+    home.setup({"text": "One."}, {"echo": True})
+    done = home.cli.run("chat", input="first\nsecond\n")
+    assert "One." in done.stdout
+    assert "heard: second" in done.stdout
+    assert [m["content"] for m in home.requests()[1]["messages"]] == ["first", "One.", "second"]
+
+
+def test_messages_from_a_file_are_answered_and_the_end_of_the_file_quits(
+    home: AgentHome, tmp_path: Path
+) -> None:
+    home.setup({"text": "One."}, {"echo": True})
+    messages = tmp_path / "messages.txt"
+    messages.write_text("first\nsecond", encoding="utf-8")  # no newline at the end
+    with messages.open("rb") as stdin:
+        done = subprocess.run(
+            home.cli.command("chat"),
+            cwd=home.cli.work,
+            env=home.cli.variables(),
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "heard: second" in done.stdout

@@ -126,6 +126,26 @@ def test_a_destructive_call_is_asked_about_on_a_terminal(home: AgentHome) -> Non
     assert target.read_text(encoding="utf-8") == "x"
 
 
+def test_ctrl_c_at_an_approval_prompt_denies_and_ends_the_turn_interrupted(
+    home: AgentHome,
+) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"text": "never asked for"},
+    )
+    child = spawn(home, "run", "write it")
+    child.expect(r"\[d\]eny: ")
+    child.kill(signal.SIGINT)
+    child.expect_exact("<- DENIED")
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert not target.exists()
+    assert len(home.requests()) == 1
+
+
 def test_ctrl_c_mid_stream_ends_the_turn_interrupted_with_status_130(home: AgentHome) -> None:
     home.setup({"text": "word " * 200}, chunk=5, delay=0.05)
     process = subprocess.Popen(
