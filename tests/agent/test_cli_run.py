@@ -47,9 +47,11 @@ def spawn(home: AgentHome, *args: str) -> pexpect.spawn:
     )
 
 
-def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_and_activity_name_it(
+def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_hooks_and_activity_name_it(
     home: AgentHome,
 ) -> None:
+    seen = home.cli.root / "hook-events.jsonl"
+    hook = {"command": f"cat >> {seen}; echo >> {seen}", "match": "mcp__*"}
     home.setup(
         turn("", ("tool_search", {"queries": ["echo text back"]})),
         turn("", ("tool_describe", {"names": [ECHO]})),
@@ -57,6 +59,7 @@ def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_and_activity_name_it(
         {"echo": True},
         mcp_servers={"toolbox": toolbox_server()},
         tools={"tool_search": {"enabled": "on"}},
+        hooks={"pre_tool_call": [hook]},
     )
     done = home.cli.run("run", "--json", "Say bonjour with the echo tool")
     events = json_lines(done.stdout)
@@ -76,6 +79,8 @@ def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_and_activity_name_it(
     assert "tool_search" in first_tools
     assert ECHO not in first_tools
     assert ECHO in [record.get("name") for record in home.activity()]
+    (event,) = json_lines(seen.read_text(encoding="utf-8").strip())
+    assert (event["tool_name"], event["arguments"]) == (ECHO, {"text": "bonjour"})
     assert done.stderr == ""
 
 
@@ -234,3 +239,16 @@ def test_help_lists_run_and_chat(home: AgentHome) -> None:
     done = home.cli.run("--help")
     assert "  run " in done.stdout
     assert "  chat " in done.stdout
+
+
+def test_a_retryable_model_error_is_retried_and_says_so_on_stderr(home: AgentHome) -> None:
+    home.setup(
+        {"error": "fake model: 429 slow down", "status": 429, "retryable": True},
+        {"text": "Fine."},
+    )
+    done = home.cli.run("run", "hello")
+    assert done.stdout == "Fine.\n"
+    assert "hermes: the model request failed (fake model: 429 slow down); retrying in" in (
+        done.stderr
+    )
+    assert "(attempt 1 of 2)" in done.stderr
