@@ -6,8 +6,8 @@ starts a new conversation (a new session), ``/exit`` (or end of input) quits.
 
 stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
 approval prompt or a question is open, the line typed is its answer; while a turn runs
-otherwise, ``/stop`` stops it and any other line is not sent (it says so); when idle, a line is
-the next message. Ctrl-C stops a running turn (an open prompt ends as denied); Ctrl-C with
+otherwise, a line is not sent (it says so); when idle, a line is the next message. ``/stop``,
+typed anywhere, and Ctrl-C stop the running turn (an open prompt ends as denied); Ctrl-C with
 nothing running, or a second one before the turn has stopped, exits at once.
 """
 
@@ -58,14 +58,12 @@ class _Chat:
         return True
 
     def busy_line(self, line: str) -> bool:
-        """A line typed while no prompt is open: taken when a turn runs on a terminal
-        (``/stop`` stops it, any other line is dropped, saying so), else left for the next
-        message (piped input is a list of messages, each waiting for the previous answer)."""
+        """A line typed while no prompt is open: dropped, saying so, when a turn runs on a
+        terminal; else left for the next message (piped input is a list of messages, each
+        waiting for the previous answer)."""
         if self.running is None or not sys.stdin.isatty():
             return False
-        if line.strip() == "/stop":
-            self.stop()
-        elif line.strip():
+        if line.strip():
             self.printer.note("hermes: a turn is running: that line was not sent (/stop stops it)")
         return True
 
@@ -118,7 +116,8 @@ def chat() -> None:
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
     approvals are asked on the terminal. /stop (or Ctrl-C) stops the running turn, /new starts
     a new conversation, /exit or Ctrl-D quits. While a turn runs, a line other than /stop is
-    not sent; at an approval prompt or a question, the line is the answer.
+    not sent; at an approval prompt or a question, the line is the answer (/stop stops the
+    turn there too).
     """
     from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._cli.tools_cmd import run_with_host
@@ -128,6 +127,8 @@ def chat() -> None:
         lines = TerminalLines(sys.stdin.fileno())
         state = _Chat(host, agent, lines)
         lines.on_busy = state.busy_line
+        if sys.stdin.isatty():
+            lines.on_stop = state.stop
         lines.start()
         if sys.stdin.isatty():
             click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)

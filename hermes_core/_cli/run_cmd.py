@@ -28,6 +28,7 @@ from hermes_core._cli.agent_events import EventPrinter, exit_status
 if TYPE_CHECKING:
     from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._host import Host
+    from hermes_core._session import Session
     from hermes_core.agent._events import Finished
     from hermes_core.agent._loop import Agent
 
@@ -63,7 +64,7 @@ def session_fields(host: Host, lines: TerminalLines | None) -> dict[str, Any]:
     return {"interactive": True, "prompt": LinePrompt(lines, sys.stderr)}
 
 
-def attach_terminal_questions(session: Any, lines: TerminalLines | None) -> None:
+def attach_terminal_questions(session: Session, lines: TerminalLines | None) -> None:
     """``clarify`` asks on the terminal ``lines`` reads (none: nobody can answer)."""
     from hermes_core._approvals.questions import NobodyToAsk, attach_questions
     from hermes_core._cli.terminal_lines import LineQuestions

@@ -7,8 +7,10 @@ to whoever is waiting for one, so nothing fights over stdin.
   :class:`~hermes_core._approvals.questions.TerminalQuestions`) read that pipe as they would
   read a terminal. Stopping the turn closes the pipe: the prompt ends as at end of input (a
   denial, no answer), so no thread is left reading.
-- Otherwise, while a turn runs, a line goes to ``on_busy`` (``hermes chat``: ``/stop`` stops
-  the turn); when idle, to :meth:`next_line` (the next message).
+- Otherwise, while a turn runs, a line goes to ``on_busy``; when idle, to :meth:`next_line`
+  (the next message).
+- ``/stop`` goes to ``on_stop`` first, whoever waits (``hermes chat``: it stops the running
+  turn, and so ends an open prompt as a denial).
 
 The terminal stays in its ordinary line mode: the person edits a line as usual and it arrives
 when they press Enter.
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
     from hermes_core._approvals.questions import Question, Reply
 
 
+STOP = "/stop"
+"""The line that stops the running turn (``hermes chat``), even at an open prompt."""
+
+
 class TerminalLines:
     """Reads lines from ``fd`` in the running event loop and hands each to the open prompt,
     the waiting :meth:`next_line`, or ``on_busy`` (which returns whether it took the line; a
@@ -35,6 +41,9 @@ class TerminalLines:
     def __init__(self, fd: int, on_busy: Callable[[str], bool] | None = None) -> None:
         self._fd = fd
         self.on_busy = on_busy
+        self.on_stop: Callable[[], bool] | None = None
+        """Called for a ``/stop`` line before anyone else sees it (an open prompt included);
+        returns whether it stopped something (else the line goes on as any other)."""
         self._buffer = bytearray()
         self._pipes: list[int] = []  # write ends of the open prompts' pipes, oldest first
         self._waiter: asyncio.Future[str | None] | None = None
@@ -83,6 +92,8 @@ class TerminalLines:
             self._line(line.decode("utf-8", "replace"))
 
     def _line(self, line: str) -> None:
+        if line.strip() == STOP and self.on_stop is not None and self.on_stop():
+            return
         if self._pipes:
             with contextlib.suppress(OSError):
                 os.write(self._pipes[0], line.encode("utf-8") + b"\n")

@@ -173,3 +173,25 @@ def test_messages_from_a_file_are_answered_and_the_end_of_the_file_quits(
         )
     assert done.returncode == 0, done.stderr
     assert "heard: second" in done.stdout
+
+
+def test_stop_typed_at_an_approval_prompt_denies_and_stops_the_turn(home: AgentHome) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"text": "Next."},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("write it")
+    child.expect(r"\[d\]eny: ")
+    child.sendline("/stop")
+    child.expect_exact("<- DENIED")
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact(PROMPT)
+    child.sendline("next")
+    child.expect_exact("Next.")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert not target.exists()
