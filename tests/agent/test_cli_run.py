@@ -8,6 +8,7 @@ refused without a terminal and asked on one; Ctrl-C mid-stream; each exit status
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import subprocess
@@ -17,6 +18,8 @@ import pexpect
 import pytest
 
 from agent.agent_home import AgentHome, toolbox_server, turn
+from hermes_core._cli.agent_events import EventPrinter, call_lines, exit_status
+from hermes_core.agent import Finished, ModelToolCall, TextDelta, ToolFinished, ToolStarted, Usage
 from hermes_core.testing import HermesCli
 
 pytestmark = pytest.mark.subprocess
@@ -252,3 +255,59 @@ def test_a_retryable_model_error_is_retried_and_says_so_on_stderr(home: AgentHom
         done.stderr
     )
     assert "(attempt 1 of 2)" in done.stderr
+
+
+# What the printer shows, in process -----------------------------------------------------------
+
+
+def test_a_tool_call_line_names_each_real_tool_it_carries_with_its_arguments() -> None:
+    carried = {
+        "calls": [
+            {"name": "weather_now", "arguments": {"city": "Lyon"}},
+            {"name": ECHO, "arguments": {"text": "x" * 300}},
+        ]
+    }
+    lines = call_lines(ModelToolCall("call_1", "tool_call", json.dumps(carried)))
+    assert lines[0] == '-> weather_now {"city": "Lyon"}'
+    assert lines[1].startswith(f'-> {ECHO} {{"text": "xxx')
+    assert lines[1].endswith("...")
+    assert len(lines[1]) < 230
+    direct = ModelToolCall("call_2", "read_file", '{"path": "a\\u001b[2Jb"}')
+    assert call_lines(direct) == ['-> read_file {"path": "a\\u001b[2Jb"}']
+    shown = call_lines(ModelToolCall("call_3", "read_file", '{"path": "\x1b[2J"}'))
+    assert "\x1b" not in shown[0]
+
+
+@pytest.mark.parametrize(
+    ("stop", "status"),
+    [
+        ("answer", 0),
+        ("error", 1),
+        ("max_turns", 3),
+        ("max_tokens", 3),
+        ("max_seconds", 3),
+        ("interrupted", 130),
+    ],
+)
+def test_each_way_a_turn_ends_has_its_exit_status(stop: Any, status: int) -> None:
+    assert exit_status(Finished("", stop, Usage(), 1)) == status
+
+
+def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(as_json=True, out=out, err=err)
+    call = ModelToolCall("call_1", "read_file", '{"path": "x"}')
+    for event in (
+        TextDelta("Hi"),
+        ToolStarted(call, ("read_file",)),
+        ToolFinished(call, ("read_file",), "nope", "TOOL_ERROR"),
+        Finished("Hi", "answer", Usage(3, 2), 1),
+    ):
+        printer.show(event)
+    assert [json.loads(line)["type"] for line in out.getvalue().splitlines()] == [
+        "text",
+        "tool_call",
+        "tool_result",
+        "final",
+    ]
+    assert err.getvalue() == ""
