@@ -76,7 +76,13 @@ class ClientPrompt:
 
 class ClientQuestions:
     """The question transport (``clarify``) of every served session: an elicitation form to
-    the client of the request being served when it takes one, else "nobody can answer"."""
+    the client of the request being served when it takes one, else "nobody can answer".
+
+    A question waits ``max_wait`` seconds at most (``approvals.timeout``): a 2026-era client's
+    answer is refused after that, as an approval's is."""
+
+    def __init__(self, max_wait: float) -> None:
+        self._max_wait = max_wait
 
     async def ask(self, question: Question, timeout: float) -> Reply:
         """Ask the client of the request being served, or say why nobody can answer."""
@@ -85,7 +91,8 @@ class ClientQuestions:
             return Reply(
                 None, "nobody can answer questions here (the MCP client takes no elicitation form)"
             )
-        return await ElicitationQuestions(prompt.elicit).ask(question, timeout)
+        wait = min(timeout, self._max_wait)
+        return await ElicitationQuestions(prompt.elicit).ask(question, wait)
 
 
 @contextmanager

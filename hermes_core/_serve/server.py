@@ -128,7 +128,7 @@ class HostServer:
         self._listeners = ListenHandler(self._bus)
         approvals = host.config.approvals
         self._prompt = ClientPrompt(approvals.non_interactive)
-        self._questions = ClientQuestions()
+        self._questions = ClientQuestions(max_wait=approvals.timeout)
         self.parked = ParkedCalls(keep_for=approvals.timeout + ANSWER_GRACE)
         """Calls of 2026-07-28 clients waiting for an approval; run :meth:`ParkedCalls.run`
         beside the server."""

@@ -41,7 +41,7 @@ class Person:
         return mcp_types.ElicitResult(action="accept", content={"answer": self.answer})
 
 
-def ask(served: ServeHome, mode: Any, person: Person | None, arguments: dict[str, Any]) -> Any:
+def ask(served: ServeHome, mode: Any, person: Any, arguments: dict[str, Any]) -> Any:
     async def main() -> mcp_types.CallToolResult:
         async with in_process(served, mode=mode, elicitation_callback=person) as client:
             with anyio.fail_after(60):  # a guard against a hang, not a performance check
@@ -105,3 +105,25 @@ def test_a_client_without_elicitation_gets_nobody_can_answer_at_once(served: Ser
     assert text_of(result).startswith(
         "No answer: nobody can answer questions here (the MCP client takes no elicitation form)"
     )
+
+
+@dataclass
+class Silent:
+    """A person who never answers the form."""
+
+    forms: int = 0
+
+    async def __call__(
+        self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        self.forms += 1
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+def test_an_unanswered_form_ends_at_approvals_timeout_with_a_result(served: ServeHome) -> None:
+    served.write_config(approvals={"timeout": 1})
+    person = Silent()
+    result = ask(served, "legacy", person, {"question": "Which city?"})
+    assert person.forms == 1
+    assert text_of(result).startswith("No answer: nobody answered within 1 s.")
