@@ -23,12 +23,12 @@ from hermes_core._cli.run_cmd import (
     attach_terminal_questions,
     build_agent,
     ctrl_c,
-    interrupted_exit,
+    run_agent_host,
     session_fields,
 )
 
 if TYPE_CHECKING:
-    from hermes_core._cli.terminal_lines import TerminalLines
+    from hermes_core._cli.terminal_lines import LineForms, TerminalLines
     from hermes_core._host import Host
     from hermes_core.agent._loop import Agent, Conversation
 
@@ -120,15 +120,16 @@ def chat() -> None:
     turn there too).
     """
     from hermes_core._cli.terminal_lines import TerminalLines
-    from hermes_core._cli.tools_cmd import run_with_host
 
-    async def work(host: Host) -> None:
+    async def work(host: Host, forms: LineForms | None) -> None:
         agent = build_agent(host)
         lines = TerminalLines(sys.stdin.fileno())
         state = _Chat(host, agent, lines)
         lines.on_busy = state.busy_line
         if sys.stdin.isatty():
             lines.on_stop = state.stop
+        if forms is not None:
+            forms.lines = lines
         lines.start()
         if sys.stdin.isatty():
             click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
@@ -139,7 +140,4 @@ def chat() -> None:
             lines.close()
             await agent.aclose()
 
-    try:
-        run_with_host(work)
-    except KeyboardInterrupt:  # Ctrl-C while the host was starting
-        interrupted_exit()
+    run_agent_host(work)

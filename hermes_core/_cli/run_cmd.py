@@ -17,22 +17,23 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
 
 if TYPE_CHECKING:
-    from hermes_core._cli.terminal_lines import TerminalLines
+    from hermes_core._cli.terminal_lines import LineForms, TerminalLines
     from hermes_core._host import Host
     from hermes_core._session import Session
     from hermes_core.agent._events import Finished
     from hermes_core.agent._loop import Agent
 
 INTERRUPTED_STATUS = 130
+T = TypeVar("T")
 
 
 def build_agent(host: Host) -> Agent:
@@ -76,16 +77,39 @@ def attach_terminal_questions(session: Session, lines: TerminalLines | None) -> 
         attach_questions(session, LineQuestions(lines, sys.stderr))
 
 
-def terminal_lines() -> TerminalLines | None:
-    """The reader of stdin when it is a terminal, started (a line typed outside a prompt is
-    dropped: nothing else reads it); else ``None``."""
+def terminal_lines(forms: LineForms | None) -> TerminalLines | None:
+    """The reader of stdin when it is a terminal, started, and given to ``forms`` (a line
+    typed outside a prompt is dropped: nothing else reads it); else ``None``."""
     from hermes_core._cli.terminal_lines import TerminalLines
 
     if not sys.stdin.isatty():
         return None
     lines = TerminalLines(sys.stdin.fileno(), lambda line: True)
     lines.start()
+    if forms is not None:
+        forms.lines = lines
     return lines
+
+
+def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
+    """Start the host as every command does, every MCP server waited for (the model's first
+    request lists all their tools), and run ``work``. With a terminal on stdin, an MCP
+    server's forms are asked there (``work`` gets the answerer to give the terminal's reader
+    to); Ctrl-C before the work has begun exits with status 130."""
+    from hermes_core._cli.terminal_lines import LineForms
+    from hermes_core._cli.tools_cmd import run_with_host
+    from hermes_core._mcp.elicitation import answering_forms
+
+    forms = LineForms(sys.stderr) if sys.stdin.isatty() else None
+
+    async def started(host: Host) -> T:
+        return await work(host, forms)
+
+    try:
+        with answering_forms(forms):
+            return run_with_host(started)
+    except KeyboardInterrupt:  # Ctrl-C while the host was starting
+        interrupted_exit()
 
 
 def interrupted_exit(*, at_once: bool = False) -> NoReturn:
@@ -129,15 +153,13 @@ def run(prompt: str, as_json: bool) -> None:
     applies. Ctrl-C stops the turn; a second Ctrl-C exits at once. Exit status: 0 an answer,
     1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted.
     """
-    from hermes_core._cli.tools_cmd import run_with_host
-
     printer = EventPrinter(as_json=as_json)
 
-    async def work(host: Host) -> Finished | None:
+    async def work(host: Host, forms: LineForms | None) -> Finished | None:
         from hermes_core.agent._events import Finished
 
         agent = build_agent(host)
-        lines = terminal_lines()
+        lines = terminal_lines(forms)
         finished: Finished | None = None
         try:
             async with host.session(**session_fields(host, lines)) as session:
@@ -166,9 +188,4 @@ def run(prompt: str, as_json: bool) -> None:
             await agent.aclose()
         return finished
 
-    try:
-        # Every MCP server is waited for: the model's first request lists all their tools.
-        finished = run_with_host(work)
-    except KeyboardInterrupt:  # Ctrl-C while the host was starting
-        interrupted_exit()
-    sys.exit(exit_status(finished))
+    sys.exit(exit_status(run_agent_host(work)))

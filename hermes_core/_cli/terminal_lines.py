@@ -1,11 +1,13 @@
 """The one reader of a terminal for ``hermes chat`` and ``hermes run``: every line typed goes
 to whoever is waiting for one, so nothing fights over stdin.
 
-- While an approval prompt or a ``clarify`` question is open, a line is its answer: each
-  prompt reads from a pipe of its own that this reader feeds (:meth:`TerminalLines.answering`),
-  and the existing terminal prompts (:class:`~hermes_core._approvals.prompt.TerminalPrompt`,
-  :class:`~hermes_core._approvals.questions.TerminalQuestions`) read that pipe as they would
-  read a terminal. Stopping the turn closes the pipe: the prompt ends as at end of input (a
+- While an approval prompt, a ``clarify`` question or an MCP server's form is open, a line is
+  its answer: each prompt reads from a pipe of its own that this reader feeds
+  (:meth:`TerminalLines.answering`), and the existing terminal prompts
+  (:class:`~hermes_core._approvals.prompt.TerminalPrompt`,
+  :class:`~hermes_core._approvals.questions.TerminalQuestions`,
+  :class:`~hermes_core._mcp.terminal_form.TerminalForms`) read that pipe as they would read a
+  terminal. Stopping the turn closes the pipe: the prompt ends as at end of input (a
   denial, no answer), so no thread is left reading.
 - Otherwise, while a turn runs, a line goes to ``on_busy``; when idle, to :meth:`next_line`
   (the next message).
@@ -25,6 +27,8 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import mcp_types
+
     from hermes_core._approvals.prompt import Answer, ApprovalRequest
     from hermes_core._approvals.questions import Question, Reply
 
@@ -174,3 +178,25 @@ class LineQuestions:
 
         with self._lines.answering() as fd:
             return await TerminalQuestions(fd, self._output).ask(question, timeout)
+
+
+class LineForms:
+    """An MCP server's form (elicitation during a call) asked on the terminal, field by field
+    (:class:`~hermes_core._mcp.terminal_form.TerminalForms`), reading from ``lines`` once it is
+    set: the form answerer is bound before the host connects its servers (so they are told a
+    person can answer), the reader starts with the conversation."""
+
+    def __init__(self, output: IO[str]) -> None:
+        self._output = output
+        self.lines: TerminalLines | None = None
+
+    async def answer(
+        self, server: str, form: mcp_types.ElicitRequestFormParams
+    ) -> mcp_types.ElicitResult | None:
+        """The person's reply, or ``None`` before the terminal is read."""
+        from hermes_core._mcp.terminal_form import TerminalForms
+
+        if self.lines is None:
+            return None
+        with self.lines.answering() as fd:
+            return await TerminalForms(fd, self._output).answer(server, form)

@@ -20,6 +20,7 @@ from hermes_core.testing import HermesCli, write_dir_plugin
 
 MCP_SERVERS = Path(__file__).resolve().parents[1] / "mcp" / "servers"
 TOOLBOX = MCP_SERVERS / "toolbox.py"
+ASKING = MCP_SERVERS / "asking.py"
 
 FAKE_MODEL_SOURCE = '''
 """A fake model provider, ``fake``: answers from the JSON script ``script`` names and appends
@@ -126,3 +127,9 @@ class AgentHome:
 def toolbox_server() -> dict[str, Any]:
     """An ``mcp_servers`` entry running ``tests/mcp/servers/toolbox.py`` (a real MCP server)."""
     return {"command": sys.executable, "args": [str(TOOLBOX)]}
+
+
+def asking_server() -> dict[str, Any]:
+    """An ``mcp_servers`` entry running ``tests/mcp/servers/asking.py``, whose ``ask`` tool asks
+    the client a form (elicitation) during the call."""
+    return {"command": sys.executable, "args": [str(ASKING)]}

@@ -17,7 +17,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from agent.agent_home import AgentHome, toolbox_server, turn
+from agent.agent_home import AgentHome, asking_server, toolbox_server, turn
 from hermes_core._cli.agent_events import EventPrinter, call_lines, exit_status
 from hermes_core.agent import Finished, ModelToolCall, TextDelta, ToolFinished, ToolStarted, Usage
 from hermes_core.testing import HermesCli
@@ -224,6 +224,29 @@ def test_clarify_asks_on_the_terminal_and_the_answer_reaches_the_model(home: Age
     child.expect("2. Paris")
     child.sendline("2")
     child.expect("heard: Paris")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_an_mcp_servers_form_during_a_call_is_asked_on_the_terminal(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("mcp__asking__ask", {"question": "Who are you?"})),
+        {"echo": True},
+        mcp_servers={"asking": asking_server()},
+        tools={"tool_search": {"enabled": "off"}},
+    )
+    child = spawn(home, "run", "ask me")
+    child.expect_exact("The MCP server 'asking' asks")
+    child.expect_exact("[a]nswer, [d]ecline, [c]ancel: ")
+    child.sendline("a")
+    child.expect_exact("Your name")
+    child.sendline("Grace")
+    child.expect_exact("Favourite color")
+    child.sendline("blue")
+    child.expect_exact("Sure?")
+    child.sendline("y")
+    child.expect("heard: accept .*Grace")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
