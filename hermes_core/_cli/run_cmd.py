@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from hermes_core.agent._loop import Agent
 
 INTERRUPTED_STATUS = 130
+STOPPING = "hermes: stopping the turn (Ctrl-C again exits at once)"
+"""What the first Ctrl-C says on stderr."""
 T = TypeVar("T")
 
 
@@ -126,13 +128,17 @@ def interrupted_exit(*, at_once: bool = False) -> NoReturn:
 
 @contextmanager
 def ctrl_c(stop: Callable[[], bool]) -> Iterator[None]:
-    """In the block, Ctrl-C (SIGINT) calls ``stop``; when ``stop`` returns ``False`` (nothing
-    left to stop: a second Ctrl-C, or nothing running) the process exits at once, status 130."""
+    """In the block, Ctrl-C (SIGINT) calls ``stop`` and says :data:`STOPPING`; when ``stop``
+    returns ``False`` (nothing left to stop: a second Ctrl-C, or nothing running) the process
+    exits at once, status 130."""
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:
         if not stop():
             interrupted_exit(at_once=True)
+        with suppress(OSError, ValueError):
+            sys.stderr.write(f"\n{STOPPING}\n")
+            sys.stderr.flush()
 
     loop.add_signal_handler(signal.SIGINT, interrupted)
     try:

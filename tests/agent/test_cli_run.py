@@ -181,6 +181,45 @@ def test_ctrl_c_mid_stream_ends_the_turn_interrupted_with_status_130(home: Agent
     assert len(final["text"]) < len("word " * 200)
 
 
+def test_a_second_ctrl_c_exits_at_once_while_a_tool_still_runs(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("mcp__toolbox__sleep", {"seconds": 600})),
+        {"text": "never reached"},
+        mcp_servers={"toolbox": toolbox_server()},
+        tools={"tool_search": {"enabled": "off"}},
+        approvals={"policy": "off"},
+    )
+    process = subprocess.Popen(
+        home.cli.command("run", "--json", "sleep"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        started = json.loads(process.stdout.readline())
+        while started["type"] != "tool_call":
+            started = json.loads(process.stdout.readline())
+        assert started["tools"] == ["mcp__toolbox__sleep"]
+        process.send_signal(signal.SIGINT)  # the turn is to stop, but the call still runs
+        assert process.stderr is not None
+        said = process.stderr.readline()
+        while not said.strip():
+            said = process.stderr.readline()
+        assert said == "hermes: stopping the turn (Ctrl-C again exits at once)\n"
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)  # a guard: the sleep is 600 s
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert errors.endswith("hermes: interrupted\n")
+    assert "final" not in rest
+
+
 def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
     home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
     done = home.cli.run("run", "hello", ok=False)
