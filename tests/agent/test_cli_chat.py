@@ -195,3 +195,10 @@ def test_stop_typed_at_an_approval_prompt_denies_and_stops_the_turn(home: AgentH
     child.sendline("/exit")
     assert ended(child) == 0
     assert not target.exists()
+
+
+def test_chat_without_a_model_is_a_configuration_error(home: AgentHome) -> None:
+    home.cli.config.write_text("{}", encoding="utf-8")
+    done = home.cli.run("chat", input="hi\n", ok=False)
+    assert done.returncode == 2
+    assert "model.model: no model is set" in done.stderr
