@@ -3,7 +3,8 @@ exits.
 
 Plain: the answer's text streams to stdout; each tool call is a short line on stderr naming
 the real tool (``-> weather_now {"city": "Lyon"}``, then ``<- ok`` or the error code), as are
-retries and the reason the turn stopped. ``--json``: one ``event_json`` object per line on
+subagents starting and ending (``=> d1.1 started: GOAL``, ``<= d1.1 completed``), retries and
+the reason the turn stopped. ``--json``: one ``event_json`` object per line on
 stdout and nothing else there.
 """
 
@@ -79,6 +80,8 @@ class EventPrinter:
     def show(self, event: AgentEvent) -> None:
         """Print one event."""
         from hermes_core.agent._events import (
+            ChildFinished,
+            ChildStarted,
             Finished,
             Retrying,
             ToolFinished,
@@ -102,6 +105,11 @@ class EventPrinter:
             outcome = "ok" if event.error_code is None else event.error_code
             first = event.text.strip().split("\n", 1)[0][:_SHOWN_ARGUMENTS]
             self.note(f"<- {outcome}" + (f": {printable(first)}" if event.is_error else ""))
+        elif isinstance(event, ChildStarted):
+            goal = event.goal.strip().split("\n", 1)[0][:_SHOWN_ARGUMENTS]
+            self.note(f"=> {event.label} started: {printable(goal)}")
+        elif isinstance(event, ChildFinished):
+            self.note(f"<= {event.label} {event.status}")
         elif isinstance(event, Retrying):
             self.note(
                 f"hermes: the model request failed ({event.error}); retrying in "

@@ -2,7 +2,9 @@
 
 A ``you> `` prompt reads a message; the answer streams to stdout and tool calls are short
 lines on stderr, as in ``hermes run``. Commands: ``/stop`` stops the running turn, ``/new``
-starts a new conversation (a new session), ``/exit`` (or end of input) quits.
+starts a new conversation (a new session), ``/exit`` (or end of input) quits. The results of
+a background delegation (``delegate_task``) that arrive while the chat waits for a line are
+sent to the model as the next message at once.
 
 stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
 approval prompt or a question is open, the line typed is its answer; while a turn runs
@@ -13,6 +15,7 @@ nothing running, or a second one before the turn has stopped, exits at once.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import TYPE_CHECKING
 
@@ -46,6 +49,7 @@ class _Chat:
         self.running: Conversation | None = None
         self.stopping = False
         self.printer = EventPrinter(quiet_answer=True)
+        self._results: list[str] = []
 
     def stop(self) -> bool:
         """Stop the running turn (``/stop``, Ctrl-C); ``False`` when there is nothing left to
@@ -73,7 +77,10 @@ class _Chat:
             async with self.host.session(**session_fields(self.host, self._asking())) as session:
                 attach_terminal_questions(session, self._asking())
                 conversation = self.agent.conversation(session)
-                again = await self._conversation(conversation)
+                try:
+                    again = await self._conversation(conversation)
+                finally:
+                    await conversation.aclose()  # stops the subagents still running
             if not again:
                 return
             self.printer.note("hermes: a new conversation")
@@ -81,11 +88,35 @@ class _Chat:
     def _asking(self) -> TerminalLines | None:
         return self.lines if sys.stdin.isatty() else None
 
+    async def _next(self, conversation: Conversation) -> tuple[str | None, bool]:
+        """The person's next line, or first the results of a background delegation that
+        arrive while the chat waits for it (then ``True``: they are sent as the next
+        message, as ``delegate_task`` promises the model)."""
+        if self._results:
+            return self._results.pop(0), True
+        if not conversation.delegations.pending:
+            return await self.lines.next_line(), False
+        line = asyncio.ensure_future(self.lines.next_line())
+        results = asyncio.ensure_future(conversation.delegations.next_message())
+        await asyncio.wait({line, results}, return_when=asyncio.FIRST_COMPLETED)
+        if not results.done():
+            results.cancel()  # a queue's get: cancelled before it took anything
+        elif results.result() is not None:
+            self._results.append(str(results.result()))
+        if line.done() or not self._results:
+            return await line, False
+        line.cancel()  # the line typed later waits for the next call
+        return self._results.pop(0), True
+
     async def _conversation(self, conversation: Conversation) -> bool:
         """Run turns of ``conversation``; ``True`` when ``/new`` asks for another."""
         while True:
             click.echo(PROMPT, nl=False)
-            line = await self.lines.next_line()
+            line, arrived = await self._next(conversation)
+            if arrived:
+                self.printer.note("\nhermes: a delegation's results arrived: sent to the model")
+                await self._turn(conversation, line or "")
+                continue
             if line is None or line.strip() == "/exit":
                 if line is None:
                     click.echo("")
@@ -101,12 +132,15 @@ class _Chat:
             if text.startswith("/") and " " not in text:
                 self.printer.note(f"hermes: unknown command {text}; {HELP}")
                 continue
-            self.running, self.stopping = conversation, False
-            try:
-                async for event in conversation.send(line):
-                    self.printer.show(event)
-            finally:
-                self.running = None
+            await self._turn(conversation, line)
+
+    async def _turn(self, conversation: Conversation, message: str) -> None:
+        self.running, self.stopping = conversation, False
+        try:
+            async for event in conversation.send(message):
+                self.printer.show(event)
+        finally:
+            self.running = None
 
 
 @click.command("chat")

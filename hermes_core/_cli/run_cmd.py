@@ -161,17 +161,17 @@ def run(prompt: str, as_json: bool) -> None:
     """
     printer = EventPrinter(as_json=as_json)
 
-    async def work(host: Host, forms: LineForms | None) -> Finished | None:
+    async def work(host: Host, forms: LineForms | None) -> int:
         from hermes_core.agent._events import Finished
 
         agent = build_agent(host)
         lines = terminal_lines(forms)
         finished: Finished | None = None
+        stopping = False
         try:
             async with host.session(**session_fields(host, lines)) as session:
                 attach_terminal_questions(session, lines)
                 conversation = agent.conversation(session)
-                stopping = False
 
                 def stop() -> bool:
                     nonlocal stopping
@@ -183,15 +183,28 @@ def run(prompt: str, as_json: bool) -> None:
                         lines.stop_prompts()
                     return True
 
-                with ctrl_c(stop):
-                    async for event in conversation.send(prompt):
-                        printer.show(event)
-                        if isinstance(event, Finished):
-                            finished = event
+                try:
+                    with ctrl_c(stop):
+                        message: str | None = prompt
+                        while message is not None and not stopping:
+                            async for event in conversation.send(message):
+                                printer.show(event)
+                                if isinstance(event, Finished):
+                                    finished = event
+                            # Background delegations answer as the next message: the run
+                            # ends when none is pending (send_until_settled's rule, and a
+                            # Ctrl-C while waiting starts no further turn).
+                            message = await conversation.delegations.next_message()
+                finally:
+                    await conversation.aclose()
         finally:
             if lines is not None:
                 lines.close()
             await agent.aclose()
-        return finished
+        if stopping:
+            if finished is None or finished.stop != "interrupted":  # stopped between turns
+                printer.note("hermes: stop: interrupted: stopped by the user")
+            return INTERRUPTED_STATUS
+        return exit_status(finished)
 
-    sys.exit(exit_status(run_agent_host(work)))
+    sys.exit(run_agent_host(work))

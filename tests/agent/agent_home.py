@@ -5,6 +5,8 @@ request it gets, the config enabling it, and real MCP servers from ``tests/mcp/s
 The script is a list of answers: ``{"text": ..., "calls": [[name, arguments], ...]}`` (a turn),
 ``{"error": message, "status": 500, "retryable": false}`` (a failed request), or
 ``{"echo": true}`` (a final answer repeating the last message it was sent: what a tool gave).
+An answer with ``"for": TEXT`` answers only a conversation whose first message holds TEXT (a
+subagent's, say); each request takes the first answer that fits.
 Options: ``chunk`` (characters per streamed piece) and ``delay`` (seconds before each piece).
 """
 
@@ -45,7 +47,9 @@ def _fake_model(context):
             messages = [message.to_json() for message in request.messages]
             tools = [tool.name for tool in request.tools]
             out.write(json.dumps({"messages": messages, "tools": tools}) + "\\n")
-        answer = answers.pop(0)
+        first = request.messages[0].content if request.messages else ""
+        index = next(i for i, a in enumerate(answers) if a.get("for", "") in first)
+        answer = answers.pop(index)
         if "error" in answer:
             return ModelError(
                 answer["error"],

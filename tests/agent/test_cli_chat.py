@@ -202,3 +202,27 @@ def test_chat_without_a_model_is_a_configuration_error(home: AgentHome) -> None:
     done = home.cli.run("chat", input="hi\n", ok=False)
     assert done.returncode == 2
     assert "model.model: no model is set" in done.stderr
+
+
+def test_a_delegations_results_arriving_while_idle_are_sent_to_the_model(
+    home: AgentHome,
+) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "echo": True},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it.")
+    child.expect_exact("a delegation's results arrived")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0

@@ -220,6 +220,87 @@ def test_a_second_ctrl_c_exits_at_once_while_a_tool_still_runs(home: AgentHome) 
     assert "final" not in rest
 
 
+def test_a_background_delegation_is_waited_for_and_its_results_answered(
+    home: AgentHome,
+) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "echo": True},
+    )
+    done = home.cli.run("run", "--json", "please delegate the counting")
+    events = json_lines(done.stdout)
+    kinds = [event["type"] for event in events]
+    assert "child_started" in kinds
+    assert "child_finished" in kinds
+    finals = [event for event in events if event["type"] == "final"]
+    assert [final["stop"] for final in finals] == ["answer", "answer"]
+    assert finals[0]["text"] == "Started it."
+    assert "There are 3 words." in finals[1]["text"]  # the results, sent as the next message
+    assert finals[1]["text"].startswith("heard: [delegation d1 finished]")
+
+
+def test_ctrl_c_while_waiting_for_a_delegation_stops_it_and_exits_130(home: AgentHome) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started."},
+        {"for": "Count the words", "text": "word " * 400},
+        {"for": "please delegate", "text": "never asked for"},
+        chunk=5,
+        delay=0.05,
+    )
+    process = subprocess.Popen(
+        home.cli.command("run", "--json", "please delegate the counting"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        event = json.loads(process.stdout.readline())
+        while event["type"] != "final":
+            event = json.loads(process.stdout.readline())
+        assert event["text"] == "Started."
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, errors
+    assert errors.endswith("hermes: stop: interrupted: stopped by the user\n")
+    assert "final" not in rest  # no further turn
+    assert not any("never asked for" in line for line in rest.splitlines())
+
+
+def test_plain_output_shows_subagents_starting_and_ending(home: AgentHome) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )
+    done = home.cli.run("run", "please delegate the counting")
+    assert "=> d1.1 started: Count the words in notes.txt and report the count\n" in done.stderr
+    assert "<= d1.1 completed\n" in done.stderr
+    assert done.stdout.endswith("Three words.\n")
+
+
 def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
     home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
     done = home.cli.run("run", "hello", ok=False)
