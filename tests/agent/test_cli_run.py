@@ -1,6 +1,8 @@
 """``hermes run`` end to end: the real command in a subprocess, a real host with its bundled
 plugins and a real MCP server (``tests/mcp/servers/toolbox.py``), and a fake model (a directory
-plugin answering from a script: no model can run here, see ``agent_home.py``).
+plugin answering from a script: no model can run here, see ``agent_home.py``); the flow runs
+once more through the bundled ``openai`` and ``anthropic`` providers against the test kit's
+``FakeModelServer`` (a scripted HTTP server: the real wire formats and SDKs).
 
 Checked: the tool-search flow (search, describe, call an MCP tool) whose events and activity log
 name the real tool; ``--json`` lines that all parse; the plain output's streams; approvals
@@ -20,7 +22,7 @@ import pytest
 from agent.agent_home import AgentHome, asking_server, toolbox_server, turn
 from hermes_core._cli.agent_events import EventPrinter, call_lines, exit_status
 from hermes_core.agent import Finished, ModelToolCall, TextDelta, ToolFinished, ToolStarted, Usage
-from hermes_core.testing import HermesCli
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -85,6 +87,39 @@ def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_hooks_and_activity_nam
     (event,) = json_lines(seen.read_text(encoding="utf-8").strip())
     assert (event["tool_name"], event["arguments"]) == (ECHO, {"text": "bonjour"})
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_flow_runs_over_each_wire_against_the_fake_model_server(
+    hermes_cli: HermesCli, wire: str
+) -> None:
+    """The same flow with the bundled providers and the test kit's scripted HTTP server."""
+    calls = {"calls": [{"name": ECHO, "arguments": {"text": "bonjour"}}]}
+    turns = [
+        FakeTurn(tool_calls=[FakeToolCall("tool_search", {"queries": ["echo text back"]})]),
+        FakeTurn(tool_calls=[FakeToolCall("tool_describe", {"names": [ECHO]})]),
+        FakeTurn(tool_calls=[FakeToolCall("tool_call", calls)]),
+        FakeTurn(text="It said bonjour."),
+    ]
+    with FakeModelServer(turns) as server:
+        base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+        config = {
+            "model": {"provider": wire, "model": "fake-model", "base_url": base_url},
+            "mcp_servers": {"toolbox": toolbox_server()},
+            "tools": {"tool_search": {"enabled": "on"}},
+        }
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        key = "OPENAI_API_KEY" if wire == "openai" else "ANTHROPIC_API_KEY"
+        env = hermes_cli.variables(**{key: "sk-fake-key-for-tests"})
+        done = hermes_cli.run("run", "--json", "Say bonjour with the echo tool", env=env)
+        requests = server.requests
+    events = json_lines(done.stdout)
+    calls_seen = [event["tools"] for event in events if event["type"] == "tool_call"]
+    assert calls_seen == [["tool_search"], ["tool_describe"], [ECHO]]
+    assert (events[-1]["type"], events[-1]["text"]) == ("final", "It said bonjour.")
+    assert len(requests) == 4
+    assert "bonjour" in json.dumps(requests[3].messages)  # the MCP tool's result went back
+    assert "sk-fake-key-for-tests" not in done.stdout + done.stderr
 
 
 def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
