@@ -3,7 +3,7 @@
 A :class:`QuestionTransport` is attached to a session (:func:`attach_questions`) by whoever
 runs it, as its approval prompt is: ``hermes chat`` and ``hermes run`` attach the terminal
 (:class:`TerminalQuestions`, when stdin is one), ``hermes serve`` the client of the request
-being served (an elicitation form, :class:`ElicitationQuestions`), an ACP server its client.
+being served (an elicitation form, :class:`ElicitationQuestions`), an embedder its own.
 A session with none attached has nobody to ask: :func:`questions_of` then answers at once that
 nobody can, so a question never hangs. A transport says why there was no answer (nobody is
 there, the person declined, nobody answered in time) so the model can decide for itself.

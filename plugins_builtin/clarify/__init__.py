@@ -2,7 +2,7 @@
 question and returns the answer as text.
 
 Who is asked is the session's question transport (``hermes chat`` / ``hermes run``: the
-terminal; ``hermes serve``: the client, with an elicitation form; later an ACP client). When
+terminal; ``hermes serve``: the client, with an elicitation form; an embedder's own). When
 nobody can answer (no terminal, a client without elicitation, no answer within
 ``plugins.entries.clarify.timeout`` seconds) the result says so, and tells the model to decide
 for itself and say what it assumed: a question never hangs a conversation. A session whose
