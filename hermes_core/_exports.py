@@ -38,6 +38,7 @@ _GATEWAY = "hermes_core.connectors._gateway"
 _SPECS = "hermes_core._specs"
 _TOOLS = "hermes_core._tools"
 _BACKEND = "hermes_core.search._backend"
+_QUESTIONS = "hermes_core._approvals.questions"
 
 FACES: Final[Mapping[str, Mapping[str, str]]] = {
     # An embedder: builds a Host from a Config and an Environment, runs sessions, answers
@@ -144,6 +145,11 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "UsageReport": "hermes_core.agent._events",
         "event_json": "hermes_core.agent._events",
         "send_until_settled": "hermes_core.agent._delegation",
+        "Question": _QUESTIONS,
+        "QuestionTransport": _QUESTIONS,
+        "Reply": _QUESTIONS,
+        "TerminalQuestions": _QUESTIONS,
+        "attach_questions": _QUESTIONS,
         "Message": _WIRE,
         "ModelError": _WIRE,
         "ModelEvent": _WIRE,
@@ -224,6 +230,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "read_cache_frame": "hermes_core._cache_files",
         "releasable_variables": "hermes_core._skills.variables",
         "signal_group": "hermes_core._process_groups",
+        "Question": _QUESTIONS,
+        "questions_of": _QUESTIONS,
     },
 }
 

@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING
 from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
+    from hermes_core._approvals.questions import (
+        Question as Question,
+    )
+    from hermes_core._approvals.questions import (
+        questions_of as questions_of,
+    )
     from hermes_core._cache_files import (
         CACHE_FRAME_SIZE as CACHE_FRAME_SIZE,
     )

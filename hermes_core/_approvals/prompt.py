@@ -225,6 +225,11 @@ class ElicitationPrompt:
             answer for answer in _CHOICE_TITLES if offer_session or answer != "session"
         )
 
+    @property
+    def elicit(self) -> Elicit:
+        """How this prompt reaches its client (a question of ``clarify`` goes the same way)."""
+        return self._elicit
+
     def requested_schema(self) -> dict[str, Any]:
         """The form: one required single-choice string field, ``answer``."""
         options = [{"const": answer, "title": _CHOICE_TITLES[answer]} for answer in self.choices]

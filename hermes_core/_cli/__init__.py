@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # name -> "module:attribute" of a click command, imported on first use.
 SUBCOMMANDS: dict[str, str] = {
     "acp": "hermes_core._cli.acp_cmd:acp",
+    "chat": "hermes_core._cli.chat_cmd:chat",
     "config": "hermes_core._cli.config_cmd:config",
     "connectors": "hermes_core._cli.connectors_cmd:connectors",
     "eval": "hermes_core._cli.eval_cmd:eval_group",
@@ -36,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "import-agent": "hermes_core._cli.import_cmd:import_agent",
     "mcp": "hermes_core._cli.mcp_cmd:mcp",
     "plugins": "hermes_core._cli.plugins_cmd:plugins",
+    "run": "hermes_core._cli.run_cmd:run",
     "serve": "hermes_core._cli.serve_cmd:serve",
     "tools": "hermes_core._cli.tools_cmd:tools",
 }

@@ -1,6 +1,7 @@
 """Approval prompts for the person behind a served MCP client.
 
-Every served session has a :class:`ClientPrompt` as its prompt transport. For each
+Every served session has a :class:`ClientPrompt` as its prompt transport, and a
+:class:`ClientQuestions` for ``clarify`` (the same route, a form with the question). For each
 ``tools/call`` the server works out how the client can be asked (:func:`asking_route`) and binds
 an :class:`~hermes_core._approvals.prompt.ElicitationPrompt` to the request being served
 (:func:`asking_through`); the dispatcher's ``ask`` goes to it.
@@ -34,10 +35,12 @@ from hermes_core._approvals.prompt import (
     ElicitReply,
     NonInteractivePrompt,
 )
+from hermes_core._approvals.questions import ElicitationQuestions, Question, Reply
 
 __all__ = [
     "AskingRoute",
     "ClientPrompt",
+    "ClientQuestions",
     "accepts_form_elicitation",
     "asking_route",
     "asking_through",
@@ -69,6 +72,27 @@ class ClientPrompt:
         if prompt is None:
             return await self._nobody.ask(request, timeout)
         return await prompt.ask(request, timeout)
+
+
+class ClientQuestions:
+    """The question transport (``clarify``) of every served session: an elicitation form to
+    the client of the request being served when it takes one, else "nobody can answer".
+
+    A question waits ``max_wait`` seconds at most (``approvals.timeout``): a 2026-era client's
+    answer is refused after that, as an approval's is."""
+
+    def __init__(self, max_wait: float) -> None:
+        self._max_wait = max_wait
+
+    async def ask(self, question: Question, timeout: float) -> Reply:
+        """Ask the client of the request being served, or say why nobody can answer."""
+        prompt = _asking.get()
+        if prompt is None:
+            return Reply(
+                None, "nobody can answer questions here (the MCP client takes no elicitation form)"
+            )
+        wait = min(timeout, self._max_wait)
+        return await ElicitationQuestions(prompt.elicit).ask(question, wait)
 
 
 @contextmanager

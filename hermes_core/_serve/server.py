@@ -37,12 +37,14 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_core._approvals.prompt import Elicit, ElicitationPrompt
+from hermes_core._approvals.questions import attach_questions
 from hermes_core._host import Host
 from hermes_core._mcp.elicitation import ClientForms, FormAnswerer, NobodyAnswers, answering_forms
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core._serve.convert import mcp_call_result, mcp_tools
 from hermes_core._serve.elicitation import (
     ClientPrompt,
+    ClientQuestions,
     asking_route,
     asking_through,
     request_elicit,
@@ -126,6 +128,7 @@ class HostServer:
         self._listeners = ListenHandler(self._bus)
         approvals = host.config.approvals
         self._prompt = ClientPrompt(approvals.non_interactive)
+        self._questions = ClientQuestions(max_wait=approvals.timeout)
         self.parked = ParkedCalls(keep_for=approvals.timeout + ANSWER_GRACE)
         """Calls of 2026-07-28 clients waiting for an approval; run :meth:`ParkedCalls.run`
         beside the server."""
@@ -161,10 +164,15 @@ class HostServer:
         client of the request being served when it takes elicitation forms, else gives the
         ``approvals.non_interactive`` answer."""
         if self.session_scope == "request":
-            return self.host.new_session(interactive=False, prompt=self._prompt)
+            return self._new_session()
         if self._session is None:
-            self._session = self.host.new_session(interactive=False, prompt=self._prompt)
+            self._session = self._new_session()
         return self._session
+
+    def _new_session(self) -> Session:
+        session = self.host.new_session(interactive=False, prompt=self._prompt)
+        attach_questions(session, self._questions)
+        return session
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None

@@ -16,6 +16,21 @@ from typing import TYPE_CHECKING
 from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
+    from hermes_core._approvals.questions import (
+        Question as Question,
+    )
+    from hermes_core._approvals.questions import (
+        QuestionTransport as QuestionTransport,
+    )
+    from hermes_core._approvals.questions import (
+        Reply as Reply,
+    )
+    from hermes_core._approvals.questions import (
+        TerminalQuestions as TerminalQuestions,
+    )
+    from hermes_core._approvals.questions import (
+        attach_questions as attach_questions,
+    )
     from hermes_core.agent._budget import (
         Budget as Budget,
     )

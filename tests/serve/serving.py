@@ -36,6 +36,7 @@ INSPECTOR_INSTALL = (
     "npm install --prefix .cache/npm @modelcontextprotocol/inspector (run in the repository root)"
 )
 CORE_TOOLS = [
+    "clarify",
     "execute_code",
     "read_file",
     "write_file",

@@ -1,0 +1,151 @@
+"""What ``hermes run`` and ``hermes chat`` print while a conversation runs, and how ``run``
+exits.
+
+Plain: the answer's text streams to stdout; each tool call is a short line on stderr naming
+the real tool (``-> weather_now {"city": "Lyon"}``, then ``<- ok`` or the error code), as are
+subagents starting and ending (``=> d1.1 started: GOAL``, ``<= d1.1 completed``), retries and
+the reason the turn stopped. ``--json``: one ``event_json`` object per line on
+stdout and nothing else there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from hermes_core._approvals.prompt import printable
+
+if TYPE_CHECKING:
+    from hermes_core.agent._events import AgentEvent, Finished
+    from hermes_core.agent._wire import ModelToolCall
+
+EXIT_STATUS: Final[dict[str, int]] = {
+    "answer": 0,
+    "error": 1,
+    "max_turns": 3,
+    "max_tokens": 3,
+    "max_seconds": 3,
+    "interrupted": 130,
+}
+"""``hermes run``'s exit status by ``Finished.stop`` (2 is a configuration problem, raised
+before any turn)."""
+
+_SHOWN_ARGUMENTS: Final = 200
+
+
+def call_lines(call: ModelToolCall) -> list[str]:
+    """``-> name {arguments}`` for each real tool a call runs (the calls a ``tool_call``
+    carries), the arguments cut to a line."""
+    shown: list[tuple[str, Any]] = [(call.name, call.arguments)]
+    if call.name == "tool_call":
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            arguments = None
+        calls = arguments.get("calls") if isinstance(arguments, dict) else None
+        if isinstance(calls, list) and calls:
+            shown = [
+                (str(entry.get("name")), entry.get("arguments", {}))
+                for entry in calls
+                if isinstance(entry, dict)
+            ] or shown
+    lines = []
+    for name, arguments in shown:
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        if len(text) > _SHOWN_ARGUMENTS:
+            text = f"{text[:_SHOWN_ARGUMENTS]}..."
+        lines.append(f"-> {printable(name)} {printable(text)}")
+    return lines
+
+
+class EventPrinter:
+    """Prints a conversation's events: as JSON lines (``as_json``) or plain. ``quiet_answer``
+    leaves out the stop line of a turn that ended with an answer (``hermes chat``)."""
+
+    def __init__(
+        self,
+        *,
+        as_json: bool = False,
+        quiet_answer: bool = False,
+        out: IO[str] | None = None,
+        err: IO[str] | None = None,
+    ) -> None:
+        self.as_json = as_json
+        self.quiet_answer = quiet_answer
+        self._out = out or sys.stdout
+        self._err = err or sys.stderr
+        self._mid_line = False
+
+    def show(self, event: AgentEvent) -> None:
+        """Print one event."""
+        from hermes_core.agent._events import (
+            ChildFinished,
+            ChildStarted,
+            Finished,
+            Retrying,
+            ToolFinished,
+            ToolStarted,
+            event_json,
+        )
+        from hermes_core.agent._wire import TextDelta
+
+        if self.as_json:
+            self._out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
+            self._out.flush()
+        elif isinstance(event, TextDelta):
+            self._out.write(event.text)
+            self._out.flush()
+            if event.text:
+                self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ToolStarted):
+            for line in call_lines(event.call):
+                self.note(line)
+        elif isinstance(event, ToolFinished):
+            outcome = "ok" if event.error_code is None else event.error_code
+            first = event.text.strip().split("\n", 1)[0][:_SHOWN_ARGUMENTS]
+            self.note(f"<- {outcome}" + (f": {printable(first)}" if event.is_error else ""))
+        elif isinstance(event, ChildStarted):
+            goal = event.goal.strip().split("\n", 1)[0][:_SHOWN_ARGUMENTS]
+            self.note(f"=> {event.label} started: {printable(goal)}")
+        elif isinstance(event, ChildFinished):
+            self.note(f"<= {event.label} {event.status}")
+        elif isinstance(event, Retrying):
+            self.note(
+                f"hermes: the model request failed ({event.error}); retrying in "
+                f"{event.wait:g} s (attempt {event.attempt} of {event.attempts})"
+            )
+        elif isinstance(event, Finished):
+            self.finish(event)
+
+    def finish(self, event: Finished) -> None:
+        """End the answer's line and say why the turn stopped."""
+        self._end_line()
+        if event.stop == "answer" and self.quiet_answer:
+            return
+        tokens = event.usage.total
+        spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}, {tokens} tokens"
+        if event.stop == "error":
+            self.note(f"hermes: error: {event.detail} ({spent})")
+        elif event.stop == "answer":
+            self.note(f"hermes: stop: answer ({spent})")
+        else:
+            self.note(f"hermes: stop: {event.stop}: {event.detail} ({spent})")
+
+    def note(self, line: str) -> None:
+        """A line on stderr, after the answer's line is ended (so it does not run into it)."""
+        if self._out.isatty():
+            self._end_line()
+        self._err.write(line + "\n")
+        self._err.flush()
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self._out.write("\n")
+            self._out.flush()
+            self._mid_line = False
+
+
+def exit_status(event: Finished | None) -> int:
+    """``hermes run``'s exit status for the turn's end (1 when it never ended)."""
+    return 1 if event is None else EXIT_STATUS[event.stop]

@@ -1,0 +1,177 @@
+"""``hermes chat``: a conversation with the configured model on the terminal.
+
+A ``you> `` prompt reads a message; the answer streams to stdout and tool calls are short
+lines on stderr, as in ``hermes run``. Commands: ``/stop`` stops the running turn, ``/new``
+starts a new conversation (a new session), ``/exit`` (or end of input) quits. The results of
+a background delegation (``delegate_task``) that arrive while the chat waits for a line are
+sent to the model as the next message at once.
+
+stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
+approval prompt or a question is open, the line typed is its answer; while a turn runs
+otherwise, a line is not sent (it says so); when idle, a line is the next message. ``/stop``,
+typed anywhere, and Ctrl-C stop the running turn (an open prompt ends as denied); Ctrl-C with
+nothing running, or a second one before the turn has stopped, exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from hermes_core._cli.agent_events import EventPrinter
+from hermes_core._cli.run_cmd import (
+    attach_terminal_questions,
+    build_agent,
+    ctrl_c,
+    run_agent_host,
+    session_fields,
+)
+
+if TYPE_CHECKING:
+    from hermes_core._cli.terminal_lines import LineForms, TerminalLines
+    from hermes_core._host import Host
+    from hermes_core.agent._loop import Agent, Conversation
+
+PROMPT = "you> "
+HELP = "commands: /stop stops the running turn, /new starts a new conversation, /exit quits"
+
+
+class _Chat:
+    """The state of one ``hermes chat``: the running turn's conversation, if any."""
+
+    def __init__(self, host: Host, agent: Agent, lines: TerminalLines) -> None:
+        self.host = host
+        self.agent = agent
+        self.lines = lines
+        self.running: Conversation | None = None
+        self.stopping = False
+        self.printer = EventPrinter(quiet_answer=True)
+        self._results: list[str] = []
+
+    def stop(self) -> bool:
+        """Stop the running turn (``/stop``, Ctrl-C); ``False`` when there is nothing left to
+        stop (then Ctrl-C exits)."""
+        if self.running is None or self.stopping:
+            return False
+        self.stopping = True
+        self.running.cancel()
+        self.lines.stop_prompts()
+        return True
+
+    def busy_line(self, line: str) -> bool:
+        """A line typed while no prompt is open: dropped, saying so, when a turn runs on a
+        terminal; else left for the next message (piped input is a list of messages, each
+        waiting for the previous answer)."""
+        if self.running is None or not sys.stdin.isatty():
+            return False
+        if line.strip():
+            self.printer.note("hermes: a turn is running: that line was not sent (/stop stops it)")
+        return True
+
+    async def talk(self) -> None:
+        """Read messages until ``/exit`` or end of input."""
+        while True:
+            async with self.host.session(**session_fields(self.host, self._asking())) as session:
+                attach_terminal_questions(session, self._asking())
+                conversation = self.agent.conversation(session)
+                try:
+                    again = await self._conversation(conversation)
+                finally:
+                    await conversation.aclose()  # stops the subagents still running
+            if not again:
+                return
+            self.printer.note("hermes: a new conversation")
+
+    def _asking(self) -> TerminalLines | None:
+        return self.lines if sys.stdin.isatty() else None
+
+    async def _next(self, conversation: Conversation) -> tuple[str | None, bool]:
+        """The person's next line, or first the results of a background delegation that
+        arrive while the chat waits for it (then ``True``: they are sent as the next
+        message, as ``delegate_task`` promises the model)."""
+        if self._results:
+            return self._results.pop(0), True
+        if not conversation.delegations.pending:
+            return await self.lines.next_line(), False
+        line = asyncio.ensure_future(self.lines.next_line())
+        results = asyncio.ensure_future(conversation.delegations.next_message())
+        await asyncio.wait({line, results}, return_when=asyncio.FIRST_COMPLETED)
+        if not results.done():
+            results.cancel()  # a queue's get: cancelled before it took anything
+        elif results.result() is not None:
+            self._results.append(str(results.result()))
+        if line.done() or not self._results:
+            return await line, False
+        line.cancel()  # the line typed later waits for the next call
+        return self._results.pop(0), True
+
+    async def _conversation(self, conversation: Conversation) -> bool:
+        """Run turns of ``conversation``; ``True`` when ``/new`` asks for another."""
+        while True:
+            click.echo(PROMPT, nl=False)
+            line, arrived = await self._next(conversation)
+            if arrived:
+                self.printer.note("\nhermes: a delegation's results arrived: sent to the model")
+                await self._turn(conversation, line or "")
+                continue
+            if line is None or line.strip() == "/exit":
+                if line is None:
+                    click.echo("")
+                return False
+            text = line.strip()
+            if not text:
+                continue
+            if text == "/new":
+                return True
+            if text == "/stop":
+                self.printer.note("hermes: nothing is running")
+                continue
+            if text.startswith("/") and " " not in text:
+                self.printer.note(f"hermes: unknown command {text}; {HELP}")
+                continue
+            await self._turn(conversation, line)
+
+    async def _turn(self, conversation: Conversation, message: str) -> None:
+        self.running, self.stopping = conversation, False
+        try:
+            async for event in conversation.send(message):
+                self.printer.show(event)
+        finally:
+            self.running = None
+
+
+@click.command("chat")
+def chat() -> None:
+    """Talk with the configured model (model.provider, model.model) on the terminal.
+
+    Type a message and press Enter; the answer streams, tool calls are shown on stderr and
+    approvals are asked on the terminal. /stop (or Ctrl-C) stops the running turn, /new starts
+    a new conversation, /exit or Ctrl-D quits. While a turn runs, a line other than /stop is
+    not sent; at an approval prompt or a question, the line is the answer (/stop stops the
+    turn there too).
+    """
+    from hermes_core._cli.terminal_lines import TerminalLines
+
+    async def work(host: Host, forms: LineForms | None) -> None:
+        agent = build_agent(host)
+        lines = TerminalLines(sys.stdin.fileno())
+        state = _Chat(host, agent, lines)
+        lines.on_busy = state.busy_line
+        if sys.stdin.isatty():
+            lines.on_stop = state.stop
+        if forms is not None:
+            forms.lines = lines
+        lines.start()
+        if sys.stdin.isatty():
+            click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
+        try:
+            with ctrl_c(state.stop):
+                await state.talk()
+        finally:
+            lines.close()
+            await agent.aclose()
+
+    run_agent_host(work)

@@ -1,0 +1,210 @@
+"""``hermes run "PROMPT"``: one turn of a conversation with the configured model, printed as it
+streams (see :mod:`hermes_core._cli.agent_events`), then exit.
+
+The host is built as for every command (``--config``, ``HERMES_HOME``); the model is the
+``model`` section's (``model.provider`` names the provider plugin). With a terminal on stdin,
+approvals and ``clarify`` questions are asked there (:mod:`hermes_core._cli.terminal_lines`);
+without one, ``approvals.non_interactive`` answers and nobody answers questions. Ctrl-C stops
+the turn (the end says ``interrupted``); a second Ctrl-C exits at once.
+
+Exit status: 0 an answer, 1 a model error, 2 a configuration problem, 3 a limit (turns, tokens,
+time), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+from hermes_core._cli.agent_events import EventPrinter, exit_status
+
+if TYPE_CHECKING:
+    from hermes_core._cli.terminal_lines import LineForms, TerminalLines
+    from hermes_core._host import Host
+    from hermes_core._session import Session
+    from hermes_core.agent._events import Finished
+    from hermes_core.agent._loop import Agent
+
+INTERRUPTED_STATUS = 130
+STOPPING = "hermes: stopping the turn (Ctrl-C again exits at once)"
+"""What the first Ctrl-C says on stderr."""
+T = TypeVar("T")
+
+
+def build_agent(host: Host) -> Agent:
+    """The agent of the host's ``model`` section; a ``ConfigError`` (exit 2) naming the key to
+    set when no model is, and the provider's ``RegistrationError`` (listing the valid names)
+    when ``model.provider`` names none."""
+    from hermes_core._errors import ConfigError
+    from hermes_core.agent._loop import Agent
+
+    if not host.config.model.model:
+        raise ConfigError(
+            "no model is set: set model.model (and model.provider, default openai), e.g. "
+            "`hermes config set model.model gpt-4.1-mini`",
+            path=host.config_path,
+            key="model.model",
+        )
+    return Agent.from_host(host)
+
+
+def session_fields(host: Host, lines: TerminalLines | None) -> dict[str, Any]:
+    """Who answers the session's approvals and questions: the terminal ``lines`` reads, else
+    the ``approvals.non_interactive`` answer and nobody."""
+    from hermes_core._approvals.prompt import NonInteractivePrompt
+    from hermes_core._cli.terminal_lines import LinePrompt
+
+    if lines is None:
+        answer = host.config.approvals.non_interactive
+        return {"interactive": False, "prompt": NonInteractivePrompt(answer)}
+    return {"interactive": True, "prompt": LinePrompt(lines, sys.stderr)}
+
+
+def attach_terminal_questions(session: Session, lines: TerminalLines | None) -> None:
+    """``clarify`` asks on the terminal ``lines`` reads (none: nobody can answer)."""
+    from hermes_core._approvals.questions import NobodyToAsk, attach_questions
+    from hermes_core._cli.terminal_lines import LineQuestions
+
+    if lines is None:
+        why = "nobody can answer questions here (stdin is not a terminal)"
+        attach_questions(session, NobodyToAsk(why))
+    else:
+        attach_questions(session, LineQuestions(lines, sys.stderr))
+
+
+def terminal_lines(forms: LineForms | None) -> TerminalLines | None:
+    """The reader of stdin when it is a terminal, started, and given to ``forms`` (a line
+    typed outside a prompt is dropped: nothing else reads it); else ``None``."""
+    from hermes_core._cli.terminal_lines import TerminalLines
+
+    if not sys.stdin.isatty():
+        return None
+    lines = TerminalLines(sys.stdin.fileno(), lambda line: True)
+    lines.start()
+    if forms is not None:
+        forms.lines = lines
+    return lines
+
+
+def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
+    """Start the host as every command does, every MCP server waited for (the model's first
+    request lists all their tools), and run ``work``. With a terminal on stdin, an MCP
+    server's forms are asked there (``work`` gets the answerer to give the terminal's reader
+    to); Ctrl-C before the work has begun exits with status 130."""
+    from hermes_core._cli.terminal_lines import LineForms
+    from hermes_core._cli.tools_cmd import run_with_host
+    from hermes_core._mcp.elicitation import answering_forms
+
+    forms = LineForms(sys.stderr) if sys.stdin.isatty() else None
+
+    async def started(host: Host) -> T:
+        return await work(host, forms)
+
+    try:
+        with answering_forms(forms):
+            return run_with_host(started)
+    except KeyboardInterrupt:  # Ctrl-C while the host was starting
+        interrupted_exit()
+
+
+def interrupted_exit(*, at_once: bool = False) -> NoReturn:
+    """Say ``interrupted`` and exit with status 130; ``at_once``: without unwinding (a second
+    Ctrl-C must not wait for what is still running)."""
+    sys.stderr.write("\nhermes: interrupted\n")
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    if at_once:
+        os._exit(INTERRUPTED_STATUS)
+    sys.exit(INTERRUPTED_STATUS)
+
+
+@contextmanager
+def ctrl_c(stop: Callable[[], bool]) -> Iterator[None]:
+    """In the block, Ctrl-C (SIGINT) calls ``stop`` and says :data:`STOPPING`; when ``stop``
+    returns ``False`` (nothing left to stop: a second Ctrl-C, or nothing running) the process
+    exits at once, status 130."""
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        if not stop():
+            interrupted_exit(at_once=True)
+        with suppress(OSError, ValueError):
+            sys.stderr.write(f"\n{STOPPING}\n")
+            sys.stderr.flush()
+
+    loop.add_signal_handler(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+@click.command("run")
+@click.argument("prompt")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON event per line on stdout.")
+def run(prompt: str, as_json: bool) -> None:
+    """Send PROMPT to the configured model (model.provider, model.model) and print its answer.
+
+    Tool calls run through the host as every call does (hooks, approvals, the activity log);
+    each is shown on stderr with the real tool's name. With a terminal on stdin, approvals and
+    the model's questions (clarify) are asked there; without one, approvals.non_interactive
+    applies. Ctrl-C stops the turn; a second Ctrl-C exits at once. Exit status: 0 an answer,
+    1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted.
+    """
+    printer = EventPrinter(as_json=as_json)
+
+    async def work(host: Host, forms: LineForms | None) -> int:
+        from hermes_core.agent._events import Finished
+
+        agent = build_agent(host)
+        lines = terminal_lines(forms)
+        finished: Finished | None = None
+        stopping = False
+        try:
+            async with host.session(**session_fields(host, lines)) as session:
+                attach_terminal_questions(session, lines)
+                conversation = agent.conversation(session)
+
+                def stop() -> bool:
+                    nonlocal stopping
+                    if stopping:
+                        return False
+                    stopping = True
+                    conversation.cancel()
+                    if lines is not None:
+                        lines.stop_prompts()
+                    return True
+
+                try:
+                    with ctrl_c(stop):
+                        message: str | None = prompt
+                        while message is not None and not stopping:
+                            async for event in conversation.send(message):
+                                printer.show(event)
+                                if isinstance(event, Finished):
+                                    finished = event
+                            # Background delegations answer as the next message: the run
+                            # ends when none is pending (send_until_settled's rule, and a
+                            # Ctrl-C while waiting starts no further turn).
+                            message = await conversation.delegations.next_message()
+                finally:
+                    await conversation.aclose()
+        finally:
+            if lines is not None:
+                lines.close()
+            await agent.aclose()
+        if stopping:
+            if finished is None or finished.stop != "interrupted":  # stopped between turns
+                printer.note("hermes: stop: interrupted: stopped by the user")
+            return INTERRUPTED_STATUS
+        return exit_status(finished)
+
+    sys.exit(run_agent_host(work))

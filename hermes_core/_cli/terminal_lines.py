@@ -1,0 +1,202 @@
+"""The one reader of a terminal for ``hermes chat`` and ``hermes run``: every line typed goes
+to whoever is waiting for one, so nothing fights over stdin.
+
+- While an approval prompt, a ``clarify`` question or an MCP server's form is open, a line is
+  its answer: each prompt reads from a pipe of its own that this reader feeds
+  (:meth:`TerminalLines.answering`), and the existing terminal prompts
+  (:class:`~hermes_core._approvals.prompt.TerminalPrompt`,
+  :class:`~hermes_core._approvals.questions.TerminalQuestions`,
+  :class:`~hermes_core._mcp.terminal_form.TerminalForms`) read that pipe as they would read a
+  terminal. Stopping the turn closes the pipe: the prompt ends as at end of input (a
+  denial, no answer), so no thread is left reading.
+- Otherwise, while a turn runs, a line goes to ``on_busy``; when idle, to :meth:`next_line`
+  (the next message).
+- ``/stop`` goes to ``on_stop`` first, whoever waits (``hermes chat``: it stops the running
+  turn, and so ends an open prompt as a denial).
+
+The terminal stays in its ordinary line mode: the person edits a line as usual and it arrives
+when they press Enter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from hermes_core._approvals.prompt import Answer, ApprovalRequest
+    from hermes_core._approvals.questions import Question, Reply
+
+
+STOP = "/stop"
+"""The line that stops the running turn (``hermes chat``), even at an open prompt."""
+
+
+class TerminalLines:
+    """Reads lines from ``fd`` in the running event loop and hands each to the open prompt,
+    the waiting :meth:`next_line`, or ``on_busy`` (which returns whether it took the line; a
+    line nobody took waits for the next :meth:`next_line`)."""
+
+    def __init__(self, fd: int, on_busy: Callable[[str], bool] | None = None) -> None:
+        self._fd = fd
+        self.on_busy = on_busy
+        self.on_stop: Callable[[], bool] | None = None
+        """Called for a ``/stop`` line before anyone else sees it (an open prompt included);
+        returns whether it stopped something (else the line goes on as any other)."""
+        self._buffer = bytearray()
+        self._pipes: list[int] = []  # write ends of the open prompts' pipes, oldest first
+        self._waiter: asyncio.Future[str | None] | None = None
+        self._lines: list[str] = []
+        self.ended = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> None:
+        """Start reading (in the running loop)."""
+        self._loop = asyncio.get_running_loop()
+        try:
+            self._loop.add_reader(self._fd, self._readable)
+        except PermissionError:  # a regular file (``< messages.txt``): it never blocks
+            self._loop.call_soon(self._read_file)
+
+    def _read_file(self) -> None:
+        while not self.ended:
+            self._readable(file=True)
+
+    def close(self) -> None:
+        """Stop reading; open prompts end as at end of input."""
+        if self._loop is not None and not self.ended:
+            self._loop.remove_reader(self._fd)
+            self.ended = True
+        self.stop_prompts()
+
+    def _readable(self, *, file: bool = False) -> None:
+        try:
+            data = os.read(self._fd, 4096)
+        except OSError:
+            data = b""
+        if not data:
+            self.ended = True
+            if self._loop is not None and not file:
+                self._loop.remove_reader(self._fd)
+            if self._buffer:
+                self._line(self._buffer.decode("utf-8", "replace"))
+                self._buffer.clear()
+            self.stop_prompts()
+            self._wake(None)
+            return
+        self._buffer.extend(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+        while b"\n" in self._buffer:
+            line, _, rest = bytes(self._buffer).partition(b"\n")
+            self._buffer[:] = rest
+            self._line(line.decode("utf-8", "replace"))
+
+    def _line(self, line: str) -> None:
+        if line.strip() == STOP and self.on_stop is not None and self.on_stop():
+            return
+        if self._pipes:
+            with contextlib.suppress(OSError):
+                os.write(self._pipes[0], line.encode("utf-8") + b"\n")
+        elif self._waiter is not None and not self._waiter.done():
+            self._wake(line)
+        elif self.on_busy is None or not self.on_busy(line):
+            self._lines.append(line)
+
+    def _wake(self, line: str | None) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(line)
+
+    async def next_line(self) -> str | None:
+        """The next line typed outside a prompt, or ``None`` at end of input."""
+        if self._lines:
+            return self._lines.pop(0)
+        if self.ended:
+            return None
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            return await self._waiter
+        finally:
+            self._waiter = None
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[int]:
+        """A descriptor the lines typed in the block are written to (a prompt reads it); at
+        end of input, or when :meth:`stop_prompts` is called, it reads as ended."""
+        read_end, write_end = os.pipe()
+        if self.ended:
+            os.close(write_end)
+        else:
+            self._pipes.append(write_end)
+        try:
+            yield read_end
+        finally:
+            self._close_pipe(write_end)
+            os.close(read_end)
+
+    def _close_pipe(self, write_end: int) -> None:
+        if write_end in self._pipes:
+            self._pipes.remove(write_end)
+            os.close(write_end)
+
+    def stop_prompts(self) -> None:
+        """End every open prompt as at end of input (the user stopped the turn)."""
+        for write_end in list(self._pipes):
+            self._close_pipe(write_end)
+
+
+class LinePrompt:
+    """An approval prompt on the terminal, reading its answer from :class:`TerminalLines`."""
+
+    interactive = True
+
+    def __init__(self, lines: TerminalLines, output: IO[str]) -> None:
+        self._lines = lines
+        self._output = output
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        """The terminal prompt's answer (end of input or a stopped turn: deny)."""
+        from hermes_core._approvals.prompt import TerminalPrompt
+
+        with self._lines.answering() as fd:
+            return await TerminalPrompt(fd, self._output).ask(request, timeout)
+
+
+class LineQuestions:
+    """``clarify``'s questions on the terminal, reading the answer from :class:`TerminalLines`."""
+
+    def __init__(self, lines: TerminalLines, output: IO[str]) -> None:
+        self._lines = lines
+        self._output = output
+
+    async def ask(self, question: Question, timeout: float) -> Reply:
+        """The person's answer, or why there is none."""
+        from hermes_core._approvals.questions import TerminalQuestions
+
+        with self._lines.answering() as fd:
+            return await TerminalQuestions(fd, self._output).ask(question, timeout)
+
+
+class LineForms:
+    """An MCP server's form (elicitation during a call) asked on the terminal, field by field
+    (:class:`~hermes_core._mcp.terminal_form.TerminalForms`), reading from ``lines`` once it is
+    set: the form answerer is bound before the host connects its servers (so they are told a
+    person can answer), the reader starts with the conversation."""
+
+    def __init__(self, output: IO[str]) -> None:
+        self._output = output
+        self.lines: TerminalLines | None = None
+
+    async def answer(
+        self, server: str, form: mcp_types.ElicitRequestFormParams
+    ) -> mcp_types.ElicitResult | None:
+        """The person's reply, or ``None`` before the terminal is read."""
+        from hermes_core._mcp.terminal_form import TerminalForms
+
+        if self.lines is None:
+            return None
+        with self.lines.answering() as fd:
+            return await TerminalForms(fd, self._output).answer(server, form)

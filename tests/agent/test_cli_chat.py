@@ -1,0 +1,228 @@
+"""``hermes chat`` on a real pseudo-terminal (pexpect): the real command, a real host, a fake
+model answering from a script (``agent_home.py``: no model can run here).
+
+Checked: two messages in one conversation (the second request holds the first exchange),
+``/new`` starting afresh, ``/stop`` typed while the answer streams and Ctrl-C both stopping
+the turn and leaving the chat usable, an approval asked on the terminal, end of input."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agent.agent_home import AgentHome, turn
+from agent.test_cli_run import spawn
+from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+PROMPT = "you> "
+LONG = "word " * 400
+
+
+@pytest.fixture
+def home(hermes_cli: HermesCli) -> AgentHome:
+    return AgentHome(hermes_cli)
+
+
+def ended(child: pexpect.spawn) -> int:
+    child.expect(pexpect.EOF)
+    child.close()
+    return int(child.exitstatus if child.exitstatus is not None else -1)
+
+
+def test_two_messages_are_answered_in_one_conversation(home: AgentHome) -> None:
+    home.setup({"text": "Hello, Ada."}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("I am Ada")
+    child.expect_exact("Hello, Ada.")
+    child.expect_exact(PROMPT)
+    child.sendline("what did I say?")
+    child.expect_exact("heard: what did I say?")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    first, second = home.requests()
+    assert [m["content"] for m in first["messages"]] == ["I am Ada"]
+    assert [(m["role"], m["content"]) for m in second["messages"]] == [
+        ("user", "I am Ada"),
+        ("assistant", "Hello, Ada."),
+        ("user", "what did I say?"),
+    ]
+
+
+def test_new_starts_a_conversation_without_the_old_messages(home: AgentHome) -> None:
+    home.setup({"text": "One."}, {"text": "Two."})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("first")
+    child.expect_exact("One.")
+    child.expect_exact(PROMPT)
+    child.sendline("/new")
+    child.expect_exact("a new conversation")
+    child.expect_exact(PROMPT)
+    child.sendline("second")
+    child.expect_exact("Two.")
+    child.expect_exact(PROMPT)
+    child.sendeof()
+    assert ended(child) == 0
+    assert [m["content"] for m in home.requests()[1]["messages"]] == ["second"]
+
+
+def test_stop_typed_while_the_answer_streams_stops_the_turn(home: AgentHome) -> None:
+    home.setup({"text": LONG}, {"echo": True}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("talk")
+    child.expect_exact("word word ")
+    child.sendline("/stop")
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact(PROMPT)
+    child.sendline("still there?")
+    child.expect_exact("heard: still there?")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    # The cut answer is in the conversation, as far as it had streamed.
+    cut = home.requests()[1]["messages"][1]
+    assert cut["role"] == "assistant"
+    assert 0 < len(cut["content"]) < len(LONG)
+
+
+def test_ctrl_c_stops_the_turn_and_the_chat_goes_on(home: AgentHome) -> None:
+    home.setup({"text": LONG}, {"text": "Back."}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("talk")
+    child.expect_exact("word word ")
+    child.kill(signal.SIGINT)
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact(PROMPT)
+    child.sendline("again")
+    child.expect_exact("Back.")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+
+
+def test_an_approval_is_asked_on_the_terminal_and_a_denial_reaches_the_model(
+    home: AgentHome,
+) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(turn("", ("write_file", {"path": str(target), "content": "x"})), {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("write it")
+    child.expect_exact("needs approval")
+    child.expect(r"\[d\]eny")
+    child.sendline("d")
+    child.expect_exact("<- DENIED")
+    child.expect_exact("heard: ")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert not target.exists()
+
+
+def test_clarify_is_answered_on_the_chat_terminal(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("clarify", {"question": "Which city?", "choices": ["Lyon", "Paris"]})),
+        {"echo": True},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("weather")
+    child.expect_exact("the agent asks: Which city?")
+    child.expect_exact("a number or your own words: ")
+    child.sendline("Lyon, the old town")
+    child.expect_exact("heard: Lyon, the old town")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+
+
+def test_piped_messages_are_answered_one_after_the_other(home: AgentHome) -> None:
+    home.setup({"text": "One."}, {"echo": True})
+    done = home.cli.run("chat", input="first\nsecond\n")
+    assert "One." in done.stdout
+    assert "heard: second" in done.stdout
+    assert [m["content"] for m in home.requests()[1]["messages"]] == ["first", "One.", "second"]
+
+
+def test_messages_from_a_file_are_answered_and_the_end_of_the_file_quits(
+    home: AgentHome, tmp_path: Path
+) -> None:
+    home.setup({"text": "One."}, {"echo": True})
+    messages = tmp_path / "messages.txt"
+    messages.write_text("first\nsecond", encoding="utf-8")  # no newline at the end
+    with messages.open("rb") as stdin:
+        done = subprocess.run(
+            home.cli.command("chat"),
+            cwd=home.cli.work,
+            env=home.cli.variables(),
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "heard: second" in done.stdout
+
+
+def test_stop_typed_at_an_approval_prompt_denies_and_stops_the_turn(home: AgentHome) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"text": "Next."},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("write it")
+    child.expect(r"\[d\]eny: ")
+    child.sendline("/stop")
+    child.expect_exact("<- DENIED")
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact(PROMPT)
+    child.sendline("next")
+    child.expect_exact("Next.")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert not target.exists()
+
+
+def test_chat_without_a_model_is_a_configuration_error(home: AgentHome) -> None:
+    home.cli.config.write_text("{}", encoding="utf-8")
+    done = home.cli.run("chat", input="hi\n", ok=False)
+    assert done.returncode == 2
+    assert "model.model: no model is set" in done.stderr
+
+
+def test_a_delegations_results_arriving_while_idle_are_sent_to_the_model(
+    home: AgentHome,
+) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "echo": True},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it.")
+    child.expect_exact("a delegation's results arrived")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0

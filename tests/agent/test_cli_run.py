@@ -1,0 +1,491 @@
+"""``hermes run`` end to end: the real command in a subprocess, a real host with its bundled
+plugins and a real MCP server (``tests/mcp/servers/toolbox.py``), and a fake model (a directory
+plugin answering from a script: no model can run here, see ``agent_home.py``); the flow runs
+once more through the bundled ``openai`` and ``anthropic`` providers against the test kit's
+``FakeModelServer`` (a scripted HTTP server: the real wire formats and SDKs).
+
+Checked: the tool-search flow (search, describe, call an MCP tool) whose events and activity log
+name the real tool; ``--json`` lines that all parse; the plain output's streams; approvals
+refused without a terminal and asked on one; Ctrl-C mid-stream; each exit status."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+from typing import Any
+
+import pexpect
+import pytest
+
+from agent.agent_home import AgentHome, asking_server, toolbox_server, turn
+from hermes_core._cli.agent_events import EventPrinter, call_lines, exit_status
+from hermes_core.agent import Finished, ModelToolCall, TextDelta, ToolFinished, ToolStarted, Usage
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+ECHO = "mcp__toolbox__echo"
+
+
+@pytest.fixture
+def home(hermes_cli: HermesCli) -> AgentHome:
+    return AgentHome(hermes_cli)
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    """Every line of stdout as JSON (a line that does not parse fails the test)."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def spawn(home: AgentHome, *args: str) -> pexpect.spawn:
+    """``hermes *args`` on a pseudo-terminal (a person at a terminal)."""
+    command = home.cli.command(*args)
+    return pexpect.spawn(
+        command[0],
+        command[1:],
+        env=home.cli.variables(),
+        cwd=str(home.cli.work),
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_hooks_and_activity_name_it(
+    home: AgentHome,
+) -> None:
+    seen = home.cli.root / "hook-events.jsonl"
+    hook = {"command": f"cat >> {seen}; echo >> {seen}", "match": "mcp__*"}
+    home.setup(
+        turn("", ("tool_search", {"queries": ["echo text back"]})),
+        turn("", ("tool_describe", {"names": [ECHO]})),
+        turn("", ("tool_call", {"calls": [{"name": ECHO, "arguments": {"text": "bonjour"}}]})),
+        {"echo": True},
+        mcp_servers={"toolbox": toolbox_server()},
+        tools={"tool_search": {"enabled": "on"}},
+        hooks={"pre_tool_call": [hook]},
+    )
+    done = home.cli.run("run", "--json", "Say bonjour with the echo tool")
+    events = json_lines(done.stdout)
+    calls = [event for event in events if event["type"] == "tool_call"]
+    assert [event["tools"] for event in calls] == [["tool_search"], ["tool_describe"], [ECHO]]
+    results = [event for event in events if event["type"] == "tool_result"]
+    assert [event["is_error"] for event in results] == [False, False, False]
+    assert ECHO in results[0]["text"]  # the search found it
+    assert "bonjour" in results[2]["text"]
+    final = events[-1]
+    assert final["type"] == "final"
+    assert final["stop"] == "answer"
+    assert final["text"].startswith("heard: ")
+    assert "bonjour" in final["text"]
+    # The model's first request had the bridge, not the deferred MCP tool.
+    first_tools = home.requests()[0]["tools"]
+    assert "tool_search" in first_tools
+    assert ECHO not in first_tools
+    assert ECHO in [record.get("name") for record in home.activity()]
+    (event,) = json_lines(seen.read_text(encoding="utf-8").strip())
+    assert (event["tool_name"], event["arguments"]) == (ECHO, {"text": "bonjour"})
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_flow_runs_over_each_wire_against_the_fake_model_server(
+    hermes_cli: HermesCli, wire: str
+) -> None:
+    """The same flow with the bundled providers and the test kit's scripted HTTP server."""
+    calls = {"calls": [{"name": ECHO, "arguments": {"text": "bonjour"}}]}
+    turns = [
+        FakeTurn(tool_calls=[FakeToolCall("tool_search", {"queries": ["echo text back"]})]),
+        FakeTurn(tool_calls=[FakeToolCall("tool_describe", {"names": [ECHO]})]),
+        FakeTurn(tool_calls=[FakeToolCall("tool_call", calls)]),
+        FakeTurn(text="It said bonjour."),
+    ]
+    with FakeModelServer(turns) as server:
+        base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+        config = {
+            "model": {"provider": wire, "model": "fake-model", "base_url": base_url},
+            "mcp_servers": {"toolbox": toolbox_server()},
+            "tools": {"tool_search": {"enabled": "on"}},
+        }
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        key = "OPENAI_API_KEY" if wire == "openai" else "ANTHROPIC_API_KEY"
+        env = hermes_cli.variables(**{key: "sk-fake-key-for-tests"})
+        done = hermes_cli.run("run", "--json", "Say bonjour with the echo tool", env=env)
+        requests = server.requests
+    events = json_lines(done.stdout)
+    calls_seen = [event["tools"] for event in events if event["type"] == "tool_call"]
+    assert calls_seen == [["tool_search"], ["tool_describe"], [ECHO]]
+    assert (events[-1]["type"], events[-1]["text"]) == ("final", "It said bonjour.")
+    assert len(requests) == 4
+    assert "bonjour" in json.dumps(requests[3].messages)  # the MCP tool's result went back
+    assert "sk-fake-key-for-tests" not in done.stdout + done.stderr
+
+
+def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
+    home: AgentHome,
+) -> None:
+    (home.cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+    home.setup(turn("Reading. ", ("read_file", {"path": "notes.txt"})), {"text": "It says hello."})
+    done = home.cli.run("run", "What do my notes say?")
+    assert done.stdout == "Reading. It says hello.\n"
+    assert '-> read_file {"path": "notes.txt"}\n<- ok\n' in done.stderr
+    assert "hermes: stop: answer (2 model requests" in done.stderr
+
+
+def test_a_destructive_call_is_refused_without_a_terminal_and_the_model_is_told(
+    home: AgentHome,
+) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"echo": True},
+    )
+    done = home.cli.run("run", "--json", "write it")
+    results = [event for event in json_lines(done.stdout) if event["type"] == "tool_result"]
+    assert [(event["tools"], event["error_code"]) for event in results] == [
+        (["write_file"], "DENIED")
+    ]
+    told = home.requests()[1]["messages"][-1]
+    assert told["role"] == "tool"
+    assert told["is_error"] is True
+    assert not target.exists()
+
+
+def test_a_destructive_call_is_asked_about_on_a_terminal(home: AgentHome) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"text": "Written."},
+    )
+    child = spawn(home, "run", "write it")
+    child.expect("needs approval")
+    child.expect(r"\[o\]nce")
+    child.sendline("o")
+    child.expect("Written.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert target.read_text(encoding="utf-8") == "x"
+
+
+def test_ctrl_c_at_an_approval_prompt_denies_and_ends_the_turn_interrupted(
+    home: AgentHome,
+) -> None:
+    target = home.cli.work / "out.txt"
+    home.setup(
+        turn("", ("write_file", {"path": str(target), "content": "x"})),
+        {"text": "never asked for"},
+    )
+    child = spawn(home, "run", "write it")
+    child.expect(r"\[d\]eny: ")
+    child.kill(signal.SIGINT)
+    child.expect_exact("<- DENIED")
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert not target.exists()
+    assert len(home.requests()) == 1
+
+
+def test_ctrl_c_mid_stream_ends_the_turn_interrupted_with_status_130(home: AgentHome) -> None:
+    home.setup({"text": "word " * 200}, chunk=5, delay=0.05)
+    process = subprocess.Popen(
+        home.cli.command("run", "--json", "talk"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        assert first == {"type": "text", "text": "word "}
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, errors
+    final = json_lines(rest)[-1]
+    assert final["type"] == "final"
+    assert final["stop"] == "interrupted"
+    assert len(final["text"]) < len("word " * 200)
+
+
+def test_a_second_ctrl_c_exits_at_once_while_a_tool_still_runs(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("mcp__toolbox__sleep", {"seconds": 600})),
+        {"text": "never reached"},
+        mcp_servers={"toolbox": toolbox_server()},
+        tools={"tool_search": {"enabled": "off"}},
+        approvals={"policy": "off"},
+    )
+    process = subprocess.Popen(
+        home.cli.command("run", "--json", "sleep"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        started = json.loads(process.stdout.readline())
+        while started["type"] != "tool_call":
+            started = json.loads(process.stdout.readline())
+        assert started["tools"] == ["mcp__toolbox__sleep"]
+        process.send_signal(signal.SIGINT)  # the turn is to stop, but the call still runs
+        assert process.stderr is not None
+        said = process.stderr.readline()
+        while not said.strip():
+            said = process.stderr.readline()
+        assert said == "hermes: stopping the turn (Ctrl-C again exits at once)\n"
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)  # a guard: the sleep is 600 s
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert errors.endswith("hermes: interrupted\n")
+    assert "final" not in rest
+
+
+def test_a_background_delegation_is_waited_for_and_its_results_answered(
+    home: AgentHome,
+) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "echo": True},
+    )
+    done = home.cli.run("run", "--json", "please delegate the counting")
+    events = json_lines(done.stdout)
+    kinds = [event["type"] for event in events]
+    assert "child_started" in kinds
+    assert "child_finished" in kinds
+    finals = [event for event in events if event["type"] == "final"]
+    assert [final["stop"] for final in finals] == ["answer", "answer"]
+    assert finals[0]["text"] == "Started it."
+    assert "There are 3 words." in finals[1]["text"]  # the results, sent as the next message
+    assert finals[1]["text"].startswith("heard: [delegation d1 finished]")
+
+
+def test_ctrl_c_while_waiting_for_a_delegation_stops_it_and_exits_130(home: AgentHome) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started."},
+        {"for": "Count the words", "text": "word " * 400},
+        {"for": "please delegate", "text": "never asked for"},
+        chunk=5,
+        delay=0.05,
+    )
+    process = subprocess.Popen(
+        home.cli.command("run", "--json", "please delegate the counting"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        event = json.loads(process.stdout.readline())
+        while event["type"] != "final":
+            event = json.loads(process.stdout.readline())
+        assert event["text"] == "Started."
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, errors
+    assert errors.endswith("hermes: stop: interrupted: stopped by the user\n")
+    assert "final" not in rest  # no further turn
+    assert not any("never asked for" in line for line in rest.splitlines())
+
+
+def test_plain_output_shows_subagents_starting_and_ending(home: AgentHome) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )
+    done = home.cli.run("run", "please delegate the counting")
+    assert "=> d1.1 started: Count the words in notes.txt and report the count\n" in done.stderr
+    assert "<= d1.1 completed\n" in done.stderr
+    assert done.stdout.endswith("Three words.\n")
+
+
+def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
+    home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode == 1
+    assert "hermes: error: fake model: 400 the model 'fake-1' rejected the request" in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_limit_exits_3_naming_it(home: AgentHome) -> None:
+    home.setup(turn("thinking", ("read_file", {"path": "x"})), agent={"max_turns": 1})
+    done = home.cli.run("run", "--json", "hello", ok=False)
+    assert done.returncode == 3
+    final = json_lines(done.stdout)[-1]
+    assert (final["stop"], final["text"]) == ("max_turns", "thinking")
+
+
+def test_no_model_set_is_a_configuration_error_naming_the_key(home: AgentHome) -> None:
+    home.cli.config.write_text("{}", encoding="utf-8")
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("hermes: error: ")
+    assert "model.model" in done.stderr
+    assert "hermes config set model.model" in done.stderr
+
+
+def test_an_unknown_provider_is_a_configuration_error_naming_the_key(home: AgentHome) -> None:
+    home.setup({"text": "hi"}, model={"provider": "opnai", "model": "m"})
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode == 2
+    assert "unknown model provider 'opnai' (model.provider)" in done.stderr
+    assert "fake" in done.stderr
+
+
+def test_clarify_asks_on_the_terminal_and_the_answer_reaches_the_model(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("clarify", {"question": "Which city?", "choices": ["Lyon", "Paris"]})),
+        {"echo": True},
+    )
+    child = spawn(home, "run", "weather please")
+    child.expect("the agent asks: Which city\\?")
+    child.expect("2. Paris")
+    child.sendline("2")
+    child.expect("heard: Paris")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_an_mcp_servers_form_during_a_call_is_asked_on_the_terminal(home: AgentHome) -> None:
+    home.setup(
+        turn("", ("mcp__asking__ask", {"question": "Who are you?"})),
+        {"echo": True},
+        mcp_servers={"asking": asking_server()},
+        tools={"tool_search": {"enabled": "off"}},
+    )
+    child = spawn(home, "run", "ask me")
+    child.expect_exact("The MCP server 'asking' asks")
+    child.expect_exact("[a]nswer, [d]ecline, [c]ancel: ")
+    child.sendline("a")
+    child.expect_exact("Your name")
+    child.sendline("Grace")
+    child.expect_exact("Favourite color")
+    child.sendline("blue")
+    child.expect_exact("Sure?")
+    child.sendline("y")
+    child.expect("heard: accept .*Grace")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_clarify_with_nobody_to_ask_tells_the_model_to_decide(home: AgentHome) -> None:
+    home.setup(turn("", ("clarify", {"question": "Which city?"})), {"echo": True})
+    done = home.cli.run("run", "weather please")
+    assert done.stdout == (
+        "heard: No answer: nobody can answer questions here (stdin is not a terminal). "
+        "Decide yourself and say what you assumed.\n"
+    )
+
+
+def test_help_lists_run_and_chat(home: AgentHome) -> None:
+    done = home.cli.run("--help")
+    assert "  run " in done.stdout
+    assert "  chat " in done.stdout
+
+
+def test_a_retryable_model_error_is_retried_and_says_so_on_stderr(home: AgentHome) -> None:
+    home.setup(
+        {"error": "fake model: 429 slow down", "status": 429, "retryable": True},
+        {"text": "Fine."},
+    )
+    done = home.cli.run("run", "hello")
+    assert done.stdout == "Fine.\n"
+    assert "hermes: the model request failed (fake model: 429 slow down); retrying in" in (
+        done.stderr
+    )
+    assert "(attempt 1 of 2)" in done.stderr
+
+
+# What the printer shows, in process -----------------------------------------------------------
+
+
+def test_a_tool_call_line_names_each_real_tool_it_carries_with_its_arguments() -> None:
+    carried = {
+        "calls": [
+            {"name": "weather_now", "arguments": {"city": "Lyon"}},
+            {"name": ECHO, "arguments": {"text": "x" * 300}},
+        ]
+    }
+    lines = call_lines(ModelToolCall("call_1", "tool_call", json.dumps(carried)))
+    assert lines[0] == '-> weather_now {"city": "Lyon"}'
+    assert lines[1].startswith(f'-> {ECHO} {{"text": "xxx')
+    assert lines[1].endswith("...")
+    assert len(lines[1]) < 230
+    direct = ModelToolCall("call_2", "read_file", '{"path": "a\\u001b[2Jb"}')
+    assert call_lines(direct) == ['-> read_file {"path": "a\\u001b[2Jb"}']
+    shown = call_lines(ModelToolCall("call_3", "read_file", '{"path": "\x1b[2J"}'))
+    assert "\x1b" not in shown[0]
+
+
+@pytest.mark.parametrize(
+    ("stop", "status"),
+    [
+        ("answer", 0),
+        ("error", 1),
+        ("max_turns", 3),
+        ("max_tokens", 3),
+        ("max_seconds", 3),
+        ("interrupted", 130),
+    ],
+)
+def test_each_way_a_turn_ends_has_its_exit_status(stop: Any, status: int) -> None:
+    assert exit_status(Finished("", stop, Usage(), 1)) == status
+
+
+def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(as_json=True, out=out, err=err)
+    call = ModelToolCall("call_1", "read_file", '{"path": "x"}')
+    for event in (
+        TextDelta("Hi"),
+        ToolStarted(call, ("read_file",)),
+        ToolFinished(call, ("read_file",), "nope", "TOOL_ERROR"),
+        Finished("Hi", "answer", Usage(3, 2), 1),
+    ):
+        printer.show(event)
+    assert [json.loads(line)["type"] for line in out.getvalue().splitlines()] == [
+        "text",
+        "tool_call",
+        "tool_result",
+        "final",
+    ]
+    assert err.getvalue() == ""
