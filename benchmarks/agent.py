@@ -42,6 +42,7 @@ from hermes_core.agent import (
     ToolFinished,
     ToolStarted,
     TranscriptStore,
+    send_until_settled,
 )
 from hermes_core.testing import FakeModelProvider, fake_turn, write_dir_plugin
 
@@ -241,13 +242,18 @@ async def run_task(host: Host, agent: Agent, task: Task) -> dict[str, Any]:
     tools: list[str] = []
     end: Finished | None = None
     async with host.session() as session:
-        async for event in agent.conversation(session).send(task.prompt):
-            if isinstance(event, ToolStarted):
-                tools.extend(event.tools)
-            elif isinstance(event, ToolFinished) and event.is_error:
-                tools.append(f"!{event.error_code}")
-            elif isinstance(event, Finished):
-                end = event
+        conversation = agent.conversation(session)
+        try:
+            # A delegation runs in the background: its results come back as the next message.
+            async for event in send_until_settled(conversation, task.prompt):
+                if isinstance(event, ToolStarted):
+                    tools.extend(event.tools)
+                elif isinstance(event, ToolFinished) and event.is_error:
+                    tools.append(f"!{event.error_code}")
+                elif isinstance(event, Finished):
+                    end = event
+        finally:
+            await conversation.aclose()
     assert end is not None
     return {
         "task": task.name,

@@ -1,0 +1,95 @@
+"""benchmarks/agent.py keeps working: its real-model tasks run against the fake model server
+(scripted as a model that does the tasks right would answer: a check of the plumbing, not of
+a model), and ``--scripted`` reports its figures. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, RecordedRequest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "agent.py"
+
+
+def _call(name: str, arguments: dict[str, object]) -> FakeTurn:
+    return FakeTurn(
+        tool_calls=[FakeToolCall("tool_call", {"calls": [{"name": name, "arguments": arguments}]})]
+    )
+
+
+def a_model_that_does_the_tasks(request: RecordedRequest) -> FakeTurn:
+    done = sum(message.get("role") == "tool" for message in request.messages)
+    first = request.first_user_text
+    if first.startswith("What is the weather in Lyon"):
+        steps = [
+            FakeTurn(tool_calls=[FakeToolCall("tool_search", {"queries": ["weather city"]})]),
+            _call("weather_now", {"city": "Lyon"}),
+            FakeTurn(text="Lyon: 21 C, clear"),
+        ]
+        return steps[min(done, 2)]
+    if first.startswith("Add 17.5"):
+        steps = [
+            _call("add_numbers", {"a": 17.5, "b": 24.5}),
+            _call("weather_now", {"city": "Oslo"}),
+            FakeTurn(text="The sum is 42; Oslo has -3 C and snow."),
+        ]
+        return steps[min(done, 2)]
+    if first.startswith("Delegate"):
+        if not done:
+            task = {
+                "goal": "Find the current weather in Lima and report it",
+                "context": "Use the weather tool found with tool_search; report the "
+                "temperature and the sky.",
+            }
+            return FakeTurn(tool_calls=[FakeToolCall("delegate_task", task)])
+        if "Lima: 18" in json.dumps(request.messages):
+            return FakeTurn(text="Lima has 18 C and an overcast sky.")
+        return FakeTurn(text="The subagent is on it.")
+    if not done:  # the subagent
+        return _call("weather_now", {"city": "Lima"})
+    return FakeTurn(text="Lima: 18 C, overcast")
+
+
+def test_the_real_model_tasks_run_against_a_server() -> None:
+    with FakeModelServer(responder=a_model_that_does_the_tasks) as server:
+        ran = subprocess.run(
+            [
+                sys.executable,
+                str(SCRIPT),
+                "--base-url",
+                server.openai_base_url,
+                "--model",
+                "scripted",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    results = json.loads(ran.stdout)
+    assert [(row["task"], row["success"]) for row in results] == [
+        ("search-describe-call", True),
+        ("two-calls", True),
+        ("delegation", True),
+    ]
+    assert "Traceback" not in ran.stderr
+
+
+def test_the_scripted_overhead_is_reported() -> None:
+    ran = subprocess.run(
+        [sys.executable, str(SCRIPT), "--scripted", "--calls", "3", "--rounds", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    figures = json.loads(ran.stdout)
+    assert set(figures) == {"turn_with_calls", "turn_without", "per_call", "dispatch", "overhead"}
+    assert figures["turn_with_calls"] > figures["turn_without"] > 0
