@@ -27,6 +27,7 @@ from hermes_core._config import Config
 from hermes_core._paths import Environment
 from hermes_core._redaction import REDACTED
 from hermes_core.testing import HermesCli, make_host
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -47,7 +48,7 @@ def shared_root() -> Iterator[Path]:
 
 def _cli(root: Path) -> HermesCli:
     """The real ``hermes`` with its home, cache and log directories not made yet."""
-    cli = HermesCli(root, home=root / "state" / "hermes-home", work=root / "project")
+    cli = InProcessCli(root, home=root / "state" / "hermes-home", work=root / "project")
     cli.home.rmdir()  # HermesCli creates the home; hermes must make it (and state/) itself
     cli.home.parent.rmdir()
     return cli
@@ -114,7 +115,7 @@ def _temporaries(home: Path) -> list[str]:
 def test_edits_killed_mid_write_leave_no_temporary_file_after_the_next_write(
     tmp_path: Path,
 ) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     config = cli.config
     config.write_text("approvals:\n  timeout: 1\n", encoding="utf-8")
     script = tmp_path / "writer.py"
@@ -153,7 +154,7 @@ _PAUSED_WRITER = textwrap.dedent(
 
 
 def test_a_live_writers_temporary_file_is_never_removed(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     cli.config.write_text("approvals:\n  timeout: 1\n", encoding="utf-8")
     script = tmp_path / "paused.py"
     script.write_text(_PAUSED_WRITER, encoding="utf-8")
@@ -393,7 +394,7 @@ def test_mcp_add_puts_a_servers_api_key_in_dotenv_and_a_reference_in_config(
     tmp_path: Path,
 ) -> None:
     key = "sk-" + "live" * 6
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     server = _checking_server(tmp_path, key)
 
     done = cli.run("mcp", "add", "keyed", "--", sys.executable, str(server), "--api-key", key)
@@ -414,7 +415,7 @@ def test_mcp_add_puts_a_servers_api_key_in_dotenv_and_a_reference_in_config(
 def test_mcp_add_moves_an_attached_api_key_and_keeps_a_reference_given_as_is(
     tmp_path: Path,
 ) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     cli.run("mcp", "add", "one", "--", "server", "--token=ghp_" + "t" * 36, "--port", "3000")
     cli.run("mcp", "add", "two", "--", "server", "--api-key", "${MY_OWN_KEY}")
 
@@ -426,7 +427,7 @@ def test_mcp_add_moves_an_attached_api_key_and_keeps_a_reference_given_as_is(
 
 
 def test_mcp_add_moves_a_credential_header_given_to_mcp_remote(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     url = "https://mcp.example/sse"
     cli.run(
         "mcp",
