@@ -20,6 +20,14 @@ from hermes_core._host import Host
 from hermes_core._paths import Environment
 from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli, forget_modules_under
+from hermes_core.testing._cli_in_process import InProcessCli
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 @pytest.fixture

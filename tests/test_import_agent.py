@@ -23,6 +23,7 @@ from hermes_core._mcp.claude_import import (
 )
 from hermes_core._paths import Environment
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -89,7 +90,7 @@ class Machine:
 def machine(tmp_path: Path) -> Machine:
     user_home = tmp_path / "home"
     found = Machine(
-        HermesCli(
+        InProcessCli(
             tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "project"
         )
     )
@@ -304,7 +305,7 @@ def test_a_project_server_with_a_relative_path_runs_in_its_project_from_anywhere
     )
     machine.run()
     assert machine.servers()["box"]["cwd"] == str(machine.project)
-    elsewhere = HermesCli(
+    elsewhere = InProcessCli(
         machine.root,
         home=machine.hermes_home,
         user_home=machine.home,
