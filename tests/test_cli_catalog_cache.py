@@ -56,14 +56,15 @@ def test_a_second_hermes_answers_from_the_catalog_cache_and_a_changed_catalog_is
 
 
 def test_eval_search_on_a_catalog_that_is_not_utf8_is_an_error_naming_the_file(
-    hermes_cli: HermesCli,
+    hermes_cli: InProcessCli,
 ) -> None:
     catalog = hermes_cli.work / "catalog.json"
     catalog.write_bytes(b"\xff\xfe[")
     queries = hermes_cli.work / "queries.jsonl"
     queries.write_text('{"query": "create issue", "relevant": ["a"]}\n', encoding="utf-8")
 
-    done = hermes_cli.run(
+    # The real command (the other tests run hermes in process): a clean exit status 2.
+    done = hermes_cli.subprocess_run(
         "eval", "search", "--catalog", str(catalog), "--queries", str(queries), ok=False
     )
 

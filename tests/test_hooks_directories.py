@@ -240,7 +240,7 @@ def test_in_strict_mode_a_broken_hook_directory_raises_naming_it(env: Environmen
 
 @pytest.mark.subprocess
 def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_them(
-    hermes_cli: HermesCli,
+    hermes_cli: InProcessCli,
 ) -> None:
     marker = hermes_cli.root / "imported"
     hooks_dir = hermes_cli.home / "hooks" / "guard"
@@ -253,7 +253,7 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
         "hooks:\n  pre_tool_call:\n    - command: ./check.sh\n      match: 'mcp__*'\n"
     )
 
-    rows = hermes_cli.json("hooks", "list", "--json")
+    rows = json.loads(hermes_cli.subprocess_run("hooks", "list", "--json").stdout)
     table = hermes_cli.run("hooks", "list").stdout
 
     assert not marker.exists()

@@ -212,7 +212,8 @@ def test_existing_server_is_kept_without_force_and_changed_with_it(machine: Mach
 
 
 def test_import_writes_servers_keeps_comments_and_reports(machine: Machine) -> None:
-    done = machine.run()
+    # The real command once (the other tests run it in process).
+    done = machine.cli.subprocess_run("import-agent", "claude-code", "--project")
     servers = machine.servers()
     assert set(servers) == {"mine", "shared", "only-user", "remote", "legacy", "desk"}
     assert servers["mine"] == {"command": "cat"}
