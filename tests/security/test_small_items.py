@@ -104,6 +104,8 @@ _WRITER = textwrap.dedent(
     while True:
         n += 1
         write_atomically(path, f"approvals:\\n  timeout: {n}\\n" + filler * 2500)
+        if n == 1:
+            print("writing", flush=True)  # started up: the next writes are under way
     """
 )
 
@@ -122,11 +124,20 @@ def test_edits_killed_mid_write_leave_no_temporary_file_after_the_next_write(
     script.write_text(_WRITER, encoding="utf-8")
     left_behind = 0
     for round_ in range(30):
-        writer = subprocess.Popen([sys.executable, str(script), str(config)])
-        time.sleep(0.3 + (round_ % 7) * 0.013)  # past the start-up, into some write
+        writer = subprocess.Popen(
+            [sys.executable, str(script), str(config)], stdout=subprocess.PIPE, text=True
+        )
+        assert writer.stdout is not None
+        # Its first write done, however long the start took on a loaded machine; then a
+        # little into one of the next writes.
+        assert writer.stdout.readline() == "writing\n"
+        time.sleep((round_ % 7) * 0.003)
         writer.send_signal(signal.SIGKILL)
         writer.wait()
+        writer.stdout.close()
         left_behind = max(left_behind, len(_temporaries(cli.home)))
+        if left_behind:
+            break
     assert left_behind > 0, "no kill landed mid-write: the test proves nothing"
 
     cli.run("config", "set", "approvals.timeout", "45")
