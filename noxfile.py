@@ -47,12 +47,11 @@ def tests(session: nox.Session) -> None:
             external=True,
         )
     # The whole suite on every core (pytest-xdist): most tests wait on child processes, and
-    # one worker leaves the other core idle; tests picked by hand run in one process. Each
-    # worker takes the next test when it is free (worksteal), so a few long tests do not end
-    # up queued behind each other on one worker. The tests marked slow (seconds each for one
-    # rule: a virtualenv built, mypy, the MCP Inspector, OAuth logins, hypothesis at full
-    # strength) run in ``tests_slow``, which ``.ci/run`` runs.
-    whole = [] if session.posargs else ["-n", "auto", "--dist", "worksteal", "-m", "not slow"]
+    # one worker leaves the other core idle; tests picked by hand run in one process. The
+    # tests marked slow (seconds each for one rule: a virtualenv built, mypy, the MCP
+    # Inspector, OAuth logins, hypothesis at full strength) run in ``tests_slow``, which
+    # ``.ci/run`` runs.
+    whole = [] if session.posargs else ["-n", "auto", "-m", "not slow"]
     session.run(
         "pytest",
         *whole,
@@ -86,8 +85,6 @@ def tests_slow(session: nox.Session) -> None:
         "pytest",
         "-n",
         "auto",
-        "--dist",
-        "worksteal",
         "-m",
         "slow",
         *session.posargs,
