@@ -1,5 +1,6 @@
 """Sessions: ``nox`` runs lint, typecheck and tests; ``nox -s tests`` runs the test suite only
-(then the hybrid search plugin's tests, in ``tests_hybrid``); ``nox -s conformance`` runs the MCP
+(then the hybrid search plugin's tests, in ``tests_hybrid``) but the tests marked slow, which
+``nox -s tests_slow`` runs (``.ci/run`` runs both); ``nox -s conformance`` runs the MCP
 conformance suite against hermes' MCP client and ``hermes serve`` (not a default session: it
 installs Node 22 and the suite with npm).
 
@@ -46,16 +47,49 @@ def tests(session: nox.Session) -> None:
             external=True,
         )
     # The whole suite on every core (pytest-xdist): most tests wait on child processes, and
-    # one worker leaves the other core idle; tests picked by hand run in one process.
-    parallel = [] if session.posargs else ["-n", "auto"]
+    # one worker leaves the other core idle; tests picked by hand run in one process. The
+    # tests marked slow (seconds each for one rule: a virtualenv built, mypy, the MCP
+    # Inspector, OAuth logins, hypothesis at full strength) run in ``tests_slow``, which
+    # ``.ci/run`` runs.
+    whole = [] if session.posargs else ["-n", "auto", "-m", "not slow"]
     session.run(
         "pytest",
-        *parallel,
+        *whole,
         *session.posargs,
         env={"HERMES_STRICT_PLUGINS": "1"},
     )
     if not session.posargs:  # the whole suite, not a file picked by hand: the plugin's too
         session.notify("tests_hybrid")
+
+
+@nox.session
+def tests_slow(session: nox.Session) -> None:
+    """The tests marked ``slow``, which ``nox -s tests`` leaves out (``.ci/run`` runs both):
+    the README's first Quickstart command in a fresh virtualenv, the example plugin under mypy
+    strict, the MCP Inspector over stdio, OAuth logins and real MCP servers started and ended,
+    the C kernel and the catalog cache under hypothesis, the largest search quality set."""
+    session.install("-e", ".[test]")
+    if shutil.which("npm"):
+        session.run(
+            "npm",
+            "install",
+            "--prefix",
+            ".cache/npm",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            *NPM_PACKAGES,
+            external=True,
+        )
+    session.run(
+        "pytest",
+        "-n",
+        "auto",
+        "-m",
+        "slow",
+        *session.posargs,
+        env={"HERMES_STRICT_PLUGINS": "1"},
+    )
 
 
 @nox.session

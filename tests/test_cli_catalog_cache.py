@@ -11,10 +11,18 @@ from pathlib import Path
 import pytest
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
 SAAS_CATALOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "saas_openapi_catalog"
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def test_a_second_hermes_answers_from_the_catalog_cache_and_a_changed_catalog_is_read_again(
@@ -48,14 +56,15 @@ def test_a_second_hermes_answers_from_the_catalog_cache_and_a_changed_catalog_is
 
 
 def test_eval_search_on_a_catalog_that_is_not_utf8_is_an_error_naming_the_file(
-    hermes_cli: HermesCli,
+    hermes_cli: InProcessCli,
 ) -> None:
     catalog = hermes_cli.work / "catalog.json"
     catalog.write_bytes(b"\xff\xfe[")
     queries = hermes_cli.work / "queries.jsonl"
     queries.write_text('{"query": "create issue", "relevant": ["a"]}\n', encoding="utf-8")
 
-    done = hermes_cli.run(
+    # The real command (the other tests run hermes in process): a clean exit status 2.
+    done = hermes_cli.subprocess_run(
         "eval", "search", "--catalog", str(catalog), "--queries", str(queries), ok=False
     )
 

@@ -10,6 +10,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -21,6 +22,13 @@ tools:
 plugins:
   enabled: []          # nothing yet
 """
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 @pytest.fixture

@@ -22,8 +22,18 @@ from pathlib import Path
 import pytest
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` in this process: the servers are real subprocesses, the command is not (the
+    terminal test and :func:`test_the_command_as_a_subprocess_answers_from_the_manifest` run
+    the real one)."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
 
 TIME_TOOL = "mcp__time__get_current_time"
 BROKEN_REASON = "the time server is broken on purpose"
@@ -86,6 +96,17 @@ def test_a_second_tools_search_starts_no_server_and_finds_its_tools(
     assert TIME_TOOL in found_names(hermes_cli)
     assert starts(hermes_cli, "time") == 1
     assert TIME_TOOL in found_names(hermes_cli)
+    assert starts(hermes_cli, "time") == 1
+
+
+def test_the_command_as_a_subprocess_answers_from_the_manifest(
+    hermes_cli: InProcessCli,
+) -> None:
+    configure(hermes_cli)
+    first = hermes_cli.subprocess_run("tools", "search", "current time", "--json")
+    again = hermes_cli.subprocess_run("tools", "search", "current time", "--json")
+    assert TIME_TOOL in first.stdout
+    assert TIME_TOOL in again.stdout
     assert starts(hermes_cli, "time") == 1
 
 

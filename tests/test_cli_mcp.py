@@ -1,5 +1,6 @@
-"""``hermes mcp``: run as a real subprocess against real servers, a temporary HERMES_HOME and a
-real config.yaml."""
+"""``hermes mcp``: run in the test's process (:class:`InProcessCli`) against real servers, a
+temporary HERMES_HOME and a real config.yaml; the subcommands also run once as the real
+subprocess (:func:`test_the_mcp_commands_as_subprocesses`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from hermes_core._host import Host
 from hermes_core._paths import Environment
 from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -38,8 +40,9 @@ mcp_servers:  # servers I use
 """
 
 
-class Cli(HermesCli):
-    """``hermes_cli`` given ``--config`` explicitly, with the two files ``hermes mcp`` edits."""
+class Cli(InProcessCli):
+    """``hermes`` in this process, given ``--config`` explicitly, with the two files
+    ``hermes mcp`` edits."""
 
     @property
     def dotenv(self) -> Path:
@@ -253,6 +256,24 @@ def test_managed_config_is_not_edited(cli: Cli) -> None:
 
 
 # list / test ------------------------------------------------------------------------------
+
+
+def test_the_mcp_commands_as_subprocesses(cli: Cli) -> None:
+    cli.config.write_text(COMMENTED, encoding="utf-8")
+    cli.subprocess_run("mcp", "add", "time", "--", sys.executable, *TIME_ARGS)
+    assert "# not a real server" in cli.config.read_text(encoding="utf-8")
+    out = cli.subprocess_run("mcp", "test", "time").stdout
+    assert "time: connected and listed 2 tools in " in out
+    listed = cli.subprocess_run("mcp", "list", "--json", ok=False)
+    assert listed.returncode == 1, "echoer is no server"
+    assert {row["name"]: row["status"] for row in json.loads(listed.stdout)} == {
+        "echoer": "unavailable",
+        "time": "connected",
+    }
+    cli.subprocess_run("mcp", "remove", "echoer")
+    assert list(cli.servers()) == ["time"]
+    catalog = json.loads(cli.subprocess_run("mcp", "catalog", "--json").stdout)
+    assert "time" in {entry["name"] for entry in catalog}
 
 
 def test_list_json_shows_transport_status_and_counts(cli: Cli) -> None:

@@ -13,8 +13,17 @@ from typing import Any
 import pytest
 
 from hermes_core.testing import HermesCli, write_distribution
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
 
 RAISING_FACTORY = """
 from hermes_core.plugin import SearchBackendSpec, hookimpl

@@ -19,6 +19,7 @@ from hermes_core.testing import (
     write_dir_plugin,
     write_distribution,
 )
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -29,6 +30,13 @@ from hermes_core._hookspecs import hookimpl
 def hermes_session_start(session):
     pass
 """
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 @dataclass
@@ -471,6 +479,7 @@ import click
 
 from hermes_core._hookspecs import hookimpl
 from hermes_core._specs import CliCommandSpec
+from hermes_core.testing._cli_in_process import InProcessCli
 
 
 @click.command()

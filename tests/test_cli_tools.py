@@ -14,6 +14,7 @@ import pexpect
 import pytest
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -21,6 +22,13 @@ EVERYTHING_JS = (
     Path(__file__).resolve().parents[1]
     / ".cache/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 )
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def everything_server() -> dict[str, Any]:

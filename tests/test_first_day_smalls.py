@@ -25,12 +25,13 @@ from hermes_core._hookspecs import hookimpl
 from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 from hermes_core.search._catalog import catalog_tools
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 from plugins_builtin.files import FileSettings, build_tools
 
 
 @pytest.fixture
 def cli(tmp_path: Path) -> HermesCli:
-    return HermesCli(tmp_path)
+    return InProcessCli(tmp_path)
 
 
 def write_config(cli: HermesCli, data: dict[str, Any]) -> None:
@@ -332,7 +333,7 @@ def test_hermes_refuses_the_overriding_catalog_naming_it(cli: HermesCli) -> None
 @pytest.fixture
 def claude_machine(tmp_path: Path) -> HermesCli:
     user_home = tmp_path / "home"
-    cli = HermesCli(tmp_path, home=user_home / ".hermes", user_home=user_home)
+    cli = InProcessCli(tmp_path, home=user_home / ".hermes", user_home=user_home)
     (user_home / ".claude").mkdir(parents=True)
     (user_home / ".claude" / "CLAUDE.md").write_text("Always answer in French.\n")
     (cli.work / "CLAUDE.md").write_text("Run the tests with nox.\n")

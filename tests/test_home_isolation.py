@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -63,7 +64,7 @@ def activity(log: Path) -> list[dict[str, object]]:
 
 
 def test_with_hermes_home_set_nothing_is_written_outside_it(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path / "one")
+    cli = InProcessCli(tmp_path / "one")
     cli.user_home.mkdir()
     cli.config.write_text(json.dumps({"mcp_servers": {"box": box_server("one")}}))
     env = user_variables(cli)
@@ -90,7 +91,7 @@ def test_with_hermes_home_set_nothing_is_written_outside_it(tmp_path: Path) -> N
 
 
 def test_hermes_cache_dir_and_hermes_log_dir_still_say_where(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     cli.user_home.mkdir()
     cli.config.write_text(json.dumps({"mcp_servers": {"box": box_server("one")}}))
     cache, logs = tmp_path / "elsewhere-cache", tmp_path / "elsewhere-logs"
@@ -114,7 +115,7 @@ def test_two_homes_with_a_server_of_the_same_name_keep_their_own_logs(
     user_home.mkdir()
     shared = tmp_path / "shared-logs"
     homes = {
-        label: HermesCli(tmp_path, home=tmp_path / f"home-{label}", user_home=user_home)
+        label: InProcessCli(tmp_path, home=tmp_path / f"home-{label}", user_home=user_home)
         for label in ("a", "b")
     }
     for label, cli in homes.items():
@@ -151,7 +152,7 @@ def test_two_homes_with_a_server_of_the_same_name_keep_their_own_logs(
 
 
 def test_without_hermes_home_everything_is_written_under_the_default_home(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     default_home = cli.user_home / ".hermes"
     default_home.mkdir(parents=True)
     (default_home / "config.yaml").write_text(

@@ -20,6 +20,14 @@ from hermes_core._host import Host
 from hermes_core._paths import Environment
 from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli, forget_modules_under
+from hermes_core.testing._cli_in_process import InProcessCli
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 @pytest.fixture
@@ -232,7 +240,7 @@ def test_in_strict_mode_a_broken_hook_directory_raises_naming_it(env: Environmen
 
 @pytest.mark.subprocess
 def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_them(
-    hermes_cli: HermesCli,
+    hermes_cli: InProcessCli,
 ) -> None:
     marker = hermes_cli.root / "imported"
     hooks_dir = hermes_cli.home / "hooks" / "guard"
@@ -245,7 +253,7 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
         "hooks:\n  pre_tool_call:\n    - command: ./check.sh\n      match: 'mcp__*'\n"
     )
 
-    rows = hermes_cli.json("hooks", "list", "--json")
+    rows = json.loads(hermes_cli.subprocess_run("hooks", "list", "--json").stdout)
     table = hermes_cli.run("hooks", "list").stdout
 
     assert not marker.exists()

@@ -23,6 +23,7 @@ from hermes_core._mcp.claude_import import (
 )
 from hermes_core._paths import Environment
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -89,7 +90,7 @@ class Machine:
 def machine(tmp_path: Path) -> Machine:
     user_home = tmp_path / "home"
     found = Machine(
-        HermesCli(
+        InProcessCli(
             tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "project"
         )
     )
@@ -211,7 +212,8 @@ def test_existing_server_is_kept_without_force_and_changed_with_it(machine: Mach
 
 
 def test_import_writes_servers_keeps_comments_and_reports(machine: Machine) -> None:
-    done = machine.run()
+    # The real command once (the other tests run it in process).
+    done = machine.cli.subprocess_run("import-agent", "claude-code", "--project")
     servers = machine.servers()
     assert set(servers) == {"mine", "shared", "only-user", "remote", "legacy", "desk"}
     assert servers["mine"] == {"command": "cat"}
@@ -304,7 +306,7 @@ def test_a_project_server_with_a_relative_path_runs_in_its_project_from_anywhere
     )
     machine.run()
     assert machine.servers()["box"]["cwd"] == str(machine.project)
-    elsewhere = HermesCli(
+    elsewhere = InProcessCli(
         machine.root,
         home=machine.hermes_home,
         user_home=machine.home,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -40,7 +41,7 @@ def tree(root: Path) -> dict[str, str]:
 @pytest.fixture
 def cli(tmp_path: Path) -> HermesCli:
     user_home = tmp_path / "home"
-    made = HermesCli(
+    made = InProcessCli(
         tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "project"
     )
     write_files(

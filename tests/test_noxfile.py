@@ -79,3 +79,16 @@ def test_nox_fails_rather_than_skips_a_session_whose_python_is_missing() -> None
         "noxfile.py must set nox.options.error_on_missing_interpreters = True: otherwise a "
         "session whose interpreter is missing is skipped and nox exits 0 as if it had passed"
     )
+
+
+def test_the_slow_tests_the_default_sessions_leave_out_still_run_in_ci() -> None:
+    source = NOXFILE.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    assert "tests_slow" in _sessions(tree)
+    assert '"-m", "not slow"' in source  # the default ``tests`` session
+    assert '"-m",\n        "slow",' in source  # ``tests_slow``
+    ci = (NOXFILE.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "python3 -m nox" in ci
+    assert "python3 -m nox -s tests_slow" in ci, (
+        ".ci/run must run `nox -s tests_slow`: the default sessions leave the slow tests out"
+    )

@@ -362,6 +362,10 @@ def test_every_hook_is_documented_with_the_parameters_of_its_hookspec(hook: str)
     assert _documented_parameters(hook) == declared
 
 
+# mypy of a whole package: tens of seconds on a loaded machine, over the 120 s default there.
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.timeout(600)
 def test_the_example_plugin_passes_mypy_strict_outside_the_repository(tmp_path: Path) -> None:
     if shutil.which("mypy") is None and not _has_module("mypy"):
         pytest.fail("mypy is not installed: pip install -e '.[test]' installs it")

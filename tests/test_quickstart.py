@@ -96,6 +96,7 @@ def copy_of_the_repository(destination: Path) -> Path:
     return destination
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.timeout(900)
 def test_first_quickstart_command_creates_a_venv_installs_and_finds_and_calls_the_time_server(

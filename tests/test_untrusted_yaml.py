@@ -22,6 +22,14 @@ from hermes_core._errors import ConfigError
 from hermes_core._plugins import ManifestError, load_manifest
 from hermes_core._yaml_limits import CONFIG_MAX_BYTES, MANIFEST_MAX_BYTES, MAX_DEPTH
 from hermes_core.testing import HermesCli, write_dir_plugin
+from hermes_core.testing._cli_in_process import InProcessCli
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def alias_bomb(key: str) -> str:

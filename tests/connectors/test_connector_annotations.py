@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 
 from hermes_core._paths import Environment
 from hermes_core.connectors._signin import save_token
-from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 NOTES = {
     "slug": "notes",
@@ -120,7 +120,7 @@ async def test_the_approval_text_says_which_hints_the_gateway_stated(tmp_path: P
 
 
 def _serve(tmp_path: Path, url: str) -> StdioServerParameters:
-    cli = HermesCli(tmp_path, config_file=tmp_path / "config.yaml")
+    cli = InProcessCli(tmp_path, config_file=tmp_path / "config.yaml")
     save_token(Environment(home=cli.home, cwd=cli.work), "a-token")
     config = {"plugins": {"enabled": BUNDLED}, "tools": {"connectors": {"url": url}}}
     cli.config.write_text(json.dumps(config), encoding="utf-8")

@@ -15,8 +15,17 @@ from gateways import FIXTURE, GatewayProcess, OffProtocolServer
 
 from hermes_core.connectors._signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
 
 TOKEN = "a-secret-token-3f9c"
 LOCAL_PLUGIN = """
@@ -93,13 +102,13 @@ def test_signed_out_assemble_and_search_print_exactly_what_a_build_without_conne
     tmp_path: Path,
 ) -> None:
     printed = []
-    with GatewayProcess(HermesCli(tmp_path / "gateway")) as gateway:
+    with GatewayProcess(InProcessCli(tmp_path / "gateway")) as gateway:
         for name, url, connectors in [
             ("without", None, {}),
             ("signed-out", gateway.url, {}),
             ("disabled", gateway.url, {"enabled": False}),
         ]:
-            cli = HermesCli(tmp_path / name)
+            cli = InProcessCli(tmp_path / name)
             _configure(cli, url, **connectors)
             env = cli.variables(**({TOKEN_VARIABLE: TOKEN} if name == "disabled" else {}))
             assembled = cli.run("tools", "assemble", "--json", env=env).stdout

@@ -15,8 +15,16 @@ from hermes_core._errors import ConfigError
 from hermes_core._paths import Environment
 from hermes_core.connectors._signin import TOKEN_VARIABLE, auth_path, read_sign_in, save_token
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 TOKEN = "tok-7f3a9c1e-not-for-your-eyes"
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def _env(home: Path, **variables: str) -> Environment:

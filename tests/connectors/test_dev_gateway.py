@@ -13,9 +13,17 @@ from gateways import FIXTURE, Gateway, GatewayProcess, fixture
 
 from hermes_core._errors import ConfigError
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 from hermes_core.testing._gateway_fixtures import parse_fixtures
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "connectors.md"
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def documented_fixture() -> dict[str, Any]:

@@ -14,6 +14,7 @@ import pytest
 
 from hermes_core.connectors._signin import TOKEN_VARIABLE
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "connector_gateway_plugin"
@@ -34,6 +35,13 @@ SETTINGS: dict[str, Any] = {
         }
     }
 }
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    """``hermes`` run in this process (:class:`InProcessCli`); ``subprocess_run`` runs the
+    real command."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def install(cli: HermesCli, gateway: str = "memory") -> dict[str, str]:

@@ -18,6 +18,7 @@ import pytest
 from realservers import TOOLBOX
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -38,7 +39,7 @@ def marked_entry(marker: Path, **fields: Any) -> dict[str, Any]:
 
 def five_servers(tmp_path: Path) -> tuple[HermesCli, dict[str, Path]]:
     """A home configured with the five marked servers, and each server's marker."""
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     markers = {name: tmp_path / "markers" / name for name in SERVERS}
     (tmp_path / "markers").mkdir()
     servers = {name: marked_entry(marker) for name, marker in markers.items()}
@@ -86,7 +87,7 @@ def test_a_call_of_an_mcp_tool_starts_its_server_only(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_fixed_variable_is_used_at_once_not_reported_as_unset(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     marker = tmp_path / "started"
     entry = marked_entry(marker)
     entry["args"] = [*entry["args"][:-1], "${TOOLBOX_SCRIPT}"]
@@ -108,7 +109,7 @@ def test_a_fixed_variable_is_used_at_once_not_reported_as_unset(tmp_path: Path) 
 
 @pytest.mark.slow
 def test_a_variable_fixed_in_the_dotenv_is_used_at_once(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     entry = marked_entry(tmp_path / "started")
     entry["args"] = [*entry["args"][:-1], "${TOOLBOX_SCRIPT}"]
     cli.config.write_text(json.dumps({"mcp_servers": {"box": entry}}), encoding="utf-8")
@@ -121,7 +122,7 @@ def test_a_variable_fixed_in_the_dotenv_is_used_at_once(tmp_path: Path) -> None:
 
 
 def test_a_failure_whose_cause_is_unchanged_is_still_served(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     marker = tmp_path / "started"
     entry = marked_entry(marker)
     entry["args"] = [*entry["args"][:-1], "${TOOLBOX_SCRIPT}"]
@@ -137,7 +138,7 @@ def test_a_failure_whose_cause_is_unchanged_is_still_served(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_a_search_waits_briefly_for_a_hung_server_without_a_manifest(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     box = {"command": sys.executable, "args": [str(TOOLBOX)]}
     cli.config.write_text(json.dumps({"mcp_servers": {"box": box}}), encoding="utf-8")
     cli.run("mcp", "list")  # box is known from its manifest; nothing is known of the hung one

@@ -429,6 +429,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entry=st.tuples(st.text(), st.dictionaries(st.text(), json_values, max_size=5)))
 def test_the_cache_encodes_an_entry_as_json_dumps_does(entry: tuple[str, dict[str, Any]]) -> None:

@@ -45,7 +45,10 @@ def _paths(name: str, data_dir: Path) -> tuple[Path, Path]:
     return folder / "catalog.json", folder / "queries.jsonl"
 
 
-@pytest.mark.parametrize("name", list(FLOORS))
+# metatool, the largest set, takes about 10 s: it runs with the slow tests.
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "metatool" else n for n in FLOORS]
+)
 def test_default_settings_meet_the_quality_floor(name: str, data_dir: Path) -> None:
     defaults = Config().tools.tool_search
     catalog_path, queries_path = _paths(name, data_dir)

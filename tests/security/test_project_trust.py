@@ -29,6 +29,7 @@ from hermes_core._paths import Environment
 from hermes_core._plugins import plan_plugins
 from hermes_core._tools import ToolResult
 from hermes_core.testing import HermesCli, forget_modules_under, write_dir_plugin
+from hermes_core.testing._cli_in_process import InProcessCli
 
 GATE = "HERMES_ENABLE_PROJECT_PLUGINS"
 
@@ -258,7 +259,7 @@ def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of
     # A repository carrying .hermes/config.yaml with a shell hook and a hook directory that it
     # "enables" itself; the user runs hermes there with HERMES_HOME=./.hermes.
     repo = tmp_path / "repo"
-    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
     marker = tmp_path / "repository-code-ran"
     cli.config.write_text(
         f"hooks:\n  enabled: [planted]\n  pre_tool_call:\n    - command: touch {marker}\n"
@@ -284,7 +285,7 @@ def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_
     # The quickstart runs `hermes --config examples/quickstart.yaml` in the repository: a file
     # named on the command line, for that command, is the user's.
     repo = tmp_path / "repo"
-    cli = HermesCli(tmp_path, work=repo, config_file=repo / "hermes.yaml")
+    cli = InProcessCli(tmp_path, work=repo, config_file=repo / "hermes.yaml")
     marker = tmp_path / "named-hook-ran"
     cli.config.write_text(f"hooks:\n  pre_tool_call:\n    - command: touch {marker}\n")
 
@@ -352,7 +353,7 @@ def repository(tmp_path: Path) -> HermesCli:
     """A cloned repository with a .mcp.json of two servers, one of them disabled by the user in
     Claude Code, and a skill; the user's own server and skill in ~/.claude*."""
     user_home = tmp_path / "home"
-    cli = HermesCli(
+    cli = InProcessCli(
         tmp_path, home=user_home / ".hermes", user_home=user_home, work=tmp_path / "repo"
     )
     repo = cli.work

@@ -37,6 +37,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -128,7 +129,7 @@ def root() -> Iterator[Path]:
 @pytest.fixture
 def cli(root: Path) -> HermesCli:
     """A temporary home, project directory and config file (the bundled plugins enabled)."""
-    made = HermesCli(root, config_file=root / "config.yaml")
+    made = InProcessCli(root, config_file=root / "config.yaml")
     made.config.write_text(json.dumps({"plugins": {"enabled": BUNDLED}}), encoding="utf-8")
     return made
 
@@ -307,7 +308,7 @@ def test_with_the_token_an_mcp_sdk_client_initializes_lists_and_calls(
 
 
 def test_the_token_file_is_0600_in_a_0700_home_and_serve_token_prints_it(root: Path) -> None:
-    cli = HermesCli(root)
+    cli = InProcessCli(root)
     fresh_home = root / "fresh-home"
     env = cli.variables(HERMES_HOME=str(fresh_home))
     command = ["sh", "-c", 'umask 000; exec "$@"', "sh", *cli.command("serve", "token")]

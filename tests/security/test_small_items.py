@@ -27,6 +27,7 @@ from hermes_core._config import Config
 from hermes_core._paths import Environment
 from hermes_core._redaction import REDACTED
 from hermes_core.testing import HermesCli, make_host
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -47,7 +48,7 @@ def shared_root() -> Iterator[Path]:
 
 def _cli(root: Path) -> HermesCli:
     """The real ``hermes`` with its home, cache and log directories not made yet."""
-    cli = HermesCli(root, home=root / "state" / "hermes-home", work=root / "project")
+    cli = InProcessCli(root, home=root / "state" / "hermes-home", work=root / "project")
     cli.home.rmdir()  # HermesCli creates the home; hermes must make it (and state/) itself
     cli.home.parent.rmdir()
     return cli
@@ -103,6 +104,8 @@ _WRITER = textwrap.dedent(
     while True:
         n += 1
         write_atomically(path, f"approvals:\\n  timeout: {n}\\n" + filler * 2500)
+        if n == 1:
+            print("writing", flush=True)  # started up: the next writes are under way
     """
 )
 
@@ -114,18 +117,27 @@ def _temporaries(home: Path) -> list[str]:
 def test_edits_killed_mid_write_leave_no_temporary_file_after_the_next_write(
     tmp_path: Path,
 ) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     config = cli.config
     config.write_text("approvals:\n  timeout: 1\n", encoding="utf-8")
     script = tmp_path / "writer.py"
     script.write_text(_WRITER, encoding="utf-8")
     left_behind = 0
     for round_ in range(30):
-        writer = subprocess.Popen([sys.executable, str(script), str(config)])
-        time.sleep(0.3 + (round_ % 7) * 0.013)  # past the start-up, into some write
+        writer = subprocess.Popen(
+            [sys.executable, str(script), str(config)], stdout=subprocess.PIPE, text=True
+        )
+        assert writer.stdout is not None
+        # Its first write done, however long the start took on a loaded machine; then a
+        # little into one of the next writes.
+        assert writer.stdout.readline() == "writing\n"
+        time.sleep((round_ % 7) * 0.003)
         writer.send_signal(signal.SIGKILL)
         writer.wait()
+        writer.stdout.close()
         left_behind = max(left_behind, len(_temporaries(cli.home)))
+        if left_behind:
+            break
     assert left_behind > 0, "no kill landed mid-write: the test proves nothing"
 
     cli.run("config", "set", "approvals.timeout", "45")
@@ -153,7 +165,7 @@ _PAUSED_WRITER = textwrap.dedent(
 
 
 def test_a_live_writers_temporary_file_is_never_removed(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     cli.config.write_text("approvals:\n  timeout: 1\n", encoding="utf-8")
     script = tmp_path / "paused.py"
     script.write_text(_PAUSED_WRITER, encoding="utf-8")
@@ -393,7 +405,7 @@ def test_mcp_add_puts_a_servers_api_key_in_dotenv_and_a_reference_in_config(
     tmp_path: Path,
 ) -> None:
     key = "sk-" + "live" * 6
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     server = _checking_server(tmp_path, key)
 
     done = cli.run("mcp", "add", "keyed", "--", sys.executable, str(server), "--api-key", key)
@@ -414,7 +426,7 @@ def test_mcp_add_puts_a_servers_api_key_in_dotenv_and_a_reference_in_config(
 def test_mcp_add_moves_an_attached_api_key_and_keeps_a_reference_given_as_is(
     tmp_path: Path,
 ) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     cli.run("mcp", "add", "one", "--", "server", "--token=ghp_" + "t" * 36, "--port", "3000")
     cli.run("mcp", "add", "two", "--", "server", "--api-key", "${MY_OWN_KEY}")
 
@@ -426,7 +438,7 @@ def test_mcp_add_moves_an_attached_api_key_and_keeps_a_reference_given_as_is(
 
 
 def test_mcp_add_moves_a_credential_header_given_to_mcp_remote(tmp_path: Path) -> None:
-    cli = HermesCli(tmp_path)
+    cli = InProcessCli(tmp_path)
     url = "https://mcp.example/sse"
     cli.run(
         "mcp",

@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 LATE_SERVER = SERVERS_DIR / "late.py"
@@ -123,7 +124,7 @@ class ServeHome:
 
 def make_home(tmp_path: Path) -> ServeHome:
     """A :class:`ServeHome` with its directories made."""
-    return ServeHome(HermesCli(tmp_path, config_file=tmp_path / "config.yaml"))
+    return ServeHome(InProcessCli(tmp_path, config_file=tmp_path / "config.yaml"))
 
 
 @dataclass

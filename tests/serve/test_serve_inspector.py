@@ -15,6 +15,7 @@ def answer(done: Any) -> Any:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_inspector_lists_and_calls_over_stdio(served: ServeHome) -> None:
     served.write_config(mcp_servers={"time": time_server()})

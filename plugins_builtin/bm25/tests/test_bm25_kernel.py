@@ -107,6 +107,7 @@ def test_a_kernel_built_from_another_source_is_not_used(tmp_path: Path) -> None:
     assert kernel.built_from(stale, tmp_path / "absent.c")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @needs_c_kernel
 @settings(max_examples=150, deadline=None)
 @given(
