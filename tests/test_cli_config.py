@@ -180,7 +180,12 @@ def test_show_prints_the_effective_configuration_with_defaults(
         "code_execution",
         "hooks",
         "skills",
+        "model",
+        "agent",
+        "delegation",
     ]
+    assert shown["model"]["provider"] == "openai"
+    assert shown["delegation"]["max_concurrent"] == 3
 
 
 def test_show_json_matches_show_yaml(hermes_cli: HermesCli, home: Path) -> None:
