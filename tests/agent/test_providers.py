@@ -306,7 +306,9 @@ def test_startup_imports_neither_sdk(cli: HermesCli, command: tuple[str, ...]) -
         assert re.search(r"^\s*anthropic\b", done.stdout, re.M), done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
+@pytest.mark.timeout(600)
 def test_the_example_plugin_passes_mypy_strict_outside_the_repository(tmp_path: Path) -> None:
     plugin = tmp_path / "model_provider_plugin"
     shutil.copytree(EXAMPLE, plugin)
