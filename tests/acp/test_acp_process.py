@@ -18,7 +18,13 @@ from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp_client import RecordingClient
 
 from hermes_core._cli.acp_cmd import WAITING_ON_A_TERMINAL
-from hermes_core.testing import HermesCli, write_dir_plugin
+from hermes_core.testing import (
+    FakeModelServer,
+    FakeToolCall,
+    FakeTurn,
+    HermesCli,
+    write_dir_plugin,
+)
 
 pytestmark = pytest.mark.subprocess
 
@@ -184,3 +190,44 @@ async def test_a_broken_config_is_the_error_of_session_new_not_a_dead_agent(
     assert init.protocol_version == PROTOCOL_VERSION
     assert "threshold_pct" in json.dumps(failed.value.data)
     assert "threshold_pct" in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.anyio
+async def test_hermes_acp_runs_a_prompt_against_the_fake_model_server(
+    hermes_cli: HermesCli,
+) -> None:
+    """The editor's path end to end on the real wire: ``hermes acp`` with the bundled
+    ``openai`` provider against the test kit's scripted HTTP server."""
+    (hermes_cli.work / "notes.txt").write_text("meeting at noon\n", encoding="utf-8")
+    turns = [
+        FakeTurn(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+        FakeTurn(text="Your notes say: meeting at noon."),
+    ]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {"plugins": {"enabled": BUNDLED}, "model": model}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        client = RecordingClient(permission="once")
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with spawn_agent_process(
+                client,
+                *hermes_cli.command("acp"),
+                env=hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests"),
+                cwd=hermes_cli.work,
+                transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
+            ) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities()
+                )
+                session = await conn.new_session(cwd=str(hermes_cli.work))
+                answer = await conn.prompt(
+                    session_id=session.session_id, prompt=[text_block("What do my notes say?")]
+                )
+        requests = server.requests
+    assert answer.stop_reason == "end_turn"
+    assert client.text() == "Your notes say: meeting at noon."
+    assert client.tool_statuses()[0] == ("tool_call", "pending")
+    assert client.tool_statuses()[-1] == ("tool_call_update", "completed")
+    assert len(requests) == 2
+    assert requests[0].api_key == "sk-fake-key-for-tests"
+    assert "meeting at noon" in json.dumps(requests[1].messages)
