@@ -76,6 +76,9 @@ if TYPE_CHECKING:
     from hermes_core._project_trust import (
         project_refusal as project_refusal,
     )
+    from hermes_core._retry_after import (
+        retry_after_seconds as retry_after_seconds,
+    )
     from hermes_core._skills.variables import (
         releasable_variables as releasable_variables,
     )

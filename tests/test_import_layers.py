@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._coercion",
         "hermes_core._redaction",
         "hermes_core._dotenv",
+        "hermes_core._retry_after",
         "hermes_core._client_io",
     ),
     ("hermes_core._config",),

@@ -9,11 +9,10 @@ the provider, the model and what to check (the key's variable for a 401, ``model
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 
 from hermes_core._redaction import redact_text
+from hermes_core._retry_after import retry_after_seconds as header_seconds
 from hermes_core.agent._wire import ModelError
 
 __all__ = ["http_model_error", "retry_after_seconds"]
@@ -23,7 +22,8 @@ _DETAIL_LIMIT = 500
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """How long the server asked to wait: ``retry-after-ms`` (milliseconds, as OpenAI sends),
-    else ``retry-after`` (seconds, or an HTTP date); ``None`` when it said nothing usable."""
+    else ``retry-after`` (:func:`hermes_core._retry_after.retry_after_seconds`); ``None`` when
+    it said nothing usable."""
     lowered = {key.lower(): value for key, value in headers.items()}
     milliseconds = lowered.get("retry-after-ms")
     if milliseconds is not None:
@@ -31,18 +31,7 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
             return max(0.0, float(milliseconds) / 1000)
         except ValueError:
             pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when - (time.time() if now is None else now))
+    return header_seconds(lowered.get("retry-after"), now)
 
 
 def _clean(detail: str, secret: str | None) -> str:

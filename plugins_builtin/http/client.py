@@ -21,10 +21,8 @@ hundreds of megabytes.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ import anyio.lowlevel
 import httpx
 
 from hermes_core import __version__
+from hermes_core._plugin_support import retry_after_seconds
 from hermes_core.connectors import (
     ConnectorState,
     ExecuteCall,
@@ -81,23 +80,6 @@ SCHEMAS = Route("POST", "v1/connectors/schemas", 10.0, 2)
 EXECUTE = Route("POST", "v1/connectors/execute", 60.0, 2)
 CONNECTIONS = Route("POST", "v1/connectors/connections", 30.0, 1)
 LIST = Route("GET", "v1/connectors", 10.0, 2)
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: a number of seconds or an HTTP date; ``None`` when absent or
-    unreadable."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class HttpGateway:
