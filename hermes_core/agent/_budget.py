@@ -56,5 +56,9 @@ class Budget:
             )
         left = self.remaining_seconds()
         if left is not None and left <= 0:
-            return "max_seconds", f"the time limit of {self.max_seconds:g} s was reached"
+            return self.out_of_time()
         return None
+
+    def out_of_time(self) -> tuple[StopReason, str]:
+        """The time limit, in the words :meth:`exhausted` gives it."""
+        return "max_seconds", f"the time limit of {self.max_seconds:g} s was reached"

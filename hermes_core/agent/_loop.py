@@ -12,6 +12,7 @@ the model is asked again, until it answers without a tool call, or the budget
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -262,15 +263,12 @@ class Conversation:
                 partial = "".join(streamed)
                 if partial:
                     self._record(Message("assistant", partial))
-                reason: StopReason = (
-                    "interrupted" if stopped.reason == "interrupted" else ("max_seconds")
+                ending: tuple[StopReason, str] = (
+                    ("interrupted", "stopped by the user")
+                    if stopped.reason == "interrupted"
+                    else self.budget.out_of_time()
                 )
-                detail = (
-                    "stopped by the user"
-                    if reason == "interrupted"
-                    else f"the time limit of {self.budget.max_seconds:g} s was reached"
-                )
-                yield self._finished(partial or said, reason, detail)
+                yield self._finished(partial or said, *ending)
                 return
             except ModelError as error:
                 yield self._finished(said, "error", str(error))
@@ -304,8 +302,6 @@ class Conversation:
         result = await self.agent.host.dispatch(call.name, call.arguments, self.session)
         text = result.text_content
         if not text and result.structured is not None:
-            import json
-
             text = json.dumps(result.structured, ensure_ascii=False, default=str)
         self._record(
             Message("tool", text, tool_call_id=call.id, name=call.name, is_error=result.is_error)
