@@ -28,12 +28,11 @@ NPM_PACKAGES = (
 CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
 
 
-@nox.session
-def tests(session: nox.Session) -> None:
-    """The test suite, against real plugin directories, distributions and child processes."""
+def _install_test_dependencies(session: nox.Session) -> None:
+    """hermes-core with its test extra, and the MCP servers and clients from npm of the
+    integration tests (without npm, the tests that need them fail and say how to install
+    them)."""
     session.install("-e", ".[test]")
-    # MCP servers and clients from npm for the integration tests. Without npm the tests that
-    # need them fail and say how to install them.
     if shutil.which("npm"):
         session.run(
             "npm",
@@ -46,6 +45,12 @@ def tests(session: nox.Session) -> None:
             *NPM_PACKAGES,
             external=True,
         )
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite, against real plugin directories, distributions and child processes."""
+    _install_test_dependencies(session)
     # The whole suite on every core (pytest-xdist): most tests wait on child processes, and
     # one worker leaves the other core idle; tests picked by hand run in one process. The
     # tests marked slow (seconds each for one rule: a virtualenv built, mypy, the MCP
@@ -68,19 +73,7 @@ def tests_slow(session: nox.Session) -> None:
     the README's first Quickstart command in a fresh virtualenv, the example plugin under mypy
     strict, the MCP Inspector over stdio, OAuth logins and real MCP servers started and ended,
     the C kernel and the catalog cache under hypothesis, the largest search quality set."""
-    session.install("-e", ".[test]")
-    if shutil.which("npm"):
-        session.run(
-            "npm",
-            "install",
-            "--prefix",
-            ".cache/npm",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            *NPM_PACKAGES,
-            external=True,
-        )
+    _install_test_dependencies(session)
     session.run(
         "pytest",
         "-n",
