@@ -655,6 +655,9 @@ async def test_only_the_answer_and_the_files_written_return_from_a_child_in_its_
         ({"toolsets": ["no_such_toolset"]}, "unknown or not granted toolsets ['no_such_toolset']"),
         ({"toolsets": ["delegation"]}, "subagents cannot use the toolsets ['delegation']"),
         ({"cwd": "missing/dir"}, "cwd 'missing/dir' is not a directory"),
+        # The session's directory bounds its file tools: a child cannot be sent out of it.
+        ({"cwd": ".."}, "cwd '..' is outside the parent's working directory"),
+        ({"cwd": "/"}, "cwd '/' is outside the parent's working directory"),
     ],
 )
 async def test_a_task_a_child_cannot_have_is_refused_before_any_starts(
