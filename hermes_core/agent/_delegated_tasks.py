@@ -178,10 +178,13 @@ def child_grant(
 
 def child_cwd(parent: Path, cwd: str | None) -> Path:
     """The child's working directory: its parent's, or ``cwd`` (relative to it), which must
-    be an existing directory."""
+    be an existing directory inside it (the session's directory bounds its file tools, so a
+    child cannot be sent out of its parent's)."""
     if cwd is None:
         return parent
     path = (parent / cwd).resolve()
+    if not path.is_relative_to(parent.resolve()):
+        raise TaskError(f"cwd {cwd!r} is outside the parent's working directory ({parent})")
     if not path.is_dir():
         raise TaskError(f"cwd {cwd!r} is not a directory (relative to {parent})")
     return path
