@@ -9,6 +9,7 @@ Every session runs on the Python that runs nox (3.11 to 3.13, as ``requires-pyth
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import nox
@@ -28,11 +29,30 @@ NPM_PACKAGES = (
 CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
 
 
+# Debian packages the tests drive for real, by the command each provides.
+DEBIAN_PACKAGES = {"espeak-ng": "espeak-ng"}
+
+
+def _install_debian_packages(session: nox.Session, packages: dict[str, str]) -> None:
+    """The Debian ``packages`` (command -> package) whose command is missing, with apt-get when
+    nox runs as root on a Debian machine; otherwise the tests that need one fail saying the
+    apt-get command."""
+    missing = sorted(
+        {package for command, package in packages.items() if not shutil.which(command)}
+    )
+    if not missing or not shutil.which("apt-get") or os.geteuid() != 0:
+        return
+    environment = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=environment)
+    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=environment)
+
+
 def _install_test_dependencies(session: nox.Session) -> None:
-    """hermes-core with its test extra, and the MCP servers and clients from npm of the
-    integration tests (without npm, the tests that need them fail and say how to install
-    them)."""
+    """hermes-core with its test extra, the Debian packages of :data:`DEBIAN_PACKAGES`, and
+    the MCP servers and clients from npm of the integration tests (without npm, the tests that
+    need them fail and say how to install them)."""
     session.install("-e", ".[test]")
+    _install_debian_packages(session, DEBIAN_PACKAGES)
     if shutil.which("npm"):
         session.run(
             "npm",

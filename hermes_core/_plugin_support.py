@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from hermes_core._approvals.questions import (
         questions_of as questions_of,
     )
+    from hermes_core._atomic_write import (
+        write_bytes_atomically as write_bytes_atomically,
+    )
     from hermes_core._cache_files import (
         CACHE_FRAME_SIZE as CACHE_FRAME_SIZE,
     )
@@ -54,6 +57,9 @@ if TYPE_CHECKING:
     )
     from hermes_core._client_io import (
         client_terminal as client_terminal,
+    )
+    from hermes_core._dotenv import (
+        secret_variable as secret_variable,
     )
     from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,

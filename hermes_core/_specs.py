@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import click
 
     from hermes_core._config import Config
+    from hermes_core._image_providers import ImageProvider
     from hermes_core._paths import Environment
     from hermes_core._tools import Tool, ToolAnnotations
     from hermes_core.agent._wire import ModelSettings
@@ -55,6 +56,9 @@ class PluginContext:
         default=None, repr=False, compare=False
     )
     plugin: str | None = None
+    image_builder: Callable[[str], ImageProvider] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, plugin: str, config: Config, env: Environment) -> PluginContext:
@@ -98,6 +102,23 @@ class PluginContext:
                 "search backend factory can build other search backends"
             )
         return self.backend_builder(name)
+
+    def image_provider(self, name: str) -> ImageProvider:
+        """A new instance of the image provider registered as ``name``, made by its own
+        plugin's factory: how a tool (``image_generate``) draws with the service the user
+        chose without importing it. Call it when the tool runs, not at registration.
+
+        Raises :class:`~hermes_core._errors.RegistrationError` when no loaded plugin registers
+        ``name`` (listing the valid names) or when this context was not given by a host (to
+        ``hermes_tools``), and :class:`~hermes_core._errors.PluginError` when the provider's
+        factory fails.
+        """
+        if self.image_builder is None:
+            raise RegistrationError(
+                f"cannot build image provider {name!r}: only the context a host gives to "
+                "hermes_tools can build providers"
+            )
+        return self.image_builder(name)
 
 
 @dataclass(frozen=True)
@@ -167,6 +188,20 @@ class ModelProviderSpec:
 
     def __post_init__(self) -> None:
         _check_name("model provider", self.name)
+
+
+@dataclass(frozen=True)
+class ImageProviderSpec:
+    """An image provider (what ``image_generate`` draws with), selected by name in the
+    configuration of the tool that uses it; its factory gets the registering plugin's
+    :class:`PluginContext` and returns an :class:`~hermes_core._image_providers.ImageProvider`."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("image provider", self.name)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from hermes_core._specs import PluginContext
     from hermes_core.search._backend import Admission, SearchHit, ToolDocument
 
-SelectableKind = Literal["search_backend", "connector_gateway", "model_provider", "approval_policy"]
+SelectableKind = Literal[
+    "search_backend", "connector_gateway", "model_provider", "approval_policy", "image_provider"
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "hermes_core._approvals.policy:ApprovalPolicy",
         # The dispatcher awaits a decision that is a coroutine, within plugins.hook_timeout.
         either_way=frozenset({"decide"}),
+    ),
+    "image_provider": Expected(
+        "image provider", "hermes_image_providers", "hermes_core._image_providers:ImageProvider"
     ),
 }
 """Per kind: how it is called, the hook that registers it and the protocol it implements."""

@@ -79,8 +79,17 @@ if TYPE_CHECKING:
     from hermes_core.agent._requests import (
         RetryPolicy as RetryPolicy,
     )
+    from hermes_core.agent._session_model import (
+        SessionModel as SessionModel,
+    )
+    from hermes_core.agent._session_model import (
+        session_model as session_model,
+    )
     from hermes_core.agent._transcripts import (
         TranscriptStore as TranscriptStore,
+    )
+    from hermes_core.agent._wire import (
+        ImagePart as ImagePart,
     )
     from hermes_core.agent._wire import (
         Message as Message,
