@@ -76,3 +76,23 @@ def test_users_words_meet_the_api_words_of_descriptions(
     requests_catalog: BM25Index, query: str, tool: str
 ) -> None:
     assert tool in _names(requests_catalog, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "tool"),
+    [
+        ("how far is the stadium from the hotel", "mcp__google-maps__maps_distance_matrix"),
+        ("how tall is the hill behind the cabin", "mcp__google-maps__maps_elevation"),
+        ("how do I get to the museum from here", "mcp__google-maps__maps_directions"),
+    ],
+)
+def test_a_how_question_asks_for_its_measure(
+    requests_catalog: BM25Index, query: str, tool: str
+) -> None:
+    # "how" and "far" are function words or no tool's words: the measure is what is asked.
+    assert _names(requests_catalog, query)[0] == tool
+
+
+def test_a_measure_is_added_only_after_how() -> None:
+    assert _words("long running jobs") == ["long", "run", "job"]
+    assert _words("how far") == ["far", "distanc"]
