@@ -39,7 +39,7 @@ def test_the_message_of_a_request_is_an_argument_not_what_to_do() -> None:
     # After "saying", "asking", "about" or a clause's "that", the words are what to say or
     # what it is about: the tool is chosen by the words before them.
     assert _words("post in #ops saying the disk is full") == ["post", "op"]
-    assert _words("open a ticket asking for a dark theme") == ["open", "ticket"]
+    assert _words("open a ticket asking for a dark theme") == ["creat", "ticket"]
     assert _words("tell the channel that we ship today") == ["tell", "channel"]
     # "that" before a noun is a determiner, not a clause: its words stay.
     assert _words("reply to that thread") == ["repli", "thread"]
@@ -96,3 +96,30 @@ def test_a_how_question_asks_for_its_measure(
 def test_a_measure_is_added_only_after_how() -> None:
     assert _words("long running jobs") == ["long", "run", "job"]
     assert _words("how far") == ["far", "distanc"]
+
+
+@pytest.mark.parametrize(
+    ("query", "tool"),
+    [
+        ("open a ticket in acme/web for the broken signup form", "mcp__github__create_issue"),
+        ("file an issue for the flaky signup test", "mcp__github__create_issue"),
+    ],
+)
+def test_a_request_that_starts_open_a_or_file_a_creates(
+    requests_catalog: BM25Index, query: str, tool: str
+) -> None:
+    # "open" is a state of issues elsewhere ("open issues"), "file" a thing: before "a"/"an"
+    # at the start of a request they are the verb, and the verb is "create".
+    # GitHub's or GitLab's: the request names neither
+    assert _names(requests_catalog, query)[0] in {tool, tool.replace("github", "gitlab")}
+
+
+def test_open_as_a_state_is_left_a_word() -> None:
+    assert _words("open issues in acme/web") == ["open", "issu", "acm", "web"]
+    assert _words("open a pr") == ["creat", "pr"]
+
+
+def test_a_thumbs_up_is_a_reaction(requests_catalog: BM25Index) -> None:
+    assert "mcp__slack__slack_add_reaction" in _names(
+        requests_catalog, "give the release post a thumbs up", limit=3
+    )
