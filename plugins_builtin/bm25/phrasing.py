@@ -67,6 +67,10 @@ MEASURES: Final = {
 
 _GET_THERE: Final = frozenset({"to", "from", "there"})
 
+VERB_SENSES: Final = {"open": "create", "file": "create", "make": "create"}
+"""Words that are a state or a thing elsewhere ("open issues", "read a file") and mean another
+verb when a request starts with them before "a"/"an" ("open a PR", "file a bug")."""
+
 
 def action_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str]:
     """``runs`` (a query's whitespace-separated runs, as written) without each sentence's
@@ -95,6 +99,10 @@ def action_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str
 def request_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str]:
     """``runs`` as ranked: :func:`action_words`, then the measures of its "how" questions."""
     runs = action_words(runs, stopwords)
+    if len(runs) > 2 and runs[1].lower() in ("a", "an"):
+        sense = VERB_SENSES.get(runs[0].lower())
+        if sense is not None:
+            runs = [sense, *runs[1:]]
     added: list[str] = []
     lowered = [run.lower().strip("?,.!") for run in runs]
     for position, word in enumerate(lowered[:-1]):
