@@ -24,6 +24,13 @@ NPM_PACKAGES = (
     "@modelcontextprotocol/server-filesystem@2026.8.31",
     "@modelcontextprotocol/server-memory@2026.8.31",
     "@modelcontextprotocol/inspector@0.15.0",
+    # The request dev sets' servers (benchmarks/mcp_request_catalog.py).
+    "@modelcontextprotocol/server-github@2025.4.8",
+    "@modelcontextprotocol/server-gitlab@2025.4.25",
+    "@modelcontextprotocol/server-slack@2025.4.25",
+    "@modelcontextprotocol/server-google-maps@0.6.2",
+    "@modelcontextprotocol/server-brave-search@0.6.2",
+    "@notionhq/notion-mcp-server@2.5.2",
 )
 # The MCP conformance suite and the Node it needs (22; the system's may be older).
 CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
