@@ -119,7 +119,7 @@ remove = _change("removed", "remove")
 def run_command(job: str) -> None:
     """Run JOB now in this process, whenever it is due (its next time is unchanged)."""
     from hermes_core._cli.run_cmd import build_agent, run_agent_host
-    from hermes_core.agent._cron_runs import run_job
+    from hermes_core.agent._cron_runs import leases_renewed, run_job
     from hermes_core.agent._cron_store import owner_name
 
     store = _store()
@@ -127,9 +127,11 @@ def run_command(job: str) -> None:
 
     async def work(host: Host, _forms: object) -> int:
         agent = build_agent(host)
-        run = store.claim(found.id, owner_name(), host.config.cron.lease)
+        lease = host.config.cron.lease
+        run = store.claim(found.id, owner_name(), lease)
         try:
-            outcome = await run_job(host, agent, store, found, run, sys.stdout)
+            async with leases_renewed(store, run.owner, lease):
+                outcome = await run_job(host, agent, store, found, run, sys.stdout)
         finally:
             await agent.aclose()
         click.echo(f"hermes cron: job {found.id} run {run.id}: {outcome.detail}", err=True)

@@ -16,10 +16,11 @@ import asyncio
 import contextlib
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from hermes_core.agent._cron_runs import run_job
+from hermes_core.agent._cron_runs import leases_renewed, run_job
 from hermes_core.agent._cron_store import CronJob, CronJobs, CronRun, owner_name
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class CronDaemon:
-    """Runs the due jobs of ``jobs`` with ``host`` and ``agent`` until :meth:`stop`."""
+    """Runs the due jobs of ``jobs`` with ``host`` and ``agent`` until :meth:`stop`.
+    ``clock`` (epoch seconds) says when jobs are due: a test may pass its own."""
 
     host: Host
     agent: Agent
@@ -39,6 +41,7 @@ class CronDaemon:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     log: TextIO = field(default_factory=lambda: sys.stderr)
     owner: str = field(default_factory=owner_name)
+    clock: Callable[[], float] = time.time
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -51,21 +54,20 @@ class CronDaemon:
         self.say(f"started ({self.owner}); jobs in {self.jobs.path}")
         for run in self.jobs.recover():
             self.say(f"job {run.job_id} run {run.id}: failed: {run.detail}")
-        heartbeat = asyncio.create_task(self._renew())
-        try:
-            while not self._stopping.is_set():
-                for job, run in self.jobs.claim_due(self.owner, self.lease):
-                    self.say(f"job {job.id} ({job.name}) run {run.id}: started")
-                    task = asyncio.create_task(self._run(job, run))
-                    self._running[run.id] = task
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), self._wait())
-        finally:
-            heartbeat.cancel()
-            for task in list(self._running.values()):
-                task.cancel()
-            await asyncio.gather(*self._running.values(), heartbeat, return_exceptions=True)
-            self.say("stopped")
+        async with leases_renewed(self.jobs, self.owner, self.lease):
+            try:
+                while not self._stopping.is_set():
+                    for job, run in self.jobs.claim_due(self.owner, self.lease, now=self.clock()):
+                        self.say(f"job {job.id} ({job.name}) run {run.id}: started")
+                        task = asyncio.create_task(self._run(job, run))
+                        self._running[run.id] = task
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), self._wait())
+            finally:
+                for task in list(self._running.values()):
+                    task.cancel()
+                await asyncio.gather(*self._running.values(), return_exceptions=True)
+                self.say("stopped")
 
     def _wait(self) -> float:
         """Seconds until the next look: the next due job's time, at most ``poll``."""
@@ -76,7 +78,7 @@ class CronDaemon:
         ]
         if not upcoming:
             return self.poll
-        return min(self.poll, max(0.01, min(upcoming) - time.time() + 0.01))
+        return min(self.poll, max(0.01, min(upcoming) - self.clock() + 0.01))
 
     async def _run(self, job: CronJob, run: CronRun) -> None:
         try:
@@ -88,12 +90,6 @@ class CronDaemon:
         finally:
             self._running.pop(run.id, None)
         self.say(f"job {job.id} run {run.id}: {outcome.status}: {outcome.detail}")
-
-    async def _renew(self) -> None:
-        while True:
-            await asyncio.sleep(self.lease / 3)
-            if self._running:
-                self.jobs.renew(self.owner, self.lease)
 
     def say(self, line: str) -> None:
         """One line of the daemon's log (stderr: the journal under systemd)."""

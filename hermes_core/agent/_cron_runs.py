@@ -11,8 +11,12 @@ as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +73,25 @@ async def run_job(
         outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")
     jobs.finish(run, outcome.status, outcome.detail, outcome.output)
     return outcome
+
+
+@asynccontextmanager
+async def leases_renewed(jobs: CronJobs, owner: str, lease: float) -> AsyncIterator[None]:
+    """In the block, ``owner``'s leases are renewed every third of ``lease`` seconds, so a
+    run longer than ``lease`` keeps its job (a process that is gone stops renewing)."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            jobs.renew(owner, lease)
+
+    task = asyncio.create_task(renew())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
@@ -130,4 +153,12 @@ class DeliveryError(RuntimeError):
     """A run's answer could not be delivered."""
 
 
-__all__ = ["CRON_TOOLSET", "DeliveryError", "RunOutcome", "deliver", "job_grant", "run_job"]
+__all__ = [
+    "CRON_TOOLSET",
+    "DeliveryError",
+    "RunOutcome",
+    "deliver",
+    "job_grant",
+    "leases_renewed",
+    "run_job",
+]

@@ -219,6 +219,17 @@ def test_a_lease_of_another_machine_is_taken_back_only_when_it_runs_out(
     assert [run.status for run in jobs.runs()] == ["failed"]
 
 
+def test_a_renewed_lease_keeps_its_job_past_its_first_term(jobs: CronJobs) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.claim_due("other-machine:1", 30, now=T0 + 60)
+
+    jobs.renew("other-machine:1", 30, now=T0 + 80)  # a long run's heartbeat
+
+    assert jobs.recover(now=T0 + 100) == []
+    assert jobs.claim_due("host:2", 60, now=T0 + 105) == []  # due, but still its own
+    assert [run.status for run in jobs.runs()] == ["running"]
+
+
 def test_a_store_that_is_not_sqlite_is_an_error_naming_the_file(jobs: CronJobs) -> None:
     jobs.path.parent.mkdir(parents=True)
     jobs.path.write_text("not a database, " * 100, encoding="utf-8")
@@ -357,3 +368,71 @@ def _call(name: str, arguments: dict[str, Any]) -> Any:
     from hermes_core.testing import FakeToolCall
 
     return FakeToolCall(name, arguments)
+
+
+# The daemon's loop, in this process, on a test clock ------------------------------------------
+
+
+@pytest.fixture
+def bundled_host(hermes_env: Any) -> Iterator[Any]:
+    from dataclasses import replace
+
+    from hermes_core.testing import make_host
+
+    variables = {k: v for k, v in hermes_env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
+    host = make_host(None, replace(hermes_env, variables=variables))
+    yield host
+    host.close()
+
+
+@pytest.mark.anyio
+async def test_the_daemon_runs_a_minutely_job_once_a_minute_for_three_minutes(
+    bundled_host: Any, tmp_path: Path
+) -> None:
+    """The fast variant of test_cron_daemon.py's three real minutes: a clock the test moves."""
+    import asyncio
+    import io
+
+    from hermes_core.agent import Agent, ModelSettings, TranscriptStore
+    from hermes_core.agent._cron_daemon import CronDaemon
+    from hermes_core.testing import FakeModelProvider, fake_turn
+
+    answered = iter(range(1, 100))
+    model = FakeModelProvider(responder=lambda request: fake_turn(f"report {next(answered)}"))
+    agent = Agent(
+        bundled_host,
+        model,
+        ModelSettings(provider="fake", model="fake-1"),
+        transcripts=TranscriptStore(tmp_path / "sessions"),
+    )
+    jobs = CronJobs(bundled_host.env.home)
+    created = time.time()
+    job = jobs.create("* * * * *", "Write the report", delivery="stdout", now=created)
+    now = [created]
+    out = io.StringIO()
+    daemon = CronDaemon(
+        bundled_host, agent, jobs, poll=0.05, out=out, log=io.StringIO(), clock=lambda: now[0]
+    )
+    running = asyncio.create_task(daemon.run())
+    first = job.next_run
+    assert first is not None
+    for minute in range(3):
+        now[0] = first + 60 * minute + 1  # a second past each of the three ticks
+        for _ in range(400):
+            if len([r for r in jobs.runs() if r.status == "ok"]) == minute + 1:
+                break
+            await asyncio.sleep(0.025)
+    daemon.stop()
+    await running
+
+    runs = sorted(jobs.runs(), key=lambda run: run.id)
+    assert [(run.due, run.status) for run in runs] == [
+        (first, "ok"),
+        (first + 60, "ok"),
+        (first + 120, "ok"),
+    ]
+    assert [line for line in out.getvalue().splitlines() if line.startswith("report")] == [
+        "report 1",
+        "report 2",
+        "report 3",
+    ]

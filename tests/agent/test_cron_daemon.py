@@ -97,6 +97,7 @@ def answers() -> Any:
     return respond
 
 
+@pytest.mark.timeout(480)
 def test_a_job_every_minute_runs_three_times_in_three_minutes_once_per_tick_under_two_daemons(
     hermes_cli: HermesCli, daemons: list[Daemons]
 ) -> None:
