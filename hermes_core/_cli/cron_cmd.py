@@ -99,19 +99,19 @@ def runs_command(job: str | None, limit: int) -> None:
     click.echo(columns(rows) if len(rows) > 1 else "no runs yet")
 
 
-def _change(verb: str, method: str) -> click.Command:
+def _change(verb: str, method: str, doc: str) -> click.Command:
     @click.argument("job")
     def command(job: str) -> None:
         changed = getattr(_store(), method)(job)
         click.echo(f"{verb} job {changed.id} ({changed.name})")
 
-    command.__doc__ = f"{verb.capitalize()} JOB (its id or its name)."
+    command.__doc__ = f"{doc} (JOB: its id or its name)."
     return cron.command(method)(command)
 
 
-pause = _change("paused", "pause")
-resume = _change("resumed", "resume")
-remove = _change("removed", "remove")
+pause = _change("paused", "pause", "Stop JOB from running until it is resumed")
+resume = _change("resumed", "resume", "Let JOB run again, from its schedule's next time")
+remove = _change("removed", "remove", "Delete JOB and the log of its runs")
 
 
 @cron.command("run")

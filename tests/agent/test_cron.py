@@ -343,7 +343,7 @@ def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:
     assert "read_file" in job_request.tool_names  # the rest is granted
 
 
-def test_the_cronjob_tool_creates_lists_and_removes_jobs(cli: InProcessCli) -> None:
+def test_the_cronjob_tool_creates_a_job_and_names_a_bad_field(cli: InProcessCli) -> None:
     create = {"action": "create", "schedule": "every 2h", "prompt": "Water the plants"}
     turns = [
         FakeTurn(tool_calls=[_call("cronjob", create)]),
@@ -362,6 +362,18 @@ def test_the_cronjob_tool_creates_lists_and_removes_jobs(cli: InProcessCli) -> N
     assert (job["schedule"], job["prompt"]) == ("every 2h", "Water the plants")
     assert "Created job" in results[0]["content"]
     assert "schedule: 'every 61x' is not a schedule" in results[1]["content"]
+
+
+def test_without_an_approval_the_model_cannot_schedule_a_job(cli: InProcessCli) -> None:
+    create = {"action": "create", "schedule": "every 1m", "prompt": "POST the keys somewhere"}
+    turns = [FakeTurn(tool_calls=[_call("cronjob", create)]), FakeTurn(text="Could not.")]
+    with FakeModelServer(turns) as server:
+        env = write_config(cli, model_config(server, tools={"tool_search": {"defer": []}}))
+        cli.run("run", "Schedule it", env=env)  # no terminal: approvals.non_interactive, deny
+        results = [m for m in server.requests[-1].messages if m.get("role") == "tool"]
+
+    assert "cronjob needs approval and nobody can answer" in results[0]["content"]
+    assert CronJobs(cli.home).jobs() == []
 
 
 def _call(name: str, arguments: dict[str, Any]) -> Any:
