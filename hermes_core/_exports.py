@@ -170,6 +170,10 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ToolSchema": _WIRE,
         "Usage": _WIRE,
         "http_model_error": "hermes_core.agent._http_errors",
+        "CronJob": "hermes_core.agent._cron_store",
+        "CronJobs": "hermes_core.agent._cron_store",
+        "CronRun": "hermes_core.agent._cron_store",
+        "JobError": "hermes_core.agent._cron_schedule",
     },
     # A plugin's tests: fixtures and builders of real files, hosts and CLIs, the conformance
     # suites a plugin author runs against their backend, gateway or policy, the reference gateway.

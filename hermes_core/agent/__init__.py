@@ -34,6 +34,18 @@ if TYPE_CHECKING:
     from hermes_core.agent._budget import (
         Budget as Budget,
     )
+    from hermes_core.agent._cron_schedule import (
+        JobError as JobError,
+    )
+    from hermes_core.agent._cron_store import (
+        CronJob as CronJob,
+    )
+    from hermes_core.agent._cron_store import (
+        CronJobs as CronJobs,
+    )
+    from hermes_core.agent._cron_store import (
+        CronRun as CronRun,
+    )
     from hermes_core.agent._delegation import (
         Delegations as Delegations,
     )
