@@ -233,6 +233,10 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "signal_group": "hermes_core._process_groups",
         "Question": _QUESTIONS,
         "questions_of": _QUESTIONS,
+        "AddressRefused": "hermes_core._addresses",
+        "AddressSettings": "hermes_core._addresses",
+        "allowed_host": "hermes_core._addresses",
+        "check_url": "hermes_core._addresses",
     },
 }
 
