@@ -62,7 +62,7 @@ class BrowserActions:
         try:
             response = await browser.page.goto(url, wait_until="domcontentloaded")
         except Exception as exc:
-            raise _failure(browser, f"loading {url}", exc) from exc
+            raise _failure(browser, f"loading {url}", exc, url=url) from exc
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
             raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
@@ -266,13 +266,15 @@ async def _settle(browser: SessionBrowser) -> None:
 
 
 def _failure(
-    browser: SessionBrowser, doing: str, exc: Exception, *, ref: bool = False
+    browser: SessionBrowser, doing: str, exc: Exception, *, ref: bool = False, url: str = ""
 ) -> BrowserError:
     text = _first_line(exc)
     refused = [note for note in browser.notes if note.startswith("refused")]
     if "net::ERR_" in text and refused:
         browser.take_notes()
         return BrowserRefused(f"{doing} was refused: {refused[-1].split(': ', 1)[1]}")
+    if "net::ERR_TUNNEL_CONNECTION_FAILED" in text and url and browser.refusal_of(url):
+        return BrowserRefused(f"{doing} was refused: {browser.refusal_of(url)}")
     if "Timeout" in type(exc).__name__ or "Timeout" in text:
         return BrowserError(f"{doing} timed out: {text}")
     if ref and ("aria-ref" in text or "not found" in text.lower()):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .guard import AddressProxy, Resolve
+from .guard import REFUSED_HEADER, AddressProxy, Resolve, url_key
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
         Download,
         Page,
         Playwright,
+        Request,
+        Response,
     )
 
 __all__ = ["BrowserError", "DriverSettings", "SessionBrowser"]
@@ -73,13 +75,7 @@ class SessionBrowser:
         proxy and open one context with one page."""
         from playwright.async_api import async_playwright
 
-        made_box: list[SessionBrowser] = []  # the proxy notes refusals once the page exists
-
-        def note(text: str) -> None:
-            for made in made_box:
-                made.note(text)
-
-        proxy = AddressProxy(resolve, note)
+        proxy = AddressProxy(resolve)
         address = await proxy.start()
         playwright = None
         try:
@@ -108,8 +104,9 @@ class SessionBrowser:
                 await proxy.close()
             raise
         made = cls(playwright, browser, context, page, proxy, asyncio.get_running_loop())
-        made_box.append(made)
         context.on("page", made._on_new_page)
+        context.on("requestfailed", made._on_request_end)
+        context.on("response", made._on_response)
         made._watch(page)
         return made
 
@@ -137,6 +134,19 @@ class SessionBrowser:
     def _on_download(self, download: Download) -> None:
         self.note(f"the page started a download ({_clip(download.url, 200)}); it was refused")
         _spawn(download.cancel)
+
+    def refusal_of(self, url: str) -> str | None:
+        """Why the proxy refused ``url``'s host, when it did."""
+        return self.proxy.refusals.get(url_key(url))
+
+    def _on_request_end(self, request: Request) -> None:
+        reason = self.refusal_of(request.url)
+        if reason is not None:
+            self.note(f"refused a request of the page: {reason}")
+
+    def _on_response(self, response: Response) -> None:
+        if REFUSED_HEADER.lower() in response.headers:
+            self._on_request_end(response.request)
 
     def _on_new_page(self, page: Page) -> None:
         if page is self.page:

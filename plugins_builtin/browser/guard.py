@@ -7,7 +7,9 @@ workers) reaches :class:`AddressProxy` first. The proxy asks the same rule as ``
 resolution unless the host is allowed) and connects to an address that rule checked, so a
 name that resolves differently a moment later (DNS rebinding) gains nothing. A refused plain
 HTTP request gets a ``403`` marked with :data:`REFUSED_HEADER`; a refused tunnel (``https``,
-``wss``) gets a ``403`` to its ``CONNECT``. Each refusal is noted for the model.
+``wss``) gets a ``403`` to its ``CONNECT``. Each refusal is kept by ``host:port``
+(:attr:`AddressProxy.refusals`): Chromium's own background requests come through the proxy
+too, so the browser notes a refusal for the model only when a page's request fails on it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from urllib.parse import SplitResult, urlsplit
 
 import anyio
 
-__all__ = ["REFUSED_HEADER", "AddressProxy", "Refused", "Resolve", "scheme_refusal"]
+__all__ = [
+    "REFUSED_HEADER",
+    "AddressProxy",
+    "Refused",
+    "Resolve",
+    "origin_key",
+    "scheme_refusal",
+    "url_key",
+]
 
 REFUSED_HEADER = "X-Hermes-Refused"
 
@@ -54,9 +64,10 @@ def scheme_refusal(url: str) -> str | None:
 class AddressProxy:
     """A forward HTTP proxy on 127.0.0.1 that lets through only what ``resolve`` allows."""
 
-    def __init__(self, resolve: Resolve, on_refusal: Callable[[str], None]) -> None:
+    def __init__(self, resolve: Resolve) -> None:
         self._resolve = resolve
-        self._on_refusal = on_refusal
+        self.refusals: dict[str, str] = {}
+        """Why each refused ``host:port`` was refused (the latest reason)."""
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -96,6 +107,7 @@ class AddressProxy:
         method, target, version = request_line.split(" ", 2)
         tunnel = method.upper() == "CONNECT"
         url = f"https://{target}/" if tunnel else target
+        host, port = None, 0
         try:
             parts = urlsplit(url)
             host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
@@ -103,7 +115,7 @@ class AddressProxy:
                 raise Refused(f"{_shown(target)} is not an http address")
             addresses = await anyio.to_thread.run_sync(self._resolve, url)
         except Refused as exc:
-            self._on_refusal(f"refused a request of the page: {exc}")
+            self.refusals[origin_key(host or target, port)] = str(exc)
             await _answer(writer, 403, f"hermes refused this address: {exc}", refused=True)
             return
         upstream = await _connect(addresses or [host], port)
@@ -171,6 +183,21 @@ async def _answer(
         + body
     )
     await writer.drain()
+
+
+def origin_key(host: str, port: int) -> str:
+    """The key of :attr:`AddressProxy.refusals` for ``host`` and ``port``."""
+    return f"{host.lower().strip('[]')}:{port}"
+
+
+def url_key(url: str) -> str:
+    """The key of :attr:`AddressProxy.refusals` for a request's ``url``."""
+    try:
+        parts = urlsplit(url)
+        default = 443 if parts.scheme in ("https", "wss") else 80
+        return origin_key(parts.hostname or "", parts.port or default)
+    except ValueError:
+        return ""
 
 
 def _shown(url: str) -> str:
