@@ -203,8 +203,9 @@ class BrowserActions:
             try:
                 made = await SessionBrowser.start(settings, self.resolve)
             except Exception as exc:
+                # Playwright's message holds the browser's own log: the reason is in it.
                 raise BrowserError(
-                    f"cannot start Chromium ({settings.executable}): {_first_line(exc)}"
+                    f"cannot start Chromium ({settings.executable}): {str(exc).strip()[:2000]}"
                 ) from exc
             session.state[STATE_KEY] = made
             return made
