@@ -247,6 +247,10 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "write_bytes_atomically": "hermes_core._atomic_write",
         "Question": _QUESTIONS,
         "questions_of": _QUESTIONS,
+        "AddressRefused": "hermes_core._addresses",
+        "AddressSettings": "hermes_core._addresses",
+        "allowed_host": "hermes_core._addresses",
+        "check_url": "hermes_core._addresses",
     },
 }
 

@@ -1,9 +1,9 @@
 """Private: the helpers the bundled plugins (``plugins_builtin/``) use and a third party may
 not (tests/test_public_api.py enforces both). Cache-file frames, private files and directories,
 captured output, process groups, the project gate, skills' variables, execute_code's memory
-guard, the progress listener and a session's client-side file writes and commands:
-hermes-core's own rules, shared with the plugins it ships, not an API that keeps its shape
-from one release to the next.
+guard, the progress listener, the address rules of the tools that fetch URLs and a session's
+client-side file writes and commands: hermes-core's own rules, shared with the plugins it ships,
+not an API that keeps its shape from one release to the next.
 """
 
 from __future__ import annotations
@@ -13,6 +13,18 @@ from typing import TYPE_CHECKING
 from hermes_core._exports import FACES, face_names, lazy_exports
 
 if TYPE_CHECKING:
+    from hermes_core._addresses import (
+        AddressRefused as AddressRefused,
+    )
+    from hermes_core._addresses import (
+        AddressSettings as AddressSettings,
+    )
+    from hermes_core._addresses import (
+        allowed_host as allowed_host,
+    )
+    from hermes_core._addresses import (
+        check_url as check_url,
+    )
     from hermes_core._approvals.questions import (
         Question as Question,
     )

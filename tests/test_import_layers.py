@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._dotenv",
         "hermes_core._retry_after",
         "hermes_core._client_io",
+        "hermes_core._addresses",
     ),
     ("hermes_core._config",),
     (
