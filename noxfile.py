@@ -39,30 +39,26 @@ BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome
 CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
 
 
-# Debian packages the tests drive for real, by the command each provides.
-DEBIAN_PACKAGES = {"espeak-ng": "espeak-ng"}
-
-
-def _install_debian_packages(session: nox.Session, packages: dict[str, str]) -> None:
-    """The Debian ``packages`` (command -> package) whose command is missing, with apt-get when
-    nox runs as root on a Debian machine; otherwise the tests that need one fail saying the
-    apt-get command."""
-    missing = sorted(
-        {package for command, package in packages.items() if not shutil.which(command)}
-    )
-    if not missing or not shutil.which("apt-get") or os.geteuid() != 0:
+def _install_debian_packages(session: nox.Session, package: str, *commands: str) -> None:
+    """The Debian ``package`` when none of its ``commands`` is on PATH: installed with apt-get
+    when nox runs as root on a Debian machine (CI); otherwise the tests that need it fail
+    saying the apt-get command."""
+    if any(shutil.which(command) for command in commands):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        session.warn(f"{package} is missing: its tests will fail; `apt-get install {package}`")
         return
     environment = {"DEBIAN_FRONTEND": "noninteractive"}
     session.run("apt-get", "update", "-qq", external=True, env=environment)
-    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=environment)
+    session.run("apt-get", "install", "-y", "-qq", package, external=True, env=environment)
 
 
 def _install_test_dependencies(session: nox.Session) -> None:
-    """hermes-core with its test extra, the Debian packages of :data:`DEBIAN_PACKAGES`, and
+    """hermes-core with its test extra, espeak-ng from Debian (the speech tests run it), and
     the MCP servers and clients from npm of the integration tests (without npm, the tests that
     need them fail and say how to install them)."""
     session.install("-e", ".[test]")
-    _install_debian_packages(session, DEBIAN_PACKAGES)
+    _install_debian_packages(session, "espeak-ng", "espeak-ng")
     if shutil.which("npm"):
         session.run(
             "npm",
@@ -141,18 +137,10 @@ def tests_browser(session: nox.Session) -> None:
     """The browser tools' tests (plugins_builtin/browser/tests) in a real headless Chromium:
     the user's own, as the tools find it (``chromium`` on PATH, or HERMES_BROWSER_EXECUTABLE).
     Missing, it is installed from Debian when the session runs as root (CI); otherwise the
-    session fails with the command that installs it."""
+    tests fail with the command that installs it."""
     session.install("-e", ".[test,browser]")
-    if not any(shutil.which(name) for name in BROWSER_NAMES) and not os.environ.get(
-        "HERMES_BROWSER_EXECUTABLE"
-    ):
-        if os.geteuid() != 0 or not shutil.which("apt-get"):
-            session.error(
-                "the browser tests need a Chromium: run `apt-get install chromium` (as root) or "
-                "set HERMES_BROWSER_EXECUTABLE to one"
-            )
-        session.run("apt-get", "update", "-q", external=True)
-        session.run("apt-get", "install", "-y", "-q", "chromium", external=True)
+    if not os.environ.get("HERMES_BROWSER_EXECUTABLE"):
+        _install_debian_packages(session, "chromium", *BROWSER_NAMES)
     session.run(
         "pytest",
         "plugins_builtin/browser/tests",

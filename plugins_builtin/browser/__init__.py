@@ -3,9 +3,11 @@
 ``browser_navigate`` opens an address and shows the page's accessibility snapshot, whose
 references (``[ref=e12]``) ``browser_click`` and ``browser_type`` act on; ``browser_snapshot``,
 ``browser_scroll``, ``browser_back``, ``browser_press``, ``browser_screenshot`` and
-``browser_close`` do what they say. Each session gets its own browser and context, started on
-its first navigation and closed when the session ends. The tools are registered when Playwright
-is installed (the extra ``hermes-core-agent[browser]``); the Chromium is the user's own
+``browser_close`` do what they say; ``browser_vision`` shows a screenshot to the
+conversation's own model (``session_model``) and returns its answer. Each session gets its own
+browser and context, started on its first navigation and closed when the session ends. The
+tools are registered when Playwright is installed (the extra ``hermes-core-agent[browser]``);
+the Chromium is the user's own
 (:mod:`.chromium`). Every request a page makes goes through a proxy of the session's that
 applies the address rules of ``web_extract`` (:mod:`.guard`). Settings:
 ``plugins.entries.browser`` (:class:`BrowserEntry`); docs/browser.md.
@@ -172,6 +174,14 @@ def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
             actions.screenshot,
             {"full_page": {"type": "boolean", "default": False}},
             annotations=local,
+        ),
+        tool(
+            "browser_vision",
+            "Look at the page as it is shown (a screenshot) and answer a question about it: "
+            "layout, images, charts, what the snapshot's text does not say.",
+            actions.vision,
+            {"question": {"type": "string", "maxLength": 4000}},
+            annotations=reading,
         ),
         tool(
             "browser_close",

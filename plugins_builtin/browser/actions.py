@@ -19,6 +19,7 @@ from typing import Literal
 import anyio
 
 from hermes_core._plugin_support import create_private_file, private_dir
+from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, ToolResult
 
 from .chromium import ChromiumMissing
@@ -157,6 +158,26 @@ class BrowserActions:
 
         return await self._run(session, act)
 
+    async def vision(
+        self, session: Session, question: str = "Describe what the page shows."
+    ) -> ToolResult:
+        """A screenshot of the page shown to the conversation's own model (its vision input);
+        the model's answer is the result."""
+        model = session_model(session)
+        if model is None:
+            return ToolResult.error("NOT_AVAILABLE", NO_MODEL)
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            data = await browser.page.screenshot(type="png")
+            url = browser.page.url
+            try:
+                answer = await model.look(ImagePart("image/png", data), question)
+            except ModelError as exc:
+                return ToolResult.error("TOOL_ERROR", f"browser_vision: the model failed: {exc}")
+            return _result(browser, answer, structured={"url": url, "bytes": len(data)})
+
+        return await self._run(session, act)
+
     async def close(self, session: Session) -> ToolResult:
         """Close the session's browser (the next ``browser_navigate`` starts a new one)."""
         if await close_session_browser(session):
@@ -287,6 +308,12 @@ def _failure(
 
 class BrowserRefused(BrowserError):
     """An address the rules refuse (the result's code is ``BLOCKED``)."""
+
+
+NO_MODEL = (
+    "browser_vision needs this agent's own model, and none runs this session (hermes serve: "
+    "use browser_screenshot and look at the file). Use it from hermes run, chat or acp."
+)
 
 
 def _result(browser: SessionBrowser, text: str, *, structured: object = None) -> ToolResult:

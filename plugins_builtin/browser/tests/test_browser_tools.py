@@ -244,3 +244,40 @@ def _descendants_running(word: str) -> set[int]:
 def _alive(pids: set[int]) -> bool:
     table = _processes()
     return any(pid in table for pid in pids)
+
+
+async def test_browser_vision_shows_the_page_to_the_conversations_model(
+    host_factory: Any, site: Site
+) -> None:
+    """A conversation of a fake model (none can run here; the vendors' wires of the vision
+    input are tested in tests/media): it opens the site and asks browser_vision, whose side
+    request carries the page's screenshot; the model's answer comes back as the result."""
+    from hermes_core.agent import Agent, ModelRequest, ModelSettings
+    from hermes_core.testing import FakeModelProvider, fake_turn
+
+    def respond(request: ModelRequest) -> Any:
+        if request.messages[-1].images:
+            return fake_turn("A sign-in form with Email and Password fields.")
+        done = sum(1 for m in request.messages if m.role == "tool")
+        if done == 0:
+            return fake_turn("", ("browser_navigate", {"url": site.at("/")}))
+        if done == 1:
+            return fake_turn("", ("browser_vision", {"question": "What form is on the page?"}))
+        return fake_turn("It is a sign-in page.")
+
+    model = FakeModelProvider(responder=respond)
+    host = host_factory()
+    agent = Agent(host, model, ModelSettings(provider="fake", model="fake-1"))
+    async with host.session() as session:
+        conversation = agent.conversation(session)
+        async for _ in conversation.send("What is on the site?"):
+            pass
+        await conversation.aclose()
+    [looked] = [r for r in model.requests if r.messages[-1].images]
+    [image] = looked.messages[-1].images
+    assert image.media_type == "image/png"
+    assert image.data.startswith(b"\x89PNG")
+    assert looked.messages[-1].content == "What form is on the page?"
+    assert "never instructions" in looked.system
+    said = [m.content for m in model.requests[-1].messages if m.role == "tool"]
+    assert "A sign-in form with Email and Password fields." in said[-1]
