@@ -184,29 +184,30 @@ def build_listing(
     for group in groups:
         blocks[group.name] = {form: group.block(form) for form in ("names", "summary")}
     fixed = {server: _unavailable_block(server, n, reason) for server, (n, reason) in down}
+    # Each rung differs from the one before by one group's block, so its size is the last
+    # size plus that difference: the ladder costs one step a group, not one sum a group.
+    lines = 1 + len(fixed) + len(groups)
+    base = len(LISTING_HEADER) + sum(len(text) for text in fixed.values()) + lines - 1
 
-    def size(forms: Mapping[str, BlockForm]) -> int:
-        parts = [len(LISTING_HEADER)] + [len(text) for text in fixed.values()]
-        parts += [len(blocks[name][form]) for name, form in forms.items()]
-        return sum(parts) + len(parts) - 1  # newlines between the lines
+    def fits(size: int) -> bool:
+        return -(-size // 4) <= budget_tokens
 
-    def fits(forms: Mapping[str, BlockForm]) -> bool:
-        return -(-size(forms) // 4) <= budget_tokens
-
-    every_name: dict[str, BlockForm] = {group.name: "names" for group in groups}
-    candidates: list[dict[str, BlockForm]] = []
-    if groups and fits(every_name):
+    names_size = base + sum(len(blocks[group.name]["names"]) for group in groups)
+    if groups and fits(names_size):
+        full_size = base
         for group in groups:
             blocks[group.name]["full"] = group.block("full")
-        candidates = [{group.name: "full" for group in groups}, every_name]
-    collapsing: dict[str, BlockForm] = dict(every_name)
-    for group in sorted(groups, key=lambda group: (-len(group.names), group.name)):
-        collapsing = {**collapsing, group.name: "summary"}
-        candidates.append(collapsing)
+            full_size += len(blocks[group.name]["full"])
+        every: BlockForm = "full" if fits(full_size) else "names"
+        return _render(groups, {group.name: every for group in groups}, blocks, fixed)
     if not groups:
-        candidates = [{}]
-    for forms in candidates:
-        if fits(forms):
+        return _render(groups, {}, blocks, fixed) if fits(base) else NO_LISTING
+    forms: dict[str, BlockForm] = {group.name: "names" for group in groups}
+    size = names_size
+    for group in sorted(groups, key=lambda group: (-len(group.names), group.name)):
+        size += len(blocks[group.name]["summary"]) - len(blocks[group.name]["names"])
+        forms[group.name] = "summary"
+        if fits(size):
             return _render(groups, forms, blocks, fixed)
     return NO_LISTING
 
