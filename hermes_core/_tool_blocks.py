@@ -88,9 +88,15 @@ class ToolBlock(ABC):
     def group_positions(self) -> list[list[int]]:
         """The positions of each group's tools, in order (indexed like ``groups``; kept)."""
         if self._group_positions is None:
-            positions: list[list[int]] = [[] for _ in self.groups]
-            for position, group in enumerate(self.group_ids):
-                positions[group].append(position)
+            # A stable sort by group id, then cut by the groups' sizes: C loops, where one
+            # append a tool took seconds at 330,000 tools.
+            ids = self.group_ids
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            positions: list[list[int]] = []
+            start = 0
+            for size in self.group_sizes():
+                positions.append(order[start : start + size])
+                start += size
             self._group_positions = positions
         return self._group_positions
 
