@@ -3,17 +3,21 @@ at a cost linear in the number of groups (counted in Python steps, not timed).""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from bridge_fixtures import mcp_tool
 
+from hermes_core._tool_blocks import BlockRun, ToolSequence
 from hermes_core._tools import Tool
 from hermes_core.search import _listing
+from hermes_core.search._catalog import read_catalog
 from hermes_core.search._listing import LISTING_HEADER, BlockForm, build_listing
 
 FORMS: tuple[BlockForm, ...] = ("full", "names", "summary")
@@ -133,3 +137,28 @@ def test_listing_work_grows_linearly_with_the_groups() -> None:
     small, large = _steps_to_list(300), _steps_to_list(1200)
     # Four times the groups: about four times the steps (the quadratic ladder took sixteen).
     assert large < 5 * small, (small, large)
+
+
+def test_a_block_is_listed_as_its_tools_would_be_in_any_order_at_every_budget(
+    tmp_path: Path,
+) -> None:
+    # Servers interleaved and names out of order (the positions are sorted by group, then by
+    # name), a run of some of the block's positions, and a plain tool in one of its groups.
+    chance = random.Random(7)
+    names = [f"op_{chance.randrange(10**6):06d}_{index}" for index in range(90)]
+    servers = [chance.choice(["bee", "sea", "dee", "eee"]) for _ in names]
+    entries = [
+        {"name": name, "server": server, "description": f"Does {name}. More."}
+        for name, server in zip(names, servers, strict=True)
+    ]
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    block = read_catalog(path, None, owner="catalog", cache_dir=None)
+    some = tuple(sorted(chance.sample(range(len(names)), 50)))
+    lone = Tool(name="aaa_lone", description="Lone.", source="plugin", source_name="sea")
+    for runs in ([BlockRun(block)], [(lone,), BlockRun(block, some)]):
+        tools = ToolSequence(runs)
+        full = build_listing(tools, 10**6).tokens
+        for budget in range(0, full + 2, 3):
+            assert build_listing(tools, budget) == build_listing(list(tools), budget), budget
+    assert block.made_count == len(names)  # only list() made them
