@@ -9,6 +9,13 @@ of the child, which is at least its memory after the search). Budgets (issue 11)
 1.2 GB, the first answer under 15 s cold and under 2 s warm. A warm run is faster only where
 something is cached across processes (the bm25 engine's persisted index).
 
+Then, with the cache the runs left (issue 32): the host's first ``assemble`` in a fresh process
+(the tool listing built; CPU seconds of that call, budget 0.5 s, and the process's peak RSS),
+and ``hermes serve`` over stdio: spawned, ``initialize``, ``tools/list`` answered (wall seconds
+to the answer, budget 2 s, and of the ``tools/list`` request alone), alternating with the MCP
+SDK's echo server (``tests/mcp/servers/toolbox.py``) asked the same way, for a ratio measured
+in the same run on a shared machine.
+
     python benchmarks/host_scale.py [--tools 330000] [--runs 1]
 """
 
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -29,9 +37,33 @@ from search import CATALOG, SEED, synthetic_catalog  # benchmarks/ is on the scr
 
 from hermes_core.search._evaluation import catalog_documents, load_catalog
 
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "tests" / "mcp" / "servers" / "toolbox.py"
 RSS_BUDGET_MB = 1200.0
 COLD_BUDGET_S = 15.0
 WARM_BUDGET_S = 2.0
+ASSEMBLE_BUDGET_S = 0.5
+TOOLS_LIST_BUDGET_S = 2.0
+
+# Run in a fresh interpreter with the home's environment: the first assemble's CPU time.
+ASSEMBLE_PROBE = """
+import json, sys, time
+from pathlib import Path
+from hermes_core import Config, Environment, Host
+home = Path(sys.argv[1])
+config = Config.model_validate(json.loads((home / "config.yaml").read_text()))
+host = Host(config, Environment.from_process())
+host.start()
+session = host.new_session()
+cpu, wall = time.process_time(), time.perf_counter()
+assembly = host.assemble(None, session)
+cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+listing = next(t for t in assembly.tools if t.name == "tool_search").description
+# VmHWM is this process's own peak: ru_maxrss would keep the parent's from before the exec.
+status = Path("/proc/self/status")
+peaks = [line for line in status.read_text().splitlines() if line.startswith("VmHWM:")]
+peak = int(peaks[0].split()[1]) / 1024 if peaks else 0.0
+print(json.dumps({"cpu": cpu, "wall": wall, "rss": peak, "listing": len(listing)}))
+"""
 
 
 def _clipped(name: str, suffix: str) -> str:
@@ -82,6 +114,81 @@ def run_once(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float,
     return float(took), float(rss)
 
 
+def assemble_once(env: dict[str, str], cwd: Path, home: Path) -> dict[str, float]:
+    """The first ``assemble`` of a fresh host on this home: CPU and wall seconds, peak RSS."""
+    done = subprocess.run(
+        [sys.executable, "-c", ASSEMBLE_PROBE, str(home)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the assemble probe failed:\n{done.stderr}")
+    figures: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return figures
+
+
+def _message(method: str, request_id: int | None = None, **params: object) -> bytes:
+    message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        message["id"] = request_id
+        message["params"] = params
+    return (json.dumps(message) + "\n").encode()
+
+
+def _answer(process: subprocess.Popen[bytes], request_id: int) -> bytes:
+    assert process.stdout is not None
+    while line := process.stdout.readline():
+        if json.loads(line).get("id") == request_id:
+            return line
+    raise SystemExit(f"hermes serve ended before answering request {request_id}")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def serve_once(
+    command: list[str], env: dict[str, str], cwd: Path
+) -> tuple[float, float, int, float]:
+    """An MCP server over stdio: seconds from spawn to the ``tools/list`` answer, seconds of
+    the ``tools/list`` request alone, how many tools it listed, and the CPU seconds of the
+    whole process (it ends when its stdin closes)."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert process.stdin is not None
+    try:
+        initialize = _message(
+            "initialize",
+            1,
+            protocolVersion="2025-11-25",
+            capabilities={},
+            clientInfo={"name": "host-scale-benchmark", "version": "1"},
+        )
+        process.stdin.write(initialize)
+        process.stdin.flush()
+        _answer(process, 1)
+        asked = time.perf_counter()
+        process.stdin.write(_message("notifications/initialized") + _message("tools/list", 2))
+        process.stdin.flush()
+        listed = json.loads(_answer(process, 2))
+        done = time.perf_counter()
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return done - start, done - asked, len(listed["result"]["tools"]), _children_cpu() - cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tools", type=int, default=330_000, help="catalog size")
@@ -115,6 +222,11 @@ def main() -> int:
             shutil.rmtree(cache, ignore_errors=True)
             cold.append(run_once(command, env, root))
             warm.append(run_once(command, env, root))
+        assembled = [assemble_once(env, root, home) for _ in range(options.runs)]
+        served, echoed = [], []
+        for _ in range(options.runs):
+            served.append(serve_once([*hermes, "serve"], env, root))
+            echoed.append(serve_once([sys.executable, str(ECHO_SERVER)], env, root))
         size_mb = catalog.stat().st_size / 1e6
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -131,6 +243,34 @@ def main() -> int:
         checks.append(
             (f"{name} RSS < {RSS_BUDGET_MB:.0f} MB", f"{rss:.0f} MB", rss < RSS_BUDGET_MB)
         )
+    cpu = statistics.median(figures["cpu"] for figures in assembled)
+    wall = statistics.median(figures["wall"] for figures in assembled)
+    rss = max(figures["rss"] for figures in assembled)
+    print(
+        f"first assemble: {cpu:.2f} s CPU, {wall:.2f} s wall, peak RSS {rss:.0f} MB "
+        f"(tool_search description {assembled[0]['listing']:,.0f} characters)"
+    )
+    checks.append(
+        (f"first assemble < {ASSEMBLE_BUDGET_S:g} s CPU", f"{cpu:.2f} s", cpu < ASSEMBLE_BUDGET_S)
+    )
+    whole = statistics.median(run[0] for run in served)
+    alone = statistics.median(run[1] for run in served)
+    echo = statistics.median(run[0] for run in echoed)
+    cpu_serve = statistics.median(run[3] for run in served)
+    cpu_echo = statistics.median(run[3] for run in echoed)
+    print(
+        f"hermes serve (stdio): tools/list answered {whole:.2f} s after spawn "
+        f"({cpu_serve:.2f} s CPU in all), the request alone {alone:.2f} s ({served[0][2]} tools "
+        f"listed); the SDK's echo server {echo:.2f} s ({cpu_echo:.2f} s CPU): "
+        f"{whole / echo:.2f}x its wall time, {cpu_serve / cpu_echo:.2f}x its CPU"
+    )
+    checks.append(
+        (
+            f"serve tools/list < {TOOLS_LIST_BUDGET_S:g} s",
+            f"{whole:.2f} s",
+            whole < TOOLS_LIST_BUDGET_S,
+        )
+    )
     print()
     for what, figure, held in checks:
         print(f"{'ok  ' if held else 'OVER'} {what}: {figure}")

@@ -54,6 +54,7 @@ class ToolBlock(ABC):
         self._made: dict[int, Tool] = {}
         self._positions: dict[str, int] | None = None
         self._group_positions: list[list[int]] | None = None
+        self._group_sizes: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -81,18 +82,33 @@ class ToolBlock(ABC):
         return found
 
     def group_sizes(self) -> list[int]:
-        """How many tools each group holds (indexed like ``groups``)."""
-        counted = Counter(self.group_ids)  # counted in C: a block may hold 330,000
-        return [counted[group] for group in range(len(self.groups))]
+        """How many tools each group holds (indexed like ``groups``; kept)."""
+        if self._group_sizes is None:
+            counted = Counter(self._group_id_list())  # counted in C: a block may hold 330,000
+            self._group_sizes = [counted[group] for group in range(len(self.groups))]
+        return self._group_sizes
 
     def group_positions(self) -> list[list[int]]:
         """The positions of each group's tools, in order (indexed like ``groups``; kept)."""
         if self._group_positions is None:
-            positions: list[list[int]] = [[] for _ in self.groups]
-            for position, group in enumerate(self.group_ids):
-                positions[group].append(position)
+            # C loops only (one append a tool took seconds at 330,000 tools): a catalog lists
+            # each group's tools together, so its positions are a range; otherwise a stable
+            # sort by group id, cut at the groups' sizes.
+            ids = self._group_id_list()
+            order: Sequence[int] = range(len(ids))
+            if ids != sorted(ids):
+                order = sorted(order, key=ids.__getitem__)
+            positions: list[list[int]] = []
+            start = 0
+            for size in self.group_sizes():
+                positions.append(list(order[start : start + size]))
+                start += size
             self._group_positions = positions
         return self._group_positions
+
+    def _group_id_list(self) -> list[int]:
+        ids = self.group_ids
+        return ids.tolist() if isinstance(ids, memoryview) else list(ids)
 
     @abstractmethod
     def _make(self, position: int) -> Tool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Literal
 
@@ -93,28 +93,81 @@ class Listing:
 NO_LISTING = Listing("", "none", 0, 0)
 
 
-@dataclass(frozen=True)
-class _Group:
-    """One group's tools, sorted by name; their descriptions are read only for a full block
-    (a catalog's tools are not made to be listed by name or counted)."""
+_Member = Tool | tuple[ToolBlock, int]
+_Part = tuple[ToolBlock, Sequence[int]] | list[Tool]
+"""Some of a group's tools: positions of one block, or ordinary tools."""
 
-    name: str
-    names: tuple[str, ...]
-    descriptions: Callable[[], list[str]] = field(repr=False, compare=False)
+
+class _Group:
+    """One group's tools. Its names are sorted, and its descriptions read, only for a block
+    that lists them: a summary needs the count, and a names block's length needs only the
+    names' lengths (a catalog's tools are not made to be listed by name or counted)."""
+
+    def __init__(self, name: str, parts: Sequence[_Part]) -> None:
+        self.name = name
+        self._parts = parts
+        self.count = sum(len(part) if isinstance(part, list) else len(part[1]) for part in parts)
+        self._sorted: tuple[tuple[str, ...], Callable[[], list[str]]] | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tools' names, sorted."""
+        return self._in_order()[0]
 
     def block(self, form: BlockForm) -> str:
-        count = len(self.names)
+        """The group's block in ``form``."""
         if form == "summary":
-            return f"{self.name} ({count} tools, names not listed; find them with tool_search)"
-        head = f"{self.name} tools ({count}):"
+            return self._summary()
+        head = self._head()
         if form == "names":
             return head + "\n" + ", ".join(self.names)
-        pairs = zip(self.names, self.descriptions(), strict=True)
+        names, descriptions = self._in_order()
+        pairs = zip(names, descriptions(), strict=True)
         lines = [f"- {name}: {short_description(text)}" for name, text in pairs]
         return "\n".join([head, *lines])
 
+    def length(self, form: Literal["names", "summary"]) -> int:
+        """``len(self.block(form))`` without rendering it."""
+        if form == "summary":
+            return len(self._summary())
+        named = 0
+        for part in self._parts:
+            if isinstance(part, list):
+                named += sum(len(tool.name) for tool in part)
+            else:
+                block, positions = part
+                named += sum(map(len, map(block.names.__getitem__, positions)))
+        return len(self._head()) + 1 + named + 2 * (self.count - 1)
 
-_Member = Tool | tuple[ToolBlock, int]
+    def _head(self) -> str:
+        return f"{self.name} tools ({self.count}):"
+
+    def _summary(self) -> str:
+        return f"{self.name} ({self.count} tools, names not listed; find them with tool_search)"
+
+    def _in_order(self) -> tuple[tuple[str, ...], Callable[[], list[str]]]:
+        if self._sorted is None:
+            self._sorted = _sorted_members(self._parts)
+        return self._sorted
+
+
+def _sorted_members(parts: Sequence[_Part]) -> tuple[tuple[str, ...], Callable[[], list[str]]]:
+    """The names of ``parts``' tools sorted, and how to read their descriptions in that order."""
+    if len(parts) == 1 and isinstance(parts[0], tuple):
+        # A group of one block (every catalog server): sorted with C loops, no pair made a tool.
+        block, positions = parts[0]
+        order = sorted(positions, key=block.names.__getitem__)
+        return tuple(map(block.names.__getitem__, order)), partial(_block_texts, block, order)
+    pairs: list[tuple[str, _Member]] = []
+    for part in parts:
+        if isinstance(part, list):
+            pairs += [(tool.name, tool) for tool in part]
+        else:
+            block, positions = part
+            pairs += [(block.names[position], (block, position)) for position in positions]
+    pairs.sort(key=lambda pair: pair[0])
+    members = tuple(member for _, member in pairs)
+    return tuple(name for name, _ in pairs), partial(_descriptions, members)
 
 
 def _description(member: _Member) -> str:
@@ -124,37 +177,35 @@ def _description(member: _Member) -> str:
     return block.fields(position)[1]
 
 
+def _descriptions(members: Sequence[_Member]) -> list[str]:
+    return [_description(member) for member in members]
+
+
+def _block_texts(block: ToolBlock, positions: Sequence[int]) -> list[str]:
+    return [block.fields(position)[1] for position in positions]
+
+
 def _groups(tools: Sequence[Tool]) -> list[_Group]:
-    grouped: dict[str, list[tuple[str, _Member]]] = {}
+    grouped: dict[str, list[_Part]] = {}
     for run in runs_of(tools):
         if isinstance(run, BlockRun):
             block = run.block
-            names, named = block.names, block_groups(block)
+            named = block_groups(block)
             wanted = None if run.positions is None else set(run.positions)
             for group, positions in enumerate(block.group_positions()):
-                grouped.setdefault(named[group], []).extend(
-                    [
-                        (names[position], (block, position))
-                        for position in positions
-                        if wanted is None or position in wanted
-                    ]
-                )
+                if wanted is not None:
+                    positions = [position for position in positions if position in wanted]
+                grouped.setdefault(named[group], []).append((block, positions))
         else:
             for tool in run:
-                grouped.setdefault(group_of(tool), []).append((tool.name, tool))
-    result: list[_Group] = []
-    for name, pairs in sorted(grouped.items()):
-        if not pairs:
-            continue
-        pairs.sort(key=lambda pair: pair[0])
-        members = tuple(member for _, member in pairs)
-        in_order = tuple(member_name for member_name, _ in pairs)
-        result.append(_Group(name, in_order, partial(_descriptions, members)))
-    return result
-
-
-def _descriptions(members: Sequence[_Member]) -> list[str]:
-    return [_description(member) for member in members]
+                parts = grouped.setdefault(group_of(tool), [])
+                if not parts or not isinstance(parts[-1], list):
+                    parts.append([])
+                last = parts[-1]
+                assert isinstance(last, list)
+                last.append(tool)
+    result = [_Group(name, parts) for name, parts in sorted(grouped.items())]
+    return [group for group in result if group.count]
 
 
 def _unavailable_block(server: str, count: int, reason: str) -> str:
@@ -177,52 +228,51 @@ def build_listing(
     down = sorted((unavailable or {}).items())
     if (not groups and not down) or budget_tokens <= 0:
         return NO_LISTING
-    # Blocks are rendered once per form; sizes decide, only the winner is joined. A full block
-    # is longer than its names block, so full blocks are rendered only when every names block
-    # fits (a large catalog's descriptions are never read to be listed).
-    blocks: dict[str, dict[BlockForm, str]] = {}
-    for group in groups:
-        blocks[group.name] = {form: group.block(form) for form in ("names", "summary")}
     fixed = {server: _unavailable_block(server, n, reason) for server, (n, reason) in down}
+    # Sizes decide, only the winner's blocks are rendered. Each rung differs from the one
+    # before by one group's block, so its size is the last size plus that difference: the
+    # ladder costs one step a group, not one sum a group. A full block is longer than its
+    # names block, so full blocks are rendered only when every names block fits (a large
+    # catalog's descriptions are never read to be listed).
+    lines = 1 + len(fixed) + len(groups)
+    base = len(LISTING_HEADER) + sum(len(text) for text in fixed.values()) + lines - 1
 
-    def size(forms: Mapping[str, BlockForm]) -> int:
-        parts = [len(LISTING_HEADER)] + [len(text) for text in fixed.values()]
-        parts += [len(blocks[name][form]) for name, form in forms.items()]
-        return sum(parts) + len(parts) - 1  # newlines between the lines
+    def fits(size: int) -> bool:
+        return -(-size // 4) <= budget_tokens
 
-    def fits(forms: Mapping[str, BlockForm]) -> bool:
-        return -(-size(forms) // 4) <= budget_tokens
-
-    every_name: dict[str, BlockForm] = {group.name: "names" for group in groups}
-    candidates: list[dict[str, BlockForm]] = []
-    if groups and fits(every_name):
-        for group in groups:
-            blocks[group.name]["full"] = group.block("full")
-        candidates = [{group.name: "full" for group in groups}, every_name]
-    collapsing: dict[str, BlockForm] = dict(every_name)
-    for group in sorted(groups, key=lambda group: (-len(group.names), group.name)):
-        collapsing = {**collapsing, group.name: "summary"}
-        candidates.append(collapsing)
+    names_lengths = {group.name: group.length("names") for group in groups}
+    names_size = base + sum(names_lengths.values())
+    if groups and fits(names_size):
+        full = {group.name: group.block("full") for group in groups}
+        if fits(base + sum(map(len, full.values()))):
+            return _render(groups, {name: "full" for name in full}, full, fixed)
+        return _render(groups, {name: "names" for name in full}, {}, fixed)
     if not groups:
-        candidates = [{}]
-    for forms in candidates:
-        if fits(forms):
-            return _render(groups, forms, blocks, fixed)
+        return _render(groups, {}, {}, fixed) if fits(base) else NO_LISTING
+    forms: dict[str, BlockForm] = dict.fromkeys(names_lengths, "names")
+    size = names_size
+    for group in sorted(groups, key=lambda group: (-group.count, group.name)):
+        size += group.length("summary") - names_lengths[group.name]
+        forms[group.name] = "summary"
+        if fits(size):
+            return _render(groups, forms, {}, fixed)
     return NO_LISTING
 
 
 def _render(
     groups: Sequence[_Group],
     forms: Mapping[str, BlockForm],
-    blocks: Mapping[str, Mapping[BlockForm, str]],
+    full: Mapping[str, str],
     fixed: Mapping[str, str],
 ) -> Listing:
-    entries = [(group.name, blocks[group.name][forms[group.name]]) for group in groups]
+    entries = [
+        (group.name, full.get(group.name) or group.block(forms[group.name])) for group in groups
+    ]
     entries += list(fixed.items())
     entries.sort(key=lambda entry: entry[0])
     text = "\n".join([LISTING_HEADER, *(block for _, block in entries)])
     used = set(forms.values())
-    named = sum(len(group.names) for group in groups if forms[group.name] != "summary")
+    named = sum(group.count for group in groups if forms[group.name] != "summary")
     form: ListingForm
     if not groups or used == {"summary"}:
         form = "summary"
