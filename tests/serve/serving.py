@@ -46,6 +46,7 @@ CORE_TOOLS = [
     "skills_list",
     "skill_view",
     "terminal",
+    "web_extract",
 ]
 BRIDGE_TOOLS = ["tool_search", "tool_describe", "tool_call"]
 BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal", "todo"]
