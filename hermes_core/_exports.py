@@ -89,6 +89,10 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "PluginSettingsError": "hermes_core._errors",
         "PreCallDirective": _SPECS,
         "SearchBackendSpec": _SPECS,
+        "WebResult": "hermes_core._web_search",
+        "WebSearchError": "hermes_core._web_search",
+        "WebSearchProvider": "hermes_core._web_search",
+        "WebSearchProviderSpec": _SPECS,
         "Session": "hermes_core._session",
         "Skill": "hermes_core._skills.library",
         "SkillError": "hermes_core._skills.library",
@@ -237,6 +241,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "AddressSettings": "hermes_core._addresses",
         "allowed_host": "hermes_core._addresses",
         "check_url": "hermes_core._addresses",
+        "secret_variable": "hermes_core._dotenv",
     },
 }
 

@@ -67,6 +67,9 @@ if TYPE_CHECKING:
     from hermes_core._client_io import (
         client_terminal as client_terminal,
     )
+    from hermes_core._dotenv import (
+        secret_variable as secret_variable,
+    )
     from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,
     )

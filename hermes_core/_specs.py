@@ -170,6 +170,20 @@ class ModelProviderSpec:
 
 
 @dataclass(frozen=True)
+class WebSearchProviderSpec:
+    """A web search provider, selected by ``plugins.entries.web.search_provider``; its factory
+    gets the :class:`PluginContext` of its plugin and returns a
+    :class:`~hermes_core._web_search.WebSearchProvider`."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("web search provider", self.name)
+
+
+@dataclass(frozen=True)
 class ApprovalPolicySpec:
     """An approval policy, selected by ``approvals.policy``."""
 

@@ -17,6 +17,7 @@ from hermes_core._specs import (
     ConnectorGatewaySpec,
     ModelProviderSpec,
     SearchBackendSpec,
+    WebSearchProviderSpec,
 )
 
 if TYPE_CHECKING:
@@ -25,7 +26,12 @@ if TYPE_CHECKING:
     from hermes_core._plugins.records import PluginRecord
 
 RegistrationKind = Literal[
-    "search_backend", "connector_gateway", "model_provider", "approval_policy", "cli_command"
+    "search_backend",
+    "connector_gateway",
+    "model_provider",
+    "approval_policy",
+    "cli_command",
+    "web_search_provider",
 ]
 SpecT = TypeVar(
     "SpecT",
@@ -34,6 +40,7 @@ SpecT = TypeVar(
     ModelProviderSpec,
     ApprovalPolicySpec,
     CliCommandSpec,
+    WebSearchProviderSpec,
 )
 
 _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
@@ -46,6 +53,11 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
     "model_provider": ("hermes_model_providers", ModelProviderSpec, "model.provider"),
     "approval_policy": ("hermes_approval_policies", ApprovalPolicySpec, "approvals.policy"),
     "cli_command": ("hermes_cli_commands", CliCommandSpec, "hermes <command>"),
+    "web_search_provider": (
+        "hermes_web_search_providers",
+        WebSearchProviderSpec,
+        "plugins.entries.web.search_provider",
+    ),
 }
 
 
@@ -67,6 +79,7 @@ class Registrations:
     model_providers: dict[str, Registered[ModelProviderSpec]] = field(default_factory=dict)
     approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
+    web_search_providers: dict[str, Registered[WebSearchProviderSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
@@ -77,6 +90,7 @@ class Registrations:
             "model_provider": self.model_providers,
             "approval_policy": self.approval_policies,
             "cli_command": self.cli_commands,
+            "web_search_provider": self.web_search_providers,
         }
         return tables[kind]
 

@@ -36,7 +36,13 @@ if TYPE_CHECKING:
     from hermes_core._specs import PluginContext
     from hermes_core.search._backend import Admission, SearchHit, ToolDocument
 
-SelectableKind = Literal["search_backend", "connector_gateway", "model_provider", "approval_policy"]
+SelectableKind = Literal[
+    "search_backend",
+    "connector_gateway",
+    "model_provider",
+    "approval_policy",
+    "web_search_provider",
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,11 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "hermes_core._approvals.policy:ApprovalPolicy",
         # The dispatcher awaits a decision that is a coroutine, within plugins.hook_timeout.
         either_way=frozenset({"decide"}),
+    ),
+    "web_search_provider": Expected(
+        "web search provider",
+        "hermes_web_search_providers",
+        "hermes_core._web_search:WebSearchProvider",
     ),
 }
 """Per kind: how it is called, the hook that registers it and the protocol it implements."""

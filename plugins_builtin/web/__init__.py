@@ -26,6 +26,7 @@ from hermes_core.plugin import PluginContext, Tool, ToolAnnotations, ToolResult,
 
 from .extract import extract
 from .fetch import Fetcher, FetchError
+from .search import web_search_tool
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
@@ -157,6 +158,9 @@ def settings_of(config: Config, env: Environment) -> WebSettings:
 
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
-    """``web_extract``, configured from ``plugins.entries.web``."""
+    """``web_extract`` and ``web_search``, configured from ``plugins.entries.web``."""
     settings = settings_of(config, env)
-    return [web_extract_tool(settings, fetcher_of(settings))]
+    return [
+        web_extract_tool(settings, fetcher_of(settings)),
+        web_search_tool(settings.search_provider, settings.max_results, _PLUGIN),
+    ]

@@ -47,6 +47,7 @@ CORE_TOOLS = [
     "skill_view",
     "terminal",
     "web_extract",
+    "web_search",
 ]
 BRIDGE_TOOLS = ["tool_search", "tool_describe", "tool_call"]
 BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal", "todo"]
