@@ -113,7 +113,7 @@ def _factory(context: PluginContext) -> Brave:
     return Brave(context.settings_as(BraveSettings), context.env)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
     """The ``brave`` provider."""
     return [WebSearchProviderSpec(_NAME, _factory, "the Brave Search API (BRAVE_API_KEY)")]

@@ -93,7 +93,7 @@ def _factory(context: PluginContext) -> Searxng:
     return Searxng(context.settings_as(SearxngSettings))
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
     """The ``searxng`` provider."""
     return [WebSearchProviderSpec(_NAME, _factory, "a SearXNG instance's JSON API")]

@@ -5,7 +5,7 @@ are; bounded in characters, with a note saying what was cut."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .fetch import Page
@@ -48,11 +48,24 @@ def _html(body: bytes) -> tuple[str, str, bool]:
         import trafilatura
     except ImportError as exc:
         raise RuntimeError(f"web_extract needs trafilatura: {INSTALL} ({exc})") from None
+    tree = trafilatura.load_html(body)
+    if tree is None:
+        return "", trafilatura.html2txt(body) or "", True
+    # The title alone, not extract_metadata: that also hunts for dates and authors across the
+    # whole page and costs as much as the extraction itself (benchmarks/web_extract.py).
+    title = _title(tree)
     text = trafilatura.extract(
-        body, output_format="markdown", include_links=False, include_comments=False
+        tree, output_format="markdown", include_links=False, include_comments=False
     )
-    metadata = trafilatura.extract_metadata(body)
-    title = (metadata.title if metadata is not None else None) or ""
     if text:
         return title, text, False
     return title, trafilatura.html2txt(body) or "", True
+
+
+def _title(tree: Any) -> str:
+    try:
+        from trafilatura.metadata import extract_title
+    except ImportError:  # a trafilatura that moved it: the page's <title>
+        found = tree.findtext(".//title")
+        return " ".join(found.split()) if isinstance(found, str) else ""
+    return extract_title(tree) or ""

@@ -62,7 +62,10 @@ class Fetcher:
         current = url
         redirects: list[str] = []
         timeout = httpx.Timeout(self.timeout)
-        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+        # No connection is kept for the next hop: the pool keys connections by address, and one
+        # made (and its certificate checked) for one name must not serve another name.
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
             while True:
                 check = partial(
                     check_url,
