@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-import httpx
 from annotated_types import Ge
 
 from hermes_core._plugin_support import retry_after_seconds, secret_variable
@@ -65,6 +64,8 @@ class Brave:
                 f"brave: no API key: set {variable} in the environment or in $HERMES_HOME/.env "
                 "(a key from https://api-dashboard.search.brave.com)"
             )
+        import httpx  # here: a host that never searches never imports it
+
         headers = {"Accept": "application/json", "X-Subscription-Token": key}
         params = {"q": query, "count": str(max(1, min(limit, MAX_COUNT)))}
         try:

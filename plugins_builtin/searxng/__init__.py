@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-import httpx
 from annotated_types import Ge
 
 from hermes_core.plugin import (
@@ -51,6 +50,8 @@ class Searxng:
                 "searxng: no instance is configured: set plugins.entries.searxng.url to its "
                 "address (http://127.0.0.1:8888)"
             )
+        import httpx  # here: a host that never searches never imports it
+
         where = base.rstrip("/") + "/search"
         params = {"q": query, "format": "json", "pageno": "1"}
         try:

@@ -24,12 +24,12 @@ from annotated_types import Ge, Le
 from hermes_core._plugin_support import AddressRefused, AddressSettings
 from hermes_core.plugin import PluginContext, Tool, ToolAnnotations, ToolResult, hookimpl
 
-from .extract import extract
-from .fetch import Fetcher, FetchError
 from .search import web_search_tool
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
+
+    from .fetch import Fetcher
 
 _PLUGIN: Final = "web"
 _SETTING: Final = "plugins.entries.web.allowed_hosts"
@@ -49,21 +49,27 @@ class WebSettings(AddressSettings):
 
 
 class WebExtract:
-    """The ``web_extract`` handler over one :class:`Fetcher`."""
+    """The ``web_extract`` handler over one :class:`~.fetch.Fetcher` (``None``: the one
+    ``settings`` describe, made at the first call, so httpx is imported only then)."""
 
-    def __init__(self, settings: WebSettings, fetcher: Fetcher) -> None:
+    def __init__(self, settings: WebSettings, fetcher: Fetcher | None = None) -> None:
         self.settings = settings
         self.fetcher = fetcher
 
     async def __call__(self, urls: list[str]) -> ToolResult:
         """The main text of each of ``urls``, fetched at the same time."""
+        from .fetch import FetchError
+
+        if self.fetcher is None:
+            self.fetcher = fetcher_of(self.settings)
+        fetcher = self.fetcher
         parts: list[str] = [""] * len(urls)
         records: list[dict[str, Any]] = [{} for _ in urls]
         refused: list[bool] = [False] * len(urls)
 
         async def one(index: int, url: str) -> None:
             try:
-                parts[index], records[index] = await self._one(url)
+                parts[index], records[index] = await self._one(fetcher, url)
             except AddressRefused as exc:
                 refused[index] = True
                 parts[index], records[index] = (
@@ -85,8 +91,10 @@ class WebExtract:
             return ToolResult.error(code, message, structured={"pages": records})
         return ToolResult.text("\n\n---\n\n".join(parts), structured={"pages": records})
 
-    async def _one(self, url: str) -> tuple[str, dict[str, Any]]:
-        page = await self.fetcher.fetch(url)
+    async def _one(self, fetcher: Fetcher, url: str) -> tuple[str, dict[str, Any]]:
+        from .extract import extract
+
+        page = await fetcher.fetch(url)
         got = await anyio.to_thread.run_sync(extract, page, self.settings.max_chars)
         lines = [f"# {got.title}" if got.title else "# (untitled)", f"URL: {page.final_url}"]
         if page.redirects:
@@ -107,6 +115,8 @@ def fetcher_of(
     settings: WebSettings, resolve: Callable[[str, int], Sequence[str]] | None = None
 ) -> Fetcher:
     """The fetcher ``settings`` describe; ``resolve`` replaces the system's resolver."""
+    from .fetch import Fetcher
+
     return Fetcher(
         allowed_hosts=tuple(settings.allowed_hosts),
         setting=_SETTING,
@@ -117,7 +127,7 @@ def fetcher_of(
     )
 
 
-def web_extract_tool(settings: WebSettings, fetcher: Fetcher) -> Tool:
+def web_extract_tool(settings: WebSettings, fetcher: Fetcher | None = None) -> Tool:
     """The ``web_extract`` tool."""
     return Tool(
         name="web_extract",
@@ -161,6 +171,6 @@ def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """``web_extract`` and ``web_search``, configured from ``plugins.entries.web``."""
     settings = settings_of(config, env)
     return [
-        web_extract_tool(settings, fetcher_of(settings)),
+        web_extract_tool(settings),
         web_search_tool(settings.search_provider, settings.max_results, _PLUGIN),
     ]

@@ -7,6 +7,8 @@ a key is missing or refused."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -211,3 +213,22 @@ def test_web_search_and_web_extract_stay_visible_when_tools_are_deferred() -> No
     assert "tool_search" in visible
     assert "todo_list" not in visible
     assert {"web_search", "web_extract"} <= visible
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_host_start_imports_neither_httpx_nor_trafilatura() -> None:
+    script = (
+        "import sys\n"
+        "from hermes_core.testing import make_host\n"
+        "host = make_host()\n"
+        "assert {'web_extract', 'web_search'} <= {t.name for t in host.registry}\n"
+        "print(sorted({'httpx', 'trafilatura'} & set(sys.modules)))\n"
+        "host.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
