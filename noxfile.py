@@ -1,6 +1,7 @@
 """Sessions: ``nox`` runs lint, typecheck and tests; ``nox -s tests`` runs the test suite only
 (then the hybrid search plugin's tests, in ``tests_hybrid``) but the tests marked slow, which
-``nox -s tests_slow`` runs (``.ci/run`` runs both); ``nox -s conformance`` runs the MCP
+``nox -s tests_slow`` runs (``.ci/run`` runs both); ``nox -s tests_browser`` runs the browser
+tools in a real Chromium (``.ci/run`` runs it too); ``nox -s conformance`` runs the MCP
 conformance suite against hermes' MCP client and ``hermes serve`` (not a default session: it
 installs Node 22 and the suite with npm).
 
@@ -9,6 +10,7 @@ Every session runs on the Python that runs nox (3.11 to 3.13, as ``requires-pyth
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import nox
@@ -23,16 +25,44 @@ NPM_PACKAGES = (
     "@modelcontextprotocol/server-filesystem@2026.8.31",
     "@modelcontextprotocol/server-memory@2026.8.31",
     "@modelcontextprotocol/inspector@0.15.0",
+    # The request dev sets' servers (benchmarks/mcp_request_catalog.py).
+    "@modelcontextprotocol/server-github@2025.4.8",
+    "@modelcontextprotocol/server-gitlab@2025.4.25",
+    "@modelcontextprotocol/server-slack@2025.4.25",
+    "@modelcontextprotocol/server-google-maps@0.6.2",
+    "@modelcontextprotocol/server-brave-search@0.6.2",
+    "@notionhq/notion-mcp-server@2.5.2",
 )
+# The Chromium executables the browser tools look for on PATH (plugins_builtin/browser).
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # The MCP conformance suite and the Node it needs (22; the system's may be older).
 CONFORMANCE_PACKAGES = ("node@22", "@modelcontextprotocol/conformance@0.1.16")
 
 
+# Debian packages the tests drive for real, by the command each provides.
+DEBIAN_PACKAGES = {"espeak-ng": "espeak-ng"}
+
+
+def _install_debian_packages(session: nox.Session, packages: dict[str, str]) -> None:
+    """The Debian ``packages`` (command -> package) whose command is missing, with apt-get when
+    nox runs as root on a Debian machine; otherwise the tests that need one fail saying the
+    apt-get command."""
+    missing = sorted(
+        {package for command, package in packages.items() if not shutil.which(command)}
+    )
+    if not missing or not shutil.which("apt-get") or os.geteuid() != 0:
+        return
+    environment = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=environment)
+    session.run("apt-get", "install", "-y", "-qq", *missing, external=True, env=environment)
+
+
 def _install_test_dependencies(session: nox.Session) -> None:
-    """hermes-core with its test extra, and the MCP servers and clients from npm of the
-    integration tests (without npm, the tests that need them fail and say how to install
-    them)."""
+    """hermes-core with its test extra, the Debian packages of :data:`DEBIAN_PACKAGES`, and
+    the MCP servers and clients from npm of the integration tests (without npm, the tests that
+    need them fail and say how to install them)."""
     session.install("-e", ".[test]")
+    _install_debian_packages(session, DEBIAN_PACKAGES)
     if shutil.which("npm"):
         session.run(
             "npm",
@@ -107,6 +137,31 @@ def tests_hybrid(session: nox.Session) -> None:
 
 
 @nox.session
+def tests_browser(session: nox.Session) -> None:
+    """The browser tools' tests (plugins_builtin/browser/tests) in a real headless Chromium:
+    the user's own, as the tools find it (``chromium`` on PATH, or HERMES_BROWSER_EXECUTABLE).
+    Missing, it is installed from Debian when the session runs as root (CI); otherwise the
+    session fails with the command that installs it."""
+    session.install("-e", ".[test,browser]")
+    if not any(shutil.which(name) for name in BROWSER_NAMES) and not os.environ.get(
+        "HERMES_BROWSER_EXECUTABLE"
+    ):
+        if os.geteuid() != 0 or not shutil.which("apt-get"):
+            session.error(
+                "the browser tests need a Chromium: run `apt-get install chromium` (as root) or "
+                "set HERMES_BROWSER_EXECUTABLE to one"
+            )
+        session.run("apt-get", "update", "-q", external=True)
+        session.run("apt-get", "install", "-y", "-q", "chromium", external=True)
+    session.run(
+        "pytest",
+        "plugins_builtin/browser/tests",
+        *session.posargs,
+        env={"HERMES_STRICT_PLUGINS": "1"},
+    )
+
+
+@nox.session
 def conformance(session: nox.Session) -> None:
     """``@modelcontextprotocol/conformance`` scenarios: hermes' MCP client against the suite's
     servers (authorization, elicitation) and the suite against ``hermes serve`` over HTTP."""
@@ -135,6 +190,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy strict on hermes_core/, the bundled plugins (plugins_builtin/) and examples/."""
-    session.install("-e", ".[test]", "mypy==2.4.1", "types-jsonschema", "types-regex")
+    """mypy strict on hermes_core/, the bundled plugins (plugins_builtin/) and examples/ (with
+    the extras the bundled plugins import lazily: Playwright is typed)."""
+    session.install("-e", ".[test,browser]", "mypy==2.4.1", "types-jsonschema", "types-regex")
     session.run("mypy")

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
         ApprovalPolicySpec,
         CliCommandSpec,
         ConnectorGatewaySpec,
+        ImageProviderSpec,
         ModelProviderSpec,
+        PluginContext,
         PreCallDirective,
         SearchBackendSpec,
         ToolCall,
@@ -41,9 +43,11 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
+def hermes_tools(config: Config, env: Environment, context: PluginContext) -> Sequence[Tool]:
     """At host start: return the tools this plugin provides. A plain function, not
-    ``async def``."""
+    ``async def``. Declare only the arguments you use: ``context`` is the plugin's own
+    :class:`~hermes_core._specs.PluginContext` (its settings, and the providers its tools use:
+    :meth:`~hermes_core._specs.PluginContext.image_provider`)."""
     ...
 
 
@@ -72,6 +76,13 @@ def hermes_model_providers() -> Sequence[ModelProviderSpec]:
 def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
     """At host start: return web search providers, selectable by
     ``plugins.entries.web.search_provider``. A plain function, not ``async def``."""
+    ...
+
+
+@hookspec
+def hermes_image_providers() -> Sequence[ImageProviderSpec]:
+    """At host start: return image providers, selectable by name (``image_generate``'s
+    ``plugins.entries.media.image_provider``). A plain function, not ``async def``."""
     ...
 
 

@@ -240,7 +240,7 @@ class Host:
             self.config,
             self.env,
             availability=self.availability,
-            callers=ToolCallers([*passthrough, *self._runtime.required_variables()], self._runtime),
+            callers=ToolCallers([*passthrough, *self._runtime.required_variables()]),
         )
 
     @property

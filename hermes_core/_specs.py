@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     import click
 
     from hermes_core._config import Config
+    from hermes_core._image_providers import ImageProvider
     from hermes_core._paths import Environment
     from hermes_core._tools import Tool, ToolAnnotations
+    from hermes_core._web_search import WebSearchProvider
     from hermes_core.agent._wire import ModelSettings
     from hermes_core.search._backend import SearchBackend
 
@@ -55,6 +57,12 @@ class PluginContext:
         default=None, repr=False, compare=False
     )
     plugin: str | None = None
+    image_builder: Callable[[str], ImageProvider] | None = field(
+        default=None, repr=False, compare=False
+    )
+    web_search_builder: Callable[[str], WebSearchProvider] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, plugin: str, config: Config, env: Environment) -> PluginContext:
@@ -98,6 +106,36 @@ class PluginContext:
                 "search backend factory can build other search backends"
             )
         return self.backend_builder(name)
+
+    def image_provider(self, name: str) -> ImageProvider:
+        """A new instance of the image provider registered as ``name``, made by its own
+        plugin's factory: how a tool (``image_generate``) draws with the service the user
+        chose without importing it. Call it when the tool runs, not at registration.
+
+        Raises :class:`~hermes_core._errors.RegistrationError` when no loaded plugin registers
+        ``name`` (listing the valid names) or when this context was not given by a host (to
+        ``hermes_tools``), and :class:`~hermes_core._errors.PluginError` when the provider's
+        factory fails.
+        """
+        if self.image_builder is None:
+            raise RegistrationError(
+                f"cannot build image provider {name!r}: only the context a host gives to "
+                "hermes_tools can build providers"
+            )
+        return self.image_builder(name)
+
+    def web_search_provider(self, name: str) -> WebSearchProvider:
+        """A new instance of the web search provider registered as ``name``, made by its own
+        plugin's factory: how ``web_search`` searches with the service the user chose
+        (``plugins.entries.web.search_provider``). Call it when the tool runs.
+
+        Raises as :meth:`image_provider` does."""
+        if self.web_search_builder is None:
+            raise RegistrationError(
+                f"cannot build web search provider {name!r}: only the context a host gives to "
+                "hermes_tools can build providers"
+            )
+        return self.web_search_builder(name)
 
 
 @dataclass(frozen=True)
@@ -181,6 +219,20 @@ class WebSearchProviderSpec:
 
     def __post_init__(self) -> None:
         _check_name("web search provider", self.name)
+
+
+@dataclass(frozen=True)
+class ImageProviderSpec:
+    """An image provider (what ``image_generate`` draws with), selected by name in the
+    configuration of the tool that uses it; its factory gets the registering plugin's
+    :class:`PluginContext` and returns an :class:`~hermes_core._image_providers.ImageProvider`."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("image provider", self.name)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,18 @@ if TYPE_CHECKING:
     from hermes_core._hookspecs import (
         hookimpl as hookimpl,
     )
+    from hermes_core._image_providers import (
+        GeneratedImage as GeneratedImage,
+    )
+    from hermes_core._image_providers import (
+        ImageError as ImageError,
+    )
+    from hermes_core._image_providers import (
+        ImageProvider as ImageProvider,
+    )
+    from hermes_core._image_providers import (
+        ImageRequest as ImageRequest,
+    )
     from hermes_core._paths import (
         Environment as Environment,
     )
@@ -74,6 +86,9 @@ if TYPE_CHECKING:
     )
     from hermes_core._specs import (
         ConnectorGatewaySpec as ConnectorGatewaySpec,
+    )
+    from hermes_core._specs import (
+        ImageProviderSpec as ImageProviderSpec,
     )
     from hermes_core._specs import (
         PluginContext as PluginContext,

@@ -183,6 +183,7 @@ def test_show_prints_the_effective_configuration_with_defaults(
         "model",
         "agent",
         "delegation",
+        "cron",
     ]
     assert shown["model"]["provider"] == "openai"
     assert shown["delegation"]["max_concurrent"] == 3

@@ -270,7 +270,7 @@ def test_tool_search_defaults_match_the_spec_and_the_search_quality_issue() -> N
         "todo_list",
         "process_manage",
         "session_search",
-        "cronjob_manage",
+        "cronjob",
         "image_generate",
         "computer_use",
         "manage_connections",

@@ -38,6 +38,12 @@ MCP_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_catalog.py"
 MIN_POSITIVES = {"saas-keyword": 150, "mcp-servers": 60}
 MIN_NEGATIVES = 30
 MIN_WORDS, MAX_WORDS = 2, 6  # the length of a keyword query a model sends
+# Issue 32: users' requests (a sentence, not keywords) over seven more real MCP servers, split by
+# server into a probe and a hold-out of at least 60 queries each.
+REQUEST_SETS = {"mcp-requests-probe", "mcp-requests-holdout"}
+MIN_POSITIVES.update(dict.fromkeys(REQUEST_SETS, 60))
+MIN_REQUEST_WORDS, MAX_REQUEST_WORDS = 3, 15
+MCP_REQUEST_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_request_catalog.py"
 QUERY_KEYS = {"query", "relevant", "negative", "absent"}
 
 
@@ -91,7 +97,7 @@ def queries(devset: DevSet) -> list[dict[str, Any]]:
 
 def test_manifest_lists_every_set_folder_and_its_files_exist() -> None:
     folders = {path.name for path in DATA.iterdir() if path.is_dir()}
-    assert folders == set(SET_IDS)
+    assert folders == {devset.queries.parent.name for devset in SETS}
     for devset in SETS:
         assert devset.queries.is_file(), devset.queries
         assert devset.catalog.is_file(), devset.catalog
@@ -147,12 +153,42 @@ def test_no_query_repeats_within_a_set(devset: DevSet) -> None:
 
 @pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
 def test_queries_are_keyword_queries_of_two_to_six_words(devset: DevSet) -> None:
+    low, high = (
+        (MIN_REQUEST_WORDS, MAX_REQUEST_WORDS)
+        if devset.name in REQUEST_SETS
+        else (MIN_WORDS, MAX_WORDS)
+    )
     outside = [
-        item["query"]
-        for item in queries(devset)
-        if not MIN_WORDS <= len(item["query"].split()) <= MAX_WORDS
+        item["query"] for item in queries(devset) if not low <= len(item["query"].split()) <= high
     ]
     assert outside == []
+
+
+def _request_servers(name: str) -> set[str]:
+    (devset,) = [devset for devset in SETS if devset.name == name]
+    servers = catalog_servers(devset.catalog)
+    return {servers[tool] for item in queries(devset) for tool in item["relevant"]}
+
+
+def test_request_probe_and_hold_out_ask_of_disjoint_servers_apart_from_keyword_sets() -> None:
+    """Split by server: a ranking change read off the probe's misses meets the hold-out's
+    services for the first time when it is measured; a tool of the other half may still be a
+    right answer (a place search is Brave's and Google Maps'), but no query of the hold-out is
+    asked *of* a probe server, nor the other way round."""
+    probe, holdout = (
+        _request_servers("mcp-requests-probe"),
+        _request_servers("mcp-requests-holdout"),
+    )
+    (devset,) = [devset for devset in SETS if devset.name == "mcp-requests-probe"]
+    owned: dict[str, set[str]] = {}
+    for name in sorted(REQUEST_SETS):
+        (each,) = [d for d in SETS if d.name == name]
+        servers = catalog_servers(each.catalog)
+        owned[name] = {servers[item["relevant"][0]] for item in queries(each)}
+    assert owned["mcp-requests-probe"].isdisjoint(owned["mcp-requests-holdout"])
+    assert probe | holdout == set(catalog_servers(devset.catalog).values())
+    keyword_catalogs = {d.catalog for d in SETS if d.name not in REQUEST_SETS}
+    assert devset.catalog not in keyword_catalogs
 
 
 def test_sets_are_as_large_as_the_issue_asks() -> None:
@@ -175,7 +211,8 @@ def test_the_absent_service_probe_holds_keyword_queries_over_the_sets() -> None:
         assert isinstance(item["absent"], bool), where
         assert MIN_WORDS <= len(item["query"].split()) <= MAX_WORDS, where
     answers = Counter((item["set"], item["absent"]) for _, item in probe)
-    assert all(answers[(name, absent)] for name in SET_IDS for absent in (True, False))
+    keyword_sets = [name for name in SET_IDS if name not in REQUEST_SETS]
+    assert all(answers[(name, absent)] for name in keyword_sets for absent in (True, False))
 
 
 def test_the_keyword_probe_and_hold_out_are_new_labelled_saas_queries() -> None:
@@ -200,7 +237,9 @@ def test_the_keyword_probe_and_hold_out_are_new_labelled_saas_queries() -> None:
 @pytest.mark.parametrize("devset", SETS, ids=SET_IDS)
 def test_every_server_of_the_catalog_has_queries(devset: DevSet) -> None:
     servers = catalog_servers(devset.catalog)
-    asked = {servers[name] for item in queries(devset) for name in item["relevant"]}
+    # the request probe and hold-out share one catalog, each asking of half its servers
+    together = [d for d in SETS if d.catalog == devset.catalog]
+    asked = {servers[name] for d in together for item in queries(d) for name in item["relevant"]}
     assert set(servers.values()) - asked == set()
 
 
@@ -238,6 +277,26 @@ def test_mcp_catalog_is_what_the_live_servers_list_through_hermes() -> None:
             f"{committed_path} differs from what the servers list: {changes}; regenerate it with "
             "`python benchmarks/mcp_catalog.py` and check the labels of benchmarks/data/mcp-servers"
         )
+
+
+@pytest.mark.slow  # starts seven MCP servers (node and Python): about 30 s on 2 cores
+def test_request_catalog_is_what_the_live_servers_list_through_hermes() -> None:
+    spec = importlib.util.spec_from_file_location("mcp_request_catalog", MCP_REQUEST_CATALOG_SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    try:
+        live = mcp_catalog_script().catalog_text(script.live_catalog())
+    except script.ServerMissing as error:
+        pytest.fail(str(error), pytrace=False)
+    committed_path = DATA / "mcp-requests" / "catalog.json"
+    now, then = _tools_by_name(live), _tools_by_name(committed_path.read_text(encoding="utf-8"))
+    assert {
+        "listed now, not committed": sorted(now.keys() - then.keys()),
+        "committed, no longer listed": sorted(then.keys() - now.keys()),
+        "changed": sorted(name for name in now.keys() & then.keys() if now[name] != then[name]),
+    } == {"listed now, not committed": [], "committed, no longer listed": [], "changed": []}
 
 
 def test_a_missing_npm_server_fails_with_its_install_command(

@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core.search._backend",
         "hermes_core.agent._wire",
         "hermes_core._web_search",
+        "hermes_core._image_providers",
     ),
     (
         "hermes_core._specs",

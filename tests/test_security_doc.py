@@ -9,7 +9,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "security.md"
-_REFERENCE = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+# A bundled plugin's own tests sit beside it (plugins_builtin/<name>/tests/...).
+_REFERENCE = re.compile(r"`((?:plugins_builtin/\w+/)?tests/[\w/]+\.py)::(\w+)`")
 
 
 def _test_names(module: Path) -> set[str]:

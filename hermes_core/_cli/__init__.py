@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "chat": "hermes_core._cli.chat_cmd:chat",
     "config": "hermes_core._cli.config_cmd:config",
     "connectors": "hermes_core._cli.connectors_cmd:connectors",
+    "cron": "hermes_core._cli.cron_cmd:cron",
     "eval": "hermes_core._cli.eval_cmd:eval_group",
     "hooks": "hermes_core._cli.hooks_cmd:hooks",
     "import-agent": "hermes_core._cli.import_cmd:import_agent",

@@ -1,4 +1,5 @@
-"""The agent runtime's sections of ``config.yaml``: ``model``, ``agent`` and ``delegation``.
+"""The agent runtime's sections of ``config.yaml``: ``model``, ``agent``, ``delegation``
+and ``cron``.
 
 Nothing here is read by the tool layer: the host runs without a model; ``hermes chat``,
 ``hermes run`` and an embedder's :class:`~hermes_core.agent.Agent` read these.
@@ -48,4 +49,14 @@ class DelegationConfig(Section):
     max_depth: Annotated[int, Number(low=1, whole=True)] = 1
 
 
-__all__ = ["AgentConfig", "DelegationConfig", "ModelConfig"]
+class CronConfig(Section):
+    """``cron``: the scheduler, ``hermes cron daemon``. It looks for due jobs at least every
+    ``poll_interval`` seconds (sooner when a job is due sooner: jobs made by another process
+    are seen within it); a run holds its job's lease, renewed every third of ``lease`` seconds,
+    so a daemon gone without a word frees its jobs ``lease`` seconds later at the latest."""
+
+    poll_interval: Annotated[float, Number(above=0, high=3600)] = 30.0
+    lease: Annotated[float, Number(low=3, high=86400)] = 60.0
+
+
+__all__ = ["AgentConfig", "CronConfig", "DelegationConfig", "ModelConfig"]

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from hermes_core._config.agent import AgentConfig, DelegationConfig, ModelConfig
+from hermes_core._config.agent import AgentConfig, CronConfig, DelegationConfig, ModelConfig
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -30,7 +30,7 @@ DEFAULT_DEFER: tuple[str, ...] = (
     "todo_list",
     "process_manage",
     "session_search",
-    "cronjob_manage",
+    "cronjob",
     "image_generate",
     "computer_use",
     "manage_connections",
@@ -359,6 +359,7 @@ class Config(Section):
     model: ModelConfig = ModelConfig()
     agent: AgentConfig = AgentConfig()
     delegation: DelegationConfig = DelegationConfig()
+    cron: CronConfig = CronConfig()
 
 
 __all__ = [
@@ -374,6 +375,7 @@ __all__ = [
     "Config",
     "ConfigWarning",
     "ConnectorsConfig",
+    "CronConfig",
     "DelegationConfig",
     "HooksConfig",
     "InvalidConfig",

@@ -11,7 +11,7 @@ model. ``execute_code`` serves the RPC of its scripts with it. The host gives th
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from hermes_core._call_path import CALLER_PARAMETER, CallPath
 from hermes_core._execution.environment import ScriptPassthrough, scrubbed_environment
@@ -21,17 +21,8 @@ if TYPE_CHECKING:
     from hermes_core._config import Config
     from hermes_core._paths import Environment
     from hermes_core._session import Session
-    from hermes_core._web_search import WebSearchProvider
 
-__all__ = ["CALLER_PARAMETER", "Providers", "ToolCaller", "ToolCallers"]
-
-
-class Providers(Protocol):
-    """What builds the providers a tool may ask for by name (the host's plugin runtime)."""
-
-    def create_web_search_provider(self, name: str) -> WebSearchProvider:
-        """A new instance of the web search provider registered as ``name``."""
-        ...
+__all__ = ["CALLER_PARAMETER", "ToolCaller", "ToolCallers"]
 
 
 class ToolCallers:
@@ -42,14 +33,12 @@ class ToolCallers:
     and the ``requires_env`` of the loaded plugins).
     """
 
-    def __init__(self, always: Iterable[str] = (), providers: Providers | None = None) -> None:
+    def __init__(self, always: Iterable[str] = ()) -> None:
         self.passthrough = ScriptPassthrough(always)
         """The variable names that pass the scrub of a script's environment, per session."""
-        self.providers = providers
-        """What builds the providers a handler asks for (:meth:`ToolCaller.web_search_provider`)."""
 
     def __call__(self, calls: CallPath, tool: Tool, session: Session) -> ToolCaller:
-        return ToolCaller(calls, tool, session, self.passthrough, self.providers)
+        return ToolCaller(calls, tool, session, self.passthrough)
 
 
 class ToolCaller:
@@ -60,16 +49,10 @@ class ToolCaller:
     """
 
     def __init__(
-        self,
-        calls: CallPath,
-        tool: Tool,
-        session: Session,
-        passthrough: ScriptPassthrough,
-        providers: Providers | None = None,
+        self, calls: CallPath, tool: Tool, session: Session, passthrough: ScriptPassthrough
     ) -> None:
         self._calls = calls
         self._passthrough = passthrough
-        self._providers = providers
         self.tool = tool
         """The tool whose handler is running."""
         self.session = session
@@ -125,17 +108,6 @@ class ToolCaller:
         # The progress of a call made from a tool is not the progress of the call being served.
         with listening_to_progress(None):
             return await self._calls.dispatch(name, arguments, self.session)
-
-    def web_search_provider(self, name: str) -> WebSearchProvider:
-        """A new instance of the web search provider registered as ``name`` (the ``web_search``
-        tool's ``plugins.entries.web.search_provider``), built by its plugin's factory.
-
-        Raises :class:`~hermes_core._errors.RegistrationError` listing the valid names when no
-        loaded plugin registers ``name``, :class:`~hermes_core._errors.PluginError` when its
-        factory fails, ``LookupError`` when this caller was made without a host."""
-        if self._providers is None:
-            raise LookupError("this tool caller was made without a host: it builds no provider")
-        return self._providers.create_web_search_provider(name)
 
     def pass_variables(self, names: Iterable[str]) -> list[str]:
         """Let the variables ``names`` that are set in the host's environment pass the scrub

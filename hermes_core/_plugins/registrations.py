@@ -15,6 +15,7 @@ from hermes_core._specs import (
     ApprovalPolicySpec,
     CliCommandSpec,
     ConnectorGatewaySpec,
+    ImageProviderSpec,
     ModelProviderSpec,
     SearchBackendSpec,
     WebSearchProviderSpec,
@@ -32,6 +33,7 @@ RegistrationKind = Literal[
     "approval_policy",
     "cli_command",
     "web_search_provider",
+    "image_provider",
 ]
 SpecT = TypeVar(
     "SpecT",
@@ -41,6 +43,7 @@ SpecT = TypeVar(
     ApprovalPolicySpec,
     CliCommandSpec,
     WebSearchProviderSpec,
+    ImageProviderSpec,
 )
 
 _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
@@ -57,6 +60,11 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
         "hermes_web_search_providers",
         WebSearchProviderSpec,
         "plugins.entries.web.search_provider",
+    ),
+    "image_provider": (
+        "hermes_image_providers",
+        ImageProviderSpec,
+        "plugins.entries.media.image_provider",
     ),
 }
 
@@ -80,6 +88,7 @@ class Registrations:
     approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
     web_search_providers: dict[str, Registered[WebSearchProviderSpec]] = field(default_factory=dict)
+    image_providers: dict[str, Registered[ImageProviderSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
@@ -91,6 +100,7 @@ class Registrations:
             "approval_policy": self.approval_policies,
             "cli_command": self.cli_commands,
             "web_search_provider": self.web_search_providers,
+            "image_provider": self.image_providers,
         }
         return tables[kind]
 

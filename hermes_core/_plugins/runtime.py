@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hermes_core._approvals.policy import ApprovalPolicy
     from hermes_core._config import Config
     from hermes_core._hooks import HookDirectory, RegisteredHooks
+    from hermes_core._image_providers import ImageProvider
     from hermes_core._paths import Environment
     from hermes_core._registry import Registry
     from hermes_core._specs import ConnectorGatewaySpec, SearchBackendSpec
@@ -181,9 +182,15 @@ class PluginRuntime:
     # Selection: what the configuration names, built from its plugin -------------------------
 
     def plugin_context(self, plugin: str) -> PluginContext:
-        """What a factory of ``plugin`` receives: config, environment and its own settings."""
+        """What a factory (and ``hermes_tools``) of ``plugin`` receives: config, environment,
+        its own settings, and the providers its tools may use."""
         return PluginContext(
-            self.config, self.env, self.config.plugins.entries.get(plugin, {}), plugin=plugin
+            self.config,
+            self.env,
+            self.config.plugins.entries.get(plugin, {}),
+            plugin=plugin,
+            image_builder=self.create_image_provider,
+            web_search_builder=self.create_web_search_provider,
         )
 
     def select_search_backend(self) -> SearchBackendSpec:
@@ -318,6 +325,12 @@ class PluginRuntime:
         )
         return provider
 
+    def create_image_provider(self, name: str) -> ImageProvider:
+        """A new instance of the image provider registered as ``name``. Errors as for
+        :meth:`create_search_backend`."""
+        provider: ImageProvider = self._build("image_provider", name)
+        return provider
+
     def create_approval_policy(self) -> ApprovalPolicy:
         """The approval policy named by ``approvals.policy``."""
         policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
@@ -392,7 +405,7 @@ class PluginRuntime:
         others still register; a higher plugin source overrides a tool of the same name. A
         plugin whose ``hermes_tools`` fails is an ``error``: none of its hooks runs after, and
         nothing it registered is kept."""
-        arguments = {"config": self.config, "env": self.env}
+        arguments: dict[str, Any] = {"config": self.config, "env": self.env}
         failed: set[str] = set()
         # In the order the plugins were registered (source by source), which the registry keeps:
         # pluggy's own list puts trylast implementations (the bundled ones) in reverse.
@@ -401,6 +414,7 @@ class PluginRuntime:
         for impl in sorted(impls, key=lambda impl: registered.get(impl.plugin_name, 0)):
             record = plugins.get(impl.plugin_name)
             rank = SOURCES.index(record.source) if record is not None else 0
+            arguments["context"] = self.plugin_context(impl.plugin_name)
             try:
                 tools = impl.function(*(arguments[name] for name in impl.argnames)) or ()
                 problem = coroutine_problem(tools, "hermes_tools")

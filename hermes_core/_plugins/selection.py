@@ -42,6 +42,7 @@ SelectableKind = Literal[
     "model_provider",
     "approval_policy",
     "web_search_provider",
+    "image_provider",
 ]
 
 
@@ -85,6 +86,9 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "web search provider",
         "hermes_web_search_providers",
         "hermes_core._web_search:WebSearchProvider",
+    ),
+    "image_provider": Expected(
+        "image provider", "hermes_image_providers", "hermes_core._image_providers:ImageProvider"
     ),
 }
 """Per kind: how it is called, the hook that registers it and the protocol it implements."""

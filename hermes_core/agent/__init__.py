@@ -34,6 +34,18 @@ if TYPE_CHECKING:
     from hermes_core.agent._budget import (
         Budget as Budget,
     )
+    from hermes_core.agent._cron_schedule import (
+        JobError as JobError,
+    )
+    from hermes_core.agent._cron_store import (
+        CronJob as CronJob,
+    )
+    from hermes_core.agent._cron_store import (
+        CronJobs as CronJobs,
+    )
+    from hermes_core.agent._cron_store import (
+        CronRun as CronRun,
+    )
     from hermes_core.agent._delegation import (
         Delegations as Delegations,
     )
@@ -79,8 +91,17 @@ if TYPE_CHECKING:
     from hermes_core.agent._requests import (
         RetryPolicy as RetryPolicy,
     )
+    from hermes_core.agent._session_model import (
+        SessionModel as SessionModel,
+    )
+    from hermes_core.agent._session_model import (
+        session_model as session_model,
+    )
     from hermes_core.agent._transcripts import (
         TranscriptStore as TranscriptStore,
+    )
+    from hermes_core.agent._wire import (
+        ImagePart as ImagePart,
     )
     from hermes_core.agent._wire import (
         Message as Message,

@@ -33,7 +33,7 @@ DELEGATION_TOOLSET: Final = "delegation"
 """The toolset of ``delegate_task``: withheld from children that may not delegate."""
 WITHHELD_TOOLSETS: Final = frozenset({"clarify", "memory", "cron", "messaging"})
 """Toolsets a child never gets: they ask the person, or outlive the child."""
-WITHHELD_TOOLS: Final = frozenset({"clarify", "memory", "cronjob_manage", "send_message"})
+WITHHELD_TOOLS: Final = frozenset({"clarify", "memory", "cronjob", "send_message"})
 """Tools a child never gets, whatever their toolset: grants are by toolset, so the toolset
 holding one of them is withheld whole (failing closed)."""
 

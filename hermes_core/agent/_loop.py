@@ -30,6 +30,8 @@ from hermes_core.agent._events import (
     real_tools,
 )
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
+from hermes_core.agent._session_model import STATE_KEY as MODEL_KEY
+from hermes_core.agent._session_model import SessionModel
 from hermes_core.agent._transcripts import Transcript, TranscriptStore
 from hermes_core.agent._wire import (
     Message,
@@ -178,6 +180,14 @@ class Conversation:
         self.depth = depth
         self.delegations = Delegations(self, agent.host, agent.host.config.delegation)
         session.state[STATE_KEY] = self.delegations
+        session.state[MODEL_KEY] = SessionModel(
+            agent.provider,
+            agent.model,
+            agent.retry,
+            budget,
+            stop=lambda: self._stop,
+            spent=self._spend,
+        )
         self.messages: list[Message] = []
         self.usage = Usage()
         self._stop = asyncio.Event()
@@ -291,6 +301,10 @@ class Conversation:
                     yield step
                 for child_event in self.delegations.take_events():
                     yield child_event
+
+    def _spend(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+        self.budget.spend(usage)
 
     def _deadline(self) -> float | None:
         left = self.budget.remaining_seconds()

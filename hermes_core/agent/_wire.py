@@ -13,6 +13,7 @@ server said so, and reports the others as they are (400, 401, an unknown model).
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -34,11 +35,40 @@ class ModelToolCall:
     arguments: str = "{}"
 
 
+IMAGE_TYPES: frozenset[str] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image formats every vision model of the bundled providers' vendors accepts."""
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """An image a user message shows the model (its vision input): the bytes and their media
+    type, one of :data:`IMAGE_TYPES`. The repr gives the size, never the bytes."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if self.media_type not in IMAGE_TYPES:
+            allowed = ", ".join(sorted(IMAGE_TYPES))
+            raise ValueError(f"image type {self.media_type!r} is not one of {allowed}")
+
+    @property
+    def base64(self) -> str:
+        """The bytes as base64 text, as both vendors' wires carry them."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    @property
+    def data_url(self) -> str:
+        """The image as a ``data:`` URL (OpenAI's ``image_url``)."""
+        return f"data:{self.media_type};base64,{self.base64}"
+
+
 @dataclass(frozen=True)
 class Message:
     """One message of a conversation.
 
-    - ``user``: ``content`` is what the person (or the parent agent) wrote;
+    - ``user``: ``content`` is what the person (or the parent agent) wrote, ``images`` what
+      it shows the model (a vision request: ``vision_analyze``, ``browser_vision``);
     - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run;
     - ``tool``: the result of the call ``tool_call_id`` to the tool ``name``, as text,
       ``is_error`` when the call failed.
@@ -52,6 +82,7 @@ class Message:
     tool_call_id: str = ""
     name: str = ""
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON object (the transcript line), without empty fields."""
@@ -67,6 +98,8 @@ class Message:
             data["name"] = self.name
         if self.is_error:
             data["is_error"] = True
+        if self.images:
+            data["images"] = [{"media_type": i.media_type, "data": i.base64} for i in self.images]
         return data
 
     @classmethod
@@ -83,6 +116,10 @@ class Message:
             tool_call_id=str(data.get("tool_call_id", "")),
             name=str(data.get("name", "")),
             is_error=bool(data.get("is_error", False)),
+            images=tuple(
+                ImagePart(str(image["media_type"]), base64.b64decode(image["data"]))
+                for image in data.get("images", ())
+            ),
         )
 
 

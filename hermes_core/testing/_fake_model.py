@@ -2,7 +2,8 @@
 
 A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions wire
 (``POST /v1/chat/completions``) and the Anthropic messages wire (``POST /v1/messages``), plain
-and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for what it sends).
+and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for what it sends),
+and the OpenAI-style images API (``POST /v1/images/generations``, :mod:`._fake_images`).
 It serves in its own threads, so an async test's event loop is never blocked, and records
 every request.
 """
@@ -23,6 +24,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from hermes_core.testing._fake_images import IMAGES_PATH, images_answer, images_of
 from hermes_core.testing._fake_model_wire import (
     ERROR_MESSAGES,
     FakeTurn,
@@ -97,6 +99,12 @@ class RecordedRequest:
         return ""
 
     @property
+    def images(self) -> list[tuple[str, bytes]]:
+        """The images the request shows the model (its vision input), as ``(media_type,
+        bytes)``."""
+        return images_of(self.messages)
+
+    @property
     def tool_names(self) -> list[str]:
         """The names of the tools the request offers the model."""
         tools = self.body.get("tools") or []
@@ -143,6 +151,9 @@ class _Handler(BaseHTTPRequestHandler):
         wire = _ROUTES.get(path.rstrip("/"))
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if wire is None and path.rstrip("/") == IMAGES_PATH:
+            self._images(path, raw)
+            return
         if wire is None:
             self._json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
             return
@@ -159,6 +170,23 @@ class _Handler(BaseHTTPRequestHandler):
         except (_Abort, ConnectionError):
             request.disconnected = True
             self.close_connection = True
+        finally:
+            fake._finished(request)
+
+    def _images(self, path: str, raw: bytes) -> None:
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._json(400, error_body("openai", 400, "the body is not JSON"))
+            return
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        fake = self.server.fake
+        request = fake._received("openai", path, headers, body)
+        try:
+            if not str(body.get("prompt") or "").strip():
+                self._json(400, error_body("openai", 400, "'prompt' is a required property"))
+            else:
+                self._json(200, images_answer(body))
         finally:
             fake._finished(request)
 

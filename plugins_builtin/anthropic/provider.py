@@ -64,7 +64,13 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         if message.is_error:
             result["is_error"] = True
         return [result]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
+        }
+        for image in message.images
+    ]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
+from .phrasing import request_words
 from .tokenize import QUERY_STOPWORDS, split_words, stem, stem_words
 
 __all__ = [
@@ -133,7 +134,7 @@ def _joined_stem(left: str, right: str) -> str:
 def _query_words(query: str) -> tuple[list[str], list[str]]:
     """:func:`~.tokenize.query_words` of ``query`` and their stems (the same words: function
     words dropped unless nothing else is left), from the per-word cache."""
-    runs = query.split()
+    runs = request_words(query.split(), QUERY_STOPWORDS)  # phrasing.py: message, measures
     if len(runs) == 1:
         every, every_stem = _pieces(runs[0])
     else:

@@ -98,6 +98,13 @@ stats, statistics
 id, identifier
 url, link
 vm, virtual machine, droplet, instance
+bug, issue, ticket
+notify, ping, tell, announce, send message, post message
+reaction, react, emoji, thumbs
+elevation, altitude, height
+directions, route, navigate, itinerary
+distance, far, closer, farther
+readme, file
 """
 
 

@@ -69,6 +69,13 @@ def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
             ]
             # "" and never null: llama.cpp's server and others refuse a null content.
             messages.append({"role": "assistant", "content": message.content, "tool_calls": calls})
+        elif message.images:
+            parts: list[dict[str, Any]] = [
+                {"type": "image_url", "image_url": {"url": image.data_url}}
+                for image in message.images
+            ]
+            parts.append({"type": "text", "text": message.content})
+            messages.append({"role": message.role, "content": parts})
         else:
             messages.append({"role": message.role, "content": message.content})
     return messages

@@ -27,8 +27,6 @@ from hermes_core.plugin import PluginContext, Tool, ToolAnnotations, ToolResult,
 from .search import web_search_tool
 
 if TYPE_CHECKING:
-    from hermes_core import Config, Environment
-
     from .fetch import Fetcher
 
 _PLUGIN: Final = "web"
@@ -161,16 +159,12 @@ def web_extract_tool(settings: WebSettings, fetcher: Fetcher | None = None) -> T
     )
 
 
-def settings_of(config: Config, env: Environment) -> WebSettings:
-    """``plugins.entries.web`` checked."""
-    return PluginContext.of(_PLUGIN, config, env).settings_as(WebSettings)
-
-
 @hookimpl(trylast=True)
-def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
-    """``web_extract`` and ``web_search``, configured from ``plugins.entries.web``."""
-    settings = settings_of(config, env)
+def hermes_tools(context: PluginContext) -> Sequence[Tool]:
+    """``web_extract`` and ``web_search``, configured from ``plugins.entries.web``; ``context``
+    builds the search provider the settings name."""
+    settings = context.settings_as(WebSettings)
     return [
         web_extract_tool(settings),
-        web_search_tool(settings.search_provider, settings.max_results, _PLUGIN),
+        web_search_tool(context, settings.search_provider, settings.max_results, _PLUGIN),
     ]

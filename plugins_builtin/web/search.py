@@ -8,9 +8,9 @@ from typing import Any, Final
 
 from hermes_core import HermesError
 from hermes_core.plugin import (
+    PluginContext,
     Tool,
     ToolAnnotations,
-    ToolCaller,
     ToolResult,
     WebResult,
     WebSearchError,
@@ -26,19 +26,21 @@ NO_PROVIDER: Final = (
 
 
 class WebSearch:
-    """The ``web_search`` handler over the provider named ``provider``."""
+    """The ``web_search`` handler over the provider named ``provider``, built by ``context``
+    (the one the host gave ``hermes_tools``) at each search."""
 
-    def __init__(self, provider: str | None, max_results: int) -> None:
+    def __init__(self, context: PluginContext, provider: str | None, max_results: int) -> None:
+        self.context = context
         self.provider = provider
         self.max_results = max_results
 
-    async def __call__(self, caller: ToolCaller, query: str, limit: int = 5) -> ToolResult:
+    async def __call__(self, query: str, limit: int = 5) -> ToolResult:
         """At most ``limit`` results for ``query``."""
         if not self.provider:
             return ToolResult.error("NOT_AVAILABLE", NO_PROVIDER)
         try:
-            provider = caller.web_search_provider(self.provider)
-        except (HermesError, LookupError) as exc:
+            provider = self.context.web_search_provider(self.provider)
+        except HermesError as exc:
             # An unknown name (listing the valid ones), a plugin that did not load or failed.
             return ToolResult.error("NOT_AVAILABLE", f"web_search: {exc}")
         wanted = max(1, min(limit, self.max_results))
@@ -71,7 +73,9 @@ def _bounded(result: WebResult) -> WebResult:
     )
 
 
-def web_search_tool(provider: str | None, max_results: int, source: str) -> Tool:
+def web_search_tool(
+    context: PluginContext, provider: str | None, max_results: int, source: str
+) -> Tool:
     """The ``web_search`` tool."""
     return Tool(
         name="web_search",
@@ -88,7 +92,7 @@ def web_search_tool(provider: str | None, max_results: int, source: str) -> Tool
             "required": ["query"],
             "additionalProperties": False,
         },
-        handler=WebSearch(provider, max_results),
+        handler=WebSearch(context, provider, max_results),
         toolset=source,
         source="builtin",
         source_name=source,

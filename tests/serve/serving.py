@@ -37,6 +37,15 @@ INSPECTOR_INSTALL = (
     "npm install --prefix .cache/npm @modelcontextprotocol/inspector (run in the repository root)"
 )
 CORE_TOOLS = [
+    "browser_navigate",
+    "browser_snapshot",
+    "browser_click",
+    "browser_type",
+    "browser_scroll",
+    "browser_back",
+    "browser_press",
+    "browser_screenshot",
+    "browser_close",
     "clarify",
     "execute_code",
     "read_file",

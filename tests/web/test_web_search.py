@@ -217,13 +217,17 @@ def test_web_search_and_web_extract_stay_visible_when_tools_are_deferred() -> No
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_a_host_start_imports_neither_httpx_nor_trafilatura() -> None:
+def test_a_host_start_imports_neither_the_fetcher_nor_trafilatura() -> None:
+    # httpx itself: other bundled plugins may import it; the web plugin's fetcher (the module
+    # that imports it) and the extraction library wait for the first call.
+    wanted = ["hermes_plugins.bundled.web.fetch", "hermes_plugins.bundled.web.extract"]
     script = (
         "import sys\n"
         "from hermes_core.testing import make_host\n"
         "host = make_host()\n"
         "assert {'web_extract', 'web_search'} <= {t.name for t in host.registry}\n"
-        "print(sorted({'httpx', 'trafilatura'} & set(sys.modules)))\n"
+        "assert 'hermes_plugins.bundled.web' in sys.modules\n"
+        f"print(sorted({{'trafilatura', *{wanted!r}}} & set(sys.modules)))\n"
         "host.close()\n"
     )
     done = subprocess.run(

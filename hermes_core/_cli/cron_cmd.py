@@ -1,0 +1,169 @@
+"""``hermes cron``: create, list, pause, resume, remove and run the cron jobs of the home, and
+``hermes cron daemon``, the scheduler (docs/automation.md).
+
+A field that cannot be used (a malformed schedule, a delivery that is no URL) is an error naming
+the field, exit status 2. ``hermes cron run JOB`` runs a job now in this process (its ``stdout``
+delivery prints here): exit 0 when the run answered and was delivered, 1 when it failed.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from hermes_core._host import Host
+    from hermes_core.agent._cron_store import CronJobs
+
+
+def local_time(moment: float | None) -> str:
+    from hermes_core.agent._cron_store import local_time as shown
+
+    return shown(moment)
+
+
+def _store() -> CronJobs:
+    from hermes_core._cli.context import environment
+    from hermes_core.agent._cron_store import CronJobs
+
+    return CronJobs(environment().home)
+
+
+@click.group("cron")
+def cron() -> None:
+    """Jobs that run a prompt through the agent on a schedule, and their scheduler."""
+
+
+@cron.command("create")
+@click.argument("schedule")
+@click.argument("prompt")
+@click.option("--name", help="A short name (default: the prompt's first words).")
+@click.option(
+    "--toolset", "toolsets", multiple=True, help="A toolset the job may use (repeat; default all)."
+)
+@click.option(
+    "--deliver", "delivery", default="file", show_default=True,
+    help="Where each answer goes: file ($HERMES_HOME/cron/output), stdout, or a webhook URL.",
+)  # fmt: skip
+def create(
+    schedule: str, prompt: str, name: str | None, toolsets: tuple[str, ...], delivery: str
+) -> None:
+    """Create a job: SCHEDULE is a cron expression ('0 9 * * 1-5'), an interval ('every 30m')
+    or one ISO 8601 time ('2026-12-24T09:00'); PROMPT is what the model is asked."""
+    job = _store().create(
+        schedule, prompt, name=name, toolsets=list(toolsets) or None, delivery=delivery
+    )
+    click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
+
+
+@cron.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
+def list_command(as_json: bool) -> None:
+    """One row per job: id, name, schedule, state, next run, last outcome."""
+    from hermes_core._cli.output import columns
+
+    store = _store()
+    store.recover()
+    jobs = store.jobs()
+    if as_json:
+        click.echo(json.dumps([job.to_json() for job in jobs], indent=2))
+        return
+    if not jobs:
+        click.echo("no cron jobs (hermes cron create SCHEDULE PROMPT)")
+        return
+    rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN"]]
+    for job in jobs:
+        shown = job.to_json()
+        last = store.runs(job.id, limit=1)
+        outcome = f"{last[0].status} {local_time(last[0].started)}" if last else "-"
+        rows.append([job.id, job.name, job.schedule, shown["state"], shown["next_run"], outcome])
+    click.echo(columns(rows))
+
+
+@cron.command("runs")
+@click.argument("job", required=False)
+@click.option("--limit", default=20, show_default=True, help="How many runs to show.")
+def runs_command(job: str | None, limit: int) -> None:
+    """The latest runs (of JOB) with their outcome, newest first."""
+    from hermes_core._cli.output import columns
+
+    store = _store()
+    store.recover()
+    rows = [["RUN", "JOB", "STARTED", "STATUS", "DETAIL"]]
+    for run in store.runs(job, limit=limit):
+        rows.append([str(run.id), run.job_id, local_time(run.started), run.status, run.detail])
+    click.echo(columns(rows) if len(rows) > 1 else "no runs yet")
+
+
+def _change(verb: str, method: str, doc: str) -> click.Command:
+    @click.argument("job")
+    def command(job: str) -> None:
+        changed = getattr(_store(), method)(job)
+        click.echo(f"{verb} job {changed.id} ({changed.name})")
+
+    command.__doc__ = f"{doc} (JOB: its id or its name)."
+    return cron.command(method)(command)
+
+
+pause = _change("paused", "pause", "Stop JOB from running until it is resumed")
+resume = _change("resumed", "resume", "Let JOB run again, from its schedule's next time")
+remove = _change("removed", "remove", "Delete JOB and the log of its runs")
+
+
+@cron.command("run")
+@click.argument("job")
+def run_command(job: str) -> None:
+    """Run JOB now in this process, whenever it is due (its next time is unchanged)."""
+    from hermes_core._cli.run_cmd import build_agent, run_agent_host
+    from hermes_core.agent._cron_runs import leases_renewed, run_job
+    from hermes_core.agent._cron_store import owner_name
+
+    store = _store()
+    found = store.get(job)
+
+    async def work(host: Host, _forms: object) -> int:
+        agent = build_agent(host)
+        lease = host.config.cron.lease
+        run = store.claim(found.id, owner_name(), lease)
+        try:
+            async with leases_renewed(store, run.owner, lease):
+                outcome = await run_job(host, agent, store, found, run, sys.stdout)
+        finally:
+            await agent.aclose()
+        click.echo(f"hermes cron: job {found.id} run {run.id}: {outcome.detail}", err=True)
+        return 0 if outcome.status == "ok" else 1
+
+    sys.exit(run_agent_host(work))
+
+
+@cron.command("daemon")
+def daemon() -> None:
+    """Run due jobs until stopped (SIGTERM or Ctrl-C), in the foreground: for systemd or a
+    container. Two daemons on one home never run the same job."""
+    import asyncio
+
+    from hermes_core._cli.run_cmd import build_agent, run_agent_host
+    from hermes_core.agent._cron_daemon import CronDaemon
+
+    store = _store()
+
+    async def work(host: Host, _forms: object) -> int:
+        agent = build_agent(host)
+        section = host.config.cron
+        scheduler = CronDaemon(host, agent, store, poll=section.poll_interval, lease=section.lease)
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(number, scheduler.stop)
+        try:
+            await scheduler.run()
+        finally:
+            for number in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(number)
+            await agent.aclose()
+        return 0
+
+    sys.exit(run_agent_host(work))

@@ -1,0 +1,101 @@
+"""``hermes cron daemon``: the scheduler, in the foreground (for systemd or a container).
+
+Each look (every ``cron.poll_interval`` seconds at most, sooner when a job is due sooner) claims
+the due jobs (:meth:`~hermes_core.agent._cron_store.CronJobs.claim_due`: a lease per job, so
+two daemons on one home never run the same job, and one job has one run at a time) and runs
+each in its own task through the conversation loop (:func:`~hermes_core.agent._cron_runs.run_job`).
+While runs last their leases are renewed every third of ``cron.lease`` seconds; a daemon that is
+killed stops renewing, and the next look of any daemon (or ``hermes cron list``) marks its run
+``failed`` and makes the job runnable again. Stopping (SIGTERM, Ctrl-C) starts no new run and
+stops the runs under way, each logged ``failed`` ("the daemon was stopped").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from hermes_core.agent._cron_runs import leases_renewed, run_job
+from hermes_core.agent._cron_store import CronJob, CronJobs, CronRun, owner_name
+
+if TYPE_CHECKING:
+    from hermes_core._host import Host
+    from hermes_core.agent._loop import Agent
+
+
+@dataclass
+class CronDaemon:
+    """Runs the due jobs of ``jobs`` with ``host`` and ``agent`` until :meth:`stop`.
+    ``clock`` (epoch seconds) says when jobs are due: a test may pass its own."""
+
+    host: Host
+    agent: Agent
+    jobs: CronJobs
+    poll: float = 30.0
+    lease: float = 60.0
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    log: TextIO = field(default_factory=lambda: sys.stderr)
+    owner: str = field(default_factory=owner_name)
+    clock: Callable[[], float] = time.time
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+
+    def stop(self) -> None:
+        """Start no new run; stop those under way."""
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Look for due jobs and run them until :meth:`stop`."""
+        self.say(f"started ({self.owner}); jobs in {self.jobs.path}")
+        for run in self.jobs.recover():
+            self.say(f"job {run.job_id} run {run.id}: failed: {run.detail}")
+        async with leases_renewed(self.jobs, self.owner, self.lease):
+            try:
+                while not self._stopping.is_set():
+                    for job, run in self.jobs.claim_due(self.owner, self.lease, now=self.clock()):
+                        self.say(f"job {job.id} ({job.name}) run {run.id}: started")
+                        task = asyncio.create_task(self._run(job, run))
+                        self._running[run.id] = task
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), self._wait())
+            finally:
+                for task in list(self._running.values()):
+                    task.cancel()
+                await asyncio.gather(*self._running.values(), return_exceptions=True)
+                self.say("stopped")
+
+    def _wait(self) -> float:
+        """Seconds until the next look: the next due job's time, at most ``poll``."""
+        upcoming = [
+            job.next_run
+            for job in self.jobs.jobs()
+            if not job.paused and job.lease_owner is None and job.next_run is not None
+        ]
+        if not upcoming:
+            return self.poll
+        return min(self.poll, max(0.01, min(upcoming) - self.clock() + 0.01))
+
+    async def _run(self, job: CronJob, run: CronRun) -> None:
+        try:
+            outcome = await run_job(self.host, self.agent, self.jobs, job, run, self.out)
+        except asyncio.CancelledError:
+            self.jobs.finish(run, "failed", "the daemon was stopped during the run")
+            self.say(f"job {job.id} run {run.id}: failed: the daemon was stopped")
+            raise
+        finally:
+            self._running.pop(run.id, None)
+        self.say(f"job {job.id} run {run.id}: {outcome.status}: {outcome.detail}")
+
+    def say(self, line: str) -> None:
+        """One line of the daemon's log (stderr: the journal under systemd)."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        self.log.write(f"{stamp} hermes cron: {line}\n")
+        self.log.flush()
+
+
+__all__ = ["CronDaemon"]

@@ -1,0 +1,164 @@
+"""One run of a cron job: its prompt through the conversation loop, nobody at the keyboard,
+then its answer delivered (:func:`run_job`).
+
+The run's session is non-interactive: approvals are answered by ``approvals.non_interactive``
+(``deny`` by default), ``clarify`` gets no answer, and its grant never holds the ``cron``
+toolset, so **a job cannot create jobs** (:func:`job_grant`). Its delegations are waited for,
+as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
+``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
+(a JSON POST with ``httpx``: a network egress the user configured).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, TextIO
+
+from hermes_core._atomic_write import write_atomically
+from hermes_core._private_files import private_dir
+from hermes_core.agent._delegated_tasks import registered_toolsets
+from hermes_core.agent._events import Finished
+
+if TYPE_CHECKING:
+    from hermes_core._host import Host
+    from hermes_core.agent._cron_store import CronJob, CronJobs, CronRun
+    from hermes_core.agent._loop import Agent
+
+CRON_TOOLSET: Final = "cron"
+"""The toolset of the ``cronjob`` tool: never granted to a job's session."""
+NOBODY: Final = "a cron job runs with nobody to answer questions"
+WEBHOOK_TIMEOUT: Final = 30.0
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: ``status`` ``ok`` or ``failed``, ``detail`` in words, the answer."""
+
+    status: str
+    detail: str
+    output: str
+
+
+def job_grant(host: Host, job: CronJob) -> frozenset[str]:
+    """The toolsets a job's session may use: the job's own (or every registered one), never
+    the ``cron`` toolset."""
+    wanted = job.toolsets
+    if wanted is None:
+        return registered_toolsets(host.registry.tools()) - {CRON_TOOLSET}
+    return frozenset(wanted) - {CRON_TOOLSET}
+
+
+async def run_job(
+    host: Host, agent: Agent, jobs: CronJobs, job: CronJob, run: CronRun, out: TextIO
+) -> RunOutcome:
+    """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``."""
+    try:
+        finished = await _converse(host, agent, job)
+        if finished is None or not finished.complete:
+            stop = "no answer" if finished is None else f"{finished.stop}: {finished.detail}"
+            text = "" if finished is None else finished.text
+            outcome = RunOutcome("failed", f"the run ended without an answer ({stop})", text)
+        else:
+            where = await deliver(jobs.path.parent, job, run, finished.text, out)
+            outcome = RunOutcome("ok", f"delivered to {where}", finished.text)
+    except Exception as error:  # one run's failure is logged; the daemon goes on
+        outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")
+    jobs.finish(run, outcome.status, outcome.detail, outcome.output)
+    return outcome
+
+
+@asynccontextmanager
+async def leases_renewed(jobs: CronJobs, owner: str, lease: float) -> AsyncIterator[None]:
+    """In the block, ``owner``'s leases are renewed every third of ``lease`` seconds, so a
+    run longer than ``lease`` keeps its job (a process that is gone stops renewing)."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            jobs.renew(owner, lease)
+
+    task = asyncio.create_task(renew())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
+    from hermes_core._approvals.prompt import NonInteractivePrompt
+    from hermes_core._approvals.questions import NobodyToAsk, attach_questions
+    from hermes_core.agent._delegation import send_until_settled
+
+    prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
+    finished: Finished | None = None
+    grant = job_grant(host, job)
+    async with host.session(interactive=False, prompt=prompt, granted_toolsets=grant) as session:
+        session.state["cron.job"] = job.id
+        attach_questions(session, NobodyToAsk(NOBODY))
+        conversation = agent.conversation(session)
+        try:
+            async for event in send_until_settled(conversation, job.prompt):
+                if isinstance(event, Finished):
+                    finished = event
+        finally:
+            await conversation.aclose()
+    return finished
+
+
+async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: TextIO) -> str:
+    """Send ``text`` where ``job.delivery`` says; returns where it went (a failure raises)."""
+    started = datetime.fromtimestamp(run.started, UTC)
+    if job.delivery == "stdout":
+        out.write(f"## {job.name} ({job.id}, run {run.id}, {started:%Y-%m-%d %H:%M:%S}Z)\n")
+        out.write(text.rstrip("\n") + "\n")
+        out.flush()
+        return "stdout"
+    if job.delivery == "file":
+        folder = private_dir(cron_dir / "output" / job.id)
+        path = folder / f"{started:%Y%m%dT%H%M%SZ}-run{run.id}.md"
+        write_atomically(path, text.rstrip("\n") + "\n", mode=0o600)
+        return str(path)
+    import httpx
+
+    payload = {
+        "job": {"id": job.id, "name": job.name, "schedule": job.schedule},
+        "run": {"id": run.id, "started": started.isoformat()},
+        "output": text,
+        "sent": time.time(),
+    }
+    try:
+        async with httpx.AsyncClient(timeout=WEBHOOK_TIMEOUT, follow_redirects=False) as client:
+            answer = await client.post(job.delivery, content=json.dumps(payload), headers=_JSON)
+    except httpx.HTTPError as failed:  # its message may quote the URL, which may hold a token
+        raise DeliveryError(f"the webhook could not be reached ({type(failed).__name__})") from None
+    if answer.status_code >= 300:
+        raise DeliveryError(f"the webhook answered HTTP {answer.status_code}")
+    return f"webhook (HTTP {answer.status_code})"
+
+
+_JSON: Final = {"content-type": "application/json"}
+
+
+class DeliveryError(RuntimeError):
+    """A run's answer could not be delivered."""
+
+
+__all__ = [
+    "CRON_TOOLSET",
+    "DeliveryError",
+    "RunOutcome",
+    "deliver",
+    "job_grant",
+    "leases_renewed",
+    "run_job",
+]

@@ -1,0 +1,133 @@
+"""When a cron job runs: its schedule, read from the text a person or a model gave.
+
+Three forms (:func:`parse_schedule`):
+
+- a cron expression, five fields (``*/15 9-17 * * 1-5``), in the machine's local time; parsed
+  by ``croniter`` (the ``cron`` install extra), never by hand;
+- an interval, ``every 30m`` (``s``, ``m``, ``h``, ``d``; at least one second), the first run one
+  interval after the job is created;
+- one shot, an ISO 8601 time (``2026-12-24T09:00``, local time unless it names its zone), which
+  must be in the future.
+
+The rule for missed runs is here, in one place (:meth:`Schedule.following`): a job whose time
+came while no daemon ran (or while its previous run was still going) runs **once**, as soon as a
+daemon sees it; the times missed in between are skipped, never caught up, and its next time is
+the schedule's first time after now. An interval keeps its grid (created + k x interval).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal
+
+from hermes_core._errors import HermesError
+
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_INTERVAL: Final = re.compile(r"every\s+(\d+)\s*([smhd])", re.IGNORECASE)
+FORMS: Final = (
+    "a cron expression of five fields ('*/15 * * * *'), an interval ('every 30m': s, m, h or "
+    "d), or one time in ISO 8601 ('2026-12-24T09:00')"
+)
+"""The forms a schedule may take, as error messages name them."""
+
+
+class JobError(HermesError, ValueError):
+    """A job's field that cannot be used: ``field`` names it (``schedule``, ``delivery``...),
+    the message says what is wrong and what is expected."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A parsed schedule: ``kind`` ``cron``, ``every`` (``seconds`` apart) or ``at`` (once, at
+    ``when``); ``text`` as it was given."""
+
+    kind: Literal["cron", "every", "at"]
+    text: str
+    seconds: int = 0
+    when: float = 0.0
+
+    def first(self, created: float) -> float:
+        """The first time (epoch seconds) of a job created at ``created``."""
+        if self.kind == "at":
+            return self.when
+        if self.kind == "every":
+            return created + self.seconds
+        return _cron_next(self.text, created)
+
+    def following(self, due: float, now: float) -> float | None:
+        """The next time after a run that was due at ``due`` and started at ``now``: the
+        schedule's first time after ``now`` (missed times are skipped); ``None`` for one shot."""
+        if self.kind == "at":
+            return None
+        if self.kind == "every":
+            missed = max(0, int((now - due) // self.seconds))
+            return due + (missed + 1) * self.seconds
+        return _cron_next(self.text, now)
+
+
+def _cron_next(expression: str, after: float) -> float:
+    from croniter import croniter
+
+    start = datetime.fromtimestamp(after).astimezone()
+    return float(croniter(expression, start).get_next(float))
+
+
+def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Schedule:
+    """The :class:`Schedule` ``text`` says, or a :class:`JobError` naming ``field`` and the
+    forms allowed. ``now`` (epoch seconds) is when the job is created: a one-shot time before
+    it is refused."""
+    if not isinstance(text, str) or not text.strip():
+        raise JobError(field, f"expected {FORMS}, got {text!r}")
+    given = " ".join(text.split())
+    interval = _INTERVAL.fullmatch(given)
+    if interval:
+        seconds = int(interval[1]) * _UNITS[interval[2].lower()]
+        if seconds < 1:
+            raise JobError(field, f"{given!r}: an interval is at least 1 second")
+        return Schedule("every", given, seconds=seconds)
+    if len(given.split()) in (5, 6):
+        return Schedule("cron", given) if _valid_cron(given) else _bad(field, given)
+    try:
+        moment = datetime.fromisoformat(given)
+    except ValueError:
+        _bad(field, given)
+    when = moment.astimezone().timestamp()
+    if when <= now:
+        shown = datetime.fromtimestamp(now).astimezone().isoformat(timespec="seconds")
+        raise JobError(field, f"{given!r} is in the past (now is {shown})")
+    return Schedule("at", given, when=when)
+
+
+def _valid_cron(expression: str) -> bool:
+    try:
+        from croniter import croniter
+    except ImportError as missing:
+        raise JobError(
+            "schedule", "cron expressions need croniter: pip install 'hermes-core[cron]'"
+        ) from missing
+    if len(expression.split()) != 5:
+        return False
+    return bool(croniter.is_valid(expression))
+
+
+def _bad(field: str, given: str) -> Schedule:
+    raise JobError(field, f"{given!r} is not a schedule: expected {FORMS}")
+
+
+def describe(seconds: float) -> str:
+    """``seconds`` from now in words a listing shows (``in 4m``, ``now``)."""
+    if seconds <= 0:
+        return "now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"in {int(seconds // size)}{unit}"
+    return f"in {int(seconds)}s"
+
+
+__all__ = ["FORMS", "JobError", "Schedule", "describe", "parse_schedule"]

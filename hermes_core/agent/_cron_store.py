@@ -1,0 +1,446 @@
+"""The cron jobs of one home and the log of their runs: one SQLite database,
+``$HERMES_HOME/cron/jobs.db`` (:class:`CronJobs`).
+
+Every change is one SQLite transaction, so a crash leaves the store as it was before or after
+it, never half-written; two processes (two daemons, a daemon and ``hermes cron create``) may use
+it at once. A run is claimed with a **lease** on its job's row (:meth:`CronJobs.claim_due`):
+the claiming daemon's ``host:pid``, renewed while the run lasts; a job under a live lease is
+never claimed again, so two daemons never run the same job. A lease whose daemon is gone (its
+pid is dead on this host, or the lease ran out unrenewed: a SIGKILL, a lost machine) is taken
+back (:meth:`CronJobs.recover`): that run is marked ``failed`` and the job is runnable again at
+its next time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from hermes_core._private_files import private_dir
+from hermes_core.agent._cron_schedule import JobError, parse_schedule
+
+DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
+"""Where a run's answer may go, as error messages name it."""
+_MAX_PROMPT: Final = 20_000
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
+    toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
+    finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+    output TEXT NOT NULL DEFAULT '');
+"""
+
+
+@dataclass(frozen=True)
+class CronJob:
+    """One job: when it runs (``schedule``), what it asks (``prompt``), with which
+    ``toolsets`` (``None``: every toolset but ``cron``), where its answer goes (``delivery``);
+    ``next_run`` (epoch seconds) is ``None`` when nothing is left to run (a one-shot job that
+    ran)."""
+
+    id: str
+    name: str
+    schedule: str
+    prompt: str
+    toolsets: tuple[str, ...] | None
+    delivery: str
+    paused: bool
+    created: float
+    next_run: float | None
+    lease_owner: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The job as ``hermes cron list --json`` and the ``cronjob`` tool show it (times in
+        local ISO 8601)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "schedule": self.schedule,
+            "prompt": self.prompt,
+            "toolsets": None if self.toolsets is None else list(self.toolsets),
+            "delivery": self.delivery,
+            "state": "paused" if self.paused else "running" if self.lease_owner else "scheduled",
+            "next_run": local_time(self.next_run),
+        }
+
+
+@dataclass(frozen=True)
+class CronRun:
+    """One run of a job: the time it was ``due`` (``None`` for ``hermes cron run``), ``status``
+    ``running``, ``ok`` or ``failed`` (``detail`` says why), the answer in ``output``."""
+
+    id: int
+    job_id: str
+    due: float | None
+    started: float
+    finished: float | None
+    owner: str
+    status: str
+    detail: str
+    output: str
+
+
+def local_time(moment: float | None) -> str:
+    """Epoch seconds in local ISO 8601 (``-`` for none)."""
+    if moment is None:
+        return "-"
+    return datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
+
+
+def owner_name() -> str:
+    """This process as a lease holder: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _gone(owner: str) -> bool:
+    """Whether the lease holder ``owner`` is a process of this host that no longer runs."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def check_delivery(delivery: object) -> str:
+    """``delivery`` if it is one of :data:`DELIVERIES`, else a :class:`JobError`."""
+    if delivery in ("file", "stdout"):
+        return str(delivery)
+    if isinstance(delivery, str) and delivery.startswith(("http://", "https://")):
+        import httpx
+
+        try:
+            url = httpx.URL(delivery)
+        except httpx.InvalidURL as bad:
+            raise JobError("delivery", f"{delivery!r} is not a URL: {bad}") from None
+        if url.host:
+            return delivery
+    raise JobError("delivery", f"expected {DELIVERIES}, got {delivery!r}")
+
+
+def check_toolsets(toolsets: object) -> tuple[str, ...] | None:
+    """``toolsets`` as a tuple of names (``None``: all), else a :class:`JobError`."""
+    if toolsets is None:
+        return None
+    if not isinstance(toolsets, Sequence) or isinstance(toolsets, str):
+        raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
+    if not all(isinstance(name, str) and name for name in toolsets):
+        raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
+    if "cron" in toolsets:
+        raise JobError("toolsets", "a job cannot use the cron toolset (jobs cannot make jobs)")
+    return tuple(toolsets)
+
+
+class CronJobs:
+    """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use)."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / "cron" / "jobs.db"
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction that takes the write lock at once (``BEGIN IMMEDIATE``)."""
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _connect(self) -> sqlite3.Connection:
+        private_dir(self.path.parent)
+        try:
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as bad:
+            raise JobError("store", f"{self.path} cannot be read as a job store: {bad}") from None
+        return db
+
+    # Jobs ------------------------------------------------------------------------------------
+
+    def create(
+        self,
+        schedule: object,
+        prompt: object,
+        *,
+        name: object = None,
+        toolsets: object = None,
+        delivery: object = "file",
+        now: float | None = None,
+    ) -> CronJob:
+        """A new job, each field checked (a :class:`JobError` names the first bad one)."""
+        now = time.time() if now is None else now
+        parsed = parse_schedule(schedule, now)
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise JobError("prompt", "expected the text the job sends to the model")
+        if len(prompt) > _MAX_PROMPT:
+            raise JobError("prompt", f"{len(prompt)} characters; at most {_MAX_PROMPT}")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise JobError("name", f"expected a short text, got {name!r}")
+        chosen = check_toolsets(toolsets)
+        where = check_delivery(delivery)
+        job_id = uuid.uuid4().hex[:8]
+        label = str(name).strip() if name is not None else " ".join(prompt.split())[:40]
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO jobs (id, name, schedule, prompt, toolsets, delivery, created,"
+                " next_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    job_id,
+                    label,
+                    parsed.text,
+                    prompt,
+                    None if chosen is None else json.dumps(chosen),
+                    where,
+                    now,
+                    parsed.first(now),
+                ),
+            )
+        return self.get(job_id)
+
+    def jobs(self) -> list[CronJob]:
+        """Every job, oldest first."""
+        with closing(self._connect()) as db:
+            rows = db.execute("SELECT * FROM jobs ORDER BY created, id").fetchall()
+        return [_job(row) for row in rows]
+
+    def get(self, job: str) -> CronJob:
+        """The job whose id (or unique name) is ``job``; a :class:`JobError` when none is."""
+        found = [j for j in self.jobs() if j.id == job] or [j for j in self.jobs() if j.name == job]
+        if len(found) != 1:
+            known = ", ".join(f"{j.id} ({j.name})" for j in self.jobs()) or "none"
+            why = "is ambiguous" if found else "matches no job"
+            raise JobError("job", f"{job!r} {why}; the jobs: {known}")
+        return found[0]
+
+    def pause(self, job: str) -> CronJob:
+        """Stop ``job`` from running until :meth:`resume` (a run under way finishes)."""
+        return self._update(job, "UPDATE jobs SET paused = 1 WHERE id = ?")
+
+    def resume(self, job: str, *, now: float | None = None) -> CronJob:
+        """Let ``job`` run again, from its schedule's next time after now."""
+        found = self.get(job)
+        now = time.time() if now is None else now
+        schedule = parse_schedule(found.schedule, found.created)
+        following = schedule.following(now, now) if schedule.kind != "at" else found.next_run
+        with self._write() as db:
+            db.execute(
+                "UPDATE jobs SET paused = 0, next_run = ? WHERE id = ?", (following, found.id)
+            )
+        return self.get(found.id)
+
+    def trigger(self, job: str, *, now: float | None = None) -> CronJob:
+        """Make ``job`` due now: a daemon runs it at its next look."""
+        now = time.time() if now is None else now
+        return self._update(job, "UPDATE jobs SET next_run = ? WHERE id = ?", now)
+
+    def remove(self, job: str) -> CronJob:
+        """Delete ``job`` and its runs' log."""
+        found = self.get(job)
+        with self._write() as db:
+            db.execute("DELETE FROM jobs WHERE id = ?", (found.id,))
+            db.execute("DELETE FROM runs WHERE job_id = ?", (found.id,))
+        return found
+
+    def _update(self, job: str, statement: str, *values: Any) -> CronJob:
+        found = self.get(job)
+        with self._write() as db:
+            db.execute(statement, (*values, found.id))
+        return self.get(found.id)
+
+    # Runs ------------------------------------------------------------------------------------
+
+    def recover(self, *, now: float | None = None) -> list[CronRun]:
+        """Take back the leases of daemons that are gone: their runs are marked ``failed``
+        and their jobs are runnable again at their next time. Returns the runs so marked."""
+        now = time.time() if now is None else now
+        with self._write() as db:
+            return self._recover(db, now)
+
+    def _recover(self, db: sqlite3.Connection, now: float) -> list[CronRun]:
+        stale = [
+            row
+            for row in db.execute("SELECT * FROM jobs WHERE lease_owner IS NOT NULL")
+            if row["lease_until"] < now or _gone(row["lease_owner"])
+        ]
+        marked: list[CronRun] = []
+        for row in stale:
+            why = f"the daemon {row['lease_owner']} stopped during the run (killed or lost)"
+            runs = db.execute(
+                "SELECT * FROM runs WHERE job_id = ? AND owner = ? AND status = 'running'",
+                (row["id"], row["lease_owner"]),
+            ).fetchall()
+            for run in runs:
+                db.execute(
+                    "UPDATE runs SET status = 'failed', finished = ?, detail = ? WHERE id = ?",
+                    (now, why, run["id"]),
+                )
+                marked.append(_run({**dict(run), "status": "failed", "detail": why}))
+            db.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ?",
+                (row["id"],),
+            )
+        return marked
+
+    def claim_due(
+        self, owner: str, lease: float, *, now: float | None = None
+    ) -> list[tuple[CronJob, CronRun]]:
+        """Claim every job due at ``now`` that no live daemon holds: each gets ``owner``'s
+        lease for ``lease`` seconds, its next time (:meth:`Schedule.following`: missed times
+        are skipped) and a ``running`` run. Gone daemons' leases are taken back first."""
+        now = time.time() if now is None else now
+        claimed = []
+        with self._write() as db:
+            self._recover(db, now)
+            due = db.execute(
+                "SELECT * FROM jobs WHERE paused = 0 AND lease_owner IS NULL"
+                " AND next_run IS NOT NULL AND next_run <= ? ORDER BY next_run",
+                (now,),
+            ).fetchall()
+            for row in due:
+                try:
+                    schedule = parse_schedule(row["schedule"], row["created"])
+                except JobError as bad:  # a row edited by hand: the job waits, paused
+                    db.execute("UPDATE jobs SET paused = 1 WHERE id = ?", (row["id"],))
+                    self._log(db, row["id"], None, owner, now, "failed", f"job paused: {bad}")
+                    continue
+                following = schedule.following(row["next_run"], now)
+                db.execute(
+                    "UPDATE jobs SET lease_owner = ?, lease_until = ?, next_run = ? WHERE id = ?",
+                    (owner, now + lease, following, row["id"]),
+                )
+                run = self._log(db, row["id"], row["next_run"], owner, now, "running", "")
+                claimed.append((_job({**dict(row), "lease_owner": owner}), run))
+        return claimed
+
+    def claim(self, job: str, owner: str, lease: float, *, now: float | None = None) -> CronRun:
+        """Claim ``job`` to run it now, whenever it is due (``hermes cron run``); a
+        :class:`JobError` when a live daemon is running it."""
+        found = self.get(job)
+        now = time.time() if now is None else now
+        with self._write() as db:
+            self._recover(db, now)
+            taken = db.execute(
+                "UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?"
+                " AND lease_owner IS NULL",
+                (owner, now + lease, found.id),
+            ).rowcount
+            if not taken:
+                holder = db.execute("SELECT lease_owner FROM jobs WHERE id = ?", (found.id,))
+                raise JobError("job", f"{found.id} is running now (in {holder.fetchone()[0]})")
+            return self._log(db, found.id, None, owner, now, "running", "")
+
+    def renew(self, owner: str, lease: float, *, now: float | None = None) -> None:
+        """Extend ``owner``'s leases by ``lease`` seconds from now (a daemon's heartbeat)."""
+        now = time.time() if now is None else now
+        with self._write() as db:
+            db.execute(
+                "UPDATE jobs SET lease_until = ? WHERE lease_owner = ?", (now + lease, owner)
+            )
+
+    def finish(self, run: CronRun, status: str, detail: str = "", output: str = "") -> None:
+        """End ``run`` with ``status`` (``ok`` or ``failed``) and release its job's lease."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE runs SET status = ?, finished = ?, detail = ?, output = ? WHERE id = ?",
+                (status, time.time(), detail, output, run.id),
+            )
+            db.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL"
+                " WHERE id = ? AND lease_owner = ?",
+                (run.job_id, run.owner),
+            )
+
+    def runs(self, job: str | None = None, *, limit: int = 50) -> list[CronRun]:
+        """The latest runs (of ``job``), newest first."""
+        with closing(self._connect()) as db:
+            if job is None:
+                rows = db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
+            else:
+                found = self.get(job).id
+                rows = db.execute(
+                    "SELECT * FROM runs WHERE job_id = ? ORDER BY id DESC LIMIT ?",
+                    (found, limit),
+                )
+            return [_run(dict(row)) for row in rows.fetchall()]
+
+    def _log(
+        self,
+        db: sqlite3.Connection,
+        job_id: str,
+        due: float | None,
+        owner: str,
+        now: float,
+        status: str,
+        detail: str,
+    ) -> CronRun:
+        cursor = db.execute(
+            "INSERT INTO runs (job_id, due, started, owner, status, detail, finished)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (job_id, due, now, owner, status, detail, None if status == "running" else now),
+        )
+        row = db.execute("SELECT * FROM runs WHERE id = ?", (cursor.lastrowid,)).fetchone()
+        return _run(dict(row))
+
+
+def _job(row: Any) -> CronJob:
+    toolsets = row["toolsets"]
+    return CronJob(
+        id=row["id"],
+        name=row["name"],
+        schedule=row["schedule"],
+        prompt=row["prompt"],
+        toolsets=None if toolsets is None else tuple(json.loads(toolsets)),
+        delivery=row["delivery"],
+        paused=bool(row["paused"]),
+        created=row["created"],
+        next_run=row["next_run"],
+        lease_owner=row["lease_owner"],
+    )
+
+
+def _run(row: dict[str, Any]) -> CronRun:
+    return CronRun(
+        id=row["id"],
+        job_id=row["job_id"],
+        due=row["due"],
+        started=row["started"],
+        finished=row["finished"],
+        owner=row["owner"],
+        status=row["status"],
+        detail=row["detail"],
+        output=row["output"],
+    )
+
+
+__all__ = [
+    "DELIVERIES",
+    "CronJob",
+    "CronJobs",
+    "CronRun",
+    "check_delivery",
+    "check_toolsets",
+    "local_time",
+    "owner_name",
+]

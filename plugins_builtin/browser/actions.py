@@ -1,0 +1,309 @@
+"""What each ``browser_*`` tool does, on the session's :class:`~.driver.SessionBrowser`.
+
+Results are text for the model: the page's title and address, its accessibility snapshot
+(``textbox "Email" [ref=e5]``: a reference stays the element's for as long as the page shows
+it) cut to ``max_snapshot_chars`` with a note, and the notes of what the page did meanwhile
+(dialogs dismissed, windows closed, downloads and requests refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from hermes_core._plugin_support import create_private_file, private_dir
+from hermes_core.plugin import Session, ToolResult
+
+from .chromium import ChromiumMissing
+from .driver import BrowserError, DriverSettings, SessionBrowser
+from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
+
+__all__ = ["STATE_KEY", "BrowserActions", "close_session_browser"]
+
+STATE_KEY = "browser.session"
+_LOCK_KEY = "browser.starting"
+_REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
+_INSTALL_PLAYWRIGHT = (
+    "the browser tools need Playwright for Python: pip install 'hermes-core-agent[browser]'"
+)
+
+
+@dataclass(frozen=True)
+class BrowserActions:
+    """The browser tools' handlers over one configuration."""
+
+    driver: Callable[[], DriverSettings]
+    """The driver's settings, found when a session first needs a browser (a missing Chromium
+    raises :class:`~.chromium.ChromiumMissing` then, not when the host starts)."""
+    resolve: Resolve
+    screenshots: Path
+    max_snapshot_chars: int = 40_000
+
+    async def navigate(self, session: Session, url: str) -> ToolResult:
+        """Open ``url`` in the session's page (starting its browser on first use)."""
+        reason = scheme_refusal(url)
+        if reason is None:
+            try:  # before a browser starts: the same rule the proxy applies to every request
+                await anyio.to_thread.run_sync(self.resolve, url)
+            except Refused as exc:
+                reason = str(exc)
+        if reason is not None:
+            return ToolResult.error("BLOCKED", f"browser_navigate refused: {reason}")
+        return await self._run(session, lambda browser: self._goto(browser, url), start=True)
+
+    async def _goto(self, browser: SessionBrowser, url: str) -> ToolResult:
+        try:
+            response = await browser.page.goto(url, wait_until="domcontentloaded")
+        except Exception as exc:
+            raise _failure(browser, f"loading {url}", exc, url=url) from exc
+        if response is not None and response.headers.get(REFUSED_HEADER.lower()):
+            browser.take_notes()
+            raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
+        return await self._page_report(browser, "")
+
+    async def snapshot(self, session: Session) -> ToolResult:
+        """The accessibility snapshot of the session's page."""
+        return await self._run(session, lambda browser: self._page_report(browser, ""))
+
+    async def click(self, session: Session, ref: str) -> ToolResult:
+        """Click the element ``ref`` of the last snapshot."""
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            await _on_element(browser, ref, "click", lambda: browser.page.get_by_ref(ref).click())
+            await _settle(browser)
+            return await self._page_report(browser, f"clicked [ref={ref}]")
+
+        return await self._run(session, act)
+
+    async def type(self, session: Session, ref: str, text: str, submit: bool = False) -> ToolResult:
+        """Replace the text of the field ``ref`` with ``text``; ``submit`` presses Enter."""
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            field = browser.page.get_by_ref(ref)
+            await _on_element(browser, ref, "type into", lambda: field.fill(text))
+            if submit:
+                await _on_element(browser, ref, "submit", lambda: field.press("Enter"))
+                await _settle(browser)
+            done = f"typed {len(text)} characters into [ref={ref}]" + (
+                " and pressed Enter" if submit else ""
+            )
+            return await self._page_report(browser, done)
+
+        return await self._run(session, act)
+
+    async def scroll(
+        self, session: Session, direction: Literal["up", "down"] = "down", pages: float = 1.0
+    ) -> ToolResult:
+        """Scroll the page by ``pages`` screens."""
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            height = (browser.page.viewport_size or {"height": 800})["height"]
+            step = height * pages * (1 if direction == "down" else -1)
+            await browser.page.mouse.wheel(0, step)
+            where = await browser.page.evaluate(
+                "() => [Math.round(scrollY), document.documentElement.scrollHeight, innerHeight]"
+            )
+            top, total, shown = (int(value) for value in where)
+            text = f"scrolled {direction}: showing {top}-{top + shown} of {total} pixels"
+            return _result(browser, text)
+
+        return await self._run(session, act)
+
+    async def back(self, session: Session) -> ToolResult:
+        """Go back one page in the session's history."""
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            try:
+                went = await browser.page.go_back(wait_until="domcontentloaded")
+            except Exception as exc:
+                raise _failure(browser, "going back", exc) from exc
+            if went is None and browser.page.url in ("", "about:blank"):
+                raise BrowserError("there is no earlier page to go back to")
+            return await self._page_report(browser, "went back")
+
+        return await self._run(session, act)
+
+    async def press(self, session: Session, key: str) -> ToolResult:
+        """Press ``key`` (``Enter``, ``Escape``, ``Control+A``...) in the focused element."""
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            try:
+                await browser.page.keyboard.press(key)
+            except Exception as exc:
+                raise BrowserError(f"cannot press {key!r}: {_first_line(exc)}") from exc
+            await _settle(browser)
+            return await self._page_report(browser, f"pressed {key}")
+
+        return await self._run(session, act)
+
+    async def screenshot(self, session: Session, full_page: bool = False) -> ToolResult:
+        """A PNG of the page, saved under the session's screenshot folder."""
+
+        async def act(browser: SessionBrowser) -> ToolResult:
+            data = await browser.page.screenshot(full_page=full_page, type="png")
+            folder = private_dir(self.screenshots / session.id)
+            path = _free_path(folder)
+            with create_private_file(path) as handle:
+                handle.write(data)
+            text = f"saved a screenshot of {browser.page.url} ({len(data)} bytes) to {path}"
+            return _result(browser, text, structured={"path": str(path), "bytes": len(data)})
+
+        return await self._run(session, act)
+
+    async def close(self, session: Session) -> ToolResult:
+        """Close the session's browser (the next ``browser_navigate`` starts a new one)."""
+        if await close_session_browser(session):
+            return ToolResult.text("closed the browser")
+        return ToolResult.text("no browser was open")
+
+    async def _run(
+        self,
+        session: Session,
+        act: Callable[[SessionBrowser], Awaitable[ToolResult]],
+        *,
+        start: bool = False,
+    ) -> ToolResult:
+        try:
+            browser = await self._browser(session, start)
+            async with browser.lock:
+                return await act(browser)
+        except BrowserRefused as exc:
+            return ToolResult.error("BLOCKED", str(exc))
+        except (BrowserError, ChromiumMissing) as exc:
+            return ToolResult.error("TOOL_ERROR", str(exc))
+
+    async def _browser(self, session: Session, start: bool) -> SessionBrowser:
+        existing = session.state.get(STATE_KEY)
+        if isinstance(existing, SessionBrowser):
+            if existing.loop is not asyncio.get_running_loop():
+                raise BrowserError(
+                    "this session's browser was started in another event loop: "
+                    "call browser_close, then browser_navigate"
+                )
+            return existing
+        if not start:
+            raise BrowserError("no page is open in this session: call browser_navigate first")
+        starting = session.state.setdefault(_LOCK_KEY, asyncio.Lock())
+        async with starting:
+            existing = session.state.get(STATE_KEY)
+            if isinstance(existing, SessionBrowser):
+                return existing
+            try:
+                import playwright.async_api  # noqa: F401
+            except ImportError as exc:
+                raise BrowserError(_INSTALL_PLAYWRIGHT) from exc
+            settings = self.driver()
+            try:
+                made = await SessionBrowser.start(settings, self.resolve)
+            except Exception as exc:
+                # Playwright's message holds the browser's own log: the reason is in it.
+                raise BrowserError(
+                    f"cannot start Chromium ({settings.executable}): {str(exc).strip()[:2000]}"
+                ) from exc
+            session.state[STATE_KEY] = made
+            return made
+
+    async def _page_report(self, browser: SessionBrowser, done: str) -> ToolResult:
+        page = browser.page
+        try:
+            snapshot = await page.aria_snapshot(mode="ai")
+        except Exception as exc:
+            raise _failure(browser, "reading the page", exc) from exc
+        limit = self.max_snapshot_chars
+        if len(snapshot) > limit:
+            snapshot = (
+                snapshot[:limit] + f"\n[snapshot cut at {limit} of {len(snapshot)} characters]"
+            )
+        title = await page.title()
+        lines = [done] if done else []
+        lines += [f"page: {title[:200]!r} at {page.url}", snapshot]
+        return _result(browser, "\n".join(lines), structured={"url": page.url, "title": title})
+
+
+async def close_session_browser(session: Session) -> bool:
+    """Close ``session``'s browser when it has one; whether it had."""
+    browser = session.state.pop(STATE_KEY, None)
+    if not isinstance(browser, SessionBrowser):
+        return False
+    await browser.close()
+    return True
+
+
+async def _on_element(
+    browser: SessionBrowser, ref: str, what: str, action: Callable[[], Awaitable[None]]
+) -> None:
+    if not _REF.fullmatch(ref):
+        raise BrowserError(
+            f"{ref!r} is not an element reference: give one of the snapshot's, e.g. e12"
+        )
+    doing = f"trying to {what} [ref={ref}]"
+    try:
+        # An unknown reference fails now, not after the action's timeout.
+        if not await browser.page.get_by_ref(ref).count():
+            raise BrowserError(
+                f"{doing}: no such element on the page now; take a new browser_snapshot"
+            )
+        await action()
+    except BrowserError:
+        raise
+    except Exception as exc:
+        raise _failure(browser, doing, exc, ref=True) from exc
+
+
+async def _settle(browser: SessionBrowser) -> None:
+    """Let a navigation the action started reach its DOM (a page that never loads leaves the
+    wait at the navigation timeout; the result then shows what there is)."""
+    try:
+        await browser.page.wait_for_load_state("domcontentloaded")
+    except Exception:  # a slow page: report what is there
+        browser.note("the page had not finished loading")
+
+
+def _failure(
+    browser: SessionBrowser, doing: str, exc: Exception, *, ref: bool = False, url: str = ""
+) -> BrowserError:
+    text = _first_line(exc)
+    refused = [note for note in browser.notes if note.startswith("refused")]
+    if "net::ERR_" in text and refused:
+        browser.take_notes()
+        return BrowserRefused(f"{doing} was refused: {refused[-1].split(': ', 1)[1]}")
+    if "net::ERR_TUNNEL_CONNECTION_FAILED" in text and url and browser.refusal_of(url):
+        return BrowserRefused(f"{doing} was refused: {browser.refusal_of(url)}")
+    if "Timeout" in type(exc).__name__ or "Timeout" in text:
+        return BrowserError(f"{doing} timed out: {text}")
+    if ref and ("aria-ref" in text or "not found" in text.lower()):
+        return BrowserError(
+            f"{doing}: no such element on the page now; take a new browser_snapshot"
+        )
+    return BrowserError(f"{doing} failed: {text}")
+
+
+class BrowserRefused(BrowserError):
+    """An address the rules refuse (the result's code is ``BLOCKED``)."""
+
+
+def _result(browser: SessionBrowser, text: str, *, structured: object = None) -> ToolResult:
+    notes = browser.take_notes()
+    if notes:
+        text += "\n" + "\n".join(f"note: {note}" for note in notes)
+    return ToolResult.text(text, structured=structured)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:500]
+
+
+def _free_path(folder: Path) -> Path:
+    for number in itertools.count(1):
+        path = folder / f"screenshot-{number}.png"
+        if not path.exists():
+            return path
+    raise AssertionError("unreachable")

@@ -1,0 +1,163 @@
+"""Fixtures of the browser tools' tests: a real headless Chromium (the user's, as the tools find
+it; missing, the tests fail with the install command), a local site on 127.0.0.1 served by a
+real HTTP server, and hosts whose browser may reach it."""
+
+from __future__ import annotations
+
+import html
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from hermes_core import Config, Environment
+from hermes_core.testing import make_host
+from plugins_builtin.browser.chromium import ChromiumMissing, find_chromium
+
+PAGES = {
+    "/": (
+        "<title>Sign in</title><h1>Sign in</h1>"
+        '<form action="/welcome" method="get">'
+        '<label>Email <input name="email" type="email"></label>'
+        '<label for="p">Password</label><input id="p" name="password" type="password">'
+        '<button type="submit">Send</button></form>'
+        '<a href="/about">About us</a>'
+    ),
+    "/about": "<title>About</title><h1>About us</h1><p>We make test pages.</p>",
+    "/hostile": (
+        "<title>Hostile</title><h1>Hostile</h1>"
+        "<script>alert('first alert'); window.open('/about');</script>"
+        '<a href="/file.bin" download>Get the file</a>'
+        '<img src="http://10.0.0.1/pixel.png" alt="pixel">'
+    ),
+    "/tall": "<title>Tall</title>"
+    + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
+}
+
+
+@dataclass
+class Site:
+    """The local site: its address and what it saw."""
+
+    url: str
+    seen: list[str]
+    release: threading.Event
+
+    def at(self, path: str) -> str:
+        return self.url + path
+
+
+def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            parts = urlsplit(self.path)
+            if parts.path == "/never":  # a page that never answers
+                release.wait(120)
+                return
+            if parts.path == "/welcome":
+                email = parse_qs(parts.query).get("email", [""])[0]
+                self._send(f"<title>Welcome</title><h1>Welcome, {html.escape(email)}</h1>")
+            elif parts.path == "/to-metadata":
+                self.send_response(302)
+                self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+                self.end_headers()
+            elif parts.path == "/file.bin":
+                body = b"\0" * 1024
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Disposition", 'attachment; filename="file.bin"')
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            elif parts.path == "/visits":
+                count = int(self.headers.get("Cookie", "visits=0").split("=")[-1] or 0) + 1
+                self._send(f"<title>Visits</title><p>visit number {count}</p>", cookie=count)
+            elif parts.path in PAGES:
+                self._send(PAGES[parts.path])
+            else:
+                self.send_error(404)
+
+        def _send(self, page: str, cookie: int | None = None) -> None:
+            body = f"<!doctype html><html><body>{page}</body></html>".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            if cookie is not None:
+                self.send_header("Set-Cookie", f"visits={cookie}; Path=/")
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium the tools will drive; missing, the test fails saying how to install one."""
+    try:
+        return find_chromium(None, os.environ)
+    except ChromiumMissing as exc:
+        pytest.fail(f"the browser tests need a Chromium: {exc}")
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    """The local site on 127.0.0.1, with a form, a hostile page and a page that never loads."""
+    seen: list[str] = []
+    release = threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(seen, release))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(f"http://127.0.0.1:{server.server_address[1]}", seen, release)
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def browser_env(tmp_path: Path, **variables: str) -> Environment:
+    """A home, a project and a cache of the test's own; ``PATH`` as the test runs with."""
+    return Environment(
+        home=tmp_path / "home",
+        cwd=tmp_path / "project",
+        variables={
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HERMES_CACHE_DIR": str(tmp_path / "cache"),
+            **variables,
+        },
+    )
+
+
+def browser_config(**entry: Any) -> Config:
+    """The browser allowed to reach 127.0.0.1 (unless ``allowed_hosts`` says otherwise), with
+    approvals off (the tests call the tools themselves)."""
+    entry.setdefault("allowed_hosts", ["127.0.0.1"])
+    return Config.model_validate(
+        {"plugins": {"entries": {"browser": entry}}, "approvals": {"policy": "off"}}
+    )
+
+
+@pytest.fixture
+def host_factory(tmp_path: Path, chromium: str) -> Iterator[Any]:
+    """Make started hosts with the bundled plugins (closed after the test)."""
+    made: list[Any] = []
+
+    def make(config: Config | None = None, **variables: str) -> Any:
+        host = make_host(config or browser_config(), browser_env(tmp_path, **variables))
+        made.append(host)
+        return host
+
+    yield make
+    for host in made:
+        host.close()

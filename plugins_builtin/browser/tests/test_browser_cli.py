@@ -1,0 +1,61 @@
+"""``hermes tools call browser_navigate`` as a user runs it: a real subprocess, whose session's
+end takes its Chromium with it (the process boundary is the point)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from browser_site import Site
+
+from hermes_core.testing import HermesCli
+
+
+def _running_under(folder: Path) -> list[str]:
+    """Command lines of live processes that name ``folder`` (Chromium's profile lies in it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if state != "Z" and str(folder) in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_hermes_tools_call_opens_a_page_and_leaves_no_chromium(
+    tmp_path: Path, site: Site, chromium: str
+) -> None:
+    cli = HermesCli(tmp_path)
+    cli.user_home.mkdir()  # Chromium writes its settings under HOME, as a user's does
+    cli.config.write_text(
+        "plugins:\n  entries:\n    browser:\n      allowed_hosts: [127.0.0.1]\n"
+        "approvals:\n  policy: 'off'\n",
+        encoding="utf-8",
+    )
+    # Playwright puts Chromium's profile under TMPDIR; a short one: Chromium makes a Unix
+    # socket in the profile, and a socket's path has at most 107 bytes.
+    scratch = Path(tempfile.mkdtemp(prefix="hermes-browser-"))
+    try:
+        done = cli.run(
+            "tools",
+            "call",
+            "browser_navigate",
+            f'{{"url": "{site.at("/")}"}}',
+            env=cli.variables(TMPDIR=str(scratch)),
+        )
+        deadline = time.monotonic() + 30  # a generous bound on processes exiting, not a timing
+        while _running_under(scratch) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _running_under(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    assert 'textbox "Email"' in done.stdout
+    assert left == []

@@ -1,0 +1,246 @@
+"""The browser tools in a real headless Chromium against a local site (``nox -s tests_browser``).
+
+The site is on 127.0.0.1, which the address rules refuse unless allowed: these hosts allow it
+(``allowed_hosts: [127.0.0.1]``) except where a test checks the refusal.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from browser_site import Site, browser_config
+
+from hermes_core.plugin import ToolResult
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Playwright for Python runs on asyncio."""
+    return "asyncio"
+
+
+def _ref(snapshot: str, role: str, name: str) -> str:
+    found = re.search(rf'{role} "{re.escape(name)}"[^\n]*\[ref=(\w+)\]', snapshot)
+    assert found, f"no {role} {name!r} in:\n{snapshot}"
+    return found.group(1)
+
+
+def _ok(result: ToolResult) -> str:
+    assert not result.is_error, result.text_content
+    return result.text_content
+
+
+async def test_navigate_snapshot_type_and_click_submit_a_form(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        email, password = _ref(page, "textbox", "Email"), _ref(page, "textbox", "Password")
+        send = _ref(page, "button", "Send")
+        _ok(await host.dispatch("browser_type", {"ref": email, "text": "ann@example.org"}, session))
+        _ok(await host.dispatch("browser_type", {"ref": password, "text": "secret"}, session))
+        after = _ok(await host.dispatch("browser_click", {"ref": send}, session))
+        again = _ok(await host.dispatch("browser_snapshot", {}, session))
+
+    assert "page: 'Sign in'" in page
+    assert 'heading "Welcome, ann@example.org"' in after
+    assert "/welcome?email=ann%40example.org" in after
+    assert 'heading "Welcome, ann@example.org"' in again
+
+
+async def test_navigation_to_a_private_address_is_refused_unless_allowed(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory(browser_config(allowed_hosts=[]))
+    async with host.session() as session:
+        local = await host.dispatch("browser_navigate", {"url": site.at("/")}, session)
+        metadata = await host.dispatch(
+            "browser_navigate", {"url": "http://169.254.169.254/latest/meta-data/"}, session
+        )
+        private = await host.dispatch("browser_navigate", {"url": "http://10.0.0.1/"}, session)
+        file = await host.dispatch("browser_navigate", {"url": "file:///etc/passwd"}, session)
+
+    for result in (local, metadata, private, file):
+        assert result.error_code == "BLOCKED", result.text_content
+        assert result.text_content.startswith("browser_navigate refused: ")
+    assert "127.0.0.1" in local.text_content
+    assert "only http and https addresses are opened (the scheme is 'file')" in file.text_content
+    assert site.seen == []
+
+
+async def test_a_redirect_and_a_page_request_to_a_private_address_are_refused(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        redirected = await host.dispatch(
+            "browser_navigate", {"url": site.at("/to-metadata")}, session
+        )
+        hostile = _ok(
+            await host.dispatch("browser_navigate", {"url": site.at("/hostile")}, session)
+        )
+
+    assert redirected.is_error
+    assert "169.254.169.254" in redirected.text_content
+    assert "refused" in redirected.text_content
+    assert "note: refused a request of the page: " in hostile
+    assert "10.0.0.1" in hostile
+
+
+async def test_a_hostile_page_dialog_window_and_download_are_contained(
+    host_factory: Any, site: Site, tmp_path: Path
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/hostile")}, session))
+        link = _ref(page, "link", "Get the file")
+        clicked = _ok(await host.dispatch("browser_click", {"ref": link}, session))
+
+    assert "alert dialog ('first alert'); it was dismissed" in page
+    assert "opened a new window" in page
+    assert "it was closed" in page
+    assert "download" in clicked
+    assert "it was refused" in clicked
+    assert not [p for p in tmp_path.rglob("file.bin")]
+
+
+async def test_a_page_that_never_loads_times_out_with_a_clear_error(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory(browser_config(navigation_timeout=2))
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at("/never")}, session)
+        after = _ok(await host.dispatch("browser_navigate", {"url": site.at("/about")}, session))
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "timed out" in result.text_content
+    assert 'heading "About us"' in after
+
+
+async def test_each_session_has_its_own_context(host_factory: Any, site: Site) -> None:
+    host = host_factory()
+    async with host.session() as first, host.session() as second:
+        await host.dispatch("browser_navigate", {"url": site.at("/visits")}, first)
+        again = _ok(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, first))
+        other = _ok(await host.dispatch("browser_navigate", {"url": site.at("/visits")}, second))
+
+    assert "visit number 2" in again  # the cookie stays within the session
+    assert "visit number 1" in other  # and never reaches another session
+
+
+async def test_no_chromium_process_is_left_after_the_session(host_factory: Any, site: Site) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        started = _descendants_running("chrom")
+        driver = _descendants_running("playwright")
+    assert started, "no Chromium process was seen while the session was open"
+    assert driver, "no Playwright driver process was seen while the session was open"
+
+    with anyio.fail_after(30):
+        while _alive(started | driver):
+            await anyio.sleep(0.1)
+
+
+async def test_references_unknown_keys_and_actions_before_navigation_are_clear(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        early = await host.dispatch("browser_click", {"ref": "e1"}, session)
+        _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        missing = await host.dispatch("browser_click", {"ref": "e999"}, session)
+        wrong = await host.dispatch("browser_click", {"ref": "button"}, session)
+        key = await host.dispatch("browser_press", {"key": "NoSuchKey"}, session)
+
+    assert "call browser_navigate first" in early.text_content
+    assert "take a new browser_snapshot" in missing.text_content
+    assert "is not an element reference" in wrong.text_content
+    assert "cannot press 'NoSuchKey'" in key.text_content
+
+
+async def test_scroll_back_press_screenshot_and_close(
+    host_factory: Any, site: Site, tmp_path: Path
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        _ok(await host.dispatch("browser_navigate", {"url": site.at("/tall")}, session))
+        scrolled = _ok(await host.dispatch("browser_scroll", {"pages": 2}, session))
+        shot = await host.dispatch("browser_screenshot", {}, session)
+        page = _ok(await host.dispatch("browser_navigate", {"url": site.at("/")}, session))
+        _ok(await host.dispatch("browser_click", {"ref": _ref(page, "link", "About us")}, session))
+        back = _ok(await host.dispatch("browser_back", {}, session))
+        field = _ref(back, "textbox", "Email")
+        _ok(await host.dispatch("browser_type", {"ref": field, "text": "bob@example.org"}, session))
+        pressed = _ok(await host.dispatch("browser_press", {"key": "Enter"}, session))
+        closed = _ok(await host.dispatch("browser_close", {}, session))
+        after = await host.dispatch("browser_snapshot", {}, session)
+
+    assert re.search(r"scrolled down: showing 1600-2400 of \d+ pixels", scrolled)
+    path = Path(shot.structured["path"])
+    assert path.is_relative_to(tmp_path / "cache" / "browser" / session.id)
+    assert path.read_bytes().startswith(b"\x89PNG")
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert 'heading "Sign in"' in back
+    assert 'heading "Welcome, bob@example.org"' in pressed
+    assert closed == "closed the browser"
+    assert "call browser_navigate first" in after.text_content
+
+
+async def test_a_missing_chromium_is_an_error_with_the_install_command(
+    host_factory: Any, site: Site
+) -> None:
+    host = host_factory(PATH="/nonexistent")
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at("/")}, session)
+    named = host_factory(HERMES_BROWSER_EXECUTABLE="/no/such/chromium")
+    async with named.session() as session:
+        wrong = await named.dispatch("browser_navigate", {"url": site.at("/")}, session)
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "apt-get install chromium" in result.text_content
+    assert "HERMES_BROWSER_EXECUTABLE names '/no/such/chromium'" in wrong.text_content
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """Each live process: its parent and command line (zombies left out)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        state, parent = stat.rpartition(")")[2].split()[:2]
+        if state != "Z":
+            found[int(entry.name)] = (int(parent), cmdline)
+    return found
+
+
+def _descendants_running(word: str) -> set[int]:
+    import os
+
+    table = _processes()
+    mine = {os.getpid()}
+    changed = True
+    while changed:
+        changed = False
+        for pid, (parent, _) in table.items():
+            if parent in mine and pid not in mine:
+                mine.add(pid)
+                changed = True
+    return {pid for pid in mine if word in table.get(pid, (0, ""))[1]}
+
+
+def _alive(pids: set[int]) -> bool:
+    table = _processes()
+    return any(pid in table for pid in pids)

@@ -1,0 +1,121 @@
+"""The ``cron`` toolset: ``cronjob``, the model's hand on the jobs of ``hermes cron`` (deferred by
+default, as the seeds defer event-triggered tools).
+
+Actions: ``create`` (a ``schedule``, a ``prompt``, optional ``name``, ``toolsets`` and
+``delivery``), ``list``, ``pause``, ``resume``, ``remove`` and ``run`` (due now: ``hermes cron
+daemon`` runs it at its next look), the last four naming a ``job`` by id or name. The jobs are
+the home's (``$HERMES_HOME/cron/jobs.db``), the same ``hermes cron list`` shows. A field that
+cannot be used is an error naming it. A job's own session is never granted this toolset (jobs
+cannot create jobs), nor is a child of ``delegate_task``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core.agent import CronJobs, JobError
+from hermes_core.plugin import (
+    READ_ONLY_CALLS_META,
+    Session,
+    Tool,
+    ToolAnnotations,
+    ToolResult,
+    hookimpl,
+)
+
+if TYPE_CHECKING:
+    from hermes_core import Config, Environment
+
+_ACTIONS: Final = ("create", "list", "pause", "resume", "remove", "run")
+
+
+def build_tool(jobs: CronJobs) -> Tool:
+    """The cronjob tool over the store ``jobs``."""
+
+    def cronjob(
+        session: Session,
+        action: str,
+        job: str | None = None,
+        schedule: str | None = None,
+        prompt: str | None = None,
+        name: str | None = None,
+        toolsets: list[str] | None = None,
+        delivery: str = "file",
+    ) -> ToolResult:
+        try:
+            return _act(jobs, action, job, schedule, prompt, name, toolsets, delivery)
+        except JobError as bad:
+            return ToolResult.error("INVALID_ARGUMENTS", f"cronjob {action}: {bad}")
+
+    return Tool(
+        name="cronjob",
+        description=(
+            "Schedule a prompt to run later through the agent, unattended (no approvals asked: "
+            "the configured non-interactive answer applies), and manage those jobs. "
+            "action=create needs `schedule` (a cron expression '0 9 * * 1-5', an interval "
+            "'every 30m', or one ISO time '2026-12-24T09:00') and `prompt` (self-contained: "
+            "the job sees nothing of this conversation); `delivery` is 'file' (default), "
+            "'stdout' or a webhook URL. action=list shows the jobs; pause, resume, remove and "
+            "run (due now) name a `job` by id or name."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "action": {"enum": list(_ACTIONS)},
+                "job": {"type": "string", "minLength": 1},
+                "schedule": {"type": "string", "minLength": 1},
+                "prompt": {"type": "string", "minLength": 1},
+                "name": {"type": "string", "minLength": 1},
+                "toolsets": {"type": "array", "items": {"type": "string"}},
+                "delivery": {"type": "string", "minLength": 1},
+            },
+            "required": ["action"],
+            "additionalProperties": False,
+        },
+        handler=cronjob,
+        toolset="cron",
+        source="builtin",
+        source_name="cronjob",
+        annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+        meta={READ_ONLY_CALLS_META: {"action": ["list"]}},
+        timeout=30.0,
+    )
+
+
+def _act(
+    jobs: CronJobs,
+    action: str,
+    job: str | None,
+    schedule: str | None,
+    prompt: str | None,
+    name: str | None,
+    toolsets: list[str] | None,
+    delivery: str,
+) -> ToolResult:
+    if action == "create":
+        made = jobs.create(schedule, prompt, name=name, toolsets=toolsets, delivery=delivery)
+        shown = made.to_json()
+        note = f"Created job {made.id} ({made.name}); next run {shown['next_run']}."
+        return ToolResult.text(note, structured=shown)
+    if action == "list":
+        listed = [found.to_json() for found in jobs.jobs()]
+        text = json.dumps(listed, indent=1) if listed else "No cron jobs."
+        return ToolResult.text(text, structured={"jobs": listed})
+    if job is None:
+        raise JobError("job", f"action {action!r} needs the job's id or name")
+    method = {"pause": jobs.pause, "resume": jobs.resume, "remove": jobs.remove}
+    changed = jobs.trigger(job) if action == "run" else method[action](job)
+    done = {"pause": "paused", "resume": "resumed", "remove": "removed", "run": "due now"}
+    result: dict[str, Any] = changed.to_json()
+    note = f"Job {changed.id} ({changed.name}) {done[action]}."
+    if action == "run":
+        note += " hermes cron daemon runs it at its next look."
+    return ToolResult.text(note, structured=result)
+
+
+@hookimpl(trylast=True)
+def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
+    """The cronjob tool over the home's jobs."""
+    return [build_tool(CronJobs(env.home))]

@@ -1,0 +1,66 @@
+"""Where the media tools read and write: a file the model names stays inside the session's
+working directory; what a tool makes goes there (``path``) or under
+``$HERMES_HOME/media/<kind>/``, private to the user."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Final
+
+from hermes_core.plugin import Environment, Session
+
+_SIGNATURES: Final = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+class MediaRefused(Exception):
+    """A request the tool will not carry out; the message tells the model why."""
+
+
+def image_type(data: bytes) -> str | None:
+    """The media type of an image by its first bytes (never by its name), or ``None`` when it
+    is no PNG, JPEG, GIF or WebP."""
+    for signature, media_type in _SIGNATURES:
+        if data.startswith(signature):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def inside_session(session: Session, raw: str) -> Path:
+    """``raw`` resolved against the session's directory (symbolic links followed); refused
+    when it lands outside it."""
+    if not raw or "\x00" in raw:
+        raise MediaRefused("the path is empty or contains a NUL character")
+    root = session.cwd.resolve()
+    candidate = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
+    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if resolved != root and resolved.is_relative_to(root):
+        return resolved
+    raise MediaRefused(f"{raw} is outside the working directory {root}; media tools stay inside it")
+
+
+def output_path(
+    session: Session, env: Environment, kind: str, suffix: str, raw: str | None
+) -> Path:
+    """Where a tool writes what it made: ``raw`` inside the session's directory when given
+    (its parent must exist), else a new name under ``$HERMES_HOME/media/<kind>/`` (private)."""
+    if raw:
+        target = inside_session(session, raw)
+        if not target.parent.is_dir():
+            raise MediaRefused(f"{raw}: the directory {target.parent} does not exist")
+        if target.is_dir():
+            raise MediaRefused(f"{raw} is a directory; give a file name")
+        return target
+    from hermes_core._plugin_support import private_dir
+
+    directory = private_dir(env.home / "media" / kind)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return directory / f"{stamp}-{uuid.uuid4().hex[:8]}.{suffix}"

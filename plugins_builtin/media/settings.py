@@ -1,0 +1,41 @@
+"""``plugins.entries.media``: what the media tools may be set to (checked by
+``PluginContext.settings_as``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from annotated_types import Ge, Gt, Le
+
+
+@dataclass(frozen=True)
+class MediaEntry:
+    """The media tools' settings. An empty command leaves its tool out."""
+
+    image_provider: str = "openai"
+    """The image provider ``image_generate`` draws with (registered by name)."""
+    image_base_url: str = "https://api.openai.com/v1"
+    """The bundled ``openai`` image provider's server (any server speaking the images API)."""
+    image_model: str = "gpt-image-1"
+    image_api_key_env: str = "OPENAI_API_KEY"
+    """The variable holding the image API's key (the environment, then ``$HERMES_HOME/.env``)."""
+    image_size: str = ""
+    """``WIDTHxHEIGHT`` when the model gives none; empty: the provider's default."""
+    image_timeout: Annotated[float, Gt(0), Le(3600)] = 180.0
+    max_image_bytes: Annotated[int, Ge(1024)] = 20_000_000
+    """The largest image ``vision_analyze`` reads and ``image_generate`` keeps."""
+    vision_max_tokens: Annotated[int, Ge(16)] = 1024
+    """The longest answer ``vision_analyze`` asks the model for."""
+    tts_command: str = ""
+    """``text_to_speech``'s command, split like a shell line (never run by one):
+    ``{text}``, ``{text_file}`` and ``{output}`` are replaced; without ``{text}`` or
+    ``{text_file}`` the text goes to its standard input."""
+    tts_format: str = "wav"
+    """The file type ``tts_command`` writes (``wav`` is checked to be a WAV file)."""
+    tts_timeout: Annotated[float, Gt(0), Le(3600)] = 120.0
+    max_speech_chars: Annotated[int, Ge(1)] = 5000
+    stt_command: str = ""
+    """``speech_to_text``'s command: ``{input}`` is the audio file; the transcript is what it
+    writes to ``{output}`` when it names one, else its standard output."""
+    stt_timeout: Annotated[float, Gt(0), Le(3600)] = 300.0

@@ -1,0 +1,245 @@
+"""``text_to_speech`` and ``speech_to_text``: the user's own commands (espeak-ng, piper,
+whisper.cpp...), named in ``plugins.entries.media``, run without a shell.
+
+A command is split like a shell line once, when the settings are read; each call replaces the
+placeholders inside the words (``{text}``, ``{text_file}``, ``{output}``, ``{input}``), so
+nothing the model writes is ever parsed by a shell, and a text that would read as an option
+(``-w /etc/passwd`` as the word ``{text}``) is refused. The command runs in its own process
+group with a timeout (the whole group is killed when it passes); its output file is checked
+before the tool answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import signal
+import tempfile
+import wave
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import anyio
+
+from hermes_core.plugin import Environment, Session, Tool, ToolAnnotations, ToolResult
+
+from .media_files import MediaRefused, inside_session, output_path
+from .settings import MediaEntry
+
+PLACEHOLDERS: Final = ("{text}", "{text_file}", "{output}", "{input}")
+_STDERR_SHOWN: Final = 600
+_TRANSCRIPT_CHARS: Final = 100_000
+
+
+def command_words(template: str, key: str, allowed: tuple[str, ...]) -> list[str]:
+    """``template`` split like a shell line; a ``ValueError`` naming ``key`` when it cannot be
+    or uses a placeholder its tool does not fill."""
+    try:
+        words = shlex.split(template)
+    except ValueError as exc:
+        raise ValueError(f"plugins.entries.media.{key}: {exc}") from None
+    if not words:
+        raise ValueError(f"plugins.entries.media.{key} is empty")
+    for word in words:
+        for placeholder in PLACEHOLDERS:
+            if placeholder in word and placeholder not in allowed:
+                raise ValueError(
+                    f"plugins.entries.media.{key}: {placeholder} is not filled by this tool "
+                    f"(it fills {', '.join(allowed)})"
+                )
+    return words
+
+
+def filled(words: list[str], values: dict[str, str]) -> list[str]:
+    """``words`` with the placeholders replaced; a word that is a whole placeholder must not
+    become an option."""
+    argv: list[str] = []
+    for word in words:
+        value = word
+        for placeholder, replacement in values.items():
+            value = value.replace(placeholder, replacement)
+        if word in values and value.startswith("-") and word != value:
+            raise MediaRefused(
+                f"the value of {word} starts with '-', which the command would read as an "
+                "option; rephrase it, or use {text_file} in the command"
+            )
+        argv.append(value)
+    return argv
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How a command ended: its exit code (``None``: killed at the timeout), its output and
+    the end of its error output."""
+
+    code: int | None
+    stdout: bytes
+    stderr: str
+
+
+async def run_command(argv: list[str], stdin: bytes | None, timeout: float, cwd: Path) -> Ran:
+    """``argv`` in its own process group, ``stdin`` written to it; the group is killed at
+    ``timeout``. A command that is not found is a :class:`MediaRefused`."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise MediaRefused(
+            f"the command {argv[0]!r} is not installed (not found on PATH)"
+        ) from None
+    from hermes_core._plugin_support import signal_group
+
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(stdin), timeout)
+    except TimeoutError:
+        signal_group(process.pid, signal.SIGKILL)
+        await process.wait()
+        return Ran(None, b"", "")
+    except asyncio.CancelledError:  # the call was stopped: so is the command, all of it
+        signal_group(process.pid, signal.SIGKILL)
+        raise
+    return Ran(process.returncode, stdout, stderr.decode("utf-8", "replace")[-_STDERR_SHOWN:])
+
+
+def _failed(tool: str, argv0: str, ran: Ran, timeout: float) -> ToolResult:
+    if ran.code is None:
+        return ToolResult.error("TOOL_ERROR", f"{tool}: {argv0} did not finish in {timeout:g} s")
+    tail = f": {ran.stderr.strip()}" if ran.stderr.strip() else ""
+    return ToolResult.error("TOOL_ERROR", f"{tool}: {argv0} exited with {ran.code}{tail}")
+
+
+def wav_seconds(path: Path) -> float:
+    """The duration of the WAV file ``path``; a :class:`MediaRefused` when it is none."""
+    try:
+        with wave.open(str(path), "rb") as audio:
+            rate = audio.getframerate()
+            return audio.getnframes() / rate if rate else 0.0
+    except (wave.Error, EOFError) as exc:
+        raise MediaRefused(f"the command's output is not a WAV file ({exc})") from None
+
+
+def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
+    """``text_to_speech`` running ``entry.tts_command``."""
+    words = command_words(entry.tts_command, "tts_command", ("{text}", "{text_file}", "{output}"))
+    suffix = entry.tts_format.lstrip(".") or "wav"
+
+    async def text_to_speech(session: Session, text: str, path: str | None = None) -> ToolResult:
+        text = text.strip()
+        if not text:
+            return ToolResult.error("INVALID_ARGUMENTS", "text_to_speech: the text is empty")
+        if len(text) > entry.max_speech_chars:
+            return ToolResult.error(
+                "INVALID_ARGUMENTS",
+                f"text_to_speech: {len(text):,} characters, over the {entry.max_speech_chars:,}"
+                " the settings allow (plugins.entries.media.max_speech_chars)",
+            )
+        with tempfile.TemporaryDirectory(prefix="hermes-tts-") as scratch:
+            text_file = Path(scratch) / "text.txt"
+            text_file.write_text(text, encoding="utf-8")
+            try:
+                target = output_path(session, env, "speech", suffix, path)
+                values = {"{text}": text, "{text_file}": str(text_file), "{output}": str(target)}
+                argv = filled(words, values)
+            except MediaRefused as exc:
+                return ToolResult.error("INVALID_ARGUMENTS", f"text_to_speech: {exc}")
+            piped = not any(p in w for w in words for p in ("{text}", "{text_file}"))
+            try:
+                ran = await run_command(
+                    argv, text.encode() if piped else None, entry.tts_timeout, session.cwd
+                )
+            except MediaRefused as exc:
+                return ToolResult.error("CONFIG_ERROR", f"text_to_speech: {exc}")
+        if ran.code != 0:
+            target.unlink(missing_ok=True)
+            return _failed("text_to_speech", argv[0], ran, entry.tts_timeout)
+        if not target.is_file() or target.stat().st_size == 0:
+            return ToolResult.error(
+                "TOOL_ERROR", f"text_to_speech: {argv[0]} wrote nothing to {target}"
+            )
+        structured: dict[str, object] = {"path": str(target), "bytes": target.stat().st_size}
+        if suffix == "wav":
+            try:
+                structured["seconds"] = round(
+                    await anyio.to_thread.run_sync(wav_seconds, target), 3
+                )
+            except MediaRefused as exc:
+                target.unlink(missing_ok=True)
+                return ToolResult.error("TOOL_ERROR", f"text_to_speech: {exc}")
+        return ToolResult.text(f"Saved the speech to {target}", structured=structured)
+
+    return Tool(
+        name="text_to_speech",
+        description="Speak a text aloud into an audio file (returns its path).",
+        parameters={
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": "What to say."},
+                "path": {
+                    "type": "string",
+                    "description": "Where to save it in the working directory (default: "
+                    "hermes' media folder).",
+                },
+            },
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+        handler=text_to_speech,
+        toolset="tts",
+        annotations=ToolAnnotations(destructive=False),
+        timeout=entry.tts_timeout + 15,
+    )
+
+
+def build_transcription_tool(entry: MediaEntry, env: Environment) -> Tool:
+    """``speech_to_text`` running ``entry.stt_command``."""
+    words = command_words(entry.stt_command, "stt_command", ("{input}", "{output}"))
+    to_file = any("{output}" in word for word in words)
+
+    async def speech_to_text(session: Session, audio: str) -> ToolResult:
+        try:
+            source = inside_session(session, audio)
+            if not source.is_file():
+                raise MediaRefused(f"{audio} does not exist or is not a regular file")
+        except MediaRefused as exc:
+            return ToolResult.error("INVALID_ARGUMENTS", f"speech_to_text: {exc}")
+        with tempfile.TemporaryDirectory(prefix="hermes-stt-") as scratch:
+            output = Path(scratch) / "transcript.txt"
+            argv = filled(words, {"{input}": str(source), "{output}": str(output)})
+            try:
+                ran = await run_command(argv, None, entry.stt_timeout, session.cwd)
+            except MediaRefused as exc:
+                return ToolResult.error("CONFIG_ERROR", f"speech_to_text: {exc}")
+            if ran.code != 0:
+                return _failed("speech_to_text", argv[0], ran, entry.stt_timeout)
+            if to_file:
+                if not output.is_file():
+                    return ToolResult.error(
+                        "TOOL_ERROR", f"speech_to_text: {argv[0]} wrote no transcript"
+                    )
+                raw = output.read_bytes()
+            else:
+                raw = ran.stdout
+        transcript = raw.decode("utf-8", "replace").strip()[:_TRANSCRIPT_CHARS]
+        return ToolResult.text(transcript, structured={"audio": audio, "chars": len(transcript)})
+
+    return Tool(
+        name="speech_to_text",
+        description="Transcribe an audio file of the working directory to text.",
+        parameters={
+            "type": "object",
+            "properties": {"audio": {"type": "string", "description": "The audio file's path."}},
+            "required": ["audio"],
+            "additionalProperties": False,
+        },
+        handler=speech_to_text,
+        toolset="tts",
+        annotations=ToolAnnotations(read_only=True, destructive=False),
+        timeout=entry.stt_timeout + 15,
+    )

@@ -1,0 +1,450 @@
+"""Cron jobs (docs/automation.md): the store's rules with real SQLite files under a temporary
+home (a field that cannot be used is named; one claim per due time whoever asks; missed times
+run once; a gone daemon's run is marked failed and its job runnable), and ``hermes cron`` in
+this process against the test kit's ``FakeModelServer`` (no model can run here): a run through
+the agent loop delivered to stdout, a file and a webhook (a real HTTP server on 127.0.0.1), and
+a job's session that is never given the ``cronjob`` tool. The daemon in real subprocesses is in
+``test_cron_daemon.py``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.agent import CronJobs, JobError
+from hermes_core.testing import FakeModelServer, FakeTurn
+from hermes_core.testing._cli_in_process import InProcessCli
+
+T0 = 1_800_000_000.0
+"""A fixed 'now' for the store's rules (epoch seconds)."""
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> CronJobs:
+    return CronJobs(tmp_path / "home")
+
+
+@pytest.fixture
+def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
+
+# A malformed field is named -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"schedule": "every 61x"}, "schedule", "is not a schedule"),
+        ({"schedule": "61 * * * *"}, "schedule", "is not a schedule"),
+        ({"schedule": "* * * *"}, "schedule", "is not a schedule"),
+        ({"schedule": "2020-01-01T09:00"}, "schedule", "is in the past"),
+        ({"schedule": "every 0s"}, "schedule", "at least 1 second"),
+        ({"schedule": ""}, "schedule", "expected a cron expression"),
+        ({"prompt": "   "}, "prompt", "expected the text"),
+        ({"delivery": "ftp://example.org/x"}, "delivery", "expected 'file'"),
+        ({"delivery": "https://"}, "delivery", "expected 'file'"),
+        ({"toolsets": "files"}, "toolsets", "a list of toolset names"),
+        ({"toolsets": ["files", "cron"]}, "toolsets", "jobs cannot make jobs"),
+    ],
+)
+def test_a_field_that_cannot_be_used_is_refused_by_name(
+    jobs: CronJobs, fields: dict[str, Any], field: str, words: str
+) -> None:
+    given: dict[str, Any] = {"schedule": "every 5m", "prompt": "Sum up the logs", **fields}
+    schedule, prompt = given.pop("schedule"), given.pop("prompt")
+
+    with pytest.raises(JobError) as refused:
+        jobs.create(schedule, prompt, now=T0, **given)
+
+    assert refused.value.field == field
+    assert str(refused.value).startswith(f"{field}: ")
+    assert words in str(refused.value)
+    assert jobs.jobs() == []  # nothing half-made
+
+
+def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> None:
+    done = cli.run("cron", "create", "every 61x", "Sum up the logs", ok=False)
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("hermes: error: schedule: 'every 61x' is not a schedule")
+    assert "every 30m" in done.stderr  # the forms allowed
+    assert "no cron jobs" in cli.run("cron", "list").stdout
+
+
+def test_each_form_of_schedule_gives_its_first_time(jobs: CronJobs) -> None:
+    every = jobs.create("every 90s", "a", now=T0)
+    cron = jobs.create("*/15 * * * *", "b", now=T0)
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(T0 + 3600))
+    once = jobs.create(later, "c", now=T0)
+
+    assert every.next_run == T0 + 90
+    assert cron.next_run is not None
+    assert T0 < cron.next_run <= T0 + 900
+    assert time.localtime(cron.next_run).tm_min % 15 == 0
+    assert once.next_run == T0 + 3600
+
+
+# One claim per due time --------------------------------------------------------------------
+
+
+def test_a_due_job_is_claimed_once_whoever_asks_and_its_next_time_moves_on(
+    jobs: CronJobs,
+) -> None:
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+
+    first = jobs.claim_due("host:1", 60, now=T0 + 60)
+    second = jobs.claim_due("host:2", 60, now=T0 + 60)  # another daemon, same tick
+    assert [(claimed.id, run.status) for claimed, run in first] == [(job.id, "running")]
+    assert second == []
+    jobs.finish(first[0][1], "ok", "delivered")
+    assert jobs.claim_due("host:2", 60, now=T0 + 61) == []  # the tick is spent
+    assert jobs.get(job.id).next_run == T0 + 120
+    assert len(jobs.claim_due("host:2", 60, now=T0 + 120)) == 1
+
+
+def test_two_daemons_claiming_at_once_from_threads_run_each_tick_once(
+    jobs: CronJobs, tmp_path: Path
+) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    claims: list[tuple[str, float]] = []
+    start = threading.Barrier(4)
+
+    def daemon(name: str) -> None:
+        store = CronJobs(tmp_path / "home")  # its own connections, as another process has
+        start.wait()
+        for tick in range(1, 21):
+            for _, run in store.claim_due(name, 600, now=T0 + 60 * tick):
+                claims.append((name, T0 + 60 * tick))
+                store.finish(run, "ok")
+
+    threads = [threading.Thread(target=daemon, args=(f"host:{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    ticks = sorted(at for _, at in claims)
+    assert len(ticks) == len(set(ticks))  # never twice for one tick
+    runs = jobs.runs(limit=100)
+    assert len(runs) == len(claims)
+    assert {run.status for run in runs} == {"ok"}
+
+
+def test_a_job_under_a_live_lease_is_not_claimed_even_when_due_again(jobs: CronJobs) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    (_, run), *_ = jobs.claim_due("elsewhere:1", 300, now=T0 + 60)
+
+    assert jobs.claim_due("host:2", 60, now=T0 + 130) == []  # one run at a time
+    jobs.finish(run, "ok")
+    assert len(jobs.claim_due("host:2", 60, now=T0 + 130)) == 1  # the missed tick, once
+
+
+def test_missed_times_run_once_never_caught_up(jobs: CronJobs) -> None:
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+
+    claimed = jobs.claim_due("host:1", 60, now=T0 + 600 + 5)  # ten ticks missed
+    assert len(claimed) == 1
+    jobs.finish(claimed[0][1], "ok")
+    assert jobs.claim_due("host:1", 60, now=T0 + 600 + 6) == []
+    assert jobs.get(job.id).next_run == T0 + 660  # the grid's next time after now
+
+
+def test_a_one_shot_job_runs_once(jobs: CronJobs) -> None:
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(T0 + 60))
+    job = jobs.create(later, "Say goodbye", now=T0)
+
+    (_, run), *_ = jobs.claim_due("host:1", 60, now=T0 + 61)
+    jobs.finish(run, "ok")
+
+    assert jobs.get(job.id).next_run is None
+    assert jobs.claim_due("host:1", 60, now=T0 + 10_000) == []
+
+
+def test_paused_jobs_wait_and_resume_from_the_next_time(jobs: CronJobs) -> None:
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.pause(job.id)
+
+    assert jobs.claim_due("host:1", 60, now=T0 + 600) == []
+    resumed = jobs.resume(job.name, now=T0 + 630)
+    assert not resumed.paused
+    assert resumed.next_run == T0 + 690
+
+
+# A daemon that is gone -----------------------------------------------------------------------
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (and was reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_run_whose_daemon_died_is_marked_failed_and_the_job_runs_again(
+    jobs: CronJobs,
+) -> None:
+    import socket
+
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+    owner = f"{socket.gethostname()}:{dead_pid()}"
+    (_, run), *_ = jobs.claim_due(owner, 3600, now=T0 + 60)  # a lease far from running out
+
+    marked = jobs.recover(now=T0 + 61)
+
+    assert [(r.id, r.status) for r in marked] == [(run.id, "failed")]
+    assert "stopped during the run" in marked[0].detail
+    assert jobs.get(job.id).lease_owner is None
+    assert len(jobs.claim_due("host:2", 60, now=T0 + 120)) == 1
+
+
+def test_a_lease_of_another_machine_is_taken_back_only_when_it_runs_out(
+    jobs: CronJobs,
+) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.claim_due("other-machine:1", 90, now=T0 + 60)
+
+    assert jobs.recover(now=T0 + 100) == []  # its pid cannot be checked from here
+    (failed,) = jobs.recover(now=T0 + 151)
+    assert failed.status == "failed"
+    assert [run.status for run in jobs.runs()] == ["failed"]
+
+
+def test_a_renewed_lease_keeps_its_job_past_its_first_term(jobs: CronJobs) -> None:
+    jobs.create("every 1m", "Sum up the logs", now=T0)
+    jobs.claim_due("other-machine:1", 30, now=T0 + 60)
+
+    jobs.renew("other-machine:1", 30, now=T0 + 80)  # a long run's heartbeat
+
+    assert jobs.recover(now=T0 + 100) == []
+    assert jobs.claim_due("host:2", 60, now=T0 + 105) == []  # due, but still its own
+    assert [run.status for run in jobs.runs()] == ["running"]
+
+
+def test_a_store_that_is_not_sqlite_is_an_error_naming_the_file(jobs: CronJobs) -> None:
+    jobs.path.parent.mkdir(parents=True)
+    jobs.path.write_text("not a database, " * 100, encoding="utf-8")
+
+    with pytest.raises(JobError, match="cannot be read as a job store") as refused:
+        jobs.jobs()
+    assert str(jobs.path) in str(refused.value)
+
+
+# hermes cron, through the agent loop --------------------------------------------------------
+
+
+def model_config(server: FakeModelServer, **sections: Any) -> dict[str, Any]:
+    return {
+        "model": {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url},
+        **sections,
+    }
+
+
+def write_config(cli: InProcessCli, config: dict[str, Any]) -> dict[str, str]:
+    cli.config.write_text(json.dumps(config), encoding="utf-8")
+    return cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+
+
+def test_cron_run_runs_a_job_now_and_delivers_to_stdout_and_the_log(cli: InProcessCli) -> None:
+    with FakeModelServer([FakeTurn(text="3 errors in the logs today.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Sum up the logs", "--deliver", "stdout", env=env)
+        (job,) = json.loads(cli.run("cron", "list", "--json", env=env).stdout)
+        done = cli.run("cron", "run", job["name"], env=env)
+        (request,) = server.requests
+
+    assert request.first_user_text == "Sum up the logs"
+    assert "3 errors in the logs today." in done.stdout
+    assert f"job {job['id']} run 1: delivered to stdout" in done.stderr
+    listed = cli.run("cron", "runs", env=env).stdout
+    assert "ok" in listed.splitlines()[1]
+
+
+def test_a_file_delivery_lands_under_the_home(cli: InProcessCli) -> None:
+    with FakeModelServer([FakeTurn(text="All quiet.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Sum up the logs", "--name", "logs", env=env)
+        cli.run("cron", "run", "logs", env=env)
+
+    (written,) = (cli.home / "cron" / "output").rglob("*.md")
+    assert written.read_text(encoding="utf-8") == "All quiet.\n"
+    assert written.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.fixture
+def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A real HTTP server on 127.0.0.1 recording the JSON bodies POSTed to it."""
+    received: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers["content-length"])
+            received.append(json.loads(self.rfile.read(length)))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/hook", received
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_webhook_delivery_posts_the_answer(
+    cli: InProcessCli, webhook: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, received = webhook
+    with FakeModelServer([FakeTurn(text="Deployed fine.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Check the deploy", "--deliver", url, env=env)
+        cli.run("cron", "run", "Check the deploy", env=env)
+
+    (body,) = received
+    assert body["output"] == "Deployed fine."
+    assert body["job"]["schedule"] == "every 1h"
+
+
+def test_a_failed_delivery_fails_the_run(cli: InProcessCli) -> None:
+    with FakeModelServer([FakeTurn(text="Deployed fine.")]) as server:
+        env = write_config(cli, model_config(server))
+        url = f"{server.openai_base_url}/no-such-hook"  # answers an error status
+        cli.run("cron", "create", "every 1h", "Check the deploy", "--deliver", url, env=env)
+        done = cli.run("cron", "run", "Check the deploy", env=env, ok=False)
+
+    assert done.returncode == 1
+    assert "the webhook answered HTTP" in done.stderr
+    assert "failed" in cli.run("cron", "runs", env=env).stdout
+
+
+def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:
+    turns = [FakeTurn(text="ran"), FakeTurn(text="chatted")]
+    with FakeModelServer(turns) as server:
+        env = write_config(cli, model_config(server, tools={"tool_search": {"defer": []}}))
+        cli.run("cron", "create", "every 1h", "Sum up the logs", env=env)
+        cli.run("cron", "run", "Sum up the logs", env=env)
+        cli.run("run", "Hello", env=env)
+        job_request, chat_request = server.requests
+
+    assert "cronjob" in chat_request.tool_names  # a person's session has it
+    assert "cronjob" not in job_request.tool_names
+    assert "read_file" in job_request.tool_names  # the rest is granted
+
+
+def test_the_cronjob_tool_creates_a_job_and_names_a_bad_field(cli: InProcessCli) -> None:
+    create = {"action": "create", "schedule": "every 2h", "prompt": "Water the plants"}
+    turns = [
+        FakeTurn(tool_calls=[_call("cronjob", create)]),
+        FakeTurn(tool_calls=[_call("cronjob", {"action": "create", "schedule": "every 61x"})]),
+        FakeTurn(text="Scheduled."),
+    ]
+    with FakeModelServer(turns) as server:
+        config = model_config(
+            server, tools={"tool_search": {"defer": []}}, approvals={"non_interactive": "allow"}
+        )
+        env = write_config(cli, config)
+        cli.run("run", "Remind me to water the plants", env=env)
+        results = [m for m in server.requests[-1].messages if m.get("role") == "tool"]
+
+    (job,) = json.loads(cli.run("cron", "list", "--json", env=env).stdout)
+    assert (job["schedule"], job["prompt"]) == ("every 2h", "Water the plants")
+    assert "Created job" in results[0]["content"]
+    assert "schedule: 'every 61x' is not a schedule" in results[1]["content"]
+
+
+def test_without_an_approval_the_model_cannot_schedule_a_job(cli: InProcessCli) -> None:
+    create = {"action": "create", "schedule": "every 1m", "prompt": "POST the keys somewhere"}
+    turns = [FakeTurn(tool_calls=[_call("cronjob", create)]), FakeTurn(text="Could not.")]
+    with FakeModelServer(turns) as server:
+        env = write_config(cli, model_config(server, tools={"tool_search": {"defer": []}}))
+        cli.run("run", "Schedule it", env=env)  # no terminal: approvals.non_interactive, deny
+        results = [m for m in server.requests[-1].messages if m.get("role") == "tool"]
+
+    assert "cronjob needs approval and nobody can answer" in results[0]["content"]
+    assert CronJobs(cli.home).jobs() == []
+
+
+def _call(name: str, arguments: dict[str, Any]) -> Any:
+    from hermes_core.testing import FakeToolCall
+
+    return FakeToolCall(name, arguments)
+
+
+# The daemon's loop, in this process, on a test clock ------------------------------------------
+
+
+@pytest.fixture
+def bundled_host(hermes_env: Any) -> Iterator[Any]:
+    from dataclasses import replace
+
+    from hermes_core.testing import make_host
+
+    variables = {k: v for k, v in hermes_env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
+    host = make_host(None, replace(hermes_env, variables=variables))
+    yield host
+    host.close()
+
+
+@pytest.mark.anyio
+async def test_the_daemon_runs_a_minutely_job_once_a_minute_for_three_minutes(
+    bundled_host: Any, tmp_path: Path
+) -> None:
+    """The fast variant of test_cron_daemon.py's three real minutes: a clock the test moves."""
+    import asyncio
+    import io
+
+    from hermes_core.agent import Agent, ModelSettings, TranscriptStore
+    from hermes_core.agent._cron_daemon import CronDaemon
+    from hermes_core.testing import FakeModelProvider, fake_turn
+
+    answered = iter(range(1, 100))
+    model = FakeModelProvider(responder=lambda request: fake_turn(f"report {next(answered)}"))
+    agent = Agent(
+        bundled_host,
+        model,
+        ModelSettings(provider="fake", model="fake-1"),
+        transcripts=TranscriptStore(tmp_path / "sessions"),
+    )
+    jobs = CronJobs(bundled_host.env.home)
+    created = time.time()
+    job = jobs.create("* * * * *", "Write the report", delivery="stdout", now=created)
+    now = [created]
+    out = io.StringIO()
+    daemon = CronDaemon(
+        bundled_host, agent, jobs, poll=0.05, out=out, log=io.StringIO(), clock=lambda: now[0]
+    )
+    running = asyncio.create_task(daemon.run())
+    first = job.next_run
+    assert first is not None
+    for minute in range(3):
+        now[0] = first + 60 * minute + 1  # a second past each of the three ticks
+        for _ in range(400):
+            if len([r for r in jobs.runs() if r.status == "ok"]) == minute + 1:
+                break
+            await asyncio.sleep(0.025)
+    daemon.stop()
+    await running
+
+    runs = sorted(jobs.runs(), key=lambda run: run.id)
+    assert [(run.due, run.status) for run in runs] == [
+        (first, "ok"),
+        (first + 60, "ok"),
+        (first + 120, "ok"),
+    ]
+    assert [line for line in out.getvalue().splitlines() if line.startswith("report")] == [
+        "report 1",
+        "report 2",
+        "report 3",
+    ]

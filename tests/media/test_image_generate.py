@@ -1,0 +1,202 @@
+"""``image_generate``: the image provider named by ``plugins.entries.media.image_provider`` draws
+(the bundled ``openai`` one against the images endpoint of the fake model server; a third-party
+provider swapped in by name), the images are saved as files, and a hostile or failing server
+gets a clear error with nothing of its choosing fetched or kept."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import Environment
+from hermes_core.testing import FakeModelServer, write_dir_plugin
+
+from .media_hosts import call, media_host
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+KEY = "sk-test-images-0123456789abcdef"
+
+
+def openai_media(server_url: str, **more: Any) -> dict[str, Any]:
+    return {"image_base_url": server_url, "image_api_key_env": "TEST_IMAGES_KEY", **more}
+
+
+def test_the_openai_provider_draws_and_the_images_are_saved_as_files(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    with FakeModelServer() as server:
+        host = media_host(
+            hermes_env,
+            media=openai_media(server.openai_base_url, image_size="256x128"),
+            variables={"TEST_IMAGES_KEY": KEY},
+        )
+        try:
+            result = call(host, tmp_path, "image_generate", {"prompt": "a lighthouse at dusk"})
+            into = call(
+                host,
+                tmp_path,
+                "image_generate",
+                {"prompt": "a fox", "count": 2, "path": "art/fox.png", "size": "64x64"},
+            )
+        finally:
+            host.close()
+        requests = server.requests
+    assert not result.is_error, result.text_content
+    [saved] = result.structured["paths"]
+    path = Path(saved)
+    assert path.is_relative_to(hermes_env.home / "media" / "images")
+    assert path.read_bytes().startswith(PNG_SIGNATURE)
+    assert (hermes_env.home / "media").stat().st_mode & 0o077 == 0
+    assert requests[0].path == "/v1/images/generations"
+    assert requests[0].body == {
+        "model": "gpt-image-1",
+        "prompt": "a lighthouse at dusk",
+        "n": 1,
+        "size": "256x128",
+    }
+    assert requests[0].api_key == KEY
+    # art/ does not exist: refused before anything is drawn
+    assert into.is_error
+    assert "does not exist" in into.text_content
+    assert len(requests) == 1
+
+
+def test_count_and_path_write_numbered_files_inside_the_working_directory(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    (tmp_path / "art").mkdir()
+    with FakeModelServer() as server:
+        host = media_host(hermes_env, media=openai_media(server.openai_base_url))
+        try:
+            result = call(
+                host,
+                tmp_path,
+                "image_generate",
+                {"prompt": "a fox", "count": 2, "path": "art/fox.png", "size": "64x64"},
+            )
+            outside = call(host, tmp_path, "image_generate", {"prompt": "x", "path": "../x.png"})
+        finally:
+            host.close()
+    assert result.structured["paths"] == [
+        str((tmp_path / "art" / "fox-1.png").resolve()),
+        str((tmp_path / "art" / "fox-2.png").resolve()),
+    ]
+    assert (tmp_path / "art" / "fox-2.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert outside.is_error
+    assert "outside the working directory" in outside.text_content
+
+
+THIRD_PARTY = """
+from hermes_core.plugin import GeneratedImage, ImageProviderSpec, hookimpl
+from hermes_core.testing._fake_images import fake_png
+
+
+class Sketch:
+    async def generate(self, request):
+        image = fake_png(2, 2, (0, 0, 0))
+        return [GeneratedImage(image, "image/png", "sketched: " + request.prompt)]
+
+    async def aclose(self):
+        pass
+
+
+@hookimpl
+def hermes_image_providers():
+    return [ImageProviderSpec("sketch", lambda context: Sketch(), "draws black squares")]
+"""
+
+
+def test_a_third_party_provider_is_swapped_in_by_name(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    write_dir_plugin(hermes_env.home / "plugins", "sketch", THIRD_PARTY)
+    host = media_host(hermes_env, media={"image_provider": "sketch"}, enabled=("sketch",))
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+    assert not result.is_error, result.text_content
+    assert result.structured["provider"] == "sketch"
+    assert "The service drew: sketched: a cat" in result.text_content
+    assert Path(result.structured["paths"][0]).read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_an_unknown_provider_name_is_a_config_error_listing_the_valid_ones(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    host = media_host(hermes_env, media={"image_provider": "dalle-local"})
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+    assert result.error_code == "CONFIG_ERROR"
+    assert "'dalle-local'" in result.text_content
+    assert "openai" in result.text_content
+
+
+class HostileImages(BaseHTTPRequestHandler):
+    """A fake of a remote images API gone wrong: what it answers is the test's ``answer``."""
+
+    answer: tuple[int, dict[str, Any]] = (200, {})
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        status, body = self.server.answer  # type: ignore[attr-defined]
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def hostile() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileImages)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ((200, {"data": [{"url": "http://169.254.169.254/latest/meta-data"}]}), "not fetched"),
+        ((200, {"data": [{"b64_json": "%%% not base64 %%%"}]}), "not base64"),
+        ((200, {"data": [{"b64_json": "aGVsbG8="}]}), "not a PNG, JPEG, GIF or WebP"),
+        ((200, {"images": []}), "no 'data' list"),
+        ((401, {"error": {"message": f"Incorrect API key provided: {KEY}"}}), "image_api_key_env"),
+        ((500, {"error": {"message": "overloaded"}}), "HTTP 500: overloaded"),
+    ],
+)
+def test_a_hostile_or_failing_server_gets_a_clear_error_and_nothing_is_kept(
+    answer: tuple[int, dict[str, Any]],
+    said: str,
+    hostile: ThreadingHTTPServer,
+    hermes_env: Environment,
+    tmp_path: Path,
+) -> None:
+    hostile.answer = answer  # type: ignore[attr-defined]
+    url = f"http://127.0.0.1:{hostile.server_address[1]}/v1"
+    host = media_host(hermes_env, media=openai_media(url), variables={"TEST_IMAGES_KEY": KEY})
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+    assert result.is_error
+    assert said in result.text_content
+    assert KEY not in result.text_content
+    assert not (hermes_env.home / "media" / "images").exists() or not any(
+        (hermes_env.home / "media" / "images").iterdir()
+    )

@@ -1,0 +1,176 @@
+"""``text_to_speech`` and ``speech_to_text``: the user's own commands, run without a shell.
+Text to speech with espeak-ng (a real one, installed from Debian by the test setup) writes a WAV
+whose duration grows with the text; the model's text never becomes an option or a shell word; a
+command that hangs is killed with its whole process group; failures say what failed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_core import Environment, PluginError, ToolResult
+
+from .media_hosts import call, media_host
+
+ESPEAK_FILE = "espeak-ng -w {output} -f {text_file}"
+
+
+@pytest.fixture
+def espeak() -> str:
+    found = shutil.which("espeak-ng")
+    if found is None:
+        pytest.fail("espeak-ng is missing: install it with `apt-get install espeak-ng`")
+    return found
+
+
+def speak(env: Environment, cwd: Path, text: str, command: str, **more: object) -> ToolResult:
+    host = media_host(env, media={"tts_command": command, **more})
+    try:
+        return call(host, cwd, "text_to_speech", {"text": text})
+    finally:
+        host.close()
+
+
+def test_espeak_writes_a_wav_whose_duration_grows_with_the_text(
+    espeak: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    short = speak(hermes_env, tmp_path, "Hello.", ESPEAK_FILE)
+    long = speak(
+        hermes_env,
+        tmp_path,
+        "Hello. The build finished without errors, all four hundred tests passed, and the "
+        "release notes are ready for review in the docs folder.",
+        "espeak-ng -w {output} --stdin",  # no text placeholder: the text goes to stdin
+    )
+    for result in (short, long):
+        assert not result.is_error, result.text_content
+    short_path = Path(short.structured["path"])
+    assert short_path.read_bytes()[:4] == b"RIFF"
+    assert short_path.is_relative_to(hermes_env.home / "media" / "speech")
+    seconds = short.structured["seconds"], long.structured["seconds"]
+    assert 0.2 < seconds[0] < seconds[1] / 3
+
+
+def test_text_that_would_read_as_an_option_is_refused(
+    espeak: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    result = speak(hermes_env, tmp_path, "-w /tmp/owned.wav hi", "espeak-ng -w {output} {text}")
+    assert result.is_error
+    assert "starts with '-'" in result.text_content
+    assert not Path("/tmp/owned.wav").exists()
+
+
+def test_shell_words_in_the_text_are_only_words(hermes_env: Environment, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    script = tmp_path / "tts.py"
+    script.write_text(
+        "import sys, pathlib\npathlib.Path(sys.argv[1]).write_text(sys.argv[2])\n",
+        encoding="utf-8",
+    )
+    text = f"hi; touch {marker} $(touch {marker}) `touch {marker}`"
+    result = speak(
+        hermes_env,
+        tmp_path,
+        text,
+        f"{sys.executable} {script} {{output}} {{text}}",
+        tts_format="txt",
+    )
+    assert not result.is_error, result.text_content
+    assert Path(result.structured["path"]).read_text() == text
+    assert not marker.exists()
+
+
+def test_a_command_that_hangs_is_killed_with_its_process_group(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    pids = tmp_path / "pids"
+    command = f"sh -c 'sleep 60 & echo $! > {pids}; wait' {{text}}"
+    result = speak(hermes_env, tmp_path, "hello", command, tts_timeout=1)
+    assert result.is_error
+    assert "did not finish in 1 s" in result.text_content
+    child = int(pids.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+        if Path(f"/proc/{child}/stat").read_text().split()[2] == "Z":
+            break  # a zombie waiting for init: it no longer runs
+        time.sleep(0.05)
+    alive = Path(f"/proc/{child}").exists() and (
+        Path(f"/proc/{child}/stat").read_text().split()[2] != "Z"
+    )
+    assert not alive
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("hermes-no-such-tts {output}", "is not installed"),
+        ("sh -c 'echo the voice is missing >&2; exit 3' {text}", "exited with 3: the voice is"),
+        ("sh -c 'echo not audio > \"$0\"' {output}", "is not a WAV file"),
+        ("sh -c 'true' {output}", "wrote nothing"),
+    ],
+)
+def test_a_failing_command_says_what_failed_and_leaves_no_file(
+    command: str, said: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    result = speak(hermes_env, tmp_path, "hello", command)
+    assert result.is_error
+    assert said in result.text_content
+    speech = hermes_env.home / "media" / "speech"
+    assert not speech.exists() or not any(speech.iterdir())
+
+
+def test_without_a_command_there_is_no_tool(hermes_env: Environment, tmp_path: Path) -> None:
+    host = media_host(hermes_env)
+    try:
+        names = set(host.registry.names())
+    finally:
+        host.close()
+    assert "image_generate" in names
+    assert "text_to_speech" not in names
+    assert "speech_to_text" not in names
+
+
+def test_a_command_that_cannot_be_split_names_the_setting(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    with pytest.raises(PluginError, match=r"plugins\.entries\.media\.tts_command"):
+        media_host(hermes_env, media={"tts_command": "espeak-ng 'unclosed"})
+    with pytest.raises(PluginError, match=r"\{input\} is not filled by this tool"):
+        media_host(hermes_env, media={"tts_command": "espeak-ng {input}"})
+
+
+def test_speech_to_text_returns_what_the_command_transcribed(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # The user's transcriber (a script standing in for whisper.cpp, which is not installed
+    # here): reads the audio file it is given, prints the transcript or writes it to {output}.
+    script = tmp_path / "stt.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "heard = 'heard %d bytes' % len(pathlib.Path(sys.argv[1]).read_bytes())\n"
+        "if len(sys.argv) > 2:\n"
+        "    pathlib.Path(sys.argv[2]).write_text(heard)\n"
+        "else:\n"
+        "    print(heard)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "memo.wav").write_bytes(b"RIFF" + b"\0" * 96)
+    for command in (
+        f"{sys.executable} {script} {{input}}",
+        f"{sys.executable} {script} {{input}} {{output}}",
+    ):
+        host = media_host(hermes_env, media={"stt_command": command})
+        try:
+            result = call(host, tmp_path, "speech_to_text", {"audio": "memo.wav"})
+            outside = call(host, tmp_path, "speech_to_text", {"audio": "/etc/passwd"})
+        finally:
+            host.close()
+        assert result.text_content == "heard 100 bytes"
+        assert outside.is_error
+        assert "outside the working directory" in outside.text_content
+    assert os.path.exists(tmp_path / "memo.wav")

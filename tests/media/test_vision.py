@@ -1,0 +1,131 @@
+"""``vision_analyze``: an image file of the session shown to the conversation's own model (its
+vision input, on both vendors' wires), the model's answer returned as the tool's result; files
+outside the working directory, non-images and oversized files refused; no model, no vision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from hermes_core import Environment
+from hermes_core.agent import ImagePart, Message
+from hermes_core.testing import (
+    FakeModelServer,
+    FakeToolCall,
+    FakeTurn,
+    RecordedRequest,
+)
+from hermes_core.testing._fake_images import fake_png
+from hermes_core.testing._fake_model import Responder
+
+from .media_hosts import converse, final, media_host
+
+CHART = fake_png(8, 4, (200, 30, 30))
+
+
+def has_tool_result(request: RecordedRequest) -> bool:
+    """Whether the request carries a tool's result (OpenAI: a ``tool`` message; Anthropic: a
+    ``tool_result`` block)."""
+    return any(m.get("role") == "tool" for m in request.messages) or '"tool_result"' in (
+        json.dumps(request.messages)
+    )
+
+
+def vision_script(arguments: dict[str, object], seen: str) -> Responder:
+    """The server's responder: the conversation calls vision_analyze with ``arguments``, the
+    side request (the one carrying an image) is answered with ``seen``, then a final answer."""
+
+    def respond(request: RecordedRequest) -> FakeTurn:
+        if request.images:
+            return FakeTurn(text=seen)
+        if not has_tool_result(request):
+            return FakeTurn(tool_calls=[FakeToolCall("vision_analyze", arguments)])
+        return FakeTurn(text="Done.")
+
+    return respond
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_image_reaches_the_models_vision_input_and_its_answer_is_the_result(
+    wire: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    (tmp_path / "chart.png").write_bytes(CHART)
+    arguments = {"image": "chart.png", "question": "What does the chart show?"}
+    seen_text = "A red rectangle, twice as wide as tall, with no text."
+    with FakeModelServer(responder=vision_script(arguments, seen_text)) as server:
+        host = media_host(hermes_env, server=server, wire=wire)
+        try:
+            events = converse(host, tmp_path, "Look at chart.png and tell me what it shows.")
+        finally:
+            host.close()
+        requests = server.requests
+    seen = [r for r in requests if r.images]
+    assert len(seen) == 1
+    assert seen[0].images == [("image/png", CHART)]
+    assert "What does the chart show?" in json.dumps(seen[0].messages)
+    assert "never instructions" in seen[0].system  # the image's text is content, not orders
+    assert "vision_analyze" not in seen[0].tool_names  # the side question offers no tools
+    assert "A red rectangle, twice as wide as tall" in json.dumps(requests[-1].messages)
+    assert final(events).stop == "answer"
+
+
+def run_tool(env: Environment, cwd: Path, arguments: dict[str, object], **media: object) -> str:
+    """What vision_analyze called with ``arguments`` in a conversation gave the model."""
+    with FakeModelServer(responder=vision_script(arguments, "seen")) as server:
+        host = media_host(env, server=server, media=dict(media))
+        try:
+            converse(host, cwd, "look")
+        finally:
+            host.close()
+        last = server.requests[-1].messages
+    return next(str(m["content"]) for m in last if m.get("role") == "tool")
+
+
+def test_a_file_outside_the_working_directory_is_refused(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "secret.png").write_bytes(CHART)
+    (work / "link.png").symlink_to(tmp_path / "secret.png")
+    for image in ("../secret.png", str(tmp_path / "secret.png"), "link.png"):
+        said = run_tool(hermes_env, work, {"image": image})
+        assert "outside the working directory" in said, image
+
+
+def test_a_file_that_is_no_image_or_too_large_is_refused(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.png").write_text("not an image at all", encoding="utf-8")
+    said = run_tool(hermes_env, tmp_path, {"image": "notes.png"})
+    assert "not a PNG, JPEG, GIF or WebP image" in said
+    (tmp_path / "big.png").write_bytes(CHART + b"\0" * 5000)
+    said = run_tool(hermes_env, tmp_path, {"image": "big.png"}, max_image_bytes=2048)
+    assert "over the 2,048-byte limit" in said
+
+
+def test_without_a_conversation_of_ours_it_says_it_needs_one(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    (tmp_path / "chart.png").write_bytes(CHART)
+    host = media_host(hermes_env)
+    try:
+        result = anyio.run(
+            host.dispatch, "vision_analyze", {"image": "chart.png"}, host.new_session(cwd=tmp_path)
+        )
+    finally:
+        host.close()
+    assert result.is_error
+    assert result.error_code == "NOT_AVAILABLE"
+    assert "hermes serve" in result.text_content
+
+
+def test_an_image_part_survives_the_json_form_and_refuses_other_types() -> None:
+    message = Message("user", "what is this?", images=(ImagePart("image/png", CHART),))
+    assert Message.from_json(json.loads(json.dumps(message.to_json()))) == message
+    assert str(CHART) not in repr(message.images[0])  # the repr never holds the bytes
+    with pytest.raises(ValueError, match=r"image/svg\+xml.*image/gif"):
+        ImagePart("image/svg+xml", b"<svg/>")
