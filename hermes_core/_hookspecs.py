@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         PreCallDirective,
         SearchBackendSpec,
         ToolCall,
+        WebSearchProviderSpec,
     )
     from hermes_core._tools import Tool, ToolResult
 
@@ -68,6 +69,13 @@ def hermes_connector_gateways() -> Sequence[ConnectorGatewaySpec]:
 def hermes_model_providers() -> Sequence[ModelProviderSpec]:
     """At host start: return model providers, selectable by ``model.provider``. A plain
     function, not ``async def``."""
+    ...
+
+
+@hookspec
+def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
+    """At host start: return web search providers, selectable by
+    ``plugins.entries.web.search_provider``. A plain function, not ``async def``."""
     ...
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from hermes_core._image_providers import ImageProvider
     from hermes_core._paths import Environment
     from hermes_core._tools import Tool, ToolAnnotations
+    from hermes_core._web_search import WebSearchProvider
     from hermes_core.agent._wire import ModelSettings
     from hermes_core.search._backend import SearchBackend
 
@@ -57,6 +58,9 @@ class PluginContext:
     )
     plugin: str | None = None
     image_builder: Callable[[str], ImageProvider] | None = field(
+        default=None, repr=False, compare=False
+    )
+    web_search_builder: Callable[[str], WebSearchProvider] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -119,6 +123,19 @@ class PluginContext:
                 "hermes_tools can build providers"
             )
         return self.image_builder(name)
+
+    def web_search_provider(self, name: str) -> WebSearchProvider:
+        """A new instance of the web search provider registered as ``name``, made by its own
+        plugin's factory: how ``web_search`` searches with the service the user chose
+        (``plugins.entries.web.search_provider``). Call it when the tool runs.
+
+        Raises as :meth:`image_provider` does."""
+        if self.web_search_builder is None:
+            raise RegistrationError(
+                f"cannot build web search provider {name!r}: only the context a host gives to "
+                "hermes_tools can build providers"
+            )
+        return self.web_search_builder(name)
 
 
 @dataclass(frozen=True)
@@ -188,6 +205,20 @@ class ModelProviderSpec:
 
     def __post_init__(self) -> None:
         _check_name("model provider", self.name)
+
+
+@dataclass(frozen=True)
+class WebSearchProviderSpec:
+    """A web search provider, selected by ``plugins.entries.web.search_provider``; its factory
+    gets the :class:`PluginContext` of its plugin and returns a
+    :class:`~hermes_core._web_search.WebSearchProvider`."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("web search provider", self.name)
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,9 @@ if TYPE_CHECKING:
     from hermes_core._specs import (
         ToolCall as ToolCall,
     )
+    from hermes_core._specs import (
+        WebSearchProviderSpec as WebSearchProviderSpec,
+    )
     from hermes_core._tools import (
         HINTS_META as HINTS_META,
     )
@@ -116,6 +119,15 @@ if TYPE_CHECKING:
     )
     from hermes_core._tools import (
         ToolResult as ToolResult,
+    )
+    from hermes_core._web_search import (
+        WebResult as WebResult,
+    )
+    from hermes_core._web_search import (
+        WebSearchError as WebSearchError,
+    )
+    from hermes_core._web_search import (
+        WebSearchProvider as WebSearchProvider,
     )
 
 __all__ = face_names("hermes_core.plugin")

@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._availability",
         "hermes_core.search._backend",
         "hermes_core.agent._wire",
+        "hermes_core._web_search",
         "hermes_core._image_providers",
     ),
     (

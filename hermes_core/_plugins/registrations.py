@@ -18,6 +18,7 @@ from hermes_core._specs import (
     ImageProviderSpec,
     ModelProviderSpec,
     SearchBackendSpec,
+    WebSearchProviderSpec,
 )
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ RegistrationKind = Literal[
     "model_provider",
     "approval_policy",
     "cli_command",
+    "web_search_provider",
     "image_provider",
 ]
 SpecT = TypeVar(
@@ -40,6 +42,7 @@ SpecT = TypeVar(
     ModelProviderSpec,
     ApprovalPolicySpec,
     CliCommandSpec,
+    WebSearchProviderSpec,
     ImageProviderSpec,
 )
 
@@ -53,6 +56,11 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
     "model_provider": ("hermes_model_providers", ModelProviderSpec, "model.provider"),
     "approval_policy": ("hermes_approval_policies", ApprovalPolicySpec, "approvals.policy"),
     "cli_command": ("hermes_cli_commands", CliCommandSpec, "hermes <command>"),
+    "web_search_provider": (
+        "hermes_web_search_providers",
+        WebSearchProviderSpec,
+        "plugins.entries.web.search_provider",
+    ),
     "image_provider": (
         "hermes_image_providers",
         ImageProviderSpec,
@@ -79,6 +87,7 @@ class Registrations:
     model_providers: dict[str, Registered[ModelProviderSpec]] = field(default_factory=dict)
     approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
+    web_search_providers: dict[str, Registered[WebSearchProviderSpec]] = field(default_factory=dict)
     image_providers: dict[str, Registered[ImageProviderSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
 
@@ -90,6 +99,7 @@ class Registrations:
             "model_provider": self.model_providers,
             "approval_policy": self.approval_policies,
             "cli_command": self.cli_commands,
+            "web_search_provider": self.web_search_providers,
             "image_provider": self.image_providers,
         }
         return tables[kind]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from hermes_core._paths import Environment
     from hermes_core._registry import Registry
     from hermes_core._specs import ConnectorGatewaySpec, SearchBackendSpec
+    from hermes_core._web_search import WebSearchProvider
     from hermes_core.agent._wire import ModelProvider, ModelSettings
     from hermes_core.connectors._gateway import ConnectorGateway
     from hermes_core.connectors._service import Connectors
@@ -189,6 +190,7 @@ class PluginRuntime:
             self.config.plugins.entries.get(plugin, {}),
             plugin=plugin,
             image_builder=self.create_image_provider,
+            web_search_builder=self.create_web_search_provider,
         )
 
     def select_search_backend(self) -> SearchBackendSpec:
@@ -312,6 +314,14 @@ class PluginRuntime:
 
         provider: ModelProvider = self._build(
             "model_provider", settings.provider, context, origin="model.provider"
+        )
+        return provider
+
+    def create_web_search_provider(self, name: str) -> WebSearchProvider:
+        """A new instance of the web search provider registered as ``name``
+        (``plugins.entries.web.search_provider``). Errors as for :meth:`create_search_backend`."""
+        provider: WebSearchProvider = self._build(
+            "web_search_provider", name, origin="plugins.entries.web.search_provider"
         )
         return provider
 

@@ -37,7 +37,12 @@ if TYPE_CHECKING:
     from hermes_core.search._backend import Admission, SearchHit, ToolDocument
 
 SelectableKind = Literal[
-    "search_backend", "connector_gateway", "model_provider", "approval_policy", "image_provider"
+    "search_backend",
+    "connector_gateway",
+    "model_provider",
+    "approval_policy",
+    "web_search_provider",
+    "image_provider",
 ]
 
 
@@ -76,6 +81,11 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "hermes_core._approvals.policy:ApprovalPolicy",
         # The dispatcher awaits a decision that is a coroutine, within plugins.hook_timeout.
         either_way=frozenset({"decide"}),
+    ),
+    "web_search_provider": Expected(
+        "web search provider",
+        "hermes_web_search_providers",
+        "hermes_core._web_search:WebSearchProvider",
     ),
     "image_provider": Expected(
         "image provider", "hermes_image_providers", "hermes_core._image_providers:ImageProvider"

@@ -37,6 +37,15 @@ INSPECTOR_INSTALL = (
     "npm install --prefix .cache/npm @modelcontextprotocol/inspector (run in the repository root)"
 )
 CORE_TOOLS = [
+    "browser_navigate",
+    "browser_snapshot",
+    "browser_click",
+    "browser_type",
+    "browser_scroll",
+    "browser_back",
+    "browser_press",
+    "browser_screenshot",
+    "browser_close",
     "clarify",
     "execute_code",
     "read_file",
@@ -46,6 +55,8 @@ CORE_TOOLS = [
     "skills_list",
     "skill_view",
     "terminal",
+    "web_extract",
+    "web_search",
 ]
 BRIDGE_TOOLS = ["tool_search", "tool_describe", "tool_call"]
 BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal", "todo"]

@@ -1,0 +1,100 @@
+"""The ``searxng`` web search provider: a SearXNG instance's JSON API (``GET <url>/search?q=...
+&format=json``), for ``web_search`` when ``plugins.entries.web.search_provider`` is
+``searxng``.
+
+Settings (``plugins.entries.searxng``): ``url``, the instance's address (required: there is no
+public default), ``timeout`` (15 s). The instance must allow the JSON format (its
+``settings.yml``: ``search: formats: [html, json]``); one that does not answers 403, and the
+error says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Final
+
+from annotated_types import Ge
+
+from hermes_core.plugin import (
+    PluginContext,
+    WebResult,
+    WebSearchError,
+    WebSearchProviderSpec,
+    hookimpl,
+)
+
+_NAME: Final = "searxng"
+_SNIPPET: Final = 600
+
+
+@dataclass(frozen=True)
+class SearxngSettings:
+    """What ``plugins.entries.searxng`` may set."""
+
+    url: str | None = None
+    timeout: Annotated[float, Ge(1)] = 15.0
+
+
+class Searxng:
+    """Searches one SearXNG instance."""
+
+    def __init__(self, settings: SearxngSettings) -> None:
+        self.settings = settings
+
+    async def search(self, query: str, limit: int) -> Sequence[WebResult]:
+        """The instance's first ``limit`` results for ``query``."""
+        base = self.settings.url
+        if not base:
+            raise WebSearchError(
+                "searxng: no instance is configured: set plugins.entries.searxng.url to its "
+                "address (http://127.0.0.1:8888)"
+            )
+        import httpx  # here: a host that never searches never imports it
+
+        where = base.rstrip("/") + "/search"
+        params = {"q": query, "format": "json", "pageno": "1"}
+        try:
+            async with httpx.AsyncClient(timeout=self.settings.timeout) as client:
+                response = await client.get(where, params=params)
+        except httpx.HTTPError as exc:
+            raise WebSearchError(f"searxng at {base}: {type(exc).__name__}: {exc}") from None
+        if response.status_code == 403:
+            raise WebSearchError(
+                f"searxng at {base} refuses the JSON format (HTTP 403): add json to "
+                "search.formats in the instance's settings.yml"
+            )
+        if response.status_code != 200:
+            raise WebSearchError(f"searxng at {base}: HTTP {response.status_code}")
+        try:
+            body: Any = response.json()
+        except ValueError:
+            raise WebSearchError(f"searxng at {base} did not answer JSON") from None
+        found = body.get("results") if isinstance(body, dict) else None
+        if not isinstance(found, list):
+            raise WebSearchError(f"searxng at {base}: the answer has no results list")
+        results = [_result(item) for item in found]
+        return [result for result in results if result is not None][:limit]
+
+
+def _result(item: object) -> WebResult | None:
+    if not isinstance(item, dict):
+        return None
+    url, title, content = item.get("url"), item.get("title"), item.get("content")
+    if not isinstance(url, str) or not url:
+        return None
+    return WebResult(
+        title=title if isinstance(title, str) else url,
+        url=url,
+        snippet=(content if isinstance(content, str) else "")[:_SNIPPET],
+    )
+
+
+def _factory(context: PluginContext) -> Searxng:
+    return Searxng(context.settings_as(SearxngSettings))
+
+
+@hookimpl(trylast=True)
+def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
+    """The ``searxng`` provider."""
+    return [WebSearchProviderSpec(_NAME, _factory, "a SearXNG instance's JSON API")]

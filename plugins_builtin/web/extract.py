@@ -1,0 +1,71 @@
+"""A fetched page as text a model reads: the main text of an HTML page (trafilatura, the
+navigation, ads and footers left out) as markdown with its title, plain text and JSON as they
+are; bounded in characters, with a note saying what was cut."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .fetch import Page
+
+INSTALL: str = "pip install 'hermes-core-agent[web]'"
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """A page's ``title`` (may be empty), its ``text`` within the cap, the ``chars`` it had
+    before the cap and the ``notes`` saying what was cut or left out."""
+
+    title: str
+    text: str
+    chars: int
+    notes: list[str]
+
+
+def extract(page: Page, max_chars: int) -> Extracted:
+    """The text of ``page``, cut at ``max_chars`` characters."""
+    notes: list[str] = []
+    if page.kind == "html":
+        title, text, whole = _html(page.body)
+        if whole:
+            notes.append("no main article was found: this is the whole text of the page")
+    else:
+        title, text = "", page.body.decode(page.charset or "utf-8", errors="replace")
+    chars = len(text)
+    if chars > max_chars:
+        cut_at = text.rfind(" ", max_chars - 200, max_chars)
+        text = text[: cut_at if cut_at > 0 else max_chars].rstrip()
+        notes.append(f"cut: the first {len(text)} of {chars} characters are shown")
+    if page.cut:
+        notes.append(f"cut: only the first {len(page.body)} bytes of the page were read")
+    return Extracted(title, text, chars, notes)
+
+
+def _html(body: bytes) -> tuple[str, str, bool]:
+    try:
+        import trafilatura
+    except ImportError as exc:
+        raise RuntimeError(f"web_extract needs trafilatura: {INSTALL} ({exc})") from None
+    tree = trafilatura.load_html(body)
+    if tree is None:
+        return "", trafilatura.html2txt(body) or "", True
+    # The title alone, not extract_metadata: that also hunts for dates and authors across the
+    # whole page and costs as much as the extraction itself (benchmarks/web_extract.py).
+    title = _title(tree)
+    text = trafilatura.extract(
+        tree, output_format="markdown", include_links=False, include_comments=False
+    )
+    if text:
+        return title, text, False
+    return title, trafilatura.html2txt(body) or "", True
+
+
+def _title(tree: Any) -> str:
+    try:
+        from trafilatura.metadata import extract_title
+    except ImportError:  # a trafilatura that moved it: the page's <title>
+        found = tree.findtext(".//title")
+        return " ".join(found.split()) if isinstance(found, str) else ""
+    return extract_title(tree) or ""

@@ -1,0 +1,153 @@
+"""A real HTTP server on 127.0.0.1 serving a small site for the web tools: an article among
+navigation and ads, a redirect chain, a 20 MB page, files of other types, redirects to private
+addresses; it records the Host header of every request."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ARTICLE_TEXT = (
+    "The river otter population of the valley has doubled in ten years, the survey found.",
+    "Biologists counted the animals along forty kilometres of the river each spring, and the "
+    "counts rose steadily once the old weir was taken down and the water ran clean again.",
+    "Fishermen who once saw otters as rivals now report them to the survey team themselves.",
+)
+NAVIGATION = ("Home", "World news", "Sport", "Subscribe to our newsletter")
+ADVERT = "Buy the Turbo Blender 3000 today, fifty percent off for a limited time"
+FOOTER = "Copyright Valley Gazette, all rights reserved, privacy policy"
+
+_MENU = "".join(f'<li><a href="/{n}">{n}</a></li>' for n in NAVIGATION)
+ARTICLE = f"""<!doctype html>
+<html><head><title>Otters return to the valley | Valley Gazette</title></head>
+<body>
+<header><nav><ul>{_MENU}</ul></nav></header>
+<div class="advert" id="ad-top"><a href="/ad">{ADVERT}</a></div>
+<main><article>
+<h1>Otters return to the valley</h1>
+{"".join(f"<p>{p}</p>" for p in ARTICLE_TEXT)}
+</article></main>
+<aside class="sidebar"><h3>Most read</h3><ul><li><a href="/x">Local fair cancelled</a></li>
+<li><a href="/y">Bridge repairs start</a></li></ul></aside>
+<footer><p>{FOOTER}</p></footer>
+</body></html>
+""".encode()
+
+BIG_BYTES = 20 * 1024 * 1024
+_BIG_PARAGRAPH = (
+    b"<p>Paragraph %d of the very long page, one of many until the page weighs twenty "
+    b"megabytes, so that a reader must stop long before its end.</p>\n"
+)
+
+
+@dataclass
+class LocalSite:
+    """The running site: ``port``, ``url(path)``, the ``hosts`` header of each request."""
+
+    port: int
+    hosts: list[str] = field(default_factory=list)
+    big_bytes_sent: list[int] = field(default_factory=list)
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+
+def _handler(site: LocalSite, routes: dict[str, Callable[[BaseHTTPRequestHandler], None]]) -> type:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            site.hosts.append(self.headers.get("Host", ""))
+            route = routes.get(self.path.split("?")[0])
+            try:
+                if route is None:
+                    _send(self, 404, "text/plain", b"not found")
+                else:
+                    route(self)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    return Handler
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, kind: str, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", kind)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def _redirect(status: int, location: str) -> Callable[[BaseHTTPRequestHandler], None]:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(status)
+        handler.send_header("Location", location)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    return answer
+
+
+def _big(site: LocalSite) -> Callable[[BaseHTTPRequestHandler], None]:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html; charset=utf-8")
+        handler.send_header("Content-Length", str(BIG_BYTES))
+        handler.end_headers()
+        head = b"<!doctype html><html><head><title>A huge page</title></head><body><article>"
+        handler.wfile.write(head)
+        sent = len(head)
+        number = 0
+        try:
+            while sent < BIG_BYTES:
+                block = b"".join(_BIG_PARAGRAPH % (number + i) for i in range(500))
+                number += 500
+                chunk = block[: BIG_BYTES - sent]
+                handler.wfile.write(chunk)
+                sent += len(chunk)
+        finally:
+            site.big_bytes_sent.append(sent)
+
+    return answer
+
+
+@contextmanager
+def local_site() -> Iterator[LocalSite]:
+    """The site, served until the block ends."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    site = LocalSite(server.server_address[1])
+    routes: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {
+        "/article": lambda h: _send(h, 200, "text/html; charset=utf-8", ARTICLE),
+        "/r1": _redirect(302, "/r2"),
+        "/r2": _redirect(301, f"http://127.0.0.1:{site.port}/r3"),
+        "/r3": _redirect(307, "article"),
+        "/loop": _redirect(302, "/loop"),
+        "/big": _big(site),
+        "/report.pdf": lambda h: _send(h, 200, "application/pdf", b"%PDF-1.7\n" + b"0" * 1000),
+        "/notes.txt": lambda h: _send(
+            h, 200, "text/plain; charset=utf-8", "Plain notes: é".encode()
+        ),
+        "/data.json": lambda h: _send(
+            h, 200, "application/json", json.dumps({"otters": 42, "river": "Wye"}).encode()
+        ),
+        "/long.txt": lambda h: _send(h, 200, "text/plain", b"word " * 20000),
+        "/to-private": _redirect(302, "http://intranet.example/admin"),
+        "/to-loopback": _redirect(302, f"http://127.0.0.1:{site.port}/article"),
+        "/to-metadata": _redirect(302, "http://169.254.169.254/latest/meta-data/"),
+        "/missing": lambda h: _send(h, 404, "text/plain", b"gone"),
+    }
+    server.RequestHandlerClass = _handler(site, routes)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield site
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

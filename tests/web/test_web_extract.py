@@ -1,0 +1,199 @@
+"""web_extract against a real HTTP server on 127.0.0.1 (tests/web/local_site.py): the article's
+text without the navigation, a redirect chain, a 20 MB page cut, types it does not read, and
+the address rules on every hop. The site is reached under test names ("news.example") that an
+injected resolver maps to 127.0.0.1 and that the settings allow; the system's resolver knows
+none of them, so a page that arrives proves the connection went to the checked address."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+
+import anyio
+import pytest
+from local_site import ADVERT, ARTICLE_TEXT, BIG_BYTES, FOOTER, NAVIGATION, LocalSite, local_site
+
+from hermes_core import Config, Host, ToolResult
+from hermes_core.testing import make_host
+from plugins_builtin.web import WebExtract, WebSettings, fetcher_of
+
+_NAMES = {"news.example": ["127.0.0.1"], "intranet.example": ["10.0.0.1"]}
+
+
+class NamesForTests:
+    """A resolver of test names (a fake of DNS): counts what it was asked."""
+
+    def __init__(self, names: dict[str, list[str]] | None = None) -> None:
+        self.names = names if names is not None else _NAMES
+        self.asked: list[str] = []
+
+    def __call__(self, host: str, port: int) -> Sequence[str]:
+        self.asked.append(host)
+        if host in self.names:
+            return self.names[host]
+        return [host]  # a literal address resolves to itself
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[LocalSite]:
+    with local_site() as running:
+        yield running
+
+
+def _extract(
+    urls: list[str], resolver: NamesForTests | None = None, **settings: object
+) -> ToolResult:
+    chosen = WebSettings(allowed_hosts=["news.example"])
+    chosen = dataclasses.replace(chosen, **settings)  # type: ignore[arg-type]
+    handler = WebExtract(chosen, fetcher_of(chosen, resolver or NamesForTests()))
+    return anyio.run(handler, urls)
+
+
+def test_an_article_page_gives_its_text_and_title_without_navigation_or_ads(
+    site: LocalSite,
+) -> None:
+    result = _extract([site.url("/article", "news.example")])
+
+    text = result.text_content
+    assert not result.is_error, text
+    assert text.startswith("# Otters return to the valley")
+    for paragraph in ARTICLE_TEXT:
+        assert paragraph in text
+    for left_out in [*NAVIGATION, ADVERT, FOOTER, "Local fair cancelled"]:
+        assert left_out not in text
+
+
+def test_the_connection_goes_to_the_checked_address_with_the_name_as_host(
+    site: LocalSite,
+) -> None:
+    resolver = NamesForTests()
+    site.hosts.clear()
+    result = _extract([site.url("/article", "news.example")], resolver)
+
+    assert not result.is_error, result.text_content
+    assert resolver.asked == ["news.example"]
+    assert site.hosts == [f"news.example:{site.port}"]
+
+
+def test_a_redirect_chain_is_followed_one_checked_hop_at_a_time(site: LocalSite) -> None:
+    resolver = NamesForTests()
+    result = _extract(
+        [site.url("/r1", "news.example")], resolver, allowed_hosts=["news.example", "127.0.0.1"]
+    )
+
+    assert not result.is_error, result.text_content
+    assert ARTICLE_TEXT[0] in result.text_content
+    assert f"URL: {site.url('/article')}" in result.text_content
+    assert "(redirected from" in result.text_content
+    assert resolver.asked == ["news.example", "news.example", "127.0.0.1", "127.0.0.1"]
+
+
+def test_a_redirect_loop_stops_at_max_redirects(site: LocalSite) -> None:
+    result = _extract([site.url("/loop", "news.example")], max_redirects=3)
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "more than 3 redirects" in result.text_content
+
+
+@pytest.mark.parametrize(
+    ("path", "address"),
+    [
+        ("/to-private", "10.0.0.1"),
+        ("/to-loopback", "127.0.0.1"),
+        ("/to-metadata", "169.254.169.254"),
+    ],
+)
+def test_a_redirect_to_a_private_address_is_refused(
+    site: LocalSite, path: str, address: str
+) -> None:
+    result = _extract([site.url(path, "news.example")])
+
+    assert result.error_code == "DENIED"
+    assert address in result.text_content
+    assert "plugins.entries.web.allowed_hosts" in result.text_content
+
+
+def test_a_20_mb_page_is_read_up_to_the_cap_and_said_to_be_cut(site: LocalSite) -> None:
+    result = _extract([site.url("/big", "news.example")], max_bytes=200_000, max_chars=5000)
+
+    assert not result.is_error, result.text_content
+    text = result.text_content
+    assert "Paragraph 0 of the very long page" in text
+    assert "[cut: only the first 200000 bytes of the page were read]" in text
+    assert "[cut: the first" in text
+    assert len(text) < 6000
+    assert result.structured["pages"][0]["cut"] is True
+    assert site.big_bytes_sent[-1] < BIG_BYTES
+
+
+def test_a_type_other_than_html_text_or_json_is_refused_before_its_body(site: LocalSite) -> None:
+    result = _extract([site.url("/report.pdf", "news.example")])
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "application/pdf" in result.text_content
+    assert "reads HTML, plain text and JSON only" in result.text_content
+
+
+def test_plain_text_and_json_pass_through_bounded(site: LocalSite) -> None:
+    result = _extract(
+        [
+            site.url("/notes.txt", "news.example"),
+            site.url("/data.json", "news.example"),
+            site.url("/long.txt", "news.example"),
+        ],
+        max_chars=1000,
+    )
+
+    pages = result.text_content.split("\n\n---\n\n")
+    assert "Plain notes: é" in pages[0]
+    assert '{"otters": 42, "river": "Wye"}' in pages[1]
+    assert "[cut: the first" in pages[2]
+    assert "of 100000 characters are shown]" in pages[2]
+
+
+def test_one_bad_url_among_good_ones_is_reported_beside_them(site: LocalSite) -> None:
+    result = _extract([site.url("/article", "news.example"), site.url("/missing", "news.example")])
+
+    assert not result.is_error
+    assert ARTICLE_TEXT[0] in result.text_content
+    assert "HTTP 404" in result.text_content
+
+
+def _call(host: Host, name: str, arguments: dict[str, object]) -> ToolResult:
+    return anyio.run(host.dispatch, name, arguments, host.new_session())
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[Host]:
+    host = make_host()
+    yield host
+    host.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/",
+        "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "file:///etc/passwd",
+    ],
+)
+def test_the_bundled_tool_refuses_the_machine_its_network_and_metadata(web: Host, url: str) -> None:
+    result = _call(web, "web_extract", {"urls": [url]})
+
+    assert result.error_code == "DENIED"
+    assert "plugins.entries.web.allowed_hosts" in result.text_content
+
+
+def test_a_host_the_user_allows_in_config_is_fetched(site: LocalSite) -> None:
+    config = {"plugins": {"entries": {"web": {"allowed_hosts": ["127.0.0.1"]}}}}
+    host = make_host(Config.model_validate(config))
+    try:
+        result = _call(host, "web_extract", {"urls": [site.url("/article")]})
+    finally:
+        host.close()
+
+    assert not result.is_error, result.text_content
+    assert ARTICLE_TEXT[1] in result.text_content

@@ -1,0 +1,238 @@
+"""web_search through the web search provider kind: the provider named by
+plugins.entries.web.search_provider, built by its plugin's factory, answering title / URL /
+snippet; the bundled searxng provider against a fake SearXNG instance and the bundled brave
+provider against a fake of the Brave Search API replaying its documented wire format
+(tests/web/fake_search_services.py); clear errors when none is configured, a name is unknown,
+a key is missing or refused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from fake_search_services import BRAVE_KEY, FakeService, fake_brave, fake_searxng
+
+from hermes_core import Config, Environment, Host, ToolResult
+from hermes_core.plugin import WebResult, WebSearchProviderSpec, hookimpl
+from hermes_core.testing import make_host
+
+
+def _search(
+    tmp_path: Path,
+    entries: dict[str, Any],
+    arguments: dict[str, Any],
+    variables: dict[str, str] | None = None,
+    plugins: dict[str, object] | None = None,
+) -> ToolResult:
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables=variables or {})
+    env.cwd.mkdir(parents=True, exist_ok=True)
+    host = make_host(
+        Config.model_validate({"plugins": {"entries": entries}}), env, plugins=plugins or {}
+    )
+    try:
+        return anyio.run(host.dispatch, "web_search", arguments, host.new_session())
+    finally:
+        host.close()
+
+
+@pytest.fixture(scope="module")
+def searxng() -> Iterator[FakeService]:
+    with fake_searxng() as service:
+        yield service
+
+
+def test_searxng_results_come_back_as_title_url_and_snippet(
+    tmp_path: Path, searxng: FakeService
+) -> None:
+    entries = {"web": {"search_provider": "searxng"}, "searxng": {"url": searxng.url}}
+    result = _search(tmp_path, entries, {"query": "river otters", "limit": 3})
+
+    assert not result.is_error, result.text_content
+    assert result.text_content.splitlines() == [
+        "1. Otter result 1",
+        "   https://site1.example/otters",
+        "   Snippet 1 about river otters.",
+        "2. Otter result 2",
+        "   https://site2.example/otters",
+        "   Snippet 2 about river otters.",
+        "3. Otter result 3",
+        "   https://site3.example/otters",
+        "   Snippet 3 about river otters.",
+    ]
+    assert result.structured["results"][0] == {
+        "title": "Otter result 1",
+        "url": "https://site1.example/otters",
+        "snippet": "Snippet 1 about river otters.",
+    }
+    path, query, _ = searxng.requests[-1]
+    assert (path, query["q"], query["format"]) == ("/search", ["river otters"], ["json"])
+
+
+def test_an_instance_without_the_json_format_is_a_clear_error(tmp_path: Path) -> None:
+    with fake_searxng(json_enabled=False) as service:
+        entries = {"web": {"search_provider": "searxng"}, "searxng": {"url": service.url}}
+        result = _search(tmp_path, entries, {"query": "otters"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "HTTP 403" in result.text_content
+    assert "search.formats" in result.text_content
+
+
+def test_no_provider_configured_is_a_clear_error(tmp_path: Path) -> None:
+    result = _search(tmp_path, {}, {"query": "otters"})
+
+    assert result.error_code == "NOT_AVAILABLE"
+    assert "plugins.entries.web.search_provider" in result.text_content
+    assert "searxng" in result.text_content
+    assert "brave" in result.text_content
+
+
+def test_searxng_without_its_url_says_which_key_to_set(tmp_path: Path) -> None:
+    result = _search(tmp_path, {"web": {"search_provider": "searxng"}}, {"query": "otters"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "plugins.entries.searxng.url" in result.text_content
+
+
+def test_an_unknown_provider_name_lists_the_valid_ones(tmp_path: Path) -> None:
+    result = _search(tmp_path, {"web": {"search_provider": "gogle"}}, {"query": "otters"})
+
+    assert result.error_code == "NOT_AVAILABLE"
+    assert "unknown web search provider 'gogle'" in result.text_content
+    assert "brave" in result.text_content
+    assert "searxng" in result.text_content
+
+
+def test_brave_sends_the_key_and_reads_the_documented_answer(tmp_path: Path) -> None:
+    with fake_brave() as service:
+        entries = {
+            "web": {"search_provider": "brave"},
+            "brave": {"endpoint": f"{service.url}/res/v1/web/search"},
+        }
+        result = _search(
+            tmp_path, entries, {"query": "river otters valley"}, {"BRAVE_API_KEY": BRAVE_KEY}
+        )
+        _, query, headers = service.requests[-1]
+
+    assert not result.is_error, result.text_content
+    first, second = result.structured["results"]
+    assert first == {
+        "title": "River otters return to the valley & its weir",
+        "url": "https://news.example/otters",
+        "snippet": (
+            "The river otter population of the valley has doubled in ten years, the survey found."
+        ),
+    }
+    assert second["url"] == "https://en.wikipedia.org/wiki/Eurasian_otter"
+    assert query == {"q": ["river otters valley"], "count": ["5"]}
+    assert headers["X-Subscription-Token"] == BRAVE_KEY
+    assert headers["Accept"] == "application/json"
+
+
+def test_brave_reads_its_key_from_the_dotenv_of_the_home(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".env").write_text(f"BRAVE_API_KEY={BRAVE_KEY}\n", encoding="utf-8")
+    with fake_brave() as service:
+        entries = {
+            "web": {"search_provider": "brave"},
+            "brave": {"endpoint": f"{service.url}/res/v1/web/search"},
+        }
+        result = _search(tmp_path, entries, {"query": "otters"})
+
+    assert not result.is_error, result.text_content
+
+
+def test_brave_without_a_key_names_the_variable_and_sends_nothing(tmp_path: Path) -> None:
+    with fake_brave() as service:
+        entries = {
+            "web": {"search_provider": "brave"},
+            "brave": {"endpoint": f"{service.url}/res/v1/web/search"},
+        }
+        result = _search(tmp_path, entries, {"query": "otters"})
+        sent = list(service.requests)
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "BRAVE_API_KEY" in result.text_content
+    assert sent == []
+
+
+def test_a_refused_brave_key_is_said_without_showing_it(tmp_path: Path) -> None:
+    with fake_brave() as service:
+        entries = {
+            "web": {"search_provider": "brave"},
+            "brave": {"endpoint": f"{service.url}/res/v1/web/search"},
+        }
+        result = _search(tmp_path, entries, {"query": "otters"}, {"BRAVE_API_KEY": "wrong-key"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "refused (HTTP 401)" in result.text_content
+    assert "wrong-key" not in result.text_content
+
+
+class _ShoutingSearch:
+    """A third party's provider, registered through the hook: its results are cut to size."""
+
+    async def search(self, query: str, limit: int) -> Sequence[WebResult]:
+        return [WebResult("T" * 5000, f"https://x.example/{n}", "s " * 5000) for n in range(50)]
+
+
+class _ShoutingPlugin:
+    @hookimpl
+    def hermes_web_search_providers(self) -> Sequence[WebSearchProviderSpec]:
+        return [WebSearchProviderSpec("shouting", lambda context: _ShoutingSearch())]
+
+
+def test_a_plugins_provider_is_selected_by_name_and_its_results_are_bounded(
+    tmp_path: Path,
+) -> None:
+    result = _search(
+        tmp_path,
+        {"web": {"search_provider": "shouting", "max_results": 4}},
+        {"query": "otters", "limit": 4},
+        plugins={"shouting": _ShoutingPlugin()},
+    )
+
+    assert not result.is_error, result.text_content
+    found = result.structured["results"]
+    assert len(found) == 4
+    assert all(len(r["title"]) <= 300 and len(r["snippet"]) <= 600 for r in found)
+
+
+def test_web_search_and_web_extract_stay_visible_when_tools_are_deferred() -> None:
+    host: Host = make_host()
+    try:
+        visible = {tool.name for tool in host.assemble(context_length=8000).tools}
+    finally:
+        host.close()
+
+    assert "tool_search" in visible
+    assert "todo_list" not in visible
+    assert {"web_search", "web_extract"} <= visible
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_host_start_imports_neither_the_fetcher_nor_trafilatura() -> None:
+    # httpx itself: other bundled plugins may import it; the web plugin's fetcher (the module
+    # that imports it) and the extraction library wait for the first call.
+    wanted = ["hermes_plugins.bundled.web.fetch", "hermes_plugins.bundled.web.extract"]
+    script = (
+        "import sys\n"
+        "from hermes_core.testing import make_host\n"
+        "host = make_host()\n"
+        "assert {'web_extract', 'web_search'} <= {t.name for t in host.registry}\n"
+        "assert 'hermes_plugins.bundled.web' in sys.modules\n"
+        f"print(sorted({{'trafilatura', *{wanted!r}}} & set(sys.modules)))\n"
+        "host.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
