@@ -18,6 +18,7 @@ Against the index's vocabulary (``known``), in order:
    catalog level: its stem stays among the tokens (``strict`` admission returns nothing for
    it). Against a result, a word is unmatched when none of the returned tools holds it, one of
    its compounds or one of its equivalents (its expansion token); see :func:`unmatched_in`.
+   Overlapping bigrams of unspaced script are shown joined (:func:`~.tokenize.join_bigrams`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .tokenize import QUERY_STOPWORDS, split_words, stem, stem_words
+from .tokenize import QUERY_STOPWORDS, join_bigrams, split_words, stem, stem_words
 
 __all__ = [
     "MAX_SPLIT_WORD",
@@ -187,7 +188,7 @@ def analyze_query(
                 unmatched.append(word)
     ranked = tuple(tokens + added) if added else tuple(tokens)
     expanded = tuple(filter(equivalents.__contains__, dict.fromkeys(ranked)))
-    found = tuple(dict.fromkeys(unmatched)) if unmatched else ()
+    found = tuple(join_bigrams(list(dict.fromkeys(unmatched)))) if unmatched else ()
     return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
 
 
@@ -197,11 +198,13 @@ def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> li
     results = [set(tokens) for tokens in held]
     if not results:
         return list(analysis.unmatched)
-    return [
-        word
-        for word, answering in analysis.answers
-        if not any(token in tokens for tokens in results for token in answering)
-    ]
+    return join_bigrams(
+        [
+            word
+            for word, answering in analysis.answers
+            if not any(token in tokens for tokens in results for token in answering)
+        ]
+    )
 
 
 def _split(word: str, known: Callable[[str], bool]) -> tuple[str, str] | None:
