@@ -18,7 +18,9 @@ Against the index's vocabulary (``known``), in order:
    catalog level: its stem stays among the tokens (``strict`` admission returns nothing for
    it). Against a result, a word is unmatched when none of the returned tools holds it, one of
    its compounds or one of its equivalents (its expansion token); see :func:`unmatched_in`.
-   Overlapping bigrams of unspaced script are shown joined (:func:`~.tokenize.join_bigrams`).
+   Overlapping bigrams of unspaced script are shown joined (:func:`~.tokenize.join_bigrams`);
+   a bigram no tool holds between two that tools hold is the seam of two words, neither
+   ranked nor unmatched (``部署服务器``: 部署 and 服务, 务器 are held, 署服 is not).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .tokenize import QUERY_STOPWORDS, join_bigrams, split_words, stem, stem_words
+from .tokenize import QUERY_STOPWORDS, is_seam, join_bigrams, split_words, stem, stem_words
 
 __all__ = [
     "MAX_SPLIT_WORD",
@@ -178,6 +180,13 @@ def analyze_query(
         for position, token in enumerate(stems):
             if known(token):
                 tokens.append(token)
+            elif (
+                is_seam(words, position)
+                and known(stems[position - 1])
+                and known(stems[position + 1])
+            ):
+                # 署服 of 部署服务器, across two words the tools hold: answered by either
+                compounds[position] = [stems[position - 1], stems[position + 1]]
             elif position not in compounds:
                 word = words[position]
                 parts = _split(word, known)

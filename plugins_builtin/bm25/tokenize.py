@@ -39,10 +39,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from functools import cache
 from typing import Final
 
-import regex
 import Stemmer
 
 from .lexicon import ACTION_WORDS, FUNCTION_WORDS
@@ -52,6 +50,7 @@ __all__ = [
     "QUERY_STOPWORDS",
     "TEXT_BREAK",
     "fold",
+    "is_seam",
     "join_bigrams",
     "query_tokens",
     "query_words",
@@ -94,11 +93,27 @@ _STOPWORD_TEXT = """
 """
 
 
-# Text without spaces between words: Han, kana, Hangul and the scripts of South-East Asia (and
-# the kana length mark, which belongs to no script).
-_UNSPACED_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}ー"
+# The scripts written without spaces between words, as ranges of code points: Han (with its
+# radicals, iteration marks and extensions), kana (with the length mark ー), Hangul (syllables
+# and jamo), Thai, Lao, Khmer, Myanmar.
+_HAN = (
+    "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\U00020000-\U0003134f"
+)
+_HIRAGANA = "\u3041-\u309f"
+_KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff"
+_HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
+_SOUTH_EAST_ASIAN = ("\u0e00-\u0e7f", "\u0e80-\u0eff", "\u1780-\u17ff", "\u1000-\u109f")
+_UNSPACED_CLASS = _HAN + _HIRAGANA + _KATAKANA + _HANGUL + "".join(_SOUTH_EAST_ASIAN)
+# Combining marks, which belong to the letter before them (str.isalnum() says no to them).
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
+    "\u06d6-\u06ed\u0900-\u0dff\u0f00-\u0fff\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff"
+    "\ufe20-\ufe2f"
+)
 _ACCENTS = re.compile("[\u0300-\u036f]+")  # the combining marks of Latin, Greek and Cyrillic
-_FOLDED_LETTERS = str.maketrans({"ß": "ss", "ẞ": "ss", "ς": "σ"})
+# Latin, Greek and Cyrillic letters, some with accents: text without any needs no stripping.
+_ACCENTED = re.compile("[\u00c0-\u024f\u0370-\u052f\u1e00-\u1fff]")
 
 
 def fold(text: str) -> str:
@@ -107,10 +122,13 @@ def fold(text: str) -> str:
     kept (rule 2 reads it); ASCII text is returned as it is."""
     if text.isascii():
         return text
-    text = unicodedata.normalize("NFKC", text)
-    if not text.isascii():
+    if not unicodedata.is_normalized("NFKC", text):  # the check is faster than the change
+        text = unicodedata.normalize("NFKC", text)
+    if _ACCENTED.search(text):  # Chinese text, say, has none: three passes saved
         stripped = _ACCENTS.sub("", unicodedata.normalize("NFD", text))
-        text = unicodedata.normalize("NFC", stripped).translate(_FOLDED_LETTERS)
+        text = unicodedata.normalize("NFC", stripped)
+        if "ß" in text or "ẞ" in text or "ς" in text:  # str.translate is slow on such text
+            text = text.replace("ß", "ss").replace("ẞ", "ss").replace("ς", "σ")
     return text
 
 
@@ -142,22 +160,26 @@ _UNSPACED_WORDS = frozenset(
 _LONGEST = max(map(len, _UNSPACED_WORDS))
 
 
-@cache
-def _patterns() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
-    """What separates words, a word's runs of one kind (ASCII, unspaced script, other), and an
-    unspaced run's runs of one script: compiled when non-ASCII text is first read."""
-    separators = regex.compile(r"[^\p{L}\p{M}\p{N}\x01]+")
-    kinds = regex.compile(rf"[A-Za-z0-9]+|[{_UNSPACED_CLASS}]+|[^A-Za-z0-9{_UNSPACED_CLASS}]+")
-    scripts = regex.compile(
-        r"\p{Han}+|[\p{Hiragana}ー]+|[\p{Katakana}ー]+|\p{Hangul}+|\p{Thai}+|\p{Lao}+"
-        r"|\p{Khmer}+|\p{Myanmar}+"
+# The pieces of a folded non-ASCII word: its letters in runs of one kind (ASCII, unspaced
+# script, other letters, marks and digits; anything else separates them), then an unspaced
+# run's runs of one script.
+_KINDS = re.compile(
+    rf"[A-Za-z0-9]+|[{_UNSPACED_CLASS}]+|(?:(?![A-Za-z0-9_{_UNSPACED_CLASS}])[\w{_MARKS}])+"
+)
+_SCRIPTS = re.compile(
+    "|".join(
+        f"[{letters}]+"
+        for letters in (_HAN, _HIRAGANA + "ー", _KATAKANA, _HANGUL, *_SOUTH_EAST_ASIAN)
     )
-    return separators, kinds, scripts
+)
+_UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]+")
+_HANGUL_LETTER = re.compile(f"[{_HANGUL}]")
 
 
-def _spaced(text: str) -> str:
-    """Folded ``text`` with a space for each run of separators (rule 1)."""
-    return _patterns()[0].sub(" ", fold(text))
+def _folded_utf8(text: str, separators: bytes) -> bytes:
+    """``text`` folded, as UTF-8, each ASCII separator a space (non-ASCII ones are dropped when
+    its words are split: :func:`_unicode_pieces` reads letters, marks and digits only)."""
+    return fold(text).encode().translate(separators)
 
 
 def _unspaced_pieces(run: str) -> list[str]:
@@ -171,7 +193,7 @@ def _unspaced_pieces(run: str) -> list[str]:
         for length in range(min(_LONGEST, size - position), 0, -1):
             candidate = run[position : position + length]
             if candidate in _UNSPACED_WORDS and (
-                length > 1 or position == size - 1 or not regex.match(r"\p{Hangul}", candidate)
+                length > 1 or position == size - 1 or not _HANGUL_LETTER.match(candidate)
             ):
                 break
         else:
@@ -187,7 +209,7 @@ def _unspaced_pieces(run: str) -> list[str]:
 
 def _bigrams(text: str) -> list[str]:
     pieces: list[str] = []
-    for part in _patterns()[2].findall(text) if text else ():
+    for part in _SCRIPTS.findall(text) if text else ():
         if len(part) == 1:
             pieces.append(part)
         else:
@@ -198,14 +220,28 @@ def _bigrams(text: str) -> list[str]:
 def _unicode_pieces(word: str) -> list[str]:
     """The pieces of a folded word holding non-ASCII letters (rule 1)."""
     pieces: list[str] = []
-    for run in _patterns()[1].findall(word):
+    for run in _KINDS.findall(word):
         if run.isascii():
             pieces += word_pieces(run)
-        elif regex.match(rf"[{_UNSPACED_CLASS}]", run):
+        elif _UNSPACED.match(run):
             pieces += _unspaced_pieces(run)
         else:
             pieces.append(run.casefold())
     return pieces
+
+
+def is_seam(words: Sequence[str], position: int) -> bool:
+    """Whether ``words[position]`` is a bigram of unspaced script overlapping a bigram on each
+    side (部署, 署服, 服务: 署服 may be where two words meet)."""
+    if not 0 < position < len(words) - 1:
+        return False
+    before, word, after = words[position - 1], words[position], words[position + 1]
+    return (
+        len(before) == len(word) == len(after) == 2
+        and before[1] == word[0]
+        and word[1] == after[0]
+        and _UNSPACED.fullmatch(before + word[1] + after[1]) is not None
+    )
 
 
 def join_bigrams(words: Sequence[str]) -> list[str]:
@@ -219,7 +255,7 @@ def join_bigrams(words: Sequence[str]) -> list[str]:
             and previous
             and previous[-1] == word[0]
             and not word.isascii()
-            and regex.fullmatch(rf"[{_UNSPACED_CLASS}]+", previous + word)
+            and _UNSPACED.fullmatch(previous + word)
         ):
             joined[-1] = previous + word[1]
         else:
@@ -252,7 +288,7 @@ def split_words(text: str) -> list[str]:
     """The lowercased, unstemmed pieces of ``text`` per rules 1-5 of the module docstring."""
     pieces: list[str] = []
     if not text.isascii():
-        words = _spaced(text).split()
+        words = _folded_utf8(text, _UTF8_SEPARATORS).decode().split()
     else:
         words = text.encode("ascii").translate(_SEPARATORS).decode("ascii").split()
     for word in words:
@@ -267,7 +303,8 @@ TEXT_BREAK: Final = b"\x01"
 """The word :func:`raw_text` puts after each text (no word of rule 1 holds that byte)."""
 
 _BATCH_SEPARATORS = _SEPARATORS[:1] + TEXT_BREAK + _SEPARATORS[2:]
-_UTF8_SEPARATORS = _BATCH_SEPARATORS[:128] + bytes(range(128, 256))  # UTF-8 bytes kept
+_UTF8_SEPARATORS = _SEPARATORS[:128] + bytes(range(128, 256))  # UTF-8 bytes kept
+_UTF8_BATCH_SEPARATORS = _BATCH_SEPARATORS[:128] + bytes(range(128, 256))
 
 
 def raw_text(texts: Sequence[str]) -> bytes:
@@ -282,8 +319,11 @@ def raw_text(texts: Sequence[str]) -> bytes:
         joined = separator.join(text.replace("\x01", " ") for text in texts)
     if joined.isascii():
         return (joined + separator).encode("ascii").translate(_BATCH_SEPARATORS)
-    texts = [text if text.isascii() else _spaced(text) for text in joined.split(separator)]
-    return (separator.join(texts) + separator).encode().translate(_UTF8_SEPARATORS)
+    # Each text folded alone: one accented letter must not send a whole batch through NFD.
+    folded = separator.join(
+        text if text.isascii() else fold(text) for text in joined.split(separator)
+    )
+    return (folded + separator).encode().translate(_UTF8_BATCH_SEPARATORS)
 
 
 def stem(word: str) -> str:

@@ -8,6 +8,8 @@ from bm25_modules import tokenize as tokenizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hermes_core.search import ToolDocument
+
 query_tokens, split_words, tokenize = (
     tokenizer.query_tokens,
     tokenizer.split_words,
@@ -81,7 +83,16 @@ def test_overlapping_bigrams_are_joined_back_for_display() -> None:
 def test_non_ascii_text_is_indexed_as_queries_read_it() -> None:
     texts = ["创建 an Issue — now", "plain", "Créer_un ticket"]
     raw = tokenizer.raw_text(texts).decode()
-    assert raw.split(" \x01 ")[:-1] == ["创建 an Issue now", "plain", "Creer un ticket"]
+    assert raw.split(" \x01 ")[:-1] == ["创建 an Issue — now", "plain", "Creer un ticket"]
+    assert tokenize("创建 an Issue — now") == ["creat", "an", "issu", "now"]
+    documents = [
+        ToolDocument.from_schema("deploy", "部署新的服务器并启动。", "ops", {}),
+        ToolDocument.from_schema("rename", "Umbenennen einer Datei.", "files", {}),
+        ToolDocument.from_schema("other", "Something else entirely.", "misc", {}),
+    ]
+    index = BM25Index(documents)
+    assert [hit.name for hit in index.search("部署服务器", 5, "strict")] == ["deploy"]
+    assert [hit.name for hit in index.search("datei umbenennen", 5, "strict")] == ["rename"]
 
 
 def test_tokens_are_lowercased_and_stemmed() -> None:
