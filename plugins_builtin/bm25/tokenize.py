@@ -233,11 +233,12 @@ def _unicode_pieces(word: str) -> list[str]:
 def is_seam(words: Sequence[str], position: int) -> bool:
     """Whether ``words[position]`` is a bigram of unspaced script overlapping a bigram on each
     side (部署, 署服, 服务: 署服 may be where two words meet)."""
-    if not 0 < position < len(words) - 1:
-        return False
-    before, word, after = words[position - 1], words[position], words[position + 1]
+    word = words[position]
+    if len(word) != 2 or word.isascii() or not 0 < position < len(words) - 1:
+        return False  # the common case, first
+    before, after = words[position - 1], words[position + 1]
     return (
-        len(before) == len(word) == len(after) == 2
+        len(before) == len(after) == 2
         and before[1] == word[0]
         and word[1] == after[0]
         and _UNSPACED.fullmatch(before + word[1] + after[1]) is not None
