@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
-from bm25_modules import BM25Index, analysis
+from bm25_modules import BM25Index, analysis, store
 from bm25_modules import tokenize as tokenizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,3 +158,11 @@ def test_query_word_cache_is_emptied_past_its_size(monkeypatch: pytest.MonkeyPat
     for query in ("one", "two", "three", "four"):
         analysis.analyze_query(query, lambda token: True)
     assert set(analysis._WORDS) == {"four"}
+
+
+def test_every_module_the_tokenizer_reads_is_in_the_index_fingerprint() -> None:
+    """An edit of the lexicon changes tokens: a persisted index of the old ones must not load."""
+    source = Path(tokenizer.__file__).read_text(encoding="utf-8")
+    imported = {f"{name}.py" for name in re.findall(r"^from \.(\w+) import", source, re.M)}
+    assert imported == {"lexicon.py"}
+    assert imported <= set(store._FINGERPRINTED)
