@@ -165,8 +165,8 @@ def analyze_query(
     added: list[str] = []
     for position in range(len(words) - 1):
         left, right = words[position], words[position + 1]
-        if not (left.isalpha() and right.isalpha()):
-            continue
+        if not (left.isalpha() and right.isalpha() and left.isascii()):
+            continue  # nor bigrams: a 2,000-character query of them made 2,000 list scans
         joined = _joined_stem(left, right)
         if joined not in stems and known(joined):
             added.append(joined)

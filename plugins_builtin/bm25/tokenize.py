@@ -158,6 +158,7 @@ _UNSPACED_WORDS = frozenset(
     word for word in (*LEXICON, *_FUNCTION_WORDS) if not word.isascii() and len(word) <= 8
 )
 _LONGEST = max(map(len, _UNSPACED_WORDS))
+_FIRST_LETTERS = frozenset(word[0] for word in _UNSPACED_WORDS)
 
 
 # The pieces of a folded non-ASCII word: its letters in runs of one kind (ASCII, unspaced
@@ -190,6 +191,9 @@ def _unspaced_pieces(run: str) -> list[str]:
     position = 0
     size = len(run)
     while position < size:
+        if run[position] not in _FIRST_LETTERS:  # most places start no word of the lexicon
+            position += 1
+            continue
         for length in range(min(_LONGEST, size - position), 0, -1):
             candidate = run[position : position + length]
             if candidate in _UNSPACED_WORDS and (

@@ -166,3 +166,9 @@ def test_every_module_the_tokenizer_reads_is_in_the_index_fingerprint() -> None:
     imported = {f"{name}.py" for name in re.findall(r"^from \.(\w+) import", source, re.M)}
     assert imported == {"lexicon.py"}
     assert imported <= set(store._FINGERPRINTED)
+
+
+def test_a_query_of_2000_han_characters_is_ranked_by_its_bigrams_and_shown_joined() -> None:
+    found = analysis.analyze_query("部署服务器" * 400, lambda token: False)
+    assert len(found.tokens) == 1999  # every bigram, each ranked (no compounds of bigrams)
+    assert found.unmatched == ("部署服务器部",)  # the five distinct bigrams, one chain
