@@ -172,3 +172,19 @@ def test_a_query_of_2000_han_characters_is_ranked_by_its_bigrams_and_shown_joine
     found = analysis.analyze_query("部署服务器" * 400, lambda token: False)
     assert len(found.tokens) == 1999  # every bigram, each ranked (no compounds of bigrams)
     assert found.unmatched == ("部署服务器部",)  # the five distinct bigrams, one chain
+
+
+def test_an_index_of_any_script_is_persisted_and_loaded_with_its_terms(tmp_path: Path) -> None:
+    documents = [
+        ToolDocument.from_schema("deploy", "部署新的服务器并启动。", "ops", {}),
+        ToolDocument.from_schema("rename", "Umbenennen einer Datei (Größe, ıd).", "files", {}),
+        ToolDocument.from_schema("create", "Create an issue.", "github", {}),
+    ]
+    queries = ["部署服务器", "datei umbenennen grosse", "创建 issue", "ıd"]
+    fresh = BM25Index(documents)
+    BM25Index(documents, cache_dir=tmp_path, persist_min_documents=1)  # builds and saves
+    loaded = BM25Index(documents, cache_dir=tmp_path, persist_min_documents=1)
+    assert loaded.loaded_from is not None
+    for query in queries:
+        assert loaded.search(query, 5, "strict") == fresh.search(query, 5, "strict"), query
+    assert [hit.name for hit in loaded.search("创建 issue", 5, "strict")] == ["create"]
