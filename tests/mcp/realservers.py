@@ -68,7 +68,7 @@ def everything_entry(**fields: object) -> McpServerConfig:
 
 
 GITHUB_PACKAGE = "@modelcontextprotocol/server-github"
-GITHUB_INSTALL = f"npm install --prefix .cache/npm {GITHUB_PACKAGE} (run in the repository root)"
+GITHUB_INSTALL = f"npm install --prefix .cache/npm {GITHUB_PACKAGE}@2025.4.8 (in the checkout)"
 
 
 def github_entry(**fields: object) -> McpServerConfig:
