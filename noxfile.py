@@ -24,6 +24,7 @@ NPM_PACKAGES = (
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
     "@modelcontextprotocol/server-memory@2026.8.31",
+    "@modelcontextprotocol/server-github@2025.4.8",
     "@modelcontextprotocol/inspector@0.15.0",
     # The request dev sets' servers (benchmarks/mcp_request_catalog.py).
     "@modelcontextprotocol/server-github@2025.4.8",

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ _TABLE_COLUMNS = (
     "no_match_rate",
     "negatives_no_match",
     "negatives_flagged",
+    "refused",
     "p50_ms",
 )
 
@@ -79,8 +81,10 @@ def search_command(
     (a relevant tool in the top k), nDCG@10, MRR and the share with no match; over the negative
     queries ("negative": true), the share answered with no match and the share flagged (no
     match, or their "absent" words among "unmatched"); and the search latency p50/p99. Rates
-    are percentages (0-100). Each query asks for max(K, 10) hits (a negative one for
-    tools.tool_search.search_default_limit, what a model gets), one model turn per query.
+    are percentages (0-100). A query tool_search refuses (one over its 2,000 characters) is
+    scored as the model would get it, no match, and counted under "refused". Each query asks
+    for max(K, 10) hits (a negative one for tools.tool_search.search_default_limit, what a
+    model gets), one model turn per query.
     Catalog entries named like a bridge tool are skipped with one warning.
     """
     from hermes_core.search._evaluation import EvalSet, load_sets
@@ -143,12 +147,20 @@ def _evaluate_set(
             host.registry.register_all(catalog, owner="catalog")
             host.prepare_tools()
             with _progress(len(queries), item.name, enabled=show_progress) as bar:
-                rankings, unmatched, latencies = await _run_queries(host, queries, depth, bar)
+                run = await _run_queries(host, queries, depth, bar)
         metrics = score_rankings(
-            queries, rankings, tools=len(catalog), latencies_ms=latencies, unmatched=unmatched
-        )
+            queries, run.rankings, tools=len(catalog), latencies_ms=run.latencies,
+            unmatched=run.unmatched,
+        )  # fmt: skip
         if k not in (1, 5, 10):
-            metrics[f"recall@{k}"] = recall_at(k, queries, rankings)
+            metrics[f"recall@{k}"] = recall_at(k, queries, run.rankings)
+        metrics["refused"] = len(run.refusals)
+        if run.refusals:
+            click.echo(
+                f"hermes: warning: {item.name}: tool_search refused {len(run.refusals)} "
+                f"queries, scored as no match (the first: {run.refusals[0]})",
+                err=True,
+            )
         return metrics
 
     metrics = anyio.run(main)
@@ -171,14 +183,21 @@ def _eval_config(config: Config, admission: str | None) -> Config:
     return type(config).model_validate(data)
 
 
-async def _run_queries(
-    host: Host, queries: list[EvalQuery], depth: int, bar: Any
-) -> tuple[list[list[str]], list[list[str]], list[float]]:
+@dataclass
+class _Run:
+    """What tool_search answered each query: the ranked names and unmatched words (none for a
+    refused query), the latencies, and each refusal's message with the query's number."""
+
+    rankings: list[list[str]] = field(default_factory=list)
+    unmatched: list[list[str]] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+
+
+async def _run_queries(host: Host, queries: list[EvalQuery], depth: int, bar: Any) -> _Run:
     session = host.new_session()
-    rankings: list[list[str]] = []
-    unmatched: list[list[str]] = []
-    latencies: list[float] = []
-    for item in queries:
+    run = _Run()
+    for number, item in enumerate(queries, 1):
         session.next_turn()  # one search per turn: the loop breaker counts per turn
         started = time.perf_counter()
         # A negative is asked what a model asks by default: are the hits it sees flagged?
@@ -186,14 +205,19 @@ async def _run_queries(
         result = await host.dispatch(
             "tool_search", {"queries": [item.query], "limit": limit}, session
         )
-        latencies.append((time.perf_counter() - started) * 1000.0)
-        if result.is_error or not isinstance(result.structured, dict):
-            raise click.ClickException(f"tool_search failed: {result.text_content}")
-        answer = result.structured["results"][0]
-        rankings.append(list(answer["matches"]))
-        unmatched.append(list(answer.get("unmatched", ())))
+        run.latencies.append((time.perf_counter() - started) * 1000.0)
+        answers = result.structured.get("results") if isinstance(result.structured, dict) else None
+        if result.is_error or not answers:
+            # What a model gets for it: an error, no tool. Scored so, never the end of the run.
+            message = result.error_message or result.text_content
+            run.refusals.append(f"query {number}: {message[:300]}")
+            run.rankings.append([])
+            run.unmatched.append([])
+        else:
+            run.rankings.append(list(answers[0]["matches"]))
+            run.unmatched.append(list(answers[0].get("unmatched", ())))
         bar.update(1)
-    return rankings, unmatched, latencies
+    return run
 
 
 class _NoProgress:

@@ -29,6 +29,7 @@ from hermes_core.search._bridge_arguments import (
     parse_queries,
     refusal,
 )
+from hermes_core.search._hint_language import hint_language, hint_text
 from hermes_core.search._render import compact_json
 
 __all__ = [
@@ -232,8 +233,9 @@ CONNECTORS_UNAVAILABLE_HINT = (
 
 
 def empty_match_hint(query: str) -> str:
-    """The hint for a query that matched nothing."""
-    return (
+    """The hint for a query that matched nothing, in the query's language."""
+    localized = hint_text(hint_language(query), "empty", query=repr(query))
+    return localized or (
         f"No tool matched {query!r}. The sources in available_sources are connected and their "
         "tools remain available: retry with the service name plus a concrete action and object "
         "(e.g. 'github create issue') before concluding that a capability is missing."
@@ -241,13 +243,28 @@ def empty_match_hint(query: str) -> str:
 
 
 def unmatched_hint(
-    unmatched: Sequence[str], absent: Collection[str], *, connectors_unavailable: bool = False
+    unmatched: Sequence[str],
+    absent: Collection[str],
+    *,
+    connectors_unavailable: bool = False,
+    query: str = "",
 ) -> str:
     """The hint for a query some of whose words none of its matches holds (``unmatched``), of
     which no tool at all holds ``absent``: only of those may it say that no source has them,
-    and not even then while the hosted app connectors could not be searched."""
+    and not even then while the hosted app connectors could not be searched. In ``query``'s
+    language (:mod:`~hermes_core.search._hint_language`), saying which words were not
+    understood."""
     missing = [word for word in unmatched if word in absent]
     elsewhere = [word for word in unmatched if word not in absent]
+    language = hint_language(query)
+    if language != "en":
+        absent_key = "missing_unavailable" if connectors_unavailable else "missing"
+        texts = [
+            hint_text(language, key, words=_quoted(words))
+            for key, words in ((absent_key, missing), ("elsewhere", elsewhere))
+            if words
+        ]
+        return " ".join(text for text in texts if text)
     parts = []
     if missing and connectors_unavailable:
         parts.append(

@@ -285,7 +285,7 @@ class ToolSearch:
             result: dict[str, Any] = {"query": query, "matches": matches, "unmatched": unmatched}
             unavailable = remote.unavailable is not None
             hints = (
-                [unmatched_hint(unmatched, absent, connectors_unavailable=unavailable)]
+                [unmatched_hint(unmatched, absent, connectors_unavailable=unavailable, query=query)]
                 if unmatched
                 else []
             )

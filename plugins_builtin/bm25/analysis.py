@@ -18,6 +18,9 @@ Against the index's vocabulary (``known``), in order:
    catalog level: its stem stays among the tokens (``strict`` admission returns nothing for
    it). Against a result, a word is unmatched when none of the returned tools holds it, one of
    its compounds or one of its equivalents (its expansion token); see :func:`unmatched_in`.
+   Overlapping bigrams of unspaced script are shown joined (:func:`~.tokenize.join_bigrams`);
+   a bigram no tool holds between two that tools hold is the seam of two words, neither
+   ranked nor unmatched (``部署服务器``: 部署 and 服务, 务器 are held, 署服 is not).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
 from .phrasing import request_words
-from .tokenize import QUERY_STOPWORDS, split_words, stem, stem_words
+from .tokenize import QUERY_STOPWORDS, is_seam, join_bigrams, split_words, stem, stem_words
 
 __all__ = [
     "MAX_SPLIT_WORD",
@@ -163,8 +166,8 @@ def analyze_query(
     added: list[str] = []
     for position in range(len(words) - 1):
         left, right = words[position], words[position + 1]
-        if not (left.isalpha() and right.isalpha()):
-            continue
+        if not (left.isalpha() and right.isalpha() and left.isascii()):
+            continue  # nor bigrams: a 2,000-character query of them made 2,000 list scans
         joined = _joined_stem(left, right)
         if joined not in stems and known(joined):
             added.append(joined)
@@ -178,6 +181,13 @@ def analyze_query(
         for position, token in enumerate(stems):
             if known(token):
                 tokens.append(token)
+            elif (
+                is_seam(words, position)
+                and known(stems[position - 1])
+                and known(stems[position + 1])
+            ):
+                # 署服 of 部署服务器, across two words the tools hold: answered by either
+                compounds[position] = [stems[position - 1], stems[position + 1]]
             elif position not in compounds:
                 word = words[position]
                 parts = _split(word, known)
@@ -188,7 +198,7 @@ def analyze_query(
                 unmatched.append(word)
     ranked = tuple(tokens + added) if added else tuple(tokens)
     expanded = tuple(filter(equivalents.__contains__, dict.fromkeys(ranked)))
-    found = tuple(dict.fromkeys(unmatched)) if unmatched else ()
+    found = tuple(join_bigrams(list(dict.fromkeys(unmatched)))) if unmatched else ()
     return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
 
 
@@ -198,11 +208,13 @@ def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> li
     results = [set(tokens) for tokens in held]
     if not results:
         return list(analysis.unmatched)
-    return [
-        word
-        for word, answering in analysis.answers
-        if not any(token in tokens for tokens in results for token in answering)
-    ]
+    return join_bigrams(
+        [
+            word
+            for word, answering in analysis.answers
+            if not any(token in tokens for tokens in results for token in answering)
+        ]
+    )
 
 
 def _split(word: str, known: Callable[[str], bool]) -> tuple[str, str] | None:

@@ -473,7 +473,7 @@ class BM25Index:
 
     def _stored_arrays(self) -> dict[str, npt.NDArray[Any]]:
         segment = self._segments[0] if self._segments else None
-        terms = "\n".join(self._vocabulary.terms).encode("ascii")
+        terms = "\n".join(self._vocabulary.terms).encode()  # UTF-8: any script makes terms
         return {
             "terms": np.frombuffer(terms, dtype=np.uint8),
             "lengths": self._lengths,
@@ -499,7 +499,7 @@ class BM25Index:
         problem = _check_layout(arrays)
         terms: list[str] = []
         if problem is None and len(arrays["terms"]):
-            terms = bytes(arrays["terms"]).decode("ascii", "replace").split("\n")
+            terms = bytes(arrays["terms"]).decode("utf-8", "replace").split("\n")
         if problem is None:
             problem = _check_stored(arrays, len(batch), len(terms), len(stored.groups))
         if problem is None and stored.groups != list(dict.fromkeys(groups)):

@@ -67,7 +67,7 @@ _START = CACHE_FRAME_SIZE
 _ALIGN = 64
 _SUFFIX = ".bm25"
 _DTYPES = frozenset({"uint8", "uint16", "int32", "int64"})
-_FINGERPRINTED = ("tokenize.py", "fields.py", "build.py", "store.py")
+_FINGERPRINTED = ("tokenize.py", "lexicon.py", "fields.py", "build.py", "store.py")
 """The modules whose source decides what arrays a catalog gives."""
 
 

@@ -67,6 +67,25 @@ def everything_entry(**fields: object) -> McpServerConfig:
     )
 
 
+GITHUB_PACKAGE = "@modelcontextprotocol/server-github"
+GITHUB_INSTALL = f"npm install --prefix .cache/npm {GITHUB_PACKAGE}@2025.4.8 (in the checkout)"
+
+
+def github_entry(**fields: object) -> McpServerConfig:
+    """A stdio entry running npm's ``@modelcontextprotocol/server-github`` (it lists its tools
+    without a token), from ``.cache/npm`` or the npm prefix ``HERMES_TEST_NPM_PREFIX`` names;
+    fails the test with the install command when it is missing."""
+    prefix = Path(os.environ.get("HERMES_TEST_NPM_PREFIX") or REPO_ROOT / ".cache/npm")
+    script = prefix / "node_modules" / GITHUB_PACKAGE / "dist/index.js"
+    if not script.is_file():
+        pytest.fail(f"{GITHUB_PACKAGE} is not installed at {script}; install it with: "
+                    f"{GITHUB_INSTALL}")  # fmt: skip
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH; it is needed to run server-github")
+    return McpServerConfig.model_validate({"command": node, "args": [str(script)], **fields})
+
+
 def hanging_entry(**fields: object) -> McpServerConfig:
     """A stdio "server" that never answers: a Python process sleeping forever."""
     return McpServerConfig.model_validate(

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
-from bm25_modules import BM25Index, analysis
+from bm25_modules import BM25Index, analysis, store
 from bm25_modules import tokenize as tokenizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from hermes_core.search import ToolDocument
 
 query_tokens, split_words, tokenize = (
     tokenizer.query_tokens,
@@ -42,8 +47,55 @@ def test_mixed_case_product_names_are_kept_whole_as_well_as_split() -> None:
     assert "youtub" in tokenize("YouTube")
 
 
-def test_only_ascii_letters_and_digits_make_tokens() -> None:
-    assert split_words("état: 42°C, naïve!") == ["tat", "42", "c", "na", "ve"]
+def test_letters_of_any_script_make_words_folded_and_without_accents() -> None:
+    assert split_words("état: 42°C, naïve!") == ["etat", "42", "c", "naive"]
+    assert split_words("Straße Größe") == ["strasse", "grosse"]
+    assert split_words("ＧｉｔＨｕｂ") == ["git", "hub", "github"]  # full-width, as typed in CJK
+    assert split_words("Создать ЗАДАЧУ, Ελληνικά") == ["создать", "задачу", "ελληνικα"]
+    assert split_words("日本語_テキスト") == ["日本", "本語", "テキ", "キス", "スト"]
+
+
+def test_unspaced_scripts_become_bigrams_around_the_lexicon_words() -> None:
+    assert split_words("部署新服务器") == ["部署", "署新", "新服", "服务", "务器"]
+    assert split_words("创建新问题") == ["创建", "新", "问题"]  # 创建 and 问题 are lexicon words
+    japanese = ["ファイル", "を", "削除", "して", "ください"]
+    assert split_words("ファイルを削除してください") == japanese
+    assert split_words("이슈를 만들어줘") == ["이슈", "를", "만들", "어줘"]
+    assert split_words("가격") == ["가격"]  # 가 is a particle only at the end of a word
+    assert split_words("GitHub的issue") == ["git", "hub", "github", "的", "issue"]
+
+
+def test_lexicon_words_are_stemmed_as_their_english_word_in_text_and_queries() -> None:
+    assert query_tokens("创建 GitHub issue") == query_tokens("create GitHub issue")
+    assert query_tokens("帮我创建一个GitHub问题") == ["creat", "git", "hub", "github", "issu"]
+    for request in ("crear un issue", "créer une issue", "erstelle eine Issue", "이슈 생성해줘"):
+        assert sorted(query_tokens(request)) == ["creat", "issu"], request
+    assert tokenize("Löscht die Datei") == ["loscht", "die", "file"]  # only listed forms
+    assert tokenize("Lösche die Datei") == ["delet", "die", "file"]  # documents too
+
+
+def test_overlapping_bigrams_are_joined_back_for_display() -> None:
+    assert tokenizer.join_bigrams(["部署", "署新", "新服", "x", "服务", "务器"]) == [
+        "部署新服",
+        "x",
+        "服务器",
+    ]
+    assert tokenizer.join_bigrams(["ab", "bc"]) == ["ab", "bc"]  # ASCII words never join
+
+
+def test_non_ascii_text_is_indexed_as_queries_read_it() -> None:
+    texts = ["创建 an Issue — now", "plain", "Créer_un ticket"]
+    raw = tokenizer.raw_text(texts).decode()
+    assert raw.split(" \x01 ")[:-1] == ["创建 an Issue — now", "plain", "Creer un ticket"]
+    assert tokenize("创建 an Issue — now") == ["creat", "an", "issu", "now"]
+    documents = [
+        ToolDocument.from_schema("deploy", "部署新的服务器并启动。", "ops", {}),
+        ToolDocument.from_schema("rename", "Umbenennen einer Datei.", "files", {}),
+        ToolDocument.from_schema("other", "Something else entirely.", "misc", {}),
+    ]
+    index = BM25Index(documents)
+    assert [hit.name for hit in index.search("部署服务器", 5, "strict")] == ["deploy"]
+    assert [hit.name for hit in index.search("datei umbenennen", 5, "strict")] == ["rename"]
 
 
 def test_tokens_are_lowercased_and_stemmed() -> None:
@@ -106,3 +158,33 @@ def test_query_word_cache_is_emptied_past_its_size(monkeypatch: pytest.MonkeyPat
     for query in ("one", "two", "three", "four"):
         analysis.analyze_query(query, lambda token: True)
     assert set(analysis._WORDS) == {"four"}
+
+
+def test_every_module_the_tokenizer_reads_is_in_the_index_fingerprint() -> None:
+    """An edit of the lexicon changes tokens: a persisted index of the old ones must not load."""
+    source = Path(tokenizer.__file__).read_text(encoding="utf-8")
+    imported = {f"{name}.py" for name in re.findall(r"^from \.(\w+) import", source, re.M)}
+    assert imported == {"lexicon.py"}
+    assert imported <= set(store._FINGERPRINTED)
+
+
+def test_a_query_of_2000_han_characters_is_ranked_by_its_bigrams_and_shown_joined() -> None:
+    found = analysis.analyze_query("部署服务器" * 400, lambda token: False)
+    assert len(found.tokens) == 1999  # every bigram, each ranked (no compounds of bigrams)
+    assert found.unmatched == ("部署服务器部",)  # the five distinct bigrams, one chain
+
+
+def test_an_index_of_any_script_is_persisted_and_loaded_with_its_terms(tmp_path: Path) -> None:
+    documents = [
+        ToolDocument.from_schema("deploy", "部署新的服务器并启动。", "ops", {}),
+        ToolDocument.from_schema("rename", "Umbenennen einer Datei (Größe, ıd).", "files", {}),
+        ToolDocument.from_schema("create", "Create an issue.", "github", {}),
+    ]
+    queries = ["部署服务器", "datei umbenennen grosse", "创建 issue", "ıd"]
+    fresh = BM25Index(documents)
+    BM25Index(documents, cache_dir=tmp_path, persist_min_documents=1)  # builds and saves
+    loaded = BM25Index(documents, cache_dir=tmp_path, persist_min_documents=1)
+    assert loaded.loaded_from is not None
+    for query in queries:
+        assert loaded.search(query, 5, "strict") == fresh.search(query, 5, "strict"), query
+    assert [hit.name for hit in loaded.search("创建 issue", 5, "strict")] == ["create"]

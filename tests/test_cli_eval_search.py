@@ -1,0 +1,73 @@
+"""``hermes eval search`` scores every query: one tool_search refuses (over the bridge's 2,000
+characters, as BFCL has one of 4,739) is scored as the model gets it, counted, and the run goes
+on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_core.search._bridge import MAX_QUERY_CHARS
+from hermes_core.testing._cli_in_process import InProcessCli
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
+
+LONG_QUERY = "what time is it in " + "the city of Lisbon, " * 240
+
+
+def _eval_files(folder: Path) -> tuple[Path, Path]:
+    catalog = folder / "catalog.json"
+    catalog.write_text(
+        json.dumps(
+            [
+                {"name": "get_current_time", "description": "Current time in a time zone."},
+                {"name": "convert_time", "description": "Convert a time between zones."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    assert len(LONG_QUERY) > MAX_QUERY_CHARS
+    lines = [
+        {"query": "current time", "relevant": ["get_current_time"]},
+        {"query": LONG_QUERY, "relevant": ["get_current_time"]},
+        {"query": "convert time zone", "relevant": ["convert_time"]},
+    ]
+    queries = folder / "queries.jsonl"
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return catalog, queries
+
+
+def test_a_query_the_bridge_refuses_is_scored_as_no_match_counted_and_the_run_goes_on(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    catalog, queries = _eval_files(tmp_path)
+    args = ("eval", "search", "--catalog", str(catalog), "--queries", str(queries))
+
+    result = hermes_cli.run(*args, "--json")
+
+    report = json.loads(result.stdout)
+    assert report["queries"] == 3
+    assert report["refused"] == 1
+    assert report["hit@1"] == pytest.approx(66.67)  # the refused one finds nothing
+    assert report["no_match_rate"] == pytest.approx(33.33)
+    assert "tool_search refused 1 queries, scored as no match" in result.stderr
+    assert f"query 2: a query of {len(LONG_QUERY.strip()):,} characters was sent" in result.stderr
+
+
+def test_the_sets_table_has_a_refused_column(hermes_cli: InProcessCli, tmp_path: Path) -> None:
+    catalog, queries = _eval_files(tmp_path)
+    sets = tmp_path / "sets.json"
+    sets.write_text(
+        json.dumps([{"name": "clock", "catalog": catalog.name, "queries": queries.name}]),
+        encoding="utf-8",
+    )
+
+    header, row = hermes_cli.run("eval", "search", "--sets", str(sets)).stdout.splitlines()
+
+    assert dict(zip(header.split(), row.split(), strict=True))["refused"] == "1"
