@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ApprovalPolicySpec,
         CliCommandSpec,
         ConnectorGatewaySpec,
+        MemoryProviderSpec,
         ModelProviderSpec,
         PreCallDirective,
         SearchBackendSpec,
@@ -63,6 +64,13 @@ def hermes_connector_gateways() -> Sequence[ConnectorGatewaySpec]:
 @hookspec
 def hermes_model_providers() -> Sequence[ModelProviderSpec]:
     """At host start: return model providers, selectable by ``model.provider``. A plain
+    function, not ``async def``."""
+    ...
+
+
+@hookspec
+def hermes_memory_providers() -> Sequence[MemoryProviderSpec]:
+    """At host start: return memory providers, selectable by ``memory.provider``. A plain
     function, not ``async def``."""
     ...
 

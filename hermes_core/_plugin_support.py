@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from hermes_core._approvals.questions import (
         questions_of as questions_of,
     )
+    from hermes_core._atomic_write import (
+        write_atomically as write_atomically,
+    )
     from hermes_core._cache_files import (
         CACHE_FRAME_SIZE as CACHE_FRAME_SIZE,
     )

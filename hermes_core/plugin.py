@@ -76,6 +76,9 @@ if TYPE_CHECKING:
         ConnectorGatewaySpec as ConnectorGatewaySpec,
     )
     from hermes_core._specs import (
+        MemoryProviderSpec as MemoryProviderSpec,
+    )
+    from hermes_core._specs import (
         PluginContext as PluginContext,
     )
     from hermes_core._specs import (

@@ -53,7 +53,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._connector_names",
         "hermes_core._call_path",
     ),
-    ("hermes_core._availability", "hermes_core.search._backend", "hermes_core.agent._wire"),
+    (
+        "hermes_core._availability",
+        "hermes_core.search._backend",
+        "hermes_core.agent._wire",
+        "hermes_core.agent._memory_provider",
+    ),
     (
         "hermes_core._specs",
         "hermes_core._hookspecs",

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from hermes_core._config.agent import AgentConfig, DelegationConfig, ModelConfig
+from hermes_core._config.agent import AgentConfig, DelegationConfig, MemoryConfig, ModelConfig
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -359,6 +359,7 @@ class Config(Section):
     model: ModelConfig = ModelConfig()
     agent: AgentConfig = AgentConfig()
     delegation: DelegationConfig = DelegationConfig()
+    memory: MemoryConfig = MemoryConfig()
 
 
 __all__ = [
@@ -379,6 +380,7 @@ __all__ = [
     "InvalidConfig",
     "McpOAuthConfig",
     "McpServerConfig",
+    "MemoryConfig",
     "ModelConfig",
     "NamesList",
     "PluginsConfig",

@@ -15,6 +15,7 @@ from hermes_core._specs import (
     ApprovalPolicySpec,
     CliCommandSpec,
     ConnectorGatewaySpec,
+    MemoryProviderSpec,
     ModelProviderSpec,
     SearchBackendSpec,
 )
@@ -25,7 +26,12 @@ if TYPE_CHECKING:
     from hermes_core._plugins.records import PluginRecord
 
 RegistrationKind = Literal[
-    "search_backend", "connector_gateway", "model_provider", "approval_policy", "cli_command"
+    "search_backend",
+    "connector_gateway",
+    "model_provider",
+    "approval_policy",
+    "cli_command",
+    "memory_provider",
 ]
 SpecT = TypeVar(
     "SpecT",
@@ -34,6 +40,7 @@ SpecT = TypeVar(
     ModelProviderSpec,
     ApprovalPolicySpec,
     CliCommandSpec,
+    MemoryProviderSpec,
 )
 
 _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
@@ -46,6 +53,7 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
     "model_provider": ("hermes_model_providers", ModelProviderSpec, "model.provider"),
     "approval_policy": ("hermes_approval_policies", ApprovalPolicySpec, "approvals.policy"),
     "cli_command": ("hermes_cli_commands", CliCommandSpec, "hermes <command>"),
+    "memory_provider": ("hermes_memory_providers", MemoryProviderSpec, "memory.provider"),
 }
 
 
@@ -67,6 +75,7 @@ class Registrations:
     model_providers: dict[str, Registered[ModelProviderSpec]] = field(default_factory=dict)
     approval_policies: dict[str, Registered[ApprovalPolicySpec]] = field(default_factory=dict)
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
+    memory_providers: dict[str, Registered[MemoryProviderSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
@@ -77,6 +86,7 @@ class Registrations:
             "model_provider": self.model_providers,
             "approval_policy": self.approval_policies,
             "cli_command": self.cli_commands,
+            "memory_provider": self.memory_providers,
         }
         return tables[kind]
 

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from hermes_core._specs import PluginContext
     from hermes_core.search._backend import Admission, SearchHit, ToolDocument
 
-SelectableKind = Literal["search_backend", "connector_gateway", "model_provider", "approval_policy"]
+SelectableKind = Literal[
+    "search_backend", "connector_gateway", "model_provider", "approval_policy", "memory_provider"
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "hermes_core._approvals.policy:ApprovalPolicy",
         # The dispatcher awaits a decision that is a coroutine, within plugins.hook_timeout.
         either_way=frozenset({"decide"}),
+    ),
+    "memory_provider": Expected(
+        "memory provider",
+        "hermes_memory_providers",
+        "hermes_core.agent._memory_provider:MemoryProvider",
     ),
 }
 """Per kind: how it is called, the hook that registers it and the protocol it implements."""
