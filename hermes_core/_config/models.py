@@ -29,7 +29,6 @@ from hermes_core._shown import clipped, shown
 DEFAULT_DEFER: tuple[str, ...] = (
     "todo_list",
     "process_manage",
-    "session_search",
     "cronjob_manage",
     "image_generate",
     "computer_use",

@@ -4,9 +4,7 @@ and selected by name as a user would."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,33 +15,20 @@ from hermes_core.agent import MemoryProvider
 from hermes_core.agent._memory import selected_memory
 from hermes_core.plugin import MemoryProviderSpec, hookimpl
 from hermes_core.testing import forget_modules_under, memory_provider_conformance
+from tests.memory.bundled import bundled, import_plugin
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "memory_provider_plugin"
 
 
-def import_module_from(directory: Path) -> Any:
-    """The plugin package in ``directory``, imported under a name of its own."""
-    name = f"memory_provider_under_test_{directory.parent.name}_{directory.name}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, directory / "__init__.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _file_provider(store: Path) -> MemoryProvider:
-    module: Any = import_module_from(REPO / "plugins_builtin" / "memory")
+    module: Any = bundled("memory")
     provider: MemoryProvider = module.FileMemoryProvider(store)
     return provider
 
 
 def _example_provider(store: Path) -> MemoryProvider:
-    module: Any = import_module_from(EXAMPLE)
+    module: Any = import_plugin(EXAMPLE)
     provider: MemoryProvider = module.SqliteMemoryProvider(store / "memory.db")
     return provider
 

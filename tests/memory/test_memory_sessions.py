@@ -84,9 +84,9 @@ for number in range(200):
 
 @pytest.mark.slow
 def test_a_writer_killed_during_200_writes_leaves_a_valid_file(tmp_path: Path) -> None:
-    from tests.memory.test_memory_providers import import_module_from
+    from tests.memory.bundled import bundled
 
-    bundled = import_module_from(BUNDLED)
+    plugin = bundled("memory")
     store = tmp_path / "memories"
     script = tmp_path / "writer.py"
     script.write_text(WRITER, encoding="utf-8")
@@ -103,7 +103,7 @@ def test_a_writer_killed_during_200_writes_leaves_a_valid_file(tmp_path: Path) -
     writer.wait()
     writer.stdout.close()
     assert writer.returncode == -signal.SIGKILL
-    entries = bundled.FileMemoryProvider(store).load("memory")
+    entries = plugin.FileMemoryProvider(store).load("memory")
     assert len(entries) >= 61
     assert entries == [f"entry {n}: " + "x" * 200 for n in range(len(entries))]
     json.dumps(entries)  # plain text all through
