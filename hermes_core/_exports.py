@@ -242,6 +242,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "Question": _QUESTIONS,
         "questions_of": _QUESTIONS,
         "write_atomically": "hermes_core._atomic_write",
+        "side_questions_of": "hermes_core.agent._side_questions",
     },
 }
 

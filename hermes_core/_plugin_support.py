@@ -85,6 +85,9 @@ if TYPE_CHECKING:
     from hermes_core._skills.variables import (
         releasable_variables as releasable_variables,
     )
+    from hermes_core.agent._side_questions import (
+        side_questions_of as side_questions_of,
+    )
 
 __all__ = face_names("hermes_core._plugin_support")
 

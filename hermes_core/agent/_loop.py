@@ -32,6 +32,7 @@ from hermes_core.agent._events import (
 from hermes_core.agent._memory import Memory
 from hermes_core.agent._prompt_sections import PromptSection, with_sections
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
+from hermes_core.agent._side_questions import SideQuestions, attach_side_questions
 from hermes_core.agent._transcripts import Transcript, TranscriptStore
 from hermes_core.agent._wire import (
     Message,
@@ -190,6 +191,8 @@ class Conversation:
         self.depth = depth
         self.delegations = Delegations(self, agent.host, agent.host.config.delegation)
         session.state[STATE_KEY] = self.delegations
+        side = SideQuestions(agent.provider, agent.model.model, agent.retry, budget)
+        attach_side_questions(session, side)
         self.messages: list[Message] = []
         self.usage = Usage()
         self._stop = asyncio.Event()

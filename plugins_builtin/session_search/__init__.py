@@ -10,15 +10,19 @@ context already).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
+import anyio.to_thread
 from annotated_types import Ge, Le
 
+from hermes_core._plugin_support import side_questions_of
+from hermes_core.agent import ModelError
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 from .index import SessionHit, SessionIndex
@@ -28,6 +32,13 @@ if TYPE_CHECKING:
 
 _PLUGIN: Final = "session_search"
 DATABASE_NAME: Final = "session_search.db"
+SESSION_CHARS: Final = 6000
+"""Characters of one session the summary request carries (the start of its conversation)."""
+SUMMARY_PROMPT: Final = (
+    "You summarize past conversations for an agent. Given a query and the text of a few past "
+    "sessions, say briefly what they establish about the query: facts, decisions, commands, "
+    "and which session says it. No preamble."
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,13 @@ class SessionSearchEntry:
 
     limit: Annotated[int, Ge(1), Le(20)] = 5
     """Sessions returned when the model gives no ``limit``."""
+    summarize: bool = False
+    """Whether a search also asks the model for a summary of the top sessions (when the model
+    gives no ``summarize``)."""
+    summary_tokens: Annotated[int, Ge(50), Le(4000)] = 400
+    """The longest summary, in tokens (the request's ``max_tokens``)."""
+    summarized_sessions: Annotated[int, Ge(1), Le(10)] = 3
+    """How many of the top sessions the summary reads."""
     rescan_seconds: Annotated[float, Ge(0)] = 5.0
     """How long the transcripts looked at by a search are not looked at again (unless a
     session was added): the cost of a search over thousands of sessions."""
@@ -58,15 +76,49 @@ def render(hits: Sequence[SessionHit], query: str) -> str:
     return "\n".join(blocks)
 
 
+def _session_texts(sessions: Path, hits: Sequence[SessionHit]) -> str:
+    parts = []
+    for hit in hits:
+        lines: list[str] = []
+        path = sessions / f"{hit.session}.jsonl"
+        try:
+            with path.open(encoding="utf-8") as stream:
+                for line in stream:
+                    record = _json_object(line)
+                    content = record.get("content") if record else None
+                    if record and record.get("role") in ("user", "assistant") and content:
+                        lines.append(f"{record['role']}: {content}")
+        except OSError:
+            continue
+        parts.append(f"## Session {hit.session}\n" + "\n".join(lines)[:SESSION_CHARS])
+    return "\n\n".join(parts)
+
+
+def _json_object(line: str) -> dict[str, Any] | None:
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Tool:
     """``session_search`` over the transcripts in ``sessions``, indexed in ``database``."""
     index = SessionIndex(database, sessions)
     lock = threading.Lock()  # one connection, used by one call at a time
 
-    def session_search(session: Session, query: str, limit: int | None = None) -> ToolResult:
+    def search(query: str, limit: int, exclude: str) -> list[SessionHit]:
         with lock:
             index.update(within=entry.rescan_seconds)
-            hits = index.search(query, limit or entry.limit, exclude=session.id)
+            return index.search(query, limit, exclude=exclude)
+
+    async def session_search(
+        session: Session, query: str, limit: int | None = None, summarize: bool | None = None
+    ) -> ToolResult:
+        hits = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
+        summary = None
+        if hits and (entry.summarize if summarize is None else summarize):
+            summary = await _summary(session, query, hits[: entry.summarized_sessions])
         found = [
             {
                 "session": hit.session,
@@ -76,7 +128,22 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
             }
             for hit in hits
         ]
-        return ToolResult.text(render(hits, query), structured={"sessions": found})
+        text = render(hits, query)
+        if summary is not None:
+            text = f"Summary: {summary}\n\n{text}"
+        return ToolResult.text(text, structured={"sessions": found, "summary": summary})
+
+    async def _summary(session: Session, query: str, hits: Sequence[SessionHit]) -> str | None:
+        model = side_questions_of(session)
+        if model is None:  # outside an agent's conversation: no model to ask
+            return None
+        texts = await anyio.to_thread.run_sync(_session_texts, sessions, hits)
+        try:
+            return await model.ask(
+                SUMMARY_PROMPT, f"Query: {query}\n\n{texts}", entry.summary_tokens
+            )
+        except ModelError as error:
+            return f"(no summary: {error})"
 
     return Tool(
         name="session_search",
@@ -91,6 +158,10 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
             "properties": {
                 "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+                "summarize": {
+                    "type": "boolean",
+                    "description": "Also summarize the top sessions (costs a model request).",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,

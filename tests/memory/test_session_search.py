@@ -95,6 +95,8 @@ def test_indexing_is_incremental_and_reads_only_what_was_appended(tmp_path: Path
 def test_the_tool_leaves_out_the_session_asking_and_shows_dates_and_snippets(
     tmp_path: Path,
 ) -> None:
+    import anyio
+
     from hermes_core import Config, Environment
 
     env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
@@ -102,7 +104,7 @@ def test_the_tool_leaves_out_the_session_asking_and_shows_dates_and_snippets(
     current = Session(cwd=tmp_path)
     conversation(env.home, current.id, "Which password hashing did we choose? Argon2id?")
     (tool,) = PLUGIN.hermes_tools(Config(), env)
-    result = tool.handler(current, "argon2id password hashing")
+    result = anyio.run(tool.handler, current, "argon2id password hashing")
     assert [found["session"] for found in result.structured["sessions"]] == ["earlier"]
     text = result.text_content
     assert text.startswith("1. session earlier (20")  # its date
@@ -230,3 +232,56 @@ def test_session_search_and_memory_are_never_deferred_by_default(make_memory_hos
     )
     visible = {tool.name for tool in host.assemble(128_000, host.new_session()).tools}
     assert {"session_search", "memory"} <= visible
+
+
+@pytest.mark.anyio
+async def test_a_summary_of_the_top_sessions_is_asked_of_the_sessions_model_bounded_in_tokens(
+    bundled_env: Any,
+) -> None:
+    from hermes_core import Config
+    from hermes_core.agent import Agent, ModelSettings, ToolFinished
+    from hermes_core.testing import FakeModelProvider, fake_turn, make_host
+
+    asked = {"query": "staging database port", "summarize": True}
+    model = FakeModelProvider.scripted(
+        fake_turn("Noted."),
+        fake_turn("", ("session_search", asked)),
+        fake_turn("The staging database listens on port 6543."),  # the summary
+        fake_turn("It is 6543."),
+    )
+    config = Config.model_validate(
+        {"plugins": {"entries": {"session_search": {"summary_tokens": 120}}}}
+    )
+    host = make_host(config, bundled_env)
+    store = TranscriptStore(bundled_env.home / "sessions")
+    agent = Agent(host, model, ModelSettings("fake", "fake-1"), transcripts=store)
+    try:
+        async with host.session() as first:
+            async for _ in agent.conversation(first).send("The staging database uses port 6543."):
+                pass
+        async with host.session() as second:
+            events = [e async for e in agent.conversation(second).send("Which port was it?")]
+    finally:
+        host.close()
+    (found,) = [event for event in events if isinstance(event, ToolFinished)]
+    assert found.text.startswith("Summary: The staging database listens on port 6543.\n\n1. ")
+    summary_request = model.requests[2]
+    assert summary_request.tools == ()
+    assert summary_request.max_tokens == 120
+    assert "The staging database uses port 6543." in summary_request.messages[0].content
+    assert second.id not in summary_request.messages[0].content
+
+
+def test_outside_a_conversation_there_is_no_summary_but_the_search_answers(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+    result = anyio.run(lambda: tool.handler(Session(cwd=tmp_path), "argon2id", None, True))
+    assert result.structured["summary"] is None
+    assert result.text_content.startswith("1. session earlier")
