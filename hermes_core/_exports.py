@@ -109,6 +109,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "hookimpl": "hermes_core._hookspecs",
         "load_skills": "hermes_core._skills.library",
         "report_progress": "hermes_core._progress",
+        "MemoryProviderSpec": _SPECS,
     },
     # A search backend author: the SearchBackend contract and the types it takes and returns.
     _SEARCH: {
@@ -178,6 +179,11 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CronJobs": "hermes_core.agent._cron_store",
         "CronRun": "hermes_core.agent._cron_store",
         "JobError": "hermes_core.agent._cron_schedule",
+        "MEMORY_TARGETS": "hermes_core.agent._memory_provider",
+        "Memory": "hermes_core.agent._memory",
+        "MemoryProvider": "hermes_core.agent._memory_provider",
+        "MemoryTarget": "hermes_core.agent._memory_provider",
+        "PromptSection": "hermes_core.agent._prompt_sections",
     },
     # A plugin's tests: fixtures and builders of real files, hosts and CLIs, the conformance
     # suites a plugin author runs against their backend, gateway or policy, the reference gateway.
@@ -223,6 +229,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "search_backend_module": "hermes_core.testing._hosts",
         "write_dir_plugin": "hermes_core.testing._files",
         "write_distribution": "hermes_core.testing._files",
+        "MEMORY_PROVIDER_RULES": "hermes_core.testing._memory_conformance",
+        "memory_provider_conformance": "hermes_core.testing._memory_conformance",
     },
     # Bundled plugins only (plugins_builtin/): helpers that are not a third party's API.
     _SUPPORT: {
@@ -255,6 +263,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "AddressSettings": "hermes_core._addresses",
         "allowed_host": "hermes_core._addresses",
         "check_url": "hermes_core._addresses",
+        "write_atomically": "hermes_core._atomic_write",
     },
 }
 

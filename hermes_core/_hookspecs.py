@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         CliCommandSpec,
         ConnectorGatewaySpec,
         ImageProviderSpec,
+        MemoryProviderSpec,
         ModelProviderSpec,
         PluginContext,
         PreCallDirective,
@@ -83,6 +84,13 @@ def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
 def hermes_image_providers() -> Sequence[ImageProviderSpec]:
     """At host start: return image providers, selectable by name (``image_generate``'s
     ``plugins.entries.media.image_provider``). A plain function, not ``async def``."""
+    ...
+
+
+@hookspec
+def hermes_memory_providers() -> Sequence[MemoryProviderSpec]:
+    """At host start: return memory providers, selectable by ``memory.provider``. A plain
+    function, not ``async def``."""
     ...
 
 

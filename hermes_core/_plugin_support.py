@@ -32,6 +32,9 @@ if TYPE_CHECKING:
         questions_of as questions_of,
     )
     from hermes_core._atomic_write import (
+        write_atomically as write_atomically,
+    )
+    from hermes_core._atomic_write import (
         write_bytes_atomically as write_bytes_atomically,
     )
     from hermes_core._cache_files import (

@@ -320,3 +320,17 @@ class ActivityEvent:
     source: str
     message: str | None = None
     parent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryProviderSpec:
+    """A memory provider, selected by ``memory.provider``; its factory gets a
+    :class:`PluginContext` and returns a :class:`~hermes_core.agent._memory_provider.MemoryProvider`
+    (the agent's memory: two lists of entries, kept where the provider keeps them)."""
+
+    name: str
+    factory: Callable[[PluginContext], Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("memory provider", self.name)

@@ -91,6 +91,9 @@ if TYPE_CHECKING:
         ImageProviderSpec as ImageProviderSpec,
     )
     from hermes_core._specs import (
+        MemoryProviderSpec as MemoryProviderSpec,
+    )
+    from hermes_core._specs import (
         PluginContext as PluginContext,
     )
     from hermes_core._specs import (

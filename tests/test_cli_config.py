@@ -184,6 +184,7 @@ def test_show_prints_the_effective_configuration_with_defaults(
         "agent",
         "delegation",
         "cron",
+        "memory",
     ]
     assert shown["model"]["provider"] == "openai"
     assert shown["delegation"]["max_concurrent"] == 3

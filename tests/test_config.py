@@ -269,7 +269,6 @@ def test_tool_search_defaults_match_the_spec_and_the_search_quality_issue() -> N
     assert DEFAULT_DEFER == (
         "todo_list",
         "process_manage",
-        "session_search",
         "cronjob",
         "image_generate",
         "computer_use",

@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core.agent._wire",
         "hermes_core._web_search",
         "hermes_core._image_providers",
+        "hermes_core.agent._memory_provider",
     ),
     (
         "hermes_core._specs",

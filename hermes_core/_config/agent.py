@@ -1,5 +1,5 @@
-"""The agent runtime's sections of ``config.yaml``: ``model``, ``agent``, ``delegation``
-and ``cron``.
+"""The agent runtime's sections of ``config.yaml``: ``model``, ``agent``, ``delegation``,
+``cron`` and ``memory``.
 
 Nothing here is read by the tool layer: the host runs without a model; ``hermes chat``,
 ``hermes run`` and an embedder's :class:`~hermes_core.agent.Agent` read these.
@@ -59,4 +59,16 @@ class CronConfig(Section):
     lease: Annotated[float, Number(low=3, high=86400)] = 60.0
 
 
-__all__ = ["AgentConfig", "CronConfig", "DelegationConfig", "ModelConfig"]
+class MemoryConfig(Section):
+    """``memory``: the agent's own memory (the ``memory`` tool and the snapshot in the system
+    prompt). ``provider`` names the memory provider that keeps it (a plugin, selected by name
+    like search backends: one at a time); ``memory_chars`` and ``user_chars`` are the character
+    budgets of its two parts, which the tool enforces."""
+
+    enabled: bool = True
+    provider: str = "file"
+    memory_chars: Annotated[int, Number(low=100, high=100_000, whole=True)] = 2200
+    user_chars: Annotated[int, Number(low=100, high=100_000, whole=True)] = 1375
+
+
+__all__ = ["AgentConfig", "CronConfig", "DelegationConfig", "MemoryConfig", "ModelConfig"]

@@ -12,7 +12,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from hermes_core._config.agent import AgentConfig, CronConfig, DelegationConfig, ModelConfig
+from hermes_core._config.agent import (
+    AgentConfig,
+    CronConfig,
+    DelegationConfig,
+    MemoryConfig,
+    ModelConfig,
+)
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -29,7 +35,6 @@ from hermes_core._shown import clipped, shown
 DEFAULT_DEFER: tuple[str, ...] = (
     "todo_list",
     "process_manage",
-    "session_search",
     "cronjob",
     "image_generate",
     "computer_use",
@@ -360,6 +365,7 @@ class Config(Section):
     agent: AgentConfig = AgentConfig()
     delegation: DelegationConfig = DelegationConfig()
     cron: CronConfig = CronConfig()
+    memory: MemoryConfig = MemoryConfig()
 
 
 __all__ = [
@@ -381,6 +387,7 @@ __all__ = [
     "InvalidConfig",
     "McpOAuthConfig",
     "McpServerConfig",
+    "MemoryConfig",
     "ModelConfig",
     "NamesList",
     "PluginsConfig",

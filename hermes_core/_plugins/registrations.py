@@ -16,6 +16,7 @@ from hermes_core._specs import (
     CliCommandSpec,
     ConnectorGatewaySpec,
     ImageProviderSpec,
+    MemoryProviderSpec,
     ModelProviderSpec,
     SearchBackendSpec,
     WebSearchProviderSpec,
@@ -34,6 +35,7 @@ RegistrationKind = Literal[
     "cli_command",
     "web_search_provider",
     "image_provider",
+    "memory_provider",
 ]
 SpecT = TypeVar(
     "SpecT",
@@ -44,6 +46,7 @@ SpecT = TypeVar(
     CliCommandSpec,
     WebSearchProviderSpec,
     ImageProviderSpec,
+    MemoryProviderSpec,
 )
 
 _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
@@ -66,6 +69,7 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
         ImageProviderSpec,
         "plugins.entries.media.image_provider",
     ),
+    "memory_provider": ("hermes_memory_providers", MemoryProviderSpec, "memory.provider"),
 }
 
 
@@ -89,6 +93,7 @@ class Registrations:
     cli_commands: dict[str, Registered[CliCommandSpec]] = field(default_factory=dict)
     web_search_providers: dict[str, Registered[WebSearchProviderSpec]] = field(default_factory=dict)
     image_providers: dict[str, Registered[ImageProviderSpec]] = field(default_factory=dict)
+    memory_providers: dict[str, Registered[MemoryProviderSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
@@ -101,6 +106,7 @@ class Registrations:
             "cli_command": self.cli_commands,
             "web_search_provider": self.web_search_providers,
             "image_provider": self.image_providers,
+            "memory_provider": self.memory_providers,
         }
         return tables[kind]
 

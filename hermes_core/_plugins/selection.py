@@ -43,6 +43,7 @@ SelectableKind = Literal[
     "approval_policy",
     "web_search_provider",
     "image_provider",
+    "memory_provider",
 ]
 
 
@@ -89,6 +90,11 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
     ),
     "image_provider": Expected(
         "image provider", "hermes_image_providers", "hermes_core._image_providers:ImageProvider"
+    ),
+    "memory_provider": Expected(
+        "memory provider",
+        "hermes_memory_providers",
+        "hermes_core.agent._memory_provider:MemoryProvider",
     ),
 }
 """Per kind: how it is called, the hook that registers it and the protocol it implements."""

@@ -88,6 +88,21 @@ if TYPE_CHECKING:
     from hermes_core.agent._loop import (
         Conversation as Conversation,
     )
+    from hermes_core.agent._memory import (
+        Memory as Memory,
+    )
+    from hermes_core.agent._memory_provider import (
+        MEMORY_TARGETS as MEMORY_TARGETS,
+    )
+    from hermes_core.agent._memory_provider import (
+        MemoryProvider as MemoryProvider,
+    )
+    from hermes_core.agent._memory_provider import (
+        MemoryTarget as MemoryTarget,
+    )
+    from hermes_core.agent._prompt_sections import (
+        PromptSection as PromptSection,
+    )
     from hermes_core.agent._requests import (
         RetryPolicy as RetryPolicy,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
@@ -29,6 +29,8 @@ from hermes_core.agent._events import (
     UsageReport,
     real_tools,
 )
+from hermes_core.agent._memory import Memory
+from hermes_core.agent._prompt_sections import PromptSection, with_sections
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
 from hermes_core.agent._session_model import STATE_KEY as MODEL_KEY
 from hermes_core.agent._session_model import SessionModel
@@ -78,6 +80,8 @@ class Agent:
         retry: RetryPolicy | None = None,
         system_prompt: str | None = None,
         transcripts: TranscriptStore | None = None,
+        memory: Memory | None = None,
+        prompt_sections: Sequence[PromptSection] = (),
     ) -> None:
         self.host = host
         self.provider = provider
@@ -87,14 +91,19 @@ class Agent:
         self.system_prompt = system_prompt or self.limits.system_prompt or DEFAULT_SYSTEM_PROMPT
         self.transcripts = transcripts
         self._schemas: tuple[tuple[Tool, ...], tuple[ToolSchema, ...]] | None = None
+        self.prompt_sections: list[PromptSection] = list(prompt_sections)
+        if memory is not None:
+            memory.register(host.registry)
+            self.prompt_sections.append(memory.prompt_section)
         register_delegate_task(host.registry)
 
     @classmethod
     def from_host(cls, host: Host) -> Agent:
         """The agent the host's ``config.yaml`` describes: its ``model`` (the provider chosen
         by ``model.provider``, its key read from the variable ``model.api_key_env`` names),
-        ``agent`` limits and transcripts under the home."""
+        ``agent`` limits, its memory and transcripts under the home."""
         from hermes_core._dotenv import secret_variable
+        from hermes_core.agent._memory import selected_memory
 
         section = host.config.model
         key = secret_variable(host.env, section.api_key_env) if section.api_key_env else None
@@ -111,7 +120,8 @@ class Agent:
         provider = host.create_model_provider(settings)
         retry = RetryPolicy(section.max_retries, section.max_retry_wait)
         store = TranscriptStore(host.env.home / "sessions")
-        return cls(host, provider, settings, retry=retry, transcripts=store)
+        memory = selected_memory(host)
+        return cls(host, provider, settings, retry=retry, transcripts=store, memory=memory)
 
     def conversation(
         self,
@@ -131,7 +141,9 @@ class Agent:
             session,
             budget if budget is not None else Budget.from_config(self.limits),
             parent=parent,
-            system_prompt=system_prompt or self.system_prompt,
+            system_prompt=with_sections(
+                system_prompt or self.system_prompt, self.prompt_sections, session
+            ),
             depth=depth,
         )
 

@@ -147,6 +147,12 @@ if TYPE_CHECKING:
     from hermes_core.testing._hosts import (
         search_backend_module as search_backend_module,
     )
+    from hermes_core.testing._memory_conformance import (
+        MEMORY_PROVIDER_RULES as MEMORY_PROVIDER_RULES,
+    )
+    from hermes_core.testing._memory_conformance import (
+        memory_provider_conformance as memory_provider_conformance,
+    )
     from hermes_core.testing._policy_conformance import (
         POLICY_RULES as POLICY_RULES,
     )

@@ -225,6 +225,9 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
         },
         handler=image_generate,
         toolset="image_gen",
+        source="builtin",
+        source_name="media",
+        core=True,
         # Not open world: it talks to the one service the user configured (as the model
         # itself does), never to an address the model picks.
         annotations=ToolAnnotations(destructive=False, open_world=False),

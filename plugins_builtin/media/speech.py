@@ -192,6 +192,9 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
         },
         handler=text_to_speech,
         toolset="tts",
+        source="builtin",
+        source_name="media",
+        core=True,
         annotations=ToolAnnotations(destructive=False),
         timeout=entry.tts_timeout + 15,
     )
@@ -240,6 +243,9 @@ def build_transcription_tool(entry: MediaEntry, env: Environment) -> Tool:
         },
         handler=speech_to_text,
         toolset="tts",
+        source="builtin",
+        source_name="media",
+        core=True,
         annotations=ToolAnnotations(read_only=True, destructive=False),
         timeout=entry.stt_timeout + 15,
     )

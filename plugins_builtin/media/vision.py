@@ -85,6 +85,9 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         },
         handler=vision_analyze,
         toolset="vision",
+        source="builtin",
+        source_name="media",
+        core=True,
         annotations=ToolAnnotations(read_only=True, open_world=False),
         timeout=300.0,
     )

@@ -507,7 +507,7 @@ class Withheld:
         return [
             tool("clarify", "clarify"),
             tool("memory", "memory"),
-            tool("cronjob_manage", "cron"),
+            tool("cronjob", "cron"),
             tool("send_message", "comms"),
             tool("comms_status", "comms"),
             tool("weather", "weather"),
@@ -528,7 +528,7 @@ async def test_children_never_get_clarify_memory_cron_or_messaging(
         first = child_requests(model)[0]
         child_tools = {tool.name for tool in first.tools}
         assert "weather" in child_tools
-        assert not child_tools & {"clarify", "memory", "cronjob_manage", "send_message"}
+        assert not child_tools & {"clarify", "memory", "cronjob", "send_message"}
         assert "comms_status" not in child_tools  # its toolset holds send_message: withheld whole
         refused = child_requests(model)[-1].messages[-1]
         assert refused.is_error

@@ -4,6 +4,7 @@ bearer token and an SDK client sending it, and the MCP Inspector CLI."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -36,7 +37,7 @@ INSPECTOR_JS = (
 INSPECTOR_INSTALL = (
     "npm install --prefix .cache/npm @modelcontextprotocol/inspector (run in the repository root)"
 )
-CORE_TOOLS = [
+BROWSER_TOOLS = [
     "browser_navigate",
     "browser_snapshot",
     "browser_click",
@@ -45,13 +46,21 @@ CORE_TOOLS = [
     "browser_back",
     "browser_press",
     "browser_screenshot",
+    "browser_vision",
     "browser_close",
+]
+# The browser tools are core when Playwright is installed (the extra `browser`, which the
+# default test session does not install; `nox -s tests_browser` does).
+CORE_TOOLS = [
+    *(BROWSER_TOOLS if importlib.util.find_spec("playwright") is not None else []),
     "clarify",
     "execute_code",
     "read_file",
     "write_file",
     "patch",
     "search_files",
+    "vision_analyze",
+    "session_search",
     "skills_list",
     "skill_view",
     "terminal",

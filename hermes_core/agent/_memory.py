@@ -1,0 +1,259 @@
+"""The agent's memory: the ``memory`` tool and the snapshot in the system prompt.
+
+Two parts (:data:`~hermes_core.agent._memory_provider.MEMORY_TARGETS`): ``memory``, notes about
+the work and the environment, and ``user``, what the agent learned about the person. Each has a
+character budget (``memory.memory_chars``, ``memory.user_chars``): the sum of its entries'
+lengths, which the tool enforces and reports with the exact counts. The actions are ``add``,
+``replace`` and ``remove``; the last two find their entry by a substring (``old_text``) that
+must match exactly one entry (two matches are refused, naming both). Content with a
+prompt-injection shape, invisible characters or a secret is refused with the reason
+(:mod:`~hermes_core.agent._memory_checks`).
+
+The entries are kept by the memory provider ``memory.provider`` selects (a plugin kind; the
+bundled ``file`` provider writes plain files under the home). The system prompt of a session
+holds a :meth:`Memory.snapshot` taken when the session starts; writes during the session change
+the store, not that prompt, so the prompt stays the same (and cacheable) for the whole session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._shown import shown
+from hermes_core._tools import Tool, ToolAnnotations, ToolResult
+from hermes_core.agent._memory_checks import refusal
+from hermes_core.agent._memory_provider import MEMORY_TARGETS, MemoryProvider, MemoryTarget
+
+if TYPE_CHECKING:
+    from hermes_core._config.agent import MemoryConfig
+    from hermes_core._host import Host
+    from hermes_core._registry import Registry
+    from hermes_core._session import Session
+
+TOOL_NAME: Final = "memory"
+MEMORY_TOOLSET: Final = "memory"
+"""The toolset of ``memory``: a child of ``delegate_task`` never gets it (no writes; it reads
+the snapshot in its system prompt)."""
+
+_TITLES: Final[dict[MemoryTarget, str]] = {
+    "memory": "Notes about the work and the environment",
+    "user": "About the user",
+}
+_SHOWN_ENTRY: Final = 80
+"""Characters of an entry quoted in an answer (the entry a replace or remove matched)."""
+
+DESCRIPTION: Final = (
+    "Your persistent memory across sessions, shown in your system prompt at the start of each "
+    "session. Two targets: 'memory' (notes about the work, the project and the environment: "
+    "conventions, commands that work, pitfalls) and 'user' (the user's preferences and facts "
+    "they told you). Keep entries short, factual and durable; not for task progress. "
+    "action='add' with content; action='replace' with old_text (a substring of exactly one "
+    "entry) and content; action='remove' with old_text. Each target has a character budget: "
+    "when it is full, replace or remove entries first."
+)
+PARAMETERS: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+        "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
+        "content": {"type": "string", "description": "The entry to add, or the new text."},
+        "old_text": {
+            "type": "string",
+            "description": "For replace and remove: a substring of exactly one entry.",
+        },
+    },
+    "required": ["action", "target"],
+    "additionalProperties": False,
+}
+
+
+def _quoted(entry: str) -> str:
+    return shown(entry if len(entry) <= _SHOWN_ENTRY else entry[:_SHOWN_ENTRY] + "...")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The memory over ``provider`` with the character ``budgets`` of each target."""
+
+    provider: MemoryProvider
+    budgets: dict[MemoryTarget, int]
+
+    @classmethod
+    def configured(cls, provider: MemoryProvider, config: MemoryConfig) -> Memory:
+        """The memory of the ``memory`` section over ``provider``."""
+        return cls(provider, {"memory": config.memory_chars, "user": config.user_chars})
+
+    def usage(self, entries: Sequence[str]) -> int:
+        """The characters ``entries`` use of a budget: the sum of their lengths."""
+        return sum(len(entry) for entry in entries)
+
+    def _state(self, target: MemoryTarget, entries: Sequence[str]) -> str:
+        used, budget = self.usage(entries), self.budgets[target]
+        return f"{target}: {used}/{budget} characters, {len(entries)} entries"
+
+    def snapshot(self) -> str | None:
+        """The memory as the system prompt shows it, or ``None`` when both parts are empty."""
+        parts = []
+        for target in MEMORY_TARGETS:
+            entries = self.provider.load(target)
+            if entries:
+                listed = "\n".join(f"§ {entry}" for entry in entries)
+                parts.append(f"## {_TITLES[target]} ({self._state(target, entries)})\n{listed}")
+        if not parts:
+            return None
+        head = (
+            "# Your memory\nWhat you saved with the memory tool in earlier sessions (as it was "
+            "when this session started; what you change now shows in the next session)."
+        )
+        return "\n\n".join([head, *parts])
+
+    def prompt_section(self, session: Session) -> str | None:
+        """The snapshot, as a section of ``session``'s system prompt."""
+        return self.snapshot()
+
+    def apply(
+        self,
+        action: str,
+        target: str,
+        content: str | None = None,
+        old_text: str | None = None,
+    ) -> ToolResult:
+        """Carry out one call of the ``memory`` tool; the answer says what changed and the
+        exact counts, or why nothing did."""
+        if target not in MEMORY_TARGETS:
+            return _invalid(f"target must be one of {list(MEMORY_TARGETS)}, not {shown(target)}")
+        part: MemoryTarget = "memory" if target == "memory" else "user"
+        try:
+            entries = self.provider.load(part)
+        except (OSError, ValueError) as exc:
+            return ToolResult.error("TOOL_ERROR", f"memory: the {part} part cannot be read: {exc}")
+        if action == "add":
+            return self._add(part, entries, content)
+        if action in ("replace", "remove"):
+            return self._change(part, entries, action, content, old_text)
+        return _invalid(f"action must be add, replace or remove, not {shown(action)}")
+
+    def _checked(self, content: str | None) -> str | ToolResult:
+        text = (content or "").strip()
+        if not text:
+            return _invalid("content is empty: give the entry's text")
+        why = refusal(text)
+        if why is not None:
+            return ToolResult.error(
+                "DENIED", f"memory refused the entry: {why}. Nothing was written."
+            )
+        return text
+
+    def _add(self, part: MemoryTarget, entries: list[str], content: str | None) -> ToolResult:
+        text = self._checked(content)
+        if isinstance(text, ToolResult):
+            return text
+        if text in entries:
+            return self._answer(part, entries, "already there; nothing changed")
+        return self._save(part, entries, [*entries, text], f"added {len(text)} characters")
+
+    def _change(
+        self,
+        part: MemoryTarget,
+        entries: list[str],
+        action: str,
+        content: str | None,
+        old_text: str | None,
+    ) -> ToolResult:
+        if not old_text:
+            return _invalid(f"{action} needs old_text: a substring of the entry to {action}")
+        matches = [n for n, entry in enumerate(entries) if old_text in entry]
+        if not matches:
+            return _invalid(f"no entry of {part} contains {shown(old_text)}; nothing changed")
+        if len(matches) > 1:
+            listed = "; ".join(f"{_quoted(entries[n])}" for n in matches)
+            return _invalid(
+                f"{shown(old_text)} matches {len(matches)} entries of {part}: {listed}. "
+                "Give a longer old_text that matches only one; nothing changed"
+            )
+        index = matches[0]
+        if action == "remove":
+            kept = entries[:index] + entries[index + 1 :]
+            return self._save(part, entries, kept, f"removed {_quoted(entries[index])}")
+        text = self._checked(content)
+        if isinstance(text, ToolResult):
+            return text
+        changed = [*entries[:index], text, *entries[index + 1 :]]
+        return self._save(part, entries, changed, f"replaced {_quoted(entries[index])}")
+
+    def _save(
+        self, part: MemoryTarget, old: list[str], entries: list[str], what: str
+    ) -> ToolResult:
+        used, budget, before = self.usage(entries), self.budgets[part], self.usage(old)
+        if used > budget and used > before:  # what shrinks a part over its budget is welcome
+            return ToolResult.error(
+                "DENIED",
+                f"memory refused: {part} would use {used}/{budget} characters (it uses "
+                f"{before} now; {used - budget} over its budget). Replace or remove "
+                "entries first (shorter, merged, or no longer true); nothing changed.",
+                structured={"target": part, "used": before, "would_use": used, "budget": budget},
+            )
+        try:
+            self.provider.save(part, entries)
+        except (OSError, ValueError) as exc:
+            return ToolResult.error("TOOL_ERROR", f"memory: {part} could not be saved: {exc}")
+        return self._answer(part, entries, what)
+
+    def _answer(self, part: MemoryTarget, entries: list[str], what: str) -> ToolResult:
+        used, budget = self.usage(entries), self.budgets[part]
+        return ToolResult.text(
+            f"memory: {what}. {self._state(part, entries)}.",
+            structured={"target": part, "used": used, "budget": budget, "entries": len(entries)},
+        )
+
+    def tool(self) -> Tool:
+        """The ``memory`` tool over this memory (a core tool: never deferred)."""
+
+        def memory(
+            action: str, target: str, content: str | None = None, old_text: str | None = None
+        ) -> ToolResult:
+            return self.apply(action, target, content, old_text)
+
+        return Tool(
+            TOOL_NAME,
+            DESCRIPTION,
+            PARAMETERS,
+            handler=memory,
+            toolset=MEMORY_TOOLSET,
+            source="builtin",
+            source_name="agent",
+            annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+            core=True,
+        )
+
+    def register(self, registry: Registry) -> None:
+        """Register :meth:`tool` (owner ``agent``) unless a tool ``memory`` already is."""
+        if TOOL_NAME not in registry:
+            registry.register(self.tool(), owner="agent")
+
+
+def _invalid(message: str) -> ToolResult:
+    return ToolResult.error("INVALID_ARGUMENTS", f"memory: {message}")
+
+
+def selected_memory(host: Host) -> Memory | None:
+    """The memory the host's ``memory`` section describes, over the provider ``memory.provider``
+    names (built by its plugin's factory), or ``None`` when ``memory.enabled`` is false.
+
+    Raises :class:`~hermes_core._errors.RegistrationError` for a provider no loaded plugin
+    registers (listing the valid names) and :class:`~hermes_core._errors.PluginError` for one
+    its plugin cannot build."""
+    from hermes_core._plugins.selection import build_selected
+
+    section = host.config.memory
+    if not section.enabled:
+        return None
+    provider: MemoryProvider = build_selected(
+        host.registrations,
+        "memory_provider",
+        section.provider,
+        host.plugin_context,
+    )
+    return Memory.configured(provider, section)

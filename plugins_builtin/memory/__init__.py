@@ -1,0 +1,81 @@
+"""The bundled memory provider ``file`` (``memory.provider: file``, the default): the agent's
+memory as two plain text files under the home, which the user may read and edit.
+
+``$HERMES_HOME/memories/MEMORY.md`` holds the target ``memory`` (notes about the work and the
+environment), ``USER.md`` the target ``user``. Entries are separated by a line holding only
+``§``; blank entries are ignored, so an edit by hand only has to keep that separator. Every
+save replaces the file atomically (a temporary file, fsync, rename): a process killed while
+writing leaves the old file or the new one. The files are private to the user (``0600``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from hermes_core._plugin_support import write_atomically
+from hermes_core.agent import MemoryTarget
+from hermes_core.plugin import MemoryProviderSpec, PluginContext, hookimpl
+
+SEPARATOR: Final = "§"
+"""The line between two entries."""
+FILE_NAMES: Final[dict[MemoryTarget, str]] = {"memory": "MEMORY.md", "user": "USER.md"}
+_MODE: Final = 0o600
+
+
+class FileMemoryProvider:
+    """The memory in ``directory`` (``$HERMES_HOME/memories``), one file per target."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path(self, target: MemoryTarget) -> Path:
+        """The file of ``target``."""
+        if target not in FILE_NAMES:
+            raise ValueError(f"unknown memory target {target!r}: use 'memory' or 'user'")
+        return self.directory / FILE_NAMES[target]
+
+    def load(self, target: MemoryTarget) -> list[str]:
+        """The entries of ``target``'s file (``[]`` when it does not exist)."""
+        path = self.path(target)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path} is not UTF-8 text: {exc}") from None
+        entries: list[str] = []
+        current: list[str] = []
+        for line in text.splitlines():
+            if line.strip() == SEPARATOR:
+                entries.append("\n".join(current).strip())
+                current = []
+            else:
+                current.append(line)
+        entries.append("\n".join(current).strip())
+        return [entry for entry in entries if entry]
+
+    def save(self, target: MemoryTarget, entries: Sequence[str]) -> None:
+        """Replace ``target``'s file with ``entries``, atomically."""
+        path = self.path(target)
+        for entry in entries:
+            if any(line.strip() == SEPARATOR for line in entry.splitlines()):
+                raise ValueError(f"an entry may not hold a line of only {SEPARATOR!r}")
+        body = f"\n{SEPARATOR}\n".join(entry.strip() for entry in entries)
+        write_atomically(path, body + "\n" if body else "", mode=_MODE)
+
+
+def file_provider(context: PluginContext) -> FileMemoryProvider:
+    """The ``file`` provider of the home in ``context``."""
+    return FileMemoryProvider(context.env.home / "memories")
+
+
+@hookimpl
+def hermes_memory_providers() -> list[MemoryProviderSpec]:
+    """The ``file`` memory provider."""
+    return [
+        MemoryProviderSpec(
+            "file", factory=file_provider, description="plain files under $HERMES_HOME/memories"
+        )
+    ]

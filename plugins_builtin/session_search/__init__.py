@@ -1,0 +1,180 @@
+"""The ``session_search`` toolset: ``session_search``, a core tool (never deferred) that
+searches the past conversations of this home.
+
+The transcripts the agent keeps (``$HERMES_HOME/sessions/<id>.jsonl``, already redacted) are
+indexed with SQLite FTS5 in ``$HERMES_HOME/session_search.db``, incrementally, at each search
+(:mod:`.index`). The answer lists the best sessions, each with its date and short snippets
+around the matched words; the session asking is left out (its own messages are in its
+context already).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Final
+
+import anyio.to_thread
+from annotated_types import Ge, Le
+
+from hermes_core.agent import Message, ModelError, session_model
+from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
+
+from .index import SessionHit, SessionIndex
+
+if TYPE_CHECKING:
+    from hermes_core import Config, Environment
+
+_PLUGIN: Final = "session_search"
+DATABASE_NAME: Final = "session_search.db"
+SESSION_CHARS: Final = 6000
+"""Characters of one session the summary request carries (the start of its conversation)."""
+SUMMARY_PROMPT: Final = (
+    "You summarize past conversations for an agent. Given a query and the text of a few past "
+    "sessions, say briefly what they establish about the query: facts, decisions, commands, "
+    "and which session says it. No preamble."
+)
+
+
+@dataclass(frozen=True)
+class SessionSearchEntry:
+    """What ``plugins.entries.session_search`` may set."""
+
+    limit: Annotated[int, Ge(1), Le(20)] = 5
+    """Sessions returned when the model gives no ``limit``."""
+    summarize: bool = False
+    """Whether a search also asks the model for a summary of the top sessions (when the model
+    gives no ``summarize``)."""
+    summary_tokens: Annotated[int, Ge(50), Le(4000)] = 400
+    """The longest summary, in tokens (the request's ``max_tokens``)."""
+    summarized_sessions: Annotated[int, Ge(1), Le(10)] = 3
+    """How many of the top sessions the summary reads."""
+    rescan_seconds: Annotated[float, Ge(0)] = 5.0
+    """How long the transcripts looked at by a search are not looked at again (unless a
+    session was added): the cost of a search over thousands of sessions."""
+
+
+def _date(started: float | None) -> str:
+    if not started:
+        return "date unknown"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
+
+
+def render(hits: Sequence[SessionHit], query: str) -> str:
+    """The answer the model reads: one block per session, best first."""
+    if not hits:
+        return f"No past session matches {query!r}."
+    blocks = []
+    for number, hit in enumerate(hits, start=1):
+        head = f"{number}. session {hit.session} ({_date(hit.started)}, {hit.messages} messages)"
+        blocks.append(f"{head}\n   {hit.snippet}")
+    return "\n".join(blocks)
+
+
+def _session_texts(sessions: Path, hits: Sequence[SessionHit]) -> str:
+    parts = []
+    for hit in hits:
+        lines: list[str] = []
+        path = sessions / f"{hit.session}.jsonl"
+        try:
+            with path.open(encoding="utf-8") as stream:
+                for line in stream:
+                    record = _json_object(line)
+                    content = record.get("content") if record else None
+                    if record and record.get("role") in ("user", "assistant") and content:
+                        lines.append(f"{record['role']}: {content}")
+        except OSError:
+            continue
+        parts.append(f"## Session {hit.session}\n" + "\n".join(lines)[:SESSION_CHARS])
+    return "\n\n".join(parts)
+
+
+def _json_object(line: str) -> dict[str, Any] | None:
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Tool:
+    """``session_search`` over the transcripts in ``sessions``, indexed in ``database``."""
+    index = SessionIndex(database, sessions)
+    lock = threading.Lock()  # one connection, used by one call at a time
+
+    def search(query: str, limit: int, exclude: str) -> list[SessionHit]:
+        with lock:
+            index.update(within=entry.rescan_seconds)
+            return index.search(query, limit, exclude=exclude)
+
+    async def session_search(
+        session: Session, query: str, limit: int | None = None, summarize: bool | None = None
+    ) -> ToolResult:
+        hits = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
+        summary = None
+        if hits and (entry.summarize if summarize is None else summarize):
+            summary = await _summary(session, query, hits[: entry.summarized_sessions])
+        found = [
+            {
+                "session": hit.session,
+                "started": hit.started,
+                "messages": hit.messages,
+                "snippet": hit.snippet,
+            }
+            for hit in hits
+        ]
+        text = render(hits, query)
+        if summary is not None:
+            text = f"Summary: {summary}\n\n{text}"
+        return ToolResult.text(text, structured={"sessions": found, "summary": summary})
+
+    async def _summary(session: Session, query: str, hits: Sequence[SessionHit]) -> str | None:
+        model = session_model(session)
+        if model is None:  # outside an agent's conversation: no model to ask
+            return None
+        texts = await anyio.to_thread.run_sync(_session_texts, sessions, hits)
+        try:
+            asked = Message("user", f"Query: {query}\n\n{texts}")
+            return await model.ask(asked, system=SUMMARY_PROMPT, max_tokens=entry.summary_tokens)
+        except ModelError as error:
+            return f"(no summary: {error})"
+
+    return Tool(
+        name="session_search",
+        description=(
+            "Search your past conversations with this user (not the current one) by words: "
+            "returns the matching sessions, best first, with their dates and short snippets "
+            "around the matched words. Use it when the user refers to earlier work "
+            '("as we did last week", "that bug from before") or you need a past decision.'
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+                "summarize": {
+                    "type": "boolean",
+                    "description": "Also summarize the top sessions (costs a model request).",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        handler=session_search,
+        toolset="session_search",
+        source="builtin",
+        source_name=_PLUGIN,
+        annotations=ToolAnnotations(read_only=True, destructive=False, idempotent=True),
+        core=True,
+    )
+
+
+@hookimpl(trylast=True)
+def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
+    """``session_search``, configured from ``plugins.entries.session_search``."""
+    entry = PluginContext.of(_PLUGIN, config, env).settings_as(SessionSearchEntry)
+    return [build_tool(entry, env.home / "sessions", env.home / DATABASE_NAME)]

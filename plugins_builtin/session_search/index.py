@@ -1,0 +1,311 @@
+"""The search index of the transcripts: SQLite FTS5 in one database under the home.
+
+Transcripts (``$HERMES_HOME/sessions/<id>.jsonl``) only grow, a line a message, so the index
+remembers how many bytes of each file it has read and reads only what was appended since
+(:meth:`SessionIndex.update`); a file that shrank or was replaced is read again whole. Each
+file's new rows and its new offset are written in one transaction: a process killed half-way
+leaves the index as it was, and the next update reads the same lines again. Two processes
+updating at once take turns (``BEGIN IMMEDIATE``, WAL, a busy timeout) and each re-reads the
+offset inside its transaction, so no line is indexed twice nor lost. A line that is not a
+complete JSON object (the one a writer is still appending) is left for the next update.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+SCHEMA_VERSION: Final = 1
+BUSY_TIMEOUT_MS: Final = 15_000
+MAX_INDEXED_CHARS: Final = 4000
+"""Characters of one message indexed (a tool's long output is searched by its start)."""
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS files (
+    session TEXT PRIMARY KEY, offset INTEGER NOT NULL, inode INTEGER NOT NULL,
+    started REAL, model TEXT, parent TEXT, messages INTEGER NOT NULL DEFAULT 0
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
+    content, session UNINDEXED, role UNINDEXED, time UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+@dataclass(frozen=True)
+class SessionHit:
+    """One past session that matches: its id, when it started, its messages, a snippet of its
+    best message around the hits (``[``/``]`` mark the matched words) and its score (lower is
+    better)."""
+
+    session: str
+    started: float | None
+    messages: int
+    snippet: str
+    score: float
+
+
+STOPWORDS: Final = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "this",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    }
+)
+"""Words left out of a query: they match nearly every session and rank none."""
+
+
+def fts_query(text: str) -> str | None:
+    """The words of ``text`` (less :data:`STOPWORDS`, unless it has no other) as an FTS5
+    query matching any of them (each quoted, so no word is read as an operator), or ``None``
+    when it holds no word."""
+    found = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
+    words = [word for word in found if word not in STOPWORDS] or found
+    if not words:
+        return None
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+class SessionIndex:
+    """The index in ``database`` of the transcripts in ``directory``."""
+
+    def __init__(self, database: Path, directory: Path) -> None:
+        self.database = database
+        self.directory = directory
+        self._connection: sqlite3.Connection | None = None
+        self._looked: tuple[int, float] | None = None
+
+    def connection(self) -> sqlite3.Connection:
+        """The open database (WAL, a busy timeout), its schema made on first use."""
+        if self._connection is None:
+            self.database.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.database,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,  # the tool's lock keeps it to one call at a time
+            )
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.executescript(_SCHEMA)  # IF NOT EXISTS: two processes may both run it
+            os.chmod(self.database, 0o600)
+            self._connection = connection
+        return self._connection
+
+    def close(self) -> None:
+        """Close the database."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def update(self, *, within: float = 0.0) -> int:
+        """Index what was appended to the transcripts since the last update; the number of
+        messages indexed now.
+
+        With ``within``, the files are not looked at again when this index looked at them
+        less than ``within`` seconds ago and no session was added or removed since (the
+        directory is unchanged): a new session is found at once, more messages appended to
+        an older one within that time wait for the next look."""
+        try:
+            directory = os.stat(self.directory).st_mtime_ns
+            now = time.monotonic()
+            looked = self._looked
+            unchanged = looked is not None and looked[0] == directory
+            if within and unchanged and looked is not None and now - looked[1] < within:
+                return 0
+            entries = list(os.scandir(self.directory))
+        except FileNotFoundError:
+            return 0
+        self._looked = (directory, now)
+        connection = self.connection()
+        known = {
+            session: (offset, inode)
+            for session, offset, inode in connection.execute(
+                "SELECT session, offset, inode FROM files"
+            )
+        }
+        added = 0
+        for entry in entries:
+            if not entry.name.endswith(".jsonl"):
+                continue
+            status = entry.stat()
+            session = entry.name[: -len(".jsonl")]
+            if known.get(session) == (status.st_size, status.st_ino):
+                continue
+            added += self._index_file(Path(entry.path), session)
+        return added
+
+    def _index_file(self, path: Path, session: str) -> int:
+        connection = self.connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            added = self._read_into(connection, path, session)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        return added
+
+    def _read_into(self, connection: sqlite3.Connection, path: Path, session: str) -> int:
+        row = connection.execute(
+            "SELECT offset, inode, messages FROM files WHERE session = ?", (session,)
+        ).fetchone()
+        try:
+            stream = path.open("rb")
+        except FileNotFoundError:
+            return 0
+        with stream:
+            status = os.fstat(stream.fileno())
+            offset, count = 0, 0
+            if row is not None and row[1] == status.st_ino and row[0] <= status.st_size:
+                offset, count = row[0], row[2]
+            elif row is not None:  # replaced or cut: read it again whole
+                connection.execute("DELETE FROM messages WHERE session = ?", (session,))
+            stream.seek(offset)
+            data = stream.read()
+        header: dict[str, Any] = {}
+        rows: list[tuple[str, str, str, float]] = []
+        consumed = 0
+        for line, end in _complete_lines(data):
+            consumed = end
+            record = _record(line)
+            if record is None:
+                continue
+            if record.get("type") == "session":
+                header = record
+            elif record.get("type") == "message":
+                text = record.get("content")
+                if isinstance(text, str) and text.strip():
+                    rows.append(
+                        (text[:MAX_INDEXED_CHARS], session, str(record.get("role")), _time(record))
+                    )
+        connection.executemany(
+            "INSERT INTO messages (content, session, role, time) VALUES (?, ?, ?, ?)", rows
+        )
+        started = _time(header) if header else None
+        connection.execute(
+            "INSERT INTO files (session, offset, inode, started, model, parent, messages) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET "
+            "offset = excluded.offset, inode = excluded.inode, messages = excluded.messages, "
+            "started = coalesce(files.started, excluded.started), "
+            "model = coalesce(files.model, excluded.model), "
+            "parent = coalesce(files.parent, excluded.parent)",
+            (
+                session,
+                offset + consumed,
+                status.st_ino,
+                started,
+                header.get("model"),
+                header.get("parent"),
+                count + len(rows),
+            ),
+        )
+        return len(rows)
+
+    def search(self, query: str, limit: int, *, exclude: str | None = None) -> list[SessionHit]:
+        """The ``limit`` sessions that match ``query`` best (not ``exclude``): the sum of their
+        matching messages' BM25 scores, each with a snippet of its best message."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        connection = self.connection()
+        # SQLite's bare-column rule: rowid is the one of the row holding min(rank).
+        ranked = connection.execute(
+            "SELECT session, sum(rank) AS total, min(rank), rowid FROM messages "
+            "WHERE messages MATCH ? AND session != ? GROUP BY session ORDER BY total LIMIT ?",
+            (match, exclude or "", limit),
+        ).fetchall()
+        hits = []
+        for session, score, _, best in ranked:
+            (snippet,) = connection.execute(
+                "SELECT snippet(messages, 0, '[', ']', '...', 16) FROM messages "
+                "WHERE messages MATCH ? AND rowid = ?",
+                (match, best),
+            ).fetchone()
+            meta = connection.execute(
+                "SELECT started, messages FROM files WHERE session = ?", (session,)
+            ).fetchone()
+            started, count = meta if meta is not None else (None, 0)
+            hits.append(SessionHit(session, started, count, " ".join(snippet.split()), score))
+        return hits
+
+
+def _complete_lines(data: bytes) -> Iterator[tuple[bytes, int]]:
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            return
+        yield data[start:end], end + 1
+        start = end + 1
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _time(record: dict[str, Any]) -> float:
+    value = record.get("time")
+    return float(value) if isinstance(value, int | float) else 0.0

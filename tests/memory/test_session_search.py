@@ -1,0 +1,287 @@
+"""``session_search`` over real transcripts and a real SQLite FTS5 database: the right session
+first, incremental indexing, the current session left out, and the index safe with two
+processes at once and a process killed mid-write."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import Session
+from hermes_core.agent import Message, TranscriptStore
+from tests.memory.bundled import bundled
+from tests.memory.session_corpus import TARGETS, write_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = bundled("session_search")
+
+
+def index_of(home: Path) -> Any:
+    return PLUGIN.index.SessionIndex(home / "session_search.db", home / "sessions")
+
+
+def files_indexed(home: Path) -> int:
+    try:
+        with sqlite3.connect(home / "session_search.db", timeout=15) as connection:
+            (count,) = connection.execute("SELECT count(*) FROM files").fetchone()
+    except sqlite3.OperationalError:  # not made yet
+        return 0
+    return int(count)
+
+
+def indexed_rows(home: Path) -> int:
+    with sqlite3.connect(home / "session_search.db") as connection:
+        (count,) = connection.execute("SELECT count(*) FROM messages").fetchone()
+    return int(count)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    home = tmp_path_factory.mktemp("home")
+    return home, write_corpus(home / "sessions", 1000)
+
+
+@pytest.mark.parametrize(("name", "question"), [(t[0], t[2]) for t in TARGETS])
+def test_a_hand_written_question_finds_its_session_first_among_1000(
+    corpus: tuple[Path, dict[str, str]], name: str, question: str
+) -> None:
+    home, ids = corpus
+    index = index_of(home)
+    try:
+        index.update()
+        hits = index.search(question, 5)
+    finally:
+        index.close()
+    assert hits, f"nothing found for {question!r}"
+    assert hits[0].session == ids[name], [hit.session for hit in hits]
+    assert hits[0].started is not None
+    assert "[" in hits[0].snippet
+
+
+def conversation(home: Path, session: str, *texts: str) -> None:
+    transcript = TranscriptStore(home / "sessions").open(session)
+    transcript.start(session, model="fake-1")
+    for text in texts:
+        transcript.add(Message("user", text))
+
+
+def test_indexing_is_incremental_and_reads_only_what_was_appended(tmp_path: Path) -> None:
+    conversation(tmp_path, "a", "the parser crashes on empty input")
+    conversation(tmp_path, "b", "deploy the website")
+    index = index_of(tmp_path)
+    try:
+        assert index.update() == 2
+        assert index.update() == 0  # nothing new: no file read again
+        TranscriptStore(tmp_path / "sessions").open("b").add(
+            Message("assistant", "the deploy needed a new parser version")
+        )
+        with (tmp_path / "sessions" / "a.jsonl").open("a", encoding="utf-8") as half:
+            half.write('{"type": "message", "role": "user", "content": "half a li')  # being written
+        assert index.update() == 1
+        assert [hit.session for hit in index.search("parser", 5)] == ["a", "b"]
+    finally:
+        index.close()
+    assert indexed_rows(tmp_path) == 3
+
+
+def test_the_tool_leaves_out_the_session_asking_and_shows_dates_and_snippets(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
+    current = Session(cwd=tmp_path)
+    conversation(env.home, current.id, "Which password hashing did we choose? Argon2id?")
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+    result = anyio.run(tool.handler, current, "argon2id password hashing")
+    assert [found["session"] for found in result.structured["sessions"]] == ["earlier"]
+    text = result.text_content
+    assert text.startswith("1. session earlier (20")  # its date
+    assert "[Argon2id]" in text
+    assert current.id not in text
+
+
+WRITER = """
+import importlib.util, sys
+from pathlib import Path
+spec = importlib.util.spec_from_file_location(
+    "session_search_plugin", sys.argv[1], submodule_search_locations=[str(Path(sys.argv[1]).parent)]
+)
+module = importlib.util.module_from_spec(spec)
+sys.modules["session_search_plugin"] = module
+spec.loader.exec_module(module)
+home = Path(sys.argv[2])
+index = module.index.SessionIndex(home / "session_search.db", home / "sessions")
+print("ready", flush=True)
+for _ in range(int(sys.argv[3])):
+    index.update()
+print("done", flush=True)
+"""
+
+
+def writer(tmp_path: Path, home: Path, rounds: int) -> subprocess.Popen[str]:
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER, encoding="utf-8")
+    init = REPO / "plugins_builtin" / "session_search" / "__init__.py"
+    return subprocess.Popen(
+        [sys.executable, str(script), str(init), str(home), str(rounds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_two_processes_indexing_at_once_lose_nothing_and_index_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    write_corpus(home / "sessions", 400, seed=3)
+    processes = [writer(tmp_path, home, 30) for _ in range(2)]
+    store = TranscriptStore(home / "sessions")
+    for number in range(100):  # a third writer: the conversations going on meanwhile
+        store.open(f"s{number % 400:05d}").add(Message("user", f"later message {number}"))
+    for process in processes:
+        assert process.stdout is not None
+        assert process.stdout.read().split() == ["ready", "done"]
+        assert process.wait() == 0
+        process.stdout.close()
+    index = index_of(home)
+    try:
+        index.update()
+    finally:
+        index.close()
+    assert indexed_rows(home) == 400 * 2 + 100
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_process_killed_while_indexing_leaves_an_index_the_next_update_completes(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    write_corpus(home / "sessions", 3000, seed=5)
+    process = writer(tmp_path, home, 1)
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready"
+    while files_indexed(home) < 100:  # part of the way through its 3,000 transactions
+        time.sleep(0.01)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stdout.close()
+    assert files_indexed(home) < 3000
+    index = index_of(home)
+    try:
+        index.update()
+        assert index.search("pg_upgrade", 1)
+    finally:
+        index.close()
+    assert indexed_rows(home) == 3000 * 2
+
+
+@pytest.mark.anyio
+async def test_through_the_loop_a_later_conversation_finds_an_earlier_one(
+    bundled_env: Any,
+) -> None:
+    from hermes_core import Config
+    from hermes_core.agent import Agent, ModelSettings, ToolFinished
+    from hermes_core.testing import FakeModelProvider, fake_turn, make_host
+
+    model = FakeModelProvider.scripted(
+        fake_turn("Noted: the staging database is on port 6543."),
+        fake_turn("", ("session_search", {"query": "staging database port"})),
+        fake_turn("It is 6543."),
+    )
+    host = make_host(Config(), bundled_env)
+    store = TranscriptStore(bundled_env.home / "sessions")
+    agent = Agent(host, model, ModelSettings("fake", "fake-1"), transcripts=store)
+    try:
+        async with host.session() as first:
+            async for _ in agent.conversation(first).send("The staging database uses port 6543."):
+                pass
+        async with host.session() as second:
+            events = [e async for e in agent.conversation(second).send("Which port was it?")]
+    finally:
+        host.close()
+    (found,) = [event for event in events if isinstance(event, ToolFinished)]
+    assert found.error_code is None, found.text
+    assert found.text.startswith(f"1. session {first.id} (")
+    assert second.id not in found.text
+    assert "[staging] [database] uses [port] 6543" in found.text
+
+
+def test_session_search_and_memory_are_never_deferred_by_default(make_memory_host: Any) -> None:
+    from hermes_core.agent import Agent, ModelSettings
+    from hermes_core.agent._memory import selected_memory
+    from hermes_core.testing import FakeModelProvider
+
+    host = make_memory_host({"tools": {"tool_search": {"enabled": "on"}}})
+    Agent(
+        host, FakeModelProvider.scripted(), ModelSettings("fake", "m"), memory=selected_memory(host)
+    )
+    visible = {tool.name for tool in host.assemble(128_000, host.new_session()).tools}
+    assert {"session_search", "memory"} <= visible
+
+
+@pytest.mark.anyio
+async def test_a_summary_of_the_top_sessions_is_asked_of_the_sessions_model_bounded_in_tokens(
+    bundled_env: Any,
+) -> None:
+    from hermes_core import Config
+    from hermes_core.agent import Agent, ModelSettings, ToolFinished
+    from hermes_core.testing import FakeModelProvider, fake_turn, make_host
+
+    asked = {"query": "staging database port", "summarize": True}
+    model = FakeModelProvider.scripted(
+        fake_turn("Noted."),
+        fake_turn("", ("session_search", asked)),
+        fake_turn("The staging database listens on port 6543."),  # the summary
+        fake_turn("It is 6543."),
+    )
+    config = Config.model_validate(
+        {"plugins": {"entries": {"session_search": {"summary_tokens": 120}}}}
+    )
+    host = make_host(config, bundled_env)
+    store = TranscriptStore(bundled_env.home / "sessions")
+    agent = Agent(host, model, ModelSettings("fake", "fake-1"), transcripts=store)
+    try:
+        async with host.session() as first:
+            async for _ in agent.conversation(first).send("The staging database uses port 6543."):
+                pass
+        async with host.session() as second:
+            events = [e async for e in agent.conversation(second).send("Which port was it?")]
+    finally:
+        host.close()
+    (found,) = [event for event in events if isinstance(event, ToolFinished)]
+    assert found.text.startswith("Summary: The staging database listens on port 6543.\n\n1. ")
+    summary_request = model.requests[2]
+    assert summary_request.tools == ()
+    assert summary_request.max_tokens == 120
+    assert "The staging database uses port 6543." in summary_request.messages[0].content
+    assert second.id not in summary_request.messages[0].content
+
+
+def test_outside_a_conversation_there_is_no_summary_but_the_search_answers(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+    result = anyio.run(lambda: tool.handler(Session(cwd=tmp_path), "argon2id", None, True))
+    assert result.structured["summary"] is None
+    assert result.text_content.startswith("1. session earlier")
