@@ -12,11 +12,12 @@ ranking, as the backend applies it.
 Speed: the 5,468 tools of ``shared/data/saas_openapi_catalog``: the first embedding into an
 empty cache (tools per second of wall time, and per CPU second, since the cores are shared), a
 second start over the warm cache (tools embedded: 0), and the query latency p50/p99 of keyword
-queries, query embedding included, beside bm25's in the same run.
+queries, query embedding included, beside bm25's in the same run; and the peak RSS of a new
+process with each backend over that catalog.
 
 Prints markdown tables and, with ``--write``, puts them under "## Hybrid search" in
-``docs/performance.md``. The plugin must be installed (``pip install torch==2.13.0`` first,
-then ``pip install -e plugins/hermes-search-hybrid``).
+``docs/performance.md``. The plugin must be installed (``pip install -e
+plugins/hermes-search-hybrid``).
 
     python benchmarks/search_hybrid.py [--write] [--metatool-step 1] [--cache DIR]
 """
@@ -29,6 +30,7 @@ import dataclasses
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -128,8 +130,9 @@ The latencies are wall-clock medians over 20 keyword queries x 10 rounds on this
 cores, shared with other work: the load average is printed beside them. Every timed hybrid
 query is embedded (its vector is not remembered between calls); bm25 is timed in a loop of its
 own. The first embedding is into an empty cache; "per CPU second" divides by the process's CPU
-time, both cores counted (torch's threads spin while they wait for a core, so it too falls
-when the machine is busy).
+time, both cores counted. The RSS is that of a new process per backend (hermes' host, the
+catalog, the index over a warm cache, 20 queries), read from the kernel at its end (VmRSS) and
+at its peak.
 """
 
 
@@ -151,6 +154,18 @@ def hybrid_backend(cache: Path, settings: dict[str, Any] | None = None) -> Any:
     async def main() -> Any:
         async with Host(config, env) as host:
             return host.tool_search.backend.made  # the HybridBackend, made now
+
+    return anyio.run(main)
+
+
+def bm25_backend() -> Any:
+    """The backend a host builds by default (``bm25``), with no plugin enabled."""
+    home = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
+    env = Environment(home=home, cwd=home, variables={"HERMES_LOG_DIR": str(home / "logs")})
+
+    async def main() -> Any:
+        async with Host(Config.model_validate({}), env) as host:
+            return host.tool_search.backend
 
     return anyio.run(main)
 
@@ -369,11 +384,14 @@ def table(rows: Sequence[tuple[str, str, dict[str, Any]]], columns: Sequence[str
     return "\n".join(lines)
 
 
-def speed() -> str:
-    """First embedding, warm start and query latency over the SaaS catalog."""
-    documents = documents_of(SAAS)
+def speed(tools: int | None = None) -> str:
+    """First embedding, warm start, query latency and memory over the SaaS catalog (its first
+    ``tools`` tools when given: for a machine too busy to embed all of them)."""
+    documents = documents_of(SAAS)[:tools]
     fresh = Path(tempfile.mkdtemp(prefix="hermes-hybrid-first-"))  # always an empty cache
+    began = time.perf_counter()
     backend = hybrid_backend(fresh)
+    load_seconds = time.perf_counter() - began
     load = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), time.process_time()
     backend.build(documents)
@@ -402,32 +420,70 @@ def speed() -> str:
             warm.search(query, 5, "lenient")
             request_ms.append((time.perf_counter() - began) * 1000.0)
     sentences = statistics.mean(len(query_texts(query)) for query in requests)
-    time.sleep(1.0)  # torch's threads spin a while after their last work, slowing numpy
     for _ in range(10):
         for query in KEYWORD_QUERIES:
             began = time.perf_counter()
             warm.lexical.search(query, 5, "lenient")
             bm25_ms.append((time.perf_counter() - began) * 1000.0)
+    memory = {name: rss_mb(name, fresh, len(documents)) for name in ("bm25", "hybrid")}
     lines = [
         "| measure | value |",
         "|---|---|",
         f"| tools | {len(documents)} |",
+        f"| a host started and the model loaded (onnxruntime, tokenizer): s | {load_seconds:.2f} |",
         f"| first embedding: tools embedded | {embedded} |",
-        f"| first embedding: under bfloat16 autocast | {backend.encoder.bfloat16} |",
         f"| first embedding: tools/s (wall) | {embedded / wall:.0f} |",
         f"| first embedding: tools per CPU second (both cores) | {embedded / cpu:.0f} |",
         f"| load average when it started (2 cores) | {load:.1f} |",
         f"| second start, warm cache: tools embedded | {warm.documents_embedded} |",
         f"| second start, warm cache: build s | {warm_seconds:.2f} |",
-        f"| hybrid query p50 / p99 ms (query embedding included) | "
+        f"| hybrid query p50 / p99 ms (query embedding included, one thread) | "
         f"{statistics.median(hybrid_ms):.2f} / {percentile(hybrid_ms, 99):.2f} |",
         f"| hybrid request p50 / p99 ms (20 toolbench requests, {sentences:.1f} texts embedded "
         f"each: the request and its sentences) | "
         f"{statistics.median(request_ms):.2f} / {percentile(request_ms, 99):.2f} |",
         f"| bm25 query p50 / p99 ms (same run) | "
         f"{statistics.median(bm25_ms):.3f} / {percentile(bm25_ms, 99):.3f} |",
+        f"| RSS MB once a new process has read the catalog, built the index (warm cache) and "
+        f"answered 20 queries: hybrid / bm25 | "
+        f"{memory['hybrid'][0]:.0f} / {memory['bm25'][0]:.0f} |",
+        f"| peak RSS MB of that process (reading the catalog's JSON included): hybrid / bm25 | "
+        f"{memory['hybrid'][1]:.0f} / {memory['bm25'][1]:.0f} |",
     ]
     return "\n".join(lines)
+
+
+# Run in a child process by peak_rss_mb: a host over the SaaS catalog, as `hermes tools
+# search` makes one, 20 keyword queries, then the process's peak resident set in MB.
+RSS_CHILD = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+import search_hybrid as bench
+backend = bench.bm25_backend() if sys.argv[2] == "bm25" else bench.hybrid_backend(Path(sys.argv[3]))
+backend.build(bench.documents_of(bench.SAAS)[: int(sys.argv[4])])
+for query in bench.KEYWORD_QUERIES:
+    backend.search(query, 5, "lenient")
+import gc; gc.collect()
+status = Path("/proc/self/status").read_text()
+now = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS"))
+print(now / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def rss_mb(backend: str, cache: Path, tools: int) -> tuple[float, float]:
+    """The RSS after its work, and the peak RSS, of a new process that builds ``backend``
+    (``hybrid`` over the warm ``cache``, or ``bm25`` alone) over the first ``tools`` tools of
+    the SaaS catalog and answers queries."""
+    folder = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", RSS_CHILD, folder, backend, str(cache), str(tools)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    steady, peak = done.stdout.split()[-2:]
+    return float(steady), float(peak)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -443,6 +499,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--skip-speed", action="store_true", help="quality only")
     parser.add_argument("--speed-only", action="store_true", help="speed only (prints, no --write)")
     parser.add_argument(
+        "--tools", type=int, help="speed over the first N SaaS tools only (a busy machine)"
+    )
+    parser.add_argument(
         "--dev-root", type=Path, default=ROOT, help="the checkout whose dev sets to use"
     )
     parser.add_argument("--set", action="append", help="measure only this set (repeatable)")
@@ -450,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     cache = args.cache or Path(tempfile.mkdtemp(prefix="hermes-hybrid-cache-"))
     sections = []
     if not args.skip_speed:
-        sections.append("### Speed (5,468 SaaS tools)\n\n" + speed())
+        sections.append("### Speed (5,468 SaaS tools)\n\n" + speed(args.tools))
         print(sections[-1], flush=True)
     if args.speed_only:
         return

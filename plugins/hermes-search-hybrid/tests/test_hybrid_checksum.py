@@ -64,5 +64,5 @@ def test_damaged_verification_record_only_costs_a_new_check(tmp_path: Path) -> N
 
 
 def test_missing_weights_are_an_error_naming_the_file(tmp_path: Path) -> None:
-    with pytest.raises(ModelChecksumError, match=r"cannot read the model weights .*model"):
+    with pytest.raises(ModelChecksumError, match=r"cannot read the model file .*model"):
         verify_weights(tmp_path / WEIGHTS_FILE, tmp_path / "verified.json", UPSTREAM_SHA256)

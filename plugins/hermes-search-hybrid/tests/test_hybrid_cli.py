@@ -1,5 +1,5 @@
 """The plugin as a user meets it, through the real ``hermes`` command: installed but not
-enabled, then enabled and selected, and a model whose weights were changed."""
+enabled, then enabled and selected, and a model whose weights or tokenizer were changed."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hermes_search_hybrid.checksum import TOKENIZER_FILE, TOKENIZER_SHA256
 from hermes_search_hybrid.model import WEIGHTS_FILE, default_model_dir
 from hybrid_fixtures import MISMATCH_QUERY, hybrid_config, write_catalog
 
@@ -37,10 +38,11 @@ def test_enabled_and_selected_plugin_answers_tools_search(hermes_cli: HermesCli)
     assert hybrid["results"][0]["matches"][0] == "send_sms"
 
 
-def changed_model(hermes_cli: HermesCli, tmp_path: Path) -> Path:
-    """A copy of the model with one byte of its weights changed, selected in the config."""
+def changed_model(hermes_cli: HermesCli, tmp_path: Path, changed: str = WEIGHTS_FILE) -> Path:
+    """A copy of the model with one byte of its file ``changed`` changed, selected in the
+    config."""
     model = shutil.copytree(default_model_dir(), tmp_path / "model")
-    weights = model / WEIGHTS_FILE
+    weights = model / changed
     data = bytearray(weights.read_bytes())
     data[len(data) // 2] ^= 0x01
     weights.write_bytes(bytes(data))
@@ -73,7 +75,7 @@ main()
 """
 
 
-def test_listing_the_enabled_plugin_imports_neither_torch_nor_the_model(
+def test_listing_the_enabled_plugin_imports_neither_onnxruntime_nor_the_model(
     hermes_cli: HermesCli,
 ) -> None:
     hermes_cli.config.write_text(json.dumps(hybrid_config()), encoding="utf-8")
@@ -92,8 +94,20 @@ def test_listing_the_enabled_plugin_imports_neither_torch_nor_the_model(
     assert "hybrid" in done.stdout
     assert "hermes_search_hybrid" in imported
     # The factory runs (a failure would be listed as the plugin's error): it builds the bm25
-    # side, which uses numpy; torch and the model wait for the first search.
-    assert not {"torch", "sentence_transformers", "transformers"} & imported
+    # side, which uses numpy; onnxruntime and the model wait for the first search.
+    assert not {"onnxruntime", "tokenizers", "torch", "sentence_transformers"} & imported
+
+
+def test_model_whose_tokenizer_differs_from_upstream_is_refused(
+    hermes_cli: HermesCli, tmp_path: Path
+) -> None:
+    tokenizer = changed_model(hermes_cli, tmp_path, TOKENIZER_FILE)
+
+    done = hermes_cli.run("tools", "search", "send a text", ok=False)
+
+    assert done.returncode == 2
+    assert f"refusing to load {tokenizer}: its sha256 is " in done.stderr
+    assert TOKENIZER_SHA256 in done.stderr
 
 
 def test_model_whose_weights_differ_is_listed_as_the_plugins_error(

@@ -1,5 +1,6 @@
-"""Nothing is downloaded: the model loads and answers in a process that cannot open a socket,
-with an empty Hugging Face cache, and the offline switches are set only while it loads."""
+"""Nothing is downloaded or recorded: the model loads and answers in a process that cannot open
+a socket, with an empty home, imports neither torch nor sentence-transformers, and leaves
+nothing under the home (onnxruntime's telemetry is off)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pexpect
 from hermes_search_hybrid.backend import PROGRESS_MIN_TOOLS
-from hermes_search_hybrid.model import OFFLINE_VARIABLES
 from hybrid_fixtures import MISMATCH_QUERY
 
 TESTS = Path(__file__).resolve().parent
@@ -39,14 +39,16 @@ NO_NETWORK = textwrap.dedent(
     print(json.dumps({
         "attempts": attempts,
         "hits": hits,
-        "variables": {name: os.environ.get(name) for name in json.loads(sys.argv[4])},
+        "telemetry": os.environ.get("ORT_DISABLE_TELEMETRY"),
+        "imported": sorted(sys.modules),
     }))
     """
 )
 
 
 def child_environment(tmp_path: Path) -> dict[str, str]:
-    """The test's PATH and a fresh HOME and Hugging Face cache; no offline switch is set."""
+    """The test's PATH and a fresh HOME and Hugging Face cache; no offline switch is set, and
+    onnxruntime's telemetry switch is not either."""
     variables = {
         "PATH": os.environ.get("PATH", os.defpath),
         "HOME": str(tmp_path / "user-home"),
@@ -64,7 +66,6 @@ def test_model_loads_and_answers_without_the_network(tmp_path: Path) -> None:
             str(TESTS),
             str(tmp_path / "root"),
             MISMATCH_QUERY,
-            json.dumps(OFFLINE_VARIABLES),
         ],
         env=child_environment(tmp_path),
         capture_output=True,
@@ -77,9 +78,11 @@ def test_model_loads_and_answers_without_the_network(tmp_path: Path) -> None:
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["attempts"] == []
     assert report["hits"][0] == "send_sms"
-    assert report["variables"] == dict.fromkeys(OFFLINE_VARIABLES)  # restored after loading
-    downloaded = [path for path in (tmp_path / "hf-home").rglob("*") if path.is_file()]
-    assert downloaded == []
+    assert report["telemetry"] == "1"
+    assert "onnxruntime" in report["imported"]
+    assert not {"torch", "sentence_transformers", "transformers"} & set(report["imported"])
+    written = [path for path in tmp_path.glob("*-home/**/*") if path.is_file()]
+    assert written == []
 
 
 # Builds a catalog large enough for a progress bar in a child process.
