@@ -58,10 +58,12 @@ def time_script(root: Path) -> Path:
 
 
 def hang_script(root: Path) -> Path:
-    """A "server" that marks its start in ``root/hang.starts`` and never answers."""
+    """A "server" that marks its start in ``root/hang.starts`` and never answers (it reads its
+    input, and exits once that closes: its end does not wait out a grace period)."""
     script = root / "hang-server.sh"
     script.write_text(
-        f'#!/bin/sh\necho "$$" >> "{root / "hang.starts"}"\nexec sleep 3600\n', encoding="utf-8"
+        f'#!/bin/sh\necho "$$" >> "{root / "hang.starts"}"\nwhile read -r _; do :; done\n',
+        encoding="utf-8",
     )
     script.chmod(0o755)
     return script

@@ -97,6 +97,19 @@ def hanging_entry(**fields: object) -> McpServerConfig:
     )
 
 
+def mute_entry(**fields: object) -> McpServerConfig:
+    """A stdio "server" that reads its input and never answers, and exits when its input
+    closes: a hung server that does not also make its shutdown wait out the grace period
+    (:func:`hanging_entry` does, for the tests of that)."""
+    return McpServerConfig.model_validate(
+        {
+            "command": sys.executable,
+            "args": ["-c", "import sys\nsys.stdin.buffer.read()", "hermes-mute-marker"],
+            **fields,
+        }
+    )
+
+
 def spawner_entry(marker: str, *, silent: bool = False, **fields: object) -> McpServerConfig:
     """A stdio entry running ``tests/mcp/servers/spawner.py``, which starts a long-lived child of
     its own with ``marker`` on its command line (``silent``: and then never answers)."""

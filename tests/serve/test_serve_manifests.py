@@ -22,9 +22,11 @@ PATIENCE = HANG_TIMEOUT / 2
 
 
 def hanging_server() -> dict[str, object]:
+    """A server that reads its input and never answers; it exits once its input closes, so
+    the end of serve does not wait out the grace period of a child that ignores it."""
     return {
         "command": sys.executable,
-        "args": ["-c", "import time\nwhile True: time.sleep(3600)", "hermes-serve-hang"],
+        "args": ["-c", "import sys\nsys.stdin.buffer.read()", "hermes-serve-hang"],
         "connect_timeout": HANG_TIMEOUT,
     }
 
