@@ -36,9 +36,9 @@ TOOLS = (
     ToolDocument("list_files", "List the files in a directory", "files", ("path",)),
     ToolDocument("translate_text", "Translate text into another language", "language", ("text",)),
 )
-"""A catalog in which "ping mom on her mobile" shares no word with any tool."""
+"""A catalog in which "buzz mom on her mobile" shares no word with any tool."""
 
-MISMATCH_QUERY = "ping mom on her mobile"
+MISMATCH_QUERY = "buzz mom on her mobile"
 
 
 def hybrid_config(settings: Mapping[str, Any] | None = None, **tool_search: Any) -> dict[str, Any]:
