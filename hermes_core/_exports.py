@@ -263,6 +263,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "AddressSettings": "hermes_core._addresses",
         "allowed_host": "hermes_core._addresses",
         "check_url": "hermes_core._addresses",
+        "CheckedFetcher": "hermes_core._checked_fetch",
+        "FetchError": "hermes_core._checked_fetch",
         "write_atomically": "hermes_core._atomic_write",
     },
 }

@@ -52,6 +52,12 @@ if TYPE_CHECKING:
     from hermes_core._captured import (
         head_and_tail as head_and_tail,
     )
+    from hermes_core._checked_fetch import (
+        CheckedFetcher as CheckedFetcher,
+    )
+    from hermes_core._checked_fetch import (
+        FetchError as FetchError,
+    )
     from hermes_core._client_io import (
         ClientFiles as ClientFiles,
     )

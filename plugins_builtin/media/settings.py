@@ -8,10 +8,14 @@ from typing import Annotated
 
 from annotated_types import Ge, Gt, Le
 
+from hermes_core._plugin_support import AddressSettings
+
 
 @dataclass(frozen=True)
-class MediaEntry:
-    """The media tools' settings. An empty command leaves its tool out."""
+class MediaEntry(AddressSettings):
+    """The media tools' settings. An empty command leaves its tool out; ``allowed_hosts``
+    (:class:`AddressSettings`): the hosts an image URL of ``vision_analyze`` may reach although
+    the address rules refuse them (this machine, its network)."""
 
     image_provider: str = "openai"
     """The image provider ``image_generate`` draws with (registered by name)."""
@@ -25,6 +29,8 @@ class MediaEntry:
     image_timeout: Annotated[float, Gt(0), Le(3600)] = 180.0
     max_image_bytes: Annotated[int, Ge(1024)] = 20_000_000
     """The largest image ``vision_analyze`` reads and ``image_generate`` keeps."""
+    image_fetch_timeout: Annotated[float, Gt(0), Le(600)] = 30.0
+    """Seconds ``vision_analyze`` may take to read an image URL."""
     vision_max_tokens: Annotated[int, Ge(16)] = 1024
     """The longest answer ``vision_analyze`` asks the model for."""
     tts_command: str = ""

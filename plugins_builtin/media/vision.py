@@ -1,5 +1,6 @@
-"""``vision_analyze``: an image file of the session (or a URL, under the address rules) shown
-to the conversation's own model, which answers a question about it."""
+"""``vision_analyze``: an image file of the session, or an image URL read under the address
+rules (every redirect hop checked, the type refused before its body, the body capped), shown to
+the conversation's own model, which answers a question about it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Final
 
 import anyio
 
+from hermes_core._plugin_support import AddressRefused, CheckedFetcher, FetchError
 from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult
 
@@ -34,6 +36,38 @@ def read_image(session: Session, image: str, max_bytes: int) -> ImagePart:
     return _part(image, data)
 
 
+_IMAGE_ACCEPT: Final = "image/png,image/jpeg,image/gif,image/webp"
+_SETTING: Final = "plugins.entries.media.allowed_hosts"
+
+
+def is_url(image: str) -> bool:
+    """Whether ``image`` names a URL (``http://``, ``https://``) rather than a file."""
+    return image.lower().startswith(("http://", "https://"))
+
+
+async def fetch_image(image: str, entry: MediaEntry) -> ImagePart:
+    """The image at the URL ``image``, read under the address rules, at most
+    ``entry.max_image_bytes``, a PNG, JPEG, GIF or WebP by its content."""
+    fetcher = CheckedFetcher(
+        tuple(entry.allowed_hosts),
+        _SETTING,
+        entry.image_fetch_timeout,
+        entry.max_image_bytes + 1,
+        max_redirects=5,
+        accept=_IMAGE_ACCEPT,
+    )
+
+    def refuse(content_type: str) -> str | None:
+        if content_type and not content_type.startswith("image/"):
+            return f"its content type is {content_type}, not an image"
+        return None
+
+    got = await fetcher.fetch(image, refuse)
+    if got.cut:
+        raise MediaRefused(f"{image} is over the {entry.max_image_bytes:,}-byte limit")
+    return _part(image, got.body)
+
+
 def _part(name: str, data: bytes) -> ImagePart:
     media_type = image_type(data)
     if media_type is None:
@@ -52,8 +86,14 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         if model is None:
             return ToolResult.error("NOT_AVAILABLE", NO_MODEL)
         try:
-            part = await anyio.to_thread.run_sync(read_image, session, image, entry.max_image_bytes)
-        except (MediaRefused, OSError) as exc:
+            if is_url(image):
+                part = await fetch_image(image, entry)
+            else:
+                size = entry.max_image_bytes
+                part = await anyio.to_thread.run_sync(read_image, session, image, size)
+        except AddressRefused as exc:
+            return ToolResult.error("DENIED", f"vision_analyze: {exc}")
+        except (MediaRefused, FetchError, OSError) as exc:
             return ToolResult.error("TOOL_ERROR", f"vision_analyze: {exc}")
         try:
             asked = question.strip() or DEFAULT_QUESTION
@@ -68,13 +108,14 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
     return Tool(
         name="vision_analyze",
         description=(
-            "Look at an image file (PNG, JPEG, GIF or WebP) in the working directory and answer "
-            "a question about it: what it shows, the text in it, a chart's values, a UI's state."
+            "Look at an image (PNG, JPEG, GIF or WebP: a file in the working directory or an "
+            "http(s) URL) and answer a question about it: what it shows, the text in it, a "
+            "chart's values, a UI's state."
         ),
         parameters={
             "type": "object",
             "properties": {
-                "image": {"type": "string", "description": "The image file's path."},
+                "image": {"type": "string", "description": "The image file's path, or its URL."},
                 "question": {
                     "type": "string",
                     "description": "What to find out (default: a detailed description).",
@@ -88,6 +129,6 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         source="builtin",
         source_name="media",
         core=True,
-        annotations=ToolAnnotations(read_only=True, open_world=False),
+        annotations=ToolAnnotations(read_only=True, destructive=False, open_world=True),
         timeout=300.0,
     )

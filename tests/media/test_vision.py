@@ -5,6 +5,9 @@ outside the working directory, non-images and oversized files refused; no model,
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -129,3 +132,67 @@ def test_an_image_part_survives_the_json_form_and_refuses_other_types() -> None:
     assert str(CHART) not in repr(message.images[0])  # the repr never holds the bytes
     with pytest.raises(ValueError, match=r"image/svg\+xml.*image/gif"):
         ImagePart("image/svg+xml", b"<svg/>")
+
+
+class ImageSite(BaseHTTPRequestHandler):
+    """A real HTTP server on 127.0.0.1 with an image, a page, an oversized image and a redirect
+    to a cloud metadata address."""
+
+    def do_GET(self) -> None:
+        routes: dict[str, tuple[int, str, bytes, dict[str, str]]] = {
+            "/chart.png": (200, "image/png", CHART, {}),
+            "/page.html": (200, "text/html", b"<html><body>hi</body></html>", {}),
+            "/big.png": (200, "image/png", CHART + b"\0" * 8192, {}),
+            "/steal": (302, "text/plain", b"", {"location": "http://169.254.169.254/latest/"}),
+        }
+        status, kind, body, headers = routes.get(self.path, (404, "text/plain", b"no", {}))
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def image_site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ImageSite)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_image_url_is_read_under_the_address_rules(
+    hermes_env: Environment, tmp_path: Path, image_site: str
+) -> None:
+    arguments = {"image": f"{image_site}/chart.png", "question": "What is it?"}
+    with FakeModelServer(responder=vision_script(arguments, "A red rectangle.")) as server:
+        host = media_host(hermes_env, server=server, media={"allowed_hosts": ["127.0.0.1"]})
+        try:
+            converse(host, tmp_path, "look at the chart online")
+        finally:
+            host.close()
+        seen = [r for r in server.requests if r.images]
+    assert seen[0].images == [("image/png", CHART)]
+
+
+def test_an_image_url_of_this_machine_a_redirect_to_metadata_or_no_image_is_refused(
+    hermes_env: Environment, tmp_path: Path, image_site: str
+) -> None:
+    refused = run_tool(hermes_env, tmp_path, {"image": f"{image_site}/chart.png"})
+    assert "loopback" in refused
+    assert "plugins.entries.media.allowed_hosts" in refused
+    allowed = {"allowed_hosts": ["127.0.0.1"], "max_image_bytes": 2048}
+    for path, said in [
+        ("/steal", "169.254.169.254"),
+        ("/page.html", "text/html, not an image"),
+        ("/big.png", "over the 2,048-byte limit"),
+    ]:
+        answer = run_tool(hermes_env, tmp_path, {"image": f"{image_site}{path}"}, **allowed)
+        assert said in answer, path

@@ -1,0 +1,156 @@
+"""GET one URL a model named, under the address rules (:mod:`hermes_core._addresses`): every
+hop of a redirect chain is checked (``check_url``) and the connection goes to the address that
+was checked, never to a second resolution of the name; a type the caller cannot use is refused
+before the body is read, and the body is read in a stream up to a byte cap. What ``web_extract``
+reads pages with and ``vision_analyze`` reads images with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Final
+
+import anyio.to_thread
+import httpx
+
+from hermes_core._addresses import check_url
+from hermes_core._errors import HermesError
+
+__all__ = ["USER_AGENT", "CheckedFetcher", "FetchError", "Fetched"]
+
+USER_AGENT: Final = "Mozilla/5.0 (compatible; hermes-core)"
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+
+
+class FetchError(HermesError):
+    """A URL that could not be read: an HTTP error, a type the caller does not read, a network
+    failure, too many redirects. The message says which and where."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What one URL gave: ``url`` the one asked for, ``final_url`` where the redirects ended,
+    its content type (lower case, no parameters; ``""`` when the server sent none), ``body``
+    (``cut`` when it was longer than the cap) and the addresses it was redirected from."""
+
+    url: str
+    final_url: str
+    content_type: str
+    charset: str | None
+    body: bytes = field(repr=False)
+    cut: bool
+    redirects: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CheckedFetcher:
+    """Fetches under the address rules (``allowed_hosts``, named in refusals as ``setting``),
+    asking with the ``Accept`` header ``accept``; ``resolve`` replaces ``socket.getaddrinfo``
+    (tests map their names with it)."""
+
+    allowed_hosts: Sequence[str]
+    setting: str
+    timeout: float
+    max_bytes: int
+    max_redirects: int
+    accept: str = "*/*"
+    resolve: Callable[[str, int], Sequence[str]] | None = None
+
+    async def fetch(self, url: str, refuse: Callable[[str], str | None]) -> Fetched:
+        """The body at ``url``. ``refuse(content_type)`` says why a type cannot be used (its
+        refusal is raised before the body is read) or ``None``. Raises
+        :class:`~hermes_core._addresses.AddressRefused` for a URL (or a redirect) the rules
+        refuse, :class:`FetchError` for everything else that went wrong."""
+        current = url
+        redirects: list[str] = []
+        timeout = httpx.Timeout(self.timeout)
+        # No connection is kept for the next hop: the pool keys connections by address, and one
+        # made (and its certificate checked) for one name must not serve another name.
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
+            while True:
+                check = partial(
+                    check_url,
+                    current,
+                    allowed_hosts=self.allowed_hosts,
+                    resolve=self.resolve,
+                    setting=self.setting,
+                )
+                addresses = await anyio.to_thread.run_sync(check)
+                response = await self._send(client, current, addresses)
+                try:
+                    location = response.headers.get("location")
+                    if response.status_code in _REDIRECTS and location:
+                        if len(redirects) >= self.max_redirects:
+                            raise FetchError(
+                                f"{url}: more than {self.max_redirects} redirects "
+                                f"(the last to {location})"
+                            )
+                        redirects.append(current)
+                        current = str(httpx.URL(current).join(location))
+                        continue
+                    return await self._read(response, url, current, redirects, refuse)
+                finally:
+                    await response.aclose()
+
+    async def _send(
+        self, client: httpx.AsyncClient, url: str, addresses: list[str]
+    ) -> httpx.Response:
+        target = httpx.URL(url)
+        headers = {
+            "Host": target.netloc.decode("ascii"),
+            "User-Agent": USER_AGENT,
+            "Accept": self.accept,
+        }
+        # The certificate is checked against the name, the connection made to the address.
+        extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+        failure: Exception | None = None
+        for address in addresses:
+            request = client.build_request(
+                "GET", target.copy_with(host=address), headers=headers, extensions=extensions
+            )
+            try:
+                return await client.send(request, stream=True)
+            except httpx.ConnectError as exc:
+                failure = exc
+            except httpx.TimeoutException:
+                raise FetchError(f"{url}: no answer within {self.timeout:g} s") from None
+            except httpx.HTTPError as exc:
+                raise FetchError(f"{url}: {type(exc).__name__}: {exc}") from None
+        raise FetchError(f"{url}: cannot connect ({', '.join(addresses)}): {failure}")
+
+    async def _read(
+        self,
+        response: httpx.Response,
+        url: str,
+        final: str,
+        redirects: list[str],
+        refuse: Callable[[str], str | None],
+    ) -> Fetched:
+        if response.status_code >= 400:
+            raise FetchError(f"{final}: HTTP {response.status_code} {response.reason_phrase}")
+        raw_type = response.headers.get("content-type", "")
+        content_type = raw_type.split(";")[0].strip().lower()
+        refusal = refuse(content_type)
+        if refusal is not None:
+            raise FetchError(f"{final}: {refusal}")
+        body, cut = await self._body(response, final)
+        return Fetched(url, final, content_type, response.charset_encoding, body, cut, redirects)
+
+    async def _body(self, response: httpx.Response, final: str) -> tuple[bytes, bool]:
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= self.max_bytes:
+                    return b"".join(chunks)[: self.max_bytes], True
+        except httpx.TimeoutException:
+            raise FetchError(
+                f"{final}: the body did not arrive within {self.timeout:g} s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise FetchError(f"{final}: reading the body: {type(exc).__name__}: {exc}") from None
+        return b"".join(chunks), False
