@@ -24,9 +24,9 @@ NPM_PACKAGES = (
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
     "@modelcontextprotocol/server-memory@2026.8.31",
-    "@modelcontextprotocol/server-github@2025.4.8",
     "@modelcontextprotocol/inspector@0.15.0",
-    # The request dev sets' servers (benchmarks/mcp_request_catalog.py).
+    # The request dev sets' servers (benchmarks/mcp_request_catalog.py); github is also the
+    # server of the multilingual search test (tests/mcp/test_multilingual_search.py).
     "@modelcontextprotocol/server-github@2025.4.8",
     "@modelcontextprotocol/server-gitlab@2025.4.25",
     "@modelcontextprotocol/server-slack@2025.4.25",
