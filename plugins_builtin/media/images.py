@@ -205,8 +205,8 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
     return Tool(
         name="image_generate",
         description=(
-            "Generate images from a text prompt and save them as files (returns their paths). "
-            "Describe subject, style, composition and any text to render."
+            "Draw images from a prompt describing the subject, style, composition and any "
+            "words to render; returns the paths of the image files written."
         ),
         parameters={
             "type": "object",

@@ -71,7 +71,7 @@ def file_provider(context: PluginContext) -> FileMemoryProvider:
     return FileMemoryProvider(context.env.home / "memories")
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_memory_providers() -> list[MemoryProviderSpec]:
     """The ``file`` memory provider."""
     return [
