@@ -9,6 +9,7 @@ it) cut to ``max_snapshot_chars`` with a note, and the notes of what the page di
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import re
 from collections.abc import Awaitable, Callable
@@ -278,9 +279,16 @@ async def _on_element(
         raise _failure(browser, doing, exc, ref=True) from exc
 
 
+_QUIET_MS = 3000
+
+
 async def _settle(browser: SessionBrowser) -> None:
     """Let a navigation the action started reach its DOM (a page that never loads leaves the
     wait at the navigation timeout; the result then shows what there is)."""
+    # An Enter or a click starts its navigation a moment later: the old page is already loaded,
+    # so wait for the network to go quiet first (briefly; a page that keeps polling goes on).
+    with contextlib.suppress(Exception):
+        await browser.page.wait_for_load_state("networkidle", timeout=_QUIET_MS)
     try:
         await browser.page.wait_for_load_state("domcontentloaded")
     except Exception:  # a slow page: report what is there
