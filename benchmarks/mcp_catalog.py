@@ -20,6 +20,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,14 +120,16 @@ def servers_config(scratch: Path) -> dict[str, Any]:
     return servers
 
 
-async def _listed_tools(scratch: Path) -> list[dict[str, Any]]:
+async def listed_tools(servers: dict[str, Any], scratch: Path) -> list[dict[str, Any]]:
+    """Every MCP tool a host with ``servers`` registers, in the eval catalog format; raises
+    :class:`ServerMissing` when one does not connect."""
     (scratch / "home").mkdir(exist_ok=True)
     env = Environment(
         home=scratch / "home",
         cwd=scratch,
         variables={"HERMES_LOG_DIR": str(scratch / "logs"), "HERMES_CACHE_DIR": str(scratch)},
     )
-    config = Config.model_validate({"mcp_servers": servers_config(scratch)})
+    config = Config.model_validate({"mcp_servers": servers})
     async with Host(config, env) as host:
         down = {
             name: status.reason
@@ -147,11 +150,17 @@ async def _listed_tools(scratch: Path) -> list[dict[str, Any]]:
         ]
 
 
+def live_tools(servers_of: Callable[[Path], dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    """The tools the servers ``servers_of(scratch)`` configures list now, through hermes,
+    sorted by name (``scratch`` a temporary directory named with ``prefix``)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        tools = anyio.run(listed_tools, servers_of(Path(scratch)), Path(scratch))
+    return sorted(tools, key=lambda tool: tool["name"])
+
+
 def live_catalog() -> list[dict[str, Any]]:
     """The tools the five servers list now, through hermes, sorted by name."""
-    with tempfile.TemporaryDirectory(prefix="hermes-mcp-catalog-") as scratch:
-        tools = anyio.run(_listed_tools, Path(scratch))
-    return sorted(tools, key=lambda tool: tool["name"])
+    return live_tools(servers_config, "hermes-mcp-catalog-")
 
 
 def catalog_text(tools: list[dict[str, Any]]) -> str:
@@ -159,26 +168,34 @@ def catalog_text(tools: list[dict[str, Any]]) -> str:
     return json.dumps(tools, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def write_or_check(
+    catalog: Path, live: Callable[[], list[dict[str, Any]]], script: str, check: bool
+) -> int:
+    """Write what ``live()`` lists to ``catalog`` (``check``: compare instead, 1 when it
+    differs); 2 with the install hint when a server is missing."""
+    try:
+        text = catalog_text(live())
+    except ServerMissing as error:
+        print(f"{script}: {error}", file=sys.stderr)
+        return 2
+    if check:
+        current = catalog.read_text(encoding="utf-8") if catalog.exists() else ""
+        if current != text:
+            print(f"{catalog} differs from what the servers list; rerun without --check")
+            return 1
+        print(f"{catalog}: up to date")
+        return 0
+    catalog.parent.mkdir(parents=True, exist_ok=True)
+    catalog.write_text(text, encoding="utf-8")
+    print(f"wrote {len(json.loads(text))} tools to {catalog.relative_to(REPO)}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     options = parser.parse_args()
-    try:
-        text = catalog_text(live_catalog())
-    except ServerMissing as error:
-        print(f"mcp_catalog: {error}", file=sys.stderr)
-        return 2
-    if options.check:
-        current = CATALOG.read_text(encoding="utf-8") if CATALOG.exists() else ""
-        if current != text:
-            print(f"{CATALOG} differs from what the servers list; rerun without --check")
-            return 1
-        print(f"{CATALOG}: up to date")
-        return 0
-    CATALOG.parent.mkdir(parents=True, exist_ok=True)
-    CATALOG.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text))} tools to {CATALOG.relative_to(REPO)}")
-    return 0
+    return write_or_check(CATALOG, live_catalog, "mcp_catalog", options.check)
 
 
 if __name__ == "__main__":

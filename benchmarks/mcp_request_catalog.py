@@ -20,18 +20,12 @@ import argparse
 import json
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-import anyio  # noqa: E402
-
-from hermes_core._config import Config  # noqa: E402
-from hermes_core._host import Host  # noqa: E402
-from hermes_core._paths import Environment  # noqa: E402
 
 REPO = _HERE.parent
 CATALOG = REPO / "benchmarks" / "data" / "mcp-requests" / "catalog.json"
@@ -71,10 +65,6 @@ PYPI_SERVERS = {
 }
 
 
-class ServerMissing(Exception):
-    """A server cannot be started here; the message says how to install it."""
-
-
 def _load_sibling(name: str) -> Any:
     import importlib.util
 
@@ -85,6 +75,11 @@ def _load_sibling(name: str) -> Any:
     sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
+
+
+# The MCP-server set's script: how a catalog is listed through hermes, written and checked.
+_CATALOG_SCRIPT = _load_sibling("mcp_catalog")
+ServerMissing = _CATALOG_SCRIPT.ServerMissing
 
 
 def npm_script(package: str, entry: str) -> Path:
@@ -126,61 +121,22 @@ def servers_config(scratch: Path) -> dict[str, Any]:
     return servers
 
 
-async def _listed_tools(scratch: Path) -> list[dict[str, Any]]:
-    (scratch / "home").mkdir(exist_ok=True)
-    env = Environment(
-        home=scratch / "home",
-        cwd=scratch,
-        variables={"HERMES_LOG_DIR": str(scratch / "logs"), "HERMES_CACHE_DIR": str(scratch)},
-    )
-    config = Config.model_validate({"mcp_servers": servers_config(scratch)})
-    async with Host(config, env) as host:
-        down = {
-            name: status.reason
-            for name, status in host.mcp_status().items()
-            if status.state != "connected"
-        }
-        if down:
-            raise ServerMissing(f"MCP servers did not connect: {down}")
-        return [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": dict(tool.parameters),
-                "server": tool.source_name,
-            }
-            for tool in host.registry
-            if tool.source == "mcp"
-        ]
-
-
 def live_catalog() -> list[dict[str, Any]]:
     """The tools the seven servers list now, through hermes, sorted by name."""
-    with tempfile.TemporaryDirectory(prefix="hermes-mcp-requests-") as scratch:
-        tools = anyio.run(_listed_tools, Path(scratch))
-    return sorted(tools, key=lambda tool: tool["name"])
+    result: list[dict[str, Any]] = _CATALOG_SCRIPT.live_tools(
+        servers_config, "hermes-mcp-requests-"
+    )
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     options = parser.parse_args()
-    try:
-        text = _load_sibling("mcp_catalog").catalog_text(live_catalog())
-    except ServerMissing as error:
-        print(f"mcp_request_catalog: {error}", file=sys.stderr)
-        return 2
-    if options.check:
-        current = CATALOG.read_text(encoding="utf-8") if CATALOG.exists() else ""
-        if current != text:
-            print(f"{CATALOG} differs from what the servers list; rerun without --check")
-            return 1
-        print(f"{CATALOG}: up to date")
-        return 0
-    CATALOG.parent.mkdir(parents=True, exist_ok=True)
-    CATALOG.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text))} tools to {CATALOG.relative_to(REPO)}")
-    return 0
+    check: int = _CATALOG_SCRIPT.write_or_check(
+        CATALOG, live_catalog, "mcp_request_catalog", options.check
+    )
+    return check
 
 
 if __name__ == "__main__":
