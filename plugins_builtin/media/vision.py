@@ -8,7 +8,6 @@ from typing import Final
 
 import anyio
 
-from hermes_core._plugin_support import AddressRefused, CheckedFetcher, FetchError
 from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult
 
@@ -47,7 +46,10 @@ def is_url(image: str) -> bool:
 
 async def fetch_image(image: str, entry: MediaEntry) -> ImagePart:
     """The image at the URL ``image``, read under the address rules, at most
-    ``entry.max_image_bytes``, a PNG, JPEG, GIF or WebP by its content."""
+    ``entry.max_image_bytes``, a PNG, JPEG, GIF or WebP by its content (the fetcher, and httpx,
+    are imported here, at the first URL, not at host start)."""
+    from hermes_core._plugin_support import CheckedFetcher
+
     fetcher = CheckedFetcher(
         tuple(entry.allowed_hosts),
         _SETTING,
@@ -82,6 +84,8 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
     async def vision_analyze(
         session: Session, image: str, question: str = DEFAULT_QUESTION
     ) -> ToolResult:
+        from hermes_core._plugin_support import AddressRefused, FetchError
+
         model = session_model(session)
         if model is None:
             return ToolResult.error("NOT_AVAILABLE", NO_MODEL)

@@ -1,0 +1,101 @@
+"""The bundled ``openai`` image provider: the OpenAI images API (``POST {base_url}/images/
+generations``), or any server that speaks it, over httpx. Imported when an image is first asked
+for, not at host start."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import httpx
+
+from hermes_core.plugin import GeneratedImage, ImageError, ImageRequest
+
+from .images import MAX_COUNT
+from .media_files import image_type
+from .settings import MediaEntry
+
+
+class OpenAIImages:
+    """The OpenAI images API as an :class:`~hermes_core.plugin.ImageProvider`. Asks for
+    base64 answers (``dall-e-*`` models are told to; ``gpt-image-*`` always send them) and
+    refuses an answer that only links to an image: nothing is fetched from an address the
+    server picked."""
+
+    def __init__(self, entry: MediaEntry, key: str | None) -> None:
+        self._entry = entry
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.AsyncClient(
+            base_url=entry.image_base_url.rstrip("/"),
+            headers=headers,
+            timeout=entry.image_timeout,
+        )
+        self._key = key
+
+    def _error(self, message: str, status: int | None = None) -> ImageError:
+        if self._key:
+            message = message.replace(self._key, "[redacted]")
+        return ImageError(
+            f"openai images at {self._entry.image_base_url}: {message}",
+            provider="openai",
+            status=status,
+        )
+
+    async def generate(self, request: ImageRequest) -> list[GeneratedImage]:
+        """The images the server drew for ``request``."""
+        body: dict[str, Any] = {
+            "model": self._entry.image_model,
+            "prompt": request.prompt,
+            "n": request.count,
+        }
+        if request.size:
+            body["size"] = request.size
+        if self._entry.image_model.startswith("dall-e"):
+            body["response_format"] = "b64_json"
+        try:
+            answer = await self._client.post("/images/generations", json=body)
+        except httpx.HTTPError as exc:
+            raise self._error(f"the server could not be reached ({type(exc).__name__})") from None
+        if answer.status_code >= 400:
+            raise self._error(_failure(answer), answer.status_code)
+        try:
+            items = answer.json()["data"]
+        except (ValueError, KeyError, TypeError):
+            raise self._error("the answer is not an images API answer (no 'data' list)") from None
+        if not isinstance(items, list) or not items:
+            raise self._error("the answer holds no image")
+        return [self._image(item) for item in items[:MAX_COUNT]]
+
+    def _image(self, item: Any) -> GeneratedImage:
+        encoded = item.get("b64_json") if isinstance(item, dict) else None
+        if not isinstance(encoded, str):
+            raise self._error("an image came as a link, not as data (b64_json); not fetched")
+        try:
+            data = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise self._error("an image's b64_json is not base64") from None
+        if len(data) > self._entry.max_image_bytes:
+            raise self._error(f"an image is {len(data):,} bytes, over max_image_bytes")
+        media_type = image_type(data)
+        if media_type is None:
+            raise self._error("an image is not a PNG, JPEG, GIF or WebP")
+        revised = item.get("revised_prompt")
+        return GeneratedImage(data, media_type, revised if isinstance(revised, str) else None)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.aclose()
+
+
+def _failure(answer: httpx.Response) -> str:
+    try:
+        detail = str(answer.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        detail = answer.text[:300]
+    hint = (
+        " (check the key in plugins.entries.media.image_api_key_env)"
+        if answer.status_code == 401
+        else ""
+    )
+    return f"HTTP {answer.status_code}: {detail}{hint}"
