@@ -108,10 +108,9 @@ class BrowserActions:
         async def act(browser: SessionBrowser) -> ToolResult:
             height = (browser.page.viewport_size or {"height": 800})["height"]
             step = height * pages * (1 if direction == "down" else -1)
+            start = await browser.page.evaluate("() => scrollY")
             await browser.page.mouse.wheel(0, step)
-            where = await browser.page.evaluate(
-                "() => [Math.round(scrollY), document.documentElement.scrollHeight, innerHeight]"
-            )
+            where = await browser.page.evaluate(_SCROLLED, start)
             top, total, shown = (int(value) for value in where)
             text = f"scrolled {direction}: showing {top}-{top + shown} of {total} pixels"
             return _result(browser, text)
@@ -280,6 +279,22 @@ async def _on_element(
 
 
 _QUIET_MS = 3000
+
+
+# Chromium handles a wheel event after `mouse.wheel` returns, and may animate it: wait until the
+# page has moved and held still for a few frames (or, if it cannot move, for half a second).
+_SCROLLED = """async (start) => {
+  const frame = () => new Promise((done) => requestAnimationFrame(done));
+  const began = performance.now();
+  let last = scrollY, still = 0;
+  while (performance.now() - began < 1500) {
+    await frame();
+    if (scrollY !== last) { last = scrollY; still = 0; continue; }
+    still += 1;
+    if ((scrollY !== start && still >= 3) || performance.now() - began > 500) break;
+  }
+  return [Math.round(scrollY), document.documentElement.scrollHeight, innerHeight];
+}"""
 
 
 async def _settle(browser: SessionBrowser) -> None:
