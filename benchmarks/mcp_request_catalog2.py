@@ -9,9 +9,10 @@ sorted by name, through ``benchmarks/mcp_catalog.py``'s functions:
     python benchmarks/mcp_request_catalog2.py --check    # exit 1 when the file differs
 
 The npm servers are pinned here (``NPM_PACKAGES``), not in ``noxfile.py``: only this script and
-its slow test start them. Install them with the command ``--install-hint`` prints (the folder is
-``.cache/npm`` unless ``--npm-root`` or ``HERMES_NPM_ROOT`` names another). The PyPI server
-(``excel-mcp-server``) runs in the interpreter running this script.
+its slow test start them. ``--install`` installs them (``nox -s tests_slow`` runs it),
+``--install-hint`` prints the commands; the npm folder is ``.cache/npm`` unless ``--npm-root``
+or ``HERMES_NPM_ROOT`` names another. The PyPI server (``excel-mcp-server``) runs in the
+interpreter running this script.
 
 Listing tools needs no account: the servers that want a key or a cluster get a placeholder
 (``fake-...``, an unreachable address, an empty kubeconfig), which no tool call here ever uses.
@@ -126,6 +127,24 @@ def install_hint() -> str:
     return f"npm install --prefix {npm_root()} {npm}; pip install {pypi}"
 
 
+def install() -> int:
+    """Install every server at its pinned version: the npm ones under :func:`npm_root`, the
+    PyPI one into the running interpreter (``nox -s tests_slow`` runs this)."""
+    import subprocess
+
+    npm = shutil.which("npm")
+    if npm is None:
+        print("mcp_request_catalog2: npm is not on PATH; install Node.js 20 or later")
+        return 2
+    specs = [f"{name}@{version}" for name, (version, _) in NPM_PACKAGES.items()]
+    quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
+    done = subprocess.run([npm, "install", "--prefix", str(npm_root()), *quiet, *specs])
+    if done.returncode:
+        return done.returncode
+    wheels = [f"{dist}=={version}" for dist, version, _, _ in PYPI_SERVERS.values()]
+    return subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *wheels]).returncode
+
+
 def npm_script(package: str, entry: str) -> Path:
     """The entry script of an installed npm server at its pinned version."""
     version = NPM_PACKAGES[package][0]
@@ -179,12 +198,15 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     parser.add_argument("--npm-root", type=Path, help="where the npm servers are installed")
     parser.add_argument("--install-hint", action="store_true", help="print the install commands")
+    parser.add_argument("--install", action="store_true", help="install the pinned servers")
     options = parser.parse_args()
     if options.npm_root is not None:
         os.environ["HERMES_NPM_ROOT"] = str(options.npm_root)
     if options.install_hint:
         print(install_hint())
         return 0
+    if options.install:
+        return install()
     check: int = _CATALOG_SCRIPT.write_or_check(
         CATALOG, live_catalog, "mcp_request_catalog2", options.check
     )

@@ -347,10 +347,11 @@ def request_catalog_2_script() -> ModuleType:
     return module
 
 
-@pytest.mark.slow  # starts eight MCP servers (seven node, one Python): about 40 s on 2 cores
+@pytest.mark.slow  # starts eight MCP servers (seven node, one Python): about 11 s, shared 2 cores
 def test_second_request_catalog_is_what_the_live_servers_list_through_hermes() -> None:
-    """The servers are pinned in the script, not in noxfile.py: where they are not installed
-    the test says how to install them and is skipped; another version or listing fails."""
+    """The servers are pinned in the script, which ``nox -s tests_slow`` runs with
+    ``--install`` first; where they are not installed the test says how to install them and is
+    skipped; another version or listing fails."""
     script = request_catalog_2_script()
     missing = [
         package
