@@ -101,6 +101,9 @@ def tests_slow(session: nox.Session) -> None:
     strict, the MCP Inspector over stdio, OAuth logins and real MCP servers started and ended,
     the C kernel and the catalog cache under hypothesis, the largest search quality set."""
     _install_test_dependencies(session)
+    # The second request set's eight servers, pinned in its script, for its slow catalog check.
+    if shutil.which("npm"):
+        session.run("python", "benchmarks/mcp_request_catalog2.py", "--install")
     session.run(
         "pytest",
         "-n",
