@@ -92,3 +92,21 @@ def test_unquoted_version_is_read_as_written(tmp_path: Path, written: str) -> No
     path = write(tmp_path, f"name: demo\nversion: {written}\n")
 
     assert load_manifest(path).version == written.strip("'")
+
+
+def test_a_manifest_read_again_is_what_the_file_says_now(tmp_path: Path) -> None:
+    from hermes_core._plugins.manifest import read_manifest_data
+
+    path = write(tmp_path, "name: first\nprovides_tools: [a]\n")
+    data = read_manifest_data(path)
+    data["provides_tools"].append("added by the caller")
+    assert read_manifest_data(path) == {"name": "first", "provides_tools": ["a"]}
+
+    path.write_text("name: second\nprovides_tools: [b]\n", encoding="utf-8")
+    assert load_manifest(path).name == "second"
+
+    path.write_text("name: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ManifestError, match="plugin.yaml:2: not valid YAML"):
+        load_manifest(path)
+    with pytest.raises(ManifestError, match="plugin.yaml:2: not valid YAML"):
+        load_manifest(path)

@@ -43,6 +43,28 @@ def test_forget_modules_under_keeps_modules_of_a_sibling_folder(
         sys.modules.pop("forget_probe_sibling", None)
 
 
+def test_forget_modules_under_follows_a_symlinked_folder_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "forget_probe_linked.py").write_text("VALUE = 1\n", encoding="utf-8")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    for imported_from, forgotten_by in ((link, real), (real, link)):
+        monkeypatch.syspath_prepend(str(imported_from))
+        try:
+            importlib.import_module("forget_probe_linked")
+
+            forget_modules_under(forgotten_by)
+
+            assert "forget_probe_linked" not in sys.modules, (imported_from, forgotten_by)
+        finally:
+            sys.modules.pop("forget_probe_linked", None)
+            sys.path.remove(str(imported_from))
+            importlib.invalidate_caches()
+
+
 class Shouty:
     """A plugin object with one read-only tool."""
 

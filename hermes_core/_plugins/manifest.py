@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -198,7 +199,6 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
         MANIFEST_MAX_BYTES,
         YamlFileError,
         YamlLimitError,
-        load_limited,
         read_limited,
         yaml_problem,
     )
@@ -210,9 +210,29 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
     if text is None:
         raise ManifestError(f"{path}: cannot be read: no such file")
     try:
-        return load_limited(yaml or manifest_yaml(), text)
+        return _parsed(text, yaml)
     except YAMLError as exc:
         line, problem = yaml_problem(exc)
         at = f":{line + 1}" if line is not None else ""
         what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
         raise ManifestError(f"{path}{at}: {what}{problem}") from None
+
+
+# A host reads every manifest again at each start (a delegated task's host, an embedder's
+# second host, each test), and the pure-Python parse is most of that; every loader here is a
+# manifest_yaml(), so the text alone decides the data. Callers get a copy; a failed parse is
+# not kept.
+_PARSED: dict[str, Any] = {}
+_PARSED_KEPT = 128
+
+
+def _parsed(text: str, yaml: YAML | None) -> Any:
+    from hermes_core._yaml_limits import load_limited
+
+    data = _PARSED.get(text, _PARSED)
+    if data is _PARSED:
+        data = load_limited(yaml or manifest_yaml(), text)
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[text] = data
+    return copy.deepcopy(data)

@@ -4,8 +4,10 @@ imported from them."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -163,8 +165,22 @@ def make_nix_store(root: Path, label: str = "hermes-plugins") -> FakeNixStore:
 def forget_modules_under(directory: Path) -> None:
     """Drop from ``sys.modules`` every module whose file lies under ``directory``, so the next
     test imports its own copy of a same-named plugin."""
-    root = directory.resolve()
+    root = os.path.join(os.path.realpath(directory), "")
     for name, module in list(sys.modules.items()):
         location = getattr(module, "__file__", None)
-        if location and Path(location).resolve().is_relative_to(root):
+        if isinstance(location, str) and _real_path(location).startswith(root):
             del sys.modules[name]
+
+
+def _real_path(location: str) -> str:
+    # Resolving every module's file on each call cost a second or more per test (thousands of
+    # modules, a lstat per path component); a module's absolute path resolves the same way all
+    # session long, so it is resolved once. A relative one depends on the working directory.
+    if os.path.isabs(location):
+        return _real_absolute_path(location)
+    return os.path.realpath(location)
+
+
+@functools.cache
+def _real_absolute_path(location: str) -> str:
+    return os.path.realpath(location)
