@@ -197,3 +197,33 @@ def test_to_run_code_is_to_evaluate_or_execute_it() -> None:
         ]
     )
     assert _names(index, "run this snippet in the page")[0] == "page__evaluate"
+
+
+def test_how_many_units_asks_for_a_measure_not_a_count() -> None:
+    assert "durat" in _words("how many hours does the flight take")
+    assert "count" not in _words("how many hours does the flight take")
+    assert "distanc" in _words("how many miles is the ride")
+
+
+def test_what_was_said_asks_for_the_messages(services: BM25Index) -> None:
+    index = BM25Index(
+        [
+            _tool("chat__channel_history", "Get the recent messages of a channel", "channel"),
+            _tool("chat__list_channels", "List the channels of the workspace"),
+            _tool("chat__set_topic", "Set a channel's topic", "channel", "topic"),
+        ]
+    )
+    assert _names(index, "what was discussed in #design yesterday")[0] == "chat__channel_history"
+
+
+def test_up_to_date_is_latest_and_bring_it_up_to_date_updates() -> None:
+    index = BM25Index(
+        [
+            _tool("repo__update_branch", "Update a branch with its base branch", "branch"),
+            _tool("repo__get_branch", "Get a branch", "branch"),
+            _tool("docs__latest_docs", "Get the latest documentation of a library", "library"),
+            _tool("tasks__filter", "Filter tasks by due date", "date"),
+        ]
+    )
+    assert _names(index, "bring my feature branch up to date")[0] == "repo__update_branch"
+    assert _names(index, "up-to-date docs of numpy")[0] == "docs__latest_docs"
