@@ -49,6 +49,7 @@ __all__ = [
     "MOVE_VERBS",
     "PHRASES",
     "QUESTIONS",
+    "UNIT_MEASURES",
     "idiom_words",
     "question_words",
     "value_words",
@@ -132,10 +133,14 @@ PHRASES: Final = {
     ("look", "up"): "lookup",
     ("find", "out"): "get",
     ("hit", "enter"): "press enter",
+    ("up", "to", "date"): "latest",
+    ("up-to-date",): "latest",
 }
 """Phrasal verbs and the verb each is ranked as (matched lowercased, anywhere in a request)."""
 
 _LONGEST: Final = max(len(phrase) for phrase in PHRASES)
+_UP_TO_DATE: Final = PHRASES["up", "to", "date"]
+_BRING: Final = frozenset({"bring", "keep", "get"})
 
 MOVE_VERBS: Final = frozenset(
     {"push", "move", "bump", "shift", "postpone", "delay", "defer", "reschedule", "pull"}
@@ -172,7 +177,7 @@ def idiom_words(runs: Sequence[str]) -> Sequence[str]:
     position = 0
     changed = False
     while position < len(runs):
-        for length in range(_LONGEST, 1, -1):
+        for length in range(_LONGEST, 0, -1):
             verb = PHRASES.get(tuple(lowered[position : position + length]))
             if verb is not None:
                 found.extend(verb.split())
@@ -183,6 +188,10 @@ def idiom_words(runs: Sequence[str]) -> Sequence[str]:
             found.append(runs[position])
             position += 1
     words = [_bare(run).lower() for run in found]
+    if words and words[0] in _BRING and _UP_TO_DATE in found:
+        # "bring the branch up to date": the verb is the phrase's, "update"
+        found = ["update", *(word for word in found[1:] if word != _UP_TO_DATE)]
+        words = [_bare(run).lower() for run in found]
     if len(words) > 2 and words[0] == "remind" and words[1] == "me":
         rest = words[2:]
         cut = next((i for i, word in enumerate(rest) if word in _REMINDER_MARKERS), len(rest))
@@ -212,6 +221,15 @@ DERIVED: Final = {"remember": "memory", "memorize": "memory", "memorise": "memor
 """Verbs whose noun names a kind of tool or service by another stem ("remember" a memory): the
 noun is added beside the verb, at full weight, so that a server named after it is named."""
 
+UNIT_MEASURES: Final = {
+    **dict.fromkeys(("seconds", "minutes", "hours", "days", "weeks", "mins", "hrs"), "duration"),
+    **dict.fromkeys(("miles", "km", "kilometers", "kilometres", "meters", "metres"), "distance"),
+    **dict.fromkeys(("feet", "steps", "blocks"), "distance"),
+}
+"""After "how many", a unit asks for its measure ("how many minutes" is "how long"), not a
+count."""
+
+_SAID: Final = frozenset({"said", "discussed", "posted", "talked", "written"})
 _STRUCTURE: Final = frozenset(
     {"field", "fields", "column", "columns", "attribute", "attributes", "properties"}
 )
@@ -228,10 +246,17 @@ def question_words(runs: Sequence[str]) -> list[str]:
     for position, word in enumerate(lowered):
         if word in DERIVED:
             added.append(DERIVED[word])
+        following = lowered[position + 1 : position + 4]
+        if word == "how" and following[:1] == ["many"] and following[1:2]:
+            measure = UNIT_MEASURES.get(following[1])
+            if measure is not None:
+                added.append(measure)
+                continue
         for opening, action in QUESTIONS.items():
             if tuple(lowered[position : position + len(opening)]) == opening:
                 added.extend(action)
-        following = lowered[position + 1 : position + 4]
+        if word in ("what", "what's") and _SAID.intersection(following):
+            added.extend(("messages", "history"))
         if word in ("what", "which") and _STRUCTURE.intersection(following[:2]):
             added.extend(("schema", "describe"))
         if word in ("who", "who's", "whos") and _WHO_PLACES.intersection(following):
