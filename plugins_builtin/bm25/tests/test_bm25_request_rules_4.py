@@ -227,3 +227,22 @@ def test_up_to_date_is_latest_and_bring_it_up_to_date_updates() -> None:
     )
     assert _names(index, "bring my feature branch up to date")[0] == "repo__update_branch"
     assert _names(index, "up-to-date docs of numpy")[0] == "docs__latest_docs"
+
+
+def test_things_in_the_plural_and_no_action_ask_for_a_listing() -> None:
+    index = BM25Index(
+        [
+            _tool("cloud__list_clusters", "List the clusters of a project", "project"),
+            _tool("cloud__update_cluster", "Update a cluster's node pools", "cluster"),
+            _tool("cloud__upgrade_cluster", "Upgrade a cluster to a new version", "cluster"),
+            _tool("cloud__get_cluster", "Get a cluster", "cluster"),
+        ]
+    )
+    assert _names(index, "acme kubernetes clusters")[0] == "cloud__list_clusters"
+    assert _names(index, "which clusters do we have")[0] == "cloud__list_clusters"
+
+
+def test_an_action_or_a_long_description_adds_no_listing() -> None:
+    assert "list" not in _words("upgrade clusters")
+    assert "list" not in _words("good sushi restaurants in downtown seattle")
+    assert "list" not in _words("how many clusters")
