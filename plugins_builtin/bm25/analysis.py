@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
+from .idioms import plural_words
 from .phrasing import request_words
 from .tokenize import QUERY_STOPWORDS, is_seam, join_bigrams, split_words, stem, stem_words
 
@@ -39,6 +40,13 @@ __all__ = [
     "analyze_query",
     "unmatched_in",
 ]
+
+LISTING = "list"
+"""The action a request that names things in the plural and no action asks for."""
+
+MAX_LISTING_WORDS = 4
+"""The most words (function words not counted) a request may have for :data:`LISTING` to be
+added: a longer one describes what it wants ("good sushi restaurants in downtown seattle")."""
 
 MIN_SPLIT_WORD = 6
 """The shortest unknown word the split rule tries."""
@@ -162,6 +170,13 @@ def analyze_query(
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
     words, stems = _query_words(query)
+    if (
+        LISTING not in stems
+        and len(words) <= MAX_LISTING_WORDS
+        and any(known(stem(word)) for word in plural_words(query.split()))
+        and known(LISTING)
+    ):
+        words, stems = [*words, LISTING], [*stems, LISTING]  # idioms.py: things, no action
     compounds: dict[int, list[str]] = {}
     added: list[str] = []
     for position in range(len(words) - 1):

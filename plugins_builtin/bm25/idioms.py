@@ -50,7 +50,9 @@ __all__ = [
     "PHRASES",
     "QUESTIONS",
     "UNIT_MEASURES",
+    "VERBS",
     "idiom_words",
+    "plural_words",
     "question_words",
     "value_words",
 ]
@@ -131,6 +133,7 @@ PHRASES: Final = {
     ("fill", "in"): "fill",
     ("fill", "out"): "fill",
     ("look", "up"): "lookup",
+    ("look", "for"): "search",
     ("find", "out"): "get",
     ("hit", "enter"): "press enter",
     ("up", "to", "date"): "latest",
@@ -237,6 +240,68 @@ _WHO_PLACES: Final = frozenset({"on", "in", "part", "member", "members", "workin
 _PER_UNITS: Final = frozenset(
     {"page", "second", "minute", "hour", "day", "request", "call", "cent", "user", "seat"}
 )
+
+
+_VERB_TEXT: Final = """
+    create add new insert make post register open delete remove destroy trash drop erase wipe
+    purge update edit modify patch change set rename reschedule get fetch retrieve read show
+    view lookup describe list enumerate browse send publish search find query filter start
+    begin launch run trigger stop end halt cancel abort terminate kill upload put download
+    move transfer migrate copy duplicate clone approve accept confirm reject decline deny
+    comment reply close resolve complete finish merge assign invite share mark schedule book
+    enable disable press type click fill count aggregate export import sync archive restore
+    pause resume restart connect disconnect subscribe unsubscribe follow unfollow watch tag
+    label pin unpin lock commit push pull fork remind unlock rotate revoke grant upgrade
+    downgrade deploy scale build test check verify validate convert translate summarize
+    generate give tell notify ping
+"""
+VERBS: Final = frozenset(_VERB_TEXT.split())
+"""The action words of requests: a request with none of them names only its objects."""
+
+_NOT_PLURAL: Final = frozenset(
+    {
+        "status",
+        "address",
+        "news",
+        "analytics",
+        "always",
+        "this",
+        "its",
+        "his",
+        "is",
+        "was",
+        "has",
+        "does",
+        "yes",
+        "us",
+        "as",
+        "plus",
+        "access",
+        "process",
+        "class",
+        "alias",
+    }
+)
+
+
+def _is_plural(word: str) -> bool:
+    return (
+        len(word) > 3
+        and word.isalpha()
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is"))
+        and word not in _NOT_PLURAL
+    )
+
+
+def plural_words(runs: Sequence[str]) -> list[str]:
+    """The words of ``runs`` that name things in the plural, when they have no action nor
+    question ("digitalocean kubernetes clusters", "which labels am I using"): then the listing
+    is what is asked for, if a tool holds one of them. Empty otherwise."""
+    lowered = [_bare(run).lower() for run in runs]
+    if any(word in VERBS for word in lowered) or question_words(runs):
+        return []
+    return [word for word in lowered if _is_plural(word)]
 
 
 def question_words(runs: Sequence[str]) -> list[str]:
