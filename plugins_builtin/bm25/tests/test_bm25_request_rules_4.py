@@ -77,7 +77,7 @@ def _names(index: BM25Index, query: str, limit: int = 5) -> list[str]:
 def _words(query: str) -> list[str]:
     """The tokens ``query`` is ranked with, against a vocabulary that holds its words."""
     known = {stem for word in query.lower().split() for stem in analysis.stem_words([word])}
-    known |= {"url", "email", "creat", "remind", "updat", "reschedul", "delet", "count"}
+    known |= {"url", "email", "creat", "remind", "updat", "reschedul", "delet", "count", "list"}
     return list(analysis.analyze_query(query, known.__contains__).tokens)
 
 
@@ -246,3 +246,22 @@ def test_an_action_or_a_long_description_adds_no_listing() -> None:
     assert "list" not in _words("upgrade clusters")
     assert "list" not in _words("good sushi restaurants in downtown seattle")
     assert "list" not in _words("how many clusters")
+
+
+def test_a_quoted_name_of_a_tool_stays_and_a_quoted_address_is_its_kind() -> None:
+    words = _words("fetch 'https://example.com' with the 'Get Content' API")
+    assert words[:2] == ["fetch", "url"]
+    assert "content" in words
+
+
+def test_an_action_in_another_language_or_a_plural_noun_verb_decides() -> None:
+    # 创建 is "create" (the lexicon): no listing; "labels" is a thing, not the verb "label".
+    assert "list" not in _words("创建目录 logs")
+    index = BM25Index(
+        [
+            _tool("notes__list_labels", "List the labels", "page"),
+            _tool("notes__update_label", "Update a label", "label"),
+            _tool("notes__delete_label", "Delete a label", "label"),
+        ]
+    )
+    assert _names(index, "which labels am I using?")[0] == "notes__list_labels"
