@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .idioms import plural_words
+from .idioms import VERBS, plural_words
 from .phrasing import request_words
 from .tokenize import QUERY_STOPWORDS, is_seam, join_bigrams, split_words, stem, stem_words
 
@@ -43,6 +43,9 @@ __all__ = [
 
 LISTING = "list"
 """The action a request that names things in the plural and no action asks for."""
+
+VERB_STEMS = frozenset(stem(verb) for verb in VERBS) | {LISTING}
+"""The stems of action words: a request with one asks for that action, not a listing."""
 
 MAX_LISTING_WORDS = 4
 """The most words (function words not counted) a request may have for :data:`LISTING` to be
@@ -170,13 +173,8 @@ def analyze_query(
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
     words, stems = _query_words(query)
-    if (
-        LISTING not in stems
-        and len(words) <= MAX_LISTING_WORDS
-        and any(known(stem(word)) for word in plural_words(query.split()))
-        and known(LISTING)
-    ):
-        words, stems = [*words, LISTING], [*stems, LISTING]  # idioms.py: things, no action
+    if len(words) <= MAX_LISTING_WORDS and known(LISTING) and _lists(query, words, stems, known):
+        words, stems = [*words, LISTING], [*stems, LISTING]
     compounds: dict[int, list[str]] = {}
     added: list[str] = []
     for position in range(len(words) - 1):
@@ -215,6 +213,21 @@ def analyze_query(
     expanded = tuple(filter(equivalents.__contains__, dict.fromkeys(ranked)))
     found = tuple(join_bigrams(list(dict.fromkeys(unmatched)))) if unmatched else ()
     return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
+
+
+def _lists(
+    query: str, words: Sequence[str], stems: Sequence[str], known: Callable[[str], bool]
+) -> bool:
+    """Whether ``query`` names things in the plural (:func:`~.idioms.plural_words`, one of
+    them held by a tool) and no action: a plural's own stem is no action ("labels")."""
+    plurals = plural_words(query.split())
+    if not any(known(stem(word)) for word in plurals):
+        return False
+    return all(
+        stems[position] not in VERB_STEMS
+        for position, word in enumerate(words)
+        if word not in plurals
+    )
 
 
 def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> list[str]:

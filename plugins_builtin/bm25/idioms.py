@@ -76,28 +76,61 @@ def _bare(run: str) -> str:
     return run.rstrip(_TRAILING).strip("()<>[]")
 
 
+_TOOL_NOUNS: Final = frozenset(
+    {
+        "api",
+        "apis",
+        "tool",
+        "tools",
+        "endpoint",
+        "function",
+        "service",
+        "command",
+        "app",
+        "method",
+        "action",
+        "operation",
+        "plugin",
+        "integration",
+        "feature",
+    }
+)
+"""After a quote, the words that make it a tool's name ("the 'Get Content' API"), kept."""
+
+
+def _kind(run: str) -> str | None:
+    bare = _bare(run).strip("'\"\u2018\u2019\u201c\u201d")
+    if _EMAIL.fullmatch(bare):
+        return "email"
+    return "url" if _URL.fullmatch(bare) else None
+
+
 def value_words(runs: Sequence[str]) -> Sequence[str]:
-    """``runs`` with quoted spans dropped (when :data:`MIN_LEFT` runs stay) and web and e-mail
+    """``runs`` with quoted spans dropped (when :data:`MIN_LEFT` runs stay; a quoted address
+    gives its kind, a quote before "API", "tool"... is a name and stays) and web and e-mail
     addresses replaced by "url" and "email"."""
     kept: list[str] = []
+    span: list[str] = []
     closing = ""
-    for run in runs:
-        if closing:
-            if _bare(run).endswith(closing):
-                closing = ""
-            continue
+    for position, run in enumerate(runs):
         bare = _bare(run)
-        if bare[:1] in _OPENING and len(bare) > 1:
+        if not closing and bare[:1] in _OPENING and len(bare) > 1:
             opening = _OPENING.index(bare[0])
-            if not (len(bare) > 2 and bare.endswith(_CLOSING[opening])):
-                closing = _CLOSING[opening]
+            closing, span = _CLOSING[opening], []
+        if not closing:
+            kept.append(_kind(run) or run)
             continue
-        if _EMAIL.fullmatch(bare):
-            kept.append("email")
-        elif _URL.fullmatch(bare):
-            kept.append("url")
-        else:
-            kept.append(run)
+        span.append(run)
+        if len(span) == 1 and not (len(bare) > 2 and bare.endswith(closing)):
+            continue
+        if len(span) > 1 and not bare.endswith(closing):
+            continue
+        closing = ""
+        following = _bare(runs[position + 1]).lower() if position + 1 < len(runs) else ""
+        if following in _TOOL_NOUNS:
+            kept.extend(span)
+        elif len(span) == 1 and _kind(span[0]):
+            kept.append(_kind(span[0]) or "")
     if closing or len(kept) < MIN_LEFT:  # an unclosed quote is an apostrophe
         return _unquoted(runs)
     return runs if kept == list(runs) else kept
@@ -105,10 +138,7 @@ def value_words(runs: Sequence[str]) -> Sequence[str]:
 
 def _unquoted(runs: Sequence[str]) -> Sequence[str]:
     """``runs`` with only the addresses replaced (quotes kept)."""
-    found = [
-        "email" if _EMAIL.fullmatch(_bare(run)) else "url" if _URL.fullmatch(_bare(run)) else run
-        for run in runs
-    ]
+    found = [_kind(run) or run for run in runs]
     return runs if found == list(runs) else found
 
 
@@ -295,11 +325,12 @@ def _is_plural(word: str) -> bool:
 
 
 def plural_words(runs: Sequence[str]) -> list[str]:
-    """The words of ``runs`` that name things in the plural, when they have no action nor
-    question ("digitalocean kubernetes clusters", "which labels am I using"): then the listing
-    is what is asked for, if a tool holds one of them. Empty otherwise."""
+    """The words of ``runs`` that name things in the plural, when they ask no question
+    ("digitalocean kubernetes clusters", "which labels am I using"): when the request has no
+    action either (:data:`VERBS`, checked on its stems, so in any language of the lexicon), the
+    listing is what is asked for, if a tool holds one of them."""
     lowered = [_bare(run).lower() for run in runs]
-    if any(word in VERBS for word in lowered) or question_words(runs):
+    if question_words(runs):
         return []
     return [word for word in lowered if _is_plural(word)]
 
