@@ -246,6 +246,7 @@ def test_an_action_or_a_long_description_adds_no_listing() -> None:
     assert "list" not in _words("upgrade clusters")
     assert "list" not in _words("good sushi restaurants in downtown seattle")
     assert "list" not in _words("how many clusters")
+    assert "list" not in _words("clusters")  # one word alone: its tools, whatever they do
 
 
 def test_a_quoted_name_of_a_tool_stays_and_a_quoted_address_is_its_kind() -> None:
