@@ -47,6 +47,10 @@ LISTING = "list"
 VERB_STEMS = frozenset(stem(verb) for verb in VERBS) | {LISTING}
 """The stems of action words: a request with one asks for that action, not a listing."""
 
+MIN_LISTING_WORDS = 2
+"""The fewest words (function words counted) for :data:`LISTING`: one plural word alone
+("issues") is a search for its tools, whatever they do."""
+
 MAX_LISTING_WORDS = 4
 """The most words (function words not counted) a request may have for :data:`LISTING` to be
 added: a longer one describes what it wants ("good sushi restaurants in downtown seattle")."""
@@ -173,7 +177,9 @@ def analyze_query(
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
     words, stems = _query_words(query)
-    if len(words) <= MAX_LISTING_WORDS and known(LISTING) and _lists(query, words, stems, known):
+    runs = len(query.split())
+    listing = runs >= MIN_LISTING_WORDS and len(words) <= MAX_LISTING_WORDS and known(LISTING)
+    if listing and _lists(query, words, stems, known):
         words, stems = [*words, LISTING], [*stems, LISTING]
     compounds: dict[int, list[str]] = {}
     added: list[str] = []
