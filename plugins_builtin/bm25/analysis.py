@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
+from .idioms import VERBS, plural_words
 from .phrasing import request_words
 from .tokenize import QUERY_STOPWORDS, is_seam, join_bigrams, split_words, stem, stem_words
 
@@ -39,6 +40,20 @@ __all__ = [
     "analyze_query",
     "unmatched_in",
 ]
+
+LISTING = "list"
+"""The action a request that names things in the plural and no action asks for."""
+
+VERB_STEMS = frozenset(stem(verb) for verb in VERBS) | {LISTING}
+"""The stems of action words: a request with one asks for that action, not a listing."""
+
+MIN_LISTING_WORDS = 2
+"""The fewest words (function words counted) for :data:`LISTING`: one plural word alone
+("issues") is a search for its tools, whatever they do."""
+
+MAX_LISTING_WORDS = 4
+"""The most words (function words not counted) a request may have for :data:`LISTING` to be
+added: a longer one describes what it wants ("good sushi restaurants in downtown seattle")."""
 
 MIN_SPLIT_WORD = 6
 """The shortest unknown word the split rule tries."""
@@ -162,6 +177,10 @@ def analyze_query(
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
     words, stems = _query_words(query)
+    runs = len(query.split())
+    listing = runs >= MIN_LISTING_WORDS and len(words) <= MAX_LISTING_WORDS and known(LISTING)
+    if listing and _lists(query, words, stems, known):
+        words, stems = [*words, LISTING], [*stems, LISTING]
     compounds: dict[int, list[str]] = {}
     added: list[str] = []
     for position in range(len(words) - 1):
@@ -200,6 +219,21 @@ def analyze_query(
     expanded = tuple(filter(equivalents.__contains__, dict.fromkeys(ranked)))
     found = tuple(join_bigrams(list(dict.fromkeys(unmatched)))) if unmatched else ()
     return QueryAnalysis(ranked, expanded, found, words, stems, compounds, equivalents)
+
+
+def _lists(
+    query: str, words: Sequence[str], stems: Sequence[str], known: Callable[[str], bool]
+) -> bool:
+    """Whether ``query`` names things in the plural (:func:`~.idioms.plural_words`, one of
+    them held by a tool) and no action: a plural's own stem is no action ("labels")."""
+    plurals = plural_words(query.split())
+    if not any(known(stem(word)) for word in plurals):
+        return False
+    return all(
+        stems[position] not in VERB_STEMS
+        for position, word in enumerate(words)
+        if word not in plurals
+    )
 
 
 def unmatched_in(analysis: QueryAnalysis, held: Iterable[Collection[str]]) -> list[str]:

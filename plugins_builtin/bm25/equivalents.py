@@ -33,8 +33,8 @@ EQUIVALENT_WEIGHT: Final = 0.4
 
 _TABLE = """
 create, add, new, insert, make, post, register, open
-delete, remove, destroy, trash, drop, erase
-update, edit, modify, patch, change, set, rename
+delete, remove, destroy, trash, drop, erase, wipe, purge
+update, edit, modify, patch, change, set, rename, reschedule
 get, fetch, retrieve, read, show, view, lookup, describe
 list, enumerate, all, browse
 send, post, publish
@@ -53,7 +53,7 @@ schedule, book, plan
 copy, duplicate, clone
 subscribe, subscription, follow, watch
 unsubscribe, unfollow, unwatch
-member, participant, attendee, invitee
+member, participant, attendee, invitee, collaborator
 content, item, children, entry
 history, log, timeline
 current, now, today, latest
@@ -105,6 +105,13 @@ elevation, altitude, height
 directions, route, navigate, itinerary
 distance, far, closer, farther
 readme, file
+task, todo, reminder
+remember, memory
+press, hit, keystroke
+dialog, alert, popup, modal
+close, dismiss
+schema, structure
+execute, evaluate, eval, run
 """
 
 

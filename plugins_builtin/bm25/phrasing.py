@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from .idioms import idiom_words, question_words, value_words
+
 __all__ = ["CLAUSE_MARKERS", "MEASURES", "MIN_KEPT", "action_words", "request_words"]
 
 CLAUSE_MARKERS: Final = frozenset({"saying", "says", "asking", "telling"})
@@ -97,8 +99,9 @@ def action_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str
 
 
 def request_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str]:
-    """``runs`` as ranked: :func:`action_words`, then the measures of its "how" questions."""
-    runs = action_words(runs, stopwords)
+    """``runs`` as ranked: its values and idioms read (:mod:`.idioms`), :func:`action_words`,
+    then the measures of its "how" questions and the actions its questions ask for."""
+    runs = action_words(idiom_words(value_words(runs)), stopwords)
     if len(runs) > 2 and runs[1].lower() in ("a", "an"):
         sense = VERB_SENSES.get(runs[0].lower())
         if sense is not None:
@@ -114,4 +117,5 @@ def request_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[st
         after_get = rest[rest.index("get") + 1 :] if "get" in rest else []
         if after_get and after_get[0] in _GET_THERE:
             added.append("directions")
+    added.extend(word for word in question_words(runs) if word not in added)
     return [*runs, *added] if added else runs

@@ -32,17 +32,19 @@ from hermes_core.testing import make_search_backend
 SETS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sets.json"
 
 FLOORS = {
-    "saas-keyword": {"hit@5": 85.0, "negatives_flagged": 100.0},
+    # saas-keyword at round 4 of the request rules (issue 32): 88.24 host-free
+    "saas-keyword": {"hit@5": 88.0, "negatives_flagged": 100.0},
     "mcp-servers": {"hit@5": 95.0, "negatives_flagged": 100.0},
     "toolbench": {"recall@5": 69.0, "ndcg@10": 69.0},
     "metatool": {"recall@5": 64.0, "ndcg@10": 56.0},
-    # Users' requests (issue 32): the probe as the request rules left it, the hold-out as it was
-    "mcp-requests-probe": {"hit@5": 93.0},
-    "mcp-requests-holdout": {"hit@5": 72.0},
+    # Users' requests (issue 32), as round 4 of the request rules left them (96.97 and 75.38)
+    "mcp-requests-probe": {"hit@5": 96.0},
+    "mcp-requests-holdout": {"hit@5": 75.0},
     # The second request sets, written blind (issue 32), at their host-free baselines (75.31 and
     # 77.22; docs/performance.md has them through `eval search`): floors against a regression,
     # to be raised by whoever improves them, never tuned on the hold-out's misses.
-    "mcp-requests-2-probe": {"hit@5": 75.0, "negatives_flagged": 85.0},
+    # Round 4 of the request rules tuned on the probe: 96.3 host-free.
+    "mcp-requests-2-probe": {"hit@5": 96.0, "negatives_flagged": 85.0},
     "mcp-requests-2-holdout": {"hit@5": 77.0, "negatives_flagged": 100.0},
 }
 

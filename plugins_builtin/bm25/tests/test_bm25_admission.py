@@ -55,8 +55,9 @@ def test_tied_rarest_tokens_admit_either() -> None:
 
 def test_coverage_floor_for_four_or_more_tokens() -> None:
     assert [coverage_floor(n) for n in range(8)] == [0, 0, 0, 0, 2, 3, 3, 4]
-    # Four catalog tokens: a tool must hold the rarest ("attendees") and at least two of them.
-    query = "calendar event attendees message"
+    # Four catalog tokens: a tool must hold the rarest ("attendee") and at least two of them.
+    # (Singular: things in the plural and no action also ask for a listing, idioms.py.)
+    query = "calendar event attendee message"
     assert _names(query, "strict") == ["create_calendar_event"]
     # With three tokens there is no floor beyond the rarest token.
     assert _names("calendar event message", "strict") == [
