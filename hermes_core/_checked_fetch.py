@@ -16,6 +16,7 @@ import httpx
 
 from hermes_core._addresses import check_url
 from hermes_core._errors import HermesError
+from hermes_core._tls import tls_context
 
 __all__ = ["USER_AGENT", "CheckedFetcher", "FetchError", "Fetched"]
 
@@ -68,7 +69,9 @@ class CheckedFetcher:
         # No connection is kept for the next hop: the pool keys connections by address, and one
         # made (and its certificate checked) for one name must not serve another name.
         limits = httpx.Limits(max_keepalive_connections=0)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
+        async with httpx.AsyncClient(
+            timeout=timeout, limits=limits, trust_env=False, verify=tls_context(trust_env=False)
+        ) as client:
             while True:
                 check = partial(
                     check_url,

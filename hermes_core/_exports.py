@@ -266,6 +266,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CheckedFetcher": "hermes_core._checked_fetch",
         "FetchError": "hermes_core._checked_fetch",
         "write_atomically": "hermes_core._atomic_write",
+        "tls_context": "hermes_core._tls",
     },
 }
 

@@ -109,6 +109,9 @@ if TYPE_CHECKING:
     from hermes_core._skills.variables import (
         releasable_variables as releasable_variables,
     )
+    from hermes_core._tls import (
+        tls_context as tls_context,
+    )
 
 __all__ = face_names("hermes_core._plugin_support")
 

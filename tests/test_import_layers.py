@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "hermes_core._errors",
         "hermes_core._version",
+        "hermes_core._tls",
         "hermes_core._exports",
         "hermes_core._shown",
         "hermes_core._paths",

@@ -106,7 +106,7 @@ def test_a_manifest_read_again_is_what_the_file_says_now(tmp_path: Path) -> None
     assert load_manifest(path).name == "second"
 
     path.write_text("name: [unclosed\n", encoding="utf-8")
-    with pytest.raises(ManifestError, match="plugin.yaml:2: not valid YAML"):
+    with pytest.raises(ManifestError, match=r"plugin\.yaml:2: not valid YAML"):
         load_manifest(path)
-    with pytest.raises(ManifestError, match="plugin.yaml:2: not valid YAML"):
+    with pytest.raises(ManifestError, match=r"plugin\.yaml:2: not valid YAML"):
         load_manifest(path)

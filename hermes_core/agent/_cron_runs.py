@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from hermes_core._atomic_write import write_atomically
 from hermes_core._private_files import private_dir
+from hermes_core._tls import tls_context
 from hermes_core.agent._delegated_tasks import registered_toolsets
 from hermes_core.agent._events import Finished
 
@@ -137,7 +138,9 @@ async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: Te
         "sent": time.time(),
     }
     try:
-        async with httpx.AsyncClient(timeout=WEBHOOK_TIMEOUT, follow_redirects=False) as client:
+        async with httpx.AsyncClient(
+            timeout=WEBHOOK_TIMEOUT, follow_redirects=False, verify=tls_context()
+        ) as client:
             answer = await client.post(job.delivery, content=json.dumps(payload), headers=_JSON)
     except httpx.HTTPError as failed:  # its message may quote the URL, which may hold a token
         raise DeliveryError(f"the webhook could not be reached ({type(failed).__name__})") from None

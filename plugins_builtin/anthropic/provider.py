@@ -17,6 +17,7 @@ from typing import Any, Literal
 import httpx
 
 import anthropic
+from hermes_core._plugin_support import tls_context
 from hermes_core.agent import (
     Message,
     ModelError,
@@ -167,6 +168,7 @@ class AnthropicProvider:
             base_url=settings.base_url,
             max_retries=0,
             timeout=settings.timeout,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
         )
 
     def __repr__(self) -> str:

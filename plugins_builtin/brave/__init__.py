@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final
 
 from annotated_types import Ge
 
-from hermes_core._plugin_support import retry_after_seconds, secret_variable
+from hermes_core._plugin_support import retry_after_seconds, secret_variable, tls_context
 from hermes_core.plugin import (
     Environment,
     PluginContext,
@@ -69,7 +69,9 @@ class Brave:
         headers = {"Accept": "application/json", "X-Subscription-Token": key}
         params = {"q": query, "count": str(max(1, min(limit, MAX_COUNT)))}
         try:
-            async with httpx.AsyncClient(timeout=self.settings.timeout) as client:
+            async with httpx.AsyncClient(
+                timeout=self.settings.timeout, verify=tls_context()
+            ) as client:
                 response = await client.get(self.settings.endpoint, params=params, headers=headers)
         except httpx.HTTPError as exc:
             raise WebSearchError(f"brave: {type(exc).__name__}: {exc}") from None

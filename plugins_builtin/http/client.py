@@ -33,7 +33,7 @@ import anyio.lowlevel
 import httpx
 
 from hermes_core import __version__
-from hermes_core._plugin_support import retry_after_seconds
+from hermes_core._plugin_support import retry_after_seconds, tls_context
 from hermes_core.connectors import (
     ConnectorState,
     ExecuteCall,
@@ -112,7 +112,7 @@ class HttpGateway:
                 headers=self._headers,
                 timeout=None,  # each attempt runs under its route's deadline instead
                 trust_env=False,
-                verify=self.base.startswith("https:"),
+                verify=tls_context(trust_env=False) if self.base.startswith("https:") else False,
             )
             self._loop = loop
         return self._client

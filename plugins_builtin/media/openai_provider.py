@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from hermes_core._plugin_support import tls_context
 from hermes_core.plugin import GeneratedImage, ImageError, ImageRequest
 
 from .images import MAX_COUNT
@@ -30,6 +31,7 @@ class OpenAIImages:
             base_url=entry.image_base_url.rstrip("/"),
             headers=headers,
             timeout=entry.image_timeout,
+            verify=tls_context(),
         )
         self._key = key
 

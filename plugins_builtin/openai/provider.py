@@ -19,6 +19,7 @@ from typing import Any, Literal
 import httpx
 
 import openai
+from hermes_core._plugin_support import tls_context
 from hermes_core.agent import (
     Message,
     ModelError,
@@ -155,6 +156,7 @@ class OpenAIProvider:
             base_url=settings.base_url,
             max_retries=0,
             timeout=settings.timeout,
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
         )
 
     def __repr__(self) -> str:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Final
 
 from annotated_types import Ge
 
+from hermes_core._plugin_support import tls_context
 from hermes_core.plugin import (
     PluginContext,
     WebResult,
@@ -55,7 +56,9 @@ class Searxng:
         where = base.rstrip("/") + "/search"
         params = {"q": query, "format": "json", "pageno": "1"}
         try:
-            async with httpx.AsyncClient(timeout=self.settings.timeout) as client:
+            async with httpx.AsyncClient(
+                timeout=self.settings.timeout, verify=tls_context()
+            ) as client:
                 response = await client.get(where, params=params)
         except httpx.HTTPError as exc:
             raise WebSearchError(f"searxng at {base}: {type(exc).__name__}: {exc}") from None

@@ -1,0 +1,24 @@
+"""One TLS client context per process for every HTTP client hermes makes.
+
+Building a context reads the whole certificate store (about 50 ms of CPU); an HTTP client made
+per conversation, per fetch or per provider paid that each time. A context is safe to share
+between clients and threads; it is built the first time one is asked for, with httpx's
+defaults (certifi's store; ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when ``trust_env``).
+"""
+
+from __future__ import annotations
+
+import ssl
+
+_CONTEXTS: dict[bool, ssl.SSLContext] = {}
+
+
+def tls_context(*, trust_env: bool = True) -> ssl.SSLContext:
+    """The process's TLS client context: certificates verified, hostnames checked; with
+    ``trust_env`` the ``SSL_CERT_FILE``/``SSL_CERT_DIR`` of the environment when first built."""
+    context = _CONTEXTS.get(trust_env)
+    if context is None:
+        import httpx
+
+        context = _CONTEXTS.setdefault(trust_env, httpx.create_ssl_context(trust_env=trust_env))
+    return context
