@@ -259,28 +259,26 @@ def save_cached(
     names: Sequence[str],
     group_ids: Sequence[int],
     groups: Sequence[str],
-    entries: Sequence[tuple[str, Mapping[str, Any]]],
+    entries: Sequence[str],
 ) -> Path | None:
     """Write the checked entries of ``catalog`` (as it was when read: ``status``, whose read
-    began at ``read_at_ns``) atomically; ``None`` (with a warning) when the directory cannot
-    take it."""
+    began at ``read_at_ns``) atomically, each given as the JSON of its ``[description,
+    input_schema]`` (:func:`entry_encoder`'s); ``None`` (with a warning) when the directory
+    cannot take it. The entries are written one by one, never joined in memory."""
     path = cache_path(directory, catalog, server)
-    encode = entry_encoder()
-    pieces = [encode(entry) for entry in entries]
-    offsets = array("q", accumulate(map(len, pieces), initial=0))
-    encoded = "".join(pieces).encode("ascii")
-    del pieces
+    offsets = array("q", accumulate(map(len, entries), initial=0))
     blobs = {
         "names": "\n".join(names).encode("ascii"),
         "group_ids": array("i", group_ids).tobytes(),
         "offsets": offsets.tobytes(),
-        "entries": encoded,
     }
+    sizes = {name: len(blob) for name, blob in blobs.items()}
+    sizes["entries"] = offsets[-1]
     sections: dict[str, list[int]] = {}
     position = 0
     for name in _SECTIONS:
-        sections[name] = [position, len(blobs[name])]
-        position += len(blobs[name])
+        sections[name] = [position, sizes[name]]
+        position += sizes[name]
     changed = max(status.st_mtime_ns, status.st_ctime_ns)
     check = changed + RACY_NS > read_at_ns
     if check and time.time_ns() > changed + RACY_NS:
@@ -298,8 +296,10 @@ def save_cached(
         }
     ).encode()
     checksum = zlib.crc32(header)
-    for name in _SECTIONS:
+    for name in _SECTIONS[:-1]:
         checksum = zlib.crc32(blobs[name], checksum)
+    for entry in entries:
+        checksum = zlib.crc32(entry.encode("ascii"), checksum)
     total = _START + len(header) + position
     try:
         write_bytes_atomically(
@@ -308,7 +308,8 @@ def save_cached(
                 cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum),
                 _FLAG.pack(int(check)),
                 header,
-                *(blobs[name] for name in _SECTIONS),
+                *(blobs[name] for name in _SECTIONS[:-1]),
+                *(entry.encode("ascii") for entry in entries),
             ],
             durable=False,
         )
