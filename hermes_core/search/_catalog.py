@@ -118,7 +118,8 @@ def _array_items(text: str, at: int) -> Iterator[Any]:
                 end = at + 1
                 break
             raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-    if skip(text, end).end() != len(text):  # type: ignore[union-attr]
+    end = skip(text, end).end()  # type: ignore[union-attr]
+    if end != len(text):  # where json.loads says the extra data begins
         raise json.JSONDecodeError("Extra data", text, end)
 
 
