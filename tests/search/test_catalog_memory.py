@@ -8,6 +8,7 @@ import json
 import tracemalloc
 from pathlib import Path
 
+from hermes_core.search import _catalog_cache as catalog_cache
 from hermes_core.search._catalog import load_catalog, read_catalog
 
 TOOLS = 5_000
@@ -115,3 +116,38 @@ def test_reading_a_catalog_never_holds_its_schemas_parsed_whole(tmp_path: Path) 
                 entry["server"],
             )
             assert schema == entry["input_schema"]
+
+
+def test_the_catalog_cache_is_written_without_a_second_copy_of_its_entries(
+    tmp_path: Path,
+) -> None:
+    # The entries' JSON goes to the cache file one entry at a time: encoded all at once (a
+    # joined string, or a list of their bytes) it was the whole section again, 400 MB at
+    # 330,000 tools with real schemas, on top of the entries kept for the block.
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text("[]", encoding="utf-8")
+    encode = catalog_cache.entry_encoder()
+    entries = [
+        encode((entry["description"], entry["input_schema"])) for entry in schema_entries(1000)
+    ]
+    names = [f"tool_{index}" for index in range(len(entries))]
+    size = sum(map(len, entries))
+    sha256 = catalog_cache.content_hash(catalog)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        saved = catalog_cache.save_cached(
+            tmp_path / "cache", catalog, None, catalog.stat(), 0, sha256, names,
+            [0] * len(names), ["svc"], entries,
+        )  # fmt: skip
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert saved is not None
+    assert peak < 0.25 * size, f"{peak / size:.2f}x the entries at the peak"
+    cached = catalog_cache.load_cached(tmp_path / "cache", catalog, None, catalog.stat())
+    assert cached is not None
+    assert cached.entry(999) == (
+        schema_entries(1000)[999]["description"],
+        schema_entries(1000)[999]["input_schema"],
+    )
