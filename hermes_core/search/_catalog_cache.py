@@ -42,7 +42,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import Any, Final
 
@@ -304,13 +304,16 @@ def save_cached(
     try:
         write_bytes_atomically(
             path,
-            [
-                cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum),
-                _FLAG.pack(int(check)),
-                header,
-                *(blobs[name] for name in _SECTIONS[:-1]),
-                *(entry.encode("ascii") for entry in entries),
-            ],
+            chain(
+                [
+                    cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum),
+                    _FLAG.pack(int(check)),
+                    header,
+                    *(blobs[name] for name in _SECTIONS[:-1]),
+                ],
+                # One entry at a time: a list of them would be the whole section again.
+                (entry.encode("ascii") for entry in entries),
+            ),
             durable=False,
         )
     except OSError as error:
