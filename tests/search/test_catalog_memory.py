@@ -106,7 +106,9 @@ def test_reading_a_catalog_never_holds_its_schemas_parsed_whole(tmp_path: Path) 
         finally:
             tracemalloc.stop()
         assert peak < 0.75 * parsed, f"{peak / parsed:.2f}x the parsed entries at the peak"
-        assert kept < 0.33 * parsed, f"{kept / parsed:.2f}x the parsed entries kept"
+        # Cached, the entries are read back from the cache file: only the names are kept.
+        allowed = 0.33 if cache is None else 0.08
+        assert kept < allowed * parsed, f"{kept / parsed:.2f}x the parsed entries kept"
         for position in (0, 567, 999):
             name, description, group, schema = block.fields(position)
             entry = entries[position]
