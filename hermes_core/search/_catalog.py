@@ -368,13 +368,14 @@ def read_catalog(
     except json.JSONDecodeError as exc:
         raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     del text
+    entry = _decoder(encoded)
     if cache_dir is not None and _identity(before) == _identity(after):
-        catalog_cache.save_cached(
+        written = catalog_cache.save_cached(
             cache_dir, path, server, after, read_at, sha256, names, group_ids, list(groups), encoded
         )
-    return CatalogBlock(
-        path, names, group_ids, list(groups), _decoder(encoded), sha256, server, owner
-    )
+        if written is not None:  # read back from the file: the entries need not stay here
+            entry = written.entry
+    return CatalogBlock(path, names, group_ids, list(groups), entry, sha256, server, owner)
 
 
 def _decoder(encoded: Sequence[str]) -> Callable[[int], tuple[str, Mapping[str, Any]]]:
