@@ -357,6 +357,56 @@ def measure(label: str, catalog: list[ToolDocument], spec: str, references: bool
     return row
 
 
+def query_p50s(sizes: Sequence[int]) -> list[dict[str, Any]]:
+    """Only the query p50s (ms) of our three modes, from the text and from the tokens, and of
+    bm25s over the same tokens, at each synthetic size: what `measure` times, without the
+    builds, the memory, rank-bm25 and tantivy, which at 330,000 tools cost minutes."""
+    real = catalog_documents(load_catalog(CATALOG))
+    rows = []
+    for size in sizes:
+        rows.append(query_p50_row(synthetic_catalog(real, size, SEED + size)))
+        print(rows[-1], file=sys.stderr)
+    return rows
+
+
+def query_p50_row(catalog: list[ToolDocument]) -> dict[str, Any]:
+    """One row of `query_p50s`."""
+    index = ENGINE.build(catalog)
+    queries = sample_queries(catalog, QUERIES, SEED + 1)
+    analyses = {query: index.analyze(query) for query in queries}
+    tokens = {query: list(analyses[query].tokens) for query in queries}
+    bm25s = BM25S([ENGINE.document_tokens(document) for document in catalog])
+    for query in queries:  # numba compiles on the first call; the stem cache warms
+        bm25s.search(tokens[query], LIMIT)
+        index.search(query, LIMIT, "strict")
+    engines: dict[str, Callable[[str], object]] = {
+        "bm25s": lambda query: bm25s.search(tokens[query], LIMIT)
+    }
+    for mode in MODES:
+        engines[mode] = lambda query, mode=mode: index.search(query, LIMIT, mode)
+        engines[f"{mode} tokens"] = lambda query, mode=mode: index.search_tokens(
+            analyses[query].tokens,
+            LIMIT,
+            mode,
+            exact_query=query,
+            expanded=analyses[query].expanded,
+        )
+    row: dict[str, Any] = {"tools": len(catalog), "kernel": ENGINE.kernel}
+    catalog.clear()  # so the garbage collector does not walk it during the timings
+    gc.collect()
+    load = os.getloadavg()[0]
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    for _ in range(ROUNDS):  # interleaved: every engine sees the same load of the machine
+        for name, search in engines.items():
+            times[name].extend(timed(search, query) for query in queries)
+    row.update({f"{name} p50 ms": statistics.median(found) for name, found in times.items()})
+    for mode in MODES:
+        row[f"{mode} / bm25s"] = row[f"{mode} p50 ms"] / row["bm25s p50 ms"]
+        row[f"{mode} tokens / bm25s"] = row[f"{mode} tokens p50 ms"] / row["bm25s p50 ms"]
+    row["load"] = f"{load:.2f} to {os.getloadavg()[0]:.2f}"
+    return row
+
+
 def measure_add(catalog: list[ToolDocument], servers: int = 20) -> dict[str, str]:
     """Adding (then removing) 50-tool servers, one at a time, to an index of ``catalog`` less
     its last ``servers`` servers."""
@@ -527,7 +577,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cold-build", metavar="SPEC", help=argparse.SUPPRESS)
     parser.add_argument("--build-memory", metavar="SPEC", help=argparse.SUPPRESS)
     parser.add_argument("--reference-memory", metavar="SPEC", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--query-p50",
+        action="store_true",
+        help="only the query p50s of our three modes and bm25s at --sizes (no 5,468 row)",
+    )
     args = parser.parse_args(argv)
+    if args.query_p50:
+        print(json.dumps(query_p50s([int(s) for s in args.sizes.split(",") if s]), indent=1))
+        return
     if args.cold_build:
         documents = catalog_of(args.cold_build)
         gc.collect()

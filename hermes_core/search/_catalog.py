@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -78,6 +79,50 @@ def _field_error(path: Path, index: int, field: str, message: str) -> ConfigErro
     return ConfigError(f"entry {index}: {field}: {message}", path=path)
 
 
+def _not_an_array(entries: Any, path: Path) -> ConfigError:
+    return ConfigError(
+        f"a catalog must be a JSON array of tools, not {type(entries).__name__}", path=path
+    )
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _parsed_entries(text: str) -> Iterator[Any] | Any:
+    """The entries of the catalog ``text``: when it is a JSON array, an iterator that parses
+    them one at a time, so that only the entry being read is held parsed (330,000 tools with
+    real input schemas took 2 GB parsed whole); anything else parsed whole, for the caller to
+    refuse. Raises :class:`json.JSONDecodeError` where :func:`json.loads` would (the
+    iterator, when it comes to the error)."""
+    at = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("[", at):
+        return json.loads(text)
+    return _array_items(text, at + 1)
+
+
+def _array_items(text: str, at: int) -> Iterator[Any]:
+    skip = _WHITESPACE.match
+    at = skip(text, at).end()  # type: ignore[union-attr]
+    if text.startswith("]", at):
+        end = at + 1
+    else:
+        while True:
+            item, at = _DECODER.raw_decode(text, at)
+            yield item
+            at = skip(text, at).end()  # type: ignore[union-attr]
+            if text.startswith(",", at):
+                at = skip(text, at + 1).end()  # type: ignore[union-attr]
+                continue
+            if text.startswith("]", at):
+                end = at + 1
+                break
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+    end = skip(text, end).end()  # type: ignore[union-attr]
+    if end != len(text):  # where json.loads says the extra data begins
+        raise json.JSONDecodeError("Extra data", text, end)
+
+
 def checked_entries(
     entries: Any,
     path: Path,
@@ -92,9 +137,17 @@ def checked_entries(
     bad entry. An entry named like a bridge tool is an error too, unless ``on_reserved`` is
     given: then it is skipped and its name handed to ``on_reserved``."""
     if not isinstance(entries, list):
-        raise ConfigError(
-            f"a catalog must be a JSON array of tools, not {type(entries).__name__}", path=path
-        )
+        raise _not_an_array(entries, path)
+    return _checked(entries, path, server, on_reserved)
+
+
+def _checked(
+    entries: Iterable[Any],
+    path: Path,
+    server: str | None,
+    on_reserved: Callable[[str], None] | None,
+) -> Iterator[tuple[str, str, Mapping[str, Any], str]]:
+    """:func:`checked_entries` of the entries of an array, as they come."""
     seen: dict[str, int] = {}
     for index, entry in enumerate(entries):
         # Parsed JSON gives dicts; the ABC check is the slow path (a catalog may be 330,000).
@@ -287,33 +340,52 @@ def read_catalog(
             after = os.fstat(file.fileno())
     except OSError as exc:
         raise ConfigError(f"cannot read catalog: {exc.strerror or exc}", path=path) from None
+    sha256 = hashlib.sha256(data).hexdigest()
     try:
-        entries = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text: {exc.reason}", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
-    sha256 = hashlib.sha256(data).hexdigest()
     del data
     names: list[str] = []
-    fields: list[tuple[str, Mapping[str, Any]]] = []
+    # Each entry's [description, input_schema] as JSON, encoded as it is checked: a tool's
+    # schema is needed again only when the tool is made or indexed, and decoding one then
+    # costs less than holding every catalog's schemas parsed.
+    encoded: list[str] = []
+    encode = catalog_cache.entry_encoder()
     group_ids: list[int] = []
     groups: dict[str, int] = {}
-    for name, description, schema, group in checked_entries(entries, path, server):
-        names.append(name)
-        fields.append((description, schema))
-        found = groups.get(group)
-        if found is None:
-            found = groups[group] = len(groups)
-        group_ids.append(found)
-    del entries
+    try:
+        entries = _parsed_entries(text)
+        if not isinstance(entries, Iterator):
+            raise _not_an_array(entries, path)
+        for name, description, schema, group in _checked(entries, path, server, None):
+            names.append(name)
+            encoded.append(encode((description, schema)))
+            found = groups.get(group)
+            if found is None:
+                found = groups[group] = len(groups)
+            group_ids.append(found)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    del text
+    entry = _decoder(encoded)
     if cache_dir is not None and _identity(before) == _identity(after):
-        catalog_cache.save_cached(
-            cache_dir, path, server, after, read_at, sha256, names, group_ids, list(groups), fields
+        written = catalog_cache.save_cached(
+            cache_dir, path, server, after, read_at, sha256, names, group_ids, list(groups), encoded
         )
-    return CatalogBlock(
-        path, names, group_ids, list(groups), fields.__getitem__, sha256, server, owner
-    )
+        if written is not None:  # read back from the file: the entries need not stay here
+            entry = written.entry
+    return CatalogBlock(path, names, group_ids, list(groups), entry, sha256, server, owner)
+
+
+def _decoder(encoded: Sequence[str]) -> Callable[[int], tuple[str, Mapping[str, Any]]]:
+    """The description and input schema of the entry at a position, from its JSON."""
+
+    def entry(position: int) -> tuple[str, Mapping[str, Any]]:
+        description, schema = json.loads(encoded[position])
+        return description, schema
+
+    return entry
 
 
 def _identity(status: os.stat_result) -> tuple[int, ...]:

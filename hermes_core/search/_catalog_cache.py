@@ -38,11 +38,12 @@ import mmap
 import os
 import struct
 import time
+import weakref
 import zlib
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,6 +56,7 @@ __all__ = [
     "FORMAT_VERSION",
     "RACY_NS",
     "CachedCatalog",
+    "WrittenEntries",
     "cache_path",
     "content_hash",
     "entry_encoder",
@@ -259,28 +261,27 @@ def save_cached(
     names: Sequence[str],
     group_ids: Sequence[int],
     groups: Sequence[str],
-    entries: Sequence[tuple[str, Mapping[str, Any]]],
-) -> Path | None:
+    entries: Sequence[str],
+) -> WrittenEntries | None:
     """Write the checked entries of ``catalog`` (as it was when read: ``status``, whose read
-    began at ``read_at_ns``) atomically; ``None`` (with a warning) when the directory cannot
-    take it."""
+    began at ``read_at_ns``) atomically, each given as the JSON of its ``[description,
+    input_schema]`` (:func:`entry_encoder`'s); ``None`` (with a warning) when the directory
+    cannot take it. The entries are written one by one, never joined in memory; the file
+    written then answers them (:class:`WrittenEntries`), so the caller need not keep them."""
     path = cache_path(directory, catalog, server)
-    encode = entry_encoder()
-    pieces = [encode(entry) for entry in entries]
-    offsets = array("q", accumulate(map(len, pieces), initial=0))
-    encoded = "".join(pieces).encode("ascii")
-    del pieces
+    offsets = array("q", accumulate(map(len, entries), initial=0))
     blobs = {
         "names": "\n".join(names).encode("ascii"),
         "group_ids": array("i", group_ids).tobytes(),
         "offsets": offsets.tobytes(),
-        "entries": encoded,
     }
+    sizes = {name: len(blob) for name, blob in blobs.items()}
+    sizes["entries"] = offsets[-1]
     sections: dict[str, list[int]] = {}
     position = 0
     for name in _SECTIONS:
-        sections[name] = [position, len(blobs[name])]
-        position += len(blobs[name])
+        sections[name] = [position, sizes[name]]
+        position += sizes[name]
     changed = max(status.st_mtime_ns, status.st_ctime_ns)
     check = changed + RACY_NS > read_at_ns
     if check and time.time_ns() > changed + RACY_NS:
@@ -298,21 +299,75 @@ def save_cached(
         }
     ).encode()
     checksum = zlib.crc32(header)
-    for name in _SECTIONS:
+    for name in _SECTIONS[:-1]:
         checksum = zlib.crc32(blobs[name], checksum)
+    for entry in entries:
+        checksum = zlib.crc32(entry.encode("ascii"), checksum)
     total = _START + len(header) + position
+    frame = cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum)
     try:
         write_bytes_atomically(
             path,
-            [
-                cache_frame(MAGIC, FORMAT_VERSION, len(header), total, checksum),
-                _FLAG.pack(int(check)),
-                header,
-                *(blobs[name] for name in _SECTIONS),
-            ],
+            chain(
+                [
+                    frame,
+                    _FLAG.pack(int(check)),
+                    header,
+                    *(blobs[name] for name in _SECTIONS[:-1]),
+                ],
+                # One entry at a time: a list of them would be the whole section again.
+                (entry.encode("ascii") for entry in entries),
+            ),
             durable=False,
         )
     except OSError as error:
         logger.warning("cannot save the catalog cache in %s: %s", path.parent, error)
         return None
-    return path
+    start = _START + len(header) + sections["entries"][0]
+    return WrittenEntries.open(path, frame, total, start, offsets)
+
+
+class WrittenEntries:
+    """The entries of the catalog cache file this process has just written, each read from
+    the file when it is asked for (``os.pread``: none of them is mapped or kept in memory; a
+    catalog of 330,000 tools with real schemas has 400 MB of them). The file stays open, so a
+    later replacement of the cache file (another process caching a changed catalog) changes
+    nothing here."""
+
+    def __init__(self, path: Path, descriptor: int, start: int, offsets: Sequence[int]) -> None:
+        self.path = path
+        self._descriptor = descriptor
+        self._start = start
+        self._offsets = offsets
+        weakref.finalize(self, os.close, descriptor)
+
+    @classmethod
+    def open(
+        cls, path: Path, frame: bytes, total: int, start: int, offsets: Sequence[int]
+    ) -> WrittenEntries | None:
+        """The entries of ``path`` if it is still the file written with ``frame`` (its magic,
+        version, lengths and checksum) and ``total`` bytes; else ``None``."""
+        if not hasattr(os, "pread"):  # Windows: the caller keeps its entries
+            return None
+        try:
+            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return None
+        try:
+            same = os.fstat(descriptor).st_size == total
+            same = same and os.pread(descriptor, len(frame), 0) == frame
+        except OSError:
+            same = False
+        if not same:
+            os.close(descriptor)
+            return None
+        return cls(path, descriptor, start, offsets)
+
+    def entry(self, position: int) -> tuple[str, Mapping[str, Any]]:
+        """The description and input schema of the tool at ``position``."""
+        begin, end = self._offsets[position], self._offsets[position + 1]
+        data = os.pread(self._descriptor, end - begin, self._start + begin)
+        if len(data) != end - begin:
+            raise OSError(f"the catalog cache {self.path} was cut short while in use")
+        description, schema = json.loads(data)
+        return description, schema

@@ -44,6 +44,11 @@ FIELD_COUNT: Final = len(FIELDS)
 MAX_COUNT: Final = int(np.iinfo(np.uint16).max)
 """Term frequencies are kept per field as uint16; a larger one counts as this."""
 CHUNK_CHARACTERS: Final = 1 << 18
+KEYED_CHUNK = 32_768
+"""A :class:`~hermes_core.KeyedDocuments` batch larger than this is indexed a chunk of this many
+documents at a time, each made once and let go (a catalog of 330,000 tools with real schemas
+held 900 MB of documents made at once); the same postings, its terms numbered in another
+order."""
 """Text is split into words this many characters at a time (a Python object a word, briefly)."""
 
 Int32Array = npt.NDArray[np.int32]
@@ -317,19 +322,14 @@ def _field_items(
     return items, np.repeat(np.arange(size, dtype=np.int32), counts)
 
 
-def index_batch(
+def _field_tokens(
     documents: Sequence[ToolDocument],
     vocabulary: Vocabulary,
     indexed: Sequence[bool],
-    group_terms: Callable[[str], Int32Array],
-    postings: Callable[..., tuple[Any, Any, Any]],
-    bare: Sequence[str] | None = None,
-) -> Postings:
-    """The postings of ``documents`` over the fields ``indexed`` says (one flag a field);
-    ``group_terms(group)`` gives the term ids of a group name (none for an unnamed group);
-    ``postings`` sorts the tokens into postings (the kernel's, or :func:`sorted_postings`);
-    ``bare``: the documents' :func:`bare_names`, when known already."""
-    size = len(documents)
+    bare: Sequence[str] | None,
+) -> tuple[list[Int32Array], list[Int32Array]]:
+    """Each field's tokens of ``documents`` (term ids, and each token's document); the group
+    field's are left empty (:func:`_group_field` makes them from the names')."""
     terms: list[Int32Array] = []
     docs: list[Int32Array] = []
     for column in range(FIELD_COUNT):
@@ -346,9 +346,48 @@ def index_batch(
             field_terms, field_docs = vocabulary.item_terms(items, item_documents)
         terms.append(field_terms)
         docs.append(field_docs)
+    return terms, docs
+
+
+def index_batch(
+    documents: Sequence[ToolDocument],
+    vocabulary: Vocabulary,
+    indexed: Sequence[bool],
+    group_terms: Callable[[str], Int32Array],
+    postings: Callable[..., tuple[Any, Any, Any]],
+    bare: Sequence[str] | None = None,
+) -> Postings:
+    """The postings of ``documents`` over the fields ``indexed`` says (one flag a field);
+    ``group_terms(group)`` gives the term ids of a group name (none for an unnamed group);
+    ``postings`` sorts the tokens into postings (the kernel's, or :func:`sorted_postings`);
+    ``bare``: the documents' :func:`bare_names`, when known already."""
+    size = len(documents)
+    if isinstance(documents, KeyedDocuments) and size > KEYED_CHUNK:
+        # Made and tokenized a chunk at a time: only a chunk's documents are held at once.
+        chunks = []
+        for start in range(0, size, KEYED_CHUNK):
+            chunk = documents[start : start + KEYED_CHUNK]
+            chunk_bare = None if bare is None else bare[start : start + KEYED_CHUNK]
+            chunk_terms, chunk_docs = _field_tokens(chunk, vocabulary, indexed, chunk_bare)
+            del chunk
+            chunks.append((chunk_terms, [found + np.int32(start) for found in chunk_docs]))
+        terms = [
+            np.concatenate([part[0][column] for part in chunks]) for column in range(FIELD_COUNT)
+        ]
+        docs = [
+            np.concatenate([part[1][column] for part in chunks]) for column in range(FIELD_COUNT)
+        ]
+        del chunks
+    else:
+        terms, docs = _field_tokens(documents, vocabulary, indexed, bare)
     if indexed[_GROUP]:
+        groups = (
+            documents.groups
+            if isinstance(documents, KeyedDocuments)
+            else [document.group for document in documents]
+        )
         terms[_GROUP], docs[_GROUP] = _group_field(
-            documents, terms[_NAME], docs[_NAME], vocabulary, group_terms
+            groups, terms[_NAME], docs[_NAME], vocabulary, group_terms
         )
     if not indexed[_NAME]:
         terms[_NAME], docs[_NAME] = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
@@ -366,7 +405,7 @@ def index_batch(
 
 
 def _group_field(
-    documents: Sequence[ToolDocument],
+    groups: Sequence[str],
     name_terms: Int32Array,
     name_docs: Int32Array,
     vocabulary: Vocabulary,
@@ -375,9 +414,9 @@ def _group_field(
     """The group field: a document's group name tokens, unless its name holds all of them."""
     group_index: dict[str, int] = {}
     of_document = np.fromiter(
-        (group_index.setdefault(document.group, len(group_index)) for document in documents),
+        (group_index.setdefault(group, len(group_index)) for group in groups),
         dtype=np.int32,
-        count=len(documents),
+        count=len(groups),
     )
     tables = [group_terms(group) for group in group_index]
     sizes = np.asarray([len(table) for table in tables], dtype=np.int64)
@@ -388,7 +427,7 @@ def _group_field(
     distinct_sizes = np.asarray([len(table) for table in distinct], dtype=np.int64)
     # Which documents' names hold every distinct token of their group's name.
     per_document = distinct_sizes[of_document]
-    holders = np.repeat(np.arange(len(documents), dtype=np.int64), per_document)
+    holders = np.repeat(np.arange(len(groups), dtype=np.int64), per_document)
     wanted = np.concatenate([*distinct, np.zeros(0, dtype=np.int64)])[
         _runs(np.cumsum(distinct_sizes) - distinct_sizes, per_document, of_document)
     ]
@@ -396,7 +435,7 @@ def _group_field(
     keys = holders * vocabulary_size + wanted
     found = np.minimum(np.searchsorted(named, keys), max(len(named) - 1, 0))
     held = named[found] == keys if len(named) else np.zeros(len(keys), dtype=bool)
-    missing = np.bincount(holders[~held], minlength=len(documents))
+    missing = np.bincount(holders[~held], minlength=len(groups))
     needs = np.flatnonzero(missing > 0)
     # Their group field: the group name's tokens, repeats kept.
     counts = sizes[of_document[needs]]

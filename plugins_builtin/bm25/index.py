@@ -270,7 +270,13 @@ class BM25Index:
         if replaced:
             self._remove_slots([self._slot_of.pop(name) for name in replaced])
         first_slot = len(self._documents)
-        group_names = [document.group for document in batch]
+        if isinstance(batch, KeyedDocuments):
+            if not first_slot:
+                # As an index loaded from the cache keeps them: each made when its slot is read.
+                self._documents = DocumentSlots()
+            group_names = list(batch.groups)
+        else:
+            group_names = [document.group for document in batch]
         distinct = list(dict.fromkeys(group_names))
         self._register_groups(distinct)
         group_of = {group: self._group_ids[group] for group in distinct}
@@ -1004,11 +1010,11 @@ def plain_hits(kind: type[SearchHit] = SearchHit) -> bool:
 _PLAIN_HITS: Final = plain_hits()
 
 
-def _latest(documents: Sequence[ToolDocument]) -> tuple[list[ToolDocument], list[str]]:
+def _latest(documents: Sequence[ToolDocument]) -> tuple[Sequence[ToolDocument], list[str]]:
     """``documents`` with each name once, its last copy, in the order of the last copies; and
-    their names."""
-    if isinstance(documents, KeyedDocuments):  # unique names, known without making any
-        return list(documents), list(documents.names)
+    their names. Keyed documents come back as they are, none made (their names are unique)."""
+    if isinstance(documents, KeyedDocuments):
+        return documents, list(documents.names)
     names = [document.name for document in documents]
     if len(dict.fromkeys(names)) == len(names):
         return list(documents), names

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core import Config, Environment, Host, Tool
+from hermes_core._errors import ConfigError
 from hermes_core._tool_blocks import BlockRun, ToolSequence, runs_of
 from hermes_core.search import ToolDocument
 from hermes_core.search import _catalog_cache as catalog_cache
@@ -447,3 +448,39 @@ def test_the_cache_encodes_an_entry_as_json_dumps_does(entry: tuple[str, dict[st
 def test_the_cache_encoder_refuses_what_json_cannot_hold() -> None:
     with pytest.raises(TypeError):
         catalog_cache.entry_encoder()(("a tool", {"default": {1, 2}}))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[{"name": "a"} {"name": "b"}]', r":1: not valid JSON: Expecting ',' delimiter"),
+        ('[{"name": "a"},\n {"name": "b"}]\n]', r":3: not valid JSON: Extra data"),
+        ('[{"name": "a"},\n]', r":2: not valid JSON: Expecting value"),
+        ('[{"name": "a"}', r":1: not valid JSON: Expecting ',' delimiter"),
+        ("", r":1: not valid JSON: Expecting value"),
+        ('{"name": "a"}', r"must be a JSON array of tools, not dict"),
+        ('"tools"', r"must be a JSON array of tools, not str"),
+        ('[{"name": "a"}, 7]', r"entry 1: must be an object, not int"),
+    ],
+)
+def test_a_malformed_catalog_file_is_refused_whole_with_where(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    # The file is parsed an entry at a time (never held parsed whole), with the errors a
+    # whole parse gives: the file, the line, the reason; no tool and no cache file comes of it.
+    path = tmp_path / "catalog.json"
+    path.write_text(text, encoding="utf-8")
+    cache = tmp_path / "cache"
+    with pytest.raises(ConfigError, match=message) as raised:
+        read_catalog(path, None, owner="catalog", cache_dir=cache)
+    assert str(path) in str(raised.value)
+    assert not (cache / catalog_cache.CACHE_FOLDER).exists() or not any(
+        (cache / catalog_cache.CACHE_FOLDER).iterdir()
+    )
+
+
+def test_an_empty_catalog_array_reads_as_no_tools(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.json"
+    path.write_text(" [ \n ] \n", encoding="utf-8")
+    block = read_catalog(path, None, owner="catalog", cache_dir=tmp_path / "cache")
+    assert list(block.names) == []

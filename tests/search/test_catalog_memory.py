@@ -8,7 +8,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from hermes_core.search._catalog import load_catalog
+from hermes_core.search import _catalog_cache as catalog_cache
+from hermes_core.search._catalog import load_catalog, read_catalog
 
 TOOLS = 5_000
 
@@ -58,3 +59,97 @@ def test_a_catalog_tool_costs_about_what_its_json_did(tmp_path: Path) -> None:
     assert len(tools) == len(entries)
     assert len(tools) == TOOLS
     assert loaded <= ALLOWED * parsed, f"{loaded / parsed:.2f}x the parsed JSON"
+
+
+def schema_entries(count: int) -> list[dict[str, object]]:
+    """Entries whose input schemas are most of their JSON, as in real catalogs."""
+    return [
+        {
+            "name": f"svc{index // 50}__op_{index}",
+            "server": f"svc{index // 50}",
+            "description": f"Operation {index}: list, create or change records.",
+            "input_schema": {
+                "type": "object",
+                "required": ["field_0"],
+                "properties": {
+                    f"field_{k}": {
+                        "type": "string",
+                        "description": f"Field {k} of the record",
+                        "enum": ["a", "b", "c"],
+                    }
+                    for k in range(12)
+                },
+            },
+        }
+        for index in range(count)
+    ]
+
+
+def test_reading_a_catalog_never_holds_its_schemas_parsed_whole(tmp_path: Path) -> None:
+    # A catalog file is parsed an entry at a time and each entry kept as its JSON, decoded
+    # again when its tool is made or indexed: at 330,000 tools with real schemas, the file
+    # parsed whole and its schemas kept parsed peaked at 2.6 GB (issue 32). Here the read's
+    # peak stays under 3/4 of the parsed entries and what it keeps under 1/3 (they were
+    # 1.58x and 0.97x), and the block answers each tool's schema as the file has it.
+    entries = schema_entries(1000)
+    text = json.dumps(entries)
+    path = tmp_path / "catalog.json"
+    path.write_text(text, encoding="utf-8")
+    _, parsed = traced_bytes(lambda: json.loads(text))
+    for cache in (tmp_path / "cache", None):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            block = read_catalog(path, None, owner="catalog", cache_dir=cache)
+            gc.collect()
+            kept, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 0.75 * parsed, f"{peak / parsed:.2f}x the parsed entries at the peak"
+        # Cached, the entries are read back from the cache file: only the names are kept.
+        allowed = 0.33 if cache is None else 0.08
+        assert kept < allowed * parsed, f"{kept / parsed:.2f}x the parsed entries kept"
+        for position in (0, 567, 999):
+            name, description, group, schema = block.fields(position)
+            entry = entries[position]
+            assert (name, description, group) == (
+                entry["name"],
+                entry["description"],
+                entry["server"],
+            )
+            assert schema == entry["input_schema"]
+
+
+def test_the_catalog_cache_is_written_without_a_second_copy_of_its_entries(
+    tmp_path: Path,
+) -> None:
+    # The entries' JSON goes to the cache file one entry at a time: encoded all at once (a
+    # joined string, or a list of their bytes) it was the whole section again, 400 MB at
+    # 330,000 tools with real schemas, on top of the entries kept for the block.
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text("[]", encoding="utf-8")
+    encode = catalog_cache.entry_encoder()
+    entries = [
+        encode((entry["description"], entry["input_schema"])) for entry in schema_entries(1000)
+    ]
+    names = [f"tool_{index}" for index in range(len(entries))]
+    size = sum(map(len, entries))
+    sha256 = catalog_cache.content_hash(catalog)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        saved = catalog_cache.save_cached(
+            tmp_path / "cache", catalog, None, catalog.stat(), 0, sha256, names,
+            [0] * len(names), ["svc"], entries,
+        )  # fmt: skip
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert saved is not None
+    assert peak < 0.25 * size, f"{peak / size:.2f}x the entries at the peak"
+    cached = catalog_cache.load_cached(tmp_path / "cache", catalog, None, catalog.stat())
+    assert cached is not None
+    assert cached.entry(999) == (
+        schema_entries(1000)[999]["description"],
+        schema_entries(1000)[999]["input_schema"],
+    )

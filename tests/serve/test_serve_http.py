@@ -5,6 +5,7 @@ server child it started, a taken port is a clear error)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 from typing import Any
@@ -26,6 +27,8 @@ from serving import (
     time_server,
     wait_for_processes,
 )
+
+from hermes_core._errors import HermesError
 
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
 
@@ -134,3 +137,38 @@ def test_a_port_in_use_is_a_clear_error(served: ServeHome) -> None:
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_connections_to_the_http_socket_send_without_nagle_delay(host: str) -> None:
+    """The socket ``serve_http`` listens on is a TCP socket to asyncio, so every connection it
+    accepts gets ``TCP_NODELAY``, as one uvicorn opens itself does. Without it an answer's last
+    small write waited for the client's delayed ACK: about 40 ms a request (issue 32)."""
+    from hermes_core._serve.transports import _listen
+
+    try:
+        sock = _listen(host, 0)
+    except HermesError:
+        pytest.skip(f"no {host} on this machine")
+    accepted: list[int] = []
+
+    class Recorder(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            connection = transport.get_extra_info("socket")
+            accepted.append(connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            made.set()
+
+    async def accept_one() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(Recorder, sock=sock)  # as uvicorn serves sockets=[sock]
+        try:
+            with socket.create_connection((host, sock.getsockname()[1])):
+                await asyncio.wait_for(made.wait(), 10)
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    made = asyncio.Event()
+    asyncio.run(accept_one())
+    assert accepted
+    assert accepted[0] != 0
