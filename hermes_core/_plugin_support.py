@@ -95,6 +95,9 @@ if TYPE_CHECKING:
         private_dir as private_dir,
     )
     from hermes_core._process_groups import (
+        group_alive as group_alive,
+    )
+    from hermes_core._process_groups import (
         signal_group as signal_group,
     )
     from hermes_core._progress import (

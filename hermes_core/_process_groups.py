@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 def signal_group(pgid: int, sig: int) -> bool:
@@ -16,3 +17,26 @@ def signal_group(pgid: int, sig: int) -> bool:
     except PermissionError:
         return True  # a member changed its credentials: it exists, but is not ours to signal
     return True
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether group ``pgid`` still has a member that is not a zombie.
+
+    Signal 0 succeeds while a member exists at all, and an orphan that was killed stays a zombie
+    until PID 1 reaps it (some container inits never do), so ``/proc`` is asked where it exists.
+    """
+    if not signal_group(pgid, 0):
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False

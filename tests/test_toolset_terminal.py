@@ -157,7 +157,9 @@ def test_a_command_whose_call_is_cancelled_is_stopped_at_once(shell: Harness) ->
     started = time.monotonic()
     anyio.run(scenario)
 
-    assert time.monotonic() - started < 3
+    # 1 s to the cancel; the 2 s grace must not be waited out for a killed member that lingers
+    # as a zombie until PID 1 reaps it (it did, here: 3.0 s)
+    assert time.monotonic() - started < 2.5
     assert processes_gone(argv)
 
 

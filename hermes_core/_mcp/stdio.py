@@ -38,7 +38,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from hermes_core._mcp.serverlog import ServerLog
-from hermes_core._process_groups import signal_group
+from hermes_core._process_groups import group_alive, signal_group
 
 __all__ = ["GRACE_SECONDS", "StdioTransport", "end_process_group"]
 
@@ -280,30 +280,7 @@ async def end_process_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
     if not signal_group(pgid, signal.SIGTERM):
         return
     with anyio.move_on_after(grace):
-        while _group_alive(pgid):
+        while group_alive(pgid):
             await anyio.sleep(_POLL_SECONDS)
         return
     signal_group(pgid, signal.SIGKILL)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether group ``pgid`` still has a member that is not a zombie.
-
-    Signal 0 succeeds while a member exists at all, and an orphan that was killed stays a zombie
-    until PID 1 reaps it (some container inits never do), so ``/proc`` is asked where it exists.
-    """
-    if not signal_group(pgid, 0):
-        return False
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False

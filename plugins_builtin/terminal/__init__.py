@@ -34,6 +34,7 @@ from hermes_core._plugin_support import (
     ClientTerminal,
     client_terminal,
     create_private_file,
+    group_alive,
     head_and_tail,
     private_dir,
     progress_listener,
@@ -195,7 +196,7 @@ async def _end(process: Process) -> None:
         signal_group(process.pid, signal.SIGTERM)
         with anyio.move_on_after(_KILL_GRACE):
             await process.wait()
-            while signal_group(process.pid, 0):
+            while group_alive(process.pid):
                 await anyio.sleep(_POLL_SECONDS)
     signal_group(process.pid, signal.SIGKILL)
     await process.wait()
@@ -211,7 +212,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         signal_group(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + _KILL_GRACE
         while time.monotonic() < deadline:
-            if process.poll() is not None and not signal_group(process.pid, 0):
+            if process.poll() is not None and not group_alive(process.pid):
                 break  # the leader is reaped and no member is left
             time.sleep(0.05)
     signal_group(process.pid, signal.SIGKILL)
