@@ -52,7 +52,11 @@ FAKE_KEY: str = _REQUESTS_SCRIPT.FAKE_KEY
 
 REPO = _HERE.parent
 CATALOG = REPO / "benchmarks" / "data" / "mcp-requests-2" / "catalog.json"
-DEFAULT_NPM_ROOT = REPO / ".cache" / "npm"
+# Installed apart from the tests' servers and from the lock the catalog was captured with: npm
+# hoists shared dependencies differently in a shared folder, and a server built against another
+# SDK or zod lists other schemas (CI saw every airtable tool "changed").
+DEFAULT_NPM_ROOT = REPO / ".cache" / "npm-requests-2"
+LOCKED = CATALOG.parent / "npm"
 UNREACHABLE = "127.0.0.1:9"
 # The kubernetes server builds its API client at start and exits without a current cluster.
 KUBECONFIG = f"""apiVersion: v1
@@ -115,7 +119,7 @@ PYPI_SERVERS: dict[str, tuple[str, str, str, list[str]]] = {
 
 
 def npm_root() -> Path:
-    """Where the npm servers are installed: ``HERMES_NPM_ROOT`` or ``.cache/npm``."""
+    """Where the npm servers are installed: ``HERMES_NPM_ROOT`` or ``.cache/npm-requests-2``."""
     named = os.environ.get("HERMES_NPM_ROOT")
     return Path(named).resolve() if named else DEFAULT_NPM_ROOT
 
@@ -124,7 +128,10 @@ def install_hint() -> str:
     """The commands that install every server of this catalog at its pinned version."""
     npm = " ".join(f"{name}@{version}" for name, (version, _) in NPM_PACKAGES.items())
     pypi = " ".join(f"{dist}=={version}" for dist, version, _, _ in PYPI_SERVERS.values())
-    return f"npm install --prefix {npm_root()} {npm}; pip install {pypi}"
+    return (
+        f"python benchmarks/mcp_request_catalog2.py --install (npm ci of the lock in {LOCKED} "
+        f"under {npm_root()}: {npm}; pip install {pypi})"
+    )
 
 
 def install() -> int:
@@ -136,9 +143,12 @@ def install() -> int:
     if npm is None:
         print("mcp_request_catalog2: npm is not on PATH; install Node.js 20 or later")
         return 2
-    specs = [f"{name}@{version}" for name, (version, _) in NPM_PACKAGES.items()]
+    root = npm_root()
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(LOCKED / name, root / name)
     quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
-    done = subprocess.run([npm, "install", "--prefix", str(npm_root()), *quiet, *specs])
+    done = subprocess.run([npm, "ci", "--prefix", str(root), *quiet])
     if done.returncode:
         return done.returncode
     wheels = [f"{dist}=={version}" for dist, version, _, _ in PYPI_SERVERS.values()]

@@ -385,7 +385,8 @@ def test_a_second_set_server_of_another_version_fails_with_the_install_commands(
     with pytest.raises(script.ServerMissing, match=re.escape("0.0.1 is installed")) as raised:
         script.npm_script("todoist-mcp", "dist/index.js")
     assert f"todoist-mcp@{pinned}" in str(raised.value)
-    assert f"npm install --prefix {tmp_path}" in str(raised.value)
+    assert "mcp_request_catalog2.py --install" in str(raised.value)
+    assert f"under {tmp_path}" in str(raised.value)
     with pytest.raises(script.ServerMissing, match="is not installed"):
         script.npm_script("mongodb-mcp-server", "dist/esm/index.js")
 
