@@ -382,8 +382,7 @@ def _decoder(encoded: Sequence[str]) -> Callable[[int], tuple[str, Mapping[str, 
     """The description and input schema of the entry at a position, from its JSON."""
 
     def entry(position: int) -> tuple[str, Mapping[str, Any]]:
-        description, schema = json.loads(encoded[position])
-        return description, schema
+        return catalog_cache.decode_entry(encoded[position])
 
     return entry
 

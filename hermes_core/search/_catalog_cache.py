@@ -59,6 +59,7 @@ __all__ = [
     "WrittenEntries",
     "cache_path",
     "content_hash",
+    "decode_entry",
     "entry_encoder",
     "load_cached",
     "save_cached",
@@ -104,8 +105,7 @@ class CachedCatalog:
     def entry(self, position: int) -> tuple[str, Mapping[str, Any]]:
         """The description and input schema of the tool at ``position``."""
         start, end = self.offsets[position], self.offsets[position + 1]
-        description, schema = json.loads(bytes(self.entries[start:end]))
-        return description, schema
+        return decode_entry(bytes(self.entries[start:end]))
 
 
 def cache_path(directory: Path, catalog: Path, server: str | None) -> Path:
@@ -226,6 +226,12 @@ def _cached(path: Path, header: Mapping[str, Any], data: memoryview) -> CachedCa
     if offsets[0] != 0 or offsets[count] != len(parts["entries"]):
         raise _Unusable("its entry offsets do not match its entries")
     return CachedCatalog(path, names, group_ids, groups, offsets, parts["entries"], sha256)
+
+
+def decode_entry(data: bytes | str) -> tuple[str, Mapping[str, Any]]:
+    """The description and input schema of one entry :func:`entry_encoder` wrote."""
+    description, schema = json.loads(data)
+    return description, schema
 
 
 def entry_encoder() -> Callable[[object], str]:
@@ -369,5 +375,4 @@ class WrittenEntries:
         data = os.pread(self._descriptor, end - begin, self._start + begin)
         if len(data) != end - begin:
             raise OSError(f"the catalog cache {self.path} was cut short while in use")
-        description, schema = json.loads(data)
-        return description, schema
+        return decode_entry(data)

@@ -44,12 +44,12 @@ FIELD_COUNT: Final = len(FIELDS)
 MAX_COUNT: Final = int(np.iinfo(np.uint16).max)
 """Term frequencies are kept per field as uint16; a larger one counts as this."""
 CHUNK_CHARACTERS: Final = 1 << 18
-KEYED_CHUNK = 32_768
+"""Text is split into words this many characters at a time (a Python object a word, briefly)."""
+KEYED_CHUNK: Final = 32_768
 """A :class:`~hermes_core.KeyedDocuments` batch larger than this is indexed a chunk of this many
 documents at a time, each made once and let go (a catalog of 330,000 tools with real schemas
 held 900 MB of documents made at once); the same postings, its terms numbered in another
 order."""
-"""Text is split into words this many characters at a time (a Python object a word, briefly)."""
 
 Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]
