@@ -153,3 +153,25 @@ def test_the_catalog_cache_is_written_without_a_second_copy_of_its_entries(
         schema_entries(1000)[999]["description"],
         schema_entries(1000)[999]["input_schema"],
     )
+
+
+def test_a_cache_file_replaced_after_a_cold_read_changes_nothing_the_block_serves(
+    tmp_path: Path,
+) -> None:
+    # The block reads its entries back from the cache file it wrote, through the descriptor it
+    # opened then: another process (or account sharing HERMES_CACHE_DIR) replacing that file
+    # afterwards must not change the schemas this host serves.
+    entries = small_entries()[:50]
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    cache = tmp_path / "cache"
+    block = read_catalog(path, None, owner="catalog", cache_dir=cache)
+    (written,) = [file for file in cache.rglob("*") if file.is_file()]
+    hostile = written.with_name("replacement")
+    hostile.write_bytes(written.read_bytes().replace(b"Operation", b"Exfiltrat"))
+    hostile.replace(written)
+
+    for position in (0, 49):
+        _, description, _, schema = block.fields(position)
+        assert description == entries[position]["description"]
+        assert schema == entries[position]["input_schema"]
