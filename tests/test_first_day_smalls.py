@@ -223,7 +223,7 @@ def test_a_cancelled_call_is_logged_as_interrupted(slow_harness: Harness) -> Non
 @pytest.mark.subprocess
 def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli) -> None:
     running = subprocess.Popen(
-        cli.command("tools", "call", "terminal", '{"command": "sleep 30"}', "--yes"),
+        cli.command("tools", "call", "terminal", '{"command": "sleep 300"}', "--yes"),
         cwd=cli.work,
         env=cli.variables(),
         stdin=subprocess.DEVNULL,
@@ -233,8 +233,12 @@ def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli
     )
     log = cli.log_dir / "activity.jsonl"
     try:
-        deadline = time.monotonic() + 30
-        while not _sleeping_child(running.pid) and time.monotonic() < deadline:
+        # A generous budget: on a loaded 2-core machine the CLI has taken over 30 s to start
+        # the command; SIGINT before the call is under way would test something else.
+        deadline = time.monotonic() + 120
+        while not _sleeping_child(running.pid):
+            assert running.poll() is None, running.communicate()
+            assert time.monotonic() < deadline, "the terminal call never started `sleep 300`"
             time.sleep(0.1)
         running.send_signal(signal.SIGINT)
         running.communicate(timeout=30)
@@ -246,16 +250,16 @@ def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli
     assert running.returncode != 0
     (record,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert (record["name"], record["status"]) == ("terminal", "interrupted")
-    assert record["arguments"] == {"command": "sleep 30"}
+    assert record["arguments"] == {"command": "sleep 300"}
 
 
 def _sleeping_child(pid: int) -> bool:
-    """Whether a descendant of ``pid`` runs ``sleep 30`` (the call is under way)."""
+    """Whether a descendant of ``pid`` runs ``sleep 300`` (the call is under way)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if (entry / "cmdline").read_bytes() == b"sleep\x0030\x00" and _descends(
+            if (entry / "cmdline").read_bytes() == b"sleep\x00300\x00" and _descends(
                 int(entry.name), pid
             ):
                 return True
