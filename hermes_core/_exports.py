@@ -256,6 +256,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "retry_after_seconds": "hermes_core._retry_after",
         "signal_group": "hermes_core._process_groups",
         "group_alive": "hermes_core._process_groups",
+        "end_group": "hermes_core._process_groups",
+        "end_group_blocking": "hermes_core._process_groups",
         "secret_variable": "hermes_core._dotenv",
         "write_bytes_atomically": "hermes_core._atomic_write",
         "Question": _QUESTIONS,

@@ -95,6 +95,12 @@ if TYPE_CHECKING:
         private_dir as private_dir,
     )
     from hermes_core._process_groups import (
+        end_group as end_group,
+    )
+    from hermes_core._process_groups import (
+        end_group_blocking as end_group_blocking,
+    )
+    from hermes_core._process_groups import (
         group_alive as group_alive,
     )
     from hermes_core._process_groups import (

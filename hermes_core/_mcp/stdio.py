@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import signal
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -38,9 +37,9 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from hermes_core._mcp.serverlog import ServerLog
-from hermes_core._process_groups import group_alive, signal_group
+from hermes_core._process_groups import end_group
 
-__all__ = ["GRACE_SECONDS", "StdioTransport", "end_process_group"]
+__all__ = ["GRACE_SECONDS", "StdioTransport"]
 
 log = logging.getLogger("hermes_core._mcp")
 
@@ -128,7 +127,7 @@ class StdioTransport:
             if not self._stopping:
                 self.exited_on_its_own = status
             self.log.note(f"the server process exited with status {status}")
-            await end_process_group(process.pid)
+            await end_group(process.pid, GRACE_SECONDS)
 
         # The pipe tasks are shielded: a cancellation of the caller (a closing supervisor, a
         # connect_timeout) must not stop them before the shutdown below has seen the server
@@ -195,7 +194,7 @@ class StdioTransport:
                 await process.stdin.aclose()
         with anyio.move_on_after(GRACE_SECONDS):
             await exited.wait()
-        await end_process_group(process.pid)
+        await end_group(process.pid, GRACE_SECONDS)
         with anyio.move_on_after(GRACE_SECONDS):
             await exited.wait()
         if not exited.is_set():
@@ -269,18 +268,3 @@ class StdioTransport:
             pass
         finally:
             done.set()
-
-
-async def end_process_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
-    """SIGTERM every process of group ``pgid``, SIGKILL what is left after ``grace`` seconds.
-
-    The leader's pid is the group id (it was started in a new session); a leader that is gone
-    does not end the group, which lives on as long as one member does.
-    """
-    if not signal_group(pgid, signal.SIGTERM):
-        return
-    with anyio.move_on_after(grace):
-        while group_alive(pgid):
-            await anyio.sleep(_POLL_SECONDS)
-        return
-    signal_group(pgid, signal.SIGKILL)

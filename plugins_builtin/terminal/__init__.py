@@ -34,7 +34,8 @@ from hermes_core._plugin_support import (
     ClientTerminal,
     client_terminal,
     create_private_file,
-    group_alive,
+    end_group,
+    end_group_blocking,
     head_and_tail,
     private_dir,
     progress_listener,
@@ -190,14 +191,9 @@ def _report(output: IO[bytes], elapsed: float, limit: float) -> None:
 
 
 async def _end(process: Process) -> None:
-    """:func:`_stop` for a command ``terminal`` waits on: SIGTERM the group, the grace period
-    for it to empty, then SIGKILL the group and reap."""
+    """:func:`_stop` for a command ``terminal`` waits on."""
     if process.returncode is None:
-        signal_group(process.pid, signal.SIGTERM)
-        with anyio.move_on_after(_KILL_GRACE):
-            await process.wait()
-            while group_alive(process.pid):
-                await anyio.sleep(_POLL_SECONDS)
+        await end_group(process.pid, _KILL_GRACE)
     signal_group(process.pid, signal.SIGKILL)
     await process.wait()
 
@@ -209,12 +205,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     command put in the background (``cmd &``) outlive the shell that started them.
     """
     if process.poll() is None:
-        signal_group(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + _KILL_GRACE
-        while time.monotonic() < deadline:
-            if process.poll() is not None and not group_alive(process.pid):
-                break  # the leader is reaped and no member is left
-            time.sleep(0.05)
+        end_group_blocking(process.pid, _KILL_GRACE)
     signal_group(process.pid, signal.SIGKILL)
     process.wait()
 
