@@ -17,7 +17,6 @@ not queue), spaces them by ``min_interval`` and drops a report whose
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -98,6 +97,8 @@ async def progress_sender(
     the call. A report still waiting when the block ends is sent then (the last one tells
     where the call ended), before the result.
     """
+    import asyncio  # here: the tools' plugins import this module at every start
+
     loop = asyncio.get_running_loop()
     loop_thread = threading.get_ident()
     wake = asyncio.Event()

@@ -4,7 +4,6 @@ gateway client and the model providers."""
 from __future__ import annotations
 
 import time
-from email.utils import parsedate_to_datetime
 
 __all__ = ["retry_after_seconds"]
 
@@ -19,6 +18,9 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
         return max(0.0, float(text))
     except ValueError:
         pass
+    # email.utils brings socket and calendar: imported by the one reading that needs it.
+    from email.utils import parsedate_to_datetime
+
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):

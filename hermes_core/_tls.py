@@ -8,7 +8,10 @@ defaults (certifi's store; ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when ``trust_env``
 
 from __future__ import annotations
 
-import ssl
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl
 
 _CONTEXTS: dict[bool, ssl.SSLContext] = {}
 

@@ -8,7 +8,6 @@ import functools
 import json
 import sys
 import urllib.parse
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -117,7 +116,10 @@ def editable_source(dist: IDistribution) -> Path | None:
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
-    return resolved(Path(urllib.request.url2pathname(parsed.path)))
+    # urllib.request brings http.client, email and ssl: a fifth of `hermes --help`'s start.
+    from urllib.request import url2pathname
+
+    return resolved(Path(url2pathname(parsed.path)))
 
 
 def _lies_in(path: Path | None, folder: Path | None) -> bool:

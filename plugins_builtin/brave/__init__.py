@@ -10,7 +10,6 @@ search URL), ``timeout`` (15 s).
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,6 +97,8 @@ class Brave:
 
 def _text(value: object) -> str:
     """A field of the API as plain text: it marks the query's words with ``<strong>``."""
+    import html  # imported by the one reading that needs it, not at every start
+
     return html.unescape(_TAG.sub("", value)) if isinstance(value, str) else ""
 
 

@@ -25,13 +25,10 @@ from annotated_types import Ge, Le
 from hermes_core._plugin_support import AddressSettings
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, hookimpl
 
-from .actions import BrowserActions, close_session_browser
-from .addresses import address_rule
-from .chromium import find_chromium
-from .driver import DriverSettings
-
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
+
+    from .driver import DriverSettings
 
 _PLUGIN = "browser"
 _TOOLSET = "browser"
@@ -54,6 +51,13 @@ class BrowserEntry(AddressSettings):
 
 def build_tools(entry: BrowserEntry, env: Environment) -> list[Tool]:
     """The browser tools over ``entry``."""
+    # Here, not at the top: the driver brings asyncio, which no command that only loads the
+    # plugin (`hermes plugins list`, `--help`) needs.
+    from .actions import BrowserActions
+    from .addresses import address_rule
+    from .chromium import find_chromium
+    from .driver import DriverSettings
+
     variables = dict(env.variables)
 
     def driver() -> DriverSettings:
@@ -205,4 +209,6 @@ def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
 @hookimpl(trylast=True)
 async def hermes_session_end(session: Session) -> None:
     """Close the session's browser."""
+    from .actions import close_session_browser
+
     await close_session_browser(session)

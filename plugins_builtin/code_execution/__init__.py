@@ -44,7 +44,6 @@ from annotated_types import Ge, Gt
 from hermes_core._plugin_support import (
     create_private_file,
     head_and_tail,
-    hide_host_memory,
     private_dir,
     progress_listener,
 )
@@ -300,6 +299,8 @@ class CodeExecution:
         settings = self.settings
         session = server.tools.caller.session
         host_end, script_end = channel
+        from hermes_core._plugin_support import hide_host_memory  # ctypes: when a script runs
+
         hide_host_memory()
         started = script_process(command, cwd=cwd, env=env, pass_fds=[script_end.fileno()])
         async with started as process, anyio.create_task_group() as group:

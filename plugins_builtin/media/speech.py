@@ -11,11 +11,8 @@ before the tool answers.
 
 from __future__ import annotations
 
-import asyncio
-import shlex
 import signal
 import tempfile
-import wave
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -35,6 +32,8 @@ _TRANSCRIPT_CHARS: Final = 100_000
 def command_words(template: str, key: str, allowed: tuple[str, ...]) -> list[str]:
     """``template`` split like a shell line; a ``ValueError`` naming ``key`` when it cannot be
     or uses a placeholder its tool does not fill."""
+    import shlex  # here, as asyncio and wave below: a plugin's imports are every start's
+
     try:
         words = shlex.split(template)
     except ValueError as exc:
@@ -81,6 +80,8 @@ class Ran:
 async def run_command(argv: list[str], stdin: bytes | None, timeout: float, cwd: Path) -> Ran:
     """``argv`` in its own process group, ``stdin`` written to it; the group is killed at
     ``timeout``. A command that is not found is a :class:`MediaRefused`."""
+    import asyncio
+
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -117,6 +118,8 @@ def _failed(tool: str, argv0: str, ran: Ran, timeout: float) -> ToolResult:
 
 def wav_seconds(path: Path) -> float:
     """The duration of the WAV file ``path``; a :class:`MediaRefused` when it is none."""
+    import wave
+
     try:
         with wave.open(str(path), "rb") as audio:
             rate = audio.getframerate()

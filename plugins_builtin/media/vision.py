@@ -8,7 +8,7 @@ from typing import Final
 
 import anyio
 
-from hermes_core.agent import ImagePart, ModelError, session_model
+from hermes_core.agent import ImagePart, ModelError
 from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult
 
 from .media_files import MediaRefused, image_type, inside_session
@@ -85,6 +85,7 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         session: Session, image: str, question: str = DEFAULT_QUESTION
     ) -> ToolResult:
         from hermes_core._plugin_support import AddressRefused, FetchError
+        from hermes_core.agent import session_model  # the agent's request path: asyncio
 
         model = session_model(session)
         if model is None:

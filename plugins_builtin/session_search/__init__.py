@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import anyio.to_thread
 from annotated_types import Ge, Le
 
-from hermes_core.agent import Message, ModelError, session_model
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
-
-from .index import SessionHit, SessionIndex
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
+
+    from .index import SessionHit
 
 _PLUGIN: Final = "session_search"
 DATABASE_NAME: Final = "session_search.db"
@@ -103,6 +102,8 @@ def _json_object(line: str) -> dict[str, Any] | None:
 
 def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Tool:
     """``session_search`` over the transcripts in ``sessions``, indexed in ``database``."""
+    from .index import SessionIndex  # sqlite3: only where the tool is built, not at load
+
     index = SessionIndex(database, sessions)
     lock = threading.Lock()  # one connection, used by one call at a time
 
@@ -133,6 +134,8 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
         return ToolResult.text(text, structured={"sessions": found, "summary": summary})
 
     async def _summary(session: Session, query: str, hits: Sequence[SessionHit]) -> str | None:
+        from hermes_core.agent import Message, ModelError, session_model
+
         model = session_model(session)
         if model is None:  # outside an agent's conversation: no model to ask
             return None

@@ -4,6 +4,7 @@ processes at once and a process killed mid-write."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sqlite3
@@ -22,10 +23,11 @@ from tests.memory.session_corpus import TARGETS, write_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = bundled("session_search")
+INDEX = importlib.import_module(f"{PLUGIN.__name__}.index")  # the plugin imports it lazily
 
 
 def index_of(home: Path) -> Any:
-    return PLUGIN.index.SessionIndex(home / "session_search.db", home / "sessions")
+    return INDEX.SessionIndex(home / "session_search.db", home / "sessions")
 
 
 def files_indexed(home: Path) -> int:
@@ -113,7 +115,7 @@ def test_the_tool_leaves_out_the_session_asking_and_shows_dates_and_snippets(
 
 
 WRITER = """
-import importlib.util, sys
+import importlib, importlib.util, sys
 from pathlib import Path
 spec = importlib.util.spec_from_file_location(
     "session_search_plugin", sys.argv[1], submodule_search_locations=[str(Path(sys.argv[1]).parent)]
@@ -122,7 +124,7 @@ module = importlib.util.module_from_spec(spec)
 sys.modules["session_search_plugin"] = module
 spec.loader.exec_module(module)
 home = Path(sys.argv[2])
-index = module.index.SessionIndex(home / "session_search.db", home / "sessions")
+index = importlib.import_module("session_search_plugin.index").SessionIndex(home / "session_search.db", home / "sessions")
 print("ready", flush=True)
 for _ in range(int(sys.argv[3])):
     index.update()
