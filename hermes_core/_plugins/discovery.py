@@ -19,6 +19,7 @@ from hermes_core._plugins.manifest import (
     manifest_yaml,
     normalize_name,
 )
+from hermes_core._plugins.manifest_cache import manifest_cache
 from hermes_core._project_trust import (
     PROJECT_GATE_FLAG,
     gate_is_open,
@@ -41,6 +42,11 @@ def discover(env: Environment) -> Discovery:
     ``HERMES_DISABLE_PLUGIN_AUTOLOAD`` keeps only the bundled source. Project plugins are found
     even when ``HERMES_ENABLE_PROJECT_PLUGINS`` is off, so they can be listed as gated.
     """
+    with manifest_cache(env.cache_dir):
+        return _discover(env)
+
+
+def _discover(env: Environment) -> Discovery:
     found = Discovery(project_enabled=gate_is_open(env))
     yaml = manifest_yaml()  # one per call: a ruamel YAML must not be shared between threads
     _scan_directory(env.bundled_plugins_dir, "bundled", found, yaml)

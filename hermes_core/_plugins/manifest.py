@@ -221,18 +221,24 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
 # A host reads every manifest again at each start (a delegated task's host, an embedder's
 # second host, each test), and the pure-Python parse is most of that; every loader here is a
 # manifest_yaml(), so the text alone decides the data. Callers get a copy; a failed parse is
-# not kept.
+# not kept. Within a discovery, the parse is also kept between processes (manifest_cache).
 _PARSED: dict[str, Any] = {}
 _PARSED_KEPT = 128
 
 
 def _parsed(text: str, yaml: YAML | None) -> Any:
+    from hermes_core._plugins.manifest_cache import persistent_cache
     from hermes_core._yaml_limits import load_limited
 
+    kept = persistent_cache()
     data = _PARSED.get(text, _PARSED)
     if data is _PARSED:
-        data = load_limited(yaml or manifest_yaml(), text)
+        found, data = kept.get(text) if kept is not None else (False, None)
+        if not found:
+            data = load_limited(yaml or manifest_yaml(), text)
         if len(_PARSED) >= _PARSED_KEPT:
             _PARSED.clear()
         _PARSED[text] = data
+    if kept is not None:
+        kept.keep(text, data)
     return copy.deepcopy(data)

@@ -124,7 +124,8 @@ module = importlib.util.module_from_spec(spec)
 sys.modules["session_search_plugin"] = module
 spec.loader.exec_module(module)
 home = Path(sys.argv[2])
-index = importlib.import_module("session_search_plugin.index").SessionIndex(home / "session_search.db", home / "sessions")
+index_module = importlib.import_module("session_search_plugin.index")
+index = index_module.SessionIndex(home / "session_search.db", home / "sessions")
 print("ready", flush=True)
 for _ in range(int(sys.argv[3])):
     index.update()
