@@ -22,10 +22,12 @@ are a few string properties); ``--search-only`` measures the two searches alone,
 the ``hermes serve`` stage alone (``--runs`` rounds of serve and echo server, after one untimed
 search that fills the cache). ``--workdir DIR`` keeps the catalog, home and cache in ``DIR`` and
 reuses a catalog of the same size and kind written there before (writing 330,000 tools takes
-about 30 s).
+about 30 s). ``--against REV`` adds ``hermes serve`` of another revision (its ``hermes_core``
+and bundled plugins by ``git archive``, ``benchmarks/_baseline.py``) to the serve stage's
+rotation, for a before-and-after in the same run.
 
     python benchmarks/host_scale.py [--tools 330000] [--runs 1] [--real-schemas]
-        [--search-only | --serve-only] [--workdir DIR]
+        [--search-only | --serve-only] [--workdir DIR] [--against REV]
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
 
-from search import CATALOG, SEED, synthetic_catalog  # benchmarks/ is on the script's path
+from _baseline import revision_tree  # benchmarks/ is on the script's path
+from search import CATALOG, SEED, synthetic_catalog
 
 from hermes_core.search._evaluation import catalog_documents, load_catalog
 
@@ -185,7 +190,7 @@ def _children_cpu() -> float:
 
 
 def serve_once(
-    command: list[str], env: dict[str, str], cwd: Path
+    command: list[str], env: Mapping[str, str], cwd: Path
 ) -> tuple[float, float, int, float]:
     """An MCP server over stdio: seconds from spawn to the ``tools/list`` answer, seconds of
     the ``tools/list`` request alone, how many tools it listed, and the CPU seconds of the
@@ -239,7 +244,11 @@ def main() -> int:
     parser.add_argument(
         "--workdir", type=Path, help="keep (and reuse) the catalog, home and cache in this folder"
     )
+    parser.add_argument(
+        "--against", metavar="REV", help="also serve from this revision, in the same rotation"
+    )
     options = parser.parse_args()
+    trees = ExitStack()
     if options.workdir is not None:
         root = options.workdir.resolve()
         root.mkdir(parents=True, exist_ok=True)
@@ -283,18 +292,30 @@ def main() -> int:
         assembled = [assemble_once(env, root, home) for _ in range(probes)]
         served: list[tuple[float, float, int, float]] = []
         echoed: list[tuple[float, float, int, float]] = []
+        before: list[tuple[float, float, int, float]] = []
+        servers: list[tuple[list[tuple[float, float, int, float]], list[str], dict[str, str]]]
+        servers = [
+            (served, [*hermes, "serve"], env),
+            (echoed, [sys.executable, str(ECHO_SERVER)], env),
+        ]
+        if options.against and runs:
+            tree = trees.enter_context(revision_tree(options.against))
+            other = {
+                **env,
+                "PYTHONPATH": str(tree),
+                "HERMES_BUNDLED_PLUGINS": str(tree / "plugins_builtin"),
+            }
+            servers.append((before, [sys.executable, "-m", "hermes_core", "serve"], other))
         load = os.getloadavg()[0]
         for number in range(runs):
-            # Alternated, so neither server always follows the other.
-            pair = [
-                (served, [*hermes, "serve"]),
-                (echoed, [sys.executable, str(ECHO_SERVER)]),
-            ]
-            for figures, server in pair if number % 2 == 0 else pair[::-1]:
-                figures.append(serve_once(server, env, root))
+            # Rotated, so no server always follows another.
+            turn = number % len(servers)
+            for figures, server, variables in servers[turn:] + servers[:turn]:
+                figures.append(serve_once(server, variables, root))
         load = max(load, os.getloadavg()[0])
         size_mb = catalog.stat().st_size / 1e6
     finally:
+        trees.close()
         if options.workdir is None:
             shutil.rmtree(root, ignore_errors=True)
     kind = "real-schema (SaaS catalog repeated)" if options.real_schemas else "synthetic"
@@ -336,6 +357,14 @@ def main() -> int:
         "  each run, serve / echo: "
         + ", ".join(f"{a[0]:.2f} / {b[0]:.2f} s" for a, b in zip(served, echoed, strict=True))
     )
+    if before:
+        then = statistics.median(run[0] for run in before)
+        cpu_then = statistics.median(run[3] for run in before)
+        print(
+            f"hermes serve at {options.against}: {then:.2f} s ({cpu_then:.2f} s CPU in all), "
+            f"{then / echo:.2f}x the echo server's wall time; this tree {whole / then:.2f}x its "
+            f"wall time, {cpu_serve / cpu_then:.2f}x its CPU"
+        )
     checks.append(
         (
             f"serve tools/list < {TOOLS_LIST_BUDGET_S:g} s",
