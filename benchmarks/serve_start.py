@@ -7,7 +7,8 @@ then in a fresh interpreter goes through what ``hermes serve`` does before it an
 moves less with the neighbours' load than wall time, and both are printed): importing
 hermes_core, the MCP SDK (what the SDK's own echo server also pays), the rest of
 ``hermes_core._serve``, the host's start (plugins, catalogs), the tool split, the first
-``assemble`` (the listing built) and the ``tools/list`` answer.
+``assemble`` (the listing built) and the ``tools/list`` answer, with the cyclic collector
+paused until the listing is built, as ``hermes serve`` runs its start.
 
 Paired with the MCP SDK's echo server (``tests/mcp/servers/toolbox.py``), in ``--rounds``
 alternated rounds: the echo server's own import of the SDK timed the same way (what it spends
@@ -40,6 +41,11 @@ def mark(name):
 import json, sys
 from pathlib import Path
 import hermes_core
+try:  # as `hermes serve` runs its start (issue 32); an older tree has no pause
+    from hermes_core._gc_pause import pause_for_start, end_start_pause
+except ImportError:
+    pause_for_start = end_start_pause = lambda: None
+pause_for_start()
 mark("import hermes_core")
 import mcp
 mark("import the MCP SDK")
@@ -56,6 +62,7 @@ async def main():
         host.prepare_tools()
         mark("tool split (prepare_tools)")
         served.tools()
+        end_start_pause()
         mark("first assemble, as MCP tools")
         served.tools(served.session_for_request())
         mark("the tools/list answer")
