@@ -36,7 +36,8 @@ class ToolBlock(ABC):
     ``names`` are unique and in registration order; ``group_ids`` gives each position the index
     of its group in ``groups`` (the tools' ``source_name``), ``toolsets`` each group's toolset.
     Every tool of a block has the same ``source``. ``key`` identifies the block's content: two
-    blocks with the same key make the same tools.
+    blocks with the same key make the same tools. ``group_sizes``, when the maker has counted
+    them, are what :meth:`group_sizes` would count.
     """
 
     def __init__(
@@ -47,6 +48,7 @@ class ToolBlock(ABC):
         toolsets: Sequence[str],
         source: str,
         key: str,
+        group_sizes: list[int] | None = None,
     ) -> None:
         self.names = names
         self.group_ids = group_ids
@@ -58,7 +60,7 @@ class ToolBlock(ABC):
         self._positions: dict[str, int] | None = None
         self._scans = 0
         self._group_positions: list[list[int]] | None = None
-        self._group_sizes: list[int] | None = None
+        self._group_sizes = group_sizes
 
     def __len__(self) -> int:
         return len(self.names)
