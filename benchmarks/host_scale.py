@@ -18,9 +18,16 @@ in the same run on a shared machine.
 
 With ``--real-schemas`` the catalog is the SaaS catalog's 5,468 real tools, their real input
 schemas included, repeated under renamed servers up to ``--tools`` (the synthetic tools' schemas
-are a few string properties); ``--search-only`` measures the two searches alone.
+are a few string properties); ``--search-only`` measures the two searches alone, ``--serve-only``
+the ``hermes serve`` stage alone (``--runs`` rounds of serve and echo server, after one untimed
+search that fills the cache). ``--workdir DIR`` keeps the catalog, home and cache in ``DIR`` and
+reuses a catalog of the same size and kind written there before (writing 330,000 tools takes
+about 30 s). ``--against REV`` adds ``hermes serve`` of another revision (its ``hermes_core``
+and bundled plugins by ``git archive``, ``benchmarks/_baseline.py``) to the serve stage's
+rotation, for a before-and-after in the same run.
 
-    python benchmarks/host_scale.py [--tools 330000] [--runs 1] [--real-schemas] [--search-only]
+    python benchmarks/host_scale.py [--tools 330000] [--runs 1] [--real-schemas]
+        [--search-only | --serve-only] [--workdir DIR] [--against REV]
 """
 
 from __future__ import annotations
@@ -35,9 +42,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
 
-from search import CATALOG, SEED, synthetic_catalog  # benchmarks/ is on the script's path
+from _baseline import revision_tree  # benchmarks/ is on the script's path
+from search import CATALOG, SEED, synthetic_catalog
 
 from hermes_core.search._evaluation import catalog_documents, load_catalog
 
@@ -180,7 +190,7 @@ def _children_cpu() -> float:
 
 
 def serve_once(
-    command: list[str], env: dict[str, str], cwd: Path
+    command: list[str], env: Mapping[str, str], cwd: Path
 ) -> tuple[float, float, int, float]:
     """An MCP server over stdio: seconds from spawn to the ``tools/list`` answer, seconds of
     the ``tools/list`` request alone, how many tools it listed, and the CPU seconds of the
@@ -226,18 +236,35 @@ def main() -> int:
         action="store_true",
         help="the SaaS catalog's real tools, repeated under renamed servers, not synthetic ones",
     )
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--search-only", action="store_true", help="only the cold and warm searches")
+    only.add_argument(
+        "--serve-only", action="store_true", help="only hermes serve against the echo server"
+    )
     parser.add_argument(
-        "--search-only", action="store_true", help="only the cold and warm searches"
+        "--workdir", type=Path, help="keep (and reuse) the catalog, home and cache in this folder"
+    )
+    parser.add_argument(
+        "--against", metavar="REV", help="also serve from this revision, in the same rotation"
     )
     options = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="hermes-host-scale-"))
+    trees = ExitStack()
+    if options.workdir is not None:
+        root = options.workdir.resolve()
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        root = Path(tempfile.mkdtemp(prefix="hermes-host-scale-"))
     try:
         started = time.perf_counter()
         catalog = root / "catalog.json"
-        (write_real_catalog if options.real_schemas else write_catalog)(catalog, options.tools)
+        marker = root / "catalog.kind"
+        kind = f"{options.tools} {'real' if options.real_schemas else 'synthetic'}"
+        if not catalog.exists() or not marker.exists() or marker.read_text() != kind:
+            (write_real_catalog if options.real_schemas else write_catalog)(catalog, options.tools)
+            marker.write_text(kind)
         written = time.perf_counter() - started
         home = root / "home"
-        home.mkdir()
+        home.mkdir(exist_ok=True)
         (home / "config.yaml").write_text(
             json.dumps({"tools": {"catalogs": [{"path": str(catalog)}]}}), encoding="utf-8"
         )
@@ -254,28 +281,57 @@ def main() -> int:
         command = [*hermes, "tools", "search", "create issue"]
         cold: list[tuple[float, float]] = []
         warm: list[tuple[float, float]] = []
-        for _ in range(options.runs):
+        for _ in range(0 if options.serve_only else options.runs):
             shutil.rmtree(cache, ignore_errors=True)
             cold.append(run_once(command, env, root))
             warm.append(run_once(command, env, root))
+        if options.serve_only:
+            run_once(command, env, root)  # the cache filled (or found), untimed
         runs = 0 if options.search_only else options.runs
-        assembled = [assemble_once(env, root, home) for _ in range(runs)]
-        served, echoed = [], []
-        for _ in range(runs):
-            served.append(serve_once([*hermes, "serve"], env, root))
-            echoed.append(serve_once([sys.executable, str(ECHO_SERVER)], env, root))
+        probes = 0 if options.serve_only else runs
+        assembled = [assemble_once(env, root, home) for _ in range(probes)]
+        served: list[tuple[float, float, int, float]] = []
+        echoed: list[tuple[float, float, int, float]] = []
+        before: list[tuple[float, float, int, float]] = []
+        servers: list[tuple[list[tuple[float, float, int, float]], list[str], dict[str, str]]]
+        servers = [
+            (served, [*hermes, "serve"], env),
+            (echoed, [sys.executable, str(ECHO_SERVER)], env),
+        ]
+        if options.against and runs:
+            tree = trees.enter_context(revision_tree(options.against))
+            other = {
+                **env,
+                "PYTHONPATH": str(tree),
+                "HERMES_BUNDLED_PLUGINS": str(tree / "plugins_builtin"),
+            }
+            servers.append((before, [sys.executable, "-m", "hermes_core", "serve"], other))
+        load = os.getloadavg()[0]
+        for number in range(runs):
+            # Rotated, so no server always follows another.
+            turn = number % len(servers)
+            for figures, server, variables in servers[turn:] + servers[:turn]:
+                figures.append(serve_once(server, variables, root))
+        load = max(load, os.getloadavg()[0])
         size_mb = catalog.stat().st_size / 1e6
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        trees.close()
+        if options.workdir is None:
+            shutil.rmtree(root, ignore_errors=True)
     kind = "real-schema (SaaS catalog repeated)" if options.real_schemas else "synthetic"
     print(
         f"{options.tools:,} {kind} catalog tools ({size_mb:.0f} MB of JSON, written in "
         f"{written:.0f} s); hermes tools search 'create issue'; {options.runs} run(s) each\n"
     )
-    checks = []
-    for name, runs, budget in (("cold", cold, COLD_BUDGET_S), ("warm", warm, WARM_BUDGET_S)):
-        seconds = statistics.median(took for took, _ in runs)
-        rss = max(peak for _, peak in runs)
+    checks: list[tuple[str, str, bool]] = []
+    for name, timings, budget in (
+        ("cold", cold, COLD_BUDGET_S),
+        ("warm", warm, WARM_BUDGET_S),
+    ):
+        if not timings:
+            continue
+        seconds = statistics.median(took for took, _ in timings)
+        rss = max(peak for _, peak in timings)
         print(f"{name}: {seconds:.2f} s, peak RSS {rss:.0f} MB")
         checks.append((f"{name} first answer < {budget:g} s", f"{seconds:.2f} s", seconds < budget))
         checks.append(
@@ -283,6 +339,44 @@ def main() -> int:
         )
     if options.search_only:
         return report(checks)
+    if assembled:
+        report_assemble(assembled, checks)
+    whole = statistics.median(run[0] for run in served)
+    alone = statistics.median(run[1] for run in served)
+    echo = statistics.median(run[0] for run in echoed)
+    cpu_serve = statistics.median(run[3] for run in served)
+    cpu_echo = statistics.median(run[3] for run in echoed)
+    print(
+        f"hermes serve (stdio): tools/list answered {whole:.2f} s after spawn "
+        f"({cpu_serve:.2f} s CPU in all), the request alone {alone:.2f} s ({served[0][2]} tools "
+        f"listed); the SDK's echo server {echo:.2f} s ({cpu_echo:.2f} s CPU): "
+        f"{whole / echo:.2f}x its wall time, {cpu_serve / cpu_echo:.2f}x its CPU; medians of "
+        f"{runs}, alternated (load average up to {load:.2f})"
+    )
+    print(
+        "  each run, serve / echo: "
+        + ", ".join(f"{a[0]:.2f} / {b[0]:.2f} s" for a, b in zip(served, echoed, strict=True))
+    )
+    if before:
+        then = statistics.median(run[0] for run in before)
+        cpu_then = statistics.median(run[3] for run in before)
+        print(
+            f"hermes serve at {options.against}: {then:.2f} s ({cpu_then:.2f} s CPU in all), "
+            f"{then / echo:.2f}x the echo server's wall time; this tree {whole / then:.2f}x its "
+            f"wall time, {cpu_serve / cpu_then:.2f}x its CPU"
+        )
+    checks.append(
+        (
+            f"serve tools/list < {TOOLS_LIST_BUDGET_S:g} s",
+            f"{whole:.2f} s",
+            whole < TOOLS_LIST_BUDGET_S,
+        )
+    )
+    return report(checks)
+
+
+def report_assemble(assembled: list[dict[str, float]], checks: list[tuple[str, str, bool]]) -> None:
+    """Print the first assemble's figures and add its budget check."""
     cpu = statistics.median(figures["cpu"] for figures in assembled)
     wall = statistics.median(figures["wall"] for figures in assembled)
     rss = max(figures["rss"] for figures in assembled)
@@ -293,25 +387,6 @@ def main() -> int:
     checks.append(
         (f"first assemble < {ASSEMBLE_BUDGET_S:g} s CPU", f"{cpu:.2f} s", cpu < ASSEMBLE_BUDGET_S)
     )
-    whole = statistics.median(run[0] for run in served)
-    alone = statistics.median(run[1] for run in served)
-    echo = statistics.median(run[0] for run in echoed)
-    cpu_serve = statistics.median(run[3] for run in served)
-    cpu_echo = statistics.median(run[3] for run in echoed)
-    print(
-        f"hermes serve (stdio): tools/list answered {whole:.2f} s after spawn "
-        f"({cpu_serve:.2f} s CPU in all), the request alone {alone:.2f} s ({served[0][2]} tools "
-        f"listed); the SDK's echo server {echo:.2f} s ({cpu_echo:.2f} s CPU): "
-        f"{whole / echo:.2f}x its wall time, {cpu_serve / cpu_echo:.2f}x its CPU"
-    )
-    checks.append(
-        (
-            f"serve tools/list < {TOOLS_LIST_BUDGET_S:g} s",
-            f"{whole:.2f} s",
-            whole < TOOLS_LIST_BUDGET_S,
-        )
-    )
-    return report(checks)
 
 
 def report(checks: list[tuple[str, str, bool]]) -> int:

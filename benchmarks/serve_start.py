@@ -7,9 +7,16 @@ then in a fresh interpreter goes through what ``hermes serve`` does before it an
 moves less with the neighbours' load than wall time, and both are printed): importing
 hermes_core, the MCP SDK (what the SDK's own echo server also pays), the rest of
 ``hermes_core._serve``, the host's start (plugins, catalogs), the tool split, the first
-``assemble`` (the listing built) and the ``tools/list`` answer.
+``assemble`` (the listing built) and the ``tools/list`` answer, with the cyclic collector
+paused until the listing is built, as ``hermes serve`` runs its start.
 
-    python benchmarks/serve_start.py [--tools 330000]
+Paired with the MCP SDK's echo server (``tests/mcp/servers/toolbox.py``), in ``--rounds``
+alternated rounds: the echo server's own import of the SDK timed the same way (what it spends
+before it can answer), and both servers spawned over stdio and asked ``initialize`` and
+``tools/list`` (wall seconds to the answer and the process's CPU seconds), medians printed with
+the load average.
+
+    python benchmarks/serve_start.py [--tools 330000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -18,12 +25,13 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from host_scale import write_catalog  # benchmarks/ is on the script's path
+from host_scale import ECHO_SERVER, serve_once, write_catalog  # benchmarks/ is on the path
 
 PHASES = """
 import time
@@ -33,6 +41,11 @@ def mark(name):
 import json, sys
 from pathlib import Path
 import hermes_core
+try:  # as `hermes serve` runs its start (issue 32); an older tree has no pause
+    from hermes_core._gc_pause import pause_for_start, end_start_pause
+except ImportError:
+    pause_for_start = end_start_pause = lambda: None
+pause_for_start()
 mark("import hermes_core")
 import mcp
 mark("import the MCP SDK")
@@ -49,6 +62,7 @@ async def main():
         host.prepare_tools()
         mark("tool split (prepare_tools)")
         served.tools()
+        end_start_pause()
         mark("first assemble, as MCP tools")
         served.tools(served.session_for_request())
         mark("the tools/list answer")
@@ -57,9 +71,49 @@ print(json.dumps([(b, c1 - c0, w1 - w0) for (_, c0, w0), (b, c1, w1) in zip(mark
 """
 
 
+# What the echo server imports before it serves (tests/mcp/servers/toolbox.py's imports).
+ECHO_IMPORTS = """
+import time
+c, w = time.process_time(), time.perf_counter()
+import argparse, os
+import anyio
+import mcp_types
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+print(time.process_time() - c, time.perf_counter() - w)
+"""
+
+
+def _phases(env: dict[str, str], root: Path, config: Path) -> list[tuple[str, float, float]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PHASES, str(config)],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the phases probe failed:\n{done.stderr}")
+    return [(name, cpu, wall) for name, cpu, wall in json.loads(done.stdout.splitlines()[-1])]
+
+
+def _echo_import(env: dict[str, str], root: Path) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", ECHO_IMPORTS],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.split()[0])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tools", type=int, default=330_000, help="catalog size (0: none)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (default 3)")
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hermes-serve-start-"))
     try:
@@ -79,25 +133,60 @@ def main() -> int:
         }
         warm = [sys.executable, "-m", "hermes_core", "tools", "search", "create issue"]
         subprocess.run(warm, env=env, cwd=root, check=True, stdout=subprocess.DEVNULL)
-        done = subprocess.run(
-            [sys.executable, "-c", PHASES, str(home / "config.yaml")],
-            env=env,
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"the phases probe failed:\n{done.stderr}")
-        phases = json.loads(done.stdout.splitlines()[-1])
+        rounds: list[list[tuple[str, float, float]]] = []
+        echo_imports: list[float] = []
+        served: list[tuple[float, float, int, float]] = []
+        echoed: list[tuple[float, float, int, float]] = []
+        hermes = [sys.executable, "-m", "hermes_core", "serve"]
+        load = os.getloadavg()[0]
+        echo_server = [sys.executable, str(ECHO_SERVER)]
+        for number in range(options.rounds):
+            steps = ["phases", "echo imports", "serve", "echo"]
+            for step in steps if number % 2 == 0 else steps[::-1]:
+                if step == "phases":
+                    rounds.append(_phases(env, root, home / "config.yaml"))
+                elif step == "echo imports":
+                    echo_imports.append(_echo_import(env, root))
+                elif step == "serve":
+                    served.append(serve_once(hermes, env, root))
+                else:
+                    echoed.append(serve_once(echo_server, env, root))
+        load = max(load, os.getloadavg()[0])
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    phases = [
+        (
+            name,
+            statistics.median(r[i][1] for r in rounds),
+            statistics.median(r[i][2] for r in rounds),
+        )
+        for i, (name, _, _) in enumerate(rounds[0])
+    ]
     total_cpu = sum(cpu for _, cpu, _ in phases)
-    print(f"hermes serve's start, {options.tools:,} catalog tools (warm cache)\n")
+    print(
+        f"hermes serve's start, {options.tools:,} catalog tools (warm cache); medians of "
+        f"{options.rounds} alternated rounds, load average up to {load:.2f}\n"
+    )
     print("| phase | CPU s | share of CPU | wall s |\n|---|---|---|---|")
     for name, cpu, wall in phases:
         print(f"| {name} | {cpu:.3f} | {cpu / total_cpu:.0%} | {wall:.3f} |")
     print(f"| all | {total_cpu:.3f} | 100% | {sum(wall for _, _, wall in phases):.3f} |")
+    sdk = next(cpu for name, cpu, _ in phases if name == "import the MCP SDK")
+    echo_sdk = statistics.median(echo_imports)
+    print(
+        f"\nthe echo server's imports: {echo_sdk:.3f} s CPU; hermes serve's start beyond its "
+        f"SDK import: {total_cpu - sdk:.3f} s CPU ({(total_cpu - sdk) / echo_sdk:.2f}x the echo "
+        "server's imports)"
+    )
+    whole = statistics.median(run[0] for run in served)
+    echo = statistics.median(run[0] for run in echoed)
+    cpu_serve = statistics.median(run[3] for run in served)
+    cpu_echo = statistics.median(run[3] for run in echoed)
+    print(
+        f"spawn to the tools/list answer (stdio): hermes serve {whole:.2f} s ({cpu_serve:.2f} s "
+        f"CPU in all), the echo server {echo:.2f} s ({cpu_echo:.2f} s CPU): {whole / echo:.2f}x "
+        f"its wall time (+{whole - echo:.2f} s), {cpu_serve / cpu_echo:.2f}x its CPU"
+    )
     return 0
 
 

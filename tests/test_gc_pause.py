@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from hermes_core._gc_pause import collector_paused
+from hermes_core._gc_pause import collector_paused, end_start_pause, pause_for_start
 
 
 def test_collector_paused_disables_collection_and_restores_it_after() -> None:
@@ -30,6 +30,35 @@ def test_collector_paused_leaves_a_disabled_collector_disabled() -> None:
     try:
         with collector_paused():
             pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_servers_start_pause_ends_once_with_what_the_start_made_frozen() -> None:
+    frozen = gc.get_freeze_count()
+    end_start_pause()  # no pause running: nothing happens
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
+    pause_for_start()
+    try:
+        assert not gc.isenabled()
+        made = [[index] for index in range(1000)]
+        end_start_pause()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= frozen + len(made)
+        end_start_pause()  # once only
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_a_start_pause_leaves_a_disabled_collector_disabled() -> None:
+    gc.disable()
+    try:
+        pause_for_start()
+        end_start_pause()
         assert not gc.isenabled()
     finally:
         gc.enable()

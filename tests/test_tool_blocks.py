@@ -11,7 +11,7 @@ import pytest
 from hermes_core._config import ToolsConfig, ToolSearchConfig
 from hermes_core._errors import RegistrationError
 from hermes_core._registry import Registry
-from hermes_core._tool_blocks import BlockRun, ToolSequence
+from hermes_core._tool_blocks import SCANS_BEFORE_INDEX, BlockRun, ToolSequence
 from hermes_core._tools import Tool, ToolResult
 from hermes_core.search._assembly import split_tools
 from hermes_core.search._catalog import CatalogBlock, read_catalog
@@ -197,3 +197,19 @@ def test_no_name_finds_a_block_itself(block: CatalogBlock) -> None:
     for name in (str(block), repr(block), f"\x00block:{id(block)}", ""):
         assert registry.get(name) is None
         assert name not in registry
+
+
+def test_a_block_finds_each_name_the_same_before_and_after_it_indexes_its_names(
+    block: CatalogBlock,
+) -> None:
+    # The first lookups scan the names (a start registers a few tools after a catalog); later
+    # ones use the index built then: the same positions either way, and no tool made.
+    asked = ["c1", "nothing", "b1", "b3", "b2", "B1", "b"] * (SCANS_BEFORE_INDEX // 7 + 2)
+    found = [block.position(name) for name in asked]
+    assert found == [{"b1": 0, "b2": 1, "b3": 2, "c1": 3}.get(name) for name in asked]
+    assert block.name_positions() == {"b1": 0, "b2": 1, "b3": 2, "c1": 3}
+    assert block.made_count == 0
+    registry = Registry()
+    registry.register_block(block, owner="catalog")
+    with pytest.raises(RegistrationError, match="'b2' is registered by both"):
+        registry.register(plain("b2"), owner="plugin")

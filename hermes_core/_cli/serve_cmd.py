@@ -90,6 +90,11 @@ def serve(
     """
     if ctx.invoked_subcommand is not None:
         return
+    from hermes_core._gc_pause import pause_for_start
+
+    # Until the first tool list is built (serving_host ends the pause): the MCP SDK's import
+    # and the host's start make objects that all survive, and collections would walk them.
+    pause_for_start()
     import anyio
 
     from hermes_core._serve import serve_http, serve_stdio

@@ -195,6 +195,11 @@ class ConnectorsConfig(Section):
     max_result_chars: Annotated[int, Number(low=1, whole=True)] = 100_000
     """The most of one connector call's result that is passed on, cut as MCP results are."""
 
+    @property
+    def configured(self) -> bool:
+        """Whether connectors are enabled and a gateway URL is set (signed in or not)."""
+        return self.enabled and bool(self.url)
+
 
 class CatalogEntry(Section):
     """One entry of ``tools.catalogs``: a catalog file loaded as deferred tools."""

@@ -347,7 +347,7 @@ class PluginRuntime:
         with that failure and every other tool works. The approval policy is no such part:
         every call needs it, so a policy that cannot be had stops the start."""
         selections: list[Callable[[], object]] = [self.select_search_backend]
-        if self.connectors().configured():
+        if self.config.tools.connectors.configured:  # the service is not made for this
             selections.append(self.select_connector_gateway)
         for select in selections:
             try:

@@ -28,6 +28,7 @@ import uvicorn
 
 from hermes_core._config import Config
 from hermes_core._errors import HermesError
+from hermes_core._gc_pause import end_start_pause
 from hermes_core._host import Host
 from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
@@ -167,6 +168,7 @@ async def serving_host(
             served = HostServer(host, context_length=context_length, session_scope=session_scope)
             host.prepare_tools()
             served.tools()
+            end_start_pause()  # when `hermes serve` began one (see pause_for_start)
             async with anyio.create_task_group() as group:
                 await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)

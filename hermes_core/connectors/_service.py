@@ -114,7 +114,7 @@ class Connectors:
 
     def configured(self) -> bool:
         """Whether connectors are enabled and a gateway URL is set."""
-        return self.config.enabled and bool(self.config.url)
+        return self.config.configured
 
     def scope(self) -> Scope:
         """The availability rule: enabled AND a URL AND signed in."""

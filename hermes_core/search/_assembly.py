@@ -8,7 +8,6 @@ registry generation, budget and grant.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,9 +22,8 @@ from hermes_core.search._listing import (
     NO_LISTING,
     Listing,
     ListingForm,
-    block_groups,
     build_listing,
-    group_of,
+    group_counts,
 )
 from hermes_core.search._render import ToolFormat, render_tools
 
@@ -84,21 +82,7 @@ class GrantView:
     ) -> GrantView:
         """The view of these tools, with the lookups search needs precomputed
         (``deferred_by_name``, when the caller has it already, is ``deferred`` by name)."""
-        counts: Counter[str] = Counter()
-        for run in runs_of(deferred):
-            if isinstance(run, BlockRun):  # counted per group, no tool made
-                groups = block_groups(run.block)
-                ids = run.block.group_ids
-                sizes: Mapping[int, int] = (
-                    dict(enumerate(run.block.group_sizes()))
-                    if run.positions is None
-                    else Counter(ids[position] for position in run.positions)
-                )
-                for group, size in sizes.items():
-                    if size:
-                        counts[groups[group]] += size
-            else:
-                counts.update(map(group_of, run))
+        counts = group_counts(deferred)
         if deferred_by_name is None:
             deferred_by_name = by_name(deferred)
         return cls(visible, deferred, deferred_by_name, tuple(sorted(counts.items())))

@@ -86,7 +86,8 @@ class BridgeTools:
             self._tools_config.tool_search,
             lambda: backend(name),
             self._availability,
-            connectors=self._connectors(),
+            # Not configured, the service (and its imports) is not made: None answers the same.
+            connectors=self._connectors() if self._tools_config.connectors.configured else None,
             unavailable=self._unavailable,
             new_backend=lambda: backend(name),
         )

@@ -279,6 +279,7 @@ class CatalogBlock(ToolBlock):
         sha256: str,
         server: str | None,
         owner: str,
+        group_sizes: list[int] | None = None,
     ) -> None:
         key = hashlib.sha256(
             f"catalog {catalog_cache.FORMAT_VERSION}\n{sha256}\n{server or ''}\n{owner}".encode()
@@ -290,6 +291,7 @@ class CatalogBlock(ToolBlock):
             [catalog_toolset(group) for group in groups],
             "catalog",
             key,
+            group_sizes,
         )
         self.path = path
         self._entry = entry
@@ -331,6 +333,7 @@ def read_catalog(
                 cached.sha256,
                 server,
                 owner,
+                cached.group_sizes,
             )
     read_at = time.time_ns()
     try:

@@ -41,6 +41,7 @@ import time
 import weakref
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
@@ -90,7 +91,8 @@ _HASH_CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class CachedCatalog:
-    """A catalog as the cache holds it: names, each tool's group id (into ``groups``), and the
+    """A catalog as the cache holds it: names, each tool's group id (into ``groups``), each
+    group's size, and the
     JSON of each tool's ``[description, input_schema]`` (``entries[offsets[i]:offsets[i+1]]``),
     mapped from ``path``; ``sha256`` is the catalog file's."""
 
@@ -98,6 +100,7 @@ class CachedCatalog:
     names: list[str]
     group_ids: Sequence[int]
     groups: list[str]
+    group_sizes: list[int]
     offsets: Sequence[int]
     entries: memoryview
     sha256: str
@@ -221,11 +224,15 @@ def _cached(path: Path, header: Mapping[str, Any], data: memoryview) -> CachedCa
         raise _Unusable(f"its sections are unreadable ({error})") from error
     if len(names) != count or len(group_ids) != count or len(offsets) != count + 1:
         raise _Unusable("its sections do not hold the same number of tools")
-    if count and (min(group_ids) < 0 or max(group_ids) >= len(groups)):
+    # Counted in C once: the range check and each group's size (what the listing and the
+    # assembly read first) in one pass over the ids.
+    counted = Counter(group_ids.tolist())
+    if counted and (min(counted) < 0 or max(counted) >= len(groups)):
         raise _Unusable("its group ids are out of range")
     if offsets[0] != 0 or offsets[count] != len(parts["entries"]):
         raise _Unusable("its entry offsets do not match its entries")
-    return CachedCatalog(path, names, group_ids, groups, offsets, parts["entries"], sha256)
+    sizes = [counted[group] for group in range(len(groups))]
+    return CachedCatalog(path, names, group_ids, groups, sizes, offsets, parts["entries"], sha256)
 
 
 def decode_entry(data: bytes | str) -> tuple[str, Mapping[str, Any]]:

@@ -9,6 +9,7 @@ ladder picks the richest listing that fits the token budget.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -27,6 +28,7 @@ __all__ = [
     "ListingForm",
     "block_groups",
     "build_listing",
+    "group_counts",
     "group_named",
     "group_of",
     "short_description",
@@ -63,6 +65,27 @@ def group_named(source_name: str, toolset: str) -> str:
 def block_groups(block: ToolBlock) -> list[str]:
     """The listing group of each of ``block``'s groups (indexed like ``block.groups``)."""
     return [group_named(*pair) for pair in zip(block.groups, block.toolsets, strict=True)]
+
+
+def group_counts(tools: Sequence[Tool]) -> Counter[str]:
+    """How many of ``tools`` each listing group holds; a block's counted per group, no tool
+    made."""
+    counts: Counter[str] = Counter()
+    for run in runs_of(tools):
+        if isinstance(run, BlockRun):
+            groups = block_groups(run.block)
+            ids = run.block.group_ids
+            sizes: Mapping[int, int] = (
+                dict(enumerate(run.block.group_sizes()))
+                if run.positions is None
+                else Counter(ids[position] for position in run.positions)
+            )
+            for group, size in sizes.items():
+                if size:
+                    counts[groups[group]] += size
+        else:
+            counts.update(map(group_of, run))
+    return counts
 
 
 def short_description(description: str) -> str:
@@ -140,10 +163,20 @@ class _Group:
         return len(self._head()) + 1 + named + 2 * (self.count - 1)
 
     def _head(self) -> str:
-        return f"{self.name} tools ({self.count}):"
+        return self.head_of(self.name, self.count)
 
     def _summary(self) -> str:
-        return f"{self.name} ({self.count} tools, names not listed; find them with tool_search)"
+        return self.summary_of(self.name, self.count)
+
+    @staticmethod
+    def head_of(name: str, count: int) -> str:
+        """The first line of a names or full block of group ``name`` of ``count`` tools."""
+        return f"{name} tools ({count}):"
+
+    @staticmethod
+    def summary_of(name: str, count: int) -> str:
+        """The summary block of group ``name`` of ``count`` tools."""
+        return f"{name} ({count} tools, names not listed; find them with tool_search)"
 
     def _in_order(self) -> tuple[tuple[str, ...], Callable[[], list[str]]]:
         if self._sorted is None:
@@ -224,9 +257,13 @@ def build_listing(
     not fit, no listing. ``unavailable`` maps configured servers that are not available to
     ``(tool count, reason)``; they are listed in every form.
     """
-    groups = _groups(tools)
     down = sorted((unavailable or {}).items())
-    if (not groups and not down) or budget_tokens <= 0:
+    if budget_tokens <= 0 or (not down and not tools):
+        return NO_LISTING
+    if tools and not _may_fit(group_counts(tools), budget_tokens, down):
+        return NO_LISTING
+    groups = _groups(tools)
+    if not groups and not down:
         return NO_LISTING
     fixed = {server: _unavailable_block(server, n, reason) for server, (n, reason) in down}
     # Sizes decide, only the winner's blocks are rendered. Each rung differs from the one
@@ -257,6 +294,24 @@ def build_listing(
         if fits(size):
             return _render(groups, forms, {}, fixed)
     return NO_LISTING
+
+
+def _may_fit(
+    counts: Mapping[str, int], budget_tokens: int, down: Sequence[tuple[str, tuple[int, str]]]
+) -> bool:
+    """Whether any rung of the ladder may fit, from the groups' counts alone: every rung is at
+    least the header, the unavailable servers, and each group's summary or its names block at
+    their shorter, where a names block is at least its head and one character a name. A large
+    catalog's groups (6,600 at 330,000 tools) are not sorted nor their names measured to find
+    that none fits."""
+    lines = 1 + len(down) + sum(1 for count in counts.values() if count)
+    least = len(LISTING_HEADER) + lines - 1
+    least += sum(len(_unavailable_block(server, n, reason)) for server, (n, reason) in down)
+    for name, count in counts.items():
+        if count:
+            head = len(_Group.head_of(name, count))
+            least += min(len(_Group.summary_of(name, count)), head + 1 + count + 2 * (count - 1))
+    return -(-least // 4) <= budget_tokens
 
 
 def _render(

@@ -10,6 +10,7 @@ import os
 import random
 import struct
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -324,6 +325,18 @@ def _other_version(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _a_group_id_out_of_range(path: Path) -> None:
+    # Whole by its checksum (recomputed), but one tool's group is not one of its groups.
+    data = bytearray(path.read_bytes())
+    start = catalog_cache.CACHE_FRAME_SIZE + 4
+    (header_length,) = struct.unpack_from("<I", data, 12)
+    header = json.loads(bytes(data[start : start + header_length]))
+    at = start + header_length + header["sections"]["group_ids"][0] + 4
+    struct.pack_into("<i", data, at, len(header["groups"]))
+    struct.pack_into("<I", data, catalog_cache.CACHE_FRAME_SIZE - 4, zlib.crc32(data[start:]))
+    path.write_bytes(bytes(data))
+
+
 def _not_a_cache_file(path: Path) -> None:
     path.write_bytes(b"this is not a catalog cache, only text that is long enough " * 4)
 
@@ -338,6 +351,7 @@ def _too_short(path: Path) -> None:
         (_truncate, "truncated"),
         (_flip_a_byte, "checksum"),
         (_other_version, "format version"),
+        (_a_group_id_out_of_range, "group ids are out of range"),
         (_not_a_cache_file, "not a catalog cache"),
         (_too_short, "truncated"),
     ],
@@ -484,3 +498,15 @@ def test_an_empty_catalog_array_reads_as_no_tools(tmp_path: Path) -> None:
     path.write_text(" [ \n ] \n", encoding="utf-8")
     block = read_catalog(path, None, owner="catalog", cache_dir=tmp_path / "cache")
     assert list(block.names) == []
+
+
+def test_a_cached_catalog_counts_its_groups_as_the_first_reading_does(
+    tmp_path: Path, catalog: Path
+) -> None:
+    cache = tmp_path / "cache"
+    first = read_catalog(catalog, None, owner="catalog", cache_dir=cache)
+    cached = read_catalog(catalog, None, owner="catalog", cache_dir=cache)
+    assert cached is not first
+    assert cached.group_sizes() == first.group_sizes()
+    assert sum(cached.group_sizes()) == len(cached)
+    assert cached.group_positions() == first.group_positions()
