@@ -9,7 +9,7 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version, bounds, prune_share, hits, sift_slots)
+ *        exact, named, limit, version, bounds, prune_share, hits, sift_slots, dense_share)
  *     -> [(slot, score, matched tokens), ...], or with hits the hit objects
  *
  * See search() in kernel_numpy.py for what each argument holds.
@@ -133,6 +133,7 @@ typedef struct {
     Py_ssize_t named_count;
     uint32_t version;
     Py_ssize_t sift_slots; /* sift_holders from this many slots on */
+    double dense_share;    /* sift_dense from this many postings a slot on */
 } Query;
 
 /* Buffers are released in one place: every view taken goes on this list. */
@@ -1037,6 +1038,95 @@ static Py_ssize_t sift_holders(Query *q, Py_ssize_t r, const uint8_t *aside,
     return ranked;
 }
 
+/* Admission off with many holders: rank_aside's partial scores summed in a dense column a slot
+ * rather than in each holder's 16-byte cell. When the postings of the tokens not set aside
+ * reach `dense_share` of the slots (the caller's DENSE_SHARE), most slots hold one of them, and
+ * at 330,000 tools the cells (5 MB, each posting a read-modify-write of one, each holder a place
+ * on the touched list, read back at random in the bounds' pass) cost most of a query: here each
+ * posting adds its score to an 8-byte sum (q->tmp, zeros outside a call) and its name hit to a
+ * byte (the touched list's room, empty on this path), and one pass over every slot, in order, feeds the sieve,
+ * as bm25s adds into a dense array and takes its top k. The same sums, in the same token order,
+ * as score_tokens adds them: the same bounds, the same candidates. The caller checks that every
+ * token not set aside has one part, every segment its saturations cached, and that there are
+ * fewer than 256 such tokens (a byte of name hits). */
+#define DENSE_BLOCK 16
+static int add_dense(const Query *q, const Segment *s, double weight, Py_ssize_t start,
+                     Py_ssize_t end, double *restrict score, uint8_t *restrict hits) {
+    const int32_t *restrict slots = s->slots;
+    const double *restrict cache = s->cache;
+    const Py_ssize_t first = s->first, size = s->size;
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t slot = slots[i];
+        if ((size_t)(slot - first) >= (size_t)size) return -1;
+        if (s->dead && dead_at(q, s, slot)) continue;
+        double value = cache[i];
+        score[slot] += weight * fabs(value);
+        hits[slot] += value < 0.0;
+    }
+    return 0;
+}
+
+/* Returns -1 on bad data, else at least limit + exact_count when `limit` documents other than
+ * the exact ones hold another token, else how many do (rank_aside gives up: the same outcome as
+ * ranking fewer than `limit`, sooner); the columns are zeros again either way. */
+static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_count, Sieve *v) {
+    double *restrict score = q->tmp;
+    uint8_t *restrict hits = (uint8_t *)q->touched;
+    const Py_ssize_t total = q->total;
+    Py_ssize_t others = 0, expansions = 0;
+    int bad = 0;
+    memset(hits, 0, (size_t)total); /* the touched list's room is not kept zero between calls */
+    for (Py_ssize_t t = 0; t < q->token_count && !bad; t++) {
+        expansions += is_expansion(q, t);
+        if (aside[t]) continue;
+        others++;
+        const Part *p = &q->parts[q->token_start[t]];
+        for (Py_ssize_t g = 0; g < q->segment_count && !bad; g++) {
+            const Segment *s = &q->segments[g];
+            Py_ssize_t start, end;
+            int found = run_of(q, s, p, &start, &end);
+            if (found > 0) found = add_dense(q, s, p->weight, start, end, score, hits);
+            bad = found < 0;
+        }
+    }
+    const double set_aside = v->set_aside, boost = v->boost;
+    const Py_ssize_t count_aside = v->count_aside;
+    /* A slot whose partial score is below `cut` has an upper bound below the threshold whatever
+     * its name hits: its name coverage is at most one a token it holds, and at most 1 but for
+     * the expansion tokens (see prune_off). One comparison a slot, in the bounds' own margin,
+     * and 1e-12 more for the rounding of the cut itself. */
+    Py_ssize_t held_most = others + count_aside;
+    if (held_most > 1 + expansions) held_most = 1 + expansions;
+    const double most = (1.0 + boost * (double)held_most) * (1.0 + 1e-9);
+    double threshold = v->threshold, cut = -INFINITY;
+    /* A block of slots at a time, without a branch (whether a slot holds a token is a coin
+     * toss a slot), and each slot of a block only when one of them reaches the cut. */
+    for (Py_ssize_t base = 0; base < total && !bad; base += DENSE_BLOCK) {
+        Py_ssize_t end = total - base < DENSE_BLOCK ? total : base + DENSE_BLOCK;
+        int reaches = 0;
+        for (Py_ssize_t slot = base; slot < end; slot++) reaches |= score[slot] >= cut;
+        for (Py_ssize_t slot = base; reaches && slot < end; slot++) {
+            double value = score[slot];
+            if (value < cut) continue;
+            uint32_t held = (uint32_t)hits[slot] << 16;
+            if (value == 0.0 && !held) continue; /* no other token (or only 0.0 from them) */
+            if (below(value, held, set_aside, boost, count_aside, threshold)) continue;
+            if (exact_count && q->cells[slot].flags & EXACT) continue;
+            sift(q, v, slot, value, held);
+            if (v->threshold != threshold) {
+                threshold = v->threshold;
+                cut = threshold / most * (1.0 - 1e-12) - set_aside * (1.0 + 1e-12);
+            }
+        }
+        for (Py_ssize_t slot = base; slot < end; slot++) score[slot] = 0.0;
+    }
+    if (bad) {
+        memset(score, 0, sizeof(double) * (size_t)total);
+        return -1;
+    }
+    return v->kept == v->limit ? v->limit + exact_count : v->kept;
+}
+
 /* `sole`: the one required token when the caller left the candidates unnominated for
  * sift_holders (-1: they are on the touched list); this nominates them again when it gives
  * up. */
@@ -1093,8 +1183,20 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     for (Py_ssize_t g = 0; g < q->segment_count; g++) siftable &= q->segments[g].cache != NULL;
     for (Py_ssize_t t = 0; t < tokens; t++)
         siftable &= aside[t] || q->token_start[t + 1] - q->token_start[t] == 1;
-    if (siftable) {
-        ranked = sift_holders(q, sole, aside, merged, exact_count, &v);
+    /* Under off, the postings of the tokens not set aside, against dense_share of the slots
+     * (sift_dense), with each such token of one part and fewer than 256 of them. */
+    int dense = !filtered && tokens - v.count_aside < 256;
+    for (Py_ssize_t g = 0; dense && g < q->segment_count; g++) dense &= q->segments[g].cache != NULL;
+    Py_ssize_t others = 0;
+    for (Py_ssize_t t = 0; dense && t < tokens; t++) {
+        if (aside[t]) continue;
+        dense &= q->token_start[t + 1] - q->token_start[t] == 1;
+        others += postings_of(q, t);
+    }
+    dense &= (double)others >= q->dense_share * (double)q->total;
+    if (siftable || dense) {
+        ranked = siftable ? sift_holders(q, sole, aside, merged, exact_count, &v)
+                          : sift_dense(q, aside, exact_count, &v);
         if (ranked < 0) {
             outcome = -1;
             goto finish;
@@ -1353,8 +1455,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 23) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 23 arguments");
+    if (nargs != 24) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 24 arguments");
         return NULL;
     }
     Query q;
@@ -1492,6 +1594,8 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     double prune_share = PyFloat_AsDouble(args[20]);
     if (prune_share == -1.0 && PyErr_Occurred()) goto done;
     if (as_index(args[22], &q.sift_slots) < 0) goto done;
+    q.dense_share = PyFloat_AsDouble(args[23]);
+    if (q.dense_share == -1.0 && PyErr_Occurred()) goto done;
     PyObject *hits_of = args[21] == Py_None ? NULL : args[21];
     if (hits_of != NULL &&
         (!PyTuple_Check(hits_of) || PyTuple_GET_SIZE(hits_of) != 3 ||

@@ -111,6 +111,11 @@ SIFT_MIN_SLOTS = 65_536
 holders' scores by merging postings (the kernel's ``sift_holders``) rather than in each
 document's 16-byte cell: below, the cells fit in a core's 1 MB second-level cache, and adding
 into them costs no more. The same hits either way (tests set it to 0)."""
+DENSE_SHARE = 0.125
+"""Admission off, its common tokens set aside, sums the other tokens' scores in a dense column a
+document and reads every document once (the kernel's ``sift_dense``) when their postings number
+at least this share of the documents; below, in the holders' cells. The same hits either way
+(tests set it to 0 and above 1)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -775,6 +780,7 @@ class BM25Index:
             PRUNE_SHARE,
             (SearchHit, self._documents, extra_documents) if plain else None,
             SIFT_MIN_SLOTS,
+            DENSE_SHARE,
         )
         if plain:
             return found  # type: ignore[no-any-return]
