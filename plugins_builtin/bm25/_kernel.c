@@ -910,16 +910,17 @@ static inline int below(double value, uint32_t hits, double set_aside, double bo
 /* A document that holds another token than the set-aside ones, with its partial score `value`
  * and partial hits, not `below` the threshold: kept as a candidate unless its upper bound is
  * below it after all. */
-static void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32_t hits) {
+static void sift_between(const Query *q, Sieve *v, Py_ssize_t slot, double low, double high,
+                         uint32_t hits) {
     const double widen = 1.0 + 1e-9;
     int32_t name_hits = (int32_t)(hits >> 16);
     int32_t size =
         slot < q->slot_count ? q->name_sizes[slot] : q->extra_name_sizes[slot - q->slot_count];
     double upper =
-        (value + v->set_aside) *
+        (high + v->set_aside) *
         (1.0 + v->boost * ((double)(name_hits + v->count_aside) / (double)size)) * widen;
     if (upper < v->threshold || v->overflow) return;
-    keep_largest(v->least, &v->kept, v->limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
+    keep_largest(v->least, &v->kept, v->limit, boosted(q, slot, low, name_hits) * (1.0 - 1e-9));
     if (v->kept == v->limit) v->threshold = v->least[0];
     if (v->found == v->capacity) {
         Candidate *grown =
@@ -933,6 +934,12 @@ static void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32
     }
     v->candidates[v->found].bound = upper;
     v->candidates[v->found++].slot = slot;
+}
+
+/* sift_between for a partial score known exactly (as the exact score adds it, but for the
+ * order of its terms). */
+static inline void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32_t hits) {
+    sift_between(q, v, slot, value, value, hits);
 }
 
 /* The one required token of a query, when it has exactly one; else -1. */
@@ -1042,16 +1049,20 @@ static Py_ssize_t sift_holders(Query *q, Py_ssize_t r, const uint8_t *aside,
  * rather than in each holder's 16-byte cell. When the postings of the tokens not set aside
  * reach `dense_share` of the slots (the caller's DENSE_SHARE), most slots hold one of them, and
  * at 330,000 tools the cells (5 MB, each posting a read-modify-write of one, each holder a place
- * on the touched list, read back at random in the bounds' pass) cost most of a query: here each
- * posting adds its score to an 8-byte sum (q->tmp, zeros outside a call) and its name hit to a
- * byte (the touched list's room, empty on this path), and one pass over every slot, in order, feeds the sieve,
- * as bm25s adds into a dense array and takes its top k. The same sums, in the same token order,
- * as score_tokens adds them: the same bounds, the same candidates. The caller checks that every
- * token not set aside has one part, every segment its saturations cached, and that there are
- * fewer than 256 such tokens (a byte of name hits). */
+ * on the touched list, read back at random in the bounds' pass) cost most of a query. Here each
+ * posting adds its score to a float a slot and its name hit to a byte a slot (both in q->tmp,
+ * zeros outside a call: 5 bytes a slot), and one pass over every slot, in order, feeds the
+ * sieve, as bm25s adds into a dense float32 array and takes its top k. A float sum is not the
+ * score: it only bounds it. A sum of n terms, each rounded to float, is within (2n + 2) 2^-24
+ * of the exact sum (each rounding at most 2^-24, relative to a sum of non-negative terms; a
+ * term is a weight times a saturation, far above the smallest normal float), so
+ * the sieve takes the partial score to lie between the float sum shrunk and widened by that
+ * (`slack`), and the candidates are scored again exactly. The caller checks that every token
+ * not set aside has one part, every segment its saturations cached, and that there are fewer
+ * than 256 such tokens (a byte of name hits). */
 #define DENSE_BLOCK 16
 static int add_dense(const Query *q, const Segment *s, double weight, Py_ssize_t start,
-                     Py_ssize_t end, double *restrict score, uint8_t *restrict hits) {
+                     Py_ssize_t end, float *restrict score, uint8_t *restrict hits) {
     const int32_t *restrict slots = s->slots;
     const double *restrict cache = s->cache;
     const Py_ssize_t first = s->first, size = s->size;
@@ -1060,7 +1071,7 @@ static int add_dense(const Query *q, const Segment *s, double weight, Py_ssize_t
         if ((size_t)(slot - first) >= (size_t)size) return -1;
         if (s->dead && dead_at(q, s, slot)) continue;
         double value = cache[i];
-        score[slot] += weight * fabs(value);
+        score[slot] += (float)(weight * fabs(value));
         hits[slot] += value < 0.0;
     }
     return 0;
@@ -1070,12 +1081,11 @@ static int add_dense(const Query *q, const Segment *s, double weight, Py_ssize_t
  * the exact ones hold another token, else how many do (rank_aside gives up: the same outcome as
  * ranking fewer than `limit`, sooner); the columns are zeros again either way. */
 static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_count, Sieve *v) {
-    double *restrict score = q->tmp;
-    uint8_t *restrict hits = (uint8_t *)q->touched;
+    float *restrict score = (float *)q->tmp;
+    uint8_t *restrict hits = (uint8_t *)(score + q->total); /* tmp holds 8 bytes a slot */
     const Py_ssize_t total = q->total;
     Py_ssize_t others = 0, expansions = 0;
     int bad = 0;
-    memset(hits, 0, (size_t)total); /* the touched list's room is not kept zero between calls */
     for (Py_ssize_t t = 0; t < q->token_count && !bad; t++) {
         expansions += is_expansion(q, t);
         if (aside[t]) continue;
@@ -1090,15 +1100,17 @@ static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_co
         }
     }
     const double set_aside = v->set_aside, boost = v->boost;
+    const double slack = (double)(2 * others + 2) / 16777216.0;
     const Py_ssize_t count_aside = v->count_aside;
-    /* A slot whose partial score is below `cut` has an upper bound below the threshold whatever
-     * its name hits: its name coverage is at most one a token it holds, and at most 1 but for
-     * the expansion tokens (see prune_off). One comparison a slot, in the bounds' own margin,
-     * and 1e-12 more for the rounding of the cut itself. */
+    /* A slot whose float sum is below `cut` has an upper bound below the threshold whatever its
+     * name hits: its name coverage is at most one a token it holds, and at most 1 but for the
+     * expansion tokens (see prune_off). One comparison a slot (a float, rounded down), in the
+     * bounds' own margin, and 1e-12 more for the rounding of the cut itself. */
     Py_ssize_t held_most = others + count_aside;
     if (held_most > 1 + expansions) held_most = 1 + expansions;
     const double most = (1.0 + boost * (double)held_most) * (1.0 + 1e-9);
-    double threshold = v->threshold, cut = -INFINITY;
+    double threshold = v->threshold;
+    float cut = -INFINITY;
     /* A block of slots at a time, without a branch (whether a slot holds a token is a coin
      * toss a slot), and each slot of a block only when one of them reaches the cut. */
     for (Py_ssize_t base = 0; base < total && !bad; base += DENSE_BLOCK) {
@@ -1106,22 +1118,32 @@ static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_co
         int reaches = 0;
         for (Py_ssize_t slot = base; slot < end; slot++) reaches |= score[slot] >= cut;
         for (Py_ssize_t slot = base; reaches && slot < end; slot++) {
-            double value = score[slot];
-            if (value < cut) continue;
-            uint32_t held = (uint32_t)hits[slot] << 16;
-            if (value == 0.0 && !held) continue; /* no other token (or only 0.0 from them) */
-            if (below(value, held, set_aside, boost, count_aside, threshold)) continue;
+            float sum = score[slot];
+            Py_ssize_t name_hits = hits[slot];
+            if (sum < cut || (sum == 0.0f && !name_hits)) continue; /* no other token */
+            double low = (double)sum * (1.0 - slack), high = (double)sum * (1.0 + slack);
+            Py_ssize_t coverage = name_hits + count_aside; /* as `most`, with its own hits */
+            if (coverage > 1 + expansions) coverage = 1 + expansions;
+            if ((high + set_aside) * (1.0 + boost * (double)coverage) * (1.0 + 1e-9) < threshold)
+                continue;
             if (exact_count && q->cells[slot].flags & EXACT) continue;
-            sift(q, v, slot, value, held);
+            sift_between(q, v, slot, low, high, (uint32_t)name_hits << 16);
             if (v->threshold != threshold) {
                 threshold = v->threshold;
-                cut = threshold / most * (1.0 - 1e-12) - set_aside * (1.0 + 1e-12);
+                double below = (threshold / most * (1.0 - 1e-12) - set_aside * (1.0 + 1e-12)) /
+                               (1.0 + slack) * (1.0 - 1e-12);
+                cut = (float)below;
+                if ((double)cut > below) cut = nextafterf(cut, -INFINITY);
             }
         }
-        for (Py_ssize_t slot = base; slot < end; slot++) score[slot] = 0.0;
+        for (Py_ssize_t slot = base; slot < end; slot++) {
+            score[slot] = 0.0f;
+            hits[slot] = 0;
+        }
     }
     if (bad) {
-        memset(score, 0, sizeof(double) * (size_t)total);
+        memset(score, 0, sizeof(float) * (size_t)total);
+        memset(hits, 0, (size_t)total);
         return -1;
     }
     return v->kept == v->limit ? v->limit + exact_count : v->kept;
