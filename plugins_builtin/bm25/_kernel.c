@@ -1077,6 +1077,14 @@ static int add_dense(const Query *q, const Segment *s, double weight, Py_ssize_t
     return 0;
 }
 
+/* Whether a full block of sums has one at the cut or above (a loop of constant length, which
+ * the compiler turns into a few vector comparisons). */
+static inline int block_reaches(const float *restrict score, float cut) {
+    int reaches = 0;
+    for (int k = 0; k < DENSE_BLOCK; k++) reaches |= score[k] >= cut;
+    return reaches;
+}
+
 /* Returns -1 on bad data, else at least limit + exact_count when `limit` documents other than
  * the exact ones hold another token, else how many do (rank_aside gives up: the same outcome as
  * ranking fewer than `limit`, sooner); the columns are zeros again either way. */
@@ -1115,8 +1123,7 @@ static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_co
      * toss a slot), and each slot of a block only when one of them reaches the cut. */
     for (Py_ssize_t base = 0; base < total && !bad; base += DENSE_BLOCK) {
         Py_ssize_t end = total - base < DENSE_BLOCK ? total : base + DENSE_BLOCK;
-        int reaches = 0;
-        for (Py_ssize_t slot = base; slot < end; slot++) reaches |= score[slot] >= cut;
+        int reaches = end - base < DENSE_BLOCK || block_reaches(score + base, cut);
         for (Py_ssize_t slot = base; reaches && slot < end; slot++) {
             float sum = score[slot];
             Py_ssize_t name_hits = hits[slot];
@@ -1136,9 +1143,12 @@ static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_co
                 if ((double)cut > below) cut = nextafterf(cut, -INFINITY);
             }
         }
-        for (Py_ssize_t slot = base; slot < end; slot++) {
-            score[slot] = 0.0f;
-            hits[slot] = 0;
+        if (end - base == DENSE_BLOCK) { /* a constant size: a few vector stores */
+            memset(score + base, 0, sizeof(float) * DENSE_BLOCK);
+            memset(hits + base, 0, DENSE_BLOCK);
+        } else {
+            memset(score + base, 0, sizeof(float) * (size_t)(end - base));
+            memset(hits + base, 0, (size_t)(end - base));
         }
     }
     if (bad) {

@@ -111,11 +111,13 @@ SIFT_MIN_SLOTS = 65_536
 holders' scores by merging postings (the kernel's ``sift_holders``) rather than in each
 document's 16-byte cell: below, the cells fit in a core's 1 MB second-level cache, and adding
 into them costs no more. The same hits either way (tests set it to 0)."""
-DENSE_SHARE = 0.125
+DENSE_SHARE = 0.0625
 """Admission off, its common tokens set aside, sums the other tokens' scores in a dense column a
 document and reads every document once (the kernel's ``sift_dense``) when their postings number
-at least this share of the documents; below, in the holders' cells. The same hits either way
-(tests set it to 0 and above 1)."""
+at least this share of the documents; below, in the holders' cells. Measured per query at
+33,000 and 330,000 tools (docs/performance.md): the dense pass costs about as much at 33,000
+tools from a twentieth on, and less from there, and at 330,000 less at any share. The same
+hits either way (tests set it to 0 and above 1)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
