@@ -1139,8 +1139,8 @@ static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_co
                 threshold = v->threshold;
                 double below = (threshold / most * (1.0 - 1e-12) - set_aside * (1.0 + 1e-12)) /
                                (1.0 + slack) * (1.0 - 1e-12);
-                cut = (float)below;
-                if ((double)cut > below) cut = nextafterf(cut, -INFINITY);
+                /* 1e-6 lower: rounded to a float (within 2^-24), still at most `below` */
+                cut = (float)(below - fabs(below) * 1e-6);
             }
         }
         if (end - base == DENSE_BLOCK) { /* a constant size: a few vector stores */
