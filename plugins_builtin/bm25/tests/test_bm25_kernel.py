@@ -310,6 +310,33 @@ def test_c_kernel_rejects_postings_that_name_no_document() -> None:
 
 
 @needs_c_kernel
+def test_the_dense_pass_rejects_postings_that_name_no_document_and_leaves_its_columns_clean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run of the dense pass naming a slot past the index is bad data, never a write past the
+    # kernel's working memory; the sums it added before finding it (another token's) are
+    # cleared, so the next query ranks as the reference does.
+    monkeypatch.setattr(index_module, "DENSE_SHARE", 0.0)
+    catalog = _crowded_catalog(400, 9)
+    compiled, reference = _both_kernels(catalog)
+    segment = compiled._segments[0]
+    good = segment.slots.copy()
+    bad = good.copy()
+    bad[int(segment.offsets[compiled._vocabulary.ids["time"] + 1]) - 1] = 10_000_000
+    for query in ["svc get", "svc read", "svc time", "svc github", "svc pull fetch"]:
+        segment.slots = bad  # "zone" is summed, then "time" names no document
+        compiled._view = None
+        segment._cache = None
+        with pytest.raises(ValueError, match="out of range"):
+            compiled.search("svc zone time", 10, "off")
+        segment.slots = good
+        compiled._view = None
+        segment._cache = None
+        for limit in (1, 3, 10):
+            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
+
+
+@needs_c_kernel
 def test_c_kernel_rejects_a_required_run_that_repeats_a_document(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
