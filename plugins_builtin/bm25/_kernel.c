@@ -132,7 +132,7 @@ typedef struct {
     const int64_t *named;
     Py_ssize_t named_count;
     uint32_t version;
-    Py_ssize_t sift_slots; /* sift_holders from this many slots on */
+    Py_ssize_t sift_slots; /* sift_holders (and sift_dense, nothing set aside) from here on */
     double dense_share;    /* sift_dense from this many postings a slot on */
 } Query;
 
@@ -1193,9 +1193,26 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     }
     double coverage = (double)(v.count_aside < 1 + expansions ? v.count_aside : 1 + expansions);
     double aside_only = v.set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
-    /* Nothing to set aside, nothing else, or the set-aside tokens weigh as much as the best
-     * other one (the k-th best would hardly be above what they score alone). */
-    if (!v.count_aside || v.count_aside == tokens || !(aside_only < best_other)) goto finish;
+    /* Under off, the postings of the tokens not set aside, against dense_share of the slots
+     * (sift_dense), with each such token of one part and fewer than 256 of them. */
+    int dense = !filtered && tokens - v.count_aside < 256;
+    for (Py_ssize_t g = 0; dense && g < q->segment_count; g++) dense &= q->segments[g].cache != NULL;
+    Py_ssize_t others = 0;
+    for (Py_ssize_t t = 0; dense && t < tokens; t++) {
+        if (aside[t]) continue;
+        dense &= q->token_start[t + 1] - q->token_start[t] == 1;
+        others += postings_of(q, t);
+    }
+    dense &= (double)others >= q->dense_share * (double)q->total;
+    /* With nothing set aside, the touched list's alternatives (prune_off, or every posting into
+     * the cells) cost less while the cells fit in a core's second-level cache: the dense pass
+     * from sift_slots on (measured, docs/performance.md). */
+    dense &= v.count_aside || q->total >= q->sift_slots;
+    /* Nothing to set aside (but for the dense pass, which sifts every holder all the same),
+     * nothing else, or the set-aside tokens weigh as much as the best other one (the k-th best
+     * would hardly be above what they score alone). */
+    if ((!v.count_aside && !dense) || v.count_aside == tokens || !(aside_only < best_other))
+        goto finish;
 
     Py_ssize_t ranked = 0;
     /* The expansions' segment, when a query has merged expansions: one, or none. */
@@ -1215,17 +1232,6 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     for (Py_ssize_t g = 0; g < q->segment_count; g++) siftable &= q->segments[g].cache != NULL;
     for (Py_ssize_t t = 0; t < tokens; t++)
         siftable &= aside[t] || q->token_start[t + 1] - q->token_start[t] == 1;
-    /* Under off, the postings of the tokens not set aside, against dense_share of the slots
-     * (sift_dense), with each such token of one part and fewer than 256 of them. */
-    int dense = !filtered && tokens - v.count_aside < 256;
-    for (Py_ssize_t g = 0; dense && g < q->segment_count; g++) dense &= q->segments[g].cache != NULL;
-    Py_ssize_t others = 0;
-    for (Py_ssize_t t = 0; dense && t < tokens; t++) {
-        if (aside[t]) continue;
-        dense &= q->token_start[t + 1] - q->token_start[t] == 1;
-        others += postings_of(q, t);
-    }
-    dense &= (double)others >= q->dense_share * (double)q->total;
     if (siftable || dense) {
         ranked = siftable ? sift_holders(q, sole, aside, merged, exact_count, &v)
                           : sift_dense(q, aside, exact_count, &v);

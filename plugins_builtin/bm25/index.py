@@ -110,7 +110,9 @@ SIFT_MIN_SLOTS = 65_536
 """From this many documents on, strict and lenient with one required token held by few sum its
 holders' scores by merging postings (the kernel's ``sift_holders``) rather than in each
 document's 16-byte cell: below, the cells fit in a core's 1 MB second-level cache, and adding
-into them costs no more. The same hits either way (tests set it to 0)."""
+into them costs no more. Admission off with no token set aside takes its dense pass
+(:data:`DENSE_SHARE`) only from this many documents on, for the same reason. The same hits
+either way (tests set it to 0)."""
 DENSE_SHARE = 0.0625
 """Admission off, its common tokens set aside, sums the other tokens' scores in a dense column a
 document and reads every document once (the kernel's ``sift_dense``) when their postings number

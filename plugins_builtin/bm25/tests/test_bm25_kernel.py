@@ -222,19 +222,22 @@ def _crowded_catalog(size: int, seed: int) -> list[ToolDocument]:
 def test_off_over_most_of_the_catalog_ranks_as_scoring_every_tool(
     dense_share: float | str, removed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Under off, when the tokens not set aside (every tool's "svc" here) have postings for at
-    # least index.DENSE_SHARE of the slots, the C kernel adds them into a column a slot and
+    # Under off, when the tokens not set aside (every tool's "svc" here, or none) have postings
+    # for at least index.DENSE_SHARE of the slots, the C kernel adds them into a column a slot and
     # reads every slot once, in order (its dense pass: 0.0 always, 2.0 never, or the
     # default); numpy scores every holder. Ties (each tool and its copy) rank in registry
     # order; removed tools (dead slots) never rank.
     if dense_share != "default":
         monkeypatch.setattr(index_module, "DENSE_SHARE", dense_share)
+    monkeypatch.setattr(index_module, "SIFT_MIN_SLOTS", 0)  # nothing set aside: dense too
     rng = random.Random(5)
     catalog = _crowded_catalog(800, 7)
     gone = [document.name for document in rng.sample(catalog, removed)]
     compiled, reference = _both(catalog, [("remove", gone)], 1024)
     queries = ["svc list file", "list file svc", "svc list", "svc file create", "svc list get"]
     queries += ["svc " + " ".join(rng.sample([*WORDS, "list", "file"], 3)) for _ in range(40)]
+    # and with no token set aside: the dense pass sifts every holder
+    queries += [query.replace("svc", "").strip() for query in queries[:20]]
     for query in queries:
         for limit in (1, 5, 30, 300):
             expected = reference.search(query, limit, "off")
