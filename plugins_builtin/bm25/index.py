@@ -30,10 +30,12 @@ equivalents are merged once per version into one run. Under ``strict`` and ``len
 kernel scores the holders of the required tokens, looking each up in the other tokens'
 postings or scanning them, whichever is cheaper (a run every document holds is read by
 offset). Under ``off``, a token held by half the documents or more is set aside: the others
-are scored, and only the few documents whose bound reaches the k-th best are scored again with
-every token; else it prunes exactly (MaxScore) when the highest-weighted token is held by few
-documents (:data:`PRUNE_SHARE`) and pruning is cheaper than scoring every posting; else it
-adds every posting into one accumulator. Each is exact, and gives up before it could be wrong
+are scored (when their postings are many, :data:`DENSE_SHARE`, in a dense column a document,
+as bm25s scores, even with nothing set aside in a large index), and only the few documents
+whose bound reaches the k-th best are scored again with every token; else it prunes exactly
+(MaxScore) when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and
+pruning is cheaper than scoring every posting; else it adds every posting into one
+accumulator. Each is exact, and gives up before it could be wrong
 (then the next one runs). A heap keeps the top ``limit`` (named groups first, then score, then
 registry order).
 
