@@ -14,9 +14,12 @@ in a fresh interpreter (no stem or word cached); its peak memory is measured wit
 in another, as is rank-bm25's build from the token lists. ``--baseline REV`` also measures the
 engine of an earlier revision of this repository (``git archive``) on the same catalogs and
 queries, in the same run. Prints markdown tables and, with ``--write``, puts them under
-"## Search" in ``docs/performance.md``.
+"## Search" in ``docs/performance.md``. ``--query-p50`` prints only the query p50s at
+``--sizes`` as JSON (with ``--baseline REV``, REV's query kernel under this checkout's index too,
+in the same rounds).
 
     python benchmarks/search.py [--write] [--sizes 33000,330000] [--baseline REV]
+    python benchmarks/search.py --query-p50 --sizes 330000 [--baseline REV]
 
 Needs the ``bench`` extra (``pip install -e '.[bench]'``: bm25s, numba, tantivy).
 """
@@ -24,6 +27,7 @@ Needs the ``bench`` extra (``pip install -e '.[bench]'``: bm25s, numba, tantivy)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -357,21 +361,33 @@ def measure(label: str, catalog: list[ToolDocument], spec: str, references: bool
     return row
 
 
-def query_p50s(sizes: Sequence[int]) -> list[dict[str, Any]]:
+def query_p50s(sizes: Sequence[int], baseline: str | None = None) -> list[dict[str, Any]]:
     """Only the query p50s (ms) of our three modes, from the text and from the tokens, and of
     bm25s over the same tokens, at each synthetic size: what `measure` times, without the
-    builds, the memory, rank-bm25 and tantivy, which at 330,000 tools cost minutes."""
+    builds, the memory, rank-bm25 and tantivy, which at 330,000 tools cost minutes. With
+    ``baseline``, the query kernel of that revision too (``kernel_ab.load_kernel``: its
+    ``_kernel.c`` compiled, under this checkout's index), from the text, in the same rounds."""
     real = catalog_documents(load_catalog(CATALOG))
     rows = []
-    for size in sizes:
-        rows.append(query_p50_row(synthetic_catalog(real, size, SEED + size)))
-        print(rows[-1], file=sys.stderr)
+    old_kernel = None
+    with contextlib.ExitStack() as stack:
+        if baseline:
+            from kernel_ab import load_kernel  # here: kernel_ab imports this module
+
+            old_kernel = load_kernel(stack.enter_context(revision_tree(baseline)), "baseline")
+        for size in sizes:
+            catalog = synthetic_catalog(real, size, SEED + size)
+            rows.append(query_p50_row(catalog, old_kernel, baseline or ""))
+            print(rows[-1], file=sys.stderr)
     return rows
 
 
-def query_p50_row(catalog: list[ToolDocument]) -> dict[str, Any]:
+def query_p50_row(
+    catalog: list[ToolDocument], old_kernel: Any = None, baseline: str = ""
+) -> dict[str, Any]:
     """One row of `query_p50s`."""
     index = ENGINE.build(catalog)
+    old = ENGINE.build(catalog, kernel=old_kernel) if old_kernel is not None else None
     queries = sample_queries(catalog, QUERIES, SEED + 1)
     analyses = {query: index.analyze(query) for query in queries}
     tokens = {query: list(analyses[query].tokens) for query in queries}
@@ -384,6 +400,8 @@ def query_p50_row(catalog: list[ToolDocument]) -> dict[str, Any]:
     }
     for mode in MODES:
         engines[mode] = lambda query, mode=mode: index.search(query, LIMIT, mode)
+        if old is not None:
+            engines[f"{mode} {baseline}"] = lambda query, mode=mode: old.search(query, LIMIT, mode)
         engines[f"{mode} tokens"] = lambda query, mode=mode: index.search_tokens(
             analyses[query].tokens,
             LIMIT,
@@ -403,6 +421,11 @@ def query_p50_row(catalog: list[ToolDocument]) -> dict[str, Any]:
     for mode in MODES:
         row[f"{mode} / bm25s"] = row[f"{mode} p50 ms"] / row["bm25s p50 ms"]
         row[f"{mode} tokens / bm25s"] = row[f"{mode} tokens p50 ms"] / row["bm25s p50 ms"]
+        if old is not None:
+            row[f"{mode} {baseline} / bm25s"] = (
+                row[f"{mode} {baseline} p50 ms"] / row["bm25s p50 ms"]
+            )
+            row[f"{mode} / {baseline}"] = row[f"{mode} p50 ms"] / row[f"{mode} {baseline} p50 ms"]
     row["load"] = f"{load:.2f} to {os.getloadavg()[0]:.2f}"
     return row
 
@@ -584,7 +607,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.query_p50:
-        print(json.dumps(query_p50s([int(s) for s in args.sizes.split(",") if s]), indent=1))
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        print(json.dumps(query_p50s(sizes, args.baseline), indent=1))
         return
     if args.cold_build:
         documents = catalog_of(args.cold_build)

@@ -9,7 +9,7 @@
  *
  * search(segments, slot_count, lengths, alive, name_sizes, groups, extra_lengths,
  *        extra_name_sizes, extra_groups, scratch, params, parts, tokens, required, floor,
- *        exact, named, limit, version, bounds, prune_share, hits, sift_slots)
+ *        exact, named, limit, version, bounds, prune_share, hits, sift_slots, dense_share)
  *     -> [(slot, score, matched tokens), ...], or with hits the hit objects
  *
  * See search() in kernel_numpy.py for what each argument holds.
@@ -132,7 +132,8 @@ typedef struct {
     const int64_t *named;
     Py_ssize_t named_count;
     uint32_t version;
-    Py_ssize_t sift_slots; /* sift_holders from this many slots on */
+    Py_ssize_t sift_slots; /* sift_holders (and sift_dense, nothing set aside) from here on */
+    double dense_share;    /* sift_dense from this many postings a slot on */
 } Query;
 
 /* Buffers are released in one place: every view taken goes on this list. */
@@ -909,16 +910,17 @@ static inline int below(double value, uint32_t hits, double set_aside, double bo
 /* A document that holds another token than the set-aside ones, with its partial score `value`
  * and partial hits, not `below` the threshold: kept as a candidate unless its upper bound is
  * below it after all. */
-static void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32_t hits) {
+static void sift_between(const Query *q, Sieve *v, Py_ssize_t slot, double low, double high,
+                         uint32_t hits) {
     const double widen = 1.0 + 1e-9;
     int32_t name_hits = (int32_t)(hits >> 16);
     int32_t size =
         slot < q->slot_count ? q->name_sizes[slot] : q->extra_name_sizes[slot - q->slot_count];
     double upper =
-        (value + v->set_aside) *
+        (high + v->set_aside) *
         (1.0 + v->boost * ((double)(name_hits + v->count_aside) / (double)size)) * widen;
     if (upper < v->threshold || v->overflow) return;
-    keep_largest(v->least, &v->kept, v->limit, boosted(q, slot, value, name_hits) * (1.0 - 1e-9));
+    keep_largest(v->least, &v->kept, v->limit, boosted(q, slot, low, name_hits) * (1.0 - 1e-9));
     if (v->kept == v->limit) v->threshold = v->least[0];
     if (v->found == v->capacity) {
         Candidate *grown =
@@ -932,6 +934,12 @@ static void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32
     }
     v->candidates[v->found].bound = upper;
     v->candidates[v->found++].slot = slot;
+}
+
+/* sift_between for a partial score known exactly (as the exact score adds it, but for the
+ * order of its terms). */
+static inline void sift(const Query *q, Sieve *v, Py_ssize_t slot, double value, uint32_t hits) {
+    sift_between(q, v, slot, value, value, hits);
 }
 
 /* The one required token of a query, when it has exactly one; else -1. */
@@ -1037,6 +1045,120 @@ static Py_ssize_t sift_holders(Query *q, Py_ssize_t r, const uint8_t *aside,
     return ranked;
 }
 
+/* Admission off with many holders: rank_aside's partial scores summed in a dense column a slot
+ * rather than in each holder's 16-byte cell. When the postings of the tokens not set aside
+ * reach `dense_share` of the slots (the caller's DENSE_SHARE), most slots hold one of them, and
+ * at 330,000 tools the cells (5 MB, each posting a read-modify-write of one, each holder a place
+ * on the touched list, read back at random in the bounds' pass) cost most of a query. Here each
+ * posting adds its score to a float a slot and its name hit to a byte a slot (both in q->tmp,
+ * zeros outside a call: 5 bytes a slot), and one pass over every slot, in order, feeds the
+ * sieve, as bm25s adds into a dense float32 array and takes its top k. A float sum is not the
+ * score: it only bounds it. A sum of n terms, each rounded to float, is within (2n + 2) 2^-24
+ * of the exact sum (each rounding at most 2^-24, relative to a sum of non-negative terms; a
+ * term is a weight times a saturation, far above the smallest normal float), so
+ * the sieve takes the partial score to lie between the float sum shrunk and widened by that
+ * (`slack`), and the candidates are scored again exactly. The caller checks that every token
+ * not set aside has one part, every segment its saturations cached, and that there are fewer
+ * than 256 such tokens (a byte of name hits). */
+#define DENSE_BLOCK 16
+static int add_dense(const Query *q, const Segment *s, double weight, Py_ssize_t start,
+                     Py_ssize_t end, float *restrict score, uint8_t *restrict hits) {
+    const int32_t *restrict slots = s->slots;
+    const double *restrict cache = s->cache;
+    const Py_ssize_t first = s->first, size = s->size;
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t slot = slots[i];
+        if ((size_t)(slot - first) >= (size_t)size) return -1;
+        if (s->dead && dead_at(q, s, slot)) continue;
+        double value = cache[i];
+        score[slot] += (float)(weight * fabs(value));
+        hits[slot] += value < 0.0;
+    }
+    return 0;
+}
+
+/* Whether a full block of sums has one at the cut or above (a loop of constant length, which
+ * the compiler turns into a few vector comparisons). */
+static inline int block_reaches(const float *restrict score, float cut) {
+    int reaches = 0;
+    for (int k = 0; k < DENSE_BLOCK; k++) reaches |= score[k] >= cut;
+    return reaches;
+}
+
+/* Returns -1 on bad data, else at least limit + exact_count when `limit` documents other than
+ * the exact ones hold another token, else how many do (rank_aside gives up: the same outcome as
+ * ranking fewer than `limit`, sooner); the columns are zeros again either way. */
+static Py_ssize_t sift_dense(Query *q, const uint8_t *aside, Py_ssize_t exact_count, Sieve *v) {
+    float *restrict score = (float *)q->tmp;
+    uint8_t *restrict hits = (uint8_t *)(score + q->total); /* tmp holds 8 bytes a slot */
+    const Py_ssize_t total = q->total;
+    Py_ssize_t others = 0, expansions = 0;
+    int bad = 0;
+    for (Py_ssize_t t = 0; t < q->token_count && !bad; t++) {
+        expansions += is_expansion(q, t);
+        if (aside[t]) continue;
+        others++;
+        const Part *p = &q->parts[q->token_start[t]];
+        for (Py_ssize_t g = 0; g < q->segment_count && !bad; g++) {
+            const Segment *s = &q->segments[g];
+            Py_ssize_t start, end;
+            int found = run_of(q, s, p, &start, &end);
+            if (found > 0) found = add_dense(q, s, p->weight, start, end, score, hits);
+            bad = found < 0;
+        }
+    }
+    const double set_aside = v->set_aside, boost = v->boost;
+    const double slack = (double)(2 * others + 2) / 16777216.0;
+    const Py_ssize_t count_aside = v->count_aside;
+    /* A slot whose float sum is below `cut` has an upper bound below the threshold whatever its
+     * name hits: its name coverage is at most one a token it holds, and at most 1 but for the
+     * expansion tokens (see prune_off). One comparison a slot (a float, rounded down), in the
+     * bounds' own margin, and 1e-12 more for the rounding of the cut itself. */
+    Py_ssize_t held_most = others + count_aside;
+    if (held_most > 1 + expansions) held_most = 1 + expansions;
+    const double most = (1.0 + boost * (double)held_most) * (1.0 + 1e-9);
+    double threshold = v->threshold;
+    float cut = -INFINITY;
+    /* A block of slots at a time, without a branch (whether a slot holds a token is a coin
+     * toss a slot), and each slot of a block only when one of them reaches the cut. */
+    for (Py_ssize_t base = 0; base < total && !bad; base += DENSE_BLOCK) {
+        Py_ssize_t end = total - base < DENSE_BLOCK ? total : base + DENSE_BLOCK;
+        int reaches = end - base < DENSE_BLOCK || block_reaches(score + base, cut);
+        for (Py_ssize_t slot = base; reaches && slot < end; slot++) {
+            float sum = score[slot];
+            Py_ssize_t name_hits = hits[slot];
+            if (sum < cut || (sum == 0.0f && !name_hits)) continue; /* no other token */
+            double low = (double)sum * (1.0 - slack), high = (double)sum * (1.0 + slack);
+            Py_ssize_t coverage = name_hits + count_aside; /* as `most`, with its own hits */
+            if (coverage > 1 + expansions) coverage = 1 + expansions;
+            if ((high + set_aside) * (1.0 + boost * (double)coverage) * (1.0 + 1e-9) < threshold)
+                continue;
+            if (exact_count && q->cells[slot].flags & EXACT) continue;
+            sift_between(q, v, slot, low, high, (uint32_t)name_hits << 16);
+            if (v->threshold != threshold) {
+                threshold = v->threshold;
+                double below = (threshold / most * (1.0 - 1e-12) - set_aside * (1.0 + 1e-12)) /
+                               (1.0 + slack) * (1.0 - 1e-12);
+                /* 1e-6 lower: rounded to a float (within 2^-24), still at most `below` */
+                cut = (float)(below - fabs(below) * 1e-6);
+            }
+        }
+        if (end - base == DENSE_BLOCK) { /* a constant size: a few vector stores */
+            memset(score + base, 0, sizeof(float) * DENSE_BLOCK);
+            memset(hits + base, 0, DENSE_BLOCK);
+        } else {
+            memset(score + base, 0, sizeof(float) * (size_t)(end - base));
+            memset(hits + base, 0, (size_t)(end - base));
+        }
+    }
+    if (bad) {
+        memset(score, 0, sizeof(float) * (size_t)total);
+        memset(hits, 0, (size_t)total);
+        return -1;
+    }
+    return v->kept == v->limit ? v->limit + exact_count : v->kept;
+}
+
 /* `sole`: the one required token when the caller left the candidates unnominated for
  * sift_holders (-1: they are on the touched list); this nominates them again when it gives
  * up. */
@@ -1071,9 +1193,26 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     }
     double coverage = (double)(v.count_aside < 1 + expansions ? v.count_aside : 1 + expansions);
     double aside_only = v.set_aside * (1.0 + q->boost * coverage) * (1.0 + 1e-9);
-    /* Nothing to set aside, nothing else, or the set-aside tokens weigh as much as the best
-     * other one (the k-th best would hardly be above what they score alone). */
-    if (!v.count_aside || v.count_aside == tokens || !(aside_only < best_other)) goto finish;
+    /* Under off, the postings of the tokens not set aside, against dense_share of the slots
+     * (sift_dense), with each such token of one part and fewer than 256 of them. */
+    int dense = !filtered && tokens - v.count_aside < 256;
+    for (Py_ssize_t g = 0; dense && g < q->segment_count; g++) dense &= q->segments[g].cache != NULL;
+    Py_ssize_t others = 0;
+    for (Py_ssize_t t = 0; dense && t < tokens; t++) {
+        if (aside[t]) continue;
+        dense &= q->token_start[t + 1] - q->token_start[t] == 1;
+        others += postings_of(q, t);
+    }
+    dense &= (double)others >= q->dense_share * (double)q->total;
+    /* With nothing set aside, the touched list's alternatives (prune_off, or every posting into
+     * the cells) cost less while the cells fit in a core's second-level cache: the dense pass
+     * from sift_slots on (measured, docs/performance.md). */
+    dense &= v.count_aside || q->total >= q->sift_slots;
+    /* Nothing to set aside (but for the dense pass, which sifts every holder all the same),
+     * nothing else, or the set-aside tokens weigh as much as the best other one (the k-th best
+     * would hardly be above what they score alone). */
+    if ((!v.count_aside && !dense) || v.count_aside == tokens || !(aside_only < best_other))
+        goto finish;
 
     Py_ssize_t ranked = 0;
     /* The expansions' segment, when a query has merged expansions: one, or none. */
@@ -1093,8 +1232,9 @@ static Py_ssize_t rank_aside(Query *q, const double *bounds, Ranked *heap, Py_ss
     for (Py_ssize_t g = 0; g < q->segment_count; g++) siftable &= q->segments[g].cache != NULL;
     for (Py_ssize_t t = 0; t < tokens; t++)
         siftable &= aside[t] || q->token_start[t + 1] - q->token_start[t] == 1;
-    if (siftable) {
-        ranked = sift_holders(q, sole, aside, merged, exact_count, &v);
+    if (siftable || dense) {
+        ranked = siftable ? sift_holders(q, sole, aside, merged, exact_count, &v)
+                          : sift_dense(q, aside, exact_count, &v);
         if (ranked < 0) {
             outcome = -1;
             goto finish;
@@ -1353,8 +1493,8 @@ static int parse_params(Query *q, PyObject *params) {
 
 static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 23) {
-        PyErr_SetString(PyExc_TypeError, "search() takes 23 arguments");
+    if (nargs != 24) {
+        PyErr_SetString(PyExc_TypeError, "search() takes 24 arguments");
         return NULL;
     }
     Query q;
@@ -1492,6 +1632,8 @@ static PyObject *kernel_search(PyObject *module, PyObject *const *args, Py_ssize
     double prune_share = PyFloat_AsDouble(args[20]);
     if (prune_share == -1.0 && PyErr_Occurred()) goto done;
     if (as_index(args[22], &q.sift_slots) < 0) goto done;
+    q.dense_share = PyFloat_AsDouble(args[23]);
+    if (q.dense_share == -1.0 && PyErr_Occurred()) goto done;
     PyObject *hits_of = args[21] == Py_None ? NULL : args[21];
     if (hits_of != NULL &&
         (!PyTuple_Check(hits_of) || PyTuple_GET_SIZE(hits_of) != 3 ||

@@ -30,10 +30,12 @@ equivalents are merged once per version into one run. Under ``strict`` and ``len
 kernel scores the holders of the required tokens, looking each up in the other tokens'
 postings or scanning them, whichever is cheaper (a run every document holds is read by
 offset). Under ``off``, a token held by half the documents or more is set aside: the others
-are scored, and only the few documents whose bound reaches the k-th best are scored again with
-every token; else it prunes exactly (MaxScore) when the highest-weighted token is held by few
-documents (:data:`PRUNE_SHARE`) and pruning is cheaper than scoring every posting; else it
-adds every posting into one accumulator. Each is exact, and gives up before it could be wrong
+are scored (when their postings are many, :data:`DENSE_SHARE`, in a dense column a document,
+as bm25s scores, even with nothing set aside in a large index), and only the few documents
+whose bound reaches the k-th best are scored again with every token; else it prunes exactly
+(MaxScore) when the highest-weighted token is held by few documents (:data:`PRUNE_SHARE`) and
+pruning is cheaper than scoring every posting; else it adds every posting into one
+accumulator. Each is exact, and gives up before it could be wrong
 (then the next one runs). A heap keeps the top ``limit`` (named groups first, then score, then
 registry order).
 
@@ -110,7 +112,16 @@ SIFT_MIN_SLOTS = 65_536
 """From this many documents on, strict and lenient with one required token held by few sum its
 holders' scores by merging postings (the kernel's ``sift_holders``) rather than in each
 document's 16-byte cell: below, the cells fit in a core's 1 MB second-level cache, and adding
-into them costs no more. The same hits either way (tests set it to 0)."""
+into them costs no more. Admission off with no token set aside takes its dense pass
+(:data:`DENSE_SHARE`) only from this many documents on, for the same reason. The same hits
+either way (tests set it to 0)."""
+DENSE_SHARE = 0.0625
+"""Admission off, its common tokens set aside, sums the other tokens' scores in a dense column a
+document and reads every document once (the kernel's ``sift_dense``) when their postings number
+at least this share of the documents; below, in the holders' cells. Measured per query at
+33,000 and 330,000 tools (docs/performance.md): the dense pass costs about as much at 33,000
+tools from a twentieth on, and less from there, and at 330,000 less at any share. The same
+hits either way (tests set it to 0 and above 1)."""
 PERSIST_MIN_DOCUMENTS: Final = 1000
 """The smallest catalog whose index is saved in the cache directory: below it, indexing takes
 about as long as loading (docs/performance.md, "Search")."""
@@ -775,6 +786,7 @@ class BM25Index:
             PRUNE_SHARE,
             (SearchHit, self._documents, extra_documents) if plain else None,
             SIFT_MIN_SLOTS,
+            DENSE_SHARE,
         )
         if plain:
             return found  # type: ignore[no-any-return]

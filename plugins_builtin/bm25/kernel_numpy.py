@@ -94,6 +94,7 @@ def search(
     prune_share: float = 1.0,
     hits: tuple[type, Sequence[Any], Sequence[Any]] | None = None,
     sift_slots: int = 0,
+    dense_share: float = 1.0,
 ) -> list[Any]:
     """The hits of one query, best first: the ``exact`` slots (at most ``limit``), then the
     best of the others by (in a ``named`` group first, score, slot).
@@ -105,15 +106,17 @@ def search(
     holding a token is ranked; otherwise only the holders of a required token are, and only
     those holding at least ``floor`` distinct tokens. ``scratch`` (working memory), a
     segment's cache arrays, ``version`` (which says whether a cache entry is current),
-    ``bounds`` (each token's most a document can score with it, for pruning under ``off``) and
+    ``bounds`` (each token's most a document can score with it, for pruning under ``off``),
     ``prune_share`` (the share of the documents its highest-bound token may be held by for a
-    first round of pruning) and ``sift_slots`` (the least number of slots for which it merges
-    the postings of a required token's holders) serve the C kernel only: this one scores every
-    candidate, with the same result. With ``hits`` (a hit class, the index's documents, the
+    first round of pruning), ``sift_slots`` (the least number of slots for which it merges
+    the postings of a required token's holders) and ``dense_share`` (the share of the slots
+    from which, under ``off``, it sums the postings of the tokens it does not set aside in a
+    column a slot) serve the C kernel only: this one scores every candidate, with the same
+    result. With ``hits`` (a hit class, the index's documents, the
     extra candidates), each hit is ``kind(document name, score, tokens)`` instead of a
     :data:`Hit`.
     """
-    del scratch, version, bounds, prune_share, sift_slots
+    del scratch, version, bounds, prune_share, sift_slots, dense_share
     token_count = len(tokens)
     boost = params[2]
     all_lengths = np.concatenate(

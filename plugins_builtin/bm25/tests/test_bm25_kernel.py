@@ -4,12 +4,14 @@ is built by the install and loaded only when a search backend is made."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from bm25_modules import KERNEL_BUILDABLE, BM25Index, kernel, needs_c_kernel
 from bm25_modules import index as index_module
@@ -131,14 +133,17 @@ def test_c_kernel_ranks_exactly_as_its_numpy_reference(
     for admission in admissions:
         for candidates in ((), extra):
             expected = reference.search(query, limit, admission, extra=candidates)
-            # Twice: the second search reads the saturations the first one cached; then
-            # with pruning whenever off has two tokens or more (the C kernel's MaxScore); then
-            # with a required token's holders summed by merging at any index size.
-            for share, sift in ((index_module.PRUNE_SHARE, 0), (index_module.PRUNE_SHARE, 0),
-                                (1.0, index_module.SIFT_MIN_SLOTS)):  # fmt: skip
+            # Three ways: the first caches the saturations the others read; the second sums
+            # off's tokens not set aside in a column a slot whatever their postings (the C
+            # kernel's dense pass); the third prunes whenever off has two tokens or more (its
+            # MaxScore). The first two sum a required token's holders by merging at any size.
+            for share, sift, dense in ((index_module.PRUNE_SHARE, 0, 2.0),
+                                       (index_module.PRUNE_SHARE, 0, 0.0),
+                                       (1.0, index_module.SIFT_MIN_SLOTS, 2.0)):  # fmt: skip
                 with pytest.MonkeyPatch.context() as patch:
                     patch.setattr(index_module, "PRUNE_SHARE", share)
                     patch.setattr(index_module, "SIFT_MIN_SLOTS", sift)
+                    patch.setattr(index_module, "DENSE_SHARE", dense)
                     found = compiled.search(query, limit, admission, extra=candidates)
                 assert found == expected
 
@@ -187,6 +192,107 @@ def test_a_token_most_tools_hold_is_set_aside_and_ranks_as_scoring_every_tool(
             assert compiled.search(query, limit, admission) == expected
 
 
+def _crowded_catalog(size: int, seed: int) -> list[ToolDocument]:
+    """Every tool of ``size`` holds ``svc`` (set aside under off), and each of WORDS about two
+    in five of them (under half: not set aside); every other tool is a copy of the one before
+    it but for its number (the same length of name, the same text, the same server): each pair
+    scores the same, and ranks in registry order."""
+    rng = random.Random(seed)
+    catalog: list[ToolDocument] = []
+    for n in range(size):
+        if n % 2:
+            last = catalog[-1]
+            copy = f"{last.name[:-4]}{n:04d}"
+            catalog.append(ToolDocument(copy, last.description, last.group, last.parameter_names))
+            continue
+        catalog.append(
+            ToolDocument(
+                f"svc{n // 20}__{'_'.join(rng.sample(WORDS, 2))}_{n:04d}",
+                " ".join(rng.choices(WORDS, k=rng.randint(2, 12))),
+                f"svc{n // 20}",
+                tuple(rng.sample(WORDS, rng.randint(0, 3))),
+            )
+        )
+    return catalog
+
+
+@needs_c_kernel
+@pytest.mark.parametrize("dense_share", [0.0, 2.0, "default"])
+@pytest.mark.parametrize("removed", [0, 40])
+def test_off_over_most_of_the_catalog_ranks_as_scoring_every_tool(
+    dense_share: float | str, removed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under off, when the tokens not set aside (every tool's "svc" here, or none) have postings
+    # for at least index.DENSE_SHARE of the slots, the C kernel adds them into a column a slot and
+    # reads every slot once, in order (its dense pass: 0.0 always, 2.0 never, or the
+    # default); numpy scores every holder. Ties (each tool and its copy) rank in registry
+    # order; removed tools (dead slots) never rank.
+    if dense_share != "default":
+        monkeypatch.setattr(index_module, "DENSE_SHARE", dense_share)
+    monkeypatch.setattr(index_module, "SIFT_MIN_SLOTS", 0)  # nothing set aside: dense too
+    rng = random.Random(5)
+    catalog = _crowded_catalog(800, 7)
+    gone = [document.name for document in rng.sample(catalog, removed)]
+    compiled, reference = _both(catalog, [("remove", gone)], 1024)
+    queries = ["svc list file", "list file svc", "svc list", "svc file create", "svc list get"]
+    queries += ["svc " + " ".join(rng.sample([*WORDS, "list", "file"], 3)) for _ in range(40)]
+    # and with no token set aside: the dense pass sifts every holder
+    queries += [query.replace("svc", "").strip() for query in queries[:20]]
+    for query in queries:
+        for limit in (1, 5, 30, 300):
+            expected = reference.search(query, limit, "off")
+            assert compiled.search(query, limit, "off") == expected, (query, limit)
+    ties = compiled.search("svc list file", 300, "off")
+    assert any(a.score == b.score for a, b in itertools.pairwise(ties))
+
+
+def _postings_not_set_aside(index: BM25Index, query: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many postings ``query``'s tokens held by fewer than half the tools have (what the C
+    kernel weighs against index.DENSE_SHARE), from the arguments the index gives it."""
+    seen: list[tuple[object, ...]] = []
+    compiled = index._kernel
+
+    class Spy:
+        def __getattr__(self, name: str) -> object:
+            return getattr(compiled, name)
+
+        def search(self, *arguments: object) -> object:
+            seen.append(arguments)
+            return compiled.search(*arguments)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(index, "_kernel", Spy())
+        index.search(query, 5, "off")
+    segments, parts = seen[0][0], seen[0][11]
+    total = len(index._documents)
+    runs: dict[int, int] = {}
+    for token, _weight, *terms in parts:  # type: ignore[attr-defined]
+        for segment in segments:  # type: ignore[attr-defined]
+            offsets, column = np.asarray(segment[2], dtype=np.int64), segment[6]
+            if 0 <= terms[column] < len(offsets) - 1:
+                run = int(offsets[terms[column] + 1] - offsets[terms[column]])
+                runs[token] = runs.get(token, 0) + run
+    return sum(run for run in runs.values() if run < total / 2)
+
+
+@needs_c_kernel
+def test_off_ranks_alike_either_side_of_the_dense_pass_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # DENSE_SHARE set to the query's own share of postings (512 slots: every share a
+    # fraction exact in binary) takes the dense pass; a posting more, the touched list.
+    catalog = _crowded_catalog(512, 3)
+    compiled, reference = _both_kernels(catalog)
+    for query in ["svc list file", "svc file", "svc list github", "svc zone time", "svc jira"]:
+        postings = _postings_not_set_aside(compiled, query, monkeypatch)
+        assert 0 < postings < 2 * 512
+        for share in (postings / 512, (postings + 1) / 512):
+            monkeypatch.setattr(index_module, "DENSE_SHARE", share)
+            for limit in (1, 5, 64):
+                expected = reference.search(query, limit, "off")
+                assert compiled.search(query, limit, "off") == expected, (query, share, limit)
+
+
 @needs_c_kernel
 def test_c_kernel_rejects_postings_that_name_no_document() -> None:
     index = BM25Index(
@@ -204,6 +310,33 @@ def test_c_kernel_rejects_postings_that_name_no_document() -> None:
     index._view = None
     segment._cache = None
     assert [hit.name for hit in index.search("create", 5, "off")] == ["create_issue"]
+
+
+@needs_c_kernel
+def test_the_dense_pass_rejects_postings_that_name_no_document_and_leaves_its_columns_clean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run of the dense pass naming a slot past the index is bad data, never a write past the
+    # kernel's working memory; the sums it added before finding it (another token's) are
+    # cleared, so the next query ranks as the reference does.
+    monkeypatch.setattr(index_module, "DENSE_SHARE", 0.0)
+    catalog = _crowded_catalog(400, 9)
+    compiled, reference = _both_kernels(catalog)
+    segment = compiled._segments[0]
+    good = segment.slots.copy()
+    bad = good.copy()
+    bad[int(segment.offsets[compiled._vocabulary.ids["time"] + 1]) - 1] = 10_000_000
+    for query in ["svc get", "svc read", "svc time", "svc github", "svc pull fetch"]:
+        segment.slots = bad  # "zone" is summed, then "time" names no document
+        compiled._view = None
+        segment._cache = None
+        with pytest.raises(ValueError, match="out of range"):
+            compiled.search("svc zone time", 10, "off")
+        segment.slots = good
+        compiled._view = None
+        segment._cache = None
+        for limit in (1, 3, 10):
+            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
 
 
 @needs_c_kernel
