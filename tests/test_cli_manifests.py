@@ -305,6 +305,7 @@ def call_box(cli: HermesCli, tool: str, arguments: str) -> dict[str, object]:
     return result
 
 
+@pytest.mark.slow  # about 8 s: a slow-starting server and a timed-out call
 def test_a_calls_timeout_does_not_count_the_start_of_its_server(hermes_cli: HermesCli) -> None:
     configure_slow_toolbox(hermes_cli, timeout=3)
     result = call_box(hermes_cli, "echo", '{"text": "after a slow start"}')

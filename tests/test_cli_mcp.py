@@ -258,6 +258,7 @@ def test_managed_config_is_not_edited(cli: Cli) -> None:
 # list / test ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # about 9 s: every mcp command as its own process
 def test_the_mcp_commands_as_subprocesses(cli: Cli) -> None:
     cli.config.write_text(COMMENTED, encoding="utf-8")
     cli.subprocess_run("mcp", "add", "time", "--", sys.executable, *TIME_ARGS)

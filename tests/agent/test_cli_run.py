@@ -89,6 +89,7 @@ def test_a_tool_search_flow_runs_an_mcp_tool_whose_events_hooks_and_activity_nam
     assert done.stderr == ""
 
 
+@pytest.mark.slow  # about 7 s a wire: `hermes run` and MCP servers as processes
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_the_flow_runs_over_each_wire_against_the_fake_model_server(
     hermes_cli: HermesCli, wire: str

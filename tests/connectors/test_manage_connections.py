@@ -234,6 +234,7 @@ async def test_an_mcp_target_enables_a_configured_server(tmp_path: Path) -> None
     assert load_config(config_path).mcp_servers["time"].enabled is True
 
 
+@pytest.mark.slow  # about 7 s: real MCP servers installed and started while the host runs
 @pytest.mark.subprocess
 async def test_a_server_installed_or_enabled_while_the_host_runs_is_seen_by_later_actions(
     tmp_path: Path,

@@ -423,6 +423,7 @@ def _alive(pid: int) -> bool:
     return ours and state != "Z"
 
 
+@pytest.mark.slow  # about 12 s: a script's whole process tree run out to its timeout
 @pytest.mark.parametrize("ending", ["timeout", "exit"])
 def test_every_process_a_script_started_is_dead_after_its_run(
     hermes_cli: HermesCli, ending: str
@@ -454,6 +455,7 @@ def test_every_process_a_script_started_is_dead_after_its_run(
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow  # about 7 s: the kill's grace period waited out
 def test_a_script_sending_itself_sigterm_again_and_again_does_not_put_off_the_kill(
     hermes_cli: HermesCli,
 ) -> None:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 from in_process import in_process
 from serving import ServeHome, late_server
 
@@ -15,6 +16,7 @@ TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
 WAIT_LIMIT = 60
 
 
+@pytest.mark.slow  # about 10 s: a hung server's connect waited out beside serve
 def test_tool_search_does_not_wait_a_hung_servers_whole_connect_timeout(
     served: ServeHome,
 ) -> None:

@@ -79,6 +79,7 @@ def test_closing_stdin_ends_serve_its_mcp_server_children_and_their_children(
     assert processes_mentioning(grandchild) == []
 
 
+@pytest.mark.slow  # about 8 s: serve, its servers and their children as processes
 @pytest.mark.subprocess
 def test_sigterm_ends_serve_its_mcp_server_children_and_their_children_while_stdin_is_open(
     served: ServeHome,
@@ -130,6 +131,7 @@ def test_an_unknown_search_backend_stops_serve_before_it_serves(
     assert done.stdout == ""
 
 
+@pytest.mark.slow  # about 7 s a transport: serve and servers still connecting
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("transport", "status_on_sigterm"), [("stdio", -signal.SIGTERM), ("http", 0)]
