@@ -73,8 +73,11 @@ class ToolBlock(ABC):
     def position(self, name: str) -> int | None:
         """Where ``name`` is in the block, or ``None``."""
         names = self.names
-        scanned = isinstance(names, list | tuple) and self._scans < SCANS_BEFORE_INDEX
-        if self._positions is None and scanned:
+        if (
+            self._positions is None
+            and self._scans < SCANS_BEFORE_INDEX
+            and isinstance(names, list | tuple)
+        ):
             # A start asks for a few names (the registry's checks of the tools registered after
             # a catalog): a scan in C each, not an index of every name (0.13 s at 330,000 tools)
             # before the first tools/list. Asked more often, the block builds its index.

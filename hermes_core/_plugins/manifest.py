@@ -231,6 +231,7 @@ def _parsed(text: str, yaml: YAML | None) -> Any:
     from hermes_core._yaml_limits import load_limited
 
     kept = persistent_cache()
+    found = False
     data = _PARSED.get(text, _PARSED)
     if data is _PARSED:
         found, data = kept.get(text) if kept is not None else (False, None)
@@ -239,6 +240,6 @@ def _parsed(text: str, yaml: YAML | None) -> Any:
         if len(_PARSED) >= _PARSED_KEPT:
             _PARSED.clear()
         _PARSED[text] = data
-    if kept is not None:
+    if kept is not None and not found:  # parsed now, or earlier in this process
         kept.keep(text, data)
     return copy.deepcopy(data)

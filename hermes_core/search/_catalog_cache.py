@@ -92,9 +92,9 @@ _HASH_CHUNK = 1 << 20
 @dataclass(frozen=True)
 class CachedCatalog:
     """A catalog as the cache holds it: names, each tool's group id (into ``groups``), each
-    group's size, and the
-    JSON of each tool's ``[description, input_schema]`` (``entries[offsets[i]:offsets[i+1]]``),
-    mapped from ``path``; ``sha256`` is the catalog file's."""
+    group's size, and the JSON of each tool's ``[description, input_schema]``
+    (``entries[offsets[i]:offsets[i+1]]``), mapped from ``path``; ``sha256`` is the catalog
+    file's."""
 
     path: Path
     names: list[str]
