@@ -35,14 +35,20 @@ def revision_tree(revision: str) -> Iterator[Path]:
         yield Path(tree)
 
 
-def run_json(script: Path, arguments: Sequence[str], tree: Path) -> Any:
-    """Run ``script`` with ``arguments`` on the ``hermes_core`` of ``tree`` (``ROOT`` for this
-    checkout) and return what it printed, read as JSON. Its stderr is shown when it fails."""
-    variables = {
-        **os.environ,
+def tree_variables(tree: Path, base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with ``PYTHONPATH`` and ``HERMES_BUNDLED_PLUGINS`` on the ``hermes_core`` and
+    bundled plugins of ``tree``."""
+    return {
+        **base,
         "PYTHONPATH": str(tree),
         "HERMES_BUNDLED_PLUGINS": str(tree / "plugins_builtin"),
     }
+
+
+def run_json(script: Path, arguments: Sequence[str], tree: Path) -> Any:
+    """Run ``script`` with ``arguments`` on the ``hermes_core`` of ``tree`` (``ROOT`` for this
+    checkout) and return what it printed, read as JSON. Its stderr is shown when it fails."""
+    variables = tree_variables(tree, os.environ)
     done = subprocess.run(
         [sys.executable, str(script), *arguments],
         capture_output=True,

@@ -45,8 +45,9 @@ import time
 from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
-from _baseline import revision_tree  # benchmarks/ is on the script's path
+from _baseline import revision_tree, tree_variables  # benchmarks/ is on the script's path
 from search import CATALOG, SEED, synthetic_catalog
 
 from hermes_core.search._evaluation import catalog_documents, load_catalog
@@ -152,10 +153,13 @@ def run_once(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float,
     return float(took), float(rss)
 
 
-def assemble_once(env: dict[str, str], cwd: Path, home: Path) -> dict[str, float]:
-    """The first ``assemble`` of a fresh host on this home: CPU and wall seconds, peak RSS."""
+def probe_json(
+    what: str, code: str, arguments: list[str], env: Mapping[str, str], cwd: Path
+) -> Any:
+    """Run ``python -c code arguments`` and read its last line of output as JSON; exits
+    naming ``what`` with the probe's stderr when it fails."""
     done = subprocess.run(
-        [sys.executable, "-c", ASSEMBLE_PROBE, str(home)],
+        [sys.executable, "-c", code, *arguments],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -163,9 +167,20 @@ def assemble_once(env: dict[str, str], cwd: Path, home: Path) -> dict[str, float
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"the assemble probe failed:\n{done.stderr}")
-    figures: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+        raise SystemExit(f"the {what} probe failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def assemble_once(env: dict[str, str], cwd: Path, home: Path) -> dict[str, float]:
+    """The first ``assemble`` of a fresh host on this home: CPU and wall seconds, peak RSS."""
+    figures: dict[str, float] = probe_json("assemble", ASSEMBLE_PROBE, [str(home)], env, cwd)
     return figures
+
+
+def spawn_medians(runs: list[tuple[float, float, int, float]]) -> tuple[float, float]:
+    """The median wall seconds to the ``tools/list`` answer and CPU seconds of
+    :func:`serve_once` runs."""
+    return statistics.median(run[0] for run in runs), statistics.median(run[3] for run in runs)
 
 
 def _message(method: str, request_id: int | None = None, **params: object) -> bytes:
@@ -300,11 +315,7 @@ def main() -> int:
         ]
         if options.against and runs:
             tree = trees.enter_context(revision_tree(options.against))
-            other = {
-                **env,
-                "PYTHONPATH": str(tree),
-                "HERMES_BUNDLED_PLUGINS": str(tree / "plugins_builtin"),
-            }
+            other = tree_variables(tree, env)
             servers.append((before, [sys.executable, "-m", "hermes_core", "serve"], other))
         load = os.getloadavg()[0]
         for number in range(runs):
@@ -341,11 +352,9 @@ def main() -> int:
         return report(checks)
     if assembled:
         report_assemble(assembled, checks)
-    whole = statistics.median(run[0] for run in served)
+    whole, cpu_serve = spawn_medians(served)
     alone = statistics.median(run[1] for run in served)
-    echo = statistics.median(run[0] for run in echoed)
-    cpu_serve = statistics.median(run[3] for run in served)
-    cpu_echo = statistics.median(run[3] for run in echoed)
+    echo, cpu_echo = spawn_medians(echoed)
     print(
         f"hermes serve (stdio): tools/list answered {whole:.2f} s after spawn "
         f"({cpu_serve:.2f} s CPU in all), the request alone {alone:.2f} s ({served[0][2]} tools "
@@ -358,8 +367,7 @@ def main() -> int:
         + ", ".join(f"{a[0]:.2f} / {b[0]:.2f} s" for a, b in zip(served, echoed, strict=True))
     )
     if before:
-        then = statistics.median(run[0] for run in before)
-        cpu_then = statistics.median(run[3] for run in before)
+        then, cpu_then = spawn_medians(before)
         print(
             f"hermes serve at {options.against}: {then:.2f} s ({cpu_then:.2f} s CPU in all), "
             f"{then / echo:.2f}x the echo server's wall time; this tree {whole / then:.2f}x its "

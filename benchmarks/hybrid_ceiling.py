@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -113,11 +114,10 @@ def int8_encoder(directory: Path) -> Callable[[Sequence[str]], Any]:
     """The plugin's graph with its weight products quantized to int8, as an encode function."""
     import onnx  # type: ignore[import-untyped]
     import onnxruntime  # type: ignore[import-untyped]
-    from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, pooled
+    from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, Encoder
     from hermes_search_hybrid.weights import TOKENIZER_FILE, graph_file
     from onnx.external_data_helper import load_external_data_for_model  # type: ignore[import-untyped]
     from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
-    from tokenizers import Tokenizer
 
     scratch = Path(tempfile.mkdtemp(prefix="hybrid-int8-"))
     model = onnx.load_model_from_string(graph_file().read_bytes())
@@ -125,9 +125,8 @@ def int8_encoder(directory: Path) -> Callable[[Sequence[str]], Any]:
     onnx.save(model, scratch / "full.onnx")
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.optimized_model_filepath = str(
-        scratch / "folded.onnx"
-    )  # the weights' transposes folded
+    # Saved with the weights' transposes folded, so the products' weights are initializers.
+    options.optimized_model_filepath = str(scratch / "folded.onnx")
     onnxruntime.InferenceSession(
         str(scratch / "full.onnx"), options, providers=["CPUExecutionProvider"]
     )
@@ -142,23 +141,9 @@ def int8_encoder(directory: Path) -> Callable[[Sequence[str]], Any]:
     session = onnxruntime.InferenceSession(
         str(scratch / "int8.onnx"), options, providers=["CPUExecutionProvider"]
     )
-    tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=DOCUMENT_MAX_TOKENS)
-
-    def encode(texts: Sequence[str]) -> Any:
-        encodings = [tokenizer.encode(text.strip()) for text in texts]
-        width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, encoding in enumerate(encodings):
-            ids[row, : len(encoding.ids)] = encoding.ids
-            mask[row, : len(encoding.ids)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        (hidden,) = session.run(None, feeds)
-        return pooled(hidden, mask)
-
-    return encode
+    # The plugin's own Encoder over this session: the same cutting, padding and pooling.
+    encoder = Encoder(session, directory / TOKENIZER_FILE, "int8", HIDDEN)
+    return partial(encoder.encode, max_tokens=DOCUMENT_MAX_TOKENS, batch_size=BATCH)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

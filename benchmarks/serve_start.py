@@ -31,7 +31,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from host_scale import ECHO_SERVER, serve_once, write_catalog  # benchmarks/ is on the path
+from host_scale import (  # benchmarks/ is on the path
+    ECHO_SERVER,
+    probe_json,
+    serve_once,
+    spawn_medians,
+    write_catalog,
+)
 
 PHASES = """
 import time
@@ -85,17 +91,10 @@ print(time.process_time() - c, time.perf_counter() - w)
 
 
 def _phases(env: dict[str, str], root: Path, config: Path) -> list[tuple[str, float, float]]:
-    done = subprocess.run(
-        [sys.executable, "-c", PHASES, str(config)],
-        env=env,
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"the phases probe failed:\n{done.stderr}")
-    return [(name, cpu, wall) for name, cpu, wall in json.loads(done.stdout.splitlines()[-1])]
+    return [
+        (name, cpu, wall)
+        for name, cpu, wall in probe_json("phases", PHASES, [str(config)], env, root)
+    ]
 
 
 def _echo_import(env: dict[str, str], root: Path) -> float:
@@ -178,10 +177,8 @@ def main() -> int:
         f"SDK import: {total_cpu - sdk:.3f} s CPU ({(total_cpu - sdk) / echo_sdk:.2f}x the echo "
         "server's imports)"
     )
-    whole = statistics.median(run[0] for run in served)
-    echo = statistics.median(run[0] for run in echoed)
-    cpu_serve = statistics.median(run[3] for run in served)
-    cpu_echo = statistics.median(run[3] for run in echoed)
+    whole, cpu_serve = spawn_medians(served)
+    echo, cpu_echo = spawn_medians(echoed)
     print(
         f"spawn to the tools/list answer (stdio): hermes serve {whole:.2f} s ({cpu_serve:.2f} s "
         f"CPU in all), the echo server {echo:.2f} s ({cpu_echo:.2f} s CPU): {whole / echo:.2f}x "
