@@ -222,15 +222,23 @@ def test_a_cancelled_call_is_logged_as_interrupted(slow_harness: Harness) -> Non
 
 @pytest.mark.subprocess
 def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli) -> None:
-    running = subprocess.Popen(
-        cli.command("tools", "call", "terminal", '{"command": "sleep 300"}', "--yes"),
-        cwd=cli.work,
-        env=cli.variables(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # As in a terminal's foreground. A suite started as a background job of a script inherits
+    # SIGINT ignored, passes that on to its children, and Python (hence hermes) then keeps
+    # ignoring it, as a background job should: the Ctrl-C below was lost whenever no test
+    # before it in the same worker had happened to reset the handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        running = subprocess.Popen(
+            cli.command("tools", "call", "terminal", '{"command": "sleep 300"}', "--yes"),
+            cwd=cli.work,
+            env=cli.variables(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     log = cli.log_dir / "activity.jsonl"
     try:
         # A generous budget: on a loaded 2-core machine the CLI has taken over 30 s to start
@@ -241,14 +249,7 @@ def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli
             assert time.monotonic() < deadline, "the terminal call never started `sleep 300`"
             time.sleep(0.1)
         running.send_signal(signal.SIGINT)
-        try:
-            running.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            # It has failed this way twice under load, never reproduced alone: a second Ctrl-C
-            # raises KeyboardInterrupt where it waits, and Python prints that traceback.
-            running.send_signal(signal.SIGINT)
-            _, stuck = running.communicate(timeout=30)
-            pytest.fail(f"no exit 30 s after Ctrl-C; where a second one found it:\n{stuck}")
+        running.communicate(timeout=30)
     finally:
         if running.poll() is None:
             running.kill()
