@@ -232,6 +232,15 @@ def time_once(command: list[str], env: dict[str, str], cwd: Path) -> float:
 Timer = Callable[[list[str], dict[str, str], Path], float]
 
 
+def with_cache(timer: Timer, cache: Path) -> Timer:
+    """``timer`` with the cache directory ``cache`` (``HERMES_CACHE_DIR``) instead of the run's."""
+
+    def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+        return timer(command, {**env, "HERMES_CACHE_DIR": str(cache)}, cwd)
+
+    return timed
+
+
 def interleaved(
     cases: dict[str, tuple[Timer, list[str]]], env: dict[str, str], cwd: Path, repeat: int
 ) -> dict[str, list[float]]:
@@ -352,7 +361,12 @@ def servers_cases(
     }
     if options.against is not None:
         other = [str(options.against), "tools", "search", "create issue"]
-        cases[AGAINST + "tools search (warm)"] = (time_once, other)
+        # A cache directory of its own: the two installs' catalog caches differ in format, and
+        # sharing one made each rewrite it for the other, so neither search was warm.
+        cases[AGAINST + "tools search (warm)"] = (
+            with_cache(time_once, root / "cache-against"),
+            other,
+        )
     samples = interleaved(cases, env, cwd, options.repeat)
     cold = [time_cold_once(search, env, cwd) for _ in range(options.cold_repeat)]
     samples[f"hermes tools search 'create issue' (cold, {options.cold_repeat} runs)"] = cold
