@@ -488,13 +488,13 @@ SEARCH_PROBE = (
     "calls_only = ('sqlite3', 'hermes_core._approvals.questions',\n"
     "              'hermes_core.agent._cron_store', 'hermes_core.search._hint_language',\n"
     "              'hermes_plugins.bundled.browser.actions',\n"
-    "              'hermes_plugins.bundled.code_execution.rpc',\n"
+    "              'hermes_plugins.bundled.code_execution.rpc', 'hermes_core.agent._wire',\n"
     "              'hermes_plugins.bundled.session_search.index')\n"
     "print('LOADED', sorted(set(sys.modules) & set(calls_only)))\n"
 )
 """Modules only a tool call (or a search that misses words) needs: a search that finds its
 tools must not import them (sqlite3 for the cron and session stores, the question transports,
-the browser's actions at session end, execute_code's script runner, the hints' languages;
+the browser's actions at session end, execute_code's script runner, the model providers' wire types, the hints' languages;
 about 4 % of a warm search)."""
 
 
