@@ -25,7 +25,7 @@ Prints the median and the ratio to the baseline of each, and whether each budget
 status 1 when one does not.
 
     python benchmarks/startup.py [--repeat 20] [--budget-ms 300] [--cold-repeat 3]
-                                 [--no-servers] [--against OTHER/bin/hermes]
+                                 [--no-servers] [--against OTHER/bin/hermes] [--catalog PATH]
 
 ``--against`` adds ``plugins list`` and the warm search of another install (a virtualenv of an
 earlier revision: ``git archive REV | tar -x -C DIR``, ``python -m venv``, ``pip install -e
@@ -109,10 +109,10 @@ def build(root: Path) -> dict[str, str]:
     }
 
 
-def build_servers(root: Path) -> dict[str, str]:
+def build_servers(root: Path, catalog: Path = CATALOG) -> dict[str, str]:
     """A home with the SaaS catalog and the five servers; returns the environment to run with."""
     node = shutil.which("node")
-    missing = [p for p in (CATALOG, NPM / "server-everything") if not p.exists()]
+    missing = [p for p in (catalog, NPM / "server-everything") if not p.exists()]
     if node is None or missing:
         raise SystemExit(f"needs node and {', '.join(map(str, missing)) or 'nothing else'}")
     home = root / "home" / ".hermes"
@@ -140,7 +140,7 @@ def build_servers(root: Path) -> dict[str, str]:
         },
         "memory": {"command": node, "args": [str(NPM / "server-memory" / "dist" / "index.js")]},
     }
-    config = {"tools": {"catalogs": [{"path": str(CATALOG)}]}, "mcp_servers": servers}
+    config = {"tools": {"catalogs": [{"path": str(catalog)}]}, "mcp_servers": servers}
     (home / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
     return {
         "PATH": os.environ.get("PATH", os.defpath),
@@ -284,6 +284,12 @@ def main() -> int:
     parser.add_argument(
         "--against", type=Path, help="another install's hermes script, timed in the same runs"
     )
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        default=CATALOG,
+        help="the SaaS catalog (default: ../shared/data/...; a worktree's parent may have none)",
+    )
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hermes-startup-"))
     hermes = hermes_command()
@@ -347,7 +353,7 @@ def servers_cases(
     root: Path, hermes: list[str], options: argparse.Namespace
 ) -> list[tuple[str, str, bool]]:
     """The cases of the five-server home; returns the checks."""
-    env = build_servers(root)
+    env = build_servers(root, options.catalog)
     cwd = root / "project"
     search = [*hermes, "tools", "search", "create issue"]
     warm = "hermes tools search 'create issue' (warm)"
