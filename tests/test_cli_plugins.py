@@ -494,8 +494,8 @@ SEARCH_PROBE = (
 )
 """Modules only a tool call (or a search that misses words) needs: a search that finds its
 tools must not import them (sqlite3 for the cron and session stores, the question transports,
-the browser's actions at session end, execute_code's script runner, the model providers' wire types, the hints' languages;
-about 4 % of a warm search)."""
+the browser's actions at session end, execute_code's script runner, the model providers' wire
+types, the hints' languages; about 4 % of a warm search)."""
 
 
 def test_a_search_with_the_shipped_plugins_imports_what_only_a_call_needs_lazily(
