@@ -25,7 +25,7 @@ Prints the median and the ratio to the baseline of each, and whether each budget
 status 1 when one does not.
 
     python benchmarks/startup.py [--repeat 20] [--budget-ms 300] [--cold-repeat 3]
-                                 [--no-servers] [--against OTHER/bin/hermes]
+                                 [--no-servers] [--against OTHER/bin/hermes] [--catalog PATH]
 
 ``--against`` adds ``plugins list`` and the warm search of another install (a virtualenv of an
 earlier revision: ``git archive REV | tar -x -C DIR``, ``python -m venv``, ``pip install -e
@@ -109,10 +109,10 @@ def build(root: Path) -> dict[str, str]:
     }
 
 
-def build_servers(root: Path) -> dict[str, str]:
+def build_servers(root: Path, catalog: Path = CATALOG) -> dict[str, str]:
     """A home with the SaaS catalog and the five servers; returns the environment to run with."""
     node = shutil.which("node")
-    missing = [p for p in (CATALOG, NPM / "server-everything") if not p.exists()]
+    missing = [p for p in (catalog, NPM / "server-everything") if not p.exists()]
     if node is None or missing:
         raise SystemExit(f"needs node and {', '.join(map(str, missing)) or 'nothing else'}")
     home = root / "home" / ".hermes"
@@ -140,7 +140,7 @@ def build_servers(root: Path) -> dict[str, str]:
         },
         "memory": {"command": node, "args": [str(NPM / "server-memory" / "dist" / "index.js")]},
     }
-    config = {"tools": {"catalogs": [{"path": str(CATALOG)}]}, "mcp_servers": servers}
+    config = {"tools": {"catalogs": [{"path": str(catalog)}]}, "mcp_servers": servers}
     (home / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
     return {
         "PATH": os.environ.get("PATH", os.defpath),
@@ -232,6 +232,15 @@ def time_once(command: list[str], env: dict[str, str], cwd: Path) -> float:
 Timer = Callable[[list[str], dict[str, str], Path], float]
 
 
+def with_cache(timer: Timer, cache: Path) -> Timer:
+    """``timer`` with the cache directory ``cache`` (``HERMES_CACHE_DIR``) instead of the run's."""
+
+    def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+        return timer(command, {**env, "HERMES_CACHE_DIR": str(cache)}, cwd)
+
+    return timed
+
+
 def interleaved(
     cases: dict[str, tuple[Timer, list[str]]], env: dict[str, str], cwd: Path, repeat: int
 ) -> dict[str, list[float]]:
@@ -274,6 +283,12 @@ def main() -> int:
     parser.add_argument("--no-servers", action="store_true", help="only the plugin cases")
     parser.add_argument(
         "--against", type=Path, help="another install's hermes script, timed in the same runs"
+    )
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        default=CATALOG,
+        help="the SaaS catalog (default: ../shared/data/...; a worktree's parent may have none)",
     )
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hermes-startup-"))
@@ -338,7 +353,7 @@ def servers_cases(
     root: Path, hermes: list[str], options: argparse.Namespace
 ) -> list[tuple[str, str, bool]]:
     """The cases of the five-server home; returns the checks."""
-    env = build_servers(root)
+    env = build_servers(root, options.catalog)
     cwd = root / "project"
     search = [*hermes, "tools", "search", "create issue"]
     warm = "hermes tools search 'create issue' (warm)"
@@ -352,7 +367,12 @@ def servers_cases(
     }
     if options.against is not None:
         other = [str(options.against), "tools", "search", "create issue"]
-        cases[AGAINST + "tools search (warm)"] = (time_once, other)
+        # A cache directory of its own: the two installs' catalog caches differ in format, and
+        # sharing one made each rewrite it for the other, so neither search was warm.
+        cases[AGAINST + "tools search (warm)"] = (
+            with_cache(time_once, root / "cache-against"),
+            other,
+        )
     samples = interleaved(cases, env, cwd, options.repeat)
     cold = [time_cold_once(search, env, cwd) for _ in range(options.cold_repeat)]
     samples[f"hermes tools search 'create issue' (cold, {options.cold_repeat} runs)"] = cold

@@ -480,6 +480,33 @@ def test_listing_with_the_shipped_plugins_imports_no_heavy_module(
     assert heavy_modules_after_listing(setup) == "LOADED []"
 
 
+SEARCH_PROBE = (
+    "import sys\n"
+    "from hermes_core._cli import main\n"
+    "try:\n    main(['tools', 'search', 'schedule a prompt', '--json'])\n"
+    "except SystemExit:\n    pass\n"
+    "calls_only = ('sqlite3', 'hermes_core._approvals.questions',\n"
+    "              'hermes_core.agent._cron_store', 'hermes_core.search._hint_language',\n"
+    "              'hermes_plugins.bundled.browser.actions',\n"
+    "              'hermes_plugins.bundled.code_execution.rpc', 'hermes_core.agent._wire',\n"
+    "              'hermes_plugins.bundled.session_search.index')\n"
+    "print('LOADED', sorted(set(sys.modules) & set(calls_only)))\n"
+)
+"""Modules only a tool call (or a search that misses words) needs: a search that finds its
+tools must not import them (sqlite3 for the cron and session stores, the question transports,
+the browser's actions at session end, execute_code's script runner, the model providers' wire
+types, the hints' languages; about 4 % of a warm search)."""
+
+
+def test_a_search_with_the_shipped_plugins_imports_what_only_a_call_needs_lazily(
+    setup: Setup,
+) -> None:
+    done = run_probe(setup, SEARCH_PROBE, setup.cli.variables(**setup.variables))
+
+    assert '"cronjob"' in done.stdout  # the search found the cron tool, hints not needed
+    assert done.stdout.splitlines()[-1] == "LOADED []"
+
+
 HELLO = """
 import click
 

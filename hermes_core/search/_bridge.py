@@ -29,7 +29,6 @@ from hermes_core.search._bridge_arguments import (
     parse_queries,
     refusal,
 )
-from hermes_core.search._hint_language import hint_language, hint_text
 from hermes_core.search._render import compact_json
 
 __all__ = [
@@ -234,6 +233,10 @@ CONNECTORS_UNAVAILABLE_HINT = (
 
 def empty_match_hint(query: str) -> str:
     """The hint for a query that matched nothing, in the query's language."""
+    # Imported here: only a query that misses words needs hints (the texts' regular
+    # expressions and tables were 5 ms of every search's start).
+    from hermes_core.search._hint_language import hint_language, hint_text
+
     localized = hint_text(hint_language(query), "empty", query=repr(query))
     return localized or (
         f"No tool matched {query!r}. The sources in available_sources are connected and their "
@@ -254,6 +257,8 @@ def unmatched_hint(
     and not even then while the hosted app connectors could not be searched. In ``query``'s
     language (:mod:`~hermes_core.search._hint_language`), saying which words were not
     understood."""
+    from hermes_core.search._hint_language import hint_language, hint_text
+
     missing = [word for word in unmatched if word in absent]
     elsewhere = [word for word in unmatched if word not in absent]
     language = hint_language(query)

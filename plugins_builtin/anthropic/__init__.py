@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hermes_core.agent import ModelError
 from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
 
 if TYPE_CHECKING:
@@ -31,6 +30,8 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
     except ImportError as error:
         if error.name != "anthropic" and not (error.name or "").startswith("anthropic."):
             raise
+        from hermes_core.agent import ModelError  # the agent's wire types: only here
+
         raise ModelError(
             "the anthropic model provider needs the anthropic package: "
             "pip install 'hermes-core-agent[anthropic]'",

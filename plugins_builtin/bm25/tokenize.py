@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Final
 
 import Stemmer
@@ -164,17 +165,33 @@ _FIRST_LETTERS = frozenset(word[0] for word in _UNSPACED_WORDS)
 # The pieces of a folded non-ASCII word: its letters in runs of one kind (ASCII, unspaced
 # script, other letters, marks and digits; anything else separates them), then an unspaced
 # run's runs of one script.
-_KINDS = re.compile(
-    rf"[A-Za-z0-9]+|[{_UNSPACED_CLASS}]+|(?:(?![A-Za-z0-9_{_UNSPACED_CLASS}])[\w{_MARKS}])+"
-)
-_SCRIPTS = re.compile(
-    "|".join(
-        f"[{letters}]+"
-        for letters in (_HAN, _HIRAGANA + "ー", _KATAKANA, _HANGUL, *_SOUTH_EAST_ASIAN)
+# Compiled on first use, by non-ASCII text only: their Unicode classes take about 7 ms to
+# compile, which every search paid at start for ASCII queries over an ASCII catalog.
+@cache
+def _kinds() -> re.Pattern[str]:
+    return re.compile(
+        rf"[A-Za-z0-9]+|[{_UNSPACED_CLASS}]+|(?:(?![A-Za-z0-9_{_UNSPACED_CLASS}])[\w{_MARKS}])+"
     )
-)
-_UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]+")
-_HANGUL_LETTER = re.compile(f"[{_HANGUL}]")
+
+
+@cache
+def _scripts() -> re.Pattern[str]:
+    return re.compile(
+        "|".join(
+            f"[{letters}]+"
+            for letters in (_HAN, _HIRAGANA + "ー", _KATAKANA, _HANGUL, *_SOUTH_EAST_ASIAN)
+        )
+    )
+
+
+@cache
+def _unspaced() -> re.Pattern[str]:
+    return re.compile(f"[{_UNSPACED_CLASS}]+")
+
+
+@cache
+def _hangul_letter() -> re.Pattern[str]:
+    return re.compile(f"[{_HANGUL}]")
 
 
 def _folded_utf8(text: str, separators: bytes) -> bytes:
@@ -197,7 +214,7 @@ def _unspaced_pieces(run: str) -> list[str]:
         for length in range(min(_LONGEST, size - position), 0, -1):
             candidate = run[position : position + length]
             if candidate in _UNSPACED_WORDS and (
-                length > 1 or position == size - 1 or not _HANGUL_LETTER.match(candidate)
+                length > 1 or position == size - 1 or not _hangul_letter().match(candidate)
             ):
                 break
         else:
@@ -213,7 +230,7 @@ def _unspaced_pieces(run: str) -> list[str]:
 
 def _bigrams(text: str) -> list[str]:
     pieces: list[str] = []
-    for part in _SCRIPTS.findall(text) if text else ():
+    for part in _scripts().findall(text) if text else ():
         if len(part) == 1:
             pieces.append(part)
         else:
@@ -224,10 +241,10 @@ def _bigrams(text: str) -> list[str]:
 def _unicode_pieces(word: str) -> list[str]:
     """The pieces of a folded word holding non-ASCII letters (rule 1)."""
     pieces: list[str] = []
-    for run in _KINDS.findall(word):
+    for run in _kinds().findall(word):
         if run.isascii():
             pieces += word_pieces(run)
-        elif _UNSPACED.match(run):
+        elif _unspaced().match(run):
             pieces += _unspaced_pieces(run)
         else:
             pieces.append(run.casefold())
@@ -245,7 +262,7 @@ def is_seam(words: Sequence[str], position: int) -> bool:
         len(before) == len(after) == 2
         and before[1] == word[0]
         and word[1] == after[0]
-        and _UNSPACED.fullmatch(before + word[1] + after[1]) is not None
+        and _unspaced().fullmatch(before + word[1] + after[1]) is not None
     )
 
 
@@ -260,7 +277,7 @@ def join_bigrams(words: Sequence[str]) -> list[str]:
             and previous
             and previous[-1] == word[0]
             and not word.isascii()
-            and _UNSPACED.fullmatch(previous + word)
+            and _unspaced().fullmatch(previous + word)
         ):
             joined[-1] = previous + word[1]
         else:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 _PLUGIN = "browser"
 _TOOLSET = "browser"
+STATE_KEY = "browser.session"
+"""The key of a session's browser in ``Session.state`` (set by :mod:`.actions`)."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,9 @@ def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
 @hookimpl(trylast=True)
 async def hermes_session_end(session: Session) -> None:
     """Close the session's browser."""
+    if STATE_KEY not in session.state:
+        return  # no browser was started: every session that ran no browser tool
+    # Here, not at the top: the actions bring asyncio and the agent's model calls.
     from .actions import close_session_browser
 
     await close_session_browser(session)

@@ -23,13 +23,13 @@ from hermes_core._plugin_support import create_private_file, private_dir
 from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, ToolResult
 
+from . import STATE_KEY
 from .chromium import ChromiumMissing
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
 
 __all__ = ["STATE_KEY", "BrowserActions", "close_session_browser"]
 
-STATE_KEY = "browser.session"
 _LOCK_KEY = "browser.starting"
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
 _INSTALL_PLAYWRIGHT = (

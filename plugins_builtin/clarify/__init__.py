@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 from annotated_types import Ge
 
-from hermes_core._plugin_support import Question, questions_of
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
@@ -47,6 +46,9 @@ def build_tool(entry: ClarifyEntry) -> Tool:
     async def clarify(
         session: Session, question: str, choices: list[str] | None = None
     ) -> ToolResult:
+        # Here, not at the top: the question transports are for a call, not for every start.
+        from hermes_core._plugin_support import Question, questions_of
+
         asked = Question(question.strip(), tuple(str(c) for c in choices or ()))
         reply = await questions_of(session).ask(asked, entry.timeout)
         if reply.answer is None:

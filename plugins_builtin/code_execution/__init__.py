@@ -57,14 +57,12 @@ from hermes_core.plugin import (
     report_progress,
 )
 
-from .capture import Capture
-from .channel import channel_pair
-from .child import Outcome, end_group, script_process, supervise
-from .module import module_source
-from .rpc import RpcServer, ScriptTools
-
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
+
+    from .capture import Capture
+    from .child import Outcome
+    from .rpc import RpcServer
 
 _PLUGIN = "code_execution"
 DEFAULT_TOOLS: tuple[str, ...] = ("read_file", "write_file", "patch", "search_files", "terminal")
@@ -232,6 +230,13 @@ class CodeExecution:
 
     async def execute_code(self, code: str, caller: ToolCaller) -> ToolResult:
         """Run ``code`` and return what it printed, with its status and tool-call count."""
+        # Here, not at the top: the script's channel, process and RPC server are for a call,
+        # not for every start that registers the tool.
+        from .capture import Capture
+        from .channel import channel_pair
+        from .module import module_source
+        from .rpc import RpcServer, ScriptTools
+
         started = time.perf_counter()
         settings = self.settings
         with tempfile.TemporaryDirectory(prefix="hermes-exec-") as temporary:
@@ -300,6 +305,8 @@ class CodeExecution:
         session = server.tools.caller.session
         host_end, script_end = channel
         from hermes_core._plugin_support import hide_host_memory  # ctypes: when a script runs
+
+        from .child import end_group, script_process, supervise
 
         hide_host_memory()
         started = script_process(command, cwd=cwd, env=env, pass_fds=[script_end.fileno()])

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core.agent import CronJobs, JobError
 from hermes_core.plugin import (
     READ_ONLY_CALLS_META,
     Session,
@@ -27,12 +27,13 @@ from hermes_core.plugin import (
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
+    from hermes_core.agent import CronJobs
 
 _ACTIONS: Final = ("create", "list", "pause", "resume", "remove", "run")
 
 
-def build_tool(jobs: CronJobs) -> Tool:
-    """The cronjob tool over the store ``jobs``."""
+def build_tool(home: Path) -> Tool:
+    """The cronjob tool over the jobs of ``home`` (its ``cron/jobs.db``)."""
 
     def cronjob(
         session: Session,
@@ -44,8 +45,12 @@ def build_tool(jobs: CronJobs) -> Tool:
         toolsets: list[str] | None = None,
         delivery: str = "file",
     ) -> ToolResult:
+        # Here, not at the top: the store brings sqlite3 and the schedule parser, which loading
+        # the plugin (every command, a search included) does not need.
+        from hermes_core.agent import CronJobs, JobError
+
         try:
-            return _act(jobs, action, job, schedule, prompt, name, toolsets, delivery)
+            return _act(CronJobs(home), action, job, schedule, prompt, name, toolsets, delivery)
         except JobError as bad:
             return ToolResult.error("INVALID_ARGUMENTS", f"cronjob {action}: {bad}")
 
@@ -104,6 +109,8 @@ def _act(
         text = json.dumps(listed, indent=1) if listed else "No cron jobs."
         return ToolResult.text(text, structured={"jobs": listed})
     if job is None:
+        from hermes_core.agent import JobError
+
         raise JobError("job", f"action {action!r} needs the job's id or name")
     method = {"pause": jobs.pause, "resume": jobs.resume, "remove": jobs.remove}
     changed = jobs.trigger(job) if action == "run" else method[action](job)
@@ -118,4 +125,4 @@ def _act(
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The cronjob tool over the home's jobs."""
-    return [build_tool(CronJobs(env.home))]
+    return [build_tool(env.home)]

@@ -4,15 +4,17 @@ the conversation's own model, which answers a question about it."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 
-from hermes_core.agent import ImagePart, ModelError
 from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult
 
 from .media_files import MediaRefused, image_type, inside_session
 from .settings import MediaEntry
+
+if TYPE_CHECKING:
+    from hermes_core.agent import ImagePart
 
 DEFAULT_QUESTION: Final = "Describe this image in detail."
 NO_MODEL: Final = (
@@ -71,6 +73,8 @@ async def fetch_image(image: str, entry: MediaEntry) -> ImagePart:
 
 
 def _part(name: str, data: bytes) -> ImagePart:
+    from hermes_core.agent import ImagePart  # the agent's wire types: for a call, not at load
+
     media_type = image_type(data)
     if media_type is None:
         raise MediaRefused(f"{name} is not a PNG, JPEG, GIF or WebP image")
@@ -85,7 +89,9 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         session: Session, image: str, question: str = DEFAULT_QUESTION
     ) -> ToolResult:
         from hermes_core._plugin_support import AddressRefused, FetchError
-        from hermes_core.agent import session_model  # the agent's request path: asyncio
+
+        # The agent's request path (asyncio) and wire types: for a call, not at load.
+        from hermes_core.agent import ModelError, session_model
 
         model = session_model(session)
         if model is None:

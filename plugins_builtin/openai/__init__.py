@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hermes_core.agent import ModelError
 from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
 
 if TYPE_CHECKING:
@@ -34,6 +33,8 @@ def create_provider(context: ModelContext) -> OpenAIProvider:
     except ImportError as error:
         if error.name != "openai" and not (error.name or "").startswith("openai."):
             raise
+        from hermes_core.agent import ModelError  # the agent's wire types: only here
+
         raise ModelError(
             "the openai model provider needs the openai package: "
             "pip install 'hermes-core-agent[openai]'",

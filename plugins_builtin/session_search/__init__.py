@@ -26,7 +26,7 @@ from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, To
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
 
-    from .index import SessionHit
+    from .index import SessionHit, SessionIndex
 
 _PLUGIN: Final = "session_search"
 DATABASE_NAME: Final = "session_search.db"
@@ -102,13 +102,18 @@ def _json_object(line: str) -> dict[str, Any] | None:
 
 def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Tool:
     """``session_search`` over the transcripts in ``sessions``, indexed in ``database``."""
-    from .index import SessionIndex  # sqlite3: only where the tool is built, not at load
-
-    index = SessionIndex(database, sessions)
+    made: list[SessionIndex] = []  # the index, made by the first search
     lock = threading.Lock()  # one connection, used by one call at a time
 
     def search(query: str, limit: int, exclude: str) -> list[SessionHit]:
         with lock:
+            if not made:
+                # Here, not where the tool is built: sqlite3 and the index module are for a
+                # search, not for every start that registers the tool.
+                from .index import SessionIndex
+
+                made.append(SessionIndex(database, sessions))
+            index = made[0]
             index.update(within=entry.rescan_seconds)
             return index.search(query, limit, exclude=exclude)
 
