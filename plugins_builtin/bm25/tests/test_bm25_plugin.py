@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 from hermes_core._config import Config
@@ -54,3 +55,11 @@ def test_bundled_bm25_plugin_registers_a_working_backend(tmp_path: Path) -> None
     assert [hit.name for hit in backend.search("issues", 5, "strict")] == [
         "mcp__github__create_issue"
     ]
+
+
+def test_the_bundled_plugins_folder_is_not_left_on_the_import_path() -> None:
+    # It would shadow the openai and anthropic SDKs for every later test of this process.
+    assert str(PLUGIN.parent) not in sys.path
+    import openai
+
+    assert hasattr(openai, "AsyncOpenAI"), openai.__file__
