@@ -78,12 +78,14 @@ def _install_test_dependencies(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite, against real plugin directories, distributions and child processes."""
     _install_test_dependencies(session)
-    # The whole suite on every core (pytest-xdist): most tests wait on child processes, and
-    # one worker leaves the other core idle; tests picked by hand run in one process. The
-    # tests marked slow (seconds each for one rule: a virtualenv built, mypy, the MCP
-    # Inspector, OAuth logins, hypothesis at full strength) run in ``tests_slow``, which
-    # ``.ci/run`` runs.
-    whole = [] if session.posargs else ["-n", "auto", "-m", "not slow"]
+    # The whole suite on at least four pytest-xdist workers, one per core on a larger machine:
+    # most tests wait on child processes, so on two cores two workers left them idle a
+    # quarter of the time (docs/performance.md: 222 s with two workers, 198 s with four).
+    # Tests picked by hand run in one process. The tests marked slow (seconds each for one
+    # rule: a virtualenv built, mypy, the MCP Inspector, OAuth logins, hypothesis at full
+    # strength) run in ``tests_slow``, which ``.ci/run`` runs.
+    workers = str(max(4, os.cpu_count() or 1))
+    whole = [] if session.posargs else ["-n", workers, "-m", "not slow"]
     session.run(
         "pytest",
         *whole,
