@@ -3,6 +3,8 @@ substrings, refused content, plain files the user can edit, and delegated childr
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -206,3 +208,43 @@ async def test_an_unknown_provider_is_refused_naming_the_valid_ones(
 
 async def test_memory_can_be_turned_off(make_memory_host: Any) -> None:
     assert selected_memory(make_memory_host({"memory": {"enabled": False}})) is None
+
+
+_ADDING = """
+import sys
+from pathlib import Path
+
+from hermes_core import Config, Environment
+from hermes_core.agent._memory import selected_memory
+from hermes_core.testing import make_host
+
+home, tag = Path(sys.argv[1]), sys.argv[2]
+env = Environment(
+    home=home, cwd=home, variables={"HERMES_CACHE_DIR": str(home / "cache")}, user_home=home
+)
+host = make_host(Config.model_validate({"memory": {"memory_chars": 100000}}), env)
+memory = selected_memory(host)
+for number in range(40):
+    result = memory.apply("add", "memory", f"note {tag} {number}")
+    assert not result.is_error, result.text_content
+host.close()
+"""
+
+
+@pytest.mark.subprocess
+def test_two_processes_adding_at_once_lose_no_entry(tmp_path: Path) -> None:
+    # Two chats of one home, or a chat and a cron job: each add reads the part and writes it
+    # back, and without a lock around both one process wrote over the other's new entries.
+    home = tmp_path / "home"
+    home.mkdir()
+    adders = [
+        subprocess.Popen([sys.executable, "-c", _ADDING, str(home), tag], stderr=subprocess.PIPE)
+        for tag in ("a", "b")
+    ]
+    for adder in adders:
+        _, errors = adder.communicate(timeout=120)
+        assert adder.returncode == 0, errors.decode()
+
+    text = (home / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+    entries = {line for line in text.splitlines() if line.startswith("note ")}
+    assert entries == {f"note {tag} {n}" for tag in ("a", "b") for n in range(40)}
