@@ -13,7 +13,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +34,25 @@ def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     untouched and the temporary file is removed.
     """
     _replace(path, lambda stream: stream.write(text.encode("utf-8")), mode, durable=True)
+
+
+@contextlib.contextmanager
+def held_exclusively(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``lock`` for the block (made private, with its
+    directory, when missing): how the processes of one user take turns at reading what a store
+    holds and writing it back changed, so that neither writes over what the other just wrote.
+    The kernel drops the lock when the process dies. Without ``fcntl`` (Windows) the block runs
+    without it."""
+    if sys.platform == "win32":
+        yield
+        return
+    make_private_dir(lock.parent)
+    handle = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # and with it the lock
 
 
 def write_bytes_atomically(

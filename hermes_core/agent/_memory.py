@@ -18,9 +18,12 @@ the store, not that prompt, so the prompt stays the same (and cacheable) for the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core._atomic_write import held_exclusively
 from hermes_core._shown import shown
 from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 from hermes_core.agent._memory_checks import refusal
@@ -79,11 +82,17 @@ class Memory:
 
     provider: MemoryProvider
     budgets: dict[MemoryTarget, int]
+    lock: Path | None = None
+    """A file locked around each change (its read and its write) when set: two processes of
+    the same home (two chats, a chat and a cron job) then never write over each other's
+    entries."""
 
     @classmethod
-    def configured(cls, provider: MemoryProvider, config: MemoryConfig) -> Memory:
-        """The memory of the ``memory`` section over ``provider``."""
-        return cls(provider, {"memory": config.memory_chars, "user": config.user_chars})
+    def configured(
+        cls, provider: MemoryProvider, config: MemoryConfig, lock: Path | None = None
+    ) -> Memory:
+        """The memory of the ``memory`` section over ``provider``, changed under ``lock``."""
+        return cls(provider, {"memory": config.memory_chars, "user": config.user_chars}, lock)
 
     def usage(self, entries: Sequence[str]) -> int:
         """The characters ``entries`` use of a budget: the sum of their lengths."""
@@ -125,15 +134,24 @@ class Memory:
         if target not in MEMORY_TARGETS:
             return _invalid(f"target must be one of {list(MEMORY_TARGETS)}, not {shown(target)}")
         part: MemoryTarget = "memory" if target == "memory" else "user"
+        if action not in ("add", "replace", "remove"):
+            return _invalid(f"action must be add, replace or remove, not {shown(action)}")
+        try:
+            with held_exclusively(self.lock) if self.lock is not None else nullcontext():
+                return self._apply(part, action, content, old_text)
+        except OSError as exc:  # the lock could not be taken: nothing was read or written
+            return ToolResult.error("TOOL_ERROR", f"memory: {self.lock} cannot be locked: {exc}")
+
+    def _apply(
+        self, part: MemoryTarget, action: str, content: str | None, old_text: str | None
+    ) -> ToolResult:
         try:
             entries = self.provider.load(part)
         except (OSError, ValueError) as exc:
             return ToolResult.error("TOOL_ERROR", f"memory: the {part} part cannot be read: {exc}")
         if action == "add":
             return self._add(part, entries, content)
-        if action in ("replace", "remove"):
-            return self._change(part, entries, action, content, old_text)
-        return _invalid(f"action must be add, replace or remove, not {shown(action)}")
+        return self._change(part, entries, action, content, old_text)
 
     def _checked(self, content: str | None) -> str | ToolResult:
         text = (content or "").strip()
@@ -240,7 +258,10 @@ def _invalid(message: str) -> ToolResult:
 
 def selected_memory(host: Host) -> Memory | None:
     """The memory the host's ``memory`` section describes, over the provider ``memory.provider``
-    names (built by its plugin's factory), or ``None`` when ``memory.enabled`` is false.
+    names (built by its plugin's factory), or ``None`` when ``memory.enabled`` is false. Its
+    changes take turns with those of the home's other processes through
+    ``$HERMES_HOME/.memory.lock``, whatever the provider: the read and the write of one change
+    are two calls of the provider.
 
     Raises :class:`~hermes_core._errors.RegistrationError` for a provider no loaded plugin
     registers (listing the valid names) and :class:`~hermes_core._errors.PluginError` for one
@@ -256,4 +277,4 @@ def selected_memory(host: Host) -> Memory | None:
         section.provider,
         host.plugin_context,
     )
-    return Memory.configured(provider, section)
+    return Memory.configured(provider, section, host.env.home / ".memory.lock")
