@@ -69,15 +69,7 @@ def test_serve_on_a_terminal_says_on_stderr_that_it_waits_for_an_mcp_client(
 
 
 def test_serve_with_stdin_a_pipe_prints_no_waiting_line(hermes_cli: HermesCli) -> None:
-    with subprocess.Popen(
-        hermes_cli.command("serve"),
-        env=hermes_cli.variables(),
-        cwd=hermes_cli.work,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
+    with hermes_cli.start("serve", stdin=subprocess.PIPE) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         process.stdin.write(INITIALIZE + "\n")

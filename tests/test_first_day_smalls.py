@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -228,15 +227,7 @@ def test_ctrl_c_during_hermes_tools_call_is_logged_as_interrupted(cli: HermesCli
     # before it in the same worker had happened to reset the handler.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        running = subprocess.Popen(
-            cli.command("tools", "call", "terminal", '{"command": "sleep 300"}', "--yes"),
-            cwd=cli.work,
-            env=cli.variables(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        running = cli.start("tools", "call", "terminal", '{"command": "sleep 300"}', "--yes")
     finally:
         signal.signal(signal.SIGINT, previous)
     log = cli.log_dir / "activity.jsonl"

@@ -116,6 +116,27 @@ class HermesCli:
             )
         return done
 
+    def start(
+        self,
+        *args: str,
+        stdin: int = subprocess.DEVNULL,
+        stdout: int = subprocess.PIPE,
+        stderr: int = subprocess.PIPE,
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.Popen[str]:
+        """Start ``hermes *args`` in :attr:`work` with ``env`` (default :meth:`variables`) and
+        return it running: text streams, stdout and stderr piped and stdin empty unless given
+        (``subprocess.PIPE`` to write to it). The caller waits for it and ends it."""
+        return subprocess.Popen(
+            self.command(*args),
+            cwd=self.work,
+            env=dict(env) if env is not None else self.variables(),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+        )
+
     def json(
         self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
     ) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import signal
-import subprocess
 from typing import Any
 
 import pexpect
@@ -192,15 +191,7 @@ def test_ctrl_c_at_an_approval_prompt_denies_and_ends_the_turn_interrupted(
 
 def test_ctrl_c_mid_stream_ends_the_turn_interrupted_with_status_130(home: AgentHome) -> None:
     home.setup({"text": "word " * 200}, chunk=5, delay=0.05)
-    process = subprocess.Popen(
-        home.cli.command("run", "--json", "talk"),
-        cwd=home.cli.work,
-        env=home.cli.variables(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = home.cli.start("run", "--json", "talk")
     try:
         assert process.stdout is not None
         first = json.loads(process.stdout.readline())
@@ -225,15 +216,7 @@ def test_a_second_ctrl_c_exits_at_once_while_a_tool_still_runs(home: AgentHome) 
         tools={"tool_search": {"enabled": "off"}},
         approvals={"policy": "off"},
     )
-    process = subprocess.Popen(
-        home.cli.command("run", "--json", "sleep"),
-        cwd=home.cli.work,
-        env=home.cli.variables(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = home.cli.start("run", "--json", "sleep")
     try:
         assert process.stdout is not None
         started = json.loads(process.stdout.readline())
@@ -294,15 +277,7 @@ def test_ctrl_c_while_waiting_for_a_delegation_stops_it_and_exits_130(home: Agen
         chunk=5,
         delay=0.05,
     )
-    process = subprocess.Popen(
-        home.cli.command("run", "--json", "please delegate the counting"),
-        cwd=home.cli.work,
-        env=home.cli.variables(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = home.cli.start("run", "--json", "please delegate the counting")
     try:
         assert process.stdout is not None
         event = json.loads(process.stdout.readline())

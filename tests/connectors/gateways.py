@@ -243,14 +243,8 @@ class GatewayProcess:
     def __init__(self, cli: HermesCli, data: Mapping[str, Any] | None = None) -> None:
         self.fixtures = cli.root / "fixtures.json"
         self.fixtures.write_text(json.dumps(data or FIXTURE), encoding="utf-8")
-        self.process = subprocess.Popen(
-            cli.command("connectors", "dev-gateway", "--fixtures", str(self.fixtures)),
-            cwd=cli.work,
-            env=cli.variables(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+        self.process = cli.start(
+            "connectors", "dev-gateway", "--fixtures", str(self.fixtures), stdout=subprocess.DEVNULL
         )
         self.first_line = self._first_line()
         self.url = self.first_line.removeprefix("listening on ")

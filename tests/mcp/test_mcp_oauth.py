@@ -133,15 +133,7 @@ def test_login_prints_the_url_when_no_browser_is_opened(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
     cli = _cli(tmp_path, oauth_server())
-    login = subprocess.Popen(
-        cli.command("mcp", "login", "sec", "--no-browser"),
-        cwd=cli.work,
-        env=cli.variables(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    login = cli.start("mcp", "login", "sec", "--no-browser")
     try:
         assert login.stdout is not None
         url = ""

@@ -34,15 +34,7 @@ INITIALIZE = json.dumps(
 
 
 def start(served: ServeHome, *serve_args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        served.command(*serve_args),
-        env=served.variables(),
-        cwd=served.work,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    return served.cli.start("serve", *serve_args, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
 
 def initialize(process: subprocess.Popen[str]) -> dict[str, object]:

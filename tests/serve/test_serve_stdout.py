@@ -62,15 +62,7 @@ def test_stdout_carries_only_protocol_while_plugins_print(served: ServeHome) -> 
         request(3, "tools/call", {"name": "shout", "arguments": {}}),
     ]
     lines: list[str] = []
-    with subprocess.Popen(
-        served.command(),
-        env=served.variables(),
-        cwd=served.work,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
+    with served.cli.start("serve", stdin=subprocess.PIPE) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         assert process.stderr is not None
