@@ -174,6 +174,15 @@ class HostServer:
         attach_questions(session, self._questions)
         return session
 
+    async def _request_done(self, session: Session) -> None:
+        """End the session of a call when it was the request's own (``request`` scope): its
+        ``hermes_session_end`` observers run, so what the call started in it (a browser,
+        background processes) does not outlive the request. Also when the request was
+        cancelled. (A ``tools/list`` request's session runs nothing: it is not ended.)"""
+        if self.session_scope == "request":
+            with anyio.CancelScope(shield=True):
+                await self.host.dispatcher.notify("hermes_session_end", session=session)
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
@@ -200,13 +209,17 @@ class HostServer:
 
             async def run_parked(elicit: Elicit) -> mcp_types.CallToolResult:
                 prompt = ElicitationPrompt(elicit, offer_session=offer_session)
-                with asking_through(prompt), answering_forms(ClientForms(elicit)):
-                    answered = await self.host.dispatch(params.name, arguments, session)
+                try:
+                    with asking_through(prompt), answering_forms(ClientForms(elicit)):
+                        answered = await self.host.dispatch(params.name, arguments, session)
+                finally:  # the call's own end, not its first round's answer
+                    await self._request_done(session)
                 return mcp_call_result(answered)
 
             try:
                 return await self.parked.start(run_parked, owner=session)
             except TooManyParked as full:
+                await self._request_done(session)
                 timeout = self.host.config.approvals.timeout
                 return mcp_call_result(
                     ToolResult.error(
@@ -221,14 +234,17 @@ class HostServer:
             elicit = request_elicit(ctx)
             prompt = ElicitationPrompt(elicit, offer_session=offer_session)
             forms = ClientForms(elicit)
-        with asking_through(prompt), answering_forms(forms):
-            token = progress_token_from_params(ctx.params)
-            if token is None:
-                result = await self.host.dispatch(params.name, arguments, session)
-            else:
-                async with progress_sender(_progress_notifier(ctx, token)) as listener:
-                    with listening_to_progress(listener):
-                        result = await self.host.dispatch(params.name, arguments, session)
+        try:
+            with asking_through(prompt), answering_forms(forms):
+                token = progress_token_from_params(ctx.params)
+                if token is None:
+                    result = await self.host.dispatch(params.name, arguments, session)
+                else:
+                    async with progress_sender(_progress_notifier(ctx, token)) as listener:
+                        with listening_to_progress(listener):
+                            result = await self.host.dispatch(params.name, arguments, session)
+        finally:
+            await self._request_done(session)
         return mcp_call_result(result)
 
     async def _resume_call(self, params: mcp_types.CallToolRequestParams) -> RoundResult:
