@@ -51,7 +51,6 @@ _FLUSH_SECONDS: Final = 0.5
 _PIPES_SECONDS: Final = 0.5
 """How long the output readers may take to finish once the group is gone (a process that left
 the group may still hold a pipe)."""
-_POLL_SECONDS: Final = 0.02
 
 
 class StdioTransport:

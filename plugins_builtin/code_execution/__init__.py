@@ -306,7 +306,7 @@ class CodeExecution:
         host_end, script_end = channel
         from hermes_core._plugin_support import hide_host_memory  # ctypes: when a script runs
 
-        from .child import end_group, script_process, supervise
+        from .child import kill_group, script_process, supervise
 
         hide_host_memory()
         started = script_process(command, cwd=cwd, env=env, pass_fds=[script_end.fileno()])
@@ -327,7 +327,7 @@ class CodeExecution:
                     session=session,
                     over=lambda: output.over or errors.over,
                 )
-                await end_group(process)
+                await kill_group(process)
                 with anyio.move_on_after(DRAIN_SECONDS):
                     await output.done.wait()
                     await errors.done.wait()

@@ -87,11 +87,11 @@ async def script_process(
         yield process
     finally:
         with anyio.CancelScope(shield=True):
-            await end_group(process)
+            await kill_group(process)
             await process.aclose()
 
 
-async def end_group(process: Process) -> None:
+async def kill_group(process: Process) -> None:
     """Kill what is left of the runner's process group (the runner has killed the script's
     processes on Linux; elsewhere ``cmd &`` holds the pipes open) and reap the runner."""
     with anyio.CancelScope(shield=True):
