@@ -1,14 +1,15 @@
 """Over stateless streamable HTTP each request runs in a hermes session of its own, and that
 session ends once the request is answered: ``hermes_session_end`` observers run, so what a call
-started in it (a browser, background processes) does not outlive the request."""
+started in it (a browser, background processes) does not outlive the request. Over stdio the
+connection is one session, started before its first call and ended when the client leaves.
+Either way ``hermes_session_start`` observers run before the session's first call."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import anyio
-from in_process import http_in_process
+from in_process import http_in_process, in_process
 from serving import BUNDLED, ServeHome
 
 from hermes_core.testing import write_dir_plugin
@@ -29,7 +30,7 @@ def _write(*entry):
 
 
 def remember(session) -> str:
-    tag = session.state.setdefault("tag", uuid.uuid4().hex)
+    tag = session.state.setdefault("tag", "not started " + uuid.uuid4().hex)
     _write("call", tag)
     return tag
 
@@ -49,9 +50,21 @@ def hermes_tools(config, env):
 
 
 @hookimpl
+def hermes_session_start(session):
+    session.state["tag"] = uuid.uuid4().hex
+    _write("start", session.state["tag"])
+
+
+@hookimpl
 def hermes_session_end(session):
     _write("end", session.state.get("tag"))
 """
+
+
+def _records(served: ServeHome) -> list[tuple[str, str]]:
+    log = served.home / "plugins" / "sessions" / "sessions.jsonl"
+    return [tuple(json.loads(line)) for line in log.read_text().splitlines()]  # type: ignore[misc]
+
 
 
 def test_each_stateless_http_request_ends_its_session(served: ServeHome) -> None:
@@ -70,8 +83,30 @@ def test_each_stateless_http_request_ends_its_session(served: ServeHome) -> None
             return tags
 
     tags = anyio.run(main)
-    log = served.home / "plugins" / "sessions" / "sessions.jsonl"
-    records: list[Any] = [json.loads(line) for line in log.read_text().splitlines()]
+    records = _records(served)
     assert len(set(tags)) == 2  # a session a request
-    ended = [tag for kind, tag in records if kind == "end"]
-    assert set(tags) <= set(ended)
+    for tag in tags:  # started before the call, ended after it
+        assert records.index(("start", tag)) < records.index(("call", tag))
+        assert records.index(("call", tag)) < records.index(("end", tag))
+
+
+def test_the_stdio_connection_is_one_session_started_and_ended(served: ServeHome) -> None:
+    write_dir_plugin(served.home / "plugins", "sessions", source=SESSIONS)
+    served.write_config(
+        plugins={"enabled": [*BUNDLED, "sessions"]}, tools={"tool_search": {"enabled": False}}
+    )
+
+    async def main() -> list[str]:
+        async with in_process(served) as client:
+            await client.list_tools()
+            tags = []
+            for _ in range(2):
+                result = await client.call_tool("remember", {})
+                assert not result.is_error
+                tags.append(result.content[0].text)  # type: ignore[union-attr]
+            assert [kind for kind, _ in _records(served)] == ["start", "call", "call"]
+            return tags
+
+    tags = anyio.run(main)
+    (tag,) = set(tags)  # one session for the connection
+    assert _records(served) == [("start", tag), ("call", tag), ("call", tag), ("end", tag)]
