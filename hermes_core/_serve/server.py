@@ -122,6 +122,7 @@ class HostServer:
         self.context_length = context_length
         self.session_scope: SessionScope = session_scope
         self._session: Session | None = None
+        self._session_started: anyio.Event | None = None
         self._legacy_peer: ServerSession | None = None
         self._listed = anyio.Event()
         self._bus = InMemorySubscriptionBus()
@@ -174,14 +175,44 @@ class HostServer:
         attach_questions(session, self._questions)
         return session
 
+    async def _call_session(self) -> Session:
+        """The session a call runs in, its ``hermes_session_start`` observers run first when it
+        is new: each request's own (``request`` scope), or the connection's before its first
+        call, which later calls wait for. (A ``tools/list`` request's session runs nothing: it
+        is neither started nor ended.)"""
+        session = self.session_for_request()
+        if self.session_scope == "request":
+            await self._start(session)
+        elif self._session_started is None:
+            self._session_started = anyio.Event()
+            await self._start(session)
+            self._session_started.set()
+        else:
+            await self._session_started.wait()
+        return session
+
     async def _request_done(self, session: Session) -> None:
         """End the session of a call when it was the request's own (``request`` scope): its
         ``hermes_session_end`` observers run, so what the call started in it (a browser,
         background processes) does not outlive the request. Also when the request was
-        cancelled. (A ``tools/list`` request's session runs nothing: it is not ended.)"""
+        cancelled."""
         if self.session_scope == "request":
-            with anyio.CancelScope(shield=True):
-                await self.host.dispatcher.notify("hermes_session_end", session=session)
+            await self._end(session)
+
+    async def end_connection_session(self) -> None:
+        """End the connection's session (``connection`` scope) if a call started it: its
+        ``hermes_session_end`` observers run. Called once the client has gone."""
+        if self._session is not None and self._session_started is not None:
+            self._session_started = None
+            await self._end(self._session)
+
+    async def _start(self, session: Session) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.host.dispatcher.notify("hermes_session_start", session=session)
+
+    async def _end(self, session: Session) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.host.dispatcher.notify("hermes_session_end", session=session)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
@@ -196,7 +227,7 @@ class HostServer:
         if params.request_state is not None:
             return await self._resume_call(params)
         self._listed.set()
-        session = self.session_for_request()
+        session = await self._call_session()
         if params.name != "tool_search":
             # MCP has no model turns: any call other than a search ends a run of searches, so
             # the per-turn search limit stops a search loop without blocking a long session.

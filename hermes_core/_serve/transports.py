@@ -173,7 +173,10 @@ async def serving_host(
                 await group.start(served.parked.run)
                 group.start_soon(served.watch_tool_list)
                 group.start_soon(served.start_held_servers)
-                yield served
+                try:
+                    yield served
+                finally:
+                    await served.end_connection_session()
                 group.cancel_scope.cancel()
 
 
