@@ -66,7 +66,6 @@ def _records(served: ServeHome) -> list[tuple[str, str]]:
     return [tuple(json.loads(line)) for line in log.read_text().splitlines()]  # type: ignore[misc]
 
 
-
 def test_each_stateless_http_request_ends_its_session(served: ServeHome) -> None:
     write_dir_plugin(served.home / "plugins", "sessions", source=SESSIONS)
     served.write_config(
