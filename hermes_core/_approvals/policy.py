@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from hermes_core._approvals.shell import read_command_line
 from hermes_core._specs import ToolCall
 
 if TYPE_CHECKING:
@@ -129,6 +128,10 @@ def matching_glob_every_segment_allows_any_segment_denies(
         return None if named is None else GlobMatch(named)
     command = subjects[1][len(call.name) + 1 :]
     prefixes = (call.name,) if call.name == SHELL_GLOB_PREFIX else (call.name, SHELL_GLOB_PREFIX)
+    # Imported here: only a shell command's call needs the reader, not a command that loads
+    # policies and checks other tools (a warm ``hermes tools search``).
+    from hermes_core._approvals.shell import read_command_line
+
     line = read_command_line(command)
     if deny:
         found = rules.match(subjects[1:])
