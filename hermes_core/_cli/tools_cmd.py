@@ -48,10 +48,31 @@ def run_with_host(
     """
     import gc
 
+    from hermes_core._gc_pause import collector_paused
+
+    if not read_only:
+        return _started_and_run(work, read_only, refresh, wait_only, hold_background)
+    # A read-only command is one short process that makes little garbage, but with a large
+    # catalog every collection it triggers walks millions of live objects (docs/performance.md),
+    # and before that the imports and the configuration's load make only objects that live as
+    # long as the process. What it made is frozen before the collector resumes, or its first
+    # collection would walk all of it once more; the process ends soon after anyway.
+    with collector_paused():
+        result = _started_and_run(work, read_only, refresh, wait_only, hold_background)
+        gc.freeze()
+    return result
+
+
+def _started_and_run(
+    work: Callable[[Host], Awaitable[T]],
+    read_only: bool,
+    refresh: bool,
+    wait_only: frozenset[str] | None,
+    hold_background: bool,
+) -> T:
     import anyio
 
     from hermes_core._cli.progress import connect_progress
-    from hermes_core._gc_pause import collector_paused
     from hermes_core._host import Host
     from hermes_core._mcp.startup import McpStartup
 
@@ -75,16 +96,7 @@ def run_with_host(
             if progress is not None:
                 progress.close()
 
-    if not read_only:
-        return anyio.run(main)
-    # A read-only command is one short process that makes little garbage, but with a large
-    # catalog every collection it triggers walks millions of live objects (docs/performance.md).
-    # What it made is frozen before the collector resumes, or its first collection would walk
-    # all of it once more; the process ends soon after anyway.
-    with collector_paused():
-        result = anyio.run(main)
-        gc.freeze()
-    return result
+    return anyio.run(main)
 
 
 def refresh_option(function: Callable[..., Any]) -> Callable[..., Any]:
