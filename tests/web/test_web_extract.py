@@ -7,6 +7,7 @@ none of them, so a page that arrives proves the connection went to the checked a
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Iterator, Sequence
 
@@ -202,6 +203,21 @@ def test_a_charset_no_codec_reads_is_read_as_utf8_with_a_note_beside_the_other_p
     assert "x-no-such-codec" in odd
     assert "Abgrf" in rot13
     assert ARTICLE_TEXT[0] in article
+
+
+def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
+    site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trafilatura", None)  # the extra is not installed
+
+    result = _extract(
+        [site.url("/article", "news.example"), site.url("/notes.txt", "news.example")]
+    )
+
+    assert not result.is_error, result.text_content
+    article, notes = result.text_content.split("\n\n---\n\n")
+    assert "error: RuntimeError: web_extract needs trafilatura: pip install" in article
+    assert "Plain notes: é" in notes
 
 
 def _call(host: Host, name: str, arguments: dict[str, object]) -> ToolResult:
