@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
 from hermes_core.agent._wire import (
     ModelError,
@@ -139,6 +140,8 @@ async def _attempts(
 
 def _malformed(provider: ModelProvider, request: ModelRequest, what: str) -> ModelError:
     name = getattr(provider, "name", None) or type(provider).__name__
+    # The server's own text may be quoted: redacted (as every provider error is) and cut.
+    what = redact_text(what if len(what) <= 300 else what[:300] + "...")
     return ModelError(
         f"{name}: model {request.model!r}: the server's answer could not be read: {what}",
         provider=str(name),
@@ -161,6 +164,4 @@ def _checked(event: object, provider: ModelProvider, request: ModelRequest) -> M
             type(count) is int for count in counts
         ):
             return event
-    shown = repr(event)
-    shown = shown if len(shown) <= 300 else shown[:300] + "..."
-    raise _malformed(provider, request, f"not text, calls and token counts: {shown}")
+    raise _malformed(provider, request, f"not text, calls and token counts: {event!r}")
