@@ -1,8 +1,9 @@
 """GET one URL a model named, under the address rules (:mod:`hermes_core._addresses`): every
 hop of a redirect chain is checked (``check_url``) and the connection goes to the address that
 was checked, never to a second resolution of the name; a type the caller cannot use is refused
-before the body is read, and the body is read in a stream up to a byte cap. What ``web_extract``
-reads pages with and ``vision_analyze`` reads images with."""
+before the body is read, and the body is read in a stream up to a byte cap; each request (each
+hop) has the timeout in all, however slowly its answer drips. What ``web_extract`` reads pages
+with and ``vision_analyze`` reads images with."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
 
+import anyio
 import anyio.to_thread
 import httpx
 
@@ -81,21 +83,43 @@ class CheckedFetcher:
                     setting=self.setting,
                 )
                 addresses = await anyio.to_thread.run_sync(check)
-                response = await self._send(client, current, addresses)
+                # httpx's timeout bounds each read, so a server sending a byte now and then
+                # would hold the call for ever: the whole request has the timeout, in all.
                 try:
-                    location = response.headers.get("location")
-                    if response.status_code in _REDIRECTS and location:
-                        if len(redirects) >= self.max_redirects:
-                            raise FetchError(
-                                f"{url}: more than {self.max_redirects} redirects "
-                                f"(the last to {location})"
-                            )
-                        redirects.append(current)
-                        current = str(httpx.URL(current).join(location))
-                        continue
-                    return await self._read(response, url, current, redirects, refuse)
-                finally:
-                    await response.aclose()
+                    with anyio.fail_after(self.timeout):
+                        hop = await self._hop(client, url, current, addresses, redirects, refuse)
+                except TimeoutError:
+                    raise FetchError(
+                        f"{current}: the answer did not arrive whole within {self.timeout:g} s"
+                    ) from None
+                if isinstance(hop, Fetched):
+                    return hop
+                redirects.append(current)
+                current = hop
+
+    async def _hop(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        current: str,
+        addresses: list[str],
+        redirects: list[str],
+        refuse: Callable[[str], str | None],
+    ) -> Fetched | str:
+        """One request: what ``current`` gave, or the URL it redirects to."""
+        response = await self._send(client, current, addresses)
+        try:
+            location = response.headers.get("location")
+            if response.status_code in _REDIRECTS and location:
+                if len(redirects) >= self.max_redirects:
+                    raise FetchError(
+                        f"{url}: more than {self.max_redirects} redirects (the last to {location})"
+                    )
+                return str(httpx.URL(current).join(location))
+            return await self._read(response, url, current, redirects, refuse)
+        finally:
+            with anyio.CancelScope(shield=True):  # closed even when the deadline cut it short
+                await response.aclose()
 
     async def _send(
         self, client: httpx.AsyncClient, url: str, addresses: list[str]

@@ -4,10 +4,14 @@ Three forms (:func:`parse_schedule`):
 
 - a cron expression, five fields (``*/15 9-17 * * 1-5``), in the machine's local time; parsed
   by ``croniter`` (the ``cron`` install extra), never by hand;
-- an interval, ``every 30m`` (``s``, ``m``, ``h``, ``d``; at least one second), the first run one
-  interval after the job is created;
+- an interval, ``every 30m`` (``s``, ``m``, ``h``, ``d``; at least one second, at most
+  :data:`MAX_INTERVAL_DAYS` days), the first run one interval after the job is created;
 - one shot, an ISO 8601 time (``2026-12-24T09:00``, local time unless it names its zone), which
   must be in the future.
+
+A schedule is refused when it never comes (``0 9 31 2 *``, 31 February) or when its time cannot
+be written as a date (past the year 9999): such a job would never run, and its listing could not
+show its next time.
 
 The rule for missed runs is here, in one place (:meth:`Schedule.following`): a job whose time
 came while no daemon ran (or while its previous run was still going) runs **once**, as soon as a
@@ -25,6 +29,8 @@ from typing import Final, Literal
 from hermes_core._errors import HermesError
 
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_INTERVAL_DAYS: Final = 36_500
+"""The longest interval (a hundred years): a job's next time stays a date a listing can show."""
 _INTERVAL: Final = re.compile(r"every\s+(\d+)\s*([smhd])", re.IGNORECASE)
 FORMS: Final = (
     "a cron expression of five fields ('*/15 * * * *'), an interval ('every 30m': s, m, h or "
@@ -71,11 +77,14 @@ class Schedule:
         return _cron_next(self.text, now)
 
 
-def _cron_next(expression: str, after: float) -> float:
-    from croniter import croniter
+def _cron_next(expression: str, after: float, field: str = "schedule") -> float:
+    from croniter import CroniterBadDateError, croniter
 
     start = datetime.fromtimestamp(after).astimezone()
-    return float(croniter(expression, start).get_next(float))
+    try:
+        return float(croniter(expression, start).get_next(float))
+    except CroniterBadDateError:
+        raise JobError(field, f"{expression!r} never comes: no date matches it") from None
 
 
 def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Schedule:
@@ -87,21 +96,34 @@ def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Sche
     given = " ".join(text.split())
     interval = _INTERVAL.fullmatch(given)
     if interval:
-        seconds = int(interval[1]) * _UNITS[interval[2].lower()]
-        if seconds < 1:
-            raise JobError(field, f"{given!r}: an interval is at least 1 second")
-        return Schedule("every", given, seconds=seconds)
+        return Schedule("every", given, seconds=_interval(field, given, interval))
     if len(given.split()) in (5, 6):
-        return Schedule("cron", given) if _valid_cron(given) else _bad(field, given)
+        if not _valid_cron(given):
+            _bad(field, given)
+        _cron_next(given, now, field)  # one date at least must match it
+        return Schedule("cron", given)
     try:
         moment = datetime.fromisoformat(given)
     except ValueError:
         _bad(field, given)
-    when = moment.astimezone().timestamp()
+    try:
+        when = moment.astimezone().timestamp()
+    except (OverflowError, ValueError):
+        raise JobError(field, f"{given!r} is out of range: past the years 1 to 9999") from None
     if when <= now:
         shown = datetime.fromtimestamp(now).astimezone().isoformat(timespec="seconds")
         raise JobError(field, f"{given!r} is in the past (now is {shown})")
     return Schedule("at", given, when=when)
+
+
+def _interval(field: str, given: str, interval: re.Match[str]) -> int:
+    digits, unit = interval[1].lstrip("0") or "0", _UNITS[interval[2].lower()]
+    # A length check first: int() refuses more than 4300 digits with a ValueError of its own.
+    if len(digits) > 12 or int(digits) * unit > MAX_INTERVAL_DAYS * 86400:
+        raise JobError(field, f"{given!r}: an interval is at most {MAX_INTERVAL_DAYS} days")
+    if int(digits) * unit < 1:
+        raise JobError(field, f"{given!r}: an interval is at least 1 second")
+    return int(digits) * unit
 
 
 def _valid_cron(expression: str) -> bool:
@@ -130,4 +152,4 @@ def describe(seconds: float) -> str:
     return f"in {int(seconds)}s"
 
 
-__all__ = ["FORMS", "JobError", "Schedule", "describe", "parse_schedule"]
+__all__ = ["FORMS", "MAX_INTERVAL_DAYS", "JobError", "Schedule", "describe", "parse_schedule"]

@@ -321,11 +321,11 @@ class CronJobs:
             for row in due:
                 try:
                     schedule = parse_schedule(row["schedule"], row["created"])
+                    following = schedule.following(row["next_run"], now)
                 except JobError as bad:  # a row edited by hand: the job waits, paused
                     db.execute("UPDATE jobs SET paused = 1 WHERE id = ?", (row["id"],))
                     self._log(db, row["id"], None, owner, now, "failed", f"job paused: {bad}")
                     continue
-                following = schedule.following(row["next_run"], now)
                 db.execute(
                     "UPDATE jobs SET lease_owner = ?, lease_until = ?, next_run = ? WHERE id = ?",
                     (owner, now + lease, following, row["id"]),

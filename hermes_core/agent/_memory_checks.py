@@ -11,7 +11,9 @@ keep such text out:
   from the user or send data away;
 - invisible Unicode: format characters (zero-width spaces and joiners, bidirectional
   overrides, tag characters), private-use and control characters, which show the user one
-  text and the model another;
+  text and the model another; and the Unicode line and paragraph separators (U+2028, U+2029),
+  which the line-start shapes below would not see but the file provider reads back as new
+  lines;
 - secrets: anything the redaction rules of the transcripts and the activity log
   (:mod:`hermes_core._redaction`) would hide; a key written to memory would be in every prompt.
 """
@@ -62,6 +64,9 @@ _ALLOWED_CONTROLS: Final = frozenset("\n\t")
 def _invisible(text: str) -> str | None:
     for position, char in enumerate(text):
         category = unicodedata.category(char)
+        if category in ("Zl", "Zp"):
+            name = unicodedata.name(char)
+            return f"it holds U+{ord(char):04X} ({name}) at {position}: use a plain new line"
         if category in ("Cf", "Co", "Cs") or (category == "Cc" and char not in _ALLOWED_CONTROLS):
             name = unicodedata.name(char, "a control character")
             return f"it holds an invisible character, U+{ord(char):04X} ({name}) at {position}"

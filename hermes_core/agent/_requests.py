@@ -5,6 +5,12 @@ The one place where every provider's failures are retried: a :class:`ModelError`
 ``retryable`` (429, 5xx, a lost connection) and came before the first event is sent again,
 after the server's ``retry-after`` when it gave one (else 1, 2, 4... seconds), at most
 ``model.max_retries`` times and never waiting longer than ``model.max_retry_wait``.
+
+Also the one place where a model server's malformed answer is caught, whatever the provider: an
+event that is not what the wire types say (a tool name or text that is not a string, token
+counts that are not integers) and any other exception out of the provider's stream (a chunk
+its SDK could not parse) become a :class:`ModelError` naming the provider and the model, so the
+turn ends with an error and never lets a crash out of the loop.
 """
 
 from __future__ import annotations
@@ -15,8 +21,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
-from hermes_core.agent._wire import ModelError, ModelEvent, ModelProvider, ModelRequest
+from hermes_core.agent._wire import (
+    ModelError,
+    ModelEvent,
+    ModelProvider,
+    ModelRequest,
+    ModelTurn,
+    TextDelta,
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +115,7 @@ async def _attempts(
                 except StopAsyncIteration:
                     return
                 started = True
-                yield event
+                yield _checked(event, provider, request)
         except ModelError as error:
             if started or not error.retryable or attempt > retry.max_retries:
                 raise
@@ -112,9 +126,42 @@ async def _attempts(
             except TimeoutError:
                 continue
             raise Stopped("interrupted") from None
+        except Stopped:
+            raise
+        except Exception as error:  # a chunk the provider could not read: no crash of the loop
+            raise _malformed(provider, request, f"{type(error).__name__}: {error}") from error
         finally:
             closing = getattr(stream, "aclose", None)
             if closing is not None:
                 # A provider failing to close must not hide the answer.
                 with contextlib.suppress(Exception):
                     await closing()
+
+
+def _malformed(provider: ModelProvider, request: ModelRequest, what: str) -> ModelError:
+    name = getattr(provider, "name", None) or type(provider).__name__
+    # The server's own text may be quoted: redacted (as every provider error is) and cut.
+    what = redact_text(what if len(what) <= 300 else what[:300] + "...")
+    return ModelError(
+        f"{name}: model {request.model!r}: the server's answer could not be read: {what}",
+        provider=str(name),
+        model=request.model,
+    )
+
+
+def _checked(event: object, provider: ModelProvider, request: ModelRequest) -> ModelEvent:
+    """``event`` when it is what the wire types say, else the :class:`ModelError` of a
+    malformed answer (a provider passes on whatever its server's JSON held)."""
+    if isinstance(event, TextDelta) and isinstance(event.text, str):
+        return event
+    if isinstance(event, ModelTurn):
+        message, usage = event.message, event.usage
+        texts = [message.content] + [
+            part for call in message.tool_calls for part in (call.id, call.name, call.arguments)
+        ]
+        counts = [] if usage is None else [usage.input_tokens, usage.output_tokens]
+        if all(isinstance(text, str) for text in texts) and all(
+            type(count) is int for count in counts
+        ):
+            return event
+    raise _malformed(provider, request, f"not text, calls and token counts: {event!r}")

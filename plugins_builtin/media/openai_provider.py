@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from typing import Any
 
 import httpx
@@ -55,14 +56,19 @@ class OpenAIImages:
             body["size"] = request.size
         if self._entry.image_model.startswith("dall-e"):
             body["response_format"] = "b64_json"
+        # The most a whole answer may hold: each image at max_image_bytes, as base64, and 1 MiB.
+        cap = request.count * 4 * -(-self._entry.max_image_bytes // 3) + (1 << 20)
         try:
-            answer = await self._client.post("/images/generations", json=body)
+            async with self._client.stream("POST", "/images/generations", json=body) as answer:
+                content = await _read_capped(answer, cap)
         except httpx.HTTPError as exc:
             raise self._error(f"the server could not be reached ({type(exc).__name__})") from None
+        if content is None:
+            raise self._error(f"the answer is more than {cap:,} bytes (max_image_bytes); refused")
         if answer.status_code >= 400:
-            raise self._error(_failure(answer), answer.status_code)
+            raise self._error(_failure(answer.status_code, content, self._key), answer.status_code)
         try:
-            items = answer.json()["data"]
+            items = json.loads(content)["data"]
         except (ValueError, KeyError, TypeError):
             raise self._error("the answer is not an images API answer (no 'data' list)") from None
         if not isinstance(items, list) or not items:
@@ -90,14 +96,27 @@ class OpenAIImages:
         await self._client.aclose()
 
 
-def _failure(answer: httpx.Response) -> str:
+async def _read_capped(answer: httpx.Response, cap: int) -> bytes | None:
+    """The body of ``answer`` as it comes, or ``None`` as soon as it (or the length it
+    announces) passes ``cap`` bytes."""
+    announced = answer.headers.get("content-length", "")
+    if announced.isdigit() and int(announced) > cap:
+        return None
+    body = bytearray()
+    async for chunk in answer.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)
+
+
+def _failure(status: int, content: bytes, key: str | None) -> str:
     try:
-        detail = str(answer.json()["error"]["message"])
+        detail = str(json.loads(content)["error"]["message"])
     except (ValueError, KeyError, TypeError):
-        detail = answer.text[:300]
-    hint = (
-        " (check the key in plugins.entries.media.image_api_key_env)"
-        if answer.status_code == 401
-        else ""
-    )
-    return f"HTTP {answer.status_code}: {detail}{hint}"
+        detail = content.decode("utf-8", errors="replace")
+    if key:  # before the cut: a key cut in two would no longer be found
+        detail = detail.replace(key, "[redacted]")
+    detail = detail if len(detail) <= 300 else detail[:300] + "..."
+    hint = " (check the key in plugins.entries.media.image_api_key_env)" if status == 401 else ""
+    return f"HTTP {status}: {detail}{hint}"

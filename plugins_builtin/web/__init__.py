@@ -79,6 +79,12 @@ class WebExtract:
                     f"{url}\nerror: {exc}",
                     {"url": url, "error": str(exc)},
                 )
+            except Exception as exc:  # a page that breaks extraction fails its URL, not the call
+                failure = f"{type(exc).__name__}: {exc}"
+                parts[index], records[index] = (
+                    f"{url}\nerror: {failure}",
+                    {"url": url, "error": f"{url}: {failure}"},
+                )
 
         async with anyio.create_task_group() as group:
             for index, url in enumerate(urls):

@@ -32,7 +32,7 @@ def extract(page: Page, max_chars: int) -> Extracted:
         if whole:
             notes.append("no main article was found: this is the whole text of the page")
     else:
-        title, text = "", page.body.decode(page.charset or "utf-8", errors="replace")
+        title, text = "", _decoded(page.body, page.charset, notes)
     chars = len(text)
     if chars > max_chars:
         cut_at = text.rfind(" ", max_chars - 200, max_chars)
@@ -41,6 +41,17 @@ def extract(page: Page, max_chars: int) -> Extracted:
     if page.cut:
         notes.append(f"cut: only the first {len(page.body)} bytes of the page were read")
     return Extracted(title, text, chars, notes)
+
+
+def _decoded(body: bytes, charset: str | None, notes: list[str]) -> str:
+    """``body`` in the charset the server named; one Python reads no text with (``rot13``, a
+    made-up name) is the server's word, not a reason to fail: UTF-8, said in a note."""
+    named = charset or "utf-8"
+    try:
+        return body.decode(named, errors="replace")
+    except LookupError:
+        notes.append(f"the page's charset {named[:60]!r} is not a text encoding: read as UTF-8")
+        return body.decode("utf-8", errors="replace")
 
 
 def _html(body: bytes) -> tuple[str, str, bool]:

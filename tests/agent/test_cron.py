@@ -49,6 +49,11 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
         ({"schedule": "* * * *"}, "schedule", "is not a schedule"),
         ({"schedule": "2020-01-01T09:00"}, "schedule", "is in the past"),
         ({"schedule": "every 0s"}, "schedule", "at least 1 second"),
+        ({"schedule": "0 9 31 2 *"}, "schedule", "never comes"),  # 31 February
+        ({"schedule": "30 4 31 4 *"}, "schedule", "never comes"),  # 31 April
+        ({"schedule": "every 100000000d"}, "schedule", "at most"),
+        ({"schedule": "every " + "9" * 5000 + "s"}, "schedule", "at most"),
+        ({"schedule": "9999-12-31T23:59:59-12:00"}, "schedule", "out of range"),
         ({"schedule": ""}, "schedule", "expected a cron expression"),
         ({"prompt": "   "}, "prompt", "expected the text"),
         ({"delivery": "ftp://example.org/x"}, "delivery", "expected 'file'"),
@@ -70,6 +75,26 @@ def test_a_field_that_cannot_be_used_is_refused_by_name(
     assert str(refused.value).startswith(f"{field}: ")
     assert words in str(refused.value)
     assert jobs.jobs() == []  # nothing half-made
+
+
+def test_a_hand_edited_schedule_that_never_comes_pauses_its_job_and_the_others_run(
+    jobs: CronJobs,
+) -> None:
+    import sqlite3
+
+    broken = jobs.create("every 1m", "Sum up the logs", now=T0)
+    other = jobs.create("every 1m", "Check the disks", now=T0)
+    with sqlite3.connect(jobs.path) as db:  # the user's edit: 31 February
+        db.execute("UPDATE jobs SET schedule = '0 9 31 2 *' WHERE id = ?", (broken.id,))
+
+    claimed = jobs.claim_due("host:1", 60, now=T0 + 60)
+
+    assert [job.id for job, _ in claimed] == [other.id]
+    assert jobs.get(broken.id).paused
+    (failed,) = jobs.runs(broken.id)
+    assert failed.status == "failed"
+    assert "schedule: '0 9 31 2 *'" in failed.detail
+    assert "never comes" in failed.detail
 
 
 def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> None:
@@ -362,6 +387,23 @@ def test_the_cronjob_tool_creates_a_job_and_names_a_bad_field(cli: InProcessCli)
     assert (job["schedule"], job["prompt"]) == ("every 2h", "Water the plants")
     assert "Created job" in results[0]["content"]
     assert "schedule: 'every 61x' is not a schedule" in results[1]["content"]
+
+
+def test_a_schedule_beyond_the_calendar_from_the_model_is_refused_and_the_list_still_works(
+    cli: InProcessCli,
+) -> None:
+    create = {"action": "create", "schedule": "every 100000000d", "prompt": "Water the plants"}
+    turns = [FakeTurn(tool_calls=[_call("cronjob", create)]), FakeTurn(text="Could not.")]
+    with FakeModelServer(turns) as server:
+        config = model_config(
+            server, tools={"tool_search": {"defer": []}}, approvals={"non_interactive": "allow"}
+        )
+        env = write_config(cli, config)
+        cli.run("run", "Remind me to water the plants", env=env)
+        (result,) = [m for m in server.requests[-1].messages if m.get("role") == "tool"]
+
+    assert "schedule: 'every 100000000d': an interval is at most" in result["content"]
+    assert json.loads(cli.run("cron", "list", "--json", env=env).stdout) == []
 
 
 def test_without_an_approval_the_model_cannot_schedule_a_job(cli: InProcessCli) -> None:

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -405,3 +406,84 @@ def test_a_conversation_over_the_real_wire_retries_calls_and_answers(
     assert '"5"' in sent
     if not in_text:
         assert "call_add" in sent
+
+
+def _chunk(**fields: object) -> str:
+    return json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m", **fields})
+
+
+_BROKEN_OPENAI_STREAMS = {
+    "choices-null": [_chunk(choices=None)],
+    "delta-null": [_chunk(choices=[{"index": 0, "delta": None, "finish_reason": None}])],
+    "name-a-number": [
+        _chunk(
+            choices=[
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"name": 5}}]},
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        )
+    ],
+    "content-a-number": [_chunk(choices=[{"index": 0, "delta": {"content": 5}}])],
+    "usage-in-words": [
+        _chunk(choices=[], usage={"prompt_tokens": "many", "completion_tokens": "few"})
+    ],
+    "a-list": ["[1, 2]"],
+    "not-json": ["{not json"],
+}
+
+
+class BrokenModelServer(BaseHTTPRequestHandler):
+    """A fake of an OpenAI-compatible model server gone wrong (no model runs here): a 200
+    stream of the chunks ``self.server.chunks`` names, then ``[DONE]``."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for data in self.server.chunks:  # type: ignore[attr-defined]
+            self.wfile.write(f"data: {data}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize("shape", _BROKEN_OPENAI_STREAMS)
+def test_a_malformed_stream_of_the_model_server_ends_the_turn_with_an_error_naming_it(
+    shape: str, hermes_env: Environment
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BrokenModelServer)
+    server.chunks = _BROKEN_OPENAI_STREAMS[shape]  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    model = {"provider": "openai", "model": "small-model", "base_url": base, "max_retries": 0}
+    env = replace(hermes_env, variables=_with_bundled(hermes_env))
+    host = make_host(Config.model_validate({"model": model}), env)
+
+    async def main() -> list[AgentEvent]:
+        agent = Agent.from_host(host)
+        conversation = agent.conversation(host.new_session())
+        try:
+            return [event async for event in conversation.send("Hello?")]
+        finally:
+            await conversation.aclose()
+            await agent.aclose()
+
+    try:
+        events = anyio.run(main)
+    finally:
+        host.close()
+        server.shutdown()
+        server.server_close()
+
+    end = events[-1]
+    assert isinstance(end, Finished)
+    assert end.stop == "error"
+    assert "openai: model 'small-model'" in end.detail
+    assert "the server's answer could not be read" in end.detail
+    assert all(isinstance(e.text, str) for e in events if isinstance(e, TextDelta))

@@ -200,3 +200,65 @@ def test_a_hostile_or_failing_server_gets_a_clear_error_and_nothing_is_kept(
     assert not (hermes_env.home / "media" / "images").exists() or not any(
         (hermes_env.home / "media" / "images").iterdir()
     )
+
+
+class EndlessImages(BaseHTTPRequestHandler):
+    """A fake of a remote images API gone wrong: a 200 whose JSON never ends (64 MiB, chunked,
+    no length announced), or a 500 whose error message is 1 MB; it counts what it sent."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.server.mode == "error":  # type: ignore[attr-defined]
+            data = json.dumps({"error": {"message": "overloaded " + "x" * 1_000_000}}).encode()
+            self.send_response(500)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        block = b'{"data": [{"b64_json": "' + b"A" * (1 << 20)
+        try:
+            for _ in range(64):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(block), block))
+                self.server.sent += len(block)  # type: ignore[attr-defined]
+                block = b"A" * (1 << 20)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize("mode", ["endless", "error"])
+def test_an_enormous_answer_of_the_image_server_is_refused_at_a_cap_and_never_kept_whole(
+    mode: str, hermes_env: Environment, tmp_path: Path
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EndlessImages)
+    server.mode, server.sent = mode, 0  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    media = openai_media(url, max_image_bytes=100_000)
+    host = media_host(hermes_env, media=media, variables={"TEST_IMAGES_KEY": KEY})
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+        server.shutdown()
+        server.server_close()
+
+    assert result.is_error
+    assert len(result.text_content) < 1000, result.text_content[:200]
+    if mode == "endless":
+        assert "more than 1,181,912 bytes" in result.text_content  # 1 image's base64 + 1 MiB
+        assert server.sent < 32 << 20  # it stopped reading long before the 64 MiB
+    else:
+        assert "HTTP 500: overloaded xxx" in result.text_content
+    assert not (hermes_env.home / "media" / "images").exists() or not any(
+        (hermes_env.home / "media" / "images").iterdir()
+    )

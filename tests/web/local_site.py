@@ -1,11 +1,13 @@
 """A real HTTP server on 127.0.0.1 serving a small site for the web tools: an article among
 navigation and ads, a redirect chain, a 20 MB page, files of other types, redirects to private
-addresses; it records the Host header of every request."""
+addresses, a page that drips one byte at a time, a charset no codec reads; it records the Host
+header of every request."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -116,6 +118,22 @@ def _big(site: LocalSite) -> Callable[[BaseHTTPRequestHandler], None]:
     return answer
 
 
+DRIP_BYTES = 40
+DRIP_PAUSE = 0.25
+"""The dripping page: one byte every DRIP_PAUSE seconds, DRIP_BYTES in all (10 s)."""
+
+
+def _drip(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain; charset=utf-8")
+    handler.send_header("Content-Length", str(DRIP_BYTES))
+    handler.end_headers()
+    for _ in range(DRIP_BYTES):
+        handler.wfile.write(b"d")
+        handler.wfile.flush()
+        time.sleep(DRIP_PAUSE)
+
+
 @contextmanager
 def local_site() -> Iterator[LocalSite]:
     """The site, served until the block ends."""
@@ -140,6 +158,11 @@ def local_site() -> Iterator[LocalSite]:
         "/to-loopback": _redirect(302, f"http://127.0.0.1:{site.port}/article"),
         "/to-metadata": _redirect(302, "http://169.254.169.254/latest/meta-data/"),
         "/missing": lambda h: _send(h, 404, "text/plain", b"gone"),
+        "/drip": _drip,
+        "/odd-charset.txt": lambda h: _send(
+            h, 200, "text/plain; charset=x-no-such-codec", b"Notes in an odd charset"
+        ),
+        "/rot13.txt": lambda h: _send(h, 200, "text/plain; charset=rot13", b"Abgrf"),
     }
     server.RequestHandlerClass = _handler(site, routes)
     server.daemon_threads = True

@@ -7,11 +7,23 @@ none of them, so a page that arrives proves the connection went to the checked a
 from __future__ import annotations
 
 import dataclasses
+import sys
+import time
 from collections.abc import Iterator, Sequence
 
 import anyio
 import pytest
-from local_site import ADVERT, ARTICLE_TEXT, BIG_BYTES, FOOTER, NAVIGATION, LocalSite, local_site
+from local_site import (
+    ADVERT,
+    ARTICLE_TEXT,
+    BIG_BYTES,
+    DRIP_BYTES,
+    DRIP_PAUSE,
+    FOOTER,
+    NAVIGATION,
+    LocalSite,
+    local_site,
+)
 
 from hermes_core import Config, Host, ToolResult
 from hermes_core.testing import make_host
@@ -157,6 +169,55 @@ def test_one_bad_url_among_good_ones_is_reported_beside_them(site: LocalSite) ->
     assert not result.is_error
     assert ARTICLE_TEXT[0] in result.text_content
     assert "HTTP 404" in result.text_content
+
+
+def test_a_page_dripping_slower_than_the_timeout_is_cut_off_and_the_others_are_kept(
+    site: LocalSite,
+) -> None:
+    started = time.monotonic()
+    result = _extract(
+        [site.url("/drip", "news.example"), site.url("/article", "news.example")], timeout=1.0
+    )
+    took = time.monotonic() - started
+
+    assert took < DRIP_BYTES * DRIP_PAUSE / 2  # 10 s of drip; each request has 1 s in all
+    drip, article = result.text_content.split("\n\n---\n\n")
+    assert "did not arrive whole within 1 s" in drip
+    assert ARTICLE_TEXT[0] in article
+
+
+def test_a_charset_no_codec_reads_is_read_as_utf8_with_a_note_beside_the_other_pages(
+    site: LocalSite,
+) -> None:
+    config = {"plugins": {"entries": {"web": {"allowed_hosts": ["127.0.0.1"]}}}}
+    host = make_host(Config.model_validate(config))
+    try:
+        urls = [site.url("/odd-charset.txt"), site.url("/rot13.txt"), site.url("/article")]
+        result = _call(host, "web_extract", {"urls": urls})
+    finally:
+        host.close()
+
+    assert not result.is_error, result.text_content
+    odd, rot13, article = result.text_content.split("\n\n---\n\n")
+    assert "Notes in an odd charset" in odd
+    assert "x-no-such-codec" in odd
+    assert "Abgrf" in rot13
+    assert ARTICLE_TEXT[0] in article
+
+
+def test_a_page_that_cannot_be_extracted_fails_its_url_and_the_others_are_kept(
+    site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trafilatura", None)  # the extra is not installed
+
+    result = _extract(
+        [site.url("/article", "news.example"), site.url("/notes.txt", "news.example")]
+    )
+
+    assert not result.is_error, result.text_content
+    article, notes = result.text_content.split("\n\n---\n\n")
+    assert "error: RuntimeError: web_extract needs trafilatura: pip install" in article
+    assert "Plain notes: é" in notes
 
 
 def _call(host: Host, name: str, arguments: dict[str, object]) -> ToolResult:
