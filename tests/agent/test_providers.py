@@ -487,3 +487,20 @@ def test_a_malformed_stream_of_the_model_server_ends_the_turn_with_an_error_nami
     assert "openai: model 'small-model'" in end.detail
     assert "the server's answer could not be read" in end.detail
     assert all(isinstance(e.text, str) for e in events if isinstance(e, TextDelta))
+
+
+class _FakeNamedProvider:
+    """A fake provider (no model runs here): only its name is read."""
+
+    name = "openai"
+
+
+def test_a_malformed_answers_quoted_text_is_redacted_before_it_is_cut() -> None:
+    from hermes_core.agent._requests import _malformed
+    from hermes_core.agent._wire import ModelRequest
+
+    secret = "A1b2C3d4" * 5
+    request = ModelRequest(model="small-model", system="", messages=())
+    for offset in range(270, 300):  # the key straddles the 300-character cut
+        error = _malformed(_FakeNamedProvider(), request, "x" * offset + " sk-" + secret)  # type: ignore[arg-type]
+        assert "A1b2" not in str(error), offset
