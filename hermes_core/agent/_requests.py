@@ -140,8 +140,10 @@ async def _attempts(
 
 def _malformed(provider: ModelProvider, request: ModelRequest, what: str) -> ModelError:
     name = getattr(provider, "name", None) or type(provider).__name__
-    # The server's own text may be quoted: redacted (as every provider error is) and cut.
-    what = redact_text(what if len(what) <= 300 else what[:300] + "...")
+    # The server's own text may be quoted: redacted (as every provider error is), then cut: a
+    # key cut first could leave a piece too short for its pattern.
+    what = redact_text(what)
+    what = what if len(what) <= 300 else what[:300] + "..."
     return ModelError(
         f"{name}: model {request.model!r}: the server's answer could not be read: {what}",
         provider=str(name),
