@@ -3,6 +3,10 @@ lets through goes to the address the rule checked, what it refuses is marked and
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
+import anyio
 import httpx
 import pytest
 from browser_site import Site
@@ -48,3 +52,76 @@ async def test_the_proxy_connects_to_the_checked_address_and_refuses_the_rest(
     assert "169.254.169.254" in refused.text
     assert set(proxy.refusals) == {"169.254.169.254:80", "10.0.0.1:443"}
     assert "10.0.0.1" in proxy.refusals["10.0.0.1:443"]
+
+
+class KeepAliveOrigin:
+    """A hostile origin on 127.0.0.1: it ignores ``Connection: close``, answers every request
+    ``ok`` and keeps the connection open (``1xx`` first, when asked to), noting each request
+    line it is sent."""
+
+    def __init__(self, interim: bool = False) -> None:
+        self.interim = interim
+        self.requests: list[str] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.requests.append(head.decode("latin-1").split("\r\n", 1)[0])
+                if self.interim:
+                    writer.write(b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n")
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n"
+                    b"Keep-Alive: timeout=60\r\n\r\nok"
+                )
+                await writer.drain()
+        writer.close()
+
+
+async def _exchange(proxy_address: str, requests: list[bytes]) -> bytes:
+    """``requests`` sent one after the other on one connection to the proxy, as a browser
+    reusing a kept-alive proxy connection sends them; what came back until the proxy closed."""
+    host, port = proxy_address.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    answers = b""
+    for request in requests:
+        writer.write(request)
+        await writer.drain()
+        with contextlib.suppress(TimeoutError):
+            answers += await asyncio.wait_for(reader.read(65536), 2)
+    writer.write_eof()
+    with anyio.fail_after(10):  # a guard against a hang, not a performance check
+        answers += await reader.read()
+    writer.close()
+    return answers
+
+
+@pytest.mark.parametrize("interim", [False, True], ids=["plain", "after-103"])
+async def test_a_kept_alive_connection_carries_no_second_request_to_the_first_origin(
+    interim: bool,
+) -> None:
+    origin = KeepAliveOrigin(interim)
+    server = await asyncio.start_server(origin.serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    proxy = AddressProxy(_rule)
+    address = await proxy.start()
+    try:
+        answers = await _exchange(
+            address,
+            [
+                f"GET http://pinned.invalid:{port}/first HTTP/1.1\r\n"
+                f"Host: pinned.invalid:{port}\r\n\r\n".encode(),
+                b"GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n"
+                b"Host: 169.254.169.254\r\n\r\n",
+            ],
+        )
+    finally:
+        await proxy.close()
+        server.close()
+
+    # The second request was for another host: it must not reach the first origin unchecked.
+    assert origin.requests == ["GET /first HTTP/1.1"]
+    heads = [part for part in answers.split(b"\r\n\r\n") if part.startswith(b"HTTP/1.1")]
+    assert heads
+    assert all(b"\r\nConnection: close" in head for head in heads)
+    assert b"keep-alive" not in answers.lower()
