@@ -126,9 +126,10 @@ class AddressProxy:
         try:
             if tunnel:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                await asyncio.gather(_copy(reader, up_writer), _copy(up_reader, writer))
             else:
                 up_writer.write(_origin_form(method, parts, version, header_lines))
-            await asyncio.gather(_copy(reader, up_writer), _copy(up_reader, writer))
+                await _one_request(reader, writer, up_reader, up_writer, header_lines)
         finally:
             up_writer.close()
 
@@ -158,6 +159,88 @@ def _origin_form(method: str, parts: SplitResult, version: str, header_lines: li
     ]
     lines = [f"{method} {path} {version}", *kept, "Connection: close", "", ""]
     return "\r\n".join(lines).encode("latin-1")
+
+
+async def _one_request(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    up_reader: asyncio.StreamReader,
+    up_writer: asyncio.StreamWriter,
+    header_lines: list[str],
+) -> None:
+    """One plain-HTTP request and its answer, nothing more on this connection: the request's
+    body goes to the origin, the answer comes back told ``Connection: close``, and whatever
+    the client sends after that is dropped. An origin may ignore the ``Connection: close`` it
+    was sent; passed on as it was, its keep-alive would let Chromium send its next request,
+    perhaps for another host, down this connection to this origin, unchecked. An answer that
+    switches protocols (``101``) keeps the connection both ways, as a tunnel does."""
+    length = _body_length(header_lines)
+    decided: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    async def request_side() -> None:
+        await _copy_exactly(reader, up_writer, length)
+        if await decided:
+            await _copy(reader, up_writer)
+            return
+        while await reader.read(_COPY_CHUNK):
+            pass  # a second request on this connection: never sent anywhere
+        up_writer.close()
+
+    async def answer_side() -> None:
+        switched = False
+        try:
+            switched = await _answer_heads(up_reader, writer)
+        finally:
+            if not decided.done():
+                decided.set_result(switched)
+        await _copy(up_reader, writer)
+
+    await asyncio.gather(request_side(), answer_side())
+
+
+def _body_length(header_lines: list[str]) -> int:
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length" and value.strip().isdigit():
+            return int(value.strip())
+    return 0  # Chromium sends request bodies with a length over HTTP/1.1
+
+
+async def _copy_exactly(
+    source: asyncio.StreamReader, sink: asyncio.StreamWriter, size: int
+) -> None:
+    while size > 0:
+        chunk = await source.read(min(size, _COPY_CHUNK))
+        if not chunk:
+            return
+        size -= len(chunk)
+        sink.write(chunk)
+        await sink.drain()
+
+
+async def _answer_heads(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    """The origin's answer heads passed on without their hop-by-hop headers, the final one
+    told ``Connection: close`` (interim ``1xx`` heads come first); whether the answer switched
+    protocols (``101``). No deadline: a page may wait on a slow answer (a long poll)."""
+    while True:
+        head = await up_reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        status = status_line.split(" ", 2)[1] if " " in status_line else ""
+        if status == "101":
+            writer.write(head)
+            await writer.drain()
+            return True
+        interim = len(status) == 3 and status.startswith("1")
+        kept = [
+            line
+            for line in header_lines
+            if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS
+        ]
+        closing = [] if interim else ["Connection: close"]
+        writer.write("\r\n".join([status_line, *kept, *closing, "", ""]).encode("latin-1"))
+        await writer.drain()
+        if not interim:
+            return False
 
 
 async def _copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
