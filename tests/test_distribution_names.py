@@ -205,3 +205,34 @@ def test_the_docs_install_and_depend_on_our_distributions_only(document: Path) -
     ]
 
     assert foreign == []
+
+
+def installed_by_the_code() -> list[str]:
+    """``path:line: NAME`` for each name starting with ``hermes`` that a ``pip install`` in the
+    Python source of the core and of the plugins tells a user to install (an error's hint)."""
+    found: list[str] = []
+    for folder in ("hermes_core", "plugins_builtin", "plugins"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for number, line in enumerate(lines, start=1):
+                for arguments in PIP_INSTALL.findall(line):
+                    for word in arguments.split():
+                        text = word.strip("'\"`").rstrip(").,;:")
+                        name = re.split(r"[\[<>=!~]", text, maxsplit=1)[0]
+                        if name.lower().startswith("hermes") and "/" not in name:
+                            found.append(f"{path.relative_to(REPO)}:{number}: {name}")
+    return found
+
+
+def test_the_install_hints_of_the_code_name_our_distributions_only() -> None:
+    ours = set(our_distributions())
+    named = installed_by_the_code()
+    foreign = [
+        where
+        for where in named
+        if canonicalize_name(where.rsplit(" ", 1)[1]) not in ours
+        or canonicalize_name(where.rsplit(" ", 1)[1]) in OTHER_PROJECTS
+    ]
+
+    assert any(where.endswith(f": {CORE}") for where in named)  # the scan finds the hints
+    assert foreign == []

@@ -131,7 +131,7 @@ def _valid_cron(expression: str) -> bool:
         from croniter import croniter
     except ImportError as missing:
         raise JobError(
-            "schedule", "cron expressions need croniter: pip install 'hermes-core[cron]'"
+            "schedule", "cron expressions need croniter: pip install 'hermes-core-agent[cron]'"
         ) from missing
     if len(expression.split()) != 5:
         return False

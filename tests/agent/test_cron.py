@@ -106,6 +106,21 @@ def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> 
     assert "no cron jobs" in cli.run("cron", "list").stdout
 
 
+def test_without_croniter_a_cron_expression_says_to_install_our_cron_extra(
+    jobs: CronJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "croniter", None)  # import croniter: ImportError
+
+    with pytest.raises(JobError) as refused:
+        jobs.create("0 9 * * 1-5", "Sum up the logs", now=T0)
+
+    assert refused.value.field == "schedule"
+    # hermes-core on PyPI is another project (tests/test_distribution_names.py): ours is
+    # hermes-core-agent, and its extra is what brings croniter.
+    assert "pip install 'hermes-core-agent[cron]'" in str(refused.value)
+    assert jobs.create("every 5m", "Intervals need no croniter", now=T0).schedule == "every 5m"
+
+
 def test_each_form_of_schedule_gives_its_first_time(jobs: CronJobs) -> None:
     every = jobs.create("every 90s", "a", now=T0)
     cron = jobs.create("*/15 * * * *", "b", now=T0)
