@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from hermes_core.testing import HermesCli, write_dir_plugin
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -34,6 +35,13 @@ def hermes_search_backends():
 """
 
 SELECTED = "tools:\n  tool_search:\n    backend: shaky\n"
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> HermesCli:
+    """The command in this process, with what a subprocess would get (``hermes serve`` still
+    starts as a process of its own, as its MCP client starts it)."""
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import anyio
 import pytest
 
 from hermes_core import Host
+from hermes_core._gc_pause import end_start_pause
 from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 from hermes_core.testing import (
     SEARCH_BACKEND_RULES,
@@ -20,6 +22,7 @@ from hermes_core.testing import (
     make_search_backend,
     search_backend_conformance,
 )
+from hermes_core.testing._cli_in_process import InProcessCli
 
 
 def test_forget_modules_under_keeps_modules_of_a_sibling_folder(
@@ -153,3 +156,22 @@ def test_a_backend_breaking_a_rule_fails_its_check_saying_what_it_did() -> None:
     with pytest.raises(AssertionError, match="limit 1 gave 6 hits of 8 matching documents"):
         checks["search-returns-at-most-limit-hits-best-first"]()
     checks["build-replaces-the-whole-index"]()  # the other rules still hold
+
+
+def test_an_in_process_serve_that_stops_at_its_start_leaves_the_collector_running(
+    tmp_path: Path,
+) -> None:
+    # hermes serve pauses the collector for its start; one stopped before it serves (a token
+    # file other accounts can read) ends its process there, but in process the test goes on.
+    cli = InProcessCli(tmp_path)
+    token = cli.home / "serve-token"
+    token.parent.mkdir(parents=True, exist_ok=True)
+    token.write_text("a-token-someone-left-readable\n", encoding="utf-8")
+    token.chmod(0o644)
+    assert gc.isenabled()
+    done = cli.run("serve", "--transport", "http", "--port", "0", ok=False)
+    assert done.returncode == 2, done.stderr
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    end_start_pause()  # no start pause is left running either
+    assert gc.get_freeze_count() == frozen

@@ -21,11 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Final, Protocol
-
-import mcp_types
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from hermes_core._approvals.prompt import Elicit, printable
+
+if TYPE_CHECKING:
+    # Imported where a form is answered: the commands that set the answerer (``hermes tools
+    # call``, ``run``, ``chat``) would otherwise pay the MCP types' import (about 0.2 s) for a
+    # local tool.
+    import mcp_types
 
 __all__ = [
     "ClientForms",
@@ -134,6 +138,8 @@ class ClientForms:
     async def answer(
         self, server: str, form: mcp_types.ElicitRequestFormParams
     ) -> mcp_types.ElicitResult | None:
+        import mcp_types
+
         reply = await self._elicit(labelled(server, form.message), form.requested_schema)
         if reply.action == "accept":
             content = with_defaults(form.requested_schema, reply.content)

@@ -15,12 +15,13 @@ import re
 import termios
 import time
 from collections.abc import Iterator, Mapping
-from typing import IO, Any, Final
-
-import mcp_types
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from hermes_core._approvals.prompt import printable, read_line, write_flushed
 from hermes_core._mcp.elicitation import labelled
+
+if TYPE_CHECKING:
+    import mcp_types  # imported when a form is asked (see hermes_core._mcp.elicitation)
 
 __all__ = ["TerminalForms"]
 
@@ -56,6 +57,8 @@ class TerminalForms:
     def _ask(
         self, server: str, form: mcp_types.ElicitRequestFormParams, deadline: float
     ) -> mcp_types.ElicitResult:
+        import mcp_types
+
         self._write(f"\n\rhermes: {labelled(server, form.message)}\n")
         try:
             while True:

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from hermes_core._gc_pause import end_start_pause
 from hermes_core.testing._cli import HermesCli
 from hermes_core.testing._files import forget_modules_under
 
@@ -105,6 +106,9 @@ class InProcessCli(HermesCli):
             for number, handler in saved_signals.items():
                 signal.signal(number, handler)
             forget_modules_under(self.root)
+            # A serve stopped before it served ended its process with the collector paused
+            # for its start; this one goes on, with the collector as a new process has it.
+            end_start_pause()
             # hermes freezes the heap at its end (a process about to exit); this one goes on.
             gc.unfreeze()
 

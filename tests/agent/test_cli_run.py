@@ -1,8 +1,9 @@
-"""``hermes run`` end to end: the real command in a subprocess, a real host with its bundled
-plugins and a real MCP server (``tests/mcp/servers/toolbox.py``), and a fake model (a directory
-plugin answering from a script: no model can run here, see ``agent_home.py``); the flow runs
-once more through the bundled ``openai`` and ``anthropic`` providers against the test kit's
-``FakeModelServer`` (a scripted HTTP server: the real wire formats and SDKs).
+"""``hermes run`` end to end: the real command (in this process, as ``InProcessCli`` runs it, with
+what a subprocess would get; on a pseudo-terminal for the terminal's checks), a real host with
+its bundled plugins and a real MCP server (``tests/mcp/servers/toolbox.py``), and a fake model
+(a directory plugin answering from a script: no model can run here, see ``agent_home.py``); the
+flow runs once more through the bundled ``openai`` and ``anthropic`` providers against the test
+kit's ``FakeModelServer`` (a scripted HTTP server: the real wire formats and SDKs).
 
 Checked: the tool-search flow (search, describe, call an MCP tool) whose events and activity log
 name the real tool; ``--json`` lines that all parse; the plain output's streams; approvals
@@ -13,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+from pathlib import Path
 from typing import Any
 
 import pexpect
@@ -22,6 +24,7 @@ from agent.agent_home import AgentHome, asking_server, toolbox_server, turn
 from hermes_core._cli.agent_events import EventPrinter, call_lines, exit_status
 from hermes_core.agent import Finished, ModelToolCall, TextDelta, ToolFinished, ToolStarted, Usage
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
 
@@ -29,8 +32,10 @@ ECHO = "mcp__toolbox__echo"
 
 
 @pytest.fixture
-def home(hermes_cli: HermesCli) -> AgentHome:
-    return AgentHome(hermes_cli)
+def home(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> AgentHome:
+    # The command in this process (what a new interpreter would get: its environment, stdio,
+    # exit status); the terminal's tests still start it on a pseudo-terminal (spawn).
+    return AgentHome(InProcessCli(tmp_path, home=hermes_home, work=hermes_project))
 
 
 def json_lines(stdout: str) -> list[dict[str, Any]]:
