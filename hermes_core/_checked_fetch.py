@@ -20,7 +20,7 @@ from hermes_core._addresses import check_url
 from hermes_core._errors import HermesError
 from hermes_core._tls import tls_context
 
-__all__ = ["USER_AGENT", "CheckedFetcher", "FetchError", "Fetched"]
+__all__ = ["USER_AGENT", "CheckedFetcher", "FetchError", "Fetched", "read_capped"]
 
 USER_AGENT: Final = "Mozilla/5.0 (compatible; hermes-core)"
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
@@ -181,3 +181,17 @@ class CheckedFetcher:
         except httpx.HTTPError as exc:
             raise FetchError(f"{final}: reading the body: {type(exc).__name__}: {exc}") from None
         return b"".join(chunks), False
+
+
+async def read_capped(response: httpx.Response, cap: int) -> bytes | None:
+    """The body of ``response`` read as it comes, or ``None`` as soon as it (or the length it
+    announces) passes ``cap`` bytes: an answer is refused at a cap, never held whole first."""
+    announced = response.headers.get("content-length", "")
+    if announced.isdigit() and int(announced) > cap:
+        return None
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)

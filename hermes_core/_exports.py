@@ -268,6 +268,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "check_url": "hermes_core._addresses",
         "CheckedFetcher": "hermes_core._checked_fetch",
         "FetchError": "hermes_core._checked_fetch",
+        "read_capped": "hermes_core._checked_fetch",
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
     },

@@ -33,7 +33,7 @@ import anyio.lowlevel
 import httpx
 
 from hermes_core import __version__
-from hermes_core._plugin_support import retry_after_seconds, tls_context
+from hermes_core._plugin_support import read_capped, retry_after_seconds, tls_context
 from hermes_core.connectors import (
     ConnectorState,
     ExecuteCall,
@@ -59,10 +59,6 @@ _MAX_PAGES = 50
 """Pages of ``GET v1/connectors`` followed at most."""
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 """The longest answer body read from the gateway (16 MiB); a longer one is a failure."""
-
-
-class _TooLong(Exception):
-    """The answer passed :data:`MAX_ANSWER_BYTES`."""
 
 
 @dataclass(frozen=True)
@@ -242,14 +238,7 @@ class HttpGateway:
                         route.method, url, content=content, headers=sent, params=params
                     )
                     async with request as response:
-                        answer = await _read_capped(response)
-            except _TooLong:
-                return GatewayFailure(
-                    "error",
-                    f"{url} answered more than {MAX_ANSWER_BYTES >> 20} MiB "
-                    f"({MAX_ANSWER_BYTES:,} bytes, the most a gateway answer may hold): the "
-                    "answer was not read",
-                )
+                        answer = await read_capped(response, MAX_ANSWER_BYTES)
             except TimeoutError:
                 failure = GatewayFailure(
                     "unreachable", f"{url} did not answer within {route.timeout:g} s"
@@ -259,6 +248,13 @@ class HttpGateway:
                     "unreachable", f"cannot reach {url}: {type(exc).__name__}: {exc}"
                 )
             else:
+                if answer is None:
+                    return GatewayFailure(
+                        "error",
+                        f"{url} answered more than {MAX_ANSWER_BYTES >> 20} MiB "
+                        f"({MAX_ANSWER_BYTES:,} bytes, the most a gateway answer may hold): the "
+                        "answer was not read",
+                    )
                 verdict = _verdict(url, response, answer)
                 if not isinstance(verdict, GatewayFailure):
                     return verdict
@@ -286,20 +282,6 @@ def _add_page(items: dict[str, ConnectorState], page: Sequence[ConnectorState]) 
         else:
             items[item.connector] = item
     return again
-
-
-async def _read_capped(response: httpx.Response) -> bytes:
-    """The body of ``response``, read as it comes; :class:`_TooLong` as soon as it (or the
-    length it announces) passes :data:`MAX_ANSWER_BYTES`."""
-    announced = response.headers.get("content-length", "")
-    if announced.isdigit() and int(announced) > MAX_ANSWER_BYTES:
-        raise _TooLong
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > MAX_ANSWER_BYTES:
-            raise _TooLong
-    return bytes(body)
 
 
 def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | GatewayFailure:

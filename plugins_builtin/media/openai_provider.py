@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from hermes_core._plugin_support import tls_context
+from hermes_core._plugin_support import read_capped, tls_context
 from hermes_core.plugin import GeneratedImage, ImageError, ImageRequest
 
 from .images import MAX_COUNT
@@ -60,7 +60,7 @@ class OpenAIImages:
         cap = request.count * 4 * -(-self._entry.max_image_bytes // 3) + (1 << 20)
         try:
             async with self._client.stream("POST", "/images/generations", json=body) as answer:
-                content = await _read_capped(answer, cap)
+                content = await read_capped(answer, cap)
         except httpx.HTTPError as exc:
             raise self._error(f"the server could not be reached ({type(exc).__name__})") from None
         if content is None:
@@ -94,20 +94,6 @@ class OpenAIImages:
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self._client.aclose()
-
-
-async def _read_capped(answer: httpx.Response, cap: int) -> bytes | None:
-    """The body of ``answer`` as it comes, or ``None`` as soon as it (or the length it
-    announces) passes ``cap`` bytes."""
-    announced = answer.headers.get("content-length", "")
-    if announced.isdigit() and int(announced) > cap:
-        return None
-    body = bytearray()
-    async for chunk in answer.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
-            return None
-    return bytes(body)
 
 
 def _failure(status: int, content: bytes, key: str | None) -> str:

@@ -315,3 +315,18 @@ async def test_the_gateway_of_a_host_is_released_when_the_host_ends(
 
     assert client is not None
     assert client.is_closed
+
+
+async def test_an_answer_over_the_cap_is_a_failure_naming_it(
+    tmp_path: Path, off_protocol: OffProtocolServer
+) -> None:
+    off_protocol.answer("v1/connectors/search", 200, b" " * (16 * 1024 * 1024 + 1))
+
+    async def work(gateway: ConnectorGateway) -> Any:
+        return await gateway.search(["gmail send email"])
+
+    answer = await _with_gateway(tmp_path, off_protocol.url, work)
+
+    assert answer.failure is not None
+    assert answer.failure.kind == "error"
+    assert "answered more than 16 MiB" in answer.failure.message
