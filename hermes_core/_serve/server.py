@@ -182,10 +182,10 @@ class HostServer:
         is neither started nor ended.)"""
         session = self.session_for_request()
         if self.session_scope == "request":
-            await self._start(session)
+            await self._notify_session("hermes_session_start", session)
         elif self._session_started is None:
             self._session_started = anyio.Event()
-            await self._start(session)
+            await self._notify_session("hermes_session_start", session)
             self._session_started.set()
         else:
             await self._session_started.wait()
@@ -197,22 +197,18 @@ class HostServer:
         background processes) does not outlive the request. Also when the request was
         cancelled."""
         if self.session_scope == "request":
-            await self._end(session)
+            await self._notify_session("hermes_session_end", session)
 
     async def end_connection_session(self) -> None:
         """End the connection's session (``connection`` scope) if a call started it: its
         ``hermes_session_end`` observers run. Called once the client has gone."""
         if self._session is not None and self._session_started is not None:
             self._session_started = None
-            await self._end(self._session)
+            await self._notify_session("hermes_session_end", self._session)
 
-    async def _start(self, session: Session) -> None:
+    async def _notify_session(self, hook_name: str, session: Session) -> None:
         with anyio.CancelScope(shield=True):
-            await self.host.dispatcher.notify("hermes_session_start", session=session)
-
-    async def _end(self, session: Session) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.host.dispatcher.notify("hermes_session_end", session=session)
+            await self.host.dispatcher.notify(hook_name, session=session)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None

@@ -117,13 +117,14 @@ def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Sche
 
 
 def _interval(field: str, given: str, interval: re.Match[str]) -> int:
-    digits, unit = interval[1].lstrip("0") or "0", _UNITS[interval[2].lower()]
+    digits = interval[1].lstrip("0") or "0"
     # A length check first: int() refuses more than 4300 digits with a ValueError of its own.
-    if len(digits) > 12 or int(digits) * unit > MAX_INTERVAL_DAYS * 86400:
+    seconds = int(digits) * _UNITS[interval[2].lower()] if len(digits) <= 12 else None
+    if seconds is None or seconds > MAX_INTERVAL_DAYS * 86400:
         raise JobError(field, f"{given!r}: an interval is at most {MAX_INTERVAL_DAYS} days")
-    if int(digits) * unit < 1:
+    if seconds < 1:
         raise JobError(field, f"{given!r}: an interval is at least 1 second")
-    return int(digits) * unit
+    return seconds
 
 
 def _valid_cron(expression: str) -> bool:

@@ -152,12 +152,7 @@ def _origin_form(method: str, parts: SplitResult, version: str, header_lines: li
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    kept = [
-        line
-        for line in header_lines
-        if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS
-    ]
-    lines = [f"{method} {path} {version}", *kept, "Connection: close", "", ""]
+    lines = [f"{method} {path} {version}", *_end_to_end(header_lines), "Connection: close", "", ""]
     return "\r\n".join(lines).encode("latin-1")
 
 
@@ -231,16 +226,21 @@ async def _answer_heads(up_reader: asyncio.StreamReader, writer: asyncio.StreamW
             await writer.drain()
             return True
         interim = len(status) == 3 and status.startswith("1")
-        kept = [
-            line
-            for line in header_lines
-            if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS
-        ]
         closing = [] if interim else ["Connection: close"]
-        writer.write("\r\n".join([status_line, *kept, *closing, "", ""]).encode("latin-1"))
+        lines = [status_line, *_end_to_end(header_lines), *closing, "", ""]
+        writer.write("\r\n".join(lines).encode("latin-1"))
         await writer.drain()
         if not interim:
             return False
+
+
+def _end_to_end(header_lines: list[str]) -> list[str]:
+    """The header lines of a message without the hop-by-hop ones (this proxy sets its own)."""
+    return [
+        line
+        for line in header_lines
+        if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS
+    ]
 
 
 async def _copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
