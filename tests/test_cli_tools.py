@@ -322,11 +322,10 @@ SEARCH_PROBE = (
 )
 
 
-def test_tools_search_does_not_import_jsonschema(hermes_cli: HermesCli) -> None:
-    # Only the bridge runs, and it parses its own arguments: importing the validator library
-    # would be most of a warm search's fixed cost after the configuration.
+def _probe(hermes_cli: HermesCli, code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in the CLI's working directory and environment; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-c", SEARCH_PROBE],
+        [sys.executable, "-c", code],
         cwd=hermes_cli.work,
         env=hermes_cli.variables(),
         capture_output=True,
@@ -335,6 +334,13 @@ def test_tools_search_does_not_import_jsonschema(hermes_cli: HermesCli) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_tools_search_does_not_import_jsonschema(hermes_cli: HermesCli) -> None:
+    # Only the bridge runs, and it parses its own arguments: importing the validator library
+    # would be most of a warm search's fixed cost after the configuration.
+    done = _probe(hermes_cli, SEARCH_PROBE)
     assert "process_manage" in done.stdout
     assert done.stdout.splitlines()[-1] == "LOADED False"
 
@@ -352,15 +358,6 @@ def test_a_call_of_a_local_tool_does_not_import_the_mcp_types(hermes_cli: Hermes
     # The command can answer an MCP server's form, but a local tool has no server to ask one:
     # the MCP types' import was almost half of such a call's process (0.2 of 0.45 s).
     (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-c", CALL_PROBE],
-        cwd=hermes_cli.work,
-        env=hermes_cli.variables(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _probe(hermes_cli, CALL_PROBE)
     assert done.stdout.startswith("hello")
     assert done.stdout.splitlines()[-1] == "LOADED False"

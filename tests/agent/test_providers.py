@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hermes_core import Config, Environment
+from hermes_core import Config, Environment, Host
 from hermes_core.agent import (
     Agent,
     AgentEvent,
@@ -356,6 +356,17 @@ class Adder:
         ]
 
 
+async def _one_message(host: Host, text: str) -> list[AgentEvent]:
+    """The events of one user message in a new conversation of ``host``'s agent."""
+    agent = Agent.from_host(host)
+    conversation = agent.conversation(host.new_session())
+    try:
+        return [event async for event in conversation.send(text)]
+    finally:
+        await conversation.aclose()
+        await agent.aclose()
+
+
 @pytest.mark.parametrize(
     ("provider", "in_text"), [("openai", False), ("openai", True), ("anthropic", False)]
 )
@@ -380,17 +391,8 @@ def test_a_conversation_over_the_real_wire_retries_calls_and_answers(
         env = replace(hermes_env, variables=_with_bundled(hermes_env))
         host = make_host(config, env, plugins={"adder": Adder()})
 
-        async def main() -> list[AgentEvent]:
-            agent = Agent.from_host(host)
-            conversation = agent.conversation(host.new_session())
-            try:
-                return [event async for event in conversation.send("What is 2 + 3?")]
-            finally:
-                await conversation.aclose()
-                await agent.aclose()
-
         try:
-            events = anyio.run(main)
+            events = anyio.run(_one_message, host, "What is 2 + 3?")
         finally:
             host.close()
         requests = server.requests
@@ -465,17 +467,8 @@ def test_a_malformed_stream_of_the_model_server_ends_the_turn_with_an_error_nami
     env = replace(hermes_env, variables=_with_bundled(hermes_env))
     host = make_host(Config.model_validate({"model": model}), env)
 
-    async def main() -> list[AgentEvent]:
-        agent = Agent.from_host(host)
-        conversation = agent.conversation(host.new_session())
-        try:
-            return [event async for event in conversation.send("Hello?")]
-        finally:
-            await conversation.aclose()
-            await agent.aclose()
-
     try:
-        events = anyio.run(main)
+        events = anyio.run(_one_message, host, "Hello?")
     finally:
         host.close()
         server.shutdown()
