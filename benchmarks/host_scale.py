@@ -13,7 +13,7 @@ Then, with the cache the runs left (issue 32): the host's first ``assemble`` in 
 (the tool listing built; CPU seconds of that call, budget 0.5 s, and the process's peak RSS),
 and ``hermes serve`` over stdio: spawned, ``initialize``, ``tools/list`` answered (wall seconds
 to the answer, budget 2 s, and of the ``tools/list`` request alone), alternating with the MCP
-SDK's echo server (``tests/mcp/servers/toolbox.py``) asked the same way, for a ratio measured
+SDK's echo server (``tests/mcp/servers/toolbox.py --sdk``) asked the same way, for a ratio measured
 in the same run on a shared machine.
 
 With ``--real-schemas`` the catalog is the SaaS catalog's 5,468 real tools, their real input
@@ -311,7 +311,7 @@ def main() -> int:
         servers: list[tuple[list[tuple[float, float, int, float]], list[str], dict[str, str]]]
         servers = [
             (served, [*hermes, "serve"], env),
-            (echoed, [sys.executable, str(ECHO_SERVER)], env),
+            (echoed, [sys.executable, str(ECHO_SERVER), "--sdk"], env),
         ]
         if options.against and runs:
             tree = trees.enter_context(revision_tree(options.against))

@@ -172,7 +172,7 @@ async def main(rounds: int, calls: int) -> int:
         )
         configs = servers(scratch)
         singles, together = await bench_connect(configs, env, rounds)
-        toolbox = McpServerConfig(command=sys.executable, args=[str(TOOLBOX)])
+        toolbox = McpServerConfig(command=sys.executable, args=[str(TOOLBOX), "--sdk"])
         direct, hermes = await bench_call(toolbox, env, calls)
 
     slowest = max(singles.values())

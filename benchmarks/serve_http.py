@@ -2,10 +2,10 @@
 (issue 32): ``tools/list`` requests a second from one client, one after the other, and the
 server's CPU time a request (from ``/proc``), alternating the servers in the same run.
 
-The echo server (``tests/mcp/servers/toolbox.py``) is run stateless like ``hermes serve``
-and, with ``--stateful``, also with its sessions (the SDK's default), to tell the cost of the
-stateless mode from hermes's own. ``hermes serve`` runs on an empty home with ``--no-auth``.
-Linux only (``/proc``).
+The echo server (``sdk_server`` of ``tests/mcp/servers/toolbox.py``) is run stateless like
+``hermes serve`` and, with ``--stateful``, also with its sessions (the SDK's default), to tell
+the cost of the stateless mode from hermes's own. ``hermes serve`` runs on an empty home with
+``--no-auth``. Linux only (``/proc``).
 
     python benchmarks/serve_http.py [--rounds 3] [--requests 300] [--stateful]
 """
@@ -30,8 +30,8 @@ TOOLBOX = Path(__file__).resolve().parents[1] / "tests" / "mcp" / "servers"
 ECHO = f"""
 import sys, uvicorn
 sys.path.insert(0, {str(TOOLBOX)!r})
-from toolbox import build
-app = build().streamable_http_app(stateless_http=sys.argv[2] == "stateless")
+from toolbox import sdk_server
+app = sdk_server().streamable_http_app(stateless_http=sys.argv[2] == "stateless")
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 HEADERS = {

@@ -10,7 +10,7 @@ hermes_core, the MCP SDK (what the SDK's own echo server also pays), the rest of
 ``assemble`` (the listing built) and the ``tools/list`` answer, with the cyclic collector
 paused until the listing is built, as ``hermes serve`` runs its start.
 
-Paired with the MCP SDK's echo server (``tests/mcp/servers/toolbox.py``), in ``--rounds``
+Paired with the MCP SDK's echo server (``tests/mcp/servers/toolbox.py --sdk``), in ``--rounds``
 alternated rounds: the echo server's own import of the SDK timed the same way (what it spends
 before it can answer), and both servers spawned over stdio and asked ``initialize`` and
 ``tools/list`` (wall seconds to the answer and the process's CPU seconds), medians printed with
@@ -77,7 +77,7 @@ print(json.dumps([(b, c1 - c0, w1 - w0) for (_, c0, w0), (b, c1, w1) in zip(mark
 """
 
 
-# What the echo server imports before it serves (tests/mcp/servers/toolbox.py's imports).
+# What the echo server imports before it serves (tests/mcp/servers/toolbox.py --sdk's imports).
 ECHO_IMPORTS = """
 import time
 c, w = time.process_time(), time.perf_counter()
@@ -138,7 +138,7 @@ def main() -> int:
         echoed: list[tuple[float, float, int, float]] = []
         hermes = [sys.executable, "-m", "hermes_core", "serve"]
         load = os.getloadavg()[0]
-        echo_server = [sys.executable, str(ECHO_SERVER)]
+        echo_server = [sys.executable, str(ECHO_SERVER), "--sdk"]
         for number in range(options.rounds):
             steps = ["phases", "echo imports", "serve", "echo"]
             for step in steps if number % 2 == 0 else steps[::-1]:

@@ -18,7 +18,7 @@ server-filesystem and server-memory, from ``.cache/npm``; see noxfile.py):
 - the same search cold (the cache directory emptied before each run: every server started),
   fewer runs (``--cold-repeat``), for the record;
 - ``hermes serve`` over stdio with manifests: spawn, ``initialize``, ``tools/list`` answered
-  (budget 300 ms median), against a minimal MCP echo server (``tests/mcp/servers/toolbox.py``,
+  (budget 300 ms median), against a minimal MCP echo server (``tests/mcp/servers/toolbox.py --sdk``,
   the SDK's low-level server) started and asked the same way.
 
 Prints the median and the ratio to the baseline of each, and whether each budget holds. Exit
@@ -363,7 +363,7 @@ def servers_cases(
         "hermes --version": (time_once, [*hermes, "--version"]),
         warm: (time_once, search),
         serve: (time_serve_once, [*hermes, "serve"]),
-        echo: (time_serve_once, [sys.executable, str(ECHO_SERVER)]),
+        echo: (time_serve_once, [sys.executable, str(ECHO_SERVER), "--sdk"]),
     }
     if options.against is not None:
         other = [str(options.against), "tools", "search", "create issue"]

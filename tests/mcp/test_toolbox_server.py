@@ -1,0 +1,156 @@
+"""``toolbox.py`` over stdio is the suite's most started MCP server and is written on the standard
+library; these check that it answers as the SDK's low-level server with the same tools does
+(``toolbox.py --sdk``), byte for byte on the wire and tool for tool through the host, so the tests
+that use it check the host against what the SDK's servers send."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+import pytest
+from realservers import TOOLBOX, ToolsSeen, call, toolbox_entry
+
+from hermes_core._mcp import McpSupervisor
+from hermes_core._paths import Environment
+
+pytestmark = pytest.mark.subprocess
+
+_META = {
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "check", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+}
+
+
+def _request(ident: int, method: str, **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": {**params, **_META}}
+
+
+def _call(ident: int, tool: str, **arguments: Any) -> dict[str, Any]:
+    return _request(ident, "tools/call", name=tool, arguments=arguments)
+
+
+_CURRENT = [
+    _request(1, "server/discover"),
+    _request(2, "tools/list"),
+    _request(3, "tools/list", cursor="2"),
+    _request(4, "tools/list", cursor="6"),
+    _call(5, "echo", text="hello"),
+    _call(6, "add", a=2, b=40),
+    _call(7, "fail"),
+    _call(8, "env", name="HERMES_TOOLBOX_CHECK"),
+    _call(9, "env"),  # no name: the handler raises
+    _call(10, "header", name="x"),
+    _call(11, "no_such_tool"),
+    _request(12, "resources/list"),
+    _request(13, "ping"),
+    _request(14, "tools/list", cursor="not a number"),
+]
+_DATED = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "check", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {}}},
+]
+
+
+def _exchange(flags: list[str], messages: list[dict[str, Any]]) -> list[Any]:
+    """Each answer of the server run with ``flags`` to ``messages``, sent one at a time."""
+    env = {"HERMES_TOOLBOX_CHECK": "set here", "PATH": "/usr/bin:/bin"}
+    answers = []
+    with _started(flags, env) as (stdin, stdout):
+        for message in messages:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(stdout.readline()))
+    return answers
+
+
+@contextmanager
+def _started(
+    flags: list[str], env: dict[str, str] | None = None
+) -> Iterator[tuple[IO[str], IO[str]]]:
+    """The server with ``flags`` and its stdin and stdout; at the end its stdin is closed, and
+    it must end by itself with status 0."""
+    with subprocess.Popen(
+        [sys.executable, str(TOOLBOX), *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        try:
+            yield server.stdin, server.stdout
+            server.stdin.close()
+            assert server.wait(timeout=10) == 0
+        finally:
+            server.kill()
+
+
+@pytest.mark.parametrize("messages", [_CURRENT, _DATED], ids=["2026-07-28", "2025-06-18"])
+def test_the_stdlib_server_answers_as_the_sdk_server_does(messages: list[dict[str, Any]]) -> None:
+    assert _exchange([], messages) == _exchange(["--sdk"], messages)
+
+
+@pytest.mark.parametrize("flags", [[], ["--sdk"]], ids=["stdlib", "sdk"])
+def test_a_cancelled_call_is_not_answered_and_others_are_meanwhile(flags: list[str]) -> None:
+    messages = [
+        _request(1, "server/discover"),
+        _call(2, "sleep", seconds=1.5),
+        _call(3, "echo", text="meanwhile"),
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
+        _call(4, "echo", text="after"),
+    ]
+    with _started(flags) as (stdin, stdout):
+        stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        stdin.flush()
+        answered = [json.loads(stdout.readline())["id"] for _ in range(3)]
+        time.sleep(2.5)  # past the sleep's 1.5 s: a call not cancelled would be answered by now
+        stdin.close()
+        rest = stdout.read()
+    assert (answered, rest) == ([1, 3, 4], "")
+
+
+@pytest.mark.anyio
+async def test_the_host_sees_the_same_tools_and_results_from_both(env: Environment) -> None:
+    seen = ToolsSeen()
+    sdk = toolbox_entry(args=[str(TOOLBOX), "--sdk"])
+    async with McpSupervisor({"lean": toolbox_entry(), "sdk": sdk}, env, on_tools_changed=seen):
+        shown = {}
+        for server in ("lean", "sdk"):
+            tools = [seen.tool(name) for name in seen.names(server)]
+            listed = [
+                (t.name.split("__")[-1], t.description, t.parameters, t.annotations) for t in tools
+            ]
+            results = [
+                await call(seen.tool(f"mcp__{server}__{name}"), **arguments)
+                for name, arguments in (
+                    ("echo", {"text": "hi"}),
+                    ("add", {"a": 1, "b": 2}),
+                    ("fail", {}),
+                )
+            ]
+            answered = [(r.text_content, r.structured, r.is_error, r.error_code) for r in results]
+            shown[server] = (listed, answered)
+    assert shown["lean"] == shown["sdk"]
+    assert len(shown["lean"][0]) == 7
