@@ -8,13 +8,17 @@ import sys
 from pathlib import Path
 
 import anyio
+import pluggy
 import pytest
 
+from hermes_core import _hookspecs as hookspecs_module
 from hermes_core._config import Config, PluginsConfig
 from hermes_core._errors import PluginError
+from hermes_core._hookspecs import PROJECT_NAME
 from hermes_core._host import Host
 from hermes_core._paths import Environment
 from hermes_core._plugins import load_plugins
+from hermes_core._plugins.loader import new_plugin_manager
 from hermes_core.testing import FakeNixStore, write_dir_plugin
 
 GOOD = """
@@ -490,3 +494,82 @@ def test_function_named_like_a_hook_without_hookimpl_is_ignored(hermes_env: Envi
     assert record is not None
     assert (record.status, record.hooks) == ("enabled", [])
     plugins.pm.hook.hermes_session_start(session=None)
+
+
+_SHAPES = """
+import functools
+from hermes_core._hookspecs import hookimpl
+
+@hookimpl
+def hermes_tools(config, env):
+    return []
+
+def hermes_cli_commands():  # the hook's name without the marker: not an implementation
+    return []
+
+@hookimpl(specname="hermes_search_backends")
+def backends_under_another_name():
+    return []
+
+def _marked(function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        return function(*args, **kwargs)
+    return wrapper
+
+@_marked
+@hookimpl
+def hermes_approval_policies():
+    return []
+
+class _Holder:
+    @hookimpl
+    def hermes_connector_gateways(self):
+        return []
+
+hermes_connector_gateways = _Holder().hermes_connector_gateways
+hermes_session_start = staticmethod(hookimpl(lambda session: None))
+hermes_tool_activity = property(lambda self: None)
+CONSTANT = 3
+"""
+
+
+def _implementations(pm: pluggy.PluginManager) -> set[tuple[str, str, str]]:
+    return {
+        (name, impl.plugin_name, impl.function.__name__)
+        for name, caller in vars(pm.hook).items()
+        if isinstance(caller, pluggy.HookCaller)
+        for impl in caller.get_hookimpls()
+    }
+
+
+def test_the_plugin_manager_finds_the_hooks_pluggy_finds(tmp_path: Path) -> None:
+    """The host's manager reads module plugins faster than pluggy's (docs/performance.md) and
+    must find the same implementations in every bundled plugin and in odd shapes of module."""
+    (tmp_path / "shapes_plugin.py").write_text(_SHAPES, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        modules = [importlib.import_module("shapes_plugin")]
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("shapes_plugin", None)
+    for folder in sorted((Path(__file__).resolve().parents[1] / "plugins_builtin").iterdir()):
+        if (folder / "__init__.py").is_file():
+            modules.append(importlib.import_module(f"plugins_builtin.{folder.name}"))
+    ours, theirs = new_plugin_manager(), pluggy.PluginManager(PROJECT_NAME)
+    theirs.add_hookspecs(hookspecs_module)
+    for pm in (ours, theirs):
+        for module in modules:
+            pm.register(module)
+    found = _implementations(ours)
+    assert found == _implementations(theirs)
+    shapes = {
+        (hook, function) for hook, plugin, function in found if plugin.endswith("shapes_plugin")
+    }
+    assert shapes >= {
+        ("hermes_tools", "hermes_tools"),
+        ("hermes_search_backends", "backends_under_another_name"),
+        ("hermes_approval_policies", "hermes_approval_policies"),
+        ("hermes_connector_gateways", "hermes_connector_gateways"),
+    }
+    assert len(modules) > 10
