@@ -381,7 +381,7 @@ def _limited_memory() -> None:
 @pytest.mark.parametrize(
     ("relative", "make", "said"),
     [
-        (".mcp.json", "zero", "not a regular file (a character device)"),
+        (".mcp.json", "zero", "not a regular file (a device)"),
         (".mcp.json", "fifo", "not a regular file (a FIFO)"),
         (".mcp.json", "deep", "not valid JSON: nested more than"),
         (".claude/settings.json", "zero", None),
