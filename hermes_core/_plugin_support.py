@@ -95,6 +95,9 @@ if TYPE_CHECKING:
         make_private_dir as make_private_dir,
     )
     from hermes_core._private_files import (
+        private_database as private_database,
+    )
+    from hermes_core._private_files import (
         private_dir as private_dir,
     )
     from hermes_core._process_groups import (

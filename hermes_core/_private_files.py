@@ -1,5 +1,6 @@
 """Directories and files that only their owner may read: hermes' home, cache and log
-directories, and in them what a script printed or a background process wrote. Each may hold
+directories, and in them what a script printed, a background process wrote or a database
+holds. Each may hold
 whatever a tool read (a key in a file, a token a command echoed), so another account on the
 machine must not be able to list or open it. The one place for these modes."""
 
@@ -14,6 +15,7 @@ __all__ = [
     "PRIVATE_FILE_MODE",
     "create_private_file",
     "make_private_dir",
+    "private_database",
     "private_dir",
 ]
 
@@ -43,6 +45,29 @@ def private_dir(directory: Path) -> Path:
     if directory.stat().st_mode & 0o777 != PRIVATE_DIR_MODE:
         os.chmod(directory, PRIVATE_DIR_MODE)
     return directory
+
+
+def private_database(path: Path) -> Path:
+    """``path``, a SQLite database, made ready to open readable by the user only; returns it.
+
+    Its directory is made as :func:`make_private_dir` does, the file created ``0600`` when
+    missing (made ``0600`` when it exists), and the ``-wal``, ``-shm`` and ``-journal`` files
+    an earlier run left beside it made ``0600``: SQLite creates those with the mode the
+    database has then, and the ``-wal`` holds the latest writes (the data itself)."""
+    make_private_dir(path.parent)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        os.fchmod(descriptor, PRIVATE_FILE_MODE)
+    finally:
+        os.close(descriptor)
+    for suffix in ("-wal", "-shm", "-journal"):
+        beside = path.with_name(path.name + suffix)
+        try:
+            if beside.stat().st_mode & 0o777 != PRIVATE_FILE_MODE:
+                os.chmod(beside, PRIVATE_FILE_MODE)
+        except FileNotFoundError:
+            continue
+    return path
 
 
 def create_private_file(path: Path) -> IO[bytes]:

@@ -4,6 +4,7 @@ real fixture files in a temporary HOME, through the real command (a subprocess).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -367,3 +368,59 @@ def test_literal_secrets_go_to_dotenv_and_config_gets_references(machine: Machin
     assert "unchanged: web" in again.stdout
     assert "kept out of config.yaml" not in again.stdout
     assert dotenv.read_text(encoding="utf-8").count("ghp_literal123") == 1
+
+
+def _limited_memory() -> None:
+    # A command reading /dev/zero without end stops at this cap (MemoryError), not at the
+    # machine's: the test fails fast and safely before the fix.
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+@pytest.mark.parametrize(
+    ("relative", "make", "said"),
+    [
+        (".mcp.json", "zero", "not a regular file (a device)"),
+        (".mcp.json", "fifo", "not a regular file (a FIFO)"),
+        (".mcp.json", "deep", "not valid JSON: nested more than"),
+        (".claude/settings.json", "zero", None),
+        (".claude/settings.local.json", "fifo", None),
+    ],
+)
+def test_a_hostile_file_of_the_repository_is_refused_by_name_at_once(
+    machine: Machine, relative: str, make: str, said: str | None
+) -> None:
+    """A cloned repository's Claude files may be links to /dev/zero (git keeps links), FIFOs
+    (an unpacked archive) or JSON nested past Python's recursion: each is refused at once,
+    naming the file; the settings files disable nothing then, and the import goes on."""
+    target = machine.project / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    if make == "zero":
+        target.symlink_to("/dev/zero")
+    elif make == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_text('{"mcpServers": ' + "[" * 200_000, encoding="utf-8")
+
+    done = subprocess.run(
+        machine.cli.command("import-agent", "claude-code"),
+        cwd=machine.project,
+        env=machine.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_limited_memory,
+        check=False,
+    )
+
+    if said is None:
+        assert done.returncode == 0, done.stderr
+        assert "added: only-user from user scope" in done.stdout
+    else:
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert f"{target}: {said}" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert machine.config.read_text(encoding="utf-8") == CONFIG

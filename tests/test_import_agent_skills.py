@@ -151,3 +151,32 @@ def test_symbolic_links_in_a_skill_are_not_copied(cli: HermesCli) -> None:
     assert not (copied / "key.txt").exists()
     assert "key.txt: a symbolic link, not copied" in done.stderr
     assert "hunter2" not in json.dumps(tree(cli.home / "skills"))
+
+
+def test_a_skill_folder_or_skill_md_that_is_a_link_is_skipped_by_name(cli: HermesCli) -> None:
+    """A link is not copied, so a skill reached through one is not imported: it is listed as
+    skipped with its path and why, never copied half (a folder with no SKILL.md is no skill),
+    and the other skills are imported."""
+    dotfiles = cli.root / "dotfiles"
+    write_files(
+        dotfiles,
+        {
+            "linked-md.md": skill_md("linked-md", "Its SKILL.md is a link."),
+            "linked-folder/SKILL.md": skill_md("linked-folder", "The whole folder is a link."),
+        },
+    )
+    claude = cli.user_home / ".claude" / "skills"
+    write_files(claude, {"linked-md/scripts/run.py": "print('run')\n"})
+    (claude / "linked-md" / "SKILL.md").symlink_to(dotfiles / "linked-md.md")
+    (claude / "linked-folder").symlink_to(dotfiles / "linked-folder")
+
+    done = run(cli)
+    report = json.loads(run(cli, "--dry-run", "--json").stdout)
+
+    skills = cli.home / "skills"
+    assert sorted(path.name for path in skills.iterdir()) == ["pdf-tools", "shared"]
+    skipped = {item["name"]: item["reason"] for item in report["skills_skipped"]}
+    assert f"{claude / 'linked-md' / 'SKILL.md'}: a symbolic link" in skipped["linked-md"]
+    assert f"{claude / 'linked-folder'}: a symbolic link" in skipped["linked-folder"]
+    assert "skipped: skill linked-md from user skills" in done.stdout
+    assert "skipped: skill linked-folder from user skills" in done.stdout

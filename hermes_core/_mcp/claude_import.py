@@ -61,6 +61,8 @@ __all__ = [
 
 Action = Literal["add", "change", "unchanged", "keep"]
 
+JSON_MAX_BYTES = 256 * 1024 * 1024
+"""The largest Claude file read (``~/.claude.json`` keeps Claude Code's history and grows)."""
 _STDIO_KEYS = frozenset({"type", "command", "args", "env"})
 _REMOTE_KEYS = frozenset({"type", "url", "headers"})
 
@@ -176,16 +178,26 @@ def claude_sources(
 
 
 def _read_json(path: Path) -> Any:
+    """The parsed JSON of ``path``, ``None`` when it does not exist. A repository's files are
+    whatever its author wrote (a link to ``/dev/zero``, a FIFO, nesting without end), so only a
+    regular file of at most :data:`JSON_MAX_BYTES` is read, without blocking; anything else is
+    a :class:`HermesError` naming the file."""
+    from hermes_core._yaml_limits import YamlFileError, read_limited
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_limited(path, JSON_MAX_BYTES)
+    except YamlFileError as exc:
+        raise HermesError(f"{path}: {exc}") from None
+    if text is None:
         return None
-    except OSError as exc:
-        raise HermesError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except ValueError as exc:
         raise HermesError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise HermesError(
+            f"{path}: not valid JSON: nested more than hermes reads (Python's recursion limit)"
+        ) from None
 
 
 def _servers_in(document: Any, source: Source) -> Mapping[str, Any]:

@@ -7,7 +7,8 @@ from the highest place that has it. A folder whose ``SKILL.md`` cannot be read
 (:func:`~hermes_core._skills.library.read_skill`), or that is too large, is skipped with the
 reason. What happens to each, as for servers: ``add`` (new), ``unchanged`` (the same files are
 already there), ``keep`` (it differs; kept without ``--force``) or ``change`` (replaced whole,
-with ``--force``). Only regular files and folders are copied; symbolic links are not.
+with ``--force``). Only regular files and folders are copied; symbolic links are not, so a
+skill folder that is a link, or whose ``SKILL.md`` is one, is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from hermes_core._private_files import make_private_dir
+from hermes_core._shown import shown
 from hermes_core._skills.library import SKILL_FILE, SkillError, read_skill
 
 if TYPE_CHECKING:
@@ -146,6 +148,24 @@ def _files(directory: Path) -> tuple[list[str], list[str]]:
     return sorted(files), sorted(links)
 
 
+def _linked(entry: Path) -> str | None:
+    """Why the skill folder ``entry`` is not copied when it, or its ``SKILL.md``, is a
+    symbolic link; ``None`` when neither is (a link to anything but a skill folder is passed
+    over, as any other entry that is no skill folder)."""
+    if entry.is_symlink():
+        if not (entry / SKILL_FILE).is_file():
+            return None
+        link = entry
+    elif (entry / SKILL_FILE).is_symlink():
+        link = entry / SKILL_FILE
+    else:
+        return None
+    return (
+        f"{link}: a symbolic link (to {shown(os.readlink(link))}), and links are not copied; "
+        "copy the folder there, or import it from where the link points"
+    )
+
+
 def read_claude_skills(
     sources: list[SkillSource],
 ) -> tuple[list[ClaudeSkill], list[SkippedSkill], list[str]]:
@@ -163,9 +183,15 @@ def read_claude_skills(
             warnings.append(f"{source.path}: cannot be read: {exc.strerror or exc}")
             continue
         for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
+            if entry.name.startswith("."):
                 continue
             where = source.describe()
+            link = _linked(entry)
+            if link is not None:
+                skipped.append(SkippedSkill(entry.name, link, where))
+                continue
+            if not entry.is_dir():
+                continue
             if not (entry / SKILL_FILE).is_file():
                 skipped.append(SkippedSkill(entry.name, f"no {SKILL_FILE} in {entry}", where))
                 continue

@@ -33,7 +33,7 @@ _TASK_FIELDS: dict[str, Any] = {
         **_TEXT,
         "description": "Everything the subagent needs: paths, error text, what was tried.",
     },
-    "toolsets": {**_TOOLSETS, "description": "The toolsets it may use (default: yours)."},
+    "toolsets": {**_TOOLSETS, "description": "The toolsets it may use ([]: none; omitted: yours)."},
     "cwd": {**_TEXT, "description": "Its working directory, relative to yours (default: yours)."},
 }
 PARAMETERS: Final[dict[str, Any]] = {

@@ -50,7 +50,7 @@ ADVICE: Final = (
 @dataclass(frozen=True)
 class DelegatedTask:
     """One child's task: its goal, its context, the toolsets it may use (``None``: what its
-    parent has) and its working directory (``None``: its parent's)."""
+    parent has; empty: none) and its working directory (``None``: its parent's)."""
 
     goal: str
     context: str
@@ -100,7 +100,9 @@ def _task(entry: Any, where: str) -> DelegatedTask:
         raise TaskError(f"{where}: toolsets must be a list of toolset names")
     if cwd is not None and not isinstance(cwd, str):
         raise TaskError(f"{where}: cwd must be a path")
-    return DelegatedTask(goal, context, tuple(toolsets) if toolsets else None, cwd or None)
+    # [] asks for no tools (a child that only reasons): only a missing list means its parent's.
+    granted = tuple(toolsets) if toolsets is not None else None
+    return DelegatedTask(goal, context, granted, cwd or None)
 
 
 def read_tasks(arguments: dict[str, Any]) -> list[DelegatedTask]:

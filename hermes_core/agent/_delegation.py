@@ -22,7 +22,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -72,6 +72,11 @@ class Conversing(Protocol):
 
     def cancel(self) -> None:
         """Stop the running turn."""
+        ...
+
+    @property
+    def stop_requested(self) -> asyncio.Event:
+        """Set by :meth:`cancel` until the next turn starts."""
         ...
 
 
@@ -149,6 +154,10 @@ class Delegations:
             return None
         first = await self._inbox.get()
         return "\n\n".join([first, *self.ready()])
+
+    def put_back(self, message: str) -> None:
+        """Keep ``message`` (results taken by :meth:`next_message`) for the next taker."""
+        self._inbox.put_nowait(message)
 
     def take_events(self) -> list[ChildStarted | ChildFinished]:
         """The children's started/finished events since the last call."""
@@ -292,14 +301,42 @@ class Delegations:
 async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterator[AgentEvent]:
     """Send ``text``, then each background delegation's results as the next message when they
     arrive, until none is pending (or a turn is interrupted): the events of every turn, the
-    last :class:`Finished` being the answer. What a one-shot caller (``hermes run``) uses."""
+    last :class:`Finished` being the answer. What a one-shot caller (``hermes run``) uses.
+
+    A stop while waiting between turns (:meth:`Conversing.cancel`: the children are stopped)
+    starts no further turn: the last :class:`Finished` is given again as ``interrupted``, at
+    once, and the children's results stay pending for the conversation's next message."""
     message: str | None = text
     while message is not None:
-        stop = None
+        last: Finished | None = None
         async for event in conversation.send(message):
             if isinstance(event, Finished):
-                stop = event.stop
+                last = event
             yield event
-        if stop == "interrupted":
+        if last is None or last.stop == "interrupted":
             return
-        message = await conversation.delegations.next_message()
+        message = await _results_unless_stopped(conversation.delegations, conversation)
+        if message is None and conversation.stop_requested.is_set():
+            yield replace(last, stop="interrupted", detail="stopped by the user")
+
+
+async def _results_unless_stopped(delegations: Delegations, conversation: Conversing) -> str | None:
+    """The next background delegation's results, or ``None`` when none is pending or the
+    conversation is stopped first (results taken at that moment are put back)."""
+    if not delegations.pending or conversation.stop_requested.is_set():
+        return None
+    results = asyncio.ensure_future(delegations.next_message())
+    stopped = asyncio.ensure_future(conversation.stop_requested.wait())
+    try:
+        await asyncio.wait({results, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not results.done():
+            results.cancel()  # a queue's get: cancelled before it took anything
+    if not results.done():
+        return None
+    message = results.result()
+    if message is not None and conversation.stop_requested.is_set():
+        delegations.put_back(message)
+        return None
+    return message

@@ -212,6 +212,12 @@ class Conversation:
         self._stop.set()
         self.delegations.cancel()
 
+    @property
+    def stop_requested(self) -> asyncio.Event:
+        """Set by :meth:`cancel` until the next turn starts: a caller waiting between turns
+        (for a background delegation's results) watches it to start no further turn."""
+        return self._stop
+
     def child(self, session: Session) -> Conversation:
         """A subagent's conversation in ``session``: one level deeper, spending this
         conversation's budget."""

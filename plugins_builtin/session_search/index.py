@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from hermes_core._plugin_support import private_database
+
 SCHEMA_VERSION: Final = 1
 BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
@@ -135,7 +137,9 @@ class SessionIndex:
     def connection(self) -> sqlite3.Connection:
         """The open database (WAL, a busy timeout), its schema made on first use."""
         if self._connection is None:
-            self.database.parent.mkdir(parents=True, exist_ok=True)
+            # 0600 before SQLite opens it: it gives the -wal and -shm files (which hold the
+            # indexed text too) the database's mode when it creates them.
+            private_database(self.database)
             connection = sqlite3.connect(
                 self.database,
                 timeout=BUSY_TIMEOUT_MS / 1000,
@@ -146,7 +150,6 @@ class SessionIndex:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.executescript(_SCHEMA)  # IF NOT EXISTS: two processes may both run it
-            os.chmod(self.database, 0o600)
             self._connection = connection
         return self._connection
 

@@ -4,6 +4,9 @@ subagent, and the prompt lasts until a background delegation's results are in.""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from acp_client import RecordingClient, serving
 
@@ -58,3 +61,40 @@ async def test_a_subagent_is_a_tool_call_and_its_approval_names_it(
     assert asked.tool_call_id == "subagent-d1.1"
     assert "asked by d1.1" in asked.content[0].content.text
     assert asked.title == f"terminal: {COMMAND}"
+
+
+async def test_cancel_while_a_background_delegation_runs_answers_cancelled_and_asks_no_more(
+    acp_env: Environment,
+) -> None:
+    """The editor's cancel after the model's turn, while the prompt waits for a background
+    delegation: the prompt answers ``cancelled`` at once and the model is not asked again
+    (a stop between turns starts no further turn, as ``hermes run`` promises)."""
+
+    def respond(request: ModelRequest) -> object:
+        first, last = request.messages[0], request.messages[-1]
+        if first.content.startswith(ROOT):
+            if len(request.messages) == 1:
+                task = {"goal": GOAL, "context": CONTEXT}
+                return fake_turn("Delegating.", ("delegate_task", {"tasks": [task]}))
+            if last.role == "tool":
+                return "A subagent is on it."
+            return "Read the subagent's results."
+        if len(request.messages) == 1:  # the subagent: a command that takes its time
+            return fake_turn("", ("terminal", {"command": "sleep 30"}))
+        return "Slept."
+
+    model = FakeModelProvider(responder=respond)
+    client = RecordingClient(permission="once")
+    async with serving(acp_env, model, client=client) as served:
+        session_id = await served.start(acp_env.cwd)
+        prompt = asyncio.ensure_future(served.say(session_id, f"{ROOT} have a subagent sleep"))
+        await asyncio.wait_for(client.asked.wait(), timeout=30)  # the child's command
+        await asyncio.sleep(0.5)
+        cancelled_at = time.monotonic()
+        await served.conn.cancel(session_id=session_id)
+        answer = await asyncio.wait_for(prompt, timeout=20)
+        waited = time.monotonic() - cancelled_at
+    roots = [r for r in model.requests if r.messages[0].content.startswith(ROOT)]
+    assert len(roots) == 2  # the delegation and the tool's answer: nothing after the cancel
+    assert answer.stop_reason == "cancelled"
+    assert waited < 10

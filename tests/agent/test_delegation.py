@@ -649,6 +649,25 @@ async def test_only_the_answer_and_the_files_written_return_from_a_child_in_its_
     assert "# Summary" not in message
 
 
+async def test_an_empty_toolsets_list_grants_the_child_no_toolset(host: Host, probe: Probe) -> None:
+    """``toolsets: []`` asks for a child with no tools (one that only reasons over its
+    context): it gets none, never its parent's whole grant, which only a missing ``toolsets``
+    means."""
+    command = {"command": "touch made-by-the-child.txt"}
+    model = root_then_children(
+        delegating({"tasks": [task(1, toolsets=[])]}), calling("terminal", command)
+    )
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        await settle(conversation, f"{ROOT} think it over")
+    first = child_requests(model)[0]
+    assert [tool.name for tool in first.tools] == []
+    assert not (session.cwd / "made-by-the-child.txt").exists()
+    refused = child_requests(model)[-1].messages[-1]
+    assert refused.is_error
+    assert "not available in this session" in refused.content
+
+
 @pytest.mark.parametrize(
     ("extra", "words"),
     [

@@ -288,3 +288,32 @@ def test_outside_a_conversation_there_is_no_summary_but_the_search_answers(
     result = anyio.run(lambda: tool.handler(Session(cwd=tmp_path), "argon2id", None, True))
     assert result.structured["summary"] is None
     assert result.text_content.startswith("1. session earlier")
+
+
+@pytest.mark.parametrize("earlier", [False, True], ids=["new", "left-by-an-earlier-version"])
+def test_every_file_of_the_index_is_private_while_it_is_open(tmp_path: Path, earlier: bool) -> None:
+    """The index holds the transcripts' text (0600 files): its database and SQLite's -wal and
+    -shm files beside it are 0600 too, whatever the umask, also when an earlier version left
+    them readable by others."""
+    conversation(tmp_path, "a", "the staging database password rotation plan")
+    database = tmp_path / "session_search.db"
+    if earlier:
+        made = sqlite3.connect(database)
+        made.execute("PRAGMA journal_mode = WAL")
+        made.execute("CREATE TABLE kept (x)")
+        made.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{database}{suffix}").touch()
+            os.chmod(f"{database}{suffix}", 0o644)
+    old = os.umask(0o022)
+    index = index_of(tmp_path)
+    try:
+        index.update()
+        assert index.search("rotation plan", 5)
+        files = sorted(tmp_path.glob("session_search.db*"))
+        modes = {path.name: oct(path.stat().st_mode & 0o777) for path in files}
+    finally:
+        index.close()
+        os.umask(old)
+    assert set(modes) >= {"session_search.db", "session_search.db-wal", "session_search.db-shm"}
+    assert set(modes.values()) == {"0o600"}, modes
