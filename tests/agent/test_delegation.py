@@ -30,7 +30,6 @@ from hermes_core.agent import (
     ModelRequest,
     ModelSettings,
     ToolFinished,
-    ToolStarted,
     TranscriptStore,
     send_until_settled,
 )
@@ -292,15 +291,13 @@ async def test_a_background_delegation_answers_at_once_and_its_result_comes_as_a
     model = root_then_children(root, calling("hold", {}))
     async with host.session() as session:
         conversation = make_agent(host, model).conversation(session)
-        started = finished = 0.0
         events = []
         async for event in conversation.send(f"{ROOT} summarise the notes"):
             events.append(event)
-            if isinstance(event, ToolStarted) and event.call.name == "delegate_task":
-                started = time.monotonic()
-            elif isinstance(event, ToolFinished) and event.call.name == "delegate_task":
-                finished = time.monotonic()
-        assert finished - started < 0.2
+        # The call answered, and the turn ended, while the child is held at its gate: the
+        # answer did not wait for the child (a wall-clock bound here failed under load).
+        assert not probe.gate.is_set()
+        assert [type(e).__name__ for e in events if isinstance(e, ChildFinished)] == []
         handle = [e for e in events if isinstance(e, ToolFinished)][-1]
         assert not handle.is_error
         assert "Delegation d1 started" in handle.text
