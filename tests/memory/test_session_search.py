@@ -317,3 +317,22 @@ def test_every_file_of_the_index_is_private_while_it_is_open(tmp_path: Path, ear
         os.umask(old)
     assert set(modes) >= {"session_search.db", "session_search.db-wal", "session_search.db-shm"}
     assert set(modes.values()) == {"0o600"}, modes
+
+
+@pytest.mark.anyio
+async def test_a_query_past_the_bridges_2000_characters_is_refused_before_any_search(
+    make_memory_host: Any, bundled_env: Any
+) -> None:
+    # 100,000 words once held the index's lock for 9 s; a request never needs more than the
+    # 2,000 characters tool_search takes.
+    conversation(bundled_env.home, "earlier", "We picked Argon2id for the password hashes.")
+    host = make_memory_host()
+    session = host.new_session()
+    refused = await host.dispatch("session_search", {"query": "argon2id " * 20_000}, session)
+    assert refused.error_code == "INVALID_ARGUMENTS"
+    assert refused.structured["path"] == "arguments.query"
+    longest = "argon2id " + "x" * 1991
+    assert len(longest) == 2000
+    found = await host.dispatch("session_search", {"query": longest}, session)
+    assert found.error_code is None, found.text_content
+    assert [hit["session"] for hit in found.structured["sessions"]] == ["earlier"]
