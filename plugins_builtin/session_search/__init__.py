@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
     from .index import SessionHit, SessionIndex
 
+MAX_QUERY_CHARS: Final = 2000
+"""The longest query, as ``tool_search``'s: a search's work grows faster than its words (100,000
+of them held the index's lock for 9 s), and a request needs far fewer."""
 _PLUGIN: Final = "session_search"
 DATABASE_NAME: Final = "session_search.db"
 SESSION_CHARS: Final = 6000
@@ -162,7 +165,12 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
         parameters={
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "Words to look for.",
+                },
                 "limit": {"type": "integer", "minimum": 1, "maximum": 20},
                 "summarize": {
                     "type": "boolean",
