@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
 from acp import RequestError
 from acp_client import serving
@@ -61,3 +62,25 @@ async def test_an_unknown_or_open_session_is_not_loaded(acp_env: Environment) ->
             with pytest.raises(RequestError) as refused:
                 await served.conn.load_session(cwd=str(acp_env.cwd), session_id=wanted)
             assert why in json.dumps(refused.value.data)
+
+
+async def test_two_loads_of_one_session_at_once_open_it_once(acp_env: Environment) -> None:
+    async with serving(acp_env, FakeModelProvider.scripted("Hi.")) as served:
+        session_id = await served.start(acp_env.cwd)
+        await served.say(session_id, "hello")
+    async with serving(acp_env, FakeModelProvider.scripted("Again.")) as served:
+        await served.start(acp_env.cwd)
+        outcomes: list[str] = []
+
+        async def load() -> None:
+            try:
+                await served.conn.load_session(cwd=str(acp_env.cwd), session_id=session_id)
+                outcomes.append("loaded")
+            except RequestError as refused:
+                outcomes.append(json.dumps(refused.data))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(load)
+            group.start_soon(load)
+    assert sorted(outcomes)[0] == "loaded"
+    assert "already open" in sorted(outcomes)[1]
