@@ -75,6 +75,7 @@ class AcpServer:
         self._client: Client | None = None
         self._capabilities: ClientCapabilities | None = None
         self._sessions: dict[str, AcpSession] = {}
+        self._loading: set[str] = set()  # ids being loaded: a second load of one is refused
         self._lifetimes = contextlib.AsyncExitStack()
 
     def on_connect(self, conn: Client) -> None:
@@ -150,17 +151,21 @@ class AcpServer:
             raise RequestError.invalid_params(
                 {"sessionId": session_id, "message": "no transcript of this session"}
             )
-        if session_id in self._sessions:
+        if session_id in self._sessions or session_id in self._loading:
             raise RequestError.invalid_params(
                 {"sessionId": session_id, "message": "the session is already open"}
             )
-        messages = store.open(session_id).messages()
-        grant = await self._grant(runtime, mcp_servers, directory)
-        session = await self._open(runtime, directory, grant, session_id=session_id)
-        session.conversation.messages.extend(messages)
-        for update in replayed(messages, directory):
-            await session.client.session_update(session_id=session_id, update=update)
-        self._sessions[session_id] = session
+        self._loading.add(session_id)
+        try:
+            messages = store.open(session_id).messages()
+            grant = await self._grant(runtime, mcp_servers, directory)
+            session = await self._open(runtime, directory, grant, session_id=session_id)
+            session.conversation.messages.extend(messages)
+            for update in replayed(messages, directory):
+                await session.client.session_update(session_id=session_id, update=update)
+            self._sessions[session_id] = session
+        finally:
+            self._loading.discard(session_id)
         return LoadSessionResponse()
 
     async def _grant(
