@@ -424,3 +424,26 @@ def test_a_hostile_file_of_the_repository_is_refused_by_name_at_once(
         assert f"{target}: {said}" in done.stderr
         assert "Traceback" not in done.stderr
         assert machine.config.read_text(encoding="utf-8") == CONFIG
+
+
+@pytest.mark.parametrize("where", ["user", "repository"])
+def test_with_project_a_settings_file_that_cannot_be_read_stops_the_import(
+    machine: Machine, where: str
+) -> None:
+    """The settings files may disable servers of the repository's .mcp.json: with --project,
+    one hermes cannot read could hide a server the user disabled, so nothing is imported."""
+    if where == "user":
+        settings = machine.home / ".claude" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text('{"disabledMcpjsonServers": ["remote"],', encoding="utf-8")
+    else:
+        settings = machine.project / ".claude" / "settings.local.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(settings)
+    done = machine.run(ok=False)
+    assert done.returncode == 2, done.stderr
+    assert str(settings) in done.stderr
+    assert "disabled" in done.stderr
+    assert machine.config.read_text(encoding="utf-8") == CONFIG
+    without = machine.cli.run("import-agent", "claude-code")  # the repository's servers aside
+    assert "added: only-user from user scope" in without.stdout
