@@ -286,8 +286,8 @@ def disabled_project_servers(
     """The servers of the project's ``.mcp.json`` the user disabled in Claude Code, each with
     the file that says so: ``disabledMcpjsonServers`` of the project's entry in
     ``~/.claude.json`` and of the settings files (``~/.claude/settings.json``, the project's
-    ``.claude/settings.json`` and ``.claude/settings.local.json``). A file that cannot be read
-    disables nothing."""
+    ``.claude/settings.json`` and ``.claude/settings.local.json``). A file that exists but
+    cannot be read is a :class:`HermesError` naming it: it could disable any of them."""
     home = user_home(env)
     user_file = claude_json if claude_json is not None else home / ".claude.json"
     places: list[tuple[Path, str | None]] = [
@@ -301,8 +301,11 @@ def disabled_project_servers(
     for path, project in places:
         try:
             document = _read_json(path)
-        except HermesError:
-            continue
+        except HermesError as error:
+            raise HermesError(
+                f"{error}; it may disable servers of the repository's .mcp.json "
+                f"({_DISABLED_KEY}), so with --project none is imported until it can be read"
+            ) from None
         holder = document
         if project is not None and isinstance(document, Mapping):
             projects = document.get("projects")
