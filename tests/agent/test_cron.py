@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from hermes_core.agent import CronJobs, JobError
+from hermes_core.agent._cron_store import local_time
 from hermes_core.testing import FakeModelServer, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -307,6 +308,26 @@ def test_cron_run_runs_a_job_now_and_delivers_to_stdout_and_the_log(cli: InProce
     assert f"job {job['id']} run 1: delivered to stdout" in done.stderr
     listed = cli.run("cron", "runs", env=env).stdout
     assert "ok" in listed.splitlines()[1]
+
+
+def test_cron_list_json_and_the_cronjob_tools_list_show_each_jobs_last_run(
+    cli: InProcessCli,
+) -> None:
+    with FakeModelServer([FakeTurn(text="All quiet.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Sum up the logs", "--name", "ran", env=env)
+        cli.run("cron", "create", "every 1h", "Check the disks", "--name", "waits", env=env)
+        cli.run("cron", "run", "ran", env=env)
+    (run,) = CronJobs(cli.home).runs("ran")
+
+    ran, waits = cli.json("cron", "list", "--json", env=env)
+    listed = cli.json("tools", "call", "cronjob", '{"action": "list"}', "--json", env=env)
+
+    expected = {"status": run.status, "started": local_time(run.started), "detail": run.detail}
+    assert run.status == "ok"
+    assert (ran["name"], ran["last_run"]) == ("ran", expected)
+    assert (waits["name"], waits["last_run"]) == ("waits", None)
+    assert listed["structured"]["jobs"] == [ran, waits]
 
 
 def test_a_file_delivery_lands_under_the_home(cli: InProcessCli) -> None:
