@@ -68,19 +68,20 @@ def list_command(as_json: bool) -> None:
 
     store = _store()
     store.recover()
-    jobs = store.jobs()
+    jobs = store.listing()
     if as_json:
-        click.echo(json.dumps([job.to_json() for job in jobs], indent=2))
+        click.echo(json.dumps(jobs, indent=2))
         return
     if not jobs:
         click.echo("no cron jobs (hermes cron create SCHEDULE PROMPT)")
         return
     rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN"]]
     for job in jobs:
-        shown = job.to_json()
-        last = store.runs(job.id, limit=1)
-        outcome = f"{last[0].status} {local_time(last[0].started)}" if last else "-"
-        rows.append([job.id, job.name, job.schedule, shown["state"], shown["next_run"], outcome])
+        last = job["last_run"]
+        outcome = f"{last['status']} {last['started']}" if last else "-"
+        rows.append(
+            [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome]
+        )
     click.echo(columns(rows))
 
 

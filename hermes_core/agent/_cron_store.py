@@ -63,8 +63,8 @@ class CronJob:
     lease_owner: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """The job as ``hermes cron list --json`` and the ``cronjob`` tool show it (times in
-        local ISO 8601)."""
+        """The job as the ``cronjob`` tool shows one it made or changed (times in local ISO
+        8601); a listing adds each job's last run (:meth:`CronJobs.listing`)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -224,6 +224,15 @@ class CronJobs:
         with closing(self._connect()) as db:
             rows = db.execute("SELECT * FROM jobs ORDER BY created, id").fetchall()
         return [_job(row) for row in rows]
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every job as :meth:`CronJob.to_json` shows it, with ``last_run``: the ``status``,
+        ``started`` (local ISO 8601) and ``detail`` of its latest run, or ``None`` (what
+        ``hermes cron list`` and the ``cronjob`` tool's ``list`` show)."""
+        with closing(self._connect()) as db:
+            latest = "SELECT * FROM runs WHERE id IN (SELECT MAX(id) FROM runs GROUP BY job_id)"
+            last = {row["job_id"]: row for row in db.execute(latest).fetchall()}
+        return [{**job.to_json(), "last_run": _last_run(last.get(job.id))} for job in self.jobs()]
 
     def get(self, job: str) -> CronJob:
         """The job whose id (or unique name) is ``job``; a :class:`JobError` when none is."""
@@ -405,33 +414,20 @@ class CronJobs:
 
 
 def _job(row: Any) -> CronJob:
-    toolsets = row["toolsets"]
-    return CronJob(
-        id=row["id"],
-        name=row["name"],
-        schedule=row["schedule"],
-        prompt=row["prompt"],
-        toolsets=None if toolsets is None else tuple(json.loads(toolsets)),
-        delivery=row["delivery"],
-        paused=bool(row["paused"]),
-        created=row["created"],
-        next_run=row["next_run"],
-        lease_owner=row["lease_owner"],
-    )
+    fields = {key: value for key, value in dict(row).items() if key != "lease_until"}
+    toolsets = fields["toolsets"]
+    fields["toolsets"] = None if toolsets is None else tuple(json.loads(toolsets))
+    return CronJob(**{**fields, "paused": bool(fields["paused"])})
+
+
+def _last_run(row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"status": row["status"], "started": local_time(row["started"]), "detail": row["detail"]}
 
 
 def _run(row: dict[str, Any]) -> CronRun:
-    return CronRun(
-        id=row["id"],
-        job_id=row["job_id"],
-        due=row["due"],
-        started=row["started"],
-        finished=row["finished"],
-        owner=row["owner"],
-        status=row["status"],
-        detail=row["detail"],
-        output=row["output"],
-    )
+    return CronRun(**row)  # the columns of ``runs`` are the fields of CronRun
 
 
 __all__ = [

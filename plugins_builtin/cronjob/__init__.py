@@ -105,7 +105,7 @@ def _act(
         note = f"Created job {made.id} ({made.name}); next run {shown['next_run']}."
         return ToolResult.text(note, structured=shown)
     if action == "list":
-        listed = [found.to_json() for found in jobs.jobs()]
+        listed = jobs.listing()  # each with its last run, as hermes cron list --json
         text = json.dumps(listed, indent=1) if listed else "No cron jobs."
         return ToolResult.text(text, structured={"jobs": listed})
     if job is None:
