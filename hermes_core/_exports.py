@@ -248,6 +248,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "head_and_tail": "hermes_core._captured",
         "hide_host_memory": "hermes_core._execution.memory_guard",
         "make_private_dir": "hermes_core._private_files",
+        "path_refusal": "hermes_core._path_arguments",
         "moved_settings": "hermes_core._plugin_settings",
         "private_dir": "hermes_core._private_files",
         "progress_listener": "hermes_core._progress",

@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._validation",
         "hermes_core._connector_names",
         "hermes_core._call_path",
+        "hermes_core._path_arguments",
     ),
     (
         "hermes_core._availability",
