@@ -84,8 +84,8 @@ class SkillTools:
     def skill_view(self, name: str, caller: ToolCaller, path: str | None = None) -> ToolResult:
         """The body of skill ``name`` and the files beside it, or the file ``path`` of it;
         loads the skill into the session (its variables pass to the session's scripts)."""
-        if (refused := path_refusal("skill_view", name=name, path=path)) is not None:
-            return refused
+        if (bad_path := path_refusal("skill_view", name=name, path=path)) is not None:
+            return bad_path
         skill = self._find(name)
         if isinstance(skill, ToolResult):
             return skill
