@@ -179,6 +179,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CronJobs": "hermes_core.agent._cron_store",
         "CronRun": "hermes_core.agent._cron_store",
         "JobError": "hermes_core.agent._cron_schedule",
+        "job_toolsets": "hermes_core.agent._cron_toolsets",
         "MEMORY_TARGETS": "hermes_core.agent._memory_provider",
         "Memory": "hermes_core.agent._memory",
         "MemoryProvider": "hermes_core.agent._memory_provider",

@@ -19,7 +19,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from hermes_core._private_files import private_dir
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
+from hermes_core.agent._cron_toolsets import check_toolsets
 
 DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
 """Where a run's answer may go, as error messages name it."""
@@ -135,19 +136,6 @@ def check_delivery(delivery: object) -> str:
     raise JobError("delivery", f"expected {DELIVERIES}, got {delivery!r}")
 
 
-def check_toolsets(toolsets: object) -> tuple[str, ...] | None:
-    """``toolsets`` as a tuple of names (``None``: all), else a :class:`JobError`."""
-    if toolsets is None:
-        return None
-    if not isinstance(toolsets, Sequence) or isinstance(toolsets, str):
-        raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
-    if not all(isinstance(name, str) and name for name in toolsets):
-        raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
-    if "cron" in toolsets:
-        raise JobError("toolsets", "a job cannot use the cron toolset (jobs cannot make jobs)")
-    return tuple(toolsets)
-
-
 class CronJobs:
     """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use)."""
 
@@ -188,8 +176,11 @@ class CronJobs:
         toolsets: object = None,
         delivery: object = "file",
         now: float | None = None,
+        known_toolsets: Collection[str] | None = None,
     ) -> CronJob:
-        """A new job, each field checked (a :class:`JobError` names the first bad one)."""
+        """A new job, each field checked (a :class:`JobError` names the first bad one); its
+        ``toolsets`` among ``known_toolsets`` when given (:func:`~hermes_core.agent._cron_toolsets.
+        job_toolsets`: a toolset no tool has would give the job no tool of it)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
         if not isinstance(prompt, str) or not prompt.strip():
@@ -198,7 +189,7 @@ class CronJobs:
             raise JobError("prompt", f"{len(prompt)} characters; at most {_MAX_PROMPT}")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise JobError("name", f"expected a short text, got {name!r}")
-        chosen = check_toolsets(toolsets)
+        chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         job_id = uuid.uuid4().hex[:8]
         label = str(name).strip() if name is not None else " ".join(prompt.split())[:40]
@@ -436,7 +427,6 @@ __all__ = [
     "CronJobs",
     "CronRun",
     "check_delivery",
-    "check_toolsets",
     "local_time",
     "owner_name",
 ]
