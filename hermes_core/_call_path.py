@@ -8,12 +8,13 @@ being run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
     from hermes_core._paths import Environment
+    from hermes_core._registry import Registry
     from hermes_core._session import Session
     from hermes_core._tools import Tool, ToolResult
 
@@ -38,8 +39,8 @@ class CallPath(Protocol):
         ...
 
     @property
-    def registry(self) -> Iterable[Tool]:
-        """Every registered tool, in registration order."""
+    def registry(self) -> Registry:
+        """The host's registry: every registered tool, in registration order."""
         ...
 
     def resolve(self, name: str, session: Session | None = None) -> Tool | None:

@@ -232,7 +232,6 @@ class Host:
         from hermes_core._dispatch import Dispatcher
         from hermes_core._execution.caller import ToolCallers
 
-        passthrough = self.config.code_execution.env_passthrough
         return Dispatcher(
             self.registry,
             self.pm,
@@ -240,7 +239,7 @@ class Host:
             self.config,
             self.env,
             availability=self.availability,
-            callers=ToolCallers([*passthrough, *self._runtime.required_variables()]),
+            callers=ToolCallers(self._runtime.passed_variables()),
         )
 
     @property

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from hermes_core._config.errors import located_problems, problems_text, source_of
-from hermes_core._config.models import Config
+from hermes_core._config.models import MOVED_SECTIONS, Config
 from hermes_core._config.sections import (
     After,
     Before,
@@ -45,7 +45,7 @@ from hermes_core._config.sections import (
 from hermes_core._errors import PluginSettingsError
 from hermes_core._plugin_names import normalize_name
 
-__all__ = ["checked_settings", "entry_name", "settings_section"]
+__all__ = ["checked_settings", "entry_name", "moved_settings", "settings_section"]
 
 T = TypeVar("T")
 
@@ -138,6 +138,21 @@ def entry_name(config: Config, plugin: str | None, settings: Mapping[str, Any]) 
         if entry is settings:
             return name
     return "?"
+
+
+def moved_settings(config: Config, plugin: str) -> dict[str, Any]:
+    """The settings of ``plugin``: its entry ``plugins.entries.<plugin>`` over the keys set in
+    the deprecated top-level section that moved there (:data:`MOVED_SECTIONS`, still read for
+    one release). The one rule for a key set in both places: the entry's value wins (what
+    ``execute_code`` reads and what passes the scrub of a child process's environment)."""
+    entry = dict(config.plugins.entries.get(normalize_name(plugin), {}))
+    for section, target in MOVED_SECTIONS.items():
+        if normalize_name(target.removeprefix("plugins.entries.")) == normalize_name(plugin):
+            legacy = getattr(config, section)
+            defaults = type(legacy)().model_dump()
+            given = legacy.model_dump().items()
+            entry = {**{key: value for key, value in given if value != defaults[key]}, **entry}
+    return entry
 
 
 def _spelled(document: Any, plugin: str) -> str:

@@ -88,6 +88,12 @@ if TYPE_CHECKING:
     from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,
     )
+    from hermes_core._path_arguments import (
+        path_refusal as path_refusal,
+    )
+    from hermes_core._plugin_settings import (
+        moved_settings as moved_settings,
+    )
     from hermes_core._private_files import (
         create_private_file as create_private_file,
     )

@@ -294,6 +294,63 @@ def test_a_name_in_env_passthrough_passes_when_set(
     assert "FOO_API_KEY" not in seen
 
 
+class ShowsChildEnvironment:
+    """A third party's tool, written against the plugin face: it starts a child process of its
+    own and asks its ``ToolCaller`` what that child may see."""
+
+    @hookimpl
+    def hermes_tools(self, config: Config, env: Any) -> list[Tool]:
+        from hermes_core.plugin import ToolCaller
+
+        def child_environment(caller: ToolCaller) -> dict[str, str]:
+            return caller.child_environment()
+
+        reads = ToolAnnotations(read_only=True, destructive=False)
+        return [
+            Tool(
+                "child_environment",
+                "What a child process sees.",
+                handler=child_environment,
+                annotations=reads,
+            )
+        ]
+
+
+@pytest.mark.parametrize(
+    ("config", "passed"),
+    [
+        (
+            {"plugins": {"entries": {"code_execution": {"env_passthrough": ["GH_TOKEN"]}}}},
+            "GH_TOKEN",
+        ),
+        ({"code_execution": {"env_passthrough": ["DB_PASSWORD"]}}, "DB_PASSWORD"),
+        (  # a key set in both places takes the value of plugins.entries (configuration.md)
+            {
+                "code_execution": {"env_passthrough": ["DB_PASSWORD"]},
+                "plugins": {"entries": {"code_execution": {"env_passthrough": ["GH_TOKEN"]}}},
+            },
+            "GH_TOKEN",
+        ),
+    ],
+    ids=["entries", "deprecated-section", "both"],
+)
+def test_a_third_partys_child_environment_passes_what_execute_code_passes(
+    harnesses: Callable[..., Harness], tmp_path: Path, config: dict[str, Any], passed: str
+) -> None:
+    env = make_env(tmp_path, **SECRETS)
+    harness = harnesses(config, env=env, plugins=[("third-party", ShowsChildEnvironment())])
+
+    theirs = harness.call("child_environment", {})
+    script = seen_environment(harness)
+
+    assert not theirs.is_error, theirs.text_content
+    seen = theirs.structured
+    assert isinstance(seen, dict)
+    secrets = {"FOO_API_KEY", "GH_TOKEN", "DB_PASSWORD", "MY_AUTH"}
+    assert set(seen) & secrets == {passed}
+    assert set(script) & secrets == {passed}
+
+
 # The two modes --------------------------------------------------------------------------------
 
 WHERE_AND_WHICH = "import os, sys\nprint(os.getcwd())\nprint(sys.executable)\n"

@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._validation",
         "hermes_core._connector_names",
         "hermes_core._call_path",
+        "hermes_core._path_arguments",
     ),
     (
         "hermes_core._availability",
@@ -76,6 +77,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._mcp",
         "hermes_core._approvals",
         "hermes_core._execution",
+        "hermes_core._toolsets",
     ),
     ("hermes_core._dispatch", "hermes_core._hook_calls", "hermes_core._call_shape"),
     ("hermes_core.search",),

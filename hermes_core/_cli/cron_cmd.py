@@ -54,10 +54,34 @@ def create(
 ) -> None:
     """Create a job: SCHEDULE is a cron expression ('0 9 * * 1-5'), an interval ('every 30m')
     or one ISO 8601 time ('2026-12-24T09:00'); PROMPT is what the model is asked."""
+    known = _known_toolsets() if toolsets else None
     job = _store().create(
-        schedule, prompt, name=name, toolsets=list(toolsets) or None, delivery=delivery
+        schedule,
+        prompt,
+        name=name,
+        toolsets=list(toolsets) or None,
+        delivery=delivery,
+        known_toolsets=known,
     )
     click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
+
+
+def _known_toolsets() -> frozenset[str]:
+    """The toolsets a job may name here: the host's plugins and catalogs loaded, its MCP
+    servers not started (each configured one's toolset counts, its tools listed or not)."""
+    from hermes_core._cli.context import environment, load_config_in_effect
+    from hermes_core._host import Host
+    from hermes_core._toolsets import grantable_toolsets
+    from hermes_core.agent._cron_toolsets import job_toolsets
+
+    env = environment()
+    config = load_config_in_effect(env)
+    host = Host(config, env, config_path=env.config_path)
+    try:
+        host.start()
+        return job_toolsets(grantable_toolsets(host.registry.tools(), config), config)
+    finally:
+        host.close()
 
 
 @cron.command("list")
@@ -68,19 +92,20 @@ def list_command(as_json: bool) -> None:
 
     store = _store()
     store.recover()
-    jobs = store.jobs()
+    jobs = store.listing()
     if as_json:
-        click.echo(json.dumps([job.to_json() for job in jobs], indent=2))
+        click.echo(json.dumps(jobs, indent=2))
         return
     if not jobs:
         click.echo("no cron jobs (hermes cron create SCHEDULE PROMPT)")
         return
     rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN"]]
     for job in jobs:
-        shown = job.to_json()
-        last = store.runs(job.id, limit=1)
-        outcome = f"{last[0].status} {local_time(last[0].started)}" if last else "-"
-        rows.append([job.id, job.name, job.schedule, shown["state"], shown["next_run"], outcome])
+        last = job["last_run"]
+        outcome = f"{last['status']} {last['started']}" if last else "-"
+        rows.append(
+            [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome]
+        )
     click.echo(columns(rows))
 
 

@@ -90,6 +90,14 @@ class ToolCaller:
         """Every tool :meth:`find` finds, in registration order."""
         return [tool for tool in self._calls.registry if self.find(tool.name) is not None]
 
+    def toolsets(self) -> frozenset[str]:
+        """Every toolset a session may be granted here, this one or not: the registered
+        tools', each configured MCP server's and ``connectors`` (what a job or a subagent may
+        be given; names only)."""
+        from hermes_core._toolsets import grantable_toolsets
+
+        return grantable_toolsets(self._calls.registry.tools(), self.config)
+
     def is_deferrable(self, tool: Tool) -> bool:
         """Whether ``tool`` is kept out of the model's tool array when tools are deferred
         (``tools.tool_search``: an MCP or plugin tool, a name in ``defer``)."""

@@ -3,9 +3,12 @@
 The rule (execution.md, "execute_code"): every variable whose name contains ``KEY``, ``TOKEN``,
 ``SECRET``, ``PASSWORD``, ``PASSWD``, ``CREDENTIAL`` or ``AUTH`` (any case) is removed; of the
 rest only the safe system variables of :data:`SAFE_VARIABLES` (and ``LC_*``) pass. On top of
-that pass, when they are set, the names of ``code_execution.env_passthrough``, the
-``requires_env`` of the loaded plugins and the variables a session was given (the
-``required_environment_variables`` of a skill it viewed). No mode changes this.
+that pass, when they are set, the names of ``code_execution.env_passthrough``
+(:func:`configured_passthrough`), the ``requires_env`` of the loaded plugins and the variables a
+session was given (the ``required_environment_variables`` of a skill it viewed). No mode changes
+this, and every child process started for a session gets the same
+(:meth:`~hermes_core._execution.caller.ToolCaller.child_environment`), ``execute_code``'s script
+or a third party's.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ import weakref
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
+from hermes_core._plugin_settings import moved_settings
+
 if TYPE_CHECKING:
+    from hermes_core._config import Config
     from hermes_core._session import Session
 
 __all__ = [
     "SAFE_VARIABLES",
     "SECRET_MARKERS",
     "ScriptPassthrough",
+    "configured_passthrough",
     "looks_secret",
     "scrubbed_environment",
 ]
@@ -61,6 +68,18 @@ def looks_secret(name: str) -> bool:
     ``db_password``, ``MY_AUTH``)."""
     upper = name.upper()
     return any(marker in upper for marker in SECRET_MARKERS)
+
+
+def configured_passthrough(config: Config) -> tuple[str, ...]:
+    """The names ``env_passthrough`` lets through for every session: of
+    ``plugins.entries.code_execution`` over the deprecated ``code_execution`` section
+    (:func:`~hermes_core._plugin_settings.moved_settings`, the rule ``execute_code`` reads its
+    settings by). A value that is not a list of names lets none through: the ``code_execution``
+    plugin refuses it when it loads, naming the key."""
+    names = moved_settings(config, "code_execution").get("env_passthrough", ())
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return ()
+    return tuple(names)
 
 
 def scrubbed_environment(

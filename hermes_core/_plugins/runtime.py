@@ -169,15 +169,18 @@ class PluginRuntime:
         self.started()
         return self._hooks.directories if self._hooks is not None else []
 
-    def required_variables(self) -> list[str]:
-        """The ``requires_env`` of the loaded plugins: they pass the scrub of scripts'
-        environment."""
-        return [
+    def passed_variables(self) -> list[str]:
+        """The names that pass the scrub of every session's child processes:
+        ``code_execution.env_passthrough`` and the ``requires_env`` of the loaded plugins."""
+        from hermes_core._execution.environment import configured_passthrough
+
+        required = [
             variable
             for record in self.started().loaded
             if record.candidate.manifest is not None
             for variable in record.candidate.manifest.requires_env
         ]
+        return [*configured_passthrough(self.config), *required]
 
     # Selection: what the configuration names, built from its plugin -------------------------
 

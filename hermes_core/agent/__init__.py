@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._cron_store import (
         CronRun as CronRun,
     )
+    from hermes_core.agent._cron_toolsets import (
+        job_toolsets as job_toolsets,
+    )
     from hermes_core.agent._delegation import (
         Delegations as Delegations,
     )

@@ -3,7 +3,8 @@ then its answer delivered (:func:`run_job`).
 
 The run's session is non-interactive: approvals are answered by ``approvals.non_interactive``
 (``deny`` by default), ``clarify`` gets no answer, and its grant never holds the ``cron``
-toolset, so **a job cannot create jobs** (:func:`job_grant`). Its delegations are waited for,
+toolset, so **a job cannot create jobs** (:func:`job_grant`), and a toolset of the job's that
+no tool has now fails the run, naming it. Its delegations are waited for,
 as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
 ``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
 (a JSON POST with ``httpx``: a network egress the user configured).
@@ -25,7 +26,9 @@ from typing import TYPE_CHECKING, Final, TextIO
 from hermes_core._atomic_write import write_atomically
 from hermes_core._private_files import private_dir
 from hermes_core._tls import tls_context
-from hermes_core.agent._delegated_tasks import registered_toolsets
+from hermes_core._toolsets import grantable_toolsets, registered_toolsets
+from hermes_core.agent._cron_schedule import JobError
+from hermes_core.agent._cron_toolsets import CRON_TOOLSET, check_toolsets, job_toolsets
 from hermes_core.agent._events import Finished
 
 if TYPE_CHECKING:
@@ -33,8 +36,6 @@ if TYPE_CHECKING:
     from hermes_core.agent._cron_store import CronJob, CronJobs, CronRun
     from hermes_core.agent._loop import Agent
 
-CRON_TOOLSET: Final = "cron"
-"""The toolset of the ``cronjob`` tool: never granted to a job's session."""
 NOBODY: Final = "a cron job runs with nobody to answer questions"
 WEBHOOK_TIMEOUT: Final = 30.0
 
@@ -50,10 +51,14 @@ class RunOutcome:
 
 def job_grant(host: Host, job: CronJob) -> frozenset[str]:
     """The toolsets a job's session may use: the job's own (or every registered one), never
-    the ``cron`` toolset."""
+    the ``cron`` toolset. A job naming a toolset that no tool has now (a plugin removed since
+    it was made) is a :class:`JobError` naming it: its run fails rather than run without those
+    tools."""
     wanted = job.toolsets
     if wanted is None:
         return registered_toolsets(host.registry.tools()) - {CRON_TOOLSET}
+    grantable = grantable_toolsets(host.registry.tools(), host.config)
+    check_toolsets(wanted, job_toolsets(grantable, host.config))
     return frozenset(wanted) - {CRON_TOOLSET}
 
 
@@ -70,6 +75,8 @@ async def run_job(
         else:
             where = await deliver(jobs.path.parent, job, run, finished.text, out)
             outcome = RunOutcome("ok", f"delivered to {where}", finished.text)
+    except JobError as refused:  # a toolset no tool has now: no run without its tools
+        outcome = RunOutcome("failed", f"the job cannot run: {refused}", "")
     except Exception as error:  # one run's failure is logged; the daemon goes on
         outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")
     jobs.finish(run, outcome.status, outcome.detail, outcome.output)
@@ -157,7 +164,6 @@ class DeliveryError(RuntimeError):
 
 
 __all__ = [
-    "CRON_TOOLSET",
     "DeliveryError",
     "RunOutcome",
     "deliver",

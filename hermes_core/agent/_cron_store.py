@@ -19,7 +19,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from hermes_core._private_files import private_dir
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
+from hermes_core.agent._cron_toolsets import check_toolsets
 
 DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
 """Where a run's answer may go, as error messages name it."""
@@ -63,8 +64,8 @@ class CronJob:
     lease_owner: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """The job as ``hermes cron list --json`` and the ``cronjob`` tool show it (times in
-        local ISO 8601)."""
+        """The job as the ``cronjob`` tool shows one it made or changed (times in local ISO
+        8601); a listing adds each job's last run (:meth:`CronJobs.listing`)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -135,19 +136,6 @@ def check_delivery(delivery: object) -> str:
     raise JobError("delivery", f"expected {DELIVERIES}, got {delivery!r}")
 
 
-def check_toolsets(toolsets: object) -> tuple[str, ...] | None:
-    """``toolsets`` as a tuple of names (``None``: all), else a :class:`JobError`."""
-    if toolsets is None:
-        return None
-    if not isinstance(toolsets, Sequence) or isinstance(toolsets, str):
-        raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
-    if not all(isinstance(name, str) and name for name in toolsets):
-        raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
-    if "cron" in toolsets:
-        raise JobError("toolsets", "a job cannot use the cron toolset (jobs cannot make jobs)")
-    return tuple(toolsets)
-
-
 class CronJobs:
     """The jobs and runs of the home ``home`` (``home/cron/jobs.db``, made on first use)."""
 
@@ -188,8 +176,11 @@ class CronJobs:
         toolsets: object = None,
         delivery: object = "file",
         now: float | None = None,
+        known_toolsets: Collection[str] | None = None,
     ) -> CronJob:
-        """A new job, each field checked (a :class:`JobError` names the first bad one)."""
+        """A new job, each field checked (a :class:`JobError` names the first bad one); its
+        ``toolsets`` among ``known_toolsets`` when given (:func:`~hermes_core.agent._cron_toolsets.
+        job_toolsets`: a toolset no tool has would give the job no tool of it)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
         if not isinstance(prompt, str) or not prompt.strip():
@@ -198,7 +189,7 @@ class CronJobs:
             raise JobError("prompt", f"{len(prompt)} characters; at most {_MAX_PROMPT}")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise JobError("name", f"expected a short text, got {name!r}")
-        chosen = check_toolsets(toolsets)
+        chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         job_id = uuid.uuid4().hex[:8]
         label = str(name).strip() if name is not None else " ".join(prompt.split())[:40]
@@ -224,6 +215,15 @@ class CronJobs:
         with closing(self._connect()) as db:
             rows = db.execute("SELECT * FROM jobs ORDER BY created, id").fetchall()
         return [_job(row) for row in rows]
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every job as :meth:`CronJob.to_json` shows it, with ``last_run``: the ``status``,
+        ``started`` (local ISO 8601) and ``detail`` of its latest run, or ``None`` (what
+        ``hermes cron list`` and the ``cronjob`` tool's ``list`` show)."""
+        with closing(self._connect()) as db:
+            latest = "SELECT * FROM runs WHERE id IN (SELECT MAX(id) FROM runs GROUP BY job_id)"
+            last = {row["job_id"]: row for row in db.execute(latest).fetchall()}
+        return [{**job.to_json(), "last_run": _last_run(last.get(job.id))} for job in self.jobs()]
 
     def get(self, job: str) -> CronJob:
         """The job whose id (or unique name) is ``job``; a :class:`JobError` when none is."""
@@ -405,33 +405,20 @@ class CronJobs:
 
 
 def _job(row: Any) -> CronJob:
-    toolsets = row["toolsets"]
-    return CronJob(
-        id=row["id"],
-        name=row["name"],
-        schedule=row["schedule"],
-        prompt=row["prompt"],
-        toolsets=None if toolsets is None else tuple(json.loads(toolsets)),
-        delivery=row["delivery"],
-        paused=bool(row["paused"]),
-        created=row["created"],
-        next_run=row["next_run"],
-        lease_owner=row["lease_owner"],
-    )
+    fields = {key: value for key, value in dict(row).items() if key != "lease_until"}
+    toolsets = fields["toolsets"]
+    fields["toolsets"] = None if toolsets is None else tuple(json.loads(toolsets))
+    return CronJob(**{**fields, "paused": bool(fields["paused"])})
+
+
+def _last_run(row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"status": row["status"], "started": local_time(row["started"]), "detail": row["detail"]}
 
 
 def _run(row: dict[str, Any]) -> CronRun:
-    return CronRun(
-        id=row["id"],
-        job_id=row["job_id"],
-        due=row["due"],
-        started=row["started"],
-        finished=row["finished"],
-        owner=row["owner"],
-        status=row["status"],
-        detail=row["detail"],
-        output=row["output"],
-    )
+    return CronRun(**row)  # the columns of ``runs`` are the fields of CronRun
 
 
 __all__ = [
@@ -440,7 +427,6 @@ __all__ = [
     "CronJobs",
     "CronRun",
     "check_delivery",
-    "check_toolsets",
     "local_time",
     "owner_name",
 ]

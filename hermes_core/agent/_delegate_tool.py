@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core._path_arguments import path_refusal
 from hermes_core._session import Session
 from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 from hermes_core.agent._delegated_tasks import (
@@ -82,6 +83,10 @@ async def delegate_task(
         found = read_tasks(arguments)
     except TaskError as exc:
         return ToolResult.error("INVALID_ARGUMENTS", str(exc))
+    where = ["cwd"] if tasks is None else [f"tasks[{n}].cwd" for n in range(len(found))]
+    cwds = {name: task.cwd for name, task in zip(where, found, strict=True)}
+    if (refused := path_refusal(TOOL_NAME, **cwds)) is not None:
+        return refused
     return await delegations.delegate(found)
 
 

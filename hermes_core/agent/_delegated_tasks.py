@@ -14,15 +14,14 @@ everything its parent has, never the tools that need the person or outlive the c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from hermes_core._connector_names import CONNECTORS_TOOLSET
 from hermes_core._registry import Registry
-from hermes_core._tool_blocks import BlockRun, runs_of
-from hermes_core._tools import Tool
+from hermes_core._toolsets import registered_toolsets
 
 MIN_GOAL_WORDS: Final = 4
 """A goal says what to do and on what: ``"Fix the error"`` (3 words) cannot."""
@@ -131,17 +130,6 @@ def read_tasks(arguments: dict[str, Any]) -> list[DelegatedTask]:
             + ADVICE
         )
     return tasks
-
-
-def registered_toolsets(tools: Sequence[Tool]) -> frozenset[str]:
-    """Every toolset of ``tools`` (a catalog's block answers from its groups, making no tool)."""
-    found: set[str] = set()
-    for run in runs_of(tools):
-        if isinstance(run, BlockRun):
-            found.update(run.block.toolsets)
-        else:
-            found.update(tool.toolset for tool in run)
-    return frozenset(found)
 
 
 def child_grant(

@@ -44,6 +44,7 @@ from annotated_types import Ge, Gt
 from hermes_core._plugin_support import (
     create_private_file,
     head_and_tail,
+    moved_settings,
     private_dir,
     progress_listener,
 )
@@ -112,12 +113,9 @@ class ExecutionEntry:
 def _context(config: Config, env: Environment) -> PluginContext:
     """The plugin's context, its settings ``plugins.entries.code_execution`` over the keys set in
     the deprecated ``code_execution`` section (read for one more release; loading a config.yaml
-    that has it warns)."""
+    that has it warns): the core's rule, which the script passthrough of every tool reads too."""
     context = PluginContext.of(_PLUGIN, config, env)
-    legacy = config.code_execution
-    defaults = type(legacy)().model_dump()
-    given = {key: value for key, value in legacy.model_dump().items() if value != defaults[key]}
-    return replace(context, settings={**given, **context.settings})
+    return replace(context, settings=moved_settings(config, _PLUGIN))
 
 
 @dataclass(frozen=True)
@@ -130,7 +128,6 @@ class ExecutionSettings:
     tools: tuple[str, ...]
     output_dir: Path
     max_captured_bytes: int
-    env_passthrough: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: Config, env: Environment) -> ExecutionSettings:
@@ -145,7 +142,6 @@ class ExecutionSettings:
             tools=tuple(name for name in tools if name != "execute_code"),
             output_dir=env.cache_dir / "execute_code",
             max_captured_bytes=entry.max_captured_bytes,
-            env_passthrough=tuple(entry.env_passthrough),
         )
 
 
@@ -252,11 +248,8 @@ class CodeExecution:
                 cwd.mkdir()
             else:
                 cwd = caller.session.cwd
-            variables = caller.env.variables
             env = {
-                **caller.child_environment(),
-                # Passed even when they look secret: that is what env_passthrough is for.
-                **{name: variables[name] for name in settings.env_passthrough if name in variables},
+                **caller.child_environment(),  # env_passthrough included: the host passes it
                 "PWD": str(cwd),
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONUTF8": "1",

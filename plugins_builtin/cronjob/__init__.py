@@ -5,7 +5,8 @@ Actions: ``create`` (a ``schedule``, a ``prompt``, optional ``name``, ``toolsets
 ``delivery``), ``list``, ``pause``, ``resume``, ``remove`` and ``run`` (due now: ``hermes cron
 daemon`` runs it at its next look), the last four naming a ``job`` by id or name. The jobs are
 the home's (``$HERMES_HOME/cron/jobs.db``), the same ``hermes cron list`` shows. A field that
-cannot be used is an error naming it. A job's own session is never granted this toolset (jobs
+cannot be used is an error naming it, a toolset no tool of the host has among them
+(``ToolCaller.toolsets``). A job's own session is never granted this toolset (jobs
 cannot create jobs), nor is a child of ``delegate_task``.
 """
 
@@ -18,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core.plugin import (
     READ_ONLY_CALLS_META,
-    Session,
     Tool,
     ToolAnnotations,
+    ToolCaller,
     ToolResult,
     hookimpl,
 )
@@ -36,7 +37,7 @@ def build_tool(home: Path) -> Tool:
     """The cronjob tool over the jobs of ``home`` (its ``cron/jobs.db``)."""
 
     def cronjob(
-        session: Session,
+        caller: ToolCaller,
         action: str,
         job: str | None = None,
         schedule: str | None = None,
@@ -47,10 +48,15 @@ def build_tool(home: Path) -> Tool:
     ) -> ToolResult:
         # Here, not at the top: the store brings sqlite3 and the schedule parser, which loading
         # the plugin (every command, a search included) does not need.
-        from hermes_core.agent import CronJobs, JobError
+        from hermes_core.agent import CronJobs, JobError, job_toolsets
 
+        # A toolset no tool has would give the job none of its tools: refused by name.
+        known = None
+        if action == "create" and toolsets:
+            known = job_toolsets(caller.toolsets(), caller.config)
         try:
-            return _act(CronJobs(home), action, job, schedule, prompt, name, toolsets, delivery)
+            jobs = CronJobs(home)
+            return _act(jobs, action, job, schedule, prompt, name, toolsets, delivery, known)
         except JobError as bad:
             return ToolResult.error("INVALID_ARGUMENTS", f"cronjob {action}: {bad}")
 
@@ -98,14 +104,17 @@ def _act(
     name: str | None,
     toolsets: list[str] | None,
     delivery: str,
+    known: frozenset[str] | None,
 ) -> ToolResult:
     if action == "create":
-        made = jobs.create(schedule, prompt, name=name, toolsets=toolsets, delivery=delivery)
+        made = jobs.create(
+            schedule, prompt, name=name, toolsets=toolsets, delivery=delivery, known_toolsets=known
+        )
         shown = made.to_json()
         note = f"Created job {made.id} ({made.name}); next run {shown['next_run']}."
         return ToolResult.text(note, structured=shown)
     if action == "list":
-        listed = [found.to_json() for found in jobs.jobs()]
+        listed = jobs.listing()  # each with its last run, as hermes cron list --json
         text = json.dumps(listed, indent=1) if listed else "No cron jobs."
         return ToolResult.text(text, structured={"jobs": listed})
     if job is None:

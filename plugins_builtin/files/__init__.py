@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import anyio.to_thread
 from annotated_types import Ge
 
-from hermes_core._plugin_support import ClientIOError, client_files
+from hermes_core._plugin_support import ClientIOError, client_files, path_refusal
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
@@ -185,6 +185,8 @@ class FileTools:
     ) -> ToolResult:
         """Lines ``offset`` .. ``offset + limit - 1`` of a text file, within the size cap; read
         through the session's client when it has one (an editor: unsaved changes included)."""
+        if (refused := path_refusal("read_file", path=path)) is not None:
+            return refused
         client = client_files(session)
         if client is None:
             return await anyio.to_thread.run_sync(self._read_here, session, path, offset, limit)
@@ -265,6 +267,8 @@ class FileTools:
     async def write_file(self, session: Session, path: str, content: str) -> ToolResult:
         """Replace (or create) a file with ``content``, creating parent directories; through
         the session's client when it writes the session's files (an editor over ACP)."""
+        if (refused := path_refusal("write_file", path=path)) is not None:
+            return refused
         client = client_files(session)
         if client is None:
             return await anyio.to_thread.run_sync(self._write_here, session, path, content)
@@ -310,6 +314,8 @@ class FileTools:
     async def patch(self, session: Session, path: str, old_text: str, new_text: str) -> ToolResult:
         """Replace the one exact occurrence of ``old_text`` with ``new_text``; the edited file
         is written through the session's client when it writes the session's files."""
+        if (refused := path_refusal("patch", path=path)) is not None:
+            return refused
         client = client_files(session)
         if client is None:
             return await anyio.to_thread.run_sync(
@@ -400,6 +406,8 @@ class FileTools:
         max_results: int = 50,
     ) -> ToolResult:
         """Files matching ``glob`` and, with ``pattern``, the lines matching that regex."""
+        if (refused := path_refusal("search_files", path=path)) is not None:
+            return refused
         try:
             root = self.resolve(session, path)
             if not root.exists():

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final
 import anyio
 
 from hermes_core import RegistrationError
+from hermes_core._plugin_support import path_refusal
 from hermes_core.plugin import (
     Environment,
     GeneratedImage,
@@ -89,6 +90,8 @@ def build_image_tool(entry: MediaEntry, context: PluginContext) -> Tool:
         count: int = 1,
         path: str | None = None,
     ) -> ToolResult:
+        if (refused := path_refusal("image_generate", path=path)) is not None:
+            return refused
         try:
             request = _request(entry, prompt, size, count)
             if path:  # refused before anything is drawn (and paid for)

@@ -19,6 +19,7 @@ from typing import Final
 
 import anyio
 
+from hermes_core._plugin_support import path_refusal
 from hermes_core.plugin import Environment, Session, Tool, ToolAnnotations, ToolResult
 
 from .media_files import MediaRefused, inside_session, output_path
@@ -134,6 +135,8 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
     suffix = entry.tts_format.lstrip(".") or "wav"
 
     async def text_to_speech(session: Session, text: str, path: str | None = None) -> ToolResult:
+        if (refused := path_refusal("text_to_speech", path=path)) is not None:
+            return refused
         text = text.strip()
         if not text:
             return ToolResult.error("INVALID_ARGUMENTS", "text_to_speech: the text is empty")
@@ -209,6 +212,8 @@ def build_transcription_tool(entry: MediaEntry, env: Environment) -> Tool:
     to_file = any("{output}" in word for word in words)
 
     async def speech_to_text(session: Session, audio: str) -> ToolResult:
+        if (refused := path_refusal("speech_to_text", audio=audio)) is not None:
+            return refused
         try:
             source = inside_session(session, audio)
             if not source.is_file():

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 
+from hermes_core._plugin_support import path_refusal
 from hermes_core.plugin import Session, Tool, ToolAnnotations, ToolResult
 
 from .media_files import MediaRefused, image_type, inside_session
@@ -93,6 +94,8 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
         # The agent's request path (asyncio) and wire types: for a call, not at load.
         from hermes_core.agent import ModelError, session_model
 
+        if (refused := path_refusal("vision_analyze", image=image)) is not None:
+            return refused
         model = session_model(session)
         if model is None:
             return ToolResult.error("NOT_AVAILABLE", NO_MODEL)

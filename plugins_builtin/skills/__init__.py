@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._plugin_support import project_refusal, releasable_variables
+from hermes_core._plugin_support import path_refusal, project_refusal, releasable_variables
 from hermes_core.plugin import (
     Skill,
     SkillError,
@@ -84,6 +84,8 @@ class SkillTools:
     def skill_view(self, name: str, caller: ToolCaller, path: str | None = None) -> ToolResult:
         """The body of skill ``name`` and the files beside it, or the file ``path`` of it;
         loads the skill into the session (its variables pass to the session's scripts)."""
+        if (bad_path := path_refusal("skill_view", name=name, path=path)) is not None:
+            return bad_path
         skill = self._find(name)
         if isinstance(skill, ToolResult):
             return skill

@@ -9,6 +9,7 @@ a job's session that is never given the ``cronjob`` tool. The daemon in real sub
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 from hermes_core.agent import CronJobs, JobError
+from hermes_core.agent._cron_store import local_time
 from hermes_core.testing import FakeModelServer, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -309,6 +311,26 @@ def test_cron_run_runs_a_job_now_and_delivers_to_stdout_and_the_log(cli: InProce
     assert "ok" in listed.splitlines()[1]
 
 
+def test_cron_list_json_and_the_cronjob_tools_list_show_each_jobs_last_run(
+    cli: InProcessCli,
+) -> None:
+    with FakeModelServer([FakeTurn(text="All quiet.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Sum up the logs", "--name", "ran", env=env)
+        cli.run("cron", "create", "every 1h", "Check the disks", "--name", "waits", env=env)
+        cli.run("cron", "run", "ran", env=env)
+    (run,) = CronJobs(cli.home).runs("ran")
+
+    ran, waits = cli.json("cron", "list", "--json", env=env)
+    listed = cli.json("tools", "call", "cronjob", '{"action": "list"}', "--json", env=env)
+
+    expected = {"status": run.status, "started": local_time(run.started), "detail": run.detail}
+    assert run.status == "ok"
+    assert (ran["name"], ran["last_run"]) == ("ran", expected)
+    assert (waits["name"], waits["last_run"]) == ("waits", None)
+    assert listed["structured"]["jobs"] == [ran, waits]
+
+
 def test_a_file_delivery_lands_under_the_home(cli: InProcessCli) -> None:
     with FakeModelServer([FakeTurn(text="All quiet.")]) as server:
         env = write_config(cli, model_config(server))
@@ -381,6 +403,79 @@ def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:
     assert "cronjob" in chat_request.tool_names  # a person's session has it
     assert "cronjob" not in job_request.tool_names
     assert "read_file" in job_request.tool_names  # the rest is granted
+
+
+WEATHER_PLUGIN = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+
+@hookimpl
+def hermes_tools(config, env):
+    reads = ToolAnnotations(read_only=True, destructive=False)
+    return [Tool("weather_now", "The weather now.", handler=lambda: "sunny",
+                 annotations=reads, toolset="weather")]
+"""
+
+
+def test_a_job_whose_toolset_no_tool_has_any_more_fails_its_run_naming_it(
+    cli: InProcessCli,
+) -> None:
+    from hermes_core.testing import write_dir_plugin
+
+    plugin = write_dir_plugin(cli.home / "plugins", "weather", WEATHER_PLUGIN)
+    with FakeModelServer([FakeTurn(text="Sunny, as ever.")]) as server:
+        config = model_config(server)
+        env = write_config(cli, {**config, "plugins": {"enabled": ["weather"]}})
+        cli.run("cron", "create", "every 1h", "Report the weather", "--toolset", "weather", env=env)
+        shutil.rmtree(plugin)  # the plugin is uninstalled after the job was made
+        write_config(cli, config)
+        done = cli.run("cron", "run", "Report the weather", env=env, ok=False)
+        asked = server.requests
+
+    assert done.returncode == 1
+    assert "'weather'" in done.stderr  # the unknown toolset
+    assert "files" in done.stderr  # the known ones
+    assert "terminal" in done.stderr
+    assert asked == []  # no tool-less run: the model was never asked
+    (run,) = CronJobs(cli.home).runs()
+    assert (run.status, "'weather'" in run.detail) == ("failed", True)
+
+
+def test_hermes_cron_create_refuses_a_toolset_no_tool_has_with_exit_2(cli: InProcessCli) -> None:
+    cli.config.write_text(
+        json.dumps({"mcp_servers": {"time": {"command": "no-such-server-command"}}}),
+        encoding="utf-8",
+    )
+
+    done = cli.run("cron", "create", "every 1h", "Sum up", "--toolset", "flies", ok=False)
+    known = cli.run("cron", "create", "every 1h", "What time is it?", "--toolset", "mcp-time")
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("hermes: error: toolsets: ")
+    assert "'flies'" in done.stderr
+    assert "files" in done.stderr.split("'flies'", 1)[1]  # the known ones are listed
+    assert "mcp-time" in done.stderr  # a configured server's, though it was not started
+    assert "created job" in known.stdout
+    assert [job["toolsets"] for job in cli.json("cron", "list", "--json")] == [["mcp-time"]]
+
+
+def test_the_cronjob_tool_refuses_a_toolset_no_tool_has(cli: InProcessCli) -> None:
+    create = {
+        "action": "create",
+        "schedule": "every 1h",
+        "prompt": "Sum up the logs",
+        "toolsets": ["files", "flies"],
+    }
+
+    done = cli.run("tools", "call", "--yes", "cronjob", json.dumps(create), "--json", ok=False)
+
+    result = json.loads(done.stdout)
+    assert result["error_code"] == "INVALID_ARGUMENTS"
+    text = result["content"][0]["text"]
+    assert text.startswith("cronjob create: toolsets: ")
+    assert "'flies'" in text
+    assert "terminal" in text  # the known ones are listed
+    assert CronJobs(cli.home).jobs() == []
 
 
 def test_the_cronjob_tool_creates_a_job_and_names_a_bad_field(cli: InProcessCli) -> None:

@@ -674,6 +674,8 @@ async def test_an_empty_toolsets_list_grants_the_child_no_toolset(host: Host, pr
         # The session's directory bounds its file tools: a child cannot be sent out of it.
         ({"cwd": ".."}, "cwd '..' is outside the parent's working directory"),
         ({"cwd": "/"}, "cwd '/' is outside the parent's working directory"),
+        # No path holds a NUL: refused naming the argument, not an "embedded null byte" failure.
+        ({"cwd": "notes\x00"}, "at arguments.tasks[1].cwd: "),
     ],
 )
 async def test_a_task_a_child_cannot_have_is_refused_before_any_starts(
@@ -688,6 +690,23 @@ async def test_a_task_a_child_cannot_have_is_refused_before_any_starts(
     (result,) = [e for e in events if isinstance(e, ToolFinished)]
     assert result.error_code == "INVALID_ARGUMENTS"
     assert words in result.text
+    assert child_requests(model) == []
+
+
+async def test_a_nul_in_the_cwd_of_a_single_task_is_refused_naming_the_argument(
+    host: Host, probe: Probe
+) -> None:
+    (host.env.cwd / "notes").mkdir()
+    model = root_then_children(
+        delegating(task(1, cwd="notes\x00")), calling("add", {"a": 1, "b": 1})
+    )
+    async with host.session() as session:
+        conversation = make_agent(host, model).conversation(session)
+        events = await settle(conversation, f"{ROOT} go")
+    (result,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert "at arguments.cwd: " in result.text
+    assert "NUL character" in result.text
     assert child_requests(model) == []
 
 
