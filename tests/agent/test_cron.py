@@ -600,3 +600,31 @@ async def test_the_daemon_runs_a_minutely_job_once_a_minute_for_three_minutes(
         "report 2",
         "report 3",
     ]
+
+
+def test_the_job_store_and_its_wal_files_are_private_while_it_is_open(tmp_path: Path) -> None:
+    """jobs.db holds the prompts (and the answers of the runs): it and SQLite's -wal and -shm
+    files beside it are 0600 whatever the umask, also when an earlier version left them
+    readable by others."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        store = CronJobs(tmp_path)
+        store.create("every 1h", "summarise the incident channel", name="first")
+        fresh = {
+            path.name: oct(path.stat().st_mode & 0o777) for path in tmp_path.glob("cron/jobs.db*")
+        }
+        for path in tmp_path.glob("cron/jobs.db*"):
+            os.chmod(path, 0o644)  # as a version before this one left them
+        store.create("every 2h", "rotate the staging password", name="second")
+        modes = {
+            path.name: oct(path.stat().st_mode & 0o777) for path in tmp_path.glob("cron/jobs.db*")
+        }
+        kept = [job.name for job in store.jobs()]
+    finally:
+        os.umask(old)
+    assert kept == ["first", "second"]
+    assert set(fresh) >= {"jobs.db"}
+    assert set(fresh.values()) == {"0o600"}, fresh
+    assert set(modes.values()) == {"0o600"}, modes
