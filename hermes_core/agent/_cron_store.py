@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core._private_files import private_dir
+from hermes_core._private_files import private_database
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
 from hermes_core.agent._cron_toolsets import check_toolsets
 
@@ -155,13 +155,13 @@ class CronJobs:
             db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
-        private_dir(self.path.parent)
         try:
+            private_database(self.path)  # the prompts and the answers: 0600 with its -wal
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as bad:
+        except (sqlite3.DatabaseError, OSError) as bad:
             raise JobError("store", f"{self.path} cannot be read as a job store: {bad}") from None
         return db
 
