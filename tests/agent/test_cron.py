@@ -628,3 +628,38 @@ def test_the_job_store_and_its_wal_files_are_private_while_it_is_open(tmp_path: 
     assert set(fresh) >= {"jobs.db"}
     assert set(fresh.values()) == {"0o600"}, fresh
     assert set(modes.values()) == {"0o600"}, modes
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("asked", [["terminal"], None], ids=["wider", "default"])
+async def test_a_session_gives_a_job_no_toolset_it_was_not_granted(
+    hermes_env: Any, asked: list[str] | None
+) -> None:
+    """A session granted only some toolsets (an embedder's narrow grant, with ``cron``) cannot
+    make a job that runs with more: the job would run unattended with tools the session lacks."""
+    from dataclasses import replace
+
+    from hermes_core import Config
+    from hermes_core.testing import make_host
+
+    variables = {k: v for k, v in hermes_env.variables.items() if k != "HERMES_BUNDLED_PLUGINS"}
+    config = Config.model_validate({"approvals": {"allow": ["cronjob"]}})
+    host = make_host(config, replace(hermes_env, variables=variables))
+    create: dict[str, Any] = {"action": "create", "schedule": "every 1h", "prompt": "tidy up"}
+    if asked is not None:
+        create["toolsets"] = asked
+    try:
+        grant = frozenset({"cron", "files"})
+        async with host.session(granted_toolsets=grant, interactive=False) as session:
+            result = await host.dispatch("cronjob", create, session)
+        jobs = CronJobs(hermes_env.home).jobs()
+    finally:
+        host.close()
+    if asked is None:  # made, with the session's own toolsets
+        assert result.error_code is None, result.text_content
+        assert [job.toolsets for job in jobs] == [("files",)]
+    else:
+        assert result.error_code == "INVALID_ARGUMENTS"
+        assert "'terminal'" in result.text_content
+        assert "files" in result.text_content
+        assert jobs == []
