@@ -52,9 +52,12 @@ def build_tool(home: Path) -> Tool:
 
         # A toolset no tool has would give the job none of its tools: refused by name.
         known = None
-        if action == "create" and toolsets:
-            known = job_toolsets(caller.toolsets(), caller.config)
+        grant = caller.session.granted_toolsets
         try:
+            if action == "create" and (toolsets or grant is not None):
+                known = job_toolsets(caller.toolsets(), caller.config)
+            if known is not None and grant is not None:
+                toolsets = _within_grant(toolsets, grant, known)
             jobs = CronJobs(home)
             return _act(jobs, action, job, schedule, prompt, name, toolsets, delivery, known)
         except JobError as bad:
@@ -93,6 +96,27 @@ def build_tool(home: Path) -> Tool:
         meta={READ_ONLY_CALLS_META: {"action": ["list"]}},
         timeout=30.0,
     )
+
+
+def _within_grant(
+    toolsets: list[str] | None, grant: frozenset[str], known: frozenset[str]
+) -> list[str]:
+    """A job of a session with a grant runs with no toolset the session lacks (it would run
+    unattended with tools its maker could not use): ``toolsets`` must be in ``grant``, and none
+    given means the grant's toolsets a job may have (``known``: never ``cron``)."""
+    from hermes_core.agent import JobError
+
+    if toolsets is None:
+        return sorted(grant & known)
+    outside = [name for name in toolsets if isinstance(name, str) and name not in grant]
+    if outside:
+        named = ", ".join(repr(name) for name in outside)
+        raise JobError(
+            "toolsets",
+            f"this session is not granted {named}, so its jobs cannot be either; "
+            f"its toolsets: {', '.join(sorted(grant)) or 'none'}",
+        )
+    return toolsets
 
 
 def _act(
