@@ -25,7 +25,7 @@ REF=${REF:-$(git -C "$REPO" rev-parse HEAD)}
 DATA=${DATA:-$REPO/../shared/data}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 EXTRA_CA=${EXTRA_CA:-/usr/local/share/ca-certificates}
-PACKAGES=(python3-venv nodejs npm git ca-certificates)
+PACKAGES=(python3-venv python3-dev gcc nodejs npm git ca-certificates)
 RUNNER=hermes-user
 LOG=${LOG:-${TMPDIR:-/tmp}/hermes-debian13-fresh-clone.log}
 

@@ -350,8 +350,8 @@ def request_catalog_2_script() -> ModuleType:
 @pytest.mark.slow  # starts eight MCP servers (seven node, one Python): about 11 s, shared 2 cores
 def test_second_request_catalog_is_what_the_live_servers_list_through_hermes() -> None:
     """The servers are pinned in the script, which ``nox -s tests_slow`` runs with
-    ``--install`` first; where they are not installed the test says how to install them and is
-    skipped; another version or listing fails."""
+    ``--install`` first; where they are not installed the test fails saying how to install
+    them; another version or listing fails."""
     script = request_catalog_2_script()
     missing = [
         package
@@ -359,7 +359,7 @@ def test_second_request_catalog_is_what_the_live_servers_list_through_hermes() -
         if not (script.npm_root() / "node_modules" / package / "package.json").is_file()
     ]
     if missing or importlib.util.find_spec("excel_mcp") is None:
-        pytest.skip(f"the second request set's servers are not installed: {script.install_hint()}")
+        pytest.fail(f"the second request set's servers are not installed: {script.install_hint()}")
     try:
         live = mcp_catalog_script().catalog_text(script.live_catalog())
     except script.ServerMissing as error:

@@ -56,9 +56,7 @@ KERNEL_BUILDABLE = _can_build_kernel()
 without ``python3-dev``: there the install warns and every search runs the numpy kernel."""
 KERNEL_NAMES = ("c", "numpy") if KERNEL_BUILDABLE else ("numpy",)
 """The kernels the install gives here."""
-needs_c_kernel = pytest.mark.skipif(
-    not KERNEL_BUILDABLE,
-    reason="the C kernel cannot be built here: no Python.h or C compiler "
-    "(apt-get install python3-dev, then pip install -e . again)",
-)
-"""For a test of the C kernel itself. Where it can be built and was not, the test fails."""
+needs_c_kernel = pytest.mark.usefixtures("c_kernel_buildable")
+"""For a test of the C kernel itself: where it cannot be built (no ``Python.h`` or no C
+compiler) the test fails saying what to install, and where it can be and was not, it fails
+too (``c_kernel_buildable`` in this folder's ``conftest.py``)."""

@@ -14,6 +14,20 @@ PLUGINS = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
+def c_kernel_buildable() -> None:
+    """Fails a test of the C kernel where the install cannot build it, saying what to install
+    (a stock Debian or Ubuntu Python has no headers without ``python3-dev``)."""
+    from bm25_modules import KERNEL_BUILDABLE
+
+    if not KERNEL_BUILDABLE:
+        pytest.fail(
+            "the C kernel cannot be built here: no Python.h or no C compiler; install them "
+            "(Debian, Ubuntu: sudo apt-get install python3-dev gcc), then pip install -e . "
+            "again (nox reinstalls it on its next run)"
+        )
+
+
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared data directory; the eval tests need it."""
     assert (DATA / "eval").is_dir(), f"eval data not found at {DATA}"
