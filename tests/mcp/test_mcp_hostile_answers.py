@@ -1,0 +1,56 @@
+"""Hostile answers of a stdio MCP server: what a real server child process writes on its output
+cannot make hermes hold more than a bounded amount of it, and a server that breaks the bound is
+ended with a reason that names it."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+from realservers import SERVERS_DIR, ToolsSeen, call, live_pids, wait_until
+
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp import McpSupervisor
+from hermes_core._mcp.results import UNAVAILABLE
+from hermes_core._paths import Environment
+
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+
+FLOOD = SERVERS_DIR / "flood.py"
+LIMIT = "64 MiB"
+"""The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
+
+
+async def test_a_server_writing_an_endless_line_is_ended_naming_the_limit_and_comes_back(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(FLOOD)], "timeout": 20}
+    )
+    seen = ToolsSeen()
+    caplog.set_level(logging.WARNING)
+    async with McpSupervisor({"flood": entry}, env, on_tools_changed=seen, backoff_base=0.2) as mcp:
+        first = live_pids(str(FLOOD))
+        assert len(first) == 1
+        result = await call(seen.tool("mcp__flood__flood"))
+        assert result.is_error
+        assert result.error_code == UNAVAILABLE
+        message = result.error_message or ""
+        assert "'flood'" in message
+        assert LIMIT in message, message
+        assert "\n" not in message
+        # The server was ended, not left writing into a pipe nobody reads.
+        await wait_until(lambda: first[0] not in live_pids(str(FLOOD)), "the flood server's end")
+
+        def reconnected() -> bool:
+            pids = live_pids(str(FLOOD))
+            return (
+                bool(pids) and first[0] not in pids and mcp.status()["flood"].state == "connected"
+            )
+
+        await wait_until(reconnected, "a reconnect")
+        answer = await call(seen.tool("mcp__flood__echo"), text="still here")
+        assert answer.text_content == "echo: still here"
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("'flood' is unavailable" in w and LIMIT in w for w in warned), warned
