@@ -23,6 +23,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,8 @@ class McpConnection:
         self.tools: list[mcp_types.Tool] = []
         self.listing: list[dict[str, Any]] = []
         self.close_reason: str | None = None
+        self.cut_off: str | None = None
+        """Why hermes ended the server itself (a line past ``stdio.MAX_LINE_BYTES``), if it did."""
         self.tools_changed = anyio.Event()
         """Set when the server sends ``notifications/tools/list_changed``."""
         self.screen = ListingScreen(name, self._negotiated_version)
@@ -240,6 +243,12 @@ def _sign_in_needed(auth: Any) -> str | None:
     return str(needed.reason)
 
 
+def _server_ended(connection: McpConnection, transport: Any) -> None:
+    """The end of the server's messages: it closed the connection, or hermes ended it."""
+    connection.cut_off = getattr(transport, "cut_off", None)
+    connection.mark_closed(connection.cut_off or "the server closed the connection")
+
+
 _NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
 
 
@@ -365,7 +374,7 @@ async def open_connection(
                 connection.client = Client(
                     WatchedTransport(
                         inner,
-                        lambda: connection.mark_closed("the server closed the connection"),
+                        partial(_server_ended, connection, transport),
                         connection.screen,
                         form_only=answers_forms,
                     ),

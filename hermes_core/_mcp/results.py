@@ -75,14 +75,18 @@ def normalize_call_result(
     )
 
 
-def protocol_error_result(server: str, tool: str, error: MCPError, *, timeout: float) -> ToolResult:
-    """The error result of a call that failed with an MCP error; names the server and tool."""
+def protocol_error_result(
+    server: str, tool: str, error: MCPError, *, timeout: float, closed: str | None = None
+) -> ToolResult:
+    """The error result of a call that failed with an MCP error; names the server and tool.
+    ``closed`` is why the connection ended, when known (hermes ended the server)."""
     import mcp_types
 
     if error.code == mcp_types.REQUEST_TIMEOUT:
         return timeout_result(server, tool, timeout)
     if error.code == mcp_types.CONNECTION_CLOSED:
-        return unavailable_result(server, f"the connection closed during the call of {tool!r}")
+        why = f": {closed}" if closed else ""
+        return unavailable_result(server, f"the connection closed during the call of {tool!r}{why}")
     return ToolResult.error(
         MCP_ERROR, f"MCP server {server!r} refused the call of {tool!r}: {error.message}"
     )

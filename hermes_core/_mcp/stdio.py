@@ -13,8 +13,10 @@ leaves its own children behind, re-parented to PID 1. :class:`StdioTransport` is
 - copies the server's standard error into its :class:`~hermes_core._mcp.serverlog.ServerLog`,
   never to hermes' own standard error.
 
-Lines on the server's output that are not JSON-RPC are written to the log and skipped. POSIX
-only: on Windows the connection uses the SDK's transport, whose Job Object ends the tree.
+Lines on the server's output that are not JSON-RPC are written to the log and skipped. A line
+longer than :data:`MAX_LINE_BYTES` is never kept: the server that writes one is ended, and
+:attr:`StdioTransport.cut_off` says why. POSIX only: on Windows the connection uses the SDK's
+transport, whose Job Object ends the tree.
 """
 
 from __future__ import annotations
@@ -39,13 +41,17 @@ from mcp.shared.message import SessionMessage
 from hermes_core._mcp.serverlog import ServerLog
 from hermes_core._process_groups import end_group
 
-__all__ = ["GRACE_SECONDS", "StdioTransport"]
+__all__ = ["GRACE_SECONDS", "MAX_LINE_BYTES", "StdioTransport"]
 
 log = logging.getLogger("hermes_core._mcp")
 
 GRACE_SECONDS: Final = 2.0
 """How long the server may take to exit after its input closes, and its process group after
 SIGTERM, before the next step."""
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""The longest line of a server's output hermes reads (one JSON-RPC message: a listing, a
+result). Results are cut far shorter (``max_result_chars``); this bounds what a broken or
+hostile server can make hermes hold before anything reads it."""
 _FLUSH_SECONDS: Final = 0.5
 """How long messages already accepted may take to reach the server's input at shutdown."""
 _PIPES_SECONDS: Final = 0.5
@@ -58,7 +64,9 @@ class StdioTransport:
 
     ``environment`` is the child's whole environment. After the run, :attr:`exit_status` is the
     server's exit status (negative: the signal that ended it), ``None`` when it never started;
-    :attr:`exited_on_its_own` is that status when the server exited before hermes stopped it.
+    :attr:`exited_on_its_own` is that status when the server exited before hermes stopped it;
+    :attr:`cut_off` says why hermes ended the server while it ran (a line longer than
+    :data:`MAX_LINE_BYTES`), ``None`` when it did not.
     """
 
     def __init__(
@@ -78,6 +86,7 @@ class StdioTransport:
         self.pid: int | None = None
         self.exit_status: int | None = None
         self.exited_on_its_own: int | None = None
+        self.cut_off: str | None = None
         self._stopping = False
         self._context: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
 
@@ -208,16 +217,21 @@ class StdioTransport:
         done: anyio.Event,
     ) -> None:
         """Hand each JSON-RPC line of the server's output to the session; once the session is
-        gone, keep reading (and dropping) so the server never blocks on a full pipe."""
+        gone, keep reading (and dropping) so the server never blocks on a full pipe. A line
+        longer than :data:`MAX_LINE_BYTES` ends the session and the server."""
         assert process.stdout is not None
-        pending = b""
+        pending = bytearray()
         session_open = True
         try:
             async with to_session:
                 async for chunk in process.stdout:
-                    lines = (pending + chunk).split(b"\n")
-                    pending = lines.pop()
-                    for line in lines:
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) >= 0:
+                        line = (
+                            chunk[start:end] if not pending else bytes(pending + chunk[start:end])
+                        )
+                        pending.clear()
+                        start = end + 1
                         message = self._parse(line)
                         if message is None or not session_open:
                             continue
@@ -225,10 +239,26 @@ class StdioTransport:
                             await to_session.send(message)
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             session_open = False
+                    pending += chunk[start:]
+                    if len(pending) > MAX_LINE_BYTES:
+                        self._cut(len(pending))
+                        break
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
             done.set()
+        if self.cut_off is not None:
+            await end_group(process.pid, GRACE_SECONDS)
+
+    def _cut(self, size: int) -> None:
+        """Give up on a server whose line passed :data:`MAX_LINE_BYTES` (``size`` bytes read of
+        it so far): the session ends, and the caller ends the server."""
+        self._stopping = True  # its exit is hermes' doing, not its own
+        self.cut_off = (
+            f"it wrote a line of more than {MAX_LINE_BYTES // (1024 * 1024)} MiB on its output "
+            "(the longest message hermes reads), so hermes ended it"
+        )
+        self.log.note(f"{self.cut_off} after {size} bytes of the line")
 
     def _parse(self, line: bytes) -> SessionMessage | None:
         if not line.strip():
