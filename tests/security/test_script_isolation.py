@@ -67,13 +67,15 @@ def _call_execute_code(
     *,
     as_user: NonRoot | None = None,
     extra: Mapping[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
 ) -> subprocess.Popen[str]:
     """``hermes tools call execute_code CODE --yes --json``, started (not waited for); run
-    as the non-root user ``as_user`` when it is given."""
+    as the non-root user ``as_user`` when it is given, after ``prefix`` (``prlimit ...``)."""
     arguments = json.dumps({"code": textwrap.dedent(code)})
     command = cli.command("tools", "call", "execute_code", arguments, "--yes", "--json")
     if as_user is not None:
         command = [*as_user.prefix, as_user.python, *command[1:]]
+    command = [*prefix, *command]
     variables = cli.variables(TMPDIR=str(cli.root / "tmp"), **(extra or {}))
     return subprocess.Popen(
         command,
@@ -353,6 +355,58 @@ def test_a_200000_deep_request_line_gets_an_error_reply_and_the_run_goes_on(
     assert lines[0] == "INVALID_REQUEST"
     assert "still here" in lines[-1]
     assert data["tool_calls_made"] == 1
+
+
+HOST_FILES = 256
+"""The host's descriptor limit in the test of a script holding connections (its script inherits
+it): a script can then open more connections than the host has descriptors left."""
+
+
+def test_a_script_holding_many_connections_is_refused_past_the_bound_and_the_host_works_on(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text(json.dumps({"approvals": {"allow": ["execute_code"]}}))
+    (hermes_cli.work / "notes.txt").write_text("still here\n")
+    code = """
+        import json, select, time
+        import hermes_tools
+        print(hermes_tools.read_file(path="notes.txt").strip(), flush=True)
+        held = []
+        while True:  # as many connections as the script's descriptors allow, each kept open
+            try:
+                held.append(hermes_tools._dial())
+            except OSError:
+                break
+        refused, waiting = 0, {sock.fileno(): sock for sock in held}
+        poller = select.poll()
+        for fd in waiting:
+            poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + 10
+        while waiting and time.monotonic() < deadline:
+            for fd, _ in poller.poll(500):
+                poller.unregister(fd)
+                line = waiting.pop(fd).makefile("rb").readline()
+                refused += b"TOO_MANY_CONNECTIONS" in line
+            if len(held) - len(waiting) == refused and len(waiting) < 64:
+                break  # the rest are served and quiet
+        print(len(held), refused, len(waiting), flush=True)
+        try:
+            print(hermes_tools.read_file(path="notes.txt").strip(), flush=True)
+        except hermes_tools.ToolError as error:
+            print(error.code, error.message[:200], flush=True)
+    """
+    limit = ("prlimit", f"--nofile={HOST_FILES}:{HOST_FILES}", "--")
+    data = _payload(_call_execute_code(hermes_cli, code, prefix=limit))
+
+    assert data["status"] == "success", data
+    first, counts, last = data["output"].splitlines()
+    assert first == "still here"
+    held, refused, served = (int(number) for number in counts.split())
+    assert held > 150, counts  # more than the host could hold beside its own descriptors
+    assert 0 < served < 64, counts
+    assert refused == held - served, counts
+    assert last == "still here", data["output"]
+    assert data["tool_calls_made"] == 2
 
 
 # 3: --yes approves the named call only ---------------------------------------------------
