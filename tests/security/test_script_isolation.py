@@ -409,6 +409,53 @@ def test_a_script_holding_many_connections_is_refused_past_the_bound_and_the_hos
     assert data["tool_calls_made"] == 2
 
 
+def test_long_requests_of_many_processes_are_read_one_at_a_time(hermes_cli: HermesCli) -> None:
+    hermes_cli.config.write_text(
+        json.dumps({"approvals": {"allow": ["execute_code", "write_file"]}})
+    )
+    code = """
+        import os
+        import hermes_tools
+
+        def parent(pid):
+            with open(f"/proc/{pid}/stat") as stat:
+                return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+        def peak(pid):  # the most memory the process has held, in MiB
+            with open(f"/proc/{pid}/status") as status:
+                line = next(line for line in status if line.startswith("VmHWM:"))
+            return int(line.split()[1]) // 1024
+
+        host = parent(os.getppid())  # the script's parent is the runner, the host's child
+        before = peak(host)
+        content = "x" * (32 * 1024 * 1024)
+        children = []
+        for index in range(16):
+            child = os.fork()
+            if child == 0:
+                try:
+                    hermes_tools.write_file(path=f"big{index}.txt", content=content)
+                except Exception as error:
+                    print(error, flush=True)
+                    os._exit(1)
+                os._exit(0)
+            children.append(child)
+        failed = sum(os.waitpid(child, 0)[1] != 0 for child in children)
+        print(failed, peak(host) - before, flush=True)
+    """
+    data = _payload(_call_execute_code(hermes_cli, code), timeout=180)
+
+    assert data["status"] == "success", data
+    failed, grown = (int(number) for number in data["output"].split())
+    assert failed == 0
+    assert data["tool_calls_made"] == 16
+    assert all(
+        (hermes_cli.work / f"big{index}.txt").stat().st_size == 32 << 20 for index in range(16)
+    )
+    # 16 requests of 32 MiB read at once are 512 MiB held together, before any is parsed.
+    assert grown < 200, f"the host's peak grew by {grown} MiB"
+
+
 # 3: --yes approves the named call only ---------------------------------------------------
 
 
