@@ -18,6 +18,7 @@ from hermes_core._paths import Environment
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 FLOOD = SERVERS_DIR / "flood.py"
+DEEP = SERVERS_DIR / "deep.py"
 LIMIT = "64 MiB"
 """The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
 
@@ -54,3 +55,19 @@ async def test_a_server_writing_an_endless_line_is_ended_naming_the_limit_and_co
         assert answer.text_content == "echo: still here"
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("'flood' is unavailable" in w and LIMIT in w for w in warned), warned
+
+
+async def test_a_listing_too_deep_to_read_fails_the_connect_at_once_saying_why(
+    env: Environment,
+) -> None:
+    # 300 objects deep: JSON, but deeper than the SDK's reader goes (its recursion limit)
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "300"], "connect_timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        status = mcp.status()["deep"]
+    assert status.state == "unavailable"
+    reason = status.reason or ""
+    assert "cannot read the server's answer" in reason, reason
+    assert "recursion limit" in reason, reason
+    assert "connect_timeout" not in reason, reason
