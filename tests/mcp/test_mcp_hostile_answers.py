@@ -12,7 +12,7 @@ from realservers import SERVERS_DIR, ToolsSeen, call, live_pids, wait_until
 
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp import McpSupervisor
-from hermes_core._mcp.results import UNAVAILABLE
+from hermes_core._mcp.results import MCP_ERROR, UNAVAILABLE
 from hermes_core._paths import Environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -71,3 +71,22 @@ async def test_a_listing_too_deep_to_read_fails_the_connect_at_once_saying_why(
     assert "cannot read the server's answer" in reason, reason
     assert "recursion limit" in reason, reason
     assert "connect_timeout" not in reason, reason
+
+
+async def test_an_answer_too_deep_to_read_ends_its_call_at_once_saying_why(
+    env: Environment,
+) -> None:
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "10"], "timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        result = await mcp.call_tool("deep", "deep", {})
+        assert mcp.status()["deep"].state == "connected"
+        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR
+    message = result.error_message or ""
+    assert message.startswith("MCP server 'deep' answered the call of 'deep': "), message
+    assert "cannot read the server's answer" in message, message
+    assert "recursion limit" in message, message
+    assert echoed.text_content == "echo: still here"
