@@ -24,6 +24,7 @@ __all__ = [
     "TIMEOUT",
     "TOOL_ERROR",
     "UNAVAILABLE",
+    "UNREADABLE_ANSWER",
     "normalize_call_result",
     "protocol_error_result",
     "timeout_result",
@@ -38,6 +39,8 @@ UNAVAILABLE: Final = "UNAVAILABLE"
 """The server is not connected, or the connection closed during the call (MCP -32000)."""
 MCP_ERROR: Final = "MCP_ERROR"
 """Any other protocol error (unknown tool, invalid parameters, a malformed answer)."""
+UNREADABLE_ANSWER: Final = {"hermes_core": "unreadable answer"}
+"""The ``data`` of the error hermes puts in place of a server's answer it cannot read."""
 
 
 def content_block(block: mcp_types.ContentBlock) -> dict[str, Any]:
@@ -87,6 +90,10 @@ def protocol_error_result(
     if error.code == mcp_types.CONNECTION_CLOSED:
         why = f": {closed}" if closed else ""
         return unavailable_result(server, f"the connection closed during the call of {tool!r}{why}")
+    if error.data == UNREADABLE_ANSWER:
+        return ToolResult.error(
+            MCP_ERROR, f"MCP server {server!r} answered the call of {tool!r}: {error.message}"
+        )
     return ToolResult.error(
         MCP_ERROR, f"MCP server {server!r} refused the call of {tool!r}: {error.message}"
     )

@@ -22,7 +22,9 @@ transport, whose Job Object ends the tree.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -37,7 +39,10 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
+from hermes_core._mcp.failures import validation_problem
+from hermes_core._mcp.results import UNREADABLE_ANSWER
 from hermes_core._mcp.serverlog import ServerLog
 from hermes_core._process_groups import end_group
 
@@ -265,10 +270,10 @@ class StdioTransport:
             return None
         try:
             message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValueError:
+        except ValueError as exc:
             shown = line[:200].decode("utf-8", errors="replace")
             self.log.note(f"skipped a line of its output that is not JSON-RPC: {shown!r}")
-            return None
+            return _unreadable_answer(line, exc)
         return SessionMessage(message)
 
     async def _copy_stderr(self, process: anyio.abc.Process, done: anyio.Event) -> None:
@@ -297,3 +302,44 @@ class StdioTransport:
             pass
         finally:
             done.set()
+
+
+_ID: Final = rb'(-?\d{1,18}|"[^"\\]{0,200}")'
+_JSONRPC: Final = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+_ANSWER_ID_FIRST: Final = re.compile(
+    rb"\s*\{\s*"
+    + _JSONRPC
+    + rb'"id"\s*:\s*'
+    + _ID
+    + rb"\s*,\s*"
+    + _JSONRPC
+    + rb'"(?:result|error)"'
+)
+"""An answer whose ``id`` comes before its result (the Python SDK's order)."""
+_ANSWER_FIRST: Final = re.compile(rb"\s*\{\s*" + _JSONRPC + rb'"(?:result|error)"\s*:')
+_ID_LAST: Final = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*$")
+"""With :data:`_ANSWER_FIRST`: an answer whose ``id`` ends it (the TypeScript SDK's order)."""
+
+
+def _unreadable_answer(line: bytes, error: ValueError) -> SessionMessage | None:
+    """The error answer to the request that ``line`` answers, when hermes cannot read it (JSON
+    nested deeper than the SDK's reader goes, an envelope that breaks JSON-RPC) and its ``id``
+    is found where servers write it, so that the call ends at once saying why, not at its
+    timeout; ``None`` for any other line."""
+    found = _ANSWER_ID_FIRST.match(line[:400])
+    if found is None and _ANSWER_FIRST.match(line[:400]):
+        found = _ID_LAST.search(line[-400:])
+    if found is None:
+        return None
+    ident = json.loads(found.group(1))
+    problem = validation_problem(error) if isinstance(error, ValidationError) else str(error)
+    answer = mcp_types.JSONRPCError(
+        jsonrpc="2.0",
+        id=ident,
+        error=mcp_types.ErrorData(
+            code=mcp_types.INTERNAL_ERROR,
+            message=f"hermes cannot read the server's answer: {problem}",
+            data=UNREADABLE_ANSWER,
+        ),
+    )
+    return SessionMessage(answer)
