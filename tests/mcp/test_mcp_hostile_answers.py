@@ -5,10 +5,20 @@ ended with a reason that names it."""
 from __future__ import annotations
 
 import logging
+import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
-from realservers import SERVERS_DIR, ToolsSeen, call, live_pids, wait_until
+from realservers import (
+    SERVERS_DIR,
+    ToolsSeen,
+    call,
+    free_port,
+    live_pids,
+    wait_listening,
+    wait_until,
+)
 
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp import McpSupervisor
@@ -19,6 +29,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
 FLOOD = SERVERS_DIR / "flood.py"
 DEEP = SERVERS_DIR / "deep.py"
+HTTP_FLOOD = SERVERS_DIR / "httpflood.py"
 LIMIT = "64 MiB"
 """The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
 
@@ -90,3 +101,45 @@ async def test_an_answer_too_deep_to_read_ends_its_call_at_once_saying_why(
     assert "cannot read the server's answer" in message, message
     assert "recursion limit" in message, message
     assert echoed.text_content == "echo: still here"
+
+
+@pytest.fixture
+def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``httpflood.py`` serving on 127.0.0.1 as a child process (``--gzip`` when the test is
+    parametrized so); its URL."""
+    port = free_port()
+    extra = ["--gzip"] if getattr(request, "param", False) else []
+    process = subprocess.Popen([sys.executable, str(HTTP_FLOOD), str(port), *extra])
+    try:
+        wait_listening(process, port, "the HTTP flood server")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_it(
+    env: Environment, http_flood: str
+) -> None:
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected"
+        result = await mcp.call_tool("remote", "flood", {})
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert "'remote'" in message
+    assert LIMIT in message, message
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("http_flood", [True], indirect=True, ids=["gzip"])
+async def test_a_compressed_json_answer_is_refused_saying_why(
+    env: Environment, http_flood: str
+) -> None:
+    entry = McpServerConfig(url=http_flood, connect_timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        status = mcp.status()["remote"]
+    assert status.state == "unavailable"
+    assert "gzip" in (status.reason or ""), status.reason
