@@ -44,6 +44,7 @@ from hermes_core._mcp.failures import (
     describe_output,
     innermost,
 )
+from hermes_core._mcp.http_answers import bound_json_answers
 from hermes_core._mcp.interpreter import find_command, is_python
 from hermes_core._mcp.listing import (
     MAX_LIST_PAGES,
@@ -356,7 +357,9 @@ async def open_connection(
                 if expanded.url is not None:
                     auth = auth_for(name, expanded, env, sign_in)
                     http = await stack.enter_async_context(
-                        create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
+                        bound_json_answers(
+                            create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
+                        )
                     )
                     inner: Any = streamable_http_client(expanded.url, http_client=http)
                 else:
