@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import anyio
 import pytest
 from realservers import (
     SERVERS_DIR,
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 FLOOD = SERVERS_DIR / "flood.py"
 DEEP = SERVERS_DIR / "deep.py"
 HTTP_FLOOD = SERVERS_DIR / "httpflood.py"
+STORM = SERVERS_DIR / "storm.py"
 LIMIT = "64 MiB"
 """The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
 
@@ -143,3 +145,14 @@ async def test_a_compressed_json_answer_is_refused_saying_why(
         status = mcp.status()["remote"]
     assert status.state == "unavailable"
     assert "gzip" in (status.reason or ""), status.reason
+
+
+async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Environment) -> None:
+    entry = McpServerConfig.model_validate({"command": sys.executable, "args": [str(STORM)]})
+    async with McpSupervisor({"storm": entry}, env) as mcp:
+        await anyio.sleep(3)
+        counted = await mcp.call_tool("storm", "listings", {})
+        assert mcp.status()["storm"].state == "connected"
+    listings = int(counted.text_content)
+    # The first listing, then one a second at most (a storm of 600 notifications in 3 s).
+    assert 1 < listings <= 5, listings
