@@ -83,6 +83,10 @@ log = logging.getLogger("hermes_core._mcp")
 CLIENT_INFO = mcp_types.Implementation(name="hermes-core", version=__version__)
 
 
+RELIST_SECONDS = 1.0
+"""The least time between two listings a server's ``tools/list_changed`` asks for."""
+
+
 class McpConnection:
     """An open, listed session with the server ``name``.
 
@@ -110,6 +114,7 @@ class McpConnection:
         self.auth: Any = None
         """The sign-in of a URL server (:func:`~hermes_core._mcp.oauth.auth_for`), if any."""
         self._closed = anyio.Event()
+        self._next_relist = -math.inf
         self._asking: list[_CallAsking] = []
         """The calls in flight, oldest first: the server's questions go to the oldest one's
         answerer (a question does not say which call it belongs to over stdio)."""
@@ -142,7 +147,10 @@ class McpConnection:
         return self.close_reason or "the connection closed"
 
     async def wait_closed_or_changed(self) -> None:
-        """Wait until the connection is gone or the server says its tools changed."""
+        """Wait until the connection is gone or the server says its tools changed, and then
+        until :data:`RELIST_SECONDS` have passed since the last change was told: the changes
+        said meanwhile are one (a server saying it every few milliseconds is listed once a
+        second, not back to back)."""
         async with anyio.create_task_group() as group:
 
             async def closed() -> None:
@@ -155,6 +163,9 @@ class McpConnection:
 
             group.start_soon(closed)
             group.start_soon(changed)
+        with anyio.move_on_after(self._next_relist - anyio.current_time()):
+            await self.wait_closed()
+        self._next_relist = anyio.current_time() + RELIST_SECONDS
 
     async def refresh_tools(self) -> list[mcp_types.Tool]:
         """List the tools again (every page) and keep the new listing."""
