@@ -43,7 +43,9 @@ async def call_connected(
         try:
             result = await connection.call_tool(tool, dict(arguments), timeout=timeout)
         except MCPError as exc:
-            return protocol_error_result(server, tool, exc, timeout=timeout)
+            return protocol_error_result(
+                server, tool, exc, timeout=timeout, closed=connection.cut_off
+            )
         except Exception as exc:
             return ToolResult.error(
                 MCP_ERROR,

@@ -23,6 +23,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from hermes_core._mcp.failures import (
     describe_output,
     innermost,
 )
+from hermes_core._mcp.http_answers import bound_json_answers
 from hermes_core._mcp.interpreter import find_command, is_python
 from hermes_core._mcp.listing import (
     MAX_LIST_PAGES,
@@ -81,6 +83,10 @@ log = logging.getLogger("hermes_core._mcp")
 CLIENT_INFO = mcp_types.Implementation(name="hermes-core", version=__version__)
 
 
+RELIST_SECONDS = 1.0
+"""The least time between two listings a server's ``tools/list_changed`` asks for."""
+
+
 class McpConnection:
     """An open, listed session with the server ``name``.
 
@@ -100,12 +106,15 @@ class McpConnection:
         self.tools: list[mcp_types.Tool] = []
         self.listing: list[dict[str, Any]] = []
         self.close_reason: str | None = None
+        self.cut_off: str | None = None
+        """Why hermes ended the server itself (a line past ``stdio.MAX_LINE_BYTES``), if it did."""
         self.tools_changed = anyio.Event()
         """Set when the server sends ``notifications/tools/list_changed``."""
         self.screen = ListingScreen(name, self._negotiated_version)
         self.auth: Any = None
         """The sign-in of a URL server (:func:`~hermes_core._mcp.oauth.auth_for`), if any."""
         self._closed = anyio.Event()
+        self._next_relist = -math.inf
         self._asking: list[_CallAsking] = []
         """The calls in flight, oldest first: the server's questions go to the oldest one's
         answerer (a question does not say which call it belongs to over stdio)."""
@@ -138,7 +147,10 @@ class McpConnection:
         return self.close_reason or "the connection closed"
 
     async def wait_closed_or_changed(self) -> None:
-        """Wait until the connection is gone or the server says its tools changed."""
+        """Wait until the connection is gone or the server says its tools changed, and then
+        until :data:`RELIST_SECONDS` have passed since the last change was told: the changes
+        said meanwhile are one (a server saying it every few milliseconds is listed once a
+        second, not back to back)."""
         async with anyio.create_task_group() as group:
 
             async def closed() -> None:
@@ -151,6 +163,9 @@ class McpConnection:
 
             group.start_soon(closed)
             group.start_soon(changed)
+        with anyio.move_on_after(self._next_relist - anyio.current_time()):
+            await self.wait_closed()
+        self._next_relist = anyio.current_time() + RELIST_SECONDS
 
     async def refresh_tools(self) -> list[mcp_types.Tool]:
         """List the tools again (every page) and keep the new listing."""
@@ -238,6 +253,12 @@ def _sign_in_needed(auth: Any) -> str | None:
         return None
     auth.sign_in_needed = None
     return str(needed.reason)
+
+
+def _server_ended(connection: McpConnection, transport: Any) -> None:
+    """The end of the server's messages: it closed the connection, or hermes ended it."""
+    connection.cut_off = getattr(transport, "cut_off", None)
+    connection.mark_closed(connection.cut_off or "the server closed the connection")
 
 
 _NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
@@ -347,7 +368,9 @@ async def open_connection(
                 if expanded.url is not None:
                     auth = auth_for(name, expanded, env, sign_in)
                     http = await stack.enter_async_context(
-                        create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
+                        bound_json_answers(
+                            create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
+                        )
                     )
                     inner: Any = streamable_http_client(expanded.url, http_client=http)
                 else:
@@ -365,7 +388,7 @@ async def open_connection(
                 connection.client = Client(
                     WatchedTransport(
                         inner,
-                        lambda: connection.mark_closed("the server closed the connection"),
+                        partial(_server_ended, connection, transport),
                         connection.screen,
                         form_only=answers_forms,
                     ),

@@ -36,10 +36,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST_FORMAT",
+    "MAX_SCHEMA_DEPTH",
     "ConnectFailure",
     "ManifestStore",
     "ServerManifest",
     "manifest_key",
+    "schema_depth_problem",
     "tool_problem",
 ]
 
@@ -114,6 +116,26 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else f"{text[:57]}..."
 
 
+MAX_SCHEMA_DEPTH = 64
+"""How deep a tool's ``inputSchema`` or ``outputSchema`` may nest objects and arrays. Real
+schemas nest a few levels; the checks that walk a schema (validation, coercion) recurse, and a
+schema of ~190 levels exhausts Python's stack in them."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether the JSON data ``value`` nests objects and arrays more than ``limit`` deep
+    (walked without recursion, so any depth is measured)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
 def tool_problem(entry: Mapping[str, Any]) -> str | None:
     """What makes one listed tool (MCP wire form) unusable for hermes, in one line starting
     with the field (``name: ...``, ``inputSchema.required: ...``); ``None`` when it is usable.
@@ -121,7 +143,8 @@ def tool_problem(entry: Mapping[str, Any]) -> str | None:
     A tool needs a non-empty ``name`` (it becomes part of ``mcp__<server>__<tool>``) and a JSON
     Schema object as ``inputSchema`` (its ``required`` a list of names, its ``properties`` an
     object); ``description`` and ``title`` are text, ``annotations`` and ``outputSchema``
-    objects, when given. Listings are screened with it as they come
+    objects, when given. Listings are screened with it (and :func:`schema_depth_problem`) as
+    they come
     (:class:`~hermes_core._mcp.connection.ListingScreen`), so a manifest never holds such a
     tool.
     """
@@ -147,6 +170,17 @@ def tool_problem(entry: Mapping[str, Any]) -> str | None:
     for key in ("annotations", "outputSchema"):
         if entry.get(key) is not None and not isinstance(entry[key], dict):
             return f"{key}: expected an object, got {_shown(entry[key])}"
+    return None
+
+
+def schema_depth_problem(entry: Mapping[str, Any]) -> str | None:
+    """``inputSchema: nested more than 64 levels deep`` when a listed tool's ``inputSchema`` or
+    ``outputSchema`` nests deeper than :data:`MAX_SCHEMA_DEPTH`, else ``None``. Live listings
+    are screened with it (:func:`~hermes_core._mcp.listing.screen_tools`), so no manifest holds
+    such a tool; reading a manifest does not walk its schemas again (3 ms a 1,000 tools)."""
+    for key in ("inputSchema", "outputSchema"):
+        if _deeper_than(entry.get(key), MAX_SCHEMA_DEPTH):
+            return f"{key}: nested more than {MAX_SCHEMA_DEPTH} levels deep"
     return None
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "TIMEOUT",
     "TOOL_ERROR",
     "UNAVAILABLE",
+    "UNREADABLE_ANSWER",
     "normalize_call_result",
     "protocol_error_result",
     "timeout_result",
@@ -38,6 +39,8 @@ UNAVAILABLE: Final = "UNAVAILABLE"
 """The server is not connected, or the connection closed during the call (MCP -32000)."""
 MCP_ERROR: Final = "MCP_ERROR"
 """Any other protocol error (unknown tool, invalid parameters, a malformed answer)."""
+UNREADABLE_ANSWER: Final = {"hermes_core": "unreadable answer"}
+"""The ``data`` of the error hermes puts in place of a server's answer it cannot read."""
 
 
 def content_block(block: mcp_types.ContentBlock) -> dict[str, Any]:
@@ -75,14 +78,22 @@ def normalize_call_result(
     )
 
 
-def protocol_error_result(server: str, tool: str, error: MCPError, *, timeout: float) -> ToolResult:
-    """The error result of a call that failed with an MCP error; names the server and tool."""
+def protocol_error_result(
+    server: str, tool: str, error: MCPError, *, timeout: float, closed: str | None = None
+) -> ToolResult:
+    """The error result of a call that failed with an MCP error; names the server and tool.
+    ``closed`` is why the connection ended, when known (hermes ended the server)."""
     import mcp_types
 
     if error.code == mcp_types.REQUEST_TIMEOUT:
         return timeout_result(server, tool, timeout)
     if error.code == mcp_types.CONNECTION_CLOSED:
-        return unavailable_result(server, f"the connection closed during the call of {tool!r}")
+        why = f": {closed}" if closed else ""
+        return unavailable_result(server, f"the connection closed during the call of {tool!r}{why}")
+    if error.data == UNREADABLE_ANSWER:
+        return ToolResult.error(
+            MCP_ERROR, f"MCP server {server!r} answered the call of {tool!r}: {error.message}"
+        )
     return ToolResult.error(
         MCP_ERROR, f"MCP server {server!r} refused the call of {tool!r}: {error.message}"
     )

@@ -13,14 +13,18 @@ leaves its own children behind, re-parented to PID 1. :class:`StdioTransport` is
 - copies the server's standard error into its :class:`~hermes_core._mcp.serverlog.ServerLog`,
   never to hermes' own standard error.
 
-Lines on the server's output that are not JSON-RPC are written to the log and skipped. POSIX
-only: on Windows the connection uses the SDK's transport, whose Job Object ends the tree.
+Lines on the server's output that are not JSON-RPC are written to the log and skipped. A line
+longer than :data:`MAX_LINE_BYTES` is never kept: the server that writes one is ended, and
+:attr:`StdioTransport.cut_off` says why. POSIX only: on Windows the connection uses the SDK's
+transport, whose Job Object ends the tree.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -35,17 +39,24 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
+from hermes_core._mcp.failures import validation_problem
+from hermes_core._mcp.results import UNREADABLE_ANSWER
 from hermes_core._mcp.serverlog import ServerLog
 from hermes_core._process_groups import end_group
 
-__all__ = ["GRACE_SECONDS", "StdioTransport"]
+__all__ = ["GRACE_SECONDS", "MAX_LINE_BYTES", "StdioTransport"]
 
 log = logging.getLogger("hermes_core._mcp")
 
 GRACE_SECONDS: Final = 2.0
 """How long the server may take to exit after its input closes, and its process group after
 SIGTERM, before the next step."""
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""The longest line of a server's output hermes reads (one JSON-RPC message: a listing, a
+result). Results are cut far shorter (``max_result_chars``); this bounds what a broken or
+hostile server can make hermes hold before anything reads it."""
 _FLUSH_SECONDS: Final = 0.5
 """How long messages already accepted may take to reach the server's input at shutdown."""
 _PIPES_SECONDS: Final = 0.5
@@ -58,7 +69,9 @@ class StdioTransport:
 
     ``environment`` is the child's whole environment. After the run, :attr:`exit_status` is the
     server's exit status (negative: the signal that ended it), ``None`` when it never started;
-    :attr:`exited_on_its_own` is that status when the server exited before hermes stopped it.
+    :attr:`exited_on_its_own` is that status when the server exited before hermes stopped it;
+    :attr:`cut_off` says why hermes ended the server while it ran (a line longer than
+    :data:`MAX_LINE_BYTES`), ``None`` when it did not.
     """
 
     def __init__(
@@ -78,6 +91,7 @@ class StdioTransport:
         self.pid: int | None = None
         self.exit_status: int | None = None
         self.exited_on_its_own: int | None = None
+        self.cut_off: str | None = None
         self._stopping = False
         self._context: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
 
@@ -208,16 +222,21 @@ class StdioTransport:
         done: anyio.Event,
     ) -> None:
         """Hand each JSON-RPC line of the server's output to the session; once the session is
-        gone, keep reading (and dropping) so the server never blocks on a full pipe."""
+        gone, keep reading (and dropping) so the server never blocks on a full pipe. A line
+        longer than :data:`MAX_LINE_BYTES` ends the session and the server."""
         assert process.stdout is not None
-        pending = b""
+        pending = bytearray()
         session_open = True
         try:
             async with to_session:
                 async for chunk in process.stdout:
-                    lines = (pending + chunk).split(b"\n")
-                    pending = lines.pop()
-                    for line in lines:
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) >= 0:
+                        line = (
+                            chunk[start:end] if not pending else bytes(pending + chunk[start:end])
+                        )
+                        pending.clear()
+                        start = end + 1
                         message = self._parse(line)
                         if message is None or not session_open:
                             continue
@@ -225,20 +244,36 @@ class StdioTransport:
                             await to_session.send(message)
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             session_open = False
+                    pending += chunk[start:]
+                    if len(pending) > MAX_LINE_BYTES:
+                        self._cut(len(pending))
+                        break
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
             done.set()
+        if self.cut_off is not None:
+            await end_group(process.pid, GRACE_SECONDS)
+
+    def _cut(self, size: int) -> None:
+        """Give up on a server whose line passed :data:`MAX_LINE_BYTES` (``size`` bytes read of
+        it so far): the session ends, and the caller ends the server."""
+        self._stopping = True  # its exit is hermes' doing, not its own
+        self.cut_off = (
+            f"it wrote a line of more than {MAX_LINE_BYTES // (1024 * 1024)} MiB on its output "
+            "(the longest message hermes reads), so hermes ended it"
+        )
+        self.log.note(f"{self.cut_off} after {size} bytes of the line")
 
     def _parse(self, line: bytes) -> SessionMessage | None:
         if not line.strip():
             return None
         try:
             message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValueError:
+        except ValueError as exc:
             shown = line[:200].decode("utf-8", errors="replace")
             self.log.note(f"skipped a line of its output that is not JSON-RPC: {shown!r}")
-            return None
+            return _unreadable_answer(line, exc)
         return SessionMessage(message)
 
     async def _copy_stderr(self, process: anyio.abc.Process, done: anyio.Event) -> None:
@@ -267,3 +302,44 @@ class StdioTransport:
             pass
         finally:
             done.set()
+
+
+_ID: Final = rb'(-?\d{1,18}|"[^"\\]{0,200}")'
+_JSONRPC: Final = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+_ANSWER_ID_FIRST: Final = re.compile(
+    rb"\s*\{\s*"
+    + _JSONRPC
+    + rb'"id"\s*:\s*'
+    + _ID
+    + rb"\s*,\s*"
+    + _JSONRPC
+    + rb'"(?:result|error)"'
+)
+"""An answer whose ``id`` comes before its result (the Python SDK's order)."""
+_ANSWER_FIRST: Final = re.compile(rb"\s*\{\s*" + _JSONRPC + rb'"(?:result|error)"\s*:')
+_ID_LAST: Final = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*$")
+"""With :data:`_ANSWER_FIRST`: an answer whose ``id`` ends it (the TypeScript SDK's order)."""
+
+
+def _unreadable_answer(line: bytes, error: ValueError) -> SessionMessage | None:
+    """The error answer to the request that ``line`` answers, when hermes cannot read it (JSON
+    nested deeper than the SDK's reader goes, an envelope that breaks JSON-RPC) and its ``id``
+    is found where servers write it, so that the call ends at once saying why, not at its
+    timeout; ``None`` for any other line."""
+    found = _ANSWER_ID_FIRST.match(line[:400])
+    if found is None and _ANSWER_FIRST.match(line[:400]):
+        found = _ID_LAST.search(line[-400:])
+    if found is None:
+        return None
+    ident = json.loads(found.group(1))
+    problem = validation_problem(error) if isinstance(error, ValidationError) else str(error)
+    answer = mcp_types.JSONRPCError(
+        jsonrpc="2.0",
+        id=ident,
+        error=mcp_types.ErrorData(
+            code=mcp_types.INTERNAL_ERROR,
+            message=f"hermes cannot read the server's answer: {problem}",
+            data=UNREADABLE_ANSWER,
+        ),
+    )
+    return SessionMessage(answer)

@@ -14,6 +14,7 @@ with :func:`call`: ``call("mcp__git__git_log", max_count=2)``. ``help(hermes_too
 from __future__ import annotations
 
 import array
+import contextlib
 import json
 import os
 import socket
@@ -35,7 +36,7 @@ _UNSET: Any = _ToolDefault()
 
 class ToolError(Exception):
     """A tool call that failed: ``code`` (``DENIED``, ``BLOCKED``, ``TOOL_ERROR``,
-    ``INVALID_ARGUMENTS``, ``TOO_MANY_CALLS``...) and ``message``."""
+    ``INVALID_ARGUMENTS``, ``TOO_MANY_CALLS``, ``TOO_MANY_CONNECTIONS``...) and ``message``."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
@@ -108,12 +109,18 @@ def _call(name: str, arguments: dict[str, Any]) -> Result:
     with _lock:
         try:
             _, sock, reader = _connected()
-            sock.sendall(request)
-            line = reader.readline()
         except OSError:
             raise _closed() from None
+        with contextlib.suppress(OSError):  # closed by the host, perhaps after saying why
+            sock.sendall(request)
+        try:
+            line = reader.readline()
+        except OSError:
+            line = b""
         if not line:
             raise _closed()
+        if b'"TOO_MANY_CONNECTIONS"' in line:
+            _closed()  # the host refused this connection: the next call asks for a new one
     reply = json.loads(line)
     if reply.get("error"):
         raise ToolError(str(reply.get("code") or "TOOL_ERROR"), str(reply.get("message") or ""))

@@ -8,6 +8,12 @@ text that is not valid Unicode (a file name that is not UTF-8, kept as lone surr
 with ``\\u`` escapes, which ``json`` decodes back to the same string. A request longer than
 :data:`MAX_REQUEST_BYTES` is read to its end and refused, and one that is not JSON (or nested
 too deeply to read) is refused; either way the connection serves the next one.
+
+Each connection holds a descriptor of the host and what it has read of its request, so a run
+serves at most :data:`MAX_CONNECTIONS` at once (a connection past it gets one
+``TOO_MANY_CONNECTIONS`` reply and is closed), and reads and answers requests longer than
+:data:`SHORT_REQUEST_BYTES` one at a time: the host holds the arguments of at most
+``MAX_CONNECTIONS`` short requests and one long one.
 """
 
 from __future__ import annotations
@@ -32,6 +38,12 @@ log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES: Final = 64 * 1024 * 1024
 """The largest request line read (a ``write_file`` of a large file fits)."""
+SHORT_REQUEST_BYTES: Final = 1024 * 1024
+"""Requests up to this size are read and answered on every connection at once; a longer one
+waits until no other long request of the run is being read or answered."""
+MAX_CONNECTIONS: Final = 32
+"""Connections one run serves at once: each process of the script that calls a tool holds one
+(a pool of workers, forked children)."""
 _SKIP_CHUNK: Final = 1024 * 1024
 _TOOL_AT_START: Final = re.compile(rb'\s*\{\s*"tool"\s*:\s*"([^"\\]{1,200})"')
 """The tool name at the start of a request (the client writes it first)."""
@@ -111,9 +123,10 @@ def encode_line(message: Mapping[str, Any]) -> bytes:
     return data + b"\n"
 
 
-async def _read_request(reader: BufferedByteReceiveStream) -> bytes | _Oversized:
-    """The next request line. One longer than :data:`MAX_REQUEST_BYTES` is read to its end and
-    dropped, so the line after it is read as the next request."""
+async def _read_long_request(reader: BufferedByteReceiveStream) -> bytes | _Oversized:
+    """The rest of a request line longer than :data:`SHORT_REQUEST_BYTES`. One longer than
+    :data:`MAX_REQUEST_BYTES` is read to its end and dropped, so the line after it is read as
+    the next request."""
     try:
         return await reader.receive_until(b"\n", MAX_REQUEST_BYTES)
     except anyio.DelimiterNotFound:
@@ -139,27 +152,62 @@ class RpcServer:
         self.tools = tools
         self.max_calls = max_calls
         self.calls_made = 0
+        self.open_connections = 0
+        self._long_requests = anyio.Lock()
 
     async def serve(self, host_end: socket.socket) -> None:
-        """Serve every connection the script sends over its channel until cancelled."""
+        """Serve every connection the script sends over its channel until cancelled, at most
+        :data:`MAX_CONNECTIONS` at once."""
         async with anyio.create_task_group() as group:
             async for stream in connections(host_end):
+                if self.open_connections >= MAX_CONNECTIONS:
+                    group.start_soon(self._refuse, stream)
+                    continue
+                self.open_connections += 1
                 group.start_soon(self._connection, stream)
 
+    async def _refuse(self, stream: ByteStream) -> None:
+        async with stream:
+            await self._send(
+                stream,
+                _failure(
+                    "TOO_MANY_CONNECTIONS",
+                    f"no tool was called: this script already holds {MAX_CONNECTIONS} "
+                    "connections to the host, the most one run may (one per process that calls "
+                    "tools); call from fewer processes at once.",
+                ),
+            )
+
     async def _connection(self, stream: ByteStream) -> None:
+        try:
+            await self._serve_connection(stream)
+        finally:
+            self.open_connections -= 1
+
+    async def _serve_connection(self, stream: ByteStream) -> None:
         reader = BufferedByteReceiveStream(stream)
         async with stream:
             while True:
                 try:
-                    request = await _read_request(reader)
+                    reply = await self._next_reply(reader)
                 except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError):
                     return
-                if isinstance(request, _Oversized):
-                    reply = _oversized(request)
-                else:
-                    reply = await self.answer(request)
                 if not await self._send(stream, reply):
                     return
+
+    async def _next_reply(self, reader: BufferedByteReceiveStream) -> dict[str, Any]:
+        """The reply to the connection's next request. One longer than
+        :data:`SHORT_REQUEST_BYTES` is read and answered holding the run's lock of long
+        requests, so their arguments are in the host one call at a time."""
+        try:
+            line = await reader.receive_until(b"\n", SHORT_REQUEST_BYTES)
+        except anyio.DelimiterNotFound:
+            async with self._long_requests:
+                request = await _read_long_request(reader)
+                if isinstance(request, _Oversized):
+                    return _oversized(request)
+                return await self.answer(request)
+        return await self.answer(line)
 
     async def _send(self, stream: ByteStream, reply: Mapping[str, Any]) -> bool:
         try:

@@ -16,7 +16,8 @@ with ``failure`` set, never an exception.
 
 Every answer is read with a cap, :data:`MAX_ANSWER_BYTES` (16 MiB): a longer one is refused as
 soon as it passes the cap, before it is decoded, so that a gateway cannot make the host hold
-hundreds of megabytes.
+hundreds of megabytes. An answer nested too deeply to decode (``[[[[...`` 100,000 deep) is a
+failure too.
 """
 
 from __future__ import annotations
@@ -289,10 +290,12 @@ def _verdict(url: str, response: httpx.Response, content: bytes) -> Any | Gatewa
     status = response.status_code
     try:
         body: Any = json.loads(content) if content else None
-    except ValueError:
+    except (ValueError, RecursionError) as exc:
         body = None
         if 200 <= status < 300:
-            return GatewayFailure("error", f"{url} answered HTTP {status} with a body not JSON")
+            deep = isinstance(exc, RecursionError)
+            what = "JSON nested too deeply to read" if deep else "a body not JSON"
+            return GatewayFailure("error", f"{url} answered HTTP {status} with {what}")
     if 200 <= status < 300:
         return body
     said = wire.error_text(body, f"HTTP {status}")

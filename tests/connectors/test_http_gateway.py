@@ -78,7 +78,10 @@ async def test_the_token_goes_as_a_bearer_header_and_never_into_a_repr(
         ({"results": [{"tools": 3}]}, "results[0].tools must be a list"),
         ([1, 2], "the answer must be an object"),
         (b"<html>oops</html>", "not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"results": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
     ],
+    ids=["results-not-a-list", "tools-not-a-list", "a-list", "html", "deep", "deep-results"],
 )
 async def test_a_search_answer_off_the_protocol_is_a_failure_never_an_exception(
     tmp_path: Path, off_protocol: OffProtocolServer, body: Any, said: str

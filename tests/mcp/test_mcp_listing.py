@@ -41,6 +41,14 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
+def nested(levels: int) -> dict[str, Any]:
+    """An input schema nested ``levels`` objects deep (``properties`` within ``properties``)."""
+    schema: dict[str, Any] = {}
+    for _ in range(levels // 2):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
 BAD_TOOLS = [
     pytest.param(
         {"description": "nameless", "inputSchema": OBJECT},
@@ -59,6 +67,12 @@ BAD_TOOLS = [
         "'req'",
         "required",
         id="required-not-a-list",
+    ),
+    pytest.param(
+        {"name": "deep", "inputSchema": nested(194)},
+        "'deep'",
+        "inputSchema",
+        id="schema-194-deep",
     ),
 ]
 

@@ -67,13 +67,15 @@ def _call_execute_code(
     *,
     as_user: NonRoot | None = None,
     extra: Mapping[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
 ) -> subprocess.Popen[str]:
     """``hermes tools call execute_code CODE --yes --json``, started (not waited for); run
-    as the non-root user ``as_user`` when it is given."""
+    as the non-root user ``as_user`` when it is given, after ``prefix`` (``prlimit ...``)."""
     arguments = json.dumps({"code": textwrap.dedent(code)})
     command = cli.command("tools", "call", "execute_code", arguments, "--yes", "--json")
     if as_user is not None:
         command = [*as_user.prefix, as_user.python, *command[1:]]
+    command = [*prefix, *command]
     variables = cli.variables(TMPDIR=str(cli.root / "tmp"), **(extra or {}))
     return subprocess.Popen(
         command,
@@ -353,6 +355,122 @@ def test_a_200000_deep_request_line_gets_an_error_reply_and_the_run_goes_on(
     assert lines[0] == "INVALID_REQUEST"
     assert "still here" in lines[-1]
     assert data["tool_calls_made"] == 1
+
+
+HOST_FILES = 256
+"""The host's descriptor limit in the test of a script holding connections (its script inherits
+it): a script can then open more connections than the host has descriptors left."""
+
+
+def test_a_script_holding_many_connections_is_refused_past_the_bound_and_the_host_works_on(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text(json.dumps({"approvals": {"allow": ["execute_code"]}}))
+    (hermes_cli.work / "notes.txt").write_text("still here\n")
+    code = """
+        import os, select, time
+        import hermes_tools
+        print(hermes_tools.read_file(path="notes.txt").strip(), flush=True)
+        reading, writing = os.pipe()
+        held = []
+        while True:  # as many connections as the script's descriptors allow, each kept open
+            try:
+                held.append(hermes_tools._dial())
+            except OSError:
+                break
+        refused, waiting = 0, {sock.fileno(): sock for sock in held}
+        poller = select.poll()
+        for fd in waiting:
+            poller.register(fd, select.POLLIN)
+        while events := poller.poll(500):  # until the host has nothing more to say
+            for fd, _ in events:
+                poller.unregister(fd)
+                line = waiting.pop(fd).makefile("rb").readline()
+                refused += b"TOO_MANY_CONNECTIONS" in line
+        print(len(held), refused, len(waiting), flush=True)
+        try:
+            print(hermes_tools.read_file(path="notes.txt").strip(), flush=True)
+        except hermes_tools.ToolError as error:
+            print(error.code, error.message[:200], flush=True)
+        child = os.fork()
+        if child == 0:  # refused while the served connections are held, then served
+            for sock in held:
+                sock.close()  # its copies; its parent holds them still
+            for _ in range(2):
+                try:
+                    print("child:", hermes_tools.read_file(path="notes.txt").strip(), flush=True)
+                except hermes_tools.ToolError as error:
+                    print("child:", error.code, flush=True)
+                os.read(reading, 1)
+            os._exit(0)
+        time.sleep(0.5)
+        for sock in held:
+            sock.close()
+        time.sleep(0.5)  # the host sees them closed
+        os.write(writing, b"go")
+        os.waitpid(child, 0)
+    """
+    limit = ("prlimit", f"--nofile={HOST_FILES}:{HOST_FILES}", "--")
+    data = _payload(_call_execute_code(hermes_cli, code, prefix=limit))
+
+    assert data["status"] == "success", data
+    first, counts, last, refused_child, served_child = data["output"].splitlines()
+    assert first == "still here"
+    assert refused_child == "child: TOO_MANY_CONNECTIONS"
+    assert served_child == "child: still here"
+    held, refused, served = (int(number) for number in counts.split())
+    assert held > 150, counts  # more than the host could hold beside its own descriptors
+    assert served == 31, counts  # 32 at once, one of them the script's own
+    assert refused == held - served, counts
+    assert last == "still here", data["output"]
+    assert data["tool_calls_made"] == 3
+
+
+def test_long_requests_of_many_processes_are_read_one_at_a_time(hermes_cli: HermesCli) -> None:
+    hermes_cli.config.write_text(
+        json.dumps({"approvals": {"allow": ["execute_code", "write_file"]}})
+    )
+    code = """
+        import os
+        import hermes_tools
+
+        def parent(pid):
+            with open(f"/proc/{pid}/stat") as stat:
+                return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+        def peak(pid):  # the most memory the process has held, in MiB
+            with open(f"/proc/{pid}/status") as status:
+                line = next(line for line in status if line.startswith("VmHWM:"))
+            return int(line.split()[1]) // 1024
+
+        host = parent(os.getppid())  # the script's parent is the runner, the host's child
+        before = peak(host)
+        content = "x" * (32 * 1024 * 1024)
+        children = []
+        for index in range(16):
+            child = os.fork()
+            if child == 0:
+                try:
+                    hermes_tools.write_file(path=f"big{index}.txt", content=content)
+                except Exception as error:
+                    print(error, flush=True)
+                    os._exit(1)
+                os._exit(0)
+            children.append(child)
+        failed = sum(os.waitpid(child, 0)[1] != 0 for child in children)
+        print(failed, peak(host) - before, flush=True)
+    """
+    data = _payload(_call_execute_code(hermes_cli, code), timeout=180)
+
+    assert data["status"] == "success", data
+    failed, grown = (int(number) for number in data["output"].split())
+    assert failed == 0
+    assert data["tool_calls_made"] == 16
+    assert all(
+        (hermes_cli.work / f"big{index}.txt").stat().st_size == 32 << 20 for index in range(16)
+    )
+    # 16 requests of 32 MiB read at once are 512 MiB held together, before any is parsed.
+    assert grown < 200, f"the host's peak grew by {grown} MiB"
 
 
 # 3: --yes approves the named call only ---------------------------------------------------

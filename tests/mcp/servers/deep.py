@@ -1,0 +1,36 @@
+"""A real stdio MCP server (``toolbox.py``'s tools, standard library) that also lists ``deep``,
+a tool whose input schema nests ``LEVELS`` objects deep (``deep.py LEVELS``), and whose call
+answers structured content 300 objects deep: JSON the standard library reads and writes,
+deeper than some readers go. Its answers are written as they
+are, as a server on another SDK (or none) may write them."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import toolbox
+
+schema: dict[str, Any] = {}
+for _ in range(int(sys.argv[1]) // 2):
+    schema = {"type": "object", "properties": {"a": schema}}
+toolbox.TOOLS.append({"name": "deep", "description": "Nested deep.", "inputSchema": schema})
+
+ANSWER: dict[str, Any] = {}
+for _ in range(300):  # its call answers structured content 300 objects deep
+    ANSWER = {"a": ANSWER, "b": [1]}
+
+
+class DeepServer(toolbox.StdioServer):
+    def _result(self, method: str, params: dict[str, Any], cancel: threading.Event) -> Any:
+        if method == "tools/call" and params.get("name") == "deep":
+            return {"content": [], "structuredContent": ANSWER}
+        return super()._result(method, params, cancel)
+
+
+if __name__ == "__main__":
+    DeepServer().run()

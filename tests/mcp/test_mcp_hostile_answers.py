@@ -1,0 +1,158 @@
+"""Hostile answers of a stdio MCP server: what a real server child process writes on its output
+cannot make hermes hold more than a bounded amount of it, and a server that breaks the bound is
+ended with a reason that names it."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import anyio
+import pytest
+from realservers import (
+    SERVERS_DIR,
+    ToolsSeen,
+    call,
+    free_port,
+    live_pids,
+    wait_listening,
+    wait_until,
+)
+
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp import McpSupervisor
+from hermes_core._mcp.results import MCP_ERROR, UNAVAILABLE
+from hermes_core._paths import Environment
+
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+
+FLOOD = SERVERS_DIR / "flood.py"
+DEEP = SERVERS_DIR / "deep.py"
+HTTP_FLOOD = SERVERS_DIR / "httpflood.py"
+STORM = SERVERS_DIR / "storm.py"
+LIMIT = "64 MiB"
+"""The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
+
+
+async def test_a_server_writing_an_endless_line_is_ended_naming_the_limit_and_comes_back(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(FLOOD)], "timeout": 20}
+    )
+    seen = ToolsSeen()
+    caplog.set_level(logging.WARNING)
+    async with McpSupervisor({"flood": entry}, env, on_tools_changed=seen, backoff_base=0.2) as mcp:
+        first = live_pids(str(FLOOD))
+        assert len(first) == 1
+        result = await call(seen.tool("mcp__flood__flood"))
+        assert result.is_error
+        assert result.error_code == UNAVAILABLE
+        message = result.error_message or ""
+        assert "'flood'" in message
+        assert LIMIT in message, message
+        assert "\n" not in message
+        # The server was ended, not left writing into a pipe nobody reads.
+        await wait_until(lambda: first[0] not in live_pids(str(FLOOD)), "the flood server's end")
+
+        def reconnected() -> bool:
+            pids = live_pids(str(FLOOD))
+            return (
+                bool(pids) and first[0] not in pids and mcp.status()["flood"].state == "connected"
+            )
+
+        await wait_until(reconnected, "a reconnect")
+        answer = await call(seen.tool("mcp__flood__echo"), text="still here")
+        assert answer.text_content == "echo: still here"
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("'flood' is unavailable" in w and LIMIT in w for w in warned), warned
+
+
+async def test_a_listing_too_deep_to_read_fails_the_connect_at_once_saying_why(
+    env: Environment,
+) -> None:
+    # 300 objects deep: JSON, but deeper than the SDK's reader goes (its recursion limit)
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "300"], "connect_timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        status = mcp.status()["deep"]
+    assert status.state == "unavailable"
+    reason = status.reason or ""
+    assert "cannot read the server's answer" in reason, reason
+    assert "recursion limit" in reason, reason
+    assert "connect_timeout" not in reason, reason
+
+
+async def test_an_answer_too_deep_to_read_ends_its_call_at_once_saying_why(
+    env: Environment,
+) -> None:
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "10"], "timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        result = await mcp.call_tool("deep", "deep", {})
+        assert mcp.status()["deep"].state == "connected"
+        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR
+    message = result.error_message or ""
+    assert message.startswith("MCP server 'deep' answered the call of 'deep': "), message
+    assert "cannot read the server's answer" in message, message
+    assert "recursion limit" in message, message
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.fixture
+def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``httpflood.py`` serving on 127.0.0.1 as a child process (``--gzip`` when the test is
+    parametrized so); its URL."""
+    port = free_port()
+    extra = ["--gzip"] if getattr(request, "param", False) else []
+    process = subprocess.Popen([sys.executable, str(HTTP_FLOOD), str(port), *extra])
+    try:
+        wait_listening(process, port, "the HTTP flood server")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_it(
+    env: Environment, http_flood: str
+) -> None:
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected"
+        result = await mcp.call_tool("remote", "flood", {})
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert "'remote'" in message
+    assert LIMIT in message, message
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("http_flood", [True], indirect=True, ids=["gzip"])
+async def test_a_compressed_json_answer_is_refused_saying_why(
+    env: Environment, http_flood: str
+) -> None:
+    entry = McpServerConfig(url=http_flood, connect_timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        status = mcp.status()["remote"]
+    assert status.state == "unavailable"
+    assert "gzip" in (status.reason or ""), status.reason
+
+
+async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Environment) -> None:
+    entry = McpServerConfig.model_validate({"command": sys.executable, "args": [str(STORM)]})
+    async with McpSupervisor({"storm": entry}, env) as mcp:
+        await anyio.sleep(3)
+        counted = await mcp.call_tool("storm", "listings", {})
+        assert mcp.status()["storm"].state == "connected"
+    listings = int(counted.text_content)
+    # The first listing, then one a second at most (a storm of 600 notifications in 3 s).
+    assert 1 < listings <= 5, listings
