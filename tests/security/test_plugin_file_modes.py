@@ -1,0 +1,72 @@
+"""Code hermes runs from a folder (a directory plugin, a hook directory) is not run when another
+local account could have written it: a file or folder of it, or a folder above it, writable by
+others (a sticky folder such as ``/tmp`` aside) or owned by another account. Its plugin is an
+``error`` naming the path and the fix, and none of its code runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from accounts import NOBODY, needs_another_account
+
+from hermes_core import Environment
+from hermes_core._config import Config, PluginsConfig
+from hermes_core._plugins import load_plugins
+from hermes_core.testing import write_dir_plugin
+
+
+def _plugin(env: Environment, marker: Path) -> Path:
+    code = f"open({str(marker)!r}, 'w').close()\n"
+    return write_dir_plugin(env.user_plugins_dir, "helper", code, files={"lib/util.py": "X = 1\n"})
+
+
+def _record(env: Environment) -> tuple[str, str]:
+    loaded = load_plugins(Config(plugins=PluginsConfig(enabled=["helper"])), env, strict=False)
+    record = loaded.get("helper")
+    assert record is not None
+    return record.status, record.message or ""
+
+
+@pytest.mark.parametrize("which", ["folder", "init", "nested", "plugins-folder"])
+def test_a_plugin_another_account_could_write_is_refused_and_never_run(
+    hermes_env: Environment, tmp_path: Path, which: str
+) -> None:
+    marker = tmp_path / "ran"
+    folder = _plugin(hermes_env, marker)
+    target = {
+        "folder": folder,
+        "init": folder / "__init__.py",
+        "nested": folder / "lib" / "util.py",
+        "plugins-folder": folder.parent,
+    }[which]
+    target.chmod(0o777 if target.is_dir() else 0o666)
+    status, message = _record(hermes_env)
+    assert status == "error"
+    assert f"{target} is writable by other accounts" in message
+    assert f"chmod o-w {target}" in message
+    assert not marker.exists()
+
+
+def test_a_sticky_folder_above_a_plugin_is_not_its_weakness(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    folder = _plugin(hermes_env, marker)
+    folder.parent.chmod(0o1777)  # as /tmp: others may add entries, never replace the user's
+    assert _record(hermes_env) == ("enabled", "")
+    assert marker.exists()
+
+
+@needs_another_account
+def test_a_plugin_file_of_another_account_is_refused_and_never_run(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    folder = _plugin(hermes_env, marker)
+    os.chown(folder / "lib" / "util.py", NOBODY, NOBODY)
+    status, message = _record(hermes_env)
+    assert status == "error"
+    assert f"{folder / 'lib' / 'util.py'} belongs to another account (uid {NOBODY})" in message
+    assert not marker.exists()
