@@ -2,11 +2,13 @@
 directories, and in them what a script printed, a background process wrote or a database
 holds. Each may hold
 whatever a tool read (a key in a file, a token a command echoed), so another account on the
-machine must not be able to list or open it. The one place for these modes."""
+machine must not be able to list or open it. And the other way: code hermes runs from a folder
+must be the user's alone to write (:func:`others_could_write`). The one place for these modes."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import IO, Final
 
@@ -15,6 +17,7 @@ __all__ = [
     "PRIVATE_FILE_MODE",
     "create_private_file",
     "make_private_dir",
+    "others_could_write",
     "private_database",
     "private_dir",
 ]
@@ -79,3 +82,29 @@ def create_private_file(path: Path) -> IO[bytes]:
     except BaseException:
         os.close(descriptor)
         raise
+
+
+def others_could_write(folder: Path) -> str | None:
+    """Why another local account could change the code in ``folder``, or ``None``: a file or
+    folder in it, the folder itself or a folder above it that others may write (a sticky folder
+    such as ``/tmp`` aside: others may add entries there, never replace the user's), or that
+    belongs to an account other than the user and root. Links are followed, as an import does."""
+    mine = {os.geteuid(), 0}
+    folder = Path(os.path.abspath(folder))
+    paths = [*reversed(folder.parents), folder]
+    for root, directories, files in os.walk(folder, followlinks=True):
+        paths.extend(Path(root, name) for name in sorted(directories + files))
+    for path in paths:
+        try:
+            info = path.stat()
+        except OSError:
+            continue  # gone or unreadable: the import that follows says so
+        if info.st_uid not in mine:
+            return f"{path} belongs to another account (uid {info.st_uid})"
+        sticky = stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX
+        if info.st_mode & stat.S_IWOTH and not sticky:
+            return (
+                f"{path} is writable by other accounts (mode {stat.S_IMODE(info.st_mode):04o}): "
+                f"run chmod o-w {path}"
+            )
+    return None

@@ -302,3 +302,24 @@ def test_hermes_hooks_enable_and_disable_edit_the_lists(hermes_cli: HermesCli) -
     assert "no hook directory named 'gaurd' is installed (yet). Did you mean 'guard'?" in (
         unknown.stderr
     )
+
+
+def test_a_hook_directory_another_account_could_write_never_runs_and_fails_closed(
+    env: Environment,
+) -> None:
+    marker = env.home / "imported"
+    guard = write_hook(
+        env, "guard", "event: pre_tool_call\nmatch: terminal\n", marked_handler(marker, GUARD)
+    )
+    (guard / "handler.py").chmod(0o666)
+    variables = {**env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    lenient = Environment(home=env.home, cwd=env.cwd, variables=variables)
+    config = {"hooks": {"enabled": ["guard"]}}
+
+    found = statuses(host_for(lenient, config))
+    result = call(host_for(lenient, config), "terminal", {"command": "true"})
+
+    assert found["guard"][0] == "error"
+    assert f"{guard / 'handler.py'} is writable by other accounts" in (found["guard"][1] or "")
+    assert not marker.exists()
+    assert result.error_code == "BLOCKED"  # an enabled hook that cannot run blocks its calls

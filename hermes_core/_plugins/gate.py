@@ -35,7 +35,8 @@ def gate(
     6. otherwise ``not enabled``, with the hint to enable it.
 
     An enabled plugin whose ``requires_hermes`` does not match, or whose ``requires_env``
-    variables are missing, is an ``error``.
+    variables are missing, is an ``error``; so is an enabled folder of the user or the project
+    that another local account could write (:func:`~hermes_core._private_files.others_could_write`).
 
     Hook directories go through the same gate with ``section="hooks"``: their lists are
     ``hooks.enabled`` and ``hooks.disabled``, and messages name those.
@@ -64,6 +65,12 @@ def gate(
     problem = requirement_problem(candidate, env)
     if problem is not None:
         return "error", problem
+    if candidate.directory is not None and candidate.source in ("user", "project"):
+        from hermes_core._private_files import others_could_write
+
+        weakness = others_could_write(candidate.directory)
+        if weakness is not None:  # its code could be another account's: none of it runs
+            return "error", f"not loaded: {weakness}"
     return status, None
 
 
