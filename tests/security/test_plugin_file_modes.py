@@ -15,6 +15,7 @@ from hermes_core import Environment
 from hermes_core._config import Config, PluginsConfig
 from hermes_core._plugins import load_plugins
 from hermes_core.testing import write_dir_plugin
+from hermes_core.testing._cli_in_process import InProcessCli
 
 
 def _plugin(env: Environment, marker: Path) -> Path:
@@ -70,3 +71,22 @@ def test_a_plugin_file_of_another_account_is_refused_and_never_run(
     assert status == "error"
     assert f"{folder / 'lib' / 'util.py'} belongs to another account (uid {NOBODY})" in message
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("which", ["config", "dotenv", "folder-above"])
+def test_a_config_or_dotenv_another_account_could_write_is_not_read(
+    hermes_home: Path, hermes_project: Path, tmp_path: Path, which: str
+) -> None:
+    """config.yaml names commands hermes starts (MCP servers, shell hooks) and .env sets their
+    variables: one another account could change is not read, and the command stops naming it."""
+    hermes_cli = InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+    config = hermes_cli.home / "config.yaml"
+    config.write_text("mcp_servers: {}\n", encoding="utf-8")
+    dotenv = hermes_cli.home / ".env"
+    dotenv.write_text("GREETING=hello\n", encoding="utf-8")
+    target = {"config": config, "dotenv": dotenv, "folder-above": hermes_cli.home}[which]
+    target.chmod(0o777 if target.is_dir() else 0o666)
+    done = hermes_cli.run("plugins", "list", ok=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{target} is writable by other accounts" in done.stderr
+    assert f"chmod o-w {target}" in done.stderr
