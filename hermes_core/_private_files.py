@@ -84,27 +84,28 @@ def create_private_file(path: Path) -> IO[bytes]:
         raise
 
 
-def others_could_write(folder: Path) -> str | None:
-    """Why another local account could change the code in ``folder``, or ``None``: a file or
-    folder in it, the folder itself or a folder above it that others may write (a sticky folder
-    such as ``/tmp`` aside: others may add entries there, never replace the user's), or that
-    belongs to an account other than the user and root. Links are followed, as an import does."""
+def others_could_write(path: Path) -> str | None:
+    """Why another local account could change ``path`` (a file, or a folder of code and all it
+    holds), or ``None``: it, a file or folder in it, or a folder above it that others may write
+    (a sticky folder such as ``/tmp`` aside: others may add entries there, never replace the
+    user's), or that belongs to an account other than the user and root. Links are followed,
+    as reading and importing do."""
     mine = {os.geteuid(), 0}
-    folder = Path(os.path.abspath(folder))
-    paths = [*reversed(folder.parents), folder]
-    for root, directories, files in os.walk(folder, followlinks=True):
+    path = Path(os.path.abspath(path))
+    paths = [*reversed(path.parents), path]
+    for root, directories, files in os.walk(path, followlinks=True):
         paths.extend(Path(root, name) for name in sorted(directories + files))
-    for path in paths:
+    for each in paths:
         try:
-            info = path.stat()
+            info = each.stat()
         except OSError:
-            continue  # gone or unreadable: the import that follows says so
+            continue  # gone or unreadable: the read or import that follows says so
         if info.st_uid not in mine:
-            return f"{path} belongs to another account (uid {info.st_uid})"
+            return f"{each} belongs to another account (uid {info.st_uid})"
         sticky = stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX
         if info.st_mode & stat.S_IWOTH and not sticky:
             return (
-                f"{path} is writable by other accounts (mode {stat.S_IMODE(info.st_mode):04o}): "
-                f"run chmod o-w {path}"
+                f"{each} is writable by other accounts (mode {stat.S_IMODE(info.st_mode):04o}): "
+                f"run chmod o-w {each}"
             )
     return None

@@ -73,7 +73,7 @@ def test_a_plugin_file_of_another_account_is_refused_and_never_run(
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("which", ["config", "dotenv", "folder-above"])
+@pytest.mark.parametrize("which", ["config", "folder-above"])
 def test_a_config_or_dotenv_another_account_could_write_is_not_read(
     hermes_home: Path, hermes_project: Path, tmp_path: Path, which: str
 ) -> None:
@@ -84,9 +84,24 @@ def test_a_config_or_dotenv_another_account_could_write_is_not_read(
     config.write_text("mcp_servers: {}\n", encoding="utf-8")
     dotenv = hermes_cli.home / ".env"
     dotenv.write_text("GREETING=hello\n", encoding="utf-8")
-    target = {"config": config, "dotenv": dotenv, "folder-above": hermes_cli.home}[which]
+    target = {"config": config, "folder-above": hermes_cli.home}[which]
     target.chmod(0o777 if target.is_dir() else 0o666)
     done = hermes_cli.run("plugins", "list", ok=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"{target} is writable by other accounts" in done.stderr
     assert f"chmod o-w {target}" in done.stderr
+
+
+def test_a_dotenv_another_account_could_write_gives_no_secret(hermes_env: Environment) -> None:
+    """.env holds the keys of model providers and the variables of MCP servers: one another
+    account could change is not read where a secret is looked up."""
+    from hermes_core._dotenv import secret_variable
+    from hermes_core._errors import ConfigError
+
+    dotenv = hermes_env.dotenv_path
+    dotenv.parent.mkdir(parents=True, exist_ok=True)
+    dotenv.write_text("OPENAI_API_KEY=sk-from-the-file\n", encoding="utf-8")
+    assert secret_variable(hermes_env, "OPENAI_API_KEY") == "sk-from-the-file"
+    dotenv.chmod(0o646)
+    with pytest.raises(ConfigError, match=f"{dotenv} is writable by other accounts"):
+        secret_variable(hermes_env, "OPENAI_API_KEY")
