@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hermes_core._errors import ConfigError
 from hermes_core._paths import Environment
-from hermes_core._private_files import others_could_write
+from hermes_core._private_files import refuse_if_others_could_write
 
 __all__ = ["read_dotenv", "secret_variable"]
 
@@ -26,9 +26,7 @@ def read_dotenv(path: Path) -> dict[str, str]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    weakness = others_could_write(path)  # its variables reach the commands hermes starts
-    if weakness is not None:
-        raise ConfigError(f"not read: {weakness}", path=path)
+    refuse_if_others_could_write(path)  # its variables reach the commands hermes starts
     values: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()

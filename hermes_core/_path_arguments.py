@@ -13,7 +13,7 @@ from typing import Final
 
 from hermes_core._shown import clipped
 from hermes_core._tools import ToolResult
-from hermes_core._validation import argument_path
+from hermes_core._validation import ArgumentError, argument_path
 
 __all__ = ["path_refusal"]
 
@@ -26,22 +26,10 @@ def path_refusal(tool: str, /, **paths: object) -> ToolResult | None:
     character; ``None`` when none does. A value that is not text is left to the schema."""
     for argument, value in paths.items():
         if isinstance(value, str) and _NUL in value:
-            where = argument_path([argument])
             message = (
                 f"{clipped(value)!r} holds a NUL character (\\x00), which no file or directory "
                 "name can hold"
             )
-            return ToolResult.error(
-                "INVALID_ARGUMENTS",
-                f"Invalid arguments for {tool!r} at {where}: {message}. The tool did not run. "
-                f"Fix {where} and send the call again.",
-                structured={
-                    "error": f"invalid arguments for {tool!r} at {where}: {message}",
-                    "code": "INVALID_ARGUMENTS",
-                    "tool": tool,
-                    "path": where,
-                    "rule": "path",
-                    "message": message,
-                },
-            )
+            where = argument_path([argument])
+            return ArgumentError(tool, where, "path", message, parameters={}).to_tool_result()
     return None

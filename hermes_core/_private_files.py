@@ -12,6 +12,8 @@ import stat
 from pathlib import Path
 from typing import IO, Final
 
+from hermes_core._errors import ConfigError
+
 __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
@@ -20,6 +22,7 @@ __all__ = [
     "others_could_write",
     "private_database",
     "private_dir",
+    "refuse_if_others_could_write",
 ]
 
 PRIVATE_FILE_MODE: Final = 0o600
@@ -109,3 +112,12 @@ def others_could_write(path: Path) -> str | None:
                 f"run chmod o-w {each}"
             )
     return None
+
+
+def refuse_if_others_could_write(path: Path) -> None:
+    """A :class:`~hermes_core._errors.ConfigError` naming ``path``, why and the fix when another
+    local account could change it (:func:`others_could_write`): for the files hermes reads
+    the commands it starts, or their variables, from (``config.yaml``, ``.env``)."""
+    weakness = others_could_write(path)
+    if weakness is not None:
+        raise ConfigError(f"not read: {weakness}", path=path)

@@ -86,19 +86,10 @@ def load_config(path: Path) -> Config:
     text = _read_text(path)
     if text is None:
         return Config()
+    from hermes_core._private_files import refuse_if_others_could_write
+
     refuse_if_others_could_write(path)
     return validate_document(_parse(text, path), path)
-
-
-def refuse_if_others_could_write(path: Path) -> None:
-    """A :class:`~hermes_core._errors.ConfigError` when another local account could change
-    ``path`` (a file hermes reads commands or their variables from: ``config.yaml``, ``.env``),
-    naming why and the fix; see :func:`~hermes_core._private_files.others_could_write`."""
-    from hermes_core._private_files import others_could_write
-
-    weakness = others_could_write(path)
-    if weakness is not None:
-        raise ConfigError(f"not read: {weakness}", path=path)
 
 
 # --------------------------------------------------------------------------------------------

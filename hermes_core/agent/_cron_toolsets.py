@@ -46,8 +46,7 @@ def check_toolsets(
         raise JobError("toolsets", f"expected a list of toolset names, got {toolsets!r}")
     if CRON_TOOLSET in toolsets:
         raise JobError("toolsets", "a job cannot use the cron toolset (jobs cannot make jobs)")
-    unknown = [name for name in toolsets if known is not None and name not in known]
-    if unknown and known is not None:
+    if known is not None and (unknown := [name for name in toolsets if name not in known]):
         named = ", ".join(repr(name) for name in unknown)
         raise JobError(
             "toolsets",

@@ -50,14 +50,12 @@ def build_tool(home: Path) -> Tool:
         # the plugin (every command, a search included) does not need.
         from hermes_core.agent import CronJobs, JobError, job_toolsets
 
-        # A toolset no tool has would give the job none of its tools: refused by name.
         known = None
-        grant = caller.session.granted_toolsets
         try:
-            if action == "create" and (toolsets or grant is not None):
+            if action == "create":  # a toolset no tool has, or the session lacks, is refused
                 known = job_toolsets(caller.toolsets(), caller.config)
-            if known is not None and grant is not None:
-                toolsets = _within_grant(toolsets, grant, known)
+                if (grant := caller.session.granted_toolsets) is not None:
+                    toolsets = _within_grant(toolsets, grant, known)
             jobs = CronJobs(home)
             return _act(jobs, action, job, schedule, prompt, name, toolsets, delivery, known)
         except JobError as bad:
