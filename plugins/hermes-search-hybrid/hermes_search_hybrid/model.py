@@ -87,7 +87,8 @@ class Encoder:
     """A loaded model: texts in, unit-length float32 vectors out.
 
     ``key`` names the model, its weights and how texts are cut, so a cached vector is used only
-    for the model that made it. ``texts_embedded`` counts the texts the model has embedded.
+    for the model that made it. ``texts_embedded`` counts the texts the model has embedded;
+    ``pieces_run`` the word pieces it has run, the batches' padding included.
     """
 
     session: InferenceSession
@@ -95,6 +96,7 @@ class Encoder:
     key: str
     dimension: int
     texts_embedded: int = 0
+    pieces_run: int = 0
     _tokenizers: dict[int, Tokenizer] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -125,6 +127,8 @@ class Encoder:
             mask[row, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self.session.run(None, feeds)
+        with self._lock:
+            self.pieces_run += ids.size
         return pooled(hidden, mask)
 
     def encode(
