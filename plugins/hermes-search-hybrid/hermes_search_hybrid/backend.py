@@ -169,7 +169,7 @@ class HybridBackend:
         """Embed and cache the texts of ``groups`` (each a tool's texts not cached yet, by
         key)."""
         # Longest first, so the texts of each call are of about the same lengths (the model
-        # sorts a call's texts by length itself, and pads each batch to its longest).
+        # sorts a call's texts by word pieces itself, and pads each batch to its longest).
         groups = sorted(groups, key=lambda group: -max(map(len, group.values())))
         bar = self._progress(len(groups))
         try:
