@@ -9,7 +9,7 @@ import anyio
 import pytest
 from bridge_fixtures import mcp_tool, registry_of, session, tool_search
 
-from hermes_core.search._hint_language import hint_language
+from hermes_core.search import query_language
 
 
 @pytest.mark.parametrize(
@@ -36,8 +36,8 @@ from hermes_core.search._hint_language import hint_language
         ("Can you suggest a trendy caf茅 in New York City with vegan options?", "en"),
     ],
 )
-def test_the_hint_language_is_told_from_the_query(query: str, language: str) -> None:
-    assert hint_language(query) == language
+def test_the_query_language_is_told_from_the_query(query: str, language: str) -> None:
+    assert query_language(query) == language
 
 
 def _result(query: str, limit: int | None = None) -> dict[str, Any]:
