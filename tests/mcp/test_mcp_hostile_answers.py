@@ -5,6 +5,7 @@ ended with a reason that names it."""
 from __future__ import annotations
 
 import logging
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -107,10 +108,11 @@ async def test_an_answer_too_deep_to_read_ends_its_call_at_once_saying_why(
 
 @pytest.fixture
 def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``httpflood.py`` serving on 127.0.0.1 as a child process (``--gzip`` when the test is
-    parametrized so); its URL."""
+    """``httpflood.py`` serving on 127.0.0.1 as a child process (compressing its answers with
+    the encoding the test is parametrized with, if any); its URL."""
     port = free_port()
-    extra = ["--gzip"] if getattr(request, "param", False) else []
+    encoding = getattr(request, "param", "")
+    extra = ["--encoding", encoding] if encoding else []
     process = subprocess.Popen([sys.executable, str(HTTP_FLOOD), str(port), *extra])
     try:
         wait_listening(process, port, "the HTTP flood server")
@@ -136,15 +138,40 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
     assert echoed.text_content == "echo: still here"
 
 
-@pytest.mark.parametrize("http_flood", [True], indirect=True, ids=["gzip"])
-async def test_a_compressed_json_answer_is_refused_saying_why(
+@pytest.mark.parametrize("http_flood", ["gzip", "deflate"], indirect=True)
+async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str
 ) -> None:
     entry = McpServerConfig(url=http_flood, connect_timeout=20)
     async with McpSupervisor({"remote": entry}, env) as mcp:
-        status = mcp.status()["remote"]
-    assert status.state == "unavailable"
-    assert "gzip" in (status.reason or ""), status.reason
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert echoed.text_content == "echo: still here"
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
+    env: Environment, http_flood: str
+) -> None:
+    # About 250 KB of gzip that expands to 256 MiB: read whole, the body and its joined copy
+    # would grow the process by at least 512 MiB.
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        before = _peak_rss_mib()
+        result = await mcp.call_tool("remote", "bomb", {})
+        grown = _peak_rss_mib() - before
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert "'remote'" in message, message
+    assert LIMIT in message, message
+    assert "gzip" in message, message
+    assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
+    assert echoed.text_content == "echo: still here"
 
 
 async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Environment) -> None:

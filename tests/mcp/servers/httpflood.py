@@ -1,15 +1,17 @@
 """A real MCP server over streamable HTTP on 127.0.0.1 (``httpflood.py PORT``), written on the
 standard library: ``toolbox.py``'s tools answered as JSON, and ``flood``, whose answer is an
 ``application/json`` body without end (a megabyte every 20 ms), as a broken or hostile server
-may send. With ``--gzip`` every answer is gzip-compressed, whatever the client asked for."""
+may send, and ``bomb``, whose answer is a gzip bomb: about 250 KB of gzip-compressed JSON that
+expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``) every other
+answer is compressed so, whatever the client asked for, as some proxies and CDNs do."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,52 @@ toolbox.TOOLS.append(
         "inputSchema": {"type": "object", "properties": {}},
     }
 )
-GZIP = "--gzip" in sys.argv[2:]
+toolbox.TOOLS.append(
+    {
+        "name": "bomb",
+        "description": "Answers with a gzip bomb: a few hundred KB expanding to 256 MiB.",
+        "inputSchema": {"type": "object", "properties": {}},
+    }
+)
+ENCODING = sys.argv[sys.argv.index("--encoding") + 1] if "--encoding" in sys.argv else ""
+BOMB_MIB = 256
+
+
+def compress(data: bytes, encoding: str) -> bytes:
+    """``data`` as ``Content-Encoding: encoding`` (gzip, or deflate: zlib's format) sends it."""
+    wbits = 31 if encoding == "gzip" else 15
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return packer.compress(data) + packer.flush()
+
+
+class Bomb:
+    """The bomb's compressed body up to the request's id, made once (about a second)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._head = b""
+        self._packer: Any = None
+
+    def answer(self, ident: int) -> bytes:
+        """The whole compressed answer to request ``ident``: the id comes last, so only the
+        tail is compressed for each request."""
+        with self._lock:
+            if self._packer is None:
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+                parts = [
+                    packer.compress(
+                        b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'
+                    )
+                ]
+                chunk = b"x" * (1024 * 1024)
+                parts += [packer.compress(chunk) for _ in range(BOMB_MIB)]
+                self._head, self._packer = b"".join(parts), packer
+            packer = self._packer.copy()
+        tail = b'"}]},"id":%d}' % ident
+        return self._head + packer.compress(tail) + packer.flush()
+
+
+BOMB = Bomb()
 
 
 class Answers(toolbox.StdioServer):
@@ -64,10 +111,16 @@ class Handler(BaseHTTPRequestHandler):
         params = message.get("params") or {}
         self.send_response(200)
         self.send_header("content-type", "application/json")
-        flood = message.get("method") == "tools/call" and params.get("name") == "flood"
-        if GZIP and not flood:
+        called = params.get("name") if message.get("method") == "tools/call" else None
+        flood = called == "flood"
+        if called == "bomb":
             self.send_header("content-encoding", "gzip")
+        elif ENCODING and not flood:
+            self.send_header("content-encoding", ENCODING)
         self.end_headers()
+        if called == "bomb":
+            self.wfile.write(BOMB.answer(message["id"]))
+            return
         if flood:
             head = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"'
             chunk = b"x" * (1024 * 1024)
@@ -80,7 +133,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
         with LOCK:
             data = json.dumps(ANSWERS.answer(message)).encode()
-        self.wfile.write(gzip.compress(data) if GZIP else data)
+        self.wfile.write(compress(data, ENCODING) if ENCODING else data)
 
     def do_GET(self) -> None:
         self.send_response(405)
