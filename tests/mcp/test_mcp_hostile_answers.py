@@ -33,6 +33,7 @@ FLOOD = SERVERS_DIR / "flood.py"
 DEEP = SERVERS_DIR / "deep.py"
 HTTP_FLOOD = SERVERS_DIR / "httpflood.py"
 STORM = SERVERS_DIR / "storm.py"
+PAGER = SERVERS_DIR / "pager.py"
 LIMIT = "64 MiB"
 """The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
 
@@ -201,3 +202,25 @@ async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Envi
     listings = int(counted.text_content)
     # The first listing, then one a second at most (a storm of 600 notifications in 3 s).
     assert 1 < listings <= 5, listings
+
+
+async def test_a_server_listing_tools_without_end_is_refused_past_the_bound_naming_the_count(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 500 new tools on every page, and a next cursor for ever
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(PAGER), "500"], "connect_timeout": 30}
+    )
+    seen = ToolsSeen()
+    caplog.set_level(logging.WARNING)
+    async with McpSupervisor({"pager": entry}, env, on_tools_changed=seen) as mcp:
+        status = mcp.status()["pager"]
+    assert status.state == "unavailable"
+    reason = status.reason or ""
+    assert "more than 10,000 tools" in reason, reason
+    assert "10,500" in reason, reason
+    assert "connect_timeout" not in reason, reason
+    assert "\n" not in reason
+    assert not seen.current.get("pager")
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("'pager'" in w and "10,000" in w for w in warned), warned
