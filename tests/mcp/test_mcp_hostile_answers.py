@@ -127,11 +127,10 @@ async def test_an_answer_too_deep_to_read_with_its_id_inside_ends_its_call_at_on
 
 @pytest.fixture
 def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``httpflood.py`` serving on 127.0.0.1 as a child process (compressing its answers with
-    the encoding the test is parametrized with, if any); its URL."""
+    """``httpflood.py`` serving on 127.0.0.1 as a child process, with the options the test is
+    parametrized with (``--encoding gzip``, ``--sse``); its URL."""
     port = free_port()
-    encoding = getattr(request, "param", "")
-    extra = ["--encoding", encoding] if encoding else []
+    extra = str(getattr(request, "param", "")).split()
     process = subprocess.Popen([sys.executable, str(HTTP_FLOOD), str(port), *extra])
     try:
         wait_listening(process, port, "the HTTP flood server")
@@ -157,7 +156,12 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
     assert echoed.text_content == "echo: still here"
 
 
-@pytest.mark.parametrize("http_flood", ["gzip", "deflate"], indirect=True)
+@pytest.mark.parametrize(
+    "http_flood",
+    ["--encoding gzip", "--encoding deflate"],
+    indirect=True,
+    ids=["gzip", "deflate"],
+)
 async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str
 ) -> None:
@@ -191,6 +195,30 @@ async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
     assert "gzip" in message, message
     assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
     assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("http_flood", ["--sse --encoding gzip"], indirect=True, ids=["sse"])
+async def test_a_compressed_sse_answer_is_read_and_a_bomb_in_one_event_is_cut_off_naming_why(
+    env: Environment, http_flood: str
+) -> None:
+    # The SDK reads SSE itself (httpx expands it a megabyte at a time) and bounds an event at
+    # 1 MiB: the bomb, one event of 256 MiB, ends its stream.
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        echoed = await mcp.call_tool("remote", "echo", {"text": "first"})
+        before = _peak_rss_mib()
+        result = await mcp.call_tool("remote", "bomb", {})
+        grown = _peak_rss_mib() - before
+        await wait_until(lambda: mcp.status()["remote"].state == "connected", "a reconnect")
+        again = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert echoed.text_content == "echo: first"
+    assert result.is_error
+    message = result.error_message or ""
+    assert "'remote'" in message, message
+    assert "1048576 byte limit" in message, message
+    assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
+    assert again.text_content == "echo: still here"
 
 
 async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Environment) -> None:

@@ -3,7 +3,9 @@ standard library: ``toolbox.py``'s tools answered as JSON, and ``flood``, whose 
 ``application/json`` body without end (a megabyte every 20 ms), as a broken or hostile server
 may send, and ``bomb``, whose answer is a gzip bomb: about 250 KB of gzip-compressed JSON that
 expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``) every other
-answer is compressed so, whatever the client asked for, as some proxies and CDNs do."""
+answer is compressed so, whatever the client asked for, as some proxies and CDNs do. With
+``--sse`` every answer but ``flood``'s is one server-sent event (``text/event-stream``), the
+bomb's too: one event of 256 MiB."""
 
 from __future__ import annotations
 
@@ -35,6 +37,10 @@ toolbox.TOOLS.append(
     }
 )
 ENCODING = sys.argv[sys.argv.index("--encoding") + 1] if "--encoding" in sys.argv else ""
+SSE = "--sse" in sys.argv
+EVENT = b"event: message\ndata: " if SSE else b""
+"""What comes before an answer's JSON: an SSE event's head with ``--sse``."""
+END = b"\n\n" if SSE else b""
 BOMB_MIB = 256
 
 
@@ -59,16 +65,13 @@ class Bomb:
         with self._lock:
             if self._packer is None:
                 packer = zlib.compressobj(9, zlib.DEFLATED, 31)
-                parts = [
-                    packer.compress(
-                        b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'
-                    )
-                ]
+                head = b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'
+                parts = [packer.compress(EVENT + head)]
                 chunk = b"x" * (1024 * 1024)
                 parts += [packer.compress(chunk) for _ in range(BOMB_MIB)]
                 self._head, self._packer = b"".join(parts), packer
             packer = self._packer.copy()
-        tail = b'"}]},"id":%d}' % ident
+        tail = b'"}]},"id":%d}' % ident + END
         return self._head + packer.compress(tail) + packer.flush()
 
 
@@ -109,10 +112,11 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         params = message.get("params") or {}
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
         called = params.get("name") if message.get("method") == "tools/call" else None
         flood = called == "flood"
+        self.send_response(200)
+        sse = SSE and not flood
+        self.send_header("content-type", "text/event-stream" if sse else "application/json")
         if called == "bomb":
             self.send_header("content-encoding", "gzip")
         elif ENCODING and not flood:
@@ -132,7 +136,7 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:  # the client went away
                 return
         with LOCK:
-            data = json.dumps(ANSWERS.answer(message)).encode()
+            data = EVENT + json.dumps(ANSWERS.answer(message)).encode() + END
         self.wfile.write(compress(data, ENCODING) if ENCODING else data)
 
     def do_GET(self) -> None:
