@@ -92,6 +92,8 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
         expander = _Expander(self._encoding, self._url) if self._encoding else None
         read = 0
         async for chunk in self._inner:
+            if not chunk:  # an empty first chunk would hide a raw deflate body from its check
+                continue
             for piece in expander.pieces(chunk) if expander is not None else (chunk,):
                 read += len(piece)
                 self._check(read)

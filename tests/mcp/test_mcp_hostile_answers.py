@@ -158,9 +158,9 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
 
 @pytest.mark.parametrize(
     "http_flood",
-    ["--encoding gzip", "--encoding deflate"],
+    ["--encoding gzip", "--encoding deflate", "--encoding raw-deflate"],
     indirect=True,
-    ids=["gzip", "deflate"],
+    ids=["gzip", "deflate", "raw-deflate"],
 )
 async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str

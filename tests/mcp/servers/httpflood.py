@@ -2,8 +2,9 @@
 standard library: ``toolbox.py``'s tools answered as JSON, and ``flood``, whose answer is an
 ``application/json`` body without end (a megabyte every 20 ms), as a broken or hostile server
 may send, and ``bomb``, whose answer is a gzip bomb: about 250 KB of gzip-compressed JSON that
-expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``) every other
-answer is compressed so, whatever the client asked for, as some proxies and CDNs do. With
+expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``,
+``raw-deflate``) every other answer is compressed so, whatever the client asked for, as some
+proxies and CDNs do. With
 ``--sse`` every answer but ``flood``'s is one server-sent event (``text/event-stream``), the
 bomb's too: one event of 256 MiB."""
 
@@ -45,8 +46,9 @@ BOMB_MIB = 256
 
 
 def compress(data: bytes, encoding: str) -> bytes:
-    """``data`` as ``Content-Encoding: encoding`` (gzip, or deflate: zlib's format) sends it."""
-    wbits = 31 if encoding == "gzip" else 15
+    """``data`` as ``Content-Encoding: encoding`` (gzip, or deflate: zlib's format) sends it;
+    ``raw-deflate`` is sent as ``deflate`` without zlib's header, as some servers send it."""
+    wbits = {"gzip": 31, "deflate": 15, "raw-deflate": -15}[encoding]
     packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
     return packer.compress(data) + packer.flush()
 
@@ -120,7 +122,7 @@ class Handler(BaseHTTPRequestHandler):
         if called == "bomb":
             self.send_header("content-encoding", "gzip")
         elif ENCODING and not flood:
-            self.send_header("content-encoding", ENCODING)
+            self.send_header("content-encoding", ENCODING.removeprefix("raw-"))
         self.end_headers()
         if called == "bomb":
             self.wfile.write(BOMB.answer(message["id"]))
