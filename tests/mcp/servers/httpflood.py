@@ -2,11 +2,10 @@
 standard library: ``toolbox.py``'s tools answered as JSON, and ``flood``, whose answer is an
 ``application/json`` body without end (a megabyte every 20 ms), as a broken or hostile server
 may send, and ``bomb``, whose answer is a gzip bomb: about 250 KB of gzip-compressed JSON that
-expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``,
-``raw-deflate``) every other answer is compressed so, whatever the client asked for, as some
-proxies and CDNs do. With
-``--sse`` every answer but ``flood``'s is one server-sent event (``text/event-stream``), the
-bomb's too: one event of 256 MiB."""
+expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``, ``raw-deflate``)
+every other answer is compressed so, whatever the client asked for, as some proxies and CDNs do.
+With ``--sse`` every answer but ``flood``'s is one server-sent event (``text/event-stream``),
+the bomb's too: one event of 256 MiB."""
 
 from __future__ import annotations
 
