@@ -63,6 +63,18 @@ def test_query_no_tool_is_similar_enough_to_gets_no_match_though_bm25_matches_a_
     assert names(without.search(query, 5, "off")) == ["get_weather"]
 
 
+def test_a_request_is_held_to_its_own_no_match_threshold(make_backend: MakeBackend) -> None:
+    # A request carries argument words (names, places, values) no tool text has, so it is
+    # less similar to its tool than a keyword query naming the same action is.
+    request = "please send a text message to my mother saying I will be late for dinner tonight"
+    keyword = "send a text message"
+    backend = make_backend(no_match_below=0.99, no_match_below_request=-1)
+    backend.build(TOOLS)
+
+    assert names(backend.search(request, 5, "off"))[0] == "send_sms"
+    assert backend.search(keyword, 5, "off") == []
+
+
 def test_a_tool_below_min_similarity_is_dropped_and_the_others_returned(
     make_backend: MakeBackend,
 ) -> None:
