@@ -232,7 +232,8 @@ class HybridBackend:
     ) -> list[SearchHit]:
         """At most ``limit`` hits for ``query``, best first: :meth:`ranked` less the tools less
         similar to the query than ``min_similarity``, and none at all when no tool is at least
-        ``no_match_below`` similar to it (a tool the query names exactly stays) or, with
+        ``no_match_below`` similar to it (``no_match_below_request`` for a request; a tool the
+        query names exactly stays) or, with
         ``absent_service_no_match``, when the query names a service nobody has
         (:meth:`names_absent_service`). A query in another language than English
         (:func:`~hermes_core.search.query_language`) gets the lexical side's answer: the model
@@ -249,8 +250,14 @@ class HybridBackend:
         tools = self.ranked(query, admission, extra, depth=limit)
         if not tools:
             return []
-        floor = self.settings.min_similarity
-        if not tools[0].exact and max(t.similarity for t in tools) < self.settings.no_match_below:
+        settings = self.settings
+        floor = settings.min_similarity
+        no_match = (
+            settings.no_match_below
+            if self._is_keyword(query.strip())
+            else settings.no_match_below_request
+        )
+        if not tools[0].exact and max(t.similarity for t in tools) < no_match:
             return []
         hits: list[SearchHit] = []
         for tool in tools:

@@ -56,8 +56,13 @@ class HybridSettings:
     candidates: Annotated[int, Interval(ge=1, le=1000)] = 50
     """How many of the lexical side's best hits, and of the most similar tools, are fused."""
     no_match_below: Cosine = 0.25
-    """When no tool is at least this similar (cosine, -1..1) to the query, the query gets no
-    match, whatever the lexical side found; an exact tool-name query is exempt."""
+    """When no tool is at least this similar (cosine, -1..1) to a keyword query (see
+    ``keyword_max_words``), the query gets no match, whatever the lexical side found; an exact
+    tool-name query is exempt."""
+    no_match_below_request: Cosine = 0.2
+    """``no_match_below`` for a request (a query of more than ``keyword_max_words`` words): a
+    request's argument words (names, places, values) are in no tool's text, so it is less
+    similar to its tool than a keyword query naming the same action."""
     min_similarity: Cosine = 0.1
     """A tool less similar than this (cosine, -1..1) to the query is not returned (the others
     are); an exact tool-name query is exempt."""

@@ -291,7 +291,7 @@ def test_removed_tools_are_never_returned(make_backend: MakeBackend) -> None:
             "plugins.entries.hybrid.dense_weigth: unknown key, did you mean 'dense_weight'? "
             "(known keys: absent_service_no_match, candidates, dense_weight, "
             "dense_weight_keyword, dense_weight_unmatched, keyword_max_words, lexical_backend, "
-            "min_similarity, model_dir, no_match_below)",
+            "min_similarity, model_dir, no_match_below, no_match_below_request)",
         ),
         (
             {"keyword_max_words": -1},
