@@ -21,6 +21,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+# The wire rules are one module beside this file, found also when this file is run by path
+# (``runpy.run_path``), which puts no folder on ``sys.path``.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from stdio_mcp import StdioServer, text_result
 
 SERVER_INFO = {"name": "badtools", "version": ""}

@@ -25,7 +25,7 @@ for _ in range(300):  # its call answers structured content 300 objects deep
     ANSWER = {"a": ANSWER, "b": [1]}
 
 
-class DeepServer(toolbox.StdioServer):
+class DeepServer(toolbox.ToolboxServer):
     def _result(self, method: str, params: dict[str, Any], cancel: threading.Event) -> Any:
         if method == "tools/call" and params.get("name") == "deep":
             return {"content": [], "structuredContent": ANSWER}

@@ -28,7 +28,7 @@ toolbox.TOOLS.append(
 GZIP = "--gzip" in sys.argv[2:]
 
 
-class Answers(toolbox.StdioServer):
+class Answers(toolbox.ToolboxServer):
     """toolbox's answers, kept instead of written to stdout."""
 
     def __init__(self) -> None:

@@ -20,8 +20,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import threading
+from pathlib import Path
 from typing import Any
+
+# The wire rules are one module beside this file, found also when this file is run by path
+# (``runpy.run_path``), which puts no folder on ``sys.path``.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stdio_mcp import StdioServer, text_result
 
@@ -112,6 +118,13 @@ def call_stdio(name: str, args: dict[str, Any], cancel: threading.Event) -> dict
     return answer(name, args)
 
 
+class ToolboxServer(StdioServer):
+    """The toolbox over stdio (the servers that add a tool to it subclass this)."""
+
+    def __init__(self) -> None:
+        super().__init__(SERVER_INFO, page, call_stdio)
+
+
 def sdk_server() -> Any:
     """The SDK's low-level server with the same tools and answers."""
     import anyio
@@ -160,4 +173,4 @@ if __name__ == "__main__":
 
         anyio.run(serve_sdk_stdio)
     else:
-        StdioServer(SERVER_INFO, page, call_stdio).run()
+        ToolboxServer().run()
