@@ -118,6 +118,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "SearchBackend": _BACKEND,
         "SearchHit": _BACKEND,
         "ToolDocument": _BACKEND,
+        "query_language": "hermes_core.search._query_language",
     },
     # A connector gateway author: the ConnectorGateway contract and its answer types.
     _CONNECTORS: {

@@ -54,6 +54,13 @@ REQUEST_2_NEGATIVES = range(5, 11)
 MCP_REQUEST_CATALOG_SCRIPT = REPO / "benchmarks" / "mcp_request_catalog.py"
 MCP_REQUEST_CATALOG_2_SCRIPT = REPO / "benchmarks" / "mcp_request_catalog2.py"
 QUERY_KEYS = {"query", "relevant", "negative", "absent"}
+# A multilingual hold-out of users' requests over the second request catalog: 10 to 12 requests
+# and one negative in each of six languages, short asks (as the probe's) up to full sentences.
+MULTILINGUAL_HOLDOUT = "multilingual-holdout"
+MIN_POSITIVES[MULTILINGUAL_HOLDOUT] = 60
+MULTILINGUAL_HOLDOUT_WORDS = (MIN_WORDS, MAX_REQUEST_WORDS)
+REQUESTS_PER_LANGUAGE = range(10, 13)
+LATIN_LANGUAGES = 3  # Spanish, French and German, told apart by no script
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,8 @@ def test_queries_are_keyword_queries_of_two_to_six_words(devset: DevSet) -> None
     low, high = (
         (MIN_REQUEST_WORDS, MAX_REQUEST_WORDS)
         if devset.name in REQUEST_SETS
+        else MULTILINGUAL_HOLDOUT_WORDS
+        if devset.name == MULTILINGUAL_HOLDOUT
         else (MIN_WORDS, MAX_WORDS)
     )
     outside = [
@@ -198,7 +207,9 @@ def test_request_probe_and_hold_out_ask_of_disjoint_servers_apart_from_keyword_s
         owned[name] = {servers[item["relevant"][0]] for item in queries(each) if item["relevant"]}
     assert owned[probe_name].isdisjoint(owned[holdout_name])
     assert probe | holdout == set(catalog_servers(devset.catalog).values())
-    keyword_catalogs = {d.catalog for d in SETS if d.name not in REQUEST_SETS}
+    keyword_catalogs = {
+        d.catalog for d in SETS if d.name not in REQUEST_SETS and d.name != MULTILINGUAL_HOLDOUT
+    }
     assert devset.catalog not in keyword_catalogs
 
 
@@ -212,11 +223,49 @@ def test_the_second_request_sets_negatives_name_words_no_tool_of_the_catalog_hol
     text = devset.catalog.read_text(encoding="utf-8").lower()
     negatives = [item for item in queries(devset) if item.get("negative")]
     assert len(negatives) in REQUEST_2_NEGATIVES
+    _assert_absent_words_occur_nowhere(negatives, text)
+
+
+def _assert_absent_words_occur_nowhere(negatives: list[dict[str, Any]], text: str) -> None:
     for item in negatives:
         assert item["absent"], item["query"]
         for word in item["absent"]:
             assert word in item["query"].lower(), (item["query"], word)
             assert not re.search(rf"\b{re.escape(word)}\b", text), (item["query"], word)
+
+
+def _script(query: str) -> str:
+    """The language a query's script tells: Korean (Hangul), Japanese (kana), Chinese (Han
+    without kana), or "latin" (Spanish, French, German)."""
+    if re.search("[\uac00-\ud7af]", query):
+        return "ko"
+    if re.search("[\u3040-\u30ff]", query):
+        return "ja"
+    if re.search("[\u3400-\u9fff]", query):
+        return "zh"
+    return "latin"
+
+
+def test_the_multilingual_holdout_asks_each_language_of_every_server_of_its_catalog() -> None:
+    """10 to 12 requests and one negative a language, over all eight servers of the second
+    request catalog, each negative's absent words occurring nowhere in that catalog."""
+    (devset,) = [d for d in SETS if d.name == MULTILINGUAL_HOLDOUT]
+    items = queries(devset)
+    positives = Counter(_script(item["query"]) for item in items if not item.get("negative"))
+    negatives = [item for item in items if item.get("negative")]
+    low, high = REQUESTS_PER_LANGUAGE[0], REQUESTS_PER_LANGUAGE[-1]
+    assert set(positives) == {"zh", "ja", "ko", "latin"}
+    assert all(positives[lang] in REQUESTS_PER_LANGUAGE for lang in ("zh", "ja", "ko")), positives
+    assert low * LATIN_LANGUAGES <= positives["latin"] <= high * LATIN_LANGUAGES, positives
+    assert Counter(_script(item["query"]) for item in negatives) == Counter(
+        {"zh": 1, "ja": 1, "ko": 1, "latin": LATIN_LANGUAGES}
+    )
+    servers = catalog_servers(devset.catalog)
+    asked = {servers[name] for item in items for name in item["relevant"]}
+    assert asked == set(servers.values())
+    _assert_absent_words_occur_nowhere(
+        negatives, devset.catalog.read_text(encoding="utf-8").lower()
+    )
 
 
 def _word_count(query: str) -> int:

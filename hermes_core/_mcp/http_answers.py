@@ -3,17 +3,19 @@
 The SDK reads an ``application/json`` answer whole (its SSE events it bounds itself, at 1 MiB):
 a server that sends a body without end would make hermes hold all of it until the call's
 timeout. :func:`bound_json_answers` makes the client ask for uncompressed answers
-(``Accept-Encoding: identity``: the size of a compressed body says nothing of what it
-expands to) and read each JSON answer up to
-:data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`, the bound of a stdio server's messages. Past
-it, or when the answer comes compressed all the same, reading it fails with a
-``StreamError``, which the SDK turns into an error answer to its request: the call ends at
-once, saying why.
+(``Accept-Encoding: identity``) and read each JSON answer up to
+:data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`, the bound of a stdio server's messages. A
+server or proxy that compresses all the same (gzip, deflate) is read too: the answer is
+expanded here, a megabyte at a time, and the bound holds for what it expands to, so a few
+kilobytes of gzip that would expand to gigabytes are given up on at the bound. Past it, or in
+an encoding hermes does not expand, reading fails with a ``StreamError``, which the SDK turns
+into an error answer to its request: the call ends at once, saying why.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
@@ -21,9 +23,60 @@ from hermes_core._mcp.stdio import MAX_LINE_BYTES
 
 __all__ = ["bound_json_answers"]
 
+_WINDOW_BITS = {
+    "gzip": zlib.MAX_WBITS | 16,
+    "x-gzip": zlib.MAX_WBITS | 16,
+    "deflate": zlib.MAX_WBITS,
+}
+"""The encodings hermes expands, as zlib reads them (deflate: the zlib format)."""
+_PIECE = 1024 * 1024
+"""The most one step of expanding makes at once."""
+
+
+class _Expander:
+    """One answer's body in ``encoding``, expanded at most :data:`_PIECE` bytes a step."""
+
+    def __init__(self, encoding: str, url: str) -> None:
+        self._encoding = encoding
+        self._url = url
+        self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
+        self._first = True
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        """What ``data`` (the next bytes of the body) expands to."""
+        first, self._first = self._first, False
+        try:
+            piece = self._zlib.decompress(data, _PIECE)
+        except zlib.error as exc:
+            if not (first and self._encoding == "deflate"):
+                raise self._broken(exc) from None
+            # Some servers send deflate without the zlib header around it, as httpx reads it.
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            yield from self.pieces(data)
+            return
+        while piece:
+            yield piece
+            try:
+                piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+            except zlib.error as exc:
+                raise self._broken(exc) from None
+
+    def flush(self) -> bytes:
+        """The rest, once the body has ended."""
+        try:
+            return self._zlib.flush()
+        except zlib.error as exc:
+            raise self._broken(exc) from None
+
+    def _broken(self, exc: zlib.error) -> httpx2.StreamError:
+        return httpx2.StreamError(
+            f"{self._url} sent a {self._encoding}-compressed answer that does not expand: {exc}"
+        )
+
 
 class _BoundedAnswer(httpx2.AsyncByteStream):
-    """An answer's body, refused past ``limit`` bytes or, with ``encoding``, at once."""
+    """An answer's body, expanded from ``encoding`` when it has one, refused past
+    :data:`MAX_LINE_BYTES` (expanded) or, in an encoding hermes does not expand, at once."""
 
     def __init__(self, inner: httpx2.AsyncByteStream, url: str, encoding: str) -> None:
         self._inner = inner
@@ -31,24 +84,42 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
         self._encoding = encoding
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._encoding:
+        if self._encoding and self._encoding not in _WINDOW_BITS:
             raise httpx2.StreamError(
                 f"{self._url} sent a {self._encoding}-compressed answer although hermes asked "
-                "for none (Accept-Encoding: identity): hermes reads no compressed answer, as "
-                "what it expands to is not known"
+                "for none (Accept-Encoding: identity); hermes expands gzip and deflate only"
             )
+        expander = _Expander(self._encoding, self._url) if self._encoding else None
         read = 0
         async for chunk in self._inner:
-            read += len(chunk)
-            if read > MAX_LINE_BYTES:
-                raise httpx2.StreamError(
-                    f"the answer of {self._url} is more than {MAX_LINE_BYTES // (1024 * 1024)} "
-                    "MiB (the longest message hermes reads); it was not read"
-                )
-            yield chunk
+            if not chunk:  # an empty first chunk would hide a raw deflate body from its check
+                continue
+            for piece in expander.pieces(chunk) if expander is not None else (chunk,):
+                read += len(piece)
+                self._check(read)
+                yield piece
+        if expander is not None and (rest := expander.flush()):
+            self._check(read + len(rest))
+            yield rest
+
+    def _check(self, read: int) -> None:
+        if read > MAX_LINE_BYTES:
+            expands = f"expands ({self._encoding}) to" if self._encoding else "is"
+            raise httpx2.StreamError(
+                f"the answer of {self._url} {expands} more than "
+                f"{MAX_LINE_BYTES // (1024 * 1024)} MiB (the longest message hermes reads); "
+                "it was not read"
+            )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _encoding(response: httpx2.Response) -> str:
+    """The answer's content coding, ``''`` for none; more than one is given as they came."""
+    values = response.headers.get_list("content-encoding", split_commas=True)
+    codings = [value.strip().lower() for value in values]
+    return ", ".join(coding for coding in codings if coding and coding != "identity")
 
 
 async def _bound(response: httpx2.Response) -> None:
@@ -57,16 +128,17 @@ async def _bound(response: httpx2.Response) -> None:
         response.stream, httpx2.AsyncByteStream
     ):
         return
-    encoding = response.headers.get("content-encoding", "").strip().lower()
-    url = str(response.request.url)
-    response.stream = _BoundedAnswer(
-        response.stream, url, "" if encoding == "identity" else encoding
-    )
+    encoding = _encoding(response)
+    response.stream = _BoundedAnswer(response.stream, str(response.request.url), encoding)
+    # The stream now gives the answer expanded: httpx must not expand it again.
+    if encoding in _WINDOW_BITS:
+        del response.headers["content-encoding"]
 
 
 def bound_json_answers(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
-    """``client``, asking for uncompressed answers and reading each JSON answer up to
-    :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES` (see the module docstring)."""
+    """``client``, asking for uncompressed answers and reading each JSON answer, expanded when
+    it comes compressed all the same, up to :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`
+    (see the module docstring)."""
     client.headers["accept-encoding"] = "identity"
     hooks = client.event_hooks
     hooks["response"].append(_bound)

@@ -30,6 +30,7 @@ from hermes_core._mcp.manifests import schema_depth_problem, tool_problem
 __all__ = [
     "FALLBACK_VERSION",
     "MAX_LIST_PAGES",
+    "MAX_SERVER_TOOLS",
     "ListingScreen",
     "SkippedTool",
     "list_all_tools",
@@ -40,6 +41,9 @@ log = logging.getLogger("hermes_core._mcp")
 
 MAX_LIST_PAGES = 1000
 """A server whose ``tools/list`` never stops paging is cut off here."""
+MAX_SERVER_TOOLS = 10_000
+"""The most tools (skipped ones included) hermes takes from one server's listing; a server that
+lists more is refused whole (docs/mcp.md: why this bound, and why no part of the listing)."""
 
 FALLBACK_VERSION = "2025-11-25"
 """The version the SDK validates an answer under before a version is negotiated."""
@@ -177,16 +181,27 @@ class ListingScreen:
         return taken
 
 
+def _too_many(listed: int, pages: int, more: bool) -> str:
+    more_to_come = ", and more to come" if more else ""
+    return (
+        f"it lists more than {MAX_SERVER_TOOLS:,} tools ({listed:,} on its first {pages:,} "
+        f"pages of tools/list{more_to_come}), more than hermes takes from one server: none of "
+        "them is registered"
+    )
+
+
 async def list_all_tools(
     client: Client, server: str, screen: ListingScreen | None = None
 ) -> list[mcp_types.Tool]:
     """Every tool of the server, following ``nextCursor`` through all pages. The tools
-    ``screen`` took out of an answer are warned about, one line each."""
+    ``screen`` took out of an answer are warned about, one line each. Raises
+    :class:`McpConnectError` past :data:`MAX_LIST_PAGES` pages or :data:`MAX_SERVER_TOOLS`
+    tools, or at a repeated cursor."""
     tools: list[mcp_types.Tool] = []
     listed = 0  # tools on the pages so far, skipped ones included
     seen_cursors: set[str] = set()
     cursor: str | None = None
-    for _ in range(MAX_LIST_PAGES):
+    for pages in range(1, MAX_LIST_PAGES + 1):
         page = await client.list_tools(cursor=cursor, cache_mode="bypass")
         skipped = screen.take_skipped() if screen is not None else []
         for tool in skipped:
@@ -198,6 +213,8 @@ async def list_all_tools(
             )
         tools.extend(page.tools)
         listed += len(page.tools) + len(skipped)
+        if listed > MAX_SERVER_TOOLS:
+            raise McpConnectError(server, _too_many(listed, pages, page.next_cursor is not None))
         cursor = page.next_cursor
         if cursor is None:
             return tools

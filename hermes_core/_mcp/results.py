@@ -82,13 +82,18 @@ def protocol_error_result(
     server: str, tool: str, error: MCPError, *, timeout: float, closed: str | None = None
 ) -> ToolResult:
     """The error result of a call that failed with an MCP error; names the server and tool.
-    ``closed`` is why the connection ended, when known (hermes ended the server)."""
+    ``closed`` is why the connection ended, when known (hermes ended the server); else the SDK's
+    own reason, when it gives one."""
     import mcp_types
 
     if error.code == mcp_types.REQUEST_TIMEOUT:
         return timeout_result(server, tool, timeout)
     if error.code == mcp_types.CONNECTION_CLOSED:
-        why = f": {closed}" if closed else ""
+        # The SDK says more than "Connection closed" when it gave up on the answer's own stream
+        # (an HTTP server's server-sent event past its 1 MiB bound, a stream ended early).
+        told = error.message.strip().rstrip(".")
+        reason = closed or (told if told.lower() != "connection closed" else "")
+        why = f": {reason}" if reason else ""
         return unavailable_result(server, f"the connection closed during the call of {tool!r}{why}")
     if error.data == UNREADABLE_ANSWER:
         return ToolResult.error(

@@ -26,7 +26,7 @@ import json
 import logging
 import re
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -304,34 +304,109 @@ class StdioTransport:
             done.set()
 
 
-_ID: Final = rb'(-?\d{1,18}|"[^"\\]{0,200}")'
-_JSONRPC: Final = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
-_ANSWER_ID_FIRST: Final = re.compile(
-    rb"\s*\{\s*"
-    + _JSONRPC
-    + rb'"id"\s*:\s*'
-    + _ID
-    + rb"\s*,\s*"
-    + _JSONRPC
-    + rb'"(?:result|error)"'
-)
-"""An answer whose ``id`` comes before its result (the Python SDK's order)."""
-_ANSWER_FIRST: Final = re.compile(rb"\s*\{\s*" + _JSONRPC + rb'"(?:result|error)"\s*:')
-_ID_LAST: Final = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*$")
-"""With :data:`_ANSWER_FIRST`: an answer whose ``id`` ends it (the TypeScript SDK's order)."""
+_NAMES: Final = (b"id", b"result", b"error", b"method")
+"""The keys of an answer's object (and ``method``, a request's) that :func:`_answered_id` reads."""
+_COLON: Final = re.compile(rb"\s*:\s*")
+_OBJECT: Final = re.compile(rb"\s*\{")
+_ID: Final = re.compile(rb'(-?\d{1,18}|"[^"\\]{0,200}")\s*[,}]')
+MAX_KEYS_SCANNED: Final = 10_000
+"""How many keys named like an answer's (``id``, ``result``, ``error``, ``method``), at any
+depth, :func:`_answered_id` looks at in one line before giving up on it; ten times as many
+places where such a name ends a string."""
+MAX_QUOTES_SCANNED: Final = 1_000_000
+"""How many quotes of strings that hold a bracket :func:`_answered_id` splits a line at before
+giving up on it (a string without one costs nothing)."""
+_NOT_STRUCTURE: Final = bytes(byte for byte in range(256) if byte not in b'"[]{}')
+
+
+def _outside_strings(text: bytes, inside: bool) -> tuple[int, bool, int]:
+    """The brackets opened less those closed outside strings in ``text`` (its escapes made
+    plain: every quote opens or closes a string), whether its end is in a string given whether
+    its start is, and how many quotes had to be split at."""
+    bare = text.translate(None, _NOT_STRUCTURE)
+    odd = bare.count(b'"') % 2 == 1
+    # Two quotes side by side hold no bracket between them: taken out, every bracket stays as
+    # much inside or outside a string as it was, and only strings holding one are left to split.
+    bare = bare.replace(b'""', b"")
+    quotes = bare.count(b'"')
+    if quotes > MAX_QUOTES_SCANNED:
+        return 0, inside, quotes
+    outside = b"".join(bare.split(b'"')[1 if inside else 0 :: 2])
+    balance = outside.count(b"{") + outside.count(b"[")
+    balance -= outside.count(b"}") + outside.count(b"]")
+    return balance, inside ^ odd, quotes
+
+
+def _keys(text: bytes) -> Iterator[tuple[int, bytes, int]]:
+    """Each key of ``text`` named in :data:`_NAMES`, in order: the place of its opening quote,
+    its name, and the place of its value. Each name is looked for with ``bytes.find``: a
+    pattern tried at every quote costs seconds on a line of quotes."""
+    places = {name: text.find(name + b'"') for name in _NAMES}
+    for _ in range(10 * MAX_KEYS_SCANNED):
+        found = [(place, name) for name, place in places.items() if place >= 0]
+        if not found:
+            return
+        place, name = min(found)
+        places[name] = text.find(name + b'"', place + 1)
+        colon = _COLON.match(text, place + len(name) + 1)
+        if place > 0 and text[place - 1] == ord('"') and colon is not None:
+            yield place - 1, name, colon.end()
+    raise _GiveUp
+
+
+class _GiveUp(Exception):
+    """The scan of a line passed one of its bounds."""
+
+
+def _answered_id(line: bytes) -> int | str | None:
+    """The ``id`` of the answer ``line`` holds, wherever it is among the members of the line's
+    object, found without reading the line as JSON (which fails on it): each key named like an
+    answer's is found (:func:`_keys`), and its depth counted from the brackets before it outside
+    strings (:func:`_outside_strings`). ``None`` unless the line is an object with, at its top,
+    one ``id`` and a ``result`` or ``error`` but no ``method`` (a request of the server's is no
+    answer), or when the scan would pass :data:`MAX_KEYS_SCANNED` or
+    :data:`MAX_QUOTES_SCANNED`."""
+    if not _OBJECT.match(line):
+        return None
+    text = line
+    if b"\\" in text:
+        # Same length, and no quote left inside a string: an escaped backslash, an escaped quote.
+        text = text.replace(b"\\\\", b"__").replace(b'\\"', b"_'")
+    depth = at = split = 0
+    inside = False
+    ids: list[bytes] = []
+    names: set[bytes] = set()
+    try:
+        for seen, (start, name, value) in enumerate(_keys(text)):
+            balance, inside, quotes = _outside_strings(text[at:start], inside)
+            split += quotes
+            if seen == MAX_KEYS_SCANNED or split > MAX_QUOTES_SCANNED:
+                return None
+            depth, at = depth + balance, start
+            if inside or depth != 1:
+                continue
+            names.add(name)
+            if name == b"id" and (found := _ID.match(text, value)) is not None:
+                ids.append(found.group(1))
+    except _GiveUp:
+        return None
+    if len(ids) != 1 or b"method" in names or not names & {b"result", b"error"}:
+        return None
+    try:
+        ident: int | str = json.loads(ids[0])
+    except ValueError:  # a control character or bytes that are not UTF-8 in a string id
+        return None
+    return ident
 
 
 def _unreadable_answer(line: bytes, error: ValueError) -> SessionMessage | None:
     """The error answer to the request that ``line`` answers, when hermes cannot read it (JSON
     nested deeper than the SDK's reader goes, an envelope that breaks JSON-RPC) and its ``id``
-    is found where servers write it, so that the call ends at once saying why, not at its
+    is found (:func:`_answered_id`), so that the call ends at once saying why, not at its
     timeout; ``None`` for any other line."""
-    found = _ANSWER_ID_FIRST.match(line[:400])
-    if found is None and _ANSWER_FIRST.match(line[:400]):
-        found = _ID_LAST.search(line[-400:])
-    if found is None:
+    ident = _answered_id(line)
+    if ident is None:
         return None
-    ident = json.loads(found.group(1))
     problem = validation_problem(error) if isinstance(error, ValidationError) else str(error)
     answer = mcp_types.JSONRPCError(
         jsonrpc="2.0",

@@ -235,9 +235,10 @@ def empty_match_hint(query: str) -> str:
     """The hint for a query that matched nothing, in the query's language."""
     # Imported here: only a query that misses words needs hints (the texts' regular
     # expressions and tables were 5 ms of every search's start).
-    from hermes_core.search._hint_language import hint_language, hint_text
+    from hermes_core.search._hint_language import hint_text
+    from hermes_core.search._query_language import query_language
 
-    localized = hint_text(hint_language(query), "empty", query=repr(query))
+    localized = hint_text(query_language(query), "empty", query=repr(query))
     return localized or (
         f"No tool matched {query!r}. The sources in available_sources are connected and their "
         "tools remain available: retry with the service name plus a concrete action and object "
@@ -255,13 +256,14 @@ def unmatched_hint(
     """The hint for a query some of whose words none of its matches holds (``unmatched``), of
     which no tool at all holds ``absent``: only of those may it say that no source has them,
     and not even then while the hosted app connectors could not be searched. In ``query``'s
-    language (:mod:`~hermes_core.search._hint_language`), saying which words were not
-    understood."""
-    from hermes_core.search._hint_language import hint_language, hint_text
+    language (:func:`~hermes_core.search._query_language.query_language`), saying which words
+    were not understood."""
+    from hermes_core.search._hint_language import hint_text
+    from hermes_core.search._query_language import query_language
 
     missing = [word for word in unmatched if word in absent]
     elsewhere = [word for word in unmatched if word not in absent]
-    language = hint_language(query)
+    language = query_language(query)
     if language != "en":
         absent_key = "missing_unavailable" if connectors_unavailable else "missing"
         texts = [

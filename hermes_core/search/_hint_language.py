@@ -1,71 +1,15 @@
-"""The language of ``tool_search``'s hints: the query's, for Chinese, Japanese, Korean, Spanish,
-French and German; English otherwise.
-
-The language is told from the query alone: its script for Chinese (Han only), Japanese (kana)
-and Korean (Hangul); for Latin text, the common words and letters of each language (``créer``,
-``une``, ``ç``), the one with the most wins and a tie or none is English. A hint written in
-the user's language says which of their words were not understood, so the model can tell them,
-or search again in the words the tools use.
+"""The texts of ``tool_search``'s hints in the query's language
+(:func:`~hermes_core.search._query_language.query_language`): Chinese, Japanese, Korean,
+Spanish, French and German; English otherwise. A hint written in the user's language says which
+of their words were not understood, so the model can tell them, or search again in the words the
+tools use.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
-__all__ = ["HINT_LANGUAGES", "hint_language", "hint_text"]
-
-HINT_LANGUAGES: Final = ("en", "zh", "ja", "ko", "es", "fr", "de")
-"""The languages hints are written in (ISO 639-1)."""
-
-_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff]")
-_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_WORD = re.compile(r"[^\W\d_]+")
-
-_MARKERS: Final = {
-    "es": (
-        "el los las del una unos para por con que mi mis tu quiero puedes crear crea nuevo "
-        "nueva buscar busca enviar envía obtener mostrar muestra listar eliminar borrar borra "
-        "actualizar correo archivo carpeta mensaje usuario ñ ¿ ¡"
-    ),
-    "fr": (
-        "le les des du une pour avec dans sur et est mon ma mes ton ta tes créer crée nouveau "
-        "nouvelle chercher cherche rechercher envoyer envoie supprimer supprime afficher affiche "
-        "lister fichier dossier courriel utilisateur veux ç è ê à ù œ"
-    ),
-    "de": (
-        "der die das den dem ein eine einen und mit für von zu zum zur ich mein meine meinen "
-        "bitte erstellen erstelle neue neuen löschen lösche suchen suche senden sende anzeigen "
-        "zeige datei ordner nachricht benutzer ä ö ü ß"
-    ),
-}
-_MARKER_WORDS = {language: frozenset(text.split()) for language, text in _MARKERS.items()}
-
-
-def hint_language(query: str) -> str:
-    """The language (one of :data:`HINT_LANGUAGES`) to write ``query``'s hints in."""
-    if query.isascii():
-        words = set(_WORD.findall(query.lower()))
-        letters: set[str] = set()
-    else:
-        if _KANA.search(query):
-            return "ja"
-        if _HANGUL.search(query):
-            return "ko"
-        if _HAN.search(query):
-            return "zh"
-        lowered = query.lower()
-        words = set(_WORD.findall(lowered))
-        letters = {letter for letter in lowered if not letter.isascii()}
-    scores = {
-        language: len(markers & words) + len(markers & letters)
-        for language, markers in _MARKER_WORDS.items()
-    }
-    best = max(scores.values())
-    winners = [language for language, score in scores.items() if score == best]
-    return winners[0] if best and len(winners) == 1 else "en"
-
+__all__ = ["hint_text"]
 
 _TEXTS: Final[dict[str, dict[str, str]]] = {
     "zh": {

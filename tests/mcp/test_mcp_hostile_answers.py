@@ -5,6 +5,7 @@ ended with a reason that names it."""
 from __future__ import annotations
 
 import logging
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ FLOOD = SERVERS_DIR / "flood.py"
 DEEP = SERVERS_DIR / "deep.py"
 HTTP_FLOOD = SERVERS_DIR / "httpflood.py"
 STORM = SERVERS_DIR / "storm.py"
+PAGER = SERVERS_DIR / "pager.py"
 LIMIT = "64 MiB"
 """The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
 
@@ -105,12 +107,30 @@ async def test_an_answer_too_deep_to_read_ends_its_call_at_once_saying_why(
     assert echoed.text_content == "echo: still here"
 
 
+async def test_an_answer_too_deep_to_read_with_its_id_inside_ends_its_call_at_once(
+    env: Environment,
+) -> None:
+    # {"result": <300 objects deep>, "id": 3, "jsonrpc": "2.0"}: the id neither first nor last
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "10", "--id-inside"], "timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        result = await mcp.call_tool("deep", "deep", {})
+        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith("MCP server 'deep' answered the call of 'deep': "), message
+    assert "cannot read the server's answer" in message, message
+    assert echoed.text_content == "echo: still here"
+
+
 @pytest.fixture
 def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``httpflood.py`` serving on 127.0.0.1 as a child process (``--gzip`` when the test is
-    parametrized so); its URL."""
+    """``httpflood.py`` serving on 127.0.0.1 as a child process, with the options the test is
+    parametrized with (``--encoding gzip``, ``--sse``); its URL."""
     port = free_port()
-    extra = ["--gzip"] if getattr(request, "param", False) else []
+    extra = str(getattr(request, "param", "")).split()
     process = subprocess.Popen([sys.executable, str(HTTP_FLOOD), str(port), *extra])
     try:
         wait_listening(process, port, "the HTTP flood server")
@@ -136,15 +156,73 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
     assert echoed.text_content == "echo: still here"
 
 
-@pytest.mark.parametrize("http_flood", [True], indirect=True, ids=["gzip"])
-async def test_a_compressed_json_answer_is_refused_saying_why(
+@pytest.mark.parametrize(
+    "http_flood",
+    ["--encoding gzip", "--encoding deflate", "--encoding raw-deflate"],
+    indirect=True,
+    ids=["gzip", "deflate", "raw-deflate"],
+)
+async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str
 ) -> None:
     entry = McpServerConfig(url=http_flood, connect_timeout=20)
     async with McpSupervisor({"remote": entry}, env) as mcp:
-        status = mcp.status()["remote"]
-    assert status.state == "unavailable"
-    assert "gzip" in (status.reason or ""), status.reason
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert echoed.text_content == "echo: still here"
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
+    env: Environment, http_flood: str
+) -> None:
+    # About 250 KB of gzip that expands to 256 MiB: read whole, the body and its joined copy
+    # would grow the process by at least 512 MiB.
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        before = _peak_rss_mib()
+        result = await mcp.call_tool("remote", "bomb", {})
+        grown = _peak_rss_mib() - before
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert "'remote'" in message, message
+    assert LIMIT in message, message
+    assert "gzip" in message, message
+    assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("http_flood", ["--sse --encoding gzip"], indirect=True, ids=["sse"])
+async def test_a_compressed_sse_answer_is_read_and_a_bomb_in_one_event_is_cut_off_naming_why(
+    env: Environment, http_flood: str
+) -> None:
+    # The SDK reads SSE itself (httpx expands it a megabyte at a time) and bounds an event at
+    # 1 MiB: the bomb, one event of 256 MiB, ends its stream.
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        echoed = await mcp.call_tool("remote", "echo", {"text": "first"})
+        before = _peak_rss_mib()
+        result = await mcp.call_tool("remote", "bomb", {})
+        grown = _peak_rss_mib() - before
+        # hermes takes the SDK's word that the connection closed, and connects again.
+        for _ in range(100):
+            again = await mcp.call_tool("remote", "echo", {"text": "still here"})
+            if not again.is_error:
+                break
+            await anyio.sleep(0.2)
+    assert echoed.text_content == "echo: first"
+    assert result.is_error
+    message = result.error_message or ""
+    assert "'remote'" in message, message
+    assert "1048576 byte limit" in message, message
+    assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
+    assert again.text_content == "echo: still here"
 
 
 async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Environment) -> None:
@@ -156,3 +234,25 @@ async def test_a_storm_of_list_changed_is_listed_at_most_once_a_second(env: Envi
     listings = int(counted.text_content)
     # The first listing, then one a second at most (a storm of 600 notifications in 3 s).
     assert 1 < listings <= 5, listings
+
+
+async def test_a_server_listing_tools_without_end_is_refused_past_the_bound_naming_the_count(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 500 new tools on every page, and a next cursor for ever
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(PAGER), "500"], "connect_timeout": 30}
+    )
+    seen = ToolsSeen()
+    caplog.set_level(logging.WARNING)
+    async with McpSupervisor({"pager": entry}, env, on_tools_changed=seen) as mcp:
+        status = mcp.status()["pager"]
+    assert status.state == "unavailable"
+    reason = status.reason or ""
+    assert "more than 10,000 tools" in reason, reason
+    assert "10,500" in reason, reason
+    assert "connect_timeout" not in reason, reason
+    assert "\n" not in reason
+    assert not seen.current.get("pager")
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("'pager'" in w and "10,000" in w for w in warned), warned

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from bridge_fixtures import mcp_tool, registry_of, session, tool_search
 
-from hermes_core.search._hint_language import hint_language
+from hermes_core.search import query_language
 
 
 @pytest.mark.parametrize(
@@ -29,10 +29,15 @@ from hermes_core.search._hint_language import hint_language
         ("github create issue", "en"),
         ("send the report to bob", "en"),
         ("café menu", "en"),  # an accent alone is no language
+        # English with a word of another language in it (a place, a unit): still English
+        ("I need a rental home in Los Angeles with 3 bedrooms", "en"),
+        ("time in America/Los_Angeles", "en"),
+        ("set the memory limit of the api deployment to 512Mi", "en"),
+        ("Can you suggest a trendy caf茅 in New York City with vegan options?", "en"),
     ],
 )
-def test_the_hint_language_is_told_from_the_query(query: str, language: str) -> None:
-    assert hint_language(query) == language
+def test_the_query_language_is_told_from_the_query(query: str, language: str) -> None:
+    assert query_language(query) == language
 
 
 def _result(query: str, limit: int | None = None) -> dict[str, Any]:

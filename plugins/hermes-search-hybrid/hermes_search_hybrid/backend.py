@@ -9,7 +9,13 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from hermes_core.search import Admission, SearchBackend, SearchHit, ToolDocument
+from hermes_core.search import (
+    Admission,
+    SearchBackend,
+    SearchHit,
+    ToolDocument,
+    query_language,
+)
 from hermes_search_hybrid.absent import ActionWords, asks_for_absent_service
 from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
@@ -169,7 +175,7 @@ class HybridBackend:
         """Embed and cache the texts of ``groups`` (each a tool's texts not cached yet, by
         key)."""
         # Longest first, so the texts of each call are of about the same lengths (the model
-        # sorts a call's texts by length itself, and pads each batch to its longest).
+        # sorts a call's texts by word pieces itself, and pads each batch to its longest).
         groups = sorted(groups, key=lambda group: -max(map(len, group.values())))
         bar = self._progress(len(groups))
         try:
@@ -228,9 +234,14 @@ class HybridBackend:
         similar to the query than ``min_similarity``, and none at all when no tool is at least
         ``no_match_below`` similar to it (a tool the query names exactly stays) or, with
         ``absent_service_no_match``, when the query names a service nobody has
-        (:meth:`names_absent_service`)."""
+        (:meth:`names_absent_service`). A query in another language than English
+        (:func:`~hermes_core.search.query_language`) gets the lexical side's answer: the model
+        reads English, so its similarity to such a query says nothing, and its thresholds
+        would drop what the lexical side's translation found."""
         if limit <= 0:
             return []
+        if query_language(query) != "en":
+            return self.lexical.search(query, limit, admission, extra)
         if self.settings.absent_service_no_match and self.names_absent_service(
             query, admission, extra
         ):

@@ -24,6 +24,24 @@ def test_query_sharing_no_word_with_a_tool_finds_it_by_meaning(make_backend: Mak
     assert names(backend.search(MISMATCH_QUERY, 5, "lenient"))[0] == "send_sms"
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["发送短信", "创建日历活动", "Dateien im Ordner auflisten", "crear un evento en el calendario"],
+)
+def test_a_query_in_another_language_is_answered_as_the_lexical_side_answers_it(
+    make_backend: MakeBackend, query: str
+) -> None:
+    # The model reads English: its similarity to a Chinese or German request says nothing,
+    # and its no-match threshold would drop what the lexicon's translation found.
+    backend = make_backend()
+    backend.build(TOOLS)
+
+    lexical = names(backend.lexical.search(query, 5, "off"))
+
+    assert lexical  # the lexicon's words: send, create, list
+    assert names(backend.search(query, 5, "off")) == lexical
+
+
 def test_query_similar_to_nothing_gets_no_match(make_backend: MakeBackend) -> None:
     backend = make_backend()
     backend.build(TOOLS)

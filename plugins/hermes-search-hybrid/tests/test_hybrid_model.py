@@ -38,6 +38,34 @@ def test_vectors_are_those_of_sentence_transformers_on_torch(tmp_path: Path) -> 
         assert np.abs(alone - expected).max() < 1e-5, kind  # padding changes nothing
 
 
+def test_texts_the_cut_makes_alike_are_run_once(tmp_path: Path) -> None:
+    encoder = load_encoder(default_model_dir(), tmp_path / "verified.json")
+    long = "x " * 100  # far past 64 word pieces: what follows it is cut off
+    before = encoder.pieces_run
+
+    vectors = encoder.encode([long + "one", long + "two"], max_tokens=DOCUMENT_MAX_TOKENS)
+
+    assert encoder.pieces_run - before == DOCUMENT_MAX_TOKENS  # one row of 64, not two
+    assert np.array_equal(vectors[0], vectors[1])
+
+
+def test_batches_are_texts_of_about_as_many_word_pieces(tmp_path: Path) -> None:
+    # Long in characters and few word pieces, or the other way round: batches made by
+    # characters would pad the short texts to the long ones.
+    texts = {
+        "internationalization internationalization": 6,
+        "a b c d e f g h i j k l m n o": 17,
+        "internationalization": 4,
+        "a b c d e f g h": 10,
+    }
+    encoder = load_encoder(default_model_dir(), tmp_path / "verified.json")
+    before = encoder.pieces_run
+
+    encoder.encode(list(texts), max_tokens=DOCUMENT_MAX_TOKENS, batch_size=2)
+
+    assert encoder.pieces_run - before == 2 * 17 + 2 * 6  # (17, 10) and (6, 4), each padded
+
+
 def test_a_query_runs_on_one_thread(tmp_path: Path) -> None:
     encoder = load_encoder(default_model_dir(), tmp_path / "verified.json")
 

@@ -2,10 +2,12 @@
 a tool whose input schema nests ``LEVELS`` objects deep (``deep.py LEVELS``), and whose call
 answers structured content 300 objects deep: JSON the standard library reads and writes,
 deeper than some readers go. Its answers are written as they
-are, as a server on another SDK (or none) may write them."""
+are, as a server on another SDK (or none) may write them. With ``--id-inside`` its answer to
+``deep`` has the ``id`` neither first nor last: ``{"result": ..., "id": 3, "jsonrpc": "2.0"}``."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from pathlib import Path
@@ -25,7 +27,20 @@ for _ in range(300):  # its call answers structured content 300 objects deep
     ANSWER = {"a": ANSWER, "b": [1]}
 
 
+ID_INSIDE = "--id-inside" in sys.argv[2:]
+
+
 class DeepServer(toolbox.ToolboxServer):
+    def _send(self, message: dict[str, Any]) -> None:
+        result = message.get("result")
+        if not (ID_INSIDE and isinstance(result, dict) and "structuredContent" in result):
+            super()._send(message)
+            return
+        answer = {"result": result, "id": message["id"], "jsonrpc": "2.0"}
+        with self._write_lock:
+            sys.stdout.write(json.dumps(answer) + "\n")
+            sys.stdout.flush()
+
     def _result(self, method: str, params: dict[str, Any], cancel: threading.Event) -> Any:
         if method == "tools/call" and params.get("name") == "deep":
             return {"content": [], "structuredContent": ANSWER}

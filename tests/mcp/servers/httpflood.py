@@ -1,15 +1,19 @@
 """A real MCP server over streamable HTTP on 127.0.0.1 (``httpflood.py PORT``), written on the
 standard library: ``toolbox.py``'s tools answered as JSON, and ``flood``, whose answer is an
 ``application/json`` body without end (a megabyte every 20 ms), as a broken or hostile server
-may send. With ``--gzip`` every answer is gzip-compressed, whatever the client asked for."""
+may send, and ``bomb``, whose answer is a gzip bomb: about 250 KB of gzip-compressed JSON that
+expands to 256 MiB (a 256 MiB text). With ``--encoding gzip`` (or ``deflate``, ``raw-deflate``)
+every other answer is compressed so, whatever the client asked for, as some proxies and CDNs do.
+With ``--sse`` every answer but ``flood``'s is one server-sent event (``text/event-stream``),
+the bomb's too: one event of 256 MiB."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,54 @@ toolbox.TOOLS.append(
         "inputSchema": {"type": "object", "properties": {}},
     }
 )
-GZIP = "--gzip" in sys.argv[2:]
+toolbox.TOOLS.append(
+    {
+        "name": "bomb",
+        "description": "Answers with a gzip bomb: a few hundred KB expanding to 256 MiB.",
+        "inputSchema": {"type": "object", "properties": {}},
+    }
+)
+ENCODING = sys.argv[sys.argv.index("--encoding") + 1] if "--encoding" in sys.argv else ""
+SSE = "--sse" in sys.argv
+EVENT = b"event: message\ndata: " if SSE else b""
+"""What comes before an answer's JSON: an SSE event's head with ``--sse``."""
+END = b"\n\n" if SSE else b""
+BOMB_MIB = 256
+
+
+def compress(data: bytes, encoding: str) -> bytes:
+    """``data`` as ``Content-Encoding: encoding`` (gzip, or deflate: zlib's format) sends it;
+    ``raw-deflate`` is sent as ``deflate`` without zlib's header, as some servers send it."""
+    wbits = {"gzip": 31, "deflate": 15, "raw-deflate": -15}[encoding]
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return packer.compress(data) + packer.flush()
+
+
+class Bomb:
+    """The bomb's compressed body up to the request's id, made once (about a second)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._head = b""
+        self._packer: Any = None
+
+    def answer(self, ident: int) -> bytes:
+        """The whole compressed answer to request ``ident``: the id comes last, so only the
+        tail is compressed for each request."""
+        with self._lock:
+            if self._packer is None:
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+                head = b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'
+                parts = [packer.compress(EVENT + head)]
+                chunk = b"x" * (1024 * 1024)
+                parts += [packer.compress(chunk) for _ in range(BOMB_MIB)]
+                self._head, self._packer = b"".join(parts), packer
+            packer = self._packer.copy()
+        tail = b'"}]},"id":%d}' % ident + END
+        return self._head + packer.compress(tail) + packer.flush()
+
+
+BOMB = Bomb()
 
 
 class Answers(toolbox.ToolboxServer):
@@ -62,12 +113,19 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         params = message.get("params") or {}
+        called = params.get("name") if message.get("method") == "tools/call" else None
+        flood = called == "flood"
         self.send_response(200)
-        self.send_header("content-type", "application/json")
-        flood = message.get("method") == "tools/call" and params.get("name") == "flood"
-        if GZIP and not flood:
+        sse = SSE and not flood
+        self.send_header("content-type", "text/event-stream" if sse else "application/json")
+        if called == "bomb":
             self.send_header("content-encoding", "gzip")
+        elif ENCODING and not flood:
+            self.send_header("content-encoding", ENCODING.removeprefix("raw-"))
         self.end_headers()
+        if called == "bomb":
+            self.wfile.write(BOMB.answer(message["id"]))
+            return
         if flood:
             head = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"'
             chunk = b"x" * (1024 * 1024)
@@ -79,8 +137,8 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:  # the client went away
                 return
         with LOCK:
-            data = json.dumps(ANSWERS.answer(message)).encode()
-        self.wfile.write(gzip.compress(data) if GZIP else data)
+            data = EVENT + json.dumps(ANSWERS.answer(message)).encode() + END
+        self.wfile.write(compress(data, ENCODING) if ENCODING else data)
 
     def do_GET(self) -> None:
         self.send_response(405)
