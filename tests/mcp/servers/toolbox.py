@@ -4,8 +4,8 @@ follow cursors).
 Over stdio (the default) it is written on the standard library alone, on ``stdio_mcp.py``'s
 loop: JSON-RPC lines of the 2026-07-28 protocol the SDK's client speaks (``server/discover``,
 ``tools/list``, ``tools/call``, ``notifications/cancelled``; ``initialize`` for a client of the
-dated versions before it). It is the suite's "some real stdio MCP server", started about a
-hundred times a run, and the SDK's import is 0.6 to 0.8 s of CPU a start against about 0.03 s
+dated versions before it). It is the suite's "some real stdio MCP server", started about 65
+times a run, and the SDK's import is 0.6 to 0.8 s of CPU a start against about 0.03 s
 for this; what each test checks is the host's side of the wire. The SDK's own servers are
 still met over stdio where they are the point: ``mcp-server-time`` and ``mcp-server-git`` in
 the tests of real published servers (``test_mcp_servers.py``, ``test_host_mcp.py``, the catalog
