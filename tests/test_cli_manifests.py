@@ -3,9 +3,10 @@ without starting servers, a changed entry or ``--refresh`` reconnecting, a hangi
 recorded and not waited for again, known tools of a broken server, ``hermes mcp list``'s state
 and manifest age, and connect progress on a terminal only.
 
-The servers are real: ``mcp-server-time`` behind a shell script that appends a line to a marker
-file each time it starts (so a test counts the processes started) and fails on purpose while a
-``broken`` file exists; the hanging server is a script that marks its start and sleeps.
+The servers are real: the toolbox MCP server (``tests/mcp/servers/toolbox.py``, on the standard
+library) behind a shell script that appends a line to a marker file each time it starts (so a
+test counts the processes started) and fails on purpose while a ``broken`` file exists; the
+hanging server is a script that marks its start and sleeps.
 """
 
 from __future__ import annotations
@@ -35,22 +36,25 @@ def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InPro
     return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
-TIME_TOOL = "mcp__time__get_current_time"
-BROKEN_REASON = "the time server is broken on purpose"
+TOOLBOX = Path(__file__).resolve().parent / "mcp" / "servers" / "toolbox.py"
+BOX_TOOL = "mcp__box__echo"
+BOX_CALL = '{"text": "hi"}'
+QUERY = "echo the text back"
+BROKEN_REASON = "the box server is broken on purpose"
 BROKEN_SEEN = "exited with status 3"
 """How the reason of its failed connect describes the broken server (its message goes to its
 log file)."""
 
 
-def time_script(root: Path) -> Path:
-    """``mcp-server-time`` started through a script that marks each start in ``root/time.starts``
+def box_script(root: Path) -> Path:
+    """The toolbox server started through a script that marks each start in ``root/box.starts``
     and fails with :data:`BROKEN_REASON` while ``root/broken`` exists."""
-    script = root / "time-server.sh"
+    script = root / "box-server.sh"
     script.write_text(
         "#!/bin/sh\n"
-        f'echo "$$" >> "{root / "time.starts"}"\n'
+        f'echo "$$" >> "{root / "box.starts"}"\n'
         f'if [ -e "{root / "broken"}" ]; then echo "{BROKEN_REASON}" >&2; exit 3; fi\n'
-        f'exec "{sys.executable}" -m mcp_server_time "$@"\n',
+        f'exec "{sys.executable}" "{TOOLBOX}"\n',
         encoding="utf-8",
     )
     script.chmod(0o755)
@@ -76,10 +80,11 @@ def starts(cli: HermesCli, server: str) -> int:
 
 
 def configure(
-    cli: HermesCli, *, timezone: str = "UTC", hang: bool = False, hang_timeout: float = 3
+    cli: HermesCli, *, note: str = "first", hang: bool = False, hang_timeout: float = 3
 ) -> None:
+    """Server ``box`` (``note``: a variable of its entry, to change the entry), and ``hang``."""
     servers: dict[str, object] = {
-        "time": {"command": str(time_script(cli.root)), "args": ["--local-timezone", timezone]}
+        "box": {"command": str(box_script(cli.root)), "env": {"HERMES_TEST_NOTE": note}}
     }
     if hang:
         servers["hang"] = {"command": str(hang_script(cli.root)), "connect_timeout": hang_timeout}
@@ -87,7 +92,7 @@ def configure(
 
 
 def found_names(cli: HermesCli, *args: str) -> list[str]:
-    result = cli.json("tools", "search", "current time", "--json", *args)
+    result = cli.json("tools", "search", QUERY, "--json", *args)
     return [name for query in result["results"] for name in query["matches"]]
 
 
@@ -95,52 +100,52 @@ def test_a_second_tools_search_starts_no_server_and_finds_its_tools(
     hermes_cli: HermesCli,
 ) -> None:
     configure(hermes_cli)
-    assert TIME_TOOL in found_names(hermes_cli)
-    assert starts(hermes_cli, "time") == 1
-    assert TIME_TOOL in found_names(hermes_cli)
-    assert starts(hermes_cli, "time") == 1
+    assert BOX_TOOL in found_names(hermes_cli)
+    assert starts(hermes_cli, "box") == 1
+    assert BOX_TOOL in found_names(hermes_cli)
+    assert starts(hermes_cli, "box") == 1
 
 
 def test_the_command_as_a_subprocess_answers_from_the_manifest(
     hermes_cli: InProcessCli,
 ) -> None:
     configure(hermes_cli)
-    first = hermes_cli.subprocess_run("tools", "search", "current time", "--json")
-    again = hermes_cli.subprocess_run("tools", "search", "current time", "--json")
-    assert TIME_TOOL in first.stdout
-    assert TIME_TOOL in again.stdout
-    assert starts(hermes_cli, "time") == 1
+    first = hermes_cli.subprocess_run("tools", "search", QUERY, "--json")
+    again = hermes_cli.subprocess_run("tools", "search", QUERY, "--json")
+    assert BOX_TOOL in first.stdout
+    assert BOX_TOOL in again.stdout
+    assert starts(hermes_cli, "box") == 1
 
 
 def test_a_server_whose_entry_changed_is_not_answered_from_the_old_manifest(
     hermes_cli: HermesCli,
 ) -> None:
-    configure(hermes_cli, timezone="UTC")
+    configure(hermes_cli, note="first")
     found_names(hermes_cli)
-    configure(hermes_cli, timezone="Europe/Paris")
-    assert TIME_TOOL in found_names(hermes_cli)
-    assert starts(hermes_cli, "time") == 2
+    configure(hermes_cli, note="changed")
+    assert BOX_TOOL in found_names(hermes_cli)
+    assert starts(hermes_cli, "box") == 2
     # The new entry's listing answers from now on.
-    assert TIME_TOOL in found_names(hermes_cli)
-    assert starts(hermes_cli, "time") == 2
+    assert BOX_TOOL in found_names(hermes_cli)
+    assert starts(hermes_cli, "box") == 2
 
 
 def test_refresh_reconnects_a_server_whose_manifest_is_fresh(hermes_cli: HermesCli) -> None:
     configure(hermes_cli)
     found_names(hermes_cli)
-    assert TIME_TOOL in found_names(hermes_cli, "--refresh")
-    assert starts(hermes_cli, "time") == 2
+    assert BOX_TOOL in found_names(hermes_cli, "--refresh")
+    assert starts(hermes_cli, "box") == 2
 
 
 def test_after_its_first_timeout_a_read_only_command_no_longer_waits_for_a_hanging_server(
     hermes_cli: HermesCli,
 ) -> None:
     configure(hermes_cli, hang=True)
-    first = hermes_cli.run("tools", "search", "current time")
+    first = hermes_cli.run("tools", "search", QUERY)
     assert "'hang' is unavailable (no answer within connect_timeout (3 s" in first.stderr
     assert starts(hermes_cli, "hang") == 1
-    again = hermes_cli.run("tools", "search", "current time")
-    assert TIME_TOOL in again.stdout
+    again = hermes_cli.run("tools", "search", QUERY)
+    assert BOX_TOOL in again.stdout
     assert "'hang' is unavailable (no answer within connect_timeout" in again.stderr
     assert "retry_interval" in again.stderr
     assert starts(hermes_cli, "hang") == 1
@@ -157,15 +162,13 @@ def test_a_known_tool_whose_server_turned_out_broken_returns_an_error_naming_ser
     configure(hermes_cli)
     found_names(hermes_cli)
     (hermes_cli.root / "broken").touch()
-    assert TIME_TOOL in found_names(hermes_cli)  # still known, still searchable
-    done = hermes_cli.run(
-        "tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json", ok=False
-    )
+    assert BOX_TOOL in found_names(hermes_cli)  # still known, still searchable
+    done = hermes_cli.run("tools", "call", BOX_TOOL, BOX_CALL, "--yes", "--json", ok=False)
     assert done.returncode == 1
     result = json.loads(done.stdout)
     assert result["is_error"] is True
     text = json.dumps(result)
-    assert "'time'" in text
+    assert "'box'" in text
     assert BROKEN_SEEN in text
 
 
@@ -176,13 +179,13 @@ def test_mcp_list_shows_a_server_known_from_its_manifest_with_the_manifests_age(
     found_names(hermes_cli)
     rows = hermes_cli.json("mcp", "list", "--json")
     assert [(row["name"], row["status"], row["tool_count"]) for row in rows] == [
-        ("time", "known", 2)
+        ("box", "known", 7)
     ]
     assert 0 <= rows[0]["manifest_age"] < 600
     table = hermes_cli.run("mcp", "list").stdout.splitlines()
     assert table[0].split()[5] == "manifest"
-    assert table[1].split()[:3] == ["time", "stdio", "known"]
-    assert starts(hermes_cli, "time") == 1
+    assert table[1].split()[:3] == ["box", "stdio", "known"]
+    assert starts(hermes_cli, "box") == 1
 
 
 def _run_on_terminal(cli: HermesCli, *args: str) -> str:
@@ -218,15 +221,15 @@ def _run_on_terminal(cli: HermesCli, *args: str) -> str:
 
 def test_connect_progress_shows_on_a_terminal_and_never_in_a_pipe(hermes_cli: HermesCli) -> None:
     configure(hermes_cli)
-    drawn = _run_on_terminal(hermes_cli, "tools", "search", "current time", "--refresh")
-    assert "time: connecting" in drawn
-    piped = hermes_cli.run("tools", "search", "current time", "--refresh")
+    drawn = _run_on_terminal(hermes_cli, "tools", "search", QUERY, "--refresh")
+    assert "box: connecting" in drawn
+    piped = hermes_cli.run("tools", "search", QUERY, "--refresh")
     assert "connecting" not in piped.stdout + piped.stderr
-    assert TIME_TOOL in piped.stdout
+    assert BOX_TOOL in piped.stdout
 
 
 @pytest.mark.parametrize(
-    "command", [("tools", "list"), ("tools", "assemble"), ("tools", "describe", TIME_TOOL)]
+    "command", [("tools", "list"), ("tools", "assemble"), ("tools", "describe", BOX_TOOL)]
 )
 def test_other_read_only_commands_start_no_server_whose_manifest_is_fresh(
     hermes_cli: HermesCli, command: tuple[str, ...]
@@ -234,8 +237,8 @@ def test_other_read_only_commands_start_no_server_whose_manifest_is_fresh(
     configure(hermes_cli)
     found_names(hermes_cli)
     done = hermes_cli.run(*command, "--json")
-    assert TIME_TOOL in done.stdout
-    assert starts(hermes_cli, "time") == 1
+    assert BOX_TOOL in done.stdout
+    assert starts(hermes_cli, "box") == 1
 
 
 def test_tools_call_waits_for_its_own_server_alone_not_for_one_that_hangs(
@@ -243,7 +246,7 @@ def test_tools_call_waits_for_its_own_server_alone_not_for_one_that_hangs(
 ) -> None:
     configure(hermes_cli, hang=True, hang_timeout=40)  # neither server has a manifest
     began = time.monotonic()
-    done = hermes_cli.run("tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json")
+    done = hermes_cli.run("tools", "call", BOX_TOOL, BOX_CALL, "--yes", "--json")
     took = time.monotonic() - began
     assert json.loads(done.stdout)["is_error"] is False
     assert took < 20, f"the call took {took:.1f} s; the hanging server's connect_timeout is 40 s"
@@ -258,24 +261,19 @@ def test_a_server_fixed_after_a_failed_connect_answers_the_next_call(
         found_names(hermes_cli)
     broken = hermes_cli.root / "broken"
     broken.touch()
-    failed = hermes_cli.run(
-        "tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json", ok=False
-    )
+    failed = hermes_cli.run("tools", "call", BOX_TOOL, BOX_CALL, "--yes", "--json", ok=False)
     assert failed.returncode == 1
     assert BROKEN_SEEN in failed.stdout
     broken.unlink()
-    fixed = hermes_cli.run("tools", "call", TIME_TOOL, '{"timezone": "UTC"}', "--yes", "--json")
+    fixed = hermes_cli.run("tools", "call", BOX_TOOL, BOX_CALL, "--yes", "--json")
     assert json.loads(fixed.stdout)["is_error"] is False, fixed.stdout
-    started = starts(hermes_cli, "time")
+    started = starts(hermes_cli, "box")
     # The connect cleared the recorded failure: a read-only command answers from the new
     # listing, without a word about the failure and without starting the server.
-    again = hermes_cli.run("tools", "search", "current time")
-    assert TIME_TOOL in again.stdout
+    again = hermes_cli.run("tools", "search", QUERY)
+    assert BOX_TOOL in again.stdout
     assert "unavailable" not in again.stderr
-    assert starts(hermes_cli, "time") == started
-
-
-TOOLBOX = Path(__file__).resolve().parent / "mcp" / "servers" / "toolbox.py"
+    assert starts(hermes_cli, "box") == started
 
 
 def configure_slow_toolbox(cli: HermesCli, **fields: object) -> Path:

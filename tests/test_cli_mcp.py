@@ -28,6 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOLBOX = REPO_ROOT / "tests" / "mcp" / "servers" / "toolbox.py"
 SPAWNER = REPO_ROOT / "tests" / "mcp" / "servers" / "spawner.py"
 TIME_ARGS = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+"""The PyPI ``mcp-server-time``, where the test's point is a published server's module found by
+the interpreter the entry names; elsewhere the stdlib toolbox server is the real server."""
 
 COMMENTED = """\
 # my hermes settings
@@ -281,18 +283,18 @@ def test_list_json_shows_transport_status_and_counts(cli: Cli) -> None:
     write_servers(
         cli,
         {
-            "time": {"command": sys.executable, "args": TIME_ARGS, "exclude": ["convert_*"]},
+            "box": {"command": sys.executable, "args": [str(TOOLBOX)], "exclude": ["delete_*"]},
             "broken": {"command": str(cli.root / "no-such-server")},
-            "off": {"command": sys.executable, "args": TIME_ARGS, "enabled": False},
+            "off": {"command": sys.executable, "args": [str(TOOLBOX)], "enabled": False},
         },
     )
     done = cli.run("mcp", "list", "--json", ok=False)
     assert done.returncode == 1, "a server is unavailable"
     rows = {row["name"]: row for row in json.loads(done.stdout)}
-    assert list(rows) == ["time", "broken", "off"]
-    assert rows["time"]["transport"] == "stdio"
-    assert rows["time"]["status"] == "connected"
-    assert (rows["time"]["tool_count"], rows["time"]["filtered_count"]) == (1, 1)
+    assert list(rows) == ["box", "broken", "off"]
+    assert rows["box"]["transport"] == "stdio"
+    assert rows["box"]["status"] == "connected"
+    assert (rows["box"]["tool_count"], rows["box"]["filtered_count"]) == (6, 1)
     assert rows["broken"]["status"] == "unavailable"
     assert "no-such-server" in rows["broken"]["reason"]
     assert rows["off"]["status"] == "disabled"
@@ -301,7 +303,7 @@ def test_list_json_shows_transport_status_and_counts(cli: Cli) -> None:
 
 def test_list_table_warns_about_patterns_matching_nothing(cli: Cli) -> None:
     write_servers(
-        cli, {"time": {"command": sys.executable, "args": TIME_ARGS, "include": ["nothing_*"]}}
+        cli, {"box": {"command": sys.executable, "args": [str(TOOLBOX)], "include": ["nothing_*"]}}
     )
     table = cli.run("mcp", "list").stdout.splitlines()
     assert table[0].split() == [
@@ -313,7 +315,7 @@ def test_list_table_warns_about_patterns_matching_nothing(cli: Cli) -> None:
         "manifest",
         "note",
     ]
-    assert table[1].split()[:7] == ["time", "stdio", "connected", "0", "2", "0", "s"]
+    assert table[1].split()[:7] == ["box", "stdio", "connected", "0", "7", "0", "s"]
     assert "patterns matching nothing: nothing_*" in table[1]
 
 
@@ -330,7 +332,7 @@ def test_server_stderr_goes_to_its_log_and_a_failure_shows_the_last_lines(cli: C
         cli,
         {
             "crash": {"command": sys.executable, "args": ["-c", crash]},
-            "time": {"command": sys.executable, "args": TIME_ARGS},
+            "box": {"command": sys.executable, "args": [str(TOOLBOX)]},
         },
     )
     done = cli.run("mcp", "list", ok=False)
@@ -351,8 +353,8 @@ def test_server_stderr_goes_to_its_log_and_a_failure_shows_the_last_lines(cli: C
     assert f"its standard error (last lines, {log}):\n  BANNER of the server" in probe.stderr
     assert log.read_text(encoding="utf-8").count("BANNER") == 2, "appended, one line per run"
     assert (
-        f"Its standard error is logged in {cli.log_dir}/mcp-time.log."
-        in cli.run("mcp", "test", "time").stdout
+        f"Its standard error is logged in {cli.log_dir}/mcp-box.log."
+        in cli.run("mcp", "test", "box").stdout
     )
 
 
@@ -399,15 +401,23 @@ def test_list_without_servers_says_so(cli: Cli) -> None:
 
 def test_test_connects_lists_tools_and_times_it(cli: Cli) -> None:
     write_servers(
-        cli, {"time": {"command": sys.executable, "args": TIME_ARGS, "exclude": ["convert_*"]}}
+        cli, {"box": {"command": sys.executable, "args": [str(TOOLBOX)], "exclude": ["delete_*"]}}
     )
-    out = cli.run("mcp", "test", "time").stdout
-    assert "time: connected and listed 2 tools in " in out
+    out = cli.run("mcp", "test", "box").stdout
+    assert "box: connected and listed 7 tools in " in out
     assert " ms (protocol " in out
-    assert "  get_current_time  Get current time" in out
-    assert "  convert_time [filtered]" in out
-    report = json.loads(cli.run("mcp", "test", "time", "--json").stdout)
-    assert [tool["name"] for tool in report["tools"]] == ["get_current_time", "convert_time"]
+    assert "  echo  Echo the text back." in out
+    assert "  delete_everything [filtered]" in out
+    report = json.loads(cli.run("mcp", "test", "box", "--json").stdout)
+    assert [tool["name"] for tool in report["tools"]] == [
+        "echo",
+        "add",
+        "sleep",
+        "fail",
+        "env",
+        "header",
+        "delete_everything",
+    ]
     assert report["connect_seconds"] > 0
 
 

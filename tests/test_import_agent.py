@@ -301,6 +301,7 @@ def test_a_project_server_with_a_relative_path_runs_in_its_project_from_anywhere
 ) -> None:
     (machine.project / "servers").mkdir()
     shutil.copy(TOOLBOX, machine.project / "servers" / "box.py")
+    shutil.copy(TOOLBOX.parent / "stdio_mcp.py", machine.project / "servers")  # its wire rules
     machine.write_json(
         machine.project / ".mcp.json",
         {"mcpServers": {"box": {"command": sys.executable, "args": ["servers/box.py"]}}},

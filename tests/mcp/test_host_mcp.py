@@ -124,32 +124,34 @@ async def test_real_servers_are_registered_searched_described_and_called(
 async def test_filtered_tool_is_not_listed_not_found_and_refused_clearly(
     env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
-    time = time_entry(exclude=["convert_*", "no_such_tool_*"])
+    box = toolbox_entry(exclude=["delete_*", "no_such_tool_*"])
     caplog.set_level(logging.WARNING, logger="hermes_core._mcp")
-    async with Host(host_config({"time": time}), env) as host:
+    async with Host(host_config({"box": box}), env) as host:
         session = host.new_session()
-        assert "mcp__time__convert_time" not in host.registry
+        assert "mcp__box__delete_everything" not in host.registry
+        assert "mcp__box__echo" in host.registry
         assembly = host.assemble(CONTEXT, session)
-        assert "convert_time" not in assembly.listing
-        assert "convert_time" not in json.dumps([tool.name for tool in assembly.tools])
-        assert "mcp__time__convert_time" not in await search(host, session, "convert time zones")
+        assert "delete_everything" not in assembly.listing
+        assert "delete_everything" not in json.dumps([tool.name for tool in assembly.tools])
+        found = await search(host, session, "pretends to delete everything")
+        assert "mcp__box__delete_everything" not in found
 
-        refused = await bridge_call(host, session, "mcp__time__convert_time")
+        refused = await bridge_call(host, session, "mcp__box__delete_everything")
         assert refused.is_error
-        assert "filtered out (exclude pattern 'convert_*' matches it in mcp_servers.time)" in (
+        assert "filtered out (exclude pattern 'delete_*' matches it in mcp_servers.box)" in (
             refused.text_content
         )
-        direct = await host.dispatch("mcp__time__convert_time", {}, session)
+        direct = await host.dispatch("mcp__box__delete_everything", {}, session)
         assert direct.error_code == FILTERED
     assert "the include/exclude pattern 'no_such_tool_*' matches none of its tools" in caplog.text
 
 
 async def test_unknown_name_still_gets_the_usual_answer(env: Environment) -> None:
-    async with Host(host_config({"time": time_entry()}), env) as host:
+    async with Host(host_config({"box": toolbox_entry()}), env) as host:
         session = host.new_session()
-        result = await bridge_call(host, session, "mcp__time__get_current_tim")
+        result = await bridge_call(host, session, "mcp__box__ech")
     assert result.error_code == "UNKNOWN_TOOL"
-    assert "unknown tool 'mcp__time__get_current_tim'" in result.text_content
+    assert "unknown tool 'mcp__box__ech'" in result.text_content
 
 
 @pytest.mark.slow
@@ -185,14 +187,14 @@ async def test_killed_server_is_unavailable_then_reconnects_and_leaves_no_child(
 async def test_a_host_reconnects_a_dead_server_only_when_asked_to_supervise(
     env: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
-    marker = "mcp_server_time"
+    marker = str(TOOLBOX)
     with caplog.at_level(logging.WARNING, logger="hermes_core._mcp"):
-        async with Host(host_config({"time": time_entry()}), env, mcp_backoff=0.2) as host:
+        async with Host(host_config({"box": toolbox_entry()}), env, mcp_backoff=0.2) as host:
             [pid] = child_pids(marker)
             os.kill(pid, signal.SIGKILL)
-            await wait_until(lambda: host.mcp_status()["time"].state == "unavailable", "down")
+            await wait_until(lambda: host.mcp_status()["box"].state == "unavailable", "down")
             await anyio.sleep(1)  # five backoffs of 0.2 s would have reconnected it
-            status = host.mcp_status()["time"]
+            status = host.mcp_status()["box"]
             children = child_pids(marker)
     assert status.state == "unavailable"
     assert status.retry_in is None

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from realservers import time_entry, toolbox_entry
+from realservers import toolbox_entry
 
 from hermes_core._config import Config, McpServerConfig
 from hermes_core._host import Host
@@ -22,7 +22,7 @@ from hermes_core._paths import Environment
 
 pytestmark = pytest.mark.anyio
 
-SERVERS = {"time": time_entry(), "toolbox": toolbox_entry()}
+SERVERS = {"box": toolbox_entry(), "toolbox": toolbox_entry()}
 READ_ONLY = McpStartup(read_only=True)
 
 
@@ -61,10 +61,10 @@ async def test_a_bad_manifest_is_ignored_with_one_warning_and_rebuilt_nothing_el
 ) -> None:
     store = ManifestStore(env.cache_dir / "mcp")
     _, tools_before = await started(env)  # both servers listed and their manifests written
-    time_file = store.path("time", SERVERS["time"])
+    box_file = store.path("box", SERVERS["box"])
     toolbox_file = store.path("toolbox", SERVERS["toolbox"])
     toolbox_bytes = toolbox_file.read_bytes()
-    time_file.write_text(spoil(time_file.read_text(encoding="utf-8")), encoding="utf-8")
+    box_file.write_text(spoil(box_file.read_text(encoding="utf-8")), encoding="utf-8")
 
     caplog.clear()
     with caplog.at_level(logging.WARNING):
@@ -72,12 +72,12 @@ async def test_a_bad_manifest_is_ignored_with_one_warning_and_rebuilt_nothing_el
 
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1, [r.getMessage() for r in warnings]
-    assert str(time_file) in warnings[0].getMessage()
+    assert str(box_file) in warnings[0].getMessage()
     assert "is ignored" in warnings[0].getMessage()
     # The server the bad file stood for was connected; the other one answered from its own.
-    assert states == {"time": "connected", "toolbox": "known"}
+    assert states == {"box": "connected", "toolbox": "known"}
     assert tools_after == tools_before
-    rebuilt = store.load("time", SERVERS["time"])
+    rebuilt = store.load("box", SERVERS["box"])
     assert rebuilt is not None
     assert rebuilt.tools is not None
     assert toolbox_file.read_bytes() == toolbox_bytes
@@ -87,9 +87,9 @@ async def test_a_bad_manifest_is_ignored_with_one_warning_and_rebuilt_nothing_el
 async def test_a_manifest_of_another_entry_is_never_read(env: Environment) -> None:
     store = ManifestStore(env.cache_dir / "mcp")
     await started(env)
-    moved = {**SERVERS, "time": time_entry(args=["-m", "mcp_server_time"])}
-    assert store.path("time", moved["time"]) != store.path("time", SERVERS["time"])
-    assert store.load("time", moved["time"]) is None
+    moved = {**SERVERS, "box": toolbox_entry(env={"HERMES_TEST_NOTE": "moved"})}
+    assert store.path("box", moved["box"]) != store.path("box", SERVERS["box"])
+    assert store.load("box", moved["box"]) is None
 
 
 async def test_a_cache_that_cannot_be_written_changes_nothing_but_a_warning(
@@ -100,6 +100,6 @@ async def test_a_cache_that_cannot_be_written_changes_nothing_but_a_warning(
     variables = {**env.variables, "HERMES_CACHE_DIR": str(blocked)}
     with caplog.at_level(logging.WARNING):
         states, tools = await started(replace(env, variables=variables))
-    assert states == {"time": "connected", "toolbox": "connected"}
-    assert "mcp__time__get_current_time" in tools
+    assert states == {"box": "connected", "toolbox": "connected"}
+    assert "mcp__box__echo" in tools
     assert any("cannot write the tool manifest" in r.getMessage() for r in caplog.records)

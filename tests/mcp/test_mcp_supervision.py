@@ -18,7 +18,6 @@ from realservers import (
     live_pids,
     mute_entry,
     spawner_entry,
-    time_entry,
     toolbox_entry,
     wait_until,
 )
@@ -99,14 +98,11 @@ async def test_call_to_unavailable_server_names_server_and_reason(env: Environme
 async def test_shutdown_leaves_no_child_process(env: Environment) -> None:
     servers = {
         "box": toolbox_entry(),
-        "time": time_entry(),
         "hang": hanging_entry(connect_timeout=1),
     }
     async with McpSupervisor(servers, env):
         assert child_pids(str(TOOLBOX))
-        assert child_pids("mcp_server_time")
     assert child_pids(str(TOOLBOX)) == []
-    assert child_pids("mcp_server_time") == []
     assert child_pids("hermes-hang-marker") == []
 
 

@@ -1,25 +1,30 @@
-"""``toolbox.py`` over stdio is the suite's most started MCP server and is written on the standard
-library; these check that it answers as the SDK's low-level server with the same tools does
-(``toolbox.py --sdk``), byte for byte on the wire and tool for tool through the host, so the tests
-that use it check the host against what the SDK's servers send."""
+"""The test MCP servers over stdio are written on the standard library (``servers/stdio_mcp.py``'s
+loop): ``toolbox.py``, the suite's most started one, ``badtools.py`` and ``serve/servers/
+late.py``. These check that each answers as the SDK's low-level server with the same tools does
+(its ``--sdk`` twin), message for message on the wire (the toolbox also tool for tool through
+the host), so the tests that use them check the host against what the SDK's servers send."""
 
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from realservers import TOOLBOX, ToolsSeen, call, toolbox_entry
+from realservers import BADTOOLS, TOOLBOX, ToolsSeen, call, toolbox_entry
 
 from hermes_core._mcp import McpSupervisor
 from hermes_core._paths import Environment
 
 pytestmark = pytest.mark.subprocess
+
+LATE = Path(__file__).resolve().parents[1] / "serve" / "servers" / "late.py"
 
 _META = {
     "_meta": {
@@ -54,25 +59,66 @@ _CURRENT = [
     _request(13, "ping"),
     _request(14, "tools/list", cursor="not a number"),
 ]
-_DATED = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "check", "version": "1"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {}}},
+
+
+def _dated(version: str, *requests: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A client of a dated ``version``: ``initialize``, then ``requests`` (method, params)."""
+    hello = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "check", "version": "1"},
+    }
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *(
+            {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+            for ident, (method, params) in enumerate(requests, start=2)
+        ),
+    ]
+
+
+_DATED = _dated("2025-06-18", ("tools/list", {}), ("tools/call", {"name": "add", "arguments": {}}))
+_LISTING = [
+    {"name": "ok", "inputSchema": {"type": "object", "properties": {}}},
+    {"description": "nameless", "inputSchema": {"type": "object"}},
+    {"name": "nope", "inputSchema": "nope"},
+    {"name": "req", "inputSchema": {"type": "object", "required": "x"}, "extra": [1, None]},
 ]
+_BADTOOLS_CURRENT = [
+    _request(1, "server/discover"),
+    _request(2, "tools/list"),
+    _request(3, "tools/list", cursor="2"),
+    _call(4, "ok"),
+    _call(5, "nope", word="aa"),
+    _request(6, "prompts/list"),
+]
+_BADTOOLS_LEGACY = [
+    _request(1, "server/discover"),
+    *_dated(
+        "2025-11-25",
+        ("tools/list", {}),
+        ("tools/call", {"name": "req", "arguments": {"x": 1}}),
+        ("resources/list", {}),
+    ),
+]
+_LATE_CURRENT = [
+    _request(1, "server/discover"),
+    _request(2, "tools/list"),
+    _call(3, "late_echo", text="hello"),
+    _call(4, "late_echo"),
+    _request(5, "resources/list"),
+]
+_LATE_DATED = _dated(
+    "2025-11-25",
+    ("tools/list", {}),
+    ("tools/call", {"name": "late_echo", "arguments": {"text": "hi"}}),
+)
 
 
 def _exchange(flags: list[str], messages: list[dict[str, Any]]) -> list[Any]:
-    """Each answer of the server run with ``flags`` to ``messages``, sent one at a time."""
+    """Each answer of the server run with ``flags`` (the toolbox's unless they name another
+    script) to ``messages``, sent one at a time."""
     env = {"HERMES_TOOLBOX_CHECK": "set here", "PATH": "/usr/bin:/bin"}
     answers = []
     with _started(flags, env) as (stdin, stdout):
@@ -90,8 +136,9 @@ def _started(
 ) -> Iterator[tuple[IO[str], IO[str]]]:
     """The server with ``flags`` and its stdin and stdout; at the end its stdin is closed, and
     it must end by itself with status 0."""
+    script = [] if flags and flags[0].endswith(".py") else [str(TOOLBOX)]
     with subprocess.Popen(
-        [sys.executable, str(TOOLBOX), *flags],
+        [sys.executable, *script, *flags],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -110,6 +157,47 @@ def _started(
 @pytest.mark.parametrize("messages", [_CURRENT, _DATED], ids=["2026-07-28", "2025-06-18"])
 def test_the_stdlib_server_answers_as_the_sdk_server_does(messages: list[dict[str, Any]]) -> None:
     assert _exchange([], messages) == _exchange(["--sdk"], messages)
+
+
+@pytest.mark.parametrize(
+    ("legacy", "messages"),
+    [([], _BADTOOLS_CURRENT), (["--legacy"], _BADTOOLS_LEGACY)],
+    ids=["2026-07-28", "legacy-2025-11-25"],
+)
+def test_the_stdlib_badtools_server_answers_as_the_sdk_one_does(
+    tmp_path: Path, legacy: list[str], messages: list[dict[str, Any]]
+) -> None:
+    listing = tmp_path / "listing.json"
+    listing.write_text(json.dumps(_LISTING), encoding="utf-8")
+    flags = [str(BADTOOLS), str(listing), *legacy]
+    answers = _exchange(flags, messages)
+    assert answers == _exchange([*flags, "--sdk"], messages)
+    listed = next(
+        answer["result"]["tools"] for answer in answers if "tools" in answer.get("result", {})
+    )
+    assert listed == _LISTING
+
+
+@pytest.mark.parametrize("messages", [_LATE_CURRENT, _LATE_DATED], ids=["2026-07-28", "2025-11-25"])
+def test_the_stdlib_late_server_answers_as_the_sdk_one_does(
+    tmp_path: Path, messages: list[dict[str, Any]]
+) -> None:
+    ready = tmp_path / "ready"
+    ready.touch()
+    assert _exchange([str(LATE), str(ready)], messages) == _exchange(
+        [str(LATE), str(ready), "--sdk"], messages
+    )
+
+
+def test_the_late_server_reads_nothing_until_its_file_exists(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    with _started([str(LATE), str(ready)]) as (stdin, stdout):
+        stdin.write(json.dumps(_request(1, "server/discover")) + "\n")
+        stdin.flush()
+        waiting, _, _ = select.select([stdout], [], [], 1.0)
+        assert waiting == []  # no answer while the file is missing
+        ready.touch()
+        assert json.loads(stdout.readline())["result"]["supportedVersions"] == ["2026-07-28"]
 
 
 @pytest.mark.parametrize("flags", [[], ["--sdk"]], ids=["stdlib", "sdk"])

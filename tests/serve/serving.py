@@ -31,6 +31,7 @@ SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 LATE_SERVER = SERVERS_DIR / "late.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPAWNER_SERVER = REPO_ROOT / "tests" / "mcp" / "servers" / "spawner.py"
+TOOLBOX_SERVER = REPO_ROOT / "tests" / "mcp" / "servers" / "toolbox.py"
 INSPECTOR_JS = (
     REPO_ROOT / ".cache/npm/node_modules/@modelcontextprotocol/inspector/cli/build/index.js"
 )
@@ -72,11 +73,18 @@ BUNDLED = ["approvals", "bm25", "code_execution", "files", "skills", "terminal",
 
 
 def time_server() -> dict[str, Any]:
-    """A ``mcp_servers`` entry running the PyPI ``mcp-server-time``."""
+    """A ``mcp_servers`` entry running the PyPI ``mcp-server-time`` (a published server, where
+    that is the point: the MCP Inspector's test)."""
     return {
         "command": sys.executable,
         "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
     }
+
+
+def toolbox_server() -> dict[str, Any]:
+    """A ``mcp_servers`` entry running ``tests/mcp/servers/toolbox.py`` (stdio, on the standard
+    library): its ``echo`` tool is read-only, so calls need no approval."""
+    return {"command": sys.executable, "args": [str(TOOLBOX_SERVER)]}
 
 
 def late_server(ready: Path, *, connect_timeout: float = 2.0) -> dict[str, Any]:

@@ -24,24 +24,23 @@ from serving import (
     late_server,
     processes_mentioning,
     served_tools_once_listed,
-    time_server,
+    toolbox_server,
     wait_for_processes,
 )
 
 from hermes_core._errors import HermesError
 
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
+ECHO = "mcp__box__echo"
 
 
 async def list_search_and_call(
     client: Client,
 ) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
-    """The tool names, a search for the time server's tool and a call of it through the bridge."""
+    """The tool names, a search for the toolbox's ``echo`` and a call of it through the bridge."""
     names = [tool.name for tool in (await client.list_tools()).tools]
-    found = await client.call_tool("tool_search", {"queries": ["current time"]})
-    called = await client.call_tool(
-        "tool_call", {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}}
-    )
+    found = await client.call_tool("tool_search", {"queries": ["echo the text back"]})
+    called = await client.call_tool("tool_call", {"name": ECHO, "arguments": {"text": "hi"}})
     return names, found, called
 
 
@@ -58,7 +57,7 @@ def test_http_binds_loopback_and_prints_its_url_on_stderr(served: ServeHome) -> 
 
 @pytest.mark.parametrize("mode", ERAS)
 def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: Any) -> None:
-    served.write_config(mcp_servers={"time": time_server()})
+    served.write_config(mcp_servers={"box": toolbox_server()})
 
     async def main() -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
         async with http_in_process(served) as server, server.client(mode=mode) as client:
@@ -67,10 +66,9 @@ def test_sdk_client_lists_searches_and_calls_over_http(served: ServeHome, mode: 
     names, found, called = anyio.run(main)
     assert names == CORE_TOOLS + BRIDGE_TOOLS
     assert found.structured_content is not None
-    assert "mcp__time__get_current_time" in found.structured_content["results"][0]["matches"]
+    assert ECHO in found.structured_content["results"][0]["matches"]
     assert called.is_error is False
-    assert called.structured_content is not None
-    assert called.structured_content["timezone"] == "UTC"
+    assert [getattr(block, "text", None) for block in called.content] == ["echo: hi"]
 
 
 @pytest.mark.subprocess
@@ -78,14 +76,14 @@ def test_a_client_lists_searches_and_calls_and_sigterm_ends_the_http_process_cle
     served: ServeHome,
 ) -> None:
     # The whole process over HTTP; the rules are checked in process above.
-    served.write_config(mcp_servers={"time": time_server()})
+    served.write_config(mcp_servers={"box": toolbox_server()})
 
     async def main(
         server: HttpServe,
     ) -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
         async with server.client() as client:
-            # The time server joins the list once connected (clients are told).
-            await served_tools_once_listed(client, "mcp__time__get_current_time")
+            # The toolbox server joins the list once connected (clients are told).
+            await served_tools_once_listed(client, ECHO)
             return await list_search_and_call(client)
 
     with http_serve(served) as server:
@@ -94,10 +92,9 @@ def test_a_client_lists_searches_and_calls_and_sigterm_ends_the_http_process_cle
     assert status == 0
     assert names == CORE_TOOLS + BRIDGE_TOOLS
     assert found.structured_content is not None
-    assert "mcp__time__get_current_time" in found.structured_content["results"][0]["matches"]
+    assert ECHO in found.structured_content["results"][0]["matches"]
     assert called.is_error is False
-    assert called.structured_content is not None
-    assert called.structured_content["timezone"] == "UTC"
+    assert [getattr(block, "text", None) for block in called.content] == ["echo: hi"]
 
 
 @pytest.mark.subprocess

@@ -13,9 +13,9 @@ from pathlib import Path
 import anyio
 import pytest
 from in_process import in_process
-from serving import ServeHome, late_server, time_server
+from serving import TOOLBOX_SERVER, ServeHome, late_server, toolbox_server
 
-TIME_TOOL = "mcp__time__get_current_time"
+ECHO = "mcp__box__echo"
 HANG_TIMEOUT = 40
 """The hanging server's connect_timeout: far longer than anything the test lets serve take."""
 PATIENCE = HANG_TIMEOUT / 2
@@ -34,9 +34,9 @@ def hanging_server() -> dict[str, object]:
 def test_a_hanging_server_delays_neither_tools_list_nor_a_call_to_another_server(
     served: ServeHome,
 ) -> None:
-    served.write_config(mcp_servers={"time": time_server()})
-    served.cli.run("tools", "search", "current time")  # the time server's manifest
-    served.write_config(mcp_servers={"time": time_server(), "hang": hanging_server()})
+    served.write_config(mcp_servers={"box": toolbox_server()})
+    served.cli.run("tools", "search", "echo the text back")  # the toolbox server's manifest
+    served.write_config(mcp_servers={"box": toolbox_server(), "hang": hanging_server()})
 
     async def main() -> tuple[float, list[str], float, bool, str]:
         began = time.monotonic()
@@ -45,7 +45,7 @@ def test_a_hanging_server_delays_neither_tools_list_nor_a_call_to_another_server
             listed = time.monotonic() - began
             began = time.monotonic()
             called = await client.call_tool(
-                "tool_call", {"name": TIME_TOOL, "arguments": {"timezone": "UTC"}}
+                "tool_call", {"name": ECHO, "arguments": {"text": "hi"}}
             )
             took = time.monotonic() - began
             text = called.content[0].text  # type: ignore[union-attr]
@@ -54,28 +54,28 @@ def test_a_hanging_server_delays_neither_tools_list_nor_a_call_to_another_server
     listed, names, took, failed, text = anyio.run(main)
     assert listed < PATIENCE, f"initialize + tools/list took {listed:.1f} s"
     assert "tool_search" in names
-    assert took < PATIENCE, f"the call to the time server took {took:.1f} s"
+    assert took < PATIENCE, f"the call to the toolbox server took {took:.1f} s"
     assert failed is False, text
-    assert '"timezone": "UTC"' in text
+    assert text == "echo: hi"
 
 
-def marked_time_server(marker: Path) -> dict[str, object]:
-    """``mcp-server-time`` that appends a line to ``marker`` each time it starts."""
+def marked_toolbox_server(marker: Path) -> dict[str, object]:
+    """The toolbox server, appending a line to ``marker`` each time it starts."""
     start = (
         "import runpy, sys\n"
         "with open(sys.argv[1], 'a') as marker: marker.write('started\\n')\n"
-        "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']\n"
-        "runpy.run_module('mcp_server_time', run_name='__main__')\n"
+        "sys.argv = sys.argv[2:]\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
-    return {"command": sys.executable, "args": ["-c", start, str(marker)]}
+    return {"command": sys.executable, "args": ["-c", start, str(marker), str(TOOLBOX_SERVER)]}
 
 
 def test_serve_starts_a_known_server_only_once_the_client_has_the_tool_list(
     served: ServeHome,
 ) -> None:
-    marker = served.root / "time.starts"
-    served.write_config(mcp_servers={"time": marked_time_server(marker)})
-    served.cli.run("tools", "search", "current time")  # the time server's manifest
+    marker = served.root / "box.starts"
+    served.write_config(mcp_servers={"box": marked_toolbox_server(marker)})
+    served.cli.run("tools", "search", "echo the text back")  # the toolbox server's manifest
 
     def started() -> int:
         return len(marker.read_text().splitlines()) if marker.exists() else 0
@@ -91,7 +91,7 @@ def test_serve_starts_a_known_server_only_once_the_client_has_the_tool_list(
                 while started() < 2:
                     await anyio.sleep(0.05)
             called = await client.call_tool(
-                "tool_call", {"name": TIME_TOOL, "arguments": {"timezone": "UTC"}}
+                "tool_call", {"name": ECHO, "arguments": {"text": "hi"}}
             )
             return before_list, names, started(), called.content[0].text  # type: ignore[union-attr]
 
@@ -99,7 +99,7 @@ def test_serve_starts_a_known_server_only_once_the_client_has_the_tool_list(
     assert before_list == 1, "serve started the server before its client had the tool list"
     assert "tool_search" in names
     assert after == 2
-    assert '"timezone": "UTC"' in text
+    assert text == "echo: hi"
 
 
 @pytest.mark.parametrize("route", ["tool_call", "direct"])

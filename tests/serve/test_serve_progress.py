@@ -34,6 +34,13 @@ def asking(served: ServeHome) -> ServeHome:
     return served
 
 
+@pytest.fixture
+def local(served: ServeHome) -> ServeHome:
+    """No upstream server: ``terminal`` and ``execute_code`` report progress of their own."""
+    served.write_config(approvals={"allow": ["terminal", "execute_code"]})
+    return served
+
+
 def text_of(result: mcp_types.CallToolResult) -> str:
     return "\n".join(
         block.text for block in result.content if isinstance(block, mcp_types.TextContent)
@@ -159,11 +166,11 @@ def test_a_client_without_elicitation_gets_a_refusal_naming_the_server(
 
 
 def test_terminal_reports_elapsed_time_and_output_to_the_served_client(
-    asking: ServeHome,
+    local: ServeHome,
 ) -> None:
     reports = Reports()
     command = "for i in 1 2 3; do echo line $i; sleep 0.9; done"
-    result = call(asking, "stdio", "legacy", "terminal", {"command": command}, progress=reports)
+    result = call(local, "stdio", "legacy", "terminal", {"command": command}, progress=reports)
     assert "line 3" in text_of(result)
     assert reports.seen, "no progress from terminal"
     progresses = [progress for progress, _, _ in reports.seen]
@@ -172,7 +179,7 @@ def test_terminal_reports_elapsed_time_and_output_to_the_served_client(
 
 
 def test_execute_code_reports_elapsed_time_calls_and_output_to_the_served_client(
-    asking: ServeHome,
+    local: ServeHome,
 ) -> None:
     reports = Reports()
     code = (
@@ -186,7 +193,7 @@ def test_execute_code_reports_elapsed_time_calls_and_output_to_the_served_client
         "    print('row', i, flush=True)\n"
         "    time.sleep(0.9)\n"
     )
-    result = call(asking, "stdio", "legacy", "execute_code", {"code": code}, progress=reports)
+    result = call(local, "stdio", "legacy", "execute_code", {"code": code}, progress=reports)
     assert "row 2" in text_of(result)
     assert reports.seen, "no progress from execute_code"
     assert any("1 tool call" in message for message in reports.messages), reports.messages

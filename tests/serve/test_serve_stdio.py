@@ -12,7 +12,7 @@ import mcp_types
 import pytest
 from in_process import in_process
 from mcp import Client
-from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, served_tools_once_listed, time_server
+from serving import BRIDGE_TOOLS, CORE_TOOLS, ServeHome, served_tools_once_listed, toolbox_server
 
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
 
@@ -27,17 +27,17 @@ def text_of(result: mcp_types.CallToolResult) -> str:
 def test_tools_list_is_the_core_tools_plus_the_bridge_with_the_listing(
     served: ServeHome, mode: Any
 ) -> None:
-    served.write_config(mcp_servers={"time": time_server()})
+    served.write_config(mcp_servers={"box": toolbox_server()})
 
     async def main() -> list[mcp_types.Tool]:
         async with in_process(served, mode=mode) as client:
-            return await served_tools_once_listed(client, "mcp__time__get_current_time")
+            return await served_tools_once_listed(client, "mcp__box__echo")
 
     tools = anyio.run(main)
     by_name = {tool.name: tool for tool in tools}
     assert [tool.name for tool in tools] == CORE_TOOLS + BRIDGE_TOOLS
     listing = by_name["tool_search"].description or ""
-    assert "mcp__time__get_current_time" in listing
+    assert "mcp__box__echo" in listing
     assert "todo_list" in listing
     read_file = by_name["read_file"]
     assert read_file.input_schema["required"] == ["path"]
@@ -53,17 +53,15 @@ def test_tools_list_is_the_core_tools_plus_the_bridge_with_the_listing(
 def test_the_bridge_searches_describes_and_calls_a_deferred_mcp_tool(
     served: ServeHome, mode: Any
 ) -> None:
-    served.write_config(mcp_servers={"time": time_server()})
-    name = "mcp__time__get_current_time"
+    served.write_config(mcp_servers={"box": toolbox_server()})
+    name = "mcp__box__echo"
 
     async def main() -> list[mcp_types.CallToolResult]:
         async with in_process(served, mode=mode) as client:
             return [
-                await client.call_tool("tool_search", {"queries": ["current time"]}),
+                await client.call_tool("tool_search", {"queries": ["echo the text back"]}),
                 await client.call_tool("tool_describe", {"names": [name]}),
-                await client.call_tool(
-                    "tool_call", {"name": name, "arguments": {"timezone": "UTC"}}
-                ),
+                await client.call_tool("tool_call", {"name": name, "arguments": {"text": "hi"}}),
             ]
 
     found, described, called = anyio.run(main)
@@ -73,10 +71,9 @@ def test_the_bridge_searches_describes_and_calls_a_deferred_mcp_tool(
     assert described.is_error is False
     assert described.structured_content is not None
     schema = described.structured_content["tools"][name]["parameters"]
-    assert schema["required"] == ["timezone"]
+    assert schema["required"] == ["text"]
     assert called.is_error is False
-    assert called.structured_content is not None
-    assert called.structured_content["timezone"] == "UTC"
+    assert text_of(called) == "echo: hi"
 
 
 def test_one_session_per_connection_keeps_the_todo_list_between_calls(served: ServeHome) -> None:
@@ -144,15 +141,15 @@ def test_a_stdio_client_starts_serve_lists_searches_and_calls_and_serve_exits_wi
     served: ServeHome,
 ) -> None:
     # The whole process over stdio; the rules above are checked in process.
-    served.write_config(mcp_servers={"time": time_server()})
-    name = "mcp__time__get_current_time"
+    served.write_config(mcp_servers={"box": toolbox_server()})
+    name = "mcp__box__echo"
 
     async def main() -> tuple[list[str], mcp_types.CallToolResult, mcp_types.CallToolResult]:
         async with Client(served.stdio_parameters()) as client:
             tools = await served_tools_once_listed(client, name)
-            found = await client.call_tool("tool_search", {"queries": ["current time"]})
+            found = await client.call_tool("tool_search", {"queries": ["echo the text back"]})
             called = await client.call_tool(
-                "tool_call", {"name": name, "arguments": {"timezone": "UTC"}}
+                "tool_call", {"name": name, "arguments": {"text": "hi"}}
             )
             return [tool.name for tool in tools], found, called
 
@@ -161,5 +158,4 @@ def test_a_stdio_client_starts_serve_lists_searches_and_calls_and_serve_exits_wi
     assert found.structured_content is not None
     assert name in found.structured_content["results"][0]["matches"]
     assert called.is_error is False
-    assert called.structured_content is not None
-    assert called.structured_content["timezone"] == "UTC"
+    assert text_of(called) == "echo: hi"

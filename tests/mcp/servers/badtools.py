@@ -1,38 +1,55 @@
-"""A real MCP server (SDK low-level API, stdio) whose ``tools/list`` answer is a JSON file,
-sent as it is written.
+"""A real MCP server (stdio) whose ``tools/list`` answer is a JSON file, sent as it is written.
 
-``badtools.py LISTING.json [--legacy]``: the ``tools`` of every ``tools/list`` result are
-replaced, on the wire, by the list in the file, so the server can list tools that break the MCP
-schema (no ``name``, an ``inputSchema`` that is not an object, ``required`` that is not a list),
-as a careless server does. Any tool called answers with its own name: ``called NAME``. With
-``--legacy`` it refuses ``server/discover`` as a 2025-era server does, so the client falls back
-to the ``initialize`` handshake (protocol 2025-11-25).
+``badtools.py LISTING.json [--legacy] [--sdk]``: the ``tools`` of every ``tools/list`` result are
+the list in the file, so the server can list tools that break the MCP schema (no ``name``, an
+``inputSchema`` that is not an object, ``required`` that is not a list), as a careless server
+does. Any tool called answers with its own name: ``called NAME``. With ``--legacy`` it refuses
+``server/discover`` as a 2025-era server does, so the client falls back to the ``initialize``
+handshake (protocol 2025-11-25).
+
+It is written on the standard library (``stdio_mcp.py``'s loop): the SDK's import was most of
+the CPU of each start. ``--sdk`` serves the same from the SDK's low-level server, its write
+stream rewritten; ``tests/mcp/test_toolbox_server.py`` checks that both answer alike.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import anyio
-import mcp_types as types
-from anyio.streams.memory import MemoryObjectSendStream
-from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
+# The wire rules are one module beside this file, found also when this file is run by path
+# (``runpy.run_path``), which puts no folder on ``sys.path``.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stdio_mcp import StdioServer, text_result
+
+SERVER_INFO = {"name": "badtools", "version": ""}
+
+
+def serve_stdlib(tools: Any, legacy: bool) -> None:
+    """The server on the standard library."""
+
+    def call_tool(name: str, args: dict[str, Any], cancel: threading.Event) -> dict[str, Any]:
+        return text_result(f"called {name}")
+
+    StdioServer(SERVER_INFO, lambda _: {"tools": tools}, call_tool, discover=not legacy).run()
 
 
 class RawListing:
-    """The server's write stream, with the tools of each ``tools/list`` result replaced."""
+    """The SDK server's write stream, with the tools of each ``tools/list`` result replaced."""
 
     def __init__(self, inner: Any, tools: Any) -> None:
         self._inner = inner
         self._tools = tools
 
-    async def send(self, item: SessionMessage) -> None:
+    async def send(self, item: Any) -> None:
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
         message = item.message
         if isinstance(message, types.JSONRPCResponse) and "tools" in message.result:
             result = {**message.result, "tools": self._tools}
@@ -55,10 +72,12 @@ class RawListing:
         await self.aclose()
 
 
-async def refuse_discover(
-    inner: Any, forward: MemoryObjectSendStream[Any], write_stream: Any
-) -> None:
-    """Pass the client's messages on, answering ``server/discover`` with "method not found"."""
+async def refuse_discover(inner: Any, forward: Any, write_stream: Any) -> None:
+    """Pass the client's messages on to the SDK server, answering ``server/discover`` with
+    "method not found"."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
     async with forward:
         async for item in inner:
             message = getattr(item, "message", None)
@@ -70,7 +89,14 @@ async def refuse_discover(
             await forward.send(item)
 
 
-async def main(tools: Any, legacy: bool) -> None:
+async def serve_sdk(tools: Any, legacy: bool) -> None:
+    """The same from the SDK's low-level server (``--sdk``: what the stdlib loop is checked
+    against)."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.stdio import stdio_server
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[])
 
@@ -92,4 +118,9 @@ async def main(tools: Any, legacy: bool) -> None:
 
 if __name__ == "__main__":
     listed = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    anyio.run(main, listed, "--legacy" in sys.argv[2:])
+    if "--sdk" in sys.argv[2:]:
+        import anyio
+
+        anyio.run(serve_sdk, listed, "--legacy" in sys.argv[2:])
+    else:
+        serve_stdlib(listed, "--legacy" in sys.argv[2:])

@@ -30,7 +30,7 @@ for _ in range(300):  # its call answers structured content 300 objects deep
 ID_INSIDE = "--id-inside" in sys.argv[2:]
 
 
-class DeepServer(toolbox.StdioServer):
+class DeepServer(toolbox.ToolboxServer):
     def _send(self, message: dict[str, Any]) -> None:
         result = message.get("result")
         if not (ID_INSIDE and isinstance(result, dict) and "structuredContent" in result):

@@ -24,7 +24,7 @@ toolbox.TOOLS.append(
 CHUNK = b'{"jsonrpc":"2.0","method":"' + b"x" * (1024 * 1024)
 
 
-class FloodServer(toolbox.StdioServer):
+class FloodServer(toolbox.ToolboxServer):
     def _result(self, method: str, params: dict[str, Any], cancel: threading.Event) -> Any:
         if method == "tools/call" and params.get("name") == "flood":
             out = sys.stdout.buffer

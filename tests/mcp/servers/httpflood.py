@@ -79,7 +79,7 @@ class Bomb:
 BOMB = Bomb()
 
 
-class Answers(toolbox.StdioServer):
+class Answers(toolbox.ToolboxServer):
     """toolbox's answers, kept instead of written to stdout."""
 
     def __init__(self) -> None:

@@ -1,6 +1,7 @@
-"""A real stdio MCP server (``toolbox.py``'s loop, standard library) whose ``tools/list`` never
-ends: every page lists ``PAGE`` new tools (``pager.py PAGE``) and gives a new cursor, for ever,
-as a broken or hostile server may. It counts the pages it was asked for on its standard error."""
+"""A real stdio MCP server (``toolbox.py``'s tools on ``stdio_mcp.py``'s loop, standard library)
+whose ``tools/list`` never ends: every page lists ``PAGE`` new tools (``pager.py PAGE``) and gives
+a new cursor, for ever, as a broken or hostile server may. It counts the pages it was asked for
+on its standard error."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ PAGE = int(sys.argv[1])
 _SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
 
 
-class PagerServer(toolbox.StdioServer):
+class PagerServer(toolbox.ToolboxServer):
     def _result(self, method: str, params: dict[str, Any], cancel: threading.Event) -> Any:
         if method != "tools/list":
             return super()._result(method, params, cancel)

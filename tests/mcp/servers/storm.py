@@ -13,6 +13,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import toolbox
+from stdio_mcp import text_result
 
 toolbox.TOOLS.append(
     {
@@ -23,7 +24,7 @@ toolbox.TOOLS.append(
 )
 
 
-class StormServer(toolbox.StdioServer):
+class StormServer(toolbox.ToolboxServer):
     def __init__(self) -> None:
         super().__init__()
         self.listings = 0
@@ -41,7 +42,7 @@ class StormServer(toolbox.StdioServer):
                 self.storming = True
                 threading.Thread(target=self._storm, daemon=True).start()
         if method == "tools/call" and params.get("name") == "listings":
-            return toolbox._text(str(self.listings))
+            return text_result(str(self.listings))
         return super()._result(method, params, cancel)
 
 

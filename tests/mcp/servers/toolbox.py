@@ -1,31 +1,38 @@
 """A small real MCP server for the tests: seven tools, listed two per page (so clients must
 follow cursors).
 
-Over stdio (the default) it is written on the standard library alone: JSON-RPC lines of the
-2026-07-28 protocol the SDK's client speaks (``server/discover``, ``tools/list``, ``tools/call``,
-``notifications/cancelled``; ``initialize`` for a client of the dated versions before
-it). The suite starts it about forty times, and the SDK's import is 0.6 to 0.8 s of CPU a start
-against about 0.03 s for this; what each test checks is the host's side of the wire. The SDK's
-own servers are still met over stdio (``mcp-server-time``, npm's ``server-everything``,
-``asking.py``), and ``tests/mcp/test_toolbox_server.py`` checks that this server and the SDK's
-answer alike (``--sdk`` serves the SDK's low-level server over stdio). With ``--http PORT`` it
-is the SDK's low-level server over streamable HTTP on 127.0.0.1 (its ``header`` tool answers
-there only).
+Over stdio (the default) it is written on the standard library alone, on ``stdio_mcp.py``'s
+loop: JSON-RPC lines of the 2026-07-28 protocol the SDK's client speaks (``server/discover``,
+``tools/list``, ``tools/call``, ``notifications/cancelled``; ``initialize`` for a client of the
+dated versions before it). It is the suite's "some real stdio MCP server", started about 65
+times a run, and the SDK's import is 0.6 to 0.8 s of CPU a start against about 0.03 s
+for this; what each test checks is the host's side of the wire. The SDK's own servers are
+still met over stdio where they are the point: ``mcp-server-time`` and ``mcp-server-git`` in
+the tests of real published servers (``test_mcp_servers.py``, ``test_host_mcp.py``, the catalog
+installs, the quickstart), npm's ``server-everything``, ``asking.py``'s elicitation, and the
+``--sdk`` twins of this server, ``badtools.py`` and ``late.py``, which
+``tests/mcp/test_toolbox_server.py`` checks them against on the wire. With ``--http PORT`` it is
+the SDK's low-level server over streamable HTTP on 127.0.0.1 (its ``header`` tool answers there
+only).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
+
+# The wire rules are one module beside this file, found also when this file is run by path
+# (``runpy.run_path``), which puts no folder on ``sys.path``.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stdio_mcp import StdioServer, text_result
 
 PAGE_SIZE = 2
 SERVER_INFO = {"name": "toolbox", "version": "1.0"}
-PROTOCOL = "2026-07-28"
-_INFO_META = {"io.modelcontextprotocol/serverInfo": SERVER_INFO}
 
 _TEXT_ARG = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 TOOLS: list[dict[str, Any]] = [
@@ -83,118 +90,39 @@ def page(cursor: str | None) -> dict[str, Any]:
     return listed
 
 
-def _text(text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": error}
-
-
 def answer(name: str, args: dict[str, Any], header: str | None = None) -> dict[str, Any]:
     """The result of calling tool ``name`` (all but ``sleep``, whose wait is the transport's);
     ``header`` is the value of the HTTP header ``args["name"]`` names, where there is one."""
     if name == "echo":
-        return _text(f"echo: {args['text']}")
+        return text_result(f"echo: {args['text']}")
     if name == "add":
         total = int(args["a"]) + int(args["b"])
-        return {**_text(str(total)), "structuredContent": {"sum": total}}
+        return {**text_result(str(total)), "structuredContent": {"sum": total}}
     if name == "sleep":
-        return _text("slept")
+        return text_result("slept")
     if name == "fail":
-        return _text("this tool always fails", error=True)
+        return text_result("this tool always fails", error=True)
     if name == "env":
-        return _text(os.environ.get(str(args["name"]), "<unset>"))
+        return text_result(os.environ.get(str(args["name"]), "<unset>"))
     if name == "header":
-        return _text(header or "<none>")
+        return text_result(header or "<none>")
     if name == "delete_everything":
-        return _text("deleted nothing")
-    return _text(f"unknown tool {name}", error=True)
+        return text_result("deleted nothing")
+    return text_result(f"unknown tool {name}", error=True)
 
 
-class _UnknownMethod(Exception):
-    pass
+def call_stdio(name: str, args: dict[str, Any], cancel: threading.Event) -> dict[str, Any] | None:
+    """A call over stdio: ``sleep`` waits on ``cancel`` (``None``: cancelled, not answered)."""
+    if name == "sleep" and cancel.wait(float(args.get("seconds", 3600))):
+        return None
+    return answer(name, args)
 
 
-class StdioServer:
-    """The JSON-RPC loop over stdin and stdout; each request answered on its own thread, so a
-    ``sleep`` leaves the others answered and a ``notifications/cancelled`` silences it."""
+class ToolboxServer(StdioServer):
+    """The toolbox over stdio (the servers that add a tool to it subclass this)."""
 
     def __init__(self) -> None:
-        self._write_lock = threading.Lock()
-        self._cancelled: dict[Any, threading.Event] = {}
-        self._dated = False  # a client of a dated version: no 2026-07-28 fields in results
-
-    def _send(self, message: dict[str, Any]) -> None:
-        line = json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":")) + "\n"
-        with self._write_lock:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-
-    def _result(self, method: str, params: dict[str, Any], cancel: threading.Event) -> Any:
-        if method == "server/discover":
-            return {
-                "supportedVersions": [PROTOCOL],
-                "capabilities": {"tools": {"listChanged": False}},
-            }
-        if method == "initialize":
-            self._dated = True
-            wanted = params.get("protocolVersion")
-            return {
-                "protocolVersion": wanted if isinstance(wanted, str) else "2025-06-18",
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": SERVER_INFO,
-            }
-        if method == "tools/list":
-            return page(params.get("cursor"))
-        if method == "tools/call":
-            name, args = str(params["name"]), params.get("arguments") or {}
-            if name == "sleep" and cancel.wait(float(args.get("seconds", 3600))):
-                return None  # cancelled: the client is no longer waiting for an answer
-            return answer(name, args)
-        raise _UnknownMethod(method)
-
-    def _handle(self, request: dict[str, Any]) -> None:
-        ident, method = request["id"], str(request.get("method"))
-        cancel = self._cancelled.get(ident) or threading.Event()
-        try:
-            result = self._result(method, request.get("params") or {}, cancel)
-        except _UnknownMethod:
-            error = {"code": -32601, "message": "Method not found", "data": method}
-            self._send({"id": ident, "error": error})
-            return
-        except Exception as raised:  # as the SDK's server answers a handler that raised
-            if self._dated:
-                self._send({"id": ident, "error": {"code": 0, "message": str(raised)}})
-            else:
-                error = {"code": -32603, "message": "Internal server error"}
-                self._send({"id": ident, "error": error})
-            return
-        finally:
-            self._cancelled.pop(ident, None)
-        if result is not None and (self._dated or method == "initialize"):
-            self._send({"id": ident, "result": result})
-        elif result is not None:
-            meta = {"_meta": _INFO_META}
-            if method in ("server/discover", "tools/list", "tools/call"):
-                result = {**result, "resultType": "complete"}
-            if method in ("server/discover", "tools/list"):
-                result = {**result, "cacheScope": "private", "ttlMs": 0}
-            self._send({"id": ident, "result": {**result, **meta}})
-
-    def run(self) -> None:
-        """Answer until stdin ends."""
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue  # as the SDK's server does: a line that is no JSON is dropped
-            if "id" in message and "method" in message:
-                self._cancelled[message["id"]] = threading.Event()
-                thread = threading.Thread(target=self._handle, args=(message,), daemon=True)
-                thread.start()
-            elif message.get("method") == "notifications/cancelled":
-                event = self._cancelled.get(message.get("params", {}).get("requestId"))
-                if event is not None:
-                    event.set()
+        super().__init__(SERVER_INFO, page, call_stdio)
 
 
 def sdk_server() -> Any:
@@ -245,4 +173,4 @@ if __name__ == "__main__":
 
         anyio.run(serve_sdk_stdio)
     else:
-        StdioServer().run()
+        ToolboxServer().run()
