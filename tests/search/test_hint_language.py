@@ -40,6 +40,27 @@ def test_the_query_language_is_told_from_the_query(query: str, language: str) ->
     assert query_language(query) == language
 
 
+@pytest.mark.parametrize(
+    ("query", "language"),
+    [
+        ("创建 GitHub issue", "zh"),
+        ("GitHub イシューを作成", "ja"),
+        ("crear un evento en el calendario", "es"),
+        ("erstelle eine neue Datei", "de"),
+        ("créer une issue pour le projet", "fr"),
+        # one common word of another language, or its letters, in an English query: a name
+        ("Los Angeles weather", "en"),
+        ("kill die process", "en"),
+        ("von Neumann architecture", "en"),
+        ("email Müller", "en"),
+        ("send message on 微信", "en"),
+        ("Tom・Jones", "en"),
+    ],
+)
+def test_a_certain_language_needs_its_script_or_two_of_its_words(query: str, language: str) -> None:
+    assert query_language(query, certain=True) == language
+
+
 def _result(query: str, limit: int | None = None) -> dict[str, Any]:
     search = tool_search(
         registry_of(

@@ -42,6 +42,19 @@ def test_a_query_in_another_language_is_answered_as_the_lexical_side_answers_it(
     assert names(backend.search(query, 5, "off")) == lexical
 
 
+@pytest.mark.parametrize("query", ["buzz mom on her mobile Los Angeles", "buzz mom on her mobile"])
+def test_an_english_query_naming_a_place_keeps_the_model(
+    make_backend: MakeBackend, query: str
+) -> None:
+    # "los" is a common Spanish word, but the query is English: the model, not the lexical
+    # side alone, must answer it.
+    backend = make_backend()
+    backend.build(TOOLS)
+
+    assert backend.lexical.search(query, 5, "off") == []
+    assert names(backend.search(query, 5, "off"))[:1] == ["send_sms"]
+
+
 def test_query_similar_to_nothing_gets_no_match(make_backend: MakeBackend) -> None:
     backend = make_backend()
     backend.build(TOOLS)
