@@ -235,13 +235,13 @@ class HybridBackend:
         ``no_match_below`` similar to it (``no_match_below_request`` for a request; a tool the
         query names exactly stays) or, with
         ``absent_service_no_match``, when the query names a service nobody has
-        (:meth:`names_absent_service`). A query in another language than English
+        (:meth:`names_absent_service`). A query certainly in another language than English
         (:func:`~hermes_core.search.query_language`) gets the lexical side's answer: the model
         reads English, so its similarity to such a query says nothing, and its thresholds
         would drop what the lexical side's translation found."""
         if limit <= 0:
             return []
-        if query_language(query) != "en":
+        if query_language(query, certain=True) != "en":
             return self.lexical.search(query, limit, admission, extra)
         if self.settings.absent_service_no_match and self.names_absent_service(
             query, admission, extra
