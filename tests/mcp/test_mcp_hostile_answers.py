@@ -25,6 +25,7 @@ from realservers import (
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp import McpSupervisor
 from hermes_core._mcp.results import MCP_ERROR, UNAVAILABLE
+from hermes_core._mcp.stdio import _answered_id
 from hermes_core._paths import Environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -256,3 +257,17 @@ async def test_a_server_listing_tools_without_end_is_refused_past_the_bound_nami
     assert not seen.current.get("pager")
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("'pager'" in w and "10,000" in w for w in warned), warned
+
+
+@pytest.mark.parametrize(
+    ("ident", "expected"),
+    [(b"7", 7), (b'"a\\"b"', 'a"b'), (b'"a\\\\b"', "a\\b"), (b'"plain"', "plain")],
+)
+def test_the_id_of_a_deep_answer_is_read_as_the_server_wrote_it(
+    ident: bytes, expected: object
+) -> None:
+    # The scan blanks escapes to find the strings' ends; the id must come from the line itself.
+    deep = b"[" * 300 + b"]" * 300
+    line = b'{"jsonrpc": "2.0", "result": ' + deep + b', "id": ' + ident + b"}"
+
+    assert _answered_id(line) == expected
