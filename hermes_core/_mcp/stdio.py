@@ -387,7 +387,8 @@ def _answered_id(line: bytes) -> int | str | None:
                 continue
             names.add(name)
             if name == b"id" and (found := _ID.match(text, value)) is not None:
-                ids.append(found.group(1))
+                # From the line itself: its copy has the string's escapes blanked.
+                ids.append(line[found.start(1) : found.end(1)])
     except _GiveUp:
         return None
     if len(ids) != 1 or b"method" in names or not names & {b"result", b"error"}:
