@@ -4,17 +4,35 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from hermes_core.agent import Usage
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, RecordedRequest
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+else:
+
+    class _Imported:
+        """The SDK, imported at its first use: the two cost about 2 s of CPU, which every
+        pytest worker would pay for collecting this file (most run none of its tests)."""
+
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        def __getattr__(self, attribute: str) -> Any:
+            if attribute.startswith("_"):  # pytest's look at every name of the module
+                raise AttributeError(attribute)
+            return getattr(importlib.import_module(self._name), attribute)
+
+    anthropic, openai = _Imported("anthropic"), _Imported("openai")
 
 KEY = "sk-fake-test-0123456789"
 HI = [{"role": "user", "content": "Hi"}]
@@ -161,17 +179,18 @@ def test_a_plain_anthropic_answer_parses() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "openai_error", "anthropic_error"),
+    ("status", "error_name"),
     [
-        (429, openai.RateLimitError, anthropic.RateLimitError),
-        (400, openai.BadRequestError, anthropic.BadRequestError),
-        (401, openai.AuthenticationError, anthropic.AuthenticationError),
-        (500, openai.InternalServerError, anthropic.InternalServerError),
+        (429, "RateLimitError"),
+        (400, "BadRequestError"),
+        (401, "AuthenticationError"),
+        (500, "InternalServerError"),
     ],
 )
-def test_scripted_errors_are_the_vendors_errors(
-    status: int, openai_error: type[Exception], anthropic_error: type[Exception]
-) -> None:
+def test_scripted_errors_are_the_vendors_errors(status: int, error_name: str) -> None:
+    openai_error = getattr(openai, error_name)
+    anthropic_error = getattr(anthropic, error_name)
+
     async def main(server: FakeModelServer) -> list[BaseException]:
         caught: list[BaseException] = []
         async with _openai(server) as client:
