@@ -24,6 +24,7 @@ from hermes_core._config import (
 from hermes_core._config.sections import Section, section_keys
 from hermes_core._errors import ConfigError, ManagedConfigError
 from hermes_core._paths import Environment
+from hermes_core.testing._examples import examples
 
 COMMENTED = """\
 # hermes configuration, kept by hand
@@ -806,7 +807,7 @@ approvals: {}
 """
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     edits=st.lists(_EDITS, min_size=1, max_size=8),
     text=st.sampled_from([SECTIONED, COMMENTED, INDENTED, FLOWING]),

@@ -15,6 +15,7 @@ from ruamel.yaml import YAML
 
 from hermes_core._config import ConfigDocument, load_config
 from hermes_core._errors import ConfigError
+from hermes_core.testing._examples import examples
 
 
 def _edit(tmp_path: Path, text: str) -> tuple[Path, ConfigDocument]:
@@ -463,7 +464,7 @@ def _expected_after(data: dict[str, Any], method: str, key: str, value: Any) -> 
         node[last] = [item for item in node[last] if item != value]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     edits=st.lists(_EDITS, min_size=1, max_size=8),
     text=st.sampled_from([COMMENTED, FOUR_SPACES, STARTER]),

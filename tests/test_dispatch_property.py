@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core._tools import ToolResult
+from hermes_core.testing._examples import examples
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -24,6 +25,7 @@ SHELL_TOOLS = {"terminal", "process_manage", "execute_code"}
 
 
 @pytest.mark.subprocess
+@pytest.mark.hypothesis  # its checks are inner functions: the mark lets tests_slow select it
 def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path) -> None:
     harness = build_harness(tmp_path, config={"approvals": {"policy": "annotations"}})
     (harness.env.cwd / "seed.txt").write_text("some text\n")
@@ -45,7 +47,7 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
     )
 
     @settings(
-        max_examples=250,
+        max_examples=examples(250),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
@@ -59,7 +61,7 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
             # The non-interactive annotations policy denies before any command could run.
             assert result.error_code in {"DENIED", "INVALID_ARGUMENTS"}, result.text_content
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(command=st.text(min_size=1, max_size=30).filter(str.strip))
     def shell_commands_are_denied(command: str) -> None:
         result = harness.call("terminal", {"command": command}, session)
@@ -115,6 +117,7 @@ PAYLOAD = (
 )
 
 
+@pytest.mark.hypothesis
 def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_path: Path) -> None:
     import json
 
@@ -131,7 +134,7 @@ def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_pa
         session = host.new_session()
 
         @settings(
-            max_examples=300,
+            max_examples=examples(300),
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search import KeyedDocuments, ToolDocument
+from hermes_core.testing._examples import examples
 
 FIELD_COUNT = len(fields.FIELDS)
 # Words of every shape the tokenizer splits: camelCase, acronyms and their plurals, versions,
@@ -87,7 +88,7 @@ def _postings_builders() -> list[tuple[object, object]]:
     return builders
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(batch=st.lists(documents, max_size=12), flags=indexed)
 def test_batch_indexing_gives_each_documents_fields_tokens(
     batch: list[ToolDocument], flags: list[bool]
@@ -112,7 +113,7 @@ def test_batch_indexing_gives_each_documents_fields_tokens(
 
 
 @needs_c_kernel
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     terms=st.lists(st.lists(st.integers(0, 30), max_size=40), min_size=5, max_size=5),
     documents=st.integers(1, 12),
@@ -144,7 +145,7 @@ words = st.text(alphabet="abAB01\x01", min_size=1, max_size=4)
 
 
 @needs_c_kernel
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(calls=st.lists(st.lists(words, max_size=30), min_size=1, max_size=6), spaces=st.data())
 def test_c_word_ids_number_words_as_the_python_table_does(
     calls: list[list[str]], spaces: st.DataObject
@@ -198,7 +199,7 @@ def _pieces_by_the_expression(word: str) -> list[str]:
     return [piece.lower() for piece in result]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(word=st.text(alphabet="abcsXYZS019", min_size=1, max_size=10))
 def test_word_pieces_shortcuts_split_as_the_expression_does(word: str) -> None:
     assert tokenize.word_pieces(word) == _pieces_by_the_expression(word)

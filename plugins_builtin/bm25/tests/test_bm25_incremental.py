@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search._backend import ToolDocument
+from hermes_core.testing._examples import examples
 
 WORDS = ["issue", "create", "list", "file", "read", "user", "zone", "record", "send", "message"]
 QUERIES = [
@@ -49,7 +50,7 @@ def _apply(registry: dict[str, ToolDocument], operation: str, payload: list) -> 
             registry.pop(name, None)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     initial=st.lists(documents, max_size=20),
     steps=operations,
@@ -77,7 +78,7 @@ def test_incremental_add_and_remove_equal_a_full_rebuild(
             assert index.search(query, 50, admission) == rebuilt.search(query, 50, admission)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(catalog=st.lists(documents, max_size=30), query=st.sampled_from(QUERIES))
 def test_admission_filters_but_does_not_change_scores(
     catalog: list[ToolDocument], query: str

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search._backend import SearchBackend, SearchHit, ToolDocument
+from hermes_core.testing._examples import examples
 
 NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
 FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS
@@ -59,7 +60,7 @@ _PIECES = st.sampled_from(["mcp__", "s__", "Get", "get", " ", "_x", "x"])
 _NAMES = st.builds("".join, st.lists(_PIECES, min_size=1, max_size=4))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     first=st.lists(_NAMES, min_size=1, max_size=8),
     added=st.lists(_NAMES, max_size=4),

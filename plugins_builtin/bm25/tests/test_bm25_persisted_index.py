@@ -18,6 +18,7 @@ from hermes_core import Environment
 from hermes_core.search import ToolDocument
 from hermes_core.search._backend import Admission
 from hermes_core.testing import make_search_backend
+from hermes_core.testing._examples import examples
 
 ADMISSIONS: tuple[Admission, ...] = ("strict", "lenient", "off")
 WORDS = ["create", "add", "issue", "ticket", "list", "all", "file", "user", "github", "zone"]
@@ -63,7 +64,9 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     catalog=st.lists(documents, min_size=1, max_size=30),
