@@ -156,8 +156,10 @@ def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
     queries = [item.query for item in load_queries(SAAS_QUERIES)]
     queries += ["github users list", "list all", "create new issue ticket", "get"]
     for query in queries:
+        # Every tool scored once a query; each limit is a prefix of that ranking.
+        ranking = reference.search(query, 10, "off")
         for limit in (1, 5, 10):
-            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
+            assert compiled.search(query, limit, "off") == ranking[:limit]
 
 
 @needs_c_kernel
