@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import threading
 from typing import TYPE_CHECKING, Any
@@ -14,25 +13,13 @@ import pytest
 
 from hermes_core.agent import Usage
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, RecordedRequest
+from hermes_core.testing._imported import Imported
 
 if TYPE_CHECKING:
     import anthropic
     import openai
-else:
-
-    class _Imported:
-        """The SDK, imported at its first use: the two cost about 2 s of CPU, which every
-        pytest worker would pay for collecting this file (most run none of its tests)."""
-
-        def __init__(self, name: str) -> None:
-            self._name = name
-
-        def __getattr__(self, attribute: str) -> Any:
-            if attribute.startswith("_"):  # pytest's look at every name of the module
-                raise AttributeError(attribute)
-            return getattr(importlib.import_module(self._name), attribute)
-
-    anthropic, openai = _Imported("anthropic"), _Imported("openai")
+else:  # imported at first use: every pytest worker collects this file, few run it
+    anthropic, openai = Imported("anthropic"), Imported("openai")
 
 KEY = "sk-fake-test-0123456789"
 HI = [{"role": "user", "content": "Hi"}]
