@@ -202,3 +202,20 @@ def test_an_in_process_command_finds_a_distribution_on_its_pythonpath_without_a_
     assert {(row["name"], row["source"]) for row in rows} >= {("pathdemo", "pip")}
     assert sys.path == path
     assert "pathdemo_mod" not in sys.modules
+
+
+def test_an_in_process_command_freezes_nothing_and_leaves_the_frozen_heap_frozen(
+    tmp_path: Path,
+) -> None:
+    # hermes freezes the heap where its process ends; in process the test process goes on,
+    # and what it froze (its collection: conftest.py) stays frozen for its collections to skip.
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    cli = InProcessCli(tmp_path)
+
+    cli.run("tools", "list")
+
+    # Not more (the command froze nothing), nor all unfrozen: frozen objects the command let go
+    # (modules it forgot, replaced values) leave the count as they are freed.
+    assert frozen // 2 < gc.get_freeze_count() <= frozen
+    assert gc.isenabled()

@@ -94,6 +94,11 @@ class InProcessCli(HermesCli):
         python_path = variables.get("PYTHONPATH", "")
         sys.path[:0] = [os.path.abspath(entry) for entry in python_path.split(os.pathsep) if entry]
         importlib.invalidate_caches()  # plugin files written since the last command
+        # hermes freezes the heap where its process ends (and after a server's start): this one
+        # goes on, so the command freezes nothing, and what the test process froze (its
+        # collection, conftest.py) stays frozen for its collections to skip.
+        freeze = gc.freeze
+        gc.freeze = _nothing_frozen
         try:
             with warnings.catch_warnings():
                 # A new interpreter's filters, not pytest's "error".
@@ -114,8 +119,11 @@ class InProcessCli(HermesCli):
             # A serve stopped before it served ended its process with the collector paused
             # for its start; this one goes on, with the collector as a new process has it.
             end_start_pause()
-            # hermes freezes the heap at its end (a process about to exit); this one goes on.
-            gc.unfreeze()
+            gc.freeze = freeze
+
+
+def _nothing_frozen() -> None:
+    """``gc.freeze`` while a command runs in process."""
 
 
 def _invoke(argv: list[str], input: str | None) -> tuple[int, str, str]:
