@@ -88,6 +88,23 @@ def test_a_request_is_held_to_its_own_no_match_threshold(make_backend: MakeBacke
     assert backend.search(keyword, 5, "off") == []
 
 
+@pytest.mark.parametrize(
+    "request_", ["text my mother that I will be late", "what is in the reports folder"]
+)
+def test_a_short_query_that_reads_as_a_sentence_is_held_to_the_request_threshold(
+    make_backend: MakeBackend, request_: str
+) -> None:
+    # Ten words or fewer, yet a request: its argument words ("mother", "late") are in no tool,
+    # so it is as far from its tool as a longer request is. A keyword query ("send a text
+    # message": one such word) keeps the keyword threshold.
+    backend = make_backend(no_match_below=0.99, no_match_below_request=-1)
+    backend.build(TOOLS)
+
+    assert names(backend.search(request_, 5, "off"))
+    assert backend.search("send a text message", 5, "off") == []
+    assert backend.search("list folder files", 5, "off") == []
+
+
 def test_a_tool_below_min_similarity_is_dropped_and_the_others_returned(
     make_backend: MakeBackend,
 ) -> None:
