@@ -65,10 +65,10 @@ def test_query_similar_to_nothing_gets_no_match(make_backend: MakeBackend) -> No
 def test_query_no_tool_is_similar_enough_to_gets_no_match_though_bm25_matches_a_word(
     make_backend: MakeBackend,
 ) -> None:
-    query = "weather the storm of a divorce"  # "weather" is in get_weather; the meaning is not
+    query = "weather the storm of divorce"  # "weather" is in get_weather; the meaning is not
     backend = make_backend()
     backend.build(TOOLS)
-    without = make_backend(no_match_below=-1)
+    without = make_backend(no_match_below=-1, no_match_below_request=-1)
     without.build(TOOLS)
 
     assert names(backend.lexical.search(query, 5, "off")) == ["get_weather"]
