@@ -67,6 +67,7 @@ def test_a_query_with_two_english_function_words_reads_as_a_sentence() -> None:
     assert reads_as_sentence("what files does PR 57 touch")
     assert reads_as_sentence("ping the team in #deploys that the release is out")
     assert reads_as_sentence("What's in my inbox?")
+    assert reads_as_sentence("click the 'Sign in' button")  # a quote is no part of a word
     assert not reads_as_sentence("github create issue")
     assert not reads_as_sentence("book hotel room in lisbon")  # one is a keyword query's
     assert not reads_as_sentence("")
