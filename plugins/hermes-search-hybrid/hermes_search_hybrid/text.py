@@ -22,7 +22,7 @@ _AFTER_END_MARK = r"(?<=[.!?])\s+"
 _SENTENCE_END = re.compile(_AFTER_END_MARK + r"|\s*;\s*|\s*\n\s*")
 _WORD = re.compile(r"\w+")
 _FIRST_SENTENCE_END = re.compile(_AFTER_END_MARK)
-_QUERY_WORD = re.compile(r"[\w'’]+")
+_QUERY_WORD = re.compile(r"\w+(?:['’]\w+)*")
 # The English words a sentence has and a keyword query does not: articles, pronouns,
 # auxiliaries, prepositions, question words.
 _SENTENCE_WORDS_TEXT = (
