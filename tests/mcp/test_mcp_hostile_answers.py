@@ -161,9 +161,14 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
 
 @pytest.mark.parametrize(
     "http_flood",
-    ["--encoding gzip", "--encoding deflate", "--encoding raw-deflate"],
+    [
+        "--encoding gzip",
+        "--encoding gzip --members 3",
+        "--encoding deflate",
+        "--encoding raw-deflate",
+    ],
     indirect=True,
-    ids=["gzip", "deflate", "raw-deflate"],
+    ids=["gzip", "gzip-members", "deflate", "raw-deflate"],
 )
 async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str
@@ -200,11 +205,15 @@ def _peak_rss_growth() -> Iterator[PeakRss]:
     peak.grown = _status_mib("VmHWM") - before
 
 
+@pytest.mark.parametrize(
+    "http_flood", ["", "--members 2"], indirect=True, ids=["one-member", "member-a-megabyte"]
+)
 async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
     env: Environment, http_flood: str
 ) -> None:
-    # About 250 KB of gzip that expands to 256 MiB: read whole, the body and its joined copy
-    # would grow the process by at least 512 MiB.
+    # About 250 KB of gzip that expands to 256 MiB (in one gzip member, or in 258: the 64 MiB
+    # hold for them all): read whole, the body and its joined copy would grow the process by
+    # at least 512 MiB.
     entry = McpServerConfig(url=http_flood, timeout=30)
     async with McpSupervisor({"remote": entry}, env) as mcp:
         with _peak_rss_growth() as peak:
@@ -217,6 +226,24 @@ async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
     assert "'remote'" in message, message
     assert LIMIT in message, message
     assert "gzip" in message, message
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("tool", ["untrailed", "cut"])
+async def test_a_gzip_answer_cut_short_ends_its_call_naming_the_server(
+    env: Environment, http_flood: str, tool: str
+) -> None:
+    # untrailed: the whole answer but gzip's 8-byte trailer; cut: half the compressed bytes
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        result = await mcp.call_tool("remote", tool, {})
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith(f"MCP server 'remote' refused the call of '{tool}': "), message
+    assert f"the gzip-compressed answer of {http_flood} is cut short" in message, message
+    assert "JSON" not in message.partition("cut short")[2], message
     assert echoed.text_content == "echo: still here"
 
 
