@@ -6,10 +6,11 @@ timeout. :func:`bound_json_answers` makes the client ask for uncompressed answer
 (``Accept-Encoding: identity``) and read each JSON answer up to
 :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`, the bound of a stdio server's messages. A
 server or proxy that compresses all the same (gzip, deflate) is read too: the answer is
-expanded here, a megabyte at a time, and the bound holds for what it expands to, so a few
-kilobytes of gzip that would expand to gigabytes are given up on at the bound. Past it, or in
-an encoding hermes does not expand, reading fails with a ``StreamError``, which the SDK turns
-into an error answer to its request: the call ends at once, saying why.
+expanded here, a megabyte at a time, every gzip member of it, and the bound holds for what it
+expands to, so a few kilobytes of gzip that would expand to gigabytes are given up on at the
+bound. Past it, in an encoding hermes does not expand, or cut short of the end of its
+compressed data, reading fails with a ``StreamError``, which the SDK turns into an error answer
+to its request: the call ends at once, saying why.
 """
 
 from __future__ import annotations
@@ -34,16 +35,20 @@ _PIECE = 1024 * 1024
 
 
 class _Expander:
-    """One answer's body in ``encoding``, expanded at most :data:`_PIECE` bytes a step."""
+    """One answer's body in ``encoding``, expanded at most :data:`_PIECE` bytes a step: every
+    gzip member of it (RFC 1952 lets a body be several, one after the other), and only a whole
+    stream, up to its end (gzip's trailer, zlib's checksum)."""
 
     def __init__(self, encoding: str, url: str) -> None:
         self._encoding = encoding
         self._url = url
         self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
         self._first = True
+        self._started = False
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` (the next bytes of the body) expands to."""
+        self._started = True
         first, self._first = self._first, False
         try:
             piece = self._zlib.decompress(data, _PIECE)
@@ -54,19 +59,40 @@ class _Expander:
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
             yield from self.pieces(data)
             return
-        while piece:
-            yield piece
-            try:
-                piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
-            except zlib.error as exc:
-                raise self._broken(exc) from None
+        while True:
+            while piece:
+                yield piece
+                piece = self._expand(self._zlib.unconsumed_tail)
+            rest = self._zlib.unused_data if self._zlib.eof else b""
+            if not rest:
+                return
+            if self._encoding == "deflate":
+                raise httpx2.StreamError(
+                    f"the deflate-compressed answer of {self._url} goes on past the end of its "
+                    "compressed data"
+                )
+            # The next gzip member: looped, not recursed, since a chunk can hold thousands.
+            self._zlib = zlib.decompressobj(_WINDOW_BITS[self._encoding])
+            piece = self._expand(rest)
 
-    def flush(self) -> bytes:
-        """The rest, once the body has ended."""
+    def _expand(self, data: bytes) -> bytes:
         try:
-            return self._zlib.flush()
+            return self._zlib.decompress(data, _PIECE)
         except zlib.error as exc:
             raise self._broken(exc) from None
+
+    def flush(self) -> bytes:
+        """The rest, once the body has ended; the body must have ended with its stream."""
+        try:
+            rest = self._zlib.flush()
+        except zlib.error as exc:
+            raise self._broken(exc) from None
+        if self._started and not self._zlib.eof:
+            raise httpx2.StreamError(
+                f"the {self._encoding}-compressed answer of {self._url} is cut short: it ends "
+                f"before the end of its {self._encoding} data (its trailer, or more)"
+            )
+        return rest
 
     def _broken(self, exc: zlib.error) -> httpx2.StreamError:
         return httpx2.StreamError(
