@@ -166,9 +166,20 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
         "--encoding gzip --members 3",
         "--encoding deflate",
         "--encoding raw-deflate",
+        "--encoding gzip --dribble",
+        "--encoding deflate --dribble",
+        "--encoding raw-deflate --dribble",
     ],
     indirect=True,
-    ids=["gzip", "gzip-members", "deflate", "raw-deflate"],
+    ids=[
+        "gzip",
+        "gzip-members",
+        "deflate",
+        "raw-deflate",
+        "gzip-byte-by-byte",
+        "deflate-byte-by-byte",
+        "raw-deflate-byte-by-byte",
+    ],
 )
 async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str

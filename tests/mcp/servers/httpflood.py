@@ -7,12 +7,14 @@ every other answer is compressed so, whatever the client asked for, as some prox
 With ``--members N`` a gzip answer is N gzip members one after the other (RFC 1952 allows it;
 a proxy may join them), the bomb one member a megabyte. ``untrailed`` and ``cut`` answer in
 gzip cut short: without the 8-byte trailer, and cut in the middle of the compressed data.
-With ``--sse`` every answer but ``flood``'s is one server-sent event (``text/event-stream``),
-the bomb's too: one event of 256 MiB."""
+With ``--dribble`` the first 4 bytes of every answer are sent one at a time, 50 ms apart, as a
+server flushing byte by byte does. With ``--sse`` every answer but ``flood``'s is one
+server-sent event (``text/event-stream``), the bomb's too: one event of 256 MiB."""
 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -53,6 +55,7 @@ for name, description in [
 ENCODING = sys.argv[sys.argv.index("--encoding") + 1] if "--encoding" in sys.argv else ""
 MEMBERS = int(sys.argv[sys.argv.index("--members") + 1]) if "--members" in sys.argv else 1
 SSE = "--sse" in sys.argv
+DRIBBLE = "--dribble" in sys.argv
 EVENT = b"event: message\ndata: " if SSE else b""
 """What comes before an answer's JSON: an SSE event's head with ``--sse``."""
 END = b"\n\n" if SSE else b""
@@ -138,6 +141,20 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        # Each small write its own segment, so the client reads them as they come.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send_body(self, body: bytes) -> None:
+        """``body``, its first bytes one at a time with ``--dribble``."""
+        start = 4 if DRIBBLE else 0
+        for byte in body[:start]:
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(0.05)
+        self.wfile.write(body[start:])
+
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         message = json.loads(body)
@@ -179,7 +196,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         with LOCK:
             data = EVENT + json.dumps(ANSWERS.answer(message)).encode() + END
-        self.wfile.write(compress(data, ENCODING) if ENCODING else data)
+        self.send_body(compress(data, ENCODING) if ENCODING else data)
 
     def do_GET(self) -> None:
         self.send_response(405)
