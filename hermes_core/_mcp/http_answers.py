@@ -43,22 +43,22 @@ class _Expander:
         self._encoding = encoding
         self._url = url
         self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
-        self._first = True
+        self._head: bytes | None = b"" if encoding == "deflate" else None
         self._started = False
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` (the next bytes of the body) expands to."""
         self._started = True
-        first, self._first = self._first, False
-        try:
-            piece = self._zlib.decompress(data, _PIECE)
-        except zlib.error as exc:
-            if not (first and self._encoding == "deflate"):
-                raise self._broken(exc) from None
-            # Some servers send deflate without the zlib header around it, as httpx reads it.
-            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-            yield from self.pieces(data)
-            return
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < 2:  # a server flushing byte by byte: too few to tell the format
+                self._head = data
+                return
+            self._head = None
+            if not _zlib_header(data):
+                # Some servers send deflate without zlib's header around it (httpx reads it).
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        piece = self._expand(data)
         while True:
             while piece:
                 yield piece
@@ -100,6 +100,14 @@ class _Expander:
         )
 
 
+def _zlib_header(data: bytes) -> bool:
+    """Whether ``data`` begins with a zlib header (RFC 1950: method 8, a window of at most
+    32 KiB, and the check bits), not with raw deflate; told from its first two bytes, however
+    the body came in chunks."""
+    method, flags = data[0], data[1]
+    return method & 0x0F == 8 and method >> 4 <= 7 and (method << 8 | flags) % 31 == 0
+
+
 class _BoundedAnswer(httpx2.AsyncByteStream):
     """An answer's body, expanded from ``encoding`` when it has one, refused past
     :data:`MAX_LINE_BYTES` (expanded) or, in an encoding hermes does not expand, at once."""
@@ -118,7 +126,7 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
         expander = _Expander(self._encoding, self._url) if self._encoding else None
         read = 0
         async for chunk in self._inner:
-            if not chunk:  # an empty first chunk would hide a raw deflate body from its check
+            if not chunk:
                 continue
             for piece in expander.pieces(chunk) if expander is not None else (chunk,):
                 read += len(piece)
