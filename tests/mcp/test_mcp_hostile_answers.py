@@ -128,6 +128,24 @@ async def test_an_answer_too_deep_to_read_with_its_id_inside_ends_its_call_at_on
     assert echoed.text_content == "echo: still here"
 
 
+async def test_an_answer_too_deep_to_read_with_an_escaped_string_id_ends_its_call_at_once(
+    env: Environment,
+) -> None:
+    # {"jsonrpc": "2.0", "result": <300 objects deep>, "id": "\u0033"}: "3", request 3's id
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "10", "--id-escaped"], "timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        result = await mcp.call_tool("deep", "deep", {})
+        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith("MCP server 'deep' answered the call of 'deep': "), message
+    assert "cannot read the server's answer" in message, message
+    assert echoed.text_content == "echo: still here"
+
+
 @pytest.fixture
 def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
     """``httpflood.py`` serving on 127.0.0.1 as a child process, with the options the test is
@@ -320,7 +338,19 @@ async def test_a_server_listing_tools_without_end_is_refused_past_the_bound_nami
 
 @pytest.mark.parametrize(
     ("ident", "expected"),
-    [(b"7", 7), (b'"a\\"b"', 'a"b'), (b'"a\\\\b"', "a\\b"), (b'"plain"', "plain")],
+    [
+        (b"7", 7),
+        (b'"a\\"b"', 'a"b'),
+        (b'"a\\\\b"', "a\\b"),
+        (b'"plain"', "plain"),
+        (b'"a\\nb"', "a\nb"),
+        (b'"\\u0041\\/"', "A/"),
+        (b'"\\ud83d\\ude00 \\t\\"\\\\"', '\U0001f600 \t"\\'),
+        (b'"\\u0033"', "3"),
+        (b'"\\x"', None),  # not an escape JSON has
+        (b'"' + b"\\u0041" * 200 + b'"', "A" * 200),  # 1,200 bytes as written
+        (b'"' + b"a" * 1201 + b'"', None),  # past the bound of an id's length
+    ],
 )
 def test_the_id_of_a_deep_answer_is_read_as_the_server_wrote_it(
     ident: bytes, expected: object
