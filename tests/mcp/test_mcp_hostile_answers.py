@@ -276,6 +276,26 @@ async def test_a_gzip_answer_cut_short_ends_its_call_naming_the_server(
     assert echoed.text_content == "echo: still here"
 
 
+@pytest.mark.parametrize(
+    ("tool", "bound"), [("void", "more than 100,000 gzip members"), ("stall", "64 MiB as sent")]
+)
+async def test_a_compressed_answer_expanding_to_nothing_without_end_is_cut_off_naming_why(
+    env: Environment, http_flood: str, tool: str, bound: str
+) -> None:
+    # void: empty gzip members without end; stall: one member of empty deflate blocks
+    entry = McpServerConfig(url=http_flood, timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        result = await mcp.call_tool("remote", tool, {})
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith(f"MCP server 'remote' refused the call of '{tool}': "), message
+    assert http_flood in message, message
+    assert bound in message, message
+    assert echoed.text_content == "echo: still here"
+
+
 @pytest.mark.parametrize("http_flood", ["--sse --encoding gzip"], indirect=True, ids=["sse"])
 async def test_a_compressed_sse_answer_is_read_and_a_bomb_in_one_event_is_cut_off_naming_why(
     env: Environment, http_flood: str

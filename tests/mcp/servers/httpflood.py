@@ -7,6 +7,8 @@ every other answer is compressed so, whatever the client asked for, as some prox
 With ``--members N`` a gzip answer is N gzip members one after the other (RFC 1952 allows it;
 a proxy may join them), the bomb one member a megabyte. ``untrailed`` and ``cut`` answer in
 gzip cut short: without the 8-byte trailer, and cut in the middle of the compressed data.
+``void`` and ``stall`` answer gzip that expands to nothing, without end: empty gzip members
+(20 bytes each), and one member of empty deflate blocks (5 bytes each).
 With ``--dribble`` the first 4 bytes of every answer are sent one at a time, 50 ms apart, as a
 server flushing byte by byte does. With ``--sse`` every answer but ``flood``'s is one
 server-sent event (``text/event-stream``), the bomb's too: one event of 256 MiB."""
@@ -44,6 +46,8 @@ toolbox.TOOLS.append(
 for name, description in [
     ("untrailed", "Answers in gzip without its trailer."),
     ("cut", "Answers in gzip cut in the middle."),
+    ("void", "Answers empty gzip members without end."),
+    ("stall", "Answers a gzip member of empty deflate blocks without end."),
 ]:
     toolbox.TOOLS.append(
         {
@@ -168,7 +172,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         sse = SSE and not flood
         self.send_header("content-type", "text/event-stream" if sse else "application/json")
-        if called in ("bomb", "untrailed", "cut"):
+        if called in ("bomb", "untrailed", "cut", "void", "stall"):
             self.send_header("content-encoding", "gzip")
         elif ENCODING and not flood:
             self.send_header("content-encoding", ENCODING.removeprefix("raw-"))
@@ -184,6 +188,18 @@ class Handler(BaseHTTPRequestHandler):
                 while True:
                     self.wfile.write(chunk)
                     time.sleep(0.02)
+            except OSError:  # the client went away
+                return
+        if called in ("void", "stall"):
+            # void: empty members; stall: a gzip header, then non-final stored blocks of no
+            # bytes (what a sync flush writes), each expanding to nothing
+            head = gzip_member(b"")[:10] if called == "stall" else b""
+            unit = b"\x00\x00\x00\xff\xff" if called == "stall" else gzip_member(b"")
+            endless = unit * (1024 * 1024 // len(unit))
+            try:
+                self.wfile.write(head)
+                while True:
+                    self.wfile.write(endless)
             except OSError:  # the client went away
                 return
         if called in ("untrailed", "cut"):  # echo's answer to a long text, cut short
