@@ -6,11 +6,12 @@ timeout. :func:`bound_json_answers` makes the client ask for uncompressed answer
 (``Accept-Encoding: identity``) and read each JSON answer up to
 :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`, the bound of a stdio server's messages. A
 server or proxy that compresses all the same (gzip, deflate) is read too: the answer is
-expanded here, a megabyte at a time, every gzip member of it, and the bound holds for what it
-expands to, so a few kilobytes of gzip that would expand to gigabytes are given up on at the
-bound. Past it, in an encoding hermes does not expand, or cut short of the end of its
-compressed data, reading fails with a ``StreamError``, which the SDK turns into an error answer
-to its request: the call ends at once, saying why.
+expanded here, a megabyte at a time, every gzip member of it (up to :data:`MAX_MEMBERS`), and
+the bound holds for what it expands to, so a few kilobytes of gzip that would expand to
+gigabytes are given up on at the bound, and for the compressed bytes as sent, so an endless
+answer that expands to nothing is too. Past it, in an encoding hermes does not expand, or cut
+short of the end of its compressed data, reading fails with a ``StreamError``, which the SDK
+turns into an error answer to its request: the call ends at once, saying why.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ _WINDOW_BITS = {
 """The encodings hermes expands, as zlib reads them (deflate: the zlib format)."""
 _PIECE = 1024 * 1024
 """The most one step of expanding makes at once."""
+MAX_MEMBERS = 100_000
+"""The most gzip members hermes reads of one answer: a proxy joins a few, and each costs about
+2 microseconds to start, however little it holds (an endless run of empty ones expands to
+nothing, so the bound on what an answer expands to never ends it)."""
 
 
 class _Expander:
@@ -45,6 +50,7 @@ class _Expander:
         self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
         self._head: bytes | None = b"" if encoding == "deflate" else None
         self._started = False
+        self._members = 1
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` (the next bytes of the body) expands to."""
@@ -72,6 +78,12 @@ class _Expander:
                     "compressed data"
                 )
             # The next gzip member: looped, not recursed, since a chunk can hold thousands.
+            self._members += 1
+            if self._members > MAX_MEMBERS:
+                raise httpx2.StreamError(
+                    f"the gzip-compressed answer of {self._url} has more than {MAX_MEMBERS:,} "
+                    "gzip members (the most hermes reads of one answer); it was not read"
+                )
             self._zlib = zlib.decompressobj(_WINDOW_BITS[self._encoding])
             piece = self._expand(rest)
 
@@ -110,7 +122,8 @@ def _zlib_header(data: bytes) -> bool:
 
 class _BoundedAnswer(httpx2.AsyncByteStream):
     """An answer's body, expanded from ``encoding`` when it has one, refused past
-    :data:`MAX_LINE_BYTES` (expanded) or, in an encoding hermes does not expand, at once."""
+    :data:`MAX_LINE_BYTES` (as sent, or expanded) or, in an encoding hermes does not expand, at
+    once."""
 
     def __init__(self, inner: httpx2.AsyncByteStream, url: str, encoding: str) -> None:
         self._inner = inner
@@ -124,10 +137,18 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
                 "for none (Accept-Encoding: identity); hermes expands gzip and deflate only"
             )
         expander = _Expander(self._encoding, self._url) if self._encoding else None
-        read = 0
+        read = sent = 0
         async for chunk in self._inner:
             if not chunk:
                 continue
+            sent += len(chunk)
+            if expander is not None and sent > MAX_LINE_BYTES:
+                # What expands to little (empty blocks, empty members) may come without end.
+                raise httpx2.StreamError(
+                    f"the answer of {self._url} is more than {MAX_LINE_BYTES // (1024 * 1024)} "
+                    f"MiB as sent ({self._encoding}-compressed; the longest message hermes "
+                    "reads); it was not read"
+                )
             for piece in expander.pieces(chunk) if expander is not None else (chunk,):
                 read += len(piece)
                 self._check(read)
