@@ -34,8 +34,8 @@ _WINDOW_BITS = {
 _PIECE = 1024 * 1024
 """The most one step of expanding makes at once."""
 MAX_MEMBERS = 100_000
-"""The most gzip members hermes reads of one answer: a proxy joins a few, and each costs about
-2 microseconds to start, however little it holds (an endless run of empty ones expands to
+"""The most gzip members hermes reads of one answer: a proxy joins a few, and each needs a
+decompressor of its own, however little it holds (an endless run of empty ones expands to
 nothing, so the bound on what an answer expands to never ends it)."""
 
 
