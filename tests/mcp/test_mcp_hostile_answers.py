@@ -296,6 +296,36 @@ async def test_a_compressed_answer_expanding_to_nothing_without_end_is_cut_off_n
     assert echoed.text_content == "echo: still here"
 
 
+@pytest.mark.parametrize(
+    "http_flood",
+    ["--sse --encoding gzip --members 3", "--sse --encoding raw-deflate --dribble"],
+    indirect=True,
+    ids=["sse-gzip-members", "sse-raw-deflate-byte-by-byte"],
+)
+async def test_a_compressed_sse_answer_is_read_whatever_its_members_or_chunks(
+    env: Environment, http_flood: str
+) -> None:
+    entry = McpServerConfig(url=http_flood, connect_timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("http_flood", ["--sse"], indirect=True, ids=["sse"])
+async def test_a_gzip_sse_answer_cut_short_ends_its_call_naming_the_server(
+    env: Environment, http_flood: str
+) -> None:
+    # cut: half the compressed bytes of one event, the stream ending there
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        result = await mcp.call_tool("remote", "cut", {})
+    assert result.is_error
+    message = result.error_message or ""
+    assert "'remote'" in message, message
+    assert f"the gzip-compressed answer of {http_flood} is cut short" in message, message
+
+
 @pytest.mark.parametrize("http_flood", ["--sse --encoding gzip"], indirect=True, ids=["sse"])
 async def test_a_compressed_sse_answer_is_read_and_a_bomb_in_one_event_is_cut_off_naming_why(
     env: Environment, http_flood: str
