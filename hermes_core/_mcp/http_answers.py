@@ -11,7 +11,9 @@ the bound holds for what it expands to, so a few kilobytes of gzip that would ex
 gigabytes are given up on at the bound, and for the compressed bytes as sent, so an endless
 answer that expands to nothing is too. Past it, in an encoding hermes does not expand, or cut
 short of the end of its compressed data, reading fails with a ``StreamError``, which the SDK
-turns into an error answer to its request: the call ends at once, saying why.
+turns into an error answer to its request: the call ends at once, saying why. An SSE answer
+compressed all the same is expanded here the same way (httpx would read one gzip member only),
+without a bound on the whole: the SDK holds each event to 1 MiB.
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ class _Expander:
     gzip member of it (RFC 1952 lets a body be several, one after the other), and only a whole
     stream, up to its end (gzip's trailer, zlib's checksum)."""
 
-    def __init__(self, encoding: str, url: str) -> None:
+    def __init__(self, encoding: str, url: str, max_members: int | None = MAX_MEMBERS) -> None:
         self._encoding = encoding
         self._url = url
         self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
         self._head: bytes | None = b"" if encoding == "deflate" else None
         self._started = False
         self._members = 1
+        self._max_members = max_members
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` (the next bytes of the body) expands to."""
@@ -79,10 +82,11 @@ class _Expander:
                 )
             # The next gzip member: looped, not recursed, since a chunk can hold thousands.
             self._members += 1
-            if self._members > MAX_MEMBERS:
+            if self._max_members is not None and self._members > self._max_members:
                 raise httpx2.StreamError(
-                    f"the gzip-compressed answer of {self._url} has more than {MAX_MEMBERS:,} "
-                    "gzip members (the most hermes reads of one answer); it was not read"
+                    f"the gzip-compressed answer of {self._url} has more than "
+                    f"{self._max_members:,} gzip members (the most hermes reads of one answer); "
+                    "it was not read"
                 )
             self._zlib = zlib.decompressobj(_WINDOW_BITS[self._encoding])
             piece = self._expand(rest)
@@ -177,14 +181,43 @@ def _encoding(response: httpx2.Response) -> str:
     return ", ".join(coding for coding in codings if coding and coding != "identity")
 
 
+class _ExpandedEvents(httpx2.AsyncByteStream):
+    """An SSE answer's body, compressed all the same, expanded as a JSON answer's is but without
+    a bound on the whole (a stream of events may last; the SDK holds each event to 1 MiB). A
+    body that does not expand, or is cut short, fails as a stream of events does (``SSEError``),
+    so that the SDK names why instead of taking it for a stream that ended."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, url: str, encoding: str) -> None:
+        self._inner = inner
+        self._expander = _Expander(encoding, url, max_members=None)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                if chunk:
+                    for piece in self._expander.pieces(chunk):
+                        yield piece
+            if rest := self._expander.flush():
+                yield rest
+        except httpx2.StreamError as exc:
+            raise httpx2.SSEError(str(exc)) from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 async def _bound(response: httpx2.Response) -> None:
     kind = response.headers.get("content-type", "").lower()
-    if not kind.startswith("application/json") or not isinstance(
-        response.stream, httpx2.AsyncByteStream
-    ):
+    if not isinstance(response.stream, httpx2.AsyncByteStream):
         return
     encoding = _encoding(response)
-    response.stream = _BoundedAnswer(response.stream, str(response.request.url), encoding)
+    url = str(response.request.url)
+    if kind.startswith("application/json"):
+        response.stream = _BoundedAnswer(response.stream, url, encoding)
+    elif kind.startswith("text/event-stream") and encoding in _WINDOW_BITS:
+        response.stream = _ExpandedEvents(response.stream, url, encoding)
+    else:
+        return
     # The stream now gives the answer expanded: httpx must not expand it again.
     if encoding in _WINDOW_BITS:
         del response.headers["content-encoding"]
@@ -192,8 +225,8 @@ async def _bound(response: httpx2.Response) -> None:
 
 def bound_json_answers(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
     """``client``, asking for uncompressed answers and reading each JSON answer, expanded when
-    it comes compressed all the same, up to :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`
-    (see the module docstring)."""
+    it comes compressed all the same, up to :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`,
+    and expanding a compressed SSE answer itself (see the module docstring)."""
     client.headers["accept-encoding"] = "identity"
     hooks = client.event_hooks
     hooks["response"].append(_bound)
