@@ -18,6 +18,7 @@ without a bound on the whole: the SDK holds each event to 1 MiB.
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections.abc import AsyncIterator, Iterator
 
@@ -26,6 +27,8 @@ import httpx2
 from hermes_core._mcp.stdio import MAX_LINE_BYTES
 
 __all__ = ["bound_json_answers"]
+
+log = logging.getLogger("hermes_core._mcp")
 
 _WINDOW_BITS = {
     "gzip": zlib.MAX_WBITS | 16,
@@ -104,7 +107,7 @@ class _Expander:
         except zlib.error as exc:
             raise self._broken(exc) from None
         if self._started and not self._zlib.eof:
-            raise httpx2.StreamError(
+            raise _CutShort(
                 f"the {self._encoding}-compressed answer of {self._url} is cut short: it ends "
                 f"before the end of its {self._encoding} data (its trailer, or more)"
             )
@@ -114,6 +117,10 @@ class _Expander:
         return httpx2.StreamError(
             f"{self._url} sent a {self._encoding}-compressed answer that does not expand: {exc}"
         )
+
+
+class _CutShort(httpx2.StreamError):
+    """A compressed body that ended before the end of its compressed data."""
 
 
 def _zlib_header(data: bytes) -> bool:
@@ -184,8 +191,9 @@ def _encoding(response: httpx2.Response) -> str:
 class _ExpandedEvents(httpx2.AsyncByteStream):
     """An SSE answer's body, compressed all the same, expanded as a JSON answer's is but without
     a bound on the whole (a stream of events may last; the SDK holds each event to 1 MiB). A
-    body that does not expand, or is cut short, fails as a stream of events does (``SSEError``),
-    so that the SDK names why instead of taking it for a stream that ended."""
+    body cut short ends as a dropped stream does, and one that does not expand fails as httpx's
+    own expanding would, so that the SDK resumes or reconnects as it does for those; why is
+    logged."""
 
     def __init__(self, inner: httpx2.AsyncByteStream, url: str, encoding: str) -> None:
         self._inner = inner
@@ -199,8 +207,11 @@ class _ExpandedEvents(httpx2.AsyncByteStream):
                         yield piece
             if rest := self._expander.flush():
                 yield rest
+        except _CutShort as exc:
+            log.warning("%s; hermes takes it for a stream that ended there", exc)
         except httpx2.StreamError as exc:
-            raise httpx2.SSEError(str(exc)) from None
+            log.warning("%s", exc)
+            raise
 
     async def aclose(self) -> None:
         await self._inner.aclose()
