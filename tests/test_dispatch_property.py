@@ -21,10 +21,17 @@ JSON = st.recursive(
 )
 SHELL_TOOLS = {"terminal", "process_manage", "execute_code"}
 """Tools that run commands or code: never run on arbitrary arguments in this session."""
+STRENGTH = [pytest.param(1, id="default"), pytest.param(5, marks=pytest.mark.slow, id="full")]
+"""Examples a property draws, as a multiple of its default run's: drawing them is most of each
+property's CPU (hypothesis' generation, not the calls), so the default run draws a fifth and
+``nox -s tests_slow`` the full count."""
 
 
 @pytest.mark.subprocess
-def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_arbitrary_json_to_every_registered_tool_returns_a_result(
+    tmp_path: Path, strength: int
+) -> None:
     harness = build_harness(tmp_path, config={"approvals": {"policy": "annotations"}})
     (harness.env.cwd / "seed.txt").write_text("some text\n")
     session = harness.session()
@@ -45,7 +52,7 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
     )
 
     @settings(
-        max_examples=250,
+        max_examples=50 * strength,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
@@ -59,7 +66,7 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
             # The non-interactive annotations policy denies before any command could run.
             assert result.error_code in {"DENIED", "INVALID_ARGUMENTS"}, result.text_content
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=12 * strength, deadline=None)
     @given(command=st.text(min_size=1, max_size=30).filter(str.strip))
     def shell_commands_are_denied(command: str) -> None:
         result = harness.call("terminal", {"command": command}, session)
@@ -115,7 +122,10 @@ PAYLOAD = (
 )
 
 
-def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(
+    tmp_path: Path, strength: int
+) -> None:
     import json
 
     import anyio.from_thread
@@ -131,7 +141,7 @@ def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_pa
         session = host.new_session()
 
         @settings(
-            max_examples=300,
+            max_examples=60 * strength,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )
