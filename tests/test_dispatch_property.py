@@ -9,6 +9,7 @@ import pytest
 from builders import build_harness, make_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strength import STRENGTH
 
 from hermes_core._tools import ToolResult
 
@@ -21,10 +22,6 @@ JSON = st.recursive(
 )
 SHELL_TOOLS = {"terminal", "process_manage", "execute_code"}
 """Tools that run commands or code: never run on arbitrary arguments in this session."""
-STRENGTH = [pytest.param(1, id="default"), pytest.param(5, marks=pytest.mark.slow, id="full")]
-"""Examples a property draws, as a multiple of its default run's: drawing them is most of each
-property's CPU (hypothesis' generation, not the calls), so the default run draws a fifth and
-``nox -s tests_slow`` the full count."""
 
 
 @pytest.mark.subprocess
