@@ -156,8 +156,11 @@ def test_pruned_off_ranking_equals_scoring_every_tool(data_dir: Path) -> None:
     queries = [item.query for item in load_queries(SAAS_QUERIES)]
     queries += ["github users list", "list all", "create new issue ticket", "get"]
     for query in queries:
+        # The reference ranks every holder in one total order (score, then registry order), so
+        # its top 10 holds its top 1 and 5; the C kernel prunes by the limit, so each is asked.
+        expected = reference.search(query, 10, "off")
         for limit in (1, 5, 10):
-            assert compiled.search(query, limit, "off") == reference.search(query, limit, "off")
+            assert compiled.search(query, limit, "off") == expected[:limit]
 
 
 @needs_c_kernel
