@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
+from strength import STRENGTH
 
 from hermes_core._config import (
     DEFAULT_DEFER,
@@ -24,7 +25,6 @@ from hermes_core._config import (
 from hermes_core._config.sections import Section, section_keys
 from hermes_core._errors import ConfigError, ManagedConfigError
 from hermes_core._paths import Environment
-from hermes_core.testing._examples import examples
 
 COMMENTED = """\
 # hermes configuration, kept by hand
@@ -807,12 +807,22 @@ approvals: {}
 """
 
 
-@settings(max_examples=examples(80), deadline=None)
-@given(
-    edits=st.lists(_EDITS, min_size=1, max_size=8),
-    text=st.sampled_from([SECTIONED, COMMENTED, INDENTED, FLOWING]),
-)
+@pytest.mark.parametrize("strength", STRENGTH)
 def test_any_sequence_of_edits_reads_back_as_edited(
+    tmp_path_factory: pytest.TempPathFactory, strength: int
+) -> None:
+    @settings(max_examples=16 * strength, deadline=None)
+    @given(
+        edits=st.lists(_EDITS, min_size=1, max_size=8),
+        text=st.sampled_from([SECTIONED, COMMENTED, INDENTED, FLOWING]),
+    )
+    def check(edits: list[tuple[str, str, Any]], text: str) -> None:
+        _edits_read_back_as_edited(tmp_path_factory, edits, text)
+
+    check()
+
+
+def _edits_read_back_as_edited(
     tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, str, Any]], text: str
 ) -> None:
     path = write(tmp_path_factory.mktemp("home"), text)

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
+from strength import STRENGTH
 
 from hermes_core._config import ConfigDocument, load_config
 from hermes_core._errors import ConfigError
-from hermes_core.testing._examples import examples
 
 
 def _edit(tmp_path: Path, text: str) -> tuple[Path, ConfigDocument]:
@@ -464,13 +464,23 @@ def _expected_after(data: dict[str, Any], method: str, key: str, value: Any) -> 
         node[last] = [item for item in node[last] if item != value]
 
 
-@settings(max_examples=examples(100), deadline=None)
-@given(
-    edits=st.lists(_EDITS, min_size=1, max_size=8),
-    text=st.sampled_from([COMMENTED, FOUR_SPACES, STARTER]),
-    crlf=st.booleans(),
-)
+@pytest.mark.parametrize("strength", STRENGTH)
 def test_any_sequence_of_edits_keeps_every_comment_of_what_is_left(
+    tmp_path_factory: pytest.TempPathFactory, strength: int
+) -> None:
+    @settings(max_examples=20 * strength, deadline=None)
+    @given(
+        edits=st.lists(_EDITS, min_size=1, max_size=8),
+        text=st.sampled_from([COMMENTED, FOUR_SPACES, STARTER]),
+        crlf=st.booleans(),
+    )
+    def check(edits: list[tuple[str, str, Any]], text: str, crlf: bool) -> None:
+        _edits_keep_every_comment_of_what_is_left(tmp_path_factory, edits, text, crlf)
+
+    check()
+
+
+def _edits_keep_every_comment_of_what_is_left(
     tmp_path_factory: pytest.TempPathFactory,
     edits: list[tuple[str, str, Any]],
     text: str,

@@ -9,9 +9,9 @@ import pytest
 from builders import build_harness, make_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strength import STRENGTH
 
 from hermes_core._tools import ToolResult
-from hermes_core.testing._examples import examples
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -25,8 +25,10 @@ SHELL_TOOLS = {"terminal", "process_manage", "execute_code"}
 
 
 @pytest.mark.subprocess
-@pytest.mark.hypothesis  # its checks are inner functions: the mark lets tests_slow select it
-def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_arbitrary_json_to_every_registered_tool_returns_a_result(
+    tmp_path: Path, strength: int
+) -> None:
     harness = build_harness(tmp_path, config={"approvals": {"policy": "annotations"}})
     (harness.env.cwd / "seed.txt").write_text("some text\n")
     session = harness.session()
@@ -47,7 +49,7 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
     )
 
     @settings(
-        max_examples=examples(250),
+        max_examples=50 * strength,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
@@ -61,7 +63,7 @@ def test_arbitrary_json_to_every_registered_tool_returns_a_result(tmp_path: Path
             # The non-interactive annotations policy denies before any command could run.
             assert result.error_code in {"DENIED", "INVALID_ARGUMENTS"}, result.text_content
 
-    @settings(max_examples=examples(60), deadline=None)
+    @settings(max_examples=12 * strength, deadline=None)
     @given(command=st.text(min_size=1, max_size=30).filter(str.strip))
     def shell_commands_are_denied(command: str) -> None:
         result = harness.call("terminal", {"command": command}, session)
@@ -117,8 +119,10 @@ PAYLOAD = (
 )
 
 
-@pytest.mark.hypothesis
-def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(
+    tmp_path: Path, strength: int
+) -> None:
     import json
 
     import anyio.from_thread
@@ -134,7 +138,7 @@ def test_arbitrary_payloads_to_tool_call_through_the_host_return_a_result(tmp_pa
         session = host.new_session()
 
         @settings(
-            max_examples=examples(300),
+            max_examples=60 * strength,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )

@@ -6,14 +6,19 @@ timeout. :func:`bound_json_answers` makes the client ask for uncompressed answer
 (``Accept-Encoding: identity``) and read each JSON answer up to
 :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`, the bound of a stdio server's messages. A
 server or proxy that compresses all the same (gzip, deflate) is read too: the answer is
-expanded here, a megabyte at a time, and the bound holds for what it expands to, so a few
-kilobytes of gzip that would expand to gigabytes are given up on at the bound. Past it, or in
-an encoding hermes does not expand, reading fails with a ``StreamError``, which the SDK turns
-into an error answer to its request: the call ends at once, saying why.
+expanded here, a megabyte at a time, every gzip member of it (up to :data:`MAX_MEMBERS`), and
+the bound holds for what it expands to, so a few kilobytes of gzip that would expand to
+gigabytes are given up on at the bound, and for the compressed bytes as sent, so an endless
+answer that expands to nothing is too. Past it, in an encoding hermes does not expand, or cut
+short of the end of its compressed data, reading fails with a ``StreamError``, which the SDK
+turns into an error answer to its request: the call ends at once, saying why. An SSE answer
+compressed all the same is expanded here the same way (httpx would read one gzip member only),
+without a bound on the whole: the SDK holds each event to 1 MiB.
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections.abc import AsyncIterator, Iterator
 
@@ -23,6 +28,8 @@ from hermes_core._mcp.stdio import MAX_LINE_BYTES
 
 __all__ = ["bound_json_answers"]
 
+log = logging.getLogger("hermes_core._mcp")
+
 _WINDOW_BITS = {
     "gzip": zlib.MAX_WBITS | 16,
     "x-gzip": zlib.MAX_WBITS | 16,
@@ -31,42 +38,80 @@ _WINDOW_BITS = {
 """The encodings hermes expands, as zlib reads them (deflate: the zlib format)."""
 _PIECE = 1024 * 1024
 """The most one step of expanding makes at once."""
+MAX_MEMBERS = 100_000
+"""The most gzip members hermes reads of one answer: a proxy joins a few, and each needs a
+decompressor of its own, however little it holds (an endless run of empty ones expands to
+nothing, so the bound on what an answer expands to never ends it)."""
 
 
 class _Expander:
-    """One answer's body in ``encoding``, expanded at most :data:`_PIECE` bytes a step."""
+    """One answer's body in ``encoding``, expanded at most :data:`_PIECE` bytes a step: every
+    gzip member of it (RFC 1952 lets a body be several, one after the other), and only a whole
+    stream, up to its end (gzip's trailer, zlib's checksum)."""
 
-    def __init__(self, encoding: str, url: str) -> None:
+    def __init__(self, encoding: str, url: str, max_members: int | None = MAX_MEMBERS) -> None:
         self._encoding = encoding
         self._url = url
         self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
-        self._first = True
+        self._head: bytes | None = b"" if encoding == "deflate" else None
+        self._started = False
+        self._members = 1
+        self._max_members = max_members
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` (the next bytes of the body) expands to."""
-        first, self._first = self._first, False
-        try:
-            piece = self._zlib.decompress(data, _PIECE)
-        except zlib.error as exc:
-            if not (first and self._encoding == "deflate"):
-                raise self._broken(exc) from None
-            # Some servers send deflate without the zlib header around it, as httpx reads it.
-            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-            yield from self.pieces(data)
-            return
-        while piece:
-            yield piece
-            try:
-                piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
-            except zlib.error as exc:
-                raise self._broken(exc) from None
+        self._started = True
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < 2:  # a server flushing byte by byte: too few to tell the format
+                self._head = data
+                return
+            self._head = None
+            if not _zlib_header(data):
+                # Some servers send deflate without zlib's header around it (httpx reads it).
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        piece = self._expand(data)
+        while True:
+            while piece:
+                yield piece
+                piece = self._expand(self._zlib.unconsumed_tail)
+            rest = self._zlib.unused_data if self._zlib.eof else b""
+            if not rest:
+                return
+            if self._encoding == "deflate":
+                raise httpx2.StreamError(
+                    f"the deflate-compressed answer of {self._url} goes on past the end of its "
+                    "compressed data"
+                )
+            # The next gzip member: looped, not recursed, since a chunk can hold thousands.
+            self._members += 1
+            if self._max_members is not None and self._members > self._max_members:
+                raise httpx2.StreamError(
+                    f"the gzip-compressed answer of {self._url} has more than "
+                    f"{self._max_members:,} gzip members (the most hermes reads of one answer); "
+                    "it was not read"
+                )
+            self._zlib = zlib.decompressobj(_WINDOW_BITS[self._encoding])
+            piece = self._expand(rest)
 
-    def flush(self) -> bytes:
-        """The rest, once the body has ended."""
+    def _expand(self, data: bytes) -> bytes:
         try:
-            return self._zlib.flush()
+            return self._zlib.decompress(data, _PIECE)
         except zlib.error as exc:
             raise self._broken(exc) from None
+
+    def flush(self) -> bytes:
+        """The rest, once the body has ended; the body must have ended with its stream."""
+        try:
+            rest = self._zlib.flush()
+        except zlib.error as exc:
+            raise self._broken(exc) from None
+        if self._started and not self._zlib.eof:
+            raise _CutShort(
+                f"the {self._encoding}-compressed answer of {self._url} is cut short: it ends "
+                f"before the end of its {self._encoding} data (its trailer, or more)"
+            )
+        return rest
 
     def _broken(self, exc: zlib.error) -> httpx2.StreamError:
         return httpx2.StreamError(
@@ -74,9 +119,22 @@ class _Expander:
         )
 
 
+class _CutShort(httpx2.StreamError):
+    """A compressed body that ended before the end of its compressed data."""
+
+
+def _zlib_header(data: bytes) -> bool:
+    """Whether ``data`` begins with a zlib header (RFC 1950: method 8, a window of at most
+    32 KiB, and the check bits), not with raw deflate; told from its first two bytes, however
+    the body came in chunks."""
+    method, flags = data[0], data[1]
+    return method & 0x0F == 8 and method >> 4 <= 7 and (method << 8 | flags) % 31 == 0
+
+
 class _BoundedAnswer(httpx2.AsyncByteStream):
     """An answer's body, expanded from ``encoding`` when it has one, refused past
-    :data:`MAX_LINE_BYTES` (expanded) or, in an encoding hermes does not expand, at once."""
+    :data:`MAX_LINE_BYTES` (as sent, or expanded) or, in an encoding hermes does not expand, at
+    once."""
 
     def __init__(self, inner: httpx2.AsyncByteStream, url: str, encoding: str) -> None:
         self._inner = inner
@@ -90,10 +148,18 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
                 "for none (Accept-Encoding: identity); hermes expands gzip and deflate only"
             )
         expander = _Expander(self._encoding, self._url) if self._encoding else None
-        read = 0
+        read = sent = 0
         async for chunk in self._inner:
-            if not chunk:  # an empty first chunk would hide a raw deflate body from its check
+            if not chunk:
                 continue
+            sent += len(chunk)
+            if expander is not None and sent > MAX_LINE_BYTES:
+                # What expands to little (empty blocks, empty members) may come without end.
+                raise httpx2.StreamError(
+                    f"the answer of {self._url} is more than {MAX_LINE_BYTES // (1024 * 1024)} "
+                    f"MiB as sent ({self._encoding}-compressed; the longest message hermes "
+                    "reads); it was not read"
+                )
             for piece in expander.pieces(chunk) if expander is not None else (chunk,):
                 read += len(piece)
                 self._check(read)
@@ -122,14 +188,47 @@ def _encoding(response: httpx2.Response) -> str:
     return ", ".join(coding for coding in codings if coding and coding != "identity")
 
 
+class _ExpandedEvents(httpx2.AsyncByteStream):
+    """An SSE answer's body, compressed all the same, expanded as a JSON answer's is but without
+    a bound on the whole (a stream of events may last; the SDK holds each event to 1 MiB). A
+    body cut short ends as a dropped stream does, and one that does not expand fails as httpx's
+    own expanding would, so that the SDK resumes or reconnects as it does for those; why is
+    logged."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, url: str, encoding: str) -> None:
+        self._inner = inner
+        self._expander = _Expander(encoding, url, max_members=None)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                if chunk:
+                    for piece in self._expander.pieces(chunk):
+                        yield piece
+            if rest := self._expander.flush():
+                yield rest
+        except _CutShort as exc:
+            log.warning("%s; hermes takes it for a stream that ended there", exc)
+        except httpx2.StreamError as exc:
+            log.warning("%s", exc)
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 async def _bound(response: httpx2.Response) -> None:
     kind = response.headers.get("content-type", "").lower()
-    if not kind.startswith("application/json") or not isinstance(
-        response.stream, httpx2.AsyncByteStream
-    ):
+    if not isinstance(response.stream, httpx2.AsyncByteStream):
         return
     encoding = _encoding(response)
-    response.stream = _BoundedAnswer(response.stream, str(response.request.url), encoding)
+    url = str(response.request.url)
+    if kind.startswith("application/json"):
+        response.stream = _BoundedAnswer(response.stream, url, encoding)
+    elif kind.startswith("text/event-stream") and encoding in _WINDOW_BITS:
+        response.stream = _ExpandedEvents(response.stream, url, encoding)
+    else:
+        return
     # The stream now gives the answer expanded: httpx must not expand it again.
     if encoding in _WINDOW_BITS:
         del response.headers["content-encoding"]
@@ -137,8 +236,8 @@ async def _bound(response: httpx2.Response) -> None:
 
 def bound_json_answers(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
     """``client``, asking for uncompressed answers and reading each JSON answer, expanded when
-    it comes compressed all the same, up to :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`
-    (see the module docstring)."""
+    it comes compressed all the same, up to :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`,
+    and expanding a compressed SSE answer itself (see the module docstring)."""
     client.headers["accept-encoding"] = "identity"
     hooks = client.event_hooks
     hooks["response"].append(_bound)

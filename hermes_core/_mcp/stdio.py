@@ -308,7 +308,10 @@ _NAMES: Final = (b"id", b"result", b"error", b"method")
 """The keys of an answer's object (and ``method``, a request's) that :func:`_answered_id` reads."""
 _COLON: Final = re.compile(rb"\s*:\s*")
 _OBJECT: Final = re.compile(rb"\s*\{")
-_ID: Final = re.compile(rb'(-?\d{1,18}|"[^"\\]{0,200}")\s*[,}]')
+_ID: Final = re.compile(rb'(-?\d{1,18}|"[^"]{0,1200}")\s*[,}]')
+"""An ``id`` as written, matched in the scan's copy of a line (where no quote is left inside a
+string): a number, or a string of up to 1,200 bytes (200 characters written ``\\uXXXX``), decoded
+from the line itself as JSON decodes it, escapes and all."""
 MAX_KEYS_SCANNED: Final = 10_000
 """How many keys named like an answer's (``id``, ``result``, ``error``, ``method``), at any
 depth, :func:`_answered_id` looks at in one line before giving up on it; ten times as many
@@ -395,7 +398,7 @@ def _answered_id(line: bytes) -> int | str | None:
         return None
     try:
         ident: int | str = json.loads(ids[0])
-    except ValueError:  # a control character or bytes that are not UTF-8 in a string id
+    except ValueError:  # a control character, bytes not UTF-8 or an escape JSON lacks (\x)
         return None
     return ident
 

@@ -5,10 +5,12 @@ ended with a reason that names it."""
 from __future__ import annotations
 
 import logging
-import resource
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -126,6 +128,24 @@ async def test_an_answer_too_deep_to_read_with_its_id_inside_ends_its_call_at_on
     assert echoed.text_content == "echo: still here"
 
 
+async def test_an_answer_too_deep_to_read_with_an_escaped_string_id_ends_its_call_at_once(
+    env: Environment,
+) -> None:
+    # {"jsonrpc": "2.0", "result": <300 objects deep>, "id": "\u0033"}: "3", request 3's id
+    entry = McpServerConfig.model_validate(
+        {"command": sys.executable, "args": [str(DEEP), "10", "--id-escaped"], "timeout": 20}
+    )
+    async with McpSupervisor({"deep": entry}, env) as mcp:
+        result = await mcp.call_tool("deep", "deep", {})
+        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith("MCP server 'deep' answered the call of 'deep': "), message
+    assert "cannot read the server's answer" in message, message
+    assert echoed.text_content == "echo: still here"
+
+
 @pytest.fixture
 def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
     """``httpflood.py`` serving on 127.0.0.1 as a child process, with the options the test is
@@ -159,9 +179,25 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
 
 @pytest.mark.parametrize(
     "http_flood",
-    ["--encoding gzip", "--encoding deflate", "--encoding raw-deflate"],
+    [
+        "--encoding gzip",
+        "--encoding gzip --members 3",
+        "--encoding deflate",
+        "--encoding raw-deflate",
+        "--encoding gzip --dribble",
+        "--encoding deflate --dribble",
+        "--encoding raw-deflate --dribble",
+    ],
     indirect=True,
-    ids=["gzip", "deflate", "raw-deflate"],
+    ids=[
+        "gzip",
+        "gzip-members",
+        "deflate",
+        "raw-deflate",
+        "gzip-byte-by-byte",
+        "deflate-byte-by-byte",
+        "raw-deflate-byte-by-byte",
+    ],
 )
 async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str
@@ -173,29 +209,126 @@ async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     assert echoed.text_content == "echo: still here"
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+class PeakRss:
+    """How far the process' resident memory rose over what it was when the block began (MiB)."""
+
+    grown = 0.0
 
 
+def _status_mib(field: str) -> float:
+    status = Path("/proc/self/status").read_text(encoding="ascii")
+    found = re.search(rf"^{field}:\s+(\d+) kB$", status, re.MULTILINE)
+    assert found is not None, f"no {field} in /proc/self/status"
+    return int(found.group(1)) / 1024
+
+
+@contextmanager
+def _peak_rss_growth() -> Iterator[PeakRss]:
+    """The growth of the process' peak RSS over the block, from its RSS at the start. The peak
+    (VmHWM) is reset first (Linux 4.0+: ``/proc/self/clear_refs``); ``ru_maxrss`` is not, and
+    only rises, so a larger peak of an earlier test in the same worker would hide the block's."""
+    Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
+    peak = PeakRss()
+    before = _status_mib("VmRSS")
+    yield peak
+    peak.grown = _status_mib("VmHWM") - before
+
+
+@pytest.mark.parametrize(
+    "http_flood", ["", "--members 2"], indirect=True, ids=["one-member", "member-a-megabyte"]
+)
 async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
     env: Environment, http_flood: str
 ) -> None:
-    # About 250 KB of gzip that expands to 256 MiB: read whole, the body and its joined copy
-    # would grow the process by at least 512 MiB.
+    # About 250 KB of gzip that expands to 256 MiB (in one gzip member, or in 258: the 64 MiB
+    # hold for them all): read whole, the body and its joined copy would grow the process by
+    # at least 512 MiB.
     entry = McpServerConfig(url=http_flood, timeout=30)
     async with McpSupervisor({"remote": entry}, env) as mcp:
-        before = _peak_rss_mib()
-        result = await mcp.call_tool("remote", "bomb", {})
-        grown = _peak_rss_mib() - before
+        with _peak_rss_growth() as peak:
+            result = await mcp.call_tool("remote", "bomb", {})
         echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert peak.grown < 200, f"the peak RSS grew by {peak.grown:.0f} MiB"
     assert result.is_error
     assert result.error_code == MCP_ERROR, result.error_message
     message = result.error_message or ""
     assert "'remote'" in message, message
     assert LIMIT in message, message
     assert "gzip" in message, message
-    assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
     assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("tool", ["untrailed", "cut"])
+async def test_a_gzip_answer_cut_short_ends_its_call_naming_the_server(
+    env: Environment, http_flood: str, tool: str
+) -> None:
+    # untrailed: the whole answer but gzip's 8-byte trailer; cut: half the compressed bytes
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        result = await mcp.call_tool("remote", tool, {})
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith(f"MCP server 'remote' refused the call of '{tool}': "), message
+    assert f"the gzip-compressed answer of {http_flood} is cut short" in message, message
+    assert "JSON" not in message.partition("cut short")[2], message
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize(
+    ("tool", "bound"), [("void", "more than 100,000 gzip members"), ("stall", "64 MiB as sent")]
+)
+async def test_a_compressed_answer_expanding_to_nothing_without_end_is_cut_off_naming_why(
+    env: Environment, http_flood: str, tool: str, bound: str
+) -> None:
+    # void: empty gzip members without end; stall: one member of empty deflate blocks
+    entry = McpServerConfig(url=http_flood, timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        result = await mcp.call_tool("remote", tool, {})
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert result.is_error
+    assert result.error_code == MCP_ERROR, result.error_message
+    message = result.error_message or ""
+    assert message.startswith(f"MCP server 'remote' refused the call of '{tool}': "), message
+    assert http_flood in message, message
+    assert bound in message, message
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize(
+    "http_flood",
+    ["--sse --encoding gzip --members 3", "--sse --encoding raw-deflate --dribble"],
+    indirect=True,
+    ids=["sse-gzip-members", "sse-raw-deflate-byte-by-byte"],
+)
+async def test_a_compressed_sse_answer_is_read_whatever_its_members_or_chunks(
+    env: Environment, http_flood: str
+) -> None:
+    entry = McpServerConfig(url=http_flood, connect_timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    assert echoed.text_content == "echo: still here"
+
+
+@pytest.mark.parametrize("http_flood", ["--sse"], indirect=True, ids=["sse"])
+async def test_a_gzip_sse_answer_cut_short_ends_as_a_dropped_stream_and_is_logged_naming_it(
+    env: Environment, http_flood: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # cut: half the compressed bytes of one event, the stream ending there. The SDK resumes a
+    # dropped stream of a server that numbers its events (this one does not), so a cut is one.
+    entry = McpServerConfig(url=http_flood, timeout=30)
+    caplog.set_level(logging.WARNING)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        result = await mcp.call_tool("remote", "cut", {})
+    assert result.is_error
+    message = result.error_message or ""
+    assert "'remote'" in message, message
+    assert "SSE stream ended without a response" in message, message
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    cut = f"the gzip-compressed answer of {http_flood} is cut short"
+    assert any(cut in w for w in warned), warned
 
 
 @pytest.mark.parametrize("http_flood", ["--sse --encoding gzip"], indirect=True, ids=["sse"])
@@ -208,21 +341,20 @@ async def test_a_compressed_sse_answer_is_read_and_a_bomb_in_one_event_is_cut_of
     async with McpSupervisor({"remote": entry}, env) as mcp:
         assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
         echoed = await mcp.call_tool("remote", "echo", {"text": "first"})
-        before = _peak_rss_mib()
-        result = await mcp.call_tool("remote", "bomb", {})
-        grown = _peak_rss_mib() - before
+        with _peak_rss_growth() as peak:
+            result = await mcp.call_tool("remote", "bomb", {})
         # hermes takes the SDK's word that the connection closed, and connects again.
         for _ in range(100):
             again = await mcp.call_tool("remote", "echo", {"text": "still here"})
             if not again.is_error:
                 break
             await anyio.sleep(0.2)
+    assert peak.grown < 200, f"the peak RSS grew by {peak.grown:.0f} MiB"
     assert echoed.text_content == "echo: first"
     assert result.is_error
     message = result.error_message or ""
     assert "'remote'" in message, message
     assert "1048576 byte limit" in message, message
-    assert grown < 200, f"the peak RSS grew by {grown:.0f} MiB"
     assert again.text_content == "echo: still here"
 
 
@@ -261,7 +393,19 @@ async def test_a_server_listing_tools_without_end_is_refused_past_the_bound_nami
 
 @pytest.mark.parametrize(
     ("ident", "expected"),
-    [(b"7", 7), (b'"a\\"b"', 'a"b'), (b'"a\\\\b"', "a\\b"), (b'"plain"', "plain")],
+    [
+        (b"7", 7),
+        (b'"a\\"b"', 'a"b'),
+        (b'"a\\\\b"', "a\\b"),
+        (b'"plain"', "plain"),
+        (b'"a\\nb"', "a\nb"),
+        (b'"\\u0041\\/"', "A/"),
+        (b'"\\ud83d\\ude00 \\t\\"\\\\"', '\U0001f600 \t"\\'),
+        (b'"\\u0033"', "3"),
+        (b'"\\x"', None),  # not an escape JSON has
+        (b'"' + b"\\u0041" * 200 + b'"', "A" * 200),  # 1,200 bytes as written
+        (b'"' + b"a" * 1201 + b'"', None),  # past the bound of an id's length
+    ],
 )
 def test_the_id_of_a_deep_answer_is_read_as_the_server_wrote_it(
     ident: bytes, expected: object

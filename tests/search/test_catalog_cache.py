@@ -4,6 +4,7 @@ catalog is read again, and a bad cache file is ignored with one warning and repl
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -146,9 +147,22 @@ def catalog_tools(answer: dict[str, Any]) -> int:
     return sum(1 for tool in answer["tools"].values() if tool["source"] == "catalog")
 
 
+CATALOG_TOOLS = 1_200
+"""The ``catalog`` fixture's size: past the 1,000 documents from which the bm25 index is kept in
+the cache directory too (``PERSIST_MIN_DOCUMENTS``), so that a warm host loads both."""
+
+
+@functools.cache
+def catalog_text() -> str:
+    """The ``catalog`` fixture's file, made once a process (the entries are drawn at random)."""
+    return json.dumps(generated_entries(CATALOG_TOOLS))
+
+
 @pytest.fixture
 def catalog(tmp_path: Path) -> Path:
-    return write_catalog(tmp_path / "catalog.json", generated_entries(3000))
+    path = tmp_path / "catalog.json"
+    path.write_text(catalog_text(), encoding="utf-8")
+    return path
 
 
 def test_a_warm_host_makes_only_the_catalog_tools_it_is_asked_about(
@@ -173,7 +187,7 @@ def test_a_warm_host_makes_only_the_catalog_tools_it_is_asked_about(
         return described.structured, called
 
     described, called = anyio.run(describe_and_call)
-    entry = generated_entries(3000)[361]
+    entry = json.loads(catalog_text())[361]
     assert described["tools"]["svc9__op_0361"] == {
         "description": entry["description"],
         "parameters": entry["input_schema"],
@@ -390,8 +404,8 @@ def test_a_catalog_without_a_writable_cache_directory_still_loads(
     blocked.write_text("a file where the cache directory should be", encoding="utf-8")
     with caplog.at_level(logging.WARNING):
         block = read_catalog(catalog, None, owner="catalog", cache_dir=blocked)
-    assert len(block) == 3000
-    assert block.tool(0).name == generated_entries(3000)[0]["name"]
+    assert len(block) == CATALOG_TOOLS
+    assert block.tool(0).name == json.loads(catalog_text())[0]["name"]
     (warning,) = cache_warnings(caplog)
     assert "cannot save the catalog cache" in warning
 

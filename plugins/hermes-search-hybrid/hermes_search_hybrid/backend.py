@@ -21,7 +21,13 @@ from hermes_search_hybrid.fusion import blend
 from hermes_search_hybrid.model import DOCUMENT_MAX_TOKENS, QUERY_MAX_TOKENS, Encoder, Vectors
 from hermes_search_hybrid.settings import HybridSettings
 from hermes_search_hybrid.store import EmbeddingStore, content_key
-from hermes_search_hybrid.text import embedded_text, query_texts, summary_text, word_count
+from hermes_search_hybrid.text import (
+    embedded_text,
+    query_texts,
+    reads_as_sentence,
+    summary_text,
+    word_count,
+)
 
 __all__ = ["PROGRESS_MIN_TOOLS", "HybridBackend", "RankedTool"]
 
@@ -232,8 +238,8 @@ class HybridBackend:
     ) -> list[SearchHit]:
         """At most ``limit`` hits for ``query``, best first: :meth:`ranked` less the tools less
         similar to the query than ``min_similarity``, and none at all when no tool is at least
-        ``no_match_below`` similar to it (``no_match_below_request`` for a request; a tool the
-        query names exactly stays) or, with
+        ``no_match_below`` similar to it (``no_match_below_request`` for a request, or a
+        shorter query that :func:`reads_as_sentence`; a tool the query names exactly stays) or, with
         ``absent_service_no_match``, when the query names a service nobody has
         (:meth:`names_absent_service`). A query certainly in another language than English
         (:func:`~hermes_core.search.query_language`) gets the lexical side's answer: the model
@@ -252,11 +258,9 @@ class HybridBackend:
             return []
         settings = self.settings
         floor = settings.min_similarity
-        no_match = (
-            settings.no_match_below
-            if self._is_keyword(query.strip())
-            else settings.no_match_below_request
-        )
+        text = query.strip()
+        keyword = self._is_keyword(text) and not reads_as_sentence(text)
+        no_match = settings.no_match_below if keyword else settings.no_match_below_request
         if not tools[0].exact and max(t.similarity for t in tools) < no_match:
             return []
         hits: list[SearchHit] = []

@@ -60,9 +60,11 @@ class HybridSettings:
     ``keyword_max_words``), the query gets no match, whatever the lexical side found; an exact
     tool-name query is exempt."""
     no_match_below_request: Cosine = 0.2
-    """``no_match_below`` for a request (a query of more than ``keyword_max_words`` words): a
-    request's argument words (names, places, values) are in no tool's text, so it is less
-    similar to its tool than a keyword query naming the same action."""
+    """``no_match_below`` for a request (a query of more than ``keyword_max_words`` words, or a
+    shorter one written as a sentence, with two English function words such as ``the``, ``my``,
+    ``what``: :func:`~hermes_search_hybrid.text.reads_as_sentence`): a request's argument words
+    (names, places, values) are in no tool's text, so it is less similar to its tool than a
+    keyword query naming the same action."""
     min_similarity: Cosine = 0.1
     """A tool less similar than this (cosine, -1..1) to the query is not returned (the others
     are); an exact tool-name query is exempt."""

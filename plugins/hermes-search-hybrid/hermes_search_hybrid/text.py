@@ -6,7 +6,14 @@ import re
 
 from hermes_core.search import ToolDocument
 
-__all__ = ["embedded_text", "identifier_words", "query_texts", "summary_text", "word_count"]
+__all__ = [
+    "embedded_text",
+    "identifier_words",
+    "query_texts",
+    "reads_as_sentence",
+    "summary_text",
+    "word_count",
+]
 
 _SEPARATORS = re.compile(r"[_\-.:/\s]+")
 _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -15,6 +22,15 @@ _AFTER_END_MARK = r"(?<=[.!?])\s+"
 _SENTENCE_END = re.compile(_AFTER_END_MARK + r"|\s*;\s*|\s*\n\s*")
 _WORD = re.compile(r"\w+")
 _FIRST_SENTENCE_END = re.compile(_AFTER_END_MARK)
+_QUERY_WORD = re.compile(r"\w+(?:['’]\w+)*")
+# The English words a sentence has and a keyword query does not: articles, pronouns,
+# auxiliaries, prepositions, question words.
+_SENTENCE_WORDS_TEXT = (
+    "a an the my your our me i i'm we you it it's this that what what's which who who's how "
+    "is are was be do does can please of to in on for with from by at into about up and or "
+    "any some"
+)
+_SENTENCE_WORDS = frozenset(_SENTENCE_WORDS_TEXT.split())
 
 
 def identifier_words(identifier: str) -> list[str]:
@@ -81,6 +97,15 @@ def summary_text(document: ToolDocument) -> str:
 def word_count(query: str) -> int:
     """The words (runs of letters, digits and ``_``) of ``query``."""
     return len(_WORD.findall(query))
+
+
+def reads_as_sentence(query: str) -> bool:
+    """Whether ``query`` is written as a sentence rather than as keywords: it holds at least
+    two English function words (``the``, ``my``, ``to``, ``what``, ``does``...).
+    ``what files does PR 57 touch`` does; ``github create issue`` and ``book hotel room in
+    lisbon`` do not."""
+    words = _QUERY_WORD.findall(query.lower().replace("’", "'"))
+    return sum(word in _SENTENCE_WORDS for word in words) >= 2
 
 
 def query_texts(query: str) -> list[str]:

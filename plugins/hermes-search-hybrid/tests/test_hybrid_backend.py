@@ -65,10 +65,10 @@ def test_query_similar_to_nothing_gets_no_match(make_backend: MakeBackend) -> No
 def test_query_no_tool_is_similar_enough_to_gets_no_match_though_bm25_matches_a_word(
     make_backend: MakeBackend,
 ) -> None:
-    query = "weather the storm of a divorce"  # "weather" is in get_weather; the meaning is not
+    query = "weather the storm of divorce"  # "weather" is in get_weather; the meaning is not
     backend = make_backend()
     backend.build(TOOLS)
-    without = make_backend(no_match_below=-1)
+    without = make_backend(no_match_below=-1, no_match_below_request=-1)
     without.build(TOOLS)
 
     assert names(backend.lexical.search(query, 5, "off")) == ["get_weather"]
@@ -86,6 +86,23 @@ def test_a_request_is_held_to_its_own_no_match_threshold(make_backend: MakeBacke
 
     assert names(backend.search(request, 5, "off"))[0] == "send_sms"
     assert backend.search(keyword, 5, "off") == []
+
+
+@pytest.mark.parametrize(
+    "request_", ["text my mother that I will be late", "what is in the reports folder"]
+)
+def test_a_short_query_that_reads_as_a_sentence_is_held_to_the_request_threshold(
+    make_backend: MakeBackend, request_: str
+) -> None:
+    # Ten words or fewer, yet a request: its argument words ("mother", "late") are in no tool,
+    # so it is as far from its tool as a longer request is. A keyword query ("send a text
+    # message": one such word) keeps the keyword threshold.
+    backend = make_backend(no_match_below=0.99, no_match_below_request=-1)
+    backend.build(TOOLS)
+
+    assert names(backend.search(request_, 5, "off"))
+    assert backend.search("send a text message", 5, "off") == []
+    assert backend.search("list folder files", 5, "off") == []
 
 
 def test_a_tool_below_min_similarity_is_dropped_and_the_others_returned(

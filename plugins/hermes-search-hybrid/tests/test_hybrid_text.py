@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from hermes_search_hybrid.text import embedded_text, query_texts, summary_text, word_count
+from hermes_search_hybrid.text import (
+    embedded_text,
+    query_texts,
+    reads_as_sentence,
+    summary_text,
+    word_count,
+)
 
 from hermes_core.search import ToolDocument
 
@@ -55,3 +61,13 @@ def test_summary_of_an_mcp_tool_drops_the_prefix_and_one_without_description_is_
 def test_words_of_a_query_are_counted_as_runs_of_letters_and_digits() -> None:
     assert word_count("delete github branch feature-x") == 5
     assert word_count("  ") == 0
+
+
+def test_a_query_with_two_english_function_words_reads_as_a_sentence() -> None:
+    assert reads_as_sentence("what files does PR 57 touch")
+    assert reads_as_sentence("ping the team in #deploys that the release is out")
+    assert reads_as_sentence("What's in my inbox?")
+    assert reads_as_sentence("click the 'Sign in' button")  # a quote is no part of a word
+    assert not reads_as_sentence("github create issue")
+    assert not reads_as_sentence("book hotel room in lisbon")  # one is a keyword query's
+    assert not reads_as_sentence("")

@@ -27,6 +27,7 @@ from plugins_builtin.bm25 import (
 __all__ = [
     "KERNEL_BUILDABLE",
     "KERNEL_NAMES",
+    "STRENGTH",
     "BM25Index",
     "admission",
     "analysis",
@@ -60,3 +61,7 @@ needs_c_kernel = pytest.mark.usefixtures("c_kernel_buildable")
 """For a test of the C kernel itself: where it cannot be built (no ``Python.h`` or no C
 compiler) the test fails saying what to install, and where it can be and was not, it fails
 too (``c_kernel_buildable`` in this folder's ``conftest.py``)."""
+STRENGTH = [pytest.param(1, id="default"), pytest.param(5, marks=pytest.mark.slow, id="full")]
+"""Parametrize a property with this and multiply its default run's examples by the value:
+drawing the examples is most of a property's CPU, so the default run (``-m "not slow"``) draws
+a fifth and ``nox -s tests_slow`` the full count (as ``tests/strength.py``)."""

@@ -13,12 +13,20 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from bm25_modules import KERNEL_NAMES, build, fields, index, kernel, needs_c_kernel, tokenize
+from bm25_modules import (
+    KERNEL_NAMES,
+    STRENGTH,
+    build,
+    fields,
+    index,
+    kernel,
+    needs_c_kernel,
+    tokenize,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search import KeyedDocuments, ToolDocument
-from hermes_core.testing._examples import examples
 
 FIELD_COUNT = len(fields.FIELDS)
 # Words of every shape the tokenizer splits: camelCase, acronyms and their plurals, versions,
@@ -88,9 +96,17 @@ def _postings_builders() -> list[tuple[object, object]]:
     return builders
 
 
-@settings(max_examples=examples(300), deadline=None)
-@given(batch=st.lists(documents, max_size=12), flags=indexed)
-def test_batch_indexing_gives_each_documents_fields_tokens(
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_batch_indexing_gives_each_documents_fields_tokens(strength: int) -> None:
+    @settings(max_examples=60 * strength, deadline=None)
+    @given(batch=st.lists(documents, max_size=12), flags=indexed)
+    def check(batch: list[ToolDocument], flags: list[bool]) -> None:
+        _batch_indexing_gives_each_documents_fields_tokens(batch, flags)
+
+    check()
+
+
+def _batch_indexing_gives_each_documents_fields_tokens(
     batch: list[ToolDocument], flags: list[bool]
 ) -> None:
     lengths, counts = _expected(batch, flags)
@@ -113,13 +129,21 @@ def test_batch_indexing_gives_each_documents_fields_tokens(
 
 
 @needs_c_kernel
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    terms=st.lists(st.lists(st.integers(0, 30), max_size=40), min_size=5, max_size=5),
-    documents=st.integers(1, 12),
-    data=st.data(),
-)
-def test_c_postings_equal_the_sorted_reference(
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_c_postings_equal_the_sorted_reference(strength: int) -> None:
+    @settings(max_examples=40 * strength, deadline=None)
+    @given(
+        terms=st.lists(st.lists(st.integers(0, 30), max_size=40), min_size=5, max_size=5),
+        documents=st.integers(1, 12),
+        data=st.data(),
+    )
+    def check(terms: list[list[int]], documents: int, data: st.DataObject) -> None:
+        _c_postings_equal_the_sorted_reference(terms, documents, data)
+
+    check()
+
+
+def _c_postings_equal_the_sorted_reference(
     terms: list[list[int]], documents: int, data: st.DataObject
 ) -> None:
     field_terms = [np.asarray(t, dtype=np.int32) for t in terms]
@@ -145,9 +169,17 @@ words = st.text(alphabet="abAB01\x01", min_size=1, max_size=4)
 
 
 @needs_c_kernel
-@settings(max_examples=examples(200), deadline=None)
-@given(calls=st.lists(st.lists(words, max_size=30), min_size=1, max_size=6), spaces=st.data())
-def test_c_word_ids_number_words_as_the_python_table_does(
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_c_word_ids_number_words_as_the_python_table_does(strength: int) -> None:
+    @settings(max_examples=40 * strength, deadline=None)
+    @given(calls=st.lists(st.lists(words, max_size=30), min_size=1, max_size=6), spaces=st.data())
+    def check(calls: list[list[str]], spaces: st.DataObject) -> None:
+        _c_word_ids_number_words_as_the_python_table_does(calls, spaces)
+
+    check()
+
+
+def _c_word_ids_number_words_as_the_python_table_does(
     calls: list[list[str]], spaces: st.DataObject
 ) -> None:
     c = kernel.KERNELS["c"]
@@ -199,10 +231,14 @@ def _pieces_by_the_expression(word: str) -> list[str]:
     return [piece.lower() for piece in result]
 
 
-@settings(max_examples=examples(500), deadline=None)
-@given(word=st.text(alphabet="abcsXYZS019", min_size=1, max_size=10))
-def test_word_pieces_shortcuts_split_as_the_expression_does(word: str) -> None:
-    assert tokenize.word_pieces(word) == _pieces_by_the_expression(word)
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_word_pieces_shortcuts_split_as_the_expression_does(strength: int) -> None:
+    @settings(max_examples=100 * strength, deadline=None)
+    @given(word=st.text(alphabet="abcsXYZS019", min_size=1, max_size=10))
+    def check(word: str) -> None:
+        assert tokenize.word_pieces(word) == _pieces_by_the_expression(word)
+
+    check()
 
 
 def test_a_large_keyed_catalog_is_indexed_a_chunk_at_a_time_and_ranks_the_same(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from bm25_modules import BM25Index
+import pytest
+from bm25_modules import STRENGTH, BM25Index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search._backend import ToolDocument
-from hermes_core.testing._examples import examples
 
 WORDS = ["issue", "create", "list", "file", "read", "user", "zone", "record", "send", "message"]
 QUERIES = [
@@ -50,13 +50,25 @@ def _apply(registry: dict[str, ToolDocument], operation: str, payload: list) -> 
             registry.pop(name, None)
 
 
-@settings(max_examples=examples(150), deadline=None)
-@given(
-    initial=st.lists(documents, max_size=20),
-    steps=operations,
-    compact=st.sampled_from([1, 4, 1024]),
-)
-def test_incremental_add_and_remove_equal_a_full_rebuild(
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_incremental_add_and_remove_equal_a_full_rebuild(strength: int) -> None:
+    @settings(max_examples=30 * strength, deadline=None)
+    @given(
+        initial=st.lists(documents, max_size=20),
+        steps=operations,
+        compact=st.sampled_from([1, 4, 1024]),
+    )
+    def check(
+        initial: list[ToolDocument],
+        steps: list[tuple[str, list]],
+        compact: int,  # type: ignore[type-arg]
+    ) -> None:
+        _incremental_add_and_remove_equal_a_full_rebuild(initial, steps, compact)
+
+    check()
+
+
+def _incremental_add_and_remove_equal_a_full_rebuild(
     initial: list[ToolDocument],
     steps: list[tuple[str, list]],
     compact: int,  # type: ignore[type-arg]
@@ -78,11 +90,17 @@ def test_incremental_add_and_remove_equal_a_full_rebuild(
             assert index.search(query, 50, admission) == rebuilt.search(query, 50, admission)
 
 
-@settings(max_examples=examples(100), deadline=None)
-@given(catalog=st.lists(documents, max_size=30), query=st.sampled_from(QUERIES))
-def test_admission_filters_but_does_not_change_scores(
-    catalog: list[ToolDocument], query: str
-) -> None:
+@pytest.mark.parametrize("strength", STRENGTH)
+def test_admission_filters_but_does_not_change_scores(strength: int) -> None:
+    @settings(max_examples=20 * strength, deadline=None)
+    @given(catalog=st.lists(documents, max_size=30), query=st.sampled_from(QUERIES))
+    def check(catalog: list[ToolDocument], query: str) -> None:
+        _admission_filters_but_does_not_change_scores(catalog, query)
+
+    check()
+
+
+def _admission_filters_but_does_not_change_scores(catalog: list[ToolDocument], query: str) -> None:
     # strict and lenient look the rarest token's holders up; off scores every holder of any
     # token in one dense pass. An admitted tool must score exactly as under off.
     index = BM25Index(catalog)

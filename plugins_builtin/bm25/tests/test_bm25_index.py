@@ -6,14 +6,13 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from bm25_modules import KERNEL_NAMES, BM25Index, fields, index
+from bm25_modules import KERNEL_NAMES, STRENGTH, BM25Index, fields, index
 from bm25_modules import admission as admission_rules
 from bm25_modules import kernel as kernel_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search._backend import SearchBackend, SearchHit, ToolDocument
-from hermes_core.testing._examples import examples
 
 NAME_BOOST, bm25_idf = index.NAME_BOOST, index.bm25_idf
 FIELDS, FIELD_WEIGHTS = fields.FIELDS, fields.FIELD_WEIGHTS
@@ -60,16 +59,24 @@ _PIECES = st.sampled_from(["mcp__", "s__", "Get", "get", " ", "_x", "x"])
 _NAMES = st.builds("".join, st.lists(_PIECES, min_size=1, max_size=4))
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    first=st.lists(_NAMES, min_size=1, max_size=8),
-    added=st.lists(_NAMES, max_size=4),
-    removed=st.lists(_NAMES, max_size=4),
-    query=_NAMES,
-)
+@pytest.mark.parametrize("strength", STRENGTH)
 def test_exact_name_bypass_puts_every_tool_the_query_names_first_in_registry_order(
-    first: list[str], added: list[str], removed: list[str], query: str
+    strength: int,
 ) -> None:
+    @settings(max_examples=40 * strength, deadline=None)
+    @given(
+        first=st.lists(_NAMES, min_size=1, max_size=8),
+        added=st.lists(_NAMES, max_size=4),
+        removed=st.lists(_NAMES, max_size=4),
+        query=_NAMES,
+    )
+    def check(first: list[str], added: list[str], removed: list[str], query: str) -> None:
+        _exact_names_first(first, added, removed, query)
+
+    check()
+
+
+def _exact_names_first(first: list[str], added: list[str], removed: list[str], query: str) -> None:
     # Names in any case, with spaces and mcp__ prefixes, through builds, adds and removes.
     index = BM25Index([_doc(name, "a tool") for name in first])
     index.add([_doc(name, "a tool") for name in added])

@@ -10,15 +10,14 @@ import struct
 from pathlib import Path
 
 import pytest
-from bm25_modules import BM25Index, store
-from hypothesis import HealthCheck, given, settings
+from bm25_modules import STRENGTH, BM25Index, store
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core import Environment
 from hermes_core.search import ToolDocument
 from hermes_core.search._backend import Admission
 from hermes_core.testing import make_search_backend
-from hermes_core.testing._examples import examples
 
 ADMISSIONS: tuple[Admission, ...] = ("strict", "lenient", "off")
 WORDS = ["create", "add", "issue", "ticket", "list", "all", "file", "user", "github", "zone"]
@@ -63,18 +62,26 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
-@settings(
-    max_examples=examples(60),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(
-    catalog=st.lists(documents, min_size=1, max_size=30),
-    query=st.lists(st.sampled_from([*WORDS, "absent"]), min_size=1, max_size=4).map(" ".join),
-    added=st.lists(documents, max_size=5),
-    removed=st.lists(documents.map(lambda d: d.name), max_size=5),
-)
+@pytest.mark.parametrize("strength", STRENGTH)
 def test_index_loaded_from_the_cache_answers_exactly_as_the_freshly_built_one(
+    tmp_path_factory: pytest.TempPathFactory, strength: int
+) -> None:
+    @settings(max_examples=12 * strength, deadline=None)
+    @given(
+        catalog=st.lists(documents, min_size=1, max_size=30),
+        query=st.lists(st.sampled_from([*WORDS, "absent"]), min_size=1, max_size=4).map(" ".join),
+        added=st.lists(documents, max_size=5),
+        removed=st.lists(documents.map(lambda d: d.name), max_size=5),
+    )
+    def check(
+        catalog: list[ToolDocument], query: str, added: list[ToolDocument], removed: list[str]
+    ) -> None:
+        _loaded_answers_as_fresh(tmp_path_factory, catalog, query, added, removed)
+
+    check()
+
+
+def _loaded_answers_as_fresh(
     tmp_path_factory: pytest.TempPathFactory,
     catalog: list[ToolDocument],
     query: str,

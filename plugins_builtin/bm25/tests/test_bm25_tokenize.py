@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search import ToolDocument
-from hermes_core.testing._examples import examples
 
 query_tokens, split_words, tokenize = (
     tokenizer.query_tokens,
@@ -126,7 +125,7 @@ def test_action_verbs_of_tool_names_are_kept_in_queries() -> None:
     assert [hit.name for hit in index.search("get issue", 1, "strict")] == ["get_issue"]
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
         st.sampled_from(
