@@ -285,24 +285,27 @@ def half_uninstalled(cli: HermesCli) -> tuple[Path, dict[str, str]]:
 
 
 def test_a_malformed_entry_points_file_of_an_unrelated_distribution_does_not_stop_the_listing(
-    hermes_cli: HermesCli,
+    hermes_cli: InProcessCli,
 ) -> None:
     _, env = half_uninstalled(hermes_cli)
 
-    rows = json.loads(hermes_cli.run("plugins", "list", "--json", env=env).stdout)
+    # A new process: this one may have read every distribution's entry points already.
+    listed = hermes_cli.subprocess_run("plugins", "list", "--json", env=env)
+    rows = json.loads(listed.stdout)
 
     # Discovery skips what it cannot parse, and the configuration is read without pydantic.
     assert {"bm25", "files"} <= {row["name"] for row in rows}
 
 
 def test_a_malformed_entry_points_file_that_stops_the_mcp_sdk_is_an_error_naming_it(
-    hermes_cli: HermesCli,
+    hermes_cli: InProcessCli,
 ) -> None:
     broken, env = half_uninstalled(hermes_cli)
     server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
     hermes_cli.config.write_text(json.dumps({"mcp_servers": {"time": server}}), encoding="utf-8")
 
-    done = hermes_cli.run("mcp", "list", ok=False, env=env)
+    # A new process: pydantic reads the entry points once a process (this one may have).
+    done = hermes_cli.subprocess_run("mcp", "list", ok=False, env=env)
 
     # pydantic reads every distribution's entry points when it builds the MCP SDK's first model,
     # in the server's task, and stops on this one: the user is told which file, not given a

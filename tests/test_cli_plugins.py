@@ -14,7 +14,6 @@ import pytest
 
 from hermes_core.testing import (
     FakeNixStore,
-    HermesCli,
     make_nix_store,
     write_dir_plugin,
     write_distribution,
@@ -44,7 +43,7 @@ class Setup:
     """A ``hermes_cli`` with every plugin source: bundled plugins, a site dir, a Nix store, and
     the variables a test adds before running ``hermes``."""
 
-    cli: HermesCli
+    cli: InProcessCli
     variables: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -99,7 +98,7 @@ class Setup:
 
 
 @pytest.fixture
-def setup(hermes_cli: HermesCli) -> Setup:
+def setup(hermes_cli: InProcessCli) -> Setup:
     made = Setup(hermes_cli)
     made.bundled.mkdir()
     made.site.mkdir()
@@ -578,7 +577,9 @@ HELP_PROBE = (
 def test_help_imports_neither_the_pydantic_config_nor_the_plugin_loader(setup: Setup) -> None:
     write_dir_plugin(setup.user_plugins, "greeter", HELLO)
     (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
-    assert "hello" in setup.run("--help").stdout  # the first help loads the plugins once
+    # The first help loads the plugins once; as a process, whose import path the probe shares.
+    first = setup.cli.subprocess_run("--help", ok=False, env=setup.environment())
+    assert "hello" in first.stdout
 
     done = run_probe(setup, HELP_PROBE, setup.environment())
 

@@ -21,6 +21,7 @@ from hermes_core.testing import (
     make_host,
     make_search_backend,
     search_backend_conformance,
+    write_distribution,
 )
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -175,3 +176,46 @@ def test_an_in_process_serve_that_stops_at_its_start_leaves_the_collector_runnin
     frozen = gc.get_freeze_count()
     end_start_pause()  # no start pause is left running either
     assert gc.get_freeze_count() == frozen
+
+
+def test_an_in_process_command_finds_a_distribution_on_its_pythonpath_without_a_subprocess(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pip plugin's test puts its site directory on PYTHONPATH; in process it goes first on
+    # sys.path for the command only, as an interpreter would put it before its site-packages.
+    cli = InProcessCli(tmp_path)
+    site = tmp_path / "site"
+    write_distribution(
+        site,
+        "hermes-pathdemo",
+        entry_points={"pathdemo": "pathdemo_mod"},
+        files={"pathdemo_mod.py": "def hermes_session_start(session):\n    pass\n"},
+    )
+
+    def no_subprocess(*args: str, **options: Any) -> Any:
+        raise AssertionError(f"hermes {args} ran as a subprocess")
+
+    monkeypatch.setattr(cli, "subprocess_run", no_subprocess)
+    path = list(sys.path)
+    rows = cli.json("plugins", "list", "--json", "--all", env=cli.variables(PYTHONPATH=str(site)))
+
+    assert {(row["name"], row["source"]) for row in rows} >= {("pathdemo", "pip")}
+    assert sys.path == path
+    assert "pathdemo_mod" not in sys.modules
+
+
+def test_an_in_process_command_freezes_nothing_and_leaves_the_frozen_heap_frozen(
+    tmp_path: Path,
+) -> None:
+    # hermes freezes the heap where its process ends; in process the test process goes on,
+    # and what it froze (its collection: conftest.py) stays frozen for its collections to skip.
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    cli = InProcessCli(tmp_path)
+
+    cli.run("tools", "list")
+
+    # Not more (the command froze nothing), nor all unfrozen: frozen objects the command let go
+    # (modules it forgot, replaced values) leave the count as they are freed.
+    assert frozen // 2 < gc.get_freeze_count() <= frozen
+    assert gc.isenabled()

@@ -4,8 +4,9 @@ its working directory, an empty stdin or ``input``, stdout and stderr captured a
 status, and the interpreter's default warning filters.
 
 A subprocess pays the interpreter's start, hermes' imports and the plugins' at every command;
-in process they are paid once per test process. What only a new interpreter can show stays in
-subprocess tests: ``PYTHONPATH`` and other ``PYTHON*`` variables (a command given one runs as a
+in process they are paid once per test process. ``PYTHONPATH`` is put first on ``sys.path`` for
+the command, as an interpreter puts it before its site-packages. What only a new interpreter can
+show stays in subprocess tests: the other ``PYTHON*`` variables (a command given one runs as a
 subprocess), a terminal, signals, the start-up itself.
 """
 
@@ -64,11 +65,12 @@ class InProcessCli(HermesCli):
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
         """``hermes *args`` in this process, as :meth:`HermesCli.run` runs it in a subprocess
-        (``timeout`` is left to pytest-timeout). With a ``PYTHON*`` variable in ``env``, which
-        only a new interpreter reads, it runs as a subprocess."""
+        (``timeout`` is left to pytest-timeout). ``PYTHONPATH`` in ``env`` goes first on
+        ``sys.path``; with another ``PYTHON*`` variable, which only a new interpreter reads, it
+        runs as a subprocess."""
         __tracebackhide__ = True
         variables = dict(env) if env is not None else self.variables()
-        if any(name.startswith("PYTHON") for name in variables):
+        if any(name.startswith("PYTHON") and name != "PYTHONPATH" for name in variables):
             return self.subprocess_run(*args, ok=ok, input=input, env=variables, timeout=timeout)
         config = ["--config", str(self.config_file)] if self.config_file is not None else []
         with self._isolated(variables):
@@ -88,7 +90,15 @@ class InProcessCli(HermesCli):
         os.environ.clear()
         os.environ.update(variables)
         os.chdir(self.work)
+        # An interpreter puts these before its site-packages; the worker's own path follows.
+        python_path = variables.get("PYTHONPATH", "")
+        sys.path[:0] = [os.path.abspath(entry) for entry in python_path.split(os.pathsep) if entry]
         importlib.invalidate_caches()  # plugin files written since the last command
+        # hermes freezes the heap where its process ends (and after a server's start): this one
+        # goes on, so the command freezes nothing, and what the test process froze (its
+        # collection, conftest.py) stays frozen for its collections to skip.
+        freeze = gc.freeze
+        gc.freeze = _nothing_frozen
         try:
             with warnings.catch_warnings():
                 # A new interpreter's filters, not pytest's "error".
@@ -109,8 +119,11 @@ class InProcessCli(HermesCli):
             # A serve stopped before it served ended its process with the collector paused
             # for its start; this one goes on, with the collector as a new process has it.
             end_start_pause()
-            # hermes freezes the heap at its end (a process about to exit); this one goes on.
-            gc.unfreeze()
+            gc.freeze = freeze
+
+
+def _nothing_frozen() -> None:
+    """``gc.freeze`` while a command runs in process."""
 
 
 def _invoke(argv: list[str], input: str | None) -> tuple[int, str, str]:

@@ -16,31 +16,24 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from acp import PROTOCOL_VERSION
-from acp.agent.connection import AgentSideConnection
-from acp.client.connection import ClientSideConnection
-from acp.schema import (
-    AllowedOutcome,
-    ClientCapabilities,
-    CreateTerminalResponse,
-    DeniedOutcome,
-    FileSystemCapabilities,
-    ReadTextFileResponse,
-    ReleaseTerminalResponse,
-    RequestPermissionResponse,
-    TerminalExitStatus,
-    TerminalOutputResponse,
-    WaitForTerminalExitResponse,
-    WriteTextFileResponse,
-)
+from typing import TYPE_CHECKING, Any
 
 from hermes_core import Config, Environment, Host
 from hermes_core._acp.runtime import AcpRuntime, own_host
 from hermes_core._acp.server import AcpServer
 from hermes_core.agent import Agent, ModelSettings, TranscriptStore
 from hermes_core.testing import FakeModelProvider
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import acp
+    from acp import schema
+    from acp.agent import connection as agent_connection
+    from acp.client import connection as client_connection
+else:  # imported at first use: every pytest worker collects the files that import this one
+    acp, schema = Imported("acp"), Imported("acp.schema")
+    agent_connection = Imported("acp.agent.connection")
+    client_connection = Imported("acp.client.connection")
 
 NEVER = "never"
 """A permission answer: the person never answers (the request stays open)."""
@@ -76,9 +69,9 @@ class RecordingClient:
     buffers: dict[str, str] = field(default_factory=dict)
     """Unsaved editor buffers by absolute path: what ``fs/read_text_file`` answers for them."""
 
-    def capabilities(self) -> ClientCapabilities:
-        return ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs),
+    def capabilities(self) -> schema.ClientCapabilities:
+        return schema.ClientCapabilities(
+            fs=schema.FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs),
             terminal=self.terminal,
         )
 
@@ -88,24 +81,26 @@ class RecordingClient:
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
-    ) -> RequestPermissionResponse:
+    ) -> schema.RequestPermissionResponse:
         self.permissions.append((tool_call, options))
         self.asked.set()
         if self.permission == NEVER:
             await asyncio.Event().wait()
         if self.permission == "cancelled":
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=self.permission)
+            return schema.RequestPermissionResponse(
+                outcome=schema.DeniedOutcome(outcome="cancelled")
+            )
+        return schema.RequestPermissionResponse(
+            outcome=schema.AllowedOutcome(outcome="selected", option_id=self.permission)
         )
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> WriteTextFileResponse:
+    ) -> schema.WriteTextFileResponse:
         self.requests.append(("fs/write_text_file", {"path": path, "content": content}))
         self.buffers.pop(path, None)
         Path(path).write_text(content, encoding="utf-8")
-        return WriteTextFileResponse()
+        return schema.WriteTextFileResponse()
 
     async def read_text_file(
         self,
@@ -114,15 +109,15 @@ class RecordingClient:
         line: int | None = None,
         limit: int | None = None,
         **kwargs: Any,
-    ) -> ReadTextFileResponse:
+    ) -> schema.ReadTextFileResponse:
         self.requests.append(("fs/read_text_file", {"path": path}))
         if path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
-        return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+            return schema.ReadTextFileResponse(content=self.buffers[path])
+        return schema.ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
 
     async def create_terminal(
         self, session_id: str, command: str, args: list[str] | None = None, **kwargs: Any
-    ) -> CreateTerminalResponse:
+    ) -> schema.CreateTerminalResponse:
         self.requests.append(("terminal/create", {"command": command, "args": args, **kwargs}))
         process = await asyncio.create_subprocess_exec(
             command,
@@ -134,36 +129,36 @@ class RecordingClient:
         )
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = Terminal(process, asyncio.ensure_future(_read(process)))
-        return CreateTerminalResponse(terminal_id=terminal_id)
+        return schema.CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(
         self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> TerminalOutputResponse:
+    ) -> schema.TerminalOutputResponse:
         self.requests.append(("terminal/output", {"terminal_id": terminal_id}))
         terminal = self.terminals[terminal_id]
         code = terminal.process.returncode
         output = (await terminal.output).decode() if code is not None else ""
         status = None
         if code is not None:
-            status = TerminalExitStatus(
+            status = schema.TerminalExitStatus(
                 exit_code=code if code >= 0 else None,
                 signal=None if code >= 0 else f"signal {-code}",
             )
-        return TerminalOutputResponse(output=output, truncated=False, exit_status=status)
+        return schema.TerminalOutputResponse(output=output, truncated=False, exit_status=status)
 
     async def wait_for_terminal_exit(
         self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> WaitForTerminalExitResponse:
+    ) -> schema.WaitForTerminalExitResponse:
         self.requests.append(("terminal/wait_for_exit", {"terminal_id": terminal_id}))
         code = await self.terminals[terminal_id].process.wait()
-        return WaitForTerminalExitResponse(exit_code=code if code >= 0 else None)
+        return schema.WaitForTerminalExitResponse(exit_code=code if code >= 0 else None)
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> ReleaseTerminalResponse:
+    ) -> schema.ReleaseTerminalResponse:
         self.requests.append(("terminal/release", {"terminal_id": terminal_id}))
         await self._kill(terminal_id)
-        return ReleaseTerminalResponse()
+        return schema.ReleaseTerminalResponse()
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
         self.requests.append(("terminal/kill", {"terminal_id": terminal_id}))
@@ -203,7 +198,7 @@ class RecordingClient:
 class Served:
     """hermes' ACP server over a loopback pair: the client's connection and its recorder."""
 
-    conn: ClientSideConnection
+    conn: client_connection.ClientSideConnection
     client: RecordingClient
     model: FakeModelProvider
     runtime: AcpRuntime | None
@@ -212,7 +207,7 @@ class Served:
     async def start(self, cwd: Path, **options: Any) -> str:
         """``initialize`` then ``session/new`` in ``cwd``; the session id."""
         await self.conn.initialize(
-            protocol_version=PROTOCOL_VERSION, client_capabilities=self.client.capabilities()
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=self.client.capabilities()
         )
         created = await self.conn.new_session(cwd=str(cwd), **options)
         return created.session_id
@@ -266,8 +261,8 @@ async def serving(
     server = AcpServer(started)
     owner = asyncio.create_task(own_host(host, make_agent or agent_of, ready, done, server.aclose))
     (agent_in, agent_out), (client_in, client_out) = await socket_streams()
-    agent_conn = AgentSideConnection(server, agent_out, agent_in)  # type: ignore[arg-type]
-    conn = ClientSideConnection(recorder, client_out, client_in)  # type: ignore[arg-type]
+    agent_conn = agent_connection.AgentSideConnection(server, agent_out, agent_in)  # type: ignore[arg-type]
+    conn = client_connection.ClientSideConnection(recorder, client_out, client_in)  # type: ignore[arg-type]
     try:
         try:
             runtime: AcpRuntime | None = await started()

@@ -4,14 +4,20 @@ its history told to the client and the conversation going on from it."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from acp import RequestError
 from acp_client import serving
 
 from hermes_core import Environment
 from hermes_core.testing import FakeModelProvider, fake_turn
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import acp
+else:  # imported at first use: every pytest worker collects this file
+    acp = Imported("acp")
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +65,7 @@ async def test_an_unknown_or_open_session_is_not_loaded(acp_env: Environment) ->
             ("../../etc/passwd", "no transcript"),
             (session_id, "already open"),
         ):
-            with pytest.raises(RequestError) as refused:
+            with pytest.raises(acp.RequestError) as refused:
                 await served.conn.load_session(cwd=str(acp_env.cwd), session_id=wanted)
             assert why in json.dumps(refused.value.data)
 
@@ -76,7 +82,7 @@ async def test_two_loads_of_one_session_at_once_open_it_once(acp_env: Environmen
             try:
                 await served.conn.load_session(cwd=str(acp_env.cwd), session_id=session_id)
                 outcomes.append("loaded")
-            except RequestError as refused:
+            except acp.RequestError as refused:
                 outcomes.append(json.dumps(refused.data))
 
         async with anyio.create_task_group() as group:

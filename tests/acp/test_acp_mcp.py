@@ -7,13 +7,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from acp.schema import EnvVariable, McpServerStdio
 from acp_client import serving
 
 from hermes_core import Environment
 from hermes_core.testing import FakeModelProvider, fake_turn
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    from acp import schema
+else:  # imported at first use: every pytest worker collects this file
+    schema = Imported("acp.schema")
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -21,12 +27,12 @@ TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
 DEFERRED = {"tools": {"tool_search": {"enabled": "on"}}}
 
 
-def toolbox(name: str = "Editor Tools") -> McpServerStdio:
-    return McpServerStdio(
+def toolbox(name: str = "Editor Tools") -> schema.McpServerStdio:
+    return schema.McpServerStdio(
         name=name,
         command=sys.executable,
         args=[str(TOOLBOX)],
-        env=[EnvVariable(name="TOOLBOX_GREETING", value="from the editor")],
+        env=[schema.EnvVariable(name="TOOLBOX_GREETING", value="from the editor")],
     )
 
 

@@ -10,11 +10,10 @@ import json
 import shlex
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pexpect
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp_client import RecordingClient
 
 from hermes_core._cli.acp_cmd import WAITING_ON_A_TERMINAL
@@ -25,6 +24,12 @@ from hermes_core.testing import (
     HermesCli,
     write_dir_plugin,
 )
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import acp
+else:  # imported at first use: every pytest worker collects this file
+    acp = Imported("acp")
 
 pytestmark = pytest.mark.subprocess
 
@@ -96,7 +101,7 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
     # through the initialize it answers before loading the SDK).
     client = RecordingClient(permission="once", terminal=True)
     with (hermes_cli.root / "stderr.log").open("wb") as stderr:
-        async with spawn_agent_process(
+        async with acp.spawn_agent_process(
             client,
             "/bin/sh",
             "-c",
@@ -106,13 +111,13 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
         ) as (conn, _process):
             init = await conn.initialize(
-                protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities()
+                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client.capabilities()
             )
-            with pytest.raises(RequestError):
+            with pytest.raises(acp.RequestError):
                 await conn.new_session(cwd="project")
             session = await conn.new_session(cwd=str(hermes_cli.work))
             answer = await conn.prompt(
-                session_id=session.session_id, prompt=[text_block("write hi.txt")]
+                session_id=session.session_id, prompt=[acp.text_block("write hi.txt")]
             )
     assert init.agent_info is not None
     assert init.agent_info.name == "hermes"
@@ -177,17 +182,17 @@ async def test_a_broken_config_is_the_error_of_session_new_not_a_dead_agent(
         json.dumps({"tools": {"tool_search": {"threshold_pct": 500}}}), encoding="utf-8"
     )
     with (hermes_cli.root / "stderr.log").open("wb") as stderr:
-        async with spawn_agent_process(
+        async with acp.spawn_agent_process(
             RecordingClient(),
             *hermes_cli.command("acp"),
             env=hermes_cli.variables(),
             cwd=hermes_cli.work,
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
         ) as (conn, _process):
-            init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
-            with pytest.raises(RequestError) as failed:
+            init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            with pytest.raises(acp.RequestError) as failed:
                 await conn.new_session(cwd=str(hermes_cli.work))
-    assert init.protocol_version == PROTOCOL_VERSION
+    assert init.protocol_version == acp.PROTOCOL_VERSION
     assert "threshold_pct" in json.dumps(failed.value.data)
     assert "threshold_pct" in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
 
@@ -209,7 +214,7 @@ async def test_hermes_acp_runs_a_prompt_against_the_fake_model_server(
         hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
         client = RecordingClient(permission="once")
         with (hermes_cli.root / "stderr.log").open("wb") as stderr:
-            async with spawn_agent_process(
+            async with acp.spawn_agent_process(
                 client,
                 *hermes_cli.command("acp"),
                 env=hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests"),
@@ -217,11 +222,11 @@ async def test_hermes_acp_runs_a_prompt_against_the_fake_model_server(
                 transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
             ) as (conn, _process):
                 await conn.initialize(
-                    protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities()
+                    protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client.capabilities()
                 )
                 session = await conn.new_session(cwd=str(hermes_cli.work))
                 answer = await conn.prompt(
-                    session_id=session.session_id, prompt=[text_block("What do my notes say?")]
+                    session_id=session.session_id, prompt=[acp.text_block("What do my notes say?")]
                 )
         requests = server.requests
     assert answer.stop_reason == "end_turn"

@@ -7,24 +7,29 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError
 from acp_client import serving
 
 from hermes_core import Environment
 from hermes_core.agent import ModelError
 from hermes_core.testing import FakeModelProvider, fake_turn
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import acp
+else:  # imported at first use: every pytest worker collects this file
+    acp = Imported("acp")
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_initialize_says_only_what_hermes_does(acp_env: Environment) -> None:
     async with serving(acp_env, FakeModelProvider.scripted()) as served:
-        answer = await served.conn.initialize(protocol_version=PROTOCOL_VERSION)
+        answer = await served.conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
     capabilities = answer.agent_capabilities
-    assert answer.protocol_version == PROTOCOL_VERSION
+    assert answer.protocol_version == acp.PROTOCOL_VERSION
     assert capabilities is not None
     assert capabilities.load_session is True
     assert capabilities.prompt_capabilities is not None
@@ -41,8 +46,8 @@ async def test_initialize_says_only_what_hermes_does(acp_env: Environment) -> No
 @pytest.mark.parametrize("cwd", ["project", "./project", "relative/dir"])
 async def test_a_relative_cwd_is_refused(acp_env: Environment, cwd: str) -> None:
     async with serving(acp_env, FakeModelProvider.scripted()) as served:
-        await served.conn.initialize(protocol_version=PROTOCOL_VERSION)
-        with pytest.raises(RequestError) as refused:
+        await served.conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        with pytest.raises(acp.RequestError) as refused:
             await served.conn.new_session(cwd=cwd)
     assert refused.value.code == -32602
     assert "absolute" in json.dumps(refused.value.data)
@@ -50,8 +55,8 @@ async def test_a_relative_cwd_is_refused(acp_env: Environment, cwd: str) -> None
 
 async def test_a_missing_cwd_is_refused(acp_env: Environment, tmp_path: Path) -> None:
     async with serving(acp_env, FakeModelProvider.scripted()) as served:
-        await served.conn.initialize(protocol_version=PROTOCOL_VERSION)
-        with pytest.raises(RequestError, match="Invalid params"):
+        await served.conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        with pytest.raises(acp.RequestError, match="Invalid params"):
             await served.conn.new_session(cwd=str(tmp_path / "nowhere"))
 
 
@@ -128,7 +133,7 @@ async def test_a_failed_model_is_a_json_rpc_error_naming_the_provider(
     failure = ModelError("401 Unauthorized: bad key", provider="fake", model="fake-1", status=401)
     async with serving(acp_env, FakeModelProvider.scripted(failure)) as served:
         session_id = await served.start(acp_env.cwd)
-        with pytest.raises(RequestError) as failed:
+        with pytest.raises(acp.RequestError) as failed:
             await served.say(session_id, "hello")
     assert failed.value.code == -32603
     assert "401 Unauthorized" in json.dumps(failed.value.data)
@@ -184,9 +189,9 @@ def test_the_early_initialize_answer_is_a_valid_response_of_the_sdk() -> None:
     from hermes_core._acp.handshake import PROTOCOL_VERSION as HERMES_VERSION
     from hermes_core._acp.handshake import initialize_result
 
-    assert HERMES_VERSION == PROTOCOL_VERSION
+    assert HERMES_VERSION == acp.PROTOCOL_VERSION
     answer = InitializeResponse.model_validate(initialize_result(7))
-    assert answer.protocol_version == PROTOCOL_VERSION
+    assert answer.protocol_version == acp.PROTOCOL_VERSION
     assert answer.agent_capabilities is not None
     assert answer.agent_capabilities.load_session is True
 
@@ -230,7 +235,7 @@ async def test_a_model_that_cannot_be_built_is_an_error_of_session_new(
         raise RegistrationError("unknown model provider 'opnai' (model.provider)")
 
     async with serving(acp_env, FakeModelProvider.scripted(), make_agent=unknown) as served:
-        await served.conn.initialize(protocol_version=PROTOCOL_VERSION)
-        with pytest.raises(RequestError) as failed:
+        await served.conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        with pytest.raises(acp.RequestError) as failed:
             await served.conn.new_session(cwd=str(acp_env.cwd))
     assert "unknown model provider 'opnai'" in json.dumps(failed.value.data)

@@ -6,15 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from hermes_core.agent import Usage
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, RecordedRequest
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+else:  # imported at first use: every pytest worker collects this file, few run it
+    anthropic, openai = Imported("anthropic"), Imported("openai")
 
 KEY = "sk-fake-test-0123456789"
 HI = [{"role": "user", "content": "Hi"}]
@@ -161,17 +166,18 @@ def test_a_plain_anthropic_answer_parses() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "openai_error", "anthropic_error"),
+    ("status", "error_name"),
     [
-        (429, openai.RateLimitError, anthropic.RateLimitError),
-        (400, openai.BadRequestError, anthropic.BadRequestError),
-        (401, openai.AuthenticationError, anthropic.AuthenticationError),
-        (500, openai.InternalServerError, anthropic.InternalServerError),
+        (429, "RateLimitError"),
+        (400, "BadRequestError"),
+        (401, "AuthenticationError"),
+        (500, "InternalServerError"),
     ],
 )
-def test_scripted_errors_are_the_vendors_errors(
-    status: int, openai_error: type[Exception], anthropic_error: type[Exception]
-) -> None:
+def test_scripted_errors_are_the_vendors_errors(status: int, error_name: str) -> None:
+    openai_error = getattr(openai, error_name)
+    anthropic_error = getattr(anthropic, error_name)
+
     async def main(server: FakeModelServer) -> list[BaseException]:
         caught: list[BaseException] = []
         async with _openai(server) as client:

@@ -1,5 +1,7 @@
 """``manage_connections``: status, connect and reconnect of hosted apps (against the reference
-gateway) and of local MCP servers (the real ``mcp-server-time``, installed from a catalog)."""
+gateway) and of local MCP servers (a real stdio server installed from a catalog: the suite's
+toolbox, ``tests/mcp/servers/toolbox.py``; the published ``mcp-server-time``'s install from the
+catalog is ``tests/test_cli_mcp.py``'s)."""
 
 from __future__ import annotations
 
@@ -20,13 +22,15 @@ from hermes_core._tools import ToolResult
 
 pytestmark = pytest.mark.anyio
 
-TIME_ARGS = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+# A stdio server on the standard library: about a tenth of the CPU of a start of
+# mcp-server-time, whose import of the MCP SDK is most of it.
+SERVER_ARGS = [str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py")]
 CATALOG = {
     "time": {
-        "description": "Current time (PyPI mcp-server-time).",
-        "install": "pip install mcp-server-time",
+        "description": "A server of the suite's own tools (installed as a catalog entry).",
+        "install": "nothing to install",
         "command": "{python}",
-        "args": TIME_ARGS,
+        "args": SERVER_ARGS,
         "required_env": [],
     },
     "broken": {
@@ -176,7 +180,7 @@ async def test_an_mcp_target_installs_its_catalog_entry_after_a_probe_without_si
     tmp_path: Path, gateway: Gateway
 ) -> None:
     # A configured (disabled) server: the host supervises MCP servers, so the new one connects.
-    other = {"other": {"command": sys.executable, "args": TIME_ARGS, "enabled": False}}
+    other = {"other": {"command": sys.executable, "args": SERVER_ARGS, "enabled": False}}
     async with _mcp_host(tmp_path, gateway.url, mcp_servers=other) as (host, config_path):
         result = await _manage(host, action="connect", connectors=[{"name": "time", "mcp": True}])
         registered = [tool.name for tool in host.registry if tool.name.startswith("mcp__time__")]
@@ -186,7 +190,7 @@ async def test_an_mcp_target_installs_its_catalog_entry_after_a_probe_without_si
     assert row["tool_count"] >= 1
     assert registered  # searchable at once
     entry = load_config(config_path).mcp_servers["time"]
-    assert (entry.command, entry.args) == (sys.executable, TIME_ARGS)
+    assert (entry.command, entry.args) == (sys.executable, SERVER_ARGS)
     assert gateway.requests() == []
 
 
@@ -216,7 +220,7 @@ async def test_an_mcp_install_whose_probe_fails_writes_nothing(tmp_path: Path) -
 
 @pytest.mark.subprocess
 async def test_an_mcp_target_enables_a_configured_server(tmp_path: Path) -> None:
-    disabled = {"time": {"command": sys.executable, "args": TIME_ARGS, "enabled": False}}
+    disabled = {"time": {"command": sys.executable, "args": SERVER_ARGS, "enabled": False}}
     async with _mcp_host(tmp_path, mcp_servers=disabled) as (host, config_path):
         before = payload(await _manage(host, action="status"))
         result = await _manage(host, action="connect", connectors=[{"name": "time", "mcp": True}])
@@ -242,8 +246,8 @@ async def test_a_server_installed_or_enabled_while_the_host_runs_is_seen_by_late
     # A long-running host (hermes serve): status, reconnect and a second connect must know
     # what the earlier actions connected, not only the configuration the host started with.
     servers = {
-        "other": {"command": sys.executable, "args": TIME_ARGS, "enabled": False},
-        "clock": {"command": sys.executable, "args": TIME_ARGS, "enabled": False},
+        "other": {"command": sys.executable, "args": SERVER_ARGS, "enabled": False},
+        "clock": {"command": sys.executable, "args": SERVER_ARGS, "enabled": False},
     }
     async with _mcp_host(tmp_path, mcp_servers=servers) as (host, config_path):
         await _manage(host, action="connect", connectors=[{"name": "time", "mcp": True}])
@@ -278,7 +282,7 @@ async def test_an_unknown_mcp_target_names_what_is_known(tmp_path: Path) -> None
 async def test_reconnect_of_a_connected_mcp_server_is_skipped_unless_forced(
     tmp_path: Path,
 ) -> None:
-    servers = {"time": {"command": sys.executable, "args": TIME_ARGS}}
+    servers = {"time": {"command": sys.executable, "args": SERVER_ARGS}}
     async with _mcp_host(tmp_path, mcp_servers=servers) as (host, _):
         skipped = payload(
             await _manage(host, action="reconnect", connectors=[{"name": "time", "mcp": True}])

@@ -1,8 +1,10 @@
 """The test MCP servers over stdio are written on the standard library (``servers/stdio_mcp.py``'s
-loop): ``toolbox.py``, the suite's most started one, ``badtools.py`` and ``serve/servers/
-late.py``. These check that each answers as the SDK's low-level server with the same tools does
-(its ``--sdk`` twin), message for message on the wire (the toolbox also tool for tool through
-the host), so the tests that use them check the host against what the SDK's servers send."""
+loop): ``toolbox.py``, the suite's most started one, ``badtools.py``, ``asking.py`` and
+``serve/servers/late.py``. These check that each answers as the SDK's low-level server with the
+same tools does (its ``--sdk`` twin), message for message on the wire (the toolbox also tool for
+tool through the host; ``asking.py`` with its progress notifications and its forms, asked of the
+client and answered), so the tests that use them check the host against what the SDK's servers
+send."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from hermes_core._paths import Environment
 pytestmark = pytest.mark.subprocess
 
 LATE = Path(__file__).resolve().parents[1] / "serve" / "servers" / "late.py"
+ASKING = Path(__file__).resolve().parent / "servers" / "asking.py"
 
 _META = {
     "_meta": {
@@ -116,6 +119,87 @@ _LATE_DATED = _dated(
 )
 
 
+_FORM_ANSWERS = {
+    "Who?": {"action": "accept", "content": {"name": "Bo", "color": "red", "sure": True}},
+    "Log in": {"action": "accept", "content": {"password": "hunter2"}},
+    "Who are you?": {"action": "decline"},
+}
+_FORMS = {"elicitation": {"form": {}}}
+
+
+def _asking_call(
+    ident: int, tool: str, capabilities: Any = _FORMS, **params: Any
+) -> dict[str, Any]:
+    meta = {**_META["_meta"], "io.modelcontextprotocol/clientCapabilities": capabilities}
+    meta.update(params.pop("_meta", {}))
+    return {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "tools/call",
+        "params": {"name": tool, **params, "_meta": meta},
+    }
+
+
+_ASKING_CURRENT = [
+    _request(1, "server/discover"),
+    _request(2, "tools/list"),
+    _asking_call(3, "count", arguments={"steps": 2}, _meta={"progressToken": 7}),
+    _asking_call(4, "count", arguments={"steps": 1}),
+    _asking_call(5, "capabilities", arguments={}),
+    _asking_call(6, "capabilities", {"elicitation": {"form": {"x": 1}, "url": {}}}, arguments={}),
+    _asking_call(7, "capabilities", {}, arguments={}),
+    _asking_call(8, "ask", arguments={"question": "Who?"}),
+    _asking_call(
+        9,
+        "ask",
+        arguments={"question": "Who?"},
+        inputResponses={"form": _FORM_ANSWERS["Who?"]},
+        requestState="asked",
+    ),
+    _asking_call(10, "ask", {}, arguments={}),
+    _asking_call(11, "ask_secret", {}, arguments={}),
+    _asking_call(12, "ask_secret", arguments={}, inputResponses={"form": {"action": "decline"}}),
+    _asking_call(13, "nope", arguments={}),
+]
+
+
+def _asking_dated(capabilities: dict[str, Any]) -> list[dict[str, Any]]:
+    progress = {"_meta": {"progressToken": "t"}}
+    calls = [
+        ("tools/call", {"name": "count", "arguments": {"steps": 2}, **progress}),
+        ("tools/call", {"name": "capabilities", "arguments": {}}),
+        ("tools/call", {"name": "ask", "arguments": {"question": "Who?"}}),
+        ("tools/call", {"name": "ask", "arguments": {}}),
+        ("tools/call", {"name": "ask_secret", "arguments": {}}),
+        ("ping", {}),
+    ]
+    messages = _dated("2025-11-25", ("tools/list", {}), *calls)
+    messages[0]["params"]["capabilities"] = capabilities
+    return messages
+
+
+def _conversation(flags: list[str], messages: list[dict[str, Any]]) -> list[Any]:
+    """Every message the server run with ``flags`` writes for ``messages``, sent one at a time:
+    until the answer to each request, the notifications before it and the requests it sends
+    the client, each answered from :data:`_FORM_ANSWERS` by the form's message."""
+    written = []
+    with _started(flags, {"PATH": "/usr/bin:/bin"}) as (stdin, stdout):
+        for message in messages:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+            while "id" in message:
+                line = json.loads(stdout.readline())
+                written.append(line)
+                if "method" in line and "id" in line:
+                    reply = _FORM_ANSWERS[line["params"]["message"]]
+                    stdin.write(json.dumps({"jsonrpc": "2.0", "id": line["id"], "result": reply}))
+                    stdin.write("\n")
+                    stdin.flush()
+                elif line.get("id") == message["id"]:
+                    break
+    return written
+
+
 def _exchange(flags: list[str], messages: list[dict[str, Any]]) -> list[Any]:
     """Each answer of the server run with ``flags`` (the toolbox's unless they name another
     script) to ``messages``, sent one at a time."""
@@ -187,6 +271,24 @@ def test_the_stdlib_late_server_answers_as_the_sdk_one_does(
     assert _exchange([str(LATE), str(ready)], messages) == _exchange(
         [str(LATE), str(ready), "--sdk"], messages
     )
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [_ASKING_CURRENT, _asking_dated(_FORMS), _asking_dated({})],
+    ids=["2026-07-28", "2025-11-25", "2025-11-25-no-forms"],
+)
+def test_the_stdlib_asking_server_answers_and_asks_as_the_sdk_one_does(
+    messages: list[dict[str, Any]],
+) -> None:
+    written = _conversation([str(ASKING)], messages)
+    assert written == _conversation([str(ASKING), "--sdk"], messages)
+    methods = [line.get("method") for line in written]
+    assert "notifications/progress" in methods
+    if messages is not _ASKING_CURRENT and messages[0]["params"]["capabilities"]:
+        assert methods.count("elicitation/create") == 3  # asked of the client, and answered
+    results = [line.get("result", {}).get("resultType") for line in written]
+    assert ("input_required" in results) == (messages is _ASKING_CURRENT)
 
 
 def test_the_late_server_reads_nothing_until_its_file_exists(tmp_path: Path) -> None:

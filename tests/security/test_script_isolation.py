@@ -445,9 +445,9 @@ def test_long_requests_of_many_processes_are_read_one_at_a_time(hermes_cli: Herm
 
         host = parent(os.getppid())  # the script's parent is the runner, the host's child
         before = peak(host)
-        content = "x" * (32 * 1024 * 1024)
+        content = "x" * (16 * 1024 * 1024)
         children = []
-        for index in range(16):
+        for index in range(8):
             child = os.fork()
             if child == 0:
                 try:
@@ -465,12 +465,14 @@ def test_long_requests_of_many_processes_are_read_one_at_a_time(hermes_cli: Herm
     assert data["status"] == "success", data
     failed, grown = (int(number) for number in data["output"].split())
     assert failed == 0
-    assert data["tool_calls_made"] == 16
+    assert data["tool_calls_made"] == 8
     assert all(
-        (hermes_cli.work / f"big{index}.txt").stat().st_size == 32 << 20 for index in range(16)
+        (hermes_cli.work / f"big{index}.txt").stat().st_size == 16 << 20 for index in range(8)
     )
-    # 16 requests of 32 MiB read at once are 512 MiB held together, before any is parsed.
-    assert grown < 200, f"the host's peak grew by {grown} MiB"
+    # 8 requests of 16 MiB read at once are 128 MiB held together before any is parsed: the
+    # peak grew by 207 to 312 MiB with the requests read together (5 runs), by 74 to 86 MiB
+    # with one read at a time (3 runs).
+    assert grown < 150, f"the host's peak grew by {grown} MiB"
 
 
 # 3: --yes approves the named call only ---------------------------------------------------

@@ -9,8 +9,8 @@ times a run, and the SDK's import is 0.6 to 0.8 s of CPU a start against about 0
 for this; what each test checks is the host's side of the wire. The SDK's own servers are
 still met over stdio where they are the point: ``mcp-server-time`` and ``mcp-server-git`` in
 the tests of real published servers (``test_mcp_servers.py``, ``test_host_mcp.py``, the catalog
-installs, the quickstart), npm's ``server-everything``, ``asking.py``'s elicitation, and the
-``--sdk`` twins of this server, ``badtools.py`` and ``late.py``, which
+installs, the quickstart), npm's ``server-everything``, and the ``--sdk`` twins of this
+server, ``badtools.py``, ``asking.py`` and ``late.py``, which
 ``tests/mcp/test_toolbox_server.py`` checks them against on the wire. With ``--http PORT`` it is
 the SDK's low-level server over streamable HTTP on 127.0.0.1 (its ``header`` tool answers there
 only).
