@@ -110,30 +110,20 @@ async def test_an_answer_too_deep_to_read_ends_its_call_at_once_saying_why(
     assert echoed.text_content == "echo: still here"
 
 
-async def test_an_answer_too_deep_to_read_with_its_id_inside_ends_its_call_at_once(
-    env: Environment,
+@pytest.mark.parametrize(
+    "where",
+    [
+        # {"result": <300 objects deep>, "id": 3, "jsonrpc": "2.0"}: neither first nor last
+        "--id-inside",
+        # {"jsonrpc": "2.0", "result": <300 objects deep>, "id": "\u0033"}: "3", request 3's id
+        "--id-escaped",
+    ],
+)
+async def test_an_answer_too_deep_to_read_ends_its_call_at_once_wherever_and_however_its_id_is(
+    env: Environment, where: str
 ) -> None:
-    # {"result": <300 objects deep>, "id": 3, "jsonrpc": "2.0"}: the id neither first nor last
     entry = McpServerConfig.model_validate(
-        {"command": sys.executable, "args": [str(DEEP), "10", "--id-inside"], "timeout": 20}
-    )
-    async with McpSupervisor({"deep": entry}, env) as mcp:
-        result = await mcp.call_tool("deep", "deep", {})
-        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
-    assert result.is_error
-    assert result.error_code == MCP_ERROR, result.error_message
-    message = result.error_message or ""
-    assert message.startswith("MCP server 'deep' answered the call of 'deep': "), message
-    assert "cannot read the server's answer" in message, message
-    assert echoed.text_content == "echo: still here"
-
-
-async def test_an_answer_too_deep_to_read_with_an_escaped_string_id_ends_its_call_at_once(
-    env: Environment,
-) -> None:
-    # {"jsonrpc": "2.0", "result": <300 objects deep>, "id": "\u0033"}: "3", request 3's id
-    entry = McpServerConfig.model_validate(
-        {"command": sys.executable, "args": [str(DEEP), "10", "--id-escaped"], "timeout": 20}
+        {"command": sys.executable, "args": [str(DEEP), "10", where], "timeout": 20}
     )
     async with McpSupervisor({"deep": entry}, env) as mcp:
         result = await mcp.call_tool("deep", "deep", {})
