@@ -24,6 +24,7 @@ from realservers import (
     wait_until,
 )
 
+from hermes_core import ToolResult
 from hermes_core._config import McpServerConfig
 from hermes_core._mcp import McpSupervisor
 from hermes_core._mcp.results import MCP_ERROR, UNAVAILABLE
@@ -39,6 +40,25 @@ STORM = SERVERS_DIR / "storm.py"
 PAGER = SERVERS_DIR / "pager.py"
 LIMIT = "64 MiB"
 """The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
+
+
+async def _call_then_echo(
+    env: Environment, server: str, entry: McpServerConfig, tool: str
+) -> tuple[ToolResult, ToolResult]:
+    """``tool``'s result on ``server`` (no arguments), then an ``echo`` of "still here" on the
+    same connection: a call the answer broke must leave the server usable."""
+    async with McpSupervisor({server: entry}, env) as mcp:
+        result = await mcp.call_tool(server, tool, {})
+        echoed = await mcp.call_tool(server, "echo", {"text": "still here"})
+    return result, echoed
+
+
+async def _connect_and_echo(env: Environment, url: str) -> ToolResult:
+    """An ``echo`` of "still here" on the HTTP server at ``url``, once it has connected."""
+    entry = McpServerConfig(url=url, connect_timeout=20)
+    async with McpSupervisor({"remote": entry}, env) as mcp:
+        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
+        return await mcp.call_tool("remote", "echo", {"text": "still here"})
 
 
 async def test_a_server_writing_an_endless_line_is_ended_naming_the_limit_and_comes_back(
@@ -125,9 +145,7 @@ async def test_an_answer_too_deep_to_read_ends_its_call_at_once_wherever_and_how
     entry = McpServerConfig.model_validate(
         {"command": sys.executable, "args": [str(DEEP), "10", where], "timeout": 20}
     )
-    async with McpSupervisor({"deep": entry}, env) as mcp:
-        result = await mcp.call_tool("deep", "deep", {})
-        echoed = await mcp.call_tool("deep", "echo", {"text": "still here"})
+    result, echoed = await _call_then_echo(env, "deep", entry, "deep")
     assert result.is_error
     assert result.error_code == MCP_ERROR, result.error_message
     message = result.error_message or ""
@@ -192,10 +210,7 @@ async def test_an_endless_json_answer_over_http_is_cut_off_at_the_limit_naming_i
 async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     env: Environment, http_flood: str
 ) -> None:
-    entry = McpServerConfig(url=http_flood, connect_timeout=20)
-    async with McpSupervisor({"remote": entry}, env) as mcp:
-        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
-        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    echoed = await _connect_and_echo(env, http_flood)
     assert echoed.text_content == "echo: still here"
 
 
@@ -254,9 +269,7 @@ async def test_a_gzip_answer_cut_short_ends_its_call_naming_the_server(
 ) -> None:
     # untrailed: the whole answer but gzip's 8-byte trailer; cut: half the compressed bytes
     entry = McpServerConfig(url=http_flood, timeout=30)
-    async with McpSupervisor({"remote": entry}, env) as mcp:
-        result = await mcp.call_tool("remote", tool, {})
-        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    result, echoed = await _call_then_echo(env, "remote", entry, tool)
     assert result.is_error
     assert result.error_code == MCP_ERROR, result.error_message
     message = result.error_message or ""
@@ -274,9 +287,7 @@ async def test_a_compressed_answer_expanding_to_nothing_without_end_is_cut_off_n
 ) -> None:
     # void: empty gzip members without end; stall: one member of empty deflate blocks
     entry = McpServerConfig(url=http_flood, timeout=20)
-    async with McpSupervisor({"remote": entry}, env) as mcp:
-        result = await mcp.call_tool("remote", tool, {})
-        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    result, echoed = await _call_then_echo(env, "remote", entry, tool)
     assert result.is_error
     assert result.error_code == MCP_ERROR, result.error_message
     message = result.error_message or ""
@@ -295,10 +306,7 @@ async def test_a_compressed_answer_expanding_to_nothing_without_end_is_cut_off_n
 async def test_a_compressed_sse_answer_is_read_whatever_its_members_or_chunks(
     env: Environment, http_flood: str
 ) -> None:
-    entry = McpServerConfig(url=http_flood, connect_timeout=20)
-    async with McpSupervisor({"remote": entry}, env) as mcp:
-        assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
-        echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
+    echoed = await _connect_and_echo(env, http_flood)
     assert echoed.text_content == "echo: still here"
 
 
