@@ -52,7 +52,7 @@ def test_letters_of_any_script_make_words_folded_and_without_accents() -> None:
     assert split_words("Straße Größe") == ["strasse", "grosse"]
     assert split_words("ＧｉｔＨｕｂ") == ["git", "hub", "github"]  # full-width, as typed in CJK
     assert split_words("Создать ЗАДАЧУ, Ελληνικά") == ["создать", "задачу", "ελληνικα"]
-    assert split_words("日本語_テキスト") == ["日本", "本語", "テキ", "キス", "スト"]
+    assert split_words("日本語_サンプル") == ["日本", "本語", "サン", "ンプ", "プル"]
 
 
 def test_unspaced_scripts_become_bigrams_around_the_lexicon_words() -> None:
