@@ -241,7 +241,7 @@ check
     ja: 確認, チェック
     ko: 확인, 체크
     es: comprobar, comprueba, verificar, verifica
-    fr: vérifier, vérifie, vérifiez
+    fr: vérifie, vérifiez
     de: prüfen, prüfe, überprüfen, überprüfe
 start
     zh: 启动, 开始, 开启
@@ -357,7 +357,6 @@ tag
     ja: タグ
     ko: 태그
     es: etiqueta, etiquetas
-    fr: étiquette, étiquettes
     de: schlagwort, schlagwörter
 label
     ja: ラベル
@@ -389,7 +388,6 @@ item
     ja: アイテム, 項目
     ko: 항목, 아이템
     es: elemento, elementos
-    fr: élément, éléments
     de: eintrag, einträge
 image
     zh: 图片, 图像
