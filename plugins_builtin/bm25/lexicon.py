@@ -267,7 +267,7 @@ move
 write
     zh: 写入
     ja: 書き込み, 書き込む, 書いて
-    ko: 쓰기, 작성
+    ko: 쓰기
     es: escribir, escribe
     fr: écrire, écris, écrivez
     de: schreiben, schreibe, schreib
@@ -523,7 +523,7 @@ policy
     fr: politique, politiques
     de: richtlinie, richtlinien
 application
-    zh: 应用, 应用程序
+    zh: 应用程序
     ja: アプリ, アプリケーション
     ko: 앱, 애플리케이션
     es: aplicación, aplicaciones
