@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,13 +136,18 @@ def limited(yaml: YAML) -> YAML:
     ``ConstructorError`` with the position instead of a bare ``ValueError``.
     """
     yaml.Composer = LimitedComposer
-    scanner = yaml.Scanner or Scanner  # ruamel's default for a pure loader
-    if not issubclass(scanner, _FlowDepthScanning):
-        yaml.Scanner = type(f"Limited{scanner.__name__}", (_FlowDepthScanning, scanner), {})
-    base = yaml.Constructor
-    if not issubclass(base, _MarkedConstruction):
-        yaml.Constructor = type(f"Limited{base.__name__}", (_MarkedConstruction, base), {})
+    yaml.Scanner = _mixed(_FlowDepthScanning, yaml.Scanner or Scanner)  # ruamel's pure default
+    yaml.Constructor = _mixed(_MarkedConstruction, yaml.Constructor)
     return yaml
+
+
+@cache
+def _mixed(mixin: type, base: type) -> type:
+    """``base`` with ``mixin`` before it (``base`` itself when it has it already), made once per
+    pair: every loader of a process shares the class."""
+    if issubclass(base, mixin):
+        return base
+    return type(f"Limited{base.__name__}", (mixin, base), {})
 
 
 def load_limited(yaml: YAML, text: str) -> Any:
