@@ -235,7 +235,7 @@ cancel
     ko: 취소
     es: cancelar, cancela
     fr: annuler, annule, annulez
-    de: abbrechen, breche, stornieren, storniere
+    de: abbrechen, brich, stornieren, storniere
 check
     zh: 检查, 核对
     ja: 確認, チェック
