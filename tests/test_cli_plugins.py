@@ -119,6 +119,30 @@ def demo_in_all_five_sources(setup: Setup) -> None:
     setup.nix_store().add_dir_plugin("demo", GOOD, manifest={"version": "9.0"})
 
 
+def test_a_mistyped_manifest_key_is_named_with_the_key_it_was_meant_to_be(
+    hermes_cli: InProcessCli,
+) -> None:
+    # `require_env` for `requires_env`: the requirement is dropped and the plugin loads without
+    # its variable; the warning said only "unknown key 'require_env' ignored".
+    folder = write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "shouty",
+        GOOD,
+        manifest="name: shouty\nversion: 1.0\nrequire_env: [SHOUTY_TOKEN]\nflavour: x\n",
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [shouty]\n")
+
+    done = hermes_cli.subprocess_run("plugins", "list")
+
+    manifest = folder / "plugin.yaml"
+    warned = done.stderr.splitlines()
+    assert (
+        f"hermes: warning: {manifest}: unknown key 'require_env' ignored. "
+        "Did you mean 'requires_env'?"
+    ) in warned
+    assert f"hermes: warning: {manifest}: unknown key 'flavour' ignored" in warned
+
+
 def test_list_json_shows_the_winner_by_precedence_and_every_other_copy_shadowed(
     setup: Setup,
 ) -> None:
