@@ -119,6 +119,29 @@ def demo_in_all_five_sources(setup: Setup) -> None:
     setup.nix_store().add_dir_plugin("demo", GOOD, manifest={"version": "9.0"})
 
 
+def test_a_name_in_plugins_enabled_or_disabled_that_no_plugin_has_is_warned_about(
+    hermes_cli: InProcessCli,
+) -> None:
+    # config.yaml edited by hand: `shoutty` enables nothing and `termnal` disables nothing (the
+    # bundled terminal stays enabled); the list showed shouty "not enabled", config validate
+    # said ok, and nothing named the mistyped entries.
+    write_dir_plugin(hermes_cli.home / "plugins", "shouty", GOOD)
+    hermes_cli.config.write_text("plugins:\n  enabled: [shoutty]\n  disabled: [termnal]\n")
+
+    done = hermes_cli.subprocess_run("plugins", "list")
+
+    warned = done.stderr.splitlines()
+    config = hermes_cli.config
+    assert (
+        f"hermes: warning: plugins.enabled in {config} names 'shoutty', "
+        "but no plugin of that name is installed. Did you mean 'shouty'?"
+    ) in warned
+    assert (
+        f"hermes: warning: plugins.disabled in {config} names 'termnal', "
+        "but no plugin of that name is installed. Did you mean 'terminal'?"
+    ) in warned
+
+
 def test_a_mistyped_manifest_key_is_named_with_the_key_it_was_meant_to_be(
     hermes_cli: InProcessCli,
 ) -> None:
