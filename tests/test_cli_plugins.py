@@ -134,11 +134,11 @@ def test_a_name_in_plugins_enabled_or_disabled_that_no_plugin_has_is_warned_abou
     config = hermes_cli.config
     assert (
         f"hermes: warning: plugins.enabled in {config} names 'shoutty', "
-        "but no plugin of that name is installed. Did you mean 'shouty'?"
+        "but no plugin of that name was found. Did you mean 'shouty'?"
     ) in warned
     assert (
         f"hermes: warning: plugins.disabled in {config} names 'termnal', "
-        "but no plugin of that name is installed. Did you mean 'terminal'?"
+        "but no plugin of that name was found. Did you mean 'terminal'?"
     ) in warned
 
 
