@@ -142,6 +142,21 @@ def test_a_name_in_plugins_enabled_or_disabled_that_no_plugin_has_is_warned_abou
     ) in warned
 
 
+def test_enabling_a_plugin_whose_variable_is_missing_says_so_and_promises_no_traceback(
+    hermes_cli: InProcessCli,
+) -> None:
+    # The warning ended "(hermes -v plugins info shouty shows the traceback)": there is none,
+    # nothing of the plugin ran; the command it named printed no traceback.
+    write_dir_plugin(
+        hermes_cli.home / "plugins", "shouty", GOOD, manifest={"requires_env": ["SHOUTY_TOKEN"]}
+    )
+
+    done = hermes_cli.subprocess_run("plugins", "enable", "shouty")
+
+    assert "missing environment variable: SHOUTY_TOKEN" in done.stderr
+    assert "traceback" not in done.stderr
+
+
 def test_a_mistyped_manifest_key_is_named_with_the_key_it_was_meant_to_be(
     hermes_cli: InProcessCli,
 ) -> None:
