@@ -91,7 +91,7 @@ def project_refusal(env: Environment, path: Path, what: str) -> str | None:
     if gate_is_open(env) or not project_owns(env, path):
         return None
     return (
-        f"{what} at {path} belongs to the project {project_root(env)}; project extensions load "
+        f"{what} at {path} (in the project {project_root(env)}): project extensions load "
         f"only when {PROJECT_GATE_FLAG}=1 is set in the environment"
     )
 

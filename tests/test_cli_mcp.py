@@ -399,6 +399,28 @@ def test_list_without_servers_says_so(cli: Cli) -> None:
     assert "No MCP servers configured" in cli.run("mcp", "list").stdout
 
 
+def test_list_shows_the_servers_of_a_project_config_as_gated_not_as_none(tmp_path: Path) -> None:
+    # HERMES_HOME=./.hermes in a project (or a scratch home under the working directory): the
+    # servers of its config.yaml are the project's, not started without the gate. The list
+    # said "No MCP servers configured" with exit status 0, beside a warning that they were.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    marker = tmp_path / "server-started"
+    server = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
+    cli.config.write_text(json.dumps({"mcp_servers": {"box": server}}), encoding="utf-8")
+
+    listed = cli.run("mcp", "list", "--json")
+    table = cli.run("mcp", "list")
+
+    assert not marker.exists()
+    (row,) = json.loads(listed.stdout)
+    assert (row["name"], row["transport"], row["status"]) == ("box", "stdio", "gated")
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in row["reason"]
+    assert "No MCP servers configured" not in table.stdout
+    assert table.stdout.splitlines()[1].split()[:3] == ["box", "stdio", "gated"]
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in table.stdout.splitlines()[1]
+
+
 def test_test_connects_lists_tools_and_times_it(cli: Cli) -> None:
     write_servers(
         cli, {"box": {"command": sys.executable, "args": [str(TOOLBOX)], "exclude": ["delete_*"]}}

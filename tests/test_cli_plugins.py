@@ -119,6 +119,68 @@ def demo_in_all_five_sources(setup: Setup) -> None:
     setup.nix_store().add_dir_plugin("demo", GOOD, manifest={"version": "9.0"})
 
 
+def test_a_name_in_plugins_enabled_or_disabled_that_no_plugin_has_is_warned_about(
+    hermes_cli: InProcessCli,
+) -> None:
+    # config.yaml edited by hand: `shoutty` enables nothing and `termnal` disables nothing (the
+    # bundled terminal stays enabled); the list showed shouty "not enabled", config validate
+    # said ok, and nothing named the mistyped entries.
+    write_dir_plugin(hermes_cli.home / "plugins", "shouty", GOOD)
+    hermes_cli.config.write_text("plugins:\n  enabled: [shoutty]\n  disabled: [termnal]\n")
+
+    done = hermes_cli.subprocess_run("plugins", "list")
+
+    warned = done.stderr.splitlines()
+    config = hermes_cli.config
+    assert (
+        f"hermes: warning: plugins.enabled in {config} names 'shoutty', "
+        "but no plugin of that name was found. Did you mean 'shouty'?"
+    ) in warned
+    assert (
+        f"hermes: warning: plugins.disabled in {config} names 'termnal', "
+        "but no plugin of that name was found. Did you mean 'terminal'?"
+    ) in warned
+
+
+def test_enabling_a_plugin_whose_variable_is_missing_says_so_and_promises_no_traceback(
+    hermes_cli: InProcessCli,
+) -> None:
+    # The warning ended "(hermes -v plugins info shouty shows the traceback)": there is none,
+    # nothing of the plugin ran; the command it named printed no traceback.
+    write_dir_plugin(
+        hermes_cli.home / "plugins", "shouty", GOOD, manifest={"requires_env": ["SHOUTY_TOKEN"]}
+    )
+
+    done = hermes_cli.subprocess_run("plugins", "enable", "shouty")
+
+    assert "missing environment variable: SHOUTY_TOKEN" in done.stderr
+    assert "traceback" not in done.stderr
+
+
+def test_a_mistyped_manifest_key_is_named_with_the_key_it_was_meant_to_be(
+    hermes_cli: InProcessCli,
+) -> None:
+    # `require_env` for `requires_env`: the requirement is dropped and the plugin loads without
+    # its variable; the warning said only "unknown key 'require_env' ignored".
+    folder = write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "shouty",
+        GOOD,
+        manifest="name: shouty\nversion: 1.0\nrequire_env: [SHOUTY_TOKEN]\nflavour: x\n",
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [shouty]\n")
+
+    done = hermes_cli.subprocess_run("plugins", "list")
+
+    manifest = folder / "plugin.yaml"
+    warned = done.stderr.splitlines()
+    assert (
+        f"hermes: warning: {manifest}: unknown key 'require_env' ignored. "
+        "Did you mean 'requires_env'?"
+    ) in warned
+    assert f"hermes: warning: {manifest}: unknown key 'flavour' ignored" in warned
+
+
 def test_list_json_shows_the_winner_by_precedence_and_every_other_copy_shadowed(
     setup: Setup,
 ) -> None:

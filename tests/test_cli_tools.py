@@ -131,6 +131,47 @@ def test_tools_search_table_names_the_match(hermes_cli: HermesCli) -> None:
     assert "process_manage" in done.stdout
 
 
+def test_tools_search_table_says_which_words_no_tool_holds_and_what_a_miss_searched(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # The table printed the matches of "github create issue zzqx" as if they were the answer,
+    # without "zzqx" found nowhere, and for a miss a hint about "available_sources", a key the
+    # table never shows; a refused search printed its JSON.
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(
+        json.dumps(
+            [
+                {
+                    "name": "github__issues_create",
+                    "server": "github",
+                    "description": "Create an issue",
+                },
+                {
+                    "name": "gmail__messages_send",
+                    "server": "gmail",
+                    "description": "Send a message",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
+    hermes_cli.config.write_text(f"tools:\n  catalogs:\n    - path: {catalog}\n")
+
+    done = hermes_cli.subprocess_run("tools", "search", "github create issue zzqx", "zzqx")
+    refused = hermes_cli.subprocess_run("tools", "search", *"abcdefgh", ok=False)
+
+    partial, miss = done.stdout.split("\nzzqx:\n")
+    assert partial.splitlines()[1].split()[0] == "github__issues_create"
+    assert "  no tool contains: zzqx" in partial.splitlines()
+    assert "available_sources" not in done.stdout
+    assert miss.splitlines()[0].startswith("  no match: no tool contains: zzqx")
+    assert "github (1 tool)" in miss
+    assert "gmail (1 tool)" in miss
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error (INVALID_ARGUMENTS): 8 queries sent; at most 7 per")
+    assert '"code"' not in refused.stderr
+
+
 def test_tools_describe_json_gives_deferred_tools_as_tool_describe_does(
     hermes_cli: HermesCli,
 ) -> None:

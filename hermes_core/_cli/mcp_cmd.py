@@ -110,7 +110,7 @@ async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str
 )
 def list_command(as_json: bool, refresh: bool) -> None:
     """Show each configured server's transport, state (known from its tool manifest,
-    connected, unavailable, disabled), tool counts and manifest age; servers the cache cannot
+    connected, unavailable, disabled, gated), tool counts and manifest age; servers the cache cannot
     answer for are connected. Exit 1 when a server is unavailable."""
     import anyio
 
@@ -120,7 +120,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     config = load_config_in_effect(env)
     statuses = anyio.run(_statuses, config, env, refresh) if config.mcp_servers else {}
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
-    failed = any(status.state not in ("connected", "known", "disabled") for status in rows)
+    failed = any(status.state in ("connecting", "unavailable") for status in rows)
     if as_json:
         click.echo(json.dumps([status_json(status) for status in rows], indent=2))
         if failed:

@@ -45,9 +45,26 @@ def _load(env: Environment) -> list[PluginRecord]:
     finally:
         host_log.setLevel(level)
         host.close()
-    for warning in [*warnings, *problems]:
+    for warning in [*warnings, *problems, *_unmatched_names(config, env, records)]:
         click.echo(f"hermes: warning: {warning}", err=True)
     return records
+
+
+def _unmatched_names(config: Config, env: Environment, records: list[PluginRecord]) -> list[str]:
+    """A name in ``plugins.enabled`` or ``plugins.disabled`` that no discovered plugin has: a
+    typo there enables nothing, or leaves enabled what it meant to disable."""
+    from hermes_core._plugin_names import normalize_name
+
+    found = sorted({record.name for record in records})
+    problems = []
+    for key, names in (("enabled", config.plugins.enabled), ("disabled", config.plugins.disabled)):
+        for name in names:
+            if normalize_name(name) not in found:
+                problems.append(
+                    f"plugins.{key} in {env.config_path} names {name!r}, but no plugin of that "
+                    f"name was found.{did_you_mean(normalize_name(name), found)}"
+                )
+    return problems
 
 
 @click.group("plugins")

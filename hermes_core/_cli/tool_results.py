@@ -32,13 +32,54 @@ def result_payload(result: ToolResult) -> dict[str, Any]:
 
 
 def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) -> None:
-    """A bridge answer: exactly its JSON with ``--json``; exit status 1 when it is an error."""
+    """A bridge answer: exactly its JSON with ``--json``, else its error's message on stderr;
+    exit status 1 when it is an error."""
     if as_json:
         print_json(payload)
+    elif result.is_error and isinstance(payload.get("error"), str):
+        click.echo(f"error ({result.error_code}): {payload['error']}", err=True)
     else:
         print_result(result, as_json=False)
     if result.is_error:
         sys.exit(1)
+
+
+def print_search(payload: dict[str, Any]) -> None:
+    """A ``tool_search`` answer as a person reads it: each query, its matches (name, source,
+    the description's first line), the words no tool holds and, for a miss, the sources that
+    were searched (the model reads these in ``unmatched`` and ``available_sources``)."""
+    from hermes_core._cli.output import columns
+
+    found: dict[str, Any] = payload.get("tools", {})
+    for entry in payload.get("results", []):
+        click.echo(f"{entry['query']}:")
+        rows = [
+            (f"  {name}", found.get(name, {}).get("source_name", ""), _first_line(found, name))
+            for name in entry.get("matches", [])
+        ]
+        unmatched = entry.get("unmatched") or []
+        missing = f"no tool contains: {', '.join(unmatched)}" if unmatched else ""
+        if rows:
+            click.echo(columns(rows))
+            if missing:
+                click.echo(f"  {missing}")
+            continue
+        click.echo(f"  no match: {missing}" if missing else "  no match")
+        sources = [
+            f"{source['name']} ({_tools(source['tool_count'])})"
+            for source in entry.get("available_sources", [])
+        ]
+        if sources:
+            click.echo(f"  searched: {', '.join(sources)}")
+
+
+def _tools(count: int) -> str:
+    return f"{count:,} tool" if count == 1 else f"{count:,} tools"
+
+
+def _first_line(found: dict[str, Any], name: str) -> str:
+    description = str(found.get(name, {}).get("description", ""))
+    return description.split("\n", 1)[0][:70]
 
 
 def print_result(result: ToolResult, *, as_json: bool) -> None:

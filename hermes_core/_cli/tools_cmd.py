@@ -19,7 +19,13 @@ import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
 from hermes_core._cli.output import columns, did_you_mean
-from hermes_core._cli.tool_results import print_bridge, print_json, print_result, result_payload
+from hermes_core._cli.tool_results import (
+    print_bridge,
+    print_json,
+    print_result,
+    print_search,
+    result_payload,
+)
 
 if TYPE_CHECKING:
     from hermes_core._approvals.prompt import Answer, ApprovalRequest, PromptTransport
@@ -208,14 +214,7 @@ def search_command(
     if as_json or result.is_error:
         print_bridge(result, payload, as_json=as_json)
         return
-    found = payload.get("tools", {})
-    for entry in payload.get("results", []):
-        click.echo(f"{entry['query']}:")
-        rows = [
-            (f"  {name}", found.get(name, {}).get("source_name", ""), _first_line(found, name))
-            for name in entry.get("matches", [])
-        ]
-        click.echo(columns(rows) if rows else f"  no match. {entry.get('hint', '')}".rstrip())
+    print_search(payload)
     remote = payload.get("connectors")
     if isinstance(remote, dict):
         click.echo(
@@ -223,11 +222,6 @@ def search_command(
             f"{payload.get('hint', '')}".rstrip(),
             err=True,
         )
-
-
-def _first_line(found: dict[str, Any], name: str) -> str:
-    description = str(found.get(name, {}).get("description", ""))
-    return description.split("\n", 1)[0][:70]
 
 
 @tools.command("describe")

@@ -69,6 +69,7 @@ class McpHosting:
         self._startup = startup
         self._progress = progress
         self._supervisor: McpSupervisor | None = None
+        self._refusal: str | None = None
 
     @property
     def supervisor(self) -> McpSupervisor | None:
@@ -103,7 +104,10 @@ class McpHosting:
             return
         refusal = config_refusal(self._env, self._config_path, "the MCP servers of the config")
         if refusal is not None:
-            logger.warning("%s: not started", refusal)
+            from hermes_core._mcp.status import SHOWN_IN_STATUS
+
+            self._refusal = refusal
+            logger.warning("%s: not started", refusal, extra={SHOWN_IN_STATUS: True})
             return
         self._supervisor = self._new_supervisor(self._config.mcp_servers)
         await self._supervisor.start()
@@ -148,8 +152,19 @@ class McpHosting:
         return {**self._config.mcp_servers, **running}
 
     def status(self) -> dict[str, ServerStatus]:
-        """Each configured MCP server: transport, state, reason, tool and filtered counts."""
-        return self._supervisor.status() if self._supervisor is not None else {}
+        """Each configured MCP server: transport, state, reason, tool and filtered counts; the
+        servers of a project's configuration the gate kept from starting are ``gated``."""
+        statuses = self._supervisor.status() if self._supervisor is not None else {}
+        if self._refusal is None:
+            return statuses
+        from hermes_core._mcp.status import ServerStatus
+        from hermes_core._mcp.transport import transport_of
+
+        gated = {
+            name: ServerStatus(name, transport_of(server), "gated", reason=self._refusal)
+            for name, server in self._config.mcp_servers.items()
+        }
+        return {**gated, **statuses}
 
     def unavailable(self) -> dict[str, tuple[int, str]]:
         """The servers that are not available, as ``{server: (tool count, reason)}``."""

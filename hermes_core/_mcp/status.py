@@ -16,8 +16,9 @@ SHOWN_IN_STATUS = "hermes_shown_in_status"
 """Set (true) on log records that only repeat what :meth:`McpSupervisor.status` reports, so a
 command that prints the statuses (``hermes mcp list``) can drop them."""
 
-ServerState = Literal["connecting", "connected", "known", "unavailable", "disabled"]
-"""``known``: its tools come from its tool manifest and no process of it runs."""
+ServerState = Literal["connecting", "connected", "known", "unavailable", "disabled", "gated"]
+"""``known``: its tools come from its tool manifest and no process of it runs. ``gated``: the
+configuration file is the project's and the project gate is closed, so it is not started."""
 ToolsChanged = Callable[[str, list[Tool]], None]
 """``on_tools_changed(server, tools)``: the server's complete tool list now; empty when its
 tools are gone (it dropped, was removed, or failed to connect)."""

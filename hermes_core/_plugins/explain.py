@@ -49,6 +49,8 @@ def _state(record: PluginRecord) -> str:
         return f"is disabled ({record.message}): hermes plugins enable {name}"
     if record.status == "not enabled":
         return f"is not enabled: {record.message or f'hermes plugins enable {name}'}"
-    if record.status == "error":
+    if record.status == "error" and record.traceback is not None:
         return f"failed: {record.message} (hermes -v plugins info {name} shows the traceback)"
+    if record.status == "error":
+        return f"failed: {record.message}"
     return f"is {record.status}: {record.message or record.status}"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core._plugin_names import normalize_name as normalize_name  # re-exported
-from hermes_core._shown import shown
+from hermes_core._shown import did_you_mean, shown
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -141,8 +141,13 @@ _MAX_KEY_WARNINGS = 10
 
 
 def _unknown_key_warnings(unknown: list[str], where: str) -> tuple[str, ...]:
-    """One warning per unknown key, each key shortened, at most ``_MAX_KEY_WARNINGS`` of them."""
-    listed = [f"{where}: unknown key {shown(key)} ignored" for key in unknown[:_MAX_KEY_WARNINGS]]
+    """One warning per unknown key, each key shortened and followed by the known key it is
+    closest to (a mistyped ``requires_env`` drops a requirement), at most
+    ``_MAX_KEY_WARNINGS`` of them."""
+    listed = []
+    for key in unknown[:_MAX_KEY_WARNINGS]:
+        hint = did_you_mean(key, KNOWN_KEYS)
+        listed.append(f"{where}: unknown key {shown(key)} ignored" + (f".{hint}" if hint else ""))
     if len(unknown) > _MAX_KEY_WARNINGS:
         listed.append(f"{where}: {len(unknown) - _MAX_KEY_WARNINGS} more unknown keys ignored")
     return tuple(listed)
