@@ -131,6 +131,25 @@ def test_a_request_in_another_language_finds_the_tool_of_its_object() -> None:
         assert index.search(request_text, 5, "off")[0].name == first, request_text
 
 
+def test_the_current_time_is_asked_for_in_every_language() -> None:
+    index = BM25Index(
+        [
+            ToolDocument("time__get_current_time", "Get the current time in a time zone", "time"),
+            ToolDocument("time__convert_time", "Convert a time between time zones", "time"),
+        ]
+    )
+    for request_text in [
+        "现在东京几点了",
+        "現在の時刻",
+        "현재 시간",
+        "aktuelle Uhrzeit in Berlin",
+    ]:
+        assert index.search(request_text, 5, "off")[0].name == "time__get_current_time", (
+            request_text
+        )
+    assert "今日" in split_words("今日の予定")  # 今 alone is no lexicon word: today is not now
+
+
 def test_overlapping_bigrams_are_joined_back_for_display() -> None:
     assert tokenizer.join_bigrams(["部署", "署新", "新服", "x", "服务", "务器"]) == [
         "部署新服",
