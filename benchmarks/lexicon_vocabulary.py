@@ -7,7 +7,7 @@ the number of servers whose tool names hold it, most first, and whether
 The lexicon holds the words of at least five of the 92 servers (``--servers 5``) but these, left
 out on purpose: English function words and HTTP verbs (``from``, ``with``, ``for``, ``and``,
 ``all``, ``post``, ``put``, ``patch``); words of no one meaning or written alike in every
-language (``info``, ``detail``, ``data``, ``type``, ``name``, ``new``, ``default``, ``current``,
+language (``info``, ``detail``, ``data``, ``type``, ``name``, ``new``, ``default``,
 ``available``, ``usage``, ``custom``, ``auto``, ``bulk``, ``batch``, ``block``, ``stream``,
 ``tree``, ``url``, ``pdf``, ``markdown``, ``webhook``, ``config``, ``app``); and actions whose
 words another entry already holds (``add`` under create, ``remove`` under delete, ``read`` and

@@ -333,6 +333,13 @@ publish
     es: publicar, publica
     fr: publier, publie, publiez
     de: veröffentlichen, veröffentliche
+current
+    zh: 当前, 现在, 目前
+    ja: 現在
+    ko: 현재, 지금
+    es: actuales
+    fr: actuel, actuelle, actuels, actuelles
+    de: aktuell, aktuelle, aktuellen, aktueller, aktuelles
 status
     zh: 状态
     ja: 状態, ステータス
@@ -396,8 +403,8 @@ image
     es: imagen, imágenes
     de: bild, bilder
 time
-    zh: 时间
-    ja: 時間, 時刻
+    zh: 时间, 几点
+    ja: 時間, 時刻, 何時
     ko: 시간
     es: hora, tiempo
     fr: heure, temps
