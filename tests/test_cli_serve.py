@@ -79,3 +79,17 @@ def test_serve_with_stdin_a_pipe_prints_no_waiting_line(hermes_cli: HermesCli) -
     assert "result" in answer, answer
     assert process.returncode == 0, stderr
     assert "waiting for an MCP client" not in stderr
+
+
+@pytest.mark.parametrize(
+    "option", [["--port", "9999"], ["--host", "0.0.0.0"], ["--no-auth"], ["--allow-host", "x"]]
+)
+def test_an_http_option_without_transport_http_is_a_usage_error(
+    hermes_cli: HermesCli, option: list[str]
+) -> None:
+    """``hermes serve --port 9999`` means HTTP: serving stdio instead, silently, leaves the user
+    waiting for a port nobody listens on."""
+    result = hermes_cli.run("serve", *option, ok=False)  # stdin is empty: stdio would end
+    assert result.returncode == 2, result
+    assert option[0] in result.stderr
+    assert "--transport http" in result.stderr
