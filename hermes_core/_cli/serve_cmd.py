@@ -90,6 +90,7 @@ def serve(
     """
     if ctx.invoked_subcommand is not None:
         return
+    _refuse_http_options_for_default_stdio(ctx)
     from hermes_core._gc_pause import pause_for_start
 
     # Until the first tool list is built (serving_host ends the pause): the MCP SDK's import
@@ -153,3 +154,33 @@ def token(rotate: bool) -> None:
     click.echo(rotate_token(path) if rotate else read_or_create_token(path))
     if rotate:
         click.echo(f"hermes serve: new token in {path}; the old one no longer works.", err=True)
+
+
+_HTTP_OPTIONS = {
+    "address": "--host",
+    "port": "--port",
+    "no_auth": "--no-auth",
+    "allow_hosts": "--allow-host",
+}
+
+
+def _refuse_http_options_for_default_stdio(ctx: click.Context) -> None:
+    """An option of http with no ``--transport`` is a usage error: ``hermes serve --port 9999``
+    means HTTP, and serving stdio, the default, would leave the user waiting on a port nobody
+    listens on. (An explicit ``--transport stdio`` is taken at its word.)"""
+    from click.core import ParameterSource
+
+    if ctx.get_parameter_source("transport") is not ParameterSource.DEFAULT:
+        return
+    given = [
+        flag
+        for name, flag in _HTTP_OPTIONS.items()
+        if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise click.UsageError(
+            f"{', '.join(given)} {'is an option' if len(given) == 1 else 'are options'} of "
+            "--transport http; add it (stdio, the default, is for a client that starts hermes "
+            "and talks over its pipes)",
+            ctx,
+        )
