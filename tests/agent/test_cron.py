@@ -47,7 +47,7 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
     ("fields", "field", "words"),
     [
         ({"schedule": "every 61x"}, "schedule", "is not a schedule"),
-        ({"schedule": "61 * * * *"}, "schedule", "is not a schedule"),
+        ({"schedule": "61 * * * *"}, "schedule", "its minute '61' is not valid (0-59)"),
         ({"schedule": "* * * *"}, "schedule", "is not a schedule"),
         ({"schedule": "2020-01-01T09:00"}, "schedule", "is in the past"),
         ({"schedule": "every 0s"}, "schedule", "at least 1 second"),
@@ -137,7 +137,7 @@ def test_a_cron_expression_refused_names_its_field_and_range(
     assert made.returncode == 2
     assert made.stderr.startswith(f"hermes: error: {expected}"), made.stderr
     assert called.returncode == 1
-    assert called.stdout.startswith(f"error (INVALID_ARGUMENTS): cronjob create: {expected}")
+    assert called.stderr.startswith(f"error (INVALID_ARGUMENTS): cronjob create: {expected}")
     assert "no cron jobs" in cli.run("cron", "list").stdout
 
 
