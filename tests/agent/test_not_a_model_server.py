@@ -68,3 +68,32 @@ def test_hermes_run_against_a_server_that_is_no_model_api_fails_naming_base_url(
     assert content_type in done.stderr
     assert "check model.base_url" in done.stderr
     assert "stop: answer" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("provider", "variable", "named"),
+    [
+        ("openai", "OPENAI_API_KEY", None),
+        ("anthropic", "ANTHROPIC_API_KEY", None),
+        ("openai", "MY_OPENAI_KEY", "MY_OPENAI_KEY"),
+    ],
+)
+def test_no_key_for_the_vendors_own_api_is_a_configuration_error_naming_the_variable(
+    hermes_cli: HermesCli, provider: str, variable: str, named: str | None
+) -> None:
+    """No ``model.base_url`` (the vendor's API) and no key in the environment nor in
+    ``$HERMES_HOME/.env``: nothing is sent (a request without a key can only be refused, and
+    with no network it would be retried as a connection error); the error names the variable
+    and says a local server needs ``model.base_url`` instead."""
+    model = {"provider": provider, "model": "some-model", "api_key_env": named}
+    hermes_cli.config.write_text(json.dumps({"model": model}), encoding="utf-8")
+    unset = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", variable: ""}
+    env = {key: value for key, value in hermes_cli.variables().items() if key not in unset}
+
+    done = hermes_cli.run("run", "Hello?", ok=False, env=env)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"hermes: error: {provider}: no key: {variable} is not set")
+    assert "$HERMES_HOME/.env" in done.stderr
+    assert "model.base_url" in done.stderr
+    assert "retrying" not in done.stderr
