@@ -93,6 +93,23 @@ def test_defer_as_a_string_exits_2_naming_file_line_and_key(
     assert f"{path}:4: tools.tool_search.defer: expected a list of names" in result.stderr
 
 
+@pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])
+def test_a_model_base_url_that_is_no_http_url_exits_2_naming_file_line_and_key(
+    home: Path, tmp_path: Path, base_url: str
+) -> None:
+    """``model.base_url`` without its scheme (as llama.cpp and Ollama print their address) is
+    refused where it is written, not sent to as a server that never answers, retried."""
+    cli = HermesCli(tmp_path / "real", home=home)  # the real command, as a subprocess
+    path = write(home, f"model:\n  model: qwen2.5:0.5b\n  base_url: {base_url}\n")
+    for command in (("config", "validate"), ("run", "Hello?")):
+        result = cli.run(*command, ok=False)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr == (
+            f"hermes: error: {path}:3: model.base_url: expected an http:// or https:// URL, "
+            f"got '{base_url}'\n"
+        )
+
+
 def test_set_parses_a_yaml_number_and_keeps_comments(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
     result = hermes_cli.run("config", "set", "tools.tool_search.threshold_pct", "7.5")

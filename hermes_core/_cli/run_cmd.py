@@ -39,19 +39,11 @@ T = TypeVar("T")
 
 
 def build_agent(host: Host) -> Agent:
-    """The agent of the host's ``model`` section; a ``ConfigError`` (exit 2) naming the key to
-    set when no model is, and the provider's ``RegistrationError`` (listing the valid names)
-    when ``model.provider`` names none."""
-    from hermes_core._errors import ConfigError
+    """The agent of the host's ``model`` section (:meth:`Agent.from_host`): a ``ConfigError``
+    (exit 2) naming the key to set when no model is, and the provider's ``RegistrationError``
+    (listing the valid names) when ``model.provider`` names none."""
     from hermes_core.agent._loop import Agent
 
-    if not host.config.model.model:
-        raise ConfigError(
-            "no model is set: set model.model (and model.provider, default openai), e.g. "
-            "`hermes config set model.model gpt-4.1-mini`",
-            path=host.config_path,
-            key="model.model",
-        )
     return Agent.from_host(host)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from hermes_core._config.checks import Number
+from hermes_core._config.checks import After, Number, http_url
 from hermes_core._config.sections import Section
 
 
@@ -21,7 +21,7 @@ class ModelConfig(Section):
 
     provider: str = "openai"
     model: str = ""
-    base_url: str | None = None
+    base_url: Annotated[str | None, After(http_url)] = None
     api_key_env: str | None = None
     context_length: Annotated[int, Number(low=1024, whole=True)] = 128_000
     max_output_tokens: Annotated[int, Number(low=1, whole=True)] = 4096

@@ -91,6 +91,19 @@ _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
+def http_url(value: str | None) -> str | None:
+    """An :class:`After` check: ``value`` must be an ``http://`` or ``https://`` URL with a
+    host (``None`` passes; a ``${VAR}`` reference is expanded and checked where it is used)."""
+    if value is None or "${" in value:
+        return value
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"expected an http:// or https:// URL, got {shown(value)}")
+    return value
+
+
 def refused(loc: Loc, problems: list[Problem], message: str) -> Any:
     """Add the problem ``message`` at ``loc``; :data:`INVALID`."""
     problems.append(Problem(loc, message))
@@ -234,6 +247,7 @@ __all__ = [
     "any_rule",
     "boolean_rule",
     "checked_by",
+    "http_url",
     "list_of",
     "mapping_of",
     "one_of",

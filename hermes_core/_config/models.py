@@ -19,6 +19,7 @@ from hermes_core._config.agent import (
     MemoryConfig,
     ModelConfig,
 )
+from hermes_core._config.checks import http_url
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -125,18 +126,6 @@ def _normalized_entry_names(entries: dict[str, dict[str, Any]]) -> dict[str, dic
         spelled[name] = key
         by_name[name] = settings
     return by_name
-
-
-def _http_url(value: str | None) -> str | None:
-    # A ${VAR} reference is expanded at connect time and checked by the client then.
-    if value is None or "${" in value:
-        return value
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"expected an http:// or https:// URL, got {shown(value)}")
-    return value
 
 
 def _client_metadata_url(value: str | None) -> str | None:
@@ -262,7 +251,7 @@ class McpServerConfig(Section):
     args: list[str] = []
     env: dict[str, str] = {}
     cwd: str | None = None
-    url: Annotated[str | None, After(_http_url)] = None
+    url: Annotated[str | None, After(http_url)] = None
     headers: dict[str, str] = {}
     include: NamesList = []
     exclude: NamesList = []

@@ -99,7 +99,7 @@ def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Sche
         return Schedule("every", given, seconds=_interval(field, given, interval))
     if len(given.split()) in (5, 6):
         if not _valid_cron(given):
-            _bad(field, given)
+            _bad_cron(field, given)
         _cron_next(given, now, field)  # one date at least must match it
         return Schedule("cron", given)
     try:
@@ -137,6 +137,36 @@ def _valid_cron(expression: str) -> bool:
     if len(expression.split()) != 5:
         return False
     return bool(croniter.is_valid(expression))
+
+
+_CRON_FIELDS: Final = (
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day of month", "1-31"),
+    ("month", "1-12 or jan-dec"),
+    ("day of week", "0-7 or sun-sat; 0 and 7 are Sunday"),
+)
+
+
+def _bad_cron(field: str, given: str) -> Schedule:
+    """Refuse a cron expression naming what is wrong: its field count, else the first field
+    croniter refuses on its own (it says only "out of range" of the whole)."""
+    from croniter import croniter
+
+    parts = given.split()
+    if len(parts) != len(_CRON_FIELDS):
+        names = ", ".join(name for name, _ in _CRON_FIELDS)
+        raise JobError(
+            field,
+            f"{given!r}: it has {len(parts)} fields; a cron expression has five: {names} "
+            "(no seconds)",
+        )
+    for index, (name, values) in enumerate(_CRON_FIELDS):
+        alone = ["*"] * len(_CRON_FIELDS)
+        alone[index] = parts[index]
+        if not croniter.is_valid(" ".join(alone)):
+            raise JobError(field, f"{given!r}: its {name} {parts[index]!r} is not valid ({values})")
+    return _bad(field, given)
 
 
 def _bad(field: str, given: str) -> Schedule:

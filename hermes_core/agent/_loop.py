@@ -101,11 +101,20 @@ class Agent:
     def from_host(cls, host: Host) -> Agent:
         """The agent the host's ``config.yaml`` describes: its ``model`` (the provider chosen
         by ``model.provider``, its key read from the variable ``model.api_key_env`` names),
-        ``agent`` limits, its memory and transcripts under the home."""
+        ``agent`` limits, its memory and transcripts under the home. A ``ConfigError`` naming
+        ``model.model`` when no model is set (every command and ``hermes acp`` say so alike)."""
         from hermes_core._dotenv import secret_variable
+        from hermes_core._errors import ConfigError
         from hermes_core.agent._memory import selected_memory
 
         section = host.config.model
+        if not section.model:
+            raise ConfigError(
+                "no model is set: set model.model (and model.provider, default openai), e.g. "
+                "`hermes config set model.model gpt-4.1-mini`",
+                path=host.config_path,
+                key="model.model",
+            )
         key = secret_variable(host.env, section.api_key_env) if section.api_key_env else None
         settings = ModelSettings(
             provider=section.provider,

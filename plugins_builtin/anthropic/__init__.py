@@ -7,6 +7,7 @@ built, never when the plugin loads.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,18 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
             provider="anthropic",
             model=settings.model,
         ) from None
-    return AnthropicProvider(settings, context.api_key(KEY_VARIABLE), KEY_VARIABLE)
+    key = context.api_key(KEY_VARIABLE)
+    # The vendor's API without a key can only refuse (and without a network the request would
+    # be retried as a connection error never naming the key). The SDK reads ANTHROPIC_BASE_URL.
+    if key is None and settings.base_url is None and not os.environ.get("ANTHROPIC_BASE_URL"):
+        from hermes_core import ConfigError
+
+        raise ConfigError(
+            f"anthropic: no key: {settings.api_key_env or KEY_VARIABLE} is not set (in the "
+            "environment or $HERMES_HOME/.env; model.api_key_env names another variable). A "
+            "local server needs no key: set model.base_url to it (e.g. http://127.0.0.1:8080)"
+        )
+    return AnthropicProvider(settings, key, KEY_VARIABLE)
 
 
 @hookimpl(trylast=True)

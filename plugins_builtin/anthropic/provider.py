@@ -153,6 +153,18 @@ class _Answer:
         return ModelTurn(message, usage=usage, stop_reason=_STOPS.get(self.stop or "", "other"))
 
 
+def _no_stream(model: str, base_url: str | None, headers: Mapping[str, str]) -> ModelError:
+    where = base_url or "the provider's default URL"
+    content_type = headers.get("content-type") or "none"
+    return ModelError(
+        f"anthropic: model {model!r} at {where}: the server's answer is no Messages API stream "
+        f"(content-type {content_type}, no message_start event): check model.base_url (the "
+        "host alone: the SDK adds /v1)",
+        provider="anthropic",
+        model=model,
+    )
+
+
 class AnthropicProvider:
     """The ``anthropic`` provider over ``settings`` (``base_url`` None: Anthropic's API), with
     ``api_key`` read from ``key_env``."""
@@ -186,6 +198,7 @@ class AnthropicProvider:
             extra["tools"] = anthropic_tools(request)
         messages: Any = anthropic_messages(request)
         answer = _Answer()
+        started = False
         try:
             events = await self._client.messages.create(
                 model=model,
@@ -196,6 +209,7 @@ class AnthropicProvider:
             )
             async with events:
                 async for event in events:
+                    started = started or event.type == "message_start"
                     text = answer.add(event)
                     if text:
                         yield TextDelta(text)
@@ -218,6 +232,9 @@ class AnthropicProvider:
                 base_url=self.settings.base_url,
                 secret=self._key,
             ) from None
+        if not started:
+            # A 200 without message_start is no Messages API's: a web page, a proxy, another API.
+            raise _no_stream(model, self.settings.base_url, events.response.headers)
         yield answer.turn()
 
     def _status_error(self, model: str, error: anthropic.APIStatusError) -> ModelError:

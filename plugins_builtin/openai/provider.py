@@ -113,6 +113,7 @@ class _Answer:
         self.finish: str | None = None
         self.usage: Usage | None = None
         self.text_calls = TextCalls(tool_names)
+        self.chunks = 0
 
     def add_calls(self, deltas: Any) -> None:
         for delta in deltas:
@@ -139,6 +140,18 @@ class _Answer:
 
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _no_stream(model: str, base_url: str | None, headers: Mapping[str, str]) -> ModelError:
+    where = base_url or "the provider's default URL"
+    content_type = headers.get("content-type") or "none"
+    return ModelError(
+        f"openai: model {model!r} at {where}: the server's answer is no chat-completion stream "
+        f"(content-type {content_type}, not one chunk): check model.base_url (an "
+        "OpenAI-compatible server's URL, ending in /v1)",
+        provider="openai",
+        model=model,
+    )
 
 
 class OpenAIProvider:
@@ -182,6 +195,7 @@ class OpenAIProvider:
             )
             async with chunks:
                 async for chunk in chunks:
+                    answer.chunks += 1
                     if chunk.usage is not None:
                         answer.usage = Usage(
                             chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
@@ -215,6 +229,9 @@ class OpenAIProvider:
                 base_url=self.settings.base_url,
                 secret=self._key,
             ) from None
+        if not answer.chunks:
+            # A 200 without one chunk is no model server's: a web page, a proxy, another API.
+            raise _no_stream(model, self.settings.base_url, chunks.response.headers)
         # The text held back from a <tool_call> on: what is no call is shown last.
         rest, written = answer.text_calls.finish()
         if rest:

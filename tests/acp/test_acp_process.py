@@ -198,6 +198,35 @@ async def test_a_broken_config_is_the_error_of_session_new_not_a_dead_agent(
 
 
 @pytest.mark.anyio
+async def test_no_model_set_is_the_error_of_session_new_as_for_hermes_run(
+    hermes_cli: HermesCli,
+) -> None:
+    """A first-time editor user who has not set ``model.model`` is told so by ``session/new``,
+    as ``hermes run`` tells them, instead of prompts sent for model '' to OpenAI's URL."""
+    with FakeModelServer([FakeTurn(text="never asked")]) as server:
+        config = {"plugins": {"enabled": BUNDLED}, "model": {"base_url": server.openai_base_url}}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with acp.spawn_agent_process(
+                RecordingClient(),
+                *hermes_cli.command("acp"),
+                env=hermes_cli.variables(),
+                cwd=hermes_cli.work,
+                transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
+            ) as (conn, _process):
+                await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+                with pytest.raises(acp.RequestError) as failed:
+                    await conn.new_session(cwd=str(hermes_cli.work))
+        requests = server.requests
+    details = failed.value.data["details"]
+    assert "model.model: no model is set" in details
+    assert str(hermes_cli.config) in details
+    assert "hermes config set model.model" in details
+    assert requests == []
+    assert "no model is set" in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.anyio
 async def test_hermes_acp_runs_a_prompt_against_the_fake_model_server(
     hermes_cli: HermesCli,
 ) -> None:

@@ -23,7 +23,7 @@ import pytest
 
 from hermes_core.agent import CronJobs, JobError
 from hermes_core.agent._cron_store import local_time
-from hermes_core.testing import FakeModelServer, FakeTurn
+from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
 from hermes_core.testing._cli_in_process import InProcessCli
 
 T0 = 1_800_000_000.0
@@ -47,7 +47,7 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
     ("fields", "field", "words"),
     [
         ({"schedule": "every 61x"}, "schedule", "is not a schedule"),
-        ({"schedule": "61 * * * *"}, "schedule", "is not a schedule"),
+        ({"schedule": "61 * * * *"}, "schedule", "its minute '61' is not valid (0-59)"),
         ({"schedule": "* * * *"}, "schedule", "is not a schedule"),
         ({"schedule": "2020-01-01T09:00"}, "schedule", "is in the past"),
         ({"schedule": "every 0s"}, "schedule", "at least 1 second"),
@@ -105,6 +105,39 @@ def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> 
     assert done.returncode == 2
     assert done.stderr.startswith("hermes: error: schedule: 'every 61x' is not a schedule")
     assert "every 30m" in done.stderr  # the forms allowed
+    assert "no cron jobs" in cli.run("cron", "list").stdout
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("schedule", "words"),
+    [
+        ("0 8 * * 8", "its day of week '8' is not valid (0-7 or sun-sat; 0 and 7 are Sunday)"),
+        ("61 * * * *", "its minute '61' is not valid (0-59)"),
+        ("0 25 * * 1-5", "its hour '25' is not valid (0-23)"),
+        ("0 8 32 * *", "its day of month '32' is not valid (1-31)"),
+        ("0 8 * 13 *", "its month '13' is not valid (1-12 or jan-dec)"),
+        ("*/0 * * * *", "its minute '*/0' is not valid (0-59)"),
+        ("0 8 * * mon-fry", "its day of week 'mon-fry' is not valid"),
+        ("0 0 8 * * 1", "it has 6 fields; a cron expression has five: minute, hour, day of month"),
+    ],
+)
+def test_a_cron_expression_refused_names_its_field_and_range(
+    hermes_home: Path, tmp_path: Path, schedule: str, words: str
+) -> None:
+    """Five fields croniter refuses: the person (``hermes cron create``) and the model (the
+    ``cronjob`` tool) are told which field and what it takes, not "expected five fields"."""
+    cli = HermesCli(tmp_path, home=hermes_home)  # the real command, as a subprocess
+    expected = f"schedule: {schedule!r}: {words}"
+
+    made = cli.run("cron", "create", schedule, "Sum up the logs", ok=False)
+    arguments = json.dumps({"action": "create", "schedule": schedule, "prompt": "Sum up the logs"})
+    called = cli.run("tools", "call", "cronjob", arguments, "--yes", ok=False)
+
+    assert made.returncode == 2
+    assert made.stderr.startswith(f"hermes: error: {expected}"), made.stderr
+    assert called.returncode == 1
+    assert called.stderr.startswith(f"error (INVALID_ARGUMENTS): cronjob create: {expected}")
     assert "no cron jobs" in cli.run("cron", "list").stdout
 
 
