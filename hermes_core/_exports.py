@@ -176,6 +176,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ToolSchema": _WIRE,
         "Usage": _WIRE,
         "http_model_error": "hermes_core.agent._http_errors",
+        "no_stream_error": "hermes_core.agent._provider_checks",
+        "require_vendor_key": "hermes_core.agent._provider_checks",
         "CronJob": "hermes_core.agent._cron_store",
         "CronJobs": "hermes_core.agent._cron_store",
         "CronRun": "hermes_core.agent._cron_store",

@@ -106,6 +106,12 @@ if TYPE_CHECKING:
     from hermes_core.agent._prompt_sections import (
         PromptSection as PromptSection,
     )
+    from hermes_core.agent._provider_checks import (
+        no_stream_error as no_stream_error,
+    )
+    from hermes_core.agent._provider_checks import (
+        require_vendor_key as require_vendor_key,
+    )
     from hermes_core.agent._requests import (
         RetryPolicy as RetryPolicy,
     )

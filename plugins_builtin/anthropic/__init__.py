@@ -7,7 +7,6 @@ built, never when the plugin loads.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -39,17 +38,17 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
             provider="anthropic",
             model=settings.model,
         ) from None
-    key = context.api_key(KEY_VARIABLE)
-    # The vendor's API without a key can only refuse (and without a network the request would
-    # be retried as a connection error never naming the key). The SDK reads ANTHROPIC_BASE_URL.
-    if key is None and settings.base_url is None and not os.environ.get("ANTHROPIC_BASE_URL"):
-        from hermes_core import ConfigError
+    from hermes_core.agent import require_vendor_key
 
-        raise ConfigError(
-            f"anthropic: no key: {settings.api_key_env or KEY_VARIABLE} is not set (in the "
-            "environment or $HERMES_HOME/.env; model.api_key_env names another variable). A "
-            "local server needs no key: set model.base_url to it (e.g. http://127.0.0.1:8080)"
-        )
+    key = context.api_key(KEY_VARIABLE)
+    require_vendor_key(
+        "anthropic",
+        key,
+        settings,
+        variable=KEY_VARIABLE,
+        sdk_base_url_variable="ANTHROPIC_BASE_URL",  # the SDK's own
+        local_example="http://127.0.0.1:8080",
+    )
     return AnthropicProvider(settings, key, KEY_VARIABLE)
 
 

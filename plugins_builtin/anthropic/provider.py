@@ -29,6 +29,7 @@ from hermes_core.agent import (
     TextDelta,
     Usage,
     http_model_error,
+    no_stream_error,
 )
 
 __all__ = ["PLACEHOLDER_KEY", "AnthropicProvider", "anthropic_messages", "anthropic_tools"]
@@ -153,18 +154,6 @@ class _Answer:
         return ModelTurn(message, usage=usage, stop_reason=_STOPS.get(self.stop or "", "other"))
 
 
-def _no_stream(model: str, base_url: str | None, headers: Mapping[str, str]) -> ModelError:
-    where = base_url or "the provider's default URL"
-    content_type = headers.get("content-type") or "none"
-    return ModelError(
-        f"anthropic: model {model!r} at {where}: the server's answer is no Messages API stream "
-        f"(content-type {content_type}, no message_start event): check model.base_url (the "
-        "host alone: the SDK adds /v1)",
-        provider="anthropic",
-        model=model,
-    )
-
-
 class AnthropicProvider:
     """The ``anthropic`` provider over ``settings`` (``base_url`` None: Anthropic's API), with
     ``api_key`` read from ``key_env``."""
@@ -234,7 +223,15 @@ class AnthropicProvider:
             ) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.
-            raise _no_stream(model, self.settings.base_url, events.response.headers)
+            raise no_stream_error(
+                "anthropic",
+                model,
+                base_url=self.settings.base_url,
+                headers=events.response.headers,
+                stream="Messages API stream",
+                missing="no message_start event",
+                base_url_hint="the host alone: the SDK adds /v1",
+            )
         yield answer.turn()
 
     def _status_error(self, model: str, error: anthropic.APIStatusError) -> ModelError:

@@ -31,6 +31,7 @@ from hermes_core.agent import (
     TextDelta,
     Usage,
     http_model_error,
+    no_stream_error,
 )
 
 from .text_calls import TextCalls
@@ -142,18 +143,6 @@ def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
-def _no_stream(model: str, base_url: str | None, headers: Mapping[str, str]) -> ModelError:
-    where = base_url or "the provider's default URL"
-    content_type = headers.get("content-type") or "none"
-    return ModelError(
-        f"openai: model {model!r} at {where}: the server's answer is no chat-completion stream "
-        f"(content-type {content_type}, not one chunk): check model.base_url (an "
-        "OpenAI-compatible server's URL, ending in /v1)",
-        provider="openai",
-        model=model,
-    )
-
-
 class OpenAIProvider:
     """The ``openai`` provider over ``settings`` (``base_url`` None: OpenAI's API), with
     ``api_key`` (None: a placeholder, for a local server) read from ``key_env``."""
@@ -231,7 +220,15 @@ class OpenAIProvider:
             ) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.
-            raise _no_stream(model, self.settings.base_url, chunks.response.headers)
+            raise no_stream_error(
+                "openai",
+                model,
+                base_url=self.settings.base_url,
+                headers=chunks.response.headers,
+                stream="chat-completion stream",
+                missing="not one chunk",
+                base_url_hint="an OpenAI-compatible server's URL, ending in /v1",
+            )
         # The text held back from a <tool_call> on: what is no call is shown last.
         rest, written = answer.text_calls.finish()
         if rest:

@@ -181,6 +181,14 @@ async def test_a_broken_config_is_the_error_of_session_new_not_a_dead_agent(
     hermes_cli.config.write_text(
         json.dumps({"tools": {"tool_search": {"threshold_pct": 500}}}), encoding="utf-8"
     )
+    failed = await _session_new_error(hermes_cli)
+    assert "threshold_pct" in json.dumps(failed.data)
+    assert "threshold_pct" in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
+
+
+async def _session_new_error(hermes_cli: HermesCli) -> acp.RequestError:
+    """The error ``session/new`` answers a started ``hermes acp`` with (its stderr in
+    ``stderr.log``), after ``initialize`` was answered."""
     with (hermes_cli.root / "stderr.log").open("wb") as stderr:
         async with acp.spawn_agent_process(
             RecordingClient(),
@@ -190,11 +198,10 @@ async def test_a_broken_config_is_the_error_of_session_new_not_a_dead_agent(
             transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
         ) as (conn, _process):
             init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            assert init.protocol_version == acp.PROTOCOL_VERSION
             with pytest.raises(acp.RequestError) as failed:
                 await conn.new_session(cwd=str(hermes_cli.work))
-    assert init.protocol_version == acp.PROTOCOL_VERSION
-    assert "threshold_pct" in json.dumps(failed.value.data)
-    assert "threshold_pct" in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
+    return failed.value
 
 
 @pytest.mark.anyio
@@ -206,19 +213,9 @@ async def test_no_model_set_is_the_error_of_session_new_as_for_hermes_run(
     with FakeModelServer([FakeTurn(text="never asked")]) as server:
         config = {"plugins": {"enabled": BUNDLED}, "model": {"base_url": server.openai_base_url}}
         hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
-        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
-            async with acp.spawn_agent_process(
-                RecordingClient(),
-                *hermes_cli.command("acp"),
-                env=hermes_cli.variables(),
-                cwd=hermes_cli.work,
-                transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
-            ) as (conn, _process):
-                await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
-                with pytest.raises(acp.RequestError) as failed:
-                    await conn.new_session(cwd=str(hermes_cli.work))
+        failed = await _session_new_error(hermes_cli)
         requests = server.requests
-    details = failed.value.data["details"]
+    details = failed.data["details"]
     assert "model.model: no model is set" in details
     assert str(hermes_cli.config) in details
     assert "hermes config set model.model" in details

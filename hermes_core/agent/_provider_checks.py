@@ -1,0 +1,61 @@
+"""What a model provider checks around its requests, one place for every provider: that the
+vendor's own API gets a key, and that a server's answer is a stream of the provider's wire."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from hermes_core._errors import ConfigError
+from hermes_core.agent._wire import ModelError, ModelSettings
+
+__all__ = ["no_stream_error", "require_vendor_key"]
+
+
+def require_vendor_key(
+    provider: str,
+    key: str | None,
+    settings: ModelSettings,
+    *,
+    variable: str,
+    sdk_base_url_variable: str,
+    local_example: str,
+) -> None:
+    """Refuse, before any request, to send the vendor's own API no key: a ``ConfigError``
+    naming the key's variable (``model.api_key_env``, else ``variable``). With
+    ``model.base_url`` set, or the SDK's own ``sdk_base_url_variable``, the server may be a
+    local one that needs none. Without this, the vendor can only refuse, and with no network
+    the request is retried as a connection error that never names the key."""
+    if key is not None or settings.base_url is not None:
+        return
+    if os.environ.get(sdk_base_url_variable):
+        return
+    raise ConfigError(
+        f"{provider}: no key: {settings.api_key_env or variable} is not set (in the "
+        "environment or $HERMES_HOME/.env; model.api_key_env names another variable). A local "
+        f"server needs no key: set model.base_url to it (e.g. {local_example})"
+    )
+
+
+def no_stream_error(
+    provider: str,
+    model: str,
+    *,
+    base_url: str | None,
+    headers: Mapping[str, str],
+    stream: str,
+    missing: str,
+    base_url_hint: str,
+) -> ModelError:
+    """The :class:`ModelError` for a 200 answer that is no ``stream`` of the provider's wire
+    (``missing`` says what never came): a web page, a proxy, another API at ``base_url``. It
+    names the content type and says to check ``model.base_url`` (``base_url_hint``: what the
+    URL should look like)."""
+    where = base_url or "the provider's default URL"
+    content_type = headers.get("content-type") or "none"
+    return ModelError(
+        f"{provider}: model {model!r} at {where}: the server's answer is no {stream} "
+        f"(content-type {content_type}, {missing}): check model.base_url ({base_url_hint})",
+        provider=provider,
+        model=model,
+    )
