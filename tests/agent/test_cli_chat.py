@@ -226,3 +226,12 @@ def test_a_delegations_results_arriving_while_idle_are_sent_to_the_model(
     child.expect_exact(PROMPT)
     child.sendline("/exit")
     assert ended(child) == 0
+
+
+def test_piped_messages_get_their_answers_on_stdout_and_no_prompt(home: AgentHome) -> None:
+    """``hermes chat < messages.txt > answers.txt``: the prompt is for a person at a terminal;
+    piped, stdout holds the answers alone."""
+    home.setup({"text": "One."}, {"echo": True})
+    done = home.cli.run("chat", input="first\nsecond\n")
+    assert "you>" not in done.stdout
+    assert done.stdout.split() == ["One.", "heard:", "second"], done.stdout
