@@ -1,8 +1,9 @@
 """``hermes chat``: a conversation with the configured model on the terminal.
 
-A ``you> `` prompt reads a message; the answer streams to stdout and tool calls are short
-lines on stderr, as in ``hermes run``. Commands: ``/stop`` stops the running turn, ``/new``
-starts a new conversation (a new session), ``/exit`` (or end of input) quits. The results of
+A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer streams to
+stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/stop``
+stops the running turn, ``/new`` starts a new conversation (a new session), ``/exit`` (or end
+of input) quits. The results of
 a background delegation (``delegate_task``) that arrive while the chat waits for a line are
 sent to the model as the next message at once.
 
@@ -110,16 +111,18 @@ class _Chat:
 
     async def _conversation(self, conversation: Conversation) -> bool:
         """Run turns of ``conversation``; ``True`` when ``/new`` asks for another."""
+        at_terminal = sys.stdin.isatty()  # piped, stdout holds the answers alone
         while True:
-            click.echo(PROMPT, nl=False)
+            if at_terminal:
+                click.echo(PROMPT, nl=False)
             line, arrived = await self._next(conversation)
             if arrived:
                 self.printer.note("\nhermes: a delegation's results arrived: sent to the model")
                 await self._turn(conversation, line or "")
                 continue
             if line is None or line.strip() == "/exit":
-                if line is None:
-                    click.echo("")
+                if line is None and at_terminal:
+                    click.echo("")  # after the prompt Ctrl-D left open
                 return False
             text = line.strip()
             if not text:
