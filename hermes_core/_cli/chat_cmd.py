@@ -3,9 +3,8 @@
 A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer streams to
 stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/stop``
 stops the running turn, ``/new`` starts a new conversation (a new session), ``/exit`` (or end
-of input) quits. The results of
-a background delegation (``delegate_task``) that arrive while the chat waits for a line are
-sent to the model as the next message at once.
+of input) quits. The results of a background delegation (``delegate_task``) that arrive
+while the chat waits for a line are sent to the model as the next message at once.
 
 stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
 approval prompt or a question is open, the line typed is its answer; while a turn runs
