@@ -402,3 +402,15 @@ def test_a_call_of_a_local_tool_does_not_import_the_mcp_types(hermes_cli: Hermes
     done = _probe(hermes_cli, CALL_PROBE)
     assert done.stdout.startswith("hello")
     assert done.stdout.splitlines()[-1] == "LOADED False"
+
+
+@pytest.mark.parametrize("name", ["memory", "delegate_task"])
+def test_calling_a_tool_of_the_agents_conversations_says_where_it_lives(
+    hermes_cli: HermesCli, name: str
+) -> None:
+    """docs/memory.md calls memory a core tool; ``hermes tools call memory`` must not leave the
+    user thinking it is missing."""
+    done = hermes_cli.run("tools", "call", name, "{}", ok=False)
+    assert done.returncode == 1
+    assert f"There is no tool named {name!r}" in done.stderr
+    assert "hermes chat" in done.stderr and "hermes run" in done.stderr, done.stderr
