@@ -344,8 +344,22 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         if line is not None:
             line.close()
     print_result(result, as_json=as_json)
+    if result.error_code == "UNKNOWN_TOOL" and name in _conversation_tools():
+        click.echo(
+            f"hermes: {name} is a tool of the agent's conversations, not of the host: the model "
+            "uses it in hermes chat, hermes run and hermes acp",
+            err=True,
+        )
     if result.is_error:
         sys.exit(1)
+
+
+def _conversation_tools() -> frozenset[str]:
+    """The tools an agent's conversation adds to its session (memory, delegate_task)."""
+    from hermes_core.agent._delegate_tool import TOOL_NAME as DELEGATE
+    from hermes_core.agent._memory import TOOL_NAME as MEMORY
+
+    return frozenset({MEMORY, DELEGATE})
 
 
 def _bridge_call(name: str, arguments: dict[str, Any], *, refresh: bool) -> ToolResult:
