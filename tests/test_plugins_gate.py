@@ -39,6 +39,8 @@ def test_disabled_wins_over_enabled(hermes_env: Environment) -> None:
     record = plugins.get("demo")
     assert record is not None
     assert record.status == "disabled"
+    # Listed in both, the message says which list won, so the user knows what to remove.
+    assert record.message == "disabled in plugins.disabled, which wins over plugins.enabled"
     assert not plugins.pm.has_plugin("demo")
 
 
