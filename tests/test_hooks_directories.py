@@ -125,7 +125,9 @@ def test_hooks_disabled_wins_over_hooks_enabled(env: Environment) -> None:
 
     assert not result.is_error
     assert not marker.exists()
-    assert statuses(host_for(env, config)) == {"guard": ("disabled", "disabled in hooks.disabled")}
+    assert statuses(host_for(env, config)) == {
+        "guard": ("disabled", "disabled in hooks.disabled, which wins over hooks.enabled")
+    }
 
 
 @pytest.mark.subprocess

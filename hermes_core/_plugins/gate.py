@@ -43,7 +43,8 @@ def gate(
     """
     name = candidate.name
     if name in _names(plugins.disabled):
-        return "disabled", f"disabled in {section}.disabled"
+        also = f", which wins over {section}.enabled" if name in _names(plugins.enabled) else ""
+        return "disabled", f"disabled in {section}.disabled{also}"
     if candidate.source == "project" and not project_enabled:
         return "gated", (
             f"project plugins load only when {PROJECT_PLUGINS_FLAG}=1 is set in the environment"
