@@ -680,3 +680,18 @@ def test_a_corrupt_help_cache_is_read_as_a_miss(setup: Setup) -> None:
     assert done.returncode == 0, done.stderr
     assert "hello" in done.stdout
     assert done.stderr == ""
+
+
+def test_a_plugin_error_of_several_lines_keeps_the_table_one_row_a_plugin(setup: Setup) -> None:
+    write_dir_plugin(
+        setup.user_plugins, "raises", "raise RuntimeError('the database\\nis on fire\\n')\n"
+    )
+    write_dir_plugin(setup.user_plugins, "fine", GOOD)
+    (setup.home / "config.yaml").write_text(
+        "plugins:\n  enabled: [raises, fine]\n", encoding="utf-8"
+    )
+    lines = setup.run("plugins", "list").stdout.splitlines()
+
+    row = next(line for line in lines if line.startswith("raises "))
+    assert "the database is on fire" in row, lines
+    assert not any(line.strip().startswith("is on fire") for line in lines), lines
