@@ -94,7 +94,7 @@ def list_command(as_json: bool, show_all: bool) -> None:
     header = ("name", "version", "source", "status", "hooks", "shadows", "note")
     table: list[tuple[str, ...]] = [header]
     for record in rows:
-        note = record.message or ""
+        note = " ".join((record.message or "").split())  # one row a plugin, whatever it said
         if record.shadowed_by:
             note = f"shadowed by {record.shadowed_by}"
         hooks = ", ".join(hook.removeprefix("hermes_") for hook in record.hooks)
