@@ -93,6 +93,36 @@ def test_defer_as_a_string_exits_2_naming_file_line_and_key(
     assert f"{path}:4: tools.tool_search.defer: expected a list of names" in result.stderr
 
 
+def test_a_key_written_in_the_wrong_section_is_named_with_where_it_belongs(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    """A known key one level off (left at the top, or under ``tools`` instead of
+    ``tools.tool_search``) says where it goes: the message only listed the keys of the section
+    it landed in, which did not name the one meant (journey3's walk)."""
+    path = write(
+        home,
+        "approvals:\n  policy: manual\nnon_interactive: allow\n"
+        "tools:\n  threshold_pct: 5\n  enabled: false\n",
+    )
+    result = hermes_cli.run("config", "validate", ok=False)
+    set_result = hermes_cli.run("config", "set", "policy", "manual", ok=False)
+
+    assert result.returncode == 2
+    assert f"{path}:3: non_interactive: unknown key here, did you mean " in result.stderr
+    assert "'approvals.non_interactive'? (known keys: agent, approvals," in result.stderr
+    assert (
+        f"{path}:5: tools.threshold_pct: unknown key here, did you mean "
+        "'tools.tool_search.threshold_pct'? (known keys: catalogs," in result.stderr
+    )
+    assert (
+        f"{path}:6: tools.enabled: unknown key here, did you mean one of "
+        "'tools.tool_search.enabled', 'tools.connectors.enabled'? (known keys:" in result.stderr
+    )
+    assert set_result.returncode == 2
+    assert "policy: unknown key here, did you mean 'approvals.policy'?" in set_result.stderr
+    assert path.read_text().count("policy") == 1
+
+
 @pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])
 def test_a_model_base_url_that_is_no_http_url_exits_2_naming_file_line_and_key(
     home: Path, tmp_path: Path, base_url: str
