@@ -123,6 +123,33 @@ def test_a_key_written_in_the_wrong_section_is_named_with_where_it_belongs(
     assert path.read_text().count("policy") == 1
 
 
+def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    """An approval policy no plugin registers, and plugin settings their typed settings refuse,
+    are configuration mistakes: ``validate`` said ``ok`` while every tool command then failed
+    (or ran without ``execute_code``), naming the problem only there (journey3's walk)."""
+    path = write(
+        home,
+        "approvals:\n  policy: manul\nplugins:\n  entries:\n    code_execution:\n"
+        "      timeout: abc   # seconds\n      mod: strict\n",
+    )
+    result = hermes_cli.run("config", "validate", ok=False)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "hermes: error: unknown approval policy 'manul' (set by approvals.policy)" in (
+        result.stderr
+    )
+    assert (
+        f"{path}:6: plugins.entries.code_execution.timeout: expected a number greater than 0, "
+        "got 'abc'" in result.stderr
+    )
+    assert f"{path}:7: plugins.entries.code_execution.mod: unknown key, did you mean 'mode'?" in (
+        result.stderr
+    )
+
+
 @pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])
 def test_a_model_base_url_that_is_no_http_url_exits_2_naming_file_line_and_key(
     home: Path, tmp_path: Path, base_url: str
