@@ -132,7 +132,7 @@ def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail
     path = write(
         home,
         "approvals:\n  policy: manul\nplugins:\n  entries:\n    code_execution:\n"
-        "      timeout: abc   # seconds\n      mod: strict\n",
+        "      timeout: abc   # seconds\n      mod: strict\nmodel:\n  provider: openia\n",
     )
     result = hermes_cli.run("config", "validate", ok=False)
 
@@ -148,6 +148,7 @@ def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail
     assert f"{path}:7: plugins.entries.code_execution.mod: unknown key, did you mean 'mode'?" in (
         result.stderr
     )
+    assert "unknown model provider 'openia' (set by model.provider)" in result.stderr
 
 
 @pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])
