@@ -71,6 +71,27 @@ def test_bad_yaml_exits_2_naming_file_line_and_key(hermes_cli: HermesCli, home: 
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        ("approvals:\n\tpolicy: manual\n", 2, "approvals.policy"),
+        ("tools:\n  tool_search:\n  \t threshold_pct: 5\n", 3, "tools.tool_search.threshold_pct"),
+    ],
+)
+def test_a_line_indented_with_a_tab_is_named_as_such(
+    hermes_cli: HermesCli, home: Path, text: str, line: int, key: str
+) -> None:
+    """The parser's words, ``found character '\\t' that cannot start any token``, did not say
+    that YAML indents with spaces only (journey3's walk)."""
+    path = write(home, text)
+    result = hermes_cli.run("config", "validate", ok=False)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"hermes: error: {path}:{line}: {key}: invalid YAML: this line is indented with a tab; "
+        "YAML indents with spaces only\n"
+    )
+
+
 def test_wrong_threshold_type_exits_2_naming_file_line_and_key(
     hermes_cli: HermesCli, home: Path
 ) -> None:
