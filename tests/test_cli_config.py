@@ -172,6 +172,19 @@ def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail
     assert "unknown model provider 'openia' (set by model.provider)" in result.stderr
 
 
+def test_a_mistyped_approval_policy_names_the_closest_one(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    write(home, "approvals:\n  policy: manul\n")
+    (hermes_cli.work / "notes.txt").write_text("hello\n")
+    result = hermes_cli.run("tools", "call", "read_file", '{"path": "notes.txt"}', ok=False)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "hermes: error: unknown approval policy 'manul' (set by approvals.policy); valid names: "
+        "annotations, manual, off. Did you mean 'manual'?\n"
+    )
+
+
 @pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])
 def test_a_model_base_url_that_is_no_http_url_exits_2_naming_file_line_and_key(
     home: Path, tmp_path: Path, base_url: str
