@@ -355,3 +355,26 @@ def test_a_hook_directory_that_never_returns_does_not_keep_hermes_running(
         stderr
     )
     assert "'stuck' did not answer within 1 s." in stderr
+
+
+@pytest.mark.subprocess
+def test_what_a_hook_directory_prints_stays_off_the_result_of_hermes_tools_call(
+    hermes_cli: InProcessCli,
+) -> None:
+    # A print() left in a handler (to see the events) went to standard output, before the
+    # result: `hermes tools call --json` printed something that is not JSON (journey3's walk).
+    hooks_dir = hermes_cli.home / "hooks" / "chatty"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\n")
+    (hooks_dir / "handler.py").write_text(
+        "def handle(event):\n    print('saw', event['tool_name'])\n"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n")
+    hermes_cli.config.write_text("hooks:\n  enabled: [chatty]\n")
+
+    result = hermes_cli.subprocess_run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', "--json"
+    )
+
+    assert json.loads(result.stdout)["content"][0]["text"].startswith("hello")
+    assert "saw read_file\n" in result.stderr
