@@ -121,30 +121,42 @@ def validate_command() -> None:
 
 def _plugin_problems(config: Config, env: Environment) -> list[str]:
     """What the plugins refuse of ``config``, loading them as a host does: a name no loaded
-    plugin registers, settings a plugin's typed settings refuse. A plugin that fails for
-    another reason is no mistake of the file (``hermes plugins list`` shows it)."""
+    plugin registers (unless its plugin is there and failed, which is no mistake of the file:
+    ``hermes plugins list`` shows it), settings a plugin's typed settings refuse."""
     import logging
 
-    from hermes_core._errors import HermesError
+    from hermes_core._errors import RegistrationError, UnloadedPluginError
     from hermes_core._host import Host
 
     host = Host(config, env, config_path=env.config_path, strict=False)
     runtime_log = logging.getLogger("hermes_core._host")
     level = runtime_log.level
     runtime_log.setLevel(logging.ERROR)  # the problems are printed below, once each
+    problems: list[str] = []
     try:
         host.load_plugins()
-        problems = host.check_plugins()
-        selected: list[tuple[RegistrationKind, str]] = [("model_provider", config.model.provider)]
+        host.check_plugins()  # builds what a plugin not bundled makes: its settings are read
+        connectors = config.tools.connectors
+        selected: list[tuple[RegistrationKind, str]] = [
+            ("search_backend", config.tools.tool_search.backend),
+            ("approval_policy", config.approvals.policy),
+            ("model_provider", config.model.provider),
+        ]
+        if connectors.enabled and connectors.url:
+            selected.append(("connector_gateway", connectors.gateway))
         if config.memory.enabled:
             selected.append(("memory_provider", config.memory.provider))
-        for kind, name in selected:  # read by the agent only, so no host checks them
+        failed = {record.name for record in host.plugins if record.status == "error"}
+        for kind, name in selected:
             try:
                 host.registrations.select(kind, name)
-            except HermesError as exc:
+            except UnloadedPluginError as exc:
+                if exc.plugin not in failed:
+                    problems.append(str(exc))
+            except RegistrationError as exc:
                 problems.append(str(exc))
-        settings = [r.settings_error for r in host.plugins if r.settings_error is not None]
+        problems += [r.settings_error for r in host.plugins if r.settings_error is not None]
     finally:
         runtime_log.setLevel(level)
         host.close()
-    return [*problems, *settings]
+    return problems
