@@ -71,6 +71,27 @@ def test_bad_yaml_exits_2_naming_file_line_and_key(hermes_cli: HermesCli, home: 
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        ("approvals:\n\tpolicy: manual\n", 2, "approvals.policy"),
+        ("tools:\n  tool_search:\n  \t threshold_pct: 5\n", 3, "tools.tool_search.threshold_pct"),
+    ],
+)
+def test_a_line_indented_with_a_tab_is_named_as_such(
+    hermes_cli: HermesCli, home: Path, text: str, line: int, key: str
+) -> None:
+    """The parser's words, ``found character '\\t' that cannot start any token``, did not say
+    that YAML indents with spaces only (journey3's walk)."""
+    path = write(home, text)
+    result = hermes_cli.run("config", "validate", ok=False)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"hermes: error: {path}:{line}: {key}: invalid YAML: this line is indented with a tab; "
+        "YAML indents with spaces only\n"
+    )
+
+
 def test_wrong_threshold_type_exits_2_naming_file_line_and_key(
     hermes_cli: HermesCli, home: Path
 ) -> None:
@@ -91,6 +112,77 @@ def test_defer_as_a_string_exits_2_naming_file_line_and_key(
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"{path}:4: tools.tool_search.defer: expected a list of names" in result.stderr
+
+
+def test_a_key_written_in_the_wrong_section_is_named_with_where_it_belongs(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    """A known key one level off (left at the top, or under ``tools`` instead of
+    ``tools.tool_search``) says where it goes: the message only listed the keys of the section
+    it landed in, which did not name the one meant (journey3's walk)."""
+    path = write(
+        home,
+        "approvals:\n  policy: manual\nnon_interactive: allow\n"
+        "tools:\n  threshold_pct: 5\n  enabled: false\n",
+    )
+    result = hermes_cli.run("config", "validate", ok=False)
+    set_result = hermes_cli.run("config", "set", "policy", "manual", ok=False)
+
+    assert result.returncode == 2
+    assert f"{path}:3: non_interactive: unknown key here, did you mean " in result.stderr
+    assert "'approvals.non_interactive'? (known keys: agent, approvals," in result.stderr
+    assert (
+        f"{path}:5: tools.threshold_pct: unknown key here, did you mean "
+        "'tools.tool_search.threshold_pct'? (known keys: catalogs," in result.stderr
+    )
+    assert (
+        f"{path}:6: tools.enabled: unknown key here, did you mean one of "
+        "'tools.tool_search.enabled', 'tools.connectors.enabled'? (known keys:" in result.stderr
+    )
+    assert set_result.returncode == 2
+    assert "policy: unknown key here, did you mean 'approvals.policy'?" in set_result.stderr
+    assert path.read_text().count("policy") == 1
+
+
+def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    """An approval policy no plugin registers, and plugin settings their typed settings refuse,
+    are configuration mistakes: ``validate`` said ``ok`` while every tool command then failed
+    (or ran without ``execute_code``), naming the problem only there (journey3's walk)."""
+    path = write(
+        home,
+        "approvals:\n  policy: manul\nplugins:\n  entries:\n    code_execution:\n"
+        "      timeout: abc   # seconds\n      mod: strict\nmodel:\n  provider: openia\n",
+    )
+    result = hermes_cli.run("config", "validate", ok=False)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "hermes: error: unknown approval policy 'manul' (set by approvals.policy)" in (
+        result.stderr
+    )
+    assert (
+        f"{path}:6: plugins.entries.code_execution.timeout: expected a number greater than 0, "
+        "got 'abc'" in result.stderr
+    )
+    assert f"{path}:7: plugins.entries.code_execution.mod: unknown key, did you mean 'mode'?" in (
+        result.stderr
+    )
+    assert "unknown model provider 'openia' (set by model.provider)" in result.stderr
+
+
+def test_a_mistyped_approval_policy_names_the_closest_one(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    write(home, "approvals:\n  policy: manul\n")
+    (hermes_cli.work / "notes.txt").write_text("hello\n")
+    result = hermes_cli.run("tools", "call", "read_file", '{"path": "notes.txt"}', ok=False)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "hermes: error: unknown approval policy 'manul' (set by approvals.policy); valid names: "
+        "annotations, manual, off. Did you mean 'manual'?\n"
+    )
 
 
 @pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])

@@ -5,6 +5,7 @@ same hook machinery as plugin hooks."""
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -325,3 +326,57 @@ def test_a_hook_directory_another_account_could_write_never_runs_and_fails_close
     assert f"{guard / 'handler.py'} is writable by other accounts" in (found["guard"][1] or "")
     assert not marker.exists()
     assert result.error_code == "BLOCKED"  # an enabled hook that cannot run blocks its calls
+
+
+@pytest.mark.subprocess
+def test_a_hook_directory_that_never_returns_does_not_keep_hermes_running(
+    hermes_cli: InProcessCli,
+) -> None:
+    # A plain handle() runs in a worker thread, which its timeout abandons (a thread cannot be
+    # stopped): the command answered "blocked" after 1 s, then waited at exit for the thread,
+    # so `hermes tools call` never ended (journey3's walk).
+    hooks_dir = hermes_cli.home / "hooks" / "stuck"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\ntimeout: 1\n")
+    (hooks_dir / "handler.py").write_text(
+        "import threading\n\n\ndef handle(event):\n    threading.Event().wait()\n"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n")
+    hermes_cli.config.write_text("hooks:\n  enabled: [stuck]\n")
+
+    process = hermes_cli.start("tools", "call", "read_file", '{"path": "notes.txt"}')
+    try:
+        _, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail("hermes tools call was still running 60 s after its hook timed out")
+
+    assert process.returncode == 1
+    assert "error (BLOCKED): read_file was blocked: the pre_tool_call hook of hook directory" in (
+        stderr
+    )
+    assert "'stuck' did not answer within 1 s." in stderr
+
+
+@pytest.mark.subprocess
+def test_what_a_hook_directory_prints_stays_off_the_result_of_hermes_tools_call(
+    hermes_cli: InProcessCli,
+) -> None:
+    # A print() left in a handler (to see the events) went to standard output, before the
+    # result: `hermes tools call --json` printed something that is not JSON (journey3's walk).
+    hooks_dir = hermes_cli.home / "hooks" / "chatty"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\n")
+    (hooks_dir / "handler.py").write_text(
+        "def handle(event):\n    print('saw', event['tool_name'])\n"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n")
+    hermes_cli.config.write_text("hooks:\n  enabled: [chatty]\n")
+
+    result = hermes_cli.subprocess_run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', "--json"
+    )
+
+    assert json.loads(result.stdout)["content"][0]["text"].startswith("hello")
+    assert "saw read_file\n" in result.stderr

@@ -198,7 +198,8 @@ def run() -> NoReturn:
     Freeing every module and object one by one at exit (pydantic's, numpy's, the catalog's)
     takes tens of milliseconds that the OS would reclaim at once. The exit functions still run
     (log files are flushed and closed); an exit the teardown could matter to, with a thread
-    still running or output that cannot be flushed, ends the ordinary way.
+    still running (one whose work was abandoned aside) or output that cannot be flushed, ends
+    the ordinary way.
     """
     try:
         main()
@@ -206,7 +207,7 @@ def run() -> NoReturn:
         code = 0 if stop.code is None else stop.code
     else:
         code = 0
-    running = [t for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    running = [t for t in threading.enumerate() if t.is_alive() and not _abandoned(t)]
     if not isinstance(code, int) or not 0 <= code <= 255 or running != [threading.main_thread()]:
         sys.exit(code)
     if not _flushed():
@@ -214,6 +215,19 @@ def run() -> NoReturn:
     atexit._run_exitfuncs()
     _flushed()  # what the exit functions wrote
     os._exit(code)
+
+
+def _abandoned(thread: threading.Thread) -> bool:
+    """Whether the process may end without waiting for ``thread``: a daemon thread, or an
+    anyio worker thread still running once the event loop has ended. Nothing awaits such a
+    thread's work any more: a timeout or a cancellation abandoned it (a plain ``handle()`` of a
+    hook directory that never returns, a synchronous tool handler past its timeout), and
+    waiting for it kept the command running after it had answered, forever for one that never
+    returns."""
+    return thread.daemon or thread.name == _ANYIO_WORKER
+
+
+_ANYIO_WORKER = "AnyIO worker thread"
 
 
 def _flushed() -> bool:

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hermes_core._cli.context import environment
 from hermes_core._cli.output import warnings_to_stderr
+
+if TYPE_CHECKING:
+    from hermes_core._config import Config
+    from hermes_core._paths import Environment
+    from hermes_core._plugins.registrations import RegistrationKind
 
 
 def _parse_value(text: str) -> Any:
@@ -94,10 +100,63 @@ def set_command(key: str, value: str) -> None:
 
 @config.command("validate")
 def validate_command() -> None:
-    """Check the configuration file; exit status 2 when it has problems."""
+    """Check the configuration file; exit status 2 when it has problems.
+
+    Besides its keys and values: the settings each plugin checks (plugins.entries.NAME) and
+    the names the plugins must know (approvals.policy, tools.tool_search.backend,
+    tools.connectors.gateway, model.provider, memory.provider).
+    """
     from hermes_core._config import load_config
 
-    config_path = environment().config_path
+    env = environment()
     with warnings_to_stderr():
-        load_config(config_path)
-    click.echo(f"ok: {config_path}")
+        config = load_config(env.config_path)
+    problems = _plugin_problems(config, env)
+    for problem in problems:
+        click.echo(f"hermes: error: {problem}", err=True)
+    if problems:
+        sys.exit(2)
+    click.echo(f"ok: {env.config_path}")
+
+
+def _plugin_problems(config: Config, env: Environment) -> list[str]:
+    """What the plugins refuse of ``config``, loading them as a host does: a name no loaded
+    plugin registers (unless its plugin is there and failed, which is no mistake of the file:
+    ``hermes plugins list`` shows it), settings a plugin's typed settings refuse."""
+    import logging
+
+    from hermes_core._errors import RegistrationError, UnloadedPluginError
+    from hermes_core._host import Host
+
+    host = Host(config, env, config_path=env.config_path, strict=False)
+    runtime_log = logging.getLogger("hermes_core._host")
+    level = runtime_log.level
+    runtime_log.setLevel(logging.ERROR)  # the problems are printed below, once each
+    problems: list[str] = []
+    try:
+        host.load_plugins()
+        host.check_plugins()  # builds what a plugin not bundled makes: its settings are read
+        connectors = config.tools.connectors
+        selected: list[tuple[RegistrationKind, str]] = [
+            ("search_backend", config.tools.tool_search.backend),
+            ("approval_policy", config.approvals.policy),
+            ("model_provider", config.model.provider),
+        ]
+        if connectors.enabled and connectors.url:
+            selected.append(("connector_gateway", connectors.gateway))
+        if config.memory.enabled:
+            selected.append(("memory_provider", config.memory.provider))
+        failed = {record.name for record in host.plugins if record.status == "error"}
+        for kind, name in selected:
+            try:
+                host.registrations.select(kind, name)
+            except UnloadedPluginError as exc:
+                if exc.plugin not in failed:
+                    problems.append(str(exc))
+            except RegistrationError as exc:
+                problems.append(str(exc))
+        problems += [r.settings_error for r in host.plugins if r.settings_error is not None]
+    finally:
+        runtime_log.setLevel(level)
+        host.close()
+    return problems

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import redirect_stdout
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -336,7 +337,9 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     # the servers are not told that someone could.
     forms = TerminalForms(sys.stdin, sys.stderr) if sys.stdin.isatty() else None
     try:
-        with listening_to_progress(line), answering_forms(forms):
+        # Standard output is the result's: what a hook or plugin prints while the call runs
+        # (a print() left in a handler) goes to standard error, as under hermes serve.
+        with listening_to_progress(line), answering_forms(forms), redirect_stdout(sys.stderr):
             result = run_with_host(
                 work, wait_only=frozenset({server} if server else ()), hold_background=True
             )

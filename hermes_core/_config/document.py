@@ -39,6 +39,17 @@ def _read_text(path: Path) -> str | None:
         raise ConfigError(str(exc), path=path) from None
 
 
+def _tab_indented(text: str, line: int) -> int | None:
+    """The 1-based line, ``line`` or the first non-blank one after it (the parser may stop at
+    the blank line before it), whose indentation holds a tab, if that is where it stopped: it
+    says only that a tab "cannot start any token"."""
+    for number, content in enumerate(text.splitlines()[line - 1 :], start=line):
+        if content.strip():
+            indentation = content[: len(content) - len(content.lstrip(" \t"))]
+            return number if "\t" in indentation else None
+    return None
+
+
 def _parse(text: str, path: Path) -> Any:
     """Round-trip parse the text of a config file to a mapping (empty file -> empty mapping),
     within the limits of :mod:`hermes_core._yaml_limits` (no aliases, bounded nesting and
@@ -57,6 +68,10 @@ def _parse(text: str, path: Path) -> Any:
         start = exc.context_mark
         if exc.problem and exc.context and start is not None and start.line + 1 != line:
             problem += f" ({exc.context} started at line {start.line + 1})"
+        tabbed = _tab_indented(text, line) if line is not None else None
+        if tabbed is not None:
+            line = tabbed
+            problem = "this line is indented with a tab; YAML indents with spaces only"
         key = yaml_layout.key_near_line(text, line) if line is not None else None
         key = clipped(key) if key is not None else None
         what = "" if isinstance(exc, YamlLimitError) else "invalid YAML: "

@@ -9,6 +9,7 @@ it in the user's words with the file, the line and the dotted key. The machinery
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,9 +26,13 @@ from hermes_core._config.sections import (
     After,
     Before,
     InvalidConfig,
+    Loc,
     Number,
+    Problem,
     Section,
     fallback,
+    key_paths,
+    misplaced,
     unwrap_optional,
 )
 from hermes_core._plugin_names import normalize_name
@@ -360,6 +365,16 @@ class Config(Section):
     delegation: DelegationConfig = DelegationConfig()
     cron: CronConfig = CronConfig()
     memory: MemoryConfig = MemoryConfig()
+
+    def _fill(self, values: Mapping[Any, Any], loc: Loc, problems: list[Problem]) -> bool:
+        # A known key one level off (``non_interactive`` at the top) names where it belongs:
+        # the section it landed in cannot, since only the whole file knows every key.
+        before = len(problems)
+        done = super()._fill(values, loc, problems)
+        if len(problems) > before:
+            paths = [p for p in key_paths(Config) if p[0] not in MOVED_SECTIONS]
+            problems[before:] = [misplaced(problem, paths) for problem in problems[before:]]
+        return done
 
 
 __all__ = [

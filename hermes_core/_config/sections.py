@@ -161,6 +161,36 @@ def unknown_key(key: object, known: Sequence[str]) -> str:
     return text
 
 
+def key_paths(kind: type[Section], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every key of ``kind`` and of the sections it holds (not those of a mapping of
+    sections, whose keys have a name of the user's in their path), as paths, in order."""
+    for name, key in section_keys(kind).items():
+        path = (*prefix, name)
+        yield path
+        plain = unwrap_optional(key.annotation)
+        if isinstance(plain, type) and issubclass(plain, Section):
+            yield from key_paths(plain, path)
+
+
+def misplaced(problem: Problem, paths: Sequence[tuple[str, ...]]) -> Problem:
+    """``problem`` about an unknown key that is a key elsewhere (``paths``: every key's path)
+    saying where: ``unknown key here, did you mean 'approvals.policy'?``, its paths under the
+    section it was written in if it has any there, at most four; else ``problem`` as it is."""
+    name = problem.loc[-1] if problem.loc else None
+    if not isinstance(name, str) or not problem.message.startswith("unknown key"):
+        return problem
+    where = tuple(str(part) for part in problem.loc)
+    found = [path for path in paths if path[-1] == name and path != where]
+    near = [path for path in found if path[: len(where) - 1] == where[:-1]]
+    found = near or found
+    if not found or len(found) > 4:
+        return problem
+    named = ", ".join(repr(".".join(path)) for path in found)
+    hint = f"did you mean {named}?" if len(found) == 1 else f"did you mean one of {named}?"
+    known = problem.message.partition(" (known keys:")
+    return Problem(problem.loc, f"unknown key here, {hint}{known[1]}{known[2]}")
+
+
 def _fresh(default: Any) -> Any:
     """A default for one section: a mutable one is never shared between two."""
     if isinstance(default, list | dict):
@@ -297,7 +327,9 @@ __all__ = [
     "Problem",
     "Section",
     "fallback",
+    "key_paths",
     "key_text",
+    "misplaced",
     "rule_of",
     "section_keys",
     "unknown_key",

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_core._errors import PluginSettingsError
 from hermes_core._plugins.candidates import Candidate, Source
 
 PluginStatus = Literal[
@@ -35,6 +36,9 @@ class PluginRecord:
     winner: bool = True
     """Whether this is the copy of its name that takes part (not shadowed, not a gated project
     copy that shadows nothing)."""
+    settings_error: str | None = None
+    """The problems of its settings (``plugins.entries.<name>``) when they are why it failed:
+    a mistake of the configuration, which ``hermes config validate`` reports."""
 
     @property
     def name(self) -> str:
@@ -66,8 +70,16 @@ class PluginRecord:
         """Whether the gate lets this plugin's code run."""
         return self.status in LOADABLE
 
-    def fail(self, message: str, traceback: str | None = None, *, unload: bool = True) -> None:
-        """Mark this plugin as failed with ``message``.
+    def fail(
+        self,
+        message: str,
+        traceback: str | None = None,
+        *,
+        unload: bool = True,
+        cause: BaseException | None = None,
+    ) -> None:
+        """Mark this plugin as failed with ``message`` (``cause``: the exception, when it is
+        a :class:`~hermes_core._errors.PluginSettingsError` kept as :attr:`settings_error`).
 
         ``unload=False`` is for a failure found after the plugin was registered (a factory
         that raised when the host built its backend): the plugin stays registered, its other
@@ -76,6 +88,8 @@ class PluginRecord:
         self.status = "error"
         self.message = message
         self.traceback = traceback
+        if isinstance(cause, PluginSettingsError):
+            self.settings_error = str(cause)
         if unload:
             self.plugin = None
             self.hooks = []

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError
 from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
-from hermes_core._shown import shown
+from hermes_core._shown import did_you_mean, shown
 from hermes_core._specs import (
     ApprovalPolicySpec,
     CliCommandSpec,
@@ -128,7 +128,8 @@ class Registrations:
         unknown = f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
         record = unloaded_plugin(self.records, name)
         if record is None:
-            raise RegistrationError(f"{unknown}; valid names: {valid}")
+            hint = did_you_mean(name, table)
+            raise RegistrationError(f"{unknown}; valid names: {valid}" + (hint and f".{hint}"))
         raise UnloadedPluginError(
             f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
         )

@@ -231,7 +231,7 @@ class PluginRuntime:
         record = self.started().get(error.plugin)
         if record is not None and record.status != "error":
             logger.warning("plugin %r (%s): %s", record.name, record.source, error.detail)
-            record.fail(error.detail, error.trace, unload=False)
+            record.fail(error.detail, error.trace, unload=False, cause=error)
 
     def create_search_backend(self, name: str | None = None) -> SearchBackend:
         """A new, empty instance of the search backend registered as ``name`` (default:
@@ -433,7 +433,7 @@ class PluginRuntime:
                 logger.warning("plugin %r: %s", impl.plugin_name, message)
                 failed.add(impl.plugin_name)
                 if record is not None:
-                    record.fail(message, traceback.format_exc())
+                    record.fail(message, traceback.format_exc(), cause=exc)
         if failed:
             assert self._registrations is not None
             drop_plugins(plugins.pm, self._registrations, failed)
