@@ -413,4 +413,5 @@ def test_calling_a_tool_of_the_agents_conversations_says_where_it_lives(
     done = hermes_cli.run("tools", "call", name, "{}", ok=False)
     assert done.returncode == 1
     assert f"There is no tool named {name!r}" in done.stderr
-    assert "hermes chat" in done.stderr and "hermes run" in done.stderr, done.stderr
+    assert "hermes chat" in done.stderr, done.stderr
+    assert "hermes run" in done.stderr, done.stderr
