@@ -286,6 +286,27 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
     assert "./check.sh" in table
 
 
+def test_hermes_hooks_list_warns_of_a_listed_name_no_hook_directory_has(
+    hermes_cli: InProcessCli,
+) -> None:
+    """As ``hermes plugins list`` does for plugins: a typo in ``hooks.enabled`` enables nothing
+    and one in ``hooks.disabled`` leaves the hook running, silently otherwise."""
+    hooks_dir = hermes_cli.home / "hooks" / "guard"
+    hooks_dir.mkdir(parents=True)
+    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\n")
+    (hooks_dir / "handler.py").write_text(GUARD)
+    hermes_cli.config.write_text("hooks:\n  enabled: [gaurd]\n  disabled: [nothing]\n")
+
+    done = hermes_cli.run("hooks", "list")
+
+    assert (
+        f"hooks.enabled in {hermes_cli.config} names 'gaurd', but no hook directory of that "
+        "name was found. Did you mean 'guard'?"
+    ) in done.stderr
+    assert "hooks.disabled" in done.stderr
+    assert "'nothing'" in done.stderr
+
+
 @pytest.mark.subprocess
 def test_hermes_hooks_enable_and_disable_edit_the_lists(hermes_cli: HermesCli) -> None:
     hooks_dir = hermes_cli.home / "hooks" / "guard"
