@@ -68,3 +68,29 @@ def _spellings(items: object, wanted: str) -> list[str]:
     if not isinstance(items, list):
         return []
     return [item for item in items if isinstance(item, str) and normalize_name(item) == wanted]
+
+
+def unmatched_names(
+    section: str,
+    lists: tuple[Iterable[str], Iterable[str]],
+    found: Iterable[str],
+    *,
+    what: str,
+    config_path: object,
+) -> list[str]:
+    """A warning for each name of ``<section>.enabled`` and ``<section>.disabled`` (``lists``)
+    that no ``what`` found has, with the closest found name: a typo there enables nothing, or
+    leaves enabled what it meant to disable."""
+    from hermes_core._plugin_names import normalize_name
+
+    known = sorted(set(found))
+    problems = []
+    for key, names in zip(("enabled", "disabled"), lists, strict=True):
+        for name in names:
+            wanted = normalize_name(name)
+            if wanted not in known:
+                problems.append(
+                    f"{section}.{key} in {config_path} names {name!r}, but no {what} of that "
+                    f"name was found.{did_you_mean(wanted, known)}"
+                )
+    return problems

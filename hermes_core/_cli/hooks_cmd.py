@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.enabling import edit_lists
+from hermes_core._cli.enabling import edit_lists, unmatched_names
 from hermes_core._cli.output import columns, verbose
 
 if TYPE_CHECKING:
@@ -60,7 +60,14 @@ def list_command(as_json: bool) -> None:
     directories, warnings = load_hook_directories(
         config, env, strict=False, config_path=env.config_path
     )
-    for warning in warnings:
+    unmatched = unmatched_names(
+        "hooks",
+        (config.hooks.enabled, config.hooks.disabled),
+        (directory.name for directory in directories),
+        what="hook directory",
+        config_path=env.config_path,
+    )
+    for warning in [*warnings, *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
     rows = _shell_rows(config, env) + [
         {"kind": "directory", **directory.to_json()} for directory in directories

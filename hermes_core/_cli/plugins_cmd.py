@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.enabling import edit_lists
+from hermes_core._cli.enabling import edit_lists, unmatched_names
 from hermes_core._cli.output import columns, did_you_mean, verbose
 from hermes_core._errors import HermesError
 from hermes_core._paths import Environment
@@ -45,26 +45,16 @@ def _load(env: Environment) -> list[PluginRecord]:
     finally:
         host_log.setLevel(level)
         host.close()
-    for warning in [*warnings, *problems, *_unmatched_names(config, env, records)]:
+    unmatched = unmatched_names(
+        "plugins",
+        (config.plugins.enabled, config.plugins.disabled),
+        (record.name for record in records),
+        what="plugin",
+        config_path=env.config_path,
+    )
+    for warning in [*warnings, *problems, *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
     return records
-
-
-def _unmatched_names(config: Config, env: Environment, records: list[PluginRecord]) -> list[str]:
-    """A name in ``plugins.enabled`` or ``plugins.disabled`` that no discovered plugin has: a
-    typo there enables nothing, or leaves enabled what it meant to disable."""
-    from hermes_core._plugin_names import normalize_name
-
-    found = sorted({record.name for record in records})
-    problems = []
-    for key, names in (("enabled", config.plugins.enabled), ("disabled", config.plugins.disabled)):
-        for name in names:
-            if normalize_name(name) not in found:
-                problems.append(
-                    f"plugins.{key} in {env.config_path} names {name!r}, but no plugin of that "
-                    f"name was found.{did_you_mean(normalize_name(name), found)}"
-                )
-    return problems
 
 
 @click.group("plugins")
