@@ -470,3 +470,29 @@ def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
         "final",
     ]
     assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_what_a_hook_prints_during_a_turn_stays_off_the_answers_stream(
+    home: AgentHome, command: str
+) -> None:
+    """stdout is the answer's (``hermes run --json`` a line of JSON each): a ``print()`` left
+    in a hook directory's handler goes to stderr, as under ``hermes tools call``."""
+    hook = home.cli.home / "hooks" / "noisy"
+    hook.mkdir(parents=True)
+    (hook / "HOOK.yaml").write_text("event: pre_tool_call\n", encoding="utf-8")
+    (hook / "handler.py").write_text(
+        "def handle(event):\n    print('the noisy hook was here')\n", encoding="utf-8"
+    )
+    home.setup(
+        turn("", ("tool_search", {"queries": ["anything"]})),
+        {"text": "Done."},
+        hooks={"enabled": ["noisy"]},
+    )
+    if command == "run":
+        done = home.cli.run("run", "--json", "search for anything")
+        assert [event["type"] for event in json_lines(done.stdout)][-1] == "finished"
+    else:
+        done = home.cli.subprocess_run("chat", input="search for anything\n")  # a real stdin
+        assert done.stdout.split() == ["Done."], done.stdout
+    assert "the noisy hook was here" in done.stderr
