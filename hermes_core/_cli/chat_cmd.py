@@ -42,13 +42,15 @@ HELP = "commands: /stop stops the running turn, /new starts a new conversation, 
 class _Chat:
     """The state of one ``hermes chat``: the running turn's conversation, if any."""
 
-    def __init__(self, host: Host, agent: Agent, lines: TerminalLines) -> None:
+    def __init__(
+        self, host: Host, agent: Agent, lines: TerminalLines, printer: EventPrinter
+    ) -> None:
         self.host = host
         self.agent = agent
         self.lines = lines
         self.running: Conversation | None = None
         self.stopping = False
-        self.printer = EventPrinter(quiet_answer=True)
+        self.printer = printer
         self._results: list[str] = []
 
     def stop(self) -> bool:
@@ -157,10 +159,12 @@ def chat() -> None:
     """
     from hermes_core._cli.terminal_lines import TerminalLines
 
+    printer = EventPrinter(quiet_answer=True)  # on stdout, before the host sends it to stderr
+
     async def work(host: Host, forms: LineForms | None) -> None:
         agent = build_agent(host)
         lines = TerminalLines(sys.stdin.fileno())
-        state = _Chat(host, agent, lines)
+        state = _Chat(host, agent, lines, printer)
         lines.on_busy = state.busy_line
         if sys.stdin.isatty():
             lines.on_stop = state.stop

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stdout, suppress
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -87,7 +87,8 @@ def terminal_lines(forms: LineForms | None) -> TerminalLines | None:
 
 def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
     """Start the host as every command does, every MCP server waited for (the model's first
-    request lists all their tools), and run ``work``. With a terminal on stdin, an MCP
+    request lists all their tools), and run ``work`` with ``sys.stdout`` sent to stderr (make
+    the answer's printer before). With a terminal on stdin, an MCP
     server's forms are asked there (``work`` gets the answerer to give the terminal's reader
     to); Ctrl-C before the work has begun exits with status 130."""
     from hermes_core._cli.terminal_lines import LineForms
@@ -100,7 +101,9 @@ def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
         return await work(host, forms)
 
     try:
-        with answering_forms(forms):
+        # stdout is the answer's: the printers keep the stream they were made with, and what
+        # a hook or plugin prints while the host runs goes to stderr, as under tools call.
+        with answering_forms(forms), redirect_stdout(sys.stderr):
             return run_with_host(started)
     except KeyboardInterrupt:  # Ctrl-C while the host was starting
         interrupted_exit()

@@ -491,7 +491,7 @@ def test_what_a_hook_prints_during_a_turn_stays_off_the_answers_stream(
     )
     if command == "run":
         done = home.cli.run("run", "--json", "search for anything")
-        assert [event["type"] for event in json_lines(done.stdout)][-1] == "finished"
+        assert [event["type"] for event in json_lines(done.stdout)][-1] == "final"
     else:
         done = home.cli.subprocess_run("chat", input="search for anything\n")  # a real stdin
         assert done.stdout.split() == ["Done."], done.stdout
