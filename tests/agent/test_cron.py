@@ -424,6 +424,25 @@ def test_a_failed_delivery_fails_the_run(cli: InProcessCli) -> None:
     assert "failed" in cli.run("cron", "runs", env=env).stdout
 
 
+def test_a_failed_webhook_delivery_keeps_the_answer_in_a_file_and_says_where(
+    cli: InProcessCli,
+) -> None:
+    with FakeModelServer([FakeTurn(text="Deployed fine.")]) as server:
+        env = write_config(cli, model_config(server))
+        url = f"{server.openai_base_url}/no-such-hook"  # answers an error status
+        cli.run("cron", "create", "every 1h", "Check the deploy", "--deliver", url, env=env)
+        done = cli.run("cron", "run", "Check the deploy", env=env, ok=False)
+
+    (kept,) = (cli.home / "cron" / "output").rglob("*.md")
+    assert kept.read_text(encoding="utf-8") == "Deployed fine.\n"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    (run,) = CronJobs(cli.home).runs("Check the deploy")
+    assert (run.status, run.output) == ("failed", "Deployed fine.")
+    assert run.detail.startswith("the webhook answered HTTP 404")
+    assert f"the answer was kept in {kept}" in run.detail
+    assert f"the answer was kept in {kept}" in done.stderr
+
+
 def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:
     turns = [FakeTurn(text="ran"), FakeTurn(text="chatted")]
     with FakeModelServer(turns) as server:
