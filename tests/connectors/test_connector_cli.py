@@ -237,6 +237,20 @@ def test_search_of_a_gateway_answering_off_the_protocol_names_what_is_wrong(
     assert "unreachable" not in table.stderr
 
 
+def test_search_of_a_gateway_that_is_down_says_which_address_could_not_be_reached(
+    hermes_cli: HermesCli,
+) -> None:
+    with GatewayProcess(hermes_cli) as gateway:
+        _configure(hermes_cli, gateway.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    table = hermes_cli.run("tools", "search", "send email", env=env)
+
+    assert "relay_send_email" in table.stdout
+    (line,) = [line for line in table.stderr.splitlines() if line.startswith("connectors:")]
+    assert line.startswith("connectors: unavailable (unreachable): connector search failed: ")
+    assert f"cannot reach {gateway.url}v1/connectors/search" in line
+
+
 def test_connect_exits_1_when_the_gateway_fails(hermes_cli: HermesCli) -> None:
     with GatewayProcess(hermes_cli) as gateway:
         _configure(hermes_cli, gateway.url)
