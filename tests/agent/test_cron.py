@@ -245,6 +245,19 @@ def test_a_one_shot_job_runs_once(jobs: CronJobs) -> None:
     assert jobs.claim_due("host:1", 60, now=T0 + 10_000) == []
 
 
+def test_a_one_shot_job_that_ran_is_listed_done_not_scheduled(jobs: CronJobs) -> None:
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(T0 + 60))
+    job = jobs.create(later, "Say goodbye", now=T0)
+    (before,) = jobs.listing()
+
+    (_, run), *_ = jobs.claim_due("host:1", 60, now=T0 + 61)
+    jobs.finish(run, "ok")
+    (after,) = jobs.listing()
+
+    assert (before["state"], after["state"]) == ("scheduled", "done")
+    assert (after["id"], after["next_run"], after["last_run"]["status"]) == (job.id, "-", "ok")
+
+
 def test_paused_jobs_wait_and_resume_from_the_next_time(jobs: CronJobs) -> None:
     job = jobs.create("every 1m", "Sum up the logs", now=T0)
     jobs.pause(job.id)
