@@ -73,9 +73,19 @@ class CronJob:
             "prompt": self.prompt,
             "toolsets": None if self.toolsets is None else list(self.toolsets),
             "delivery": self.delivery,
-            "state": "paused" if self.paused else "running" if self.lease_owner else "scheduled",
+            "state": self.state,
             "next_run": local_time(self.next_run),
         }
+
+    @property
+    def state(self) -> str:
+        """``paused``, ``running``, ``done`` (a one-shot job that has run: no next time) or
+        ``scheduled``."""
+        if self.paused:
+            return "paused"
+        if self.lease_owner:
+            return "running"
+        return "done" if self.next_run is None else "scheduled"
 
 
 @dataclass(frozen=True)
