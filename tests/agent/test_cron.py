@@ -258,6 +258,24 @@ def test_a_one_shot_job_that_ran_is_listed_done_not_scheduled(jobs: CronJobs) ->
     assert (after["id"], after["next_run"], after["last_run"]["status"]) == (job.id, "-", "ok")
 
 
+@pytest.mark.parametrize(
+    ("prompt", "name"),
+    [
+        (
+            "Is https://example.org up? Say only up or down.",
+            "Is https://example.org up? Say only up",
+        ),
+        ("Sum  up\nthe logs", "Sum up the logs"),
+        ("Check " + "x" * 34 + " now", "Check " + "x" * 34),  # exactly 40 characters
+        ("y" * 60 + " then", "y" * 40),  # a first word longer than a name: cut
+    ],
+)
+def test_a_default_name_is_the_prompts_first_whole_words(
+    jobs: CronJobs, prompt: str, name: str
+) -> None:
+    assert jobs.create("every 1h", prompt, now=T0).name == name
+
+
 def test_paused_jobs_wait_and_resume_from_the_next_time(jobs: CronJobs) -> None:
     job = jobs.create("every 1m", "Sum up the logs", now=T0)
     jobs.pause(job.id)
