@@ -186,7 +186,7 @@ def connect_command(
 ) -> None:
     """Connect APPS: print a link per app to open in a browser and, waiting, report each as
     connected, skipped (the gateway could not start it) or not connected; exit status 1 unless
-    every app got connected (or the gateway failed)."""
+    every app got connected (or the gateway failed); not waiting, 1 when an app was skipped."""
     from hermes_core.connectors._manage import ConnectionsFailed, wait_for_connections
 
     waiting = sys.stdin.isatty() if wait is None else wait
@@ -211,8 +211,13 @@ def connect_command(
         sys.exit(UNAVAILABLE_EXIT)
     for name, state in outcome.items():
         shown = "open the link above" if not waiting and state == "not connected" else state
+        if state == "skipped":
+            shown = "skipped (the gateway could not start a connection for it)"
         click.echo(f"{name}: {shown}")
-    if waiting and any(state != "connected" for state in outcome.values()):
+    # Not waiting, a link printed is done; an app the gateway could not start (a misspelt
+    # name) is not, or a script would go on as if it were.
+    unfinished = [state for state in outcome.values() if waiting or state == "skipped"]
+    if any(state != "connected" for state in unfinished):
         sys.exit(UNAVAILABLE_EXIT)
 
 

@@ -218,8 +218,12 @@ def search_command(
     print_search(payload)
     remote = payload.get("connectors")
     if isinstance(remote, dict):
+        reason = remote.get("reason")
+        message = remote.get("message")
+        # An `error` was printed as a warning already; the others are said only here.
+        what = f": {message}" if message and reason != "error" else ""
         click.echo(
-            f"connectors: {remote.get('status')} ({remote.get('reason')}). "
+            f"connectors: {remote.get('status')} ({reason}){what}. "
             f"{payload.get('hint', '')}".rstrip(),
             err=True,
         )

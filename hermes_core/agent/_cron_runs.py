@@ -7,7 +7,8 @@ toolset, so **a job cannot create jobs** (:func:`job_grant`), and a toolset of t
 no tool has now fails the run, naming it. Its delegations are waited for,
 as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
 ``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
-(a JSON POST with ``httpx``: a network egress the user configured).
+(a JSON POST with ``httpx``: a network egress the user configured; when it fails, the
+answer is kept in the file a ``file`` delivery writes and the failed run says where).
 """
 
 from __future__ import annotations
@@ -73,8 +74,7 @@ async def run_job(
             text = "" if finished is None else finished.text
             outcome = RunOutcome("failed", f"the run ended without an answer ({stop})", text)
         else:
-            where = await deliver(jobs.path.parent, job, run, finished.text, out)
-            outcome = RunOutcome("ok", f"delivered to {where}", finished.text)
+            outcome = await _delivered(jobs.path.parent, job, run, finished.text, out)
     except JobError as refused:  # a toolset no tool has now: no run without its tools
         outcome = RunOutcome("failed", f"the job cannot run: {refused}", "")
     except Exception as error:  # one run's failure is logged; the daemon goes on
@@ -123,6 +123,18 @@ async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
     return finished
 
 
+async def _delivered(
+    cron_dir: Path, job: CronJob, run: CronRun, text: str, out: TextIO
+) -> RunOutcome:
+    try:
+        where = await deliver(cron_dir, job, run, text, out)
+    except DeliveryError as failed:
+        # The answer cost a model run: a webhook that is down must not throw it away.
+        kept = _to_file(cron_dir, job, run, text)
+        return RunOutcome("failed", f"{failed}; the answer was kept in {kept}", text)
+    return RunOutcome("ok", f"delivered to {where}", text)
+
+
 async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: TextIO) -> str:
     """Send ``text`` where ``job.delivery`` says; returns where it went (a failure raises)."""
     started = datetime.fromtimestamp(run.started, UTC)
@@ -132,10 +144,7 @@ async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: Te
         out.flush()
         return "stdout"
     if job.delivery == "file":
-        folder = private_dir(cron_dir / "output" / job.id)
-        path = folder / f"{started:%Y%m%dT%H%M%SZ}-run{run.id}.md"
-        write_atomically(path, text.rstrip("\n") + "\n", mode=0o600)
-        return str(path)
+        return str(_to_file(cron_dir, job, run, text))
     import httpx
 
     payload = {
@@ -154,6 +163,15 @@ async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: Te
     if answer.status_code >= 300:
         raise DeliveryError(f"the webhook answered HTTP {answer.status_code}")
     return f"webhook (HTTP {answer.status_code})"
+
+
+def _to_file(cron_dir: Path, job: CronJob, run: CronRun, text: str) -> Path:
+    """Write ``text`` to the run's file under ``cron/output/<job id>/`` (``0600``)."""
+    started = datetime.fromtimestamp(run.started, UTC)
+    folder = private_dir(cron_dir / "output" / job.id)
+    path = folder / f"{started:%Y%m%dT%H%M%SZ}-run{run.id}.md"
+    write_atomically(path, text.rstrip("\n") + "\n", mode=0o600)
+    return path
 
 
 _JSON: Final = {"content-type": "application/json"}

@@ -73,9 +73,19 @@ class CronJob:
             "prompt": self.prompt,
             "toolsets": None if self.toolsets is None else list(self.toolsets),
             "delivery": self.delivery,
-            "state": "paused" if self.paused else "running" if self.lease_owner else "scheduled",
+            "state": self.state,
             "next_run": local_time(self.next_run),
         }
+
+    @property
+    def state(self) -> str:
+        """``paused``, ``running``, ``done`` (a one-shot job that has run: no next time) or
+        ``scheduled``."""
+        if self.paused:
+            return "paused"
+        if self.lease_owner:
+            return "running"
+        return "done" if self.next_run is None else "scheduled"
 
 
 @dataclass(frozen=True)
@@ -192,7 +202,9 @@ class CronJobs:
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         job_id = uuid.uuid4().hex[:8]
-        label = str(name).strip() if name is not None else " ".join(prompt.split())[:40]
+        text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
+        cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
+        label = str(name).strip() if name is not None else cut
         with self._write() as db:
             db.execute(
                 "INSERT INTO jobs (id, name, schedule, prompt, toolsets, delivery, created,"

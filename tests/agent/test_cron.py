@@ -245,6 +245,37 @@ def test_a_one_shot_job_runs_once(jobs: CronJobs) -> None:
     assert jobs.claim_due("host:1", 60, now=T0 + 10_000) == []
 
 
+def test_a_one_shot_job_that_ran_is_listed_done_not_scheduled(jobs: CronJobs) -> None:
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(T0 + 60))
+    job = jobs.create(later, "Say goodbye", now=T0)
+    (before,) = jobs.listing()
+
+    (_, run), *_ = jobs.claim_due("host:1", 60, now=T0 + 61)
+    jobs.finish(run, "ok")
+    (after,) = jobs.listing()
+
+    assert (before["state"], after["state"]) == ("scheduled", "done")
+    assert (after["id"], after["next_run"], after["last_run"]["status"]) == (job.id, "-", "ok")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "name"),
+    [
+        (
+            "Is https://example.org up? Say only up or down.",
+            "Is https://example.org up? Say only up",
+        ),
+        ("Sum  up\nthe logs", "Sum up the logs"),
+        ("Check " + "x" * 34 + " now", "Check " + "x" * 34),  # exactly 40 characters
+        ("y" * 60 + " then", "y" * 40),  # a first word longer than a name: cut
+    ],
+)
+def test_a_default_name_is_the_prompts_first_whole_words(
+    jobs: CronJobs, prompt: str, name: str
+) -> None:
+    assert jobs.create("every 1h", prompt, now=T0).name == name
+
+
 def test_paused_jobs_wait_and_resume_from_the_next_time(jobs: CronJobs) -> None:
     job = jobs.create("every 1m", "Sum up the logs", now=T0)
     jobs.pause(job.id)
@@ -422,6 +453,25 @@ def test_a_failed_delivery_fails_the_run(cli: InProcessCli) -> None:
     assert done.returncode == 1
     assert "the webhook answered HTTP" in done.stderr
     assert "failed" in cli.run("cron", "runs", env=env).stdout
+
+
+def test_a_failed_webhook_delivery_keeps_the_answer_in_a_file_and_says_where(
+    cli: InProcessCli,
+) -> None:
+    with FakeModelServer([FakeTurn(text="Deployed fine.")]) as server:
+        env = write_config(cli, model_config(server))
+        url = f"{server.openai_base_url}/no-such-hook"  # answers an error status
+        cli.run("cron", "create", "every 1h", "Check the deploy", "--deliver", url, env=env)
+        done = cli.run("cron", "run", "Check the deploy", env=env, ok=False)
+
+    (kept,) = (cli.home / "cron" / "output").rglob("*.md")
+    assert kept.read_text(encoding="utf-8") == "Deployed fine.\n"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    (run,) = CronJobs(cli.home).runs("Check the deploy")
+    assert (run.status, run.output) == ("failed", "Deployed fine.")
+    assert run.detail.startswith("the webhook answered HTTP 404")
+    assert f"the answer was kept in {kept}" in run.detail
+    assert f"the answer was kept in {kept}" in done.stderr
 
 
 def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:

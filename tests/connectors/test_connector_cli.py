@@ -145,7 +145,11 @@ def test_connect_on_a_terminal_waits_for_the_link_to_be_opened(hermes_cli: Herme
         out, _ = waiting.communicate(timeout=60)
 
     assert line.startswith("Open this link to connect gmail: ")
-    assert out.splitlines() == ["gmail: connected", "linear: connected", "nope: skipped"]
+    assert out.splitlines() == [
+        "gmail: connected",
+        "linear: connected",
+        "nope: skipped (the gateway could not start a connection for it)",
+    ]
     assert waiting.returncode == 1  # not every app got connected
 
 
@@ -157,6 +161,21 @@ def test_connect_without_waiting_prints_the_links(hermes_cli: HermesCli) -> None
 
     assert done.stdout.splitlines() == ["gmail: open the link above"]
     assert f"Open this link to connect gmail: {gateway.url}_dev/connect/gmail" in done.stderr
+
+
+def test_connect_without_waiting_exits_1_when_the_gateway_cannot_start_an_app(
+    hermes_cli: HermesCli,
+) -> None:
+    with GatewayProcess(hermes_cli) as gateway:
+        _configure(hermes_cli, gateway.url)
+        env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+        done = hermes_cli.run("connectors", "connect", "gmail", "nope", env=env, ok=False)
+
+    assert done.stdout.splitlines() == [
+        "gmail: open the link above",
+        "nope: skipped (the gateway could not start a connection for it)",
+    ]
+    assert done.returncode == 1  # a misspelt app is not taken as done
 
 
 def test_status_says_why_connectors_are_not_in_scope(hermes_cli: HermesCli) -> None:
@@ -235,6 +254,20 @@ def test_search_of_a_gateway_answering_off_the_protocol_names_what_is_wrong(
     assert "results must be a list" in table.stderr
     assert "connectors: unavailable (error)" in table.stderr
     assert "unreachable" not in table.stderr
+
+
+def test_search_of_a_gateway_that_is_down_says_which_address_could_not_be_reached(
+    hermes_cli: HermesCli,
+) -> None:
+    with GatewayProcess(hermes_cli) as gateway:
+        _configure(hermes_cli, gateway.url)
+    env = hermes_cli.variables(**{TOKEN_VARIABLE: TOKEN})
+    table = hermes_cli.run("tools", "search", "send email", env=env)
+
+    assert "relay_send_email" in table.stdout
+    (line,) = [line for line in table.stderr.splitlines() if line.startswith("connectors:")]
+    assert line.startswith("connectors: unavailable (unreachable): connector search failed: ")
+    assert f"cannot reach {gateway.url}v1/connectors/search" in line
 
 
 def test_connect_exits_1_when_the_gateway_fails(hermes_cli: HermesCli) -> None:
