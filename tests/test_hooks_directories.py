@@ -356,14 +356,12 @@ def test_a_hook_directory_that_never_returns_does_not_keep_hermes_running(
     # A plain handle() runs in a worker thread, which its timeout abandons (a thread cannot be
     # stopped): the command answered "blocked" after 1 s, then waited at exit for the thread,
     # so `hermes tools call` never ended (journey3's walk).
-    hooks_dir = hermes_cli.home / "hooks" / "stuck"
-    hooks_dir.mkdir(parents=True)
-    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\ntimeout: 1\n")
-    (hooks_dir / "handler.py").write_text(
-        "import threading\n\n\ndef handle(event):\n    threading.Event().wait()\n"
+    _enabled_hook_and_notes(
+        hermes_cli,
+        "stuck",
+        "event: pre_tool_call\ntimeout: 1\n",
+        "import threading\n\n\ndef handle(event):\n    threading.Event().wait()\n",
     )
-    (hermes_cli.work / "notes.txt").write_text("hello\n")
-    hermes_cli.config.write_text("hooks:\n  enabled: [stuck]\n")
 
     process = hermes_cli.start("tools", "call", "read_file", '{"path": "notes.txt"}')
     try:
@@ -386,14 +384,12 @@ def test_what_a_hook_directory_prints_stays_off_the_result_of_hermes_tools_call(
 ) -> None:
     # A print() left in a handler (to see the events) went to standard output, before the
     # result: `hermes tools call --json` printed something that is not JSON (journey3's walk).
-    hooks_dir = hermes_cli.home / "hooks" / "chatty"
-    hooks_dir.mkdir(parents=True)
-    (hooks_dir / "HOOK.yaml").write_text("event: pre_tool_call\n")
-    (hooks_dir / "handler.py").write_text(
-        "def handle(event):\n    print('saw', event['tool_name'])\n"
+    _enabled_hook_and_notes(
+        hermes_cli,
+        "chatty",
+        "event: pre_tool_call\n",
+        "def handle(event):\n    print('saw', event['tool_name'])\n",
     )
-    (hermes_cli.work / "notes.txt").write_text("hello\n")
-    hermes_cli.config.write_text("hooks:\n  enabled: [chatty]\n")
 
     result = hermes_cli.subprocess_run(
         "tools", "call", "read_file", '{"path": "notes.txt"}', "--json"
@@ -401,3 +397,14 @@ def test_what_a_hook_directory_prints_stays_off_the_result_of_hermes_tools_call(
 
     assert json.loads(result.stdout)["content"][0]["text"].startswith("hello")
     assert "saw read_file\n" in result.stderr
+
+
+def _enabled_hook_and_notes(cli: InProcessCli, name: str, manifest: str, handler: str) -> None:
+    """Hook directory ``name`` in the CLI's home, the only one enabled, and ``notes.txt`` (a
+    line of ``hello``) in its working directory for ``read_file`` to read."""
+    directory = cli.home / "hooks" / name
+    directory.mkdir(parents=True)
+    (directory / "HOOK.yaml").write_text(manifest)
+    (directory / "handler.py").write_text(handler)
+    (cli.work / "notes.txt").write_text("hello\n")
+    cli.config.write_text(f"hooks:\n  enabled: [{name}]\n")
