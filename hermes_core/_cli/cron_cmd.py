@@ -149,6 +149,7 @@ def run_command(job: str) -> None:
 
     store = _store()
     found = store.get(job)
+    answers = sys.stdout  # a stdout delivery's, before run_agent_host sends sys.stdout to stderr
 
     async def work(host: Host, _forms: object) -> int:
         agent = build_agent(host)
@@ -156,7 +157,7 @@ def run_command(job: str) -> None:
         run = store.claim(found.id, owner_name(), lease)
         try:
             async with leases_renewed(store, run.owner, lease):
-                outcome = await run_job(host, agent, store, found, run, sys.stdout)
+                outcome = await run_job(host, agent, store, found, run, answers)
         finally:
             await agent.aclose()
         click.echo(f"hermes cron: job {found.id} run {run.id}: {outcome.detail}", err=True)
@@ -175,11 +176,14 @@ def daemon() -> None:
     from hermes_core.agent._cron_daemon import CronDaemon
 
     store = _store()
+    answers = sys.stdout  # stdout deliveries', before run_agent_host sends sys.stdout to stderr
 
     async def work(host: Host, _forms: object) -> int:
         agent = build_agent(host)
         section = host.config.cron
-        scheduler = CronDaemon(host, agent, store, poll=section.poll_interval, lease=section.lease)
+        scheduler = CronDaemon(
+            host, agent, store, poll=section.poll_interval, lease=section.lease, out=answers
+        )
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(number, scheduler.stop)
