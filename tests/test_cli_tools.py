@@ -262,6 +262,8 @@ def test_tools_call_without_a_terminal_denies_and_the_command_does_not_run(
     assert done.returncode == 1
     assert "terminal" in done.stderr
     assert "approvals.allow" in done.stderr
+    # The command's own way to approve one call, beside the config's (journey4's walk).
+    assert "--yes approves this one call" in done.stderr
     assert not marker.exists()
 
 
