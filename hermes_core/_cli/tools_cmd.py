@@ -351,6 +351,8 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         if line is not None:
             line.close()
     print_result(result, as_json=as_json)
+    if result.error_code == "DENIED" and not yes and not sys.stdin.isatty():
+        click.echo("hermes: no terminal to ask on: --yes approves this one call", err=True)
     if result.error_code == "UNKNOWN_TOOL" and name in _conversation_tools():
         click.echo(
             f"hermes: {name} is a tool of the agent's conversations, not of the host: the model "
