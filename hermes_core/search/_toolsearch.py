@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-from hermes_core._availability import Availability
+from hermes_core._availability import Availability, closest_deferred_name
 from hermes_core._config import ToolSearchConfig
 from hermes_core._connector_names import CONNECTORS_TOOLSET, split_connector_name
 from hermes_core._dispatch import CallPlan
@@ -414,7 +414,10 @@ class ToolSearch:
                 else:
                     not_found.append(name)
         ordered = {name: described[name] for name in name_list if name in described}
+        granted = view.grant(session).deferred_by_name
+        guesses = {n: g for n in not_found if (g := closest_deferred_name(n, granted))}
         result: dict[str, Any] = {"tools": ordered, "not_found": not_found, "errors": errors}
+        result["did_you_mean"] = guesses  # a name sent without its prefix: the one to send
         return {key: value for key, value in result.items() if value}
 
     # tool_call ------------------------------------------------------------------------------------
