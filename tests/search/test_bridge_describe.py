@@ -102,3 +102,14 @@ def test_a_name_without_its_server_prefix_is_not_found_with_the_name_to_send() -
     # ... and never a tool outside the session's grant.
     conversation = session(granted_toolsets=frozenset({"core"}))
     assert _describe(tool_search(_registry()), ["op_1"], conversation) == {"not_found": ["op_1"]}
+
+
+def test_a_misnamed_names_key_is_named_with_the_call_to_send_instead() -> None:
+    describe_tool = tool_search(_registry()).bridge_tools()[1]
+    assert describe_tool.handler is not None
+    result = anyio.run(lambda: describe_tool.handler(session=session(), name="mcp__github__op_0"))
+    assert result.structured == {
+        "error": 'tool_describe takes "names", not "name". Nothing was described: send '
+        '{"names": ["mcp__github__op_0"]}',
+        "code": "INVALID_ARGUMENTS",
+    }

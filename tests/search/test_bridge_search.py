@@ -246,3 +246,21 @@ def test_a_query_longer_than_the_limit_is_refused_and_nothing_is_searched() -> N
     assert "a query of 40,000 characters was sent; each is at most 2,000" in answer["error"]
     assert "Nothing was searched" in answer["error"]
     assert len(json.dumps(answer)) < 1000  # the query is not echoed back
+
+
+def test_a_misnamed_queries_key_is_named_with_the_call_to_send_instead() -> None:
+    # Models send {"query": "..."}; "queries must be a list" would not say the key is wrong.
+    search_tool = tool_search(_registry()).bridge_tools()[0]
+    assert search_tool.name == "tool_search"
+    assert search_tool.handler is not None
+
+    def sent(**arguments: Any) -> Any:
+        return anyio.run(lambda: search_tool.handler(session=session(), **arguments)).structured
+
+    assert sent(query="create issue") == {
+        "error": 'tool_search takes "queries", not "query". Nothing was searched: send '
+        '{"queries": ["create issue"]}',
+        "code": "INVALID_ARGUMENTS",
+    }
+    assert 'not "q", "top_k"' in sent(q=["a", "b"], top_k=3)["error"]
+    assert 'send {"queries": ["a", "b"]}' in sent(q=["a", "b"], top_k=3)["error"]
