@@ -46,6 +46,7 @@ from hermes_core.search._bridge import (
     search_entry,
     unmatched_hint,
 )
+from hermes_core.search._bridge_arguments import sent_argument
 from hermes_core.search._call_plans import plan_tool_call
 from hermes_core.search._indexing import IndexSync
 from hermes_core.search._listing import group_of
@@ -224,12 +225,12 @@ class ToolSearch:
     async def handle_search(self, session: Session, **arguments: Any) -> ToolResult:
         """``tool_search``'s handler: :meth:`search` as a result."""
         return bridge_result(
-            await self.search(arguments.get("queries"), arguments.get("limit"), session)
+            await self.search(sent_argument(arguments, "queries"), arguments.get("limit"), session)
         )
 
     async def handle_describe(self, session: Session, **arguments: Any) -> ToolResult:
         """``tool_describe``'s handler: :meth:`describe` as a result."""
-        return bridge_result(await self.describe(arguments.get("names"), session))
+        return bridge_result(await self.describe(sent_argument(arguments, "names"), session))
 
     # tool_search ----------------------------------------------------------------------------------
 
