@@ -264,3 +264,14 @@ def test_a_misnamed_queries_key_is_named_with_the_call_to_send_instead() -> None
     }
     assert 'not "q", "top_k"' in sent(q=["a", "b"], top_k=3)["error"]
     assert 'send {"queries": ["a", "b"]}' in sent(q=["a", "b"], top_k=3)["error"]
+
+
+def test_a_limit_that_is_no_number_is_quoted_as_the_model_wrote_it() -> None:
+    # The model writes JSON: true and "many", not Python's True and 'many'.
+    search = tool_search(_registry())
+    assert _search(search, ["github"], True)["error"] == (
+        "limit must be a whole number such as 5, not true"
+    )
+    assert _search(search, ["github"], "many")["error"] == (
+        'limit must be a whole number such as 5, not "many"'
+    )
