@@ -154,12 +154,21 @@ def parse_limit(value: Any, default: int, maximum: int) -> int:
         try:
             value = int(value.strip())
         except ValueError:
-            raise BridgeArgumentError(f"limit must be an integer, not {value!r}") from None
+            raise _not_a_limit(value) from None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BridgeArgumentError(f"limit must be an integer, not {value!r}")
+        raise _not_a_limit(value)
     return min(max(value, 1), maximum)
+
+
+def _not_a_limit(value: Any) -> BridgeArgumentError:
+    # Quoted as JSON, the model's own notation (true, "many"), never Python's (True, 'many').
+    try:
+        shown = json.dumps(value, ensure_ascii=False, default=repr)[:100]
+    except (ValueError, RecursionError):  # a value no JSON holds, from an in-process caller
+        shown = type(value).__name__
+    return BridgeArgumentError(f"limit must be a whole number such as 5, not {shown}")
 
 
 # tool_describe --------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ def test_limit_is_clamped_to_the_configured_maximum() -> None:
     search = tool_search(_registry(), config=config)
     assert len(_search(search, ["github"], 50)["results"][0]["matches"]) == 1
     assert len(_search(search, ["github"], 0)["results"][0]["matches"]) == 1
-    assert "limit must be an integer" in _search(search, ["github"], "many")["error"]
+    assert "limit must be a whole number" in _search(search, ["github"], "many")["error"]
 
 
 def test_empty_match_lists_available_sources_with_a_hint() -> None:
