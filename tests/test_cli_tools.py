@@ -172,6 +172,29 @@ def test_tools_search_table_says_which_words_no_tool_holds_and_what_a_miss_searc
     assert '"code"' not in refused.stderr
 
 
+def test_tools_search_with_nothing_deferred_says_so_rather_than_that_no_tool_holds_the_words(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # With tools.tool_search.enabled: off every tool is sent directly and tool_search has
+    # nothing to search: "no tool contains: gmail, send" told a user with a gmail tool it had none.
+    catalog = tmp_path / "catalog.json"
+    entry = {"name": "gmail__messages_send", "server": "gmail", "description": "Send a message"}
+    catalog.write_text(json.dumps([entry]), encoding="utf-8")
+    hermes_cli.config.write_text(
+        f"tools:\n  tool_search:\n    enabled: off\n  catalogs:\n    - path: {catalog}\n"
+    )
+
+    done = hermes_cli.run("tools", "search", "gmail send")
+
+    assert done.returncode == 0, done.stderr
+    assert "no tool contains" not in done.stdout
+    assert done.stdout.splitlines() == [
+        "gmail send:",
+        "  no match: no tool is deferred, so there is nothing to search; every tool is in the "
+        "model's tool list (hermes tools list)",
+    ]
+
+
 def test_tools_describe_json_gives_deferred_tools_as_tool_describe_does(
     hermes_cli: HermesCli,
 ) -> None:

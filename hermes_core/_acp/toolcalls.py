@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._approvals.prompt import printable
+from hermes_core.agent._events import bridged_calls
 
 if TYPE_CHECKING:
     from acp.schema import (
@@ -84,17 +85,15 @@ def arguments_of(text: str) -> dict[str, Any]:
 
 def entries_of(name: str, arguments: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The real calls of one model call: itself, or the entries of a bridge ``tool_call``."""
-    calls = arguments.get("calls") if name == "tool_call" else None
-    if not isinstance(calls, list):
+    calls = bridged_calls(name, arguments)
+    if calls is None:
         return [(name, arguments)]
     found: list[tuple[str, dict[str, Any]]] = []
-    for entry in calls:
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            inner = entry.get("arguments")
-            if isinstance(inner, str):
-                inner = arguments_of(inner)
-            found.append((entry["name"], inner if isinstance(inner, dict) else {}))
-    return found or [(name, arguments)]
+    for entry, inner in calls:
+        if isinstance(inner, str):
+            inner = arguments_of(inner)
+        found.append((entry, inner if isinstance(inner, dict) else {}))
+    return found
 
 
 def absolute(cwd: Path, raw: str) -> str:

@@ -51,8 +51,13 @@ def print_search(payload: dict[str, Any]) -> None:
     from hermes_core._cli.output import columns
 
     found: dict[str, Any] = payload.get("tools", {})
+    # Nothing deferred (tool search off, every tool visible) is not "no tool holds the words".
+    empty = payload.get("total_available") == 0 and "connectors" not in payload
     for entry in payload.get("results", []):
         click.echo(f"{entry['query']}:")
+        if empty and not entry.get("matches"):
+            click.echo(f"  no match: {_NOTHING_DEFERRED}")
+            continue
         rows = [
             (f"  {name}", found.get(name, {}).get("source_name", ""), _first_line(found, name))
             for name in entry.get("matches", [])
@@ -71,6 +76,12 @@ def print_search(payload: dict[str, Any]) -> None:
         ]
         if sources:
             click.echo(f"  searched: {', '.join(sources)}")
+
+
+_NOTHING_DEFERRED = (
+    "no tool is deferred, so there is nothing to search; every tool is in the model's tool "
+    "list (hermes tools list)"
+)
 
 
 def _tools(count: int) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core.agent._events import Finished, ToolFinished
+from hermes_core.agent._events import Finished, ToolFinished, bridged_calls
 
 WRITE_TOOLS: Final = frozenset({"write_file", "patch"})
 """The tools whose ``path`` a child reports as a file it wrote."""
@@ -91,11 +91,7 @@ def written_files(event: ToolFinished, cwd: Path, base: Path) -> list[str]:
         arguments = json.loads(event.call.arguments)
     except ValueError:
         return []
-    calls: list[tuple[Any, Any]] = [(event.call.name, arguments)]
-    if event.call.name == "tool_call" and isinstance(arguments, dict):
-        inner = arguments.get("calls")
-        if isinstance(inner, list):
-            calls = [(c.get("name"), c.get("arguments")) for c in inner if isinstance(c, dict)]
+    calls = bridged_calls(event.call.name, arguments) or [(event.call.name, arguments)]
     found = []
     for name, given in calls:
         if isinstance(given, str):  # a model may send a call's arguments as JSON text

@@ -22,6 +22,32 @@ StopReason = Literal["answer", "max_turns", "max_tokens", "max_seconds", "interr
 _ROUTER = "tool_call"
 
 
+def bridged_calls(name: str, arguments: Any) -> list[tuple[str, Any]] | None:
+    """The calls a bridge ``tool_call`` carries, in each shape it accepts (``{"calls": [...]}``,
+    ``calls`` as JSON text or one object, the single ``{name, arguments}``): each one's name and
+    its arguments as sent. ``None`` for another tool, or when no entry names a tool."""
+    if name != _ROUTER or not isinstance(arguments, dict):
+        return None
+    calls = arguments.get("calls")
+    if calls is None and "name" in arguments:
+        calls = [arguments]
+    if isinstance(calls, str):
+        try:
+            calls = json.loads(calls)
+        except (ValueError, RecursionError):
+            return None
+    if isinstance(calls, dict):
+        calls = [calls]
+    if not isinstance(calls, list):
+        return None
+    found = [
+        (entry["name"], entry.get("arguments"))
+        for entry in calls
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+    ]
+    return found or None
+
+
 def real_tools(call: ModelToolCall) -> tuple[str, ...]:
     """The tools a call runs: its own name, or for the bridge's ``tool_call`` the names of the
     calls it carries (what hooks, approvals and the activity log see too)."""
@@ -29,15 +55,10 @@ def real_tools(call: ModelToolCall) -> tuple[str, ...]:
         return (call.name,)
     try:
         arguments = json.loads(call.arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return (call.name,)
-    calls = arguments.get("calls") if isinstance(arguments, dict) else None
-    if not isinstance(calls, list):
-        return (call.name,)
-    names = tuple(
-        str(entry["name"]) for entry in calls if isinstance(entry, dict) and "name" in entry
-    )
-    return names or (call.name,)
+    calls = bridged_calls(call.name, arguments)
+    return tuple(name for name, _ in calls) if calls else (call.name,)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ __all__ = [
     "parse_names",
     "parse_queries",
     "refusal",
+    "sent_argument",
 ]
 
 MAX_QUERIES = 7
@@ -55,6 +56,53 @@ def refusal(message: str, code: str = "INVALID_ARGUMENTS", **context: Any) -> di
     return {"error": message, "code": code, **context}
 
 
+@dataclass(frozen=True, slots=True)
+class _Misnamed:
+    """A required argument (``key``) not sent while other keys were (``others``): what
+    :func:`sent_argument` gives the readers in its place, for an error naming those keys."""
+
+    key: str
+    others: Mapping[str, Any]
+
+    def error(self) -> BridgeArgumentError:
+        tool, done, example = _REQUIRED[self.key][:3]
+        sent = (v for v in map(_maybe_json, self.others.values()) if _strings(v))
+        values = next((v for v in sent if len(str(v)) <= _ECHOED_CHARS), example)
+        wrong = ", ".join(f'"{key}"' for key in self.others)
+        listed = [values] if isinstance(values, str) else values
+        retry = json.dumps({self.key: listed}, ensure_ascii=False)
+        return BridgeArgumentError(
+            f'{tool} takes "{self.key}", not {wrong}. Nothing was {done}: send {retry}'
+        )
+
+
+_ECHOED_CHARS = 1500
+"""The longest value echoed back in the call to send (past it, an example stands in)."""
+
+_REQUIRED: dict[str, tuple[str, str, list[str], tuple[str, ...]]] = {
+    "queries": ("tool_search", "searched", ["github create issue"], ("limit",)),
+    "names": ("tool_describe", "described", ["mcp__github__create_issue"], ()),
+}
+"""For each required argument of a reader: its tool, what was not done, an example value and
+the tool's other keys."""
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+    )
+
+
+def sent_argument(arguments: Mapping[str, Any], key: str) -> Any:
+    """``arguments[key]`` (``queries`` or ``names``) for its reader; when it was not sent but
+    other keys were (``{"query": ...}``), a stand-in the reader refuses naming those keys and
+    the call to send instead."""
+    if key in arguments:
+        return arguments[key]
+    others = {name: v for name, v in arguments.items() if name not in _REQUIRED[key][3]}
+    return _Misnamed(key, others) if others else None
+
+
 # tool_search ----------------------------------------------------------------------------------
 
 
@@ -71,6 +119,8 @@ def parse_queries(value: Any) -> list[str]:
     """The queries of ``tool_search``: a list of strings or one bare string (also a JSON list in a
     string); blanks are dropped; at most :data:`MAX_QUERIES`, each at most
     :data:`MAX_QUERY_CHARS` characters, else nothing is searched."""
+    if isinstance(value, _Misnamed):
+        raise value.error()
     value = _maybe_json(value)
     if isinstance(value, str):
         value = [value]
@@ -104,12 +154,21 @@ def parse_limit(value: Any, default: int, maximum: int) -> int:
         try:
             value = int(value.strip())
         except ValueError:
-            raise BridgeArgumentError(f"limit must be an integer, not {value!r}") from None
+            raise _not_a_limit(value) from None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BridgeArgumentError(f"limit must be an integer, not {value!r}")
+        raise _not_a_limit(value)
     return min(max(value, 1), maximum)
+
+
+def _not_a_limit(value: Any) -> BridgeArgumentError:
+    # Quoted as JSON, the model's own notation (true, "many"), never Python's (True, 'many').
+    try:
+        shown = json.dumps(value, ensure_ascii=False, default=repr)[:100]
+    except (ValueError, RecursionError):  # a value no JSON holds, from an in-process caller
+        shown = type(value).__name__
+    return BridgeArgumentError(f"limit must be a whole number such as 5, not {shown}")
 
 
 # tool_describe --------------------------------------------------------------------------------
@@ -118,6 +177,8 @@ def parse_limit(value: Any, default: int, maximum: int) -> int:
 def parse_names(value: Any) -> list[str]:
     """The names of ``tool_describe``: a list or one bare string, duplicates removed (first kept);
     at most :data:`MAX_DESCRIBE_NAMES`."""
+    if isinstance(value, _Misnamed):
+        raise value.error()
     value = _maybe_json(value)
     if isinstance(value, str):
         value = [value]

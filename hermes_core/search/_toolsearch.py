@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-from hermes_core._availability import Availability
+from hermes_core._availability import Availability, closest_deferred_name
 from hermes_core._config import ToolSearchConfig
 from hermes_core._connector_names import CONNECTORS_TOOLSET, split_connector_name
 from hermes_core._dispatch import CallPlan
@@ -46,6 +46,7 @@ from hermes_core.search._bridge import (
     search_entry,
     unmatched_hint,
 )
+from hermes_core.search._bridge_arguments import sent_argument
 from hermes_core.search._call_plans import plan_tool_call
 from hermes_core.search._indexing import IndexSync
 from hermes_core.search._listing import group_of
@@ -224,12 +225,12 @@ class ToolSearch:
     async def handle_search(self, session: Session, **arguments: Any) -> ToolResult:
         """``tool_search``'s handler: :meth:`search` as a result."""
         return bridge_result(
-            await self.search(arguments.get("queries"), arguments.get("limit"), session)
+            await self.search(sent_argument(arguments, "queries"), arguments.get("limit"), session)
         )
 
     async def handle_describe(self, session: Session, **arguments: Any) -> ToolResult:
         """``tool_describe``'s handler: :meth:`describe` as a result."""
-        return bridge_result(await self.describe(arguments.get("names"), session))
+        return bridge_result(await self.describe(sent_argument(arguments, "names"), session))
 
     # tool_search ----------------------------------------------------------------------------------
 
@@ -414,7 +415,10 @@ class ToolSearch:
                 else:
                     not_found.append(name)
         ordered = {name: described[name] for name in name_list if name in described}
+        granted = view.grant(session).deferred_by_name
+        guesses = {n: g for n in not_found if (g := closest_deferred_name(n, granted))}
         result: dict[str, Any] = {"tools": ordered, "not_found": not_found, "errors": errors}
+        result["did_you_mean"] = guesses  # a name sent without its prefix: the one to send
         return {key: value for key, value in result.items() if value}
 
     # tool_call ------------------------------------------------------------------------------------

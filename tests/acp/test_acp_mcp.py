@@ -106,3 +106,26 @@ def test_an_http_server_keeps_its_url_and_headers_and_sse_is_left_out(tmp_path: 
     )
     legacy = SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])
     assert server_config(legacy, tmp_path) is None
+
+
+async def test_tool_call_in_its_other_accepted_shapes_is_shown_as_the_real_tool(
+    acp_env: Environment,
+) -> None:
+    """``tool_call`` also takes ``{name, arguments}`` and ``calls`` as JSON text (as models
+    send them): the editor is shown the tool that runs, as for ``{"calls": [...]}``, not
+    ``tool_call``."""
+    tool = "mcp__editor-tools__echo"
+    entry = {"name": tool, "arguments": {"text": "ping"}}
+    model = FakeModelProvider.scripted(
+        fake_turn("", ("tool_call", entry)),
+        fake_turn("", ("tool_call", {"calls": json.dumps([entry])})),
+        "It echoed ping twice.",
+    )
+    async with serving(acp_env, model, config=DEFERRED) as served:
+        session_id = await served.start(acp_env.cwd, mcp_servers=[toolbox()])
+        answer = await served.say(session_id, "echo ping with the editor's tools")
+    assert answer.stop_reason == "end_turn"
+    assert "ping" in model.requests[1].messages[-1].content
+    assert "ping" in model.requests[2].messages[-1].content
+    starts = [u for u in served.client.updates if u.session_update == "tool_call"]
+    assert [start.title for start in starts] == [tool, tool]

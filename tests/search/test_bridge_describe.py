@@ -89,3 +89,27 @@ def test_describe_result_through_the_tool_is_compact_json() -> None:
     assert result.structured == {
         "tools": {"mcp__github__op_0": {"description": "Operation 0.", "parameters": SCHEMA}}
     }
+
+
+def test_a_name_without_its_server_prefix_is_not_found_with_the_name_to_send() -> None:
+    # A model often drops the prefix (``op_1`` for ``mcp__github__op_1``); tool_call names the
+    # full name then, and tool_describe must too, or the model is left to guess.
+    answer = _describe(tool_search(_registry()), ["op_1", "github__op_2", "nothing_like_it"])
+    assert answer == {
+        "not_found": ["op_1", "github__op_2", "nothing_like_it"],
+        "did_you_mean": {"op_1": "mcp__github__op_1", "github__op_2": "mcp__github__op_2"},
+    }
+    # ... and never a tool outside the session's grant.
+    conversation = session(granted_toolsets=frozenset({"core"}))
+    assert _describe(tool_search(_registry()), ["op_1"], conversation) == {"not_found": ["op_1"]}
+
+
+def test_a_misnamed_names_key_is_named_with_the_call_to_send_instead() -> None:
+    describe_tool = tool_search(_registry()).bridge_tools()[1]
+    assert describe_tool.handler is not None
+    result = anyio.run(lambda: describe_tool.handler(session=session(), name="mcp__github__op_0"))
+    assert result.structured == {
+        "error": 'tool_describe takes "names", not "name". Nothing was described: send '
+        '{"names": ["mcp__github__op_0"]}',
+        "code": "INVALID_ARGUMENTS",
+    }

@@ -87,7 +87,7 @@ def test_limit_is_clamped_to_the_configured_maximum() -> None:
     search = tool_search(_registry(), config=config)
     assert len(_search(search, ["github"], 50)["results"][0]["matches"]) == 1
     assert len(_search(search, ["github"], 0)["results"][0]["matches"]) == 1
-    assert "limit must be an integer" in _search(search, ["github"], "many")["error"]
+    assert "limit must be a whole number" in _search(search, ["github"], "many")["error"]
 
 
 def test_empty_match_lists_available_sources_with_a_hint() -> None:
@@ -246,3 +246,32 @@ def test_a_query_longer_than_the_limit_is_refused_and_nothing_is_searched() -> N
     assert "a query of 40,000 characters was sent; each is at most 2,000" in answer["error"]
     assert "Nothing was searched" in answer["error"]
     assert len(json.dumps(answer)) < 1000  # the query is not echoed back
+
+
+def test_a_misnamed_queries_key_is_named_with_the_call_to_send_instead() -> None:
+    # Models send {"query": "..."}; "queries must be a list" would not say the key is wrong.
+    search_tool = tool_search(_registry()).bridge_tools()[0]
+    assert search_tool.name == "tool_search"
+    assert search_tool.handler is not None
+
+    def sent(**arguments: Any) -> Any:
+        return anyio.run(lambda: search_tool.handler(session=session(), **arguments)).structured
+
+    assert sent(query="create issue") == {
+        "error": 'tool_search takes "queries", not "query". Nothing was searched: send '
+        '{"queries": ["create issue"]}',
+        "code": "INVALID_ARGUMENTS",
+    }
+    assert 'not "q", "top_k"' in sent(q=["a", "b"], top_k=3)["error"]
+    assert 'send {"queries": ["a", "b"]}' in sent(q=["a", "b"], top_k=3)["error"]
+
+
+def test_a_limit_that_is_no_number_is_quoted_as_the_model_wrote_it() -> None:
+    # The model writes JSON: true and "many", not Python's True and 'many'.
+    search = tool_search(_registry())
+    assert _search(search, ["github"], True)["error"] == (
+        "limit must be a whole number such as 5, not true"
+    )
+    assert _search(search, ["github"], "many")["error"] == (
+        'limit must be a whole number such as 5, not "many"'
+    )
