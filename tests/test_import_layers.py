@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._client_io",
         "hermes_core._addresses",
         "hermes_core._checked_fetch",
+        "hermes_core._tool_call_entries",
     ),
     ("hermes_core._config",),
     (

@@ -14,44 +14,25 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hermes_core._tool_call_entries import ROUTER, carried_calls
 from hermes_core.agent._wire import ModelToolCall, TextDelta, Usage
 
 StopReason = Literal["answer", "max_turns", "max_tokens", "max_seconds", "interrupted", "error"]
 """Why a turn ended: a final answer, a limit (each named), the user's stop, or an error."""
 
-_ROUTER = "tool_call"
-
 
 def bridged_calls(name: str, arguments: Any) -> list[tuple[str, Any]] | None:
-    """The calls a bridge ``tool_call`` carries, in each shape it accepts (``{"calls": [...]}``,
-    ``calls`` as JSON text or one object, the single ``{name, arguments}``): each one's name and
-    its arguments as sent. ``None`` for another tool, or when no entry names a tool."""
-    if name != _ROUTER or not isinstance(arguments, dict):
-        return None
-    calls = arguments.get("calls")
-    if calls is None and "name" in arguments:
-        calls = [arguments]
-    if isinstance(calls, str):
-        try:
-            calls = json.loads(calls)
-        except (ValueError, RecursionError):
-            return None
-    if isinstance(calls, dict):
-        calls = [calls]
-    if not isinstance(calls, list):
-        return None
-    found = [
-        (entry["name"], entry.get("arguments"))
-        for entry in calls
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
-    ]
-    return found or None
+    """The calls a bridge ``tool_call`` carries, as the bridge reads them in every shape it
+    accepts (:func:`hermes_core._tool_call_entries.carried_calls`): each one's name and its
+    arguments as sent. ``None`` for another tool, or for arguments the bridge would refuse."""
+    entries = carried_calls(name, arguments)
+    return None if entries is None else [(entry.name, entry.arguments) for entry in entries]
 
 
 def real_tools(call: ModelToolCall) -> tuple[str, ...]:
     """The tools a call runs: its own name, or for the bridge's ``tool_call`` the names of the
     calls it carries (what hooks, approvals and the activity log see too)."""
-    if call.name != _ROUTER:
+    if call.name != ROUTER:
         return (call.name,)
     try:
         arguments = json.loads(call.arguments)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_core._arguments import ArgumentsProblem
+from hermes_core._tool_call_entries import BridgeArgumentError, CallEntry, parse_calls
 
 __all__ = [
     "MAX_DESCRIBE_NAMES",
@@ -37,18 +38,6 @@ MAX_QUERY_CHARS = 2000
 has 1,089 characters); a longer one is refused, nothing searched, as its text would otherwise
 be echoed back to the model several times."""
 MAX_DESCRIBE_NAMES = 10
-
-
-class BridgeArgumentError(ValueError):
-    """Arguments of a bridge tool that cannot be understood; the message says what to send."""
-
-
-@dataclass(slots=True)
-class CallEntry:
-    """One entry of ``tool_call``: the name and the arguments exactly as the caller sent them."""
-
-    name: str
-    arguments: Any
 
 
 def refusal(message: str, code: str = "INVALID_ARGUMENTS", **context: Any) -> dict[str, Any]:
@@ -195,48 +184,6 @@ def parse_names(value: Any) -> list[str]:
             "described: split them over several calls"
         )
     return names
-
-
-# tool_call ------------------------------------------------------------------------------------
-
-_CALL_SHAPE = '{"calls": [{"name": "<tool name>", "arguments": {...}}]}'
-
-
-def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
-    """The entries of a ``tool_call``: ``{calls: [...]}``, ``calls`` as a JSON string, or the
-    single shape ``{name, arguments}``. Entry arguments are kept as sent."""
-    if "calls" in payload and payload["calls"] is not None:
-        calls = payload["calls"]
-        if isinstance(calls, str):
-            try:
-                calls = json.loads(calls)
-            except ValueError:
-                raise BridgeArgumentError(
-                    f"calls is a string that is not valid JSON; send {_CALL_SHAPE}"
-                ) from None
-            except RecursionError:
-                raise BridgeArgumentError(
-                    f"calls is a JSON string nested too deeply to read; send {_CALL_SHAPE}"
-                ) from None
-        if type(calls) is dict or isinstance(calls, Mapping):
-            calls = [calls]
-    elif "name" in payload:
-        calls = [{"name": payload["name"], "arguments": payload.get("arguments")}]
-    else:
-        raise BridgeArgumentError(f"tool_call needs calls; send {_CALL_SHAPE}")
-    if not isinstance(calls, list) or not calls:
-        raise BridgeArgumentError(f"calls must be a non-empty list; send {_CALL_SHAPE}")
-    entries: list[CallEntry] = []
-    for index, call in enumerate(calls):
-        if type(call) is not dict and not isinstance(call, Mapping):
-            raise BridgeArgumentError(
-                f"calls[{index}] must be an object {{name, arguments}}; send {_CALL_SHAPE}"
-            )
-        name = call.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise BridgeArgumentError(f"calls[{index}].name is missing; send {_CALL_SHAPE}")
-        entries.append(CallEntry(name.strip(), call.get("arguments")))
-    return entries
 
 
 def arguments_refusal(problem: ArgumentsProblem, where: str) -> dict[str, Any]:
