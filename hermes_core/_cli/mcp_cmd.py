@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -67,12 +67,16 @@ def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
 def _server(config: Config, name: str) -> McpServerConfig:
     entry = config.mcp_servers.get(name)
     if entry is None:
-        known = ", ".join(sorted(config.mcp_servers)) or "none"
-        raise HermesError(
-            f"no MCP server {name!r} in mcp_servers (configured: {known})."
-            f"{did_you_mean(name, config.mcp_servers)}"
-        )
+        raise _unknown_server(name, config.mcp_servers)
     return entry
+
+
+def _unknown_server(name: str, configured: Collection[str]) -> HermesError:
+    known = ", ".join(sorted(configured)) or "none"
+    return HermesError(
+        f"no MCP server {name!r} in mcp_servers (configured: {known})."
+        f"{did_you_mean(name, configured)}"
+    )
 
 
 @click.group("mcp")
@@ -244,8 +248,7 @@ def remove_command(name: str) -> None:
     env = environment()
     with edit_config(env) as document:
         if not document.delete(f"mcp_servers.{name}"):
-            known = ", ".join(sorted(document.get("mcp_servers") or {})) or "none"
-            raise HermesError(f"no MCP server {name!r} in mcp_servers (configured: {known})")
+            raise _unknown_server(name, list(document.get("mcp_servers") or {}))
     click.echo(f"Removed MCP server {name!r} from {env.config_path}.")
 
 
@@ -328,6 +331,11 @@ def logout_command(name: str) -> None:
 
     env = environment()
     path = token_path(env, name)
+    configured = load_config_in_effect(env).mcp_servers
+    if name not in configured and not path.exists():
+        # A mistyped name would otherwise "succeed" and leave the real sign-in in place; the
+        # sign-in of a server already removed from mcp_servers can still be forgotten.
+        raise _unknown_server(name, configured)
     if sign_out(name, env):
         click.echo(f"Signed out of {name!r} (removed {path}).")
     else:
