@@ -64,6 +64,25 @@ def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
     return pairs
 
 
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    """``--header`` values as a mapping: ``K=V``, or ``K: V`` as curl and the MCP clients write
+    a header (a header's name holds neither ``:`` nor ``=``, so the first of them splits)."""
+    headers: dict[str, str] = {}
+    for value in values:
+        colon, equals = value.find(":"), value.find("=")
+        if colon != -1 and (equals == -1 or colon < equals):
+            key, rest = value[:colon].strip(), value[colon + 1 :].lstrip()
+        else:
+            key, _, rest = value.partition("=")
+            key = key.strip()
+        if not key or (colon == -1 and equals == -1):
+            raise click.BadParameter(
+                f"expected K=V or 'K: V', got {value!r}", param_hint="--header"
+            )
+        headers[key] = rest
+    return headers
+
+
 def _server(config: Config, name: str) -> McpServerConfig:
     entry = config.mcp_servers.get(name)
     if entry is None:
@@ -168,7 +187,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     "--header",
     "headers",
     multiple=True,
-    help="An HTTP header, K=V (with --url); a literal credential (Authorization, *key*, "
+    help="An HTTP header, K=V or 'K: V' (with --url); a literal credential (Authorization, *key*, "
     "*token*...) goes to $HERMES_HOME/.env and the entry gets a ${VAR} reference.",
 )
 @click.option(
@@ -188,7 +207,7 @@ def add_command(
     force: bool,
 ) -> None:
     """Add server NAME: 'hermes mcp add NAME -- COMMAND [ARGS...]' (stdio) or
-    'hermes mcp add NAME --url URL [--header K=V]' (streamable HTTP).
+    'hermes mcp add NAME --url URL [--header 'K: V']' (streamable HTTP).
 
     The value of a secret flag in ARGS ('--api-key sk-...', '--token=...', a credential
     '--header') goes to $HERMES_HOME/.env as NAME_API_KEY... and ARGS get ${NAME_API_KEY};
@@ -215,7 +234,7 @@ def add_command(
     if url is not None:
         entry = {"url": url}
         if headers:
-            entry["headers"] = _pairs(headers, "--header")
+            entry["headers"] = _headers(headers)
     else:
         program = command[0]
         resolved = resolve_bare_python(program, env.get("PATH"))
