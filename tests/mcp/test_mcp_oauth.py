@@ -225,6 +225,23 @@ def test_logout_removes_the_tokens(tmp_path: Path, oauth_server: Callable[..., s
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+def test_mcp_list_after_logout_says_sign_in_is_needed_not_the_tools_listed_before(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # journey5's walk: after `hermes mcp logout`, `hermes mcp list` showed the server `known`
+    # with its tools from the manifest listed while signed in, and exited 0.
+    cli = _cli(tmp_path, oauth_server())
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "sec   http       connected  1" in cli.run("mcp", "list").stdout
+    cli.run("mcp", "logout", "sec")
+    listed = cli.run("mcp", "list", ok=False, env=_browser(cli))
+    assert listed.returncode == 1
+    assert "needs sign-in: run: hermes mcp login sec" in listed.stdout
+    assert _opened(cli) == []
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_logout_of_a_mistyped_name_says_so_and_keeps_the_sign_in(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
