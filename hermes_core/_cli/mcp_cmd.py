@@ -345,7 +345,9 @@ def login_command(name: str, no_browser: bool) -> None:
 @mcp.command("logout")
 @click.argument("name")
 def logout_command(name: str) -> None:
-    """Forget the sign-in of server NAME (its tokens and registered client)."""
+    """Forget the sign-in of server NAME (its tokens and registered client, and the tool
+    manifest listed while signed in)."""
+    from hermes_core._mcp.manifests import ManifestStore
     from hermes_core._mcp.oauth import sign_out, token_path
 
     env = environment()
@@ -355,6 +357,8 @@ def logout_command(name: str) -> None:
         # A mistyped name would otherwise "succeed" and leave the real sign-in in place; the
         # sign-in of a server already removed from mcp_servers can still be forgotten.
         raise _unknown_server(name, configured)
+    if name in configured:  # else `mcp list` would show the tools listed while signed in
+        ManifestStore(env.cache_dir / "mcp").path(name, configured[name]).unlink(missing_ok=True)
     if sign_out(name, env):
         click.echo(f"Signed out of {name!r} (removed {path}).")
     else:
