@@ -249,6 +249,15 @@ def test_remove_unknown_server_names_the_configured_ones(cli: Cli) -> None:
     assert "no MCP server 'nope' in mcp_servers (configured: echoer)" in done.stderr
 
 
+def test_remove_of_a_mistyped_name_names_the_closest(cli: Cli) -> None:
+    # journey5's walk: `mcp test echoe` named the closest server, `mcp remove echoe` did not.
+    cli.config.write_text(COMMENTED, encoding="utf-8")
+    done = cli.run("mcp", "remove", "echoe", ok=False)
+    assert done.returncode == 2
+    assert "(configured: echoer). Did you mean 'echoer'?" in done.stderr
+    assert cli.config.read_text(encoding="utf-8") == COMMENTED
+
+
 def test_managed_config_is_not_edited(cli: Cli) -> None:
     cli.config.write_text(COMMENTED, encoding="utf-8")
     done = cli.run("mcp", "add", "x", "--", "cat", ok=False, env=cli.variables(HERMES_MANAGED="1"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -64,15 +64,38 @@ def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
     return pairs
 
 
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    """``--header`` values as a mapping: ``K=V``, or ``K: V`` as curl and the MCP clients write
+    a header (a header's name holds neither ``:`` nor ``=``, so the first of them splits)."""
+    headers: dict[str, str] = {}
+    for value in values:
+        colon, equals = value.find(":"), value.find("=")
+        if colon != -1 and (equals == -1 or colon < equals):
+            key, rest = value[:colon].strip(), value[colon + 1 :].lstrip()
+        else:
+            key, _, rest = value.partition("=")
+            key = key.strip()
+        if not key or (colon == -1 and equals == -1):
+            raise click.BadParameter(
+                f"expected K=V or 'K: V', got {value!r}", param_hint="--header"
+            )
+        headers[key] = rest
+    return headers
+
+
 def _server(config: Config, name: str) -> McpServerConfig:
     entry = config.mcp_servers.get(name)
     if entry is None:
-        known = ", ".join(sorted(config.mcp_servers)) or "none"
-        raise HermesError(
-            f"no MCP server {name!r} in mcp_servers (configured: {known})."
-            f"{did_you_mean(name, config.mcp_servers)}"
-        )
+        raise _unknown_server(name, config.mcp_servers)
     return entry
+
+
+def _unknown_server(name: str, configured: Collection[str]) -> HermesError:
+    known = ", ".join(sorted(configured)) or "none"
+    return HermesError(
+        f"no MCP server {name!r} in mcp_servers (configured: {known})."
+        f"{did_you_mean(name, configured)}"
+    )
 
 
 @click.group("mcp")
@@ -164,7 +187,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     "--header",
     "headers",
     multiple=True,
-    help="An HTTP header, K=V (with --url); a literal credential (Authorization, *key*, "
+    help="An HTTP header, K=V or 'K: V' (with --url); a literal credential (Authorization, *key*, "
     "*token*...) goes to $HERMES_HOME/.env and the entry gets a ${VAR} reference.",
 )
 @click.option(
@@ -184,7 +207,7 @@ def add_command(
     force: bool,
 ) -> None:
     """Add server NAME: 'hermes mcp add NAME -- COMMAND [ARGS...]' (stdio) or
-    'hermes mcp add NAME --url URL [--header K=V]' (streamable HTTP).
+    'hermes mcp add NAME --url URL [--header 'K: V']' (streamable HTTP).
 
     The value of a secret flag in ARGS ('--api-key sk-...', '--token=...', a credential
     '--header') goes to $HERMES_HOME/.env as NAME_API_KEY... and ARGS get ${NAME_API_KEY};
@@ -211,7 +234,7 @@ def add_command(
     if url is not None:
         entry = {"url": url}
         if headers:
-            entry["headers"] = _pairs(headers, "--header")
+            entry["headers"] = _headers(headers)
     else:
         program = command[0]
         resolved = resolve_bare_python(program, env.get("PATH"))
@@ -244,8 +267,7 @@ def remove_command(name: str) -> None:
     env = environment()
     with edit_config(env) as document:
         if not document.delete(f"mcp_servers.{name}"):
-            known = ", ".join(sorted(document.get("mcp_servers") or {})) or "none"
-            raise HermesError(f"no MCP server {name!r} in mcp_servers (configured: {known})")
+            raise _unknown_server(name, list(document.get("mcp_servers") or {}))
     click.echo(f"Removed MCP server {name!r} from {env.config_path}.")
 
 
@@ -323,11 +345,20 @@ def login_command(name: str, no_browser: bool) -> None:
 @mcp.command("logout")
 @click.argument("name")
 def logout_command(name: str) -> None:
-    """Forget the sign-in of server NAME (its tokens and registered client)."""
+    """Forget the sign-in of server NAME (its tokens and registered client, and the tool
+    manifest listed while signed in)."""
+    from hermes_core._mcp.manifests import ManifestStore
     from hermes_core._mcp.oauth import sign_out, token_path
 
     env = environment()
     path = token_path(env, name)
+    configured = load_config_in_effect(env).mcp_servers
+    if name not in configured and not path.exists():
+        # A mistyped name would otherwise "succeed" and leave the real sign-in in place; the
+        # sign-in of a server already removed from mcp_servers can still be forgotten.
+        raise _unknown_server(name, configured)
+    if name in configured:  # else `mcp list` would show the tools listed while signed in
+        ManifestStore(env.cache_dir / "mcp").path(name, configured[name]).unlink(missing_ok=True)
     if sign_out(name, env):
         click.echo(f"Signed out of {name!r} (removed {path}).")
     else:

@@ -223,6 +223,46 @@ def test_logout_removes_the_tokens(tmp_path: Path, oauth_server: Callable[..., s
     assert "run: hermes mcp login sec" in called.stdout + called.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_mcp_list_after_logout_says_sign_in_is_needed_not_the_tools_listed_before(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # journey5's walk: after `hermes mcp logout`, `hermes mcp list` showed the server `known`
+    # with its tools from the manifest listed while signed in, and exited 0.
+    cli = _cli(tmp_path, oauth_server())
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "sec   http       connected  1" in cli.run("mcp", "list").stdout
+    cli.run("mcp", "logout", "sec")
+    opened = _opened(cli)
+    listed = cli.run("mcp", "list", ok=False, env=_browser(cli))
+    assert listed.returncode == 1
+    assert "needs sign-in: run: hermes mcp login sec" in listed.stdout
+    assert _opened(cli) == opened  # only the login opened the browser
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_logout_of_a_mistyped_name_says_so_and_keeps_the_sign_in(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # journey5's walk: `hermes mcp logout sce` said "No sign-in kept" and exited 0, so a user
+    # revoking access believed it done while the sign-in of 'sec' stayed.
+    cli = _cli(tmp_path, oauth_server())
+    cli.run("mcp", "login", "sec", env=_browser(cli))
+    typo = cli.run("mcp", "logout", "sce", ok=False)
+    assert typo.returncode == 2
+    assert "no MCP server 'sce' in mcp_servers (configured: sec). Did you mean 'sec'?" in (
+        typo.stderr
+    )
+    assert _token_file(cli).exists()
+    # The sign-in of a server already removed from mcp_servers can still be forgotten.
+    cli.config.write_text("mcp_servers: {}\n", encoding="utf-8")
+    gone = cli.run("mcp", "logout", "sec")
+    assert "Signed out of 'sec'" in gone.stdout
+    assert not _token_file(cli).exists()
+
+
 def test_oauth_keys_are_checked_by_name() -> None:
     with pytest.raises(InvalidConfig) as typo:
         Config.model_validate(

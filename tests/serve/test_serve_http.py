@@ -6,8 +6,10 @@ server child it started, a taken port is a clear error)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,6 +31,7 @@ from serving import (
 )
 
 from hermes_core._errors import HermesError
+from hermes_core.testing import HermesCli
 
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
 ECHO = "mcp__box__echo"
@@ -169,3 +172,31 @@ def test_connections_to_the_http_socket_send_without_nagle_delay(host: str) -> N
     asyncio.run(accept_one())
     assert accepted
     assert accepted[0] != 0
+
+
+@pytest.mark.subprocess
+def test_hermes_adds_another_hermes_serve_with_the_header_as_curl_and_claude_write_it(
+    served: ServeHome, tmp_path: Path
+) -> None:
+    # journey5's walk: docs/mcp.md's Claude Code line passes --header "Authorization: Bearer
+    # ...", the form of curl and of every client; `hermes mcp add --header` refused it.
+    served.write_config()
+    caller = HermesCli(tmp_path / "caller")
+    with http_serve(served) as server:
+        added = caller.run(
+            "mcp", "add", "other", "--url", server.url,
+            "--header", f"Authorization: Bearer {server.token}",
+            "--header", "X-Trace: a=b",
+            ok=False,
+        )  # fmt: skip
+        tested = caller.run("mcp", "test", "other", ok=False)
+    assert added.returncode == 0, added.stderr
+    written = json.loads(caller.run("config", "show", "--json").stdout)
+    assert written["mcp_servers"]["other"]["headers"] == {
+        "Authorization": "Bearer ${OTHER_AUTHORIZATION}",
+        "X-Trace": "a=b",
+    }
+    dotenv = (caller.home / ".env").read_text(encoding="utf-8")
+    assert dotenv == f"OTHER_AUTHORIZATION={server.token}\n"
+    assert tested.returncode == 0, tested.stderr
+    assert "other: connected and listed" in tested.stdout
