@@ -575,3 +575,23 @@ def test_catalog_install_puts_secrets_in_dotenv_never_in_config(cli: Cli) -> Non
             return await host.dispatch("mcp__box__env", {"name": "BOX_TOKEN"}, host.new_session())
 
     assert anyio.run(ask_server).text_content == "tok-123"
+
+
+def test_a_header_of_neither_form_is_refused_without_showing_its_value(
+    hermes_cli: HermesCli,
+) -> None:
+    """``--header 'Authorization Bearer TOKEN'`` (the colon forgotten) is refused, and the
+    refusal does not echo a credential onto the terminal or into a CI log."""
+    done = hermes_cli.run(
+        "mcp",
+        "add",
+        "remote",
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--header",
+        "Authorization Bearer s3cr3t-token-value",
+        ok=False,
+    )
+    assert done.returncode == 2
+    assert "--header" in done.stderr
+    assert "s3cr3t-token-value" not in done.stderr + done.stdout
