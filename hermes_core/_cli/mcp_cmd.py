@@ -76,8 +76,8 @@ def _headers(values: Sequence[str]) -> dict[str, str]:
             key, _, rest = value.partition("=")
             key = key.strip()
         if not key or (colon == -1 and equals == -1):
-            raise click.BadParameter(
-                f"expected K=V or 'K: V', got {value!r}", param_hint="--header"
+            raise click.BadParameter(  # the value is not shown: it may be a credential
+                "expected K=V or 'K: V': a value holds neither", param_hint="--header"
             )
         headers[key] = rest
     return headers
