@@ -478,3 +478,18 @@ def test_the_entry_that_starts_hermes_serve_itself_is_skipped_saying_why(
     assert f"skipped: hermes from user scope ({machine.home / '.claude.json'}): {why}" in report
     assert f"skipped: hermes-py from user scope ({machine.home / '.claude.json'}): {why}" in report
     assert f"skipped: hermes-desk from Claude Desktop ({machine.desktop}): {why}" in report
+
+
+def test_finding_no_server_names_the_files_it_looked_in(machine: Machine) -> None:
+    # "No MCP servers found" alone left a new user guessing where it had looked (Claude
+    # Desktop's file on Linux, a --claude-json elsewhere).
+    machine.write_json(machine.home / ".claude.json", {"numStartups": 1})
+    (machine.project / ".mcp.json").unlink()
+    machine.desktop.unlink()
+    done = machine.run()
+    assert done.stdout.splitlines()[0] == (
+        "No MCP servers found in Claude Code or Claude Desktop; looked in "
+        f"{machine.home / '.claude.json'} (no servers), "
+        f"{machine.project / '.mcp.json'} (no such file), "
+        f"{machine.desktop} (no such file)."
+    )
