@@ -448,3 +448,48 @@ def test_with_project_a_settings_file_that_cannot_be_read_stops_the_import(
     assert machine.config.read_text(encoding="utf-8") == CONFIG
     without = machine.cli.run("import-agent", "claude-code")  # the repository's servers aside
     assert "added: only-user from user scope" in without.stdout
+
+
+def test_the_entry_that_starts_hermes_serve_itself_is_skipped_saying_why(
+    machine: Machine,
+) -> None:
+    # docs/mcp.md has the user add hermes to Claude Code and then run the import: imported, that
+    # entry made every hermes start a second hermes serve, and its core tools came back deferred
+    # as mcp__hermes__terminal and the like, the first match of `tool_search` for a shell command.
+    user = json.loads((machine.home / ".claude.json").read_text(encoding="utf-8"))
+    user["mcpServers"] = {
+        "hermes": {"type": "stdio", "command": "hermes", "args": ["serve"], "env": {}},
+        "hermes-py": {"command": sys.executable, "args": ["-m", "hermes_core", "serve"]},
+        "not-hermes": {"command": "hermes-docs-server", "args": ["serve"]},
+    }
+    machine.write_json(machine.home / ".claude.json", user)
+    desktop = {
+        "command": "/Users/me/.local/bin/hermes",
+        "args": ["serve", "--context-length", "200000"],
+        "env": {"HERMES_HOME": "/Users/me/.hermes"},
+    }
+    machine.write_json(machine.desktop, {"mcpServers": {"hermes-desk": desktop}})
+    done = machine.run()
+    report = done.stdout + done.stderr
+    servers = machine.servers()
+    assert not {"hermes", "hermes-py", "hermes-desk"} & set(servers)
+    assert servers["not-hermes"]["command"] == "hermes-docs-server"
+    why = "it starts hermes serve, this hermes itself: hermes would serve its own tools to itself"
+    assert f"skipped: hermes from user scope ({machine.home / '.claude.json'}): {why}" in report
+    assert f"skipped: hermes-py from user scope ({machine.home / '.claude.json'}): {why}" in report
+    assert f"skipped: hermes-desk from Claude Desktop ({machine.desktop}): {why}" in report
+
+
+def test_finding_no_server_names_the_files_it_looked_in(machine: Machine) -> None:
+    # "No MCP servers found" alone left a new user guessing where it had looked (Claude
+    # Desktop's file on Linux, a --claude-json elsewhere).
+    machine.write_json(machine.home / ".claude.json", {"numStartups": 1})
+    (machine.project / ".mcp.json").unlink()
+    machine.desktop.unlink()
+    done = machine.run()
+    assert done.stdout.splitlines()[0] == (
+        "No MCP servers found in Claude Code or Claude Desktop; looked in "
+        f"{machine.home / '.claude.json'} (no servers), "
+        f"{machine.project / '.mcp.json'} (no such file), "
+        f"{machine.desktop} (no such file)."
+    )

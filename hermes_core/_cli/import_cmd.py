@@ -13,7 +13,9 @@ import click
 from hermes_core._cli.context import environment
 
 if TYPE_CHECKING:
-    from hermes_core._mcp.claude_import import ImportPlan
+    from collections.abc import Sequence
+
+    from hermes_core._mcp.claude_import import ImportPlan, Source
     from hermes_core._paths import Environment
     from hermes_core._skills.claude_import import SkillImportPlan
 
@@ -122,13 +124,14 @@ def claude_code(
             if plan.secrets:
                 save_secrets(env.dotenv_path, plan.secrets)
         apply_skill_import(skill_plan)
-    _report(plan, skill_plan, env, dry_run=dry_run, as_json=as_json)
+    _report(plan, skill_plan, env, sources, dry_run=dry_run, as_json=as_json)
 
 
 def _report(
     plan: ImportPlan,
     skill_plan: SkillImportPlan,
     env: Environment,
+    sources: Sequence[Source],
     *,
     dry_run: bool,
     as_json: bool,
@@ -177,7 +180,7 @@ def _report(
         return
     for warning in plan.warnings + skill_plan.warnings:
         click.echo(f"hermes: warning: {warning}", err=True)
-    _report_servers(plan, env, dry_run=dry_run)
+    _report_servers(plan, env, sources, dry_run=dry_run)
     _report_skills(skill_plan, env, dry_run=dry_run)
     for path in claude_instruction_files(env):
         click.echo(f"not imported: instructions {path}: {_NO_INSTRUCTIONS}")
@@ -200,12 +203,19 @@ def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) ->
         click.echo(f"Copied {len(copied)} skill(s) to {env.skills_dir}.")
 
 
-def _report_servers(plan: ImportPlan, env: Environment, *, dry_run: bool) -> None:
+def _report_servers(
+    plan: ImportPlan, env: Environment, sources: Sequence[Source], *, dry_run: bool
+) -> None:
     from hermes_core._mcp.secrets import describe_moved
 
     config_path = env.config_path
     if not plan.servers and not plan.skipped:
-        click.echo("No MCP servers found in Claude Code or Claude Desktop.")
+        # Where it looked, so a file in another place (or not made yet) is seen at once.
+        paths = dict.fromkeys(source.path for source in sources)
+        looked = ", ".join(
+            f"{path} ({'no servers' if path.exists() else 'no such file'})" for path in paths
+        )
+        click.echo(f"No MCP servers found in Claude Code or Claude Desktop; looked in {looked}.")
         return
     prefix = "would be " if dry_run else ""
     for planned in plan.servers:

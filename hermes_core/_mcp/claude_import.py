@@ -23,8 +23,9 @@ templates are copied unexpanded (hermes expands them at connect time), literal s
 planned for ``$HERMES_HOME/.env`` with a ``${VAR}`` in their place
 (:func:`~hermes_core._mcp.secrets.move_secrets`). A stdio server of the local or project scope
 belongs to its project: it gets ``cwd`` set to the project directory, so relative paths in its
-command keep working wherever hermes runs. Entries of another type, or that hermes cannot
-represent, are skipped with the reason.
+command keep working wherever hermes runs. Entries of another type, that hermes cannot
+represent, or that start ``hermes serve`` itself (the entry docs/mcp.md has the user give
+Claude) are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any, Literal
 
 from hermes_core._config import (
@@ -248,6 +249,13 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
             raise ValueError("its args are not a list of text")
         entry: dict[str, Any] = {"command": command, "args": [str(a) for a in args]}
+        if _starts_hermes_serve(command, entry["args"]):
+            # Imported, every hermes start would start a second hermes serve and list its
+            # core tools again, deferred (mcp__hermes__terminal beside terminal).
+            raise ValueError(
+                "it starts hermes serve, this hermes itself: hermes would serve its own tools "
+                "to itself"
+            )
         env = _text_mapping(raw.get("env"), "env")
         if env:
             entry["env"] = env
@@ -275,6 +283,13 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     except InvalidConfig as exc:
         raise ValueError(exc.problems[0].message) from None
     return entry, notes
+
+
+def _starts_hermes_serve(command: str, args: list[str]) -> bool:
+    # Either separator: Claude Desktop's file may come from Windows (hermes.exe).
+    program = PureWindowsPath(command).name.lower()
+    by_module = any(args[i : i + 2] == ["-m", "hermes_core"] for i in range(len(args)))
+    return "serve" in args and (program in ("hermes", "hermes.exe") or by_module)
 
 
 _DISABLED_KEY = "disabledMcpjsonServers"
