@@ -129,7 +129,13 @@ def _evaluate_set(
 
     from hermes_core._host import Host
     from hermes_core.search._catalog import load_catalog
-    from hermes_core.search._evaluation import METRIC_KEYS, load_queries, recall_at, score_rankings
+    from hermes_core.search._evaluation import (
+        METRIC_KEYS,
+        check_relevant,
+        load_queries,
+        recall_at,
+        score_rankings,
+    )
 
     reserved: list[str] = []
     catalog = load_catalog(item.catalog.resolve(), on_reserved=reserved.append)
@@ -140,6 +146,12 @@ def _evaluate_set(
             err=True,
         )
     queries = load_queries(item.queries)
+    check_relevant(
+        queries,
+        [tool.name for tool in catalog],
+        queries_path=item.queries,
+        catalog_path=item.catalog,
+    )
     depth = max(k, 10)
 
     async def main() -> dict[str, float | int]:
