@@ -156,6 +156,9 @@ def _evaluate_set(
 
     async def main() -> dict[str, float | int]:
         async with Host(config, env) as host:
+            # A backend that cannot be built would answer every query with an error, scored as
+            # no match: a row of zeros that measures nothing. Build one first, raising its error.
+            host.create_search_backend()
             host.registry.register_all(catalog, owner="catalog")
             host.prepare_tools()
             with _progress(len(queries), item.name, enabled=show_progress) as bar:
