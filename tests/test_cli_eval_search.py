@@ -71,3 +71,42 @@ def test_the_sets_table_has_a_refused_column(hermes_cli: InProcessCli, tmp_path:
     header, row = hermes_cli.run("eval", "search", "--sets", str(sets)).stdout.splitlines()
 
     assert dict(zip(header.split(), row.split(), strict=True))["refused"] == "1"
+
+
+def test_a_relevant_tool_missing_from_the_catalog_is_an_error_naming_the_line(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    catalog, _ = _eval_files(tmp_path)
+    queries = tmp_path / "typo.jsonl"
+    lines = [
+        {"query": "current time", "relevant": ["get_current_time"]},
+        {"query": "convert time zone", "relevant": ["convert_tim"]},
+    ]
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+    result = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), ok=False
+    )
+
+    assert result.returncode == 2
+    assert result.stdout == ""  # no figures: every recall would have been capped by the typo
+    assert (
+        f"hermes: error: {queries}:2: relevant tool 'convert_tim' is not in the catalog "
+        f"{catalog}. Did you mean 'convert_time'?"
+    ) in result.stderr
+
+
+def test_a_queries_file_without_queries_is_an_error(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    catalog, _ = _eval_files(tmp_path)
+    queries = tmp_path / "empty.jsonl"
+    queries.write_text("\n", encoding="utf-8")
+
+    result = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), ok=False
+    )
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert f"hermes: error: {queries}: no queries" in result.stderr

@@ -148,6 +148,30 @@ def test_a_search_backend_whose_factory_raises_makes_tools_search_an_error_namin
     assert "Traceback" not in done.stderr
 
 
+def test_eval_search_over_a_search_backend_whose_factory_raises_is_an_error_not_zeros(
+    hermes_cli: HermesCli, installed: Callable[..., None], tmp_path: Path
+) -> None:
+    installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps([{"name": "get_time", "description": "Time."}]), "utf-8")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"query": "time", "relevant": ["get_time"]}) + "\n", "utf-8")
+
+    done = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries),
+        ok=False, env=lenient(hermes_cli),
+    )  # fmt: skip
+
+    assert done.returncode == 2
+    assert done.stdout == ""  # no figures: every query would have scored 0
+    assert (
+        "hermes: error: plugin 'broken-search': search backend 'broken' (from "
+        "hermes_search_backends) could not be built: its factory raised RuntimeError: index "
+        "server down"
+    ) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_a_search_backend_whose_factory_raises_leaves_tool_describe_working(
     hermes_cli: HermesCli, installed: Callable[..., None]
 ) -> None:

@@ -163,6 +163,27 @@ def test_a_backend_without_some_methods_is_an_error_naming_plugin_hook_and_the_m
     )
 
 
+def test_a_factory_that_raises_is_reported_with_its_exception_alone(
+    hermes_env: Environment,
+) -> None:
+    def make(context: Any) -> OnlyBuilds:
+        raise FileNotFoundError("no model at /srv/model: model.safetensors is missing")
+
+    host = started(hermes_env, Registers(backends={"down": make}))
+    try:
+        with pytest.raises(PluginError) as caught:
+            host.create_search_backend("down")
+    finally:
+        host.close()
+
+    # The factory never returned: what a backend must provide is not what went wrong.
+    assert str(caught.value) == (
+        "plugin 'mine': search backend 'down' (from hermes_search_backends) could not be built: "
+        "its factory raised FileNotFoundError: no model at /srv/model: model.safetensors is "
+        "missing"
+    )
+
+
 def test_a_factory_returning_none_is_an_error_saying_so(hermes_env: Environment) -> None:
     host = started(hermes_env, Registers(backends={"lazy": lambda context: None}))
     try:

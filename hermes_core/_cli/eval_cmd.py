@@ -129,7 +129,13 @@ def _evaluate_set(
 
     from hermes_core._host import Host
     from hermes_core.search._catalog import load_catalog
-    from hermes_core.search._evaluation import METRIC_KEYS, load_queries, recall_at, score_rankings
+    from hermes_core.search._evaluation import (
+        METRIC_KEYS,
+        check_relevant,
+        load_queries,
+        recall_at,
+        score_rankings,
+    )
 
     reserved: list[str] = []
     catalog = load_catalog(item.catalog.resolve(), on_reserved=reserved.append)
@@ -140,10 +146,19 @@ def _evaluate_set(
             err=True,
         )
     queries = load_queries(item.queries)
+    check_relevant(
+        queries,
+        [tool.name for tool in catalog],
+        queries_path=item.queries,
+        catalog_path=item.catalog,
+    )
     depth = max(k, 10)
 
     async def main() -> dict[str, float | int]:
         async with Host(config, env) as host:
+            # A backend that cannot be built would answer every query with an error, scored as
+            # no match: a row of zeros that measures nothing. Build one first, raising its error.
+            host.create_search_backend()
             host.registry.register_all(catalog, owner="catalog")
             host.prepare_tools()
             with _progress(len(queries), item.name, enabled=show_progress) as bar:

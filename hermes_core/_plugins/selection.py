@@ -175,10 +175,11 @@ def build_selected(
 
     Raises :class:`~hermes_core._errors.RegistrationError` for a name no loaded plugin registered
     (listing the valid ones), and :class:`~hermes_core._errors.PluginError` naming the plugin,
-    the hook, ``name`` and what was expected when the factory raises, is a coroutine function or
-    returns something else. A :class:`~hermes_core._errors.HermesError` raised by the factory
-    itself (a backend that asked the host for another one that failed, say) passes unchanged:
-    it already says what went wrong.
+    the hook and ``name`` when the factory raises (with its exception), is a coroutine function
+    or returns something else (with what was expected). A
+    :class:`~hermes_core._errors.HermesError` raised by the factory itself (a backend that asked
+    the host for another one that failed, say) passes unchanged: it already says what went
+    wrong.
     """
     spec = registrations.select(kind, name, origin=origin)
     plugin = registrations.table(kind)[name].plugin
@@ -210,14 +211,12 @@ def _fail(
 ) -> NoReturn:
     expected = EXPECTED[kind]
     trace = None
-    if cause is not None:
+    message = f"{expected.what} {name!r} (from {expected.hook}) could not be built: {problem}"
+    if cause is None:  # it returned the wrong thing: say what it should have returned
+        message = f"{message}; expected {expected_text(kind)}"
+    else:  # it raised: its exception is what went wrong, not the protocol
         trace = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
-    raise PluginError(
-        plugin,
-        f"{expected.what} {name!r} (from {expected.hook}) could not be built: {problem}; "
-        f"expected {expected_text(kind)}",
-        trace=trace,
-    ) from cause
+    raise PluginError(plugin, message, trace=trace) from cause
 
 
 class SearchBackendUnavailable(HermesError):

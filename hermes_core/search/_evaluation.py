@@ -29,12 +29,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence, Sized
+from collections.abc import Callable, Collection, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hermes_core._errors import HermesError
+from hermes_core._shown import did_you_mean
 from hermes_core.search._backend import OTHER_GROUP, Admission, SearchBackend, ToolDocument
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "EvaluationDataError",
     "backend_search",
     "catalog_documents",
+    "check_relevant",
     "evaluate",
     "evaluate_backend",
     "hit_at",
@@ -107,6 +109,8 @@ class EvalQuery:
     negative: bool = False
     absent: tuple[str, ...] = ()
     """Of a negative query: the words naming what nobody has (``slack``), expected unmatched."""
+    line: int = field(default=0, compare=False)
+    """The 1-based line of its query file (0 when it was not read from one)."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,8 @@ def load_catalog(path: Path) -> list[CatalogEntry]:
 def load_queries(path: Path) -> list[EvalQuery]:
     """Read JSON Lines ``{"query": str, "relevant": [names]}`` or, for a negative query,
     ``{"query": str, "relevant": [], "negative": true, "absent": [words]?}``; a bad line is an
-    error naming the file and the 1-based line number. Blank lines are skipped."""
+    error naming the file and the 1-based line number. Blank lines are skipped; a file with no
+    query is an error (its figures would all be 0)."""
     queries: list[EvalQuery] = []
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
@@ -230,8 +235,28 @@ def load_queries(path: Path) -> list[EvalQuery]:
             raise EvaluationDataError(f"{where}: field 'absent' must be a list of words")
         if absent and not negative:
             raise EvaluationDataError(f"{where}: field 'absent' is for negative queries only")
-        queries.append(EvalQuery(query, tuple(dict.fromkeys(relevant)), negative, tuple(absent)))
+        queries.append(
+            EvalQuery(query, tuple(dict.fromkeys(relevant)), negative, tuple(absent), number)
+        )
+    if not queries:
+        raise EvaluationDataError(f"{path}: no queries")
     return queries
+
+
+def check_relevant(
+    queries: Sequence[EvalQuery], names: Collection[str], *, queries_path: Path, catalog_path: Path
+) -> None:
+    """Raise :class:`EvaluationDataError` naming the first relevant tool of ``queries`` that is
+    not among ``names`` (the catalog's), with its file and line: a label no search can return
+    (a typo, a stale name) would lower every figure without a word."""
+    known = set(names)
+    for item in queries:
+        for name in item.relevant:
+            if name not in known:
+                raise EvaluationDataError(
+                    f"{queries_path}:{item.line}: relevant tool {name!r} is not in the catalog "
+                    f"{catalog_path}.{did_you_mean(name, known)}"
+                )
 
 
 def catalog_documents(catalog: Sequence[CatalogEntry]) -> list[ToolDocument]:
