@@ -120,3 +120,41 @@ def test_model_whose_weights_differ_is_listed_as_the_plugins_error(
     (row,) = [row for row in rows if row["name"] == "hybrid"]
     assert row["status"] == "error"
     assert "refusing to load" in row["error"]
+
+
+def test_hermes_tools_search_on_a_terminal_shows_the_first_embeddings_progress(
+    hermes_cli: HermesCli,
+) -> None:
+    """Issue 32: "first embedding shows progress on a terminal", through the command a user
+    runs (nothing between the backend and the terminal may swallow stderr)."""
+    import pexpect
+    from hermes_search_hybrid.backend import PROGRESS_MIN_TOOLS
+
+    count = PROGRESS_MIN_TOOLS
+    tools = [
+        {"name": f"job_{i}", "description": f"Does job {i}.", "server": "jobs"}
+        for i in range(count)
+    ]
+    catalog = hermes_cli.work / "jobs.json"
+    catalog.write_text(json.dumps(tools), encoding="utf-8")
+    config = hybrid_config()
+    config["tools"]["catalogs"] = [{"path": str(catalog), "server": "jobs"}]
+    hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+    command = hermes_cli.command("tools", "search", "job 7")
+    terminal = pexpect.spawn(
+        command[0],
+        command[1:],
+        env=hermes_cli.variables(),
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        timeout=300,
+    )
+    # The catalog's tools and the host's own deferred ones, all of them embedded once.
+    terminal.expect(r"hybrid: embedding tools: .*?(\d+)/(\d+) ")
+    done, total = (int(group) for group in terminal.match.groups())
+    while done < total:
+        terminal.expect(r"(\d+)/(\d+) ")
+        done, total = (int(group) for group in terminal.match.groups())
+    assert total >= count
+    terminal.expect("job_7")
+    terminal.expect(pexpect.EOF)
