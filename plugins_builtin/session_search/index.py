@@ -125,6 +125,22 @@ def fts_query(text: str) -> str | None:
     return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
 
 
+def _switch_to_wal(connection: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode = WAL``, tried again while another process holds the database:
+    while one process switches a new index to WAL, SQLite can answer another's switch with
+    "database is locked" at once, without its busy timeout (a CI run of two indexing processes
+    saw it). The mode stays in the file, so the second attempt finds it set."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class SessionIndex:
     """The index in ``database`` of the transcripts in ``directory``."""
 
@@ -147,7 +163,7 @@ class SessionIndex:
                 check_same_thread=False,  # the tool's lock keeps it to one call at a time
             )
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
+            _switch_to_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.executescript(_SCHEMA)  # IF NOT EXISTS: two processes may both run it
             self._connection = connection

@@ -144,6 +144,31 @@ def writer(tmp_path: Path, home: Path, rounds: int) -> subprocess.Popen[str]:
     )
 
 
+def test_opening_the_index_while_another_process_holds_the_new_database_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    """A process opening the index while another holds the new database waits for it (its
+    busy timeout) and then indexes, in WAL mode, instead of failing."""
+    import threading
+
+    home = tmp_path / "home"
+    write_corpus(home / "sessions", 40, seed=1)
+    database = home / "session_search.db"
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE held (x)")
+    holder.execute("BEGIN EXCLUSIVE")  # what the other process's first statements hold
+    releasing = threading.Timer(0.5, holder.execute, ("COMMIT",))
+    releasing.start()
+    index = index_of(home)
+    try:
+        assert index.update() > 0
+        assert index.connection().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        releasing.join()
+        index.close()
+        holder.close()
+
+
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_two_processes_indexing_at_once_lose_nothing_and_index_nothing_twice(
@@ -152,14 +177,20 @@ def test_two_processes_indexing_at_once_lose_nothing_and_index_nothing_twice(
     home = tmp_path / "home"
     write_corpus(home / "sessions", 400, seed=3)
     processes = [writer(tmp_path, home, 30) for _ in range(2)]
-    store = TranscriptStore(home / "sessions")
-    for number in range(100):  # a third writer: the conversations going on meanwhile
-        store.open(f"s{number % 400:05d}").add(Message("user", f"later message {number}"))
-    for process in processes:
-        assert process.stdout is not None
-        assert process.stdout.read().split() == ["ready", "done"]
-        assert process.wait() == 0
-        process.stdout.close()
+    try:
+        store = TranscriptStore(home / "sessions")
+        for number in range(100):  # a third writer: the conversations going on meanwhile
+            store.open(f"s{number % 400:05d}").add(Message("user", f"later message {number}"))
+        for process in processes:
+            assert process.stdout is not None
+            assert process.stdout.read().split() == ["ready", "done"]
+            assert process.wait() == 0
+    finally:  # a failed writer must not outlive its test (and warn in another one)
+        for process in processes:
+            process.kill()
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
     index = index_of(home)
     try:
         index.update()
