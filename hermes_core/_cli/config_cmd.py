@@ -19,7 +19,7 @@ from hermes_core._cli.output import warnings_to_stderr
 if TYPE_CHECKING:
     from hermes_core._config import Config
     from hermes_core._paths import Environment
-    from hermes_core._plugins.registrations import RegistrationKind
+    from hermes_core._plugins.selection import SelectableKind
 
 
 def _parse_value(text: str) -> Any:
@@ -127,6 +127,7 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
 
     from hermes_core._errors import RegistrationError, UnloadedPluginError
     from hermes_core._host import Host
+    from hermes_core._plugins.selection import configured_selections
 
     host = Host(config, env, config_path=env.config_path, strict=False)
     runtime_log = logging.getLogger("hermes_core._host")
@@ -136,14 +137,10 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
     try:
         host.load_plugins()
         host.check_plugins()  # builds what a plugin not bundled makes: its settings are read
-        connectors = config.tools.connectors
-        selected: list[tuple[RegistrationKind, str]] = [
-            ("search_backend", config.tools.tool_search.backend),
-            ("approval_policy", config.approvals.policy),
+        selected: list[tuple[SelectableKind, str]] = [
+            *configured_selections(config),
             ("model_provider", config.model.provider),
         ]
-        if connectors.enabled and connectors.url:
-            selected.append(("connector_gateway", connectors.gateway))
         if config.memory.enabled:
             selected.append(("memory_provider", config.memory.provider))
         failed = {record.name for record in host.plugins if record.status == "error"}

@@ -29,7 +29,12 @@ from hermes_core._plugins.registrations import (
     coroutine_problem,
     drop_plugins,
 )
-from hermes_core._plugins.selection import SelectableKind, UnavailableSearchBackend, build_selected
+from hermes_core._plugins.selection import (
+    SelectableKind,
+    UnavailableSearchBackend,
+    build_selected,
+    configured_selections,
+)
 from hermes_core._specs import PluginContext
 
 if TYPE_CHECKING:
@@ -369,15 +374,9 @@ class PluginRuntime:
         Bundled factories are not run: they ship and are tested with hermes-core, and the
         ``bm25`` one imports numpy, which listing plugins must not pay for.
         """
-        wanted: list[tuple[SelectableKind, str]] = [
-            ("search_backend", self.config.tools.tool_search.backend),
-            ("approval_policy", self.config.approvals.policy),
-        ]
         connectors = self.config.tools.connectors
-        if connectors.enabled and connectors.url:
-            wanted.append(("connector_gateway", connectors.gateway))
         problems: list[str] = []
-        for kind, name in wanted:
+        for kind, name in configured_selections(self.config):
             found = self.registrations.table(kind).get(name)
             if found is None:
                 try:

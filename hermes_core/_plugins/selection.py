@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from hermes_core._errors import HermesError, PluginError
 
 if TYPE_CHECKING:
+    from hermes_core._config import Config
     from hermes_core._plugins.registrations import Registrations
     from hermes_core._specs import PluginContext
     from hermes_core.search._backend import Admission, SearchHit, ToolDocument
@@ -45,6 +46,20 @@ SelectableKind = Literal[
     "image_provider",
     "memory_provider",
 ]
+
+
+def configured_selections(config: Config) -> list[tuple[SelectableKind, str]]:
+    """The names ``config`` selects from plugins for the host's own parts: the search backend,
+    the approval policy, and the connector gateway when ``tools.connectors`` has a ``url``
+    (the agent's providers are the agent's, chosen when it starts)."""
+    selected: list[tuple[SelectableKind, str]] = [
+        ("search_backend", config.tools.tool_search.backend),
+        ("approval_policy", config.approvals.policy),
+    ]
+    connectors = config.tools.connectors
+    if connectors.enabled and connectors.url:
+        selected.append(("connector_gateway", connectors.gateway))
+    return selected
 
 
 @dataclass(frozen=True)
