@@ -19,9 +19,9 @@ from ruamel.yaml import YAML
 from hermes_core._mcp.claude_import import (
     claude_sources,
     desktop_config_path,
-    plan_import,
     read_claude_servers,
 )
+from hermes_core._mcp.import_plan import plan_import
 from hermes_core._paths import Environment
 from hermes_core.testing import HermesCli
 from hermes_core.testing._cli_in_process import InProcessCli

@@ -1,10 +1,12 @@
 """``hermes import-agent``: bring another agent's MCP servers into config.yaml (and their literal
-secrets into ``$HERMES_HOME/.env``) and its skills into ``$HERMES_HOME/skills/``. Its
-instructions (``CLAUDE.md``) are listed as not imported: hermes has no instructions file."""
+secrets into ``$HERMES_HOME/.env``): Claude Code's and Claude Desktop's, with Claude Code's
+skills into ``$HERMES_HOME/skills/``, or Cursor's. Their instructions (``CLAUDE.md``, Cursor's
+rules) are listed as not imported: hermes has no instructions file."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +15,10 @@ import click
 from hermes_core._cli.context import environment
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from hermes_core._mcp.claude_import import ImportPlan, Source
+    from hermes_core._mcp.claude_import import ClaudeServer, SkippedServer, Source
+    from hermes_core._mcp.import_plan import ImportPlan
     from hermes_core._paths import Environment
     from hermes_core._skills.claude_import import SkillImportPlan
 
@@ -80,15 +83,11 @@ def claude_code(
     The repository's own servers (./.mcp.json) and skills (./.claude/skills/) are imported
     only with --project, and a server disabled in Claude Code never is. Each server and skill
     is listed with what happens to it (--dry-run: what would)."""
-    from hermes_core._config import ConfigDocument, edit_config
-    from hermes_core._dotenv import read_dotenv
     from hermes_core._mcp.claude_import import (
         claude_sources,
         disabled_project_servers,
-        plan_import,
         read_claude_servers,
     )
-    from hermes_core._mcp.secrets import save_secrets
     from hermes_core._skills.claude_import import (
         apply_skill_import,
         claude_skill_sources,
@@ -110,37 +109,114 @@ def claude_code(
     skill_plan = plan_skill_import(
         skills, skipped_skills, env.skills_dir, force=force, warnings=skill_warnings
     )
+    plan = _write_servers(env, found, skipped, force=force, dry_run=dry_run)
+    if not dry_run:
+        apply_skill_import(skill_plan)
+    instructions = claude_instruction_files(env)
+    report = _Report("Claude Code or Claude Desktop", "instructions", instructions)
+    report.show(plan, skill_plan, env, sources, dry_run=dry_run, as_json=as_json)
+
+
+@import_agent.command("cursor")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--force", is_flag=True, help="Replace servers of the same name that differ.")
+@click.option(
+    "--mcp-json",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Cursor's file instead of ~/.cursor/mcp.json (it must exist).",
+)
+@click.option(
+    "--project",
+    is_flag=True,
+    help="Also import the repository's servers (./.cursor/mcp.json).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def cursor(dry_run: bool, force: bool, project: bool, mcp_json: Path | None, as_json: bool) -> None:
+    """Import the MCP servers of Cursor (the repository's .cursor/mcp.json, then the user's
+    ~/.cursor/mcp.json) into mcp_servers. ${env:NAME} becomes ${NAME}, expanded by hermes when
+    it connects; ${userHome} and, in the repository's file, ${workspaceFolder} are written out.
+    Literal secrets go to $HERMES_HOME/.env, with a ${VAR} reference in config.yaml.
+
+    The repository's servers are imported only with --project. Each server is listed with what
+    happens to it (--dry-run: what would). Cursor's rules are listed as not imported."""
+    from hermes_core._mcp.claude_import import read_claude_servers
+    from hermes_core._mcp.cursor_import import CursorVariables, cursor_rule_files, cursor_sources
+    from hermes_core._skills.claude_import import SkillImportPlan
+
+    env = environment()
+    sources = cursor_sources(env, mcp_json=mcp_json)
+    found, skipped = read_claude_servers(sources, project=project, prepare=CursorVariables(env))
+    plan = _write_servers(env, found, skipped, force=force, dry_run=dry_run)
+    report = _Report("Cursor", "rules", cursor_rule_files(env))
+    report.show(plan, SkillImportPlan(), env, sources, dry_run=dry_run, as_json=as_json)
+
+
+def _write_servers(
+    env: Environment,
+    found: Mapping[str, ClaudeServer],
+    skipped: Sequence[SkippedServer],
+    *,
+    force: bool,
+    dry_run: bool,
+) -> ImportPlan:
+    """Plan ``found`` against config.yaml's ``mcp_servers`` and, unless ``dry_run``, write the
+    added and changed entries and their secrets."""
+    from hermes_core._config import ConfigDocument, edit_config
+    from hermes_core._dotenv import read_dotenv
+    from hermes_core._mcp.import_plan import plan_import
+    from hermes_core._mcp.secrets import save_secrets
+
     variables = {"environment": env.variables, "dotenv": read_dotenv(env.dotenv_path)}
     if dry_run:
         existing = ConfigDocument.load(env.config_path).get("mcp_servers") or {}
+        return plan_import(found, skipped, existing, force=force, **variables)
+    with edit_config(env) as document:
+        existing = document.get("mcp_servers") or {}
         plan = plan_import(found, skipped, existing, force=force, **variables)
-    else:
-        with edit_config(env) as document:
-            existing = document.get("mcp_servers") or {}
-            plan = plan_import(found, skipped, existing, force=force, **variables)
-            for name, entry in plan.entries().items():
-                document.set(f"mcp_servers.{name}", entry)
-            document.validate()
-            if plan.secrets:
-                save_secrets(env.dotenv_path, plan.secrets)
-        apply_skill_import(skill_plan)
-    _report(plan, skill_plan, env, sources, dry_run=dry_run, as_json=as_json)
+        for name, entry in plan.entries().items():
+            document.set(f"mcp_servers.{name}", entry)
+        document.validate()
+        if plan.secrets:
+            save_secrets(env.dotenv_path, plan.secrets)
+    return plan
 
 
-def _report(
-    plan: ImportPlan,
-    skill_plan: SkillImportPlan,
-    env: Environment,
-    sources: Sequence[Source],
-    *,
-    dry_run: bool,
-    as_json: bool,
-) -> None:
-    config_path = env.config_path
-    if as_json:
-        data: dict[str, Any] = {
+@dataclass(frozen=True)
+class _Report:
+    """How one agent's import is reported: the agent's name for "nothing found", and what of
+    its instructions hermes leaves behind."""
+
+    agent: str
+    instructions_kind: str
+    instructions: list[Path]
+
+    def show(
+        self,
+        plan: ImportPlan,
+        skill_plan: SkillImportPlan,
+        env: Environment,
+        sources: Sequence[Source],
+        *,
+        dry_run: bool,
+        as_json: bool,
+    ) -> None:
+        """Print the report, as text or ``--json``."""
+        if as_json:
+            click.echo(json.dumps(self._data(plan, skill_plan, env, dry_run=dry_run), indent=2))
+            return
+        for warning in plan.warnings + skill_plan.warnings:
+            click.echo(f"hermes: warning: {warning}", err=True)
+        _report_servers(plan, env, sources, self.agent, dry_run=dry_run)
+        _report_skills(skill_plan, env, dry_run=dry_run)
+        for path in self.instructions:
+            click.echo(f"not imported: {self.instructions_kind} {path}: {_NO_INSTRUCTIONS}")
+
+    def _data(
+        self, plan: ImportPlan, skill_plan: SkillImportPlan, env: Environment, *, dry_run: bool
+    ) -> dict[str, Any]:
+        return {
             "dry_run": dry_run,
-            "config": str(config_path),
+            "config": str(env.config_path),
             "servers": [
                 {
                     "name": p.server.name,
@@ -172,18 +248,10 @@ def _report(
                 {"name": s.name, "reason": s.reason, "from": s.where} for s in skill_plan.skipped
             ],
             "not_imported": [
-                {"what": "instructions", "from": str(path), "reason": _NO_INSTRUCTIONS}
-                for path in claude_instruction_files(env)
+                {"what": self.instructions_kind, "from": str(path), "reason": _NO_INSTRUCTIONS}
+                for path in self.instructions
             ],
         }
-        click.echo(json.dumps(data, indent=2))
-        return
-    for warning in plan.warnings + skill_plan.warnings:
-        click.echo(f"hermes: warning: {warning}", err=True)
-    _report_servers(plan, env, sources, dry_run=dry_run)
-    _report_skills(skill_plan, env, dry_run=dry_run)
-    for path in claude_instruction_files(env):
-        click.echo(f"not imported: instructions {path}: {_NO_INSTRUCTIONS}")
 
 
 def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) -> None:
@@ -204,7 +272,7 @@ def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) ->
 
 
 def _report_servers(
-    plan: ImportPlan, env: Environment, sources: Sequence[Source], *, dry_run: bool
+    plan: ImportPlan, env: Environment, sources: Sequence[Source], agent: str, *, dry_run: bool
 ) -> None:
     from hermes_core._mcp.secrets import describe_moved
 
@@ -215,7 +283,7 @@ def _report_servers(
         looked = ", ".join(
             f"{path} ({'no servers' if path.exists() else 'no such file'})" for path in paths
         )
-        click.echo(f"No MCP servers found in Claude Code or Claude Desktop; looked in {looked}.")
+        click.echo(f"No MCP servers found in {agent}; looked in {looked}.")
         return
     prefix = "would be " if dry_run else ""
     for planned in plan.servers:

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
-from typing import Any, Literal
+from typing import Any
 
 from hermes_core._config import (
     MCP_SERVER_NAME_RULE,
@@ -44,23 +44,18 @@ from hermes_core._config import (
     check_mcp_server_name,
 )
 from hermes_core._errors import HermesError
-from hermes_core._mcp.secrets import move_secrets
 from hermes_core._paths import Environment
 
 __all__ = [
     "ClaudeServer",
-    "ImportPlan",
-    "PlannedServer",
     "SkippedServer",
     "claude_sources",
     "desktop_config_path",
     "disabled_project_servers",
-    "plan_import",
     "read_claude_servers",
     "user_home",
 ]
 
-Action = Literal["add", "change", "unchanged", "keep"]
 
 JSON_MAX_BYTES = 256 * 1024 * 1024
 """The largest Claude file read (``~/.claude.json`` keeps Claude Code's history and grows)."""
@@ -87,6 +82,10 @@ class Source:
         return f"{self.label} ({self.path})"
 
 
+Prepare = Callable[[Mapping[str, Any], Source], tuple[Mapping[str, Any], list[str]]]
+"""An agent's own entry, as Claude would write it, and notes about what it changed."""
+
+
 @dataclass(frozen=True)
 class ClaudeServer:
     """A server found in a Claude file, mapped to an ``mcp_servers`` entry."""
@@ -104,38 +103,6 @@ class SkippedServer:
     name: str
     reason: str
     where: str
-
-
-@dataclass(frozen=True)
-class PlannedServer:
-    """What the import does with one server: ``add``, ``change`` (replace, with ``--force``),
-    ``unchanged`` (already the same) or ``keep`` (differs; kept without ``--force``)."""
-
-    server: ClaudeServer
-    action: Action
-
-
-@dataclass
-class ImportPlan:
-    """Every server found, what will happen to each, and what was skipped or shadowed.
-
-    ``secrets`` are the values to write to ``.env`` for the added and changed servers, and
-    ``moved`` says, per server, which of its values became which ``${VAR}``.
-    """
-
-    servers: list[PlannedServer] = field(default_factory=list)
-    skipped: list[SkippedServer] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    secrets: dict[str, str] = field(default_factory=dict)
-    moved: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def entries(self) -> dict[str, dict[str, Any]]:
-        """The entries to write: the added and changed servers, by name."""
-        return {
-            planned.server.name: planned.server.entry
-            for planned in self.servers
-            if planned.action in ("add", "change")
-        }
 
 
 def user_home(env: Environment) -> Path:
@@ -338,12 +305,15 @@ def read_claude_servers(
     *,
     project: bool = False,
     disabled: Mapping[str, Path] | None = None,
+    prepare: Prepare | None = None,
 ) -> tuple[dict[str, ClaudeServer], list[SkippedServer]]:
     """Every importable server of ``sources`` (highest precedence first), by name, and the
     skipped ones. A server shadowed by a higher source is not reported.
 
     Servers of a repository's file (the project scope) are left out unless ``project``, and
-    those named in ``disabled`` always; left out, they shadow nothing."""
+    those named in ``disabled`` always; left out, they shadow nothing. ``prepare`` turns an
+    agent's own dialect of an entry (Cursor's variables) into Claude's, with notes, before it
+    is mapped; its ``ValueError`` skips the server with the reason."""
     found: dict[str, ClaudeServer] = {}
     skipped: list[SkippedServer] = []
     taken: set[str] = set()
@@ -356,7 +326,9 @@ def read_claude_servers(
                 continue
             where = source.describe()
             if source.repository and not project:
-                reason = "a server of the repository's .mcp.json: imported only with --project"
+                reason = (
+                    f"a server of the repository's {source.path.name}: imported only with --project"
+                )
                 skipped.append(SkippedServer(name, reason, where))
                 continue
             if source.repository and disabled and name in disabled:
@@ -373,7 +345,9 @@ def read_claude_servers(
                 skipped.append(SkippedServer(name, "the entry is not a mapping", where))
                 continue
             try:
-                entry, notes = _map_entry(raw)
+                raw, notes = prepare(raw, source) if prepare is not None else (raw, [])
+                entry, mapped_notes = _map_entry(raw)
+                notes += mapped_notes
             except ValueError as exc:
                 skipped.append(SkippedServer(name, str(exc), where))
                 continue
@@ -381,61 +355,3 @@ def read_claude_servers(
                 entry["cwd"] = str(source.runs_in)
             found[name] = ClaudeServer(name, entry, source, tuple(notes))
     return found, skipped
-
-
-def _comparable(entry: Any) -> Any:
-    """An entry with the defaults hermes fills in, so ``args: []`` equals no ``args``."""
-    if not isinstance(entry, Mapping):
-        return entry
-    try:
-        return McpServerConfig.model_validate(entry).model_dump()
-    except InvalidConfig:
-        return dict(entry)
-
-
-def plan_import(
-    found: Mapping[str, ClaudeServer],
-    skipped: Sequence[SkippedServer],
-    existing: Mapping[str, Any],
-    *,
-    force: bool,
-    environment: Mapping[str, str] | None = None,
-    dotenv: Mapping[str, str] | None = None,
-) -> ImportPlan:
-    """What importing ``found`` into ``existing`` (the current ``mcp_servers``) does.
-
-    Literal secrets are taken out of each entry first (``environment`` and ``dotenv`` are the
-    variables set now, so a name already used for another value is not taken), so importing
-    again compares equal. A server not configured yet is added. One configured with the same
-    entry is unchanged. One configured differently is replaced only with ``force``; an existing
-    entry's ``include``, ``exclude``, timeouts, ``enabled`` and ``cwd`` are hermes settings, so a
-    forced change keeps them.
-    """
-    plan = ImportPlan(skipped=list(skipped))
-    taken = dict(dotenv or {})
-    for name, found_server in found.items():
-        moved = move_secrets(name, found_server.entry, environment=environment or {}, dotenv=taken)
-        server = ClaudeServer(name, moved.entry, found_server.source, found_server.notes)
-        for note in server.notes:
-            plan.warnings.append(f"{name} ({server.source.describe()}): {note}")
-        current = existing.get(name)
-        if current is None:
-            action: Action = "add"
-        else:
-            merged = dict(server.entry)
-            if isinstance(current, Mapping):
-                for key in ("include", "exclude", "timeout", "connect_timeout", "enabled", "cwd"):
-                    if key in current:
-                        merged[key] = current[key]
-            server = ClaudeServer(name, merged, server.source, server.notes)
-            if _comparable(merged) == _comparable(current):
-                action = "unchanged"
-            else:
-                action = "change" if force else "keep"
-        plan.servers.append(PlannedServer(server, action))
-        if action in ("add", "change"):
-            plan.secrets.update(moved.to_save)
-            taken.update(moved.to_save)
-            if moved.references:
-                plan.moved[name] = moved.references
-    return plan
