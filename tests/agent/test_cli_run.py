@@ -416,6 +416,15 @@ def test_a_retryable_model_error_is_retried_and_says_so_on_stderr(home: AgentHom
     assert "(attempt 1 of 2)" in done.stderr
 
 
+def test_a_request_that_failed_for_good_says_how_many_attempts_it_took(home: AgentHome) -> None:
+    # "(1 model request, 0 tokens)" after two failed attempts read as if it had not retried.
+    failed = {"error": "fake model: 503 busy", "status": 503, "retryable": True}
+    home.setup(failed, failed)
+    done = home.cli.run("run", "hello", ok=False)
+    assert done.returncode != 0
+    assert "(1 model request in 2 attempts, 0 tokens)" in done.stderr.splitlines()[-1]
+
+
 # What the printer shows, in process -----------------------------------------------------------
 
 
