@@ -76,6 +76,7 @@ class EventPrinter:
         self._out = out or sys.stdout
         self._err = err or sys.stderr
         self._mid_line = False
+        self._retries = 0
 
     def show(self, event: AgentEvent) -> None:
         """Print one event."""
@@ -111,6 +112,7 @@ class EventPrinter:
         elif isinstance(event, ChildFinished):
             self.note(f"<= {event.label} {event.status}")
         elif isinstance(event, Retrying):
+            self._retries += 1
             self.note(
                 f"hermes: the model request failed ({event.error}); retrying in "
                 f"{event.wait:g} s (attempt {event.attempt} of {event.attempts})"
@@ -121,10 +123,13 @@ class EventPrinter:
     def finish(self, event: Finished) -> None:
         """End the answer's line and say why the turn stopped."""
         self._end_line()
+        retries, self._retries = self._retries, 0
         if event.stop == "answer" and self.quiet_answer:
             return
-        tokens = event.usage.total
-        spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}, {tokens} tokens"
+        spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}"
+        if retries:
+            spent += f" in {event.turns + retries} attempts"
+        spent += f", {event.usage.total} tokens"
         if event.stop == "error":
             self.note(f"hermes: error: {event.detail} ({spent})")
         elif event.stop == "answer":
