@@ -5,6 +5,7 @@ gets a clear error with nothing of its choosing fetched or kept."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ import pytest
 
 from hermes_core import Environment
 from hermes_core.testing import FakeModelServer, write_dir_plugin
+from hermes_core.testing._fake_images import fake_png
 
 from .media_hosts import call, media_host
 
@@ -200,6 +202,23 @@ def test_a_hostile_or_failing_server_gets_a_clear_error_and_nothing_is_kept(
     assert not (hermes_env.home / "media" / "images").exists() or not any(
         (hermes_env.home / "media" / "images").iterdir()
     )
+
+
+def test_a_server_that_draws_more_images_than_asked_keeps_only_the_count_asked(
+    hostile: ThreadingHTTPServer, hermes_env: Environment, tmp_path: Path
+) -> None:
+    # The count is what the model asked for and what it was told it would get; extra images
+    # would be files it never named.
+    png = base64.b64encode(fake_png(2, 2, (9, 9, 9))).decode()
+    hostile.answer = (200, {"data": [{"b64_json": png}] * 3})  # type: ignore[attr-defined]
+    url = f"http://127.0.0.1:{hostile.server_address[1]}/v1"
+    host = media_host(hermes_env, media=openai_media(url), variables={"TEST_IMAGES_KEY": KEY})
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat", "count": 2})
+    finally:
+        host.close()
+    assert not result.is_error, result.text_content
+    assert len(result.structured["paths"]) == 2
 
 
 class EndlessImages(BaseHTTPRequestHandler):
