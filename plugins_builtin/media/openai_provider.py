@@ -14,7 +14,6 @@ import httpx
 from hermes_core._plugin_support import read_capped, tls_context
 from hermes_core.plugin import GeneratedImage, ImageError, ImageRequest
 
-from .images import MAX_COUNT
 from .media_files import image_type
 from .settings import MediaEntry
 
@@ -73,7 +72,8 @@ class OpenAIImages:
             raise self._error("the answer is not an images API answer (no 'data' list)") from None
         if not isinstance(items, list) or not items:
             raise self._error("the answer holds no image")
-        return [self._image(item) for item in items[:MAX_COUNT]]
+        # More than asked would be files the model never named.
+        return [self._image(item) for item in items[: request.count]]
 
     def _image(self, item: Any) -> GeneratedImage:
         encoded = item.get("b64_json") if isinstance(item, dict) else None
