@@ -14,17 +14,15 @@ columns should then agree within the machine's noise.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from _baseline import ROOT, revision_tree
+from _kernel_loading import load_kernel
 from _paired import cells, paired_times
 from search import ENGINE, LIMIT, QUERIES, SEED, catalog_of, sample_queries
 
@@ -32,41 +30,9 @@ from hermes_core.search._backend import Admission
 from hermes_core.search._evaluation import percentile
 
 sys.path.insert(0, str(ROOT))
-from hatch_build import SOURCE, compile_kernel  # the checkout's build hook
+from hatch_build import SOURCE  # the checkout's build hook
 
 MODES: tuple[Admission, ...] = ("strict", "lenient", "off")
-
-
-def load_kernel(root: Path, label: str) -> Any:
-    """The kernel of the tree at ``root``, compiled there and imported under its own name."""
-    library = compile_kernel(root)
-    # The module's last name must be _kernel: that is what its init function is called after.
-    spec = importlib.util.spec_from_file_location(f"hermes_kernel_{label}._kernel", library)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {library}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return Arity(module)
-
-
-class Arity:
-    """A kernel called with as many of ``search``'s arguments as it takes: the index passes
-    today's, and an older kernel takes fewer (arguments are only ever added at the end, each
-    off, as before, when left out)."""
-
-    def __init__(self, module: ModuleType) -> None:
-        self.module = module
-        try:
-            module.search()
-        except TypeError as error:
-            taken = re.search(r"takes (\d+) arguments", str(error))
-        self.arguments = int(taken.group(1)) if taken else None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.module, name)
-
-    def search(self, *arguments: Any) -> Any:
-        return self.module.search(*arguments[: self.arguments])
 
 
 def measure(spec: str, kernels: dict[str, Any], rounds: int) -> list[str]:

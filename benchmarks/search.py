@@ -365,14 +365,14 @@ def query_p50s(sizes: Sequence[int], baseline: str | None = None) -> list[dict[s
     """Only the query p50s (ms) of our three modes, from the text and from the tokens, and of
     bm25s over the same tokens, at each synthetic size: what `measure` times, without the
     builds, the memory, rank-bm25 and tantivy, which at 330,000 tools cost minutes. With
-    ``baseline``, the query kernel of that revision too (``kernel_ab.load_kernel``: its
+    ``baseline``, the query kernel of that revision too (``_kernel_loading.load_kernel``: its
     ``_kernel.c`` compiled, under this checkout's index), from the text, in the same rounds."""
     real = catalog_documents(load_catalog(CATALOG))
     rows = []
     old_kernel = None
     with contextlib.ExitStack() as stack:
         if baseline:
-            from kernel_ab import load_kernel  # here: kernel_ab imports this module
+            from _kernel_loading import load_kernel
 
             old_kernel = load_kernel(stack.enter_context(revision_tree(baseline)), "baseline")
         for size in sizes:
