@@ -1,6 +1,10 @@
 """An example connector gateway plugin: ``memory``, serving the apps of its settings.
 
-Enable it, describe the apps it serves, and select it in ``config.yaml``::
+Copy this folder into your plugins first, from the repository::
+
+    cp -r examples/connector_gateway_plugin ~/.hermes/plugins/memory-gateway
+
+then enable it, describe the apps it serves, and select it in ``config.yaml``::
 
     plugins:
       enabled: [memory-gateway]

@@ -1,7 +1,11 @@
 """An example memory provider plugin: ``sqlite``, the agent's memory in a SQLite database
 (an external store stands in the same place: a service, a vector database).
 
-Enable it and select it in ``config.yaml``::
+Copy this folder into your plugins first, from the repository::
+
+    cp -r examples/memory_provider_plugin ~/.hermes/plugins/sqlite-memory
+
+then enable it and select it in ``config.yaml``::
 
     plugins:
       enabled: [sqlite-memory]

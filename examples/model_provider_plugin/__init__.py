@@ -1,7 +1,11 @@
 """An example model provider plugin: ``httpx-chat``, OpenAI-compatible chat completions spoken
 with httpx directly, so that the whole contract shows.
 
-Enable it and select it in ``config.yaml``::
+Copy this folder into your plugins first, from the repository::
+
+    cp -r examples/model_provider_plugin ~/.hermes/plugins/httpx-chat
+
+then enable it and select it in ``config.yaml``::
 
     plugins:
       enabled: [httpx-chat]

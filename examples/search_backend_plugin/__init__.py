@@ -1,6 +1,10 @@
 """An example search backend plugin: ``keyword``, ranking tools by shared words.
 
-Enable it and select it in ``config.yaml``::
+Copy this folder into your plugins first, from the repository::
+
+    cp -r examples/search_backend_plugin ~/.hermes/plugins/keyword-search
+
+then enable it and select it in ``config.yaml``::
 
     plugins:
       enabled: [keyword-search]
