@@ -5,6 +5,7 @@ JSON-RPC 2.0 says (a parse error ``-32700``, an invalid request ``-32600``, both
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import time
@@ -45,7 +46,7 @@ class Wire:
             assert left > 0, "hermes acp answered nothing"
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
-                chunk = self.process.stdout.read1(65536)
+                chunk = os.read(fd, 65536)
                 assert chunk, "hermes acp closed its stdout"
                 self.pending += chunk
         line, _, self.pending = self.pending.partition(b"\n")
