@@ -101,7 +101,7 @@ def claude_code(
     sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
     # Only the repository's servers can be disabled there: without --project none is imported.
     disabled = disabled_project_servers(env, claude_json=claude_json) if project else {}
-    found, skipped = read_claude_servers(sources, project=project, disabled=disabled)
+    found, skipped = read_claude_servers(sources, project=project, disabled=disabled, into=env)
     skills, skipped_skills, skill_warnings = read_claude_skills(
         claude_skill_sources(env, project=project)
     )
