@@ -86,3 +86,27 @@ def test_import_agent_and_mcp_add_skip_the_same_entries(cli: InProcessCli) -> No
     done = cli.run("import-agent", "claude-code", "--claude-json", str(claude_json))
     assert "skipped: hermes from user scope" in done.stdout + done.stderr
     assert set(_servers(cli.config)) == {"work"}
+
+
+def test_adding_to_a_config_file_in_a_gated_project_says_it_will_not_load_until_the_gate(
+    tmp_path: Path,
+) -> None:
+    # HERMES_HOME=./.hermes in a project: its config.yaml is the project's, and its servers are
+    # not started without HERMES_ENABLE_PROJECT_PLUGINS=1 (docs/plugins.md, "The project gate").
+    # `mcp add` said only "Added", and the server then never appeared in `tools list`.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    box = [sys.executable, "-c", "pass"]
+    done = cli.run("mcp", "add", "box", "--", *box)
+    said = done.stdout + done.stderr
+    assert str(cli.config) in said
+    assert "'box' will not be started" in said
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in said
+    assert set(_servers(cli.config)) == {"box"}
+    opened = cli.variables(HERMES_ENABLE_PROJECT_PLUGINS="1")
+    done = cli.run("mcp", "add", "box2", "--", *box, env=opened)
+    assert "HERMES_ENABLE_PROJECT_PLUGINS" not in done.stdout + done.stderr
+    # The same file named on the command line is the user's choice: it loads.
+    done = cli.run("--config", str(cli.config), "mcp", "add", "box3", "--", *box)
+    assert "HERMES_ENABLE_PROJECT_PLUGINS" not in done.stdout + done.stderr
+    assert set(_servers(cli.config)) == {"box", "box2", "box3"}
