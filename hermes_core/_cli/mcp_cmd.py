@@ -225,6 +225,7 @@ def add_command(
         click.echo(note)
     if moved.references:
         click.echo(describe_moved(moved.references, env.dotenv_path))
+    _warn_if_gated(env, name)
 
 
 @mcp.command("remove")
@@ -415,3 +416,12 @@ def install_command(
     )
     if given:
         click.echo(f"Saved {', '.join(given)} to {env.dotenv_path}.")
+    _warn_if_gated(env, target)
+
+
+def _warn_if_gated(env: Environment, name: str) -> None:
+    from hermes_core._mcp.install import not_started_note
+
+    note = not_started_note(env, name)
+    if note is not None:
+        click.echo(f"hermes: warning: {note}", err=True)
