@@ -466,7 +466,9 @@ def test_the_entry_that_starts_hermes_serve_itself_is_skipped_saying_why(
     desktop = {
         "command": "/Users/me/.local/bin/hermes",
         "args": ["serve", "--context-length", "200000"],
-        "env": {"HERMES_HOME": "/Users/me/.hermes"},
+        # Claude Desktop given this hermes's home by name (another home is another hermes,
+        # imported: tests/test_cli_mcp_add_edges.py).
+        "env": {"HERMES_HOME": str(machine.hermes_home)},
     }
     machine.write_json(machine.desktop, {"mcpServers": {"hermes-desk": desktop}})
     done = machine.run()

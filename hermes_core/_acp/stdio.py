@@ -6,10 +6,11 @@ plugin prints, a library logs or a child process writes (an MCP server, a comman
 the client: stdout carries JSON-RPC and nothing else.
 
 Then ``initialize`` is answered at once (:mod:`~hermes_core._acp.handshake`) while a thread
-imports the ACP SDK; the SDK's connection takes over the streams (the bytes already read
-handed to it first), and the configuration is read and the host started beside it. Serving
-ends when the client closes stdin, or on SIGTERM or SIGINT: the sessions end, the host stops
-its MCP server children, the process exits.
+imports the ACP SDK; the SDK's connection takes over the streams through
+:class:`~hermes_core._acp.framing.LineTransport` (the bytes already read handed to it
+first), and the configuration is read and the host started beside it. Serving ends when the
+client closes stdin, or on SIGTERM or SIGINT: the sessions end, the host stops its MCP server
+children, the process exits.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ async def serve_acp(
     unknown model provider) is the error of ``session/new``, which an editor shows."""
     from acp.agent.connection import AgentSideConnection
 
+    from hermes_core._acp.framing import LineTransport
     from hermes_core._acp.runtime import own_host
     from hermes_core._acp.server import AcpServer
     from hermes_core._host import Host
@@ -107,7 +109,7 @@ async def serve_acp(
     # The SDK's Agent protocol lists every method, unstable ones too; the connection answers
     # "method not found" for those hermes does not define.
     agent: Any = server
-    connection = AgentSideConnection(agent, writer, reader, listening=False)
+    connection = AgentSideConnection(agent, LineTransport(reader, writer), listening=False)
 
     async def run_host() -> None:
         try:

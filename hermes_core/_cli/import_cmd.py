@@ -100,7 +100,7 @@ def claude_code(
     sources = claude_sources(env, claude_json=claude_json, desktop_config=desktop_config)
     # Only the repository's servers can be disabled there: without --project none is imported.
     disabled = disabled_project_servers(env, claude_json=claude_json) if project else {}
-    found, skipped = read_claude_servers(sources, project=project, disabled=disabled)
+    found, skipped = read_claude_servers(sources, project=project, disabled=disabled, into=env)
     skills, skipped_skills, skill_warnings = read_claude_skills(
         claude_skill_sources(env, project=project)
     )
@@ -145,7 +145,9 @@ def cursor(dry_run: bool, force: bool, project: bool, mcp_json: Path | None, as_
 
     env = environment()
     sources = cursor_sources(env, mcp_json=mcp_json)
-    found, skipped = read_claude_servers(sources, project=project, prepare=CursorVariables(env))
+    found, skipped = read_claude_servers(
+        sources, project=project, prepare=CursorVariables(env), into=env
+    )
     plan = _write_servers(env, found, skipped, force=force, dry_run=dry_run)
     report = _Report("Cursor", "rules", cursor_rule_files(env))
     report.show(plan, SkillImportPlan(), env, sources, dry_run=dry_run, as_json=as_json)

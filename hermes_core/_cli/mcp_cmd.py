@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.mcp_options import check_name, headers_option, pairs_option
 from hermes_core._cli.mcp_reports import (
     manifest_age,
     output_lines,
@@ -41,46 +42,6 @@ if TYPE_CHECKING:
 UNAVAILABLE_EXIT = 1
 """The exit status of ``mcp list`` and ``mcp test`` when a server did not answer (2 stays for a
 wrong command or configuration)."""
-
-
-def _check_name(name: str) -> None:
-    from hermes_core._config import MCP_SERVER_NAME_RULE, check_mcp_server_name
-
-    try:
-        check_mcp_server_name(name)
-    except ValueError:
-        raise click.BadParameter(MCP_SERVER_NAME_RULE, param_hint="NAME") from None
-
-
-def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
-    """``KEY=VALUE`` option values as a mapping; a value without ``=`` is refused."""
-    pairs: dict[str, str] = {}
-    for value in values:
-        key, found, rest = value.partition("=")
-        key = key.strip()
-        if not found or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=option)
-        pairs[key] = rest
-    return pairs
-
-
-def _headers(values: Sequence[str]) -> dict[str, str]:
-    """``--header`` values as a mapping: ``K=V``, or ``K: V`` as curl and the MCP clients write
-    a header (a header's name holds neither ``:`` nor ``=``, so the first of them splits)."""
-    headers: dict[str, str] = {}
-    for value in values:
-        colon, equals = value.find(":"), value.find("=")
-        if colon != -1 and (equals == -1 or colon < equals):
-            key, rest = value[:colon].strip(), value[colon + 1 :].lstrip()
-        else:
-            key, _, rest = value.partition("=")
-            key = key.strip()
-        if not key or (colon == -1 and equals == -1):
-            raise click.BadParameter(  # the value is not shown: it may be a credential
-                "expected K=V or 'K: V': a value holds neither", param_hint="--header"
-            )
-        headers[key] = rest
-    return headers
 
 
 def _server(config: Config, name: str) -> McpServerConfig:
@@ -216,8 +177,9 @@ def add_command(
     from hermes_core._mcp.install import write_server
     from hermes_core._mcp.interpreter import resolve_bare_python
     from hermes_core._mcp.secrets import describe_moved, move_secrets
+    from hermes_core._mcp.self_serve import SERVES_ITSELF, serves_this_hermes
 
-    _check_name(name)
+    check_name(name)
     if url is not None and command:
         raise click.UsageError("give '-- COMMAND [ARGS...]' or '--url URL', not both")
     if url is None and not command:
@@ -234,7 +196,7 @@ def add_command(
     if url is not None:
         entry = {"url": url}
         if headers:
-            entry["headers"] = _headers(headers)
+            entry["headers"] = headers_option(headers)
     else:
         program = command[0]
         resolved = resolve_bare_python(program, env.get("PATH"))
@@ -246,7 +208,14 @@ def add_command(
             program = resolved
         entry = {"command": program, "args": list(command[1:])}
         if env_pairs:
-            entry["env"] = _pairs(env_pairs, "--env")
+            entry["env"] = pairs_option(env_pairs, "--env")
+        if serves_this_hermes(entry, env, env.config_path):
+            raise HermesError(
+                f"refusing to add MCP server {name!r}: {SERVES_ITSELF} ({env.config_path}), "
+                "and that copy would start another. 'hermes serve' is for MCP clients (docs/"
+                "mcp.md); to use another hermes's tools here, name its home (--env "
+                "HERMES_HOME=DIR) or its file ('hermes --config FILE serve')"
+            )
     moved = move_secrets(
         name, entry, environment=env.variables, dotenv=read_dotenv(env.dotenv_path)
     )
@@ -256,6 +225,7 @@ def add_command(
         click.echo(note)
     if moved.references:
         click.echo(describe_moved(moved.references, env.dotenv_path))
+    _warn_if_gated(env, name)
 
 
 @mcp.command("remove")
@@ -424,8 +394,8 @@ def install_command(
             f"{did_you_mean(name, servers)}"
         )
     target = server_name or name
-    _check_name(target)
-    given = _pairs(env_pairs, "--env")
+    check_name(target)
+    given = pairs_option(env_pairs, "--env")
     extra = sorted(set(given) - set(server.required_env))
     if extra:
         raise click.BadParameter(
@@ -446,3 +416,12 @@ def install_command(
     )
     if given:
         click.echo(f"Saved {', '.join(given)} to {env.dotenv_path}.")
+    _warn_if_gated(env, target)
+
+
+def _warn_if_gated(env: Environment, name: str) -> None:
+    from hermes_core._mcp.install import not_started_note
+
+    note = not_started_note(env, name)
+    if note is not None:
+        click.echo(f"hermes: warning: {note}", err=True)

@@ -24,8 +24,8 @@ planned for ``$HERMES_HOME/.env`` with a ``${VAR}`` in their place
 (:func:`~hermes_core._mcp.secrets.move_secrets`). A stdio server of the local or project scope
 belongs to its project: it gets ``cwd`` set to the project directory, so relative paths in its
 command keep working wherever hermes runs. Entries of another type, that hermes cannot
-represent, or that start ``hermes serve`` itself (the entry docs/mcp.md has the user give
-Claude) are skipped with the reason.
+represent, or that start this hermes's own ``hermes serve`` (the entry docs/mcp.md has the
+user give Claude; :mod:`~hermes_core._mcp.self_serve`) are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from hermes_core._config import (
@@ -44,6 +44,7 @@ from hermes_core._config import (
     check_mcp_server_name,
 )
 from hermes_core._errors import HermesError
+from hermes_core._mcp.self_serve import SERVES_ITSELF, serves_this_hermes
 from hermes_core._paths import Environment
 
 __all__ = [
@@ -216,13 +217,6 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
             raise ValueError("its args are not a list of text")
         entry: dict[str, Any] = {"command": command, "args": [str(a) for a in args]}
-        if _starts_hermes_serve(command, entry["args"]):
-            # Imported, every hermes start would start a second hermes serve and list its
-            # core tools again, deferred (mcp__hermes__terminal beside terminal).
-            raise ValueError(
-                "it starts hermes serve, this hermes itself: hermes would serve its own tools "
-                "to itself"
-            )
         env = _text_mapping(raw.get("env"), "env")
         if env:
             entry["env"] = env
@@ -250,13 +244,6 @@ def _map_entry(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     except InvalidConfig as exc:
         raise ValueError(exc.problems[0].message) from None
     return entry, notes
-
-
-def _starts_hermes_serve(command: str, args: list[str]) -> bool:
-    # Either separator: Claude Desktop's file may come from Windows (hermes.exe).
-    program = PureWindowsPath(command).name.lower()
-    by_module = any(args[i : i + 2] == ["-m", "hermes_core"] for i in range(len(args)))
-    return "serve" in args and (program in ("hermes", "hermes.exe") or by_module)
 
 
 _DISABLED_KEY = "disabledMcpjsonServers"
@@ -306,6 +293,7 @@ def read_claude_servers(
     project: bool = False,
     disabled: Mapping[str, Path] | None = None,
     prepare: Prepare | None = None,
+    into: Environment | None = None,
 ) -> tuple[dict[str, ClaudeServer], list[SkippedServer]]:
     """Every importable server of ``sources`` (highest precedence first), by name, and the
     skipped ones. A server shadowed by a higher source is not reported.
@@ -313,7 +301,9 @@ def read_claude_servers(
     Servers of a repository's file (the project scope) are left out unless ``project``, and
     those named in ``disabled`` always; left out, they shadow nothing. ``prepare`` turns an
     agent's own dialect of an entry (Cursor's variables) into Claude's, with notes, before it
-    is mapped; its ``ValueError`` skips the server with the reason."""
+    is mapped; its ``ValueError`` skips the server with the reason. A ``hermes serve`` of the
+    hermes imported ``into`` is skipped
+    (:func:`~hermes_core._mcp.self_serve.serves_this_hermes`)."""
     found: dict[str, ClaudeServer] = {}
     skipped: list[SkippedServer] = []
     taken: set[str] = set()
@@ -353,5 +343,8 @@ def read_claude_servers(
                 continue
             if source.runs_in is not None and "command" in entry:
                 entry["cwd"] = str(source.runs_in)
+            if into is not None and serves_this_hermes(entry, into, into.config_path):
+                skipped.append(SkippedServer(name, SERVES_ITSELF, where))
+                continue
             found[name] = ClaudeServer(name, entry, source, tuple(notes))
     return found, skipped

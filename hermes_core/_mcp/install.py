@@ -21,8 +21,9 @@ from hermes_core._mcp.expand import server_variables
 from hermes_core._mcp.probe import ProbeReport, probe_server
 from hermes_core._mcp.secrets import save_secrets
 from hermes_core._paths import Environment
+from hermes_core._project_trust import config_refusal
 
-__all__ = ["install_catalog_server", "probe_failure", "write_server"]
+__all__ = ["install_catalog_server", "not_started_note", "probe_failure", "write_server"]
 
 
 def write_server(
@@ -40,6 +41,20 @@ def write_server(
         document.validate()
         if secrets:
             save_secrets(env.dotenv_path, secrets)
+
+
+def not_started_note(env: Environment, name: str) -> str | None:
+    """Why server ``name``, just written to ``env.config_path``, will not be started by hermes
+    run as this command was (the project gate is closed on a config file in the project:
+    ``HERMES_HOME=./.hermes``), or ``None``. The server is written all the same: the file is the
+    one hermes reads, and opening the gate is the user's to decide."""
+    refusal = config_refusal(env, env.config_path, "the MCP servers of the config")
+    if refusal is None:
+        return None
+    return (
+        f"MCP server {name!r} will not be started (hermes mcp list shows it 'gated'): {refusal}, "
+        f"or when the file is named on the command line (hermes --config {env.config_path} ...)"
+    )
 
 
 def probe_failure(exc: McpConnectError) -> str:

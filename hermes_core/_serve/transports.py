@@ -34,6 +34,7 @@ from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
 from hermes_core._paths import Environment
 from hermes_core._serve.http_access import BearerTokenGate, transport_security
+from hermes_core._serve.http_get import NoGetStream
 from hermes_core._serve.server import HostServer, SessionScope
 from hermes_core._serve.token import TokenFile, read_or_create_token
 
@@ -343,13 +344,16 @@ def http_app(
 ) -> Any:
     """The ASGI app of stateless streamable HTTP at :data:`MCP_PATH` for ``served`` bound to
     ``host``:``port``: the Host/Origin check for that bind (and ``allow_hosts``), behind the
-    bearer token gate when ``token`` is given (see :mod:`hermes_core._serve.http_access`)."""
+    bearer token gate when ``token`` is given (see :mod:`hermes_core._serve.http_access`); a
+    GET is answered 405 (:mod:`hermes_core._serve.http_get`)."""
+    security = transport_security(host, port, tuple(allow_hosts))
     app: Any = served.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         host=host,
-        transport_security=transport_security(host, port, tuple(allow_hosts)),
+        transport_security=security,
     )
+    app = NoGetStream(app, MCP_PATH, security)
     if token is not None:
         app = BearerTokenGate(app, token)
     return app

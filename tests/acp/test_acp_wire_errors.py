@@ -1,0 +1,108 @@
+"""``hermes acp`` as a child process answers a line it cannot take as JSON-RPC the way
+JSON-RPC 2.0 says (a parse error ``-32700``, an invalid request ``-32600``, both with
+``"id": null``) and keeps serving the same connection afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+# A guard against a hang, not a performance check.
+WAIT_LIMIT = 30
+
+
+class Wire:
+    """The client's end of a ``hermes acp`` child: write lines, read its answers."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pending = b""
+
+    def send(self, line: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, id_: int, method: str, params: dict[str, Any] | None = None) -> None:
+        message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+        self.send(json.dumps(message).encode())
+
+    def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        give_up = time.monotonic() + WAIT_LIMIT
+        while b"\n" not in self.pending:
+            left = give_up - time.monotonic()
+            assert left > 0, "hermes acp answered nothing"
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                assert chunk, "hermes acp closed its stdout"
+                self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+
+def _start(hermes_cli: HermesCli) -> Wire:
+    with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+        process = subprocess.Popen(
+            hermes_cli.command("acp"),
+            cwd=hermes_cli.work,
+            env=hermes_cli.variables(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+    return Wire(process)
+
+
+def _error(answer: dict[str, Any]) -> tuple[Any, int]:
+    assert answer["jsonrpc"] == "2.0", answer
+    return answer["id"], answer["error"]["code"]
+
+
+def test_lines_that_are_not_json_rpc_get_their_errors_and_the_connection_goes_on(
+    hermes_cli: HermesCli,
+) -> None:
+    wire = _start(hermes_cli)
+    try:
+        wire.send(b"hello, is this thing on?")  # the first line: before the SDK is loaded
+        assert _error(wire.receive()) == (None, -32700)
+        wire.request(1, "initialize", {"protocolVersion": 1})
+        initialized = wire.receive()
+        assert initialized["id"] == 1
+        assert initialized["result"]["agentInfo"]["name"] == "hermes"
+        wire.send(b'{"jsonrpc": "2.0", "id": 2, "method": ')  # cut short
+        assert _error(wire.receive()) == (None, -32700)
+        wire.send(b"[1, 2]")  # valid JSON, not a request (ACP has no batches)
+        assert _error(wire.receive()) == (None, -32600)
+        wire.send(b"42")
+        assert _error(wire.receive()) == (None, -32600)
+        wire.send(b'{"jsonrpc": "2.0"}')  # an object, but neither request nor response
+        assert _error(wire.receive()) == (None, -32600)
+        wire.request(3, "no/such_method")
+        assert _error(wire.receive()) == (3, -32601)
+        wire.request(4, "initialize", {"protocolVersion": 1})
+        assert wire.receive()["result"]["protocolVersion"] == 1
+    finally:
+        assert wire.process.stdin is not None
+        assert wire.process.stdout is not None
+        wire.process.stdin.close()
+        try:
+            status = wire.process.wait(timeout=WAIT_LIMIT)
+        finally:
+            wire.process.kill()
+            wire.process.wait()
+            wire.process.stdout.close()
+    assert status == 0, (hermes_cli.root / "stderr.log").read_text()

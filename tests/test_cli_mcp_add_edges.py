@@ -1,0 +1,112 @@
+"""``hermes mcp add`` where what it writes would not do what the user meant: a server that is
+this hermes's own ``hermes serve`` (refused), and a config file the project gate keeps closed
+(written, and said)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from hermes_core.testing import HermesCli
+from hermes_core.testing._cli_in_process import InProcessCli
+
+pytestmark = pytest.mark.subprocess
+
+
+def _servers(config: Path) -> dict[str, Any]:
+    if not config.exists():
+        return {}
+    data = YAML(typ="safe").load(config.read_text(encoding="utf-8")) or {}
+    servers: dict[str, Any] = data.get("mcp_servers") or {}
+    return servers
+
+
+@pytest.fixture
+def cli(hermes_cli: HermesCli) -> InProcessCli:
+    """``hermes`` in this process, reading ``$HERMES_HOME/config.yaml`` (no ``--config``)."""
+    return InProcessCli(hermes_cli.root, home=hermes_cli.home, work=hermes_cli.work)
+
+
+THIS_HERMES = [
+    ["hermes", "serve"],
+    ["/usr/local/bin/hermes", "--verbose", "serve", "--context-length", "200000"],
+    [sys.executable, "-m", "hermes_core", "serve"],
+]
+
+
+@pytest.mark.parametrize("command", THIS_HERMES, ids=["hermes", "full-path", "module"])
+def test_adding_this_hermes_own_serve_is_refused_naming_the_server_and_why(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # `claude mcp add hermes -- hermes serve` from docs/mcp.md, typed as `hermes mcp add`: every
+    # hermes command would start a hermes serve of this configuration, which starts another.
+    done = cli.run("mcp", "add", "hermes", "--", *command, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "refusing to add MCP server 'hermes'" in done.stderr
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    assert "HERMES_HOME" in done.stderr  # how to add another hermes instead
+    assert _servers(cli.config) == {}
+
+
+def test_a_hermes_serve_naming_this_home_or_file_is_refused_and_another_is_added(
+    cli: InProcessCli,
+) -> None:
+    home = f"HERMES_HOME={cli.home}"
+    done = cli.run("mcp", "add", "me", "--env", home, "--", "hermes", "serve", ok=False)
+    assert done.returncode == 2
+    done = cli.run(
+        "mcp", "add", "me", "--", "hermes", "--config", str(cli.config), "serve", ok=False
+    )
+    assert done.returncode == 2
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    assert _servers(cli.config) == {}
+    # Another home, or another file: a hermes of other servers, which this one may use.
+    other = cli.root / "work-hermes"
+    cli.run("mcp", "add", "work", "--env", f"HERMES_HOME={other}", "--", "hermes", "serve")
+    cli.run("mcp", "add", "quick", "--", "hermes", "--config", "quickstart.yaml", "serve")
+    servers = _servers(cli.config)
+    assert servers["work"]["args"] == ["serve"]
+    assert servers["quick"]["args"] == ["--config", "quickstart.yaml", "serve"]
+
+
+def test_import_agent_and_mcp_add_skip_the_same_entries(cli: InProcessCli) -> None:
+    # One rule: a Claude entry of another home is imported, as mcp add adds it.
+    other = cli.root / "work-hermes"
+    servers = {
+        "hermes": {"command": "hermes", "args": ["serve"]},
+        "work": {"command": "hermes", "args": ["serve"], "env": {"HERMES_HOME": str(other)}},
+    }
+    claude_json = cli.root / "claude.json"
+    claude_json.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    done = cli.run("import-agent", "claude-code", "--claude-json", str(claude_json))
+    assert "skipped: hermes from user scope" in done.stdout + done.stderr
+    assert set(_servers(cli.config)) == {"work"}
+
+
+def test_adding_to_a_config_file_in_a_gated_project_says_it_will_not_load_until_the_gate(
+    tmp_path: Path,
+) -> None:
+    # HERMES_HOME=./.hermes in a project: its config.yaml is the project's, and its servers are
+    # not started without HERMES_ENABLE_PROJECT_PLUGINS=1 (docs/plugins.md, "The project gate").
+    # `mcp add` said only "Added", and the server then never appeared in `tools list`.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    box = [sys.executable, "-c", "pass"]
+    done = cli.run("mcp", "add", "box", "--", *box)
+    said = done.stdout + done.stderr
+    assert str(cli.config) in said
+    assert "'box' will not be started" in said
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in said
+    assert set(_servers(cli.config)) == {"box"}
+    opened = cli.variables(HERMES_ENABLE_PROJECT_PLUGINS="1")
+    done = cli.run("mcp", "add", "box2", "--", *box, env=opened)
+    assert "HERMES_ENABLE_PROJECT_PLUGINS" not in done.stdout + done.stderr
+    # The same file named on the command line is the user's choice: it loads.
+    done = cli.run("--config", str(cli.config), "mcp", "add", "box3", "--", *box)
+    assert "HERMES_ENABLE_PROJECT_PLUGINS" not in done.stdout + done.stderr
+    assert set(_servers(cli.config)) == {"box", "box2", "box3"}
