@@ -320,17 +320,13 @@ class PluginRuntime:
             base = self.plugin_context(plugin)
             return ModelContext(base.config, base.env, base.settings, model=settings)
 
-        provider: ModelProvider = self._build(
-            "model_provider", settings.provider, context, origin="model.provider"
-        )
+        provider: ModelProvider = self._build("model_provider", settings.provider, context)
         return provider
 
     def create_web_search_provider(self, name: str) -> WebSearchProvider:
         """A new instance of the web search provider registered as ``name``
         (``plugins.entries.web.search_provider``). Errors as for :meth:`create_search_backend`."""
-        provider: WebSearchProvider = self._build(
-            "web_search_provider", name, origin="plugins.entries.web.search_provider"
-        )
+        provider: WebSearchProvider = self._build("web_search_provider", name)
         return provider
 
     def create_image_provider(self, name: str) -> ImageProvider:
