@@ -113,6 +113,11 @@ class Registrations:
         }
         return tables[kind]
 
+    def label(self, kind: RegistrationKind, name: str) -> str:
+        """``memory provider 'file' (plugin 'memory')``: the registration ``name`` of ``kind``
+        as an error about what it did names it."""
+        return f"{kind.replace('_', ' ')} {name!r} (plugin {self.table(kind)[name].plugin!r})"
+
     def select(self, kind: RegistrationKind, name: str, *, origin: str | None = None) -> Any:
         """The spec of ``kind`` registered as ``name``.
 

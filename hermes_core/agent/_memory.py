@@ -324,6 +324,5 @@ def selected_memory(host: Host) -> Memory | None:
         section.provider,
         host.plugin_context,
     )
-    plugin = host.registrations.table("memory_provider")[section.provider].plugin
-    source = f"memory provider {section.provider!r} (plugin {plugin!r})"
+    source = host.registrations.label("memory_provider", section.provider)
     return Memory.configured(provider, section, host.env.home / ".memory.lock", source)
