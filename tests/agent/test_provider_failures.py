@@ -68,3 +68,46 @@ def test_a_failing_provider_is_named_as_configured(
     assert f"hermes: error: shaky: model 'shaky-1': {said}" in done.stderr
     assert "_Shaky" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+RETURNING_MODEL = '''
+"""A model provider ``returning`` whose stream is a coroutine returning its events."""
+
+from hermes_core.agent import Message, ModelTurn, TextDelta
+from hermes_core.plugin import ModelProviderSpec, hookimpl
+
+
+class Returning:
+    async def stream(self, request):
+        return [TextDelta("hi"), ModelTurn(Message("assistant", "hi"))]
+
+    async def aclose(self):
+        pass
+
+
+@hookimpl
+def hermes_model_providers():
+    return [ModelProviderSpec("returning", lambda context: Returning())]
+'''
+
+
+def test_a_stream_written_as_a_coroutine_is_told_to_be_an_async_generator(
+    hermes_cli: HermesCli,
+) -> None:
+    # "stream must be a plain def" sent the author the wrong way: the contract's stream is an
+    # async def that yields.
+    write_dir_plugin(hermes_cli.home / "plugins", "returning-model", RETURNING_MODEL)
+    hermes_cli.config.write_text(
+        "plugins:\n  enabled: [returning-model]\nmodel:\n  provider: returning\n  model: m\n",
+        encoding="utf-8",
+    )
+
+    done = hermes_cli.run("run", "hello", ok=False)
+
+    assert done.returncode == 2
+    assert (
+        "model provider 'returning' (from hermes_model_providers) could not be built: its "
+        "factory returned Returning, whose stream must be an async generator (async def with "
+        "yield), not a coroutine function"
+    ) in done.stderr
+    assert "plain def" not in done.stderr
