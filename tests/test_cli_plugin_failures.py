@@ -394,3 +394,44 @@ def test_a_malformed_entry_points_file_that_stops_the_mcp_sdk_is_an_error_naming
     assert f"the installed distribution {broken} has a malformed entry_points.txt" in done.stderr
     assert "line 2 is not name = value: 'this line is garbage'" in done.stderr
     assert "reinstall or uninstall it" in done.stderr
+
+
+VAULT_MEMORY = """
+from hermes_core.plugin import MemoryProviderSpec, hookimpl
+
+
+@hookimpl
+def hermes_memory_providers():
+    return [MemoryProviderSpec("vault", factory=lambda context: None)]
+"""
+
+
+@pytest.mark.parametrize("source", ["user", "pip"])
+def test_an_unknown_name_points_at_the_installed_plugin_that_is_not_enabled(
+    hermes_cli: InProcessCli, hermes_dir_plugin: Callable[..., Path], tmp_path: Path, source: str
+) -> None:
+    # The first mistake with a new provider plugin: installed, selected by its provider's name,
+    # never enabled. The name is not the plugin's, so only the plugins that did not load can
+    # be pointed at (none of their code ran).
+    site = tmp_path / "site"
+    if source == "user":
+        hermes_dir_plugin(hermes_cli.home / "plugins", "vault-memory", VAULT_MEMORY)
+    else:
+        write_distribution(
+            site,
+            "hermes-vault",
+            entry_points={"vault-memory": "hermes_vault"},
+            files={"hermes_vault/__init__.py": VAULT_MEMORY},
+        )
+    hermes_cli.config.write_text("memory:\n  provider: vault\n", encoding="utf-8")
+    env = hermes_cli.variables(PYTHONPATH=str(site))
+
+    done = hermes_cli.subprocess_run("config", "validate", ok=False, env=env)
+
+    assert done.returncode == 2
+    assert (
+        "hermes: error: unknown memory provider 'vault' (set by memory.provider); valid names: "
+        "file. Plugins that did not load may register it: plugin 'vault-memory' "
+        f"({source}, "
+    ) in done.stderr
+    assert "is not enabled: enable it with: hermes plugins enable vault-memory" in done.stderr

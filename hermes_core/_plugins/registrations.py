@@ -143,10 +143,29 @@ class Registrations:
         record = unloaded_plugin(self.records, name)
         if record is None:
             hint = did_you_mean(name, table)
-            raise RegistrationError(f"{unknown}; valid names: {valid}" + (hint and f".{hint}"))
+            raise RegistrationError(
+                f"{unknown}; valid names: {valid}" + (hint and f".{hint}") + self._unloaded()
+            )
         raise UnloadedPluginError(
             f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
         )
+
+    def _unloaded(self) -> str:
+        """`` Plugins that did not load may register it: ...``: each plugin found that did not
+        load (not enabled, gated, disabled, broken), why and how to load it; an unknown name
+        is most often one of theirs (installed, never enabled), which nothing else could say
+        since no code of theirs ran."""
+        unloaded = [
+            record
+            for record in self.records
+            if record.status == "gated" or (record.winner and not record.loadable)
+        ]
+        if not unloaded:
+            return ""
+        listed = "; ".join(why_not_loaded(record) for record in unloaded[:3])
+        more = len(unloaded) - 3
+        listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
+        return f". Plugins that did not load may register it: {listed}"
 
 
 def _clashing(plugins: list[str]) -> str:
