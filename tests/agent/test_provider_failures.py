@@ -5,8 +5,6 @@ that ended without a turn."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hermes_core.testing import HermesCli, write_dir_plugin
