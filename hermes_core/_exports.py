@@ -278,6 +278,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "read_capped": "hermes_core._checked_fetch",
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
+        "image_type": "hermes_core._image_providers",
     },
 }
 

@@ -88,6 +88,9 @@ if TYPE_CHECKING:
     from hermes_core._execution.memory_guard import (
         hide_host_memory as hide_host_memory,
     )
+    from hermes_core._image_providers import (
+        image_type as image_type,
+    )
     from hermes_core._path_arguments import (
         path_refusal as path_refusal,
     )

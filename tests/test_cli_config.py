@@ -172,6 +172,35 @@ def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail
     assert "unknown model provider 'openia' (set by model.provider)" in result.stderr
 
 
+def test_validate_reports_a_web_search_or_image_provider_no_plugin_registers(
+    hermes_cli: InProcessCli, home: Path
+) -> None:
+    """The other names a user selects from plugins, in the web and media plugins' settings:
+    ``validate`` said ``ok`` while every ``web_search`` and ``image_generate`` call then failed
+    (embed6's walk)."""
+    entries = (
+        "  entries:\n    web:\n      search_provider: serxng\n"
+        "    media:\n      image_provider: opnai\n"
+    )
+    write(home, f"plugins:\n  disabled: [web, media]\n{entries}")
+    disabled = hermes_cli.subprocess_run("config", "validate")  # their plugins' names alone
+    write(home, f"plugins:\n{entries}")
+    result = hermes_cli.subprocess_run("config", "validate", ok=False)
+
+    assert disabled.stdout.startswith("ok: ")
+
+    assert result.returncode == 2
+    assert (
+        "hermes: error: unknown web search provider 'serxng' (set by "
+        "plugins.entries.web.search_provider); valid names: brave, searxng. Did you mean "
+        "'searxng'?"
+    ) in result.stderr
+    assert (
+        "hermes: error: unknown image provider 'opnai' (set by "
+        "plugins.entries.media.image_provider); valid names: openai. Did you mean 'openai'?"
+    ) in result.stderr
+
+
 def test_a_mistyped_approval_policy_names_the_closest_one(
     hermes_cli: HermesCli, home: Path
 ) -> None:

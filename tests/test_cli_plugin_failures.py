@@ -299,6 +299,61 @@ def test_a_backend_name_registered_by_two_plugins_is_listed_as_both_plugins_erro
         assert "'second-search'" in row["error"]
 
 
+SHARED_PROVIDERS = """
+from hermes_core.plugin import MemoryProviderSpec, ModelProviderSpec, hookimpl
+
+
+@hookimpl
+def hermes_model_providers():
+    return [ModelProviderSpec("shared", factory=lambda context: None)]
+
+
+@hookimpl
+def hermes_memory_providers():
+    return [MemoryProviderSpec("shared", factory=lambda context: None)]
+"""
+
+
+def test_a_selected_name_two_plugins_register_is_reported_as_theirs_not_as_unknown(
+    hermes_cli: InProcessCli, hermes_dir_plugin: Callable[..., Path], tmp_path: Path
+) -> None:
+    # The same provider names from a user plugin and a pip plugin: neither wins (both are
+    # errors), and the selection says so, naming both, instead of "unknown ... Did you mean".
+    hermes_dir_plugin(hermes_cli.home / "plugins", "mine", SHARED_PROVIDERS)
+    site = tmp_path / "site"
+    write_distribution(
+        site,
+        "theirs",
+        entry_points={"theirs": "theirs_plugin"},
+        files={"theirs_plugin/__init__.py": SHARED_PROVIDERS},
+    )
+    hermes_cli.config.write_text(
+        "plugins:\n  enabled: [mine, theirs]\n"
+        "model:\n  provider: shared\n  model: m\nmemory:\n  provider: shared\n",
+        encoding="utf-8",
+    )
+    # As a user runs hermes: not strict, so the clash is recorded and the selection explains it.
+    env = hermes_cli.variables(PYTHONPATH=str(site), HERMES_STRICT_PLUGINS="0")
+
+    validated = hermes_cli.subprocess_run("config", "validate", ok=False, env=env)
+    ran = hermes_cli.subprocess_run("run", "hello", ok=False, env=env)
+
+    assert validated.returncode == 2
+    for kind, key in (("model provider", "model.provider"), ("memory provider", "memory.provider")):
+        assert (
+            f"hermes: error: {kind} 'shared' (set by {key}) is registered by two plugins, "
+            "'mine' and 'theirs', so neither is loaded: disable one of them "
+            "(hermes plugins disable NAME)"
+        ) in validated.stderr
+    assert ran.returncode == 2
+    assert (
+        "hermes: error: model provider 'shared' (set by model.provider) is registered by two "
+        "plugins, 'mine' and 'theirs', so neither is loaded"
+    ) in ran.stderr
+    assert "unknown" not in validated.stderr + ran.stderr
+    assert "Did you mean" not in validated.stderr + ran.stderr
+
+
 def half_uninstalled(cli: HermesCli) -> tuple[Path, dict[str, str]]:
     """A distribution whose ``entry_points.txt`` does not parse, in a directory of its own; its
     metadata folder and the environment that puts it on the import path."""
@@ -339,3 +394,44 @@ def test_a_malformed_entry_points_file_that_stops_the_mcp_sdk_is_an_error_naming
     assert f"the installed distribution {broken} has a malformed entry_points.txt" in done.stderr
     assert "line 2 is not name = value: 'this line is garbage'" in done.stderr
     assert "reinstall or uninstall it" in done.stderr
+
+
+VAULT_MEMORY = """
+from hermes_core.plugin import MemoryProviderSpec, hookimpl
+
+
+@hookimpl
+def hermes_memory_providers():
+    return [MemoryProviderSpec("vault", factory=lambda context: None)]
+"""
+
+
+@pytest.mark.parametrize("source", ["user", "pip"])
+def test_an_unknown_name_points_at_the_installed_plugin_that_is_not_enabled(
+    hermes_cli: InProcessCli, hermes_dir_plugin: Callable[..., Path], tmp_path: Path, source: str
+) -> None:
+    # The first mistake with a new provider plugin: installed, selected by its provider's name,
+    # never enabled. The name is not the plugin's, so only the plugins that did not load can
+    # be pointed at (none of their code ran).
+    site = tmp_path / "site"
+    if source == "user":
+        hermes_dir_plugin(hermes_cli.home / "plugins", "vault-memory", VAULT_MEMORY)
+    else:
+        write_distribution(
+            site,
+            "hermes-vault",
+            entry_points={"vault-memory": "hermes_vault"},
+            files={"hermes_vault/__init__.py": VAULT_MEMORY},
+        )
+    hermes_cli.config.write_text("memory:\n  provider: vault\n", encoding="utf-8")
+    env = hermes_cli.variables(PYTHONPATH=str(site))
+
+    done = hermes_cli.subprocess_run("config", "validate", ok=False, env=env)
+
+    assert done.returncode == 2
+    assert (
+        "hermes: error: unknown memory provider 'vault' (set by memory.provider); valid names: "
+        "file. Plugins that did not load may register it: plugin 'vault-memory' "
+        f"({source}, "
+    ) in done.stderr
+    assert "is not enabled: enable it with: hermes plugins enable vault-memory" in done.stderr

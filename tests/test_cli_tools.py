@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -288,6 +289,52 @@ def test_tools_call_without_a_terminal_denies_and_the_command_does_not_run(
     # The command's own way to approve one call, beside the config's (journey4's walk).
     assert "--yes approves this one call" in done.stderr
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("approvals", "refused"),
+    [
+        ("  deny: [read_file]\n", "it matches 'read_file' in approvals.deny"),
+        ("  policy: failing\n", "the approval policy failed (OSError: rules file missing)"),
+    ],
+)
+def test_tools_call_offers_yes_only_where_it_would_approve(
+    hermes_cli: InProcessCli,
+    hermes_dir_plugin: Callable[..., Path],
+    approvals: str,
+    refused: str,
+) -> None:
+    # --yes answers the approval prompt; a deny glob or a policy that failed refuses before any
+    # prompt, so "--yes approves this one call" sent the user to a flag that changes nothing.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "failing-policy", FAILING_POLICY)
+    hermes_cli.config.write_text(
+        f"plugins:\n  enabled: [failing-policy]\napprovals:\n{approvals}", encoding="utf-8"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+    arguments = '{"path": "notes.txt"}'
+
+    done = hermes_cli.subprocess_run("tools", "call", "read_file", arguments, ok=False)
+    with_yes = hermes_cli.subprocess_run("tools", "call", "--yes", "read_file", arguments, ok=False)
+
+    for run in (done, with_yes):
+        assert run.returncode == 1
+        assert refused in run.stdout + run.stderr
+    assert "--yes" not in done.stderr
+
+
+FAILING_POLICY = """
+from hermes_core.plugin import ApprovalPolicySpec, hookimpl
+
+
+class Failing:
+    def decide(self, call, session):
+        raise OSError("rules file missing")
+
+
+@hookimpl
+def hermes_approval_policies():
+    return [ApprovalPolicySpec("failing", lambda context: Failing())]
+"""
 
 
 def test_tools_call_yes_approves_this_one_call(hermes_cli: HermesCli) -> None:

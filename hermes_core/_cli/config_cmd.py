@@ -18,6 +18,7 @@ from hermes_core._cli.output import warnings_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
+    from hermes_core._host import Host
     from hermes_core._paths import Environment
     from hermes_core._plugins.selection import SelectableKind
 
@@ -119,6 +120,21 @@ def validate_command() -> None:
     click.echo(f"ok: {env.config_path}")
 
 
+def _tool_providers(config: Config, host: Host) -> list[tuple[SelectableKind, str]]:
+    """The providers the bundled tools that loaded select in their settings: the ``web``
+    plugin's search provider (when one is set) and the ``media`` plugin's image provider."""
+    loaded = {record.name for record in host.plugins if record.winner and record.loadable}
+    entries = config.plugins.entries
+    web = entries.get("web", {}).get("search_provider")
+    media = entries.get("media", {}).get("image_provider", "openai")
+    selected: list[tuple[SelectableKind, str]] = []
+    if "web" in loaded and isinstance(web, str) and web:
+        selected.append(("web_search_provider", web))
+    if "media" in loaded and isinstance(media, str) and media:
+        selected.append(("image_provider", media))
+    return selected
+
+
 def _plugin_problems(config: Config, env: Environment) -> list[str]:
     """What the plugins refuse of ``config``, loading them as a host does: a name no loaded
     plugin registers (unless its plugin is there and failed, which is no mistake of the file:
@@ -143,6 +159,7 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
         ]
         if config.memory.enabled:
             selected.append(("memory_provider", config.memory.provider))
+        selected += _tool_providers(config, host)
         failed = {record.name for record in host.plugins if record.status == "error"}
         for kind, name in selected:
             try:

@@ -324,9 +324,11 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     except ValueError as exc:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="ARGS_JSON") from None
 
+    asked: set[str] = set()  # the tools a prompt was asked about: where --yes would approve
+
     async def work(host: Host) -> ToolResult:
         approved = name if yes else None
-        async with host.session(**_session_fields(host, approve=approved)) as session:
+        async with host.session(**_session_fields(host, approve=approved, asked=asked)) as session:
             if name in host.tool_search.view().deferred_by_name or is_connector_name(name):
                 payload = {"name": name, "arguments": arguments}
                 return await host.dispatch("tool_call", payload, session)
@@ -351,7 +353,7 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         if line is not None:
             line.close()
     print_result(result, as_json=as_json)
-    if result.error_code == "DENIED" and not yes and not sys.stdin.isatty():
+    if result.error_code == "DENIED" and not yes and not sys.stdin.isatty() and name in asked:
         click.echo("hermes: no terminal to ask on: --yes approves this one call", err=True)
     if result.error_code == "UNKNOWN_TOOL" and name in _conversation_tools():
         click.echo(
@@ -385,9 +387,10 @@ class _ApproveOnce:
     """The answer of ``--yes``: the named call is approved, once, nothing is remembered; every
     other request (the calls an ``execute_code`` script makes) goes to ``then``."""
 
-    def __init__(self, name: str, then: PromptTransport) -> None:
+    def __init__(self, name: str | None, then: PromptTransport, asked: set[str]) -> None:
         self.name = name
         self.then = then
+        self.asked = asked
         self._given = False
 
     @property
@@ -400,12 +403,16 @@ class _ApproveOnce:
         if not self._given and request.tool_name == self.name:
             self._given = True
             return "once"
+        self.asked.add(request.tool_name)
         return await self.then.ask(request, timeout)
 
 
-def _session_fields(host: Host, *, approve: str | None = None) -> dict[str, Any]:
+def _session_fields(
+    host: Host, *, approve: str | None = None, asked: set[str] | None = None
+) -> dict[str, Any]:
     """Who answers approval prompts: the terminal, or the non-interactive rule; with
-    ``approve`` (``--yes``) the call of that tool is approved once before either is asked."""
+    ``approve`` (``--yes``) the call of that tool is approved once before either is asked.
+    ``asked`` collects the tools either was asked about."""
     from hermes_core._approvals.prompt import NonInteractivePrompt, TerminalPrompt
 
     interactive = sys.stdin.isatty()
@@ -414,6 +421,6 @@ def _session_fields(host: Host, *, approve: str | None = None) -> dict[str, Any]
         prompt = TerminalPrompt(sys.stdin, sys.stderr)
     else:
         prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
-    if approve is not None:
-        prompt = _ApproveOnce(approve, prompt)
+    if approve is not None or asked is not None:
+        prompt = _ApproveOnce(approve, prompt, set() if asked is None else asked)
     return {"interactive": interactive, "prompt": prompt}

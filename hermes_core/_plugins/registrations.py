@@ -95,6 +95,9 @@ class Registrations:
     image_providers: dict[str, Registered[ImageProviderSpec]] = field(default_factory=dict)
     memory_providers: dict[str, Registered[MemoryProviderSpec]] = field(default_factory=dict)
     records: list[PluginRecord] = field(default_factory=list, repr=False)
+    clashes: dict[tuple[RegistrationKind, str], list[str]] = field(default_factory=dict)
+    """The plugins that registered one name of one kind, each an error, so the name is
+    nobody's: a selection of it says so instead of calling it unknown."""
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
         """The name -> registration table of ``kind``."""
@@ -109,6 +112,11 @@ class Registrations:
             "memory_provider": self.memory_providers,
         }
         return tables[kind]
+
+    def label(self, kind: RegistrationKind, name: str) -> str:
+        """``memory provider 'file' (plugin 'memory')``: the registration ``name`` of ``kind``
+        as an error about what it did names it."""
+        return f"{kind.replace('_', ' ')} {name!r} (plugin {self.table(kind)[name].plugin!r})"
 
     def select(self, kind: RegistrationKind, name: str, *, origin: str | None = None) -> Any:
         """The spec of ``kind`` registered as ``name``.
@@ -125,14 +133,49 @@ class Registrations:
             return found.spec
         valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
         what = kind.replace("_", " ")
-        unknown = f"unknown {what} {name!r} ({origin or 'set by ' + _HOOKS[kind][2]})"
+        where = origin or "set by " + _HOOKS[kind][2]
+        unknown = f"unknown {what} {name!r} ({where})"
+        clash = self.clashes.get((kind, name))
+        if clash is not None:
+            raise RegistrationError(
+                f"{what} {name!r} ({where}) {_clashing(clash)}; valid names: {valid}"
+            )
         record = unloaded_plugin(self.records, name)
         if record is None:
             hint = did_you_mean(name, table)
-            raise RegistrationError(f"{unknown}; valid names: {valid}" + (hint and f".{hint}"))
+            raise RegistrationError(
+                f"{unknown}; valid names: {valid}" + (hint and f".{hint}") + self._unloaded()
+            )
         raise UnloadedPluginError(
             f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
         )
+
+    def _unloaded(self) -> str:
+        """`` Plugins that did not load may register it: ...``: each plugin found that did not
+        load (not enabled, gated, disabled, broken), why and how to load it; an unknown name
+        is most often one of theirs (installed, never enabled), which nothing else could say
+        since no code of theirs ran."""
+        unloaded = [
+            record
+            for record in self.records
+            if record.status == "gated" or (record.winner and not record.loadable)
+        ]
+        if not unloaded:
+            return ""
+        listed = "; ".join(why_not_loaded(record) for record in unloaded[:3])
+        more = len(unloaded) - 3
+        listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
+        return f". Plugins that did not load may register it: {listed}"
+
+
+def _clashing(plugins: list[str]) -> str:
+    """``is registered by two plugins, 'a' and 'b', so neither is loaded: ...``."""
+    *first, last = map(repr, sorted(plugins))
+    count, none = ("two", "neither") if len(plugins) == 2 else (str(len(plugins)), "none")
+    return (
+        f"is registered by {count} plugins, {', '.join(first)} and {last}, so {none} is "
+        "loaded: disable one of them (hermes plugins disable NAME)"
+    )
 
 
 def collect_registrations(
@@ -167,6 +210,8 @@ def collect_registrations(
                     )
                     if strict:
                         raise RegistrationError(message)
+                    clash = result.clashes.setdefault((kind, spec.name), [other.plugin])
+                    clash.append(plugin_name)
                     for name in (other.plugin, plugin_name):
                         clashing = next((r for r in records if r.name == name and r.winner), None)
                         if clashing is not None and clashing.status != "error":

@@ -320,24 +320,25 @@ class PluginRuntime:
             base = self.plugin_context(plugin)
             return ModelContext(base.config, base.env, base.settings, model=settings)
 
-        provider: ModelProvider = self._build(
-            "model_provider", settings.provider, context, origin="model.provider"
-        )
+        provider: ModelProvider = self._build("model_provider", settings.provider, context)
         return provider
 
     def create_web_search_provider(self, name: str) -> WebSearchProvider:
         """A new instance of the web search provider registered as ``name``
-        (``plugins.entries.web.search_provider``). Errors as for :meth:`create_search_backend`."""
-        provider: WebSearchProvider = self._build(
-            "web_search_provider", name, origin="plugins.entries.web.search_provider"
-        )
-        return provider
+        (``plugins.entries.web.search_provider``), its answers checked. Errors as for
+        :meth:`create_search_backend`."""
+        from hermes_core._web_search import CheckedWebSearch
+
+        built = self._build("web_search_provider", name)
+        return CheckedWebSearch(built, self.registrations.label("web_search_provider", name))
 
     def create_image_provider(self, name: str) -> ImageProvider:
-        """A new instance of the image provider registered as ``name``. Errors as for
-        :meth:`create_search_backend`."""
-        provider: ImageProvider = self._build("image_provider", name)
-        return provider
+        """A new instance of the image provider registered as ``name``, its answers checked.
+        Errors as for :meth:`create_search_backend`."""
+        from hermes_core._image_providers import CheckedImages
+
+        built = self._build("image_provider", name)
+        return CheckedImages(built, name, self.registrations.label("image_provider", name))
 
     def create_approval_policy(self) -> ApprovalPolicy:
         """The approval policy named by ``approvals.policy``."""

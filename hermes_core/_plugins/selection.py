@@ -66,12 +66,14 @@ def configured_selections(config: Config) -> list[tuple[SelectableKind, str]]:
 class Expected:
     """What the factory of one kind of registration must return: an object with the methods of
     ``protocol`` (an importable ``module:Class``), described to plugin authors as ``what``.
-    ``either_way`` names methods its caller accepts as ``def`` or ``async def``."""
+    ``either_way`` names methods its caller accepts as ``def`` or ``async def``; ``generators``
+    methods that return an async iterator, written as async generators."""
 
     what: str
     hook: str
     protocol: str
     either_way: frozenset[str] = frozenset()
+    generators: frozenset[str] = frozenset()
 
     @property
     def protocol_name(self) -> str:
@@ -89,7 +91,10 @@ EXPECTED: Mapping[SelectableKind, Expected] = {
         "hermes_core.connectors._gateway:ConnectorGateway",
     ),
     "model_provider": Expected(
-        "model provider", "hermes_model_providers", "hermes_core.agent._wire:ModelProvider"
+        "model provider",
+        "hermes_model_providers",
+        "hermes_core.agent._wire:ModelProvider",
+        generators=frozenset({"stream"}),
     ),
     "approval_policy": Expected(
         "approval policy",
@@ -166,7 +171,12 @@ def protocol_problem(kind: SelectableKind, built: object) -> str | None:
             and (inspect.isfunction(method) or inspect.ismethod(method))
             and inspect.iscoroutinefunction(method) != awaited
         ):
-            wrong.append(f"{name} must be {'async def' if awaited else 'a plain def'}")
+            wrong.append(
+                f"{name} must be an async generator (async def with yield), not a coroutine "
+                "function"
+                if name in EXPECTED[kind].generators
+                else f"{name} must be {'async def' if awaited else 'a plain def'}"
+            )
     got = "None" if built is None else type(built).__name__
     if missing:
         return f"its factory returned {got}, which has no {', '.join(missing)}"

@@ -287,7 +287,12 @@ class Conversation:
             deadline = self._deadline()
             try:
                 async for event in request_events(
-                    self.agent.provider, request, self.agent.retry, self._stop, deadline
+                    self.agent.provider,
+                    request,
+                    self.agent.retry,
+                    self._stop,
+                    deadline,
+                    self.agent.model.provider,
                 ):
                     if isinstance(event, TextDelta):
                         streamed.append(event.text)

@@ -17,6 +17,7 @@ the store, not that prompt, so the prompt stays the same (and cacheable) for the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from hermes_core._host import Host
     from hermes_core._registry import Registry
     from hermes_core._session import Session
+
+log = logging.getLogger(__name__)
 
 TOOL_NAME: Final = "memory"
 MEMORY_TOOLSET: Final = "memory"
@@ -86,13 +89,48 @@ class Memory:
     """A file locked around each change (its read and its write) when set: two processes of
     the same home (two chats, a chat and a cron job) then never write over each other's
     entries."""
+    source: str = "the memory provider"
+    """The provider as errors name it: ``memory provider 'file' (plugin 'memory')``."""
 
     @classmethod
     def configured(
-        cls, provider: MemoryProvider, config: MemoryConfig, lock: Path | None = None
+        cls,
+        provider: MemoryProvider,
+        config: MemoryConfig,
+        lock: Path | None = None,
+        source: str = "the memory provider",
     ) -> Memory:
-        """The memory of the ``memory`` section over ``provider``, changed under ``lock``."""
-        return cls(provider, {"memory": config.memory_chars, "user": config.user_chars}, lock)
+        """The memory of the ``memory`` section over ``provider``, changed under ``lock``;
+        ``source`` names the provider in errors."""
+        budgets: dict[MemoryTarget, int] = {
+            "memory": config.memory_chars,
+            "user": config.user_chars,
+        }
+        return cls(provider, budgets, lock, source)
+
+    def load(self, target: MemoryTarget) -> list[str]:
+        """The entries of ``target`` from the provider, checked: ``OSError`` or ``ValueError``
+        when it cannot read them (its own, or one naming it when it raised something else or
+        returned anything but a list of strings, which the tool would otherwise take apart
+        and save back)."""
+        call = f"load({target!r})"
+        try:
+            entries: object = self.provider.load(target)
+        except (OSError, ValueError):
+            raise  # the contract's errors, which name what and where
+        except Exception as exc:
+            raise ValueError(self._failed(call, exc)) from exc
+        if not isinstance(entries, list | tuple):
+            got = f"{type(entries).__name__} {shown(entries)}"
+            raise ValueError(f"{self.source}: {call} returned {got}, not a list of strings")
+        wrong = next((entry for entry in entries if not isinstance(entry, str)), None)
+        if wrong is not None or None in entries:
+            got = f"a list holding {type(wrong).__name__} {shown(wrong)}"
+            raise ValueError(f"{self.source}: {call} returned {got}, not a list of strings")
+        return list(entries)
+
+    def _failed(self, call: str, exc: BaseException) -> str:
+        return f"{self.source} failed: {call} raised {type(exc).__name__}: {exc}"
 
     def usage(self, entries: Sequence[str]) -> int:
         """The characters ``entries`` use of a budget: the sum of their lengths."""
@@ -106,7 +144,7 @@ class Memory:
         """The memory as the system prompt shows it, or ``None`` when both parts are empty."""
         parts = []
         for target in MEMORY_TARGETS:
-            entries = self.provider.load(target)
+            entries = self.load(target)
             if entries:
                 listed = "\n".join(f"§ {entry}" for entry in entries)
                 parts.append(f"## {_TITLES[target]} ({self._state(target, entries)})\n{listed}")
@@ -119,8 +157,14 @@ class Memory:
         return "\n\n".join([head, *parts])
 
     def prompt_section(self, session: Session) -> str | None:
-        """The snapshot, as a section of ``session``'s system prompt."""
-        return self.snapshot()
+        """The snapshot, as a section of ``session``'s system prompt; left out, saying why in
+        one line, when the provider cannot read it (the conversation still starts)."""
+        try:
+            return self.snapshot()
+        except (OSError, ValueError) as exc:
+            log.warning("the memory was left out of the system prompt: %s", exc)
+            log.debug("the memory provider's failure", exc_info=True)
+            return None
 
     def apply(
         self,
@@ -146,7 +190,7 @@ class Memory:
         self, part: MemoryTarget, action: str, content: str | None, old_text: str | None
     ) -> ToolResult:
         try:
-            entries = self.provider.load(part)
+            entries = self.load(part)
         except (OSError, ValueError) as exc:
             return ToolResult.error("TOOL_ERROR", f"memory: the {part} part cannot be read: {exc}")
         if action == "add":
@@ -217,6 +261,9 @@ class Memory:
             self.provider.save(part, entries)
         except (OSError, ValueError) as exc:
             return ToolResult.error("TOOL_ERROR", f"memory: {part} could not be saved: {exc}")
+        except Exception as exc:  # outside the contract: named, as the tool's own error
+            why = self._failed(f"save({part!r}, ...)", exc)
+            return ToolResult.error("TOOL_ERROR", f"memory: {part} could not be saved: {why}")
         return self._answer(part, entries, what)
 
     def _answer(self, part: MemoryTarget, entries: list[str], what: str) -> ToolResult:
@@ -277,4 +324,5 @@ def selected_memory(host: Host) -> Memory | None:
         section.provider,
         host.plugin_context,
     )
-    return Memory.configured(provider, section, host.env.home / ".memory.lock")
+    source = host.registrations.label("memory_provider", section.provider)
+    return Memory.configured(provider, section, host.env.home / ".memory.lock", source)

@@ -83,13 +83,17 @@ async def request_events(
     retry: RetryPolicy,
     stop: asyncio.Event,
     deadline: float | None,
+    name: str | None = None,
 ) -> AsyncIterator[ModelEvent | Retrying]:
     """The events of ``request``, retried as the module says; raises :class:`Stopped` when
-    stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help."""
+    stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help,
+    or one naming the provider ``name`` (``model.provider``) for a stream that fails otherwise
+    or ends without a :class:`ModelTurn`."""
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
+    named = name or getattr(provider, "name", None) or type(provider).__name__
     try:
-        async for event in _attempts(provider, request, retry, stop, stopper, deadline):
+        async for event in _attempts(provider, named, request, retry, stop, stopper, deadline):
             yield event
     finally:
         stopper.cancel()
@@ -97,6 +101,7 @@ async def request_events(
 
 async def _attempts(
     provider: ModelProvider,
+    name: str,
     request: ModelRequest,
     retry: RetryPolicy,
     stop: asyncio.Event,
@@ -107,15 +112,18 @@ async def _attempts(
     while True:
         attempt += 1
         stream = provider.stream(request)
-        started = False
+        started = turned = False
         try:
             while True:
                 try:
                     event = await _next_or_stop(stream, stopper, deadline)
                 except StopAsyncIteration:
+                    if not turned:
+                        raise _no_turn(name, request) from None
                     return
                 started = True
-                yield _checked(event, provider, request)
+                turned = turned or isinstance(event, ModelTurn)
+                yield _checked(event, name, request)
         except ModelError as error:
             if started or not error.retryable or attempt > retry.max_retries:
                 raise
@@ -129,7 +137,8 @@ async def _attempts(
         except Stopped:
             raise
         except Exception as error:  # a chunk the provider could not read: no crash of the loop
-            raise _malformed(provider, request, f"{type(error).__name__}: {error}") from error
+            raised = f"its stream raised {type(error).__name__}: {error}"
+            raise _malformed(name, request, raised) from error
         finally:
             closing = getattr(stream, "aclose", None)
             if closing is not None:
@@ -138,20 +147,28 @@ async def _attempts(
                     await closing()
 
 
-def _malformed(provider: ModelProvider, request: ModelRequest, what: str) -> ModelError:
-    name = getattr(provider, "name", None) or type(provider).__name__
+def _no_turn(name: str, request: ModelRequest) -> ModelError:
+    return ModelError(
+        f"{name}: model {request.model!r}: the answer ended without a turn (a stream yields "
+        "one ModelTurn, last)",
+        provider=name,
+        model=request.model,
+    )
+
+
+def _malformed(name: str, request: ModelRequest, what: str) -> ModelError:
     # The server's own text may be quoted: redacted (as every provider error is), then cut: a
     # key cut first could leave a piece too short for its pattern.
     what = redact_text(what)
     what = what if len(what) <= 300 else what[:300] + "..."
     return ModelError(
         f"{name}: model {request.model!r}: the server's answer could not be read: {what}",
-        provider=str(name),
+        provider=name,
         model=request.model,
     )
 
 
-def _checked(event: object, provider: ModelProvider, request: ModelRequest) -> ModelEvent:
+def _checked(event: object, name: str, request: ModelRequest) -> ModelEvent:
     """``event`` when it is what the wire types say, else the :class:`ModelError` of a
     malformed answer (a provider passes on whatever its server's JSON held)."""
     if isinstance(event, TextDelta) and isinstance(event.text, str):
@@ -166,4 +183,4 @@ def _checked(event: object, provider: ModelProvider, request: ModelRequest) -> M
             type(count) is int for count in counts
         ):
             return event
-    raise _malformed(provider, request, f"not text, calls and token counts: {event!r}")
+    raise _malformed(name, request, f"not text, calls and token counts: {event!r}")

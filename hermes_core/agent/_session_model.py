@@ -89,7 +89,7 @@ class SessionModel:
         turn: ModelTurn | None = None
         try:
             async for event in request_events(
-                self._provider, request, self._retry, self._stop(), deadline
+                self._provider, request, self._retry, self._stop(), deadline, settings.provider
             ):
                 if isinstance(event, ModelTurn):
                     turn = event

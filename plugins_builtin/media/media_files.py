@@ -7,31 +7,15 @@ from __future__ import annotations
 import time
 import uuid
 from pathlib import Path
-from typing import Final
 
+from hermes_core._plugin_support import image_type
 from hermes_core.plugin import Environment, Session
 
-_SIGNATURES: Final = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
+__all__ = ["MediaRefused", "image_type", "inside_session", "output_path"]
 
 
 class MediaRefused(Exception):
     """A request the tool will not carry out; the message tells the model why."""
-
-
-def image_type(data: bytes) -> str | None:
-    """The media type of an image by its first bytes (never by its name), or ``None`` when it
-    is no PNG, JPEG, GIF or WebP."""
-    for signature, media_type in _SIGNATURES:
-        if data.startswith(signature):
-            return media_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def inside_session(session: Session, raw: str) -> Path:

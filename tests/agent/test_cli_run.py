@@ -346,7 +346,7 @@ def test_an_unknown_provider_is_a_configuration_error_naming_the_key(home: Agent
     home.setup({"text": "hi"}, model={"provider": "opnai", "model": "m"})
     done = home.cli.run("run", "hello", ok=False)
     assert done.returncode == 2
-    assert "unknown model provider 'opnai' (model.provider)" in done.stderr
+    assert "unknown model provider 'opnai' (set by model.provider)" in done.stderr
     assert "fake" in done.stderr
 
 

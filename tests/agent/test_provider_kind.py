@@ -55,7 +55,10 @@ def test_a_registered_provider_is_built_with_the_model_settings(hermes_env: Envi
 def test_an_unknown_provider_name_lists_the_valid_ones(hermes_env: Environment) -> None:
     host = make_host(Config(), hermes_env, plugins={"echo": EchoPlugin()})
     try:
-        wanted = r"unknown model provider 'opnai' \(model\.provider\); valid names: broken, echo"
+        wanted = (
+            r"unknown model provider 'opnai' \(set by model\.provider\); "
+            "valid names: broken, echo"
+        )
         with pytest.raises(RegistrationError, match=wanted):
             host.create_model_provider(_settings("opnai"))
     finally:
