@@ -50,4 +50,3 @@ def test_describing_a_tool_of_a_disabled_plugin_says_how_to_enable_it_in_which_f
     assert called.returncode == 1
     assert "Did you mean: todo_list" in called.stderr
     assert "plugin" not in called.stderr
-
