@@ -1,7 +1,7 @@
 """The one call path: every tool call, however it arrives, runs through :class:`Dispatcher`.
 
-Steps (execution.md, "Dispatch"): resolve the real tool (a catalog tool answers that it cannot
-run here, before anything else), coerce and validate the arguments,
+Steps (execution.md, "Dispatch"): resolve the real tool (past the interrupt check, a catalog
+tool answers that it cannot run, before its arguments are read), coerce and validate them,
 ``hermes_pre_tool_call`` hooks (last registered first; block, approve, modify; an exception or a
 timeout blocks), the approval policy with the allow and deny globs and the session's prompt
 transport, the handler under its timeout, post observers and result transforms (isolated per
