@@ -7,16 +7,30 @@ A kind may keep fields of its own between the frame and the header (outside the 
 catalog cache's hash-check flag); the header is a JSON object, and what follows it is the
 kind's own. The tool catalog cache and the bundled bm25 index use it; a search backend can
 keep its own files the same way.
+
+:func:`cache_dir_blocked` is the one answer, for every reader and writer of cache files, to a
+cache directory that cannot be one (``HERMES_CACHE_DIR`` naming a regular file).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import stat
 import struct
 import zlib
+from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CACHE_FRAME_SIZE", "CacheFileError", "cache_frame", "read_cache_frame"]
+__all__ = [
+    "CACHE_FRAME_SIZE",
+    "CacheFileError",
+    "cache_dir_blocked",
+    "cache_frame",
+    "read_cache_frame",
+]
+
+log = logging.getLogger(__name__)
 
 _PREFIX: Final = struct.Struct("<8sIIQ")
 _CHECKSUM: Final = struct.Struct("<I")
@@ -66,3 +80,44 @@ def read_cache_frame(
     if not isinstance(header, dict):
         raise CacheFileError("its header is unreadable")
     return header, header_length, total
+
+
+_WARNED: set[Path] = set()
+"""The paths :func:`cache_dir_blocked` has warned about in this process (one warning each)."""
+
+
+def cache_dir_blocked(directory: Path) -> bool:
+    """Whether no cache file can be kept in ``directory`` because it, or a folder above it,
+    exists and is not a directory (``HERMES_CACHE_DIR`` naming a regular file, say).
+
+    Asked by a reader or writer of cache files when opening or saving failed: when so, it
+    says nothing of its own (its error would read like a damaged cache, or "File exists"),
+    since the first time a process meets that path one warning names it, says that it is not a
+    directory and that nothing is lost. Nothing is written or removed there.
+    """
+    blocked = _not_a_directory(directory)
+    if blocked is None:
+        return False
+    if blocked not in _WARNED:
+        _WARNED.add(blocked)
+        log.warning(
+            "%s is not a directory, so hermes keeps no cache files under it this run; nothing "
+            "is lost (the file is left as it is, and what they would hold is made again): "
+            "move the file, or set HERMES_CACHE_DIR to a directory",
+            blocked,
+        )
+    return True
+
+
+def _not_a_directory(directory: Path) -> Path | None:
+    """The nearest of ``directory`` and the folders above it that exists, when it is not a
+    directory; ``None`` when it is one (or cannot be looked at)."""
+    for path in (directory, *directory.parents):
+        try:
+            mode = path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return None
+        return None if stat.S_ISDIR(mode) else path
+    return None

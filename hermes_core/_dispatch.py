@@ -1,6 +1,7 @@
 """The one call path: every tool call, however it arrives, runs through :class:`Dispatcher`.
 
-Steps (execution.md, "Dispatch"): resolve the real tool, coerce and validate the arguments,
+Steps (execution.md, "Dispatch"): resolve the real tool (past the interrupt check, a catalog
+tool answers that it cannot run, before its arguments are read), coerce and validate them,
 ``hermes_pre_tool_call`` hooks (last registered first; block, approve, modify; an exception or a
 timeout blocks), the approval policy with the allow and deny globs and the session's prompt
 transport, the handler under its timeout, post observers and result transforms (isolated per
@@ -252,6 +253,12 @@ class Dispatcher:
         prepared = self._prepare(tool)
         if session.interrupted:
             return None, _interrupted(tool.name)
+        if tool.source == "catalog":
+            # A catalog tool cannot run at all; its handler only says so, whatever the arguments.
+            # That comes first: judging, hooking or approving arguments of a call that will not
+            # run would only hide it behind an error the caller fixes in vain.
+            listed = ToolCall(tool.name, {}, tool, str(next(self._call_ids)))
+            return None, await self._call_handler(prepared, listed, session)
         checked = (
             await check_in_thread(prepared, arguments)
             if prepared.patterned

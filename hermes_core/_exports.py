@@ -245,6 +245,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ClientTerminal": "hermes_core._client_io",
         "TerminalRun": "hermes_core._client_io",
         "attach_client_io": "hermes_core._client_io",
+        "cache_dir_blocked": "hermes_core._cache_files",
         "cache_frame": "hermes_core._cache_files",
         "client_files": "hermes_core._client_io",
         "client_terminal": "hermes_core._client_io",

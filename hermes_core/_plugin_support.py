@@ -44,6 +44,9 @@ if TYPE_CHECKING:
         CacheFileError as CacheFileError,
     )
     from hermes_core._cache_files import (
+        cache_dir_blocked as cache_dir_blocked,
+    )
+    from hermes_core._cache_files import (
         cache_frame as cache_frame,
     )
     from hermes_core._cache_files import (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from hermes_core._cli.context import environment, load_config_in_effect
 from hermes_core._cli.output import columns
 
 if TYPE_CHECKING:
+    from hermes_core._cli.progress import CallProgressLine
     from hermes_core._config import Config
     from hermes_core._host import Host
     from hermes_core._paths import Environment
@@ -128,6 +128,7 @@ def _evaluate_set(
     import anyio
 
     from hermes_core._host import Host
+    from hermes_core._plugins.selection import UnavailableSearchBackend
     from hermes_core.search._catalog import load_catalog
     from hermes_core.search._evaluation import (
         METRIC_KEYS,
@@ -157,12 +158,20 @@ def _evaluate_set(
     async def main() -> dict[str, float | int]:
         async with Host(config, env) as host:
             # A backend that cannot be built would answer every query with an error, scored as
-            # no match: a row of zeros that measures nothing. Build one first, raising its error.
-            host.create_search_backend()
+            # no match: a row of zeros that measures nothing. Tool Search's own backend, the
+            # one the queries use, is built first and its error raised (a second instance
+            # would cost its factory again: the hybrid backend checks its model's weights).
+            backend = host.tool_search.backend
+            if isinstance(backend, UnavailableSearchBackend):
+                raise backend.error
             host.registry.register_all(catalog, owner="catalog")
             host.prepare_tools()
-            with _progress(len(queries), item.name, enabled=show_progress) as bar:
-                run = await _run_queries(host, queries, depth, bar)
+            line = _progress_line(show_progress)
+            try:
+                run = await _run_queries(host, queries, depth, _Counter(item.name, line))
+            finally:
+                if line is not None:
+                    line.close()
         metrics = score_rankings(
             queries, run.rankings, tools=len(catalog), latencies_ms=run.latencies,
             unmatched=run.unmatched,
@@ -209,7 +218,7 @@ class _Run:
     refusals: list[str] = field(default_factory=list)
 
 
-async def _run_queries(host: Host, queries: list[EvalQuery], depth: int, bar: Any) -> _Run:
+async def _run_queries(host: Host, queries: list[EvalQuery], depth: int, counter: _Counter) -> _Run:
     session = host.new_session()
     run = _Run()
     for number, item in enumerate(queries, 1):
@@ -231,16 +240,33 @@ async def _run_queries(host: Host, queries: list[EvalQuery], depth: int, bar: An
         else:
             run.rankings.append(list(answers[0]["matches"]))
             run.unmatched.append(list(answers[0].get("unmatched", ())))
-        bar.update(1)
+        counter.done(number, len(queries))
     return run
 
 
-class _NoProgress:
-    def update(self, steps: int) -> None:
-        return None
+def _progress_line(enabled: bool) -> CallProgressLine | None:
+    """The progress line on stderr when ``enabled`` and stderr is a terminal, else ``None``."""
+    from hermes_core._cli.progress import call_progress_line
+
+    return call_progress_line() if enabled else None
 
 
-def _progress(total: int, label: str, *, enabled: bool) -> Any:
-    if enabled:
-        return click.progressbar(length=total, label=label, file=sys.stderr)
-    return nullcontext(_NoProgress())
+class _Counter:
+    """The queries of one set done so far, drawn on ``line`` (``None``: nothing is drawn) as
+    ``[####....] 52/261 queries (label), about 2 s left``."""
+
+    def __init__(self, label: str, line: CallProgressLine | None) -> None:
+        self.label = label
+        self.line = line
+        self.started = time.monotonic()
+
+    def done(self, number: int, total: int) -> None:
+        """``number`` of ``total`` queries are scored."""
+        if self.line is None:
+            return
+        from hermes_core._progress import ProgressReport
+        from hermes_core._shown import duration
+
+        left = (time.monotonic() - self.started) / number * (total - number)
+        eta = f", about {duration(left)} left" if number < total and left >= 1 else ""
+        self.line(ProgressReport(number, total, f"queries ({self.label}){eta}"))

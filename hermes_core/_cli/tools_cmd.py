@@ -250,7 +250,7 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
                     payload["hints"] = {
                         name: hint
                         for name in payload["not_found"]
-                        if (hint := did_you_mean(name, known))
+                        if (hint := _provider_hint(host, name, " ") or did_you_mean(name, known))
                     }
             return result, payload
 
@@ -326,13 +326,15 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
 
     asked: set[str] = set()  # the tools a prompt was asked about: where --yes would approve
 
-    async def work(host: Host) -> ToolResult:
+    async def work(host: Host) -> tuple[ToolResult, str]:
         approved = name if yes else None
         async with host.session(**_session_fields(host, approve=approved, asked=asked)) as session:
             if name in host.tool_search.view().deferred_by_name or is_connector_name(name):
                 payload = {"name": name, "arguments": arguments}
-                return await host.dispatch("tool_call", payload, session)
-            return await host.dispatch(name, arguments, session)
+                return await host.dispatch("tool_call", payload, session), ""
+            result = await host.dispatch(name, arguments, session)
+        unknown = result.error_code == "UNKNOWN_TOOL"
+        return result, _provider_hint(host, name, "hermes: ") if unknown else ""
 
     # Only an MCP tool's own server is waited for (its name says which); the others are not
     # started unless the call needs them (a search, a script calling their tools).
@@ -346,7 +348,7 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         # Standard output is the result's: what a hook or plugin prints while the call runs
         # (a print() left in a handler) goes to standard error, as under hermes serve.
         with listening_to_progress(line), answering_forms(forms), redirect_stdout(sys.stderr):
-            result = run_with_host(
+            result, hint = run_with_host(
                 work, wait_only=frozenset({server} if server else ()), hold_background=True
             )
     finally:
@@ -361,8 +363,21 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
             "uses it in hermes chat, hermes run and hermes acp",
             err=True,
         )
+    elif hint:
+        click.echo(hint, err=True)
     if result.is_error:
         sys.exit(1)
+
+
+def _provider_hint(host: Host, name: str, prefix: str) -> str:
+    """Why ``name``, which the host lacks, is missing when a plugin's manifest lists it (its
+    plugin did not load, or registered no such tool here), after ``prefix``; else ``""``."""
+    from hermes_core._plugins.explain import missing_tool
+
+    if name in host.registry:
+        return ""
+    why = missing_tool(host.plugins, name, host.config_path)
+    return f"{prefix}{why}." if why else ""
 
 
 def _conversation_tools() -> frozenset[str]:

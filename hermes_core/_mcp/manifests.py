@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core._atomic_write import write_atomically
+from hermes_core._cache_files import cache_dir_blocked
 
 if TYPE_CHECKING:
     from hermes_core._config import McpServerConfig
@@ -274,7 +275,8 @@ class ManifestStore:
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            self._ignored(server, path, f"it cannot be read ({exc})")
+            if not (isinstance(exc, OSError) and cache_dir_blocked(self.directory)):
+                self._ignored(server, path, f"it cannot be read ({exc})")
             return None
         try:
             return _parse(text, server, manifest_key(config))
@@ -325,6 +327,8 @@ class ManifestStore:
         try:
             write_atomically(path, _text_of(manifest), mode=0o600)
         except OSError as exc:
+            if cache_dir_blocked(self.directory):
+                return
             log.warning(
                 "cannot write the tool manifest of MCP server %r to %s: %s",
                 manifest.server,

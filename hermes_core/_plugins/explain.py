@@ -1,16 +1,18 @@
 """Why a plugin did not load, and what to do about it: one sentence for every place that meets
 a name some plugin should have provided (an unknown search backend, approval policy or
-connector gateway) or that enables a plugin which will still not load."""
+connector gateway, a tool a manifest lists in ``provides_tools``) or that enables a plugin
+which will still not load."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.records import PluginRecord
 from hermes_core._project_trust import PROJECT_GATE_FLAG
 
-__all__ = ["unloaded_plugin", "why_not_loaded"]
+__all__ = ["missing_tool", "unloaded_plugin", "why_not_loaded"]
 
 
 def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord | None:
@@ -26,6 +28,39 @@ def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord 
     if winner is None or winner.loadable:
         return None
     return winner
+
+
+def missing_tool(
+    records: Iterable[PluginRecord], tool: str, config_path: Path | None
+) -> str | None:
+    """Why the tool ``tool``, which the registry lacks, is missing when a plugin's manifest lists
+    it in ``provides_tools`` (the one table of which plugin provides which tool): the plugin did
+    not load (how to make it load), or it loaded and registered no such tool here (what its
+    manifest's description says it needs: a setting, an extra); ``config_path`` is the
+    configuration file in effect. ``None`` when no plugin lists ``tool``."""
+    listing = [
+        record
+        for record in records
+        if record.candidate.manifest is not None
+        and tool in record.candidate.manifest.provides_tools
+    ]
+    record = next((record for record in listing if record.winner), None)
+    if record is None:
+        record = next((record for record in listing if record.status == "gated"), None)
+    if record is None:
+        return None
+    in_file = f" (the configuration in effect: {config_path})" if config_path is not None else ""
+    if not record.loadable:
+        return (
+            f"{tool!r} is a tool of a plugin that did not load: {why_not_loaded(record)}{in_file}"
+        )
+    manifest = record.candidate.manifest
+    assert manifest is not None
+    needs = f": {manifest.description.rstrip('.')}" if manifest.description else ""
+    return (
+        f"{tool!r} is a tool of the plugin {record.name!r} ({record.source}), which is enabled "
+        f"but did not register it here; its manifest says what it needs{needs}{in_file}"
+    )
 
 
 def why_not_loaded(record: PluginRecord) -> str:

@@ -49,7 +49,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from hermes_core._atomic_write import write_bytes_atomically
-from hermes_core._cache_files import CACHE_FRAME_SIZE, cache_frame, read_cache_frame
+from hermes_core._cache_files import (
+    CACHE_FRAME_SIZE,
+    cache_dir_blocked,
+    cache_frame,
+    read_cache_frame,
+)
 from hermes_core._cache_files import CacheFileError as _Unusable
 
 __all__ = [
@@ -145,7 +150,8 @@ def load_cached(
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
-        logger.warning("cannot read the catalog cache %s: %s; reading %s", path, error, catalog)
+        if not cache_dir_blocked(directory):
+            logger.warning("cannot read the catalog cache %s: %s; reading %s", path, error, catalog)
         return None
     except _Unusable as problem:
         logger.warning("ignoring the catalog cache %s: %s; reading %s", path, problem, catalog)
@@ -334,7 +340,8 @@ def save_cached(
             durable=False,
         )
     except OSError as error:
-        logger.warning("cannot save the catalog cache in %s: %s", path.parent, error)
+        if not cache_dir_blocked(path.parent):
+            logger.warning("cannot save the catalog cache in %s: %s", path.parent, error)
         return None
     start = _START + len(header) + sections["entries"][0]
     return WrittenEntries.open(path, frame, total, start, offsets)

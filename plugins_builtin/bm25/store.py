@@ -39,6 +39,7 @@ import Stemmer
 
 from hermes_core._plugin_support import (
     CACHE_FRAME_SIZE,
+    cache_dir_blocked,
     cache_frame,
     make_private_dir,
     read_cache_frame,
@@ -148,7 +149,10 @@ class IndexStore:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:
-            logger.warning("cannot read the bm25 index cache %s: %s; rebuilding it", path, error)
+            if not cache_dir_blocked(self.directory):
+                logger.warning(
+                    "cannot read the bm25 index cache %s: %s; rebuilding it", path, error
+                )
             return None
         except _Unusable as problem:
             logger.warning("ignoring the bm25 index cache %s: %s; rebuilding it", path, problem)
@@ -203,7 +207,8 @@ class IndexStore:
                 os.unlink(temporary)
                 raise
         except OSError as error:
-            logger.warning("cannot save the bm25 index cache in %s: %s", self.directory, error)
+            if not cache_dir_blocked(self.directory):
+                logger.warning("cannot save the bm25 index cache in %s: %s", self.directory, error)
             return None
         self._clean_up(path)
         return path

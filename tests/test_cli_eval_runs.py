@@ -1,0 +1,129 @@
+"""``hermes eval search`` as a user runs it (the real command, a subprocess): the search backend
+is built once per set, and on a terminal the run shows how many queries are done."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+COUNTED_BACKEND = """
+from pathlib import Path
+
+from hermes_core.plugin import SearchBackendSpec, hookimpl
+
+BUILDS = Path({builds!r})
+
+
+def make(context):
+    with BUILDS.open("a", encoding="utf-8") as file:
+        file.write("built\\n")
+    return context.search_backend("bm25")
+
+
+@hookimpl
+def hermes_search_backends():
+    return [SearchBackendSpec("counted", factory=make)]
+"""
+
+
+def _eval_files(folder: Path) -> tuple[Path, Path]:
+    catalog = folder / "catalog.json"
+    catalog.write_text(
+        json.dumps(
+            [
+                {"name": "get_current_time", "description": "Current time in a time zone."},
+                {"name": "convert_time", "description": "Convert a time between zones."},
+                {"name": "send_email", "description": "Send an email message."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    lines = [
+        {"query": "current time", "relevant": ["get_current_time"]},
+        {"query": "convert time zone", "relevant": ["convert_time"]},
+        {"query": "email someone", "relevant": ["send_email"]},
+    ]
+    queries = folder / "queries.jsonl"
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return catalog, queries
+
+
+def test_eval_search_builds_the_search_backend_once(
+    hermes_cli: HermesCli, hermes_dir_plugin: Callable[..., Path], tmp_path: Path
+) -> None:
+    builds = tmp_path / "builds.txt"
+    hermes_dir_plugin(
+        hermes_cli.home / "plugins", "counted", COUNTED_BACKEND.format(builds=str(builds))
+    )
+    hermes_cli.config.write_text(
+        "plugins:\n  enabled: [counted]\ntools:\n  tool_search:\n    backend: counted\n",
+        encoding="utf-8",
+    )
+    catalog, queries = _eval_files(tmp_path)
+
+    done = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), "--json"
+    )
+
+    assert json.loads(done.stdout)["hit@1"] == 100.0
+    assert builds.read_text(encoding="utf-8").splitlines() == ["built"]
+
+
+def _run_with_terminal_stderr(cli: HermesCli, *args: str) -> tuple[str, str]:
+    """``hermes *args`` with stderr on a pseudo-terminal and stdout into a pipe: what it drew
+    on the terminal, and what it printed."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        cli.command(*args),
+        cwd=cli.work,
+        env=cli.variables(TERM="xterm", COLUMNS="120"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    seen = b""
+    give_up = time.monotonic() + 120  # a guard against a hang, not a performance check
+    while time.monotonic() < give_up:
+        ready, _, _ = select.select([controller], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the other side closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif process.poll() is not None:
+            break
+    printed, _ = process.communicate(timeout=30)
+    os.close(controller)
+    return seen.decode(errors="replace"), printed.decode()
+
+
+def test_eval_search_shows_the_queries_done_on_a_terminal_and_never_with_json(
+    hermes_cli: HermesCli, tmp_path: Path
+) -> None:
+    catalog, queries = _eval_files(tmp_path)
+    args = ("eval", "search", "--catalog", str(catalog), "--queries", str(queries))
+
+    drawn, printed = _run_with_terminal_stderr(hermes_cli, *args)
+    assert "3/3 queries" in drawn, drawn
+    assert drawn.endswith("\r\x1b[K"), repr(drawn)  # taken off before the figures
+    assert "hit@1:" in printed
+
+    drawn, printed = _run_with_terminal_stderr(hermes_cli, *args, "--json")
+    assert drawn == ""
+    assert json.loads(printed)["queries"] == 3

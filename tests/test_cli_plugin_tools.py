@@ -1,0 +1,52 @@
+"""``hermes tools call`` and ``tools describe`` of a tool a bundled plugin provides only when it is
+enabled and set up: the message names the plugin, why it has no such tool here and what to do
+(the real ``hermes`` as a subprocess, a real configuration file)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core.testing import HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+
+def test_calling_text_to_speech_without_its_command_names_the_media_plugin_and_the_setting(
+    hermes_cli: HermesCli,
+) -> None:
+    done = hermes_cli.run("tools", "call", "text_to_speech", '{"text": "hi"}', ok=False)
+
+    assert done.returncode == 1
+    assert "There is no tool named 'text_to_speech'" in done.stderr
+    assert "plugin 'media' (bundled" in done.stderr, done.stderr
+    assert "plugins.entries.media.tts_command" in done.stderr
+    assert str(hermes_cli.config) in done.stderr
+
+
+def test_describing_a_tool_of_a_disabled_plugin_says_how_to_enable_it_in_which_file(
+    hermes_cli: HermesCli,
+) -> None:
+    hermes_cli.config.write_text("plugins:\n  disabled: [web]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "describe", "web_search", ok=False)
+
+    assert done.returncode == 1
+    line = done.stderr.strip()
+    assert line.startswith("web_search: not found."), line
+    assert "plugin 'web' (bundled" in line
+    assert "disabled in plugins.disabled" in line
+    assert "hermes plugins enable web" in line
+    assert str(hermes_cli.config) in line
+
+    called = hermes_cli.run("tools", "call", "web_search", '{"query": "x"}', ok=False)
+    assert called.returncode == 1
+    assert "hermes plugins enable web" in called.stderr, called.stderr
+
+    # A name no plugin lists keeps its closest names, and no plugin is named.
+    described = hermes_cli.run("tools", "describe", "session_serch", ok=False)
+    assert described.returncode == 1
+    assert described.stderr.strip() == "session_serch: not found. Did you mean 'session_search'?"
+    called = hermes_cli.run("tools", "call", "todo_lis", "{}", ok=False)
+    assert called.returncode == 1
+    assert "Did you mean: todo_list" in called.stderr
+    assert "plugin" not in called.stderr
