@@ -3,11 +3,18 @@ hop of a redirect chain is checked (``check_url``) and the connection goes to th
 was checked, never to a second resolution of the name; a type the caller cannot use is refused
 before the body is read, and the body is read in a stream up to a byte cap; each request (each
 hop) has the timeout in all, however slowly its answer drips. What ``web_extract`` reads pages
-with and ``vision_analyze`` reads images with."""
+with and ``vision_analyze`` reads images with.
+
+A body that comes compressed (gzip or deflate, :data:`ACCEPT_ENCODING`) is expanded here, at
+most :data:`_PIECE` bytes a step, and the cap holds for what it expands to and for the bytes as
+sent: httpx would expand each chunk of the network whole, and a chain of codings in one step,
+so a few kilobytes of gzip inside gzip would be gigabytes in memory before any cap is looked at.
+Another coding, or more than one, is refused by name before the body is read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
@@ -20,10 +27,29 @@ from hermes_core._addresses import check_url
 from hermes_core._errors import HermesError
 from hermes_core._tls import tls_context
 
-__all__ = ["USER_AGENT", "CheckedFetcher", "FetchError", "Fetched", "read_capped"]
+__all__ = [
+    "ACCEPT_ENCODING",
+    "USER_AGENT",
+    "CheckedFetcher",
+    "FetchError",
+    "Fetched",
+    "read_capped",
+]
 
 USER_AGENT: Final = "Mozilla/5.0 (compatible; hermes-core)"
+ACCEPT_ENCODING: Final = "gzip, deflate"
+"""The content codings hermes asks for: the ones it expands itself, a step at a time (httpx
+would ask for brotli and zstd too when their packages are installed)."""
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+_WINDOW_BITS: Final = {
+    "gzip": zlib.MAX_WBITS | 16,
+    "x-gzip": zlib.MAX_WBITS | 16,
+    "deflate": zlib.MAX_WBITS,
+}
+"""The codings hermes expands, as zlib reads them (deflate: the zlib format, or raw deflate
+when the body does not start with zlib's header, as some servers send it)."""
+_PIECE: Final = 1024 * 1024
+"""The most one step of expanding makes at once."""
 
 
 class FetchError(HermesError):
@@ -129,6 +155,7 @@ class CheckedFetcher:
             "Host": target.netloc.decode("ascii"),
             "User-Agent": USER_AGENT,
             "Accept": self.accept,
+            "Accept-Encoding": ACCEPT_ENCODING,
         }
         # The certificate is checked against the name, the connection made to the address.
         extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
@@ -169,10 +196,10 @@ class CheckedFetcher:
         chunks: list[bytes] = []
         size = 0
         try:
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size >= self.max_bytes:
+            async for piece, sent in expanded(response):
+                chunks.append(piece)
+                size += len(piece)
+                if size >= self.max_bytes or sent >= self.max_bytes:
                     return b"".join(chunks)[: self.max_bytes], True
         except httpx.TimeoutException:
             raise FetchError(
@@ -185,13 +212,99 @@ class CheckedFetcher:
 
 async def read_capped(response: httpx.Response, cap: int) -> bytes | None:
     """The body of ``response`` read as it comes, or ``None`` as soon as it (or the length it
-    announces) passes ``cap`` bytes: an answer is refused at a cap, never held whole first."""
+    announces) passes ``cap`` bytes, as sent or as it expands to: an answer is refused at a
+    cap, never held whole first. A coding hermes does not expand raises
+    ``httpx.DecodingError``."""
     announced = response.headers.get("content-length", "")
     if announced.isdigit() and int(announced) > cap:
         return None
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
+    async for piece, sent in expanded(response):
+        body += piece
+        if len(body) > cap or sent > cap:
             return None
     return bytes(body)
+
+
+async def expanded(response: httpx.Response) -> AsyncIterator[tuple[bytes, int]]:
+    """The body of ``response``, expanded from gzip or deflate when it comes so, in pieces of
+    at most :data:`_PIECE` bytes, each with the bytes read as sent so far: the caller stops at
+    its cap, having held at most a piece more. A coding hermes does not expand (or a chain of
+    codings), and data that does not expand, raise ``httpx.DecodingError``."""
+    codings = [
+        coding.strip().lower()
+        for coding in response.headers.get_list("content-encoding", split_commas=True)
+    ]
+    codings = [coding for coding in codings if coding and coding != "identity"]
+    if codings and (len(codings) > 1 or codings[0] not in _WINDOW_BITS):
+        raise httpx.DecodingError(
+            f"the answer's content encoding is {', '.join(codings)!r}; hermes asks for "
+            f"{ACCEPT_ENCODING!r} and reads one of them or none",
+            request=response.request,
+        )
+    expander = _Expander(codings[0], response.request) if codings else None
+    sent = 0
+    async for chunk in response.aiter_raw():
+        sent += len(chunk)
+        for piece in expander.pieces(chunk) if expander is not None else (chunk,):
+            yield piece, sent
+    if expander is not None and (rest := expander.flush()):
+        yield rest, sent
+
+
+class _Expander:
+    """A body in the coding ``coding`` expanded at most :data:`_PIECE` bytes a step, every gzip
+    member of it (RFC 1952 lets a body be several, one after the other)."""
+
+    def __init__(self, coding: str, request: httpx.Request) -> None:
+        self._coding = coding
+        self._request = request
+        self._zlib = zlib.decompressobj(_WINDOW_BITS[coding])
+        self._head: bytes | None = b"" if coding == "deflate" else None
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        """What ``data``, the next bytes of the body, expands to."""
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < 2:  # too few to tell zlib's header from raw deflate
+                self._head = data
+                return
+            self._head = None
+            if not _zlib_header(data):
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        piece = self._expand(data)
+        while True:
+            while piece:
+                yield piece
+                piece = self._expand(self._zlib.unconsumed_tail)
+            rest = self._zlib.unused_data if self._zlib.eof else b""
+            if not rest or self._coding == "deflate":
+                return  # what follows the end of a deflate stream is not read
+            self._zlib = zlib.decompressobj(_WINDOW_BITS[self._coding])  # the next member
+            piece = self._expand(rest)
+
+    def _expand(self, data: bytes) -> bytes:
+        try:
+            return self._zlib.decompress(data, _PIECE)
+        except zlib.error as exc:
+            raise httpx.DecodingError(
+                f"the answer's {self._coding} data does not expand: {exc}", request=self._request
+            ) from None
+
+    def flush(self) -> bytes:
+        """What is left once the body has ended (a body cut short gives what it held)."""
+        if self._head:  # a deflate body of one byte
+            return self._expand(self._head)
+        try:
+            return self._zlib.flush()  # at most zlib's window: the input is all consumed
+        except zlib.error as exc:
+            raise httpx.DecodingError(
+                f"the answer's {self._coding} data does not expand: {exc}", request=self._request
+            ) from None
+
+
+def _zlib_header(data: bytes) -> bool:
+    """Whether ``data`` begins with a zlib header (RFC 1950: method 8, a window of at most
+    32 KiB, and the check bits) rather than raw deflate."""
+    method, flags = data[0], data[1]
+    return method & 0x0F == 8 and method >> 4 <= 7 and (method << 8 | flags) % 31 == 0

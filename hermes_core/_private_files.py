@@ -7,6 +7,7 @@ must be the user's alone to write (:func:`others_could_write`). The one place fo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -20,6 +21,7 @@ __all__ = [
     "create_private_file",
     "make_private_dir",
     "others_could_write",
+    "own_private_dir",
     "private_database",
     "private_dir",
     "refuse_if_others_could_write",
@@ -51,6 +53,32 @@ def private_dir(directory: Path) -> Path:
     if directory.stat().st_mode & 0o777 != PRIVATE_DIR_MODE:
         os.chmod(directory, PRIVATE_DIR_MODE)
     return directory
+
+
+def own_private_dir(directory: Path) -> Path:
+    """``directory``, a name of hermes' own in a folder every account may write (``/tmp``),
+    made ``0700`` when missing; returns it. One that exists must be this user's alone: one that
+    is a link, belongs to another account or lets others in is refused (a
+    :class:`~hermes_core._errors.ConfigError` naming it and the fix), since another account
+    may have made it first, to read what hermes writes there or to plant links that send its
+    writes into the user's own files."""
+    with contextlib.suppress(FileExistsError):
+        directory.mkdir(mode=PRIVATE_DIR_MODE)
+    info = os.lstat(directory)
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        weakness = "is not a directory (a link, or a file)"
+    elif euid is not None and info.st_uid != euid:
+        weakness = f"belongs to another account (uid {info.st_uid})"
+    elif euid is not None and stat.S_IMODE(info.st_mode) & 0o077:
+        weakness = f"is open to other accounts (mode {stat.S_IMODE(info.st_mode):04o})"
+    else:
+        return directory
+    raise ConfigError(
+        f"{directory} {weakness}: another account may have made it; remove it "
+        "(rm -r, after a look) and hermes makes it again, private",
+        path=directory,
+    )
 
 
 def private_database(path: Path) -> Path:

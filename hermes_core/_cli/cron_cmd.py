@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def local_time(moment: float | None) -> str:
-    from hermes_core.agent._cron_store import local_time as shown
+    from hermes_core.agent._cron_rows import local_time as shown
 
     return shown(moment)
 

@@ -34,17 +34,17 @@ if TYPE_CHECKING:
     from hermes_core.agent._budget import (
         Budget as Budget,
     )
+    from hermes_core.agent._cron_rows import (
+        CronJob as CronJob,
+    )
+    from hermes_core.agent._cron_rows import (
+        CronRun as CronRun,
+    )
     from hermes_core.agent._cron_schedule import (
         JobError as JobError,
     )
     from hermes_core.agent._cron_store import (
-        CronJob as CronJob,
-    )
-    from hermes_core.agent._cron_store import (
         CronJobs as CronJobs,
-    )
-    from hermes_core.agent._cron_store import (
-        CronRun as CronRun,
     )
     from hermes_core.agent._cron_toolsets import (
         job_toolsets as job_toolsets,

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from hermes_core.agent._cron_rows import CronJob, CronRun
 from hermes_core.agent._cron_runs import leases_renewed, run_job
-from hermes_core.agent._cron_store import CronJob, CronJobs, CronRun, owner_name
+from hermes_core.agent._cron_store import CronJobs, owner_name
 
 if TYPE_CHECKING:
     from hermes_core._host import Host

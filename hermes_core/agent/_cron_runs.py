@@ -34,7 +34,8 @@ from hermes_core.agent._events import Finished
 
 if TYPE_CHECKING:
     from hermes_core._host import Host
-    from hermes_core.agent._cron_store import CronJob, CronJobs, CronRun
+    from hermes_core.agent._cron_rows import CronJob, CronRun
+    from hermes_core.agent._cron_store import CronJobs
     from hermes_core.agent._loop import Agent
 
 NOBODY: Final = "a cron job runs with nobody to answer questions"

@@ -21,12 +21,18 @@ import time
 import uuid
 from collections.abc import Collection, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
 from hermes_core._private_files import private_database
+from hermes_core.agent._cron_rows import (
+    CronJob,
+    CronRun,
+    job_of,
+    last_run_of,
+    lease_ran_out,
+    run_of,
+)
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
 from hermes_core.agent._cron_toolsets import check_toolsets
 
@@ -45,79 +51,15 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-@dataclass(frozen=True)
-class CronJob:
-    """One job: when it runs (``schedule``), what it asks (``prompt``), with which
-    ``toolsets`` (``None``: every toolset but ``cron``), where its answer goes (``delivery``);
-    ``next_run`` (epoch seconds) is ``None`` when nothing is left to run (a one-shot job that
-    ran)."""
-
-    id: str
-    name: str
-    schedule: str
-    prompt: str
-    toolsets: tuple[str, ...] | None
-    delivery: str
-    paused: bool
-    created: float
-    next_run: float | None
-    lease_owner: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        """The job as the ``cronjob`` tool shows one it made or changed (times in local ISO
-        8601); a listing adds each job's last run (:meth:`CronJobs.listing`)."""
-        return {
-            "id": self.id,
-            "name": self.name,
-            "schedule": self.schedule,
-            "prompt": self.prompt,
-            "toolsets": None if self.toolsets is None else list(self.toolsets),
-            "delivery": self.delivery,
-            "state": self.state,
-            "next_run": local_time(self.next_run),
-        }
-
-    @property
-    def state(self) -> str:
-        """``paused``, ``running``, ``done`` (a one-shot job that has run: no next time) or
-        ``scheduled``."""
-        if self.paused:
-            return "paused"
-        if self.lease_owner:
-            return "running"
-        return "done" if self.next_run is None else "scheduled"
-
-
-@dataclass(frozen=True)
-class CronRun:
-    """One run of a job: the time it was ``due`` (``None`` for ``hermes cron run``), ``status``
-    ``running``, ``ok`` or ``failed`` (``detail`` says why), the answer in ``output``."""
-
-    id: int
-    job_id: str
-    due: float | None
-    started: float
-    finished: float | None
-    owner: str
-    status: str
-    detail: str
-    output: str
-
-
-def local_time(moment: float | None) -> str:
-    """Epoch seconds in local ISO 8601 (``-`` for none)."""
-    if moment is None:
-        return "-"
-    return datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
-
-
 def owner_name() -> str:
     """This process as a lease holder: ``host:pid``."""
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _gone(owner: str) -> bool:
+def _gone(owner: object) -> bool:
     """Whether the lease holder ``owner`` is a process of this host that no longer runs."""
+    if not isinstance(owner, str):  # a damaged lease: no holder to wait for
+        return True
     host, _, pid = owner.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return False
@@ -226,7 +168,7 @@ class CronJobs:
         """Every job, oldest first."""
         with closing(self._connect()) as db:
             rows = db.execute("SELECT * FROM jobs ORDER BY created, id").fetchall()
-        return [_job(row) for row in rows]
+        return [job_of(row) for row in rows]
 
     def listing(self) -> list[dict[str, Any]]:
         """Every job as :meth:`CronJob.to_json` shows it, with ``last_run``: the ``status``,
@@ -235,7 +177,7 @@ class CronJobs:
         with closing(self._connect()) as db:
             latest = "SELECT * FROM runs WHERE id IN (SELECT MAX(id) FROM runs GROUP BY job_id)"
             last = {row["job_id"]: row for row in db.execute(latest).fetchall()}
-        return [{**job.to_json(), "last_run": _last_run(last.get(job.id))} for job in self.jobs()]
+        return [{**job.to_json(), "last_run": last_run_of(last.get(job.id))} for job in self.jobs()]
 
     def get(self, job: str) -> CronJob:
         """The job whose id (or unique name) is ``job``; a :class:`JobError` when none is."""
@@ -294,7 +236,7 @@ class CronJobs:
         stale = [
             row
             for row in db.execute("SELECT * FROM jobs WHERE lease_owner IS NOT NULL")
-            if row["lease_until"] < now or _gone(row["lease_owner"])
+            if lease_ran_out(row, now) or _gone(row["lease_owner"])
         ]
         marked: list[CronRun] = []
         for row in stale:
@@ -308,7 +250,7 @@ class CronJobs:
                     "UPDATE runs SET status = 'failed', finished = ?, detail = ? WHERE id = ?",
                     (now, why, run["id"]),
                 )
-                marked.append(_run({**dict(run), "status": "failed", "detail": why}))
+                marked.append(run_of({**dict(run), "status": "failed", "detail": why}))
             db.execute(
                 "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ?",
                 (row["id"],),
@@ -332,6 +274,8 @@ class CronJobs:
             ).fetchall()
             for row in due:
                 try:
+                    if (damaged := job_of(row).damaged) is not None:
+                        raise JobError("store", f"its row in {self.path} is damaged: {damaged}")
                     schedule = parse_schedule(row["schedule"], row["created"])
                     following = schedule.following(row["next_run"], now)
                 except JobError as bad:  # a row edited by hand: the job waits, paused
@@ -343,13 +287,19 @@ class CronJobs:
                     (owner, now + lease, following, row["id"]),
                 )
                 run = self._log(db, row["id"], row["next_run"], owner, now, "running", "")
-                claimed.append((_job({**dict(row), "lease_owner": owner}), run))
+                claimed.append((job_of({**dict(row), "lease_owner": owner}), run))
         return claimed
 
     def claim(self, job: str, owner: str, lease: float, *, now: float | None = None) -> CronRun:
         """Claim ``job`` to run it now, whenever it is due (``hermes cron run``); a
         :class:`JobError` when a live daemon is running it."""
         found = self.get(job)
+        if found.damaged is not None:
+            raise JobError(
+                "job",
+                f"{found.id} cannot run: its row in {self.path} is damaged: "
+                f"{found.damaged}; remove it (hermes cron remove {found.id})",
+            )
         now = time.time() if now is None else now
         with self._write() as db:
             self._recover(db, now)
@@ -395,7 +345,7 @@ class CronJobs:
                     "SELECT * FROM runs WHERE job_id = ? ORDER BY id DESC LIMIT ?",
                     (found, limit),
                 )
-            return [_run(dict(row)) for row in rows.fetchall()]
+            return [run_of(row) for row in rows.fetchall()]
 
     def _log(
         self,
@@ -413,32 +363,12 @@ class CronJobs:
             (job_id, due, now, owner, status, detail, None if status == "running" else now),
         )
         row = db.execute("SELECT * FROM runs WHERE id = ?", (cursor.lastrowid,)).fetchone()
-        return _run(dict(row))
-
-
-def _job(row: Any) -> CronJob:
-    fields = {key: value for key, value in dict(row).items() if key != "lease_until"}
-    toolsets = fields["toolsets"]
-    fields["toolsets"] = None if toolsets is None else tuple(json.loads(toolsets))
-    return CronJob(**{**fields, "paused": bool(fields["paused"])})
-
-
-def _last_run(row: Any) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    return {"status": row["status"], "started": local_time(row["started"]), "detail": row["detail"]}
-
-
-def _run(row: dict[str, Any]) -> CronRun:
-    return CronRun(**row)  # the columns of ``runs`` are the fields of CronRun
+        return run_of(row)
 
 
 __all__ = [
     "DELIVERIES",
-    "CronJob",
     "CronJobs",
-    "CronRun",
     "check_delivery",
-    "local_time",
     "owner_name",
 ]

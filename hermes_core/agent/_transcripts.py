@@ -50,10 +50,13 @@ class Transcript:
         self.path = path
 
     def _append(self, record: dict[str, Any]) -> None:
+        # A lone surrogate (a model may write "\\ud800" in its arguments) cannot be UTF-8: it is
+        # written as its JSON escape, which reads back as the same string, as the activity log
+        # does, never a failure of the turn.
         line = json.dumps(record, ensure_ascii=False) + "\n"
         descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
         try:
-            os.write(descriptor, line.encode("utf-8"))
+            os.write(descriptor, line.encode("utf-8", "backslashreplace"))
         finally:
             os.close(descriptor)
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import tempfile
 import types
 from collections.abc import Iterable, Mapping
@@ -35,8 +36,13 @@ def _installed_only() -> Environment:
     ones and the distributions pip installed (entry points on ``sys.path``), so the plugin a
     test's author installed is found as a user's ``hermes`` finds it. It reads nothing of the
     user's (no ``HERMES_HOME``, configuration, directory plugins, project or Nix store) and has
-    its own home, logs and cache (a backend that persists its index never writes the user's)."""
-    root = Path(tempfile.gettempdir()) / "hermes-make-search-backend"
+    its own home, logs and cache (a backend that persists its index never writes the user's),
+    under a name of its own in the temporary folder, this user's alone (another account that
+    made that name first would read the activity log, or link it to the user's files)."""
+    from hermes_core._private_files import own_private_dir
+
+    user = f"-{os.geteuid()}" if hasattr(os, "geteuid") else ""
+    root = own_private_dir(Path(tempfile.gettempdir()) / f"hermes-make-search-backend{user}")
     return Environment(home=root / "home", cwd=root, variables={})
 
 

@@ -91,6 +91,7 @@ class HttpGateway:
         self._headers = {
             "authorization": f"Bearer {token}",
             "accept": "application/json",
+            "accept-encoding": "gzip, deflate",  # the codings read_capped expands, step by step
             "user-agent": f"hermes-core/{__version__}",
         }
         self._client: httpx.AsyncClient | None = None

@@ -26,7 +26,10 @@ class OpenAIImages:
 
     def __init__(self, entry: MediaEntry, key: str | None) -> None:
         self._entry = entry
-        headers = {"authorization": f"Bearer {key}"} if key else {}
+        # The codings read_capped expands, step by step (httpx asks for more when it can).
+        headers = {"accept-encoding": "gzip, deflate"}
+        if key:
+            headers["authorization"] = f"Bearer {key}"
         self._client = httpx.AsyncClient(
             base_url=entry.image_base_url.rstrip("/"),
             headers=headers,

@@ -77,6 +77,20 @@ def render(hits: Sequence[SessionHit], query: str) -> str:
     return "\n".join(blocks)
 
 
+def unusable(database: Path, error: Exception) -> str:
+    """Why the index ``database`` could not be used, naming it, and the fix when it is damaged
+    (not a database, or a malformed one) rather than busy."""
+    import sqlite3
+
+    why = f"session_search: the index {database} cannot be used: {error}"
+    if type(error) is sqlite3.DatabaseError:
+        why += (
+            ". It holds nothing but what the transcripts hold: delete it, and the next search "
+            "makes it again from them"
+        )
+    return why
+
+
 def _session_texts(sessions: Path, hits: Sequence[SessionHit]) -> str:
     parts = []
     for hit in hits:
@@ -117,13 +131,23 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
 
                 made.append(SessionIndex(database, sessions))
             index = made[0]
-            index.update(within=entry.rescan_seconds)
-            return index.search(query, limit, exclude=exclude)
+            try:
+                index.update(within=entry.rescan_seconds)
+                return index.search(query, limit, exclude=exclude)
+            except BaseException:
+                made.clear()  # opened again by the next search (the file may be gone by then)
+                index.close()
+                raise
 
     async def session_search(
         session: Session, query: str, limit: int | None = None, summarize: bool | None = None
     ) -> ToolResult:
-        hits = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
+        import sqlite3
+
+        try:
+            hits = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
+        except sqlite3.DatabaseError as error:
+            return ToolResult.error("TOOL_ERROR", unusable(database, error))
         summary = None
         if hits and (entry.summarize if summarize is None else summarize):
             summary = await _summary(session, query, hits[: entry.summarized_sessions])

@@ -7,12 +7,16 @@ file's new rows and its new offset are written in one transaction: a process kil
 leaves the index as it was, and the next update reads the same lines again. Two processes
 updating at once take turns (``BEGIN IMMEDIATE``, WAL, a busy timeout) and each re-reads the
 offset inside its transaction, so no line is indexed twice nor lost. A line that is not a
-complete JSON object (the one a writer is still appending) is left for the next update.
+complete JSON object (the one a writer is still appending) is left for the next update. A line
+damaged or odd in other ways never stops the index: a field of the wrong type is left out, text
+UTF-8 cannot hold (a lone surrogate, kept in the transcript as its JSON escape) is indexed with
+U+FFFD in its place, and a file whose name is not UTF-8 is not read.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
@@ -29,6 +33,7 @@ BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
 """Characters of one message indexed (a tool's long output is searched by its start)."""
 _WORD = re.compile(r"\w+", re.UNICODE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS files (
@@ -205,8 +210,10 @@ class SessionIndex:
         for entry in entries:
             if not entry.name.endswith(".jsonl"):
                 continue
-            status = entry.stat()
             session = entry.name[: -len(".jsonl")]
+            if _SURROGATE.search(session):  # a name that is not UTF-8: no session of hermes'
+                continue
+            status = entry.stat()
             if known.get(session) == (status.st_size, status.st_ino):
                 continue
             added += self._index_file(Path(entry.path), session)
@@ -253,9 +260,9 @@ class SessionIndex:
             elif record.get("type") == "message":
                 text = record.get("content")
                 if isinstance(text, str) and text.strip():
-                    rows.append(
-                        (text[:MAX_INDEXED_CHARS], session, str(record.get("role")), _time(record))
-                    )
+                    text = _SURROGATE.sub("\ufffd", text[:MAX_INDEXED_CHARS])
+                    role = _SURROGATE.sub("\ufffd", str(record.get("role")))
+                    rows.append((text, session, role, _time(record)))
         connection.executemany(
             "INSERT INTO messages (content, session, role, time) VALUES (?, ?, ?, ?)", rows
         )
@@ -272,8 +279,8 @@ class SessionIndex:
                 offset + consumed,
                 status.st_ino,
                 started,
-                header.get("model"),
-                header.get("parent"),
+                _text(header.get("model")),
+                _text(header.get("parent")),
                 count + len(rows),
             ),
         )
@@ -327,4 +334,13 @@ def _record(line: bytes) -> dict[str, Any] | None:
 
 def _time(record: dict[str, Any]) -> float:
     value = record.get("time")
-    return float(value) if isinstance(value, int | float) else 0.0
+    try:
+        moment = float(value) if isinstance(value, int | float) else 0.0
+    except OverflowError:  # an integer of hundreds of digits
+        return 0.0
+    return moment if math.isfinite(moment) else 0.0
+
+
+def _text(value: object) -> str | None:
+    """A header's text field as SQLite can keep it, or ``None``."""
+    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else None

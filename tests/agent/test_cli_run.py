@@ -127,6 +127,31 @@ def test_the_flow_runs_over_each_wire_against_the_fake_model_server(
     assert "sk-fake-key-for-tests" not in done.stdout + done.stderr
 
 
+def test_arguments_holding_a_lone_surrogate_are_a_tool_error_and_the_transcript_keeps_them(
+    hermes_cli: HermesCli,
+) -> None:
+    # A model may write the JSON escape of half a character in its arguments (a page told it
+    # to): the string it gives is no UTF-8, and writing the transcript failed the whole run.
+    (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+    odd = FakeToolCall("read_file", '{"path": "notes\\ud800.txt"}')
+    turns = [FakeTurn(text="Reading. ", tool_calls=[odd]), FakeTurn(text="Done.")]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {"model": model}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        env = hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+        done = hermes_cli.run("run", "--json", "What do my notes say?", env=env)
+    events = json_lines(done.stdout)
+    results = [event for event in events if event["type"] == "tool_result"]
+    assert [(event["tools"], event["is_error"]) for event in results] == [(["read_file"], True)]
+    assert (events[-1]["type"], events[-1]["text"]) == ("final", "Done.")
+    (transcript,) = (hermes_cli.home / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    calls = [record["tool_calls"] for record in records if record.get("tool_calls")]
+    assert json.loads(calls[0][0]["arguments"]) == {"path": "notes\ud800.txt"}
+    assert [record.get("role") for record in records][-1] == "assistant"
+
+
 def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
     home: AgentHome,
 ) -> None:

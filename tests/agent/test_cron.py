@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from hermes_core.agent import CronJobs, JobError
-from hermes_core.agent._cron_store import local_time
+from hermes_core.agent._cron_rows import local_time
 from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -97,6 +97,43 @@ def test_a_hand_edited_schedule_that_never_comes_pauses_its_job_and_the_others_r
     assert failed.status == "failed"
     assert "schedule: '0 9 31 2 *'" in failed.detail
     assert "never comes" in failed.detail
+
+
+def test_a_row_damaged_on_disk_is_listed_never_run_and_removable_and_the_others_run(
+    cli: InProcessCli,
+) -> None:
+    import sqlite3
+
+    jobs = CronJobs(cli.home)
+    names = ["toolsets", "lease", "time", "fine"]
+    made = {name: jobs.create("every 1m", f"Job {name}", name=name, now=T0) for name in names}
+    damage = {
+        "toolsets": "toolsets = '{\"not\": json'",  # what a hand edit left
+        "lease": "lease_owner = 'host:1', lease_until = NULL",
+        "time": "created = 'yesterday'",
+    }
+    with sqlite3.connect(jobs.path) as db:
+        for name, change in damage.items():
+            db.execute(f"UPDATE jobs SET {change} WHERE id = ?", (made[name].id,))
+
+    listed = {job["name"]: job for job in json.loads(cli.run("cron", "list", "--json").stdout)}
+    claimed = jobs.claim_due("host:2", 60, now=T0 + 60)
+    with pytest.raises(JobError, match=r"remove it \(hermes cron remove") as refused:
+        jobs.claim(made["time"].id, "host:2", 60)  # hermes cron run
+    cli.run("cron", "remove", made["toolsets"].id)
+
+    assert listed["toolsets"]["state"] == "damaged"
+    assert "toolsets is '{\"not\": json', not a JSON list" in listed["toolsets"]["damaged"]
+    assert listed["toolsets"]["toolsets"] == []  # never every toolset
+    assert "created is 'yesterday'" in listed["time"]["damaged"]
+    assert listed["lease"]["state"] == "scheduled"  # a lease without an end holds no job
+    assert sorted(job.name for job, _ in claimed) == ["fine", "lease"]
+    (failed,) = jobs.runs(made["time"].id)
+    assert failed.status == "failed"
+    assert f"its row in {jobs.path} is damaged: created is 'yesterday'" in failed.detail
+    assert jobs.get(made["time"].id).paused
+    assert "cannot run: its row" in str(refused.value)
+    assert "toolsets" not in {job.name for job in jobs.jobs()}
 
 
 def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> None:

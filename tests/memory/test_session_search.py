@@ -5,6 +5,7 @@ processes at once and a process killed mid-write."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import signal
 import sqlite3
@@ -112,6 +113,59 @@ def test_the_tool_leaves_out_the_session_asking_and_shows_dates_and_snippets(
     assert text.startswith("1. session earlier (20")  # its date
     assert "[Argon2id]" in text
     assert current.id not in text
+
+
+def test_odd_or_damaged_transcript_lines_never_stop_the_search(tmp_path: Path) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    sessions = env.home / "sessions"
+    conversation(env.home, "good", "The otters came back to the river.")
+    # Half a character, as a model may write it: the transcript keeps its JSON escape.
+    conversation(env.home, "odd", "otters \ud800 at the weir")
+    lines = [
+        {"type": "session", "model": {"not": "text"}, "parent": 7, "time": 10**400},
+        {"type": "message", "role": ["user"], "content": "otters counted", "time": 10**400},
+        {"type": "message", "role": "user", "content": {"otters": 1}, "time": "noon"},
+    ]
+    damaged = "\n".join(json.dumps(line) for line in lines) + "\n"
+    (sessions / "damaged.jsonl").write_text(damaged, encoding="utf-8")
+    (sessions / os.fsdecode(b"latin\xe9.jsonl")).write_bytes((sessions / "good.jsonl").read_bytes())
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+
+    result = anyio.run(tool.handler, Session(cwd=tmp_path), "otters")
+
+    assert not result.is_error, result.text_content
+    found = {hit["session"]: hit["snippet"] for hit in result.structured["sessions"]}
+    assert set(found) == {"good", "odd", "damaged"}
+    assert "\ufffd" in found["odd"]
+    assert "[otters] counted" in found["damaged"]
+
+
+def test_an_index_that_is_not_a_database_is_named_with_the_fix_and_made_again_once_deleted(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
+    database = env.home / "session_search.db"
+    database.write_bytes(b"a disk error left this here " * 200)
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+
+    refused = anyio.run(tool.handler, Session(cwd=tmp_path), "argon2id")
+    database.unlink()
+    answered = anyio.run(tool.handler, Session(cwd=tmp_path), "argon2id")
+
+    assert refused.error_code == "TOOL_ERROR"
+    assert str(database) in refused.text_content
+    assert "file is not a database" in refused.text_content
+    assert "delete it, and the next search makes it again" in refused.text_content
+    assert [found["session"] for found in answered.structured["sessions"]] == ["earlier"]
 
 
 WRITER = """

@@ -17,6 +17,7 @@ import sys
 import textwrap
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -356,9 +357,10 @@ class _Gateway:
     result whose text has ``result_bytes`` bytes, streamed in chunks (the server never holds it
     whole); ``search`` answers ``tools`` hits for every query."""
 
-    def __init__(self, *, result_bytes: int = 10, tools: int = 0) -> None:
+    def __init__(self, *, result_bytes: int = 10, tools: int = 0, gzip_layers: int = 0) -> None:
         self.result_bytes = result_bytes
         self.tools = tools
+        self.gzip_layers = gzip_layers
         self._answers: dict[int, bytes] = {}
         owner = self
 
@@ -394,6 +396,9 @@ class _Gateway:
         handler.wfile.write(data)
 
     def _execute(self) -> Any:
+        if self.gzip_layers:
+            return self._gzipped()
+
         def answer(handler: BaseHTTPRequestHandler) -> None:
             head, tail = b'{"results": [{"data": "', b'"}]}'
             chunk = b"x" * (1 << 20)
@@ -406,6 +411,28 @@ class _Gateway:
                 handler.wfile.write(chunk[: min(left, len(chunk))])
                 left -= len(chunk)
             handler.wfile.write(tail)
+
+        return answer
+
+    def _gzipped(self) -> Any:
+        """The result in gzip (``gzip_layers`` times over), made once."""
+        if -1 not in self._answers:
+            packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+            parts = [packer.compress(b'{"results": [{"data": "')]
+            parts += [packer.compress(b"x" * (1 << 20)) for _ in range(self.result_bytes >> 20)]
+            data = b"".join([*parts, packer.compress(b'"}]}'), packer.flush()])
+            for _ in range(self.gzip_layers - 1):
+                again = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+                data = again.compress(data) + again.flush()
+            self._answers[-1] = data
+        data = self._answers[-1]
+
+        def answer(handler: BaseHTTPRequestHandler) -> None:
+            handler.send_response(200)
+            handler.send_header("content-length", str(len(data)))
+            handler.send_header("content-encoding", ", ".join(["gzip"] * self.gzip_layers))
+            handler.end_headers()
+            handler.wfile.write(data)
 
         return answer
 
@@ -497,6 +524,36 @@ def test_a_300_mb_gateway_answer_is_refused_at_the_cap_with_little_memory(
     assert gateway.url in message
     assert "v1/connectors/execute" in message
     assert "more than 16 MiB" in message
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("layers", [1, 2], ids=["gzip", "gzip-in-gzip"])
+def test_a_gzip_bomb_of_a_gateway_is_refused_with_little_memory(
+    tmp_path: Path, layers: int
+) -> None:
+    # 300 MiB in about 300 KB of gzip (in 1 KB of gzip in gzip): httpx would expand each
+    # chunk of the network whole, and both layers in one step.
+    (tmp_path / "home").mkdir()
+    script = tmp_path / "measure.py"
+    script.write_text(_MEASURE_GATEWAY, encoding="utf-8")
+    with _Gateway(result_bytes=300 << 20, gzip_layers=layers) as gateway:
+        done = subprocess.run(
+            [sys.executable, str(script), str(tmp_path), gateway.url],
+            capture_output=True,
+            text=True,
+            timeout=100,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
+
+    assert measured["growth_kb"] < 40_000, measured
+    assert measured["code"] == "PROVIDER_ERROR", measured
+    message = measured["message"]
+    assert gateway.url in message
+    if layers == 1:
+        assert "more than 16 MiB" in message
+    else:
+        assert "content encoding is 'gzip, gzip'" in message
 
 
 async def test_a_long_gateway_result_is_cut_like_an_mcp_result(tmp_path: Path) -> None:

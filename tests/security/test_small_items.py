@@ -20,7 +20,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from accounts import AS_NOBODY, AS_ROOT
+from accounts import AS_NOBODY, AS_ROOT, needs_another_account
 
 from hermes_core._activity import ACTIVITY_LOG_NAME
 from hermes_core._config import Config
@@ -88,6 +88,67 @@ def test_a_home_the_user_made_keeps_its_mode(shared_root: Path) -> None:
     cli.run("config", "set", "approvals.timeout", "30")
     assert _mode(cli.home) == 0o750
     assert _mode(cli.config) == 0o600
+
+
+_KIT_HOST = textwrap.dedent(
+    """
+    import anyio
+    from hermes_core.testing import make_host
+
+    host = make_host()
+    anyio.run(host.dispatch, "skills_list", {}, host.new_session())
+    host.close()
+    """
+)
+
+
+@needs_another_account
+def test_the_testing_kits_folder_in_tmp_made_first_by_another_account_is_refused(
+    shared_root: Path,
+) -> None:
+    # make_host's home, logs and cache are under one name in the temporary folder: another
+    # account that makes it first links the activity log to a file of the user's.
+    shared = shared_root / "tmp"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    victim = shared / "victim.txt"
+    victim.write_text("the user's own file\n", encoding="utf-8")
+    victim.chmod(0o600)
+    plant = (
+        "umask 0; for name in hermes-make-search-backend hermes-make-search-backend-$0; do "
+        "mkdir -p $name/home/logs && ln -s ../../../victim.txt $name/home/logs/activity.jsonl; "
+        "done"
+    )
+    subprocess.run([*AS_NOBODY, "sh", "-c", plant, str(os.geteuid())], cwd=shared, check=True)
+
+    done = subprocess.run(
+        [sys.executable, "-c", _KIT_HOST],
+        env={**os.environ, "TMPDIR": str(shared)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert victim.read_text(encoding="utf-8") == "the user's own file\n"
+    assert done.returncode != 0
+    assert "belongs to another account (uid 65534)" in done.stderr
+    assert "remove it" in done.stderr
+
+
+def test_the_testing_kits_folder_in_tmp_is_the_users_alone(shared_root: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _KIT_HOST],
+        env={**os.environ, "TMPDIR": str(shared_root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 0, done.stderr
+    (made,) = shared_root.iterdir()
+    assert made.name == f"hermes-make-search-backend-{os.geteuid()}"
+    assert _mode(made) == 0o700
+    assert (made / "home" / "logs" / ACTIVITY_LOG_NAME).is_file()
 
 
 # Temporary files of killed config edits ---------------------------------------------------

@@ -1,17 +1,21 @@
 """A real HTTP server on 127.0.0.1 serving a small site for the web tools: an article among
-navigation and ads, a redirect chain, a 20 MB page, files of other types, redirects to private
-addresses, a page that drips one byte at a time, a charset no codec reads; it records the Host
-header of every request."""
+navigation and ads (also compressed), a redirect chain, a 20 MB page, gzip bombs, files of other
+types, redirects to private addresses, a page that drips one byte at a time, a charset no codec
+reads; it records the Host header of every request."""
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 ARTICLE_TEXT = (
     "The river otter population of the valley has doubled in ten years, the survey found.",
@@ -118,6 +122,67 @@ def _big(site: LocalSite) -> Callable[[BaseHTTPRequestHandler], None]:
     return answer
 
 
+BOMB_BYTES = 256 * 1024 * 1024
+"""What the gzip bombs expand to: about 250 KB of gzip (and 1 KB of gzip in gzip)."""
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """One gzip member of :data:`BOMB_BYTES` spaces."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = b" " * (1024 * 1024)
+    return b"".join(packer.compress(block) for _ in range(BOMB_BYTES // len(block))) + (
+        packer.flush()
+    )
+
+
+def _gzip(data: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return packer.compress(data) + packer.flush()
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+def _encoded(encoding: str, body: Callable[[], bytes]) -> Callable[[BaseHTTPRequestHandler], None]:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        data = body()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html; charset=utf-8")
+        handler.send_header("Content-Encoding", encoding)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    return answer
+
+
+class PeakRss:
+    """How far the process' resident memory rose over what it was when the block began (MiB)."""
+
+    grown = 0.0
+
+
+def _status_mib(name: str) -> float:
+    status = Path("/proc/self/status").read_text(encoding="ascii")
+    found = re.search(rf"^{name}:\s+(\d+) kB$", status, re.MULTILINE)
+    assert found is not None, f"no {name} in /proc/self/status"
+    return int(found.group(1)) / 1024
+
+
+@contextmanager
+def peak_rss_growth() -> Iterator[PeakRss]:
+    """The growth of the process' peak RSS over the block, from its RSS at the start (the peak,
+    VmHWM, is reset first: ``ru_maxrss`` only rises, so an earlier test's peak would hide it)."""
+    Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
+    peak = PeakRss()
+    before = _status_mib("VmRSS")
+    yield peak
+    peak.grown = _status_mib("VmHWM") - before
+
+
 DRIP_BYTES = 40
 DRIP_PAUSE = 0.25
 """The dripping page: one byte every DRIP_PAUSE seconds, DRIP_BYTES in all (10 s)."""
@@ -163,6 +228,11 @@ def local_site() -> Iterator[LocalSite]:
             h, 200, "text/plain; charset=x-no-such-codec", b"Notes in an odd charset"
         ),
         "/rot13.txt": lambda h: _send(h, 200, "text/plain; charset=rot13", b"Abgrf"),
+        "/article.gz": _encoded("gzip", lambda: _gzip(ARTICLE)),
+        "/article.deflate": _encoded("deflate", lambda: _raw_deflate(ARTICLE)),
+        "/bomb": _encoded("gzip", gzip_bomb),
+        "/bomb-in-gzip": _encoded("gzip, gzip", lambda: _gzip(gzip_bomb())),
+        "/article.br": _encoded("br", lambda: ARTICLE),
     }
     server.RequestHandlerClass = _handler(site, routes)
     server.daemon_threads = True

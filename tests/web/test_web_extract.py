@@ -17,12 +17,15 @@ from local_site import (
     ADVERT,
     ARTICLE_TEXT,
     BIG_BYTES,
+    BOMB_BYTES,
     DRIP_BYTES,
     DRIP_PAUSE,
     FOOTER,
     NAVIGATION,
     LocalSite,
+    gzip_bomb,
     local_site,
+    peak_rss_growth,
 )
 
 from hermes_core import Config, Host, ToolResult
@@ -136,6 +139,30 @@ def test_a_20_mb_page_is_read_up_to_the_cap_and_said_to_be_cut(site: LocalSite) 
     assert len(text) < 6000
     assert result.structured["pages"][0]["cut"] is True
     assert site.big_bytes_sent[-1] < BIG_BYTES
+
+
+def test_a_gzip_bomb_is_expanded_up_to_the_cap_only_and_gzip_in_gzip_is_refused(
+    site: LocalSite,
+) -> None:
+    gzip_bomb()  # made, and trafilatura imported, before the measure
+    assert not _extract([site.url("/article.gz", "news.example")]).is_error
+    urls = [
+        site.url(path, "news.example")
+        for path in ("/bomb", "/bomb-in-gzip", "/article.br", "/article.gz", "/article.deflate")
+    ]
+    with peak_rss_growth() as peak:
+        result = _extract(urls, max_bytes=200_000)
+
+    # httpx expands each chunk of the network whole (64 KiB of gzip is 64 MiB of text) and a
+    # chain of codings in one step (1 KB of gzip in gzip is the whole 256 MiB).
+    assert peak.grown < 32, f"the peak RSS grew by {peak.grown:.0f} MiB"
+    bomb, inner, brotli, gzipped, deflated = result.text_content.split("\n\n---\n\n")
+    assert "[cut: only the first 200000 bytes of the page were read]" in bomb
+    assert "content encoding is 'gzip, gzip'" in inner
+    assert "content encoding is 'br'" in brotli
+    assert ARTICLE_TEXT[0] in gzipped
+    assert ARTICLE_TEXT[0] in deflated
+    assert len(gzip_bomb()) < BOMB_BYTES // 500
 
 
 def test_a_type_other_than_html_text_or_json_is_refused_before_its_body(site: LocalSite) -> None:
