@@ -58,6 +58,11 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
         ({"schedule": "9999-12-31T23:59:59-12:00"}, "schedule", "out of range"),
         ({"schedule": ""}, "schedule", "expected a cron expression"),
         ({"prompt": "   "}, "prompt", "expected the text"),
+        # A model writes names too: one that moves the cursor or writes the clipboard (OSC 52)
+        # would rewrite the lines of `hermes cron list` on the user's terminal.
+        ({"name": "ok\r\x1b[2Kbackup"}, "name", "a control character ('\\r')"),
+        ({"name": "x\x1b]52;c;ZXZpbA==\x07"}, "name", "a control character ('\\x1b')"),
+        ({"name": "n" * 201}, "name", "201 characters; at most 200"),
         ({"delivery": "ftp://example.org/x"}, "delivery", "expected 'file'"),
         ({"delivery": "https://"}, "delivery", "expected 'file'"),
         ({"toolsets": "files"}, "toolsets", "a list of toolset names"),
@@ -134,6 +139,22 @@ def test_a_row_damaged_on_disk_is_listed_never_run_and_removable_and_the_others_
     assert jobs.get(made["time"].id).paused
     assert "cannot run: its row" in str(refused.value)
     assert "toolsets" not in {job.name for job in jobs.jobs()}
+
+
+def test_cron_list_shows_a_name_stored_with_control_characters_escaped(
+    cli: InProcessCli,
+) -> None:
+    # A name in the store from before the rule, or written by hand: listed, never obeyed.
+    import sqlite3
+
+    cli_jobs = CronJobs(cli.home)
+    job = cli_jobs.create("every 1h", "Sum up the logs", now=time.time())
+    with sqlite3.connect(cli_jobs.path) as db:
+        db.execute("UPDATE jobs SET name = ? WHERE id = ?", ("a\rb\x1b]52;c;ZQ==\x07", job.id))
+    listed = cli.run("cron", "list").stdout
+    assert "\x1b" not in listed
+    assert "\r" not in listed
+    assert "a\\rb\\x1b]52;c;ZQ==\\x07" in listed
 
 
 def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> None:
@@ -305,6 +326,7 @@ def test_a_one_shot_job_that_ran_is_listed_done_not_scheduled(jobs: CronJobs) ->
         ("Sum  up\nthe logs", "Sum up the logs"),
         ("Check " + "x" * 34 + " now", "Check " + "x" * 34),  # exactly 40 characters
         ("y" * 60 + " then", "y" * 40),  # a first word longer than a name: cut
+        ("Say \x1b[31mred\x1b[0m now", "Say \\x1b[31mred\\x1b[0m now"),  # escaped, not refused
     ],
 )
 def test_a_default_name_is_the_prompts_first_whole_words(
