@@ -1,4 +1,5 @@
-"""How messages quote values that came from outside (config files, manifests): never whole.
+"""How messages quote values that came from outside (config files, manifests, a model's
+arguments): never whole, and never as control characters a terminal would obey.
 
 A value in a file can be megabytes long; an error quoting it whole floods the terminal, and
 formatting a large structure can cost more memory than the process has. Every message that
@@ -16,6 +17,17 @@ PROBLEM_CHARACTERS = 200
 quote the text it stumbled on)."""
 
 _DIGITS_PER_BIT = 0.30103  # log10(2)
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\r``, ``\\x1b``, ``\\u202e``),
+    so a carriage return, an escape sequence or a bidi override cannot hide what is approved."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
 
 
 def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:

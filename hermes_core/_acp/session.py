@@ -34,8 +34,8 @@ from hermes_core._acp.toolcalls import (
     title_of,
     tool_kind,
 )
-from hermes_core._approvals.prompt import printable
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
+from hermes_core._shown import printable
 from hermes_core.agent._delegation import send_until_settled
 from hermes_core.agent._events import (
     AgentEvent,

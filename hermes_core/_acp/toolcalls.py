@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._approvals.prompt import printable
+from hermes_core._shown import printable
 from hermes_core.agent._events import bridged_calls
 
 if TYPE_CHECKING:

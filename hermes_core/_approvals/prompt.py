@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal, Protocol, runtime_checkable
 
+from hermes_core._shown import printable
+
 Answer = Literal["once", "session", "always", "deny"]
 
 _ANSWERS: Final[dict[str, Answer]] = {
@@ -44,17 +46,6 @@ _CHOICE_TITLES: Final[dict[Answer, str]] = {
     "always": "Always allow (saved to approvals.allow)",
     "deny": "Deny",
 }
-
-
-def printable(text: str) -> str:
-    """``text`` with every non-printable character escaped (``\\r``, ``\\x1b``, ``\\u202e``),
-    so a carriage return, an escape sequence or a bidi override cannot hide what is approved."""
-    if text.isprintable():
-        return text
-    return "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from hermes_core._approvals.prompt import Elicit, printable, read_line, write_flushed
+from hermes_core._approvals.prompt import Elicit, read_line, write_flushed
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     from hermes_core._session import Session

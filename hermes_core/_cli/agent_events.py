@@ -14,7 +14,7 @@ import json
 import sys
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from hermes_core._approvals.prompt import printable
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     from hermes_core.agent._events import AgentEvent, Finished

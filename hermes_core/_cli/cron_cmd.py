@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from hermes_core._shown import printable
+
 if TYPE_CHECKING:
     from hermes_core._host import Host
     from hermes_core.agent._cron_store import CronJobs
@@ -128,7 +130,7 @@ def _change(verb: str, method: str, doc: str) -> click.Command:
     @click.argument("job")
     def command(job: str) -> None:
         changed = getattr(_store(), method)(job)
-        click.echo(f"{verb} job {changed.id} ({changed.name})")
+        click.echo(f"{verb} job {changed.id} ({printable(changed.name)})")
 
     command.__doc__ = f"{doc} (JOB: its id or its name)."
     return cron.command(method)(command)

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
+from hermes_core._shown import printable
 
 
 @contextmanager
@@ -27,9 +28,12 @@ def warnings_to_stderr() -> Iterator[None]:
 
 
 def columns(rows: Sequence[Sequence[str]]) -> str:
-    """Rows as left-aligned columns two spaces apart (plain text: rich costs ~100 ms here)."""
+    """Rows as left-aligned columns two spaces apart (plain text: rich costs ~100 ms here).
+    Cells come from outside (a server's tool names, a model's job names): control characters
+    are shown escaped, never sent to the terminal."""
     if not rows:
         return ""
+    rows = [[printable(cell) for cell in row] for row in rows]
     widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()

@@ -133,7 +133,7 @@ class CallProgressLine:
 def progress_text(report: ProgressReport, width: int = 80) -> str:
     """One progress report as one line of at most ``width`` characters, non-printable
     characters escaped (a server's message must not move the cursor)."""
-    from hermes_core._approvals.prompt import printable
+    from hermes_core._shown import printable
 
     if report.total:
         share = max(0.0, min(1.0, report.progress / report.total))

@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from hermes_core._approvals.prompt import Elicit, printable
+from hermes_core._approvals.prompt import Elicit
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     # Imported where a form is answered: the commands that set the answerer (``hermes tools

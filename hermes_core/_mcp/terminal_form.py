@@ -17,8 +17,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from hermes_core._approvals.prompt import printable, read_line, write_flushed
+from hermes_core._approvals.prompt import read_line, write_flushed
 from hermes_core._mcp.elicitation import labelled
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     import mcp_types  # imported when a form is asked (see hermes_core._mcp.elicitation)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from hermes_core._shown import printable
 from hermes_core.agent._cron_rows import CronJob, CronRun
 from hermes_core.agent._cron_runs import leases_renewed, run_job
 from hermes_core.agent._cron_store import CronJobs, owner_name
@@ -59,7 +60,7 @@ class CronDaemon:
             try:
                 while not self._stopping.is_set():
                     for job, run in self.jobs.claim_due(self.owner, self.lease, now=self.clock()):
-                        self.say(f"job {job.id} ({job.name}) run {run.id}: started")
+                        self.say(f"job {job.id} ({printable(job.name)}) run {run.id}: started")
                         task = asyncio.create_task(self._run(job, run))
                         self._running[run.id] = task
                     with contextlib.suppress(TimeoutError):

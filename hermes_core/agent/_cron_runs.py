@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from hermes_core._atomic_write import write_atomically
 from hermes_core._private_files import private_dir
+from hermes_core._shown import printable
 from hermes_core._tls import tls_context
 from hermes_core._toolsets import grantable_toolsets, registered_toolsets
 from hermes_core.agent._cron_schedule import JobError
@@ -140,7 +141,9 @@ async def deliver(cron_dir: Path, job: CronJob, run: CronRun, text: str, out: Te
     """Send ``text`` where ``job.delivery`` says; returns where it went (a failure raises)."""
     started = datetime.fromtimestamp(run.started, UTC)
     if job.delivery == "stdout":
-        out.write(f"## {job.name} ({job.id}, run {run.id}, {started:%Y-%m-%d %H:%M:%S}Z)\n")
+        out.write(
+            f"## {printable(job.name)} ({job.id}, run {run.id}, {started:%Y-%m-%d %H:%M:%S}Z)\n"
+        )
         out.write(text.rstrip("\n") + "\n")
         out.flush()
         return "stdout"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from hermes_core._private_files import private_database
+from hermes_core._shown import printable, shown
 from hermes_core.agent._cron_rows import (
     CronJob,
     CronRun,
@@ -39,6 +40,7 @@ from hermes_core.agent._cron_toolsets import check_toolsets
 DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
 """Where a run's answer may go, as error messages name it."""
 _MAX_PROMPT: Final = 20_000
+_MAX_NAME: Final = 200
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
@@ -86,6 +88,19 @@ def check_delivery(delivery: object) -> str:
         if url.host:
             return delivery
     raise JobError("delivery", f"expected {DELIVERIES}, got {delivery!r}")
+
+
+def _check_name(name: object) -> None:
+    """A job's name is one line of text a terminal shows as it is: a model writes names too."""
+    if not isinstance(name, str) or not name.strip():
+        raise JobError("name", f"expected a short text, got {shown(name)}")
+    if len(name) > _MAX_NAME:
+        raise JobError("name", f"{len(name)} characters; at most {_MAX_NAME}")
+    if not name.isprintable():
+        bad = next(char for char in name if not char.isprintable())
+        raise JobError(
+            "name", f"it holds a control character ('{printable(bad)}'): a name is one line"
+        )
 
 
 class CronJobs:
@@ -139,14 +154,14 @@ class CronJobs:
             raise JobError("prompt", "expected the text the job sends to the model")
         if len(prompt) > _MAX_PROMPT:
             raise JobError("prompt", f"{len(prompt)} characters; at most {_MAX_PROMPT}")
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise JobError("name", f"expected a short text, got {name!r}")
+        if name is not None:
+            _check_name(name)
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         job_id = uuid.uuid4().hex[:8]
         text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
         cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
-        label = str(name).strip() if name is not None else cut
+        label = str(name).strip() if name is not None else printable(cut)
         with self._write() as db:
             db.execute(
                 "INSERT INTO jobs (id, name, schedule, prompt, toolsets, delivery, created,"
