@@ -102,7 +102,8 @@ def test_searxng_without_its_url_says_which_key_to_set(tmp_path: Path) -> None:
 def test_an_unknown_provider_name_lists_the_valid_ones(tmp_path: Path) -> None:
     result = _search(tmp_path, {"web": {"search_provider": "gogle"}}, {"query": "otters"})
 
-    assert result.error_code == "NOT_AVAILABLE"
+    # A name the configuration gets wrong is a CONFIG_ERROR, as image_generate's is.
+    assert result.error_code == "CONFIG_ERROR"
     assert "unknown web search provider 'gogle'" in result.text_content
     assert "brave" in result.text_content
     assert "searxng" in result.text_content
