@@ -41,8 +41,9 @@ class WebSearch:
         try:
             provider = self.context.web_search_provider(self.provider)
         except HermesError as exc:
-            # An unknown name (listing the valid ones), a plugin that did not load or failed.
-            return ToolResult.error("NOT_AVAILABLE", f"web_search: {exc}")
+            # An unknown name (listing the valid ones), a plugin that did not load or failed:
+            # the configuration's to mend, as image_generate says of its provider.
+            return ToolResult.error("CONFIG_ERROR", f"web_search: {exc}")
         wanted = max(1, min(limit, self.max_results))
         try:
             found = await provider.search(query, wanted)
