@@ -381,6 +381,32 @@ def test_info_describes_every_copy(setup: Setup) -> None:
     assert "hermes plugins enable demo" in done.stdout
 
 
+PROVIDERS = """
+from hermes_core.plugin import ImageProviderSpec, WebSearchProviderSpec, hookimpl
+
+
+@hookimpl
+def hermes_image_providers():
+    return [ImageProviderSpec("sketch", lambda context: None, "black squares")]
+
+
+@hookimpl
+def hermes_web_search_providers():
+    return [WebSearchProviderSpec("duck", lambda context: None, "a local index")]
+"""
+
+
+def test_info_names_what_a_loaded_plugin_registers_by_name(setup: Setup) -> None:
+    # A provider plugin is selected by the names it registers: info says which they are.
+    write_dir_plugin(setup.user_plugins, "sketchy", PROVIDERS)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [sketchy]\n", encoding="utf-8")
+
+    done = setup.run("plugins", "info", "sketchy")
+
+    assert done.returncode == 0, done.stderr
+    assert "registers:       image provider 'sketch', web search provider 'duck'" in done.stdout
+
+
 def test_info_of_an_unknown_plugin_exits_2(setup: Setup) -> None:
     done = setup.run("plugins", "info", "nothing-here")
 
