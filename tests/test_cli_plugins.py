@@ -404,7 +404,7 @@ def test_info_names_what_a_loaded_plugin_registers_by_name(setup: Setup) -> None
     done = setup.run("plugins", "info", "sketchy")
 
     assert done.returncode == 0, done.stderr
-    assert "registers:       image provider 'sketch', web search provider 'duck'" in done.stdout
+    assert "registers:       web search provider 'duck', image provider 'sketch'" in done.stdout
 
 
 def test_info_of_an_unknown_plugin_exits_2(setup: Setup) -> None:

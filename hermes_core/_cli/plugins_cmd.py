@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from hermes_core._plugins.records import PluginRecord
 
 
-def _load(env: Environment) -> list[PluginRecord]:
-    """Every plugin copy, after loading the enabled ones as a host does; what discovery
-    ignored and what the configuration selects but no plugin provides are warnings."""
+def _load(env: Environment) -> tuple[list[PluginRecord], dict[str, list[str]]]:
+    """Every plugin copy, after loading the enabled ones as a host does, and what each loaded
+    plugin registered by name; what discovery ignored and what the configuration selects but
+    no plugin provides are warnings."""
     from hermes_core._host import Host
 
     config = load_config_in_effect(env)
@@ -42,6 +43,7 @@ def _load(env: Environment) -> list[PluginRecord]:
         host.load_plugins()
         problems = host.check_plugins()
         records, warnings = host.plugins, host.warnings
+        registered = host.registrations.by_plugin()
     finally:
         host_log.setLevel(level)
         host.close()
@@ -54,7 +56,7 @@ def _load(env: Environment) -> list[PluginRecord]:
     )
     for warning in [*warnings, *problems, *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
-    return records
+    return records, registered
 
 
 @click.group("plugins")
@@ -72,7 +74,7 @@ def plugins() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, error."""
-    records = _load(environment())
+    records, _ = _load(environment())
     if as_json:
         # Every copy, so a program can see what shadows what without a second call.
         click.echo(json.dumps([record.to_json() for record in records], indent=2))
@@ -112,7 +114,7 @@ def info_command(name: str) -> None:
     """Everything known about plugin NAME: each copy found, its manifest and its status."""
     from hermes_core._plugins.manifest import normalize_name
 
-    records = _load(environment())
+    records, registered = _load(environment())
     wanted = normalize_name(name)
     copies = [record for record in records if record.name == wanted]
     if not copies:
@@ -123,13 +125,15 @@ def info_command(name: str) -> None:
     for index, record in enumerate(copies):
         if index:
             click.echo("")
-        for label, value in _info_lines(record):
+        # Only the copy that loaded registered anything.
+        names = registered.get(record.name, []) if record.loadable else []
+        for label, value in _info_lines(record, names):
             click.echo(f"{label + ':':<17}{value}")
         if record.traceback and verbose():
             click.echo(record.traceback, err=True)
 
 
-def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:
+def _info_lines(record: PluginRecord, registers: list[str]) -> list[tuple[str, str]]:
     manifest = record.candidate.manifest
     lines = [
         ("name", record.name),
@@ -154,6 +158,7 @@ def _info_lines(record: PluginRecord) -> list[tuple[str, str]]:
         ]
     lines += [
         ("hooks", ", ".join(record.hooks)),
+        ("registers", ", ".join(registers)),
         ("shadows", ", ".join(record.shadows)),
         ("shadowed by", record.shadowed_by or ""),
         ("error" if record.status == "error" else "note", record.message or ""),

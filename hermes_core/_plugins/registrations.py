@@ -113,6 +113,15 @@ class Registrations:
         }
         return tables[kind]
 
+    def by_plugin(self) -> dict[str, list[str]]:
+        """What each plugin registered by name, as :meth:`label` words it without the plugin:
+        ``{"media": ["image provider 'openai'"]}`` (kinds in hook order, names sorted)."""
+        found: dict[str, list[str]] = {}
+        for kind in _HOOKS:
+            for name, registered in sorted(self.table(kind).items()):
+                found.setdefault(registered.plugin, []).append(f"{kind.replace('_', ' ')} {name!r}")
+        return found
+
     def label(self, kind: RegistrationKind, name: str) -> str:
         """``memory provider 'file' (plugin 'memory')``: the registration ``name`` of ``kind``
         as an error about what it did names it."""
