@@ -84,6 +84,22 @@ def test_a_field_that_cannot_be_used_is_refused_by_name(
     assert jobs.jobs() == []  # nothing half-made
 
 
+def test_an_id_edited_into_a_path_is_damaged_and_never_runs(jobs: CronJobs) -> None:
+    # The id names the job's output folder (cron/output/<id>/): '../x' would put a run's answer
+    # beside the store, or anywhere the edit points.
+    import sqlite3
+
+    job = jobs.create("every 1m", "Sum up the logs", now=T0)
+    with sqlite3.connect(jobs.path) as db:
+        db.execute("UPDATE jobs SET id = '../../x' WHERE id = ?", (job.id,))
+
+    (listed,) = jobs.jobs()
+    claimed = jobs.claim_due("host:1", 60, now=T0 + 60)
+
+    assert "id is '../../x', not a job id" in listed.damaged
+    assert claimed == []
+
+
 def test_a_hand_edited_schedule_that_never_comes_pauses_its_job_and_the_others_run(
     jobs: CronJobs,
 ) -> None:
