@@ -11,9 +11,10 @@ row with a time that is no number shows no time.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from hermes_core._shown import shown
 
@@ -100,6 +101,9 @@ def local_time(moment: float | None) -> str:
     return datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
 
 
+_IDENTIFIER: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -120,6 +124,13 @@ class _Reading:
             return value
         self._bad(column, "text")
         return str(value)[:200]
+
+    def identifier(self, column: str) -> str:
+        # The id names the job's output folder: never a path, whatever an edit left.
+        value = self.text(column)
+        if not _IDENTIFIER.fullmatch(value):
+            self._bad(column, "a job id (letters, digits, - and _)")
+        return value
 
     def moment(self, column: str, *, optional: bool) -> float | None:
         value = self.row[column]
@@ -149,7 +160,7 @@ def job_of(row: Any) -> CronJob:
     reading = _Reading(row)
     owner = row["lease_owner"]
     job = CronJob(
-        id=reading.text("id"),
+        id=reading.identifier("id"),
         name=reading.text("name"),
         schedule=reading.text("schedule"),
         prompt=reading.text("prompt"),
