@@ -151,6 +151,33 @@ def test_the_error_of_a_failed_call_shows_the_scripts_lines_not_the_generated_mo
 
 
 @pytest.mark.subprocess
+def test_a_tool_without_a_function_is_an_error_naming_call_and_the_functions(
+    harnesses: Callable[..., Harness],
+) -> None:
+    # walk9's walk: hermes_tools.todo_list() (a deferred tool) raised "module 'hermes_tools' has
+    # no attribute 'todo_list'", not saying that call("todo_list") reaches it.
+    harness = harnesses()
+
+    result = run(
+        harness,
+        """
+        import hermes_tools
+        print(hermes_tools.call("todo_list"))
+        print(hasattr(hermes_tools, "todo_list"))
+        hermes_tools.todo_list()
+        """,
+    )
+
+    data = payload(result)
+    assert data["output"] == "the task list is empty\nFalse\n"
+    assert data["error"].splitlines()[-1] == (
+        "AttributeError: hermes_tools has no function 'todo_list': call a tool without one by "
+        "its full name, hermes_tools.call('todo_list', ...) (the functions: read_file, "
+        "write_file, patch, search_files, terminal)"
+    )
+
+
+@pytest.mark.subprocess
 def test_functions_take_the_parameters_as_keywords_and_document_the_tool(
     harnesses: Callable[..., Harness],
 ) -> None:
