@@ -403,6 +403,37 @@ def test_interactive_always_writes_approvals_allow_keeping_comments(hermes_cli: 
     assert first.exists()
 
 
+def test_a_question_asked_while_a_script_runs_is_not_drawn_over_by_its_progress(
+    hermes_cli: HermesCli,
+) -> None:
+    # walk9's walk: a script's write_file asked "Allow? [o]nce, ..." and a second later the
+    # script's progress line ("1 s of at most 300 s, 1 tool call, ...") was drawn over it:
+    # the question left the screen while hermes waited for its answer.
+    hermes_cli.config.write_text("approvals:\n  allow: [execute_code]\n")
+    code = 'import hermes_tools\nhermes_tools.write_file(path="out.txt", content="x")\n'
+    python, *args = hermes_cli.command("tools", "call", "execute_code", json.dumps({"code": code}))
+    child = pexpect.spawn(
+        python,
+        args,
+        env=hermes_cli.variables(),
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )
+    child.expect(r"\[d\]eny: ")
+    # The script reports its progress every second: three chances to draw over the question.
+    drawn = child.expect(["s of at most", pexpect.TIMEOUT], timeout=3)
+    over_the_question = str(child.before) + (str(child.after) if drawn == 0 else "")
+    child.sendline("o")
+    child.expect(pexpect.EOF)
+    child.close()
+
+    assert drawn == 1, f"drawn over the question: {over_the_question!r}"
+    assert child.exitstatus == 0, child.before
+    assert (hermes_cli.work / "out.txt").read_text() == "x"
+
+
 def test_an_unknown_backend_is_a_configuration_error_with_exit_status_two(
     hermes_cli: HermesCli,
 ) -> None:

@@ -107,6 +107,77 @@ def test_a_failed_tool_call_raises_tool_error_with_the_code_and_message(
 
 
 @pytest.mark.subprocess
+def test_the_error_of_a_failed_call_shows_the_scripts_lines_not_the_generated_modules(
+    harnesses: Callable[..., Harness],
+) -> None:
+    # walk9's walk: a ToolError's traceback ended in two frames of the generated module
+    # (File "/tmp/hermes-exec-.../hermes_tools.py", a file gone after the run, and its
+    # `raise ToolError(...)` line): 6 of the 12 lines `error` keeps, pushing the script's own
+    # frames out.
+    harness = harnesses()
+
+    result = run(
+        harness,
+        """
+        import hermes_tools
+
+        def fetch(path):
+            return hermes_tools.call("read_file", path=path)
+
+        def report(paths):
+            for path in paths:
+                print(fetch(path))
+
+        report(["missing.txt"])
+        """,
+    )
+
+    data = payload(result)
+    assert data["status"] == "error"
+    assert "hermes_tools.py" not in data["error"]
+    assert data["error"].splitlines() == [
+        "Traceback (most recent call last):",
+        '  File "<script>", line 11, in <module>',
+        '    report(["missing.txt"])',
+        '  File "<script>", line 9, in report',
+        "    print(fetch(path))",
+        "          ^^^^^^^^^^^",
+        '  File "<script>", line 5, in fetch',
+        '    return hermes_tools.call("read_file", path=path)',
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "hermes_tools.ToolError: TOOL_ERROR: read_file: missing.txt does not exist or is not a "
+        "regular file",
+    ]
+
+
+@pytest.mark.subprocess
+def test_a_tool_without_a_function_is_an_error_naming_call_and_the_functions(
+    harnesses: Callable[..., Harness],
+) -> None:
+    # walk9's walk: hermes_tools.todo_list() (a deferred tool) raised "module 'hermes_tools' has
+    # no attribute 'todo_list'", not saying that call("todo_list") reaches it.
+    harness = harnesses()
+
+    result = run(
+        harness,
+        """
+        import hermes_tools
+        print(hermes_tools.call("todo_list"))
+        print(hasattr(hermes_tools, "todo_list"))
+        hermes_tools.todo_list()
+        """,
+    )
+
+    data = payload(result)
+    assert data["output"] == "the task list is empty\nFalse\n"
+    assert data["error"].splitlines()[-1] == (
+        "AttributeError: hermes_tools has no function 'todo_list': call a tool without one by "
+        "its full name, hermes_tools.call('todo_list', ...) (the functions: read_file, "
+        "write_file, patch, search_files, terminal)"
+    )
+
+
+@pytest.mark.subprocess
 def test_functions_take_the_parameters_as_keywords_and_document_the_tool(
     harnesses: Callable[..., Harness],
 ) -> None:

@@ -170,6 +170,36 @@ def test_a_hook_directory_handler_blocks_or_fails_closed(
     assert expected in result.text_content
 
 
+@pytest.mark.subprocess
+def test_a_hook_directory_answers_with_a_mapping_as_a_shell_hook_prints_one(
+    env: Environment,
+) -> None:
+    # walk9's walk: a handle() returning {} (what a shell hook prints to let the call go on)
+    # blocked the call with "it returned a mapping, which is not a PreCallDirective", and so
+    # did {"action": "nope"}, neither saying what was wrong.
+    write_hook(env, "empty", "event: pre_tool_call\n", "def handle(event):\n    return {}\n")
+    write_hook(
+        env,
+        "typo",
+        "event: pre_tool_call\nmatch: read_file\n",
+        "def handle(event):\n    return {'action': 'deny', 'message': 'no'}\n",
+    )
+    (env.cwd / "notes.txt").write_text("hello\n")
+    config = {"hooks": {"enabled": ["empty", "typo"]}}
+
+    allowed = call(host_for(env, config), "terminal", {"command": "echo went on"})
+    blocked = call(host_for(env, config), "read_file", {"path": "notes.txt"})
+
+    assert not allowed.is_error, allowed.text_content
+    assert "went on" in allowed.text_content
+    assert blocked.error_code == "BLOCKED"
+    assert blocked.text_content == (
+        "read_file was blocked by hook directory 'typo': it returned an unknown directive: "
+        '{"action": "deny", "message": "no"} (a directive is {}, or an action: block, '
+        "approve, or modify with arguments)"
+    )
+
+
 def test_a_post_tool_call_hook_directory_receives_the_event(env: Environment) -> None:
     seen = env.home / "seen.json"
     handler = f"""

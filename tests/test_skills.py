@@ -197,6 +197,33 @@ def test_skill_view_never_reads_outside_the_skill(harnesses: Callable[..., Harne
     assert unknown.text_content == "skill_view: no skill 'releases' (skills: release)"
 
 
+@pytest.mark.subprocess
+def test_skill_view_of_a_skill_that_did_not_load_says_why(
+    harnesses: Callable[..., Harness],
+) -> None:
+    # walk9's walk: skills_list named the broken skill and why, but skill_view of it answered
+    # "no skill 'release' (skills: ...)", as for a name nobody wrote.
+    harness = harnesses()
+    root = harness.env.skills_dir
+    write_skill(root, "notes", "description: Take notes.\n")
+    broken = write_skill(root, "release", "name: release\n")
+    huge = write_skill(root, "huge", "description: Big.\n", "x" * 1_100_000)
+
+    missing = harness.call("skill_view", {"name": "release"})
+    too_big = harness.call("skill_view", {"name": "huge"})
+    unknown = harness.call("skill_view", {"name": "releases"})
+
+    assert missing.error_code == too_big.error_code == "TOOL_ERROR"
+    assert missing.text_content == (
+        f"skill_view: skill 'release' is not loaded: {broken / 'SKILL.md'}: description: "
+        "required (what the skill is for)"
+    )
+    assert too_big.text_content.startswith(
+        f"skill_view: skill 'huge' is not loaded: {huge / 'SKILL.md'}: larger than 1048576 bytes"
+    )
+    assert unknown.text_content == "skill_view: no skill 'releases' (skills: notes)"
+
+
 # Environment passthrough ----------------------------------------------------------------------
 
 PRINT_ENVIRONMENT = "import json, os\nprint(json.dumps(sorted(os.environ)))\n"

@@ -12,16 +12,26 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_types import ElicitRequestFormParams, ElicitResult
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.live import Live
 
+    from hermes_core._approvals.prompt import Answer, ApprovalRequest
     from hermes_core._mcp.supervisor import ServerStatus
     from hermes_core._progress import ProgressReport
 
-__all__ = ["CallProgressLine", "ConnectProgress", "call_progress_line", "connect_progress"]
+__all__ = [
+    "CallProgressLine",
+    "ConnectProgress",
+    "QuietWhileAsking",
+    "call_progress_line",
+    "connect_progress",
+]
 
 _LINE_INTERVAL = 0.1
 """Seconds between two redraws of the progress line."""
@@ -100,12 +110,13 @@ class CallProgressLine:
         self._lock = threading.Lock()
         self._drawn_at = 0.0
         self._shown = False
+        self._questions = 0
 
     def __call__(self, report: ProgressReport) -> None:
         now = time.monotonic()
         with self._lock:
             finished = report.total is not None and report.progress >= report.total
-            if now - self._drawn_at < _LINE_INTERVAL and not finished:
+            if self._questions or (now - self._drawn_at < _LINE_INTERVAL and not finished):
                 return
             self._drawn_at = now
             self._draw(progress_text(report, self._width))
@@ -121,13 +132,56 @@ class CallProgressLine:
     def close(self) -> None:
         """Erase the line."""
         with self._lock:
-            if self._shown:
-                self._shown = False
-                try:
-                    self._stream.write("\r\x1b[K")
-                    self._stream.flush()
-                except (OSError, ValueError):
-                    pass
+            self._erase()
+
+    def _erase(self) -> None:
+        if self._shown:
+            self._shown = False
+            try:
+                self._stream.write("\r\x1b[K")
+                self._stream.flush()
+            except (OSError, ValueError):
+                pass
+
+    @contextmanager
+    def asking(self) -> Iterator[None]:
+        """While a question waits on the terminal (an approval, an upstream form): the line is
+        taken off and not drawn again until the block ends."""
+        with self._lock:
+            self._questions += 1
+            self._erase()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._questions -= 1
+
+
+class QuietWhileAsking:
+    """An approval prompt (``ask``) or an upstream forms' answerer (``answer``) that keeps
+    ``line`` off the terminal while it asks: progress reported every second (a script's, a
+    server's) would otherwise be drawn over the question."""
+
+    def __init__(self, asker: Any, line: CallProgressLine | None) -> None:
+        self.asker = asker
+        self.line = line
+
+    @property
+    def interactive(self) -> bool:
+        """Whether the prompt has a person to ask."""
+        return bool(getattr(self.asker, "interactive", False))
+
+    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
+        """The prompt's answer, asked with the line off."""
+        with self.line.asking() if self.line is not None else nullcontext():
+            answer: Answer | None = await self.asker.ask(request, timeout)
+            return answer
+
+    async def answer(self, server: str, form: ElicitRequestFormParams) -> ElicitResult | None:
+        """The form's answer, asked with the line off."""
+        with self.line.asking() if self.line is not None else nullcontext():
+            result: ElicitResult | None = await self.asker.answer(server, form)
+            return result
 
 
 def progress_text(report: ProgressReport, width: int = 80) -> str:

@@ -313,7 +313,7 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     When standard input is not a terminal, nobody can answer an approval prompt:
     approvals.non_interactive applies.
     """
-    from hermes_core._cli.progress import call_progress_line
+    from hermes_core._cli.progress import QuietWhileAsking, call_progress_line
     from hermes_core._mcp.elicitation import answering_forms
     from hermes_core._mcp.terminal_form import TerminalForms
     from hermes_core._progress import listening_to_progress
@@ -328,7 +328,9 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
 
     async def work(host: Host) -> tuple[ToolResult, str]:
         approved = name if yes else None
-        async with host.session(**_session_fields(host, approve=approved, asked=asked)) as session:
+        fields = _session_fields(host, approve=approved, asked=asked)
+        fields["prompt"] = QuietWhileAsking(fields["prompt"], line)  # not drawn over
+        async with host.session(**fields) as session:
             if name in host.tool_search.view().deferred_by_name or is_connector_name(name):
                 payload = {"name": name, "arguments": arguments}
                 return await host.dispatch("tool_call", payload, session), ""
@@ -343,7 +345,9 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     line = call_progress_line()
     # An upstream server's form is asked on the terminal; without one nobody can answer, and
     # the servers are not told that someone could.
-    forms = TerminalForms(sys.stdin, sys.stderr) if sys.stdin.isatty() else None
+    forms = (
+        QuietWhileAsking(TerminalForms(sys.stdin, sys.stderr), line) if sys.stdin.isatty() else None
+    )
     try:
         # Standard output is the result's: what a hook or plugin prints while the call runs
         # (a print() left in a handler) goes to standard error, as under hermes serve.

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import math
 import sys
 import traceback
@@ -46,6 +47,7 @@ import anyio.to_thread
 from hermes_core._errors import PluginError
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
+from hermes_core._hooks.shell import answered_directive
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.candidates import Candidate
 from hermes_core._plugins.gate import gate
@@ -284,7 +286,8 @@ def load_hook_directories(
 
 
 class HandlerAction:
-    """Calls one directory's ``handle(event)``: awaited, or in a worker thread."""
+    """Calls one directory's ``handle(event)``: awaited, or in a worker thread. A mapping it
+    returns is read as a shell hook's printed directive is (``{}`` lets the call go on)."""
 
     def __init__(self, handle: Callable[[dict[str, Any]], Any]) -> None:
         self.handle = handle
@@ -292,10 +295,16 @@ class HandlerAction:
 
     async def __call__(self, event: dict[str, Any]) -> Any:
         if self.is_async:
-            return await self.handle(event)
-        value = await anyio.to_thread.run_sync(partial(self.handle, event), abandon_on_cancel=True)
-        if inspect.isawaitable(value):
-            value = await value
+            value = await self.handle(event)
+        else:
+            value = await anyio.to_thread.run_sync(
+                partial(self.handle, event), abandon_on_cancel=True
+            )
+            if inspect.isawaitable(value):
+                value = await value
+        if isinstance(value, Mapping) and event.get("event") == "pre_tool_call":
+            shown_value = json.dumps(value, ensure_ascii=False, default=repr)
+            return answered_directive(value, f"it returned an unknown directive: {shown_value}")
         return value
 
 

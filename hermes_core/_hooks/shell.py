@@ -152,16 +152,26 @@ def read_directive(stdout: bytes) -> PreCallDirective | None:
         return PreCallDirective.block(
             f"it printed something that is not a JSON directive: {clipped(text)}"
         )
+    return answered_directive(value, f"it printed an unknown directive: {clipped(text)}")
+
+
+DIRECTIVES: Final = "(a directive is {}, or an action: block, approve, or modify with arguments)"
+
+
+def answered_directive(value: Any, unknown: str) -> PreCallDirective | None:
+    """The directive a ``pre_tool_call`` hook answered (the JSON a shell hook printed, the
+    mapping a hook directory's ``handle`` returned): ``None`` for ``{}``; a block saying
+    ``unknown`` and what a directive is for anything else that is not one (fail closed)."""
     if value == {}:
         return None
-    action = value.get("action") if isinstance(value, dict) else None
+    action = value.get("action") if isinstance(value, Mapping) else None
     if action == "block":
         return PreCallDirective.block(str(value.get("message") or "no reason given"))
     if action == "approve":
         return PreCallDirective.approve(str(value.get("message") or ""))
-    if action == "modify" and isinstance(value.get("arguments"), dict):
-        return PreCallDirective.modify(value["arguments"])
-    return PreCallDirective.block(f"it printed an unknown directive: {clipped(text)}")
+    if action == "modify" and isinstance(value.get("arguments"), Mapping):
+        return PreCallDirective.modify(dict(value["arguments"]))
+    return PreCallDirective.block(f"{unknown} {DIRECTIVES}")
 
 
 class ShellAction:

@@ -5,7 +5,7 @@ host, which runs it as it runs a call of the model: the same hooks, approvals an
 It returns a :class:`Result` (the tool's text; ``.data`` holds its structured content) or raises
 :class:`ToolError` (``.code``: ``DENIED``, ``BLOCKED``, ``TOOL_ERROR``...; ``.message``). Tools
 without a function here (deferred ones: MCP servers, connectors) are reached by their full name
-with :func:`call`: ``call("mcp__git__git_log", max_count=2)``. ``help(hermes_tools)`` lists them.
+with :func:`call`: ``call("mcp__git__git_log", max_count=2)``.
 """
 
 # This file is the head of the generated ``hermes_tools`` module; it runs in the script's
@@ -127,6 +127,17 @@ def _call(name: str, arguments: dict[str, Any]) -> Result:
     result = Result(reply.get("text") or "")
     result.data = reply.get("data")
     return result
+
+
+def __getattr__(name: str) -> Any:
+    # A deferred tool has no function here: say how to reach it, and what the functions are.
+    if name.startswith("__"):
+        raise AttributeError(f"module 'hermes_tools' has no attribute {name!r}")
+    functions = ", ".join(item for item in __all__ if item not in ("Result", "ToolError", "call"))
+    raise AttributeError(
+        f"hermes_tools has no function {name!r}: call a tool without one by its full name, "
+        f"hermes_tools.call({name!r}, ...) (the functions: {functions or 'none'})"
+    )
 
 
 def call(name: str, /, **arguments: Any) -> Result:

@@ -10,8 +10,9 @@ cap: the host signals the whole group) starts ``GRACE`` seconds after which the 
 the script and all it started. Elsewhere than Linux the host's kill of the group is all there is.
 
 The script's process: ``DIRECTORY`` holds ``script.py`` and the generated ``hermes_tools.py``.
-The script runs as ``__main__``; when it raises, its traceback (without this file's frame) goes
-to stderr and to ``DIRECTORY/traceback.txt``, and the exit status is 1. SIGTERM ends the script
+The script runs as ``__main__``; when it raises, its traceback (without this file's frame nor
+those of ``hermes_tools``) goes to stderr and to ``DIRECTORY/traceback.txt``, and the exit status
+is 1. SIGTERM ends the script
 as ``sys.exit`` does, so what it printed is flushed. ``CHANNEL_FD`` is its way to the host
 (``channel.py``): held by the script only (the reaper closes its copy), and close-on-exec, so
 a program the script starts does not get it.
@@ -28,7 +29,7 @@ import signal
 import sys
 import time
 import traceback
-from types import FrameType
+from types import FrameType, TracebackType
 
 SCRIPT_NAME = "<script>"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -71,7 +72,23 @@ def run_script(directory: str) -> None:
         raise
     except BaseException as exc:
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-        _fail(directory, "".join(traceback.format_exception(type(exc), exc, tb)))
+        _fail(directory, _script_traceback(exc, tb, os.path.join(directory, "hermes_tools.py")))
+
+
+def _script_traceback(exc: BaseException, tb: TracebackType | None, client: str) -> str:
+    """The traceback of ``exc`` without the frames of the generated module ``client``: a
+    failed call ends at the script's line that made it, then the ``ToolError``."""
+    shown = traceback.TracebackException(type(exc), exc, tb)
+    pending, seen = [shown], set()
+    while pending:
+        each = pending.pop()
+        if id(each) in seen:
+            continue
+        seen.add(id(each))
+        kept = [frame for frame in each.stack if frame.filename != client]
+        each.stack = traceback.StackSummary.from_list(kept)
+        pending += [chained for chained in (each.__cause__, each.__context__) if chained]
+    return "".join(shown.format())
 
 
 # The reaper ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ directory) is not loaded unless the project gate is open
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,10 +75,18 @@ class SkillTools:
         return ToolResult.text("\n".join(lines), structured={"skills": rows, "problems": problems})
 
     def _find(self, name: str) -> Skill | ToolResult:
-        skills, _ = self._load()
+        skills, problems = self._load()
         for skill in skills:
             if skill.name == name:
                 return skill
+        folder = str(self.root / name)
+        # A problem names the folder (its SKILL.md) or, for a project's skill, the skill.
+        heads = (f"{folder}{os.sep}", f"{folder}:", f"skill {name!r} at ")
+        for problem in problems:
+            if problem.startswith(heads):
+                return ToolResult.error(
+                    "TOOL_ERROR", f"skill_view: skill {name!r} is not loaded: {problem}"
+                )
         known = ", ".join(skill.name for skill in skills) or "none"
         return ToolResult.error("TOOL_ERROR", f"skill_view: no skill {name!r} (skills: {known})")
 
