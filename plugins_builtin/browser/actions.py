@@ -24,7 +24,7 @@ from hermes_core.agent import ImagePart, ModelError, session_model
 from hermes_core.plugin import Session, ToolResult
 
 from . import STATE_KEY
-from .chromium import ChromiumMissing
+from .chromium import ChromiumMissing, launch_failure
 from .driver import BrowserError, DriverSettings, SessionBrowser
 from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
 
@@ -226,7 +226,7 @@ class BrowserActions:
             except Exception as exc:
                 # Playwright's message holds the browser's own log: the reason is in it.
                 raise BrowserError(
-                    f"cannot start Chromium ({settings.executable}): {str(exc).strip()[:2000]}"
+                    f"cannot start Chromium ({settings.executable}): {launch_failure(str(exc))}"
                 ) from exc
             session.state[STATE_KEY] = made
             return made

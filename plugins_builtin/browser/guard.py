@@ -97,6 +97,12 @@ class AddressProxy:
             await self._handle(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
+        except asyncio.CancelledError:
+            # close() (or the loop's end) stopped this connection, and nothing awaits its task
+            # but close(). It ends normally: on a cancelled task, the done callback of
+            # asyncio.start_server (Python 3.11) raises in task.exception(), which the loop
+            # prints as a traceback at the end of every session with a request still open.
+            pass
         finally:
             self._connections.discard(task)
             writer.close()

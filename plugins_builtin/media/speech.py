@@ -78,11 +78,15 @@ class Ran:
     stderr: str
 
 
-async def run_command(argv: list[str], stdin: bytes | None, timeout: float, cwd: Path) -> Ran:
-    """``argv`` in its own process group, ``stdin`` written to it; the group is killed at
-    ``timeout``. A command that is not found is a :class:`MediaRefused`."""
+async def run_command(
+    argv: list[str], stdin: bytes | None, timeout: float, cwd: Path, key: str
+) -> Ran:
+    """``argv`` (the command of ``plugins.entries.media.<key>``) in its own process group,
+    ``stdin`` written to it; the group is killed at ``timeout``. A command that is not found
+    or cannot be run is a :class:`MediaRefused` naming it and the setting."""
     import asyncio
 
+    command = f"the command {argv[0]!r} of plugins.entries.media.{key}"
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -93,9 +97,14 @@ async def run_command(argv: list[str], stdin: bytes | None, timeout: float, cwd:
             start_new_session=True,
         )
     except FileNotFoundError:
-        raise MediaRefused(
-            f"the command {argv[0]!r} is not installed (not found on PATH)"
-        ) from None
+        raise MediaRefused(f"{command} is not installed (not found on PATH)") from None
+    except PermissionError:
+        named = cwd / argv[0] if "/" in argv[0] else None
+        why = "a directory" if named is not None and named.is_dir() else "not executable"
+        hint = " (chmod +x it)" if why == "not executable" else ""
+        raise MediaRefused(f"{command} cannot be run: it is {why}{hint}") from None
+    except OSError as exc:  # a script without its #! line: "Exec format error"
+        raise MediaRefused(f"{command} cannot be run: {exc.strerror or exc}") from None
     from hermes_core._plugin_support import signal_group
 
     try:
@@ -158,7 +167,11 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
             piped = not any(p in w for w in words for p in ("{text}", "{text_file}"))
             try:
                 ran = await run_command(
-                    argv, text.encode() if piped else None, entry.tts_timeout, session.cwd
+                    argv,
+                    text.encode() if piped else None,
+                    entry.tts_timeout,
+                    session.cwd,
+                    "tts_command",
                 )
             except MediaRefused as exc:
                 return ToolResult.error("CONFIG_ERROR", f"text_to_speech: {exc}")
@@ -224,7 +237,7 @@ def build_transcription_tool(entry: MediaEntry, env: Environment) -> Tool:
             output = Path(scratch) / "transcript.txt"
             argv = filled(words, {"{input}": str(source), "{output}": str(output)})
             try:
-                ran = await run_command(argv, None, entry.stt_timeout, session.cwd)
+                ran = await run_command(argv, None, entry.stt_timeout, session.cwd, "stt_command")
             except MediaRefused as exc:
                 return ToolResult.error("CONFIG_ERROR", f"speech_to_text: {exc}")
             if ran.code != 0:

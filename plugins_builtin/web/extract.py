@@ -4,6 +4,7 @@ are; bounded in characters, with a note saying what was cut."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,10 @@ if TYPE_CHECKING:
     from .fetch import Page
 
 INSTALL: str = "pip install 'hermes-core-agent[web]'"
+NO_TEXT: str = (
+    "the page has no text as it was served: a page that builds itself with JavaScript "
+    "shows its text in a browser (browser_navigate)"
+)
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,9 @@ def extract(page: Page, max_chars: int) -> Extracted:
     notes: list[str] = []
     if page.kind == "html":
         title, text, whole = _html(page.body)
-        if whole:
+        if not text.strip():
+            notes.append(NO_TEXT)
+        elif whole:
             notes.append("no main article was found: this is the whole text of the page")
     else:
         title, text = "", _decoded(page.body, page.charset, notes)
@@ -59,6 +66,7 @@ def _html(body: bytes) -> tuple[str, str, bool]:
         import trafilatura
     except ImportError as exc:
         raise RuntimeError(f"web_extract needs trafilatura: {INSTALL} ({exc})") from None
+    _quiet("trafilatura")
     tree = trafilatura.load_html(body)
     if tree is None:
         return "", trafilatura.html2txt(body) or "", True
@@ -80,3 +88,12 @@ def _title(tree: Any) -> str:
         found = tree.findtext(".//title")
         return " ".join(found.split()) if isinstance(found, str) else ""
     return extract_title(tree) or ""
+
+
+def _quiet(name: str) -> None:
+    """The logger ``name`` left to its critical records, unless someone set its level: what
+    trafilatura logs is about the page ("lxml parsing failed", "discarding data"), which the
+    result's notes say, and on hermes' stderr it read as hermes' own errors."""
+    logger = logging.getLogger(name)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.CRITICAL)

@@ -124,6 +124,33 @@ def test_a_failing_command_says_what_failed_and_leaves_no_file(
     assert not speech.exists() or not any(speech.iterdir())
 
 
+def test_a_command_that_cannot_be_run_names_it_and_the_setting(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # A script the user wrote but did not make executable, and a directory named by mistake.
+    script = tmp_path / "speak.sh"
+    script.write_text('#!/bin/sh\nespeak-ng -w "$1" hello\n', encoding="utf-8")
+    script.chmod(0o644)
+    not_executable = speak(hermes_env, tmp_path, "hello", f"{script} {{output}}")
+    directory = speak(hermes_env, tmp_path, "hello", f"{tmp_path} {{output}}")
+    missing = speak(hermes_env, tmp_path, "hello", "hermes-no-such-tts {output}")
+
+    assert not_executable.error_code == "CONFIG_ERROR", not_executable.text_content
+    assert not_executable.text_content == (
+        f"text_to_speech: the command {str(script)!r} of plugins.entries.media.tts_command "
+        "cannot be run: it is not executable (chmod +x it)"
+    )
+    assert directory.error_code == "CONFIG_ERROR", directory.text_content
+    assert directory.text_content == (
+        f"text_to_speech: the command {str(tmp_path)!r} of plugins.entries.media.tts_command "
+        "cannot be run: it is a directory"
+    )
+    assert missing.text_content == (
+        "text_to_speech: the command 'hermes-no-such-tts' of plugins.entries.media.tts_command "
+        "is not installed (not found on PATH)"
+    )
+
+
 def test_without_a_command_there_is_no_tool(hermes_env: Environment, tmp_path: Path) -> None:
     host = media_host(hermes_env)
     try:

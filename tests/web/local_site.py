@@ -233,6 +233,16 @@ def local_site() -> Iterator[LocalSite]:
         "/bomb": _encoded("gzip", gzip_bomb),
         "/bomb-in-gzip": _encoded("gzip, gzip", lambda: _gzip(gzip_bomb())),
         "/article.br": _encoded("br", lambda: ARTICLE),
+        # A page that builds itself with JavaScript: no text as served.
+        "/app": lambda h: _send(
+            h,
+            200,
+            "text/html",
+            b"<!doctype html><html><head><title>Dashboard</title>"
+            b'<script src="/app.js"></script></head><body><div id="root"></div></body></html>',
+        ),
+        "/unclosed": lambda h: _send(h, 200, "text/html", b"<html><body>"),
+        "/empty": lambda h: _send(h, 200, "text/html", b""),
     }
     server.RequestHandlerClass = _handler(site, routes)
     server.daemon_threads = True

@@ -10,6 +10,7 @@ import dataclasses
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import anyio
 import pytest
@@ -29,7 +30,7 @@ from local_site import (
 )
 
 from hermes_core import Config, Host, ToolResult
-from hermes_core.testing import make_host
+from hermes_core.testing import HermesCli, make_host
 from plugins_builtin.web import WebExtract, WebSettings, fetcher_of
 
 _NAMES = {"news.example": ["127.0.0.1"], "intranet.example": ["10.0.0.1"]}
@@ -285,3 +286,21 @@ def test_a_host_the_user_allows_in_config_is_fetched(site: LocalSite) -> None:
 
     assert not result.is_error, result.text_content
     assert ARTICLE_TEXT[1] in result.text_content
+
+
+@pytest.mark.parametrize("path", ["/app", "/unclosed", "/empty"])
+def test_a_page_without_text_says_so_and_prints_nothing_on_the_terminal(
+    site: LocalSite, tmp_path: Path, path: str
+) -> None:
+    cli = HermesCli(tmp_path)
+    cli.config.write_text(
+        "plugins:\n  entries:\n    web:\n      allowed_hosts: [127.0.0.1]\n", encoding="utf-8"
+    )
+    done = cli.run("tools", "call", "web_extract", f'{{"urls": ["{site.url(path)}"]}}')
+
+    # trafilatura's own log lines ("lxml parsing failed", "discarding data") are about the
+    # page, and printed by hermes they read as hermes' errors.
+    assert done.stderr == ""
+    assert "no text as it was served" in done.stdout, done.stdout
+    assert "browser_navigate" in done.stdout  # where a page built by JavaScript can be read
+    assert "this is the whole text of the page" not in done.stdout

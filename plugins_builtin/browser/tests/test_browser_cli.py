@@ -29,16 +29,24 @@ def _running_under(folder: Path) -> list[str]:
     return found
 
 
+def _cli(tmp_path: Path, *browser_lines: str) -> HermesCli:
+    """A hermes whose browser may reach 127.0.0.1, approvals off, and ``browser_lines`` more
+    keys of ``plugins.entries.browser``."""
+    cli = HermesCli(tmp_path)
+    cli.user_home.mkdir()  # Chromium writes its settings under HOME, as a user's does
+    more = "".join(f"      {line}\n" for line in browser_lines)
+    cli.config.write_text(
+        "plugins:\n  entries:\n    browser:\n      allowed_hosts: [127.0.0.1]\n"
+        f"{more}approvals:\n  policy: 'off'\n",
+        encoding="utf-8",
+    )
+    return cli
+
+
 def test_hermes_tools_call_opens_a_page_and_leaves_no_chromium(
     tmp_path: Path, site: Site, chromium: str
 ) -> None:
-    cli = HermesCli(tmp_path)
-    cli.user_home.mkdir()  # Chromium writes its settings under HOME, as a user's does
-    cli.config.write_text(
-        "plugins:\n  entries:\n    browser:\n      allowed_hosts: [127.0.0.1]\n"
-        "approvals:\n  policy: 'off'\n",
-        encoding="utf-8",
-    )
+    cli = _cli(tmp_path)
     # Playwright puts Chromium's profile under TMPDIR; a short one: Chromium makes a Unix
     # socket in the profile, and a socket's path has at most 107 bytes.
     scratch = Path(tempfile.mkdtemp(prefix="hermes-browser-"))
@@ -59,3 +67,28 @@ def test_hermes_tools_call_opens_a_page_and_leaves_no_chromium(
 
     assert 'textbox "Email"' in done.stdout
     assert left == []
+
+
+def test_a_page_still_loading_when_the_session_ends_prints_no_traceback(
+    tmp_path: Path, site: Site, chromium: str
+) -> None:
+    # The page never answers: its request is still in the session's address proxy when the
+    # navigation times out and the command's session ends, closing the proxy under it.
+    cli = _cli(tmp_path, "navigation_timeout: 1")
+    scratch = Path(tempfile.mkdtemp(prefix="hermes-browser-"))
+    try:
+        done = cli.run(
+            "tools",
+            "call",
+            "browser_navigate",
+            f'{{"url": "{site.at("/never")}"}}',
+            ok=False,
+            env=cli.variables(TMPDIR=str(scratch)),
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    assert done.returncode == 1
+    assert "timed out" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "Exception in callback" not in done.stderr, done.stderr

@@ -209,6 +209,31 @@ async def test_a_missing_chromium_is_an_error_with_the_install_command(
     assert "HERMES_BROWSER_EXECUTABLE names '/no/such/chromium'" in wrong.text_content
 
 
+async def test_a_chromium_that_cannot_start_is_an_error_with_its_own_reason(
+    host_factory: Any, site: Site, tmp_path: Path
+) -> None:
+    # A Chromium that exits at once, as one missing a shared library does in a slim container.
+    broken = tmp_path / "chromium"
+    broken.write_text(
+        "#!/bin/sh\n"
+        "echo 'chromium: error while loading shared libraries: libnss3.so: cannot open "
+        "shared object file' >&2\n"
+        "exit 127\n",
+        encoding="utf-8",
+    )
+    broken.chmod(0o755)
+    host = host_factory(HERMES_BROWSER_EXECUTABLE=str(broken))
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at("/")}, session)
+
+    assert result.error_code == "TOOL_ERROR"
+    text = result.text_content
+    assert text.startswith(f"cannot start Chromium ({broken})"), text
+    assert "it exited with 127; it wrote:\nchromium: error while loading shared libraries" in text
+    assert text.count("libnss3.so") == 1, text
+    assert "--disable-background-networking" not in text  # Playwright's launch line is noise
+
+
 def _processes() -> dict[int, tuple[int, str]]:
     """Each live process: its parent and command line (zombies left out)."""
     found = {}
