@@ -108,8 +108,12 @@ def test_a_name_that_does_not_resolve_is_refused_clearly() -> None:
     def nowhere(host: str, port: int) -> Sequence[str]:
         raise OSError(-2, "Name or service not known")
 
-    with pytest.raises(AddressRefused, match="does not resolve"):
+    with pytest.raises(AddressRefused, match="does not resolve") as refused:
         check_url("http://nowhere.example/", resolve=nowhere)
+    # No rule refused it, so nothing points at the rules or at allowed_hosts.
+    assert refused.value.unresolved
+    assert "allowed" not in str(refused.value)
+    assert "local network" not in str(refused.value)
 
 
 def test_an_allowed_host_passes_whatever_it_resolves_to() -> None:

@@ -276,6 +276,17 @@ def test_the_bundled_tool_refuses_the_machine_its_network_and_metadata(web: Host
     assert "plugins.entries.web.allowed_hosts" in result.text_content
 
 
+def test_a_host_that_does_not_resolve_is_a_lookup_failure_not_a_refusal(web: Host) -> None:
+    # .invalid never resolves (RFC 6761). The user cannot mend it with allowed_hosts, so the
+    # answer must not send them there: it is the name, or this machine's DNS.
+    result = _call(web, "web_extract", {"urls": ["http://nosuchhost.invalid/page"]})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "nosuchhost.invalid does not resolve" in result.text_content
+    assert "allowed_hosts" not in result.text_content
+    assert "local network" not in result.text_content
+
+
 def test_a_host_the_user_allows_in_config_is_fetched(site: LocalSite) -> None:
     config = {"plugins": {"entries": {"web": {"allowed_hosts": ["127.0.0.1"]}}}}
     host = make_host(Config.model_validate(config))
