@@ -75,16 +75,29 @@ class AddressRefused(HermesError):
     """A URL a tool will not fetch: ``url`` as given, ``host`` its host, ``address`` the
     resolved address that broke a rule (``None`` when the URL itself did: its scheme, no host, a
     name that does not resolve) and ``rule`` what was broken. The message says all of it and
-    how the user allows the host; a tool returns it to the model as its error."""
+    how the user allows the host; a tool returns it to the model as its error. ``unresolved``:
+    the name did not resolve, which no rule refused and no allowed host mends, and the message
+    says to check the name and the DNS instead."""
 
     def __init__(
-        self, url: str, rule: str, *, host: str = "", address: str | None = None, setting: str
+        self,
+        url: str,
+        rule: str,
+        *,
+        host: str = "",
+        address: str | None = None,
+        setting: str,
+        unresolved: bool = False,
     ) -> None:
         self.url = url
         self.host = host
         self.address = address
         self.rule = rule
+        self.unresolved = unresolved
         shown = url if len(url) <= _SHOWN_URL else url[:_SHOWN_URL] + "..."
+        if unresolved:
+            super().__init__(f"cannot fetch {shown}: {rule}; check the name and this machine's DNS")
+            return
         if address is None:
             why = rule
         elif host and _literal(host) is None:
@@ -206,11 +219,19 @@ def check_url(
         addresses = list(dict.fromkeys((resolve or _resolve)(host, port)))
     except (OSError, UnicodeError) as exc:
         raise AddressRefused(
-            url, f"its host {host} does not resolve ({exc})", host=host, setting=setting
+            url,
+            f"its host {host} does not resolve ({exc})",
+            host=host,
+            setting=setting,
+            unresolved=True,
         ) from None
     if not addresses:
         raise AddressRefused(
-            url, f"its host {host} does not resolve (no address)", host=host, setting=setting
+            url,
+            f"its host {host} does not resolve (no address)",
+            host=host,
+            setting=setting,
+            unresolved=True,
         )
     if allowed.host(host):
         return addresses

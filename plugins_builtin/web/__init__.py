@@ -69,9 +69,9 @@ class WebExtract:
             try:
                 parts[index], records[index] = await self._one(fetcher, url)
             except AddressRefused as exc:
-                refused[index] = True
+                refused[index] = not exc.unresolved  # a name that does not resolve: an error
                 parts[index], records[index] = (
-                    f"{url}\nrefused: {exc}",
+                    f"{url}\n{'error' if exc.unresolved else 'refused'}: {exc}",
                     {"url": url, "error": str(exc)},
                 )
             except FetchError as exc:
