@@ -55,6 +55,23 @@ async def test_navigate_snapshot_type_and_click_submit_a_form(
     assert 'heading "Welcome, ann@example.org"' in again
 
 
+async def test_a_page_the_server_answered_with_an_error_status_says_so(
+    host_factory: Any, site: Site
+) -> None:
+    # A 404 page is a page, but the model must be able to tell it from the one it wanted.
+    host = host_factory()
+    async with host.session() as session:
+        missing = await host.dispatch("browser_navigate", {"url": site.at("/missing")}, session)
+        found = await host.dispatch("browser_navigate", {"url": site.at("/")}, session)
+
+    assert "the server answered HTTP 404" in _ok(missing)
+    assert missing.structured is not None
+    assert missing.structured["status"] == 404
+    assert "the server answered" not in _ok(found)
+    assert found.structured is not None
+    assert found.structured["status"] == 200
+
+
 async def test_navigation_to_a_private_address_is_refused_unless_allowed(
     host_factory: Any, site: Site
 ) -> None:
