@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -68,7 +68,11 @@ class BrowserActions:
         if response is not None and response.headers.get(REFUSED_HEADER.lower()):
             browser.take_notes()
             raise BrowserRefused(f"browser_navigate refused: {await response.text()}")
-        return await self._page_report(browser, "")
+        status = response.status if response is not None else None
+        # An error page is a page: shown, with the status, so the model knows it is not the one
+        # it wanted.
+        done = f"the server answered HTTP {status}" if status is not None and status >= 400 else ""
+        return await self._page_report(browser, done, status)
 
     async def snapshot(self, session: Session) -> ToolResult:
         """The accessibility snapshot of the session's page."""
@@ -231,7 +235,9 @@ class BrowserActions:
             session.state[STATE_KEY] = made
             return made
 
-    async def _page_report(self, browser: SessionBrowser, done: str) -> ToolResult:
+    async def _page_report(
+        self, browser: SessionBrowser, done: str, status: int | None = None
+    ) -> ToolResult:
         page = browser.page
         try:
             snapshot = await page.aria_snapshot(mode="ai")
@@ -245,7 +251,10 @@ class BrowserActions:
         title = await page.title()
         lines = [done] if done else []
         lines += [f"page: {title[:200]!r} at {page.url}", snapshot]
-        return _result(browser, "\n".join(lines), structured={"url": page.url, "title": title})
+        structured: dict[str, Any] = {"url": page.url, "title": title}
+        if status is not None:  # a navigation's answer (HTTP status)
+            structured["status"] = status
+        return _result(browser, "\n".join(lines), structured=structured)
 
 
 async def close_session_browser(session: Session) -> bool:
