@@ -72,6 +72,19 @@ async def test_a_page_the_server_answered_with_an_error_status_says_so(
     assert found.structured["status"] == 200
 
 
+async def test_navigating_to_a_file_download_is_refused_in_words_and_nothing_is_written(
+    host_factory: Any, site: Site, tmp_path: Path
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at("/file.bin")}, session)
+
+    assert result.is_error
+    assert "is a file download, which the browser tools refuse" in result.text_content
+    assert "Page.goto" not in result.text_content
+    assert not any(tmp_path.rglob("file.bin"))
+
+
 async def test_navigation_to_a_private_address_is_refused_unless_allowed(
     host_factory: Any, site: Site
 ) -> None:
