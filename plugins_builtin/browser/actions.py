@@ -329,6 +329,11 @@ def _failure(
         return BrowserRefused(f"{doing} was refused: {refused[-1].split(': ', 1)[1]}")
     if "net::ERR_TUNNEL_CONNECTION_FAILED" in text and url and browser.refusal_of(url):
         return BrowserRefused(f"{doing} was refused: {browser.refusal_of(url)}")
+    if url and "Download is starting" in text:  # the address answers with a file to save
+        return BrowserError(
+            f"{url} is a file download, which the browser tools refuse (nothing was saved); "
+            "web_extract reads pages and text"
+        )
     if "Timeout" in type(exc).__name__ or "Timeout" in text:
         return BrowserError(f"{doing} timed out: {text}")
     if ref and ("aria-ref" in text or "not found" in text.lower()):
