@@ -348,8 +348,8 @@ class BrowserRefused(BrowserError):
 
 
 NO_MODEL = (
-    "browser_vision needs this agent's own model, and none runs this session (hermes serve: "
-    "use browser_screenshot and look at the file). Use it from hermes run, chat or acp."
+    "browser_vision needs this agent's own model, and none runs this session (under hermes "
+    "serve, use browser_screenshot and look at the file). Use it from hermes run, chat or acp."
 )
 
 

@@ -135,7 +135,8 @@ def wav_seconds(path: Path) -> float:
             rate = audio.getframerate()
             return audio.getnframes() / rate if rate else 0.0
     except (wave.Error, EOFError) as exc:
-        raise MediaRefused(f"the command's output is not a WAV file ({exc})") from None
+        why = f" ({exc})" if str(exc) else ""
+        raise MediaRefused(f"the command's output is not a WAV file{why}") from None
 
 
 def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 DEFAULT_QUESTION: Final = "Describe this image in detail."
 NO_MODEL: Final = (
-    "vision_analyze needs this agent's own model, and none runs this session (hermes serve: "
-    "your client's model sees images itself). Use it from hermes run, hermes chat or hermes acp."
+    "vision_analyze needs this agent's own model, and none runs this session (under hermes "
+    "serve, your client's model sees images itself). Use it from hermes run, hermes chat or "
+    "hermes acp."
 )
 
 
