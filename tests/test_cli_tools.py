@@ -14,6 +14,8 @@ from typing import Any
 import pexpect
 import pytest
 
+from hermes_core._cli.progress import progress_text
+from hermes_core._progress import ProgressReport
 from hermes_core.testing import HermesCli
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -518,3 +520,20 @@ def test_calling_a_tool_of_the_agents_conversations_says_where_it_lives(
     assert f"There is no tool named {name!r}" in done.stderr
     assert "hermes chat" in done.stderr, done.stderr
     assert "hermes run" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("report", "line"),
+    [
+        # A script's report: its message starts with the seconds that are its progress.
+        (
+            ProgressReport(1, None, "1 s of at most 300 s, 2 tool calls"),
+            "1 s of at most 300 s, 2 tool calls",
+        ),
+        (ProgressReport(1, None, "10 files"), "1 10 files"),
+        (ProgressReport(3, 10, "copying"), "[######..............] 3/10 copying"),
+        (ProgressReport(2, None, None), "2"),
+    ],
+)
+def test_a_progress_line_says_the_progress_once(report: ProgressReport, line: str) -> None:
+    assert progress_text(report) == line
