@@ -196,7 +196,9 @@ def progress_text(report: ProgressReport, width: int = 80) -> str:
     else:
         head = f"{report.progress:g}"
     message = printable(report.message or "")
-    text = f"{head} {message}" if message else head
+    if not report.total and message.split(" ", 1)[0] == head:
+        head = ""  # the message starts with the progress itself ("1 s of at most 300 s")
+    text = f"{head} {message}".strip()
     return text if len(text) <= width else f"{text[: width - 3]}..."
 
 
