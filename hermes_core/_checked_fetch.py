@@ -6,15 +6,15 @@ hop) has the timeout in all, however slowly its answer drips. What ``web_extract
 with and ``vision_analyze`` reads images with.
 
 A body that comes compressed (gzip or deflate, :data:`ACCEPT_ENCODING`) is expanded here, at
-most :data:`_PIECE` bytes a step, and the cap holds for what it expands to and for the bytes as
-sent: httpx would expand each chunk of the network whole, and a chain of codings in one step,
-so a few kilobytes of gzip inside gzip would be gigabytes in memory before any cap is looked at.
-Another coding, or more than one, is refused by name before the body is read."""
+most a megabyte a step (:mod:`hermes_core._expanding`), and the cap holds for what it expands
+to and for the bytes as sent: httpx would expand each chunk of the network whole, and a chain
+of codings in one step, so a few kilobytes of gzip inside gzip would be gigabytes in memory
+before any cap is looked at. Another coding, or more than one, is refused by name before the
+body is read."""
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
@@ -25,6 +25,7 @@ import httpx
 
 from hermes_core._addresses import check_url
 from hermes_core._errors import HermesError
+from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError
 from hermes_core._tls import tls_context
 
 __all__ = [
@@ -41,15 +42,6 @@ ACCEPT_ENCODING: Final = "gzip, deflate"
 """The content codings hermes asks for: the ones it expands itself, a step at a time (httpx
 would ask for brotli and zstd too when their packages are installed)."""
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
-_WINDOW_BITS: Final = {
-    "gzip": zlib.MAX_WBITS | 16,
-    "x-gzip": zlib.MAX_WBITS | 16,
-    "deflate": zlib.MAX_WBITS,
-}
-"""The codings hermes expands, as zlib reads them (deflate: the zlib format, or raw deflate
-when the body does not start with zlib's header, as some servers send it)."""
-_PIECE: Final = 1024 * 1024
-"""The most one step of expanding makes at once."""
 
 
 class FetchError(HermesError):
@@ -228,83 +220,32 @@ async def read_capped(response: httpx.Response, cap: int) -> bytes | None:
 
 async def expanded(response: httpx.Response) -> AsyncIterator[tuple[bytes, int]]:
     """The body of ``response``, expanded from gzip or deflate when it comes so, in pieces of
-    at most :data:`_PIECE` bytes, each with the bytes read as sent so far: the caller stops at
-    its cap, having held at most a piece more. A coding hermes does not expand (or a chain of
-    codings), and data that does not expand, raise ``httpx.DecodingError``."""
+    at most :data:`~hermes_core._expanding.PIECE` bytes, each with the bytes read as sent so
+    far: the caller stops at its cap, having held at most a piece more. A coding hermes does not
+    expand (or a chain of codings), and data that does not expand, raise
+    ``httpx.DecodingError``."""
     codings = [
         coding.strip().lower()
         for coding in response.headers.get_list("content-encoding", split_commas=True)
     ]
     codings = [coding for coding in codings if coding and coding != "identity"]
-    if codings and (len(codings) > 1 or codings[0] not in _WINDOW_BITS):
+    if codings and (len(codings) > 1 or codings[0] not in WINDOW_BITS):
         raise httpx.DecodingError(
             f"the answer's content encoding is {', '.join(codings)!r}; hermes asks for "
             f"{ACCEPT_ENCODING!r} and reads one of them or none",
             request=response.request,
         )
-    expander = _Expander(codings[0], response.request) if codings else None
+    expander = Expander(codings[0]) if codings else None
     sent = 0
-    async for chunk in response.aiter_raw():
-        sent += len(chunk)
-        for piece in expander.pieces(chunk) if expander is not None else (chunk,):
-            yield piece, sent
-    if expander is not None and (rest := expander.flush()):
-        yield rest, sent
-
-
-class _Expander:
-    """A body in the coding ``coding`` expanded at most :data:`_PIECE` bytes a step, every gzip
-    member of it (RFC 1952 lets a body be several, one after the other)."""
-
-    def __init__(self, coding: str, request: httpx.Request) -> None:
-        self._coding = coding
-        self._request = request
-        self._zlib = zlib.decompressobj(_WINDOW_BITS[coding])
-        self._head: bytes | None = b"" if coding == "deflate" else None
-
-    def pieces(self, data: bytes) -> Iterator[bytes]:
-        """What ``data``, the next bytes of the body, expands to."""
-        if self._head is not None:
-            data = self._head + data
-            if len(data) < 2:  # too few to tell zlib's header from raw deflate
-                self._head = data
-                return
-            self._head = None
-            if not _zlib_header(data):
-                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-        piece = self._expand(data)
-        while True:
-            while piece:
-                yield piece
-                piece = self._expand(self._zlib.unconsumed_tail)
-            rest = self._zlib.unused_data if self._zlib.eof else b""
-            if not rest or self._coding == "deflate":
-                return  # what follows the end of a deflate stream is not read
-            self._zlib = zlib.decompressobj(_WINDOW_BITS[self._coding])  # the next member
-            piece = self._expand(rest)
-
-    def _expand(self, data: bytes) -> bytes:
-        try:
-            return self._zlib.decompress(data, _PIECE)
-        except zlib.error as exc:
-            raise httpx.DecodingError(
-                f"the answer's {self._coding} data does not expand: {exc}", request=self._request
-            ) from None
-
-    def flush(self) -> bytes:
-        """What is left once the body has ended (a body cut short gives what it held)."""
-        if self._head:  # a deflate body of one byte
-            return self._expand(self._head)
-        try:
-            return self._zlib.flush()  # at most zlib's window: the input is all consumed
-        except zlib.error as exc:
-            raise httpx.DecodingError(
-                f"the answer's {self._coding} data does not expand: {exc}", request=self._request
-            ) from None
-
-
-def _zlib_header(data: bytes) -> bool:
-    """Whether ``data`` begins with a zlib header (RFC 1950: method 8, a window of at most
-    32 KiB, and the check bits) rather than raw deflate."""
-    method, flags = data[0], data[1]
-    return method & 0x0F == 8 and method >> 4 <= 7 and (method << 8 | flags) % 31 == 0
+    try:
+        async for chunk in response.aiter_raw():
+            sent += len(chunk)
+            for piece in expander.pieces(chunk) if expander is not None else (chunk,):
+                yield piece, sent
+        if expander is not None and (rest := expander.flush()):
+            yield rest, sent
+    except ExpandError as exc:
+        raise httpx.DecodingError(
+            f"the answer's {codings[0]} data does not expand: {exc.detail or exc.kind}",
+            request=response.request,
+        ) from None

@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._retry_after",
         "hermes_core._client_io",
         "hermes_core._addresses",
+        "hermes_core._expanding",
         "hermes_core._checked_fetch",
         "hermes_core._tool_call_entries",
     ),

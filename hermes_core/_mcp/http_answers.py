@@ -19,25 +19,17 @@ without a bound on the whole: the SDK holds each event to 1 MiB.
 from __future__ import annotations
 
 import logging
-import zlib
 from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
+from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError
 from hermes_core._mcp.stdio import MAX_LINE_BYTES
 
 __all__ = ["bound_json_answers"]
 
 log = logging.getLogger("hermes_core._mcp")
 
-_WINDOW_BITS = {
-    "gzip": zlib.MAX_WBITS | 16,
-    "x-gzip": zlib.MAX_WBITS | 16,
-    "deflate": zlib.MAX_WBITS,
-}
-"""The encodings hermes expands, as zlib reads them (deflate: the zlib format)."""
-_PIECE = 1024 * 1024
-"""The most one step of expanding makes at once."""
 MAX_MEMBERS = 100_000
 """The most gzip members hermes reads of one answer: a proxy joins a few, and each needs a
 decompressor of its own, however little it holds (an endless run of empty ones expands to
@@ -45,90 +37,54 @@ nothing, so the bound on what an answer expands to never ends it)."""
 
 
 class _Expander:
-    """One answer's body in ``encoding``, expanded at most :data:`_PIECE` bytes a step: every
-    gzip member of it (RFC 1952 lets a body be several, one after the other), and only a whole
-    stream, up to its end (gzip's trailer, zlib's checksum)."""
+    """One answer's body in ``encoding``, expanded (:class:`~hermes_core._expanding.Expander`):
+    every gzip member of it, up to ``max_members``, and only a whole stream, up to its end
+    (gzip's trailer, zlib's checksum); what cannot be read is a ``StreamError`` naming the
+    server's URL, which the SDK makes the error answer of its request."""
 
     def __init__(self, encoding: str, url: str, max_members: int | None = MAX_MEMBERS) -> None:
         self._encoding = encoding
         self._url = url
-        self._zlib = zlib.decompressobj(_WINDOW_BITS[encoding])
-        self._head: bytes | None = b"" if encoding == "deflate" else None
-        self._started = False
-        self._members = 1
-        self._max_members = max_members
+        self._expander = Expander(encoding, max_members=max_members, refuse_trailing=True)
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` (the next bytes of the body) expands to."""
-        self._started = True
-        if self._head is not None:
-            data = self._head + data
-            if len(data) < 2:  # a server flushing byte by byte: too few to tell the format
-                self._head = data
-                return
-            self._head = None
-            if not _zlib_header(data):
-                # Some servers send deflate without zlib's header around it (httpx reads it).
-                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-        piece = self._expand(data)
-        while True:
-            while piece:
-                yield piece
-                piece = self._expand(self._zlib.unconsumed_tail)
-            rest = self._zlib.unused_data if self._zlib.eof else b""
-            if not rest:
-                return
-            if self._encoding == "deflate":
-                raise httpx2.StreamError(
-                    f"the deflate-compressed answer of {self._url} goes on past the end of its "
-                    "compressed data"
-                )
-            # The next gzip member: looped, not recursed, since a chunk can hold thousands.
-            self._members += 1
-            if self._max_members is not None and self._members > self._max_members:
-                raise httpx2.StreamError(
-                    f"the gzip-compressed answer of {self._url} has more than "
-                    f"{self._max_members:,} gzip members (the most hermes reads of one answer); "
-                    "it was not read"
-                )
-            self._zlib = zlib.decompressobj(_WINDOW_BITS[self._encoding])
-            piece = self._expand(rest)
-
-    def _expand(self, data: bytes) -> bytes:
         try:
-            return self._zlib.decompress(data, _PIECE)
-        except zlib.error as exc:
-            raise self._broken(exc) from None
+            yield from self._expander.pieces(data)
+        except ExpandError as exc:
+            raise self._error(exc) from None
 
     def flush(self) -> bytes:
         """The rest, once the body has ended; the body must have ended with its stream."""
         try:
-            rest = self._zlib.flush()
-        except zlib.error as exc:
-            raise self._broken(exc) from None
-        if self._started and not self._zlib.eof:
-            raise _CutShort(
-                f"the {self._encoding}-compressed answer of {self._url} is cut short: it ends "
-                f"before the end of its {self._encoding} data (its trailer, or more)"
-            )
-        return rest
+            return self._expander.flush(whole=True)
+        except ExpandError as exc:
+            raise self._error(exc) from None
 
-    def _broken(self, exc: zlib.error) -> httpx2.StreamError:
+    def _error(self, exc: ExpandError) -> httpx2.StreamError:
+        encoding, url = self._encoding, self._url
+        if exc.kind == "trailing":
+            return httpx2.StreamError(
+                f"the deflate-compressed answer of {url} goes on past the end of its "
+                "compressed data"
+            )
+        if exc.kind == "members":
+            return httpx2.StreamError(
+                f"the gzip-compressed answer of {url} has more than {int(exc.detail):,} gzip "
+                "members (the most hermes reads of one answer); it was not read"
+            )
+        if exc.kind == "cut_short":
+            return _CutShort(
+                f"the {encoding}-compressed answer of {url} is cut short: it ends before the "
+                f"end of its {encoding} data (its trailer, or more)"
+            )
         return httpx2.StreamError(
-            f"{self._url} sent a {self._encoding}-compressed answer that does not expand: {exc}"
+            f"{url} sent a {encoding}-compressed answer that does not expand: {exc.detail}"
         )
 
 
 class _CutShort(httpx2.StreamError):
     """A compressed body that ended before the end of its compressed data."""
-
-
-def _zlib_header(data: bytes) -> bool:
-    """Whether ``data`` begins with a zlib header (RFC 1950: method 8, a window of at most
-    32 KiB, and the check bits), not with raw deflate; told from its first two bytes, however
-    the body came in chunks."""
-    method, flags = data[0], data[1]
-    return method & 0x0F == 8 and method >> 4 <= 7 and (method << 8 | flags) % 31 == 0
 
 
 class _BoundedAnswer(httpx2.AsyncByteStream):
@@ -142,7 +98,7 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
         self._encoding = encoding
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._encoding and self._encoding not in _WINDOW_BITS:
+        if self._encoding and self._encoding not in WINDOW_BITS:
             raise httpx2.StreamError(
                 f"{self._url} sent a {self._encoding}-compressed answer although hermes asked "
                 "for none (Accept-Encoding: identity); hermes expands gzip and deflate only"
@@ -225,12 +181,12 @@ async def _bound(response: httpx2.Response) -> None:
     url = str(response.request.url)
     if kind.startswith("application/json"):
         response.stream = _BoundedAnswer(response.stream, url, encoding)
-    elif kind.startswith("text/event-stream") and encoding in _WINDOW_BITS:
+    elif kind.startswith("text/event-stream") and encoding in WINDOW_BITS:
         response.stream = _ExpandedEvents(response.stream, url, encoding)
     else:
         return
     # The stream now gives the answer expanded: httpx must not expand it again.
-    if encoding in _WINDOW_BITS:
+    if encoding in WINDOW_BITS:
         del response.headers["content-encoding"]
 
 
