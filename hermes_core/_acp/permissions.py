@@ -120,6 +120,10 @@ class AcpPermissionPrompt:
             stopped.cancel()
             if not asked.done():
                 asked.cancel()
+            elif not asked.cancelled():
+                # Taken here too when this task is cancelled (the client left): its failure
+                # is no news then, and asyncio would log it as never retrieved.
+                asked.exception()
         if not asked.done() or asked.cancelled():
             return "deny"
         try:
