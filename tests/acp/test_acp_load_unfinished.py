@@ -71,6 +71,25 @@ def _hermes_acp(hermes_cli: HermesCli, client: RecordingClient, stderr: IO[bytes
     )
 
 
+async def _load_and_say(
+    hermes_cli: HermesCli, stderr: IO[bytes], session_id: str, text: str
+) -> tuple[RecordingClient, list[Any], Any]:
+    """A new ``hermes acp``: ``session/load`` of ``session_id``, then ``text`` sent; the
+    client, the updates of the load and the prompt's answer."""
+    client = RecordingClient()
+    async with _hermes_acp(hermes_cli, client, stderr) as (conn, _process):
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client.capabilities()
+        )
+        await conn.load_session(cwd=str(hermes_cli.work), session_id=session_id)
+        loaded = list(client.updates)
+        try:
+            answer = await conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
+        except acp.RequestError as error:
+            pytest.fail(f"the prompt after session/load failed: {error.data}")
+    return client, loaded, answer
+
+
 async def test_a_session_left_in_the_middle_of_a_tool_call_loads_and_goes_on(
     hermes_cli: HermesCli,
 ) -> None:
@@ -93,24 +112,21 @@ async def test_a_session_left_in_the_middle_of_a_tool_call_loads_and_goes_on(
             await asyncio.wait_for(process.wait(), GUARD)
             with contextlib.suppress(ConnectionError, acp.RequestError):
                 await asyncio.wait_for(turn, GUARD)
-        again = RecordingClient()
-        async with _hermes_acp(hermes_cli, again, stderr) as (conn, _process):
-            await conn.initialize(
-                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=again.capabilities()
-            )
-            await conn.load_session(cwd=str(hermes_cli.work), session_id=session_id)
-            loaded = list(again.updates)
-            try:
-                answer = await conn.prompt(session_id=session_id, prompt=[acp.text_block("go on")])
-            except acp.RequestError as error:
-                pytest.fail(f"the prompt after session/load failed: {error.data}")
+        again, loaded, answer = await _load_and_say(hermes_cli, stderr, session_id, "go on")
+        after_load = server.requests[-1]
+        # Loaded again after a turn: the call left unanswered is now in the middle.
+        _, _, later = await _load_and_say(hermes_cli, stderr, session_id, "and now?")
         stderr.close()
         last = server.requests[-1]
     assert answer.stop_reason == "end_turn"
     assert again.text().endswith("Picking up where we were.")
-    assert _unanswered(last.messages) == []
-    [result] = [m for m in last.messages if m["role"] == "tool"]
+    assert _unanswered(after_load.messages) == []
+    [result] = [m for m in after_load.messages if m["role"] == "tool"]
     assert "did not finish" in result["content"]
+    assert later.stop_reason == "end_turn"
+    assert _unanswered(last.messages) == []
+    roles = [m["role"] for m in last.messages if m["role"] != "system"]
+    assert roles == ["user", "assistant", "tool", "user", "assistant", "user"]
     [call] = [u for u in loaded if u.session_update == "tool_call"]
     assert call.status == "failed"
     assert "did not finish" in call.content[0].content.text
