@@ -39,7 +39,7 @@ from hermes_core._acp.replay import replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
-from hermes_core.agent._transcripts import unfinished_calls_answered
+from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -160,7 +160,14 @@ class AcpServer:
             )
         self._loading.add(session_id)
         try:
-            messages = unfinished_calls_answered(store.open(session_id).messages())
+            try:
+                stored = store.open(session_id).messages()
+            except (OSError, TranscriptError) as exc:
+                _log.warning("session/load %s: %s", session_id, exc)
+                raise RequestError.invalid_params(
+                    {"sessionId": session_id, "message": str(exc)}
+                ) from None
+            messages = unfinished_calls_answered(stored)
             grant = await self._grant(runtime, mcp_servers, directory)
             session = await self._open(runtime, directory, grant, session_id=session_id)
             session.conversation.messages.extend(messages)

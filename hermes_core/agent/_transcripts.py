@@ -44,6 +44,10 @@ def redacted_message(message: Message) -> Message:
     )
 
 
+class TranscriptError(ValueError):
+    """A transcript line that is no message (a hand's edit, a damaged disk)."""
+
+
 class Transcript:
     """The transcript file of one session, appended message by message."""
 
@@ -80,13 +84,25 @@ class Transcript:
         )
 
     def messages(self) -> list[Message]:
-        """The messages written so far (redacted as stored)."""
+        """The messages written so far (redacted as stored). A last line without its newline
+        was cut by a crash while it was written: that message is lost, the rest is read. Any
+        other line that is no message raises :class:`TranscriptError` naming the file and the
+        line."""
         found: list[Message] = []
-        with self.path.open(encoding="utf-8") as lines:
-            for line in lines:
-                record = json.loads(line)
-                if record.get("type") == "message":
-                    found.append(Message.from_json(record))
+        with self.path.open(encoding="utf-8", errors="surrogateescape") as lines:
+            for number, line in enumerate(lines, 1):
+                try:
+                    record = json.loads(line)
+                    if isinstance(record, dict) and record.get("type") == "message":
+                        found.append(Message.from_json(record))
+                    elif not isinstance(record, dict):
+                        raise ValueError("not a JSON object")
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                    if not line.endswith("\n"):
+                        break  # the message being written when the process died
+                    raise TranscriptError(
+                        f"the transcript {self.path}, line {number}, is no message: {exc}"
+                    ) from None
         return found
 
 
