@@ -9,6 +9,8 @@ file write or a patch, the diff. Its options are hermes' four answers: *once* (`
 *session* and *always* (both ``allow_always``: the names tell them apart) and *deny*
 (``reject_once``). A ``cancelled`` outcome, an unknown option, a failed request or the
 session's cancel while the question is open are all a denial: only a person's choice allows.
+The request's ``toolCall`` puts the call back to ``pending`` (awaiting approval); an allowed
+call is said ``in_progress`` again before it runs.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from hermes_core._approvals.prompt import Answer, ApprovalRequest, question_text
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
-    from acp.schema import PermissionOption, PermissionOptionKind
+    from acp.schema import PermissionOption, PermissionOptionKind, RequestPermissionResponse
 
     from hermes_core._acp.toolcalls import ToolContent
 
@@ -120,6 +122,10 @@ class AcpPermissionPrompt:
             stopped.cancel()
             if not asked.done():
                 asked.cancel()
+            elif not asked.cancelled():
+                # Taken here too when this task is cancelled (the client left): its failure
+                # is no news then, and asyncio would log it as never retrieved.
+                asked.exception()
         if not asked.done() or asked.cancelled():
             return "deny"
         try:
@@ -127,11 +133,32 @@ class AcpPermissionPrompt:
         except Exception as exc:  # the client failed or left: nobody allowed the call
             _log.warning("the permission request failed (%s): denied", exc)
             return "deny"
-        outcome = response.outcome
-        if outcome.outcome != "selected":
-            return "deny"
-        chosen = getattr(outcome, "option_id", None)
-        for answer, _name, _kind in OPTIONS:
-            if chosen == answer:
-                return answer
+        answer = _chosen(response)
+        if answer != "deny":
+            await self._running(tool_call.tool_call_id)
+        return answer
+
+    async def _running(self, call_id: str) -> None:
+        """Say the allowed call runs: the request's ``toolCall`` set it back to ``pending``
+        (awaiting approval, in ACP's words), and nothing else would until it has ended."""
+        from acp.schema import ToolCallProgress
+
+        update = ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
+        )
+        try:
+            await self._client.session_update(session_id=self._session_id, update=update)
+        except Exception as exc:  # the client left: the call's end will say so, or nothing
+            _log.warning("the tool call's update could not be sent (%s)", exc)
+
+
+def _chosen(response: RequestPermissionResponse) -> Answer:
+    """The person's answer: the option they selected, else a denial."""
+    outcome = response.outcome
+    if outcome.outcome != "selected":
         return "deny"
+    chosen = getattr(outcome, "option_id", None)
+    for answer, _name, _kind in OPTIONS:
+        if chosen == answer:
+            return answer
+    return "deny"

@@ -12,7 +12,9 @@ of the session. The session is granted the ``hermes-acp`` toolsets (:data:`ACP_T
 the MCP servers of ``config.yaml`` and the client's own servers for this session
 (:mod:`~hermes_core._acp.client_servers`); its approvals are asked through
 ``session/request_permission`` (:mod:`~hermes_core._acp.permissions`). ``session/load``
-takes a session up again from its transcript (:mod:`~hermes_core._acp.replay`).
+takes a session up again from its transcript (:mod:`~hermes_core._acp.replay`); a call the
+transcript holds no result for (hermes ended in its middle) is answered as failed first
+(:func:`~hermes_core.agent._transcripts.unfinished_calls_answered`).
 
 A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
 model, the server down after the retries) is answered with a JSON-RPC error carrying the
@@ -37,6 +39,7 @@ from hermes_core._acp.replay import replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
+from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -157,7 +160,14 @@ class AcpServer:
             )
         self._loading.add(session_id)
         try:
-            messages = store.open(session_id).messages()
+            try:
+                stored = store.open(session_id).messages()
+            except (OSError, TranscriptError) as exc:
+                _log.warning("session/load %s: %s", session_id, exc)
+                raise RequestError.invalid_params(
+                    {"sessionId": session_id, "message": str(exc)}
+                ) from None
+            messages = unfinished_calls_answered(stored)
             grant = await self._grant(runtime, mcp_servers, directory)
             session = await self._open(runtime, directory, grant, session_id=session_id)
             session.conversation.messages.extend(messages)

@@ -66,15 +66,31 @@ async def _next_or_stop(
     if timeout is not None and timeout <= 0:
         raise Stopped("max_seconds")
     step = asyncio.ensure_future(anext(stream))
-    done, _ = await asyncio.wait(
-        {step, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-    )
+    try:
+        done, _ = await asyncio.wait(
+            {step, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    except BaseException:
+        # This task was cancelled (an ACP client that left mid-answer): the step must not go
+        # on alone and fail later, when the provider's client is closed, as an exception
+        # nobody retrieves; it ends before the stream is closed.
+        step.cancel()
+        step.add_done_callback(_retrieved)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait({step})
+        raise
     if step in done:
         return step.result()
     step.cancel()
     with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
         await step
     raise Stopped("interrupted" if stopper.done() else "max_seconds")
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Take an abandoned task's outcome, so asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def request_events(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,10 @@ def redacted_message(message: Message) -> Message:
         name=message.name,
         is_error=message.is_error,
     )
+
+
+class TranscriptError(ValueError):
+    """A transcript line that is no message (a hand's edit, a damaged disk)."""
 
 
 class Transcript:
@@ -79,13 +84,25 @@ class Transcript:
         )
 
     def messages(self) -> list[Message]:
-        """The messages written so far (redacted as stored)."""
+        """The messages written so far (redacted as stored). A last line without its newline
+        was cut by a crash while it was written: that message is lost, the rest is read. Any
+        other line that is no message raises :class:`TranscriptError` naming the file and the
+        line."""
         found: list[Message] = []
-        with self.path.open(encoding="utf-8") as lines:
-            for line in lines:
-                record = json.loads(line)
-                if record.get("type") == "message":
-                    found.append(Message.from_json(record))
+        with self.path.open(encoding="utf-8", errors="surrogateescape") as lines:
+            for number, line in enumerate(lines, 1):
+                try:
+                    record = json.loads(line)
+                    if isinstance(record, dict) and record.get("type") == "message":
+                        found.append(Message.from_json(record))
+                    elif not isinstance(record, dict):
+                        raise ValueError("not a JSON object")
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                    if not line.endswith("\n"):
+                        break  # the message being written when the process died
+                    raise TranscriptError(
+                        f"the transcript {self.path}, line {number}, is no message: {exc}"
+                    ) from None
         return found
 
 
@@ -98,3 +115,34 @@ class TranscriptStore:
     def open(self, session_id: str) -> Transcript:
         """The transcript of ``session_id`` (the directory made private on first use)."""
         return Transcript(private_dir(self.directory) / f"{session_id}.jsonl")
+
+
+def unfinished_calls_answered(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with a failed result for each tool call that has none, right after the
+    results its assistant message has: the session ended in the middle of the call (the
+    process was killed, the editor quit while it was asked or ran), and the model APIs refuse
+    a history with a call left unanswered. The transcript itself is left as it is."""
+    answered: list[Message] = []
+    open_calls: list[ModelToolCall] = []
+    for message in messages:
+        if message.role == "tool":
+            open_calls[:] = [call for call in open_calls if call.id != message.tool_call_id]
+        else:
+            answered.extend(_unfinished(call) for call in open_calls)
+            open_calls.clear()
+        answered.append(message)
+        if message.role == "assistant":
+            open_calls.extend(message.tool_calls)
+    answered.extend(_unfinished(call) for call in open_calls)
+    return answered
+
+
+def _unfinished(call: ModelToolCall) -> Message:
+    return Message(
+        role="tool",
+        content=f"{call.name} did not finish: the session ended before its result was kept "
+        "(it may not have run, or run only in part).",
+        tool_call_id=call.id,
+        name=call.name,
+        is_error=True,
+    )

@@ -52,11 +52,12 @@ async def test_a_subagent_is_a_tool_call_and_its_approval_names_it(
     child = [u for u in client.updates if getattr(u, "tool_call_id", "") == "subagent-d1.1"]
     assert [(u.session_update, u.status) for u in child] == [
         ("tool_call", "in_progress"),
+        ("tool_call_update", "in_progress"),  # again, once its approval was given
         ("tool_call_update", "completed"),
     ]
     assert child[0].title == f"subagent d1.1: {GOAL}"
     assert child[0].kind == "think"
-    assert "Made it." in child[1].content[0].content.text
+    assert "Made it." in child[2].content[0].content.text
     [(asked, _)] = client.permissions
     assert asked.tool_call_id == "subagent-d1.1"
     assert "asked by d1.1" in asked.content[0].content.text

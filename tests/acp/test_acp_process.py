@@ -126,6 +126,7 @@ async def test_hermes_acp_as_a_child_process_runs_a_prompt_and_keeps_stdout_clea
     assert client.tool_statuses() == [
         ("tool_call", "pending"),
         ("tool_call_update", "in_progress"),
+        ("tool_call_update", "in_progress"),  # again, once the person allowed it
         ("tool_call_update", None),  # the editor's terminal, embedded in the tool call
         ("tool_call_update", "completed"),
     ]
