@@ -88,10 +88,14 @@ def test_stop_typed_while_the_answer_streams_stops_the_turn(home: AgentHome) -> 
     child.expect_exact(PROMPT)
     child.sendline("/exit")
     assert ended(child) == 0
-    # The cut answer is in the conversation, as far as it had streamed.
+    # The cut answer is in the conversation, as far as it had streamed, and says it was cut:
+    # the model must not read it later as an answer it finished.
     cut = home.requests()[1]["messages"][1]
     assert cut["role"] == "assistant"
-    assert 0 < len(cut["content"]) < len(LONG)
+    said, marker = cut["content"].rsplit("\n\n", 1)
+    assert 0 < len(said) < len(LONG)
+    assert LONG.startswith(said)
+    assert marker == "[cut off here: stopped by the user]"
 
 
 def test_ctrl_c_stops_the_turn_and_the_chat_goes_on(home: AgentHome) -> None:
