@@ -303,13 +303,15 @@ class Conversation:
                         yield event
             except Stopped as stopped:
                 partial = "".join(streamed)
-                if partial:
-                    self._record(Message("assistant", partial))
                 ending: tuple[StopReason, str] = (
                     ("interrupted", "stopped by the user")
                     if stopped.reason == "interrupted"
                     else self.budget.out_of_time()
                 )
+                if partial:
+                    # Kept as far as it streamed, saying so: the model reads the history later
+                    # and must not take it for an answer it finished.
+                    self._record(Message("assistant", f"{partial}\n\n[cut off here: {ending[1]}]"))
                 yield self._finished(partial or said, *ending)
                 return
             except ModelError as error:
