@@ -239,3 +239,21 @@ async def test_a_model_that_cannot_be_built_is_an_error_of_session_new(
         with pytest.raises(acp.RequestError) as failed:
             await served.conn.new_session(cwd=str(acp_env.cwd))
     assert "unknown model provider 'opnai'" in json.dumps(failed.value.data)
+
+
+@pytest.mark.parametrize("blocks", [[], ["   \n"]])
+async def test_an_empty_prompt_is_refused_and_the_model_is_not_asked(
+    acp_env: Environment, blocks: list[str]
+) -> None:
+    from acp import text_block
+
+    model = FakeModelProvider.scripted("never said")
+    async with serving(acp_env, model) as served:
+        session_id = await served.start(acp_env.cwd)
+        with pytest.raises(acp.RequestError) as refused:
+            await served.conn.prompt(
+                session_id=session_id, prompt=[text_block(text) for text in blocks]
+            )
+    assert refused.value.code == -32602
+    assert "the prompt is empty" in json.dumps(refused.value.data)
+    assert model.requests == []
