@@ -36,7 +36,7 @@ from hermes_core._acp.client_servers import connect_client_servers
 from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
 from hermes_core._acp.replay import replayed
-from hermes_core._acp.session import AcpSession, ModelFailed, TurnState
+from hermes_core._acp.session import AcpSession, ModelFailed, TurnState, prompt_text
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
 from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
@@ -265,6 +265,11 @@ class AcpServer:
         from acp import RequestError
 
         session = self._session(session_id)
+        if not prompt_text(prompt).strip():
+            # An empty user message is refused by some model APIs, and asks nothing of any.
+            raise RequestError.invalid_params(
+                {"details": "the prompt is empty: no text, resource or link to send to the model"}
+            )
         try:
             return await session.prompt(prompt)
         except ModelFailed as failed:
