@@ -4,8 +4,8 @@ process takes up the conversation an earlier one kept in its transcript, the fak
 
 Checked: the second process's request holds the first conversation's messages and its
 transcript goes on in the same file; the terminal shows where it left off; a prefix of the id;
-an unknown or ambiguous id, a damaged transcript, a subagent's, none in this directory; a call
-the first process left unanswered and a last line cut short."""
+an unknown or ambiguous id, a damaged transcript, a subagent's, another model's, none in this
+directory; a call the first process left unanswered and a last line cut short; a terminal."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from agent.agent_home import AgentHome, turn
+from agent.test_cli_run import spawn
 from hermes_core.testing import HermesCli
 
 pytestmark = pytest.mark.subprocess
@@ -203,4 +205,40 @@ def test_run_continue_sends_the_prompt_after_the_history(home: AgentHome) -> Non
         "I am Ada",
         "Hello, Ada.",
         "who am I?",
+    ]
+
+
+def test_another_model_s_conversation_goes_on_with_the_configured_one(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    header = {**_header("older"), "model": "other-model"}
+    _write(home, "older", header, _message("user", "hi"), _message("assistant", "Hello."))
+    done = home.cli.run("chat", "--resume", "older", input="still there?\n")
+    assert "it was with other-model; it goes on with fake-1" in done.stderr
+    assert [m["content"] for m in home.requests()[0]["messages"]] == [
+        "hi",
+        "Hello.",
+        "still there?",
+    ]
+
+
+def test_on_a_terminal_the_summary_comes_before_the_prompt(home: AgentHome) -> None:
+    home.setup({"text": "Hello, Ada."})
+    home.cli.run("chat", input="I am Ada\n")
+    home.setup({"echo": True})
+    child = spawn(home, "chat", "--continue")
+    child.expect_exact("hermes: resuming")
+    child.expect_exact("you> I am Ada")
+    child.expect_exact("Hello, Ada.")
+    child.expect_exact("you> ")
+    child.sendline("and now?")
+    child.expect_exact("heard: and now?")
+    child.expect_exact("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert [m["content"] for m in home.requests()[1]["messages"]] == [
+        "I am Ada",
+        "Hello, Ada.",
+        "and now?",
     ]
