@@ -14,7 +14,7 @@ the MCP servers of ``config.yaml`` and the client's own servers for this session
 ``session/request_permission`` (:mod:`~hermes_core._acp.permissions`). ``session/load``
 takes a session up again from its transcript (:mod:`~hermes_core._acp.replay`); a call the
 transcript holds no result for (hermes ended in its middle) is answered as failed first
-(:func:`~hermes_core.agent._transcripts.unfinished_calls_answered`).
+(:meth:`~hermes_core.agent._transcripts.Transcript.history`).
 
 A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
 model, the server down after the retries) is answered with a JSON-RPC error carrying the
@@ -39,7 +39,7 @@ from hermes_core._acp.replay import replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState, prompt_text
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
-from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
+from hermes_core.agent._transcripts import TranscriptError
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -161,13 +161,12 @@ class AcpServer:
         self._loading.add(session_id)
         try:
             try:
-                stored = store.open(session_id).messages()
+                messages = store.open(session_id).history()
             except (OSError, TranscriptError) as exc:
                 _log.warning("session/load %s: %s", session_id, exc)
                 raise RequestError.invalid_params(
                     {"sessionId": session_id, "message": str(exc)}
                 ) from None
-            messages = unfinished_calls_answered(stored)
             grant = await self._grant(runtime, mcp_servers, directory)
             session = await self._open(runtime, directory, grant, session_id=session_id)
             session.conversation.messages.extend(messages)

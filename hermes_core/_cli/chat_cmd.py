@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core._cli.agent_events import EventPrinter
+from hermes_core._cli.resuming import Resumed, resume_options, resumed
 from hermes_core._cli.run_cmd import (
     attach_terminal_questions,
     build_agent,
@@ -43,7 +44,12 @@ class _Chat:
     """The state of one ``hermes chat``: the running turn's conversation, if any."""
 
     def __init__(
-        self, host: Host, agent: Agent, lines: TerminalLines, printer: EventPrinter
+        self,
+        host: Host,
+        agent: Agent,
+        lines: TerminalLines,
+        printer: EventPrinter,
+        resumed: Resumed | None = None,
     ) -> None:
         self.host = host
         self.agent = agent
@@ -52,6 +58,7 @@ class _Chat:
         self.stopping = False
         self.printer = printer
         self._results: list[str] = []
+        self._resumed = resumed
 
     def stop(self) -> bool:
         """Stop the running turn (``/stop``, Ctrl-C); ``False`` when there is nothing left to
@@ -76,9 +83,15 @@ class _Chat:
     async def talk(self) -> None:
         """Read messages until ``/exit`` or end of input."""
         while True:
-            async with self.host.session(**session_fields(self.host, self._asking())) as session:
+            fields = session_fields(self.host, self._asking())
+            taken_up, self._resumed = self._resumed, None  # /new starts afresh
+            if taken_up is not None:
+                fields["id"] = taken_up.session_id
+            async with self.host.session(**fields) as session:
                 attach_terminal_questions(session, self._asking())
                 conversation = self.agent.conversation(session)
+                if taken_up is not None:
+                    conversation.messages.extend(taken_up.messages)
                 try:
                     again = await self._conversation(conversation)
                 finally:
@@ -148,7 +161,8 @@ class _Chat:
 
 
 @click.command("chat")
-def chat() -> None:
+@resume_options
+def chat(last: bool, session: str | None) -> None:
     """Talk with the configured model (model.provider, model.model) on the terminal.
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
@@ -156,6 +170,10 @@ def chat() -> None:
     a new conversation, /exit or Ctrl-D quits. While a turn runs, a line other than /stop is
     not sent; at an approval prompt or a question, the line is the answer (/stop stops the
     turn there too).
+
+    --continue takes up the last conversation of this working directory, --resume SESSION
+    the one SESSION names (an id or a unique prefix): the model gets its messages and the
+    terminal shows where it left off; the conversation goes on in the same transcript.
     """
     from hermes_core._cli.terminal_lines import TerminalLines
 
@@ -163,8 +181,15 @@ def chat() -> None:
 
     async def work(host: Host, forms: LineForms | None) -> None:
         agent = build_agent(host)
+        try:
+            taken_up = resumed(
+                agent.transcripts, last=last, session=session, model=agent.model.model
+            )
+        except BaseException:
+            await agent.aclose()
+            raise
         lines = TerminalLines(sys.stdin.fileno())
-        state = _Chat(host, agent, lines, printer)
+        state = _Chat(host, agent, lines, printer, taken_up)
         lines.on_busy = state.busy_line
         if sys.stdin.isatty():
             lines.on_stop = state.stop
@@ -173,6 +198,8 @@ def chat() -> None:
         lines.start()
         if sys.stdin.isatty():
             click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
+        for line in taken_up.summary if taken_up is not None else ():
+            printer.note(line)
         try:
             with ctrl_c(state.stop):
                 await state.talk()

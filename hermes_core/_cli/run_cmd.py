@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
+from hermes_core._cli.resuming import resume_options, resumed
 
 if TYPE_CHECKING:
     from hermes_core._cli.terminal_lines import LineForms, TerminalLines
@@ -145,14 +146,16 @@ def ctrl_c(stop: Callable[[], bool]) -> Iterator[None]:
 @click.command("run")
 @click.argument("prompt")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON event per line on stdout.")
-def run(prompt: str, as_json: bool) -> None:
+@resume_options
+def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     """Send PROMPT to the configured model (model.provider, model.model) and print its answer.
 
     Tool calls run through the host as every call does (hooks, approvals, the activity log);
     each is shown on stderr with the real tool's name. With a terminal on stdin, approvals and
     the model's questions (clarify) are asked there; without one, approvals.non_interactive
     applies. Ctrl-C stops the turn; a second Ctrl-C exits at once. Exit status: 0 an answer,
-    1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted.
+    1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted. --continue and
+    --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do.
     """
     printer = EventPrinter(as_json=as_json)
 
@@ -160,13 +163,27 @@ def run(prompt: str, as_json: bool) -> None:
         from hermes_core.agent._events import Finished
 
         agent = build_agent(host)
+        try:
+            taken_up = resumed(
+                agent.transcripts, last=last, session=session, model=agent.model.model
+            )
+        except BaseException:
+            await agent.aclose()
+            raise
         lines = terminal_lines(forms)
         finished: Finished | None = None
         stopping = False
+        fields = session_fields(host, lines)
+        if taken_up is not None:
+            fields["id"] = taken_up.session_id
+            for line in taken_up.summary:
+                printer.note(line)
         try:
-            async with host.session(**session_fields(host, lines)) as session:
-                attach_terminal_questions(session, lines)
-                conversation = agent.conversation(session)
+            async with host.session(**fields) as opened:
+                attach_terminal_questions(opened, lines)
+                conversation = agent.conversation(opened)
+                if taken_up is not None:
+                    conversation.messages.extend(taken_up.messages)
 
                 def stop() -> bool:
                     nonlocal stopping

@@ -250,7 +250,10 @@ class Conversation:
         if self._transcript is None:
             self._transcript = store.open(self.session.id)
             self._transcript.start(
-                self.session.id, model=self.agent.model.model, parent=self.parent
+                self.session.id,
+                model=self.agent.model.model,
+                parent=self.parent,
+                cwd=str(self.session.cwd),
             )
         self._transcript.add(message)
 

@@ -65,17 +65,42 @@ class Transcript:
         finally:
             os.close(descriptor)
 
-    def start(self, session_id: str, *, model: str, parent: str | None = None) -> None:
-        """Write the header line: the session, its model and its parent session, if any."""
+    def start(
+        self, session_id: str, *, model: str, parent: str | None = None, cwd: str | None = None
+    ) -> None:
+        """Write the header line: the session, its model, its parent session, if any, and its
+        working directory (what ``hermes chat --continue`` looks for). A conversation taken up
+        again writes another when it goes on: the header read is the first."""
         self._append(
             {
                 "type": "session",
                 "id": session_id,
                 "model": model,
                 "parent": parent,
+                "cwd": cwd,
                 "time": time.time(),
             }
         )
+
+    def header(self) -> dict[str, Any]:
+        """The first header line's fields (empty when the first line is none)."""
+        with self.path.open(encoding="utf-8", errors="surrogateescape") as lines:
+            first = lines.readline()
+        try:
+            record = json.loads(first)
+        except ValueError:
+            return {}
+        return record if isinstance(record, dict) and record.get("type") == "session" else {}
+
+    def history(self) -> list[Message]:
+        """The messages a conversation taken up again starts from (``session/load``, ``hermes
+        chat --resume``): :meth:`messages` with :func:`unfinished_calls_answered`. A last line
+        cut short is removed from the file first, so the next line appended starts a line of
+        its own (else the two would read as one damaged line)."""
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            os.truncate(self.path, data.rfind(b"\n") + 1)
+        return unfinished_calls_answered(self.messages())
 
     def add(self, message: Message) -> None:
         """Append ``message``, redacted."""
@@ -115,6 +140,18 @@ class TranscriptStore:
     def open(self, session_id: str) -> Transcript:
         """The transcript of ``session_id`` (the directory made private on first use)."""
         return Transcript(private_dir(self.directory) / f"{session_id}.jsonl")
+
+    def recent(self) -> list[Transcript]:
+        """Every transcript, the one appended to last first."""
+        if not self.directory.is_dir():
+            return []
+        found = []
+        for path in self.directory.glob("*.jsonl"):
+            try:
+                found.append((path.stat().st_mtime, path))
+            except OSError:  # removed since it was listed
+                continue
+        return [Transcript(path) for _, path in sorted(found, reverse=True)]
 
 
 def unfinished_calls_answered(messages: Sequence[Message]) -> list[Message]:

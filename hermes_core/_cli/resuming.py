@@ -1,0 +1,168 @@
+"""``--continue`` and ``--resume SESSION`` of ``hermes chat`` and ``hermes run``: which
+transcript to take up again, the messages the model gets (as ``session/load`` gives them:
+:meth:`~hermes_core.agent._transcripts.Transcript.history`) and the short summary of where it
+left off that the terminal shows.
+
+``--continue`` takes the conversation of this working directory appended to last (a subagent's
+is never one); ``--resume`` an id or a unique prefix of one, as ``session_search`` shows them.
+A transcript kept under another model goes on with the configured one (said on stderr); a
+subagent's is refused, naming its parent session, which is the conversation to take up.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from hermes_core._errors import HermesError
+
+if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
+    from hermes_core.agent._transcripts import Transcript, TranscriptStore
+    from hermes_core.agent._wire import Message
+
+F = TypeVar("F", bound=Callable[..., Any])
+_LISTED = 5
+_SHOWN = 160
+
+
+class ResumeError(HermesError):
+    """No conversation to take up: an unknown or ambiguous id, a damaged transcript, a
+    subagent's (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A conversation taken up again: its session id and the messages it starts from."""
+
+    session_id: str
+    messages: list[Message]
+    summary: list[str]
+
+
+def resume_options(command: F) -> F:
+    """The ``--continue`` and ``--resume SESSION`` options (the keywords ``last`` and
+    ``session``)."""
+    command = click.option(
+        "--resume",
+        "session",
+        metavar="SESSION",
+        help="Take up the conversation SESSION (an id or a unique prefix of one).",
+    )(command)
+    return click.option(
+        "--continue",
+        "last",
+        is_flag=True,
+        help="Take up the last conversation of this working directory.",
+    )(command)
+
+
+def resumed(
+    store: TranscriptStore | None, *, last: bool, session: str | None, model: str
+) -> Resumed | None:
+    """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
+    ``None`` when neither is given; :class:`ResumeError` when there is none to take up."""
+    from hermes_core.agent._transcripts import TranscriptError
+
+    if not last and session is None:
+        return None
+    if last and session is not None:
+        raise ResumeError("--continue and --resume are one or the other")
+    if store is None:
+        raise ResumeError("no transcripts are kept (agent transcripts are off)")
+    transcript = _named(store, session) if session is not None else _last_here(store)
+    header = transcript.header()
+    if header.get("parent"):
+        raise ResumeError(
+            f"{transcript.path.stem} is a subagent's conversation; take up its parent, "
+            f"hermes chat --resume {header['parent']}"
+        )
+    try:
+        messages = transcript.history()
+    except (OSError, TranscriptError) as exc:
+        raise ResumeError(str(exc)) from None
+    summary = [f"hermes: resuming {transcript.path.stem} ({_about(transcript, messages)})"]
+    kept = header.get("model")
+    if isinstance(kept, str) and kept != model:
+        summary.append(f"hermes: it was with {kept}; it goes on with {model}")
+    summary.extend(_left_off(messages))
+    return Resumed(transcript.path.stem, messages, summary)
+
+
+def _named(store: TranscriptStore, session: str) -> Transcript:
+    recent = store.recent()
+    exact = [t for t in recent if t.path.stem == session]
+    found = exact or [t for t in recent if t.path.stem.startswith(session)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        listed = "\n".join(_line(t) for t in found[:_LISTED])
+        raise ResumeError(f"{session} is the start of {len(found)} conversations:\n{listed}")
+    roots = [t for t in recent if not _header(t).get("parent")][:_LISTED]
+    listed = "\n".join(_line(t) for t in roots) or "  (none yet)"
+    raise ResumeError(f"no conversation {session}; the recent ones:\n{listed}")
+
+
+def _last_here(store: TranscriptStore) -> Transcript:
+    here = Path.cwd().resolve()
+    for transcript in store.recent():
+        header = _header(transcript)
+        cwd = header.get("cwd")
+        if not header.get("parent") and isinstance(cwd, str) and Path(cwd).resolve() == here:
+            return transcript
+    raise ResumeError(
+        f"no earlier conversation in {here} (hermes chat --resume SESSION takes up another)"
+    )
+
+
+def _header(transcript: Transcript) -> dict[str, Any]:
+    try:
+        return transcript.header()
+    except OSError:
+        return {}
+
+
+def _line(transcript: Transcript) -> str:
+    from hermes_core.agent._transcripts import TranscriptError
+
+    try:
+        messages = transcript.messages()
+    except (OSError, TranscriptError):
+        return f"  {transcript.path.stem}  (unreadable)"
+    first = next((m.content for m in messages if m.role == "user"), "")
+    return f"  {transcript.path.stem}  ({_about(transcript, messages)})  {_short(first)}"
+
+
+def _about(transcript: Transcript, messages: list[Message]) -> str:
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(transcript.path.stat().st_mtime))
+    except OSError:
+        when = "date unknown"
+    return f"{when}, {len(messages)} messages"
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _SHOWN else line[: _SHOWN - 3] + "..."
+
+
+def _left_off(messages: list[Message]) -> list[str]:
+    """The last exchange: the person's last message and what followed it, the model's text
+    and the names of the tools it called (never their output)."""
+    start = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
+    if start is None:
+        return []
+    shown = [f"  you> {_short(messages[start].content)}"]
+    for message in messages[start + 1 :]:
+        if message.role != "assistant":
+            continue
+        if message.tool_calls:
+            names = ", ".join(call.name for call in message.tool_calls)
+            shown.append(f"  (called {names})")
+        if message.content.strip():
+            shown.append(f"  {_short(message.content)}")
+    return shown
