@@ -50,3 +50,29 @@ def test_describing_a_tool_of_a_disabled_plugin_says_how_to_enable_it_in_which_f
     assert called.returncode == 1
     assert "Did you mean: todo_list" in called.stderr
     assert "plugin" not in called.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        pytest.param("espeak-ng {input}", "{input} is not filled by this tool", id="placeholder"),
+        pytest.param("espeak-ng 'unclosed", "No closing quotation", id="unclosed-quote"),
+    ],
+)
+def test_a_broken_tts_command_leaves_out_text_to_speech_only_and_names_its_line(
+    hermes_cli: HermesCli, command: str, why: str
+) -> None:
+    hermes_cli.config.write_text(
+        "plugins:\n  entries:\n    media:\n"
+        f"      tts_command: {command!r}\n",
+        encoding="utf-8",
+    )
+
+    done = hermes_cli.run("tools", "list")
+
+    assert "vision_analyze" in done.stdout
+    assert "image_generate" in done.stdout
+    assert "text_to_speech" not in done.stdout
+    assert f"{hermes_cli.config}:4: plugins.entries.media.tts_command: " in done.stderr, done.stderr
+    assert why in done.stderr
+    assert "text_to_speech is not registered" in done.stderr
