@@ -100,6 +100,9 @@ if TYPE_CHECKING:
     from hermes_core._plugin_settings import (
         moved_settings as moved_settings,
     )
+    from hermes_core._plugin_settings import (
+        setting_problem as setting_problem,
+    )
     from hermes_core._private_files import (
         create_private_file as create_private_file,
     )

@@ -56,15 +56,18 @@ def test_describing_a_tool_of_a_disabled_plugin_says_how_to_enable_it_in_which_f
     ("command", "why"),
     [
         pytest.param("espeak-ng {input}", "{input} is not filled by this tool", id="placeholder"),
-        pytest.param("espeak-ng 'unclosed", "No closing quotation", id="unclosed-quote"),
+        pytest.param(
+            "espeak-ng 'unclosed",
+            "cannot be split like a shell line: No closing quotation",
+            id="unclosed-quote",
+        ),
     ],
 )
 def test_a_broken_tts_command_leaves_out_text_to_speech_only_and_names_its_line(
     hermes_cli: HermesCli, command: str, why: str
 ) -> None:
     hermes_cli.config.write_text(
-        "plugins:\n  entries:\n    media:\n"
-        f"      tts_command: {command!r}\n",
+        f"plugins:\n  entries:\n    media:\n      tts_command: {command!r}\n",
         encoding="utf-8",
     )
 
