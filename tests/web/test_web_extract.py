@@ -185,6 +185,9 @@ def test_a_type_other_than_html_text_or_json_is_refused_before_its_body(site: Lo
     assert result.error_code == "TOOL_ERROR"
     assert "application/pdf" in result.text_content
     assert "reads HTML, plain text and JSON only" in result.text_content
+    # ... and says what can read it instead, if anything
+    assert "no hermes tool reads a PDF's text" in result.text_content
+    assert "pdftotext" in result.text_content
 
 
 def test_plain_text_and_json_pass_through_bounded(site: LocalSite) -> None:
