@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from hermes_core._checked_fetch import (
         read_capped as read_capped,
     )
+    from hermes_core._checked_fetch import (
+        readers_of as readers_of,
+    )
     from hermes_core._client_io import (
         ClientFiles as ClientFiles,
     )
