@@ -79,3 +79,24 @@ def test_a_broken_tts_command_leaves_out_text_to_speech_only_and_names_its_line(
     assert f"{hermes_cli.config}:4: plugins.entries.media.tts_command: " in done.stderr, done.stderr
     assert why in done.stderr
     assert "text_to_speech is not registered" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        pytest.param("terminal:\n      shell: /no/such/shell\n", "terminal.shell", id="shell"),
+        pytest.param(
+            "files:\n      allow_outside: ['~nobody_here/x']\n", "files.allow_outside", id="files"
+        ),
+    ],
+)
+def test_a_plugin_wide_setting_its_plugin_refuses_names_the_config_line(
+    hermes_cli: HermesCli, entry: str, key: str
+) -> None:
+    # Every tool of the plugin depends on it, so the plugin fails; but with the line, as a
+    # setting that settings_as refuses does.
+    hermes_cli.config.write_text(f"plugins:\n  entries:\n    {entry}", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "list", ok=False)
+
+    assert f"{hermes_cli.config}:4: plugins.entries.{key}: " in done.stderr, done.stderr
