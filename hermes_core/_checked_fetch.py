@@ -35,6 +35,7 @@ __all__ = [
     "FetchError",
     "Fetched",
     "read_capped",
+    "readers_of",
 ]
 
 USER_AGENT: Final = "Mozilla/5.0 (compatible; hermes-core)"
@@ -42,6 +43,21 @@ ACCEPT_ENCODING: Final = "gzip, deflate"
 """The content codings hermes asks for: the ones it expands itself, a step at a time (httpx
 would ask for brotli and zstd too when their packages are installed)."""
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+
+
+def readers_of(content_type: str) -> str:
+    """What can read an address of ``content_type`` that is no web page (a PDF, an image),
+    said for a model: the one wording of ``web_extract``'s refusal and ``browser_navigate``'s
+    note."""
+    kind = content_type.split(";")[0].strip().lower()
+    if kind.startswith("image/"):
+        return "vision_analyze reads an image at its address (PNG, JPEG, GIF or WebP)"
+    if kind == "application/pdf":
+        return (
+            "no hermes tool reads a PDF's text; a command can, where the terminal tool is "
+            "enabled and a PDF reader is installed (curl -sL URL | pdftotext - -)"
+        )
+    return "no hermes tool reads it"
 
 
 class FetchError(HermesError):

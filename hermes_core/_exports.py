@@ -256,6 +256,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "private_database": "hermes_core._private_files",
         "path_refusal": "hermes_core._path_arguments",
         "moved_settings": "hermes_core._plugin_settings",
+        "readers_of": "hermes_core._checked_fetch",
+        "setting_problem": "hermes_core._plugin_settings",
         "private_dir": "hermes_core._private_files",
         "progress_listener": "hermes_core._progress",
         "project_refusal": "hermes_core._project_trust",

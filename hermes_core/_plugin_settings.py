@@ -45,7 +45,13 @@ from hermes_core._config.sections import (
 from hermes_core._errors import PluginSettingsError
 from hermes_core._plugin_names import normalize_name
 
-__all__ = ["checked_settings", "entry_name", "moved_settings", "settings_section"]
+__all__ = [
+    "checked_settings",
+    "entry_name",
+    "moved_settings",
+    "setting_problem",
+    "settings_section",
+]
 
 T = TypeVar("T")
 
@@ -195,3 +201,11 @@ def checked_settings(kind: type[T], settings: Mapping[str, Any], config: Config,
         return kind(**dict(checked))
     except ValueError as exc:  # the dataclass's __post_init__ checks the keys together
         raise _error(plugin, InvalidConfig([Problem((), str(exc))]), config) from None
+
+
+def setting_problem(config: Config, plugin: str, key: str, detail: str) -> PluginSettingsError:
+    """The error of the key ``key`` of ``plugin``'s entry that the plugin's own code refuses
+    (a command line that cannot be split), named as :func:`checked_settings` names what it
+    refuses: the file and line of ``config.yaml``, the dotted key and ``detail``. A plugin
+    whose one tool the key is for leaves that tool out and logs this as a warning."""
+    return _error(plugin, InvalidConfig([Problem((key,), detail)]), config)

@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from hermes_core._checked_fetch import (
         read_capped as read_capped,
     )
+    from hermes_core._checked_fetch import (
+        readers_of as readers_of,
+    )
     from hermes_core._client_io import (
         ClientFiles as ClientFiles,
     )
@@ -99,6 +102,9 @@ if TYPE_CHECKING:
     )
     from hermes_core._plugin_settings import (
         moved_settings as moved_settings,
+    )
+    from hermes_core._plugin_settings import (
+        setting_problem as setting_problem,
     )
     from hermes_core._private_files import (
         create_private_file as create_private_file,

@@ -50,3 +50,53 @@ def test_describing_a_tool_of_a_disabled_plugin_says_how_to_enable_it_in_which_f
     assert called.returncode == 1
     assert "Did you mean: todo_list" in called.stderr
     assert "plugin" not in called.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        pytest.param("espeak-ng {input}", "{input} is not filled by this tool", id="placeholder"),
+        pytest.param(
+            "espeak-ng 'unclosed",
+            "cannot be split like a shell line: No closing quotation",
+            id="unclosed-quote",
+        ),
+    ],
+)
+def test_a_broken_tts_command_leaves_out_text_to_speech_only_and_names_its_line(
+    hermes_cli: HermesCli, command: str, why: str
+) -> None:
+    hermes_cli.config.write_text(
+        f"plugins:\n  entries:\n    media:\n      tts_command: {command!r}\n",
+        encoding="utf-8",
+    )
+
+    done = hermes_cli.run("tools", "list")
+
+    assert "vision_analyze" in done.stdout
+    assert "image_generate" in done.stdout
+    assert "text_to_speech" not in done.stdout
+    assert f"{hermes_cli.config}:4: plugins.entries.media.tts_command: " in done.stderr, done.stderr
+    assert why in done.stderr
+    assert "text_to_speech is not registered" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        pytest.param("terminal:\n      shell: /no/such/shell\n", "terminal.shell", id="shell"),
+        pytest.param(
+            "files:\n      allow_outside: ['~nobody_here/x']\n", "files.allow_outside", id="files"
+        ),
+    ],
+)
+def test_a_plugin_wide_setting_its_plugin_refuses_names_the_config_line(
+    hermes_cli: HermesCli, entry: str, key: str
+) -> None:
+    # Every tool of the plugin depends on it, so the plugin fails; but with the line, as a
+    # setting that settings_as refuses does.
+    hermes_cli.config.write_text(f"plugins:\n  entries:\n    {entry}", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "list", ok=False)
+
+    assert f"{hermes_cli.config}:4: plugins.entries.{key}: " in done.stderr, done.stderr

@@ -31,6 +31,8 @@ from .guard import REFUSED_HEADER, Refused, Resolve, scheme_refusal
 __all__ = ["STATE_KEY", "BrowserActions", "close_session_browser"]
 
 _LOCK_KEY = "browser.starting"
+_PAGE_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
+"""The content types Chromium shows as a page the snapshot can read."""
 _REF = re.compile(r"(?:f[0-9]{1,6})?e[0-9]{1,9}")
 _INSTALL_PLAYWRIGHT = (
     "the browser tools need Playwright for Python: pip install 'hermes-core-agent[browser]'"
@@ -72,6 +74,18 @@ class BrowserActions:
         # An error page is a page: shown, with the status, so the model knows it is not the one
         # it wanted.
         done = f"the server answered HTTP {status}" if status is not None and status >= 400 else ""
+        kind = response.headers.get("content-type", "") if response is not None else ""
+        kind = kind.split(";")[0].strip().lower()
+        if response is not None and kind and not kind.startswith(_PAGE_TYPES):
+            # Chromium shows a PDF or an image in a viewer of its own: no title, no snapshot,
+            # which the model would read as a blank page of the site.
+            from hermes_core._plugin_support import readers_of
+
+            note = (
+                f"{response.url} is {kind}, not a web page: the browser tools show web pages, "
+                f"and its content is not in the snapshot; {readers_of(kind)}"
+            )
+            done = f"{done}\n{note}" if done else note
         return await self._page_report(browser, done, status)
 
     async def snapshot(self, session: Session) -> ToolResult:

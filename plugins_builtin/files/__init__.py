@@ -31,7 +31,12 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import anyio.to_thread
 from annotated_types import Ge
 
-from hermes_core._plugin_support import ClientIOError, client_files, path_refusal
+from hermes_core._plugin_support import (
+    ClientIOError,
+    client_files,
+    path_refusal,
+    setting_problem,
+)
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
@@ -109,7 +114,8 @@ class FileSettings:
     @classmethod
     def from_entry(cls, entry: FilesEntry, env: Environment) -> FileSettings:
         """The settings of ``entry``, its ``allow_outside`` roots resolved against the
-        environment's working directory; a root that cannot be is a ``ValueError``."""
+        environment's working directory; a root that cannot be is a ``ValueError`` (of
+        ``allow_outside``: the only key refused here)."""
         home_text = env.get("HOME")
         home = Path(home_text) if home_text else None
         roots: list[Path] = []
@@ -118,7 +124,7 @@ class FileSettings:
                 try:
                     root = expand_home(item, home)
                 except Refused as exc:
-                    raise ValueError(f"plugins.entries.files.allow_outside: {exc}") from None
+                    raise ValueError(str(exc)) from None
                 roots.append((root if root.is_absolute() else env.cwd / root).resolve())
         return cls(
             entry.allow_outside is True,
@@ -711,4 +717,8 @@ def build_tools(settings: FileSettings) -> Sequence[Tool]:
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The file tools, configured from ``plugins.entries.files``."""
     entry = PluginContext.of(_PLUGIN, config, env).settings_as(FilesEntry)
-    return build_tools(FileSettings.from_entry(entry, env))
+    try:
+        settings = FileSettings.from_entry(entry, env)
+    except ValueError as exc:  # every file tool reads the roots: the plugin fails, located
+        raise setting_problem(config, _PLUGIN, "allow_outside", str(exc)) from None
+    return build_tools(settings)

@@ -15,8 +15,10 @@ Settings: :class:`~.settings.MediaEntry`; docs/media.md.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
+from hermes_core._plugin_support import setting_problem
 from hermes_core.plugin import (
     Environment,
     ImageProviderSpec,
@@ -27,19 +29,35 @@ from hermes_core.plugin import (
 
 from .images import build_image_tool, openai_images
 from .settings import MediaEntry
-from .speech import build_speech_tool, build_transcription_tool
+from .speech import BadCommand, build_speech_tool, build_transcription_tool
 from .vision import build_vision_tool
 
 
 @hookimpl(trylast=True)
 def hermes_tools(env: Environment, context: PluginContext) -> Sequence[Tool]:
-    """The media tools the settings allow."""
+    """The media tools the settings allow. A command that cannot be used leaves out its own
+    tool only, with a warning naming the line of ``config.yaml``: the other tools do not
+    depend on it."""
     entry = context.settings_as(MediaEntry)
     tools = [build_vision_tool(entry), build_image_tool(entry, context)]
-    if entry.tts_command.strip():
-        tools.append(build_speech_tool(entry, env))
-    if entry.stt_command.strip():
-        tools.append(build_transcription_tool(entry, env))
+    commands = (
+        ("text_to_speech", entry.tts_command, build_speech_tool),
+        ("speech_to_text", entry.stt_command, build_transcription_tool),
+    )
+    for name, command, build in commands:
+        if not command.strip():
+            continue
+        try:
+            tools.append(build(entry, env))
+        except BadCommand as exc:
+            problem = setting_problem(context.config, "media", exc.key, str(exc))
+            logging.getLogger("hermes_core._host").warning(
+                "%s: %s is not registered; correct the command (docs/media.md), or remove "
+                "%s to leave the tool out",
+                problem,
+                name,
+                exc.key,
+            )
     return tools
 
 

@@ -30,23 +30,32 @@ _STDERR_SHOWN: Final = 600
 _TRANSCRIPT_CHARS: Final = 100_000
 
 
+class BadCommand(ValueError):
+    """A command setting (``key``) that cannot be split or uses a placeholder its tool does
+    not fill; the message says which, without the key."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        self.key = key
+        super().__init__(detail)
+
+
 def command_words(template: str, key: str, allowed: tuple[str, ...]) -> list[str]:
-    """``template`` split like a shell line; a ``ValueError`` naming ``key`` when it cannot be
-    or uses a placeholder its tool does not fill."""
+    """``template`` split like a shell line; a :class:`BadCommand` for ``key`` when it cannot
+    be or uses a placeholder its tool does not fill."""
     import shlex  # here, as asyncio and wave below: a plugin's imports are every start's
 
     try:
         words = shlex.split(template)
     except ValueError as exc:
-        raise ValueError(f"plugins.entries.media.{key}: {exc}") from None
+        raise BadCommand(key, f"it cannot be split like a shell line: {exc}") from None
     if not words:
-        raise ValueError(f"plugins.entries.media.{key} is empty")
+        raise BadCommand(key, "the command is empty")
     for word in words:
         for placeholder in PLACEHOLDERS:
             if placeholder in word and placeholder not in allowed:
-                raise ValueError(
-                    f"plugins.entries.media.{key}: {placeholder} is not filled by this tool "
-                    f"(it fills {', '.join(allowed)})"
+                raise BadCommand(
+                    key,
+                    f"{placeholder} is not filled by this tool (it fills {', '.join(allowed)})",
                 )
     return words
 

@@ -39,6 +39,7 @@ from hermes_core._plugin_support import (
     head_and_tail,
     private_dir,
     progress_listener,
+    setting_problem,
     signal_group,
 )
 from hermes_core.plugin import (
@@ -93,10 +94,10 @@ class TerminalSettings:
     @classmethod
     def from_entry(cls, entry: TerminalEntry, env: Environment) -> TerminalSettings:
         """The settings of ``entry``; a shell that is not an executable is a ``ValueError``
-        naming the key."""
+        (of ``shell``: the only key refused here)."""
         shell = entry.shell or ("/bin/bash" if Path("/bin/bash").exists() else "/bin/sh")
         if not (Path(shell).exists() or shutil.which(shell)):
-            raise ValueError(f"plugins.entries.terminal.shell: {shell!r} is not an executable")
+            raise ValueError(f"{shell!r} is not an executable")
         return cls(
             shell,
             dict(env.variables),
@@ -432,7 +433,11 @@ def build_tools(settings: TerminalSettings) -> Sequence[Tool]:
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The shell tools, configured from ``plugins.entries.terminal``."""
     entry = PluginContext.of(_PLUGIN, config, env).settings_as(TerminalEntry)
-    return build_tools(TerminalSettings.from_entry(entry, env))
+    try:
+        settings = TerminalSettings.from_entry(entry, env)
+    except ValueError as exc:  # every shell tool runs it: the plugin fails, located
+        raise setting_problem(config, _PLUGIN, "shell", str(exc)) from None
+    return build_tools(settings)
 
 
 @hookimpl(trylast=True)

@@ -77,8 +77,17 @@ def _html(body: bytes) -> tuple[str, str, bool]:
         tree, output_format="markdown", include_links=False, include_comments=False
     )
     if text:
-        return title, text, False
+        return title, _without_title(text, title), False
     return title, trafilatura.html2txt(body) or "", True
+
+
+def _without_title(text: str, title: str) -> str:
+    """``text`` without its first line when that line is a heading saying ``title`` again:
+    the result's own first line is the title, and a model reads each token it is given."""
+    first, _, rest = text.partition("\n")
+    if title and first.lstrip("#").strip() == title.strip() and first.startswith("#"):
+        return rest.lstrip("\n")
+    return text
 
 
 def _title(tree: Any) -> str:

@@ -79,8 +79,11 @@ class Fetcher:
 
 def _refusal(content_type: str) -> str | None:
     if content_type and _kind(content_type) is None:
+        from hermes_core._plugin_support import readers_of
+
         return (
-            f"its content type is {content_type}; web_extract reads HTML, plain text and JSON only"
+            f"its content type is {content_type}; web_extract reads HTML, plain text and JSON "
+            f"only: {readers_of(content_type)}"
         )
     return None
 

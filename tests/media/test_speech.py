@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import Environment, PluginError, ToolResult
+from hermes_core import Environment, ToolResult
 
 from .media_hosts import call, media_host
 
@@ -162,13 +162,22 @@ def test_without_a_command_there_is_no_tool(hermes_env: Environment, tmp_path: P
     assert "speech_to_text" not in names
 
 
-def test_a_command_that_cannot_be_split_names_the_setting(
-    hermes_env: Environment, tmp_path: Path
+def test_a_command_that_cannot_be_used_leaves_out_its_tool_only_naming_the_setting(
+    hermes_env: Environment, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with pytest.raises(PluginError, match=r"plugins\.entries\.media\.tts_command"):
-        media_host(hermes_env, media={"tts_command": "espeak-ng 'unclosed"})
-    with pytest.raises(PluginError, match=r"\{input\} is not filled by this tool"):
-        media_host(hermes_env, media={"tts_command": "espeak-ng {input}"})
+    broken = {"tts_command": "espeak-ng 'unclosed", "stt_command": "whisper {text}"}
+    with caplog.at_level("WARNING"):
+        host = media_host(hermes_env, media=broken)
+    try:
+        names = set(host.registry.names())
+    finally:
+        host.close()
+    assert {"vision_analyze", "image_generate"} <= names
+    assert not {"text_to_speech", "speech_to_text"} & names
+    warned = caplog.text
+    assert "plugins.entries.media.tts_command: it cannot be split like a shell line" in warned
+    assert "plugins.entries.media.stt_command: {text} is not filled by this tool" in warned
+    assert "speech_to_text is not registered" in warned
 
 
 def test_speech_to_text_returns_what_the_command_transcribed(

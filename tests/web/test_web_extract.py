@@ -79,6 +79,19 @@ def test_an_article_page_gives_its_text_and_title_without_navigation_or_ads(
         assert left_out not in text
 
 
+def test_the_title_is_the_pages_heading_given_once(site: LocalSite) -> None:
+    # The <h1> (no site name: the URL names the site), not repeated as the text's first line:
+    # the model reads each token it is given.
+    result = _extract([site.url("/article", "news.example")])
+
+    text = result.text_content
+    assert not result.is_error, text
+    assert result.structured["pages"][0]["title"] == "Otters return to the valley"
+    assert text.count("Otters return to the valley") == 1, text[:300]
+    body = text.split("\n\n", 1)[1]
+    assert body.startswith(ARTICLE_TEXT[0]), body[:200]
+
+
 def test_the_connection_goes_to_the_checked_address_with_the_name_as_host(
     site: LocalSite,
 ) -> None:
@@ -172,6 +185,9 @@ def test_a_type_other_than_html_text_or_json_is_refused_before_its_body(site: Lo
     assert result.error_code == "TOOL_ERROR"
     assert "application/pdf" in result.text_content
     assert "reads HTML, plain text and JSON only" in result.text_content
+    # ... and says what can read it instead, if anything
+    assert "no hermes tool reads a PDF's text" in result.text_content
+    assert "pdftotext" in result.text_content
 
 
 def test_plain_text_and_json_pass_through_bounded(site: LocalSite) -> None:

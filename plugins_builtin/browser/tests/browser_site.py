@@ -40,6 +40,20 @@ PAGES = {
     + "".join(f"<p style='height:400px'>row {n}</p>" for n in range(30)),
 }
 
+# Addresses that are no web page: a PDF and an image, served inline (no attachment header).
+_PDF = (
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+    b"2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n"
+    b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\n"
+    b"trailer<</Root 1 0 R>>\n%%EOF\n"
+)
+_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e1d2a7"
+    "940000000049454e44ae426082"
+)
+FILES = {"/paper.pdf": ("application/pdf", _PDF), "/photo.png": ("image/png", _PNG)}
+
 
 @dataclass
 class Site:
@@ -76,6 +90,13 @@ def _handler(seen: list[str], release: threading.Event) -> type[BaseHTTPRequestH
                 self.send_response(200)
                 self.send_header("Content-Type", "application/octet-stream")
                 self.send_header("Content-Disposition", 'attachment; filename="file.bin"')
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            elif parts.path in FILES:
+                kind, body = FILES[parts.path]
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

@@ -85,6 +85,26 @@ async def test_navigating_to_a_file_download_is_refused_in_words_and_nothing_is_
     assert not any(tmp_path.rglob("file.bin"))
 
 
+@pytest.mark.parametrize(
+    ("path", "kind", "reader"),
+    [
+        ("/paper.pdf", "application/pdf", "no hermes tool reads a PDF's text"),
+        ("/photo.png", "image/png", "vision_analyze"),
+    ],
+)
+async def test_an_address_that_is_no_web_page_says_what_it_is_and_what_reads_it(
+    host_factory: Any, site: Site, path: str, kind: str, reader: str
+) -> None:
+    host = host_factory()
+    async with host.session() as session:
+        result = await host.dispatch("browser_navigate", {"url": site.at(path)}, session)
+
+    text = result.text_content
+    assert f"{site.at(path)} is {kind}, not a web page" in text, text
+    assert "the browser tools show web pages" in text
+    assert reader in text
+
+
 async def test_navigation_to_a_private_address_is_refused_unless_allowed(
     host_factory: Any, site: Site
 ) -> None:
