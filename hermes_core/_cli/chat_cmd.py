@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core._cli.agent_events import EventPrinter
-from hermes_core._cli.resuming import Resumed, resume_options, resumed
+from hermes_core._cli.resuming import Resumed, agent_resuming, resume_options
 from hermes_core._cli.run_cmd import (
     attach_terminal_questions,
-    build_agent,
     ctrl_c,
     run_agent_host,
     session_fields,
@@ -180,14 +179,7 @@ def chat(last: bool, session: str | None) -> None:
     printer = EventPrinter(quiet_answer=True)  # on stdout, before the host sends it to stderr
 
     async def work(host: Host, forms: LineForms | None) -> None:
-        agent = build_agent(host)
-        try:
-            taken_up = resumed(
-                agent.transcripts, last=last, session=session, model=agent.model.model
-            )
-        except BaseException:
-            await agent.aclose()
-            raise
+        agent, taken_up = await agent_resuming(host, last=last, session=session)
         lines = TerminalLines(sys.stdin.fileno())
         state = _Chat(host, agent, lines, printer, taken_up)
         lines.on_busy = state.busy_line

@@ -22,6 +22,8 @@ import click
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
+    from hermes_core._host import Host
+    from hermes_core.agent._loop import Agent
     from hermes_core.agent._transcripts import Transcript, TranscriptStore
     from hermes_core.agent._wire import Message
 
@@ -59,6 +61,23 @@ def resume_options(command: F) -> F:
         is_flag=True,
         help="Take up the last conversation of this working directory.",
     )(command)
+
+
+async def agent_resuming(
+    host: Host, *, last: bool, session: str | None
+) -> tuple[Agent, Resumed | None]:
+    """The host's agent (:meth:`Agent.from_host`, the ``model`` section) and the conversation
+    ``--continue`` or ``--resume`` names (:func:`resumed`); when there is none to take up, the
+    agent is closed again before the :class:`ResumeError` goes on."""
+    from hermes_core.agent._loop import Agent
+
+    agent = Agent.from_host(host)
+    try:
+        taken_up = resumed(agent.transcripts, last=last, session=session, model=agent.model.model)
+    except BaseException:
+        await agent.aclose()
+        raise
+    return agent, taken_up
 
 
 def resumed(

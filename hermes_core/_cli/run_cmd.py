@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
-from hermes_core._cli.resuming import resume_options, resumed
+from hermes_core._cli.resuming import agent_resuming, resume_options
 
 if TYPE_CHECKING:
     from hermes_core._cli.terminal_lines import LineForms, TerminalLines
@@ -162,14 +162,7 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     async def work(host: Host, forms: LineForms | None) -> int:
         from hermes_core.agent._events import Finished
 
-        agent = build_agent(host)
-        try:
-            taken_up = resumed(
-                agent.transcripts, last=last, session=session, model=agent.model.model
-            )
-        except BaseException:
-            await agent.aclose()
-            raise
+        agent, taken_up = await agent_resuming(host, last=last, session=session)
         lines = terminal_lines(forms)
         finished: Finished | None = None
         stopping = False
