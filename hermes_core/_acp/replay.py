@@ -4,8 +4,10 @@ The loop keeps every message of a session in its transcript
 (``$HERMES_HOME/sessions/<id>.jsonl``, redacted). Loading reads those messages back into the
 conversation (the model sees the history as it was stored: secrets stay redacted) and sends
 the client each of them: the person's messages as ``user_message_chunk``, the model's as
-``agent_message_chunk``, each tool call as a finished ``tool_call`` with its kind, title,
-locations and result.
+``agent_message_chunk``, each tool call as a finished ``tool_call`` shown as the live turn
+showed it (:func:`~hermes_core._acp.toolcalls.call_start`: kind, title, locations, an edit's
+diff, a command's line), then its result. What the transcript does not keep is not invented:
+a write that replaced a file shows the text written and says its earlier text was not kept.
 """
 
 from __future__ import annotations
@@ -15,22 +17,28 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core._acp.toolcalls import (
-    arguments_of,
-    entries_of,
-    locations_of,
-    result_content,
-    title_of,
-    tool_kind,
-)
+from hermes_core._acp.toolcalls import Earlier, call_start
 from hermes_core.agent._events import real_tools
-from hermes_core.agent._wire import Message
+from hermes_core.agent._wire import Message, ModelToolCall
+
+
+def _earlier(call: ModelToolCall, result: Message | None) -> Earlier:
+    """What is known of the file a ``write_file`` replaced: nothing (the transcript keeps no
+    file's text), unless the write created it, as its result says (``created notes.md (8
+    bytes)``): then there was none, and the diff is the one shown live."""
+    if (
+        call.name == "write_file"
+        and result is not None
+        and not result.is_error
+        and result.content.startswith("created ")
+    ):
+        return lambda _path: None
+    return None
 
 
 def replayed(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:
     """The updates that tell ``messages`` again, in order."""
     from acp import update_agent_message_text, update_user_message_text
-    from acp.schema import ToolCallStart
 
     results = {message.tool_call_id: message for message in messages if message.role == "tool"}
     numbers = itertools.count(1)
@@ -41,16 +49,13 @@ def replayed(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:
             if message.content:
                 yield update_agent_message_text(message.content)
             for call in message.tool_calls:
-                tools = real_tools(call)
-                entries = entries_of(call.name, arguments_of(call.arguments))
                 result = results.get(call.id)
-                yield ToolCallStart(
-                    session_update="tool_call",
-                    tool_call_id=f"loaded-{next(numbers)}-{call.id}",
-                    title=title_of(tools, entries),
-                    kind=tool_kind(tools),
-                    status="failed" if result is None or result.is_error else "completed",
-                    locations=locations_of(cwd, entries) or None,
-                    content=result_content(result.content) if result is not None else None,
-                    raw_input=arguments_of(call.arguments),
+                yield call_start(
+                    cwd,
+                    call,
+                    real_tools(call),
+                    f"loaded-{next(numbers)}-{call.id}",
+                    "failed" if result is None or result.is_error else "completed",
+                    earlier=_earlier(call, result),
+                    result=result.content if result is not None else None,
                 )

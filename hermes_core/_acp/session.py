@@ -24,16 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._acp.toolcalls import (
-    arguments_of,
-    child_call_id,
-    entries_of,
-    locations_of,
-    result_content,
-    started_content,
-    title_of,
-    tool_kind,
-)
+from hermes_core._acp.toolcalls import call_start, child_call_id, result_content
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core._shown import printable
 from hermes_core.agent._delegation import send_until_settled
@@ -65,8 +56,6 @@ STOP_REASONS: Final[dict[str, StopReason]] = {
     "interrupted": "cancelled",
 }
 """``Finished.stop`` as an ACP stop reason; ``error`` is a JSON-RPC error instead."""
-
-_EDITS: Final = frozenset({"write_file", "patch"})
 
 
 class ModelFailed(Exception):
@@ -254,25 +243,15 @@ class AcpSession:
         return f"{next(self._numbers)}-{call_id}"
 
     async def _started(self, event: ToolStarted) -> None:
-        from acp.schema import ToolCallProgress, ToolCallStart
+        from acp.schema import ToolCallProgress
 
         acp_id = self._acp_id(event.call.id)
         self.state.call_id = acp_id
-        entries = entries_of(event.call.name, arguments_of(event.call.arguments))
-        shown = started_content(self.cwd, entries)
-        self._shown[acp_id] = shown if set(event.tools) & _EDITS else []
-        await self._update(
-            ToolCallStart(
-                session_update="tool_call",
-                tool_call_id=acp_id,
-                title=title_of(event.tools, entries),
-                kind=tool_kind(event.tools),
-                status="pending",
-                locations=locations_of(self.cwd, entries) or None,
-                content=shown or None,
-                raw_input=arguments_of(event.call.arguments),
-            )
-        )
+        start = call_start(self.cwd, event.call, event.tools, acp_id, "pending")
+        # What the call does (a diff, a command) stays shown as it runs and once it has ended,
+        # as a session loaded from its transcript shows it.
+        self._shown[acp_id] = list(start.content or [])
+        await self._update(start)
         await self._update(
             ToolCallProgress(
                 session_update="tool_call_update", tool_call_id=acp_id, status="in_progress"

@@ -4,12 +4,14 @@ The kind is decided by the real tool (the calls a bridge ``tool_call`` carries, 
 ``tool_call`` itself), from one table of hermes' own tools and, for any other tool, its name:
 an editor shows reads, edits, searches and commands each its own way. Paths are made absolute
 against the session's working directory, so the editor can open them. A file write or a patch
-is shown as a diff, a shell command whole.
+is shown as a diff, a shell command whole, as it runs and once it has ended; a session loaded
+from its transcript shows its calls through the same :func:`call_start`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,8 +24,12 @@ if TYPE_CHECKING:
         FileEditToolCallContent,
         TerminalToolCallContent,
         ToolCallLocation,
+        ToolCallStart,
+        ToolCallStatus,
         ToolKind,
     )
+
+    from hermes_core.agent._wire import ModelToolCall
 
     ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
@@ -145,7 +151,8 @@ def locations_of(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> list[T
     return found
 
 
-def _old_text(path: str) -> str | None:
+def old_text(path: str) -> str | None:
+    """The file's text now (``None`` when there is none: a write creates it)."""
     try:
         file = Path(path)
         if file.is_file() and file.stat().st_size <= 1_000_000:
@@ -155,10 +162,19 @@ def _old_text(path: str) -> str | None:
     return None
 
 
-def started_content(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> list[ToolContent]:
-    """What a call will do, shown before it runs: a diff for a file write or a patch (the
-    whole new file against the current one; the replaced text for a patch), the whole command
-    for a shell tool."""
+Earlier = Callable[[str], str | None] | None
+"""How a file's text before a write is known: a function of its path (``None``: there was no
+file), or ``None`` when it is not known (a write told again from a transcript, which keeps
+no file's text)."""
+
+
+def started_content(
+    cwd: Path, entries: list[tuple[str, dict[str, Any]]], earlier: Earlier = old_text
+) -> list[ToolContent]:
+    """What a call will do, shown before it runs and kept shown after: a diff for a file write
+    or a patch (the whole new file against the one before it; the replaced text for a patch),
+    the whole command for a shell tool. A write whose file's earlier text is not known shows
+    the text written and says so, rather than a diff that would invent one."""
     from acp import text_block, tool_content, tool_diff_content
 
     shown: list[ToolContent] = []
@@ -167,7 +183,11 @@ def started_content(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> lis
         if name == "write_file" and isinstance(path, str):
             target = absolute(cwd, path)
             new_text = str(arguments.get("content", ""))
-            shown.append(tool_diff_content(target, new_text, _old_text(target)))
+            if earlier is None:
+                said = f"{target}: its earlier text was not kept, so no diff; the text written:"
+                shown.append(tool_content(text_block(f"{said}\n{new_text}")))
+            else:
+                shown.append(tool_diff_content(target, new_text, earlier(target)))
         elif name == "patch" and isinstance(path, str):
             old, new = arguments.get("old_text"), arguments.get("new_text")
             if isinstance(old, str) and isinstance(new, str):
@@ -177,6 +197,38 @@ def started_content(cwd: Path, entries: list[tuple[str, dict[str, Any]]]) -> lis
         elif name == "execute_code" and isinstance(arguments.get("code"), str):
             shown.append(tool_content(text_block(arguments["code"])))
     return shown
+
+
+def call_start(
+    cwd: Path,
+    call: ModelToolCall,
+    tools: tuple[str, ...],
+    tool_call_id: str,
+    status: ToolCallStatus,
+    *,
+    earlier: Earlier = old_text,
+    result: str | None = None,
+) -> ToolCallStart:
+    """The ``tool_call`` showing ``call`` (running ``tools``), live and told again alike:
+    title, kind, locations, arguments and what it does (:func:`started_content`), then
+    ``result`` when it has ended."""
+    from acp.schema import ToolCallStart
+
+    arguments = arguments_of(call.arguments)
+    entries = entries_of(call.name, arguments)
+    content = started_content(cwd, entries, earlier)
+    if result is not None:
+        content += result_content(result)
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=tool_call_id,
+        title=title_of(tools, entries),
+        kind=tool_kind(tools),
+        status=status,
+        locations=locations_of(cwd, entries) or None,
+        content=content or None,
+        raw_input=arguments,
+    )
 
 
 def result_content(text: str) -> list[ToolContent]:

@@ -129,4 +129,5 @@ async def test_a_session_left_in_the_middle_of_a_tool_call_loads_and_goes_on(
     assert roles == ["user", "assistant", "tool", "user", "assistant", "user"]
     [call] = [u for u in loaded if u.session_update == "tool_call"]
     assert call.status == "failed"
-    assert "did not finish" in call.content[0].content.text
+    assert call.content[0].content.text == "$ rm -rf build"  # the command, as shown live
+    assert "did not finish" in call.content[-1].content.text

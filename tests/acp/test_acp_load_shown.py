@@ -1,0 +1,110 @@
+"""``session/load`` shows each tool call as the live turn showed it: the same title, kind,
+locations, arguments and status, an edit's diff, a command's ``$ cmd`` line, then its result.
+What the transcript does not hold is said, not invented: a write that replaced a file shows
+the text written, as its earlier text was not kept. Real ``hermes acp`` children, the SDK's
+client, the bundled ``openai`` provider against the test kit's model server."""
+
+from __future__ import annotations
+
+import json
+from typing import IO, TYPE_CHECKING, Any
+
+import pytest
+from acp_client import RecordingClient
+
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
+from hermes_core.testing._imported import Imported
+
+if TYPE_CHECKING:
+    import acp
+else:  # imported at first use: every pytest worker collects this file
+    acp = Imported("acp")
+
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+
+BUNDLED = ["approvals", "bm25", "files", "terminal"]
+SHOWN = ("title", "kind", "status", "locations", "raw_input", "content")
+
+
+def _hermes_acp(hermes_cli: HermesCli, client: RecordingClient, stderr: IO[bytes]) -> Any:
+    return acp.spawn_agent_process(
+        client,
+        *hermes_cli.command("acp"),
+        env=hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests"),
+        cwd=hermes_cli.work,
+        transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 20.0},
+    )
+
+
+def _calls(updates: list[Any]) -> list[dict[str, Any]]:
+    """Each tool call as the editor ends up showing it: its ``tool_call`` with every later
+    ``tool_call_update``'s fields laid over it (ACP: a field sent replaces the one shown)."""
+    calls: dict[str, dict[str, Any]] = {}
+    for update in updates:
+        if update.session_update not in ("tool_call", "tool_call_update"):
+            continue
+        fields = update.model_dump(exclude_none=True, exclude={"session_update", "field_meta"})
+        calls.setdefault(update.tool_call_id, {}).update(fields)
+    return [{key: call.get(key) for key in SHOWN} for call in calls.values()]
+
+
+async def test_a_loaded_session_shows_its_tool_calls_as_they_were_shown_live(
+    hermes_cli: HermesCli,
+) -> None:
+    work = hermes_cli.work
+    (work / "app.py").write_text("x = 1\ny = 2\n", encoding="utf-8")
+    calls = [
+        FakeToolCall("write_file", {"path": "notes.md", "content": "# Notes\n"}),
+        FakeToolCall("write_file", {"path": "app.py", "content": "x = 1\ny = 2\nz = 3\n"}),
+        FakeToolCall("patch", {"path": "app.py", "old_text": "y = 2", "new_text": "y = 4"}),
+        FakeToolCall("terminal", {"command": "echo ran > ran.txt; echo done"}),
+    ]
+    turns = [FakeTurn(text="Editing.", tool_calls=calls), FakeTurn(text="Edited.")]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {"plugins": {"enabled": BUNDLED}, "model": model}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        live = RecordingClient(permission="once")
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with _hermes_acp(hermes_cli, live, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION, client_capabilities=live.capabilities()
+                )
+                session_id = (await conn.new_session(cwd=str(work))).session_id
+                answer = await conn.prompt(
+                    session_id=session_id, prompt=[acp.text_block("edit and run")]
+                )
+            loaded = RecordingClient()
+            async with _hermes_acp(hermes_cli, loaded, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=loaded.capabilities(),
+                )
+                await conn.load_session(cwd=str(work), session_id=session_id)
+    assert answer.stop_reason == "end_turn"
+    assert (work / "app.py").read_text(encoding="utf-8") == "x = 1\ny = 4\nz = 3\n"
+    shown, replayed = _calls(live.updates), _calls(loaded.updates)
+    assert [call["status"] for call in shown] == ["completed"] * 4
+    created, replaced, patched, command = shown
+    assert [item["type"] for item in created["content"]] == ["diff", "content"]
+    assert created["content"][0].get("old_text") is None  # a new file
+    assert replaced["content"][0]["old_text"] == "x = 1\ny = 2\n"
+    assert (patched["content"][0]["old_text"], patched["content"][0]["new_text"]) == (
+        "y = 2",
+        "y = 4",
+    )
+    assert command["content"][0]["content"]["text"] == "$ echo ran > ran.txt; echo done"
+    assert "done" in command["content"][-1]["content"]["text"]
+    # The replay: everything alike but the replaced file's earlier text, which was not kept.
+    assert len(replayed) == 4
+    for index in (0, 2, 3):
+        assert replayed[index] == shown[index]
+    again = replayed[1]
+    assert {key: again[key] for key in SHOWN if key != "content"} == {
+        key: replaced[key] for key in SHOWN if key != "content"
+    }
+    note, result = again["content"]
+    assert note["type"] == "content"
+    assert "earlier text was not kept" in note["content"]["text"]
+    assert note["content"]["text"].endswith("x = 1\ny = 2\nz = 3\n")
+    assert result == replaced["content"][-1]
