@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from hermes_core._errors import HermesError
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
     from hermes_core._host import Host
@@ -165,7 +166,9 @@ def _about(transcript: Transcript, messages: list[Message]) -> str:
 
 
 def _short(text: str) -> str:
-    line = " ".join(text.split())
+    # What the person typed and the model wrote, read back: an escape sequence in it is shown,
+    # never obeyed (as the live chat's tool lines, agent_events.call_lines).
+    line = printable(" ".join(text.split()))
     return line if len(line) <= _SHOWN else line[: _SHOWN - 3] + "..."
 
 
@@ -180,7 +183,7 @@ def _left_off(messages: list[Message]) -> list[str]:
         if message.role != "assistant":
             continue
         if message.tool_calls:
-            names = ", ".join(call.name for call in message.tool_calls)
+            names = printable(", ".join(call.name for call in message.tool_calls))
             shown.append(f"  (called {names})")
         if message.content.strip():
             shown.append(f"  {_short(message.content)}")
