@@ -198,7 +198,7 @@ class CronJobs:
         """The job whose id (or unique name) is ``job``; a :class:`JobError` when none is."""
         found = [j for j in self.jobs() if j.id == job] or [j for j in self.jobs() if j.name == job]
         if len(found) != 1:
-            known = ", ".join(f"{j.id} ({j.name})" for j in self.jobs()) or "none"
+            known = ", ".join(printable(f"{j.id} ({j.name})") for j in self.jobs()) or "none"
             why = "is ambiguous" if found else "matches no job"
             raise JobError("job", f"{job!r} {why}; the jobs: {known}")
         return found[0]

@@ -173,6 +173,22 @@ def test_cron_list_shows_a_name_stored_with_control_characters_escaped(
     assert "a\\rb\\x1b]52;c;ZQ==\\x07" in listed
 
 
+def test_a_job_not_found_lists_the_stored_names_escaped(cli: InProcessCli) -> None:
+    # The error for a JOB that matches none lists the jobs, names included: a stored name with
+    # an escape sequence is shown, never obeyed, on the terminal as in cron list.
+    import sqlite3
+
+    cli_jobs = CronJobs(cli.home)
+    job = cli_jobs.create("every 1h", "Sum up the logs", now=time.time())
+    with sqlite3.connect(cli_jobs.path) as db:
+        db.execute("UPDATE jobs SET name = ? WHERE id = ?", ("a\rb\x1b]52;c;ZQ==\x07", job.id))
+    done = cli.run("cron", "pause", "nosuchjob", ok=False)
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr
+    assert "\r" not in done.stderr
+    assert f"{job.id} (a\\rb\\x1b]52;c;ZQ==\\x07)" in done.stderr
+
+
 def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> None:
     done = cli.run("cron", "create", "every 61x", "Sum up the logs", ok=False)
 
