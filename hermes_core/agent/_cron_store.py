@@ -312,8 +312,8 @@ class CronJobs:
         if found.damaged is not None:
             raise JobError(
                 "job",
-                f"{found.id} cannot run: its row in {self.path} is damaged: "
-                f"{found.damaged}; remove it (hermes cron remove {found.id})",
+                f"{printable(found.id)} cannot run: its row in {self.path} is damaged: "
+                f"{found.damaged}; remove it (hermes cron remove {printable(found.id)})",
             )
         now = time.time() if now is None else now
         with self._write() as db:
