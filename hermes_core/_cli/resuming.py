@@ -92,6 +92,8 @@ def resumed(
         return None
     if last and session is not None:
         raise ResumeError("--continue and --resume are one or the other")
+    if session is not None and not session.strip():
+        raise ResumeError("--resume needs a session id (or a unique prefix of one)")
     if store is None:
         raise ResumeError("no transcripts are kept (agent transcripts are off)")
     transcript = _named(store, session) if session is not None else _last_here(store)

@@ -260,3 +260,17 @@ def test_the_summary_and_the_listing_show_control_characters_escaped(home: Agent
         assert "hello\\x1b]52;c;aGVybWVz\\x07" in stderr
     assert "(called read\\x1b]52;c;aGVybWVz\\x07)" in resumed.stderr
     assert "Finished\\x1b]52;c;aGVybWVz\\x07." in resumed.stderr
+
+
+def test_an_empty_session_id_is_refused_not_taken_for_a_prefix_of_every_id(
+    home: AgentHome,
+) -> None:
+    # '' starts every id: with one conversation kept, --resume "" (an unset shell variable,
+    # --resume "$ID") would take it up as if it had been named.
+    home.setup({"text": "One."})
+    home.cli.run("chat", input="first\n")
+    home.setup({"echo": True})
+    done = home.cli.run("chat", "--resume", "", input="again\n", ok=False)
+    assert done.returncode == 2
+    assert "--resume needs a session id" in done.stderr
+    assert len(home.requests()) == 1
