@@ -4,15 +4,11 @@ is built once per set, and on a terminal the run shows how many queries are done
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from terminal_runs import run_on_terminal
 
 from hermes_core.testing import HermesCli
 
@@ -81,49 +77,17 @@ def test_eval_search_builds_the_search_backend_once(
     assert builds.read_text(encoding="utf-8").splitlines() == ["built"]
 
 
-def _run_with_terminal_stderr(cli: HermesCli, *args: str) -> tuple[str, str]:
-    """``hermes *args`` with stderr on a pseudo-terminal and stdout into a pipe: what it drew
-    on the terminal, and what it printed."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        cli.command(*args),
-        cwd=cli.work,
-        env=cli.variables(TERM="xterm", COLUMNS="120"),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-    )
-    os.close(terminal)
-    seen = b""
-    give_up = time.monotonic() + 120  # a guard against a hang, not a performance check
-    while time.monotonic() < give_up:
-        ready, _, _ = select.select([controller], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError:  # the other side closed
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif process.poll() is not None:
-            break
-    printed, _ = process.communicate(timeout=30)
-    os.close(controller)
-    return seen.decode(errors="replace"), printed.decode()
-
-
 def test_eval_search_shows_the_queries_done_on_a_terminal_and_never_with_json(
     hermes_cli: HermesCli, tmp_path: Path
 ) -> None:
     catalog, queries = _eval_files(tmp_path)
     args = ("eval", "search", "--catalog", str(catalog), "--queries", str(queries))
 
-    drawn, printed = _run_with_terminal_stderr(hermes_cli, *args)
+    drawn, printed = run_on_terminal(hermes_cli, *args, stdout_too=False)
     assert "3/3 queries" in drawn, drawn
     assert drawn.endswith("\r\x1b[K"), repr(drawn)  # taken off before the figures
     assert "hit@1:" in printed
 
-    drawn, printed = _run_with_terminal_stderr(hermes_cli, *args, "--json")
+    drawn, printed = run_on_terminal(hermes_cli, *args, "--json", stdout_too=False)
     assert drawn == ""
     assert json.loads(printed)["queries"] == 3

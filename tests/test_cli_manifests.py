@@ -12,15 +12,12 @@ hanging server is a script that marks its start and sleeps.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from terminal_runs import run_on_terminal
 
 from hermes_core.testing import HermesCli
 from hermes_core.testing._cli_in_process import InProcessCli
@@ -188,40 +185,9 @@ def test_mcp_list_shows_a_server_known_from_its_manifest_with_the_manifests_age(
     assert starts(hermes_cli, "box") == 1
 
 
-def _run_on_terminal(cli: HermesCli, *args: str) -> str:
-    """``hermes *args`` with stdout and stderr on a pseudo-terminal; everything it drew."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        cli.command(*args),
-        cwd=cli.work,
-        env=cli.variables(TERM="xterm", COLUMNS="120"),
-        stdin=subprocess.DEVNULL,
-        stdout=terminal,
-        stderr=terminal,
-    )
-    os.close(terminal)
-    seen = b""
-    give_up = time.monotonic() + 120  # a guard against a hang, not a performance check
-    while time.monotonic() < give_up:
-        ready, _, _ = select.select([controller], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError:  # the other side closed
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif process.poll() is not None:
-            break
-    process.wait(timeout=30)
-    os.close(controller)
-    return seen.decode(errors="replace")
-
-
 def test_connect_progress_shows_on_a_terminal_and_never_in_a_pipe(hermes_cli: HermesCli) -> None:
     configure(hermes_cli)
-    drawn = _run_on_terminal(hermes_cli, "tools", "search", QUERY, "--refresh")
+    drawn, _ = run_on_terminal(hermes_cli, "tools", "search", QUERY, "--refresh")
     assert "box: connecting" in drawn
     piped = hermes_cli.run("tools", "search", QUERY, "--refresh")
     assert "connecting" not in piped.stdout + piped.stderr

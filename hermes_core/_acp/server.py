@@ -161,7 +161,13 @@ class AcpServer:
         self._loading.add(session_id)
         try:
             try:
-                messages = store.open(session_id).history()
+                transcript = store.open(session_id)
+                if parent := transcript.header().get("parent"):
+                    # As hermes chat --resume: a child's conversation went on in its parent's.
+                    raise TranscriptError(
+                        f"{session_id} is a subagent's conversation; load its parent, {parent}"
+                    )
+                messages = transcript.history()
             except (OSError, TranscriptError) as exc:
                 _log.warning("session/load %s: %s", session_id, exc)
                 raise RequestError.invalid_params(

@@ -130,7 +130,7 @@ def _change(verb: str, method: str, doc: str) -> click.Command:
     @click.argument("job")
     def command(job: str) -> None:
         changed = getattr(_store(), method)(job)
-        click.echo(f"{verb} job {changed.id} ({printable(changed.name)})")
+        click.echo(f"{verb} job {printable(changed.id)} ({printable(changed.name)})")
 
     command.__doc__ = f"{doc} (JOB: its id or its name)."
     return cron.command(method)(command)

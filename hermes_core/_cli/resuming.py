@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from hermes_core._errors import HermesError
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
     from hermes_core._host import Host
@@ -91,6 +92,8 @@ def resumed(
         return None
     if last and session is not None:
         raise ResumeError("--continue and --resume are one or the other")
+    if session is not None and not session.strip():
+        raise ResumeError("--resume needs a session id (or a unique prefix of one)")
     if store is None:
         raise ResumeError("no transcripts are kept (agent transcripts are off)")
     transcript = _named(store, session) if session is not None else _last_here(store)
@@ -165,7 +168,9 @@ def _about(transcript: Transcript, messages: list[Message]) -> str:
 
 
 def _short(text: str) -> str:
-    line = " ".join(text.split())
+    # What the person typed and the model wrote, read back: an escape sequence in it is shown,
+    # never obeyed (as the live chat's tool lines, agent_events.call_lines).
+    line = printable(" ".join(text.split()))
     return line if len(line) <= _SHOWN else line[: _SHOWN - 3] + "..."
 
 
@@ -180,7 +185,7 @@ def _left_off(messages: list[Message]) -> list[str]:
         if message.role != "assistant":
             continue
         if message.tool_calls:
-            names = ", ".join(call.name for call in message.tool_calls)
+            names = printable(", ".join(call.name for call in message.tool_calls))
             shown.append(f"  (called {names})")
         if message.content.strip():
             shown.append(f"  {_short(message.content)}")

@@ -198,7 +198,7 @@ class CronJobs:
         """The job whose id (or unique name) is ``job``; a :class:`JobError` when none is."""
         found = [j for j in self.jobs() if j.id == job] or [j for j in self.jobs() if j.name == job]
         if len(found) != 1:
-            known = ", ".join(f"{j.id} ({j.name})" for j in self.jobs()) or "none"
+            known = ", ".join(printable(f"{j.id} ({j.name})") for j in self.jobs()) or "none"
             why = "is ambiguous" if found else "matches no job"
             raise JobError("job", f"{job!r} {why}; the jobs: {known}")
         return found[0]
@@ -312,8 +312,8 @@ class CronJobs:
         if found.damaged is not None:
             raise JobError(
                 "job",
-                f"{found.id} cannot run: its row in {self.path} is damaged: "
-                f"{found.damaged}; remove it (hermes cron remove {found.id})",
+                f"{printable(found.id)} cannot run: its row in {self.path} is damaged: "
+                f"{found.damaged}; remove it (hermes cron remove {printable(found.id)})",
             )
         now = time.time() if now is None else now
         with self._write() as db:

@@ -57,6 +57,8 @@ class BrowserActions:
             try:  # before a browser starts: the same rule the proxy applies to every request
                 await anyio.to_thread.run_sync(self.resolve, url)
             except Refused as exc:
+                if exc.unresolved:  # as web_extract's: an error of the call, not a refusal
+                    return ToolResult.error("TOOL_ERROR", f"browser_navigate: {exc}")
                 reason = str(exc)
         if reason is not None:
             return ToolResult.error("BLOCKED", f"browser_navigate refused: {reason}")

@@ -22,6 +22,6 @@ def address_rule(allowed_hosts: Sequence[str]) -> Resolve:
         try:
             return list(check_url(url, allowed_hosts=allowed, setting=_SETTING))
         except AddressRefused as exc:
-            raise Refused(str(exc)) from exc
+            raise Refused(str(exc), unresolved=exc.unresolved) from exc
 
     return resolve

@@ -35,7 +35,12 @@ REFUSED_HEADER = "X-Hermes-Refused"
 
 
 class Refused(Exception):
-    """An address the rules refuse; the message says which and why."""
+    """An address the rules refuse; the message says which and why. ``unresolved``: its name
+    did not resolve, a lookup failure no allowed host mends rather than a refusal."""
+
+    def __init__(self, message: str, *, unresolved: bool = False) -> None:
+        super().__init__(message)
+        self.unresolved = unresolved
 
 
 Resolve = Callable[[str], list[str]]

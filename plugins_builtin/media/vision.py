@@ -107,7 +107,9 @@ def build_vision_tool(entry: MediaEntry) -> Tool:
                 size = entry.max_image_bytes
                 part = await anyio.to_thread.run_sync(read_image, session, image, size)
         except AddressRefused as exc:
-            return ToolResult.error("DENIED", f"vision_analyze: {exc}")
+            # A name that does not resolve is no refusal: no allowed host would mend it.
+            code = "TOOL_ERROR" if exc.unresolved else "DENIED"
+            return ToolResult.error(code, f"vision_analyze: {exc}")
         except (MediaRefused, FetchError, OSError) as exc:
             return ToolResult.error("TOOL_ERROR", f"vision_analyze: {exc}")
         try:

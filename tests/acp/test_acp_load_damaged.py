@@ -103,3 +103,25 @@ async def test_a_damaged_line_refuses_the_load_naming_the_file_and_the_line(
     assert str(transcript) in said
     assert "line 2" in said
     assert "Traceback" not in (hermes_cli.root / "stderr.log").read_text(encoding="utf-8")
+
+
+async def test_a_subagents_transcript_is_refused_naming_its_parent(
+    hermes_cli: HermesCli,
+) -> None:
+    # As hermes chat --resume refuses it: a child's conversation went on in its parent's,
+    # which holds its result; taken up alone it would be a conversation nobody held.
+    with (
+        FakeModelServer([FakeTurn(text="Noted."), FakeTurn(text="Again.")]) as server,
+        (hermes_cli.root / "stderr.log").open("wb") as stderr,
+    ):
+        transcript = await _session(hermes_cli, server, stderr)
+        lines = transcript.read_text(encoding="utf-8").splitlines(keepends=True)
+        header = json.loads(lines[0])
+        lines[0] = json.dumps({**header, "parent": "0123abcd"}) + "\n"
+        transcript.write_text("".join(lines), encoding="utf-8")
+        with pytest.raises(acp.RequestError) as refused:
+            await _load(hermes_cli, transcript, stderr)
+    assert refused.value.code == -32602
+    said = json.dumps(refused.value.data)
+    assert "subagent" in said
+    assert "0123abcd" in said

@@ -242,3 +242,35 @@ def test_on_a_terminal_the_summary_comes_before_the_prompt(home: AgentHome) -> N
         "Hello, Ada.",
         "and now?",
     ]
+
+
+def test_the_summary_and_the_listing_show_control_characters_escaped(home: AgentHome) -> None:
+    # The transcript holds what the person typed and what the model wrote, tool names
+    # included: read back on the terminal, an escape sequence in them (here OSC 52's clipboard
+    # write and a screen clear) must not be obeyed, as the live chat's tool lines never are.
+    osc52 = "\x1b]52;c;aGVybWVz\x07"
+    home.setup(turn("\x1b[2Jdone", (f"read{osc52}", {})), {"text": f"Finished{osc52}."})
+    home.cli.run("chat", input=f"hello{osc52}\n")
+    home.setup({"echo": True})
+    resumed = home.cli.run("chat", "--continue", input="again\n")
+    listed = home.cli.run("chat", "--resume", "nosuchsession", input="hi\n", ok=False)
+    for stderr in (resumed.stderr, listed.stderr):
+        assert "\x1b" not in stderr
+        assert "\x07" not in stderr
+        assert "hello\\x1b]52;c;aGVybWVz\\x07" in stderr
+    assert "(called read\\x1b]52;c;aGVybWVz\\x07)" in resumed.stderr
+    assert "Finished\\x1b]52;c;aGVybWVz\\x07." in resumed.stderr
+
+
+def test_an_empty_session_id_is_refused_not_taken_for_a_prefix_of_every_id(
+    home: AgentHome,
+) -> None:
+    # '' starts every id: with one conversation kept, --resume "" (an unset shell variable,
+    # --resume "$ID") would take it up as if it had been named.
+    home.setup({"text": "One."})
+    home.cli.run("chat", input="first\n")
+    home.setup({"echo": True})
+    done = home.cli.run("chat", "--resume", "", input="again\n", ok=False)
+    assert done.returncode == 2
+    assert "--resume needs a session id" in done.stderr
+    assert len(home.requests()) == 1

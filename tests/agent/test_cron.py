@@ -173,6 +173,42 @@ def test_cron_list_shows_a_name_stored_with_control_characters_escaped(
     assert "a\\rb\\x1b]52;c;ZQ==\\x07" in listed
 
 
+def test_a_job_not_found_lists_the_stored_names_escaped(cli: InProcessCli) -> None:
+    # The error for a JOB that matches none lists the jobs, names included: a stored name with
+    # an escape sequence is shown, never obeyed, on the terminal as in cron list.
+    import sqlite3
+
+    cli_jobs = CronJobs(cli.home)
+    job = cli_jobs.create("every 1h", "Sum up the logs", now=time.time())
+    with sqlite3.connect(cli_jobs.path) as db:
+        db.execute("UPDATE jobs SET name = ? WHERE id = ?", ("a\rb\x1b]52;c;ZQ==\x07", job.id))
+    done = cli.run("cron", "pause", "nosuchjob", ok=False)
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr
+    assert "\r" not in done.stderr
+    assert f"{job.id} (a\\rb\\x1b]52;c;ZQ==\\x07)" in done.stderr
+
+
+def test_a_damaged_id_with_control_characters_is_shown_escaped(cli: InProcessCli) -> None:
+    # An id edited by hand is damaged and never runs, but the messages that name it (cron run
+    # refusing it, cron remove) reach the terminal: its escape sequence is shown, never obeyed.
+    import sqlite3
+
+    cli_jobs = CronJobs(cli.home)
+    job = cli_jobs.create("every 1h", "Sum up the logs", now=time.time())
+    bad_id = "x\x1b]52;c;ZQ==\x07"
+    with sqlite3.connect(cli_jobs.path) as db:
+        db.execute("UPDATE jobs SET id = ? WHERE id = ?", (bad_id, job.id))
+    with pytest.raises(JobError) as refused:
+        cli_jobs.claim(bad_id, "host:1", 60)
+    removed = cli.run("cron", "remove", bad_id)
+    for said in (str(refused.value), removed.stdout):
+        assert "\x1b" not in said
+        assert "x\\x1b]52;c;ZQ==\\x07" in said
+    assert "cannot run" in str(refused.value)
+    assert "no cron jobs" in cli.run("cron", "list").stdout
+
+
 def test_the_cli_names_the_malformed_schedule_and_exits_2(cli: InProcessCli) -> None:
     done = cli.run("cron", "create", "every 61x", "Sum up the logs", ok=False)
 

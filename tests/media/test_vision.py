@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from hermes_core import Environment
-from hermes_core.agent import ImagePart, Message
+from hermes_core.agent import ImagePart, Message, ToolFinished
 from hermes_core.testing import (
     FakeModelServer,
     FakeToolCall,
@@ -196,3 +196,21 @@ def test_an_image_url_of_this_machine_a_redirect_to_metadata_or_no_image_is_refu
     ]:
         answer = run_tool(hermes_env, tmp_path, {"image": f"{image_site}{path}"}, **allowed)
         assert said in answer, path
+
+
+def test_an_image_url_whose_host_does_not_resolve_is_a_lookup_failure_not_a_refusal(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # As web_extract's: .invalid never resolves (RFC 6761), and no allowed host would mend it,
+    # so it is an error of the call (TOOL_ERROR), not a refusal (DENIED) pointing at allowed_hosts.
+    arguments = {"image": "http://nosuchhost.invalid/chart.png"}
+    with FakeModelServer(responder=vision_script(arguments, "seen")) as server:
+        host = media_host(hermes_env, server=server)
+        try:
+            events = converse(host, tmp_path, "look")
+        finally:
+            host.close()
+    [finished] = [event for event in events if isinstance(event, ToolFinished)]
+    assert finished.error_code == "TOOL_ERROR"
+    assert "nosuchhost.invalid does not resolve" in finished.text
+    assert "allowed_hosts" not in finished.text

@@ -125,6 +125,23 @@ async def test_navigation_to_a_private_address_is_refused_unless_allowed(
     assert site.seen == []
 
 
+async def test_navigation_to_a_host_that_does_not_resolve_is_a_lookup_failure_not_a_refusal(
+    host_factory: Any, site: Site
+) -> None:
+    # As web_extract's and vision_analyze's: .invalid never resolves (RFC 6761), and no allowed
+    # host would mend it, so it is an error of the call, not a refusal.
+    host = host_factory()
+    async with host.session() as session:
+        result = await host.dispatch(
+            "browser_navigate", {"url": "http://nosuchhost.invalid/"}, session
+        )
+
+    assert result.error_code == "TOOL_ERROR", result.text_content
+    assert "nosuchhost.invalid does not resolve" in result.text_content
+    assert "refused" not in result.text_content
+    assert "allowed_hosts" not in result.text_content
+
+
 async def test_a_redirect_and_a_page_request_to_a_private_address_are_refused(
     host_factory: Any, site: Site
 ) -> None:
