@@ -134,6 +134,19 @@ def test_tools_search_table_names_the_match(hermes_cli: HermesCli) -> None:
     assert "process_manage" in done.stdout
 
 
+def test_a_limit_above_the_configured_cap_says_the_cap(hermes_cli: InProcessCli) -> None:
+    # The bridge clamps a model's limit quietly; a person who typed --limit 100 asked for it.
+    hermes_cli.config.write_text("tools:\n  tool_search:\n    max_search_limit: 3\n")
+    done = hermes_cli.run("tools", "search", "file", "--limit", "100")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "hermes: note: --limit 100 is above tools.tool_search.max_search_limit (3): "
+        "at most 3 tools a query" in done.stderr
+    )
+    quiet = hermes_cli.run("tools", "search", "file", "--limit", "2")
+    assert "max_search_limit" not in quiet.stderr
+
+
 def test_tools_search_table_says_which_words_no_tool_holds_and_what_a_miss_searched(
     hermes_cli: InProcessCli, tmp_path: Path
 ) -> None:
