@@ -92,8 +92,8 @@ def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
     the answer's printer before). With a terminal on stdin, an MCP
     server's forms are asked there (``work`` gets the answerer to give the terminal's reader
     to); Ctrl-C before the work has begun exits with status 130."""
+    from hermes_core._cli.host_runs import run_with_host
     from hermes_core._cli.terminal_lines import LineForms
-    from hermes_core._cli.tools_cmd import run_with_host
     from hermes_core._mcp.elicitation import answering_forms
 
     forms = LineForms(sys.stderr) if sys.stdin.isatty() else None

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import redirect_stdout
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.host_runs import run_with_host
 from hermes_core._cli.output import columns, did_you_mean
 from hermes_core._cli.tool_results import (
     print_bridge,
@@ -30,80 +30,11 @@ from hermes_core._cli.tool_results import (
 
 if TYPE_CHECKING:
     from hermes_core._approvals.prompt import Answer, ApprovalRequest, PromptTransport
+    from hermes_core._config import Config
     from hermes_core._host import Host
     from hermes_core._tools import Tool, ToolResult
 
 T = TypeVar("T")
-
-
-def run_with_host(
-    work: Callable[[Host], Awaitable[T]],
-    *,
-    read_only: bool = False,
-    refresh: bool = False,
-    wait_only: frozenset[str] | None = None,
-    hold_background: bool = False,
-) -> T:
-    """Start the host of the configuration in effect, run ``work`` with it, shut it down.
-
-    ``read_only``: ``work`` only reads tools, so MCP servers the cache answers for are not
-    started; ``refresh``: every MCP server is reconnected and waited for; ``wait_only``: the
-    start waits for these servers alone; ``hold_background``: the other servers are started
-    only when a call or a search needs them (see :class:`~hermes_core._mcp.startup.McpStartup`).
-    While the start waits for servers, their progress is drawn on the terminal (never into a
-    pipe).
-    """
-    import gc
-
-    from hermes_core._gc_pause import collector_paused
-
-    if not read_only:
-        return _started_and_run(work, read_only, refresh, wait_only, hold_background)
-    # A read-only command is one short process that makes little garbage, but with a large
-    # catalog every collection it triggers walks millions of live objects (docs/performance.md),
-    # and before that the imports and the configuration's load make only objects that live as
-    # long as the process. What it made is frozen before the collector resumes, or its first
-    # collection would walk all of it once more; the process ends soon after anyway.
-    with collector_paused():
-        result = _started_and_run(work, read_only, refresh, wait_only, hold_background)
-        gc.freeze()
-    return result
-
-
-def _started_and_run(
-    work: Callable[[Host], Awaitable[T]],
-    read_only: bool,
-    refresh: bool,
-    wait_only: frozenset[str] | None,
-    hold_background: bool,
-) -> T:
-    import anyio
-
-    from hermes_core._cli.progress import connect_progress
-    from hermes_core._host import Host
-    from hermes_core._mcp.startup import McpStartup
-
-    env = environment()
-    config = load_config_in_effect(env)
-    startup = McpStartup(
-        read_only=read_only, refresh=refresh, wait_only=wait_only, hold_background=hold_background
-    )
-
-    async def main() -> T:
-        progress = connect_progress() if config.mcp_servers else None
-        try:
-            async with Host(
-                config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
-            ) as host:
-                if progress is not None:
-                    progress.close()
-                host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
-                return await work(host)
-        finally:
-            if progress is not None:
-                progress.close()
-
-    return anyio.run(main)
 
 
 def refresh_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -210,7 +141,14 @@ def search_command(
     arguments: dict[str, Any] = {"queries": list(queries)}
     if limit is not None:
         arguments["limit"] = limit
-    result = _bridge_call("tool_search", arguments, refresh=refresh)
+    result, config = _bridge_call("tool_search", arguments, refresh=refresh)
+    cap = config.tools.tool_search.max_search_limit
+    if limit is not None and limit > cap:  # the bridge clamps a model's limit without a word
+        click.echo(
+            f"hermes: note: --limit {limit} is above tools.tool_search.max_search_limit "
+            f"({cap}): at most {cap} tools a query",
+            err=True,
+        )
     payload = result_payload(result)
     if as_json or result.is_error:
         print_bridge(result, payload, as_json=as_json)
@@ -392,12 +330,15 @@ def _conversation_tools() -> frozenset[str]:
     return frozenset({MEMORY, DELEGATE})
 
 
-def _bridge_call(name: str, arguments: dict[str, Any], *, refresh: bool) -> ToolResult:
-    """``name`` (a bridge tool that only reads) called once in a read-only host."""
+def _bridge_call(
+    name: str, arguments: dict[str, Any], *, refresh: bool
+) -> tuple[ToolResult, Config]:
+    """``name`` (a bridge tool that only reads) called once in a read-only host, and the
+    configuration it ran under."""
 
-    async def work(host: Host) -> ToolResult:
+    async def work(host: Host) -> tuple[ToolResult, Config]:
         async with host.session(**_session_fields(host)) as session:
-            return await host.dispatch(name, arguments, session)
+            return await host.dispatch(name, arguments, session), host.config
 
     return run_with_host(work, read_only=True, refresh=refresh)
 
