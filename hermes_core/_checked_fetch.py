@@ -25,7 +25,7 @@ import httpx
 
 from hermes_core._addresses import check_url
 from hermes_core._errors import HermesError
-from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError
+from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError, content_codings
 from hermes_core._tls import tls_context
 
 __all__ = [
@@ -240,11 +240,7 @@ async def expanded(response: httpx.Response) -> AsyncIterator[tuple[bytes, int]]
     far: the caller stops at its cap, having held at most a piece more. A coding hermes does not
     expand (or a chain of codings), and data that does not expand, raise
     ``httpx.DecodingError``."""
-    codings = [
-        coding.strip().lower()
-        for coding in response.headers.get_list("content-encoding", split_commas=True)
-    ]
-    codings = [coding for coding in codings if coding and coding != "identity"]
+    codings = content_codings(response.headers)
     if codings and (len(codings) > 1 or codings[0] not in WINDOW_BITS):
         raise httpx.DecodingError(
             f"the answer's content encoding is {', '.join(codings)!r}; hermes asks for "

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
-__all__ = ["PIECE", "WINDOW_BITS", "ExpandError", "Expander"]
+__all__ = ["PIECE", "WINDOW_BITS", "ExpandError", "Expander", "content_codings"]
 
 WINDOW_BITS: Final = {
     "gzip": zlib.MAX_WBITS | 16,
@@ -32,6 +32,18 @@ PIECE: Final = 1024 * 1024
 """The most one step of expanding makes at once."""
 
 ExpandKind = Literal["corrupt", "trailing", "members", "cut_short"]
+
+
+class _Headers(Protocol):
+    def get_list(self, key: str, split_commas: bool = False) -> list[str]: ...
+
+
+def content_codings(headers: _Headers) -> list[str]:
+    """The codings of an answer's ``Content-Encoding``, lowercased, in the order they were
+    applied, ``identity`` and empty entries left out (httpx's and the MCP SDK's headers)."""
+    values = headers.get_list("content-encoding", split_commas=True)
+    codings = [value.strip().lower() for value in values]
+    return [coding for coding in codings if coding and coding != "identity"]
 
 
 class ExpandError(Exception):

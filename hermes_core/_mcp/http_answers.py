@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
-from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError
+from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError, content_codings
 from hermes_core._mcp.stdio import MAX_LINE_BYTES
 
 __all__ = ["bound_json_answers"]
@@ -139,9 +139,7 @@ class _BoundedAnswer(httpx2.AsyncByteStream):
 
 def _encoding(response: httpx2.Response) -> str:
     """The answer's content coding, ``''`` for none; more than one is given as they came."""
-    values = response.headers.get_list("content-encoding", split_commas=True)
-    codings = [value.strip().lower() for value in values]
-    return ", ".join(coding for coding in codings if coding and coding != "identity")
+    return ", ".join(content_codings(response.headers))
 
 
 class _ExpandedEvents(httpx2.AsyncByteStream):

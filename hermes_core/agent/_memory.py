@@ -123,9 +123,9 @@ class Memory:
         if not isinstance(entries, list | tuple):
             got = f"{type(entries).__name__} {shown(entries)}"
             raise ValueError(f"{self.source}: {call} returned {got}, not a list of strings")
-        wrong = next((entry for entry in entries if not isinstance(entry, str)), None)
-        if wrong is not None or None in entries:
-            got = f"a list holding {type(wrong).__name__} {shown(wrong)}"
+        wrong = [entry for entry in entries if not isinstance(entry, str)]
+        if wrong:
+            got = f"a list holding {type(wrong[0]).__name__} {shown(wrong[0])}"
             raise ValueError(f"{self.source}: {call} returned {got}, not a list of strings")
         return list(entries)
 
