@@ -97,9 +97,13 @@ class Transcript:
         chat --resume``): :meth:`messages` with :func:`unfinished_calls_answered`. A last line
         cut short is removed from the file first, so the next line appended starts a line of
         its own (else the two would read as one damaged line)."""
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            os.truncate(self.path, data.rfind(b"\n") + 1)
+        with self.path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            if size:
+                file.seek(size - 1)
+            cut = bool(size) and file.read(1) != b"\n"
+        if cut:  # rare: only then is the whole file read here, to find the last line's start
+            os.truncate(self.path, self.path.read_bytes().rfind(b"\n") + 1)
         return unfinished_calls_answered(self.messages())
 
     def add(self, message: Message) -> None:
