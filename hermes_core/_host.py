@@ -127,10 +127,10 @@ class Host:
     def from_environment(cls, env: Environment) -> Host:
         """A host for the user's own configuration, ``env.config_path`` (which must exist when
         ``--config`` or ``HERMES_CONFIG`` named it)."""
-        from hermes_core._config import load_config
+        from hermes_core._config import config_in_effect
 
         env.check_config_file()
-        return cls(load_config(env.config_path), env, config_path=env.config_path)
+        return cls(config_in_effect(env), env, config_path=env.config_path)
 
     async def __aenter__(self) -> Host:
         self.start()

@@ -1,8 +1,10 @@
 """The project gate: one rule for everything a project can bring.
 
 A *project* is the working directory, resolved through symbolic links. Whatever hermes would
-run from it is the project's: plugins, hook directories, skills, the shell hooks and MCP
-servers of a ``config.yaml`` that lies in it (``HERMES_HOME=./.hermes``), a ``.mcp.json``.
+run from it is the project's: plugins, hook directories, skills, a ``config.yaml`` that lies in
+it (``HERMES_HOME=./.hermes``: not read at all, :func:`hermes_core._config.config_in_effect`;
+its shell hooks and MCP servers are refused here too, for a configuration handed to a host in
+code), a ``.mcp.json``.
 It loads only when the user opened the gate, ``HERMES_ENABLE_PROJECT_PLUGINS=1``, whatever
 ``HERMES_HOME`` points at.
 

@@ -54,10 +54,10 @@ def path_command() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
 def show_command(as_json: bool) -> None:
     """Print the effective configuration, defaults filled in."""
-    from hermes_core._config import load_config
+    from hermes_core._config import config_in_effect
 
     with warnings_to_stderr():
-        effective = load_config(environment().config_path)
+        effective = config_in_effect(environment())
     data = effective.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -107,11 +107,11 @@ def validate_command() -> None:
     the names the plugins must know (approvals.policy, tools.tool_search.backend,
     tools.connectors.gateway, model.provider, memory.provider).
     """
-    from hermes_core._config import load_config
+    from hermes_core._config import config_in_effect
 
     env = environment()
     with warnings_to_stderr():
-        config = load_config(env.config_path)
+        config = config_in_effect(env)
     problems = _plugin_problems(config, env)
     for problem in problems:
         click.echo(f"hermes: error: {problem}", err=True)

@@ -33,7 +33,20 @@ def environment() -> Environment:
 
 
 def load_config_in_effect(env: Environment) -> Config:
-    """The configuration ``env`` names, its warnings shown as ``hermes: warning:`` lines."""
+    """The configuration ``env`` names, as in effect (a file that is the project's is read only
+    with the project gate open), its warnings shown as ``hermes: warning:`` lines."""
+    from hermes_core._cli.output import warnings_to_stderr
+    from hermes_core._config import config_in_effect
+
+    with warnings_to_stderr():
+        return config_in_effect(env)
+
+
+def load_config_as_written(env: Environment) -> Config:
+    """The configuration file ``env`` names as written, even one that is the project's and
+    so not in effect (:func:`~hermes_core._config.config_in_effect`): for the listings of what
+    it declares (``mcp list``, ``hooks list``), which mark each entry the project gate holds
+    back, rather than show none."""
     from hermes_core._cli.output import warnings_to_stderr
     from hermes_core._config import load_config
 

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.context import environment, load_config_in_effect
+from hermes_core._cli.context import (
+    environment,
+    load_config_as_written,
+)
 from hermes_core._cli.enabling import edit_lists, unmatched_names
 from hermes_core._cli.output import columns, verbose
 
@@ -56,7 +59,7 @@ def list_command(as_json: bool) -> None:
     from hermes_core._hooks.directories import load_hook_directories
 
     env = environment()
-    config = load_config_in_effect(env)
+    config = load_config_as_written(env)
     directories, warnings = load_hook_directories(
         config, env, strict=False, config_path=env.config_path
     )

@@ -53,10 +53,9 @@ def plugin_commands(
     host, without catalogs or MCP servers). A name claimed twice is an error naming both
     plugins (:class:`~hermes_core._errors.RegistrationError` in strict mode). ``records``, when
     given, receives every plugin's record (to explain a command that is missing)."""
-    from hermes_core._config import load_config
     from hermes_core._host import Host
 
-    host = Host(load_config(env.config_path), env, config_path=env.config_path)
+    host = Host.from_environment(env)
     host.load_plugins()
     if records is not None:
         records.extend(host.plugins)

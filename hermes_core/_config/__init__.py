@@ -13,7 +13,12 @@ Everything is importable from here: ``from hermes_core._config import Config, lo
 
 from __future__ import annotations
 
-from hermes_core._config.document import ConfigDocument, edit_config, load_config
+from hermes_core._config.document import (
+    ConfigDocument,
+    config_in_effect,
+    edit_config,
+    load_config,
+)
 from hermes_core._config.models import (
     DEFAULT_DEFER,
     MCP_SERVER_NAME,
@@ -57,6 +62,7 @@ __all__ = [
     "ToolSearchConfig",
     "ToolsConfig",
     "check_mcp_server_name",
+    "config_in_effect",
     "edit_config",
     "load_config",
 ]

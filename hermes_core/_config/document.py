@@ -107,6 +107,32 @@ def load_config(path: Path) -> Config:
     return validate_document(_parse(text, path), path)
 
 
+def config_in_effect(env: Environment) -> Config:
+    """The configuration of ``env.config_path`` as every command and
+    :meth:`Host.from_environment <hermes_core._host.Host.from_environment>` read it.
+
+    A file that is the project's (``HERMES_HOME=./.hermes`` in a cloned repository:
+    :func:`~hermes_core._project_trust.config_refusal`) is read only with the project gate
+    open: any of its settings can act for the project (approvals turned off, a provider's
+    endpoint handed the user's key, a command to run), not only its plugins, hooks and MCP
+    servers. Otherwise a :class:`ConfigWarning` names the file and the gate, and the defaults
+    apply.
+    """
+    import warnings
+
+    from hermes_core._config.models import ConfigWarning
+    from hermes_core._project_trust import config_refusal
+
+    path = env.config_path
+    refusal = config_refusal(env, path, "the config file") if path.exists() else None
+    if refusal is not None:
+        warnings.warn(
+            ConfigWarning(f"{refusal}; not read: the defaults apply", key=""), stacklevel=2
+        )
+        return Config()
+    return load_config(path)
+
+
 # --------------------------------------------------------------------------------------------
 # Editing and saving
 

@@ -270,10 +270,16 @@ def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of
     )
 
     called = cli.run("tools", "call", "todo_list", "{}", "--yes")
-    listed = {row["name"]: row for row in cli.json("hooks", "list", "--json")}
+    listing = cli.run("hooks", "list", "--json")
+    listed = {row["name"]: row for row in json.loads(listing.stdout)}
 
     assert not marker.exists()
     assert "the task list is empty" in called.stdout
+    # The config file is the project's: not read by a command that acts, which says so; the
+    # listing shows what it declares, held back.
+    assert f"{cli.config}" in called.stderr
+    assert GATE in called.stderr
+    assert "not read" in called.stderr
     assert listed["hooks.pre_tool_call[0]"]["status"] == "gated"
     assert GATE in listed["hooks.pre_tool_call[0]"]["message"]
     assert listed["planted"]["status"] == "gated"
@@ -336,7 +342,8 @@ def test_config_show_in_a_cloned_repository_shows_the_defaults_and_says_why(
     assert effective["approvals"]["policy"] == "annotations"
     assert effective["approvals"]["allow"] == []
     assert "brave" not in effective["plugins"]["entries"]
-    assert f"{cli.config}" in shown.stderr and GATE in shown.stderr
+    assert f"{cli.config}" in shown.stderr
+    assert GATE in shown.stderr
 
 
 @pytest.mark.subprocess
