@@ -517,6 +517,36 @@ def test_a_file_delivery_lands_under_the_home(cli: InProcessCli) -> None:
     assert written.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.parametrize("delivery", ["file", "stdout"])
+def test_an_answer_with_a_lone_surrogate_is_delivered_with_a_replacement_character(
+    cli: InProcessCli, delivery: str
+) -> None:
+    # A model's JSON may hold "\ud800", which no UTF-8 file or terminal can take: the run
+    # failed at the write and the answer, which cost a model run, was lost.
+    with FakeModelServer([FakeTurn(text="Disk \ud800 full.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run(
+            "cron",
+            "create",
+            "every 1h",
+            "Check the disks",
+            "--name",
+            "disks",
+            "--deliver",
+            delivery,
+            env=env,
+        )
+        done = cli.run("cron", "run", "disks", env=env)
+    (run,) = CronJobs(cli.home).runs("disks")
+
+    assert run.status == "ok", run.detail
+    if delivery == "file":
+        (written,) = (cli.home / "cron" / "output").rglob("*.md")
+        assert written.read_text(encoding="utf-8") == "Disk \ufffd full.\n"
+    else:
+        assert "Disk \ufffd full." in done.stdout
+
+
 @pytest.fixture
 def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A real HTTP server on 127.0.0.1 recording the JSON bodies POSTed to it."""
