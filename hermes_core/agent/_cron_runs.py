@@ -71,18 +71,27 @@ async def run_job(
     """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``."""
     try:
         finished = await _converse(host, agent, job)
+        text = "" if finished is None else _encodable(finished.text)
         if finished is None or not finished.complete:
             stop = "no answer" if finished is None else f"{finished.stop}: {finished.detail}"
-            text = "" if finished is None else finished.text
             outcome = RunOutcome("failed", f"the run ended without an answer ({stop})", text)
         else:
-            outcome = await _delivered(jobs.path.parent, job, run, finished.text, out)
+            outcome = await _delivered(jobs.path.parent, job, run, text, out)
     except JobError as refused:  # a toolset no tool has now: no run without its tools
         outcome = RunOutcome("failed", f"the job cannot run: {refused}", "")
     except Exception as error:  # one run's failure is logged; the daemon goes on
         outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")
     jobs.finish(run, outcome.status, outcome.detail, outcome.output)
     return outcome
+
+
+def _encodable(text: str) -> str:
+    """``text`` with each lone surrogate (a model's JSON may hold ``"\\ud800"``) replaced by
+    U+FFFD, a pair written as two halves joined: no UTF-8 file, terminal or SQLite text can
+    hold a lone one, and the answer cost a run."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 @asynccontextmanager
