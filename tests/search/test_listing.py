@@ -32,6 +32,19 @@ def test_short_description_is_the_first_sentence() -> None:
     assert short_description("GitHub API Root\n\nGet links") == "GitHub API Root"
 
 
+def test_short_description_reads_html_as_text() -> None:
+    # OpenAPI catalogs (AWS's among them) write descriptions in HTML: the listing showed
+    # "<p>Deletes the bucket" and "&amp;".
+    assert short_description("<p>Deletes the bucket.</p> <p>All objects go.</p>") == (
+        "Deletes the bucket."
+    )
+    assert short_description("<p>Returns the <code>ACL</code> &amp; owner</p>") == (
+        "Returns the ACL & owner"
+    )
+    # Angle brackets that are not HTML are kept.
+    assert short_description("Rename <name> to <new-name>.") == "Rename <name> to <new-name>."
+
+
 def test_short_description_cuts_at_a_word_boundary_to_60_characters() -> None:
     text = "Retrieve the complete list of every repository owned by the authenticated user"
     short = short_description(text)
