@@ -89,8 +89,9 @@ def _tools(count: int) -> str:
 
 
 def _first_line(found: dict[str, Any], name: str) -> str:
-    description = str(found.get(name, {}).get("description", ""))
-    return description.split("\n", 1)[0][:70]
+    from hermes_core.search._listing import short_description
+
+    return short_description(str(found.get(name, {}).get("description", "")))
 
 
 def print_result(result: ToolResult, *, as_json: bool) -> None:

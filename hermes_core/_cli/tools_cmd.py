@@ -77,12 +77,12 @@ def list_command(as_json: bool, refresh: bool) -> None:
     if as_json:
         print_json(rows)
         return
+    from hermes_core.search._listing import short_description
+
     table = [("NAME", "TOOLSET", "SOURCE", "DEFERRABLE", "DESCRIPTION")]
     for row in rows:
-        first_line = str(row["description"]).split("\n", 1)[0]
-        table.append(
-            (row["name"], row["toolset"], row["source"], _yes(row["deferrable"]), first_line[:60])
-        )
+        first = short_description(str(row["description"]))
+        table.append((row["name"], row["toolset"], row["source"], _yes(row["deferrable"]), first))
     click.echo(columns(table))
 
 

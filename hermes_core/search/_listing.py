@@ -88,10 +88,23 @@ def group_counts(tools: Sequence[Tool]) -> Counter[str]:
     return counts
 
 
+_HTML_TAG = re.compile(
+    r"</?(?:a|b|i|u|em|strong|code|pre|p|br|hr|li|ul|ol|dl|dt|dd|span|div|note|important|"
+    r"nobr|aside|h[1-6]|table|tr|td|th|sup|sub|tt)\b[^<>]*>",
+    re.IGNORECASE,
+)
+_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
+
+
 def short_description(description: str) -> str:
     """The first sentence of ``description``, cut at a word boundary to at most 60 characters
-    plus ``…`` when it is longer."""
+    plus ``…`` when it is longer. HTML (OpenAPI catalogs write descriptions in it) is read as
+    text: its tags dropped, its entities decoded; other angle brackets (``<name>``) stay."""
     text = description.strip()
+    if "<" in text or "&" in text:
+        import html
+
+        text = _BEFORE_PUNCTUATION.sub(r"\1", html.unescape(_HTML_TAG.sub(" ", text))).strip()
     first = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
     first = _SPACES.sub(" ", first).strip()
     if len(first) <= SHORT_DESCRIPTION_CHARS:
