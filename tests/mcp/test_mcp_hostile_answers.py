@@ -5,12 +5,9 @@ ended with a reason that names it."""
 from __future__ import annotations
 
 import logging
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import anyio
 import pytest
@@ -30,6 +27,7 @@ from hermes_core._mcp import McpSupervisor
 from hermes_core._mcp.results import MCP_ERROR, UNAVAILABLE
 from hermes_core._mcp.stdio import _answered_id
 from hermes_core._paths import Environment
+from tests.peak_rss import peak_rss_growth
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 
@@ -214,31 +212,6 @@ async def test_a_compressed_json_answer_is_read_although_hermes_asked_for_none(
     assert echoed.text_content == "echo: still here"
 
 
-class PeakRss:
-    """How far the process' resident memory rose over what it was when the block began (MiB)."""
-
-    grown = 0.0
-
-
-def _status_mib(field: str) -> float:
-    status = Path("/proc/self/status").read_text(encoding="ascii")
-    found = re.search(rf"^{field}:\s+(\d+) kB$", status, re.MULTILINE)
-    assert found is not None, f"no {field} in /proc/self/status"
-    return int(found.group(1)) / 1024
-
-
-@contextmanager
-def _peak_rss_growth() -> Iterator[PeakRss]:
-    """The growth of the process' peak RSS over the block, from its RSS at the start. The peak
-    (VmHWM) is reset first (Linux 4.0+: ``/proc/self/clear_refs``); ``ru_maxrss`` is not, and
-    only rises, so a larger peak of an earlier test in the same worker would hide the block's."""
-    Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
-    peak = PeakRss()
-    before = _status_mib("VmRSS")
-    yield peak
-    peak.grown = _status_mib("VmHWM") - before
-
-
 @pytest.mark.parametrize(
     "http_flood", ["", "--members 2"], indirect=True, ids=["one-member", "member-a-megabyte"]
 )
@@ -250,7 +223,7 @@ async def test_a_gzip_bomb_is_cut_off_at_the_limit_of_what_it_expands_to(
     # at least 512 MiB.
     entry = McpServerConfig(url=http_flood, timeout=30)
     async with McpSupervisor({"remote": entry}, env) as mcp:
-        with _peak_rss_growth() as peak:
+        with peak_rss_growth() as peak:
             result = await mcp.call_tool("remote", "bomb", {})
         echoed = await mcp.call_tool("remote", "echo", {"text": "still here"})
     assert peak.grown < 200, f"the peak RSS grew by {peak.grown:.0f} MiB"
@@ -339,7 +312,7 @@ async def test_a_compressed_sse_answer_is_read_and_a_bomb_in_one_event_is_cut_of
     async with McpSupervisor({"remote": entry}, env) as mcp:
         assert mcp.status()["remote"].state == "connected", mcp.status()["remote"].reason
         echoed = await mcp.call_tool("remote", "echo", {"text": "first"})
-        with _peak_rss_growth() as peak:
+        with peak_rss_growth() as peak:
             result = await mcp.call_tool("remote", "bomb", {})
         # hermes takes the SDK's word that the connection closed, and connects again.
         for _ in range(100):

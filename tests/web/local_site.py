@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import threading
 import time
 import zlib
@@ -15,7 +14,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 ARTICLE_TEXT = (
     "The river otter population of the valley has doubled in ten years, the survey found.",
@@ -157,30 +155,6 @@ def _encoded(encoding: str, body: Callable[[], bytes]) -> Callable[[BaseHTTPRequ
         handler.wfile.write(data)
 
     return answer
-
-
-class PeakRss:
-    """How far the process' resident memory rose over what it was when the block began (MiB)."""
-
-    grown = 0.0
-
-
-def _status_mib(name: str) -> float:
-    status = Path("/proc/self/status").read_text(encoding="ascii")
-    found = re.search(rf"^{name}:\s+(\d+) kB$", status, re.MULTILINE)
-    assert found is not None, f"no {name} in /proc/self/status"
-    return int(found.group(1)) / 1024
-
-
-@contextmanager
-def peak_rss_growth() -> Iterator[PeakRss]:
-    """The growth of the process' peak RSS over the block, from its RSS at the start (the peak,
-    VmHWM, is reset first: ``ru_maxrss`` only rises, so an earlier test's peak would hide it)."""
-    Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
-    peak = PeakRss()
-    before = _status_mib("VmRSS")
-    yield peak
-    peak.grown = _status_mib("VmHWM") - before
 
 
 DRIP_BYTES = 40

@@ -26,12 +26,12 @@ from local_site import (
     LocalSite,
     gzip_bomb,
     local_site,
-    peak_rss_growth,
 )
 
 from hermes_core import Config, Host, ToolResult
 from hermes_core.testing import HermesCli, make_host
 from plugins_builtin.web import WebExtract, WebSettings, fetcher_of
+from tests.peak_rss import peak_rss_growth
 
 _NAMES = {"news.example": ["127.0.0.1"], "intranet.example": ["10.0.0.1"]}
 
