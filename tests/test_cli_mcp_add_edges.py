@@ -36,10 +36,30 @@ THIS_HERMES = [
     ["hermes", "serve"],
     ["/usr/local/bin/hermes", "--verbose", "serve", "--context-length", "200000"],
     [sys.executable, "-m", "hermes_core", "serve"],
+    # The launchers users put in front of it.
+    ["uvx", "hermes-core-agent", "serve"],
+    ["uvx", "--from", "hermes-core-agent", "hermes", "serve"],
+    ["pipx", "run", "--spec", "hermes-core-agent", "hermes", "serve"],
+    ["uv", "run", "hermes", "serve"],
+    ["/usr/bin/env", "HERMES_LOG_LEVEL=debug", "hermes", "serve"],
+    ["sh", "-c", "exec hermes serve"],
+    ["bash", "-lc", "cd /tmp && hermes serve"],
+]
+THIS_HERMES_IDS = [
+    "hermes",
+    "full-path",
+    "module",
+    "uvx",
+    "uvx-from",
+    "pipx-run",
+    "uv-run",
+    "env",
+    "sh-c",
+    "bash-lc",
 ]
 
 
-@pytest.mark.parametrize("command", THIS_HERMES, ids=["hermes", "full-path", "module"])
+@pytest.mark.parametrize("command", THIS_HERMES, ids=THIS_HERMES_IDS)
 def test_adding_this_hermes_own_serve_is_refused_naming_the_server_and_why(
     cli: InProcessCli, command: list[str]
 ) -> None:
@@ -65,11 +85,16 @@ def test_a_hermes_serve_naming_this_home_or_file_is_refused_and_another_is_added
     assert done.returncode == 2
     assert "it starts hermes serve, this hermes itself" in done.stderr
     assert _servers(cli.config) == {}
+    # Through env(1): the home it names is this one.
+    done = cli.run("mcp", "add", "me", "--", "env", home, "hermes", "serve", ok=False)
+    assert done.returncode == 2
     # Another home, or another file: a hermes of other servers, which this one may use.
     other = cli.root / "work-hermes"
+    cli.run("mcp", "add", "env-other", "--", "env", f"HERMES_HOME={other}", "hermes", "serve")
     cli.run("mcp", "add", "work", "--env", f"HERMES_HOME={other}", "--", "hermes", "serve")
     cli.run("mcp", "add", "quick", "--", "hermes", "--config", "quickstart.yaml", "serve")
     servers = _servers(cli.config)
+    assert servers["env-other"]["args"] == [f"HERMES_HOME={other}", "hermes", "serve"]
     assert servers["work"]["args"] == ["serve"]
     assert servers["quick"]["args"] == ["--config", "quickstart.yaml", "serve"]
 
