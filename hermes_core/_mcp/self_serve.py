@@ -13,12 +13,18 @@ to the entry's ``cwd``), else ``HERMES_CONFIG`` of its ``env``, else ``HERMES_HO
 docs/mcp.md gives MCP clients, and which home its child would read depends on ``HOME`` alone,
 which nobody adding it has in mind. A name hermes cannot know when adding (a ``${VAR}``) is
 taken for another hermes's.
+
+Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the child's
+variables), a shell's ``-c`` script (each command of it, ``exec`` and leading assignments
+allowed), and ``uvx``, ``pipx run`` and ``uv run``, whose package ``hermes-core-agent`` runs
+``hermes``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,18 +53,92 @@ def serves_this_hermes(entry: Mapping[str, Any], env: Environment, config_path: 
     command, args = entry.get("command"), entry.get("args") or []
     if not isinstance(command, str) or not isinstance(args, list):
         return False
-    words = [str(arg) for arg in args]
-    if not starts_hermes_serve(command, words):
-        return False
-    variables = entry.get("env")
-    named = _named_config(words, variables if isinstance(variables, Mapping) else {})
-    if named is None:
-        return True
-    if "${" in str(named):
-        return False
+    given = entry.get("env")
+    variables = {str(k): str(v) for k, v in given.items()} if isinstance(given, Mapping) else {}
     cwd = entry.get("cwd")
     base = env.cwd / Path(cwd).expanduser() if isinstance(cwd, str) else env.cwd
-    return _real(base / Path(named).expanduser()) == _real(config_path)
+    for program, words, names in _commands(command, [str(arg) for arg in args], variables):
+        if not starts_hermes_serve(program, words):
+            continue
+        named = _named_config(words, names)
+        if named is None:
+            return True
+        if "${" not in str(named) and _real(base / Path(named).expanduser()) == _real(config_path):
+            return True
+    return False
+
+
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_PACKAGE_RUNNERS: Final = frozenset({"uvx", "pipx", "uv"})
+_DISTRIBUTION: Final = "hermes-core-agent"
+_VALUE_OPTIONS: Final = frozenset({"--from", "--spec"})
+_SHELL_OPERATORS: Final = frozenset({";", "&&", "||", "|", "&", "(", ")"})
+
+
+def _commands(
+    command: str, args: list[str], variables: dict[str, str], depth: int = 0
+) -> Iterator[tuple[str, list[str], dict[str, str]]]:
+    """The commands an entry runs: itself, and what its launchers run (``env``, a shell's
+    ``-c`` script, ``uvx``, ``pipx run``, ``uv run``), each with the variables it gets."""
+    yield command, args, variables
+    program = PureWindowsPath(command).name.lower()
+    if depth > 3 or not args:
+        return
+    if program == "env":
+        words, names = list(args), dict(variables)
+        while words and (words[0].startswith("-") or "=" in words[0]):
+            word = words.pop(0)
+            if word in ("-u", "--unset", "-C", "--chdir") and words:
+                words.pop(0)  # the option's value
+            elif "=" in word and not word.startswith("-"):
+                key, _, value = word.partition("=")
+                names[key] = value
+        if words:
+            yield from _commands(words[0], words[1:], names, depth + 1)
+    elif program in _SHELLS:
+        flags = [
+            i
+            for i, word in enumerate(args)
+            if word.startswith("-") and not word.startswith("--") and "c" in word
+        ]
+        if flags and flags[0] + 1 < len(args):
+            for words in _script_commands(args[flags[0] + 1]):
+                names = dict(variables)
+                while words and ("=" in words[0] or words[0] == "exec"):
+                    key, _, value = words.pop(0).partition("=")
+                    if key != "exec":
+                        names[key] = value
+                if words:
+                    yield from _commands(words[0], words[1:], names, depth + 1)
+    elif program in _PACKAGE_RUNNERS:
+        for i, word in enumerate(args):
+            if word.startswith("-") or (i and args[i - 1] in _VALUE_OPTIONS):
+                continue
+            if word.split("@")[0].split("==")[0] == _DISTRIBUTION:
+                yield "hermes", args[i + 1 :], variables
+                return
+            if PureWindowsPath(word).name.lower() in ("hermes", "hermes.exe"):
+                yield "hermes", args[i + 1 :], variables
+                return
+
+
+def _script_commands(script: str) -> Iterator[list[str]]:
+    """The simple commands of a shell script, split at ``;``, ``&&``, ``|``...: nothing when
+    it cannot be read as words (an unbalanced quote)."""
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return
+    words: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in _SHELL_OPERATORS:
+            if words:
+                yield words
+            words = []
+        else:
+            words.append(token)
 
 
 def _named_config(args: list[str], variables: Mapping[str, Any]) -> PurePath | None:
