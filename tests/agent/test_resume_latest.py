@@ -59,8 +59,9 @@ def _message(role: str, content: str) -> dict[str, object]:
 def test_continue_finds_a_conversation_by_the_directory_it_last_ran_in(
     home: AgentHome, tmp_path: Path
 ) -> None:
-    home.setup({"text": "Here."}, {"echo": True}, {"echo": True})
+    home.setup({"text": "Here."})
     home.cli.run("chat", input="started in work\n")
+    home.setup({"echo": True})  # each process reads the script afresh
     [transcript] = (home.cli.home / "sessions").glob("*.jsonl")
     other = tmp_path / "other"
     other.mkdir()
