@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
@@ -37,7 +37,7 @@ _HEADER_START = b'{"type": "session"'
 _CHUNK = 65536
 
 
-def counts_as_message(content: object) -> bool:
+def counts_as_message(content: object) -> TypeGuard[str]:
     """Whether a transcript message with ``content`` counts in a conversation's size: one with
     text (the person's, the model's, a tool's result), not a model message holding only tool
     calls. The one rule of the listing ``hermes chat --resume`` shows and of the sessions
