@@ -7,9 +7,12 @@ left off that the terminal shows.
 is never one); ``--resume`` an id or a unique prefix of one, as ``session_search`` shows them.
 A transcript kept under another model goes on with the configured one (said on stderr); a
 subagent's is refused, naming its parent session, which is the conversation to take up.
-A transcript's directory and model are its latest header's (the ones it last ran
-with); its size counts the messages :func:`~hermes_core.agent._transcripts.counts_as_message`
-counts, as ``session_search`` does.
+``/resume`` of ``hermes chat`` (:class:`ResumeCommand`) lists this directory's conversations,
+numbered, and takes one up the same way.
+
+A transcript's directory and model are its latest header's (the ones it last ran with); its
+size counts the messages :func:`~hermes_core.agent._transcripts.counts_as_message` counts, as
+``session_search`` does.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI
 
 F = TypeVar("F", bound=Callable[..., Any])
 _LISTED = 5
+LISTED_HERE = 10
+"""The conversations ``/resume`` lists."""
 _SHOWN = 160
 
 
@@ -157,6 +162,53 @@ def _here(store: TranscriptStore) -> Iterator[Transcript]:
         cwd = header.get("cwd")
         if not header.get("parent") and isinstance(cwd, str) and Path(cwd).resolve() == here:
             yield transcript
+
+
+class ResumeCommand:
+    """``/resume`` of ``hermes chat``: :meth:`listing` numbers this directory's recent
+    conversations, :meth:`take_up` takes one by its number there or by its id (a unique
+    prefix, any directory, as ``--resume``)."""
+
+    def __init__(self, store: TranscriptStore | None, model: str) -> None:
+        self.store = store
+        self.model = model
+        self._listed: list[Transcript] | None = None
+
+    def _store(self) -> TranscriptStore:
+        if self.store is None:
+            raise ResumeError("no transcripts are kept (agent transcripts are off)")
+        return self.store
+
+    def _recent_here(self, current: str) -> list[Transcript]:
+        found = (t for t in _here(self._store()) if t.path.stem != current)
+        self._listed = [t for t, _ in zip(found, range(LISTED_HERE), strict=False)]
+        return self._listed
+
+    def listing(self, current: str) -> list[str]:
+        """The lines of ``/resume``: this directory's recent conversations but ``current``
+        (the one the chat is in), numbered, the one appended to last first."""
+        listed = self._recent_here(current)
+        here = Path.cwd().resolve()
+        if not listed:
+            return [f"hermes: no other conversation in {here} (/resume ID takes one up)"]
+        lines = [f"hermes: the recent conversations in {here} (/resume NUMBER takes one up):"]
+        lines.extend(_line(t, f"{number}. ") for number, t in enumerate(listed, 1))
+        return lines
+
+    def take_up(self, argument: str, current: str) -> Resumed:
+        """The conversation ``argument`` names: a number of one or two digits, of the last
+        listing shown (or of this directory's recent ones); else an id or a unique prefix
+        of one. :class:`ResumeError` when there is none, or it is ``current``."""
+        if argument.isdigit() and len(argument) <= 2:
+            listed = self._listed if self._listed is not None else self._recent_here(current)
+            if not 1 <= int(argument) <= len(listed):
+                raise ResumeError(f"no conversation {argument} in the listing (/resume lists them)")
+            transcript = listed[int(argument) - 1]
+        else:
+            transcript = _named(self._store(), argument)
+        if transcript.path.stem == current:
+            raise ResumeError(f"{current} is the conversation this chat is in")
+        return taken_up(transcript, self.model)
 
 
 def _header(transcript: Transcript) -> dict[str, Any]:
