@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -139,7 +140,8 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
     if found:
         listed = "\n".join(_line(t) for t in found[:_LISTED])
         raise ResumeError(f"{session} is the start of {len(found)} conversations:\n{listed}")
-    roots = [t for t in recent if not _header(t).get("parent")][:_LISTED]
+    # lazily: a header is looked for from each file's end, and only five are listed
+    roots = list(islice((t for t in recent if not _header(t).get("parent")), _LISTED))
     listed = "\n".join(_line(t) for t in roots) or "  (none yet)"
     raise ResumeError(f"no conversation {session}; the recent ones:\n{listed}")
 
@@ -181,7 +183,7 @@ class ResumeCommand:
 
     def _recent_here(self, current: str) -> list[Transcript]:
         found = (t for t in _here(self._store()) if t.path.stem != current)
-        self._listed = [t for t, _ in zip(found, range(LISTED_HERE), strict=False)]
+        self._listed = list(islice(found, LISTED_HERE))
         return self._listed
 
     def listing(self, current: str) -> list[str]:
