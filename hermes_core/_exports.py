@@ -282,6 +282,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
         "image_type": "hermes_core._image_providers",
+        "counts_as_message": "hermes_core.agent._transcripts",
     },
 }
 

@@ -2,9 +2,11 @@
 
 A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer streams to
 stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/stop``
-stops the running turn, ``/new`` starts a new conversation (a new session), ``/exit`` (or end
-of input) quits. The results of a background delegation (``delegate_task``) that arrive
-while the chat waits for a line are sent to the model as the next message at once.
+stops the running turn, ``/new`` starts a new conversation (a new session), ``/resume`` lists
+this directory's recent conversations and ``/resume NUMBER`` or ``/resume ID`` switches to one
+(:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
+results of a background delegation (``delegate_task``) that arrive while the chat waits for a
+line are sent to the model as the next message at once.
 
 stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
 approval prompt or a question is open, the line typed is its answer; while a turn runs
@@ -22,7 +24,13 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core._cli.agent_events import EventPrinter
-from hermes_core._cli.resuming import Resumed, agent_resuming, resume_options
+from hermes_core._cli.resuming import (
+    ResumeCommand,
+    Resumed,
+    ResumeError,
+    agent_resuming,
+    resume_options,
+)
 from hermes_core._cli.run_cmd import (
     attach_terminal_questions,
     ctrl_c,
@@ -36,7 +44,10 @@ if TYPE_CHECKING:
     from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
-HELP = "commands: /stop stops the running turn, /new starts a new conversation, /exit quits"
+HELP = (
+    "commands: /stop stops the running turn, /new starts a new conversation, /resume lists "
+    "this directory's conversations (/resume NUMBER or ID takes one up), /exit quits"
+)
 
 
 class _Chat:
@@ -58,6 +69,7 @@ class _Chat:
         self.printer = printer
         self._results: list[str] = []
         self._resumed = resumed
+        self._resume = ResumeCommand(agent.transcripts, agent.model.model)
 
     def stop(self) -> bool:
         """Stop the running turn (``/stop``, Ctrl-C); ``False`` when there is nothing left to
@@ -86,6 +98,8 @@ class _Chat:
             taken_up, self._resumed = self._resumed, None  # /new starts afresh
             if taken_up is not None:
                 fields["id"] = taken_up.session_id
+                for line in taken_up.summary:
+                    self.printer.note(line)
             async with self.host.session(**fields) as session:
                 attach_terminal_questions(session, self._asking())
                 conversation = self.agent.conversation(session)
@@ -97,7 +111,8 @@ class _Chat:
                     await conversation.aclose()  # stops the subagents still running
             if not again:
                 return
-            self.printer.note("hermes: a new conversation")
+            if self._resumed is None:
+                self.printer.note("hermes: a new conversation")
 
     def _asking(self) -> TerminalLines | None:
         return self.lines if sys.stdin.isatty() else None
@@ -123,7 +138,8 @@ class _Chat:
         return self._results.pop(0), True
 
     async def _conversation(self, conversation: Conversation) -> bool:
-        """Run turns of ``conversation``; ``True`` when ``/new`` asks for another."""
+        """Run turns of ``conversation``; ``True`` when ``/new`` or ``/resume`` asks for
+        another."""
         at_terminal = sys.stdin.isatty()  # piped, stdout holds the answers alone
         while True:
             if at_terminal:
@@ -145,10 +161,29 @@ class _Chat:
             if text == "/stop":
                 self.printer.note("hermes: nothing is running")
                 continue
+            if text.split()[0] == "/resume":
+                if self._resume_command(text[len("/resume") :].strip(), conversation):
+                    return True
+                continue
             if text.startswith("/") and " " not in text:
                 self.printer.note(f"hermes: unknown command {text}; {HELP}")
                 continue
             await self._turn(conversation, line)
+
+    def _resume_command(self, argument: str, conversation: Conversation) -> bool:
+        """``/resume`` (the listing) or ``/resume NUMBER|ID``: ``True`` when a conversation was
+        taken up (the next one :meth:`talk` opens); its refusal is said, and the chat goes on."""
+        current = conversation.session.id
+        try:
+            if not argument:
+                for line in self._resume.listing(current):
+                    self.printer.note(line)
+                return False
+            self._resumed = self._resume.take_up(argument, current)
+        except ResumeError as exc:
+            self.printer.note(f"hermes: {exc}")
+            return False
+        return True
 
     async def _turn(self, conversation: Conversation, message: str) -> None:
         self.running, self.stopping = conversation, False
@@ -166,9 +201,10 @@ def chat(last: bool, session: str | None) -> None:
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
     approvals are asked on the terminal. /stop (or Ctrl-C) stops the running turn, /new starts
-    a new conversation, /exit or Ctrl-D quits. While a turn runs, a line other than /stop is
-    not sent; at an approval prompt or a question, the line is the answer (/stop stops the
-    turn there too).
+    a new conversation, /resume lists this directory's recent conversations (/resume NUMBER
+    or /resume ID takes one up), /exit or Ctrl-D quits. While a turn runs, a line other than
+    /stop is not sent; at an approval prompt or a question, the line is the answer (/stop
+    stops the turn there too).
 
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the
@@ -190,8 +226,6 @@ def chat(last: bool, session: str | None) -> None:
         lines.start()
         if sys.stdin.isatty():
             click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
-        for line in taken_up.summary if taken_up is not None else ():
-            printer.note(line)
         try:
             with ctrl_c(state.stop):
                 await state.talk()

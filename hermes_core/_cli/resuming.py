@@ -7,13 +7,20 @@ left off that the terminal shows.
 is never one); ``--resume`` an id or a unique prefix of one, as ``session_search`` shows them.
 A transcript kept under another model goes on with the configured one (said on stderr); a
 subagent's is refused, naming its parent session, which is the conversation to take up.
+``/resume`` of ``hermes chat`` (:class:`ResumeCommand`) lists this directory's conversations,
+numbered, and takes one up the same way.
+
+A transcript's directory and model are its latest header's (the ones it last ran with); its
+size counts the messages :func:`~hermes_core.agent._transcripts.counts_as_message` counts, as
+``session_search`` does.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,6 +37,8 @@ if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI
 
 F = TypeVar("F", bound=Callable[..., Any])
 _LISTED = 5
+LISTED_HERE = 10
+"""The conversations ``/resume`` lists."""
 _SHOWN = 160
 
 
@@ -86,8 +95,6 @@ def resumed(
 ) -> Resumed | None:
     """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
     ``None`` when neither is given; :class:`ResumeError` when there is none to take up."""
-    from hermes_core.agent._transcripts import TranscriptError
-
     if not last and session is None:
         return None
     if last and session is not None:
@@ -96,18 +103,27 @@ def resumed(
         raise ResumeError("--resume needs a session id (or a unique prefix of one)")
     if store is None:
         raise ResumeError("no transcripts are kept (agent transcripts are off)")
-    transcript = _named(store, session) if session is not None else _last_here(store)
-    header = transcript.header()
-    if header.get("parent"):
-        raise ResumeError(
-            f"{transcript.path.stem} is a subagent's conversation; take up its parent, "
-            f"hermes chat --resume {header['parent']}"
-        )
+    return taken_up(_named(store, session) if session is not None else _last_here(store), model)
+
+
+def taken_up(transcript: Transcript, model: str) -> Resumed:
+    """``transcript`` taken up again with ``model``: its history (the transcript's messages,
+    each call left unanswered answered as failed, as ``session/load`` gives them) and the
+    summary; :class:`ResumeError` for a subagent's or a damaged one."""
+    from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
+
     try:
-        messages = transcript.history()
+        header = transcript.header()
+        if header.get("parent"):
+            raise ResumeError(
+                f"{transcript.path.stem} is a subagent's conversation; take up its parent, "
+                f"hermes chat --resume {header['parent']}"
+            )
+        stored = transcript.messages()
     except (OSError, TranscriptError) as exc:
         raise ResumeError(str(exc)) from None
-    summary = [f"hermes: resuming {transcript.path.stem} ({_about(transcript, messages)})"]
+    messages = unfinished_calls_answered(stored)
+    summary = [f"hermes: resuming {transcript.path.stem} ({_about(transcript, stored)})"]
     kept = header.get("model")
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
@@ -124,21 +140,77 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
     if found:
         listed = "\n".join(_line(t) for t in found[:_LISTED])
         raise ResumeError(f"{session} is the start of {len(found)} conversations:\n{listed}")
-    roots = [t for t in recent if not _header(t).get("parent")][:_LISTED]
+    # lazily: a header is looked for from each file's end, and only five are listed
+    roots = list(islice((t for t in recent if not _header(t).get("parent")), _LISTED))
     listed = "\n".join(_line(t) for t in roots) or "  (none yet)"
     raise ResumeError(f"no conversation {session}; the recent ones:\n{listed}")
 
 
 def _last_here(store: TranscriptStore) -> Transcript:
+    for transcript in _here(store):
+        return transcript
+    raise ResumeError(
+        f"no earlier conversation in {Path.cwd().resolve()} (hermes chat --resume SESSION "
+        "takes up another)"
+    )
+
+
+def _here(store: TranscriptStore) -> Iterator[Transcript]:
+    """The conversations (no subagent's) whose latest header is of this working directory,
+    the one appended to last first."""
     here = Path.cwd().resolve()
     for transcript in store.recent():
         header = _header(transcript)
         cwd = header.get("cwd")
         if not header.get("parent") and isinstance(cwd, str) and Path(cwd).resolve() == here:
-            return transcript
-    raise ResumeError(
-        f"no earlier conversation in {here} (hermes chat --resume SESSION takes up another)"
-    )
+            yield transcript
+
+
+class ResumeCommand:
+    """``/resume`` of ``hermes chat``: :meth:`listing` numbers this directory's recent
+    conversations, :meth:`take_up` takes one by its number there or by its id (a unique
+    prefix, any directory, as ``--resume``)."""
+
+    def __init__(self, store: TranscriptStore | None, model: str) -> None:
+        self.store = store
+        self.model = model
+        self._listed: list[Transcript] | None = None
+
+    def _store(self) -> TranscriptStore:
+        if self.store is None:
+            raise ResumeError("no transcripts are kept (agent transcripts are off)")
+        return self.store
+
+    def _recent_here(self, current: str) -> list[Transcript]:
+        found = (t for t in _here(self._store()) if t.path.stem != current)
+        self._listed = list(islice(found, LISTED_HERE))
+        return self._listed
+
+    def listing(self, current: str) -> list[str]:
+        """The lines of ``/resume``: this directory's recent conversations but ``current``
+        (the one the chat is in), numbered, the one appended to last first."""
+        listed = self._recent_here(current)
+        here = Path.cwd().resolve()
+        if not listed:
+            return [f"hermes: no other conversation in {here} (/resume ID takes one up)"]
+        lines = [f"hermes: the recent conversations in {here} (/resume NUMBER takes one up):"]
+        lines.extend(_line(t, f"{number}. ") for number, t in enumerate(listed, 1))
+        return lines
+
+    def take_up(self, argument: str, current: str) -> Resumed:
+        """The conversation ``argument`` names: a number of one or two digits, of the last
+        listing shown (or of this directory's recent ones); else an id or a unique prefix
+        of one. :class:`ResumeError` when there is none, or it is ``current``."""
+        if argument.isdigit() and len(argument) <= 2:
+            listed = self._listed if self._listed is not None else self._recent_here(current)
+            if not 1 <= int(argument) <= len(listed):
+                raise ResumeError(f"no conversation {argument} in the listing (/resume lists them)")
+            transcript = listed[int(argument) - 1]
+        else:
+            transcript = _named(self._store(), argument)
+        if transcript.path.stem == current:
+            raise ResumeError(f"{current} is the conversation this chat is in")
+        return taken_up(transcript, self.model)
 
 
 def _header(transcript: Transcript) -> dict[str, Any]:
@@ -148,23 +220,26 @@ def _header(transcript: Transcript) -> dict[str, Any]:
         return {}
 
 
-def _line(transcript: Transcript) -> str:
+def _line(transcript: Transcript, number: str = "") -> str:
     from hermes_core.agent._transcripts import TranscriptError
 
     try:
         messages = transcript.messages()
     except (OSError, TranscriptError):
-        return f"  {transcript.path.stem}  (unreadable)"
+        return f"  {number}{transcript.path.stem}  (unreadable)"
     first = next((m.content for m in messages if m.role == "user"), "")
-    return f"  {transcript.path.stem}  ({_about(transcript, messages)})  {_short(first)}"
+    return f"  {number}{transcript.path.stem}  ({_about(transcript, messages)})  {_short(first)}"
 
 
-def _about(transcript: Transcript, messages: list[Message]) -> str:
+def _about(transcript: Transcript, stored: list[Message]) -> str:
+    from hermes_core.agent._transcripts import counts_as_message
+
     try:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(transcript.path.stat().st_mtime))
     except OSError:
         when = "date unknown"
-    return f"{when}, {len(messages)} messages"
+    counted = sum(1 for message in stored if counts_as_message(message.content))
+    return f"{when}, {counted} messages"
 
 
 def _short(text: str) -> str:

@@ -5,20 +5,44 @@ Secrets are redacted as in the activity log (:mod:`hermes_core._redaction`): a k
 prompt or printed by a tool does not reach the disk. The directory is ``0700`` and each file
 ``0600``; lines are appended as the conversation goes, so a crash loses at most the message
 being written.
+
+Two processes may append to one transcript (a conversation taken up twice at once): each line
+is written whole under an exclusive lock of the file (``flock``; none on Windows), and the
+writer that finds the last line without its newline under the lock knows it was cut by a crash
+(no writer holds the lock) and removes it before it appends. Reading takes no lock and never
+changes the file: a last line without its newline is left out (it may be one another process
+is writing right now).
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
 from hermes_core.agent._wire import Message, ModelToolCall
+
+if sys.platform != "win32":  # no flock there: each process appends unlocked
+    import fcntl
+
+_HEADER_START = b'{"type": "session"'
+"""How a header line starts, as :meth:`Transcript.start` writes it (``type`` first)."""
+_CHUNK = 65536
+
+
+def counts_as_message(content: object) -> TypeGuard[str]:
+    """Whether a transcript message with ``content`` counts in a conversation's size: one with
+    text (the person's, the model's, a tool's result), not a model message holding only tool
+    calls. The one rule of the listing ``hermes chat --resume`` shows and of the sessions
+    ``session_search`` answers with."""
+    return isinstance(content, str) and bool(content.strip())
 
 
 def _redacted_arguments(arguments: str) -> str:
@@ -59,8 +83,11 @@ class Transcript:
         # written as its JSON escape, which reads back as the same string, as the activity log
         # does, never a failure of the turn.
         line = json.dumps(record, ensure_ascii=False) + "\n"
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
         try:
+            if sys.platform != "win32":
+                fcntl.flock(descriptor, fcntl.LOCK_EX)  # dropped with the descriptor
+            _drop_cut_line(descriptor)
             os.write(descriptor, line.encode("utf-8", "backslashreplace"))
         finally:
             os.close(descriptor)
@@ -70,7 +97,7 @@ class Transcript:
     ) -> None:
         """Write the header line: the session, its model, its parent session, if any, and its
         working directory (what ``hermes chat --continue`` looks for). A conversation taken up
-        again writes another when it goes on: the header read is the first."""
+        again writes another when it goes on: the header read is the latest."""
         self._append(
             {
                 "type": "session",
@@ -83,27 +110,27 @@ class Transcript:
         )
 
     def header(self) -> dict[str, Any]:
-        """The first header line's fields (empty when the first line is none)."""
-        with self.path.open(encoding="utf-8", errors="surrogateescape") as lines:
-            first = lines.readline()
-        try:
-            record = json.loads(first)
-        except ValueError:
-            return {}
-        return record if isinstance(record, dict) and record.get("type") == "session" else {}
+        """The latest header line's fields: the model, the working directory the conversation
+        last ran with (each process that took it up again wrote one); empty when there is
+        none. Read from the end of the file, so the header of a conversation taken up again
+        is found without reading its start."""
+        with self.path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if not size:
+                return {}
+            with mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ) as data:
+                end = size
+                while (found := data.rfind(b"\n" + _HEADER_START, 0, end)) >= 0:
+                    if record := _header_at(data, found + 1):
+                        return record
+                    end = found  # a line cut short, or a message's text: an earlier one
+                return _header_at(data, 0)
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
-        chat --resume``): :meth:`messages` with :func:`unfinished_calls_answered`. A last line
-        cut short is removed from the file first, so the next line appended starts a line of
-        its own (else the two would read as one damaged line)."""
-        with self.path.open("rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            if size:
-                file.seek(size - 1)
-            cut = bool(size) and file.read(1) != b"\n"
-        if cut:  # rare: only then is the whole file read here, to find the last line's start
-            os.truncate(self.path, self.path.read_bytes().rfind(b"\n") + 1)
+        chat --resume``): :meth:`messages` with :func:`unfinished_calls_answered`. The file is
+        only read: a last line cut short is left out here, and removed by the next writer
+        (under the lock, see the module's notes) before it appends."""
         return unfinished_calls_answered(self.messages())
 
     def add(self, message: Message) -> None:
@@ -114,12 +141,14 @@ class Transcript:
 
     def messages(self) -> list[Message]:
         """The messages written so far (redacted as stored). A last line without its newline
-        was cut by a crash while it was written: that message is lost, the rest is read. Any
-        other line that is no message raises :class:`TranscriptError` naming the file and the
-        line."""
+        is left out: another process is writing it, or a crash cut it (that message is lost).
+        Any other line that is no message raises :class:`TranscriptError` naming the file and
+        the line."""
         found: list[Message] = []
         with self.path.open(encoding="utf-8", errors="surrogateescape") as lines:
             for number, line in enumerate(lines, 1):
+                if not line.endswith("\n"):
+                    break
                 try:
                     record = json.loads(line)
                     if isinstance(record, dict) and record.get("type") == "message":
@@ -127,12 +156,42 @@ class Transcript:
                     elif not isinstance(record, dict):
                         raise ValueError("not a JSON object")
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                    if not line.endswith("\n"):
-                        break  # the message being written when the process died
                     raise TranscriptError(
                         f"the transcript {self.path}, line {number}, is no message: {exc}"
                     ) from None
         return found
+
+
+def _header_at(data: mmap.mmap, start: int) -> dict[str, Any]:
+    end = data.find(b"\n", start)
+    if end < 0:
+        return {}  # being written, or cut by a crash
+    try:
+        record = json.loads(data[start:end])
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) and record.get("type") == "session" else {}
+
+
+def _drop_cut_line(descriptor: int) -> None:
+    """Cut the file back to its last newline when its last line has none (held under the
+    writers' lock: a crash cut it, no writer is writing it)."""
+    size = os.fstat(descriptor).st_size
+    if not size:
+        return
+    os.lseek(descriptor, size - 1, os.SEEK_SET)
+    if os.read(descriptor, 1) == b"\n":
+        return
+    end = size
+    while end > 0:  # rare: only then is the file read back, a chunk at a time, from its end
+        start = max(0, end - _CHUNK)
+        os.lseek(descriptor, start, os.SEEK_SET)
+        newline = os.read(descriptor, end - start).rfind(b"\n")
+        if newline >= 0:
+            os.ftruncate(descriptor, start + newline + 1)
+            return
+        end = start
+    os.ftruncate(descriptor, 0)
 
 
 class TranscriptStore:

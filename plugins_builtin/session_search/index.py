@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core._plugin_support import private_database
+from hermes_core._plugin_support import counts_as_message, private_database
 
 SCHEMA_VERSION: Final = 1
 BUSY_TIMEOUT_MS: Final = 15_000
@@ -259,7 +259,7 @@ class SessionIndex:
                 header = record
             elif record.get("type") == "message":
                 text = record.get("content")
-                if isinstance(text, str) and text.strip():
+                if counts_as_message(text):
                     text = _SURROGATE.sub("\ufffd", text[:MAX_INDEXED_CHARS])
                     role = _SURROGATE.sub("\ufffd", str(record.get("role")))
                     rows.append((text, session, role, _time(record)))

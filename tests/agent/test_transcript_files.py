@@ -1,0 +1,72 @@
+"""Transcript files shared by processes: reading never changes a file (another process may be
+appending to it: a last line without its newline may be one it is still writing), and writers
+take turns under a lock, the one that finds a line cut by a crash removing it first. Real files
+in a temporary directory; the other process's write is made by hand, under the same lock."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+from pathlib import Path
+
+from hermes_core.agent import Message, TranscriptStore
+
+HEADER = {"type": "session", "id": "s1", "model": "fake-1", "parent": None, "time": 1.0}
+ANSWER = {"type": "message", "time": 1.0, "role": "assistant", "content": "the answer"}
+
+
+def _start(tmp_path: Path) -> Path:
+    store = TranscriptStore(tmp_path / "sessions")
+    transcript = store.open("s1")
+    transcript.start("s1", model="fake-1", cwd=str(tmp_path))
+    transcript.add(Message("user", "hi"))
+    return transcript.path
+
+
+def test_reading_a_line_another_process_is_writing_leaves_the_file_as_it_is(
+    tmp_path: Path,
+) -> None:
+    path = _start(tmp_path)
+    line = (json.dumps(ANSWER) + "\n").encode()
+    with path.open("ab") as other:  # the other process, half-way through its line
+        other.write(line[:20])
+        other.flush()
+        before = path.read_bytes()
+        transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+        assert [m.content for m in transcript.history()] == ["hi"]
+        assert transcript.header()["model"] == "fake-1"
+        assert path.read_bytes() == before
+        other.write(line[20:])
+    assert [m.content for m in transcript.history()] == ["hi", "the answer"]
+
+
+def test_a_writer_waits_for_the_line_another_one_is_writing(tmp_path: Path) -> None:
+    path = _start(tmp_path)
+    line = (json.dumps(ANSWER) + "\n").encode()
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        os.write(descriptor, line[:20])
+        writer = threading.Thread(target=transcript.add, args=(Message("user", "next"),))
+        writer.start()
+        writer.join(0.3)
+        assert writer.is_alive()  # not writing over, nor cutting, the line in progress
+        os.write(descriptor, line[20:])
+    finally:
+        os.close(descriptor)  # and with it the lock
+    writer.join(10)
+    assert not writer.is_alive()
+    assert [m.content for m in transcript.messages()] == ["hi", "the answer", "next"]
+
+
+def test_a_writer_removes_a_line_cut_by_a_crash_before_it_appends(tmp_path: Path) -> None:
+    path = _start(tmp_path)
+    with path.open("ab") as crashed:
+        crashed.write(b'{"type": "message", "role": "assistant", "cont')
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    transcript.add(Message("user", "after the crash"))
+    assert [m.content for m in transcript.messages()] == ["hi", "after the crash"]
+    assert path.read_bytes().endswith(b"\n")
