@@ -282,6 +282,8 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
         "event: pre_tool_call\nmatch: terminal\ndescription: no rm\n"
     )
     (hooks_dir / "handler.py").write_text(marked_handler(marker, GUARD))
+    (hermes_cli.work / "check.sh").write_text("#!/bin/sh\n")
+    (hermes_cli.work / "check.sh").chmod(0o755)
     hermes_cli.config.write_text(
         "hooks:\n  pre_tool_call:\n    - command: ./check.sh\n      match: 'mcp__*'\n"
     )
