@@ -223,7 +223,7 @@ class PluginRuntime:
         origin: str | None = None,
     ) -> Any:
         """``name`` of ``kind`` built by the selection step; a failure of its plugin is recorded
-        as that plugin's error before it is raised."""
+        as that plugin's error before it is raised, not logged: the caller says it, once."""
         try:
             return build_selected(
                 self.registrations, kind, name, context or self.plugin_context, origin=origin
@@ -235,7 +235,6 @@ class PluginRuntime:
     def _record_failure(self, error: PluginError) -> None:
         record = self.started().get(error.plugin)
         if record is not None and record.status != "error":
-            logger.warning("plugin %r (%s): %s", record.name, record.source, error.detail)
             record.fail(error.detail, error.trace, unload=False, cause=error)
 
     def create_search_backend(self, name: str | None = None) -> SearchBackend:
@@ -278,6 +277,8 @@ class PluginRuntime:
         except (PluginError, UnloadedPluginError) as exc:
             if self.strict:
                 raise
+            if isinstance(exc, PluginError):  # going on without it: the start says why
+                logger.warning("%s", exc)
             return UnavailableSearchBackend(exc)
 
     def create_connector_gateway(
