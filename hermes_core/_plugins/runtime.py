@@ -341,10 +341,11 @@ class PluginRuntime:
         built = self._build("image_provider", name)
         return CheckedImages(built, name, self.registrations.label("image_provider", name))
 
-    def create_approval_policy(self) -> ApprovalPolicy:
-        """The approval policy named by ``approvals.policy``."""
-        policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
-        return policy
+    def create_approval_policy(self) -> tuple[ApprovalPolicy, str]:
+        """The approval policy named by ``approvals.policy``, and how messages name it."""
+        name = self.config.approvals.policy
+        policy: ApprovalPolicy = self._build("approval_policy", name)
+        return policy, self.registrations.label("approval_policy", name)
 
     def check_selected(self) -> None:
         """Select the search backend, and the connector gateway when connectors are configured,
