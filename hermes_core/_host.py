@@ -109,7 +109,7 @@ class Host:
             startup=mcp_startup,
             progress=mcp_progress,
         )
-        self._availability = self._mcp.availability(config.tools)
+        self._availability = self._mcp.availability(config.tools, self._runtime.missing_tool)
         self._bridge = BridgeTools(
             self.registry,
             config.tools,
