@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from hermes_core._approvals.shell_words import split_words
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
 from hermes_core._shown import clipped
@@ -193,6 +192,9 @@ def missing_command(command: str, env: Environment) -> str | None:
     """Why ``command`` cannot start (``its command 'x' is not on PATH``, a path that does not
     exist or is not executable), or ``None``: its first command was found, or is the shell's
     own, or is known only when the shell runs it (a variable, a substitution)."""
+    # Imported here: only hermes hooks list asks, never a host's start.
+    from hermes_core._approvals.shell_words import split_words
+
     line = split_words(command)
     if line.unparseable or not line.segments:
         return None
