@@ -211,7 +211,14 @@ def missing_command(command: str, env: Environment) -> str | None:
         if shutil.which(name, path=env.get("PATH") or os.defpath) is None:
             return f"its command {name!r} is not on PATH"
         return None
-    path = env.cwd / Path(name).expanduser()
+    if name.startswith("~"):  # the shell's $HOME (or another account's home: not looked up)
+        home = env.get("HOME")
+        if home is None or not name.startswith("~/"):
+            return None
+        name_path = Path(home) / name[2:]
+    else:
+        name_path = Path(name)
+    path = env.cwd / name_path
     if not path.is_file():
         return f"its command {name!r} does not exist ({path})"
     if not os.access(path, os.X_OK):
