@@ -13,7 +13,9 @@
    scope and granted;
 4. the registry lacks it for a known reason (an MCP tool filtered out, its server unavailable):
    that reason;
-5. otherwise unknown, with the closest name the route could have meant.
+5. otherwise unknown: when a plugin's manifest lists it, with why that plugin has no such tool
+   here (not enabled, and how to enable it...); else with the closest name the route could
+   have meant.
 
 A name unknown while the MCP server it would be a tool of (by its ``mcp__<server>__`` prefix)
 has no known tools and is still making its first connect may be one of that server's tools:
@@ -61,10 +63,11 @@ class Availability:
     """The rules of the module docstring over one registry and its configuration.
 
     ``explain(name)`` gives the result for a name the registry lacks for a known reason (the MCP
-    supervisor's), or ``None``. ``starting_source(name)`` names the source still starting whose
-    tools are not known yet that ``name`` may belong to (``None``: none), and
-    ``wait_for_source(source)`` waits for it (the MCP supervisor's ``starting_server_of`` and
-    ``wait_for_server``).
+    supervisor's), or ``None``; ``missing(name)`` says why a name no source explains is missing
+    when a plugin provides it (the plugin runtime's ``missing_tool``), or ``None``.
+    ``starting_source(name)`` names the source still starting whose tools are not known yet
+    that ``name`` may belong to (``None``: none), and ``wait_for_source(source)`` waits for it
+    (the MCP supervisor's ``starting_server_of`` and ``wait_for_server``).
     """
 
     def __init__(
@@ -73,12 +76,14 @@ class Availability:
         tools_config: ToolsConfig,
         explain: Callable[[str], ToolResult | None] | None = None,
         *,
+        missing: Callable[[str], str | None] | None = None,
         starting_source: Callable[[str], str | None] | None = None,
         wait_for_source: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.registry = registry
         self.tools_config = tools_config
         self.explain = explain
+        self.missing = missing
         self.starting_source = starting_source
         self.wait_for_source = wait_for_source
 
@@ -152,7 +157,10 @@ class Availability:
                     return explained
                 reason = explained.error_message or explained.text_content
                 return _bridge_refusal(reason, "NOT_AVAILABLE")
+        why = self.missing(name) if tool is None and self.missing is not None else None
         if bridge is not None:
+            if why:
+                return _bridge_refusal(f"unknown tool {name!r}: {why}", "UNKNOWN_TOOL")
             guess = closest_deferred_name(name, bridge.deferred)
             if guess is not None:
                 return _bridge_refusal(
@@ -167,6 +175,8 @@ class Availability:
                 f"The tool {name!r} is not available in this session (its toolset is disabled "
                 "or not granted).",
             )
+        if why:
+            return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}. {why}.")
         close = difflib.get_close_matches(name, self._known(session), n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         return ToolResult.error("UNKNOWN_TOOL", f"There is no tool named {name!r}.{hint}")

@@ -111,12 +111,19 @@ class Dispatcher:
         activity_log: ActivityLog | None = None,
         availability: Availability | None = None,
         callers: CallerFactory | None = None,
+        policy_name: str | None = None,
     ) -> None:
         self.registry = registry
         self.availability = availability or Availability(registry, config.tools)
         self.hook_calls = HookCalls(hooks, config.plugins.hook_timeout)
         self.hooks = self.hook_calls.hooks
-        self.gate = ApprovalGate(policy, config, env, decide_timeout=config.plugins.hook_timeout)
+        self.gate = ApprovalGate(
+            policy,
+            config,
+            env,
+            decide_timeout=config.plugins.hook_timeout,
+            policy_name=policy_name,
+        )
         """The approval step: the policy, the allow and deny globs, the sessions' answers."""
         self.callers = callers
         self.config = config

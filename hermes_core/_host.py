@@ -74,10 +74,9 @@ class Host:
 
     ``config_path`` is the file ``config`` was loaded from: a file inside the working directory
     cannot enable project plugins, and relative catalog paths are read from its directory.
-    ``mcp_reconnect``, ``mcp_backoff``, ``mcp_startup`` and ``mcp_progress`` say how the MCP
-    servers are supervised and started (:class:`~hermes_core._mcp.hosting.McpHosting`).
-    ``strict`` (default: ``HERMES_STRICT_PLUGINS``) raises the first plugin error instead of
-    recording it.
+    ``mcp_reconnect``, ``mcp_backoff``, ``mcp_startup`` and ``mcp_progress`` say how the MCP servers
+    are supervised and started (:class:`~hermes_core._mcp.hosting.McpHosting`). ``strict`` (default:
+    ``HERMES_STRICT_PLUGINS``) raises the first plugin error instead of recording it.
     """
 
     def __init__(
@@ -110,7 +109,7 @@ class Host:
             startup=mcp_startup,
             progress=mcp_progress,
         )
-        self._availability = self._mcp.availability(config.tools)
+        self._availability = self._mcp.availability(config.tools, self._runtime.missing_tool)
         self._bridge = BridgeTools(
             self.registry,
             config.tools,
@@ -232,14 +231,16 @@ class Host:
         from hermes_core._dispatch import Dispatcher
         from hermes_core._execution.caller import ToolCallers
 
+        policy, policy_name = self._runtime.create_approval_policy()
         return Dispatcher(
             self.registry,
             self.pm,
-            self._runtime.create_approval_policy(),
+            policy,
             self.config,
             self.env,
             availability=self.availability,
             callers=ToolCallers(self._runtime.passed_variables()),
+            policy_name=policy_name,
         )
 
     @property

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from builders import Harness, build_harness
+from builders import Harness, build_harness, make_env
 
 from hermes_core._approvals import (
     Answer,
@@ -19,6 +19,8 @@ from hermes_core._approvals import (
     matching_glob_every_segment_allows_any_segment_denies,
     remembered_subject,
 )
+from hermes_core._approvals.gate import ApprovalGate
+from hermes_core._config import Config
 from hermes_core._hookspecs import hookimpl
 from hermes_core._session import Session
 from hermes_core._specs import ApprovalPolicySpec, PreCallDirective, ToolCall
@@ -250,10 +252,15 @@ class CustomPolicies:
                 await anyio.sleep(30)
                 return Decision.allow()
 
+        class Garbage:
+            def decide(self, call: ToolCall, session: Session) -> Any:
+                return "yes"
+
         return [
             ApprovalPolicySpec("never", lambda context: Never()),
             ApprovalPolicySpec("crashing", lambda context: Crashing()),
             ApprovalPolicySpec("slow", lambda context: Slow()),
+            ApprovalPolicySpec("garbage", lambda context: Garbage()),
         ]
 
 
@@ -288,6 +295,48 @@ def test_policy_that_does_not_decide_in_time_denies(harnesses: Callable[..., Har
 
     assert result.error_code == "DENIED"
     assert "did not decide within 0.2 s" in result.text_content
+
+
+@pytest.mark.parametrize(
+    ("policy", "said"),
+    [
+        ("crashing", "failed (RuntimeError: policy bug)."),
+        ("garbage", "gave no decision ('yes')."),
+        ("slow", "did not decide within 0.2 s."),
+    ],
+)
+def test_a_policy_that_fails_is_named_with_its_plugin(
+    harnesses: Callable[..., Harness], policy: str, said: str
+) -> None:
+    harness = harnesses(
+        {"approvals": {"policy": policy}, "plugins": {"hook_timeout": 0.2}},
+        plugins=[("custom", CustomPolicies())],
+    )
+
+    result = harness.call("todo_list", {})
+
+    assert result.error_code == "DENIED"
+    assert result.text_content == (
+        f"todo_list was refused: the approval policy {policy!r} (plugin 'custom') {said}"
+    )
+
+
+class CrashingPolicy:
+    def decide(self, call: ToolCall, session: Session) -> Decision:
+        raise RuntimeError("policy bug")
+
+
+def test_a_policy_handed_in_code_that_fails_is_named_by_its_class(tmp_path: Path) -> None:
+    gate = ApprovalGate(CrashingPolicy(), Config(), make_env(tmp_path), decide_timeout=1.0)
+    call = ToolCall("todo_list", {}, Tool("todo_list", "The task list."))
+
+    result = anyio.run(gate.check, call, Session(cwd=tmp_path), None)
+
+    assert result is not None
+    assert result.text_content == (
+        "todo_list was refused: the approval policy CrashingPolicy failed "
+        "(RuntimeError: policy bug)."
+    )
 
 
 def test_command_subjects_cover_the_tool_and_the_terminal_namespace() -> None:

@@ -310,7 +310,11 @@ def test_tools_call_without_a_terminal_denies_and_the_command_does_not_run(
     ("approvals", "refused"),
     [
         ("  deny: [read_file]\n", "it matches 'read_file' in approvals.deny"),
-        ("  policy: failing\n", "the approval policy failed (OSError: rules file missing)"),
+        (
+            "  policy: failing\n",
+            "the approval policy 'failing' (plugin 'failing-policy') failed (OSError: rules "
+            "file missing)",
+        ),
     ],
 )
 def test_tools_call_offers_yes_only_where_it_would_approve(

@@ -178,6 +178,33 @@ def test_a_tool_without_a_function_is_an_error_naming_call_and_the_functions(
 
 
 @pytest.mark.subprocess
+def test_importing_a_tool_without_a_function_is_an_import_error_naming_call_and_the_functions(
+    harnesses: Callable[..., Harness],
+) -> None:
+    # ``from hermes_tools import todo_list`` gave Python's own "cannot import name", saying
+    # neither what can be imported nor that call("todo_list") reaches the tool.
+    harness = harnesses()
+
+    result = run(
+        harness,
+        """
+        from hermes_tools import read_file
+        try:
+            from hermes_tools import todo_list
+        except ImportError as error:
+            print(type(error).__name__, error.name, "|", error)
+        """,
+    )
+
+    data = payload(result)
+    assert data["output"] == (
+        "ImportError hermes_tools | hermes_tools has no function 'todo_list': call a tool "
+        "without one by its full name, hermes_tools.call('todo_list', ...) (the functions: "
+        "read_file, write_file, patch, search_files, terminal)\n"
+    )
+
+
+@pytest.mark.subprocess
 def test_functions_take_the_parameters_as_keywords_and_document_the_tool(
     harnesses: Callable[..., Harness],
 ) -> None:

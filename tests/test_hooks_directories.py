@@ -282,6 +282,8 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
         "event: pre_tool_call\nmatch: terminal\ndescription: no rm\n"
     )
     (hooks_dir / "handler.py").write_text(marked_handler(marker, GUARD))
+    (hermes_cli.work / "check.sh").write_text("#!/bin/sh\n")
+    (hermes_cli.work / "check.sh").chmod(0o755)
     hermes_cli.config.write_text(
         "hooks:\n  pre_tool_call:\n    - command: ./check.sh\n      match: 'mcp__*'\n"
     )
@@ -314,6 +316,45 @@ def test_hermes_hooks_list_shows_shell_hooks_and_directories_without_importing_t
     ]
     assert "guard" in table
     assert "./check.sh" in table
+
+
+def test_hermes_hooks_list_shows_a_shell_hook_whose_command_is_missing_as_not_runnable(
+    hermes_cli: InProcessCli,
+) -> None:
+    """A hook whose command is not on PATH, or is a file that does not exist, would block every
+    call it matches (it fails closed): the listing says so before a call does, naming the
+    command and where the hook is declared."""
+    present = hermes_cli.work / "present.sh"
+    present.write_text("#!/bin/sh\n")
+    present.chmod(0o755)
+    hermes_cli.config.write_text(
+        "hooks:\n"
+        "  pre_tool_call:\n"
+        "    - command: no-such-hermes-hook --check\n"
+        "    - command: ./missing.sh\n"
+        "    - command: ./present.sh\n"
+        "    - command: FLAG=1 echo ok\n"
+        "  post_tool_call:\n"
+        "    - command: 'true'\n"
+    )
+
+    rows = {row["name"]: row for row in hermes_cli.json("hooks", "list", "--json")}
+    table = hermes_cli.run("hooks", "list").stdout
+
+    assert rows["hooks.pre_tool_call[0]"]["status"] == "not runnable"
+    assert rows["hooks.pre_tool_call[0]"]["message"] == (
+        f"its command 'no-such-hermes-hook' is not on PATH "
+        f"(hooks.pre_tool_call[0] in {hermes_cli.config})"
+    )
+    assert rows["hooks.pre_tool_call[1]"]["status"] == "not runnable"
+    assert rows["hooks.pre_tool_call[1]"]["message"] == (
+        f"its command './missing.sh' does not exist ({hermes_cli.work / 'missing.sh'}) "
+        f"(hooks.pre_tool_call[1] in {hermes_cli.config})"
+    )
+    assert [rows[f"hooks.pre_tool_call[{i}]"]["status"] for i in (2, 3)] == ["enabled"] * 2
+    assert "message" not in rows["hooks.pre_tool_call[2]"]
+    assert rows["hooks.post_tool_call[0]"]["status"] == "enabled"
+    assert "its command 'no-such-hermes-hook' is not on PATH" in table
 
 
 def test_hermes_hooks_list_warns_of_a_listed_name_no_hook_directory_has(

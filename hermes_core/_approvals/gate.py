@@ -42,12 +42,20 @@ class ApprovalGate:
     """The rules of the module docstring for one host: its ``policy``, the allow and deny globs
     of ``config.approvals``, and the :class:`~hermes_core._approvals.memory.ApprovalMemory` of
     each session's prompt transport and answers. A policy has ``decide_timeout`` seconds to
-    decide (``plugins.hook_timeout``)."""
+    decide (``plugins.hook_timeout``). ``policy_name`` is how messages name ``policy``
+    (``approval policy 'manual' (plugin 'approvals')``); see :meth:`policy_label`."""
 
     def __init__(
-        self, policy: ApprovalPolicy, config: Config, env: Environment, *, decide_timeout: float
+        self,
+        policy: ApprovalPolicy,
+        config: Config,
+        env: Environment,
+        *,
+        decide_timeout: float,
+        policy_name: str | None = None,
     ) -> None:
         self.policy = policy
+        self._named = (policy, policy_name) if policy_name else None
         self.config = config
         self.deny_rules = GlobRules(config.approvals.deny)
         self.allow_rules = GlobRules(config.approvals.allow)
@@ -90,6 +98,13 @@ class ApprovalGate:
             return None
         return await self._ask(call, session, approval_reason or decision.message)
 
+    def policy_label(self) -> str:
+        """The policy as a failure names it: the name given with it, or, for one handed in
+        code without a name (or put in its place since), its class's qualified name."""
+        if self._named is not None and self._named[0] is self.policy:
+            return self._named[1]
+        return f"approval policy {type(self.policy).__qualname__}"
+
     async def _policy_decision(self, call: ToolCall, session: Session) -> Decision:
         try:
             decision: Any = self.policy.decide(call, session)
@@ -99,19 +114,20 @@ class ApprovalGate:
                 decision = await decision
         except DeadlineExceeded:
             return Decision.deny(
-                f"{call.name} was refused: the approval policy did not decide within "
+                f"{call.name} was refused: the {self.policy_label()} did not decide within "
                 f"{self.decide_timeout:g} s."
             )
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
             return Decision.deny(
-                f"{call.name} was refused: the approval policy failed "
+                f"{call.name} was refused: the {self.policy_label()} failed "
                 f"({type(exc).__name__}: {exc})."
             )
         if not isinstance(decision, Decision) or decision.action not in ("allow", "deny", "ask"):
             return Decision.deny(
-                f"{call.name} was refused: the approval policy gave no decision ({decision!r})."
+                f"{call.name} was refused: the {self.policy_label()} gave no decision "
+                f"({decision!r})."
             )
         return decision
 

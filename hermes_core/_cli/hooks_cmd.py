@@ -30,6 +30,7 @@ def hooks() -> None:
 
 def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     from hermes_core._hooks import EVENTS
+    from hermes_core._hooks.shell import missing_command
     from hermes_core._project_trust import config_refusal
 
     # The config file in effect is the project's, the gate closed: its shell hooks do not run.
@@ -37,17 +38,21 @@ def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
     rows = []
     for event in EVENTS:
         for index, hook in enumerate(getattr(config.hooks, event)):
+            key = f"hooks.{event}[{index}]"
+            missing = None if refusal else missing_command(hook.command, env)
             row = {
                 "kind": "shell",
-                "name": f"hooks.{event}[{index}]",
+                "name": key,
                 "event": event,
                 "match": hook.match,
                 "timeout": hook.timeout,
-                "status": "gated" if refusal else "enabled",
+                "status": "gated" if refusal else "not runnable" if missing else "enabled",
                 "command": hook.command,
             }
             if refusal:
                 row["message"] = refusal
+            elif missing:
+                row["message"] = f"{missing} ({key} in {env.config_path})"
             rows.append(row)
     return rows
 
@@ -85,7 +90,7 @@ def list_command(as_json: bool) -> None:
         return
     table: list[tuple[str, ...]] = [("name", "kind", "event", "match", "timeout", "status", "note")]
     for row in rows:
-        note = row.get("command") or row.get("message") or row.get("description") or ""
+        note = row.get("message") or row.get("command") or row.get("description") or ""
         table.append(
             (
                 row["name"],

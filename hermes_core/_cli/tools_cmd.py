@@ -264,17 +264,16 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
 
     asked: set[str] = set()  # the tools a prompt was asked about: where --yes would approve
 
-    async def work(host: Host) -> tuple[ToolResult, str]:
+    async def work(host: Host) -> ToolResult:
         approved = name if yes else None
         fields = _session_fields(host, approve=approved, asked=asked)
         fields["prompt"] = QuietWhileAsking(fields["prompt"], line)  # not drawn over
         async with host.session(**fields) as session:
             if name in host.tool_search.view().deferred_by_name or is_connector_name(name):
                 payload = {"name": name, "arguments": arguments}
-                return await host.dispatch("tool_call", payload, session), ""
-            result = await host.dispatch(name, arguments, session)
-        unknown = result.error_code == "UNKNOWN_TOOL"
-        return result, _provider_hint(host, name, "hermes: ") if unknown else ""
+                return await host.dispatch("tool_call", payload, session)
+            # An unknown name a plugin provides is explained in the result (Availability).
+            return await host.dispatch(name, arguments, session)
 
     # Only an MCP tool's own server is waited for (its name says which); the others are not
     # started unless the call needs them (a search, a script calling their tools).
@@ -290,7 +289,7 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         # Standard output is the result's: what a hook or plugin prints while the call runs
         # (a print() left in a handler) goes to standard error, as under hermes serve.
         with listening_to_progress(line), answering_forms(forms), redirect_stdout(sys.stderr):
-            result, hint = run_with_host(
+            result = run_with_host(
                 work, wait_only=frozenset({server} if server else ()), hold_background=True
             )
     finally:
@@ -305,20 +304,16 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
             "uses it in hermes chat, hermes run and hermes acp",
             err=True,
         )
-    elif hint:
-        click.echo(hint, err=True)
     if result.is_error:
         sys.exit(1)
 
 
 def _provider_hint(host: Host, name: str, prefix: str) -> str:
     """Why ``name``, which the host lacks, is missing when a plugin's manifest lists it (its
-    plugin did not load, or registered no such tool here), after ``prefix``; else ``""``."""
-    from hermes_core._plugins.explain import missing_tool
-
-    if name in host.registry:
-        return ""
-    why = missing_tool(host.plugins, name, host.config_path)
+    plugin did not load, or registered no such tool here), after ``prefix``; else ``""``: the
+    answer a call of ``name`` gets (:class:`~hermes_core._availability.Availability`)."""
+    missing = host.availability.missing
+    why = missing(name) if missing is not None else None
     return f"{prefix}{why}." if why else ""
 
 

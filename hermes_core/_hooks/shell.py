@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Mapping
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from hermes_core._config import HooksConfig, ShellHook
     from hermes_core._paths import Environment
 
-__all__ = ["CommandOutcome", "ShellHookFailed", "run_command", "shell_hooks"]
+__all__ = ["CommandOutcome", "ShellHookFailed", "missing_command", "run_command", "shell_hooks"]
 
 OUTPUT_LIMIT: Final = 1024 * 1024
 """How much of a hook's stdout is read (a directive is a line); the rest is discarded."""
@@ -44,6 +46,18 @@ ERRORS_SHOWN: Final = 500
 OUTPUT_GRACE: Final = 0.5
 """How long, once the command exited and its group was killed, what is left in its pipes is
 still read: only a process that left the group (``setsid``) can hold them open that long."""
+
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+# Words /bin/sh runs itself (builtins and keywords): nothing on PATH to look for.
+# fmt: off
+_SHELL_OWN: Final = frozenset({
+    "!", "{", "}", "(", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for",
+    "case", "esac", ":", ".", "[", "alias", "bg", "break", "cd", "command", "continue", "echo",
+    "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "jobs", "kill",
+    "local", "printf", "pwd", "read", "readonly", "return", "set", "shift", "source", "test",
+    "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait",
+})
+# fmt: on
 
 
 class ShellHookFailed(Exception):
@@ -172,6 +186,44 @@ def answered_directive(value: Any, unknown: str) -> PreCallDirective | None:
     if action == "modify" and isinstance(value.get("arguments"), Mapping):
         return PreCallDirective.modify(dict(value["arguments"]))
     return PreCallDirective.block(f"{unknown} {DIRECTIVES}")
+
+
+def missing_command(command: str, env: Environment) -> str | None:
+    """Why ``command`` cannot start (``its command 'x' is not on PATH``, a path that does not
+    exist or is not executable), or ``None``: its first command was found, or is the shell's
+    own, or is known only when the shell runs it (a variable, a substitution)."""
+    # Imported here: only hermes hooks list asks, never a host's start.
+    from hermes_core._approvals.shell_words import split_words
+
+    line = split_words(command)
+    if line.unparseable or not line.segments:
+        return None
+    words = line.segments[0][1]
+    index = 0
+    while index < len(words) and _ASSIGNMENT.match(words[index][0]):
+        index += 1
+    if index == len(words):
+        return None
+    name, expands = words[index]
+    if expands or name in _SHELL_OWN:
+        return None
+    if "/" not in name:
+        if shutil.which(name, path=env.get("PATH") or os.defpath) is None:
+            return f"its command {name!r} is not on PATH"
+        return None
+    if name.startswith("~"):  # the shell's $HOME (or another account's home: not looked up)
+        home = env.get("HOME")
+        if home is None or not name.startswith("~/"):
+            return None
+        name_path = Path(home) / name[2:]
+    else:
+        name_path = Path(name)
+    path = env.cwd / name_path
+    if not path.is_file():
+        return f"its command {name!r} does not exist ({path})"
+    if not os.access(path, os.X_OK):
+        return f"its command {name!r} is not executable ({path})"
+    return None
 
 
 class ShellAction:

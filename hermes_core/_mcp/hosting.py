@@ -185,16 +185,20 @@ class McpHosting:
         if self._supervisor is not None:
             await self._supervisor.wait_for_unknown()
 
-    def availability(self, tools_config: ToolsConfig) -> Availability:
+    def availability(
+        self, tools_config: ToolsConfig, missing: Callable[[str], str | None] | None = None
+    ) -> Availability:
         """Why a name of the registry can or cannot run, knowing these servers: the refusal of
         a filtered tool or of an unavailable server's, and the starting server a name the
-        registry lacks may yet be a tool of (waited for, up to its ``connect_timeout``)."""
+        registry lacks may yet be a tool of (waited for, up to its ``connect_timeout``);
+        ``missing`` explains the other names it lacks (:class:`Availability`)."""
         from hermes_core._availability import Availability
 
         return Availability(
             self._registry,
             tools_config,
             explain=self.refusal_for,
+            missing=missing,
             starting_source=self.starting_server_of,
             wait_for_source=self.wait_for_server,
         )

@@ -12,7 +12,6 @@ its plugin's error.
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -21,14 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core._errors import HermesError, PluginError, RegistrationError, UnloadedPluginError
 from hermes_core._plugin_names import normalize_name
-from hermes_core._plugins.candidates import SOURCES
 from hermes_core._plugins.loader import PluginSet, load_plugins
-from hermes_core._plugins.registrations import (
-    Registrations,
-    collect_registrations,
-    coroutine_problem,
-    drop_plugins,
-)
+from hermes_core._plugins.plugin_tools import register_plugin_tools
+from hermes_core._plugins.registrations import Registrations, collect_registrations
 from hermes_core._plugins.selection import (
     SelectableKind,
     UnavailableSearchBackend,
@@ -124,7 +118,9 @@ class PluginRuntime:
         try:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
             self._plugins = plugins
-            self._register_plugin_tools(plugins, strict=strict)
+            register_plugin_tools(
+                plugins, self._registry, self.registrations, self.plugin_context, strict=strict
+            )
             from hermes_core._hooks import register_hooks
 
             self._hooks = register_hooks(
@@ -187,6 +183,16 @@ class PluginRuntime:
         ]
         return [*configured_passthrough(self.config), *required]
 
+    def missing_tool(self, name: str) -> str | None:
+        """Why the tool ``name``, which the registry lacks, is missing when a plugin's manifest
+        lists it (:func:`~hermes_core._plugins.explain.missing_tool`); ``None`` otherwise, and
+        before the plugins are loaded."""
+        from hermes_core._plugins.explain import missing_tool
+
+        if self._plugins is None or name in self._registry:
+            return None
+        return missing_tool(self._plugins.records, name, self._config_path)
+
     # Selection: what the configuration names, built from its plugin -------------------------
 
     def plugin_context(self, plugin: str) -> PluginContext:
@@ -223,7 +229,7 @@ class PluginRuntime:
         origin: str | None = None,
     ) -> Any:
         """``name`` of ``kind`` built by the selection step; a failure of its plugin is recorded
-        as that plugin's error before it is raised."""
+        as that plugin's error before it is raised, not logged: the caller says it, once."""
         try:
             return build_selected(
                 self.registrations, kind, name, context or self.plugin_context, origin=origin
@@ -235,7 +241,6 @@ class PluginRuntime:
     def _record_failure(self, error: PluginError) -> None:
         record = self.started().get(error.plugin)
         if record is not None and record.status != "error":
-            logger.warning("plugin %r (%s): %s", record.name, record.source, error.detail)
             record.fail(error.detail, error.trace, unload=False, cause=error)
 
     def create_search_backend(self, name: str | None = None) -> SearchBackend:
@@ -278,6 +283,8 @@ class PluginRuntime:
         except (PluginError, UnloadedPluginError) as exc:
             if self.strict:
                 raise
+            if isinstance(exc, PluginError):  # going on without it: the start says why
+                logger.warning("%s", exc)
             return UnavailableSearchBackend(exc)
 
     def create_connector_gateway(
@@ -340,10 +347,11 @@ class PluginRuntime:
         built = self._build("image_provider", name)
         return CheckedImages(built, name, self.registrations.label("image_provider", name))
 
-    def create_approval_policy(self) -> ApprovalPolicy:
-        """The approval policy named by ``approvals.policy``."""
-        policy: ApprovalPolicy = self._build("approval_policy", self.config.approvals.policy)
-        return policy
+    def create_approval_policy(self) -> tuple[ApprovalPolicy, str]:
+        """The approval policy named by ``approvals.policy``, and how messages name it."""
+        name = self.config.approvals.policy
+        policy: ApprovalPolicy = self._build("approval_policy", name)
+        return policy, self.registrations.label("approval_policy", name)
 
     def check_selected(self) -> None:
         """Select the search backend, and the connector gateway when connectors are configured,
@@ -400,45 +408,6 @@ class PluginRuntime:
             except HermesError as exc:
                 problems.append(str(exc))
         return problems
-
-    # Tools ------------------------------------------------------------------------------------
-
-    def _register_plugin_tools(self, plugins: PluginSet, *, strict: bool) -> None:
-        """Each plugin's ``hermes_tools``, one plugin at a time so a failure names it and the
-        others still register; a higher plugin source overrides a tool of the same name. A
-        plugin whose ``hermes_tools`` fails is an ``error``: none of its hooks runs after, and
-        nothing it registered is kept."""
-        arguments: dict[str, Any] = {"config": self.config, "env": self.env}
-        failed: set[str] = set()
-        # In the order the plugins were registered (source by source), which the registry keeps:
-        # pluggy's own list puts trylast implementations (the bundled ones) in reverse.
-        registered = {name: index for index, (name, _) in enumerate(plugins.pm.list_name_plugin())}
-        impls = plugins.pm.hook.hermes_tools.get_hookimpls()
-        for impl in sorted(impls, key=lambda impl: registered.get(impl.plugin_name, 0)):
-            record = plugins.get(impl.plugin_name)
-            rank = SOURCES.index(record.source) if record is not None else 0
-            arguments["context"] = self.plugin_context(impl.plugin_name)
-            try:
-                tools = impl.function(*(arguments[name] for name in impl.argnames)) or ()
-                problem = coroutine_problem(tools, "hermes_tools")
-                if problem is not None:
-                    raise TypeError(problem)
-                if not isinstance(tools, list | tuple):
-                    raise TypeError(f"expected a list of Tool, got {type(tools).__name__}")
-                self._registry.register_all(tools, owner=impl.plugin_name, precedence=rank)
-            except Exception as exc:
-                message = f"hermes_tools failed: {type(exc).__name__}: {exc}"
-                if strict:
-                    raise PluginError(impl.plugin_name, message) from exc
-                logger.warning("plugin %r: %s", impl.plugin_name, message)
-                failed.add(impl.plugin_name)
-                if record is not None:
-                    record.fail(message, traceback.format_exc(), cause=exc)
-        if failed:
-            assert self._registrations is not None
-            drop_plugins(plugins.pm, self._registrations, failed)
-            for name in failed:
-                self._registry.unregister_owner(name)
 
 
 def _unregister_all(plugins: PluginSet) -> None:

@@ -129,15 +129,34 @@ def _call(name: str, arguments: dict[str, Any]) -> Result:
     return result
 
 
+def _importing() -> bool:
+    """Whether the code that asked :func:`__getattr__` is ``from hermes_tools import ...``:
+    Python asks the same way for ``hermes_tools.x``, and only the asking frame's instruction
+    tells them apart (CPython; elsewhere the answer is no)."""
+    import opcode
+    import sys
+
+    try:
+        frame = sys._getframe(2)  # this, __getattr__, the asking code
+        return frame.f_code.co_code[frame.f_lasti] == opcode.opmap["IMPORT_FROM"]
+    except (AttributeError, IndexError, KeyError, ValueError):
+        return False
+
+
 def __getattr__(name: str) -> Any:
     # A deferred tool has no function here: say how to reach it, and what the functions are.
     if name.startswith("__"):
         raise AttributeError(f"module 'hermes_tools' has no attribute {name!r}")
     functions = ", ".join(item for item in __all__ if item not in ("Result", "ToolError", "call"))
-    raise AttributeError(
+    message = (
         f"hermes_tools has no function {name!r}: call a tool without one by its full name, "
         f"hermes_tools.call({name!r}, ...) (the functions: {functions or 'none'})"
     )
+    # An AttributeError here would become Python's own "cannot import name", without the hint;
+    # hasattr() and getattr(..., default) still get an AttributeError.
+    if _importing():
+        raise ImportError(message, name="hermes_tools")
+    raise AttributeError(message)
 
 
 def call(name: str, /, **arguments: Any) -> Result:

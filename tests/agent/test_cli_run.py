@@ -23,7 +23,7 @@ import pytest
 from agent.agent_home import AgentHome, asking_server, toolbox_server, turn
 from hermes_core._cli.agent_events import EventPrinter, call_lines, exit_status
 from hermes_core.agent import Finished, ModelToolCall, TextDelta, ToolFinished, ToolStarted, Usage
-from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, HermesCli, write_dir_plugin
 from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
@@ -373,6 +373,40 @@ def test_an_unknown_provider_is_a_configuration_error_naming_the_key(home: Agent
     assert done.returncode == 2
     assert "unknown model provider 'opnai' (set by model.provider)" in done.stderr
     assert "fake" in done.stderr
+
+
+RAISING_MODEL = """
+from hermes_core.plugin import ModelProviderSpec, hookimpl
+
+
+def _make(context):
+    raise RuntimeError("the vendor SDK is not installed")
+
+
+@hookimpl
+def hermes_model_providers():
+    return [ModelProviderSpec("broken", _make)]
+"""
+
+
+def test_a_provider_whose_factory_raises_is_said_once(home: AgentHome) -> None:
+    # The failure was logged as the plugin's warning and then printed as the error: the same
+    # sentence twice.
+    write_dir_plugin(home.cli.home / "plugins", "broken-model", RAISING_MODEL)
+    home.setup(
+        {"text": "hi"},
+        model={"provider": "broken", "model": "b-1"},
+        plugins={"enabled": ["broken-model"]},
+    )
+
+    done = home.cli.run("run", "hello", ok=False)
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "hermes: error: plugin 'broken-model': model provider 'broken' (from "
+        "hermes_model_providers) could not be built: its factory raised RuntimeError: the "
+        "vendor SDK is not installed\n"
+    )
 
 
 def test_clarify_asks_on_the_terminal_and_the_answer_reaches_the_model(home: AgentHome) -> None:

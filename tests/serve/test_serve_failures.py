@@ -60,3 +60,36 @@ def test_serve_answers_after_hooks_raise_base_exceptions_and_a_too_deep_tool_cal
     assert too_deep.is_error is True
     assert "nested too deeply" in text_of(too_deep)
     assert searched.is_error is False
+
+
+WEATHER = """
+from hermes_core.plugin import Tool, hookimpl
+
+
+@hookimpl
+def hermes_tools():
+    return [Tool("weather_now", "The weather now.", handler=lambda city="": "sunny")]
+"""
+
+
+def test_serve_names_the_plugin_of_a_tool_it_lacks_and_how_to_enable_it(
+    served: ServeHome,
+) -> None:
+    # The model behind a client got a bare "There is no tool named"; hermes tools call said
+    # which plugin provides the tool and how to enable it.
+    write_dir_plugin(
+        served.home / "plugins", "weather", WEATHER, manifest={"provides_tools": ["weather_now"]}
+    )
+    served.write_config()
+
+    async def main() -> list[mcp_types.CallToolResult]:
+        async with in_process(served) as client:
+            return [
+                await client.call_tool("weather_now", {"city": "Oslo"}),
+                await client.call_tool("tool_call", {"name": "weather_now"}),
+            ]
+
+    for result in anyio.run(main):
+        assert result.is_error is True
+        assert "plugin 'weather' (user, " in text_of(result)
+        assert "is not enabled: enable it with: hermes plugins enable weather" in text_of(result)
