@@ -1,7 +1,7 @@
 """A tool a plugin's manifest lists (``provides_tools``) that the host lacks is explained with
 its plugin in the answer itself, by every route: a direct call (the dispatcher, which
-``hermes serve`` answers with), an entry of ``tool_call``, and ``hermes tools call``; the CLI
-adds no second copy."""
+``hermes serve`` answers with), an entry of ``tool_call``, ``tool_describe``, and ``hermes tools
+call``; the CLI adds no second copy."""
 
 from __future__ import annotations
 
@@ -73,6 +73,14 @@ def test_a_tool_call_entry_of_a_tool_of_a_plugin_not_enabled_names_the_plugin(
     assert result.is_error
     assert f"unknown tool 'weather_now': {hint(env)}" in result.text_content
     assert "tool_search" not in result.text_content
+
+
+def test_tool_describe_of_a_tool_of_a_plugin_not_enabled_names_the_plugin(
+    env: Environment,
+) -> None:
+    (result,) = calls(env, ("tool_describe", {"names": ["weather_now"]}))
+
+    assert result.structured == {"errors": {"weather_now": hint(env)}}
 
 
 def test_a_name_no_plugin_lists_keeps_its_closest_names(env: Environment) -> None:
