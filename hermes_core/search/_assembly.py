@@ -8,7 +8,7 @@ registry generation, budget and grant.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
@@ -30,6 +30,7 @@ from hermes_core.search._render import ToolFormat, render_tools
 __all__ = [
     "UNKNOWN_CONTEXT_TOKENS",
     "Assembly",
+    "EitherNames",
     "LiveTools",
     "Tier",
     "ToolSplit",
@@ -324,3 +325,15 @@ def assemble_tools(
         measured=(visible, deferred),
         schema_tokens=schema_tokens,
     )
+
+
+class EitherNames(Container[str]):
+    """Names in either of two containers (without building their union: the deferred tools
+    may be hundreds of thousands)."""
+
+    def __init__(self, first: Container[str], second: Container[str]) -> None:
+        self._first = first
+        self._second = second
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._first or name in self._second

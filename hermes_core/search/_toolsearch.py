@@ -24,6 +24,7 @@ from hermes_core._shown import PROBLEM_CHARACTERS, clipped
 from hermes_core._tools import BRIDGE_TOOL_NAMES, Tool, ToolResult
 from hermes_core.search._assembly import (
     Assembly,
+    EitherNames,
     LiveTools,
     ToolSplit,
     assemble_tools,
@@ -275,7 +276,7 @@ class ToolSearch:
                     query,
                     per_query + hidden,
                     remote_hits,
-                    keep=_Either(allowed, by_name),
+                    keep=EitherNames(allowed, by_name),
                     wanted=per_query,
                 )
             except Exception as exc:  # a plugin backend must not crash the turn
@@ -415,6 +416,9 @@ class ToolSearch:
                 else:
                     not_found.append(name)
         ordered = {name: described[name] for name in name_list if name in described}
+        missing = self.availability.missing  # a plugin's tool: that plugin says why
+        errors.update({n: why for n in not_found if missing and (why := missing(n))})
+        not_found = [name for name in not_found if name not in errors]
         granted = view.grant(session).deferred_by_name
         guesses = {n: g for n in not_found if (g := closest_deferred_name(n, granted))}
         result: dict[str, Any] = {"tools": ordered, "not_found": not_found, "errors": errors}
@@ -436,15 +440,3 @@ class ToolSearch:
             self.connectors,
             self._connectors_route,
         )
-
-
-class _Either(Container[str]):
-    """Names in either of two containers (without building their union: the deferred tools
-    may be hundreds of thousands)."""
-
-    def __init__(self, first: Container[str], second: Container[str]) -> None:
-        self._first = first
-        self._second = second
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._first or name in self._second
