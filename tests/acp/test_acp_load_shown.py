@@ -108,3 +108,62 @@ async def test_a_loaded_session_shows_its_tool_calls_as_they_were_shown_live(
     assert "earlier text was not kept" in note["content"]["text"]
     assert note["content"]["text"].endswith("x = 1\ny = 2\nz = 3\n")
     assert result == replaced["content"][-1]
+
+
+def _bridged(name: str, arguments: dict[str, Any]) -> FakeToolCall:
+    """A call of ``name`` made through the bridge's ``tool_call``."""
+    return FakeToolCall("tool_call", {"name": name, "arguments": arguments})
+
+
+async def test_a_write_through_tool_call_is_loaded_as_a_direct_write_is(
+    hermes_cli: HermesCli,
+) -> None:
+    """``write_file`` deferred, so the model reaches it with ``tool_call``: the replay unwraps
+    the bridge as the live turn did. The write that created its file shows the diff shown
+    live (all of it new), not the note for a replaced file; the one that replaced a file
+    shows that note."""
+    work = hermes_cli.work
+    (work / "app.py").write_text("x = 1\n", encoding="utf-8")
+    calls = [
+        _bridged("write_file", {"path": "notes.md", "content": "# Notes\n"}),
+        _bridged("write_file", {"path": "app.py", "content": "x = 2\n"}),
+    ]
+    turns = [FakeTurn(text="Writing.", tool_calls=calls), FakeTurn(text="Written.")]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {
+            "plugins": {"enabled": BUNDLED},
+            "model": model,
+            "tools": {"tool_search": {"defer": ["write_file"]}},
+        }
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        live = RecordingClient(permission="once")
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with _hermes_acp(hermes_cli, live, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION, client_capabilities=live.capabilities()
+                )
+                session_id = (await conn.new_session(cwd=str(work))).session_id
+                answer = await conn.prompt(session_id=session_id, prompt=[acp.text_block("write")])
+            loaded = RecordingClient()
+            async with _hermes_acp(hermes_cli, loaded, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=loaded.capabilities(),
+                )
+                await conn.load_session(cwd=str(work), session_id=session_id)
+    assert answer.stop_reason == "end_turn"
+    assert (work / "notes.md").read_text(encoding="utf-8") == "# Notes\n"
+    shown, replayed = _calls(live.updates), _calls(loaded.updates)
+    assert [call["status"] for call in shown] == ["completed"] * 2, shown
+    created, replaced = shown
+    assert created["title"] == "write_file notes.md"
+    assert created["kind"] == "edit"
+    assert [item["type"] for item in created["content"]] == ["diff", "content"]
+    assert created["content"][0].get("old_text") is None  # a new file
+    assert replaced["content"][0]["old_text"] == "x = 1\n"
+    assert len(replayed) == 2
+    assert replayed[0] == created
+    note, result = replayed[1]["content"]
+    assert "earlier text was not kept" in note["content"]["text"]
+    assert result == replaced["content"][-1]
