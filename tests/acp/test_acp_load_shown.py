@@ -167,3 +167,59 @@ async def test_a_write_through_tool_call_is_loaded_as_a_direct_write_is(
     note, result = replayed[1]["content"]
     assert "earlier text was not kept" in note["content"]["text"]
     assert result == replaced["content"][-1]
+
+
+def _texts(content: list[Any]) -> list[str]:
+    return [item.content.text for item in content if item.type == "content"]
+
+
+async def test_a_command_in_the_editors_terminal_is_not_shown_again_beside_it(
+    hermes_cli: HermesCli,
+) -> None:
+    """The editor offers its terminal: the command runs in it, embedded in the call, and the
+    editor shows that terminal with its command and output, so the call's content holds no
+    ``$ cmd`` line beside it (before the terminal exists it does, as without one). Loaded
+    later, with no terminal to show, the call shows its ``$ cmd`` line again."""
+    command = "echo from-the-editor"
+    turns = [
+        FakeTurn(text="Running.", tool_calls=[FakeToolCall("terminal", {"command": command})]),
+        FakeTurn(text="Ran."),
+    ]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {"plugins": {"enabled": BUNDLED}, "model": model}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        live = RecordingClient(permission="once", terminal=True)
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with _hermes_acp(hermes_cli, live, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION, client_capabilities=live.capabilities()
+                )
+                session_id = (await conn.new_session(cwd=str(hermes_cli.work))).session_id
+                answer = await conn.prompt(session_id=session_id, prompt=[acp.text_block("run")])
+            loaded = RecordingClient()
+            async with _hermes_acp(hermes_cli, loaded, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=loaded.capabilities(),
+                )
+                await conn.load_session(cwd=str(hermes_cli.work), session_id=session_id)
+    assert answer.stop_reason == "end_turn"
+    assert live.requests[0][0] == "terminal/create"
+    contents = [
+        update.content
+        for update in live.updates
+        if update.session_update in ("tool_call", "tool_call_update") and update.content
+    ]
+    assert f"$ {command}" in _texts(contents[0])  # the pending call: no terminal yet
+    with_terminal = [c for c in contents if any(item.type == "terminal" for item in c)]
+    assert with_terminal
+    for content in with_terminal:
+        assert f"$ {command}" not in _texts(content), content
+    [call] = _calls(live.updates)
+    assert call["status"] == "completed"
+    assert [item["type"] for item in call["content"]] == ["terminal", "content"]
+    assert "from-the-editor" in call["content"][1]["content"]["text"]
+    [again] = _calls(loaded.updates)
+    assert again["content"][0]["content"]["text"] == f"$ {command}"
+    assert again["content"][1] == call["content"][1]
