@@ -340,7 +340,8 @@ class Delegations:
 async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterator[AgentEvent]:
     """Send ``text``, then each background delegation's results as the next message when they
     arrive, until none is pending (or a turn is interrupted): the events of every turn, the
-    last :class:`Finished` being the answer. What a one-shot caller (``hermes run``) uses.
+    last :class:`Finished` being the answer, and between turns the children's events as they
+    come (a queued child starting). What a one-shot caller (``hermes run``) uses.
 
     A stop while waiting between turns (:meth:`Conversing.cancel`: the children are stopped)
     starts no further turn: the last :class:`Finished` is given again as ``interrupted``, at
@@ -354,28 +355,44 @@ async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterat
             yield event
         if last is None or last.stop == "interrupted":
             return
-        message = await _results_unless_stopped(conversation.delegations, conversation)
+        found: list[str] = []
+        async for child_event in _results_unless_stopped(
+            conversation.delegations, conversation, found
+        ):
+            yield child_event
+        message = found[0] if found else None
         if message is None and conversation.stop_requested.is_set():
             yield replace(last, stop="interrupted", detail="stopped by the user")
 
 
-async def _results_unless_stopped(delegations: Delegations, conversation: Conversing) -> str | None:
-    """The next background delegation's results, or ``None`` when none is pending or the
-    conversation is stopped first (results taken at that moment are put back)."""
+async def _results_unless_stopped(
+    delegations: Delegations, conversation: Conversing, found: list[str]
+) -> AsyncIterator[ChildStarted | ChildFinished]:
+    """The children's events as they come until the next background delegation's results
+    arrive (put in ``found``), none is pending, or the conversation is stopped first (results
+    taken at that moment are put back)."""
     if not delegations.pending or conversation.stop_requested.is_set():
-        return None
+        return
     results = asyncio.ensure_future(delegations.next_message())
     stopped = asyncio.ensure_future(conversation.stop_requested.wait())
     try:
-        await asyncio.wait({results, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        while not results.done() and not stopped.done():
+            events = asyncio.ensure_future(delegations.next_events())
+            try:
+                await asyncio.wait({results, stopped, events}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                events.cancel()  # an event's wait: cancelled before it took anything
+            if events.done() and not events.cancelled():
+                for event in events.result():
+                    yield event
     finally:
         stopped.cancel()
         if not results.done():
             results.cancel()  # a queue's get: cancelled before it took anything
-    if not results.done():
-        return None
+    if not results.done() or results.cancelled():
+        return
     message = results.result()
     if message is not None and conversation.stop_requested.is_set():
         delegations.put_back(message)
-        return None
-    return message
+    elif message is not None:
+        found.append(message)
