@@ -25,9 +25,10 @@ from hermes_core.agent._wire import Message, ModelToolCall
 def _earlier(call: ModelToolCall, result: Message | None) -> Earlier:
     """What is known of the file a ``write_file`` replaced: nothing (the transcript keeps no
     file's text), unless the write created it, as its result says (``created notes.md (8
-    bytes)``): then there was none, and the diff is the one shown live."""
+    bytes)``): then there was none, and the diff is the one shown live. A write the bridge's
+    ``tool_call`` carried is judged as a direct one: its result is the write's own."""
     if (
-        call.name == "write_file"
+        real_tools(call) == ("write_file",)
         and result is not None
         and not result.is_error
         and result.content.startswith("created ")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._acp.toolcalls import call_start, child_call_id, result_content
+from hermes_core._acp.toolcalls import call_start, child_call_id, command_lines, result_content
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core._shown import printable
 from hermes_core.agent._delegation import send_until_settled
@@ -114,6 +114,7 @@ class AcpSession:
         self._lock = asyncio.Lock()
         self._numbers = itertools.count(1)
         self._shown: dict[str, list[ToolContent]] = {}
+        self._commands: dict[str, frozenset[str]] = {}
         self._progress: contextlib.AsyncExitStack | None = None
 
     @property
@@ -225,10 +226,18 @@ class AcpSession:
 
     async def show(self, item: ToolContent) -> None:
         """Add ``item`` (an embedded terminal) to what the running tool call shows, now and
-        when it ends."""
+        when it ends. The editor shows a terminal with its command and output, so the call's
+        ``$ cmd`` line goes: shown beside it, the command would be there twice."""
         from acp.schema import ToolCallProgress
 
         shown = self._shown.setdefault(self.state.call_id, [])
+        if item.type == "terminal":
+            lines = self._commands.get(self.state.call_id, frozenset())
+            shown[:] = [
+                kept
+                for kept in shown
+                if kept.type != "content" or getattr(kept.content, "text", None) not in lines
+            ]
         shown.append(item)
         await self._update(
             ToolCallProgress(
@@ -251,6 +260,7 @@ class AcpSession:
         # What the call does (a diff, a command) stays shown as it runs and once it has ended,
         # as a session loaded from its transcript shows it.
         self._shown[acp_id] = list(start.content or [])
+        self._commands[acp_id] = command_lines(event.call)
         await self._update(start)
         await self._update(
             ToolCallProgress(
@@ -299,6 +309,7 @@ class AcpSession:
         from acp.schema import ToolCallProgress
 
         await self._end_progress()
+        self._commands.pop(self.state.call_id, None)
         content = [*self._shown.pop(self.state.call_id, []), *result_content(event.text)]
         await self._update(
             ToolCallProgress(

@@ -4,8 +4,9 @@ The kind is decided by the real tool (the calls a bridge ``tool_call`` carries, 
 ``tool_call`` itself), from one table of hermes' own tools and, for any other tool, its name:
 an editor shows reads, edits, searches and commands each its own way. Paths are made absolute
 against the session's working directory, so the editor can open them. A file write or a patch
-is shown as a diff, a shell command whole, as it runs and once it has ended; a session loaded
-from its transcript shows its calls through the same :func:`call_start`.
+is shown as a diff, a shell command whole (until the editor's own terminal, embedded in the
+call, shows it), as it runs and once it has ended; a session loaded from its transcript shows
+its calls through the same :func:`call_start`.
 """
 
 from __future__ import annotations
@@ -192,11 +193,24 @@ def started_content(
             old, new = arguments.get("old_text"), arguments.get("new_text")
             if isinstance(old, str) and isinstance(new, str):
                 shown.append(tool_diff_content(absolute(cwd, path), new, old))
-        elif isinstance(arguments.get("command"), str):
-            shown.append(tool_content(text_block(f"$ {arguments['command']}")))
+        elif (line := command_line(arguments)) is not None:
+            shown.append(tool_content(text_block(line)))
         elif name == "execute_code" and isinstance(arguments.get("code"), str):
             shown.append(tool_content(text_block(arguments["code"])))
     return shown
+
+
+def command_line(arguments: dict[str, Any]) -> str | None:
+    """How a shell command is shown in its call (``$ cmd``); ``None`` when there is none."""
+    command = arguments.get("command")
+    return f"$ {command}" if isinstance(command, str) else None
+
+
+def command_lines(call: ModelToolCall) -> frozenset[str]:
+    """The ``$ cmd`` lines ``call`` shows (a bridge ``tool_call``'s entries unwrapped): what an
+    embedded terminal of the editor, which shows its command itself, replaces."""
+    entries = entries_of(call.name, arguments_of(call.arguments))
+    return frozenset(line for _name, arguments in entries if (line := command_line(arguments)))
 
 
 def call_start(

@@ -6,7 +6,8 @@ stops the running turn, ``/new`` starts a new conversation (a new session), ``/r
 this directory's recent conversations and ``/resume NUMBER`` or ``/resume ID`` switches to one
 (:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
 results of a background delegation (``delegate_task``) that arrive while the chat waits for a
-line are sent to the model as the next message at once.
+line are sent to the model as the next message at once; its subagents' started and finished
+lines are shown as they come, also while the chat waits.
 
 stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
 approval prompt or a question is open, the line typed is its answer; while a turn runs
@@ -41,6 +42,7 @@ from hermes_core._cli.run_cmd import (
 if TYPE_CHECKING:
     from hermes_core._cli.terminal_lines import LineForms, TerminalLines
     from hermes_core._host import Host
+    from hermes_core.agent._events import ChildFinished, ChildStarted
     from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
@@ -120,14 +122,24 @@ class _Chat:
     async def _next(self, conversation: Conversation) -> tuple[str | None, bool]:
         """The person's next line, or first the results of a background delegation that
         arrive while the chat waits for it (then ``True``: they are sent as the next
-        message, as ``delegate_task`` promises the model)."""
+        message, as ``delegate_task`` promises the model). Its subagents' events are shown
+        meanwhile."""
         if self._results:
             return self._results.pop(0), True
-        if not conversation.delegations.pending:
+        delegations = conversation.delegations
+        self._show_idle(delegations.take_events())
+        if not delegations.pending:
             return await self.lines.next_line(), False
         line = asyncio.ensure_future(self.lines.next_line())
-        results = asyncio.ensure_future(conversation.delegations.next_message())
-        await asyncio.wait({line, results}, return_when=asyncio.FIRST_COMPLETED)
+        results = asyncio.ensure_future(delegations.next_message())
+        while not line.done() and not results.done():
+            events = asyncio.ensure_future(delegations.next_events())
+            try:
+                await asyncio.wait({line, results, events}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                events.cancel()  # an event's wait: cancelled before it took anything
+            if events.done() and not events.cancelled():
+                self._show_idle(events.result())
         if not results.done():
             results.cancel()  # a queue's get: cancelled before it took anything
         elif results.result() is not None:
@@ -136,6 +148,18 @@ class _Chat:
             return await line, False
         line.cancel()  # the line typed later waits for the next call
         return self._results.pop(0), True
+
+    def _show_idle(self, events: list[ChildStarted | ChildFinished]) -> None:
+        """Subagents' events that came while no turn runs, below the open prompt."""
+        if not events:
+            return
+        at_terminal = sys.stdin.isatty()
+        if at_terminal:
+            click.echo("")  # ends the prompt's line
+        for event in events:
+            self.printer.show(event)
+        if at_terminal:
+            click.echo(PROMPT, nl=False)
 
     async def _conversation(self, conversation: Conversation) -> bool:
         """Run turns of ``conversation``; ``True`` when ``/new`` or ``/resume`` asks for

@@ -10,8 +10,9 @@ parent's :class:`~hermes_core.agent._budget.Budget`; its approval prompts go up 
 ``write_file`` and ``patch`` calls wrote, return.
 
 ``delegation.max_concurrent`` children of one conversation run at once, more are queued. A
-top-level delegation (from the root conversation) runs in the background: the tool answers at
-once with a handle, and the results wait in :class:`Delegations` until the caller sends them
+top-level delegation (from the root conversation) runs in the background: the tool answers
+with a handle once each child has started or is queued (so its start is told before the
+model's next answer), and the results wait in :class:`Delegations` until the caller sends them
 as the next message (:func:`send_until_settled`). A child may delegate in turn while its depth
 is below ``delegation.max_depth``; such an orchestrator waits for its workers.
 """
@@ -110,6 +111,15 @@ class _Batch:
     running: dict[int, Conversing] = field(default_factory=dict)
     cancelled: bool = False
     task: asyncio.Task[None] | None = None
+    launched: set[int] = field(default_factory=set)
+    """The children that have started, are queued behind ``max_concurrent``, or have ended."""
+    all_launched: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def launch(self, index: int) -> None:
+        """Child ``index`` has started, is queued, or has ended."""
+        self.launched.add(index)
+        if len(self.launched) == len(self.tasks):
+            self.all_launched.set()
 
 
 class Delegations:
@@ -133,6 +143,7 @@ class Delegations:
         self._batches: dict[str, _Batch] = {}
         self._inbox: asyncio.Queue[str] = asyncio.Queue()
         self._events: list[ChildStarted | ChildFinished] = []
+        self._news = asyncio.Event()
 
     @property
     def pending(self) -> int:
@@ -163,6 +174,14 @@ class Delegations:
         """The children's started/finished events since the last call."""
         events, self._events = self._events, []
         return events
+
+    async def next_events(self) -> list[ChildStarted | ChildFinished]:
+        """Like :meth:`take_events`, waiting for the next event when there is none (what a
+        caller watches while the conversation is idle: a queued child starting, one ending)."""
+        while not self._events:
+            self._news.clear()
+            await self._news.wait()
+        return self.take_events()
 
     def cancel(self) -> None:
         """Stop every child (each ends its turn ``interrupted`` and passes it on to its own
@@ -211,6 +230,7 @@ class Delegations:
         self._batches[batch.id] = batch
         if depth == 0:
             batch.task = asyncio.create_task(self._background(batch))
+            await self._launched(batch)
             return ToolResult.text(
                 f"Delegation {batch.id} started: {len(tasks)} subagent(s) working in the "
                 f"background (at most {self.config.max_concurrent} at once). Their results "
@@ -225,6 +245,17 @@ class Delegations:
         return ToolResult.text(
             report(outcomes), structured={"results": [o.to_json() for o in outcomes]}
         )
+
+    @staticmethod
+    async def _launched(batch: _Batch) -> None:
+        """Wait until each child has started or is queued (or the batch has ended): their
+        ``ChildStarted`` events then come with the tool's result, before the model answers."""
+        launched = asyncio.ensure_future(batch.all_launched.wait())
+        try:
+            assert batch.task is not None
+            await asyncio.wait({launched, batch.task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            launched.cancel()
 
     async def _background(self, batch: _Batch) -> None:
         try:
@@ -241,16 +272,22 @@ class Delegations:
     async def _child(self, batch: _Batch, index: int) -> ChildOutcome:
         task = batch.tasks[index]
         label = f"{self.prefix}{batch.id}.{index + 1}"
-        async with self._slots:
-            if batch.cancelled:
-                return ChildOutcome(
-                    label, task.goal, "interrupted", "", "stopped before it started"
-                )
-            try:
-                return await self._converse(batch, index, label)
-            except Exception as exc:  # one child's failure is its result, not its siblings'
-                log.exception("subagent %s failed", label)
-                return ChildOutcome(label, task.goal, "failed", "", f"{type(exc).__name__}: {exc}")
+        if self._slots.locked():
+            batch.launch(index)  # queued: its start is told when it comes
+        try:
+            async with self._slots:
+                if batch.cancelled:
+                    return ChildOutcome(
+                        label, task.goal, "interrupted", "", "stopped before it started"
+                    )
+                try:
+                    return await self._converse(batch, index, label)
+                except Exception as exc:  # one child's failure is its result, not its siblings'
+                    log.exception("subagent %s failed", label)
+                    failure = f"{type(exc).__name__}: {exc}"
+                    return ChildOutcome(label, task.goal, "failed", "", failure)
+        finally:
+            batch.launch(index)
 
     def _prompt(self, label: str) -> ChildPrompt | None:
         prompt = self.host.dispatcher.approvals.prompt_of(self.owner.session)
@@ -262,6 +299,7 @@ class Delegations:
 
     def _emit(self, event: ChildStarted | ChildFinished) -> None:
         self._events.append(event)
+        self._news.set()
 
     async def _converse(self, batch: _Batch, index: int, label: str) -> ChildOutcome:
         task, parent = batch.tasks[index], self.owner.session
@@ -282,6 +320,7 @@ class Delegations:
             child.delegations.prefix = f"{label}/"
             batch.running[index] = child  # from here, cancel() reaches it
             self._emit(ChildStarted(label, task.goal, session.id))
+            batch.launch(index)
             try:
                 with listening_to_progress(None):  # the parent's call is not the child's
                     async for event in child.send(task.message()):
@@ -301,7 +340,8 @@ class Delegations:
 async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterator[AgentEvent]:
     """Send ``text``, then each background delegation's results as the next message when they
     arrive, until none is pending (or a turn is interrupted): the events of every turn, the
-    last :class:`Finished` being the answer. What a one-shot caller (``hermes run``) uses.
+    last :class:`Finished` being the answer, and between turns the children's events as they
+    come (a queued child starting). What a one-shot caller (``hermes run``) uses.
 
     A stop while waiting between turns (:meth:`Conversing.cancel`: the children are stopped)
     starts no further turn: the last :class:`Finished` is given again as ``interrupted``, at
@@ -315,28 +355,44 @@ async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterat
             yield event
         if last is None or last.stop == "interrupted":
             return
-        message = await _results_unless_stopped(conversation.delegations, conversation)
+        found: list[str] = []
+        async for child_event in _results_unless_stopped(
+            conversation.delegations, conversation, found
+        ):
+            yield child_event
+        message = found[0] if found else None
         if message is None and conversation.stop_requested.is_set():
             yield replace(last, stop="interrupted", detail="stopped by the user")
 
 
-async def _results_unless_stopped(delegations: Delegations, conversation: Conversing) -> str | None:
-    """The next background delegation's results, or ``None`` when none is pending or the
-    conversation is stopped first (results taken at that moment are put back)."""
+async def _results_unless_stopped(
+    delegations: Delegations, conversation: Conversing, found: list[str]
+) -> AsyncIterator[ChildStarted | ChildFinished]:
+    """The children's events as they come until the next background delegation's results
+    arrive (put in ``found``), none is pending, or the conversation is stopped first (results
+    taken at that moment are put back)."""
     if not delegations.pending or conversation.stop_requested.is_set():
-        return None
+        return
     results = asyncio.ensure_future(delegations.next_message())
     stopped = asyncio.ensure_future(conversation.stop_requested.wait())
     try:
-        await asyncio.wait({results, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        while not results.done() and not stopped.done():
+            events = asyncio.ensure_future(delegations.next_events())
+            try:
+                await asyncio.wait({results, stopped, events}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                events.cancel()  # an event's wait: cancelled before it took anything
+            if events.done() and not events.cancelled():
+                for event in events.result():
+                    yield event
     finally:
         stopped.cancel()
         if not results.done():
             results.cancel()  # a queue's get: cancelled before it took anything
-    if not results.done():
-        return None
+    if not results.done() or results.cancelled():
+        return
     message = results.result()
     if message is not None and conversation.stop_requested.is_set():
         delegations.put_back(message)
-        return None
-    return message
+    elif message is not None:
+        found.append(message)

@@ -99,3 +99,64 @@ async def test_cancel_while_a_background_delegation_runs_answers_cancelled_and_a
     assert len(roots) == 2  # the delegation and the tool's answer: nothing after the cancel
     assert answer.stop_reason == "cancelled"
     assert waited < 10
+
+
+async def test_a_queued_subagent_is_shown_when_it_starts_while_the_prompt_waits(
+    acp_env: Environment,
+) -> None:
+    """``delegation.max_concurrent: 1``: the second subagent starts once the first has ended,
+    while the prompt waits for the delegation's results. Its tool call is sent then, while it
+    runs (it waits for a file the test writes only after seeing that call), not with the
+    results."""
+    gate = acp_env.cwd / "go"
+    first = {"goal": "Say that the first part of the work is done", "context": CONTEXT}
+    second = {"goal": "Wait for the file go, then say the second part is done", "context": CONTEXT}
+
+    def respond(request: ModelRequest) -> object:
+        opening, last = request.messages[0].content, request.messages[-1]
+        if opening.startswith(ROOT):
+            if len(request.messages) == 1:
+                return fake_turn("", ("delegate_task", {"tasks": [first, second]}))
+            if last.role == "tool":
+                return "Two subagents are on it."
+            return "Both are done."
+        if opening.startswith("Say that"):
+            return "The first part is done."
+        if len(request.messages) == 1:
+            return fake_turn("", ("terminal", {"command": "until [ -f go ]; do sleep 0.05; done"}))
+        return "The second part is done."
+
+    client = RecordingClient(permission="once")
+    config = {"delegation": {"max_concurrent": 1}}
+    async with serving(
+        acp_env, FakeModelProvider(responder=respond), config=config, client=client
+    ) as served:
+        session_id = await served.start(acp_env.cwd)
+        prompt = asyncio.ensure_future(served.say(session_id, f"{ROOT} split the work"))
+
+        def second_started() -> bool:
+            return any(
+                u.session_update == "tool_call" and u.tool_call_id == "subagent-d1.2"
+                for u in client.updates
+            )
+
+        try:
+            while not second_started() and not prompt.done():
+                client.updated.clear()
+                await asyncio.wait_for(client.updated.wait(), timeout=20)
+        finally:
+            gate.write_text("", encoding="utf-8")
+        answer = await asyncio.wait_for(prompt, timeout=30)
+    assert answer.stop_reason == "end_turn"
+    shown = [
+        (u.tool_call_id, u.session_update, u.status)
+        for u in client.updates
+        if getattr(u, "tool_call_id", "").startswith("subagent-")
+    ]
+    assert shown[:3] == [
+        ("subagent-d1.1", "tool_call", "in_progress"),
+        ("subagent-d1.1", "tool_call_update", "completed"),
+        ("subagent-d1.2", "tool_call", "in_progress"),
+    ]
+    assert shown[-1] == ("subagent-d1.2", "tool_call_update", "completed")
+    assert client.text().endswith("Both are done.")

@@ -108,3 +108,118 @@ async def test_a_loaded_session_shows_its_tool_calls_as_they_were_shown_live(
     assert "earlier text was not kept" in note["content"]["text"]
     assert note["content"]["text"].endswith("x = 1\ny = 2\nz = 3\n")
     assert result == replaced["content"][-1]
+
+
+def _bridged(name: str, arguments: dict[str, Any]) -> FakeToolCall:
+    """A call of ``name`` made through the bridge's ``tool_call``."""
+    return FakeToolCall("tool_call", {"name": name, "arguments": arguments})
+
+
+async def test_a_write_through_tool_call_is_loaded_as_a_direct_write_is(
+    hermes_cli: HermesCli,
+) -> None:
+    """``write_file`` deferred, so the model reaches it with ``tool_call``: the replay unwraps
+    the bridge as the live turn did. The write that created its file shows the diff shown
+    live (all of it new), not the note for a replaced file; the one that replaced a file
+    shows that note."""
+    work = hermes_cli.work
+    (work / "app.py").write_text("x = 1\n", encoding="utf-8")
+    calls = [
+        _bridged("write_file", {"path": "notes.md", "content": "# Notes\n"}),
+        _bridged("write_file", {"path": "app.py", "content": "x = 2\n"}),
+    ]
+    turns = [FakeTurn(text="Writing.", tool_calls=calls), FakeTurn(text="Written.")]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {
+            "plugins": {"enabled": BUNDLED},
+            "model": model,
+            "tools": {"tool_search": {"defer": ["write_file"]}},
+        }
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        live = RecordingClient(permission="once")
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with _hermes_acp(hermes_cli, live, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION, client_capabilities=live.capabilities()
+                )
+                session_id = (await conn.new_session(cwd=str(work))).session_id
+                answer = await conn.prompt(session_id=session_id, prompt=[acp.text_block("write")])
+            loaded = RecordingClient()
+            async with _hermes_acp(hermes_cli, loaded, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=loaded.capabilities(),
+                )
+                await conn.load_session(cwd=str(work), session_id=session_id)
+    assert answer.stop_reason == "end_turn"
+    assert (work / "notes.md").read_text(encoding="utf-8") == "# Notes\n"
+    shown, replayed = _calls(live.updates), _calls(loaded.updates)
+    assert [call["status"] for call in shown] == ["completed"] * 2, shown
+    created, replaced = shown
+    assert created["title"] == "write_file notes.md"
+    assert created["kind"] == "edit"
+    assert [item["type"] for item in created["content"]] == ["diff", "content"]
+    assert created["content"][0].get("old_text") is None  # a new file
+    assert replaced["content"][0]["old_text"] == "x = 1\n"
+    assert len(replayed) == 2
+    assert replayed[0] == created
+    note, result = replayed[1]["content"]
+    assert "earlier text was not kept" in note["content"]["text"]
+    assert result == replaced["content"][-1]
+
+
+def _texts(content: list[Any]) -> list[str]:
+    return [item.content.text for item in content if item.type == "content"]
+
+
+async def test_a_command_in_the_editors_terminal_is_not_shown_again_beside_it(
+    hermes_cli: HermesCli,
+) -> None:
+    """The editor offers its terminal: the command runs in it, embedded in the call, and the
+    editor shows that terminal with its command and output, so the call's content holds no
+    ``$ cmd`` line beside it (before the terminal exists it does, as without one). Loaded
+    later, with no terminal to show, the call shows its ``$ cmd`` line again."""
+    command = "echo from-the-editor"
+    turns = [
+        FakeTurn(text="Running.", tool_calls=[FakeToolCall("terminal", {"command": command})]),
+        FakeTurn(text="Ran."),
+    ]
+    with FakeModelServer(turns) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = {"plugins": {"enabled": BUNDLED}, "model": model}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        live = RecordingClient(permission="once", terminal=True)
+        with (hermes_cli.root / "stderr.log").open("wb") as stderr:
+            async with _hermes_acp(hermes_cli, live, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION, client_capabilities=live.capabilities()
+                )
+                session_id = (await conn.new_session(cwd=str(hermes_cli.work))).session_id
+                answer = await conn.prompt(session_id=session_id, prompt=[acp.text_block("run")])
+            loaded = RecordingClient()
+            async with _hermes_acp(hermes_cli, loaded, stderr) as (conn, _process):
+                await conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=loaded.capabilities(),
+                )
+                await conn.load_session(cwd=str(hermes_cli.work), session_id=session_id)
+    assert answer.stop_reason == "end_turn"
+    assert live.requests[0][0] == "terminal/create"
+    contents = [
+        update.content
+        for update in live.updates
+        if update.session_update in ("tool_call", "tool_call_update") and update.content
+    ]
+    assert f"$ {command}" in _texts(contents[0])  # the pending call: no terminal yet
+    with_terminal = [c for c in contents if any(item.type == "terminal" for item in c)]
+    assert with_terminal
+    for content in with_terminal:
+        assert f"$ {command}" not in _texts(content), content
+    [call] = _calls(live.updates)
+    assert call["status"] == "completed"
+    assert [item["type"] for item in call["content"]] == ["terminal", "content"]
+    assert "from-the-editor" in call["content"][1]["content"]["text"]
+    [again] = _calls(loaded.updates)
+    assert again["content"][0]["content"]["text"] == f"$ {command}"
+    assert again["content"][1] == call["content"][1]

@@ -7,6 +7,7 @@ the turn and leaving the chat usable, an approval asked on the terminal, end of 
 
 from __future__ import annotations
 
+import io
 import signal
 import subprocess
 from pathlib import Path
@@ -239,3 +240,75 @@ def test_piped_messages_get_their_answers_on_stdout_and_no_prompt(home: AgentHom
     done = home.cli.run("chat", input="first\nsecond\n")
     assert "you>" not in done.stdout
     assert done.stdout.split() == ["One.", "heard:", "second"], done.stdout
+
+
+COUNTING = {
+    "goal": "Count the words in notes.txt and report the count",
+    "context": "The file notes.txt sits in the working directory and holds three words",
+}
+LISTING = {
+    "goal": "List the files of the working directory and report them",
+    "context": "The working directory holds notes.txt and nothing else, as far as we know",
+}
+
+
+def test_a_background_delegations_start_is_shown_when_it_starts_not_with_its_results(
+    home: AgentHome,
+) -> None:
+    """The started line comes before the model's next answer; the results come later (the
+    subagent's answer streams slowly), with its finished line."""
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words. " + "word " * 40},
+        {"for": "please delegate", "echo": True},
+        chunk=20,
+        delay=0.1,
+    )
+    child = spawn(home, "chat")
+    seen = io.StringIO()
+    child.logfile_read = seen
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it.")
+    before_answer = seen.getvalue()
+    child.expect_exact("a delegation's results arrived")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert "=> d1.1 started: Count the words in notes.txt" in before_answer, before_answer
+    assert "<= d1.1" not in before_answer
+    assert seen.getvalue().count("=> d1.1 started") == 1, seen.getvalue()
+    assert "<= d1.1 completed" in seen.getvalue()
+
+
+def test_a_queued_subagent_is_shown_starting_while_the_chat_is_idle(home: AgentHome) -> None:
+    """``delegation.max_concurrent: 1``: the second subagent starts after the first has ended,
+    while the chat waits for a line; its started line is shown then, before the results."""
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", {"tasks": [COUNTING, LISTING]}))},
+        {"for": "please delegate", "text": "Started them."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "List the files", "text": "Only notes.txt. " + "word " * 40},
+        {"for": "please delegate", "echo": True},
+        chunk=20,
+        delay=0.1,
+        delegation={"max_concurrent": 1},
+    )
+    child = spawn(home, "chat")
+    seen = io.StringIO()
+    child.logfile_read = seen
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate both")
+    child.expect_exact("Started them.")
+    child.expect_exact("=> d1.2 started: List the files")
+    idle = seen.getvalue()
+    child.expect_exact("a delegation's results arrived")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert "results arrived" not in idle
+    assert "<= d1.1 completed" in idle
+    assert seen.getvalue().count("=> d1.2 started") == 1, seen.getvalue()
