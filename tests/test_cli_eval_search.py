@@ -110,3 +110,39 @@ def test_a_queries_file_without_queries_is_an_error(
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"hermes: error: {queries}: no queries" in result.stderr
+
+
+def test_eval_search_runs_none_of_the_users_hooks_and_writes_no_activity_log(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # A measurement, not the user's calls: a post_tool_call hook that logs or notifies would
+    # fire once a query (and its time would count in p50_ms), a hook that blocks would score
+    # every query as refused, and the activity log would fill with the eval's queries.
+    marker = tmp_path / "hooks-ran.txt"
+    hook = hermes_cli.home / "hooks" / "blocker"
+    hook.mkdir(parents=True)
+    (hook / "HOOK.yaml").write_text("event: pre_tool_call\n", encoding="utf-8")
+    (hook / "handler.py").write_text(
+        "def handle(event):\n    return {'action': 'block', 'message': 'blocked'}\n",
+        encoding="utf-8",
+    )
+    hermes_cli.config.write_text(
+        "hooks:\n"
+        "  enabled: [blocker]\n"
+        "  pre_tool_call:\n"
+        f"    - command: 'cat >/dev/null; echo pre >> {marker}'\n"
+        "  post_tool_call:\n"
+        f"    - command: 'cat >/dev/null; echo post >> {marker}'\n",
+        encoding="utf-8",
+    )
+    catalog, queries = _eval_files(tmp_path)
+
+    result = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), "--json"
+    )
+
+    report = json.loads(result.stdout)
+    assert report["refused"] == 1  # only the query over 2,000 characters, not a blocked one
+    assert report["hit@1"] == pytest.approx(66.67)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert not (hermes_cli.log_dir / "activity.jsonl").exists()
