@@ -146,3 +146,33 @@ def test_eval_search_runs_none_of_the_users_hooks_and_writes_no_activity_log(
     assert report["hit@1"] == pytest.approx(66.67)
     assert not marker.exists(), marker.read_text(encoding="utf-8")
     assert not (hermes_cli.log_dir / "activity.jsonl").exists()
+
+
+def test_a_set_whose_files_are_missing_is_an_error_naming_the_set_before_any_set_runs(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # The README's `--sets benchmarks/data/sets.json` in a clone without ../shared/data: the
+    # error must say which set of which file wants what, not only a path, and come before the
+    # sets that can run have been measured for nothing.
+    catalog, queries = _eval_files(tmp_path)
+    sets = tmp_path / "sets.json"
+    sets.write_text(
+        json.dumps(
+            [
+                {"name": "clock", "catalog": catalog.name, "queries": queries.name},
+                {"name": "saas", "catalog": "../shared/catalog.json", "queries": queries.name},
+            ]
+        ),
+        encoding="utf-8",
+    )
+
+    result = hermes_cli.run("eval", "search", "--sets", str(sets), ok=False)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "clock:" not in result.stderr  # its run's warning: it was not measured
+    missing = (tmp_path / "../shared/catalog.json").resolve()
+    assert (
+        f"hermes: error: {sets}: entry 1 (set 'saas'): field 'catalog': "
+        f"../shared/catalog.json is not there ({missing}: no such file)"
+    ) in result.stderr
