@@ -176,3 +176,17 @@ def test_a_set_whose_files_are_missing_is_an_error_naming_the_set_before_any_set
         f"hermes: error: {sets}: entry 1 (set 'saas'): field 'catalog': "
         f"../shared/catalog.json is not there ({missing}: no such file)"
     ) in result.stderr
+
+
+def test_a_warning_of_one_set_names_its_queries_file_when_given_in_the_working_directory(
+    hermes_cli: InProcessCli,
+) -> None:
+    # --catalog/--queries have no set name; the folder's name was used, empty for a file in
+    # the working directory: "hermes: warning: : tool_search refused ...".
+    _eval_files(hermes_cli.work)
+
+    result = hermes_cli.run(
+        "eval", "search", "--catalog", "catalog.json", "--queries", "queries.jsonl", "--json"
+    )
+
+    assert "hermes: warning: queries.jsonl: tool_search refused 1 queries" in result.stderr
