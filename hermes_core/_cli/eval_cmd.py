@@ -97,7 +97,8 @@ def search_command(
     elif catalog_path is None or queries_path is None:
         raise click.UsageError("give --catalog and --queries, or --sets")
     else:
-        sets = [EvalSet(queries_path.parent.name, catalog_path, queries_path)]
+        # No set name: its warnings and progress line name the queries file as given.
+        sets = [EvalSet(str(queries_path), catalog_path, queries_path)]
     env = environment()
     config = _eval_config(load_config_in_effect(env), admission)
     show_progress = not as_json and sys.stderr.isatty()
