@@ -4,6 +4,8 @@ and a terminal confined to one project, and not the whole disk."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,14 @@ def test_dash_c_of_a_directory_that_is_not_there_is_a_usage_error(
     assert done.returncode == 2
     assert done.stdout == ""
     assert "Directory 'nosuch' does not exist" in done.stderr
+
+
+def test_dash_c_into_a_project_gates_its_plugins_as_cd_would(
+    hermes_cli: InProcessCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    project = hermes_cli.work / "cloned"
+    hermes_dir_plugin(project / ".hermes" / "plugins", "planted", "")
+
+    rows = json.loads(hermes_cli.run("-C", "cloned", "plugins", "list", "--json").stdout)
+
+    assert {row["name"]: row["status"] for row in rows}["planted"] == "gated"
