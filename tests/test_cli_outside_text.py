@@ -71,3 +71,16 @@ def test_a_project_plugins_manifest_is_shown_escaped_by_plugins_info(
     _no_control_characters(out)
     assert f"description:     {SHOWN}\n" in out
     assert "author:          Ann\\x1b[2J\n" in out
+
+
+def test_a_server_name_of_a_projects_mcp_json_is_shown_escaped_by_import_agent(
+    cli: InProcessCli,
+) -> None:
+    # A cloned repository's .mcp.json: the name is refused (not a server name), and said so.
+    servers = {"notes" + HOSTILE: {"command": "notes"}}
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+    done = cli.run("import-agent", "claude-code", "--project", "--dry-run")
+
+    _no_control_characters(done.stdout + done.stderr)
+    assert f"skipped: notes{SHOWN} from project scope" in done.stdout
