@@ -1,5 +1,5 @@
 """``hermes -C DIR``: run as if started in DIR. An MCP client that cannot choose the working
-directory of the servers it starts (Claude Desktop starts them in ``/``) still gets file tools
+directory of the servers it starts (Claude Desktop may start them in ``/``) still gets file tools
 and a terminal confined to one project, and not the whole disk."""
 
 from __future__ import annotations
