@@ -30,6 +30,12 @@ def printable(text: str) -> str:
     )
 
 
+def printable_lines(text: str) -> str:
+    """``text`` with its line breaks kept and every other non-printable character escaped (see
+    :func:`printable`): a multi-line description stays readable, and still obeys no terminal."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:
     """``text`` when it has at most ``limit`` characters, else its start, ``…`` and its
     length: ``vvvvvv… (524288 characters)``."""

@@ -110,3 +110,83 @@ def test_a_queries_file_without_queries_is_an_error(
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"hermes: error: {queries}: no queries" in result.stderr
+
+
+def test_eval_search_runs_none_of_the_users_hooks_and_writes_no_activity_log(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # A measurement, not the user's calls: a post_tool_call hook that logs or notifies would
+    # fire once a query (and its time would count in p50_ms), a hook that blocks would score
+    # every query as refused, and the activity log would fill with the eval's queries.
+    marker = tmp_path / "hooks-ran.txt"
+    hook = hermes_cli.home / "hooks" / "blocker"
+    hook.mkdir(parents=True)
+    (hook / "HOOK.yaml").write_text("event: pre_tool_call\n", encoding="utf-8")
+    (hook / "handler.py").write_text(
+        "def handle(event):\n    return {'action': 'block', 'message': 'blocked'}\n",
+        encoding="utf-8",
+    )
+    hermes_cli.config.write_text(
+        "hooks:\n"
+        "  enabled: [blocker]\n"
+        "  pre_tool_call:\n"
+        f"    - command: 'cat >/dev/null; echo pre >> {marker}'\n"
+        "  post_tool_call:\n"
+        f"    - command: 'cat >/dev/null; echo post >> {marker}'\n",
+        encoding="utf-8",
+    )
+    catalog, queries = _eval_files(tmp_path)
+
+    result = hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), "--json"
+    )
+
+    report = json.loads(result.stdout)
+    assert report["refused"] == 1  # only the query over 2,000 characters, not a blocked one
+    assert report["hit@1"] == pytest.approx(66.67)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert not (hermes_cli.log_dir / "activity.jsonl").exists()
+
+
+def test_a_set_whose_files_are_missing_is_an_error_naming_the_set_before_any_set_runs(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # The README's `--sets benchmarks/data/sets.json` in a clone without ../shared/data: the
+    # error must say which set of which file wants what, not only a path, and come before the
+    # sets that can run have been measured for nothing.
+    catalog, queries = _eval_files(tmp_path)
+    sets = tmp_path / "sets.json"
+    sets.write_text(
+        json.dumps(
+            [
+                {"name": "clock", "catalog": catalog.name, "queries": queries.name},
+                {"name": "saas", "catalog": "../shared/catalog.json", "queries": queries.name},
+            ]
+        ),
+        encoding="utf-8",
+    )
+
+    result = hermes_cli.run("eval", "search", "--sets", str(sets), ok=False)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "clock:" not in result.stderr  # its run's warning: it was not measured
+    missing = (tmp_path / "../shared/catalog.json").resolve()
+    assert (
+        f"hermes: error: {sets}: entry 1 (set 'saas'): field 'catalog': "
+        f"../shared/catalog.json is not there ({missing}: no such file)"
+    ) in result.stderr
+
+
+def test_a_warning_of_one_set_names_its_queries_file_when_given_in_the_working_directory(
+    hermes_cli: InProcessCli,
+) -> None:
+    # --catalog/--queries have no set name; the folder's name was used, empty for a file in
+    # the working directory: "hermes: warning: : tool_search refused ...".
+    _eval_files(hermes_cli.work)
+
+    result = hermes_cli.run(
+        "eval", "search", "--catalog", "catalog.json", "--queries", "queries.jsonl", "--json"
+    )
+
+    assert "hermes: warning: queries.jsonl: tool_search refused 1 queries" in result.stderr

@@ -135,3 +135,17 @@ def test_adding_to_a_config_file_in_a_gated_project_says_it_will_not_load_until_
     done = cli.run("--config", str(cli.config), "mcp", "add", "box3", "--", *box)
     assert "HERMES_ENABLE_PROJECT_PLUGINS" not in done.stdout + done.stderr
     assert set(_servers(cli.config)) == {"box", "box2", "box3"}
+
+
+def test_a_config_named_after_dash_c_is_read_from_that_directory(cli: InProcessCli) -> None:
+    # `hermes -C DIR --config FILE serve` reads DIR/FILE: this home's own config.yaml, named
+    # relative to it, is this hermes, refused; the same name in another directory is not.
+    done = cli.run(
+        "mcp", "add", "me", "--", "hermes", "-C", str(cli.home), "--config", "config.yaml",
+        "serve", ok=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    cli.run("mcp", "add", "other", "--", "hermes", "--directory=/srv", "--config", "config.yaml",
+            "serve")  # fmt: skip
+    assert set(_servers(cli.config)) == {"other"}

@@ -435,3 +435,27 @@ def test_an_unknown_name_points_at_the_installed_plugin_that_is_not_enabled(
         f"({source}, "
     ) in done.stderr
     assert "is not enabled: enable it with: hermes plugins enable vault-memory" in done.stderr
+
+
+def test_the_unloaded_plugins_pointed_at_are_those_whose_manifest_may_provide_the_hook(
+    hermes_cli: InProcessCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    # A plugin whose manifest lists its hooks, without the one that registers the kind, cannot
+    # register it: pointing at it ("may register it") sent the user to enable the wrong plugin.
+    plugins = hermes_cli.home / "plugins"
+    hermes_dir_plugin(
+        plugins,
+        "vault-memory",
+        VAULT_MEMORY,
+        manifest={"provides_hooks": ["hermes_memory_providers"]},
+    )
+    hermes_dir_plugin(plugins, "shouty", "", manifest={"provides_hooks": ["hermes_tools"]})
+    hermes_dir_plugin(plugins, "unsaid", "")  # no provides_hooks: it may
+    hermes_cli.config.write_text("memory:\n  provider: vault\n", encoding="utf-8")
+
+    done = hermes_cli.run("config", "validate", ok=False)
+
+    assert done.returncode == 2
+    assert "plugin 'vault-memory' (user, " in done.stderr
+    assert "plugin 'unsaid' (user, " in done.stderr
+    assert "shouty" not in done.stderr

@@ -147,9 +147,24 @@ def _plugin_help(ctx: click.Context) -> dict[str, str]:
     return {name: short_help(command) for name, command in _plugin_commands(ctx).items()}
 
 
+def _change_directory(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        os.chdir(value)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="hermes")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug detail.")
+@click.option(
+    "-C",
+    "--directory",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    is_eager=True,  # the project (its plugins, for --help too) is the directory's
+    expose_value=False,
+    callback=_change_directory,
+    help="Run as if started in this directory: the working directory of the tools and the "
+    "project. Relative paths (--config's too) are read from there.",
+)
 @click.option(
     "--config",
     "config_file",

@@ -113,7 +113,13 @@ def list_command(as_json: bool) -> None:
 
 @cron.command("runs")
 @click.argument("job", required=False)
-@click.option("--limit", default=20, show_default=True, help="How many runs to show.")
+@click.option(
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many runs to show.",
+)
 def runs_command(job: str | None, limit: int) -> None:
     """The latest runs (of JOB) with their outcome, newest first."""
     from hermes_core._cli.output import columns

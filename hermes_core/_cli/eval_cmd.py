@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,13 +97,19 @@ def search_command(
     elif catalog_path is None or queries_path is None:
         raise click.UsageError("give --catalog and --queries, or --sets")
     else:
-        sets = [EvalSet(queries_path.parent.name, catalog_path, queries_path)]
+        # No set name: its warnings and progress line name the queries file as given.
+        sets = [EvalSet(str(queries_path), catalog_path, queries_path)]
     env = environment()
     config = _eval_config(load_config_in_effect(env), admission)
     show_progress = not as_json and sys.stderr.isatty()
-    results = {
-        item.name: _evaluate_set(env, config, item, k, show_progress=show_progress) for item in sets
-    }
+    with tempfile.TemporaryDirectory(prefix="hermes-eval-logs-") as logs:
+        # Its queries are a measurement, not calls of the user's: the activity log they would
+        # fill (a thousand lines a --sets run) is a temporary one, gone with the run.
+        eval_env = replace(env, variables={**env.variables, "HERMES_LOG_DIR": logs})
+        results = {
+            item.name: _evaluate_set(eval_env, config, item, k, show_progress=show_progress)
+            for item in sets
+        }
     if sets_path is None:
         (metrics,) = results.values()
         if as_json:
@@ -197,10 +204,13 @@ def _eval_config(config: Config, admission: str | None) -> Config:
     """The user's configuration (its search backend, plugins and search settings) without its
     own tools: no catalog toolsets (the eval catalog is the only one), no MCP servers (none is
     started, and no tool of theirs ranks among the catalog's or collides with a name of it) and
-    connectors off; with the admission override, validated again."""
+    connectors off; without its shell hooks and hook directories (a hook would run once a
+    query, its time counted as the search's, and one that blocks would score every query as
+    refused); with the admission override, validated again."""
     data = config.model_dump()
     data["tools"]["catalogs"] = []
     data["mcp_servers"] = {}
+    data["hooks"] = {}
     data["tools"]["connectors"]["enabled"] = False
     if admission is not None:
         data["tools"]["tool_search"]["admission"] = admission

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment
+from hermes_core._shown import printable_lines
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -263,9 +264,9 @@ def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) ->
         line += planned.skill.source.describe()
         if planned.action == "keep":
             line += f"; it differs from {planned.target} (use --force)"
-        click.echo(line)
+        click.echo(printable_lines(line))
     for item in plan.skipped:
-        click.echo(f"skipped: skill {item.name} from {item.where}: {item.reason}")
+        click.echo(printable_lines(f"skipped: skill {item.name} from {item.where}: {item.reason}"))
     copied = plan.to_copy()
     if dry_run and copied:
         click.echo(f"Dry run: nothing was copied to {env.skills_dir}.")
@@ -288,14 +289,15 @@ def _report_servers(
         click.echo(f"No MCP servers found in {agent}; looked in {looked}.")
         return
     prefix = "would be " if dry_run else ""
+    # Names and reasons come from the agent's files, a cloned project's .mcp.json among them.
     for planned in plan.servers:
         verb = _VERBS[planned.action]
         line = f"{prefix}{verb}: {planned.server.name} from {planned.server.source.describe()}"
         if planned.action == "keep":
             line += "; it differs from mcp_servers." + planned.server.name + " (use --force)"
-        click.echo(line)
+        click.echo(printable_lines(line))
     for item in plan.skipped:
-        click.echo(f"skipped: {item.name} from {item.where}: {item.reason}")
+        click.echo(printable_lines(f"skipped: {item.name} from {item.where}: {item.reason}"))
     references = {
         f"{server}.{where}": name
         for server, moved in plan.moved.items()

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from hermes_core._shown import printable
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -120,7 +122,7 @@ def print_probe(report: ProbeReport, as_json: bool, log_path: Path | None) -> No
     for tool in report.tools:
         summary = tool.description.splitlines()[0] if tool.description else ""
         marker = "" if tool.kept else " [filtered]"
-        click.echo(f"  {tool.name}{marker}  {summary}".rstrip())
+        click.echo(f"  {printable(tool.name)}{marker}  {printable(summary)}".rstrip())
     if log_path is not None:
         click.echo(f"Its standard error is logged in {log_path}.")
     for pattern in report.unmatched_patterns:

@@ -21,6 +21,7 @@ from hermes_core._cli.enabling import edit_lists, unmatched_names
 from hermes_core._cli.output import columns, did_you_mean, verbose
 from hermes_core._errors import HermesError
 from hermes_core._paths import Environment
+from hermes_core._shown import printable_lines
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -128,7 +129,8 @@ def info_command(name: str) -> None:
         # Only the copy that loaded registered anything.
         names = registered.get(record.name, []) if record.loadable else []
         for label, value in _info_lines(record, names):
-            click.echo(f"{label + ':':<17}{value}")
+            # A manifest is read before the gate: a cloned project's plugin.yaml writes these.
+            click.echo(f"{label + ':':<17}{printable_lines(value)}")
         if record.traceback and verbose():
             click.echo(record.traceback, err=True)
 

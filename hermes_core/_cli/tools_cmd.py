@@ -27,6 +27,7 @@ from hermes_core._cli.tool_results import (
     print_search,
     result_payload,
 )
+from hermes_core._shown import printable, printable_lines
 
 if TYPE_CHECKING:
     from hermes_core._approvals.prompt import Answer, ApprovalRequest, PromptTransport
@@ -200,9 +201,11 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
     else:
         for name, described in payload.get("tools", {}).items():
             where = " (in the model's tool list)" if described.get("visible") else ""
-            click.echo(f"{name}{where}\n  {described.get('description', '')}")
+            # A server's text: shown, never obeyed (an escape sequence, a bidi override).
+            description = printable_lines(str(described.get("description", "")))
+            click.echo(f"{printable(name)}{where}\n  {description}")
             schema = json.dumps(described.get("parameters", {}), indent=2, ensure_ascii=False)
-            click.echo("  parameters: " + schema.replace("\n", "\n  "))
+            click.echo("  parameters: " + printable_lines(schema).replace("\n", "\n  "))
         for name in payload.get("not_found", []):
             click.echo(f"{name}: not found.{hints.get(name, '')}", err=True)
         for name, message in payload.get("errors", {}).items():

@@ -8,10 +8,11 @@ Added to the configuration it serves, such an entry makes every hermes command s
 An entry is this hermes when its command is ``hermes`` (``hermes.exe``: Claude Desktop's file
 may come from Windows) or a Python running ``-m hermes_core``, its arguments hold ``serve``,
 and the configuration file it names is this one: ``--config FILE`` before ``serve`` (relative
-to the entry's ``cwd``), else ``HERMES_CONFIG`` of its ``env``, else ``HERMES_HOME`` of its
-``env`` (its ``config.yaml``). One that names none is taken for this hermes: it is the line
-docs/mcp.md gives MCP clients, and which home its child would read depends on ``HOME`` alone,
-which nobody adding it has in mind. A name hermes cannot know when adding (a ``${VAR}``) is
+to the entry's ``cwd``, or to the directory of a ``-C DIR`` before ``serve``), else
+``HERMES_CONFIG`` of its ``env``, else ``HERMES_HOME`` of its ``env`` (its ``config.yaml``).
+One that names none is taken for this hermes: it is the line docs/mcp.md gives MCP clients,
+and which home its child would read depends on ``HOME`` alone, which nobody adding it has in
+mind. A name hermes cannot know when adding (a ``${VAR}``) is
 taken for another hermes's.
 
 Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the child's
@@ -63,7 +64,11 @@ def serves_this_hermes(entry: Mapping[str, Any], env: Environment, config_path: 
         named = _named_config(words, names)
         if named is None:
             return True
-        if "${" not in str(named) and _real(base / Path(named).expanduser()) == _real(config_path):
+        directory = _option(words[: words.index("serve")], "-C", "--directory")
+        if "${" in str(named) or (directory is not None and "${" in directory):
+            continue
+        where = base / Path(directory).expanduser() if directory is not None else base
+        if _real(where / Path(named).expanduser()) == _real(config_path):
             return True
     return False
 
@@ -141,13 +146,24 @@ def _script_commands(script: str) -> Iterator[list[str]]:
             words.append(token)
 
 
+def _option(args: list[str], *names: str) -> str | None:
+    """The value of the option called ``names`` last given in ``args`` (click's last one
+    wins): ``--name VALUE`` or ``--name=VALUE``, ``-N VALUE`` or ``-NVALUE``; else ``None``."""
+    value = None
+    for i, word in enumerate(args):
+        for name in names:
+            joined = f"{name}=" if name.startswith("--") else name
+            if word == name and i + 1 < len(args):
+                value = args[i + 1]
+            elif word.startswith(joined) and len(word) > len(joined):
+                value = word.removeprefix(joined)
+    return value
+
+
 def _named_config(args: list[str], variables: Mapping[str, Any]) -> PurePath | None:
-    before_serve = args[: args.index("serve")]
-    for i, word in enumerate(before_serve):
-        if word == "--config" and i + 1 < len(before_serve):
-            return PurePath(before_serve[i + 1])
-        if word.startswith("--config="):
-            return PurePath(word.removeprefix("--config="))
+    named = _option(args[: args.index("serve")], "--config")
+    if named is not None:
+        return PurePath(named)
     if variables.get("HERMES_CONFIG"):
         return PurePath(str(variables["HERMES_CONFIG"]))
     if variables.get("HERMES_HOME"):

@@ -153,21 +153,25 @@ class Registrations:
         if record is None:
             hint = did_you_mean(name, table)
             raise RegistrationError(
-                f"{unknown}; valid names: {valid}" + (hint and f".{hint}") + self._unloaded()
+                f"{unknown}; valid names: {valid}"
+                + (hint and f".{hint}")
+                + self._unloaded(_HOOKS[kind][0])
             )
         raise UnloadedPluginError(
             f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
         )
 
-    def _unloaded(self) -> str:
+    def _unloaded(self, hook: str) -> str:
         """`` Plugins that did not load may register it: ...``: each plugin found that did not
         load (not enabled, gated, disabled, broken), why and how to load it; an unknown name
         is most often one of theirs (installed, never enabled), which nothing else could say
-        since no code of theirs ran."""
+        since no code of theirs ran. A plugin whose manifest lists its hooks without ``hook``
+        is left out: it says it registers no such thing."""
         unloaded = [
             record
             for record in self.records
-            if record.status == "gated" or (record.winner and not record.loadable)
+            if (record.status == "gated" or (record.winner and not record.loadable))
+            and _may_provide(record, hook)
         ]
         if not unloaded:
             return ""
@@ -175,6 +179,12 @@ class Registrations:
         more = len(unloaded) - 3
         listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
         return f". Plugins that did not load may register it: {listed}"
+
+
+def _may_provide(record: PluginRecord, hook: str) -> bool:
+    """Whether ``record``'s manifest leaves room for ``hook``: it lists no hooks, or this one."""
+    manifest = record.candidate.manifest
+    return manifest is None or not manifest.provides_hooks or hook in manifest.provides_hooks
 
 
 def _clashing(plugins: list[str]) -> str:

@@ -125,7 +125,8 @@ class EvalSet:
 
 def load_sets(path: Path) -> list[EvalSet]:
     """Read a JSON array of ``{name, catalog, queries, description?}`` whose paths are relative
-    to ``path``'s directory; a bad entry is an error naming the file, the entry and the field."""
+    to ``path``'s directory; a bad entry is an error naming the file, the entry and the field,
+    and so is a catalog or queries file that is not there (before any set is measured)."""
     data = _read_json(path)
     if not isinstance(data, list):
         raise EvaluationDataError(f"{path}: expected a JSON array of sets")
@@ -140,6 +141,14 @@ def load_sets(path: Path) -> list[EvalSet]:
         description = item.get("description", "")
         if not isinstance(description, str):
             raise EvaluationDataError(f"{where}: field 'description' must be a string")
+        for key in ("catalog", "queries"):
+            target = path.parent / item[key]
+            if not target.is_file():
+                state = "not a file" if target.exists() else "no such file"
+                raise EvaluationDataError(
+                    f"{where} (set {item['name']!r}): field {key!r}: {item[key]} is not there "
+                    f"({target.resolve()}: {state})"
+                )
         base = path.parent
         sets.append(
             EvalSet(item["name"], base / item["catalog"], base / item["queries"], description)

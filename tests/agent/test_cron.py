@@ -486,6 +486,15 @@ def test_cron_run_runs_a_job_now_and_delivers_to_stdout_and_the_log(cli: InProce
     assert "ok" in listed.splitlines()[1]
 
 
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_cron_runs_with_a_limit_below_one_is_a_usage_error(cli: InProcessCli, limit: str) -> None:
+    # --limit 0 printed "no runs yet" whatever the log held, and -1 every run (SQLite's LIMIT).
+    done = cli.run("cron", "runs", "--limit", limit, ok=False)
+
+    assert done.returncode == 2
+    assert "Invalid value for '--limit'" in done.stderr
+
+
 def test_cron_list_json_and_the_cronjob_tools_list_show_each_jobs_last_run(
     cli: InProcessCli,
 ) -> None:
