@@ -318,7 +318,8 @@ def test_a_cancelled_call_is_not_answered_and_others_are_meanwhile(flags: list[s
         time.sleep(2.5)  # past the sleep's 1.5 s: a call not cancelled would be answered by now
         stdin.close()
         rest = stdout.read()
-    assert (answered, rest) == ([1, 3, 4], "")
+    # Calls run side by side: 3 and 4 may be answered in either order (under load, 4 first).
+    assert (sorted(answered), rest) == ([1, 3, 4], "")
 
 
 @pytest.mark.anyio
