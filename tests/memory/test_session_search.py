@@ -472,3 +472,30 @@ def test_a_conversation_taken_up_again_started_with_its_first_header_and_runs_wi
         hit["session"]: (hit["started"], hit["model"]) for hit in result.structured["sessions"]
     }
     assert found == {"whole": (first[0], later[1]), "grown": (first[0], later[1])}
+
+
+def test_a_transcript_replaced_by_another_is_dated_by_the_new_one(tmp_path: Path) -> None:
+    """A file replaced (a new inode: restored from a backup, copied over) is read again whole,
+    its start and model with it: nothing of the file it replaced is kept."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir(mode=0o700)
+    path = sessions / "moved.jsonl"
+
+    def transcript(model: str, moment: float, text: str) -> str:
+        header = {"type": "session", "id": "moved", "model": model, "time": moment}
+        message = {"type": "message", "role": "user", "content": text, "time": moment}
+        return json.dumps(header) + "\n" + json.dumps(message) + "\n"
+
+    path.write_text(transcript("old-model", 1_000_000.0, "kiwi"), encoding="utf-8")
+    index = index_of(tmp_path)
+    try:
+        index.update()
+        replacement = sessions / "replacement"
+        replacement.write_text(transcript("new-model", 3_000_000.0, "kiwi again"), "utf-8")
+        replacement.replace(path)
+        index.update()
+        [hit] = index.search("kiwi", 5)
+    finally:
+        index.close()
+    assert (hit.started, hit.messages, hit.snippet) == (3_000_000.0, 1, "[kiwi] again")
+    assert hit.model == "new-model"
