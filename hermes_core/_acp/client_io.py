@@ -59,17 +59,20 @@ class AcpClientFiles:
 
 class AcpClientTerminal:
     """Runs the commands of one session in the client's terminals; ``show`` embeds each
-    terminal in the tool call the editor shows."""
+    terminal in the tool call the editor shows, ``showed`` is told the output it showed (the
+    call's result does not show it again)."""
 
     def __init__(
         self,
         client: Client,
         session_id: str,
         show: Callable[[TerminalToolCallContent], Awaitable[None]],
+        showed: Callable[[str], None],
     ) -> None:
         self._client = client
         self._session_id = session_id
         self._show = show
+        self._showed = showed
 
     async def run(
         self,
@@ -100,6 +103,7 @@ class AcpClientTerminal:
             await self._show(tool_terminal_ref(terminal_id))
             ending = await self._wait(terminal_id, timeout, session)
             output = await client.terminal_output(session_id=session_id, terminal_id=terminal_id)
+            self._showed(output.output)
         except ClientIOError:
             raise
         except Exception as exc:

@@ -244,7 +244,7 @@ class AcpServer:
             served.session,
             files=AcpClientFiles(served.client, served.id) if writes else None,
             terminal=(
-                AcpClientTerminal(served.client, served.id, served.show)
+                AcpClientTerminal(served.client, served.id, served.show, served.showed)
                 if offered.terminal
                 else None
             ),

@@ -93,6 +93,18 @@ def prompt_text(blocks: Sequence[Any]) -> str:
     return "\n\n".join(parts)
 
 
+def not_shown_again(result: str, outputs: Sequence[str]) -> str:
+    """A finished call's ``result`` less the output an embedded terminal showed, which it
+    starts with (a command's result is its output, then its exit code and any note on how it
+    ended, which the call keeps). A result that does not start with it (a tool that ran
+    commands in the terminal and says something else) is kept whole."""
+    for output in outputs:
+        shown = output.rstrip("\n")
+        if result.startswith(shown):
+            result = result[len(shown) :].lstrip("\n")
+    return result
+
+
 class AcpSession:
     """A hermes :class:`~hermes_core._session.Session` and its conversation, served to one
     ACP client. ``context_length`` is the model's (the ``size`` of ``usage_update``)."""
@@ -115,6 +127,7 @@ class AcpSession:
         self._numbers = itertools.count(1)
         self._shown: dict[str, list[ToolContent]] = {}
         self._commands: dict[str, frozenset[str]] = {}
+        self._outputs: dict[str, list[str]] = {}
         self._progress: contextlib.AsyncExitStack | None = None
 
     @property
@@ -247,6 +260,12 @@ class AcpSession:
             )
         )
 
+    def showed(self, output: str) -> None:
+        """Note ``output``, what a terminal embedded in the running tool call showed (the
+        editor keeps showing it after the terminal is released): the call's end does not show
+        it again below it."""
+        self._outputs.setdefault(self.state.call_id, []).append(output)
+
     def _acp_id(self, call_id: str) -> str:
         # A model's ids repeat across requests (call_1 every turn): ACP's must not.
         return f"{next(self._numbers)}-{call_id}"
@@ -310,7 +329,8 @@ class AcpSession:
 
         await self._end_progress()
         self._commands.pop(self.state.call_id, None)
-        content = [*self._shown.pop(self.state.call_id, []), *result_content(event.text)]
+        text = not_shown_again(event.text, self._outputs.pop(self.state.call_id, []))
+        content = [*self._shown.pop(self.state.call_id, []), *result_content(text)]
         await self._update(
             ToolCallProgress(
                 session_update="tool_call_update",

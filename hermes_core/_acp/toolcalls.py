@@ -1,8 +1,9 @@
 """A hermes tool call as an ACP client shows it: its ``kind``, title, ``locations`` and content.
 
-The kind is decided by the real tool (the calls a bridge ``tool_call`` carries, never
-``tool_call`` itself), from one table of hermes' own tools and, for any other tool, its name:
-an editor shows reads, edits, searches and commands each its own way. Paths are made absolute
+The kind, the title and the arguments shown (``rawInput``) are the real tool's (the calls a
+bridge ``tool_call`` carries, never ``tool_call`` itself); the kind comes from one table of
+hermes' own tools and, for any other tool, its name: an editor shows reads, edits, searches and
+commands each its own way. Paths are made absolute
 against the session's working directory, so the editor can open them. A file write or a patch
 is shown as a diff, a shell command whole (until the editor's own terminal, embedded in the
 call, shows it), as it runs and once it has ended; a session loaded from its transcript shows
@@ -224,8 +225,8 @@ def call_start(
     result: str | None = None,
 ) -> ToolCallStart:
     """The ``tool_call`` showing ``call`` (running ``tools``), live and told again alike:
-    title, kind, locations, arguments and what it does (:func:`started_content`), then
-    ``result`` when it has ended."""
+    title, kind, locations, the real tool's arguments (:func:`raw_input_of`) and what it does
+    (:func:`started_content`), then ``result`` when it has ended."""
     from acp.schema import ToolCallStart
 
     arguments = arguments_of(call.arguments)
@@ -241,8 +242,17 @@ def call_start(
         status=status,
         locations=locations_of(cwd, entries) or None,
         content=content or None,
-        raw_input=arguments,
+        raw_input=raw_input_of(entries),
     )
+
+
+def raw_input_of(entries: list[tuple[str, dict[str, Any]]]) -> Any:
+    """A call's ``rawInput``: the arguments its tool runs with (for a bridge ``tool_call``, the
+    arguments of the call it carries, as hooks and approvals see them, never the bridge's own
+    ``{name, arguments}``); for a batch of several, each one's name and arguments."""
+    if len(entries) == 1:
+        return entries[0][1]
+    return [{"name": name, "arguments": arguments} for name, arguments in entries]
 
 
 def result_content(text: str) -> list[ToolContent]:

@@ -155,6 +155,7 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
             {
                 "session": hit.session,
                 "started": hit.started,
+                "model": hit.model,
                 "messages": hit.messages,
                 "snippet": hit.snippet,
             }

@@ -2,7 +2,10 @@
 
 Transcripts (``$HERMES_HOME/sessions/<id>.jsonl``) only grow, a line a message, so the index
 remembers how many bytes of each file it has read and reads only what was appended since
-(:meth:`SessionIndex.update`); a file that shrank or was replaced is read again whole. Each
+(:meth:`SessionIndex.update`); a file that shrank or was replaced is read again whole. A
+conversation taken up again holds a header per process that took it up: a session started at
+its first header's time and runs with its latest header's model (the one resuming reads),
+however many updates read them. Each
 file's new rows and its new offset are written in one transaction: a process killed half-way
 leaves the index as it was, and the next update reads the same lines again. Two processes
 updating at once take turns (``BEGIN IMMEDIATE``, WAL, a busy timeout) and each re-reads the
@@ -49,15 +52,17 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
 
 @dataclass(frozen=True)
 class SessionHit:
-    """One past session that matches: its id, when it started, its messages, a snippet of its
-    best message around the hits (``[``/``]`` mark the matched words) and its score (lower is
-    better)."""
+    """One past session that matches: its id, when it started (its first header's time), its
+    messages, a snippet of its best message around the hits (``[``/``]`` mark the matched
+    words), its score (lower is better) and the model it last ran with (its latest header's,
+    the one resuming reads)."""
 
     session: str
     started: float | None
     messages: int
     snippet: str
     score: float
+    model: str | None = None
 
 
 STOPWORDS: Final = frozenset(
@@ -243,10 +248,14 @@ class SessionIndex:
             offset, count = 0, 0
             if row is not None and row[1] == status.st_ino and row[0] <= status.st_size:
                 offset, count = row[0], row[2]
-            elif row is not None:  # replaced or cut: read it again whole
+            elif row is not None:  # replaced or cut: read it again whole, headers too
                 connection.execute("DELETE FROM messages WHERE session = ?", (session,))
+                connection.execute("DELETE FROM files WHERE session = ?", (session,))
             stream.seek(offset)
             data = stream.read()
+        # One header per process that took the conversation up: it started with the first,
+        # and runs with the latest's model (what resuming reads, Transcript.header).
+        first: dict[str, Any] = {}
         header: dict[str, Any] = {}
         rows: list[tuple[str, str, str, float]] = []
         consumed = 0
@@ -256,6 +265,7 @@ class SessionIndex:
             if record is None:
                 continue
             if record.get("type") == "session":
+                first = first or record
                 header = record
             elif record.get("type") == "message":
                 text = record.get("content")
@@ -266,14 +276,14 @@ class SessionIndex:
         connection.executemany(
             "INSERT INTO messages (content, session, role, time) VALUES (?, ?, ?, ?)", rows
         )
-        started = _time(header) if header else None
+        started = _time(first) if first else None
         connection.execute(
             "INSERT INTO files (session, offset, inode, started, model, parent, messages) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET "
             "offset = excluded.offset, inode = excluded.inode, messages = excluded.messages, "
             "started = coalesce(files.started, excluded.started), "
-            "model = coalesce(files.model, excluded.model), "
-            "parent = coalesce(files.parent, excluded.parent)",
+            "model = coalesce(excluded.model, files.model), "
+            "parent = coalesce(excluded.parent, files.parent)",
             (
                 session,
                 offset + consumed,
@@ -307,10 +317,11 @@ class SessionIndex:
                 (match, best),
             ).fetchone()
             meta = connection.execute(
-                "SELECT started, messages FROM files WHERE session = ?", (session,)
+                "SELECT started, messages, model FROM files WHERE session = ?", (session,)
             ).fetchone()
-            started, count = meta if meta is not None else (None, 0)
-            hits.append(SessionHit(session, started, count, " ".join(snippet.split()), score))
+            started, count, model = meta if meta is not None else (None, 0, None)
+            shown = " ".join(snippet.split())
+            hits.append(SessionHit(session, started, count, shown, score, model))
         return hits
 
 

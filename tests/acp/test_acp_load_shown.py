@@ -178,8 +178,9 @@ async def test_a_command_in_the_editors_terminal_is_not_shown_again_beside_it(
 ) -> None:
     """The editor offers its terminal: the command runs in it, embedded in the call, and the
     editor shows that terminal with its command and output, so the call's content holds no
-    ``$ cmd`` line beside it (before the terminal exists it does, as without one). Loaded
-    later, with no terminal to show, the call shows its ``$ cmd`` line again."""
+    ``$ cmd`` line beside it (before the terminal exists it does, as without one) and, once
+    it has ended, not the output again: only the exit code. Loaded later, with no terminal to
+    show, the call shows its ``$ cmd`` line and the whole result again."""
     command = "echo from-the-editor"
     turns = [
         FakeTurn(text="Running.", tool_calls=[FakeToolCall("terminal", {"command": command})]),
@@ -219,7 +220,7 @@ async def test_a_command_in_the_editors_terminal_is_not_shown_again_beside_it(
     [call] = _calls(live.updates)
     assert call["status"] == "completed"
     assert [item["type"] for item in call["content"]] == ["terminal", "content"]
-    assert "from-the-editor" in call["content"][1]["content"]["text"]
+    assert call["content"][1]["content"]["text"] == "[exit code: 0]"
     [again] = _calls(loaded.updates)
     assert again["content"][0]["content"]["text"] == f"$ {command}"
-    assert again["content"][1] == call["content"][1]
+    assert again["content"][1]["content"]["text"] == "from-the-editor\n[exit code: 0]"

@@ -421,3 +421,81 @@ async def test_a_query_past_the_bridges_2000_characters_is_refused_before_any_se
     found = await host.dispatch("session_search", {"query": longest}, session)
     assert found.error_code is None, found.text_content
     assert [hit["session"] for hit in found.structured["sessions"]] == ["earlier"]
+
+
+def _taken_up(path: Path, *records: dict[str, Any]) -> None:
+    with path.open("a", encoding="utf-8") as transcript:
+        transcript.writelines(json.dumps(record) + "\n" for record in records)
+
+
+def test_a_conversation_taken_up_again_started_with_its_first_header_and_runs_with_its_last(
+    tmp_path: Path,
+) -> None:
+    """A transcript holds a header per process that took the conversation up (``--resume``,
+    ``session/load``). The search reports when it started (the first header's time) and the
+    model it last ran with (the latest header's, as resuming reads it), whether the index read
+    the headers in one update or one by one as the file grew."""
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    sessions = env.home / "sessions"
+    sessions.mkdir(parents=True, mode=0o700)
+
+    def header(name: str, model: str, moment: float) -> dict[str, Any]:
+        return {"type": "session", "id": name, "model": model, "parent": None, "time": moment}
+
+    def said(text: str, moment: float) -> dict[str, Any]:
+        return {"type": "message", "role": "user", "content": text, "time": moment}
+
+    first = (1_000_000.0, "old-model")
+    later = (2_000_000.0, "new-model")
+    _taken_up(sessions / "whole.jsonl", header("whole", first[1], first[0]), said("kiwi", 1))
+    _taken_up(sessions / "whole.jsonl", header("whole", later[1], later[0]), said("kiwi", 2))
+    _taken_up(sessions / "grown.jsonl", header("grown", first[1], first[0]), said("kiwi", 1))
+    index = index_of(env.home)
+    try:
+        index.update()
+        _taken_up(sessions / "grown.jsonl", header("grown", later[1], later[0]), said("kiwi", 2))
+        index.update()
+        hits = {hit.session: hit for hit in index.search("kiwi", 5)}
+    finally:
+        index.close()
+    assert {name: (hit.started, hit.model, hit.messages) for name, hit in hits.items()} == {
+        "whole": (first[0], later[1], 2),
+        "grown": (first[0], later[1], 2),
+    }
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+    result = anyio.run(tool.handler, Session(cwd=tmp_path), "kiwi")
+    found = {
+        hit["session"]: (hit["started"], hit["model"]) for hit in result.structured["sessions"]
+    }
+    assert found == {"whole": (first[0], later[1]), "grown": (first[0], later[1])}
+
+
+def test_a_transcript_replaced_by_another_is_dated_by_the_new_one(tmp_path: Path) -> None:
+    """A file replaced (a new inode: restored from a backup, copied over) is read again whole,
+    its start and model with it: nothing of the file it replaced is kept."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir(mode=0o700)
+    path = sessions / "moved.jsonl"
+
+    def transcript(model: str, moment: float, text: str) -> str:
+        header = {"type": "session", "id": "moved", "model": model, "time": moment}
+        message = {"type": "message", "role": "user", "content": text, "time": moment}
+        return json.dumps(header) + "\n" + json.dumps(message) + "\n"
+
+    path.write_text(transcript("old-model", 1_000_000.0, "kiwi"), encoding="utf-8")
+    index = index_of(tmp_path)
+    try:
+        index.update()
+        replacement = sessions / "replacement"
+        replacement.write_text(transcript("new-model", 3_000_000.0, "kiwi again"), "utf-8")
+        replacement.replace(path)
+        index.update()
+        [hit] = index.search("kiwi", 5)
+    finally:
+        index.close()
+    assert (hit.started, hit.messages, hit.snippet) == (3_000_000.0, 1, "[kiwi] again")
+    assert hit.model == "new-model"
