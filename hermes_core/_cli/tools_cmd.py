@@ -160,7 +160,7 @@ def search_command(
         reason = remote.get("reason")
         message = remote.get("message")
         # An `error` was printed as a warning already; the others are said only here.
-        what = f": {message}" if message and reason != "error" else ""
+        what = f": {printable(str(message))}" if message and reason != "error" else ""
         click.echo(
             f"connectors: {remote.get('status')} ({reason}){what}. "
             f"{payload.get('hint', '')}".rstrip(),
