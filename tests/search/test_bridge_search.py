@@ -256,7 +256,7 @@ def test_blank_queries_are_said_to_be_blank_and_an_empty_list_empty() -> None:
     empty = _search(search, [])
 
     assert blank["error"] == (
-        "every query sent is blank (2 queries): send at least one keyword query, "
+        "every query sent (2) is blank: send at least one keyword query, "
         'e.g. {"queries": ["github create issue"]}'
     )
     assert empty["error"] == "queries is empty: send at least one keyword query"
