@@ -97,7 +97,7 @@ def test_a_servers_tool_result_is_shown_escaped_on_a_terminal_and_exact_through_
     servers = {"toolbox": {"command": sys.executable, "args": [str(TOOLBOX)]}}
     cli.config.write_text(json.dumps({"mcp_servers": servers}), encoding="utf-8")
     # The toolbox's echo answers "echo: TEXT": the server's text, as any server's result.
-    text = f"{HOSTILE}\n\tindented"
+    text = f"{HOSTILE}\n\tindented\r\nlast\rover"
     call = ("tools", "call", "mcp__toolbox__echo", json.dumps({"text": text}))
 
     stderr = cli.root / "stderr.txt"
@@ -114,6 +114,6 @@ def test_a_servers_tool_result_is_shown_escaped_on_a_terminal_and_exact_through_
 
     assert child.exitstatus == 0, stderr.read_text()
     # Line breaks and tabs kept, every other control character shown, never obeyed.
-    assert on_the_terminal == f"echo: {SHOWN}\n\tindented\n"
+    assert on_the_terminal == f"echo: {SHOWN}\n\tindented\nlast\\rover\n"
     assert piped == f"echo: {text}\n"
     assert as_json["content"] == [{"type": "text", "text": f"echo: {text}"}]

@@ -126,9 +126,12 @@ def print_result(result: ToolResult, *, as_json: bool) -> None:
 
 def _as_shown(stream: Any, text: str) -> str:
     """``text`` as written to ``stream``: on a terminal with its control characters escaped
-    (line breaks and tabs kept), elsewhere exact."""
+    (line breaks, ``\\r\\n`` ones too, and tabs kept), elsewhere exact."""
     isatty = getattr(stream, "isatty", None)
-    return printable_lines(text, tabs=True) if isatty is not None and isatty() else text
+    if isatty is None or not isatty():
+        return text
+    # A carriage return before a line feed hides nothing; alone it could draw over a line.
+    return printable_lines(text.replace("\r\n", "\n"), tabs=True)
 
 
 def shown_block(block: Mapping[str, Any]) -> str:
