@@ -30,9 +30,12 @@ def printable(text: str) -> str:
     )
 
 
-def printable_lines(text: str) -> str:
-    """``text`` with its line breaks kept and every other non-printable character escaped (see
-    :func:`printable`): a multi-line description stays readable, and still obeys no terminal."""
+def printable_lines(text: str, *, tabs: bool = False) -> str:
+    """``text`` with its line breaks (and, with ``tabs``, its tabs) kept and every other
+    non-printable character escaped (see :func:`printable`): a multi-line description or a
+    tool's result stays readable, and still obeys no terminal."""
+    if tabs:
+        return "\n".join("\t".join(map(printable, line.split("\t"))) for line in text.split("\n"))
     return "\n".join(printable(line) for line in text.split("\n"))
 
 

@@ -437,8 +437,12 @@ def test_test_connects_lists_tools_and_times_it(cli: Cli) -> None:
     out = cli.run("mcp", "test", "box").stdout
     assert "box: connected and listed 7 tools in " in out
     assert " ms (protocol " in out
-    assert "  echo  Echo the text back." in out
-    assert "  delete_everything [filtered]" in out
+    # The tools in columns, the descriptions lined up after the longest name (they ran on
+    # right after each name, two spaces apart, at a different place on every line).
+    longest = "  delete_everything [filtered]"
+    assert f"{'  echo'.ljust(len(longest))}  Echo the text back.\n" in out
+    assert f"{'  header'.ljust(len(longest))}  The value of one HTTP request header" in out
+    assert f"{longest}  Pretends to delete everything.\n" in out
     report = json.loads(cli.run("mcp", "test", "box", "--json").stdout)
     assert [tool["name"] for tool in report["tools"]] == [
         "echo",

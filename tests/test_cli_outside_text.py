@@ -1,21 +1,25 @@
-"""Text that comes from outside (an MCP server's tool listing, a cloned project's plugin.yaml)
-never reaches the terminal as control characters: ``hermes mcp test``, ``tools describe`` and
-``plugins info`` show them escaped, as the tables of ``columns`` do. An OSC 52 sequence would
-write the user's clipboard; a CSI one could clear the screen or hide a line."""
+"""Text that comes from outside (an MCP server's tool listing and results, a cloned project's
+plugin.yaml) never reaches the terminal as control characters: ``hermes mcp test``, ``tools
+describe``, ``plugins info`` and ``tools call`` on a terminal show them escaped, as the tables of
+``columns`` do. An OSC 52 sequence would write the user's clipboard; a CSI one could clear the
+screen or hide a line. Through a pipe, or with ``--json``, a tool's result is data: exact."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from hermes_core.testing._cli_in_process import InProcessCli
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BADTOOLS = REPO_ROOT / "tests" / "mcp" / "servers" / "badtools.py"
+TOOLBOX = REPO_ROOT / "tests" / "mcp" / "servers" / "toolbox.py"
 
 HOSTILE = "Reads a note\x1b]52;c;ZWNobyBwd25lZA==\x07\x9b2J\u202eetoN"
 SHOWN = "Reads a note\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x9b2J\\u202eetoN"
@@ -84,3 +88,32 @@ def test_a_server_name_of_a_projects_mcp_json_is_shown_escaped_by_import_agent(
 
     _no_control_characters(done.stdout + done.stderr)
     assert f"skipped: notes{SHOWN} from project scope" in done.stdout
+
+
+@pytest.mark.subprocess
+def test_a_servers_tool_result_is_shown_escaped_on_a_terminal_and_exact_through_a_pipe(
+    cli: InProcessCli,
+) -> None:
+    servers = {"toolbox": {"command": sys.executable, "args": [str(TOOLBOX)]}}
+    cli.config.write_text(json.dumps({"mcp_servers": servers}), encoding="utf-8")
+    # The toolbox's echo answers "echo: TEXT": the server's text, as any server's result.
+    text = f"{HOSTILE}\n\tindented\r\nlast\rover"
+    call = ("tools", "call", "mcp__toolbox__echo", json.dumps({"text": text}))
+
+    stderr = cli.root / "stderr.txt"
+    # stdout is the terminal; stderr goes to a file (the connect progress draws there).
+    command = f"exec {shlex.join(cli.command(*call))} 2>{shlex.quote(str(stderr))}"
+    child = pexpect.spawn(
+        "bash", ["-c", command], env=cli.variables(), cwd=str(cli.work), encoding="utf-8"
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    on_the_terminal = str(child.before).replace("\r\n", "\n")
+    piped = cli.run(*call).stdout
+    as_json = json.loads(cli.run(*call, "--json").stdout)
+
+    assert child.exitstatus == 0, stderr.read_text()
+    # Line breaks and tabs kept, every other control character shown, never obeyed.
+    assert on_the_terminal == f"echo: {SHOWN}\n\tindented\nlast\\rover\n"
+    assert piped == f"echo: {text}\n"
+    assert as_json["content"] == [{"type": "text", "text": f"echo: {text}"}]

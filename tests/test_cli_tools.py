@@ -188,6 +188,26 @@ def test_tools_search_table_says_which_words_no_tool_holds_and_what_a_miss_searc
     assert '"code"' not in refused.stderr
 
 
+@pytest.mark.parametrize(
+    ("queries", "said"),
+    [(("",), "the query is blank"), (("", " \t"), "every query is blank (2 given)")],
+)
+def test_tools_search_of_a_blank_query_says_the_query_is_blank(
+    hermes_cli: InProcessCli, queries: tuple[str, ...], said: str
+) -> None:
+    # A new user's `hermes tools search ""` was told "queries is empty", though a query was
+    # sent: a blank one (an unset shell variable, say).
+    done = hermes_cli.run("tools", "search", *queries, ok=False)
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert (
+        f"Error: Invalid value for 'QUERIES...': {said}: give at least one keyword, e.g. "
+        "hermes tools search 'create issue'"
+    ) in done.stderr
+    assert "empty" not in done.stderr
+
+
 def test_tools_search_with_nothing_deferred_says_so_rather_than_that_no_tool_holds_the_words(
     hermes_cli: InProcessCli, tmp_path: Path
 ) -> None:

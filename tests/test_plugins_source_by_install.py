@@ -229,9 +229,50 @@ def test_enabling_a_gated_project_plugin_says_it_stays_gated_and_how_to_open_the
     done = hermes_cli.run("plugins", "enable", "hybrid")
 
     assert "enabled hybrid in" in done.stdout
-    assert "gated" in done.stderr
+    # The user's config, outside the project, now enables it: the gate is all that is left.
+    # (It was told it "must also be in plugins.enabled of a config file outside the project",
+    # just after being put there.)
+    assert done.stderr.endswith(
+        "is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1 in the environment to load the "
+        "project's plugins (only for a project you trust)\n"
+    ), done.stderr
     assert "will not load" in done.stderr
-    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in done.stderr
+    assert "plugins.enabled" not in done.stderr
+
+
+@pytest.mark.subprocess
+def test_a_gated_project_plugin_not_yet_enabled_is_said_to_need_enabling_too(
+    hermes_cli: HermesCli,
+) -> None:
+    gated_project_plugin(hermes_cli, "hybrid")
+    hermes_cli.config.write_text("tools:\n  tool_search:\n    backend: hybrid\n")
+
+    done = hermes_cli.run("tools", "search", "x", ok=False)
+
+    assert (
+        "is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1 in the environment to load the "
+        "project's plugins (only for a project you trust); then enable it: hermes plugins "
+        "enable hybrid"
+    ) in done.stderr
+
+
+@pytest.mark.subprocess
+def test_enabling_a_gated_project_plugin_from_the_projects_own_config_says_both_are_needed(
+    hermes_cli: HermesCli,
+) -> None:
+    gated_project_plugin(hermes_cli, "hybrid")
+    home = hermes_cli.work / ".hermes"
+
+    done = hermes_cli.run(
+        "plugins", "enable", "hybrid", env=hermes_cli.variables(HERMES_HOME=str(home))
+    )
+
+    assert f"enabled hybrid in {home / 'config.yaml'}" in done.stdout  # the file, named
+    assert (
+        "is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1 in the environment to load the "
+        "project's plugins (only for a project you trust); and enable it in a config file "
+        "outside the project (your own): the one in effect lies inside it"
+    ) in done.stderr
 
 
 @pytest.mark.subprocess

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._shown import printable
+from hermes_core._cli.output import columns
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -119,10 +119,15 @@ def print_probe(report: ProbeReport, as_json: bool, log_path: Path | None) -> No
         f"{report.connect_seconds * 1000:.0f} ms (protocol {report.protocol_version}); "
         f"{kept} kept, {len(report.tools) - kept} filtered"
     )
-    for tool in report.tools:
-        summary = tool.description.splitlines()[0] if tool.description else ""
-        marker = "" if tool.kept else " [filtered]"
-        click.echo(f"  {printable(tool.name)}{marker}  {printable(summary)}".rstrip())
+    rows = [
+        (
+            f"  {tool.name}{'' if tool.kept else ' [filtered]'}",
+            tool.description.splitlines()[0] if tool.description else "",
+        )
+        for tool in report.tools
+    ]
+    if rows:
+        click.echo(columns(rows))  # a server's names and descriptions: shown escaped
     if log_path is not None:
         click.echo(f"Its standard error is logged in {log_path}.")
     for pattern in report.unmatched_patterns:

@@ -16,6 +16,13 @@ WAITING_ON_A_TERMINAL = (
     '"Serving to MCP clients"; Ctrl-C stops it.'
 )
 """The one line ``hermes serve`` prints on stderr when its stdin is a terminal (stdio only)."""
+AT_THE_ROOT = (
+    "hermes serve: the working directory is {root} (the file tools, terminal and execute_code "
+    "reach every file from there); `hermes -C DIR serve` sets the project directory "
+    '(docs/mcp.md, "Claude Desktop")'
+)
+"""The line ``hermes serve`` prints on stderr when it was started in a filesystem root without
+``-C`` (Claude Desktop may start its servers in ``/``)."""
 NO_AUTH_WARNING = (
     "hermes serve: warning: serving without authentication (--no-auth): any local account, "
     "and anyone who can reach {address}, can read your files, run commands and change your "
@@ -103,6 +110,7 @@ def serve(
     configure_logging("hermes serve", with_names=True)
     env = environment()
     config = load_config_in_effect(env)
+    _hint_at_the_root(ctx)
 
     if transport == "stdio":
         if sys.stdin.isatty():
@@ -154,6 +162,25 @@ def token(rotate: bool) -> None:
     click.echo(rotate_token(path) if rotate else read_or_create_token(path))
     if rotate:
         click.echo(f"hermes serve: new token in {path}; the old one no longer works.", err=True)
+
+
+def _hint_at_the_root(ctx: click.Context) -> None:
+    """One line on stderr (never stdout, the stdio protocol's) when serve runs in a filesystem
+    root it was not sent to with ``-C``: a client that sets no working directory leaves the
+    tools the whole disk, and the user would not know. Only the root: the home directory is
+    where a terminal opens, and serving it is a person's choice, said at every start it would be
+    noise."""
+    import os
+    from pathlib import Path
+
+    from click.core import ParameterSource
+
+    cwd = Path(os.getcwd())
+    if cwd != Path(cwd.anchor):
+        return
+    if ctx.find_root().get_parameter_source("directory") is ParameterSource.COMMANDLINE:
+        return  # -C / is the user's choice
+    click.echo(AT_THE_ROOT.format(root=cwd), err=True)
 
 
 _HTTP_OPTIONS = {

@@ -1,5 +1,9 @@
 """A tool's result on the terminal (``hermes tools call`` and the bridge commands): its text and
-one line for each block that is not text, or the whole of it as JSON; an error on stderr."""
+one line for each block that is not text, or the whole of it as JSON; an error on stderr.
+
+A result is a server's text: on a terminal its control characters are shown escaped (an OSC 52
+sequence would write the clipboard, a CSI one clear the screen); through a pipe or a file, and
+with ``--json``, it is data, written exactly."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from hermes_core._shown import printable, printable_lines
 
 if TYPE_CHECKING:
     from hermes_core._tools import ToolResult
@@ -37,7 +43,8 @@ def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) 
     if as_json:
         print_json(payload)
     elif result.is_error and isinstance(payload.get("error"), str):
-        click.echo(f"error ({result.error_code}): {payload['error']}", err=True)
+        message = _as_shown(sys.stderr, payload["error"])
+        click.echo(f"error ({result.error_code}): {message}", err=True)
     else:
         print_result(result, as_json=False)
     if result.is_error:
@@ -47,14 +54,15 @@ def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) 
 def print_search(payload: dict[str, Any]) -> None:
     """A ``tool_search`` answer as a person reads it: each query, its matches (name, source,
     the description's first line), the words no tool holds and, for a miss, the sources that
-    were searched (the model reads these in ``unmatched`` and ``available_sources``)."""
+    were searched (the model reads these in ``unmatched`` and ``available_sources``); what a
+    server or gateway named is shown escaped, as in the tables."""
     from hermes_core._cli.output import columns
 
     found: dict[str, Any] = payload.get("tools", {})
     # Nothing deferred (tool search off, every tool visible) is not "no tool holds the words".
     empty = payload.get("total_available") == 0 and "connectors" not in payload
     for entry in payload.get("results", []):
-        click.echo(f"{entry['query']}:")
+        click.echo(f"{printable(entry['query'])}:")
         if empty and not entry.get("matches"):
             click.echo(f"  no match: {_NOTHING_DEFERRED}")
             continue
@@ -63,7 +71,7 @@ def print_search(payload: dict[str, Any]) -> None:
             for name in entry.get("matches", [])
         ]
         unmatched = entry.get("unmatched") or []
-        missing = f"no tool contains: {', '.join(unmatched)}" if unmatched else ""
+        missing = f"no tool contains: {printable(', '.join(unmatched))}" if unmatched else ""
         if rows:
             click.echo(columns(rows))
             if missing:
@@ -75,7 +83,7 @@ def print_search(payload: dict[str, Any]) -> None:
             for source in entry.get("available_sources", [])
         ]
         if sources:
-            click.echo(f"  searched: {', '.join(sources)}")
+            click.echo(f"  searched: {printable(', '.join(sources))}")
 
 
 _NOTHING_DEFERRED = (
@@ -108,9 +116,22 @@ def print_result(result: ToolResult, *, as_json: bool) -> None:
         )
         return
     if result.is_error:
-        click.echo(f"error ({result.error_code}): {result.text_content}", err=True)
+        click.echo(
+            f"error ({result.error_code}): {_as_shown(sys.stderr, result.text_content)}", err=True
+        )
     else:
-        click.echo("\n".join(shown_block(block) for block in result.content))
+        text = "\n".join(shown_block(block) for block in result.content)
+        click.echo(_as_shown(sys.stdout, text))
+
+
+def _as_shown(stream: Any, text: str) -> str:
+    """``text`` as written to ``stream``: on a terminal with its control characters escaped
+    (line breaks, ``\\r\\n`` ones too, and tabs kept), elsewhere exact."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return text
+    # A carriage return before a line feed hides nothing; alone it could draw over a line.
+    return printable_lines(text.replace("\r\n", "\n"), tabs=True)
 
 
 def shown_block(block: Mapping[str, Any]) -> str:

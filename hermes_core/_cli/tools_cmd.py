@@ -139,6 +139,16 @@ def search_command(
     queries: tuple[str, ...], limit: int | None, as_json: bool, refresh: bool
 ) -> None:
     """Search the deferred tools, as the model does with tool_search (one query per argument)."""
+    if not any(query.strip() for query in queries):
+        blank = (
+            "the query is blank"
+            if len(queries) == 1
+            else f"every query is blank ({len(queries)} given)"
+        )
+        raise click.BadParameter(
+            f"{blank}: give at least one keyword, e.g. hermes tools search 'create issue'",
+            param_hint="'QUERIES...'",
+        )
     arguments: dict[str, Any] = {"queries": list(queries)}
     if limit is not None:
         arguments["limit"] = limit
@@ -160,7 +170,7 @@ def search_command(
         reason = remote.get("reason")
         message = remote.get("message")
         # An `error` was printed as a warning already; the others are said only here.
-        what = f": {message}" if message and reason != "error" else ""
+        what = f": {printable(str(message))}" if message and reason != "error" else ""
         click.echo(
             f"connectors: {remote.get('status')} ({reason}){what}. "
             f"{payload.get('hint', '')}".rstrip(),

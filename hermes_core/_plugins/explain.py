@@ -74,12 +74,8 @@ def why_not_loaded(record: PluginRecord) -> str:
 
 def _state(record: PluginRecord) -> str:
     name = record.name
-    if record.status == "gated":
-        return (
-            f"is gated: set {PROJECT_GATE_FLAG}=1 in the environment to load the project's "
-            "plugins (only for a project you trust); it must also be in plugins.enabled of a "
-            "config file outside the project"
-        )
+    if record.status == "gated":  # the gate's message says what it takes in this config
+        return f"is gated: {record.message or f'set {PROJECT_GATE_FLAG}=1 in the environment'}"
     if record.status == "disabled":
         return f"is disabled ({record.message}): hermes plugins enable {name}"
     if record.status == "not enabled":

@@ -46,9 +46,7 @@ def gate(
         also = f", which wins over {section}.enabled" if name in _names(plugins.enabled) else ""
         return "disabled", f"disabled in {section}.disabled{also}"
     if candidate.source == "project" and not project_enabled:
-        return "gated", (
-            f"project plugins load only when {PROJECT_PLUGINS_FLAG}=1 is set in the environment"
-        )
+        return "gated", _gated(name, plugins, section, config_trusted_for_project)
     if candidate.error is not None or candidate.manifest is None:
         return "error", candidate.error or "no manifest"
     manifest = candidate.manifest
@@ -73,6 +71,26 @@ def gate(
         if weakness is not None:  # its code could be another account's: none of it runs
             return "error", f"not loaded: {weakness}"
     return status, None
+
+
+def _gated(
+    name: str, plugins: PluginsConfig | HooksConfig, section: str, config_trusted: bool
+) -> str:
+    """How to load a gated project copy: open the gate and, unless the config in effect (one
+    outside the project) enables it already, what else it takes."""
+    what = "plugins" if section == "plugins" else "hook directories"
+    opening = (
+        f"set {PROJECT_PLUGINS_FLAG}=1 in the environment to load the project's {what} "
+        "(only for a project you trust)"
+    )
+    if not config_trusted:  # even enabled there, a project cannot enable its own code
+        return (
+            f"{opening}; and enable it in a config file outside the project (your own): the "
+            "one in effect lies inside it"
+        )
+    if name not in _names(plugins.enabled):
+        return f"{opening}; then enable it: hermes {section} enable {name}"
+    return opening
 
 
 def requirement_problem(candidate: Candidate, env: Environment) -> str | None:

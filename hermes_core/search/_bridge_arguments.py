@@ -118,6 +118,12 @@ def parse_queries(value: Any) -> list[str]:
             'queries must be a list of strings, e.g. {"queries": ["github create issue"]}'
         )
     queries = [query.strip() for query in value if query.strip()]
+    if value and not queries:
+        blank = "the query sent is" if len(value) == 1 else f"every query sent ({len(value)}) is"
+        raise BridgeArgumentError(
+            f"{blank} blank: send at least one keyword query, "
+            'e.g. {"queries": ["github create issue"]}'
+        )
     if not queries:
         raise BridgeArgumentError("queries is empty: send at least one keyword query")
     if len(queries) > MAX_QUERIES:

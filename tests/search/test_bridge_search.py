@@ -248,6 +248,21 @@ def test_a_query_longer_than_the_limit_is_refused_and_nothing_is_searched() -> N
     assert len(json.dumps(answer)) < 1000  # the query is not echoed back
 
 
+def test_blank_queries_are_said_to_be_blank_and_an_empty_list_empty() -> None:
+    # [""] was answered "queries is empty", though a query was sent.
+    search = tool_search(_registry())
+
+    blank = _search(search, ["", "  "])
+    empty = _search(search, [])
+
+    assert blank["error"] == (
+        "every query sent (2) is blank: send at least one keyword query, "
+        'e.g. {"queries": ["github create issue"]}'
+    )
+    assert empty["error"] == "queries is empty: send at least one keyword query"
+    assert _search(search, ["", "slack message"])["queries"] == ["slack message"]
+
+
 def test_a_misnamed_queries_key_is_named_with_the_call_to_send_instead() -> None:
     # Models send {"query": "..."}; "queries must be a list" would not say the key is wrong.
     search_tool = tool_search(_registry()).bridge_tools()[0]
