@@ -540,6 +540,28 @@ def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     assert err.getvalue() == ""
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("stream", [_Terminal, io.StringIO], ids=["terminal", "pipe"])
+def test_a_models_answer_is_escaped_on_a_terminal_and_exact_through_a_pipe(
+    stream: type[io.StringIO],
+) -> None:
+    # A model can be led (by a page it read, a tool's result) to write an OSC 52 sequence,
+    # which some terminals obey: it would write the user's clipboard.
+    out, err = stream(), io.StringIO()
+    printer = EventPrinter(out=out, err=err)
+    for text in ("Done.\x1b]52;c;ZWNobyBwd25lZA==\x07", "\n\tnext\r\n", "end\n"):
+        printer.show(TextDelta(text))
+
+    if stream is _Terminal:
+        assert out.getvalue() == "Done.\\x1b]52;c;ZWNobyBwd25lZA==\\x07\n\tnext\nend\n"
+    else:
+        assert out.getvalue() == "Done.\x1b]52;c;ZWNobyBwd25lZA==\x07\n\tnext\r\nend\n"
+
+
 @pytest.mark.parametrize("command", ["run", "chat"])
 def test_what_a_hook_prints_during_a_turn_stays_off_the_answers_stream(
     home: AgentHome, command: str
