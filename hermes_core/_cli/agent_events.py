@@ -14,6 +14,7 @@ import json
 import sys
 from typing import IO, TYPE_CHECKING, Any, Final
 
+from hermes_core._cli.output import as_shown
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ class EventPrinter:
             self._out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
             self._out.flush()
         elif isinstance(event, TextDelta):
-            self._out.write(event.text)
+            self._out.write(as_shown(self._out, event.text))
             self._out.flush()
             if event.text:
                 self._mid_line = not event.text.endswith("\n")

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
-from hermes_core._shown import printable
+from hermes_core._shown import printable, printable_lines
 
 
 @contextmanager
@@ -25,6 +25,18 @@ def warnings_to_stderr() -> Iterator[None]:
         yield
     for message in dict.fromkeys(str(item.message) for item in caught):
         click.echo(f"hermes: warning: {message}", err=True)
+
+
+def as_shown(stream: Any, text: str) -> str:
+    """``text`` as written to ``stream``: on a terminal with its control characters escaped
+    (line breaks, ``\\r\\n`` ones too, and tabs kept), elsewhere exact. For text from outside
+    (a tool's result, a model's answer): an OSC 52 sequence would write the clipboard, a CSI one
+    clear the screen; through a pipe or into a file it is data."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return text
+    # A carriage return before a line feed hides nothing; alone it could draw over a line.
+    return printable_lines(text.replace("\r\n", "\n"), tabs=True)
 
 
 def columns(rows: Sequence[Sequence[str]]) -> str:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._shown import printable, printable_lines
+from hermes_core._cli.output import as_shown
+from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     from hermes_core._tools import ToolResult
@@ -43,7 +44,7 @@ def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) 
     if as_json:
         print_json(payload)
     elif result.is_error and isinstance(payload.get("error"), str):
-        message = _as_shown(sys.stderr, payload["error"])
+        message = as_shown(sys.stderr, payload["error"])
         click.echo(f"error ({result.error_code}): {message}", err=True)
     else:
         print_result(result, as_json=False)
@@ -117,21 +118,11 @@ def print_result(result: ToolResult, *, as_json: bool) -> None:
         return
     if result.is_error:
         click.echo(
-            f"error ({result.error_code}): {_as_shown(sys.stderr, result.text_content)}", err=True
+            f"error ({result.error_code}): {as_shown(sys.stderr, result.text_content)}", err=True
         )
     else:
         text = "\n".join(shown_block(block) for block in result.content)
-        click.echo(_as_shown(sys.stdout, text))
-
-
-def _as_shown(stream: Any, text: str) -> str:
-    """``text`` as written to ``stream``: on a terminal with its control characters escaped
-    (line breaks, ``\\r\\n`` ones too, and tabs kept), elsewhere exact."""
-    isatty = getattr(stream, "isatty", None)
-    if isatty is None or not isatty():
-        return text
-    # A carriage return before a line feed hides nothing; alone it could draw over a line.
-    return printable_lines(text.replace("\r\n", "\n"), tabs=True)
+        click.echo(as_shown(sys.stdout, text))
 
 
 def shown_block(block: Mapping[str, Any]) -> str:
