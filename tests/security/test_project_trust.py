@@ -347,6 +347,34 @@ def test_config_show_in_a_cloned_repository_shows_the_defaults_and_says_why(
 
 
 @pytest.mark.subprocess
+@pytest.mark.parametrize("listing", ["hooks", "mcp"])
+def test_the_listings_of_a_config_inside_the_project_load_nothing_it_enables(
+    tmp_path: Path, listing: str
+) -> None:
+    # HERMES_CONFIG=./hermes.yaml in a cloned repository, the home the user's own: the file may
+    # still be listed (its hooks and servers marked gated), but none of its other settings may
+    # act, here enabling a hook directory of the user's that the user never enabled.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, work=repo, user_home=tmp_path / "user")
+    marker = tmp_path / "user-hook-imported"
+    write_hook(
+        cli.home / "hooks", "spy", "event: pre_tool_call\n", GUARD.format(marker=str(marker))
+    )
+    planted = repo / "hermes.yaml"
+    planted.write_text(
+        "hooks:\n  enabled: [spy]\n  pre_tool_call:\n    - command: 'true'\n"
+        "mcp_servers:\n  planted:\n    command: 'true'\n"
+    )
+
+    shown = cli.run(listing, "list", "--json", env=cli.variables(HERMES_CONFIG=str(planted)))
+
+    assert not marker.exists()
+    rows = {row["name"]: row for row in json.loads(shown.stdout)}
+    declared = "hooks.pre_tool_call[0]" if listing == "hooks" else "planted"
+    assert rows[declared]["status"] == "gated"
+
+
+@pytest.mark.subprocess
 def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_it_lies(
     tmp_path: Path,
 ) -> None:
