@@ -347,6 +347,23 @@ def test_config_show_in_a_cloned_repository_shows_the_defaults_and_says_why(
 
 
 @pytest.mark.subprocess
+def test_config_validate_in_a_cloned_repository_checks_the_file_it_does_not_read(
+    tmp_path: Path,
+) -> None:
+    # Asked to check the project's file, validate must not say ok of one it never read: its
+    # keys and values are checked (data only); its plugins are not loaded for it.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    cli.config.write_text("approvals:\n  non_interactive: maybe\n")
+
+    checked = cli.run("config", "validate", ok=False)
+
+    assert checked.returncode == 2
+    assert "ok:" not in checked.stdout
+    assert "approvals.non_interactive" in checked.stderr
+
+
+@pytest.mark.subprocess
 @pytest.mark.parametrize("listing", ["hooks", "mcp"])
 def test_the_listings_of_a_config_inside_the_project_load_nothing_it_enables(
     tmp_path: Path, listing: str
