@@ -17,7 +17,6 @@ is writing right now).
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import sys
 import time
@@ -114,17 +113,10 @@ class Transcript:
         last ran with (each process that took it up again wrote one); empty when there is
         none. Read from the end of the file, so the header of a conversation taken up again
         is found without reading its start."""
+        # Read, not mapped: a writer removing a line a crash cut shrinks the file, and a mapped
+        # page past its new end would kill this process (SIGBUS).
         with self.path.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            if not size:
-                return {}
-            with mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ) as data:
-                end = size
-                while (found := data.rfind(b"\n" + _HEADER_START, 0, end)) >= 0:
-                    if record := _header_at(data, found + 1):
-                        return record
-                    end = found  # a line cut short, or a message's text: an earlier one
-                return _header_at(data, 0)
+            return _latest_header(file.fileno())
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
@@ -162,12 +154,39 @@ class Transcript:
         return found
 
 
-def _header_at(data: mmap.mmap, start: int) -> dict[str, Any]:
-    end = data.find(b"\n", start)
-    if end < 0:
-        return {}  # being written, or cut by a crash
+def _latest_header(descriptor: int) -> dict[str, Any]:
+    """The last header line of the file, looked for a chunk at a time from its end."""
+    marker = b"\n" + _HEADER_START
+    end = os.fstat(descriptor).st_size
+    later = b""  # the start of the chunk after this one: a marker may cross the boundary
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        chunk = os.pread(descriptor, end - start, start)
+        if len(chunk) < end - start:
+            later = b""  # the file shrank meanwhile: what came after is gone
+        lead = b"\n" if start == 0 else b""  # the first line has no newline before it
+        data = lead + chunk + later
+        search_end = len(data)
+        while (found := data.rfind(marker, 0, search_end)) >= 0:
+            if record := _header_at(descriptor, start - len(lead) + found + 1):
+                return record
+            search_end = found  # a line cut short, or a message's text: an earlier one
+        later = chunk[: len(marker) - 1]
+        end = start
+    return {}
+
+
+def _header_at(descriptor: int, start: int) -> dict[str, Any]:
+    parts: list[bytes] = []
+    while not parts or b"\n" not in parts[-1]:
+        block = os.pread(descriptor, _CHUNK, start)
+        if not block:
+            return {}  # being written, or cut by a crash
+        parts.append(block)
+        start += len(block)
+    line = b"".join(parts).split(b"\n", 1)[0]
     try:
-        record = json.loads(data[start:end])
+        record = json.loads(line)
     except ValueError:
         return {}
     return record if isinstance(record, dict) and record.get("type") == "session" else {}
