@@ -84,3 +84,18 @@ def test_a_server_name_of_a_projects_mcp_json_is_shown_escaped_by_import_agent(
 
     _no_control_characters(done.stdout + done.stderr)
     assert f"skipped: notes{SHOWN} from project scope" in done.stdout
+
+
+def test_a_secret_moved_from_a_projects_mcp_json_is_named_escaped_by_import_agent(
+    cli: InProcessCli,
+) -> None:
+    # The variable's name in .mcp.json is the repository's text too: the line saying where its
+    # secret goes names it.
+    secret = "sk-" + "a1b2c3d4" * 5
+    servers = {"notes": {"command": "notes", "env": {"TOKEN" + HOSTILE: secret}}}
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+    done = cli.run("import-agent", "claude-code", "--project", "--dry-run")
+
+    _no_control_characters(done.stdout + done.stderr)
+    assert f"notes.env.TOKEN{SHOWN} -> ${{" in done.stdout
