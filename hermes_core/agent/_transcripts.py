@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, BinaryIO, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
@@ -116,7 +116,7 @@ class Transcript:
         # Read, not mapped: a writer removing a line a crash cut shrinks the file, and a mapped
         # page past its new end would kill this process (SIGBUS).
         with self.path.open("rb") as file:
-            return _latest_header(file.fileno())
+            return _latest_header(file)
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
@@ -154,21 +154,22 @@ class Transcript:
         return found
 
 
-def _latest_header(descriptor: int) -> dict[str, Any]:
-    """The last header line of the file, looked for a chunk at a time from its end."""
+def _latest_header(file: BinaryIO) -> dict[str, Any]:
+    """The last header line of ``file``, looked for a chunk at a time from its end."""
     marker = b"\n" + _HEADER_START
-    end = os.fstat(descriptor).st_size
+    end = file.seek(0, os.SEEK_END)
     later = b""  # the start of the chunk after this one: a marker may cross the boundary
     while end > 0:
         start = max(0, end - _CHUNK)
-        chunk = os.pread(descriptor, end - start, start)
+        file.seek(start)
+        chunk = file.read(end - start)
         if len(chunk) < end - start:
             later = b""  # the file shrank meanwhile: what came after is gone
         lead = b"\n" if start == 0 else b""  # the first line has no newline before it
         data = lead + chunk + later
         search_end = len(data)
         while (found := data.rfind(marker, 0, search_end)) >= 0:
-            if record := _header_at(descriptor, start - len(lead) + found + 1):
+            if record := _header_at(file, start - len(lead) + found + 1):
                 return record
             search_end = found  # a line cut short, or a message's text: an earlier one
         later = chunk[: len(marker) - 1]
@@ -176,14 +177,14 @@ def _latest_header(descriptor: int) -> dict[str, Any]:
     return {}
 
 
-def _header_at(descriptor: int, start: int) -> dict[str, Any]:
+def _header_at(file: BinaryIO, start: int) -> dict[str, Any]:
+    file.seek(start)
     parts: list[bytes] = []
     while not parts or b"\n" not in parts[-1]:
-        block = os.pread(descriptor, _CHUNK, start)
+        block = file.read(_CHUNK)
         if not block:
             return {}  # being written, or cut by a crash
         parts.append(block)
-        start += len(block)
     line = b"".join(parts).split(b"\n", 1)[0]
     try:
         record = json.loads(line)
