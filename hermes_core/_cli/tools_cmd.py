@@ -185,11 +185,12 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
                 in_list = {tool.name: tool for tool in host.assemble(None, session).tools}
                 payload = _with_tool_list(payload, names, in_list)
                 if payload.get("not_found"):
+                    # A name a plugin provides is under errors, with why (tool_describe).
                     known = [tool.name for tool in host.tool_search.live_tools.tools()]
                     payload["hints"] = {
                         name: hint
                         for name in payload["not_found"]
-                        if (hint := _provider_hint(host, name, " ") or did_you_mean(name, known))
+                        if (hint := did_you_mean(name, known))
                     }
             return result, payload
 
@@ -309,15 +310,6 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
         )
     if result.is_error:
         sys.exit(1)
-
-
-def _provider_hint(host: Host, name: str, prefix: str) -> str:
-    """Why ``name``, which the host lacks, is missing when a plugin's manifest lists it (its
-    plugin did not load, or registered no such tool here), after ``prefix``; else ``""``: the
-    answer a call of ``name`` gets (:class:`~hermes_core._availability.Availability`)."""
-    missing = host.availability.missing
-    why = missing(name) if missing is not None else None
-    return f"{prefix}{why}." if why else ""
 
 
 def _conversation_tools() -> frozenset[str]:
