@@ -364,6 +364,27 @@ def test_config_validate_in_a_cloned_repository_checks_the_file_it_does_not_read
 
 
 @pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "command",
+    [("config", "set", "approvals.timeout", "30"), ("plugins", "enable", "web")],
+    ids=["config-set", "plugins-enable"],
+)
+def test_an_edit_of_a_config_inside_the_project_says_it_is_not_in_effect(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # The edit is saved, but no command reads the file while the gate is closed: saying only
+    # "enabled web in .hermes/config.yaml" would have the user believe it applies.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+
+    done = cli.run(*command)
+
+    assert f"{cli.config}" in done.stdout
+    assert GATE in done.stderr
+    assert "not in effect" in done.stderr
+
+
+@pytest.mark.subprocess
 @pytest.mark.parametrize("listing", ["hooks", "mcp"])
 def test_the_listings_of_a_config_inside_the_project_load_nothing_it_enables(
     tmp_path: Path, listing: str
