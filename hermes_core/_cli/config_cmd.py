@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.context import environment
+from hermes_core._cli.context import environment, say_if_held_back
 from hermes_core._cli.output import warnings_to_stderr
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ def set_command(key: str, value: str) -> None:
     with warnings_to_stderr(), edit_config(env) as document:
         document.set(key, parsed)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
+    say_if_held_back(env)
 
 
 @config.command("validate")

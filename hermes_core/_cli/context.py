@@ -61,3 +61,20 @@ def load_config_declared(env: Environment) -> Config:
         update={event: getattr(written.hooks, event) for event in EVENTS}
     )
     return effective.model_copy(update={"mcp_servers": written.mcp_servers, "hooks": hooks})
+
+
+def say_if_held_back(env: Environment) -> None:
+    """After an edit of the file ``env`` names: a ``hermes: warning:`` when it is the project's
+    and so not in effect (:func:`~hermes_core._config.config_held_back`), since the edit is
+    saved but no command reads it."""
+    import click
+
+    from hermes_core._config import config_held_back
+
+    held_back = config_held_back(env)
+    if held_back is not None:
+        click.echo(
+            f"hermes: warning: {held_back}; saved, but not in effect: no command reads the "
+            "file while the gate is closed",
+            err=True,
+        )
