@@ -149,3 +149,22 @@ def test_a_config_named_after_dash_c_is_read_from_that_directory(cli: InProcessC
     cli.run("mcp", "add", "other", "--", "hermes", "--directory=/srv", "--config", "config.yaml",
             "serve")  # fmt: skip
     assert set(_servers(cli.config)) == {"other"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["uv", "run", "--with", "hermes-core-agent", "python", "server.py", "serve"],
+        ["uvx", "--with", "hermes-core-agent", "notes-server", "serve"],
+        ["uvx", "notes-server", "hermes", "serve"],
+    ],
+    ids=["uv-run-with", "uvx-with", "uvx-other-package"],
+)
+def test_a_launcher_running_another_program_is_added_though_hermes_is_named(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # A server of one's own run beside hermes-core-agent (a plugin author's, say), or handed
+    # 'hermes serve' as its arguments: the launcher runs that program, not this hermes.
+    cli.run("mcp", "add", "notes", "--", *command)
+
+    assert _servers(cli.config)["notes"]["args"] == command[1:]

@@ -31,7 +31,8 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
 
 
 def _no_control_characters(text: str) -> None:
-    assert all(char.isprintable() for line in text.splitlines() for char in line), repr(text)
+    # split at "\n" only: splitlines() would also take a raw \r, \x1c or \x85 for a break
+    assert all(char.isprintable() for line in text.split("\n") for char in line), repr(text)
 
 
 @pytest.mark.subprocess
@@ -117,3 +118,18 @@ def test_a_servers_tool_result_is_shown_escaped_on_a_terminal_and_exact_through_
     assert on_the_terminal == f"echo: {SHOWN}\n\tindented\nlast\\rover\n"
     assert piped == f"echo: {text}\n"
     assert as_json["content"] == [{"type": "text", "text": f"echo: {text}"}]
+
+
+def test_a_secret_moved_from_a_projects_mcp_json_is_named_escaped_by_import_agent(
+    cli: InProcessCli,
+) -> None:
+    # The variable's name in .mcp.json is the repository's text too: the line saying where its
+    # secret goes names it.
+    secret = "sk-" + "a1b2c3d4" * 5
+    servers = {"notes": {"command": "notes", "env": {"TOKEN" + HOSTILE: secret}}}
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+    done = cli.run("import-agent", "claude-code", "--project", "--dry-run")
+
+    _no_control_characters(done.stdout + done.stderr)
+    assert f"notes.env.TOKEN{SHOWN} -> ${{" in done.stdout

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.context import environment
+from hermes_core._cli.context import environment, say_if_held_back
 from hermes_core._cli.output import warnings_to_stderr
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ def set_command(key: str, value: str) -> None:
     with warnings_to_stderr(), edit_config(env) as document:
         document.set(key, parsed)
     click.echo(f"{key} = {json.dumps(parsed, default=str)} ({env.config_path})")
+    say_if_held_back(env)
 
 
 @config.command("validate")
@@ -107,9 +108,17 @@ def validate_command() -> None:
     the names the plugins must know (approvals.policy, tools.tool_search.backend,
     tools.connectors.gateway, model.provider, memory.provider).
     """
-    from hermes_core._config import config_in_effect
+    from hermes_core._config import config_held_back, config_in_effect, load_config
 
     env = environment()
+    held_back = config_held_back(env)
+    if held_back is not None:
+        # Its keys and values are data, checked; its plugins are not loaded as it enables
+        # them, the very thing the project gate holds back.
+        with warnings_to_stderr():
+            load_config(env.config_path)
+        click.echo(f"ok: {env.config_path} (its keys and values; not in effect: {held_back})")
+        return
     with warnings_to_stderr():
         config = config_in_effect(env)
     problems = _plugin_problems(config, env)

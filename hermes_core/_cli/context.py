@@ -42,13 +42,39 @@ def load_config_in_effect(env: Environment) -> Config:
         return config_in_effect(env)
 
 
-def load_config_as_written(env: Environment) -> Config:
-    """The configuration file ``env`` names as written, even one that is the project's and
-    so not in effect (:func:`~hermes_core._config.config_in_effect`): for the listings of what
-    it declares (``mcp list``, ``hooks list``), which mark each entry the project gate holds
-    back, rather than show none."""
+def load_config_declared(env: Environment) -> Config:
+    """The configuration in effect (:func:`load_config_in_effect`) with, when the file ``env``
+    names is the project's and so not in effect, the MCP servers and shell hooks it declares:
+    for the listings (``mcp list``, ``hooks list``), which mark each of them gated rather than
+    show none. Nothing else of the file is taken: a host built from it (its plugins, hook
+    directories, catalogs) loads only what the configuration in effect enables."""
     from hermes_core._cli.output import warnings_to_stderr
-    from hermes_core._config import load_config
+    from hermes_core._config import config_held_back, config_in_effect, load_config
+    from hermes_core._hooks import EVENTS
 
     with warnings_to_stderr():
-        return load_config(env.config_path)
+        effective = config_in_effect(env)
+        if config_held_back(env) is None:
+            return effective
+        written = load_config(env.config_path)
+    hooks = effective.hooks.model_copy(
+        update={event: getattr(written.hooks, event) for event in EVENTS}
+    )
+    return effective.model_copy(update={"mcp_servers": written.mcp_servers, "hooks": hooks})
+
+
+def say_if_held_back(env: Environment) -> None:
+    """After an edit of the file ``env`` names: a ``hermes: warning:`` when it is the project's
+    and so not in effect (:func:`~hermes_core._config.config_held_back`), since the edit is
+    saved but no command reads it."""
+    import click
+
+    from hermes_core._config import config_held_back
+
+    held_back = config_held_back(env)
+    if held_back is not None:
+        click.echo(
+            f"hermes: warning: {held_back}; saved, but not in effect: no command reads the "
+            "file while the gate is closed",
+            err=True,
+        )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hermes_core._cli.context import environment
+from hermes_core._cli.context import environment, say_if_held_back
 from hermes_core._cli.output import did_you_mean, warnings_to_stderr
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def edit_lists(
         click.echo(f"{verb} {wanted} in {env.config_path}")
     else:
         click.echo(f"{wanted} is already {verb} in {env.config_path}")
+    say_if_held_back(env)
     names = list(known(config, env))
     if wanted not in names:
         hint = did_you_mean(wanted, names)

@@ -13,7 +13,7 @@ import click
 
 from hermes_core._cli.context import (
     environment,
-    load_config_as_written,
+    load_config_declared,
 )
 from hermes_core._cli.enabling import edit_lists, unmatched_names
 from hermes_core._cli.output import columns, verbose
@@ -64,7 +64,7 @@ def list_command(as_json: bool) -> None:
     from hermes_core._hooks.directories import load_hook_directories
 
     env = environment()
-    config = load_config_as_written(env)
+    config = load_config_declared(env)
     directories, warnings = load_hook_directories(
         config, env, strict=False, config_path=env.config_path
     )

@@ -304,7 +304,7 @@ def _report_servers(
         for where, name in moved.items()
     }
     if references:
-        line = describe_moved(references, env.dotenv_path)
+        line = printable_lines(describe_moved(references, env.dotenv_path))  # the files' keys
         click.echo(f"Would be: {line}" if dry_run else line)
     if dry_run:
         click.echo(f"Dry run: {config_path} was not changed.")

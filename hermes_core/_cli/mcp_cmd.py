@@ -23,7 +23,7 @@ import click
 
 from hermes_core._cli.context import (
     environment,
-    load_config_as_written,
+    load_config_declared,
     load_config_in_effect,
 )
 from hermes_core._cli.mcp_options import check_name, headers_option, pairs_option
@@ -105,7 +105,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     from hermes_core._mcp.serverlog import server_log_path
 
     env = environment()
-    config = load_config_as_written(env)
+    config = load_config_declared(env)
     statuses = anyio.run(_statuses, config, env, refresh) if config.mcp_servers else {}
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
     failed = any(status.state in ("connecting", "unavailable") for status in rows)

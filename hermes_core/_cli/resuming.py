@@ -201,7 +201,7 @@ class ResumeCommand:
         """The conversation ``argument`` names: a number of one or two digits, of the last
         listing shown (or of this directory's recent ones); else an id or a unique prefix
         of one. :class:`ResumeError` when there is none, or it is ``current``."""
-        if argument.isdigit() and len(argument) <= 2:
+        if argument.isascii() and argument.isdigit() and len(argument) <= 2:  # not "²"
             listed = self._listed if self._listed is not None else self._recent_here(current)
             if not 1 <= int(argument) <= len(listed):
                 raise ResumeError(f"no conversation {argument} in the listing (/resume lists them)")

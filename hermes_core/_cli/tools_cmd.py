@@ -195,6 +195,7 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
                 in_list = {tool.name: tool for tool in host.assemble(None, session).tools}
                 payload = _with_tool_list(payload, names, in_list)
                 if payload.get("not_found"):
+                    # A name a plugin provides is under errors, with why (tool_describe).
                     known = [tool.name for tool in host.tool_search.live_tools.tools()]
                     payload["hints"] = {
                         name: hint

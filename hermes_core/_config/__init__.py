@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from hermes_core._config.document import (
     ConfigDocument,
+    config_held_back,
     config_in_effect,
     edit_config,
     load_config,
@@ -62,6 +63,7 @@ __all__ = [
     "ToolSearchConfig",
     "ToolsConfig",
     "check_mcp_server_name",
+    "config_held_back",
     "config_in_effect",
     "edit_config",
     "load_config",

@@ -121,16 +121,23 @@ def config_in_effect(env: Environment) -> Config:
     import warnings
 
     from hermes_core._config.models import ConfigWarning
-    from hermes_core._project_trust import config_refusal
 
-    path = env.config_path
-    refusal = config_refusal(env, path, "the config file") if path.exists() else None
+    refusal = config_held_back(env)
     if refusal is not None:
         warnings.warn(
             ConfigWarning(f"{refusal}; not read: the defaults apply", key=""), stacklevel=2
         )
         return Config()
-    return load_config(path)
+    return load_config(env.config_path)
+
+
+def config_held_back(env: Environment) -> str | None:
+    """Why the file ``env.config_path`` is not in effect (:func:`config_in_effect`): it is
+    the project's and the project gate is closed; ``None`` when it is read."""
+    from hermes_core._project_trust import config_refusal
+
+    path = env.config_path
+    return config_refusal(env, path, "the config file") if path.exists() else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,4 +375,4 @@ def edit_config(env: Environment) -> Iterator[ConfigDocument]:
         document.save()
 
 
-__all__ = ["ConfigDocument", "edit_config", "load_config"]
+__all__ = ["ConfigDocument", "config_held_back", "config_in_effect", "edit_config", "load_config"]

@@ -17,7 +17,8 @@ taken for another hermes's.
 
 Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the child's
 variables), a shell's ``-c`` script (each command of it, ``exec`` and leading assignments
-allowed), and ``uvx``, ``pipx run`` and ``uv run``, whose package ``hermes-core-agent`` runs
+allowed), and ``uvx``, ``pipx run`` and ``uv run``: the program they run (their first word that
+is no option, option's value or subcommand), the package ``hermes-core-agent`` running
 ``hermes``.
 """
 
@@ -76,7 +77,10 @@ def serves_this_hermes(entry: Mapping[str, Any], env: Environment, config_path: 
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _PACKAGE_RUNNERS: Final = frozenset({"uvx", "pipx", "uv"})
 _DISTRIBUTION: Final = "hermes-core-agent"
-_VALUE_OPTIONS: Final = frozenset({"--from", "--spec"})
+_VALUE_OPTIONS: Final = frozenset(
+    {"--from", "--spec", "--with", "--with-editable", "--with-requirements", "--python", "-p"}
+)
+_RUNNER_SUBCOMMANDS: Final = frozenset({"run", "tool"})
 _SHELL_OPERATORS: Final = frozenset({";", "&&", "||", "|", "&", "(", ")"})
 
 
@@ -116,15 +120,17 @@ def _commands(
                 if words:
                     yield from _commands(words[0], words[1:], names, depth + 1)
     elif program in _PACKAGE_RUNNERS:
+        # The program run is the first word that is no option, no option's value and not the
+        # subcommand (uv run, uv tool run, pipx run): the package hermes-core-agent runs hermes.
         for i, word in enumerate(args):
             if word.startswith("-") or (i and args[i - 1] in _VALUE_OPTIONS):
                 continue
+            if word in _RUNNER_SUBCOMMANDS and program != "uvx":
+                continue
             if word.split("@")[0].split("==")[0] == _DISTRIBUTION:
-                yield "hermes", args[i + 1 :], variables
-                return
-            if PureWindowsPath(word).name.lower() in ("hermes", "hermes.exe"):
-                yield "hermes", args[i + 1 :], variables
-                return
+                word = "hermes"
+            yield from _commands(word, args[i + 1 :], variables, depth + 1)
+            return
 
 
 def _script_commands(script: str) -> Iterator[list[str]]:

@@ -17,13 +17,12 @@ is writing right now).
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, BinaryIO, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
@@ -114,17 +113,10 @@ class Transcript:
         last ran with (each process that took it up again wrote one); empty when there is
         none. Read from the end of the file, so the header of a conversation taken up again
         is found without reading its start."""
+        # Read, not mapped: a writer removing a line a crash cut shrinks the file, and a mapped
+        # page past its new end would kill this process (SIGBUS).
         with self.path.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            if not size:
-                return {}
-            with mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ) as data:
-                end = size
-                while (found := data.rfind(b"\n" + _HEADER_START, 0, end)) >= 0:
-                    if record := _header_at(data, found + 1):
-                        return record
-                    end = found  # a line cut short, or a message's text: an earlier one
-                return _header_at(data, 0)
+            return _latest_header(file)
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
@@ -162,12 +154,40 @@ class Transcript:
         return found
 
 
-def _header_at(data: mmap.mmap, start: int) -> dict[str, Any]:
-    end = data.find(b"\n", start)
-    if end < 0:
-        return {}  # being written, or cut by a crash
+def _latest_header(file: BinaryIO) -> dict[str, Any]:
+    """The last header line of ``file``, looked for a chunk at a time from its end."""
+    marker = b"\n" + _HEADER_START
+    end = file.seek(0, os.SEEK_END)
+    later = b""  # the start of the chunk after this one: a marker may cross the boundary
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        file.seek(start)
+        chunk = file.read(end - start)
+        if len(chunk) < end - start:
+            later = b""  # the file shrank meanwhile: what came after is gone
+        lead = b"\n" if start == 0 else b""  # the first line has no newline before it
+        data = lead + chunk + later
+        search_end = len(data)
+        while (found := data.rfind(marker, 0, search_end)) >= 0:
+            if record := _header_at(file, start - len(lead) + found + 1):
+                return record
+            search_end = found  # a line cut short, or a message's text: an earlier one
+        later = chunk[: len(marker) - 1]
+        end = start
+    return {}
+
+
+def _header_at(file: BinaryIO, start: int) -> dict[str, Any]:
+    file.seek(start)
+    parts: list[bytes] = []
+    while not parts or b"\n" not in parts[-1]:
+        block = file.read(_CHUNK)
+        if not block:
+            return {}  # being written, or cut by a crash
+        parts.append(block)
+    line = b"".join(parts).split(b"\n", 1)[0]
     try:
-        record = json.loads(data[start:end])
+        record = json.loads(line)
     except ValueError:
         return {}
     return record if isinstance(record, dict) and record.get("type") == "session" else {}

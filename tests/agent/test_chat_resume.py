@@ -80,3 +80,15 @@ def test_resume_leaves_out_the_conversation_the_chat_is_in(home: AgentHome) -> N
     here = _by_first_message(home)["now here"]
     assert f"  1. {alpha.stem}  (" in done.stderr
     assert here.stem not in done.stderr
+
+
+def test_a_number_python_cannot_read_is_taken_for_an_id_and_the_chat_goes_on(
+    home: AgentHome,
+) -> None:
+    # "²" is a digit to str.isdigit() but no number to int(): said, never a crash of the chat.
+    home.setup({"text": "Alpha noted."})
+    home.cli.run("chat", input="about alpha\n")
+    home.setup({"echo": True})  # each process reads the script afresh
+    done = home.cli.run("chat", input="/resume \u00b2\nstill here?\n")
+    assert "no conversation \u00b2" in done.stderr
+    assert "heard: still here?" in done.stdout

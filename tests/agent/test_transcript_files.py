@@ -8,6 +8,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -70,3 +72,45 @@ def test_a_writer_removes_a_line_cut_by_a_crash_before_it_appends(tmp_path: Path
     transcript.add(Message("user", "after the crash"))
     assert [m.content for m in transcript.messages()] == ["hi", "after the crash"]
     assert path.read_bytes().endswith(b"\n")
+
+
+READER = """
+import sys, time
+from pathlib import Path
+from hermes_core.agent import TranscriptStore
+
+transcript = TranscriptStore(Path(sys.argv[1])).open("s1")
+until = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < until:
+    assert transcript.header()["model"] == "fake-1"
+print("read")
+"""
+
+
+def test_reading_the_header_while_a_writer_removes_a_cut_line_never_kills_the_reader(
+    tmp_path: Path,
+) -> None:
+    # A writer that finds a line cut by a crash shrinks the file under the reader's feet: a
+    # reader that mapped the file's old size would die of SIGBUS touching the page cut away.
+    # Here a crash cuts a long line again and again, and the next write removes it.
+    path = _start(tmp_path)
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(tmp_path / "sessions"), "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    cut = b'{"type": "message", "content": "' + b"x" * 300_000
+    while reader.poll() is None:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)  # the writer that crashed held the lock
+            os.write(descriptor, cut)
+        finally:
+            os.close(descriptor)
+        transcript.add(Message("user", "again"))
+    out, err = reader.communicate()
+
+    assert reader.returncode == 0, err
+    assert out == "read\n"

@@ -347,6 +347,72 @@ def test_config_show_in_a_cloned_repository_shows_the_defaults_and_says_why(
 
 
 @pytest.mark.subprocess
+def test_config_validate_in_a_cloned_repository_checks_the_file_it_does_not_read(
+    tmp_path: Path,
+) -> None:
+    # Asked to check the project's file, validate must not say ok of one it never read: its
+    # keys and values are checked (data only); its plugins are not loaded for it.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    cli.config.write_text("approvals:\n  non_interactive: maybe\n")
+
+    checked = cli.run("config", "validate", ok=False)
+
+    assert checked.returncode == 2
+    assert "ok:" not in checked.stdout
+    assert "approvals.non_interactive" in checked.stderr
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "command",
+    [("config", "set", "approvals.timeout", "30"), ("plugins", "enable", "web")],
+    ids=["config-set", "plugins-enable"],
+)
+def test_an_edit_of_a_config_inside_the_project_says_it_is_not_in_effect(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # The edit is saved, but no command reads the file while the gate is closed: saying only
+    # "enabled web in .hermes/config.yaml" would have the user believe it applies.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+
+    done = cli.run(*command)
+
+    assert f"{cli.config}" in done.stdout
+    assert GATE in done.stderr
+    assert "not in effect" in done.stderr
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("listing", ["hooks", "mcp"])
+def test_the_listings_of_a_config_inside_the_project_load_nothing_it_enables(
+    tmp_path: Path, listing: str
+) -> None:
+    # HERMES_CONFIG=./hermes.yaml in a cloned repository, the home the user's own: the file may
+    # still be listed (its hooks and servers marked gated), but none of its other settings may
+    # act, here enabling a hook directory of the user's that the user never enabled.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, work=repo, user_home=tmp_path / "user")
+    marker = tmp_path / "user-hook-imported"
+    write_hook(
+        cli.home / "hooks", "spy", "event: pre_tool_call\n", GUARD.format(marker=str(marker))
+    )
+    planted = repo / "hermes.yaml"
+    planted.write_text(
+        "hooks:\n  enabled: [spy]\n  pre_tool_call:\n    - command: 'true'\n"
+        "mcp_servers:\n  planted:\n    command: 'true'\n"
+    )
+
+    shown = cli.run(listing, "list", "--json", env=cli.variables(HERMES_CONFIG=str(planted)))
+
+    assert not marker.exists()
+    rows = {row["name"]: row for row in json.loads(shown.stdout)}
+    declared = "hooks.pre_tool_call[0]" if listing == "hooks" else "planted"
+    assert rows[declared]["status"] == "gated"
+
+
+@pytest.mark.subprocess
 def test_a_config_file_named_with_dash_dash_config_is_the_users_choice_wherever_it_lies(
     tmp_path: Path,
 ) -> None:
