@@ -328,6 +328,29 @@ def test_the_settings_of_a_config_inside_the_project_apply_only_with_the_gate(
         assert "not read" in warning
 
 
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_the_secrets_file_of_a_hermes_home_inside_the_project_is_read_only_with_the_gate(
+    places: dict[str, Path], gate: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A repository's .hermes/.env with its own OPENAI_API_KEY would send the user's
+    # conversations to the repository owner's account.
+    from hermes_core._dotenv import secret_variable
+
+    home = places["project"] / ".hermes"
+    home.mkdir()
+    (home / ".env").write_text("OPENAI_API_KEY=sk-planted\n")
+    (home / ".env").chmod(0o600)
+    env = environment(places, home, **({GATE: gate} if gate else {}))
+
+    with caplog.at_level("WARNING"):
+        key = secret_variable(env, "OPENAI_API_KEY")
+
+    assert key == ("sk-planted" if gate else None)
+    if not gate:
+        assert str(home / ".env") in caplog.text
+        assert GATE in caplog.text
+
+
 @pytest.mark.subprocess
 def test_config_show_in_a_cloned_repository_shows_the_defaults_and_says_why(
     tmp_path: Path,
