@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from hermes_core._config import McpServerConfig
-from hermes_core._dotenv import read_dotenv
+from hermes_core._dotenv import dotenv_of
 from hermes_core._errors import ConfigError
 from hermes_core._paths import Environment
 
@@ -31,7 +31,7 @@ _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 def server_variables(env: Environment) -> dict[str, str]:
     """The variables ``${VAR}`` reads: ``$HERMES_HOME/.env`` overridden by the environment."""
-    return {**read_dotenv(env.dotenv_path), **env.variables}
+    return {**dotenv_of(env), **env.variables}
 
 
 def expand_text(text: str, variables: Mapping[str, str], *, key: str) -> str:
