@@ -540,6 +540,25 @@ def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     assert err.getvalue() == ""
 
 
+@pytest.mark.parametrize(
+    ("stop", "detail", "line"),
+    [
+        ("error", "openai: model 'm': HTTP 400", "hermes: error: openai: model 'm': HTTP 400"),
+        ("max_turns", "agent.max_turns (1)", "hermes: stop: max_turns: agent.max_turns (1)"),
+    ],
+)
+def test_json_mode_says_on_stderr_why_a_run_exits_non_zero(
+    stop: Any, detail: str, line: str
+) -> None:
+    """``hermes run --json > events.jsonl`` in a job's log: exit 1 (or 3) with an empty stderr
+    left the reason only in a file the log does not show."""
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(as_json=True, out=out, err=err)
+    printer.show(Finished("", stop, Usage(3, 2), 1, detail))
+    assert json.loads(out.getvalue())["stop"] == stop
+    assert err.getvalue() == f"{line} (1 model request, 5 tokens)\n"
+
+
 @pytest.mark.parametrize("command", ["run", "chat"])
 def test_what_a_hook_prints_during_a_turn_stays_off_the_answers_stream(
     home: AgentHome, command: str
