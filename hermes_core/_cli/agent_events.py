@@ -5,7 +5,7 @@ Plain: the answer's text streams to stdout; each tool call is a short line on st
 the real tool (``-> weather_now {"city": "Lyon"}``, then ``<- ok`` or the error code), as are
 subagents starting and ending (``=> d1.1 started: GOAL``, ``<= d1.1 completed``), retries and
 the reason the turn stopped. ``--json``: one ``event_json`` object per line on
-stdout and nothing else there.
+stdout and nothing else there; a turn that ends without an answer says why on stderr too.
 """
 
 from __future__ import annotations
@@ -94,6 +94,10 @@ class EventPrinter:
         if self.as_json:
             self._out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
             self._out.flush()
+            if isinstance(event, Retrying):
+                self._retries += 1
+            elif isinstance(event, Finished) and event.stop != "answer":
+                self.finish(event)  # why the exit status is not 0, where a job's log shows it
         elif isinstance(event, TextDelta):
             self._out.write(event.text)
             self._out.flush()
