@@ -456,6 +456,20 @@ def test_clarify_with_nobody_to_ask_tells_the_model_to_decide(home: AgentHome) -
     )
 
 
+@pytest.mark.parametrize("prompt", ["", "  \n"])
+def test_an_empty_prompt_is_refused_before_the_model_is_asked(
+    home: AgentHome, prompt: str
+) -> None:
+    """``hermes run "$PROMPT"`` with PROMPT unset paid for a request answering nothing (a
+    chat skips an empty line, ACP refuses an empty prompt)."""
+    home.setup({"text": "What would you like?"})
+    done = home.cli.run("run", prompt, ok=False)
+    assert done.returncode == 2
+    assert "PROMPT is empty" in done.stderr
+    assert done.stdout == ""
+    assert home.requests() == []
+
+
 def test_help_lists_run_and_chat(home: AgentHome) -> None:
     done = home.cli.run("--help")
     assert "  run " in done.stdout
