@@ -157,6 +157,8 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted. --continue and
     --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do.
     """
+    if not prompt.strip():  # `hermes run "$PROMPT"` with PROMPT unset: nothing to ask
+        raise click.UsageError("PROMPT is empty: give the model something to do")
     printer = EventPrinter(as_json=as_json)
 
     async def work(host: Host, forms: LineForms | None) -> int:
