@@ -534,6 +534,25 @@ def test_each_way_a_turn_ends_has_its_exit_status(stop: Any, status: int) -> Non
     assert exit_status(Finished("", stop, Usage(), 1)) == status
 
 
+def test_the_texts_of_two_model_requests_do_not_run_together_on_a_piped_stdout() -> None:
+    """``hermes run ... > answer.txt``: the text a model wrote before its tool call, then its
+    answer, read "Let me look.It says: buy milk." (a terminal had the line ended)."""
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(out=out, err=err)
+    call = ModelToolCall("call_1", "read_file", '{"path": "notes.txt"}')
+    for event in (
+        TextDelta("Let me "),
+        TextDelta("look."),
+        ToolStarted(call, ("read_file",)),
+        ToolFinished(call, ("read_file",), "buy milk", None),
+        TextDelta("It says: buy milk."),
+        Finished("It says: buy milk.", "answer", Usage(3, 2), 2),
+    ):
+        printer.show(event)
+    assert out.getvalue() == "Let me look.\nIt says: buy milk.\n"
+    assert err.getvalue().splitlines()[:2] == ['-> read_file {"path": "notes.txt"}', "<- ok"]
+
+
 def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(as_json=True, out=out, err=err)
