@@ -104,6 +104,7 @@ class EventPrinter:
             if event.text:
                 self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolStarted):
+            self._end_line()  # the model's message before its calls is done, piped or not
             for line in call_lines(event.call):
                 self.note(line)
         elif isinstance(event, ToolFinished):

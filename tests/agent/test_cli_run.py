@@ -158,7 +158,7 @@ def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
     (home.cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
     home.setup(turn("Reading. ", ("read_file", {"path": "notes.txt"})), {"text": "It says hello."})
     done = home.cli.run("run", "What do my notes say?")
-    assert done.stdout == "Reading. It says hello.\n"
+    assert done.stdout == "Reading. \nIt says hello.\n"  # each model message its own line
     assert '-> read_file {"path": "notes.txt"}\n<- ok\n' in done.stderr
     assert "hermes: stop: answer (2 model requests" in done.stderr
 
