@@ -457,9 +457,7 @@ def test_clarify_with_nobody_to_ask_tells_the_model_to_decide(home: AgentHome) -
 
 
 @pytest.mark.parametrize("prompt", ["", "  \n"])
-def test_an_empty_prompt_is_refused_before_the_model_is_asked(
-    home: AgentHome, prompt: str
-) -> None:
+def test_an_empty_prompt_is_refused_before_the_model_is_asked(home: AgentHome, prompt: str) -> None:
     """``hermes run "$PROMPT"`` with PROMPT unset paid for a request answering nothing (a
     chat skips an empty line, ACP refuses an empty prompt)."""
     home.setup({"text": "What would you like?"})
