@@ -551,6 +551,30 @@ def test_the_texts_of_two_model_requests_do_not_run_together_on_a_piped_stdout()
     assert err.getvalue().splitlines()[:2] == ['-> read_file {"path": "notes.txt"}', "<- ok"]
 
 
+class TerminalOut(io.StringIO):
+    """stdout as a terminal (what a person sees)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_answer_reaches_a_terminal_with_its_control_characters_escaped() -> None:
+    """The model's text may repeat what a page or a tool told it to: on a terminal, an OSC 52
+    sequence writes the clipboard and a CSI one clears the screen, as the tool lines and the
+    resume summary already escape. Lines and tabs stay; a piped stdout gets the text as is."""
+    answer = "Done.\n\tClean\x1b[2J\x1b]52;c;cm0gLXJm\x07\r\u202eok"
+    escaped = "Done.\n\tClean\\x1b[2J\\x1b]52;c;cm0gLXJm\\x07\\r\\u202eok\n"
+    shown = {}
+    for out in (TerminalOut(), io.StringIO()):
+        printer = EventPrinter(out=out, err=io.StringIO())
+        for event in (TextDelta(answer[:14]), TextDelta(answer[14:])):  # a split escape too
+            printer.show(event)
+        printer.show(Finished(answer, "answer", Usage(3, 2), 1))
+        shown[out.isatty()] = out.getvalue()
+    assert shown[True] == escaped
+    assert shown[False] == answer + "\n"
+
+
 def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(as_json=True, out=out, err=err)
