@@ -99,7 +99,7 @@ class EventPrinter:
             elif isinstance(event, Finished) and event.stop != "answer":
                 self.finish(event)  # why the exit status is not 0, where a job's log shows it
         elif isinstance(event, TextDelta):
-            self._out.write(event.text)
+            self._out.write(_for_terminal(event.text) if self._out.isatty() else event.text)
             self._out.flush()
             if event.text:
                 self._mid_line = not event.text.endswith("\n")
@@ -154,6 +154,13 @@ class EventPrinter:
             self._out.write("\n")
             self._out.flush()
             self._mid_line = False
+
+
+def _for_terminal(text: str) -> str:
+    """``text`` with its lines and tabs kept and every other control character escaped: a
+    model may repeat what a page told it to, and a terminal obeys escape sequences (OSC 52
+    writes the clipboard), as the tool lines never let it."""
+    return "\n".join("\t".join(map(printable, line.split("\t"))) for line in text.split("\n"))
 
 
 def exit_status(event: Finished | None) -> int:
