@@ -575,6 +575,18 @@ def test_the_answer_reaches_a_terminal_with_its_control_characters_escaped() -> 
     assert shown[False] == answer + "\n"
 
 
+def test_a_cut_answer_says_why_on_stderr_in_a_chat_too() -> None:
+    """A chat leaves out the stop line of an answer, but not of one the output cap cut."""
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(quiet_answer=True, out=out, err=err)
+    printer.show(TextDelta("Step two: rem"))
+    printer.show(Finished("Step two: rem", "answer", Usage(3, 2), 1, "the answer was cut"))
+    assert out.getvalue() == "Step two: rem\n"
+    assert (
+        err.getvalue() == "hermes: stop: answer: the answer was cut (1 model request, 5 tokens)\n"
+    )
+
+
 def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(as_json=True, out=out, err=err)

@@ -246,6 +246,19 @@ async def test_the_limits_are_each_turns_not_the_whole_conversations(
     assert len(model.requests) == 3
 
 
+async def test_an_answer_cut_at_max_output_tokens_says_so(host: Host, tmp_path: Path) -> None:
+    """A model stopped by ``model.max_output_tokens`` (finish_reason ``length``) gave half an
+    answer that ended the turn like a whole one, without a word."""
+    cut = replace(fake_turn("Step one: open the file. Step two: rem"), stop_reason="max_tokens")
+    model = FakeModelProvider.scripted(cut)
+    agent = agent_for(host, model, tmp_path)
+    end = finished(await collect(agent.conversation(host.new_session()).send("how?")))
+    assert (end.stop, end.text) == ("answer", "Step one: open the file. Step two: rem")
+    assert end.detail == (
+        "the answer was cut at model.max_output_tokens (4096 tokens): raise it for longer ones"
+    )
+
+
 async def test_the_token_limit_counts_every_request(host: Host, tmp_path: Path) -> None:
     looping = fake_turn("", ("add", {"a": 1, "b": 2}))  # 15 tokens a request
     model = FakeModelProvider(responder=lambda request: looping)
