@@ -129,7 +129,7 @@ class EventPrinter:
         """End the answer's line and say why the turn stopped."""
         self._end_line()
         retries, self._retries = self._retries, 0
-        if event.stop == "answer" and self.quiet_answer:
+        if event.stop == "answer" and self.quiet_answer and not event.detail:
             return
         spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}"
         if retries:
@@ -137,7 +137,7 @@ class EventPrinter:
         spent += f", {event.usage.total} tokens"
         if event.stop == "error":
             self.note(f"hermes: error: {event.detail} ({spent})")
-        elif event.stop == "answer":
+        elif event.stop == "answer" and not event.detail:
             self.note(f"hermes: stop: answer ({spent})")
         else:
             self.note(f"hermes: stop: {event.stop}: {event.detail} ({spent})")

@@ -338,13 +338,19 @@ class Conversation:
             self._record(message)
             said = message.content or said
             if not message.tool_calls:
-                yield self._finished(message.content, "answer")
+                cut = turn.stop_reason == "max_tokens"
+                yield self._finished(message.content, "answer", self._cut() if cut else "")
                 return
             for call in message.tool_calls:
                 async for step in self._run_call(call):
                     yield step
                 for child_event in self.delegations.take_events():
                     yield child_event
+
+    def _cut(self) -> str:
+        """Why an answer stopped short: the model reached ``model.max_output_tokens``."""
+        cap = self.agent.model.max_output_tokens
+        return f"the answer was cut at model.max_output_tokens ({cap} tokens): raise it for longer ones"
 
     def _spend(self, usage: Usage) -> None:
         self.usage = self.usage + usage
