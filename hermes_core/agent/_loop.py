@@ -350,7 +350,10 @@ class Conversation:
     def _cut(self) -> str:
         """Why an answer stopped short: the model reached ``model.max_output_tokens``."""
         cap = self.agent.model.max_output_tokens
-        return f"the answer was cut at model.max_output_tokens ({cap} tokens): raise it for longer ones"
+        return (
+            f"the answer was cut at model.max_output_tokens ({cap} tokens): "
+            "raise it for longer ones"
+        )
 
     def _spend(self, usage: Usage) -> None:
         self.usage = self.usage + usage
