@@ -164,7 +164,7 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     async def work(host: Host, forms: LineForms | None) -> int:
         from hermes_core.agent._events import Finished
 
-        agent, taken_up = await agent_resuming(host, last=last, session=session)
+        agent, taken_up = await agent_resuming(host, last=last, session=session, command="run")
         lines = terminal_lines(forms)
         finished: Finished | None = None
         stopping = False
