@@ -266,7 +266,9 @@ class Conversation:
 
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
         """Add the user's ``text`` and run the turn: model requests and tool calls until a
-        final answer, a limit, the user's stop or a model error; :class:`Finished` is last."""
+        final answer, a limit, the user's stop or a model error; :class:`Finished` is last.
+        The limits are the turn's: a fresh budget unless ``text`` is the results of this
+        conversation's delegations, which go on with the budget of the turn that delegated."""
         self._stop = asyncio.Event()
         if self._renew_budget and not self.delegations.gave(text):
             # the person's message: a turn of its own (subagents running keep their budget)
