@@ -267,8 +267,9 @@ class Conversation:
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
         """Add the user's ``text`` and run the turn: model requests and tool calls until a
         final answer, a limit, the user's stop or a model error; :class:`Finished` is last.
-        The limits are the turn's: a fresh budget unless ``text`` is the results of this
-        conversation's delegations, which go on with the budget of the turn that delegated."""
+        The limits are the turn's: a conversation that made its own budget starts a fresh one,
+        unless ``text`` is the results of its delegations (they go on with the budget of the
+        turn that delegated); one given a budget spends that one."""
         self._stop = asyncio.Event()
         if self._renew_budget and not self.delegations.gave(text):
             # the person's message: a turn of its own (subagents running keep their budget)
