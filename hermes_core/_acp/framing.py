@@ -65,7 +65,7 @@ class LineTransport:
         """Nothing to release: the streams belong to the process."""
 
     async def _refuse(self, code: int, message: str, details: str) -> None:
-        _log.warning("hermes acp: a line from the client answered with %s: %s", code, details)
+        _log.warning("a line from the client answered with %s: %s", code, details)
         error = {"code": code, "message": message, "data": {"details": details}}
         await self.send({"jsonrpc": "2.0", "id": None, "error": error})
 

@@ -194,8 +194,7 @@ class AcpServer:
 
         try:
             return await self._ready()
-        except Exception as exc:
-            _log.error("hermes could not start: %s", exc)
+        except Exception as exc:  # logged once, when it failed (stdio's _log_failure)
             raise RequestError.internal_error(
                 {"details": f"hermes could not start: {exc}"}
             ) from exc

@@ -174,7 +174,8 @@ class AcpSession:
             raise ModelFailed(finished.detail)
         # No ``usage`` in the answer: the schema marks it unstable, and hermes advertises no
         # unstable part of the protocol (the tokens went out as usage_update).
-        return PromptResponse(stop_reason=STOP_REASONS[finished.stop])
+        cut = finished.stop == "answer" and finished.detail  # model.max_output_tokens cut it
+        return PromptResponse(stop_reason="max_tokens" if cut else STOP_REASONS[finished.stop])
 
     async def _update(self, update: Any) -> None:
         await self.client.session_update(session_id=self.id, update=update)
@@ -204,7 +205,7 @@ class AcpSession:
             )
         elif isinstance(event, ChildStarted | ChildFinished):
             await self._child(event)
-        elif event.stop not in ("answer", "interrupted", "error") and event.detail:
+        elif event.stop not in ("interrupted", "error") and event.detail:
             await self._update(update_agent_thought_text(f"\nStopped: {event.detail}.\n"))
 
     async def _child(self, event: ChildStarted | ChildFinished) -> None:

@@ -5,7 +5,7 @@ Plain: the answer's text streams to stdout; each tool call is a short line on st
 the real tool (``-> weather_now {"city": "Lyon"}``, then ``<- ok`` or the error code), as are
 subagents starting and ending (``=> d1.1 started: GOAL``, ``<= d1.1 completed``), retries and
 the reason the turn stopped. ``--json``: one ``event_json`` object per line on
-stdout and nothing else there.
+stdout and nothing else there; a turn that ends without an answer says why on stderr too.
 """
 
 from __future__ import annotations
@@ -95,12 +95,17 @@ class EventPrinter:
         if self.as_json:
             self._out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
             self._out.flush()
+            if isinstance(event, Retrying):
+                self._retries += 1
+            elif isinstance(event, Finished) and event.stop != "answer":
+                self.finish(event)  # why the exit status is not 0, where a job's log shows it
         elif isinstance(event, TextDelta):
             self._out.write(as_shown(self._out, event.text))
             self._out.flush()
             if event.text:
                 self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolStarted):
+            self._end_line()  # the model's message before its calls is done, piped or not
             for line in call_lines(event.call):
                 self.note(line)
         elif isinstance(event, ToolFinished):
@@ -125,7 +130,7 @@ class EventPrinter:
         """End the answer's line and say why the turn stopped."""
         self._end_line()
         retries, self._retries = self._retries, 0
-        if event.stop == "answer" and self.quiet_answer:
+        if event.stop == "answer" and self.quiet_answer and not event.detail:
             return
         spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}"
         if retries:
@@ -133,7 +138,7 @@ class EventPrinter:
         spent += f", {event.usage.total} tokens"
         if event.stop == "error":
             self.note(f"hermes: error: {event.detail} ({spent})")
-        elif event.stop == "answer":
+        elif event.stop == "answer" and not event.detail:
             self.note(f"hermes: stop: answer ({spent})")
         else:
             self.note(f"hermes: stop: {event.stop}: {event.detail} ({spent})")

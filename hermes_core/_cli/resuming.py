@@ -74,7 +74,7 @@ def resume_options(command: F) -> F:
 
 
 async def agent_resuming(
-    host: Host, *, last: bool, session: str | None
+    host: Host, *, last: bool, session: str | None, command: str = "chat"
 ) -> tuple[Agent, Resumed | None]:
     """The host's agent (:meth:`Agent.from_host`, the ``model`` section) and the conversation
     ``--continue`` or ``--resume`` names (:func:`resumed`); when there is none to take up, the
@@ -83,7 +83,9 @@ async def agent_resuming(
 
     agent = Agent.from_host(host)
     try:
-        taken_up = resumed(agent.transcripts, last=last, session=session, model=agent.model.model)
+        taken_up = resumed(
+            agent.transcripts, last=last, session=session, model=agent.model.model, command=command
+        )
     except BaseException:
         await agent.aclose()
         raise
@@ -91,10 +93,16 @@ async def agent_resuming(
 
 
 def resumed(
-    store: TranscriptStore | None, *, last: bool, session: str | None, model: str
+    store: TranscriptStore | None,
+    *,
+    last: bool,
+    session: str | None,
+    model: str,
+    command: str = "chat",
 ) -> Resumed | None:
     """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
-    ``None`` when neither is given; :class:`ResumeError` when there is none to take up."""
+    ``None`` when neither is given; :class:`ResumeError` when there is none to take up (its
+    message names ``hermes COMMAND --resume``)."""
     if not last and session is None:
         return None
     if last and session is not None:
@@ -103,7 +111,8 @@ def resumed(
         raise ResumeError("--resume needs a session id (or a unique prefix of one)")
     if store is None:
         raise ResumeError("no transcripts are kept (agent transcripts are off)")
-    return taken_up(_named(store, session) if session is not None else _last_here(store), model)
+    found = _named(store, session) if session is not None else _last_here(store, command)
+    return taken_up(found, model)
 
 
 def taken_up(transcript: Transcript, model: str) -> Resumed:
@@ -146,11 +155,11 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
     raise ResumeError(f"no conversation {session}; the recent ones:\n{listed}")
 
 
-def _last_here(store: TranscriptStore) -> Transcript:
+def _last_here(store: TranscriptStore, command: str) -> Transcript:
     for transcript in _here(store):
         return transcript
     raise ResumeError(
-        f"no earlier conversation in {Path.cwd().resolve()} (hermes chat --resume SESSION "
+        f"no earlier conversation in {Path.cwd().resolve()} (hermes {command} --resume SESSION "
         "takes up another)"
     )
 

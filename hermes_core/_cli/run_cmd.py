@@ -157,12 +157,14 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted. --continue and
     --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do.
     """
+    if not prompt.strip():  # `hermes run "$PROMPT"` with PROMPT unset: nothing to ask
+        raise click.UsageError("PROMPT is empty: give the model something to do")
     printer = EventPrinter(as_json=as_json)
 
     async def work(host: Host, forms: LineForms | None) -> int:
         from hermes_core.agent._events import Finished
 
-        agent, taken_up = await agent_resuming(host, last=last, session=session)
+        agent, taken_up = await agent_resuming(host, last=last, session=session, command="run")
         lines = terminal_lines(forms)
         finished: Finished | None = None
         stopping = False

@@ -77,7 +77,7 @@ def outcome_of(
     """The outcome of a child whose last turn ended with ``end``."""
     if end is None:
         return ChildOutcome(label, goal, "failed", "", "the conversation ended without an end")
-    detail = "" if end.stop == "answer" else end.detail
+    detail = end.detail  # an answer's says model.max_output_tokens cut it, else it is empty
     unique = tuple(dict.fromkeys(files))
     return ChildOutcome(label, goal, _STATUS[end.stop], end.text, detail, unique, sid)
 

@@ -1,6 +1,7 @@
 """``hermes cron daemon``: the scheduler, in the foreground (for systemd or a container).
 
-Each look (every ``cron.poll_interval`` seconds at most, sooner when a job is due sooner) claims
+Each look (every ``cron.poll_interval`` seconds at most, sooner when a job is due sooner, and
+again whenever a run ends, as its job's next time then counts) claims
 the due jobs (:meth:`~hermes_core.agent._cron_store.CronJobs.claim_due`: a lease per job, so
 two daemons on one home never run the same job, and one job has one run at a time) and runs
 each in its own task through the conversation loop (:func:`~hermes_core.agent._cron_runs.run_job`).
@@ -45,11 +46,13 @@ class CronDaemon:
     owner: str = field(default_factory=owner_name)
     clock: Callable[[], float] = time.time
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _running: dict[int, asyncio.Task[None]] = field(default_factory=dict)
 
     def stop(self) -> None:
         """Start no new run; stop those under way."""
         self._stopping.set()
+        self._wake.set()
 
     async def run(self) -> None:
         """Look for due jobs and run them until :meth:`stop`."""
@@ -64,7 +67,8 @@ class CronDaemon:
                         task = asyncio.create_task(self._run(job, run))
                         self._running[run.id] = task
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._stopping.wait(), self._wait())
+                        await asyncio.wait_for(self._wake.wait(), self._wait())
+                    self._wake.clear()
             finally:
                 for task in list(self._running.values()):
                     task.cancel()
@@ -91,6 +95,7 @@ class CronDaemon:
             raise
         finally:
             self._running.pop(run.id, None)
+            self._wake.set()  # a running job is left out of _wait: its next time counts now
         self.say(f"job {job.id} run {run.id}: {outcome.status}: {outcome.detail}")
 
     def say(self, line: str) -> None:

@@ -142,6 +142,7 @@ class Delegations:
         self._prompt_lock = asyncio.Lock()
         self._batches: dict[str, _Batch] = {}
         self._inbox: asyncio.Queue[str] = asyncio.Queue()
+        self._given: set[str] = set()
         self._events: list[ChildStarted | ChildFinished] = []
         self._news = asyncio.Event()
 
@@ -153,9 +154,8 @@ class Delegations:
 
     def ready(self) -> list[str]:
         """The results that have arrived, each a message for the model (taken: not again)."""
-        found = []
-        while not self._inbox.empty():
-            found.append(self._inbox.get_nowait())
+        found = self._arrived()
+        self._given.update(found)
         return found
 
     async def next_message(self) -> str | None:
@@ -164,7 +164,23 @@ class Delegations:
         if not self.pending:
             return None
         first = await self._inbox.get()
-        return "\n\n".join([first, *self.ready()])
+        message = "\n\n".join([first, *self._arrived()])
+        self._given.add(message)
+        return message
+
+    def gave(self, message: str) -> bool:
+        """Whether ``message`` is results :meth:`ready` or :meth:`next_message` gave out (once:
+        the turn sending it goes on with the budget of the turn that delegated)."""
+        if message not in self._given:
+            return False
+        self._given.discard(message)
+        return True
+
+    def _arrived(self) -> list[str]:
+        found = []
+        while not self._inbox.empty():
+            found.append(self._inbox.get_nowait())
+        return found
 
     def put_back(self, message: str) -> None:
         """Keep ``message`` (results taken by :meth:`next_message`) for the next taker."""

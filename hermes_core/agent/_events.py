@@ -89,7 +89,8 @@ class Retrying:
 @dataclass(frozen=True)
 class Finished:
     """The end of a turn: ``text`` is the final answer (or what was said before a limit or a
-    stop: the partial answer), ``stop`` why it ended, ``detail`` the limit or error in words."""
+    stop: the partial answer), ``stop`` why it ended, ``detail`` the limit or error in words
+    (for an ``answer``, empty unless ``model.max_output_tokens`` cut it)."""
 
     text: str
     stop: StopReason

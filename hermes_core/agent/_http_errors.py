@@ -1,10 +1,11 @@
 """A model server's failed answer as a :class:`ModelError`: one place for every provider.
 
-What is retryable (429, 5xx, no answer at all), how long the server asked to wait
+What is retryable (429, 5xx but 501, no answer at all), how long the server asked to wait
 (``retry-after-ms``, then ``retry-after`` in seconds or as an HTTP date), and a message naming
 the provider, the model and what to check (the key's variable for a 401, ``model.model`` and
-``model.base_url`` for a 404), never the key: a server's own message is left out for 401 and
-403 (real servers echo part of the key) and redacted otherwise.
+``model.base_url`` for a 404, ``model.base_url`` for a 405 or 501), never the key: a server's
+own message is left out for 401 and 403 (real servers echo part of the key) and redacted
+otherwise.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ def _clean(detail: str, secret: str | None) -> str:
         detail = detail.replace(secret, "[redacted]")
     detail = redact_text(" ".join(detail.split()))
     return detail if len(detail) <= _DETAIL_LIMIT else detail[:_DETAIL_LIMIT] + "..."
+
+
+_NO_SUCH_API = frozenset({405, 501})
+"""Method Not Allowed, Not Implemented: no API takes a POST at that address (a web server
+serving files, python -m http.server), which no retry mends."""
 
 
 def http_model_error(
@@ -79,13 +85,18 @@ def http_model_error(
         )
     elif status == 404:
         message = f"{subject}: not found (HTTP 404): check model.model and model.base_url{quoted}"
+    elif status in _NO_SUCH_API:  # a plain web server there: its page says nothing more
+        message = (
+            f"{subject}: the server takes no such request (HTTP {status}): check "
+            "model.base_url (a web server that is no model API answers there)"
+        )
     elif status == 429:
         message = f"{subject}: rate limited (HTTP 429){quoted}"
     elif status >= 500:
         message = f"{subject}: server error (HTTP {status}){quoted}"
     else:
         message = f"{subject}: the server refused the request (HTTP {status}){quoted}"
-    retryable = status is None or status == 429 or status >= 500
+    retryable = status is None or status == 429 or (status >= 500 and status not in _NO_SUCH_API)
     wait = retry_after_seconds(headers or {}) if retryable else None
     return ModelError(
         message,

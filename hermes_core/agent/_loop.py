@@ -142,13 +142,15 @@ class Agent:
         depth: int = 0,
     ) -> Conversation:
         """A new conversation in ``session`` spending ``budget`` (default: a fresh one from the
-        ``agent`` limits; a delegation passes its own, so the tree shares one). ``parent`` is
+        ``agent`` limits at each :meth:`Conversation.send`, so the limits are each turn's; a
+        delegation passes its own, so the tree shares one). ``parent`` is
         the session id of the conversation that delegated this one, written in the
         transcript; ``depth`` is how deep in a delegation tree it is (0: a root)."""
         return Conversation(
             self,
             session,
             budget if budget is not None else Budget.from_config(self.limits),
+            renew_budget=budget is None,
             parent=parent,
             system_prompt=with_sections(
                 system_prompt or self.system_prompt, self.prompt_sections, session
@@ -189,6 +191,7 @@ class Conversation:
         session: Session,
         budget: Budget,
         *,
+        renew_budget: bool = False,
         parent: str | None = None,
         system_prompt: str,
         depth: int = 0,
@@ -196,6 +199,7 @@ class Conversation:
         self.agent = agent
         self.session = session
         self.budget = budget
+        self._renew_budget = renew_budget
         self.parent = parent
         self.system_prompt = system_prompt
         self.depth = depth
@@ -205,7 +209,7 @@ class Conversation:
             agent.provider,
             agent.model,
             agent.retry,
-            budget,
+            lambda: self.budget,
             stop=lambda: self._stop,
             spent=self._spend,
         )
@@ -262,8 +266,14 @@ class Conversation:
 
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
         """Add the user's ``text`` and run the turn: model requests and tool calls until a
-        final answer, a limit, the user's stop or a model error; :class:`Finished` is last."""
+        final answer, a limit, the user's stop or a model error; :class:`Finished` is last.
+        The limits are the turn's: a conversation that made its own budget starts a fresh one,
+        unless ``text`` is the results of its delegations (they go on with the budget of the
+        turn that delegated); one given a budget spends that one."""
         self._stop = asyncio.Event()
+        if self._renew_budget and not self.delegations.gave(text):
+            # the person's message: a turn of its own (subagents running keep their budget)
+            self.budget = Budget.from_config(self.agent.limits)
         self.session.next_turn()
         self._record(Message("user", text))
         said = ""
@@ -331,13 +341,22 @@ class Conversation:
             self._record(message)
             said = message.content or said
             if not message.tool_calls:
-                yield self._finished(message.content, "answer")
+                cut = turn.stop_reason == "max_tokens"
+                yield self._finished(message.content, "answer", self._cut() if cut else "")
                 return
             for call in message.tool_calls:
                 async for step in self._run_call(call):
                     yield step
                 for child_event in self.delegations.take_events():
                     yield child_event
+
+    def _cut(self) -> str:
+        """Why an answer stopped short: the model reached ``model.max_output_tokens``."""
+        cap = self.agent.model.max_output_tokens
+        return (
+            f"the answer was cut at model.max_output_tokens ({cap} tokens): "
+            "raise it for longer ones"
+        )
 
     def _spend(self, usage: Usage) -> None:
         self.usage = self.usage + usage

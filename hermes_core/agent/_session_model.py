@@ -49,7 +49,7 @@ class SessionModel:
         provider: ModelProvider,
         settings: ModelSettings,
         retry: RetryPolicy,
-        budget: Budget,
+        budget: Callable[[], Budget],
         *,
         stop: Callable[[], asyncio.Event],
         spent: Callable[[Usage], None],
@@ -73,7 +73,7 @@ class SessionModel:
 
         Raises :class:`~hermes_core.agent.ModelError` when the request fails, the budget is
         spent or the conversation was stopped."""
-        budget, settings = self._budget, self._settings
+        budget, settings = self._budget(), self._settings
         exhausted = budget.exhausted()
         if exhausted is not None:
             raise self._error(f"no budget left for another model request ({exhausted[1]})")

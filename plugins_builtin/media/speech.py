@@ -201,7 +201,8 @@ def build_speech_tool(entry: MediaEntry, env: Environment) -> Tool:
             except MediaRefused as exc:
                 target.unlink(missing_ok=True)
                 return ToolResult.error("TOOL_ERROR", f"text_to_speech: {exc}")
-        return ToolResult.text(f"Saved the speech to {target}", structured=structured)
+        said = f" ({structured['seconds']:.1f} s)" if "seconds" in structured else ""
+        return ToolResult.text(f"Saved the speech{said} to {target}", structured=structured)
 
     return Tool(
         name="text_to_speech",

@@ -82,10 +82,11 @@ def _html(body: bytes) -> tuple[str, str, bool]:
 
 
 def _without_title(text: str, title: str) -> str:
-    """``text`` without its first line when that line is a heading saying ``title`` again:
-    the result's own first line is the title, and a model reads each token it is given."""
+    """``text`` without its first line when that line says ``title`` again (a markdown
+    heading, or a plain line where trafilatura kept the ``<h1>`` as one): the result's own
+    first line is the title, and a model reads each token it is given."""
     first, _, rest = text.partition("\n")
-    if title and first.lstrip("#").strip() == title.strip() and first.startswith("#"):
+    if title and first.lstrip("#").strip() == title.strip():
         return rest.lstrip("\n")
     return text
 

@@ -5,6 +5,7 @@ bundled plugins, the files and the protocol's framing are real."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -206,6 +207,24 @@ async def test_a_token_limit_answers_max_tokens(acp_env: Environment) -> None:
         answer = await served.say(session_id, "read everything")
     assert answer.stop_reason == "max_tokens"
     assert len(model.requests) == 1
+
+
+async def test_an_answer_cut_at_max_output_tokens_answers_max_tokens(
+    acp_env: Environment,
+) -> None:
+    """The model stopped by ``model.max_output_tokens``: ACP's ``max_tokens`` ("the maximum
+    number of tokens"), and a thought saying so, not ``end_turn`` as for a whole answer."""
+    cut = dataclasses.replace(fake_turn("Step one, then step tw"), stop_reason="max_tokens")
+    async with serving(acp_env, FakeModelProvider.scripted(cut)) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, "explain")
+        thoughts = [
+            u.content.text
+            for u in served.client.updates
+            if u.session_update == "agent_thought_chunk"
+        ]
+    assert answer.stop_reason == "max_tokens"
+    assert any("model.max_output_tokens" in text for text in thoughts), thoughts
 
 
 async def test_a_retried_model_request_is_told_as_a_thought(acp_env: Environment) -> None:

@@ -105,4 +105,10 @@ def test_lines_that_are_not_json_rpc_get_their_errors_and_the_connection_goes_on
             wire.process.kill()
             wire.process.wait()
             wire.process.stdout.close()
-    assert status == 0, (hermes_cli.root / "stderr.log").read_text()
+    logged = (hermes_cli.root / "stderr.log").read_text()
+    assert status == 0, logged
+    # Each noted on stderr once, under the command's own prefix (it read "hermes acp: warning:
+    # hermes_core._acp.framing: hermes acp: a line ...").
+    noted = [line for line in logged.splitlines() if "answered with -32" in line]
+    assert len(noted) == 5, logged
+    assert all(line.count("hermes acp:") == 1 for line in noted), logged

@@ -96,11 +96,15 @@ def test_continue_picks_this_directory_s_conversation(home: AgentHome, tmp_path:
     assert [m["content"] for m in home.requests()[2]["messages"]] == ["in work", "Here.", "where?"]
 
 
-def test_continue_with_no_conversation_here_says_so(home: AgentHome) -> None:
+@pytest.mark.parametrize("command", ["chat", "run"])
+def test_continue_with_no_conversation_here_says_so(home: AgentHome, command: str) -> None:
     home.setup({"text": "Never."})
-    done = home.cli.run("chat", "--continue", input="hi\n", ok=False)
+    prompt = ["hi"] if command == "run" else []
+    done = home.cli.run(command, "--continue", *prompt, input="hi\n", ok=False)
     assert done.returncode == 2
     assert "no earlier conversation in" in done.stderr
+    # the way out named is one of this command (`hermes run` was told of hermes chat's)
+    assert f"(hermes {command} --resume SESSION takes up another)" in done.stderr
     assert home.requests() == []
 
 

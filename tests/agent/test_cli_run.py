@@ -158,7 +158,7 @@ def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
     (home.cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
     home.setup(turn("Reading. ", ("read_file", {"path": "notes.txt"})), {"text": "It says hello."})
     done = home.cli.run("run", "What do my notes say?")
-    assert done.stdout == "Reading. It says hello.\n"
+    assert done.stdout == "Reading. \nIt says hello.\n"  # each model message its own line
     assert '-> read_file {"path": "notes.txt"}\n<- ok\n' in done.stderr
     assert "hermes: stop: answer (2 model requests" in done.stderr
 
@@ -456,6 +456,18 @@ def test_clarify_with_nobody_to_ask_tells_the_model_to_decide(home: AgentHome) -
     )
 
 
+@pytest.mark.parametrize("prompt", ["", "  \n"])
+def test_an_empty_prompt_is_refused_before_the_model_is_asked(home: AgentHome, prompt: str) -> None:
+    """``hermes run "$PROMPT"`` with PROMPT unset paid for a request answering nothing (a
+    chat skips an empty line, ACP refuses an empty prompt)."""
+    home.setup({"text": "What would you like?"})
+    done = home.cli.run("run", prompt, ok=False)
+    assert done.returncode == 2
+    assert "PROMPT is empty" in done.stderr
+    assert done.stdout == ""
+    assert home.requests() == []
+
+
 def test_help_lists_run_and_chat(home: AgentHome) -> None:
     done = home.cli.run("--help")
     assert "  run " in done.stdout
@@ -520,6 +532,61 @@ def test_each_way_a_turn_ends_has_its_exit_status(stop: Any, status: int) -> Non
     assert exit_status(Finished("", stop, Usage(), 1)) == status
 
 
+def test_the_texts_of_two_model_requests_do_not_run_together_on_a_piped_stdout() -> None:
+    """``hermes run ... > answer.txt``: the text a model wrote before its tool call, then its
+    answer, read "Let me look.It says: buy milk." (a terminal had the line ended)."""
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(out=out, err=err)
+    call = ModelToolCall("call_1", "read_file", '{"path": "notes.txt"}')
+    for event in (
+        TextDelta("Let me "),
+        TextDelta("look."),
+        ToolStarted(call, ("read_file",)),
+        ToolFinished(call, ("read_file",), "buy milk", None),
+        TextDelta("It says: buy milk."),
+        Finished("It says: buy milk.", "answer", Usage(3, 2), 2),
+    ):
+        printer.show(event)
+    assert out.getvalue() == "Let me look.\nIt says: buy milk.\n"
+    assert err.getvalue().splitlines()[:2] == ['-> read_file {"path": "notes.txt"}', "<- ok"]
+
+
+class TerminalOut(io.StringIO):
+    """stdout as a terminal (what a person sees)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_answer_reaches_a_terminal_with_its_control_characters_escaped() -> None:
+    """The model's text may repeat what a page or a tool told it to: on a terminal, an OSC 52
+    sequence writes the clipboard and a CSI one clears the screen, as the tool lines and the
+    resume summary already escape. Lines and tabs stay; a piped stdout gets the text as is."""
+    answer = "Done.\n\tClean\x1b[2J\x1b]52;c;cm0gLXJm\x07\r\u202eok"
+    escaped = "Done.\n\tClean\\x1b[2J\\x1b]52;c;cm0gLXJm\\x07\\r\\u202eok\n"
+    shown = {}
+    for out in (TerminalOut(), io.StringIO()):
+        printer = EventPrinter(out=out, err=io.StringIO())
+        for event in (TextDelta(answer[:14]), TextDelta(answer[14:])):  # a split escape too
+            printer.show(event)
+        printer.show(Finished(answer, "answer", Usage(3, 2), 1))
+        shown[out.isatty()] = out.getvalue()
+    assert shown[True] == escaped
+    assert shown[False] == answer + "\n"
+
+
+def test_a_cut_answer_says_why_on_stderr_in_a_chat_too() -> None:
+    """A chat leaves out the stop line of an answer, but not of one the output cap cut."""
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(quiet_answer=True, out=out, err=err)
+    printer.show(TextDelta("Step two: rem"))
+    printer.show(Finished("Step two: rem", "answer", Usage(3, 2), 1, "the answer was cut"))
+    assert out.getvalue() == "Step two: rem\n"
+    assert (
+        err.getvalue() == "hermes: stop: answer: the answer was cut (1 model request, 5 tokens)\n"
+    )
+
+
 def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(as_json=True, out=out, err=err)
@@ -540,26 +607,23 @@ def test_json_mode_writes_nothing_but_event_lines_on_stdout() -> None:
     assert err.getvalue() == ""
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-@pytest.mark.parametrize("stream", [_Terminal, io.StringIO], ids=["terminal", "pipe"])
-def test_a_models_answer_is_escaped_on_a_terminal_and_exact_through_a_pipe(
-    stream: type[io.StringIO],
+@pytest.mark.parametrize(
+    ("stop", "detail", "line"),
+    [
+        ("error", "openai: model 'm': HTTP 400", "hermes: error: openai: model 'm': HTTP 400"),
+        ("max_turns", "agent.max_turns (1)", "hermes: stop: max_turns: agent.max_turns (1)"),
+    ],
+)
+def test_json_mode_says_on_stderr_why_a_run_exits_non_zero(
+    stop: Any, detail: str, line: str
 ) -> None:
-    # A model can be led (by a page it read, a tool's result) to write an OSC 52 sequence,
-    # which some terminals obey: it would write the user's clipboard.
-    out, err = stream(), io.StringIO()
-    printer = EventPrinter(out=out, err=err)
-    for text in ("Done.\x1b]52;c;ZWNobyBwd25lZA==\x07", "\n\tnext\r\n", "end\n"):
-        printer.show(TextDelta(text))
-
-    if stream is _Terminal:
-        assert out.getvalue() == "Done.\\x1b]52;c;ZWNobyBwd25lZA==\\x07\n\tnext\nend\n"
-    else:
-        assert out.getvalue() == "Done.\x1b]52;c;ZWNobyBwd25lZA==\x07\n\tnext\r\nend\n"
+    """``hermes run --json > events.jsonl`` in a job's log: exit 1 (or 3) with an empty stderr
+    left the reason only in a file the log does not show."""
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(as_json=True, out=out, err=err)
+    printer.show(Finished("", stop, Usage(3, 2), 1, detail))
+    assert json.loads(out.getvalue())["stop"] == stop
+    assert err.getvalue() == f"{line} (1 model request, 5 tokens)\n"
 
 
 @pytest.mark.parametrize("command", ["run", "chat"])

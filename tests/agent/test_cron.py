@@ -835,6 +835,41 @@ async def test_the_daemon_runs_a_minutely_job_once_a_minute_for_three_minutes(
     ]
 
 
+@pytest.mark.anyio
+async def test_the_daemon_looks_again_when_a_run_ends_not_a_poll_interval_later(
+    bundled_host: Any, tmp_path: Path
+) -> None:
+    """A job due every second, a poll interval of a minute: the job's next time is known when
+    its run ends, so the daemon does not sleep the whole interval (it ran an `every 5s` job once
+    in 30 seconds)."""
+    import asyncio
+    import io
+
+    from hermes_core.agent import Agent, ModelSettings, TranscriptStore
+    from hermes_core.agent._cron_daemon import CronDaemon
+    from hermes_core.testing import FakeModelProvider, fake_turn
+
+    model = FakeModelProvider(responder=lambda request: fake_turn("report"))
+    agent = Agent(
+        bundled_host,
+        model,
+        ModelSettings(provider="fake", model="fake-1"),
+        transcripts=TranscriptStore(tmp_path / "sessions"),
+    )
+    jobs = CronJobs(bundled_host.env.home)
+    jobs.create("every 1s", "Write the report", delivery="stdout")
+    daemon = CronDaemon(bundled_host, agent, jobs, poll=60, out=io.StringIO(), log=io.StringIO())
+    running = asyncio.create_task(daemon.run())
+    for _ in range(400):  # 10 s at most
+        if len([run for run in jobs.runs() if run.status == "ok"]) >= 3:
+            break
+        await asyncio.sleep(0.025)
+    daemon.stop()
+    await running
+
+    assert [run.status for run in jobs.runs()][-3:] == ["ok"] * 3
+
+
 def test_the_job_store_and_its_wal_files_are_private_while_it_is_open(tmp_path: Path) -> None:
     """jobs.db holds the prompts (and the answers of the runs): it and SQLite's -wal and -shm
     files beside it are 0600 whatever the umask, also when an earlier version left them

@@ -744,6 +744,18 @@ def test_child_events_as_json() -> None:
     assert event_json(ended)["text"] == "12 so far"
 
 
+def test_a_childs_answer_cut_at_max_output_tokens_returns_saying_so() -> None:
+    """The parent's model read "status: completed" and half an answer as a whole one."""
+    from hermes_core.agent import Usage
+    from hermes_core.agent._child_outcomes import outcome_of
+
+    why = "the answer was cut at model.max_output_tokens (4096 tokens): raise it for longer ones"
+    end = Finished("The three causes are: one, tw", "answer", Usage(), 1, why)
+    rendered = outcome_of("d1.1", "Find the causes", end, [], "s1").render()
+    assert f"status: completed ({why})" in rendered
+    assert "The three causes are: one, tw" in rendered
+
+
 def test_files_written_through_the_bridge_are_reported_too(tmp_path: Path) -> None:
     from hermes_core.agent import ModelToolCall
     from hermes_core.agent._child_outcomes import written_files

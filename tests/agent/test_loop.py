@@ -228,6 +228,37 @@ async def test_the_turn_limit_ends_the_turn_naming_it_with_the_partial_answer(
     assert len(model.requests) == 3
 
 
+async def test_the_limits_are_each_turns_not_the_whole_conversations(
+    host: Host, tmp_path: Path
+) -> None:
+    """``agent.max_turns`` is "model requests per turn of the conversation": a chat (or an
+    ACP session) with the default 50 refused every message after its 50th model request, and
+    ``max_seconds`` counted the time the person took to type, from the conversation's start."""
+    model = FakeModelProvider(responder=lambda request: fake_turn("Noted."))
+    agent = agent_for(host, model, tmp_path)
+    agent.limits = agent.limits.model_copy(update={"max_turns": 2, "max_seconds": 0.5})
+    conversation = agent.conversation(host.new_session())
+    ends = []
+    for text in ("one", "two", "three"):
+        await asyncio.sleep(0.3)  # the person typing: 0.9 s in all, over max_seconds
+        ends.append(finished(await collect(conversation.send(text))))
+    assert [(end.stop, end.turns) for end in ends] == [("answer", 1)] * 3
+    assert len(model.requests) == 3
+
+
+async def test_an_answer_cut_at_max_output_tokens_says_so(host: Host, tmp_path: Path) -> None:
+    """A model stopped by ``model.max_output_tokens`` (finish_reason ``length``) gave half an
+    answer that ended the turn like a whole one, without a word."""
+    cut = replace(fake_turn("Step one: open the file. Step two: rem"), stop_reason="max_tokens")
+    model = FakeModelProvider.scripted(cut)
+    agent = agent_for(host, model, tmp_path)
+    end = finished(await collect(agent.conversation(host.new_session()).send("how?")))
+    assert (end.stop, end.text) == ("answer", "Step one: open the file. Step two: rem")
+    assert end.detail == (
+        "the answer was cut at model.max_output_tokens (4096 tokens): raise it for longer ones"
+    )
+
+
 async def test_the_token_limit_counts_every_request(host: Host, tmp_path: Path) -> None:
     looping = fake_turn("", ("add", {"a": 1, "b": 2}))  # 15 tokens a request
     model = FakeModelProvider(responder=lambda request: looping)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -68,6 +68,49 @@ def test_hermes_run_against_a_server_that_is_no_model_api_fails_naming_base_url(
     assert content_type in done.stderr
     assert "check model.base_url" in done.stderr
     assert "stop: answer" not in done.stderr
+
+
+class StaticSite(SimpleHTTPRequestHandler):
+    """A plain web server (``python -m http.server``): a POST is answered 501; with
+    ``self.server.status`` set, that status instead (nginx serving files answers 405)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        status = getattr(self.server, "status", None)
+        if status is None:
+            super().send_error(501, "Unsupported method ('POST')")
+        else:
+            self.send_error(status)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize(("provider", "status"), [("openai", None), ("anthropic", 405)])
+def test_a_web_server_that_takes_no_post_is_named_at_once_not_retried(
+    hermes_cli: HermesCli, provider: str, status: int | None
+) -> None:
+    """``model.base_url`` at the wrong port, where a plain web server answers: its 501 (or
+    405) was taken for a model server's passing failure, retried for seconds, and said
+    "server error (HTTP 501): Error code: 501" without pointing at the setting."""
+    served = ThreadingHTTPServer(("127.0.0.1", 0), StaticSite)
+    served.status = status  # type: ignore[attr-defined]
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{served.server_address[1]}"
+        base_url = f"{url}/v1" if provider == "openai" else url
+        model = {"provider": provider, "model": "some-model", "base_url": base_url}
+        hermes_cli.config.write_text(json.dumps({"model": model}), encoding="utf-8")
+        done = hermes_cli.run("run", "Hello?", ok=False)
+    finally:
+        served.shutdown()
+        served.server_close()
+
+    assert done.returncode == 1, done.stderr
+    assert "retrying" not in done.stderr
+    assert f"(HTTP {status or 501})" in done.stderr
+    assert "check model.base_url" in done.stderr
+    assert "(1 model request, 0 tokens)" in done.stderr
 
 
 @pytest.mark.parametrize(

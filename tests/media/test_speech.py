@@ -54,6 +54,8 @@ def test_espeak_writes_a_wav_whose_duration_grows_with_the_text(
     assert short_path.is_relative_to(hermes_env.home / "media" / "speech")
     seconds = short.structured["seconds"], long.structured["seconds"]
     assert 0.2 < seconds[0] < seconds[1] / 3
+    # The model reads the text, not the structured result: the duration is said there too.
+    assert short.text_content == f"Saved the speech ({seconds[0]:.1f} s) to {short_path}"
 
 
 def test_text_that_would_read_as_an_option_is_refused(

@@ -173,6 +173,17 @@ def _drip(handler: BaseHTTPRequestHandler) -> None:
         time.sleep(DRIP_PAUSE)
 
 
+LISTING = (
+    b'<!DOCTYPE HTML>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+    b"<title>Directory listing for /</title>\n</head>\n<body>\n"
+    b"<h1>Directory listing for /</h1>\n<hr>\n<ul>\n"
+    b'<li><a href="a.txt">a.txt</a></li>\n<li><a href="article.html">article.html</a></li>\n'
+    b"</ul>\n<hr>\n</body>\n</html>\n"
+)
+"""What ``python -m http.server`` serves for a directory: a heading trafilatura writes as a
+plain line, not a markdown heading."""
+
+
 @contextmanager
 def local_site() -> Iterator[LocalSite]:
     """The site, served until the block ends."""
@@ -180,6 +191,7 @@ def local_site() -> Iterator[LocalSite]:
     site = LocalSite(server.server_address[1])
     routes: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {
         "/article": lambda h: _send(h, 200, "text/html; charset=utf-8", ARTICLE),
+        "/listing": lambda h: _send(h, 200, "text/html; charset=utf-8", LISTING),
         "/r1": _redirect(302, "/r2"),
         "/r2": _redirect(301, f"http://127.0.0.1:{site.port}/r3"),
         "/r3": _redirect(307, "article"),

@@ -92,6 +92,18 @@ def test_the_title_is_the_pages_heading_given_once(site: LocalSite) -> None:
     assert body.startswith(ARTICLE_TEXT[0]), body[:200]
 
 
+def test_a_heading_the_text_gives_as_a_plain_line_is_not_repeated_either(
+    site: LocalSite,
+) -> None:
+    result = _extract([site.url("/listing", "news.example")])
+
+    text = result.text_content
+    assert not result.is_error, text
+    assert text.startswith("# Directory listing for /\n")
+    assert text.count("Directory listing for /") == 1, text
+    assert "article.html" in text
+
+
 def test_the_connection_goes_to_the_checked_address_with_the_name_as_host(
     site: LocalSite,
 ) -> None:
