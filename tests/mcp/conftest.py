@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from realservers import TOOLBOX, HttpServer, free_port, wait_listening
+from realservers import TOOLBOX, HttpServer, start_listening
 
 from hermes_core._paths import Environment
 
@@ -35,10 +35,10 @@ def env(tmp_path: Path) -> Environment:
 @pytest.fixture
 def http_toolbox() -> Iterator[HttpServer]:
     """``toolbox.py`` serving streamable HTTP on 127.0.0.1 as a child process."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(TOOLBOX), "--http", str(port)])
+    process, port = start_listening(
+        lambda port: [sys.executable, str(TOOLBOX), "--http", str(port)], "the HTTP toolbox server"
+    )
     try:
-        wait_listening(process, port, "the HTTP toolbox server")
         yield HttpServer(f"http://127.0.0.1:{port}/mcp", process)
     finally:
         process.terminate()

@@ -215,19 +215,48 @@ async def call(tool: Tool, **arguments: object) -> ToolResult:
     return result
 
 
-def wait_listening(
-    process: subprocess.Popen[bytes], port: int, what: str, *, seconds: float = 60
-) -> None:
-    """Wait until ``process`` (``what``, for the failure message) listens on 127.0.0.1:``port``.
-    A guard against a server that never comes up, not a performance check."""
-    give_up = time.monotonic() + seconds
-    while True:
-        if process.poll() is not None:
-            pytest.fail(f"{what} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
+def start_listening(
+    command: Callable[[int], list[str]], what: str, *, seconds: float = 60, attempts: int = 3
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command(port)`` on a free port and wait until that process (not another one)
+    listens on 127.0.0.1:``port``; the process and its port. Between choosing a port and the
+    child binding it, another test's server may take it: the child then exits, and a new port
+    is tried (``attempts`` in all). A guard against a server that never comes up, not a
+    performance check."""
+    for attempt in range(attempts):
+        port = free_port()
+        process = subprocess.Popen(command(port))
+        give_up = time.monotonic() + seconds
+        while process.poll() is None and not _listens(process.pid, port):
             if time.monotonic() > give_up:
+                process.kill()
+                process.wait()
                 pytest.fail(f"{what} did not listen within {seconds:g} s")
             time.sleep(0.05)
+        if process.returncode is None:
+            return process, port
+        if attempt == attempts - 1:
+            pytest.fail(f"{what} exited with {process.returncode}")
+    raise AssertionError("unreachable")
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds a socket listening on TCP ``port`` (Linux: /proc)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text(encoding="ascii").splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+            inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return False
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}") in inodes:
+                return True
+        except OSError:
+            continue
+    return False

@@ -5,7 +5,6 @@ ended with a reason that names it."""
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 from collections.abc import Iterator
 
@@ -15,9 +14,8 @@ from realservers import (
     SERVERS_DIR,
     ToolsSeen,
     call,
-    free_port,
     live_pids,
-    wait_listening,
+    start_listening,
     wait_until,
 )
 
@@ -156,11 +154,11 @@ async def test_an_answer_too_deep_to_read_ends_its_call_at_once_wherever_and_how
 def http_flood(request: pytest.FixtureRequest) -> Iterator[str]:
     """``httpflood.py`` serving on 127.0.0.1 as a child process, with the options the test is
     parametrized with (``--encoding gzip``, ``--sse``); its URL."""
-    port = free_port()
     extra = str(getattr(request, "param", "")).split()
-    process = subprocess.Popen([sys.executable, str(HTTP_FLOOD), str(port), *extra])
+    process, port = start_listening(
+        lambda port: [sys.executable, str(HTTP_FLOOD), str(port), *extra], "the HTTP flood server"
+    )
     try:
-        wait_listening(process, port, "the HTTP flood server")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()

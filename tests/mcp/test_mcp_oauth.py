@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from realservers import HttpServer, free_port, wait_listening
+from realservers import HttpServer, start_listening
 
 from hermes_core._config import Config, InvalidConfig
 from hermes_core.testing import HermesCli
@@ -36,12 +36,18 @@ def oauth_server() -> Iterator[Callable[..., str]]:
     def start(token_lifetime: int = 3600) -> str:
         if token_lifetime in started:
             return started[token_lifetime][1]
-        port = free_port()
-        process = subprocess.Popen(
-            [sys.executable, str(OAUTH_SERVER), str(port), "--token-lifetime", str(token_lifetime)]
+        process, port = start_listening(
+            lambda port: [
+                sys.executable,
+                str(OAUTH_SERVER),
+                str(port),
+                "--token-lifetime",
+                str(token_lifetime),
+            ],
+            "the OAuth server",
+            seconds=90,
         )
         started[token_lifetime] = (process, f"http://127.0.0.1:{port}/mcp")
-        wait_listening(process, port, "the OAuth server", seconds=90)
         return started[token_lifetime][1]
 
     yield start
