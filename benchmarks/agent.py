@@ -7,6 +7,8 @@ answers at once from a script. A conversation whose model asks for one no-op cal
 ``--calls`` times, then answers, is timed against one that answers at once; the difference per
 call, minus ``host.dispatch`` of the same call timed alone, is what the loop adds per tool call
 (assembling the request, streaming, the messages, the transcript, the events). Budget: 2 ms.
+One transcript append (a tool result's line, of the two a call writes) is also timed alone in
+each round, since its cost is below the loop's run-to-run noise.
 
     python benchmarks/agent.py --scripted [--calls 20] [--rounds 30] [--baseline REV [--runs 5]]
 
@@ -43,6 +45,7 @@ from hermes_core import Config, Environment, Host
 from hermes_core.agent import (
     Agent,
     Finished,
+    Message,
     ModelRequest,
     ModelSettings,
     ToolFinished,
@@ -59,6 +62,7 @@ CASES = {
     "per_call": "per tool call in the loop",
     "dispatch": "`host.dispatch` of the call",
     "overhead": "the loop adds per tool call (budget 2 ms)",
+    "append": "a transcript append (two per tool call)",
 }
 PLUGIN = '''"""The benchmark's tools: a no-op, and deferred tools for the real-model tasks."""
 
@@ -181,10 +185,13 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
                 transcripts=TranscriptStore(root / "home" / "sessions"),
             )
             session = host.new_session()
+            transcript = TranscriptStore(root / "appends").open("appends")
+            answer = Message(role="tool", content="ok", tool_call_id="call_1", name="noop")
             for _ in range(3):  # warm: the dispatcher, the assembly, the log thread
                 await timed_turn(host, agent, calls)
                 await host.dispatch("noop", "{}", session)
-            with_calls, without, dispatch = [], [], []
+                transcript.add(answer)
+            with_calls, without, dispatch, appends = [], [], [], []
             for _ in range(rounds):
                 with_calls.append(await timed_turn(host, agent, calls))
                 without.append(await timed_turn(host, agent, 0))
@@ -194,6 +201,10 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
                 dispatch.append((time.perf_counter() - started) / calls)
                 if result.is_error:
                     raise SystemExit(f"the no-op call failed: {result.text_content}")
+                started = time.perf_counter()
+                for _ in range(2 * calls):  # as many lines as the turn with calls wrote
+                    transcript.add(answer)
+                appends.append((time.perf_counter() - started) / (2 * calls))
     turn_calls, turn_none = statistics.median(with_calls), statistics.median(without)
     per_call = (turn_calls - turn_none) / calls
     return {
@@ -202,6 +213,7 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
         "per_call": per_call,
         "dispatch": statistics.median(dispatch),
         "overhead": per_call - statistics.median(dispatch),
+        "append": statistics.median(appends),
     }
 
 
@@ -216,6 +228,7 @@ def report_scripted(figures: dict[str, float], calls: int, rounds: int) -> bool:
     print(f"  host.dispatch of the call:      {ms['dispatch']:8.3f} ms")
     verdict = "within" if within else "OVER"
     print(f"  the loop adds per tool call:    {ms['overhead']:8.3f} ms ({verdict} {BUDGET_MS} ms)")
+    print(f"  a transcript append (2 a call): {ms['append']:8.3f} ms")
     return within
 
 
@@ -322,7 +335,8 @@ def main() -> int:
             runs=args.runs,
             cases=CASES,
             per_run=f"the figure of a run is the median over {args.rounds} rounds of a turn "
-            f"with {args.calls} calls, one with none and {args.calls} `host.dispatch` calls",
+            f"with {args.calls} calls, one with none, {args.calls} `host.dispatch` calls and "
+            f"{2 * args.calls} transcript appends",
         )
         return 0 if now["overhead"] * 1000 <= BUDGET_MS else 1
     if args.scripted:
