@@ -7,8 +7,14 @@ answers at once from a script. A conversation whose model asks for one no-op cal
 ``--calls`` times, then answers, is timed against one that answers at once; the difference per
 call, minus ``host.dispatch`` of the same call timed alone, is what the loop adds per tool call
 (assembling the request, streaming, the messages, the transcript, the events). Budget: 2 ms.
+One transcript append (a tool result's line, of the two a call writes) is also timed alone in
+each round, since its cost is below the loop's run-to-run noise.
 
-    python benchmarks/agent.py --scripted [--calls 20] [--rounds 30]
+    python benchmarks/agent.py --scripted [--calls 20] [--rounds 30] [--baseline REV [--runs 5]]
+
+With ``--baseline REV`` this checkout and REV (its ``hermes_core`` and bundled plugins, see
+``benchmarks/_baseline.py``) each run the same ``--scripted`` measure in ``--runs``
+subprocesses, alternating, and a markdown table gives the medians and their ratio.
 
 ``--base-url URL --model NAME`` runs a fixed set of tasks against any OpenAI-compatible server
 (llama.cpp's ``llama-server``, Ollama, vLLM, LM Studio, OpenAI) through the bundled ``openai``
@@ -33,10 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _baseline import compare  # benchmarks/ is on the path of a script run from it
+
 from hermes_core import Config, Environment, Host
 from hermes_core.agent import (
     Agent,
     Finished,
+    Message,
     ModelRequest,
     ModelSettings,
     ToolFinished,
@@ -47,6 +56,14 @@ from hermes_core.agent import (
 from hermes_core.testing import FakeModelProvider, fake_turn, write_dir_plugin
 
 BUDGET_MS = 2.0
+CASES = {
+    "turn_with_calls": "turn with the tool calls",
+    "turn_without": "turn with no call",
+    "per_call": "per tool call in the loop",
+    "dispatch": "`host.dispatch` of the call",
+    "overhead": "the loop adds per tool call (budget 2 ms)",
+    "append": "a transcript append (two per tool call)",
+}
 PLUGIN = '''"""The benchmark's tools: a no-op, and deferred tools for the real-model tasks."""
 
 from hermes_core.plugin import Tool, ToolAnnotations, ToolResult, hookimpl
@@ -110,6 +127,8 @@ def make_host(root: Path, config: dict[str, Any] | None = None) -> Host:
         "HERMES_CACHE_DIR": str(root / "cache"),
         "HERMES_STRICT_PLUGINS": "1",
     }
+    if "HERMES_BUNDLED_PLUGINS" in os.environ:  # set by _baseline: the measured tree's plugins
+        variables["HERMES_BUNDLED_PLUGINS"] = os.environ["HERMES_BUNDLED_PLUGINS"]
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         if name in os.environ:
             variables[name] = os.environ[name]
@@ -166,10 +185,13 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
                 transcripts=TranscriptStore(root / "home" / "sessions"),
             )
             session = host.new_session()
+            transcript = TranscriptStore(root / "appends").open("appends")
+            answer = Message(role="tool", content="ok", tool_call_id="call_1", name="noop")
             for _ in range(3):  # warm: the dispatcher, the assembly, the log thread
                 await timed_turn(host, agent, calls)
                 await host.dispatch("noop", "{}", session)
-            with_calls, without, dispatch = [], [], []
+                transcript.add(answer)
+            with_calls, without, dispatch, appends = [], [], [], []
             for _ in range(rounds):
                 with_calls.append(await timed_turn(host, agent, calls))
                 without.append(await timed_turn(host, agent, 0))
@@ -179,6 +201,10 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
                 dispatch.append((time.perf_counter() - started) / calls)
                 if result.is_error:
                     raise SystemExit(f"the no-op call failed: {result.text_content}")
+                started = time.perf_counter()
+                for _ in range(2 * calls):  # as many lines as the turn with calls wrote
+                    transcript.add(answer)
+                appends.append((time.perf_counter() - started) / (2 * calls))
     turn_calls, turn_none = statistics.median(with_calls), statistics.median(without)
     per_call = (turn_calls - turn_none) / calls
     return {
@@ -187,6 +213,7 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
         "per_call": per_call,
         "dispatch": statistics.median(dispatch),
         "overhead": per_call - statistics.median(dispatch),
+        "append": statistics.median(appends),
     }
 
 
@@ -201,6 +228,7 @@ def report_scripted(figures: dict[str, float], calls: int, rounds: int) -> bool:
     print(f"  host.dispatch of the call:      {ms['dispatch']:8.3f} ms")
     verdict = "within" if within else "OVER"
     print(f"  the loop adds per tool call:    {ms['overhead']:8.3f} ms ({verdict} {BUDGET_MS} ms)")
+    print(f"  a transcript append (2 a call): {ms['append']:8.3f} ms")
     return within
 
 
@@ -293,7 +321,24 @@ def main() -> int:
     parser.add_argument("--api-key-env", help="the variable holding the key, if one is needed")
     parser.add_argument("--max-turns", type=int, default=12)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--baseline", metavar="REV", help="--scripted: also measure revision REV")
+    parser.add_argument(
+        "--runs", type=int, default=5, help="--baseline: subprocess runs of each side"
+    )
     args = parser.parse_args()
+    if args.scripted and args.baseline:
+        measured = ["--scripted", "--calls", str(args.calls), "--rounds", str(args.rounds)]
+        now = compare(
+            Path(__file__),
+            [*measured, "--json"],
+            args.baseline,
+            runs=args.runs,
+            cases=CASES,
+            per_run=f"the figure of a run is the median over {args.rounds} rounds of a turn "
+            f"with {args.calls} calls, one with none, {args.calls} `host.dispatch` calls and "
+            f"{2 * args.calls} transcript appends",
+        )
+        return 0 if now["overhead"] * 1000 <= BUDGET_MS else 1
     if args.scripted:
         figures = asyncio.run(scripted(args.calls, args.rounds))
         if args.json:

@@ -16,9 +16,16 @@ engine of an earlier revision of this repository (``git archive``) on the same c
 queries, in the same run. Prints markdown tables and, with ``--write``, puts them under
 "## Search" in ``docs/performance.md``. ``--query-p50`` prints only the query p50s at
 ``--sizes`` as JSON (with ``--baseline REV``, REV's query kernel under this checkout's index too,
-in the same rounds).
+in the same rounds). The baseline's engine runs with the query kernel its tree has: none is
+compiled by ``git archive``, so it is the numpy kernel unless ``--baseline-kernel`` compiles
+REV's ``_kernel.c`` in its tree first, as installing REV would (``hatch_build.compile_kernel``).
+By default the comparison sets this process's rows, timed among the other engines, against one
+run of REV's in a subprocess without them; ``--baseline-runs N`` times both sides alike instead:
+N subprocess runs of each (this checkout, REV, this checkout...), without the other engines,
+and compares the medians.
 
-    python benchmarks/search.py [--write] [--sizes 33000,330000] [--baseline REV]
+    python benchmarks/search.py [--write] [--sizes 33000,330000]
+        [--baseline REV [--baseline-kernel] [--baseline-runs N]]
     python benchmarks/search.py --query-p50 --sizes 330000 [--baseline REV]
 
 Needs the ``bench`` extra (``pip install -e '.[bench]'``: bm25s, numba, tantivy).
@@ -32,6 +39,7 @@ import gc
 import json
 import os
 import re
+import shlex
 import statistics
 import sys
 import tempfile
@@ -44,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _baseline import ROOT as CHECKOUT
 from _baseline import revision_tree, run_json
 from _report import write_section  # benchmarks/ is on the path of a script run from it
 
@@ -501,8 +510,14 @@ def build_table(rows: Sequence[dict[str, Any]]) -> str:
     return table(cells)
 
 
-def targets(rows: Sequence[dict[str, Any]], add_row: dict[str, str], baseline: Any) -> str:
-    """The speed targets of the issues, checked against this run."""
+def targets(
+    rows: Sequence[dict[str, Any]],
+    add_row: dict[str, str],
+    baseline: Any,
+    compared_rows: Sequence[dict[str, Any]] | None = None,
+) -> str:
+    """The speed targets of the issues, checked against this run; the ratios to the baseline
+    from ``compared_rows`` (this checkout's rows timed as the baseline's were) or ``rows``."""
     by_tools = {int(row["tools"].replace(",", "")): row for row in rows}
     checks: list[tuple[str, str, bool]] = []
 
@@ -515,9 +530,9 @@ def targets(rows: Sequence[dict[str, Any]], add_row: dict[str, str], baseline: A
             p50 = row[f"{mode} p50 ms"]
             check(f"p50 {mode} < 0.1 ms at 5,468 (9)", f"{p50:.3f} ms", p50 < 0.1)
         if baseline:
-            then = baseline[0]
+            now, then = (compared_rows or rows)[0], baseline[0]
             for mode in ("strict", "off"):
-                ratio = row[f"{mode} p50 ms"] / then[f"{mode} p50 ms"]
+                ratio = now[f"{mode} p50 ms"] / then[f"{mode} p50 ms"]
                 check(
                     f"p50 {mode} within 1.5x of the baseline at 5,468 (9)",
                     f"{ratio:.2f}x",
@@ -563,14 +578,55 @@ def targets(rows: Sequence[dict[str, Any]], add_row: dict[str, str], baseline: A
     return "\n".join(lines)
 
 
-def baseline_rows(revision: str, sizes: str) -> list[dict[str, Any]]:
+def baseline_rows(revision: str, sizes: str, kernel: bool = False) -> list[dict[str, Any]]:
     """The rows of the engine at ``revision``, measured by this script in a subprocess that
-    imports that revision's ``hermes_core`` and bundled plugins (``git archive``)."""
+    imports that revision's ``hermes_core`` and bundled plugins (``git archive``); with
+    ``kernel``, its C query kernel compiled in that tree first."""
     with revision_tree(revision) as tree:
+        if kernel:
+            from _kernel_loading import compile_kernel
+
+            compile_kernel(tree)
         arguments = ["--json", "--no-reference", "--sizes", sizes]
         rows: list[dict[str, Any]] = run_json(Path(__file__), arguments, tree)
     for row in rows:
         row["catalog"] = f"{row['catalog']} ({revision})"
+    return rows
+
+
+def paired_baseline_rows(
+    revision: str, sizes: str, kernel: bool, runs: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """This checkout's rows and ``revision``'s, each the median of ``runs`` subprocess runs
+    without the other engines, the two sides alternating so that the machine's load falls on
+    both alike."""
+    arguments = ["--json", "--no-reference", "--sizes", sizes]
+    current: list[list[dict[str, Any]]] = []
+    baseline: list[list[dict[str, Any]]] = []
+    with revision_tree(revision) as tree:
+        if kernel:
+            from _kernel_loading import compile_kernel
+
+            compile_kernel(tree)
+        for number in range(runs):
+            print(f"run {number + 1}/{runs}: this checkout, then {revision}", file=sys.stderr)
+            current.append(run_json(Path(__file__), arguments, CHECKOUT))
+            baseline.append(run_json(Path(__file__), arguments, tree))
+    medians = [median_rows(current), median_rows(baseline)]
+    for row in medians[1]:
+        row["catalog"] = f"{row['catalog']} ({revision})"
+    return medians[0], medians[1]
+
+
+def median_rows(runs: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Row by row, the median over ``runs`` of every number (the first run's other fields)."""
+    rows = []
+    for index, first in enumerate(runs[0]):
+        row = dict(first)
+        for key, value in first.items():
+            if isinstance(value, float):
+                row[key] = statistics.median(run[index][key] for run in runs)
+        rows.append(row)
     return rows
 
 
@@ -595,6 +651,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     parser.add_argument("--sizes", default="33000,330000", help="synthetic catalog sizes")
     parser.add_argument("--baseline", metavar="REV", help="also measure the engine of REV")
+    parser.add_argument(
+        "--baseline-kernel",
+        action="store_true",
+        help="compile REV's C query kernel for its engine (else it runs the numpy kernel)",
+    )
+    parser.add_argument(
+        "--baseline-runs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="compare N alternating subprocess runs of each side, without the other engines",
+    )
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-reference", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cold-build", metavar="SPEC", help=argparse.SUPPRESS)
@@ -642,16 +710,30 @@ def main(argv: Sequence[str] | None = None) -> None:
     gc.collect()
     add_rows = [measure_add(synthetic_catalog(real, 34000, SEED + 34000))]
     command = "python benchmarks/search.py --write" + (
-        f" --sizes {args.sizes}" if args.sizes != "33000,330000" else ""
+        f" --sizes {shlex.quote(args.sizes)}" if args.sizes != "33000,330000" else ""
     )
     comparison = ""
     baseline = None
+    ours = rows
     if args.baseline:
         command += f" --baseline {args.baseline}"
-        baseline = baseline_rows(args.baseline, args.sizes)
+        if args.baseline_kernel:
+            command += " --baseline-kernel"
+        how = "same run"
+        if args.baseline_runs:
+            command += f" --baseline-runs {args.baseline_runs}"
+            ours, baseline = paired_baseline_rows(
+                args.baseline, args.sizes, args.baseline_kernel, args.baseline_runs
+            )
+            how = (
+                f"medians of {args.baseline_runs} subprocess runs of each side, alternating, "
+                "without the other engines"
+            )
+        else:
+            baseline = baseline_rows(args.baseline, args.sizes, args.baseline_kernel)
         comparison = (
-            f"This revision against `{args.baseline}` (the engine before the search-quality "
-            f"work), same catalogs and queries, same run:\n\n{compared(rows, baseline)}\n\n"
+            f"This revision against `{args.baseline}` (query kernel `{baseline[0]['kernel']}`), "
+            f"same catalogs and queries, {how}:\n\n{compared(ours, baseline)}\n\n"
         )
     load_after = os.getloadavg()
     text = (
@@ -676,7 +758,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "Incremental updates: 20 synthetic servers of 50 tools added one at a time to a\n"
         "33,000-tool index, then removed one at a time:\n\n"
         f"{table(add_rows)}\n\n"
-        f"{targets(rows, add_rows[0], baseline)}\n"
+        f"{targets(rows, add_rows[0], baseline, ours)}\n"
     )
     print(text)
     if args.write:

@@ -16,6 +16,7 @@ is writing right now).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -196,13 +197,16 @@ def _header_at(file: BinaryIO, start: int) -> dict[str, Any]:
 def _drop_cut_line(descriptor: int) -> None:
     """Cut the file back to its last newline when its last line has none (held under the
     writers' lock: a crash cut it, no writer is writing it)."""
-    size = os.fstat(descriptor).st_size
-    if not size:
-        return
-    os.lseek(descriptor, size - 1, os.SEEK_SET)
+    # One seek both finds the size and reaches the last byte: every append pays this check,
+    # and an fstat before the seek cost 2.6 µs more an append (see docs/performance.md).
+    try:
+        end = os.lseek(descriptor, -1, os.SEEK_END) + 1
+    except OSError as error:
+        if error.errno == errno.EINVAL:  # an empty file has no last byte to seek to
+            return
+        raise
     if os.read(descriptor, 1) == b"\n":
         return
-    end = size
     while end > 0:  # rare: only then is the file read back, a chunk at a time, from its end
         start = max(0, end - _CHUNK)
         os.lseek(descriptor, start, os.SEEK_SET)

@@ -93,12 +93,57 @@ def test_the_scripted_overhead_is_reported() -> None:
     )
     assert ran.returncode == 0, ran.stderr
     figures = json.loads(ran.stdout)
-    assert set(figures) == {"turn_with_calls", "turn_without", "per_call", "dispatch", "overhead"}
+    assert set(figures) == {
+        "turn_with_calls",
+        "turn_without",
+        "per_call",
+        "dispatch",
+        "overhead",
+        "append",
+    }
     # Medians of two rounds: their order is the machine's load, not the loop's (a loaded run
     # once measured the turn with calls faster); what is checked is how the figures derive.
     assert figures["turn_with_calls"] > 0
     assert figures["turn_without"] > 0
     assert figures["dispatch"] > 0
+    assert figures["append"] > 0  # one transcript line, timed alone (a call writes two)
     per_call = (figures["turn_with_calls"] - figures["turn_without"]) / 3
     assert figures["per_call"] == pytest.approx(per_call)
     assert figures["overhead"] == pytest.approx(per_call - figures["dispatch"])
+
+
+def test_the_scripted_overhead_is_compared_with_a_revision() -> None:
+    # HEAD's hermes_core and bundled plugins, extracted with git archive, against this checkout:
+    # the same measure runs on both sides and the table names every case of the JSON figures.
+    ran = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--scripted",
+            "--calls",
+            "2",
+            "--rounds",
+            "1",
+            "--baseline",
+            "HEAD",
+            "--runs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=REPO,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "| case | this checkout | HEAD | ratio |" in ran.stdout
+    rows = [line for line in ran.stdout.splitlines() if line.startswith("| ")][1:]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| turn with the tool calls",
+        "| turn with no call",
+        "| per tool call in the loop",
+        "| `host.dispatch` of the call",
+        "| the loop adds per tool call (budget 2 ms)",
+        "| a transcript append (two per tool call)",
+    ]
+    assert "run 1/1: this checkout, then HEAD" in ran.stderr
