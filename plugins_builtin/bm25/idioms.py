@@ -100,6 +100,8 @@ _TOOL_NOUNS: Final = frozenset(
 
 def _kind(run: str) -> str | None:
     bare = _bare(run).strip("'\"\u2018\u2019\u201c\u201d")
+    if "@" not in bare and "." not in bare and "://" not in bare:
+        return None  # most words: no pattern can match, and each query word is asked
     if _EMAIL.fullmatch(bare):
         return "email"
     return "url" if _URL.fullmatch(bare) else None
@@ -172,6 +174,7 @@ PHRASES: Final = {
 """Phrasal verbs and the verb each is ranked as (matched lowercased, anywhere in a request)."""
 
 _LONGEST: Final = max(len(phrase) for phrase in PHRASES)
+_PHRASE_STARTS: Final = frozenset(phrase[0] for phrase in PHRASES)
 _UP_TO_DATE: Final = PHRASES["up", "to", "date"]
 _BRING: Final = frozenset({"bring", "keep", "get"})
 
@@ -210,6 +213,10 @@ def idiom_words(runs: Sequence[str]) -> Sequence[str]:
     position = 0
     changed = False
     while position < len(runs):
+        if lowered[position] not in _PHRASE_STARTS:
+            found.append(runs[position])
+            position += 1
+            continue
         for length in range(_LONGEST, 0, -1):
             verb = PHRASES.get(tuple(lowered[position : position + length]))
             if verb is not None:
@@ -249,6 +256,10 @@ QUESTIONS: Final = {
     ("how", "much", "room"): ("size", "storage"),
 }
 """Question openings and the action each asks for (matched anywhere)."""
+_QUESTIONS_AT: Final = {
+    first: [(opening, action) for opening, action in QUESTIONS.items() if opening[0] == first]
+    for first in {opening[0] for opening in QUESTIONS}
+}
 
 DERIVED: Final = {"remember": "memory", "memorize": "memory", "memorise": "memory"}
 """Verbs whose noun names a kind of tool or service by another stem ("remember" a memory): the
@@ -270,6 +281,11 @@ _WHO_PLACES: Final = frozenset({"on", "in", "part", "member", "members", "workin
 _PER_UNITS: Final = frozenset(
     {"page", "second", "minute", "hour", "day", "request", "call", "cent", "user", "seat"}
 )
+_QUESTION_WORDS: Final = frozenset(
+    {*DERIVED, *_QUESTIONS_AT, "how", "what", "what's", "which", "who", "who's", "whos"}
+    | {"say", "says", "per"}
+)
+"""The words :func:`question_words`'s rules start at."""
 
 
 _VERB_TEXT: Final = """
@@ -338,6 +354,8 @@ def plural_words(runs: Sequence[str]) -> list[str]:
 def question_words(runs: Sequence[str]) -> list[str]:
     """The actions ``runs``'s questions ask for (to be added after its words)."""
     lowered = [_bare(run).lower().replace("\u2019", "'") for run in runs]
+    if _QUESTION_WORDS.isdisjoint(lowered):
+        return []  # most requests ask no question: every rule below starts at one of these
     added: list[str] = []
     for position, word in enumerate(lowered):
         if word in DERIVED:
@@ -348,7 +366,7 @@ def question_words(runs: Sequence[str]) -> list[str]:
             if measure is not None:
                 added.append(measure)
                 continue
-        for opening, action in QUESTIONS.items():
+        for opening, action in _QUESTIONS_AT.get(word, ()):
             if tuple(lowered[position : position + len(opening)]) == opening:
                 added.extend(action)
         if word in ("what", "what's") and _SAID.intersection(following):
