@@ -96,6 +96,25 @@ async def test_a_tool_call_goes_pending_in_progress_completed_before_the_answer(
     assert "beta" in model.requests[1].messages[-1].content
 
 
+async def test_arguments_nested_too_deep_to_read_are_a_failed_call_and_the_turn_goes_on(
+    acp_env: Environment,
+) -> None:
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: showing the
+    # model's call to the editor raised it, and the prompt ended in an internal error.
+    bad = fake_turn("Reading it.", ("read_file", {}))
+    deep = '{"path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    call = type(bad.message.tool_calls[0])("call_1", "read_file", deep)
+    bad = type(bad)(type(bad.message)("assistant", "", tool_calls=(call,)), bad.usage, "tool_use")
+    model = FakeModelProvider.scripted(bad, "That did not work.")
+    async with serving(acp_env, model) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, "Read it.")
+        client = served.client
+    assert answer.stop_reason == "end_turn"
+    assert client.tool_statuses()[-1] == ("tool_call_update", "failed")
+    assert client.text() == "That did not work."
+
+
 async def test_tool_call_ids_stay_unique_across_requests(acp_env: Environment) -> None:
     model = FakeModelProvider.scripted(
         fake_turn("", ("search_files", {"glob": "*.txt"})),
