@@ -86,7 +86,7 @@ def arguments_of(text: str) -> dict[str, Any]:
     """The arguments object the model wrote (``{}`` when it is not one)."""
     try:
         value = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return {}
     return value if isinstance(value, dict) else {}
 
