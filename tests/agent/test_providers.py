@@ -162,6 +162,21 @@ def test_an_answer_of_many_unclosed_call_tags_is_read_in_linear_time() -> None:
     assert (rest, found) == ("<tool_call> " * 10_000, [])
 
 
+def test_a_call_nested_too_deep_to_read_stays_text_and_is_sent_back_as_no_input() -> None:
+    from plugins_builtin.anthropic.provider import anthropic_messages
+    from plugins_builtin.openai.text_calls import TextCalls
+
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: a call written
+    # so in a model's text, or one in the history sent back to Anthropic, ended the turn.
+    deep = "[" * 100_000 + "]" * 100_000
+    calls = TextCalls(frozenset({"add"}))
+    assert calls.feed(f"<tool_call>{deep}</tool_call>") == ""
+    assert calls.finish() == (f"<tool_call>{deep}</tool_call>", [])
+    history = Message("assistant", "", tool_calls=(ModelToolCall("c1", "add", deep),))
+    (sent,) = anthropic_messages(ModelRequest("m", "", (history,)))
+    assert sent["content"] == [{"type": "tool_use", "id": "c1", "name": "add", "input": {}}]
+
+
 def test_without_tools_text_that_looks_like_a_call_is_only_text() -> None:
     turn = FakeTurn(tool_calls=[FakeToolCall("add", {"a": 1})], tool_calls_in_text=True)
     with FakeModelServer([turn]) as server:
