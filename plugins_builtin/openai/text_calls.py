@@ -77,7 +77,7 @@ class TextCalls:
 def _parse(text: str, names: frozenset[str]) -> tuple[str, str] | None:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return None
     if not isinstance(data, dict) or data.get("name") not in names:
         return None
