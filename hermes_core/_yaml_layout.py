@@ -21,9 +21,7 @@ Loc = tuple[int | str, ...]
 
 # A plain key takes its spaces before the ':' (stripped below): a lazy key followed by spaces
 # overlapped with them, and a line of spaces without a ':' took quadratic time.
-_KEY_LINE = re.compile(
-    r"^(\s*)(?:-\s+)?(?:([^\s#'\"][^:#]*)|('[^']*'|\"[^\"]*\")\s*):(?:\s|$)"
-)
+_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?(?:([^\s#'\"][^:#]*)|('[^']*'|\"[^\"]*\")\s*):(?:\s|$)")
 
 
 def key_near_line(text: str, line: int) -> str | None:
