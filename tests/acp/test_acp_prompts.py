@@ -96,13 +96,15 @@ async def test_a_tool_call_goes_pending_in_progress_completed_before_the_answer(
     assert "beta" in model.requests[1].messages[-1].content
 
 
+@pytest.mark.parametrize("depth", [500, 100_000])
 async def test_arguments_nested_too_deep_to_read_are_a_failed_call_and_the_turn_goes_on(
-    acp_env: Environment,
+    acp_env: Environment, depth: int
 ) -> None:
-    # Past Python's recursion json.loads raises RecursionError, not ValueError: showing the
-    # model's call to the editor raised it, and the prompt ended in an internal error.
+    # Past Python's recursion json.loads raises RecursionError, not ValueError, and past a few
+    # hundred levels the SDK cannot write them back ("Maximum serialization depth exceeded"):
+    # showing the model's call to the editor raised either, the prompt an internal error.
     bad = fake_turn("Reading it.", ("read_file", {}))
-    deep = '{"path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    deep = '{"path": ' + "[" * depth + "]" * depth + "}"
     call = type(bad.message.tool_calls[0])("call_1", "read_file", deep)
     bad = type(bad)(type(bad.message)("assistant", "", tool_calls=(call,)), bad.usage, "tool_use")
     model = FakeModelProvider.scripted(bad, "That did not work.")
