@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 Loc = tuple[int | str, ...]
 
 
-_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?([^\s#'\"][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)")
+# A plain key takes its spaces before the ':' (stripped below): a lazy key followed by spaces
+# overlapped with them, and a line of spaces without a ':' took quadratic time.
+_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?(?:([^\s#'\"][^:#]*)|('[^']*'|\"[^\"]*\")\s*):(?:\s|$)")
 
 
 def key_near_line(text: str, line: int) -> str | None:
@@ -33,7 +35,8 @@ def key_near_line(text: str, line: int) -> str | None:
         indent = len(match.group(1))
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        stack.append((indent, match.group(2).strip("'\"")))
+        key = match.group(2).rstrip() if match.group(2) is not None else match.group(3)
+        stack.append((indent, key.strip("'\"")))
     return ".".join(key for _, key in stack) or None
 
 

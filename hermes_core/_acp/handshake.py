@@ -57,7 +57,7 @@ def answer_initialize(line: bytes, fd: int) -> dict[str, Any] | None:
     then (the client's capabilities), else ``None`` (the SDK will read the line)."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # the SDK's connection answers it (a parse error)
         return None
     if not isinstance(message, dict) or message.get("method") != "initialize":
         return None

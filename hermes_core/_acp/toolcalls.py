@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core._mcp.manifests import deeper_than
 from hermes_core._shown import printable
 from hermes_core.agent._events import bridged_calls
 
@@ -62,6 +63,9 @@ _NAME_WORDS: Final[tuple[tuple[tuple[str, ...], ToolKind], ...]] = (
 )
 
 _PATH_ARGUMENTS: Final = ("path", "file_path", "filename", "file")
+SHOWN_DEPTH: Final = 64
+"""How deep the arguments shown to the editor may nest (as the transcript redacts them): the
+SDK cannot write a few hundred levels back ("Maximum serialization depth exceeded")."""
 
 
 def child_call_id(label: str) -> str:
@@ -83,12 +87,15 @@ def tool_kind(tools: tuple[str, ...]) -> ToolKind:
 
 
 def arguments_of(text: str) -> dict[str, Any]:
-    """The arguments object the model wrote (``{}`` when it is not one)."""
+    """The arguments object the model wrote (``{}`` when it is not one, or nests deeper than
+    :data:`SHOWN_DEPTH`)."""
     try:
         value = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict) or deeper_than(value, SHOWN_DEPTH):
+        return {}
+    return value
 
 
 def entries_of(name: str, arguments: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -42,7 +42,7 @@ def call_lines(call: ModelToolCall) -> list[str]:
     if call.name == "tool_call":
         try:
             arguments = json.loads(call.arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             arguments = None
         calls = arguments.get("calls") if isinstance(arguments, dict) else None
         if isinstance(calls, list) and calls:

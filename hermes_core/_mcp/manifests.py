@@ -123,7 +123,7 @@ schemas nest a few levels; the checks that walk a schema (validation, coercion) 
 schema of ~190 levels exhausts Python's stack in them."""
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
+def deeper_than(value: Any, limit: int) -> bool:
     """Whether the JSON data ``value`` nests objects and arrays more than ``limit`` deep
     (walked without recursion, so any depth is measured)."""
     stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
@@ -180,7 +180,7 @@ def schema_depth_problem(entry: Mapping[str, Any]) -> str | None:
     are screened with it (:func:`~hermes_core._mcp.listing.screen_tools`), so no manifest holds
     such a tool; reading a manifest does not walk its schemas again (3 ms a 1,000 tools)."""
     for key in ("inputSchema", "outputSchema"):
-        if _deeper_than(entry.get(key), MAX_SCHEMA_DEPTH):
+        if deeper_than(entry.get(key), MAX_SCHEMA_DEPTH):
             return f"{key}: nested more than {MAX_SCHEMA_DEPTH} levels deep"
     return None
 

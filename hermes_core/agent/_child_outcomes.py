@@ -89,7 +89,7 @@ def written_files(event: ToolFinished, cwd: Path, base: Path) -> list[str]:
         return []
     try:
         arguments = json.loads(event.call.arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return []
     calls = bridged_calls(event.call.name, arguments) or [(event.call.name, arguments)]
     found = []
@@ -97,7 +97,7 @@ def written_files(event: ToolFinished, cwd: Path, base: Path) -> list[str]:
         if isinstance(given, str):  # a model may send a call's arguments as JSON text
             try:
                 given = json.loads(given)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         path = given.get("path") if isinstance(given, dict) and name in WRITE_TOOLS else None
         if isinstance(path, str) and path:

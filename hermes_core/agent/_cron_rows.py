@@ -147,7 +147,7 @@ class _Reading:
             return None
         try:
             names = json.loads(value) if isinstance(value, str) else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             names = None
         if isinstance(names, list) and all(isinstance(name, str) and name for name in names):
             return tuple(names)

@@ -197,24 +197,13 @@ class Memory:
             return self._add(part, entries, content)
         return self._change(part, entries, action, content, old_text)
 
-    def _checked(self, content: str | None) -> str | ToolResult:
-        text = (content or "").strip()
-        if not text:
-            return _invalid("content is empty: give the entry's text")
-        why = refusal(text)
-        if why is not None:
-            return ToolResult.error(
-                "DENIED", f"memory refused the entry: {why}. Nothing was written."
-            )
-        return text
-
     def _add(self, part: MemoryTarget, entries: list[str], content: str | None) -> ToolResult:
-        text = self._checked(content)
+        text = _text(content)
         if isinstance(text, ToolResult):
             return text
         if text in entries:
             return self._answer(part, entries, "already there; nothing changed")
-        return self._save(part, entries, [*entries, text], f"added {len(text)} characters")
+        return self._save(part, entries, [*entries, text], f"added {len(text)} characters", text)
 
     def _change(
         self,
@@ -239,15 +228,18 @@ class Memory:
         if action == "remove":
             kept = entries[:index] + entries[index + 1 :]
             return self._save(part, entries, kept, f"removed {_quoted(entries[index])}")
-        text = self._checked(content)
+        text = _text(content)
         if isinstance(text, ToolResult):
             return text
         changed = [*entries[:index], text, *entries[index + 1 :]]
-        return self._save(part, entries, changed, f"replaced {_quoted(entries[index])}")
+        return self._save(part, entries, changed, f"replaced {_quoted(entries[index])}", text)
 
     def _save(
-        self, part: MemoryTarget, old: list[str], entries: list[str], what: str
+        self, part: MemoryTarget, old: list[str], entries: list[str], what: str, new: str = ""
     ) -> ToolResult:
+        """Save ``entries`` in place of ``old`` if they fit the budget and the ``new`` entry's
+        text passes :func:`~hermes_core.agent._memory_checks.refusal`, in that order: the
+        budget is a sum, text past it is refused without being scanned."""
         used, budget, before = self.usage(entries), self.budgets[part], self.usage(old)
         if used > budget and used > before:  # what shrinks a part over its budget is welcome
             return ToolResult.error(
@@ -256,6 +248,11 @@ class Memory:
                 f"{before} now; {used - budget} over its budget). Replace or remove "
                 "entries first (shorter, merged, or no longer true); nothing changed.",
                 structured={"target": part, "used": before, "would_use": used, "budget": budget},
+            )
+        why = refusal(new) if new else None
+        if why is not None:
+            return ToolResult.error(
+                "DENIED", f"memory refused the entry: {why}. Nothing was written."
             )
         try:
             self.provider.save(part, entries)
@@ -301,6 +298,12 @@ class Memory:
 
 def _invalid(message: str) -> ToolResult:
     return ToolResult.error("INVALID_ARGUMENTS", f"memory: {message}")
+
+
+def _text(content: str | None) -> str | ToolResult:
+    """The entry ``content`` gives (stripped), or the error of an empty one."""
+    text = (content or "").strip()
+    return text or _invalid("content is empty: give the entry's text")
 
 
 def selected_memory(host: Host) -> Memory | None:

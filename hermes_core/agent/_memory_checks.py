@@ -53,10 +53,33 @@ _INJECTION: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(curl|wget|fetch|post|send|upload|exfiltrate)\b[^\n]{0,60}"
             r"(https?://|\$\{?[A-Z_]*(KEY|TOKEN|SECRET)|\.env\b|\.ssh/|authorized_keys)",
         ),
-        ("it pipes a download into a shell", r"\b(curl|wget)\b[^\n|]*\|\s*(ba|z)?sh\b"),
     )
 )
 """Each shape with the reason given when it matches (``^`` is the start of any line)."""
+
+_PIPED: Final = "it pipes a download into a shell"
+_SEGMENT: Final = re.compile(r"[^\n|]*")
+_DOWNLOADER: Final = re.compile(r"\b(curl|wget)\b", re.IGNORECASE)
+_SHELL: Final = re.compile(r"\s*(ba|z)?sh\b", re.IGNORECASE)
+
+
+def _pipes_a_download(text: str) -> bool:
+    """Whether ``text`` pipes ``curl`` or ``wget`` into a shell (``curl URL | sh``).
+
+    Segment by segment (between line breaks and ``|``), so each character is looked at a few
+    times: one pattern (a downloader's name, then anything but a line break or ``|`` up to a
+    ``|``) scanned to the end of its line after every ``curl``, and 100,000 characters of
+    ``curl curl ...`` held the GIL for 4 s."""
+    for segment in _SEGMENT.finditer(text):
+        end = segment.end()
+        if (
+            text.startswith("|", end)
+            and _SHELL.match(text, end + 1)
+            and _DOWNLOADER.search(text, segment.start(), end)
+        ):
+            return True
+    return False
+
 
 _ALLOWED_CONTROLS: Final = frozenset("\n\t")
 
@@ -74,13 +97,16 @@ def _invisible(text: str) -> str | None:
 
 
 def refusal(text: str) -> str | None:
-    """Why ``text`` may not be written to the memory, or ``None`` when it may."""
+    """Why ``text`` may not be written to the memory, or ``None`` when it may; in time linear
+    in its length (the memory's budget is checked first: text over it is never scanned)."""
     invisible = _invisible(text)
     if invisible is not None:
         return invisible
     for why, pattern in _INJECTION:
         if pattern.search(text):
             return f"{why} (a prompt-injection shape)"
+    if _pipes_a_download(text):
+        return f"{_PIPED} (a prompt-injection shape)"
     if redact_text(text) != text:
         return "it holds what looks like a secret (a key, a token, a password)"
     return None

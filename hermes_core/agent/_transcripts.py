@@ -48,7 +48,7 @@ def counts_as_message(content: object) -> TypeGuard[str]:
 def _redacted_arguments(arguments: str) -> str:
     try:
         parsed = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # the model's text: not JSON, or nested too deep
         return redact_text(arguments)
     return json.dumps(redact(parsed), ensure_ascii=False)
 
@@ -148,7 +148,7 @@ class Transcript:
                         found.append(Message.from_json(record))
                     elif not isinstance(record, dict):
                         raise ValueError("not a JSON object")
-                except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                     raise TranscriptError(
                         f"the transcript {self.path}, line {number}, is no message: {exc}"
                     ) from None
@@ -189,7 +189,7 @@ def _header_at(file: BinaryIO, start: int) -> dict[str, Any]:
     line = b"".join(parts).split(b"\n", 1)[0]
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return record if isinstance(record, dict) and record.get("type") == "session" else {}
 

@@ -51,7 +51,7 @@ def _input_of(arguments: str) -> dict[str, Any]:
     is no JSON object, was already answered with an error by the dispatcher)."""
     try:
         value = json.loads(arguments or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -10,12 +10,10 @@ the markup and the deltas still join into the final message's text.
 from __future__ import annotations
 
 import json
-import re
 
 __all__ = ["CLOSE", "OPEN", "TextCalls"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
-_CALL = re.compile(re.escape(OPEN) + r"\s*(.*?)\s*" + re.escape(CLOSE), re.DOTALL)
 
 
 def _held_prefix(text: str) -> int:
@@ -56,23 +54,30 @@ class TextCalls:
         """The held text that is no call (to show last), and the calls: ``(name, arguments
         as JSON text)``, in the order written."""
         calls: list[tuple[str, str]] = []
-
-        def take(match: re.Match[str]) -> str:
-            call = _parse(match[1], self._names)
-            if call is None:
-                return match[0]
-            calls.append(call)
-            return ""
-
-        rest = _CALL.sub(take, self._held)
+        kept: list[str] = []
+        held, start = self._held, 0
+        # Each call is an opening tag and the first closing one after it, found by moving on,
+        # never by a pattern: one scanned to the end for a closing tag after every opening one
+        # (10,000 unclosed tags took 9 s).
+        while (opened := held.find(OPEN, start)) >= 0:
+            closed = held.find(CLOSE, opened + len(OPEN))
+            if closed < 0:
+                break
+            end = closed + len(CLOSE)
+            call = _parse(held[opened + len(OPEN) : closed].strip(), self._names)
+            kept.append(held[start:opened] if call is not None else held[start:end])
+            if call is not None:
+                calls.append(call)
+            start = end
+        kept.append(held[start:])
         self._held, self._in_call = "", False
-        return rest, calls
+        return "".join(kept), calls
 
 
 def _parse(text: str, names: frozenset[str]) -> tuple[str, str] | None:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return None
     if not isinstance(data, dict) or data.get("name") not in names:
         return None

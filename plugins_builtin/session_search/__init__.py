@@ -112,7 +112,7 @@ def _session_texts(sessions: Path, hits: Sequence[SessionHit]) -> str:
 def _json_object(line: str) -> dict[str, Any] | None:
     try:
         found = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
         return None
     return found if isinstance(found, dict) else None
 

@@ -338,7 +338,7 @@ def _complete_lines(data: bytes) -> Iterator[tuple[bytes, int]]:
 def _record(line: bytes) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
         return None
     return record if isinstance(record, dict) else None
 

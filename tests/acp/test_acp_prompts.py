@@ -97,6 +97,27 @@ async def test_a_tool_call_goes_pending_in_progress_completed_before_the_answer(
     assert "beta" in model.requests[1].messages[-1].content
 
 
+@pytest.mark.parametrize("depth", [500, 100_000])
+async def test_arguments_nested_too_deep_to_read_are_a_failed_call_and_the_turn_goes_on(
+    acp_env: Environment, depth: int
+) -> None:
+    # Past Python's recursion json.loads raises RecursionError, not ValueError, and past a few
+    # hundred levels the SDK cannot write them back ("Maximum serialization depth exceeded"):
+    # showing the model's call to the editor raised either, the prompt an internal error.
+    bad = fake_turn("Reading it.", ("read_file", {}))
+    deep = '{"path": ' + "[" * depth + "]" * depth + "}"
+    call = type(bad.message.tool_calls[0])("call_1", "read_file", deep)
+    bad = type(bad)(type(bad.message)("assistant", "", tool_calls=(call,)), bad.usage, "tool_use")
+    model = FakeModelProvider.scripted(bad, "That did not work.")
+    async with serving(acp_env, model) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, "Read it.")
+        client = served.client
+    assert answer.stop_reason == "end_turn"
+    assert client.tool_statuses()[-1] == ("tool_call_update", "failed")
+    assert client.text() == "That did not work."
+
+
 async def test_tool_call_ids_stay_unique_across_requests(acp_env: Environment) -> None:
     model = FakeModelProvider.scripted(
         fake_turn("", ("search_files", {"glob": "*.txt"})),

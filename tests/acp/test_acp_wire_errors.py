@@ -112,3 +112,27 @@ def test_lines_that_are_not_json_rpc_get_their_errors_and_the_connection_goes_on
     noted = [line for line in logged.splitlines() if "answered with -32" in line]
     assert len(noted) == 5, logged
     assert all(line.count("hermes acp:") == 1 for line in noted), logged
+
+
+def test_a_first_line_nested_too_deep_to_read_gets_a_parse_error_and_the_connection_goes_on(
+    hermes_cli: HermesCli,
+) -> None:
+    # The first line is read before the SDK loads. Past Python's recursion json.loads raises
+    # RecursionError, not ValueError: it ended hermes acp with a traceback, no answer sent.
+    wire = _start(hermes_cli)
+    try:
+        wire.send(b"[" * 100_000 + b"]" * 100_000)
+        assert _error(wire.receive()) == (None, -32700)
+        wire.request(1, "initialize", {"protocolVersion": 1})
+        assert wire.receive()["result"]["agentInfo"]["name"] == "hermes"
+    finally:
+        assert wire.process.stdin is not None
+        assert wire.process.stdout is not None
+        wire.process.stdin.close()
+        try:
+            status = wire.process.wait(timeout=WAIT_LIMIT)
+        finally:
+            wire.process.kill()
+            wire.process.wait()
+            wire.process.stdout.close()
+    assert status == 0, (hermes_cli.root / "stderr.log").read_text()

@@ -517,6 +517,15 @@ def test_a_tool_call_line_names_each_real_tool_it_carries_with_its_arguments() -
     assert "\x1b" not in shown[0]
 
 
+def test_a_bridge_call_nested_too_deep_to_read_is_shown_as_written() -> None:
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: showing the
+    # model's call stopped hermes chat and hermes run.
+    deep = "[" * 100_000 + "]" * 100_000
+    (line,) = call_lines(ModelToolCall("call_1", "tool_call", deep))
+    assert line.startswith("-> tool_call [[[")
+    assert line.endswith("...")
+
+
 @pytest.mark.parametrize(
     ("stop", "status"),
     [

@@ -157,6 +157,27 @@ def test_a_row_damaged_on_disk_is_listed_never_run_and_removable_and_the_others_
     assert "toolsets" not in {job.name for job in jobs.jobs()}
 
 
+def test_toolsets_nested_too_deep_to_read_are_a_damaged_row_and_the_others_run(
+    cli: InProcessCli,
+) -> None:
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: the row stopped
+    # hermes cron list and every daemon's claim instead of being listed damaged.
+    import sqlite3
+
+    jobs = CronJobs(cli.home)
+    deep, fine = (jobs.create("every 1m", f"Job {n}", name=n, now=T0) for n in ("deep", "fine"))
+    with sqlite3.connect(jobs.path) as db:
+        db.execute("UPDATE jobs SET toolsets = ? WHERE id = ?", ("[" * 100_000, deep.id))
+
+    listed = {job["name"]: job for job in json.loads(cli.run("cron", "list", "--json").stdout)}
+    claimed = jobs.claim_due("host:2", 60, now=T0 + 60)
+
+    assert listed["deep"]["state"] == "damaged"
+    assert "not a JSON list" in listed["deep"]["damaged"]
+    assert listed["deep"]["toolsets"] == []  # never every toolset
+    assert [job.id for job, _ in claimed] == [fine.id]
+
+
 def test_cron_list_shows_a_name_stored_with_control_characters_escaped(
     cli: InProcessCli,
 ) -> None:

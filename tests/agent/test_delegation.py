@@ -776,6 +776,25 @@ def test_files_written_through_the_bridge_are_reported_too(tmp_path: Path) -> No
     assert written_files(failed, tmp_path, tmp_path) == []
 
 
+def test_a_bridged_call_nested_too_deep_to_read_leaves_the_others_reported(
+    tmp_path: Path,
+) -> None:
+    from hermes_core.agent import ModelToolCall
+    from hermes_core.agent._child_outcomes import written_files
+
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: the child's
+    # outcome became a failure, its answer and its files lost.
+    inner = [
+        {"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}},
+        {"name": "write_file", "arguments": "[" * 100_000 + "]" * 100_000},
+    ]
+    call = ModelToolCall("call_1", "tool_call", json.dumps({"calls": inner}))
+    done = ToolFinished(call, ("write_file", "write_file"), "ok")
+    assert written_files(done, tmp_path, tmp_path) == ["a.txt"]
+    deep = ModelToolCall("call_2", "write_file", "[" * 100_000 + "]" * 100_000)
+    assert written_files(ToolFinished(deep, ("write_file",), "ok"), tmp_path, tmp_path) == []
+
+
 async def test_delegate_task_is_a_core_tool_never_deferred_and_only_where_an_agent_runs(
     hermes_env: Environment, probe: Probe
 ) -> None:

@@ -214,6 +214,32 @@ async def test_a_malformed_argument_string_is_a_tool_error_the_model_reads(
     assert finished(events).stop == "answer"
 
 
+async def test_an_argument_string_nested_too_deep_to_read_is_a_tool_error_the_transcript_keeps(
+    host: Host, tmp_path: Path
+) -> None:
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: the transcript's
+    # redaction of the model's message raised it, and the turn ended with no tool result.
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    bad = fake_turn("", ("add", {}))
+    bad = type(bad)(
+        type(bad.message)(
+            "assistant", "", tool_calls=(type(bad.message.tool_calls[0])("call_1", "add", deep),)
+        ),
+        bad.usage,
+        "tool_use",
+    )
+    model = FakeModelProvider.scripted(bad, "Sorry.")
+    session = host.new_session()
+    events = await collect(agent_for(host, model, tmp_path).conversation(session).send("add"))
+
+    result = next(event for event in events if isinstance(event, ToolFinished))
+    assert result.is_error
+    assert result.error_code == "INVALID_ARGUMENTS"
+    assert finished(events).stop == "answer"
+    kept = TranscriptStore(tmp_path / "sessions").open(session.id).messages()
+    assert [message.role for message in kept] == ["user", "assistant", "tool", "assistant"]
+
+
 async def test_the_turn_limit_ends_the_turn_naming_it_with_the_partial_answer(
     host: Host, tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -143,6 +144,37 @@ def test_a_call_tag_split_across_chunks_is_held_back_and_found() -> None:
 
     assert shown == ["Sure ", "<today. ", "", "", ""]
     assert (rest, found) == (" ok", [("add", '{"a": 1}')])
+
+
+def test_an_answer_of_many_unclosed_call_tags_is_read_in_linear_time() -> None:
+    from plugins_builtin.openai.text_calls import TextCalls
+
+    # What a model writes may be steered by what it read. A pattern looked for the closing tag
+    # after every opening one: 10,000 "<tool_call>" without a close took 9 s, the GIL held.
+    calls = TextCalls(frozenset({"add"}))
+    for _ in range(10_000):
+        assert calls.feed("<tool_call> ") in ("", "<tool_call> ")
+    started = time.process_time()
+    rest, found = calls.finish()
+    elapsed = time.process_time() - started
+
+    assert elapsed < 1.0, f"finding the calls took {elapsed:.1f} s"
+    assert (rest, found) == ("<tool_call> " * 10_000, [])
+
+
+def test_a_call_nested_too_deep_to_read_stays_text_and_is_sent_back_as_no_input() -> None:
+    from plugins_builtin.anthropic.provider import anthropic_messages
+    from plugins_builtin.openai.text_calls import TextCalls
+
+    # Past Python's recursion json.loads raises RecursionError, not ValueError: a call written
+    # so in a model's text, or one in the history sent back to Anthropic, ended the turn.
+    deep = "[" * 100_000 + "]" * 100_000
+    calls = TextCalls(frozenset({"add"}))
+    assert calls.feed(f"<tool_call>{deep}</tool_call>") == ""
+    assert calls.finish() == (f"<tool_call>{deep}</tool_call>", [])
+    history = Message("assistant", "", tool_calls=(ModelToolCall("c1", "add", deep),))
+    (sent,) = anthropic_messages(ModelRequest("m", "", (history,)))
+    assert sent["content"] == [{"type": "tool_use", "id": "c1", "name": "add", "input": {}}]
 
 
 def test_without_tools_text_that_looks_like_a_call_is_only_text() -> None:

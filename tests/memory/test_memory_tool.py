@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hermes_core import Host
@@ -264,3 +266,49 @@ def test_two_processes_adding_at_once_lose_no_entry(tmp_path: Path) -> None:
     text = (home / "memories" / "MEMORY.md").read_text(encoding="utf-8")
     entries = {line for line in text.splitlines() if line.startswith("note ")}
     assert entries == {f"note {tag} {n}" for tag in ("a", "b") for n in range(40)}
+
+
+@pytest.mark.parametrize(
+    ("budget", "content"),
+    [
+        # Within the largest budget: every shape is checked, each in linear time.
+        pytest.param(100_000, "curl " * 19_999, id="within-the-budget"),
+        # Past the budget: refused by its length, its 1 MB never scanned.
+        pytest.param(2200, "curl " * 200_000, id="past-the-budget"),
+    ],
+)
+async def test_a_long_entry_of_a_repeated_download_word_is_judged_at_once_and_stalls_nothing(
+    make_memory_host: Any, budget: int, content: str
+) -> None:
+    # A model's arguments are untrusted: a page can have it "remember" a long text. The
+    # pipe-to-shell shape looked for a '|' after every "curl", to the end of its line: 100,000
+    # characters of "curl " took 4 s with the GIL held (re does not release it), so every
+    # other call and client of the host stood still, and 1 MB took minutes.
+    host = make_memory_host({"memory": {"memory_chars": budget}})
+    gaps: list[float] = []
+    done = anyio.Event()
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await anyio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(tick)
+        await anyio.sleep(0.05)
+        started = time.perf_counter()
+        error, text, _ = await call(host, action="add", target="memory", content=content)
+        elapsed = time.perf_counter() - started
+        done.set()
+
+    # Wall time (a wait, not work): linear checks of 100,000 characters take a few ms.
+    assert elapsed < 1.0, f"the memory call took {elapsed:.1f} s"
+    assert max(gaps) < 1.0, f"the host's event loop stood still for {max(gaps):.1f} s"
+    if budget == 2200:
+        assert error
+        assert f"would use {len(content.strip())}/2200 characters" in text
+    else:
+        assert not error, text

@@ -144,6 +144,31 @@ def test_odd_or_damaged_transcript_lines_never_stop_the_search(tmp_path: Path) -
     assert "[otters] counted" in found["damaged"]
 
 
+def test_a_line_nested_too_deep_to_read_is_left_out_and_the_search_goes_on(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    # JSON nested past Python's recursion raises RecursionError, not ValueError: the line
+    # stopped this search and, never read past, every later one.
+    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    conversation(env.home, "good", "The otters came back to the river.")
+    deep = "[" * 100_000 + "]" * 100_000
+    message = {"type": "message", "role": "user", "content": "otters after it", "time": 1.0}
+    text = f'{deep}\n{{"otters": {deep}}}\n{json.dumps(message)}\n'
+    (env.home / "sessions" / "deep.jsonl").write_text(text, encoding="utf-8")
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+
+    first = anyio.run(tool.handler, Session(cwd=tmp_path), "otters")
+    again = anyio.run(tool.handler, Session(cwd=tmp_path), "otters")
+
+    for result in (first, again):
+        assert not result.is_error, result.text_content
+        assert {hit["session"] for hit in result.structured["sessions"]} == {"good", "deep"}
+
+
 def test_an_index_that_is_not_a_database_is_named_with_the_fix_and_made_again_once_deleted(
     tmp_path: Path,
 ) -> None:

@@ -29,6 +29,7 @@ from hermes_core import Host
 from hermes_core._activity import ActivityLog
 from hermes_core._specs import ActivityEvent
 from hermes_core._validation import validate_arguments
+from hermes_core.agent import Message, TranscriptStore
 from hermes_core.connectors._service import MAX_HITS
 from hermes_core.plugin import Config, Environment, Tool, hookimpl
 
@@ -259,6 +260,26 @@ _MEASURE_LOGGING = textwrap.dedent(
     anyio.run(main)
     """
 )
+
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+
+
+def test_a_long_run_of_jwt_beginnings_in_a_tool_result_is_written_to_the_transcript_at_once(
+    tmp_path: Path,
+) -> None:
+    # A transcript is redacted whole, and a tool's result is what a page or a file held. The
+    # JWT shape looked for its '.' after every "eyJ" of a run: 200,000 characters of "-eyJ"
+    # took 7 s (1 MB, minutes), with the GIL held.
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    text = "-eyJ" * 50_000 + f" {JWT} the end"
+    started = time.process_time()
+    transcript.add(Message("tool", text, tool_call_id="c1", name="read_file"))
+    elapsed = time.process_time() - started
+
+    assert elapsed < 1.0, f"the transcript line took {elapsed:.1f} s"
+    [kept] = transcript.messages()
+    assert kept.content == "-eyJ" * 50_000 + " [redacted] the end"
 
 
 @pytest.mark.subprocess

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -384,6 +385,25 @@ def test_config_validate_in_a_cloned_repository_checks_the_file_it_does_not_read
     assert checked.returncode == 2
     assert "ok:" not in checked.stdout
     assert "approvals.non_interactive" in checked.stderr
+
+
+def test_a_broken_config_of_a_cloned_repository_is_named_at_once_whatever_its_long_lines(
+    tmp_path: Path,
+) -> None:
+    # The line of a YAML error is named with the key above it, read back line by line with a
+    # pattern whose two spans of spaces overlapped: a line of 200,000 spaces took 43 s, the
+    # file's limit of 1 MiB a quarter of an hour, for hermes config validate in a clone.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    cli.config.write_text("tools:\n  key" + " " * 200_000 + "x\n  bad: [\n")
+
+    started = time.process_time()
+    checked = cli.run("config", "validate", ok=False)
+    elapsed = time.process_time() - started
+
+    assert elapsed < 5.0, f"config validate took {elapsed:.1f} s"
+    assert checked.returncode == 2
+    assert ":3: tools.bad: invalid YAML" in checked.stderr
 
 
 @pytest.mark.subprocess
