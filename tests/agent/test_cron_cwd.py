@@ -162,8 +162,8 @@ def test_a_store_made_before_the_column_keeps_its_jobs_running_in_the_process_di
 
     assert shown["cwd"] is None
     assert "notes of elsewhere" in results[0]
-    old, new = CronJobs(cli.home).jobs()
-    assert (old.cwd, new.cwd) == (None, str(made))
+    kept = {job.name: job.cwd for job in CronJobs(cli.home).jobs()}
+    assert kept == {"old": None, "new": str(made)}
 
 
 @pytest.mark.anyio
@@ -189,4 +189,25 @@ async def test_the_cronjob_tool_gives_a_job_its_sessions_directory(
     assert result.error_code is None, result.text_content
     (job,) = CronJobs(hermes_env.home).jobs()
     assert job.cwd == str(made)
-    assert result.structured is not None and result.structured["cwd"] == str(made)
+    assert result.structured is not None
+    assert result.structured["cwd"] == str(made)
+
+
+@pytest.mark.parametrize("stored", ["relative/dir", 42])
+def test_a_cwd_edited_into_no_absolute_path_makes_the_job_damaged(
+    tmp_path: Path, stored: object
+) -> None:
+    from hermes_core.agent import JobError
+
+    jobs = CronJobs(tmp_path / "home")
+    made = jobs.create("every 1h", "Sum up", cwd=tmp_path)
+    with sqlite3.connect(jobs.path) as db:
+        db.execute("UPDATE jobs SET cwd = ?", (stored,))
+    db.close()
+
+    (job,) = jobs.jobs()
+    assert job.state == "damaged"
+    assert job.damaged is not None
+    assert job.damaged.startswith("cwd is ")
+    with pytest.raises(JobError, match="damaged"):
+        jobs.claim(made.id, "host:1", 60)
