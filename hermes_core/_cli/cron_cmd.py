@@ -51,11 +51,22 @@ def cron() -> None:
     "--deliver", "delivery", default="file", show_default=True,
     help="Where each answer goes: file ($HERMES_HOME/cron/output), stdout, or a webhook URL.",
 )  # fmt: skip
+@click.option(
+    "--cwd", "cwd", metavar="DIR", help="The directory its runs work in (default: this one)."
+)
 def create(
-    schedule: str, prompt: str, name: str | None, toolsets: tuple[str, ...], delivery: str
+    schedule: str,
+    prompt: str,
+    name: str | None,
+    toolsets: tuple[str, ...],
+    delivery: str,
+    cwd: str | None,
 ) -> None:
     """Create a job: SCHEDULE is a cron expression ('0 9 * * 1-5'), an interval ('every 30m')
-    or one ISO 8601 time ('2026-12-24T09:00'); PROMPT is what the model is asked."""
+    or one ISO 8601 time ('2026-12-24T09:00'); PROMPT is what the model is asked. Its runs
+    work in this directory, or --cwd's, wherever the daemon runs."""
+    from pathlib import Path
+
     known = _known_toolsets() if toolsets else None
     job = _store().create(
         schedule,
@@ -63,6 +74,7 @@ def create(
         name=name,
         toolsets=list(toolsets) or None,
         delivery=delivery,
+        cwd=Path.cwd() if cwd is None else cwd,
         known_toolsets=known,
     )
     click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
@@ -89,7 +101,7 @@ def _known_toolsets() -> frozenset[str]:
 @cron.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
-    """One row per job: id, name, schedule, state, next run, last outcome."""
+    """One row per job: id, name, schedule, state, next run, last outcome, directory."""
     from hermes_core._cli.output import columns
 
     store = _store()
@@ -101,12 +113,13 @@ def list_command(as_json: bool) -> None:
     if not jobs:
         click.echo("no cron jobs (hermes cron create SCHEDULE PROMPT)")
         return
-    rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN"]]
+    rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN", "CWD"]]
     for job in jobs:
         last = job["last_run"]
         outcome = f"{last['status']} {last['started']}" if last else "-"
+        cwd = "-" if job["cwd"] is None else job["cwd"]
         rows.append(
-            [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome]
+            [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome, cwd]
         )
     click.echo(columns(rows))
 

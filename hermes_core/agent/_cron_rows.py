@@ -5,12 +5,14 @@ column of the wrong type in it. Reading a row never fails for that. A job whose 
 read whole is still a job, marked ``damaged`` (which column, and what it holds): it is listed
 and can be removed, but never runs (the daemon pauses it with a failed run saying why), and the
 fields it cannot give are narrowed to ones that grant nothing (no toolset, no next time). A run
-row with a time that is no number shows no time.
+row with a time that is no number shows no time. A job's ``cwd`` is ``NULL`` in a row made before
+the column (the run works in its process's directory, as then) or an absolute path.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +36,9 @@ class CronJob:
     """One job: when it runs (``schedule``), what it asks (``prompt``), with which
     ``toolsets`` (``None``: every toolset but ``cron``), where its answer goes (``delivery``);
     ``next_run`` (epoch seconds) is ``None`` when nothing is left to run (a one-shot job that
-    ran). ``damaged`` says which column of its row could not be read (the job never runs)."""
+    ran). ``cwd`` is the directory its runs work in (``None``: the running process's, a job
+    made before jobs kept one). ``damaged`` says which column of its row could not be read (the
+    job never runs)."""
 
     id: str
     name: str
@@ -46,6 +50,7 @@ class CronJob:
     created: float
     next_run: float | None
     lease_owner: str | None
+    cwd: str | None = None
     damaged: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -58,6 +63,7 @@ class CronJob:
             "prompt": self.prompt,
             "toolsets": None if self.toolsets is None else list(self.toolsets),
             "delivery": self.delivery,
+            "cwd": self.cwd,
             "state": self.state,
             "next_run": local_time(self.next_run),
         }
@@ -141,6 +147,13 @@ class _Reading:
         self._bad(column, "a time (epoch seconds)")
         return None
 
+    def directory(self) -> str | None:
+        value = self.row["cwd"]
+        if value is None or (isinstance(value, str) and os.path.isabs(value) and "\0" not in value):
+            return value
+        self._bad("cwd", "an absolute directory path")
+        return None
+
     def toolsets(self) -> tuple[str, ...] | None:
         value = self.row["toolsets"]
         if value is None:
@@ -170,6 +183,7 @@ def job_of(row: Any) -> CronJob:
         created=reading.moment("created", optional=False) or 0.0,
         next_run=reading.moment("next_run", optional=True),
         lease_owner=owner if isinstance(owner, str) else None,
+        cwd=reading.directory(),
     )
     if not reading.problems:
         return job

@@ -4,7 +4,10 @@ then its answer delivered (:func:`run_job`).
 The run's session is non-interactive: approvals are answered by ``approvals.non_interactive``
 (``deny`` by default), ``clarify`` gets no answer, and its grant never holds the ``cron``
 toolset, so **a job cannot create jobs** (:func:`job_grant`), and a toolset of the job's that
-no tool has now fails the run, naming it. Its delegations are waited for,
+no tool has now fails the run, naming it. The session works in the job's directory
+(:func:`job_directory`; one gone since fails the run, naming it, and keeps the job); the host
+is the running process's, built in its own directory, so a job's directory that is a project
+brings none of that project's extensions, trusted or not. Its delegations are waited for,
 as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
 ``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
 (a JSON POST with ``httpx``: a network egress the user configured; when it fails, the
@@ -65,6 +68,21 @@ def job_grant(host: Host, job: CronJob) -> frozenset[str]:
     return frozenset(wanted) - {CRON_TOOLSET}
 
 
+def job_directory(job: CronJob) -> Path | None:
+    """The directory a run of ``job`` works in (``None``: the host's, for a job made before
+    jobs kept one); a :class:`JobError` naming it when it is gone: no run somewhere else."""
+    if job.cwd is None:
+        return None
+    directory = Path(job.cwd)
+    if not directory.is_dir():
+        raise JobError(
+            "cwd",
+            f"the job's directory {printable(job.cwd)} no longer exists (or is no directory); "
+            f"make it again, or remove the job (hermes cron remove {printable(job.id)})",
+        )
+    return directory
+
+
 async def run_job(
     host: Host, agent: Agent, jobs: CronJobs, job: CronJob, run: CronRun, out: TextIO
 ) -> RunOutcome:
@@ -77,7 +95,7 @@ async def run_job(
             outcome = RunOutcome("failed", f"the run ended without an answer ({stop})", text)
         else:
             outcome = await _delivered(jobs.path.parent, job, run, text, out)
-    except JobError as refused:  # a toolset no tool has now: no run without its tools
+    except JobError as refused:  # a toolset no tool has, a directory gone: no run then
         outcome = RunOutcome("failed", f"the job cannot run: {refused}", "")
     except Exception as error:  # one run's failure is logged; the daemon goes on
         outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")
@@ -121,7 +139,10 @@ async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
     prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
     finished: Finished | None = None
     grant = job_grant(host, job)
-    async with host.session(interactive=False, prompt=prompt, granted_toolsets=grant) as session:
+    cwd = job_directory(job)
+    async with host.session(
+        cwd=cwd, interactive=False, prompt=prompt, granted_toolsets=grant
+    ) as session:
         session.state["cron.job"] = job.id
         attach_questions(session, NobodyToAsk(NOBODY))
         conversation = agent.conversation(session)
@@ -198,6 +219,7 @@ __all__ = [
     "DeliveryError",
     "RunOutcome",
     "deliver",
+    "job_directory",
     "job_grant",
     "leases_renewed",
     "run_job",

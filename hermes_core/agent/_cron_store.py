@@ -9,6 +9,10 @@ never claimed again, so two daemons never run the same job. A lease whose daemon
 pid is dead on this host, or the lease ran out unrenewed: a SIGKILL, a lost machine) is taken
 back (:meth:`CronJobs.recover`): that run is marked ``failed`` and the job is runnable again at
 its next time.
+
+A job keeps the directory it was made in (``cwd``). A store made before that column gets it on
+first open (``ALTER TABLE``; each process that opens it checks): its jobs have none, and run in
+the directory of the process that runs them, as they did.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
     toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL);
+    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
     finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
@@ -90,6 +94,31 @@ def check_delivery(delivery: object) -> str:
     raise JobError("delivery", f"expected {DELIVERIES}, got {delivery!r}")
 
 
+def _check_cwd(cwd: object) -> str | None:
+    """A job's directory as an absolute path (a relative one is taken from this process's),
+    which must be a directory now; ``None`` stays ``None``."""
+    if cwd is None:
+        return None
+    given = os.fspath(cwd) if isinstance(cwd, os.PathLike) else cwd
+    if not isinstance(given, str) or not given:
+        raise JobError("cwd", f"expected a directory, got {shown(cwd)}")
+    path = os.path.abspath(given)
+    if "\0" in path or not os.path.isdir(path):
+        raise JobError("cwd", f"{printable(path)} is not a directory")
+    return path
+
+
+def _add_cwd(db: sqlite3.Connection) -> None:
+    """Give a store made before jobs kept a directory its ``cwd`` column (its rows: none)."""
+    if any(row["name"] == "cwd" for row in db.execute("PRAGMA table_info(jobs)")):
+        return
+    try:
+        db.execute("ALTER TABLE jobs ADD COLUMN cwd TEXT")
+    except sqlite3.OperationalError as raced:  # another process added it since the look
+        if "duplicate column" not in str(raced):
+            raise
+
+
 def _check_name(name: object) -> None:
     """A job's name is one line of text a terminal shows as it is: a model writes names too."""
     if not isinstance(name, str) or not name.strip():
@@ -128,6 +157,7 @@ class CronJobs:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
+            _add_cwd(db)
         except (sqlite3.DatabaseError, OSError) as bad:
             raise JobError("store", f"{self.path} cannot be read as a job store: {bad}") from None
         return db
@@ -142,12 +172,14 @@ class CronJobs:
         name: object = None,
         toolsets: object = None,
         delivery: object = "file",
+        cwd: object = None,
         now: float | None = None,
         known_toolsets: Collection[str] | None = None,
     ) -> CronJob:
         """A new job, each field checked (a :class:`JobError` names the first bad one); its
         ``toolsets`` among ``known_toolsets`` when given (:func:`~hermes_core.agent._cron_toolsets.
-        job_toolsets`: a toolset no tool has would give the job no tool of it)."""
+        job_toolsets`: a toolset no tool has would give the job no tool of it). Its runs work
+        in ``cwd`` (a directory; ``None``: the directory of the process that runs it)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
         if not isinstance(prompt, str) or not prompt.strip():
@@ -158,6 +190,7 @@ class CronJobs:
             _check_name(name)
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
+        directory = _check_cwd(cwd)
         job_id = uuid.uuid4().hex[:8]
         text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
         cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
@@ -165,7 +198,7 @@ class CronJobs:
         with self._write() as db:
             db.execute(
                 "INSERT INTO jobs (id, name, schedule, prompt, toolsets, delivery, created,"
-                " next_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " next_run, cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
                     label,
@@ -175,6 +208,7 @@ class CronJobs:
                     where,
                     now,
                     parsed.first(now),
+                    directory,
                 ),
             )
         return self.get(job_id)

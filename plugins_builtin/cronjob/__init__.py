@@ -6,7 +6,8 @@ Actions: ``create`` (a ``schedule``, a ``prompt``, optional ``name``, ``toolsets
 daemon`` runs it at its next look), the last four naming a ``job`` by id or name. The jobs are
 the home's (``$HERMES_HOME/cron/jobs.db``), the same ``hermes cron list`` shows. A field that
 cannot be used is an error naming it, a toolset no tool of the host has among them
-(``ToolCaller.toolsets``). A job's own session is never granted this toolset (jobs
+(``ToolCaller.toolsets``). A job made here runs in the calling session's directory: the model
+does not choose it. A job's own session is never granted this toolset (jobs
 cannot create jobs), nor is a child of ``delegate_task``.
 """
 
@@ -57,7 +58,8 @@ def build_tool(home: Path) -> Tool:
                 if (grant := caller.session.granted_toolsets) is not None:
                     toolsets = _within_grant(toolsets, grant, known)
             jobs = CronJobs(home)
-            return _act(jobs, action, job, schedule, prompt, name, toolsets, delivery, known)
+            made = (toolsets, delivery, caller.session.cwd)
+            return _act(jobs, action, job, schedule, prompt, name, made, known)
         except JobError as bad:
             return ToolResult.error("INVALID_ARGUMENTS", f"cronjob {action}: {bad}")
 
@@ -124,13 +126,19 @@ def _act(
     schedule: str | None,
     prompt: str | None,
     name: str | None,
-    toolsets: list[str] | None,
-    delivery: str,
+    fields: tuple[list[str] | None, str, Path],
     known: frozenset[str] | None,
 ) -> ToolResult:
     if action == "create":
+        toolsets, delivery, cwd = fields
         made = jobs.create(
-            schedule, prompt, name=name, toolsets=toolsets, delivery=delivery, known_toolsets=known
+            schedule,
+            prompt,
+            name=name,
+            toolsets=toolsets,
+            delivery=delivery,
+            cwd=cwd,
+            known_toolsets=known,
         )
         shown = made.to_json()
         note = f"Created job {made.id} ({made.name}); next run {shown['next_run']}."

@@ -190,3 +190,45 @@ def test_stopping_the_daemon_stops_its_run_and_logs_it_failed(
     (run,) = CronJobs(hermes_cli.home).runs()
     assert (run.status, run.detail) == ("failed", "the daemon was stopped during the run")
     assert "stopped" in group.logs()
+
+
+def test_the_daemon_runs_a_job_in_its_directory_and_loads_none_of_its_project_plugins(
+    hermes_cli: HermesCli, daemons: list[Daemons], tmp_path: Path
+) -> None:
+    """A job made for another directory (``--cwd``) reads that directory's files, wherever the
+    daemon was started; that directory's project plugins are not loaded (the host is the
+    daemon's, built in its own directory; the gate is not opened by a job)."""
+    from hermes_core.testing import FakeToolCall, write_dir_plugin
+
+    project = tmp_path / "project-a"
+    (project / ".git").mkdir(parents=True)
+    (project / "notes.txt").write_text("notes of project-a\n", encoding="utf-8")
+    (hermes_cli.work / "notes.txt").write_text("notes of the daemon's directory\n", "utf-8")
+    marker = tmp_path / "spy-loaded"
+    spy = f"from pathlib import Path\nPath({str(marker)!r}).write_text('loaded')\n"
+    write_dir_plugin(project / ".hermes" / "plugins", "spy", spy)
+    turns = [
+        FakeTurn(tool_calls=[FakeToolCall("read_file", {"path": "notes.txt"})]),
+        FakeTurn(text="Read them."),
+    ]
+    with FakeModelServer(turns) as server:
+        env = configure(hermes_cli, server, poll=1)
+        config = json.loads(hermes_cli.config.read_text(encoding="utf-8"))
+        config["tools"] = {"tool_search": {"defer": []}}
+        config["plugins"] = {"enabled": ["spy"]}
+        hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
+        hermes_cli.run("cron", "create", "every 1h", "Sum up", "--cwd", str(project), env=env)
+        jobs = CronJobs(hermes_cli.home)
+        (job,) = jobs.jobs()
+        jobs.trigger(job.id)
+        group = Daemons(hermes_cli, env)
+        daemons.append(group)
+        group.start()
+        wait_until(lambda: any(r.status != "running" for r in jobs.runs()), 60, "the run")
+        group.stop()
+        results = [m for m in server.requests[-1].messages if m.get("role") == "tool"]
+
+    (run,) = jobs.runs()
+    assert run.status == "ok", group.logs()
+    assert "notes of project-a" in str(results[0]["content"])
+    assert not marker.exists()
