@@ -284,6 +284,28 @@ def test_set_value_that_is_not_yaml_is_a_usage_error(hermes_cli: HermesCli, home
     assert path.read_text(encoding="utf-8") == COMMENTED
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("model.model", "", "an empty value is not a model name"),
+        ("model.model", "   ", "an empty value is not a model name"),
+        ("tools.tool_search.threshold_pct", "", "VALUE is empty"),
+    ],
+)
+def test_set_an_empty_value_says_so_instead_of_blaming_the_file(
+    hermes_cli: HermesCli, home: Path, key: str, value: str, words: str
+) -> None:
+    """An empty VALUE reads as YAML's null: the error is about what was typed, not a line of
+    config.yaml that was never written."""
+    path = write(home, COMMENTED)
+    result = hermes_cli.run("config", "set", key, value, ok=False)
+    assert result.returncode == 2
+    assert words in result.stderr
+    assert "got null" not in result.stderr
+    assert f"{path}:" not in result.stderr
+    assert path.read_text(encoding="utf-8") == COMMENTED
+
+
 def test_set_is_refused_when_the_config_is_managed(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
     result = hermes_cli.run(

@@ -23,13 +23,21 @@ if TYPE_CHECKING:
     from hermes_core._plugins.selection import SelectableKind
 
 
-def _parse_value(text: str) -> Any:
-    """VALUE as a YAML scalar or flow collection: ``7.5``, ``off``, ``[a, b]``, ``{k: v}``."""
+def _parse_value(key: str, text: str) -> Any:
+    """VALUE (for ``key``) as a YAML scalar or flow collection: ``7.5``, ``off``, ``[a, b]``,
+    ``{k: v}``. An empty VALUE is refused: YAML reads it as null, which the check of the edited
+    file would blame on a line of config.yaml instead of on what was typed."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     from hermes_core._yaml_limits import limited, load_limited
 
+    if not text.strip():
+        if key == "model.model":
+            problem = "an empty value is not a model name: give one, e.g. gpt-4.1-mini"
+        else:
+            problem = f"VALUE is empty: give a value for {key} ('' is the empty text, null unsets)"
+        raise click.BadParameter(problem, param_hint="VALUE")
     try:
         # The limits of config.yaml hold for a value typed here too: no aliases, no deep nesting,
         # no 5,000-digit numbers.
@@ -92,7 +100,7 @@ def set_command(key: str, value: str) -> None:
     """
     from hermes_core._config import edit_config
 
-    parsed = _parse_value(value)
+    parsed = _parse_value(key, value)
     env = environment()
     with warnings_to_stderr(), edit_config(env) as document:
         document.set(key, parsed)

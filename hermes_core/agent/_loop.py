@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
 from hermes_core.agent._delegate_tool import register_delegate_task
-from hermes_core.agent._delegation import STATE_KEY, SUBAGENT_PROMPT, Delegations
+from hermes_core.agent._delegation import STATE_KEY, Delegations, subagent_prompt
 from hermes_core.agent._events import (
     AgentEvent,
     Finished,
@@ -29,8 +30,15 @@ from hermes_core.agent._events import (
     UsageReport,
     real_tools,
 )
+from hermes_core.agent._memory import TOOL_NAME as MEMORY_TOOL
 from hermes_core.agent._memory import Memory
-from hermes_core.agent._prompt_sections import PromptSection, with_sections
+from hermes_core.agent._prompt_sections import (
+    PromptSection,
+    request_tokens,
+    size_warning,
+    tool_guidance,
+    with_sections,
+)
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
 from hermes_core.agent._session_model import STATE_KEY as MODEL_KEY
 from hermes_core.agent._session_model import SessionModel
@@ -53,12 +61,11 @@ if TYPE_CHECKING:
     from hermes_core._session import Session
     from hermes_core._tools import Tool
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You are Hermes, an agent that gets things done with tools. Use the tools in your list "
-    "directly. When the tool you need is not in your list, find it with tool_search, read its "
-    "parameters with tool_describe and run it with tool_call. When you are done, answer "
-    "plainly, without a tool call."
-)
+log = logging.getLogger(__name__)
+
+DEFAULT_SYSTEM_PROMPT = "You are Hermes, an agent that gets things done."
+"""The default prompt's first line; how to use the tools follows it, said for what each
+session's tool list holds (:func:`~hermes_core.agent._prompt_sections.tool_guidance`)."""
 
 
 class Agent:
@@ -88,13 +95,20 @@ class Agent:
         self.model = model
         self.limits = limits if limits is not None else host.config.agent
         self.retry = retry if retry is not None else RetryPolicy()
-        self.system_prompt = system_prompt or self.limits.system_prompt or DEFAULT_SYSTEM_PROMPT
+        configured = system_prompt or self.limits.system_prompt
+        self.system_prompt = configured or DEFAULT_SYSTEM_PROMPT
+        self._guided = not configured
         self.transcripts = transcripts
         self._schemas: tuple[tuple[Tool, ...], tuple[ToolSchema, ...]] | None = None
+        self._size_warned = False
         self.prompt_sections: list[PromptSection] = list(prompt_sections)
         if memory is not None:
             memory.register(host.registry)
-            self.prompt_sections.append(memory.prompt_section)
+            self.prompt_sections.append(
+                lambda session: memory.prompt_section(
+                    session, writable=MEMORY_TOOL in self.tool_names(session)
+                )
+            )
         register_delegate_task(host.registry)
 
     @classmethod
@@ -145,18 +159,49 @@ class Agent:
         ``agent`` limits at each :meth:`Conversation.send`, so the limits are each turn's; a
         delegation passes its own, so the tree shares one). ``parent`` is
         the session id of the conversation that delegated this one, written in the
-        transcript; ``depth`` is how deep in a delegation tree it is (0: a root)."""
+        transcript; ``depth`` is how deep in a delegation tree it is (0: a root, deeper: told
+        it is a subagent). The system prompt is ``system_prompt`` (default: the agent's, with
+        how to use the tools the session has when it is the default one), then the sections.
+        The first conversation whose tools alone overflow ``model.context_length`` logs a
+        warning saying so."""
+        sections: list[PromptSection] = []
+        if system_prompt is None and self._guided:
+            sections.append(lambda opened: tool_guidance(self.tool_names(opened)))
+        if depth > 0:
+            sections.append(lambda opened: subagent_prompt(bool(self.tool_names(opened))))
+        text = with_sections(
+            system_prompt or self.system_prompt, [*sections, *self.prompt_sections], session
+        )
+        self._warn_if_oversized(text, session)
         return Conversation(
             self,
             session,
             budget if budget is not None else Budget.from_config(self.limits),
             renew_budget=budget is None,
             parent=parent,
-            system_prompt=with_sections(
-                system_prompt or self.system_prompt, self.prompt_sections, session
-            ),
+            system_prompt=text,
             depth=depth,
         )
+
+    def tool_names(self, session: Session) -> frozenset[str]:
+        """The names of the tools the next request for ``session`` holds."""
+        return frozenset(schema.name for schema in self.tool_schemas(session))
+
+    def _warn_if_oversized(self, system_prompt: str, session: Session) -> None:
+        """Warn once per agent when the system prompt and the tools of ``session`` alone need
+        more than ``model.context_length``: every request would be refused or cut."""
+        if self._size_warned:
+            return
+        try:
+            schemas = self.tool_schemas(session)
+        except Exception:  # the first request reports an assembly that fails
+            log.debug("the tools could not be measured", exc_info=True)
+            return
+        tokens = request_tokens(system_prompt, schemas)
+        warning = size_warning(self.model.context_length, tokens, len(schemas))
+        if warning is not None:
+            self._size_warned = True
+            log.warning("%s", warning)
 
     def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
         """The tools of the next request for ``session``, assembled now."""
@@ -238,7 +283,6 @@ class Conversation:
             session,
             budget=self.budget,
             parent=self.session.id,
-            system_prompt=f"{self.agent.system_prompt}\n\n{SUBAGENT_PROMPT}",
             depth=self.depth + 1,
         )
 

@@ -140,8 +140,10 @@ class Memory:
         used, budget = self.usage(entries), self.budgets[target]
         return f"{target}: {used}/{budget} characters, {len(entries)} entries"
 
-    def snapshot(self) -> str | None:
-        """The memory as the system prompt shows it, or ``None`` when both parts are empty."""
+    def snapshot(self, writable: bool = True) -> str | None:
+        """The memory as the system prompt shows it, or ``None`` when both parts are empty;
+        ``writable``: the session has the ``memory`` tool (a subagent's has not, and is told it
+        cannot change what it reads)."""
         parts = []
         for target in MEMORY_TARGETS:
             entries = self.load(target)
@@ -150,17 +152,25 @@ class Memory:
                 parts.append(f"## {_TITLES[target]} ({self._state(target, entries)})\n{listed}")
         if not parts:
             return None
-        head = (
-            "# Your memory\nWhat you saved with the memory tool in earlier sessions (as it was "
-            "when this session started; what you change now shows in the next session)."
-        )
+        if writable:
+            head = (
+                "# Your memory\nWhat you saved with the memory tool in earlier sessions (as it "
+                "was when this session started; what you change now shows in the next session)."
+            )
+        else:
+            head = (
+                "# Your memory\nWhat was saved with the memory tool in earlier sessions (as it "
+                "was when this session started). This session has no memory tool: you cannot "
+                "change it."
+            )
         return "\n\n".join([head, *parts])
 
-    def prompt_section(self, session: Session) -> str | None:
-        """The snapshot, as a section of ``session``'s system prompt; left out, saying why in
-        one line, when the provider cannot read it (the conversation still starts)."""
+    def prompt_section(self, session: Session, *, writable: bool = True) -> str | None:
+        """The snapshot, as a section of ``session``'s system prompt (``writable``: the session
+        has the ``memory`` tool); left out, saying why in one line, when the provider cannot
+        read it (the conversation still starts)."""
         try:
-            return self.snapshot()
+            return self.snapshot(writable)
         except (OSError, ValueError) as exc:
             log.warning("the memory was left out of the system prompt: %s", exc)
             log.debug("the memory provider's failure", exc_info=True)

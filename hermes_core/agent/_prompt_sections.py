@@ -5,16 +5,24 @@ returns is appended to the system prompt (``None`` or empty: nothing). The promp
 for the whole conversation: a section that changes later (the memory the agent writes) shows in
 the next session, and the prompt prefix stays cacheable. A section that fails is left out and
 logged: the conversation still starts.
+
+The sentences the agent itself adds say only what the session really has: how to use its tools
+(the bridge's three only when its tool list holds them, none at all for a session without
+tools), and :func:`size_warning` when ``model.context_length`` is below what a request needs
+before its first message.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_core._session import Session
+    from hermes_core.agent._wire import ToolSchema
 
 log = logging.getLogger(__name__)
 
@@ -36,3 +44,44 @@ def with_sections(base: str, sections: Iterable[PromptSection], session: Session
         if text and text.strip():
             parts.append(text.strip())
     return "\n\n".join(parts)
+
+
+def tool_guidance(tools: Collection[str]) -> str:
+    """How to use the tools of a session whose tool list holds ``tools`` (names): the bridge
+    (``tool_search``, ``tool_describe``, ``tool_call``) is named only when the list holds it."""
+    if not tools:
+        return "You have no tools in this session: work from what you are given."
+    text = "Use the tools in your list directly."
+    if "tool_search" in tools:
+        text += (
+            " When the tool you need is not in your list, find it with tool_search, read its "
+            "parameters with tool_describe and run it with tool_call."
+        )
+    return f"{text} When you are done, answer plainly, without a tool call."
+
+
+def request_tokens(system: str, schemas: Iterable[ToolSchema]) -> int:
+    """Tokens of a request before its first message: the system prompt and the tools' schemas,
+    each estimated as the tool search counts them (``ceil(characters / 4)`` of compact JSON)."""
+    total = math.ceil(len(system) / 4)
+    for schema in schemas:
+        shape = {"name": schema.name, "description": schema.description}
+        text = json.dumps(
+            {**shape, "parameters": schema.parameters}, separators=(",", ":"), ensure_ascii=False
+        )
+        total += math.ceil(len(text) / 4)
+    return total
+
+
+def size_warning(context_length: int, tokens: int, tool_count: int) -> str | None:
+    """What to say when a request of ``tokens`` (``tool_count`` tools) does not fit in
+    ``model.context_length``; ``None`` when it does."""
+    if tokens <= context_length:
+        return None
+    return (
+        f"model.context_length is {context_length} tokens, but each request of this "
+        f"conversation needs about {tokens:,} before any message (the system prompt and "
+        f"{tool_count} tools' schemas): raise model.context_length to the model's real context "
+        "window (`hermes config set model.context_length N`), or turn toolsets off "
+        "(tools.disabled_toolsets) so fewer tools are sent"
+    )

@@ -659,3 +659,15 @@ def test_what_a_hook_prints_during_a_turn_stays_off_the_answers_stream(
         done = home.cli.subprocess_run("chat", input="search for anything\n")  # a real stdin
         assert done.stdout.split() == ["Done."], done.stdout
     assert "the noisy hook was here" in done.stderr
+
+
+def test_a_context_length_below_what_the_tools_need_is_a_warning_on_stderr(
+    home: AgentHome,
+) -> None:
+    model = {"provider": "fake", "model": "fake-1", "max_retries": 1, "context_length": 2000}
+    home.setup({"text": "Hello."}, model=model)
+    done = home.cli.run("run", "Say hello")
+    assert done.stdout == "Hello.\n"
+    warnings = [line for line in done.stderr.splitlines() if "model.context_length" in line]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith("hermes: warning: model.context_length is 2000 tokens")
