@@ -28,6 +28,19 @@ class Wire:
         self.process = process
         self.pending = b""
 
+    def close(self) -> int:
+        """End the input, as an editor closing: the exit status (killed if it outlives
+        WAIT_LIMIT)."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.close()
+        try:
+            return self.process.wait(timeout=WAIT_LIMIT)
+        finally:
+            self.process.kill()
+            self.process.wait()
+            self.process.stdout.close()
+
     def send(self, line: bytes) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(line + b"\n")
@@ -96,15 +109,7 @@ def test_lines_that_are_not_json_rpc_get_their_errors_and_the_connection_goes_on
         wire.request(4, "initialize", {"protocolVersion": 1})
         assert wire.receive()["result"]["protocolVersion"] == 1
     finally:
-        assert wire.process.stdin is not None
-        assert wire.process.stdout is not None
-        wire.process.stdin.close()
-        try:
-            status = wire.process.wait(timeout=WAIT_LIMIT)
-        finally:
-            wire.process.kill()
-            wire.process.wait()
-            wire.process.stdout.close()
+        status = wire.close()
     logged = (hermes_cli.root / "stderr.log").read_text()
     assert status == 0, logged
     # Each noted on stderr once, under the command's own prefix (it read "hermes acp: warning:
@@ -126,13 +131,5 @@ def test_a_first_line_nested_too_deep_to_read_gets_a_parse_error_and_the_connect
         wire.request(1, "initialize", {"protocolVersion": 1})
         assert wire.receive()["result"]["agentInfo"]["name"] == "hermes"
     finally:
-        assert wire.process.stdin is not None
-        assert wire.process.stdout is not None
-        wire.process.stdin.close()
-        try:
-            status = wire.process.wait(timeout=WAIT_LIMIT)
-        finally:
-            wire.process.kill()
-            wire.process.wait()
-            wire.process.stdout.close()
+        status = wire.close()
     assert status == 0, (hermes_cli.root / "stderr.log").read_text()
