@@ -312,3 +312,29 @@ async def test_a_long_entry_of_a_repeated_download_word_is_judged_at_once_and_st
         assert f"would use {len(content.strip())}/2200 characters" in text
     else:
         assert not error, text
+
+
+async def test_a_planted_memory_file_goes_into_the_prompt_only_up_to_its_budget(
+    make_memory_host: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # MEMORY.md written by hand or by anything else that can write the home: the tool's budget
+    # never saw it, and the snapshot goes into every session's system prompt.
+    host = make_memory_host({"memory": {"memory_chars": 100}})
+    path = memory_file(host)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    planted = "planted " + "y" * 1_000_000
+    path.write_text(f"{NOTE_60}\n§\n{planted}\n§\nDeploy: ./ship\n", encoding="utf-8")
+
+    with caplog.at_level("WARNING", logger="hermes_core.agent._memory"):
+        snapshot = memory_of(host).snapshot()
+
+    assert snapshot is not None
+    assert len(snapshot) < 1000
+    assert f"§ {NOTE_60}" in snapshot
+    assert "§ Deploy: ./ship" in snapshot  # an entry after the one left out still fits
+    assert "planted" not in snapshot
+    assert "1 entry (1000008 characters) was left out: over the budget of 100" in snapshot
+    assert "memory: 1000082/100 characters, 3 entries" in snapshot
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "memory: 1000082/100 characters" in warning
+    assert "1 entry (1000008 characters) left out of the system prompt" in warning
