@@ -141,13 +141,16 @@ class Memory:
         return f"{target}: {used}/{budget} characters, {len(entries)} entries"
 
     def snapshot(self) -> str | None:
-        """The memory as the system prompt shows it, or ``None`` when both parts are empty."""
+        """The memory as the system prompt shows it, or ``None`` when both parts are empty.
+
+        Each part shows at most its budget: its entries in order, each that still fits. A file
+        edited by hand (or planted) never passed the tool's budget, and the snapshot goes into
+        every prompt; what is left out is said there and logged."""
         parts = []
         for target in MEMORY_TARGETS:
             entries = self.load(target)
             if entries:
-                listed = "\n".join(f"§ {entry}" for entry in entries)
-                parts.append(f"## {_TITLES[target]} ({self._state(target, entries)})\n{listed}")
+                parts.append(self._part(target, entries))
         if not parts:
             return None
         head = (
@@ -155,6 +158,34 @@ class Memory:
             "when this session started; what you change now shows in the next session)."
         )
         return "\n\n".join([head, *parts])
+
+    def _part(self, target: MemoryTarget, entries: list[str]) -> str:
+        budget, used = self.budgets[target], 0
+        shown_entries, left = [], []
+        for entry in entries:
+            if entry and used + len(entry) <= budget:
+                shown_entries.append(entry)
+                used += len(entry)
+            elif entry:
+                left.append(entry)
+        lines = [f"## {_TITLES[target]} ({self._state(target, entries)})"]
+        lines += [f"§ {entry}" for entry in shown_entries]
+        if left:
+            count = _counted(len(left), "entry", "entries")
+            size = self.usage(left)
+            log.warning(
+                "%s: %s is over its budget: %s (%d characters) left out of the system prompt",
+                self.source,
+                self._state(target, entries),
+                count,
+                size,
+            )
+            verb = "was" if len(left) == 1 else "were"
+            lines.append(
+                f"({count} ({size} characters) {verb} left out: over the budget of {budget} "
+                "characters; replace or remove entries with the memory tool)"
+            )
+        return "\n".join(lines)
 
     def prompt_section(self, session: Session) -> str | None:
         """The snapshot, as a section of ``session``'s system prompt; left out, saying why in
@@ -294,6 +325,10 @@ class Memory:
         """Register :meth:`tool` (owner ``agent``) unless a tool ``memory`` already is."""
         if TOOL_NAME not in registry:
             registry.register(self.tool(), owner="agent")
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _invalid(message: str) -> ToolResult:
