@@ -51,7 +51,7 @@ async def test_an_add_reports_the_exact_counts_and_a_full_budget_is_refused_with
     host = make_memory_host({"memory": {"memory_chars": 100}})
     error, text, data = await call(host, action="add", target="memory", content=NOTE_60)
     assert not error, text
-    assert "memory: 60/100 characters, 1 entries" in text
+    assert "memory: 60/100 characters, 1 entry" in text
     assert data == {"target": "memory", "used": 60, "budget": 100, "entries": 1}
     before = memory_file(host).read_text(encoding="utf-8")
     error, text, data = await call(host, action="add", target="memory", content="x" * 50)
@@ -94,7 +94,7 @@ async def test_replace_and_remove_find_their_entry_by_a_unique_substring(
     assert "replaced 'Deploy with make deploy'" in text
     error, text, _ = await call(host, action="remove", target="memory", old_text="GitHub")
     assert not error
-    assert "memory: 14/2200 characters, 1 entries" in text
+    assert "memory: 14/2200 characters, 1 entry" in text
     error, text, _ = await call(host, action="remove", target="memory", old_text="nowhere")
     assert error
     assert "no entry of memory contains 'nowhere'" in text
