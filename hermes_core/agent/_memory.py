@@ -138,7 +138,7 @@ class Memory:
 
     def _state(self, target: MemoryTarget, entries: Sequence[str]) -> str:
         used, budget = self.usage(entries), self.budgets[target]
-        return f"{target}: {used}/{budget} characters, {len(entries)} entries"
+        return f"{target}: {used}/{budget} characters, {_counted(len(entries), 'entry', 'entries')}"
 
     def snapshot(self) -> str | None:
         """The memory as the system prompt shows it, or ``None`` when both parts are empty.
