@@ -7,7 +7,8 @@ this directory's recent conversations and ``/resume NUMBER`` or ``/resume ID`` s
 (:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
 results of a background delegation (``delegate_task``) that arrive while the chat waits for a
 line are sent to the model as the next message at once; its subagents' started and finished
-lines are shown as they come, also while the chat waits.
+lines are shown as they come, also while the chat waits. Leaving a conversation (``/new``,
+``/resume``, ``/exit``) stops its subagents still running, saying how many when there were some.
 
 stdin has one reader (:class:`~hermes_core._cli.terminal_lines.TerminalLines`): while an
 approval prompt or a question is open, the line typed is its answer; while a turn runs
@@ -110,7 +111,11 @@ class _Chat:
                 try:
                     again = await self._conversation(conversation)
                 finally:
+                    stopped = conversation.delegations.unfinished
                     await conversation.aclose()  # stops the subagents still running
+            if stopped:
+                noun = "subagent" if stopped == 1 else "subagents"
+                self.printer.note(f"hermes: stopped {stopped} {noun} of the last conversation")
             if not again:
                 return
             if self._resumed is None:

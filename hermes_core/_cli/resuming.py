@@ -248,7 +248,7 @@ def _about(transcript: Transcript, stored: list[Message]) -> str:
     except OSError:
         when = "date unknown"
     counted = sum(1 for message in stored if counts_as_message(message.content))
-    return f"{when}, {counted} messages"
+    return f"{when}, {counted} message{'' if counted == 1 else 's'}"
 
 
 def _short(text: str) -> str:

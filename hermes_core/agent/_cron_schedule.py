@@ -37,6 +37,10 @@ FORMS: Final = (
     "d), or one time in ISO 8601 ('2026-12-24T09:00')"
 )
 """The forms a schedule may take, as error messages name them."""
+MAX_SCHEDULE: Final = 500
+"""The longest schedule text. A five-field expression listing every value of each field once
+is 358 characters; croniter's time grows with the length (600,000 characters: 2 s at creation
+and again at each run), and a refusal quotes the text."""
 
 
 class JobError(HermesError, ValueError):
@@ -93,6 +97,8 @@ def parse_schedule(text: object, now: float, *, field: str = "schedule") -> Sche
     it is refused."""
     if not isinstance(text, str) or not text.strip():
         raise JobError(field, f"expected {FORMS}, got {text!r}")
+    if len(text) > MAX_SCHEDULE:
+        raise JobError(field, f"{len(text)} characters; at most {MAX_SCHEDULE}")
     given = " ".join(text.split())
     interval = _INTERVAL.fullmatch(given)
     if interval:
@@ -183,4 +189,12 @@ def describe(seconds: float) -> str:
     return f"in {int(seconds)}s"
 
 
-__all__ = ["FORMS", "MAX_INTERVAL_DAYS", "JobError", "Schedule", "describe", "parse_schedule"]
+__all__ = [
+    "FORMS",
+    "MAX_INTERVAL_DAYS",
+    "MAX_SCHEDULE",
+    "JobError",
+    "Schedule",
+    "describe",
+    "parse_schedule",
+]

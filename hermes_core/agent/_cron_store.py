@@ -45,6 +45,9 @@ DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', o
 """Where a run's answer may go, as error messages name it."""
 _MAX_PROMPT: Final = 20_000
 _MAX_NAME: Final = 200
+_MAX_DELIVERY: Final = 2048
+"""The longest webhook URL: what web servers commonly accept in a request line; a longer one
+would be stored, shown in every listing and quoted in errors whole."""
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
@@ -82,6 +85,8 @@ def check_delivery(delivery: object) -> str:
     """``delivery`` if it is one of :data:`DELIVERIES`, else a :class:`JobError`."""
     if delivery in ("file", "stdout"):
         return str(delivery)
+    if isinstance(delivery, str) and len(delivery) > _MAX_DELIVERY:
+        raise JobError("delivery", f"{len(delivery)} characters; at most {_MAX_DELIVERY}")
     if isinstance(delivery, str) and delivery.startswith(("http://", "https://")):
         import httpx
 

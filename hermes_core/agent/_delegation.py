@@ -130,6 +130,8 @@ class _Batch:
     launched: set[int] = field(default_factory=set)
     """The children that have started, are queued behind ``max_concurrent``, or have ended."""
     all_launched: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: set[int] = field(default_factory=set)
+    """The children that have ended (their outcome is known)."""
 
     def launch(self, index: int) -> None:
         """Child ``index`` has started, is queued, or has ended."""
@@ -167,6 +169,12 @@ class Delegations:
         """Background delegations whose results have not been taken yet (running or ready)."""
         running = sum(1 for batch in self._batches.values() if batch.task is not None)
         return running + self._inbox.qsize()
+
+    @property
+    def unfinished(self) -> int:
+        """The children that have not ended yet (running, or queued behind ``max_concurrent``):
+        what :meth:`aclose` would stop."""
+        return sum(len(batch.tasks) - len(batch.ended) for batch in self._batches.values())
 
     def ready(self) -> list[str]:
         """The results that have arrived, each a message for the model (taken: not again)."""
@@ -319,6 +327,7 @@ class Delegations:
                     failure = f"{type(exc).__name__}: {exc}"
                     return ChildOutcome(label, task.goal, "failed", "", failure)
         finally:
+            batch.ended.add(index)
             batch.launch(index)
 
     def _prompt(self, label: str) -> ChildPrompt | None:

@@ -138,18 +138,21 @@ class Memory:
 
     def _state(self, target: MemoryTarget, entries: Sequence[str]) -> str:
         used, budget = self.usage(entries), self.budgets[target]
-        return f"{target}: {used}/{budget} characters, {len(entries)} entries"
+        return f"{target}: {used}/{budget} characters, {_counted(len(entries), 'entry', 'entries')}"
 
     def snapshot(self, writable: bool = True) -> str | None:
         """The memory as the system prompt shows it, or ``None`` when both parts are empty;
         ``writable``: the session has the ``memory`` tool (a subagent's has not, and is told it
-        cannot change what it reads)."""
+        cannot change what it reads).
+
+        Each part shows at most its budget: its entries in order, each that still fits. A file
+        edited by hand (or planted) never passed the tool's budget, and the snapshot goes into
+        every prompt; what is left out is said there and logged."""
         parts = []
         for target in MEMORY_TARGETS:
             entries = self.load(target)
             if entries:
-                listed = "\n".join(f"§ {entry}" for entry in entries)
-                parts.append(f"## {_TITLES[target]} ({self._state(target, entries)})\n{listed}")
+                parts.append(self._part(target, entries))
         if not parts:
             return None
         if writable:
@@ -164,6 +167,34 @@ class Memory:
                 "change it."
             )
         return "\n\n".join([head, *parts])
+
+    def _part(self, target: MemoryTarget, entries: list[str]) -> str:
+        budget, used = self.budgets[target], 0
+        shown_entries, left = [], []
+        for entry in entries:
+            if entry and used + len(entry) <= budget:
+                shown_entries.append(entry)
+                used += len(entry)
+            elif entry:
+                left.append(entry)
+        lines = [f"## {_TITLES[target]} ({self._state(target, entries)})"]
+        lines += [f"§ {entry}" for entry in shown_entries]
+        if left:
+            count = _counted(len(left), "entry", "entries")
+            size = self.usage(left)
+            log.warning(
+                "%s: %s is over its budget: %s (%d characters) left out of the system prompt",
+                self.source,
+                self._state(target, entries),
+                count,
+                size,
+            )
+            verb = "was" if len(left) == 1 else "were"
+            lines.append(
+                f"({count} ({size} characters) {verb} left out: over the budget of {budget} "
+                "characters; replace or remove entries with the memory tool)"
+            )
+        return "\n".join(lines)
 
     def prompt_section(self, session: Session, *, writable: bool = True) -> str | None:
         """The snapshot, as a section of ``session``'s system prompt (``writable``: the session
@@ -304,6 +335,10 @@ class Memory:
         """Register :meth:`tool` (owner ``agent``) unless a tool ``memory`` already is."""
         if TOOL_NAME not in registry:
             registry.register(self.tool(), owner="agent")
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _invalid(message: str) -> ToolResult:

@@ -72,7 +72,8 @@ def render(hits: Sequence[SessionHit], query: str) -> str:
         return f"No past session matches {query!r}."
     blocks = []
     for number, hit in enumerate(hits, start=1):
-        head = f"{number}. session {hit.session} ({_date(hit.started)}, {hit.messages} messages)"
+        counted = f"{hit.messages} message{'' if hit.messages == 1 else 's'}"
+        head = f"{number}. session {hit.session} ({_date(hit.started)}, {counted})"
         blocks.append(f"{head}\n   {hit.snippet}")
     return "\n".join(blocks)
 

@@ -312,3 +312,36 @@ def test_a_queued_subagent_is_shown_starting_while_the_chat_is_idle(home: AgentH
     assert "results arrived" not in idle
     assert "<= d1.1 completed" in idle
     assert seen.getvalue().count("=> d1.2 started") == 1, seen.getvalue()
+
+
+def test_new_says_how_many_subagents_of_the_last_conversation_it_stopped(
+    home: AgentHome,
+) -> None:
+    """Only when there were some: a ``/new`` with none running says nothing of subagents."""
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", {"tasks": [COUNTING, LISTING]}))},
+        {"for": "please delegate", "text": "Started them."},
+        {"for": "Count the words", "text": "There are 3 words. " + LONG},
+        {"for": "List the files", "text": "Only notes.txt. " + LONG},
+        chunk=20,
+        delay=0.1,
+    )
+    child = spawn(home, "chat")
+    seen = io.StringIO()
+    child.logfile_read = seen
+    child.expect_exact(PROMPT)
+    child.sendline("/new")
+    child.expect_exact("a new conversation")
+    child.expect_exact(PROMPT)
+    quiet = seen.getvalue()
+    child.sendline("please delegate both")
+    child.expect_exact("Started them.")
+    child.expect_exact(PROMPT)
+    child.sendline("/new")
+    child.expect_exact("hermes: stopped 2 subagents of the last conversation")
+    child.expect_exact("a new conversation")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert "stopped" not in quiet, quiet
+    assert "<= d1.1 interrupted" not in seen.getvalue()  # stopped, not reported one by one

@@ -278,3 +278,18 @@ def test_an_empty_session_id_is_refused_not_taken_for_a_prefix_of_every_id(
     assert done.returncode == 2
     assert "--resume needs a session id" in done.stderr
     assert len(home.requests()) == 1
+
+
+@pytest.mark.parametrize(("said", "about"), [(1, "1 message)"), (2, "2 messages)")])
+def test_a_listed_conversation_of_one_message_says_message(
+    tmp_path: Path, said: int, about: str
+) -> None:
+    from hermes_core._cli.resuming import _line
+    from hermes_core.agent import Message, TranscriptStore
+
+    transcript = TranscriptStore(tmp_path).open("s1")
+    transcript.start("s1", model="fake-1")
+    for n in range(said):
+        transcript.add(Message("user", f"hello {n}"))
+
+    assert about in _line(transcript)

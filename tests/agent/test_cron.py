@@ -63,6 +63,9 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
         ({"name": "ok\r\x1b[2Kbackup"}, "name", "a control character ('\\r')"),
         ({"name": "x\x1b]52;c;ZXZpbA==\x07"}, "name", "a control character ('\\x1b')"),
         ({"name": "n" * 201}, "name", "201 characters; at most 200"),
+        # A valid cron expression of 600,001 characters took 2 s to parse, at each run too.
+        ({"schedule": "0," * 300_000 + "0 * * * *"}, "schedule", "600009 characters; at most"),
+        ({"delivery": "https://example.org/" + "a" * 5000}, "delivery", "5020 characters; at"),
         ({"delivery": "ftp://example.org/x"}, "delivery", "expected 'file'"),
         ({"delivery": "https://"}, "delivery", "expected 'file'"),
         ({"toolsets": "files"}, "toolsets", "a list of toolset names"),
@@ -118,6 +121,28 @@ def test_a_hand_edited_schedule_that_never_comes_pauses_its_job_and_the_others_r
     assert failed.status == "failed"
     assert "schedule: '0 9 31 2 *'" in failed.detail
     assert "never comes" in failed.detail
+
+
+def test_a_hand_edited_schedule_too_long_to_parse_pauses_its_job_at_once(jobs: CronJobs) -> None:
+    import sqlite3
+
+    broken = jobs.create("every 1m", "Sum up the logs", now=T0)
+    other = jobs.create("every 1m", "Check the disks", now=T0)
+    with sqlite3.connect(jobs.path) as db:  # valid, and 2 s of parsing at each claim
+        db.execute(
+            "UPDATE jobs SET schedule = ? WHERE id = ?", ("0," * 300_000 + "0 * * * *", broken.id)
+        )
+
+    started = time.perf_counter()
+    claimed = jobs.claim_due("host:1", 60, now=T0 + 60)
+    spent = time.perf_counter() - started
+
+    assert [job.id for job, _ in claimed] == [other.id]
+    assert jobs.get(broken.id).paused
+    (failed,) = jobs.runs(broken.id)
+    assert "schedule: 600009 characters; at most" in failed.detail
+    assert len(failed.detail) < 200  # the refusal does not quote the schedule back
+    assert spent < 1.0
 
 
 def test_a_row_damaged_on_disk_is_listed_never_run_and_removable_and_the_others_run(

@@ -61,7 +61,7 @@ async def test_the_snapshot_is_in_the_next_sessions_prompt_and_unchanged_within_
     assert "Ada" not in first
     assert third.startswith(agent.system_prompt)
     assert (
-        "## About the user (user: 22/1375 characters, 1 entries)\n§ The user's name is Ada" in third
+        "## About the user (user: 22/1375 characters, 1 entry)\n§ The user's name is Ada" in third
     )
 
 

@@ -51,7 +51,7 @@ async def test_an_add_reports_the_exact_counts_and_a_full_budget_is_refused_with
     host = make_memory_host({"memory": {"memory_chars": 100}})
     error, text, data = await call(host, action="add", target="memory", content=NOTE_60)
     assert not error, text
-    assert "memory: 60/100 characters, 1 entries" in text
+    assert "memory: 60/100 characters, 1 entry" in text
     assert data == {"target": "memory", "used": 60, "budget": 100, "entries": 1}
     before = memory_file(host).read_text(encoding="utf-8")
     error, text, data = await call(host, action="add", target="memory", content="x" * 50)
@@ -94,7 +94,7 @@ async def test_replace_and_remove_find_their_entry_by_a_unique_substring(
     assert "replaced 'Deploy with make deploy'" in text
     error, text, _ = await call(host, action="remove", target="memory", old_text="GitHub")
     assert not error
-    assert "memory: 14/2200 characters, 1 entries" in text
+    assert "memory: 14/2200 characters, 1 entry" in text
     error, text, _ = await call(host, action="remove", target="memory", old_text="nowhere")
     assert error
     assert "no entry of memory contains 'nowhere'" in text
@@ -312,3 +312,29 @@ async def test_a_long_entry_of_a_repeated_download_word_is_judged_at_once_and_st
         assert f"would use {len(content.strip())}/2200 characters" in text
     else:
         assert not error, text
+
+
+async def test_a_planted_memory_file_goes_into_the_prompt_only_up_to_its_budget(
+    make_memory_host: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # MEMORY.md written by hand or by anything else that can write the home: the tool's budget
+    # never saw it, and the snapshot goes into every session's system prompt.
+    host = make_memory_host({"memory": {"memory_chars": 100}})
+    path = memory_file(host)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    planted = "planted " + "y" * 1_000_000
+    path.write_text(f"{NOTE_60}\n§\n{planted}\n§\nDeploy: ./ship\n", encoding="utf-8")
+
+    with caplog.at_level("WARNING", logger="hermes_core.agent._memory"):
+        snapshot = memory_of(host).snapshot()
+
+    assert snapshot is not None
+    assert len(snapshot) < 1000
+    assert f"§ {NOTE_60}" in snapshot
+    assert "§ Deploy: ./ship" in snapshot  # an entry after the one left out still fits
+    assert "planted" not in snapshot
+    assert "1 entry (1000008 characters) was left out: over the budget of 100" in snapshot
+    assert "memory: 1000082/100 characters, 3 entries" in snapshot
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "memory: 1000082/100 characters" in warning
+    assert "1 entry (1000008 characters) left out of the system prompt" in warning

@@ -76,6 +76,19 @@ def conversation(home: Path, session: str, *texts: str) -> None:
         transcript.add(Message("user", text))
 
 
+def test_a_session_of_one_message_is_said_to_have_one_message() -> None:
+    hits = [
+        INDEX.SessionHit("s1", None, 1, "the [parser]", -2.0),
+        INDEX.SessionHit("s2", None, 3, "a [parser]", -1.0),
+    ]
+
+    answer = PLUGIN.render(hits, "parser")
+
+    assert "1. session s1 (" in answer
+    assert ", 1 message)" in answer
+    assert ", 3 messages)" in answer
+
+
 def test_indexing_is_incremental_and_reads_only_what_was_appended(tmp_path: Path) -> None:
     conversation(tmp_path, "a", "the parser crashes on empty input")
     conversation(tmp_path, "b", "deploy the website")
