@@ -193,12 +193,12 @@ class Agent:
         if self._size_warned:
             return
         try:
-            schemas = self.tool_schemas(session)
+            tools = self.host.assemble(self.model.context_length, session).tools
         except Exception:  # the first request reports an assembly that fails
             log.debug("the tools could not be measured", exc_info=True)
             return
-        tokens = request_tokens(system_prompt, schemas)
-        warning = size_warning(self.model.context_length, tokens, len(schemas))
+        tokens = request_tokens(system_prompt, tools)
+        warning = size_warning(self.model.context_length, tokens, len(tools))
         if warning is not None:
             self._size_warned = True
             log.warning("%s", warning)

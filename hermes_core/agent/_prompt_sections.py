@@ -14,15 +14,13 @@ before its first message.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_core._session import Session
-    from hermes_core.agent._wire import ToolSchema
+    from hermes_core._tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -60,17 +58,14 @@ def tool_guidance(tools: Collection[str]) -> str:
     return f"{text} When you are done, answer plainly, without a tool call."
 
 
-def request_tokens(system: str, schemas: Iterable[ToolSchema]) -> int:
+def request_tokens(system: str, tools: Iterable[Tool]) -> int:
     """Tokens of a request before its first message: the system prompt and the tools' schemas,
-    each estimated as the tool search counts them (``ceil(characters / 4)`` of compact JSON)."""
-    total = math.ceil(len(system) / 4)
-    for schema in schemas:
-        shape = {"name": schema.name, "description": schema.description}
-        text = json.dumps(
-            {**shape, "parameters": schema.parameters}, separators=(",", ":"), ensure_ascii=False
-        )
-        total += math.ceil(len(text) / 4)
-    return total
+    each counted as the tool search counts them (:mod:`hermes_core.search._render`)."""
+    from hermes_core.search._render import compact_json, estimate_tokens, render_tool
+
+    return estimate_tokens(system) + sum(
+        estimate_tokens(compact_json(render_tool(tool))) for tool in tools
+    )
 
 
 def size_warning(context_length: int, tokens: int, tool_count: int) -> str | None:
