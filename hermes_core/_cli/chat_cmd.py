@@ -137,14 +137,8 @@ class _Chat:
             return await self.lines.next_line(), False
         line = asyncio.ensure_future(self.lines.next_line())
         results = asyncio.ensure_future(delegations.next_message())
-        while not line.done() and not results.done():
-            events = asyncio.ensure_future(delegations.next_events())
-            try:
-                await asyncio.wait({line, results, events}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                events.cancel()  # an event's wait: cancelled before it took anything
-            if events.done() and not events.cancelled():
-                self._show_idle(events.result())
+        async for events in delegations.events_until(line, results):
+            self._show_idle(events)
         if not results.done():
             results.cancel()  # a queue's get: cancelled before it took anything
         elif results.result() is not None:

@@ -25,7 +25,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from hermes_core._progress import listening_to_progress
 from hermes_core._session import Session
@@ -223,6 +223,20 @@ class Delegations:
             await self._news.wait()
         return self.take_events()
 
+    async def events_until(
+        self, *waits: asyncio.Future[Any]
+    ) -> AsyncIterator[list[ChildStarted | ChildFinished]]:
+        """The children's events as they come, a batch at a time, until one of ``waits`` (a
+        line typed, the next results, a stop) is done."""
+        while not any(wait.done() for wait in waits):
+            events = asyncio.ensure_future(self.next_events())
+            try:
+                await asyncio.wait({*waits, events}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                events.cancel()  # an event's wait: cancelled before it took anything
+            if events.done() and not events.cancelled():
+                yield events.result()
+
     def cancel(self) -> None:
         """Stop every child (each ends its turn ``interrupted`` and passes it on to its own
         children); queued ones never start."""
@@ -417,15 +431,9 @@ async def _results_unless_stopped(
     results = asyncio.ensure_future(delegations.next_message())
     stopped = asyncio.ensure_future(conversation.stop_requested.wait())
     try:
-        while not results.done() and not stopped.done():
-            events = asyncio.ensure_future(delegations.next_events())
-            try:
-                await asyncio.wait({results, stopped, events}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                events.cancel()  # an event's wait: cancelled before it took anything
-            if events.done() and not events.cancelled():
-                for event in events.result():
-                    yield event
+        async for events in delegations.events_until(results, stopped):
+            for event in events:
+                yield event
     finally:
         stopped.cancel()
         if not results.done():
