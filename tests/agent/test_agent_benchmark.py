@@ -5,6 +5,7 @@ a model), and ``--scripted`` reports its figures. No timing is asserted."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -135,7 +136,12 @@ def test_the_scripted_overhead_is_compared_with_a_revision() -> None:
         check=False,
         cwd=REPO,
     )
-    assert ran.returncode == 0, ran.stderr
+    # One round of one run is for the table's shape, not the budget: a loaded machine can put
+    # it over 2 ms. The exit status must agree with the verdict the script prints.
+    verdict = re.search(r"adds ([0-9.]+) ms per tool call \((within|OVER) 2.0 ms\)", ran.stdout)
+    assert verdict is not None, ran.stdout + ran.stderr
+    assert (float(verdict[1]) <= 2.0) == (verdict[2] == "within")
+    assert ran.returncode == (0 if verdict[2] == "within" else 1), ran.stderr
     assert "| case | this checkout | HEAD | ratio |" in ran.stdout
     rows = [line for line in ran.stdout.splitlines() if line.startswith("| ")][1:]
     assert [row.split(" | ")[0] for row in rows] == [
