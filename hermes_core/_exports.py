@@ -283,6 +283,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "tls_context": "hermes_core._tls",
         "image_type": "hermes_core._image_providers",
         "counts_as_message": "hermes_core.agent._transcripts",
+        "transcript_read_lock": "hermes_core.agent._transcripts",
     },
 }
 

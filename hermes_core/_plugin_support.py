@@ -148,6 +148,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._transcripts import (
         counts_as_message as counts_as_message,
     )
+    from hermes_core.agent._transcripts import (
+        transcript_read_lock as transcript_read_lock,
+    )
 
 __all__ = face_names("hermes_core._plugin_support")
 

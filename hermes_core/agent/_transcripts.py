@@ -9,9 +9,11 @@ being written.
 Two processes may append to one transcript (a conversation taken up twice at once): each line
 is written whole under an exclusive lock of the file (``flock``; none on Windows), and the
 writer that finds the last line without its newline under the lock knows it was cut by a crash
-(no writer holds the lock) and removes it before it appends. Reading takes no lock and never
-changes the file: a last line without its newline is left out (it may be one another process
-is writing right now).
+(no writer holds the lock) and removes it before it appends. Reading never changes the file
+and takes a shared lock (:func:`transcript_read_lock`): readers do not wait for each other,
+and no writer removes a cut line under a reader half-way through it (the reader would read on
+into the next line at the same offset). A last line without its newline is left out (it may be
+one another process is writing right now).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
@@ -35,6 +38,19 @@ if sys.platform != "win32":  # no flock there: each process appends unlocked
 _HEADER_START = b'{"type": "session"'
 """How a header line starts, as :meth:`Transcript.start` writes it (``type`` first)."""
 _CHUNK = 65536
+
+
+@contextmanager
+def transcript_read_lock(file: BinaryIO) -> Iterator[None]:
+    """Hold a shared lock of the open transcript ``file`` while it is read (see the module's
+    notes; none on Windows, where no writer takes one)."""
+    if sys.platform != "win32":
+        fcntl.flock(file.fileno(), fcntl.LOCK_SH)
+    try:
+        yield
+    finally:
+        if sys.platform != "win32":
+            fcntl.flock(file.fileno(), fcntl.LOCK_UN)
 
 
 def counts_as_message(content: object) -> TypeGuard[str]:
@@ -116,7 +132,7 @@ class Transcript:
         is found without reading its start."""
         # Read, not mapped: a writer removing a line a crash cut shrinks the file, and a mapped
         # page past its new end would kill this process (SIGBUS).
-        with self.path.open("rb") as file:
+        with self.path.open("rb") as file, transcript_read_lock(file):
             return _latest_header(file)
 
     def history(self) -> list[Message]:
@@ -138,20 +154,21 @@ class Transcript:
         Any other line that is no message raises :class:`TranscriptError` naming the file and
         the line."""
         found: list[Message] = []
-        with self.path.open(encoding="utf-8", errors="surrogateescape") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.endswith("\n"):
-                    break
-                try:
-                    record = json.loads(line)
-                    if isinstance(record, dict) and record.get("type") == "message":
-                        found.append(Message.from_json(record))
-                    elif not isinstance(record, dict):
-                        raise ValueError("not a JSON object")
-                except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-                    raise TranscriptError(
-                        f"the transcript {self.path}, line {number}, is no message: {exc}"
-                    ) from None
+        with self.path.open("rb") as file, transcript_read_lock(file):
+            data = file.read()
+        # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are.
+        lines = data.split(b"\n")[:-1]  # the last is empty, or a line without its newline
+        for number, line in enumerate(lines, 1):
+            try:
+                record = json.loads(line.decode("utf-8", "surrogateescape"))
+                if isinstance(record, dict) and record.get("type") == "message":
+                    found.append(Message.from_json(record))
+                elif not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+                raise TranscriptError(
+                    f"the transcript {self.path}, line {number}, is no message: {exc}"
+                ) from None
         return found
 
 

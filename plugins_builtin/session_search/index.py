@@ -29,7 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hermes_core._plugin_support import counts_as_message, private_database
+from hermes_core._plugin_support import (
+    counts_as_message,
+    private_database,
+    transcript_read_lock,
+)
 
 SCHEMA_VERSION: Final = 1
 BUSY_TIMEOUT_MS: Final = 15_000
@@ -252,7 +256,8 @@ class SessionIndex:
                 connection.execute("DELETE FROM messages WHERE session = ?", (session,))
                 connection.execute("DELETE FROM files WHERE session = ?", (session,))
             stream.seek(offset)
-            data = stream.read()
+            with transcript_read_lock(stream):
+                data = stream.read()
         # One header per process that took the conversation up: it started with the first,
         # and runs with the latest's model (what resuming reads, Transcript.header).
         first: dict[str, Any] = {}
