@@ -142,3 +142,12 @@ def test_a_reader_waits_while_a_writer_removes_a_cut_line(tmp_path: Path) -> Non
     reader.join(10)
     assert read == [["hi", "y" * 100_000]]
     assert transcript.header()["model"] == "fake-1"
+
+
+def test_a_message_holding_unicode_line_separators_reads_back_whole(tmp_path: Path) -> None:
+    # JSON leaves U+2028, U+2029 and U+0085 as they are: only a newline ends a line.
+    path = _start(tmp_path)
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    transcript.add(Message("assistant", "one\u2028two\u2029three\x85four"))
+    assert [m.content for m in transcript.messages()] == ["hi", "one\u2028two\u2029three\x85four"]
+    assert path.read_bytes().count(b"\n") == 3
