@@ -361,6 +361,8 @@ def test_entry_point_naming_a_class_that_needs_arguments_is_an_error_saying_so(
     assert record.status == "error"
     assert "'weather_plugin:WeatherPlugin' names a class" in (record.message or "")
     assert "unit" in (record.message or "")
+    # No line of the plugin raised: the place is none, never hermes-core's own code.
+    assert "(at " not in (record.message or ""), record.message
 
 
 @pytest.mark.subprocess
