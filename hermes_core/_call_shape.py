@@ -91,7 +91,8 @@ def _warn_if_broken(tool: Tool) -> None:
     from jsonschema.validators import validator_for
 
     try:
-        validator_for(tool.parameters, default=Draft202012Validator).check_schema(tool.parameters)
+        schema = dict(tool.parameters)
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
     except SchemaError as exc:
         where = ".".join(str(part) for part in exc.path)
         log.warning(

@@ -302,8 +302,8 @@ def _register_in_precedence_order(
         try:
             pm.register(record.plugin, name=record.name)
         except pluggy.PluginValidationError as exc:
-            problem = _signature_problem(pm, record.plugin) or " ".join(str(exc).split())
-            _fail(record, f"invalid hook: {problem}", strict=strict, trace=traceback.format_exc())
+            why = _signature_problem(pm, record.plugin) or " ".join(str(exc).split())
+            _fail(record, f"invalid hook: {why}", strict=strict, trace=traceback.format_exc())
             continue
         except ValueError as exc:
             _fail(record, f"cannot register: {exc}", strict=strict)
