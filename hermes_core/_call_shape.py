@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = ["PreparedTool", "check_arguments", "check_in_thread", "handler_result", "prepare_tool"]
+
+log = logging.getLogger(__name__)
 
 _INJECTED: Final = frozenset({"session", CALLER_PARAMETER})
 """Handler parameters the dispatcher fills itself; never arguments of the call."""
@@ -52,6 +55,8 @@ def prepare_tool(tool: Tool) -> PreparedTool:
     # A bridge tool parses its own arguments, accepting more than its schema advertises (the
     # single shape of tool_call, a bare string of queries) and refusing with repair hints.
     validator = None if tool.meta.get("bridge") is True else build_validator(tool.parameters)
+    if validator is None and tool.source == "plugin" and not tool.meta.get("bridge"):
+        _warn_if_broken(tool)
     handler = tool.handler
     wants_session = wants_caller = False
     accepted: frozenset[str] | None = None
@@ -75,6 +80,31 @@ def prepare_tool(tool: Tool) -> PreparedTool:
                 )
     patterned = validator is not None and has_patterns(tool.parameters)
     return PreparedTool(tool, validator, is_async, wants_session, wants_caller, accepted, patterned)
+
+
+def _warn_if_broken(tool: Tool) -> None:
+    """A warning naming a plugin's tool whose schema is not JSON Schema: it never blocks a
+    call (the tool gets the arguments and decides), so without one its author would not know
+    that nothing checks them. (An MCP server's or a catalog's schema is not the user's to fix.)"""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        schema = dict(tool.parameters)
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        where = ".".join(str(part) for part in exc.path)
+        log.warning(
+            "tool %r of plugin %r: its parameters are not a valid JSON Schema, so its arguments "
+            "are not checked (%s%s)",
+            tool.name,
+            tool.source_name,
+            f"at {where}: " if where else "",
+            exc.message,
+        )
+    except Exception:  # what build_validator refused for another reason says nothing here
+        return
 
 
 async def check_in_thread(
@@ -145,10 +175,17 @@ def handler_result(name: str, value: Any) -> ToolResult:
         return ToolResult.text(value)
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return ToolResult.error(
-            "TOOL_ERROR",
-            f"{name} returned {type(value).__name__}, which is not a ToolResult, a string or "
-            "JSON data.",
-        )
+    except (TypeError, ValueError) as exc:
+        kind = type(value).__name__
+        if not isinstance(value, _JSON_TYPES):
+            message = f"{name} returned {kind}, which is not a ToolResult, a string or JSON data."
+        else:  # a container (or a float) of a JSON type holding what JSON cannot write
+            # json's ValueErrors: a float out of range (NaN, Infinity), or a circular reference.
+            why = _NOT_FINITE if str(exc).startswith("Out of range float") else str(exc)
+            message = f"{name} returned a {kind} that is not JSON data: {why}."
+        return ToolResult.error("TOOL_ERROR", message)
     return ToolResult.text(text, structured=value)
+
+
+_JSON_TYPES: Final = (dict, list, tuple, int, float, bool, type(None))
+_NOT_FINITE: Final = "it holds NaN or Infinity, which JSON cannot write"

@@ -101,3 +101,40 @@ def test_a_plugin_wide_setting_its_plugin_refuses_names_the_config_line(
     done = hermes_cli.run("tools", "list", ok=False)
 
     assert f"{hermes_cli.config}:4: plugins.entries.{key}: " in done.stderr, done.stderr
+
+
+BROKEN_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    broken = {"type": "object", "properties": {"x": {"type": "strng"}}}
+    sound = {"type": "object", "properties": {"x": {"type": "string"}}}
+    return [
+        Tool("loose", "Broken schema.", broken, handler=lambda x: f"got {x!r}", annotations=HINTS),
+        Tool("tight", "Sound schema.", sound, handler=lambda x: f"got {x!r}", annotations=HINTS),
+    ]
+"""
+
+
+def test_a_plugin_tool_whose_schema_is_not_json_schema_is_called_with_a_warning_naming_it(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sloppy", BROKEN_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sloppy]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "call", "loose", '{"x": 5}')
+
+    # A broken schema never blocks the call (the tool decides), but its author hears of it.
+    assert done.stdout.strip() == "got 5"
+    assert (
+        "hermes: warning: tool 'loose' of plugin 'sloppy': its parameters are not a valid JSON "
+        "Schema, so its arguments are not checked (at properties.x.type: 'strng' is not valid "
+        "under any of the given schemas)"
+    ) in done.stderr, done.stderr
+    sound = hermes_cli.run("tools", "call", "tight", '{"x": "a"}')
+    assert sound.stdout.strip() == "got 'a'"
+    assert "warning" not in sound.stderr, sound.stderr

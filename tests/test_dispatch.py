@@ -346,6 +346,51 @@ def test_failing_handler_is_an_error_result_and_the_next_call_is_served(
     assert after.text_content == "echo ok"
 
 
+class AlmostJson:
+    @hookimpl
+    def hermes_tools(self) -> list[Tool]:
+        def nan() -> object:
+            return {"ratio": float("nan")}
+
+        def a_set() -> object:
+            return {"tags": {"a"}}
+
+        hints = ToolAnnotations(read_only=True, destructive=False)
+        return [
+            Tool("ratio", "NaN inside.", handler=nan, toolset="almost", annotations=hints),
+            Tool("tags", "A set inside.", handler=a_set, toolset="almost", annotations=hints),
+        ]
+
+
+@pytest.mark.parametrize(
+    ("tool", "words"),
+    [
+        pytest.param(
+            "ratio",
+            "ratio returned a dict that is not JSON data: it holds NaN or Infinity, which JSON "
+            "cannot write",
+            id="nan",
+        ),
+        pytest.param(
+            "tags",
+            "tags returned a dict that is not JSON data: Object of type set is not JSON "
+            "serializable",
+            id="set",
+        ),
+    ],
+)
+def test_a_result_holding_what_json_cannot_write_says_what_inside_is_wrong(
+    harnesses: Callable[..., Harness], tool: str, words: str
+) -> None:
+    harness = harnesses(("almost", AlmostJson()))
+
+    result = harness.call(tool, {})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert words in result.text_content
+    assert "which is not a ToolResult" not in result.text_content
+
+
 def test_arguments_are_coerced_before_validation(harnesses: Callable[..., Harness]) -> None:
     tools = SampleTools()
     harness = harnesses(("sample", tools))

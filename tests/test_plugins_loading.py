@@ -185,6 +185,31 @@ def test_unknown_hook_name_is_an_error(hermes_env: Environment) -> None:
     assert not plugins.pm.has_plugin("typo")
 
 
+def test_a_hook_signature_error_is_one_line_naming_the_argument_and_the_hooks_own(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(
+        hermes_env.user_plugins_dir,
+        "verbose",
+        "from hermes_core.plugin import hookimpl\n"
+        "@hookimpl\ndef hermes_tools(config, env, verbose):\n    return []\n",
+    )
+    write_dir_plugin(hermes_env.user_plugins_dir, "fine", GOOD)
+
+    plugins = load_plugins(enabling("verbose", "fine"), lenient(hermes_env))
+
+    record = plugins.get("verbose")
+    assert record is not None
+    assert record.status == "error"
+    assert record.error == (
+        "invalid hook: hermes_tools(config, env, verbose) takes 'verbose', which the hook "
+        "does not pass (it passes config, env, context: take any of them, and no other)"
+    )
+    assert plugins.pm.has_plugin("fine")
+    with pytest.raises(PluginError, match="takes 'verbose', which the hook does not pass"):
+        load_plugins(enabling("verbose"), hermes_env)
+
+
 def test_requires_plugins_imports_dependencies_first(
     hermes_env: Environment, tmp_path: Path
 ) -> None:
@@ -336,6 +361,8 @@ def test_entry_point_naming_a_class_that_needs_arguments_is_an_error_saying_so(
     assert record.status == "error"
     assert "'weather_plugin:WeatherPlugin' names a class" in (record.message or "")
     assert "unit" in (record.message or "")
+    # No line of the plugin raised: the place is none, never hermes-core's own code.
+    assert "(at " not in (record.message or ""), record.message
 
 
 @pytest.mark.subprocess

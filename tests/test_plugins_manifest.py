@@ -69,6 +69,24 @@ def test_invalid_manifest_names_file_and_key(tmp_path: Path, text: str, expected
     assert str(path) in str(caught.value)
 
 
+def test_every_wrong_value_of_a_manifest_is_named_at_once(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "name: demo\nversion: [1, 2]\nkind: toolz\nrequires_env: TOKEN\nprovides_tools: 5\n",
+    )
+
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+
+    # One fix, one run: not a problem revealed by each fix of the one before.
+    assert str(caught.value) == (
+        f"{path}: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
+        "version: must be a string, not list; "
+        "provides_tools: must be a list of names (write ['5']); "  # numbers are read as text
+        "requires_env: must be a list of names (write ['TOKEN'])"
+    )
+
+
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "name: demo\nversion: [1\n")
 

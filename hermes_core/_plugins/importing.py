@@ -21,6 +21,8 @@ from hermes_core._errors import PluginError
 from hermes_core._plugins.candidates import Candidate
 
 NAMESPACE = "hermes_plugins"
+_HERMES_CORE = Path(__file__).resolve().parent.parent
+"""The package's own folder: a frame of it is never where a plugin failed."""
 
 
 def import_plugin(candidate: Candidate) -> object:
@@ -60,8 +62,9 @@ def import_plugin(candidate: Candidate) -> object:
 def import_failure(candidate: Candidate, error: BaseException) -> str:
     """``import failed: RuntimeError: why (at /plugin/__init__.py, line 4)``: what importing
     ``candidate`` raised and where, short. The place is the line a ``SyntaxError`` names, else
-    the innermost frame in the plugin's own files (else the innermost one: a library it called
-    raised on its behalf)."""
+    the innermost frame in the plugin's own files (else the innermost one outside hermes-core: a
+    library it called raised on its behalf; none when only hermes-core's own code ran, as when
+    a class an entry point names cannot be made without arguments)."""
     where = _error_location(error, candidate.path)
     return f"import failed: {type(error).__name__}: {error}" + (f" (at {where})" if where else "")
 
@@ -74,7 +77,10 @@ def _error_location(error: BaseException, own: Path | None) -> str | None:
         return None
     root = own if own is None or own.is_dir() else own.parent
     mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
-    frame = (mine or frames)[-1]
+    others = [frame for frame in frames if not _within(frame.filename, _HERMES_CORE)]
+    if not (mine or others):
+        return None
+    frame = (mine or others)[-1]
     return f"{frame.filename}, line {frame.lineno}"
 
 

@@ -9,6 +9,7 @@ others load, unless strict mode turns it into a :class:`~hermes_core._errors.Plu
 from __future__ import annotations
 
 import heapq
+import inspect
 import traceback
 import types
 from collections.abc import Sequence
@@ -301,7 +302,8 @@ def _register_in_precedence_order(
         try:
             pm.register(record.plugin, name=record.name)
         except pluggy.PluginValidationError as exc:
-            _fail(record, f"invalid hook: {exc}", strict=strict, trace=traceback.format_exc())
+            why = _signature_problem(pm, record.plugin) or " ".join(str(exc).split())
+            _fail(record, f"invalid hook: {why}", strict=strict, trace=traceback.format_exc())
             continue
         except ValueError as exc:
             _fail(record, f"cannot register: {exc}", strict=strict)
@@ -359,6 +361,38 @@ def _wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
             for impl in caller.get_hookimpls()
         )
     )
+
+
+def _signature_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:
+    """``hermes_tools(config, env, verbose) takes 'verbose', which the hook does not pass (...)``
+    for the first hook implementation of ``plugin`` taking an argument its hook does not have
+    (pluggy's own message spans three lines and names neither what the hook passes)."""
+    for attribute in sorted(dir(plugin)):
+        if pm.parse_hookimpl_opts(plugin, attribute) is None:
+            continue
+        caller = getattr(pm.hook, attribute, None)
+        spec = caller.spec if caller is not None else None
+        if spec is None:
+            continue
+        try:
+            parameters = inspect.signature(getattr(plugin, attribute)).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        # As pluggy reads it: the positional arguments without a default are the ones passed.
+        takes = [
+            parameter.name
+            for parameter in parameters
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+            and parameter.default is parameter.empty
+        ]
+        extra = [name for name in takes if name not in spec.argnames]
+        if extra:
+            return (
+                f"{attribute}({', '.join(takes)}) takes {', '.join(map(repr, extra))}, which "
+                f"the hook does not pass (it passes {', '.join(spec.argnames)}: take any of "
+                "them, and no other)"
+            )
+    return None
 
 
 def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:

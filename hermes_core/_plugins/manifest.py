@@ -60,28 +60,32 @@ class Manifest:
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
-def _string(data: Mapping[str, Any], key: str, where: str) -> str | None:
+def _string(data: Mapping[str, Any], key: str, problems: list[str]) -> str | None:
     value = data.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ManifestError(f"{where}: {key}: must be a string, not {type(value).__name__}")
+        problems.append(f"{key}: must be a string, not {type(value).__name__}")
+        return None
     return str(value)
 
 
-def _names(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+def _names(data: Mapping[str, Any], key: str, problems: list[str]) -> tuple[str, ...]:
     value = data.get(key)
     if value is None:
         return ()
     if isinstance(value, str):
-        raise ManifestError(f"{where}: {key}: must be a list of names (write [{shown(value)}])")
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ManifestError(f"{where}: {key}: must be a list of strings")
-    return tuple(value)
+        problems.append(f"{key}: must be a list of names (write [{shown(value)}])")
+    elif not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        problems.append(f"{key}: must be a list of strings")
+    else:
+        return tuple(value)
+    return ()
 
 
 def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = None) -> Manifest:
-    """Validate a parsed manifest; ``where`` names its file in every error.
+    """Validate a parsed manifest; ``where`` names its file in every error, which names every
+    wrong value at once (a bad ``name`` alone, since nothing else can be said of its plugin).
 
     ``default_name`` is used when the mapping has no ``name`` (pip plugins, whose name is the
     entry-point name); a directory plugin must give one.
@@ -90,7 +94,10 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
         data = {}
     if not isinstance(data, Mapping):
         raise ManifestError(f"{where}: must be a mapping of keys to values")
-    raw_name = _string(data, "name", where) or default_name
+    problems: list[str] = []
+    raw_name = _string(data, "name", problems) or default_name
+    if problems:
+        raise ManifestError(f"{where}: {problems[0]}")
     if not raw_name:
         raise ManifestError(f"{where}: name: required")
     name = normalize_name(raw_name)
@@ -101,40 +108,45 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
         )
     kind = data.get("kind", "general")
     if kind not in ("general", "backend", "toolset"):
-        raise ManifestError(
-            f"{where}: kind: must be 'general', 'backend' or 'toolset', not {shown(kind)}"
-        )
-    requires_hermes: SpecifierSet | None = None
-    spec_text = _string(data, "requires_hermes", where)
-    if spec_text:
-        # Imported here: a manifest rarely sets it, and every command reads the manifests.
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            requires_hermes = SpecifierSet(spec_text)
-        except InvalidSpecifier:
-            raise ManifestError(
-                f"{where}: requires_hermes: {shown(spec_text)} is not a version specifier "
-                "(e.g. '>=0.1,<1')"
-            ) from None
+        problems.append(f"kind: must be 'general', 'backend' or 'toolset', not {shown(kind)}")
+        kind = "general"
+    requires_hermes = _specifier(_string(data, "requires_hermes", problems), problems)
     unknown = sorted(str(key) for key in data if key not in KNOWN_KEYS)
-    return Manifest(
+    manifest = Manifest(
         name=name,
-        version=_string(data, "version", where),
-        description=_string(data, "description", where) or "",
-        author=_string(data, "author", where) or "",
+        version=_string(data, "version", problems),
+        description=_string(data, "description", problems) or "",
+        author=_string(data, "author", problems) or "",
         kind=kind,
-        provides_tools=_names(data, "provides_tools", where),
-        provides_hooks=_names(data, "provides_hooks", where),
-        requires_env=_names(data, "requires_env", where),
+        provides_tools=_names(data, "provides_tools", problems),
+        provides_hooks=_names(data, "provides_hooks", problems),
+        requires_env=_names(data, "requires_env", problems),
         requires_plugins=tuple(
-            normalize_name(item) for item in _names(data, "requires_plugins", where)
+            normalize_name(item) for item in _names(data, "requires_plugins", problems)
         ),
         requires_hermes=requires_hermes,
-        homepage=_string(data, "homepage", where) or "",
-        license=_string(data, "license", where) or "",
+        homepage=_string(data, "homepage", problems) or "",
+        license=_string(data, "license", problems) or "",
         warnings=_unknown_key_warnings(unknown, where),
     )
+    if problems:
+        raise ManifestError(f"{where}: " + "; ".join(problems))
+    return manifest
+
+
+def _specifier(text: str | None, problems: list[str]) -> SpecifierSet | None:
+    if not text:
+        return None
+    # Imported here: a manifest rarely sets it, and every command reads the manifests.
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        problems.append(
+            f"requires_hermes: {shown(text)} is not a version specifier (e.g. '>=0.1,<1')"
+        )
+        return None
 
 
 _MAX_KEY_WARNINGS = 10
