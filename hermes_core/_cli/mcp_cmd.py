@@ -21,11 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.context import (
-    environment,
-    load_config_declared,
-    load_config_in_effect,
-)
+from hermes_core._cli.context import environment, load_config_declared
 from hermes_core._cli.mcp_options import check_name, headers_option, pairs_option
 from hermes_core._cli.mcp_reports import (
     manifest_age,
@@ -52,6 +48,19 @@ def _server(config: Config, name: str) -> McpServerConfig:
     entry = config.mcp_servers.get(name)
     if entry is None:
         raise _unknown_server(name, config.mcp_servers)
+    return entry
+
+
+def _startable_server(env: Environment, name: str) -> McpServerConfig:
+    """Server ``name`` for ``mcp test`` and ``mcp login``, which start it: one that a project's
+    config file the gate holds back declares is named as such (``not_started_note``), not as
+    unknown."""
+    from hermes_core._mcp.install import not_started_note
+
+    entry = _server(load_config_declared(env), name)
+    note = not_started_note(env, name)
+    if note is not None:
+        raise HermesError(note)
     return entry
 
 
@@ -262,7 +271,7 @@ def test_command(name: str, as_json: bool) -> None:
     from hermes_core._mcp.serverlog import server_log_path
 
     env = environment()
-    entry = _server(load_config_in_effect(env), name)
+    entry = _startable_server(env, name)
     try:
         report = anyio.run(probe_server, name, entry, env)
     except McpConnectError as exc:
@@ -290,7 +299,7 @@ def login_command(name: str, no_browser: bool) -> None:
     from hermes_core._mcp.tokens import token_path
 
     env = environment()
-    entry = _server(load_config_in_effect(env), name)
+    entry = _startable_server(env, name)
     if entry.url is None:
         raise HermesError(
             f"MCP server {name!r} is a stdio server (mcp_servers.{name}.command): "
@@ -326,7 +335,7 @@ def logout_command(name: str) -> None:
 
     env = environment()
     path = token_path(env, name)
-    configured = load_config_in_effect(env).mcp_servers
+    configured = load_config_declared(env).mcp_servers
     if name not in configured and not path.exists():
         # A mistyped name would otherwise "succeed" and leave the real sign-in in place; the
         # sign-in of a server already removed from mcp_servers can still be forgotten.
