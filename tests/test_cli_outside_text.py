@@ -177,6 +177,7 @@ def test_a_plugins_manifest_is_shown_escaped_in_a_tools_describe_error(
 
 REFUSING = """
 import json, sys
+print(sys.argv[1], file=sys.stderr, flush=True)
 for line in sys.stdin:
     message = json.loads(line)
     if "id" in message:
@@ -199,3 +200,18 @@ def test_a_servers_connect_error_is_shown_escaped_while_tools_commands_wait_for_
         for hostile in ("\x1b]52", "\x9b", "\u202e", "\x07"):
             assert hostile not in out, (command, out)
         assert SHOWN in out, (command, out)
+
+
+@pytest.mark.subprocess
+def test_a_servers_connect_error_and_stderr_are_shown_escaped_by_mcp_test_and_mcp_list(
+    cli: InProcessCli,
+) -> None:
+    server = {"command": sys.executable, "args": ["-c", REFUSING, HOSTILE]}
+    cli.config.write_text(json.dumps({"mcp_servers": {"bad": server}}), encoding="utf-8")
+
+    for command in (("test", "bad"), ("list", "--refresh")):
+        out = _on_a_terminal(cli, "mcp", *command)
+        for hostile in ("\x1b]52", "\x9b", "\u202e", "\x07"):
+            assert hostile not in out, (command, out)
+        assert f"MCP error -32603: {SHOWN}" in out, (command, out)
+        assert f"  {SHOWN}\n" in out, (command, out)  # its standard error's last lines
