@@ -26,7 +26,10 @@ def environment() -> Environment:
     if ctx is not None:
         given = ctx.find_root().params.get("config_file")
         if isinstance(given, Path):
-            config_file = given.resolve()
+            # Absolute, as given: resolving would turn bash's /dev/fd/63 (``<(...)``) into a
+            # /proc/PID/fd/pipe:[N] that cannot be opened, and a link into its target, which
+            # messages would name; the project gate compares real paths itself.
+            config_file = given.absolute()
     env = Environment.from_process(config_file=config_file)
     env.check_config_file()
     return env
