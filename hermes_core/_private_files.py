@@ -120,10 +120,14 @@ def others_could_write(path: Path) -> str | None:
     holds), or ``None``: it, a file or folder in it, or a folder above it that others may write
     (a sticky folder such as ``/tmp`` aside: others may add entries there, never replace the
     user's), or that belongs to an account other than the user and root. Links are followed,
-    as reading and importing do."""
+    as reading and importing do: the folders above a link's target count as well as the
+    link's own."""
     mine = {os.geteuid(), 0}
     path = Path(os.path.abspath(path))
     paths = [*reversed(path.parents), path]
+    real = Path(os.path.realpath(path))
+    if real != path:  # a link: what is read is its target, under folders of its own
+        paths.extend([*reversed(real.parents), real])
     for root, directories, files in os.walk(path, followlinks=True):
         paths.extend(Path(root, name) for name in sorted(directories + files))
     for each in paths:

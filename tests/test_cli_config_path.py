@@ -4,6 +4,9 @@ default location, ``$HERMES_HOME/config.yaml``, may be absent (it means the defa
 from __future__ import annotations
 
 import dataclasses
+import re
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,41 @@ def test_host_from_environment_refuses_a_missing_named_config(hermes_env: Enviro
         Host.from_environment(env)
 
     assert caught.value.path == missing
+
+
+@pytest.mark.subprocess
+def test_a_config_file_given_by_process_substitution_is_named_as_given(
+    hermes_cli: HermesCli,
+) -> None:
+    # bash hands hermes /dev/fd/63; resolved, that became /proc/PID/fd/pipe:[N], a path that
+    # cannot be opened: "no such file", naming a path the user never saw.
+    command = shlex.join(hermes_cli.command("--config", "CONFIG", "config", "validate"))
+    command = command.replace("CONFIG", "<(echo 'model: {}')")
+    done = subprocess.run(
+        ["bash", "-c", command],
+        env=hermes_cli.variables(),
+        cwd=hermes_cli.work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 2, done.stderr
+    assert re.fullmatch(
+        r"hermes: error: /dev/fd/\d+: not a regular file \(a FIFO\), so it is not read\n",
+        done.stderr,
+    ), done.stderr
+
+
+@pytest.mark.subprocess
+def test_a_config_file_given_by_a_link_is_named_as_given(hermes_cli: HermesCli) -> None:
+    target = hermes_cli.root / "dotfiles" / "hermes.yaml"
+    target.parent.mkdir()
+    target.write_text("tools: [\n", encoding="utf-8")
+    (hermes_cli.work / "link.yaml").symlink_to(target)
+
+    done = hermes_cli.run("--config", "link.yaml", "config", "validate", ok=False)
+
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"hermes: error: {hermes_cli.work / 'link.yaml'}:"), done.stderr
+    assert str(target) not in done.stderr

@@ -430,6 +430,40 @@ def test_list_shows_the_servers_of_a_project_config_as_gated_not_as_none(tmp_pat
     assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in table.stdout.splitlines()[1]
 
 
+@pytest.mark.parametrize("command", ["test", "login"])
+def test_test_and_login_name_a_server_of_a_held_back_project_config_as_gated(
+    tmp_path: Path, command: str
+) -> None:
+    # They said "no MCP server 'box' in mcp_servers (configured: none)", as if the user had
+    # mistyped a name that the file does declare.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    marker = tmp_path / "server-started"
+    server = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
+    cli.config.write_text(json.dumps({"mcp_servers": {"box": server}}), encoding="utf-8")
+
+    done = cli.run("mcp", command, "box", ok=False)
+
+    assert done.returncode == 2
+    assert not marker.exists()
+    assert "configured: none" not in done.stderr
+    error = done.stderr.splitlines()[-1]
+    assert error.startswith("hermes: error: MCP server 'box' will not be started")
+    assert f"config at {cli.config} " in error
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in error
+
+
+def test_logout_forgets_a_server_of_a_held_back_project_config(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    server = {"url": "http://127.0.0.1:9/mcp"}
+    cli.config.write_text(json.dumps({"mcp_servers": {"box": server}}), encoding="utf-8")
+
+    done = cli.run("mcp", "logout", "box")
+
+    assert "No sign-in kept for 'box'" in done.stdout
+
+
 def test_test_connects_lists_tools_and_times_it(cli: Cli) -> None:
     write_servers(
         cli, {"box": {"command": sys.executable, "args": [str(TOOLBOX)], "exclude": ["delete_*"]}}

@@ -133,3 +133,85 @@ def test_a_secret_moved_from_a_projects_mcp_json_is_named_escaped_by_import_agen
 
     _no_control_characters(done.stdout + done.stderr)
     assert f"notes.env.TOKEN{SHOWN} -> ${{" in done.stdout
+
+
+def _on_a_terminal(cli: InProcessCli, *args: str) -> str:
+    """What ``hermes *args`` writes to a terminal, stdout and stderr both (wide enough that no
+    line is wrapped), line breaks as ``\\n``."""
+    child = pexpect.spawn(
+        cli.command(*args)[0],
+        cli.command(*args)[1:],
+        env=cli.variables(),
+        cwd=str(cli.work),
+        encoding="utf-8",
+        dimensions=(24, 500),
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    return str(child.before).replace("\r\n", "\n")
+
+
+NEEDY = """
+from hermes_core.plugin import hookimpl
+
+
+@hookimpl
+def hermes_tools():
+    return []
+"""
+
+
+def test_a_plugins_manifest_is_shown_escaped_in_a_tools_describe_error(
+    cli: InProcessCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    # tool_describe says why an enabled plugin's tool is missing with its manifest's text.
+    manifest = {"provides_tools": ["note"], "description": HOSTILE}
+    hermes_dir_plugin(cli.home / "plugins", "notes", NEEDY, manifest=manifest)
+    cli.config.write_text(json.dumps({"plugins": {"enabled": ["notes"]}}), encoding="utf-8")
+
+    out = _on_a_terminal(cli, "tools", "describe", "note")
+
+    _no_control_characters(out)
+    assert f"its manifest says what it needs: {SHOWN}" in out
+
+
+REFUSING = """
+import json, sys
+print(sys.argv[1], file=sys.stderr, flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        error = {"code": -32603, "message": sys.argv[1]}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+"""
+
+
+@pytest.mark.subprocess
+def test_a_servers_connect_error_is_shown_escaped_while_tools_commands_wait_for_it(
+    cli: InProcessCli,
+) -> None:
+    # The server answers every request with an error of its own text: the warning and the
+    # connect progress quote it.
+    server = {"command": sys.executable, "args": ["-c", REFUSING, HOSTILE]}
+    cli.config.write_text(json.dumps({"mcp_servers": {"bad": server}}), encoding="utf-8")
+
+    for command in (("call", "mcp__bad__x"), ("describe", "x", "--refresh"), ("search", "x")):
+        out = _on_a_terminal(cli, "tools", *command)
+        for hostile in ("\x1b]52", "\x9b", "\u202e", "\x07"):
+            assert hostile not in out, (command, out)
+        assert SHOWN in out, (command, out)
+
+
+@pytest.mark.subprocess
+def test_a_servers_connect_error_and_stderr_are_shown_escaped_by_mcp_test_and_mcp_list(
+    cli: InProcessCli,
+) -> None:
+    server = {"command": sys.executable, "args": ["-c", REFUSING, HOSTILE]}
+    cli.config.write_text(json.dumps({"mcp_servers": {"bad": server}}), encoding="utf-8")
+
+    for command in (("test", "bad"), ("list", "--refresh")):
+        out = _on_a_terminal(cli, "mcp", *command)
+        for hostile in ("\x1b]52", "\x9b", "\u202e", "\x07"):
+            assert hostile not in out, (command, out)
+        assert f"MCP error -32603: {SHOWN}" in out, (command, out)
+        assert f"  {SHOWN}\n" in out, (command, out)  # its standard error's last lines

@@ -357,6 +357,37 @@ def test_hermes_hooks_list_shows_a_shell_hook_whose_command_is_missing_as_not_ru
     assert "its command 'no-such-hermes-hook' is not on PATH" in table
 
 
+@pytest.mark.parametrize("where", ["project", "elsewhere"])
+def test_hermes_hooks_list_checks_a_relative_hook_command_where_the_hook_runs(
+    hermes_cli: InProcessCli, where: str
+) -> None:
+    """A shell hook runs in the session's working directory, which for a command is the one it
+    was started in: ``hooks list`` started there says what a call started there meets."""
+    script = hermes_cli.work / "hooks" / "check.sh"
+    script.parent.mkdir()
+    script.write_text('#!/bin/sh\necho \'{"action": "block", "message": "checked"}\'\n')
+    script.chmod(0o755)
+    hermes_cli.config.write_text("hooks:\n  pre_tool_call:\n    - command: ./hooks/check.sh\n")
+    here = hermes_cli.work if where == "project" else hermes_cli.root / "elsewhere"
+    here.mkdir(exist_ok=True)
+    cli = InProcessCli(hermes_cli.root, home=hermes_cli.home, work=here)
+
+    (row,) = cli.json("hooks", "list", "--json")
+    called = cli.run("tools", "call", "todo_list", "{}", ok=False)
+
+    if where == "project":
+        assert row["status"] == "enabled"
+        assert "blocked by shell hook './hooks/check.sh' (hooks.pre_tool_call[0]): checked" in (
+            called.stderr
+        )
+    else:
+        assert row["status"] == "not runnable"
+        assert row["message"].startswith(
+            f"its command './hooks/check.sh' does not exist ({here / 'hooks' / 'check.sh'})"
+        )
+        assert "./hooks/check.sh: not found" in called.stderr
+
+
 def test_hermes_hooks_list_warns_of_a_listed_name_no_hook_directory_has(
     hermes_cli: InProcessCli,
 ) -> None:

@@ -26,7 +26,10 @@ def environment() -> Environment:
     if ctx is not None:
         given = ctx.find_root().params.get("config_file")
         if isinstance(given, Path):
-            config_file = given.resolve()
+            # Absolute, as given: resolving would turn bash's /dev/fd/63 (``<(...)``) into a
+            # /proc/PID/fd/pipe:[N] that cannot be opened, and a link into its target, which
+            # messages would name; the project gate compares real paths itself.
+            config_file = given.absolute()
     env = Environment.from_process(config_file=config_file)
     env.check_config_file()
     return env
@@ -49,12 +52,12 @@ def load_config_declared(env: Environment) -> Config:
     show none. Nothing else of the file is taken: a host built from it (its plugins, hook
     directories, catalogs) loads only what the configuration in effect enables."""
     from hermes_core._cli.output import warnings_to_stderr
-    from hermes_core._config import config_held_back, config_in_effect, load_config
+    from hermes_core._config import config_in_effect_and_why, load_config
     from hermes_core._hooks import EVENTS
 
     with warnings_to_stderr():
-        effective = config_in_effect(env)
-        if config_held_back(env) is None:
+        effective, held_back = config_in_effect_and_why(env)
+        if held_back is None:
             return effective
         written = load_config(env.config_path)
     hooks = effective.hooks.model_copy(

@@ -21,11 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.context import (
-    environment,
-    load_config_declared,
-    load_config_in_effect,
-)
+from hermes_core._cli.context import environment, load_config_declared
 from hermes_core._cli.mcp_options import check_name, headers_option, pairs_option
 from hermes_core._cli.mcp_reports import (
     manifest_age,
@@ -35,7 +31,7 @@ from hermes_core._cli.mcp_reports import (
     status_note,
     statuses_printed_instead_of_warnings,
 )
-from hermes_core._cli.output import columns, did_you_mean
+from hermes_core._cli.output import as_shown, columns, did_you_mean
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -52,6 +48,19 @@ def _server(config: Config, name: str) -> McpServerConfig:
     entry = config.mcp_servers.get(name)
     if entry is None:
         raise _unknown_server(name, config.mcp_servers)
+    return entry
+
+
+def _startable_server(env: Environment, name: str) -> McpServerConfig:
+    """Server ``name`` for ``mcp test`` and ``mcp login``, which start it: one that a project's
+    config file the gate holds back declares is named as such (``not_started_note``), not as
+    unknown."""
+    from hermes_core._mcp.install import not_started_note
+
+    entry = _server(load_config_declared(env), name)
+    note = not_started_note(env, name)
+    if note is not None:
+        raise HermesError(note)
     return entry
 
 
@@ -133,7 +142,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     click.echo(columns(table))
     for status in rows:
         for line in output_lines(status):
-            click.echo(line)
+            click.echo(as_shown(sys.stdout, line))
     if any(status.log_path is not None for status in rows):
         pattern = server_log_path(env, "NAME")
         click.echo(f"The standard error of stdio servers is logged in {pattern}.")
@@ -262,11 +271,11 @@ def test_command(name: str, as_json: bool) -> None:
     from hermes_core._mcp.serverlog import server_log_path
 
     env = environment()
-    entry = _server(load_config_in_effect(env), name)
+    entry = _startable_server(env, name)
     try:
         report = anyio.run(probe_server, name, entry, env)
     except McpConnectError as exc:
-        click.echo(f"hermes: error: {probe_failure(exc)}", err=True)
+        click.echo(as_shown(sys.stderr, f"hermes: error: {probe_failure(exc)}"), err=True)
         sys.exit(UNAVAILABLE_EXIT)
     print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
 
@@ -290,7 +299,7 @@ def login_command(name: str, no_browser: bool) -> None:
     from hermes_core._mcp.tokens import token_path
 
     env = environment()
-    entry = _server(load_config_in_effect(env), name)
+    entry = _startable_server(env, name)
     if entry.url is None:
         raise HermesError(
             f"MCP server {name!r} is a stdio server (mcp_servers.{name}.command): "
@@ -305,7 +314,8 @@ def login_command(name: str, no_browser: bool) -> None:
             partial(sign_in, name, entry, env, say=say, open_browser=not no_browser)
         )
     except McpConnectError as exc:
-        click.echo(f"hermes: error: sign-in to {name!r} failed: {exc.reason}", err=True)
+        failed = f"hermes: error: sign-in to {name!r} failed: {exc.reason}"
+        click.echo(as_shown(sys.stderr, failed), err=True)
         sys.exit(UNAVAILABLE_EXIT)
     if not asked:
         click.echo(f"{name!r} did not ask for sign-in: it lists {count} tools.")
@@ -326,7 +336,7 @@ def logout_command(name: str) -> None:
 
     env = environment()
     path = token_path(env, name)
-    configured = load_config_in_effect(env).mcp_servers
+    configured = load_config_declared(env).mcp_servers
     if name not in configured and not path.exists():
         # A mistyped name would otherwise "succeed" and leave the real sign-in in place; the
         # sign-in of a server already removed from mcp_servers can still be forgotten.

@@ -71,7 +71,10 @@ class _Formatter(logging.Formatter):
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """A handler writing to whatever ``sys.stderr`` is when a record comes, so a warning
     logged while the MCP connect progress is drawn goes above its lines (rich redirects
-    ``sys.stderr`` while it draws)."""
+    ``sys.stderr`` while it draws). A record may quote a server's error: :func:`as_shown`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return as_shown(self.stream, super().format(record))
 
     @property
     def stream(self) -> Any:

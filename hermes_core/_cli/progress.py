@@ -79,7 +79,10 @@ class ConnectProgress:
             elif status.state == "connected":
                 yield Text(f"✓ {status.name}: connected, {status.tool_count} tools", "green")
             else:
-                reason = f": {status.reason}" if status.reason else ""
+                from hermes_core._shown import printable
+
+                # A server's own error message: shown, never obeyed (drawn on a terminal only).
+                reason = f": {printable(status.reason)}" if status.reason else ""
                 yield Text(f"✗ {status.name}: {status.state}{reason}", "red")
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from hermes_core._cli.host_runs import run_with_host
-from hermes_core._cli.output import columns, did_you_mean
+from hermes_core._cli.output import as_shown, columns, did_you_mean
 from hermes_core._cli.tool_results import (
     print_bridge,
     print_json,
@@ -217,10 +217,11 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
             click.echo(f"{printable(name)}{where}\n  {description}")
             schema = json.dumps(described.get("parameters", {}), indent=2, ensure_ascii=False)
             click.echo("  parameters: " + printable_lines(schema).replace("\n", "\n  "))
+        # A plugin's manifest, a gateway's error: text from outside.
         for name in payload.get("not_found", []):
-            click.echo(f"{name}: not found.{hints.get(name, '')}", err=True)
+            click.echo(as_shown(sys.stderr, f"{name}: not found.{hints.get(name, '')}"), err=True)
         for name, message in payload.get("errors", {}).items():
-            click.echo(f"{name}: {message}", err=True)
+            click.echo(as_shown(sys.stderr, f"{name}: {message}"), err=True)
     if failed:
         sys.exit(1)
 

@@ -17,6 +17,7 @@ from hermes_core._config.document import (
     ConfigDocument,
     config_held_back,
     config_in_effect,
+    config_in_effect_and_why,
     edit_config,
     load_config,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "check_mcp_server_name",
     "config_held_back",
     "config_in_effect",
+    "config_in_effect_and_why",
     "edit_config",
     "load_config",
 ]

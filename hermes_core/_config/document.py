@@ -118,6 +118,12 @@ def config_in_effect(env: Environment) -> Config:
     servers. Otherwise a :class:`ConfigWarning` names the file and the gate, and the defaults
     apply.
     """
+    return config_in_effect_and_why(env)[0]
+
+
+def config_in_effect_and_why(env: Environment) -> tuple[Config, str | None]:
+    """:func:`config_in_effect` and, when the file is not in effect, why
+    (:func:`config_held_back`; ``None`` when it is read), the gate asked once."""
     import warnings
 
     from hermes_core._config.models import ConfigWarning
@@ -125,10 +131,10 @@ def config_in_effect(env: Environment) -> Config:
     refusal = config_held_back(env)
     if refusal is not None:
         warnings.warn(
-            ConfigWarning(f"{refusal}; not read: the defaults apply", key=""), stacklevel=2
+            ConfigWarning(f"{refusal}; not read: the defaults apply", key=""), stacklevel=3
         )
-        return Config()
-    return load_config(env.config_path)
+        return Config(), refusal
+    return load_config(env.config_path), None
 
 
 def config_held_back(env: Environment) -> str | None:
@@ -375,4 +381,11 @@ def edit_config(env: Environment) -> Iterator[ConfigDocument]:
         document.save()
 
 
-__all__ = ["ConfigDocument", "config_held_back", "config_in_effect", "edit_config", "load_config"]
+__all__ = [
+    "ConfigDocument",
+    "config_held_back",
+    "config_in_effect",
+    "config_in_effect_and_why",
+    "edit_config",
+    "load_config",
+]

@@ -105,3 +105,24 @@ def test_a_dotenv_another_account_could_write_gives_no_secret(hermes_env: Enviro
     dotenv.chmod(0o646)
     with pytest.raises(ConfigError, match=f"{dotenv} is writable by other accounts"):
         secret_variable(hermes_env, "OPENAI_API_KEY")
+
+
+@pytest.mark.parametrize("named_by", ["--config", "home"])
+def test_a_config_linked_into_a_folder_another_account_could_write_is_not_read(
+    hermes_home: Path, hermes_project: Path, tmp_path: Path, named_by: str
+) -> None:
+    """A config.yaml that is a link (a dotfiles checkout): what another account could change is
+    the file hermes reads, the link's target, and the folders above that."""
+    hermes_cli = InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    target = shared / "hermes.yaml"
+    target.write_text("mcp_servers: {}\n", encoding="utf-8")
+    shared.chmod(0o777)
+    link = hermes_cli.work / "link.yaml" if named_by == "--config" else hermes_cli.config
+    link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    given = ("--config", "link.yaml") if named_by == "--config" else ()
+    done = hermes_cli.run(*given, "plugins", "list", ok=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{shared} is writable by other accounts" in done.stderr
