@@ -701,6 +701,7 @@ def test_a_webhook_url_edited_in_the_store_is_checked_again_when_the_job_runs(
     assert run.detail.startswith("the job cannot run: delivery: ")
     assert words in run.detail
     assert run.detail in done.stderr
+    assert stored not in run.detail  # the daemon logs the detail: never a webhook's URL
 
 
 def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:
