@@ -342,6 +342,24 @@ def test_plain_output_shows_subagents_starting_and_ending(home: AgentHome) -> No
     assert done.stdout.endswith("Three words.\n")
 
 
+def test_the_stop_line_counts_the_subagents_tokens_as_it_counts_their_requests(
+    home: AgentHome,
+) -> None:
+    # It said "4 model requests, 45 tokens": the child's request counted, its 15 tokens not.
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )  # the fake model reports 15 tokens a request
+    done = home.cli.run("run", "please delegate the counting")
+    assert done.stderr.endswith("hermes: stop: answer (4 model requests, 60 tokens)\n")
+
+
 def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
     home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
     done = home.cli.run("run", "hello", ok=False)
