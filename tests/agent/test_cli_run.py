@@ -607,7 +607,8 @@ def test_a_cut_answer_says_why_on_stderr_in_a_chat_too() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(quiet_answer=True, out=out, err=err)
     printer.show(TextDelta("Step two: rem"))
-    printer.show(Finished("Step two: rem", "answer", Usage(3, 2), 1, "the answer was cut"))
+    cut = Finished("Step two: rem", "answer", Usage(3, 2), 1, "the answer was cut", Usage(3, 2))
+    printer.show(cut)
     assert out.getvalue() == "Step two: rem\n"
     assert (
         err.getvalue() == "hermes: stop: answer: the answer was cut (1 model request, 5 tokens)\n"
@@ -648,7 +649,7 @@ def test_json_mode_says_on_stderr_why_a_run_exits_non_zero(
     left the reason only in a file the log does not show."""
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(as_json=True, out=out, err=err)
-    printer.show(Finished("", stop, Usage(3, 2), 1, detail))
+    printer.show(Finished("", stop, Usage(3, 2), 1, detail, Usage(3, 2)))
     assert json.loads(out.getvalue())["stop"] == stop
     assert err.getvalue() == f"{line} (1 model request, 5 tokens)\n"
 
