@@ -61,7 +61,7 @@ def test_the_over_budget_warning_comes_once_for_each_state_of_the_memory(
     assert fitting == []
     assert len(back) == 1
     # Each session's prompt still says what was left out, warned or not.
-    prompts = [request["messages"][0]["content"] for request in home.requests()]
+    prompts = [request["system"] for request in home.requests()]
     assert len(prompts) == 5
     assert ["was left out: over the budget of 100" in prompt for prompt in prompts] == [
         True,
