@@ -200,3 +200,16 @@ def test_a_relative_config_is_read_from_the_directory_a_launcher_moves_to(
     other = [word.replace(str(cli.home), "/srv") for word in words]
     cli.run("mcp", "add", "other", "--", *other)
     assert set(_servers(cli.config)) == {"other"}
+
+
+def test_after_a_move_hermes_cannot_know_a_relative_config_is_another_hermess(
+    cli: InProcessCli,
+) -> None:
+    # `cd "$APP"`: where it leads is the launching shell's business; a config named in full
+    # there is still known.
+    unknown = 'cd "$APP" && hermes --config config.yaml serve'
+    cli.run("mcp", "add", "app", "--", "sh", "-c", unknown)
+    known = f'cd "$APP" && hermes --config {cli.config} serve'
+    done = cli.run("mcp", "add", "me", "--", "sh", "-c", known, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert set(_servers(cli.config)) == {"app"}
