@@ -288,7 +288,7 @@ async def run_task(host: Host, agent: Agent, task: Task) -> dict[str, Any]:
         "success": end.complete and task.succeeded(end, tools),
         "stop": end.stop,
         "turns": end.turns,
-        "tokens": end.usage.total,
+        "tokens": end.turn_usage.total,
         "seconds": round(time.perf_counter() - started, 2),
         "tools": tools,
     }

@@ -41,6 +41,7 @@ THIS_HERMES = [
     ["uvx", "--from", "hermes-core-agent", "hermes", "serve"],
     ["pipx", "run", "--spec", "hermes-core-agent", "hermes", "serve"],
     ["uv", "run", "hermes", "serve"],
+    ["uv", "run", "--directory", "/srv/app", "hermes", "serve"],
     ["/usr/bin/env", "HERMES_LOG_LEVEL=debug", "hermes", "serve"],
     ["sh", "-c", "exec hermes serve"],
     ["bash", "-lc", "cd /tmp && hermes serve"],
@@ -53,6 +54,7 @@ THIS_HERMES_IDS = [
     "uvx-from",
     "pipx-run",
     "uv-run",
+    "uv-run-directory",
     "env",
     "sh-c",
     "bash-lc",
@@ -168,3 +170,46 @@ def test_a_launcher_running_another_program_is_added_though_hermes_is_named(
     cli.run("mcp", "add", "notes", "--", *command)
 
     assert _servers(cli.config)["notes"]["args"] == command[1:]
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        ["env", "-C", "{home}"],
+        ["env", "--chdir={home}", "HERMES_LOG_LEVEL=debug"],
+        ["uv", "run", "--directory", "{home}"],
+        ["uv", "run", "--directory={home}", "--with", "rich"],
+        ["sh", "-c", "cd {home} && exec {rest}"],
+        ["bash", "-lc", "cd /tmp; cd {home} || exit 1; {rest}"],
+    ],
+    ids=["env-C", "env-chdir", "uv-run-directory", "uv-run-directory-equals", "sh-cd", "bash-cd"],
+)
+def test_a_relative_config_is_read_from_the_directory_a_launcher_moves_to(
+    cli: InProcessCli, launcher: list[str]
+) -> None:
+    # `env -C DIR hermes --config config.yaml serve` reads DIR/config.yaml: here this home's, so
+    # this hermes, refused; it was read from the directory hermes runs in, and added.
+    rest = ["hermes", "--config", "config.yaml", "serve"]
+    shell = launcher[0] in ("sh", "bash")
+    words = [word.format(home=cli.home, rest=" ".join(rest)) for word in launcher]
+    words += [] if shell else rest
+    done = cli.run("mcp", "add", "me", "--", *words, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    # Another directory's config.yaml is another hermes's: added.
+    other = [word.replace(str(cli.home), "/srv") for word in words]
+    cli.run("mcp", "add", "other", "--", *other)
+    assert set(_servers(cli.config)) == {"other"}
+
+
+def test_after_a_move_hermes_cannot_know_a_relative_config_is_another_hermess(
+    cli: InProcessCli,
+) -> None:
+    # `cd "$APP"`: where it leads is the launching shell's business; a config named in full
+    # there is still known.
+    unknown = 'cd "$APP" && hermes --config config.yaml serve'
+    cli.run("mcp", "add", "app", "--", "sh", "-c", unknown)
+    known = f'cd "$APP" && hermes --config {cli.config} serve'
+    done = cli.run("mcp", "add", "me", "--", "sh", "-c", known, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert set(_servers(cli.config)) == {"app"}

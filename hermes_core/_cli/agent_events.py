@@ -135,7 +135,7 @@ class EventPrinter:
         spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}"
         if retries:
             spent += f" in {event.turns + retries} attempts"
-        spent += f", {event.usage.total} tokens"
+        spent += f", {event.turn_usage.total} tokens"  # as the requests: subagents' included
         if event.stop == "error":
             self.note(f"hermes: error: {event.detail} ({spent})")
         elif event.stop == "answer" and not event.detail:

@@ -19,7 +19,10 @@ Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the
 variables), a shell's ``-c`` script (each command of it, ``exec`` and leading assignments
 allowed), and ``uvx``, ``pipx run`` and ``uv run``: the program they run (their first word that
 is no option, option's value or subcommand), the package ``hermes-core-agent`` running
-``hermes``.
+``hermes``. A launcher that moves to a directory moves the relative names after it there:
+``env -C DIR`` (``--chdir``), ``uv run --directory DIR``, and a script's ``cd DIR`` (for the
+commands after it; ``cd`` alone is the home directory). A directory hermes cannot know when
+adding (a ``$VAR``, ``cd -``) makes a relative name unknown: another hermes's.
 """
 
 from __future__ import annotations
@@ -59,19 +62,29 @@ def serves_this_hermes(entry: Mapping[str, Any], env: Environment, config_path: 
     variables = {str(k): str(v) for k, v in given.items()} if isinstance(given, Mapping) else {}
     cwd = entry.get("cwd")
     base = env.cwd / Path(cwd).expanduser() if isinstance(cwd, str) else env.cwd
-    for program, words, names in _commands(command, [str(arg) for arg in args], variables):
+    commands = _commands(command, [str(arg) for arg in args], variables, Path())
+    for program, words, names, here in commands:
         if not starts_hermes_serve(program, words):
             continue
         named = _named_config(words, names)
         if named is None:
             return True
         directory = _option(words[: words.index("serve")], "-C", "--directory")
-        if "${" in str(named) or (directory is not None and "${" in directory):
+        where = _moved(here, directory) if directory is not None else here
+        path = Path(named).expanduser()
+        if "${" in str(named) or (where is None and not path.is_absolute()):
             continue
-        where = base / Path(directory).expanduser() if directory is not None else base
-        if _real(where / Path(named).expanduser()) == _real(config_path):
+        if _real(base / (where or Path()) / path) == _real(config_path):
             return True
     return False
+
+
+def _moved(here: Path | None, to: str | None) -> Path | None:
+    """The directory ``here`` (relative to the entry's) after a move to ``to`` (``None``: the
+    home directory, as ``cd`` alone); ``None`` when either cannot be known when adding."""
+    if here is None or to == "-" or (to is not None and "$" in to):
+        return None
+    return here / Path("~" if to is None else to).expanduser()
 
 
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
@@ -79,17 +92,19 @@ _PACKAGE_RUNNERS: Final = frozenset({"uvx", "pipx", "uv"})
 _DISTRIBUTION: Final = "hermes-core-agent"
 _VALUE_OPTIONS: Final = frozenset(
     {"--from", "--spec", "--with", "--with-editable", "--with-requirements", "--python", "-p"}
+    | {"--directory", "--project"}
 )
 _RUNNER_SUBCOMMANDS: Final = frozenset({"run", "tool"})
 _SHELL_OPERATORS: Final = frozenset({";", "&&", "||", "|", "&", "(", ")"})
 
 
 def _commands(
-    command: str, args: list[str], variables: dict[str, str], depth: int = 0
-) -> Iterator[tuple[str, list[str], dict[str, str]]]:
+    command: str, args: list[str], variables: dict[str, str], here: Path | None, depth: int = 0
+) -> Iterator[tuple[str, list[str], dict[str, str], Path | None]]:
     """The commands an entry runs: itself, and what its launchers run (``env``, a shell's
-    ``-c`` script, ``uvx``, ``pipx run``, ``uv run``), each with the variables it gets."""
-    yield command, args, variables
+    ``-c`` script, ``uvx``, ``pipx run``, ``uv run``), each with the variables it gets and the
+    directory it starts in (relative to the entry's; ``None``: one not known when adding)."""
+    yield command, args, variables, here
     program = PureWindowsPath(command).name.lower()
     if depth > 3 or not args:
         return
@@ -97,13 +112,17 @@ def _commands(
         words, names = list(args), dict(variables)
         while words and (words[0].startswith("-") or "=" in words[0]):
             word = words.pop(0)
-            if word in ("-u", "--unset", "-C", "--chdir") and words:
+            if word in ("-C", "--chdir") and words:
+                here = _moved(here, words.pop(0))
+            elif word.startswith(("-C", "--chdir=")):
+                here = _moved(here, word.removeprefix("--chdir=").removeprefix("-C"))
+            elif word in ("-u", "--unset") and words:
                 words.pop(0)  # the option's value
             elif "=" in word and not word.startswith("-"):
                 key, _, value = word.partition("=")
                 names[key] = value
         if words:
-            yield from _commands(words[0], words[1:], names, depth + 1)
+            yield from _commands(words[0], words[1:], names, here, depth + 1)
     elif program in _SHELLS:
         flags = [
             i
@@ -117,8 +136,13 @@ def _commands(
                     key, _, value = words.pop(0).partition("=")
                     if key != "exec":
                         names[key] = value
-                if words:
-                    yield from _commands(words[0], words[1:], names, depth + 1)
+                if words and words[0] == "cd":  # for the script's commands after it
+                    operands = [
+                        word for word in words[1:] if not word.startswith("-") or word == "-"
+                    ]
+                    here = _moved(here, operands[0] if operands else None)
+                elif words:
+                    yield from _commands(words[0], words[1:], names, here, depth + 1)
     elif program in _PACKAGE_RUNNERS:
         # The program run is the first word that is no option, no option's value and not the
         # subcommand (uv run, uv tool run, pipx run): the package hermes-core-agent runs hermes.
@@ -129,7 +153,10 @@ def _commands(
                 continue
             if word.split("@")[0].split("==")[0] == _DISTRIBUTION:
                 word = "hermes"
-            yield from _commands(word, args[i + 1 :], variables, depth + 1)
+            # uv's --directory, before the program (after it, the program's own option)
+            directory = _option(args[:i], "--directory") if program != "pipx" else None
+            moved = here if directory is None else _moved(here, directory)
+            yield from _commands(word, args[i + 1 :], variables, moved, depth + 1)
             return
 
 

@@ -11,7 +11,10 @@ brings none of that project's extensions, trusted or not. Its delegations are wa
 as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
 ``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
 (a JSON POST with ``httpx``: a network egress the user configured; when it fails, the
-answer is kept in the file a ``file`` delivery writes and the failed run says where).
+answer is kept in the file a ``file`` delivery writes and the failed run says where). The
+delivery is checked again before each run by the rule the job was made by
+(:func:`~hermes_core.agent._cron_store.check_delivery`): one edited into the store since fails
+the run, naming it, with no model run and nothing sent.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from hermes_core._shown import printable
 from hermes_core._tls import tls_context
 from hermes_core._toolsets import grantable_toolsets, registered_toolsets
 from hermes_core.agent._cron_schedule import JobError
+from hermes_core.agent._cron_store import check_delivery
 from hermes_core.agent._cron_toolsets import CRON_TOOLSET, check_toolsets, job_toolsets
 from hermes_core.agent._events import Finished
 
@@ -88,6 +92,9 @@ async def run_job(
 ) -> RunOutcome:
     """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``."""
     try:
+        # The store may have been edited since the job was made: the rule it was made by
+        # again, before a model run whose answer would have nowhere to go.
+        check_delivery(job.delivery, quoted=False)
         finished = await _converse(host, agent, job)
         text = "" if finished is None else _encodable(finished.text)
         if finished is None or not finished.complete:
@@ -95,7 +102,7 @@ async def run_job(
             outcome = RunOutcome("failed", f"the run ended without an answer ({stop})", text)
         else:
             outcome = await _delivered(jobs.path.parent, job, run, text, out)
-    except JobError as refused:  # a toolset no tool has, a directory gone: no run then
+    except JobError as refused:  # a toolset no tool has, a directory gone, a delivery: no run
         outcome = RunOutcome("failed", f"the job cannot run: {refused}", "")
     except Exception as error:  # one run's failure is logged; the daemon goes on
         outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")

@@ -81,22 +81,25 @@ def _gone(owner: object) -> bool:
     return False
 
 
-def check_delivery(delivery: object) -> str:
-    """``delivery`` if it is one of :data:`DELIVERIES`, else a :class:`JobError`."""
+def check_delivery(delivery: object, *, quoted: bool = True) -> str:
+    """``delivery`` if it is one of :data:`DELIVERIES`, else a :class:`JobError`. With
+    ``quoted=False`` the message names the value without quoting it: a run's detail goes to
+    the daemon's log, which never holds a webhook's URL (it often holds its token)."""
     if delivery in ("file", "stdout"):
         return str(delivery)
     if isinstance(delivery, str) and len(delivery) > _MAX_DELIVERY:
         raise JobError("delivery", f"{len(delivery)} characters; at most {_MAX_DELIVERY}")
+    named = repr(delivery) if quoted else "the delivery `hermes cron list` shows"
     if isinstance(delivery, str) and delivery.startswith(("http://", "https://")):
         import httpx
 
         try:
             url = httpx.URL(delivery)
         except httpx.InvalidURL as bad:
-            raise JobError("delivery", f"{delivery!r} is not a URL: {bad}") from None
+            raise JobError("delivery", f"{named} is not a URL: {bad}") from None
         if url.host:
             return delivery
-    raise JobError("delivery", f"expected {DELIVERIES}, got {delivery!r}")
+    raise JobError("delivery", f"expected {DELIVERIES}, got {named}")
 
 
 def _check_cwd(cwd: object) -> str | None:

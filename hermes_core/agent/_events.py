@@ -11,7 +11,7 @@ turn ended.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core._tool_call_entries import ROUTER, carried_calls
@@ -90,13 +90,16 @@ class Retrying:
 class Finished:
     """The end of a turn: ``text`` is the final answer (or what was said before a limit or a
     stop: the partial answer), ``stop`` why it ended, ``detail`` the limit or error in words
-    (for an ``answer``, empty unless ``model.max_output_tokens`` cut it)."""
+    (for an ``answer``, empty unless ``model.max_output_tokens`` cut it). ``usage`` is the
+    conversation's own tokens so far; ``turns`` and ``turn_usage`` are the model requests and
+    tokens of the turn's budget, its subagents' included (what its limits count)."""
 
     text: str
     stop: StopReason
     usage: Usage
     turns: int
     detail: str = ""
+    turn_usage: Usage = field(default_factory=Usage)
 
     @property
     def complete(self) -> bool:

@@ -306,7 +306,7 @@ class Conversation:
         self._transcript.add(message)
 
     def _finished(self, text: str, stop: StopReason, detail: str = "") -> Finished:
-        return Finished(text, stop, self.usage, self.budget.turns, detail)
+        return Finished(text, stop, self.usage, self.budget.turns, detail, self.budget.usage)
 
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
         """Add the user's ``text`` and run the turn: model requests and tool calls until a

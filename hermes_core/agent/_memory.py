@@ -13,18 +13,22 @@ The entries are kept by the memory provider ``memory.provider`` selects (a plugi
 bundled ``file`` provider writes plain files under the home). The system prompt of a session
 holds a :meth:`Memory.snapshot` taken when the session starts; writes during the session change
 the store, not that prompt, so the prompt stays the same (and cacheable) for the whole session.
+A part over its budget (edited by hand, a budget lowered) is cut in every snapshot, and said
+there, but logged once for each state of it (:attr:`Memory.told`), not at every session's start.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._atomic_write import held_exclusively
+from hermes_core._atomic_write import held_exclusively, write_atomically
 from hermes_core._shown import shown
 from hermes_core._tools import Tool, ToolAnnotations, ToolResult
 from hermes_core.agent._memory_checks import refusal
@@ -91,6 +95,12 @@ class Memory:
     entries."""
     source: str = "the memory provider"
     """The provider as errors name it: ``memory provider 'file' (plugin 'memory')``."""
+    told: Path | None = None
+    """A file of the over-budget states already logged, one line a part (its name and a digest
+    of its budget and entries), when set: the home's next processes log each state once too."""
+    _told: dict[str, str | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def configured(
@@ -99,14 +109,15 @@ class Memory:
         config: MemoryConfig,
         lock: Path | None = None,
         source: str = "the memory provider",
+        told: Path | None = None,
     ) -> Memory:
         """The memory of the ``memory`` section over ``provider``, changed under ``lock``;
-        ``source`` names the provider in errors."""
+        ``source`` names the provider in errors; ``told`` keeps the over-budget states logged."""
         budgets: dict[MemoryTarget, int] = {
             "memory": config.memory_chars,
             "user": config.user_chars,
         }
-        return cls(provider, budgets, lock, source)
+        return cls(provider, budgets, lock, source, told)
 
     def load(self, target: MemoryTarget) -> list[str]:
         """The entries of ``target`` from the provider, checked: ``OSError`` or ``ValueError``
@@ -153,6 +164,8 @@ class Memory:
             entries = self.load(target)
             if entries:
                 parts.append(self._part(target, entries))
+            else:
+                self._first_told(target, None)
         if not parts:
             return None
         if writable:
@@ -179,22 +192,51 @@ class Memory:
                 left.append(entry)
         lines = [f"## {_TITLES[target]} ({self._state(target, entries)})"]
         lines += [f"§ {entry}" for entry in shown_entries]
-        if left:
-            count = _counted(len(left), "entry", "entries")
-            size = self.usage(left)
+        if self._first_told(target, entries if left else None):
             log.warning(
                 "%s: %s is over its budget: %s (%d characters) left out of the system prompt",
                 self.source,
                 self._state(target, entries),
-                count,
-                size,
+                _counted(len(left), "entry", "entries"),
+                self.usage(left),
             )
+        if left:
+            count = _counted(len(left), "entry", "entries")
             verb = "was" if len(left) == 1 else "were"
             lines.append(
-                f"({count} ({size} characters) {verb} left out: over the budget of {budget} "
-                "characters; replace or remove entries with the memory tool)"
+                f"({count} ({self.usage(left)} characters) {verb} left out: over the budget of "
+                f"{budget} characters; replace or remove entries with the memory tool)"
             )
         return "\n".join(lines)
+
+    def _first_told(self, target: MemoryTarget, entries: Sequence[str] | None) -> bool:
+        """Whether ``entries``, ``target``'s over its budget, are a state not logged yet (by
+        this process, or one of the home's that kept it in :attr:`told`); keeps it. ``None``:
+        the part is within its budget, and its state is forgotten (going over again is told)."""
+        state = None
+        if entries is not None:
+            seen = json.dumps([self.budgets[target], list(entries)])  # ASCII: escapes included
+            state = hashlib.sha256(seen.encode()).hexdigest()
+        if target in self._told and self._told[target] == state:
+            return False
+        self._told[target] = state
+        if self.told is None:
+            return state is not None
+        try:
+            told = dict(line.split(" ", 1) for line in self.told.read_text("utf-8").splitlines())
+        except (OSError, ValueError, UnicodeDecodeError):  # none yet, or not ours: start anew
+            told = {}
+        if told.get(target) == state or (state is None and target not in told):
+            return False
+        if state is None:
+            del told[target]
+        else:
+            told[target] = state
+        try:
+            write_atomically(self.told, "".join(f"{k} {v}\n" for k, v in told.items()), mode=0o600)
+        except OSError:  # a home that cannot be written: told again at the next start
+            log.debug("%s cannot be written", self.told, exc_info=True)
+        return state is not None
 
     def prompt_section(self, session: Session, *, writable: bool = True) -> str | None:
         """The snapshot, as a section of ``session``'s system prompt (``writable``: the session
@@ -373,4 +415,7 @@ def selected_memory(host: Host) -> Memory | None:
         host.plugin_context,
     )
     source = host.registrations.label("memory_provider", section.provider)
-    return Memory.configured(provider, section, host.env.home / ".memory.lock", source)
+    home = host.env.home
+    return Memory.configured(
+        provider, section, home / ".memory.lock", source, home / ".memory.told"
+    )

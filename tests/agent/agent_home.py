@@ -46,7 +46,8 @@ def _fake_model(context):
         with requests.open("a", encoding="utf-8") as out:
             messages = [message.to_json() for message in request.messages]
             tools = [tool.name for tool in request.tools]
-            out.write(json.dumps({"messages": messages, "tools": tools}) + "\\n")
+            record = {"system": request.system, "messages": messages, "tools": tools}
+            out.write(json.dumps(record) + "\\n")
         first = request.messages[0].content if request.messages else ""
         index = next(i for i, a in enumerate(answers) if a.get("for", "") in first)
         answer = answers.pop(index)

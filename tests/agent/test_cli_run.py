@@ -342,6 +342,24 @@ def test_plain_output_shows_subagents_starting_and_ending(home: AgentHome) -> No
     assert done.stdout.endswith("Three words.\n")
 
 
+def test_the_stop_line_counts_the_subagents_tokens_as_it_counts_their_requests(
+    home: AgentHome,
+) -> None:
+    # It said "4 model requests, 45 tokens": the child's request counted, its 15 tokens not.
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )  # the fake model reports 15 tokens a request
+    done = home.cli.run("run", "please delegate the counting")
+    assert done.stderr.endswith("hermes: stop: answer (4 model requests, 60 tokens)\n")
+
+
 def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
     home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
     done = home.cli.run("run", "hello", ok=False)
@@ -589,7 +607,8 @@ def test_a_cut_answer_says_why_on_stderr_in_a_chat_too() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(quiet_answer=True, out=out, err=err)
     printer.show(TextDelta("Step two: rem"))
-    printer.show(Finished("Step two: rem", "answer", Usage(3, 2), 1, "the answer was cut"))
+    cut = Finished("Step two: rem", "answer", Usage(3, 2), 1, "the answer was cut", Usage(3, 2))
+    printer.show(cut)
     assert out.getvalue() == "Step two: rem\n"
     assert (
         err.getvalue() == "hermes: stop: answer: the answer was cut (1 model request, 5 tokens)\n"
@@ -630,7 +649,7 @@ def test_json_mode_says_on_stderr_why_a_run_exits_non_zero(
     left the reason only in a file the log does not show."""
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(as_json=True, out=out, err=err)
-    printer.show(Finished("", stop, Usage(3, 2), 1, detail))
+    printer.show(Finished("", stop, Usage(3, 2), 1, detail, Usage(3, 2)))
     assert json.loads(out.getvalue())["stop"] == stop
     assert err.getvalue() == f"{line} (1 model request, 5 tokens)\n"
 

@@ -670,6 +670,40 @@ def test_a_failed_webhook_delivery_keeps_the_answer_in_a_file_and_says_where(
     assert f"the answer was kept in {kept}" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("edited", "words"),
+    [
+        # What `hermes cron create` refuses and httpx would still send.
+        ("{url}?pad=" + "a" * 2100, "characters; at most 2048"),
+        ("HTTP://{host}/hook", "expected 'file'"),
+    ],
+    ids=["too-long", "scheme-in-capitals"],
+)
+def test_a_webhook_url_edited_in_the_store_is_checked_again_when_the_job_runs(
+    cli: InProcessCli, webhook: tuple[str, list[dict[str, Any]]], edited: str, words: str
+) -> None:
+    import sqlite3
+
+    url, received = webhook
+    with FakeModelServer([FakeTurn(text="Deployed fine.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Check the deploy", "--deliver", url, env=env)
+        stored = edited.format(url=url, host=url.split("/")[2])
+        with sqlite3.connect(CronJobs(cli.home).path) as db:  # the user's edit, after the check
+            db.execute("UPDATE jobs SET delivery = ?", (stored,))
+        done = cli.run("cron", "run", "Check the deploy", env=env, ok=False)
+
+    assert received == []  # nothing sent
+    assert server.requests == []  # and no model run spent on an answer with nowhere to go
+    assert done.returncode == 1
+    (run,) = CronJobs(cli.home).runs("Check the deploy")
+    assert run.status == "failed"
+    assert run.detail.startswith("the job cannot run: delivery: ")
+    assert words in run.detail
+    assert run.detail in done.stderr
+    assert stored not in run.detail  # the daemon logs the detail: never a webhook's URL
+
+
 def test_a_jobs_session_never_has_the_cronjob_tool(cli: InProcessCli) -> None:
     turns = [FakeTurn(text="ran"), FakeTurn(text="chatted")]
     with FakeModelServer(turns) as server:

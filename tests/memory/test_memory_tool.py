@@ -327,6 +327,7 @@ async def test_a_planted_memory_file_goes_into_the_prompt_only_up_to_its_budget(
 
     with caplog.at_level("WARNING", logger="hermes_core.agent._memory"):
         snapshot = memory_of(host).snapshot()
+        again = memory_of(host).snapshot()  # the next session: told once, not at each start
 
     assert snapshot is not None
     assert len(snapshot) < 1000
@@ -335,6 +336,7 @@ async def test_a_planted_memory_file_goes_into_the_prompt_only_up_to_its_budget(
     assert "planted" not in snapshot
     assert "1 entry (1000008 characters) was left out: over the budget of 100" in snapshot
     assert "memory: 1000082/100 characters, 3 entries" in snapshot
+    assert again == snapshot
     (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert "memory: 1000082/100 characters" in warning
     assert "1 entry (1000008 characters) left out of the system prompt" in warning
