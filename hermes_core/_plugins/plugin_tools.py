@@ -1,23 +1,26 @@
 """Registering each loaded plugin's ``hermes_tools`` in the registry, one plugin at a time, so a
-failure names its plugin and the others still register (:func:`register_plugin_tools`)."""
+failure names its plugin and the others still register (:func:`register_plugin_tools`); which
+registered tools override another of their name (:func:`tool_overrides`)."""
 
 from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hermes_core._errors import PluginError
-from hermes_core._plugins.candidates import SOURCES
+from hermes_core._plugins.candidates import SOURCES, Source
 from hermes_core._plugins.registrations import Registrations, coroutine_problem, drop_plugins
 
 if TYPE_CHECKING:
     from hermes_core._plugins.loader import PluginSet
+    from hermes_core._plugins.records import PluginRecord
     from hermes_core._registry import Registry
     from hermes_core._specs import PluginContext
 
-__all__ = ["register_plugin_tools"]
+__all__ = ["ToolOverride", "register_plugin_tools", "tool_overrides"]
 
 logger = logging.getLogger("hermes_core._host")
 
@@ -68,3 +71,46 @@ def register_plugin_tools(
         drop_plugins(plugins.pm, registrations, failed)
         for name in failed:
             registry.unregister_owner(name)
+
+
+@dataclass(frozen=True)
+class ToolOverride:
+    """A registered tool that replaced another registration of its name: ``by`` registered it,
+    ``owner`` the one it replaced; each ``*_source`` is that owner's plugin source, ``None``
+    for an owner that is no plugin (a catalog, an MCP server)."""
+
+    name: str
+    by: str
+    by_source: Source | None
+    owner: str
+    owner_source: Source | None
+
+    @property
+    def replaced(self) -> str:
+        """``bundled plugin 'files'``: whose tool was replaced."""
+        return _owner_words(self.owner, self.owner_source)
+
+    @property
+    def replacer(self) -> str:
+        """``user plugin 'myread'``: whose tool replaced it."""
+        return _owner_words(self.by, self.by_source)
+
+
+def _owner_words(owner: str, source: Source | None) -> str:
+    return f"{source} plugin {owner!r}" if source is not None else repr(owner)
+
+
+def tool_overrides(registry: Registry, records: Iterable[PluginRecord]) -> dict[str, ToolOverride]:
+    """By tool name, every registered tool that overrides another registration of its name
+    (a user plugin's ``read_file`` replacing the bundled one), with the plugins' sources."""
+    sources = {record.name: record.source for record in records if record.winner}
+    return {
+        name: ToolOverride(
+            name,
+            lost.shadowed_by,
+            sources.get(lost.shadowed_by),
+            lost.owner,
+            sources.get(lost.owner),
+        )
+        for name, lost in registry.overridden().items()
+    }
