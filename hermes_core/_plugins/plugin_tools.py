@@ -10,9 +10,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._errors import PluginError
+from hermes_core._errors import PluginError, RegistrationError
 from hermes_core._plugins.candidates import SOURCES, Source
-from hermes_core._plugins.registrations import Registrations, coroutine_problem, drop_plugins
+from hermes_core._plugins.registrations import (
+    Registrations,
+    clashing,
+    coroutine_problem,
+    drop_plugins,
+)
+from hermes_core._tools import Tool
 
 if TYPE_CHECKING:
     from hermes_core._plugins.loader import PluginSet
@@ -36,12 +42,14 @@ def register_plugin_tools(
     """Each plugin's ``hermes_tools`` (given ``context`` of its plugin), one plugin at a time
     so a failure names it and the others still register; a higher plugin source overrides a
     tool of the same name. A plugin whose ``hermes_tools`` fails is an ``error`` (raised in
-    ``strict`` mode): none of its hooks runs after, and nothing it registered is kept."""
+    ``strict`` mode): none of its hooks runs after, and nothing it registered is kept. A tool
+    name that plugins of one source both register is neither's (:func:`_without_clashes`)."""
     failed: set[str] = set()
     # In the order the plugins were registered (source by source), which the registry keeps:
     # pluggy's own list puts trylast implementations (the bundled ones) in reverse.
     registered = {name: index for index, (name, _) in enumerate(plugins.pm.list_name_plugin())}
     impls = plugins.pm.hook.hermes_tools.get_hookimpls()
+    returned: list[tuple[str, int, Any]] = []
     for impl in sorted(impls, key=lambda impl: registered.get(impl.plugin_name, 0)):
         record = plugins.get(impl.plugin_name)
         rank = SOURCES.index(record.source) if record is not None else 0
@@ -58,19 +66,69 @@ def register_plugin_tools(
                 raise TypeError(problem)
             if not isinstance(tools, list | tuple):
                 raise TypeError(f"expected a list of Tool, got {type(tools).__name__}")
-            registry.register_all(tools, owner=impl.plugin_name, precedence=rank)
+            returned.append((impl.plugin_name, rank, tools))
         except Exception as exc:
-            message = f"hermes_tools failed: {type(exc).__name__}: {exc}"
-            if strict:
-                raise PluginError(impl.plugin_name, message) from exc
-            logger.warning("plugin %r: %s", impl.plugin_name, message)
-            failed.add(impl.plugin_name)
-            if record is not None:
-                record.fail(message, traceback.format_exc(), cause=exc)
+            _failed(plugins, impl.plugin_name, exc, strict, failed)
+    for plugin_name, rank, tools in _without_clashes(plugins, returned, strict):
+        try:
+            registry.register_all(tools, owner=plugin_name, precedence=rank)
+        except Exception as exc:
+            _failed(plugins, plugin_name, exc, strict, failed)
     if failed:
         drop_plugins(plugins.pm, registrations, failed)
         for name in failed:
             registry.unregister_owner(name)
+
+
+def _failed(
+    plugins: PluginSet, plugin_name: str, exc: Exception, strict: bool, failed: set[str]
+) -> None:
+    message = f"hermes_tools failed: {type(exc).__name__}: {exc}"
+    if strict:
+        raise PluginError(plugin_name, message) from exc
+    logger.warning("plugin %r: %s", plugin_name, message)
+    failed.add(plugin_name)
+    record = plugins.get(plugin_name)
+    if record is not None:
+        record.fail(message, traceback.format_exc(), cause=exc)
+
+
+def _without_clashes(
+    plugins: PluginSet, returned: list[tuple[str, int, Any]], strict: bool
+) -> list[tuple[str, int, list[Any]]]:
+    """``returned`` (plugin, source rank, tools) without the tool names that plugins of one
+    source both return: such a name is neither's, as a backend's is, and each of them is an
+    ``error`` naming all of them (raised in ``strict`` mode), its other tools and hooks kept.
+    Which plugin came first never decides (a folder renamed would change it)."""
+    owners: dict[tuple[str, int], list[str]] = {}
+    for plugin_name, rank, tools in returned:
+        for name in dict.fromkeys(tool.name for tool in tools if isinstance(tool, Tool)):
+            owners.setdefault((name, rank), []).append(plugin_name)
+    clashes = {key: names for key, names in owners.items() if len(names) > 1}
+    problems: dict[str, list[str]] = {}
+    for (name, _), names in sorted(clashes.items()):
+        message = f"tool {name!r} {clashing(names)}"
+        if strict:
+            raise RegistrationError(message)
+        logger.warning("%s", message)
+        for plugin_name in names:
+            problems.setdefault(plugin_name, []).append(message)
+    for plugin_name, messages in problems.items():
+        record = plugins.get(plugin_name)
+        if record is not None:
+            record.fail("; ".join(messages), unload=False)
+    return [
+        (
+            plugin_name,
+            rank,
+            [
+                tool
+                for tool in tools
+                if not (isinstance(tool, Tool) and (tool.name, rank) in clashes)
+            ],
+        )
+        for plugin_name, rank, tools in returned
+    ]
 
 
 @dataclass(frozen=True)
