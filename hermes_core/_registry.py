@@ -293,6 +293,16 @@ class Registry:
             return list(cast("dict[str, Tool]", self._tools).values())
         return self._sequence(lambda _: True)
 
+    def overridden(self) -> dict[str, ShadowedTool]:
+        """By name, for each registered tool that beat another registration of its name (a
+        plugin of a higher source overriding a bundled tool), the registration it beat last."""
+        found: dict[str, ShadowedTool] = {}
+        for lost in self.shadowed:
+            current = self._owner_of(lost.tool.name)
+            if current is not None and current[0] == lost.shadowed_by:
+                found[lost.tool.name] = lost
+        return found
+
     def names(self) -> list[str]:
         """Every registered name, in registration order (no tool is made)."""
         names: list[str] = []

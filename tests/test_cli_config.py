@@ -306,6 +306,34 @@ def test_set_an_empty_value_says_so_instead_of_blaming_the_file(
     assert path.read_text(encoding="utf-8") == COMMENTED
 
 
+@pytest.mark.parametrize("key", ["plugins.disabled", "plugins.enabled"])
+def test_a_list_whose_last_entry_was_deleted_reads_as_empty_and_can_be_added_to(
+    hermes_cli: HermesCli, home: Path, key: str
+) -> None:
+    """Deleting the last ``- name`` line leaves ``disabled:`` holding YAML's null: an empty
+    list, so every command still runs and ``plugins enable`` / ``config set`` write a list."""
+    path = write(home, "plugins:\n  disabled:\n  enabled:\n")
+    listed = hermes_cli.subprocess_run("plugins", "list")
+    assert "expected a list" not in listed.stderr
+    hermes_cli.run("config", "validate")
+    command = "disable" if key == "plugins.disabled" else "enable"
+    hermes_cli.run("plugins", command, "memory")
+    written = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    assert written["plugins"][key.split(".")[1]] == ["memory"]
+    hermes_cli.run("config", "set", key, "[a, b]")
+    written = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    assert written["plugins"][key.split(".")[1]] == ["a", "b"]
+
+
+def test_a_list_key_holding_another_scalar_is_still_refused(
+    hermes_cli: HermesCli, home: Path
+) -> None:
+    path = write(home, "plugins:\n  disabled: 3\n")
+    result = hermes_cli.run("config", "validate", ok=False)
+    assert result.returncode == 2
+    assert f"{path}:2: plugins.disabled: expected a list of names, got 3" in result.stderr
+
+
 def test_set_is_refused_when_the_config_is_managed(hermes_cli: HermesCli, home: Path) -> None:
     path = write(home, COMMENTED)
     result = hermes_cli.run(

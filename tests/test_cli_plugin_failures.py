@@ -459,3 +459,57 @@ def test_the_unloaded_plugins_pointed_at_are_those_whose_manifest_may_provide_th
     assert "plugin 'vault-memory' (user, " in done.stderr
     assert "plugin 'unsaid' (user, " in done.stderr
     assert "shouty" not in done.stderr
+
+
+def _tools_of(name: str, *tools: str) -> str:
+    made = ", ".join(
+        f"Tool(name={tool!r}, description='From {name}.', parameters=SCHEMA, handler=_run)"
+        for tool in tools
+    )
+    return f"""
+from hermes_core.plugin import Tool, hookimpl
+
+SCHEMA = {{"type": "object", "properties": {{}}}}
+
+
+def _run() -> str:
+    return {name!r}
+
+
+@hookimpl
+def hermes_tools():
+    return [{made}]
+"""
+
+
+@pytest.mark.parametrize("names", [("alpha", "beta"), ("zeta", "beta")], ids=["a-b", "z-b"])
+def test_a_tool_name_two_user_plugins_register_is_neithers_and_their_other_tools_load(
+    hermes_cli: HermesCli, hermes_dir_plugin: Callable[..., Path], names: tuple[str, str]
+) -> None:
+    """Whatever the folders are called: ``deploy`` is left out of both, each plugin is an
+    ``error`` naming both, and each one's other tools still load."""
+    first, second = names
+    plugins = hermes_cli.home / "plugins"
+    hermes_dir_plugin(plugins, first, _tools_of(first, "deploy", f"{first}_only"))
+    hermes_dir_plugin(plugins, second, _tools_of(second, "deploy", f"{second}_only"))
+    hermes_cli.config.write_text(f"plugins:\n  enabled: [{first}, {second}]\n", encoding="utf-8")
+
+    tools = {
+        row["name"] for row in hermes_cli.json("tools", "list", "--json", env=lenient(hermes_cli))
+    }
+    assert {f"{first}_only", f"{second}_only"} <= tools
+    assert "deploy" not in tools
+    low, high = sorted(names)
+    both = f"'{low}' and '{high}'"
+    for name in names:
+        row = listed(hermes_cli, name)
+        assert row["status"] == "error"
+        assert f"tool 'deploy' is registered by two plugins, {both}, so neither" in row["error"]
+    called = hermes_cli.run(
+        "tools", "call", f"{second}_only", "{}", "--yes", env=lenient(hermes_cli)
+    )
+    assert called.stdout.strip() == second
+
+    strict = hermes_cli.run("tools", "list", ok=False)
+    assert strict.returncode != 0
+    assert f"tool 'deploy' is registered by two plugins, {both}" in strict.stderr

@@ -138,3 +138,43 @@ def test_a_plugin_tool_whose_schema_is_not_json_schema_is_called_with_a_warning_
     sound = hermes_cli.run("tools", "call", "tight", '{"x": "a"}')
     assert sound.stdout.strip() == "got 'a'"
     assert "warning" not in sound.stderr, sound.stderr
+
+
+MY_READ_FILE = """
+from hermes_core.plugin import Tool, hookimpl
+
+
+def _read(path: str) -> str:
+    return "mine"
+
+
+@hookimpl
+def hermes_tools():
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    return [
+        Tool(name="read_file", description="Read a file, my way.", parameters=schema,
+             handler=_read),
+        Tool(name="my_only", description="Mine alone.", parameters=schema, handler=_read),
+    ]
+"""
+
+
+def test_a_user_plugin_overriding_a_bundled_tool_is_said_by_plugins_info_and_tools_list(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    hermes_dir_plugin(hermes_cli.home / "plugins", "myread", MY_READ_FILE)
+    hermes_cli.config.write_text("plugins:\n  enabled: [myread]\n", encoding="utf-8")
+
+    info = hermes_cli.run("plugins", "info", "myread").stdout
+    assert "overrides:       read_file (bundled plugin 'files')\n" in info, info
+    bundled = hermes_cli.run("plugins", "info", "files").stdout
+    assert "overridden:      read_file (by user plugin 'myread')\n" in bundled, bundled
+
+    rows = {row["name"]: row for row in hermes_cli.json("tools", "list", "--json")}
+    assert rows["read_file"]["overrides"] == {"owner": "files", "source": "bundled"}
+    assert rows["my_only"]["overrides"] is None
+    assert rows["write_file"]["overrides"] is None
+    table = hermes_cli.run("tools", "list").stdout.splitlines()
+    line = next(line for line in table if line.startswith("read_file "))
+    assert "plugin (overrides bundled 'files')" in line, line
+    assert "overrides" not in next(line for line in table if line.startswith("my_only "))

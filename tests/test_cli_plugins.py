@@ -721,3 +721,26 @@ def test_a_plugin_error_of_several_lines_keeps_the_table_one_row_a_plugin(setup:
     row = next(line for line in lines if line.startswith("raises "))
     assert "the database is on fire" in row, lines
     assert not any(line.strip().startswith("is on fire") for line in lines), lines
+
+
+def test_a_pip_plugin_that_cannot_be_used_still_shows_its_distributions_version(
+    setup: Setup,
+) -> None:
+    """An entry point that names no module, or a ``plugin.yaml`` beside the module that does not
+    parse, leaves no manifest; the version column still says what pip installed."""
+    write_distribution(setup.site, "hermes-odd", "1.0", entry_points={"odd": "not a module!"})
+    write_distribution(
+        setup.site,
+        "hermes-broken",
+        "2.5",
+        entry_points={"broken": "broken_pkg"},
+        files={"broken_pkg/__init__.py": GOOD, "broken_pkg/plugin.yaml": "name: [unclosed\n"},
+    )
+
+    rows = {row["name"]: row for row in setup.list_json()}
+    table = setup.run("plugins", "list").stdout
+
+    assert (rows["odd"]["status"], rows["odd"]["version"]) == ("error", "1.0")
+    assert (rows["broken"]["status"], rows["broken"]["version"]) == ("error", "2.5")
+    assert re.search(r"^odd +1\.0 +pip +error", table, re.M), table
+    assert "version:         2.5" in setup.run("plugins", "info", "broken").stdout

@@ -60,7 +60,16 @@ plugins:
 def test_tools_list_json_has_the_documented_keys(hermes_cli: HermesCli) -> None:
     rows = hermes_cli.json("tools", "list", "--json")
     by_name = {row["name"]: row for row in rows}
-    assert set(rows[0]) == {"name", "toolset", "source", "deferrable", "annotations", "description"}
+    assert set(rows[0]) == {
+        "name",
+        "toolset",
+        "source",
+        "overrides",
+        "deferrable",
+        "annotations",
+        "description",
+    }
+    assert by_name["read_file"]["overrides"] is None
     assert by_name["read_file"]["deferrable"] is False
     assert by_name["todo_list"]["deferrable"] is True
     assert by_name["read_file"]["annotations"]["read_only"] is True

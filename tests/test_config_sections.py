@@ -87,3 +87,32 @@ def test_a_dump_validates_back_to_an_equal_configuration() -> None:
     )
 
     assert Config.model_validate(config.model_dump()) == config
+
+
+def test_null_where_a_list_or_mapping_is_expected_reads_as_empty() -> None:
+    """``defer:`` with every ``- name`` deleted is an empty list (not its default); the same
+    for a mapping, a list inside a section of a mapping, and an assignment of ``None``."""
+    config = Config.model_validate(
+        {
+            "tools": {"tool_search": {"defer": None}, "enabled_toolsets": None},
+            "plugins": {"disabled": None, "entries": None},
+            "mcp_servers": {"time": {"command": "uvx", "args": None, "env": None}},
+        }
+    )
+    assert config.tools.tool_search.defer == []
+    assert config.tools.enabled_toolsets is None  # optional: null still means "not set"
+    assert config.plugins.disabled == []
+    assert config.plugins.entries == {}
+    assert config.mcp_servers["time"].args == []
+    assert config.mcp_servers["time"].env == {}
+    search = ToolSearchConfig()
+    search.always_visible = None  # type: ignore[assignment]
+    assert search.always_visible == []
+
+
+def test_a_list_key_holding_text_or_a_mapping_is_still_refused() -> None:
+    with pytest.raises(InvalidConfig) as caught:
+        Config.model_validate({"plugins": {"disabled": {"a": 1}, "enabled": "files"}})
+    messages = {problem.loc: problem.message for problem in caught.value.problems}
+    assert messages[("plugins", "disabled")] == "expected a list, got a mapping"
+    assert messages[("plugins", "enabled")].startswith("expected a list of names, got 'files'")

@@ -25,14 +25,19 @@ from hermes_core._shown import printable_lines
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
+    from hermes_core._plugins.plugin_tools import ToolOverride
     from hermes_core._plugins.records import PluginRecord
 
 
-def _load(env: Environment) -> tuple[list[PluginRecord], dict[str, list[str]]]:
-    """Every plugin copy, after loading the enabled ones as a host does, and what each loaded
-    plugin registered by name; what discovery ignored and what the configuration selects but
-    no plugin provides are warnings."""
+def _load(
+    env: Environment,
+) -> tuple[list[PluginRecord], dict[str, list[str]], list[ToolOverride]]:
+    """Every plugin copy, after loading the enabled ones as a host does, what each loaded
+    plugin registered by name, and the tools that override another of their name; what
+    discovery ignored and what the configuration selects but no plugin provides are
+    warnings."""
     from hermes_core._host import Host
+    from hermes_core._plugins.plugin_tools import tool_overrides
 
     config = load_config_in_effect(env)
     host = Host(config, env, config_path=env.config_path, strict=False)
@@ -45,6 +50,7 @@ def _load(env: Environment) -> tuple[list[PluginRecord], dict[str, list[str]]]:
         problems = host.check_plugins()
         records, warnings = host.plugins, host.warnings
         registered = host.registrations.by_plugin()
+        overrides = list(tool_overrides(host.registry, records).values())
     finally:
         host_log.setLevel(level)
         host.close()
@@ -57,7 +63,7 @@ def _load(env: Environment) -> tuple[list[PluginRecord], dict[str, list[str]]]:
     )
     for warning in [*warnings, *problems, *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
-    return records, registered
+    return records, registered, overrides
 
 
 @click.group("plugins")
@@ -75,7 +81,7 @@ def plugins() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, error."""
-    records, _ = _load(environment())
+    records, _, _ = _load(environment())
     if as_json:
         # Every copy, so a program can see what shadows what without a second call.
         click.echo(json.dumps([record.to_json() for record in records], indent=2))
@@ -115,7 +121,7 @@ def info_command(name: str) -> None:
     """Everything known about plugin NAME: each copy found, its manifest and its status."""
     from hermes_core._plugins.manifest import normalize_name
 
-    records, registered = _load(environment())
+    records, registered, overrides = _load(environment())
     wanted = normalize_name(name)
     copies = [record for record in records if record.name == wanted]
     if not copies:
@@ -128,14 +134,16 @@ def info_command(name: str) -> None:
             click.echo("")
         # Only the copy that loaded registered anything.
         names = registered.get(record.name, []) if record.loadable else []
-        for label, value in _info_lines(record, names):
+        for label, value in _info_lines(record, names, overrides if record.winner else []):
             # A manifest is read before the gate: a cloned project's plugin.yaml writes these.
             click.echo(f"{label + ':':<17}{printable_lines(value)}")
         if record.traceback and verbose():
             click.echo(record.traceback, err=True)
 
 
-def _info_lines(record: PluginRecord, registers: list[str]) -> list[tuple[str, str]]:
+def _info_lines(
+    record: PluginRecord, registers: list[str], overrides: list[ToolOverride]
+) -> list[tuple[str, str]]:
     manifest = record.candidate.manifest
     lines = [
         ("name", record.name),
@@ -161,6 +169,14 @@ def _info_lines(record: PluginRecord, registers: list[str]) -> list[tuple[str, s
     lines += [
         ("hooks", ", ".join(record.hooks)),
         ("registers", ", ".join(registers)),
+        (
+            "overrides",
+            ", ".join(f"{o.name} ({o.replaced})" for o in overrides if o.by == record.name),
+        ),
+        (
+            "overridden",
+            ", ".join(f"{o.name} (by {o.replacer})" for o in overrides if o.owner == record.name),
+        ),
         ("shadows", ", ".join(record.shadows)),
         ("shadowed by", record.shadowed_by or ""),
         ("error" if record.status == "error" else "note", record.message or ""),

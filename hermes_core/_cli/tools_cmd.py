@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from hermes_core._approvals.prompt import Answer, ApprovalRequest, PromptTransport
     from hermes_core._config import Config
     from hermes_core._host import Host
+    from hermes_core._plugins.plugin_tools import ToolOverride
     from hermes_core._tools import Tool, ToolResult
 
 T = TypeVar("T")
@@ -58,15 +59,18 @@ def tools() -> None:
 @refresh_option
 def list_command(as_json: bool, refresh: bool) -> None:
     """Every tool of the host: name, toolset, source, whether it may be deferred."""
+    from hermes_core._plugins.plugin_tools import tool_overrides
     from hermes_core.search._deferral import is_deferrable
 
     async def work(host: Host) -> list[dict[str, Any]]:
         search_config = host.config.tools.tool_search
+        overrides = tool_overrides(host.registry, host.plugins)
         return [
             {
                 "name": tool.name,
                 "toolset": tool.toolset,
                 "source": tool.source,
+                "overrides": _overridden(overrides.get(tool.name)),
                 "deferrable": is_deferrable(tool, search_config),
                 "annotations": asdict(tool.annotations),
                 "description": tool.description,
@@ -83,8 +87,18 @@ def list_command(as_json: bool, refresh: bool) -> None:
     table = [("NAME", "TOOLSET", "SOURCE", "DEFERRABLE", "DESCRIPTION")]
     for row in rows:
         first = short_description(str(row["description"]))
-        table.append((row["name"], row["toolset"], row["source"], _yes(row["deferrable"]), first))
+        source = row["source"]
+        if row["overrides"]:
+            replaced = row["overrides"]
+            whose = f"{replaced['source']} " if replaced["source"] else ""
+            source += f" (overrides {whose}{replaced['owner']!r})"
+        table.append((row["name"], row["toolset"], source, _yes(row["deferrable"]), first))
     click.echo(columns(table))
+
+
+def _overridden(found: ToolOverride | None) -> dict[str, str | None] | None:
+    """``tools list --json``'s ``overrides``: whose tool of the same name this one replaced."""
+    return None if found is None else {"owner": found.owner, "source": found.owner_source}
 
 
 def _yes(flag: object) -> str:

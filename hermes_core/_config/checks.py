@@ -170,9 +170,12 @@ def optional(inner: Check) -> Check:
 
 
 def list_of(item: Check) -> Check:
-    """The rule of ``list[X]``, ``item`` being ``X``'s."""
+    """The rule of ``list[X]``, ``item`` being ``X``'s; null is the empty list."""
 
     def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
+        # `disabled:` with its last `- name` line deleted (or commented out) is YAML's null.
+        if value is None:
+            return []
         if not isinstance(value, list | tuple):
             return refused(loc, problems, f"expected a list, got {shown(value)}")
         items = [item(element, (*loc, index), problems) for index, element in enumerate(value)]
@@ -182,9 +185,11 @@ def list_of(item: Check) -> Check:
 
 
 def mapping_of(item: Check) -> Check:
-    """The rule of ``dict[str, X]``, ``item`` being ``X``'s."""
+    """The rule of ``dict[str, X]``, ``item`` being ``X``'s; null is the empty mapping."""
 
     def rule(value: Any, loc: Loc, problems: list[Problem]) -> Any:
+        if value is None:
+            return {}
         if not isinstance(value, Mapping):
             return refused(loc, problems, f"expected a mapping, got {shown(value)}")
         found: dict[str, Any] = {}

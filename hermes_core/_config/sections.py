@@ -9,7 +9,8 @@ A section is a class of annotated keys with their defaults::
 made from a mapping with :meth:`Section.model_validate`, or from keyword arguments, and checked
 then and on every assignment. Unknown keys are refused (with the closest known one suggested);
 each value must be of its key's type (``str``, ``bool``, ``int``, ``float``, a ``Literal``,
-``X | None``, ``list[X]``, ``dict[str, X]``, another section, ``Any``), after the
+``X | None``, ``list[X]``, ``dict[str, X]`` (null being an empty one), another section,
+``Any``), after the
 :class:`Before` checks of its ``Annotated`` metadata and before its :class:`After` checks; a
 section's :meth:`Section._validate` then checks its keys together. Every problem found is
 reported, each at its location (the keys and list indexes leading to it) in the user's words,
@@ -120,8 +121,8 @@ class Key:
     default: Any
     check: Check
     null_is_default: bool
-    """Whether ``key: null`` (a section or mapping whose lines are all commented out) means the
-    default, rather than the value null."""
+    """Whether ``key: null`` (a section whose lines are all commented out) means the default,
+    rather than the value null (a list's or mapping's rule reads null as empty)."""
 
     @property
     def required(self) -> bool:
@@ -142,8 +143,7 @@ def section_keys(kind: type[Section]) -> Mapping[str, Key]:
                 annotation,
                 getattr(kind, name, _REQUIRED),
                 rule_of(annotation),
-                typing.get_origin(plain) is dict
-                or (isinstance(plain, type) and issubclass(plain, Section)),
+                isinstance(plain, type) and issubclass(plain, Section),
             )
         type.__setattr__(kind, "_keys", keys)
     return keys

@@ -40,8 +40,13 @@ class Candidate:
 
     @property
     def version(self) -> str | None:
-        """The manifest's version, if any."""
-        return self.manifest.version if self.manifest is not None else None
+        """The manifest's version, if any; a pip or Nix plugin left without a manifest (an
+        entry point naming no module, a ``plugin.yaml`` that does not parse) has its
+        distribution's, which its manifest would have held."""
+        if self.manifest is not None:
+            return self.manifest.version
+        dist = self.entry_point.dist if self.entry_point is not None else None
+        return (dist.metadata.get("Version") or None) if dist is not None else None
 
     @property
     def label(self) -> str:

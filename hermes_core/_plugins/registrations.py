@@ -147,7 +147,7 @@ class Registrations:
         clash = self.clashes.get((kind, name))
         if clash is not None:
             raise RegistrationError(
-                f"{what} {name!r} ({where}) {_clashing(clash)}; valid names: {valid}"
+                f"{what} {name!r} ({where}) {clashing(clash)}; valid names: {valid}"
             )
         record = unloaded_plugin(self.records, name)
         if record is None:
@@ -187,7 +187,7 @@ def _may_provide(record: PluginRecord, hook: str) -> bool:
     return manifest is None or not manifest.provides_hooks or hook in manifest.provides_hooks
 
 
-def _clashing(plugins: list[str]) -> str:
+def clashing(plugins: list[str]) -> str:
     """``is registered by two plugins, 'a' and 'b', so neither is loaded: ...``."""
     *first, last = map(repr, sorted(plugins))
     count, none = ("two", "neither") if len(plugins) == 2 else (str(len(plugins)), "none")
