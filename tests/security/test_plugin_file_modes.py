@@ -163,3 +163,25 @@ def test_a_plugin_file_linked_into_a_folder_another_account_could_write_is_refus
     assert status == "error"
     assert f"{shared} is writable by other accounts" in message
     assert not marker.exists()
+
+
+@needs_another_account
+def test_a_plugin_file_reached_through_a_link_of_another_account_is_refused(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # The link lies in a sticky folder (as /tmp): its owner may still point it elsewhere.
+    marker = tmp_path / "ran"
+    folder = _plugin(hermes_env, marker)
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    kept = folder / "lib" / "kept.py"
+    (folder / "lib" / "util.py").rename(kept)
+    hop = sticky / "hop"
+    hop.symlink_to(kept)
+    os.lchown(hop, NOBODY, NOBODY)
+    (folder / "lib" / "util.py").symlink_to(hop)
+    status, message = _record(hermes_env)
+    assert status == "error"
+    assert f"{hop} belongs to another account (uid {NOBODY})" in message
+    assert not marker.exists()
