@@ -138,3 +138,36 @@ def test_a_plugin_tool_whose_schema_is_not_json_schema_is_called_with_a_warning_
     sound = hermes_cli.run("tools", "call", "tight", '{"x": "a"}')
     assert sound.stdout.strip() == "got 'a'"
     assert "warning" not in sound.stderr, sound.stderr
+
+
+HUGE_BROKEN_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    required = {f"k{index}": "v" * 50 for index in range(20000)}  # a mapping: not a list
+    huge = {"type": "object", "properties": {"x": {"type": "string"}}, "required": required}
+    return [Tool("huge", "Huge schema.", huge, handler=lambda x: f"got {x!r}", annotations=HINTS)]
+"""
+
+
+def test_the_warning_of_a_huge_broken_schema_is_one_short_line(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    # jsonschema's message quotes the whole wrong value: a 1.2 MB warning line.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sloppy", HUGE_BROKEN_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sloppy]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "call", "huge", '{"x": "a"}')
+
+    assert done.stdout.strip() == "got 'a'"
+    (warning,) = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(
+        "hermes: warning: tool 'huge' of plugin 'sloppy': its parameters are not a valid JSON "
+        "Schema, so its arguments are not checked (at required: {'k0': "
+    ), warning
+    assert "characters)" in warning
+    assert len(warning) < 500, len(warning)
