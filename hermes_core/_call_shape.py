@@ -19,6 +19,7 @@ import anyio.to_thread
 from hermes_core._arguments import ArgumentsProblem, read_arguments
 from hermes_core._call_path import CALLER_PARAMETER
 from hermes_core._coercion import coerce_arguments
+from hermes_core._shown import PROBLEM_CHARACTERS, clipped
 from hermes_core._tools import Tool, ToolResult
 from hermes_core._validation import argument_error, build_validator, has_patterns
 
@@ -100,8 +101,8 @@ def _warn_if_broken(tool: Tool) -> None:
             "are not checked (%s%s)",
             tool.name,
             tool.source_name,
-            f"at {where}: " if where else "",
-            exc.message,
+            f"at {clipped(where, PROBLEM_CHARACTERS)}: " if where else "",
+            clipped(exc.message, PROBLEM_CHARACTERS),  # it quotes the wrong value whole
         )
     except Exception:  # what build_validator refused for another reason says nothing here
         return
