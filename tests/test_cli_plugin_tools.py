@@ -171,3 +171,35 @@ def test_the_warning_of_a_huge_broken_schema_is_one_short_line(
     ), warning
     assert "characters)" in warning
     assert len(warning) < 500, len(warning)
+
+
+DEEP_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    deep = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "object", "properties": {"a": deep}}
+    schema = {"type": "object", "properties": {"x": deep}}
+    return [Tool("deep", "Deep schema.", schema, handler=lambda x: "ran", annotations=HINTS)]
+"""
+
+
+def test_a_plugin_tool_whose_schema_is_nested_too_deeply_is_called_with_a_warning(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    # It was an INTERNAL_ERROR ("hermes-core failed while calling 'deep'") and a traceback.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sloppy", DEEP_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sloppy]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "call", "deep", '{"x": {}}')
+
+    assert done.stdout.strip() == "ran"
+    assert done.stderr == (
+        "hermes: warning: tool 'deep' of plugin 'sloppy': its parameters are nested too deeply "
+        "to check as a JSON Schema, so its arguments are not checked\n"
+    ), done.stderr
