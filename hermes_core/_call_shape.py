@@ -104,6 +104,13 @@ def _warn_if_broken(tool: Tool) -> None:
             f"at {clipped(where, PROBLEM_CHARACTERS)}: " if where else "",
             clipped(exc.message, PROBLEM_CHARACTERS),  # it quotes the wrong value whole
         )
+    except RecursionError:
+        log.warning(
+            "tool %r of plugin %r: its parameters are nested too deeply to check as a JSON "
+            "Schema, so its arguments are not checked",
+            tool.name,
+            tool.source_name,
+        )
     except Exception:  # what build_validator refused for another reason says nothing here
         return
 
