@@ -19,6 +19,7 @@ import anyio.to_thread
 from hermes_core._arguments import ArgumentsProblem, read_arguments
 from hermes_core._call_path import CALLER_PARAMETER
 from hermes_core._coercion import coerce_arguments
+from hermes_core._shown import PROBLEM_CHARACTERS, clipped
 from hermes_core._tools import Tool, ToolResult
 from hermes_core._validation import argument_error, build_validator, has_patterns
 
@@ -100,8 +101,15 @@ def _warn_if_broken(tool: Tool) -> None:
             "are not checked (%s%s)",
             tool.name,
             tool.source_name,
-            f"at {where}: " if where else "",
-            exc.message,
+            f"at {clipped(where, PROBLEM_CHARACTERS)}: " if where else "",
+            clipped(exc.message, PROBLEM_CHARACTERS),  # it quotes the wrong value whole
+        )
+    except RecursionError:
+        log.warning(
+            "tool %r of plugin %r: its parameters are nested too deeply to check as a JSON "
+            "Schema, so its arguments are not checked",
+            tool.name,
+            tool.source_name,
         )
     except Exception:  # what build_validator refused for another reason says nothing here
         return
@@ -175,13 +183,19 @@ def handler_result(name: str, value: Any) -> ToolResult:
         return ToolResult.text(value)
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        kind = type(value).__name__
+    except (TypeError, ValueError, RecursionError) as exc:
+        kind = clipped(type(value).__name__, PROBLEM_CHARACTERS)
         if not isinstance(value, _JSON_TYPES):
             message = f"{name} returned {kind}, which is not a ToolResult, a string or JSON data."
         else:  # a container (or a float) of a JSON type holding what JSON cannot write
-            # json's ValueErrors: a float out of range (NaN, Infinity), or a circular reference.
-            why = _NOT_FINITE if str(exc).startswith("Out of range float") else str(exc)
+            # json's ValueErrors: a float out of range (NaN, Infinity), or a circular reference;
+            # its TypeError names the type inside, whatever the length of its name.
+            if isinstance(exc, RecursionError):
+                why = _TOO_DEEP
+            elif str(exc).startswith("Out of range float"):
+                why = _NOT_FINITE
+            else:
+                why = clipped(str(exc), PROBLEM_CHARACTERS)
             message = f"{name} returned a {kind} that is not JSON data: {why}."
         return ToolResult.error("TOOL_ERROR", message)
     return ToolResult.text(text, structured=value)
@@ -189,3 +203,4 @@ def handler_result(name: str, value: Any) -> ToolResult:
 
 _JSON_TYPES: Final = (dict, list, tuple, int, float, bool, type(None))
 _NOT_FINITE: Final = "it holds NaN or Infinity, which JSON cannot write"
+_TOO_DEEP: Final = "it is nested too deeply to write as JSON"

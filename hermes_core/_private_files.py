@@ -120,23 +120,24 @@ def others_could_write(path: Path) -> str | None:
     holds), or ``None``: it, a file or folder in it, or a folder above it that others may write
     (a sticky folder such as ``/tmp`` aside: others may add entries there, never replace the
     user's), or that belongs to an account other than the user and root. Links are followed,
-    as reading and importing do: the folders above a link's target count as well as the
-    link's own."""
+    as reading and importing do: each link met on the way (its owner could point it elsewhere)
+    and the folders above it count, and the folders above where it leads."""
     mine = {os.geteuid(), 0}
     path = Path(os.path.abspath(path))
-    paths = [*reversed(path.parents), path]
-    real = Path(os.path.realpath(path))
-    if real != path:  # a link: what is read is its target, under folders of its own
-        paths.extend([*reversed(real.parents), real])
+    paths = _reached(path)
     for root, directories, files in os.walk(path, followlinks=True):
-        paths.extend(Path(root, name) for name in sorted(directories + files))
-    for each in paths:
+        for name in sorted(directories + files):
+            found = Path(root, name)
+            paths.extend(_reached(found) if found.is_symlink() else [found])
+    for each in dict.fromkeys(paths):
         try:
-            info = each.stat()
+            info, entry = each.stat(), each.lstat()
         except OSError:
             continue  # gone or unreadable: the read or import that follows says so
-        if info.st_uid not in mine:
-            return f"{each} belongs to another account (uid {info.st_uid})"
+        # A link's own owner may point it elsewhere, even in a sticky folder.
+        strangers = {info.st_uid, entry.st_uid} - mine
+        if strangers:
+            return f"{each} belongs to another account (uid {min(strangers)})"
         sticky = stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX
         if info.st_mode & stat.S_IWOTH and not sticky:
             return (
@@ -144,6 +145,47 @@ def others_could_write(path: Path) -> str | None:
                 f"run chmod o-w {each}"
             )
     return None
+
+
+_MAX_LINKS: Final = 40
+"""As many links as Linux follows reaching one path."""
+
+
+def _reached(path: Path) -> list[Path]:
+    """The absolute ``path``, the folders above it, and, for each link followed on the way to
+    what it names, the link and the folders above it, then the real path and its folders:
+    another account that could replace any of them could change what is read."""
+    paths = [*reversed(path.parents), path]
+    for link in _links_on_the_way(path):
+        paths.extend([*reversed(link.parents), link])
+    real = Path(os.path.realpath(path))
+    if real != path:
+        paths.extend([*reversed(real.parents), real])
+    return paths
+
+
+def _links_on_the_way(path: Path) -> list[Path]:
+    """Each symbolic link met reaching the absolute ``path``, in order, as the link's own path
+    (what :func:`os.path.realpath` follows without saying)."""
+    links: list[Path] = []
+    at = Path(path.anchor)
+    left = list(path.parts[1:])
+    while left and len(links) < _MAX_LINKS:
+        part = left.pop(0)
+        if part == "..":
+            at = at.parent
+            continue
+        step = at / part
+        try:
+            target = Path(os.readlink(step))
+        except OSError:  # not a link, or not there
+            at = step
+            continue
+        links.append(step)
+        if target.is_absolute():
+            at = Path(target.anchor)
+        left[:0] = target.parts[1:] if target.is_absolute() else target.parts
+    return links
 
 
 def refuse_if_others_could_write(path: Path) -> None:

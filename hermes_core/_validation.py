@@ -144,23 +144,24 @@ def _judging() -> tuple[
 
 
 def build_validator(schema: Mapping[str, Any]) -> Validator | None:
-    """A validator for ``schema``, or ``None`` when the schema cannot be trusted to judge."""
-    if not isinstance(schema, Mapping) or _has_remote_ref(schema):
-        return None
-    if has_patterns(schema) and _has_key(schema, "unevaluatedProperties"):
-        # jsonschema matches patternProperties again, with ``re`` and no budget, to find the
-        # unevaluated properties: such a schema is not used, as a broken one.
-        return None
+    """A validator for ``schema``, or ``None`` when the schema cannot be trusted to judge
+    (nested deeper than Python recurses too)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 
     try:
+        if not isinstance(schema, Mapping) or _has_remote_ref(schema):
+            return None
+        if has_patterns(schema) and _has_key(schema, "unevaluatedProperties"):
+            # jsonschema matches patternProperties again, with ``re`` and no budget, to find
+            # the unevaluated properties: such a schema is not used, as a broken one.
+            return None
         cls = validator_for(schema, default=Draft202012Validator)
         plain = {key: _nullable_as_null(value) for key, value in schema.items()}
         cls.check_schema(plain)
         return _bounded(cls)(plain)
-    except (SchemaError, TypeError, ValueError, LookupError):
+    except (SchemaError, TypeError, ValueError, LookupError, RecursionError):
         return None
 
 

@@ -147,7 +147,6 @@ from hermes_core.plugin import Tool, hookimpl
 def _read(path: str) -> str:
     return "mine"
 
-
 @hookimpl
 def hermes_tools():
     schema = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -178,3 +177,68 @@ def test_a_user_plugin_overriding_a_bundled_tool_is_said_by_plugins_info_and_too
     line = next(line for line in table if line.startswith("read_file "))
     assert "plugin (overrides bundled 'files')" in line, line
     assert "overrides" not in next(line for line in table if line.startswith("my_only "))
+
+
+HUGE_BROKEN_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    required = {f"k{index}": "v" * 50 for index in range(20000)}  # a mapping: not a list
+    huge = {"type": "object", "properties": {"x": {"type": "string"}}, "required": required}
+    return [Tool("huge", "Huge schema.", huge, handler=lambda x: f"got {x!r}", annotations=HINTS)]
+"""
+
+
+def test_the_warning_of_a_huge_broken_schema_is_one_short_line(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    # jsonschema's message quotes the whole wrong value: a 1.2 MB warning line.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sloppy", HUGE_BROKEN_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sloppy]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "call", "huge", '{"x": "a"}')
+
+    assert done.stdout.strip() == "got 'a'"
+    (warning,) = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(
+        "hermes: warning: tool 'huge' of plugin 'sloppy': its parameters are not a valid JSON "
+        "Schema, so its arguments are not checked (at required: {'k0': "
+    ), warning
+    assert "characters)" in warning
+    assert len(warning) < 500, len(warning)
+
+
+DEEP_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    deep = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "object", "properties": {"a": deep}}
+    schema = {"type": "object", "properties": {"x": deep}}
+    return [Tool("deep", "Deep schema.", schema, handler=lambda x: "ran", annotations=HINTS)]
+"""
+
+
+def test_a_plugin_tool_whose_schema_is_nested_too_deeply_is_called_with_a_warning(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    # It was an INTERNAL_ERROR ("hermes-core failed while calling 'deep'") and a traceback.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sloppy", DEEP_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sloppy]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "call", "deep", '{"x": {}}')
+
+    assert done.stdout.strip() == "ran"
+    assert done.stderr == (
+        "hermes: warning: tool 'deep' of plugin 'sloppy': its parameters are nested too deeply "
+        "to check as a JSON Schema, so its arguments are not checked\n"
+    ), done.stderr

@@ -355,10 +355,21 @@ class AlmostJson:
         def a_set() -> object:
             return {"tags": {"a"}}
 
+        def deep() -> object:
+            nested: list[Any] = []
+            for _ in range(100_000):
+                nested = [nested]
+            return {"tree": nested}
+
+        def odd() -> object:
+            return {"thing": type("X" * 100_000, (), {})()}
+
         hints = ToolAnnotations(read_only=True, destructive=False)
         return [
             Tool("ratio", "NaN inside.", handler=nan, toolset="almost", annotations=hints),
             Tool("tags", "A set inside.", handler=a_set, toolset="almost", annotations=hints),
+            Tool("deep", "Deep inside.", handler=deep, toolset="almost", annotations=hints),
+            Tool("odd", "A long name.", handler=odd, toolset="almost", annotations=hints),
         ]
 
 
@@ -377,6 +388,16 @@ class AlmostJson:
             "serializable",
             id="set",
         ),
+        pytest.param(
+            "deep",
+            "deep returned a dict that is not JSON data: it is nested too deeply to write as JSON",
+            id="nested-too-deep",  # was an INTERNAL_ERROR, hermes-core's failure
+        ),
+        pytest.param(
+            "odd",
+            "odd returned a dict that is not JSON data: Object of type XXX",
+            id="long-type-name",
+        ),
     ],
 )
 def test_a_result_holding_what_json_cannot_write_says_what_inside_is_wrong(
@@ -389,6 +410,7 @@ def test_a_result_holding_what_json_cannot_write_says_what_inside_is_wrong(
     assert result.error_code == "TOOL_ERROR"
     assert words in result.text_content
     assert "which is not a ToolResult" not in result.text_content
+    assert len(result.text_content) < 500
 
 
 def test_arguments_are_coerced_before_validation(harnesses: Callable[..., Harness]) -> None:

@@ -126,3 +126,62 @@ def test_a_config_linked_into_a_folder_another_account_could_write_is_not_read(
     done = hermes_cli.run(*given, "plugins", "list", ok=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"{shared} is writable by other accounts" in done.stderr
+
+
+def test_a_config_reached_through_a_link_in_a_folder_another_account_could_write_is_not_read(
+    hermes_home: Path, hermes_project: Path, tmp_path: Path
+) -> None:
+    """config.yaml -> shared/hop -> dotfiles/hermes.yaml: the file and the folders above it are
+    the user's, but another account could point ``hop`` at a file of its own."""
+    hermes_cli = InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+    target = tmp_path / "dotfiles" / "hermes.yaml"
+    target.parent.mkdir()
+    target.write_text("mcp_servers: {}\n", encoding="utf-8")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "hop").symlink_to(target)
+    shared.chmod(0o777)
+    hermes_cli.config.unlink(missing_ok=True)
+    hermes_cli.config.symlink_to(shared / "hop")
+    done = hermes_cli.run("plugins", "list", ok=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{shared} is writable by other accounts" in done.stderr
+
+
+def test_a_plugin_file_linked_into_a_folder_another_account_could_write_is_refused(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    folder = _plugin(hermes_env, marker)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    moved = shared / "util.py"
+    (folder / "lib" / "util.py").rename(moved)
+    (folder / "lib" / "util.py").symlink_to(moved)
+    shared.chmod(0o777)
+    status, message = _record(hermes_env)
+    assert status == "error"
+    assert f"{shared} is writable by other accounts" in message
+    assert not marker.exists()
+
+
+@needs_another_account
+def test_a_plugin_file_reached_through_a_link_of_another_account_is_refused(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    # The link lies in a sticky folder (as /tmp): its owner may still point it elsewhere.
+    marker = tmp_path / "ran"
+    folder = _plugin(hermes_env, marker)
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    kept = folder / "lib" / "kept.py"
+    (folder / "lib" / "util.py").rename(kept)
+    hop = sticky / "hop"
+    hop.symlink_to(kept)
+    os.lchown(hop, NOBODY, NOBODY)
+    (folder / "lib" / "util.py").symlink_to(hop)
+    status, message = _record(hermes_env)
+    assert status == "error"
+    assert f"{hop} belongs to another account (uid {NOBODY})" in message
+    assert not marker.exists()
