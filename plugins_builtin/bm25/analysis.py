@@ -4,7 +4,10 @@ results answer.
 Against the index's vocabulary (``known``), in order:
 
 1. The query's words (:func:`~.tokenize.query_words`) are stemmed (each distinct word once a
-   process: a cache keyed per word, never per query).
+   process: a cache keyed per word, never per query), after the request reading
+   (:func:`~.phrasing.request_words`), which runs only when a run of the query may start one
+   of its rules (:func:`~.phrasing.read_as_written`, from each run's marks, also cached per
+   word): most queries are keywords that start none, and it would give them back as written.
 2. **Compounds.** Two adjacent words of letters whose concatenation is a known token add that
    token: ``time zone`` also finds ``timezones``, ``pull request`` also ``pullRequest``.
 3. **Splits.** A word that no tool holds, of at least :data:`MIN_SPLIT_WORD` letters, that
@@ -28,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .equivalents import EQUIVALENTS, expansion_token
-from .idioms import VERBS, plural_words
-from .phrasing import request_words
+from .idioms import VERBS, bare_word, is_plural, plural_words
+from .phrasing import read_as_written, request_words, run_marks
 from .tokenize import QUERY_STOPWORDS, is_seam, join_bigrams, split_words, stem, stem_words
 
 __all__ = [
@@ -149,23 +152,40 @@ def _joined_stem(left: str, right: str) -> str:
     return found
 
 
+_RUNS: dict[str, tuple[int, str, str | None]] = {}
+"""Per run of a query, as written, what the request reading and the listing rule ask of it
+alone: its :func:`~.phrasing.run_marks`, its :func:`~.idioms.bare_word` and that word's stem
+when it names things in the plural (else ``None``); likewise once a process."""
+
+
+def _run(run: str) -> tuple[int, str, str | None]:
+    if len(_RUNS) >= MAX_CACHED_WORDS:
+        _RUNS.clear()
+    bare = bare_word(run)
+    found = _RUNS[run] = (run_marks(run), bare, stem(bare) if is_plural(bare) else None)
+    return found
+
+
 def _query_words(query: str) -> tuple[list[str], list[str]]:
     """:func:`~.tokenize.query_words` of ``query`` and their stems (the same words: function
     words dropped unless nothing else is left), from the per-word cache."""
-    runs = request_words(query.split(), QUERY_STOPWORDS)  # phrasing.py: message, measures
-    if len(runs) == 1:
-        every, every_stem = _pieces(runs[0])
-    else:
-        every, every_stem = [], []
-        for run in runs:
-            pieces, stems = _pieces(run)
-            every += pieces
-            every_stem += stems
+    return _words_of(request_words(query.split(), QUERY_STOPWORDS))  # phrasing.py
+
+
+def _words_of(runs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The words of ``runs`` (as the request reading gives them) and their stems, without
+    function words unless nothing else is left."""
+    every: list[str] = []
+    every_stem: list[str] = []
+    for run in runs:
+        pieces, stems = _WORDS.get(run) or _pieces(run)
+        every += pieces
+        every_stem += stems
     if QUERY_STOPWORDS.isdisjoint(every):
-        return list(every), list(every_stem)
+        return every, every_stem
     kept = [position for position, word in enumerate(every) if word not in QUERY_STOPWORDS]
     if not kept:
-        return list(every), list(every_stem)
+        return every, every_stem
     return [every[position] for position in kept], [every_stem[position] for position in kept]
 
 
@@ -176,10 +196,30 @@ def analyze_query(
 ) -> QueryAnalysis:
     """Analyze ``query`` against a vocabulary: ``known(token)`` says whether any tool holds the
     (stemmed) token; ``equivalents`` maps a stem to the stemmed phrases it also searches for."""
-    words, stems = _query_words(query)
-    runs = len(query.split())
-    listing = runs >= MIN_LISTING_WORDS and len(words) <= MAX_LISTING_WORDS and known(LISTING)
-    if listing and _lists(query, words, stems, known):
+    runs = query.split()
+    if not runs:
+        return QueryAnalysis((), (), (), [], [], {}, equivalents)
+    marks, bare, plurals = zip(*[_RUNS.get(run) or _run(run) for run in runs], strict=True)
+    as_written = not any(marks) or read_as_written(marks, bare)
+    if as_written:  # most requests: nothing for the request reading to change
+        words, stems = _words_of(runs)
+    else:  # phrasing.py: message, measures, idioms and questions
+        words, stems = _query_words(query)
+    if (
+        len(runs) >= MIN_LISTING_WORDS
+        and len(words) <= MAX_LISTING_WORDS
+        and (not as_written or plurals.count(None) < len(plurals))  # as written: a plural run
+        and known(LISTING)
+        and _lists(
+            # read as written, no question is asked: the plural words are the runs' own
+            dict(zip(bare, plurals, strict=True))
+            if as_written
+            else {word: stem(word) for word in plural_words(runs)},
+            words,
+            stems,
+            known,
+        )
+    ):
         words, stems = [*words, LISTING], [*stems, LISTING]
     compounds: dict[int, list[str]] = {}
     added: list[str] = []
@@ -187,7 +227,7 @@ def analyze_query(
         left, right = words[position], words[position + 1]
         if not (left.isalpha() and right.isalpha() and left.isascii()):
             continue  # nor bigrams: a 2,000-character query of them made 2,000 list scans
-        joined = _joined_stem(left, right)
+        joined = _JOINED.get(left + right) or _joined_stem(left, right)
         if joined not in stems and known(joined):
             added.append(joined)
             compounds.setdefault(position, []).append(joined)
@@ -222,17 +262,21 @@ def analyze_query(
 
 
 def _lists(
-    query: str, words: Sequence[str], stems: Sequence[str], known: Callable[[str], bool]
+    plurals: Mapping[str, str | None],
+    words: Sequence[str],
+    stems: Sequence[str],
+    known: Callable[[str], bool],
 ) -> bool:
-    """Whether ``query`` names things in the plural (:func:`~.idioms.plural_words`, one of
-    them held by a tool) and no action: a plural's own stem is no action ("labels")."""
-    plurals = plural_words(query.split())
-    if not any(known(stem(word)) for word in plurals):
+    """Whether a query names things in the plural and no action. ``plurals`` maps words of the
+    query to their stems when they name things in the plural (:func:`~.idioms.plural_words`),
+    else to ``None``; one of those stems must be held by a tool, and a plural's own stem is no
+    action ("labels")."""
+    if not any(known(found) for found in plurals.values() if found is not None):
         return False
     return all(
         stems[position] not in VERB_STEMS
         for position, word in enumerate(words)
-        if word not in plurals
+        if plurals.get(word) is None
     )
 
 

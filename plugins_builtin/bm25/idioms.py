@@ -48,11 +48,18 @@ __all__ = [
     "MIN_LEFT",
     "MOVE_VERBS",
     "PHRASES",
+    "PHRASE_OPENINGS",
     "QUESTIONS",
+    "READ_ANYWHERE",
+    "READ_FIRST",
     "UNIT_MEASURES",
     "VERBS",
+    "bare_word",
+    "has_value",
     "idiom_words",
+    "is_plural",
     "plural_words",
+    "question_word",
     "question_words",
     "value_words",
 ]
@@ -74,6 +81,26 @@ _EMAIL: Final = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
 
 def _bare(run: str) -> str:
     return run.rstrip(_TRAILING).strip("()<>[]")
+
+
+def bare_word(run: str) -> str:
+    """``run`` lowercased without the punctuation around it, as the rules here read it."""
+    return _bare(run).lower()
+
+
+def question_word(run: str) -> str:
+    """:func:`bare_word` with a typographic apostrophe made plain, as :func:`question_words`
+    reads it ("what’s")."""
+    return _bare(run).lower().replace("\u2019", "'")
+
+
+_VALUE_MARKS: Final = re.compile(r"['\"\u2018\u201c@.]|://")
+
+
+def has_value(run: str) -> bool:
+    """Whether :func:`value_words` may change a request holding ``run``: it holds an opening
+    quote or what an address holds."""
+    return _VALUE_MARKS.search(run) is not None
 
 
 _TOOL_NOUNS: Final = frozenset(
@@ -177,6 +204,8 @@ _LONGEST: Final = max(len(phrase) for phrase in PHRASES)
 _PHRASE_STARTS: Final = frozenset(phrase[0] for phrase in PHRASES)
 _UP_TO_DATE: Final = PHRASES["up", "to", "date"]
 _BRING: Final = frozenset({"bring", "keep", "get"})
+PHRASE_OPENINGS: Final = frozenset(phrase[:2] for phrase in PHRASES if len(phrase) > 1)
+"""The first two words of each phrase of more than one: no phrase is read without them."""
 
 MOVE_VERBS: Final = frozenset(
     {"push", "move", "bump", "shift", "postpone", "delay", "defer", "reschedule", "pull"}
@@ -287,6 +316,14 @@ _QUESTION_WORDS: Final = frozenset(
 )
 """The words :func:`question_words`'s rules start at."""
 
+READ_ANYWHERE: Final = _QUESTION_WORDS | {phrase[0] for phrase in PHRASES if len(phrase) == 1}
+"""Words (as :func:`bare_word` gives them) at which a rule here may read a request wherever
+they stand; the others start at an address or a quote (:func:`has_value`), at a phrase's
+opening (:data:`PHRASE_OPENINGS`) or at the request's first word (:data:`READ_FIRST`)."""
+
+READ_FIRST: Final = MOVE_VERBS | {"remind", "make"}
+"""Words at which :func:`idiom_words` may read a request that starts with them."""
+
 
 _VERB_TEXT: Final = """
     create add new insert make post register open delete remove destroy trash drop erase wipe
@@ -330,7 +367,8 @@ _NOT_PLURAL: Final = frozenset(
 )
 
 
-def _is_plural(word: str) -> bool:
+def is_plural(word: str) -> bool:
+    """Whether lowercased ``word`` names things in the plural."""
     return (
         len(word) > 3
         and word.isalpha()
@@ -348,12 +386,12 @@ def plural_words(runs: Sequence[str]) -> list[str]:
     lowered = [_bare(run).lower() for run in runs]
     if question_words(runs):
         return []
-    return [word for word in lowered if _is_plural(word)]
+    return [word for word in lowered if is_plural(word)]
 
 
 def question_words(runs: Sequence[str]) -> list[str]:
     """The actions ``runs``'s questions ask for (to be added after its words)."""
-    lowered = [_bare(run).lower().replace("\u2019", "'") for run in runs]
+    lowered = list(map(question_word, runs))
     if _QUESTION_WORDS.isdisjoint(lowered):
         return []  # most requests ask no question: every rule below starts at one of these
     added: list[str] = []

@@ -22,11 +22,33 @@ function words and dropped (:data:`~.tokenize.QUERY_STOPWORDS`), and no tool is 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Final
 
-from .idioms import idiom_words, question_words, value_words
+from .idioms import (
+    PHRASE_OPENINGS,
+    READ_ANYWHERE,
+    READ_FIRST,
+    bare_word,
+    has_value,
+    idiom_words,
+    question_word,
+    question_words,
+    value_words,
+)
 
-__all__ = ["CLAUSE_MARKERS", "MEASURES", "MIN_KEPT", "action_words", "request_words"]
+__all__ = [
+    "CLAUSE_MARKERS",
+    "MEASURES",
+    "MIN_KEPT",
+    "OPENS_PHRASE",
+    "READS",
+    "READS_FIRST",
+    "action_words",
+    "read_as_written",
+    "request_words",
+    "run_marks",
+]
 
 CLAUSE_MARKERS: Final = frozenset({"saying", "says", "asking", "telling"})
 """Words after which the rest of a sentence is the message."""
@@ -98,6 +120,10 @@ def action_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str
     return runs if len(kept) == len(runs) else kept
 
 
+def _measure_word(run: str) -> str:
+    return run.lower().strip("?,.!")
+
+
 def request_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[str]:
     """``runs`` as ranked: its values and idioms read (:mod:`.idioms`), :func:`action_words`,
     then the measures of its "how" questions and the actions its questions ask for."""
@@ -107,7 +133,7 @@ def request_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[st
         if sense is not None:
             runs = [sense, *runs[1:]]
     added: list[str] = []
-    lowered = [run.lower().strip("?,.!") for run in runs]
+    lowered = list(map(_measure_word, runs))
     for position, word in enumerate(lowered[:-1]):
         if word != "how":
             continue
@@ -119,3 +145,48 @@ def request_words(runs: Sequence[str], stopwords: frozenset[str]) -> Sequence[st
             added.append("directions")
     added.extend(word for word in question_words(runs) if word not in added)
     return [*runs, *added] if added else runs
+
+
+READS: Final = 1
+"""A mark of :func:`run_marks`: a rule of the request reading may start at the run, wherever it
+stands."""
+READS_FIRST: Final = 2
+"""A mark of :func:`run_marks`: a rule may start at the run when the request starts with it."""
+OPENS_PHRASE: Final = 4
+"""A mark of :func:`run_marks`: the run may open a phrasal verb (:data:`~.idioms.PHRASES`)."""
+
+_READ_ANYWHERE: Final = READ_ANYWHERE | CLAUSE_MARKERS | {"that", "how"}
+_READ_FIRST: Final = READ_FIRST | VERB_SENSES.keys()
+_PHRASE_OPENERS: Final = frozenset(opening[0] for opening in PHRASE_OPENINGS)
+
+
+def run_marks(run: str) -> int:
+    """Which rules of :func:`request_words` and :func:`~.idioms.question_words` may start at
+    ``run`` (:data:`READS`, :data:`READS_FIRST`, :data:`OPENS_PHRASE`), read in each of the
+    forms the rules lowercase it to. Each depends on the run alone: it is worked out once a
+    word, and :func:`read_as_written` tells from the marks that a request has nothing to read."""
+    bare = bare_word(run)
+    forms = {run.lower(), bare, _measure_word(run), question_word(run)}  # as each rule has it
+    marks = 0
+    if has_value(run) or not _READ_ANYWHERE.isdisjoint(forms):
+        marks |= READS | READS_FIRST
+    elif not _READ_FIRST.isdisjoint(forms):
+        marks |= READS_FIRST
+    if bare in _PHRASE_OPENERS:
+        marks |= OPENS_PHRASE
+    return marks
+
+
+def read_as_written(marks: Sequence[int], bare: Sequence[str]) -> bool:
+    """Whether :func:`request_words` gives runs back as they are and
+    :func:`~.idioms.question_words` finds no question in them, for runs with these
+    :func:`run_marks` and these :func:`~.idioms.bare_word` forms (most requests: a keyword
+    query starts no rule), so that neither needs to be called."""
+    if not marks:
+        return True
+    every = 0
+    for mark in marks:
+        every |= mark
+    if every & READS or marks[0] & READS_FIRST:
+        return False
+    return not every & OPENS_PHRASE or PHRASE_OPENINGS.isdisjoint(pairwise(bare))
