@@ -151,3 +151,51 @@ def test_a_message_holding_unicode_line_separators_reads_back_whole(tmp_path: Pa
     transcript.add(Message("assistant", "one\u2028two\u2029three\x85four"))
     assert [m.content for m in transcript.messages()] == ["hi", "one\u2028two\u2029three\x85four"]
     assert path.read_bytes().count(b"\n") == 3
+
+
+FORKS_DURING_AN_APPEND = """
+import os, sys, threading, time
+from pathlib import Path
+from hermes_core.agent import Message, TranscriptStore
+import hermes_core.agent._transcripts as transcripts
+
+real_write = os.write
+children = []
+
+def write_then_fork(descriptor, data):
+    written = real_write(descriptor, data)
+    if not children:  # a plugin's thread forks now: the child inherits the open transcript
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        children.append(pid)
+    return written
+
+transcripts.os.write = write_then_fork
+transcript = TranscriptStore(Path(sys.argv[1])).open("s1")
+transcript.add(Message("user", "first"))
+transcripts.os.write = real_write
+second = threading.Thread(target=transcript.add, args=(Message("user", "second"),), daemon=True)
+second.start()
+second.join(10)
+os.kill(children[0], 9)
+print("waited" if second.is_alive() else "appended")
+"""
+
+
+def test_a_child_forked_during_an_append_does_not_keep_the_transcript_locked(
+    tmp_path: Path,
+) -> None:
+    # A lock dropped only by closing the descriptor stays held by a child that inherited it.
+    _start(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", FORKS_DURING_AN_APPEND, str(tmp_path / "sessions")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout == "appended\n", done.stderr
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    assert [m.content for m in transcript.messages()] == ["hi", "first", "second"]
