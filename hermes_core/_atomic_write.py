@@ -50,9 +50,14 @@ def held_exclusively(lock: Path) -> Iterator[None]:
     handle = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+        try:
+            yield
+        finally:
+            # Unlocked, not only closed: a child forked in the block (a plugin's thread) holds
+            # the descriptor too, and the lock with it until it exits.
+            fcntl.flock(handle, fcntl.LOCK_UN)
     finally:
-        os.close(handle)  # and with it the lock
+        os.close(handle)
 
 
 def write_bytes_atomically(

@@ -102,9 +102,15 @@ class Transcript:
         descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
         try:
             if sys.platform != "win32":
-                fcntl.flock(descriptor, fcntl.LOCK_EX)  # dropped with the descriptor
-            _drop_cut_line(descriptor)
-            os.write(descriptor, line.encode("utf-8", "backslashreplace"))
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
+            try:
+                _drop_cut_line(descriptor)
+                os.write(descriptor, line.encode("utf-8", "backslashreplace"))
+            finally:
+                # Unlocked, not only closed: a child forked meanwhile (a plugin's thread) holds
+                # the descriptor too, and the lock with it until it exits.
+                if sys.platform != "win32":
+                    fcntl.flock(descriptor, fcntl.LOCK_UN)
         finally:
             os.close(descriptor)
 
