@@ -172,6 +172,63 @@ def test_a_launcher_running_another_program_is_added_though_hermes_is_named(
     assert _servers(cli.config)["notes"]["args"] == command[1:]
 
 
+INDEX = "https://pypi.example.org/simple"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["uv", "run", "--env-file", ".env", "hermes", "serve"],
+        ["uv", "run", "--extra", "cli", "--group", "dev", "--only-group", "ops", "hermes", "serve"],
+        ["uv", "run", "--package", "app", "--index", INDEX, "hermes", "serve"],
+        ["uv", "--cache-dir", "/tmp/uv", "run", "-C", "key=value", "-w", "rich", "hermes", "serve"],
+        ["uv", "tool", "run", "-i", INDEX, "--from", "hermes-core-agent", "hermes", "serve"],
+        ["uvx", "-c", "constraints.txt", "hermes-core-agent", "serve"],
+        ["uvx", "--resolution", "lowest", "-P", "rich", "hermes-core-agent", "serve"],
+        ["pipx", "run", "--index-url", INDEX, "--spec", "hermes-core-agent", "hermes", "serve"],
+        ["pipx", "run", "--backend", "pip", "--spec", "hermes-core-agent", "hermes", "serve"],
+    ],
+    ids=[
+        "uv-run-env-file",
+        "uv-run-extra-group",
+        "uv-run-package-index",
+        "uv-cache-dir-config-setting-with",
+        "uv-tool-run-index-url",
+        "uvx-constraints",
+        "uvx-resolution-upgrade-package",
+        "pipx-run-index-url",
+        "pipx-run-backend",
+    ],
+)
+def test_a_launcher_option_value_before_the_program_is_not_taken_for_the_program(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # `uv run --env-file .env hermes serve` runs hermes, not `.env`: every option of uv run,
+    # uvx and pipx run that takes a value has it skipped on the way to the program.
+    done = cli.run("mcp", "add", "hermes", "--", *command, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    assert _servers(cli.config) == {}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["uv", "run", "--package", "hermes", "python", "server.py", "serve"],
+        ["uv", "run", "--extra", "hermes", "notes-server", "serve"],
+        ["uvx", "--python-platform", "hermes", "notes-server", "serve"],
+    ],
+    ids=["uv-run-package", "uv-run-extra", "uvx-python-platform"],
+)
+def test_an_option_value_named_hermes_is_not_taken_for_the_program(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # A workspace package or an extra named hermes: uv runs python or notes-server, not hermes.
+    cli.run("mcp", "add", "notes", "--", *command)
+
+    assert _servers(cli.config)["notes"]["args"] == command[1:]
+
+
 @pytest.mark.parametrize(
     "launcher",
     [

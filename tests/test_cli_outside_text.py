@@ -215,3 +215,35 @@ def test_a_servers_connect_error_and_stderr_are_shown_escaped_by_mcp_test_and_mc
             assert hostile not in out, (command, out)
         assert f"MCP error -32603: {SHOWN}" in out, (command, out)
         assert f"  {SHOWN}\n" in out, (command, out)  # its standard error's last lines
+
+
+@pytest.mark.subprocess
+def test_a_config_warning_naming_a_file_whose_path_holds_an_escape_is_shown_escaped(
+    cli: InProcessCli, tmp_path: Path
+) -> None:
+    # A warning quotes its values through shown(), but names the file as it is: a directory of
+    # a cloned repository may be called anything, a CSI or OSC sequence included.
+    folder = tmp_path / "checkout\x1b[2J\x1b]52;c;aGk=\x07"
+    folder.mkdir()
+    config = folder / "config.yaml"
+    config.write_text("code_execution: {}\n", encoding="utf-8")
+
+    out = _on_a_terminal(cli, "--config", str(config), "tools", "list")
+
+    _no_control_characters(out)
+    assert "hermes: warning: " in out
+    assert "checkout\\x1b[2J\\x1b]52;c;aGk=\\x07/config.yaml:1: code_execution: " in out
+
+
+@pytest.mark.subprocess
+def test_an_unknown_config_key_holding_an_escape_is_named_escaped_in_the_error(
+    cli: InProcessCli,
+) -> None:
+    # The key is the file's text (a project's config.yaml): the error naming it is shown escaped.
+    cli.config.write_text('"\\e[2J": 1\nmodel:\n  "\\e]52;c;aGk=\\a": 2\n', encoding="utf-8")
+
+    out = _on_a_terminal(cli, "config", "validate")
+
+    _no_control_characters(out)
+    assert "\\x1b[2J: unknown key" in out
+    assert "model.\\x1b]52;c;aGk=\\x07: unknown key" in out

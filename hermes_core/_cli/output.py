@@ -19,12 +19,13 @@ from hermes_core._shown import printable, printable_lines
 @contextmanager
 def warnings_to_stderr() -> Iterator[None]:
     """Show configuration warnings as one plain ``hermes: warning:`` line each, each distinct
-    message once (an edit validates the file more than once)."""
+    message once (an edit validates the file more than once), through :func:`as_shown`: one
+    may name a file or quote a key or value of one a cloned project holds."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     for message in dict.fromkeys(str(item.message) for item in caught):
-        click.echo(f"hermes: warning: {message}", err=True)
+        click.echo(as_shown(sys.stderr, f"hermes: warning: {message}"), err=True)
 
 
 def as_shown(stream: Any, text: str) -> str:

@@ -18,11 +18,12 @@ taken for another hermes's.
 Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the child's
 variables), a shell's ``-c`` script (each command of it, ``exec`` and leading assignments
 allowed), and ``uvx``, ``pipx run`` and ``uv run``: the program they run (their first word that
-is no option, option's value or subcommand), the package ``hermes-core-agent`` running
-``hermes``. A launcher that moves to a directory moves the relative names after it there:
-``env -C DIR`` (``--chdir``), ``uv run --directory DIR``, and a script's ``cd DIR`` (for the
-commands after it; ``cd`` alone is the home directory). A directory hermes cannot know when
-adding (a ``$VAR``, ``cd -``) makes a relative name unknown: another hermes's.
+is no option, option's value (every option of theirs that takes one) or subcommand), the
+package ``hermes-core-agent`` running ``hermes``. A launcher that moves to a directory moves
+the relative names after it there: ``env -C DIR`` (``--chdir``), ``uv run --directory DIR``,
+and a script's ``cd DIR`` (for the commands after it; ``cd`` alone is the home directory). A
+directory hermes cannot know when adding (a ``$VAR``, ``cd -``) makes a relative name unknown:
+another hermes's.
 """
 
 from __future__ import annotations
@@ -90,9 +91,22 @@ def _moved(here: Path | None, to: str | None) -> Path | None:
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _PACKAGE_RUNNERS: Final = frozenset({"uvx", "pipx", "uv"})
 _DISTRIBUTION: Final = "hermes-core-agent"
+# The options of uv run, uv tool run (uvx) and pipx run that take a value (uv 0.13, pipx 1.18):
+# the word after one is its value, not the program.
 _VALUE_OPTIONS: Final = frozenset(
-    {"--from", "--spec", "--with", "--with-editable", "--with-requirements", "--python", "-p"}
-    | {"--directory", "--project"}
+    {"--from", "--spec", "--with", "-w", "--with-editable", "--with-requirements", "--python"}
+    | {"-p", "--directory", "--project", "--config-file", "--cache-dir", "--color", "--env-file"}
+    | {"--extra", "--no-extra", "--group", "--no-group", "--only-group", "--package"}
+    | {"--no-editable-package", "--python-platform", "--torch-backend", "--index"}
+    | {"--default-index", "--index-url", "-i", "--extra-index-url", "--find-links", "-f"}
+    | {"--index-strategy", "--keyring-provider", "--upgrade-package", "-P", "--upgrade-group"}
+    | {"--resolution", "--prerelease", "--prerelease-package", "--fork-strategy"}
+    | {"--exclude-newer", "--exclude-newer-package", "--no-sources-package", "--link-mode"}
+    | {"--reinstall-package", "--config-setting", "-C", "--config-settings-package"}
+    | {"--no-build-isolation-package", "--no-build-package", "--no-binary-package"}
+    | {"--refresh-package", "--allow-insecure-host", "--constraints", "-c", "--overrides"}
+    | {"--build-constraints", "-b"}
+    | {"--python-args", "--pip-args", "--fetch-python", "--cooldown", "--backend"}  # pipx run
 )
 _RUNNER_SUBCOMMANDS: Final = frozenset({"run", "tool"})
 _SHELL_OPERATORS: Final = frozenset({";", "&&", "||", "|", "&", "(", ")"})

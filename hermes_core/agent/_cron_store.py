@@ -82,23 +82,26 @@ def _gone(owner: object) -> bool:
 
 
 def check_delivery(delivery: object, *, quoted: bool = True) -> str:
-    """``delivery`` if it is one of :data:`DELIVERIES`, else a :class:`JobError`. With
-    ``quoted=False`` the message names the value without quoting it: a run's detail goes to
-    the daemon's log, which never holds a webhook's URL (it often holds its token)."""
+    """``delivery`` if it is one of :data:`DELIVERIES` (a URL's scheme, in any case, given in
+    lowercase: RFC 3986 3.1), else a :class:`JobError`. With ``quoted=False`` the message
+    names the value without quoting it: a run's detail goes to the daemon's log, which never
+    holds a webhook's URL (it often holds its token)."""
     if delivery in ("file", "stdout"):
         return str(delivery)
     if isinstance(delivery, str) and len(delivery) > _MAX_DELIVERY:
         raise JobError("delivery", f"{len(delivery)} characters; at most {_MAX_DELIVERY}")
     named = repr(delivery) if quoted else "the delivery `hermes cron list` shows"
-    if isinstance(delivery, str) and delivery.startswith(("http://", "https://")):
+    scheme, colon, rest = delivery.partition(":") if isinstance(delivery, str) else ("", "", "")
+    if scheme.lower() in ("http", "https") and rest.startswith("//"):
         import httpx
 
+        given = scheme.lower() + colon + rest
         try:
-            url = httpx.URL(delivery)
+            url = httpx.URL(given)
         except httpx.InvalidURL as bad:
             raise JobError("delivery", f"{named} is not a URL: {bad}") from None
         if url.host:
-            return delivery
+            return given
     raise JobError("delivery", f"expected {DELIVERIES}, got {named}")
 
 

@@ -197,4 +197,6 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
         "turns": event.turns,
         "input_tokens": event.usage.input_tokens,
         "output_tokens": event.usage.output_tokens,
+        "turn_input_tokens": event.turn_usage.input_tokens,
+        "turn_output_tokens": event.turn_usage.output_tokens,
     }

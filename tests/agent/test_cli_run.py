@@ -360,6 +360,30 @@ def test_the_stop_line_counts_the_subagents_tokens_as_it_counts_their_requests(
     assert done.stderr.endswith("hermes: stop: answer (4 model requests, 60 tokens)\n")
 
 
+def test_the_final_event_gives_the_turns_tokens_with_the_subagents_beside_its_requests(
+    home: AgentHome,
+) -> None:
+    # `turns` counted the child's request, `input_tokens`/`output_tokens` not its tokens: a
+    # cost summed from them side by side was short. The turn's own fields count as `turns` does.
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )  # the fake model reports 15 tokens a request
+    done = home.cli.run("run", "--json", "please delegate the counting")
+
+    final = json_lines(done.stdout)[-1]
+    assert (final["type"], final["turns"]) == ("final", 4)
+    assert final["input_tokens"] + final["output_tokens"] == 45  # the conversation's own
+    assert final["turn_input_tokens"] + final["turn_output_tokens"] == 60  # the child's too
+    assert final["turn_output_tokens"] > final["output_tokens"]
+
+
 def test_a_model_error_exits_1_with_the_providers_message(home: AgentHome) -> None:
     home.setup({"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400})
     done = home.cli.run("run", "hello", ok=False)

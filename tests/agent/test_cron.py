@@ -670,14 +670,46 @@ def test_a_failed_webhook_delivery_keeps_the_answer_in_a_file_and_says_where(
     assert f"the answer was kept in {kept}" in done.stderr
 
 
+@pytest.mark.parametrize("scheme", ["HTTP", "Http", "hTTp"])
+def test_a_webhook_url_with_its_scheme_in_capitals_is_accepted_stored_in_lowercase_and_posted_to(
+    cli: InProcessCli, webhook: tuple[str, list[dict[str, Any]]], scheme: str
+) -> None:
+    url, received = webhook
+    given = scheme + url.removeprefix("http")  # a scheme is case-insensitive (RFC 3986 3.1)
+    with FakeModelServer([FakeTurn(text="Deployed fine.")]) as server:
+        env = write_config(cli, model_config(server))
+        cli.run("cron", "create", "every 1h", "Check the deploy", "--deliver", given, env=env)
+        cli.run("cron", "run", "Check the deploy", env=env)
+
+    (job,) = CronJobs(cli.home).jobs()
+    assert job.delivery == url
+    (body,) = received
+    assert body["output"] == "Deployed fine."
+
+
+@pytest.mark.parametrize(
+    "delivery",
+    ["HTTPS://example.org/" + "a" * 2100, "FTP://example.org/hook", "HTTPS://", "Https:///hook"],
+    ids=["too-long", "another-scheme", "no-host", "empty-host"],
+)
+def test_a_webhook_url_with_its_scheme_in_capitals_keeps_every_other_rule(
+    cli: InProcessCli, delivery: str
+) -> None:
+    done = cli.run("cron", "create", "every 1h", "Check", "--deliver", delivery, ok=False)
+
+    assert done.returncode != 0
+    assert "delivery" in done.stderr
+    assert CronJobs(cli.home).jobs() == []
+
+
 @pytest.mark.parametrize(
     ("edited", "words"),
     [
-        # What `hermes cron create` refuses and httpx would still send.
+        # What `hermes cron create` refuses.
         ("{url}?pad=" + "a" * 2100, "characters; at most 2048"),
-        ("HTTP://{host}/hook", "expected 'file'"),
+        ("ftp://{host}/hook", "expected 'file'"),
     ],
-    ids=["too-long", "scheme-in-capitals"],
+    ids=["too-long", "another-scheme"],
 )
 def test_a_webhook_url_edited_in_the_store_is_checked_again_when_the_job_runs(
     cli: InProcessCli, webhook: tuple[str, list[dict[str, Any]]], edited: str, words: str
