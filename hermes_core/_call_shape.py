@@ -91,25 +91,25 @@ def _warn_if_broken(tool: Tool) -> None:
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 
+    # A tool made in code (an embedding host's) has no plugin to name.
+    named = f"tool {tool.name!r}" + (f" of plugin {tool.source_name!r}" if tool.source_name else "")
     try:
         schema = dict(tool.parameters)
         validator_for(schema, default=Draft202012Validator).check_schema(schema)
     except SchemaError as exc:
         where = ".".join(str(part) for part in exc.path)
         log.warning(
-            "tool %r of plugin %r: its parameters are not a valid JSON Schema, so its arguments "
-            "are not checked (%s%s)",
-            tool.name,
-            tool.source_name,
+            "%s: its parameters are not a valid JSON Schema, so its arguments are not checked "
+            "(%s%s)",
+            named,
             f"at {clipped(where, PROBLEM_CHARACTERS)}: " if where else "",
             clipped(exc.message, PROBLEM_CHARACTERS),  # it quotes the wrong value whole
         )
     except RecursionError:
         log.warning(
-            "tool %r of plugin %r: its parameters are nested too deeply to check as a JSON "
-            "Schema, so its arguments are not checked",
-            tool.name,
-            tool.source_name,
+            "%s: its parameters are nested too deeply to check as a JSON Schema, so its "
+            "arguments are not checked",
+            named,
         )
     except Exception:  # what build_validator refused for another reason says nothing here
         return
