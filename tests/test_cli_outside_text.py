@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -118,6 +119,24 @@ def test_a_servers_tool_result_is_shown_escaped_on_a_terminal_and_exact_through_
     assert on_the_terminal == f"echo: {SHOWN}\n\tindented\nlast\\rover\n"
     assert piped == f"echo: {text}\n"
     assert as_json["content"] == [{"type": "text", "text": f"echo: {text}"}]
+
+
+@pytest.mark.subprocess
+def test_a_tool_results_colour_sequences_reach_a_pipe_byte_exact(cli: InProcessCli) -> None:
+    """``hermes tools call ... | less -R``: a real process whose stdout is a pipe gets the
+    result's CSI colour sequences as the server wrote them (click strips them off a stream that
+    is not a terminal unless told not to)."""
+    servers = {"toolbox": {"command": sys.executable, "args": [str(TOOLBOX)]}}
+    cli.config.write_text(json.dumps({"mcp_servers": servers}), encoding="utf-8")
+    text = "\x1b[31mred\x1b[0m plain \x1b[1;32mbold green\x1b[m\r\nend"
+    call = cli.command("tools", "call", "mcp__toolbox__echo", json.dumps({"text": text}))
+
+    done = subprocess.run(
+        call, cwd=cli.work, env=cli.variables(), stdin=subprocess.DEVNULL, capture_output=True
+    )
+
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == f"echo: {text}\n".encode()
 
 
 def test_a_secret_moved_from_a_projects_mcp_json_is_named_escaped_by_import_agent(

@@ -188,10 +188,10 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         return cli.main(args=argv, prog_name="hermes", standalone_mode=True)
     except HermesError as exc:
-        from hermes_core._cli.output import as_shown
+        from hermes_core._cli.output import echo_shown
 
         # It may quote a file's text (a project's config.yaml naming an unknown key).
-        click.echo(as_shown(sys.stderr, f"hermes: error: {exc}"), err=True)
+        echo_shown(f"hermes: error: {exc}", err=True)
         sys.exit(2)
     except (TypeError, ValueError, BaseExceptionGroup) as exc:
         # A group too: the MCP SDK builds its first pydantic model (which reads every installed

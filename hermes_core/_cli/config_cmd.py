@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, say_if_held_back
-from hermes_core._cli.output import as_shown, warnings_to_stderr
+from hermes_core._cli.output import echo_shown, warnings_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -131,7 +131,7 @@ def validate_command() -> None:
         config = config_in_effect(env)
     problems = _plugin_problems(config, env)
     for problem in problems:
-        click.echo(as_shown(sys.stderr, f"hermes: error: {problem}"), err=True)
+        echo_shown(f"hermes: error: {problem}", err=True)
     if problems:
         sys.exit(2)
     click.echo(f"ok: {env.config_path}")

@@ -31,7 +31,7 @@ from hermes_core._cli.mcp_reports import (
     status_note,
     statuses_printed_instead_of_warnings,
 )
-from hermes_core._cli.output import as_shown, columns, did_you_mean
+from hermes_core._cli.output import columns, did_you_mean, echo_shown
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     click.echo(columns(table))
     for status in rows:
         for line in output_lines(status):
-            click.echo(as_shown(sys.stdout, line))
+            echo_shown(line)
     if any(status.log_path is not None for status in rows):
         pattern = server_log_path(env, "NAME")
         click.echo(f"The standard error of stdio servers is logged in {pattern}.")
@@ -275,7 +275,7 @@ def test_command(name: str, as_json: bool) -> None:
     try:
         report = anyio.run(probe_server, name, entry, env)
     except McpConnectError as exc:
-        click.echo(as_shown(sys.stderr, f"hermes: error: {probe_failure(exc)}"), err=True)
+        echo_shown(f"hermes: error: {probe_failure(exc)}", err=True)
         sys.exit(UNAVAILABLE_EXIT)
     print_probe(report, as_json, server_log_path(env, name) if entry.url is None else None)
 
@@ -315,7 +315,7 @@ def login_command(name: str, no_browser: bool) -> None:
         )
     except McpConnectError as exc:
         failed = f"hermes: error: sign-in to {name!r} failed: {exc.reason}"
-        click.echo(as_shown(sys.stderr, failed), err=True)
+        echo_shown(failed, err=True)
         sys.exit(UNAVAILABLE_EXIT)
     if not asked:
         click.echo(f"{name!r} did not ask for sign-in: it lists {count} tools.")

@@ -1,5 +1,6 @@
-"""How ``hermes`` commands print: plain columns, warnings on stderr, "did you mean" (from
-:mod:`hermes_core._shown`), the ``-v`` flag."""
+"""How ``hermes`` commands print: plain columns, warnings on stderr, text from outside (escaped
+on a terminal, exact elsewhere), "did you mean" (from :mod:`hermes_core._shown`), the ``-v``
+flag."""
 
 from __future__ import annotations
 
@@ -25,7 +26,16 @@ def warnings_to_stderr() -> Iterator[None]:
         warnings.simplefilter("always")
         yield
     for message in dict.fromkeys(str(item.message) for item in caught):
-        click.echo(as_shown(sys.stderr, f"hermes: warning: {message}"), err=True)
+        echo_shown(f"hermes: warning: {message}", err=True)
+
+
+def echo_shown(text: str, *, err: bool = False) -> None:
+    """Print text from outside on stdout (stderr with ``err``) as :func:`as_shown` has it. The
+    one way to print such text with click: ``click.echo`` strips CSI sequences (colours) off a
+    stream that is not a terminal, and a pipe or a file is to get the text exact; on a
+    terminal :func:`as_shown` has escaped every control character already."""
+    stream = sys.stderr if err else sys.stdout
+    click.echo(as_shown(stream, text), err=err, color=True)
 
 
 def as_shown(stream: Any, text: str) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.output import as_shown
+from hermes_core._cli.output import echo_shown
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -44,8 +44,7 @@ def print_bridge(result: ToolResult, payload: dict[str, Any], *, as_json: bool) 
     if as_json:
         print_json(payload)
     elif result.is_error and isinstance(payload.get("error"), str):
-        message = as_shown(sys.stderr, payload["error"])
-        click.echo(f"error ({result.error_code}): {message}", err=True)
+        echo_shown(f"error ({result.error_code}): {payload['error']}", err=True)
     else:
         print_result(result, as_json=False)
     if result.is_error:
@@ -117,12 +116,10 @@ def print_result(result: ToolResult, *, as_json: bool) -> None:
         )
         return
     if result.is_error:
-        click.echo(
-            f"error ({result.error_code}): {as_shown(sys.stderr, result.text_content)}", err=True
-        )
+        echo_shown(f"error ({result.error_code}): {result.text_content}", err=True)
     else:
         text = "\n".join(shown_block(block) for block in result.content)
-        click.echo(as_shown(sys.stdout, text))
+        echo_shown(text)
 
 
 def shown_block(block: Mapping[str, Any]) -> str:

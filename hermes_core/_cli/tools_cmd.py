@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from hermes_core._cli.host_runs import run_with_host
-from hermes_core._cli.output import as_shown, columns, did_you_mean
+from hermes_core._cli.output import columns, did_you_mean, echo_shown
 from hermes_core._cli.tool_results import (
     print_bridge,
     print_json,
@@ -233,9 +233,9 @@ def describe_command(names: tuple[str, ...], as_json: bool, refresh: bool) -> No
             click.echo("  parameters: " + printable_lines(schema).replace("\n", "\n  "))
         # A plugin's manifest, a gateway's error: text from outside.
         for name in payload.get("not_found", []):
-            click.echo(as_shown(sys.stderr, f"{name}: not found.{hints.get(name, '')}"), err=True)
+            echo_shown(f"{name}: not found.{hints.get(name, '')}", err=True)
         for name, message in payload.get("errors", {}).items():
-            click.echo(as_shown(sys.stderr, f"{name}: {message}"), err=True)
+            echo_shown(f"{name}: {message}", err=True)
     if failed:
         sys.exit(1)
 

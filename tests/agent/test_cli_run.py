@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,22 @@ def test_plain_output_streams_the_answer_and_shows_tool_calls_on_stderr(
     assert done.stdout == "Reading. \nIt says hello.\n"  # each model message its own line
     assert '-> read_file {"path": "notes.txt"}\n<- ok\n' in done.stderr
     assert "hermes: stop: answer (2 model requests" in done.stderr
+
+
+def test_a_piped_answer_keeps_its_colour_sequences_byte_exact(home: AgentHome) -> None:
+    """``hermes run ... > answer.txt`` in a real process: the model's text, CSI colour sequences
+    and a ``\\r\\n`` included, is the file's bytes, as ``tools call`` writes a tool's result."""
+    answer = "\x1b[31mred\x1b[0m and \x1b[1mbold\x1b[m\r\ndone"
+    home.setup({"text": answer})
+    done = subprocess.run(
+        home.cli.command("run", "Colour it"),
+        cwd=home.cli.work,
+        env=home.cli.variables(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == f"{answer}\n".encode()
 
 
 def test_a_destructive_call_is_refused_without_a_terminal_and_the_model_is_told(
