@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import columns
+from hermes_core._cli.output import columns, echo_shown
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def connect_command(
     try:
         outcome = _with_connectors(work)
     except ConnectionsFailed as exc:
-        click.echo(f"hermes: error: {exc}", err=True)
+        echo_shown(f"hermes: error: {exc}", err=True)  # it may quote the gateway
         sys.exit(UNAVAILABLE_EXIT)
     for name, state in outcome.items():
         shown = "open the link above" if not waiting and state == "not connected" else state

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import columns
+from hermes_core._cli.output import columns, echo_shown
 
 if TYPE_CHECKING:
     from hermes_core._cli.progress import CallProgressLine
@@ -148,7 +148,7 @@ def _evaluate_set(
     reserved: list[str] = []
     catalog = load_catalog(item.catalog.resolve(), on_reserved=reserved.append)
     if reserved:
-        click.echo(
+        echo_shown(  # a catalog's names: text from outside
             f"hermes: warning: {item.catalog}: skipped {len(reserved)} catalog entries named "
             f"like a bridge tool ({', '.join(reserved)})",
             err=True,
@@ -187,7 +187,7 @@ def _evaluate_set(
             metrics[f"recall@{k}"] = recall_at(k, queries, run.rankings)
         metrics["refused"] = len(run.refusals)
         if run.refusals:
-            click.echo(
+            echo_shown(  # the refusal quotes the query
                 f"hermes: warning: {item.name}: tool_search refused {len(run.refusals)} "
                 f"queries, scored as no match (the first: {run.refusals[0]})",
                 err=True,

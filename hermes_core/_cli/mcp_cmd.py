@@ -307,7 +307,7 @@ def login_command(name: str, no_browser: bool) -> None:
         )
 
     def say(text: str) -> None:
-        click.echo(text)
+        echo_shown(text)  # the server's authorization address among it
 
     try:
         count, asked = anyio.run(
