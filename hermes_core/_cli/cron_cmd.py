@@ -45,7 +45,10 @@ def cron() -> None:
 @click.argument("prompt")
 @click.option("--name", help="A short name (default: the prompt's first words).")
 @click.option(
-    "--toolset", "toolsets", multiple=True, help="A toolset the job may use (repeat; default all)."
+    "--toolset",
+    "toolsets",
+    multiple=True,
+    help="A toolset the job may use (repeat; default: all but cron, which no job gets).",
 )
 @click.option(
     "--deliver", "delivery", default="file", show_default=True,
