@@ -342,13 +342,13 @@ def test_a_selected_name_two_plugins_register_is_reported_as_theirs_not_as_unkno
     for kind, key in (("model provider", "model.provider"), ("memory provider", "memory.provider")):
         assert (
             f"hermes: error: {kind} 'shared' (set by {key}) is registered by two plugins, "
-            "'mine' and 'theirs', so neither is loaded: disable one of them "
+            "'mine' and 'theirs', so neither's is used: disable one of them "
             "(hermes plugins disable NAME)"
         ) in validated.stderr
     assert ran.returncode == 2
     assert (
         "hermes: error: model provider 'shared' (set by model.provider) is registered by two "
-        "plugins, 'mine' and 'theirs', so neither is loaded"
+        "plugins, 'mine' and 'theirs', so neither's is used"
     ) in ran.stderr
     assert "unknown" not in validated.stderr + ran.stderr
     assert "Did you mean" not in validated.stderr + ran.stderr
@@ -504,7 +504,7 @@ def test_a_tool_name_two_user_plugins_register_is_neithers_and_their_other_tools
     for name in names:
         row = listed(hermes_cli, name)
         assert row["status"] == "error"
-        assert f"tool 'deploy' is registered by two plugins, {both}, so neither" in row["error"]
+        assert f"tool 'deploy' is registered by two plugins, {both}, so neither's is used" in row["error"]
     called = hermes_cli.run(
         "tools", "call", f"{second}_only", "{}", "--yes", env=lenient(hermes_cli)
     )
