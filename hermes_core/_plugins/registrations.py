@@ -188,12 +188,15 @@ def _may_provide(record: PluginRecord, hook: str) -> bool:
 
 
 def clashing(plugins: list[str]) -> str:
-    """``is registered by two plugins, 'a' and 'b', so neither is loaded: ...``."""
+    """``is registered by two plugins, 'a' and 'b', so neither's is used: ...``: the name's
+    registrations, not the plugins (their other tools and hooks load)."""
     *first, last = map(repr, sorted(plugins))
-    count, none = ("two", "neither") if len(plugins) == 2 else (str(len(plugins)), "none")
+    count, none = (
+        ("two", "neither's") if len(plugins) == 2 else (str(len(plugins)), "none of theirs")
+    )
     return (
         f"is registered by {count} plugins, {', '.join(first)} and {last}, so {none} is "
-        "loaded: disable one of them (hermes plugins disable NAME)"
+        "used: disable one of them (hermes plugins disable NAME)"
     )
 
 
