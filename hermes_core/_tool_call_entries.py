@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core._shown import shown
+
 __all__ = ["ROUTER", "BridgeArgumentError", "CallEntry", "carried_calls", "parse_calls"]
 
 ROUTER = "tool_call"
@@ -62,7 +64,12 @@ def parse_calls(payload: Mapping[str, Any]) -> list[CallEntry]:
                 f"calls[{index}] must be an object {{name, arguments}}; send {_CALL_SHAPE}"
             )
         name = call.get("name")
-        if not isinstance(name, str) or not name.strip():
+        if name is not None and not isinstance(name, str):
+            raise BridgeArgumentError(
+                f"calls[{index}].name must be a string (the tool's name), not {shown(name)}; "
+                f"send {_CALL_SHAPE}"
+            )
+        if name is None or not name.strip():
             raise BridgeArgumentError(f"calls[{index}].name is missing; send {_CALL_SHAPE}")
         entries.append(CallEntry(name.strip(), call.get("arguments")))
     return entries

@@ -13,9 +13,11 @@ A parked call waits for each answer at most ``approvals.timeout`` seconds (the d
 deadline); a finished call nobody collects is forgotten ``keep_for`` seconds later.
 
 Parked calls are bounded: at most :data:`PARKED_PER_SESSION` of one hermes session (over stdio,
-the connection) and :data:`PARKED_TOTAL` in all. A call beyond either bound is not run: it gets
-an error result at once (:class:`TooManyParked`), and its place frees when a parked call is
-answered, times out or is collected.
+the connection) and :data:`PARKED_TOTAL` in all wait for an answer (the client was given their
+state; the first request has returned). A call that asks while either bound is reached is
+ended at its question, so what it asks about never runs: its first request gets an error
+result (:class:`TooManyParked`). A place frees when a parked call is answered, times out or is
+collected. A call that asks nothing is never refused: it is held by its request as any call is.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class _Parked:
 
     def __init__(self, owner: object) -> None:
         self.owner = owner
-        """The hermes session the call runs in (counted against its bound)."""
+        """The hermes session the call runs in (counted against its bound once it waits)."""
         self.token = secrets.token_urlsafe(24)
         self.questions: dict[str, _Question] = {}
         self.result: mcp_types.CallToolResult | None = None
@@ -129,7 +131,10 @@ class ParkedCalls:
         self._per_session = per_session
         self._total = total
         self._parked: dict[str, _Parked] = {}
+        self._waiting = 0
+        """How many parked calls wait for an answer (their state handed out)."""
         self._by_owner: Counter[int] = Counter()
+        """The same, by owner."""
         self._group: anyio.abc.TaskGroup | None = None
 
     async def run(
@@ -144,6 +149,7 @@ class ParkedCalls:
             finally:
                 self._group = None
                 self._parked.clear()
+                self._waiting = 0
                 self._by_owner.clear()
 
     @property
@@ -157,10 +163,10 @@ class ParkedCalls:
 
     async def start(self, call: ParkedCall, *, owner: object = None) -> RoundResult:
         """Run ``call`` of ``owner`` (its hermes session) in the background; its result, or
-        its first questions. :class:`TooManyParked` when a bound is reached (nothing runs)."""
+        its first questions. :class:`TooManyParked` when it asks while a bound is reached: the
+        call is ended at its question, so what it asks about never runs."""
         if self._group is None:
             raise RuntimeError("ParkedCalls.run is not running")
-        self._check_bounds(owner)
         parked = _Parked(owner)
         self._add(parked)
         self._group.start_soon(self._run, parked, call)
@@ -176,7 +182,7 @@ class ParkedCalls:
                 self._forget(parked)
 
     def _check_bounds(self, owner: object) -> None:
-        if len(self._parked) >= self._total:
+        if self._waiting >= self._total:
             raise TooManyParked(
                 f"{self._total} calls already wait for an approval in this hermes serve "
                 "(the most it holds)"
@@ -189,12 +195,20 @@ class ParkedCalls:
 
     def _add(self, parked: _Parked) -> None:
         self._parked[parked.token] = parked
+
+    def _hand_out(self, parked: _Parked) -> None:
+        """The client is given ``parked``'s state: from now on it waits, counted."""
+        if parked.handed_out:
+            return
+        parked.handed_out = True
+        self._waiting += 1
         self._by_owner[id(parked.owner)] += 1
 
     def _forget(self, parked: _Parked) -> None:
         """Drop ``parked`` (once: later calls for the same call do nothing)."""
-        if self._parked.pop(parked.token, None) is None:
+        if self._parked.pop(parked.token, None) is None or not parked.handed_out:
             return
+        self._waiting -= 1
         self._by_owner[id(parked.owner)] -= 1
         if self._by_owner[id(parked.owner)] <= 0:
             del self._by_owner[id(parked.owner)]
@@ -249,7 +263,10 @@ class ParkedCalls:
                 if not question.answered.is_set()
             }
             if waiting:
-                parked.handed_out = True
+                if not parked.handed_out:
+                    # Raised into start(), which ends the call: its tool never runs.
+                    self._check_bounds(parked.owner)
+                self._hand_out(parked)
                 return mcp_types.InputRequiredResult(
                     input_requests=waiting, request_state=parked.token
                 )

@@ -32,6 +32,7 @@ from hermes_core._gc_pause import end_start_pause
 from hermes_core._host import Host
 from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
+from hermes_core._mcp.stdio import MAX_LINE_BYTES
 from hermes_core._paths import Environment
 from hermes_core._serve.http_access import BearerTokenGate, transport_security
 from hermes_core._serve.http_get import NoGetStream
@@ -352,6 +353,9 @@ def http_app(
         stateless_http=True,
         host=host,
         transport_security=security,
+        # The longest message hermes reads anywhere; the SDK's 4 MiB default refused over HTTP
+        # a call (a 5 MB write_file) that runs over stdio.
+        max_request_body_size=MAX_LINE_BYTES,
     )
     app = NoGetStream(app, MCP_PATH, security)
     if token is not None:

@@ -144,6 +144,29 @@ def test_missing_calls_is_a_clear_error(bench: Bench) -> None:
     assert '{"calls": [{"name": "<tool name>", "arguments": {...}}]}' in error["error"]
 
 
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [
+        ({"name": 5, "arguments": {}}, "calls[0].name must be a string (the tool's name), not 5"),
+        (
+            {"calls": [{"name": ["x"]}]},
+            "calls[0].name must be a string (the tool's name), not a list",
+        ),
+        ({"calls": [{"name": "  "}]}, "calls[0].name is missing"),
+        ({"calls": [{"arguments": {}}]}, "calls[0].name is missing"),
+    ],
+)
+def test_a_name_that_is_not_a_string_is_named_as_such_not_as_missing(
+    bench: Bench, payload: Any, said: str
+) -> None:
+    """A client (``hermes serve``'s, say) that sends ``{"name": 5}`` sent a name: telling it
+    the name is missing sends it looking for the wrong mistake."""
+    error = _error(bench.call(payload))
+    assert error["error"].startswith(said)
+    assert error["code"] == "INVALID_ARGUMENTS"
+    assert bench.ran == []
+
+
 def test_local_batch_is_rejected_with_first_entry_as_retry_shape(bench: Bench) -> None:
     first = {"name": "mcp__github__create_issue", "arguments": {"repo": "a/b"}}
     second = {"name": "mcp__github__list_issues", "arguments": {}}

@@ -293,6 +293,33 @@ def test_an_answer_sent_again_after_the_result_came_back_does_not_run_the_call_t
     assert not target.exists()
 
 
+@pytest.mark.parametrize(("transport", "mode"), TRANSPORTS)
+def test_twenty_calls_at_once_that_ask_nothing_all_run(
+    served: ServeHome, transport: Any, mode: Any
+) -> None:
+    # The bounds of parked calls are for calls that wait for an answer: a 2026-era client
+    # running 20 allowed calls at once over stdio had 4 refused with "16 calls of this session
+    # already wait for an approval" while none was asked anything.
+    served.write_config(approvals={"allow": ["terminal"]})
+    person = Person()
+
+    async def calls(client: Client) -> list[mcp_types.CallToolResult]:
+        results: list[mcp_types.CallToolResult] = []
+
+        async def one() -> None:
+            results.append(await client.call_tool("terminal", {"command": "sleep 1; echo ran"}))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(one)
+        return results
+
+    results = transport(served, mode, person, calls)
+    assert person.forms == []
+    assert [result.is_error for result in results] == [False] * 20
+    assert all("ran" in text_of(result) for result in results)
+
+
 # Nobody to ask ----------------------------------------------------------------------------------
 
 

@@ -100,6 +100,40 @@ def test_a_client_lists_searches_and_calls_and_sigterm_ends_the_http_process_cle
     assert [getattr(block, "text", None) for block in called.content] == ["echo: hi"]
 
 
+def test_a_request_as_long_as_stdio_takes_is_served_and_one_past_64_mib_is_refused_unread(
+    served: ServeHome,
+) -> None:
+    # A 5 MB write_file runs over stdio; over HTTP it was refused by the SDK's 4 MiB default
+    # with a 413 the SDK client reports only as "Server returned an error response".
+    served.write_config(approvals={"allow": ["write_file"]})
+    content = "x" * 5_000_000
+
+    async def main() -> tuple[mcp_types.CallToolResult, bytes]:
+        async with http_in_process(served) as server, server.client() as client:
+            written = await client.call_tool("write_file", {"path": "big.txt", "content": content})
+            port = int(server.url.rsplit(":", 1)[1].split("/", 1)[0])
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+            async with stream:
+                # Only the headers are sent: the length alone is refused, nothing is read.
+                await stream.send(
+                    (
+                        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                        f"Authorization: Bearer {server.token}\r\n"
+                        "Content-Type: application/json\r\n"
+                        "Accept: application/json, text/event-stream\r\n"
+                        f"Content-Length: {64 * 1024 * 1024 + 1}\r\n\r\n"
+                    ).encode()
+                )
+                with anyio.fail_after(30):  # a guard against a hang, not a performance check
+                    answer = await stream.receive()
+            return written, answer
+
+    written, answer = anyio.run(main)
+    assert written.is_error is False
+    assert (served.work / "big.txt").stat().st_size == 5_000_000
+    assert answer.startswith(b"HTTP/1.1 413 ")
+
+
 @pytest.mark.subprocess
 def test_sigterm_stops_serve_and_ends_its_mcp_server_children(served: ServeHome) -> None:
     ready = served.root / "late-server-may-answer"

@@ -155,12 +155,17 @@ async def _ask_forever(elicit: Elicit) -> mcp_types.CallToolResult:
     return _result("done")
 
 
-def test_a_call_beyond_the_bound_of_its_session_is_refused_and_not_run() -> None:
+def test_a_call_that_asks_beyond_the_bound_of_its_session_is_ended_at_its_question() -> None:
     runs: list[str] = []
 
     async def counted(elicit: Elicit) -> mcp_types.CallToolResult:
-        runs.append("started")
-        return await _ask_forever(elicit)
+        runs.append("asked")
+        await elicit("allow?", {"type": "object"})
+        runs.append("ran")
+        return _result("done")
+
+    async def ask_nothing(elicit: Elicit) -> mcp_types.CallToolResult:
+        return _result("asked nothing")
 
     async def test() -> None:
         parked = ParkedCalls(keep_for=5, per_session=2, total=10)
@@ -173,10 +178,12 @@ def test_a_call_beyond_the_bound_of_its_session_is_refused_and_not_run() -> None
                 )
             with pytest.raises(TooManyParked, match="2 calls of this session"):
                 await parked.start(counted, owner=one)
+            # The bound is of calls that wait for an answer: one that asks nothing runs.
+            assert await parked.start(ask_nothing, owner=one) == _result("asked nothing")
             asked = await parked.start(counted, owner=other)
             assert isinstance(asked, mcp_types.InputRequiredResult)
             assert len(parked) == 3
-            assert runs == ["started"] * 3
+            assert runs == ["asked"] * 4
             group.cancel_scope.cancel()
 
     anyio.run(test)
