@@ -369,6 +369,22 @@ def test_an_unknown_model_says_what_to_check(provider: str) -> None:
     assert "check model.model and model.base_url" in str(error)
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_model_slower_than_the_timeout_names_the_setting(provider: str) -> None:
+    """A small model on a slow machine: "Request timed out." alone left the user to guess
+    which setting waits for it."""
+    gate = threading.Event()  # never set: the model thinks forever
+    with FakeModelServer([FakeTurn(text="late", gate=gate)]) as server:
+        built = make_model_provider(_settings(server, provider, timeout=0.5))
+        with pytest.raises(ModelError) as waited:
+            _run(built, _ask())
+
+    error = waited.value
+    assert (error.status, error.retryable) == (None, True)
+    assert f"{provider}: model 'small-model' at {server.url}" in str(error)
+    assert "no answer within model.timeout (0.5 s)" in str(error)
+
+
 class Adder:
     """A plugin with one visible tool, ``add``, for conversations over the real wire."""
 
