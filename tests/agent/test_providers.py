@@ -415,6 +415,48 @@ async def _one_message(host: Host, text: str) -> list[AgentEvent]:
         await agent.aclose()
 
 
+def test_an_answer_broken_off_by_the_server_stays_in_the_conversation_marked(
+    hermes_env: Environment,
+) -> None:
+    """The person saw the half answer stream; the conversation (and its transcript) lost it,
+    so the next message's request held no trace of what the model had said."""
+    gate = threading.Event()  # never set: the server goes away mid-answer
+    server = FakeModelServer([FakeTurn(text="The first half, then", gate=gate, hold_after=4)])
+    server.start()
+    model = {"provider": "openai", "model": "small-model", "base_url": server.openai_base_url}
+    config = Config.model_validate({"model": model})
+    host = make_host(config, replace(hermes_env, variables=_with_bundled(hermes_env)))
+
+    async def main() -> tuple[list[AgentEvent], list[Message]]:
+        agent = Agent.from_host(host)
+        conversation = agent.conversation(host.new_session())
+        events: list[AgentEvent] = []
+        try:
+            async for event in conversation.send("Tell me"):
+                events.append(event)
+                if isinstance(event, TextDelta) and len(events) == 1:
+                    await anyio.to_thread.run_sync(server.close)
+            return events, list(conversation.messages)
+        finally:
+            await conversation.aclose()
+            await agent.aclose()
+
+    try:
+        events, messages = anyio.run(main)
+    finally:
+        host.close()
+        server.close()
+    end = events[-1]
+    assert isinstance(end, Finished)
+    assert end.stop == "error"
+    shown = "".join(event.text for event in events if isinstance(event, TextDelta))
+    assert shown
+    assert end.text == shown
+    last = messages[-1]
+    assert last.role == "assistant"
+    assert last.content.startswith(shown + "\n\n[cut off here: the model request failed:")
+
+
 @pytest.mark.parametrize(
     ("provider", "in_text"), [("openai", False), ("openai", True), ("anthropic", False)]
 )
