@@ -261,6 +261,8 @@ def _short(text: str) -> str:
 def _left_off(messages: list[Message]) -> list[str]:
     """The last exchange: the person's last message and what followed it, the model's text
     and the names of the tools it called (never their output)."""
+    from hermes_core.agent._events import real_tools
+
     start = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if start is None:
         return []
@@ -269,7 +271,9 @@ def _left_off(messages: list[Message]) -> list[str]:
         if message.role != "assistant":
             continue
         if message.tool_calls:
-            names = printable(", ".join(call.name for call in message.tool_calls))
+            # The real tools, as the live chat's tool lines named them (not the bridge).
+            called = [name for call in message.tool_calls for name in real_tools(call)]
+            names = printable(", ".join(called))
             shown.append(f"  (called {names})")
         if message.content.strip():
             shown.append(f"  {_short(message.content)}")

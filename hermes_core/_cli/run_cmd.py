@@ -162,11 +162,13 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     printer = EventPrinter(as_json=as_json)
 
     async def work(host: Host, forms: LineForms | None) -> int:
+        from hermes_core.agent._delegation import send_until_settled
         from hermes_core.agent._events import Finished
 
         agent, taken_up = await agent_resuming(host, last=last, session=session, command="run")
         lines = terminal_lines(forms)
         finished: Finished | None = None
+        held: Finished | None = None
         stopping = False
         fields = session_fields(host, lines)
         if taken_up is not None:
@@ -192,24 +194,25 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
 
                 try:
                     with ctrl_c(stop):
-                        message: str | None = prompt
-                        while message is not None and not stopping:
-                            async for event in conversation.send(message):
+                        async for event in send_until_settled(conversation, prompt):
+                            if isinstance(event, Finished):
+                                finished = event
+                            if stopping and isinstance(event, Finished):
+                                held = event  # shown after the stopped subagents' ends
+                            else:
                                 printer.show(event)
-                                if isinstance(event, Finished):
-                                    finished = event
-                            # Background delegations answer as the next message: the run
-                            # ends when none is pending (send_until_settled's rule, and a
-                            # Ctrl-C while waiting starts no further turn).
-                            message = await conversation.delegations.next_message()
                 finally:
                     await conversation.aclose()
+                for child_event in conversation.delegations.take_events():
+                    printer.show(child_event)
+                if held is not None:
+                    printer.show(held)
         finally:
             if lines is not None:
                 lines.close()
             await agent.aclose()
         if stopping:
-            if finished is None or finished.stop != "interrupted":  # stopped between turns
+            if finished is None or finished.stop != "interrupted":  # after the last turn ended
                 printer.note("hermes: stop: interrupted: stopped by the user")
             return INTERRUPTED_STATUS
         return exit_status(finished)

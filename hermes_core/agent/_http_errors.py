@@ -57,6 +57,7 @@ def http_model_error(
     key_env: str | None = None,
     base_url: str | None = None,
     secret: str | None = None,
+    timed_out_after: float | None = None,
 ) -> ModelError:
     """The :class:`ModelError` for an answer of HTTP ``status`` (``None``: the server could
     not be reached or the connection dropped), with the server's ``detail`` (its error
@@ -64,14 +65,20 @@ def http_model_error(
 
     ``key_env`` names the key's variable (a 401 says to check it), ``base_url`` where the
     server is; ``secret`` is the key, removed from anything quoted. 429, 5xx and ``None`` are
-    retryable, with ``retry_after`` from the headers.
+    retryable, with ``retry_after`` from the headers. ``timed_out_after``: no answer came
+    within ``model.timeout``, those seconds (the message names the setting to raise).
     """
     where = base_url or "the provider's default URL"
     subject = f"{provider}: model {model!r} at {where}"
     detail = _clean(detail, secret)
     quoted = f": {detail}" if detail else ""
     variable = key_env or "the key's variable"
-    if status is None:
+    if status is None and timed_out_after is not None:
+        message = (
+            f"{subject}: no answer within model.timeout ({timed_out_after:g} s): a slow model "
+            "or a long request needs a larger one"
+        )
+    elif status is None:
         message = f"{subject}: no answer from the server{quoted}"
     elif status == 401:
         message = (

@@ -365,14 +365,13 @@ class Conversation:
                     if stopped.reason == "interrupted"
                     else self.budget.out_of_time()
                 )
-                if partial:
-                    # Kept as far as it streamed, saying so: the model reads the history later
-                    # and must not take it for an answer it finished.
-                    self._record(Message("assistant", f"{partial}\n\n[cut off here: {ending[1]}]"))
+                self._keep_cut(partial, ending[1])
                 yield self._finished(partial or said, *ending)
                 return
             except ModelError as error:
-                yield self._finished(said, "error", str(error))
+                partial = "".join(streamed)  # the person saw it stream before the failure
+                self._keep_cut(partial, "the model request failed")
+                yield self._finished(partial or said, "error", str(error))
                 return
             if turn is None:
                 yield self._finished(said, "error", "the model's answer ended without a turn")
@@ -393,6 +392,12 @@ class Conversation:
                     yield step
                 for child_event in self.delegations.take_events():
                     yield child_event
+
+    def _keep_cut(self, partial: str, why: str) -> None:
+        """Keep an answer cut while it streamed as far as it came, saying so: the model reads
+        the history later and must not take it for an answer it finished."""
+        if partial:
+            self._record(Message("assistant", f"{partial}\n\n[cut off here: {why}]"))
 
     def _cut(self) -> str:
         """Why an answer stopped short: the model reached ``model.max_output_tokens``."""

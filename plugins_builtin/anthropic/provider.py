@@ -213,6 +213,7 @@ class AnthropicProvider:
         # No answer, a dropped connection, a timeout; older SDKs let httpx's errors out of a
         # stream that breaks mid-way.
         except (anthropic.APIError, httpx.TransportError) as error:
+            timed_out = isinstance(error, anthropic.APITimeoutError | httpx.TimeoutException)
             raise http_model_error(
                 "anthropic",
                 model,
@@ -220,6 +221,7 @@ class AnthropicProvider:
                 detail=str(error),
                 base_url=self.settings.base_url,
                 secret=self._key,
+                timed_out_after=self.settings.timeout if timed_out else None,
             ) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.

@@ -210,6 +210,7 @@ class OpenAIProvider:
         # No answer, a dropped connection, a timeout; older SDKs let httpx's errors out of a
         # stream that breaks mid-way.
         except (openai.APIError, httpx.TransportError) as error:
+            timed_out = isinstance(error, openai.APITimeoutError | httpx.TimeoutException)
             raise http_model_error(
                 "openai",
                 model,
@@ -217,6 +218,7 @@ class OpenAIProvider:
                 detail=str(error),
                 base_url=self.settings.base_url,
                 secret=self._key,
+                timed_out_after=self.settings.timeout if timed_out else None,
             ) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.

@@ -75,6 +75,16 @@ def test_the_summary_names_tool_calls_without_their_output(home: AgentHome) -> N
     assert "Done." in done.stderr
 
 
+def test_the_summary_names_the_real_tool_of_a_bridge_call(home: AgentHome) -> None:
+    """The live chat showed ``-> todo_list ...``; the summary said ``(called tool_call)``."""
+    carried = {"calls": [{"name": "todo_list", "arguments": {}}]}
+    home.setup(turn("", ("tool_call", carried)), {"text": "Listed."})
+    home.cli.run("chat", input="show my todos\n")
+    home.setup({"echo": True})
+    done = home.cli.run("chat", "--continue", input="again\n")
+    assert "  (called todo_list)\n" in done.stderr
+
+
 def test_continue_picks_this_directory_s_conversation(home: AgentHome, tmp_path: Path) -> None:
     home.setup({"text": "Here."})
     home.cli.run("chat", input="in work\n")

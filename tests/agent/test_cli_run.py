@@ -337,9 +337,44 @@ def test_ctrl_c_while_waiting_for_a_delegation_stops_it_and_exits_130(home: Agen
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, errors
-    assert errors.endswith("hermes: stop: interrupted: stopped by the user\n")
-    assert "final" not in rest  # no further turn
-    assert not any("never asked for" in line for line in rest.splitlines())
+    assert "hermes: stop: interrupted: stopped by the user" in errors.splitlines()[-1]
+    assert not any("never asked for" in line for line in rest.splitlines())  # no further turn
+
+
+def test_ctrl_c_while_waiting_for_a_delegation_ends_the_json_with_the_child_and_the_stop(
+    home: AgentHome,
+) -> None:
+    """``hermes run --json`` read by a script: the last ``final`` said ``answer`` (the turn
+    before the wait) while the run exited 130, and the child it started never ended there."""
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started."},
+        {"for": "Count the words", "text": "word " * 400},
+        chunk=5,
+        delay=0.05,
+    )
+    process = home.cli.start("run", "--json", "please delegate the counting")
+    try:
+        assert process.stdout is not None
+        while json.loads(process.stdout.readline())["type"] != "final":
+            pass
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, errors
+    events = json_lines(rest)
+    assert [(e["type"], e.get("status")) for e in events[-2:]] == [
+        ("child_finished", "interrupted"),
+        ("final", None),
+    ]
+    assert events[-1]["stop"] == "interrupted"
+    assert events[-1]["text"] == "Started."
 
 
 def test_plain_output_shows_subagents_starting_and_ending(home: AgentHome) -> None:

@@ -369,6 +369,22 @@ def test_an_unknown_model_says_what_to_check(provider: str) -> None:
     assert "check model.model and model.base_url" in str(error)
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_model_slower_than_the_timeout_names_the_setting(provider: str) -> None:
+    """A small model on a slow machine: "Request timed out." alone left the user to guess
+    which setting waits for it."""
+    gate = threading.Event()  # never set: the model thinks forever
+    with FakeModelServer([FakeTurn(text="late", gate=gate)]) as server:
+        built = make_model_provider(_settings(server, provider, timeout=0.5))
+        with pytest.raises(ModelError) as waited:
+            _run(built, _ask())
+
+    error = waited.value
+    assert (error.status, error.retryable) == (None, True)
+    assert f"{provider}: model 'small-model' at {server.url}" in str(error)
+    assert "no answer within model.timeout (0.5 s)" in str(error)
+
+
 class Adder:
     """A plugin with one visible tool, ``add``, for conversations over the real wire."""
 
@@ -397,6 +413,48 @@ async def _one_message(host: Host, text: str) -> list[AgentEvent]:
     finally:
         await conversation.aclose()
         await agent.aclose()
+
+
+def test_an_answer_broken_off_by_the_server_stays_in_the_conversation_marked(
+    hermes_env: Environment,
+) -> None:
+    """The person saw the half answer stream; the conversation (and its transcript) lost it,
+    so the next message's request held no trace of what the model had said."""
+    gate = threading.Event()  # never set: the server goes away mid-answer
+    server = FakeModelServer([FakeTurn(text="The first half, then", gate=gate, hold_after=4)])
+    server.start()
+    model = {"provider": "openai", "model": "small-model", "base_url": server.openai_base_url}
+    config = Config.model_validate({"model": model})
+    host = make_host(config, replace(hermes_env, variables=_with_bundled(hermes_env)))
+
+    async def main() -> tuple[list[AgentEvent], list[Message]]:
+        agent = Agent.from_host(host)
+        conversation = agent.conversation(host.new_session())
+        events: list[AgentEvent] = []
+        try:
+            async for event in conversation.send("Tell me"):
+                events.append(event)
+                if isinstance(event, TextDelta) and len(events) == 1:
+                    await anyio.to_thread.run_sync(server.close)
+            return events, list(conversation.messages)
+        finally:
+            await conversation.aclose()
+            await agent.aclose()
+
+    try:
+        events, messages = anyio.run(main)
+    finally:
+        host.close()
+        server.close()
+    end = events[-1]
+    assert isinstance(end, Finished)
+    assert end.stop == "error"
+    shown = "".join(event.text for event in events if isinstance(event, TextDelta))
+    assert shown
+    assert end.text == shown
+    last = messages[-1]
+    assert last.role == "assistant"
+    assert last.content == shown + "\n\n[cut off here: the model request failed]"
 
 
 @pytest.mark.parametrize(
