@@ -138,7 +138,7 @@ def test_the_scripted_overhead_is_compared_with_a_revision() -> None:
     )
     # One round of one run is for the table's shape, not the budget: a loaded machine can put
     # it over 2 ms. The exit status must agree with the verdict the script prints.
-    verdict = re.search(r"adds ([0-9.]+) ms per tool call \((within|OVER) 2.0 ms\)", ran.stdout)
+    verdict = re.search(r"adds (-?[0-9.]+) ms per tool call \((within|OVER) 2.0 ms\)", ran.stdout)
     assert verdict is not None, ran.stdout + ran.stderr
     assert (float(verdict[1]) <= 2.0) == (verdict[2] == "within")
     assert ran.returncode == (0 if verdict[2] == "within" else 1), ran.stderr
