@@ -504,7 +504,10 @@ def test_a_tool_name_two_user_plugins_register_is_neithers_and_their_other_tools
     for name in names:
         row = listed(hermes_cli, name)
         assert row["status"] == "error"
-        assert f"tool 'deploy' is registered by two plugins, {both}, so neither's is used" in row["error"]
+        assert (
+            f"tool 'deploy' is registered by two plugins, {both}, so neither's is used"
+            in row["error"]
+        )
     called = hermes_cli.run(
         "tools", "call", f"{second}_only", "{}", "--yes", env=lenient(hermes_cli)
     )
