@@ -345,3 +345,20 @@ def test_new_says_how_many_subagents_of_the_last_conversation_it_stopped(
     assert ended(child) == 0
     assert "stopped" not in quiet, quiet
     assert "<= d1.1 interrupted" not in seen.getvalue()  # stopped, not reported one by one
+
+
+def test_help_lists_the_commands_one_a_line(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    done = home.cli.run("chat", input="/help\n/?\n")
+    assert "unknown command" not in done.stderr
+    for command in ("/help", "/stop", "/new", "/resume", "/exit"):
+        assert sum(line.startswith(f"  {command} ") for line in done.stderr.splitlines()) == 2
+    assert home.requests() == []
+
+
+def test_an_unknown_command_is_refused_naming_help(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    done = home.cli.run("chat", input="/frobnicate\n")
+    assert "hermes: unknown command /frobnicate" in done.stderr
+    assert "/help" in done.stderr
+    assert home.requests() == []
