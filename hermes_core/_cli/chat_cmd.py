@@ -1,10 +1,10 @@
 """``hermes chat``: a conversation with the configured model on the terminal.
 
 A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer streams to
-stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/stop``
-stops the running turn, ``/new`` starts a new conversation (a new session), ``/resume`` lists
-this directory's recent conversations and ``/resume NUMBER`` or ``/resume ID`` switches to one
-(:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
+stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/help``
+(or ``/?``) lists them, ``/stop`` stops the running turn, ``/new`` starts a new conversation
+(a new session), ``/resume`` lists this directory's recent conversations and
+``/resume NUMBER`` or ``/resume ID`` switches to one (:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
 results of a background delegation (``delegate_task``) that arrive while the chat waits for a
 line are sent to the model as the next message at once; its subagents' started and finished
 lines are shown as they come, also while the chat waits. Leaving a conversation (``/new``,
@@ -47,9 +47,13 @@ if TYPE_CHECKING:
     from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
-HELP = (
-    "commands: /stop stops the running turn, /new starts a new conversation, /resume lists "
-    "this directory's conversations (/resume NUMBER or ID takes one up), /exit quits"
+HELP = "/help lists the commands"
+COMMANDS = (
+    ("/help", "lists these commands (/? too)"),
+    ("/stop", "stops the running turn (Ctrl-C too)"),
+    ("/new", "starts a new conversation"),
+    ("/resume", "lists this directory's conversations; /resume NUMBER or ID takes one up"),
+    ("/exit", "quits (Ctrl-D too)"),
 )
 
 
@@ -184,6 +188,11 @@ class _Chat:
             if text == "/stop":
                 self.printer.note("hermes: nothing is running")
                 continue
+            if text in ("/help", "/?"):
+                self.printer.note("commands:")
+                for command, what in COMMANDS:
+                    self.printer.note(f"  {command} {what}")
+                continue
             if text.split()[0] == "/resume":
                 if self._resume_command(text[len("/resume") :].strip(), conversation):
                     return True
@@ -223,7 +232,7 @@ def chat(last: bool, session: str | None) -> None:
     """Talk with the configured model (model.provider, model.model) on the terminal.
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
-    approvals are asked on the terminal. /stop (or Ctrl-C) stops the running turn, /new starts
+    approvals are asked on the terminal. /help lists the commands: /stop (or Ctrl-C) stops the running turn, /new starts
     a new conversation, /resume lists this directory's recent conversations (/resume NUMBER
     or /resume ID takes one up), /exit or Ctrl-D quits. While a turn runs, a line other than
     /stop is not sent; at an approval prompt or a question, the line is the answer (/stop
