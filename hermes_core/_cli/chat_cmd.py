@@ -4,7 +4,8 @@ A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer stre
 stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/help``
 (or ``/?``) lists them, ``/stop`` stops the running turn, ``/new`` starts a new conversation
 (a new session), ``/resume`` lists this directory's recent conversations and
-``/resume NUMBER`` or ``/resume ID`` switches to one (:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
+``/resume NUMBER`` or ``/resume ID`` switches to one
+(:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
 results of a background delegation (``delegate_task``) that arrive while the chat waits for a
 line are sent to the model as the next message at once; its subagents' started and finished
 lines are shown as they come, also while the chat waits. Leaving a conversation (``/new``,
@@ -232,11 +233,11 @@ def chat(last: bool, session: str | None) -> None:
     """Talk with the configured model (model.provider, model.model) on the terminal.
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
-    approvals are asked on the terminal. /help lists the commands: /stop (or Ctrl-C) stops the running turn, /new starts
-    a new conversation, /resume lists this directory's recent conversations (/resume NUMBER
-    or /resume ID takes one up), /exit or Ctrl-D quits. While a turn runs, a line other than
-    /stop is not sent; at an approval prompt or a question, the line is the answer (/stop
-    stops the turn there too).
+    approvals are asked on the terminal. /help lists the commands: /stop (or Ctrl-C) stops
+    the running turn, /new starts a new conversation, /resume lists this directory's recent
+    conversations (/resume NUMBER or /resume ID takes one up), /exit or Ctrl-D quits. While a
+    turn runs, a line other than /stop is not sent; at an approval prompt or a question, the
+    line is the answer (/stop stops the turn there too).
 
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the
