@@ -596,12 +596,6 @@ def test_a_malformed_stream_of_the_model_server_ends_the_turn_with_an_error_nami
     assert all(isinstance(e.text, str) for e in events if isinstance(e, TextDelta))
 
 
-class _FakeNamedProvider:
-    """A fake provider (no model runs here): only its name is read."""
-
-    name = "openai"
-
-
 def test_a_malformed_answers_quoted_text_is_redacted_before_it_is_cut() -> None:
     from hermes_core.agent._requests import _malformed
     from hermes_core.agent._wire import ModelRequest
@@ -609,5 +603,5 @@ def test_a_malformed_answers_quoted_text_is_redacted_before_it_is_cut() -> None:
     secret = "A1b2C3d4" * 5
     request = ModelRequest(model="small-model", system="", messages=())
     for offset in range(270, 300):  # the key straddles the 300-character cut
-        error = _malformed(_FakeNamedProvider(), request, "x" * offset + " sk-" + secret)  # type: ignore[arg-type]
+        error = _malformed(("openai", ""), request, "x" * offset + " sk-" + secret)
         assert "A1b2" not in str(error), offset
