@@ -362,3 +362,33 @@ def test_an_unknown_command_is_refused_naming_help(home: AgentHome) -> None:
     assert "hermes: unknown command /frobnicate" in done.stderr
     assert "/help" in done.stderr
     assert home.requests() == []
+
+
+REFUSED = {"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400}
+
+
+def test_piped_chat_whose_last_turn_failed_exits_1_as_run_does(home: AgentHome) -> None:
+    """``printf 'hi\\nagain\\n' | hermes chat`` in a script: a failure must not read as 0."""
+    home.setup(REFUSED, REFUSED)
+    done = home.cli.run("chat", input="hi\nagain\n", ok=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("hermes: error: fake model: 400") == 2
+
+
+def test_piped_chat_whose_last_turn_answered_exits_0_after_a_failed_one(home: AgentHome) -> None:
+    home.setup(REFUSED, {"text": "Fine now."})
+    done = home.cli.run("chat", input="hi\nagain\n", ok=False)
+    assert done.returncode == 0, done.stderr
+    assert "Fine now." in done.stdout
+    assert "hermes: error: fake model: 400" in done.stderr
+
+
+def test_an_interactive_chat_exits_0_after_a_failed_turn(home: AgentHome) -> None:
+    home.setup(REFUSED)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("hi")
+    child.expect_exact("hermes: error: fake model: 400")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
