@@ -392,3 +392,25 @@ def test_an_interactive_chat_exits_0_after_a_failed_turn(home: AgentHome) -> Non
     child.expect_exact(PROMPT)
     child.sendline("/exit")
     assert ended(child) == 0
+
+
+def test_ctrl_c_at_a_question_tells_the_model_the_turn_was_stopped_there(home: AgentHome) -> None:
+    """Ctrl-C stops the whole turn, not only the question: the result the model reads in the
+    next turn says so, not that the person closed the question and left it to decide."""
+    home.setup(turn("", ("clarify", {"question": "Which city?"})), {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("weather")
+    child.expect_exact("your answer: ")
+    child.kill(signal.SIGINT)
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact(PROMPT)
+    child.sendline("never mind")
+    child.expect_exact("heard: never mind")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    results = [m for m in home.requests()[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 1
+    assert "the person stopped the turn at this question" in results[0]["content"]
+    assert "closed the question" not in results[0]["content"]
