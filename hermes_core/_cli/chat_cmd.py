@@ -87,7 +87,7 @@ class _Chat:
             return False
         self.stopping = True
         self.running.cancel()
-        self.lines.stop_prompts()
+        self.lines.stop_turn()
         return True
 
     def busy_line(self, line: str) -> bool:
