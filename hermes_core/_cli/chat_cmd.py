@@ -1,9 +1,10 @@
 """``hermes chat``: a conversation with the configured model on the terminal.
 
 A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer streams to
-stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/stop``
-stops the running turn, ``/new`` starts a new conversation (a new session), ``/resume`` lists
-this directory's recent conversations and ``/resume NUMBER`` or ``/resume ID`` switches to one
+stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/help``
+(or ``/?``) lists them, ``/stop`` stops the running turn, ``/new`` starts a new conversation
+(a new session), ``/resume`` lists this directory's recent conversations and
+``/resume NUMBER`` or ``/resume ID`` switches to one
 (:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
 results of a background delegation (``delegate_task``) that arrive while the chat waits for a
 line are sent to the model as the next message at once; its subagents' started and finished
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hermes_core._cli.agent_events import EventPrinter
+from hermes_core._cli.agent_events import EventPrinter, exit_status
 from hermes_core._cli.resuming import (
     ResumeCommand,
     Resumed,
@@ -43,13 +44,17 @@ from hermes_core._cli.run_cmd import (
 if TYPE_CHECKING:
     from hermes_core._cli.terminal_lines import LineForms, TerminalLines
     from hermes_core._host import Host
-    from hermes_core.agent._events import ChildFinished, ChildStarted
+    from hermes_core.agent._events import ChildFinished, ChildStarted, Finished
     from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
-HELP = (
-    "commands: /stop stops the running turn, /new starts a new conversation, /resume lists "
-    "this directory's conversations (/resume NUMBER or ID takes one up), /exit quits"
+HELP = "/help lists the commands"
+COMMANDS = (
+    ("/help", "lists these commands (/? too)"),
+    ("/stop", "stops the running turn (Ctrl-C too)"),
+    ("/new", "starts a new conversation"),
+    ("/resume", "lists this directory's conversations; /resume NUMBER or ID takes one up"),
+    ("/exit", "quits (Ctrl-D too)"),
 )
 
 
@@ -70,6 +75,7 @@ class _Chat:
         self.running: Conversation | None = None
         self.stopping = False
         self.printer = printer
+        self.last: Finished | None = None
         self._results: list[str] = []
         self._resumed = resumed
         self._resume = ResumeCommand(agent.transcripts, agent.model.model)
@@ -81,7 +87,7 @@ class _Chat:
             return False
         self.stopping = True
         self.running.cancel()
-        self.lines.stop_prompts()
+        self.lines.stop_turn()
         return True
 
     def busy_line(self, line: str) -> bool:
@@ -184,6 +190,11 @@ class _Chat:
             if text == "/stop":
                 self.printer.note("hermes: nothing is running")
                 continue
+            if text in ("/help", "/?"):
+                self.printer.note("commands:")
+                for command, what in COMMANDS:
+                    self.printer.note(f"  {command} {what}")
+                continue
             if text.split()[0] == "/resume":
                 if self._resume_command(text[len("/resume") :].strip(), conversation):
                     return True
@@ -209,9 +220,13 @@ class _Chat:
         return True
 
     async def _turn(self, conversation: Conversation, message: str) -> None:
+        from hermes_core.agent._events import Finished
+
         self.running, self.stopping = conversation, False
         try:
             async for event in conversation.send(message):
+                if isinstance(event, Finished):
+                    self.last = event
                 self.printer.show(event)
         finally:
             self.running = None
@@ -223,11 +238,12 @@ def chat(last: bool, session: str | None) -> None:
     """Talk with the configured model (model.provider, model.model) on the terminal.
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
-    approvals are asked on the terminal. /stop (or Ctrl-C) stops the running turn, /new starts
-    a new conversation, /resume lists this directory's recent conversations (/resume NUMBER
-    or /resume ID takes one up), /exit or Ctrl-D quits. While a turn runs, a line other than
-    /stop is not sent; at an approval prompt or a question, the line is the answer (/stop
-    stops the turn there too).
+    approvals are asked on the terminal. /help lists the commands: /stop (or Ctrl-C) stops
+    the running turn, /new starts a new conversation, /resume lists this directory's recent
+    conversations (/resume NUMBER or /resume ID takes one up), /exit or Ctrl-D quits. While a
+    turn runs, a line other than /stop is not sent; at an approval prompt or a question, the
+    line is the answer (/stop stops the turn there too). Piped, it exits with the status
+    hermes run gives its last turn (1 a model error); at a terminal, 0.
 
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the
@@ -237,7 +253,7 @@ def chat(last: bool, session: str | None) -> None:
 
     printer = EventPrinter(quiet_answer=True)  # on stdout, before the host sends it to stderr
 
-    async def work(host: Host, forms: LineForms | None) -> None:
+    async def work(host: Host, forms: LineForms | None) -> int:
         agent, taken_up = await agent_resuming(host, last=last, session=session)
         lines = TerminalLines(sys.stdin.fileno())
         state = _Chat(host, agent, lines, printer, taken_up)
@@ -255,5 +271,10 @@ def chat(last: bool, session: str | None) -> None:
         finally:
             lines.close()
             await agent.aclose()
+        # Piped, a script reads the status as it reads run's: of the last turn. A person at
+        # the terminal saw every failure and went on: that is no failure of the chat.
+        if sys.stdin.isatty() or state.last is None:
+            return 0
+        return exit_status(state.last)
 
-    run_agent_host(work)
+    sys.exit(run_agent_host(work))

@@ -189,7 +189,7 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
                     stopping = True
                     conversation.cancel()
                     if lines is not None:
-                        lines.stop_prompts()
+                        lines.stop_turn()
                     return True
 
                 try:

@@ -53,6 +53,8 @@ class TerminalLines:
         self._waiter: asyncio.Future[str | None] | None = None
         self._lines: list[str] = []
         self.ended = False
+        self.turn_stopped = False
+        """Whether the open prompts were ended by :meth:`stop_turn` (not by end of input)."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def start(self) -> None:
@@ -127,6 +129,7 @@ class TerminalLines:
         """A descriptor the lines typed in the block are written to (a prompt reads it); at
         end of input, or when :meth:`stop_prompts` is called, it reads as ended."""
         read_end, write_end = os.pipe()
+        self.turn_stopped = False
         if self.ended:
             os.close(write_end)
         else:
@@ -141,6 +144,11 @@ class TerminalLines:
         if write_end in self._pipes:
             self._pipes.remove(write_end)
             os.close(write_end)
+
+    def stop_turn(self) -> None:
+        """End every open prompt because the person stopped the turn (Ctrl-C, ``/stop``)."""
+        self.turn_stopped = True
+        self.stop_prompts()
 
     def stop_prompts(self) -> None:
         """End every open prompt as at end of input (the user stopped the turn)."""
@@ -174,10 +182,14 @@ class LineQuestions:
 
     async def ask(self, question: Question, timeout: float) -> Reply:
         """The person's answer, or why there is none."""
-        from hermes_core._approvals.questions import TerminalQuestions
+        from hermes_core._approvals.questions import Reply, TerminalQuestions
 
         with self._lines.answering() as fd:
-            return await TerminalQuestions(fd, self._output).ask(question, timeout)
+            reply = await TerminalQuestions(fd, self._output).ask(question, timeout)
+        if reply.answer is None and self._lines.turn_stopped:
+            # Not "closed the question": the whole turn ends; the model reads this next turn.
+            return Reply(None, "the person stopped the turn at this question")
+        return reply
 
 
 class LineForms:

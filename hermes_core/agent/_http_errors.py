@@ -10,6 +10,8 @@ otherwise.
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Mapping
 
 from hermes_core._redaction import redact_text
@@ -42,6 +44,23 @@ def _clean(detail: str, secret: str | None) -> str:
     return detail if len(detail) <= _DETAIL_LIMIT else detail[:_DETAIL_LIMIT] + "..."
 
 
+_UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
+
+
+def _never_connected(error: BaseException | None) -> bool:
+    """Whether ``error`` (an SDK's, wrapping its HTTP library's) came of a connection refused
+    or a host not found: read down its chain of causes, whichever HTTP library raised it."""
+    for _ in range(16):  # a chain is short; a cycle of contexts must not hang
+        if error is None:
+            return False
+        if isinstance(error, socket.gaierror) or (
+            isinstance(error, OSError) and error.errno in _UNREACHABLE
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 _NO_SUCH_API = frozenset({405, 501})
 """Method Not Allowed, Not Implemented: no API takes a POST at that address (a web server
 serving files, python -m http.server), which no retry mends."""
@@ -58,6 +77,7 @@ def http_model_error(
     base_url: str | None = None,
     secret: str | None = None,
     timed_out_after: float | None = None,
+    cause: BaseException | None = None,
 ) -> ModelError:
     """The :class:`ModelError` for an answer of HTTP ``status`` (``None``: the server could
     not be reached or the connection dropped), with the server's ``detail`` (its error
@@ -67,6 +87,8 @@ def http_model_error(
     server is; ``secret`` is the key, removed from anything quoted. 429, 5xx and ``None`` are
     retryable, with ``retry_after`` from the headers. ``timed_out_after``: no answer came
     within ``model.timeout``, those seconds (the message names the setting to raise).
+    ``cause``: the exception raised, for ``status`` ``None``: a connection never made (nothing
+    listens there, no such host) says to check that the server runs at ``base_url``.
     """
     where = base_url or "the provider's default URL"
     subject = f"{provider}: model {model!r} at {where}"
@@ -78,6 +100,10 @@ def http_model_error(
             f"{subject}: no answer within model.timeout ({timed_out_after:g} s): a slow model "
             "or a long request needs a larger one"
         )
+    elif status is None and _never_connected(cause):
+        said = f" ({detail})" if detail else ""
+        check = "that the model server runs there" if base_url else "the network connection"
+        message = f"{subject}: could not connect to the server{said}: check {check}"
     elif status is None:
         message = f"{subject}: no answer from the server{quoted}"
     elif status == 401:

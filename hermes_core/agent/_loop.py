@@ -350,6 +350,7 @@ class Conversation:
                     self._stop,
                     deadline,
                     self.agent.model.provider,
+                    self.agent.model.base_url,
                 ):
                     if isinstance(event, TextDelta):
                         streamed.append(event.text)

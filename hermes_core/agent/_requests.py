@@ -100,16 +100,21 @@ async def request_events(
     stop: asyncio.Event,
     deadline: float | None,
     name: str | None = None,
+    base_url: str | None = None,
 ) -> AsyncIterator[ModelEvent | Retrying]:
     """The events of ``request``, retried as the module says; raises :class:`Stopped` when
     stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help,
-    or one naming the provider ``name`` (``model.provider``) for a stream that fails otherwise
-    or ends without a :class:`ModelTurn`."""
+    or one naming the provider ``name`` (``model.provider``) and ``base_url``
+    (``model.base_url``, when set) for a stream that fails otherwise or ends without a
+    :class:`ModelTurn`."""
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
     named = name or getattr(provider, "name", None) or type(provider).__name__
+    where = f" at {base_url}" if base_url else ""
     try:
-        async for event in _attempts(provider, named, request, retry, stop, stopper, deadline):
+        async for event in _attempts(
+            provider, (named, where), request, retry, stop, stopper, deadline
+        ):
             yield event
     finally:
         stopper.cancel()
@@ -117,7 +122,7 @@ async def request_events(
 
 async def _attempts(
     provider: ModelProvider,
-    name: str,
+    named: tuple[str, str],
     request: ModelRequest,
     retry: RetryPolicy,
     stop: asyncio.Event,
@@ -135,11 +140,11 @@ async def _attempts(
                     event = await _next_or_stop(stream, stopper, deadline)
                 except StopAsyncIteration:
                     if not turned:
-                        raise _no_turn(name, request) from None
+                        raise _no_turn(named, request) from None
                     return
                 started = True
                 turned = turned or isinstance(event, ModelTurn)
-                yield _checked(event, name, request)
+                yield _checked(event, named, request)
         except ModelError as error:
             if started or not error.retryable or attempt > retry.max_retries:
                 raise
@@ -154,7 +159,7 @@ async def _attempts(
             raise
         except Exception as error:  # a chunk the provider could not read: no crash of the loop
             raised = f"its stream raised {type(error).__name__}: {error}"
-            raise _malformed(name, request, raised) from error
+            raise _malformed(named, request, raised) from error
         finally:
             closing = getattr(stream, "aclose", None)
             if closing is not None:
@@ -163,28 +168,30 @@ async def _attempts(
                     await closing()
 
 
-def _no_turn(name: str, request: ModelRequest) -> ModelError:
+def _no_turn(named: tuple[str, str], request: ModelRequest) -> ModelError:
+    name, where = named
     return ModelError(
-        f"{name}: model {request.model!r}: the answer ended without a turn (a stream yields "
+        f"{name}: model {request.model!r}{where}: the answer ended without a turn (a stream yields "
         "one ModelTurn, last)",
         provider=name,
         model=request.model,
     )
 
 
-def _malformed(name: str, request: ModelRequest, what: str) -> ModelError:
+def _malformed(named: tuple[str, str], request: ModelRequest, what: str) -> ModelError:
     # The server's own text may be quoted: redacted (as every provider error is), then cut: a
     # key cut first could leave a piece too short for its pattern.
     what = redact_text(what)
     what = what if len(what) <= 300 else what[:300] + "..."
+    name, where = named
     return ModelError(
-        f"{name}: model {request.model!r}: the server's answer could not be read: {what}",
+        f"{name}: model {request.model!r}{where}: the server's answer could not be read: {what}",
         provider=name,
         model=request.model,
     )
 
 
-def _checked(event: object, name: str, request: ModelRequest) -> ModelEvent:
+def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> ModelEvent:
     """``event`` when it is what the wire types say, else the :class:`ModelError` of a
     malformed answer (a provider passes on whatever its server's JSON held)."""
     if isinstance(event, TextDelta) and isinstance(event.text, str):
@@ -199,4 +206,4 @@ def _checked(event: object, name: str, request: ModelRequest) -> ModelEvent:
             type(count) is int for count in counts
         ):
             return event
-    raise _malformed(name, request, f"not text, calls and token counts: {event!r}")
+    raise _malformed(named, request, f"not text, calls and token counts: {event!r}")

@@ -89,7 +89,13 @@ class SessionModel:
         turn: ModelTurn | None = None
         try:
             async for event in request_events(
-                self._provider, request, self._retry, self._stop(), deadline, settings.provider
+                self._provider,
+                request,
+                self._retry,
+                self._stop(),
+                deadline,
+                settings.provider,
+                settings.base_url,
             ):
                 if isinstance(event, ModelTurn):
                     turn = event

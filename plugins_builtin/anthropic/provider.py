@@ -222,6 +222,7 @@ class AnthropicProvider:
                 base_url=self.settings.base_url,
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
+                cause=error,
             ) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.

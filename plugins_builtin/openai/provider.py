@@ -219,6 +219,7 @@ class OpenAIProvider:
                 base_url=self.settings.base_url,
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
+                cause=error,
             ) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.

@@ -345,3 +345,72 @@ def test_new_says_how_many_subagents_of_the_last_conversation_it_stopped(
     assert ended(child) == 0
     assert "stopped" not in quiet, quiet
     assert "<= d1.1 interrupted" not in seen.getvalue()  # stopped, not reported one by one
+
+
+def test_help_lists_the_commands_one_a_line(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    done = home.cli.run("chat", input="/help\n/?\n")
+    assert "unknown command" not in done.stderr
+    for command in ("/help", "/stop", "/new", "/resume", "/exit"):
+        assert sum(line.startswith(f"  {command} ") for line in done.stderr.splitlines()) == 2
+    assert home.requests() == []
+
+
+def test_an_unknown_command_is_refused_naming_help(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    done = home.cli.run("chat", input="/frobnicate\n")
+    assert "hermes: unknown command /frobnicate" in done.stderr
+    assert "/help" in done.stderr
+    assert home.requests() == []
+
+
+REFUSED = {"error": "fake model: 400 the model 'fake-1' rejected the request", "status": 400}
+
+
+def test_piped_chat_whose_last_turn_failed_exits_1_as_run_does(home: AgentHome) -> None:
+    """``printf 'hi\\nagain\\n' | hermes chat`` in a script: a failure must not read as 0."""
+    home.setup(REFUSED, REFUSED)
+    done = home.cli.run("chat", input="hi\nagain\n", ok=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("hermes: error: fake model: 400") == 2
+
+
+def test_piped_chat_whose_last_turn_answered_exits_0_after_a_failed_one(home: AgentHome) -> None:
+    home.setup(REFUSED, {"text": "Fine now."})
+    done = home.cli.run("chat", input="hi\nagain\n", ok=False)
+    assert done.returncode == 0, done.stderr
+    assert "Fine now." in done.stdout
+    assert "hermes: error: fake model: 400" in done.stderr
+
+
+def test_an_interactive_chat_exits_0_after_a_failed_turn(home: AgentHome) -> None:
+    home.setup(REFUSED)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("hi")
+    child.expect_exact("hermes: error: fake model: 400")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+
+
+def test_ctrl_c_at_a_question_tells_the_model_the_turn_was_stopped_there(home: AgentHome) -> None:
+    """Ctrl-C stops the whole turn, not only the question: the result the model reads in the
+    next turn says so, not that the person closed the question and left it to decide."""
+    home.setup(turn("", ("clarify", {"question": "Which city?"})), {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("weather")
+    child.expect_exact("your answer: ")
+    child.kill(signal.SIGINT)
+    child.expect_exact("hermes: stop: interrupted")
+    child.expect_exact(PROMPT)
+    child.sendline("never mind")
+    child.expect_exact("heard: never mind")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    results = [m for m in home.requests()[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 1
+    assert "the person stopped the turn at this question" in results[0]["content"]
+    assert "closed the question" not in results[0]["content"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -298,6 +299,29 @@ def test_a_stream_cut_by_the_server_is_a_retryable_error(provider: str) -> None:
     assert error.status is None
 
 
+def _closed_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (just bound and let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_server_not_running_at_the_base_url_is_named_with_what_to_check(provider: str) -> None:
+    base = f"http://127.0.0.1:{_closed_port()}" + ("/v1" if provider == "openai" else "")
+    built = make_model_provider(ModelSettings(provider, "small-model", base_url=base))
+
+    with pytest.raises(ModelError) as raised:
+        _run(built, _ask())
+
+    message = str(raised.value)
+    assert message.startswith(f"{provider}: model 'small-model' at {base}: ")
+    assert "could not connect to the server" in message
+    assert "check that the model server runs there" in message
+    assert raised.value.retryable
+    assert raised.value.status is None
+
+
 def test_the_retry_wait_is_read_from_every_header_form() -> None:
     def wait(**headers: str) -> float | None:
         error = http_model_error("p", "m", status=429, headers=headers)
@@ -567,15 +591,9 @@ def test_a_malformed_stream_of_the_model_server_ends_the_turn_with_an_error_nami
     end = events[-1]
     assert isinstance(end, Finished)
     assert end.stop == "error"
-    assert "openai: model 'small-model'" in end.detail
+    assert f"openai: model 'small-model' at {base}: " in end.detail
     assert "the server's answer could not be read" in end.detail
     assert all(isinstance(e.text, str) for e in events if isinstance(e, TextDelta))
-
-
-class _FakeNamedProvider:
-    """A fake provider (no model runs here): only its name is read."""
-
-    name = "openai"
 
 
 def test_a_malformed_answers_quoted_text_is_redacted_before_it_is_cut() -> None:
@@ -585,5 +603,5 @@ def test_a_malformed_answers_quoted_text_is_redacted_before_it_is_cut() -> None:
     secret = "A1b2C3d4" * 5
     request = ModelRequest(model="small-model", system="", messages=())
     for offset in range(270, 300):  # the key straddles the 300-character cut
-        error = _malformed(_FakeNamedProvider(), request, "x" * offset + " sk-" + secret)  # type: ignore[arg-type]
+        error = _malformed(("openai", ""), request, "x" * offset + " sk-" + secret)
         assert "A1b2" not in str(error), offset
