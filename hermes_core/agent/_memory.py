@@ -190,23 +190,25 @@ class Memory:
                 used += len(entry)
             elif entry:
                 left.append(entry)
-        lines = [f"## {_TITLES[target]} ({self._state(target, entries)})"]
-        lines += [f"§ {entry}" for entry in shown_entries]
-        if self._first_told(target, entries if left else None):
+        usage = self._state(target, entries)
+        lines = [f"## {_TITLES[target]} ({usage})", *(f"§ {entry}" for entry in shown_entries)]
+        if not left:
+            self._first_told(target, None)  # within its budget: going over again is told
+            return "\n".join(lines)
+        count, size = _counted(len(left), "entry", "entries"), self.usage(left)
+        if self._first_told(target, entries):
             log.warning(
                 "%s: %s is over its budget: %s (%d characters) left out of the system prompt",
                 self.source,
-                self._state(target, entries),
-                _counted(len(left), "entry", "entries"),
-                self.usage(left),
+                usage,
+                count,
+                size,
             )
-        if left:
-            count = _counted(len(left), "entry", "entries")
-            verb = "was" if len(left) == 1 else "were"
-            lines.append(
-                f"({count} ({self.usage(left)} characters) {verb} left out: over the budget of "
-                f"{budget} characters; replace or remove entries with the memory tool)"
-            )
+        verb = "was" if len(left) == 1 else "were"
+        lines.append(
+            f"({count} ({size} characters) {verb} left out: over the budget of {budget} "
+            "characters; replace or remove entries with the memory tool)"
+        )
         return "\n".join(lines)
 
     def _first_told(self, target: MemoryTarget, entries: Sequence[str] | None) -> bool:
