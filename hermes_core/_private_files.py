@@ -131,7 +131,9 @@ def others_could_write(path: Path) -> str | None:
             paths.extend(_reached(found) if found.is_symlink() else [found])
     for each in dict.fromkeys(paths):
         try:
-            info, entry = each.stat(), each.lstat()
+            entry = each.lstat()
+            # Followed only for a link: every other file is its own target (one call, not two).
+            info = each.stat() if stat.S_ISLNK(entry.st_mode) else entry
         except OSError:
             continue  # gone or unreadable: the read or import that follows says so
         # A link's own owner may point it elsewhere, even in a sticky folder.
