@@ -220,16 +220,20 @@ async def scripted(calls: int, rounds: int) -> dict[str, float]:
 def report_scripted(figures: dict[str, float], calls: int, rounds: int) -> bool:
     """Print the figures; whether the overhead is within budget."""
     ms = {key: value * 1000 for key, value in figures.items()}
-    within = ms["overhead"] <= BUDGET_MS
+    verdict = _verdict(ms["overhead"])
     print(f"scripted model, {calls} tool calls per turn, median of {rounds} rounds")
     print(f"  turn with {calls} calls:          {ms['turn_with_calls']:8.2f} ms")
     print(f"  turn with no call:              {ms['turn_without']:8.2f} ms")
     print(f"  per tool call in the loop:      {ms['per_call']:8.3f} ms")
     print(f"  host.dispatch of the call:      {ms['dispatch']:8.3f} ms")
-    verdict = "within" if within else "OVER"
     print(f"  the loop adds per tool call:    {ms['overhead']:8.3f} ms ({verdict} {BUDGET_MS} ms)")
     print(f"  a transcript append (2 a call): {ms['append']:8.3f} ms")
-    return within
+    return verdict == "within"
+
+
+def _verdict(overhead_ms: float) -> str:
+    """``within`` the budget of what the loop adds per tool call, or ``OVER`` it."""
+    return "within" if overhead_ms <= BUDGET_MS else "OVER"
 
 
 # real model ------------------------------------------------------------------------------------
@@ -339,7 +343,7 @@ def main() -> int:
             f"{2 * args.calls} transcript appends",
         )
         overhead_ms = now["overhead"] * 1000
-        verdict = "within" if overhead_ms <= BUDGET_MS else "OVER"
+        verdict = _verdict(overhead_ms)
         print(
             f"this checkout's loop adds {overhead_ms:.3f} ms per tool call "
             f"({verdict} {BUDGET_MS} ms)"
