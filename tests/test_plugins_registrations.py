@@ -248,3 +248,20 @@ def test_a_tool_override_words_whose_tool_was_replaced_for_plugins_info_and_tool
 ) -> None:
     found = ToolOverride("read_file", "myread", "user", "files", owner_source)
     assert (found.replaced, found.replacer, found.mark) == (replaced, "user plugin 'myread'", mark)
+
+
+async def test_a_hook_returning_one_name_twice_marks_its_plugin_error(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "doubled", search_backends("alpha", "alpha"))
+    env = dataclasses.replace(
+        hermes_env, variables={**hermes_env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    )
+
+    async with Host(config("doubled"), env) as host:
+        doubled = next(r for r in host.plugins if r.name == "doubled")
+        assert doubled.status == "error"
+        assert doubled.message == (
+            "hermes_search_backends returned the name 'alpha' twice: give each spec its own name"
+        )
+        assert "alpha" not in host.registrations.search_backends
