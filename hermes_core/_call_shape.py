@@ -61,8 +61,9 @@ def prepare_tool(tool: Tool) -> PreparedTool:
         built = checked_validator(tool.parameters)
         if not isinstance(built, BrokenSchema):
             validator = built
-        elif tool.source == "plugin" and start_problem(tool) is None:  # else said at start
-            # An MCP server's or a catalog's schema is not the user's to fix.
+        elif tool.source == "plugin" and start_problem(tool) is None:
+            # Not when the registry said it at start (a plugin's core tool); an MCP server's
+            # or a catalog's schema is not the user's to fix.
             log.warning("%s", built.warning(tool))
     handler = tool.handler
     wants_session = wants_caller = False
