@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio.to_thread
 
 from hermes_core._arguments import ArgumentsProblem, read_arguments
+from hermes_core._broken_schema import BrokenSchema, start_problem
 from hermes_core._call_path import CALLER_PARAMETER
 from hermes_core._coercion import coerce_arguments
 from hermes_core._shown import PROBLEM_CHARACTERS, clipped
 from hermes_core._tools import Tool, ToolResult
-from hermes_core._validation import argument_error, build_validator, has_patterns
+from hermes_core._validation import argument_error, checked_validator, has_patterns
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -55,9 +56,15 @@ def prepare_tool(tool: Tool) -> PreparedTool:
     """What the dispatcher computes once for ``tool``: its validator and call shape."""
     # A bridge tool parses its own arguments, accepting more than its schema advertises (the
     # single shape of tool_call, a bare string of queries) and refusing with repair hints.
-    validator = None if tool.meta.get("bridge") is True else build_validator(tool.parameters)
-    if validator is None and tool.source == "plugin" and not tool.meta.get("bridge"):
-        _warn_if_broken(tool)
+    validator = None
+    if tool.meta.get("bridge") is not True:
+        built = checked_validator(tool.parameters)
+        if not isinstance(built, BrokenSchema):
+            validator = built
+        elif tool.source == "plugin" and start_problem(tool) is None:
+            # Not when the registry said it at start (a plugin's core tool); an MCP server's
+            # or a catalog's schema is not the user's to fix.
+            log.warning("%s", built.warning(tool))
     handler = tool.handler
     wants_session = wants_caller = False
     accepted: frozenset[str] | None = None
@@ -81,38 +88,6 @@ def prepare_tool(tool: Tool) -> PreparedTool:
                 )
     patterned = validator is not None and has_patterns(tool.parameters)
     return PreparedTool(tool, validator, is_async, wants_session, wants_caller, accepted, patterned)
-
-
-def _warn_if_broken(tool: Tool) -> None:
-    """A warning naming a plugin's tool whose schema is not JSON Schema: it never blocks a
-    call (the tool gets the arguments and decides), so without one its author would not know
-    that nothing checks them. (An MCP server's or a catalog's schema is not the user's to fix.)"""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-
-    # A tool made in code (an embedding host's) has no plugin to name.
-    named = f"tool {tool.name!r}" + (f" of plugin {tool.source_name!r}" if tool.source_name else "")
-    try:
-        schema = dict(tool.parameters)
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as exc:
-        where = ".".join(str(part) for part in exc.path)
-        log.warning(
-            "%s: its parameters are not a valid JSON Schema, so its arguments are not checked "
-            "(%s%s)",
-            named,
-            f"at {clipped(where, PROBLEM_CHARACTERS)}: " if where else "",
-            clipped(exc.message, PROBLEM_CHARACTERS),  # it quotes the wrong value whole
-        )
-    except RecursionError:
-        log.warning(
-            "%s: its parameters are nested too deeply to check as a JSON Schema, so its "
-            "arguments are not checked",
-            named,
-        )
-    except Exception:  # what build_validator refused for another reason says nothing here
-        return
 
 
 async def check_in_thread(

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
+from hermes_core._broken_schema import start_problem
 from hermes_core._errors import RegistrationError
 from hermes_core._generation_cache import GenerationCache
 from hermes_core._tool_blocks import BlockRun, ToolBlock, ToolSequence
@@ -150,6 +151,10 @@ class Registry:
             self.shadowed.append(ShadowedTool(shadowed, other, who))
         self._tools[tool.name] = tool
         self._owners[tool.name] = (who, precedence)
+        if tool.core:  # its schema goes in every model request: a broken one is said now
+            broken = start_problem(tool)
+            if broken is not None:
+                log.warning("%s", broken.warning(tool))
         self._changed()
         return True
 

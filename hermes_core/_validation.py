@@ -9,10 +9,10 @@ than it can recurse) are refused: validation that cannot decide does not let the
 
 A schema comes from whoever serves the tool (an MCP server, a gateway), and its ``pattern``
 may backtrack for ever (``^(a+)+$`` takes Python's ``re`` 19 s on 29 characters). Patterns are
-therefore matched with the ``regex`` package under one budget per call,
-:data:`PATTERN_BUDGET` (a well-made pattern takes microseconds), with the GIL released; a value
-the budget does not decide is refused (``took too long``). The dispatcher checks such schemas
-in a worker thread (:func:`has_patterns`), so a slow check never holds up the event loop.
+therefore matched with the ``regex`` package under one budget per call (a well-made pattern
+takes microseconds), with the GIL released: :mod:`hermes_core._pattern_budget`; a value the
+budget does not decide is refused (``took too long``). The dispatcher checks such schemas in a
+worker thread (:func:`has_patterns`), so a slow check never holds up the event loop.
 
 jsonschema is imported by the first validator built, not with this module: a command that
 calls only the bridge tools (which parse their own arguments) never pays for it.
@@ -21,18 +21,17 @@ calls only the bridge tools (which parse their own arguments) never pays for it.
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
+from hermes_core._broken_schema import BrokenSchema
+from hermes_core._pattern_budget import bounded, start_budget
 from hermes_core._shown import PROBLEM_CHARACTERS, clipped
 from hermes_core._tools import Tool, ToolResult
 
 if TYPE_CHECKING:
-    import regex
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
@@ -41,12 +40,10 @@ __all__ = [
     "argument_error",
     "argument_path",
     "build_validator",
+    "checked_validator",
     "has_patterns",
     "validate_arguments",
 ]
-
-PATTERN_BUDGET: Final = 0.1
-"""Seconds the ``pattern`` checks of one call's arguments may take together."""
 
 RETRY_HINT = (
     "The tool did not run. Fix the arguments to match 'parameters' (see 'path' and 'rule') and "
@@ -145,7 +142,15 @@ def _judging() -> tuple[
 
 def build_validator(schema: Mapping[str, Any]) -> Validator | None:
     """A validator for ``schema``, or ``None`` when the schema cannot be trusted to judge
-    (nested deeper than Python recurses too)."""
+    (:func:`checked_validator`)."""
+    built = checked_validator(schema)
+    return None if isinstance(built, BrokenSchema) else built
+
+
+def checked_validator(schema: Mapping[str, Any]) -> Validator | BrokenSchema | None:
+    """A validator for ``schema``; else why it is not JSON Schema (jsonschema's check, or
+    nested deeper than Python recurses), or ``None`` when it is but cannot be trusted to judge
+    (a non-local ``$ref``, patterns beside ``unevaluatedProperties``, not a mapping)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
@@ -160,8 +165,12 @@ def build_validator(schema: Mapping[str, Any]) -> Validator | None:
         cls = validator_for(schema, default=Draft202012Validator)
         plain = {key: _nullable_as_null(value) for key, value in schema.items()}
         cls.check_schema(plain)
-        return _bounded(cls)(plain)
-    except (SchemaError, TypeError, ValueError, LookupError, RecursionError):
+        return bounded(cls)(plain)
+    except SchemaError as exc:
+        return BrokenSchema(".".join(str(part) for part in exc.path), exc.message)
+    except RecursionError:
+        return BrokenSchema(too_deep=True)
+    except (TypeError, ValueError, LookupError):
         return None
 
 
@@ -181,7 +190,7 @@ def _any_mapping(schema: Any, test: Callable[[Mapping[str, Any]], bool]) -> bool
 def has_patterns(schema: Any) -> bool:
     """Whether ``schema`` holds a ``pattern`` or ``patternProperties`` anywhere: checking
     arguments against it runs regular expressions, which may take up to
-    :data:`PATTERN_BUDGET`."""
+    :data:`~hermes_core._pattern_budget.PATTERN_BUDGET`."""
     return _any_mapping(schema, _names_a_pattern)
 
 
@@ -189,147 +198,6 @@ def _names_a_pattern(schema: Mapping[str, Any]) -> bool:
     return isinstance(schema.get("pattern"), str) or isinstance(
         schema.get("patternProperties"), Mapping
     )
-
-
-# Patterns under a budget ------------------------------------------------------------------
-
-
-class _TooSlow(Exception):
-    """The pattern budget of this call is spent."""
-
-
-_budget = threading.local()
-"""``left``: the seconds of matching this thread's current call has left (compiling a pattern,
-or importing ``regex``, is not counted)."""
-
-
-@lru_cache(maxsize=512)
-def _compiled_pattern(pattern: str) -> regex.Pattern[str] | None:
-    """``pattern`` compiled with ``regex`` (``None`` when it does not compile: a broken schema
-    never blocks a call)."""
-    import regex
-
-    try:
-        return regex.compile(pattern)
-    except (regex.error, TypeError, ValueError, OverflowError):
-        return None
-
-
-def _matches(pattern: str, text: str) -> bool:
-    """Whether ``pattern`` is found in ``text``, within what is left of the call's budget;
-    :class:`_TooSlow` when it is not decided in time."""
-    compiled = _compiled_pattern(pattern)
-    if compiled is None:
-        return True
-    left: float = getattr(_budget, "left", PATTERN_BUDGET)
-    if left <= 0:
-        raise _TooSlow
-    started = time.monotonic()
-    try:
-        return compiled.search(text, timeout=left, concurrent=True) is not None
-    except TimeoutError:
-        raise _TooSlow from None
-    finally:
-        _budget.left = left - (time.monotonic() - started)
-
-
-def _too_slow(what: str, pattern: str) -> ValidationError:
-    from jsonschema.exceptions import ValidationError
-
-    return ValidationError(
-        f"{what} took too long to check against the pattern {clipped(pattern)!r} (more than "
-        f"{PATTERN_BUDGET:g} s for the whole call); send a shorter or simpler value"
-    )
-
-
-# The keyword functions take jsonschema's validator as ``Any``: ``descend`` is not part of its
-# typed protocol.
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    from jsonschema.exceptions import ValidationError
-
-    if not validator.is_type(instance, "string"):
-        return
-    try:
-        found = _matches(pattern, instance)
-    except _TooSlow:
-        yield _too_slow("the value", pattern)
-        return
-    if not found:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(
-    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            try:
-                found = _matches(pattern, key)
-            except _TooSlow:
-                yield _too_slow(f"the argument name {clipped(key)!r}", pattern)
-                continue
-            if found:
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(
-    validator: Any, allowed: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    """jsonschema's ``additionalProperties``, matching ``patternProperties`` under the budget."""
-    from jsonschema import _keywords
-
-    plain: Callable[..., Iterator[ValidationError] | None] = _keywords.additionalProperties
-    patterns = schema.get("patternProperties")
-    if (
-        not isinstance(patterns, Mapping)
-        or not patterns
-        or not validator.is_type(instance, "object")
-    ):
-        yield from plain(validator, allowed, instance, schema) or ()
-        return
-    joined = "|".join(patterns)
-    properties = schema.get("properties", {})
-    extras: list[str] = []
-    for key in instance:
-        if key in properties:
-            continue
-        try:
-            if not _matches(joined, key):
-                extras.append(key)
-        except _TooSlow:
-            yield _too_slow(f"the argument name {clipped(key)!r}", joined)
-            return
-    if not extras:
-        return
-    from jsonschema.exceptions import ValidationError
-
-    if validator.is_type(allowed, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], allowed, path=extra)
-    elif not allowed:
-        joined_extras = ", ".join(repr(each) for each in sorted(extras))
-        verb = "does" if len(extras) == 1 else "do"
-        listed = ", ".join(repr(each) for each in sorted(patterns))
-        yield ValidationError(f"{joined_extras} {verb} not match any of the regexes: {listed}")
-
-
-@cache
-def _bounded(cls: type[Validator]) -> type[Validator]:
-    """``cls`` with its pattern keywords matched under the budget."""
-    from jsonschema import validators
-
-    extend: Callable[..., type[Validator]] = validators.extend
-    keywords: dict[str, Callable[..., Iterator[ValidationError]]] = {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-    }
-    known = {key: value for key, value in keywords.items() if key in cls.VALIDATORS}
-    return extend(cls, known)
 
 
 def _nullable_as_null(value: Any) -> Any:
@@ -374,7 +242,7 @@ def argument_error(
     if validator is None:
         return None
     best_match, broken_schema = _judging()
-    _budget.left = PATTERN_BUDGET
+    start_budget()
     try:
         error: ValidationError | None = best_match(validator.iter_errors(dict(arguments)))
     except broken_schema:  # the schema itself is broken: it must not block

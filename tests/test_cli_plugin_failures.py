@@ -516,3 +516,106 @@ def test_a_tool_name_two_user_plugins_register_is_neithers_and_their_other_tools
     strict = hermes_cli.run("tools", "list", ok=False)
     assert strict.returncode != 0
     assert f"tool 'deploy' is registered by two plugins, {both}" in strict.stderr
+
+
+def _registering(plugin: str, hook: str, spec: str) -> str:
+    """A plugin registering ``x`` of one kind (``hook``/``spec``) and its own tool."""
+    return f"""
+from hermes_core.plugin import {spec}, Tool, hookimpl
+
+
+def _run() -> str:
+    return {plugin!r}
+
+
+@hookimpl
+def {hook}():
+    return [{spec}("x", factory=lambda context: None)]
+
+
+@hookimpl
+def hermes_tools():
+    schema = {{"type": "object", "properties": {{}}}}
+    return [Tool(name="{plugin}_only", description="Mine.", parameters=schema, handler=_run)]
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "hook", "spec", "selecting"),
+    [
+        (
+            "search backend",
+            "hermes_search_backends",
+            "SearchBackendSpec",
+            "tools:\n  tool_search:\n    backend: x\n",
+        ),
+        (
+            "connector gateway",
+            "hermes_connector_gateways",
+            "ConnectorGatewaySpec",
+            "tools:\n  connectors:\n    url: http://127.0.0.1:9/\n    gateway: x\n",
+        ),
+        (
+            "model provider",
+            "hermes_model_providers",
+            "ModelProviderSpec",
+            "model:\n  provider: x\n  model: m\n",
+        ),
+        (
+            "approval policy",
+            "hermes_approval_policies",
+            "ApprovalPolicySpec",
+            "approvals:\n  policy: x\n",
+        ),
+        (
+            "web search provider",
+            "hermes_web_search_providers",
+            "WebSearchProviderSpec",
+            "  entries:\n    web:\n      search_provider: x\n",
+        ),
+        (
+            "image provider",
+            "hermes_image_providers",
+            "ImageProviderSpec",
+            "  entries:\n    media:\n      image_provider: x\n",
+        ),
+        (
+            "memory provider",
+            "hermes_memory_providers",
+            "MemoryProviderSpec",
+            "memory:\n  provider: x\n",
+        ),
+    ],
+)
+def test_a_name_two_plugins_register_is_neithers_and_their_tools_and_hooks_load(
+    hermes_cli: InProcessCli,
+    hermes_dir_plugin: Callable[..., Path],
+    kind: str,
+    hook: str,
+    spec: str,
+    selecting: str,
+) -> None:
+    """As for a tool name: only the name's registrations are dropped. It was the whole of
+    both plugins (unloaded: their tools gone, 'alpha_only' was no tool)."""
+    plugins = hermes_cli.home / "plugins"
+    for plugin in ("alpha", "beta"):
+        hermes_dir_plugin(plugins, plugin, _registering(plugin, hook, spec))
+    enabling = "plugins:\n  enabled: [alpha, beta]\n"
+    hermes_cli.config.write_text(enabling, encoding="utf-8")
+    env = lenient(hermes_cli)
+    both = "is registered by two plugins, 'alpha' and 'beta', so neither's is used"
+
+    called = hermes_cli.run("tools", "call", "alpha_only", "{}", "--yes", ok=False, env=env)
+    assert called.stdout.strip() == "alpha", called.stderr
+    tools = {row["name"] for row in hermes_cli.json("tools", "list", "--json", env=env)}
+    assert {"alpha_only", "beta_only"} <= tools
+    for plugin in ("alpha", "beta"):
+        row = listed(hermes_cli, plugin)
+        assert (row["status"], f"{kind} 'x' {both}" in row["error"]) == ("error", True), row
+
+    # A plugins.entries setting goes under plugins:, any other section beside it.
+    hermes_cli.config.write_text(enabling + selecting, encoding="utf-8")
+    validated = hermes_cli.run("config", "validate", ok=False, env=env)
+    assert validated.returncode == 2
+    assert f"hermes: error: {kind} 'x' (set by " in validated.stderr, validated.stderr
+    assert both in validated.stderr  # the selection names both

@@ -242,3 +242,72 @@ def test_a_plugin_tool_whose_schema_is_nested_too_deeply_is_called_with_a_warnin
         "hermes: warning: tool 'deep' of plugin 'sloppy': its parameters are nested too deeply "
         "to check as a JSON Schema, so its arguments are not checked\n"
     ), done.stderr
+
+
+CORE_BROKEN_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    broken = {"type": "object", "properties": {"x": {"type": "strng"}}}
+    return [
+        Tool("loose", "Broken schema.", broken, handler=lambda x: f"got {x!r}",
+             annotations=HINTS, core=True),
+    ]
+"""
+
+CORE_WARNING = (
+    "hermes: warning: tool 'loose' of plugin 'sloppy': its parameters are not a valid JSON "
+    "Schema, so its arguments are not checked (at properties.x.type: 'strng' is not a JSON "
+    "Schema type: give one of array, boolean, integer, null, number, object, string)"
+)
+
+
+def test_a_core_plugin_tool_whose_schema_is_broken_is_warned_about_at_start_once(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    # Its schema is in every model request, but the warning came only at its first call.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sloppy", CORE_BROKEN_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sloppy]\n", encoding="utf-8")
+
+    listed = hermes_cli.run("tools", "list")
+    assert [line for line in listed.stderr.splitlines() if "warning" in line] == [CORE_WARNING]
+
+    called = hermes_cli.run("tools", "call", "loose", '{"x": 5}')
+    assert called.stdout.strip() == "got 5"  # it never blocks the call
+    assert [line for line in called.stderr.splitlines() if "warning" in line] == [CORE_WARNING]
+
+
+CORE_SOUND_SCHEMA = """
+from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+
+HINTS = ToolAnnotations(read_only=True, destructive=False)
+
+
+@hookimpl
+def hermes_tools():
+    sound = {"type": "object", "properties": {"x": {"type": ["string", "null"]}}}
+    return [
+        Tool("tight", "Sound schema.", sound, handler=lambda x: f"got {x!r}",
+             annotations=HINTS, core=True),
+    ]
+"""
+
+
+def test_checking_a_core_plugin_tools_schema_at_start_does_not_import_jsonschema(
+    hermes_cli: HermesCli, hermes_dir_plugin
+) -> None:
+    # jsonschema costs ~45 ms to import: a start that calls no tool must not pay for it.
+    hermes_dir_plugin(hermes_cli.home / "plugins", "sound", CORE_SOUND_SCHEMA)
+    hermes_cli.config.write_text("plugins:\n  enabled: [sound]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "list", env=hermes_cli.variables(PYTHONPROFILEIMPORTTIME="1"))
+
+    assert "tight" in done.stdout
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()]
+    assert "hermes_core._host" in imported  # the import times were written
+    assert not any(name.startswith("jsonschema") for name in imported)
+    assert "hermes: warning" not in done.stderr

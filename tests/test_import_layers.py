@@ -56,6 +56,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hermes_core._tool_blocks",
         "hermes_core._registry",
         "hermes_core._validation",
+        "hermes_core._pattern_budget",
+        "hermes_core._broken_schema",
         "hermes_core._connector_names",
         "hermes_core._call_path",
         "hermes_core._path_arguments",

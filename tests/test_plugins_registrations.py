@@ -11,6 +11,8 @@ from hermes_core._config import ApprovalsConfig, Config, PluginsConfig
 from hermes_core._errors import PluginError, RegistrationError
 from hermes_core._host import Host
 from hermes_core._paths import Environment
+from hermes_core._plugins.candidates import Source
+from hermes_core._plugins.plugin_tools import ToolOverride
 from hermes_core.testing import write_dir_plugin
 
 pytestmark = pytest.mark.anyio
@@ -232,3 +234,34 @@ async def test_backend_factory_gets_the_settings_written_under_another_spelling(
 
     assert registered.plugin == "settings-demo"
     assert dict(context.settings) == {"units": "metric"}
+
+
+@pytest.mark.parametrize(
+    ("owner_source", "replaced", "mark"),
+    [
+        ("bundled", "bundled plugin 'files'", "overrides bundled 'files'"),
+        (None, "'files'", "overrides 'files'"),  # an owner that is no plugin: a catalog
+    ],
+)
+def test_a_tool_override_words_whose_tool_was_replaced_for_plugins_info_and_tools_list(
+    owner_source: Source | None, replaced: str, mark: str
+) -> None:
+    found = ToolOverride("read_file", "myread", "user", "files", owner_source)
+    assert (found.replaced, found.replacer, found.mark) == (replaced, "user plugin 'myread'", mark)
+
+
+async def test_a_hook_returning_one_name_twice_marks_its_plugin_error(
+    hermes_env: Environment,
+) -> None:
+    write_dir_plugin(hermes_env.user_plugins_dir, "doubled", search_backends("alpha", "alpha"))
+    env = dataclasses.replace(
+        hermes_env, variables={**hermes_env.variables, "HERMES_STRICT_PLUGINS": "0"}
+    )
+
+    async with Host(config("doubled"), env) as host:
+        doubled = next(r for r in host.plugins if r.name == "doubled")
+        assert doubled.status == "error"
+        assert doubled.message == (
+            "hermes_search_backends returned the name 'alpha' twice: give each spec its own name"
+        )
+        assert "alpha" not in host.registrations.search_backends

@@ -6,7 +6,8 @@ runs it, as its approval prompt is: ``hermes chat`` and ``hermes run`` attach th
 being served (an elicitation form, :class:`ElicitationQuestions`), an embedder its own.
 A session with none attached has nobody to ask: :func:`questions_of` then answers at once that
 nobody can, so a question never hangs. A transport says why there was no answer (nobody is
-there, the person declined, nobody answered in time) so the model can decide for itself.
+there, the person declined, nobody answered in time) so the model can decide for itself, or
+that the person stopped the turn there (then it is not to).
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ class Question:
 @dataclass(frozen=True)
 class Reply:
     """The person's ``answer``, or ``None`` with ``why`` nobody answered (in words the model
-    reads: "nobody answered within 300 s")."""
+    reads: "nobody answered within 300 s"); ``stopped``: the person stopped the whole turn at
+    the question (the model is not to go on deciding for them)."""
 
     answer: str | None
     why: str = ""
+    stopped: bool = False
 
 
 @runtime_checkable

@@ -4,8 +4,9 @@ exits.
 Plain: the answer's text streams to stdout; each tool call is a short line on stderr naming
 the real tool (``-> weather_now {"city": "Lyon"}``, then ``<- ok`` or the error code), as are
 subagents starting and ending (``=> d1.1 started: GOAL``, ``<= d1.1 completed``), retries and
-the reason the turn stopped. ``--json``: one ``event_json`` object per line on
-stdout and nothing else there; a turn that ends without an answer says why on stderr too.
+the reason the turn stopped (``hermes run``: once, at the run's end). ``--json``: one
+``event_json`` object per line on stdout and nothing else there; a turn that ends without an
+answer says why on stderr too.
 """
 
 from __future__ import annotations
@@ -142,6 +143,17 @@ class EventPrinter:
             self.note(f"hermes: stop: answer ({spent})")
         else:
             self.note(f"hermes: stop: {event.stop}: {event.detail} ({spent})")
+
+    def turn_ended(self, event: Finished) -> None:
+        """A turn the run goes on after (its subagents' results are sent next): its answer's
+        line ended, and why it ended when that was not a whole answer; nothing on stdout and
+        no stop line (the run's last turn has it, counting every turn)."""
+        self._end_line()
+        if event.stop != "answer" or event.detail:
+            self.note(
+                f"hermes: turn ended: {event.stop}: {event.detail}; "
+                "the run goes on with its subagents' results"
+            )
 
     def note(self, line: str) -> None:
         """A line on stderr, after the answer's line is ended (so it does not run into it)."""

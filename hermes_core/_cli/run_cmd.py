@@ -195,10 +195,12 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
                 try:
                     with ctrl_c(stop):
                         async for event in send_until_settled(conversation, prompt):
+                            if held is not None:  # a turn the run went on after
+                                printer.turn_ended(held)
+                                held = None
                             if isinstance(event, Finished):
-                                finished = event
-                            if stopping and isinstance(event, Finished):
-                                held = event  # shown after the stopped subagents' ends
+                                # the last is the run's end, shown after its subagents' ends
+                                finished = held = event
                             else:
                                 printer.show(event)
                 finally:

@@ -188,7 +188,7 @@ class LineQuestions:
             reply = await TerminalQuestions(fd, self._output).ask(question, timeout)
         if reply.answer is None and self._lines.turn_stopped:
             # Not "closed the question": the whole turn ends; the model reads this next turn.
-            return Reply(None, "the person stopped the turn at this question")
+            return Reply(None, "the person stopped the turn at this question", stopped=True)
         return reply
 
 

@@ -62,9 +62,12 @@ def list_command(as_json: bool, refresh: bool) -> None:
     from hermes_core._plugins.plugin_tools import tool_overrides
     from hermes_core.search._deferral import is_deferrable
 
+    marks: dict[str, str] = {}
+
     async def work(host: Host) -> list[dict[str, Any]]:
         search_config = host.config.tools.tool_search
         overrides = tool_overrides(host.registry, host.plugins)
+        marks.update((name, found.mark) for name, found in overrides.items())
         return [
             {
                 "name": tool.name,
@@ -88,10 +91,8 @@ def list_command(as_json: bool, refresh: bool) -> None:
     for row in rows:
         first = short_description(str(row["description"]))
         source = row["source"]
-        if row["overrides"]:
-            replaced = row["overrides"]
-            whose = f"{replaced['source']} " if replaced["source"] else ""
-            source += f" (overrides {whose}{replaced['owner']!r})"
+        if row["name"] in marks:
+            source += f" ({marks[row['name']]})"
         table.append((row["name"], row["toolset"], source, _yes(row["deferrable"]), first))
     click.echo(columns(table))
 

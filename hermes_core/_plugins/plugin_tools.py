@@ -153,9 +153,15 @@ class ToolOverride:
         """``user plugin 'myread'``: whose tool replaced it."""
         return _owner_words(self.by, self.by_source)
 
+    @property
+    def mark(self) -> str:
+        """``overrides bundled 'files'``: what ``hermes tools list`` adds to the tool's source
+        (which says ``plugin`` already)."""
+        return f"overrides {_owner_words(self.owner, self.owner_source, noun='')}"
 
-def _owner_words(owner: str, source: Source | None) -> str:
-    return f"{source} plugin {owner!r}" if source is not None else repr(owner)
+
+def _owner_words(owner: str, source: Source | None, *, noun: str = "plugin ") -> str:
+    return f"{source} {noun}{owner!r}" if source is not None else repr(owner)
 
 
 def tool_overrides(registry: Registry, records: Iterable[PluginRecord]) -> dict[str, ToolOverride]:

@@ -209,9 +209,11 @@ def collect_registrations(
     """Call every registration hook plugin by plugin, so each spec is known with its plugin.
 
     A hook that raises, is a coroutine function (``async def``), or returns something other
-    than a list of the right specs marks its plugin ``error`` (raised in strict mode). A name
-    registered by two plugins marks both ``error``, each message naming the other (in strict
-    mode it raises :class:`~hermes_core._errors.RegistrationError` naming both).
+    than a list of the right specs marks its plugin ``error`` and takes it out whole (raised in
+    strict mode). A name of one kind registered by two plugins is neither's: each of them is an
+    ``error`` naming all of them (in strict mode a
+    :class:`~hermes_core._errors.RegistrationError`), its other registrations, tools and hooks
+    kept, as for a tool name (``plugin_tools._without_clashes``).
     """
     by_name = {r.name: r for r in records if r.winner and r.plugin is not None}
     result = Registrations(records=records)
@@ -225,23 +227,35 @@ def collect_registrations(
             specs = _call(impl.function, plugin_name, hook_name, spec_type, record, strict)
             for spec in specs:
                 other = table.get(spec.name)
-                if other is not None:
-                    message = (
-                        f"{kind.replace('_', ' ')} {spec.name!r} is registered by two plugins: "
-                        f"{other.plugin!r} and {plugin_name!r}; disable one of them"
-                    )
-                    if strict:
-                        raise RegistrationError(message)
-                    clash = result.clashes.setdefault((kind, spec.name), [other.plugin])
-                    clash.append(plugin_name)
-                    for name in (other.plugin, plugin_name):
-                        clashing = next((r for r in records if r.name == name and r.winner), None)
-                        if clashing is not None and clashing.status != "error":
-                            clashing.fail(message)
-                    continue
-                table[spec.name] = Registered(spec, plugin_name)
-    drop_plugins(pm, result, {r.name for r in records if r.winner and r.status == "error"})
+                if other is None:
+                    table[spec.name] = Registered(spec, plugin_name)
+                else:  # another plugin's: one plugin's names were checked apart by _call
+                    result.clashes.setdefault((kind, spec.name), [other.plugin]).append(plugin_name)
+    _refuse_clashes(result, records, strict)
+    # Only the plugins a hook of theirs failed (taken out): a clash keeps its plugins loaded.
+    drop_plugins(
+        pm,
+        result,
+        {r.name for r in records if r.winner and r.status == "error" and r.plugin is None},
+    )
     return result
+
+
+def _refuse_clashes(result: Registrations, records: list[PluginRecord], strict: bool) -> None:
+    """Each name of :attr:`Registrations.clashes` taken out of its table, and each plugin that
+    registered one an ``error`` naming all of them (raised in ``strict`` mode), still loaded."""
+    problems: dict[str, list[str]] = {}
+    for (kind, name), plugins in sorted(result.clashes.items()):
+        message = f"{kind.replace('_', ' ')} {name!r} {clashing(plugins)}"
+        if strict:
+            raise RegistrationError(message)
+        result.table(kind).pop(name, None)
+        for plugin in plugins:
+            problems.setdefault(plugin, []).append(message)
+    for plugin, messages in problems.items():
+        record = next((r for r in records if r.name == plugin and r.winner), None)
+        if record is not None and record.status != "error":
+            record.fail("; ".join(messages), unload=False)
 
 
 def drop_plugins(pm: pluggy.PluginManager, registrations: Registrations, names: set[str]) -> None:
@@ -286,6 +300,11 @@ def _call(
             f"{hook_name} must return a list of {spec_type.__name__}, got a list holding "
             f"{type(wrong[0]).__name__} {shown(wrong[0])}"
         )
+        return _reject(record, plugin_name, message, strict, None)
+    names = [item.name for item in returned]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        message = f"{hook_name} returned the name {twice!r} twice: give each spec its own name"
         return _reject(record, plugin_name, message, strict, None)
     return list(returned)
 

@@ -5,7 +5,9 @@ Who is asked is the session's question transport (``hermes chat`` / ``hermes run
 terminal; ``hermes serve``: the client, with an elicitation form; an embedder's own). When
 nobody can answer (no terminal, a client without elicitation, no answer within
 ``plugins.entries.clarify.timeout`` seconds) the result says so, and tells the model to decide
-for itself and say what it assumed: a question never hangs a conversation. A session whose
+for itself and say what it assumed: a question never hangs a conversation. When the person
+stopped the turn at the question, the result says so and tells the model to follow their next
+message instead. A session whose
 grant leaves out the ``clarify`` toolset (a child of ``delegate_task``) has no such tool.
 """
 
@@ -30,6 +32,12 @@ what ends an unanswered question (with its clear result), not the dispatcher's."
 NOBODY_ANSWERS: Final = "No answer: {why}. Decide yourself and say what you assumed."
 """The result when the question could not be answered (a result, not an error: the model is to
 go on without the answer)."""
+STOPPED: Final = (
+    "No answer: {why}. Do not decide it yourself or go on with the task: follow the person's "
+    "next message."
+)
+"""The result when the person stopped the turn at the question (Ctrl-C, ``/stop``): the model
+reads it with their next message, which is what it is to act on."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,10 @@ def build_tool(entry: ClarifyEntry) -> Tool:
 
         asked = Question(question.strip(), tuple(str(c) for c in choices or ()))
         reply = await questions_of(session).ask(asked, entry.timeout)
+        if reply.answer is None and reply.stopped:
+            note = STOPPED.format(why=reply.why)
+            shape = {"answered": False, "why": reply.why, "stopped": True}
+            return ToolResult.text(note, structured=shape)
         if reply.answer is None:
             note = NOBODY_ANSWERS.format(why=reply.why)
             return ToolResult.text(note, structured={"answered": False, "why": reply.why})

@@ -124,6 +124,30 @@ async def test_with_nobody_attached_the_model_is_told_to_decide_itself(host: Hos
     assert result.structured["answered"] is False
 
 
+class StoppingPerson:
+    """A transport whose person stops the turn at every question (Ctrl-C, /stop)."""
+
+    async def ask(self, question: Question, timeout: float) -> Reply:
+        return Reply(None, "the person stopped the turn at this question", stopped=True)
+
+
+async def test_a_stopped_turn_does_not_tell_the_model_to_decide_itself(host: Host) -> None:
+    session = host.new_session()
+    attach_questions(session, StoppingPerson())
+    result = await host.dispatch("clarify", {"question": "Which city?"}, session)
+    assert not result.is_error
+    assert "Decide yourself" not in result.text_content
+    assert result.text_content == (
+        "No answer: the person stopped the turn at this question. Do not decide it yourself "
+        "or go on with the task: follow the person's next message."
+    )
+    assert result.structured == {
+        "answered": False,
+        "why": "the person stopped the turn at this question",
+        "stopped": True,
+    }
+
+
 async def test_end_of_input_is_no_answer(host: Host, pipe: Pipe) -> None:
     session = host.new_session()
     attach_questions(session, TerminalQuestions(pipe.read_end, pipe.shown))

@@ -304,11 +304,59 @@ def test_a_background_delegation_is_waited_for_and_its_results_answered(
     kinds = [event["type"] for event in events]
     assert "child_started" in kinds
     assert "child_finished" in kinds
-    finals = [event for event in events if event["type"] == "final"]
-    assert [final["stop"] for final in finals] == ["answer", "answer"]
-    assert finals[0]["text"] == "Started it."
-    assert "There are 3 words." in finals[1]["text"]  # the results, sent as the next message
-    assert finals[1]["text"].startswith("heard: [delegation d1 finished]")
+    texts = "".join(event["text"] for event in events if event["type"] == "text")
+    assert texts.startswith("Started it.")  # the first turn's answer, streamed
+    (final,) = [event for event in events if event["type"] == "final"]  # the run's, last
+    assert final == events[-1]
+    assert final["stop"] == "answer"
+    assert "There are 3 words." in final["text"]  # the results, sent as the next message
+    assert final["text"].startswith("heard: [delegation d1 finished]")
+
+
+def test_a_run_with_a_background_delegation_writes_one_stop_line_at_its_end(
+    home: AgentHome,
+) -> None:
+    # It wrote "hermes: stop: answer (3 model requests, 30 tokens)" when the first turn ended,
+    # before the subagent had, and the run's own stop line after it.
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )  # the fake model reports 15 tokens a request
+    done = home.cli.run("run", "please delegate the counting")
+    stops = [line for line in done.stderr.splitlines() if line.startswith("hermes: stop")]
+    assert stops == ["hermes: stop: answer (4 model requests, 60 tokens)"]
+    assert done.stderr.endswith(f"{stops[0]}\n")
+    assert done.stdout == "Started it.\nThree words.\n"  # each turn's answer its own line
+
+
+def test_a_turn_that_failed_before_its_subagents_results_is_noted_and_the_run_goes_on(
+    home: AgentHome,
+) -> None:
+    task = {
+        "goal": "Count the words in notes.txt and report the count",
+        "context": "The file notes.txt sits in the working directory and holds three words",
+    }
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", "error": "fake model: 400 too long", "status": 400},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "text": "Three words."},
+    )
+    done = home.cli.run("run", "--json", "please delegate the counting")
+    (final,) = [event for event in json_lines(done.stdout) if event["type"] == "final"]
+    assert (final["stop"], final["text"]) == ("answer", "Three words.")
+    lines = done.stderr.splitlines()
+    assert (
+        "hermes: turn ended: error: fake model: 400 too long; "
+        "the run goes on with its subagents' results"
+    ) in lines
+    assert not any(line.startswith("hermes: stop") for line in lines)  # --json: an answer
 
 
 def test_ctrl_c_while_waiting_for_a_delegation_stops_it_and_exits_130(home: AgentHome) -> None:
@@ -327,10 +375,10 @@ def test_ctrl_c_while_waiting_for_a_delegation_stops_it_and_exits_130(home: Agen
     process = home.cli.start("run", "--json", "please delegate the counting")
     try:
         assert process.stdout is not None
-        event = json.loads(process.stdout.readline())
-        while event["type"] != "final":
+        said = ""
+        while not said.endswith("Started."):  # the first turn's answer: the child still runs
             event = json.loads(process.stdout.readline())
-        assert event["text"] == "Started."
+            said += event["text"] if event["type"] == "text" else ""
         process.send_signal(signal.SIGINT)
         rest, errors = process.communicate(timeout=60)
     finally:
@@ -360,8 +408,10 @@ def test_ctrl_c_while_waiting_for_a_delegation_ends_the_json_with_the_child_and_
     process = home.cli.start("run", "--json", "please delegate the counting")
     try:
         assert process.stdout is not None
-        while json.loads(process.stdout.readline())["type"] != "final":
-            pass
+        said = ""
+        while not said.endswith("Started."):  # the first turn's answer: the child still runs
+            event = json.loads(process.stdout.readline())
+            said += event["text"] if event["type"] == "text" else ""
         process.send_signal(signal.SIGINT)
         rest, errors = process.communicate(timeout=60)
     finally:
@@ -373,6 +423,7 @@ def test_ctrl_c_while_waiting_for_a_delegation_ends_the_json_with_the_child_and_
         ("child_finished", "interrupted"),
         ("final", None),
     ]
+    assert [e["type"] for e in events].count("final") == 1
     assert events[-1]["stop"] == "interrupted"
     assert events[-1]["text"] == "Started."
 
