@@ -90,7 +90,8 @@ class Skill:
 
 
 def _front_matter(text: str, where: Path) -> tuple[str, str]:
-    lines = text.replace("\r\n", "\n").split("\n")
+    # An editor may begin the file with a byte order mark, which it does not show.
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     if not lines or lines[0].strip() != "---":
         raise SkillError(f"{where}: no YAML front matter (a first line '---')")
     for index, line in enumerate(lines[1:], start=1):
@@ -103,7 +104,11 @@ def _variables(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise SkillError(f"{where}: required_environment_variables: must be a list")
+        example = value if isinstance(value, str) and _VARIABLE.fullmatch(value) else "GH_TOKEN"
+        raise SkillError(
+            f"{where}: required_environment_variables: must be a list of variable names, "
+            f"e.g. [{example}]"
+        )
     names = []
     for item in value:
         name = item.get("name") if isinstance(item, Mapping) else item
@@ -113,6 +118,18 @@ def _variables(value: Any, where: str) -> tuple[str, ...]:
             )
         names.append(name)
     return tuple(dict.fromkeys(names))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    return f"a {type(value).__name__}"
 
 
 def read_skill(directory: Path) -> Skill:
@@ -142,9 +159,16 @@ def read_skill(directory: Path) -> Skill:
     where = str(path)
     name = data.get("name", directory.name)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise SkillError(f"{where}: name: {shown(name)} is not a valid skill name")
+        raise SkillError(
+            f"{where}: name: {shown(name)} is not a valid skill name: 1-64 letters, digits, "
+            "'-', '_' or '.'"
+        )
     description = data.get("description")
-    if not isinstance(description, str) or not description.strip():
+    if description is not None and not isinstance(description, str):
+        raise SkillError(
+            f"{where}: description: must be text (what the skill is for), not {_kind(description)}"
+        )
+    if not description or not description.strip():
         raise SkillError(f"{where}: description: required (what the skill is for)")
     metadata = data.get("metadata", {})
     if not isinstance(metadata, Mapping):

@@ -87,6 +87,13 @@ class SkillTools:
                 return ToolResult.error(
                     "TOOL_ERROR", f"skill_view: skill {name!r} is not loaded: {problem}"
                 )
+        for skill in skills:
+            if skill.directory.name == name:
+                return ToolResult.error(
+                    "TOOL_ERROR",
+                    f"skill_view: no skill {name!r}: the folder {skill.directory} holds the "
+                    f"skill {skill.name!r} (the name in its SKILL.md); view it by that name",
+                )
         known = ", ".join(skill.name for skill in skills) or "none"
         return ToolResult.error("TOOL_ERROR", f"skill_view: no skill {name!r} (skills: {known})")
 
