@@ -19,16 +19,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._shown import shown
+
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
 
 __all__ = [
     "SKILL_FILE",
     "Skill",
     "SkillError",
+    "SkillFolder",
     "load_skills",
     "read_skill",
+    "scan_skills",
 ]
 
 SKILL_FILE: Final = "SKILL.md"
@@ -186,31 +191,65 @@ def read_skill(directory: Path) -> Skill:
     )
 
 
-def load_skills(root: Path) -> tuple[list[Skill], list[str]]:
-    """Every skill under ``root`` (``<root>/<name>/SKILL.md``) by name, and a problem per
-    directory that could not be read (the others still load). Of two skills claiming one name,
-    the first directory by name wins."""
+@dataclass(frozen=True)
+class SkillFolder:
+    """One folder of the skills directory: its skill when it loads, else why not
+    (``status``: ``loaded``, ``error``, or ``gated``: the project's, the gate closed)."""
+
+    directory: Path
+    status: str
+    skill: Skill | None = None
+    problem: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The skill's name, or the folder's for one that did not load."""
+        return self.skill.name if self.skill is not None else self.directory.name
+
+
+def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]:
+    """Every folder under ``root`` holding a ``SKILL.md``, by folder name; with ``env``, a
+    skill that is the project's is ``gated`` unless the project gate is open. Of two skills
+    claiming one name, the first folder by name wins (the other is an ``error``)."""
+    from hermes_core._project_trust import project_refusal
+
     try:
         entries = sorted(root.iterdir(), key=lambda entry: entry.name)
     except FileNotFoundError:
-        return [], []
+        return []
     except OSError as exc:
-        return [], [f"{root}: cannot be read: {exc.strerror or exc}"]
-    skills: dict[str, Skill] = {}
-    problems: list[str] = []
+        return [
+            SkillFolder(root, "error", problem=f"{root}: cannot be read: {exc.strerror or exc}")
+        ]
+    claimed: dict[str, Path] = {}
+    found: list[SkillFolder] = []
     for entry in entries:
         if entry.name.startswith((".", "_")) or not (entry / SKILL_FILE).is_file():
             continue
         try:
             skill = read_skill(entry)
         except SkillError as exc:
-            problems.append(str(exc))
+            found.append(SkillFolder(entry, "error", problem=str(exc)))
             continue
-        if skill.name in skills:
-            problems.append(
-                f"{entry}: skill {skill.name!r} is also in {skills[skill.name].directory}; "
+        if skill.name in claimed:
+            problem = (
+                f"{entry}: skill {skill.name!r} is also in {claimed[skill.name]}; "
                 "this one is ignored"
             )
+            found.append(SkillFolder(entry, "error", skill, problem))
             continue
-        skills[skill.name] = skill
-    return sorted(skills.values(), key=lambda skill: skill.name), problems
+        claimed[skill.name] = entry
+        refusal = None if env is None else project_refusal(env, entry, f"skill {skill.name!r}")
+        found.append(SkillFolder(entry, "gated" if refusal else "loaded", skill, refusal))
+    return found
+
+
+def load_skills(root: Path, env: Environment | None = None) -> tuple[list[Skill], list[str]]:
+    """Every skill under ``root`` (``<root>/<name>/SKILL.md``) by name, and a problem per
+    directory that could not be read (the others still load). Of two skills claiming one name,
+    the first directory by name wins. With ``env``, a skill that is the project's is left out,
+    and named among the problems, unless the project gate is open."""
+    folders = scan_skills(root, env)
+    skills = [folder.skill for folder in folders if folder.skill and folder.status == "loaded"]
+    problems = [folder.problem for folder in folders if folder.problem]
+    return sorted(skills, key=lambda skill: skill.name), problems

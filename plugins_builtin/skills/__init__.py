@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._plugin_support import path_refusal, project_refusal, releasable_variables
+from hermes_core._plugin_support import path_refusal, releasable_variables
 from hermes_core.plugin import (
     Skill,
     SkillError,
@@ -52,17 +52,7 @@ class SkillTools:
 
     def _load(self) -> tuple[list[Skill], list[str]]:
         """The skills that may load, and a problem per one that cannot (or may not)."""
-        skills, problems = load_skills(self.root)
-        if self.env is None:
-            return skills, problems
-        kept: list[Skill] = []
-        for skill in skills:
-            refusal = project_refusal(self.env, skill.directory, f"skill {skill.name!r}")
-            if refusal is None:
-                kept.append(skill)
-            else:
-                problems.append(refusal)
-        return kept, problems
+        return load_skills(self.root, self.env)
 
     def skills_list(self) -> ToolResult:
         """Every skill: name and description."""
