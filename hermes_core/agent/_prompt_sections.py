@@ -8,8 +8,9 @@ logged: the conversation still starts.
 
 The sentences the agent itself adds say only what the session really has: how to use its tools
 (the bridge's three only when its tool list holds them, none at all for a session without
-tools), and :func:`size_warning` when ``model.context_length`` is below what a request needs
-before its first message.
+tools), the skills that load and when to read one (:func:`skills_index`, when the tool list
+holds ``skill_view``), and :func:`size_warning` when ``model.context_length`` is below what a
+request needs before its first message.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hermes_core._paths import Environment
     from hermes_core._session import Session
     from hermes_core._tools import Tool
 
@@ -56,6 +58,37 @@ def tool_guidance(tools: Collection[str]) -> str:
             "parameters with tool_describe and run it with tool_call."
         )
     return f"{text} When you are done, answer plainly, without a tool call."
+
+
+SKILLS_LISTED = 100
+"""How many skills the system prompt names (``skills_list`` lists them all)."""
+SKILL_DESCRIPTION_SHOWN = 300
+"""How many characters of a skill's description the system prompt shows."""
+
+
+def skills_index(env: Environment, tools: Collection[str]) -> str | None:
+    """The skills of ``env`` that load, by name and description, and when to read one, for a
+    session whose tool list holds ``skill_view`` (``tools``: its names); ``None`` without it
+    or without skills. Read by the skills toolset's reader, so a broken skill, or the
+    project's with the gate closed, is not named."""
+    from hermes_core._shown import clipped, printable
+    from hermes_core._skills.library import load_skills
+
+    if "skill_view" not in tools:
+        return None
+    skills, _ = load_skills(env.skills_dir, env)
+    if not skills:
+        return None
+    lines = [
+        "Skills: instructions and files for kinds of task. When the task matches one, read it "
+        "with skill_view(name) before you start, and follow it:"
+    ]
+    for skill in skills[:SKILLS_LISTED]:
+        description = printable(" ".join(skill.description.split()))
+        lines.append(f"- {skill.name}: {clipped(description, SKILL_DESCRIPTION_SHOWN)}")
+    if len(skills) > SKILLS_LISTED:
+        lines.append(f"- and {len(skills) - SKILLS_LISTED} more: skills_list lists them all")
+    return "\n".join(lines)
 
 
 def request_tokens(system: str, tools: Iterable[Tool]) -> int:

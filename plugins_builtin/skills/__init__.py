@@ -111,6 +111,10 @@ class SkillTools:
                 "Files of this skill (read one with skill_view(name, path)):\n"
                 + "\n".join(f"- {file}" for file in files)
             )
+        parts.append(
+            f"This skill's folder: {skill.directory} (its files' paths are relative to it: run "
+            "a script of it by its path there)"
+        )
         if passed:
             parts.append(f"[execute_code scripts of this session now see: {', '.join(passed)}]")
         if missing:
@@ -126,6 +130,7 @@ class SkillTools:
             structured={
                 "name": skill.name,
                 "description": skill.description,
+                "directory": str(skill.directory),
                 "files": files,
                 "required_environment_variables": list(wanted),
                 "variables_passed": passed,
