@@ -108,3 +108,24 @@ def test_skill_view_by_the_folder_of_a_skill_named_otherwise_names_the_skill(
         f"skill_view: no skill 'triage': the folder {folder} holds the skill 'github-triage' "
         "(the name in its SKILL.md); view it by that name"
     )
+
+
+def test_a_value_holding_a_colon_says_to_quote_it(tmp_path: Path) -> None:
+    # "Use when: ..." is how skill descriptions are written (Claude Code's own advice), and
+    # unquoted it is not YAML: the error said "mapping values are not allowed here", not what
+    # to write instead.
+    folder = tmp_path / "triage"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: triage\ndescription: Sort issues. Use when: the user asks\n---\nBody\n",
+        encoding="utf-8",
+    )
+
+    with pytest.raises(SkillError) as caught:
+        read_skill(folder)
+
+    assert str(caught.value) == (
+        f"{folder / 'SKILL.md'}:3: the front matter is not valid YAML: mapping values are not "
+        "allowed here; a value holding ': ' must be quoted: "
+        'description: "Sort issues. Use when: the user asks"'
+    )
