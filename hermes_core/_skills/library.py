@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core._shown import shown
+from hermes_core._shown import clipped, shown
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
@@ -125,6 +125,18 @@ def _variables(value: Any, where: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _quoting_hint(front: str, line: int | None) -> str:
+    """For a plain value holding ``': '`` (``description: Use when: ...``), how to write it."""
+    lines = front.split("\n")
+    if line is None or not 0 <= line < len(lines):
+        return ""
+    key, _, value = lines[line].partition(": ")
+    if not _NAME.fullmatch(key) or not value.strip() or value.lstrip()[0] in "\"'":
+        return ""
+    quoted = value.strip().replace("\\", "\\\\").replace('"', '\\"')
+    return f"; a value holding ': ' must be quoted: {key}: \"{clipped(quoted, 200)}\""
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, Mapping):
         return "a mapping"
@@ -158,7 +170,10 @@ def read_skill(directory: Path) -> Skill:
     except YAMLError as exc:
         line, problem = yaml_problem(exc)
         at = f":{line + 2}" if line is not None else ""  # the front matter starts on line 2
-        raise SkillError(f"{path}{at}: the front matter is not valid YAML: {problem}") from None
+        hint = _quoting_hint(front, line) if "mapping values" in problem else ""
+        raise SkillError(
+            f"{path}{at}: the front matter is not valid YAML: {problem}{hint}"
+        ) from None
     if not isinstance(data, Mapping):
         raise SkillError(f"{path}: the front matter must be a mapping of keys to values")
     where = str(path)
