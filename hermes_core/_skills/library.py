@@ -222,6 +222,25 @@ class SkillFolder:
         return self.skill.name if self.skill is not None else self.directory.name
 
 
+def _misplaced(root: Path, folder: Path) -> str | None:
+    """Why ``folder``, which has no ``SKILL.md``, looks like a skill put wrong: its file named
+    otherwise (``skill.md``), or skills one level too deep; ``None`` for any other folder."""
+    try:
+        children = sorted(folder.iterdir(), key=lambda child: child.name)
+    except OSError:
+        return None
+    for child in children:
+        if child.name.lower() == SKILL_FILE.lower() and child.is_file():
+            return f"{child}: the file must be named {SKILL_FILE}: rename it"
+    for child in children:
+        if (child / SKILL_FILE).is_file():
+            return (
+                f"{folder}: no {SKILL_FILE}; skills are read one level deep "
+                f"(skills/<name>/{SKILL_FILE}): move {child} to {root / child.name}"
+            )
+    return None
+
+
 def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]:
     """Every folder under ``root`` holding a ``SKILL.md``, by folder name; with ``env``, a
     skill that is the project's is ``gated`` unless the project gate is open. Of two skills
@@ -239,7 +258,11 @@ def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]
     claimed: dict[str, Path] = {}
     found: list[SkillFolder] = []
     for entry in entries:
-        if entry.name.startswith((".", "_")) or not (entry / SKILL_FILE).is_file():
+        if entry.name.startswith((".", "_")) or not entry.is_dir():
+            continue
+        if not (entry / SKILL_FILE).is_file():
+            if (misplaced := _misplaced(root, entry)) is not None:
+                found.append(SkillFolder(entry, "error", problem=misplaced))
             continue
         try:
             skill = read_skill(entry)
