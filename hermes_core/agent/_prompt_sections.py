@@ -60,10 +60,12 @@ def tool_guidance(tools: Collection[str]) -> str:
     return f"{text} When you are done, answer plainly, without a tool call."
 
 
-SKILLS_LISTED = 100
-"""How many skills the system prompt names (``skills_list`` lists them all)."""
-SKILL_DESCRIPTION_SHOWN = 300
-"""How many characters of a skill's description the system prompt shows."""
+SKILL_DESCRIPTION_SHOWN = 1024
+"""How many characters of a skill's description the system prompt shows (the Agent Skills
+format's longest description)."""
+SKILLS_INDEX_CHARACTERS = 16_000
+"""How many characters the skills' lines take at most; the skills past it are counted, and
+``skills_list`` lists them all."""
 
 
 def skills_index(env: Environment, tools: Collection[str]) -> str | None:
@@ -71,7 +73,7 @@ def skills_index(env: Environment, tools: Collection[str]) -> str | None:
     session whose tool list holds ``skill_view`` (``tools``: its names); ``None`` without it
     or without skills. Read by the skills toolset's reader, so a broken skill, or the
     project's with the gate closed, is not named."""
-    from hermes_core._shown import clipped, printable
+    from hermes_core._shown import printable
     from hermes_core._skills.library import load_skills
 
     if "skill_view" not in tools:
@@ -83,11 +85,18 @@ def skills_index(env: Environment, tools: Collection[str]) -> str | None:
         "Skills: instructions and files for kinds of task. When the task matches one, read it "
         "with skill_view(name) before you start, and follow it:"
     ]
-    for skill in skills[:SKILLS_LISTED]:
+    used = 0
+    for skill in skills:
         description = printable(" ".join(skill.description.split()))
-        lines.append(f"- {skill.name}: {clipped(description, SKILL_DESCRIPTION_SHOWN)}")
-    if len(skills) > SKILLS_LISTED:
-        lines.append(f"- and {len(skills) - SKILLS_LISTED} more: skills_list lists them all")
+        if len(description) > SKILL_DESCRIPTION_SHOWN:
+            description = description[: SKILL_DESCRIPTION_SHOWN - 1] + "…"
+        line = f"- {skill.name}: {description}"
+        if used + len(line) > SKILLS_INDEX_CHARACTERS:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    if (left := len(skills) - (len(lines) - 1)) > 0:
+        lines.append(f"- and {left} more: skills_list lists them all")
     return "\n".join(lines)
 
 

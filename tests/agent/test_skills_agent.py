@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from hermes_core._paths import Environment
+from hermes_core.agent._prompt_sections import SKILLS_INDEX_CHARACTERS, skills_index
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -140,3 +142,26 @@ def test_a_skills_script_runs_from_the_folder_skill_view_names_and_sees_its_vari
     # terminal commands run with the host's environment, skill or no skill (execution.md).
     assert "GH_TOKEN set" in terminal
     assert str(folder) in json.dumps(requests[2].messages)  # the model was told the folder
+
+
+def test_the_skills_section_keeps_whole_descriptions_within_its_budget(
+    hermes_env: Environment,
+) -> None:
+    # "Use when ..." is written last in a description: cut at 300 characters it was lost.
+    # The Agent Skills limit is 1,024 characters; the section holds 16,000 in all.
+    skills = hermes_env.skills_dir
+    write_skill(skills, "a-long", f"---\ndescription: {'x' * 1500}\n---\n")
+    for number in range(30):
+        text = f"{'y' * 880} Use when asked for task {number}."
+        write_skill(skills, f"task-{number:02}", f"---\ndescription: {text}\n---\n")
+
+    section = skills_index(hermes_env, {"skills_list", "skill_view"})
+
+    assert section is not None
+    lines = section.splitlines()
+    assert lines[1] == f"- a-long: {'x' * 1023}…"
+    assert lines[2].endswith(" Use when asked for task 0.")
+    assert len(section) <= SKILLS_INDEX_CHARACTERS + 200
+    named = [line for line in lines if line.startswith("- task-")]
+    assert lines[-1] == f"- and {30 - len(named)} more: skills_list lists them all"
+    assert 10 < len(named) < 30
