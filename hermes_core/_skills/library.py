@@ -243,8 +243,8 @@ def _misplaced(root: Path, folder: Path) -> str | None:
 
 def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]:
     """Every folder under ``root`` holding a ``SKILL.md``, by folder name; with ``env``, a
-    skill that is the project's is ``gated`` unless the project gate is open. Of two skills
-    claiming one name, the first folder by name wins (the other is an ``error``)."""
+    folder that is the project's is ``gated``, unread, unless the project gate is open. Of
+    two skills claiming one name, the first folder by name wins (the other is an ``error``)."""
     from hermes_core._project_trust import project_refusal
 
     try:
@@ -259,6 +259,13 @@ def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]
     found: list[SkillFolder] = []
     for entry in entries:
         if entry.name.startswith((".", "_")) or not entry.is_dir():
+            continue
+        # A project's folder, the gate closed, is not read at all: not even its errors, which
+        # would quote its words, reach the model.
+        refusal = None if env is None else project_refusal(env, entry, f"skill {entry.name!r}")
+        if refusal is not None:
+            if (entry / SKILL_FILE).is_file():
+                found.append(SkillFolder(entry, "gated", problem=refusal))
             continue
         if not (entry / SKILL_FILE).is_file():
             if (misplaced := _misplaced(root, entry)) is not None:
@@ -277,8 +284,7 @@ def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]
             found.append(SkillFolder(entry, "error", skill, problem))
             continue
         claimed[skill.name] = entry
-        refusal = None if env is None else project_refusal(env, entry, f"skill {skill.name!r}")
-        found.append(SkillFolder(entry, "gated" if refusal else "loaded", skill, refusal))
+        found.append(SkillFolder(entry, "loaded", skill))
     return found
 
 
