@@ -154,3 +154,24 @@ def test_a_skill_file_named_otherwise_or_a_level_too_deep_is_named_with_the_fix(
         f"(skills/<name>/SKILL.md): move {nested} to {root / 'triage'}",
         f"{lower / 'skill.md'}: the file must be named SKILL.md: rename it",
     ]
+
+
+def test_a_link_of_the_instructions_reads_as_written(tmp_path: Path) -> None:
+    # SKILL.md links its files as Markdown does: [the template](./templates/issue.md#fields).
+    # The model passes the link on as the path: the anchor made it "no such file", and a
+    # folder was "no such file" too, not what it is.
+    folder = tmp_path / "triage"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\ndescription: Triage.\n---\nFill [the template](./templates/issue.md#fields).\n",
+        encoding="utf-8",
+    )
+    (folder / "templates" / "issue.md").write_text("# Fields\n", encoding="utf-8")
+    skill = read_skill(folder)
+
+    assert skill.read("./templates/issue.md#fields") == "# Fields\n"
+    with pytest.raises(SkillError) as caught:
+        skill.read("templates")
+    assert str(caught.value) == (
+        "templates: a folder of skill 'triage'; skill_view(name) lists its files"
+    )
