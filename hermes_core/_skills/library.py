@@ -82,8 +82,15 @@ class Skill:
         larger than :data:`SKILL_MAX_BYTES`."""
         root = self.directory.resolve()
         target = (root / relative).resolve()
+        if not target.exists() and "#" in relative:
+            # A Markdown link of the instructions, passed on as written: file.md#section.
+            target = (root / relative.partition("#")[0]).resolve()
         if not target.is_relative_to(root):
             raise SkillError(f"{relative}: not a file of skill {self.name!r}")
+        if target.is_dir():
+            raise SkillError(
+                f"{relative}: a folder of skill {self.name!r}; skill_view(name) lists its files"
+            )
         if not target.is_file():
             raise SkillError(f"{relative}: skill {self.name!r} has no such file")
         if target.stat().st_size > SKILL_MAX_BYTES:
