@@ -165,3 +165,24 @@ def test_the_skills_section_keeps_whole_descriptions_within_its_budget(
     named = [line for line in lines if line.startswith("- task-")]
     assert lines[-1] == f"- and {30 - len(named)} more: skills_list lists them all"
     assert 10 < len(named) < 30
+
+
+def test_a_skill_claude_code_keeps_from_the_model_is_not_named_in_the_prompt(
+    hermes_env: Environment,
+) -> None:
+    # Claude Code's `disable-model-invocation: true` (kept by `hermes import-agent`) keeps a
+    # skill's description out of the model's context: only the person starts it. It was
+    # named with the others, for the model to pick on its own.
+    skills = hermes_env.skills_dir
+    write_skill(skills, "deploy", "---\ndescription: Deploy to production.\n---\n")
+    write_skill(
+        skills,
+        "release",
+        "---\ndescription: Cut a release.\ndisable-model-invocation: true\n---\n",
+    )
+
+    section = skills_index(hermes_env, {"skills_list", "skill_view"})
+
+    assert section is not None
+    assert "- deploy: Deploy to production." in section
+    assert "release" not in section
