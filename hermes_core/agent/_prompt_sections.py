@@ -72,13 +72,18 @@ def skills_index(env: Environment, tools: Collection[str]) -> str | None:
     """The skills of ``env`` that load, by name and description, and when to read one, for a
     session whose tool list holds ``skill_view`` (``tools``: its names); ``None`` without it
     or without skills. Read by the skills toolset's reader, so a broken skill, or the
-    project's with the gate closed, is not named."""
+    project's with the gate closed, is not named; nor is one whose front matter says
+    ``disable-model-invocation: true`` (Claude Code's)."""
     from hermes_core._shown import printable
     from hermes_core._skills.library import load_skills
 
     if "skill_view" not in tools:
         return None
     skills, _ = load_skills(env.skills_dir, env)
+    # Claude Code's key for a skill only the person starts: the model is not offered it.
+    skills = [
+        skill for skill in skills if skill.metadata.get("disable-model-invocation") is not True
+    ]
     if not skills:
         return None
     lines = [
