@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from hermes_core._shown import clipped, shown
 
@@ -219,7 +219,7 @@ class SkillFolder:
     (``status``: ``loaded``, ``error``, or ``gated``: the project's, the gate closed)."""
 
     directory: Path
-    status: str
+    status: Literal["loaded", "error", "gated"]
     skill: Skill | None = None
     problem: str | None = None
 
