@@ -3,6 +3,22 @@ into hermes (``hermes import-agent claude-code``)."""
 
 from __future__ import annotations
 
-from hermes_core._skills.library import SKILL_FILE, Skill, SkillError, load_skills, read_skill
+from hermes_core._skills.library import (
+    SKILL_FILE,
+    Skill,
+    SkillError,
+    SkillFolder,
+    load_skills,
+    read_skill,
+    scan_skills,
+)
 
-__all__ = ["SKILL_FILE", "Skill", "SkillError", "load_skills", "read_skill"]
+__all__ = [
+    "SKILL_FILE",
+    "Skill",
+    "SkillError",
+    "SkillFolder",
+    "load_skills",
+    "read_skill",
+    "scan_skills",
+]

@@ -19,16 +19,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from hermes_core._shown import shown
+from hermes_core._shown import clipped, shown
+
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
 
 __all__ = [
     "SKILL_FILE",
     "Skill",
     "SkillError",
+    "SkillFolder",
     "load_skills",
     "read_skill",
+    "scan_skills",
 ]
 
 SKILL_FILE: Final = "SKILL.md"
@@ -77,8 +82,15 @@ class Skill:
         larger than :data:`SKILL_MAX_BYTES`."""
         root = self.directory.resolve()
         target = (root / relative).resolve()
+        if not target.exists() and "#" in relative:
+            # A Markdown link of the instructions, passed on as written: file.md#section.
+            target = (root / relative.partition("#")[0]).resolve()
         if not target.is_relative_to(root):
             raise SkillError(f"{relative}: not a file of skill {self.name!r}")
+        if target.is_dir():
+            raise SkillError(
+                f"{relative}: a folder of skill {self.name!r}; skill_view(name) lists its files"
+            )
         if not target.is_file():
             raise SkillError(f"{relative}: skill {self.name!r} has no such file")
         if target.stat().st_size > SKILL_MAX_BYTES:
@@ -90,7 +102,8 @@ class Skill:
 
 
 def _front_matter(text: str, where: Path) -> tuple[str, str]:
-    lines = text.replace("\r\n", "\n").split("\n")
+    # An editor may begin the file with a byte order mark, which it does not show.
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     if not lines or lines[0].strip() != "---":
         raise SkillError(f"{where}: no YAML front matter (a first line '---')")
     for index, line in enumerate(lines[1:], start=1):
@@ -103,7 +116,11 @@ def _variables(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise SkillError(f"{where}: required_environment_variables: must be a list")
+        example = value if isinstance(value, str) and _VARIABLE.fullmatch(value) else "GH_TOKEN"
+        raise SkillError(
+            f"{where}: required_environment_variables: must be a list of variable names, "
+            f"e.g. [{example}]"
+        )
     names = []
     for item in value:
         name = item.get("name") if isinstance(item, Mapping) else item
@@ -113,6 +130,30 @@ def _variables(value: Any, where: str) -> tuple[str, ...]:
             )
         names.append(name)
     return tuple(dict.fromkeys(names))
+
+
+def _quoting_hint(front: str, line: int | None) -> str:
+    """For a plain value holding ``': '`` (``description: Use when: ...``), how to write it."""
+    lines = front.split("\n")
+    if line is None or not 0 <= line < len(lines):
+        return ""
+    key, _, value = lines[line].partition(": ")
+    if not _NAME.fullmatch(key) or not value.strip() or value.lstrip()[0] in "\"'":
+        return ""
+    quoted = value.strip().replace("\\", "\\\\").replace('"', '\\"')
+    return f"; a value holding ': ' must be quoted: {key}: \"{clipped(quoted, 200)}\""
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    return f"a {type(value).__name__}"
 
 
 def read_skill(directory: Path) -> Skill:
@@ -136,15 +177,25 @@ def read_skill(directory: Path) -> Skill:
     except YAMLError as exc:
         line, problem = yaml_problem(exc)
         at = f":{line + 2}" if line is not None else ""  # the front matter starts on line 2
-        raise SkillError(f"{path}{at}: the front matter is not valid YAML: {problem}") from None
+        hint = _quoting_hint(front, line) if "mapping values" in problem else ""
+        raise SkillError(
+            f"{path}{at}: the front matter is not valid YAML: {problem}{hint}"
+        ) from None
     if not isinstance(data, Mapping):
         raise SkillError(f"{path}: the front matter must be a mapping of keys to values")
     where = str(path)
     name = data.get("name", directory.name)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise SkillError(f"{where}: name: {shown(name)} is not a valid skill name")
+        raise SkillError(
+            f"{where}: name: {shown(name)} is not a valid skill name: 1-64 letters, digits, "
+            "'-', '_' or '.'"
+        )
     description = data.get("description")
-    if not isinstance(description, str) or not description.strip():
+    if description is not None and not isinstance(description, str):
+        raise SkillError(
+            f"{where}: description: must be text (what the skill is for), not {_kind(description)}"
+        )
+    if not description or not description.strip():
         raise SkillError(f"{where}: description: required (what the skill is for)")
     metadata = data.get("metadata", {})
     if not isinstance(metadata, Mapping):
@@ -162,31 +213,94 @@ def read_skill(directory: Path) -> Skill:
     )
 
 
-def load_skills(root: Path) -> tuple[list[Skill], list[str]]:
-    """Every skill under ``root`` (``<root>/<name>/SKILL.md``) by name, and a problem per
-    directory that could not be read (the others still load). Of two skills claiming one name,
-    the first directory by name wins."""
+@dataclass(frozen=True)
+class SkillFolder:
+    """One folder of the skills directory: its skill when it loads, else why not
+    (``status``: ``loaded``, ``error``, or ``gated``: the project's, the gate closed)."""
+
+    directory: Path
+    status: Literal["loaded", "error", "gated"]
+    skill: Skill | None = None
+    problem: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The skill's name, or the folder's for one that did not load."""
+        return self.skill.name if self.skill is not None else self.directory.name
+
+
+def _misplaced(root: Path, folder: Path) -> str | None:
+    """Why ``folder``, which has no ``SKILL.md``, looks like a skill put wrong: its file named
+    otherwise (``skill.md``), or skills one level too deep; ``None`` for any other folder."""
+    try:
+        children = sorted(folder.iterdir(), key=lambda child: child.name)
+    except OSError:
+        return None
+    for child in children:
+        if child.name.lower() == SKILL_FILE.lower() and child.is_file():
+            return f"{child}: the file must be named {SKILL_FILE}: rename it"
+    for child in children:
+        if (child / SKILL_FILE).is_file():
+            return (
+                f"{folder}: no {SKILL_FILE}; skills are read one level deep "
+                f"(skills/<name>/{SKILL_FILE}): move {child} to {root / child.name}"
+            )
+    return None
+
+
+def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]:
+    """Every folder under ``root`` holding a ``SKILL.md``, by folder name; with ``env``, a
+    folder that is the project's is ``gated``, unread, unless the project gate is open. Of
+    two skills claiming one name, the first folder by name wins (the other is an ``error``)."""
+    from hermes_core._project_trust import project_refusal
+
     try:
         entries = sorted(root.iterdir(), key=lambda entry: entry.name)
     except FileNotFoundError:
-        return [], []
+        return []
     except OSError as exc:
-        return [], [f"{root}: cannot be read: {exc.strerror or exc}"]
-    skills: dict[str, Skill] = {}
-    problems: list[str] = []
+        return [
+            SkillFolder(root, "error", problem=f"{root}: cannot be read: {exc.strerror or exc}")
+        ]
+    claimed: dict[str, Path] = {}
+    found: list[SkillFolder] = []
     for entry in entries:
-        if entry.name.startswith((".", "_")) or not (entry / SKILL_FILE).is_file():
+        if entry.name.startswith((".", "_")) or not entry.is_dir():
+            continue
+        # A project's folder, the gate closed, is not read at all: not even its errors, which
+        # would quote its words, reach the model.
+        refusal = None if env is None else project_refusal(env, entry, f"skill {entry.name!r}")
+        if refusal is not None:
+            if (entry / SKILL_FILE).is_file():
+                found.append(SkillFolder(entry, "gated", problem=refusal))
+            continue
+        if not (entry / SKILL_FILE).is_file():
+            if (misplaced := _misplaced(root, entry)) is not None:
+                found.append(SkillFolder(entry, "error", problem=misplaced))
             continue
         try:
             skill = read_skill(entry)
         except SkillError as exc:
-            problems.append(str(exc))
+            found.append(SkillFolder(entry, "error", problem=str(exc)))
             continue
-        if skill.name in skills:
-            problems.append(
-                f"{entry}: skill {skill.name!r} is also in {skills[skill.name].directory}; "
+        if skill.name in claimed:
+            problem = (
+                f"{entry}: skill {skill.name!r} is also in {claimed[skill.name]}; "
                 "this one is ignored"
             )
+            found.append(SkillFolder(entry, "error", skill, problem))
             continue
-        skills[skill.name] = skill
-    return sorted(skills.values(), key=lambda skill: skill.name), problems
+        claimed[skill.name] = entry
+        found.append(SkillFolder(entry, "loaded", skill))
+    return found
+
+
+def load_skills(root: Path, env: Environment | None = None) -> tuple[list[Skill], list[str]]:
+    """Every skill under ``root`` (``<root>/<name>/SKILL.md``) by name, and a problem per
+    directory that could not be read (the others still load). Of two skills claiming one name,
+    the first directory by name wins. With ``env``, a skill that is the project's is left out,
+    and named among the problems, unless the project gate is open."""
+    folders = scan_skills(root, env)
+    skills = [folder.skill for folder in folders if folder.skill and folder.status == "loaded"]
+    problems = [folder.problem for folder in folders if folder.problem]
+    return sorted(skills, key=lambda skill: skill.name), problems

@@ -36,6 +36,7 @@ from hermes_core.agent._prompt_sections import (
     PromptSection,
     request_tokens,
     size_warning,
+    skills_index,
     tool_guidance,
     with_sections,
 )
@@ -109,6 +110,7 @@ class Agent:
                     session, writable=MEMORY_TOOL in self.tool_names(session)
                 )
             )
+        self.prompt_sections.append(lambda opened: skills_index(host.env, self.tool_names(opened)))
         register_delegate_task(host.registry)
 
     @classmethod

@@ -8,8 +8,9 @@ logged: the conversation still starts.
 
 The sentences the agent itself adds say only what the session really has: how to use its tools
 (the bridge's three only when its tool list holds them, none at all for a session without
-tools), and :func:`size_warning` when ``model.context_length`` is below what a request needs
-before its first message.
+tools), the skills that load and when to read one (:func:`skills_index`, when the tool list
+holds ``skill_view``), and :func:`size_warning` when ``model.context_length`` is below what a
+request needs before its first message.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hermes_core._paths import Environment
     from hermes_core._session import Session
     from hermes_core._tools import Tool
 
@@ -56,6 +58,51 @@ def tool_guidance(tools: Collection[str]) -> str:
             "parameters with tool_describe and run it with tool_call."
         )
     return f"{text} When you are done, answer plainly, without a tool call."
+
+
+SKILL_DESCRIPTION_SHOWN = 1024
+"""How many characters of a skill's description the system prompt shows (the Agent Skills
+format's longest description)."""
+SKILLS_INDEX_CHARACTERS = 16_000
+"""How many characters the skills' lines take at most; the skills past it are counted, and
+``skills_list`` lists them all."""
+
+
+def skills_index(env: Environment, tools: Collection[str]) -> str | None:
+    """The skills of ``env`` that load, by name and description, and when to read one, for a
+    session whose tool list holds ``skill_view`` (``tools``: its names); ``None`` without it
+    or without skills. Read by the skills toolset's reader, so a broken skill, or the
+    project's with the gate closed, is not named; nor is one whose front matter says
+    ``disable-model-invocation: true`` (Claude Code's)."""
+    from hermes_core._shown import printable
+    from hermes_core._skills.library import load_skills
+
+    if "skill_view" not in tools:
+        return None
+    skills, _ = load_skills(env.skills_dir, env)
+    # Claude Code's key for a skill only the person starts: the model is not offered it.
+    skills = [
+        skill for skill in skills if skill.metadata.get("disable-model-invocation") is not True
+    ]
+    if not skills:
+        return None
+    lines = [
+        "Skills: instructions and files for kinds of task. When the task matches one, read it "
+        "with skill_view(name) before you start, and follow it:"
+    ]
+    used = 0
+    for skill in skills:
+        description = printable(" ".join(skill.description.split()))
+        if len(description) > SKILL_DESCRIPTION_SHOWN:
+            description = description[: SKILL_DESCRIPTION_SHOWN - 1] + "…"
+        line = f"- {skill.name}: {description}"
+        if used + len(line) > SKILLS_INDEX_CHARACTERS:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    if (left := len(skills) - (len(lines) - 1)) > 0:
+        lines.append(f"- and {left} more: skills_list lists them all")
+    return "\n".join(lines)
 
 
 def request_tokens(system: str, tools: Iterable[Tool]) -> int:

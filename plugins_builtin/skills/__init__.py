@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._plugin_support import path_refusal, project_refusal, releasable_variables
+from hermes_core._plugin_support import path_refusal, releasable_variables
 from hermes_core.plugin import (
     Skill,
     SkillError,
@@ -52,17 +52,7 @@ class SkillTools:
 
     def _load(self) -> tuple[list[Skill], list[str]]:
         """The skills that may load, and a problem per one that cannot (or may not)."""
-        skills, problems = load_skills(self.root)
-        if self.env is None:
-            return skills, problems
-        kept: list[Skill] = []
-        for skill in skills:
-            refusal = project_refusal(self.env, skill.directory, f"skill {skill.name!r}")
-            if refusal is None:
-                kept.append(skill)
-            else:
-                problems.append(refusal)
-        return kept, problems
+        return load_skills(self.root, self.env)
 
     def skills_list(self) -> ToolResult:
         """Every skill: name and description."""
@@ -86,6 +76,13 @@ class SkillTools:
             if problem.startswith(heads):
                 return ToolResult.error(
                     "TOOL_ERROR", f"skill_view: skill {name!r} is not loaded: {problem}"
+                )
+        for skill in skills:
+            if skill.directory.name == name:
+                return ToolResult.error(
+                    "TOOL_ERROR",
+                    f"skill_view: no skill {name!r}: the folder {skill.directory} holds the "
+                    f"skill {skill.name!r} (the name in its SKILL.md); view it by that name",
                 )
         known = ", ".join(skill.name for skill in skills) or "none"
         return ToolResult.error("TOOL_ERROR", f"skill_view: no skill {name!r} (skills: {known})")
@@ -114,6 +111,10 @@ class SkillTools:
                 "Files of this skill (read one with skill_view(name, path)):\n"
                 + "\n".join(f"- {file}" for file in files)
             )
+        parts.append(
+            f"This skill's folder: {skill.directory} (its files' paths are relative to it: run "
+            "a script of it by its path there)"
+        )
         if passed:
             parts.append(f"[execute_code scripts of this session now see: {', '.join(passed)}]")
         if missing:
@@ -129,6 +130,7 @@ class SkillTools:
             structured={
                 "name": skill.name,
                 "description": skill.description,
+                "directory": str(skill.directory),
                 "files": files,
                 "required_environment_variables": list(wanted),
                 "variables_passed": passed,
