@@ -4,7 +4,8 @@ The ACP SDK's own stdio framing logs a line that is not JSON and reads on withou
 a client that sent it waits for an answer forever; a line of JSON that is not an object (``[]``,
 ``42``) ends its connection. :class:`LineTransport` is the SDK's message-level transport
 (``acp.connection.Connection`` takes one) over the same streams, answering as JSON-RPC 2.0
-says: a line that is not JSON gets a parse error (``-32700``), one that is JSON but neither a
+says, by the rules ``hermes serve`` follows too (:func:`~hermes_core._jsonrpc_lines.read_message`):
+a line that is not JSON gets a parse error (``-32700``), one that is JSON but neither a
 request, a notification nor a response an invalid request (``-32600``), both with
 ``"id": null``; the connection then reads the next line.
 """
@@ -13,15 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from typing import Any, Final
+from typing import Any
 
-__all__ = ["INVALID_REQUEST", "PARSE_ERROR", "LineTransport"]
+from hermes_core._jsonrpc_lines import LineRefused, read_message
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-
-_log = logging.getLogger(__name__)
+__all__ = ["LineTransport"]
 
 
 class LineTransport:
@@ -48,26 +45,12 @@ class LineTransport:
             if not line:
                 continue
             try:
-                message = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                await self._refuse(PARSE_ERROR, "Parse error", f"not JSON: {exc}")
-                continue
-            if not isinstance(message, dict) or ("method" not in message and "id" not in message):
-                await self._refuse(
-                    INVALID_REQUEST,
-                    "Invalid Request",
-                    "not a JSON-RPC request, notification or response (ACP sends no batches)",
-                )
-                continue
-            return message
+                return read_message(line)
+            except LineRefused as refused:
+                await self.send(refused.answer())
 
     async def close(self) -> None:
         """Nothing to release: the streams belong to the process."""
-
-    async def _refuse(self, code: int, message: str, details: str) -> None:
-        _log.warning("a line from the client answered with %s: %s", code, details)
-        error = {"code": code, "message": message, "data": {"details": details}}
-        await self.send({"jsonrpc": "2.0", "id": None, "error": error})
 
     async def _read_line(self) -> bytes:
         """The next line with its newline (what came before end of input when there is none);

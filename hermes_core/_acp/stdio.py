@@ -21,12 +21,12 @@ import importlib
 import logging
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_core._acp.handshake import answer_initialize, read_first_line
+from hermes_core._jsonrpc_lines import claim_stdio
 
 if TYPE_CHECKING:
     from hermes_core._acp.runtime import AcpRuntime
@@ -36,19 +36,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 _STREAM_LIMIT = 50 * 1024 * 1024
 """The longest line the protocol reads (the SDK's default: prompts carry whole files)."""
-
-
-def claim_stdio() -> tuple[int, int]:
-    """Private duplicates of stdin and stdout for the protocol; descriptor 1 then writes to
-    stderr and descriptor 0 reads nothing."""
-    sys.stdout.flush()
-    protocol_in = os.dup(0)
-    protocol_out = os.dup(1)
-    os.dup2(2, 1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return protocol_in, protocol_out
 
 
 def _preload() -> None:
