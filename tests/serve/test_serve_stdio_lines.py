@@ -6,12 +6,12 @@ is a request that can be read), noted on stderr, and serving goes on with the ne
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from serving import RawStdio, ServeHome, raw_stdio
+
+from tests.peak_rss import child_peak_rss_growth
 
 pytestmark = pytest.mark.subprocess
 
@@ -64,13 +64,6 @@ def test_lines_that_are_not_json_rpc_get_their_errors_and_serving_goes_on(
     assert all(line.startswith("hermes serve: warning: ") for line in noted), logged
 
 
-def _memory_mib(pid: int, field: str) -> float:
-    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
-    found = re.search(rf"^{field}:\s+(\d+) kB$", status, re.MULTILINE)
-    assert found is not None, f"no {field} in /proc/{pid}/status"
-    return int(found.group(1)) / 1024
-
-
 def test_a_line_past_64_mib_is_refused_without_being_held_and_serving_goes_on(
     served: ServeHome,
 ) -> None:
@@ -79,21 +72,18 @@ def test_a_line_past_64_mib_is_refused_without_being_held_and_serving_goes_on(
     with raw_stdio(served) as wire:
         wire.initialize()
         _pong(wire, 1)
-        pid = wire.process.pid
-        Path(f"/proc/{pid}/clear_refs").write_text("5", encoding="ascii")  # reset the peak
-        before = _memory_mib(pid, "VmRSS")
-        wire.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "')
-        for _ in range(160):
-            wire.write(b"x" * MIB)
-        wire.send(b'"}}')
-        assert _error(wire.receive()) == (None, -32600)
-        _pong(wire, 3)
-        grown = _memory_mib(pid, "VmHWM") - before
+        with child_peak_rss_growth(wire.process.pid) as peak:
+            wire.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "')
+            for _ in range(160):
+                wire.write(b"x" * MIB)
+            wire.send(b'"}}')
+            assert _error(wire.receive()) == (None, -32600)
+            _pong(wire, 3)
         status = wire.close()
     logged = (served.root / "stderr.log").read_text()
     assert status == 0, logged
     # What is read of the line before it passes 64 MiB, and no more.
-    assert grown < 100, f"serve grew by {grown:.0f} MiB reading a 160 MiB line"
+    assert peak.grown < 100, f"serve grew by {peak.grown:.0f} MiB reading a 160 MiB line"
     noted = _noted(served)
     assert len(noted) == 1, logged
     assert "longer than 64 MiB" in noted[0], logged
