@@ -4,8 +4,9 @@
 - :func:`claim_stdio`: the protocol gets private duplicates of descriptors 0 and 1; descriptor
   1 then writes to stderr and descriptor 0 reads nothing, so nothing a plugin prints, a library
   logs or a child process writes can reach the client.
-- :class:`BoundedLines`: lines split out of what the client writes, none kept past a bound: a
-  longer line is read to its end and dropped, a :class:`LineRefused` in its place.
+- :class:`BoundedLines`: lines split out of what the client writes, none kept past a bound
+  (:data:`MAX_LINE_BYTES`): a longer line is read to its end and dropped, a
+  :class:`LineRefused` in its place.
 - :func:`read_message`: the rules for a line that is no message. Not JSON: a parse error
   (``-32700``); JSON, but neither a request, a notification nor a response: an invalid request
   (``-32600``). :meth:`LineRefused.answer` is the error the client gets, with ``"id": null``
@@ -22,6 +23,7 @@ from typing import Any, Final
 
 __all__ = [
     "INVALID_REQUEST",
+    "MAX_LINE_BYTES",
     "PARSE_ERROR",
     "BoundedLines",
     "LineRefused",
@@ -29,6 +31,11 @@ __all__ = [
     "read_message",
 ]
 
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""The longest line hermes reads as one JSON-RPC message, from anyone: an MCP server's output
+(a listing, a result), an HTTP server's answer, ``hermes serve``'s and ``hermes acp``'s
+clients (HTTP serve's request body too). Results are cut far shorter (``max_result_chars``);
+this bounds what a broken or hostile peer can make hermes hold before anything reads it."""
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
 _MESSAGES: Final = {PARSE_ERROR: "Parse error", INVALID_REQUEST: "Invalid Request"}

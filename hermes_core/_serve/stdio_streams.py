@@ -8,7 +8,7 @@ comes. :func:`stdio_streams` is its replacement, over the same kind of streams
 - the standard streams are claimed before anything else runs
   (:func:`~hermes_core._jsonrpc_lines.claim_stdio`): stdout carries protocol and nothing else;
 - the input is split into lines of at most
-  :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES` (the longest message hermes reads anywhere,
+  :data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES` (the longest message hermes reads anywhere,
   and HTTP serve's body limit): a longer one is skipped to its newline, never held whole
   (:class:`~hermes_core._jsonrpc_lines.BoundedLines`);
 - a line is read as the SDK reads it (UTF-8, a byte that is not replaced, then the JSON-RPC
@@ -40,13 +40,13 @@ from pydantic import ValidationError
 
 from hermes_core._jsonrpc_lines import (
     INVALID_REQUEST,
+    MAX_LINE_BYTES,
     BoundedLines,
     LineRefused,
     claim_stdio,
     read_message,
 )
 from hermes_core._mcp.failures import validation_problem
-from hermes_core._mcp.stdio import MAX_LINE_BYTES
 
 __all__ = ["stdio_streams"]
 

@@ -30,9 +30,9 @@ from hermes_core._config import Config
 from hermes_core._errors import HermesError
 from hermes_core._gc_pause import end_start_pause
 from hermes_core._host import Host
+from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
 from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
-from hermes_core._mcp.stdio import MAX_LINE_BYTES
 from hermes_core._paths import Environment
 from hermes_core._serve.http_access import BearerTokenGate, transport_security
 from hermes_core._serve.http_get import NoGetStream
