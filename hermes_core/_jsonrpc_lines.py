@@ -76,7 +76,7 @@ class LineRefused(Exception):
         }
 
 
-def read_message(line: bytes | bytearray | str) -> dict[str, Any]:
+def read_message(line: bytes | str) -> dict[str, Any]:
     """The message ``line`` holds (a JSON object with a ``method`` or an ``id``: a request, a
     notification or a response); :class:`LineRefused` when it holds none."""
     try:
@@ -102,9 +102,9 @@ class BoundedLines:
         self._skipped = 0
         """Bytes of a line too long, so far (0: none is being skipped)."""
 
-    def feed(self, chunk: bytes) -> list[bytes | bytearray | LineRefused]:
+    def feed(self, chunk: bytes) -> list[bytes | LineRefused]:
         """The lines ``chunk`` ends, in order."""
-        lines: list[bytes | bytearray | LineRefused] = []
+        lines: list[bytes | LineRefused] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             if self._skipped:
@@ -125,15 +125,18 @@ class BoundedLines:
                 self._pending = bytearray()
         return lines
 
-    def end(self) -> list[bytes | bytearray | LineRefused]:
+    def end(self) -> list[bytes | LineRefused]:
         """The last line when the stream ended without a newline after it."""
         if self._skipped:
             return [self._too_long(0)]
         return [self._take()] if self._pending else []
 
-    def _take(self) -> bytes | bytearray | LineRefused:
-        line, self._pending = self._pending, bytearray()
-        return line if len(line) <= self.limit else self._too_long(len(line))
+    def _take(self) -> bytes | LineRefused:
+        # bytes, not the bytearray: a JSON parser copies a bytearray whole before it reads it.
+        size = len(self._pending)
+        line = bytes(self._pending) if size <= self.limit else self._too_long(size)
+        self._pending = bytearray()
+        return line
 
     def _too_long(self, more: int) -> LineRefused:
         size = self._skipped + more

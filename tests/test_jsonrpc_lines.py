@@ -14,8 +14,8 @@ from hermes_core._jsonrpc_lines import (
 )
 
 
-def _shown(lines: list[bytes | bytearray | LineRefused]) -> list[bytes | str]:
-    return [line.details if isinstance(line, LineRefused) else bytes(line) for line in lines]
+def _shown(lines: list[bytes | LineRefused]) -> list[bytes | str]:
+    return [line.details if isinstance(line, LineRefused) else line for line in lines]
 
 
 def test_a_line_of_the_bound_is_kept_and_one_byte_more_is_refused() -> None:

@@ -34,7 +34,7 @@ class LineTransport:
         self._reader = reader
         self._writer = writer
         self._lines = BoundedLines(MAX_LINE_BYTES)
-        self._ready: deque[bytes | bytearray | LineRefused] = deque()
+        self._ready: deque[bytes | LineRefused] = deque()
         self._ended = False
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -60,7 +60,7 @@ class LineTransport:
     async def close(self) -> None:
         """Nothing to release: the streams belong to the process."""
 
-    async def _next_line(self) -> bytes | bytearray | LineRefused | None:
+    async def _next_line(self) -> bytes | LineRefused | None:
         """The next line without its newline (the last one may have none); ``None`` at end
         of input."""
         while not self._ready and not self._ended:

@@ -57,7 +57,7 @@ def read_first_line(fd: int) -> tuple[bytes | LineRefused, bytes]:
             return b"", b""  # the client left without a word
         end = b"\n" if chunk else b""
         line = found[0]
-        return (line if isinstance(line, LineRefused) else bytes(line) + end), chunk[newline + 1 :]
+        return (line if isinstance(line, LineRefused) else line + end), chunk[newline + 1 :]
 
 
 def write_message(fd: int, message: dict[str, Any]) -> None:

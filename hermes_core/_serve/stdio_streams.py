@@ -52,6 +52,7 @@ __all__ = ["stdio_streams"]
 
 _READ_SIZE: Final = 65536
 """Bytes asked of stdin at a time (a pipe's buffer on Linux)."""
+_ADAPTER: Final = mcp_types.jsonrpc_message_adapter
 
 
 @contextlib.asynccontextmanager
@@ -94,7 +95,7 @@ async def _read(
                         await (to_session if message[0] else answers).send(message[1])
 
 
-def _next_lines(fd: int, lines: BoundedLines) -> tuple[list[bytes | bytearray | LineRefused], bool]:
+def _next_lines(fd: int, lines: BoundedLines) -> tuple[list[bytes | LineRefused], bool]:
     """The lines the next reads of ``fd`` end (one thread hop for a line of many reads, as the
     SDK's reader takes), and whether the input ended."""
     while True:
@@ -109,29 +110,36 @@ def _next_lines(fd: int, lines: BoundedLines) -> tuple[list[bytes | bytearray | 
             return found, False
 
 
-def _message(line: bytes | bytearray | LineRefused) -> tuple[bool, SessionMessage] | None:
+def _message(line: bytes | LineRefused) -> tuple[bool, SessionMessage] | None:
     """The message of ``line`` for the session (``True``) or the answer to send back
     (``False``); ``None`` for a blank line."""
     if isinstance(line, LineRefused):
         return False, _answer(line, None)
+    try:
+        return True, SessionMessage(_ADAPTER.validate_json(line, by_name=False))
+    except ValueError:
+        return _read_again(line)
+
+
+def _read_again(line: bytes) -> tuple[bool, SessionMessage] | None:
+    """:func:`_message` of a line the message types refused: read again with each byte that is
+    not UTF-8 replaced, as the SDK reads its input (decoded only now, so that a large message
+    is not held twice); else the error it is answered with."""
+    if not line.strip():
+        return None
     text = line.decode("utf-8", errors="replace")
     try:
-        return True, SessionMessage(
-            mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-        )
+        return True, SessionMessage(_ADAPTER.validate_json(text, by_name=False))
     except ValueError as exc:
-        if not text.strip():
-            return None
-        try:
-            message = read_message(text)
-        except LineRefused as no_message:
-            return False, _answer(no_message, None)
         problem = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
-        refused = LineRefused(INVALID_REQUEST, f"not a message of MCP: {problem}")
-        ident = message.get("id") if "method" in message else None
-        if isinstance(ident, bool) or not isinstance(ident, int | str):
-            ident = None  # a notification, a response, or an id MCP does not allow
-        return False, _answer(refused, ident)
+    try:
+        message = read_message(text)
+    except LineRefused as no_message:
+        return False, _answer(no_message, None)
+    ident = message.get("id") if "method" in message else None
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        ident = None  # a notification, a response, or an id MCP does not allow
+    return False, _answer(LineRefused(INVALID_REQUEST, f"not a message of MCP: {problem}"), ident)
 
 
 def _answer(refused: LineRefused, ident: int | str | None) -> SessionMessage:
