@@ -81,33 +81,41 @@ async def _read(
     answers: ContextSendStream[SessionMessage],
     scope: anyio.CancelScope,
 ) -> None:
-    lines = BoundedLines(MAX_LINE_BYTES)
+    stdin = _Input(fd)
     with scope, contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         async with to_session, answers:
-            ended = False
-            while not ended:
-                found, ended = await anyio.to_thread.run_sync(
-                    _next_lines, fd, lines, abandon_on_cancel=True
-                )
+            while found := await anyio.to_thread.run_sync(stdin.next_lines, abandon_on_cancel=True):
                 for line in found:
                     message = _message(line)
                     if message is not None:
                         await (to_session if message[0] else answers).send(message[1])
 
 
-def _next_lines(fd: int, lines: BoundedLines) -> tuple[list[bytes | LineRefused], bool]:
-    """The lines the next reads of ``fd`` end (one thread hop for a line of many reads, as the
-    SDK's reader takes), and whether the input ended."""
-    while True:
-        try:
-            chunk = os.read(fd, _READ_SIZE)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            return lines.end(), True
-        found = lines.feed(chunk)
-        if found:
-            return found, False
+class _Input:
+    """The lines of stdin, read in a worker thread."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lines = BoundedLines(MAX_LINE_BYTES)
+        self.ended = False
+
+    def next_lines(self) -> list[bytes | LineRefused]:
+        """The lines the next reads end (one thread hop for a line of many reads), none once
+        the input has ended. A last line without its newline comes alone and the end at the
+        next call, as the SDK's reader gave them: the session cancels its requests in flight
+        at the end, and the hop between lets that last request be answered."""
+        while not self.ended:
+            try:
+                chunk = os.read(self.fd, _READ_SIZE)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.ended = True
+                return self.lines.end()
+            found = self.lines.feed(chunk)
+            if found:
+                return found
+        return []
 
 
 def _message(line: bytes | LineRefused) -> tuple[bool, SessionMessage] | None:
