@@ -1,4 +1,5 @@
-"""How far a block of a test grows the process' peak resident memory (Linux)."""
+"""How far a block of a test grows the peak resident memory of its process, or of a child
+process (Linux)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ class PeakRss:
     grown = 0.0
 
 
-def _status_mib(field: str) -> float:
-    status = Path("/proc/self/status").read_text(encoding="ascii")
+def _status_mib(field: str, process: str = "self") -> float:
+    status = Path(f"/proc/{process}/status").read_text(encoding="ascii")
     found = re.search(rf"^{field}:\s+(\d+) kB$", status, re.MULTILINE)
-    assert found is not None, f"no {field} in /proc/self/status"
+    assert found is not None, f"no {field} in /proc/{process}/status"
     return int(found.group(1)) / 1024
 
 
@@ -31,3 +32,14 @@ def peak_rss_growth() -> Iterator[PeakRss]:
     before = _status_mib("VmRSS")
     yield peak
     peak.grown = _status_mib("VmHWM") - before
+
+
+@contextmanager
+def child_peak_rss_growth(pid: int) -> Iterator[PeakRss]:
+    """The growth of process ``pid``'s peak RSS over the block, as :func:`peak_rss_growth`
+    measures this process's; the process must outlive the block."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5", encoding="ascii")
+    peak = PeakRss()
+    before = _status_mib("VmRSS", str(pid))
+    yield peak
+    peak.grown = _status_mib("VmHWM", str(pid)) - before

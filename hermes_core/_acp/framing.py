@@ -4,24 +4,26 @@ The ACP SDK's own stdio framing logs a line that is not JSON and reads on withou
 a client that sent it waits for an answer forever; a line of JSON that is not an object (``[]``,
 ``42``) ends its connection. :class:`LineTransport` is the SDK's message-level transport
 (``acp.connection.Connection`` takes one) over the same streams, answering as JSON-RPC 2.0
-says: a line that is not JSON gets a parse error (``-32700``), one that is JSON but neither a
+says, by the rules ``hermes serve`` follows too (:func:`~hermes_core._jsonrpc_lines.read_message`):
+a line that is not JSON gets a parse error (``-32700``), one that is JSON but neither a
 request, a notification nor a response an invalid request (``-32600``), both with
-``"id": null``; the connection then reads the next line.
+``"id": null``; the connection then reads the next line. A line longer than
+:data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES` gets an invalid request too, and is never
+held whole (the SDK's framing read any line whole past its reader's limit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
+from collections import deque
 from typing import Any, Final
 
-__all__ = ["INVALID_REQUEST", "PARSE_ERROR", "LineTransport"]
+from hermes_core._jsonrpc_lines import MAX_LINE_BYTES, BoundedLines, LineRefused, read_message
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
+__all__ = ["LineTransport"]
 
-_log = logging.getLogger(__name__)
+_READ_SIZE: Final = 65536
 
 
 class LineTransport:
@@ -31,6 +33,9 @@ class LineTransport:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
         self._writer = writer
+        self._lines = BoundedLines(MAX_LINE_BYTES)
+        self._ready: deque[bytes | LineRefused] = deque()
+        self._ended = False
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write ``message`` as one line."""
@@ -41,44 +46,25 @@ class LineTransport:
     async def receive(self) -> dict[str, Any] | None:
         """The next message; a line that is none is answered with its error and skipped."""
         while True:
-            line = await self._read_line()
-            if not line:
+            line = await self._next_line()
+            if line is None:
                 return None
-            line = line.strip()
-            if not line:
-                continue
             try:
-                message = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                await self._refuse(PARSE_ERROR, "Parse error", f"not JSON: {exc}")
-                continue
-            if not isinstance(message, dict) or ("method" not in message and "id" not in message):
-                await self._refuse(
-                    INVALID_REQUEST,
-                    "Invalid Request",
-                    "not a JSON-RPC request, notification or response (ACP sends no batches)",
-                )
-                continue
-            return message
+                if isinstance(line, LineRefused):
+                    raise line
+                if line.strip():
+                    return read_message(line)
+            except LineRefused as refused:
+                await self.send(refused.answer())
 
     async def close(self) -> None:
         """Nothing to release: the streams belong to the process."""
 
-    async def _refuse(self, code: int, message: str, details: str) -> None:
-        _log.warning("a line from the client answered with %s: %s", code, details)
-        error = {"code": code, "message": message, "data": {"details": details}}
-        await self.send({"jsonrpc": "2.0", "id": None, "error": error})
-
-    async def _read_line(self) -> bytes:
-        """The next line with its newline (what came before end of input when there is none);
-        a line past the reader's limit is read whole, as the SDK reads it."""
-        chunks: list[bytes] = []
-        while True:
-            try:
-                chunks.append(await self._reader.readuntil(b"\n"))
-            except asyncio.LimitOverrunError as exc:
-                chunks.append(await self._reader.readexactly(exc.consumed))
-                continue
-            except asyncio.IncompleteReadError as exc:
-                chunks.append(exc.partial)
-            return b"".join(chunks)
+    async def _next_line(self) -> bytes | LineRefused | None:
+        """The next line without its newline (the last one may have none); ``None`` at end
+        of input."""
+        while not self._ready and not self._ended:
+            chunk = await self._reader.read(_READ_SIZE)
+            self._ended = not chunk
+            self._ready.extend(self._lines.feed(chunk) if chunk else self._lines.end())
+        return self._ready.popleft() if self._ready else None

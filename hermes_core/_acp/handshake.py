@@ -16,6 +16,7 @@ import json
 import os
 from typing import Any, Final
 
+from hermes_core._jsonrpc_lines import MAX_LINE_BYTES, BoundedLines, LineRefused
 from hermes_core._version import __version__
 
 PROTOCOL_VERSION: Final = 1
@@ -39,17 +40,31 @@ def initialize_result(requested: int) -> dict[str, Any]:
     }
 
 
-def read_first_line(fd: int) -> tuple[bytes, bytes]:
+def read_first_line(fd: int) -> tuple[bytes | LineRefused, bytes]:
     """The first line from ``fd`` (with its newline; what came before end of input when there
-    is none) and the bytes read past it."""
-    data = b""
-    while b"\n" not in data:
+    is none), or why it is refused when longer than
+    :data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES` (it is read to its newline and let go),
+    and the bytes read past it."""
+    lines = BoundedLines(MAX_LINE_BYTES)
+    while True:
         chunk = os.read(fd, 65536)
-        if not chunk:
-            return data, b""
-        data += chunk
-    line, _, rest = data.partition(b"\n")
-    return line + b"\n", rest
+        newline = chunk.find(b"\n")
+        if chunk and newline < 0:
+            lines.feed(chunk)
+            continue
+        found = lines.feed(chunk[: newline + 1]) if chunk else lines.end()
+        if not found:
+            return b"", b""  # the client left without a word
+        end = b"\n" if chunk else b""
+        line = found[0]
+        return (line if isinstance(line, LineRefused) else line + end), chunk[newline + 1 :]
+
+
+def write_message(fd: int, message: dict[str, Any]) -> None:
+    """Write ``message`` on ``fd`` as one line."""
+    data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def answer_initialize(line: bytes, fd: int) -> dict[str, Any] | None:
@@ -67,8 +82,7 @@ def answer_initialize(line: bytes, fd: int) -> dict[str, Any] | None:
     requested = params.get("protocolVersion")
     if not isinstance(requested, int) or isinstance(requested, bool) or requested < 0:
         return None
-    answer = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(requested)}
-    data = (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
-    while data:
-        data = data[os.write(fd, data) :]
+    write_message(
+        fd, {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(requested)}
+    )
     return params

@@ -21,12 +21,12 @@ import importlib
 import logging
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._acp.handshake import answer_initialize, read_first_line
+from hermes_core._acp.handshake import answer_initialize, read_first_line, write_message
+from hermes_core._jsonrpc_lines import LineRefused, claim_stdio
 
 if TYPE_CHECKING:
     from hermes_core._acp.runtime import AcpRuntime
@@ -34,21 +34,6 @@ if TYPE_CHECKING:
     from hermes_core._paths import Environment
 
 _log = logging.getLogger(__name__)
-_STREAM_LIMIT = 50 * 1024 * 1024
-"""The longest line the protocol reads (the SDK's default: prompts carry whole files)."""
-
-
-def claim_stdio() -> tuple[int, int]:
-    """Private duplicates of stdin and stdout for the protocol; descriptor 1 then writes to
-    stderr and descriptor 0 reads nothing."""
-    sys.stdout.flush()
-    protocol_in = os.dup(0)
-    protocol_out = os.dup(1)
-    os.dup2(2, 1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return protocol_in, protocol_out
 
 
 def _preload() -> None:
@@ -62,7 +47,7 @@ async def open_streams(
     """asyncio streams over the two descriptors (pipes, sockets or files); ``already_read``
     comes first."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_STREAM_LIMIT)
+    reader = asyncio.StreamReader()
     if already_read:
         reader.feed_data(already_read)
     await loop.connect_read_pipe(
@@ -149,8 +134,12 @@ def run_stdio(env: Environment, load_config: Callable[[], Config]) -> None:
     line, rest = read_first_line(protocol_in)
     if not line:
         return  # the client left without a word
-    initialized = answer_initialize(line, protocol_out)
-    already_read = rest if initialized is not None else line + rest
+    if isinstance(line, LineRefused):
+        write_message(protocol_out, line.answer())
+        initialized, already_read = None, rest
+    else:
+        initialized = answer_initialize(line, protocol_out)
+        already_read = rest if initialized is not None else line + rest
     preload.join()
 
     async def main() -> None:

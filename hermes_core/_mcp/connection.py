@@ -107,7 +107,8 @@ class McpConnection:
         self.listing: list[dict[str, Any]] = []
         self.close_reason: str | None = None
         self.cut_off: str | None = None
-        """Why hermes ended the server itself (a line past ``stdio.MAX_LINE_BYTES``), if it did."""
+        """Why hermes ended the server itself (a line past ``_jsonrpc_lines.MAX_LINE_BYTES``),
+        if it did."""
         self.tools_changed = anyio.Event()
         """Set when the server sends ``notifications/tools/list_changed``."""
         self.screen = ListingScreen(name, self._negotiated_version)

@@ -4,7 +4,7 @@ The SDK reads an ``application/json`` answer whole (its SSE events it bounds its
 a server that sends a body without end would make hermes hold all of it until the call's
 timeout. :func:`bound_json_answers` makes the client ask for uncompressed answers
 (``Accept-Encoding: identity``) and read each JSON answer up to
-:data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`, the bound of a stdio server's messages. A
+:data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES`, the bound of a stdio server's messages. A
 server or proxy that compresses all the same (gzip, deflate) is read too: the answer is
 expanded here, a megabyte at a time, every gzip member of it (up to :data:`MAX_MEMBERS`), and
 the bound holds for what it expands to, so a few kilobytes of gzip that would expand to
@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Iterator
 import httpx2
 
 from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError, content_codings
-from hermes_core._mcp.stdio import MAX_LINE_BYTES
+from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
 
 __all__ = ["bound_json_answers"]
 
@@ -190,7 +190,7 @@ async def _bound(response: httpx2.Response) -> None:
 
 def bound_json_answers(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
     """``client``, asking for uncompressed answers and reading each JSON answer, expanded when
-    it comes compressed all the same, up to :data:`~hermes_core._mcp.stdio.MAX_LINE_BYTES`,
+    it comes compressed all the same, up to :data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES`,
     and expanding a compressed SSE answer itself (see the module docstring)."""
     client.headers["accept-encoding"] = "identity"
     hooks = client.event_hooks

@@ -14,9 +14,9 @@ leaves its own children behind, re-parented to PID 1. :class:`StdioTransport` is
   never to hermes' own standard error.
 
 Lines on the server's output that are not JSON-RPC are written to the log and skipped. A line
-longer than :data:`MAX_LINE_BYTES` is never kept: the server that writes one is ended, and
-:attr:`StdioTransport.cut_off` says why. POSIX only: on Windows the connection uses the SDK's
-transport, whose Job Object ends the tree.
+longer than :data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES` (64 MiB) is never kept: the
+server that writes one is ended, and :attr:`StdioTransport.cut_off` says why. POSIX only: on
+Windows the connection uses the SDK's transport, whose Job Object ends the tree.
 """
 
 from __future__ import annotations
@@ -41,22 +41,19 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
 from hermes_core._mcp.failures import validation_problem
 from hermes_core._mcp.results import UNREADABLE_ANSWER
 from hermes_core._mcp.serverlog import ServerLog
 from hermes_core._process_groups import end_group
 
-__all__ = ["GRACE_SECONDS", "MAX_LINE_BYTES", "StdioTransport"]
+__all__ = ["GRACE_SECONDS", "StdioTransport"]
 
 log = logging.getLogger("hermes_core._mcp")
 
 GRACE_SECONDS: Final = 2.0
 """How long the server may take to exit after its input closes, and its process group after
 SIGTERM, before the next step."""
-MAX_LINE_BYTES: Final = 64 * 1024 * 1024
-"""The longest line of a server's output hermes reads (one JSON-RPC message: a listing, a
-result). Results are cut far shorter (``max_result_chars``); this bounds what a broken or
-hostile server can make hermes hold before anything reads it."""
 _FLUSH_SECONDS: Final = 0.5
 """How long messages already accepted may take to reach the server's input at shutdown."""
 _PIPES_SECONDS: Final = 0.5

@@ -30,9 +30,9 @@ from hermes_core._config import Config
 from hermes_core._errors import HermesError
 from hermes_core._gc_pause import end_start_pause
 from hermes_core._host import Host
+from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
 from hermes_core._mcp.elicitation import NobodyAnswers, answering_forms
 from hermes_core._mcp.startup import McpStartup
-from hermes_core._mcp.stdio import MAX_LINE_BYTES
 from hermes_core._paths import Environment
 from hermes_core._serve.http_access import BearerTokenGate, transport_security
 from hermes_core._serve.http_get import NoGetStream
@@ -100,22 +100,21 @@ async def serve_stdio(
     Serving ends when the client closes stdin; on SIGTERM or SIGINT the host is shut down
     (ending its MCP server children) and the process then ends by that signal.
     """
-    from mcp.server.stdio import stdio_server
+    from hermes_core._serve.stdio_streams import stdio_streams
 
-    # Python-level prints (buffered in sys.stdout, which would be flushed to the restored wire
-    # at exit) go to stderr directly; the SDK diverts the descriptor for everything else.
-    sys.stdout.flush()
+    # Python-level prints go to stderr directly (sys.stdout's buffer is flushed to the
+    # descriptor only when full or at exit); stdio_streams diverts the descriptor for the rest.
     received: list[int] = []
     with _startup_errors_unwrapped():
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_streams() as (read_stream, write_stream):
             with _stdout_to_stderr():
                 await _serve_stdio_streams(
                     config, env, read_stream, write_stream, received, config_path, context_length
                 )
             if received:
-                # The host is closed and its MCP server children are ended; leaving
-                # stdio_server would wait for its stdin reader, a thread blocked until the
-                # client closes stdin.
+                # The host is closed and its MCP server children are ended: the process ends
+                # by the signal, its stdin reader (a thread blocked until the client writes or
+                # closes stdin) left behind.
                 _die_by(received[0])
 
 

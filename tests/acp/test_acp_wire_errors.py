@@ -1,6 +1,7 @@
 """``hermes acp`` as a child process answers a line it cannot take as JSON-RPC the way
 JSON-RPC 2.0 says (a parse error ``-32700``, an invalid request ``-32600``, both with
-``"id": null``) and keeps serving the same connection afterwards."""
+``"id": null``; a line longer than 64 MiB an invalid request, never held whole) and keeps
+serving the same connection afterwards."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from typing import Any
 import pytest
 
 from hermes_core.testing import HermesCli
+from tests.peak_rss import child_peak_rss_growth
 
 pytestmark = pytest.mark.subprocess
 
 # A guard against a hang, not a performance check.
 WAIT_LIMIT = 30
+MIB = 1024 * 1024
 
 
 class Wire:
@@ -42,9 +45,19 @@ class Wire:
             self.process.stdout.close()
 
     def send(self, line: bytes) -> None:
+        self.write(line + b"\n")
+
+    def write(self, data: bytes) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(line + b"\n")
+        self.process.stdin.write(data)
         self.process.stdin.flush()
+
+    def send_long(self, mib: int) -> None:
+        """A request line of more than ``mib`` MiB, written a MiB at a time."""
+        self.write(b'{"jsonrpc": "2.0", "id": 99, "method": "initialize", "params": {"pad": "')
+        for _ in range(mib):
+            self.write(b"x" * MIB)
+        self.send(b'"}}')
 
     def request(self, id_: int, method: str, params: dict[str, Any] | None = None) -> None:
         message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
@@ -128,6 +141,45 @@ def test_a_first_line_nested_too_deep_to_read_gets_a_parse_error_and_the_connect
     try:
         wire.send(b"[" * 100_000 + b"]" * 100_000)
         assert _error(wire.receive()) == (None, -32700)
+        wire.request(1, "initialize", {"protocolVersion": 1})
+        assert wire.receive()["result"]["agentInfo"]["name"] == "hermes"
+    finally:
+        status = wire.close()
+    assert status == 0, (hermes_cli.root / "stderr.log").read_text()
+
+
+def test_a_line_past_64_mib_is_refused_without_being_held_and_the_connection_goes_on(
+    hermes_cli: HermesCli,
+) -> None:
+    # Past the reader's 50 MiB limit, a line was read whole all the same.
+    wire = _start(hermes_cli)
+    try:
+        wire.request(1, "initialize", {"protocolVersion": 1})
+        assert wire.receive()["id"] == 1
+        wire.request(2, "no/such_method")  # the SDK is loaded: its connection reads the lines
+        assert _error(wire.receive()) == (2, -32601)
+        with child_peak_rss_growth(wire.process.pid) as peak:
+            wire.send_long(160)
+            assert _error(wire.receive()) == (None, -32600)
+            wire.request(3, "initialize", {"protocolVersion": 1})
+            assert wire.receive()["result"]["protocolVersion"] == 1
+    finally:
+        status = wire.close()
+    logged = (hermes_cli.root / "stderr.log").read_text()
+    assert status == 0, logged
+    assert peak.grown < 100, f"hermes acp grew by {peak.grown:.0f} MiB reading a 160 MiB line"
+    assert "longer than 64 MiB" in logged, logged
+
+
+def test_a_first_line_past_64_mib_is_refused_and_the_connection_goes_on(
+    hermes_cli: HermesCli,
+) -> None:
+    # The first line, read before the SDK loads, was gathered by copying all of it at every
+    # read: 65 MiB took minutes, and nothing was answered meanwhile.
+    wire = _start(hermes_cli)
+    try:
+        wire.send_long(65)
+        assert _error(wire.receive()) == (None, -32600)
         wire.request(1, "initialize", {"protocolVersion": 1})
         assert wire.receive()["result"]["agentInfo"]["name"] == "hermes"
     finally:

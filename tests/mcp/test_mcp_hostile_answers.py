@@ -35,7 +35,7 @@ HTTP_FLOOD = SERVERS_DIR / "httpflood.py"
 STORM = SERVERS_DIR / "storm.py"
 PAGER = SERVERS_DIR / "pager.py"
 LIMIT = "64 MiB"
-"""The longest line hermes reads from a server's output (``stdio.MAX_LINE_BYTES``)."""
+"""The longest line hermes reads from a server's output (``_jsonrpc_lines.MAX_LINE_BYTES``)."""
 
 
 async def _call_then_echo(

@@ -314,3 +314,91 @@ def inspector(
         timeout=60,
         check=False,
     )
+
+
+# A guard against a hang, not a performance check.
+RAW_WAIT_LIMIT = 60
+
+
+class RawStdio:
+    """The client's end of ``hermes serve`` over stdio, byte by byte: write lines (any bytes),
+    read its answers, close its input."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pending = b""
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` as it is (no newline added)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def send(self, line: bytes) -> None:
+        """Write ``line`` and a newline."""
+        self.write(line + b"\n")
+
+    def request(self, ident: int, method: str, params: dict[str, Any] | None = None) -> None:
+        message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}
+        self.send(json.dumps(message).encode())
+
+    def initialize(self) -> dict[str, Any]:
+        """``initialize`` (2025-11-25) and ``notifications/initialized``: the answer."""
+        client = {"name": "raw-test", "version": "1"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
+        self.request(0, "initialize", params)
+        answer = self.receive()
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        return answer
+
+    def receive(self) -> dict[str, Any]:
+        """The next message on its stdout."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        give_up = time.monotonic() + RAW_WAIT_LIMIT
+        while b"\n" not in self.pending:
+            left = give_up - time.monotonic()
+            assert left > 0, "hermes serve answered nothing"
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                assert chunk, "hermes serve closed its stdout"
+                self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> int:
+        """End the input, as a client leaving: the exit status (killed if it outlives
+        RAW_WAIT_LIMIT)."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            return self.process.wait(timeout=RAW_WAIT_LIMIT)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+
+
+@contextmanager
+def raw_stdio(served: ServeHome) -> Iterator[RawStdio]:
+    """``hermes serve`` over stdio in ``served`` with its stderr in ``root/stderr.log``."""
+    with (served.root / "stderr.log").open("wb") as stderr:
+        process = subprocess.Popen(
+            served.command(),
+            cwd=served.work,
+            env=served.variables(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+    try:
+        yield RawStdio(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()

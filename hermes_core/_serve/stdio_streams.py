@@ -1,0 +1,173 @@
+"""``hermes serve``'s stdin and stdout as the streams of messages the SDK's server runs on.
+
+The SDK's ``stdio_server`` reads a line of any length (a 300 MB line made serve hold 1.2 GB)
+and drops a line it cannot read without a word, so its client waits for an answer that never
+comes. :func:`stdio_streams` is its replacement, over the same kind of streams
+(``SessionMessage`` objects, the sender's context carried as the SDK carries it):
+
+- the standard streams are claimed before anything else runs
+  (:func:`~hermes_core._jsonrpc_lines.claim_stdio`): stdout carries protocol and nothing else;
+- the input is split into lines of at most
+  :data:`~hermes_core._jsonrpc_lines.MAX_LINE_BYTES` (the longest message hermes reads anywhere,
+  and HTTP serve's body limit): a longer one is skipped to its newline, never held whole
+  (:class:`~hermes_core._jsonrpc_lines.BoundedLines`);
+- a line is read as the SDK reads it (UTF-8, a byte that is not replaced, then the JSON-RPC
+  message types); a line that is no message is answered as JSON-RPC 2.0 says
+  (:func:`~hermes_core._jsonrpc_lines.read_message`), a request MCP cannot read with an invalid
+  request under its own ``id``, and the next line is read;
+- every message is written as one line.
+
+Serving ends when the client closes stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import Final
+
+import anyio
+import anyio.to_thread
+import mcp_types
+from mcp.shared._context_streams import (
+    ContextReceiveStream,
+    ContextSendStream,
+    create_context_streams,
+)
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from hermes_core._jsonrpc_lines import (
+    INVALID_REQUEST,
+    MAX_LINE_BYTES,
+    BoundedLines,
+    LineRefused,
+    claim_stdio,
+    read_message,
+)
+from hermes_core._mcp.failures import validation_problem
+
+__all__ = ["stdio_streams"]
+
+_READ_SIZE: Final = 65536
+"""Bytes asked of stdin at a time (a pipe's buffer on Linux)."""
+_ADAPTER: Final = mcp_types.jsonrpc_message_adapter
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams() -> AsyncIterator[
+    tuple[ContextReceiveStream[SessionMessage | Exception], ContextSendStream[SessionMessage]]
+]:
+    """The messages the client sends on stdin, and the stream whose messages it reads on stdout
+    (see the module docstring); the streams are claimed on entry."""
+    protocol_in, protocol_out = claim_stdio()
+    to_session, from_client = create_context_streams[SessionMessage | Exception](0)
+    to_client, from_session = create_context_streams[SessionMessage](0)
+    reading = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read, protocol_in, to_session, to_client.clone(), reading)
+        group.start_soon(_write, protocol_out, from_session)
+        try:
+            yield from_client, to_client
+        finally:
+            reading.cancel()
+            await to_client.aclose()
+
+
+async def _read(
+    fd: int,
+    to_session: ContextSendStream[SessionMessage | Exception],
+    answers: ContextSendStream[SessionMessage],
+    scope: anyio.CancelScope,
+) -> None:
+    stdin = _Input(fd)
+    with scope, contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        async with to_session, answers:
+            while found := await anyio.to_thread.run_sync(stdin.next_lines, abandon_on_cancel=True):
+                for line in found:
+                    message = _message(line)
+                    if message is not None:
+                        await (to_session if message[0] else answers).send(message[1])
+
+
+class _Input:
+    """The lines of stdin, read in a worker thread."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lines = BoundedLines(MAX_LINE_BYTES)
+        self.ended = False
+
+    def next_lines(self) -> list[bytes | LineRefused]:
+        """The lines the next reads end (one thread hop for a line of many reads), none once
+        the input has ended. A last line without its newline comes alone and the end at the
+        next call, as the SDK's reader gave them: the session cancels its requests in flight
+        at the end, and the hop between lets that last request be answered."""
+        while not self.ended:
+            try:
+                chunk = os.read(self.fd, _READ_SIZE)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.ended = True
+                return self.lines.end()
+            found = self.lines.feed(chunk)
+            if found:
+                return found
+        return []
+
+
+def _message(line: bytes | LineRefused) -> tuple[bool, SessionMessage] | None:
+    """The message of ``line`` for the session (``True``) or the answer to send back
+    (``False``); ``None`` for a blank line."""
+    if isinstance(line, LineRefused):
+        return False, _answer(line, None)
+    try:
+        return True, SessionMessage(_ADAPTER.validate_json(line, by_name=False))
+    except ValueError:
+        return _read_again(line)
+
+
+def _read_again(line: bytes) -> tuple[bool, SessionMessage] | None:
+    """:func:`_message` of a line the message types refused: read again with each byte that is
+    not UTF-8 replaced, as the SDK reads its input (decoded only now, so that a large message
+    is not held twice); else the error it is answered with."""
+    if not line.strip():
+        return None
+    text = line.decode("utf-8", errors="replace")
+    try:
+        return True, SessionMessage(_ADAPTER.validate_json(text, by_name=False))
+    except ValueError as exc:
+        problem = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
+    try:
+        message = read_message(text)
+    except LineRefused as no_message:
+        return False, _answer(no_message, None)
+    ident = message.get("id") if "method" in message else None
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        ident = None  # a notification, a response, or an id MCP does not allow
+    return False, _answer(LineRefused(INVALID_REQUEST, f"not a message of MCP: {problem}"), ident)
+
+
+def _answer(refused: LineRefused, ident: int | str | None) -> SessionMessage:
+    return SessionMessage(mcp_types.JSONRPCError.model_validate(refused.answer(ident)))
+
+
+async def _write(fd: int, from_session: ContextReceiveStream[SessionMessage]) -> None:
+    gone = False
+    async with from_session:
+        async for item in from_session:
+            if gone:
+                continue  # the client closed its end: what is left is dropped
+            text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+            try:
+                await anyio.to_thread.run_sync(_write_all, fd, (text + "\n").encode("utf-8"))
+            except OSError:
+                gone = True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
