@@ -1,7 +1,8 @@
 """``hermes chat`` input on a real pseudo-terminal (pexpect): several lines pasted at once are
 one message, a line ending in a backslash goes on on the next line, and a paste never answers
-an approval prompt or a question. A fake model answers from a script (``agent_home.py``) and
-records each request, so the tests read what the model was sent.
+an approval prompt, a question or an MCP form (``hermes run`` included). A fake model answers
+from a script (``agent_home.py``) and records each request, so the tests read what the model
+was sent.
 
 A paste is one write to the terminal (pexpect's ``send``): its lines reach the chat together,
 as they do from a terminal emulator; lines typed one by one are sent after the chat has shown
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pexpect
 import pytest
 
-from agent.agent_home import AgentHome, turn
+from agent.agent_home import AgentHome, asking_server, turn
 from agent.test_cli_run import spawn
 from hermes_core.testing import HermesCli
 
@@ -94,6 +95,20 @@ def test_a_line_ending_in_a_backslash_goes_on_on_the_next_line(home: AgentHome) 
     assert sent(home) == ["first line\n  second line\n/exit is text here"]
 
 
+def test_end_of_input_in_an_unfinished_message_quits_without_sending_it(
+    home: AgentHome,
+) -> None:
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("half a thought\\")
+    child.expect_exact(CONTINUED)
+    child.sendeof()
+    child.expect_exact("hermes: the unfinished message was not sent")
+    assert ended(child) == 0
+    assert home.requests() == []
+
+
 def test_a_pasted_text_starting_with_a_slash_is_a_message_not_a_command(home: AgentHome) -> None:
     home.setup({"echo": True})
     child = spawn(home, "chat")
@@ -165,3 +180,21 @@ def test_help_tells_how_to_write_several_lines(home: AgentHome) -> None:
     done = home.cli.run("chat", input="/help\n")
     assert "a line ending in \\ goes on on the next line" in done.stderr
     assert home.requests() == []
+
+
+def test_a_paste_at_an_mcp_form_in_hermes_run_fills_no_field(home: AgentHome) -> None:
+    """``hermes run`` reads the terminal as the chat does: a paste at a server's form would
+    answer it and fill its fields one line each."""
+    home.setup(
+        turn("", ("mcp__asking__ask", {"question": "Who are you?"})),
+        {"echo": True},
+        mcp_servers={"asking": asking_server()},
+        tools={"tool_search": {"enabled": "off"}},
+    )
+    child = spawn(home, "run", "ask me")
+    child.expect_exact("[a]nswer, [d]ecline, [c]ancel: ")
+    child.send("a\nGrace\nblue\ny\n")
+    child.expect_exact("hermes: 4 pasted lines are not an answer: type the answer on one line")
+    child.sendline("d")
+    child.expect_exact("heard: decline")
+    assert ended(child) == 0
