@@ -79,6 +79,21 @@ def test_a_paste_whose_last_line_has_no_newline_is_one_message(home: AgentHome) 
     assert sent(home) == [TRACE, "next"]
 
 
+def test_a_paste_longer_than_the_terminals_buffer_is_one_message(home: AgentHome) -> None:
+    """300 lines, 15 kB: more than the 4 kB a terminal holds unread, so the chat reads the
+    paste while it is still being written."""
+    text = "\n".join(f"line {number}: " + "x" * 40 for number in range(300))
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send(text + "\n")
+    child.expect_exact("hermes: 300 lines sent as one message")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == [text]
+
+
 def test_a_line_ending_in_a_backslash_goes_on_on_the_next_line(home: AgentHome) -> None:
     home.setup({"echo": True})
     child = spawn(home, "chat")
