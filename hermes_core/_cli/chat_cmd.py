@@ -16,6 +16,11 @@ approval prompt or a question is open, the line typed is its answer; while a tur
 otherwise, a line is not sent (it says so); when idle, a line is the next message. ``/stop``,
 typed anywhere, and Ctrl-C stop the running turn (an open prompt ends as denied); Ctrl-C with
 nothing running, or a second one before the turn has stopped, exits at once.
+
+At a terminal, lines pasted together are one message (the reader's bursts; a prompt takes no
+paste), and a message whose last line ends in a backslash goes on on the next line (a
+``...> `` prompt): a message of several lines is never a command. Piped, each line is a
+message, as typed.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ if TYPE_CHECKING:
     from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
+CONTINUED = "...> "
+"""The prompt for the next line of a message whose line ended in a backslash."""
 HELP = "/help lists the commands"
 COMMANDS = (
     ("/help", "lists these commands (/? too)"),
@@ -55,6 +62,10 @@ COMMANDS = (
     ("/new", "starts a new conversation"),
     ("/resume", "lists this directory's conversations; /resume NUMBER or ID takes one up"),
     ("/exit", "quits (Ctrl-D too)"),
+)
+SEVERAL_LINES = (
+    "a line ending in \\ goes on on the next line; lines pasted at once are one message",
+    "(on a terminal; a message of several lines is never a command)",
 )
 
 
@@ -96,8 +107,13 @@ class _Chat:
         waiting for the previous answer)."""
         if self.running is None or not sys.stdin.isatty():
             return False
-        if line.strip():
-            self.printer.note("hermes: a turn is running: that line was not sent (/stop stops it)")
+        if "\n" in line:
+            what = f"those {len(line.splitlines())} lines were not sent"
+        elif line.strip():
+            what = "that line was not sent"
+        else:
+            return True
+        self.printer.note(f"hermes: a turn is running: {what} (/stop stops it)")
         return True
 
     async def talk(self) -> None:
@@ -178,12 +194,22 @@ class _Chat:
                 self.printer.note("\nhermes: a delegation's results arrived: sent to the model")
                 await self._turn(conversation, line or "")
                 continue
+            if at_terminal and line is not None and line.endswith("\\"):
+                line = await self._continued(line)
+                if line is None:
+                    self.printer.note("hermes: the unfinished message was not sent")
+                    return False
             if line is None or line.strip() == "/exit":
                 if line is None and at_terminal:
                     click.echo("")  # after the prompt Ctrl-D left open
                 return False
             text = line.strip()
             if not text:
+                continue
+            if "\n" in text:
+                if at_terminal:
+                    self.printer.note(f"hermes: {len(text.splitlines())} lines sent as one message")
+                await self._turn(conversation, line.strip("\n"))
                 continue
             if text == "/new":
                 return True
@@ -194,6 +220,8 @@ class _Chat:
                 self.printer.note("commands:")
                 for command, what in COMMANDS:
                     self.printer.note(f"  {command} {what}")
+                for note in SEVERAL_LINES:
+                    self.printer.note(note)
                 continue
             if text.split()[0] == "/resume":
                 if self._resume_command(text[len("/resume") :].strip(), conversation):
@@ -203,6 +231,21 @@ class _Chat:
                 self.printer.note(f"hermes: unknown command {text}; {HELP}")
                 continue
             await self._turn(conversation, line)
+
+    async def _continued(self, line: str) -> str | None:
+        """``line`` (ending in a backslash) and the next lines, up to one that does not end in
+        one, joined with newlines, the backslashes dropped; ``None`` at end of input."""
+        parts = [line[:-1]]
+        while True:
+            click.echo(CONTINUED, nl=False)
+            more = await self.lines.next_line()
+            if more is None:
+                click.echo("")
+                return None
+            if not more.endswith("\\"):
+                parts.append(more)
+                return "\n".join(parts)
+            parts.append(more[:-1])
 
     def _resume_command(self, argument: str, conversation: Conversation) -> bool:
         """``/resume`` (the listing) or ``/resume NUMBER|ID``: ``True`` when a conversation was
@@ -242,8 +285,10 @@ def chat(last: bool, session: str | None) -> None:
     the running turn, /new starts a new conversation, /resume lists this directory's recent
     conversations (/resume NUMBER or /resume ID takes one up), /exit or Ctrl-D quits. While a
     turn runs, a line other than /stop is not sent; at an approval prompt or a question, the
-    line is the answer (/stop stops the turn there too). Piped, it exits with the status
-    hermes run gives its last turn (1 a model error); at a terminal, 0.
+    line is the answer (/stop stops the turn there too). On a terminal, lines pasted together
+    are one message, and a line ending in a backslash goes on on the next line. Piped, each
+    line is a message, and it exits with the status hermes run gives its last turn (1 a model
+    error); at a terminal, 0.
 
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the

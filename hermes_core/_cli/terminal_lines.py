@@ -15,7 +15,14 @@ to whoever is waiting for one, so nothing fights over stdin.
   turn, and so ends an open prompt as a denial).
 
 The terminal stays in its ordinary line mode: the person edits a line as usual and it arrives
-when they press Enter.
+when they press Enter. On a terminal, lines that arrive together (a paste: each line follows
+the last within :data:`QUIET` seconds) are one *burst*, handed on once it ends: to the waiting
+:meth:`next_line` as one text (its lines joined with newlines), to ``on_busy`` likewise; an
+open prompt takes no burst of several lines (it says so and goes on waiting: a pasted ``a``
+must not allow a call always). A paste's last line without a newline is still on the edit
+line when the burst ends; it is taken with the burst (:func:`edit_line`). ``/stop`` is a
+command on a line of its own only. Not a terminal (a pipe, a file), each line is handed on
+as it comes.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
+import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING
 
@@ -35,6 +44,9 @@ if TYPE_CHECKING:
 
 STOP = "/stop"
 """The line that stops the running turn (``hermes chat``), even at an open prompt."""
+QUIET = 0.05
+"""Seconds without a new line that end a burst. A pty hands a paste over one line a read,
+the next already there; a person takes far longer between two Enters."""
 
 
 class TerminalLines:
@@ -42,8 +54,13 @@ class TerminalLines:
     the waiting :meth:`next_line`, or ``on_busy`` (which returns whether it took the line; a
     line nobody took waits for the next :meth:`next_line`)."""
 
-    def __init__(self, fd: int, on_busy: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, fd: int, on_busy: Callable[[str], bool] | None = None, output: IO[str] | None = None
+    ) -> None:
         self._fd = fd
+        self._output = sys.stderr if output is None else output
+        self._burst: list[str] | None = [] if os.isatty(fd) else None  # None: no bursts
+        self._quiet: asyncio.TimerHandle | None = None
         self.on_busy = on_busy
         self.on_stop: Callable[[], bool] | None = None
         """Called for a ``/stop`` line before anyone else sees it (an open prompt included);
@@ -71,6 +88,9 @@ class TerminalLines:
 
     def close(self) -> None:
         """Stop reading; open prompts end as at end of input."""
+        if self._quiet is not None:
+            self._quiet.cancel()
+            self._quiet = None
         if self._loop is not None and not self.ended:
             self._loop.remove_reader(self._fd)
             self.ended = True
@@ -86,16 +106,70 @@ class TerminalLines:
             if self._loop is not None and not file:
                 self._loop.remove_reader(self._fd)
             if self._buffer:
-                self._line(self._buffer.decode("utf-8", "replace"))
+                self._take(self._buffer.decode("utf-8", "replace"))
                 self._buffer.clear()
+            self._end_burst()
             self.stop_prompts()
             self._wake(None)
             return
+        self._split(data)
+        if self._burst and self._loop is not None:
+            if self._quiet is not None:
+                self._quiet.cancel()
+            self._quiet = self._loop.call_later(QUIET, self._quiet_ended)
+
+    def _split(self, data: bytes) -> None:
         self._buffer.extend(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
         while b"\n" in self._buffer:
             line, _, rest = bytes(self._buffer).partition(b"\n")
             self._buffer[:] = rest
-            self._line(line.decode("utf-8", "replace"))
+            self._take(line.decode("utf-8", "replace"))
+
+    def _take(self, line: str) -> None:
+        if self._burst is None:
+            self._line(line)
+        else:
+            self._burst.append(line)
+
+    def _quiet_ended(self) -> None:
+        self._quiet = None
+        if self.ended or select.select([self._fd], [], [], 0)[0]:
+            return  # more is coming: the reader sets the next quiet interval
+        if self._pipes or (self._waiter is not None and not self._waiter.done()):
+            # Whoever waits takes the paste's last line, even without its newline.
+            tail = edit_line(self._fd)
+            if tail:
+                self._split(tail)
+                if self._buffer:
+                    self._take(self._buffer.decode("utf-8", "replace"))
+                    self._buffer.clear()
+                self._say("")  # the cursor is still after the line the terminal echoed
+        self._end_burst()
+
+    def _end_burst(self) -> None:
+        if self._quiet is not None:
+            self._quiet.cancel()
+            self._quiet = None
+        if not self._burst:
+            return
+        burst, self._burst = self._burst, []
+        while len(burst) > 1 and not burst[-1].strip():
+            burst.pop()
+        while len(burst) > 1 and not burst[0].strip():
+            burst.pop(0)
+        if len(burst) == 1:
+            self._line(burst[0])
+        elif self._pipes:
+            self._say(
+                f"hermes: {len(burst)} pasted lines are not an answer: type the answer on one line"
+            )
+        else:
+            self._hand_on("\n".join(burst))
+
+    def _say(self, line: str) -> None:
+        from hermes_core._approvals.prompt import write_flushed
+
+        write_flushed(self._output, line + "\n")
 
     def _line(self, line: str) -> None:
         if line.strip() == STOP and self.on_stop is not None and self.on_stop():
@@ -103,7 +177,11 @@ class TerminalLines:
         if self._pipes:
             with contextlib.suppress(OSError):
                 os.write(self._pipes[0], line.encode("utf-8") + b"\n")
-        elif self._waiter is not None and not self._waiter.done():
+        else:
+            self._hand_on(line)
+
+    def _hand_on(self, line: str) -> None:
+        if self._waiter is not None and not self._waiter.done():
             self._wake(line)
         elif self.on_busy is None or not self.on_busy(line):
             self._lines.append(line)
@@ -154,6 +232,34 @@ class TerminalLines:
         """End every open prompt as at end of input (the user stopped the turn)."""
         for write_end in list(self._pipes):
             self._close_pipe(write_end)
+
+
+def edit_line(fd: int) -> bytes:
+    """What is on the terminal ``fd``'s edit line, not yet sent with Enter (a paste's last
+    line without a newline), taken from it; ``b""`` when nothing is, or ``fd`` is not a
+    terminal in its line mode. In line mode the kernel hands over whole lines only: the mode
+    is left for one read that does not wait, then set back at once (nothing typed is lost)."""
+    import termios
+
+    try:
+        mode = termios.tcgetattr(fd)
+    except (termios.error, OSError):
+        return b""
+    if not mode[3] & termios.ICANON:
+        return b""
+    raw = list(mode)
+    raw[3] = mode[3] & ~termios.ICANON
+    raw[6] = list(mode[6])
+    raw[6][termios.VMIN] = 0
+    raw[6][termios.VTIME] = 0
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, raw)
+        return os.read(fd, 65536)
+    except (termios.error, OSError):
+        return b""
+    finally:
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(fd, termios.TCSANOW, mode)
 
 
 class LinePrompt:
