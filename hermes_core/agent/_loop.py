@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
+from hermes_core.agent._compaction import overflow_detail
 from hermes_core.agent._delegate_tool import register_delegate_task
 from hermes_core.agent._delegation import STATE_KEY, Delegations, subagent_prompt
 from hermes_core.agent._events import (
@@ -30,6 +31,7 @@ from hermes_core.agent._events import (
     UsageReport,
     real_tools,
 )
+from hermes_core.agent._http_errors import overflowed
 from hermes_core.agent._memory import TOOL_NAME as MEMORY_TOOL
 from hermes_core.agent._memory import Memory
 from hermes_core.agent._prompt_sections import (
@@ -372,7 +374,9 @@ class Conversation:
             except ModelError as error:
                 partial = "".join(streamed)  # the person saw it stream before the failure
                 self._keep_cut(partial, "the model request failed")
-                yield self._finished(partial or said, "error", str(error))
+                size = self.agent.model.context_length
+                why = overflow_detail(error, size) if overflowed(error) else str(error)
+                yield self._finished(partial or said, "error", why)
                 return
             if turn is None:
                 yield self._finished(said, "error", "the model's answer ended without a turn")
