@@ -65,6 +65,9 @@ if TYPE_CHECKING:
         ChildStarted as ChildStarted,
     )
     from hermes_core.agent._events import (
+        Compacted as Compacted,
+    )
+    from hermes_core.agent._events import (
         Finished as Finished,
     )
     from hermes_core.agent._events import (

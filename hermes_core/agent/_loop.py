@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
-from hermes_core.agent._compaction import overflow_detail
+from hermes_core.agent._compaction import Compaction, overflow_detail
 from hermes_core.agent._delegate_tool import register_delegate_task
 from hermes_core.agent._delegation import STATE_KEY, Delegations, subagent_prompt
 from hermes_core.agent._events import (
@@ -36,8 +36,7 @@ from hermes_core.agent._memory import TOOL_NAME as MEMORY_TOOL
 from hermes_core.agent._memory import Memory
 from hermes_core.agent._prompt_sections import (
     PromptSection,
-    request_tokens,
-    size_warning,
+    oversized_warning,
     tool_guidance,
     with_sections,
 )
@@ -192,18 +191,12 @@ class Agent:
     def _warn_if_oversized(self, system_prompt: str, session: Session) -> None:
         """Warn once per agent when the system prompt and the tools of ``session`` alone need
         more than ``model.context_length``: every request would be refused or cut."""
-        if self._size_warned:
-            return
-        try:
-            tools = self.host.assemble(self.model.context_length, session).tools
-        except Exception:  # the first request reports an assembly that fails
-            log.debug("the tools could not be measured", exc_info=True)
-            return
-        tokens = request_tokens(system_prompt, tools)
-        warning = size_warning(self.model.context_length, tokens, len(tools))
-        if warning is not None:
-            self._size_warned = True
-            log.warning("%s", warning)
+        if not self._size_warned:
+            size = self.model.context_length
+            warning = oversized_warning(self.host, size, system_prompt, session)
+            self._size_warned = warning is not None
+            if warning is not None:
+                log.warning("%s", warning)
 
     def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
         """The tools of the next request for ``session``, assembled now."""
@@ -264,6 +257,7 @@ class Conversation:
         self.usage = Usage()
         self._stop = asyncio.Event()
         self._transcript: Transcript | None = None
+        self.compaction = Compaction(self)
 
     def cancel(self) -> None:
         """Stop the running turn: the model's answer is cut, calls not yet started end
@@ -323,6 +317,7 @@ class Conversation:
         self.session.next_turn()
         self._record(Message("user", text))
         said = ""
+        compacted = False  # a request refused for its size: once, then sent again
         while True:
             for child_event in self.delegations.take_events():
                 yield child_event
@@ -335,11 +330,14 @@ class Conversation:
                 return
             turn: ModelTurn | None = None
             streamed: list[str] = []
+            tools = self.agent.tool_schemas(self.session)
+            async for step in self.compaction.when_due(tools):
+                yield step
             request = ModelRequest(
                 model=self.agent.model.model,
                 system=self.system_prompt,
                 messages=tuple(self.messages),
-                tools=self.agent.tool_schemas(self.session),
+                tools=tools,
                 max_tokens=self.agent.model.max_output_tokens,
             )
             self.budget.spend_turn()
@@ -373,6 +371,12 @@ class Conversation:
                 return
             except ModelError as error:
                 partial = "".join(streamed)  # the person saw it stream before the failure
+                if overflowed(error) and not partial and not compacted:
+                    compacted = True
+                    async for step in self.compaction.refused(tools):
+                        yield step
+                    if self.compaction.shortened or self._stop.is_set():
+                        continue
                 self._keep_cut(partial, "the model request failed")
                 size = self.agent.model.context_length
                 why = overflow_detail(error, size) if overflowed(error) else str(error)
@@ -385,7 +389,7 @@ class Conversation:
                 self.usage = self.usage + turn.usage
                 self.budget.spend(turn.usage)
                 yield UsageReport(turn.usage, self.usage)
-            message = turn.message
+            message, compacted = turn.message, False
             self._record(message)
             said = message.content or said
             if not message.tool_calls:
