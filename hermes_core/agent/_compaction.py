@@ -120,12 +120,13 @@ def split_point(messages: Sequence[Message], keep: int) -> int | None:
         if best is not None and total > keep:
             break
         best = index
-    if best is None or (best == 1 and _is_summary(messages[0])):
+    if best is None or (best == 1 and replaces_earlier(messages[0])):
         return None
     return best
 
 
-def _is_summary(message: Message) -> bool:
+def replaces_earlier(message: Message) -> bool:
+    """Whether ``message`` is a compaction's: the summary, or the note of messages dropped."""
     return message.role == "user" and message.content.startswith(
         (SUMMARY_HEADER, DROPPED_NOTE[:40])
     )
