@@ -228,3 +228,23 @@ def test_a_cron_run_reading_long_files_is_compacted_mid_turn_keeping_calls_with_
     assert [request for request in requests if summarising(request)]
     assert all(orphans(request) == [] for request in requests)
     assert all(request_tokens(request.body) <= 8000 for request in requests)
+
+
+def test_compact_in_a_chat_compacts_now_and_help_lists_it(cli: InProcessCli) -> None:
+    with FakeModelServer(responder=answer) as server:
+        env = configure(cli, server, model={"context_length": 128000}, agent={"compact_at": 0})
+        lines = "/compact\n/help\n" + part(1) + "\n" + part(2) + "\n/compact\nand now?\n"
+        done = cli.subprocess_run("chat", input=lines, env=env)
+        requests = server.requests
+
+    said = done.stderr.splitlines()
+    assert "hermes: nothing to compact yet" in said
+    assert any(line.strip().startswith("/compact ") for line in said)  # in /help's list
+    (compacted,) = [line for line in said if line.startswith("hermes: compacted ")]
+    assert compacted.startswith("hermes: compacted 2 messages (about ")
+    _, _, summary_request, last = requests
+    assert summarising(summary_request)
+    assert "part 1:" in summary_request.messages[-1]["content"]
+    assert SUMMARY in sent(last)
+    assert "part 1:" not in sent(last)
+    assert "part 2:" in sent(last)
