@@ -249,7 +249,11 @@ class Compaction:
         model = talk.agent.model
         window = window or model.context_length
         messages = talk.messages
-        cut = split_point(messages, int(window * KEEP_SHARE))
+        keep = int(window * KEEP_SHARE)
+        if reason == "asked":  # the person wants room now: only the last exchange stays
+            last = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
+            keep = sum(message_tokens(message) for message in messages[last:])
+        cut = split_point(messages, keep)
         if cut is None:
             return
         old, kept = messages[:cut], messages[cut:]

@@ -402,6 +402,16 @@ class Conversation:
                 for child_event in self.delegations.take_events():
                     yield child_event
 
+    async def compact(self) -> AsyncIterator[AgentEvent]:
+        """Compact now (``/compact``), between turns: all but the last exchange replaced by a
+        summary, spending a fresh budget when turns do; no :class:`Compacted` when there is
+        nothing to compact or :meth:`cancel` stopped it."""
+        self._stop = asyncio.Event()
+        if self._renew_budget:
+            self.budget = Budget.from_config(self.agent.limits)
+        async for event in self.compaction.compact("asked"):
+            yield event
+
     def _keep_cut(self, partial: str, why: str) -> None:
         """Keep an answer cut while it streamed as far as it came, saying so: the model reads
         the history later and must not take it for an answer it finished."""
