@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 from hermes_core.agent._events import AgentEvent, Compacted, CompactionReason, UsageReport
 from hermes_core.agent._requests import Stopped, request_events
 from hermes_core.agent._wire import Message, ModelError, ModelRequest, ModelTurn, TextDelta
-from hermes_core.search._render import compact_json, estimate_tokens
+from hermes_core.search._render import estimate_tokens
 
 if TYPE_CHECKING:
     import asyncio
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from hermes_core._config.agent import AgentConfig
     from hermes_core._session import Session
     from hermes_core.agent._budget import Budget
+    from hermes_core.agent._request_tools import RequestTools
     from hermes_core.agent._requests import RetryPolicy
     from hermes_core.agent._transcripts import TranscriptStore
     from hermes_core.agent._wire import ModelProvider, ModelSettings, ToolSchema, Usage
@@ -92,18 +93,6 @@ def message_tokens(message: Message) -> int:
     """The estimated tokens of ``message``: its text, its calls, its images."""
     calls = sum(estimate_tokens(call.name + call.arguments) for call in message.tool_calls)
     return estimate_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images)
-
-
-def schema_tokens(tools: Sequence[ToolSchema]) -> int:
-    """The estimated tokens of the tools' schemas, as the tool search counts them."""
-    return sum(
-        estimate_tokens(
-            compact_json(
-                {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-            )
-        )
-        for tool in tools
-    )
 
 
 def split_point(messages: Sequence[Message], keep: int) -> int | None:
@@ -171,6 +160,8 @@ class _Agent(Protocol):
     def limits(self) -> AgentConfig: ...
     @property
     def transcripts(self) -> TranscriptStore | None: ...
+    @property
+    def request_tools(self) -> RequestTools: ...
 
 
 class _Conversation(Protocol):
@@ -196,22 +187,21 @@ class _Conversation(Protocol):
 
 class Compaction:
     """The compaction of one conversation (see the module). The estimate is kept cheap: the
-    system prompt is counted once, the tools' schemas once per tool list (the agent hands out
-    the same tuple while the tools stay the same), the messages as they are added."""
+    system prompt is counted once, the tools' schemas once per tool list
+    (:class:`~hermes_core.agent._request_tools.RequestTools`), the messages as they are
+    added."""
 
     def __init__(self, conversation: _Conversation) -> None:
         self._talk = conversation
         self._system = estimate_tokens(conversation.system_prompt)
-        self._tools: tuple[Sequence[ToolSchema], int] | None = None
         self._counted: tuple[int, int, Message | None] = (0, 0, None)
         self.shortened = False
         """Whether the last compaction replaced anything."""
 
     def estimate(self, tools: Sequence[ToolSchema]) -> int:
         """The estimated tokens of the next request with ``tools``."""
-        if self._tools is None or self._tools[0] is not tools:
-            self._tools = (tools, schema_tokens(tools))
-        return self._system + self._tools[1] + self._message_tokens()
+        schemas = self._talk.agent.request_tools.tokens(tools)
+        return self._system + schemas + self._message_tokens()
 
     def _message_tokens(self) -> int:
         messages = self._talk.messages

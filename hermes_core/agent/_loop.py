@@ -40,6 +40,7 @@ from hermes_core.agent._prompt_sections import (
     tool_guidance,
     with_sections,
 )
+from hermes_core.agent._request_tools import RequestTools
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
 from hermes_core.agent._session_model import STATE_KEY as MODEL_KEY
 from hermes_core.agent._session_model import SessionModel
@@ -60,7 +61,6 @@ from hermes_core.agent._wire import (
 if TYPE_CHECKING:
     from hermes_core._host import Host
     from hermes_core._session import Session
-    from hermes_core._tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class Agent:
         self.system_prompt = configured or DEFAULT_SYSTEM_PROMPT
         self._guided = not configured
         self.transcripts = transcripts
-        self._schemas: tuple[tuple[Tool, ...], tuple[ToolSchema, ...]] | None = None
+        self.request_tools = RequestTools()
         self._size_warned = False
         self.prompt_sections: list[PromptSection] = list(prompt_sections)
         if memory is not None:
@@ -201,14 +201,7 @@ class Agent:
     def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
         """The tools of the next request for ``session``, assembled now."""
         tools = self.host.assemble(self.model.context_length, session).tools
-        cached = self._schemas
-        if cached is not None and cached[0] is tools:
-            return cached[1]
-        schemas = tuple(
-            ToolSchema(tool.name, tool.description, dict(tool.parameters)) for tool in tools
-        )
-        self._schemas = (tools, schemas)
-        return schemas
+        return self.request_tools.schemas(tools)
 
     async def aclose(self) -> None:
         """Close the provider's connections."""
