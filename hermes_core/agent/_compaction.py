@@ -45,6 +45,9 @@ SUMMARY_INPUT_SHARE = 0.5
 """The most of the window the summary request's text may take; past it, its middle is cut."""
 RESULT_CHARS = 4000
 """A tool result's characters in the summary request's text (its start)."""
+WORTH_SHARE = 0.05
+"""Less of the window than this in the older part is not worth a model request to compact
+(unless the person asks): the request is sent as it is, and the server judges it."""
 IMAGE_TOKENS = 1600
 """An image as vision models count it, about (not the characters of its base64)."""
 
@@ -247,6 +250,9 @@ class Compaction:
         if cut is None:
             return
         old, kept = messages[:cut], messages[cut:]
+        tokens = sum(message_tokens(message) for message in old)
+        if reason != "asked" and tokens < window * WORTH_SHARE:
+            return
         written: list[str | ModelError] = []
         async for event in self._summary(old, window, written):
             yield event
@@ -264,7 +270,6 @@ class Compaction:
         store = talk.agent.transcripts
         if store is not None:
             store.open(talk.session.id).compacted(len(old), replacement, kept)
-        tokens = sum(message_tokens(message) for message in old)
         summary_tokens = estimate_tokens(summary)
         yield Compacted(len(old), tokens, summary_tokens, reason, failure)
 
