@@ -248,3 +248,18 @@ def test_compact_in_a_chat_compacts_now_and_help_lists_it(cli: InProcessCli) -> 
     assert SUMMARY in sent(last)
     assert "part 1:" not in sent(last)
     assert "part 2:" in sent(last)
+
+
+def test_the_compaction_record_keeps_no_secret_of_the_messages_it_copies(
+    cli: InProcessCli,
+) -> None:
+    secret = "sk-proj-" + "A1b2C3d4" * 6
+    with FakeModelServer(responder=answer) as server:
+        env = configure(cli, server, model={"context_length": 128000}, agent={"compact_at": 0})
+        lines = f"{part(1)}\nmy key is {secret}\n/compact\n"
+        cli.subprocess_run("chat", input=lines, env=env)
+
+    (compaction,) = [record for record in records(cli) if record["type"] == "compaction"]
+    assert compaction["kept"][0]["content"].startswith("my key is [redacted")
+    (transcript,) = (cli.home / "sessions").glob("*.jsonl")
+    assert secret not in transcript.read_text(encoding="utf-8")
