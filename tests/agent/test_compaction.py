@@ -263,3 +263,24 @@ def test_the_compaction_record_keeps_no_secret_of_the_messages_it_copies(
     assert compaction["kept"][0]["content"].startswith("my key is [redacted")
     (transcript,) = (cli.home / "sessions").glob("*.jsonl")
     assert secret not in transcript.read_text(encoding="utf-8")
+
+
+def test_a_request_refused_again_once_compacted_ends_the_turn_saying_what_to_do(
+    cli: InProcessCli,
+) -> None:
+    with FakeModelServer(responder=answer) as server:
+        env = configure(cli, server, model={"context_length": 128000})
+        cli.subprocess_run("chat", input="".join(part(n) + "\n" for n in range(1, 5)), env=env)
+    with FakeModelServer(responder=answer, context_limit=5000) as server:
+        env = configure(cli, server, model={"context_length": 128000})
+        done = cli.run("run", "--continue", "and this: " + WORDS * 20, env=env, ok=False)
+        requests = server.requests
+
+    _, summary_request, refused_again = requests  # compacted once, sent once more
+    assert summarising(summary_request)
+    assert SUMMARY in sent(refused_again)
+    assert done.returncode == 1
+    assert "hermes: compacted " in done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("hermes: error:")]
+    assert "longer than the model's context window" in line
+    assert "/compact" in line
