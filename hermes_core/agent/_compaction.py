@@ -60,6 +60,7 @@ DROPPED_NOTE = (
     "context window and no summary of them could be written ({why}). Ask the person for what "
     "you need of them.]"
 )
+_DROPPED_WORDS = "earlier messages of this conversation were left out"
 SUMMARY_PROMPT = """\
 You are summarizing a conversation between a person and an AI agent that has grown too long \
 for the model's context window. Your summary replaces the conversation below: the agent will \
@@ -119,9 +120,9 @@ def split_point(messages: Sequence[Message], keep: int) -> int | None:
 
 def replaces_earlier(message: Message) -> bool:
     """Whether ``message`` is a compaction's: the summary, or the note of messages dropped."""
-    return message.role == "user" and message.content.startswith(
-        (SUMMARY_HEADER, DROPPED_NOTE[:40])
-    )
+    text = message.content
+    dropped = text.startswith("[") and _DROPPED_WORDS in text[:100]
+    return message.role == "user" and (text.startswith(SUMMARY_HEADER) or dropped)
 
 
 def transcript_text(messages: Sequence[Message], limit: int) -> str:
@@ -242,11 +243,11 @@ class Compaction:
         model = talk.agent.model
         window = window or model.context_length
         messages = talk.messages
-        keep = int(window * KEEP_SHARE)
+        cut = split_point(messages, int(window * KEEP_SHARE))
         if reason == "asked":  # the person wants room now: only the last exchange stays
             last = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
-            keep = sum(message_tokens(message) for message in messages[last:])
-        cut = split_point(messages, keep)
+            fresh = last > 1 or (last == 1 and not replaces_earlier(messages[0]))
+            cut = last if fresh else None
         if cut is None:
             return
         old, kept = messages[:cut], messages[cut:]
