@@ -82,8 +82,29 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
         (400, "the request exceeds the available context size, try increasing it"),
         (400, "Your input exceeds the context window of this model."),
         (413, "Request exceeds the maximum allowed number of bytes."),
+        (
+            400,
+            "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, "
+            "decrease input length or `max_tokens` and try again",
+        ),
+        (400, "Input tokens exceed the configured limit of 272000 tokens."),
+        (
+            400,
+            "The input token count (1200000) exceeds the maximum number of tokens allowed "
+            "(1048576).",
+        ),
     ],
-    ids=["openai", "anthropic", "vllm", "llama.cpp", "openai-responses", "anthropic-413"],
+    ids=[
+        "openai",
+        "anthropic",
+        "vllm",
+        "llama.cpp",
+        "openai-responses",
+        "anthropic-413",
+        "anthropic-with-max-tokens",
+        "openai-input-limit",
+        "gemini",
+    ],
 )
 def test_each_servers_overflow_is_a_context_overflow_error(status: int, detail: str) -> None:
     error = agent.http_model_error("openai", "m", status=status, detail=detail)
