@@ -66,13 +66,17 @@ def _never_connected(error: BaseException | None) -> bool:
 _OVERFLOW_WORDS = re.compile(
     r"context_length_exceeded|maximum context length|context length exceeded"
     r"|prompt is too long|exceeds? the (?:available )?context (?:size|window)"
-    r"|exceed_context_size_error|too many tokens|input is too long",
+    r"|exceeds? (?:the )?context limit|input tokens exceed the configured limit"
+    r"|exceeds the maximum number of tokens|exceed_context_size_error|too many tokens"
+    r"|input is too long",
     re.IGNORECASE,
 )
 """How servers say a request is past the context window: OpenAI (``context_length_exceeded``,
-"maximum context length", "exceeds the context window"), vLLM and other OpenAI-compatible
-servers ("maximum context length"), Anthropic ("prompt is too long"), llama.cpp's server
-(``exceed_context_size_error``, "exceeds the available context size")."""
+"maximum context length", "exceeds the context window", "input tokens exceed the configured
+limit"), vLLM and other OpenAI-compatible servers ("maximum context length"), Anthropic
+("prompt is too long", "exceed context limit" with ``max_tokens``), llama.cpp's server
+(``exceed_context_size_error``, "exceeds the available context size"), Gemini's
+OpenAI-compatible API ("exceeds the maximum number of tokens")."""
 
 
 def overflowed(error: ModelError) -> bool:
