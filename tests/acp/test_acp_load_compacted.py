@@ -69,3 +69,24 @@ async def test_a_compacted_session_replays_what_was_seen_and_goes_on_from_its_su
         ("assistant", "Noted 3."),
         ("user", "and now?"),
     ]
+
+
+async def test_a_compaction_during_a_prompt_is_told_as_a_thought(acp_env: Environment) -> None:
+    big = "lorem ipsum " * 3500  # about 10,000 tokens: three pass 0.8 of the 32,000 window
+    model = FakeModelProvider.scripted("One.", "Two.", "GOAL: read the three parts.", "Three.")
+    async with serving(acp_env, model) as served:
+        session_id = await served.start(acp_env.cwd)
+        for number in (1, 2):
+            await served.say(session_id, f"part {number}: {big}")
+        served.client.updates.clear()
+        answer = await served.say(session_id, f"part 3: {big}")
+        updates = list(served.client.updates)
+
+    assert answer.stop_reason == "end_turn"
+    thoughts = [u.content.text for u in updates if u.session_update == "agent_thought_chunk"]
+    (said,) = thoughts
+    assert said.startswith("Compacted 4 messages (about ")
+    assert "into a summary of " in said
+    last = [(m.role, m.content[:40]) for m in model.requests[-1].messages]
+    assert last[0][1].startswith(SUMMARY_HEADER[:40])
+    assert last[-1] == ("user", f"part 3: {big}"[:40])
