@@ -1,7 +1,8 @@
 """``session/load`` of a compacted session: the client is told what the person saw (every message
 of the transcript) and that the older part was compacted; the model goes on from the summary
 and the messages kept, not from the whole history. The transcript is written by the real
-writer (``Transcript``), as the loop writes it."""
+writer (``Transcript``), as the loop writes it. A compaction during a prompt is told as a
+thought."""
 
 from __future__ import annotations
 
