@@ -216,13 +216,12 @@ class Compaction:
         self._counted = (len(messages), total, messages[-1] if messages else None)
         return total
 
-    async def when_due(self, tools: Sequence[ToolSchema]) -> AsyncIterator[AgentEvent]:
-        """Compact when the next request with ``tools`` passes ``agent.compact_at``."""
+    def due(self, tools: Sequence[ToolSchema]) -> bool:
+        """Whether the next request with ``tools`` passes ``agent.compact_at`` (then
+        :meth:`compact` with ``"size"``)."""
         share = self._talk.agent.limits.compact_at
         window = self._talk.agent.model.context_length
-        if share and self.estimate(tools) > share * window:
-            async for event in self.compact("size"):
-                yield event
+        return bool(share) and self.estimate(tools) > (share or 0) * window
 
     async def refused(self, tools: Sequence[ToolSchema]) -> AsyncIterator[AgentEvent]:
         """Compact after the server refused the request with ``tools`` for its size: the window

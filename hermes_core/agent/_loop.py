@@ -324,8 +324,9 @@ class Conversation:
             turn: ModelTurn | None = None
             streamed: list[str] = []
             tools = self.agent.tool_schemas(self.session)
-            async for step in self.compaction.when_due(tools):
-                yield step
+            if self.compaction.due(tools):
+                async for step in self.compaction.compact("size"):
+                    yield step
             request = ModelRequest(
                 model=self.agent.model.model,
                 system=self.system_prompt,
