@@ -8,6 +8,9 @@ the client each of them: the person's messages as ``user_message_chunk``, the mo
 showed it (:func:`~hermes_core._acp.toolcalls.call_start`: kind, title, locations, an edit's
 diff, a command's line), then its result. What the transcript does not keep is not invented:
 a write that replaced a file shows the text written and says its earlier text was not kept.
+
+A compacted session is told as the person saw it (every message of the transcript), then a
+thought saying that the model goes on from the summary (:func:`compaction_thought`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core._acp.toolcalls import Earlier, call_start
+from hermes_core.agent._compaction import replaces_earlier
 from hermes_core.agent._events import real_tools
 from hermes_core.agent._wire import Message, ModelToolCall
 
@@ -60,3 +64,16 @@ def replayed(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:
                     earlier=_earlier(call, result),
                     result=result.content if result is not None else None,
                 )
+
+
+def compaction_thought(history: Sequence[Message]) -> Any | None:
+    """The thought telling the client that a loaded session was compacted (``history``, what
+    the model goes on from, starts with a compaction's summary); ``None`` when it was not."""
+    from acp import update_agent_thought_text
+
+    if not history or not replaces_earlier(history[0]):
+        return None
+    return update_agent_thought_text(
+        "The earlier part of this conversation was compacted into a summary: the model goes "
+        f"on from it and the {len(history) - 1} messages after it.\n"
+    )

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any, Final
 from hermes_core._acp.client_servers import connect_client_servers
 from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
-from hermes_core._acp.replay import replayed
+from hermes_core._acp.replay import compaction_thought, replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState, prompt_text
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
-from hermes_core.agent._transcripts import TranscriptError
+from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -167,7 +167,7 @@ class AcpServer:
                     raise TranscriptError(
                         f"{session_id} is a subagent's conversation; load its parent, {parent}"
                     )
-                messages = transcript.history()
+                stored, messages = transcript.contents()
             except (OSError, TranscriptError) as exc:
                 _log.warning("session/load %s: %s", session_id, exc)
                 raise RequestError.invalid_params(
@@ -176,7 +176,9 @@ class AcpServer:
             grant = await self._grant(runtime, mcp_servers, directory)
             session = await self._open(runtime, directory, grant, session_id=session_id)
             session.conversation.messages.extend(messages)
-            for update in replayed(messages, directory):
+            thought = compaction_thought(messages)
+            shown = replayed(unfinished_calls_answered(stored), directory)
+            for update in [*shown, *([thought] if thought else [])]:
                 await session.client.session_update(session_id=session_id, update=update)
             self._sessions[session_id] = session
         finally:

@@ -32,6 +32,7 @@ from hermes_core.agent._events import (
     AgentEvent,
     ChildFinished,
     ChildStarted,
+    Compacted,
     Finished,
     Retrying,
     ToolFinished,
@@ -205,6 +206,9 @@ class AcpSession:
             )
         elif isinstance(event, ChildStarted | ChildFinished):
             await self._child(event)
+        elif isinstance(event, Compacted):
+            said = event.said
+            await self._update(update_agent_thought_text(f"{said[0].upper()}{said[1:]}.\n"))
         elif event.stop not in ("interrupted", "error") and event.detail:
             await self._update(update_agent_thought_text(f"\nStopped: {event.detail}.\n"))
 

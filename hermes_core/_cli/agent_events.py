@@ -4,7 +4,9 @@ exits.
 Plain: the answer's text streams to stdout; each tool call is a short line on stderr naming
 the real tool (``-> weather_now {"city": "Lyon"}``, then ``<- ok`` or the error code), as are
 subagents starting and ending (``=> d1.1 started: GOAL``, ``<= d1.1 completed``), retries and
-the reason the turn stopped (``hermes run``: once, at the run's end). ``--json``: one
+the reason the turn stopped (``hermes run``: once, at the run's end), and a compaction of the
+conversation (``hermes: compacted 42 messages (about 96,000 tokens) into a summary of 800
+tokens``). ``--json``: one
 ``event_json`` object per line on stdout and nothing else there; a turn that ends without an
 answer says why on stderr too.
 """
@@ -85,6 +87,7 @@ class EventPrinter:
         from hermes_core.agent._events import (
             ChildFinished,
             ChildStarted,
+            Compacted,
             Finished,
             Retrying,
             ToolFinished,
@@ -124,6 +127,8 @@ class EventPrinter:
                 f"hermes: the model request failed ({event.error}); retrying in "
                 f"{event.wait:g} s (attempt {event.attempt} of {event.attempts})"
             )
+        elif isinstance(event, Compacted):
+            self.note(f"hermes: {event.said}")
         elif isinstance(event, Finished):
             self.finish(event)
 

@@ -2,7 +2,8 @@
 
 A ``you> `` prompt (on a terminal; piped, none) reads a message; the answer streams to
 stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands: ``/help``
-(or ``/?``) lists them, ``/stop`` stops the running turn, ``/new`` starts a new conversation
+(or ``/?``) lists them, ``/stop`` stops the running turn, ``/compact`` replaces all but the
+last exchange by a summary the model writes, ``/new`` starts a new conversation
 (a new session), ``/resume`` lists this directory's recent conversations and
 ``/resume NUMBER`` or ``/resume ID`` switches to one
 (:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
@@ -59,6 +60,7 @@ HELP = "/help lists the commands"
 COMMANDS = (
     ("/help", "lists these commands (/? too)"),
     ("/stop", "stops the running turn (Ctrl-C too)"),
+    ("/compact", "replaces all but the last exchange by a summary the model writes"),
     ("/new", "starts a new conversation"),
     ("/resume", "lists this directory's conversations; /resume NUMBER or ID takes one up"),
     ("/exit", "quits (Ctrl-D too)"),
@@ -223,6 +225,9 @@ class _Chat:
                 for note in SEVERAL_LINES:
                     self.printer.note(note)
                 continue
+            if text == "/compact":
+                await self._compact(conversation)
+                continue
             if text.split()[0] == "/resume":
                 if self._resume_command(text[len("/resume") :].strip(), conversation):
                     return True
@@ -262,6 +267,24 @@ class _Chat:
             return False
         return True
 
+    async def _compact(self, conversation: Conversation) -> None:
+        """``/compact``: the conversation compacted now (``/stop`` and Ctrl-C stop it, and
+        nothing changes)."""
+        from hermes_core.agent._events import Compacted
+
+        self.running, self.stopping = conversation, False
+        compacted = False
+        try:
+            async for event in conversation.compact():
+                self.printer.show(event)
+                compacted = compacted or isinstance(event, Compacted)
+        finally:
+            self.running = None
+        if self.stopping:
+            self.printer.note("hermes: /compact stopped: the conversation is as it was")
+        elif not compacted:
+            self.printer.note("hermes: nothing to compact yet")
+
     async def _turn(self, conversation: Conversation, message: str) -> None:
         from hermes_core.agent._events import Finished
 
@@ -282,7 +305,8 @@ def chat(last: bool, session: str | None) -> None:
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
     approvals are asked on the terminal. /help lists the commands: /stop (or Ctrl-C) stops
-    the running turn, /new starts a new conversation, /resume lists this directory's recent
+    the running turn, /compact replaces all but the last exchange by a summary the model
+    writes, /new starts a new conversation, /resume lists this directory's recent
     conversations (/resume NUMBER or /resume ID takes one up), /exit or Ctrl-D quits. While a
     turn runs, a line other than /stop is not sent; at an approval prompt or a question, the
     line is the answer (/stop stops the turn there too). On a terminal, lines pasted together

@@ -116,10 +116,11 @@ def resumed(
 
 
 def taken_up(transcript: Transcript, model: str) -> Resumed:
-    """``transcript`` taken up again with ``model``: its history (the transcript's messages,
-    each call left unanswered answered as failed, as ``session/load`` gives them) and the
-    summary; :class:`ResumeError` for a subagent's or a damaged one."""
-    from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
+    """``transcript`` taken up again with ``model``: its history (as ``session/load`` gives
+    it: from its latest compaction, each call left unanswered answered as failed) and the
+    summary of where it left off, from every message; :class:`ResumeError` for a subagent's
+    or a damaged one."""
+    from hermes_core.agent._transcripts import TranscriptError
 
     try:
         header = transcript.header()
@@ -128,16 +129,15 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
                 f"{transcript.path.stem} is a subagent's conversation; take up its parent, "
                 f"hermes chat --resume {header['parent']}"
             )
-        stored = transcript.messages()
+        stored, history = transcript.contents()
     except (OSError, TranscriptError) as exc:
         raise ResumeError(str(exc)) from None
-    messages = unfinished_calls_answered(stored)
     summary = [f"hermes: resuming {transcript.path.stem} ({_about(transcript, stored)})"]
     kept = header.get("model")
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
-    summary.extend(_left_off(messages))
-    return Resumed(transcript.path.stem, messages, summary)
+    summary.extend(_left_off(stored))
+    return Resumed(transcript.path.stem, history, summary)
 
 
 def _named(store: TranscriptStore, session: str) -> Transcript:

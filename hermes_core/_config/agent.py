@@ -32,12 +32,16 @@ class ModelConfig(Section):
 
 class AgentConfig(Section):
     """``agent``: the conversation loop's limits, each reported when reached (``None``: no
-    limit). One budget covers a whole delegation tree: children spend the parent's."""
+    limit). One budget covers a whole delegation tree: children spend the parent's.
+    ``compact_at``: the share of ``model.context_length`` past which a request's estimate
+    makes the conversation compacted first (0 or ``None``: never before the server refuses
+    one for its size)."""
 
     system_prompt: str | None = None
     max_turns: Annotated[int, Number(low=1, whole=True)] = 50
     max_tokens: Annotated[int, Number(low=1, whole=True)] | None = None
     max_seconds: Annotated[float, Number(above=0)] | None = None
+    compact_at: Annotated[float, Number(low=0, high=1)] | None = 0.8
 
 
 class DelegationConfig(Section):

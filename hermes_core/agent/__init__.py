@@ -65,6 +65,9 @@ if TYPE_CHECKING:
         ChildStarted as ChildStarted,
     )
     from hermes_core.agent._events import (
+        Compacted as Compacted,
+    )
+    from hermes_core.agent._events import (
         Finished as Finished,
     )
     from hermes_core.agent._events import (
@@ -84,6 +87,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.agent._http_errors import (
         http_model_error as http_model_error,
+    )
+    from hermes_core.agent._http_errors import (
+        overflowed as overflowed,
     )
     from hermes_core.agent._loop import (
         Agent as Agent,
@@ -123,6 +129,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.agent._transcripts import (
         TranscriptStore as TranscriptStore,
+    )
+    from hermes_core.agent._wire import (
+        ContextOverflowError as ContextOverflowError,
     )
     from hermes_core.agent._wire import (
         ImagePart as ImagePart,

@@ -4,8 +4,8 @@ writes, one JSON object per line.
 :class:`~hermes_core.agent._wire.TextDelta` (the model's text as it streams) comes from the
 provider unchanged; the others are the loop's: a tool call started and finished (naming the
 real tools behind ``tool_call``), the usage of each model request, a retry, a subagent of
-``delegate_task`` started or finished, and :class:`Finished`, always the last, saying why the
-turn ended.
+``delegate_task`` started or finished, the conversation compacted, and :class:`Finished`,
+always the last, saying why the turn ended.
 """
 
 from __future__ import annotations
@@ -86,6 +86,38 @@ class Retrying:
     attempts: int
 
 
+CompactionReason = Literal["size", "overflow", "asked"]
+"""Why a conversation was compacted: the next request's estimate passed ``agent.compact_at``,
+the server refused a request for its size, or the person asked (``/compact``)."""
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The older part of the conversation, ``messages`` messages of about ``tokens`` tokens,
+    was replaced by a summary of about ``summary_tokens`` the model wrote; or, when
+    ``dropped`` says why no summary could be written, by a note that they were left out."""
+
+    messages: int
+    tokens: int
+    summary_tokens: int
+    reason: CompactionReason
+    dropped: str = ""
+
+    @property
+    def said(self) -> str:
+        """What happened, in words (``hermes chat`` writes it after ``hermes: ``)."""
+        about = f"about {self.tokens:,} tokens"
+        if self.dropped:
+            return (
+                f"dropped the {self.messages} oldest messages ({about}) of the conversation: "
+                f"no summary of them could be written ({self.dropped})"
+            )
+        return (
+            f"compacted {self.messages} messages ({about}) into a summary of "
+            f"{self.summary_tokens:,} tokens"
+        )
+
+
 @dataclass(frozen=True)
 class Finished:
     """The end of a turn: ``text`` is the final answer (or what was said before a limit or a
@@ -137,6 +169,7 @@ AgentEvent = (
     | Retrying
     | ChildStarted
     | ChildFinished
+    | Compacted
     | Finished
 )
 """What :meth:`~hermes_core.agent._loop.Conversation.send` yields."""
@@ -180,6 +213,15 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
             "goal": event.goal,
             "status": event.status,
             "text": event.text,
+        }
+    if isinstance(event, Compacted):
+        return {
+            "type": "compacted",
+            "messages": event.messages,
+            "tokens": event.tokens,
+            "summary_tokens": event.summary_tokens,
+            "reason": event.reason,
+            "dropped": event.dropped,
         }
     if isinstance(event, Retrying):
         return {

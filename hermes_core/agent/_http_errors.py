@@ -5,20 +5,22 @@ What is retryable (429, 5xx but 501, no answer at all), how long the server aske
 the provider, the model and what to check (the key's variable for a 401, ``model.model`` and
 ``model.base_url`` for a 404, ``model.base_url`` for a 405 or 501), never the key: a server's
 own message is left out for 401 and 403 (real servers echo part of the key) and redacted
-otherwise.
+otherwise. A request past the model's context window is a :class:`ContextOverflowError`, by
+the words every known server answers it with (:func:`overflowed`).
 """
 
 from __future__ import annotations
 
 import errno
+import re
 import socket
 from collections.abc import Mapping
 
 from hermes_core._redaction import redact_text
 from hermes_core._retry_after import retry_after_seconds as header_seconds
-from hermes_core.agent._wire import ModelError
+from hermes_core.agent._wire import ContextOverflowError, ModelError
 
-__all__ = ["http_model_error", "retry_after_seconds"]
+__all__ = ["http_model_error", "overflowed", "retry_after_seconds"]
 
 _DETAIL_LIMIT = 500
 
@@ -59,6 +61,33 @@ def _never_connected(error: BaseException | None) -> bool:
             return True
         error = error.__cause__ or error.__context__
     return False
+
+
+_OVERFLOW_WORDS = re.compile(
+    r"context_length_exceeded|maximum context length|context length exceeded"
+    r"|prompt is too long|exceeds? the (?:available )?context (?:size|window)"
+    r"|exceeds? (?:the )?context limit|input tokens exceed the configured limit"
+    r"|exceeds the maximum number of tokens|exceed_context_size_error|too many tokens"
+    r"|input is too long",
+    re.IGNORECASE,
+)
+"""How servers say a request is past the context window: OpenAI (``context_length_exceeded``,
+"maximum context length", "exceeds the context window", "input tokens exceed the configured
+limit"), vLLM and other OpenAI-compatible servers ("maximum context length"), Anthropic
+("prompt is too long", "exceed context limit" with ``max_tokens``), llama.cpp's server
+(``exceed_context_size_error``, "exceeds the available context size"), Gemini's
+OpenAI-compatible API ("exceeds the maximum number of tokens")."""
+
+
+def overflowed(error: ModelError) -> bool:
+    """Whether ``error`` is a request refused for its size: a :class:`ContextOverflowError`, or
+    a 400 or 413 whose words say so (a provider that builds its own :class:`ModelError`). The
+    one rule the loop compacts and explains by, whatever the provider."""
+    if isinstance(error, ContextOverflowError):
+        return True
+    return error.status == 413 or (
+        error.status == 400 and _OVERFLOW_WORDS.search(str(error)) is not None
+    )
 
 
 _NO_SUCH_API = frozenset({405, 501})
@@ -123,6 +152,12 @@ def http_model_error(
             f"{subject}: the server takes no such request (HTTP {status}): check "
             "model.base_url (a web server that is no model API answers there)"
         )
+    elif status == 413 or (status == 400 and _OVERFLOW_WORDS.search(detail)):
+        message = (
+            f"{subject}: the conversation is longer than the model's context window "
+            f"(HTTP {status}){quoted}"
+        )
+        return ContextOverflowError(message, provider=provider, model=model, status=status)
     elif status == 429:
         message = f"{subject}: rate limited (HTTP 429){quoted}"
     elif status >= 500:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
+from hermes_core.agent._compaction import Compaction, overflow_detail
 from hermes_core.agent._delegate_tool import register_delegate_task
 from hermes_core.agent._delegation import STATE_KEY, Delegations, subagent_prompt
 from hermes_core.agent._events import (
@@ -30,16 +31,17 @@ from hermes_core.agent._events import (
     UsageReport,
     real_tools,
 )
+from hermes_core.agent._http_errors import overflowed
 from hermes_core.agent._memory import TOOL_NAME as MEMORY_TOOL
 from hermes_core.agent._memory import Memory
 from hermes_core.agent._prompt_sections import (
     PromptSection,
-    request_tokens,
-    size_warning,
+    oversized_warning,
     skills_index,
     tool_guidance,
     with_sections,
 )
+from hermes_core.agent._request_tools import RequestTools
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
 from hermes_core.agent._session_model import STATE_KEY as MODEL_KEY
 from hermes_core.agent._session_model import SessionModel
@@ -60,7 +62,6 @@ from hermes_core.agent._wire import (
 if TYPE_CHECKING:
     from hermes_core._host import Host
     from hermes_core._session import Session
-    from hermes_core._tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class Agent:
         self.system_prompt = configured or DEFAULT_SYSTEM_PROMPT
         self._guided = not configured
         self.transcripts = transcripts
-        self._schemas: tuple[tuple[Tool, ...], tuple[ToolSchema, ...]] | None = None
+        self.request_tools = RequestTools()
         self._size_warned = False
         self.prompt_sections: list[PromptSection] = list(prompt_sections)
         if memory is not None:
@@ -192,30 +193,17 @@ class Agent:
     def _warn_if_oversized(self, system_prompt: str, session: Session) -> None:
         """Warn once per agent when the system prompt and the tools of ``session`` alone need
         more than ``model.context_length``: every request would be refused or cut."""
-        if self._size_warned:
-            return
-        try:
-            tools = self.host.assemble(self.model.context_length, session).tools
-        except Exception:  # the first request reports an assembly that fails
-            log.debug("the tools could not be measured", exc_info=True)
-            return
-        tokens = request_tokens(system_prompt, tools)
-        warning = size_warning(self.model.context_length, tokens, len(tools))
-        if warning is not None:
-            self._size_warned = True
-            log.warning("%s", warning)
+        if not self._size_warned:
+            size = self.model.context_length
+            warning = oversized_warning(self.host, size, system_prompt, session)
+            self._size_warned = warning is not None
+            if warning is not None:
+                log.warning("%s", warning)
 
     def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
         """The tools of the next request for ``session``, assembled now."""
         tools = self.host.assemble(self.model.context_length, session).tools
-        cached = self._schemas
-        if cached is not None and cached[0] is tools:
-            return cached[1]
-        schemas = tuple(
-            ToolSchema(tool.name, tool.description, dict(tool.parameters)) for tool in tools
-        )
-        self._schemas = (tools, schemas)
-        return schemas
+        return self.request_tools.schemas(tools)
 
     async def aclose(self) -> None:
         """Close the provider's connections."""
@@ -264,6 +252,7 @@ class Conversation:
         self.usage = Usage()
         self._stop = asyncio.Event()
         self._transcript: Transcript | None = None
+        self.compaction = Compaction(self)
 
     def cancel(self) -> None:
         """Stop the running turn: the model's answer is cut, calls not yet started end
@@ -323,6 +312,7 @@ class Conversation:
         self.session.next_turn()
         self._record(Message("user", text))
         said = ""
+        compacted = False  # a request refused for its size: once, then sent again
         while True:
             for child_event in self.delegations.take_events():
                 yield child_event
@@ -335,11 +325,15 @@ class Conversation:
                 return
             turn: ModelTurn | None = None
             streamed: list[str] = []
+            tools = self.agent.tool_schemas(self.session)
+            if self.compaction.due(tools):
+                async for step in self.compaction.compact("size"):
+                    yield step
             request = ModelRequest(
                 model=self.agent.model.model,
                 system=self.system_prompt,
                 messages=tuple(self.messages),
-                tools=self.agent.tool_schemas(self.session),
+                tools=tools,
                 max_tokens=self.agent.model.max_output_tokens,
             )
             self.budget.spend_turn()
@@ -373,8 +367,16 @@ class Conversation:
                 return
             except ModelError as error:
                 partial = "".join(streamed)  # the person saw it stream before the failure
+                if overflowed(error) and not partial and not compacted:
+                    compacted = True
+                    async for step in self.compaction.refused(tools):
+                        yield step
+                    if self.compaction.shortened or self._stop.is_set():
+                        continue
                 self._keep_cut(partial, "the model request failed")
-                yield self._finished(partial or said, "error", str(error))
+                size = self.agent.model.context_length
+                why = overflow_detail(error, size) if overflowed(error) else str(error)
+                yield self._finished(partial or said, "error", why)
                 return
             if turn is None:
                 yield self._finished(said, "error", "the model's answer ended without a turn")
@@ -383,7 +385,7 @@ class Conversation:
                 self.usage = self.usage + turn.usage
                 self.budget.spend(turn.usage)
                 yield UsageReport(turn.usage, self.usage)
-            message = turn.message
+            message, compacted = turn.message, False
             self._record(message)
             said = message.content or said
             if not message.tool_calls:
@@ -395,6 +397,16 @@ class Conversation:
                     yield step
                 for child_event in self.delegations.take_events():
                     yield child_event
+
+    async def compact(self) -> AsyncIterator[AgentEvent]:
+        """Compact now (``/compact``), between turns: all but the last exchange replaced by a
+        summary, spending a fresh budget when turns do; no :class:`Compacted` when there is
+        nothing to compact or :meth:`cancel` stopped it."""
+        self._stop = asyncio.Event()
+        if self._renew_budget:
+            self.budget = Budget.from_config(self.agent.limits)
+        async for event in self.compaction.compact("asked"):
+            yield event
 
     def _keep_cut(self, partial: str, why: str) -> None:
         """Keep an answer cut while it streamed as far as it came, saying so: the model reads

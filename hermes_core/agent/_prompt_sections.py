@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hermes_core._host import Host
     from hermes_core._paths import Environment
     from hermes_core._session import Session
     from hermes_core._tools import Tool
@@ -127,3 +128,17 @@ def size_warning(context_length: int, tokens: int, tool_count: int) -> str | Non
         "window (`hermes config set model.context_length N`), or turn toolsets off "
         "(tools.disabled_toolsets) so fewer tools are sent"
     )
+
+
+def oversized_warning(
+    host: Host, context_length: int, system_prompt: str, session: Session
+) -> str | None:
+    """:func:`size_warning` for a request of ``system_prompt`` and the tools ``host``
+    assembles for ``session``; ``None`` too when the tools could not be measured (the first
+    request reports an assembly that fails)."""
+    try:
+        tools = host.assemble(context_length, session).tools
+    except Exception:
+        log.debug("the tools could not be measured", exc_info=True)
+        return None
+    return size_warning(context_length, request_tokens(system_prompt, tools), len(tools))

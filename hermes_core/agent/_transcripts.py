@@ -143,10 +143,8 @@ class Transcript:
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
-        chat --resume``): :meth:`messages` with :func:`unfinished_calls_answered`. The file is
-        only read: a last line cut short is left out here, and removed by the next writer
-        (under the lock, see the module's notes) before it appends."""
-        return unfinished_calls_answered(self.messages())
+        chat --resume``): the second of :meth:`contents`."""
+        return self.contents()[1]
 
     def add(self, message: Message) -> None:
         """Append ``message``, redacted."""
@@ -154,12 +152,36 @@ class Transcript:
             {"type": "message", "time": time.time(), **redacted_message(message).to_json()}
         )
 
+    def compacted(self, replaced: int, summary: Message, kept: Sequence[Message]) -> None:
+        """Append a compaction record: the conversation's first ``replaced`` messages gave way
+        to ``summary``, followed by ``kept`` (copied whole, redacted: a conversation taken up
+        again starts from them, whatever the lines before hold). Earlier lines stay as they
+        are: ``session_search`` still finds the messages replaced."""
+        self._append(
+            {
+                "type": "compaction",
+                "time": time.time(),
+                "replaced": replaced,
+                "summary": redacted_message(summary).to_json(),
+                "kept": [redacted_message(message).to_json() for message in kept],
+            }
+        )
+
     def messages(self) -> list[Message]:
-        """The messages written so far (redacted as stored). A last line without its newline
-        is left out: another process is writing it, or a crash cut it (that message is lost).
-        Any other line that is no message raises :class:`TranscriptError` naming the file and
-        the line."""
+        """The messages written so far (redacted as stored): the first of :meth:`contents`."""
+        return self.contents()[0]
+
+    def contents(self) -> tuple[list[Message], list[Message]]:
+        """Every message written so far (redacted as stored: what the person saw), and the
+        history a conversation taken up again starts from: the latest compaction's summary and
+        the messages it kept, then those written after it (without one, every message), each
+        call left unanswered answered as failed (:func:`unfinished_calls_answered`). The file
+        is only read: a last line without its newline is left out (another process is writing
+        it, or a crash cut it: the next writer removes it, under the lock, see the module's
+        notes). Any other line that is no message or compaction raises
+        :class:`TranscriptError` naming the file and the line."""
         found: list[Message] = []
+        history: list[Message] = []
         with self.path.open("rb") as file, transcript_read_lock(file):
             data = file.read()
         # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are.
@@ -169,13 +191,17 @@ class Transcript:
                 record = json.loads(line.decode("utf-8", "surrogateescape"))
                 if isinstance(record, dict) and record.get("type") == "message":
                     found.append(Message.from_json(record))
+                    history.append(found[-1])
+                elif isinstance(record, dict) and record.get("type") == "compaction":
+                    kept = [Message.from_json(message) for message in record["kept"]]
+                    history = [Message.from_json(record["summary"]), *kept]
                 elif not isinstance(record, dict):
                     raise ValueError("not a JSON object")
             except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 raise TranscriptError(
                     f"the transcript {self.path}, line {number}, is no message: {exc}"
                 ) from None
-        return found
+        return found, unfinished_calls_answered(history)
 
 
 def _latest_header(file: BinaryIO) -> dict[str, Any]:

@@ -212,6 +212,11 @@ class ModelError(HermesError):
         self.retry_after = retry_after
 
 
+class ContextOverflowError(ModelError):
+    """A request longer than the model's context window: the server refused it for its size
+    (never retried as it is: the conversation must get shorter first)."""
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """The ``model`` section as a provider's factory gets it, the key already read.

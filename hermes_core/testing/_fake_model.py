@@ -31,9 +31,11 @@ from hermes_core.testing._fake_model_wire import (
     Wire,
     anthropic_answer,
     anthropic_events,
+    context_overflow_turn,
     error_body,
     openai_answer,
     openai_chunks,
+    request_tokens,
 )
 
 __all__ = ["FakeModelServer", "RecordedRequest", "Responder"]
@@ -204,7 +206,8 @@ class _Handler(BaseHTTPRequestHandler):
             message = message.replace("{key}", request.api_key or "")
             retry = turn.error == 429 and turn.retry_after is not None
             extra = {"retry-after": f"{turn.retry_after:g}"} if retry else {}
-            self._json(turn.error, error_body(wire, turn.error, message), extra)
+            body = error_body(wire, turn.error, message, turn.error_code)
+            self._json(turn.error, body, extra)
             return
         if not request.stream:
             build = openai_answer if wire == "openai" else anthropic_answer
@@ -286,6 +289,8 @@ class FakeModelServer:
     request recorded. No model runs: each answer is the next :class:`FakeTurn` of ``turns``
     (more can be added with :meth:`add`), or what ``responder`` picks for the request (when
     several conversations run at once). A request with nothing scripted gets a 400 saying so.
+    With ``context_limit``, a request past that many tokens (a quarter of its JSON's
+    characters) gets the vendor's context-overflow 400 instead, taking no scripted turn.
 
     Use it as a context manager, sync or async (it serves in its own threads)::
 
@@ -299,8 +304,13 @@ class FakeModelServer:
     """
 
     def __init__(
-        self, turns: Iterable[FakeTurn] = (), *, responder: Responder | None = None
+        self,
+        turns: Iterable[FakeTurn] = (),
+        *,
+        responder: Responder | None = None,
+        context_limit: int | None = None,
     ) -> None:
+        self.context_limit = context_limit
         self._turns: deque[FakeTurn] = deque(turns)
         self._responder = responder
         self._requests: list[RecordedRequest] = []
@@ -350,6 +360,9 @@ class FakeModelServer:
             return request
 
     def _turn_for(self, request: RecordedRequest) -> FakeTurn | str:
+        tokens = request_tokens(request.body)
+        if self.context_limit is not None and tokens > self.context_limit:
+            return context_overflow_turn(request.wire, tokens, self.context_limit)
         if self._responder is not None:
             try:
                 return self._responder(request)

@@ -25,6 +25,7 @@ __all__ = [
     "Wire",
     "anthropic_answer",
     "anthropic_events",
+    "context_overflow_turn",
     "error_body",
     "openai_answer",
     "openai_chunks",
@@ -65,7 +66,8 @@ class FakeTurn:
       llama.cpp's server does in streams; the Anthropic wire always carries one, zeros then).
     - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
       ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
-      ``error_message`` (a default one per status).
+      ``error_message`` (a default one per status); ``error_code`` is the OpenAI body's
+      ``code`` (default: its ``type``), as ``context_length_exceeded``.
     - ``truncated``: stop as a model out of output tokens does (``length`` / ``max_tokens``).
     - ``gate``: hold the answer until the event is set: before answering when ``hold_after``
       is 0, else after sending that many streamed events (a stream stopped mid-way, for
@@ -77,6 +79,7 @@ class FakeTurn:
     usage: Usage | Literal["estimate"] | None = "estimate"
     error: int | None = None
     error_message: str = ""
+    error_code: str = ""
     retry_after: float | None = 1.0
     tool_calls_in_text: bool = False
     truncated: bool = False
@@ -105,7 +108,7 @@ class FakeTurn:
         if self.usage != "estimate":
             return self.usage
         answer = self.answer_text() + "".join(c.arguments_text for c in self.wire_calls())
-        return Usage(max(1, len(json.dumps(body)) // 4), max(1, len(answer) // 4))
+        return Usage(request_tokens(body), max(1, len(answer) // 4))
 
 
 def _arguments_value(call: FakeToolCall) -> Any:
@@ -139,13 +142,32 @@ _ANTHROPIC_ERROR_TYPES = {
 }
 
 
-def error_body(wire: Wire, status: int, message: str) -> dict[str, Any]:
-    """The vendor's error body for ``status``."""
+def error_body(wire: Wire, status: int, message: str, code: str = "") -> dict[str, Any]:
+    """The vendor's error body for ``status`` (``code``: the OpenAI body's, default its type)."""
     if wire == "anthropic":
         kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request")
-    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
+
+
+def request_tokens(body: Any) -> int:
+    """The tokens of a request's ``body`` as the fake server counts them: a quarter of its
+    JSON's characters (no tokenizer runs here)."""
+    return max(1, len(json.dumps(body)) // 4)
+
+
+def context_overflow_turn(wire: Wire, tokens: int, limit: int) -> FakeTurn:
+    """The 400 a real server answers a request of ``tokens`` past a context window of
+    ``limit``: OpenAI's ``context_length_exceeded``, Anthropic's ``prompt is too long``."""
+    if wire == "anthropic":
+        message = f"prompt is too long: {tokens} tokens > {limit} maximum"
+        return FakeTurn(error=400, error_message=message)
+    message = (
+        f"This model's maximum context length is {limit} tokens. However, your messages "
+        f"resulted in {tokens} tokens. Please reduce the length of the messages."
+    )
+    return FakeTurn(error=400, error_message=message, error_code="context_length_exceeded")
 
 
 def pieces(text: str, count: int = 3) -> list[str]:

@@ -1,0 +1,320 @@
+"""Long conversations: compaction, and what to say when one no longer fits.
+
+Every request sends the whole conversation. Before a request whose estimate passes
+``agent.compact_at`` of ``model.context_length`` (the project's one token estimate, a quarter of
+the characters, :func:`~hermes_core.search._render.estimate_tokens`, over the system prompt, the
+tools' schemas and the messages), once when the server refuses a request for its size anyway
+(:func:`~hermes_core.agent._http_errors.overflowed`: the request is then sent again), and when
+the person asks (``/compact``), the older part of the conversation is replaced by a summary the
+model writes: one more request, without tools, under :data:`SUMMARY_PROMPT`, spending the
+turn's budget. The system prompt and the most recent messages (about a fifth of the window)
+stay whole, and a tool call never goes without its results (both wires refuse an orphan). When
+no summary can be written (that request fails, or is refused for its size too), the older part
+is dropped, with a note saying so to the model and a :class:`Compacted` event to the person.
+
+The transcript keeps every message: a compaction record is appended
+(:meth:`~hermes_core.agent._transcripts.Transcript.compacted`) and a conversation taken up again
+starts from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from hermes_core.agent._events import AgentEvent, Compacted, CompactionReason, UsageReport
+from hermes_core.agent._requests import Stopped, request_events
+from hermes_core.agent._wire import Message, ModelError, ModelRequest, ModelTurn, TextDelta
+from hermes_core.search._render import estimate_tokens
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from hermes_core._config.agent import AgentConfig
+    from hermes_core._session import Session
+    from hermes_core.agent._budget import Budget
+    from hermes_core.agent._request_tools import RequestTools
+    from hermes_core.agent._requests import RetryPolicy
+    from hermes_core.agent._transcripts import TranscriptStore
+    from hermes_core.agent._wire import ModelProvider, ModelSettings, ToolSchema, Usage
+
+KEEP_SHARE = 0.2
+"""The recent messages kept whole: up to this share of the window (at least the last call and
+its results, or the last message)."""
+SUMMARY_INPUT_SHARE = 0.5
+"""The most of the window the summary request's text may take; past it, its middle is cut."""
+RESULT_CHARS = 4000
+"""A tool result's characters in the summary request's text (its start)."""
+WORTH_SHARE = 0.05
+"""Less of the window than this in the older part is not worth a model request to compact
+(unless the person asks): the request is sent as it is, and the server judges it."""
+IMAGE_TOKENS = 1600
+"""An image as vision models count it, about (not the characters of its base64)."""
+
+SUMMARY_HEADER = (
+    "[The earlier part of this conversation was compacted: this summary, which you wrote, "
+    "replaces it. Go on from it; the most recent messages follow as they were.]"
+)
+DROPPED_NOTE = (
+    "[{count} earlier messages of this conversation were left out: it outgrew the model's "
+    "context window and no summary of them could be written ({why}). Ask the person for what "
+    "you need of them.]"
+)
+_DROPPED_WORDS = "earlier messages of this conversation were left out"
+SUMMARY_PROMPT = """\
+You are summarizing a conversation between a person and an AI agent that has grown too long \
+for the model's context window. Your summary replaces the conversation below: the agent will \
+go on with the work from it and the few most recent messages, and will see nothing else of \
+what came before. Write what the agent needs to go on without asking again, under these \
+headings:
+
+1. Goal: what the person asked for and wants in the end (their words where they matter), and \
+their latest request.
+2. Preferences and constraints: how the person wants things done, what to avoid.
+3. Decisions: what was decided or agreed, and why.
+4. Files and commands: each file read, created or changed (its path and what changed), \
+commands run and what they showed, other resources used (URLs, tools, ids).
+5. Errors: problems met and how they were solved, or that they were not.
+6. State: what is done and what the last messages were about.
+7. Open work: what remains, and the next step.
+
+Be specific: names, paths, numbers, identifiers, exact error messages. Leave out greetings \
+and anything that no longer matters. Do not call tools. Write the summary only."""
+
+
+def overflow_detail(error: ModelError, context_length: int) -> str:
+    """The stop line's detail for a request the server refused for its size (``error``, a
+    :func:`~hermes_core.agent._http_errors.overflowed` one): what happened, in the server's
+    words, and the three ways on."""
+    return (
+        f"{error}: compact the conversation (/compact in hermes chat) or start a new "
+        f"conversation; model.context_length ({context_length}) should be the model's real "
+        "window, so that hermes compacts before a request overflows it"
+    )
+
+
+def message_tokens(message: Message) -> int:
+    """The estimated tokens of ``message``: its text, its calls, its images."""
+    calls = sum(estimate_tokens(call.name + call.arguments) for call in message.tool_calls)
+    return estimate_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images)
+
+
+def split_point(messages: Sequence[Message], keep: int) -> int | None:
+    """Where the recent messages kept whole start: the earliest message, not a tool result
+    (its call stays with it), from which the rest takes at most ``keep`` tokens; at least the
+    last such message. ``None`` when nothing before it could be compacted (one message, or
+    only an earlier summary)."""
+    best: int | None = None
+    total = 0
+    for index in range(len(messages) - 1, 0, -1):
+        total += message_tokens(messages[index])
+        if messages[index].role == "tool":
+            continue
+        if best is not None and total > keep:
+            break
+        best = index
+    if best is None or (best == 1 and replaces_earlier(messages[0])):
+        return None
+    return best
+
+
+def replaces_earlier(message: Message) -> bool:
+    """Whether ``message`` is a compaction's: the summary, or the note of messages dropped."""
+    text = message.content
+    dropped = text.startswith("[") and _DROPPED_WORDS in text[:100]
+    return message.role == "user" and (text.startswith(SUMMARY_HEADER) or dropped)
+
+
+def transcript_text(messages: Sequence[Message], limit: int) -> str:
+    """``messages`` as the text the summary request shows the model (tool results cut to their
+    start, images named); past ``limit`` characters, its middle is left out."""
+    parts: list[str] = []
+    for message in messages:
+        if message.role == "tool":
+            result = message.content
+            if len(result) > RESULT_CHARS:
+                result = result[:RESULT_CHARS] + f" [... {len(result) - RESULT_CHARS} more]"
+            failed = " (failed)" if message.is_error else ""
+            parts.append(f"[result of {message.name}{failed}]\n{result}")
+            continue
+        text = message.content
+        if message.images:
+            text += f"\n[{len(message.images)} image(s), not shown here]"
+        for call in message.tool_calls:
+            text += f"\n[called {call.name} {call.arguments}]"
+        parts.append(f"[{message.role}]\n{text.strip()}")
+    whole = "\n\n".join(parts)
+    if len(whole) <= limit:
+        return whole
+    head = limit // 4
+    cut = len(whole) - limit
+    return (
+        f"{whole[:head]}\n\n[... {cut} characters left out here ...]\n\n{whole[-(limit - head) :]}"
+    )
+
+
+class _Agent(Protocol):
+    @property
+    def provider(self) -> ModelProvider: ...
+    @property
+    def model(self) -> ModelSettings: ...
+    @property
+    def retry(self) -> RetryPolicy: ...
+    @property
+    def limits(self) -> AgentConfig: ...
+    @property
+    def transcripts(self) -> TranscriptStore | None: ...
+    @property
+    def request_tools(self) -> RequestTools: ...
+
+
+class _Conversation(Protocol):
+    """What compaction needs of a :class:`~hermes_core.agent._loop.Conversation`."""
+
+    @property
+    def agent(self) -> _Agent: ...
+    @property
+    def session(self) -> Session: ...
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def system_prompt(self) -> str: ...
+    @property
+    def budget(self) -> Budget: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def stop_requested(self) -> asyncio.Event: ...
+    def _spend(self, usage: Usage) -> None: ...
+    def _deadline(self) -> float | None: ...
+
+
+class Compaction:
+    """The compaction of one conversation (see the module). The estimate is kept cheap: the
+    system prompt is counted once, the tools' schemas once per tool list
+    (:class:`~hermes_core.agent._request_tools.RequestTools`), the messages as they are
+    added."""
+
+    def __init__(self, conversation: _Conversation) -> None:
+        self._talk = conversation
+        self._system = estimate_tokens(conversation.system_prompt)
+        self._counted: tuple[int, int, Message | None] = (0, 0, None)
+        self.shortened = False
+        """Whether the last compaction replaced anything."""
+
+    def estimate(self, tools: Sequence[ToolSchema]) -> int:
+        """The estimated tokens of the next request with ``tools``."""
+        schemas = self._talk.agent.request_tools.tokens(tools)
+        return self._system + schemas + self._message_tokens()
+
+    def _message_tokens(self) -> int:
+        messages = self._talk.messages
+        count, total, last = self._counted
+        if count > len(messages) or (count and messages[count - 1] is not last):
+            count, total = 0, 0  # replaced, not only added to
+        total += sum(message_tokens(message) for message in messages[count:])
+        self._counted = (len(messages), total, messages[-1] if messages else None)
+        return total
+
+    def due(self, tools: Sequence[ToolSchema]) -> bool:
+        """Whether the next request with ``tools`` passes ``agent.compact_at`` (then
+        :meth:`compact` with ``"size"``)."""
+        share = self._talk.agent.limits.compact_at
+        window = self._talk.agent.model.context_length
+        return bool(share) and self.estimate(tools) > (share or 0) * window
+
+    async def refused(self, tools: Sequence[ToolSchema]) -> AsyncIterator[AgentEvent]:
+        """Compact after the server refused the request with ``tools`` for its size: the window
+        is taken to be below that request's estimate, whatever ``model.context_length`` says."""
+        window = min(self._talk.agent.model.context_length, self.estimate(tools))
+        async for event in self.compact("overflow", window):
+            yield event
+
+    async def compact(
+        self, reason: CompactionReason, window: int | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Replace the older part of the conversation by a summary (or drop it, when none can
+        be written), yielding the summary request's retries and usage, then
+        :class:`Compacted`; nothing when there is nothing to compact or the person stopped
+        the turn meanwhile. :attr:`shortened` says whether anything was replaced."""
+        self.shortened = False
+        talk = self._talk
+        model = talk.agent.model
+        window = window or model.context_length
+        messages = talk.messages
+        cut = split_point(messages, int(window * KEEP_SHARE))
+        if reason == "asked":  # the person wants room now: only the last exchange stays
+            last = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
+            fresh = last > 1 or (last == 1 and not replaces_earlier(messages[0]))
+            cut = last if fresh else None
+        if cut is None:
+            return
+        old, kept = messages[:cut], messages[cut:]
+        tokens = sum(message_tokens(message) for message in old)
+        if reason != "asked" and tokens < window * WORTH_SHARE:
+            return
+        written: list[str | ModelError] = []
+        async for event in self._summary(old, window, written):
+            yield event
+        if not written:
+            return  # stopped: the turn ends as the person asked, nothing changed
+        summary, failure = written[0], ""
+        if isinstance(summary, ModelError):
+            failure, summary = str(summary), ""
+            note = DROPPED_NOTE.format(count=len(old), why=f"the summary request failed: {failure}")
+        else:
+            note = f"{SUMMARY_HEADER}\n\n{summary}"
+        replacement = Message("user", note)
+        messages[:] = [replacement, *kept]
+        self.shortened = True
+        store = talk.agent.transcripts
+        if store is not None:
+            store.open(talk.session.id).compacted(len(old), replacement, kept)
+        summary_tokens = estimate_tokens(summary)
+        yield Compacted(len(old), tokens, summary_tokens, reason, failure)
+
+    async def _summary(
+        self, old: Sequence[Message], window: int, written: list[str | ModelError]
+    ) -> AsyncIterator[AgentEvent]:
+        """Ask the model for the summary of ``old``; what it wrote (or why it could not) goes
+        into ``written``, which stays empty when the person stopped the turn."""
+        talk = self._talk
+        agent = talk.agent
+        text = transcript_text(old, int(window * SUMMARY_INPUT_SHARE) * 4)
+        request = ModelRequest(
+            model=agent.model.model,
+            system=SUMMARY_PROMPT,
+            messages=(Message("user", f"The conversation to summarize:\n\n{text}"),),
+            max_tokens=agent.model.max_output_tokens,
+        )
+        talk.budget.spend_turn()
+        turn: ModelTurn | None = None
+        try:
+            async for event in request_events(
+                agent.provider,
+                request,
+                agent.retry,
+                talk.stop_requested,
+                talk._deadline(),
+                agent.model.provider,
+                agent.model.base_url,
+            ):
+                if isinstance(event, ModelTurn):
+                    turn = event
+                elif not isinstance(event, TextDelta):  # the summary is not the answer
+                    yield event
+        except Stopped:
+            return
+        except ModelError as error:
+            written.append(error)
+            return
+        if turn is not None and turn.usage is not None:
+            talk._spend(turn.usage)
+            yield UsageReport(turn.usage, talk.usage)
+        summary = turn.message.content.strip() if turn is not None else ""
+        if not summary:
+            name = agent.model.provider
+            empty = f"{name}: model {agent.model.model!r}: the summary came back empty"
+            written.append(ModelError(empty, provider=name, model=agent.model.model))
+            return
+        written.append(summary)
