@@ -148,14 +148,19 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a request cost, as the server counted them."""
+    """Tokens a request cost, as the server counted them: ``input_tokens`` is the whole input,
+    ``cached_tokens`` the part of it the server read from its prompt cache (billed at a
+    fraction of the price)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
     @property
