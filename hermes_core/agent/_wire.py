@@ -228,7 +228,9 @@ class ModelSettings:
 
     ``api_key`` comes from the variable ``model.api_key_env`` names (the environment first,
     then ``$HERMES_HOME/.env``); it is ``None`` when that variable is unset (a local server
-    needs none). It is never logged and never part of a repr.
+    needs none). It is never logged and never part of a repr. ``prompt_cache`` and
+    ``reasoning_effort`` are ``model.prompt_cache`` and ``model.reasoning_effort``, which a
+    provider follows as its vendor allows (or refuses with a ``ConfigError``).
     """
 
     provider: str
@@ -239,6 +241,8 @@ class ModelSettings:
     context_length: int = 128_000
     max_output_tokens: int = 4096
     timeout: float = 120.0
+    prompt_cache: bool = True
+    reasoning_effort: str | None = None
 
 
 @runtime_checkable

@@ -7,6 +7,15 @@ parse calls), an assistant message with tool calls has ``content: ""`` (never nu
 asked for (``stream_options.include_usage``) but a stream without it ends with ``usage=None``,
 and ``<tool_call>`` blocks in the text become calls (:mod:`.text_calls`). The SDK never retries
 (``max_retries=0``): the conversation loop does, for every provider alike.
+
+Reasoning models: a server that streams the model's thinking beside the text
+(``reasoning_content`` or ``reasoning`` in the deltas: DeepSeek, vLLM's reasoning parser,
+OpenRouter, Ollama) has it dropped: it is neither the answer nor sent back (DeepSeek refuses a
+request that sends it). ``model.reasoning_effort`` is sent as ``reasoning_effort``, with
+``max_completion_tokens`` for the cap, as OpenAI's reasoning models refuse ``max_tokens`` (so
+does OpenAI's own API, which is asked the same way whatever the model). Prompt caching needs
+nothing: OpenAI caches long prefixes by itself, and ``prompt_tokens_details.cached_tokens``
+(DeepSeek: ``prompt_cache_hit_tokens``) says how much of ``prompt_tokens`` it read.
 """
 
 from __future__ import annotations
@@ -143,6 +152,20 @@ def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
+def _usage(counted: Any) -> Usage:
+    """A chunk's usage: its prompt tokens hold the cached ones (OpenAI's
+    ``prompt_tokens_details.cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``)."""
+    details = getattr(counted, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(
+        counted, "prompt_cache_hit_tokens", None
+    )
+    return Usage(
+        counted.prompt_tokens or 0,
+        counted.completion_tokens or 0,
+        cached if type(cached) is int else 0,
+    )
+
+
 class OpenAIProvider:
     """The ``openai`` provider over ``settings`` (``base_url`` None: OpenAI's API), with
     ``api_key`` (None: a placeholder, for a local server) read from ``key_env``."""
@@ -171,13 +194,20 @@ class OpenAIProvider:
         extra: dict[str, Any] = {}
         if request.tools:
             extra = {"tools": openai_tools(request), "tool_choice": "auto"}
+        cap = request.max_tokens or self.settings.max_output_tokens
+        effort = self.settings.reasoning_effort
+        if effort is not None or self._client.base_url.host == "api.openai.com":
+            extra["max_completion_tokens"] = cap
+        else:  # what every OpenAI-compatible server reads
+            extra["max_tokens"] = cap
+        if effort is not None:
+            extra["reasoning_effort"] = effort
         messages: Any = openai_messages(request)
         answer = _Answer(frozenset(tool.name for tool in request.tools))
         try:
             chunks = await self._client.chat.completions.create(
                 model=model,
                 messages=messages,
-                max_tokens=request.max_tokens or self.settings.max_output_tokens,
                 stream=True,
                 stream_options={"include_usage": True},
                 **extra,
@@ -186,9 +216,7 @@ class OpenAIProvider:
                 async for chunk in chunks:
                     answer.chunks += 1
                     if chunk.usage is not None:
-                        answer.usage = Usage(
-                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-                        )
+                        answer.usage = _usage(chunk.usage)
                     for choice in chunk.choices:
                         delta = choice.delta
                         shown = answer.text_calls.feed(delta.content or "")
