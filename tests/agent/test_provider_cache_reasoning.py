@@ -285,3 +285,37 @@ def test_reasoning_effort_with_anthropic_is_refused_saying_why() -> None:
     settings = ModelSettings("anthropic", "m", base_url="http://127.0.0.1:9", api_key="k")
     with pytest.raises(ConfigError, match=r"model\.reasoning_effort.*anthropic"):
         make_model_provider(replace(settings, reasoning_effort="high"))
+
+
+def test_thinking_written_in_think_tags_is_not_the_answer() -> None:
+    """vLLM without its reasoning parser, older Ollama and some proxies leave a reasoning
+    model's thinking in the text as ``<think>...</think>``: it was shown as the answer, and the
+    message (what the transcript keeps and every next request sends back) held it."""
+    thinking = FakeTurn(text="<think>2 and 3 make 5, surely.</think>\n\nIt is 5.")
+    with FakeModelServer([thinking]) as server:
+        (events,) = _run(make_model_provider(_settings(server, "openai")), _request(ASK))
+
+    *deltas, turn = events
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == "It is 5."
+    assert isinstance(turn, ModelTurn)
+    assert turn.message.content == "It is 5."
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("<think>a</think>\n\nIt is 5.", "It is 5."),
+        ("\n<think>\nlong\nthought\n</think>It is 5.", "It is 5."),
+        ("<think>cut off by the cap", ""),
+        ("It is 5. <think> is a tag.", "It is 5. <think> is a tag."),
+        ("<thin", "<thin"),
+        ("", ""),
+    ],
+)
+def test_think_tags_are_found_however_the_text_is_cut(text: str, answer: str) -> None:
+    from plugins_builtin.openai.think_tags import ThinkTags
+
+    for size in (1, 2, 3, 7, len(text) or 1):
+        tags = ThinkTags()
+        shown = [tags.feed(text[at : at + size]) for at in range(0, len(text), size)]
+        assert "".join(shown) + tags.finish() == answer, size
