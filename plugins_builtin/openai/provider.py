@@ -11,11 +11,12 @@ and ``<tool_call>`` blocks in the text become calls (:mod:`.text_calls`). The SD
 Reasoning models: a server that streams the model's thinking beside the text
 (``reasoning_content`` or ``reasoning`` in the deltas: DeepSeek, vLLM's reasoning parser,
 OpenRouter, Ollama) has it dropped: it is neither the answer nor sent back (DeepSeek refuses a
-request that sends it). ``model.reasoning_effort`` is sent as ``reasoning_effort``, with
-``max_completion_tokens`` for the cap, as OpenAI's reasoning models refuse ``max_tokens`` (so
-does OpenAI's own API, which is asked the same way whatever the model). Prompt caching needs
-nothing: OpenAI caches long prefixes by itself, and ``prompt_tokens_details.cached_tokens``
-(DeepSeek: ``prompt_cache_hit_tokens``) says how much of ``prompt_tokens`` it read.
+request that sends it); so is a ``<think>`` block that opens the text (:mod:`.think_tags`).
+``model.reasoning_effort`` is sent as ``reasoning_effort``, the cap then as
+``max_completion_tokens``, since OpenAI's reasoning models refuse ``max_tokens``; OpenAI's own
+API gets ``max_completion_tokens`` whatever the model. Prompt caching needs nothing: OpenAI
+caches long prefixes by itself, and ``prompt_tokens_details.cached_tokens`` (DeepSeek:
+``prompt_cache_hit_tokens``) says how much of ``prompt_tokens`` it read.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from hermes_core.agent import (
 )
 
 from .text_calls import TextCalls
+from .think_tags import ThinkTags
 
 __all__ = ["PLACEHOLDER_KEY", "OpenAIProvider", "openai_messages", "openai_tools"]
 
@@ -123,6 +125,7 @@ class _Answer:
         self.finish: str | None = None
         self.usage: Usage | None = None
         self.text_calls = TextCalls(tool_names)
+        self.think_tags = ThinkTags()
         self.chunks = 0
 
     def add_calls(self, deltas: Any) -> None:
@@ -219,7 +222,8 @@ class OpenAIProvider:
                         answer.usage = _usage(chunk.usage)
                     for choice in chunk.choices:
                         delta = choice.delta
-                        shown = answer.text_calls.feed(delta.content or "")
+                        answer_text = answer.think_tags.feed(delta.content or "")
+                        shown = answer.text_calls.feed(answer_text)
                         if shown:
                             answer.text.append(shown)
                             yield TextDelta(shown)
@@ -261,6 +265,10 @@ class OpenAIProvider:
                 base_url_hint="an OpenAI-compatible server's URL, ending in /v1",
             )
         # The text held back from a <tool_call> on: what is no call is shown last.
+        held = answer.text_calls.feed(answer.think_tags.finish())
+        if held:
+            answer.text.append(held)
+            yield TextDelta(held)
         rest, written = answer.text_calls.finish()
         if rest:
             answer.text.append(rest)
