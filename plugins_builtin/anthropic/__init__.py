@@ -31,8 +31,8 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
         # Extended thinking needs each answer's signed thinking blocks sent back before its
         # tool results, or the API refuses the next request; hermes' messages keep no blocks.
         raise ConfigError(
-            f"model.reasoning_effort ({settings.reasoning_effort}) is not supported by the "
-            "anthropic provider (extended thinking): set it to null with "
+            f"{settings.reasoning_effort!r} is not supported by the anthropic provider (its "
+            "extended thinking is not): set it to null with "
             "`hermes config set model.reasoning_effort null`",
             key="model.reasoning_effort",
         )
