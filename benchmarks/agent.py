@@ -19,7 +19,8 @@ subprocesses, alternating, and a markdown table gives the medians and their rati
 ``--base-url URL --model NAME`` runs a fixed set of tasks against any OpenAI-compatible server
 (llama.cpp's ``llama-server``, Ollama, vLLM, LM Studio, OpenAI) through the bundled ``openai``
 provider (``--provider anthropic`` for the Anthropic API) and reports, per task, whether it
-succeeded, the model requests, the tokens and the time; see docs/agent.md.
+succeeded, the model requests, the tokens (and those read from the server's prompt cache) and
+the time; see docs/agent.md.
 
     python benchmarks/agent.py --base-url http://127.0.0.1:8080/v1 --model qwen2.5-0.5b
 """
@@ -293,6 +294,7 @@ async def run_task(host: Host, agent: Agent, task: Task) -> dict[str, Any]:
         "stop": end.stop,
         "turns": end.turns,
         "tokens": end.turn_usage.total,
+        "cached": end.turn_usage.cached_tokens,
         "seconds": round(time.perf_counter() - started, 2),
         "tools": tools,
     }
@@ -365,7 +367,8 @@ def main() -> int:
             mark = "ok  " if row["success"] else "FAIL"
             print(
                 f"{mark} {row['task']:22} stop={row['stop']:10} turns={row['turns']:2} "
-                f"tokens={row['tokens']:6} {row['seconds']:6.1f} s  tools={row['tools']}"
+                f"tokens={row['tokens']:6} cached={row['cached']:6} {row['seconds']:6.1f} s  "
+                f"tools={row['tools']}"
             )
         passed = sum(row["success"] for row in results)
         print(f"{passed}/{len(results)} tasks succeeded with {args.model} at {args.base_url}")

@@ -141,7 +141,10 @@ class EventPrinter:
         spent = f"{event.turns} model request{'s' if event.turns != 1 else ''}"
         if retries:
             spent += f" in {event.turns + retries} attempts"
-        spent += f", {event.turn_usage.total} tokens"  # as the requests: subagents' included
+        used = event.turn_usage  # as the requests: subagents' included
+        spent += f", {used.total:,} tokens"
+        if used.cached_tokens:
+            spent += f", {used.cached_tokens:,} cached"
         if event.stop == "error":
             self.note(f"hermes: error: {event.detail} ({spent})")
         elif event.stop == "answer" and not event.detail:

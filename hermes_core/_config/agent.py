@@ -7,7 +7,7 @@ Nothing here is read by the tool layer: the host runs without a model; ``hermes 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from hermes_core._config.checks import After, Number, http_url
 from hermes_core._config.sections import Section
@@ -17,7 +17,11 @@ class ModelConfig(Section):
     """``model``: which provider (a plugin, selected by name like search backends), which model
     and where. ``api_key_env`` names the variable holding the key (read from the environment,
     then ``$HERMES_HOME/.env``; ``None``: the provider's usual one, ``OPENAI_API_KEY`` or
-    ``ANTHROPIC_API_KEY``); the key itself never belongs in this file."""
+    ``ANTHROPIC_API_KEY``); the key itself never belongs in this file. ``prompt_cache`` marks
+    the prefix every request resends for the server's prompt cache (Anthropic's
+    ``cache_control``; OpenAI caches without being asked); ``reasoning_effort`` asks a
+    reasoning model to think less or more (OpenAI's ``reasoning_effort``; ``None``: the
+    model's default)."""
 
     provider: str = "openai"
     model: str = ""
@@ -26,6 +30,10 @@ class ModelConfig(Section):
     context_length: Annotated[int, Number(low=1024, whole=True)] = 128_000
     max_output_tokens: Annotated[int, Number(low=1, whole=True)] = 4096
     timeout: Annotated[float, Number(above=0)] = 120.0
+    prompt_cache: bool = True
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = (
+        None
+    )
     max_retries: Annotated[int, Number(low=0, high=20, whole=True)] = 3
     max_retry_wait: Annotated[float, Number(low=0)] = 60.0
 

@@ -202,6 +202,7 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
             "type": "usage",
             "input_tokens": event.usage.input_tokens,
             "output_tokens": event.usage.output_tokens,
+            "cached_tokens": event.usage.cached_tokens,
             "total_tokens": event.total.total,
         }
     if isinstance(event, ChildStarted):
@@ -239,6 +240,8 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
         "turns": event.turns,
         "input_tokens": event.usage.input_tokens,
         "output_tokens": event.usage.output_tokens,
+        "cached_tokens": event.usage.cached_tokens,
         "turn_input_tokens": event.turn_usage.input_tokens,
         "turn_output_tokens": event.turn_usage.output_tokens,
+        "turn_cached_tokens": event.turn_usage.cached_tokens,
     }

@@ -142,6 +142,8 @@ class Agent:
             context_length=section.context_length,
             max_output_tokens=section.max_output_tokens,
             timeout=section.timeout,
+            prompt_cache=section.prompt_cache,
+            reasoning_effort=section.reasoning_effort,
         )
         provider = host.create_model_provider(settings)
         retry = RetryPolicy(section.max_retries, section.max_retry_wait)

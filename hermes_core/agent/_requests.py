@@ -202,6 +202,8 @@ def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> Mo
             part for call in message.tool_calls for part in (call.id, call.name, call.arguments)
         ]
         counts = [] if usage is None else [usage.input_tokens, usage.output_tokens]
+        if usage is not None:
+            counts.append(usage.cached_tokens)
         if all(isinstance(text, str) for text in texts) and all(
             type(count) is int for count in counts
         ):

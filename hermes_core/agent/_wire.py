@@ -148,14 +148,19 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a request cost, as the server counted them."""
+    """Tokens a request cost, as the server counted them: ``input_tokens`` is the whole input,
+    ``cached_tokens`` the part of it the server read from its prompt cache (billed at a
+    fraction of the price)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
     @property
@@ -223,7 +228,9 @@ class ModelSettings:
 
     ``api_key`` comes from the variable ``model.api_key_env`` names (the environment first,
     then ``$HERMES_HOME/.env``); it is ``None`` when that variable is unset (a local server
-    needs none). It is never logged and never part of a repr.
+    needs none). It is never logged and never part of a repr. ``prompt_cache`` and
+    ``reasoning_effort`` are ``model.prompt_cache`` and ``model.reasoning_effort``, which a
+    provider follows as its vendor allows (or refuses with a ``ConfigError``).
     """
 
     provider: str
@@ -234,6 +241,8 @@ class ModelSettings:
     context_length: int = 128_000
     max_output_tokens: int = 4096
     timeout: float = 120.0
+    prompt_cache: bool = True
+    reasoning_effort: str | None = None
 
 
 @runtime_checkable

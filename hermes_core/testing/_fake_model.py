@@ -2,7 +2,8 @@
 
 A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions wire
 (``POST /v1/chat/completions``) and the Anthropic messages wire (``POST /v1/messages``), plain
-and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for what it sends),
+and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for what it sends;
+a request the vendor refuses outright, as one with too many cache breakpoints, gets its 400),
 and the OpenAI-style images API (``POST /v1/images/generations``, :mod:`._fake_images`).
 It serves in its own threads, so an async test's event loop is never blocked, and records
 every request.
@@ -35,6 +36,7 @@ from hermes_core.testing._fake_model_wire import (
     error_body,
     openai_answer,
     openai_chunks,
+    refusal,
     request_tokens,
 )
 
@@ -168,7 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         request = fake._received(wire, path, headers, body)
         try:
-            self._answer(request, fake._turn_for(request))
+            self._answer(request, refusal(wire, body) or fake._turn_for(request))
         except (_Abort, ConnectionError):
             request.disconnected = True
             self.close_connection = True

@@ -4,7 +4,11 @@ A scripted :class:`FakeTurn` becomes an OpenAI chat completion or an Anthropic m
 or as the streamed events each vendor sends: text split across several deltas, tool-call
 arguments split across several chunks (the OpenAI chunk carrying ``index``, ``id`` and the
 function's name only on the first), a usage chunk when the client asked for one, and each
-vendor's error body. The official SDKs parse all of it (tests/agent/test_fake_model_server.py).
+vendor's error body, the prompt cache's counts (Anthropic's ``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` beside an ``input_tokens`` without them, OpenAI's
+``prompt_tokens_details.cached_tokens`` within ``prompt_tokens``) and a reasoning model's
+thinking (``reasoning_content`` deltas before the text, as DeepSeek and vLLM send). The
+official SDKs parse all of it (tests/agent/test_fake_model_server.py).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ __all__ = [
     "openai_answer",
     "openai_chunks",
     "pieces",
+    "refusal",
 ]
 
 Wire = Literal["openai", "anthropic"]
@@ -64,6 +69,11 @@ class FakeTurn:
     - ``usage``: the tokens reported; ``"estimate"`` counts about four characters a token of
       the request and the answer; ``None`` sends no usage at all on the OpenAI wire (as
       llama.cpp's server does in streams; the Anthropic wire always carries one, zeros then).
+      Its ``cached_tokens`` are reported as read from the prompt cache, ``cache_write_tokens``
+      as written to it (Anthropic's ``cache_creation_input_tokens``; part of ``input_tokens``).
+    - ``reasoning``: the thinking of a reasoning model, streamed on the OpenAI wire as
+      ``reasoning_key`` deltas (``reasoning_content``: DeepSeek, vLLM; ``reasoning``:
+      OpenRouter, Ollama) before the answer's text.
     - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
       ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
       ``error_message`` (a default one per status); ``error_code`` is the OpenAI body's
@@ -77,6 +87,9 @@ class FakeTurn:
     text: str = ""
     tool_calls: Sequence[FakeToolCall] = ()
     usage: Usage | Literal["estimate"] | None = "estimate"
+    cache_write_tokens: int = 0
+    reasoning: str = ""
+    reasoning_key: str = "reasoning_content"
     error: int | None = None
     error_message: str = ""
     error_code: str = ""
@@ -192,17 +205,22 @@ def _openai_finish(turn: FakeTurn) -> str:
     return "tool_calls" if turn.wire_calls() else "stop"
 
 
-def _openai_usage(usage: Usage) -> dict[str, int]:
-    return {
+def _openai_usage(usage: Usage) -> dict[str, Any]:
+    counts: dict[str, Any] = {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total,
     }
+    if usage.cached_tokens:
+        counts["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+    return counts
 
 
 def openai_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
     """A whole chat completion (``stream`` false)."""
     message: dict[str, Any] = {"role": "assistant", "content": turn.answer_text() or None}
+    if turn.reasoning:
+        message[turn.reasoning_key] = turn.reasoning
     if turn.wire_calls():
         message["tool_calls"] = [
             {
@@ -238,6 +256,7 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
     chunks += [chunk({"content": piece}) for piece in pieces(turn.answer_text())]
     for index, call in enumerate(turn.wire_calls()):
         first = {
@@ -281,8 +300,17 @@ def _anthropic_blocks(turn: FakeTurn, number: int) -> list[dict[str, Any]]:
     return blocks
 
 
-def _anthropic_usage(turn: FakeTurn, body: Any) -> Usage:
-    return turn.usage_for(body) or Usage()
+def _anthropic_usage(turn: FakeTurn, body: Any) -> dict[str, int]:
+    """The message's usage: ``input_tokens`` is only the input after the last cache read or
+    write, as Anthropic counts it."""
+    usage = turn.usage_for(body) or Usage()
+    written = turn.cache_write_tokens
+    return {
+        "input_tokens": max(0, usage.input_tokens - usage.cached_tokens - written),
+        "output_tokens": usage.output_tokens,
+        "cache_read_input_tokens": usage.cached_tokens,
+        "cache_creation_input_tokens": written,
+    }
 
 
 def anthropic_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
@@ -296,7 +324,7 @@ def anthropic_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
         "content": _anthropic_blocks(turn, number),
         "stop_reason": _anthropic_stop(turn),
         "stop_sequence": None,
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        "usage": usage,
     }
 
 
@@ -304,7 +332,7 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
     """The ``(event, data)`` pairs of a streamed message."""
     usage = _anthropic_usage(turn, body)
     start = {**anthropic_answer(turn, body, number), "content": [], "stop_reason": None}
-    start["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": 1}
+    start["usage"] = {**usage, "output_tokens": 1}
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),
@@ -335,9 +363,36 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": _anthropic_stop(turn), "stop_sequence": None},
-                "usage": {"output_tokens": usage.output_tokens},
+                "usage": usage,  # the whole count, as the API sends it now
             },
         )
     )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
+
+
+MAX_CACHE_BREAKPOINTS = 4
+"""The most ``cache_control`` blocks one Messages API request may carry."""
+
+
+def _breakpoints(value: Any) -> int:
+    if isinstance(value, dict):
+        own = 1 if "cache_control" in value else 0
+        return own + sum(_breakpoints(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_breakpoints(item) for item in value)
+    return 0
+
+
+def refusal(wire: Wire, body: Any) -> str | None:
+    """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
+    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire."""
+    if wire != "anthropic" or not isinstance(body, dict):
+        return None
+    found = sum(_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
+    if found > MAX_CACHE_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        )
+    return None

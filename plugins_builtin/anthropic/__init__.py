@@ -25,6 +25,17 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
     settings = context.model
     if settings is None:
         raise ValueError("the anthropic provider is built with the model settings")
+    if settings.reasoning_effort is not None:
+        from hermes_core import ConfigError
+
+        # Extended thinking needs each answer's signed thinking blocks sent back before its
+        # tool results, or the API refuses the next request; hermes' messages keep no blocks.
+        raise ConfigError(
+            f"{settings.reasoning_effort!r} is not supported by the anthropic provider (its "
+            "extended thinking is not): set it to null with "
+            "`hermes config set model.reasoning_effort null`",
+            key="model.reasoning_effort",
+        )
     try:
         from .provider import AnthropicProvider
     except ImportError as error:

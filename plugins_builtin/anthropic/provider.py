@@ -6,6 +6,12 @@ sent, a tool result is a ``tool_result`` block (``is_error`` kept) in a user mes
 consecutive messages of one role are merged into one (tool results of one turn, a user message
 after them), as the API requires roles to alternate. The SDK never retries
 (``max_retries=0``): the conversation loop does, for every provider alike.
+
+The prompt cache (``model.prompt_cache``, on by default): a loop resends the same prefix
+(tools, system prompt, the conversation so far) on every request, which Anthropic caches only
+up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`). Its usage counts
+``input_tokens`` without the cache's reads and writes: the :class:`Usage` adds them back, so
+``input_tokens`` is the whole input and ``cached_tokens`` what was read from the cache.
 """
 
 from __future__ import annotations
@@ -32,7 +38,13 @@ from hermes_core.agent import (
     no_stream_error,
 )
 
-__all__ = ["PLACEHOLDER_KEY", "AnthropicProvider", "anthropic_messages", "anthropic_tools"]
+__all__ = [
+    "PLACEHOLDER_KEY",
+    "AnthropicProvider",
+    "anthropic_messages",
+    "anthropic_tools",
+    "mark_cache_breakpoints",
+]
 
 PLACEHOLDER_KEY = "hermes-no-key"
 """Sent when no key is set (a proxy may need none; Anthropic's API answers 401)."""
@@ -109,6 +121,34 @@ def anthropic_tools(request: ModelRequest) -> list[dict[str, Any]]:
     ]
 
 
+def mark_cache_breakpoints(
+    tools: list[dict[str, Any]], system: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> None:
+    """Mark the request's prefix for Anthropic's prompt cache, in its order (tools, system,
+    messages), with the API's most of four breakpoints: the last tool, the system prompt's
+    end, and the last block of the last two user messages. The latest is where the next
+    request reads what this one wrote; the one before is where this one reads what the last
+    one wrote, however many blocks (tool calls and results) came after it, since the API looks
+    back only 20 blocks from a breakpoint for an earlier cache entry."""
+    mark = {"type": "ephemeral"}
+    users = [m for m in messages if m["role"] == "user" and m["content"]][-2:]
+    for blocks in (tools, system, *(m["content"] for m in users)):
+        if blocks:
+            blocks[-1]["cache_control"] = mark
+
+
+def _counted(usage: Any) -> tuple[int | None, int | None, int | None]:
+    """A usage's input tokens, all of them, and those read from the cache; ``None`` for what
+    it does not say (a message_delta without input counts)."""
+    fresh = getattr(usage, "input_tokens", None)
+    read = getattr(usage, "cache_read_input_tokens", None)
+    written = getattr(usage, "cache_creation_input_tokens", None)
+    output = getattr(usage, "output_tokens", None)
+    if fresh is None and read is None and written is None:
+        return None, None, output
+    return (fresh or 0) + (read or 0) + (written or 0), read, output
+
+
 class _Answer:
     """What the events of one answer add up to."""
 
@@ -117,14 +157,24 @@ class _Answer:
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
         self.stop: str | None = None
         self.input_tokens = 0
+        self.cached_tokens = 0
         self.output_tokens = 0
+
+    def count(self, usage: Any) -> None:
+        """Take a usage: message_start's, then message_delta's (the whole counts, not
+        increments; an older API's delta holds only the output)."""
+        total, read, output = _counted(usage)
+        self.input_tokens = max(self.input_tokens, total or 0)
+        if read is not None:
+            self.cached_tokens = max(self.cached_tokens, read)
+        if output is not None:
+            self.output_tokens = output
 
     def add(self, event: Any) -> str:
         """Take one stream event; the text it adds."""
         kind = event.type
         if kind == "message_start":
-            self.input_tokens = event.message.usage.input_tokens or 0
-            self.output_tokens = event.message.usage.output_tokens or 0
+            self.count(event.message.usage)
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             block = event.content_block
             self.calls[event.index] = (block.id, block.name, [])
@@ -137,11 +187,7 @@ class _Answer:
                 self.calls[event.index][2].append(delta.partial_json)
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
-            usage = event.usage
-            if getattr(usage, "input_tokens", None):
-                self.input_tokens = usage.input_tokens
-            if usage.output_tokens is not None:  # the answer's total, not an increment
-                self.output_tokens = usage.output_tokens
+            self.count(event.usage)
         return ""
 
     def turn(self) -> ModelTurn:
@@ -150,7 +196,7 @@ class _Answer:
             for _, (id_, name, parts) in sorted(self.calls.items())
         )
         message = Message("assistant", "".join(self.text), tool_calls=calls)
-        usage = Usage(self.input_tokens, self.output_tokens)
+        usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
         return ModelTurn(message, usage=usage, stop_reason=_STOPS.get(self.stop or "", "other"))
 
 
@@ -180,12 +226,16 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The answer to ``request``: text deltas, then one turn (see the module)."""
         model = request.model or self.settings.model
-        extra: dict[str, Any] = {}
-        if request.system:
-            extra["system"] = request.system
-        if request.tools:
-            extra["tools"] = anthropic_tools(request)
+        tools = anthropic_tools(request)
+        system = [{"type": "text", "text": request.system}] if request.system else []
         messages: Any = anthropic_messages(request)
+        if self.settings.prompt_cache:
+            mark_cache_breakpoints(tools, system, messages)
+        extra: dict[str, Any] = {}
+        if system:
+            extra["system"] = system if self.settings.prompt_cache else request.system
+        if tools:
+            extra["tools"] = tools
         answer = _Answer()
         started = False
         try:

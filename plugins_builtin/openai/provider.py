@@ -7,6 +7,16 @@ parse calls), an assistant message with tool calls has ``content: ""`` (never nu
 asked for (``stream_options.include_usage``) but a stream without it ends with ``usage=None``,
 and ``<tool_call>`` blocks in the text become calls (:mod:`.text_calls`). The SDK never retries
 (``max_retries=0``): the conversation loop does, for every provider alike.
+
+Reasoning models: a server that streams the model's thinking beside the text
+(``reasoning_content`` or ``reasoning`` in the deltas: DeepSeek, vLLM's reasoning parser,
+OpenRouter, Ollama) has it dropped: it is neither the answer nor sent back (DeepSeek refuses a
+request that sends it); so is a ``<think>`` block that opens the text (:mod:`.think_tags`).
+``model.reasoning_effort`` is sent as ``reasoning_effort``, the cap then as
+``max_completion_tokens``, since OpenAI's reasoning models refuse ``max_tokens``; OpenAI's own
+API gets ``max_completion_tokens`` whatever the model. Prompt caching needs nothing: OpenAI
+caches long prefixes by itself, and ``prompt_tokens_details.cached_tokens`` (DeepSeek:
+``prompt_cache_hit_tokens``) says how much of ``prompt_tokens`` it read.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from hermes_core.agent import (
 )
 
 from .text_calls import TextCalls
+from .think_tags import ThinkTags
 
 __all__ = ["PLACEHOLDER_KEY", "OpenAIProvider", "openai_messages", "openai_tools"]
 
@@ -114,6 +125,7 @@ class _Answer:
         self.finish: str | None = None
         self.usage: Usage | None = None
         self.text_calls = TextCalls(tool_names)
+        self.think_tags = ThinkTags()
         self.chunks = 0
 
     def add_calls(self, deltas: Any) -> None:
@@ -141,6 +153,20 @@ class _Answer:
 
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _usage(counted: Any) -> Usage:
+    """A chunk's usage: its prompt tokens hold the cached ones (OpenAI's
+    ``prompt_tokens_details.cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``)."""
+    details = getattr(counted, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(
+        counted, "prompt_cache_hit_tokens", None
+    )
+    return Usage(
+        counted.prompt_tokens or 0,
+        counted.completion_tokens or 0,
+        cached if type(cached) is int else 0,
+    )
 
 
 class OpenAIProvider:
@@ -171,13 +197,20 @@ class OpenAIProvider:
         extra: dict[str, Any] = {}
         if request.tools:
             extra = {"tools": openai_tools(request), "tool_choice": "auto"}
+        cap = request.max_tokens or self.settings.max_output_tokens
+        effort = self.settings.reasoning_effort
+        if effort is not None or self._client.base_url.host == "api.openai.com":
+            extra["max_completion_tokens"] = cap
+        else:  # what every OpenAI-compatible server reads
+            extra["max_tokens"] = cap
+        if effort is not None:
+            extra["reasoning_effort"] = effort
         messages: Any = openai_messages(request)
         answer = _Answer(frozenset(tool.name for tool in request.tools))
         try:
             chunks = await self._client.chat.completions.create(
                 model=model,
                 messages=messages,
-                max_tokens=request.max_tokens or self.settings.max_output_tokens,
                 stream=True,
                 stream_options={"include_usage": True},
                 **extra,
@@ -186,12 +219,11 @@ class OpenAIProvider:
                 async for chunk in chunks:
                     answer.chunks += 1
                     if chunk.usage is not None:
-                        answer.usage = Usage(
-                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-                        )
+                        answer.usage = _usage(chunk.usage)
                     for choice in chunk.choices:
                         delta = choice.delta
-                        shown = answer.text_calls.feed(delta.content or "")
+                        answer_text = answer.think_tags.feed(delta.content or "")
+                        shown = answer.text_calls.feed(answer_text)
                         if shown:
                             answer.text.append(shown)
                             yield TextDelta(shown)
@@ -233,6 +265,10 @@ class OpenAIProvider:
                 base_url_hint="an OpenAI-compatible server's URL, ending in /v1",
             )
         # The text held back from a <tool_call> on: what is no call is shown last.
+        held = answer.text_calls.feed(answer.think_tags.finish())
+        if held:
+            answer.text.append(held)
+            yield TextDelta(held)
         rest, written = answer.text_calls.finish()
         if rest:
             answer.text.append(rest)

@@ -8,10 +8,13 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from hermes_core.agent import Usage
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, RecordedRequest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,8 +27,16 @@ def _call(name: str, arguments: dict[str, object]) -> FakeTurn:
     )
 
 
+def _results(message: dict[str, Any]) -> bool:
+    """Whether ``message`` brings tool results: OpenAI's tool message, Anthropic's user message
+    of tool_result blocks."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return message.get("role") == "tool" or any(b.get("type") == "tool_result" for b in blocks)
+
+
 def a_model_that_does_the_tasks(request: RecordedRequest) -> FakeTurn:
-    done = sum(message.get("role") == "tool" for message in request.messages)
+    done = sum(_results(message) for message in request.messages)
     first = request.first_user_text
     if first.startswith("What is the weather in Lyon"):
         steps = [
@@ -82,6 +93,33 @@ def test_the_real_model_tasks_run_against_a_server() -> None:
         ("delegation", True),
     ]
     assert "Traceback" not in ran.stderr
+
+
+def test_the_real_model_tasks_say_the_cached_tokens_of_a_cached_prefix() -> None:
+    """Whether the prompt cache works with a model is what an Anthropic user checks first."""
+
+    def cached(request: RecordedRequest) -> FakeTurn:
+        turn = a_model_that_does_the_tasks(request)
+        return replace(turn, usage=Usage(2000, 10, cached_tokens=1500), cache_write_tokens=400)
+
+    command = [sys.executable, str(SCRIPT), "--provider", "anthropic", "--model", "scripted"]
+    with FakeModelServer(responder=cached) as server:
+        ran = subprocess.run(
+            [*command, "--base-url", server.url],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    rows = [line for line in ran.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
+    assert len(rows) == 3
+    for row in rows:
+        counts = re.search(r"tokens= *(\d+) +cached= *(\d+)", row)
+        assert counts is not None, row
+        tokens, cached_tokens = int(counts[1]), int(counts[2])
+        assert tokens > 0
+        assert cached_tokens * 2010 == tokens * 1500  # 1,500 of each request's 2,010
 
 
 def test_the_scripted_overhead_is_reported() -> None:

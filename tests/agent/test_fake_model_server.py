@@ -368,3 +368,56 @@ def test_a_responder_that_raises_is_a_refusal_naming_the_error() -> None:
         pytest.raises(openai.BadRequestError, match="the responder raised KeyError"),
     ):
         asyncio.run(main(server))
+
+
+CACHED = FakeTurn(text="Again.", usage=Usage(1200, 30, cached_tokens=1000), cache_write_tokens=150)
+
+
+def test_the_prompt_caches_counts_are_each_vendors() -> None:
+    async def main(server: FakeModelServer) -> tuple[Any, list[Any]]:
+        async with (
+            _anthropic(server) as client,
+            client.messages.stream(model="fake", max_tokens=100, messages=HI) as stream,
+        ):
+            message = await stream.get_final_message()
+        return message, await _openai_chunks(server, stream_options={"include_usage": True})
+
+    with FakeModelServer([CACHED, CACHED]) as server:
+        message, chunks = asyncio.run(main(server))
+
+    # Anthropic's input_tokens leaves out what was read from the cache and written to it.
+    usage = message.usage
+    assert (usage.input_tokens, usage.cache_read_input_tokens) == (50, 1000)
+    assert (usage.cache_creation_input_tokens, usage.output_tokens) == (150, 30)
+    # OpenAI's prompt_tokens hold the cached ones.
+    (counted,) = [chunk.usage for chunk in chunks if chunk.usage is not None]
+    assert (counted.prompt_tokens, counted.prompt_tokens_details.cached_tokens) == (1200, 1000)
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+def test_a_reasoning_models_thinking_streams_before_its_text(key: str) -> None:
+    turn = FakeTurn(text="It is 5.", reasoning="2 and 3 make 5.", reasoning_key=key)
+    with FakeModelServer([turn]) as server:
+        chunks = asyncio.run(_openai_chunks(server))
+
+    deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
+    thought = [getattr(d, key) for d in deltas if getattr(d, key, None)]
+    assert len(thought) >= 2
+    assert "".join(thought) == "2 and 3 make 5."
+    assert "".join(d.content or "" for d in deltas) == "It is 5."
+
+
+def test_more_than_four_cache_breakpoints_are_refused_as_anthropic_does() -> None:
+    mark = {"type": "ephemeral"}
+    blocks = [{"type": "text", "text": f"part {n}", "cache_control": mark} for n in range(5)]
+
+    async def main(server: FakeModelServer) -> None:
+        async with _anthropic(server) as client:
+            await client.messages.create(
+                model="fake", max_tokens=50, messages=[{"role": "user", "content": blocks}]
+            )
+
+    with FakeModelServer([FakeTurn(text="Never.")]) as server:
+        with pytest.raises(anthropic.BadRequestError, match=r"A maximum of 4 blocks.*Found 5"):
+            asyncio.run(main(server))
+        assert server.remaining == 1  # the scripted answer is kept for the next request

@@ -252,7 +252,8 @@ def test_anthropic_merges_tool_results_and_a_following_user_message() -> None:
     )
     request = ModelRequest("small-model", "", messages, tools=(ADD,))
     with FakeModelServer([FakeTurn(text="Five.")]) as server:
-        settings = _settings(server, "anthropic", max_output_tokens=321)
+        # The prompt cache's marks aside (test_provider_cache_reasoning.py checks them).
+        settings = _settings(server, "anthropic", max_output_tokens=321, prompt_cache=False)
         _run(make_model_provider(settings), request)
         body = server.requests[0].body
 
