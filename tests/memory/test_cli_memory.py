@@ -73,7 +73,7 @@ def test_a_remove_matching_two_entries_changes_nothing_and_fails(home: AgentHome
     done = home.cli.run("memory", "remove", "memory", "deploy", ok=False)
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr.startswith('hermes: error: memory: "deploy" matches 2 entries of memory')
+    assert done.stderr.startswith("hermes: error: memory: 'deploy' matches 2 entries of memory")
     assert (memories / "MEMORY.md").read_bytes() == before
 
     unknown = home.cli.run("memory", "remove", "users", "Ada", ok=False)
