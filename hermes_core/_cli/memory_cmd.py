@@ -66,7 +66,13 @@ def list_command(as_json: bool) -> None:
     def read(selected: Memory) -> dict[str, Any]:
         parts = []
         for target in MEMORY_TARGETS:
-            entries = selected.load(target)  # OSError/ValueError: an error naming the file
+            try:
+                entries = selected.load(target)
+            except (OSError, ValueError) as exc:  # the provider's message names what and where
+                echo_shown(
+                    f"hermes: error: memory: the {target} part cannot be read: {exc}", err=True
+                )
+                sys.exit(1)
             used, budget = selected.usage(entries), selected.budgets[target]
             parts.append({"target": target, "used": used, "budget": budget, "entries": entries})
         return {"provider": selected.source, "parts": parts}

@@ -70,3 +70,15 @@ def test_the_memory_tool_in_a_project_home_writes_nothing_and_says_why(tmp_path:
     assert "in the project" in answer
     assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in answer
     assert not (memories / "USER.md").exists()
+
+
+def test_hermes_memory_list_in_a_project_home_says_why_it_shows_nothing(tmp_path: Path) -> None:
+    cli, memories = project_home(tmp_path)
+    done = cli.run("memory", "list", ok=False)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith(
+        f"hermes: error: memory: the memory part cannot be read: the memory file at "
+        f"{memories / 'MEMORY.md'} (in the project "
+    )
+    assert PLANTED not in done.stderr
