@@ -94,3 +94,25 @@ def test_an_empty_memory_and_a_memory_turned_off_are_said(home: AgentHome) -> No
         f"hermes: warning: the memory is off (memory.enabled: false in {home.cli.config}): "
         "the model has no memory tool and no snapshot\n"
     )
+
+
+def test_a_file_saved_by_a_windows_editor_reads_as_its_entries_or_says_how_to_fix_it(
+    home: AgentHome,
+) -> None:
+    home.setup()
+    memories = home.cli.home / "memories"
+    memories.mkdir()
+    # Notepad's UTF-8 starts with a byte order mark: not part of the first entry.
+    (memories / "USER.md").write_bytes("\ufeffPrefers tabs\r\n§\r\nLives in Lyon\r\n".encode())
+    listed = home.cli.run("memory", "list", "--json")
+    user = json.loads(listed.stdout)["parts"][1]
+    assert user["entries"] == ["Prefers tabs", "Lives in Lyon"]
+    # PowerShell's `>` writes UTF-16.
+    (memories / "USER.md").write_bytes("Prefers tabs\r\n".encode("utf-16"))
+    done = home.cli.run("memory", "list", ok=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "hermes: error: memory: the user part cannot be read: "
+        f"{memories / 'USER.md'} is not UTF-8 text (byte 0xff at offset 0): "
+        "save it as UTF-8 (entries separated by a line holding only §)\n"
+    )
