@@ -58,11 +58,16 @@ class FileMemoryProvider:
         if path.exists():  # none: nothing planted to keep out, and no warning at every start
             self._refused(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # utf-8-sig: the byte order mark an editor on Windows starts the file with is no text.
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             return []
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} is not UTF-8 text: {exc}") from None
+            byte = exc.object[exc.start : exc.start + 1].hex()
+            raise ValueError(
+                f"{path} is not UTF-8 text (byte 0x{byte} at offset {exc.start}): save it as "
+                f"UTF-8 (entries separated by a line holding only {SEPARATOR})"
+            ) from None
         entries: list[str] = []
         current: list[str] = []
         for line in text.splitlines():

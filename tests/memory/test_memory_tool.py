@@ -354,6 +354,7 @@ async def test_an_add_differing_only_in_case_spacing_or_a_final_stop_changes_not
             "memory: already there as 'Prefers tabs to spaces'; nothing changed. "
             "user: 22/1375 characters, 1 entry."
         )
+        assert data == {"target": "user", "used": 22, "budget": 1375, "entries": 1}
     error, text, _ = await call(host, action="add", target="user", content="Prefers no tabs")
     assert "added 15 characters" in text
     assert memory_of(host).provider.load("user") == ["Prefers tabs to spaces", "Prefers no tabs"]
