@@ -37,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "hooks": "hermes_core._cli.hooks_cmd:hooks",
     "import-agent": "hermes_core._cli.import_cmd:import_agent",
     "mcp": "hermes_core._cli.mcp_cmd:mcp",
+    "memory": "hermes_core._cli.memory_cmd:memory",
     "plugins": "hermes_core._cli.plugins_cmd:plugins",
     "run": "hermes_core._cli.run_cmd:run",
     "serve": "hermes_core._cli.serve_cmd:serve",

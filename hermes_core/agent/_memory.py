@@ -288,6 +288,11 @@ class Memory:
             return text
         if text in entries:
             return self._answer(part, entries, "already there; nothing changed")
+        same = [entry for entry in entries if _folded(entry) == _folded(text)]
+        if same:  # the model saving one fact again, worded alike: the budget is spent once
+            return self._answer(
+                part, entries, f"already there as {_quoted(same[0])}; nothing changed"
+            )
         return self._save(part, entries, [*entries, text], f"added {len(text)} characters", text)
 
     def _change(
@@ -383,6 +388,12 @@ class Memory:
 
 def _counted(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
+
+
+def _folded(entry: str) -> str:
+    """``entry`` as compared for a duplicate: casefolded, its spaces collapsed, a final stop
+    (``.``, ``!``, ``;``) left out."""
+    return " ".join(entry.casefold().split()).rstrip(".!;")
 
 
 def _invalid(message: str) -> ToolResult:

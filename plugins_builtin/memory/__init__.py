@@ -6,17 +6,25 @@ environment), ``USER.md`` the target ``user``. Entries are separated by a line h
 ``§``; blank entries are ignored, so an edit by hand only has to keep that separator. Every
 save replaces the file atomically (a temporary file, fsync, rename): a process killed while
 writing leaves the old file or the new one. The files are private to the user (``0600``).
+
+A home inside the project (``HERMES_HOME=./.hermes`` in a cloned repository) holds the
+repository's files, not the user's: the memory goes into every system prompt with the weight of
+what the model itself saved, so a planted one is not read, and nothing is written there, while
+the project gate is closed (as for the home's ``config.yaml``, ``.env``, plugins and skills).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from hermes_core._plugin_support import write_atomically
+from hermes_core._plugin_support import project_refusal, write_atomically
 from hermes_core.agent import MemoryTarget
 from hermes_core.plugin import MemoryProviderSpec, PluginContext, hookimpl
+
+if TYPE_CHECKING:
+    from hermes_core import Environment
 
 SEPARATOR: Final = "§"
 """The line between two entries."""
@@ -25,10 +33,18 @@ _MODE: Final = 0o600
 
 
 class FileMemoryProvider:
-    """The memory in ``directory`` (``$HERMES_HOME/memories``), one file per target."""
+    """The memory in ``directory`` (``$HERMES_HOME/memories``), one file per target; with
+    ``env``, a file that is the project's is neither read nor written while its gate is closed
+    (``ValueError`` saying so)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, env: Environment | None = None) -> None:
         self.directory = directory
+        self.env = env
+
+    def _refused(self, path: Path) -> None:
+        refusal = None if self.env is None else project_refusal(self.env, path, "the memory file")
+        if refusal is not None:
+            raise ValueError(refusal)
 
     def path(self, target: MemoryTarget) -> Path:
         """The file of ``target``."""
@@ -39,12 +55,19 @@ class FileMemoryProvider:
     def load(self, target: MemoryTarget) -> list[str]:
         """The entries of ``target``'s file (``[]`` when it does not exist)."""
         path = self.path(target)
+        if path.exists():  # none: nothing planted to keep out, and no warning at every start
+            self._refused(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # utf-8-sig: the byte order mark an editor on Windows starts the file with is no text.
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             return []
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} is not UTF-8 text: {exc}") from None
+            byte = exc.object[exc.start : exc.start + 1].hex()
+            raise ValueError(
+                f"{path} is not UTF-8 text (byte 0x{byte} at offset {exc.start}): save it as "
+                f"UTF-8 (entries separated by a line holding only {SEPARATOR})"
+            ) from None
         entries: list[str] = []
         current: list[str] = []
         for line in text.splitlines():
@@ -59,6 +82,7 @@ class FileMemoryProvider:
     def save(self, target: MemoryTarget, entries: Sequence[str]) -> None:
         """Replace ``target``'s file with ``entries``, atomically."""
         path = self.path(target)
+        self._refused(path)
         for entry in entries:
             if any(line.strip() == SEPARATOR for line in entry.splitlines()):
                 raise ValueError(f"an entry may not hold a line of only {SEPARATOR!r}")
@@ -68,7 +92,7 @@ class FileMemoryProvider:
 
 def file_provider(context: PluginContext) -> FileMemoryProvider:
     """The ``file`` provider of the home in ``context``."""
-    return FileMemoryProvider(context.env.home / "memories")
+    return FileMemoryProvider(context.env.home / "memories", context.env)
 
 
 @hookimpl(trylast=True)

@@ -14,6 +14,13 @@ complete JSON object (the one a writer is still appending) is left for the next 
 damaged or odd in other ways never stops the index: a field of the wrong type is left out, text
 UTF-8 cannot hold (a lone surrogate, kept in the transcript as its JSON escape) is indexed with
 U+FFFD in its place, and a file whose name is not UTF-8 is not read.
+
+FTS5's ``unicode61`` tokenizer cuts words at spaces and punctuation only, so a run of a script
+written without spaces (Chinese, Japanese, Thai; Korean particles) would be one token, and no
+word inside it could be found. Each character of those scripts is indexed as a word of its own
+(:func:`indexed_text`: set apart by U+200B, a separator to the tokenizer, taken out of the
+snippets) and a query's run of them is searched as a phrase, the characters one after another.
+An index made before (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`) is made again.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import os
 import re
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +43,25 @@ from hermes_core._plugin_support import (
     transcript_read_lock,
 )
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""Version 2: each character of an unspaced script is a token (version 1 had none)."""
 BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
 """Characters of one message indexed (a tool's long output is searched by its start)."""
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_APART: Final = "\u200b"
+"""Set between the characters of unspaced scripts in the index: a separator to ``unicode61``."""
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
+    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff"
+    "\uff66-\uff9f\U00020000-\U0003134f]"
+)
+"""Thai, Lao, Myanmar, Hangul, Khmer, kana, CJK ideographs: scripts written without spaces
+between words (Korean has them between words, not before a particle)."""
+_MARKED_APART = re.compile(
+    f"(?<={_UNSPACED.pattern})\\]([^\\[\\]]{{0,4}})\\[(?={_UNSPACED.pattern})"
+)
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS files (
@@ -128,15 +149,38 @@ STOPWORDS: Final = frozenset(
 """Words left out of a query: they match nearly every session and rank none."""
 
 
+def indexed_text(text: str) -> str:
+    """``text`` as the index holds it: each character of an unspaced script set apart
+    (``东京`` is ``\u200b东\u200b\u200b京\u200b``), so each is a token; other text as it is."""
+    if _UNSPACED.search(text) is None:
+        return text
+    return _UNSPACED.sub(lambda match: _APART + match.group() + _APART, text)
+
+
+def shown_text(indexed: str) -> str:
+    """Text of the index (a snippet) as the transcript had it: a phrase of an unspaced script
+    marked whole, though FTS5 marks its tokens apart around a combining mark (Thai ``้``,
+    which ``unicode61`` takes for a separator)."""
+    text = indexed.replace(_APART, "")
+    return _MARKED_APART.sub(
+        lambda seam: seam.group(1) if _only_marks(seam.group(1)) else seam.group(), text
+    )
+
+
+def _only_marks(text: str) -> bool:
+    return all(unicodedata.category(character) == "Mn" for character in text)
+
+
 def fts_query(text: str) -> str | None:
     """The words of ``text`` (less :data:`STOPWORDS`, unless it has no other) as an FTS5
-    query matching any of them (each quoted, so no word is read as an operator), or ``None``
-    when it holds no word."""
+    query matching any of them (each quoted, so no word is read as an operator; a word of an
+    unspaced script a phrase of its characters), or ``None`` when it holds no word."""
     found = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
     words = [word for word in found if word not in STOPWORDS] or found
     if not words:
         return None
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    phrases = (indexed_text(word).replace(_APART, " ").strip() for word in words)
+    return " OR ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases)
 
 
 def _switch_to_wal(connection: sqlite3.Connection) -> None:
@@ -180,6 +224,7 @@ class SessionIndex:
             _switch_to_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.executescript(_SCHEMA)  # IF NOT EXISTS: two processes may both run it
+            _made_again_if_older(connection)
             self._connection = connection
         return self._connection
 
@@ -275,7 +320,7 @@ class SessionIndex:
             elif record.get("type") == "message":
                 text = record.get("content")
                 if counts_as_message(text):
-                    text = _SURROGATE.sub("\ufffd", text[:MAX_INDEXED_CHARS])
+                    text = indexed_text(_SURROGATE.sub("\ufffd", text[:MAX_INDEXED_CHARS]))
                     role = _SURROGATE.sub("\ufffd", str(record.get("role")))
                     rows.append((text, session, role, _time(record)))
         connection.executemany(
@@ -325,9 +370,26 @@ class SessionIndex:
                 "SELECT started, messages, model FROM files WHERE session = ?", (session,)
             ).fetchone()
             started, count, model = meta if meta is not None else (None, 0, None)
-            shown = " ".join(snippet.split())
+            shown = " ".join(shown_text(snippet).split())
             hits.append(SessionHit(session, started, count, shown, score, model))
         return hits
+
+
+def _made_again_if_older(connection: sqlite3.Connection) -> None:
+    """Empty an index an earlier version made (its tokens differ), once, in one transaction
+    (another process may be doing the same): the next update reads every transcript again."""
+    if connection.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        if connection.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            connection.execute("DELETE FROM messages")
+            connection.execute("DELETE FROM files")
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
 
 
 def _complete_lines(data: bytes) -> Iterator[tuple[bytes, int]]:

@@ -340,3 +340,21 @@ async def test_a_planted_memory_file_goes_into_the_prompt_only_up_to_its_budget(
     (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert "memory: 1000082/100 characters" in warning
     assert "1 entry (1000008 characters) left out of the system prompt" in warning
+
+
+async def test_an_add_differing_only_in_case_spacing_or_a_final_stop_changes_nothing(
+    make_memory_host: Any,
+) -> None:
+    host = make_memory_host()
+    await call(host, action="add", target="user", content="Prefers tabs to spaces")
+    for again in ("prefers tabs to spaces.", "Prefers  tabs\nto spaces!", "PREFERS TABS TO SPACES"):
+        error, text, data = await call(host, action="add", target="user", content=again)
+        assert not error, text
+        assert text == (
+            "memory: already there as 'Prefers tabs to spaces'; nothing changed. "
+            "user: 22/1375 characters, 1 entry."
+        )
+        assert data == {"target": "user", "used": 22, "budget": 1375, "entries": 1}
+    error, text, _ = await call(host, action="add", target="user", content="Prefers no tabs")
+    assert "added 15 characters" in text
+    assert memory_of(host).provider.load("user") == ["Prefers tabs to spaces", "Prefers no tabs"]

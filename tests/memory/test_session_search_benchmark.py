@@ -1,0 +1,28 @@
+"""benchmarks/session_search.py keeps working: run as its docstring says, over a small corpus,
+it prints its table. No timing is asserted (figures are in docs/performance.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "session_search.py"
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_and_prints_its_table(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sessions", "40", "--rounds", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| search (rank, snippets) |" in done.stdout
+    assert "| a full look at every transcript |" in done.stdout
