@@ -14,7 +14,8 @@ comes. :func:`stdio_streams` is its replacement, over the same kind of streams
 - a line is read as the SDK reads it (UTF-8, a byte that is not replaced, then the JSON-RPC
   message types); a line that is no message is answered as JSON-RPC 2.0 says
   (:func:`~hermes_core._jsonrpc_lines.read_message`), a request MCP cannot read with an invalid
-  request under its own ``id``, and the next line is read;
+  request under its own ``id`` (``null`` when MCP does not allow its ``id``, which the
+  message types would take for a notification), and the next line is read;
 - every message is written as one line.
 
 Serving ends when the client closes stdin.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from typing import Final
+from typing import Any, Final
 
 import anyio
 import anyio.to_thread
@@ -36,7 +37,7 @@ from mcp.shared._context_streams import (
     create_context_streams,
 )
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hermes_core._jsonrpc_lines import (
     INVALID_REQUEST,
@@ -53,6 +54,15 @@ __all__ = ["stdio_streams"]
 _READ_SIZE: Final = 65536
 """Bytes asked of stdin at a time (a pipe's buffer on Linux)."""
 _ADAPTER: Final = mcp_types.jsonrpc_message_adapter
+
+
+class _Ident(BaseModel):
+    """Whether a message has an ``id`` (in ``model_fields_set``); its other keys skipped."""
+
+    id: Any = None
+
+
+_IDENT: Final = TypeAdapter(_Ident)
 
 
 @contextlib.asynccontextmanager
@@ -124,9 +134,24 @@ def _message(line: bytes | LineRefused) -> tuple[bool, SessionMessage] | None:
     if isinstance(line, LineRefused):
         return False, _answer(line, None)
     try:
-        return True, SessionMessage(_ADAPTER.validate_json(line, by_name=False))
+        return _checked(_ADAPTER.validate_json(line, by_name=False), line)
     except ValueError:
         return _read_again(line)
+
+
+def _checked(message: mcp_types.JSONRPCMessage, line: bytes | str) -> tuple[bool, SessionMessage]:
+    """``message`` for the session, unless it is a request whose ``id`` MCP does not allow
+    (``8.5``, ``true``, ``null``...): the message types ignore such an ``id`` and read a
+    notification, which nobody answers."""
+    if isinstance(message, mcp_types.JSONRPCNotification) and "id" in (
+        _IDENT.validate_json(line).model_fields_set
+    ):
+        refused = LineRefused(
+            INVALID_REQUEST,
+            "not a message of MCP: id: a request's id must be an integer or a string",
+        )
+        return False, _answer(refused, None)
+    return True, SessionMessage(message)
 
 
 def _read_again(line: bytes) -> tuple[bool, SessionMessage] | None:
@@ -137,7 +162,7 @@ def _read_again(line: bytes) -> tuple[bool, SessionMessage] | None:
         return None
     text = line.decode("utf-8", errors="replace")
     try:
-        return True, SessionMessage(_ADAPTER.validate_json(text, by_name=False))
+        return _checked(_ADAPTER.validate_json(text, by_name=False), text)
     except ValueError as exc:
         problem = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
     try:

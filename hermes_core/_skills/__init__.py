@@ -11,6 +11,7 @@ from hermes_core._skills.library import (
     load_skills,
     read_skill,
     scan_skills,
+    skills_state,
 )
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "load_skills",
     "read_skill",
     "scan_skills",
+    "skills_state",
 ]

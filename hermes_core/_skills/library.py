@@ -16,6 +16,7 @@ path relative to its directory, never outside it.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +35,13 @@ __all__ = [
     "load_skills",
     "read_skill",
     "scan_skills",
+    "skills_state",
 ]
 
 SKILL_FILE: Final = "SKILL.md"
+SETTLED_SECONDS: Final = 2.0
+"""How long ago a ``SKILL.md`` must have changed for :func:`skills_state` to vouch for it: a
+file written twice within a file system's timestamp step can keep its time and size."""
 SKILL_MAX_BYTES: Final = 1024 * 1024
 """The largest ``SKILL.md`` (and the largest file beside it) that is read."""
 FILES_LISTED: Final = 500
@@ -304,3 +309,38 @@ def load_skills(root: Path, env: Environment | None = None) -> tuple[list[Skill]
     skills = [folder.skill for folder in folders if folder.skill and folder.status == "loaded"]
     problems = [folder.problem for folder in folders if folder.problem]
     return sorted(skills, key=lambda skill: skill.name), problems
+
+
+SkillsState = tuple[tuple[str, bool, int, int, int, int, int], ...]
+"""Each skill folder's name, whether it is gated, and its ``SKILL.md``'s device, inode, size,
+modification time and change time."""
+
+
+def skills_state(root: Path, env: Environment | None = None) -> SkillsState | None:
+    """What :func:`load_skills` of ``root`` would read, by the folders' names and their
+    ``SKILL.md`` files' metadata, without reading one: equal while no skill is added, removed,
+    edited or gated; ``None`` when it cannot vouch for that (a ``SKILL.md`` changed within
+    :data:`SETTLED_SECONDS`, or ``root`` unreadable)."""
+    from hermes_core._project_trust import project_refusal
+
+    try:
+        entries = sorted(root.iterdir(), key=lambda entry: entry.name)
+    except FileNotFoundError:
+        return ()
+    except OSError:
+        return None
+    settled = time.time_ns() - int(SETTLED_SECONDS * 1e9)
+    state = []
+    for entry in entries:
+        if entry.name.startswith((".", "_")) or not entry.is_dir():
+            continue
+        try:
+            found = (entry / SKILL_FILE).stat()
+        except OSError:
+            continue  # no skill (a misplaced one is not named either)
+        if found.st_mtime_ns >= settled:
+            return None
+        gated = env is not None and project_refusal(env, entry, "") is not None
+        times = (found.st_mtime_ns, found.st_ctime_ns)  # ctime: its mode or owner changed
+        state.append((entry.name, gated, found.st_dev, found.st_ino, found.st_size, *times))
+    return tuple(state)

@@ -16,6 +16,7 @@ request needs before its first message.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from hermes_core._host import Host
     from hermes_core._paths import Environment
     from hermes_core._session import Session
+    from hermes_core._skills.library import SkillsState
     from hermes_core._tools import Tool
 
 log = logging.getLogger(__name__)
@@ -75,11 +77,38 @@ def skills_index(env: Environment, tools: Collection[str]) -> str | None:
     or without skills. Read by the skills toolset's reader, so a broken skill, or the
     project's with the gate closed, is not named; nor is one whose front matter says
     ``disable-model-invocation: true`` (Claude Code's)."""
-    from hermes_core._shown import printable
-    from hermes_core._skills.library import load_skills
+    from hermes_core._skills.library import skills_state
 
     if "skill_view" not in tools:
         return None
+    # Made once while no SKILL.md changes: every conversation, each subagent's too, asks for
+    # it, and parsing a skill's front matter takes about 1.5 ms (15 s for 10,000 skills).
+    state = skills_state(env.skills_dir, env)
+    key = str(env.skills_dir)
+    with _indexes_lock:
+        made = _indexes.get(key)
+    if state is not None and made is not None and made[0] == state:
+        return made[1]
+    text = _skills_index_text(env)
+    with _indexes_lock:
+        _indexes.pop(key, None)
+        if state is not None:
+            _indexes[key] = (state, text)
+            while len(_indexes) > _INDEXES_KEPT:
+                del _indexes[next(iter(_indexes))]
+    return text
+
+
+_INDEXES_KEPT = 8
+"""Skills folders whose section is kept (one for a process serving one home)."""
+_indexes: dict[str, tuple[SkillsState, str | None]] = {}
+_indexes_lock = threading.Lock()
+
+
+def _skills_index_text(env: Environment) -> str | None:
+    from hermes_core._shown import printable
+    from hermes_core._skills.library import load_skills
+
     skills, _ = load_skills(env.skills_dir, env)
     # Claude Code's key for a skill only the person starts: the model is not offered it.
     skills = [

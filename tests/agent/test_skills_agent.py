@@ -11,13 +11,18 @@ sees a skill's allowed variable only after ``skill_view``."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_core._paths import Environment
+from hermes_core._skills import library
+from hermes_core._skills.library import Skill
 from hermes_core.agent._prompt_sections import SKILLS_INDEX_CHARACTERS, skills_index
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
@@ -186,3 +191,39 @@ def test_a_skill_claude_code_keeps_from_the_model_is_not_named_in_the_prompt(
     assert section is not None
     assert "- deploy: Deploy to production." in section
     assert "release" not in section
+
+
+def test_the_skills_section_reads_the_skills_folder_again_only_when_it_changed(
+    hermes_env: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each conversation, and each subagent's, parsed every SKILL.md again on the event loop
+    # (about 1.5 ms a skill: 15 s before each first request with 10,000 skills).
+    skills = hermes_env.skills_dir
+    for number in range(3):
+        write_skill(skills, f"task-{number}", f"---\ndescription: Task {number}.\n---\n")
+        # Written a minute ago: a file changed within the last seconds is always read again.
+        os.utime(skills / f"task-{number}" / "SKILL.md", (time.time() - 60,) * 2)
+    read: list[str] = []
+    real_read = library.read_skill
+
+    def counted(directory: Path) -> Skill:
+        read.append(directory.name)
+        return real_read(directory)
+
+    monkeypatch.setattr(library, "read_skill", counted)
+    tools = {"skills_list", "skill_view"}
+
+    first = skills_index(hermes_env, tools)
+    assert first is not None
+    assert "- task-1: Task 1." in first
+    assert skills_index(hermes_env, tools) == first
+    assert sorted(read) == ["task-0", "task-1", "task-2"]  # once, for both
+
+    (skills / "task-1" / "SKILL.md").write_text("---\ndescription: Task one.\n---\n")
+    write_skill(skills, "task-3", "---\ndescription: Task 3.\n---\n")
+    shutil.rmtree(skills / "task-0")
+    changed = skills_index(hermes_env, tools)
+    assert changed is not None
+    assert "- task-1: Task one." in changed
+    assert "- task-3: Task 3." in changed
+    assert "task-0" not in changed

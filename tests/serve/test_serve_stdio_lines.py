@@ -87,3 +87,25 @@ def test_a_line_past_64_mib_is_refused_without_being_held_and_serving_goes_on(
     noted = _noted(served)
     assert len(noted) == 1, logged
     assert "longer than 64 MiB" in noted[0], logged
+
+
+def test_a_request_whose_id_mcp_cannot_read_is_answered_not_taken_as_a_notification(
+    served: ServeHome,
+) -> None:
+    # MCP's ids are integers and strings; the SDK's message types read a request with any
+    # other id as a notification (they ignore the key), so its client waited forever.
+    served.write_config()
+    with raw_stdio(served) as wire:
+        wire.initialize()
+        for ident in (b"8.5", b"true", b"null", b"[1]", b"{}"):
+            wire.send(b'{"jsonrpc": "2.0", "id": ' + ident + b', "method": "ping"}')
+            answer = wire.receive()
+            assert _error(answer) == (None, -32600), ident
+            assert "id" in answer["error"]["data"]["details"], answer
+        wire.send(b'{"jsonrpc": "2.0", "id": 2.5, "method": "tools/call", "params": {"a": "\xff"}}')
+        assert _error(wire.receive()) == (None, -32600)  # read again as UTF-8 replaced, too
+        _pong(wire, 1)
+        status = wire.close()
+    logged = (served.root / "stderr.log").read_text()
+    assert status == 0, logged
+    assert len(_noted(served)) == 6, logged
