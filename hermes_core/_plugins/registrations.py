@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -302,7 +303,8 @@ def _call(
         )
         return _reject(record, plugin_name, message, strict, None)
     names = [item.name for item in returned]
-    twice = next((name for name in names if names.count(name) > 1), None)
+    counts = Counter(names)  # linear: a hook may return thousands of specs
+    twice = next((name for name in names if counts[name] > 1), None)
     if twice is not None:
         message = f"{hook_name} returned the name {twice!r} twice: give each spec its own name"
         return _reject(record, plugin_name, message, strict, None)
