@@ -179,6 +179,39 @@ def test_skill_view_gives_the_body_and_the_files_beside_it(
     assert script.text_content == "print('bumped')\n"
 
 
+def test_a_skills_files_are_listed_in_path_order_without_hidden_folders_up_to_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_core._skills import library
+
+    folder = write_skill(
+        tmp_path,
+        "release",
+        "description: Cut a release.\n",
+        **{
+            "a.txt": "",
+            "a__b.md": "",
+            "node_modules__x__index.js": "",
+            ".git__objects__pack": "",
+            "scripts__.cache__kept": "",
+            "scripts__bump.py": "",
+            "Z.md": "",
+        },
+    )
+    (folder / "outside").symlink_to(tmp_path)
+    skill = read_skill(folder)
+
+    assert skill.files() == [
+        "Z.md",
+        "a/b.md",
+        "a.txt",
+        "node_modules/x/index.js",
+        "scripts/bump.py",
+    ]
+    monkeypatch.setattr(library, "FILES_LISTED", 2)
+    assert skill.files() == ["Z.md", "a/b.md"]
+
+
 @pytest.mark.subprocess
 def test_skill_view_never_reads_outside_the_skill(harnesses: Callable[..., Harness]) -> None:
     harness = harnesses()

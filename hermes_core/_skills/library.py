@@ -15,6 +15,7 @@ path relative to its directory, never outside it.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -70,15 +71,7 @@ class Skill:
         """The regular files beside ``SKILL.md``, by path relative to the skill's directory
         (``scripts/fetch.py``), sorted; hidden ones and symbolic links are left out."""
         found: list[str] = []
-        for path in sorted(self.directory.rglob("*")):
-            relative = path.relative_to(self.directory)
-            if any(part.startswith(".") for part in relative.parts) or relative == Path(SKILL_FILE):
-                continue
-            if path.is_symlink() or not path.is_file():
-                continue
-            found.append(relative.as_posix())
-            if len(found) >= FILES_LISTED:
-                break
+        _walk(self.directory, "", found)
         return found
 
     def read(self, relative: str) -> str:
@@ -104,6 +97,26 @@ class Skill:
         if b"\x00" in data[:8192]:
             raise SkillError(f"{relative}: a binary file")
         return data.decode("utf-8", "replace")
+
+
+def _walk(directory: Path, prefix: str, found: list[str]) -> None:
+    """The files of ``directory`` into ``found`` in sorted path order, up to
+    :data:`FILES_LISTED`: hidden folders (``.git``) are not entered and the walk stops at the
+    cap, so a large tree costs what is listed, not all it holds."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        if len(found) >= FILES_LISTED:
+            return
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        relative = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            _walk(Path(entry.path), relative + "/", found)
+        elif entry.is_file(follow_symlinks=False) and relative != SKILL_FILE:
+            found.append(relative)
 
 
 def _front_matter(text: str, where: Path) -> tuple[str, str]:
