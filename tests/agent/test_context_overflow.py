@@ -129,7 +129,23 @@ def test_a_providers_own_overflow_error_is_recognised_by_its_words() -> None:
 
 @pytest.mark.parametrize(
     ("status", "detail"),
-    [(400, "Invalid 'messages[2].content': expected a string."), (429, "maximum context length")],
+    [
+        (400, "Invalid 'messages[2].content': expected a string."),
+        (429, "maximum context length"),
+        (
+            400,
+            "'max_tokens' or 'max_completion_tokens' is too large: 200000. This model's maximum "
+            "context length is 32768 tokens and your request has 100 input tokens "
+            "(200000 > 32768 - 100).",
+        ),
+        (
+            400,
+            "max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens "
+            "for claude-sonnet-4-5",
+        ),
+        (400, "stop_sequences: too many tokens in one stop sequence"),
+    ],
+    ids=["bad-message", "rate-limit", "vllm-max-tokens", "anthropic-max-tokens", "stop-sequence"],
 )
 def test_another_refusal_is_no_overflow(status: int, detail: str) -> None:
     error = agent.http_model_error("openai", "m", status=status, detail=detail)
