@@ -93,6 +93,11 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
             "The input token count (1200000) exceeds the maximum number of tokens allowed "
             "(1048576).",
         ),
+        (
+            400,
+            "too many tokens: total number of tokens in the prompt cannot exceed 4081 - "
+            "received 4432. Try using a shorter prompt, or enabling prompt truncating.",
+        ),
     ],
     ids=[
         "openai",
@@ -104,6 +109,7 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
         "anthropic-with-max-tokens",
         "openai-input-limit",
         "gemini",
+        "cohere",
     ],
 )
 def test_each_servers_overflow_is_a_context_overflow_error(status: int, detail: str) -> None:
