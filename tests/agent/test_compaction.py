@@ -284,3 +284,20 @@ def test_a_request_refused_again_once_compacted_ends_the_turn_saying_what_to_do(
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("hermes: error:")]
     assert "longer than the model's context window" in line
     assert "/compact" in line
+
+
+def test_the_summary_request_counts_in_max_turns_and_no_request_passes_it(
+    cli: InProcessCli,
+) -> None:
+    """With ``agent.max_turns: 1`` a turn that needs compacting first spends its one request on
+    the summary and ends there, at the limit, instead of sending a second request."""
+    with FakeModelServer(responder=answer, context_limit=8000) as server:
+        env = configure(cli, server, agent={"max_turns": 1})
+        lines = "".join(part(number) + "\n" for number in range(1, 8))
+        done = cli.subprocess_run("chat", input=lines, env=env, ok=False)
+        requests = server.requests
+
+    assert any(summarising(request) for request in requests)
+    assert len(requests) == 7, [summarising(request) for request in requests]
+    assert "stop: max_turns: the limit of 1 model turns was reached" in done.stderr
+    assert done.returncode == 3
