@@ -98,6 +98,12 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
             "too many tokens: total number of tokens in the prompt cannot exceed 4081 - "
             "received 4432. Try using a shorter prompt, or enabling prompt truncating.",
         ),
+        (
+            400,
+            "Trying to keep the first 15857 tokens when context the overflows. However, the model "
+            "is loaded with context length of only 4096 tokens, which is not enough. Try to load "
+            "the model with a larger context length, or provide a shorter input",
+        ),
     ],
     ids=[
         "openai",
@@ -110,6 +116,7 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
         "openai-input-limit",
         "gemini",
         "cohere",
+        "lm-studio",
     ],
 )
 def test_each_servers_overflow_is_a_context_overflow_error(status: int, detail: str) -> None:
