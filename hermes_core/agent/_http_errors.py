@@ -69,7 +69,7 @@ _OVERFLOW_WORDS = re.compile(
     r"|exceeds? (?:the )?context limit|input tokens exceed the configured limit"
     r"|exceeds the maximum number of tokens|exceed_context_size_error"
     r"|too many tokens: (?:total number of tokens in the prompt|size limit exceeded)"
-    r"|input is too long",
+    r"|input is too long|when context (?:the )?overflows",
     re.IGNORECASE,
 )
 """How servers say a request is past the context window: OpenAI (``context_length_exceeded``,
@@ -77,7 +77,8 @@ _OVERFLOW_WORDS = re.compile(
 limit"), vLLM and other OpenAI-compatible servers ("maximum context length"), Anthropic
 ("prompt is too long", "exceed context limit" with ``max_tokens``), llama.cpp's server
 (``exceed_context_size_error``, "exceeds the available context size"), Gemini's
-OpenAI-compatible API ("exceeds the maximum number of tokens"), Cohere ("too many tokens:" and
+OpenAI-compatible API ("exceeds the maximum number of tokens"), LM Studio ("when context the
+overflows", its window the one the model was loaded with), Cohere ("too many tokens:" and
 what of the prompt; those words alone say nothing of the window)."""
 
 _OUTPUT_LIMIT_WORDS = re.compile(
