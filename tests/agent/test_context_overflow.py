@@ -65,6 +65,24 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
     assert [(m["role"], m["content"]) for m in messages] == [("user", prompt)]
 
 
+def test_an_overflow_said_only_by_the_bodys_code_is_one(cli: InProcessCli) -> None:
+    """Groq's 400 says the size only in its ``code`` (``context_length_exceeded``), its message
+    being "Please reduce the length of the messages or completion."."""
+    groq = FakeTurn(
+        error=400,
+        error_message="Please reduce the length of the messages or completion.",
+        error_code="context_length_exceeded",
+    )
+    with FakeModelServer([groq]) as server:
+        env = configure(cli, server, "openai")
+        done = cli.run("run", "hello", env=env, ok=False)
+
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("hermes: error:")]
+    assert "longer than the model's context window" in line
+    assert "/compact" in line
+    assert "Please reduce the length of the messages" in line
+
+
 @pytest.mark.parametrize(
     ("status", "detail"),
     [
