@@ -67,8 +67,9 @@ _OVERFLOW_WORDS = re.compile(
     r"context_length_exceeded|maximum context length|context length exceeded"
     r"|prompt is too long|exceeds? the (?:available )?context (?:size|window)"
     r"|exceeds? (?:the )?context limit|input tokens exceed the configured limit"
-    r"|exceeds the maximum number of tokens|exceed_context_size_error|too many tokens"
-    r"|input is too long",
+    r"|exceeds the maximum number of tokens|exceed_context_size_error"
+    r"|too many tokens: (?:total number of tokens in the prompt|size limit exceeded)"
+    r"|input is too long|when context (?:the )?overflows",
     re.IGNORECASE,
 )
 """How servers say a request is past the context window: OpenAI (``context_length_exceeded``,
@@ -76,7 +77,20 @@ _OVERFLOW_WORDS = re.compile(
 limit"), vLLM and other OpenAI-compatible servers ("maximum context length"), Anthropic
 ("prompt is too long", "exceed context limit" with ``max_tokens``), llama.cpp's server
 (``exceed_context_size_error``, "exceeds the available context size"), Gemini's
-OpenAI-compatible API ("exceeds the maximum number of tokens")."""
+OpenAI-compatible API ("exceeds the maximum number of tokens"), LM Studio ("when context the
+overflows", its window the one the model was loaded with), Cohere ("too many tokens:" and
+what of the prompt; those words alone say nothing of the window)."""
+
+_OUTPUT_LIMIT_WORDS = re.compile(
+    r"max_(?:completion_)?tokens'? (?:or 'max_completion_tokens' )?is too large",
+    re.IGNORECASE,
+)
+"""vLLM's refusal of a ``max_tokens`` past the window, which names the window's "maximum context
+length" too: ``model.max_output_tokens`` is to lower, no compaction makes room for it."""
+
+
+def _says_overflow(detail: str) -> bool:
+    return bool(_OVERFLOW_WORDS.search(detail)) and not _OUTPUT_LIMIT_WORDS.search(detail)
 
 
 def overflowed(error: ModelError) -> bool:
@@ -85,9 +99,7 @@ def overflowed(error: ModelError) -> bool:
     one rule the loop compacts and explains by, whatever the provider."""
     if isinstance(error, ContextOverflowError):
         return True
-    return error.status == 413 or (
-        error.status == 400 and _OVERFLOW_WORDS.search(str(error)) is not None
-    )
+    return error.status == 413 or (error.status == 400 and _says_overflow(str(error)))
 
 
 _NO_SUCH_API = frozenset({405, 501})
@@ -152,7 +164,7 @@ def http_model_error(
             f"{subject}: the server takes no such request (HTTP {status}): check "
             "model.base_url (a web server that is no model API answers there)"
         )
-    elif status == 413 or (status == 400 and _OVERFLOW_WORDS.search(detail)):
+    elif status == 413 or (status == 400 and _says_overflow(detail)):
         message = (
             f"{subject}: the conversation is longer than the model's context window "
             f"(HTTP {status}){quoted}"

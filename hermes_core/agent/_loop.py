@@ -331,6 +331,8 @@ class Conversation:
             if self.compaction.due(tools):
                 async for step in self.compaction.compact("size"):
                     yield step
+                if self.budget.exhausted() is not None or self._stop.is_set():
+                    continue  # the summary spent the turn's last, or the person stopped it
             request = ModelRequest(
                 model=self.agent.model.model,
                 system=self.system_prompt,

@@ -174,8 +174,9 @@ class Transcript:
     def contents(self) -> tuple[list[Message], list[Message]]:
         """Every message written so far (redacted as stored: what the person saw), and the
         history a conversation taken up again starts from: the latest compaction's summary and
-        the messages it kept, then those written after it (without one, every message), each
-        call left unanswered answered as failed (:func:`unfinished_calls_answered`). The file
+        the messages it kept, then those written after it (without one, every message), a
+        result without its call left out (:func:`results_with_their_calls`), each call left
+        unanswered answered as failed (:func:`unfinished_calls_answered`). The file
         is only read: a last line without its newline is left out (another process is writing
         it, or a crash cut it: the next writer removes it, under the lock, see the module's
         notes). Any other line that is no message or compaction raises
@@ -201,7 +202,7 @@ class Transcript:
                 raise TranscriptError(
                     f"the transcript {self.path}, line {number}, is no message: {exc}"
                 ) from None
-        return found, unfinished_calls_answered(history)
+        return found, unfinished_calls_answered(results_with_their_calls(history))
 
 
 def _latest_header(file: BinaryIO) -> dict[str, Any]:
@@ -288,6 +289,24 @@ class TranscriptStore:
             except OSError:  # removed since it was listed
                 continue
         return [Transcript(path) for _, path in sorted(found, reverse=True)]
+
+
+def results_with_their_calls(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` without a tool result that answers no call of the assistant message before
+    it (only other results between them): a compaction record edited by hand, or appended by
+    another process taking the conversation up at the same time, may keep one, and the model
+    APIs refuse a history with a result whose call is not there."""
+    kept: list[Message] = []
+    calls: set[str] = set()
+    for message in messages:
+        if message.role == "tool" and message.tool_call_id not in calls:
+            continue
+        if message.role == "tool":
+            calls.discard(message.tool_call_id)
+        else:
+            calls = {call.id for call in message.tool_calls}
+        kept.append(message)
+    return kept
 
 
 def unfinished_calls_answered(messages: Sequence[Message]) -> list[Message]:

@@ -277,12 +277,15 @@ class OpenAIProvider:
 
     def _status_error(self, model: str, error: openai.APIStatusError) -> ModelError:
         body = error.body
-        detail = body.get("message") if isinstance(body, dict) else None
+        detail = str((body.get("message") if isinstance(body, dict) else None) or error.message)
+        code = body.get("code") if isinstance(body, dict) else None
+        if code == "context_length_exceeded" and code not in detail:
+            detail += f" ({code})"  # Groq says the size in the code alone
         return http_model_error(
             "openai",
             model,
             status=error.status_code,
-            detail=str(detail or error.message),
+            detail=detail,
             headers=dict(error.response.headers),
             key_env=self._key_env,
             base_url=self.settings.base_url,

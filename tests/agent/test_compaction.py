@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from hermes_core.agent._compaction import SUMMARY_HEADER
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn, RecordedRequest
 from hermes_core.testing._cli_in_process import InProcessCli
 from hermes_core.testing._fake_model_wire import request_tokens
@@ -284,3 +285,52 @@ def test_a_request_refused_again_once_compacted_ends_the_turn_saying_what_to_do(
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("hermes: error:")]
     assert "longer than the model's context window" in line
     assert "/compact" in line
+
+
+def test_the_summary_request_counts_in_max_turns_and_no_request_passes_it(
+    cli: InProcessCli,
+) -> None:
+    """With ``agent.max_turns: 1`` a turn that needs compacting first spends its one request on
+    the summary and ends there, at the limit, instead of sending a second request."""
+    with FakeModelServer(responder=answer, context_limit=8000) as server:
+        env = configure(cli, server, agent={"max_turns": 1})
+        lines = "".join(part(number) + "\n" for number in range(1, 8))
+        done = cli.subprocess_run("chat", input=lines, env=env, ok=False)
+        requests = server.requests
+
+    assert any(summarising(request) for request in requests)
+    assert len(requests) == 7, [summarising(request) for request in requests]
+    assert "stop: max_turns: the limit of 1 model turns was reached" in done.stderr
+    assert done.returncode == 3
+
+
+def test_a_forged_compaction_record_keeping_a_result_without_its_call_sends_no_orphan(
+    cli: InProcessCli,
+) -> None:
+    """A transcript edited by hand (or by two processes at once) whose compaction record keeps a
+    tool result without the call it answers: taken up again, the result is left out of what is
+    sent (both wires refuse a result without its call, every request of the conversation), and
+    the person's messages stay."""
+    with FakeModelServer(responder=answer, context_limit=8000) as server:
+        env = configure(cli, server)
+        cli.subprocess_run("chat", input="hello\n", env=env)
+        (transcript,) = (cli.home / "sessions").glob("*.jsonl")
+        forged = {
+            "type": "compaction",
+            "time": 0,
+            "replaced": 2,
+            "summary": {"role": "user", "content": f"{SUMMARY_HEADER}\n\n{SUMMARY}"},
+            "kept": [
+                {"role": "tool", "content": "42", "tool_call_id": "call_gone", "name": "calc"},
+                {"role": "user", "content": "what was the result?"},
+            ],
+        }
+        with transcript.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(forged) + "\n")
+        cli.run("run", "--continue", "and now?", env=env)
+        last = server.requests[-1]
+
+    assert orphans(last) == []
+    assert SUMMARY in sent(last)
+    assert "what was the result?" in sent(last)
+    assert "and now?" in sent(last)

@@ -65,6 +65,24 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
     assert [(m["role"], m["content"]) for m in messages] == [("user", prompt)]
 
 
+def test_an_overflow_said_only_by_the_bodys_code_is_one(cli: InProcessCli) -> None:
+    """Groq's 400 says the size only in its ``code`` (``context_length_exceeded``), its message
+    being "Please reduce the length of the messages or completion."."""
+    groq = FakeTurn(
+        error=400,
+        error_message="Please reduce the length of the messages or completion.",
+        error_code="context_length_exceeded",
+    )
+    with FakeModelServer([groq]) as server:
+        env = configure(cli, server, "openai")
+        done = cli.run("run", "hello", env=env, ok=False)
+
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("hermes: error:")]
+    assert "longer than the model's context window" in line
+    assert "/compact" in line
+    assert "Please reduce the length of the messages" in line
+
+
 @pytest.mark.parametrize(
     ("status", "detail"),
     [
@@ -93,6 +111,17 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
             "The input token count (1200000) exceeds the maximum number of tokens allowed "
             "(1048576).",
         ),
+        (
+            400,
+            "too many tokens: total number of tokens in the prompt cannot exceed 4081 - "
+            "received 4432. Try using a shorter prompt, or enabling prompt truncating.",
+        ),
+        (
+            400,
+            "Trying to keep the first 15857 tokens when context the overflows. However, the model "
+            "is loaded with context length of only 4096 tokens, which is not enough. Try to load "
+            "the model with a larger context length, or provide a shorter input",
+        ),
     ],
     ids=[
         "openai",
@@ -104,6 +133,8 @@ def test_an_overflow_ends_the_turn_with_one_line_naming_what_to_do(
         "anthropic-with-max-tokens",
         "openai-input-limit",
         "gemini",
+        "cohere",
+        "lm-studio",
     ],
 )
 def test_each_servers_overflow_is_a_context_overflow_error(status: int, detail: str) -> None:
@@ -129,7 +160,23 @@ def test_a_providers_own_overflow_error_is_recognised_by_its_words() -> None:
 
 @pytest.mark.parametrize(
     ("status", "detail"),
-    [(400, "Invalid 'messages[2].content': expected a string."), (429, "maximum context length")],
+    [
+        (400, "Invalid 'messages[2].content': expected a string."),
+        (429, "maximum context length"),
+        (
+            400,
+            "'max_tokens' or 'max_completion_tokens' is too large: 200000. This model's maximum "
+            "context length is 32768 tokens and your request has 100 input tokens "
+            "(200000 > 32768 - 100).",
+        ),
+        (
+            400,
+            "max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens "
+            "for claude-sonnet-4-5",
+        ),
+        (400, "stop_sequences: too many tokens in one stop sequence"),
+    ],
+    ids=["bad-message", "rate-limit", "vllm-max-tokens", "anthropic-max-tokens", "stop-sequence"],
 )
 def test_another_refusal_is_no_overflow(status: int, detail: str) -> None:
     error = agent.http_model_error("openai", "m", status=status, detail=detail)
