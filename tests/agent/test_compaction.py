@@ -125,6 +125,27 @@ def test_a_chat_past_compact_at_is_compacted_into_a_summary_and_goes_on(
     assert SUMMARY in compaction["summary"]["content"]
 
 
+CHINESE = "请把这一部分的内容读完并记住其中的要点和数字。" * 18
+"""About 400 characters of Chinese: more than 400 tokens to a real tokenizer (and to the fake,
+which counts its JSON escapes), 100 by a quarter of its characters."""
+
+
+def test_a_chat_in_chinese_is_compacted_before_the_server_refuses_it_and_its_summary_written(
+    cli: InProcessCli,
+) -> None:
+    lines = "".join(f"第{number}部分: {CHINESE * 3}\n" for number in range(1, 6))
+    with FakeModelServer(responder=answer, context_limit=8000) as server:
+        env = configure(cli, server)
+        done = cli.subprocess_run("chat", input=lines, env=env)
+        requests = server.requests
+
+    assert done.returncode == 0, done.stderr
+    assert all(request_tokens(request.body) <= 8000 for request in requests)  # none refused
+    assert [request for request in requests if summarising(request)]
+    assert "dropped" not in done.stderr
+    assert SUMMARY in sent(requests[-1])
+
+
 def test_resuming_a_compacted_conversation_starts_from_its_summary(cli: InProcessCli) -> None:
     with FakeModelServer(responder=answer, context_limit=8000) as server:
         chat_five_parts(cli, server)
