@@ -1,9 +1,9 @@
 """Long conversations: compaction, and what to say when one no longer fits.
 
 Every request sends the whole conversation. Before a request whose estimate passes
-``agent.compact_at`` of ``model.context_length`` (the project's one token estimate, a quarter of
-the characters, :func:`~hermes_core.search._render.estimate_tokens`, over the system prompt, the
-tools' schemas and the messages), once when the server refuses a request for its size anyway
+``agent.compact_at`` of ``model.context_length`` (estimated over the system prompt, the tools'
+schemas as the tool search counts them, and the messages by :func:`text_tokens`), once when
+the server refuses a request for its size anyway
 (:func:`~hermes_core.agent._http_errors.overflowed`: the request is then sent again), and when
 the person asks (``/compact``), the older part of the conversation is replaced by a summary the
 model writes: one more request, without tools, under :data:`SUMMARY_PROMPT`, spending the
@@ -19,13 +19,13 @@ starts from it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from hermes_core.agent._events import AgentEvent, Compacted, CompactionReason, UsageReport
 from hermes_core.agent._requests import Stopped, request_events
 from hermes_core.agent._wire import Message, ModelError, ModelRequest, ModelTurn, TextDelta
-from hermes_core.search._render import estimate_tokens
 
 if TYPE_CHECKING:
     import asyncio
@@ -93,10 +93,20 @@ def overflow_detail(error: ModelError, context_length: int) -> str:
     )
 
 
+def text_tokens(text: str) -> int:
+    """The estimated tokens of a conversation's ``text``: a quarter of its ASCII characters
+    (English, code, JSON), as the tool search counts, and one for each other character. A
+    script written without spaces (Chinese, Japanese) takes about a token a character, four
+    times the quarter, so a quarter of every character would let a conversation in it pass
+    the window before compacting, and its summary request with it."""
+    other = len(text) - len(text.encode("ascii", "ignore"))
+    return math.ceil((len(text) - other) / 4) + other
+
+
 def message_tokens(message: Message) -> int:
     """The estimated tokens of ``message``: its text, its calls, its images."""
-    calls = sum(estimate_tokens(call.name + call.arguments) for call in message.tool_calls)
-    return estimate_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images)
+    calls = sum(text_tokens(call.name + call.arguments) for call in message.tool_calls)
+    return text_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images)
 
 
 def split_point(messages: Sequence[Message], keep: int) -> int | None:
@@ -127,7 +137,7 @@ def replaces_earlier(message: Message) -> bool:
 
 def transcript_text(messages: Sequence[Message], limit: int) -> str:
     """``messages`` as the text the summary request shows the model (tool results cut to their
-    start, images named); past ``limit`` characters, its middle is left out."""
+    start, images named); past ``limit`` tokens (:func:`text_tokens`), its middle is left out."""
     parts: list[str] = []
     for message in messages:
         if message.role == "tool":
@@ -144,12 +154,14 @@ def transcript_text(messages: Sequence[Message], limit: int) -> str:
             text += f"\n[called {call.name} {call.arguments}]"
         parts.append(f"[{message.role}]\n{text.strip()}")
     whole = "\n\n".join(parts)
-    if len(whole) <= limit:
+    tokens = text_tokens(whole)
+    if tokens <= limit:
         return whole
-    head = limit // 4
-    cut = len(whole) - limit
+    kept = len(whole) * limit // tokens  # characters, at the text's own density
+    head = kept // 4
+    cut = len(whole) - kept
     return (
-        f"{whole[:head]}\n\n[... {cut} characters left out here ...]\n\n{whole[-(limit - head) :]}"
+        f"{whole[:head]}\n\n[... {cut} characters left out here ...]\n\n{whole[-(kept - head) :]}"
     )
 
 
@@ -197,7 +209,7 @@ class Compaction:
 
     def __init__(self, conversation: _Conversation) -> None:
         self._talk = conversation
-        self._system = estimate_tokens(conversation.system_prompt)
+        self._system = text_tokens(conversation.system_prompt)
         self._counted: tuple[int, int, Message | None] = (0, 0, None)
         self.shortened = False
         """Whether the last compaction replaced anything."""
@@ -270,7 +282,7 @@ class Compaction:
         store = talk.agent.transcripts
         if store is not None:
             store.open(talk.session.id).compacted(len(old), replacement, kept)
-        summary_tokens = estimate_tokens(summary)
+        summary_tokens = text_tokens(summary)
         yield Compacted(len(old), tokens, summary_tokens, reason, failure)
 
     async def _summary(
@@ -280,7 +292,7 @@ class Compaction:
         into ``written``, which stays empty when the person stopped the turn."""
         talk = self._talk
         agent = talk.agent
-        text = transcript_text(old, int(window * SUMMARY_INPUT_SHARE) * 4)
+        text = transcript_text(old, int(window * SUMMARY_INPUT_SHARE))
         request = ModelRequest(
             model=agent.model.model,
             system=SUMMARY_PROMPT,
