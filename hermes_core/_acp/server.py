@@ -154,6 +154,8 @@ class AcpServer:
             raise RequestError.invalid_params(
                 {"sessionId": session_id, "message": "no transcript of this session"}
             )
+        if store.refusal is not None:  # a home in the project, its gate closed
+            raise RequestError.invalid_params({"sessionId": session_id, "message": store.refusal})
         if session_id in self._sessions or session_id in self._loading:
             raise RequestError.invalid_params(
                 {"sessionId": session_id, "message": "the session is already open"}

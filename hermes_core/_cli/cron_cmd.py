@@ -4,6 +4,10 @@
 A field that cannot be used (a malformed schedule, a delivery that is no URL) is an error naming
 the field, exit status 2. ``hermes cron run JOB`` runs a job now in this process (its ``stdout``
 delivery prints here): exit 0 when the run answered and was delivered, 1 when it failed.
+
+The jobs of a home inside the project (``HERMES_HOME=./.hermes`` in a cloned repository) are
+the repository's, planted or not: while the project gate is closed ``run`` and ``daemon`` refuse
+(exit 2) naming the jobs file and the flag, and ``list`` shows them saying they will not run.
 """
 
 from __future__ import annotations
@@ -33,6 +37,21 @@ def _store() -> CronJobs:
     from hermes_core.agent._cron_store import CronJobs
 
     return CronJobs(environment().home)
+
+
+def _refusal(store: CronJobs) -> str | None:
+    from hermes_core._cli.context import environment
+    from hermes_core._project_trust import project_refusal
+
+    return project_refusal(environment(), store.path, "the cron jobs file")
+
+
+def _refuse_to_run(store: CronJobs) -> None:
+    from hermes_core._cli.output import echo_shown
+
+    if (refusal := _refusal(store)) is not None:
+        echo_shown(f"hermes: error: cron: no job is run: {refusal}", err=True)
+        sys.exit(2)
 
 
 @click.group("cron")
@@ -105,11 +124,13 @@ def _known_toolsets() -> frozenset[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
     """One row per job: id, name, schedule, state, next run, last outcome, directory."""
-    from hermes_core._cli.output import columns
+    from hermes_core._cli.output import columns, echo_shown
 
     store = _store()
     store.recover()
     jobs = store.listing()
+    if jobs and (refusal := _refusal(store)) is not None:
+        echo_shown(f"hermes: warning: these jobs will not run: {refusal}", err=True)
     if as_json:
         click.echo(json.dumps(jobs, indent=2))
         return
@@ -172,6 +193,7 @@ def run_command(job: str) -> None:
     from hermes_core.agent._cron_store import owner_name
 
     store = _store()
+    _refuse_to_run(store)
     found = store.get(job)
     answers = sys.stdout  # a stdout delivery's, before run_agent_host sends sys.stdout to stderr
 
@@ -200,6 +222,7 @@ def daemon() -> None:
     from hermes_core.agent._cron_daemon import CronDaemon
 
     store = _store()
+    _refuse_to_run(store)
     answers = sys.stdout  # stdout deliveries', before run_agent_host sends sys.stdout to stderr
 
     async def work(host: Host, _forms: object) -> int:

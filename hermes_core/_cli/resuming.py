@@ -111,6 +111,7 @@ def resumed(
         raise ResumeError("--resume needs a session id (or a unique prefix of one)")
     if store is None:
         raise ResumeError("no transcripts are kept (agent transcripts are off)")
+    _refuse(store)
     found = _named(store, session) if session is not None else _last_here(store, command)
     return taken_up(found, model)
 
@@ -138,6 +139,11 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
     summary.extend(_left_off(stored))
     return Resumed(transcript.path.stem, history, summary)
+
+
+def _refuse(store: TranscriptStore) -> None:
+    if store.refusal is not None:
+        raise ResumeError(f"no conversation is taken up: {store.refusal}")
 
 
 def _named(store: TranscriptStore, session: str) -> Transcript:
@@ -188,6 +194,7 @@ class ResumeCommand:
     def _store(self) -> TranscriptStore:
         if self.store is None:
             raise ResumeError("no transcripts are kept (agent transcripts are off)")
+        _refuse(self.store)
         return self.store
 
     def _recent_here(self, current: str) -> list[Transcript]:

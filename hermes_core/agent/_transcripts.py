@@ -269,10 +269,13 @@ def _drop_cut_line(descriptor: int) -> None:
 
 
 class TranscriptStore:
-    """The transcripts of one home: ``<home>/sessions``."""
+    """The transcripts of one home: ``<home>/sessions``. ``refusal``, when set, says why they
+    are not read back (a home inside the project while its gate is closed: see
+    :func:`~hermes_core._project_trust.project_refusal`); they are still written."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, refusal: str | None = None) -> None:
         self.directory = directory
+        self.refusal = refusal
 
     def open(self, session_id: str) -> Transcript:
         """The transcript of ``session_id`` (the directory made private on first use)."""

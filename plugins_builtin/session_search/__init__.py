@@ -6,11 +6,16 @@ indexed with SQLite FTS5 in ``$HERMES_HOME/session_search.db``, incrementally, a
 (:mod:`.index`). The answer lists the best sessions, each with its date and short snippets
 around the matched words; the session asking is left out (its own messages are in its
 context already).
+
+A home inside the project (``HERMES_HOME=./.hermes`` in a cloned repository) holds the
+repository's transcripts, not the user's: while the project gate is closed the tool searches
+neither them nor the index there, and its answer says why.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -21,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import anyio.to_thread
 from annotated_types import Ge, Le
 
+from hermes_core._plugin_support import project_refusal
 from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, ToolResult, hookimpl
 
 if TYPE_CHECKING:
@@ -34,6 +40,7 @@ of them held the index's lock for 9 s), and a request needs far fewer."""
 _PLUGIN: Final = "session_search"
 DATABASE_NAME: Final = "session_search.db"
 SESSION_CHARS: Final = 6000
+_log = logging.getLogger(__name__)
 """Characters of one session the summary request carries (the start of its conversation)."""
 SUMMARY_PROMPT: Final = (
     "You summarize past conversations for an agent. Given a query and the text of a few past "
@@ -118,10 +125,15 @@ def _json_object(line: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Tool:
-    """``session_search`` over the transcripts in ``sessions``, indexed in ``database``."""
+def build_tool(
+    entry: SessionSearchEntry, sessions: Path, database: Path, refusal: str | None = None
+) -> Tool:
+    """``session_search`` over the transcripts in ``sessions``, indexed in ``database``; with
+    ``refusal`` (a home inside the project, its gate closed) it searches nothing, neither the
+    transcripts nor the index, and says why (warned once a process)."""
     made: list[SessionIndex] = []  # the index, made by the first search
     lock = threading.Lock()  # one connection, used by one call at a time
+    warned: list[bool] = []
 
     def search(query: str, limit: int, exclude: str) -> list[SessionHit]:
         with lock:
@@ -145,6 +157,12 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
     ) -> ToolResult:
         import sqlite3
 
+        if refusal is not None:
+            refused = f"session_search searched nothing: {refusal}"
+            if not warned:
+                warned.append(True)
+                _log.warning("%s", refused)
+            return ToolResult.error("TOOL_ERROR", refused)
         try:
             hits = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
         except sqlite3.DatabaseError as error:
@@ -219,4 +237,6 @@ def build_tool(entry: SessionSearchEntry, sessions: Path, database: Path) -> Too
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """``session_search``, configured from ``plugins.entries.session_search``."""
     entry = PluginContext.of(_PLUGIN, config, env).settings_as(SessionSearchEntry)
-    return [build_tool(entry, env.home / "sessions", env.home / DATABASE_NAME)]
+    sessions = env.home / "sessions"
+    refusal = project_refusal(env, sessions, "the transcripts folder")
+    return [build_tool(entry, sessions, env.home / DATABASE_NAME, refusal)]

@@ -115,7 +115,7 @@ def test_the_tool_leaves_out_the_session_asking_and_shows_dates_and_snippets(
 
     from hermes_core import Config, Environment
 
-    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
     conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
     current = Session(cwd=tmp_path)
     conversation(env.home, current.id, "Which password hashing did we choose? Argon2id?")
@@ -133,7 +133,7 @@ def test_odd_or_damaged_transcript_lines_never_stop_the_search(tmp_path: Path) -
 
     from hermes_core import Config, Environment
 
-    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
     sessions = env.home / "sessions"
     conversation(env.home, "good", "The otters came back to the river.")
     # Half a character, as a model may write it: the transcript keeps its JSON escape.
@@ -166,7 +166,7 @@ def test_a_line_nested_too_deep_to_read_is_left_out_and_the_search_goes_on(
 
     # JSON nested past Python's recursion raises RecursionError, not ValueError: the line
     # stopped this search and, never read past, every later one.
-    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
     conversation(env.home, "good", "The otters came back to the river.")
     deep = "[" * 100_000 + "]" * 100_000
     message = {"type": "message", "role": "user", "content": "otters after it", "time": 1.0}
@@ -189,7 +189,7 @@ def test_an_index_that_is_not_a_database_is_named_with_the_fix_and_made_again_on
 
     from hermes_core import Config, Environment
 
-    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
     conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
     database = env.home / "session_search.db"
     database.write_bytes(b"a disk error left this here " * 200)
@@ -405,7 +405,7 @@ def test_outside_a_conversation_there_is_no_summary_but_the_search_answers(
 
     from hermes_core import Config, Environment
 
-    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
     conversation(env.home, "earlier", "We picked Argon2id for the password hashes.")
     (tool,) = PLUGIN.hermes_tools(Config(), env)
     result = anyio.run(lambda: tool.handler(Session(cwd=tmp_path), "argon2id", None, True))
@@ -477,7 +477,7 @@ def test_a_conversation_taken_up_again_started_with_its_first_header_and_runs_wi
 
     from hermes_core import Config, Environment
 
-    env = Environment(home=tmp_path / "home", cwd=tmp_path, variables={})
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
     sessions = env.home / "sessions"
     sessions.mkdir(parents=True, mode=0o700)
 
