@@ -138,6 +138,21 @@ def test_load_skills_reports_broken_ones_and_loads_the_others(tmp_path: Path) ->
     assert str(broken / "SKILL.md") in problems[0]
 
 
+def test_a_skill_edited_or_broken_since_it_was_read_is_read_anew(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "notes", "description: First words.\n")
+    assert read_skill(folder).description == "First words."
+
+    (folder / "SKILL.md").write_text("---\ndescription: Second words.\n---\n# Steps\n")
+    assert [skill.description for skill in load_skills(tmp_path)[0]] == ["Second words."]
+
+    (folder / "SKILL.md").write_text("---\ndescription: [unclosed\n---\n")
+    with pytest.raises(SkillError, match="not valid YAML"):
+        read_skill(folder)
+    (folder / "SKILL.md").write_text("---\ndescription: First words.\n---\n# Steps\n")
+    assert read_skill(folder) == read_skill(folder)
+    assert read_skill(folder).description == "First words."
+
+
 # The toolset ----------------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -177,10 +178,7 @@ def _kind(value: Any) -> str:
 def read_skill(directory: Path) -> Skill:
     """The skill in ``directory`` (its ``SKILL.md``); :class:`SkillError` naming the file and
     the key when it cannot be read."""
-    from ruamel.yaml.error import YAMLError
-
-    from hermes_core._plugins.manifest import manifest_yaml
-    from hermes_core._yaml_limits import YamlFileError, load_limited, read_limited, yaml_problem
+    from hermes_core._yaml_limits import YamlFileError, read_limited
 
     path = directory / SKILL_FILE
     try:
@@ -189,6 +187,23 @@ def read_skill(directory: Path) -> Skill:
         raise SkillError(f"{path}: {exc}") from None
     if text is None:
         raise SkillError(f"{path}: no such file")
+    return _parsed_skill(directory, text)
+
+
+PARSED_KEPT: Final = 128
+"""Skills kept parsed, by folder and file text."""
+
+
+# The file is read each time, its front matter parsed once per text: every new conversation
+# names the skills in its system prompt, and the YAML parser takes milliseconds a skill.
+@lru_cache(maxsize=PARSED_KEPT)
+def _parsed_skill(directory: Path, text: str) -> Skill:
+    from ruamel.yaml.error import YAMLError
+
+    from hermes_core._plugins.manifest import manifest_yaml
+    from hermes_core._yaml_limits import load_limited, yaml_problem
+
+    path = directory / SKILL_FILE
     front, body = _front_matter(text, path)
     try:
         data = load_limited(manifest_yaml(), front) if front.strip() else {}
