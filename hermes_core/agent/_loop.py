@@ -122,7 +122,6 @@ class Agent:
         ``model.model`` when no model is set (every command and ``hermes acp`` say so alike)."""
         from hermes_core._dotenv import secret_variable
         from hermes_core._errors import ConfigError
-        from hermes_core._project_trust import project_refusal
         from hermes_core.agent._memory import selected_memory
 
         section = host.config.model
@@ -148,10 +147,7 @@ class Agent:
         )
         provider = host.create_model_provider(settings)
         retry = RetryPolicy(section.max_retries, section.max_retry_wait)
-        sessions = host.env.home / "sessions"
-        # Written there still (the user's record of what ran); read back only past the gate.
-        refusal = project_refusal(host.env, sessions, "the transcripts folder")
-        store = TranscriptStore(sessions, refusal)
+        store = TranscriptStore.of_home(host.env)
         memory = selected_memory(host)
         return cls(host, provider, settings, retry=retry, transcripts=store, memory=memory)
 

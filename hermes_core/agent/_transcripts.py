@@ -26,11 +26,14 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, TypeGuard
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
 from hermes_core.agent._wire import Message, ModelToolCall
+
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
 
 if sys.platform != "win32":  # no flock there: each process appends unlocked
     import fcntl
@@ -276,6 +279,16 @@ class TranscriptStore:
     def __init__(self, directory: Path, refusal: str | None = None) -> None:
         self.directory = directory
         self.refusal = refusal
+
+    @classmethod
+    def of_home(cls, env: Environment) -> TranscriptStore:
+        """The store of ``env``'s home; its ``refusal`` set while that home is the project's
+        and the gate is closed. Written there still (the user's record of what ran), read back
+        only past the gate."""
+        from hermes_core._project_trust import project_refusal
+
+        directory = env.home / "sessions"
+        return cls(directory, project_refusal(env, directory, "the transcripts folder"))
 
     def open(self, session_id: str) -> Transcript:
         """The transcript of ``session_id`` (the directory made private on first use)."""
