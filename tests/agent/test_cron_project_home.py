@@ -64,3 +64,20 @@ def test_cron_list_in_a_project_home_shows_the_jobs_and_says_they_will_not_run(
     assert done.stderr.startswith("hermes: warning: these jobs will not run: the cron jobs ")
     assert f"at {jobs} (in the project " in done.stderr
     assert GATE in done.stderr
+
+
+def test_a_job_created_in_a_project_home_says_it_will_not_run_until_the_gate_opens(
+    tmp_path: Path,
+) -> None:
+    cli, jobs = project_home(tmp_path)
+    with FakeModelServer([]) as server:
+        env = variables(cli, server)
+        done = cli.run("cron", "create", "every 1h", "Sum up the open issues", env=env)
+        opened = cli.run(
+            "cron", "create", "every 1h", "Sum up the PRs", env=variables(cli, server, gate=True)
+        )
+    assert done.stdout.startswith("created job ")
+    assert done.stderr.startswith("hermes: warning: this job will not run: the cron jobs ")
+    assert f"at {jobs} (in the project " in done.stderr
+    assert GATE in done.stderr
+    assert opened.stderr == ""
