@@ -7,7 +7,8 @@ delivery prints here): exit 0 when the run answered and was delivered, 1 when it
 
 The jobs of a home inside the project (``HERMES_HOME=./.hermes`` in a cloned repository) are
 the repository's, planted or not: while the project gate is closed ``run`` and ``daemon`` refuse
-(exit 2) naming the jobs file and the flag, and ``list`` shows them saying they will not run.
+(exit 2) naming the jobs file and the flag, ``list`` shows them saying they will not run, and
+``create`` stores a job saying so.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def create(
     from pathlib import Path
 
     known = _known_toolsets() if toolsets else None
-    job = _store().create(
+    store = _store()
+    job = store.create(
         schedule,
         prompt,
         name=name,
@@ -100,6 +102,10 @@ def create(
         known_toolsets=known,
     )
     click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
+    if (refusal := _refusal(store)) is not None:
+        from hermes_core._cli.output import echo_shown
+
+        echo_shown(f"hermes: warning: this job will not run: {refusal}", err=True)
 
 
 def _known_toolsets() -> frozenset[str]:
