@@ -138,11 +138,9 @@ def _skills_index_text(env: Environment) -> str | None:
 def request_tokens(system: str, tools: Iterable[Tool]) -> int:
     """Tokens of a request before its first message: the system prompt and the tools' schemas,
     each counted as the tool search counts them (:mod:`hermes_core.search._render`)."""
-    from hermes_core.search._render import compact_json, estimate_tokens, render_tool
+    from hermes_core.search._render import estimate_tokens, tool_tokens
 
-    return estimate_tokens(system) + sum(
-        estimate_tokens(compact_json(render_tool(tool))) for tool in tools
-    )
+    return estimate_tokens(system) + sum(tool_tokens(tool) for tool in tools)
 
 
 def size_warning(context_length: int, tokens: int, tool_count: int) -> str | None:

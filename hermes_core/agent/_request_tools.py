@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hermes_core.agent._wire import ToolSchema
-from hermes_core.search._render import compact_json, estimate_tokens
+from hermes_core.search._render import tool_tokens
 
 if TYPE_CHECKING:
     from hermes_core._tools import Tool
@@ -22,14 +22,7 @@ KEPT = 8
 
 def schema_tokens(tools: Sequence[ToolSchema]) -> int:
     """The estimated tokens of the tools' schemas, as the tool search counts them."""
-    return sum(
-        estimate_tokens(
-            compact_json(
-                {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-            )
-        )
-        for tool in tools
-    )
+    return sum(tool_tokens(tool) for tool in tools)
 
 
 class _Entry:

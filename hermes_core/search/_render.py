@@ -7,14 +7,34 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from hermes_core._tools import Tool
 
-__all__ = ["ToolFormat", "compact_json", "estimate_tokens", "render_tool", "render_tools"]
+__all__ = [
+    "DescribedTool",
+    "ToolFormat",
+    "compact_json",
+    "estimate_tokens",
+    "render_tool",
+    "render_tools",
+    "tool_tokens",
+]
 
 ToolFormat = Literal["neutral", "openai", "anthropic"]
+
+
+class DescribedTool(Protocol):
+    """What rendering reads of a tool: a :class:`~hermes_core._tools.Tool`, or the schema a
+    model provider is sent (the agent's ``ToolSchema``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
 
 
 def compact_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
@@ -28,7 +48,13 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def render_tool(tool: Tool, style: ToolFormat = "neutral") -> dict[str, Any]:
+def tool_tokens(tool: DescribedTool) -> int:
+    """The estimated tokens of ``tool``'s schema: of its neutral shape as compact JSON. The one
+    count of a tool's cost: the listing's tiers, a request's size and its warning use it."""
+    return estimate_tokens(compact_json(render_tool(tool)))
+
+
+def render_tool(tool: DescribedTool, style: ToolFormat = "neutral") -> dict[str, Any]:
     """One tool in ``style``.
 
     ``neutral``: ``{name, description, parameters}``; ``openai``:

@@ -52,7 +52,7 @@ from hermes_core.search._call_plans import plan_tool_call
 from hermes_core.search._indexing import IndexSync
 from hermes_core.search._listing import group_of
 from hermes_core.search._remote import ConnectorSearch, ConnectorSource, RemoteTool
-from hermes_core.search._render import compact_json, estimate_tokens, render_tool
+from hermes_core.search._render import tool_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class ToolSearch:
         cached = self._schema_tokens.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached[1]
-        tokens = estimate_tokens(compact_json(render_tool(tool)))
+        tokens = tool_tokens(tool)
         if tool.name not in BRIDGE_TOOL_NAMES:  # bridge descriptions change with the listing
             self._schema_tokens[tool.name] = (tool, tokens)
         return tokens
