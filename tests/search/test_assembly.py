@@ -21,7 +21,7 @@ from hermes_core._registry import Registry
 from hermes_core._tools import BRIDGE_TOOL_NAMES, Tool
 from hermes_core.search._catalog import load_catalog
 from hermes_core.search._listing import build_listing, short_description
-from hermes_core.search._render import compact_json, estimate_tokens, render_tool
+from hermes_core.search._render import compact_json, estimate_tokens, render_tool, tool_tokens
 
 BRIDGE = ["tool_search", "tool_describe", "tool_call"]
 
@@ -159,11 +159,12 @@ def test_an_assembly_renders_no_deferred_schema_until_tokens_saved_is_read(
 
     rendered: list[str] = []
 
-    def counting_render(tool: Tool) -> dict[str, object]:
+    def counting_render(tool: Tool) -> int:
         rendered.append(tool.name)
-        return render_tool(tool)
+        return tool_tokens(tool)
 
-    monkeypatch.setattr(toolsearch, "render_tool", counting_render)
+    # The tool search renders a schema only to count its tokens.
+    monkeypatch.setattr(toolsearch, "tool_tokens", counting_render)
     registry = _catalog_registry(_livemcp_slice(50))
     assembly = tool_search(registry).assemble(200_000)
     sent = set(_names(assembly.tools))
