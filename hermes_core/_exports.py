@@ -172,6 +172,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ModelRequest": _WIRE,
         "ModelSettings": _WIRE,
         "ModelToolCall": _WIRE,
+        "ThinkingBlock": _WIRE,
         "ModelTurn": _WIRE,
         "TextDelta": _WIRE,
         "ToolSchema": _WIRE,

@@ -164,6 +164,9 @@ if TYPE_CHECKING:
         TextDelta as TextDelta,
     )
     from hermes_core.agent._wire import (
+        ThinkingBlock as ThinkingBlock,
+    )
+    from hermes_core.agent._wire import (
         ToolSchema as ToolSchema,
     )
     from hermes_core.agent._wire import (

@@ -64,12 +64,39 @@ class ImagePart:
 
 
 @dataclass(frozen=True)
+class ThinkingBlock:
+    """A block of a model's thinking that must go back to its vendor unchanged with the
+    assistant message it came on (Anthropic's extended thinking: the next request of a tool
+    loop is refused without it): ``text`` and its ``signature``, or, for a block the vendor
+    encrypted (``redacted_thinking``), its ``data`` alone. All three are opaque to hermes and
+    never shown."""
+
+    text: str = ""
+    signature: str = field(default="", repr=False)
+    data: str = field(default="", repr=False)
+
+    def to_json(self) -> dict[str, str]:
+        """The block as Anthropic's API writes it (the transcript keeps it so)."""
+        if self.data:
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThinkingBlock:
+        """The block :meth:`to_json` wrote."""
+        if data.get("type") == "redacted_thinking":
+            return cls(data=str(data.get("data", "")))
+        return cls(str(data.get("thinking", "")), str(data.get("signature", "")))
+
+
+@dataclass(frozen=True)
 class Message:
     """One message of a conversation.
 
     - ``user``: ``content`` is what the person (or the parent agent) wrote, ``images`` what
       it shows the model (a vision request: ``vision_analyze``, ``browser_vision``);
-    - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run;
+    - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run,
+      ``thinking`` the blocks of its thinking its vendor wants back, in order (never shown);
     - ``tool``: the result of the call ``tool_call_id`` to the tool ``name``, as text,
       ``is_error`` when the call failed.
 
@@ -83,6 +110,7 @@ class Message:
     name: str = ""
     is_error: bool = False
     images: tuple[ImagePart, ...] = ()
+    thinking: tuple[ThinkingBlock, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON object (the transcript line), without empty fields."""
@@ -100,6 +128,8 @@ class Message:
             data["is_error"] = True
         if self.images:
             data["images"] = [{"media_type": i.media_type, "data": i.base64} for i in self.images]
+        if self.thinking:
+            data["thinking"] = [block.to_json() for block in self.thinking]
         return data
 
     @classmethod
@@ -120,6 +150,7 @@ class Message:
                 ImagePart(str(image["media_type"]), base64.b64decode(image["data"]))
                 for image in data.get("images", ())
             ),
+            thinking=tuple(ThinkingBlock.from_json(block) for block in data.get("thinking", ())),
         )
 
 

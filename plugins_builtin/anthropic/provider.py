@@ -12,6 +12,15 @@ The prompt cache (``model.prompt_cache``, on by default): a loop resends the sam
 up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`). Its usage counts
 ``input_tokens`` without the cache's reads and writes: the :class:`Usage` adds them back, so
 ``input_tokens`` is the whole input and ``cached_tokens`` what was read from the cache.
+
+Extended thinking (``model.reasoning_effort``): ``thinking`` is sent with the budget, and
+``max_tokens`` above it (a request capped lower, as the vision tool's question, gets the
+budget added to its cap); no ``temperature`` is ever sent, which thinking refuses. The
+answer's ``thinking`` and ``redacted_thinking`` blocks are never shown: they come on the
+assistant message (:class:`ThinkingBlock`) and go back first in it, unchanged, as the API
+requires of a tool loop. A request whose last assistant message made tool calls without
+them (a conversation taken up again whose blocks were not kept, or begun with another
+provider) is sent without thinking, which the API would refuse, and without blocks.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from hermes_core.agent import (
     ModelToolCall,
     ModelTurn,
     TextDelta,
+    ThinkingBlock,
     Usage,
     http_model_error,
     no_stream_error,
@@ -68,7 +78,7 @@ def _input_of(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _blocks(message: Message) -> list[dict[str, Any]]:
+def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result: dict[str, Any] = {
             "type": "tool_result",
@@ -78,7 +88,8 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         if message.is_error:
             result["is_error"] = True
         return [result]
-    blocks: list[dict[str, Any]] = [
+    blocks: list[dict[str, Any]] = [b.to_json() for b in message.thinking] if thinking else []
+    blocks += [
         {
             "type": "image",
             "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
@@ -99,13 +110,14 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
+def anthropic_messages(request: ModelRequest, *, thinking: bool = False) -> list[dict[str, Any]]:
     """The conversation as Messages API messages: tool results in user messages, consecutive
-    messages of one role merged."""
+    messages of one role merged, and with ``thinking`` each assistant message's thinking
+    blocks first in it."""
     merged: list[dict[str, Any]] = []
     for message in request.messages:
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
+        blocks = _blocks(message, thinking)
         if merged and merged[-1]["role"] == role:
             merged[-1]["content"].extend(blocks)
         else:
@@ -119,6 +131,13 @@ def anthropic_tools(request: ModelRequest) -> list[dict[str, Any]]:
         {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
         for tool in request.tools
     ]
+
+
+def thinking_kept(request: ModelRequest) -> bool:
+    """Whether the request's last assistant message, when it made tool calls, has the thinking
+    blocks the API requires of it when thinking is on."""
+    last = next((m for m in reversed(request.messages) if m.role == "assistant"), None)
+    return last is None or not last.tool_calls or bool(last.thinking)
 
 
 def mark_cache_breakpoints(
@@ -155,6 +174,7 @@ class _Answer:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
+        self.thinking: dict[int, tuple[list[str], list[str], str]] = {}  # text, signature, data
         self.stop: str | None = None
         self.input_tokens = 0
         self.cached_tokens = 0
@@ -175,9 +195,14 @@ class _Answer:
         kind = event.type
         if kind == "message_start":
             self.count(event.message.usage)
-        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+        elif kind == "content_block_start":
             block = event.content_block
-            self.calls[event.index] = (block.id, block.name, [])
+            if block.type == "tool_use":
+                self.calls[event.index] = (block.id, block.name, [])
+            elif block.type == "thinking":
+                self.thinking[event.index] = ([block.thinking], [block.signature], "")
+            elif block.type == "redacted_thinking":
+                self.thinking[event.index] = ([], [], block.data)
         elif kind == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta":
@@ -185,6 +210,10 @@ class _Answer:
                 return str(delta.text)
             if delta.type == "input_json_delta" and event.index in self.calls:
                 self.calls[event.index][2].append(delta.partial_json)
+            elif delta.type == "thinking_delta" and event.index in self.thinking:
+                self.thinking[event.index][0].append(delta.thinking)
+            elif delta.type == "signature_delta" and event.index in self.thinking:
+                self.thinking[event.index][1].append(delta.signature)
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
             self.count(event.usage)
@@ -195,7 +224,11 @@ class _Answer:
             ModelToolCall(id_, name, "".join(parts) or "{}")
             for _, (id_, name, parts) in sorted(self.calls.items())
         )
-        message = Message("assistant", "".join(self.text), tool_calls=calls)
+        thinking = tuple(
+            ThinkingBlock("".join(text), "".join(signature), data)
+            for _, (text, signature, data) in sorted(self.thinking.items())
+        )
+        message = Message("assistant", "".join(self.text), tool_calls=calls, thinking=thinking)
         usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
         return ModelTurn(message, usage=usage, stop_reason=_STOPS.get(self.stop or "", "other"))
 
@@ -206,8 +239,15 @@ class AnthropicProvider:
 
     name = "anthropic"
 
-    def __init__(self, settings: ModelSettings, api_key: str | None, key_env: str) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        api_key: str | None,
+        key_env: str,
+        thinking_budget: int | None = None,
+    ) -> None:
         self.settings = settings
+        self.thinking_budget = thinking_budget
         self._key = api_key
         self._key_env = settings.api_key_env or key_env
         self._client = anthropic.AsyncAnthropic(
@@ -228,7 +268,8 @@ class AnthropicProvider:
         model = request.model or self.settings.model
         tools = anthropic_tools(request)
         system = [{"type": "text", "text": request.system}] if request.system else []
-        messages: Any = anthropic_messages(request)
+        budget = self.thinking_budget if thinking_kept(request) else None
+        messages: Any = anthropic_messages(request, thinking=budget is not None)
         if self.settings.prompt_cache:
             mark_cache_breakpoints(tools, system, messages)
         extra: dict[str, Any] = {}
@@ -236,13 +277,17 @@ class AnthropicProvider:
             extra["system"] = system if self.settings.prompt_cache else request.system
         if tools:
             extra["tools"] = tools
+        cap = request.max_tokens or self.settings.max_output_tokens
+        if budget is not None:
+            extra["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            cap = cap if cap > budget else budget + cap
         answer = _Answer()
         started = False
         try:
             events = await self._client.messages.create(
                 model=model,
                 messages=messages,
-                max_tokens=request.max_tokens or self.settings.max_output_tokens,
+                max_tokens=cap,
                 stream=True,
                 **extra,
             )
