@@ -172,6 +172,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._wire import (
         Usage as Usage,
     )
+    from hermes_core.agent._wire import (
+        cache_breakpoints as cache_breakpoints,
+    )
 
 __all__ = face_names("hermes_core.agent")
 

@@ -177,6 +177,30 @@ class ModelRequest:
     max_tokens: int | None = None
 
 
+def cache_breakpoints(request: ModelRequest) -> list[int]:
+    """Where ``request``'s conversation is marked for a prompt cache that caches only up to the
+    blocks a request marks (Anthropic's ``cache_control``, and OpenRouter's for Claude): the
+    indexes in ``request.messages`` of the last message of each of the last two user turns (a
+    user message, or a turn's tool results and what follows them), one with something to mark.
+    With the end of the tools and of the system prompt, the API's most of four breakpoints.
+    The latest is where the next request reads what this one wrote; the one before is where
+    this one reads what the last one wrote, however many blocks (tool calls and results) came
+    after it, since the API looks back only 20 blocks from a breakpoint for an earlier entry."""
+    ends: list[int] = []
+    in_turn = False
+    for index, message in enumerate(request.messages):
+        if message.role == "assistant":
+            in_turn = False
+            continue
+        if message.role == "tool" or message.content or message.images:
+            if in_turn:
+                ends[-1] = index
+            else:
+                ends.append(index)
+            in_turn = True
+    return ends[-2:]
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens a request cost, as the server counted them: ``input_tokens`` is the whole input,

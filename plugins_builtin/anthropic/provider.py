@@ -44,6 +44,7 @@ from hermes_core.agent import (
     TextDelta,
     ThinkingBlock,
     Usage,
+    cache_breakpoints,
     http_model_error,
     no_stream_error,
 )
@@ -141,17 +142,24 @@ def thinking_kept(request: ModelRequest) -> bool:
 
 
 def mark_cache_breakpoints(
-    tools: list[dict[str, Any]], system: list[dict[str, Any]], messages: list[dict[str, Any]]
+    request: ModelRequest,
+    tools: list[dict[str, Any]],
+    system: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
 ) -> None:
-    """Mark the request's prefix for Anthropic's prompt cache, in its order (tools, system,
-    messages), with the API's most of four breakpoints: the last tool, the system prompt's
-    end, and the last block of the last two user messages. The latest is where the next
-    request reads what this one wrote; the one before is where this one reads what the last
-    one wrote, however many blocks (tool calls and results) came after it, since the API looks
-    back only 20 blocks from a breakpoint for an earlier cache entry."""
+    """Mark ``request``'s prefix, sent as ``tools``, ``system`` and ``messages``, for
+    Anthropic's prompt cache, in its order: the last tool, the system prompt's end, and the
+    user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block (a
+    turn is one merged user message)."""
     mark = {"type": "ephemeral"}
-    users = [m for m in messages if m["role"] == "user" and m["content"]][-2:]
-    for blocks in (tools, system, *(m["content"] for m in users)):
+    merged_at: list[int] = []  # the index in messages of each of request.messages
+    previous: bool | None = None
+    for message in request.messages:
+        answer = message.role == "assistant"
+        merged_at.append((merged_at[-1] if merged_at else -1) + (answer != previous))
+        previous = answer
+    turns = [messages[merged_at[index]]["content"] for index in cache_breakpoints(request)]
+    for blocks in (tools, system, *turns):
         if blocks:
             blocks[-1]["cache_control"] = mark
 
@@ -271,7 +279,7 @@ class AnthropicProvider:
         budget = self.thinking_budget if thinking_kept(request) else None
         messages: Any = anthropic_messages(request, thinking=budget is not None)
         if self.settings.prompt_cache:
-            mark_cache_breakpoints(tools, system, messages)
+            mark_cache_breakpoints(request, tools, system, messages)
         extra: dict[str, Any] = {}
         if system:
             extra["system"] = system if self.settings.prompt_cache else request.system
