@@ -16,9 +16,12 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from hermes_core._errors import HermesError
+
+if TYPE_CHECKING:
+    from hermes_core._config.agent import ModelConfig
 
 Role = Literal["user", "assistant", "tool"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]
@@ -298,6 +301,22 @@ class ModelSettings:
     timeout: float = 120.0
     prompt_cache: bool = True
     reasoning_effort: str | None = None
+
+    @classmethod
+    def of_section(cls, section: ModelConfig, api_key: str | None = None) -> ModelSettings:
+        """The settings of the ``model`` section ``section``, the key ``api_key``."""
+        return cls(
+            provider=section.provider,
+            model=section.model,
+            base_url=section.base_url,
+            api_key=api_key,
+            api_key_env=section.api_key_env,
+            context_length=section.context_length,
+            max_output_tokens=section.max_output_tokens,
+            timeout=section.timeout,
+            prompt_cache=section.prompt_cache,
+            reasoning_effort=section.reasoning_effort,
+        )
 
 
 @runtime_checkable

@@ -107,5 +107,6 @@ def hermes_model_providers() -> Sequence[ModelProviderSpec]:
             name="anthropic",
             factory=create_provider,
             description="Anthropic's Messages API (Claude models).",
+            check=check_settings,
         )
     ]
