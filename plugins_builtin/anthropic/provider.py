@@ -20,7 +20,7 @@ answer's ``thinking`` and ``redacted_thinking`` blocks are never shown: they com
 assistant message (:class:`ThinkingBlock`) and go back first in it, unchanged, as the API
 requires of a tool loop. A request whose last assistant message made tool calls without
 them (a conversation taken up again whose blocks were not kept, or begun with another
-provider) is sent without thinking, which the API would refuse, and without blocks.
+provider) would be refused with thinking: it is sent without, and without any block.
 """
 
 from __future__ import annotations
