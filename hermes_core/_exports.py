@@ -172,6 +172,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ModelRequest": _WIRE,
         "ModelSettings": _WIRE,
         "ModelToolCall": _WIRE,
+        "ThinkingBlock": _WIRE,
+        "cache_breakpoints": _WIRE,
         "ModelTurn": _WIRE,
         "TextDelta": _WIRE,
         "ToolSchema": _WIRE,

@@ -197,11 +197,16 @@ class ModelContext(PluginContext):
 @dataclass(frozen=True)
 class ModelProviderSpec:
     """A model provider, selected by ``model.provider``; its factory gets a
-    :class:`ModelContext` and returns a :class:`~hermes_core.agent._wire.ModelProvider`."""
+    :class:`ModelContext` and returns a :class:`~hermes_core.agent._wire.ModelProvider`.
+
+    ``check``, when given, refuses the settings the factory would refuse (a ``ConfigError``
+    naming the key, the factory's own words) without building anything or importing the
+    vendor's SDK: ``hermes config validate`` runs it on the ``model`` section."""
 
     name: str
     factory: Callable[[ModelContext], Any]
     description: str = ""
+    check: Callable[[ModelSettings], None] | None = None
 
     def __post_init__(self) -> None:
         _check_name("model provider", self.name)

@@ -112,9 +112,10 @@ def set_command(key: str, value: str) -> None:
 def validate_command() -> None:
     """Check the configuration file; exit status 2 when it has problems.
 
-    Besides its keys and values: the settings each plugin checks (plugins.entries.NAME) and
-    the names the plugins must know (approvals.policy, tools.tool_search.backend,
-    tools.connectors.gateway, model.provider, memory.provider).
+    Besides its keys and values: the settings each plugin checks (plugins.entries.NAME), the
+    names the plugins must know (approvals.policy, tools.tool_search.backend,
+    tools.connectors.gateway, model.provider, memory.provider) and the model settings the
+    provider refuses (model.max_output_tokens under the anthropic thinking budget).
     """
     from hermes_core._config import config_held_back, config_in_effect, load_config
 
@@ -158,9 +159,10 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
     ``hermes plugins list`` shows it), settings a plugin's typed settings refuse."""
     import logging
 
-    from hermes_core._errors import RegistrationError, UnloadedPluginError
+    from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
     from hermes_core._host import Host
     from hermes_core._plugins.selection import configured_selections
+    from hermes_core.agent._wire import ModelSettings
 
     host = Host(config, env, config_path=env.config_path, strict=False)
     runtime_log = logging.getLogger("hermes_core._host")
@@ -180,11 +182,13 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
         failed = {record.name for record in host.plugins if record.status == "error"}
         for kind, name in selected:
             try:
-                host.registrations.select(kind, name)
+                spec = host.registrations.select(kind, name)
+                if kind == "model_provider" and spec.check is not None:
+                    spec.check(ModelSettings.of_section(config.model))
             except UnloadedPluginError as exc:
                 if exc.plugin not in failed:
                     problems.append(str(exc))
-            except RegistrationError as exc:
+            except (RegistrationError, ConfigError) as exc:
                 problems.append(str(exc))
         problems += [r.settings_error for r in host.plugins if r.settings_error is not None]
     finally:

@@ -19,9 +19,10 @@ class ModelConfig(Section):
     then ``$HERMES_HOME/.env``; ``None``: the provider's usual one, ``OPENAI_API_KEY`` or
     ``ANTHROPIC_API_KEY``); the key itself never belongs in this file. ``prompt_cache`` marks
     the prefix every request resends for the server's prompt cache (Anthropic's
-    ``cache_control``; OpenAI caches without being asked); ``reasoning_effort`` asks a
-    reasoning model to think less or more (OpenAI's ``reasoning_effort``; ``None``: the
-    model's default)."""
+    ``cache_control``, OpenRouter's for Claude; OpenAI caches without being asked);
+    ``reasoning_effort`` asks a reasoning model to think less or more (OpenAI's
+    ``reasoning_effort``, Anthropic's extended thinking budget; ``None``: the model's
+    default)."""
 
     provider: str = "openai"
     model: str = ""

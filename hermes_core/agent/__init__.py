@@ -164,10 +164,16 @@ if TYPE_CHECKING:
         TextDelta as TextDelta,
     )
     from hermes_core.agent._wire import (
+        ThinkingBlock as ThinkingBlock,
+    )
+    from hermes_core.agent._wire import (
         ToolSchema as ToolSchema,
     )
     from hermes_core.agent._wire import (
         Usage as Usage,
+    )
+    from hermes_core.agent._wire import (
+        cache_breakpoints as cache_breakpoints,
     )
 
 __all__ = face_names("hermes_core.agent")

@@ -104,9 +104,11 @@ def text_tokens(text: str) -> int:
 
 
 def message_tokens(message: Message) -> int:
-    """The estimated tokens of ``message``: its text, its calls, its images."""
+    """The estimated tokens of ``message``: its text, its calls, its images, the thinking
+    blocks sent back with it."""
     calls = sum(text_tokens(call.name + call.arguments) for call in message.tool_calls)
-    return text_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images)
+    thinking = sum(text_tokens(block.text + block.data) for block in message.thinking)
+    return text_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images) + thinking
 
 
 def split_point(messages: Sequence[Message], keep: int) -> int | None:

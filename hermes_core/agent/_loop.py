@@ -133,18 +133,7 @@ class Agent:
                 key="model.model",
             )
         key = secret_variable(host.env, section.api_key_env) if section.api_key_env else None
-        settings = ModelSettings(
-            provider=section.provider,
-            model=section.model,
-            base_url=section.base_url,
-            api_key=key,
-            api_key_env=section.api_key_env,
-            context_length=section.context_length,
-            max_output_tokens=section.max_output_tokens,
-            timeout=section.timeout,
-            prompt_cache=section.prompt_cache,
-            reasoning_effort=section.reasoning_effort,
-        )
+        settings = ModelSettings.of_section(section, key)
         provider = host.create_model_provider(settings)
         retry = RetryPolicy(section.max_retries, section.max_retry_wait)
         store = TranscriptStore.of_home(host.env)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
-from hermes_core.agent._wire import Message, ModelToolCall
+from hermes_core.agent._wire import Message, ModelToolCall, ThinkingBlock
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
@@ -72,8 +72,18 @@ def _redacted_arguments(arguments: str) -> str:
     return json.dumps(redact(parsed), ensure_ascii=False)
 
 
+def _kept_thinking(message: Message) -> tuple[ThinkingBlock, ...]:
+    """The thinking blocks kept of ``message``: all, or none when one holds what redaction
+    would change. A changed block no longer matches its signature (the vendor refuses it), and
+    a conversation taken up again without them goes on without thinking for a request."""
+    if any(redact_text(block.text) != block.text for block in message.thinking):
+        return ()
+    return message.thinking
+
+
 def redacted_message(message: Message) -> Message:
-    """``message`` with its text and tool-call arguments redacted."""
+    """``message`` with its text and tool-call arguments redacted, its thinking blocks kept
+    unless one would be (:func:`_kept_thinking`)."""
     return Message(
         role=message.role,
         content=redact_text(message.content),
@@ -84,6 +94,7 @@ def redacted_message(message: Message) -> Message:
         tool_call_id=message.tool_call_id,
         name=message.name,
         is_error=message.is_error,
+        thinking=_kept_thinking(message),
     )
 
 

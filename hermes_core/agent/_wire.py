@@ -16,9 +16,12 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from hermes_core._errors import HermesError
+
+if TYPE_CHECKING:
+    from hermes_core._config.agent import ModelConfig
 
 Role = Literal["user", "assistant", "tool"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "other"]
@@ -64,12 +67,39 @@ class ImagePart:
 
 
 @dataclass(frozen=True)
+class ThinkingBlock:
+    """A block of a model's thinking that must go back to its vendor unchanged with the
+    assistant message it came on (Anthropic's extended thinking: the next request of a tool
+    loop is refused without it): ``text`` and its ``signature``, or, for a block the vendor
+    encrypted (``redacted_thinking``), its ``data`` alone. All three are opaque to hermes and
+    never shown."""
+
+    text: str = ""
+    signature: str = field(default="", repr=False)
+    data: str = field(default="", repr=False)
+
+    def to_json(self) -> dict[str, str]:
+        """The block as Anthropic's API writes it (the transcript keeps it so)."""
+        if self.data:
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThinkingBlock:
+        """The block :meth:`to_json` wrote."""
+        if data.get("type") == "redacted_thinking":
+            return cls(data=str(data.get("data", "")))
+        return cls(str(data.get("thinking", "")), str(data.get("signature", "")))
+
+
+@dataclass(frozen=True)
 class Message:
     """One message of a conversation.
 
     - ``user``: ``content`` is what the person (or the parent agent) wrote, ``images`` what
       it shows the model (a vision request: ``vision_analyze``, ``browser_vision``);
-    - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run;
+    - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run,
+      ``thinking`` the blocks of its thinking its vendor wants back, in order (never shown);
     - ``tool``: the result of the call ``tool_call_id`` to the tool ``name``, as text,
       ``is_error`` when the call failed.
 
@@ -83,6 +113,7 @@ class Message:
     name: str = ""
     is_error: bool = False
     images: tuple[ImagePart, ...] = ()
+    thinking: tuple[ThinkingBlock, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON object (the transcript line), without empty fields."""
@@ -100,6 +131,8 @@ class Message:
             data["is_error"] = True
         if self.images:
             data["images"] = [{"media_type": i.media_type, "data": i.base64} for i in self.images]
+        if self.thinking:
+            data["thinking"] = [block.to_json() for block in self.thinking]
         return data
 
     @classmethod
@@ -120,6 +153,7 @@ class Message:
                 ImagePart(str(image["media_type"]), base64.b64decode(image["data"]))
                 for image in data.get("images", ())
             ),
+            thinking=tuple(ThinkingBlock.from_json(block) for block in data.get("thinking", ())),
         )
 
 
@@ -144,6 +178,30 @@ class ModelRequest:
     messages: tuple[Message, ...]
     tools: tuple[ToolSchema, ...] = ()
     max_tokens: int | None = None
+
+
+def cache_breakpoints(request: ModelRequest) -> list[int]:
+    """Where ``request``'s conversation is marked for a prompt cache that caches only up to the
+    blocks a request marks (Anthropic's ``cache_control``, and OpenRouter's for Claude): the
+    indexes in ``request.messages`` of the last message of each of the last two user turns (a
+    user message, or a turn's tool results and what follows them), one with something to mark.
+    With the end of the tools and of the system prompt, the API's most of four breakpoints.
+    The latest is where the next request reads what this one wrote; the one before is where
+    this one reads what the last one wrote, however many blocks (tool calls and results) came
+    after it, since the API looks back only 20 blocks from a breakpoint for an earlier entry."""
+    ends: list[int] = []
+    in_turn = False
+    for index, message in enumerate(request.messages):
+        if message.role == "assistant":
+            in_turn = False
+            continue
+        if message.role == "tool" or message.content or message.images:
+            if in_turn:
+                ends[-1] = index
+            else:
+                ends.append(index)
+            in_turn = True
+    return ends[-2:]
 
 
 @dataclass(frozen=True)
@@ -243,6 +301,22 @@ class ModelSettings:
     timeout: float = 120.0
     prompt_cache: bool = True
     reasoning_effort: str | None = None
+
+    @classmethod
+    def of_section(cls, section: ModelConfig, api_key: str | None = None) -> ModelSettings:
+        """The settings of the ``model`` section ``section``, the key ``api_key``."""
+        return cls(
+            provider=section.provider,
+            model=section.model,
+            base_url=section.base_url,
+            api_key=api_key,
+            api_key_env=section.api_key_env,
+            context_length=section.context_length,
+            max_output_tokens=section.max_output_tokens,
+            timeout=section.timeout,
+            prompt_cache=section.prompt_cache,
+            reasoning_effort=section.reasoning_effort,
+        )
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for wh
 a request the vendor refuses outright, as one with too many cache breakpoints, gets its 400),
 and the OpenAI-style images API (``POST /v1/images/generations``, :mod:`._fake_images`).
 It serves in its own threads, so an async test's event loop is never blocked, and records
-every request.
+every request; as an HTTP proxy (``HTTP_PROXY``), those for any host (OpenRouter's ``/api/v1``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from hermes_core.testing._fake_images import IMAGES_PATH, images_answer, images_of
 from hermes_core.testing._fake_model_wire import (
@@ -104,8 +105,7 @@ class RecordedRequest:
 
     @property
     def images(self) -> list[tuple[str, bytes]]:
-        """The images the request shows the model (its vision input), as ``(media_type,
-        bytes)``."""
+        """The images the request shows the model (its vision input): (media_type, bytes)."""
         return images_of(self.messages)
 
     @property
@@ -151,8 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: tests read ``FakeModelServer.requests`` instead."""
 
     def do_POST(self) -> None:
-        path = self.path.split("?", 1)[0]
-        wire = _ROUTES.get(path.rstrip("/"))
+        path = urlsplit(self.path).path  # a proxy's request names the whole URL
+        wire = _ROUTES.get(path.rstrip("/").removeprefix("/api"))
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         if wire is None and path.rstrip("/") == IMAGES_PATH:

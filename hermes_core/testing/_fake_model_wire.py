@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core.agent._wire import Usage
+from hermes_core.testing._fake_thinking import thinking_blocks, thinking_refusal
 
 __all__ = [
     "ERROR_MESSAGES",
@@ -73,7 +74,9 @@ class FakeTurn:
       as written to it (Anthropic's ``cache_creation_input_tokens``; part of ``input_tokens``).
     - ``reasoning``: the thinking of a reasoning model, streamed on the OpenAI wire as
       ``reasoning_key`` deltas (``reasoning_content``: DeepSeek, vLLM; ``reasoning``:
-      OpenRouter, Ollama) before the answer's text.
+      OpenRouter, Ollama) before the answer's text; on the Anthropic wire, to a request that
+      enables thinking, as a signed ``thinking`` block, then ``redacted_thinking`` (its
+      data) as a ``redacted_thinking`` block (:mod:`._fake_thinking`).
     - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
       ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
       ``error_message`` (a default one per status); ``error_code`` is the OpenAI body's
@@ -90,6 +93,7 @@ class FakeTurn:
     cache_write_tokens: int = 0
     reasoning: str = ""
     reasoning_key: str = "reasoning_content"
+    redacted_thinking: str = ""
     error: int | None = None
     error_message: str = ""
     error_code: str = ""
@@ -284,8 +288,8 @@ def _anthropic_stop(turn: FakeTurn) -> str:
     return "tool_use" if turn.wire_calls() else "end_turn"
 
 
-def _anthropic_blocks(turn: FakeTurn, number: int) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+def _anthropic_blocks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]]:
+    blocks = thinking_blocks(turn.reasoning, turn.redacted_thinking, body)
     if turn.answer_text():
         blocks.append({"type": "text", "text": turn.answer_text()})
     for index, call in enumerate(turn.wire_calls()):
@@ -321,7 +325,7 @@ def anthropic_answer(turn: FakeTurn, body: Any, number: int) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": str(body.get("model", "")),
-        "content": _anthropic_blocks(turn, number),
+        "content": _anthropic_blocks(turn, body, number),
         "stop_reason": _anthropic_stop(turn),
         "stop_sequence": None,
         "usage": usage,
@@ -337,14 +341,22 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),
     ]
-    for index, block in enumerate(_anthropic_blocks(turn, number)):
+    calls = iter(turn.wire_calls())
+    for index, block in enumerate(_anthropic_blocks(turn, body, number)):
         opened: dict[str, Any]
+        deltas: list[dict[str, Any]] = []
         if block["type"] == "text":
             opened, parts = {"type": "text", "text": ""}, pieces(block["text"])
             deltas = [{"type": "text_delta", "text": part} for part in parts]
+        elif block["type"] == "thinking":
+            opened, parts = {**block, "thinking": "", "signature": ""}, pieces(block["thinking"])
+            deltas = [{"type": "thinking_delta", "thinking": part} for part in parts]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "redacted_thinking":
+            opened = block  # sent whole in its start, as the API does
         else:
             opened = {**block, "input": {}}
-            text = turn.wire_calls()[index - bool(turn.answer_text())].arguments_text
+            text = next(calls).arguments_text
             deltas = [{"type": "input_json_delta", "partial_json": part} for part in pieces(text)]
         events.append(
             (
@@ -386,9 +398,13 @@ def _breakpoints(value: Any) -> int:
 
 def refusal(wire: Wire, body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
-    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire."""
+    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, or its rules of
+    extended thinking (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
         return None
+    refused = thinking_refusal(body)
+    if refused is not None:
+        return refused
     found = sum(_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
     if found > MAX_CACHE_BREAKPOINTS:
         return (

@@ -3,20 +3,66 @@
 Anthropic's Messages API through the official SDK (:mod:`.provider`), streamed, with tool use.
 The SDK is an install extra (``hermes-core-agent[anthropic]``), imported when the provider is
 built, never when the plugin loads.
+
+``model.reasoning_effort`` turns on extended thinking with a budget of tokens
+(:data:`THINKING_BUDGETS`) that counts against ``model.max_output_tokens``, which must be
+above it (:func:`check_settings`, run by the build and by ``hermes config validate``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
 
 if TYPE_CHECKING:
+    from hermes_core.agent import ModelSettings
+
     from .provider import AnthropicProvider
 
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
 """The key's variable when ``model.api_key_env`` names none."""
+
+
+THINKING_BUDGETS: Mapping[str, int] = {
+    "minimal": 1024,  # the API's least
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32768,
+    "max": 63999,  # under the 64,000 output tokens of the models that write the most
+}
+"""The ``budget_tokens`` of extended thinking per ``model.reasoning_effort`` (``none``: no
+thinking, as with none set)."""
+
+ANSWER_ROOM = 4096
+"""The tokens beside the thinking budget the message of a refused ``max_output_tokens``
+suggests: the answer's own (its text and tool calls)."""
+
+
+def thinking_budget(settings: ModelSettings) -> int | None:
+    """The thinking budget ``settings`` ask for, or ``None`` for no extended thinking."""
+    return THINKING_BUDGETS.get(settings.reasoning_effort or "none")
+
+
+def check_settings(settings: ModelSettings) -> None:
+    """Refuse, with a ``ConfigError`` naming the key, the settings the Messages API would
+    refuse every request of: a ``model.max_output_tokens`` (sent as ``max_tokens``) not above
+    the thinking budget."""
+    budget = thinking_budget(settings)
+    if budget is None or settings.max_output_tokens > budget:
+        return
+    from hermes_core import ConfigError
+
+    raise ConfigError(
+        f"{settings.max_output_tokens:,} is not above the anthropic provider's thinking "
+        f"budget for model.reasoning_effort {settings.reasoning_effort!r}, {budget:,} tokens "
+        "(the thinking counts against it, and the API requires more): raise it, e.g. "
+        f"`hermes config set model.max_output_tokens {budget + ANSWER_ROOM}`, or lower "
+        "model.reasoning_effort",
+        key="model.max_output_tokens",
+    )
 
 
 def create_provider(context: ModelContext) -> AnthropicProvider:
@@ -25,17 +71,7 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
     settings = context.model
     if settings is None:
         raise ValueError("the anthropic provider is built with the model settings")
-    if settings.reasoning_effort is not None:
-        from hermes_core import ConfigError
-
-        # Extended thinking needs each answer's signed thinking blocks sent back before its
-        # tool results, or the API refuses the next request; hermes' messages keep no blocks.
-        raise ConfigError(
-            f"{settings.reasoning_effort!r} is not supported by the anthropic provider (its "
-            "extended thinking is not): set it to null with "
-            "`hermes config set model.reasoning_effort null`",
-            key="model.reasoning_effort",
-        )
+    check_settings(settings)
     try:
         from .provider import AnthropicProvider
     except ImportError as error:
@@ -60,7 +96,7 @@ def create_provider(context: ModelContext) -> AnthropicProvider:
         sdk_base_url_variable="ANTHROPIC_BASE_URL",  # the SDK's own
         local_example="http://127.0.0.1:8080",
     )
-    return AnthropicProvider(settings, key, KEY_VARIABLE)
+    return AnthropicProvider(settings, key, KEY_VARIABLE, thinking_budget(settings))
 
 
 @hookimpl(trylast=True)
@@ -71,5 +107,6 @@ def hermes_model_providers() -> Sequence[ModelProviderSpec]:
             name="anthropic",
             factory=create_provider,
             description="Anthropic's Messages API (Claude models).",
+            check=check_settings,
         )
     ]

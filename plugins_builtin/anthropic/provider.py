@@ -12,6 +12,15 @@ The prompt cache (``model.prompt_cache``, on by default): a loop resends the sam
 up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`). Its usage counts
 ``input_tokens`` without the cache's reads and writes: the :class:`Usage` adds them back, so
 ``input_tokens`` is the whole input and ``cached_tokens`` what was read from the cache.
+
+Extended thinking (``model.reasoning_effort``): ``thinking`` is sent with the budget, and
+``max_tokens`` above it (a request capped lower, as the vision tool's question, gets the
+budget added to its cap); no ``temperature`` is ever sent, which thinking refuses. The
+answer's ``thinking`` and ``redacted_thinking`` blocks are never shown: they come on the
+assistant message (:class:`ThinkingBlock`) and go back first in it, unchanged, as the API
+requires of a tool loop. A request whose last assistant message made tool calls without
+them (a conversation taken up again whose blocks were not kept, or begun with another
+provider) would be refused with thinking: it is sent without, and without any block.
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ from hermes_core.agent import (
     ModelToolCall,
     ModelTurn,
     TextDelta,
+    ThinkingBlock,
     Usage,
+    cache_breakpoints,
     http_model_error,
     no_stream_error,
 )
@@ -68,7 +79,7 @@ def _input_of(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _blocks(message: Message) -> list[dict[str, Any]]:
+def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result: dict[str, Any] = {
             "type": "tool_result",
@@ -78,7 +89,8 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         if message.is_error:
             result["is_error"] = True
         return [result]
-    blocks: list[dict[str, Any]] = [
+    blocks: list[dict[str, Any]] = [b.to_json() for b in message.thinking] if thinking else []
+    blocks += [
         {
             "type": "image",
             "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
@@ -99,13 +111,14 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
+def anthropic_messages(request: ModelRequest, *, thinking: bool = False) -> list[dict[str, Any]]:
     """The conversation as Messages API messages: tool results in user messages, consecutive
-    messages of one role merged."""
+    messages of one role merged, and with ``thinking`` each assistant message's thinking
+    blocks first in it."""
     merged: list[dict[str, Any]] = []
     for message in request.messages:
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
+        blocks = _blocks(message, thinking)
         if merged and merged[-1]["role"] == role:
             merged[-1]["content"].extend(blocks)
         else:
@@ -121,18 +134,32 @@ def anthropic_tools(request: ModelRequest) -> list[dict[str, Any]]:
     ]
 
 
+def thinking_kept(request: ModelRequest) -> bool:
+    """Whether the request's last assistant message, when it made tool calls, has the thinking
+    blocks the API requires of it when thinking is on."""
+    last = next((m for m in reversed(request.messages) if m.role == "assistant"), None)
+    return last is None or not last.tool_calls or bool(last.thinking)
+
+
 def mark_cache_breakpoints(
-    tools: list[dict[str, Any]], system: list[dict[str, Any]], messages: list[dict[str, Any]]
+    request: ModelRequest,
+    tools: list[dict[str, Any]],
+    system: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
 ) -> None:
-    """Mark the request's prefix for Anthropic's prompt cache, in its order (tools, system,
-    messages), with the API's most of four breakpoints: the last tool, the system prompt's
-    end, and the last block of the last two user messages. The latest is where the next
-    request reads what this one wrote; the one before is where this one reads what the last
-    one wrote, however many blocks (tool calls and results) came after it, since the API looks
-    back only 20 blocks from a breakpoint for an earlier cache entry."""
+    """Mark ``request``'s prefix, sent as ``tools``, ``system`` and ``messages``, for
+    Anthropic's prompt cache, in its order: the last tool, the system prompt's end, and the
+    user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block (a
+    turn is one merged user message)."""
     mark = {"type": "ephemeral"}
-    users = [m for m in messages if m["role"] == "user" and m["content"]][-2:]
-    for blocks in (tools, system, *(m["content"] for m in users)):
+    merged_at: list[int] = []  # the index in messages of each of request.messages
+    previous: bool | None = None
+    for message in request.messages:
+        answer = message.role == "assistant"
+        merged_at.append((merged_at[-1] if merged_at else -1) + (answer != previous))
+        previous = answer
+    turns = [messages[merged_at[index]]["content"] for index in cache_breakpoints(request)]
+    for blocks in (tools, system, *turns):
         if blocks:
             blocks[-1]["cache_control"] = mark
 
@@ -155,6 +182,7 @@ class _Answer:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.calls: dict[int, tuple[str, str, list[str]]] = {}
+        self.thinking: dict[int, tuple[list[str], list[str], str]] = {}  # text, signature, data
         self.stop: str | None = None
         self.input_tokens = 0
         self.cached_tokens = 0
@@ -175,9 +203,14 @@ class _Answer:
         kind = event.type
         if kind == "message_start":
             self.count(event.message.usage)
-        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+        elif kind == "content_block_start":
             block = event.content_block
-            self.calls[event.index] = (block.id, block.name, [])
+            if block.type == "tool_use":
+                self.calls[event.index] = (block.id, block.name, [])
+            elif block.type == "thinking":
+                self.thinking[event.index] = ([block.thinking], [block.signature], "")
+            elif block.type == "redacted_thinking":
+                self.thinking[event.index] = ([], [], block.data)
         elif kind == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta":
@@ -185,6 +218,10 @@ class _Answer:
                 return str(delta.text)
             if delta.type == "input_json_delta" and event.index in self.calls:
                 self.calls[event.index][2].append(delta.partial_json)
+            elif delta.type == "thinking_delta" and event.index in self.thinking:
+                self.thinking[event.index][0].append(delta.thinking)
+            elif delta.type == "signature_delta" and event.index in self.thinking:
+                self.thinking[event.index][1].append(delta.signature)
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
             self.count(event.usage)
@@ -195,7 +232,11 @@ class _Answer:
             ModelToolCall(id_, name, "".join(parts) or "{}")
             for _, (id_, name, parts) in sorted(self.calls.items())
         )
-        message = Message("assistant", "".join(self.text), tool_calls=calls)
+        thinking = tuple(
+            ThinkingBlock("".join(text), "".join(signature), data)
+            for _, (text, signature, data) in sorted(self.thinking.items())
+        )
+        message = Message("assistant", "".join(self.text), tool_calls=calls, thinking=thinking)
         usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
         return ModelTurn(message, usage=usage, stop_reason=_STOPS.get(self.stop or "", "other"))
 
@@ -206,8 +247,15 @@ class AnthropicProvider:
 
     name = "anthropic"
 
-    def __init__(self, settings: ModelSettings, api_key: str | None, key_env: str) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        api_key: str | None,
+        key_env: str,
+        thinking_budget: int | None = None,
+    ) -> None:
         self.settings = settings
+        self.thinking_budget = thinking_budget
         self._key = api_key
         self._key_env = settings.api_key_env or key_env
         self._client = anthropic.AsyncAnthropic(
@@ -228,21 +276,26 @@ class AnthropicProvider:
         model = request.model or self.settings.model
         tools = anthropic_tools(request)
         system = [{"type": "text", "text": request.system}] if request.system else []
-        messages: Any = anthropic_messages(request)
+        budget = self.thinking_budget if thinking_kept(request) else None
+        messages: Any = anthropic_messages(request, thinking=budget is not None)
         if self.settings.prompt_cache:
-            mark_cache_breakpoints(tools, system, messages)
+            mark_cache_breakpoints(request, tools, system, messages)
         extra: dict[str, Any] = {}
         if system:
             extra["system"] = system if self.settings.prompt_cache else request.system
         if tools:
             extra["tools"] = tools
+        cap = request.max_tokens or self.settings.max_output_tokens
+        if budget is not None:
+            extra["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            cap = cap if cap > budget else budget + cap
         answer = _Answer()
         started = False
         try:
             events = await self._client.messages.create(
                 model=model,
                 messages=messages,
-                max_tokens=request.max_tokens or self.settings.max_output_tokens,
+                max_tokens=cap,
                 stream=True,
                 **extra,
             )

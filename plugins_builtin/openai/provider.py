@@ -16,7 +16,11 @@ request that sends it); so is a ``<think>`` block that opens the text (:mod:`.th
 ``max_completion_tokens``, since OpenAI's reasoning models refuse ``max_tokens``; OpenAI's own
 API gets ``max_completion_tokens`` whatever the model. Prompt caching needs nothing: OpenAI
 caches long prefixes by itself, and ``prompt_tokens_details.cached_tokens`` (DeepSeek:
-``prompt_cache_hit_tokens``) says how much of ``prompt_tokens`` it read.
+``prompt_cache_hit_tokens``) says how much of ``prompt_tokens`` it read. But OpenRouter's
+Claude models (``anthropic/...`` at ``openrouter.ai``) are cached as Anthropic's are, only up
+to content parts marked ``cache_control``: with ``model.prompt_cache`` the system prompt and
+the user turns :func:`~hermes_core.agent.cache_breakpoints` picks are sent as text parts, the
+last one marked (the tools, before the system prompt in the cache's order, are in its entry).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from hermes_core.agent import (
     ModelTurn,
     TextDelta,
     Usage,
+    cache_breakpoints,
     http_model_error,
     no_stream_error,
 )
@@ -61,8 +66,29 @@ _STOPS: Mapping[str, _Stop] = {
 }
 
 
-def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """The conversation as chat-completion messages, the system prompt first."""
+_MARK = {"type": "ephemeral"}
+
+
+def _marked(message: dict[str, Any]) -> None:
+    """``message`` with its content as text parts, the last one marked for the cache."""
+    content = message["content"]
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    parts[-1]["cache_control"] = _MARK
+    message["content"] = parts
+
+
+def openrouter_claude(host: str, model: str) -> bool:
+    """Whether ``model`` at ``host`` is a Claude model behind OpenRouter, which caches only
+    up to the content parts a request marks, as Anthropic does."""
+    return (host == "openrouter.ai" or host.endswith(".openrouter.ai")) and model.startswith(
+        "anthropic/"
+    )
+
+
+def openai_messages(request: ModelRequest, *, cache_marks: bool = False) -> list[dict[str, Any]]:
+    """The conversation as chat-completion messages, the system prompt first; with
+    ``cache_marks`` the system prompt and the user turns of
+    :func:`~hermes_core.agent.cache_breakpoints` marked for an Anthropic-style prompt cache."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -91,6 +117,12 @@ def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
             messages.append({"role": message.role, "content": parts})
         else:
             messages.append({"role": message.role, "content": message.content})
+    if cache_marks:
+        offset = 1 if request.system else 0  # the system message comes first
+        if offset:
+            _marked(messages[0])
+        for index in cache_breakpoints(request):
+            _marked(messages[index + offset])
     return messages
 
 
@@ -205,7 +237,8 @@ class OpenAIProvider:
             extra["max_tokens"] = cap
         if effort is not None:
             extra["reasoning_effort"] = effort
-        messages: Any = openai_messages(request)
+        marks = self.settings.prompt_cache and openrouter_claude(self._client.base_url.host, model)
+        messages: Any = openai_messages(request, cache_marks=marks)
         answer = _Answer(frozenset(tool.name for tool in request.tools))
         try:
             chunks = await self._client.chat.completions.create(
