@@ -97,6 +97,11 @@ def test_sharp_s_and_ss_find_each_other(home: Path, query: str, sessions: list[s
     assert [hit.session for hit in search(home, query)] == sessions
 
 
+def test_the_snippet_marks_the_word_as_the_message_spells_it(home: Path) -> None:
+    assert [hit.snippet for hit in search(home, "Grösse")] == ["die [Größe] der Datei ist falsch"]
+    assert [hit.snippet for hit in search(home, "Straße")] == ["die [Strasse] ist gesperrt"]
+
+
 def test_an_index_made_before_words_were_split_is_made_again_and_finds_them(
     tmp_path: Path,
 ) -> None:
