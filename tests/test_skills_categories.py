@@ -134,10 +134,10 @@ def test_skills_list_command_shows_the_category(
     table = cli.run("skills", "list").stdout.splitlines()
 
     assert [(row["name"], row["category"], row["directory"]) for row in rows] == [
+        ("review", "github", str(nested)),  # by path: the category's folder first
         ("release", None, str(cli.home / "skills" / "release")),
-        ("review", "github", str(nested)),
     ]
-    assert table[2].split(maxsplit=3) == ["review", "loaded", str(nested), "Review a PR."]
+    assert table[1].split(maxsplit=3) == ["review", "loaded", str(nested), "Review a PR."]
 
 
 def test_a_projects_skill_in_a_category_is_gated_unread(
