@@ -199,13 +199,14 @@ def test_force_never_replaces_a_category_folder_nor_doubles_a_skill_of_one(
 
     skills = cli.home / "skills"
     assert tree(skills) == mine
+    claude = cli.user_home / ".claude" / "skills"
     assert (
-        f"skill 'pdf-tools': {skills / 'pdf-tools'} is a category folder of skills; not "
-        "replaced: rename the skill to import it"
-    ) in forced.stderr
+        f"skipped: skill pdf-tools from user skills ({claude}): {skills / 'pdf-tools'} is a "
+        "category folder of skills; not replaced: rename the skill to import it"
+    ) in forced.stdout
     assert (
-        f"skill 'shared': already the skill in {skills / 'team' / 'shared'}; not imported: "
-        "rename one of them"
-    ) in forced.stderr
+        f"skipped: skill shared from project skills ({cli.work / '.claude' / 'skills'}): "
+        f"already the skill in {skills / 'team' / 'shared'}; not imported: rename one of them"
+    ) in forced.stdout
     listed = cli.run("tools", "call", "skills_list").stdout
     assert "not loaded" not in listed
