@@ -268,6 +268,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "project_refusal": "hermes_core._project_trust",
         "read_cache_frame": "hermes_core._cache_files",
         "releasable_variables": "hermes_core._skills.variables",
+        "scan_skills": "hermes_core._skills.library",
         "retry_after_seconds": "hermes_core._retry_after",
         "signal_group": "hermes_core._process_groups",
         "group_alive": "hermes_core._process_groups",

@@ -139,6 +139,9 @@ if TYPE_CHECKING:
     from hermes_core._retry_after import (
         retry_after_seconds as retry_after_seconds,
     )
+    from hermes_core._skills.library import (
+        scan_skills as scan_skills,
+    )
     from hermes_core._skills.variables import (
         releasable_variables as releasable_variables,
     )

@@ -61,6 +61,7 @@ def test_skills_list_shows_each_skill_and_why_one_does_not_load(cli: InProcessCl
         "required_environment_variables": [],
         "files": [],
         "problem": None,
+        "category": None,
     }
     assert rows[2]["problem"] == (
         f"{broken / 'SKILL.md'}: description: required (what the skill is for)"

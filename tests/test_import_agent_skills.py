@@ -180,3 +180,33 @@ def test_a_skill_folder_or_skill_md_that_is_a_link_is_skipped_by_name(cli: Herme
     assert f"{claude / 'linked-folder'}: a symbolic link" in skipped["linked-folder"]
     assert "skipped: skill linked-md from user skills" in done.stdout
     assert "skipped: skill linked-folder from user skills" in done.stdout
+
+
+def test_force_never_replaces_a_category_folder_nor_doubles_a_skill_of_one(
+    cli: HermesCli,
+) -> None:
+    # Hermes Agent keeps skills in categories (skills/<category>/<name>/SKILL.md): a Claude
+    # Code skill named like a category replaced the whole folder with --force, every skill in
+    # it lost, and one named like a category's skill was added beside it, both then claiming
+    # one name.
+    mine = {
+        "pdf-tools/pdf-merge/SKILL.md": skill_md("pdf-merge", "My merge skill."),
+        "team/shared/SKILL.md": skill_md("shared", "My team's copy."),
+    }
+    write_files(cli.home / "skills", mine)
+
+    forced = run(cli, "--force")
+
+    skills = cli.home / "skills"
+    assert tree(skills) == mine
+    claude = cli.user_home / ".claude" / "skills"
+    assert (
+        f"skipped: skill pdf-tools from user skills ({claude}): {skills / 'pdf-tools'} is a "
+        "category folder of skills; not replaced: rename the skill to import it"
+    ) in forced.stdout
+    assert (
+        f"skipped: skill shared from project skills ({cli.work / '.claude' / 'skills'}): "
+        f"already the skill in {skills / 'team' / 'shared'}; not imported: rename one of them"
+    ) in forced.stdout
+    listed = cli.run("tools", "call", "skills_list").stdout
+    assert "not loaded" not in listed

@@ -131,29 +131,20 @@ def test_a_value_holding_a_colon_says_to_quote_it(tmp_path: Path) -> None:
     )
 
 
-def test_a_skill_file_named_otherwise_or_a_level_too_deep_is_named_with_the_fix(
-    tmp_path: Path,
-) -> None:
-    # A folder whose file is skill.md (a case-sensitive file system), or a category folder
-    # holding skills (as hermes-agent keeps them, skills/<category>/<name>/SKILL.md), was
-    # passed over in silence: the skill was just not there, and nothing said why.
+def test_a_skill_file_named_otherwise_is_named_with_the_fix(tmp_path: Path) -> None:
+    # A folder whose file is skill.md (a case-sensitive file system) was passed over in
+    # silence: the skill was just not there, and nothing said why. (A category folder holding
+    # skills, as hermes-agent keeps them, loads: tests/test_skills_categories.py.)
     root = tmp_path / "skills"
     lower = root / "notes"
     lower.mkdir(parents=True)
     (lower / "skill.md").write_text("---\ndescription: Keep notes.\n---\n", encoding="utf-8")
-    nested = root / "github" / "triage"
-    nested.mkdir(parents=True)
-    (nested / "SKILL.md").write_text("---\ndescription: Triage.\n---\n", encoding="utf-8")
     (root / "scratch").mkdir()  # a folder holding no skill at all stays unnamed
 
     skills, problems = load_skills(root)
 
     assert skills == []
-    assert problems == [
-        f"{root / 'github'}: no SKILL.md; skills are read one level deep "
-        f"(skills/<name>/SKILL.md): move {nested} to {root / 'triage'}",
-        f"{lower / 'skill.md'}: the file must be named SKILL.md: rename it",
-    ]
+    assert problems == [f"{lower / 'skill.md'}: the file must be named SKILL.md: rename it"]
 
 
 def test_a_link_of_the_instructions_reads_as_written(tmp_path: Path) -> None:

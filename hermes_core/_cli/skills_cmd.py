@@ -35,6 +35,7 @@ def _row(folder: SkillFolder) -> dict[str, Any]:
         ),
         "files": skill.files() if skill is not None else [],
         "problem": folder.problem,
+        "category": folder.category,
     }
 
 

@@ -7,7 +7,10 @@ from the highest place that has it. A folder whose ``SKILL.md`` cannot be read
 (:func:`~hermes_core._skills.library.read_skill`), or that is too large, is skipped with the
 reason. What happens to each, as for servers: ``add`` (new), ``unchanged`` (the same files are
 already there), ``keep`` (it differs; kept without ``--force``) or ``change`` (replaced whole,
-with ``--force``). Only regular files and folders are copied; symbolic links are not, so a
+with ``--force``). A skill named like a category folder of skills
+(``skills/<category>/<name>``), or like a skill a category holds, is skipped, saying so:
+``--force`` never replaces a category whole, nor adds a second skill of one name. Only regular
+files and folders are copied; symbolic links are not, so a
 skill folder that is a link, or whose ``SKILL.md`` is one, is skipped, saying so.
 """
 
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from hermes_core._private_files import make_private_dir
 from hermes_core._shown import shown
-from hermes_core._skills.library import SKILL_FILE, SkillError, read_skill
+from hermes_core._skills.library import SKILL_FILE, SkillError, read_skill, scan_skills
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
@@ -240,8 +243,20 @@ def plan_skill_import(
     """What importing ``found`` into ``target_root`` does, reading and writing nothing there
     but the existing skills' files (to compare them)."""
     plan = SkillImportPlan(skipped=list(skipped), warnings=list(warnings or []))
+    categorized = [folder for folder in scan_skills(target_root) if folder.category is not None]
+    categories = {folder.category for folder in categorized}
+    held = {folder.skill.name: folder.directory for folder in categorized if folder.skill}
     for skill in found:
         target = target_root / skill.name
+        where = skill.source.describe()
+        if skill.name in categories:
+            reason = f"{target} is a category folder of skills; not replaced: rename the skill"
+            plan.skipped.append(SkippedSkill(skill.name, f"{reason} to import it", where))
+            continue
+        if skill.name in held:
+            reason = f"already the skill in {held[skill.name]}; not imported: rename one of them"
+            plan.skipped.append(SkippedSkill(skill.name, reason, where))
+            continue
         action: Action
         if not target.exists():
             action = "add"

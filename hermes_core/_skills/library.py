@@ -1,4 +1,7 @@
-"""Skills: ``$HERMES_HOME/skills/<name>/SKILL.md``, YAML front matter and a Markdown body.
+"""Skills: ``$HERMES_HOME/skills/<name>/SKILL.md``, YAML front matter and a Markdown body, or
+one level down in a category folder, ``skills/<category>/<name>/SKILL.md`` (Hermes Agent's
+layout): a folder holding a ``SKILL.md`` is a skill (its subfolders are its files), and a
+folder without one whose subfolders hold one is a category.
 
 The front matter (between a first line ``---`` and the next ``---``), read within the limits of
 :mod:`hermes_core._yaml_limits`:
@@ -19,7 +22,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -67,6 +70,9 @@ class Skill:
     body: str = ""
     required_environment_variables: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    category: str | None = None
+    """The category folder the skill is in (``github`` for ``skills/github/<name>``), or
+    ``None`` for one directly in the skills folder."""
 
     def files(self) -> list[str]:
         """The regular files beside ``SKILL.md``, by path relative to the skill's directory
@@ -249,12 +255,14 @@ def _parsed_skill(directory: Path, text: str) -> Skill:
 @dataclass(frozen=True)
 class SkillFolder:
     """One folder of the skills directory: its skill when it loads, else why not
-    (``status``: ``loaded``, ``error``, or ``gated``: the project's, the gate closed)."""
+    (``status``: ``loaded``, ``error``, or ``gated``: the project's, the gate closed), and
+    the category folder it is in, if any."""
 
     directory: Path
     status: Literal["loaded", "error", "gated"]
     skill: Skill | None = None
     problem: str | None = None
+    category: str | None = None
 
     @property
     def name(self) -> str:
@@ -262,9 +270,18 @@ class SkillFolder:
         return self.skill.name if self.skill is not None else self.directory.name
 
 
-def _misplaced(root: Path, folder: Path) -> str | None:
-    """Why ``folder``, which has no ``SKILL.md``, looks like a skill put wrong: its file named
-    otherwise (``skill.md``), or skills one level too deep; ``None`` for any other folder."""
+def _subfolders(folder: Path) -> list[Path]:
+    """The folders in ``folder`` that may hold a skill, by name (not hidden, not ``_``)."""
+    try:
+        entries = sorted(folder.iterdir(), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [e for e in entries if not e.name.startswith((".", "_")) and e.is_dir()]
+
+
+def _misnamed(folder: Path) -> str | None:
+    """Why ``folder`` holds no ``SKILL.md`` when it holds the file named otherwise
+    (``skill.md``, on a case-sensitive file system); else ``None``."""
     try:
         children = sorted(folder.iterdir(), key=lambda child: child.name)
     except OSError:
@@ -272,19 +289,67 @@ def _misplaced(root: Path, folder: Path) -> str | None:
     for child in children:
         if child.name.lower() == SKILL_FILE.lower() and child.is_file():
             return f"{child}: the file must be named {SKILL_FILE}: rename it"
-    for child in children:
-        if (child / SKILL_FILE).is_file():
-            return (
-                f"{folder}: no {SKILL_FILE}; skills are read one level deep "
-                f"(skills/<name>/{SKILL_FILE}): move {child} to {root / child.name}"
-            )
     return None
 
 
+def _misplaced(folder: Path, in_category: bool) -> str | None:
+    """Why ``folder``, which has no ``SKILL.md`` (and, directly in the skills folder, no
+    subfolder holding one), looks like a skill put wrong: its file named otherwise, or skills
+    a level deeper than read; ``None`` for any other folder."""
+    if (misnamed := _misnamed(folder)) is not None:
+        return misnamed
+    if in_category:
+        deeper = [child for child in _subfolders(folder) if (child / SKILL_FILE).is_file()]
+        target = folder.parent
+    else:
+        deeper = [
+            grandchild
+            for child in _subfolders(folder)
+            for grandchild in _subfolders(child)
+            if (grandchild / SKILL_FILE).is_file()
+        ]
+        target = folder
+    if deeper:
+        return (
+            f"{folder}: no {SKILL_FILE}; skills are read at skills/<name>/{SKILL_FILE} or "
+            f"skills/<category>/<name>/{SKILL_FILE}: move {deeper[0]} to "
+            f"{target / deeper[0].name}"
+        )
+    if not in_category:  # a category whose one skill's file is named otherwise
+        for child in _subfolders(folder):
+            if (misnamed := _misnamed(child)) is not None:
+                return misnamed
+    return None
+
+
+def _skill_folder(
+    directory: Path, category: str | None, refusal: str | None, claimed: dict[str, Path]
+) -> SkillFolder:
+    """The skill in ``directory``, read unless ``refusal`` (the gate) says no; of two
+    claiming one name, the first in ``claimed`` keeps it."""
+    if refusal is not None:
+        return SkillFolder(directory, "gated", problem=refusal, category=category)
+    try:
+        skill = read_skill(directory)
+    except SkillError as exc:
+        return SkillFolder(directory, "error", problem=str(exc), category=category)
+    if category is not None:
+        skill = replace(skill, category=category)
+    if skill.name in claimed:
+        problem = (
+            f"{directory}: skill {skill.name!r} is also in {claimed[skill.name]}; "
+            "this one is ignored"
+        )
+        return SkillFolder(directory, "error", skill, problem, category)
+    claimed[skill.name] = directory
+    return SkillFolder(directory, "loaded", skill, category=category)
+
+
 def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]:
-    """Every folder under ``root`` holding a ``SKILL.md``, by folder name; with ``env``, a
-    folder that is the project's is ``gated``, unread, unless the project gate is open. Of
-    two skills claiming one name, the first folder by name wins (the other is an ``error``)."""
+    """Every folder under ``root`` holding a ``SKILL.md``, and every one of a category folder
+    (``root/<category>/<name>``), in path order; with ``env``, a folder that is the project's
+    is ``gated``, unread, unless the project gate is open. Of two skills claiming one name,
+    the first by path wins (the other is an ``error`` naming both)."""
     from hermes_core._project_trust import project_refusal
 
     try:
@@ -295,44 +360,40 @@ def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]
         return [
             SkillFolder(root, "error", problem=f"{root}: cannot be read: {exc.strerror or exc}")
         ]
+
+    def refused(directory: Path) -> str | None:
+        # A project's folder, the gate closed, is not read at all: not even its errors, which
+        # would quote its words, reach the model.
+        what = f"skill {directory.name!r}"
+        return None if env is None else project_refusal(env, directory, what)
+
     claimed: dict[str, Path] = {}
     found: list[SkillFolder] = []
     for entry in entries:
         if entry.name.startswith((".", "_")) or not entry.is_dir():
             continue
-        # A project's folder, the gate closed, is not read at all: not even its errors, which
-        # would quote its words, reach the model.
-        refusal = None if env is None else project_refusal(env, entry, f"skill {entry.name!r}")
-        if refusal is not None:
-            if (entry / SKILL_FILE).is_file():
-                found.append(SkillFolder(entry, "gated", problem=refusal))
+        if (entry / SKILL_FILE).is_file():
+            found.append(_skill_folder(entry, None, refused(entry), claimed))
             continue
-        if not (entry / SKILL_FILE).is_file():
-            if (misplaced := _misplaced(root, entry)) is not None:
+        members = _subfolders(entry)
+        if not any((member / SKILL_FILE).is_file() for member in members):
+            if refused(entry) is None and (misplaced := _misplaced(entry, False)) is not None:
                 found.append(SkillFolder(entry, "error", problem=misplaced))
             continue
-        try:
-            skill = read_skill(entry)
-        except SkillError as exc:
-            found.append(SkillFolder(entry, "error", problem=str(exc)))
-            continue
-        if skill.name in claimed:
-            problem = (
-                f"{entry}: skill {skill.name!r} is also in {claimed[skill.name]}; "
-                "this one is ignored"
-            )
-            found.append(SkillFolder(entry, "error", skill, problem))
-            continue
-        claimed[skill.name] = entry
-        found.append(SkillFolder(entry, "loaded", skill))
+        for member in members:
+            if (member / SKILL_FILE).is_file():
+                found.append(_skill_folder(member, entry.name, refused(member), claimed))
+            elif refused(member) is None and (misplaced := _misplaced(member, True)) is not None:
+                found.append(SkillFolder(member, "error", problem=misplaced, category=entry.name))
     return found
 
 
 def load_skills(root: Path, env: Environment | None = None) -> tuple[list[Skill], list[str]]:
-    """Every skill under ``root`` (``<root>/<name>/SKILL.md``) by name, and a problem per
-    directory that could not be read (the others still load). Of two skills claiming one name,
-    the first directory by name wins. With ``env``, a skill that is the project's is left out,
-    and named among the problems, unless the project gate is open."""
+    """Every skill under ``root`` (``<root>/<name>/SKILL.md``, ``<root>/<category>/<name>/
+    SKILL.md``) by name, and a problem per directory that could not be read (the others still
+    load). Of two skills claiming one name, the first directory by path wins. With ``env``, a
+    skill that is the project's is left out, and named among the problems, unless the project
+    gate is open."""
     folders = scan_skills(root, env)
     skills = [folder.skill for folder in folders if folder.skill and folder.status == "loaded"]
     problems = [folder.problem for folder in folders if folder.problem]
@@ -340,8 +401,8 @@ def load_skills(root: Path, env: Environment | None = None) -> tuple[list[Skill]
 
 
 SkillsState = tuple[tuple[str, bool, int, int, int, int, int], ...]
-"""Each skill folder's name, whether it is gated, and its ``SKILL.md``'s device, inode, size,
-modification time and change time."""
+"""Each skill folder's path relative to the skills folder, whether it is gated, and its
+``SKILL.md``'s device, inode, size, modification time and change time."""
 
 
 def skills_state(root: Path, env: Environment | None = None) -> SkillsState | None:
@@ -363,12 +424,19 @@ def skills_state(root: Path, env: Environment | None = None) -> SkillsState | No
         if entry.name.startswith((".", "_")) or not entry.is_dir():
             continue
         try:
-            found = (entry / SKILL_FILE).stat()
+            folders = [(entry.name, entry, (entry / SKILL_FILE).stat())]
         except OSError:
-            continue  # no skill (a misplaced one is not named either)
-        if found.st_mtime_ns >= settled:
-            return None
-        gated = env is not None and project_refusal(env, entry, "") is not None
-        times = (found.st_mtime_ns, found.st_ctime_ns)  # ctime: its mode or owner changed
-        state.append((entry.name, gated, found.st_dev, found.st_ino, found.st_size, *times))
+            folders = []
+            for member in _subfolders(entry):  # a category's skills
+                try:
+                    member_file = (member / SKILL_FILE).stat()
+                except OSError:
+                    continue  # no skill (a misplaced one is not named either)
+                folders.append((f"{entry.name}/{member.name}", member, member_file))
+        for name, directory, found in folders:
+            if found.st_mtime_ns >= settled:
+                return None
+            gated = env is not None and project_refusal(env, directory, "") is not None
+            times = (found.st_mtime_ns, found.st_ctime_ns)  # ctime: its mode or owner changed
+            state.append((name, gated, found.st_dev, found.st_ino, found.st_size, *times))
     return tuple(state)

@@ -20,6 +20,17 @@ written without spaces (Chinese, Japanese, Thai; Korean particles) would be one 
 word inside it could be found. Each character of those scripts is indexed as a word of its own
 (:func:`indexed_text`: set apart by U+200B, a separator to the tokenizer, taken out of the
 snippets) and a query's run of them is searched as a phrase, the characters one after another.
+
+An identifier is found by its words too: the index cuts a camelCase one at its case seams the
+same way (``parseConfig`` is the tokens ``parse`` and ``config``; ``unicode61`` already cuts
+``parse_config`` at its ``_``), and keeps the identifier whole in a second column, ``also``, with
+the ``ss`` spelling of each word holding ``ß`` (``Größe``: ``Grösse``), which ``unicode61``
+does not fold. A query searches each word as written, as the phrase of its parts
+(``loadSettings``: ``"load settings"``, which finds ``load_settings``), joined
+(``load_settings``: ``loadsettings``, which finds ``loadSettings`` in ``also``) and with ``ss``
+for ``ß`` and ``ß`` for ``ss`` (:func:`word_forms`: ``Grösse`` is searched as ``größe`` too,
+so the snippet marks ``Größe``). A snippet is of the message's text: one found only through
+``also`` (``parseconfig`` in a message saying ``parseConfig``) shows its start, without marks.
 An index made before (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`) is made again.
 """
 
@@ -43,8 +54,9 @@ from hermes_core._plugin_support import (
     transcript_read_lock,
 )
 
-SCHEMA_VERSION: Final = 2
-"""Version 2: each character of an unspaced script is a token (version 1 had none)."""
+SCHEMA_VERSION: Final = 3
+"""Version 2: each character of an unspaced script is a token (version 1 had none); version 3:
+camelCase identifiers cut at their case seams, and the column ``also``."""
 BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
 """Characters of one message indexed (a tool's long output is searched by its start)."""
@@ -59,6 +71,14 @@ _UNSPACED = re.compile(
 )
 """Thai, Lao, Myanmar, Hangul, Khmer, kana, CJK ideographs: scripts written without spaces
 between words (Korean has them between words, not before a particle)."""
+_LOWER: Final = "a-z\u00df-\u00f6\u00f8-\u00ff"
+_UPPER: Final = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+_CASE_SEAM = re.compile(f"(?<=[{_LOWER}])(?=[{_UPPER}])|(?<=[{_UPPER}])(?=[{_UPPER}][{_LOWER}])")
+"""Where a camelCase identifier of Latin letters changes words: ``parse|Config``,
+``HTTP|Server``."""
+_SHARP_S = re.compile("[\u00df\u1e9e]")
+_FORMS_NEEDED = re.compile(f"{_CASE_SEAM.pattern}|{_SHARP_S.pattern}")
+_MARKED_SEAM: Final = "]" + _APART + "["
 _MARKED_APART = re.compile(
     f"(?<={_UNSPACED.pattern})\\]([^\\[\\]]{{0,4}})\\[(?={_UNSPACED.pattern})"
 )
@@ -68,10 +88,12 @@ CREATE TABLE IF NOT EXISTS files (
     session TEXT PRIMARY KEY, offset INTEGER NOT NULL, inode INTEGER NOT NULL,
     started REAL, model TEXT, parent TEXT, messages INTEGER NOT NULL DEFAULT 0
 );
+"""
+_MESSAGES: Final = """
 CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
-    content, session UNINDEXED, role UNINDEXED, time UNINDEXED,
+    content, also, session UNINDEXED, role UNINDEXED, time UNINDEXED,
     tokenize = 'porter unicode61 remove_diacritics 2'
-);
+)
 """
 
 
@@ -151,17 +173,58 @@ STOPWORDS: Final = frozenset(
 
 def indexed_text(text: str) -> str:
     """``text`` as the index holds it: each character of an unspaced script set apart
-    (``东京`` is ``\u200b东\u200b\u200b京\u200b``), so each is a token; other text as it is."""
+    (``东京`` is ``\u200b东\u200b\u200b京\u200b``), so each is a token, and a camelCase
+    identifier cut at its case seams (``parse\u200bConfig``); other text as it is."""
+    if _CASE_SEAM.search(text) is not None:
+        text = _CASE_SEAM.sub(_APART, text)
     if _UNSPACED.search(text) is None:
         return text
     return _UNSPACED.sub(lambda match: _APART + match.group() + _APART, text)
+
+
+def _sharp_s_folded(word: str) -> str:
+    return word.replace("\u00df", "ss").replace("\u1e9e", "SS")
+
+
+def also_text(text: str) -> str:
+    """The ``also`` column of a message's ``text``: each camelCase identifier whole, and the
+    ``ss`` spelling of each word (and identifier part) holding ``ß``; empty for most text."""
+    if _FORMS_NEEDED.search(text) is None:
+        return ""
+    forms: list[str] = []
+    for word in dict.fromkeys(_WORD.findall(text)):
+        if _CASE_SEAM.search(word) is not None:
+            forms.append(word)
+        if _SHARP_S.search(word) is not None:
+            forms.append(_sharp_s_folded(word))
+            forms += [
+                _sharp_s_folded(part)
+                for part in _CASE_SEAM.split(word)
+                if part != word and _SHARP_S.search(part)
+            ]
+    return " ".join(dict.fromkeys(forms))
+
+
+def word_forms(word: str) -> list[str]:
+    """The spellings a query's ``word`` is searched by, lower case: as written, the phrase of
+    its camelCase parts, joined without ``_``, and each with ``ss`` for ``ß`` and ``ß`` for
+    ``ss``."""
+    forms = [word.lower()]
+    if _CASE_SEAM.search(word) is not None:
+        forms.append(_CASE_SEAM.sub(" ", word).lower())
+    if "_" in word.strip("_"):
+        forms.append(word.replace("_", "").lower())
+    forms += [_sharp_s_folded(form) for form in forms if _SHARP_S.search(form) is not None]
+    # The ß spelling finds the word in the message's own text, so the snippet marks it.
+    forms += [form.replace("ss", "\u00df") for form in forms if "ss" in form]
+    return list(dict.fromkeys(forms))
 
 
 def shown_text(indexed: str) -> str:
     """Text of the index (a snippet) as the transcript had it: a phrase of an unspaced script
     marked whole, though FTS5 marks its tokens apart around a combining mark (Thai ``้``,
     which ``unicode61`` takes for a separator)."""
-    text = indexed.replace(_APART, "")
+    text = indexed.replace(_MARKED_SEAM, "").replace(_APART, "")
     return _MARKED_APART.sub(
         lambda seam: seam.group(1) if _only_marks(seam.group(1)) else seam.group(), text
     )
@@ -175,11 +238,12 @@ def fts_query(text: str) -> str | None:
     """The words of ``text`` (less :data:`STOPWORDS`, unless it has no other) as an FTS5
     query matching any of them (each quoted, so no word is read as an operator; a word of an
     unspaced script a phrase of its characters), or ``None`` when it holds no word."""
-    found = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
-    words = [word for word in found if word not in STOPWORDS] or found
+    found = list(dict.fromkeys(_WORD.findall(text)))
+    words = [word for word in found if word.lower() not in STOPWORDS] or found
     if not words:
         return None
-    phrases = (indexed_text(word).replace(_APART, " ").strip() for word in words)
+    forms = dict.fromkeys(form for word in words for form in word_forms(word))
+    phrases = (indexed_text(form).replace(_APART, " ").strip() for form in forms)
     return " OR ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases)
 
 
@@ -223,7 +287,8 @@ class SessionIndex:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             _switch_to_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.executescript(_SCHEMA)  # IF NOT EXISTS: two processes may both run it
+            # IF NOT EXISTS: two processes may both run it
+            connection.executescript(_SCHEMA + ";" + _MESSAGES)
             _made_again_if_older(connection)
             self._connection = connection
         return self._connection
@@ -307,7 +372,7 @@ class SessionIndex:
         # and runs with the latest's model (what resuming reads, Transcript.header).
         first: dict[str, Any] = {}
         header: dict[str, Any] = {}
-        rows: list[tuple[str, str, str, float]] = []
+        rows: list[tuple[str, str, str, str, float]] = []
         consumed = 0
         for line, end in _complete_lines(data):
             consumed = end
@@ -320,11 +385,12 @@ class SessionIndex:
             elif record.get("type") == "message":
                 text = record.get("content")
                 if counts_as_message(text):
-                    text = indexed_text(_SURROGATE.sub("\ufffd", text[:MAX_INDEXED_CHARS]))
+                    text = _SURROGATE.sub("\ufffd", text[:MAX_INDEXED_CHARS])
                     role = _SURROGATE.sub("\ufffd", str(record.get("role")))
-                    rows.append((text, session, role, _time(record)))
+                    rows.append((indexed_text(text), also_text(text), session, role, _time(record)))
         connection.executemany(
-            "INSERT INTO messages (content, session, role, time) VALUES (?, ?, ?, ?)", rows
+            "INSERT INTO messages (content, also, session, role, time) VALUES (?, ?, ?, ?, ?)",
+            rows,
         )
         started = _time(first) if first else None
         connection.execute(
@@ -376,14 +442,17 @@ class SessionIndex:
 
 
 def _made_again_if_older(connection: sqlite3.Connection) -> None:
-    """Empty an index an earlier version made (its tokens differ), once, in one transaction
-    (another process may be doing the same): the next update reads every transcript again."""
+    """Make again, empty, an index an earlier version made (its tokens and columns differ),
+    once, in one transaction (another process may be doing the same): the next update reads
+    every transcript again. A process of the version before still writing to it names its
+    columns, and ``also`` stays empty for its rows."""
     if connection.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
         return
     connection.execute("BEGIN IMMEDIATE")
     try:
         if connection.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-            connection.execute("DELETE FROM messages")
+            connection.execute("DROP TABLE IF EXISTS messages")
+            connection.execute(_MESSAGES)
             connection.execute("DELETE FROM files")
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")

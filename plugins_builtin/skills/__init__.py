@@ -1,7 +1,8 @@
 """The ``skills`` toolset: ``skills_list`` and ``skill_view`` over ``$HERMES_HOME/skills``.
 
-A skill is a directory holding ``SKILL.md`` (YAML front matter: ``name``, ``description``,
-``required_environment_variables``, ``metadata``; then the instructions) and the files it uses.
+A skill is a directory (``skills/<name>``, or ``skills/<category>/<name>``) holding ``SKILL.md``
+(YAML front matter: ``name``, ``description``, ``required_environment_variables``,
+``metadata``; then the instructions) and the files it uses.
 Skills are read again at every call, so one added while the host runs is listed at once.
 
 Viewing a skill loads it into the session: of the ``required_environment_variables`` it
@@ -17,12 +18,11 @@ directory) is not loaded unless the project gate is open
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._plugin_support import path_refusal, releasable_variables
+from hermes_core._plugin_support import path_refusal, releasable_variables, scan_skills
 from hermes_core.plugin import (
     Skill,
     SkillError,
@@ -57,7 +57,11 @@ class SkillTools:
     def skills_list(self) -> ToolResult:
         """Every skill: name and description."""
         skills, problems = self._load()
-        rows = [{"name": skill.name, "description": skill.description} for skill in skills]
+        rows = [
+            {"name": skill.name, "description": skill.description}
+            | ({"category": skill.category} if skill.category is not None else {})
+            for skill in skills
+        ]
         lines = [f"{row['name']}: {row['description']}" for row in rows]
         if not lines:
             lines.append(f"no skills in {self.root}")
@@ -65,17 +69,18 @@ class SkillTools:
         return ToolResult.text("\n".join(lines), structured={"skills": rows, "problems": problems})
 
     def _find(self, name: str) -> Skill | ToolResult:
-        skills, problems = self._load()
+        folders = scan_skills(self.root, self.env)
+        skills = sorted(
+            (folder.skill for folder in folders if folder.skill and folder.status == "loaded"),
+            key=lambda skill: skill.name,
+        )
         for skill in skills:
             if skill.name == name:
                 return skill
-        folder = str(self.root / name)
-        # A problem names the folder (its SKILL.md) or, for a project's skill, the skill.
-        heads = (f"{folder}{os.sep}", f"{folder}:", f"skill {name!r} at ")
-        for problem in problems:
-            if problem.startswith(heads):
+        for folder in folders:
+            if folder.status != "loaded" and name in (folder.name, folder.directory.name):
                 return ToolResult.error(
-                    "TOOL_ERROR", f"skill_view: skill {name!r} is not loaded: {problem}"
+                    "TOOL_ERROR", f"skill_view: skill {name!r} is not loaded: {folder.problem}"
                 )
         for skill in skills:
             if skill.directory.name == name:
