@@ -81,3 +81,32 @@ def test_a_job_created_in_a_project_home_says_it_will_not_run_until_the_gate_ope
     assert f"at {jobs} (in the project " in done.stderr
     assert GATE in done.stderr
     assert opened.stderr == ""
+
+
+def test_the_cronjob_tool_adding_a_job_in_a_project_home_says_it_will_not_run(
+    tmp_path: Path,
+) -> None:
+    """The model is told, in the tool's answer, what ``hermes cron create`` warns of, in the
+    same words."""
+    cli, jobs = project_home(tmp_path)
+    arguments = json.dumps({"action": "create", "schedule": "every 1h", "prompt": "Sum up"})
+    with FakeModelServer([]) as server:
+        env = variables(cli, server)
+        called = cli.run("tools", "call", "cronjob", arguments, "--yes", "--json", env=env)
+        created = cli.run("cron", "create", "every 1h", "Sum up the PRs", env=env)
+        opened = cli.run(
+            "tools",
+            "call",
+            "cronjob",
+            arguments,
+            "--yes",
+            "--json",
+            env=variables(cli, server, gate=True),
+        )
+    answer = json.loads(called.stdout)["content"][0]["text"]
+    warning = created.stderr.removeprefix("hermes: warning: ").strip()
+    assert warning.startswith("this job will not run: the cron jobs ")
+    assert f"at {jobs} (in the project " in warning
+    assert answer.startswith("Created job ")
+    assert answer.endswith(f" Warning: {warning}")
+    assert "will not run" not in json.loads(opened.stdout)["content"][0]["text"]
