@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 _ACTIONS: Final = ("create", "list", "pause", "resume", "remove", "run")
 
 
-def build_tool(home: Path) -> Tool:
-    """The cronjob tool over the jobs of ``home`` (its ``cron/jobs.db``)."""
+def build_tool(home: Path, env: Environment | None = None) -> Tool:
+    """The cronjob tool over the jobs of ``home`` (its ``cron/jobs.db``). With ``env``, a job
+    it adds to a home inside the project while the gate is closed is stored with a warning in
+    the answer that it will not run (:meth:`~hermes_core.agent.CronJobs.not_run`)."""
 
     def cronjob(
         caller: ToolCaller,
@@ -59,7 +61,11 @@ def build_tool(home: Path) -> Tool:
                     toolsets = _within_grant(toolsets, grant, known)
             jobs = CronJobs(home)
             made = (toolsets, delivery, caller.session.cwd)
-            return _act(jobs, action, job, schedule, prompt, name, made, known)
+            done = _act(jobs, action, job, schedule, prompt, name, made, known)
+            if action == "create" and env is not None and (warning := jobs.not_run(env)):
+                note = f"{done.text_content} Warning: {warning}"
+                return ToolResult.text(note, structured=done.structured)
+            return done
         except JobError as bad:
             return ToolResult.error("INVALID_ARGUMENTS", f"cronjob {action}: {bad}")
 
@@ -164,4 +170,4 @@ def _act(
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The cronjob tool over the home's jobs."""
-    return [build_tool(env.home)]
+    return [build_tool(env.home, env)]

@@ -1,7 +1,8 @@
 """The cron jobs of a home inside the project (``HERMES_HOME=./.hermes`` in a cloned
 repository): the repository's, planted or not, so behind the project gate as its transcripts
 and memory files are: while it is closed ``hermes cron run`` and ``hermes cron daemon`` refuse
-naming the jobs file and the flag, and ``hermes cron list`` shows them saying they will not run.
+naming the jobs file and the flag, and ``hermes cron list``, ``hermes cron create`` and the
+``cronjob`` tool say they will not run.
 The real ``hermes`` as a subprocess, real SQLite, the bundled ``openai`` provider against the
 test kit's ``FakeModelServer``."""
 
