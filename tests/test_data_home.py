@@ -8,8 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from hermes_core import Environment
+from hermes_core._mcp.tokens import token_path
 from hermes_core._paths import home_tag
 from hermes_core.agent import TranscriptStore
+from hermes_core.connectors._signin import auth_path
 
 GATE = {"HERMES_ENABLE_PROJECT_PLUGINS": "1"}
 
@@ -59,3 +61,14 @@ def test_without_a_known_user_home_a_project_home_is_written_but_not_read_back(
     assert store.directory == home / "sessions"
     assert store.refusal is not None
     assert store.refusal.startswith(f"the transcripts folder at {home / 'sessions'} (in the ")
+
+
+def test_a_gated_project_homes_credentials_are_the_users_own(tmp_path: Path) -> None:
+    home = tmp_path / "repo" / ".hermes"
+    own = tmp_path / "user" / ".hermes" / "projects" / home_tag(home)
+    env = environment(tmp_path, home)
+    assert env.serve_token_path == own / "serve-token"
+    assert token_path(env, "github") == own / "mcp-auth" / "github.json"
+    assert auth_path(env) == own / "auth.json"
+    opened = environment(tmp_path, home, **GATE)
+    assert auth_path(opened) == home / "auth.json"

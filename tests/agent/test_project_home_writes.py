@@ -81,3 +81,17 @@ def test_with_the_gate_open_a_project_home_is_the_home_hermes_writes_in(tmp_path
     assert (cli.home / "logs" / "activity.jsonl").is_file()
     assert list((cli.home / "sessions").glob("*.jsonl"))
     assert not (cli.user_home / ".hermes").exists()
+
+
+def test_with_the_gate_closed_the_users_secrets_are_kept_out_of_a_project_home(
+    tmp_path: Path,
+) -> None:
+    """The token of ``hermes serve``, the MCP servers' sign-ins and the connectors' are the
+    user's credentials: written in the repository's tree, a push would publish them."""
+    cli, repo = project_home(tmp_path)
+    before = tree(repo)
+    with FakeModelServer([]) as server:
+        token = cli.run("serve", "token", env=variables(cli, server)).stdout.strip()
+    assert tree(repo) == before
+    own = cli.user_home / ".hermes" / "projects" / home_tag(cli.home)
+    assert (own / "serve-token").read_text(encoding="utf-8").strip() == token
