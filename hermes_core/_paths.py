@@ -107,8 +107,9 @@ class Environment:
     @property
     def serve_token_path(self) -> Path:
         """The bearer token of ``hermes serve --transport http``, ``$HERMES_HOME/serve-token``
-        (0600; ``hermes serve token`` prints it)."""
-        return self.home / "serve-token"
+        (0600; ``hermes serve token`` prints it), in :attr:`data_home`: a credential of the
+        user's, never in a repository's tree."""
+        return self.data_home / "serve-token"
 
     @property
     def hooks_dir(self) -> Path:
