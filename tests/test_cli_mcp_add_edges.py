@@ -214,6 +214,39 @@ def test_a_launcher_option_value_before_the_program_is_not_taken_for_the_program
 @pytest.mark.parametrize(
     "command",
     [
+        ["bash", "-lc", "if [ -d .venv ]; then . .venv/bin/activate; fi\nhermes serve"],
+        ["sh", "-c", "cd /srv/app\nexec hermes serve"],
+        ["bash", "-c", "nohup hermes serve"],
+        ["bash", "-c", "{ hermes serve; }"],
+        ["bash", "-c", "if command -v hermes >/dev/null; then hermes serve; fi"],
+        ["uv", "run", "--module", "hermes_core", "serve"],
+        ["uv", "run", "--python-preference", "managed", "hermes", "serve"],
+    ],
+    ids=[
+        "script-lines",
+        "cd-then-a-line",
+        "nohup",
+        "braces",
+        "if-then",
+        "uv-run-module",
+        "uv-run-python-preference",
+    ],
+)
+def test_a_script_whose_command_words_hold_hermes_serve_is_this_hermes(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # A shell script is read conservatively: a command whose words hold `hermes ... serve`
+    # after a word hermes does not know (`nohup`, `then`, `{`), or on a line of its own, starts
+    # hermes serve; so does uv running the module hermes_core.
+    done = cli.run("mcp", "add", "hermes", "--", *command, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    assert _servers(cli.config) == {}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         ["uv", "run", "--package", "hermes", "python", "server.py", "serve"],
         ["uv", "run", "--extra", "hermes", "notes-server", "serve"],
         ["uvx", "--python-platform", "hermes", "notes-server", "serve"],
