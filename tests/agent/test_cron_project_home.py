@@ -111,3 +111,20 @@ def test_the_cronjob_tool_adding_a_job_in_a_project_home_says_it_will_not_run(
     assert answer.startswith("Created job ")
     assert answer.endswith(f" Warning: {warning}")
     assert "will not run" not in json.loads(opened.stdout)["content"][0]["text"]
+
+
+def test_the_cronjob_tools_list_in_a_project_home_says_the_jobs_will_not_run(
+    tmp_path: Path,
+) -> None:
+    """As ``hermes cron list`` warns, in the same words: the model listing the planted job
+    must not tell the person it is scheduled to run."""
+    cli, _ = project_home(tmp_path)
+    with FakeModelServer([]) as server:
+        env = variables(cli, server)
+        called = cli.run("tools", "call", "cronjob", '{"action": "list"}', "--json", env=env)
+        listed = cli.run("cron", "list", env=env)
+    text = json.loads(called.stdout)["content"][0]["text"]
+    warning = listed.stderr.removeprefix("hermes: warning: ").strip()
+    assert warning.startswith("these jobs will not run: the cron jobs ")
+    assert "planted" in text
+    assert text.endswith(f"\nWarning: {warning}")
