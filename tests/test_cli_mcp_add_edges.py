@@ -139,6 +139,33 @@ def test_adding_to_a_config_file_in_a_gated_project_says_it_will_not_load_until_
     assert set(_servers(cli.config)) == {"box", "box2", "box3"}
 
 
+def test_secrets_are_not_written_to_a_gated_project_homes_env(tmp_path: Path) -> None:
+    # That .env is not read while the gate is closed (a planted key would act for the
+    # repository), so a secret moved there would do nothing but wait to be committed and
+    # pushed with the repository: refused, nothing written.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    token = "GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+    done = cli.run("mcp", "add", "gh", "--env", token, "--", "npx", "gh-server", ok=False)
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("hermes: error: refusing to write secrets to ")
+    assert f"{cli.home / '.env'} (in the project " in done.stderr
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in done.stderr
+    assert not (cli.home / ".env").exists()
+    assert not cli.config.exists()
+    servers = {"gh": {"command": "npx", "args": ["gh-server"], "env": {"GITHUB_TOKEN": "ghp_x1"}}}
+    claude_json = tmp_path / "claude.json"
+    claude_json.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    done = cli.run("import-agent", "claude-code", "--claude-json", str(claude_json), ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "refusing to write secrets to " in done.stderr
+    assert not (cli.home / ".env").exists()
+    assert not cli.config.exists()
+    opened = cli.variables(HERMES_ENABLE_PROJECT_PLUGINS="1")  # the user's own home: written
+    cli.run("mcp", "add", "gh", "--env", token, "--", "npx", "gh-server", env=opened)
+    assert "GITHUB_TOKEN=" in (cli.home / ".env").read_text(encoding="utf-8")
+
+
 def test_a_config_named_after_dash_c_is_read_from_that_directory(cli: InProcessCli) -> None:
     # `hermes -C DIR --config FILE serve` reads DIR/FILE: this home's own config.yaml, named
     # relative to it, is this hermes, refused; the same name in another directory is not.
