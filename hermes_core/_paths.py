@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -106,8 +107,9 @@ class Environment:
     @property
     def serve_token_path(self) -> Path:
         """The bearer token of ``hermes serve --transport http``, ``$HERMES_HOME/serve-token``
-        (0600; ``hermes serve token`` prints it)."""
-        return self.home / "serve-token"
+        (0600; ``hermes serve token`` prints it), in :attr:`data_home`: a credential of the
+        user's, never in a repository's tree."""
+        return self.data_home / "serve-token"
 
     @property
     def hooks_dir(self) -> Path:
@@ -145,23 +147,39 @@ class Environment:
         raw = self.variables.get("HERMES_NIX_PLUGINS", "")
         return [Path(part) for part in raw.split(os.pathsep) if part]
 
+    @functools.cached_property
+    def data_home(self) -> Path:
+        """Where hermes keeps what it writes on its own (logs, caches, transcripts and their
+        index, generated media): the home, except for a home inside the project while the
+        project gate is closed (a home committed into a repository, or one a clone planted),
+        whose data go to its own folder in the user's ``~/.hermes/projects/<home tag>``
+        (:func:`home_tag`): nothing of the user's lands in the repository's tree, and nothing
+        the repository planted there is read back as the user's. The home itself when the
+        user's home directory is unknown."""
+        from hermes_core._project_trust import gate_is_open, project_owns
+
+        if self.user_home is None or gate_is_open(self) or not project_owns(self, self.home):
+            return self.home
+        return self.user_home / ".hermes" / "projects" / home_tag(self.home)
+
     @property
     def cache_dir(self) -> Path:
-        """The cache directory: ``HERMES_CACHE_DIR``, else ``$HERMES_HOME/cache``. What it
-        holds is keyed by its content (a manifest by what starts its server, an index by its
-        catalog), so homes pointing ``HERMES_CACHE_DIR`` at one directory only evict each
-        other's entries."""
+        """The cache directory: ``HERMES_CACHE_DIR``, else ``cache`` in :attr:`data_home`
+        (``$HERMES_HOME/cache``). What it holds is keyed by its content (a manifest by what
+        starts its server, an index by its catalog), so homes pointing ``HERMES_CACHE_DIR`` at
+        one directory only evict each other's entries."""
         override = self.variables.get("HERMES_CACHE_DIR")
-        return Path(override) if override else self.home / "cache"
+        return Path(override) if override else self.data_home / "cache"
 
     @property
     def log_dir(self) -> Path:
-        """This home's log directory: ``$HERMES_HOME/logs``, or with ``HERMES_LOG_DIR`` this
-        home's own folder in it, ``$HERMES_LOG_DIR/<home tag>`` (:func:`home_tag`). The logs
-        hold every call's arguments and the servers' output: two homes never share one, even
-        when ``HERMES_LOG_DIR`` names one directory for both."""
+        """This home's log directory: ``logs`` in :attr:`data_home` (``$HERMES_HOME/logs``),
+        or with ``HERMES_LOG_DIR`` this home's own folder in it, ``$HERMES_LOG_DIR/<home
+        tag>`` (:func:`home_tag`). The logs hold every call's arguments and the servers'
+        output: two homes never share one, even when ``HERMES_LOG_DIR`` names one directory
+        for both."""
         override = self.variables.get("HERMES_LOG_DIR")
-        return Path(override) / home_tag(self.home) if override else self.home / "logs"
+        return Path(override) / home_tag(self.home) if override else self.data_home / "logs"
 
 
 def home_tag(home: Path) -> str:

@@ -32,10 +32,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from hermes_core._paths import Environment
+from typing import Final, Protocol
 
 __all__ = [
     "PROJECT_GATE_FLAG",
@@ -50,7 +47,26 @@ PROJECT_GATE_FLAG: Final = "HERMES_ENABLE_PROJECT_PLUGINS"
 """The environment flag that opens the project gate."""
 
 
-def project_root(env: Environment) -> Path | None:
+class _Env(Protocol):
+    """What the gate reads of an :class:`~hermes_core._paths.Environment` (a protocol, not an
+    import: ``Environment.data_home`` asks this module, so this module cannot import that one)."""
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def cwd(self) -> Path: ...
+
+    @property
+    def user_home(self) -> Path | None: ...
+
+    @property
+    def config_file(self) -> Path | None: ...
+
+    def flag(self, name: str) -> bool: ...
+
+
+def project_root(env: _Env) -> Path | None:
     """The project hermes works in: the working directory, resolved; ``None`` when that is
     ``/``, the user's home directory or a folder holding it."""
     return _root_of(env.cwd, env.user_home)
@@ -67,12 +83,12 @@ def _root_of(cwd: Path, user_home: Path | None) -> Path | None:
     return resolved
 
 
-def gate_is_open(env: Environment) -> bool:
+def gate_is_open(env: _Env) -> bool:
     """Whether the user opened the project gate (``HERMES_ENABLE_PROJECT_PLUGINS=1``)."""
     return env.flag(PROJECT_GATE_FLAG)
 
 
-def project_owns(env: Environment, path: Path) -> bool:
+def project_owns(env: _Env, path: Path) -> bool:
     """Whether ``path`` (as found, before resolving links) is the project's (see the module
     docstring for the rule)."""
     project = project_root(env)
@@ -87,7 +103,7 @@ def project_owns(env: Environment, path: Path) -> bool:
     return not real.is_relative_to(_resolved(env.home))
 
 
-def project_refusal(env: Environment, path: Path, what: str) -> str | None:
+def project_refusal(env: _Env, path: Path, what: str) -> str | None:
     """``None`` when ``what`` at ``path`` may load; else why not: it is the project's and the
     gate is closed. The message names ``what``, the path and the way to open the gate."""
     if gate_is_open(env) or not project_owns(env, path):
@@ -98,7 +114,7 @@ def project_refusal(env: Environment, path: Path, what: str) -> str | None:
     )
 
 
-def config_refusal(env: Environment, config_path: Path | None, what: str) -> str | None:
+def config_refusal(env: _Env, config_path: Path | None, what: str) -> str | None:
     """:func:`project_refusal` for ``what`` of the configuration file ``config_path``: ``None``
     for a configuration built in code (``None``) or named on the command line
     (``env.config_file``)."""

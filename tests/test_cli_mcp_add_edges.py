@@ -139,6 +139,33 @@ def test_adding_to_a_config_file_in_a_gated_project_says_it_will_not_load_until_
     assert set(_servers(cli.config)) == {"box", "box2", "box3"}
 
 
+def test_secrets_are_not_written_to_a_gated_project_homes_env(tmp_path: Path) -> None:
+    # That .env is not read while the gate is closed (a planted key would act for the
+    # repository), so a secret moved there would do nothing but wait to be committed and
+    # pushed with the repository: refused, nothing written.
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    token = "GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+    done = cli.run("mcp", "add", "gh", "--env", token, "--", "npx", "gh-server", ok=False)
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("hermes: error: refusing to write secrets to ")
+    assert f"{cli.home / '.env'} (in the project " in done.stderr
+    assert "HERMES_ENABLE_PROJECT_PLUGINS=1" in done.stderr
+    assert not (cli.home / ".env").exists()
+    assert not cli.config.exists()
+    servers = {"gh": {"command": "npx", "args": ["gh-server"], "env": {"GITHUB_TOKEN": "ghp_x1"}}}
+    claude_json = tmp_path / "claude.json"
+    claude_json.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    done = cli.run("import-agent", "claude-code", "--claude-json", str(claude_json), ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "refusing to write secrets to " in done.stderr
+    assert not (cli.home / ".env").exists()
+    assert not cli.config.exists()
+    opened = cli.variables(HERMES_ENABLE_PROJECT_PLUGINS="1")  # the user's own home: written
+    cli.run("mcp", "add", "gh", "--env", token, "--", "npx", "gh-server", env=opened)
+    assert "GITHUB_TOKEN=" in (cli.home / ".env").read_text(encoding="utf-8")
+
+
 def test_a_config_named_after_dash_c_is_read_from_that_directory(cli: InProcessCli) -> None:
     # `hermes -C DIR --config FILE serve` reads DIR/FILE: this home's own config.yaml, named
     # relative to it, is this hermes, refused; the same name in another directory is not.
@@ -205,6 +232,39 @@ def test_a_launcher_option_value_before_the_program_is_not_taken_for_the_program
 ) -> None:
     # `uv run --env-file .env hermes serve` runs hermes, not `.env`: every option of uv run,
     # uvx and pipx run that takes a value has it skipped on the way to the program.
+    done = cli.run("mcp", "add", "hermes", "--", *command, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    assert _servers(cli.config) == {}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-lc", "if [ -d .venv ]; then . .venv/bin/activate; fi\nhermes serve"],
+        ["sh", "-c", "cd /srv/app\nexec hermes serve"],
+        ["bash", "-c", "nohup hermes serve"],
+        ["bash", "-c", "{ hermes serve; }"],
+        ["bash", "-c", "if command -v hermes >/dev/null; then hermes serve; fi"],
+        ["uv", "run", "--module", "hermes_core", "serve"],
+        ["uv", "run", "--python-preference", "managed", "hermes", "serve"],
+    ],
+    ids=[
+        "script-lines",
+        "cd-then-a-line",
+        "nohup",
+        "braces",
+        "if-then",
+        "uv-run-module",
+        "uv-run-python-preference",
+    ],
+)
+def test_a_script_whose_command_words_hold_hermes_serve_is_this_hermes(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # A shell script is read conservatively: a command whose words hold `hermes ... serve`
+    # after a word hermes does not know (`nohup`, `then`, `{`), or on a line of its own, starts
+    # hermes serve; so does uv running the module hermes_core.
     done = cli.run("mcp", "add", "hermes", "--", *command, ok=False)
     assert done.returncode == 2, done.stdout
     assert "it starts hermes serve, this hermes itself" in done.stderr

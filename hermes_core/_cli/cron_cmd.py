@@ -8,7 +8,8 @@ delivery prints here): exit 0 when the run answered and was delivered, 1 when it
 The jobs of a home inside the project (``HERMES_HOME=./.hermes`` in a cloned repository) are
 the repository's, planted or not: while the project gate is closed ``run`` and ``daemon`` refuse
 (exit 2) naming the jobs file and the flag, ``list`` shows them saying they will not run, and
-``create`` stores a job saying so.
+``create`` stores a job saying so (the ``cronjob`` tool too, in its answer: one wording,
+:meth:`~hermes_core.agent.CronJobs.not_run`).
 """
 
 from __future__ import annotations
@@ -40,19 +41,22 @@ def _store() -> CronJobs:
     return CronJobs(environment().home)
 
 
-def _refusal(store: CronJobs) -> str | None:
+def _refuse_to_run(store: CronJobs) -> None:
     from hermes_core._cli.context import environment
+    from hermes_core._cli.output import echo_shown
     from hermes_core._project_trust import project_refusal
 
-    return project_refusal(environment(), store.path, "the cron jobs file")
-
-
-def _refuse_to_run(store: CronJobs) -> None:
-    from hermes_core._cli.output import echo_shown
-
-    if (refusal := _refusal(store)) is not None:
+    if (refusal := project_refusal(environment(), store.path, "the cron jobs file")) is not None:
         echo_shown(f"hermes: error: cron: no job is run: {refusal}", err=True)
         sys.exit(2)
+
+
+def _warn_not_run(store: CronJobs, subject: str = "this job") -> None:
+    from hermes_core._cli.context import environment
+    from hermes_core._cli.output import echo_shown
+
+    if (warning := store.not_run(environment(), subject)) is not None:
+        echo_shown(f"hermes: warning: {warning}", err=True)
 
 
 @click.group("cron")
@@ -102,10 +106,7 @@ def create(
         known_toolsets=known,
     )
     click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
-    if (refusal := _refusal(store)) is not None:
-        from hermes_core._cli.output import echo_shown
-
-        echo_shown(f"hermes: warning: this job will not run: {refusal}", err=True)
+    _warn_not_run(store)
 
 
 def _known_toolsets() -> frozenset[str]:
@@ -130,13 +131,13 @@ def _known_toolsets() -> frozenset[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
     """One row per job: id, name, schedule, state, next run, last outcome, directory."""
-    from hermes_core._cli.output import columns, echo_shown
+    from hermes_core._cli.output import columns
 
     store = _store()
     store.recover()
     jobs = store.listing()
-    if jobs and (refusal := _refusal(store)) is not None:
-        echo_shown(f"hermes: warning: these jobs will not run: {refusal}", err=True)
+    if jobs:
+        _warn_not_run(store, "these jobs")
     if as_json:
         click.echo(json.dumps(jobs, indent=2))
         return

@@ -167,7 +167,7 @@ def _write_servers(
     from hermes_core._config import ConfigDocument, edit_config
     from hermes_core._dotenv import read_dotenv
     from hermes_core._mcp.import_plan import plan_import
-    from hermes_core._mcp.secrets import save_secrets
+    from hermes_core._mcp.secrets import save_home_secrets
 
     variables = {"environment": env.variables, "dotenv": read_dotenv(env.dotenv_path)}
     if dry_run:
@@ -180,7 +180,7 @@ def _write_servers(
             document.set(f"mcp_servers.{name}", entry)
         document.validate()
         if plan.secrets:
-            save_secrets(env.dotenv_path, plan.secrets)
+            save_home_secrets(env, plan.secrets)
     return plan
 
 

@@ -19,7 +19,7 @@ from hermes_core._mcp.catalog import CatalogServer
 from hermes_core._mcp.connection import McpConnectError
 from hermes_core._mcp.expand import server_variables
 from hermes_core._mcp.probe import ProbeReport, probe_server
-from hermes_core._mcp.secrets import save_secrets
+from hermes_core._mcp.secrets import save_home_secrets
 from hermes_core._paths import Environment
 from hermes_core._project_trust import config_refusal
 
@@ -40,7 +40,7 @@ def write_server(
         document.set(f"mcp_servers.{name}", entry)
         document.validate()
         if secrets:
-            save_secrets(env.dotenv_path, secrets)
+            save_home_secrets(env, secrets)
 
 
 def not_started_note(env: Environment, name: str) -> str | None:

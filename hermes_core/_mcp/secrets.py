@@ -3,7 +3,9 @@
 :func:`move_secrets` takes the literal secrets out of a server entry (every literal ``env``
 value, the literal value of a credential header such as ``Authorization``, and the value of a
 secret flag in the command's arguments such as ``--api-key sk-...``) and puts
-``${VAR}`` references in their place; :func:`save_secrets` writes the values to ``.env``.
+``${VAR}`` references in their place; :func:`save_secrets` writes the values to ``.env``
+(:func:`save_home_secrets` to the home's, refused for a home inside the project while the
+gate is closed: that ``.env`` is not read, and a secret there could be committed and pushed).
 ``hermes mcp add`` and ``hermes import-agent`` both go through them, and
 :func:`describe_moved` is the one line that tells the user what went where.
 """
@@ -15,13 +17,17 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core._atomic_write import write_atomically
 from hermes_core._dotenv import read_dotenv
 from hermes_core._errors import HermesError
+from hermes_core._project_trust import PROJECT_GATE_FLAG, project_refusal, project_root
 
-__all__ = ["MovedSecrets", "describe_moved", "move_secrets", "save_secrets"]
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
+
+__all__ = ["MovedSecrets", "describe_moved", "move_secrets", "save_home_secrets", "save_secrets"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
@@ -240,3 +246,19 @@ def save_secrets(path: Path, values: Mapping[str, str]) -> None:
         kept.append(line)
     kept.extend(pending.values())
     write_atomically(path, "\n".join(kept) + "\n", mode=0o600)
+
+
+def save_home_secrets(env: Environment, values: Mapping[str, str]) -> None:
+    """:func:`save_secrets` to the home's ``.env``. Refused (:class:`HermesError`, nothing
+    written) when that file is the project's while the gate is closed: it is not read then
+    (:func:`~hermes_core._dotenv.dotenv_of`), so a secret written there would do nothing but
+    wait to be committed and pushed with the repository."""
+    path = env.dotenv_path
+    if project_refusal(env, path, "the secrets file") is not None:
+        raise HermesError(
+            f"refusing to write secrets to {path} (in the project {project_root(env)}): it is "
+            f"not read while the project gate is closed, and a secret there could be committed "
+            f"with the repository; set {PROJECT_GATE_FLAG}=1 if this home is yours, or "
+            "HERMES_HOME to a folder outside the project"
+        )
+    save_secrets(path, values)

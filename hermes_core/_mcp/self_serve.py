@@ -16,9 +16,12 @@ mind. A name hermes cannot know when adding (a ``${VAR}``) is
 taken for another hermes's.
 
 Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the child's
-variables), a shell's ``-c`` script (each command of it, ``exec`` and leading assignments
-allowed), and ``uvx``, ``pipx run`` and ``uv run``: the program they run (their first word that
-is no option, option's value (every option of theirs that takes one) or subcommand), the
+variables), a shell's ``-c`` script (each command of it, split at operators and line ends,
+``exec`` and leading assignments allowed; read conservatively: a command whose words hold
+``hermes`` after a word hermes does not know, ``nohup hermes serve``, ``then hermes serve``,
+``{ hermes serve; }``, is taken to run it), and ``uvx``, ``pipx run`` and ``uv run``: the
+program they run (their first word that is no option, option's value (every option of theirs
+that takes one) or subcommand; after ``uv run -m``/``--module``, a module run by Python), the
 package ``hermes-core-agent`` running ``hermes``. A launcher that moves to a directory moves
 the relative names after it there: ``env -C DIR`` (``--chdir``), ``uv run --directory DIR``,
 and a script's ``cd DIR`` (for the commands after it; ``cd`` alone is the home directory). A
@@ -47,10 +50,13 @@ SERVES_ITSELF: Final = (
 
 def starts_hermes_serve(command: str, args: Sequence[str]) -> bool:
     """Whether ``command`` with ``args`` runs ``hermes serve`` (of any configuration)."""
-    # Either separator: Claude Desktop's file may come from Windows (hermes.exe).
-    program = PureWindowsPath(command).name.lower()
     by_module = any(list(args[i : i + 2]) == ["-m", "hermes_core"] for i in range(len(args)))
-    return "serve" in args and (program in ("hermes", "hermes.exe") or by_module)
+    return "serve" in args and (_is_hermes(command) or by_module)
+
+
+def _is_hermes(word: str) -> bool:
+    # Either separator: Claude Desktop's file may come from Windows (hermes.exe).
+    return PureWindowsPath(word).name.lower() in ("hermes", "hermes.exe")
 
 
 def serves_this_hermes(entry: Mapping[str, Any], env: Environment, config_path: Path) -> bool:
@@ -105,11 +111,13 @@ _VALUE_OPTIONS: Final = frozenset(
     | {"--reinstall-package", "--config-setting", "-C", "--config-settings-package"}
     | {"--no-build-isolation-package", "--no-build-package", "--no-binary-package"}
     | {"--refresh-package", "--allow-insecure-host", "--constraints", "-c", "--overrides"}
-    | {"--build-constraints", "-b"}
+    | {"--build-constraints", "-b", "--python-preference"}  # the last: uv before 0.8
     | {"--python-args", "--pip-args", "--fetch-python", "--cooldown", "--backend"}  # pipx run
 )
 _RUNNER_SUBCOMMANDS: Final = frozenset({"run", "tool"})
-_SHELL_OPERATORS: Final = frozenset({";", "&&", "||", "|", "&", "(", ")"})
+_SHELL_PUNCTUATION: Final = "();<>|&\n"
+"""What ends a simple command of a script (``shlex``'s punctuation and the line end); a
+redirection's ``<`` or ``>`` ends it too: its words after it are not the command's."""
 
 
 def _commands(
@@ -157,6 +165,10 @@ def _commands(
                     here = _moved(here, operands[0] if operands else None)
                 elif words:
                     yield from _commands(words[0], words[1:], names, here, depth + 1)
+                    # Conservatively, hermes after a word not read here (nohup, then, {).
+                    at = next((i for i, word in enumerate(words) if _is_hermes(word)), 0)
+                    if at:
+                        yield from _commands(words[at], words[at + 1 :], names, here, depth + 1)
     elif program in _PACKAGE_RUNNERS:
         # The program run is the first word that is no option, no option's value and not the
         # subcommand (uv run, uv tool run, pipx run): the package hermes-core-agent runs hermes.
@@ -170,14 +182,18 @@ def _commands(
             # uv's --directory, before the program (after it, the program's own option)
             directory = _option(args[:i], "--directory") if program != "pipx" else None
             moved = here if directory is None else _moved(here, directory)
-            yield from _commands(word, args[i + 1 :], variables, moved, depth + 1)
+            rest = args[i + 1 :]
+            if program == "uv" and {"-m", "--module"} & set(args[:i]):  # uv run -m MODULE
+                word, rest = "python", ["-m", word, *rest]
+            yield from _commands(word, rest, variables, moved, depth + 1)
             return
 
 
 def _script_commands(script: str) -> Iterator[list[str]]:
     """The simple commands of a shell script, split at ``;``, ``&&``, ``|``...: nothing when
     it cannot be read as words (an unbalanced quote)."""
-    lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=_SHELL_PUNCTUATION)
+    lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)
@@ -185,7 +201,7 @@ def _script_commands(script: str) -> Iterator[list[str]]:
         return
     words: list[str] = []
     for token in [*tokens, ";"]:
-        if token in _SHELL_OPERATORS:
+        if token and all(char in _SHELL_PUNCTUATION for char in token):
             if words:
                 yield words
             words = []

@@ -34,8 +34,10 @@ TOKENS_DIR = "mcp-auth"
 
 
 def token_path(env: Environment, server: str) -> Path:
-    """Where the sign-in of ``server`` is kept: ``$HERMES_HOME/mcp-auth/NAME.json``."""
-    return env.home / TOKENS_DIR / f"{server}.json"
+    """Where the sign-in of ``server`` is kept: ``$HERMES_HOME/mcp-auth/NAME.json``, in the
+    home's :attr:`~hermes_core._paths.Environment.data_home` (a credential of the user's, never
+    in a repository's tree, nor one a repository planted there)."""
+    return env.data_home / TOKENS_DIR / f"{server}.json"
 
 
 def sign_in_fingerprint(server: str, env: Environment) -> str:

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Collection, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._private_files import private_database
 from hermes_core._shown import printable, shown
@@ -40,6 +40,9 @@ from hermes_core.agent._cron_rows import (
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
 from hermes_core.agent._cron_toolsets import check_toolsets
+
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
 
 DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
 """Where a run's answer may go, as error messages name it."""
@@ -148,6 +151,15 @@ class CronJobs:
 
     def __init__(self, home: Path) -> None:
         self.path = home / "cron" / "jobs.db"
+
+    def not_run(self, env: Environment, subject: str = "this job") -> str | None:
+        """``"<subject> will not run: <why>"`` for the jobs of a home inside the project while
+        its gate is closed (``hermes cron run`` and ``daemon`` refuse them), else ``None``: the
+        one wording of ``hermes cron create`` and ``list`` and the ``cronjob`` tool."""
+        from hermes_core._project_trust import project_refusal
+
+        refusal = project_refusal(env, self.path, "the cron jobs file")
+        return None if refusal is None else f"{subject} will not run: {refusal}"
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

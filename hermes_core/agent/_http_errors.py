@@ -63,6 +63,18 @@ def _never_connected(error: BaseException | None) -> bool:
     return False
 
 
+def _innermost(error: BaseException | None) -> str:
+    """The message of the last exception of ``error``'s chain of causes that has one: the
+    transport's own words under an SDK's ("Connection error.")."""
+    said = ""
+    for _ in range(16):  # a chain is short; a cycle of contexts must not hang
+        if error is None:
+            break
+        said = str(error) or said
+        error = error.__cause__ or error.__context__
+    return said
+
+
 _OVERFLOW_WORDS = re.compile(
     r"context_length_exceeded|maximum context length|context length exceeded"
     r"|prompt is too long|exceeds? the (?:available )?context (?:size|window)"
@@ -119,6 +131,7 @@ def http_model_error(
     secret: str | None = None,
     timed_out_after: float | None = None,
     cause: BaseException | None = None,
+    mid_answer: bool = False,
 ) -> ModelError:
     """The :class:`ModelError` for an answer of HTTP ``status`` (``None``: the server could
     not be reached or the connection dropped), with the server's ``detail`` (its error
@@ -130,6 +143,8 @@ def http_model_error(
     within ``model.timeout``, those seconds (the message names the setting to raise).
     ``cause``: the exception raised, for ``status`` ``None``: a connection never made (nothing
     listens there, no such host) says to check that the server runs at ``base_url``.
+    ``mid_answer``: the answer had begun to stream when the connection was lost (the SDKs
+    wrap that in their ``APIConnectionError``): said so, with the transport's own reason.
     """
     where = base_url or "the provider's default URL"
     subject = f"{provider}: model {model!r} at {where}"
@@ -141,6 +156,10 @@ def http_model_error(
             f"{subject}: no answer within model.timeout ({timed_out_after:g} s): a slow model "
             "or a long request needs a larger one"
         )
+    elif status is None and mid_answer:
+        reason = _clean(_innermost(cause) or detail, secret)
+        said = f" ({reason})" if reason else ""
+        message = f"{subject}: the connection was closed mid-answer{said}"
     elif status is None and _never_connected(cause):
         said = f" ({detail})" if detail else ""
         check = "that the model server runs there" if base_url else "the network connection"

@@ -428,7 +428,7 @@ def selected_memory(host: Host) -> Memory | None:
         host.plugin_context,
     )
     source = host.registrations.label("memory_provider", section.provider)
-    home = host.env.home
+    home = host.env.data_home  # the user's, never a gated project home's
     return Memory.configured(
         provider, section, home / ".memory.lock", source, home / ".memory.told"
     )

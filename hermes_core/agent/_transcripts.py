@@ -293,12 +293,14 @@ class TranscriptStore:
 
     @classmethod
     def of_home(cls, env: Environment) -> TranscriptStore:
-        """The store of ``env``'s home; its ``refusal`` set while that home is the project's
-        and the gate is closed. Written there still (the user's record of what ran), read back
-        only past the gate."""
+        """The store of ``env``'s home, ``sessions`` in its
+        :attr:`~hermes_core._paths.Environment.data_home` (for a home inside the project while
+        the gate is closed, the user's own folder for it, outside the project). Its ``refusal``
+        is set when that folder is the project's all the same (the user's home directory
+        unknown): written there still, read back only past the gate."""
         from hermes_core._project_trust import project_refusal
 
-        directory = env.home / "sessions"
+        directory = env.data_home / "sessions"
         return cls(directory, project_refusal(env, directory, "the transcripts folder"))
 
     def open(self, session_id: str) -> Transcript:

@@ -51,8 +51,9 @@ class SignIn:
 
 
 def auth_path(env: Environment) -> Path:
-    """``$HERMES_HOME/auth.json``."""
-    return env.home / AUTH_FILE_NAME
+    """``$HERMES_HOME/auth.json``, in the home's
+    :attr:`~hermes_core._paths.Environment.data_home` (the user's, never a repository's)."""
+    return env.data_home / AUTH_FILE_NAME
 
 
 def _read_document(path: Path) -> dict[str, Any] | None:

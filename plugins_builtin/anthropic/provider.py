@@ -29,8 +29,6 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
-import httpx
-
 import anthropic
 from hermes_core._plugin_support import tls_context
 from hermes_core.agent import (
@@ -313,10 +311,10 @@ class AnthropicProvider:
                 provider="anthropic",
                 model=model,
             ) from None
-        # No answer, a dropped connection, a timeout; older SDKs let httpx's errors out of a
-        # stream that breaks mid-way.
-        except (anthropic.APIError, httpx.TransportError) as error:
-            timed_out = isinstance(error, anthropic.APITimeoutError | httpx.TimeoutException)
+        # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
+        # error in APIConnectionError), a timeout.
+        except anthropic.APIError as error:
+            timed_out = isinstance(error, anthropic.APITimeoutError)
             raise http_model_error(
                 "anthropic",
                 model,
@@ -326,6 +324,7 @@ class AnthropicProvider:
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
                 cause=error,
+                mid_answer=started and isinstance(error, anthropic.APIConnectionError),
             ) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.

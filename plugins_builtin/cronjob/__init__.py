@@ -34,8 +34,11 @@ if TYPE_CHECKING:
 _ACTIONS: Final = ("create", "list", "pause", "resume", "remove", "run")
 
 
-def build_tool(home: Path) -> Tool:
-    """The cronjob tool over the jobs of ``home`` (its ``cron/jobs.db``)."""
+def build_tool(home: Path, env: Environment | None = None) -> Tool:
+    """The cronjob tool over the jobs of ``home`` (its ``cron/jobs.db``). With ``env``, a job
+    it adds to a home inside the project while the gate is closed is stored with a warning in
+    the answer that it will not run, and its list says so of the jobs it shows
+    (:meth:`~hermes_core.agent.CronJobs.not_run`)."""
 
     def cronjob(
         caller: ToolCaller,
@@ -59,7 +62,8 @@ def build_tool(home: Path) -> Tool:
                     toolsets = _within_grant(toolsets, grant, known)
             jobs = CronJobs(home)
             made = (toolsets, delivery, caller.session.cwd)
-            return _act(jobs, action, job, schedule, prompt, name, made, known)
+            done = _act(jobs, action, job, schedule, prompt, name, made, known)
+            return _warned(done, jobs, env, action)
         except JobError as bad:
             return ToolResult.error("INVALID_ARGUMENTS", f"cronjob {action}: {bad}")
 
@@ -96,6 +100,20 @@ def build_tool(home: Path) -> Tool:
         meta={READ_ONLY_CALLS_META: {"action": ["list"]}},
         timeout=30.0,
     )
+
+
+def _warned(done: ToolResult, jobs: CronJobs, env: Environment | None, action: str) -> ToolResult:
+    """``done``, ending with the warning that the jobs will not run (a home inside the project,
+    its gate closed) after a ``create`` or a ``list`` that shows jobs: the model must not tell
+    the person a job is scheduled that no daemon will run."""
+    if env is None or action not in ("create", "list") or done.structured == {"jobs": []}:
+        return done
+    warning = jobs.not_run(env, "this job" if action == "create" else "these jobs")
+    if warning is None:
+        return done
+    joint = " " if action == "create" else "\n"
+    note = f"{done.text_content}{joint}Warning: {warning}"
+    return ToolResult.text(note, structured=done.structured)
 
 
 def _within_grant(
@@ -164,4 +182,4 @@ def _act(
 @hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """The cronjob tool over the home's jobs."""
-    return [build_tool(env.home)]
+    return [build_tool(env.home, env)]

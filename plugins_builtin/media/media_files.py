@@ -35,7 +35,8 @@ def output_path(
     session: Session, env: Environment, kind: str, suffix: str, raw: str | None
 ) -> Path:
     """Where a tool writes what it made: ``raw`` inside the session's directory when given
-    (its parent must exist), else a new name under ``$HERMES_HOME/media/<kind>/`` (private)."""
+    (its parent must exist), else a new name under ``media/<kind>/`` of the home's
+    :attr:`~hermes_core.Environment.data_home` (private)."""
     if raw:
         target = inside_session(session, raw)
         if not target.parent.is_dir():
@@ -45,6 +46,6 @@ def output_path(
         return target
     from hermes_core._plugin_support import private_dir
 
-    directory = private_dir(env.home / "media" / kind)
+    directory = private_dir(env.data_home / "media" / kind)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return directory / f"{stamp}-{uuid.uuid4().hex[:8]}.{suffix}"

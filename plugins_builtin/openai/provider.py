@@ -30,8 +30,6 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
-
 import openai
 from hermes_core._plugin_support import tls_context
 from hermes_core.agent import (
@@ -272,10 +270,10 @@ class OpenAIProvider:
                 provider="openai",
                 model=model,
             ) from None
-        # No answer, a dropped connection, a timeout; older SDKs let httpx's errors out of a
-        # stream that breaks mid-way.
-        except (openai.APIError, httpx.TransportError) as error:
-            timed_out = isinstance(error, openai.APITimeoutError | httpx.TimeoutException)
+        # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
+        # error in APIConnectionError), a timeout.
+        except openai.APIError as error:
+            timed_out = isinstance(error, openai.APITimeoutError)
             raise http_model_error(
                 "openai",
                 model,
@@ -285,6 +283,7 @@ class OpenAIProvider:
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
                 cause=error,
+                mid_answer=answer.chunks > 0 and isinstance(error, openai.APIConnectionError),
             ) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.

@@ -237,6 +237,6 @@ def build_tool(
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """``session_search``, configured from ``plugins.entries.session_search``."""
     entry = PluginContext.of(_PLUGIN, config, env).settings_as(SessionSearchEntry)
-    sessions = env.home / "sessions"
+    sessions = env.data_home / "sessions"
     refusal = project_refusal(env, sessions, "the transcripts folder")
-    return [build_tool(entry, sessions, env.home / DATABASE_NAME, refusal)]
+    return [build_tool(entry, sessions, env.data_home / DATABASE_NAME, refusal)]

@@ -1,7 +1,8 @@
 """The cron jobs of a home inside the project (``HERMES_HOME=./.hermes`` in a cloned
 repository): the repository's, planted or not, so behind the project gate as its transcripts
 and memory files are: while it is closed ``hermes cron run`` and ``hermes cron daemon`` refuse
-naming the jobs file and the flag, and ``hermes cron list`` shows them saying they will not run.
+naming the jobs file and the flag, and ``hermes cron list``, ``hermes cron create`` and the
+``cronjob`` tool say they will not run.
 The real ``hermes`` as a subprocess, real SQLite, the bundled ``openai`` provider against the
 test kit's ``FakeModelServer``."""
 
@@ -81,3 +82,49 @@ def test_a_job_created_in_a_project_home_says_it_will_not_run_until_the_gate_ope
     assert f"at {jobs} (in the project " in done.stderr
     assert GATE in done.stderr
     assert opened.stderr == ""
+
+
+def test_the_cronjob_tool_adding_a_job_in_a_project_home_says_it_will_not_run(
+    tmp_path: Path,
+) -> None:
+    """The model is told, in the tool's answer, what ``hermes cron create`` warns of, in the
+    same words."""
+    cli, jobs = project_home(tmp_path)
+    arguments = json.dumps({"action": "create", "schedule": "every 1h", "prompt": "Sum up"})
+    with FakeModelServer([]) as server:
+        env = variables(cli, server)
+        called = cli.run("tools", "call", "cronjob", arguments, "--yes", "--json", env=env)
+        created = cli.run("cron", "create", "every 1h", "Sum up the PRs", env=env)
+        opened = cli.run(
+            "tools",
+            "call",
+            "cronjob",
+            arguments,
+            "--yes",
+            "--json",
+            env=variables(cli, server, gate=True),
+        )
+    answer = json.loads(called.stdout)["content"][0]["text"]
+    warning = created.stderr.removeprefix("hermes: warning: ").strip()
+    assert warning.startswith("this job will not run: the cron jobs ")
+    assert f"at {jobs} (in the project " in warning
+    assert answer.startswith("Created job ")
+    assert answer.endswith(f" Warning: {warning}")
+    assert "will not run" not in json.loads(opened.stdout)["content"][0]["text"]
+
+
+def test_the_cronjob_tools_list_in_a_project_home_says_the_jobs_will_not_run(
+    tmp_path: Path,
+) -> None:
+    """As ``hermes cron list`` warns, in the same words: the model listing the planted job
+    must not tell the person it is scheduled to run."""
+    cli, _ = project_home(tmp_path)
+    with FakeModelServer([]) as server:
+        env = variables(cli, server)
+        called = cli.run("tools", "call", "cronjob", '{"action": "list"}', "--json", env=env)
+        listed = cli.run("cron", "list", env=env)
+    text = json.loads(called.stdout)["content"][0]["text"]
+    warning = listed.stderr.removeprefix("hermes: warning: ").strip()
+    assert warning.startswith("these jobs will not run: the cron jobs ")
+    assert "planted" in text
+    assert text.endswith(f"\nWarning: {warning}")

@@ -482,6 +482,49 @@ def test_an_answer_broken_off_by_the_server_stays_in_the_conversation_marked(
     assert last.content == shown + "\n\n[cut off here: the model request failed]"
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_connection_closed_mid_answer_is_said_so_not_taken_for_no_answer(
+    provider: str, hermes_env: Environment
+) -> None:
+    """Both SDKs wrap the dropped stream in their APIConnectionError ("Connection error."):
+    the error names the address and says the answer was cut off, with the transport's reason;
+    the half answer is not sent again (it was shown)."""
+    gate = threading.Event()  # never set: the server goes away mid-answer
+    server = FakeModelServer([FakeTurn(text="The first half, then", gate=gate, hold_after=4)])
+    server.start()
+    base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    config = Config.model_validate(
+        {"model": {"provider": provider, "model": "m", "base_url": base}}
+    )
+    host = make_host(config, replace(hermes_env, variables=_with_bundled(hermes_env)))
+
+    async def main() -> list[AgentEvent]:
+        agent = Agent.from_host(host)
+        conversation = agent.conversation(host.new_session())
+        events: list[AgentEvent] = []
+        try:
+            async for event in conversation.send("Tell me"):
+                events.append(event)
+                if isinstance(event, TextDelta) and len(events) == 1:
+                    await anyio.to_thread.run_sync(server.close)
+            return events
+        finally:
+            await conversation.aclose()
+            await agent.aclose()
+
+    try:
+        events = anyio.run(main)
+    finally:
+        host.close()
+        server.close()
+    end = events[-1]
+    assert isinstance(end, Finished)
+    assert end.stop == "error"
+    assert f"{provider}: model 'm' at {base}: the connection was closed mid-answer (" in end.detail
+    assert "peer closed connection" in end.detail
+    assert not [event for event in events if isinstance(event, Retrying)]
+
+
 @pytest.mark.parametrize(
     ("provider", "in_text"), [("openai", False), ("openai", True), ("anthropic", False)]
 )
