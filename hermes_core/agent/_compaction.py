@@ -87,9 +87,10 @@ def overflow_detail(error: ModelError, context_length: int) -> str:
     :func:`~hermes_core.agent._http_errors.overflowed` one): what happened, in the server's
     words, and the three ways on."""
     return (
-        f"{error}: compact the conversation (/compact in hermes chat) or start a new "
-        f"conversation; model.context_length ({context_length}) should be the model's real "
-        "window, so that hermes compacts before a request overflows it"
+        f"{error}: compact the conversation (/compact in hermes chat or an editor's ACP "
+        f"session) or start a new conversation; model.context_length ({context_length}) "
+        "should be the model's real window, so that hermes compacts before a request "
+        "overflows it"
     )
 
 
