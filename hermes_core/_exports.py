@@ -213,7 +213,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "Fixtures": "hermes_core.testing._gateway_fixtures",
         "HermesCli": "hermes_core.testing._cli",
         "InstalledDistribution": "hermes_core.testing._files",
-        "RecordedRequest": "hermes_core.testing._fake_model",
+        "RecordedRequest": "hermes_core.testing._fake_requests",
         "approval_policy_conformance": "hermes_core.testing._policy_conformance",
         "connector_gateway_conformance": "hermes_core.testing._gateway_conformance",
         "forget_modules_under": "hermes_core.testing._files",

@@ -11,9 +11,11 @@ it becomes the hermes session's working directory, which bounds every file and t
 of the session. The session is granted the ``hermes-acp`` toolsets (:data:`ACP_TOOLSETS`),
 the MCP servers of ``config.yaml`` and the client's own servers for this session
 (:mod:`~hermes_core._acp.client_servers`); its approvals are asked through
-``session/request_permission`` (:mod:`~hermes_core._acp.permissions`). ``session/load``
-takes a session up again from its transcript (:mod:`~hermes_core._acp.replay`); a call the
-transcript holds no result for (hermes ended in its middle) is answered as failed first
+``session/request_permission`` (:mod:`~hermes_core._acp.permissions`); its slash commands are
+advertised once the answer is sent (:meth:`~hermes_core._acp.session.AcpSession.advertise`).
+``session/load`` takes a session up again from its transcript
+(:mod:`~hermes_core._acp.replay`); a call the transcript holds no result for (hermes ended in
+its middle) is answered as failed first
 (:meth:`~hermes_core.agent._transcripts.Transcript.history`).
 
 A turn whose model request failed for good (``Finished.stop == "error"``: a bad key, an unknown
@@ -24,6 +26,7 @@ editor shows an error where it would show nothing for a refusal.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
@@ -80,6 +83,7 @@ class AcpServer:
         self._sessions: dict[str, AcpSession] = {}
         self._loading: set[str] = set()  # ids being loaded: a second load of one is refused
         self._lifetimes = contextlib.AsyncExitStack()
+        self._advertising: set[asyncio.Future[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         """The connection to the client, given by the SDK."""
@@ -128,7 +132,18 @@ class AcpServer:
         grant = await self._grant(runtime, mcp_servers, directory)
         session = await self._open(runtime, directory, grant)
         self._sessions[session.id] = session
+        # After the answer, which names the session to the client: this task runs once the
+        # handler has returned and the answer is written (nothing awaits in between).
+        task = asyncio.ensure_future(self._advertise(session))
+        self._advertising.add(task)
+        task.add_done_callback(self._advertising.discard)
         return NewSessionResponse(session_id=session.id)
+
+    async def _advertise(self, session: AcpSession) -> None:
+        try:
+            await session.advertise()
+        except Exception as exc:  # a client gone already: nothing to tell it
+            _log.debug("available_commands_update of %s: %s", session.id, exc)
 
     async def load_session(
         self,
@@ -182,6 +197,7 @@ class AcpServer:
             shown = replayed(unfinished_calls_answered(stored), directory)
             for update in [*shown, *([thought] if thought else [])]:
                 await session.client.session_update(session_id=session_id, update=update)
+            await session.advertise()
             self._sessions[session_id] = session
         finally:
             self._loading.discard(session_id)
@@ -291,6 +307,8 @@ class AcpServer:
 
     async def aclose(self) -> None:
         """End every session (stopping its running turn and its subagents first)."""
+        for task in list(self._advertising):
+            task.cancel()
         sessions = list(self._sessions.values())
         self._sessions.clear()
         for session in sessions:

@@ -9,6 +9,10 @@ its text; each model request's tokens are a ``usage_update``; a retry is said as
 ``agent_thought_chunk``; each subagent of ``delegate_task`` is a tool call of its own. Every
 update is sent before the prompt is answered.
 
+The session's slash commands (:data:`COMMANDS`, only ``/compact``: the editor has its own
+stop, new session and help) are advertised with an ``available_commands_update``
+(:meth:`AcpSession.advertise`); a prompt that is one runs it instead of a turn.
+
 Prompts on one session run one at a time (a lock, in arrival order): two loops never share a
 history, and the editor's usual "cancel, then send the new message" waits for the cancelled
 turn to end instead of being refused. ``session/cancel`` stops the running turn only.
@@ -57,6 +61,12 @@ STOP_REASONS: Final[dict[str, StopReason]] = {
     "interrupted": "cancelled",
 }
 """``Finished.stop`` as an ACP stop reason; ``error`` is a JSON-RPC error instead."""
+
+COMMANDS: Final = {
+    "compact": "replace all but the last exchange by a summary the model writes, to make room "
+    "in the model's context window",
+}
+"""The slash commands of an ACP session, by name (without the slash), and what each does."""
 
 
 class ModelFailed(Exception):
@@ -147,13 +157,28 @@ class AcpSession:
             self.state.cancelled.set()
             self.conversation.cancel()
 
+    async def advertise(self) -> None:
+        """Tell the client the session's slash commands (:data:`COMMANDS`)."""
+        from acp.schema import AvailableCommand, AvailableCommandsUpdate
+
+        commands = [
+            AvailableCommand(name=name, description=what) for name, what in COMMANDS.items()
+        ]
+        await self._update(
+            AvailableCommandsUpdate(
+                session_update="available_commands_update", available_commands=commands
+            )
+        )
+
     async def prompt(self, blocks: Sequence[Any]) -> PromptResponse:
-        """Run one turn for ``blocks``, streaming updates; the stop reason. A model that failed
-        for good raises :class:`ModelFailed`."""
+        """Run one turn for ``blocks`` (or the command they are), streaming updates; the stop
+        reason. A model that failed for good raises :class:`ModelFailed`."""
         from acp.schema import PromptResponse
 
         async with self._lock:
             self.state.cancelled = asyncio.Event()
+            if prompt_text(blocks).strip() == "/compact":
+                return await self._compact()
             finished: Finished | None = None
             # Background delegations' results are sent as the next message when they arrive:
             # an editor has no turn the agent starts, so the prompt lasts until they have.
@@ -177,6 +202,27 @@ class AcpSession:
         # unstable part of the protocol (the tokens went out as usage_update).
         cut = finished.stop == "answer" and finished.detail  # model.max_output_tokens cut it
         return PromptResponse(stop_reason="max_tokens" if cut else STOP_REASONS[finished.stop])
+
+    async def _compact(self) -> PromptResponse:
+        """``/compact``: the conversation compacted now, as ``hermes chat``'s (a cancel stops
+        it, nothing changed); the compaction told as a thought, or that there was nothing to
+        compact."""
+        from acp import update_agent_message_text
+        from acp.schema import PromptResponse
+
+        compacted = False
+        async for event in self.conversation.compact():
+            compacted = compacted or isinstance(event, Compacted)
+            await self._report(event)
+        if self.state.cancelled.is_set():
+            return PromptResponse(stop_reason="cancelled")
+        if not compacted:
+            await self._update(
+                update_agent_message_text(
+                    "Nothing to compact yet: only the last exchange is in the conversation."
+                )
+            )
+        return PromptResponse(stop_reason="end_turn")
 
     async def _update(self, update: Any) -> None:
         await self.client.session_update(session_id=self.id, update=update)

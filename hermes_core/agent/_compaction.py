@@ -87,9 +87,10 @@ def overflow_detail(error: ModelError, context_length: int) -> str:
     :func:`~hermes_core.agent._http_errors.overflowed` one): what happened, in the server's
     words, and the three ways on."""
     return (
-        f"{error}: compact the conversation (/compact in hermes chat) or start a new "
-        f"conversation; model.context_length ({context_length}) should be the model's real "
-        "window, so that hermes compacts before a request overflows it"
+        f"{error}: compact the conversation (/compact in hermes chat or an editor's ACP "
+        f"session) or start a new conversation; model.context_length ({context_length}) "
+        "should be the model's real window, so that hermes compacts before a request "
+        "overflows it"
     )
 
 
@@ -115,7 +116,8 @@ def split_point(messages: Sequence[Message], keep: int) -> int | None:
     """Where the recent messages kept whole start: the earliest message, not a tool result
     (its call stays with it), from which the rest takes at most ``keep`` tokens; at least the
     last such message. ``None`` when nothing before it could be compacted (one message, or
-    only an earlier summary)."""
+    only an earlier summary within ``keep``: one past it, forged or written enormous, would
+    overflow every request, and is compacted again)."""
     best: int | None = None
     total = 0
     for index in range(len(messages) - 1, 0, -1):
@@ -125,9 +127,15 @@ def split_point(messages: Sequence[Message], keep: int) -> int | None:
         if best is not None and total > keep:
             break
         best = index
-    if best is None or (best == 1 and replaces_earlier(messages[0])):
+    if best is None or (best == 1 and _summary_within(messages[0], keep)):
         return None
     return best
+
+
+def _summary_within(message: Message, keep: int) -> bool:
+    """Whether ``message`` is a compaction's (:func:`replaces_earlier`) taking at most
+    ``keep`` tokens: not worth summarising again alone."""
+    return replaces_earlier(message) and message_tokens(message) <= keep
 
 
 def replaces_earlier(message: Message) -> bool:
@@ -259,7 +267,8 @@ class Compaction:
         cut = split_point(messages, int(window * KEEP_SHARE))
         if reason == "asked":  # the person wants room now: only the last exchange stays
             last = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
-            fresh = last > 1 or (last == 1 and not replaces_earlier(messages[0]))
+            keep = int(window * KEEP_SHARE)
+            fresh = last > 1 or (last == 1 and not _summary_within(messages[0], keep))
             cut = last if fresh else None
         if cut is None:
             return

@@ -11,19 +11,28 @@ event that is not what the wire types say (a tool name or text that is not a str
 counts that are not integers) and any other exception out of the provider's stream (a chunk
 its SDK could not parse) become a :class:`ModelError` naming the provider and the model, so the
 turn ends with an error and never lets a crash out of the loop.
+
+And the one place where a request's messages are made to take turns (:func:`alternating`):
+adjacent user messages are sent as one, their texts joined with a blank line. A compaction's
+summary is a user message, and so may be the first message it keeps; a turn that failed (or
+was stopped) before the model answered leaves the person's message without an answer. The
+vendors' APIs take two user messages in a row, but many local servers' chat templates
+(Mistral's, Gemma's, Llama-2's on llama.cpp or vLLM) refuse them: "Conversation roles must
+alternate". The conversation and its transcript keep the messages as they were.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
 from hermes_core.agent._wire import (
+    Message,
     ModelError,
     ModelEvent,
     ModelProvider,
@@ -87,6 +96,20 @@ async def _next_or_stop(
     raise Stopped("interrupted" if stopper.done() else "max_seconds")
 
 
+def alternating(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` with each run of adjacent user messages sent as one: their texts joined
+    with a blank line, their images together (see the module)."""
+    joined: list[Message] = []
+    for message in messages:
+        last = joined[-1] if joined else None
+        if last is None or last.role != "user" or message.role != "user":
+            joined.append(message)
+            continue
+        text = "\n\n".join(part for part in (last.content, message.content) if part)
+        joined[-1] = replace(last, content=text, images=last.images + message.images)
+    return tuple(joined)
+
+
 def _retrieved(task: asyncio.Future[Any]) -> None:
     """Take an abandoned task's outcome, so asyncio does not log it as never retrieved."""
     if not task.cancelled():
@@ -102,11 +125,13 @@ async def request_events(
     name: str | None = None,
     base_url: str | None = None,
 ) -> AsyncIterator[ModelEvent | Retrying]:
-    """The events of ``request``, retried as the module says; raises :class:`Stopped` when
+    """The events of ``request`` (its adjacent user messages joined: :func:`alternating`),
+    retried as the module says; raises :class:`Stopped` when
     stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help,
     or one naming the provider ``name`` (``model.provider``) and ``base_url``
     (``model.base_url``, when set) for a stream that fails otherwise or ends without a
     :class:`ModelTurn`."""
+    request = replace(request, messages=alternating(request.messages))
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
     named = name or getattr(provider, "name", None) or type(provider).__name__

@@ -51,9 +51,6 @@ if TYPE_CHECKING:
     from hermes_core.testing._fake_model import (
         FakeModelServer as FakeModelServer,
     )
-    from hermes_core.testing._fake_model import (
-        RecordedRequest as RecordedRequest,
-    )
     from hermes_core.testing._fake_model_wire import (
         FakeToolCall as FakeToolCall,
     )
@@ -65,6 +62,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.testing._fake_provider import (
         fake_turn as fake_turn,
+    )
+    from hermes_core.testing._fake_requests import (
+        RecordedRequest as RecordedRequest,
     )
     from hermes_core.testing._files import (
         PLUGIN_SOURCE as PLUGIN_SOURCE,

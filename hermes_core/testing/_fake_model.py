@@ -20,13 +20,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from hermes_core.testing._fake_images import IMAGES_PATH, images_answer, images_of
+from hermes_core.testing._fake_images import IMAGES_PATH, images_answer
 from hermes_core.testing._fake_model_wire import (
     ERROR_MESSAGES,
     FakeTurn,
@@ -40,87 +39,11 @@ from hermes_core.testing._fake_model_wire import (
     refusal,
     request_tokens,
 )
+from hermes_core.testing._fake_requests import RecordedRequest, roles_refusal
 
 __all__ = ["FakeModelServer", "RecordedRequest", "Responder"]
 
 _ROUTES: Mapping[str, Wire] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
-
-
-@dataclass
-class RecordedRequest:
-    """One request the fake server received: its number (from 1), wire format, path, headers
-    (lower-case names; the key is kept for tests to compare, and redacted in the repr) and
-    parsed JSON body. ``disconnected`` turns true when the client went away before the answer
-    ended (a cancelled stream); ``done`` when the server finished with it."""
-
-    number: int
-    wire: Wire
-    path: str
-    headers: Mapping[str, str]
-    body: Any
-    disconnected: bool = False
-    done: bool = False
-
-    def __repr__(self) -> str:
-        shown = {k: "[redacted]" if k in _SECRET_HEADERS else v for k, v in self.headers.items()}
-        return (
-            f"RecordedRequest(number={self.number}, wire={self.wire!r}, path={self.path!r}, "
-            f"headers={shown!r}, body={self.body!r}, disconnected={self.disconnected})"
-        )
-
-    @property
-    def api_key(self) -> str | None:
-        """The key the client sent (``Authorization: Bearer`` or ``x-api-key``)."""
-        if "x-api-key" in self.headers:
-            return self.headers["x-api-key"]
-        value = self.headers.get("authorization", "")
-        return value.removeprefix("Bearer ").strip() if value else None
-
-    @property
-    def stream(self) -> bool:
-        """Whether the client asked for a streamed answer."""
-        return bool(self.body.get("stream"))
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The conversation as sent (the wire's own message objects)."""
-        return list(self.body.get("messages") or [])
-
-    @property
-    def system(self) -> str:
-        """The system prompt: the ``system`` message (OpenAI) or field (Anthropic)."""
-        if self.wire == "anthropic":
-            return _text_of(self.body.get("system") or "")
-        return "".join(_text_of(m.get("content")) for m in self.messages if m["role"] == "system")
-
-    @property
-    def first_user_text(self) -> str:
-        """The text of the first user message: what a responder tells conversations apart by
-        (a delegated child's goal, say)."""
-        for message in self.messages:
-            if message.get("role") == "user":
-                return _text_of(message.get("content"))
-        return ""
-
-    @property
-    def images(self) -> list[tuple[str, bytes]]:
-        """The images the request shows the model (its vision input): (media_type, bytes)."""
-        return images_of(self.messages)
-
-    @property
-    def tool_names(self) -> list[str]:
-        """The names of the tools the request offers the model."""
-        tools = self.body.get("tools") or []
-        return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return ""
 
 
 Responder = Callable[[RecordedRequest], FakeTurn]
@@ -170,7 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         request = fake._received(wire, path, headers, body)
         try:
-            self._answer(request, refusal(wire, body) or fake._turn_for(request))
+            refused = refusal(wire, body) or (fake.strict_roles and roles_refusal(wire, body))
+            self._answer(request, refused or fake._turn_for(request))
         except (_Abort, ConnectionError):
             request.disconnected = True
             self.close_connection = True
@@ -292,7 +216,9 @@ class FakeModelServer:
     (more can be added with :meth:`add`), or what ``responder`` picks for the request (when
     several conversations run at once). A request with nothing scripted gets a 400 saying so.
     With ``context_limit``, a request past that many tokens (a quarter of its JSON's
-    characters) gets the vendor's context-overflow 400 instead, taking no scripted turn.
+    characters) gets the vendor's context-overflow 400 instead, taking no scripted turn. With
+    ``strict_roles``, a conversation whose user and assistant messages do not take turns gets
+    the 400 of a local server's chat template (:func:`._fake_requests.roles_refusal`).
 
     Use it as a context manager, sync or async (it serves in its own threads)::
 
@@ -311,8 +237,10 @@ class FakeModelServer:
         *,
         responder: Responder | None = None,
         context_limit: int | None = None,
+        strict_roles: bool = False,
     ) -> None:
         self.context_limit = context_limit
+        self.strict_roles = strict_roles
         self._turns: deque[FakeTurn] = deque(turns)
         self._responder = responder
         self._requests: list[RecordedRequest] = []

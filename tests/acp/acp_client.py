@@ -1,8 +1,9 @@
 """An ACP client for the tests, and hermes' ACP server on the other end of a real loopback
 socket pair (newline-delimited JSON-RPC both ways, as over a pipe), in this process.
 
-:class:`RecordingClient` records every ``session/update`` and answers permission requests as
-the test says (an option, ``cancelled``, or never: a person who does not answer). When built
+:class:`RecordingClient` records every ``session/update`` (the commands advertised apart) and
+answers permission requests as the test says (an option, ``cancelled``, or never: a person who
+does not answer). When built
 with ``fs=True`` / ``terminal=True`` it advertises the client's file system and terminal, and
 carries them out on the real disk and with real processes, recording each request.
 """
@@ -61,10 +62,14 @@ class RecordingClient:
     fs: bool = False
     terminal: bool = False
     updates: list[Any] = field(default_factory=list)
+    commands: list[Any] = field(default_factory=list)
+    """The ``available_commands_update`` s, kept apart from :attr:`updates` (they come when
+    the session opens, whenever the agent sends them, not as part of a turn)."""
     permissions: list[Any] = field(default_factory=list)
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     asked: asyncio.Event = field(default_factory=asyncio.Event)
     updated: asyncio.Event = field(default_factory=asyncio.Event)
+    advertised: asyncio.Event = field(default_factory=asyncio.Event)
     terminals: dict[str, Terminal] = field(default_factory=dict)
     buffers: dict[str, str] = field(default_factory=dict)
     """Unsaved editor buffers by absolute path: what ``fs/read_text_file`` answers for them."""
@@ -76,6 +81,10 @@ class RecordingClient:
         )
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        if update.session_update == "available_commands_update":
+            self.commands.append(update)  # the session's, not the conversation's
+            self.advertised.set()
+            return
         self.updates.append(update)
         self.updated.set()
 

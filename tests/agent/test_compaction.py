@@ -355,3 +355,41 @@ def test_a_forged_compaction_record_keeping_a_result_without_its_call_sends_no_o
     assert SUMMARY in sent(last)
     assert "what was the result?" in sent(last)
     assert "and now?" in sent(last)
+
+
+def test_a_resumed_summary_that_alone_overflows_the_window_is_compacted_again(
+    cli: InProcessCli,
+) -> None:
+    """A compaction record whose summary alone is past the window (forged, or an enormous
+    summary a model wrote): taken up again, every request overflowed, and only ``/compact``
+    in ``hermes chat`` could mend it; the summary is now summarised again before the
+    request."""
+    with FakeModelServer(responder=answer, context_limit=8000) as server:
+        env = configure(cli, server)
+        cli.subprocess_run("chat", input="hello\n", env=env)
+        (transcript,) = (cli.home / "sessions").glob("*.jsonl")
+        forged = {
+            "type": "compaction",
+            "time": 0,
+            "replaced": 2,
+            "summary": {"role": "user", "content": f"{SUMMARY_HEADER}\n\n{WORDS * 40}"},
+            "kept": [
+                {"role": "user", "content": "what was it?"},
+                {"role": "assistant", "content": "It was lorem ipsum."},
+            ],
+        }
+        with transcript.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(forged) + "\n")
+        done = cli.run("run", "--continue", "--json", "and now?", env=env, ok=False)
+        requests = server.requests[1:]
+
+    assert done.returncode == 0, done.stderr
+    summary_request, last = requests
+    assert summarising(summary_request)
+    assert request_tokens(summary_request.body) <= 8000
+    assert SUMMARY in sent(last)
+    assert "what was it?" in sent(last)
+    assert "and now?" in sent(last)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    (compacted,) = [event for event in events if event["type"] == "compacted"]
+    assert compacted["reason"] == "size"

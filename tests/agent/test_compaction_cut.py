@@ -41,7 +41,7 @@ def test_nothing_is_cut_from_one_message_or_from_a_summary_and_what_follows_it()
     summary = Message("user", f"{SUMMARY_HEADER}\n\nGOAL: ...")
 
     assert split_point([Message("user", BIG)], keep=10) is None
-    assert split_point([summary, Message("user", BIG)], keep=10) is None
+    assert split_point([summary, Message("user", BIG)], keep=100) is None
 
 
 def test_a_note_of_dropped_messages_counts_as_a_compaction_like_a_summary() -> None:
@@ -50,4 +50,13 @@ def test_a_note_of_dropped_messages_counts_as_a_compaction_like_a_summary() -> N
     assert replaces_earlier(note)
     assert replaces_earlier(Message("user", f"{SUMMARY_HEADER}\n\nGOAL: ..."))
     assert not replaces_earlier(Message("user", "[12 earlier ideas] are what I want"))
-    assert split_point([note, Message("user", BIG)], keep=10) is None
+    assert split_point([note, Message("user", BIG)], keep=100) is None
+
+
+def test_a_summary_past_the_share_kept_whole_is_cut_from_what_follows_it() -> None:
+    """A summary that alone takes more than the share kept (a forged or huge compaction record
+    taken up again, an enormous summary a model wrote) is compacted again, not left to
+    overflow every request."""
+    huge = Message("user", f"{SUMMARY_HEADER}\n\n{BIG * 3}")
+
+    assert split_point([huge, Message("user", "and now?")], keep=1500) == 1
