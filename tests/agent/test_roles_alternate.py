@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import FakeModelServer, FakeTurn
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 from hermes_core.testing._fake_requests import ROLES_MESSAGE, roles_refusal
 from tests.agent.test_compaction import (
@@ -90,3 +90,26 @@ def test_a_message_after_a_failed_turn_is_sent_with_the_one_left_unanswered(
     assert user["content"] == "first question\n\nsecond question"
     stored = [r for r in records(cli) if r["type"] == "message" and r["role"] == "user"]
     assert [r["content"] for r in stored] == ["first question", "second question"]
+
+
+def test_a_message_after_a_turn_stopped_at_its_tool_results_is_not_refused(
+    cli: InProcessCli,
+) -> None:
+    """A turn that ends after its tool results, before the model answered them (here
+    agent.max_turns; a stop or a failed request alike), leaves the tool results last: a
+    Mistral-style template counts the next user message as a second in a row."""
+    calling = FakeTurn(tool_calls=[FakeToolCall("no_such_tool", {})])
+    with FakeModelServer([calling, FakeTurn(text="Done.")], strict_roles=True) as server:
+        env = configure(cli, server, agent={"max_turns": 1})
+        stopped = cli.subprocess_run("run", "Look it up.", env=env, ok=False)
+        configure(cli, server)
+        done = cli.subprocess_run("run", "--continue", "Go on.", env=env, ok=False)
+        requests = server.requests
+
+    assert "max_turns" in stopped.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Done."
+    roles = [m["role"] for m in requests[-1].messages if m["role"] != "system"]
+    assert roles == ["user", "assistant", "tool", "assistant", "user"]
+    stored = [r["role"] for r in records(cli) if r["type"] == "message"]
+    assert stored == ["user", "assistant", "tool", "user", "assistant"]
