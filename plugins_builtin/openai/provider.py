@@ -28,7 +28,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import openai
 from hermes_core._plugin_support import tls_context
@@ -65,6 +65,8 @@ _STOPS: Mapping[str, _Stop] = {
 
 
 _MARK = {"type": "ephemeral"}
+UNANSWERED: Final = "(This turn ended here, before an answer to the tool results.)"
+"""The assistant message sent between tool results and a user message (:func:`openai_messages`)."""
 
 
 def _marked(message: dict[str, Any]) -> None:
@@ -86,11 +88,19 @@ def openrouter_claude(host: str, model: str) -> bool:
 def openai_messages(request: ModelRequest, *, cache_marks: bool = False) -> list[dict[str, Any]]:
     """The conversation as chat-completion messages, the system prompt first; with
     ``cache_marks`` the system prompt and the user turns of
-    :func:`~hermes_core.agent.cache_breakpoints` marked for an Anthropic-style prompt cache."""
+    :func:`~hermes_core.agent.cache_breakpoints` marked for an Anthropic-style prompt cache.
+    A user message right after tool results (a turn that ended before the model answered them:
+    ``agent.max_turns``, a stop, a failed request) follows an assistant message saying so
+    (:data:`UNANSWERED`): many chat templates (Mistral's, Gemma's) refuse a user message there,
+    as a second one in a row."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
+    at: list[int] = []  # where each of request.messages went in messages
     for message in request.messages:
+        if message.role == "user" and messages and messages[-1]["role"] == "tool":
+            messages.append({"role": "assistant", "content": UNANSWERED})
+        at.append(len(messages))
         if message.role == "tool":
             messages.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
@@ -116,11 +126,10 @@ def openai_messages(request: ModelRequest, *, cache_marks: bool = False) -> list
         else:
             messages.append({"role": message.role, "content": message.content})
     if cache_marks:
-        offset = 1 if request.system else 0  # the system message comes first
-        if offset:
+        if request.system:
             _marked(messages[0])
         for index in cache_breakpoints(request):
-            _marked(messages[index + offset])
+            _marked(messages[at[index]])
     return messages
 
 

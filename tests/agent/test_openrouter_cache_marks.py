@@ -76,7 +76,10 @@ def test_openrouter_claude_gets_the_anthropic_providers_breakpoints(
     with FakeModelServer([FakeTurn(text="8.")]) as server:
         body = _send(server, monkeypatch, ASK, CALL, RESULT, THANKS)
 
-    system, ask, call, result, thanks = body["messages"]
+    # the turn that ended at its results is said so before the next question (any template)
+    system, ask, call, result, ended, thanks = body["messages"]
+    assert ended["role"] == "assistant"
+    assert not _marked(ended)
     assert system["content"] == [{"type": "text", "text": "Be brief.", "cache_control": MARK}]
     # The anthropic provider's rule: the last two user turns (a tool result and the question
     # after it are one), each at its end.
