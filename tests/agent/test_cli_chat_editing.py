@@ -200,3 +200,21 @@ def test_a_line_typed_while_the_answer_streams_is_kept_whole_and_sent_at_the_pro
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["talk", "abcd"]
+
+
+def test_what_was_typed_is_not_drawn_again_after_ctrl_c_gives_the_terminal_back(
+    home: AgentHome,
+) -> None:
+    """Ctrl-C with nothing running exits; the line typed so far is not drawn again below
+    ``hermes: interrupted``, on the shell's line."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("half typed")
+    child.expect_exact("half typed")
+    child.send("\x03")
+    child.expect_exact("hermes: interrupted")
+    child.expect(pexpect.EOF)
+    assert "half typed" not in str(child.before)
+    child.close()
+    assert child.exitstatus == 130
