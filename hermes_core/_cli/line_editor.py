@@ -128,6 +128,10 @@ class LineEditor:
         self._refresh()
         self._flush()
 
+    def close(self) -> None:
+        """Draw nothing more: the terminal is given back (output may still be printed)."""
+        self._write = _nothing
+
     def hide(self) -> bool:
         """Erase the drawn line, leaving the cursor where it started; whether there was one to
         erase (then :meth:`redraw` puts it back)."""
@@ -373,6 +377,10 @@ class LineEditor:
         if self._out:
             self._write("".join(self._out))
             self._out.clear()
+
+
+def _nothing(text: str) -> None:
+    """Where a closed editor draws."""
 
 
 def _sequence_end(data: str, at: int) -> int | None:

@@ -161,6 +161,8 @@ class TerminalLines:
         if self._mode is None:
             return
         mode, self._mode = self._mode, None
+        if self.editor is not None:
+            self.editor.close()
         if self in _EDITING:
             _EDITING.remove(self)
         self._echo("\x1b[?2004l")
