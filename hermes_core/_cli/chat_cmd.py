@@ -22,12 +22,19 @@ At a terminal, lines pasted together are one message (the reader's bursts; a pro
 paste), and a message whose last line ends in a backslash goes on on the next line (a
 ``...> `` prompt): a message of several lines is never a command. Piped, each line is a
 message, as typed.
+
+At a terminal a line editor reads the keys (:mod:`hermes_core._cli.line_editor`: arrows, Emacs
+keys, Up/Down and Ctrl-R through the messages sent, also those of earlier chats, kept in
+``$HERMES_HOME/chat_history`` by :mod:`hermes_core._cli.chat_history`), and what a turn prints
+leaves the line being typed whole (:mod:`hermes_core._cli.edited_output`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -48,6 +55,7 @@ from hermes_core._cli.run_cmd import (
 )
 
 if TYPE_CHECKING:
+    from hermes_core._cli.edited_output import EditedOutput
     from hermes_core._cli.terminal_lines import LineForms, TerminalLines
     from hermes_core._host import Host
     from hermes_core.agent._events import ChildFinished, ChildStarted, Finished
@@ -314,36 +322,84 @@ def chat(last: bool, session: str | None) -> None:
     line is a message, and it exits with the status hermes run gives its last turn (1 a model
     error); at a terminal, 0.
 
+    At a terminal the line is edited as in a shell: arrows, Ctrl-A/Ctrl-E, Alt-B/Alt-F, Up and
+    Down through the messages sent (kept in $HERMES_HOME/chat_history;
+    HERMES_NO_CHAT_HISTORY=1 keeps no file), Ctrl-R to search them.
+
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the
     terminal shows where it left off; the conversation goes on in the same transcript.
     """
+    from hermes_core._cli.chat_history import ChatHistory, history_file
+    from hermes_core._cli.edited_output import EditedOutput
     from hermes_core._cli.terminal_lines import TerminalLines
 
-    printer = EventPrinter(quiet_answer=True)  # on stdout, before the host sends it to stderr
+    at_terminal = sys.stdin.isatty()
+    terminals = [stream for stream in (sys.stdout, sys.stderr) if at_terminal and stream.isatty()]
+    outputs = [EditedOutput(stream) for stream in terminals]  # a file gets no escapes
+    with edited(outputs):
+        printer = EventPrinter(quiet_answer=True)  # on stdout, before the host sends it to stderr
 
-    async def work(host: Host, forms: LineForms | None) -> int:
-        agent, taken_up = await agent_resuming(host, last=last, session=session)
-        lines = TerminalLines(sys.stdin.fileno())
-        state = _Chat(host, agent, lines, printer, taken_up)
-        lines.on_busy = state.busy_line
-        if sys.stdin.isatty():
-            lines.on_stop = state.stop
-        if forms is not None:
-            forms.lines = lines
-        lines.start()
-        if sys.stdin.isatty():
-            click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
-        try:
-            with ctrl_c(state.stop):
-                await state.talk()
-        finally:
-            lines.close()
-            await agent.aclose()
-        # Piped, a script reads the status as it reads run's: of the last turn. A person at
-        # the terminal saw every failure and went on: that is no failure of the chat.
-        if sys.stdin.isatty() or state.last is None:
-            return 0
-        return exit_status(state.last)
+        async def work(host: Host, forms: LineForms | None) -> int:
+            history = ChatHistory(history_file(host.env)) if at_terminal else None
+            lines = TerminalLines(sys.stdin.fileno(), history=history)
+            try:
+                return await _chat(host, forms, lines, printer, outputs, last, session)
+            finally:
+                lines.close()
 
-    sys.exit(run_agent_host(work))
+        status = run_agent_host(work)
+    sys.exit(status)
+
+
+async def _chat(
+    host: Host,
+    forms: LineForms | None,
+    lines: TerminalLines,
+    printer: EventPrinter,
+    outputs: list[EditedOutput],
+    last: bool,
+    session: str | None,
+) -> int:
+    """``hermes chat`` once its host runs: the conversation, read from ``lines``."""
+    agent, taken_up = await agent_resuming(host, last=last, session=session)
+    state = _Chat(host, agent, lines, printer, taken_up)
+    lines.on_busy = state.busy_line
+    if sys.stdin.isatty():
+        lines.on_stop = state.stop
+    if forms is not None:
+        forms.lines = lines
+    lines.start()
+    for output in outputs:
+        output.editor = lines.editor
+    if sys.stdin.isatty():
+        click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
+    try:
+        with ctrl_c(state.stop):
+            await state.talk()
+    finally:
+        for output in outputs:
+            output.editor = None
+        lines.close()
+        await agent.aclose()
+    # Piped, a script reads the status as it reads run's: of the last turn. A person at
+    # the terminal saw every failure and went on: that is no failure of the chat.
+    if sys.stdin.isatty() or state.last is None:
+        return 0
+    return exit_status(state.last)
+
+
+@contextmanager
+def edited(outputs: list[EditedOutput]) -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` replaced in the block by those of ``outputs`` that
+    wrap them."""
+    saved = sys.stdout, sys.stderr
+    for output in outputs:
+        if output.stream is sys.stdout:
+            sys.stdout = output
+        elif output.stream is sys.stderr:
+            sys.stderr = output
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -113,6 +113,9 @@ def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
 def interrupted_exit(*, at_once: bool = False) -> NoReturn:
     """Say ``interrupted`` and exit with status 130; ``at_once``: without unwinding (a second
     Ctrl-C must not wait for what is still running)."""
+    from hermes_core._cli.terminal_lines import restore_terminals
+
+    restore_terminals()
     sys.stderr.write("\nhermes: interrupted\n")
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):

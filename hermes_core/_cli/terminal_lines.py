@@ -14,32 +14,45 @@ to whoever is waiting for one, so nothing fights over stdin.
 - ``/stop`` goes to ``on_stop`` first, whoever waits (``hermes chat``: it stops the running
   turn, and so ends an open prompt as a denial).
 
-The terminal stays in its ordinary line mode: the person edits a line as usual and it arrives
-when they press Enter. On a terminal, lines that arrive together (a paste: each line follows
-the last within :data:`QUIET` seconds) are one *burst*, handed on once it ends: to the waiting
-:meth:`next_line` as one text (its lines joined with newlines), to ``on_busy`` likewise; an
-open prompt takes no burst of several lines (it says so and goes on waiting: a pasted ``a``
-must not allow a call always). A paste's last line without a newline is still on the edit
-line when the burst ends; it is taken with the burst (:func:`edit_line`). ``/stop`` is a
-command on a line of its own only. Not a terminal (a pipe, a file), each line is handed on
-as it comes.
+Without a ``history`` the terminal stays in its ordinary line mode: the person edits a line
+as usual and it arrives when they press Enter. On a terminal, lines that arrive together (a
+paste: each line follows the last within :data:`QUIET` seconds) are one *burst*, handed on
+once it ends: to the waiting :meth:`next_line` as one text (its lines joined with newlines), to
+``on_busy`` likewise; an open prompt takes no burst of several lines (it says so and goes
+on waiting: a pasted ``a`` must not allow a call always). A paste's last line without a
+newline is still on the edit line when the burst ends; it is taken with the burst
+(:func:`edit_line`). ``/stop`` is a command on a line of its own only. Not a terminal (a pipe,
+a file), each line is handed on as it comes.
+
+With a ``history`` (``hermes chat``) the terminal leaves its line mode for the chat's own line
+editor (:class:`~hermes_core._cli.line_editor.LineEditor`: arrow keys, Emacs keys, Up/Down
+and Ctrl-R through the history); its signals stay on, so Ctrl-C is SIGINT as before. The
+bursts are the same: the editor hands on each line at Enter, and its line not yet sent is
+the edit line a burst takes. A bracketed paste (the terminal marks it) is one burst, ended
+at its end mark. The messages handed on are added to the history, never an answer to a
+prompt. Output printed through
+:class:`~hermes_core._cli.edited_output.EditedOutput` first erases the line being edited, which
+is drawn again once the output's line ends (or at the next key).
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import select
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import mcp_types
 
     from hermes_core._approvals.prompt import Answer, ApprovalRequest
     from hermes_core._approvals.questions import Question, Reply
+    from hermes_core._cli.chat_history import ChatHistory
+    from hermes_core._cli.line_editor import LineEditor
 
 
 STOP = "/stop"
@@ -49,15 +62,36 @@ QUIET = 0.05
 the next already there; a person takes far longer between two Enters."""
 
 
+_EDITING: list[TerminalLines] = []
+"""The readers whose terminal is out of its line mode (:func:`restore_terminals`)."""
+
+
+def restore_terminals() -> None:
+    """Put every terminal the line editor took back in its line mode: before an exit that
+    does not unwind (a second Ctrl-C), which would leave the shell a terminal that echoes
+    nothing."""
+    for lines in list(_EDITING):
+        lines.close()
+
+
 class TerminalLines:
     """Reads lines from ``fd`` in the running event loop and hands each to the open prompt,
     the waiting :meth:`next_line`, or ``on_busy`` (which returns whether it took the line; a
     line nobody took waits for the next :meth:`next_line`)."""
 
     def __init__(
-        self, fd: int, on_busy: Callable[[str], bool] | None = None, output: IO[str] | None = None
+        self,
+        fd: int,
+        on_busy: Callable[[str], bool] | None = None,
+        output: IO[str] | None = None,
+        history: ChatHistory | None = None,
     ) -> None:
         self._fd = fd
+        self._history = history
+        self.editor: LineEditor | None = None
+        """The line editor, with a ``history`` on a terminal (from :meth:`start` on)."""
+        self._mode: list[Any] | None = None  # the terminal's mode before the editor's
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._output = sys.stderr if output is None else output
         self._burst: list[str] | None = [] if os.isatty(fd) else None  # None: no bursts
         self._quiet: asyncio.TimerHandle | None = None
@@ -77,6 +111,8 @@ class TerminalLines:
     def start(self) -> None:
         """Start reading (in the running loop)."""
         self._loop = asyncio.get_running_loop()
+        if self._history is not None and self._burst is not None:
+            self._edit()
         try:
             self._loop.add_reader(self._fd, self._readable)
         except PermissionError:  # a regular file (``< messages.txt``): it never blocks
@@ -94,29 +130,99 @@ class TerminalLines:
         if self._loop is not None and not self.ended:
             self._loop.remove_reader(self._fd)
             self.ended = True
+        self._restore()
         self.stop_prompts()
+
+    def _edit(self) -> None:
+        """Leave the terminal's line mode for the editor (echo off, signals on), marking
+        pastes."""
+        import termios
+
+        from hermes_core._cli.line_editor import LineEditor
+
+        assert self._history is not None
+        try:
+            self._mode = termios.tcgetattr(self._fd)
+            mode = list(self._mode)
+            mode[3] = mode[3] & ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
+            mode[6] = list(mode[6])
+            mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+            termios.tcsetattr(self._fd, termios.TCSANOW, mode)
+        except (termios.error, OSError):
+            self._mode = None
+            return
+        self.editor = LineEditor(self._echo, self._columns, self._history.entries)
+        _EDITING.append(self)
+        self._echo("\x1b[?2004h")
+
+    def _restore(self) -> None:
+        import termios
+
+        if self._mode is None:
+            return
+        mode, self._mode = self._mode, None
+        if self.editor is not None:
+            self.editor.close()
+        if self in _EDITING:
+            _EDITING.remove(self)
+        self._echo("\x1b[?2004l")
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(self._fd, termios.TCSANOW, mode)
+
+    def _echo(self, text: str) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._fd, text.encode("utf-8", "replace"))
+
+    def _columns(self) -> int:
+        try:
+            return os.get_terminal_size(self._fd).columns
+        except OSError:
+            return 80
 
     def _readable(self, *, file: bool = False) -> None:
         try:
             data = os.read(self._fd, 4096)
         except OSError:
             data = b""
-        if not data:
-            self.ended = True
-            if self._loop is not None and not file:
-                self._loop.remove_reader(self._fd)
-            if self._buffer:
-                self._take(self._buffer.decode("utf-8", "replace"))
-                self._buffer.clear()
-            self._end_burst()
-            self.stop_prompts()
-            self._wake(None)
+        if self.editor is not None and data:
+            if not self._typed(self._decoder.decode(data)):
+                return
+        elif not data:
+            self._ended(file=file)
             return
-        self._split(data)
+        else:
+            self._split(data)
         if self._burst and self._loop is not None:
             if self._quiet is not None:
                 self._quiet.cancel()
             self._quiet = self._loop.call_later(QUIET, self._quiet_ended)
+
+    def _typed(self, keys: str) -> bool:
+        """What the editor made of ``keys`` taken on; ``False`` at its end of input."""
+        assert self.editor is not None
+        for kind, text in self.editor.feed(keys):
+            if kind == "end":
+                self._ended()
+                return False
+            if kind == "line":
+                self._take(text)
+            else:  # a bracketed paste: exactly one burst, its last line included
+                self._end_burst()
+                for line in text.split("\n"):
+                    self._take(line)
+                self._end_burst()
+        return True
+
+    def _ended(self, *, file: bool = False) -> None:
+        self.ended = True
+        if self._loop is not None and not file:
+            self._loop.remove_reader(self._fd)
+        if self._buffer:
+            self._take(self._buffer.decode("utf-8", "replace"))
+            self._buffer.clear()
+        self._end_burst()
+        self.stop_prompts()
+        self._wake(None)
 
     def _split(self, data: bytes) -> None:
         self._buffer.extend(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
@@ -137,6 +243,11 @@ class TerminalLines:
             return  # more is coming: the reader sets the next quiet interval
         if self._pipes or (self._waiter is not None and not self._waiter.done()):
             # Whoever waits takes the paste's last line, even without its newline.
+            if self.editor is not None:
+                if self.editor.text:
+                    self._take(self.editor.take())
+                self._end_burst()
+                return
             tail = edit_line(self._fd)
             if tail:
                 self._split(tail)
@@ -182,9 +293,16 @@ class TerminalLines:
 
     def _hand_on(self, line: str) -> None:
         if self._waiter is not None and not self._waiter.done():
+            self._remember(line)
             self._wake(line)
         elif self.on_busy is None or not self.on_busy(line):
+            self._remember(line)
             self._lines.append(line)
+
+    def _remember(self, line: str) -> None:
+        # A paste of several lines is not recalled: the editor edits one line.
+        if self._history is not None and "\n" not in line:
+            self._history.add(line)
 
     def _wake(self, line: str | None) -> None:
         if self._waiter is not None and not self._waiter.done():

@@ -1,0 +1,93 @@
+"""The history of ``hermes chat``'s messages, kept in ``$HERMES_HOME/chat_history`` so that Up
+recalls those of earlier chats too, as a shell's history or Python's REPL does.
+
+One message a line, each a JSON string (a message may hold any character); the newest last,
+at most :data:`KEPT` of them. The file is private (``0600``, as everything the home keeps of
+the user's words) and appended to as each message is sent, so a chat that ends abruptly loses
+nothing. It holds the messages as typed, secrets included: nothing is redacted. None is read
+or written when ``HERMES_NO_CHAT_HISTORY`` is set, nor in a home inside the project while its
+gate is closed (a planted file would put the repository's words on the person's edit line,
+one Enter from being sent; see docs/security.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+from hermes_core._paths import Environment
+
+FILE = "chat_history"
+OFF = "HERMES_NO_CHAT_HISTORY"
+"""The flag that keeps the chat from reading or writing its history file."""
+KEPT = 1000
+"""The messages kept: the file is cut back to these when it holds twice as many."""
+
+
+def history_file(env: Environment) -> Path | None:
+    """Where ``env``'s chat keeps its history, or ``None`` when it keeps none (the flag is set,
+    or the home is the project's and its gate is closed)."""
+    from hermes_core._project_trust import project_refusal
+
+    path = env.home / FILE
+    if env.flag(OFF) or project_refusal(env, path, "the chat history file") is not None:
+        return None
+    return path
+
+
+class ChatHistory:
+    """The messages sent, oldest first (:attr:`entries`); each added one is appended to
+    ``path`` when there is one (else they last as long as the chat)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: list[str] = []
+        if path is not None:
+            self.entries = _read(path)
+
+    def add(self, message: str) -> None:
+        """Remember ``message`` (a repeat of the newest entry is not added twice)."""
+        if not message.strip() or (self.entries and self.entries[-1] == message):
+            return
+        self.entries.append(message)
+        if self.path is None:
+            return
+        try:
+            _append(self.path, json.dumps(message) + "\n")
+        except OSError:
+            self.path = None  # a full disk or a read-only home: the chat goes on without it
+
+
+def _read(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    entries: list[str] = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry, str):
+                entries.append(entry)
+    if len(lines) > 2 * KEPT:
+        from hermes_core._atomic_write import write_atomically
+        from hermes_core._private_files import PRIVATE_FILE_MODE
+
+        entries = entries[-KEPT:]
+        text = "".join(json.dumps(entry) + "\n" for entry in entries)
+        with contextlib.suppress(OSError):
+            write_atomically(path, text, mode=PRIVATE_FILE_MODE)
+    return entries[-KEPT:]
+
+
+def _append(path: Path, line: str) -> None:
+    from hermes_core._private_files import PRIVATE_FILE_MODE, make_private_dir
+
+    make_private_dir(path.parent)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        os.fchmod(descriptor, PRIVATE_FILE_MODE)
+        os.write(descriptor, line.encode("utf-8"))
+    finally:
+        os.close(descriptor)

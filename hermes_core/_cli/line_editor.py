@@ -1,0 +1,400 @@
+"""The line editor of ``hermes chat`` at a terminal: the keys a terminal sends, turned into
+edits of one line, drawn on the terminal, and the lines handed back on Enter.
+
+It holds no terminal itself: :class:`~hermes_core._cli.terminal_lines.TerminalLines` reads
+the bytes (the terminal out of its line mode, signals still on: Ctrl-C stays SIGINT), feeds
+them to :meth:`LineEditor.feed` and gets back what was typed: a line (Enter), a paste (a
+bracketed paste holding a newline: several lines at once, one message), or the end of input
+(Ctrl-D on an empty line). Keys, as GNU readline's Emacs mode binds them: Left/Right
+(Ctrl-B/Ctrl-F), Home/End (Ctrl-A/Ctrl-E), Alt-B/Alt-F and Ctrl-Left/Ctrl-Right by word,
+Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/start, Ctrl-W
+and Alt-Backspace the word before, Alt-D the word after, Up/Down (Ctrl-P/Ctrl-N) walk the
+history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
+Ctrl-G gives up, any other key edits it). A line is drawn from :attr:`origin` (the
+column its prompt left) and may wrap: the cursor is moved by rows and columns, counted in the
+terminal's cells (a wide character takes two)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Literal
+
+Typed = tuple[Literal["line", "paste", "end"], str]
+"""What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
+paste of several lines, ``("end", "")`` for Ctrl-D on an empty line."""
+
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
+SEARCH = "(reverse-i-search)`{}': "
+_FINALS = "ABCDFHPQRS~"  # the last character of the key sequences a terminal sends after ESC [
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
+_PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""What a one-line paste may not put on the line: control characters (a tab aside)."""
+
+
+def cells(text: str) -> int:
+    """How many terminal columns ``text`` takes (East Asian wide characters two, combining
+    marks none)."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in "WF" else 1
+    return width
+
+
+def _word(char: str) -> bool:
+    return char.isalnum()
+
+
+class LineEditor:
+    """One line being edited, its history, and what was drawn of it on the terminal."""
+
+    def __init__(
+        self,
+        write: Callable[[str], None],
+        columns: Callable[[], int],
+        history: list[str] | None = None,
+    ) -> None:
+        self._write = write
+        self._columns = columns
+        self.history: list[str] = [] if history is None else history
+        """The earlier lines, oldest first (Up walks back from the newest)."""
+        self.origin = 0
+        """The column the line starts at: the width of the prompt before it."""
+        self._text: list[str] = []
+        self._cursor = 0
+        self._index: int | None = None  # the history entry shown; None: the line typed anew
+        self._draft = ""
+        self._pending = ""  # an escape sequence not yet complete
+        self._paste: str | None = None  # inside a bracketed paste: what came of it so far
+        self._query: str | None = None  # Ctrl-R: what is searched for
+        self._found: int | None = None  # Ctrl-R: the history entry that matched
+        self._before_search = ""
+        self._drawn = 0  # cells from origin to where the cursor was left
+        self._hidden = False  # erased by hide(), drawn again by the next key or redraw()
+        self._out: list[str] = []
+
+    @property
+    def text(self) -> str:
+        """The line as edited so far."""
+        return "".join(self._text)
+
+    def feed(self, keys: str) -> list[Typed]:
+        """Take the characters a terminal sent; what they completed, in order. The line is
+        drawn once, after all of them."""
+        typed: list[Typed] = []
+        data, self._pending = self._pending + keys, ""
+        if self._hidden:
+            self.redraw()
+        at = 0
+        while at < len(data):
+            if self._paste is not None:
+                at = self._pasting(data, at, typed)
+                continue
+            char = data[at]
+            if char != "\x1b":
+                at += 1
+                self._key(char, typed)
+                continue
+            end = _sequence_end(data, at)
+            if end is None:
+                self._pending = data[at:]
+                break
+            sequence, at = data[at:end], end
+            if sequence == PASTE_START:
+                self._paste = ""
+            else:
+                self._escape(sequence)
+        self._flush()
+        return typed
+
+    def take(self) -> str:
+        """The line as it stands, ended on the terminal as Enter ends it, the editor emptied
+        (a paste's last line without its newline, taken with the paste)."""
+        self._leave_search()
+        text = self.text
+        self._finish()
+        self._flush()
+        return text
+
+    def redraw(self) -> None:
+        """Draw the line :meth:`hide` erased again, where the cursor is."""
+        if not self._hidden:
+            return
+        self._drawn, self._hidden = 0, False
+        self._refresh()
+        self._flush()
+
+    def close(self) -> None:
+        """Draw nothing more: the terminal is given back (output may still be printed)."""
+        self._write = _nothing
+
+    def hide(self) -> bool:
+        """Erase the drawn line, leaving the cursor where it started; whether there was one to
+        erase (then :meth:`redraw` puts it back)."""
+        if self._hidden or (not self._text and self._query is None):
+            return False
+        self._home()
+        self._out.append("\x1b[J")
+        self._drawn, self._hidden = 0, True
+        self._flush()
+        return True
+
+    def printed(self, text: str) -> None:
+        """``text`` was printed where the line starts (it was hidden, or empty): the line
+        starts after it now."""
+        plain = _CONTROL.sub("", text)
+        last = max(plain.rfind("\n"), plain.rfind("\r"))
+        self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
+
+    def _pasting(self, data: str, at: int, typed: list[Typed]) -> int:
+        assert self._paste is not None
+        self._paste += data[at:]
+        end = self._paste.find(PASTE_END)
+        if end < 0:
+            return len(data)
+        rest = self._paste[end + len(PASTE_END) :]
+        pasted = self._paste[:end].replace("\r\n", "\n").replace("\r", "\n")
+        self._paste = None
+        if "\n" in pasted.strip("\n"):
+            self._leave_search()
+            typed.append(("paste", self.text + pasted))
+            self._finish()
+        else:
+            self._insert(_PRINTABLE.sub("", pasted))
+        return len(data) - len(rest)  # what follows the paste is keys again
+
+    def _key(self, char: str, typed: list[Typed]) -> None:
+        if self._query is not None and self._searching(char, typed):
+            return
+        if char in "\r\n":
+            text = self.text
+            self._finish()
+            typed.append(("line", text))
+        elif char == "\x04":
+            if self._text:
+                self._delete(self._cursor, self._cursor + 1)
+            else:
+                typed.append(("end", ""))
+        elif char == "\x12":
+            self._search()
+        elif char >= " " or char == "\t":
+            self._insert(char)
+        else:
+            self._control(char)
+
+    def _control(self, char: str) -> None:
+        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._cursor - 1}
+        moves["\x06"] = self._cursor + 1
+        if char in moves:
+            self._move(moves[char])
+        elif char in "\x7f\x08":
+            self._delete(self._cursor - 1, self._cursor)
+        elif char == "\x0b":
+            self._delete(self._cursor, len(self._text))
+        elif char == "\x15":
+            self._delete(0, self._cursor)
+        elif char == "\x17":
+            start = self._cursor
+            while start > 0 and self._text[start - 1].isspace():
+                start -= 1
+            while start > 0 and not self._text[start - 1].isspace():
+                start -= 1
+            self._delete(start, self._cursor)
+        elif char == "\x10":
+            self._recall(-1)
+        elif char == "\x0e":
+            self._recall(1)
+
+    def _escape(self, sequence: str) -> None:
+        self._leave_search()
+        key = sequence[2:] if sequence[1:2] in ("[", "O") else sequence[1:]
+        plain = {"D": "\x02", "C": "\x06", "H": "\x01", "F": "\x05", "A": "\x10", "B": "\x0e"}
+        plain.update({"1~": "\x01", "7~": "\x01", "4~": "\x05", "8~": "\x05"})
+        if sequence[1:2] in ("[", "O") and key in plain:
+            self._control(plain[key])
+        elif key == "3~":
+            self._delete(self._cursor, self._cursor + 1)
+        elif key in ("b", "1;5D", "1;3D"):
+            self._move(self._word_left())
+        elif key in ("f", "1;5C", "1;3C"):
+            self._move(self._word_right())
+        elif key == "d":
+            self._delete(self._cursor, self._word_right())
+        elif key == "\x7f":
+            self._delete(self._word_left(), self._cursor)
+
+    def _word_left(self) -> int:
+        at = self._cursor
+        while at > 0 and not _word(self._text[at - 1]):
+            at -= 1
+        while at > 0 and _word(self._text[at - 1]):
+            at -= 1
+        return at
+
+    def _word_right(self) -> int:
+        at = self._cursor
+        while at < len(self._text) and not _word(self._text[at]):
+            at += 1
+        while at < len(self._text) and _word(self._text[at]):
+            at += 1
+        return at
+
+    def _insert(self, text: str) -> None:
+        at_end = self._cursor == len(self._text)
+        self._text[self._cursor : self._cursor] = text
+        self._cursor += len(text)
+        if at_end and "\t" not in text:
+            self._out.append(text)  # typing at the end: no need to draw the line again
+            self._drawn += cells(text)
+            self._wrapped()
+        else:
+            self._refresh()
+
+    def _delete(self, start: int, end: int) -> None:
+        start, end = max(start, 0), min(end, len(self._text))
+        if start >= end:
+            return
+        del self._text[start:end]
+        self._cursor = start
+        self._refresh()
+
+    def _move(self, at: int) -> None:
+        self._cursor = min(max(at, 0), len(self._text))
+        self._refresh()
+
+    def _recall(self, step: int) -> None:
+        now = len(self.history) if self._index is None else self._index
+        index = now + step
+        if not 0 <= index <= len(self.history):
+            return
+        if self._index is None:
+            self._draft = self.text
+        self._index = None if index == len(self.history) else index
+        self._text = list(self._draft if self._index is None else self.history[index])
+        self._cursor = len(self._text)
+        self._refresh()
+
+    def _search(self) -> None:
+        if self._query is None:
+            self._query, self._found, self._before_search = "", None, self.text
+        elif self._found is not None:
+            self._found = self._find(self._query, self._found - 1)
+        self._refresh()
+
+    def _searching(self, char: str, typed: list[Typed]) -> bool:
+        """Ctrl-R's keys; ``False`` for a key that ends the search and then edits."""
+        assert self._query is not None
+        if char == "\x12":
+            self._search()
+        elif char == "\x07":
+            self._cancel_search()
+        elif char in "\x7f\x08":
+            self._query = self._query[:-1]
+            self._found = self._find(self._query, len(self.history) - 1)
+            self._refresh()
+        elif char >= " ":
+            self._query += char
+            start = len(self.history) - 1 if self._found is None else self._found
+            self._found = self._find(self._query, start)
+            self._refresh()
+        else:
+            self._leave_search()
+            return False
+        return True
+
+    def _find(self, query: str, start: int) -> int | None:
+        for index in range(min(start, len(self.history) - 1), -1, -1):
+            if query in self.history[index]:
+                return index
+        return None
+
+    def _match_text(self) -> str:
+        return self._before_search if self._found is None else self.history[self._found]
+
+    def _leave_search(self) -> None:
+        if self._query is None:
+            return
+        text = self._match_text()
+        self._query = None
+        if self._found is not None:
+            self._index = self._found
+        self._text, self._cursor = list(text), len(text)
+        self._refresh()
+
+    def _cancel_search(self) -> None:
+        self._found = None
+        self._leave_search()
+
+    def _finish(self) -> None:
+        """End the line on the terminal (cursor after it, a new line) and start afresh."""
+        self._query = None
+        self._cursor = len(self._text)
+        self._refresh()
+        self._out.append("\r\n")
+        self._text, self._cursor, self._drawn = [], 0, 0
+        self._index, self._draft, self.origin = None, "", 0
+
+    def _shown(self) -> tuple[str, int]:
+        """What is drawn of the line, and where in it the cursor goes (in characters)."""
+        if self._query is None:
+            return self.text.replace("\t", " "), self._cursor
+        shown = SEARCH.format(self._query) + self._match_text()
+        return shown, len(SEARCH.format(self._query))
+
+    def _home(self) -> None:
+        """Move the cursor from where it was left to where the line starts."""
+        width = max(self._columns(), 1)
+        rows = (self.origin + self._drawn) // width - self.origin // width
+        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
+        if self.origin % width:
+            self._out.append(f"\x1b[{self.origin % width}C")
+
+    def _refresh(self) -> None:
+        width = max(self._columns(), 1)
+        shown, cursor = self._shown()
+        self._home()
+        self._out.append("\x1b[J" + shown)
+        self._drawn = cells(shown)
+        self._wrapped()
+        target = cells(shown[:cursor])
+        rows = (self.origin + self._drawn) // width - (self.origin + target) // width
+        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
+        if (self.origin + target) % width:
+            self._out.append(f"\x1b[{(self.origin + target) % width}C")
+        self._drawn = target
+
+    def _wrapped(self) -> None:
+        """At the last column a terminal waits to wrap: a new line puts the cursor where the
+        row and column counts say it is."""
+        if self._drawn and (self.origin + self._drawn) % max(self._columns(), 1) == 0:
+            self._out.append("\r\n")
+
+    def _flush(self) -> None:
+        if self._out:
+            self._write("".join(self._out))
+            self._out.clear()
+
+
+def _nothing(text: str) -> None:
+    """Where a closed editor draws."""
+
+
+def _sequence_end(data: str, at: int) -> int | None:
+    """Where the escape sequence starting at ``at`` ends (``None``: not all of it came yet):
+    ESC [ or ESC O, then parameters, then a final character; else ESC and one character (Alt
+    and a key). A lone ESC at the end of what came is taken as the Escape key only once more
+    arrives after it."""
+    if at + 1 >= len(data):
+        return None
+    if data[at + 1] not in "[O":
+        return at + 2
+    end = at + 2
+    while end < len(data):
+        if data[end] in _FINALS or data[end].isalpha():
+            return end + 1
+        end += 1
+    return None

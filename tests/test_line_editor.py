@@ -1,0 +1,98 @@
+"""The chat's line editor fed the keys a terminal sends, in process: what each key does to the
+line, what it draws, and the keys split across two reads as a terminal may hand them over.
+The chat on a real pseudo-terminal is in ``tests/agent/test_cli_chat_editing.py``."""
+
+from __future__ import annotations
+
+from hermes_core._cli.line_editor import LineEditor, Typed
+
+LEFT, UP, DOWN, DELETE = "\x1b[D", "\x1b[A", "\x1b[B", "\x1b[3~"
+
+
+def editor(history: list[str] | None = None, columns: int = 80) -> tuple[LineEditor, list[str]]:
+    drawn: list[str] = []
+    return LineEditor(drawn.append, lambda: columns, history), drawn
+
+
+def line(keys: str, history: list[str] | None = None) -> list[Typed]:
+    return editor(history)[0].feed(keys)
+
+
+def test_the_kill_keys_delete_to_the_ends_and_by_word() -> None:
+    assert line("one two three\x17\r") == [("line", "one two ")]
+    assert line("one two" + LEFT * 3 + "\x0b\r") == [("line", "one ")]
+    assert line("one two" + LEFT * 3 + "\x15\r") == [("line", "two")]
+    assert line("one two" + LEFT * 3 + "\x1bd\r") == [("line", "one ")]
+    assert line("one two\x1b\x7f\r") == [("line", "one ")]
+    assert line("abc" + LEFT * 2 + DELETE + "\x04\r") == [("line", "a")]
+
+
+def test_ctrl_d_ends_input_on_an_empty_line_only() -> None:
+    assert line("\x04") == [("end", "")]
+    assert line("ab" + LEFT + "\x04\r") == [("line", "a")]
+
+
+def test_down_past_the_newest_entry_gives_back_the_line_being_typed() -> None:
+    assert line("dra" + UP + UP + DOWN + DOWN + "ft\r", ["old", "new"]) == [("line", "draft")]
+    assert line(UP * 5 + "!\r", ["old", "new"]) == [("line", "old!")]
+
+
+def test_ctrl_r_again_finds_an_older_match_and_ctrl_g_gives_up() -> None:
+    history = ["make test", "git push", "make lint"]
+    assert line("\x12make\x12\r", history) == [("line", "make test")]
+    assert line("typed\x12git\x07\r", history) == [("line", "typed")]
+    assert line("\x12push" + LEFT + "!\r", history) == [("line", "git pus!h")]
+    assert line("\x12nothing like it\r", history) == [("line", "")]
+
+
+def test_a_key_split_across_two_reads_is_one_key() -> None:
+    edit, _ = editor()
+    assert edit.feed("ab\x1b") == []
+    assert edit.feed("[Dc\r") == [("line", "acb")]
+
+
+def test_a_bracketed_paste_split_across_reads_is_one_paste() -> None:
+    edit, _ = editor()
+    assert edit.feed("x\x1b[200~one\ntw") == []
+    assert edit.feed("o\x1b[2") == []
+    assert edit.feed("01~y\r") == [("paste", "xone\ntwo"), ("line", "y")]
+
+
+def test_a_pasted_line_is_put_on_the_line_without_its_control_characters() -> None:
+    assert line("\x1b[200~a\x1b]52;c;x\x07b\x1b[201~\r") == [("line", "a]52;c;xb")]
+
+
+def test_a_wrapped_line_is_redrawn_from_its_first_row() -> None:
+    """10 columns, a 5-column prompt: the line's 8 characters take two rows, and Home goes
+    up one row and right past the prompt."""
+    edit, drawn = editor(columns=10)
+    edit.origin = 5
+    edit.feed("abcdefgh")
+    drawn.clear()
+    edit.feed("\x01")
+    assert drawn == ["\r\x1b[1A\x1b[5C\x1b[Jabcdefgh\r\x1b[1A\x1b[5C"]
+    assert edit.text == "abcdefgh"
+
+
+def test_a_line_that_ends_at_the_last_column_puts_the_cursor_on_the_next_row() -> None:
+    edit, drawn = editor(columns=10)
+    edit.origin = 5
+    edit.feed("abcde")
+    assert drawn == ["abcde\r\n"]
+
+
+def test_a_hidden_line_is_drawn_again_after_the_output_at_the_next_key() -> None:
+    edit, drawn = editor()
+    edit.feed("ab")
+    assert edit.hide()
+    edit.printed("partial answer")
+    drawn.clear()
+    edit.feed("c")
+    assert "".join(drawn) == "\r\x1b[14C\x1b[Jab\r\x1b[16Cc"  # after the 14 columns printed
+    assert edit.text == "abc"
+
+
+def test_wide_characters_take_two_columns() -> None:
+    edit, drawn = editor()
+    edit.feed("日本" + LEFT)
+    assert drawn[-1].endswith("\r\x1b[2C")
