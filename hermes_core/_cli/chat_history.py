@@ -5,9 +5,10 @@ One message a line, each a JSON string (a message may hold any character); the n
 at most :data:`KEPT` of them. The file is private (``0600``, as everything the home keeps of
 the user's words) and appended to as each message is sent, so a chat that ends abruptly loses
 nothing. It holds the messages as typed, secrets included: nothing is redacted. None is read
-or written when ``HERMES_NO_CHAT_HISTORY`` is set, nor in a home inside the project while its
-gate is closed (a planted file would put the repository's words on the person's edit line,
-one Enter from being sent; see docs/security.md)."""
+or written when ``HERMES_NO_CHAT_HISTORY`` is set; a home inside the project while its gate is
+closed keeps it in the user's own folder for that home, as its transcripts (a planted file
+there would put the repository's words on the person's edit line, one Enter from being sent;
+see docs/security.md)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ KEPT = 1000
 
 
 def history_file(env: Environment) -> Path | None:
-    """Where ``env``'s chat keeps its history, or ``None`` when it keeps none (the flag is set,
-    or the home is the project's and its gate is closed)."""
+    """Where ``env``'s chat keeps its history (in :attr:`~Environment.data_home`, as the
+    transcripts: the user's own folder for a project's home while its gate is closed), or
+    ``None`` when it keeps none (the flag is set, or that folder is the project's too: the
+    user's home directory unknown)."""
     from hermes_core._project_trust import project_refusal
 
-    path = env.home / FILE
+    path = env.data_home / FILE
     if env.flag(OFF) or project_refusal(env, path, "the chat history file") is not None:
         return None
     return path
