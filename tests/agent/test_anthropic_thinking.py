@@ -323,3 +323,16 @@ def test_a_compaction_keeps_the_blocks_of_the_messages_it_keeps(tmp_path: Path) 
     transcript.compacted(2, Message("user", "[summary]"), [ASK, call, result])
 
     assert transcript.history()[2].thinking == (block,)
+
+
+def test_a_capped_request_with_thinking_stays_within_max_output_tokens() -> None:
+    """The budget added to a request's own cap (the vision tool's 1,024) must not pass
+    model.max_output_tokens, the most the model writes: with ``max`` (63,999) and the 64,000
+    of the models that write the most, 65,023 is refused by the API."""
+    with FakeModelServer([FakeTurn(text="A cat.", reasoning=THOUGHT)]) as server:
+        settings = _settings(server, reasoning_effort="max", max_output_tokens=64000)
+        _run(make_model_provider(settings), _request(ASK, max_tokens=1024))
+        (request,) = server.requests
+
+    assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 63999}
+    assert request.body["max_tokens"] == 64000
