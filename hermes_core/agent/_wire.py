@@ -85,11 +85,20 @@ class ThinkingBlock:
         return {"type": "thinking", "thinking": self.text, "signature": self.signature}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ThinkingBlock:
-        """The block :meth:`to_json` wrote."""
-        if data.get("type") == "redacted_thinking":
-            return cls(data=str(data.get("data", "")))
-        return cls(str(data.get("thinking", "")), str(data.get("signature", "")))
+    def from_json(cls, data: object) -> ThinkingBlock:
+        """The block :meth:`to_json` wrote; ``ValueError`` for anything else (a changed block
+        would make the vendor refuse every request sending it)."""
+        if isinstance(data, dict):
+            kind = data.get("type")
+            text, signature, secret = (data.get(k) for k in ("thinking", "signature", "data"))
+            if kind == "redacted_thinking" and isinstance(secret, str) and secret:
+                return cls(data=secret)
+            if kind == "thinking" and isinstance(text, str) and isinstance(signature, str):
+                return cls(text, signature)
+        raise ValueError(
+            "thinking: a block is not a thinking block as written (type thinking with text "
+            "thinking and signature, or redacted_thinking with data): restore or remove it"
+        )
 
 
 @dataclass(frozen=True)
@@ -153,8 +162,18 @@ class Message:
                 ImagePart(str(image["media_type"]), base64.b64decode(image["data"]))
                 for image in data.get("images", ())
             ),
-            thinking=tuple(ThinkingBlock.from_json(block) for block in data.get("thinking", ())),
+            thinking=_thinking_of(data),
         )
+
+
+def _thinking_of(data: Mapping[str, Any]) -> tuple[ThinkingBlock, ...]:
+    """The thinking blocks of the message ``data``, a list on a model's message only."""
+    blocks = data.get("thinking", [])
+    if not isinstance(blocks, list):
+        raise ValueError("thinking: not a list of thinking blocks: restore or remove it")
+    if blocks and data.get("role") != "assistant":
+        raise ValueError("thinking: only an assistant message has thinking: remove it")
+    return tuple(ThinkingBlock.from_json(block) for block in blocks)
 
 
 @dataclass(frozen=True)

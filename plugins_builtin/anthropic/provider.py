@@ -15,12 +15,13 @@ up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`). Its usag
 
 Extended thinking (``model.reasoning_effort``): ``thinking`` is sent with the budget, and
 ``max_tokens`` above it (a request capped lower, as the vision tool's question, gets the
-budget added to its cap); no ``temperature`` is ever sent, which thinking refuses. The
-answer's ``thinking`` and ``redacted_thinking`` blocks are never shown: they come on the
-assistant message (:class:`ThinkingBlock`) and go back first in it, unchanged, as the API
-requires of a tool loop. A request whose last assistant message made tool calls without
-them (a conversation taken up again whose blocks were not kept, or begun with another
-provider) would be refused with thinking: it is sent without, and without any block.
+budget added to its cap, up to ``model.max_output_tokens``); no ``temperature`` is ever
+sent, which thinking refuses. The answer's ``thinking`` and ``redacted_thinking`` blocks
+are never shown: they come on the assistant message (:class:`ThinkingBlock`) and go back
+first in it, unchanged, as the API requires of a tool loop. A request whose last assistant
+message made tool calls without them (a conversation taken up again whose blocks were not
+kept, or begun with another provider) would be refused with thinking: it is sent without,
+and without any block.
 """
 
 from __future__ import annotations
@@ -286,7 +287,9 @@ class AnthropicProvider:
         cap = request.max_tokens or self.settings.max_output_tokens
         if budget is not None:
             extra["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            cap = cap if cap > budget else budget + cap
+            # Never past max_output_tokens (above the budget, as the build checked): the most
+            # the model writes, and the API refuses a max_tokens above its own.
+            cap = cap if cap > budget else min(budget + cap, self.settings.max_output_tokens)
         answer = _Answer()
         started = False
         try:

@@ -20,7 +20,8 @@ caches long prefixes by itself, and ``prompt_tokens_details.cached_tokens`` (Dee
 Claude models (``anthropic/...`` at ``openrouter.ai``) are cached as Anthropic's are, only up
 to content parts marked ``cache_control``: with ``model.prompt_cache`` the system prompt and
 the user turns :func:`~hermes_core.agent.cache_breakpoints` picks are sent as text parts, the
-last one marked (the tools, before the system prompt in the cache's order, are in its entry).
+last one with text marked (the tools, before the system prompt in the cache's order, are in its
+entry; a turn of no text, an empty tool result, goes unmarked: Anthropic refuses a mark there).
 """
 
 from __future__ import annotations
@@ -70,11 +71,15 @@ UNANSWERED: Final = "(This turn ended here, before an answer to the tool results
 
 
 def _marked(message: dict[str, Any]) -> None:
-    """``message`` with its content as text parts, the last one marked for the cache."""
+    """``message`` with its content as text parts, the last one with text marked for the
+    cache; unmarked without one (Anthropic refuses a mark on an empty text part, and
+    OpenRouter passes marks on text parts only)."""
     content = message["content"]
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
-    parts[-1]["cache_control"] = _MARK
-    message["content"] = parts
+    texts = [part for part in parts if part.get("type") == "text" and part.get("text")]
+    if texts:
+        texts[-1]["cache_control"] = _MARK
+        message["content"] = parts
 
 
 def openrouter_claude(host: str, model: str) -> bool:

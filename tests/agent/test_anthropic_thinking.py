@@ -32,7 +32,7 @@ from hermes_core.agent import (
     ThinkingBlock,
     ToolSchema,
 )
-from hermes_core.agent._transcripts import Transcript
+from hermes_core.agent._transcripts import Transcript, TranscriptError
 from hermes_core.testing import (
     FakeModelServer,
     FakeToolCall,
@@ -323,3 +323,61 @@ def test_a_compaction_keeps_the_blocks_of_the_messages_it_keeps(tmp_path: Path) 
     transcript.compacted(2, Message("user", "[summary]"), [ASK, call, result])
 
     assert transcript.history()[2].thinking == (block,)
+
+
+def test_a_capped_request_with_thinking_stays_within_max_output_tokens() -> None:
+    """The budget added to a request's own cap (the vision tool's 1,024) must not pass
+    model.max_output_tokens, the most the model writes: with ``max`` (63,999) and the 64,000
+    of the models that write the most, 65,023 is refused by the API."""
+    with FakeModelServer([FakeTurn(text="A cat.", reasoning=THOUGHT)]) as server:
+        settings = _settings(server, reasoning_effort="max", max_output_tokens=64000)
+        _run(make_model_provider(settings), _request(ASK, max_tokens=1024))
+        (request,) = server.requests
+
+    assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 63999}
+    assert request.body["max_tokens"] == 64000
+
+
+@pytest.mark.parametrize(
+    "thinking",
+    [
+        "not a list",
+        {"type": "thinking", "thinking": THOUGHT, "signature": "s"},
+        [7],
+        [{"type": "thinking", "thinking": 5, "signature": ["s"]}],
+        [{"type": "redacted_thinking", "data": None}],
+        [{"type": "tool_use", "id": "x"}],
+        [None],
+    ],
+)
+def test_a_transcript_line_with_malformed_thinking_is_a_clear_error(
+    tmp_path: Path, thinking: Any
+) -> None:
+    """A hand-edited or damaged ``thinking`` field is refused naming the file, the line and
+    the field, rather than sent (a changed block makes the API refuse every request of the
+    session) or read as something else."""
+    path = tmp_path / "s.jsonl"
+    transcript = Transcript(path)
+    transcript.start("s", model="m", cwd=str(tmp_path))
+    transcript.add(ASK)
+    line = {"type": "message", "role": "assistant", "content": "5.", "thinking": thinking}
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(line) + "\n")
+
+    with pytest.raises(TranscriptError, match=r"s\.jsonl, line 3, .*thinking") as raised:
+        transcript.history()
+    assert "\n" not in str(raised.value)
+
+
+def test_thinking_on_a_message_not_the_models_is_a_clear_error(tmp_path: Path) -> None:
+    """Blocks on a user or tool message would go in a user turn, which the API refuses."""
+    path = tmp_path / "s.jsonl"
+    transcript = Transcript(path)
+    transcript.start("s", model="m", cwd=str(tmp_path))
+    block = {"type": "thinking", "thinking": THOUGHT, "signature": signature_of(THOUGHT)}
+    line = {"type": "message", "role": "user", "content": "Hi.", "thinking": [block]}
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(line) + "\n")
+
+    with pytest.raises(TranscriptError, match=r"line 2, .*thinking.*assistant"):
+        transcript.history()

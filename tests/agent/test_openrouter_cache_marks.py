@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from hermes_core.agent import (
+    ImagePart,
     Message,
     ModelProvider,
     ModelRequest,
@@ -128,3 +129,30 @@ def test_no_marks_for_other_models_servers_or_with_the_cache_off(
 
     assert _marked(body) == []
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def _empty_text_marked(body: dict[str, Any]) -> list[Any]:
+    return [part for part in _marked(body) if part.get("type") == "text" and not part["text"]]
+
+
+def test_no_mark_on_an_empty_text_a_tool_gave(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anthropic refuses a request with ``cache_control cannot be set for empty text blocks``:
+    a tool that printed nothing would end every request of the session so."""
+    empty = Message("tool", "", tool_call_id="call_1", name="add")
+    with FakeModelServer([FakeTurn(text="Done.")]) as server:
+        body = _send(server, monkeypatch, ASK, CALL, empty)
+
+    assert _empty_text_marked(body) == []
+    assert body["messages"][-1]["content"] == ""
+    assert len(_marked(body)) == 2  # the system prompt and the question
+
+
+def test_no_mark_on_the_empty_text_of_a_picture_sent_without_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    picture = Message("user", "", images=(ImagePart("image/png", b"\x89PNG\r\n\x1a\n"),))
+    with FakeModelServer([FakeTurn(text="A cat.")]) as server:
+        body = _send(server, monkeypatch, picture)
+
+    assert _empty_text_marked(body) == []
+    assert len(_marked(body)) == 1  # the system prompt
