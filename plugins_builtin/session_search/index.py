@@ -23,14 +23,14 @@ snippets) and a query's run of them is searched as a phrase, the characters one 
 
 An identifier is found by its words too: the index cuts a camelCase one at its case seams the
 same way (``parseConfig`` is the tokens ``parse`` and ``config``; ``unicode61`` already cuts
-``parse_config`` at its ``_``), and keeps the identifier whole in a second column, ``also``, with
-the ``ss`` spelling of each word holding ``ß`` (``Größe``: ``Grösse``), which ``unicode61``
-does not fold. A query searches each word as written, as the phrase of its parts
-(``loadSettings``: ``"load settings"``, which finds ``load_settings``), joined
-(``load_settings``: ``loadsettings``, which finds ``loadSettings`` in ``also``) and with ``ss``
-for ``ß`` and ``ß`` for ``ss`` (:func:`word_forms`: ``Grösse`` is searched as ``größe`` too,
-so the snippet marks ``Größe``). A snippet is of the message's text: one found only through
-``also`` (``parseconfig`` in a message saying ``parseConfig``) shows its start, without marks.
+``parse_config`` at its ``_``), and a second column, ``also``, holds the ``ss`` spelling of each
+word holding ``ß`` (``Größe``: ``Grösse``), which ``unicode61`` does not fold. A query searches
+each word as written, as the phrase of its parts (``loadSettings``: ``"load settings"``, which
+finds ``load_settings``; ``load_settings`` is that phrase already, which finds
+``loadSettings``) and with ``ss`` for ``ß`` and ``ß`` for ``ss`` (:func:`word_forms`:
+``Grösse`` is searched as ``größe`` too, so the snippet marks ``Größe``). An identifier typed
+joined in lower case (``parseconfig``) does not find ``parseConfig``: keeping identifiers whole
+in ``also`` for it tripled the build time of code-heavy transcripts' index.
 An index made before (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`) is made again.
 """
 

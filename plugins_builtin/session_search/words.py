@@ -25,7 +25,6 @@ _CASE_SEAM = re.compile(f"(?<=[{_LOWER}])(?=[{_UPPER}])|(?<=[{_UPPER}])(?=[{_UPP
 """Where a camelCase identifier of Latin letters changes words: ``parse|Config``,
 ``HTTP|Server``."""
 _SHARP_S = re.compile("[\u00df\u1e9e]")
-_FORMS_NEEDED = re.compile(f"{_CASE_SEAM.pattern}|{_SHARP_S.pattern}")
 _MARKED_SEAM: Final = "]" + _APART + "["
 _MARKED_APART = re.compile(
     f"(?<={_UNSPACED.pattern})\\]([^\\[\\]]{{0,4}})\\[(?={_UNSPACED.pattern})"
@@ -106,14 +105,14 @@ def _sharp_s_folded(word: str) -> str:
 
 
 def also_text(text: str) -> str:
-    """The ``also`` column of a message's ``text``: each camelCase identifier whole, and the
-    ``ss`` spelling of each word (and identifier part) holding ``ß``; empty for most text."""
-    if _FORMS_NEEDED.search(text) is None:
+    """The ``also`` column of a message's ``text``: the ``ss`` spelling of each word (and
+    identifier part) holding ``ß``; empty for most text. (Identifiers are not kept whole:
+    their parts find them, and on code-heavy transcripts the whole ones tripled the index's
+    build time and doubled its size.)"""
+    if _SHARP_S.search(text) is None:
         return ""
     forms: list[str] = []
     for word in dict.fromkeys(_WORD.findall(text)):
-        if _CASE_SEAM.search(word) is not None:
-            forms.append(word)
         if _SHARP_S.search(word) is not None:
             forms.append(_sharp_s_folded(word))
             forms += [
@@ -126,13 +125,11 @@ def also_text(text: str) -> str:
 
 def word_forms(word: str) -> list[str]:
     """The spellings a query's ``word`` is searched by, lower case: as written, the phrase of
-    its camelCase parts, joined without ``_``, and each with ``ss`` for ``ß`` and ``ß`` for
-    ``ss``."""
+    its camelCase parts (``load_settings`` is that phrase already: ``unicode61`` cuts at
+    ``_``), and each with ``ss`` for ``ß`` and ``ß`` for ``ss``."""
     forms = [word.lower()]
     if _CASE_SEAM.search(word) is not None:
         forms.append(_CASE_SEAM.sub(" ", word).lower())
-    if "_" in word.strip("_"):
-        forms.append(word.replace("_", "").lower())
     forms += [_sharp_s_folded(form) for form in forms if _SHARP_S.search(form) is not None]
     # The ß spelling finds the word in the message's own text, so the snippet marks it.
     forms += [form.replace("ss", "\u00df") for form in forms if "ss" in form]

@@ -68,7 +68,6 @@ def test_the_words_of_a_camel_case_identifier_find_it(
     ("query", "session"),
     [
         ("parseConfig", "camel"),
-        ("parseconfig", "camel"),
         ("parse_config", "camel"),
         ("load settings", "snake"),
         ("load_settings", "snake"),
