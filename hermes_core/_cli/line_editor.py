@@ -64,6 +64,7 @@ class LineEditor:
         """The earlier lines, oldest first (Up walks back from the newest)."""
         self.origin = 0
         """The column the line starts at: the width of the prompt before it."""
+        self._before = ""  # what was printed on the row before the line (the prompt)
         self._text: list[str] = []
         self._cursor = 0
         self._index: int | None = None  # the history entry shown; None: the line typed anew
@@ -149,6 +150,22 @@ class LineEditor:
         plain = _CONTROL.sub("", text)
         last = max(plain.rfind("\n"), plain.rfind("\r"))
         self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
+        self._before = plain[last + 1 :] if last >= 0 else self._before + plain
+
+    def suspend(self) -> None:
+        """The terminal goes to the shell a while (Ctrl-Z): the line erased, the cursor on a
+        new row."""
+        self.hide()
+        self._out.append("\r\n")
+        self._flush()
+
+    def resume(self) -> None:
+        """The terminal is back (``fg``): what was printed before the line on its row (the
+        prompt) and the line drawn again, on the row the cursor is on."""
+        self._out.append("\r" + self._before)
+        self._drawn, self._hidden = 0, False
+        self._refresh()
+        self._flush()
 
     def _pasting(self, data: str, at: int, typed: list[Typed]) -> int:
         assert self._paste is not None
@@ -336,7 +353,7 @@ class LineEditor:
         self._refresh()
         self._out.append("\r\n")
         self._text, self._cursor, self._drawn = [], 0, 0
-        self._index, self._draft, self.origin = None, "", 0
+        self._index, self._draft, self.origin, self._before = None, "", 0, ""
 
     def _shown(self) -> tuple[str, int]:
         """What is drawn of the line, and where in it the cursor goes (in characters)."""
