@@ -132,3 +132,11 @@ def test_left_and_backspace_take_a_character_with_its_combining_marks() -> None:
     assert line("ae\u0301\x7f\r") == [("line", "a")]
     assert line("e\u0301b" + LEFT * 2 + "\x1b[C" + "x\r") == [("line", "e\u0301xb")]
     assert line("e\u0301b" + "\x01" + DELETE + "\r") == [("line", "b")]
+
+
+def test_backspace_as_terminals_send_it_deletes_the_character_before_the_cursor() -> None:
+    """Most terminals send DEL (0x7f) for Backspace, some Ctrl-H: either deletes, and neither
+    (nor another control character, C1's included) is put on the line."""
+    assert line("abc\x7f\r") == [("line", "ab")]
+    assert line("abc" + LEFT + "\x08\r") == [("line", "ac")]
+    assert line("a\x9bb\x85\r") == [("line", "ab")]

@@ -50,6 +50,18 @@ def test_the_arrow_keys_move_the_cursor_in_the_line(home: AgentHome) -> None:
     assert sent(home) == ["hello", "abc"]
 
 
+def test_backspace_deletes_the_character_before_the_cursor(home: AgentHome) -> None:
+    """The terminal's own erase character (DEL on a pty, as on most terminals)."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    erase = termios.tcgetattr(child.child_fd)[6][termios.VERASE]
+    say(child, "helllo" + LEFT + erase.decode() + "!", "hell!o")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["hell!o"]
+
+
 def test_the_emacs_keys_move_by_line_and_by_word(home: AgentHome) -> None:
     home.setup({"echo": True}, {"echo": True})
     child = spawn(home, "chat")
