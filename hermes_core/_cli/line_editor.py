@@ -30,8 +30,9 @@ PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
 _FINALS = "ABCDFHPQRS~"  # the last character of the key sequences a terminal sends after ESC [
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
-_PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-"""What a one-line paste may not put on the line: control characters (a tab aside)."""
+_PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""What a one-line paste may not put on the line: control characters, C1's too (a tab
+aside)."""
 
 
 def cells(text: str) -> int:
@@ -198,7 +199,7 @@ class LineEditor:
                 typed.append(("end", ""))
         elif char == "\x12":
             self._search()
-        elif char >= " " or char == "\t":
+        elif (char >= " " and not "\x7f" <= char <= "\x9f") or char == "\t":
             self._insert(char)
         else:
             self._control(char)
@@ -313,7 +314,7 @@ class LineEditor:
             self._query = self._query[:-1]
             self._found = self._find(self._query, len(self.history) - 1)
             self._refresh()
-        elif char >= " ":
+        elif char >= " " and not "\x7f" <= char <= "\x9f":
             self._query += char
             start = len(self.history) - 1 if self._found is None else self._found
             self._found = self._find(self._query, start)
