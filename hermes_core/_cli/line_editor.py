@@ -30,17 +30,18 @@ PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
 _FINALS = "ABCDFHPQRS~"  # the last character of the key sequences a terminal sends after ESC [
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
+_NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
 _PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 """What a one-line paste may not put on the line: control characters, C1's too (a tab
 aside)."""
 
 
 def cells(text: str) -> int:
-    """How many terminal columns ``text`` takes (East Asian wide characters two, combining
-    marks none)."""
+    """How many terminal columns ``text`` takes (East Asian wide characters two; marks and
+    format characters none: combining accents, variation selectors, joiners)."""
     width = 0
     for char in text:
-        if unicodedata.combining(char):
+        if unicodedata.combining(char) or unicodedata.category(char) in _NO_COLUMN:
             continue
         width += 2 if unicodedata.east_asian_width(char) in "WF" else 1
     return width
@@ -194,7 +195,7 @@ class LineEditor:
             typed.append(("line", text))
         elif char == "\x04":
             if self._text:
-                self._delete(self._cursor, self._cursor + 1)
+                self._delete(self._cursor, self._after_char())
             else:
                 typed.append(("end", ""))
         elif char == "\x12":
@@ -205,12 +206,12 @@ class LineEditor:
             self._control(char)
 
     def _control(self, char: str) -> None:
-        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._cursor - 1}
-        moves["\x06"] = self._cursor + 1
+        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._before_char()}
+        moves["\x06"] = self._after_char()
         if char in moves:
             self._move(moves[char])
         elif char in "\x7f\x08":
-            self._delete(self._cursor - 1, self._cursor)
+            self._delete(self._before_char(), self._cursor)
         elif char == "\x0b":
             self._delete(self._cursor, len(self._text))
         elif char == "\x15":
@@ -235,7 +236,7 @@ class LineEditor:
         if sequence[1:2] in ("[", "O") and key in plain:
             self._control(plain[key])
         elif key == "3~":
-            self._delete(self._cursor, self._cursor + 1)
+            self._delete(self._cursor, self._after_char())
         elif key in ("b", "1;5D", "1;3D"):
             self._move(self._word_left())
         elif key in ("f", "1;5C", "1;3C"):
@@ -244,6 +245,21 @@ class LineEditor:
             self._delete(self._cursor, self._word_right())
         elif key == "\x7f":
             self._delete(self._word_left(), self._cursor)
+
+    def _before_char(self) -> int:
+        """Where the character before the cursor starts, with the marks after it (no column
+        of their own: a decomposed é is one character to the person)."""
+        at = max(self._cursor - 1, 0)
+        while at > 0 and not cells(self._text[at]):
+            at -= 1
+        return at
+
+    def _after_char(self) -> int:
+        """Where the character after the cursor ends, its marks included."""
+        at = min(self._cursor + 1, len(self._text))
+        while at < len(self._text) and not cells(self._text[at]):
+            at += 1
+        return at
 
     def _word_left(self) -> int:
         at = self._cursor
@@ -267,7 +283,7 @@ class LineEditor:
         self._cursor += len(text)
         if at_end and "\t" not in text:
             self._out.append(text)  # typing at the end: no need to draw the line again
-            self._drawn += cells(text)
+            self._drawn = self._span(text, self._drawn)
             self._wrapped()
         else:
             self._refresh()
@@ -376,14 +392,27 @@ class LineEditor:
         shown, cursor = self._shown()
         self._home()
         self._out.append("\x1b[J" + shown)
-        self._drawn = cells(shown)
+        self._drawn = self._span(shown)
         self._wrapped()
-        target = cells(shown[:cursor])
+        target = self._span(shown[:cursor])
         rows = (self.origin + self._drawn) // width - (self.origin + target) // width
         self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
         if (self.origin + target) % width:
             self._out.append(f"\x1b[{(self.origin + target) % width}C")
         self._drawn = target
+
+    def _span(self, text: str, start: int = 0) -> int:
+        """Cells from :attr:`origin` to the end of ``text`` drawn ``start`` cells after it: a
+        wide character that does not fit a row's last cell is drawn at the next row's start,
+        that cell left empty."""
+        width = max(self._columns(), 1)
+        at = self.origin + start
+        for char in text:
+            size = cells(char)
+            if size == 2 and at % width == width - 1:
+                at += 1
+            at += size
+        return at - self.origin
 
     def _wrapped(self) -> None:
         """At the last column a terminal waits to wrap: a new line puts the cursor where the
