@@ -140,3 +140,13 @@ def test_backspace_as_terminals_send_it_deletes_the_character_before_the_cursor(
     assert line("abc\x7f\r") == [("line", "ab")]
     assert line("abc" + LEFT + "\x08\r") == [("line", "ac")]
     assert line("a\x9bb\x85\r") == [("line", "ab")]
+
+
+def test_keys_the_editor_does_not_bind_put_nothing_on_the_line_and_take_no_other_key() -> None:
+    """F-keys, PageUp, Shift-arrows, Shift-Tab, a mouse report, as xterm, the Linux console
+    and rxvt send them (rxvt ends its Shift, Ctrl and Ctrl-Shift keys with $, ^ and @):
+    ignored, the key after them typed as usual."""
+    keys = ["\x1bOP", "\x1b[15;2~", "\x1b[5~", "\x1b[1;2A", "\x1b[Z", "\x1b[[A", "\x1bO2P"]
+    keys += ["\x1b[<0;3;4M", "\x1b[23$", "\x1b[7^", "\x1b[11@", "\x1b[a"]
+    for key in keys:
+        assert line("a" + key + "b\r") == [("line", "ab")], key
