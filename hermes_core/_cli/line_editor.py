@@ -28,7 +28,6 @@ paste of several lines, ``("end", "")`` for Ctrl-D on an empty line."""
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
-_FINALS = "ABCDFHPQRS~"  # the last character of the key sequences a terminal sends after ESC [
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 _NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
 _PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
@@ -439,9 +438,9 @@ def _sequence_end(data: str, at: int) -> int | None:
         return None
     if data[at + 1] not in "[O":
         return at + 2
-    end = at + 2
+    end = at + 3 if data[at + 1 : at + 3] == "[[" else at + 2  # the Linux console's F1-F5
     while end < len(data):
-        if data[end] in _FINALS or data[end].isalpha():
+        if "@" <= data[end] <= "~" or data[end] == "$":  # ECMA-48's finals; rxvt's Shift-$
             return end + 1
         end += 1
     return None
