@@ -156,10 +156,25 @@ class Environment:
         (:func:`home_tag`): nothing of the user's lands in the repository's tree, and nothing
         the repository planted there is read back as the user's. The home itself when the
         user's home directory is unknown."""
-        from hermes_core._project_trust import gate_is_open, project_owns
+        from hermes_core._project_trust import gate_is_open
 
-        if self.user_home is None or gate_is_open(self) or not project_owns(self, self.home):
-            return self.home
+        own = self._own_folder()
+        return self.home if own is None or gate_is_open(self) else own
+
+    @property
+    def gated_data_home(self) -> Path | None:
+        """Where :attr:`data_home` was while the project gate was closed, now that it is
+        open (the user's ``~/.hermes/projects/<home tag>`` of a home inside the project): what
+        hermes wrote there then is still there, not in the home; ``None`` otherwise."""
+        from hermes_core._project_trust import gate_is_open
+
+        return self._own_folder() if gate_is_open(self) else None
+
+    def _own_folder(self) -> Path | None:
+        from hermes_core._project_trust import project_owns
+
+        if self.user_home is None or not project_owns(self, self.home):
+            return None
         return self.user_home / ".hermes" / "projects" / home_tag(self.home)
 
     @property

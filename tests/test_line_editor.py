@@ -96,3 +96,57 @@ def test_wide_characters_take_two_columns() -> None:
     edit, drawn = editor()
     edit.feed("日本" + LEFT)
     assert drawn[-1].endswith("\r\x1b[2C")
+
+
+def test_a_wide_character_that_does_not_fit_the_row_is_counted_on_the_next() -> None:
+    """10 columns, a 5-column prompt: two wide characters end at column 9, the third does not
+    fit the last cell, so the terminal puts it at the next row's start (columns 0 and 1); after
+    Left and Right the cursor goes back after it, column 2, not onto its second half."""
+    edit, drawn = editor(columns=10)
+    edit.origin = 5
+    edit.feed("一二三")
+    drawn.clear()
+    edit.feed(LEFT + "\x1b[C")
+    assert drawn[-1].endswith("一二三\r\x1b[2C")
+    drawn.clear()
+    edit.feed("x")
+    assert drawn == ["x"]
+    drawn.clear()
+    edit.feed("\x01")  # Home: up one row from column 3, past the prompt
+    assert drawn == ["\r\x1b[1A\x1b[5C\x1b[J一二三x\r\x1b[1A\x1b[5C"]
+
+
+def test_marks_that_take_no_column_are_not_counted() -> None:
+    """A variation selector, a zero-width joiner, a Devanagari sign (combining class 0, yet no
+    column of its own): the cursor goes back over the columns drawn, no more."""
+    for text in ("a\ufe0f", "a\u200d", "\u0915\u0902"):
+        edit, drawn = editor()
+        edit.feed(text + "b" + LEFT)
+        assert drawn[-1].endswith("\r\x1b[1C"), text
+
+
+def test_left_and_backspace_take_a_character_with_its_combining_marks() -> None:
+    """A decomposed é (e and U+0301): one Left goes before it, one Backspace deletes it
+    whole, as readline does."""
+    assert line("ae\u0301" + LEFT + "b\r") == [("line", "abe\u0301")]
+    assert line("ae\u0301\x7f\r") == [("line", "a")]
+    assert line("e\u0301b" + LEFT * 2 + "\x1b[C" + "x\r") == [("line", "e\u0301xb")]
+    assert line("e\u0301b" + "\x01" + DELETE + "\r") == [("line", "b")]
+
+
+def test_backspace_as_terminals_send_it_deletes_the_character_before_the_cursor() -> None:
+    """Most terminals send DEL (0x7f) for Backspace, some Ctrl-H: either deletes, and neither
+    (nor another control character, C1's included) is put on the line."""
+    assert line("abc\x7f\r") == [("line", "ab")]
+    assert line("abc" + LEFT + "\x08\r") == [("line", "ac")]
+    assert line("a\x9bb\x85\r") == [("line", "ab")]
+
+
+def test_keys_the_editor_does_not_bind_put_nothing_on_the_line_and_take_no_other_key() -> None:
+    """F-keys, PageUp, Shift-arrows, Shift-Tab, a mouse report, as xterm, the Linux console
+    and rxvt send them (rxvt ends its Shift, Ctrl and Ctrl-Shift keys with $, ^ and @):
+    ignored, the key after them typed as usual."""
+    keys = ["\x1bOP", "\x1b[15;2~", "\x1b[5~", "\x1b[1;2A", "\x1b[Z", "\x1b[[A", "\x1bO2P"]
+    keys += ["\x1b[<0;3;4M", "\x1b[23$", "\x1b[7^", "\x1b[11@", "\x1b[a"]
+    for key in keys:
+        assert line("a" + key + "b\r") == [("line", "ab")], key

@@ -56,7 +56,8 @@ from hermes_core._cli.run_cmd import (
 
 if TYPE_CHECKING:
     from hermes_core._cli.edited_output import EditedOutput
-    from hermes_core._cli.terminal_lines import LineForms, TerminalLines
+    from hermes_core._cli.line_prompts import LineForms
+    from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._host import Host
     from hermes_core.agent._events import ChildFinished, ChildStarted, Finished
     from hermes_core.agent._loop import Agent, Conversation

@@ -28,18 +28,19 @@ paste of several lines, ``("end", "")`` for Ctrl-D on an empty line."""
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
-_FINALS = "ABCDFHPQRS~"  # the last character of the key sequences a terminal sends after ESC [
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
-_PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-"""What a one-line paste may not put on the line: control characters (a tab aside)."""
+_NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
+_PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""What a one-line paste may not put on the line: control characters, C1's too (a tab
+aside)."""
 
 
 def cells(text: str) -> int:
-    """How many terminal columns ``text`` takes (East Asian wide characters two, combining
-    marks none)."""
+    """How many terminal columns ``text`` takes (East Asian wide characters two; marks and
+    format characters none: combining accents, variation selectors, joiners)."""
     width = 0
     for char in text:
-        if unicodedata.combining(char):
+        if unicodedata.combining(char) or unicodedata.category(char) in _NO_COLUMN:
             continue
         width += 2 if unicodedata.east_asian_width(char) in "WF" else 1
     return width
@@ -64,6 +65,7 @@ class LineEditor:
         """The earlier lines, oldest first (Up walks back from the newest)."""
         self.origin = 0
         """The column the line starts at: the width of the prompt before it."""
+        self._before = ""  # what was printed on the row before the line (the prompt)
         self._text: list[str] = []
         self._cursor = 0
         self._index: int | None = None  # the history entry shown; None: the line typed anew
@@ -149,6 +151,22 @@ class LineEditor:
         plain = _CONTROL.sub("", text)
         last = max(plain.rfind("\n"), plain.rfind("\r"))
         self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
+        self._before = plain[last + 1 :] if last >= 0 else self._before + plain
+
+    def suspend(self) -> None:
+        """The terminal goes to the shell a while (Ctrl-Z): the line erased, the cursor on a
+        new row."""
+        self.hide()
+        self._out.append("\r\n")
+        self._flush()
+
+    def resume(self) -> None:
+        """The terminal is back (``fg``): what was printed before the line on its row (the
+        prompt) and the line drawn again, on the row the cursor is on."""
+        self._out.append("\r" + self._before)
+        self._drawn, self._hidden = 0, False
+        self._refresh()
+        self._flush()
 
     def _pasting(self, data: str, at: int, typed: list[Typed]) -> int:
         assert self._paste is not None
@@ -176,23 +194,23 @@ class LineEditor:
             typed.append(("line", text))
         elif char == "\x04":
             if self._text:
-                self._delete(self._cursor, self._cursor + 1)
+                self._delete(self._cursor, self._after_char())
             else:
                 typed.append(("end", ""))
         elif char == "\x12":
             self._search()
-        elif char >= " " or char == "\t":
+        elif (char >= " " and not "\x7f" <= char <= "\x9f") or char == "\t":
             self._insert(char)
         else:
             self._control(char)
 
     def _control(self, char: str) -> None:
-        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._cursor - 1}
-        moves["\x06"] = self._cursor + 1
+        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._before_char()}
+        moves["\x06"] = self._after_char()
         if char in moves:
             self._move(moves[char])
         elif char in "\x7f\x08":
-            self._delete(self._cursor - 1, self._cursor)
+            self._delete(self._before_char(), self._cursor)
         elif char == "\x0b":
             self._delete(self._cursor, len(self._text))
         elif char == "\x15":
@@ -217,7 +235,7 @@ class LineEditor:
         if sequence[1:2] in ("[", "O") and key in plain:
             self._control(plain[key])
         elif key == "3~":
-            self._delete(self._cursor, self._cursor + 1)
+            self._delete(self._cursor, self._after_char())
         elif key in ("b", "1;5D", "1;3D"):
             self._move(self._word_left())
         elif key in ("f", "1;5C", "1;3C"):
@@ -226,6 +244,21 @@ class LineEditor:
             self._delete(self._cursor, self._word_right())
         elif key == "\x7f":
             self._delete(self._word_left(), self._cursor)
+
+    def _before_char(self) -> int:
+        """Where the character before the cursor starts, with the marks after it (no column
+        of their own: a decomposed é is one character to the person)."""
+        at = max(self._cursor - 1, 0)
+        while at > 0 and not cells(self._text[at]):
+            at -= 1
+        return at
+
+    def _after_char(self) -> int:
+        """Where the character after the cursor ends, its marks included."""
+        at = min(self._cursor + 1, len(self._text))
+        while at < len(self._text) and not cells(self._text[at]):
+            at += 1
+        return at
 
     def _word_left(self) -> int:
         at = self._cursor
@@ -249,7 +282,7 @@ class LineEditor:
         self._cursor += len(text)
         if at_end and "\t" not in text:
             self._out.append(text)  # typing at the end: no need to draw the line again
-            self._drawn += cells(text)
+            self._drawn = self._span(text, self._drawn)
             self._wrapped()
         else:
             self._refresh()
@@ -296,7 +329,7 @@ class LineEditor:
             self._query = self._query[:-1]
             self._found = self._find(self._query, len(self.history) - 1)
             self._refresh()
-        elif char >= " ":
+        elif char >= " " and not "\x7f" <= char <= "\x9f":
             self._query += char
             start = len(self.history) - 1 if self._found is None else self._found
             self._found = self._find(self._query, start)
@@ -336,7 +369,7 @@ class LineEditor:
         self._refresh()
         self._out.append("\r\n")
         self._text, self._cursor, self._drawn = [], 0, 0
-        self._index, self._draft, self.origin = None, "", 0
+        self._index, self._draft, self.origin, self._before = None, "", 0, ""
 
     def _shown(self) -> tuple[str, int]:
         """What is drawn of the line, and where in it the cursor goes (in characters)."""
@@ -358,14 +391,27 @@ class LineEditor:
         shown, cursor = self._shown()
         self._home()
         self._out.append("\x1b[J" + shown)
-        self._drawn = cells(shown)
+        self._drawn = self._span(shown)
         self._wrapped()
-        target = cells(shown[:cursor])
+        target = self._span(shown[:cursor])
         rows = (self.origin + self._drawn) // width - (self.origin + target) // width
         self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
         if (self.origin + target) % width:
             self._out.append(f"\x1b[{(self.origin + target) % width}C")
         self._drawn = target
+
+    def _span(self, text: str, start: int = 0) -> int:
+        """Cells from :attr:`origin` to the end of ``text`` drawn ``start`` cells after it: a
+        wide character that does not fit a row's last cell is drawn at the next row's start,
+        that cell left empty."""
+        width = max(self._columns(), 1)
+        at = self.origin + start
+        for char in text:
+            size = cells(char)
+            if size == 2 and at % width == width - 1:
+                at += 1
+            at += size
+        return at - self.origin
 
     def _wrapped(self) -> None:
         """At the last column a terminal waits to wrap: a new line puts the cursor where the
@@ -392,9 +438,9 @@ def _sequence_end(data: str, at: int) -> int | None:
         return None
     if data[at + 1] not in "[O":
         return at + 2
-    end = at + 2
+    end = at + 3 if data[at + 1 : at + 3] == "[[" else at + 2  # the Linux console's F1-F5
     while end < len(data):
-        if data[end] in _FINALS or data[end].isalpha():
+        if "@" <= data[end] <= "~" or data[end] == "$":  # ECMA-48's finals; rxvt's Shift-$
             return end + 1
         end += 1
     return None

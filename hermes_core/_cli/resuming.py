@@ -31,6 +31,7 @@ from hermes_core._shown import printable
 
 if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
     from hermes_core._host import Host
+    from hermes_core._paths import Environment
     from hermes_core.agent._loop import Agent
     from hermes_core.agent._transcripts import Transcript, TranscriptStore
     from hermes_core.agent._wire import Message
@@ -84,7 +85,12 @@ async def agent_resuming(
     agent = Agent.from_host(host)
     try:
         taken_up = resumed(
-            agent.transcripts, last=last, session=session, model=agent.model.model, command=command
+            agent.transcripts,
+            last=last,
+            session=session,
+            model=agent.model.model,
+            command=command,
+            elsewhere=_elsewhere(host.env),
         )
     except BaseException:
         await agent.aclose()
@@ -99,10 +105,11 @@ def resumed(
     session: str | None,
     model: str,
     command: str = "chat",
+    elsewhere: str = "",
 ) -> Resumed | None:
     """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
     ``None`` when neither is given; :class:`ResumeError` when there is none to take up (its
-    message names ``hermes COMMAND --resume``)."""
+    message names ``hermes COMMAND --resume``, and ends with ``elsewhere``)."""
     if not last and session is None:
         return None
     if last and session is not None:
@@ -112,8 +119,24 @@ def resumed(
     if store is None:
         raise ResumeError("no transcripts are kept (agent transcripts are off)")
     _refuse(store)
-    found = _named(store, session) if session is not None else _last_here(store, command)
+    try:
+        found = _named(store, session) if session is not None else _last_here(store, command)
+    except ResumeError as error:
+        raise ResumeError(f"{error}{elsewhere}") from None
     return taken_up(found, model)
+
+
+def _elsewhere(env: Environment) -> str:
+    """Where the conversations of a project home written while its gate was closed are, now
+    that it is open (they stay in the user's own folder for it), or ``""``."""
+    earlier = env.gated_data_home
+    sessions = None if earlier is None else earlier / "sessions"
+    if sessions is None or not any(sessions.glob("*.jsonl")):
+        return ""
+    return (
+        f"; the conversations written while the project gate was closed are in {sessions}: "
+        f"move them to {env.home / 'sessions'} to take them up"
+    )
 
 
 def taken_up(transcript: Transcript, model: str) -> Resumed:

@@ -27,7 +27,8 @@ from hermes_core._cli.agent_events import EventPrinter, exit_status
 from hermes_core._cli.resuming import agent_resuming, resume_options
 
 if TYPE_CHECKING:
-    from hermes_core._cli.terminal_lines import LineForms, TerminalLines
+    from hermes_core._cli.line_prompts import LineForms
+    from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._host import Host
     from hermes_core._session import Session
     from hermes_core.agent._events import Finished
@@ -52,7 +53,7 @@ def session_fields(host: Host, lines: TerminalLines | None) -> dict[str, Any]:
     """Who answers the session's approvals and questions: the terminal ``lines`` reads, else
     the ``approvals.non_interactive`` answer and nobody."""
     from hermes_core._approvals.prompt import NonInteractivePrompt
-    from hermes_core._cli.terminal_lines import LinePrompt
+    from hermes_core._cli.line_prompts import LinePrompt
 
     if lines is None:
         answer = host.config.approvals.non_interactive
@@ -63,7 +64,7 @@ def session_fields(host: Host, lines: TerminalLines | None) -> dict[str, Any]:
 def attach_terminal_questions(session: Session, lines: TerminalLines | None) -> None:
     """``clarify`` asks on the terminal ``lines`` reads (none: nobody can answer)."""
     from hermes_core._approvals.questions import NobodyToAsk, attach_questions
-    from hermes_core._cli.terminal_lines import LineQuestions
+    from hermes_core._cli.line_prompts import LineQuestions
 
     if lines is None:
         why = "nobody can answer questions here (stdin is not a terminal)"
@@ -93,7 +94,7 @@ def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
     server's forms are asked there (``work`` gets the answerer to give the terminal's reader
     to); Ctrl-C before the work has begun exits with status 130."""
     from hermes_core._cli.host_runs import run_with_host
-    from hermes_core._cli.terminal_lines import LineForms
+    from hermes_core._cli.line_prompts import LineForms
     from hermes_core._mcp.elicitation import answering_forms
 
     forms = LineForms(sys.stderr) if sys.stdin.isatty() else None

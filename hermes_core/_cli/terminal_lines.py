@@ -26,7 +26,8 @@ a file), each line is handed on as it comes.
 
 With a ``history`` (``hermes chat``) the terminal leaves its line mode for the chat's own line
 editor (:class:`~hermes_core._cli.line_editor.LineEditor`: arrow keys, Emacs keys, Up/Down
-and Ctrl-R through the history); its signals stay on, so Ctrl-C is SIGINT as before. The
+and Ctrl-R through the history); its signals stay on, so Ctrl-C is SIGINT as before (Ctrl-Z
+gives the shell the terminal in its line mode, ``fg`` sets the editor's mode again). The
 bursts are the same: the editor hands on each line at Enter, and its line not yet sent is
 the edit line a burst takes. A bracketed paste (the terminal marks it) is one burst, ended
 at its end mark. The messages handed on are added to the history, never an answer to a
@@ -42,15 +43,13 @@ import codecs
 import contextlib
 import os
 import select
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import mcp_types
-
-    from hermes_core._approvals.prompt import Answer, ApprovalRequest
-    from hermes_core._approvals.questions import Question, Reply
     from hermes_core._cli.chat_history import ChatHistory
     from hermes_core._cli.line_editor import LineEditor
 
@@ -141,19 +140,50 @@ class TerminalLines:
         from hermes_core._cli.line_editor import LineEditor
 
         assert self._history is not None
+        assert self._loop is not None
         try:
             self._mode = termios.tcgetattr(self._fd)
-            mode = list(self._mode)
-            mode[3] = mode[3] & ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
-            mode[6] = list(mode[6])
-            mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
-            termios.tcsetattr(self._fd, termios.TCSANOW, mode)
+            self._keys_mode()
         except (termios.error, OSError):
             self._mode = None
             return
         self.editor = LineEditor(self._echo, self._columns, self._history.entries)
         _EDITING.append(self)
         self._echo("\x1b[?2004h")
+        self._loop.add_signal_handler(signal.SIGTSTP, self._suspend)
+
+    def _keys_mode(self) -> None:
+        """Set the editor's mode on the terminal: keys as typed, no echo, signals on."""
+        import termios
+
+        assert self._mode is not None
+        mode = list(self._mode)
+        mode[3] = mode[3] & ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
+        mode[6] = list(mode[6])
+        mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(self._fd, termios.TCSANOW, mode)
+
+    def _suspend(self) -> None:
+        """Ctrl-Z: the terminal in its line mode again and the chat stopped, as by default;
+        taken up again (``fg``: a shell hands it back in the shell's own mode), the editor's
+        mode set again and the line drawn again, as readline does."""
+        import termios
+
+        if self._mode is None or self.editor is None or self._loop is None:
+            return
+        self.editor.suspend()
+        self._echo("\x1b[?2004l")
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(self._fd, termios.TCSANOW, self._mode)
+        self._loop.remove_signal_handler(signal.SIGTSTP)
+        # To this thread: it stops before the call returns (not in an orphaned process group,
+        # which the kernel does not stop: then the chat just goes on).
+        signal.pthread_kill(threading.get_ident(), signal.SIGTSTP)
+        self._loop.add_signal_handler(signal.SIGTSTP, self._suspend)
+        with contextlib.suppress(termios.error, OSError):
+            self._keys_mode()
+        self._echo("\x1b[?2004h")
+        self.editor.resume()
 
     def _restore(self) -> None:
         import termios
@@ -163,6 +193,8 @@ class TerminalLines:
         mode, self._mode = self._mode, None
         if self.editor is not None:
             self.editor.close()
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_signal_handler(signal.SIGTSTP)
         if self in _EDITING:
             _EDITING.remove(self)
         self._echo("\x1b[?2004l")
@@ -378,61 +410,3 @@ def edit_line(fd: int) -> bytes:
     finally:
         with contextlib.suppress(termios.error, OSError):
             termios.tcsetattr(fd, termios.TCSANOW, mode)
-
-
-class LinePrompt:
-    """An approval prompt on the terminal, reading its answer from :class:`TerminalLines`."""
-
-    interactive = True
-
-    def __init__(self, lines: TerminalLines, output: IO[str]) -> None:
-        self._lines = lines
-        self._output = output
-
-    async def ask(self, request: ApprovalRequest, timeout: float) -> Answer | None:
-        """The terminal prompt's answer (end of input or a stopped turn: deny)."""
-        from hermes_core._approvals.prompt import TerminalPrompt
-
-        with self._lines.answering() as fd:
-            return await TerminalPrompt(fd, self._output).ask(request, timeout)
-
-
-class LineQuestions:
-    """``clarify``'s questions on the terminal, reading the answer from :class:`TerminalLines`."""
-
-    def __init__(self, lines: TerminalLines, output: IO[str]) -> None:
-        self._lines = lines
-        self._output = output
-
-    async def ask(self, question: Question, timeout: float) -> Reply:
-        """The person's answer, or why there is none."""
-        from hermes_core._approvals.questions import Reply, TerminalQuestions
-
-        with self._lines.answering() as fd:
-            reply = await TerminalQuestions(fd, self._output).ask(question, timeout)
-        if reply.answer is None and self._lines.turn_stopped:
-            # Not "closed the question": the whole turn ends; the model reads this next turn.
-            return Reply(None, "the person stopped the turn at this question", stopped=True)
-        return reply
-
-
-class LineForms:
-    """An MCP server's form (elicitation during a call) asked on the terminal, field by field
-    (:class:`~hermes_core._mcp.terminal_form.TerminalForms`), reading from ``lines`` once it is
-    set: the form answerer is bound before the host connects its servers (so they are told a
-    person can answer), the reader starts with the conversation."""
-
-    def __init__(self, output: IO[str]) -> None:
-        self._output = output
-        self.lines: TerminalLines | None = None
-
-    async def answer(
-        self, server: str, form: mcp_types.ElicitRequestFormParams
-    ) -> mcp_types.ElicitResult | None:
-        """The person's reply, or ``None`` before the terminal is read."""
-        from hermes_core._mcp.terminal_form import TerminalForms
-
-        if self.lines is None:
-            return None
-        with self.lines.answering() as fd:
-            return await TerminalForms(fd, self._output).answer(server, form)

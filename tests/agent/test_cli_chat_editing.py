@@ -50,6 +50,18 @@ def test_the_arrow_keys_move_the_cursor_in_the_line(home: AgentHome) -> None:
     assert sent(home) == ["hello", "abc"]
 
 
+def test_backspace_deletes_the_character_before_the_cursor(home: AgentHome) -> None:
+    """The terminal's own erase character (DEL on a pty, as on most terminals)."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    erase = termios.tcgetattr(child.child_fd)[6][termios.VERASE]
+    say(child, "helllo" + LEFT + erase.decode() + "!", "hell!o")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["hell!o"]
+
+
 def test_the_emacs_keys_move_by_line_and_by_word(home: AgentHome) -> None:
     home.setup({"echo": True}, {"echo": True})
     child = spawn(home, "chat")
@@ -227,3 +239,42 @@ def test_what_was_typed_is_not_drawn_again_after_ctrl_c_gives_the_terminal_back(
     assert "half typed" not in str(child.before)
     child.close()
     assert child.exitstatus == 130
+
+
+def test_ctrl_z_gives_the_shell_its_terminal_and_fg_sets_the_editor_again(
+    home: AgentHome,
+) -> None:
+    """Ctrl-Z stops the chat under a shell with job control; ``fg`` takes it up again with
+    the terminal out of its line mode once more and the line typed so far drawn again, as
+    readline does (the shell gives the job back a terminal in its own line mode)."""
+    import shlex
+
+    home.setup({"echo": True})
+    shell = pexpect.spawn(
+        "bash",
+        ["--norc", "--noprofile", "-i"],
+        env={**home.cli.variables(), "PS1": "shell$ "},
+        cwd=str(home.cli.work),
+        encoding="utf-8",
+        timeout=60,
+    )
+    shell.expect_exact("shell$ ")
+    shell.sendline(shlex.join(home.cli.command("chat")))
+    shell.expect_exact(PROMPT)
+    shell.send("ab")
+    shell.expect_exact("ab")
+    shell.send("\x1a")
+    shell.expect_exact("Stopped")
+    shell.expect_exact("shell$ ")
+    shell.sendline("fg")
+    shell.expect_exact("ab")  # the line typed so far, drawn again
+    mode = termios.tcgetattr(shell.child_fd)[3]
+    assert not mode & (termios.ICANON | termios.ECHO)
+    shell.send(LEFT + "c\r")
+    shell.expect_exact("heard: acb")
+    shell.expect_exact(PROMPT)
+    shell.sendline("/exit")
+    shell.expect_exact("shell$ ")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+    shell.close()

@@ -88,3 +88,22 @@ def test_the_users_own_conversation_in_a_project_home_is_kept_outside_it(tmp_pat
     own = cli.user_home / ".hermes" / "projects" / home_tag(cli.home) / "sessions"
     (kept,) = own.glob("*.jsonl")
     assert [message.content for message in Transcript(kept).messages()] == ["Hello", "Hi."]
+
+
+def test_opening_the_gate_later_says_where_the_conversations_written_while_closed_are(
+    tmp_path: Path,
+) -> None:
+    """A person who chatted in a project home with the gate closed, then opened it: the home
+    is where hermes reads and writes now, and their earlier conversations stayed in the
+    user's own folder for it; ``--continue`` finding none says where they are."""
+    repo = tmp_path / "repo"
+    (repo / ".hermes").mkdir(parents=True)
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo)
+    own = cli.user_home / ".hermes" / "projects" / home_tag(cli.home) / "sessions"
+    with FakeModelServer([FakeTurn(text="Hi."), FakeTurn(text="Again.")]) as server:
+        run(cli, server)
+        assert list(own.glob("*.jsonl"))
+        status, stderr = run(cli, server, "--continue", ok=False, gate=True)
+    assert status == 2
+    assert stderr.startswith("hermes: error: no earlier conversation in ")
+    assert f"written while the project gate was closed are in {own}" in stderr
