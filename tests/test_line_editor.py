@@ -4,6 +4,10 @@ The chat on a real pseudo-terminal is in ``tests/agent/test_cli_chat_editing.py`
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from hermes_core._cli.chat_history import ChatHistory
 from hermes_core._cli.line_editor import LineEditor, Typed
 
 LEFT, UP, DOWN, DELETE = "\x1b[D", "\x1b[A", "\x1b[B", "\x1b[3~"
@@ -150,3 +154,16 @@ def test_keys_the_editor_does_not_bind_put_nothing_on_the_line_and_take_no_other
     keys += ["\x1b[<0;3;4M", "\x1b[23$", "\x1b[7^", "\x1b[11@", "\x1b[a"]
     for key in keys:
         assert line("a" + key + "b\r") == [("line", "ab")], key
+
+
+def test_a_history_line_with_control_characters_is_never_drawn(tmp_path: Path) -> None:
+    """The editor never keeps a message with control characters (a paste of several lines is
+    not kept, a one-line paste loses them), so a history line holding one was written by
+    something else: an escape sequence in it would drive the terminal when Up draws it."""
+    path = tmp_path / "chat_history"
+    planted = "\x1b]0;pwned\x07ls \x1b[2J"
+    path.write_text(
+        "".join(json.dumps(entry) + "\n" for entry in ["mine", planted, "tab\there"]),
+        encoding="utf-8",
+    )
+    assert ChatHistory(path).entries == ["mine", "tab\there"]
