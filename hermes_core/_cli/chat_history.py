@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 
+from hermes_core._cli.line_editor import UNPRINTABLE
 from hermes_core._paths import Environment
 
 FILE = "chat_history"
@@ -71,7 +72,9 @@ def _read(path: Path) -> list[str]:
     for line in lines:
         with contextlib.suppress(ValueError):
             entry = json.loads(line)
-            if isinstance(entry, str):
+            # The editor never sends a control character but a tab: one is planted or
+            # damaged, and drawn by Up it would drive the terminal.
+            if isinstance(entry, str) and UNPRINTABLE.search(entry) is None:
                 entries.append(entry)
     if len(lines) > 2 * KEPT:
         from hermes_core._atomic_write import write_atomically

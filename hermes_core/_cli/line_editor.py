@@ -30,9 +30,9 @@ PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 _NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
-_PRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-"""What a one-line paste may not put on the line: control characters, C1's too (a tab
-aside)."""
+UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""What never goes on the line: control characters, C1's too (a tab aside). A one-line paste
+loses them; a history entry holding one is not recalled (:mod:`.chat_history`)."""
 
 
 def cells(text: str) -> int:
@@ -182,7 +182,7 @@ class LineEditor:
             typed.append(("paste", self.text + pasted))
             self._finish()
         else:
-            self._insert(_PRINTABLE.sub("", pasted))
+            self._insert(UNPRINTABLE.sub("", pasted))
         return len(data) - len(rest)  # what follows the paste is keys again
 
     def _key(self, char: str, typed: list[Typed]) -> None:
