@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hermes_core.agent import Message, TranscriptStore
+
 BUNDLED = Path(__file__).resolve().parents[2] / "plugins_builtin"
 
 
@@ -31,3 +33,23 @@ def import_plugin(directory: Path) -> Any:
 def bundled(name: str) -> Any:
     """The bundled plugin ``name``."""
     return import_plugin(BUNDLED / name)
+
+
+def conversation(home: Path, session: str, *texts: str) -> None:
+    """A transcript ``session`` under ``home`` holding ``texts`` as the person's messages."""
+    transcript = TranscriptStore(home / "sessions").open(session)
+    transcript.start(session, model="fake-1")
+    for text in texts:
+        transcript.add(Message("user", text))
+
+
+def search(home: Path, query: str) -> list[Any]:
+    """The bundled ``session_search`` index of ``home``'s transcripts, brought up to date, asked
+    ``query``: its top five hits."""
+    index = importlib.import_module(f"{bundled('session_search').__name__}.index")
+    found = index.SessionIndex(home / "session_search.db", home / "sessions")
+    try:
+        found.update()
+        return list(found.search(query, 5))
+    finally:
+        found.close()

@@ -5,35 +5,13 @@ one made by the version before too."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from hermes_core.agent import Message, TranscriptStore
-from tests.memory.bundled import bundled
-
-PLUGIN = bundled("session_search")
-INDEX = importlib.import_module(f"{PLUGIN.__name__}.index")
-
-
-def conversation(home: Path, session: str, *texts: str) -> None:
-    transcript = TranscriptStore(home / "sessions").open(session)
-    transcript.start(session, model="fake-1")
-    for text in texts:
-        transcript.add(Message("user", text))
-
-
-def search(home: Path, query: str) -> list[Any]:
-    index = INDEX.SessionIndex(home / "session_search.db", home / "sessions")
-    try:
-        index.update()
-        return list(index.search(query, 5))
-    finally:
-        index.close()
+from tests.memory.bundled import conversation, search
 
 
 @pytest.fixture
