@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermes_core.agent import Message, TranscriptStore
 from tests.memory.bundled import bundled
 
 PLUGIN = bundled("session_search")
 INDEX = importlib.import_module(f"{PLUGIN.__name__}.index")
+WORDS = importlib.import_module(f"{PLUGIN.__name__}.words")
 
 
 def conversation(home: Path, session: str, *texts: str) -> None:
@@ -128,3 +131,16 @@ def test_an_index_made_before_words_were_split_is_made_again_and_finds_them(
     assert [hit.session for hit in hits] == ["camel"]
     assert hits[0].messages == 1
     assert hits[0].snippet == "the crash is in [parseConfig]"
+
+
+@given(st.text(alphabet="aZzAbCßÀÖØÞàöÿ×÷ 1_-.", max_size=40))
+def test_the_index_cuts_text_at_each_case_seam_and_nowhere_else(text: str) -> None:
+    # The index finds the seams by the letter after them (a pattern much faster to search):
+    # the text it holds is cut exactly where the seam rule, a lookbehind at every character, says.
+    assert WORDS.indexed_text(text) == WORDS._CASE_SEAM.sub(WORDS._APART, text)
+
+
+def test_a_run_of_capitals_is_cut_before_its_last_one_and_after_a_small_letter() -> None:
+    apart = WORDS._APART
+    assert WORDS.indexed_text("aHTTPServerÖlß") == f"a{apart}HTTP{apart}Server{apart}Ölß"
+    assert WORDS.indexed_text("parseConfig ABC xYZ") == f"parse{apart}Config ABC x{apart}YZ"
