@@ -76,7 +76,8 @@ def _kept_thinking(message: Message) -> tuple[ThinkingBlock, ...]:
     """The thinking blocks kept of ``message``: all, or none when one holds what redaction
     would change. A changed block no longer matches its signature (the vendor refuses it), and
     a conversation taken up again without them goes on without thinking for a request."""
-    if any(redact_text(block.text) != block.text for block in message.thinking):
+    # Most messages have none: every transcript line passes here.
+    if message.thinking and any(redact_text(b.text) != b.text for b in message.thinking):
         return ()
     return message.thinking
 

@@ -5,13 +5,18 @@ one made by the version before too."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from tests.memory.bundled import conversation, search
+from tests.memory.bundled import bundled, conversation, search
+
+WORDS = importlib.import_module(f"{bundled('session_search').__name__}.words")
 
 
 @pytest.fixture
@@ -106,3 +111,16 @@ def test_an_index_made_before_words_were_split_is_made_again_and_finds_them(
     assert [hit.session for hit in hits] == ["camel"]
     assert hits[0].messages == 1
     assert hits[0].snippet == "the crash is in [parseConfig]"
+
+
+@given(st.text(alphabet="aZzAbCßÀÖØÞàöÿ×÷ 1_-.", max_size=40))
+def test_the_index_cuts_text_at_each_case_seam_and_nowhere_else(text: str) -> None:
+    # The index finds the seams by the letter after them (a pattern much faster to search):
+    # the text it holds is cut exactly where the seam rule, a lookbehind at every character, says.
+    assert WORDS.indexed_text(text) == WORDS._CASE_SEAM.sub(WORDS._APART, text)
+
+
+def test_a_run_of_capitals_is_cut_before_its_last_one_and_after_a_small_letter() -> None:
+    apart = WORDS._APART
+    assert WORDS.indexed_text("aHTTPServerÖlß") == f"a{apart}HTTP{apart}Server{apart}Ölß"
+    assert WORDS.indexed_text("parseConfig ABC xYZ") == f"parse{apart}Config ABC x{apart}YZ"
