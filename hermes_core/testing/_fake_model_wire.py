@@ -81,7 +81,8 @@ class FakeTurn:
       ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
       ``error_message`` (a default one per status); ``error_code`` is the OpenAI body's
       ``code`` (default: its ``type``), as ``context_length_exceeded``.
-    - ``truncated``: stop as a model out of output tokens does (``length`` / ``max_tokens``).
+    - ``truncated``: stop as a model out of output tokens does (``length`` / ``max_tokens``);
+      on the Anthropic wire a thinking block that ends the answer is cut: no signature.
     - ``gate``: hold the answer until the event is set: before answering when ``hold_after``
       is 0, else after sending that many streamed events (a stream stopped mid-way, for
       cancellation tests). ``delay``: seconds to wait before answering.
@@ -342,7 +343,8 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
         ("ping", {"type": "ping"}),
     ]
     calls = iter(turn.wire_calls())
-    for index, block in enumerate(_anthropic_blocks(turn, body, number)):
+    blocks = _anthropic_blocks(turn, body, number)
+    for index, block in enumerate(blocks):
         opened: dict[str, Any]
         deltas: list[dict[str, Any]] = []
         if block["type"] == "text":
@@ -351,7 +353,8 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
         elif block["type"] == "thinking":
             opened, parts = {**block, "thinking": "", "signature": ""}, pieces(block["thinking"])
             deltas = [{"type": "thinking_delta", "thinking": part} for part in parts]
-            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+            if not (turn.truncated and index == len(blocks) - 1):  # cut in it: no signature
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
         elif block["type"] == "redacted_thinking":
             opened = block  # sent whole in its start, as the API does
         else:
@@ -398,13 +401,21 @@ def _breakpoints(value: Any) -> int:
 
 def refusal(wire: Wire, body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
-    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, or its rules of
-    extended thinking (:func:`~._fake_thinking.thinking_refusal`)."""
+    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, a message of
+    no content but the last, or its rules of extended thinking
+    (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
         return None
     refused = thinking_refusal(body)
     if refused is not None:
         return refused
+    messages = body.get("messages") or []
+    for number, message in enumerate(messages[:-1]):
+        if isinstance(message, dict) and message.get("content") in ("", []):
+            return (
+                f"messages.{number}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
     found = sum(_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
     if found > MAX_CACHE_BREAKPOINTS:
         return (

@@ -381,3 +381,27 @@ def test_thinking_on_a_message_not_the_models_is_a_clear_error(tmp_path: Path) -
 
     with pytest.raises(TranscriptError, match=r"line 2, .*thinking.*assistant"):
         transcript.history()
+
+
+def test_an_answer_cut_in_its_thinking_keeps_no_unsigned_block() -> None:
+    """An answer cut at max_tokens in its thinking ends without the block's signature: kept,
+    the block made the API refuse every later request of the conversation (its signature
+    missing); the message keeps no block, and the next request goes without the message,
+    empty now (the API refuses a message of no content, and needs no block on a turn without
+    tool calls)."""
+    cut = FakeTurn(reasoning=THOUGHT, truncated=True)
+    with FakeModelServer([cut, FakeTurn(text="5.", reasoning="Again.")]) as server:
+        settings = _settings(server, reasoning_effort="low")
+        provider = make_model_provider(settings)
+        ((*_, first),) = _run(provider, _request(ASK))
+        assert isinstance(first, ModelTurn)
+        assert first.stop_reason == "max_tokens"
+        again = _request(ASK, first.message, Message("user", "Go on."))
+        ((*_, last),) = _run(make_model_provider(settings), again)
+        second = server.requests[1]
+
+    assert first.message.thinking == ()
+    assert isinstance(last, ModelTurn)
+    assert last.message.content == "5."
+    assert second.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert [m["role"] for m in second.body["messages"]] == ["user"]
