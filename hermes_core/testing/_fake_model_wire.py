@@ -402,7 +402,8 @@ def _breakpoints(value: Any) -> int:
 def refusal(wire: Wire, body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
     than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, a message of
-    no content but the last, or its rules of extended thinking
+    no content but the last, a breakpoint on an empty text or tool result, or its rules of
+    extended thinking
     (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
         return None
@@ -410,12 +411,21 @@ def refusal(wire: Wire, body: Any) -> str | None:
     if refused is not None:
         return refused
     messages = body.get("messages") or []
-    for number, message in enumerate(messages[:-1]):
-        if isinstance(message, dict) and message.get("content") in ("", []):
+    for number, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if content in ("", []) and number < len(messages) - 1:
             return (
                 f"messages.{number}: all messages must have non-empty content except for the "
                 "optional final assistant message"
             )
+        for place, block in enumerate(content if isinstance(content, list) else []):
+            marked = isinstance(block, dict) and "cache_control" in block
+            # a tool's empty result is an empty text block to the cache
+            if marked and block.get("text", block.get("content")) in ("", []):
+                return (
+                    f"messages.{number}.content.{place}.text: cache_control cannot be set for "
+                    "empty text blocks"
+                )
     found = sum(_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
     if found > MAX_CACHE_BREAKPOINTS:
         return (
