@@ -9,7 +9,8 @@ after them), as the API requires roles to alternate. The SDK never retries
 
 The prompt cache (``model.prompt_cache``, on by default): a loop resends the same prefix
 (tools, system prompt, the conversation so far) on every request, which Anthropic caches only
-up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`). Its usage counts
+up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`; never an empty
+text or tool result, which it refuses to mark). Its usage counts
 ``input_tokens`` without the cache's reads and writes: the :class:`Usage` adds them back, so
 ``input_tokens`` is the whole input and ``cached_tokens`` what was read from the cache.
 
@@ -158,8 +159,9 @@ def mark_cache_breakpoints(
 ) -> None:
     """Mark ``request``'s prefix, sent as ``tools``, ``system`` and ``messages``, for
     Anthropic's prompt cache, in its order: the last tool, the system prompt's end, and the
-    user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block (a
-    turn is one merged user message)."""
+    user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block
+    with content (a turn is one merged user message; one of only empty tool results goes
+    unmarked)."""
     mark = {"type": "ephemeral"}
     merged_at: list[int] = []  # the index in messages of each of request.messages
     at = -1
@@ -171,8 +173,16 @@ def mark_cache_breakpoints(
         merged_at.append(at)
     turns = [messages[merged_at[index]]["content"] for index in cache_breakpoints(request)]
     for blocks in (tools, system, *turns):
-        if blocks:
-            blocks[-1]["cache_control"] = mark
+        # Anthropic refuses a mark on an empty text block, as a tool result of no text is.
+        filled = [
+            b for b in blocks if b.get("type") not in _TEXTS or b.get("text", b.get("content"))
+        ]
+        if filled:
+            filled[-1]["cache_control"] = mark
+
+
+_TEXTS = ("text", "tool_result")
+"""The blocks that may be empty text, which the API refuses to mark."""
 
 
 def _counted(usage: Any) -> tuple[int | None, int | None, int | None]:
