@@ -8,6 +8,7 @@ compaction, never shown."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -405,3 +406,19 @@ def test_an_answer_cut_in_its_thinking_keeps_no_unsigned_block() -> None:
     assert last.message.content == "5."
     assert second.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert [m["role"] for m in second.body["messages"]] == ["user"]
+
+
+@pytest.mark.parametrize("effort", ["minimal", "low", "medium", "high", "xhigh", "max"])
+def test_the_max_output_tokens_suggested_is_one_a_model_takes(effort: str) -> None:
+    """The value the refusal says to set passes the check and is no more than the 64,000
+    output tokens of the Claude models that write the most: max effort's suggested 68,095
+    was refused by the API in its turn."""
+    settings = ModelSettings("anthropic", "m", base_url="http://127.0.0.1:9", api_key="k")
+    low = replace(settings, reasoning_effort=effort, max_output_tokens=1024)
+    with pytest.raises(ConfigError) as raised:
+        make_model_provider(low)
+    found = re.search(r"hermes config set model\.max_output_tokens (\d+)", str(raised.value))
+    assert found is not None
+    suggested = int(found.group(1))
+    assert suggested <= 64000
+    make_model_provider(replace(low, max_output_tokens=suggested))  # accepted
