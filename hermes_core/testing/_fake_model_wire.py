@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core.agent._wire import Usage
-from hermes_core.testing._fake_thinking import thinking_blocks, thinking_refusal
+from hermes_core.testing._fake_thinking import (
+    openrouter_details,
+    openrouter_refusal,
+    thinking_blocks,
+    thinking_refusal,
+)
 
 __all__ = [
     "ERROR_MESSAGES",
@@ -74,7 +79,8 @@ class FakeTurn:
       as written to it (Anthropic's ``cache_creation_input_tokens``; part of ``input_tokens``).
     - ``reasoning``: the thinking of a reasoning model, streamed on the OpenAI wire as
       ``reasoning_key`` deltas (``reasoning_content``: DeepSeek, vLLM; ``reasoning``:
-      OpenRouter, Ollama) before the answer's text; on the Anthropic wire, to a request that
+      OpenRouter, Ollama; ``reasoning_details``: OpenRouter's Claude, signed, beside
+      ``reasoning``) before the answer's text; on the Anthropic wire, to a request that
       enables thinking, as a signed ``thinking`` block, then ``redacted_thinking`` (its
       data) as a ``redacted_thinking`` block (:mod:`._fake_thinking`).
     - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
@@ -261,7 +267,10 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
+    if turn.reasoning_key == "reasoning_details":
+        chunks += [chunk(d) for d in openrouter_details(turn.reasoning, pieces(turn.reasoning))]
+    else:
+        chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
     chunks += [chunk({"content": piece}) for piece in pieces(turn.answer_text())]
     for index, call in enumerate(turn.wire_calls()):
         first = {
@@ -406,7 +415,7 @@ def refusal(wire: Wire, body: Any) -> str | None:
     extended thinking
     (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
-        return None
+        return openrouter_refusal(body)
     refused = thinking_refusal(body)
     if refused is not None:
         return refused
