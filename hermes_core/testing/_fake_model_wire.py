@@ -267,8 +267,11 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    if turn.reasoning_key == "reasoning_details":
-        chunks += [chunk(d) for d in openrouter_details(turn.reasoning, pieces(turn.reasoning))]
+    if turn.reasoning_key == "reasoning_details":  # truncated and nothing after: cut in it
+        cut = turn.truncated and not (turn.answer_text() or turn.wire_calls())
+        chunks += [
+            chunk(d) for d in openrouter_details(turn.reasoning, pieces(turn.reasoning), cut)
+        ]
     else:
         chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
     chunks += [chunk({"content": piece}) for piece in pieces(turn.answer_text())]

@@ -110,14 +110,14 @@ def thinking_refusal(body: Any) -> str | None:
 _FORMAT = "anthropic-claude-v1"
 
 
-def openrouter_details(reasoning: str, pieces: list[str]) -> list[dict[str, Any]]:
+def openrouter_details(reasoning: str, pieces: list[str], cut: bool) -> list[dict[str, Any]]:
     """The deltas of OpenRouter's Claude thinking ``reasoning``, cut in ``pieces``: each as
-    ``reasoning`` text and a ``reasoning_details`` entry, then its signature; the entries'
-    whole is one ``reasoning.text`` entry."""
+    ``reasoning`` text and a ``reasoning_details`` entry, then its signature (none when the
+    answer is ``cut`` in it); the entries' whole is one ``reasoning.text`` entry."""
     base = {"type": "reasoning.text", "format": _FORMAT, "index": 0}
     deltas = [{"reasoning": p, "reasoning_details": [{**base, "text": p}]} for p in pieces]
     signed = {**base, "text": "", "signature": signature_of(reasoning)}
-    return [*deltas, {"reasoning_details": [signed]}]
+    return deltas if cut else [*deltas, {"reasoning_details": [signed]}]
 
 
 def openrouter_refusal(body: Any) -> str | None:

@@ -143,3 +143,20 @@ def test_the_transcript_keeps_them_unless_redaction_would_change_one() -> None:
     assert redacted_message(leaked).reasoning_details == ()
     with pytest.raises(ValueError, match="reasoning_details"):
         Message.from_json({"role": "assistant", "reasoning_details": "not a list"})
+
+
+def test_an_answer_cut_in_its_thinking_keeps_no_unsigned_entry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cut at max_tokens before its signature came, the entry made Anthropic behind OpenRouter
+    refuse every later request sending it back (as the anthropic provider's blocks)."""
+    cut = FakeTurn(reasoning=THOUGHT, reasoning_key="reasoning_details", truncated=True)
+    with FakeModelServer([cut, FakeTurn(text="5.")]) as server:
+        (events,) = _run(_provider(monkeypatch, server), _request(ASK))
+        first = _turn(events)
+        again = _request(ASK, first.message, Message("user", "Go on."))
+        (events,) = _run(_provider(monkeypatch, server), again)
+
+    assert first.stop_reason == "max_tokens"
+    assert first.message.reasoning_details == ()
+    assert _turn(events).message.content == "5."
