@@ -15,7 +15,8 @@ request that sends it); so is a ``<think>`` block that opens the text (:mod:`.th
 OpenRouter's ``reasoning_details`` (the same thinking as entries, signed or encrypted, which
 its Claude models need back in a tool loop: Anthropic refuses the loop's next request without
 them) are kept whole on the message (:class:`ReasoningDetail`, never shown) and sent back
-unchanged on it, to OpenRouter only.
+unchanged on it, to OpenRouter only; a thinking cut at ``max_tokens`` before its signature came
+is not kept, as the API would refuse it.
 ``model.reasoning_effort`` is sent as ``reasoning_effort``, the cap then as
 ``max_completion_tokens``, since OpenAI's reasoning models refuse ``max_tokens``; OpenAI's own
 API gets ``max_completion_tokens`` whatever the model. Prompt caching needs nothing: OpenAI
@@ -225,7 +226,16 @@ class _Answer:
         stop = _STOPS.get(self.finish or "stop", "other")
         if calls and stop == "end_turn":
             stop = "tool_use"  # servers that say "stop" after calls, or calls found in the text
-        details = tuple(ReasoningDetail.from_json(d) for _, d in sorted(self.details.items()))
+        # A thinking cut at max_tokens before its signature came is not kept: refused, sent back.
+        details = tuple(
+            ReasoningDetail.from_json(d)
+            for _, d in sorted(self.details.items())
+            if not (
+                stop == "max_tokens"
+                and d.get("type") == "reasoning.text"
+                and not d.get("signature")
+            )
+        )
         message = Message(
             "assistant", "".join(self.text), tool_calls=tuple(calls), reasoning_details=details
         )
