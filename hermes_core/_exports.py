@@ -173,6 +173,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "ModelSettings": _WIRE,
         "ModelToolCall": _WIRE,
         "ThinkingBlock": _WIRE,
+        "ReasoningDetail": _WIRE,
         "cache_breakpoints": _WIRE,
         "ModelTurn": _WIRE,
         "TextDelta": _WIRE,

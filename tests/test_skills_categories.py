@@ -176,3 +176,19 @@ def test_a_skill_added_to_a_category_changes_the_skills_state(tmp_path: Path) ->
     assert [entry[0] for entry in before] == ["github/review"]
     assert [entry[0] for entry in after] == ["github/review", "github/triage"]
     assert [folder.name for folder in scan_skills(root)] == ["review", "triage"]
+
+
+def test_viewing_a_categorys_name_names_the_skills_it_holds(harness: Harness) -> None:
+    """A model that saw the category in skills_list and asked for it got only "no skill",
+    with every skill of the library to pick from."""
+    root = harness.env.skills_dir
+    write_skill(root, "github/github-pr", described("Open and merge PRs."))
+    write_skill(root, "github/github-issues", described("File issues."))
+    write_skill(root, "release", described("Cut a release."))
+
+    viewed = harness.call("skill_view", {"name": "github"})
+
+    assert viewed.is_error
+    assert viewed.text_content == (
+        "skill_view: 'github' is a category of skills: github-issues, github-pr; view one of them"
+    )

@@ -161,6 +161,9 @@ if TYPE_CHECKING:
         ModelTurn as ModelTurn,
     )
     from hermes_core.agent._wire import (
+        ReasoningDetail as ReasoningDetail,
+    )
+    from hermes_core.agent._wire import (
         TextDelta as TextDelta,
     )
     from hermes_core.agent._wire import (

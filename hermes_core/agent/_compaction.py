@@ -109,6 +109,7 @@ def message_tokens(message: Message) -> int:
     blocks sent back with it."""
     calls = sum(text_tokens(call.name + call.arguments) for call in message.tool_calls)
     thinking = sum(text_tokens(block.text + block.data) for block in message.thinking)
+    thinking += sum(text_tokens(entry.text) for entry in message.reasoning_details)
     return text_tokens(message.content) + calls + IMAGE_TOKENS * len(message.images) + thinking
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
-from hermes_core.agent._wire import Message, ModelToolCall, ThinkingBlock
+from hermes_core.agent._wire import Message, ModelToolCall, ReasoningDetail, ThinkingBlock
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
@@ -82,6 +82,14 @@ def _kept_thinking(message: Message) -> tuple[ThinkingBlock, ...]:
     return message.thinking
 
 
+def _kept_details(message: Message) -> tuple[ReasoningDetail, ...]:
+    """OpenRouter's entries of ``message``'s thinking, kept as :func:`_kept_thinking` keeps
+    blocks: all, or none when redaction would change one."""
+    if any(redact_text(entry.text) != entry.text for entry in message.reasoning_details):
+        return ()
+    return message.reasoning_details
+
+
 def redacted_message(message: Message) -> Message:
     """``message`` with its text and tool-call arguments redacted, its thinking blocks kept
     unless one would be (:func:`_kept_thinking`)."""
@@ -96,6 +104,7 @@ def redacted_message(message: Message) -> Message:
         name=message.name,
         is_error=message.is_error,
         thinking=_kept_thinking(message),
+        reasoning_details=_kept_details(message),
     )
 
 

@@ -14,6 +14,7 @@ server said so, and reports the others as they are (400, 401, an unknown model).
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -102,13 +103,39 @@ class ThinkingBlock:
 
 
 @dataclass(frozen=True)
+class ReasoningDetail:
+    """One entry of OpenRouter's ``reasoning_details``, the model's thinking as OpenRouter
+    carries it (``reasoning.text`` with its signature, ``reasoning.encrypted``...), which must
+    go back unchanged with the assistant message it came on (its Claude models' are Anthropic's
+    signed thinking blocks). Kept whole as the JSON text of the entry: opaque, never shown."""
+
+    text: str = field(repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as OpenRouter wrote it (the transcript keeps it so)."""
+        value: dict[str, Any] = json.loads(self.text)
+        return value
+
+    @classmethod
+    def from_json(cls, data: object) -> ReasoningDetail:
+        """The entry ``data``, a JSON object; ``ValueError`` for anything else."""
+        if not isinstance(data, dict):
+            raise ValueError(
+                "reasoning_details: an entry is not an object as OpenRouter wrote it: restore "
+                "or remove it"
+            )
+        return cls(json.dumps(data, ensure_ascii=False))
+
+
+@dataclass(frozen=True)
 class Message:
     """One message of a conversation.
 
     - ``user``: ``content`` is what the person (or the parent agent) wrote, ``images`` what
       it shows the model (a vision request: ``vision_analyze``, ``browser_vision``);
     - ``assistant``: ``content`` is the model's text, ``tool_calls`` what it asked to run,
-      ``thinking`` the blocks of its thinking its vendor wants back, in order (never shown);
+      ``thinking`` the blocks of its thinking its vendor wants back, in order (never shown),
+      ``reasoning_details`` OpenRouter's entries of it (the same, over the OpenAI wire);
     - ``tool``: the result of the call ``tool_call_id`` to the tool ``name``, as text,
       ``is_error`` when the call failed.
 
@@ -123,6 +150,7 @@ class Message:
     is_error: bool = False
     images: tuple[ImagePart, ...] = ()
     thinking: tuple[ThinkingBlock, ...] = ()
+    reasoning_details: tuple[ReasoningDetail, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The message as a JSON object (the transcript line), without empty fields."""
@@ -142,6 +170,8 @@ class Message:
             data["images"] = [{"media_type": i.media_type, "data": i.base64} for i in self.images]
         if self.thinking:
             data["thinking"] = [block.to_json() for block in self.thinking]
+        if self.reasoning_details:
+            data["reasoning_details"] = [entry.to_json() for entry in self.reasoning_details]
         return data
 
     @classmethod
@@ -163,6 +193,7 @@ class Message:
                 for image in data.get("images", ())
             ),
             thinking=_thinking_of(data),
+            reasoning_details=_details_of(data),
         )
 
 
@@ -174,6 +205,16 @@ def _thinking_of(data: Mapping[str, Any]) -> tuple[ThinkingBlock, ...]:
     if blocks and data.get("role") != "assistant":
         raise ValueError("thinking: only an assistant message has thinking: remove it")
     return tuple(ThinkingBlock.from_json(block) for block in blocks)
+
+
+def _details_of(data: Mapping[str, Any]) -> tuple[ReasoningDetail, ...]:
+    """The ``reasoning_details`` entries of the message ``data``, a list on a model's message."""
+    entries = data.get("reasoning_details", [])
+    if not isinstance(entries, list) or (entries and data.get("role") != "assistant"):
+        raise ValueError(
+            "reasoning_details: not a list of entries on an assistant message: restore or remove it"
+        )
+    return tuple(ReasoningDetail.from_json(entry) for entry in entries)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core.agent._wire import Usage
-from hermes_core.testing._fake_thinking import thinking_blocks, thinking_refusal
+from hermes_core.testing._fake_thinking import (
+    openrouter_details,
+    openrouter_refusal,
+    thinking_blocks,
+    thinking_refusal,
+)
 
 __all__ = [
     "ERROR_MESSAGES",
@@ -74,14 +79,16 @@ class FakeTurn:
       as written to it (Anthropic's ``cache_creation_input_tokens``; part of ``input_tokens``).
     - ``reasoning``: the thinking of a reasoning model, streamed on the OpenAI wire as
       ``reasoning_key`` deltas (``reasoning_content``: DeepSeek, vLLM; ``reasoning``:
-      OpenRouter, Ollama) before the answer's text; on the Anthropic wire, to a request that
+      OpenRouter, Ollama; ``reasoning_details``: OpenRouter's Claude, signed, beside
+      ``reasoning``) before the answer's text; on the Anthropic wire, to a request that
       enables thinking, as a signed ``thinking`` block, then ``redacted_thinking`` (its
       data) as a ``redacted_thinking`` block (:mod:`._fake_thinking`).
     - ``error``: answer this HTTP status instead (429 with a ``retry-after`` header of
       ``retry_after`` seconds, 400, 401, 500...) with the vendor's error body and
       ``error_message`` (a default one per status); ``error_code`` is the OpenAI body's
       ``code`` (default: its ``type``), as ``context_length_exceeded``.
-    - ``truncated``: stop as a model out of output tokens does (``length`` / ``max_tokens``).
+    - ``truncated``: stop as a model out of output tokens does (``length`` / ``max_tokens``);
+      on the Anthropic wire a thinking block that ends the answer is cut: no signature.
     - ``gate``: hold the answer until the event is set: before answering when ``hold_after``
       is 0, else after sending that many streamed events (a stream stopped mid-way, for
       cancellation tests). ``delay``: seconds to wait before answering.
@@ -260,7 +267,13 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
+    if turn.reasoning_key == "reasoning_details":  # truncated and nothing after: cut in it
+        cut = turn.truncated and not (turn.answer_text() or turn.wire_calls())
+        chunks += [
+            chunk(d) for d in openrouter_details(turn.reasoning, pieces(turn.reasoning), cut)
+        ]
+    else:
+        chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
     chunks += [chunk({"content": piece}) for piece in pieces(turn.answer_text())]
     for index, call in enumerate(turn.wire_calls()):
         first = {
@@ -342,7 +355,8 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
         ("ping", {"type": "ping"}),
     ]
     calls = iter(turn.wire_calls())
-    for index, block in enumerate(_anthropic_blocks(turn, body, number)):
+    blocks = _anthropic_blocks(turn, body, number)
+    for index, block in enumerate(blocks):
         opened: dict[str, Any]
         deltas: list[dict[str, Any]] = []
         if block["type"] == "text":
@@ -351,7 +365,8 @@ def anthropic_events(turn: FakeTurn, body: Any, number: int) -> list[tuple[str, 
         elif block["type"] == "thinking":
             opened, parts = {**block, "thinking": "", "signature": ""}, pieces(block["thinking"])
             deltas = [{"type": "thinking_delta", "thinking": part} for part in parts]
-            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+            if not (turn.truncated and index == len(blocks) - 1):  # cut in it: no signature
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
         elif block["type"] == "redacted_thinking":
             opened = block  # sent whole in its start, as the API does
         else:
@@ -398,13 +413,31 @@ def _breakpoints(value: Any) -> int:
 
 def refusal(wire: Wire, body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
-    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, or its rules of
-    extended thinking (:func:`~._fake_thinking.thinking_refusal`)."""
+    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, a message of
+    no content but the last, a breakpoint on an empty text or tool result, or its rules of
+    extended thinking
+    (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
-        return None
+        return openrouter_refusal(body)
     refused = thinking_refusal(body)
     if refused is not None:
         return refused
+    messages = body.get("messages") or []
+    for number, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if content in ("", []) and number < len(messages) - 1:
+            return (
+                f"messages.{number}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        for place, block in enumerate(content if isinstance(content, list) else []):
+            marked = isinstance(block, dict) and "cache_control" in block
+            # a tool's empty result is an empty text block to the cache
+            if marked and block.get("text", block.get("content")) in ("", []):
+                return (
+                    f"messages.{number}.content.{place}.text: cache_control cannot be set for "
+                    "empty text blocks"
+                )
     found = sum(_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
     if found > MAX_CACHE_BREAKPOINTS:
         return (

@@ -9,6 +9,11 @@ is under 1,024 tokens or not under ``max_tokens``, when it sets a ``temperature`
 1, when a thinking block it sends back was changed, or when its last assistant message holds
 a ``tool_use`` and does not open with its thinking block (the blocks of a tool loop must be
 sent back unchanged, before the tool results).
+
+OpenRouter's Claude (an ``anthropic/...`` model on the OpenAI wire, with reasoning asked for)
+answers with the same signed thinking as ``reasoning_details`` (:func:`openrouter_details`),
+and refuses, as Anthropic behind it does, a last assistant tool call sent back without them or
+with one changed (:func:`openrouter_refusal`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-__all__ = ["MIN_BUDGET", "signature_of", "thinking_blocks", "thinking_refusal"]
+__all__ = [
+    "MIN_BUDGET",
+    "openrouter_details",
+    "openrouter_refusal",
+    "signature_of",
+    "thinking_blocks",
+    "thinking_refusal",
+]
 
 MIN_BUDGET = 1024
 """The smallest ``budget_tokens`` the API takes."""
@@ -91,5 +103,41 @@ def thinking_refusal(body: Any) -> str | None:
             "start with a thinking block (preceeding the lastmost set of `tool_use` and "
             "`tool_result` blocks). We recommend you include thinking blocks from previous "
             "turns. To avoid this requirement, disable `thinking`."
+        )
+    return None
+
+
+_FORMAT = "anthropic-claude-v1"
+
+
+def openrouter_details(reasoning: str, pieces: list[str], cut: bool) -> list[dict[str, Any]]:
+    """The deltas of OpenRouter's Claude thinking ``reasoning``, cut in ``pieces``: each as
+    ``reasoning`` text and a ``reasoning_details`` entry, then its signature (none when the
+    answer is ``cut`` in it); the entries' whole is one ``reasoning.text`` entry."""
+    base = {"type": "reasoning.text", "format": _FORMAT, "index": 0}
+    deltas = [{"reasoning": p, "reasoning_details": [{**base, "text": p}]} for p in pieces]
+    signed = {**base, "text": "", "signature": signature_of(reasoning)}
+    return deltas if cut else [*deltas, {"reasoning_details": [signed]}]
+
+
+def openrouter_refusal(body: Any) -> str | None:
+    """Why OpenRouter refuses ``body`` for its Claude model's thinking, or ``None``."""
+    if not isinstance(body, dict) or not str(body.get("model", "")).startswith("anthropic/"):
+        return None
+    if body.get("reasoning_effort") in (None, "none") and not body.get("reasoning"):
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for number, message in enumerate(messages):
+        for detail in message.get("reasoning_details") or []:
+            text = str(detail.get("text", ""))
+            if detail.get("type") == "reasoning.text" and detail.get("signature") != signature_of(
+                text
+            ):
+                return f"messages.{number}.content.0: Invalid `signature` in `thinking` block"
+    answers = [m for m in messages if m.get("role") == "assistant"]
+    if answers and answers[-1].get("tool_calls") and not answers[-1].get("reasoning_details"):
+        return (
+            "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` "
+            "is enabled, a final `assistant` message must start with a thinking block"
         )
     return None

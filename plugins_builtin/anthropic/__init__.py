@@ -40,6 +40,10 @@ ANSWER_ROOM = 4096
 """The tokens beside the thinking budget the message of a refused ``max_output_tokens``
 suggests: the answer's own (its text and tool calls)."""
 
+MOST_OUTPUT = 64000
+"""The most output tokens (``max_tokens``) of the Claude models that write the most
+(Anthropic's models overview): a suggested ``max_output_tokens`` is never above it."""
+
 
 def thinking_budget(settings: ModelSettings) -> int | None:
     """The thinking budget ``settings`` ask for, or ``None`` for no extended thinking."""
@@ -55,12 +59,17 @@ def check_settings(settings: ModelSettings) -> None:
         return
     from hermes_core import ConfigError
 
+    suggested = min(budget + ANSWER_ROOM, MOST_OUTPUT)
+    lower = "lower model.reasoning_effort"
+    if suggested < budget + ANSWER_ROOM:  # max: the answer gets what the thinking leaves
+        xhigh = THINKING_BUDGETS["xhigh"]
+        lower = f"better, {lower} (xhigh: {xhigh:,} tokens) to leave the answer room"
     raise ConfigError(
         f"{settings.max_output_tokens:,} is not above the anthropic provider's thinking "
         f"budget for model.reasoning_effort {settings.reasoning_effort!r}, {budget:,} tokens "
         "(the thinking counts against it, and the API requires more): raise it, e.g. "
-        f"`hermes config set model.max_output_tokens {budget + ANSWER_ROOM}`, or lower "
-        "model.reasoning_effort",
+        f"`hermes config set model.max_output_tokens {suggested}` (Claude models write "
+        f"{MOST_OUTPUT:,} tokens at most, some fewer), or {lower}",
         key="model.max_output_tokens",
     )
 

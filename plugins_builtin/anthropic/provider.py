@@ -9,7 +9,8 @@ after them), as the API requires roles to alternate. The SDK never retries
 
 The prompt cache (``model.prompt_cache``, on by default): a loop resends the same prefix
 (tools, system prompt, the conversation so far) on every request, which Anthropic caches only
-up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`). Its usage counts
+up to blocks marked ``cache_control`` (:func:`mark_cache_breakpoints`; never an empty
+text or tool result, which it refuses to mark). Its usage counts
 ``input_tokens`` without the cache's reads and writes: the :class:`Usage` adds them back, so
 ``input_tokens`` is the whole input and ``cached_tokens`` what was read from the cache.
 
@@ -18,7 +19,9 @@ Extended thinking (``model.reasoning_effort``): ``thinking`` is sent with the bu
 budget added to its cap, up to ``model.max_output_tokens``); no ``temperature`` is ever
 sent, which thinking refuses. The answer's ``thinking`` and ``redacted_thinking`` blocks
 are never shown: they come on the assistant message (:class:`ThinkingBlock`) and go back
-first in it, unchanged, as the API requires of a tool loop. A request whose last assistant
+first in it, unchanged, as the API requires of a tool loop (a block cut at ``max_tokens``
+before its signature came is dropped: the API would refuse it; an assistant message left
+empty is not sent, as the API refuses empty content). A request whose last assistant
 message made tool calls without them (a conversation taken up again whose blocks were not
 kept, or begun with another provider) would be refused with thinking: it is sent without,
 and without any block.
@@ -78,6 +81,12 @@ def _input_of(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _sent(message: Message) -> bool:
+    """Whether ``message`` is sent: not one of no content (an answer cut before it said
+    anything), which the API refuses."""
+    return message.role == "tool" or bool(message.content or message.tool_calls or message.images)
+
+
 def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result: dict[str, Any] = {
@@ -116,6 +125,8 @@ def anthropic_messages(request: ModelRequest, *, thinking: bool = False) -> list
     blocks first in it."""
     merged: list[dict[str, Any]] = []
     for message in request.messages:
+        if not _sent(message):
+            continue
         role = "assistant" if message.role == "assistant" else "user"
         blocks = _blocks(message, thinking)
         if merged and merged[-1]["role"] == role:
@@ -148,19 +159,30 @@ def mark_cache_breakpoints(
 ) -> None:
     """Mark ``request``'s prefix, sent as ``tools``, ``system`` and ``messages``, for
     Anthropic's prompt cache, in its order: the last tool, the system prompt's end, and the
-    user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block (a
-    turn is one merged user message)."""
+    user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block
+    with content (a turn is one merged user message; one of only empty tool results goes
+    unmarked)."""
     mark = {"type": "ephemeral"}
     merged_at: list[int] = []  # the index in messages of each of request.messages
+    at = -1
     previous: bool | None = None
     for message in request.messages:
-        answer = message.role == "assistant"
-        merged_at.append((merged_at[-1] if merged_at else -1) + (answer != previous))
-        previous = answer
+        if _sent(message):
+            answer = message.role == "assistant"
+            at, previous = at + (answer != previous), answer
+        merged_at.append(at)
     turns = [messages[merged_at[index]]["content"] for index in cache_breakpoints(request)]
     for blocks in (tools, system, *turns):
-        if blocks:
-            blocks[-1]["cache_control"] = mark
+        # Anthropic refuses a mark on an empty text block, as a tool result of no text is.
+        filled = [
+            b for b in blocks if b.get("type") not in _TEXTS or b.get("text", b.get("content"))
+        ]
+        if filled:
+            filled[-1]["cache_control"] = mark
+
+
+_TEXTS = ("text", "tool_result")
+"""The blocks that may be empty text, which the API refuses to mark."""
 
 
 def _counted(usage: Any) -> tuple[int | None, int | None, int | None]:
@@ -231,9 +253,12 @@ class _Answer:
             ModelToolCall(id_, name, "".join(parts) or "{}")
             for _, (id_, name, parts) in sorted(self.calls.items())
         )
+        # A block cut at max_tokens before its signature came is not kept: the API refuses
+        # every request that sends it back, and needs none on a turn without tool calls.
         thinking = tuple(
             ThinkingBlock("".join(text), "".join(signature), data)
             for _, (text, signature, data) in sorted(self.thinking.items())
+            if data or "".join(signature)
         )
         message = Message("assistant", "".join(self.text), tool_calls=calls, thinking=thinking)
         usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens)

@@ -12,6 +12,11 @@ Reasoning models: a server that streams the model's thinking beside the text
 (``reasoning_content`` or ``reasoning`` in the deltas: DeepSeek, vLLM's reasoning parser,
 OpenRouter, Ollama) has it dropped: it is neither the answer nor sent back (DeepSeek refuses a
 request that sends it); so is a ``<think>`` block that opens the text (:mod:`.think_tags`).
+OpenRouter's ``reasoning_details`` (the same thinking as entries, signed or encrypted, which
+its Claude models need back in a tool loop: Anthropic refuses the loop's next request without
+them) are kept whole on the message (:class:`ReasoningDetail`, never shown) and sent back
+unchanged on it, to OpenRouter only; a thinking cut at ``max_tokens`` before its signature came
+is not kept, as the API would refuse it.
 ``model.reasoning_effort`` is sent as ``reasoning_effort``, the cap then as
 ``max_completion_tokens``, since OpenAI's reasoning models refuse ``max_tokens``; OpenAI's own
 API gets ``max_completion_tokens`` whatever the model. Prompt caching needs nothing: OpenAI
@@ -41,6 +46,7 @@ from hermes_core.agent import (
     ModelSettings,
     ModelToolCall,
     ModelTurn,
+    ReasoningDetail,
     TextDelta,
     Usage,
     cache_breakpoints,
@@ -82,18 +88,24 @@ def _marked(message: dict[str, Any]) -> None:
         message["content"] = parts
 
 
+def openrouter(host: str) -> bool:
+    """Whether ``host`` is OpenRouter's."""
+    return host == "openrouter.ai" or host.endswith(".openrouter.ai")
+
+
 def openrouter_claude(host: str, model: str) -> bool:
     """Whether ``model`` at ``host`` is a Claude model behind OpenRouter, which caches only
     up to the content parts a request marks, as Anthropic does."""
-    return (host == "openrouter.ai" or host.endswith(".openrouter.ai")) and model.startswith(
-        "anthropic/"
-    )
+    return openrouter(host) and model.startswith("anthropic/")
 
 
-def openai_messages(request: ModelRequest, *, cache_marks: bool = False) -> list[dict[str, Any]]:
+def openai_messages(
+    request: ModelRequest, *, cache_marks: bool = False, reasoning_details: bool = False
+) -> list[dict[str, Any]]:
     """The conversation as chat-completion messages, the system prompt first; with
     ``cache_marks`` the system prompt and the user turns of
-    :func:`~hermes_core.agent.cache_breakpoints` marked for an Anthropic-style prompt cache.
+    :func:`~hermes_core.agent.cache_breakpoints` marked for an Anthropic-style prompt cache,
+    with ``reasoning_details`` each assistant message's entries of them (OpenRouter's).
     A user message right after tool results (a turn that ended before the model answered them:
     ``agent.max_turns``, a stop, a failed request) follows an assistant message saying so
     (:data:`UNANSWERED`): many chat templates (Mistral's, Gemma's) refuse a user message there,
@@ -130,6 +142,8 @@ def openai_messages(request: ModelRequest, *, cache_marks: bool = False) -> list
             messages.append({"role": message.role, "content": parts})
         else:
             messages.append({"role": message.role, "content": message.content})
+        if reasoning_details and message.reasoning_details:
+            messages[-1]["reasoning_details"] = [d.to_json() for d in message.reasoning_details]
     if cache_marks:
         if request.system:
             _marked(messages[0])
@@ -153,6 +167,10 @@ def openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
     ]
 
 
+_JOINED = ("text", "summary", "signature", "data")
+"""The fields of a ``reasoning_details`` entry a stream sends in pieces."""
+
+
 @dataclass
 class _PartialCall:
     id: str = ""
@@ -166,6 +184,7 @@ class _Answer:
     def __init__(self, tool_names: frozenset[str]) -> None:
         self.text: list[str] = []  # as shown (streamed)
         self.calls: dict[int, _PartialCall] = {}
+        self.details: dict[int, dict[str, Any]] = {}  # OpenRouter's reasoning_details, whole
         self.finish: str | None = None
         self.usage: Usage | None = None
         self.text_calls = TextCalls(tool_names)
@@ -182,6 +201,22 @@ class _Answer:
                 call.name = call.name or (function.name or "")
                 call.arguments += function.arguments or ""
 
+    def add_details(self, entries: object) -> None:
+        """Take a delta's ``reasoning_details``: the pieces of each entry (by its ``index``)
+        joined into the entry a whole answer holds."""
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, dict):
+                continue
+            index = entry.get("index")
+            whole = self.details.setdefault(
+                index if isinstance(index, int) else len(self.details), {}
+            )
+            for key, value in entry.items():
+                if key in _JOINED and isinstance(value, str):
+                    whole[key] = str(whole.get(key) or "") + value
+                elif whole.get(key) is None:
+                    whole[key] = value
+
     def turn(self, written: list[tuple[str, str]]) -> ModelTurn:
         calls = [
             ModelToolCall(c.id or _new_id(), c.name, c.arguments or "{}")
@@ -191,7 +226,19 @@ class _Answer:
         stop = _STOPS.get(self.finish or "stop", "other")
         if calls and stop == "end_turn":
             stop = "tool_use"  # servers that say "stop" after calls, or calls found in the text
-        message = Message("assistant", "".join(self.text), tool_calls=tuple(calls))
+        # A thinking cut at max_tokens before its signature came is not kept: refused, sent back.
+        details = tuple(
+            ReasoningDetail.from_json(d)
+            for _, d in sorted(self.details.items())
+            if not (
+                stop == "max_tokens"
+                and d.get("type") == "reasoning.text"
+                and not d.get("signature")
+            )
+        )
+        message = Message(
+            "assistant", "".join(self.text), tool_calls=tuple(calls), reasoning_details=details
+        )
         return ModelTurn(message, usage=self.usage, stop_reason=stop)
 
 
@@ -249,8 +296,10 @@ class OpenAIProvider:
             extra["max_tokens"] = cap
         if effort is not None:
             extra["reasoning_effort"] = effort
-        marks = self.settings.prompt_cache and openrouter_claude(self._client.base_url.host, model)
-        messages: Any = openai_messages(request, cache_marks=marks)
+        host = self._client.base_url.host
+        marks = self.settings.prompt_cache and openrouter_claude(host, model)
+        at_openrouter = openrouter(host)
+        messages: Any = openai_messages(request, cache_marks=marks, reasoning_details=at_openrouter)
         answer = _Answer(frozenset(tool.name for tool in request.tools))
         try:
             chunks = await self._client.chat.completions.create(
@@ -274,6 +323,8 @@ class OpenAIProvider:
                             yield TextDelta(shown)
                         if delta.tool_calls:
                             answer.add_calls(delta.tool_calls)
+                        if at_openrouter:
+                            answer.add_details(getattr(delta, "reasoning_details", None))
                         if choice.finish_reason:
                             answer.finish = choice.finish_reason
         except openai.APIStatusError as error:

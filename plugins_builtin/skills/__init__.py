@@ -89,6 +89,13 @@ class SkillTools:
                     f"skill_view: no skill {name!r}: the folder {skill.directory} holds the "
                     f"skill {skill.name!r} (the name in its SKILL.md); view it by that name",
                 )
+        held = [skill.name for skill in skills if skill.category == name]
+        if held:
+            return ToolResult.error(
+                "TOOL_ERROR",
+                f"skill_view: {name!r} is a category of skills: {', '.join(held)}; "
+                "view one of them",
+            )
         known = ", ".join(skill.name for skill in skills) or "none"
         return ToolResult.error("TOOL_ERROR", f"skill_view: no skill {name!r} (skills: {known})")
 

@@ -8,6 +8,7 @@ compaction, never shown."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -381,3 +382,43 @@ def test_thinking_on_a_message_not_the_models_is_a_clear_error(tmp_path: Path) -
 
     with pytest.raises(TranscriptError, match=r"line 2, .*thinking.*assistant"):
         transcript.history()
+
+
+def test_an_answer_cut_in_its_thinking_keeps_no_unsigned_block() -> None:
+    """An answer cut at max_tokens in its thinking ends without the block's signature: kept,
+    the block made the API refuse every later request of the conversation (its signature
+    missing); the message keeps no block, and the next request goes without the message,
+    empty now (the API refuses a message of no content, and needs no block on a turn without
+    tool calls)."""
+    cut = FakeTurn(reasoning=THOUGHT, truncated=True)
+    with FakeModelServer([cut, FakeTurn(text="5.", reasoning="Again.")]) as server:
+        settings = _settings(server, reasoning_effort="low")
+        provider = make_model_provider(settings)
+        ((*_, first),) = _run(provider, _request(ASK))
+        assert isinstance(first, ModelTurn)
+        assert first.stop_reason == "max_tokens"
+        again = _request(ASK, first.message, Message("user", "Go on."))
+        ((*_, last),) = _run(make_model_provider(settings), again)
+        second = server.requests[1]
+
+    assert first.message.thinking == ()
+    assert isinstance(last, ModelTurn)
+    assert last.message.content == "5."
+    assert second.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert [m["role"] for m in second.body["messages"]] == ["user"]
+
+
+@pytest.mark.parametrize("effort", ["minimal", "low", "medium", "high", "xhigh", "max"])
+def test_the_max_output_tokens_suggested_is_one_a_model_takes(effort: str) -> None:
+    """The value the refusal says to set passes the check and is no more than the 64,000
+    output tokens of the Claude models that write the most: max effort's suggested 68,095
+    was refused by the API in its turn."""
+    settings = ModelSettings("anthropic", "m", base_url="http://127.0.0.1:9", api_key="k")
+    low = replace(settings, reasoning_effort=effort, max_output_tokens=1024)
+    with pytest.raises(ConfigError) as raised:
+        make_model_provider(low)
+    found = re.search(r"hermes config set model\.max_output_tokens (\d+)", str(raised.value))
+    assert found is not None
+    suggested = int(found.group(1))
+    assert suggested <= 64000
+    make_model_provider(replace(low, max_output_tokens=suggested))  # accepted

@@ -311,3 +311,22 @@ def test_think_tags_are_found_however_the_text_is_cut(text: str, answer: str) ->
         tags = ThinkTags()
         shown = [tags.feed(text[at : at + size]) for at in range(0, len(text), size)]
         assert "".join(shown) + tags.finish() == answer, size
+
+
+def test_anthropic_marks_no_empty_tool_result() -> None:
+    """Anthropic refuses ``cache_control`` on an empty text block: a tool that printed
+    nothing, ending the request, would have made every request of the loop refused. The turn
+    is marked at its last block with content (another call's result), or not at all."""
+    empty = Message("tool", "", tool_call_id="toolu_1", name="add")
+    two = Message("assistant", "", tool_calls=(*CALL.tool_calls, ModelToolCall("toolu_2", "add")))
+    second = Message("tool", "", tool_call_id="toolu_2", name="add")
+    with FakeModelServer([FakeTurn(text="5."), FakeTurn(text="5.")]) as server:
+        _run(
+            make_model_provider(_settings(server, "anthropic")),
+            _request(ASK, CALL, empty),
+            _request(ASK, two, RESULT, second),
+        )
+        alone, after = (request.body["messages"][-1]["content"] for request in server.requests)
+
+    assert _marked(alone) == []
+    assert [block.get("cache_control") for block in after] == [MARK, None]
