@@ -85,9 +85,10 @@ def _kept_thinking(message: Message) -> tuple[ThinkingBlock, ...]:
 def _kept_details(message: Message) -> tuple[ReasoningDetail, ...]:
     """OpenRouter's entries of ``message``'s thinking, kept as :func:`_kept_thinking` keeps
     blocks: all, or none when redaction would change one."""
-    if any(redact_text(entry.text) != entry.text for entry in message.reasoning_details):
+    details = message.reasoning_details
+    if details and any(redact_text(entry.text) != entry.text for entry in details):
         return ()
-    return message.reasoning_details
+    return details
 
 
 def redacted_message(message: Message) -> Message:
