@@ -166,8 +166,11 @@ class AcpServer:
             or not _SESSION_ID.fullmatch(session_id)
             or not (store.directory / f"{session_id}.jsonl").is_file()
         ):
+            where = (
+                store.elsewhere(session_id) if store and _SESSION_ID.fullmatch(session_id) else ""
+            )
             raise RequestError.invalid_params(
-                {"sessionId": session_id, "message": "no transcript of this session"}
+                {"sessionId": session_id, "message": f"no transcript of this session{where}"}
             )
         if store.refusal is not None:  # a home in the project, its gate closed
             raise RequestError.invalid_params({"sessionId": session_id, "message": store.refusal})

@@ -31,7 +31,6 @@ from hermes_core._shown import printable
 
 if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
     from hermes_core._host import Host
-    from hermes_core._paths import Environment
     from hermes_core.agent._loop import Agent
     from hermes_core.agent._transcripts import Transcript, TranscriptStore
     from hermes_core.agent._wire import Message
@@ -90,7 +89,7 @@ async def agent_resuming(
             session=session,
             model=agent.model.model,
             command=command,
-            elsewhere=_elsewhere(host.env),
+            elsewhere=agent.transcripts.elsewhere() if agent.transcripts else "",
         )
     except BaseException:
         await agent.aclose()
@@ -124,19 +123,6 @@ def resumed(
     except ResumeError as error:
         raise ResumeError(f"{error}{elsewhere}") from None
     return taken_up(found, model)
-
-
-def _elsewhere(env: Environment) -> str:
-    """Where the conversations of a project home written while its gate was closed are, now
-    that it is open (they stay in the user's own folder for it), or ``""``."""
-    earlier = env.gated_data_home
-    sessions = None if earlier is None else earlier / "sessions"
-    if sessions is None or not any(sessions.glob("*.jsonl")):
-        return ""
-    return (
-        f"; the conversations written while the project gate was closed are in {sessions}: "
-        f"move them to {env.home / 'sessions'} to take them up"
-    )
 
 
 def taken_up(transcript: Transcript, model: str) -> Resumed:

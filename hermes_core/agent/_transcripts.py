@@ -298,9 +298,14 @@ class TranscriptStore:
     are not read back (a home inside the project while its gate is closed: see
     :func:`~hermes_core._project_trust.project_refusal`); they are still written."""
 
-    def __init__(self, directory: Path, refusal: str | None = None) -> None:
+    def __init__(
+        self, directory: Path, refusal: str | None = None, gated: Path | None = None
+    ) -> None:
         self.directory = directory
         self.refusal = refusal
+        self.gated = gated
+        """Where the transcripts written while the project gate was closed are, now that it
+        is open (:attr:`~hermes_core._paths.Environment.gated_data_home`), else ``None``."""
 
     @classmethod
     def of_home(cls, env: Environment) -> TranscriptStore:
@@ -312,7 +317,27 @@ class TranscriptStore:
         from hermes_core._project_trust import project_refusal
 
         directory = env.data_home / "sessions"
-        return cls(directory, project_refusal(env, directory, "the transcripts folder"))
+        earlier = env.gated_data_home
+        gated = None if earlier is None else earlier / "sessions"
+        return cls(directory, project_refusal(env, directory, "the transcripts folder"), gated)
+
+    def elsewhere(self, session_id: str | None = None) -> str:
+        """``""``, or a clause saying that the transcripts written while the project gate was
+        closed (``session_id``'s, or any) are in :attr:`gated`, to be moved into this store to
+        be taken up: the end of a message that found none here."""
+        if self.gated is None:
+            return ""
+        pattern = "*.jsonl" if session_id is None else f"{session_id}.jsonl"
+        if not any(self.gated.glob(pattern)):
+            return ""
+        if session_id is None:
+            what, are, them = "the conversations", "are", "them"
+        else:
+            what, are, them = "this conversation", "is", "it"
+        return (
+            f"; {what} written while the project gate was closed {are} in {self.gated}: "
+            f"move {them} to {self.directory} to take {them} up"
+        )
 
     def open(self, session_id: str) -> Transcript:
         """The transcript of ``session_id`` (the directory made private on first use)."""
