@@ -278,3 +278,20 @@ def test_ctrl_z_gives_the_shell_its_terminal_and_fg_sets_the_editor_again(
     shell.sendline("exit")
     shell.expect(pexpect.EOF)
     shell.close()
+
+
+def test_tab_completes_a_command_at_the_chat_prompt_only(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("/com\t")
+    child.expect_exact("/compact")
+    child.send("\x15/he\t\r")
+    child.expect_exact("lists these commands")
+    child.expect_exact(PROMPT)
+    child.send("a\tb\r")
+    child.expect_exact("heard: a")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["a\tb"]
