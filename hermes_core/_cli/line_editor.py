@@ -17,9 +17,10 @@ terminal's cells (a wide character takes two)."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from typing import Literal
+
+from hermes_core._cli.terminal_cells import cells
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
@@ -29,21 +30,9 @@ PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
-_NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
 UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 """What never goes on the line: control characters, C1's too (a tab aside). A one-line paste
 loses them; a history entry holding one is not recalled (:mod:`.chat_history`)."""
-
-
-def cells(text: str) -> int:
-    """How many terminal columns ``text`` takes (East Asian wide characters two; marks and
-    format characters none: combining accents, variation selectors, joiners)."""
-    width = 0
-    for char in text:
-        if unicodedata.combining(char) or unicodedata.category(char) in _NO_COLUMN:
-            continue
-        width += 2 if unicodedata.east_asian_width(char) in "WF" else 1
-    return width
 
 
 def _word(char: str) -> bool:
