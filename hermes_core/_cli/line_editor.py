@@ -20,14 +20,13 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
+from hermes_core._cli.key_sequences import PASTE_END, PASTE_START, sequence_end
 from hermes_core._cli.terminal_cells import cells
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
 paste of several lines, ``("end", "")`` for Ctrl-D on an empty line."""
 
-PASTE_START = "\x1b[200~"
-PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
@@ -90,7 +89,7 @@ class LineEditor:
                 at += 1
                 self._key(char, typed)
                 continue
-            end = _sequence_end(data, at)
+            end = sequence_end(data, at)
             if end is None:
                 self._pending = data[at:]
                 break
@@ -416,20 +415,3 @@ class LineEditor:
 
 def _nothing(text: str) -> None:
     """Where a closed editor draws."""
-
-
-def _sequence_end(data: str, at: int) -> int | None:
-    """Where the escape sequence starting at ``at`` ends (``None``: not all of it came yet):
-    ESC [ or ESC O, then parameters, then a final character; else ESC and one character (Alt
-    and a key). A lone ESC at the end of what came is taken as the Escape key only once more
-    arrives after it."""
-    if at + 1 >= len(data):
-        return None
-    if data[at + 1] not in "[O":
-        return at + 2
-    end = at + 3 if data[at + 1 : at + 3] == "[[" else at + 2  # the Linux console's F1-F5
-    while end < len(data):
-        if "@" <= data[end] <= "~" or data[end] == "$":  # ECMA-48's finals; rxvt's Shift-$
-            return end + 1
-        end += 1
-    return None
