@@ -195,14 +195,16 @@ def test_tab_completes_the_common_prefix_and_a_second_tab_lists_the_matches() ->
     assert edit.feed("\t") == []
     listed = "".join(drawn)
     assert "/resume  /reset\r\nyou> " in listed
-    assert listed.endswith("/res")
+    assert listed.rindex("/res") > listed.index("you> ")
     assert edit.feed("u\t\r") == [("line", "/resume")]
 
 
 def test_tab_outside_a_command_word_is_a_tab_in_the_message() -> None:
     assert completing("say\t\r")[0] == [("line", "say\t")]
     assert completing("/resume \t\r")[0] == [("line", "/resume \t")]
-    assert completing("/xyz\t\r") == ([("line", "/xyz")], "/xyz\x07\r\n")
+    typed, drawn = completing("/xyz\t\r")
+    assert typed == [("line", "/xyz")]
+    assert "\x07" in drawn
 
 
 def test_tab_completes_nothing_where_the_editor_has_no_commands() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agent.agent_home import AgentHome
+from agent.agent_home import AgentHome, turn
 from agent.test_cli_chat_input import PROMPT, TRACE, ended, sent
 from agent.test_cli_run import spawn
 from hermes_core._paths import home_tag
@@ -295,3 +295,17 @@ def test_tab_completes_a_command_at_the_chat_prompt_only(home: AgentHome) -> Non
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["a\tb"]
+
+
+def test_tab_at_a_question_is_a_tab_in_the_answer_not_a_completion(home: AgentHome) -> None:
+    home.setup(turn("", ("clarify", {"question": "Which city?"})), {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("weather")
+    child.expect_exact("your answer: ")
+    child.send("/n\t\r")
+    child.expect_exact("heard: ")
+    child.expect_exact(PROMPT)
+    assert "/new" not in child.before
+    child.sendline("/exit")
+    assert ended(child) == 0
