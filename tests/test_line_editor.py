@@ -167,3 +167,45 @@ def test_a_history_line_with_control_characters_is_never_drawn(tmp_path: Path) -
         encoding="utf-8",
     )
     assert ChatHistory(path).entries == ["mine", "tab\there"]
+
+
+COMMANDS = ("/help", "/stop", "/compact", "/new", "/resume", "/exit")
+
+
+def completing(keys: str) -> tuple[list[Typed], str]:
+    """``keys`` fed to an editor whose Tab completes the chat's commands; what they completed
+    and all that was drawn."""
+    edit, drawn = editor()
+    edit.commands = lambda: COMMANDS
+    return edit.feed(keys), "".join(drawn)
+
+
+def test_tab_completes_a_chat_command() -> None:
+    assert completing("/com\t\r")[0] == [("line", "/compact")]
+    assert completing("/e\t\r")[0] == [("line", "/exit")]
+
+
+def test_tab_completes_the_common_prefix_and_a_second_tab_lists_the_matches() -> None:
+    edit, drawn = editor()
+    edit.commands = lambda: ("/resume", "/reset", "/help")
+    edit.printed("you> ")
+    assert edit.feed("/r\t") == []
+    assert edit.text == "/res"
+    drawn.clear()
+    assert edit.feed("\t") == []
+    listed = "".join(drawn)
+    assert "/resume  /reset\r\nyou> " in listed
+    assert listed.rindex("/res") > listed.index("you> ")
+    assert edit.feed("u\t\r") == [("line", "/resume")]
+
+
+def test_tab_outside_a_command_word_is_a_tab_in_the_message() -> None:
+    assert completing("say\t\r")[0] == [("line", "say\t")]
+    assert completing("/resume \t\r")[0] == [("line", "/resume \t")]
+    typed, drawn = completing("/xyz\t\r")
+    assert typed == [("line", "/xyz")]
+    assert "\x07" in drawn
+
+
+def test_tab_completes_nothing_where_the_editor_has_no_commands() -> None:
+    assert line("/com\t\r") == [("line", "/com\t")]

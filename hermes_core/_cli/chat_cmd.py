@@ -24,9 +24,9 @@ paste), and a message whose last line ends in a backslash goes on on the next li
 message, as typed.
 
 At a terminal a line editor reads the keys (:mod:`hermes_core._cli.line_editor`: arrows, Emacs
-keys, Up/Down and Ctrl-R through the messages sent, also those of earlier chats, kept in
-``$HERMES_HOME/chat_history`` by :mod:`hermes_core._cli.chat_history`), and what a turn prints
-leaves the line being typed whole (:mod:`hermes_core._cli.edited_output`).
+keys, Tab completing a command, Up/Down and Ctrl-R through the messages sent, also those of
+earlier chats, kept in ``$HERMES_HOME/chat_history`` by :mod:`hermes_core._cli.chat_history`),
+and what a turn prints leaves the line being typed whole (:mod:`hermes_core._cli.edited_output`).
 """
 
 from __future__ import annotations
@@ -325,7 +325,7 @@ def chat(last: bool, session: str | None) -> None:
 
     At a terminal the line is edited as in a shell: arrows, Ctrl-A/Ctrl-E, Alt-B/Alt-F, Up and
     Down through the messages sent (kept in $HERMES_HOME/chat_history;
-    HERMES_NO_CHAT_HISTORY=1 keeps no file), Ctrl-R to search them.
+    HERMES_NO_CHAT_HISTORY=1 keeps no file), Ctrl-R to search them, Tab to complete a command.
 
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the
@@ -343,7 +343,8 @@ def chat(last: bool, session: str | None) -> None:
 
         async def work(host: Host, forms: LineForms | None) -> int:
             history = ChatHistory(history_file(host.env)) if at_terminal else None
-            lines = TerminalLines(sys.stdin.fileno(), history=history)
+            commands = [command for command, _ in COMMANDS]
+            lines = TerminalLines(sys.stdin.fileno(), history=history, commands=commands)
             try:
                 return await _chat(host, forms, lines, printer, outputs, last, session)
             finally:

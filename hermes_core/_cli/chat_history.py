@@ -1,14 +1,16 @@
 """The history of ``hermes chat``'s messages, kept in ``$HERMES_HOME/chat_history`` so that Up
 recalls those of earlier chats too, as a shell's history or Python's REPL does.
 
-One message a line, each a JSON string (a message may hold any character); the newest last,
-at most :data:`KEPT` of them. The file is private (``0600``, as everything the home keeps of
-the user's words) and appended to as each message is sent, so a chat that ends abruptly loses
-nothing. It holds the messages as typed, secrets included: nothing is redacted. None is read
-or written when ``HERMES_NO_CHAT_HISTORY`` is set; a home inside the project while its gate is
-closed keeps it in the user's own folder for that home, as its transcripts (a planted file
-there would put the repository's words on the person's edit line, one Enter from being sent;
-see docs/security.md)."""
+One message a line, each a JSON string (a message may hold any character); the newest last, at
+most :data:`KEPT` of them. The file is private (``0600``, as everything the home keeps of the
+user's words) and appended to as each message is sent, so a chat that ends abruptly loses
+nothing. Appends and the cut take turns under an exclusive lock of ``.chat_history.lock``
+beside it, so a chat cutting the file back loses no message another chat appends meanwhile; a
+file that is a link stays one (the cut rewrites where it leads). It holds the messages as
+typed, secrets included: nothing is redacted. None is read or written when
+``HERMES_NO_CHAT_HISTORY`` is set; a home inside the project while its gate is closed keeps it
+in the user's own folder for that home, as its transcripts (a planted file there would put the
+repository's words on the person's edit line, one Enter from being sent; see docs/security.md)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import json
 import os
 from pathlib import Path
 
+from hermes_core._atomic_write import held_exclusively, write_atomically
 from hermes_core._cli.line_editor import UNPRINTABLE
 from hermes_core._paths import Environment
 
@@ -47,8 +50,9 @@ class ChatHistory:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.entries: list[str] = []
-        if path is not None:
-            self.entries = _read(path)
+        if path is not None and path.exists():
+            with contextlib.suppress(OSError), held_exclusively(_lock(path)):
+                self.entries = _read(path)
 
     def add(self, message: str) -> None:
         """Remember ``message`` (a repeat of the newest entry is not added twice)."""
@@ -58,9 +62,15 @@ class ChatHistory:
         if self.path is None:
             return
         try:
-            _append(self.path, json.dumps(message) + "\n")
+            with held_exclusively(_lock(self.path)):
+                _append(self.path, json.dumps(message) + "\n")
         except OSError:
             self.path = None  # a full disk or a read-only home: the chat goes on without it
+
+
+def _lock(path: Path) -> Path:
+    """The file locked around each read, cut and append of the history file ``path``."""
+    return path.with_name(f".{path.name}.lock")
 
 
 def _read(path: Path) -> list[str]:
@@ -77,7 +87,6 @@ def _read(path: Path) -> list[str]:
             if isinstance(entry, str) and UNPRINTABLE.search(entry) is None:
                 entries.append(entry)
     if len(lines) > 2 * KEPT:
-        from hermes_core._atomic_write import write_atomically
         from hermes_core._private_files import PRIVATE_FILE_MODE
 
         entries = entries[-KEPT:]

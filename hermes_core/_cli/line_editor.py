@@ -10,40 +10,30 @@ bracketed paste holding a newline: several lines at once, one message), or the e
 Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/start, Ctrl-W
 and Alt-Backspace the word before, Alt-D the word after, Up/Down (Ctrl-P/Ctrl-N) walk the
 history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
-Ctrl-G gives up, any other key edits it). A line is drawn from :attr:`origin` (the
+Ctrl-G gives up, any other key edits it), Tab completes a command (:attr:`LineEditor.commands`)
+as readline does: the matches' common prefix, a second Tab lists them; elsewhere a tab is a
+tab in the message (drawn as a space). A line is drawn from :attr:`origin` (the
 column its prompt left) and may wrap: the cursor is moved by rows and columns, counted in the
 terminal's cells (a wide character takes two)."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
+
+from hermes_core._cli.key_sequences import PASTE_END, PASTE_START, sequence_end
+from hermes_core._cli.terminal_cells import cells
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
 paste of several lines, ``("end", "")`` for Ctrl-D on an empty line."""
 
-PASTE_START = "\x1b[200~"
-PASTE_END = "\x1b[201~"
 SEARCH = "(reverse-i-search)`{}': "
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
-_NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
 UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 """What never goes on the line: control characters, C1's too (a tab aside). A one-line paste
 loses them; a history entry holding one is not recalled (:mod:`.chat_history`)."""
-
-
-def cells(text: str) -> int:
-    """How many terminal columns ``text`` takes (East Asian wide characters two; marks and
-    format characters none: combining accents, variation selectors, joiners)."""
-    width = 0
-    for char in text:
-        if unicodedata.combining(char) or unicodedata.category(char) in _NO_COLUMN:
-            continue
-        width += 2 if unicodedata.east_asian_width(char) in "WF" else 1
-    return width
 
 
 def _word(char: str) -> bool:
@@ -63,6 +53,8 @@ class LineEditor:
         self._columns = columns
         self.history: list[str] = [] if history is None else history
         """The earlier lines, oldest first (Up walks back from the newest)."""
+        self.commands: Callable[[], Sequence[str]] = tuple
+        """The commands Tab completes a line starting with ``/`` to, now (none: Tab is a tab)."""
         self.origin = 0
         """The column the line starts at: the width of the prompt before it."""
         self._before = ""  # what was printed on the row before the line (the prompt)
@@ -77,6 +69,7 @@ class LineEditor:
         self._before_search = ""
         self._drawn = 0  # cells from origin to where the cursor was left
         self._hidden = False  # erased by hide(), drawn again by the next key or redraw()
+        self._tabbed = False  # the last key was a Tab with several matches: the next lists
         self._out: list[str] = []
 
     @property
@@ -101,7 +94,7 @@ class LineEditor:
                 at += 1
                 self._key(char, typed)
                 continue
-            end = _sequence_end(data, at)
+            end = sequence_end(data, at)
             if end is None:
                 self._pending = data[at:]
                 break
@@ -186,9 +179,12 @@ class LineEditor:
         return len(data) - len(rest)  # what follows the paste is keys again
 
     def _key(self, char: str, typed: list[Typed]) -> None:
+        tabbed, self._tabbed = self._tabbed, False
         if self._query is not None and self._searching(char, typed):
             return
-        if char in "\r\n":
+        if char == "\t":
+            self._tab(tabbed)
+        elif char in "\r\n":
             text = self.text
             self._finish()
             typed.append(("line", text))
@@ -199,7 +195,7 @@ class LineEditor:
                 typed.append(("end", ""))
         elif char == "\x12":
             self._search()
-        elif (char >= " " and not "\x7f" <= char <= "\x9f") or char == "\t":
+        elif char >= " " and not "\x7f" <= char <= "\x9f":
             self._insert(char)
         else:
             self._control(char)
@@ -229,6 +225,7 @@ class LineEditor:
 
     def _escape(self, sequence: str) -> None:
         self._leave_search()
+        self._tabbed = False
         key = sequence[2:] if sequence[1:2] in ("[", "O") else sequence[1:]
         plain = {"D": "\x02", "C": "\x06", "H": "\x01", "F": "\x05", "A": "\x10", "B": "\x0e"}
         plain.update({"1~": "\x01", "7~": "\x01", "4~": "\x05", "8~": "\x05"})
@@ -244,6 +241,28 @@ class LineEditor:
             self._delete(self._cursor, self._word_right())
         elif key == "\x7f":
             self._delete(self._word_left(), self._cursor)
+
+    def _tab(self, again: bool) -> None:
+        """Tab: a command word at the line's end completed (a bell when it cannot be, the
+        matches listed under the line at a second Tab); any other line gets a tab."""
+        word = self.text
+        commands = self.commands()
+        if not commands or word[:1] != "/" or self._cursor < len(word) or word.split() != [word]:
+            self._insert("\t")
+            return
+        matches = [command for command in commands if command.startswith(word)]
+        common = min(matches, default="")
+        while not all(match.startswith(common) for match in matches):
+            common = common[:-1]
+        if len(matches) > 1 and again:
+            self._out.append("\r\n" + "  ".join(matches) + "\r\n" + self._before)
+            self._drawn = 0
+            self._refresh()
+        elif len(common) > len(word):
+            self._insert(common[len(word) :])
+        else:
+            self._out.append("\x07")
+        self._tabbed = len(matches) > 1
 
     def _before_char(self) -> int:
         """Where the character before the cursor starts, with the marks after it (no column
@@ -427,20 +446,3 @@ class LineEditor:
 
 def _nothing(text: str) -> None:
     """Where a closed editor draws."""
-
-
-def _sequence_end(data: str, at: int) -> int | None:
-    """Where the escape sequence starting at ``at`` ends (``None``: not all of it came yet):
-    ESC [ or ESC O, then parameters, then a final character; else ESC and one character (Alt
-    and a key). A lone ESC at the end of what came is taken as the Escape key only once more
-    arrives after it."""
-    if at + 1 >= len(data):
-        return None
-    if data[at + 1] not in "[O":
-        return at + 2
-    end = at + 3 if data[at + 1 : at + 3] == "[[" else at + 2  # the Linux console's F1-F5
-    while end < len(data):
-        if "@" <= data[end] <= "~" or data[end] == "$":  # ECMA-48's finals; rxvt's Shift-$
-            return end + 1
-        end += 1
-    return None

@@ -25,12 +25,13 @@ newline is still on the edit line when the burst ends; it is taken with the burs
 a file), each line is handed on as it comes.
 
 With a ``history`` (``hermes chat``) the terminal leaves its line mode for the chat's own line
-editor (:class:`~hermes_core._cli.line_editor.LineEditor`: arrow keys, Emacs keys, Up/Down
-and Ctrl-R through the history); its signals stay on, so Ctrl-C is SIGINT as before (Ctrl-Z
-gives the shell the terminal in its line mode, ``fg`` sets the editor's mode again). The
-bursts are the same: the editor hands on each line at Enter, and its line not yet sent is
-the edit line a burst takes. A bracketed paste (the terminal marks it) is one burst, ended
-at its end mark. The messages handed on are added to the history, never an answer to a
+editor (:class:`~hermes_core._cli.line_editor.LineEditor`: arrow keys, Emacs keys, Up/Down and
+Ctrl-R through the history, Tab completing a command while no prompt is open); its signals stay
+on, so Ctrl-C is SIGINT as before (Ctrl-Z gives the shell the terminal in its line mode, ``fg``
+sets the editor's mode again). The bursts are the same: the editor hands on each line at Enter,
+and its line not yet sent is the edit line a burst takes. A bracketed paste (the terminal marks
+it) is one burst, ended at its end mark.
+The messages handed on are added to the history, never an answer to a
 prompt. Output printed through
 :class:`~hermes_core._cli.edited_output.EditedOutput` first erases the line being edited, which
 is drawn again once the output's line ends (or at the next key).
@@ -46,7 +47,7 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -84,9 +85,11 @@ class TerminalLines:
         on_busy: Callable[[str], bool] | None = None,
         output: IO[str] | None = None,
         history: ChatHistory | None = None,
+        commands: Sequence[str] = (),
     ) -> None:
         self._fd = fd
         self._history = history
+        self._commands = tuple(commands)
         self.editor: LineEditor | None = None
         """The line editor, with a ``history`` on a terminal (from :meth:`start` on)."""
         self._mode: list[Any] | None = None  # the terminal's mode before the editor's
@@ -148,9 +151,15 @@ class TerminalLines:
             self._mode = None
             return
         self.editor = LineEditor(self._echo, self._columns, self._history.entries)
+        self.editor.commands = self._completed
         _EDITING.append(self)
         self._echo("\x1b[?2004h")
         self._loop.add_signal_handler(signal.SIGTSTP, self._suspend)
+
+    def _completed(self) -> tuple[str, ...]:
+        """The commands Tab completes now: none while a prompt is open (its answer is no
+        command)."""
+        return () if self._pipes else self._commands
 
     def _keys_mode(self) -> None:
         """Set the editor's mode on the terminal: keys as typed, no echo, signals on."""

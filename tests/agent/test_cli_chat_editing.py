@@ -14,7 +14,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agent.agent_home import AgentHome
+from agent.agent_home import AgentHome, turn
 from agent.test_cli_chat_input import PROMPT, TRACE, ended, sent
 from agent.test_cli_run import spawn
 from hermes_core._paths import home_tag
@@ -278,3 +278,34 @@ def test_ctrl_z_gives_the_shell_its_terminal_and_fg_sets_the_editor_again(
     shell.sendline("exit")
     shell.expect(pexpect.EOF)
     shell.close()
+
+
+def test_tab_completes_a_command_at_the_chat_prompt_only(home: AgentHome) -> None:
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("/com\t")
+    child.expect_exact("/compact")
+    child.send("\x15/he\t\r")
+    child.expect_exact("lists these commands")
+    child.expect_exact(PROMPT)
+    child.send("a\tb\r")
+    child.expect_exact("heard: a")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["a\tb"]
+
+
+def test_tab_at_a_question_is_a_tab_in_the_answer_not_a_completion(home: AgentHome) -> None:
+    home.setup(turn("", ("clarify", {"question": "Which city?"})), {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("weather")
+    child.expect_exact("your answer: ")
+    child.send("/n\t\r")
+    child.expect_exact("heard: ")
+    child.expect_exact(PROMPT)
+    assert "/new" not in child.before
+    child.sendline("/exit")
+    assert ended(child) == 0
