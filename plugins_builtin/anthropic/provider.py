@@ -119,20 +119,24 @@ def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_messages(request: ModelRequest, *, thinking: bool = False) -> list[dict[str, Any]]:
+def anthropic_messages(
+    request: ModelRequest, *, thinking: bool = False, positions: list[int] | None = None
+) -> list[dict[str, Any]]:
     """The conversation as Messages API messages: tool results in user messages, consecutive
     messages of one role merged, and with ``thinking`` each assistant message's thinking
-    blocks first in it."""
+    blocks first in it. ``positions``, when given, gets the index in the result of each of
+    ``request.messages`` (of the one before it, for a message not sent)."""
     merged: list[dict[str, Any]] = []
     for message in request.messages:
-        if not _sent(message):
-            continue
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message, thinking)
-        if merged and merged[-1]["role"] == role:
-            merged[-1]["content"].extend(blocks)
-        else:
-            merged.append({"role": role, "content": blocks})
+        if _sent(message):
+            role = "assistant" if message.role == "assistant" else "user"
+            blocks = _blocks(message, thinking)
+            if merged and merged[-1]["role"] == role:
+                merged[-1]["content"].extend(blocks)
+            else:
+                merged.append({"role": role, "content": blocks})
+        if positions is not None:
+            positions.append(len(merged) - 1)
     return merged
 
 
@@ -156,22 +160,16 @@ def mark_cache_breakpoints(
     tools: list[dict[str, Any]],
     system: list[dict[str, Any]],
     messages: list[dict[str, Any]],
+    positions: list[int],
 ) -> None:
-    """Mark ``request``'s prefix, sent as ``tools``, ``system`` and ``messages``, for
+    """Mark ``request``'s prefix, sent as ``tools``, ``system`` and ``messages`` (where each of
+    ``request.messages`` went: ``positions``, from :func:`anthropic_messages`), for
     Anthropic's prompt cache, in its order: the last tool, the system prompt's end, and the
     user turns :func:`~hermes_core.agent.cache_breakpoints` picks, each at its last block
     with content (a turn is one merged user message; one of only empty tool results goes
     unmarked)."""
     mark = {"type": "ephemeral"}
-    merged_at: list[int] = []  # the index in messages of each of request.messages
-    at = -1
-    previous: bool | None = None
-    for message in request.messages:
-        if _sent(message):
-            answer = message.role == "assistant"
-            at, previous = at + (answer != previous), answer
-        merged_at.append(at)
-    turns = [messages[merged_at[index]]["content"] for index in cache_breakpoints(request)]
+    turns = [messages[positions[index]]["content"] for index in cache_breakpoints(request)]
     for blocks in (tools, system, *turns):
         # Anthropic refuses a mark on an empty text block, as a tool result of no text is.
         filled = [
@@ -301,9 +299,12 @@ class AnthropicProvider:
         tools = anthropic_tools(request)
         system = [{"type": "text", "text": request.system}] if request.system else []
         budget = self.thinking_budget if thinking_kept(request) else None
-        messages: Any = anthropic_messages(request, thinking=budget is not None)
+        positions: list[int] = []
+        messages: Any = anthropic_messages(
+            request, thinking=budget is not None, positions=positions
+        )
         if self.settings.prompt_cache:
-            mark_cache_breakpoints(request, tools, system, messages)
+            mark_cache_breakpoints(request, tools, system, messages, positions)
         extra: dict[str, Any] = {}
         if system:
             extra["system"] = system if self.settings.prompt_cache else request.system
