@@ -376,12 +376,13 @@ def scan_skills(root: Path, env: Environment | None = None) -> list[SkillFolder]
             found.append(_skill_folder(entry, None, refused(entry), claimed))
             continue
         members = _subfolders(entry)
-        if not any((member / SKILL_FILE).is_file() for member in members):
+        skills = {member for member in members if (member / SKILL_FILE).is_file()}
+        if not skills:
             if refused(entry) is None and (misplaced := _misplaced(entry, False)) is not None:
                 found.append(SkillFolder(entry, "error", problem=misplaced))
             continue
         for member in members:
-            if (member / SKILL_FILE).is_file():
+            if member in skills:
                 found.append(_skill_folder(member, entry.name, refused(member), claimed))
             elif refused(member) is None and (misplaced := _misplaced(member, True)) is not None:
                 found.append(SkillFolder(member, "error", problem=misplaced, category=entry.name))
