@@ -265,10 +265,10 @@ class Compaction:
         model = talk.agent.model
         window = window or model.context_length
         messages = talk.messages
-        cut = split_point(messages, int(window * KEEP_SHARE))
+        keep = int(window * KEEP_SHARE)
+        cut = split_point(messages, keep)
         if reason == "asked":  # the person wants room now: only the last exchange stays
             last = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
-            keep = int(window * KEEP_SHARE)
             fresh = last > 1 or (last == 1 and not _summary_within(messages[0], keep))
             cut = last if fresh else None
         if cut is None:
