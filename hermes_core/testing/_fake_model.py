@@ -36,9 +36,9 @@ from hermes_core.testing._fake_model_wire import (
     error_body,
     openai_answer,
     openai_chunks,
-    refusal,
     request_tokens,
 )
+from hermes_core.testing._fake_refusals import refusal
 from hermes_core.testing._fake_requests import RecordedRequest, roles_refusal
 
 __all__ = ["FakeModelServer", "RecordedRequest", "Responder"]

@@ -1,0 +1,60 @@
+"""The rules of a request the fake model server refuses outright (a 400), as each vendor's API
+does: on the Anthropic wire, cache breakpoints past the API's most, a message of no content but
+the last, a breakpoint on an empty block, and the rules of extended thinking
+(:mod:`._fake_thinking`); on the OpenAI wire at OpenRouter, its reasoning rules."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from hermes_core.testing._fake_thinking import openrouter_refusal, thinking_refusal
+
+__all__ = ["MAX_CACHE_BREAKPOINTS", "refusal"]
+
+MAX_CACHE_BREAKPOINTS = 4
+"""The most ``cache_control`` blocks one Messages API request may carry."""
+
+
+def _breakpoints(value: Any) -> int:
+    if isinstance(value, dict):
+        own = 1 if "cache_control" in value else 0
+        return own + sum(_breakpoints(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_breakpoints(item) for item in value)
+    return 0
+
+
+def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
+    """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
+    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, a message of
+    no content but the last, a breakpoint on an empty text or tool result, or its rules of
+    extended thinking
+    (:func:`~._fake_thinking.thinking_refusal`)."""
+    if wire != "anthropic" or not isinstance(body, dict):
+        return openrouter_refusal(body)
+    refused = thinking_refusal(body)
+    if refused is not None:
+        return refused
+    messages = body.get("messages") or []
+    for number, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if content in ("", []) and number < len(messages) - 1:
+            return (
+                f"messages.{number}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        for place, block in enumerate(content if isinstance(content, list) else []):
+            marked = isinstance(block, dict) and "cache_control" in block
+            # a tool's empty result is an empty text block to the cache
+            if marked and block.get("text", block.get("content")) in ("", []):
+                return (
+                    f"messages.{number}.content.{place}.text: cache_control cannot be set for "
+                    "empty text blocks"
+                )
+    found = sum(_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
+    if found > MAX_CACHE_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        )
+    return None
