@@ -27,8 +27,8 @@ def _breakpoints(value: Any) -> int:
 def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
     than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, a message of
-    no content but the last, a breakpoint on an empty text or tool result, or its rules of
-    extended thinking
+    no content but the last, an empty text block or a message whose only text is blank, a
+    breakpoint on an empty text or tool result, or its rules of extended thinking
     (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
         return openrouter_refusal(body)
@@ -36,6 +36,11 @@ def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
     if refused is not None:
         return refused
     messages = body.get("messages") or []
+    refused = _text_refusal("system", body.get("system"))
+    for message in messages:
+        refused = refused or _text_refusal("messages", message.get("content"))
+    if refused is not None:
+        return refused
     for number, message in enumerate(messages):
         content = message.get("content") if isinstance(message, dict) else None
         if content in ("", []) and number < len(messages) - 1:
@@ -57,4 +62,19 @@ def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
             f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
             f"Found {found}."
         )
+    return None
+
+
+def _text_refusal(where: str, content: Any) -> str | None:
+    """The API's refusal of ``content``'s text (``where`` is ``system`` or ``messages``): an
+    empty text block anywhere, or text blocks that are all blank, none with words, as the
+    Messages API answers them (measured by LibreChat's agents, PR 124)."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}] if content else []
+    blocks = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+    texts = [str(block.get("text", "")) for block in blocks]
+    if "" in texts:
+        return f"{where}: text content blocks must be non-empty"
+    if texts and not any(text.strip() for text in texts):
+        return f"{where}: text content blocks must contain non-whitespace text"
     return None
