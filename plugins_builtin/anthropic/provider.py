@@ -4,7 +4,8 @@ request through the official ``anthropic`` SDK, and its events back.
 The Messages API's own rules: the system prompt goes in ``system``, ``max_tokens`` is always
 sent, a tool result is a ``tool_result`` block (``is_error`` kept) in a user message, and
 consecutive messages of one role are merged into one (tool results of one turn, a user message
-after them), as the API requires roles to alternate. The SDK never retries
+after them), as the API requires roles to alternate. Blank text is never a text block (the API
+refuses one, :func:`_worded`), and a message of nothing else is not sent. The SDK never retries
 (``max_retries=0``): the conversation loop does, for every provider alike.
 
 The prompt cache (``model.prompt_cache``, on by default): a loop resends the same prefix
@@ -83,8 +84,16 @@ def _input_of(arguments: str) -> dict[str, Any]:
 
 def _sent(message: Message) -> bool:
     """Whether ``message`` is sent: not one of no content (an answer cut before it said
-    anything), which the API refuses."""
-    return message.role == "tool" or bool(message.content or message.tool_calls or message.images)
+    anything, or only blank lines), which the API refuses."""
+    return message.role == "tool" or bool(
+        _worded(message.content) or message.tool_calls or message.images
+    )
+
+
+def _worded(text: str) -> bool:
+    """Whether ``text`` may be a text block: the API refuses one that is empty or blank (a line
+    break a model wrote before its tool call, sent back, had every later request refused)."""
+    return bool(text.strip())
 
 
 def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
@@ -105,7 +114,7 @@ def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
         }
         for image in message.images
     ]
-    if message.content:
+    if _worded(message.content):
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append(
@@ -171,9 +180,12 @@ def mark_cache_breakpoints(
     mark = {"type": "ephemeral"}
     turns = [messages[positions[index]]["content"] for index in cache_breakpoints(request)]
     for blocks in (tools, system, *turns):
-        # Anthropic refuses a mark on an empty text block, as a tool result of no text is.
+        # Anthropic refuses a mark on an empty text block, as a tool result of no text is (a
+        # blank one is not marked either: whether the API takes it is not known).
         filled = [
-            b for b in blocks if b.get("type") not in _TEXTS or b.get("text", b.get("content"))
+            b
+            for b in blocks
+            if b.get("type") not in _TEXTS or _worded(str(b.get("text", b.get("content"))))
         ]
         if filled:
             filled[-1]["cache_control"] = mark
@@ -297,7 +309,7 @@ class AnthropicProvider:
         """The answer to ``request``: text deltas, then one turn (see the module)."""
         model = request.model or self.settings.model
         tools = anthropic_tools(request)
-        system = [{"type": "text", "text": request.system}] if request.system else []
+        system = [{"type": "text", "text": request.system}] if _worded(request.system) else []
         budget = self.thinking_budget if thinking_kept(request) else None
         positions: list[int] = []
         messages: Any = anthropic_messages(
