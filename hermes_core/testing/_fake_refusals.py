@@ -1,5 +1,6 @@
 """The rules of a request the fake model server refuses outright (a 400), as each vendor's API
-does: on the Anthropic wire, cache breakpoints past the API's most, a message of no content but
+does: on both wires, tool calls and results that do not pair (:mod:`._fake_tool_pairs`); on
+the Anthropic wire, cache breakpoints past the API's most, a message of no content but
 the last, a breakpoint on an empty block, and the rules of extended thinking
 (:mod:`._fake_thinking`); on the OpenAI wire at OpenRouter, its reasoning rules."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from hermes_core.testing._fake_thinking import openrouter_refusal, thinking_refusal
+from hermes_core.testing._fake_tool_pairs import pairing_refusal
 
 __all__ = ["MAX_CACHE_BREAKPOINTS", "refusal"]
 
@@ -31,8 +33,8 @@ def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
     breakpoint on an empty text or tool result, or its rules of extended thinking
     (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
-        return openrouter_refusal(body)
-    refused = thinking_refusal(body)
+        return pairing_refusal(wire, body) or openrouter_refusal(body)
+    refused = pairing_refusal(wire, body) or thinking_refusal(body)
     if refused is not None:
         return refused
     messages = body.get("messages") or []

@@ -46,8 +46,9 @@ def test_the_fake_server_refuses_empty_and_blank_text_as_the_api_does() -> None:
     assert refusal("anthropic", _body("Hi", [{"type": "text", "text": ""}])) == (
         "messages: text content blocks must be non-empty"
     )
-    for content in (blank, calling, "  "):
-        assert refusal("anthropic", _body("Hi", content)) == (
+    answered = [{"type": "tool_result", "tool_use_id": "t1", "content": "5"}]
+    for contents in ([blank], [calling, answered], ["  "]):
+        assert refusal("anthropic", _body("Hi", *contents)) == (
             "messages: text content blocks must contain non-whitespace text"
         )
     assert refusal("anthropic", _body("Hi", system=[{"type": "text", "text": " "}])) == (
