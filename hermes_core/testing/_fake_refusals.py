@@ -27,14 +27,16 @@ def _breakpoints(value: Any) -> int:
 
 
 def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
-    """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: more
-    than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints on the Anthropic wire, a message of
-    no content but the last, an empty text block or a message whose only text is blank, a
-    breakpoint on an empty text or tool result, or its rules of extended thinking
+    """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: tool
+    calls and results that do not pair; on the Anthropic wire, more than
+    :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints, a message of no content but the last, a
+    tool's ``input_schema`` with a combinator at its top level (as Notion's, GitLab's and
+    Cloudflare's MCP servers list some), an empty text block or a message whose only text is
+    blank, a breakpoint on an empty text or tool result, or its rules of extended thinking
     (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
         return pairing_refusal(wire, body) or openrouter_refusal(body)
-    refused = pairing_refusal(wire, body) or thinking_refusal(body)
+    refused = pairing_refusal(wire, body) or _schema_refusal(body) or thinking_refusal(body)
     if refused is not None:
         return refused
     messages = body.get("messages") or []
@@ -79,4 +81,19 @@ def _text_refusal(where: str, content: Any) -> str | None:
         return f"{where}: text content blocks must be non-empty"
     if texts and not any(text.strip() for text in texts):
         return f"{where}: text content blocks must contain non-whitespace text"
+    return None
+
+
+_COMBINATORS = ("oneOf", "allOf", "anyOf")
+
+
+def _schema_refusal(body: dict[str, Any]) -> str | None:
+    tools = body.get("tools")
+    for place, tool in enumerate(tools if isinstance(tools, list) else []):
+        schema = tool.get("input_schema") if isinstance(tool, dict) else None
+        if isinstance(schema, dict) and any(key in schema for key in _COMBINATORS):
+            return (
+                f"tools.{place}.custom.input_schema: input_schema does not support oneOf, allOf, "
+                "or anyOf at the top level"
+            )
     return None

@@ -1,0 +1,98 @@
+"""A tool whose input schema has ``anyOf``, ``oneOf`` or ``allOf`` at its top level (Notion's,
+GitLab's and Cloudflare's MCP servers list such tools: "give ``content`` or ``source_url``")
+is refused by Anthropic's API, and with it every request that carries it: the whole
+conversation. Such a tool, sent as itself (``always_visible``, or with the tool search off),
+goes to every model as one object of all its branches' properties, the choice said in its
+description; the tool still checks the real schema when it is called."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
+from hermes_core.testing._cli_in_process import InProcessCli
+
+pytestmark = pytest.mark.subprocess
+
+BADTOOLS = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "badtools.py"
+FIND = {
+    "name": "find_page",
+    "description": "Find a page of a space.",
+    "annotations": {"readOnlyHint": True},
+    "inputSchema": {
+        "type": "object",
+        "properties": {"space": {"type": "string"}},
+        "required": ["space"],
+        "anyOf": [
+            {"properties": {"title": {"type": "string"}}, "required": ["title"]},
+            {"properties": {"page_url": {"type": "string"}}, "required": ["page_url"]},
+        ],
+    },
+}
+
+
+@pytest.fixture
+def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
+
+def _configure(cli: InProcessCli, server: FakeModelServer, wire: str, tmp: Path) -> dict[str, str]:
+    listing = tmp / "listing.json"
+    listing.write_text(json.dumps([FIND]), encoding="utf-8")
+    base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+    config = {
+        "model": {"provider": wire, "model": "fake-model", "base_url": base_url},
+        "mcp_servers": {
+            "notes": {"command": sys.executable, "args": [str(BADTOOLS), str(listing)]}
+        },
+        "tools": {"tool_search": {"always_visible": ["mcp__notes__*"]}},
+    }
+    cli.config.write_text(json.dumps(config), encoding="utf-8")
+    key = "OPENAI_API_KEY" if wire == "openai" else "ANTHROPIC_API_KEY"
+    return cli.variables(**{key: "sk-fake-key-for-tests"})
+
+
+def _sent_schema(body: dict[str, Any], wire: str) -> tuple[str, dict[str, Any]]:
+    """The find_page tool's description and schema as ``body`` sent them."""
+    for tool in body["tools"]:
+        if wire == "anthropic" and tool["name"] == "mcp__notes__find_page":
+            return tool["description"], tool["input_schema"]
+        function = tool.get("function", {})
+        if function.get("name") == "mcp__notes__find_page":
+            return function["description"], function["parameters"]
+    raise AssertionError(f"the tool was not sent: {body['tools']}")
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+def test_a_tool_with_a_top_level_any_of_is_sent_as_one_object_and_called(
+    cli: InProcessCli, tmp_path: Path, wire: str
+) -> None:
+    turns = [
+        FakeTurn(
+            tool_calls=[FakeToolCall("mcp__notes__find_page", {"space": "eng", "title": "Runbook"})]
+        ),
+        FakeTurn(text="Found it."),
+    ]
+    with FakeModelServer(turns) as server:
+        env = _configure(cli, server, wire, tmp_path)
+        done = cli.subprocess_run("run", "Find the Runbook page in eng.", env=env)
+        requests = server.requests
+
+    assert done.returncode == 0, done.stderr
+    assert "Found it." in done.stdout
+    assert "<- ok" in done.stderr
+    description, schema = _sent_schema(requests[0].body, wire)
+    assert not {"anyOf", "oneOf", "allOf"} & set(schema)
+    assert schema["type"] == "object"
+    assert set(schema["properties"]) == {"space", "title", "page_url"}
+    assert schema["required"] == ["space"]
+    assert description.startswith("Find a page of a space.")
+    assert "`title`" in description
+    assert "`page_url`" in description
+    # the tool's result reached the model
+    assert "called find_page" in json.dumps(requests[1].messages)
