@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from hermes_core.agent._schema_roots import sendable
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 
@@ -96,3 +97,38 @@ def test_a_tool_with_a_top_level_any_of_is_sent_as_one_object_and_called(
     assert "`page_url`" in description
     # the tool's result reached the model
     assert "called find_page" in json.dumps(requests[1].messages)
+
+
+def test_all_of_parts_are_merged_and_a_one_of_is_said_in_the_description() -> None:
+    parameters = {
+        "type": "object",
+        "allOf": [
+            {"properties": {"space": {"type": "string"}}, "required": ["space"]},
+            {"properties": {"limit": {"type": "integer"}}},
+        ],
+        "oneOf": [
+            {"required": ["title"], "properties": {"title": {"type": "string"}}},
+            {"required": ["id", "version"]},
+            "junk",
+        ],
+        "$defs": {"kept": {"type": "string"}},
+    }
+    description, schema = sendable("Find a page.", parameters)
+
+    assert schema == {
+        "type": "object",
+        "$defs": {"kept": {"type": "string"}},
+        "properties": {
+            "space": {"type": "string"},
+            "limit": {"type": "integer"},
+            "title": {"type": "string"},
+        },
+        "required": ["space"],
+    }
+    assert description == "Find a page.\n\nGive exactly one of: `title`; `id` and `version`."
+    assert "allOf" in parameters  # the tool's own schema is left as it was
+
+
+def test_a_schema_without_a_top_level_choice_is_sent_as_it_is() -> None:
+    nested = {"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {}]}}}
+    assert sendable("Do it.", nested) == ("Do it.", nested)
