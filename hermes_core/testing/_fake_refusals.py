@@ -28,14 +28,15 @@ def _breakpoints(value: Any) -> int:
 
 def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: tool
-    calls and results that do not pair; on the Anthropic wire, more than
+    calls and results that do not pair, a tool's schema not of ``"type": "object"``; on the
+    Anthropic wire, more than
     :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints, a message of no content but the last, a
     tool's ``input_schema`` with a combinator at its top level (as Notion's, GitLab's and
     Cloudflare's MCP servers list some), an empty text block or a message whose only text is
     blank, a breakpoint on an empty text or tool result, or its rules of extended thinking
     (:func:`~._fake_thinking.thinking_refusal`)."""
     if wire != "anthropic" or not isinstance(body, dict):
-        return pairing_refusal(wire, body) or openrouter_refusal(body)
+        return pairing_refusal(wire, body) or _openai_schema(body) or openrouter_refusal(body)
     refused = pairing_refusal(wire, body) or _schema_refusal(body) or thinking_refusal(body)
     if refused is not None:
         return refused
@@ -91,9 +92,26 @@ def _schema_refusal(body: dict[str, Any]) -> str | None:
     tools = body.get("tools")
     for place, tool in enumerate(tools if isinstance(tools, list) else []):
         schema = tool.get("input_schema") if isinstance(tool, dict) else None
+        if isinstance(schema, dict) and "type" not in schema:
+            return f"tools.{place}.custom.input_schema.type: Field required"
         if isinstance(schema, dict) and any(key in schema for key in _COMBINATORS):
             return (
                 f"tools.{place}.custom.input_schema: input_schema does not support oneOf, allOf, "
                 "or anyOf at the top level"
+            )
+    return None
+
+
+def _openai_schema(body: Any) -> str | None:
+    tools = body.get("tools") if isinstance(body, dict) else None
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict):
+            continue
+        schema = function.get("parameters")
+        if isinstance(schema, dict) and schema.get("type") != "object":
+            return (
+                f"Invalid schema for function '{function.get('name')}': schema must be a JSON "
+                f"Schema of 'type: \"object\"', got 'type: \"{schema.get('type')}\"'."
             )
     return None

@@ -132,3 +132,13 @@ def test_all_of_parts_are_merged_and_a_one_of_is_said_in_the_description() -> No
 def test_a_schema_without_a_top_level_choice_is_sent_as_it_is() -> None:
     nested = {"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {}]}}}
     assert sendable("Do it.", nested) == ("Do it.", nested)
+
+
+def test_a_schema_without_its_object_type_is_sent_with_it() -> None:
+    """OpenAI refuses a function whose parameters do not say ``"type": "object"`` ("schema must
+    be a JSON Schema of 'type: "object"', got 'type: "None"'"), Anthropic one without a type: a
+    plugin tool written ``{"properties": {...}}``, valid JSON Schema, had every request
+    refused."""
+    loose = {"properties": {"path": {"type": "string"}}, "required": ["path"]}
+    assert sendable("Read.", loose) == ("Read.", {"type": "object", **loose})
+    assert sendable("Now.", {}) == ("Now.", {"type": "object", "properties": {}})
