@@ -6,9 +6,10 @@ MCP servers list tools whose ``inputSchema`` chooses at its top level (``anyOf``
 whole request, so one such tool sent as itself would end every conversation at its first
 request. :func:`sendable` folds the top-level choice into one object: every branch's
 properties, the properties every ``allOf`` part requires required, and the choice said in
-words at the end of the description. The tool still checks its real schema when called, so a
-call that breaks the choice gets the tool's own error. A schema without such a choice is sent
-as it is."""
+words at the end of the description. A schema that does not say ``"type"`` (a plugin's
+``{"properties": ...}``, valid JSON Schema) is sent with ``"type": "object"``: OpenAI refuses
+the request otherwise. Any other schema is sent as it is. The tool still checks its real
+schema when called, so a call that breaks the choice gets the tool's own error."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ _CHOICES = {"anyOf": "at least one of", "oneOf": "exactly one of"}
 def sendable(description: str, parameters: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """``(description, parameters)`` of a tool as a model's request carries them: unchanged
     unless the schema has ``anyOf``, ``oneOf`` or ``allOf`` at its top level (see the
-    module)."""
+    module), or no ``type`` (then ``"type": "object"``, which both APIs require, and empty
+    ``properties`` if it has none)."""
     if not any(key in parameters for key in ("allOf", *_CHOICES)):
-        return description, dict(parameters)
+        if "type" in parameters:
+            return description, dict(parameters)
+        return description, {"type": "object", "properties": {}, **parameters}
     schema = {k: v for k, v in parameters.items() if k not in ("allOf", *_CHOICES)}
     schema["type"] = "object"
     properties = dict(_mapping(schema.get("properties")))
