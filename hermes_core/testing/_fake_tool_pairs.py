@@ -1,10 +1,13 @@
 """The pairing of tool calls and their results that both vendors' APIs require, as the fake
 model server enforces it: every call of an assistant message answered right after it, and no
 result without its call just before (a conversation cut between a call and its result, by a
-compaction or a stop, is refused with a 400 by OpenAI and Anthropic alike)."""
+compaction or a stop, is refused with a 400 by OpenAI and Anthropic alike). On the OpenAI wire
+also a call sent back with arguments that are not JSON, as local servers refuse it (llama.cpp,
+vLLM: their chat templates read the arguments)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 __all__ = ["pairing_refusal"]
@@ -32,6 +35,9 @@ def pairing_refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | No
 
 
 def _openai(messages: list[dict[str, Any]]) -> str | None:
+    refused = _unreadable_arguments(messages)
+    if refused is not None:
+        return refused
     waiting: list[str] = []  # the calls of the last assistant message not answered yet
     open_group = False  # whether a tool message may come here
     for message in messages:
@@ -48,6 +54,23 @@ def _openai(messages: list[dict[str, Any]]) -> str | None:
         open_group = bool(waiting)
     if waiting:
         return _OPENAI_UNANSWERED.format(ids=", ".join(waiting))
+    return None
+
+
+def _unreadable_arguments(messages: list[dict[str, Any]]) -> str | None:
+    """A local server's refusal of a call sent back whose arguments are not a JSON object
+    (llama.cpp's and vLLM's chat templates read them; OpenAI's own API does not)."""
+    for message in messages:
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            arguments = function.get("arguments") if isinstance(function, dict) else None
+            if not isinstance(arguments, str):
+                continue
+            try:
+                json.loads(arguments)
+            except ValueError as error:
+                return f"Failed to parse tool call arguments as JSON: {error}"
     return None
 
 

@@ -1,0 +1,49 @@
+"""A call whose arguments the model wrote as no JSON object (cut short, single quotes) is
+answered with ``INVALID_ARGUMENTS``; sent back as written, it had every later request of the
+conversation refused by local servers whose chat templates read the arguments (llama.cpp
+answers 500 "Failed to parse tool call arguments as JSON", vLLM 400), so a small local model's
+one slip ended the conversation. It goes back as ``{}``, the error saying what was wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
+from hermes_core.testing._cli_in_process import InProcessCli
+from tests.agent.test_compaction import configure
+
+pytestmark = pytest.mark.subprocess
+
+
+@pytest.fixture
+def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
+
+
+@pytest.mark.parametrize("written", ['{"path": "notes.txt', "{'path': 'notes.txt'}", "[1, 2]"])
+def test_a_call_with_unreadable_arguments_does_not_wedge_the_conversation(
+    cli: InProcessCli, written: str
+) -> None:
+    turns = [
+        FakeTurn(tool_calls=[FakeToolCall("read_file", written)]),
+        FakeTurn(text="Let me try again."),
+    ]
+    with FakeModelServer(turns) as server:
+        env = configure(cli, server, "openai", model={"context_length": 128000})
+        done = cli.subprocess_run("run", "What is in notes.txt?", env=env)
+        requests = server.requests
+
+    assert done.returncode == 0, done.stderr
+    assert "<- INVALID_ARGUMENTS" in done.stderr
+    assert "Let me try again." in done.stdout
+    sent = requests[1].messages
+    (calling,) = [m for m in sent if m.get("tool_calls")]
+    assert calling["tool_calls"][0]["function"]["arguments"] == "{}"
+    (result,) = [m for m in sent if m["role"] == "tool"]
+    assert "INVALID_ARGUMENTS" in result["content"]
+    # the transcript keeps what the model wrote
+    (transcript,) = (cli.home / "sessions").glob("*.jsonl")
+    assert json.dumps(written) in transcript.read_text(encoding="utf-8")
