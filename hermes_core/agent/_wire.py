@@ -38,6 +38,18 @@ class ModelToolCall:
     name: str
     arguments: str = "{}"
 
+    def arguments_object(self) -> dict[str, Any] | None:
+        """The arguments as the JSON object they should be, or ``None`` when the model wrote
+        something else (cut short, single quotes, a list): the dispatcher answered such a call
+        with ``INVALID_ARGUMENTS`` quoting the text, and a provider sends it back as ``{}``,
+        since servers that read a call's arguments (Anthropic's ``input``, the chat templates
+        of llama.cpp and vLLM) refuse the whole request otherwise."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
+            return None
+        return value if isinstance(value, dict) else None
+
 
 IMAGE_TYPES: frozenset[str] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The image formats every vision model of the bundled providers' vendors accepts."""

@@ -30,7 +30,6 @@ and without any block.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
@@ -70,16 +69,6 @@ _STOPS: Mapping[str, _Stop] = {
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
 }
-
-
-def _input_of(arguments: str) -> dict[str, Any]:
-    """A call's arguments as the object ``tool_use.input`` must be (the model's text, when it
-    is no JSON object, was already answered with an error by the dispatcher)."""
-    try:
-        value = json.loads(arguments or "{}")
-    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _sent(message: Message) -> bool:
@@ -122,7 +111,7 @@ def _blocks(message: Message, thinking: bool) -> list[dict[str, Any]]:
                 "type": "tool_use",
                 "id": call.id,
                 "name": call.name,
-                "input": _input_of(call.arguments),
+                "input": call.arguments_object() or {},
             }
         )
     return blocks

@@ -88,6 +88,13 @@ def _marked(message: dict[str, Any]) -> None:
         message["content"] = parts
 
 
+def _arguments(call: ModelToolCall) -> str:
+    """A call's arguments sent back: as the model wrote them when they are a JSON object, else
+    ``{}`` (:meth:`~hermes_core.agent.ModelToolCall.arguments_object`: the result quotes what
+    was written)."""
+    return call.arguments if call.arguments_object() is not None else "{}"
+
+
 def openrouter(host: str) -> bool:
     """Whether ``host`` is OpenRouter's."""
     return host == "openrouter.ai" or host.endswith(".openrouter.ai")
@@ -127,7 +134,7 @@ def openai_messages(
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
+                    "function": {"name": call.name, "arguments": _arguments(call)},
                 }
                 for call in message.tool_calls
             ]
