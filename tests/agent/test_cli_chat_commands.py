@@ -13,7 +13,9 @@ import pytest
 
 from agent.agent_home import AgentHome, turn
 from agent.test_cli_run import spawn
+from hermes_core.agent._compaction import SUMMARY_HEADER
 from hermes_core.agent._transcripts import Transcript, TranscriptError
+from hermes_core.agent._undo import last_said
 from hermes_core.agent._wire import Message
 from hermes_core.testing import HermesCli
 
@@ -68,13 +70,15 @@ def test_usage_says_when_compaction_waits_for_the_server(home: AgentHome) -> Non
     assert "compacted only when the server refuses a request (agent.compact_at)" in done.stderr
 
 
+COUNTING = {
+    "goal": "Count the words in notes.txt and report the count",
+    "context": "The file notes.txt sits in the working directory and holds three words",
+}
+
+
 def test_usage_counts_a_subagents_requests(home: AgentHome) -> None:
-    task = {
-        "goal": "Count the words in notes.txt and report the count",
-        "context": "The file notes.txt sits in the working directory and holds three words",
-    }
     home.setup(
-        {"for": "please delegate", **turn("", ("delegate_task", task))},
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
         {"for": "please delegate", "text": "Started it."},
         {"for": "Count the words", "text": "There are 3 words."},
         {"for": "please delegate", "echo": True},  # the fake reports no tokens for an echo
@@ -158,6 +162,39 @@ def test_undo_drops_the_last_message_and_what_followed_also_when_taken_up_again(
     assert "you> third" in again.stderr  # where it left off: not the message taken back
     assert "second" not in again.stderr
     assert said(home.requests()[-1]) == ["first", "One.", "third", "heard: third", "fourth"]
+
+
+def test_undo_takes_a_delegations_results_back_with_the_message_before_them(
+    home: AgentHome,
+) -> None:
+    """The results a background delegation sent for the person are not their message: /undo
+    takes back the one they typed, and everything after it."""
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"for": "please delegate", "echo": True},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("heard: [delegation d1 finished]")
+    child.expect_exact(PROMPT)
+    child.sendline("/undo")
+    child.expect_exact("hermes: undone: your last message and the 5 after it;")
+    child.expect_exact(PROMPT)
+    child.sendcontrol("u")  # the message put back, cleared
+    child.sendline("/exit")
+    assert ended(child) == 0
+    home.setup({"echo": True})
+    home.cli.run("chat", "--continue", input="again\n")
+    assert said(home.requests()[-1]) == ["again"]
+
+
+def test_a_message_a_compaction_replaced_is_not_taken_back() -> None:
+    summary = Message("user", f"{SUMMARY_HEADER}\n\nThe person asked for a poem.")
+    assert last_said([summary, Message("assistant", "Here it is.")]) is None
+    assert last_said([summary, Message("user", "shorter"), Message("assistant", "Ok.")]) == 1
 
 
 def test_undo_puts_the_message_back_in_the_line_being_typed(home: AgentHome) -> None:
