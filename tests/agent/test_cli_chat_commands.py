@@ -120,6 +120,20 @@ def test_a_conversation_switched_to_another_model_goes_on_with_the_configured_on
     assert home.requests()[-1]["model"] == "fake-1"
 
 
+def test_a_model_name_the_provider_refuses_is_its_error_at_the_next_request(
+    home: AgentHome,
+) -> None:
+    home.setup(
+        {"error": "fake model: 404 the model 'nope' does not exist", "status": 404},
+        {"text": "Fine."},
+    )
+    done = home.cli.run("chat", input="/model nope\nhi\n/model fake-1\nagain\n")
+    assert "a name fake does not know is its error at the next request" in done.stderr
+    assert "hermes: error: fake model: 404 the model 'nope' does not exist" in done.stderr
+    assert "Fine." in done.stdout
+    assert [request["model"] for request in home.requests()] == ["nope", "fake-1"]
+
+
 def test_model_takes_one_name(home: AgentHome) -> None:
     home.setup({"text": "One."})
     done = home.cli.run("chat", input="/model fake 2\n/usage now\n")
