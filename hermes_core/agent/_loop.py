@@ -251,7 +251,7 @@ class Conversation:
     def use_model(self, name: str) -> None:
         """Ask model ``name`` of the same provider from the next request on (``/model``): the
         agent's, so the conversations it starts later too, and the session's side questions;
-        the transcript's next line is a header naming it."""
+        the transcript's next message follows a header naming it."""
         self.agent.model = replace(self.agent.model, model=name)
         self.session.state[MODEL_KEY] = self._session_model()
         self._transcript = None  # the next message opens it again, writing that header
