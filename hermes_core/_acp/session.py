@@ -9,8 +9,9 @@ its text; each model request's tokens are a ``usage_update``; a retry is said as
 ``agent_thought_chunk``; each subagent of ``delegate_task`` is a tool call of its own. Every
 update is sent before the prompt is answered.
 
-The session's slash commands (:data:`COMMANDS`, only ``/compact``: the editor has its own
-stop, new session and help) are advertised with an ``available_commands_update``
+The session's slash commands (:data:`COMMANDS`, ``/compact`` and ``/usage``: the editor has
+its own stop, new session and help, and its own view of the messages, which ``/retry`` and
+``/undo`` would leave out of step) are advertised with an ``available_commands_update``
 (:meth:`AcpSession.advertise`); a prompt that is one runs it instead of a turn.
 
 Prompts on one session run one at a time (a lock, in arrival order): two loops never share a
@@ -65,6 +66,7 @@ STOP_REASONS: Final[dict[str, StopReason]] = {
 COMMANDS: Final = {
     "compact": "replace all but the last exchange by a summary the model writes, to make room "
     "in the model's context window",
+    "usage": "this conversation's model requests and tokens, and how full its context is",
 }
 """The slash commands of an ACP session, by name (without the slash), and what each does."""
 
@@ -179,6 +181,8 @@ class AcpSession:
             self.state.cancelled = asyncio.Event()
             if prompt_text(blocks).strip() == "/compact":
                 return await self._compact()
+            if prompt_text(blocks).strip() == "/usage":
+                return await self._usage()
             finished: Finished | None = None
             # Background delegations' results are sent as the next message when they arrive:
             # an editor has no turn the agent starts, so the prompt lasts until they have.
@@ -222,6 +226,19 @@ class AcpSession:
                     "Nothing to compact yet: only the last exchange is in the conversation."
                 )
             )
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _usage(self) -> PromptResponse:
+        """``/usage``: the conversation's requests, tokens and context, as ``hermes chat``'s
+        (:class:`~hermes_core.agent._conversation_usage.ConversationUsage`), as a message."""
+        from acp import update_agent_message_text
+        from acp.schema import PromptResponse
+
+        from hermes_core.agent._conversation_usage import ConversationUsage
+
+        lines = ConversationUsage.of(self.conversation).lines()
+        text = "".join(f"{line[0].upper()}{line[1:]}.\n" for line in lines)
+        await self._update(update_agent_message_text(text))
         return PromptResponse(stop_reason="end_turn")
 
     async def _update(self, update: Any) -> None:

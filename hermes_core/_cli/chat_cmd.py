@@ -6,7 +6,9 @@ stdout and tool calls are short lines on stderr, as in ``hermes run``. Commands:
 last exchange by a summary the model writes, ``/new`` starts a new conversation
 (a new session), ``/resume`` lists this directory's recent conversations and
 ``/resume NUMBER`` or ``/resume ID`` switches to one
-(:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/exit`` (or end of input) quits. The
+(:class:`~hermes_core._cli.resuming.ResumeCommand`), ``/usage``, ``/model``, ``/retry`` and
+``/undo`` act on the conversation between turns (:mod:`hermes_core._cli.chat_commands`, which
+holds the list of commands), ``/exit`` (or end of input) quits. The
 results of a background delegation (``delegate_task``) that arrive while the chat waits for a
 line are sent to the model as the next message at once; its subagents' started and finished
 lines are shown as they come, also while the chat waits. Leaving a conversation (``/new``,
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
+from hermes_core._cli.chat_commands import COMMANDS, ConversationCommands, busy_refusal
 from hermes_core._cli.resuming import (
     ResumeCommand,
     Resumed,
@@ -66,14 +69,6 @@ PROMPT = "you> "
 CONTINUED = "...> "
 """The prompt for the next line of a message whose line ended in a backslash."""
 HELP = "/help lists the commands"
-COMMANDS = (
-    ("/help", "lists these commands (/? too)"),
-    ("/stop", "stops the running turn (Ctrl-C too)"),
-    ("/compact", "replaces all but the last exchange by a summary the model writes"),
-    ("/new", "starts a new conversation"),
-    ("/resume", "lists this directory's conversations; /resume NUMBER or ID takes one up"),
-    ("/exit", "quits (Ctrl-D too)"),
-)
 SEVERAL_LINES = (
     "a line ending in \\ goes on on the next line; lines pasted at once are one message",
     "(on a terminal; a message of several lines is never a command)",
@@ -101,6 +96,10 @@ class _Chat:
         self._results: list[str] = []
         self._resumed = resumed
         self._resume = ResumeCommand(agent.transcripts, agent.model.model)
+        self.commands = ConversationCommands(printer, lines, self._turn, self._switched)
+
+    def _switched(self, model: str) -> None:
+        self._resume.model = model  # a conversation /resume takes up goes on with it
 
     def stop(self) -> bool:
         """Stop the running turn (``/stop``, Ctrl-C); ``False`` when there is nothing left to
@@ -118,6 +117,10 @@ class _Chat:
         waiting for the previous answer)."""
         if self.running is None or not sys.stdin.isatty():
             return False
+        refused = busy_refusal(line)
+        if refused is not None:
+            self.printer.note(f"{refused} (/stop stops the turn)")
+            return True
         if "\n" in line:
             what = f"those {len(line.splitlines())} lines were not sent"
         elif line.strip():
@@ -241,6 +244,8 @@ class _Chat:
                 if self._resume_command(text[len("/resume") :].strip(), conversation):
                     return True
                 continue
+            if await self.commands.run(text, conversation):
+                continue
             if text.startswith("/") and " " not in text:
                 self.printer.note(f"hermes: unknown command {text}; {HELP}")
                 continue
@@ -316,7 +321,10 @@ def chat(last: bool, session: str | None) -> None:
     approvals are asked on the terminal. /help lists the commands: /stop (or Ctrl-C) stops
     the running turn, /compact replaces all but the last exchange by a summary the model
     writes, /new starts a new conversation, /resume lists this directory's recent
-    conversations (/resume NUMBER or /resume ID takes one up), /exit or Ctrl-D quits. While a
+    conversations (/resume NUMBER or /resume ID takes one up), /usage counts the requests and
+    tokens and says how full the context is, /model shows the model (/model NAME switches to
+    NAME for the rest of the chat, not saved), /retry sends your last message again, /undo
+    takes it back with what followed, /exit or Ctrl-D quits. While a
     turn runs, a line other than /stop is not sent; at an approval prompt or a question, the
     line is the answer (/stop stops the turn there too). On a terminal, lines pasted together
     are one message, and a line ending in a backslash goes on on the next line. Piped, each

@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 
 STATE_KEY: Final = "agent.delegations"
 """Where a conversation's :class:`Delegations` is kept in its session's ``state``."""
+RESULTS_HEADER: Final = "[delegation {} finished] The results of the subagents you delegated to:"
+"""How the message of a background delegation's results starts (``{}``: the delegation's id)."""
 
 
 def subagent_prompt(has_tools: bool) -> str:
@@ -316,8 +318,7 @@ class Delegations:
             outcomes = await self._run(batch)
         finally:
             del self._batches[batch.id]
-        header = f"[delegation {batch.id} finished] The results of the subagents you delegated to:"
-        self._inbox.put_nowait(f"{header}\n\n{report(outcomes)}")
+        self._inbox.put_nowait(f"{RESULTS_HEADER.format(batch.id)}\n\n{report(outcomes)}")
 
     async def _run(self, batch: _Batch) -> list[ChildOutcome]:
         # gather cancels every child when the caller is cancelled (the tool's timeout, aclose).

@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hermes_core._config.agent import AgentConfig
@@ -225,25 +226,35 @@ class Conversation:
         self.agent = agent
         self.session = session
         self.budget = budget
+        self.budgets = [budget]
+        """Every budget the conversation spent, the current one last (``/usage`` adds them up)."""
         self._renew_budget = renew_budget
         self.parent = parent
         self.system_prompt = system_prompt
         self.depth = depth
         self.delegations = Delegations(self, agent.host, agent.host.config.delegation)
         session.state[STATE_KEY] = self.delegations
-        session.state[MODEL_KEY] = SessionModel(
-            agent.provider,
-            agent.model,
-            agent.retry,
-            lambda: self.budget,
-            stop=lambda: self._stop,
-            spent=self._spend,
-        )
+        session.state[MODEL_KEY] = self._session_model()
         self.messages: list[Message] = []
         self.usage = Usage()
         self._stop = asyncio.Event()
         self._transcript: Transcript | None = None
         self.compaction = Compaction(self)
+
+    def _session_model(self) -> SessionModel:
+        agent = self.agent
+        stop, budget = (lambda: self._stop), (lambda: self.budget)
+        return SessionModel(
+            agent.provider, agent.model, agent.retry, budget, stop=stop, spent=self._spend
+        )
+
+    def use_model(self, name: str) -> None:
+        """Ask model ``name`` of the same provider from the next request on (``/model``): the
+        agent's, so the conversations it starts later too, and the session's side questions;
+        the transcript's next message follows a header naming it."""
+        self.agent.model = replace(self.agent.model, model=name)
+        self.session.state[MODEL_KEY] = self._session_model()
+        self._transcript = None  # the next message opens it again, writing that header
 
     def cancel(self) -> None:
         """Stop the running turn: the model's answer is cut, calls not yet started end
@@ -300,6 +311,7 @@ class Conversation:
         if self._renew_budget and not self.delegations.gave(text):
             # the person's message: a turn of its own (subagents running keep their budget)
             self.budget = Budget.from_config(self.agent.limits)
+            self.budgets.append(self.budget)
         self.session.next_turn()
         self._record(Message("user", text))
         said = ""
@@ -398,6 +410,7 @@ class Conversation:
         self._stop = asyncio.Event()
         if self._renew_budget:
             self.budget = Budget.from_config(self.agent.limits)
+            self.budgets.append(self.budget)
         async for event in self.compaction.compact("asked"):
             yield event
 

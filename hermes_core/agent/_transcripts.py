@@ -192,14 +192,22 @@ class Transcript:
             }
         )
 
+    def undone(self, user_messages: int) -> None:
+        """Append an undo record (``/undo``, ``/retry``): the conversation goes back to before
+        its ``user_messages``-th user message from the end (:func:`before_user_message`), in
+        the messages read and in the history taken up again. Earlier lines stay as they are:
+        ``session_search`` still finds the messages taken back."""
+        self._append({"type": "undo", "time": time.time(), "user_messages": user_messages})
+
     def messages(self) -> list[Message]:
         """The messages written so far (redacted as stored): the first of :meth:`contents`."""
         return self.contents()[0]
 
     def contents(self) -> tuple[list[Message], list[Message]]:
-        """Every message written so far (redacted as stored: what the person saw), and the
-        history a conversation taken up again starts from: the latest compaction's summary and
-        the messages it kept, then those written after it (without one, every message), a
+        """Every message written so far (redacted as stored: what the person saw) but those an
+        undo record took back, and the history a conversation taken up again starts from: the
+        latest compaction's summary and the messages it kept, then those written after it
+        (without one, every message), less those taken back, a
         result without its call left out (:func:`results_with_their_calls`), each call left
         unanswered answered as failed (:func:`unfinished_calls_answered`). The file
         is only read: a last line without its newline is left out (another process is writing
@@ -221,6 +229,9 @@ class Transcript:
                 elif isinstance(record, dict) and record.get("type") == "compaction":
                     kept = [Message.from_json(message) for message in record["kept"]]
                     history = [Message.from_json(record["summary"]), *kept]
+                elif isinstance(record, dict) and record.get("type") == "undo":
+                    found = before_user_message(found, record["user_messages"])
+                    history = before_user_message(history, record["user_messages"])
                 elif not isinstance(record, dict):
                     raise ValueError("not a JSON object")
             except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
@@ -354,6 +365,21 @@ class TranscriptStore:
             except OSError:  # removed since it was listed
                 continue
         return [Transcript(path) for _, path in sorted(found, reverse=True)]
+
+
+def before_user_message(messages: list[Message], count: object) -> list[Message]:
+    """``messages`` up to their ``count``-th user message from the end, without it (all of them
+    when they hold fewer): what an undo record leaves (:meth:`Transcript.undone`). Counted in
+    user messages, which the history and the messages read end with alike (the failed results
+    the history adds for calls left unanswered are tool messages)."""
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise ValueError(f"an undo record's user_messages is a count from 1, not {count!r}")
+    seen = 0
+    for index in range(len(messages) - 1, -1, -1):
+        seen += messages[index].role == "user"
+        if seen == count:
+            return messages[:index]
+    return messages
 
 
 def results_with_their_calls(messages: Sequence[Message]) -> list[Message]:

@@ -1,9 +1,11 @@
-"""The slash commands an ACP session offers: ``/compact`` is advertised with an
-``available_commands_update`` after ``session/new`` and ``session/load`` (the editor offers it
-as the person types ``/``), and a prompt that is ``/compact`` compacts the conversation, as in
-``hermes chat``, instead of being sent to the model as a message. ``hermes acp`` as an editor
-runs it (a child process, the SDK's ``spawn_agent_process``), with the bundled ``openai``
-provider against the test kit's ``FakeModelServer`` (no model can run here)."""
+"""The slash commands an ACP session offers: ``/compact`` and ``/usage`` are advertised with an
+``available_commands_update`` after ``session/new`` and ``session/load`` (the editor offers
+them as the person types ``/``), a prompt that is ``/compact`` compacts the conversation, as in
+``hermes chat``, instead of being sent to the model as a message, and one that is ``/usage``
+answers with the conversation's requests, tokens and context, as ``hermes chat``'s does.
+``hermes acp`` as an editor runs it (a child process, the SDK's ``spawn_agent_process``), with
+the bundled ``openai`` provider against the test kit's ``FakeModelServer`` (no model can run
+here)."""
 
 from __future__ import annotations
 
@@ -85,7 +87,7 @@ async def test_compact_is_advertised_and_a_compact_prompt_compacts_the_conversat
             await say(conn, session, "and now?")
         requests = server.requests
 
-    assert [name for name, _ in commands] == ["compact"]
+    assert [name for name, _ in commands] == ["compact", "usage"]
     assert "summary" in commands[0][1]
     assert compacted.stop_reason == "end_turn"
     thoughts = [u.content.text for u in told if u.session_update == "agent_thought_chunk"]
@@ -125,4 +127,24 @@ async def test_a_loaded_session_is_told_its_commands(hermes_cli: HermesCli) -> N
             await conn.load_session(cwd=str(hermes_cli.work), session_id=session)
             commands = await advertised(client)
 
-    assert [name for name, _ in commands] == ["compact"]
+    assert [name for name, _ in commands] == ["compact", "usage"]
+
+
+async def test_a_usage_prompt_answers_with_the_conversations_counts_and_context(
+    hermes_cli: HermesCli,
+) -> None:
+    client = RecordingClient()
+    with FakeModelServer(responder=answer) as server:
+        async with hermes_acp(hermes_cli, server, client) as conn:
+            session = (await conn.new_session(cwd=str(hermes_cli.work))).session_id
+            await say(conn, session, "part 1: the first notes")
+            client.updates.clear()
+            done = await say(conn, session, "/usage")
+        requests = server.requests
+
+    assert done.stop_reason == "end_turn"
+    assert len(requests) == 1  # /usage is no request
+    said = client.text()
+    assert said.startswith("This conversation: 1 model request, "), said
+    assert "Context: the next request is about " in said
+    assert "compacted past 102,400 (80%, agent.compact_at)" in said

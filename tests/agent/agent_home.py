@@ -46,7 +46,12 @@ def _fake_model(context):
         with requests.open("a", encoding="utf-8") as out:
             messages = [message.to_json() for message in request.messages]
             tools = [tool.name for tool in request.tools]
-            record = {"system": request.system, "messages": messages, "tools": tools}
+            record = {
+                "system": request.system,
+                "messages": messages,
+                "tools": tools,
+                "model": request.model,
+            }
             out.write(json.dumps(record) + "\\n")
         first = request.messages[0].content if request.messages else ""
         index = next(i for i, a in enumerate(answers) if a.get("for", "") in first)

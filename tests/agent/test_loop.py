@@ -23,6 +23,7 @@ from hermes_core.agent import (
     AgentEvent,
     Conversation,
     Finished,
+    Message,
     ModelError,
     ModelSettings,
     Retrying,
@@ -31,9 +32,12 @@ from hermes_core.agent import (
     ToolFinished,
     ToolStarted,
     TranscriptStore,
+    Usage,
     UsageReport,
     event_json,
+    session_model,
 )
+from hermes_core.agent._conversation_usage import ConversationUsage
 from hermes_core.plugin import ActivityEvent, Tool, ToolAnnotations, ToolCall, hookimpl
 from hermes_core.testing import FakeModelProvider, fake_turn, make_host
 
@@ -447,3 +451,42 @@ def test_cancel_from_another_task_ends_a_turn_waiting_on_the_model(
     end = asyncio.run(scenario())
     assert end.stop == "interrupted"
     assert end.text == ""
+
+
+async def test_use_model_sends_the_next_requests_and_side_questions_to_that_model(
+    host: Host, tmp_path: Path
+) -> None:
+    """``/model NAME``: the conversation's next requests, a tool's question to the session's
+    model, the conversations the agent starts later; the transcript's next header names it."""
+    model = FakeModelProvider.scripted("One.", "Seen.", "Two.", "Three.")
+    agent = agent_for(host, model, tmp_path)
+    session = host.new_session()
+    conversation = agent.conversation(session)
+    await collect(conversation.send("hi"))
+    conversation.use_model("fake-2")
+    side = session_model(session)
+    assert side is not None
+    assert side.name == "fake-2"
+    assert await side.ask(Message("user", "look")) == "Seen."
+    await collect(conversation.send("again"))
+    await collect(agent.conversation(host.new_session()).send("new"))
+    assert [request.model for request in model.requests] == ["fake-1", *["fake-2"] * 3]
+    path = tmp_path / "sessions" / f"{session.id}.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["model"] for r in records if r["type"] == "session"] == ["fake-1", "fake-2"]
+
+
+async def test_conversation_usage_adds_up_every_budget_the_conversation_spent(
+    host: Host, tmp_path: Path
+) -> None:
+    """``/usage``: each turn's budget and the one of ``/compact``'s summary request."""
+    model = FakeModelProvider.scripted("One.", "Two.", "A summary.")
+    agent = agent_for(host, model, tmp_path)
+    conversation = agent.conversation(host.new_session())
+    await collect(conversation.send("first"))
+    await collect(conversation.send("second"))
+    await collect(conversation.compact())
+    used = ConversationUsage.of(conversation)
+    assert (used.requests, used.usage, used.window) == (3, Usage(30, 15), 128_000)
+    tools = agent.tool_schemas(conversation.session)
+    assert used.estimate == conversation.compaction.estimate(tools)

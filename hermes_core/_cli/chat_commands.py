@@ -1,0 +1,169 @@
+"""The commands of ``hermes chat``: :data:`COMMANDS`, the one list ``/help`` shows and Tab
+completes from, and the everyday ones that act on the conversation between turns
+(:class:`ConversationCommands`):
+
+- ``/usage``: the conversation's model requests and tokens, its subagents' included, and how
+  full its context is (:class:`~hermes_core.agent._conversation_usage.ConversationUsage`);
+- ``/model`` shows the provider and the model, ``/model NAME`` switches to NAME (same
+  provider) for the rest of the chat (:meth:`~hermes_core.agent._loop.Conversation.use_model`:
+  the transcript gets a header naming it); a name the provider does not know is its error at
+  the next request, as with ``model.model``;
+- ``/retry`` sends the person's last message again, what followed it dropped, and ``/undo``
+  drops it with what followed, putting it back in the line being typed
+  (:mod:`hermes_core.agent._undo`: the transcript records it, so a conversation taken up
+  again starts where the chat left it).
+
+While a turn runs each is refused, saying why (:func:`busy_refusal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final
+
+from hermes_core._shown import printable
+
+if TYPE_CHECKING:
+    from hermes_core._cli.agent_events import EventPrinter
+    from hermes_core._cli.terminal_lines import TerminalLines
+    from hermes_core.agent._loop import Conversation
+
+COMMANDS: Final = (
+    ("/help", "lists these commands (/? too)"),
+    ("/stop", "stops the running turn (Ctrl-C too)"),
+    ("/usage", "this conversation's model requests and tokens, and how full its context is"),
+    ("/model", "shows the model; /model NAME switches to NAME for the rest of this chat"),
+    ("/retry", "sends your last message again, its answer dropped"),
+    ("/undo", "takes your last message and what followed back (the message back in the line)"),
+    ("/compact", "replaces all but the last exchange by a summary the model writes"),
+    ("/new", "starts a new conversation"),
+    ("/resume", "lists this directory's conversations; /resume NUMBER or ID takes one up"),
+    ("/exit", "quits (Ctrl-D too)"),
+)
+"""Every command of ``hermes chat`` and what it does, as ``/help`` lists them."""
+
+_BETWEEN_TURNS: Final = {
+    "/usage": "its counts are the conversation's between turns",
+    "/model": "a turn's requests all go to one model",
+    "/retry": "the turn is still adding to the conversation",
+    "/undo": "the turn is still adding to the conversation",
+}
+"""The commands of :class:`ConversationCommands`, and why each waits for the turn's end."""
+
+
+def busy_refusal(line: str) -> str | None:
+    """The refusal of ``line`` typed while a turn runs when it is one of the commands that act
+    between turns; else ``None``."""
+    words = line.split()
+    if "\n" in line.strip() or not words or words[0] not in _BETWEEN_TURNS:
+        return None
+    why = _BETWEEN_TURNS[words[0]]
+    return f"hermes: {words[0]} is not run while a turn runs ({why}): type it again at the prompt"
+
+
+class ConversationCommands:
+    """``/usage``, ``/model``, ``/retry`` and ``/undo`` of one ``hermes chat``: notes go to
+    ``printer``, a message taken back to the line editor of ``lines``; ``send`` runs a turn
+    (``/retry``), ``switched`` is told the model's new name."""
+
+    def __init__(
+        self,
+        printer: EventPrinter,
+        lines: TerminalLines,
+        send: Callable[[Conversation, str], Awaitable[None]],
+        switched: Callable[[str], None],
+    ) -> None:
+        self._printer = printer
+        self._lines = lines
+        self._send = send
+        self._switched = switched
+
+    async def run(self, text: str, conversation: Conversation) -> bool:
+        """Run ``text`` when it is one of these commands (``True``); ``False`` otherwise."""
+        word, *rest = text.split(maxsplit=1)
+        if word not in _BETWEEN_TURNS:
+            return False
+        argument = rest[0].strip() if rest else ""
+        if word == "/model":
+            self._model(argument, conversation)
+        elif argument:
+            self._printer.note(f"hermes: {word} takes no argument")
+        elif word == "/usage":
+            self._usage(conversation)
+        elif word == "/undo":
+            self._undo(conversation)
+        else:
+            await self._retry(conversation)
+        return True
+
+    def _usage(self, conversation: Conversation) -> None:
+        from hermes_core.agent._conversation_usage import ConversationUsage
+
+        for line in ConversationUsage.of(conversation).lines():
+            self._printer.note(f"hermes: {line}")
+
+    def _model(self, name: str, conversation: Conversation) -> None:
+        settings = conversation.agent.model
+        provider = printable(settings.provider)
+        if not name:
+            at = f" at {printable(settings.base_url)}" if settings.base_url else ""
+            self._printer.note(
+                f"hermes: model {printable(settings.model)} of the provider {provider}{at} "
+                "(/model NAME switches to NAME)"
+            )
+            return
+        if len(name.split()) > 1:
+            self._printer.note("hermes: /model takes one name: /model NAME (/model shows it)")
+            return
+        if name == settings.model:
+            self._printer.note(f"hermes: the model is {printable(name)} already")
+            return
+        conversation.use_model(name)
+        self._switched(name)
+        self._printer.note(
+            f"hermes: the model is now {printable(name)} (provider {provider}) for the rest of "
+            f"this chat, not saved in the configuration; a name {provider} does not know is "
+            "its error at the next request"
+        )
+
+    def _undo(self, conversation: Conversation) -> None:
+        from hermes_core.agent._undo import NothingToTakeBack, take_back
+
+        try:
+            taken = take_back(conversation)
+        except NothingToTakeBack as exc:
+            self._printer.note(f"hermes: nothing to undo: {exc}")
+            return
+        after = taken.dropped - 1
+        what = f" and the {after} after it" if after > 1 else " and the one after it"
+        gone = f"hermes: undone: your last message{what if after else ''}"
+        if self._put_back(taken.text):
+            self._printer.note(f"{gone}; the message is back in the line")
+            return
+        self._printer.note(f"{gone}; it was:")
+        for line in taken.text.splitlines() or [""]:
+            self._printer.note(f"  {printable(line)}")
+
+    def _put_back(self, text: str) -> bool:
+        """Put ``text`` in the line being edited, as a paste of one line (the editor's own
+        rules: control characters left out); ``False`` without a line editor, or for a
+        message of several lines (the editor edits one)."""
+        from hermes_core._cli.key_sequences import PASTE_END, PASTE_START
+
+        editor = self._lines.editor
+        if editor is None or "\n" in text or "\r" in text:
+            return False
+        editor.feed(PASTE_START + text.replace("\x1b", "") + PASTE_END)
+        return True
+
+    async def _retry(self, conversation: Conversation) -> None:
+        from hermes_core.agent._undo import NothingToTakeBack, take_back
+
+        try:
+            taken = take_back(conversation)
+        except NothingToTakeBack as exc:
+            self._printer.note(f"hermes: nothing to retry: {exc}")
+            return
+        first = printable(taken.text.strip().split("\n", 1)[0][:160])
+        self._printer.note(f"hermes: sending your last message again: {first}")
+        await self._send(conversation, taken.text)
