@@ -1,5 +1,5 @@
 """The tools of a conversation's requests, as the schemas a provider sends (each one object at
-its top level: :mod:`._schema_roots`), and their estimated
+its top level: :mod:`hermes_core._schema_roots`), and their estimated
 tokens: both kept while the assembled tools stay the same (``Host.assemble`` hands out the same
 tuple then, to every session with the same tools), so that neither is made again at each
 request, nor for each new conversation, nor when a parent's and its subagents' requests (other
@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hermes_core.agent._schema_roots import sendable
+from hermes_core._schema_roots import sendable
 from hermes_core.agent._wire import ToolSchema
 from hermes_core.search._render import tool_tokens
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.agent._schema_roots import sendable
+from hermes_core._schema_roots import sendable
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 
