@@ -84,3 +84,24 @@ def test_tool_call_is_served_as_destructive_and_open_world_because_it_runs_any_t
         assert served[reading] == mcp_types.ToolAnnotations(
             read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
         )
+
+
+def test_a_schema_that_does_not_say_its_object_type_keeps_its_properties() -> None:
+    """A plugin's ``{"properties": ...}`` (valid JSON Schema) was served as an open object: the
+    client's model saw a tool taking nothing."""
+    loose = {"properties": {"path": {"type": "string"}}, "required": ["path"]}
+    served = mcp_tool(Tool(name="read", description="Read a file.", parameters=loose))
+    assert served.input_schema == {"type": "object", **loose}
+
+
+def test_a_top_level_choice_is_served_as_one_object_said_in_the_description() -> None:
+    """Claude Desktop, Claude Code and Cursor send a served tool's schema to their model's API:
+    Anthropic's refuses a top-level ``anyOf``, and with it every request of the client."""
+    schema = {
+        "type": "object",
+        "properties": {"space": {"type": "string"}},
+        "anyOf": [{"required": ["title"]}, {"required": ["page_url"]}],
+    }
+    served = mcp_tool(Tool(name="find", description="Find a page.", parameters=schema))
+    assert served.input_schema == {"type": "object", "properties": {"space": {"type": "string"}}}
+    assert served.description == "Find a page.\n\nGive at least one of: `title`; `page_url`."
