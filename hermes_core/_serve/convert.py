@@ -9,6 +9,7 @@ from typing import Any
 import mcp_types
 from pydantic import TypeAdapter, ValidationError
 
+from hermes_core._schema_roots import sendable
 from hermes_core._tools import Tool, ToolResult
 
 __all__ = ["mcp_annotations", "mcp_call_result", "mcp_tool", "mcp_tools"]
@@ -29,18 +30,20 @@ def mcp_annotations(tool: Tool) -> mcp_types.ToolAnnotations:
 
 
 def mcp_tool(tool: Tool) -> mcp_types.Tool:
-    """``tool`` as an entry of ``tools/list``: name, description, input schema, annotations.
+    """``tool`` as an entry of ``tools/list``: name, description, input schema, annotations;
+    the schema one object at its top level (:func:`~hermes_core._schema_roots.sendable`).
 
     No ``outputSchema`` is declared: a client validates structured content against it, and a
     result passed on from an MCP server or a plugin is not promised to match.
     """
-    schema = dict(tool.parameters)
+    # The client sends the schema on to its model's API, which wants one object at the top.
+    description, schema = sendable(tool.description, tool.parameters)
     if schema.get("type") != "object":
         # MCP requires an object schema at the top; a tool taking anything gets an open one.
         schema = {"type": "object", "properties": {}}
     return mcp_types.Tool(
         name=tool.name,
-        description=tool.description,
+        description=description,
         input_schema=schema,
         annotations=mcp_annotations(tool),
     )
