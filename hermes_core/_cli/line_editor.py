@@ -12,9 +12,8 @@ and Alt-Backspace the word before, Alt-D the word after, Up/Down (Ctrl-P/Ctrl-N)
 history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
 Ctrl-G gives up, any other key edits it), Tab completes a command (:attr:`LineEditor.commands`)
 as readline does: the matches' common prefix, a second Tab lists them; elsewhere a tab is a
-tab in the message (drawn as a space). A line is drawn from :attr:`origin` (the
-column its prompt left) and may wrap: the cursor is moved by rows and columns, counted in the
-terminal's cells (a wide character takes two)."""
+tab in the message (drawn as a space). What is drawn of the line, and where, is a
+:class:`~hermes_core._cli.line_display.LineDisplay`'s."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from hermes_core._cli.key_sequences import PASTE_END, PASTE_START, sequence_end
+from hermes_core._cli.line_display import LineDisplay
 from hermes_core._cli.terminal_cells import cells
 
 Typed = tuple[Literal["line", "paste", "end"], str]
@@ -49,15 +49,11 @@ class LineEditor:
         columns: Callable[[], int],
         history: list[str] | None = None,
     ) -> None:
-        self._write = write
-        self._columns = columns
+        self._display = LineDisplay(write, columns)
         self.history: list[str] = [] if history is None else history
         """The earlier lines, oldest first (Up walks back from the newest)."""
         self.commands: Callable[[], Sequence[str]] = tuple
         """The commands Tab completes a line starting with ``/`` to, now (none: Tab is a tab)."""
-        self.origin = 0
-        """The column the line starts at: the width of the prompt before it."""
-        self._before = ""  # what was printed on the row before the line (the prompt)
         self._text: list[str] = []
         self._cursor = 0
         self._index: int | None = None  # the history entry shown; None: the line typed anew
@@ -67,10 +63,16 @@ class LineEditor:
         self._query: str | None = None  # Ctrl-R: what is searched for
         self._found: int | None = None  # Ctrl-R: the history entry that matched
         self._before_search = ""
-        self._drawn = 0  # cells from origin to where the cursor was left
-        self._hidden = False  # erased by hide(), drawn again by the next key or redraw()
         self._tabbed = False  # the last key was a Tab with several matches: the next lists
-        self._out: list[str] = []
+
+    @property
+    def origin(self) -> int:
+        """The column the line starts at: the width of the prompt before it."""
+        return self._display.origin
+
+    @origin.setter
+    def origin(self, column: int) -> None:
+        self._display.origin = column
 
     @property
     def text(self) -> str:
@@ -82,7 +84,7 @@ class LineEditor:
         drawn once, after all of them."""
         typed: list[Typed] = []
         data, self._pending = self._pending + keys, ""
-        if self._hidden:
+        if self._display.hidden:
             self.redraw()
         at = 0
         while at < len(data):
@@ -103,7 +105,7 @@ class LineEditor:
                 self._paste = ""
             else:
                 self._escape(sequence)
-        self._flush()
+        self._display.flush()
         return typed
 
     def take(self) -> str:
@@ -112,54 +114,48 @@ class LineEditor:
         self._leave_search()
         text = self.text
         self._finish()
-        self._flush()
+        self._display.flush()
         return text
 
     def redraw(self) -> None:
         """Draw the line :meth:`hide` erased again, where the cursor is."""
-        if not self._hidden:
+        if not self._display.hidden:
             return
-        self._drawn, self._hidden = 0, False
+        self._display.drawn, self._display.hidden = 0, False
         self._refresh()
-        self._flush()
+        self._display.flush()
 
     def close(self) -> None:
         """Draw nothing more: the terminal is given back (output may still be printed)."""
-        self._write = _nothing
+        self._display.close()
 
     def hide(self) -> bool:
         """Erase the drawn line, leaving the cursor where it started; whether there was one to
         erase (then :meth:`redraw` puts it back)."""
-        if self._hidden or (not self._text and self._query is None):
+        if self._display.hidden or (not self._text and self._query is None):
             return False
-        self._home()
-        self._out.append("\x1b[J")
-        self._drawn, self._hidden = 0, True
-        self._flush()
+        self._display.erase()
         return True
 
     def printed(self, text: str) -> None:
         """``text`` was printed where the line starts (it was hidden, or empty): the line
         starts after it now."""
-        plain = _CONTROL.sub("", text)
-        last = max(plain.rfind("\n"), plain.rfind("\r"))
-        self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
-        self._before = plain[last + 1 :] if last >= 0 else self._before + plain
+        self._display.printed(_CONTROL.sub("", text))
 
     def suspend(self) -> None:
         """The terminal goes to the shell a while (Ctrl-Z): the line erased, the cursor on a
         new row."""
         self.hide()
-        self._out.append("\r\n")
-        self._flush()
+        self._display.add("\r\n")
+        self._display.flush()
 
     def resume(self) -> None:
         """The terminal is back (``fg``): what was printed before the line on its row (the
         prompt) and the line drawn again, on the row the cursor is on."""
-        self._out.append("\r" + self._before)
-        self._drawn, self._hidden = 0, False
+        self._display.add("\r" + self._display.before)
+        self._display.drawn, self._display.hidden = 0, False
         self._refresh()
-        self._flush()
+        self._display.flush()
 
     def _pasting(self, data: str, at: int, typed: list[Typed]) -> int:
         assert self._paste is not None
@@ -255,13 +251,13 @@ class LineEditor:
         while not all(match.startswith(common) for match in matches):
             common = common[:-1]
         if len(matches) > 1 and again:
-            self._out.append("\r\n" + "  ".join(matches) + "\r\n" + self._before)
-            self._drawn = 0
+            self._display.add("\r\n" + "  ".join(matches) + "\r\n" + self._display.before)
+            self._display.drawn = 0
             self._refresh()
         elif len(common) > len(word):
             self._insert(common[len(word) :])
         else:
-            self._out.append("\x07")
+            self._display.add("\x07")
         self._tabbed = len(matches) > 1
 
     def _before_char(self) -> int:
@@ -300,9 +296,7 @@ class LineEditor:
         self._text[self._cursor : self._cursor] = text
         self._cursor += len(text)
         if at_end and "\t" not in text:
-            self._out.append(text)  # typing at the end: no need to draw the line again
-            self._drawn = self._span(text, self._drawn)
-            self._wrapped()
+            self._display.extend(text)  # typing at the end: no need to draw the line again
         else:
             self._refresh()
 
@@ -386,9 +380,9 @@ class LineEditor:
         self._query = None
         self._cursor = len(self._text)
         self._refresh()
-        self._out.append("\r\n")
-        self._text, self._cursor, self._drawn = [], 0, 0
-        self._index, self._draft, self.origin, self._before = None, "", 0, ""
+        self._display.end_line()
+        self._text, self._cursor = [], 0
+        self._index, self._draft = None, ""
 
     def _shown(self) -> tuple[str, int]:
         """What is drawn of the line, and where in it the cursor goes (in characters)."""
@@ -397,52 +391,6 @@ class LineEditor:
         shown = SEARCH.format(self._query) + self._match_text()
         return shown, len(SEARCH.format(self._query))
 
-    def _home(self) -> None:
-        """Move the cursor from where it was left to where the line starts."""
-        width = max(self._columns(), 1)
-        rows = (self.origin + self._drawn) // width - self.origin // width
-        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
-        if self.origin % width:
-            self._out.append(f"\x1b[{self.origin % width}C")
-
     def _refresh(self) -> None:
-        width = max(self._columns(), 1)
         shown, cursor = self._shown()
-        self._home()
-        self._out.append("\x1b[J" + shown)
-        self._drawn = self._span(shown)
-        self._wrapped()
-        target = self._span(shown[:cursor])
-        rows = (self.origin + self._drawn) // width - (self.origin + target) // width
-        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
-        if (self.origin + target) % width:
-            self._out.append(f"\x1b[{(self.origin + target) % width}C")
-        self._drawn = target
-
-    def _span(self, text: str, start: int = 0) -> int:
-        """Cells from :attr:`origin` to the end of ``text`` drawn ``start`` cells after it: a
-        wide character that does not fit a row's last cell is drawn at the next row's start,
-        that cell left empty."""
-        width = max(self._columns(), 1)
-        at = self.origin + start
-        for char in text:
-            size = cells(char)
-            if size == 2 and at % width == width - 1:
-                at += 1
-            at += size
-        return at - self.origin
-
-    def _wrapped(self) -> None:
-        """At the last column a terminal waits to wrap: a new line puts the cursor where the
-        row and column counts say it is."""
-        if self._drawn and (self.origin + self._drawn) % max(self._columns(), 1) == 0:
-            self._out.append("\r\n")
-
-    def _flush(self) -> None:
-        if self._out:
-            self._write("".join(self._out))
-            self._out.clear()
-
-
-def _nothing(text: str) -> None:
-    """Where a closed editor draws."""
+        self._display.draw(shown, cursor)

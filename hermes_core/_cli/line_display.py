@@ -1,0 +1,115 @@
+"""What the chat's line editor drew of its line on the terminal, and how it draws it again.
+
+The line is drawn from :attr:`LineDisplay.origin` (the column the prompt before it left) and
+may wrap: the cursor is moved by rows and columns, counted in the terminal's cells (a wide
+character takes two, drawn at the next row's start when one cell is left)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hermes_core._cli.terminal_cells import cells
+
+
+class LineDisplay:
+    """Where the edited line starts on the terminal, where its cursor was left, and the
+    escape sequences that draw it again; written out at :meth:`flush`."""
+
+    def __init__(self, write: Callable[[str], None], columns: Callable[[], int]) -> None:
+        self._write = write
+        self._columns = columns
+        self.origin = 0
+        """The column the line starts at: the width of the prompt before it."""
+        self.before = ""
+        """What was printed on the row before the line (the prompt)."""
+        self.drawn = 0
+        """Cells from :attr:`origin` to where the cursor was left."""
+        self.hidden = False
+        """Erased by :meth:`erase`; drawn again by the editor's next key or redraw."""
+        self._out: list[str] = []
+
+    def add(self, text: str) -> None:
+        """Write ``text`` as it is (a bell, a listing) at the next :meth:`flush`."""
+        self._out.append(text)
+
+    def flush(self) -> None:
+        """Write out what was drawn."""
+        if self._out:
+            self._write("".join(self._out))
+            self._out.clear()
+
+    def close(self) -> None:
+        """Draw nothing more: the terminal is given back (output may still be printed)."""
+        self._write = _nothing
+
+    def draw(self, shown: str, cursor: int) -> None:
+        """Draw ``shown`` from the line's start, the cursor left before its ``cursor``-th
+        character."""
+        width = max(self._columns(), 1)
+        self.home()
+        self._out.append("\x1b[J" + shown)
+        self.drawn = self.span(shown)
+        self._wrapped()
+        target = self.span(shown[:cursor])
+        rows = (self.origin + self.drawn) // width - (self.origin + target) // width
+        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
+        if (self.origin + target) % width:
+            self._out.append(f"\x1b[{(self.origin + target) % width}C")
+        self.drawn = target
+
+    def extend(self, text: str) -> None:
+        """``text`` typed at the line's end, where the cursor is: drawn there alone."""
+        self._out.append(text)
+        self.drawn = self.span(text, self.drawn)
+        self._wrapped()
+
+    def erase(self) -> None:
+        """Erase the drawn line, leaving the cursor where it started."""
+        self.home()
+        self._out.append("\x1b[J")
+        self.drawn, self.hidden = 0, True
+        self.flush()
+
+    def end_line(self) -> None:
+        """The line ended (the cursor after it): a new row, the next line starting at its
+        start."""
+        self._out.append("\r\n")
+        self.drawn, self.origin, self.before = 0, 0, ""
+
+    def printed(self, plain: str) -> None:
+        """``plain`` (no escape sequences) was printed where the line starts: it starts after
+        it now."""
+        last = max(plain.rfind("\n"), plain.rfind("\r"))
+        self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
+        self.before = plain[last + 1 :] if last >= 0 else self.before + plain
+
+    def home(self) -> None:
+        """Move the cursor from where it was left to where the line starts."""
+        width = max(self._columns(), 1)
+        rows = (self.origin + self.drawn) // width - self.origin // width
+        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
+        if self.origin % width:
+            self._out.append(f"\x1b[{self.origin % width}C")
+
+    def span(self, text: str, start: int = 0) -> int:
+        """Cells from :attr:`origin` to the end of ``text`` drawn ``start`` cells after it: a
+        wide character that does not fit a row's last cell is drawn at the next row's start,
+        that cell left empty."""
+        width = max(self._columns(), 1)
+        at = self.origin + start
+        for char in text:
+            size = cells(char)
+            if size == 2 and at % width == width - 1:
+                at += 1
+            at += size
+        return at - self.origin
+
+    def _wrapped(self) -> None:
+        """At the last column a terminal waits to wrap: a new line puts the cursor where the
+        row and column counts say it is."""
+        if self.drawn and (self.origin + self.drawn) % max(self._columns(), 1) == 0:
+            self._out.append("\r\n")
+
+
+def _nothing(text: str) -> None:
+    """Where a closed display draws."""
