@@ -78,13 +78,6 @@ def test_a_wrapped_line_is_redrawn_from_its_first_row() -> None:
     assert edit.text == "abcdefgh"
 
 
-def test_a_line_that_ends_at_the_last_column_puts_the_cursor_on_the_next_row() -> None:
-    edit, drawn = editor(columns=10)
-    edit.origin = 5
-    edit.feed("abcde")
-    assert drawn == ["abcde\r\n"]
-
-
 def test_a_hidden_line_is_drawn_again_after_the_output_at_the_next_key() -> None:
     edit, drawn = editor()
     edit.feed("ab")
@@ -209,3 +202,37 @@ def test_tab_outside_a_command_word_is_a_tab_in_the_message() -> None:
 
 def test_tab_completes_nothing_where_the_editor_has_no_commands() -> None:
     assert line("/com\t\r") == [("line", "/com\t")]
+
+
+def test_a_resize_draws_the_wrapped_line_again_at_the_new_width() -> None:
+    """10 columns, a 5-column prompt: 8 characters end on the second row, column 3. At 20
+    columns the terminal rewraps them onto the prompt's row: the line is drawn again from
+    there, the cursor after it (column 13), no row above it touched; at 6 columns it is
+    drawn again over three rows."""
+    width = [10]
+    drawn: list[str] = []
+    edit = LineEditor(drawn.append, lambda: width[0])
+    edit.origin = 5
+    edit.feed("abcdefgh")
+    width[0] = 20
+    drawn.clear()
+    edit.resized()
+    assert drawn == ["\r\x1b[5C\x1b[Jabcdefgh\r\x1b[13C"]
+    width[0] = 6
+    drawn.clear()
+    edit.resized()
+    assert drawn == ["\r\x1b[2A\x1b[5C\x1b[Jabcdefgh\r\x1b[1C"]
+    assert edit.feed("\r") == [("line", "abcdefgh")]
+
+
+def test_a_line_filling_its_row_wraps_as_the_terminal_wraps_it() -> None:
+    """At the last column the cursor is put on the next row by a space the terminal wraps
+    (then a carriage return), not by a new line: a terminal that rewraps its rows on a resize
+    keeps the line one line."""
+    edit, drawn = editor(columns=10)
+    edit.origin = 5
+    edit.feed("abcde")
+    assert drawn == ["abcde \r"]
+    edit.feed("f")
+    assert drawn[-1] == "f"
+    assert edit.feed("\r") == [("line", "abcdef")]

@@ -309,3 +309,47 @@ def test_tab_at_a_question_is_a_tab_in_the_answer_not_a_completion(home: AgentHo
     assert "/new" not in child.before
     child.sendline("/exit")
     assert ended(child) == 0
+
+
+def test_a_resize_draws_the_wrapped_line_again_at_the_new_width(home: AgentHome) -> None:
+    """20 columns: ``you> `` and 30 characters take two rows. The terminal widened to 40,
+    the line is drawn again at once from the prompt's row, the cursor after it (column 35),
+    nothing typed; narrowed to 12, over three rows."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.setwinsize(24, 20)
+    child.expect_exact(PROMPT)
+    typed = "0123456789" * 3
+    child.send(typed)
+    child.expect_exact(typed[-5:])
+    child.setwinsize(24, 40)
+    child.expect_exact("\r\x1b[5C\x1b[J" + typed + "\r\x1b[35C", timeout=10)
+    child.setwinsize(24, 12)
+    child.expect_exact("\r\x1b[2A\x1b[5C\x1b[J" + typed + "\r\x1b[11C", timeout=10)
+    child.send("!\r")
+    child.expect_exact(f"heard: {typed}!")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == [typed + "!"]
+
+
+def test_a_resize_while_the_answer_streams_keeps_the_typed_line_whole(home: AgentHome) -> None:
+    home.setup({"text": "word " * 40}, {"echo": True}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.setwinsize(24, 20)
+    child.expect_exact(PROMPT)
+    child.send("talk\r")
+    child.expect_exact("word word ")
+    typed = "abcdefghij" * 3
+    child.send(typed)
+    child.expect_exact(typed)
+    child.setwinsize(24, 40)
+    child.expect_exact(PROMPT)
+    child.expect_exact(typed + "\r\x1b[35C")  # after the prompt, at the new width
+    child.send("\r")
+    child.expect_exact(f"heard: {typed}")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["talk", typed]
