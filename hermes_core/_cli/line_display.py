@@ -2,7 +2,10 @@
 
 The line is drawn from :attr:`LineDisplay.origin` (the column the prompt before it left) and
 may wrap: the cursor is moved by rows and columns, counted in the terminal's cells (a wide
-character takes two, drawn at the next row's start when one cell is left)."""
+character takes two, drawn at the next row's start when one cell is left). A row filled to
+its last cell wraps as the terminal wraps it, so a terminal that rewraps its rows when it is
+resized (most do: VTE, kitty, iTerm2, Windows Terminal, tmux) keeps the line one line, and the
+rows and columns are counted at the width it has now."""
 
 from __future__ import annotations
 
@@ -57,6 +60,12 @@ class LineDisplay:
             self._out.append(f"\x1b[{(self.origin + target) % width}C")
         self.drawn = target
 
+    def relaid(self, shown: str, cursor: int) -> None:
+        """The terminal's width changed: it rewrapped the rows of ``shown`` (the line as
+        drawn), so the cursor is its ``cursor``-th character's cells from the line's start
+        at the new width."""
+        self.drawn = self.span(shown[:cursor])
+
     def extend(self, text: str) -> None:
         """``text`` typed at the line's end, where the cursor is: drawn there alone."""
         self._out.append(text)
@@ -105,10 +114,11 @@ class LineDisplay:
         return at - self.origin
 
     def _wrapped(self) -> None:
-        """At the last column a terminal waits to wrap: a new line puts the cursor where the
-        row and column counts say it is."""
+        """At the last column a terminal waits to wrap: a space it wraps, then a carriage
+        return, put the cursor where the row and column counts say it is (a new line would
+        break the line in two for a terminal that rewraps its rows on a resize)."""
         if self.drawn and (self.origin + self.drawn) % max(self._columns(), 1) == 0:
-            self._out.append("\r\n")
+            self._out.append(" \r")
 
 
 def _nothing(text: str) -> None:

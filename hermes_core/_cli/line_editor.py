@@ -125,6 +125,15 @@ class LineEditor:
         self._refresh()
         self._display.flush()
 
+    def resized(self) -> None:
+        """The terminal's width changed (SIGWINCH): the line drawn again from its first row,
+        where the terminal's rewrapping put it, at the new width."""
+        if self._display.hidden or (not self._text and self._query is None):
+            return
+        self._display.relaid(*self._shown())
+        self._refresh()
+        self._display.flush()
+
     def close(self) -> None:
         """Draw nothing more: the terminal is given back (output may still be printed)."""
         self._display.close()

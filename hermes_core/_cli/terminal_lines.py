@@ -28,7 +28,8 @@ With a ``history`` (``hermes chat``) the terminal leaves its line mode for the c
 editor (:class:`~hermes_core._cli.line_editor.LineEditor`: arrow keys, Emacs keys, Up/Down and
 Ctrl-R through the history, Tab completing a command while no prompt is open); its signals stay
 on, so Ctrl-C is SIGINT as before (Ctrl-Z gives the shell the terminal in its line mode, ``fg``
-sets the editor's mode again). The bursts are the same: the editor hands on each line at Enter,
+sets the editor's mode again; a resize, SIGWINCH, draws the line again at the new width).
+The bursts are the same: the editor hands on each line at Enter,
 and its line not yet sent is the edit line a burst takes. A bracketed paste (the terminal marks
 it) is one burst, ended at its end mark.
 The messages handed on are added to the history, never an answer to a
@@ -155,6 +156,7 @@ class TerminalLines:
         _EDITING.append(self)
         self._echo("\x1b[?2004h")
         self._loop.add_signal_handler(signal.SIGTSTP, self._suspend)
+        self._loop.add_signal_handler(signal.SIGWINCH, self.editor.resized)
 
     def _completed(self) -> tuple[str, ...]:
         """The commands Tab completes now: none while a prompt is open (its answer is no
@@ -204,6 +206,7 @@ class TerminalLines:
             self.editor.close()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_signal_handler(signal.SIGTSTP)
+            self._loop.remove_signal_handler(signal.SIGWINCH)
         if self in _EDITING:
             _EDITING.remove(self)
         self._echo("\x1b[?2004l")
