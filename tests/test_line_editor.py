@@ -236,3 +236,10 @@ def test_a_line_filling_its_row_wraps_as_the_terminal_wraps_it() -> None:
     edit.feed("f")
     assert drawn[-1] == "f"
     assert edit.feed("\r") == [("line", "abcdef")]
+
+
+def test_a_bracketed_paste_goes_in_at_the_cursor() -> None:
+    paste = "\x1b[200~{}\x1b[201~"
+    assert line("ab" + LEFT + paste.format("one\ntwo")) == [("paste", "aone\ntwob")]
+    assert line("ab" + LEFT + paste.format("one\ntwo\n")) == [("paste", "aone\ntwo\nb")]
+    assert line("ab" + LEFT + paste.format("xy") + "\r") == [("line", "axyb")]

@@ -353,3 +353,16 @@ def test_a_resize_while_the_answer_streams_keeps_the_typed_line_whole(home: Agen
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["talk", typed]
+
+
+def test_a_paste_in_the_middle_of_the_line_goes_in_at_the_cursor(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("ab" + LEFT + PASTE_START + "one\ntwo" + PASTE_END)
+    child.expect_exact("heard: aone\ntwob".replace("\n", "\r\n"))
+    child.expect_exact(PROMPT)
+    say(child, "()" + LEFT + PASTE_START + "x, y" + PASTE_END, "(x, y)")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["aone\ntwob", "(x, y)"]
