@@ -4,7 +4,8 @@ edits of one line, drawn on the terminal, and the lines handed back on Enter.
 It holds no terminal itself: :class:`~hermes_core._cli.terminal_lines.TerminalLines` reads
 the bytes (the terminal out of its line mode, signals still on: Ctrl-C stays SIGINT), feeds
 them to :meth:`LineEditor.feed` and gets back what was typed: a line (Enter), a paste (a
-bracketed paste holding a newline: several lines at once, one message), or the end of input
+bracketed paste holding a newline: several lines at once, one message, put in the line at the
+cursor as a paste of one line is), or the end of input
 (Ctrl-D on an empty line). Keys, as GNU readline's Emacs mode binds them: Left/Right
 (Ctrl-B/Ctrl-F), Home/End (Ctrl-A/Ctrl-E), Alt-B/Alt-F and Ctrl-Left/Ctrl-Right by word,
 Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/start, Ctrl-W
@@ -177,7 +178,8 @@ class LineEditor:
         self._paste = None
         if "\n" in pasted.strip("\n"):
             self._leave_search()
-            typed.append(("paste", self.text + pasted))
+            cursor = self._cursor
+            typed.append(("paste", self.text[:cursor] + pasted + self.text[cursor:]))
             self._finish()
         else:
             self._insert(UNPRINTABLE.sub("", pasted))
