@@ -193,10 +193,19 @@ def test_tab_completes_the_common_prefix_and_a_second_tab_lists_the_matches() ->
 
 
 def test_tab_outside_a_command_word_is_a_tab_in_the_message() -> None:
+    """As before the editor, when the terminal's line mode put a tab in the line: on any
+    line but a ``/`` word starting a command (a path, a word no command starts with)."""
     assert completing("say\t\r")[0] == [("line", "say\t")]
     assert completing("/resume \t\r")[0] == [("line", "/resume \t")]
-    typed, drawn = completing("/xyz\t\r")
-    assert typed == [("line", "/xyz")]
+    for word in ("/usr/lo", "/xyz", "/compactly"):
+        typed, drawn = completing(word + "\t\r")
+        assert typed == [("line", word + "\t")], word
+        assert "\x07" not in drawn, word
+
+
+def test_tab_after_a_command_s_full_name_rings_the_bell() -> None:
+    typed, drawn = completing("/exit\t\r")
+    assert typed == [("line", "/exit")]
     assert "\x07" in drawn
 
 

@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from agent.agent_home import AgentHome, turn
-from agent.test_cli_chat_input import PROMPT, TRACE, ended, sent
+from agent.test_cli_chat_input import CONTINUED, PROMPT, TRACE, ended, sent
 from agent.test_cli_run import spawn
 from hermes_core._paths import home_tag
 from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
@@ -366,3 +366,18 @@ def test_a_paste_in_the_middle_of_the_line_goes_in_at_the_cursor(home: AgentHome
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["aone\ntwob", "(x, y)"]
+
+
+def test_tab_on_a_continued_line_is_a_tab_in_the_message(home: AgentHome) -> None:
+    """A ``...> `` line goes on a message: it is never a command, so Tab completes none."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("see\\\r")
+    child.expect_exact(CONTINUED)
+    child.send("/com\t\r")
+    child.expect_exact("heard: see")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["see\n/com\t"]
