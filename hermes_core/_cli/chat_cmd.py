@@ -252,7 +252,7 @@ class _Chat:
         parts = [line[:-1]]
         while True:
             click.echo(CONTINUED, nl=False)
-            more = await self.lines.next_line()
+            more = await self.lines.next_line(command=False)
             if more is None:
                 click.echo("")
                 return None

@@ -12,8 +12,9 @@ Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/st
 and Alt-Backspace the word before, Alt-D the word after, Up/Down (Ctrl-P/Ctrl-N) walk the
 history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
 Ctrl-G gives up, any other key edits it), Tab completes a command (:attr:`LineEditor.commands`)
-as readline does: the matches' common prefix, a second Tab lists them; elsewhere a tab is a
-tab in the message (drawn as a space). What is drawn of the line, and where, is a
+on a line that is a ``/`` word starting one, as readline does: the matches' common prefix, a
+second Tab lists them; on any other line (a path, text) a tab is a tab in the message (drawn
+as a space), as before the editor. What is drawn of the line, and where, is a
 :class:`~hermes_core._cli.line_display.LineDisplay`'s."""
 
 from __future__ import annotations
@@ -250,14 +251,15 @@ class LineEditor:
             self._delete(self._word_left(), self._cursor)
 
     def _tab(self, again: bool) -> None:
-        """Tab: a command word at the line's end completed (a bell when it cannot be, the
-        matches listed under the line at a second Tab); any other line gets a tab."""
+        """Tab: a line that is a ``/`` word starting some command, the cursor at its end,
+        completed (their common start; a bell when it goes no further, the matches listed
+        under the line at a second Tab); on any other line a tab, as the terminal's line mode
+        put one before the editor."""
         word = self.text
-        commands = self.commands()
-        if not commands or word[:1] != "/" or self._cursor < len(word) or word.split() != [word]:
+        matches = [command for command in self.commands() if command.startswith(word)]
+        if word[:1] != "/" or self._cursor < len(word) or word.split() != [word] or not matches:
             self._insert("\t")
             return
-        matches = [command for command in commands if command.startswith(word)]
         common = min(matches, default="")
         while not all(match.startswith(common) for match in matches):
             common = common[:-1]

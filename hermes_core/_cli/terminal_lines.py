@@ -110,6 +110,7 @@ class TerminalLines:
         self.turn_stopped = False
         """Whether the open prompts were ended by :meth:`stop_turn` (not by end of input)."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._commanding = True  # whether the line awaited may be a command (Tab completes)
 
     def start(self) -> None:
         """Start reading (in the running loop)."""
@@ -160,8 +161,8 @@ class TerminalLines:
 
     def _completed(self) -> tuple[str, ...]:
         """The commands Tab completes now: none while a prompt is open (its answer is no
-        command)."""
-        return () if self._pipes else self._commands
+        command), nor on a line :meth:`next_line` awaits as no command."""
+        return () if self._pipes or not self._commanding else self._commands
 
     def _keys_mode(self) -> None:
         """Set the editor's mode on the terminal: keys as typed, no echo, signals on."""
@@ -352,17 +353,20 @@ class TerminalLines:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(line)
 
-    async def next_line(self) -> str | None:
-        """The next line typed outside a prompt, or ``None`` at end of input."""
+    async def next_line(self, *, command: bool = True) -> str | None:
+        """The next line typed outside a prompt, or ``None`` at end of input; with
+        ``command=False`` one that is never a command (a message's next line): Tab
+        completes none on it."""
         if self._lines:
             return self._lines.pop(0)
         if self.ended:
             return None
         self._waiter = asyncio.get_running_loop().create_future()
+        self._commanding = command
         try:
             return await self._waiter
         finally:
-            self._waiter = None
+            self._waiter, self._commanding = None, True
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[int]:
