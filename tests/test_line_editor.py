@@ -252,3 +252,19 @@ def test_a_bracketed_paste_goes_in_at_the_cursor() -> None:
     assert line("ab" + LEFT + paste.format("one\ntwo")) == [("paste", "aone\ntwob")]
     assert line("ab" + LEFT + paste.format("one\ntwo\n")) == [("paste", "aone\ntwo\nb")]
     assert line("ab" + LEFT + paste.format("xy") + "\r") == [("line", "axyb")]
+
+
+def test_output_that_fills_its_row_is_not_drawn_over() -> None:
+    """A streamed answer's piece ends at the row's last column: the terminal waits to wrap,
+    its cursor still on that row, where a carriage return would go back to the answer's
+    start and the line erase it. A space the terminal wraps first puts the line on the next
+    row."""
+    edit, drawn = editor(columns=10)
+    edit.feed("ab")
+    assert edit.hide()
+    edit.printed("0123456789")
+    drawn.clear()
+    edit.redraw()
+    assert drawn == [" \r\x1b[Jab\r\x1b[2C"]
+    assert edit.hide()
+    assert drawn[-1] == "\r\x1b[J"
