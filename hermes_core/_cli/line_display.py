@@ -95,6 +95,10 @@ class LineDisplay:
     def home(self) -> None:
         """Move the cursor from where it was left to where the line starts."""
         width = max(self._columns(), 1)
+        if self.origin and not self.origin % width and not self.drawn:
+            # What was printed before the line filled its row: the terminal waits to wrap,
+            # its cursor on that row still. A space wraps it (the line is drawn over it).
+            self._out.append(" ")
         rows = (self.origin + self.drawn) // width - self.origin // width
         self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
         if self.origin % width:
