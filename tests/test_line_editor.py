@@ -268,3 +268,24 @@ def test_output_that_fills_its_row_is_not_drawn_over() -> None:
     assert drawn == [" \r\x1b[Jab\r\x1b[2C"]
     assert edit.hide()
     assert drawn[-1] == "\r\x1b[J"
+
+
+def test_ctrl_y_puts_back_what_the_last_kills_took() -> None:
+    """As readline: what a kill key took is yanked back at the cursor; kills one after the
+    other take one text together (two Ctrl-W: both words)."""
+    assert line("abc\x15x\x19\r") == [("line", "xabc")]
+    assert line("one two three\x17\x17\x19\r") == [("line", "one two three")]
+    assert line("one two" + LEFT * 3 + "\x0b\x01\x19\r") == [("line", "twoone ")]
+    assert line("one two" + "\x01\x1bd\x1bd\x19\r") == [("line", "one two")]
+    assert line("one two\x17x\x17\x19\r") == [("line", "one x")]
+    assert line("\x19ok\r") == [("line", "ok")]
+
+
+def test_ctrl_l_clears_the_screen_and_draws_the_prompt_and_the_line_at_its_top() -> None:
+    edit, drawn = editor()
+    edit.printed("you> ")
+    edit.feed("ab" + LEFT)
+    drawn.clear()
+    assert edit.feed("\x0c") == []
+    assert drawn == ["\x1b[H\x1b[2Jyou> \r\x1b[5C\x1b[Jab\r\x1b[6C"]
+    assert edit.feed("\r") == [("line", "ab")]

@@ -63,14 +63,15 @@ def test_backspace_deletes_the_character_before_the_cursor(home: AgentHome) -> N
 
 
 def test_the_emacs_keys_move_by_line_and_by_word(home: AgentHome) -> None:
-    home.setup({"echo": True}, {"echo": True})
+    home.setup({"echo": True}, {"echo": True}, {"echo": True})
     child = spawn(home, "chat")
     child.expect_exact(PROMPT)
     say(child, "world" + CTRL_A + "hello " + CTRL_E + "!", "hello world!")
     say(child, "one three" + ALT_B + "two " + CTRL_A + ALT_F + ",", "one, two three")
+    say(child, "stashed\x15\x19 back", "stashed back")  # Ctrl-U, then Ctrl-Y
     child.sendline("/exit")
     assert ended(child) == 0
-    assert sent(home) == ["hello world!", "one, two three"]
+    assert sent(home) == ["hello world!", "one, two three", "stashed back"]
 
 
 def test_up_recalls_the_earlier_messages_and_ctrl_r_finds_one(home: AgentHome) -> None:
