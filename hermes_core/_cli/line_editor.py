@@ -9,7 +9,8 @@ cursor as a paste of one line is), or the end of input
 (Ctrl-D on an empty line). Keys, as GNU readline's Emacs mode binds them: Left/Right
 (Ctrl-B/Ctrl-F), Home/End (Ctrl-A/Ctrl-E), Alt-B/Alt-F and Ctrl-Left/Ctrl-Right by word,
 Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/start, Ctrl-W
-and Alt-Backspace the word before, Alt-D the word after, Up/Down (Ctrl-P/Ctrl-N) walk the
+and Alt-Backspace the word before, Alt-D the word after, Ctrl-Y yanks what the last kills took,
+Ctrl-L clears the screen, Up/Down (Ctrl-P/Ctrl-N) walk the
 history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
 Ctrl-G gives up, any other key edits it), Tab completes a command (:attr:`LineEditor.commands`)
 on a line that is a ``/`` word starting one, as readline does: the matches' common prefix, a
@@ -66,6 +67,8 @@ class LineEditor:
         self._found: int | None = None  # Ctrl-R: the history entry that matched
         self._before_search = ""
         self._tabbed = False  # the last key was a Tab with several matches: the next lists
+        self._killed = ""  # what the last kills took, for Ctrl-Y
+        self._kills = self._chained = False  # the last key was a kill; the one before it was
 
     @property
     def origin(self) -> int:
@@ -188,6 +191,7 @@ class LineEditor:
 
     def _key(self, char: str, typed: list[Typed]) -> None:
         tabbed, self._tabbed = self._tabbed, False
+        self._chained, self._kills = self._kills, False
         if self._query is not None and self._searching(char, typed):
             return
         if char == "\t":
@@ -216,16 +220,22 @@ class LineEditor:
         elif char in "\x7f\x08":
             self._delete(self._before_char(), self._cursor)
         elif char == "\x0b":
-            self._delete(self._cursor, len(self._text))
+            self._kill(self._cursor, len(self._text))
         elif char == "\x15":
-            self._delete(0, self._cursor)
+            self._kill(0, self._cursor)
         elif char == "\x17":
             start = self._cursor
             while start > 0 and self._text[start - 1].isspace():
                 start -= 1
             while start > 0 and not self._text[start - 1].isspace():
                 start -= 1
-            self._delete(start, self._cursor)
+            self._kill(start, self._cursor)
+        elif char == "\x19":
+            self._insert(self._killed)
+        elif char == "\x0c":  # readline's clear-screen: the prompt and the line at the top
+            self._display.add("\x1b[H\x1b[2J" + self._display.before)
+            self._display.drawn = 0
+            self._refresh()
         elif char == "\x10":
             self._recall(-1)
         elif char == "\x0e":
@@ -234,6 +244,7 @@ class LineEditor:
     def _escape(self, sequence: str) -> None:
         self._leave_search()
         self._tabbed = False
+        self._chained, self._kills = self._kills, False
         key = sequence[2:] if sequence[1:2] in ("[", "O") else sequence[1:]
         plain = {"D": "\x02", "C": "\x06", "H": "\x01", "F": "\x05", "A": "\x10", "B": "\x0e"}
         plain.update({"1~": "\x01", "7~": "\x01", "4~": "\x05", "8~": "\x05"})
@@ -246,9 +257,9 @@ class LineEditor:
         elif key in ("f", "1;5C", "1;3C"):
             self._move(self._word_right())
         elif key == "d":
-            self._delete(self._cursor, self._word_right())
+            self._kill(self._cursor, self._word_right())
         elif key == "\x7f":
-            self._delete(self._word_left(), self._cursor)
+            self._kill(self._word_left(), self._cursor)
 
     def _tab(self, again: bool) -> None:
         """Tab: a line that is a ``/`` word starting some command, the cursor at its end,
@@ -312,6 +323,21 @@ class LineEditor:
             self._display.extend(text)  # typing at the end: no need to draw the line again
         else:
             self._refresh()
+
+    def _kill(self, start: int, end: int) -> None:
+        """Delete from ``start`` to ``end``, what it took kept for Ctrl-Y: added to what the
+        kill just before took, as readline does (before it, killed backwards)."""
+        taken = "".join(self._text[start:end])
+        if not taken:
+            return
+        if not self._chained:
+            self._killed = taken
+        elif start < self._cursor:
+            self._killed = taken + self._killed
+        else:
+            self._killed += taken
+        self._kills = True
+        self._delete(start, end)
 
     def _delete(self, start: int, end: int) -> None:
         start, end = max(start, 0), min(end, len(self._text))
