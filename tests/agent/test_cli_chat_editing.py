@@ -382,3 +382,22 @@ def test_tab_on_a_continued_line_is_a_tab_in_the_message(home: AgentHome) -> Non
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["see\n/com\t"]
+
+
+def test_a_line_not_sent_while_a_turn_runs_is_recalled_by_up(home: AgentHome) -> None:
+    """Enter while a turn runs sends nothing; the line is not lost: Up brings it back at the
+    prompt, as the note says."""
+    home.setup({"text": "word " * 40}, {"echo": True}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("talk\r")
+    child.expect_exact("word word ")
+    child.send("a long thought typed meanwhile\r")
+    child.expect_exact("that line was not sent (Up brings it back at the prompt;")
+    child.expect_exact(PROMPT)
+    child.send(UP + "\r")
+    child.expect_exact("heard: a long thought typed meanwhile")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["talk", "a long thought typed meanwhile"]
