@@ -119,12 +119,12 @@ class _Chat:
         if self.running is None or not sys.stdin.isatty():
             return False
         if "\n" in line:
-            what = f"those {len(line.splitlines())} lines were not sent"
+            what = f"those {len(line.splitlines())} lines were not sent (/stop stops it)"
         elif line.strip():
-            what = "that line was not sent"
+            what = "that line was not sent (Up brings it back at the prompt; /stop stops it)"
         else:
             return True
-        self.printer.note(f"hermes: a turn is running: {what} (/stop stops it)")
+        self.printer.note(f"hermes: a turn is running: {what}")
         return True
 
     async def talk(self) -> None:

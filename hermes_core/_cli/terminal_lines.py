@@ -32,8 +32,8 @@ sets the editor's mode again; a resize, SIGWINCH, draws the line again at the ne
 The bursts are the same: the editor hands on each line at Enter,
 and its line not yet sent is the edit line a burst takes. A bracketed paste (the terminal marks
 it) is one burst, ended at its end mark.
-The messages handed on are added to the history, never an answer to a
-prompt. Output printed through
+The messages handed on are added to the history (those ``on_busy`` does not send too), never
+an answer to a prompt. Output printed through
 :class:`~hermes_core._cli.edited_output.EditedOutput` first erases the line being edited, which
 is drawn again once the output's line ends (or at the next key).
 """
@@ -337,11 +337,10 @@ class TerminalLines:
             self._hand_on(line)
 
     def _hand_on(self, line: str) -> None:
+        self._remember(line)  # also one ``on_busy`` does not send: Up brings it back
         if self._waiter is not None and not self._waiter.done():
-            self._remember(line)
             self._wake(line)
         elif self.on_busy is None or not self.on_busy(line):
-            self._remember(line)
             self._lines.append(line)
 
     def _remember(self, line: str) -> None:
