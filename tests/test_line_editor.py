@@ -289,3 +289,19 @@ def test_ctrl_l_clears_the_screen_and_draws_the_prompt_and_the_line_at_its_top()
     assert edit.feed("\x0c") == []
     assert drawn == ["\x1b[H\x1b[2Jyou> \r\x1b[5C\x1b[Jab\r\x1b[6C"]
     assert edit.feed("\r") == [("line", "ab")]
+
+
+def test_output_with_a_tab_puts_the_line_after_the_tab_stop() -> None:
+    """A streamed answer's tab (code, a table) moves the terminal's cursor to the next tab
+    stop, every 8 columns: the line is drawn there, and erased from there before the next
+    piece, not over the answer."""
+    edit, drawn = editor()
+    edit.feed("ab")
+    assert edit.hide()
+    edit.printed("\tx")
+    drawn.clear()
+    edit.redraw()
+    assert drawn == ["\r\x1b[9C\x1b[Jab\r\x1b[11C"]
+    assert edit.hide()
+    edit.printed("yz\t")
+    assert edit.origin == 16
