@@ -89,7 +89,7 @@ class LineDisplay:
         """``plain`` (no escape sequences) was printed where the line starts: it starts after
         it now."""
         last = max(plain.rfind("\n"), plain.rfind("\r"))
-        self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
+        self.origin = self._advance(0 if last >= 0 else self.origin, plain[last + 1 :])
         self.before = plain[last + 1 :] if last >= 0 else self.before + plain
 
     def home(self) -> None:
@@ -108,14 +108,22 @@ class LineDisplay:
         """Cells from :attr:`origin` to the end of ``text`` drawn ``start`` cells after it: a
         wide character that does not fit a row's last cell is drawn at the next row's start,
         that cell left empty."""
+        return self._advance(self.origin + start, text) - self.origin
+
+    def _advance(self, at: int, text: str) -> int:
+        """Where ``text`` printed at cell ``at`` of a row (wrapped rows counted on) ends: a
+        tab goes on to the next tab stop, every 8 columns, never past the row's last."""
         width = max(self._columns(), 1)
-        at = self.origin + start
         for char in text:
+            column = at % width
+            if char == "\t":
+                at += min(8 - column % 8, width - 1 - column)
+                continue
             size = cells(char)
-            if size == 2 and at % width == width - 1:
+            if size == 2 and column == width - 1:
                 at += 1
             at += size
-        return at - self.origin
+        return at
 
     def _wrapped(self) -> None:
         """At the last column a terminal waits to wrap: a space it wraps, then a carriage
