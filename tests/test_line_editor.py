@@ -305,3 +305,15 @@ def test_output_with_a_tab_puts_the_line_after_the_tab_stop() -> None:
     assert edit.hide()
     edit.printed("yz\t")
     assert edit.origin == 16
+
+
+def test_alt_with_an_arrow_sent_as_escape_and_the_arrow_s_sequence_moves_by_word() -> None:
+    """iTerm2 with Option as Esc+ sends Option-Left as ESC and Left's own sequence: a word
+    back, as Alt-B (the sequence's ``[D`` was typed into the line); another key sent so
+    puts nothing on the line."""
+    assert line("one two" + "\x1b\x1b[D" + "x\r") == [("line", "one xtwo")]
+    assert line("one two" + "\x01\x1b\x1bOC" + "x\r") == [("line", "onex two")]
+    assert line("a" + "\x1b\x1b[A" + "b\r") == [("line", "ab")]
+    edit, _ = editor()
+    assert edit.feed("ab\x1b\x1b") == []
+    assert edit.feed("[Dc\r") == [("line", "cab")]
