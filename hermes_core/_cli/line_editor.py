@@ -245,6 +245,8 @@ class LineEditor:
         self._leave_search()
         self._tabbed = False
         self._chained, self._kills = self._kills, False
+        if sequence[1:2] == "\x1b":  # Alt and an arrow: ESC and the arrow's sequence
+            sequence = {"D": "\x1bb", "C": "\x1bf"}.get(sequence[3:], "\x1b")
         key = sequence[2:] if sequence[1:2] in ("[", "O") else sequence[1:]
         plain = {"D": "\x02", "C": "\x06", "H": "\x01", "F": "\x05", "A": "\x10", "B": "\x0e"}
         plain.update({"1~": "\x01", "7~": "\x01", "4~": "\x05", "8~": "\x05"})
