@@ -26,7 +26,13 @@ from typing import Literal
 
 from hermes_core._cli.key_sequences import PASTE_END, PASTE_START, sequence_end
 from hermes_core._cli.line_display import LineDisplay
-from hermes_core._cli.terminal_cells import cells
+from hermes_core._cli.line_motions import (
+    char_after,
+    char_before,
+    spaced_word_before,
+    word_after,
+    word_before,
+)
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
@@ -37,10 +43,6 @@ _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\
 UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 """What never goes on the line: control characters, C1's too (a tab aside). A one-line paste
 loses them; a history entry holding one is not recalled (:mod:`.chat_history`)."""
-
-
-def _word(char: str) -> bool:
-    return char.isalnum()
 
 
 class LineEditor:
@@ -202,7 +204,7 @@ class LineEditor:
             typed.append(("line", text))
         elif char == "\x04":
             if self._text:
-                self._delete(self._cursor, self._after_char())
+                self._delete(self._cursor, char_after(self._text, self._cursor))
             else:
                 typed.append(("end", ""))
         elif char == "\x12":
@@ -213,23 +215,18 @@ class LineEditor:
             self._control(char)
 
     def _control(self, char: str) -> None:
-        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._before_char()}
-        moves["\x06"] = self._after_char()
+        moves = {"\x01": 0, "\x05": len(self._text), "\x02": char_before(self._text, self._cursor)}
+        moves["\x06"] = char_after(self._text, self._cursor)
         if char in moves:
             self._move(moves[char])
         elif char in "\x7f\x08":
-            self._delete(self._before_char(), self._cursor)
+            self._delete(char_before(self._text, self._cursor), self._cursor)
         elif char == "\x0b":
             self._kill(self._cursor, len(self._text))
         elif char == "\x15":
             self._kill(0, self._cursor)
         elif char == "\x17":
-            start = self._cursor
-            while start > 0 and self._text[start - 1].isspace():
-                start -= 1
-            while start > 0 and not self._text[start - 1].isspace():
-                start -= 1
-            self._kill(start, self._cursor)
+            self._kill(spaced_word_before(self._text, self._cursor), self._cursor)
         elif char == "\x19":
             self._insert(self._killed)
         elif char == "\x0c":  # readline's clear-screen: the prompt and the line at the top
@@ -253,15 +250,15 @@ class LineEditor:
         if sequence[1:2] in ("[", "O") and key in plain:
             self._control(plain[key])
         elif key == "3~":
-            self._delete(self._cursor, self._after_char())
+            self._delete(self._cursor, char_after(self._text, self._cursor))
         elif key in ("b", "1;5D", "1;3D"):
-            self._move(self._word_left())
+            self._move(word_before(self._text, self._cursor))
         elif key in ("f", "1;5C", "1;3C"):
-            self._move(self._word_right())
+            self._move(word_after(self._text, self._cursor))
         elif key == "d":
-            self._kill(self._cursor, self._word_right())
+            self._kill(self._cursor, word_after(self._text, self._cursor))
         elif key == "\x7f":
-            self._kill(self._word_left(), self._cursor)
+            self._kill(word_before(self._text, self._cursor), self._cursor)
 
     def _tab(self, again: bool) -> None:
         """Tab: a line that is a ``/`` word starting some command, the cursor at its end,
@@ -285,37 +282,6 @@ class LineEditor:
         else:
             self._display.add("\x07")
         self._tabbed = len(matches) > 1
-
-    def _before_char(self) -> int:
-        """Where the character before the cursor starts, with the marks after it (no column
-        of their own: a decomposed é is one character to the person)."""
-        at = max(self._cursor - 1, 0)
-        while at > 0 and not cells(self._text[at]):
-            at -= 1
-        return at
-
-    def _after_char(self) -> int:
-        """Where the character after the cursor ends, its marks included."""
-        at = min(self._cursor + 1, len(self._text))
-        while at < len(self._text) and not cells(self._text[at]):
-            at += 1
-        return at
-
-    def _word_left(self) -> int:
-        at = self._cursor
-        while at > 0 and not _word(self._text[at - 1]):
-            at -= 1
-        while at > 0 and _word(self._text[at - 1]):
-            at -= 1
-        return at
-
-    def _word_right(self) -> int:
-        at = self._cursor
-        while at < len(self._text) and not _word(self._text[at]):
-            at += 1
-        while at < len(self._text) and _word(self._text[at]):
-            at += 1
-        return at
 
     def _insert(self, text: str) -> None:
         at_end = self._cursor == len(self._text)
