@@ -78,13 +78,6 @@ def test_a_wrapped_line_is_redrawn_from_its_first_row() -> None:
     assert edit.text == "abcdefgh"
 
 
-def test_a_line_that_ends_at_the_last_column_puts_the_cursor_on_the_next_row() -> None:
-    edit, drawn = editor(columns=10)
-    edit.origin = 5
-    edit.feed("abcde")
-    assert drawn == ["abcde\r\n"]
-
-
 def test_a_hidden_line_is_drawn_again_after_the_output_at_the_next_key() -> None:
     edit, drawn = editor()
     edit.feed("ab")
@@ -200,12 +193,127 @@ def test_tab_completes_the_common_prefix_and_a_second_tab_lists_the_matches() ->
 
 
 def test_tab_outside_a_command_word_is_a_tab_in_the_message() -> None:
+    """As before the editor, when the terminal's line mode put a tab in the line: on any
+    line but a ``/`` word starting a command (a path, a word no command starts with)."""
     assert completing("say\t\r")[0] == [("line", "say\t")]
     assert completing("/resume \t\r")[0] == [("line", "/resume \t")]
-    typed, drawn = completing("/xyz\t\r")
-    assert typed == [("line", "/xyz")]
+    for word in ("/usr/lo", "/xyz", "/compactly"):
+        typed, drawn = completing(word + "\t\r")
+        assert typed == [("line", word + "\t")], word
+        assert "\x07" not in drawn, word
+
+
+def test_tab_after_a_command_s_full_name_rings_the_bell() -> None:
+    typed, drawn = completing("/exit\t\r")
+    assert typed == [("line", "/exit")]
     assert "\x07" in drawn
 
 
 def test_tab_completes_nothing_where_the_editor_has_no_commands() -> None:
     assert line("/com\t\r") == [("line", "/com\t")]
+
+
+def test_a_resize_draws_the_wrapped_line_again_at_the_new_width() -> None:
+    """10 columns, a 5-column prompt: 8 characters end on the second row, column 3. At 20
+    columns the terminal rewraps them onto the prompt's row: the line is drawn again from
+    there, the cursor after it (column 13), no row above it touched; at 6 columns it is
+    drawn again over three rows."""
+    width = [10]
+    drawn: list[str] = []
+    edit = LineEditor(drawn.append, lambda: width[0])
+    edit.origin = 5
+    edit.feed("abcdefgh")
+    width[0] = 20
+    drawn.clear()
+    edit.resized()
+    assert drawn == ["\r\x1b[5C\x1b[Jabcdefgh\r\x1b[13C"]
+    width[0] = 6
+    drawn.clear()
+    edit.resized()
+    assert drawn == ["\r\x1b[2A\x1b[5C\x1b[Jabcdefgh\r\x1b[1C"]
+    assert edit.feed("\r") == [("line", "abcdefgh")]
+
+
+def test_a_line_filling_its_row_wraps_as_the_terminal_wraps_it() -> None:
+    """At the last column the cursor is put on the next row by a space the terminal wraps
+    (then a carriage return), not by a new line: a terminal that rewraps its rows on a resize
+    keeps the line one line."""
+    edit, drawn = editor(columns=10)
+    edit.origin = 5
+    edit.feed("abcde")
+    assert drawn == ["abcde \r"]
+    edit.feed("f")
+    assert drawn[-1] == "f"
+    assert edit.feed("\r") == [("line", "abcdef")]
+
+
+def test_a_bracketed_paste_goes_in_at_the_cursor() -> None:
+    paste = "\x1b[200~{}\x1b[201~"
+    assert line("ab" + LEFT + paste.format("one\ntwo")) == [("paste", "aone\ntwob")]
+    assert line("ab" + LEFT + paste.format("one\ntwo\n")) == [("paste", "aone\ntwo\nb")]
+    assert line("ab" + LEFT + paste.format("xy") + "\r") == [("line", "axyb")]
+
+
+def test_output_that_fills_its_row_is_not_drawn_over() -> None:
+    """A streamed answer's piece ends at the row's last column: the terminal waits to wrap,
+    its cursor still on that row, where a carriage return would go back to the answer's
+    start and the line erase it. A space the terminal wraps first puts the line on the next
+    row."""
+    edit, drawn = editor(columns=10)
+    edit.feed("ab")
+    assert edit.hide()
+    edit.printed("0123456789")
+    drawn.clear()
+    edit.redraw()
+    assert drawn == [" \r\x1b[Jab\r\x1b[2C"]
+    assert edit.hide()
+    assert drawn[-1] == "\r\x1b[J"
+
+
+def test_ctrl_y_puts_back_what_the_last_kills_took() -> None:
+    """As readline: what a kill key took is yanked back at the cursor; kills one after the
+    other take one text together (two Ctrl-W: both words)."""
+    assert line("abc\x15x\x19\r") == [("line", "xabc")]
+    assert line("one two three\x17\x17\x19\r") == [("line", "one two three")]
+    assert line("one two" + LEFT * 3 + "\x0b\x01\x19\r") == [("line", "twoone ")]
+    assert line("one two" + "\x01\x1bd\x1bd\x19\r") == [("line", "one two")]
+    assert line("one two\x17x\x17\x19\r") == [("line", "one x")]
+    assert line("\x19ok\r") == [("line", "ok")]
+
+
+def test_ctrl_l_clears_the_screen_and_draws_the_prompt_and_the_line_at_its_top() -> None:
+    edit, drawn = editor()
+    edit.printed("you> ")
+    edit.feed("ab" + LEFT)
+    drawn.clear()
+    assert edit.feed("\x0c") == []
+    assert drawn == ["\x1b[H\x1b[2Jyou> \r\x1b[5C\x1b[Jab\r\x1b[6C"]
+    assert edit.feed("\r") == [("line", "ab")]
+
+
+def test_output_with_a_tab_puts_the_line_after_the_tab_stop() -> None:
+    """A streamed answer's tab (code, a table) moves the terminal's cursor to the next tab
+    stop, every 8 columns: the line is drawn there, and erased from there before the next
+    piece, not over the answer."""
+    edit, drawn = editor()
+    edit.feed("ab")
+    assert edit.hide()
+    edit.printed("\tx")
+    drawn.clear()
+    edit.redraw()
+    assert drawn == ["\r\x1b[9C\x1b[Jab\r\x1b[11C"]
+    assert edit.hide()
+    edit.printed("yz\t")
+    assert edit.origin == 16
+
+
+def test_alt_with_an_arrow_sent_as_escape_and_the_arrow_s_sequence_moves_by_word() -> None:
+    """iTerm2 with Option as Esc+ sends Option-Left as ESC and Left's own sequence: a word
+    back, as Alt-B (the sequence's ``[D`` was typed into the line); another key sent so
+    puts nothing on the line."""
+    assert line("one two" + "\x1b\x1b[D" + "x\r") == [("line", "one xtwo")]
+    assert line("one two" + "\x01\x1b\x1bOC" + "x\r") == [("line", "onex two")]
+    assert line("a" + "\x1b\x1b[A" + "b\r") == [("line", "ab")]
+    edit, _ = editor()
+    assert edit.feed("ab\x1b\x1b") == []
+    assert edit.feed("[Dc\r") == [("line", "cab")]

@@ -122,12 +122,12 @@ class _Chat:
             self.printer.note(f"{refused} (/stop stops the turn)")
             return True
         if "\n" in line:
-            what = f"those {len(line.splitlines())} lines were not sent"
+            what = f"those {len(line.splitlines())} lines were not sent (/stop stops it)"
         elif line.strip():
-            what = "that line was not sent"
+            what = "that line was not sent (Up brings it back at the prompt; /stop stops it)"
         else:
             return True
-        self.printer.note(f"hermes: a turn is running: {what} (/stop stops it)")
+        self.printer.note(f"hermes: a turn is running: {what}")
         return True
 
     async def talk(self) -> None:
@@ -257,7 +257,7 @@ class _Chat:
         parts = [line[:-1]]
         while True:
             click.echo(CONTINUED, nl=False)
-            more = await self.lines.next_line()
+            more = await self.lines.next_line(command=False)
             if more is None:
                 click.echo("")
                 return None

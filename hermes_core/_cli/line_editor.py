@@ -4,17 +4,19 @@ edits of one line, drawn on the terminal, and the lines handed back on Enter.
 It holds no terminal itself: :class:`~hermes_core._cli.terminal_lines.TerminalLines` reads
 the bytes (the terminal out of its line mode, signals still on: Ctrl-C stays SIGINT), feeds
 them to :meth:`LineEditor.feed` and gets back what was typed: a line (Enter), a paste (a
-bracketed paste holding a newline: several lines at once, one message), or the end of input
+bracketed paste holding a newline: several lines at once, one message, put in the line at the
+cursor as a paste of one line is), or the end of input
 (Ctrl-D on an empty line). Keys, as GNU readline's Emacs mode binds them: Left/Right
 (Ctrl-B/Ctrl-F), Home/End (Ctrl-A/Ctrl-E), Alt-B/Alt-F and Ctrl-Left/Ctrl-Right by word,
 Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/start, Ctrl-W
-and Alt-Backspace the word before, Alt-D the word after, Up/Down (Ctrl-P/Ctrl-N) walk the
+and Alt-Backspace the word before, Alt-D the word after, Ctrl-Y yanks what the last kills took,
+Ctrl-L clears the screen, Up/Down (Ctrl-P/Ctrl-N) walk the
 history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
 Ctrl-G gives up, any other key edits it), Tab completes a command (:attr:`LineEditor.commands`)
-as readline does: the matches' common prefix, a second Tab lists them; elsewhere a tab is a
-tab in the message (drawn as a space). A line is drawn from :attr:`origin` (the
-column its prompt left) and may wrap: the cursor is moved by rows and columns, counted in the
-terminal's cells (a wide character takes two)."""
+on a line that is a ``/`` word starting one, as readline does: the matches' common prefix, a
+second Tab lists them; on any other line (a path, text) a tab is a tab in the message (drawn
+as a space), as before the editor. What is drawn of the line, and where, is a
+:class:`~hermes_core._cli.line_display.LineDisplay`'s."""
 
 from __future__ import annotations
 
@@ -23,7 +25,14 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from hermes_core._cli.key_sequences import PASTE_END, PASTE_START, sequence_end
-from hermes_core._cli.terminal_cells import cells
+from hermes_core._cli.line_display import LineDisplay
+from hermes_core._cli.line_motions import (
+    char_after,
+    char_before,
+    spaced_word_before,
+    word_after,
+    word_before,
+)
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
@@ -36,10 +45,6 @@ UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 loses them; a history entry holding one is not recalled (:mod:`.chat_history`)."""
 
 
-def _word(char: str) -> bool:
-    return char.isalnum()
-
-
 class LineEditor:
     """One line being edited, its history, and what was drawn of it on the terminal."""
 
@@ -49,15 +54,11 @@ class LineEditor:
         columns: Callable[[], int],
         history: list[str] | None = None,
     ) -> None:
-        self._write = write
-        self._columns = columns
+        self._display = LineDisplay(write, columns)
         self.history: list[str] = [] if history is None else history
         """The earlier lines, oldest first (Up walks back from the newest)."""
         self.commands: Callable[[], Sequence[str]] = tuple
         """The commands Tab completes a line starting with ``/`` to, now (none: Tab is a tab)."""
-        self.origin = 0
-        """The column the line starts at: the width of the prompt before it."""
-        self._before = ""  # what was printed on the row before the line (the prompt)
         self._text: list[str] = []
         self._cursor = 0
         self._index: int | None = None  # the history entry shown; None: the line typed anew
@@ -67,10 +68,18 @@ class LineEditor:
         self._query: str | None = None  # Ctrl-R: what is searched for
         self._found: int | None = None  # Ctrl-R: the history entry that matched
         self._before_search = ""
-        self._drawn = 0  # cells from origin to where the cursor was left
-        self._hidden = False  # erased by hide(), drawn again by the next key or redraw()
         self._tabbed = False  # the last key was a Tab with several matches: the next lists
-        self._out: list[str] = []
+        self._killed = ""  # what the last kills took, for Ctrl-Y
+        self._kills = self._chained = False  # the last key was a kill; the one before it was
+
+    @property
+    def origin(self) -> int:
+        """The column the line starts at: the width of the prompt before it."""
+        return self._display.origin
+
+    @origin.setter
+    def origin(self, column: int) -> None:
+        self._display.origin = column
 
     @property
     def text(self) -> str:
@@ -82,7 +91,7 @@ class LineEditor:
         drawn once, after all of them."""
         typed: list[Typed] = []
         data, self._pending = self._pending + keys, ""
-        if self._hidden:
+        if self._display.hidden:
             self.redraw()
         at = 0
         while at < len(data):
@@ -103,7 +112,7 @@ class LineEditor:
                 self._paste = ""
             else:
                 self._escape(sequence)
-        self._flush()
+        self._display.flush()
         return typed
 
     def take(self) -> str:
@@ -112,54 +121,57 @@ class LineEditor:
         self._leave_search()
         text = self.text
         self._finish()
-        self._flush()
+        self._display.flush()
         return text
 
     def redraw(self) -> None:
         """Draw the line :meth:`hide` erased again, where the cursor is."""
-        if not self._hidden:
+        if not self._display.hidden:
             return
-        self._drawn, self._hidden = 0, False
+        self._display.drawn, self._display.hidden = 0, False
         self._refresh()
-        self._flush()
+        self._display.flush()
+
+    def resized(self) -> None:
+        """The terminal's width changed (SIGWINCH): the line drawn again from its first row,
+        where the terminal's rewrapping put it, at the new width."""
+        if self._display.hidden or (not self._text and self._query is None):
+            return
+        self._display.relaid(*self._shown())
+        self._refresh()
+        self._display.flush()
 
     def close(self) -> None:
         """Draw nothing more: the terminal is given back (output may still be printed)."""
-        self._write = _nothing
+        self._display.close()
 
     def hide(self) -> bool:
         """Erase the drawn line, leaving the cursor where it started; whether there was one to
         erase (then :meth:`redraw` puts it back)."""
-        if self._hidden or (not self._text and self._query is None):
+        if self._display.hidden or (not self._text and self._query is None):
             return False
-        self._home()
-        self._out.append("\x1b[J")
-        self._drawn, self._hidden = 0, True
-        self._flush()
+        self._display.erase()
         return True
 
     def printed(self, text: str) -> None:
         """``text`` was printed where the line starts (it was hidden, or empty): the line
         starts after it now."""
-        plain = _CONTROL.sub("", text)
-        last = max(plain.rfind("\n"), plain.rfind("\r"))
-        self.origin = cells(plain[last + 1 :]) + (0 if last >= 0 else self.origin)
-        self._before = plain[last + 1 :] if last >= 0 else self._before + plain
+        self._display.printed(_CONTROL.sub("", text))
 
     def suspend(self) -> None:
         """The terminal goes to the shell a while (Ctrl-Z): the line erased, the cursor on a
         new row."""
         self.hide()
-        self._out.append("\r\n")
-        self._flush()
+        self._display.add("\r\n")
+        self._display.flush()
 
     def resume(self) -> None:
         """The terminal is back (``fg``): what was printed before the line on its row (the
         prompt) and the line drawn again, on the row the cursor is on."""
-        self._out.append("\r" + self._before)
-        self._drawn, self._hidden = 0, False
+        self._display.add("\r" + self._display.before)
+        self._display.drawn, self._display.hidden = 0, False
         self._refresh()
-        self._flush()
+        self._display.flush()
 
     def _pasting(self, data: str, at: int, typed: list[Typed]) -> int:
         assert self._paste is not None
@@ -172,7 +184,8 @@ class LineEditor:
         self._paste = None
         if "\n" in pasted.strip("\n"):
             self._leave_search()
-            typed.append(("paste", self.text + pasted))
+            cursor = self._cursor
+            typed.append(("paste", self.text[:cursor] + pasted + self.text[cursor:]))
             self._finish()
         else:
             self._insert(UNPRINTABLE.sub("", pasted))
@@ -180,6 +193,7 @@ class LineEditor:
 
     def _key(self, char: str, typed: list[Typed]) -> None:
         tabbed, self._tabbed = self._tabbed, False
+        self._chained, self._kills = self._kills, False
         if self._query is not None and self._searching(char, typed):
             return
         if char == "\t":
@@ -190,7 +204,7 @@ class LineEditor:
             typed.append(("line", text))
         elif char == "\x04":
             if self._text:
-                self._delete(self._cursor, self._after_char())
+                self._delete(self._cursor, char_after(self._text, self._cursor))
             else:
                 typed.append(("end", ""))
         elif char == "\x12":
@@ -201,23 +215,24 @@ class LineEditor:
             self._control(char)
 
     def _control(self, char: str) -> None:
-        moves = {"\x01": 0, "\x05": len(self._text), "\x02": self._before_char()}
-        moves["\x06"] = self._after_char()
+        moves = {"\x01": 0, "\x05": len(self._text), "\x02": char_before(self._text, self._cursor)}
+        moves["\x06"] = char_after(self._text, self._cursor)
         if char in moves:
             self._move(moves[char])
         elif char in "\x7f\x08":
-            self._delete(self._before_char(), self._cursor)
+            self._delete(char_before(self._text, self._cursor), self._cursor)
         elif char == "\x0b":
-            self._delete(self._cursor, len(self._text))
+            self._kill(self._cursor, len(self._text))
         elif char == "\x15":
-            self._delete(0, self._cursor)
+            self._kill(0, self._cursor)
         elif char == "\x17":
-            start = self._cursor
-            while start > 0 and self._text[start - 1].isspace():
-                start -= 1
-            while start > 0 and not self._text[start - 1].isspace():
-                start -= 1
-            self._delete(start, self._cursor)
+            self._kill(spaced_word_before(self._text, self._cursor), self._cursor)
+        elif char == "\x19":
+            self._insert(self._killed)
+        elif char == "\x0c":  # readline's clear-screen: the prompt and the line at the top
+            self._display.add("\x1b[H\x1b[2J" + self._display.before)
+            self._display.drawn = 0
+            self._refresh()
         elif char == "\x10":
             self._recall(-1)
         elif char == "\x0e":
@@ -226,85 +241,71 @@ class LineEditor:
     def _escape(self, sequence: str) -> None:
         self._leave_search()
         self._tabbed = False
+        self._chained, self._kills = self._kills, False
+        if sequence[1:2] == "\x1b":  # Alt and an arrow: ESC and the arrow's sequence
+            sequence = {"D": "\x1bb", "C": "\x1bf"}.get(sequence[3:], "\x1b")
         key = sequence[2:] if sequence[1:2] in ("[", "O") else sequence[1:]
         plain = {"D": "\x02", "C": "\x06", "H": "\x01", "F": "\x05", "A": "\x10", "B": "\x0e"}
         plain.update({"1~": "\x01", "7~": "\x01", "4~": "\x05", "8~": "\x05"})
         if sequence[1:2] in ("[", "O") and key in plain:
             self._control(plain[key])
         elif key == "3~":
-            self._delete(self._cursor, self._after_char())
+            self._delete(self._cursor, char_after(self._text, self._cursor))
         elif key in ("b", "1;5D", "1;3D"):
-            self._move(self._word_left())
+            self._move(word_before(self._text, self._cursor))
         elif key in ("f", "1;5C", "1;3C"):
-            self._move(self._word_right())
+            self._move(word_after(self._text, self._cursor))
         elif key == "d":
-            self._delete(self._cursor, self._word_right())
+            self._kill(self._cursor, word_after(self._text, self._cursor))
         elif key == "\x7f":
-            self._delete(self._word_left(), self._cursor)
+            self._kill(word_before(self._text, self._cursor), self._cursor)
 
     def _tab(self, again: bool) -> None:
-        """Tab: a command word at the line's end completed (a bell when it cannot be, the
-        matches listed under the line at a second Tab); any other line gets a tab."""
+        """Tab: a line that is a ``/`` word starting some command, the cursor at its end,
+        completed (their common start; a bell when it goes no further, the matches listed
+        under the line at a second Tab); on any other line a tab, as the terminal's line mode
+        put one before the editor."""
         word = self.text
-        commands = self.commands()
-        if not commands or word[:1] != "/" or self._cursor < len(word) or word.split() != [word]:
+        matches = [command for command in self.commands() if command.startswith(word)]
+        if word[:1] != "/" or self._cursor < len(word) or word.split() != [word] or not matches:
             self._insert("\t")
             return
-        matches = [command for command in commands if command.startswith(word)]
         common = min(matches, default="")
         while not all(match.startswith(common) for match in matches):
             common = common[:-1]
         if len(matches) > 1 and again:
-            self._out.append("\r\n" + "  ".join(matches) + "\r\n" + self._before)
-            self._drawn = 0
+            self._display.add("\r\n" + "  ".join(matches) + "\r\n" + self._display.before)
+            self._display.drawn = 0
             self._refresh()
         elif len(common) > len(word):
             self._insert(common[len(word) :])
         else:
-            self._out.append("\x07")
+            self._display.add("\x07")
         self._tabbed = len(matches) > 1
-
-    def _before_char(self) -> int:
-        """Where the character before the cursor starts, with the marks after it (no column
-        of their own: a decomposed é is one character to the person)."""
-        at = max(self._cursor - 1, 0)
-        while at > 0 and not cells(self._text[at]):
-            at -= 1
-        return at
-
-    def _after_char(self) -> int:
-        """Where the character after the cursor ends, its marks included."""
-        at = min(self._cursor + 1, len(self._text))
-        while at < len(self._text) and not cells(self._text[at]):
-            at += 1
-        return at
-
-    def _word_left(self) -> int:
-        at = self._cursor
-        while at > 0 and not _word(self._text[at - 1]):
-            at -= 1
-        while at > 0 and _word(self._text[at - 1]):
-            at -= 1
-        return at
-
-    def _word_right(self) -> int:
-        at = self._cursor
-        while at < len(self._text) and not _word(self._text[at]):
-            at += 1
-        while at < len(self._text) and _word(self._text[at]):
-            at += 1
-        return at
 
     def _insert(self, text: str) -> None:
         at_end = self._cursor == len(self._text)
         self._text[self._cursor : self._cursor] = text
         self._cursor += len(text)
         if at_end and "\t" not in text:
-            self._out.append(text)  # typing at the end: no need to draw the line again
-            self._drawn = self._span(text, self._drawn)
-            self._wrapped()
+            self._display.extend(text)  # typing at the end: no need to draw the line again
         else:
             self._refresh()
+
+    def _kill(self, start: int, end: int) -> None:
+        """Delete from ``start`` to ``end``, what it took kept for Ctrl-Y: added to what the
+        kill just before took, as readline does (before it, killed backwards)."""
+        taken = "".join(self._text[start:end])
+        if not taken:
+            return
+        if not self._chained:
+            self._killed = taken
+        elif start < self._cursor:
+            self._killed = taken + self._killed
+        else:
+            self._killed += taken
+        self._kills = True
+        self._delete(start, end)
 
     def _delete(self, start: int, end: int) -> None:
         start, end = max(start, 0), min(end, len(self._text))
@@ -386,9 +387,9 @@ class LineEditor:
         self._query = None
         self._cursor = len(self._text)
         self._refresh()
-        self._out.append("\r\n")
-        self._text, self._cursor, self._drawn = [], 0, 0
-        self._index, self._draft, self.origin, self._before = None, "", 0, ""
+        self._display.end_line()
+        self._text, self._cursor = [], 0
+        self._index, self._draft = None, ""
 
     def _shown(self) -> tuple[str, int]:
         """What is drawn of the line, and where in it the cursor goes (in characters)."""
@@ -397,52 +398,6 @@ class LineEditor:
         shown = SEARCH.format(self._query) + self._match_text()
         return shown, len(SEARCH.format(self._query))
 
-    def _home(self) -> None:
-        """Move the cursor from where it was left to where the line starts."""
-        width = max(self._columns(), 1)
-        rows = (self.origin + self._drawn) // width - self.origin // width
-        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
-        if self.origin % width:
-            self._out.append(f"\x1b[{self.origin % width}C")
-
     def _refresh(self) -> None:
-        width = max(self._columns(), 1)
         shown, cursor = self._shown()
-        self._home()
-        self._out.append("\x1b[J" + shown)
-        self._drawn = self._span(shown)
-        self._wrapped()
-        target = self._span(shown[:cursor])
-        rows = (self.origin + self._drawn) // width - (self.origin + target) // width
-        self._out.append("\r" + (f"\x1b[{rows}A" if rows > 0 else ""))
-        if (self.origin + target) % width:
-            self._out.append(f"\x1b[{(self.origin + target) % width}C")
-        self._drawn = target
-
-    def _span(self, text: str, start: int = 0) -> int:
-        """Cells from :attr:`origin` to the end of ``text`` drawn ``start`` cells after it: a
-        wide character that does not fit a row's last cell is drawn at the next row's start,
-        that cell left empty."""
-        width = max(self._columns(), 1)
-        at = self.origin + start
-        for char in text:
-            size = cells(char)
-            if size == 2 and at % width == width - 1:
-                at += 1
-            at += size
-        return at - self.origin
-
-    def _wrapped(self) -> None:
-        """At the last column a terminal waits to wrap: a new line puts the cursor where the
-        row and column counts say it is."""
-        if self._drawn and (self.origin + self._drawn) % max(self._columns(), 1) == 0:
-            self._out.append("\r\n")
-
-    def _flush(self) -> None:
-        if self._out:
-            self._write("".join(self._out))
-            self._out.clear()
-
-
-def _nothing(text: str) -> None:
-    """Where a closed editor draws."""
+        self._display.draw(shown, cursor)

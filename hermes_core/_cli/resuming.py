@@ -213,13 +213,18 @@ class ResumeCommand:
 
     def listing(self, current: str) -> list[str]:
         """The lines of ``/resume``: this directory's recent conversations but ``current``
-        (the one the chat is in), numbered, the one appended to last first."""
+        (the one the chat is in), numbered, the one appended to last first; then where
+        those written while the project gate was closed are, when it is open now
+        (:meth:`~hermes_core.agent._transcripts.TranscriptStore.elsewhere`)."""
         listed = self._recent_here(current)
+        elsewhere = self._store().elsewhere()
         here = Path.cwd().resolve()
         if not listed:
-            return [f"hermes: no other conversation in {here} (/resume ID takes one up)"]
+            return [f"hermes: no other conversation in {here} (/resume ID takes one up){elsewhere}"]
         lines = [f"hermes: the recent conversations in {here} (/resume NUMBER takes one up):"]
         lines.extend(_line(t, f"{number}. ") for number, t in enumerate(listed, 1))
+        if elsewhere:
+            lines.append("hermes: " + elsewhere.removeprefix("; "))
         return lines
 
     def take_up(self, argument: str, current: str) -> Resumed:
@@ -232,7 +237,11 @@ class ResumeCommand:
                 raise ResumeError(f"no conversation {argument} in the listing (/resume lists them)")
             transcript = listed[int(argument) - 1]
         else:
-            transcript = _named(self._store(), argument)
+            store = self._store()
+            try:
+                transcript = _named(store, argument)
+            except ResumeError as error:
+                raise ResumeError(f"{error}{store.elsewhere()}") from None
         if transcript.path.stem == current:
             raise ResumeError(f"{current} is the conversation this chat is in")
         return taken_up(transcript, self.model)

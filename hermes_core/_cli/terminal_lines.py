@@ -28,11 +28,12 @@ With a ``history`` (``hermes chat``) the terminal leaves its line mode for the c
 editor (:class:`~hermes_core._cli.line_editor.LineEditor`: arrow keys, Emacs keys, Up/Down and
 Ctrl-R through the history, Tab completing a command while no prompt is open); its signals stay
 on, so Ctrl-C is SIGINT as before (Ctrl-Z gives the shell the terminal in its line mode, ``fg``
-sets the editor's mode again). The bursts are the same: the editor hands on each line at Enter,
+sets the editor's mode again; a resize, SIGWINCH, draws the line again at the new width).
+The bursts are the same: the editor hands on each line at Enter,
 and its line not yet sent is the edit line a burst takes. A bracketed paste (the terminal marks
 it) is one burst, ended at its end mark.
-The messages handed on are added to the history, never an answer to a
-prompt. Output printed through
+The messages handed on are added to the history (those ``on_busy`` does not send too), never
+an answer to a prompt. Output printed through
 :class:`~hermes_core._cli.edited_output.EditedOutput` first erases the line being edited, which
 is drawn again once the output's line ends (or at the next key).
 """
@@ -109,6 +110,7 @@ class TerminalLines:
         self.turn_stopped = False
         """Whether the open prompts were ended by :meth:`stop_turn` (not by end of input)."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._commanding = True  # whether the line awaited may be a command (Tab completes)
 
     def start(self) -> None:
         """Start reading (in the running loop)."""
@@ -155,11 +157,12 @@ class TerminalLines:
         _EDITING.append(self)
         self._echo("\x1b[?2004h")
         self._loop.add_signal_handler(signal.SIGTSTP, self._suspend)
+        self._loop.add_signal_handler(signal.SIGWINCH, self.editor.resized)
 
     def _completed(self) -> tuple[str, ...]:
         """The commands Tab completes now: none while a prompt is open (its answer is no
-        command)."""
-        return () if self._pipes else self._commands
+        command), nor on a line :meth:`next_line` awaits as no command."""
+        return () if self._pipes or not self._commanding else self._commands
 
     def _keys_mode(self) -> None:
         """Set the editor's mode on the terminal: keys as typed, no echo, signals on."""
@@ -204,6 +207,7 @@ class TerminalLines:
             self.editor.close()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_signal_handler(signal.SIGTSTP)
+            self._loop.remove_signal_handler(signal.SIGWINCH)
         if self in _EDITING:
             _EDITING.remove(self)
         self._echo("\x1b[?2004l")
@@ -333,11 +337,10 @@ class TerminalLines:
             self._hand_on(line)
 
     def _hand_on(self, line: str) -> None:
+        self._remember(line)  # also one ``on_busy`` does not send: Up brings it back
         if self._waiter is not None and not self._waiter.done():
-            self._remember(line)
             self._wake(line)
         elif self.on_busy is None or not self.on_busy(line):
-            self._remember(line)
             self._lines.append(line)
 
     def _remember(self, line: str) -> None:
@@ -349,17 +352,20 @@ class TerminalLines:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(line)
 
-    async def next_line(self) -> str | None:
-        """The next line typed outside a prompt, or ``None`` at end of input."""
+    async def next_line(self, *, command: bool = True) -> str | None:
+        """The next line typed outside a prompt, or ``None`` at end of input; with
+        ``command=False`` one that is never a command (a message's next line): Tab
+        completes none on it."""
         if self._lines:
             return self._lines.pop(0)
         if self.ended:
             return None
         self._waiter = asyncio.get_running_loop().create_future()
+        self._commanding = command
         try:
             return await self._waiter
         finally:
-            self._waiter = None
+            self._waiter, self._commanding = None, True
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[int]:

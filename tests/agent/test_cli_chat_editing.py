@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from agent.agent_home import AgentHome, turn
-from agent.test_cli_chat_input import PROMPT, TRACE, ended, sent
+from agent.test_cli_chat_input import CONTINUED, PROMPT, TRACE, ended, sent
 from agent.test_cli_run import spawn
 from hermes_core._paths import home_tag
 from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
@@ -63,14 +63,15 @@ def test_backspace_deletes_the_character_before_the_cursor(home: AgentHome) -> N
 
 
 def test_the_emacs_keys_move_by_line_and_by_word(home: AgentHome) -> None:
-    home.setup({"echo": True}, {"echo": True})
+    home.setup({"echo": True}, {"echo": True}, {"echo": True})
     child = spawn(home, "chat")
     child.expect_exact(PROMPT)
     say(child, "world" + CTRL_A + "hello " + CTRL_E + "!", "hello world!")
     say(child, "one three" + ALT_B + "two " + CTRL_A + ALT_F + ",", "one, two three")
+    say(child, "stashed\x15\x19 back", "stashed back")  # Ctrl-U, then Ctrl-Y
     child.sendline("/exit")
     assert ended(child) == 0
-    assert sent(home) == ["hello world!", "one, two three"]
+    assert sent(home) == ["hello world!", "one, two three", "stashed back"]
 
 
 def test_up_recalls_the_earlier_messages_and_ctrl_r_finds_one(home: AgentHome) -> None:
@@ -309,3 +310,94 @@ def test_tab_at_a_question_is_a_tab_in_the_answer_not_a_completion(home: AgentHo
     assert "/new" not in child.before
     child.sendline("/exit")
     assert ended(child) == 0
+
+
+def test_a_resize_draws_the_wrapped_line_again_at_the_new_width(home: AgentHome) -> None:
+    """20 columns: ``you> `` and 30 characters take two rows. The terminal widened to 40,
+    the line is drawn again at once from the prompt's row, the cursor after it (column 35),
+    nothing typed; narrowed to 12, over three rows."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.setwinsize(24, 20)
+    child.expect_exact(PROMPT)
+    typed = "0123456789" * 3
+    child.send(typed)
+    child.expect_exact(typed[-5:])
+    child.setwinsize(24, 40)
+    child.expect_exact("\r\x1b[5C\x1b[J" + typed + "\r\x1b[35C", timeout=10)
+    child.setwinsize(24, 12)
+    child.expect_exact("\r\x1b[2A\x1b[5C\x1b[J" + typed + "\r\x1b[11C", timeout=10)
+    child.send("!\r")
+    child.expect_exact(f"heard: {typed}!")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == [typed + "!"]
+
+
+def test_a_resize_while_the_answer_streams_keeps_the_typed_line_whole(home: AgentHome) -> None:
+    home.setup({"text": "word " * 40}, {"echo": True}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.setwinsize(24, 20)
+    child.expect_exact(PROMPT)
+    child.send("talk\r")
+    child.expect_exact("word word ")
+    typed = "abcdefghij" * 3
+    child.send(typed)
+    child.expect_exact(typed)
+    child.setwinsize(24, 40)
+    child.expect_exact(PROMPT)
+    child.expect_exact(typed + "\r\x1b[35C")  # after the prompt, at the new width
+    child.send("\r")
+    child.expect_exact(f"heard: {typed}")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["talk", typed]
+
+
+def test_a_paste_in_the_middle_of_the_line_goes_in_at_the_cursor(home: AgentHome) -> None:
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("ab" + LEFT + PASTE_START + "one\ntwo" + PASTE_END)
+    child.expect_exact("heard: aone\ntwob".replace("\n", "\r\n"))
+    child.expect_exact(PROMPT)
+    say(child, "()" + LEFT + PASTE_START + "x, y" + PASTE_END, "(x, y)")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["aone\ntwob", "(x, y)"]
+
+
+def test_tab_on_a_continued_line_is_a_tab_in_the_message(home: AgentHome) -> None:
+    """A ``...> `` line goes on a message: it is never a command, so Tab completes none."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("see\\\r")
+    child.expect_exact(CONTINUED)
+    child.send("/com\t\r")
+    child.expect_exact("heard: see")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["see\n/com\t"]
+
+
+def test_a_line_not_sent_while_a_turn_runs_is_recalled_by_up(home: AgentHome) -> None:
+    """Enter while a turn runs sends nothing; the line is not lost: Up brings it back at the
+    prompt, as the note says."""
+    home.setup({"text": "word " * 40}, {"echo": True}, chunk=5, delay=0.05)
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("talk\r")
+    child.expect_exact("word word ")
+    child.send("a long thought typed meanwhile\r")
+    child.expect_exact("that line was not sent (Up brings it back at the prompt;")
+    child.expect_exact(PROMPT)
+    child.send(UP + "\r")
+    child.expect_exact("heard: a long thought typed meanwhile")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["talk", "a long thought typed meanwhile"]

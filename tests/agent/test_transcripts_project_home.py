@@ -107,3 +107,31 @@ def test_opening_the_gate_later_says_where_the_conversations_written_while_close
     assert status == 2
     assert stderr.startswith("hermes: error: no earlier conversation in ")
     assert f"written while the project gate was closed are in {own}" in stderr
+
+
+def test_resume_in_a_chat_says_where_the_conversations_written_while_closed_are(
+    tmp_path: Path,
+) -> None:
+    """``/resume`` lists this directory's conversations: those written while the gate was
+    closed are not among them, and the listing says where they are, in the words
+    ``--continue`` uses; so does ``/resume ID`` finding none."""
+    repo = tmp_path / "repo"
+    (repo / ".hermes").mkdir(parents=True)
+    cli = HermesCli(tmp_path, home=repo / ".hermes", work=repo)
+    own = cli.user_home / ".hermes" / "projects" / home_tag(cli.home) / "sessions"
+    hint = f"written while the project gate was closed are in {own}: move them to "
+    with FakeModelServer([FakeTurn(text="Hi."), FakeTurn(text="Again.")]) as server:
+        run(cli, server)
+        (earlier,) = own.glob("*.jsonl")
+        config = cli.root / "mine.yaml"
+        env = cli.variables(
+            HERMES_CONFIG=str(config), OPENAI_API_KEY="k", HERMES_ENABLE_PROJECT_PLUGINS="1"
+        )
+        done = cli.run("chat", input=f"/resume\n/resume {earlier.stem}\n", env=env)
+        assert f"hermes: no other conversation in {repo.resolve()} " in done.stderr
+        assert done.stderr.count(hint) == 2
+        run(cli, server, gate=True)  # a conversation here now: listed, the hint after it
+        done = cli.run("chat", input="/resume\n", env=env)
+    assert "hermes: the recent conversations in " in done.stderr
+    assert "  1. " in done.stderr
+    assert done.stderr.index("  1. ") < done.stderr.index(hint)
