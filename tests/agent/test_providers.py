@@ -170,7 +170,7 @@ def test_an_answer_streamed_in_many_small_pieces_is_put_together_in_linear_time(
 
     # Each piece of a call's arguments or of an OpenRouter reasoning_details entry was added to
     # the text so far, copying it: 60,000 pieces of 20 characters (1.2 MB, a long file a model
-    # writes, or a server streaming its thinking a few characters a chunk) took 8 to 11 s each.
+    # writes, or a server streaming its thinking a few characters a chunk) took 14 s.
     piece, count = "x" * 20, 60_000
     answer = _Answer(frozenset({"write_file"}))
     started = time.process_time()
