@@ -193,6 +193,25 @@ def test_an_answer_streamed_in_many_small_pieces_is_put_together_in_linear_time(
     assert detail.to_json() == {"type": "reasoning.text", "index": 0, "text": piece * count}
 
 
+def test_a_call_written_in_the_text_in_many_small_pieces_is_read_in_linear_time() -> None:
+    from plugins_builtin.openai.text_calls import TextCalls
+
+    # The same for a call a model writes in its text (<tool_call>...</tool_call>): each piece
+    # after the opening tag was added to the text held so far, copying it (8 s).
+    piece, count = "x" * 20, 60_000
+    calls = TextCalls(frozenset({"write_file"}))
+    started = time.process_time()
+    assert calls.feed('<tool_call>{"name": "write_file", "arguments": {"content": "') == ""
+    for _ in range(count):
+        assert calls.feed(piece) == ""
+    assert calls.feed('"}}</tool_call>') == ""
+    rest, found = calls.finish()
+    elapsed = time.process_time() - started
+
+    assert elapsed < 2.0, f"reading the call took {elapsed:.1f} s"
+    assert (rest, found) == ("", [("write_file", json.dumps({"content": piece * count}))])
+
+
 def test_a_call_nested_too_deep_to_read_stays_text_and_is_sent_back_as_no_input() -> None:
     from plugins_builtin.anthropic.provider import anthropic_messages
     from plugins_builtin.openai.text_calls import TextCalls
