@@ -153,9 +153,11 @@ class Environment:
         index, generated media): the home, except for a home inside the project while the
         project gate is closed (a home committed into a repository, or one a clone planted),
         whose data go to its own folder in the user's ``~/.hermes/projects/<home tag>``
-        (:func:`home_tag`): nothing of the user's lands in the repository's tree, and nothing
-        the repository planted there is read back as the user's. The home itself when the
-        user's home directory is unknown."""
+        (:func:`home_tag`; for a home the project links out of it, a tag of the link's own
+        path: where it leads may be another project's home, whose folder holds the user's
+        conversations there): nothing of the user's lands in the repository's tree, and
+        nothing the repository planted there is read back as the user's. The home itself
+        when the user's home directory is unknown."""
         from hermes_core._project_trust import gate_is_open
 
         own = self._own_folder()
@@ -171,11 +173,17 @@ class Environment:
         return self._own_folder() if gate_is_open(self) else None
 
     def _own_folder(self) -> Path | None:
-        from hermes_core._project_trust import project_owns
+        from hermes_core._project_trust import project_owns, project_root
 
         if self.user_home is None or not project_owns(self, self.home):
             return None
-        return self.user_home / ".hermes" / "projects" / home_tag(self.home)
+        project = project_root(self)
+        real = Path(os.path.realpath(self.home))
+        if project is None or real.is_relative_to(project):
+            tag = home_tag(self.home)
+        else:  # a link out of the project: where it leads may be another project's home
+            tag = _tag(os.path.abspath(self.home))
+        return self.user_home / ".hermes" / "projects" / tag
 
     @property
     def cache_dir(self) -> Path:
@@ -200,6 +208,9 @@ class Environment:
 def home_tag(home: Path) -> str:
     """The name of ``home``'s folder in a log directory that homes share: the home folder's
     name (no leading dot) and a hash of its real path, e.g. ``hermes-3f2a9c1b7d4e``."""
-    real = os.path.realpath(home)
-    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
-    return f"{os.path.basename(real).lstrip('.') or 'home'}-{digest}"
+    return _tag(os.path.realpath(home))
+
+
+def _tag(path: str) -> str:
+    digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:12]
+    return f"{os.path.basename(path).lstrip('.') or 'home'}-{digest}"

@@ -15,7 +15,9 @@ It loads only when the user opened the gate, ``HERMES_ENABLE_PROJECT_PLUGINS=1``
 - a path found in the project whose real path lies outside it is the project's too (a link
   the project ships points where the project chose), unless that real path is the user's own
   ``$HERMES_HOME``: a project's ``.hermes/plugins`` linked to ``$HERMES_HOME/plugins`` does
-  not relabel the user's plugins.
+  not relabel the user's plugins. A ``HERMES_HOME`` found in the project is no such home
+  (``.hermes -> ../other/.hermes``, a folder of another clone beside it, is where the
+  project chose): then only the user's ``~/.hermes`` is.
 
 Working from ``/``, from the user's home directory or from a folder holding it (``/home``) is
 not working in a project: every file, the user's own ``~/.hermes`` included, lies under those,
@@ -97,10 +99,26 @@ def project_owns(env: _Env, path: Path) -> bool:
     real = _resolved(path)
     if real.is_relative_to(project):
         return True
-    found = Path(os.path.abspath(path))
-    if not (found.is_relative_to(Path(os.path.abspath(env.cwd))) or found.is_relative_to(project)):
+    if not _found_in(env, path, project):
         return False
-    return not real.is_relative_to(_resolved(env.home))
+    users = _users_home(env, project)
+    return users is None or not real.is_relative_to(users)
+
+
+def _found_in(env: _Env, path: Path, project: Path) -> bool:
+    """Whether ``path``, as found (links not followed), lies in the working directory or the
+    project."""
+    found = Path(os.path.abspath(path))
+    return found.is_relative_to(Path(os.path.abspath(env.cwd))) or found.is_relative_to(project)
+
+
+def _users_home(env: _Env, project: Path) -> Path | None:
+    """The real path of the user's own home: ``$HERMES_HOME``'s, unless ``HERMES_HOME`` is
+    found in the project (a link the project ships leads where the project chose: another
+    clone beside it), then ``~/.hermes``'s; ``None`` when that is unknown."""
+    if not _found_in(env, env.home, project):
+        return _resolved(env.home)
+    return None if env.user_home is None else _resolved(env.user_home / ".hermes")
 
 
 def project_refusal(env: _Env, path: Path, what: str) -> str | None:

@@ -274,6 +274,69 @@ def test_a_script_whose_command_words_hold_hermes_serve_is_this_hermes(
 @pytest.mark.parametrize(
     "command",
     [
+        ["nohup", "hermes", "serve"],
+        ["setsid", "-f", "hermes", "serve"],
+        ["nice", "-n", "5", "hermes", "serve"],
+        ["timeout", "-k", "5", "1d", "hermes", "serve"],
+        ["stdbuf", "-oL", "/usr/local/bin/hermes", "serve"],
+        ["nohup", "nice", "-n5", "env", "HERMES_LOG_LEVEL=debug", "hermes", "serve"],
+        ["env", "-S", "hermes serve"],
+        ["env", "--split-string=nice hermes serve"],
+        ["python3", "-mhermes_core", "serve"],
+        ["python3", "-Im", "hermes_core", "serve"],
+        ["bash", "-c", "--", "hermes serve"],
+        ["bash", "-c", "-e", "hermes serve"],
+        ["sh", "-ec", "-o", "pipefail", "nohup hermes serve"],
+    ],
+    ids=[
+        "nohup",
+        "setsid",
+        "nice",
+        "timeout",
+        "stdbuf",
+        "stacked",
+        "env-S",
+        "env-split-string",
+        "python-m-joined",
+        "python-Im",
+        "bash-c-dashdash",
+        "bash-c-option-after",
+        "sh-ec-o-pipefail",
+    ],
+)
+def test_a_launcher_in_the_entrys_own_command_is_looked_through(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    # What a script's line is read through holds for the entry's command itself: `nohup hermes
+    # serve` (or nice, setsid, timeout, stdbuf, env -S), `python -mhermes_core serve`, and a
+    # shell's -c with its script after `--` or another option, all start this hermes.
+    done = cli.run("mcp", "add", "hermes", "--", *command, ok=False)
+    assert done.returncode == 2, done.stdout
+    assert "it starts hermes serve, this hermes itself" in done.stderr
+    assert _servers(cli.config) == {}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["nice", "-n", "5", "notes-server", "hermes", "serve"],
+        ["timeout", "1d", "notes-server", "serve"],
+        ["python3", "-Xfrozen_modules=off", "-m", "notes_server", "serve"],
+        ["bash", "-c", "--", "notes-server serve", "hermes"],
+    ],
+    ids=["nice-other", "timeout-other", "python-X", "bash-script-argument"],
+)
+def test_a_launcher_running_another_program_stays_another_program(
+    cli: InProcessCli, command: list[str]
+) -> None:
+    cli.run("mcp", "add", "notes", "--", *command)
+
+    assert _servers(cli.config)["notes"]["args"] == command[1:]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         ["uv", "run", "--package", "hermes", "python", "server.py", "serve"],
         ["uv", "run", "--extra", "hermes", "notes-server", "serve"],
         ["uvx", "--python-platform", "hermes", "notes-server", "serve"],

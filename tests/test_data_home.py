@@ -72,3 +72,24 @@ def test_a_gated_project_homes_credentials_are_the_users_own(tmp_path: Path) -> 
     assert auth_path(env) == own / "auth.json"
     opened = environment(tmp_path, home, **GATE)
     assert auth_path(opened) == home / "auth.json"
+
+
+def test_a_project_home_linked_to_another_projects_home_keeps_its_own_folder(
+    tmp_path: Path,
+) -> None:
+    # A clone shipping .hermes -> ../work/.hermes, worked in with HERMES_HOME=./.hermes, must
+    # not keep its data in (nor read back, by session_search or --continue) the folder of the
+    # home it links to: the user's conversations in the project beside it.
+    user = tmp_path / "user"
+    work, clone = tmp_path / "work", tmp_path / "clone"
+    (work / ".hermes").mkdir(parents=True)
+    clone.mkdir()
+    (clone / ".hermes").symlink_to(Path("..") / "work" / ".hermes")
+    in_work = Environment(home=work / ".hermes", cwd=work, user_home=user)
+    in_clone = Environment(home=clone / ".hermes", cwd=clone, user_home=user)
+
+    projects = user / ".hermes" / "projects"
+    assert in_work.data_home == projects / home_tag(work / ".hermes")
+    assert in_clone.data_home.parent == projects
+    assert in_clone.data_home != in_work.data_home
+    assert TranscriptStore.of_home(in_clone).directory == in_clone.data_home / "sessions"

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 from hermes_core._approvals.shell_words import Word, split_words
 
-__all__ = ["CommandLine", "ShellSegment", "read_command_line", "shell_segments"]
+__all__ = [
+    "CommandLine",
+    "ShellSegment",
+    "read_command_line",
+    "shell_segments",
+    "wrapped_command_at",
+]
 
 
 @dataclass(frozen=True)
@@ -224,6 +230,18 @@ def _commands(words: Sequence[Word], depth: int) -> tuple[list[str], str]:
             xargs = _xargs_replace_string(words[index + 1 : skipped])
         index = skipped
     return subjects, ""
+
+
+def wrapped_command_at(words: Sequence[str]) -> int | None:
+    """Where the command the wrapper ``words[0]`` runs starts in ``words`` (``nice -n 5 rm
+    x``: 3), past the end when it runs none (``command -v rm``); ``None`` when ``words[0]`` is
+    no wrapper read here, or what it runs cannot be read (``env -S``)."""
+    name = posixpath.basename(words[0]) if words else ""
+    wrapper = _WRAPPERS.get(name)
+    if wrapper is None:
+        return None
+    skipped = _skip_wrapper_options(name, wrapper, [(word, False) for word in words], 1)
+    return None if isinstance(skipped, str) else skipped
 
 
 def _xargs_replace_string(options: Sequence[Word]) -> str:

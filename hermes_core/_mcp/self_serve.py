@@ -6,7 +6,8 @@ Added to the configuration it serves, such an entry makes every hermes command s
 (``mcp__hermes__terminal`` beside ``terminal``), and starts a ``hermes serve`` of its own.
 
 An entry is this hermes when its command is ``hermes`` (``hermes.exe``: Claude Desktop's file
-may come from Windows) or a Python running ``-m hermes_core``, its arguments hold ``serve``,
+may come from Windows) or a Python running ``-m hermes_core`` (``-mhermes_core``, ``-Im
+hermes_core``), its arguments hold ``serve``,
 and the configuration file it names is this one: ``--config FILE`` before ``serve`` (relative
 to the entry's ``cwd``, or to the directory of a ``-C DIR`` before ``serve``), else
 ``HERMES_CONFIG`` of its ``env``, else ``HERMES_HOME`` of its ``env`` (its ``config.yaml``).
@@ -16,7 +17,9 @@ mind. A name hermes cannot know when adding (a ``${VAR}``) is
 taken for another hermes's.
 
 Launchers in front are looked through: ``env`` (its ``NAME=VALUE`` words are the child's
-variables), a shell's ``-c`` script (each command of it, split at operators and line ends,
+variables; ``-S``'s string is split into words), ``nohup``, ``setsid``, ``nice``, ``timeout``,
+``stdbuf``... past their options, a shell's ``-c`` script (the first word after ``-c`` that is
+no option, or the one after ``--``; each command of it, split at operators and line ends,
 ``exec`` and leading assignments allowed; read conservatively: a command whose words hold
 ``hermes`` after a word hermes does not know, ``nohup hermes serve``, ``then hermes serve``,
 ``{ hermes serve; }``, is taken to run it), and ``uvx``, ``pipx run`` and ``uv run``: the
@@ -50,8 +53,18 @@ SERVES_ITSELF: Final = (
 
 def starts_hermes_serve(command: str, args: Sequence[str]) -> bool:
     """Whether ``command`` with ``args`` runs ``hermes serve`` (of any configuration)."""
-    by_module = any(list(args[i : i + 2]) == ["-m", "hermes_core"] for i in range(len(args)))
-    return "serve" in args and (_is_hermes(command) or by_module)
+    return "serve" in args and (_is_hermes(command) or _runs_hermes_module(args))
+
+
+def _runs_hermes_module(args: Sequence[str]) -> bool:
+    """Whether ``args`` run the module hermes_core as Python reads them: ``-m hermes_core``,
+    joined (``-mhermes_core``) or after other letters (``-Im hermes_core``)."""
+    for i, word in enumerate(args):
+        if word.startswith("-") and not word.startswith("--") and "m" in word:
+            module = word[word.index("m") + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+            if module in ("hermes_core", "hermes_core.__main__"):
+                return True
+    return False
 
 
 def _is_hermes(word: str) -> bool:
@@ -114,6 +127,13 @@ _VALUE_OPTIONS: Final = frozenset(
     | {"--build-constraints", "-b", "--python-preference"}  # the last: uv before 0.8
     | {"--python-args", "--pip-args", "--fetch-python", "--cooldown", "--backend"}  # pipx run
 )
+_LOOKED_THROUGH: Final = frozenset(
+    {"nohup", "setsid", "nice", "timeout", "stdbuf", "ionice", "time", "command", "exec"}
+)
+"""Launchers that run the command after their options as the user, where they are, with the
+variables they have (the approvals' shell reader knows their options); not ``sudo``, ``doas``
+or ``chroot``: another account's or another root's hermes is another hermes."""
+_SHELL_VALUE_OPTIONS: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _RUNNER_SUBCOMMANDS: Final = frozenset({"run", "tool"})
 _SHELL_PUNCTUATION: Final = "();<>|&\n"
 """What ends a simple command of a script (``shlex``'s punctuation and the line end); a
@@ -128,7 +148,7 @@ def _commands(
     directory it starts in (relative to the entry's; ``None``: one not known when adding)."""
     yield command, args, variables, here
     program = PureWindowsPath(command).name.lower()
-    if depth > 3 or not args:
+    if depth > 7 or not args:  # launchers in launchers, bounded
         return
     if program == "env":
         words, names = list(args), dict(variables)
@@ -140,6 +160,10 @@ def _commands(
                 here = _moved(here, word.removeprefix("--chdir=").removeprefix("-C"))
             elif word in ("-u", "--unset") and words:
                 words.pop(0)  # the option's value
+            elif word in ("-S", "--split-string") and words:
+                words[:1] = _split(words[0])
+            elif word.startswith(("-S", "--split-string=")):
+                words[:0] = _split(word.removeprefix("--split-string=").removeprefix("-S"))
             elif "=" in word and not word.startswith("-"):
                 key, _, value = word.partition("=")
                 names[key] = value
@@ -151,8 +175,9 @@ def _commands(
             for i, word in enumerate(args)
             if word.startswith("-") and not word.startswith("--") and "c" in word
         ]
-        if flags and flags[0] + 1 < len(args):
-            for words in _script_commands(args[flags[0] + 1]):
+        script = _script_after(args, flags[0] + 1) if flags else None
+        if script is not None:
+            for words in _script_commands(script):
                 names = dict(variables)
                 while words and ("=" in words[0] or words[0] == "exec"):
                     key, _, value = words.pop(0).partition("=")
@@ -169,6 +194,12 @@ def _commands(
                     at = next((i for i, word in enumerate(words) if _is_hermes(word)), 0)
                     if at:
                         yield from _commands(words[at], words[at + 1 :], names, here, depth + 1)
+    elif program in _LOOKED_THROUGH:
+        from hermes_core._approvals.shell import wrapped_command_at
+
+        start = wrapped_command_at([program, *args])
+        if start is not None and start <= len(args):
+            yield from _commands(args[start - 1], args[start:], variables, here, depth + 1)
     elif program in _PACKAGE_RUNNERS:
         # The program run is the first word that is no option, no option's value and not the
         # subcommand (uv run, uv tool run, pipx run): the package hermes-core-agent runs hermes.
@@ -187,6 +218,31 @@ def _commands(
                 word, rest = "python", ["-m", word, *rest]
             yield from _commands(word, rest, variables, moved, depth + 1)
             return
+
+
+def _script_after(args: list[str], at: int) -> str | None:
+    """The script of a shell's ``-c``: its first word from ``at`` on that is no option (nor an
+    option's value, ``-o pipefail``), or the word after ``--``; ``None`` when there is none."""
+    while at < len(args):
+        word = args[at]
+        if word == "--":
+            at += 1
+            break
+        if word in _SHELL_VALUE_OPTIONS:
+            at += 2
+        elif word.startswith(("-", "+")) and word not in ("-", "+"):
+            at += 1
+        else:
+            break
+    return args[at] if at < len(args) else None
+
+
+def _split(text: str) -> list[str]:
+    """``env -S``'s string as words (as a shell splits it); none when it cannot be split."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
 
 
 def _script_commands(script: str) -> Iterator[list[str]]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import openai
@@ -182,7 +182,12 @@ _JOINED = ("text", "summary", "signature", "data")
 class _PartialCall:
     id: str = ""
     name: str = ""
-    arguments: str = ""
+    arguments: list[str] = field(default_factory=list)  # joined once, at the answer's end
+
+
+class _Pieces(list[str]):
+    """The pieces of a field of a ``reasoning_details`` entry so far, joined at the answer's
+    end: a piece added to the text so far copied it, quadratic in the pieces."""
 
 
 class _Answer:
@@ -191,7 +196,7 @@ class _Answer:
     def __init__(self, tool_names: frozenset[str]) -> None:
         self.text: list[str] = []  # as shown (streamed)
         self.calls: dict[int, _PartialCall] = {}
-        self.details: dict[int, dict[str, Any]] = {}  # OpenRouter's reasoning_details, whole
+        self.details: dict[int, dict[str, Any]] = {}  # OpenRouter's reasoning_details, in pieces
         self.finish: str | None = None
         self.usage: Usage | None = None
         self.text_calls = TextCalls(tool_names)
@@ -206,7 +211,7 @@ class _Answer:
             function = delta.function
             if function is not None:
                 call.name = call.name or (function.name or "")
-                call.arguments += function.arguments or ""
+                call.arguments.append(function.arguments or "")
 
     def add_details(self, entries: object) -> None:
         """Take a delta's ``reasoning_details``: the pieces of each entry (by its ``index``)
@@ -220,13 +225,16 @@ class _Answer:
             )
             for key, value in entry.items():
                 if key in _JOINED and isinstance(value, str):
-                    whole[key] = str(whole.get(key) or "") + value
+                    so_far = whole.get(key)
+                    if not isinstance(so_far, _Pieces):
+                        whole[key] = so_far = _Pieces([str(so_far or "")])
+                    so_far.append(value)
                 elif whole.get(key) is None:
                     whole[key] = value
 
     def turn(self, written: list[tuple[str, str]]) -> ModelTurn:
         calls = [
-            ModelToolCall(c.id or _new_id(), c.name, c.arguments or "{}")
+            ModelToolCall(c.id or _new_id(), c.name, "".join(c.arguments) or "{}")
             for _, c in sorted(self.calls.items())
         ]
         calls += [ModelToolCall(_new_id(), name, arguments) for name, arguments in written]
@@ -234,9 +242,13 @@ class _Answer:
         if calls and stop == "end_turn":
             stop = "tool_use"  # servers that say "stop" after calls, or calls found in the text
         # A thinking cut at max_tokens before its signature came is not kept: refused, sent back.
+        entries = (
+            {key: "".join(v) if isinstance(v, _Pieces) else v for key, v in d.items()}
+            for _, d in sorted(self.details.items())
+        )
         details = tuple(
             ReasoningDetail.from_json(d)
-            for _, d in sorted(self.details.items())
+            for d in entries
             if not (
                 stop == "max_tokens"
                 and d.get("type") == "reasoning.text"

@@ -30,20 +30,22 @@ class TextCalls:
 
     def __init__(self, tool_names: frozenset[str]) -> None:
         self._names = tool_names
-        self._held = ""
-        self._in_call = False
+        self._held = ""  # at most what could begin an opening tag, until one is found
+        self._call: list[str] | None = None
+        """From the first opening tag on, the text in pieces, joined once at the end: a piece
+        added to the text so far copied it (a long call written in 60,000 pieces took 8 s)."""
 
     def feed(self, text: str) -> str:
         """The part of ``text`` (with what was held before) that can be shown now."""
         if not self._names:
             return text
-        self._held += text
-        if self._in_call:
+        if self._call is not None:
+            self._call.append(text)
             return ""
+        self._held += text
         at = self._held.find(OPEN)
         if at >= 0:
-            self._in_call = True
-            shown, self._held = self._held[:at], self._held[at:]
+            shown, self._call, self._held = self._held[:at], [self._held[at:]], ""
             return shown
         keep = _held_prefix(self._held)
         cut = len(self._held) - keep
@@ -55,7 +57,8 @@ class TextCalls:
         as JSON text)``, in the order written."""
         calls: list[tuple[str, str]] = []
         kept: list[str] = []
-        held, start = self._held, 0
+        held = self._held if self._call is None else "".join(self._call)
+        start = 0
         # Each call is an opening tag and the first closing one after it, found by moving on,
         # never by a pattern: one scanned to the end for a closing tag after every opening one
         # (10,000 unclosed tags took 9 s).
@@ -70,7 +73,7 @@ class TextCalls:
                 calls.append(call)
             start = end
         kept.append(held[start:])
-        self._held, self._in_call = "", False
+        self._held, self._call = "", None
         return "".join(kept), calls
 
 

@@ -22,6 +22,9 @@ class ThinkTags:
 
     def __init__(self) -> None:
         self._held = ""
+        self._blank: list[str] = []
+        """Blank text at the start (a block may still open after it), in pieces joined once:
+        a piece added to the text held so far copied it (60,000 pieces took 19 s)."""
         self._state = "start"  # then "text", or "thinking", "after" (the block) and "text"
 
     def feed(self, text: str) -> str:
@@ -32,6 +35,11 @@ class ThinkTags:
             shown = text.lstrip()
             self._state = "text" if shown else "after"
             return shown
+        if self._state == "start" and not self._held and not text.strip():
+            self._blank.append(text)
+            return ""
+        if self._blank:
+            text, self._blank = "".join(self._blank) + text, []
         self._held += text
         if self._state == "start":
             begun = self._held.lstrip()
@@ -52,5 +60,6 @@ class ThinkTags:
 
     def finish(self) -> str:
         """The text still held at the end: what only looked like the start of a block."""
-        held, self._held = self._held, ""
+        held, self._held = "".join(self._blank) + self._held, ""
+        self._blank = []
         return held if self._state == "start" else ""

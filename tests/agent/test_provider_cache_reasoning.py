@@ -6,6 +6,7 @@ servers read from their caches, a reasoning model's thinking kept out of the ans
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -311,6 +312,25 @@ def test_think_tags_are_found_however_the_text_is_cut(text: str, answer: str) ->
         tags = ThinkTags()
         shown = [tags.feed(text[at : at + size]) for at in range(0, len(text), size)]
         assert "".join(shown) + tags.finish() == answer, size
+
+
+def test_blank_text_before_the_answer_is_held_in_linear_time() -> None:
+    from plugins_builtin.openai.think_tags import ThinkTags
+
+    # Blank text could still come before a <think>, so it is held: each blank piece was added
+    # to what was held, copying it (60,000 pieces of 20 spaces took 19 s, the GIL held).
+    blank, count = " " * 20, 60_000
+    tags = ThinkTags()
+    started = time.process_time()
+    shown = [tags.feed(blank) for _ in range(count)]
+    shown.append(tags.feed("It is 5."))
+    elapsed = time.process_time() - started
+
+    assert elapsed < 2.0, f"holding the blank text took {elapsed:.1f} s"
+    assert "".join(shown) + tags.finish() == blank * count + "It is 5."
+    tags = ThinkTags()
+    assert [tags.feed(blank) for _ in range(3)] == ["", "", ""]
+    assert tags.feed("<think>a</think>It is 5.") == "It is 5."
 
 
 def test_anthropic_marks_no_empty_tool_result() -> None:

@@ -163,6 +163,55 @@ def test_an_answer_of_many_unclosed_call_tags_is_read_in_linear_time() -> None:
     assert (rest, found) == ("<tool_call> " * 10_000, [])
 
 
+def test_an_answer_streamed_in_many_small_pieces_is_put_together_in_linear_time() -> None:
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+
+    from plugins_builtin.openai.provider import _Answer
+
+    # Each piece of a call's arguments or of an OpenRouter reasoning_details entry was added to
+    # the text so far, copying it: 60,000 pieces of 20 characters (1.2 MB, a long file a model
+    # writes, or a server streaming its thinking a few characters a chunk) took 14 s.
+    piece, count = "x" * 20, 60_000
+    answer = _Answer(frozenset({"write_file"}))
+    started = time.process_time()
+    for _ in range(count):
+        answer.add_calls(
+            [
+                ChoiceDeltaToolCall.model_validate(
+                    {"index": 0, "id": "c1", "function": {"name": "write_file", "arguments": piece}}
+                )
+            ]
+        )
+        answer.add_details([{"type": "reasoning.text", "index": 0, "text": piece}])
+    turn = answer.turn([])
+    elapsed = time.process_time() - started
+
+    assert elapsed < 2.0, f"putting the answer together took {elapsed:.1f} s"
+    (call,) = turn.message.tool_calls
+    assert call.arguments == piece * count
+    (detail,) = turn.message.reasoning_details
+    assert detail.to_json() == {"type": "reasoning.text", "index": 0, "text": piece * count}
+
+
+def test_a_call_written_in_the_text_in_many_small_pieces_is_read_in_linear_time() -> None:
+    from plugins_builtin.openai.text_calls import TextCalls
+
+    # The same for a call a model writes in its text (<tool_call>...</tool_call>): each piece
+    # after the opening tag was added to the text held so far, copying it (8 s).
+    piece, count = "x" * 20, 60_000
+    calls = TextCalls(frozenset({"write_file"}))
+    started = time.process_time()
+    assert calls.feed('<tool_call>{"name": "write_file", "arguments": {"content": "') == ""
+    for _ in range(count):
+        assert calls.feed(piece) == ""
+    assert calls.feed('"}}</tool_call>') == ""
+    rest, found = calls.finish()
+    elapsed = time.process_time() - started
+
+    assert elapsed < 2.0, f"reading the call took {elapsed:.1f} s"
+    assert (rest, found) == ("", [("write_file", json.dumps({"content": piece * count}))])
+
+
 def test_a_call_nested_too_deep_to_read_stays_text_and_is_sent_back_as_no_input() -> None:
     from plugins_builtin.anthropic.provider import anthropic_messages
     from plugins_builtin.openai.text_calls import TextCalls

@@ -215,6 +215,51 @@ def test_skills_of_a_hermes_home_inside_the_project_are_listed_only_with_the_gat
         assert GATE in listed.text_content
 
 
+def test_a_hermes_home_the_project_links_to_a_folder_outside_it_is_the_projects(
+    places: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    # The repository ships .hermes -> ../other/.hermes, a folder of another clone beside it
+    # (or of a package cache): with HERMES_HOME=./.hermes, what lies there is where the
+    # project chose, so its skills, plugins and .env wait for the gate as the project's own.
+    from hermes_core._dotenv import secret_variable
+
+    elsewhere = places["project"].parent / "other" / ".hermes"
+    skill(elsewhere / "skills", "deploy", "description: Deploy it.\n")
+    write_dir_plugin(elsewhere / "plugins", "planted")
+    (elsewhere / ".env").write_text("OPENAI_API_KEY=sk-planted\n")
+    (elsewhere / ".env").chmod(0o600)
+    home = places["project"] / ".hermes"
+    home.symlink_to(Path("..") / "other" / ".hermes")
+    env = environment(places, home)
+
+    listed = call(Host(policy_off(), env, strict=False), "skills_list", {})
+    records, _ = plan_plugins(Config.model_validate({"plugins": {"enabled": ["planted"]}}), env)
+    with caplog.at_level("WARNING"):
+        key = secret_variable(env, "OPENAI_API_KEY")
+
+    assert listed.structured is not None
+    assert listed.structured["skills"] == []
+    assert GATE in listed.text_content
+    assert [(r.name, r.status) for r in records if r.source != "bundled"] == [("planted", "gated")]
+    assert key is None
+    assert env.data_home != home
+
+
+def test_the_users_own_hermes_home_linked_from_the_project_stays_the_users(
+    places: dict[str, Path],
+) -> None:
+    mine = places["user_home"] / ".hermes"
+    skill(mine / "skills", "deploy", "description: Deploy it.\n")
+    home = places["project"] / ".hermes"
+    home.symlink_to(mine)
+    env = environment(places, home)
+
+    listed = call(Host(policy_off(), env, strict=False), "skills_list", {})
+
+    assert listed.structured is not None
+    assert [row["name"] for row in listed.structured["skills"]] == ["deploy"]
+
+
 @pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
 def test_shell_hooks_of_a_config_inside_the_project_run_only_with_the_gate(
     places: dict[str, Path], gate: str
