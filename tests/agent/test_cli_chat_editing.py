@@ -401,3 +401,22 @@ def test_a_line_not_sent_while_a_turn_runs_is_recalled_by_up(home: AgentHome) ->
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["talk", "a long thought typed meanwhile"]
+
+
+def test_ctrl_c_with_a_line_typed_empties_it_and_the_chat_goes_on(home: AgentHome) -> None:
+    """As in a shell: Ctrl-C at the prompt with a line typed throws the line away (Ctrl-Y puts
+    it back); it quit the chat, the line lost with it. On an empty line it quits, as before."""
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("half typed")
+    child.expect_exact("half typed")
+    child.send("\x03")
+    say(child, "other", "other")
+    say(child, "\x19", "half typed")
+    child.send("\x03")
+    child.expect_exact("hermes: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert sent(home) == ["other", "half typed"]
