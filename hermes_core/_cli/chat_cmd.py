@@ -111,6 +111,11 @@ class _Chat:
         self.lines.stop_turn()
         return True
 
+    def discard(self) -> bool:
+        """Ctrl-C with no turn running: throw away the line being typed; ``False`` when none
+        is (then Ctrl-C exits)."""
+        return self.running is None and self.lines.discard_line()
+
     def busy_line(self, line: str) -> bool:
         """A line typed while no prompt is open: dropped, saying so, when a turn runs on a
         terminal; else left for the next message (piped input is a list of messages, each
@@ -385,7 +390,7 @@ async def _chat(
     if sys.stdin.isatty():
         click.echo(f"hermes chat with {agent.model.model} ({HELP})", err=True)
     try:
-        with ctrl_c(state.stop):
+        with ctrl_c(state.stop, quietly=state.discard):
             await state.talk()
     finally:
         for output in outputs:

@@ -124,6 +124,20 @@ class LineEditor:
         self._display.flush()
         return text
 
+    def discard(self) -> bool:
+        """Throw the line away, as Ctrl-C at a shell's prompt does (Ctrl-Y puts it back, as
+        after Ctrl-U), or end a Ctrl-R search, the line as it was; ``False`` when there was
+        nothing to throw away."""
+        if self._query is not None:
+            self._cancel_search()
+        elif self._text:
+            self._chained = False
+            self._kill(0, len(self._text))
+        else:
+            return False
+        self._display.flush()
+        return True
+
     def redraw(self) -> None:
         """Draw the line :meth:`hide` erased again, where the cursor is."""
         if not self._display.hidden:

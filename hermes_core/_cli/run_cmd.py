@@ -127,15 +127,18 @@ def interrupted_exit(*, at_once: bool = False) -> NoReturn:
 
 
 @contextmanager
-def ctrl_c(stop: Callable[[], bool]) -> Iterator[None]:
+def ctrl_c(stop: Callable[[], bool], quietly: Callable[[], bool] = lambda: False) -> Iterator[None]:
     """In the block, Ctrl-C (SIGINT) calls ``stop`` and says :data:`STOPPING`; when ``stop``
-    returns ``False`` (nothing left to stop: a second Ctrl-C, or nothing running) the process
+    returns ``False`` (nothing left to stop: a second Ctrl-C, or nothing running), ``quietly``
+    (the chat's: a line typed is thrown away), and when that returns ``False`` too the process
     exits at once, status 130."""
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:
         if not stop():
-            interrupted_exit(at_once=True)
+            if not quietly():
+                interrupted_exit(at_once=True)
+            return
         with suppress(OSError, ValueError):
             sys.stderr.write(f"\n{STOPPING}\n")
             sys.stderr.flush()

@@ -388,6 +388,13 @@ class TerminalLines:
             self._pipes.remove(write_end)
             os.close(write_end)
 
+    def discard_line(self) -> bool:
+        """Throw away the line being typed at the awaited prompt (Ctrl-C there, as in a
+        shell); ``False`` when none is typed, or no prompt of the chat's awaits one."""
+        if self.editor is None or self._waiter is None or self._pipes:
+            return False
+        return self.editor.discard()
+
     def stop_turn(self) -> None:
         """End every open prompt because the person stopped the turn (Ctrl-C, ``/stop``)."""
         self.turn_stopped = True

@@ -227,13 +227,15 @@ def test_a_line_typed_while_the_answer_streams_is_kept_whole_and_sent_at_the_pro
 def test_what_was_typed_is_not_drawn_again_after_ctrl_c_gives_the_terminal_back(
     home: AgentHome,
 ) -> None:
-    """Ctrl-C with nothing running exits; the line typed so far is not drawn again below
-    ``hermes: interrupted``, on the shell's line."""
+    """Ctrl-C with nothing running and no line typed exits; a line thrown away by the Ctrl-C
+    before is not drawn again below ``hermes: interrupted``, on the shell's line."""
     home.setup({"echo": True})
     child = spawn(home, "chat")
     child.expect_exact(PROMPT)
     child.send("half typed")
     child.expect_exact("half typed")
+    child.send("\x03")
+    child.expect_exact("\x1b[J")
     child.send("\x03")
     child.expect_exact("hermes: interrupted")
     child.expect(pexpect.EOF)
