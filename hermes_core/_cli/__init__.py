@@ -179,9 +179,10 @@ def cli(ctx: click.Context, verbose: bool, config_file: Path | None) -> None:
     """hermes-core: the tool layer of an LLM agent."""
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
-    from hermes_core._cli.output import configure_logging
+    from hermes_core._cli.output import config_warnings_as_lines, configure_logging
 
     configure_logging()
+    config_warnings_as_lines()
 
 
 def main(argv: list[str] | None = None) -> Any:
