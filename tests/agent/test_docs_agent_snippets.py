@@ -1,7 +1,8 @@
 """docs/agent.md's examples run as they are written: "Testing tools in a loop", in a fresh
 interpreter with a scratch ``HERMES_HOME``, and its tool answers (the fake model is scripted to
-call it, then to answer); "From a shell", the fake model server's script started as a process
-and each command of the console example printing what the example shows."""
+call it, then to answer); "Writing a model provider", its echo provider as a user plugin and
+"From a shell", the fake model server's script started as a process, each command of their
+console examples printing what the example shows."""
 
 from __future__ import annotations
 
@@ -48,11 +49,14 @@ def _subsection(heading: str) -> str:
     return text.split(f"\n### {heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
 
 
-def _console(section: str) -> list[tuple[str, list[str]]]:
+Step = tuple[str, list[str]]
+
+
+def _console(section: str) -> list[Step]:
     """Each ``$ command`` of the section's console example with the lines it prints."""
     found = re.search(r"```console\n(.*?)```", section, re.S)
     assert found, f"no console example in {section[:60]!r}"
-    steps: list[tuple[str, list[str]]] = []
+    steps: list[Step] = []
     for line in found.group(1).splitlines():
         if line.startswith("$ "):
             steps.append((line[2:], []))
@@ -61,10 +65,27 @@ def _console(section: str) -> list[tuple[str, list[str]]]:
     return steps
 
 
-def _lines(done: subprocess.CompletedProcess[str]) -> list[str]:
-    # stdout and stderr in one list, in no order; the token counts are the server's estimate.
-    shown = (done.stdout + done.stderr).splitlines()
-    return sorted(re.sub(r"[\d,]+ tokens", "N tokens", line) for line in shown)
+def _check_console(cli: HermesCli, steps: list[Step], replace: dict[str, str]) -> None:
+    """Run each command of ``steps`` in ``cli``'s working directory (a ``hermes`` command as
+    ``cli.run``, with what a ``printf ... |`` before it prints on its stdin; any other in a
+    shell) and compare what a ``hermes`` command prints, stdout and stderr in one list in no
+    order, with the lines the example shows, each of ``replace``'s texts replaced (the doc's
+    paths and URLs by the test's). Token counts are the fake's estimates: not compared."""
+
+    def real(line: str) -> str:
+        for doc, actual in replace.items():
+            line = line.replace(doc, actual)
+        return re.sub(r"[\d,]+ tokens", "N tokens", line)
+
+    for command, shown in steps:
+        if not (command.startswith("hermes ") or " | hermes " in command):
+            subprocess.run(command, shell=True, cwd=cli.work, check=True)
+            continue
+        typed, _, command = command.rpartition("| ")
+        given = subprocess.run(typed, shell=True, capture_output=True, text=True).stdout
+        done = cli.run(*shlex.split(real(command))[1:], input=given or None)
+        printed = sorted(real(line) for line in (done.stdout + done.stderr).splitlines())
+        assert printed == sorted(real(line) for line in shown), command
 
 
 @pytest.mark.subprocess
@@ -82,27 +103,24 @@ def test_the_fake_model_server_runs_from_a_shell_and_hermes_talks_to_it(tmp_path
         assert server.stdout is not None
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), url
-        home = doc_url = ""
-        for command, shown in _console(section):
-            if command.startswith("export HERMES_HOME="):
-                home = command.split("=", 1)[1]
-            elif command.startswith("python3 fake_model.py"):
-                doc_url = shown[0]
-            elif command.startswith("hermes ") or " | hermes " in command:
-                typed, _, command = command.rpartition("| ")
-                given = subprocess.run(typed, shell=True, capture_output=True, text=True).stdout
-                args = shlex.split(command.replace(doc_url, url))[1:]
-                done = cli.run(*args, input=given or None)
-                expected = [line.replace(home, str(cli.home)) for line in shown]
-                assert _lines(done) == sorted(
-                    re.sub(r"[\d,]+ tokens", "N tokens", line.replace(doc_url, url))
-                    for line in expected
-                ), command
-            else:
-                subprocess.run(command, shell=True, cwd=cli.work, check=True)
-        assert doc_url, "the console example does not start fake_model.py"
+        (export, _), (start, (doc_url,)), *steps = _console(section)
+        assert (export, start) == ("export HERMES_HOME=/tmp/try-hermes", "python3 fake_model.py &")
+        _check_console(cli, steps, {doc_url: url, "/tmp/try-hermes": str(cli.home)})
     finally:
         server.terminate()
         server.wait(timeout=30)
         assert server.stdout is not None
         server.stdout.close()
+
+
+@pytest.mark.subprocess
+def test_the_echo_model_provider_example_answers_as_shown(tmp_path: Path) -> None:
+    section = _subsection("Writing a model provider")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python example under 'Writing a model provider'"
+    cli = HermesCli(tmp_path)
+    plugin = cli.home / "plugins" / "echo-model"
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text(code.group(1), encoding="utf-8")
+    (plugin / "plugin.yaml").write_text("name: echo-model\n", encoding="utf-8")
+    _check_console(cli, _console(section), {"/home/me/.hermes": str(cli.home)})
