@@ -42,8 +42,8 @@ def config_warnings_as_lines() -> None:
     shown_by_python = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        # Not imported here otherwise: the models import pydantic, which `plugins list` never
-        # loads; a ConfigWarning raised has its module loaded.
+        # Not imported for this: the configuration package (ruamel.yaml) costs a command that
+        # reads no configuration ~45 ms; a ConfigWarning raised has its module loaded.
         models = sys.modules.get("hermes_core._config.models")
         if models is not None and issubclass(category, models.ConfigWarning):
             _tell(str(message))
