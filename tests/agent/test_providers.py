@@ -411,6 +411,20 @@ def test_an_openai_base_url_without_v1_is_named_with_the_url_meant() -> None:
     assert "ends in /v1" not in str(refused.value), "it ends in /v1: the model is the one to check"
 
 
+def test_an_anthropic_base_url_ending_in_v1_is_named_with_the_url_meant() -> None:
+    """The opposite slip: the anthropic SDK adds /v1 itself, so .../v1 asks for /v1/v1/messages."""
+    with FakeModelServer() as server:
+        provider = make_model_provider(ModelSettings("anthropic", "m", base_url=f"{server.url}/v1"))
+        with pytest.raises(ModelError) as refused:
+            _run(provider, _ask())
+
+    assert refused.value.status == 404
+    assert (
+        "check model.model and model.base_url (the anthropic provider's URL is the host alone, "
+        f"its SDK adds /v1: {server.url})"
+    ) in str(refused.value)
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_model_slower_than_the_timeout_names_the_setting(provider: str) -> None:
     """A small model on a slow machine: "Request timed out." alone left the user to guess
