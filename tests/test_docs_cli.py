@@ -1,9 +1,11 @@
-"""docs/cli.md names every option of every built-in command."""
+"""docs/cli.md names every option of every built-in command, and every ``hermes`` command the
+README and the docs show (their examples and code spans) is one, with options it has."""
 
 from __future__ import annotations
 
 import importlib
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,3 +66,57 @@ def test_every_option_of_hermes_itself_is_documented() -> None:
     assert (
         sorted(name for name in _option_names(cli) if not re.search(rf"`[^`]*{name}\b", text)) == []
     )
+
+
+# hermes's own options, before the command, and how many words each takes.
+_GLOBAL = {
+    "-v": 0,
+    "--verbose": 0,
+    "--config": 1,
+    "-C": 1,
+    "--directory": 1,
+    "--version": 0,
+    "--help": 0,
+}
+
+
+def _documented_command_lines() -> Iterator[tuple[str, str]]:
+    """Each ``hermes ...`` line of the README's and the docs' console and shell examples, and each
+    inline ``hermes ...`` code span of their text (not a message such as ``hermes serve: ...``)."""
+    root = DOCS.parent.parent
+    for path in [root / "README.md", *sorted(DOCS.parent.glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for block in re.finditer(r"```(?:console|sh|bash)\n(.*?)```", text, re.S):
+            for line in block.group(1).replace("\\\n", " ").splitlines():
+                line = line.removeprefix("$ ").strip()
+                if line.startswith("hermes "):
+                    yield path.name, re.sub(r"\s+#.*$", "", line)
+        for span in re.finditer(r"`(hermes [^`:\\]*)`", text):  # not a message, nor \` in one
+            yield path.name, span.group(1)
+
+
+def test_every_hermes_command_the_docs_show_exists_with_its_options() -> None:
+    roots = {path[0]: command for path, command in _commands() if len(path) == 1}
+    wrong = []
+    for doc, line in _documented_command_lines():
+        words = shlex.split(line.split(" | ")[0])[1:]
+        while words and words[0] in _GLOBAL:
+            del words[: 1 + _GLOBAL[words[0]]]
+        if not words:
+            continue
+        path = [words.pop(0)]
+        command = roots.get(path[0])
+        while isinstance(command, click.Group) and words and words[0] in command.commands:
+            path.append(words.pop(0))
+            command = command.commands[path[-1]]
+        if command is None:
+            wrong.append(f"{doc}: {line}: no command 'hermes {path[0]}'")
+            continue
+        known = _option_names(command) | {"--help"}
+        for word in words[: words.index("--") if "--" in words else None]:
+            # Options as a usage line writes them too: "[--json]", "[--wait/--no-wait]".
+            if word.lstrip("[").startswith("--"):
+                for option in re.findall(r"--[a-z][a-z0-9-]*", word.split("=")[0]):
+                    if option not in known:
+                        wrong.append(f"{doc}: {line}: 'hermes {' '.join(path)}' has no {option}")
+    assert wrong == []

@@ -1,6 +1,6 @@
 """The plugin docs and tests stay in step with the code: every hook and every test fixture is
-documented, every hook is exercised by a test, and every variable the environment is read for is
-in the table of docs/configuration.md."""
+documented, every hook is exercised by a test, every variable the environment is read for is
+in the table of docs/configuration.md, and the ``hermes_cli_commands`` example runs as written."""
 
 from __future__ import annotations
 
@@ -208,3 +208,18 @@ def test_tool_search_md_links_to_the_signatures_instead_of_repeating_them() -> N
     assert "plugins.md#the-searchbackend-protocol" in text
     assert "def search(" not in text
     assert "`search(query, limit, admission, extra=())`" not in text
+
+
+@pytest.mark.subprocess
+def test_the_cli_commands_example_adds_its_command_as_written(tmp_path: Path) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("\n### `hermes_cli_commands`\n", 1)[1].split("\n### ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python example under '### `hermes_cli_commands`'"
+    cli = testing.HermesCli(tmp_path)
+    plugin = cli.home / "plugins" / "forecast"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.yaml").write_text("name: forecast\n", encoding="utf-8")
+    (plugin / "__init__.py").write_text(code.group(1), encoding="utf-8")
+    cli.config.write_text("plugins:\n  enabled: [forecast]\n", encoding="utf-8")
+    assert cli.run("forecast", "Paris").stdout == "sunny in Paris\n"

@@ -340,7 +340,7 @@ def test_literal_secrets_go_to_dotenv_and_config_gets_references(machine: Machin
         },
     )
     dry = machine.run("--dry-run")
-    assert "Would be: Secrets kept out of config.yaml" in dry.stdout
+    assert "Secrets that would be kept out of config.yaml, in " in dry.stdout
     assert dotenv.read_text(encoding="utf-8") == "# kept\nAPI_KEY=someone-elses\n"
     done = machine.run()
     servers = machine.servers()

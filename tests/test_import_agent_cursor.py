@@ -90,7 +90,7 @@ def test_the_repositorys_servers_come_only_with_project_and_win_over_the_users(
     assert "would be added: shared from Cursor user" in out
     assert (
         f"skipped: own from Cursor project ({cursor.project_file}): a server of the "
-        "repository's mcp.json: imported only with --project"
+        "repository's .cursor/mcp.json: imported only with --project"
     ) in out
     assert not cursor.cli.config.exists() or "shared" not in cursor.servers()
     cursor.run("--project")

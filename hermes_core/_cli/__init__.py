@@ -111,6 +111,7 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
     root = ctx.find_root()
     cache = root.meta.get("hermes.plugin_commands")
     if cache is None:
+        _prepare_output(root)  # loading the plugins may warn, before hermes' callback runs
         from hermes_core._cli.context import environment
         from hermes_core._cli.plugin_commands import (
             command_help_key,
@@ -177,11 +178,22 @@ def _change_directory(ctx: click.Context, param: click.Parameter, value: Path | 
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool, config_file: Path | None) -> None:
     """hermes-core: the tool layer of an LLM agent."""
-    ctx.ensure_object(dict)
-    ctx.obj["verbose"] = verbose
-    from hermes_core._cli.output import configure_logging
+    _prepare_output(ctx)
+
+
+def _prepare_output(root: click.Context) -> None:
+    """Log records and configuration warnings as ``hermes: warning:`` lines (debug too with
+    ``-v``), once: in hermes' callback, or before it when a command is looked up among the
+    plugins' (click resolves the command first), whose loading may warn."""
+    if root.meta.get("hermes.output_ready"):
+        return
+    root.meta["hermes.output_ready"] = True
+    root.ensure_object(dict)
+    root.obj["verbose"] = bool(root.params.get("verbose"))
+    from hermes_core._cli.output import config_warnings_as_lines, configure_logging
 
     configure_logging()
+    config_warnings_as_lines()
 
 
 def main(argv: list[str] | None = None) -> Any:

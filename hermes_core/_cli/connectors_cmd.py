@@ -185,8 +185,9 @@ def connect_command(
     apps: tuple[str, ...], wait: bool | None, timeout: float, interval: float
 ) -> None:
     """Connect APPS: print a link per app to open in a browser and, waiting, report each as
-    connected, skipped (the gateway could not start it) or not connected; exit status 1 unless
-    every app got connected (or the gateway failed); not waiting, 1 when an app was skipped."""
+    connected, skipped (the gateway could not start it) or not connected. Exit status 1 when
+    the gateway fails, and, waiting, unless every app got connected; not waiting, when an app
+    was skipped."""
     from hermes_core.connectors._manage import ConnectionsFailed, wait_for_connections
 
     waiting = sys.stdin.isatty() if wait is None else wait

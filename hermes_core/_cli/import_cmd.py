@@ -304,8 +304,8 @@ def _report_servers(
         for where, name in moved.items()
     }
     if references:
-        line = printable_lines(describe_moved(references, env.dotenv_path))  # the files' keys
-        click.echo(f"Would be: {line}" if dry_run else line)
+        line = describe_moved(references, env.dotenv_path, planned=dry_run)
+        click.echo(printable_lines(line))  # the files' keys
     if dry_run:
         click.echo(f"Dry run: {config_path} was not changed.")
     elif plan.entries():

@@ -61,6 +61,8 @@ def list_command(as_json: bool) -> None:
     from hermes_core.agent._memory_provider import MEMORY_TARGETS
 
     if _memory_off():
+        if as_json:  # what --json promises, empty: a script reads no provider and no part
+            click.echo(json.dumps({"provider": None, "parts": []}, indent=2))
         return
 
     def read(selected: Memory) -> dict[str, Any]:

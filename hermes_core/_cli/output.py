@@ -16,6 +16,10 @@ import click
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
 from hermes_core._shown import printable, printable_lines
 
+_told: set[str] = set()
+"""The warnings this command has shown: each distinct message once, however many times the
+file is validated (an edit validates it before and after writing it)."""
+
 
 @contextmanager
 def warnings_to_stderr() -> Iterator[None]:
@@ -25,7 +29,33 @@ def warnings_to_stderr() -> Iterator[None]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    for message in dict.fromkeys(str(item.message) for item in caught):
+    for item in caught:
+        _tell(str(item.message))
+
+
+def config_warnings_as_lines() -> None:
+    """From now on in this command, a :class:`ConfigWarning` raised outside
+    :func:`warnings_to_stderr` (an edit's validation) is shown as that one line too, not in
+    Python's form (the file and line of hermes' code that raised it, the class, the source);
+    other warnings keep Python's form, which says where they come from."""
+    _told.clear()
+    shown_by_python = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        # Not imported for this: the configuration package (ruamel.yaml) costs a command that
+        # reads no configuration ~45 ms; a ConfigWarning raised has its module loaded.
+        models = sys.modules.get("hermes_core._config.models")
+        if models is not None and issubclass(category, models.ConfigWarning):
+            _tell(str(message))
+        else:
+            shown_by_python(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+
+
+def _tell(message: str) -> None:
+    if message not in _told:
+        _told.add(message)
         echo_shown(f"hermes: warning: {message}", err=True)
 
 

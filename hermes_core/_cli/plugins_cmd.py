@@ -80,7 +80,8 @@ def plugins() -> None:
     help="In the table, also show every shadowed copy as its own row (--json always does).",
 )
 def list_command(as_json: bool, show_all: bool) -> None:
-    """One row per plugin: name, version, source, status, hooks, shadows, error."""
+    """One row per plugin: name, version, source, status, hooks, shadows, note (why it does not
+    load, or what to do)."""
     records, _, _ = _load(environment())
     if as_json:
         # Every copy, so a program can see what shadows what without a second call.

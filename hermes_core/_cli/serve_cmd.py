@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from urllib.parse import urlsplit
 
 import click
 
@@ -28,7 +29,7 @@ NO_AUTH_WARNING = (
     "and anyone who can reach {address}, can read your files, run commands and change your "
     "config through hermes; drop --no-auth to require the token of `hermes serve token`."
 )
-"""The line ``hermes serve --no-auth`` prints on stderr before it serves."""
+"""The line ``hermes serve --no-auth`` prints on stderr once it serves, before its URL."""
 TOKEN_HINT = (
     "hermes serve: clients must send 'Authorization: Bearer <token>'; "
     "`hermes serve token` prints the token."
@@ -124,10 +125,10 @@ def serve(
         )
         return
 
-    if no_auth:
-        click.echo(NO_AUTH_WARNING.format(address=f"{address}:{port}"), err=True)
-
     def listening(url: str) -> None:
+        if no_auth:
+            # Here, not before serving: with --port 0 only the bound socket knows the port.
+            click.echo(NO_AUTH_WARNING.format(address=urlsplit(url).netloc), err=True)
         click.echo(f"hermes serve: listening on {url}", err=True)
         if not no_auth:
             click.echo(TOKEN_HINT, err=True)

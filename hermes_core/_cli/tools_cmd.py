@@ -114,6 +114,7 @@ def _yes(flag: object) -> str:
     type=click.Choice(["neutral", "openai", "anthropic"]),
     default="neutral",
     show_default=True,
+    help="The tools as that API takes them (neutral: name, description, parameters).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print statistics and the tool array.")
 @refresh_option

@@ -82,6 +82,12 @@ class Source:
         """``user scope (/home/me/.claude.json)``."""
         return f"{self.label} ({self.path})"
 
+    def in_repository(self) -> str:
+        """The file as the repository names it: ``.mcp.json``, ``.cursor/mcp.json``."""
+        if self.runs_in is not None and self.path.is_relative_to(self.runs_in):
+            return str(self.path.relative_to(self.runs_in))
+        return self.path.name
+
 
 Prepare = Callable[[Mapping[str, Any], Source], tuple[Mapping[str, Any], list[str]]]
 """An agent's own entry, as Claude would write it, and notes about what it changed."""
@@ -317,7 +323,8 @@ def read_claude_servers(
             where = source.describe()
             if source.repository and not project:
                 reason = (
-                    f"a server of the repository's {source.path.name}: imported only with --project"
+                    f"a server of the repository's {source.in_repository()}: "
+                    "imported only with --project"
                 )
                 skipped.append(SkippedServer(name, reason, where))
                 continue

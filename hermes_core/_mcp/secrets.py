@@ -201,10 +201,14 @@ def _moved_args(
     return moved
 
 
-def describe_moved(references: Mapping[str, str], dotenv_path: Path, *, prefix: str = "") -> str:
-    """The one line saying which values were kept out of config.yaml, and as what."""
+def describe_moved(
+    references: Mapping[str, str], dotenv_path: Path, *, prefix: str = "", planned: bool = False
+) -> str:
+    """The one line saying which values were kept out of config.yaml, and as what (``planned``:
+    would be, in a dry run)."""
     items = ", ".join(f"{prefix}{where} -> ${{{name}}}" for where, name in references.items())
-    return f"Secrets kept out of config.yaml, in {dotenv_path}: {items}."
+    kept = "Secrets that would be kept" if planned else "Secrets kept"
+    return f"{kept} out of config.yaml, in {dotenv_path}: {items}."
 
 
 def _quoted(name: str, value: str) -> str:

@@ -132,6 +132,7 @@ def http_model_error(
     timed_out_after: float | None = None,
     cause: BaseException | None = None,
     mid_answer: bool = False,
+    base_url_hint: str | None = None,
 ) -> ModelError:
     """The :class:`ModelError` for an answer of HTTP ``status`` (``None``: the server could
     not be reached or the connection dropped), with the server's ``detail`` (its error
@@ -145,6 +146,7 @@ def http_model_error(
     listens there, no such host) says to check that the server runs at ``base_url``.
     ``mid_answer``: the answer had begun to stream when the connection was lost (the SDKs
     wrap that in their ``APIConnectionError``): said so, with the transport's own reason.
+    ``base_url_hint``: what a 404 adds about ``model.base_url`` (the provider's rule for it).
     """
     where = base_url or "the provider's default URL"
     subject = f"{provider}: model {model!r} at {where}"
@@ -177,7 +179,10 @@ def http_model_error(
             f"and the key in {variable}"
         )
     elif status == 404:
-        message = f"{subject}: not found (HTTP 404): check model.model and model.base_url{quoted}"
+        hint = f" ({base_url_hint})" if base_url_hint else ""
+        message = (
+            f"{subject}: not found (HTTP 404): check model.model and model.base_url{hint}{quoted}"
+        )
     elif status in _NO_SUCH_API:  # a plain web server there: its page says nothing more
         message = (
             f"{subject}: the server takes no such request (HTTP {status}): check "

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import anthropic
 from hermes_core._plugin_support import tls_context
@@ -384,8 +385,18 @@ class AnthropicProvider:
             key_env=self._key_env,
             base_url=self.settings.base_url,
             secret=self._key,
+            base_url_hint=_v1_hint(self.settings.base_url),
         )
 
     async def aclose(self) -> None:
         """Close the SDK's connections."""
         await self._client.close()
+
+
+def _v1_hint(base_url: str | None) -> str | None:
+    """For a 404: the URL meant, when ``base_url``'s path ends in ``/v1``, which the SDK adds
+    again (``/v1/v1/messages``, a route no server has)."""
+    if not base_url or not urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+        return None
+    meant = base_url.rstrip("/").removesuffix("/v1")
+    return f"the anthropic provider's URL is the host alone, its SDK adds /v1: {meant}"

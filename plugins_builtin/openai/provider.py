@@ -35,6 +35,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 import openai
 from hermes_core._plugin_support import tls_context
@@ -406,8 +407,17 @@ class OpenAIProvider:
             key_env=self._key_env,
             base_url=self.settings.base_url,
             secret=self._key,
+            base_url_hint=_v1_hint(self.settings.base_url),
         )
 
     async def aclose(self) -> None:
         """Close the SDK's connections."""
         await self._client.close()
+
+
+def _v1_hint(base_url: str | None) -> str | None:
+    """For a 404: the URL meant, when ``base_url``'s path does not end in ``/v1`` (llama.cpp's,
+    vLLM's and Ollama's endpoints are under it; the server then has no such route)."""
+    if not base_url or urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+        return None
+    return f"an OpenAI-compatible server's URL usually ends in /v1: {base_url.rstrip('/')}/v1"

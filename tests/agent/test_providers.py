@@ -443,6 +443,37 @@ def test_an_unknown_model_says_what_to_check(provider: str) -> None:
     assert "check model.model and model.base_url" in str(error)
 
 
+def test_an_openai_base_url_without_v1_is_named_with_the_url_meant() -> None:
+    """The slip of a first day: llama.cpp's server at http://127.0.0.1:8080, not .../v1; the
+    server's 404 ("no route /chat/completions") alone left the user to guess what was wrong."""
+    with FakeModelServer() as server, pytest.raises(ModelError) as refused:
+        _run(make_model_provider(ModelSettings("openai", "m", base_url=server.url)), _ask())
+
+    assert refused.value.status == 404
+    assert (
+        "check model.model and model.base_url (an OpenAI-compatible server's URL usually ends "
+        f"in /v1: {server.url}/v1)"
+    ) in str(refused.value)
+
+    with FakeModelServer([FakeTurn(error=404)]) as server, pytest.raises(ModelError) as refused:
+        _run(make_model_provider(_settings(server)), _ask())
+    assert "ends in /v1" not in str(refused.value), "it ends in /v1: the model is the one to check"
+
+
+def test_an_anthropic_base_url_ending_in_v1_is_named_with_the_url_meant() -> None:
+    """The opposite slip: the anthropic SDK adds /v1 itself, so .../v1 asks for /v1/v1/messages."""
+    with FakeModelServer() as server:
+        provider = make_model_provider(ModelSettings("anthropic", "m", base_url=f"{server.url}/v1"))
+        with pytest.raises(ModelError) as refused:
+            _run(provider, _ask())
+
+    assert refused.value.status == 404
+    assert (
+        "check model.model and model.base_url (the anthropic provider's URL is the host alone, "
+        f"its SDK adds /v1: {server.url})"
+    ) in str(refused.value)
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_model_slower_than_the_timeout_names_the_setting(provider: str) -> None:
     """A small model on a slow machine: "Request timed out." alone left the user to guess

@@ -94,6 +94,8 @@ def test_an_empty_memory_and_a_memory_turned_off_are_said(home: AgentHome) -> No
         f"hermes: warning: the memory is off (memory.enabled: false in {home.cli.config}): "
         "the model has no memory tool and no snapshot\n"
     )
+    # A script reading --json gets the object --json promises, with nothing in it.
+    assert home.cli.json("memory", "list", "--json") == {"provider": None, "parts": []}
 
 
 def test_a_file_saved_by_a_windows_editor_reads_as_its_entries_or_says_how_to_fix_it(

@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -370,6 +371,9 @@ def test_no_auth_is_explicit_and_warns_on_stderr(cli: HermesCli) -> None:
     assert answered.status_code == 200, answered.text
     assert "without authentication" in server.stderr
     assert "any local account" in server.stderr
+    # The address it serves on (--port 0 picked one), not the port asked for.
+    served_at = urlsplit(server.url).netloc
+    assert f"anyone who can reach {served_at}, can read your files" in server.stderr
 
 
 # Host and Origin ------------------------------------------------------------------------------
