@@ -219,11 +219,13 @@ class _Conversation(Protocol):
 @dataclass(frozen=True)
 class _ServerCount:
     """What the server counted of a request: its whole input (cached or not), and what the
-    request held: how many messages, the last of them, its tools' estimated tokens."""
+    request held: how many messages, the last of them, the estimated tokens of its messages
+    and of its tools."""
 
     tokens: int
     sent: int
     last: Message
+    messages: int
     schemas: int
 
 
@@ -238,6 +240,7 @@ class Compaction:
         self._system = text_tokens(conversation.system_prompt)
         self._counted: tuple[int, int, Message | None] = (0, 0, None)
         self._server: _ServerCount | None = None
+        self._tools: tuple[Sequence[ToolSchema], int] = ((), 0)  # the last estimate's
         self.shortened = False
         """Whether the last compaction replaced anything."""
 
@@ -250,6 +253,8 @@ class Compaction:
         compaction) or when the tools lost more than half their estimate since (a smaller
         tool list whose real size is not known, subtracted, could leave too little)."""
         schemas = self._talk.agent.request_tools.tokens(tools)
+        self._tools = (tools, schemas)
+        counted = self._message_tokens()
         server = self._server
         messages = self._talk.messages
         if (
@@ -258,9 +263,9 @@ class Compaction:
             and messages[server.sent - 1] is server.last
             and schemas * 2 >= server.schemas
         ):
-            added = sum(message_tokens(message) for message in messages[server.sent :])
+            added = counted - server.messages  # each message is estimated once
             return server.tokens + added + schemas - server.schemas
-        return self._system + schemas + self._message_tokens()
+        return self._system + schemas + counted
 
     def counted(self, request: ModelRequest, usage: Usage | None) -> None:
         """Take the server's count of ``request``, just answered (``usage``'s input tokens:
@@ -271,12 +276,14 @@ class Compaction:
         pass the window uncompacted."""
         sent = request.messages
         self._server = None
-        if usage is None or not sent:
-            return
-        schemas = self._talk.agent.request_tools.tokens(request.tools)
-        whole = self._system + schemas + self._message_tokens()
-        if usage.input_tokens >= whole * TRUSTED_SHARE:
-            self._server = _ServerCount(usage.input_tokens, len(sent), sent[-1], schemas)
+        if usage is None or not sent or len(self._talk.messages) != len(sent):
+            return  # none, or the conversation went on meanwhile: what was sent is unclear
+        tools, schemas = self._tools
+        if tools is not request.tools:
+            schemas = self._talk.agent.request_tools.tokens(request.tools)
+        counted = self._message_tokens()
+        if usage.input_tokens >= (self._system + schemas + counted) * TRUSTED_SHARE:
+            self._server = _ServerCount(usage.input_tokens, len(sent), sent[-1], counted, schemas)
 
     def _message_tokens(self) -> int:
         messages = self._talk.messages
