@@ -158,3 +158,16 @@ async def test_tools_that_lost_more_than_half_their_estimate_make_the_count_stal
         fewer = fewer[:-1]
 
     assert conversation.compaction.estimate(fewer) == whole(conversation, fewer)
+
+
+@pytest.mark.anyio
+async def test_a_count_by_another_model_is_not_taken(host: Host) -> None:
+    """The conversation's model changed since (``/model`` in ``hermes chat``): another
+    tokenizer, whose count says little of this model's."""
+    conversation = talk(host, fake_turn(ANSWER, usage=Usage(30_000, 90)))
+    await say(conversation, JAPANESE)
+    agent = conversation.agent
+    agent.model = replace(agent.model, model="fake-2")
+    tools = tools_of(conversation)
+
+    assert conversation.compaction.estimate(tools) == whole(conversation, tools)
