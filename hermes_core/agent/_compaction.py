@@ -218,11 +218,12 @@ class _Conversation(Protocol):
 
 @dataclass(frozen=True)
 class _ServerCount:
-    """What the server counted of a request: its whole input (cached or not), and what the
-    request held: how many messages, the last of them, the estimated tokens of its messages
-    and of its tools."""
+    """What the server counted of a request: its whole input (cached or not), the model that
+    counted it, and what the request held: how many messages, the last of them, the estimated
+    tokens of its messages and of its tools."""
 
     tokens: int
+    model: str
     sent: int
     last: Message
     messages: int
@@ -250,8 +251,9 @@ class Compaction:
         change in the tools' schemas. Without a count that still holds, estimated whole: the
         system prompt and the messages by :func:`text_tokens`, the schemas as the tool search
         counts them. A count no longer holds when the messages it counted were replaced (a
-        compaction) or when the tools lost more than half their estimate since (a smaller
-        tool list whose real size is not known, subtracted, could leave too little)."""
+        compaction), when the conversation's model is another since (its tokenizer too), or
+        when the tools lost more than half their estimate since (a smaller tool list whose
+        real size is not known, subtracted, could leave too little)."""
         schemas = self._talk.agent.request_tools.tokens(tools)
         self._tools = (tools, schemas)
         counted = self._message_tokens()
@@ -259,6 +261,7 @@ class Compaction:
         messages = self._talk.messages
         if (
             server is not None
+            and server.model == self._talk.agent.model.model
             and len(messages) >= server.sent
             and messages[server.sent - 1] is server.last
             and schemas * 2 >= server.schemas
@@ -283,7 +286,9 @@ class Compaction:
             schemas = self._talk.agent.request_tools.tokens(request.tools)
         counted = self._message_tokens()
         if usage.input_tokens >= (self._system + schemas + counted) * TRUSTED_SHARE:
-            self._server = _ServerCount(usage.input_tokens, len(sent), sent[-1], counted, schemas)
+            self._server = _ServerCount(
+                usage.input_tokens, request.model, len(sent), sent[-1], counted, schemas
+            )
 
     def _message_tokens(self) -> int:
         messages = self._talk.messages
