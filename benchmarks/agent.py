@@ -52,6 +52,7 @@ from hermes_core.agent import (
     ToolFinished,
     ToolStarted,
     TranscriptStore,
+    Usage,
     send_until_settled,
 )
 from hermes_core.testing import FakeModelProvider, fake_turn, write_dir_plugin
@@ -147,9 +148,15 @@ def make_host(root: Path, config: dict[str, Any] | None = None) -> Host:
 # --scripted ------------------------------------------------------------------------------------
 
 
+SERVER_COUNT = 20_000
+"""The input tokens each scripted answer reports, as a server counts a request: above half the
+loop's own estimate of it, so the loop takes it as the base of the next request's size
+estimate, as it does a real server's count."""
+
+
 def noop_script(calls: int) -> Callable[[ModelRequest], Any]:
     """A model that asks for one no-op call per request, ``calls`` times, then answers."""
-    asking = fake_turn("", ("noop", {}))
+    asking = fake_turn("", ("noop", {}), usage=Usage(SERVER_COUNT, 5))
 
     def respond(request: ModelRequest) -> Any:
         done = sum(message.role == "tool" for message in request.messages)

@@ -143,6 +143,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "Agent": "hermes_core.agent._loop",
         "AgentEvent": "hermes_core.agent._events",
         "Budget": "hermes_core.agent._budget",
+        "ChildCompacted": "hermes_core.agent._events",
         "ChildFinished": "hermes_core.agent._events",
         "ChildStarted": "hermes_core.agent._events",
         "Conversation": "hermes_core.agent._loop",

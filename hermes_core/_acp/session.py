@@ -35,6 +35,7 @@ from hermes_core._shown import printable
 from hermes_core.agent._delegation import send_until_settled
 from hermes_core.agent._events import (
     AgentEvent,
+    ChildCompacted,
     ChildFinished,
     ChildStarted,
     Compacted,
@@ -269,6 +270,9 @@ class AcpSession:
             )
         elif isinstance(event, ChildStarted | ChildFinished):
             await self._child(event)
+        elif isinstance(event, ChildCompacted):
+            said = f"Subagent {event.label}: {event.compacted.said}"
+            await self._update(update_agent_thought_text(f"{said}.\n"))
         elif isinstance(event, Compacted):
             said = event.said
             await self._update(update_agent_thought_text(f"{said[0].upper()}{said[1:]}.\n"))

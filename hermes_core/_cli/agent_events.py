@@ -85,6 +85,7 @@ class EventPrinter:
     def show(self, event: AgentEvent) -> None:
         """Print one event."""
         from hermes_core.agent._events import (
+            ChildCompacted,
             ChildFinished,
             ChildStarted,
             Compacted,
@@ -121,6 +122,8 @@ class EventPrinter:
             self.note(f"=> {event.label} started: {printable(goal)}")
         elif isinstance(event, ChildFinished):
             self.note(f"<= {event.label} {event.status}")
+        elif isinstance(event, ChildCompacted):
+            self.note(f"=> {event.label} {event.compacted.said}")
         elif isinstance(event, Retrying):
             self._retries += 1
             self.note(

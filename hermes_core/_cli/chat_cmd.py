@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from hermes_core._cli.line_prompts import LineForms
     from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._host import Host
-    from hermes_core.agent._events import ChildFinished, ChildStarted, Finished
+    from hermes_core.agent._events import ChildEvent, Finished
     from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
@@ -189,7 +189,7 @@ class _Chat:
         line.cancel()  # the line typed later waits for the next call
         return self._results.pop(0), True
 
-    def _show_idle(self, events: list[ChildStarted | ChildFinished]) -> None:
+    def _show_idle(self, events: list[ChildEvent]) -> None:
         """Subagents' events that came while no turn runs, below the open prompt."""
         if not events:
             return

@@ -59,6 +59,9 @@ if TYPE_CHECKING:
         AgentEvent as AgentEvent,
     )
     from hermes_core.agent._events import (
+        ChildCompacted as ChildCompacted,
+    )
+    from hermes_core.agent._events import (
         ChildFinished as ChildFinished,
     )
     from hermes_core.agent._events import (

@@ -1,8 +1,8 @@
 """Long conversations: compaction, and what to say when one no longer fits.
 
 Every request sends the whole conversation. Before a request whose estimate passes
-``agent.compact_at`` of ``model.context_length`` (estimated over the system prompt, the tools'
-schemas as the tool search counts them, and the messages by :func:`text_tokens`), once when
+``agent.compact_at`` of ``model.context_length`` (:meth:`Compaction.estimate`: the server's
+count of the last request and the estimate of what came since), once when
 the server refuses a request for its size anyway
 (:func:`~hermes_core.agent._http_errors.overflowed`: the request is then sent again), and when
 the person asks (``/compact``), the older part of the conversation is replaced by a summary the
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from hermes_core.agent._events import AgentEvent, Compacted, CompactionReason, UsageReport
@@ -50,6 +51,9 @@ WORTH_SHARE = 0.05
 (unless the person asks): the request is sent as it is, and the server judges it."""
 IMAGE_TOKENS = 1600
 """An image as vision models count it, about (not the characters of its base64)."""
+TRUSTED_SHARE = 0.5
+"""A server's count of a request under this share of the request's estimate is not taken as
+the base of the next estimates (it left out what the server read from its cache)."""
 
 SUMMARY_HEADER = (
     "[The earlier part of this conversation was compacted: this summary, which you wrote, "
@@ -212,23 +216,79 @@ class _Conversation(Protocol):
     def _deadline(self) -> float | None: ...
 
 
+@dataclass(frozen=True)
+class _ServerCount:
+    """What the server counted of a request: its whole input (cached or not), the model that
+    counted it, and what the request held: how many messages, the last of them, the estimated
+    tokens of its messages and of its tools."""
+
+    tokens: int
+    model: str
+    sent: int
+    last: Message
+    messages: int
+    schemas: int
+
+
 class Compaction:
     """The compaction of one conversation (see the module). The estimate is kept cheap: the
     system prompt is counted once, the tools' schemas once per tool list
     (:class:`~hermes_core.agent._request_tools.RequestTools`), the messages as they are
-    added."""
+    added, and past a server's count only what came after it."""
 
     def __init__(self, conversation: _Conversation) -> None:
         self._talk = conversation
         self._system = text_tokens(conversation.system_prompt)
         self._counted: tuple[int, int, Message | None] = (0, 0, None)
+        self._server: _ServerCount | None = None
+        self._tools: tuple[Sequence[ToolSchema], int] = ((), 0)  # the last estimate's
         self.shortened = False
         """Whether the last compaction replaced anything."""
 
     def estimate(self, tools: Sequence[ToolSchema]) -> int:
-        """The estimated tokens of the next request with ``tools``."""
+        """The tokens of the next request with ``tools``: the server's count of the last
+        request (:meth:`counted`), plus the estimate of the messages added since and of the
+        change in the tools' schemas. Without a count that still holds, estimated whole: the
+        system prompt and the messages by :func:`text_tokens`, the schemas as the tool search
+        counts them. A count no longer holds when the messages it counted were replaced (a
+        compaction), when the conversation's model is another since (its tokenizer too), or
+        when the tools lost more than half their estimate since (a smaller tool list whose
+        real size is not known, subtracted, could leave too little)."""
         schemas = self._talk.agent.request_tools.tokens(tools)
-        return self._system + schemas + self._message_tokens()
+        self._tools = (tools, schemas)
+        counted = self._message_tokens()
+        server = self._server
+        messages = self._talk.messages
+        if (
+            server is not None
+            and server.model == self._talk.agent.model.model
+            and len(messages) >= server.sent
+            and messages[server.sent - 1] is server.last
+            and schemas * 2 >= server.schemas
+        ):
+            added = counted - server.messages  # each message is estimated once
+            return server.tokens + added + schemas - server.schemas
+        return self._system + schemas + counted
+
+    def counted(self, request: ModelRequest, usage: Usage | None) -> None:
+        """Take the server's count of ``request``, just answered (``usage``'s input tokens:
+        both providers count the cache's reads and writes in them), as the base of the next
+        estimates. None is taken when the server reported none, or a count under
+        :data:`TRUSTED_SHARE` of the request's whole estimate: a server that counts only
+        what it did not read from its cache (some local ones do) would let the conversation
+        pass the window uncompacted."""
+        sent = request.messages
+        self._server = None
+        if usage is None or not sent or len(self._talk.messages) != len(sent):
+            return  # none, or the conversation went on meanwhile: what was sent is unclear
+        tools, schemas = self._tools
+        if tools is not request.tools:
+            schemas = self._talk.agent.request_tools.tokens(request.tools)
+        counted = self._message_tokens()
+        if usage.input_tokens >= (self._system + schemas + counted) * TRUSTED_SHARE:
+            self._server = _ServerCount(
+                usage.input_tokens, request.model, len(sent), sent[-1], counted, schemas
+            )
 
     def _message_tokens(self) -> int:
         messages = self._talk.messages
@@ -290,7 +350,7 @@ class Compaction:
             note = f"{SUMMARY_HEADER}\n\n{summary}"
         replacement = Message("user", note)
         messages[:] = [replacement, *kept]
-        self.shortened = True
+        self.shortened, self._server = True, None  # what the server counted is gone
         store = talk.agent.transcripts
         if store is not None:
             store.open(talk.session.id).compacted(len(old), replacement, kept)

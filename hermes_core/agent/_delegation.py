@@ -35,10 +35,12 @@ from hermes_core.agent._child_prompt import ChildPrompt
 from hermes_core.agent._delegated_tasks import DelegatedTask, TaskError, child_cwd, child_grant
 from hermes_core.agent._events import (
     AgentEvent,
+    ChildEvent,
     ChildFinished,
     ChildStarted,
     Finished,
     ToolFinished,
+    passed_on,
 )
 
 if TYPE_CHECKING:
@@ -163,7 +165,7 @@ class Delegations:
         self._batches: dict[str, _Batch] = {}
         self._inbox: asyncio.Queue[str] = asyncio.Queue()
         self._given: set[str] = set()
-        self._events: list[ChildStarted | ChildFinished] = []
+        self._events: list[ChildEvent] = []
         self._news = asyncio.Event()
 
     @property
@@ -212,12 +214,12 @@ class Delegations:
         """Keep ``message`` (results taken by :meth:`next_message`) for the next taker."""
         self._inbox.put_nowait(message)
 
-    def take_events(self) -> list[ChildStarted | ChildFinished]:
+    def take_events(self) -> list[ChildEvent]:
         """The children's started/finished events since the last call."""
         events, self._events = self._events, []
         return events
 
-    async def next_events(self) -> list[ChildStarted | ChildFinished]:
+    async def next_events(self) -> list[ChildEvent]:
         """Like :meth:`take_events`, waiting for the next event when there is none (what a
         caller watches while the conversation is idle: a queued child starting, one ending)."""
         while not self._events:
@@ -225,9 +227,7 @@ class Delegations:
             await self._news.wait()
         return self.take_events()
 
-    async def events_until(
-        self, *waits: asyncio.Future[Any]
-    ) -> AsyncIterator[list[ChildStarted | ChildFinished]]:
+    async def events_until(self, *waits: asyncio.Future[Any]) -> AsyncIterator[list[ChildEvent]]:
         """The children's events as they come, a batch at a time, until one of ``waits`` (a
         line typed, the next results, a stop) is done."""
         while not any(wait.done() for wait in waits):
@@ -353,7 +353,7 @@ class Delegations:
             return ChildPrompt(prompt.parent, label, prompt.lock)
         return ChildPrompt(prompt, label, self._prompt_lock)
 
-    def _emit(self, event: ChildStarted | ChildFinished) -> None:
+    def _emit(self, event: ChildEvent) -> None:
         self._events.append(event)
         self._news.set()
 
@@ -382,8 +382,8 @@ class Delegations:
                     async for event in child.send(task.message()):
                         if isinstance(event, ToolFinished):
                             files += written_files(event, session.cwd, parent.cwd)
-                        elif isinstance(event, ChildStarted | ChildFinished):
-                            self._emit(event)
+                        elif (told := passed_on(event, label, session.id)) is not None:
+                            self._emit(told)
                         elif isinstance(event, Finished):
                             end = event
             finally:
@@ -423,7 +423,7 @@ async def send_until_settled(conversation: Conversing, text: str) -> AsyncIterat
 
 async def _results_unless_stopped(
     delegations: Delegations, conversation: Conversing, found: list[str]
-) -> AsyncIterator[ChildStarted | ChildFinished]:
+) -> AsyncIterator[ChildEvent]:
     """The children's events as they come until the next background delegation's results
     arrive (put in ``found``), none is pending, or the conversation is stopped first (results
     taken at that moment are put back)."""

@@ -4,7 +4,7 @@ writes, one JSON object per line.
 :class:`~hermes_core.agent._wire.TextDelta` (the model's text as it streams) comes from the
 provider unchanged; the others are the loop's: a tool call started and finished (naming the
 real tools behind ``tool_call``), the usage of each model request, a retry, a subagent of
-``delegate_task`` started or finished, the conversation compacted, and :class:`Finished`,
+``delegate_task`` started, compacted or finished, the conversation compacted, and :class:`Finished`,
 always the last, saying why the turn ended.
 """
 
@@ -161,6 +161,28 @@ class ChildFinished:
     text: str
 
 
+@dataclass(frozen=True)
+class ChildCompacted:
+    """A subagent's conversation was compacted (``compacted`` says how); ``label`` names the
+    subagent as :class:`ChildStarted`'s does."""
+
+    label: str
+    session_id: str
+    compacted: Compacted
+
+
+ChildEvent = ChildStarted | ChildFinished | ChildCompacted
+"""What a conversation's subagents report to it (:class:`~hermes_core.agent.Delegations`)."""
+
+
+def passed_on(event: object, label: str, session_id: str) -> ChildEvent | None:
+    """What a parent reports of an event of its child ``label``: the child's compaction,
+    labelled with it; its own children's events as they are; ``None`` for the rest."""
+    if isinstance(event, Compacted):
+        return ChildCompacted(label, session_id, event)
+    return event if isinstance(event, ChildStarted | ChildFinished | ChildCompacted) else None
+
+
 AgentEvent = (
     TextDelta
     | ToolStarted
@@ -169,6 +191,7 @@ AgentEvent = (
     | Retrying
     | ChildStarted
     | ChildFinished
+    | ChildCompacted
     | Compacted
     | Finished
 )
@@ -215,15 +238,10 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
             "status": event.status,
             "text": event.text,
         }
+    if isinstance(event, ChildCompacted):
+        return {"type": "child_compacted", "label": event.label, **_compacted(event.compacted)}
     if isinstance(event, Compacted):
-        return {
-            "type": "compacted",
-            "messages": event.messages,
-            "tokens": event.tokens,
-            "summary_tokens": event.summary_tokens,
-            "reason": event.reason,
-            "dropped": event.dropped,
-        }
+        return {"type": "compacted", **_compacted(event)}
     if isinstance(event, Retrying):
         return {
             "type": "retry",
@@ -244,4 +262,14 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
         "turn_input_tokens": event.turn_usage.input_tokens,
         "turn_output_tokens": event.turn_usage.output_tokens,
         "turn_cached_tokens": event.turn_usage.cached_tokens,
+    }
+
+
+def _compacted(event: Compacted) -> dict[str, Any]:
+    return {
+        "messages": event.messages,
+        "tokens": event.tokens,
+        "summary_tokens": event.summary_tokens,
+        "reason": event.reason,
+        "dropped": event.dropped,
     }

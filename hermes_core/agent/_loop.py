@@ -390,6 +390,7 @@ class Conversation:
                 self.usage = self.usage + turn.usage
                 self.budget.spend(turn.usage)
                 yield UsageReport(turn.usage, self.usage)
+            self.compaction.counted(request, turn.usage)
             message, compacted = turn.message, False
             self._record(message)
             said = message.content or said

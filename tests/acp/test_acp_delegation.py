@@ -11,7 +11,7 @@ import pytest
 from acp_client import RecordingClient, serving
 
 from hermes_core import Environment
-from hermes_core.agent import ModelRequest
+from hermes_core.agent import ModelRequest, Usage
 from hermes_core.testing import FakeModelProvider, fake_turn
 
 pytestmark = pytest.mark.anyio
@@ -160,3 +160,38 @@ async def test_a_queued_subagent_is_shown_when_it_starts_while_the_prompt_waits(
     ]
     assert shown[-1] == ("subagent-d1.2", "tool_call_update", "completed")
     assert client.text().endswith("Both are done.")
+
+
+async def test_a_subagents_compaction_is_a_thought_naming_it(acp_env: Environment) -> None:
+    """The parent's compaction is told as a thought; a subagent's was not told at all. Here
+    the server reports that the subagent's first request took 27,000 tokens (past 0.8 of the
+    32,000 window), so its next request is compacted first."""
+    (acp_env.cwd / "notes.txt").write_text("the notes\n", encoding="utf-8")
+    context = "The notes are in notes.txt. " + "Earlier work on them was long. " * 300
+
+    def respond(request: ModelRequest) -> object:
+        first, last = request.messages[0], request.messages[-1]
+        if first.content.startswith(ROOT):
+            if len(request.messages) == 1:
+                task = {"goal": "Read notes.txt and say what it holds", "context": context}
+                return fake_turn("", ("delegate_task", {"tasks": [task]}))
+            if last.role == "tool":
+                return "A subagent is on it."
+            return "The subagent read them."
+        if not request.tools:  # the summary of the subagent's older part
+            return "GOAL: read notes.txt."
+        if len(request.messages) == 1:  # the subagent
+            read = ("read_file", {"path": str(acp_env.cwd / "notes.txt")})
+            return fake_turn("", read, usage=Usage(27_000, 20))
+        return "They hold the notes."
+
+    async with serving(acp_env, FakeModelProvider(responder=respond)) as served:
+        session_id = await served.start(acp_env.cwd)
+        answer = await served.say(session_id, f"{ROOT} have a subagent read the notes")
+        updates = list(served.client.updates)
+
+    assert answer.stop_reason == "end_turn"
+    thoughts = [u.content.text for u in updates if u.session_update == "agent_thought_chunk"]
+    (said,) = thoughts
+    assert said.startswith("Subagent d1.1: compacted 1 messages (about ")
+    assert "into a summary of " in said

@@ -315,13 +315,14 @@ def test_the_summary_request_counts_in_max_turns_and_no_request_passes_it(
     the summary and ends there, at the limit, instead of sending a second request."""
     with FakeModelServer(responder=answer, context_limit=8000) as server:
         env = configure(cli, server, agent={"max_turns": 1})
-        lines = "".join(part(number) + "\n" for number in range(1, 8))
+        lines = "".join(part(number) + "\n" for number in range(1, 7))
         done = cli.subprocess_run("chat", input=lines, env=env, ok=False)
         requests = server.requests
 
-    assert any(summarising(request) for request in requests)
-    assert len(requests) == 7, [summarising(request) for request in requests]
-    assert "stop: max_turns: the limit of 1 model turns was reached" in done.stderr
+    assert len(requests) == 6, [summarising(request) for request in requests]  # one a line
+    assert summarising(requests[-1])  # the last line's turn spent its one request on it
+    stops = done.stderr.count("stop: max_turns: the limit of 1 model turns was reached")
+    assert stops == len([request for request in requests if summarising(request)])
     assert done.returncode == 3
 
 

@@ -23,6 +23,7 @@ from hermes_core import ApprovalRequest, Config, Environment, Host, Session
 from hermes_core.agent import (
     Agent,
     AgentEvent,
+    ChildCompacted,
     ChildFinished,
     ChildStarted,
     Conversation,
@@ -31,6 +32,7 @@ from hermes_core.agent import (
     ModelSettings,
     ToolFinished,
     TranscriptStore,
+    Usage,
     send_until_settled,
 )
 from hermes_core.plugin import ActivityEvent, Tool, ToolAnnotations, hookimpl
@@ -591,6 +593,42 @@ async def test_an_orchestrator_child_waits_for_its_workers_when_depth_allows(
         assert "worker done (can delegate: False)" in message
         orchestrator, worker = [s for s in probe.sessions if s.parent_id is not None]
         assert (orchestrator.parent_id, worker.parent_id) == (session.id, orchestrator.id)
+    finally:
+        host.close()
+
+
+async def test_a_workers_compaction_reaches_the_root_labelled_with_the_worker(
+    hermes_env: Environment, probe: Probe
+) -> None:
+    """The server reports that the worker's first request took 120,000 tokens (past 0.8 of the
+    128,000 window): its next request is compacted first, and the root's events say so."""
+    host = host_with(hermes_env, probe, delegation={"max_depth": 2})
+    try:
+        worker_goal = "Count the lines of the project notes file"
+        worker_context = CONTEXT + " Earlier attempts went on at length. " * 800
+
+        def child(request: ModelRequest) -> Any:
+            first, last = request.messages[0].content, request.messages[-1]
+            if not request.tools:  # the summary of the worker's older part
+                return "GOAL: count the lines."
+            if first.startswith(worker_goal):
+                if len(request.messages) == 1:
+                    return fake_turn("", ("add", {"a": 1, "b": 1}), usage=Usage(120_000, 5))
+                return "worker done"
+            if last.role == "user":
+                arguments = {"goal": worker_goal, "context": worker_context}
+                return fake_turn("", ("delegate_task", arguments))
+            return f"orchestrator read: {last.content}"
+
+        model = root_then_children(delegating({"tasks": [task(1)]}), child)
+        async with host.session() as session:
+            conversation = make_agent(host, model).conversation(session)
+            events = await settle(conversation, f"{ROOT} go")
+        (compacted,) = [e for e in events if isinstance(e, ChildCompacted)]
+        assert compacted.label == "d1.1/d1.1"
+        assert compacted.compacted.reason == "size"
+        (worker,) = [e for e in events if isinstance(e, ChildStarted) and "/" in e.label]
+        assert compacted.session_id == worker.session_id
     finally:
         host.close()
 
