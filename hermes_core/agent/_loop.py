@@ -387,8 +387,7 @@ class Conversation:
                 yield self._finished(said, "error", "the model's answer ended without a turn")
                 return
             if turn.usage is not None:
-                self.usage = self.usage + turn.usage
-                self.budget.spend(turn.usage)
+                self._spend(turn.usage)
                 yield UsageReport(turn.usage, self.usage)
             self.compaction.counted(request, turn.usage)
             message, compacted = turn.message, False
