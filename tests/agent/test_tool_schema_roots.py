@@ -142,3 +142,15 @@ def test_a_schema_without_its_object_type_is_sent_with_it() -> None:
     loose = {"properties": {"path": {"type": "string"}}, "required": ["path"]}
     assert sendable("Read.", loose) == ("Read.", {"type": "object", **loose})
     assert sendable("Now.", {}) == ("Now.", {"type": "object", "properties": {}})
+
+
+def test_a_schema_whose_type_is_a_list_with_object_is_sent_as_an_object() -> None:
+    """A plugin's schema that may be an object or null (a ``Model | None``, zod's
+    ``.nullable()``): ``"type": ["object", "null"]`` is valid JSON Schema, but both APIs take a
+    tool's input only as ``"type": "object"`` and refuse every request carrying it otherwise,
+    and an MCP client of ``hermes serve`` skips the tool ("inputSchema.type: input should be
+    'object'")."""
+    nullable = {"type": ["null", "object"], "properties": {"path": {"type": "string"}}}
+    assert sendable("Read.", nullable) == ("Read.", {**nullable, "type": "object"})
+    chosen = {"type": ["object", "null"], "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    assert sendable("Pick.", chosen)[1]["type"] == "object"
