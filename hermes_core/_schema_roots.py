@@ -7,9 +7,11 @@ whole request, so one such tool sent as itself would end every conversation at i
 request. :func:`sendable` folds the top-level choice into one object: every branch's
 properties, the properties every ``allOf`` part requires required, and the choice said in
 words at the end of the description. A schema that does not say ``"type"`` (a plugin's
-``{"properties": ...}``, valid JSON Schema) is sent with ``"type": "object"``: OpenAI refuses
-the request otherwise. Any other schema is sent as it is. The tool still checks its real
-schema when called, so a call that breaks the choice gets the tool's own error."""
+``{"properties": ...}``, valid JSON Schema), or whose ``type`` is a list holding ``"object"``
+(``["object", "null"]``: a plugin's ``Model | None``), is sent with ``"type": "object"``: both
+APIs refuse the request otherwise, and an MCP client skips the tool. Any other schema is sent
+as it is. The tool still checks its real schema when called, so a call that breaks the choice
+gets the tool's own error."""
 
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ def sendable(description: str, parameters: Mapping[str, Any]) -> tuple[str, dict
     """``(description, parameters)`` of a tool as a model's request carries them: unchanged
     unless the schema has ``anyOf``, ``oneOf`` or ``allOf`` at its top level (see the
     module), or no ``type`` (then ``"type": "object"``, which both APIs require, and empty
-    ``properties`` if it has none)."""
+    ``properties`` if it has none), or a list of types holding ``"object"`` (then
+    ``"object"``)."""
     if not any(key in parameters for key in ("allOf", *_CHOICES)):
+        kind = parameters.get("type")
+        if isinstance(kind, list) and "object" in kind:
+            return description, {**parameters, "type": "object"}
         if "type" in parameters:
             return description, dict(parameters)
         return description, {"type": "object", "properties": {}, **parameters}
