@@ -154,3 +154,30 @@ def test_a_schema_whose_type_is_a_list_with_object_is_sent_as_an_object() -> Non
     assert sendable("Read.", nullable) == ("Read.", {**nullable, "type": "object"})
     chosen = {"type": ["object", "null"], "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
     assert sendable("Pick.", chosen)[1]["type"] == "object"
+
+
+def test_branches_given_by_ref_or_by_all_of_are_folded_with_their_properties() -> None:
+    """A plugin's union model (pydantic's ``RootModel[ByTitle | ByUrl]``: ``oneOf`` of
+    ``$ref`` branches) and a generated schema's ``allOf`` of a ``$ref`` base: the properties
+    live where the references lead; sent without them, the model saw an object of no
+    properties, nothing to call the tool with."""
+    parameters = {
+        "oneOf": [{"$ref": "#/$defs/ByTitle"}, {"$ref": "#/definitions/ByUrl"}],
+        "allOf": [{"$ref": "#/$defs/Base"}, {"$ref": "https://example.com/remote.json"}],
+        "$defs": {
+            "Base": {"properties": {"space": {"type": "string"}}, "required": ["space"]},
+            "ByTitle": {"properties": {"title": {"type": "string"}}, "required": ["title"]},
+        },
+        "definitions": {
+            "ByUrl": {"allOf": [{"properties": {"url": {"type": "string"}}, "required": ["url"]}]}
+        },
+    }
+    description, schema = sendable("Find a page.", parameters)
+
+    assert schema["properties"] == {
+        "space": {"type": "string"},
+        "title": {"type": "string"},
+        "url": {"type": "string"},
+    }
+    assert schema["required"] == ["space"]
+    assert description == "Find a page.\n\nGive exactly one of: `title`; `url`."
