@@ -55,26 +55,6 @@ RESULTS_HEADER: Final = "[delegation {} finished] The results of the subagents y
 """How the message of a background delegation's results starts (``{}``: the delegation's id)."""
 
 
-def subagent_prompt(has_tools: bool) -> str:
-    """What a subagent is told of its role; the tools and the files it changed only when its
-    session has tools (``toolsets: []`` grants none)."""
-    head = (
-        "You are a subagent: another agent gave you one task, below, and knows only what your "
-        "final answer says."
-    )
-    if not has_tools:
-        return (
-            f"{head} Do the task from its goal and context, without asking questions (nobody "
-            "can answer them), then answer with a short report: what you found, and anything "
-            "left undone."
-        )
-    return (
-        f"{head} Do the task with your tools, without asking questions (nobody can answer "
-        "them), then answer with a short report: what you did, what you found, the files you "
-        "changed, and anything left undone."
-    )
-
-
 _CLOSE_GRACE: Final = 10.0
 """How long :meth:`Delegations.aclose` lets stopped children end before cancelling them."""
 
