@@ -118,9 +118,8 @@ async def test_without_a_count_to_trust_the_request_is_estimated_whole(
 ) -> None:
     """No usage (llama.cpp's streams), or a count under half the request's estimate: a server
     that counts only what it did not read from its cache would never let it compact. Nor a
-    count many times the estimate (a server's bug, a proxy adding up a session's requests):
-    taken, every request would be due for compaction, summarised as soon as its older part
-    was worth a summary."""
+    count absurdly many times the estimate (a server's bug): taken, every request would be due
+    for compaction, the conversation summarised as soon as its older part was worth it."""
     conversation = talk(host, fake_turn(ANSWER, usage=usage))
     await say(conversation, JAPANESE)
     tools = tools_of(conversation)
