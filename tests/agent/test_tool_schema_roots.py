@@ -181,3 +181,25 @@ def test_branches_given_by_ref_or_by_all_of_are_folded_with_their_properties() -
     }
     assert schema["required"] == ["space"]
     assert description == "Find a page.\n\nGive exactly one of: `title`; `url`."
+
+
+def test_a_choice_inside_an_all_of_part_is_folded_and_said_too() -> None:
+    """``allOf`` of a base and a choice (``{"allOf": [{"$ref": Base}, {"anyOf": [...]}]}``, as
+    schemas generated from OpenAPI write it): the choice's properties were lost."""
+    parameters = {
+        "type": "object",
+        "allOf": [
+            {"properties": {"zone": {"type": "string"}}, "required": ["zone"]},
+            {
+                "anyOf": [
+                    {"properties": {"name": {"type": "string"}}, "required": ["name"]},
+                    {"properties": {"id": {"type": "string"}}, "required": ["id"]},
+                ]
+            },
+        ],
+    }
+    description, schema = sendable("Find a record.", parameters)
+
+    assert set(schema["properties"]) == {"zone", "name", "id"}
+    assert schema["required"] == ["zone"]
+    assert description == "Find a record.\n\nGive at least one of: `name`; `id`."
