@@ -6,8 +6,9 @@ MCP servers list tools whose ``inputSchema`` chooses at its top level (``anyOf``
 whole request, so one such tool sent as itself would end every conversation at its first
 request. :func:`sendable` folds the top-level choice into one object: every branch's
 properties (a branch given as a ``$ref`` into the schema, as a union model's are, or as an
-``allOf`` of parts, read where it leads), the properties every ``allOf`` part requires
-required, and the choice said in words at the end of the description. A schema that does not
+``allOf`` of parts, read where it leads; a choice inside an ``allOf`` part too), the properties
+every ``allOf`` part requires required, and the choice said in words at the end of the
+description. A schema that does not
 say ``"type"`` (a plugin's ``{"properties": ...}``, valid JSON Schema), or whose ``type`` is a
 list holding ``"object"`` (``["object", "null"]``: a plugin's ``Model | None``), is sent with
 ``"type": "object"``: both APIs refuse the request otherwise, and an MCP client skips the tool.
@@ -44,13 +45,15 @@ def sendable(description: str, parameters: Mapping[str, Any]) -> tuple[str, dict
     schema["type"] = "object"
     properties = dict(_mapping(schema.get("properties")))
     required = _names(schema.get("required"))
+    choosing = [parameters]  # the schemas whose choices are folded: it and its allOf parts
     for part in _branches(parameters.get("allOf")):
         _add(properties, part, parameters)
         required += [name for name in _required(part, parameters) if name not in required]
+        choosing += _parts(part, parameters)
     said = []
-    for key, words in _CHOICES.items():
+    for node, (key, words) in ((n, choice) for n in choosing for choice in _CHOICES.items()):
         options = []
-        for branch in _branches(parameters.get(key)):
+        for branch in _branches(node.get(key)):
             _add(properties, branch, parameters)
             names = [name for name in _required(branch, parameters) if name not in required]
             if names:
