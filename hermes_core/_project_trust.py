@@ -21,7 +21,10 @@ It loads only when the user opened the gate, ``HERMES_ENABLE_PROJECT_PLUGINS=1``
 
 Working from ``/``, from the user's home directory or from a folder holding it (``/home``) is
 not working in a project: every file, the user's own ``~/.hermes`` included, lies under those,
-so nothing there is a project's.
+so nothing there is a project's. Nor is working from ``~/.hermes`` itself, or from a folder
+holding where it leads (``~/dotfiles``, when ``~/.hermes`` links to ``~/dotfiles/hermes``):
+the user's own home would be taken for the project's (its configuration not read). A folder
+inside ``~/.hermes`` (a skill's clone) is a project as any other.
 
 A configuration file named on the command line (``hermes --config FILE``) is the user's choice
 for that one command: its shell hooks and MCP servers run wherever it lies
@@ -70,7 +73,8 @@ class _Env(Protocol):
 
 def project_root(env: _Env) -> Path | None:
     """The project hermes works in: the working directory, resolved; ``None`` when that is
-    ``/``, the user's home directory or a folder holding it."""
+    ``/``, the user's home directory or a folder holding it, or the user's ``~/.hermes`` or a
+    folder holding where it leads."""
     return _root_of(env.cwd, env.user_home)
 
 
@@ -80,7 +84,10 @@ def _root_of(cwd: Path, user_home: Path | None) -> Path | None:
     resolved = _resolved(cwd)
     if resolved == Path(resolved.anchor):
         return None
-    if user_home is not None and _resolved(user_home).is_relative_to(resolved):
+    if user_home is not None and (
+        _resolved(user_home).is_relative_to(resolved)
+        or _resolved(user_home / ".hermes").is_relative_to(resolved)
+    ):
         return None
     return resolved
 

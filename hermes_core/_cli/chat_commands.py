@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from hermes_core._cli.agent_events import EventPrinter
     from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._undo import TakenBack
 
 COMMANDS: Final = (
     ("/help", "lists these commands (/? too)"),
@@ -139,10 +140,20 @@ class ConversationCommands:
         gone = f"hermes: undone: your last message{what if after else ''}"
         if self._put_back(taken.text):
             self._printer.note(f"{gone}; the message is back in the line")
-            return
-        self._printer.note(f"{gone}; it was:")
-        for line in taken.text.splitlines() or [""]:
-            self._printer.note(f"  {printable(line)}")
+        else:
+            self._printer.note(f"{gone}; it was:")
+            for line in taken.text.splitlines() or [""]:
+                self._printer.note(f"  {printable(line)}")
+        self._stopped(taken)
+
+    def _stopped(self, taken: TakenBack) -> None:
+        """Say which background delegations the calls taken back had started were stopped."""
+        if taken.delegations:
+            noun = "delegation" if len(taken.delegations) == 1 else "delegations"
+            self._printer.note(
+                f"hermes: stopped the {noun} {', '.join(taken.delegations)} it had started "
+                "(its results are not sent)"
+            )
 
     def _put_back(self, text: str) -> bool:
         """Put ``text`` in the line being edited, as a paste of one line (the editor's own
@@ -164,6 +175,7 @@ class ConversationCommands:
         except NothingToTakeBack as exc:
             self._printer.note(f"hermes: nothing to retry: {exc}")
             return
+        self._stopped(taken)
         first = printable(taken.text.strip().split("\n", 1)[0][:160])
         self._printer.note(f"hermes: sending your last message again: {first}")
         await self._send(conversation, taken.text)

@@ -54,6 +54,10 @@ IMAGE_TOKENS = 1600
 TRUSTED_SHARE = 0.5
 """A server's count of a request under this share of the request's estimate is not taken as
 the base of the next estimates (it left out what the server read from its cache)."""
+TRUSTED_MOST = 50
+"""Nor one over this many times the estimate: text counts at most a few times it, an image at
+most about ten (a large one at 16,000 tokens for some vision models, against
+:data:`IMAGE_TOKENS`); a count past that is a server's bug."""
 
 SUMMARY_HEADER = (
     "[The earlier part of this conversation was compacted: this summary, which you wrote, "
@@ -276,7 +280,8 @@ class Compaction:
         estimates. None is taken when the server reported none, or a count under
         :data:`TRUSTED_SHARE` of the request's whole estimate: a server that counts only
         what it did not read from its cache (some local ones do) would let the conversation
-        pass the window uncompacted."""
+        pass the window uncompacted; nor one over :data:`TRUSTED_MOST` times it, which would
+        have every request compacted."""
         sent = request.messages
         self._server = None
         if usage is None or not sent or len(self._talk.messages) != len(sent):
@@ -285,7 +290,8 @@ class Compaction:
         if tools is not request.tools:
             schemas = self._talk.agent.request_tools.tokens(request.tools)
         counted = self._message_tokens()
-        if usage.input_tokens >= (self._system + schemas + counted) * TRUSTED_SHARE:
+        whole = self._system + schemas + counted
+        if whole * TRUSTED_SHARE <= usage.input_tokens <= whole * TRUSTED_MOST:
             self._server = _ServerCount(
                 usage.input_tokens, request.model, len(sent), sent[-1], counted, schemas
             )

@@ -55,26 +55,6 @@ RESULTS_HEADER: Final = "[delegation {} finished] The results of the subagents y
 """How the message of a background delegation's results starts (``{}``: the delegation's id)."""
 
 
-def subagent_prompt(has_tools: bool) -> str:
-    """What a subagent is told of its role; the tools and the files it changed only when its
-    session has tools (``toolsets: []`` grants none)."""
-    head = (
-        "You are a subagent: another agent gave you one task, below, and knows only what your "
-        "final answer says."
-    )
-    if not has_tools:
-        return (
-            f"{head} Do the task from its goal and context, without asking questions (nobody "
-            "can answer them), then answer with a short report: what you found, and anything "
-            "left undone."
-        )
-    return (
-        f"{head} Do the task with your tools, without asking questions (nobody can answer "
-        "them), then answer with a short report: what you did, what you found, the files you "
-        "changed, and anything left undone."
-    )
-
-
 _CLOSE_GRACE: Final = 10.0
 """How long :meth:`Delegations.aclose` lets stopped children end before cancelling them."""
 
@@ -130,6 +110,8 @@ class _Batch:
     cwds: list[Path]
     running: dict[int, Conversing] = field(default_factory=dict)
     cancelled: bool = False
+    taken_back: bool = False
+    """Its results are not sent (``/undo`` took back the call that started it)."""
     task: asyncio.Task[None] | None = None
     launched: set[int] = field(default_factory=set)
     """The children that have started, are queued behind ``max_concurrent``, or have ended."""
@@ -247,6 +229,22 @@ class Delegations:
             for child in list(batch.running.values()):
                 child.cancel()
 
+    def take_back(self, ids: set[str]) -> list[str]:
+        """Stop the background delegations ``ids`` whose call was taken back (``/undo``,
+        ``/retry``) and drop their results, sent by none; the ids of those still pending."""
+        found = sorted(ids & self._batches.keys())
+        for batch in [self._batches[name] for name in found]:
+            batch.cancelled = batch.taken_back = True
+            for child in list(batch.running.values()):
+                child.cancel()
+        for message in self._arrived():  # ended already: their results wait unsent
+            name = next((n for n in ids if message.startswith(RESULTS_HEADER.format(n))), None)
+            if name is None:
+                self._inbox.put_nowait(message)
+            elif name not in found:
+                found.append(name)
+        return found
+
     async def aclose(self) -> None:
         """Stop the children and wait for them to end (cancelled after a grace period)."""
         self.cancel()
@@ -318,7 +316,8 @@ class Delegations:
             outcomes = await self._run(batch)
         finally:
             del self._batches[batch.id]
-        self._inbox.put_nowait(f"{RESULTS_HEADER.format(batch.id)}\n\n{report(outcomes)}")
+        if not batch.taken_back:
+            self._inbox.put_nowait(f"{RESULTS_HEADER.format(batch.id)}\n\n{report(outcomes)}")
 
     async def _run(self, batch: _Batch) -> list[ChildOutcome]:
         # gather cancels every child when the caller is cancelled (the tool's timeout, aclose).

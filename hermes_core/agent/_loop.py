@@ -22,7 +22,7 @@ from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
 from hermes_core.agent._compaction import Compaction, overflow_detail
 from hermes_core.agent._delegate_tool import register_delegate_task
-from hermes_core.agent._delegation import STATE_KEY, Delegations, subagent_prompt
+from hermes_core.agent._delegation import STATE_KEY, Delegations
 from hermes_core.agent._events import (
     AgentEvent,
     Finished,
@@ -39,6 +39,7 @@ from hermes_core.agent._prompt_sections import (
     PromptSection,
     oversized_warning,
     skills_index,
+    subagent_prompt,
     tool_guidance,
     with_sections,
 )

@@ -169,3 +169,23 @@ def oversized_warning(
         log.debug("the tools could not be measured", exc_info=True)
         return None
     return size_warning(context_length, request_tokens(system_prompt, tools), len(tools))
+
+
+def subagent_prompt(has_tools: bool) -> str:
+    """What a subagent is told of its role; the tools and the files it changed only when its
+    session has tools (``toolsets: []`` grants none)."""
+    head = (
+        "You are a subagent: another agent gave you one task, below, and knows only what your "
+        "final answer says."
+    )
+    if not has_tools:
+        return (
+            f"{head} Do the task from its goal and context, without asking questions (nobody "
+            "can answer them), then answer with a short report: what you found, and anything "
+            "left undone."
+        )
+    return (
+        f"{head} Do the task with your tools, without asking questions (nobody can answer "
+        "them), then answer with a short report: what you did, what you found, the files you "
+        "changed, and anything left undone."
+    )

@@ -7,7 +7,9 @@ delegation's results, sent as a message for them
 message after it (the model's answers, its tool calls and their results, a delegation's
 results), from the conversation and, by an undo record
 (:meth:`~hermes_core.agent._transcripts.Transcript.undone`), from what its transcript reads
-back: a conversation taken up again starts where the chat left it.
+back: a conversation taken up again starts where the chat left it. A background delegation
+started by a call taken back is stopped, its results sent by none (they would come as a
+message for a conversation that no longer asked for them).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from hermes_core.agent._wire import Message
 
 _RESULTS = re.compile(re.escape(RESULTS_HEADER).replace(re.escape("{}"), r"\S+"))
+_STARTED = re.compile(r"Delegation (d\d+) started: ")
 
 
 class NothingToTakeBack(Exception):
@@ -34,11 +37,13 @@ class NothingToTakeBack(Exception):
 
 @dataclass(frozen=True)
 class TakenBack:
-    """The person's message taken back (``text``) and how many messages left the conversation
-    with it (``dropped``, the message included)."""
+    """The person's message taken back (``text``), how many messages left the conversation
+    with it (``dropped``, the message included) and the background delegations they had
+    started that were stopped or whose results were dropped (``delegations``)."""
 
     text: str
     dropped: int
+    delegations: tuple[str, ...] = ()
 
 
 def theirs(message: Message) -> bool:
@@ -75,9 +80,15 @@ def take_back(conversation: Conversation) -> TakenBack:
     users = sum(message.role == "user" for message in messages[index:])
     taken = messages[index]
     kept = before_user_message(messages, users)
+    started = {
+        match.group(1)
+        for message in messages[len(kept) :]
+        if message.role == "tool" and (match := _STARTED.match(message.content))
+    }
     dropped = len(messages) - len(kept)
     messages[:] = kept
     store = conversation.agent.transcripts
     if store is not None:
         store.open(conversation.session.id).undone(users)
-    return TakenBack(taken.content, dropped)
+    stopped = conversation.delegations.take_back(started) if started else []
+    return TakenBack(taken.content, dropped, tuple(stopped))

@@ -43,12 +43,17 @@ class ModelToolCall:
         something else (cut short, single quotes, a list): the dispatcher answered such a call
         with ``INVALID_ARGUMENTS`` quoting the text, and a provider sends it back as ``{}``,
         since servers that read a call's arguments (Anthropic's ``input``, the chat templates
-        of llama.cpp and vLLM) refuse the whole request otherwise."""
+        of llama.cpp and vLLM) refuse the whole request otherwise. ``NaN`` and ``Infinity``,
+        which Python reads but JSON has not, are no JSON either."""
         try:
-            value = json.loads(self.arguments or "{}")
+            value = json.loads(self.arguments or "{}", parse_constant=_no_constant)
         except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             return None
         return value if isinstance(value, dict) else None
+
+
+def _no_constant(word: str) -> Any:
+    raise ValueError(f"{word} is not JSON")
 
 
 IMAGE_TYPES: frozenset[str] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

@@ -94,6 +94,8 @@ def _schema_refusal(body: dict[str, Any]) -> str | None:
         schema = tool.get("input_schema") if isinstance(tool, dict) else None
         if isinstance(schema, dict) and "type" not in schema:
             return f"tools.{place}.custom.input_schema.type: Field required"
+        if isinstance(schema, dict) and schema["type"] != "object":
+            return f"tools.{place}.custom.input_schema.type: Input should be 'object'"
         if isinstance(schema, dict) and any(key in schema for key in _COMBINATORS):
             return (
                 f"tools.{place}.custom.input_schema: input_schema does not support oneOf, allOf, "

@@ -68,10 +68,15 @@ def _unreadable_arguments(messages: list[dict[str, Any]]) -> str | None:
             if not isinstance(arguments, str):
                 continue
             try:
-                json.loads(arguments)
+                json.loads(arguments, parse_constant=_no_constant)
             except ValueError as error:
                 return f"Failed to parse tool call arguments as JSON: {error}"
     return None
+
+
+def _no_constant(word: str) -> Any:
+    """``NaN``, ``Infinity``: Python reads them, JSON has none (llama.cpp refuses them)."""
+    raise ValueError(f"{word} is not JSON")
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:

@@ -205,6 +205,36 @@ def test_undo_takes_a_delegations_results_back_with_the_message_before_them(
     assert said(home.requests()[-1]) == ["again"]
 
 
+def test_undo_stops_a_delegation_still_running_that_it_takes_back(home: AgentHome) -> None:
+    """The message that started a background delegation taken back while its subagent runs:
+    the subagent is stopped and its results are not sent (they were, later, as a message for
+    a conversation that no longer asked for them: a turn the person had not asked for)."""
+    home.setup(
+        {"for": "please delegate", **turn("", ("delegate_task", COUNTING))},
+        {"for": "please delegate", "text": "Started it."},
+        {"for": "Count the words", **turn("", ("terminal", {"command": "sleep 2"}))},
+        {"for": "Count the words", "text": "There are 3 words."},
+        {"echo": True},
+        approvals={"policy": "off"},
+    )
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("please delegate the counting")
+    child.expect_exact("Started it.")
+    child.expect_exact(PROMPT)
+    child.sendline("/undo")
+    child.expect_exact("hermes: undone: your last message and the 3 after it;")
+    child.expect_exact(
+        "hermes: stopped the delegation d1 it had started (its results are not sent)"
+    )
+    child.expect_exact("d1.1")
+    child.expect_exact("interrupted")
+    child.sendcontrol("u")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert not [r for r in home.requests() if "[delegation d1 finished]" in json.dumps(r)]
+
+
 def test_a_message_a_compaction_replaced_is_not_taken_back() -> None:
     summary = Message("user", f"{SUMMARY_HEADER}\n\nThe person asked for a poem.")
     assert last_said([summary, Message("assistant", "Here it is.")]) is None

@@ -110,14 +110,16 @@ async def test_the_estimate_is_the_servers_count_and_the_estimate_of_what_came_s
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     "usage",
-    [None, Usage(0, 5), Usage(10, 5)],
-    ids=["no usage", "no input tokens", "only what the cache did not hold"],
+    [None, Usage(0, 5), Usage(10, 5), Usage(10**12, 5)],
+    ids=["no usage", "no input tokens", "only what the cache did not hold", "absurdly many"],
 )
 async def test_without_a_count_to_trust_the_request_is_estimated_whole(
     host: Host, usage: Usage | None
 ) -> None:
     """No usage (llama.cpp's streams), or a count under half the request's estimate: a server
-    that counts only what it did not read from its cache would never let it compact."""
+    that counts only what it did not read from its cache would never let it compact. Nor a
+    count absurdly many times the estimate (a server's bug): taken, every request would be due
+    for compaction, the conversation summarised as soon as its older part was worth it."""
     conversation = talk(host, fake_turn(ANSWER, usage=usage))
     await say(conversation, JAPANESE)
     tools = tools_of(conversation)

@@ -142,3 +142,64 @@ def test_a_schema_without_its_object_type_is_sent_with_it() -> None:
     loose = {"properties": {"path": {"type": "string"}}, "required": ["path"]}
     assert sendable("Read.", loose) == ("Read.", {"type": "object", **loose})
     assert sendable("Now.", {}) == ("Now.", {"type": "object", "properties": {}})
+
+
+def test_a_schema_whose_type_is_a_list_with_object_is_sent_as_an_object() -> None:
+    """A plugin's schema that may be an object or null (a ``Model | None``, zod's
+    ``.nullable()``): ``"type": ["object", "null"]`` is valid JSON Schema, but both APIs take a
+    tool's input only as ``"type": "object"`` and refuse every request carrying it otherwise,
+    and an MCP client of ``hermes serve`` skips the tool ("inputSchema.type: input should be
+    'object'")."""
+    nullable = {"type": ["null", "object"], "properties": {"path": {"type": "string"}}}
+    assert sendable("Read.", nullable) == ("Read.", {**nullable, "type": "object"})
+    chosen = {"type": ["object", "null"], "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    assert sendable("Pick.", chosen)[1]["type"] == "object"
+
+
+def test_branches_given_by_ref_or_by_all_of_are_folded_with_their_properties() -> None:
+    """A plugin's union model (pydantic's ``RootModel[ByTitle | ByUrl]``: ``oneOf`` of
+    ``$ref`` branches) and a generated schema's ``allOf`` of a ``$ref`` base: the properties
+    live where the references lead; sent without them, the model saw an object of no
+    properties, nothing to call the tool with."""
+    parameters = {
+        "oneOf": [{"$ref": "#/$defs/ByTitle"}, {"$ref": "#/definitions/ByUrl"}],
+        "allOf": [{"$ref": "#/$defs/Base"}, {"$ref": "https://example.com/remote.json"}],
+        "$defs": {
+            "Base": {"properties": {"space": {"type": "string"}}, "required": ["space"]},
+            "ByTitle": {"properties": {"title": {"type": "string"}}, "required": ["title"]},
+        },
+        "definitions": {
+            "ByUrl": {"allOf": [{"properties": {"url": {"type": "string"}}, "required": ["url"]}]}
+        },
+    }
+    description, schema = sendable("Find a page.", parameters)
+
+    assert schema["properties"] == {
+        "space": {"type": "string"},
+        "title": {"type": "string"},
+        "url": {"type": "string"},
+    }
+    assert schema["required"] == ["space"]
+    assert description == "Find a page.\n\nGive exactly one of: `title`; `url`."
+
+
+def test_a_choice_inside_an_all_of_part_is_folded_and_said_too() -> None:
+    """``allOf`` of a base and a choice (``{"allOf": [{"$ref": Base}, {"anyOf": [...]}]}``, as
+    schemas generated from OpenAPI write it): the choice's properties were lost."""
+    parameters = {
+        "type": "object",
+        "allOf": [
+            {"properties": {"zone": {"type": "string"}}, "required": ["zone"]},
+            {
+                "anyOf": [
+                    {"properties": {"name": {"type": "string"}}, "required": ["name"]},
+                    {"properties": {"id": {"type": "string"}}, "required": ["id"]},
+                ]
+            },
+        ],
+    }
+    description, schema = sendable("Find a record.", parameters)
+
+    assert set(schema["properties"]) == {"zone", "name", "id"}
+    assert schema["required"] == ["zone"]
+    assert description == "Find a record.\n\nGive at least one of: `name`; `id`."

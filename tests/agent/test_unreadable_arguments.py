@@ -47,3 +47,26 @@ def test_a_call_with_unreadable_arguments_does_not_wedge_the_conversation(
     # the transcript keeps what the model wrote
     (transcript,) = (cli.home / "sessions").glob("*.jsonl")
     assert json.dumps(written) in transcript.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_a_call_whose_arguments_hold_a_number_json_has_not_is_sent_back_as_none(
+    cli: InProcessCli, number: str
+) -> None:
+    """``{"limit": NaN}``: Python's reader takes it, JSON has no such number; sent back as
+    written, llama.cpp refused every later request, and the Anthropic provider's ``input``
+    carried it into a request body no JSON reader takes."""
+    written = f'{{"path": "notes.txt", "limit": {number}}}'
+    turns = [
+        FakeTurn(tool_calls=[FakeToolCall("read_file", written)]),
+        FakeTurn(text="Let me try again."),
+    ]
+    with FakeModelServer(turns) as server:
+        env = configure(cli, server, "openai", model={"context_length": 128000})
+        done = cli.subprocess_run("run", "What is in notes.txt?", env=env)
+        requests = server.requests
+
+    assert done.returncode == 0, done.stderr
+    assert "Let me try again." in done.stdout
+    (calling,) = [m for m in requests[1].messages if m.get("tool_calls")]
+    assert calling["tool_calls"][0]["function"]["arguments"] == "{}"

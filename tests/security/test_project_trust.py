@@ -18,6 +18,7 @@ import textwrap
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -372,6 +373,41 @@ def test_the_settings_of_a_config_inside_the_project_apply_only_with_the_gate(
         assert str(home / "config.yaml") in warning
         assert GATE in warning
         assert "not read" in warning
+
+
+@pytest.mark.parametrize("where", ["the home", "a dotfiles folder the home links into"])
+def test_working_from_the_users_own_hermes_home_or_a_folder_holding_it_is_no_project(
+    places: dict[str, Path], where: str
+) -> None:
+    """``cd ~/.hermes`` to edit the configuration, or ``cd ~/dotfiles`` where ``~/.hermes`` is
+    a link to ``~/dotfiles/hermes`` (as dotfiles repositories keep it): the user's own home,
+    whose configuration was not read there ("in the project ..."), its plugins gated, its
+    conversations kept in another folder."""
+    user = places["user_home"]
+    if where == "the home":
+        home = user / ".hermes"
+        home.mkdir()
+        cwd = home
+    else:
+        cwd = user / "dotfiles"
+        (cwd / "hermes").mkdir(parents=True)
+        home = user / ".hermes"
+        home.symlink_to(cwd / "hermes")
+    (home / "config.yaml").write_text('approvals:\n  policy: "off"\n')
+    write_dir_plugin(home / "plugins", "mine")
+    env = replace(environment(places, home), cwd=cwd)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        host = Host.from_environment(env)
+    records, _ = plan_plugins(Config.model_validate({"plugins": {"enabled": ["mine"]}}), env)
+
+    assert host.config.approvals.policy == "off"
+    assert not [str(item.message) for item in caught]
+    assert [(r.name, r.source, r.status) for r in records if r.source != "bundled"] == [
+        ("mine", "user", "enabled")
+    ]
+    assert env.data_home == home
 
 
 @pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
