@@ -36,6 +36,7 @@ from hermes_core.agent._http_errors import overflowed
 from hermes_core.agent._memory import TOOL_NAME as MEMORY_TOOL
 from hermes_core.agent._memory import Memory
 from hermes_core.agent._prompt_sections import (
+    DEFAULT_SYSTEM_PROMPT,
     PromptSection,
     oversized_warning,
     skills_index,
@@ -66,10 +67,6 @@ if TYPE_CHECKING:
     from hermes_core._session import Session
 
 log = logging.getLogger(__name__)
-
-DEFAULT_SYSTEM_PROMPT = "You are Hermes, an agent that gets things done."
-"""The default prompt's first line; how to use the tools follows it, said for what each
-session's tool list holds (:func:`~hermes_core.agent._prompt_sections.tool_guidance`)."""
 
 
 class Agent:

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DEFAULT_SYSTEM_PROMPT = "You are Hermes, an agent that gets things done."
+"""The default prompt's first line; how to use the tools follows it, said for what each
+session's tool list holds (:func:`tool_guidance`)."""
+
 PromptSection = Callable[["Session"], "str | None"]
 """Called with a new conversation's session: the text to append to its system prompt, or
 ``None``."""
