@@ -8,12 +8,12 @@ request. :func:`sendable` folds the top-level choice into one object: every bran
 properties (a branch given as a ``$ref`` into the schema, as a union model's are, or as an
 ``allOf`` of parts, read where it leads; a choice inside an ``allOf`` part too), the properties
 every ``allOf`` part requires required, and the choice said in words at the end of the
-description. A schema that does not
-say ``"type"`` (a plugin's ``{"properties": ...}``, valid JSON Schema), or whose ``type`` is a
-list holding ``"object"`` (``["object", "null"]``: a plugin's ``Model | None``), is sent with
-``"type": "object"``: both APIs refuse the request otherwise, and an MCP client skips the tool.
-Any other schema is sent as it is. The tool still checks its real schema when called, so a
-call that breaks the choice gets the tool's own error."""
+description. A schema that does not say ``"type"`` (a plugin's ``{"properties": ...}``, valid
+JSON Schema), or whose ``type`` is a list holding ``"object"`` (``["object", "null"]``: a
+plugin's ``Model | None``), is sent with ``"type": "object"``: both APIs refuse the request
+otherwise, and an MCP client skips the tool. Any other schema is sent as it is. The tool still
+checks its real schema when called, so a call that breaks the choice gets the tool's own
+error."""
 
 from __future__ import annotations
 
