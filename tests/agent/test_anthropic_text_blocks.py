@@ -7,19 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 
 from hermes_core.agent import (
     Message,
     ModelEvent,
     ModelRequest,
-    ModelSettings,
     ModelToolCall,
     ToolSchema,
 )
 from hermes_core.testing import FakeModelServer, FakeTurn, make_model_provider
 from hermes_core.testing._fake_refusals import refusal
+from tests.agent.test_providers import _run, _settings
 
 ADD = ToolSchema("add", "Add two numbers.", {"type": "object", "properties": {"a": {}, "b": {}}})
 ASK = Message("user", "Add 2 and 3.")
@@ -60,17 +59,8 @@ def _send(*messages: Message, system: str = "Be brief.") -> list[ModelEvent]:
     """The events of one request of ``messages`` through the anthropic provider (a refused
     request raises the provider's ``ModelError``)."""
     with FakeModelServer([FakeTurn(text="5.")]) as server:
-        settings = ModelSettings("anthropic", "small-model", base_url=server.anthropic_base_url)
-        provider = make_model_provider(settings)
-        request = ModelRequest("small-model", system, messages, tools=(ADD,))
-
-        async def main() -> list[ModelEvent]:
-            try:
-                return [event async for event in provider.stream(request)]
-            finally:
-                await provider.aclose()
-
-        return anyio.run(main)
+        provider = make_model_provider(_settings(server, "anthropic"))
+        return _run(provider, ModelRequest("small-model", system, messages, tools=(ADD,)))
 
 
 @pytest.mark.parametrize("blank", ["\n\n", " ", "\t\n"])

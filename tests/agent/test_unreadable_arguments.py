@@ -7,12 +7,14 @@ one slip ended the conversation. It goes back as ``{}``, the error saying what w
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
+from hermes_core.testing._fake_requests import RecordedRequest
 from tests.agent.test_compaction import configure
 
 pytestmark = pytest.mark.subprocess
@@ -23,10 +25,11 @@ def cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli
     return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
-@pytest.mark.parametrize("written", ['{"path": "notes.txt', "{'path': 'notes.txt'}", "[1, 2]"])
-def test_a_call_with_unreadable_arguments_does_not_wedge_the_conversation(
+def _called_with(
     cli: InProcessCli, written: str
-) -> None:
+) -> tuple[subprocess.CompletedProcess[str], list[RecordedRequest]]:
+    """``hermes run`` against a model that calls ``read_file`` with the arguments ``written``,
+    then answers; what it did and the requests the model got."""
     turns = [
         FakeTurn(tool_calls=[FakeToolCall("read_file", written)]),
         FakeTurn(text="Let me try again."),
@@ -34,7 +37,14 @@ def test_a_call_with_unreadable_arguments_does_not_wedge_the_conversation(
     with FakeModelServer(turns) as server:
         env = configure(cli, server, "openai", model={"context_length": 128000})
         done = cli.subprocess_run("run", "What is in notes.txt?", env=env)
-        requests = server.requests
+        return done, server.requests
+
+
+@pytest.mark.parametrize("written", ['{"path": "notes.txt', "{'path': 'notes.txt'}", "[1, 2]"])
+def test_a_call_with_unreadable_arguments_does_not_wedge_the_conversation(
+    cli: InProcessCli, written: str
+) -> None:
+    done, requests = _called_with(cli, written)
 
     assert done.returncode == 0, done.stderr
     assert "<- INVALID_ARGUMENTS" in done.stderr
@@ -57,14 +67,7 @@ def test_a_call_whose_arguments_hold_a_number_json_has_not_is_sent_back_as_none(
     written, llama.cpp refused every later request, and the Anthropic provider's ``input``
     carried it into a request body no JSON reader takes."""
     written = f'{{"path": "notes.txt", "limit": {number}}}'
-    turns = [
-        FakeTurn(tool_calls=[FakeToolCall("read_file", written)]),
-        FakeTurn(text="Let me try again."),
-    ]
-    with FakeModelServer(turns) as server:
-        env = configure(cli, server, "openai", model={"context_length": 128000})
-        done = cli.subprocess_run("run", "What is in notes.txt?", env=env)
-        requests = server.requests
+    done, requests = _called_with(cli, written)
 
     assert done.returncode == 0, done.stderr
     assert "Let me try again." in done.stdout
