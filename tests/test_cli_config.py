@@ -418,3 +418,23 @@ def test_config_command_module_imports_neither_pydantic_nor_ruamel(home: Path) -
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=home
     )
     assert result.stdout == "[]\n"
+
+
+def test_validate_names_the_file_and_line_of_a_name_no_plugin_registers(
+    hermes_cli: InProcessCli, home: Path
+) -> None:
+    """Every configuration error names the file, the line and the key (docs/cli.md); a name no
+    plugin registers named only its key, not where it is written."""
+    path = write(
+        home,
+        "model:\n  provider: opnai\napprovals:\n  policy: manul\nplugins:\n  entries:\n"
+        "    web:\n      search_provider: bravo\n",
+    )
+    result = hermes_cli.subprocess_run("config", "validate", ok=False)
+
+    assert result.returncode == 2
+    assert f"hermes: error: {path}:2: unknown model provider 'opnai' (set by model.provider)" in (
+        result.stderr
+    )
+    assert f"hermes: error: {path}:4: unknown approval policy 'manul'" in result.stderr
+    assert f"hermes: error: {path}:8: unknown web search provider 'bravo'" in result.stderr
