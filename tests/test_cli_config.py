@@ -159,8 +159,9 @@ def test_validate_reports_what_the_plugins_refuse_where_every_command_would_fail
 
     assert result.returncode == 2
     assert result.stdout == ""
-    assert "hermes: error: unknown approval policy 'manul' (set by approvals.policy)" in (
-        result.stderr
+    assert (
+        f"hermes: error: {path}:2: unknown approval policy 'manul' (set by approvals.policy)"
+        in (result.stderr)
     )
     assert (
         f"{path}:6: plugins.entries.code_execution.timeout: expected a number greater than 0, "
@@ -184,19 +185,19 @@ def test_validate_reports_a_web_search_or_image_provider_no_plugin_registers(
     )
     write(home, f"plugins:\n  disabled: [web, media]\n{entries}")
     disabled = hermes_cli.subprocess_run("config", "validate")  # their plugins' names alone
-    write(home, f"plugins:\n{entries}")
+    path = write(home, f"plugins:\n{entries}")
     result = hermes_cli.subprocess_run("config", "validate", ok=False)
 
     assert disabled.stdout.startswith("ok: ")
 
     assert result.returncode == 2
     assert (
-        "hermes: error: unknown web search provider 'serxng' (set by "
+        f"hermes: error: {path}:4: unknown web search provider 'serxng' (set by "
         "plugins.entries.web.search_provider); valid names: brave, searxng. Did you mean "
         "'searxng'?"
     ) in result.stderr
     assert (
-        "hermes: error: unknown image provider 'opnai' (set by "
+        f"hermes: error: {path}:6: unknown image provider 'opnai' (set by "
         "plugins.entries.media.image_provider); valid names: openai. Did you mean 'openai'?"
     ) in result.stderr
 

@@ -339,9 +339,11 @@ def test_a_selected_name_two_plugins_register_is_reported_as_theirs_not_as_unkno
     ran = hermes_cli.subprocess_run("run", "hello", ok=False, env=env)
 
     assert validated.returncode == 2
+    where = {"model.provider": 4, "memory.provider": 7}
     for kind, key in (("model provider", "model.provider"), ("memory provider", "memory.provider")):
         assert (
-            f"hermes: error: {kind} 'shared' (set by {key}) is registered by two plugins, "
+            f"hermes: error: {hermes_cli.config}:{where[key]}: {kind} 'shared' (set by {key}) "
+            "is registered by two plugins, "
             "'mine' and 'theirs', so neither's is used: disable one of them "
             "(hermes plugins disable NAME)"
         ) in validated.stderr
@@ -430,7 +432,8 @@ def test_an_unknown_name_points_at_the_installed_plugin_that_is_not_enabled(
 
     assert done.returncode == 2
     assert (
-        "hermes: error: unknown memory provider 'vault' (set by memory.provider); valid names: "
+        f"hermes: error: {hermes_cli.config}:2: unknown memory provider 'vault' (set by "
+        "memory.provider); valid names: "
         "file. Plugins that did not load may register it: plugin 'vault-memory' "
         f"({source}, "
     ) in done.stderr
@@ -617,5 +620,6 @@ def test_a_name_two_plugins_register_is_neithers_and_their_tools_and_hooks_load(
     hermes_cli.config.write_text(enabling + selecting, encoding="utf-8")
     validated = hermes_cli.run("config", "validate", ok=False, env=env)
     assert validated.returncode == 2
-    assert f"hermes: error: {kind} 'x' (set by " in validated.stderr, validated.stderr
+    assert f"hermes: error: {hermes_cli.config}:" in validated.stderr, validated.stderr
+    assert f": {kind} 'x' (set by " in validated.stderr, validated.stderr
     assert both in validated.stderr  # the selection names both

@@ -161,6 +161,7 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
 
     from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
     from hermes_core._host import Host
+    from hermes_core._plugins.registrations import config_key
     from hermes_core._plugins.selection import configured_selections
     from hermes_core.agent._wire import ModelSettings
 
@@ -181,17 +182,33 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
         selected += _tool_providers(config, host)
         failed = {record.name for record in host.plugins if record.status == "error"}
         for kind, name in selected:
+            where = _where(config, config_key(kind))
             try:
                 spec = host.registrations.select(kind, name)
                 if kind == "model_provider" and spec.check is not None:
                     spec.check(ModelSettings.of_section(config.model))
             except UnloadedPluginError as exc:
                 if exc.plugin not in failed:
-                    problems.append(str(exc))
-            except (RegistrationError, ConfigError) as exc:
+                    problems.append(f"{where}{exc}")
+            except RegistrationError as exc:
+                problems.append(f"{where}{exc}")
+            except ConfigError as exc:  # the provider's check: it names its own key
                 problems.append(str(exc))
         problems += [r.settings_error for r in host.plugins if r.settings_error is not None]
     finally:
         runtime_log.setLevel(level)
         host.close()
     return problems
+
+
+def _where(config: Config, key: str) -> str:
+    """``PATH:LINE: `` of ``key`` in the file ``config`` was read from, as every configuration
+    error names it (``PATH: `` when the key is not written there; nothing for no file)."""
+    from hermes_core._config.errors import source_of
+    from hermes_core._yaml_layout import line_of
+
+    source = source_of(config)
+    if source is None or source.path is None:
+        return ""
+    line = line_of(source.document, tuple(key.split(".")))
+    return f"{source.path}:{line}: " if line is not None else f"{source.path}: "

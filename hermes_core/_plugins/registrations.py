@@ -74,6 +74,11 @@ _HOOKS: dict[RegistrationKind, tuple[str, type[Any], str]] = {
 }
 
 
+def config_key(kind: RegistrationKind) -> str:
+    """The dotted configuration key that selects a registration of ``kind`` by name."""
+    return _HOOKS[kind][2]
+
+
 @dataclass(frozen=True)
 class Registered(Generic[SpecT]):
     """A spec and the plugin that registered it."""
