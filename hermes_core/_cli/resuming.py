@@ -84,12 +84,7 @@ async def agent_resuming(
     agent = Agent.from_host(host)
     try:
         taken_up = resumed(
-            agent.transcripts,
-            last=last,
-            session=session,
-            model=agent.model.model,
-            command=command,
-            elsewhere=agent.transcripts.elsewhere() if agent.transcripts else "",
+            agent.transcripts, last=last, session=session, model=agent.model.model, command=command
         )
     except BaseException:
         await agent.aclose()
@@ -104,11 +99,11 @@ def resumed(
     session: str | None,
     model: str,
     command: str = "chat",
-    elsewhere: str = "",
 ) -> Resumed | None:
     """The conversation ``--continue`` (``last``) or ``--resume`` (``session``) names, or
     ``None`` when neither is given; :class:`ResumeError` when there is none to take up (its
-    message names ``hermes COMMAND --resume``, and ends with ``elsewhere``)."""
+    message names ``hermes COMMAND --resume``, and where the conversations written while the
+    project gate was closed are, when it is open now: ``store.elsewhere()``)."""
     if not last and session is None:
         return None
     if last and session is not None:
@@ -121,7 +116,7 @@ def resumed(
     try:
         found = _named(store, session) if session is not None else _last_here(store, command)
     except ResumeError as error:
-        raise ResumeError(f"{error}{elsewhere}") from None
+        raise ResumeError(f"{error}{store.elsewhere()}") from None
     return taken_up(found, model)
 
 
