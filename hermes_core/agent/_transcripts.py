@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard, TypeVar
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
@@ -72,28 +72,23 @@ def _redacted_arguments(arguments: str) -> str:
     return json.dumps(redact(parsed), ensure_ascii=False)
 
 
-def _kept_thinking(message: Message) -> tuple[ThinkingBlock, ...]:
-    """The thinking blocks kept of ``message``: all, or none when one holds what redaction
-    would change. A changed block no longer matches its signature (the vendor refuses it), and
-    a conversation taken up again without them goes on without thinking for a request."""
+_Signed = TypeVar("_Signed", ThinkingBlock, ReasoningDetail)
+
+
+def _kept(entries: tuple[_Signed, ...]) -> tuple[_Signed, ...]:
+    """A message's thinking kept (its vendor's blocks, or OpenRouter's entries of it): all, or
+    none when one holds what redaction would change. A changed one no longer matches its
+    signature (the vendor refuses it), and a conversation taken up again without them goes on
+    without thinking for a request."""
     # Most messages have none: every transcript line passes here.
-    if message.thinking and any(redact_text(b.text) != b.text for b in message.thinking):
+    if entries and any(redact_text(entry.text) != entry.text for entry in entries):
         return ()
-    return message.thinking
-
-
-def _kept_details(message: Message) -> tuple[ReasoningDetail, ...]:
-    """OpenRouter's entries of ``message``'s thinking, kept as :func:`_kept_thinking` keeps
-    blocks: all, or none when redaction would change one."""
-    details = message.reasoning_details
-    if details and any(redact_text(entry.text) != entry.text for entry in details):
-        return ()
-    return details
+    return entries
 
 
 def redacted_message(message: Message) -> Message:
     """``message`` with its text and tool-call arguments redacted, its thinking blocks kept
-    unless one would be (:func:`_kept_thinking`)."""
+    unless one would be (:func:`_kept`)."""
     return Message(
         role=message.role,
         content=redact_text(message.content),
@@ -104,8 +99,8 @@ def redacted_message(message: Message) -> Message:
         tool_call_id=message.tool_call_id,
         name=message.name,
         is_error=message.is_error,
-        thinking=_kept_thinking(message),
-        reasoning_details=_kept_details(message),
+        thinking=_kept(message.thinking),
+        reasoning_details=_kept(message.reasoning_details),
     )
 
 
