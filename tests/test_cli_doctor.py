@@ -167,7 +167,7 @@ def test_each_problem_is_an_error_naming_what_and_the_fix_and_exits_1(
                 "hooks": {"pre_tool_call": [{"command": "no-such-hook-command-xyz"}]},
             },
         )
-        done = cli.run("doctor", env=with_key(cli))
+        done = cli.run("doctor", ok=False, env=with_key(cli))
         found = checks(cli, env=with_key(cli))
 
     assert done.returncode == 1
