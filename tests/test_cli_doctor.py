@@ -302,3 +302,72 @@ def test_a_home_others_could_write_is_an_error_with_the_chmod(cli: InProcessCli)
     home = found[("home", "permissions")]
     assert home["status"] == "error"
     assert f"chmod o-w {cli.home}" in home["message"]
+
+
+def test_the_anthropic_provider_is_asked_for_its_models_too(cli: InProcessCli) -> None:
+    with FakeModelServer(models=["claude-fake"], api_key=KEY) as server:
+        section = {"provider": "anthropic", "model": "claude-fake"}
+        write_config(cli, {"model": {**section, "base_url": server.anthropic_base_url}})
+        found = checks(cli, env=cli.variables(ANTHROPIC_API_KEY=KEY))
+        recorded = server.requests
+
+    assert found[("model", "server")]["status"] == "ok"
+    assert found[("model", "listed")]["status"] == "ok"
+    assert [(r.wire, r.path, r.api_key) for r in recorded] == [("anthropic", "/v1/models", KEY)]
+
+
+def test_a_base_url_without_the_api_path_is_a_404_naming_the_url_meant(
+    cli: InProcessCli,
+) -> None:
+    with FakeModelServer() as server:
+        section = {"provider": "openai", "model": "fake-model", "base_url": server.url}
+        write_config(cli, {"model": section})
+        found = checks(cli, env=with_key(cli))
+
+    message = found[("model", "server")]["message"]
+    assert found[("model", "server")]["status"] == "error"
+    assert "HTTP 404" in message
+    assert f"{server.url}/v1" in message
+
+
+def test_doctor_runs_no_hook_and_no_plugin_the_configuration_does_not_enable(
+    cli: InProcessCli, hermes_dir_plugin: Callable[..., Path], tmp_path: Path
+) -> None:
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    sneaky = f"open({str(ran / 'plugin')!r}, 'w')\n"
+    hermes_dir_plugin(cli.home / "plugins", "sneaky", sneaky)
+    hook = {"command": f"touch {ran / 'hook'}"}
+    write_config(cli, {"hooks": {"pre_tool_call": [hook], "session_start": [hook]}})
+
+    done = cli.run("doctor", "--offline", ok=False, env=cli.variables())
+
+    assert list(ran.iterdir()) == []
+    assert "Traceback" not in done.stderr
+
+
+def test_text_from_outside_is_shown_escaped_on_the_table_and_exact_in_json(
+    cli: InProcessCli,
+) -> None:
+    name = "evil\x1b]52;c;aGk=\x07"
+    skill = cli.home / "skills" / name
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: x\n---\n", "utf-8")
+
+    done = cli.run("doctor", "--offline", ok=False, env=cli.variables())
+    found = checks(cli, "--offline", env=cli.variables())
+
+    assert "\x1b" not in done.stdout
+    assert "\\x1b]52" in done.stdout
+    assert found[("skills", name)]["status"] == "error"
+
+
+def test_a_name_no_plugin_registers_is_one_error_with_its_line(cli: InProcessCli) -> None:
+    cli.config.write_text("tools:\n  tool_search:\n    backend: nosuch\n", encoding="utf-8")
+
+    done = cli.run("doctor", "--offline", ok=False, env=cli.variables())
+
+    said = [line for line in done.stdout.splitlines() if "unknown search backend" in line]
+    assert len(said) == 1, done.stdout
+    assert said[0].split()[:3] == ["configuration", "plugins", "error"]
+    assert f"{cli.config}:3: " in said[0]
