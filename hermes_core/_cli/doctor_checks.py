@@ -105,6 +105,8 @@ def plugin_checks(config: Config, env: Environment, host: Host, refused: list[st
         what="plugin",
         config_path=env.config_path,
     )
+    # What the configuration selects and no plugin registers is its error, with its line.
+    problems = [p for p in problems if not any(said.endswith(p) for said in refused)]
     found += [
         Check("plugins", "discovery", "warning", message, "hermes plugins list")
         for message in [*host.warnings, *problems, *unmatched]

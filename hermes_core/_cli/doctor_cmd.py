@@ -4,7 +4,8 @@ The checks reuse what the commands that show each part call (``config validate``
 list``, ``hooks list``, ``skills list``, ``mcp test``): :mod:`.doctor_checks` reads files,
 :mod:`.doctor_probes` asks the model server and the MCP servers, at once. Nothing is called,
 run or written: no tool, no hook, no plugin that ``plugins.enabled`` (or a bundled default)
-does not enable; only a stdio MCP server's log gets its standard error, as with ``mcp test``.
+does not enable; only a stdio MCP server's log gets its standard error, as with ``mcp test``,
+and the cache of parsed plugin manifests is kept as every command keeps it.
 """
 
 from __future__ import annotations
