@@ -199,5 +199,8 @@ def project_checks(env: Environment) -> list[Check]:
 
     held_back = config_held_back(env)
     if held_back is not None:
-        return [Check("project", "config", "warning", f"not in effect: {held_back}")]
+        message = (
+            f"not in effect: {held_back}; the other checks are of the configuration without it"
+        )
+        return [Check("project", "config", "warning", message)]
     return [Check("project", "config", "ok", "nothing of a project's is held back")]

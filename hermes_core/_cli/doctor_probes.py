@@ -95,7 +95,7 @@ def _key_said(settings: ModelSettings) -> str:
         return f"{settings.api_key_env} (model.api_key_env) is {state}; the provider starts"
     if settings.base_url:
         return f"the provider starts (model.base_url {settings.base_url}: a key is optional)"
-    return "the provider starts with its key (never shown)"
+    return "the provider starts: it has the key it needs (never shown), or needs none"
 
 
 def _listed_check(model: str, listed: list[str]) -> Check:
