@@ -371,3 +371,55 @@ def test_a_name_no_plugin_registers_is_one_error_with_its_line(cli: InProcessCli
     assert len(said) == 1, done.stdout
     assert said[0].split()[:3] == ["configuration", "plugins", "error"]
     assert f"{cli.config}:3: " in said[0]
+
+
+PROVIDERS = """
+from hermes_core.plugin import ModelProviderSpec, hookimpl
+
+
+class Plain:
+    async def stream(self, request):
+        yield None
+
+    async def aclose(self):
+        pass
+
+
+class Raising(Plain):
+    async def list_models(self):
+        raise RuntimeError("the listing broke")
+
+
+@hookimpl
+def hermes_model_providers():
+    return [
+        ModelProviderSpec("plain", factory=lambda context: Plain()),
+        ModelProviderSpec("raising", factory=lambda context: Raising()),
+    ]
+"""
+
+
+@pytest.mark.parametrize(
+    ("provider", "status", "said"),
+    [
+        ("plain", "not checked", "the plain provider offers no model listing"),
+        ("raising", "error", "RuntimeError: the listing broke"),
+    ],
+)
+def test_a_provider_without_a_listing_is_not_checked_and_one_that_raises_is_an_error(
+    cli: InProcessCli,
+    hermes_dir_plugin: Callable[..., Path],
+    provider: str,
+    status: str,
+    said: str,
+) -> None:
+    hermes_dir_plugin(cli.home / "plugins", "providers", PROVIDERS)
+    model = {"provider": provider, "model": "m"}
+    write_config(cli, {"plugins": {"enabled": ["providers"]}, "model": model})
+
+    done = cli.run("doctor", "--json", ok=False, env=cli.variables())
+    found = {(c["group"], c["name"]): c for c in json.loads(done.stdout)["checks"]}
+
+    assert "Traceback" not in done.stderr
+    assert found[("model", "server")]["status"] == status
+    assert said in found[("model", "server")]["message"]
