@@ -79,6 +79,9 @@ async def model_checks(host: Host, refused: list[str], *, offline: bool) -> list
                     f"{MODEL_TIMEOUT:g} s: check that the model server runs there and answers"
                 )
                 found.append(Check("model", "server", "error", message))
+            except Exception as exc:  # a plugin's provider: its failure is a line, not a crash
+                message = f"{section.provider}: list_models raised {type(exc).__name__}: {exc}"
+                found.append(Check("model", "server", "error", message, "hermes plugins list"))
             else:
                 said = f"{where} answered: {len(listed)} models listed"
                 found.append(Check("model", "server", "ok", said))
