@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "config": "hermes_core._cli.config_cmd:config",
     "connectors": "hermes_core._cli.connectors_cmd:connectors",
     "cron": "hermes_core._cli.cron_cmd:cron",
+    "doctor": "hermes_core._cli.doctor_cmd:doctor",
     "eval": "hermes_core._cli.eval_cmd:eval_group",
     "hooks": "hermes_core._cli.hooks_cmd:hooks",
     "import-agent": "hermes_core._cli.import_cmd:import_agent",

@@ -154,50 +154,59 @@ def _tool_providers(config: Config, host: Host) -> list[tuple[SelectableKind, st
 
 
 def _plugin_problems(config: Config, env: Environment) -> list[str]:
-    """What the plugins refuse of ``config``, loading them as a host does: a name no loaded
-    plugin registers (unless its plugin is there and failed, which is no mistake of the file:
-    ``hermes plugins list`` shows it), settings a plugin's typed settings refuse."""
+    """What the plugins refuse of ``config``, loading them as a host does
+    (:func:`selection_problems`)."""
     import logging
 
-    from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
     from hermes_core._host import Host
-    from hermes_core._plugins.registrations import config_key
-    from hermes_core._plugins.selection import configured_selections
-    from hermes_core.agent._wire import ModelSettings
 
     host = Host(config, env, config_path=env.config_path, strict=False)
     runtime_log = logging.getLogger("hermes_core._host")
     level = runtime_log.level
     runtime_log.setLevel(logging.ERROR)  # the problems are printed below, once each
-    problems: list[str] = []
     try:
         host.load_plugins()
         host.check_plugins()  # builds what a plugin not bundled makes: its settings are read
-        selected: list[tuple[SelectableKind, str]] = [
-            *configured_selections(config),
-            ("model_provider", config.model.provider),
-        ]
-        if config.memory.enabled:
-            selected.append(("memory_provider", config.memory.provider))
-        selected += _tool_providers(config, host)
-        failed = {record.name for record in host.plugins if record.status == "error"}
-        for kind, name in selected:
-            where = _where(config, config_key(kind))
-            try:
-                spec = host.registrations.select(kind, name)
-                if kind == "model_provider" and spec.check is not None:
-                    spec.check(ModelSettings.of_section(config.model))
-            except UnloadedPluginError as exc:
-                if exc.plugin not in failed:
-                    problems.append(f"{where}{exc}")
-            except RegistrationError as exc:
-                problems.append(f"{where}{exc}")
-            except ConfigError as exc:  # the provider's check: it names its own key
-                problems.append(str(exc))
-        problems += [r.settings_error for r in host.plugins if r.settings_error is not None]
+        return [problem for _, problem in selection_problems(config, host)]
     finally:
         runtime_log.setLevel(level)
         host.close()
+
+
+def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind | None, str]]:
+    """What the plugins ``host`` loaded refuse of ``config``, each with the kind of name it is
+    about (``None``: a plugin's settings): a name no loaded plugin registers (unless its
+    plugin is there and failed, which is no mistake of the file: ``hermes plugins list`` shows
+    it), settings a plugin's typed settings refuse, the model settings the provider's
+    ``check`` refuses. Also ``hermes doctor``'s."""
+    from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
+    from hermes_core._plugins.registrations import config_key
+    from hermes_core._plugins.selection import configured_selections
+    from hermes_core.agent._wire import ModelSettings
+
+    problems: list[tuple[SelectableKind | None, str]] = []
+    selected: list[tuple[SelectableKind, str]] = [
+        *configured_selections(config),
+        ("model_provider", config.model.provider),
+    ]
+    if config.memory.enabled:
+        selected.append(("memory_provider", config.memory.provider))
+    selected += _tool_providers(config, host)
+    failed = {record.name for record in host.plugins if record.status == "error"}
+    for kind, name in selected:
+        where = _where(config, config_key(kind))
+        try:
+            spec = host.registrations.select(kind, name)
+            if kind == "model_provider" and spec.check is not None:
+                spec.check(ModelSettings.of_section(config.model))
+        except UnloadedPluginError as exc:
+            if exc.plugin not in failed:
+                problems.append((kind, f"{where}{exc}"))
+        except RegistrationError as exc:
+            problems.append((kind, f"{where}{exc}"))
+        except ConfigError as exc:  # the provider's check: it names its own key
+            problems.append((kind, str(exc)))
+    problems += [(None, r.settings_error) for r in host.plugins if r.settings_error is not None]
     return problems
 
 

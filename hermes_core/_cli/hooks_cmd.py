@@ -28,7 +28,10 @@ def hooks() -> None:
     """List shell hooks and hook directories; enable and disable hook directories."""
 
 
-def _shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
+def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
+    """One row per shell hook of ``config``: its key, event, match, timeout, command and status
+    (``enabled``, ``not runnable`` with a ``message`` naming the missing command and its key,
+    ``gated`` with the gate's refusal); also ``hermes doctor``'s."""
     from hermes_core._hooks import EVENTS
     from hermes_core._hooks.shell import missing_command
     from hermes_core._project_trust import config_refusal
@@ -77,7 +80,7 @@ def list_command(as_json: bool) -> None:
     )
     for warning in [*warnings, *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
-    rows = _shell_rows(config, env) + [
+    rows = shell_rows(config, env) + [
         {"kind": "directory", **directory.to_json()} for directory in directories
     ]
     if as_json:

@@ -39,7 +39,7 @@ def _row(folder: SkillFolder) -> dict[str, Any]:
     }
 
 
-def _unseen(config: Config, env: Environment) -> str | None:
+def skills_unseen(config: Config, env: Environment) -> str | None:
     """Why the model gets no skills tools under this configuration, or ``None``."""
     from hermes_core._tools import toolsets_config_allows
 
@@ -64,7 +64,7 @@ def list_command(as_json: bool) -> None:
 
     env = environment()
     config = load_config_declared(env)
-    if (unseen := _unseen(config, env)) is not None:
+    if (unseen := skills_unseen(config, env)) is not None:
         click.echo(
             f"hermes: warning: {unseen}: the model gets no skills_list or skill_view", err=True
         )

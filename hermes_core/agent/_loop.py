@@ -119,20 +119,11 @@ class Agent:
         by ``model.provider``, its key read from the variable ``model.api_key_env`` names),
         ``agent`` limits, its memory and transcripts under the home. A ``ConfigError`` naming
         ``model.model`` when no model is set (every command and ``hermes acp`` say so alike)."""
-        from hermes_core._dotenv import secret_variable
-        from hermes_core._errors import ConfigError
+        from hermes_core.agent._configured_model import configured_model
         from hermes_core.agent._memory import selected_memory
 
         section = host.config.model
-        if not section.model:
-            raise ConfigError(
-                "no model is set: set model.model (and model.provider, default openai), e.g. "
-                "`hermes config set model.model gpt-4.1-mini`",
-                path=host.config_path,
-                key="model.model",
-            )
-        key = secret_variable(host.env, section.api_key_env) if section.api_key_env else None
-        settings = ModelSettings.of_section(section, key)
+        settings = configured_model(host)
         provider = host.create_model_provider(settings)
         retry = RetryPolicy(section.max_retries, section.max_retry_wait)
         store = TranscriptStore.of_home(host.env)

@@ -405,6 +405,12 @@ class ModelProvider(Protocol):
     exactly one :class:`ModelTurn`; it raises :class:`ModelError` for a failed request, and
     does not retry (the loop does, one place for every provider). ``aclose`` releases its
     connections.
+
+    A provider may also offer ``async def list_models(self) -> list[str]``: the names of the
+    models its server lists, asked with a request that costs no tokens (``GET /models`` for
+    OpenAI's API and Anthropic's), raising :class:`ModelError` as ``stream`` does. ``hermes
+    doctor`` asks it to see that the server answers and takes the key; a provider without it
+    is reported "not checked".
     """
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

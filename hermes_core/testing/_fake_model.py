@@ -4,7 +4,9 @@ A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions wire
 (``POST /v1/chat/completions``) and the Anthropic messages wire (``POST /v1/messages``), plain
 and streamed, answering :class:`FakeTurn` s (see :mod:`._fake_model_wire` for what it sends;
 a request the vendor refuses outright, as one with too many cache breakpoints, gets its 400),
-and the OpenAI-style images API (``POST /v1/images/generations``, :mod:`._fake_images`).
+the OpenAI-style images API (``POST /v1/images/generations``, :mod:`._fake_images`), and
+the model listing both APIs answer (``GET /v1/models``, each in its vendor's shape: what
+``hermes doctor`` asks, costing no tokens).
 It serves in its own threads, so an async test's event loop is never blocked, and records
 every request; as an HTTP proxy (``HTTP_PROXY``), those for any host (OpenRouter's ``/api/v1``).
 """
@@ -34,6 +36,7 @@ from hermes_core.testing._fake_model_wire import (
     anthropic_events,
     context_overflow_turn,
     error_body,
+    models_answer,
     openai_answer,
     openai_chunks,
     request_tokens,
@@ -44,6 +47,7 @@ from hermes_core.testing._fake_requests import RecordedRequest, roles_refusal
 __all__ = ["FakeModelServer", "RecordedRequest", "Responder"]
 
 _ROUTES: Mapping[str, Wire] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+MODELS_PATH = "/v1/models"
 
 
 Responder = Callable[[RecordedRequest], FakeTurn]
@@ -73,6 +77,31 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read ``FakeModelServer.requests`` instead."""
 
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        # Anthropic's SDK says its API version; an OpenAI client does not.
+        wire: Wire = "anthropic" if "anthropic-version" in headers else "openai"
+        if path.rstrip("/").removeprefix("/api") != MODELS_PATH:
+            self._json(404, error_body(wire, 404, f"no route {path}"))
+            return
+        fake = self.server.fake
+        request = fake._received(wire, path, headers, {})
+        try:
+            if not self._key_refused(request):
+                self._json(200, models_answer(wire, fake.models))
+        finally:
+            fake._finished(request)
+
+    def _key_refused(self, request: RecordedRequest) -> bool:
+        """Answer 401, as the vendor does, when the server takes one key and got another."""
+        wanted = self.server.fake.api_key
+        if wanted is None or request.api_key == wanted:
+            return False
+        message = ERROR_MESSAGES[401].replace("{key}", request.api_key or "")
+        self._json(401, error_body(request.wire, 401, message))
+        return True
+
     def do_POST(self) -> None:
         path = urlsplit(self.path).path  # a proxy's request names the whole URL
         wire = _ROUTES.get(path.rstrip("/").removeprefix("/api"))
@@ -93,6 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         request = fake._received(wire, path, headers, body)
         try:
+            if self._key_refused(request):
+                return
             refused = refusal(wire, body) or (fake.strict_roles and roles_refusal(wire, body))
             self._answer(request, refused or fake._turn_for(request))
         except (_Abort, ConnectionError):
@@ -219,6 +250,8 @@ class FakeModelServer:
     characters) gets the vendor's context-overflow 400 instead, taking no scripted turn. With
     ``strict_roles``, a conversation whose user and assistant messages do not take turns gets
     the 400 of a local server's chat template (:func:`._fake_requests.roles_refusal`).
+    ``GET /v1/models`` lists ``models``. With ``api_key``, a request sending another key (or
+    none) gets the vendor's 401, as a real API answers a wrong key.
 
     Use it as a context manager, sync or async (it serves in its own threads)::
 
@@ -238,8 +271,14 @@ class FakeModelServer:
         responder: Responder | None = None,
         context_limit: int | None = None,
         strict_roles: bool = False,
+        models: Iterable[str] = ("fake-model",),
+        api_key: str | None = None,
     ) -> None:
         self.context_limit = context_limit
+        self.models = tuple(models)
+        """The model names ``GET /v1/models`` lists."""
+        self.api_key = api_key
+        """The one key the server takes (``None``: any, or none)."""
         self.strict_roles = strict_roles
         self._turns: deque[FakeTurn] = deque(turns)
         self._responder = responder

@@ -32,6 +32,7 @@ __all__ = [
     "anthropic_events",
     "context_overflow_turn",
     "error_body",
+    "models_answer",
     "openai_answer",
     "openai_chunks",
     "pieces",
@@ -167,6 +168,30 @@ def error_body(wire: Wire, status: int, message: str, code: str = "") -> dict[st
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request")
     return {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
+
+
+def models_answer(wire: Wire, models: Sequence[str]) -> dict[str, Any]:
+    """The answer to ``GET /v1/models`` listing ``models``, in the vendor's shape: OpenAI's
+    ``{"object": "list", "data": [...]}``, Anthropic's page with ``has_more``."""
+    if wire == "anthropic":
+        data = [
+            {
+                "type": "model",
+                "id": name,
+                "display_name": name,
+                "created_at": "2025-01-01T00:00:00Z",
+            }
+            for name in models
+        ]
+        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+        return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+    return {
+        "object": "list",
+        "data": [
+            {"id": name, "object": "model", "created": 1735689600, "owned_by": "fake"}
+            for name in models
+        ],
+    }
 
 
 def request_tokens(body: Any) -> int:

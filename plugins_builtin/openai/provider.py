@@ -410,6 +410,27 @@ class OpenAIProvider:
             base_url_hint=_v1_hint(self.settings.base_url),
         )
 
+    async def list_models(self) -> list[str]:
+        """The models the server lists (``GET {base_url}/models``, no tokens spent), for
+        ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
+        model = self.settings.model
+        try:
+            return [listed.id async for listed in self._client.models.list()]
+        except openai.APIStatusError as error:
+            raise self._status_error(model, error) from None
+        except openai.APIError as error:  # no answer, or one that is no listing
+            timed_out = self.settings.timeout if isinstance(error, openai.APITimeoutError) else None
+            raise http_model_error(
+                "openai",
+                model,
+                status=None,
+                detail=str(error),
+                base_url=self.settings.base_url,
+                secret=self._key,
+                timed_out_after=timed_out,
+                cause=error,
+            ) from None
+
     async def aclose(self) -> None:
         """Close the SDK's connections."""
         await self._client.close()
