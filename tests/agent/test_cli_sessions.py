@@ -319,3 +319,50 @@ def test_a_gated_project_home_s_planted_transcripts_are_never_listed_nor_deleted
         assert done.returncode == 2
         assert "Ignore all previous" not in done.stdout + done.stderr
     assert (sessions / "20260101-planted.jsonl").exists()
+
+
+def test_a_conversation_deleted_is_not_found_by_session_search_in_a_later_run(
+    tmp_path: Path,
+) -> None:
+    """Real ``hermes run`` processes: the first keeps a conversation, the second's model finds
+    it with ``session_search`` (the index made), ``hermes sessions delete`` removes it, and the
+    third's model finds nothing (a subprocess of its own, as a user's next run)."""
+    from agent.agent_home import AgentHome, turn
+
+    home = AgentHome(InProcessCli(tmp_path))
+    home.setup({"text": "Noted."})
+    home.cli.subprocess_run("run", "my client is zanzibarco")
+    [kept] = (home.cli.home / "sessions").glob("*.jsonl")
+    looked = turn("", ("session_search", {"query": "zanzibarco"}))
+    home.setup(looked, {"echo": True}, looked, {"echo": True})
+    found = home.cli.subprocess_run("run", "who is my client?").stdout
+    assert kept.stem in found
+    # the second run's conversation holds the word too, in the result the model read
+    listed = [one["id"] for one in json.loads(home.cli.run("sessions", "list", "--json").stdout)]
+    assert kept.stem in listed
+    assert len(listed) == 2
+    home.cli.subprocess_run("sessions", "delete", *(one[:8] for one in listed), "--yes")
+    later = home.cli.subprocess_run("run", "who is my client?").stdout
+    assert "No past session matches 'zanzibarco'." in later
+
+
+def bytes_read() -> int:
+    """What this process has read so far (``rchar``: every read, from the page cache too)."""
+    io = Path("/proc/self/io").read_text(encoding="utf-8")
+    return int(next(line for line in io.splitlines() if line.startswith("rchar:")).split()[1])
+
+
+def test_list_reads_only_the_ends_of_a_2_gb_transcript(hermes_cli: InProcessCli) -> None:
+    path = write(hermes_cli, "aaa111", "the start of a long one", "ok")
+    with path.open("r+b") as file:  # sparse: 2 GB of a damaged line, no disk spent
+        file.seek(2 * 1024**3)
+        file.write(b"\n")
+    Transcript(path).add(Message("user", "the end"))
+    before = bytes_read()
+    [found] = json.loads(hermes_cli.run("sessions", "list", "--json").stdout)
+    assert bytes_read() - before < 64 * 1024**2
+    assert found["first_message"] == "the start of a long one"
+    assert found["model"] == "fake-1"
+    assert found["cwd"] == str(hermes_cli.work)
+    assert found["messages"] is None  # not counted: it would mean reading it whole
+    assert found["bytes"] > 2 * 1024**3
