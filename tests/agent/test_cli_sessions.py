@@ -366,3 +366,13 @@ def test_list_reads_only_the_ends_of_a_2_gb_transcript(hermes_cli: InProcessCli)
     assert found["cwd"] == str(hermes_cli.work)
     assert found["messages"] is None  # not counted: it would mean reading it whole
     assert found["bytes"] > 2 * 1024**3
+
+
+def test_a_sessions_folder_removed_whole_leaves_nothing_found(hermes_cli: InProcessCli) -> None:
+    """``rm -r sessions``: the index, finding no folder, kept every row."""
+    import shutil
+
+    write(hermes_cli, "aaa111", "zanzibar in a folder removed")
+    assert search(hermes_cli, "zanzibar") == ["aaa111"]
+    shutil.rmtree(hermes_cli.home / "sessions")
+    assert search(hermes_cli, "zanzibar") == []
