@@ -117,7 +117,7 @@ class SessionIndex:
         self.database = database
         self.directory = directory
         self._connection: sqlite3.Connection | None = None
-        self._looked: tuple[int, float] | None = None
+        self._looked: tuple[int | None, float] | None = None
 
     def connection(self) -> sqlite3.Connection:
         """The open database (WAL, a busy timeout), its schema made on first use."""
@@ -156,23 +156,30 @@ class SessionIndex:
         directory is unchanged): a new session is found at once, more messages appended to
         an older one within that time wait for the next look."""
         try:
-            directory = os.stat(self.directory).st_mtime_ns
-            now = time.monotonic()
-            looked = self._looked
-            unchanged = looked is not None and looked[0] == directory
-            if within and unchanged and looked is not None and now - looked[1] < within:
-                return 0
-            entries = list(os.scandir(self.directory))
-        except FileNotFoundError:
+            directory: int | None = os.stat(self.directory).st_mtime_ns
+        except FileNotFoundError:  # none yet, or removed whole: nothing to index, all to forget
+            directory = None
+        now = time.monotonic()
+        looked = self._looked
+        unchanged = looked is not None and looked[0] == directory
+        if within and unchanged and looked is not None and now - looked[1] < within:
             return 0
+        if directory is None and self._connection is None and not self.database.exists():
+            return 0  # no index made: none to make for no transcript
         self._looked = (directory, now)
         connection = self.connection()
+        # Read before the folder is: a session another process indexes meanwhile is never
+        # taken for one deleted.
         known = {
             session: (offset, inode)
             for session, offset, inode in connection.execute(
                 "SELECT session, offset, inode FROM files"
             )
         }
+        try:
+            entries = list(os.scandir(self.directory))
+        except FileNotFoundError:
+            entries = []
         added = 0
         present = set()
         for entry in entries:
@@ -181,8 +188,11 @@ class SessionIndex:
             session = entry.name[: -len(".jsonl")]
             if _SURROGATE.search(session):  # a name that is not UTF-8: no session of hermes'
                 continue
+            try:
+                status = entry.stat()
+            except FileNotFoundError:  # deleted since the folder was read
+                continue
             present.add(session)
-            status = entry.stat()
             if known.get(session) == (status.st_size, status.st_ino):
                 continue
             added += self._index_file(Path(entry.path), session)
