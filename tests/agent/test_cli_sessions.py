@@ -62,6 +62,18 @@ def search(cli: InProcessCli, words: str) -> list[str]:
         index.close()
 
 
+def spawned(cli: InProcessCli, *args: str) -> pexpect.spawn:
+    command = cli.command(*args)
+    return pexpect.spawn(
+        command[0],
+        command[1:],
+        env=cli.variables(),
+        cwd=str(cli.work),
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
 def test_list_shows_this_directory_s_conversations_newest_first(
     hermes_cli: InProcessCli, tmp_path: Path
 ) -> None:
@@ -154,15 +166,7 @@ def test_show_on_a_terminal_escapes_the_transcript_s_control_characters(
     hermes_cli: InProcessCli,
 ) -> None:
     write(hermes_cli, "aaa111", "clear \x1b[2J the screen", "osc \x1b]52;c;aGk=\x07 here")
-    command = hermes_cli.command("sessions", "show", "aaa111")
-    child = pexpect.spawn(
-        command[0],
-        command[1:],
-        env=hermes_cli.variables(),
-        cwd=str(hermes_cli.work),
-        encoding="utf-8",
-        timeout=60,
-    )
+    child = spawned(hermes_cli, "sessions", "show", "aaa111")
     child.expect(pexpect.EOF)
     child.close()
     seen = child.before or ""
@@ -376,3 +380,23 @@ def test_a_sessions_folder_removed_whole_leaves_nothing_found(hermes_cli: InProc
     assert search(hermes_cli, "zanzibar") == ["aaa111"]
     shutil.rmtree(hermes_cli.home / "sessions")
     assert search(hermes_cli, "zanzibar") == []
+
+
+def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
+    path = write(hermes_cli, "aaa111", "keep me unless I say so")
+    write(hermes_cli, "ddd444", "its subagent", parent="aaa111")
+    refused = spawned(hermes_cli, "sessions", "delete", "aaa111")
+    refused.expect_exact("Delete 1 conversation and 1 subagent conversation (aaa111)? [y/N]")
+    refused.sendline("n")
+    refused.expect(pexpect.EOF)
+    refused.close()
+    assert refused.exitstatus == 1
+    assert path.exists()
+    agreed = spawned(hermes_cli, "sessions", "delete", "aaa111")
+    agreed.expect_exact("[y/N]")
+    agreed.sendline("y")
+    agreed.expect_exact("deleted 1 conversation and 1 subagent conversation")
+    agreed.expect(pexpect.EOF)
+    agreed.close()
+    assert agreed.exitstatus == 0
+    assert not path.exists()
