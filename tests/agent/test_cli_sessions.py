@@ -400,3 +400,15 @@ def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
     agreed.close()
     assert agreed.exitstatus == 0
     assert not path.exists()
+
+
+def test_a_subagent_s_transcript_whose_parent_is_gone_is_listed_and_pruned(
+    hermes_cli: InProcessCli,
+) -> None:
+    """Its parent removed by hand (or by an earlier version): no row listed it, and no prune
+    ever took it."""
+    orphan = write(hermes_cli, "ddd444", "an orphan's goal", parent="gone000", age=40 * DAY)
+    listed = json.loads(hermes_cli.run("sessions", "list", "--json").stdout)
+    assert [one["id"] for one in listed] == ["ddd444"]
+    hermes_cli.run("sessions", "prune", "--older-than", "30d", "--yes")
+    assert not orphan.exists()
