@@ -124,9 +124,9 @@ def recorded(transcript: Transcript) -> Recorded:
 
 
 def conversations(store: TranscriptStore, here: Path | None = None) -> list[Recorded]:
-    """The conversations of ``store`` (no subagent's: each says how many subagents it had),
-    of the working directory ``here`` only when given, the one appended to last first. A
-    transcript that cannot be read any more (removed meanwhile) is left out."""
+    """The conversations of ``store`` (no subagent's whose parent is there: each says how many
+    subagents it had), of the working directory ``here`` only when given, the one appended to
+    last first. A transcript that cannot be read any more (removed meanwhile) is left out."""
     every = []
     for transcript in stored(store):
         try:
@@ -137,11 +137,15 @@ def conversations(store: TranscriptStore, here: Path | None = None) -> list[Reco
     for found in every:
         if found.parent:
             children[found.parent] = children.get(found.parent, 0) + 1
+    ids = {found.id for found in every}
     resolved = None if here is None else here.resolve()
     return [
         _with_subagents(found, children.get(found.id, 0))
         for found in every
-        if not found.parent and (resolved is None or _of(found, resolved))
+        # A subagent's whose parent is gone is one of its own: else no listing shows it, and
+        # no prune ever takes it.
+        if (not found.parent or found.parent not in ids)
+        and (resolved is None or _of(found, resolved))
     ]
 
 
