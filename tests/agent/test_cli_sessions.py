@@ -138,6 +138,7 @@ def test_show_prints_the_conversation_as_taken_up_with_the_real_tools(
     shown = hermes_cli.run("sessions", "show", "aaa").stdout
     assert "read my notes" in shown
     assert '-> read_file {"path": "notes.txt"}' in shown
+    assert "<- read_file: line 1" in shown  # the real tool, not the bridge
     assert "line 1" in shown
     assert "line 39" not in shown
     assert "Your notes say hi." in shown
