@@ -35,6 +35,7 @@ _ID_SHOWN = 12
 """Characters of an id a listing shows (more when two ids share them)."""
 _FIRST_SHOWN = 60
 _RESULT_LINES = 4
+_LINE_SHOWN = 200
 _AGE = re.compile(r"(\d+)([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -149,6 +150,10 @@ def _when(moment: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(moment))
 
 
+def _clipped(line: str) -> str:
+    return line if len(line) <= _LINE_SHOWN else f"{line[:_LINE_SHOWN]}... ({len(line)} characters)"
+
+
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= _FIRST_SHOWN else line[: _FIRST_SHOWN - 3] + "..."
@@ -181,30 +186,37 @@ def show_command(session: str, as_json: bool) -> None:
         for message in history:
             click.echo(json.dumps(message.to_json(), ensure_ascii=False))
         return
-    about = [f"model {header.get('model')}", f"in {header.get('cwd')}"]
+    about = [f"model {header['model']}"] if isinstance(header.get("model"), str) else []
+    if isinstance(header.get("cwd"), str):
+        about.append(f"in {header['cwd']}")
     if header.get("parent"):
-        about.append(f"a subagent of {header.get('parent')}")
-    click.echo(f"conversation {transcript.path.stem} ({printable(', '.join(about))})")
+        about.append(f"a subagent of {header['parent']}")
+    said = f" ({printable(', '.join(about))})" if about else ""
+    click.echo(f"conversation {transcript.path.stem}{said}")
+    tools: dict[str, str] = {}  # a call's id: the real tools it ran, which its result names
     for message in history:
         if message.role == "user":
             click.echo()  # each exchange apart
-        _show(message)
+        _show(message, tools)
 
 
-def _show(message: Message) -> None:
+def _show(message: Message, tools: dict[str, str]) -> None:
     from hermes_core._cli.agent_events import call_lines
     from hermes_core.agent._compaction import replaces_earlier
+    from hermes_core.agent._events import real_tools
 
     if replaces_earlier(message):
         click.echo("[compaction: the messages before this summary were replaced by it]")
     if message.role == "tool":
         lines = message.content.split("\n")
-        cut = lines[:_RESULT_LINES]
+        cut = [_clipped(line) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
             cut.append(f"... ({len(lines) - _RESULT_LINES} more lines)")
         failed = " (failed)" if message.is_error else ""
-        echo_shown(f"<- {message.name or 'tool'}{failed}: " + "\n   ".join(cut))
+        name = tools.get(message.tool_call_id or "") or message.name or "tool"
+        echo_shown(f"<- {name}{failed}: " + "\n   ".join(cut))
         return
+    tools.update((call.id, ", ".join(real_tools(call))) for call in message.tool_calls)
     label = "you" if message.role == "user" else message.role
     if message.content.strip():
         indent = "\n" + " " * (len(label) + 2)
