@@ -42,6 +42,7 @@ SUBCOMMANDS: dict[str, str] = {
     "plugins": "hermes_core._cli.plugins_cmd:plugins",
     "run": "hermes_core._cli.run_cmd:run",
     "serve": "hermes_core._cli.serve_cmd:serve",
+    "sessions": "hermes_core._cli.sessions_cmd:sessions",
     "skills": "hermes_core._cli.skills_cmd:skills",
     "tools": "hermes_core._cli.tools_cmd:tools",
 }

@@ -151,15 +151,16 @@ class Transcript:
             }
         )
 
-    def header(self) -> dict[str, Any]:
+    def header(self, within: int | None = None) -> dict[str, Any]:
         """The latest header line's fields: the model, the working directory the conversation
         last ran with (each process that took it up again wrote one); empty when there is
-        none. Read from the end of the file, so the header of a conversation taken up again
-        is found without reading its start."""
+        none (with ``within``: none in the file's last ``within`` bytes). Read from the end
+        of the file, so the header of a conversation taken up again is found without reading
+        its start."""
         # Read, not mapped: a writer removing a line a crash cut shrinks the file, and a mapped
         # page past its new end would kill this process (SIGBUS).
         with self.path.open("rb") as file, transcript_read_lock(file):
-            return _latest_header(file)
+            return _latest_header(file, within)
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
@@ -236,12 +237,13 @@ class Transcript:
         return found, unfinished_calls_answered(results_with_their_calls(history))
 
 
-def _latest_header(file: BinaryIO) -> dict[str, Any]:
-    """The last header line of ``file``, looked for a chunk at a time from its end."""
+def _latest_header(file: BinaryIO, within: int | None) -> dict[str, Any]:
+    """The last header line of ``file`` (in its last ``within`` bytes), looked for a chunk at
+    a time from its end."""
     marker = b"\n" + _HEADER_START
-    end = file.seek(0, os.SEEK_END)
+    end = size = file.seek(0, os.SEEK_END)
     later = b""  # the start of the chunk after this one: a marker may cross the boundary
-    while end > 0:
+    while end > 0 and (within is None or size - end < within):
         start = max(0, end - _CHUNK)
         file.seek(start)
         chunk = file.read(end - start)

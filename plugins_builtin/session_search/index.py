@@ -2,7 +2,9 @@
 
 Transcripts (``$HERMES_HOME/sessions/<id>.jsonl``) only grow, a line a message, so the index
 remembers how many bytes of each file it has read and reads only what was appended since
-(:meth:`SessionIndex.update`); a file that shrank or was replaced is read again whole. A
+(:meth:`SessionIndex.update`); a file that shrank or was replaced is read again whole, and the
+rows of one no longer there are dropped (the transcripts are the truth: a conversation the user
+deleted is not found again, however long after the deletion the index is next updated). A
 conversation taken up again holds a header per process that took it up: a session started at
 its first header's time and runs with its latest header's model (the one resuming reads),
 however many updates read them. Each
@@ -115,7 +117,7 @@ class SessionIndex:
         self.database = database
         self.directory = directory
         self._connection: sqlite3.Connection | None = None
-        self._looked: tuple[int, float] | None = None
+        self._looked: tuple[int | None, float] | None = None
 
     def connection(self) -> sqlite3.Connection:
         """The open database (WAL, a busy timeout), its schema made on first use."""
@@ -132,6 +134,7 @@ class SessionIndex:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             _switch_to_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA secure_delete = ON")  # a deleted conversation's text
             # IF NOT EXISTS: two processes may both run it
             connection.executescript(_SCHEMA + ";" + _MESSAGES)
             _made_again_if_older(connection)
@@ -153,35 +156,68 @@ class SessionIndex:
         directory is unchanged): a new session is found at once, more messages appended to
         an older one within that time wait for the next look."""
         try:
-            directory = os.stat(self.directory).st_mtime_ns
-            now = time.monotonic()
-            looked = self._looked
-            unchanged = looked is not None and looked[0] == directory
-            if within and unchanged and looked is not None and now - looked[1] < within:
-                return 0
-            entries = list(os.scandir(self.directory))
-        except FileNotFoundError:
+            directory: int | None = os.stat(self.directory).st_mtime_ns
+        except FileNotFoundError:  # none yet, or removed whole: nothing to index, all to forget
+            directory = None
+        now = time.monotonic()
+        looked = self._looked
+        unchanged = looked is not None and looked[0] == directory
+        if within and unchanged and looked is not None and now - looked[1] < within:
             return 0
+        if directory is None and self._connection is None and not self.database.exists():
+            return 0  # no index made: none to make for no transcript
         self._looked = (directory, now)
         connection = self.connection()
+        # Read before the folder is: a session another process indexes meanwhile is never
+        # taken for one deleted.
         known = {
             session: (offset, inode)
             for session, offset, inode in connection.execute(
                 "SELECT session, offset, inode FROM files"
             )
         }
+        try:
+            entries = list(os.scandir(self.directory))
+        except FileNotFoundError:
+            entries = []
         added = 0
+        present = set()
         for entry in entries:
             if not entry.name.endswith(".jsonl"):
                 continue
             session = entry.name[: -len(".jsonl")]
             if _SURROGATE.search(session):  # a name that is not UTF-8: no session of hermes'
                 continue
-            status = entry.stat()
+            try:
+                status = entry.stat()
+            except FileNotFoundError:  # deleted since the folder was read
+                continue
+            present.add(session)
             if known.get(session) == (status.st_size, status.st_ino):
                 continue
             added += self._index_file(Path(entry.path), session)
+        self._forget([session for session in known if session not in present])
         return added
+
+    def _forget(self, sessions: list[str]) -> None:
+        """Drop the rows of ``sessions``, whose transcripts are gone (deleted: the transcripts
+        are the truth, whether this index was updated at the time or not), and merge the
+        index so that no word of theirs stays in it; the pages freed are overwritten
+        (``secure_delete``)."""
+        if not sessions:
+            return
+        connection = self.connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for session in sessions:
+                connection.execute("DELETE FROM messages WHERE session = ?", (session,))
+                connection.execute("DELETE FROM files WHERE session = ?", (session,))
+            # Deleted rows leave their words in the older segments until they are merged.
+            connection.execute("INSERT INTO messages (messages) VALUES ('optimize')")
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
 
     def _index_file(self, path: Path, session: str) -> int:
         connection = self.connection()

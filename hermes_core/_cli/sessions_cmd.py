@@ -1,0 +1,324 @@
+"""``hermes sessions``: the user's conversations (their transcripts) listed, read, deleted and
+pruned, without asking the model.
+
+Each acts on the store hermes itself writes and reads (:meth:`TranscriptStore.of_home`): a
+home inside the project while its gate is closed keeps the user's conversations in the user's
+own folder for it, and the transcripts the repository holds are never listed, shown nor
+deleted. Deleting takes a conversation's subagents' transcripts with it; ``session_search``'s
+index holds nothing but what the transcripts hold, and drops the rows of a transcript gone at
+its next search (the transcripts are the truth, whether the plugin is enabled now or later).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hermes_core._cli.context import environment
+from hermes_core._cli.output import columns, echo_shown
+from hermes_core._errors import HermesError
+from hermes_core._shown import printable
+
+if TYPE_CHECKING:
+    from hermes_core.agent._conversations import Recorded
+    from hermes_core.agent._transcripts import Transcript, TranscriptStore
+    from hermes_core.agent._wire import Message
+
+_ID_SHOWN = 12
+"""Characters of an id a listing shows (more when two ids share them)."""
+_FIRST_SHOWN = 60
+_RESULT_LINES = 4
+_LINE_SHOWN = 200
+_AGE = re.compile(r"(\d+)([smhdw])\Z")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+class SessionsError(HermesError):
+    """A conversation that cannot be shown or deleted (exit status 2)."""
+
+
+@click.group("sessions")
+def sessions() -> None:
+    """List, read, delete and prune your conversations (their transcripts)."""
+
+
+def _store() -> TranscriptStore:
+    """The transcripts hermes reads; refused as ``--resume`` refuses them (a home inside the
+    project whose folder is the project's, its gate closed)."""
+    from hermes_core.agent._transcripts import TranscriptStore
+
+    store = TranscriptStore.of_home(environment())
+    if store.refusal is not None:
+        raise SessionsError(f"no conversation is read: {store.refusal}")
+    return store
+
+
+@sessions.command("list")
+@click.option("--all", "every", is_flag=True, help="Every directory's conversations.")
+@click.option(
+    "--limit", type=click.IntRange(min=1), metavar="N", help="Show the N most recent only."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def list_command(every: bool, limit: int | None, as_json: bool) -> None:
+    """This directory's conversations (--all: every directory's), the latest first.
+
+    A subagent's conversation is not listed on its own: its parent says how many it had.
+    """
+    from hermes_core.agent._conversations import conversations
+
+    store = _store()
+    found = conversations(store, None if every else Path.cwd())[:limit]
+    if as_json:
+        click.echo(json.dumps([_as_json(one) for one in found], indent=2, ensure_ascii=False))
+    if not found:
+        where = f"{store.directory}" if every else f"{Path.cwd().resolve()}"
+        hint = "" if every else f" (--all lists every directory's; they are in {store.directory})"
+        echo_shown(f"hermes: no conversation in {where}{hint}{store.elsewhere()}", err=True)
+        return
+    if not as_json:
+        _table(store, found)
+
+
+def _table(store: TranscriptStore, found: list[Recorded]) -> None:
+    width = _id_width(store)
+    rows = [["ID", "CHANGED", "MODEL", "MESSAGES", "SUBAGENTS", "DIRECTORY", "FIRST MESSAGE"]]
+    rows.extend(
+        [
+            one.id[:width],
+            _when(one.changed),
+            one.model or "-",
+            _counted(one),
+            _subagents(one.subagents),
+            one.cwd or "-",
+            "(damaged)" if one.damaged else _one_line(one.first_message),
+        ]
+        for one in found
+    )
+    click.echo(columns(rows))
+
+
+def _as_json(one: Recorded) -> dict[str, Any]:
+    return {
+        "id": one.id,
+        "started": one.started,
+        "changed": one.changed,
+        "model": one.model,
+        "messages": one.messages,
+        "subagents": one.subagents,
+        "cwd": one.cwd,
+        "first_message": one.first_message,
+        "bytes": one.size,
+        "damaged": one.damaged,
+    }
+
+
+def _id_width(store: TranscriptStore) -> int:
+    """:data:`_ID_SHOWN`, or more when two ids of the store share their first that many
+    characters: each id shown is a unique prefix, which ``show`` and ``delete`` take."""
+    from hermes_core.agent._conversations import stored
+
+    ids = sorted(transcript.path.stem for transcript in stored(store))
+    width = _ID_SHOWN
+    for before, after in itertools.pairwise(ids):
+        shared = 0
+        while shared < min(len(before), len(after)) and before[shared] == after[shared]:
+            shared += 1
+        width = max(width, shared + 1)
+    return width
+
+
+def _counted(one: Recorded) -> str:
+    if one.damaged:
+        return "damaged"
+    return "-" if one.messages is None else str(one.messages)
+
+
+def _subagents(count: int) -> str:
+    return "" if not count else f"{count} subagent{'' if count == 1 else 's'}"
+
+
+def _when(moment: float | None) -> str:
+    if moment is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(moment))
+
+
+def _clipped(line: str) -> str:
+    return line if len(line) <= _LINE_SHOWN else f"{line[:_LINE_SHOWN]}... ({len(line)} characters)"
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _FIRST_SHOWN else line[: _FIRST_SHOWN - 3] + "..."
+
+
+def _named(store: TranscriptStore, session: str) -> Transcript:
+    from hermes_core.agent._conversations import ConversationError, named
+
+    try:
+        return named(store, session)
+    except ConversationError as error:
+        raise SessionsError(f"{error}{store.elsewhere()}") from None
+
+
+@sessions.command("show")
+@click.argument("session")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object a message, exact.")
+def show_command(session: str, as_json: bool) -> None:
+    """The conversation SESSION (an id or a unique prefix of one) as the model would get it
+    back: from its latest compaction on, the messages /undo took back left out."""
+    from hermes_core.agent._transcripts import TranscriptError
+
+    transcript = _named(_store(), session)
+    try:
+        header = transcript.header()
+        history = transcript.history()
+    except (OSError, TranscriptError) as error:
+        raise SessionsError(str(error)) from None
+    if as_json:
+        for message in history:
+            click.echo(json.dumps(message.to_json(), ensure_ascii=False))
+        return
+    about = [f"model {header['model']}"] if isinstance(header.get("model"), str) else []
+    if isinstance(header.get("cwd"), str):
+        about.append(f"in {header['cwd']}")
+    if header.get("parent"):
+        about.append(f"a subagent of {header['parent']}")
+    said = f" ({printable(', '.join(about))})" if about else ""
+    click.echo(f"conversation {transcript.path.stem}{said}")
+    tools: dict[str, str] = {}  # a call's id: the real tools it ran, which its result names
+    for message in history:
+        if message.role == "user":
+            click.echo()  # each exchange apart
+        _show(message, tools)
+
+
+def _show(message: Message, tools: dict[str, str]) -> None:
+    from hermes_core._cli.agent_events import call_lines
+    from hermes_core.agent._compaction import replaces_earlier
+    from hermes_core.agent._events import real_tools
+
+    if replaces_earlier(message):
+        click.echo("[compaction: the messages before this summary were replaced by it]")
+    if message.role == "tool":
+        lines = message.content.split("\n")
+        cut = [_clipped(line) for line in lines[:_RESULT_LINES]]
+        if len(lines) > _RESULT_LINES:
+            cut.append(f"... ({len(lines) - _RESULT_LINES} more lines)")
+        failed = " (failed)" if message.is_error else ""
+        name = tools.get(message.tool_call_id or "") or message.name or "tool"
+        echo_shown(f"<- {name}{failed}: " + "\n   ".join(cut))
+        return
+    tools.update((call.id, ", ".join(real_tools(call))) for call in message.tool_calls)
+    label = "you" if message.role == "user" else message.role
+    if message.content.strip():
+        indent = "\n" + " " * (len(label) + 2)
+        echo_shown(f"{label}> " + indent.join(message.content.split("\n")))
+    for call in message.tool_calls:
+        for line in call_lines(call):
+            click.echo(line)
+
+
+@sessions.command("delete")
+@click.argument("session_ids", metavar="SESSION...", nargs=-1, required=True)
+@click.option("--yes", is_flag=True, help="Delete without asking.")
+def delete_command(session_ids: tuple[str, ...], yes: bool) -> None:
+    """Delete the conversations SESSION... (ids or unique prefixes) and their subagents',
+    so that session_search never finds them again."""
+    store = _store()
+    chosen = list({t.path: t for t in (_named(store, s) for s in session_ids)}.values())
+    _delete(store, chosen, yes=yes, dry_run=False)
+
+
+@sessions.command("prune")
+@click.option(
+    "--older-than",
+    "age",
+    required=True,
+    metavar="AGE",
+    help="Delete the conversations not changed within AGE (30d, 12h, 2w; s, m, h, d, w).",
+)
+@click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
+@click.option("--yes", is_flag=True, help="Delete without asking.")
+def prune_command(age: str, dry_run: bool, yes: bool) -> None:
+    """Delete every directory's conversations not changed within AGE, and their
+    subagents'."""
+    from hermes_core.agent._conversations import conversations
+
+    match = _AGE.match(age.strip())
+    if match is None:
+        raise click.BadParameter(
+            f"{age!r} is no age: a whole number and a unit, like 30d, 12h or 2w (s, m, h, d, w)",
+            param_hint="--older-than",
+        )
+    cutoff = time.time() - int(match[1]) * _SECONDS[match[2]]
+    store = _store()
+    old = [one for one in conversations(store) if one.changed < cutoff]
+    if not old:
+        click.echo(f"no conversation in {store.directory} is older than {age}")
+        return
+    from hermes_core.agent._transcripts import Transcript
+
+    if dry_run:
+        _table(store, old)
+    _delete(store, [Transcript(one.path) for one in old], yes=yes, dry_run=dry_run)
+
+
+def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_run: bool) -> None:
+    from hermes_core.agent._conversations import ConversationError, delete, subagents
+
+    children = subagents(store, [t.path.stem for t in chosen])
+    with_children = _counted_words(len(chosen), len(children))
+    if dry_run:
+        size = sum(_size(transcript) for transcript in [*chosen, *children])
+        click.echo(f"would delete {with_children}, {_bytes(size)}")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise SessionsError(
+                f"deleting {with_children} asks for confirmation at a terminal: "
+                "pass --yes to delete without asking"
+            )
+        names = ", ".join(t.path.stem for t in chosen)
+        if not click.confirm(f"Delete {with_children} ({names})?", err=True):
+            click.echo("nothing deleted", err=True)
+            sys.exit(1)
+    try:
+        freed = delete([*chosen, *children])
+    except ConversationError as error:
+        raise SessionsError(f"nothing deleted: {error}") from None
+    except OSError as error:
+        raise SessionsError(f"{error}: some transcripts may be left in {store.directory}") from None
+    for transcript in chosen:
+        click.echo(f"deleted {transcript.path.stem}")
+    click.echo(f"deleted {with_children}, {_bytes(freed)} freed")
+
+
+def _size(transcript: Transcript) -> int:
+    try:
+        return transcript.path.lstat().st_size
+    except OSError:
+        return 0
+
+
+def _counted_words(conversations: int, children: int) -> str:
+    said = f"{conversations} conversation{'' if conversations == 1 else 's'}"
+    if children:
+        said += f" and {children} subagent conversation{'' if children == 1 else 's'}"
+    return said
+
+
+def _bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{count} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} bytes"

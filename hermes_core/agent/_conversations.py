@@ -1,0 +1,270 @@
+"""The conversations of a transcript store as a person manages them (``hermes sessions``):
+each one's facts read cheaply, one found by its id or a unique prefix of it, its subagents',
+and deletion that never takes a transcript another process is writing.
+
+Only files named as a session id (:data:`SESSION_NAME`) are conversations: anything else put
+in the folder is neither listed nor deleted. A transcript that is no regular file (a FIFO, a
+link to a device) is never opened. A transcript that is a symbolic link is read through it,
+and deleting it removes the link, never what it leads to.
+
+Listing reads no whole large file: the first header and the first message the person wrote
+come from the file's start, the latest header from its end (:meth:`Transcript.header`), and
+the messages are counted (as ``/resume`` counts them) only in a file of at most
+:data:`COUNTED_BYTES`.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from hermes_core.agent._transcripts import (
+    Transcript,
+    TranscriptError,
+    TranscriptStore,
+    counts_as_message,
+)
+
+if sys.platform != "win32":
+    import fcntl
+
+SESSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+"""How a session id is written (hermes' are 32 hexadecimal digits)."""
+COUNTED_BYTES = 8 * 1024 * 1024
+"""The largest transcript whose messages a listing counts (a larger one is not read whole)."""
+_HEAD_BYTES = 1024 * 1024
+_CHUNK = 65536
+
+
+class ConversationError(ValueError):
+    """No such conversation, or one that cannot be deleted now (another process writes it)."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One conversation as a listing shows it."""
+
+    id: str
+    path: Path
+    started: float | None
+    """Its first header's time."""
+    changed: float
+    """When its transcript was last written (the file's modification time)."""
+    size: int
+    model: str | None
+    """The model it last ran with (its latest header's)."""
+    cwd: str | None
+    parent: str | None
+    messages: int | None
+    """The messages that count (:func:`counts_as_message`), ``None`` when not counted (a
+    file larger than :data:`COUNTED_BYTES`, or a damaged one)."""
+    first_message: str
+    damaged: str | None = None
+    """Why its contents cannot be read back (the line that is no message), else ``None``."""
+    subagents: int = 0
+
+
+def stored(store: TranscriptStore) -> list[Transcript]:
+    """The transcripts of ``store`` that are conversations (named as a session id, a regular
+    file or a link to one), the one appended to last first."""
+    found = []
+    for transcript in store.recent():
+        if not SESSION_NAME.match(transcript.path.stem):
+            continue
+        try:
+            if stat.S_ISREG(transcript.path.stat().st_mode):
+                found.append(transcript)
+        except OSError:  # removed since it was listed, or a link leading nowhere
+            continue
+    return found
+
+
+def recorded(transcript: Transcript) -> Recorded:
+    """``transcript``'s facts, read cheaply (see the module's notes)."""
+    status = transcript.path.stat()
+    first_header, first_message = _head(transcript.path)
+    try:
+        # A conversation taken up again has a later one; in a larger file than is counted,
+        # one so far from the end is not looked for (the first, from the start, stands in).
+        header = transcript.header(within=COUNTED_BYTES) or first_header
+    except OSError:
+        header = first_header
+    messages: int | None = None
+    damaged = None
+    if status.st_size <= COUNTED_BYTES:
+        try:
+            found = transcript.messages()
+        except TranscriptError as error:
+            damaged = str(error)
+        else:
+            messages = sum(1 for message in found if counts_as_message(message.content))
+            first_message = next((m.content for m in found if m.role == "user"), "")
+    started = first_header.get("time")
+    return Recorded(
+        id=transcript.path.stem,
+        path=transcript.path,
+        started=float(started) if isinstance(started, int | float) else None,
+        changed=status.st_mtime,
+        size=status.st_size,
+        model=_text(header.get("model")),
+        cwd=_text(header.get("cwd")),
+        parent=_text(header.get("parent")),
+        messages=messages,
+        first_message=first_message,
+        damaged=damaged,
+    )
+
+
+def conversations(store: TranscriptStore, here: Path | None = None) -> list[Recorded]:
+    """The conversations of ``store`` (no subagent's whose parent is there: each says how many
+    subagents it had), of the working directory ``here`` only when given, the one appended to
+    last first. A transcript that cannot be read any more (removed meanwhile) is left out."""
+    every = []
+    for transcript in stored(store):
+        try:
+            every.append(recorded(transcript))
+        except OSError:
+            continue
+    children: dict[str, int] = {}
+    for found in every:
+        if found.parent:
+            children[found.parent] = children.get(found.parent, 0) + 1
+    ids = {found.id for found in every}
+    resolved = None if here is None else here.resolve()
+    return [
+        _with_subagents(found, children.get(found.id, 0))
+        for found in every
+        # A subagent's whose parent is gone is one of its own: else no listing shows it, and
+        # no prune ever takes it.
+        if (not found.parent or found.parent not in ids)
+        and (resolved is None or _of(found, resolved))
+    ]
+
+
+def _with_subagents(found: Recorded, count: int) -> Recorded:
+    return replace(found, subagents=count) if count else found
+
+
+def _of(found: Recorded, here: Path) -> bool:
+    return found.cwd is not None and Path(found.cwd).resolve() == here
+
+
+def named(store: TranscriptStore, session: str) -> Transcript:
+    """The conversation ``session`` names (its id, or a unique prefix of one);
+    :class:`ConversationError` when none or several do."""
+    every = stored(store)
+    exact = [t for t in every if t.path.stem == session]
+    found = exact or [t for t in every if t.path.stem.startswith(session)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        listed = ", ".join(t.path.stem for t in found[:5])
+        more = "" if len(found) <= 5 else ", ..."
+        raise ConversationError(
+            f"{session} is the start of {len(found)} conversations ({listed}{more}): "
+            "give more of the id"
+        )
+    raise ConversationError(f"no conversation {session} in {store.directory}")
+
+
+def subagents(store: TranscriptStore, sessions: Sequence[str]) -> list[Transcript]:
+    """The transcripts of the subagents of ``sessions``, and of theirs, at any depth. The
+    headers of ``sessions``' own transcripts are not read: one another process holds would
+    keep this waiting before :func:`delete` could say so."""
+    parents: dict[str, list[Transcript]] = {}
+    for transcript in stored(store):
+        if transcript.path.stem in sessions:
+            continue
+        try:
+            header = transcript.header(within=COUNTED_BYTES) or _head(transcript.path)[0]
+            parent = header.get("parent")
+        except OSError:
+            continue
+        if isinstance(parent, str) and parent:
+            parents.setdefault(parent, []).append(transcript)
+    found: list[Transcript] = []
+    seen = set(sessions)
+    waiting = list(sessions)
+    while waiting:
+        for child in parents.get(waiting.pop(), []):
+            if child.path.stem not in seen:
+                seen.add(child.path.stem)
+                found.append(child)
+                waiting.append(child.path.stem)
+    return found
+
+
+def delete(transcripts: Sequence[Transcript]) -> int:
+    """Remove ``transcripts`` (a link: the link itself), all or none: each is locked as its
+    writers lock it first, and :class:`ConversationError` names one another process holds
+    (it is writing it right now). The bytes freed."""
+    held: list[tuple[Transcript, int | None, int]] = []
+    try:
+        for transcript in transcripts:
+            held.append(_locked(transcript))
+        freed = 0
+        for transcript, _, size in held:
+            try:
+                transcript.path.unlink()
+            except FileNotFoundError:  # removed meanwhile (another delete)
+                continue
+            freed += size
+        return freed
+    finally:
+        for _, descriptor, _ in held:
+            if descriptor is not None:
+                os.close(descriptor)
+
+
+def _locked(transcript: Transcript) -> tuple[Transcript, int | None, int]:
+    """``transcript`` with its open descriptor, locked (``None`` for a link, never opened:
+    what it leads to is not this store's), and its size."""
+    path = transcript.path
+    try:
+        # Not following a link, and not waiting on a FIFO put in its place meanwhile.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return transcript, None, 0
+        raise
+    try:
+        if sys.platform != "win32":
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise ConversationError(
+            f"another process is writing or reading {path.stem} right now ({path}): "
+            "end that conversation first, or try again in a moment"
+        ) from None
+    return transcript, descriptor, os.fstat(descriptor).st_size
+
+
+def _head(path: Path) -> tuple[dict[str, Any], str]:
+    """The first header and the first message of the person within the file's start."""
+    header: dict[str, Any] = {}
+    with path.open("rb") as file:
+        data = file.read(_HEAD_BYTES)
+    for line in data.split(b"\n")[:-1]:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "session" and not header:
+            header = record
+        elif record.get("role") == "user" and isinstance(record.get("content"), str):
+            return header, record["content"]
+    return header, ""
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
