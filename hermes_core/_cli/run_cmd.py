@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
+from hermes_core._cli.chat_commands import model_option
 from hermes_core._cli.resuming import agent_resuming, resume_options
 
 if TYPE_CHECKING:
@@ -153,8 +154,9 @@ def ctrl_c(stop: Callable[[], bool], quietly: Callable[[], bool] = lambda: False
 @click.command("run")
 @click.argument("prompt")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON event per line on stdout.")
+@model_option
 @resume_options
-def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
+def run(prompt: str, as_json: bool, last: bool, session: str | None, model: str | None) -> None:
     """Send PROMPT to the configured model (model.provider, model.model) and print its answer.
 
     Tool calls run through the host as every call does (hooks, approvals, the activity log);
@@ -162,7 +164,8 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     the model's questions (clarify) are asked there; without one, approvals.non_interactive
     applies. Ctrl-C stops the turn; a second Ctrl-C exits at once. Exit status: 0 an answer,
     1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted. --continue and
-    --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do.
+    --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do. -m/--model
+    NAME asks model NAME of the configured provider this time (not saved), as chat's /model.
     """
     if not prompt.strip():  # `hermes run "$PROMPT"` with PROMPT unset: nothing to ask
         raise click.UsageError("PROMPT is empty: give the model something to do")
@@ -172,7 +175,9 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
         from hermes_core.agent._delegation import send_until_settled
         from hermes_core.agent._events import Finished
 
-        agent, taken_up = await agent_resuming(host, last=last, session=session, command="run")
+        agent, taken_up = await agent_resuming(
+            host, last=last, session=session, command="run", model=model
+        )
         lines = terminal_lines(forms)
         finished: Finished | None = None
         held: Finished | None = None
