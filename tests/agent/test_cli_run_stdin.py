@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -148,24 +149,23 @@ def test_stdin_that_is_not_utf8_is_a_usage_error_naming_it(served: Served) -> No
 
 
 def test_more_than_the_bound_on_stdin_is_refused_naming_it(served: Served) -> None:
-    process = served.start("run", "summarise")
-    assert process.stdin is not None
-
     def write(pipe: IO[bytes]) -> None:
         block = b"x" * (1024 * 1024)
-        try:
+        with suppress(BrokenPipeError):  # hermes stopped reading past the bound
             for _ in range(MAX_LINE_BYTES // len(block) + 1):
                 pipe.write(block)
+        with suppress(BrokenPipeError):
             pipe.close()
-        except BrokenPipeError:
-            pass  # hermes stopped reading past the bound
 
-    writer = threading.Thread(target=write, args=(process.stdin,))
-    writer.start()
-    _, stderr = process.communicate(timeout=120)
-    writer.join()
-    assert process.returncode == 2
-    assert "stdin holds more than 64 MiB, the most hermes reads as a prompt" in stderr.decode()
+    with served.start("run", "summarise") as process:
+        assert process.stdin is not None
+        assert process.stderr is not None
+        writer = threading.Thread(target=write, args=(process.stdin,))
+        writer.start()
+        stderr = process.stderr.read().decode()
+        writer.join()
+        assert process.wait(timeout=120) == 2, stderr
+    assert "stdin holds more than 64 MiB, the most hermes reads as a prompt" in stderr
     assert served.server.requests == []
 
 
@@ -173,18 +173,18 @@ def test_a_silent_open_pipe_is_said_once_and_the_text_written_later_still_goes(
     served: Served,
 ) -> None:
     served.server.add(FakeTurn(text="Built."))
-    process = served.start("run", "why did the build fail")
-    assert process.stdin is not None
-    assert process.stderr is not None
-    line = process.stderr.readline().decode()
+    with served.start("run", "why did the build fail") as process:
+        assert process.stdin is not None
+        assert process.stderr is not None
+        line = process.stderr.readline().decode()
+        process.stdin.write(b"error: missing semicolon\n")
+        process.stdin.close()
+        rest = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 0, rest
     assert line == (
         "hermes: waiting for stdin to end (its text follows the prompt); "
-        "give < /dev/null to send the prompt alone\n"
+        "run with < /dev/null to send the prompt alone\n"
     )
-    process.stdin.write(b"error: missing semicolon\n")
-    process.stdin.close()
-    rest = process.stderr.read().decode()
-    assert process.wait(timeout=120) == 0, rest
     assert "waiting for stdin" not in rest  # said once
     assert served.sent() == ["why did the build fail\n\nerror: missing semicolon"]
 
