@@ -8,13 +8,14 @@ Checked: ``hermes run -`` and ``hermes run`` with no PROMPT read the whole promp
 with ``/dev/null`` (a character device) PROMPT alone; an empty or blank prompt, text that is
 not UTF-8 and more than the bound are usage errors naming stdin (exit 2, nothing sent); a pipe
 left open with nothing written says once that hermes waits for it, and the text written later
-still goes; a question asked while stdin is the prompt's pipe and a terminal is there says why
-nobody can answer."""
+still goes (Ctrl-C there exits 130); no PROMPT at a terminal is a usage error; a question
+asked while stdin is the prompt's pipe and a terminal is there says why nobody can answer."""
 
 from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -214,3 +215,34 @@ def test_a_question_while_stdin_is_the_prompts_pipe_says_why_nobody_answers(
         "No answer: nobody can answer questions here (stdin is the prompt's text, not a "
         "terminal: answers are not read from it)."
     )
+
+
+def test_ctrl_c_while_waiting_for_stdin_exits_interrupted(served: Served) -> None:
+    with served.start("run", "why did the build fail") as process:
+        assert process.stdin is not None
+        assert process.stderr is not None
+        assert "waiting for stdin" in process.stderr.readline().decode()
+        process.send_signal(signal.SIGINT)
+        rest = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 130
+        process.stdin.close()
+    assert rest == "\nhermes: interrupted\n"
+    assert served.server.requests == []
+
+
+def test_no_prompt_at_a_terminal_is_a_usage_error_saying_how_to_give_one(
+    hermes_cli: HermesCli,
+) -> None:
+    command = hermes_cli.command("run")
+    child = pexpect.spawn(
+        command[0],
+        command[1:],
+        env=hermes_cli.variables(),
+        cwd=str(hermes_cli.work),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect_exact("missing PROMPT: hermes run PROMPT, or pipe it in (hermes run -)")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
