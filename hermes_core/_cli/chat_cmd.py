@@ -42,7 +42,12 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
-from hermes_core._cli.chat_commands import COMMANDS, ConversationCommands, busy_refusal
+from hermes_core._cli.chat_commands import (
+    COMMANDS,
+    ConversationCommands,
+    busy_refusal,
+    model_option,
+)
 from hermes_core._cli.resuming import (
     ResumeCommand,
     Resumed,
@@ -318,8 +323,9 @@ class _Chat:
 
 
 @click.command("chat")
+@model_option
 @resume_options
-def chat(last: bool, session: str | None) -> None:
+def chat(last: bool, session: str | None, model: str | None) -> None:
     """Talk with the configured model (model.provider, model.model) on the terminal.
 
     Type a message and press Enter; the answer streams, tool calls are shown on stderr and
@@ -343,6 +349,8 @@ def chat(last: bool, session: str | None) -> None:
     --continue takes up the last conversation of this working directory, --resume SESSION
     the one SESSION names (an id or a unique prefix): the model gets its messages and the
     terminal shows where it left off; the conversation goes on in the same transcript.
+    -m/--model NAME chats with model NAME of the configured provider (not saved), as /model NAME
+    from the start.
     """
     from hermes_core._cli.chat_history import ChatHistory, history_file
     from hermes_core._cli.edited_output import EditedOutput
@@ -359,7 +367,7 @@ def chat(last: bool, session: str | None) -> None:
             commands = [command for command, _ in COMMANDS]
             lines = TerminalLines(sys.stdin.fileno(), history=history, commands=commands)
             try:
-                return await _chat(host, forms, lines, printer, outputs, last, session)
+                return await _chat(host, forms, lines, printer, outputs, last, session, model)
             finally:
                 lines.close()
 
@@ -375,9 +383,10 @@ async def _chat(
     outputs: list[EditedOutput],
     last: bool,
     session: str | None,
+    model: str | None,
 ) -> int:
     """``hermes chat`` once its host runs: the conversation, read from ``lines``."""
-    agent, taken_up = await agent_resuming(host, last=last, session=session)
+    agent, taken_up = await agent_resuming(host, last=last, session=session, model=model)
     state = _Chat(host, agent, lines, printer, taken_up)
     lines.on_busy = state.busy_line
     if sys.stdin.isatty():

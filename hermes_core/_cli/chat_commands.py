@@ -7,7 +7,9 @@ completes from, and the everyday ones that act on the conversation between turns
 - ``/model`` shows the provider and the model, ``/model NAME`` switches to NAME (same
   provider) for the rest of the chat (:meth:`~hermes_core.agent._loop.Conversation.use_model`:
   the transcript gets a header naming it); a name the provider does not know is its error at
-  the next request, as with ``model.model``;
+  the next request, as with ``model.model``. ``-m/--model NAME`` of ``hermes run`` and
+  ``hermes chat`` (:func:`model_option`) is the same switch from the start, by the same rule
+  (:func:`model_refusal`, :func:`switched_note`);
 - ``/retry`` sends the person's last message again, what followed it dropped, and ``/undo``
   drops it with what followed, putting it back in the line being typed
   (:mod:`hermes_core.agent._undo`: the transcript records it, so a conversation taken up
@@ -19,7 +21,9 @@ While a turn runs each is refused, saying why (:func:`busy_refusal`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import click
 
 from hermes_core._shown import printable
 
@@ -50,6 +54,45 @@ _BETWEEN_TURNS: Final = {
     "/undo": "the turn is still adding to the conversation",
 }
 """The commands of :class:`ConversationCommands`, and why each waits for the turn's end."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def model_refusal(name: str, usage: str) -> str | None:
+    """Why ``name`` is no model name to switch to (none, or more than one word), in the words
+    of ``usage`` (``/model NAME``, ``--model NAME``); ``None`` for a name: the one rule of
+    ``/model NAME`` and ``--model``."""
+    if len(name.split()) == 1:
+        return None
+    return f"{usage.split()[0]} takes one name: {usage}"
+
+
+def switched_note(name: str, provider: str, span: str) -> str:
+    """What switching to model ``name`` of ``provider`` for ``span`` (``the rest of this
+    chat``, ``this run``) says: nothing saved, an unknown name the provider's error."""
+    shown = printable(provider)
+    return (
+        f"hermes: the model is now {printable(name)} (provider {shown}) for {span}, not saved "
+        f"in the configuration; a name {shown} does not know is its error at the next request"
+    )
+
+
+def model_option(command: F) -> F:
+    """``-m/--model NAME`` (the keyword ``model``): this invocation asks model NAME of the
+    configured provider, refused by :func:`model_refusal`'s rule (exit 2)."""
+
+    def checked(context: click.Context, option: click.Parameter, name: str | None) -> str | None:
+        refusal = None if name is None else model_refusal(name, "--model NAME")
+        if refusal is not None:
+            raise click.BadParameter(refusal, context, option)
+        return name if name is None else name.strip()
+
+    return click.option(
+        "-m",
+        "--model",
+        metavar="NAME",
+        callback=checked,
+        help="Ask model NAME of the configured provider (model.provider) this time; not saved.",
+    )(command)
 
 
 def busy_refusal(line: str) -> str | None:
@@ -113,19 +156,16 @@ class ConversationCommands:
                 "(/model NAME switches to NAME)"
             )
             return
-        if len(name.split()) > 1:
-            self._printer.note("hermes: /model takes one name: /model NAME (/model shows it)")
+        refusal = model_refusal(name, "/model NAME")
+        if refusal is not None:
+            self._printer.note(f"hermes: {refusal} (/model shows it)")
             return
         if name == settings.model:
             self._printer.note(f"hermes: the model is {printable(name)} already")
             return
         conversation.use_model(name)
         self._switched(name)
-        self._printer.note(
-            f"hermes: the model is now {printable(name)} (provider {provider}) for the rest of "
-            f"this chat, not saved in the configuration; a name {provider} does not know is "
-            "its error at the next request"
-        )
+        self._printer.note(switched_note(name, settings.provider, "the rest of this chat"))
 
     def _undo(self, conversation: Conversation) -> None:
         from hermes_core.agent._undo import NothingToTakeBack, take_back

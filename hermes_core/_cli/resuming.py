@@ -54,6 +54,8 @@ class Resumed:
     session_id: str
     messages: list[Message]
     summary: list[str]
+    model: str | None = None
+    """The model its transcript was last kept under, when its header names one."""
 
 
 def resume_options(command: F) -> F:
@@ -74,14 +76,22 @@ def resume_options(command: F) -> F:
 
 
 async def agent_resuming(
-    host: Host, *, last: bool, session: str | None, command: str = "chat"
+    host: Host,
+    *,
+    last: bool,
+    session: str | None,
+    command: str = "chat",
+    model: str | None = None,
 ) -> tuple[Agent, Resumed | None]:
-    """The host's agent (:meth:`Agent.from_host`, the ``model`` section) and the conversation
-    ``--continue`` or ``--resume`` names (:func:`resumed`); when there is none to take up, the
-    agent is closed again before the :class:`ResumeError` goes on."""
+    """The host's agent (:meth:`Agent.from_host`, the ``model`` section, ``model`` instead of
+    ``model.model`` for ``--model``) and the conversation ``--continue`` or ``--resume`` names
+    (:func:`resumed`: one kept under another model than ``--model``'s says that it goes on with
+    it, as ``/model NAME`` does); when there is none to take up, the agent is closed again
+    before the :class:`ResumeError` goes on."""
+    from hermes_core._cli.chat_commands import switched_note
     from hermes_core.agent._loop import Agent
 
-    agent = Agent.from_host(host)
+    agent = Agent.from_host(host, model=model)
     try:
         taken_up = resumed(
             agent.transcripts, last=last, session=session, model=agent.model.model, command=command
@@ -89,6 +99,9 @@ async def agent_resuming(
     except BaseException:
         await agent.aclose()
         raise
+    if model is not None and taken_up is not None and taken_up.model not in (None, model):
+        span = f"this {command}"
+        taken_up.summary.append(switched_note(model, agent.model.provider, span))
     return agent, taken_up
 
 
@@ -142,7 +155,7 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
     summary.extend(_left_off(stored))
-    return Resumed(transcript.path.stem, history, summary)
+    return Resumed(transcript.path.stem, history, summary, kept if isinstance(kept, str) else None)
 
 
 def _refuse(store: TranscriptStore) -> None:

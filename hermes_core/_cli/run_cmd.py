@@ -1,5 +1,6 @@
 """``hermes run "PROMPT"``: one turn of a conversation with the configured model, printed as it
-streams (see :mod:`hermes_core._cli.agent_events`), then exit.
+streams (see :mod:`hermes_core._cli.agent_events`), then exit. The prompt may come from stdin,
+or be followed by what is piped in (:mod:`hermes_core._cli.piped_prompt`).
 
 The host is built as for every command (``--config``, ``HERMES_HOME``); the model is the
 ``model`` section's (``model.provider`` names the provider plugin). With a terminal on stdin,
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.agent_events import EventPrinter, exit_status
+from hermes_core._cli.chat_commands import model_option
 from hermes_core._cli.resuming import agent_resuming, resume_options
 
 if TYPE_CHECKING:
@@ -61,14 +63,16 @@ def session_fields(host: Host, lines: TerminalLines | None) -> dict[str, Any]:
     return {"interactive": True, "prompt": LinePrompt(lines, sys.stderr)}
 
 
-def attach_terminal_questions(session: Session, lines: TerminalLines | None) -> None:
-    """``clarify`` asks on the terminal ``lines`` reads (none: nobody can answer)."""
+def attach_terminal_questions(
+    session: Session, lines: TerminalLines | None, *, stdin: str = "stdin is not a terminal"
+) -> None:
+    """``clarify`` asks on the terminal ``lines`` reads (none: nobody can answer, ``stdin``
+    saying why)."""
     from hermes_core._approvals.questions import NobodyToAsk, attach_questions
     from hermes_core._cli.line_prompts import LineQuestions
 
     if lines is None:
-        why = "nobody can answer questions here (stdin is not a terminal)"
-        attach_questions(session, NobodyToAsk(why))
+        attach_questions(session, NobodyToAsk(f"nobody can answer questions here ({stdin})"))
     else:
         attach_questions(session, LineQuestions(lines, sys.stderr))
 
@@ -151,10 +155,13 @@ def ctrl_c(stop: Callable[[], bool], quietly: Callable[[], bool] = lambda: False
 
 
 @click.command("run")
-@click.argument("prompt")
+@click.argument("prompt", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON event per line on stdout.")
+@model_option
 @resume_options
-def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
+def run(
+    prompt: str | None, as_json: bool, last: bool, session: str | None, model: str | None
+) -> None:
     """Send PROMPT to the configured model (model.provider, model.model) and print its answer.
 
     Tool calls run through the host as every call does (hooks, approvals, the activity log);
@@ -162,17 +169,24 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
     the model's questions (clarify) are asked there; without one, approvals.non_interactive
     applies. Ctrl-C stops the turn; a second Ctrl-C exits at once. Exit status: 0 an answer,
     1 a model error, 2 a configuration problem, 3 a limit, 130 interrupted. --continue and
-    --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do.
+    --resume SESSION send PROMPT to an earlier conversation, as hermes chat's do. -m/--model
+    NAME asks model NAME of the configured provider this time (not saved), as chat's /model.
+
+    PROMPT "-" (or none, stdin not a terminal) reads the prompt from stdin; PROMPT with text
+    piped or redirected in sends PROMPT, a blank line, then that text (UTF-8, at most 64 MiB).
+    A program running hermes run PROMPT with a pipe as its stdin gives it < /dev/null when
+    nothing is meant to be piped in.
     """
-    if not prompt.strip():  # `hermes run "$PROMPT"` with PROMPT unset: nothing to ask
-        raise click.UsageError("PROMPT is empty: give the model something to do")
+    prompt, piped = _prompt(prompt)
     printer = EventPrinter(as_json=as_json)
 
     async def work(host: Host, forms: LineForms | None) -> int:
         from hermes_core.agent._delegation import send_until_settled
         from hermes_core.agent._events import Finished
 
-        agent, taken_up = await agent_resuming(host, last=last, session=session, command="run")
+        agent, taken_up = await agent_resuming(
+            host, last=last, session=session, command="run", model=model
+        )
         lines = terminal_lines(forms)
         finished: Finished | None = None
         held: Finished | None = None
@@ -184,7 +198,7 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
                 printer.note(line)
         try:
             async with host.session(**fields) as opened:
-                attach_terminal_questions(opened, lines)
+                attach_terminal_questions(opened, lines, stdin=piped)
                 conversation = agent.conversation(opened)
                 if taken_up is not None:
                     conversation.messages.extend(taken_up.messages)
@@ -227,3 +241,26 @@ def run(prompt: str, as_json: bool, last: bool, session: str | None) -> None:
         return exit_status(finished)
 
     sys.exit(run_agent_host(work))
+
+
+def _prompt(given: str | None) -> tuple[str, str]:
+    """The prompt ``hermes run`` sends (:mod:`hermes_core._cli.piped_prompt`: ``-`` or none
+    read from stdin, what is piped in after PROMPT) and why nobody answers questions on stdin
+    when it is not a terminal; a usage error for an empty prompt."""
+    from hermes_core._cli.piped_prompt import stdin_has_data, whole_prompt, with_piped_text
+
+    terminal = sys.stdin is not None and sys.stdin.isatty()
+    read = "stdin is the prompt's text, not a terminal: answers are not read from it"
+    try:
+        if given == "-" or (given is None and not terminal):
+            return whole_prompt(), read
+        if given is None:
+            raise click.UsageError(
+                "missing PROMPT: hermes run PROMPT, or pipe it in (hermes run -)"
+            )
+        if not given.strip():  # `hermes run "$PROMPT"` with PROMPT unset: nothing to ask
+            raise click.UsageError("PROMPT is empty: give the model something to do")
+        sent = with_piped_text(given) if not terminal and stdin_has_data() else given
+    except KeyboardInterrupt:  # Ctrl-C while stdin is read
+        interrupted_exit()
+    return sent, read if sent != given else "stdin is not a terminal"

@@ -114,16 +114,19 @@ class Agent:
         register_delegate_task(host.registry)
 
     @classmethod
-    def from_host(cls, host: Host) -> Agent:
+    def from_host(cls, host: Host, *, model: str | None = None) -> Agent:
         """The agent the host's ``config.yaml`` describes: its ``model`` (the provider chosen
         by ``model.provider``, its key read from the variable ``model.api_key_env`` names),
-        ``agent`` limits, its memory and transcripts under the home. A ``ConfigError`` naming
+        ``agent`` limits, its memory and transcripts under the home; ``model``: that model of
+        the provider instead of ``model.model`` (``--model``). A ``ConfigError`` naming
         ``model.model`` when no model is set (every command and ``hermes acp`` say so alike)."""
         from hermes_core.agent._configured_model import configured_model
         from hermes_core.agent._memory import selected_memory
 
         section = host.config.model
-        settings = configured_model(host)
+        settings = configured_model(host, require_model=model is None)
+        if model is not None:
+            settings = replace(settings, model=model)
         provider = host.create_model_provider(settings)
         retry = RetryPolicy(section.max_retries, section.max_retry_wait)
         store = TranscriptStore.of_home(host.env)
