@@ -80,7 +80,9 @@ def _read(waiting: str) -> str:
     size = 0
     said = False
     while True:
-        if fd is not None and not said and not select.select([fd], [], [], SILENCE)[0]:
+        # Windows' select takes sockets only: there a silent pipe is waited on without a word.
+        watch = not said and sys.platform != "win32"
+        if fd is not None and watch and not select.select([fd], [], [], SILENCE)[0]:
             click.echo(waiting, err=True)
             said = True
         chunk = os.read(fd, _CHUNK) if fd is not None else sys.stdin.buffer.read(_CHUNK)
