@@ -121,6 +121,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._provider_checks import (
         require_vendor_key as require_vendor_key,
     )
+    from hermes_core.agent._provider_checks import (
+        token_count as token_count,
+    )
     from hermes_core.agent._requests import (
         RetryPolicy as RetryPolicy,
     )

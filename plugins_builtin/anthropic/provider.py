@@ -50,6 +50,7 @@ from hermes_core.agent import (
     cache_breakpoints,
     http_model_error,
     no_stream_error,
+    token_count,
 )
 
 __all__ = [
@@ -187,11 +188,17 @@ _TEXTS = ("text", "tool_result")
 
 def _counted(usage: Any) -> tuple[int | None, int | None, int | None]:
     """A usage's input tokens, all of them, and those read from the cache; ``None`` for what
-    it does not say (a message_delta without input counts)."""
-    fresh = getattr(usage, "input_tokens", None)
-    read = getattr(usage, "cache_read_input_tokens", None)
-    written = getattr(usage, "cache_creation_input_tokens", None)
-    output = getattr(usage, "output_tokens", None)
+    it does not say (a message_delta without input counts), or says as no number of tokens
+    (:func:`~hermes_core.agent.token_count`)."""
+    fresh, read, written, output = (
+        token_count(getattr(usage, name, None))
+        for name in (
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "output_tokens",
+        )
+    )
     if fresh is None and read is None and written is None:
         return None, None, output
     return (fresh or 0) + (read or 0) + (written or 0), read, output

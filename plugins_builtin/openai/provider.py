@@ -53,6 +53,7 @@ from hermes_core.agent import (
     cache_breakpoints,
     http_model_error,
     no_stream_error,
+    token_count,
 )
 
 from .text_calls import TextCalls
@@ -266,18 +267,20 @@ def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
-def _usage(counted: Any) -> Usage:
+def _usage(counted: Any) -> Usage | None:
     """A chunk's usage: its prompt tokens hold the cached ones (OpenAI's
-    ``prompt_tokens_details.cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``)."""
+    ``prompt_tokens_details.cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``). A count
+    that is no number of tokens is unknown (:func:`~hermes_core.agent.token_count`); none
+    known, no usage."""
     details = getattr(counted, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(
-        counted, "prompt_cache_hit_tokens", None
+    cached = token_count(getattr(details, "cached_tokens", None)) or token_count(
+        getattr(counted, "prompt_cache_hit_tokens", None)
     )
-    return Usage(
-        counted.prompt_tokens or 0,
-        counted.completion_tokens or 0,
-        cached if type(cached) is int else 0,
-    )
+    prompt = token_count(getattr(counted, "prompt_tokens", None))
+    completion = token_count(getattr(counted, "completion_tokens", None))
+    if prompt is None and completion is None:
+        return None
+    return Usage(prompt or 0, completion or 0, min(cached or 0, prompt or 0))
 
 
 class OpenAIProvider:
@@ -333,7 +336,7 @@ class OpenAIProvider:
                 async for chunk in chunks:
                     answer.chunks += 1
                     if chunk.usage is not None:
-                        answer.usage = _usage(chunk.usage)
+                        answer.usage = _usage(chunk.usage) or answer.usage
                     for choice in chunk.choices:
                         delta = choice.delta
                         answer_text = answer.think_tags.feed(delta.content or "")

@@ -667,9 +667,6 @@ _BROKEN_OPENAI_STREAMS = {
         )
     ],
     "content-a-number": [_chunk(choices=[{"index": 0, "delta": {"content": 5}}])],
-    "usage-in-words": [
-        _chunk(choices=[], usage={"prompt_tokens": "many", "completion_tokens": "few"})
-    ],
     "a-list": ["[1, 2]"],
     "not-json": ["{not json"],
 }
