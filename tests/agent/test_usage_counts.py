@@ -8,6 +8,7 @@ answer is never lost because of it."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,11 +19,20 @@ from hermes_core.agent import (
     Agent,
     AgentEvent,
     Finished,
+    ModelSettings,
     ModelTurn,
+    TranscriptStore,
     Usage,
     token_count,
 )
-from hermes_core.testing import FakeModelServer, FakeTurn, make_host, make_model_provider
+from hermes_core.testing import (
+    FakeModelProvider,
+    FakeModelServer,
+    FakeTurn,
+    fake_turn,
+    make_host,
+    make_model_provider,
+)
 from tests.agent.test_providers import _ask, _run, _settings, _with_bundled
 
 READ = [(1234.0, 1234), ("1234", 1234), (1234, 1234), (0, 0)]
@@ -133,3 +143,39 @@ COUNTS += [(float("nan"), None), (float("inf"), None), (10**9, 10**9), (10**9 + 
 @pytest.mark.parametrize(("value", "read"), COUNTS)
 def test_token_count_reads_a_whole_number_of_tokens_only(value: object, read: int | None) -> None:
     assert token_count(value) == read
+
+
+@pytest.mark.parametrize(
+    ("counts", "read"),
+    [((1234.0, "7", 0), Usage(1234, 7)), (("many", 12.5, -1), Usage(0, 0)), ((9, 2, 3), None)],
+)
+def test_a_provider_plugins_counts_are_read_by_the_same_rule_and_the_answer_kept(
+    counts: tuple[Any, Any, Any], read: Usage | None, hermes_env: Environment, tmp_path: Path
+) -> None:
+    """A third-party provider passing on its server's counts as they came had the loop refuse
+    the whole answer as malformed ("not text, calls and token counts")."""
+    usage = Usage(*counts)
+    model = FakeModelProvider.scripted(fake_turn("Five.", usage=usage))
+    host = make_host(Config(), hermes_env)
+    agent = Agent(
+        host,
+        model,
+        ModelSettings(provider="fake", model="fake-1"),
+        transcripts=TranscriptStore(tmp_path / "sessions"),
+    )
+
+    async def main() -> list[AgentEvent]:
+        conversation = agent.conversation(host.new_session())
+        try:
+            return [event async for event in conversation.send("Add 2 and 3.")]
+        finally:
+            await conversation.aclose()
+
+    try:
+        events = anyio.run(main)
+    finally:
+        host.close()
+    end = events[-1]
+    assert isinstance(end, Finished)
+    assert (end.stop, end.text) == ("answer", "Five.")
+    assert end.usage == (read or usage)
