@@ -7,10 +7,11 @@ after the server's ``retry-after`` when it gave one (else 1, 2, 4... seconds), a
 ``model.max_retries`` times and never waiting longer than ``model.max_retry_wait``.
 
 Also the one place where a model server's malformed answer is caught, whatever the provider: an
-event that is not what the wire types say (a tool name or text that is not a string, token
-counts that are not integers) and any other exception out of the provider's stream (a chunk
-its SDK could not parse) become a :class:`ModelError` naming the provider and the model, so the
-turn ends with an error and never lets a crash out of the loop.
+event that is not what the wire types say (a tool name or text that is not a string) and any
+other exception out of the provider's stream (a chunk its SDK could not parse) become a
+:class:`ModelError` naming the provider and the model, so the turn ends with an error and never
+lets a crash out of the loop. Token counts that are no number of tokens are unknown (0), not
+a malformed answer: an answer is never lost over its count.
 
 And the one place where a request's messages are made to take turns (:func:`alternating`):
 adjacent user messages are sent as one, their texts joined with a blank line. A compaction's
@@ -26,11 +27,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from typing import Any
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
+from hermes_core.agent._provider_checks import token_count
 from hermes_core.agent._wire import (
     Message,
     ModelError,
@@ -39,6 +41,7 @@ from hermes_core.agent._wire import (
     ModelRequest,
     ModelTurn,
     TextDelta,
+    Usage,
 )
 
 
@@ -218,7 +221,9 @@ def _malformed(named: tuple[str, str], request: ModelRequest, what: str) -> Mode
 
 def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> ModelEvent:
     """``event`` when it is what the wire types say, else the :class:`ModelError` of a
-    malformed answer (a provider passes on whatever its server's JSON held)."""
+    malformed answer (a provider passes on whatever its server's JSON held); its token counts
+    read as :func:`~hermes_core.agent.token_count` reads them (unknown: 0), never a reason to
+    lose the answer."""
     if isinstance(event, TextDelta) and isinstance(event.text, str):
         return event
     if isinstance(event, ModelTurn):
@@ -226,11 +231,12 @@ def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> Mo
         texts = [message.content] + [
             part for call in message.tool_calls for part in (call.id, call.name, call.arguments)
         ]
-        counts = [] if usage is None else [usage.input_tokens, usage.output_tokens]
-        if usage is not None:
-            counts.append(usage.cached_tokens)
-        if all(isinstance(text, str) for text in texts) and all(
-            type(count) is int for count in counts
-        ):
-            return event
+        if all(isinstance(text, str) for text in texts):
+            if usage is None or all(
+                type(count) is int and token_count(count) == count
+                for count in (usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+            ):
+                return event
+            read = [token_count(count) or 0 for count in astuple(usage)]
+            return replace(event, usage=Usage(*read))
     raise _malformed(named, request, f"not text, calls and token counts: {event!r}")
