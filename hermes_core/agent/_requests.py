@@ -20,6 +20,12 @@ was stopped) before the model answered leaves the person's message without an an
 vendors' APIs take two user messages in a row, but many local servers' chat templates
 (Mistral's, Gemma's, Llama-2's on llama.cpp or vLLM) refuse them: "Conversation roles must
 alternate". The conversation and its transcript keep the messages as they were.
+
+And the one place where a tool result of no text (a tool that printed nothing) is said in
+words, :data:`NO_OUTPUT`, for every provider: Gemini's OpenAI-compatible endpoint, Vertex and
+some vLLM chat templates refuse a message of empty text ("Unable to submit request because it
+has an empty text parameter"), and the result would be sent back, and refused, with every later
+request.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import astuple, dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
@@ -99,6 +105,19 @@ async def _next_or_stop(
     raise Stopped("interrupted" if stopper.done() else "max_seconds")
 
 
+NO_OUTPUT: Final = "(no output)"
+"""What a tool result of no text (empty or blank) is sent as (see the module)."""
+
+
+def worded_results(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` with each tool result of no text (empty or blank) said as
+    :data:`NO_OUTPUT` (see the module)."""
+    return tuple(
+        replace(m, content=NO_OUTPUT) if m.role == "tool" and not m.content.strip() else m
+        for m in messages
+    )
+
+
 def alternating(messages: Sequence[Message]) -> tuple[Message, ...]:
     """``messages`` with each run of adjacent user messages sent as one: their texts joined
     with a blank line, their images together (see the module)."""
@@ -128,13 +147,14 @@ async def request_events(
     name: str | None = None,
     base_url: str | None = None,
 ) -> AsyncIterator[ModelEvent | Retrying]:
-    """The events of ``request`` (its adjacent user messages joined: :func:`alternating`),
+    """The events of ``request`` (its adjacent user messages joined: :func:`alternating`; a
+    tool result of no text said: :func:`worded_results`),
     retried as the module says; raises :class:`Stopped` when
     stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help,
     or one naming the provider ``name`` (``model.provider``) and ``base_url``
     (``model.base_url``, when set) for a stream that fails otherwise or ends without a
     :class:`ModelTurn`."""
-    request = replace(request, messages=alternating(request.messages))
+    request = replace(request, messages=alternating(worded_results(request.messages)))
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
     named = name or getattr(provider, "name", None) or type(provider).__name__
