@@ -182,6 +182,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "Usage": _WIRE,
         "http_model_error": "hermes_core.agent._http_errors",
         "overflowed": "hermes_core.agent._http_errors",
+        "transport_errors": "hermes_core.agent._http_errors",
         "Compacted": "hermes_core.agent._events",
         "no_stream_error": "hermes_core.agent._provider_checks",
         "require_vendor_key": "hermes_core.agent._provider_checks",

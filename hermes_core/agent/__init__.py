@@ -94,6 +94,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._http_errors import (
         overflowed as overflowed,
     )
+    from hermes_core.agent._http_errors import (
+        transport_errors as transport_errors,
+    )
     from hermes_core.agent._loop import (
         Agent as Agent,
     )

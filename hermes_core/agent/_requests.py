@@ -10,7 +10,11 @@ Also the one place where a model server's malformed answer is caught, whatever t
 event that is not what the wire types say (a tool name or text that is not a string) and any
 other exception out of the provider's stream (a chunk its SDK could not parse) become a
 :class:`ModelError` naming the provider and the model, so the turn ends with an error and never
-lets a crash out of the loop. Token counts that are no number of tokens are unknown (0), not
+lets a crash out of the loop. But an HTTP library's own error (httpx's or httpx2's: a dropped
+or refused connection, a timeout), which the SDKs before the ones that wrap it (openai before
+3.14, anthropic before 2.17) and a plugin talking httpx let out of a stream, is the lost
+connection it is: retried before the first event, said as closed mid-answer after it. Token
+counts that are no number of tokens are unknown (0), not
 a malformed answer: an answer is never lost over its count.
 
 And the one place where a request's messages are made to take turns (:func:`alternating`):
@@ -38,6 +42,7 @@ from typing import Any, Final
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
+from hermes_core.agent._http_errors import http_model_error, transport_errors
 from hermes_core.agent._provider_checks import token_count
 from hermes_core.agent._wire import (
     Message,
@@ -161,7 +166,7 @@ async def request_events(
     where = f" at {base_url}" if base_url else ""
     try:
         async for event in _attempts(
-            provider, (named, where), request, retry, stop, stopper, deadline
+            provider, (named, where), base_url, request, retry, stop, stopper, deadline
         ):
             yield event
     finally:
@@ -171,6 +176,7 @@ async def request_events(
 async def _attempts(
     provider: ModelProvider,
     named: tuple[str, str],
+    base_url: str | None,
     request: ModelRequest,
     retry: RetryPolicy,
     stop: asyncio.Event,
@@ -190,6 +196,18 @@ async def _attempts(
                     if not turned:
                         raise _no_turn(named, request) from None
                     return
+                except Exception as error:
+                    if not isinstance(error, transport_errors()):
+                        raise
+                    raise http_model_error(
+                        named[0],
+                        request.model,
+                        status=None,
+                        detail=str(error) or type(error).__name__,
+                        base_url=base_url,
+                        cause=error,
+                        mid_answer=started,
+                    ) from None
                 started = True
                 turned = turned or isinstance(event, ModelTurn)
                 yield _checked(event, named, request)

@@ -51,6 +51,7 @@ from hermes_core.agent import (
     http_model_error,
     no_stream_error,
     token_count,
+    transport_errors,
 )
 
 __all__ = [
@@ -327,6 +328,8 @@ class AnthropicProvider:
             cap = cap if cap > budget else min(budget + cap, self.settings.max_output_tokens)
         answer = _Answer()
         started = False
+        dropped = transport_errors()
+        failed: tuple[type[Exception], ...] = (anthropic.APIError, *dropped)
         try:
             events = await self._client.messages.create(
                 model=model,
@@ -350,9 +353,10 @@ class AnthropicProvider:
                 model=model,
             ) from None
         # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
-        # error in APIConnectionError), a timeout.
-        except anthropic.APIError as error:
+        # error in APIConnectionError, or lets it out when older), a timeout.
+        except failed as error:
             timed_out = isinstance(error, anthropic.APITimeoutError)
+            lost = isinstance(error, (anthropic.APIConnectionError, *dropped))
             raise http_model_error(
                 "anthropic",
                 model,
@@ -362,7 +366,7 @@ class AnthropicProvider:
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
                 cause=error,
-                mid_answer=started and isinstance(error, anthropic.APIConnectionError),
+                mid_answer=started and lost,
             ) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.

@@ -54,6 +54,7 @@ from hermes_core.agent import (
     http_model_error,
     no_stream_error,
     token_count,
+    transport_errors,
 )
 
 from .text_calls import TextCalls
@@ -324,6 +325,8 @@ class OpenAIProvider:
         at_openrouter = openrouter(host)
         messages: Any = openai_messages(request, cache_marks=marks, reasoning_details=at_openrouter)
         answer = _Answer(frozenset(tool.name for tool in request.tools))
+        dropped = transport_errors()
+        failed: tuple[type[Exception], ...] = (openai.APIError, *dropped)
         try:
             chunks = await self._client.chat.completions.create(
                 model=model,
@@ -359,9 +362,10 @@ class OpenAIProvider:
                 model=model,
             ) from None
         # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
-        # error in APIConnectionError), a timeout.
-        except openai.APIError as error:
+        # error in APIConnectionError, or lets it out when older), a timeout.
+        except failed as error:
             timed_out = isinstance(error, openai.APITimeoutError)
+            lost = isinstance(error, (openai.APIConnectionError, *dropped))
             raise http_model_error(
                 "openai",
                 model,
@@ -371,7 +375,7 @@ class OpenAIProvider:
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
                 cause=error,
-                mid_answer=answer.chunks > 0 and isinstance(error, openai.APIConnectionError),
+                mid_answer=answer.chunks > 0 and lost,
             ) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.
