@@ -277,3 +277,30 @@ def test_the_fake_server_refuses_a_top_level_not_or_choice_as_openai_does() -> N
         value: Any = {"required": ["a"]} if key == "not" else [{"required": ["a"]}]
         assert refusal("openai", body(**{key: value})) == said
     assert refusal("openai", body(**{"if": {}, "then": {}})) is None
+
+
+def test_an_if_then_inside_a_top_level_all_of_part_is_said_in_the_description() -> None:
+    """A tool keeping one rule per value in a top-level ``allOf`` of ``if``/``then`` parts (as
+    agent kernels write "action depends on object"): folding the ``allOf`` dropped the rules
+    unsaid, so the model learnt them only from the tool's refusals."""
+    pad = {"properties": {"object": {"const": "pad"}}}
+    parameters = {
+        "type": "object",
+        "properties": {"object": {"type": "string"}, "action": {"type": "string"}},
+        "allOf": [
+            {"if": pad, "then": {"properties": {"action": {"enum": ["edit", "load"]}}}},
+            {"if": {"required": ["a"]}, "then": {"required": ["b"]}, "else": {"required": ["c"]}},
+        ],
+    }
+    description, schema = sendable("Act.", parameters)
+
+    assert schema == {
+        "type": "object",
+        "properties": {"object": {"type": "string"}, "action": {"type": "string"}},
+    }
+    assert description == (
+        'Act.\n\nIf the arguments match the JSON schema {"properties": {"object": {"const": '
+        '"pad"}}}, they must match {"properties": {"action": {"enum": ["edit", "load"]}}}. If '
+        'the arguments match the JSON schema {"required": ["a"]}, they must match {"required": '
+        '["b"]}; else {"required": ["c"]}.'
+    )
