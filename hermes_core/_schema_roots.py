@@ -14,9 +14,10 @@ plugin's ``Model | None``), is sent with ``"type": "object"``: both APIs refuse 
 otherwise, and an MCP client skips the tool. A ``not`` at the top level (or in an ``allOf``
 part: "not both of these"), which OpenAI refuses there ("schema must have type 'object' and
 not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level"), is folded the same way: left
-out, and said in words. ``if``/``then``/``else`` stay, as both APIs take them at the top. Any
-other schema is sent as it is. The tool still checks its real schema when called, so a call
-that breaks the choice gets the tool's own error."""
+out, and said in words. ``if``/``then``/``else`` stay, as both APIs take them at the top (those
+of an ``allOf`` part, folded with it, are said in words). Any other schema is sent as it is.
+The tool still checks its real schema when called, so a call that breaks the choice gets the
+tool's own error."""
 
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ def sendable(description: str, parameters: Mapping[str, Any]) -> tuple[str, dict
         for node in choosing
         if isinstance(node.get("not"), Mapping)
     ]
+    said += [_conditional(node) for node in choosing[1:] if isinstance(node.get("if"), Mapping)]
     schema["properties"] = properties
     if required:
         schema["required"] = required
@@ -90,7 +92,21 @@ def _excluded(schema: Mapping[str, Any]) -> str:
     if set(schema) == {"anyOf"} and branches and all(_names_only(b) for b in branches):
         options = [" and ".join(f"`{name}`" for name in _names(b["required"])) for b in branches]
         return f"Give none of: {'; '.join(options)}."
-    return f"The arguments must not match the JSON schema {json.dumps(schema, default=str)}."
+    return f"The arguments must not match the JSON schema {_json(schema)}."
+
+
+def _conditional(part: Mapping[str, Any]) -> str:
+    """An ``allOf`` part's ``if``/``then``/``else`` said in words (the top level's own stays
+    in the schema: both APIs take it there)."""
+    said = f"If the arguments match the JSON schema {_json(part['if'])}"
+    said += f", they must match {_json(part.get('then', {}))}"
+    if "else" in part:
+        said += f"; else {_json(part['else'])}"
+    return said + "."
+
+
+def _json(schema: Any) -> str:
+    return json.dumps(schema, default=str)
 
 
 def _names_only(schema: Mapping[str, Any]) -> bool:
