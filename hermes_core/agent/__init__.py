@@ -94,6 +94,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._http_errors import (
         overflowed as overflowed,
     )
+    from hermes_core.agent._http_errors import (
+        transport_errors as transport_errors,
+    )
     from hermes_core.agent._loop import (
         Agent as Agent,
     )
@@ -120,6 +123,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.agent._provider_checks import (
         require_vendor_key as require_vendor_key,
+    )
+    from hermes_core.agent._provider_checks import (
+        token_count as token_count,
     )
     from hermes_core.agent._requests import (
         RetryPolicy as RetryPolicy,

@@ -14,13 +14,14 @@ from __future__ import annotations
 import errno
 import re
 import socket
+import sys
 from collections.abc import Mapping
 
 from hermes_core._redaction import redact_text
 from hermes_core._retry_after import retry_after_seconds as header_seconds
 from hermes_core.agent._wire import ContextOverflowError, ModelError
 
-__all__ = ["http_model_error", "overflowed", "retry_after_seconds"]
+__all__ = ["http_model_error", "overflowed", "retry_after_seconds", "transport_errors"]
 
 _DETAIL_LIMIT = 500
 
@@ -117,6 +118,23 @@ def overflowed(error: ModelError) -> bool:
 _NO_SUCH_API = frozenset({405, 501})
 """Method Not Allowed, Not Implemented: no API takes a POST at that address (a web server
 serving files, python -m http.server), which no retry mends."""
+
+
+_LOST = ("NetworkError", "RemoteProtocolError", "TimeoutException")
+
+
+def transport_errors() -> tuple[type[Exception], ...]:
+    """The errors of a lost connection (dropped, refused, timed out) of httpx and httpx2,
+    whichever are loaded: an SDK before the ones that wrap them in its ``APIConnectionError``
+    (openai before 3.14, anthropic before 2.17) lets them out of a stream."""
+    found: list[type[Exception]] = []
+    for library in ("httpx", "httpx2"):
+        module = sys.modules.get(library)
+        for name in _LOST:
+            kind = getattr(module, name, None)
+            if isinstance(kind, type) and issubclass(kind, Exception):
+                found.append(kind)
+    return tuple(found)
 
 
 def http_model_error(

@@ -1,15 +1,22 @@
 """What a model provider checks around its requests, one place for every provider: that the
-vendor's own API gets a key, and that a server's answer is a stream of the provider's wire."""
+vendor's own API gets a key, that a server's answer is a stream of the provider's wire, and
+which of its token counts are a number of tokens."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
+from typing import Final
 
 from hermes_core._errors import ConfigError
 from hermes_core.agent._wire import ModelError, ModelSettings
 
-__all__ = ["no_stream_error", "require_vendor_key"]
+__all__ = ["MOST_TOKENS", "no_stream_error", "require_vendor_key", "token_count"]
+
+MOST_TOKENS: Final = 10**9
+"""The largest token count read as one: no model reads or writes a billion tokens in a
+request (the largest windows hold ten million), so a server saying more miscounts."""
 
 
 def require_vendor_key(
@@ -59,3 +66,20 @@ def no_stream_error(
         provider=provider,
         model=model,
     )
+
+
+def token_count(value: object) -> int | None:
+    """A server's token count as a number of tokens, or ``None`` (unknown) when it is none: a
+    whole number from 0 to :data:`MOST_TOKENS`, as an int, a float (``1234.0``) or a numeric
+    string (``"1234"``). Negative, fractional, absurd, a bool, null or anything else is
+    unknown, never an error: an answer is never lost because of its count."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        value = int(text) if text.isdigit() and len(text) < 12 else None
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, int) and 0 <= value <= MOST_TOKENS:
+        return value
+    return None

@@ -7,10 +7,15 @@ after the server's ``retry-after`` when it gave one (else 1, 2, 4... seconds), a
 ``model.max_retries`` times and never waiting longer than ``model.max_retry_wait``.
 
 Also the one place where a model server's malformed answer is caught, whatever the provider: an
-event that is not what the wire types say (a tool name or text that is not a string, token
-counts that are not integers) and any other exception out of the provider's stream (a chunk
-its SDK could not parse) become a :class:`ModelError` naming the provider and the model, so the
-turn ends with an error and never lets a crash out of the loop.
+event that is not what the wire types say (a tool name or text that is not a string) and any
+other exception out of the provider's stream (a chunk its SDK could not parse) become a
+:class:`ModelError` naming the provider and the model, so the turn ends with an error and never
+lets a crash out of the loop. But an HTTP library's own error (httpx's or httpx2's: a dropped
+or refused connection, a timeout), which the SDKs before the ones that wrap it (openai before
+3.14, anthropic before 2.17) and a plugin talking httpx let out of a stream, is the lost
+connection it is: retried before the first event, said as closed mid-answer after it. Token
+counts that are no number of tokens are unknown (0), not
+a malformed answer: an answer is never lost over its count.
 
 And the one place where a request's messages are made to take turns (:func:`alternating`):
 adjacent user messages are sent as one, their texts joined with a blank line. A compaction's
@@ -19,6 +24,12 @@ was stopped) before the model answered leaves the person's message without an an
 vendors' APIs take two user messages in a row, but many local servers' chat templates
 (Mistral's, Gemma's, Llama-2's on llama.cpp or vLLM) refuse them: "Conversation roles must
 alternate". The conversation and its transcript keep the messages as they were.
+
+And the one place where a tool result of no text (a tool that printed nothing) is said in
+words, :data:`NO_OUTPUT`, for every provider: Gemini's OpenAI-compatible endpoint, Vertex and
+some vLLM chat templates refuse a message of empty text ("Unable to submit request because it
+has an empty text parameter"), and the result would be sent back, and refused, with every later
+request.
 """
 
 from __future__ import annotations
@@ -26,11 +37,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import astuple, dataclass, replace
+from typing import Any, Final
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._events import Retrying
+from hermes_core.agent._http_errors import http_model_error, transport_errors
+from hermes_core.agent._provider_checks import token_count
 from hermes_core.agent._wire import (
     Message,
     ModelError,
@@ -39,6 +52,7 @@ from hermes_core.agent._wire import (
     ModelRequest,
     ModelTurn,
     TextDelta,
+    Usage,
 )
 
 
@@ -96,6 +110,19 @@ async def _next_or_stop(
     raise Stopped("interrupted" if stopper.done() else "max_seconds")
 
 
+NO_OUTPUT: Final = "(no output)"
+"""What a tool result of no text (empty or blank) is sent as (see the module)."""
+
+
+def worded_results(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` with each tool result of no text (empty or blank) said as
+    :data:`NO_OUTPUT` (see the module)."""
+    return tuple(
+        replace(m, content=NO_OUTPUT) if m.role == "tool" and not m.content.strip() else m
+        for m in messages
+    )
+
+
 def alternating(messages: Sequence[Message]) -> tuple[Message, ...]:
     """``messages`` with each run of adjacent user messages sent as one: their texts joined
     with a blank line, their images together (see the module)."""
@@ -125,20 +152,21 @@ async def request_events(
     name: str | None = None,
     base_url: str | None = None,
 ) -> AsyncIterator[ModelEvent | Retrying]:
-    """The events of ``request`` (its adjacent user messages joined: :func:`alternating`),
+    """The events of ``request`` (its adjacent user messages joined: :func:`alternating`; a
+    tool result of no text said: :func:`worded_results`),
     retried as the module says; raises :class:`Stopped` when
     stopped or out of time, and the provider's :class:`ModelError` when retrying cannot help,
     or one naming the provider ``name`` (``model.provider``) and ``base_url``
     (``model.base_url``, when set) for a stream that fails otherwise or ends without a
     :class:`ModelTurn`."""
-    request = replace(request, messages=alternating(request.messages))
+    request = replace(request, messages=alternating(worded_results(request.messages)))
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
     named = name or getattr(provider, "name", None) or type(provider).__name__
     where = f" at {base_url}" if base_url else ""
     try:
         async for event in _attempts(
-            provider, (named, where), request, retry, stop, stopper, deadline
+            provider, (named, where), base_url, request, retry, stop, stopper, deadline
         ):
             yield event
     finally:
@@ -148,6 +176,7 @@ async def request_events(
 async def _attempts(
     provider: ModelProvider,
     named: tuple[str, str],
+    base_url: str | None,
     request: ModelRequest,
     retry: RetryPolicy,
     stop: asyncio.Event,
@@ -167,6 +196,18 @@ async def _attempts(
                     if not turned:
                         raise _no_turn(named, request) from None
                     return
+                except Exception as error:
+                    if not isinstance(error, transport_errors()):
+                        raise
+                    raise http_model_error(
+                        named[0],
+                        request.model,
+                        status=None,
+                        detail=str(error) or type(error).__name__,
+                        base_url=base_url,
+                        cause=error,
+                        mid_answer=started,
+                    ) from None
                 started = True
                 turned = turned or isinstance(event, ModelTurn)
                 yield _checked(event, named, request)
@@ -218,7 +259,9 @@ def _malformed(named: tuple[str, str], request: ModelRequest, what: str) -> Mode
 
 def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> ModelEvent:
     """``event`` when it is what the wire types say, else the :class:`ModelError` of a
-    malformed answer (a provider passes on whatever its server's JSON held)."""
+    malformed answer (a provider passes on whatever its server's JSON held); its token counts
+    read as :func:`~hermes_core.agent.token_count` reads them (unknown: 0), never a reason to
+    lose the answer."""
     if isinstance(event, TextDelta) and isinstance(event.text, str):
         return event
     if isinstance(event, ModelTurn):
@@ -226,11 +269,12 @@ def _checked(event: object, named: tuple[str, str], request: ModelRequest) -> Mo
         texts = [message.content] + [
             part for call in message.tool_calls for part in (call.id, call.name, call.arguments)
         ]
-        counts = [] if usage is None else [usage.input_tokens, usage.output_tokens]
-        if usage is not None:
-            counts.append(usage.cached_tokens)
-        if all(isinstance(text, str) for text in texts) and all(
-            type(count) is int for count in counts
-        ):
-            return event
+        if all(isinstance(text, str) for text in texts):
+            if usage is None or all(
+                type(count) is int and token_count(count) == count
+                for count in (usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+            ):
+                return event
+            read = [token_count(count) or 0 for count in astuple(usage)]
+            return replace(event, usage=Usage(*read))
     raise _malformed(named, request, f"not text, calls and token counts: {event!r}")

@@ -42,7 +42,11 @@ from hermes_core.testing._fake_model_wire import (
     request_tokens,
 )
 from hermes_core.testing._fake_refusals import refusal
-from hermes_core.testing._fake_requests import RecordedRequest, roles_refusal
+from hermes_core.testing._fake_requests import (
+    RecordedRequest,
+    empty_text_refusal,
+    roles_refusal,
+)
 
 __all__ = ["FakeModelServer", "RecordedRequest", "Responder"]
 
@@ -124,7 +128,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self._key_refused(request):
                 return
-            refused = refusal(wire, body) or (fake.strict_roles and roles_refusal(wire, body))
+            refused = (
+                refusal(wire, body)
+                or (fake.strict_roles and roles_refusal(wire, body))
+                or (fake.strict_text and empty_text_refusal(wire, body))
+            )
             self._answer(request, refused or fake._turn_for(request))
         except (_Abort, ConnectionError):
             request.disconnected = True
@@ -249,7 +257,9 @@ class FakeModelServer:
     With ``context_limit``, a request past that many tokens (a quarter of its JSON's
     characters) gets the vendor's context-overflow 400 instead, taking no scripted turn. With
     ``strict_roles``, a conversation whose user and assistant messages do not take turns gets
-    the 400 of a local server's chat template (:func:`._fake_requests.roles_refusal`).
+    the 400 of a local server's chat template (:func:`._fake_requests.roles_refusal`); with
+    ``strict_text``, one with a tool result of no text gets Gemini's 400
+    (:func:`._fake_requests.empty_text_refusal`).
     ``GET /v1/models`` lists ``models``. With ``api_key``, a request sending another key (or
     none) gets the vendor's 401, as a real API answers a wrong key.
 
@@ -271,6 +281,7 @@ class FakeModelServer:
         responder: Responder | None = None,
         context_limit: int | None = None,
         strict_roles: bool = False,
+        strict_text: bool = False,
         models: Iterable[str] = ("fake-model",),
         api_key: str | None = None,
     ) -> None:
@@ -280,6 +291,7 @@ class FakeModelServer:
         self.api_key = api_key
         """The one key the server takes (``None``: any, or none)."""
         self.strict_roles = strict_roles
+        self.strict_text = strict_text
         self._turns: deque[FakeTurn] = deque(turns)
         self._responder = responder
         self._requests: list[RecordedRequest] = []

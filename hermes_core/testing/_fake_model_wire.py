@@ -72,6 +72,8 @@ class FakeTurn:
       llama.cpp's server does in streams; the Anthropic wire always carries one, zeros then).
       Its ``cached_tokens`` are reported as read from the prompt cache, ``cache_write_tokens``
       as written to it (Anthropic's ``cache_creation_input_tokens``; part of ``input_tokens``).
+      ``usage_counts``, when given, is the usage object sent instead, as it is (each count any
+      JSON value: a float, a numeric string, null, as some servers write them).
     - ``reasoning``: the thinking of a reasoning model, streamed on the OpenAI wire as
       ``reasoning_key`` deltas (``reasoning_content``: DeepSeek, vLLM; ``reasoning``:
       OpenRouter, Ollama; ``reasoning_details``: OpenRouter's Claude, signed, beside
@@ -93,6 +95,7 @@ class FakeTurn:
     tool_calls: Sequence[FakeToolCall] = ()
     usage: Usage | Literal["estimate"] | None = "estimate"
     cache_write_tokens: int = 0
+    usage_counts: Mapping[str, Any] | None = None
     reasoning: str = ""
     reasoning_key: str = "reasoning_content"
     redacted_thinking: str = ""
@@ -309,7 +312,9 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
     chunks.append(chunk({}, _openai_finish(turn)))
     usage = turn.usage_for(body)
     wanted = (body.get("stream_options") or {}).get("include_usage") is True
-    if usage is not None and wanted:
+    if turn.usage_counts is not None and wanted:
+        chunks.append({**head, "choices": [], "usage": dict(turn.usage_counts)})
+    elif usage is not None and wanted:
         chunks.append({**head, "choices": [], "usage": _openai_usage(usage)})
     return chunks
 
@@ -336,9 +341,11 @@ def _anthropic_blocks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, 
     return blocks
 
 
-def _anthropic_usage(turn: FakeTurn, body: Any) -> dict[str, int]:
+def _anthropic_usage(turn: FakeTurn, body: Any) -> dict[str, Any]:
     """The message's usage: ``input_tokens`` is only the input after the last cache read or
     write, as Anthropic counts it."""
+    if turn.usage_counts is not None:
+        return dict(turn.usage_counts)
     usage = turn.usage_for(body) or Usage()
     written = turn.cache_write_tokens
     return {

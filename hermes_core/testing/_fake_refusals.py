@@ -28,7 +28,8 @@ def _breakpoints(value: Any) -> int:
 
 def refusal(wire: Literal["openai", "anthropic"], body: Any) -> str | None:
     """Why the vendor's API refuses a request of ``body`` outright (a 400), or ``None``: tool
-    calls and results that do not pair, a tool's schema not of ``"type": "object"``; on the
+    calls and results that do not pair, a tool's schema not of ``"type": "object"`` (on the
+    OpenAI wire, or with ``oneOf``, ``anyOf``, ``allOf``, ``enum`` or ``not`` at its top); on the
     Anthropic wire, more than
     :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints, a message of no content but the last, a
     tool's ``input_schema`` with a combinator at its top level (as Notion's, GitLab's and
@@ -116,4 +117,13 @@ def _openai_schema(body: Any) -> str | None:
                 f"Invalid schema for function '{function.get('name')}': schema must be a JSON "
                 f"Schema of 'type: \"object\"', got 'type: \"{schema.get('type')}\"'."
             )
+        if isinstance(schema, dict) and any(key in schema for key in _OPENAI_TOP_REFUSED):
+            return (
+                f"Invalid schema for function '{function.get('name')}': schema must have type "
+                "'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level."
+            )
     return None
+
+
+_OPENAI_TOP_REFUSED = (*_COMBINATORS, "enum", "not")
+"""What OpenAI refuses at a function schema's top level (``if``/``then``/``else`` it takes)."""

@@ -1,5 +1,6 @@
-"""What a ``FakeModelServer`` received: :class:`RecordedRequest`, and the roles rule a strict
-one holds a conversation to (:func:`roles_refusal`), as many local servers' chat templates do.
+"""What a ``FakeModelServer`` received: :class:`RecordedRequest`, and the rules a strict one
+holds a conversation to: roles that take turns (:func:`roles_refusal`), as many local servers'
+chat templates require, and no empty tool result (:func:`empty_text_refusal`), as Gemini does.
 
 llama.cpp and vLLM render a chat-completions request through the model's chat template, and
 the templates of Mistral, Gemma and Llama-2 raise "Conversation roles must alternate
@@ -22,6 +23,12 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
 
 ROLES_MESSAGE = "Conversation roles must alternate user/assistant/user/assistant/..."
 """What a chat template raises for roles that do not alternate (Llama-2's, Mistral's words)."""
+
+EMPTY_TEXT_MESSAGE = (
+    "Unable to submit request because it has an empty text parameter. Add a value to the "
+    "parameter and try again."
+)
+"""What Gemini's OpenAI-compatible endpoint (and Vertex) answer a message of empty text."""
 
 
 @dataclass
@@ -125,4 +132,27 @@ def roles_refusal(wire: Wire, body: Any) -> str | None:
         if message.get("role") != expected:
             return ROLES_MESSAGE
         expected = "assistant" if expected == "user" else "user"
+    return None
+
+
+def empty_text_refusal(wire: Wire, body: Any) -> str | None:
+    """:data:`EMPTY_TEXT_MESSAGE` when a tool result of ``body`` has no text (``""``, or only
+    empty parts), as Gemini's OpenAI-compatible endpoint, Vertex and some vLLM chat templates
+    refuse it (OpenAI's and Anthropic's APIs take it), else ``None``."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    results: list[Any] = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        if wire == "openai" and message.get("role") == "tool":
+            results.append(message.get("content"))
+        content = message.get("content") if wire == "anthropic" else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results.append(block.get("content", ""))
+    for content in results:
+        if content in ("", None, []) or (
+            isinstance(content, list) and not any(_text_of([part]) for part in content)
+        ):
+            return EMPTY_TEXT_MESSAGE
     return None

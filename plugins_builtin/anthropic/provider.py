@@ -50,6 +50,8 @@ from hermes_core.agent import (
     cache_breakpoints,
     http_model_error,
     no_stream_error,
+    token_count,
+    transport_errors,
 )
 
 __all__ = [
@@ -187,11 +189,17 @@ _TEXTS = ("text", "tool_result")
 
 def _counted(usage: Any) -> tuple[int | None, int | None, int | None]:
     """A usage's input tokens, all of them, and those read from the cache; ``None`` for what
-    it does not say (a message_delta without input counts)."""
-    fresh = getattr(usage, "input_tokens", None)
-    read = getattr(usage, "cache_read_input_tokens", None)
-    written = getattr(usage, "cache_creation_input_tokens", None)
-    output = getattr(usage, "output_tokens", None)
+    it does not say (a message_delta without input counts), or says as no number of tokens
+    (:func:`~hermes_core.agent.token_count`)."""
+    fresh, read, written, output = (
+        token_count(getattr(usage, name, None))
+        for name in (
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "output_tokens",
+        )
+    )
     if fresh is None and read is None and written is None:
         return None, None, output
     return (fresh or 0) + (read or 0) + (written or 0), read, output
@@ -320,6 +328,8 @@ class AnthropicProvider:
             cap = cap if cap > budget else min(budget + cap, self.settings.max_output_tokens)
         answer = _Answer()
         started = False
+        dropped = transport_errors()
+        failed: tuple[type[Exception], ...] = (anthropic.APIError, *dropped)
         try:
             events = await self._client.messages.create(
                 model=model,
@@ -343,9 +353,10 @@ class AnthropicProvider:
                 model=model,
             ) from None
         # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
-        # error in APIConnectionError), a timeout.
-        except anthropic.APIError as error:
+        # error in APIConnectionError, or lets it out when older), a timeout.
+        except failed as error:
             timed_out = isinstance(error, anthropic.APITimeoutError)
+            lost = isinstance(error, (anthropic.APIConnectionError, *dropped))
             raise http_model_error(
                 "anthropic",
                 model,
@@ -355,7 +366,7 @@ class AnthropicProvider:
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
                 cause=error,
-                mid_answer=started and isinstance(error, anthropic.APIConnectionError),
+                mid_answer=started and lost,
             ) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.

@@ -31,46 +31,31 @@ entry; a turn of no text, an empty tool result, goes unmarked: Anthropic refuses
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from collections.abc import AsyncIterator
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import openai
 from hermes_core._plugin_support import tls_context
 from hermes_core.agent import (
-    Message,
     ModelError,
     ModelEvent,
     ModelRequest,
     ModelSettings,
     ModelToolCall,
-    ModelTurn,
-    ReasoningDetail,
     TextDelta,
-    Usage,
     cache_breakpoints,
     http_model_error,
     no_stream_error,
+    transport_errors,
 )
 
-from .text_calls import TextCalls
-from .think_tags import ThinkTags
+from .answer import Answer, usage_of
 
 __all__ = ["PLACEHOLDER_KEY", "OpenAIProvider", "openai_messages", "openai_tools"]
 
 PLACEHOLDER_KEY = "hermes-no-key"
 """Sent when no key is set: a local server ignores it, and the SDK refuses to run without one."""
-
-_Stop = Literal["end_turn", "tool_use", "max_tokens", "other"]
-_STOPS: Mapping[str, _Stop] = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-}
-
 
 _MARK = {"type": "ephemeral"}
 UNANSWERED: Final = "(This turn ended here, before an answer to the tool results.)"
@@ -175,111 +160,6 @@ def openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
     ]
 
 
-_JOINED = ("text", "summary", "signature", "data")
-"""The fields of a ``reasoning_details`` entry a stream sends in pieces."""
-
-
-@dataclass
-class _PartialCall:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)  # joined once, at the answer's end
-
-
-class _Pieces(list[str]):
-    """The pieces of a field of a ``reasoning_details`` entry so far, joined at the answer's
-    end: a piece added to the text so far copied it, quadratic in the pieces."""
-
-
-class _Answer:
-    """What the chunks of one answer add up to."""
-
-    def __init__(self, tool_names: frozenset[str]) -> None:
-        self.text: list[str] = []  # as shown (streamed)
-        self.calls: dict[int, _PartialCall] = {}
-        self.details: dict[int, dict[str, Any]] = {}  # OpenRouter's reasoning_details, in pieces
-        self.finish: str | None = None
-        self.usage: Usage | None = None
-        self.text_calls = TextCalls(tool_names)
-        self.think_tags = ThinkTags()
-        self.chunks = 0
-
-    def add_calls(self, deltas: Any) -> None:
-        for delta in deltas:
-            index = delta.index if delta.index is not None else 0
-            call = self.calls.setdefault(index, _PartialCall())
-            call.id = call.id or (delta.id or "")
-            function = delta.function
-            if function is not None:
-                call.name = call.name or (function.name or "")
-                call.arguments.append(function.arguments or "")
-
-    def add_details(self, entries: object) -> None:
-        """Take a delta's ``reasoning_details``: the pieces of each entry (by its ``index``)
-        joined into the entry a whole answer holds."""
-        for entry in entries if isinstance(entries, list) else ():
-            if not isinstance(entry, dict):
-                continue
-            index = entry.get("index")
-            whole = self.details.setdefault(
-                index if isinstance(index, int) else len(self.details), {}
-            )
-            for key, value in entry.items():
-                if key in _JOINED and isinstance(value, str):
-                    so_far = whole.get(key)
-                    if not isinstance(so_far, _Pieces):
-                        whole[key] = so_far = _Pieces([str(so_far or "")])
-                    so_far.append(value)
-                elif whole.get(key) is None:
-                    whole[key] = value
-
-    def turn(self, written: list[tuple[str, str]]) -> ModelTurn:
-        calls = [
-            ModelToolCall(c.id or _new_id(), c.name, "".join(c.arguments) or "{}")
-            for _, c in sorted(self.calls.items())
-        ]
-        calls += [ModelToolCall(_new_id(), name, arguments) for name, arguments in written]
-        stop = _STOPS.get(self.finish or "stop", "other")
-        if calls and stop == "end_turn":
-            stop = "tool_use"  # servers that say "stop" after calls, or calls found in the text
-        # A thinking cut at max_tokens before its signature came is not kept: refused, sent back.
-        entries = (
-            {key: "".join(v) if isinstance(v, _Pieces) else v for key, v in d.items()}
-            for _, d in sorted(self.details.items())
-        )
-        details = tuple(
-            ReasoningDetail.from_json(d)
-            for d in entries
-            if not (
-                stop == "max_tokens"
-                and d.get("type") == "reasoning.text"
-                and not d.get("signature")
-            )
-        )
-        message = Message(
-            "assistant", "".join(self.text), tool_calls=tuple(calls), reasoning_details=details
-        )
-        return ModelTurn(message, usage=self.usage, stop_reason=stop)
-
-
-def _new_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
-def _usage(counted: Any) -> Usage:
-    """A chunk's usage: its prompt tokens hold the cached ones (OpenAI's
-    ``prompt_tokens_details.cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``)."""
-    details = getattr(counted, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(
-        counted, "prompt_cache_hit_tokens", None
-    )
-    return Usage(
-        counted.prompt_tokens or 0,
-        counted.completion_tokens or 0,
-        cached if type(cached) is int else 0,
-    )
-
-
 class OpenAIProvider:
     """The ``openai`` provider over ``settings`` (``base_url`` None: OpenAI's API), with
     ``api_key`` (None: a placeholder, for a local server) read from ``key_env``."""
@@ -320,7 +200,9 @@ class OpenAIProvider:
         marks = self.settings.prompt_cache and openrouter_claude(host, model)
         at_openrouter = openrouter(host)
         messages: Any = openai_messages(request, cache_marks=marks, reasoning_details=at_openrouter)
-        answer = _Answer(frozenset(tool.name for tool in request.tools))
+        answer = Answer(frozenset(tool.name for tool in request.tools))
+        dropped = transport_errors()
+        failed: tuple[type[Exception], ...] = (openai.APIError, *dropped)
         try:
             chunks = await self._client.chat.completions.create(
                 model=model,
@@ -333,7 +215,7 @@ class OpenAIProvider:
                 async for chunk in chunks:
                     answer.chunks += 1
                     if chunk.usage is not None:
-                        answer.usage = _usage(chunk.usage)
+                        answer.usage = usage_of(chunk.usage) or answer.usage
                     for choice in chunk.choices:
                         delta = choice.delta
                         answer_text = answer.think_tags.feed(delta.content or "")
@@ -356,9 +238,10 @@ class OpenAIProvider:
                 model=model,
             ) from None
         # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
-        # error in APIConnectionError), a timeout.
-        except openai.APIError as error:
+        # error in APIConnectionError, or lets it out when older), a timeout.
+        except failed as error:
             timed_out = isinstance(error, openai.APITimeoutError)
+            lost = isinstance(error, (openai.APIConnectionError, *dropped))
             raise http_model_error(
                 "openai",
                 model,
@@ -368,7 +251,7 @@ class OpenAIProvider:
                 secret=self._key,
                 timed_out_after=self.settings.timeout if timed_out else None,
                 cause=error,
-                mid_answer=answer.chunks > 0 and isinstance(error, openai.APIConnectionError),
+                mid_answer=answer.chunks > 0 and lost,
             ) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.

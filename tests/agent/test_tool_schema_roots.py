@@ -17,6 +17,7 @@ import pytest
 from hermes_core._schema_roots import sendable
 from hermes_core.testing import FakeModelServer, FakeToolCall, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
+from hermes_core.testing._fake_refusals import refusal
 
 pytestmark = pytest.mark.subprocess
 
@@ -203,3 +204,103 @@ def test_a_choice_inside_an_all_of_part_is_folded_and_said_too() -> None:
     assert set(schema["properties"]) == {"zone", "name", "id"}
     assert schema["required"] == ["zone"]
     assert description == "Find a record.\n\nGive at least one of: `name`; `id`."
+
+
+def test_a_top_level_not_is_folded_and_said_in_the_description() -> None:
+    """OpenAI refuses a function whose parameters have ``not`` at the top level ("schema must
+    have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level"), as
+    MCP servers write "give one of these, not both" with it: every request was refused."""
+    both = {"required": ["title", "page_url"]}
+    parameters = {"type": "object", "properties": {"title": {}, "page_url": {}}, "not": both}
+    description, schema = sendable("Find a page.", parameters)
+
+    assert schema == {"type": "object", "properties": {"title": {}, "page_url": {}}}
+    assert description == "Find a page.\n\nDo not give `title` and `page_url` together."
+    none = {"not": {"anyOf": [{"required": ["draft"]}, {"required": ["deleted"]}]}}
+    assert sendable("List.", none) == (
+        "List.\n\nGive none of: `draft`; `deleted`.",
+        {"type": "object", "properties": {}},
+    )
+
+
+def test_a_not_of_other_rules_is_said_as_its_schema() -> None:
+    """``not`` of a value (``mode`` must not be ``"raw"``) is no list of names: said as the
+    schema it is, which the model reads, rather than wrongly as "do not give `mode`"."""
+    raw = {"properties": {"mode": {"const": "raw"}}, "required": ["mode"]}
+    description, schema = sendable("Read.", {"type": "object", "not": raw})
+
+    assert schema == {"type": "object", "properties": {}}
+    assert description == (
+        'Read.\n\nThe arguments must not match the JSON schema {"properties": {"mode": '
+        '{"const": "raw"}}, "required": ["mode"]}.'
+    )
+
+
+def test_a_not_inside_an_all_of_part_is_said_too() -> None:
+    parameters = {
+        "type": "object",
+        "allOf": [
+            {"properties": {"a": {}, "b": {}}},
+            {"not": {"required": ["a", "b"]}},
+        ],
+    }
+    description, schema = sendable("Pick.", parameters)
+
+    assert schema == {"type": "object", "properties": {"a": {}, "b": {}}}
+    assert description == "Pick.\n\nDo not give `a` and `b` together."
+
+
+def test_a_top_level_if_then_else_is_sent_as_it_is() -> None:
+    """Both APIs take ``if``/``then``/``else`` at the top level: OpenAI's refusal names only
+    oneOf, anyOf, allOf, enum and not, Anthropic's only the first three (MCP servers move
+    their rules to it for that: kenn-io/kata#365)."""
+    conditional = {
+        "type": "object",
+        "properties": {"kind": {"type": "string"}, "url": {"type": "string"}},
+        "if": {"properties": {"kind": {"const": "link"}}},
+        "then": {"required": ["url"]},
+        "else": {"not": {"required": ["url"]}},
+    }
+    assert sendable("Add.", conditional) == ("Add.", conditional)
+
+
+def test_the_fake_server_refuses_a_top_level_not_or_choice_as_openai_does() -> None:
+    def body(**schema: Any) -> dict[str, Any]:
+        function = {"name": "find", "parameters": {"type": "object", **schema}}
+        return {"messages": [], "tools": [{"type": "function", "function": function}]}
+
+    said = (
+        "Invalid schema for function 'find': schema must have type 'object' and not have "
+        "'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level."
+    )
+    for key in ("oneOf", "anyOf", "allOf", "enum", "not"):
+        value: Any = {"required": ["a"]} if key == "not" else [{"required": ["a"]}]
+        assert refusal("openai", body(**{key: value})) == said
+    assert refusal("openai", body(**{"if": {}, "then": {}})) is None
+
+
+def test_an_if_then_inside_a_top_level_all_of_part_is_said_in_the_description() -> None:
+    """A tool keeping one rule per value in a top-level ``allOf`` of ``if``/``then`` parts (as
+    agent kernels write "action depends on object"): folding the ``allOf`` dropped the rules
+    unsaid, so the model learnt them only from the tool's refusals."""
+    pad = {"properties": {"object": {"const": "pad"}}}
+    parameters = {
+        "type": "object",
+        "properties": {"object": {"type": "string"}, "action": {"type": "string"}},
+        "allOf": [
+            {"if": pad, "then": {"properties": {"action": {"enum": ["edit", "load"]}}}},
+            {"if": {"required": ["a"]}, "then": {"required": ["b"]}, "else": {"required": ["c"]}},
+        ],
+    }
+    description, schema = sendable("Act.", parameters)
+
+    assert schema == {
+        "type": "object",
+        "properties": {"object": {"type": "string"}, "action": {"type": "string"}},
+    }
+    assert description == (
+        'Act.\n\nIf the arguments match the JSON schema {"properties": {"object": {"const": '
+        '"pad"}}}, they must match {"properties": {"action": {"enum": ["edit", "load"]}}}. If '
+        'the arguments match the JSON schema {"required": ["a"]}, they must match {"required": '
+        '["b"]}; else {"required": ["c"]}.'
+    )
