@@ -183,6 +183,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "http_model_error": "hermes_core.agent._http_errors",
         "overflowed": "hermes_core.agent._http_errors",
         "Compacted": "hermes_core.agent._events",
+        "listed_models": "hermes_core.agent._provider_checks",
         "no_stream_error": "hermes_core.agent._provider_checks",
         "require_vendor_key": "hermes_core.agent._provider_checks",
         "CronJob": "hermes_core.agent._cron_rows",

@@ -49,6 +49,7 @@ from hermes_core.agent import (
     Usage,
     cache_breakpoints,
     http_model_error,
+    listed_models,
     no_stream_error,
 )
 
@@ -393,7 +394,13 @@ class AnthropicProvider:
         ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
         model = self.settings.model
         try:
-            return [listed.id async for listed in self._client.models.list()]
+            return await listed_models(
+                "anthropic",
+                model,
+                self._client.models.list(),
+                base_url=self.settings.base_url,
+                hint="the host alone: the SDK adds /v1",
+            )
         except anthropic.APIStatusError as error:
             raise self._status_error(model, error) from None
         except anthropic.APIError as error:  # no answer, or one that is no listing

@@ -52,6 +52,7 @@ from hermes_core.agent import (
     Usage,
     cache_breakpoints,
     http_model_error,
+    listed_models,
     no_stream_error,
 )
 
@@ -415,7 +416,13 @@ class OpenAIProvider:
         ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
         model = self.settings.model
         try:
-            return [listed.id async for listed in self._client.models.list()]
+            return await listed_models(
+                "openai",
+                model,
+                self._client.models.list(),
+                base_url=self.settings.base_url,
+                hint="an OpenAI-compatible server's URL, ending in /v1",
+            )
         except openai.APIStatusError as error:
             raise self._status_error(model, error) from None
         except openai.APIError as error:  # no answer, or one that is no listing
