@@ -403,6 +403,15 @@ def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
     assert not path.exists()
 
 
+def test_prune_with_an_age_longer_than_any_time_deletes_nothing(hermes_cli: InProcessCli) -> None:
+    old = write(hermes_cli, "aaa111", "old", age=40 * DAY)
+    for age in ("99999999w", "9" * 400 + "d"):
+        done = hermes_cli.run("sessions", "prune", "--older-than", age, "--yes", ok=False)
+        assert done.returncode == 0, done.stderr
+        assert "is older than" in done.stdout
+    assert old.exists()
+
+
 def test_a_subagent_s_transcript_whose_parent_is_gone_is_listed_and_pruned(
     hermes_cli: InProcessCli,
 ) -> None:
