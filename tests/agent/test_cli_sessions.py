@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 
 from hermes_core.agent._transcripts import Transcript
 from hermes_core.agent._wire import Message, ModelToolCall
+from hermes_core.testing import FakeModelServer, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 from tests.memory.bundled import bundled
 
@@ -422,3 +424,42 @@ def test_a_subagent_s_transcript_whose_parent_is_gone_is_listed_and_pruned(
     assert [one["id"] for one in listed] == ["ddd444"]
     hermes_cli.run("sessions", "prune", "--older-than", "30d", "--yes")
     assert not orphan.exists()
+
+
+def test_a_conversation_deleted_while_a_chat_holds_it_starts_again_as_a_whole_transcript(
+    hermes_cli: InProcessCli,
+) -> None:
+    """``hermes sessions delete`` while a ``hermes chat`` process goes on with the conversation:
+    the chat's next message writes a transcript of its own again, with a header, so it is
+    listed in its directory and ``--continue`` takes it up, not a file of messages alone."""
+    with FakeModelServer(turns=[FakeTurn(text="First answer."), FakeTurn(text="Second.")]) as fake:
+        model = {"provider": "openai", "model": "fake-model", "base_url": fake.openai_base_url}
+        hermes_cli.config.write_text(json.dumps({"model": model}), encoding="utf-8")
+        env = hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+        chat = subprocess.Popen(
+            hermes_cli.command("chat"),
+            cwd=hermes_cli.work,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert chat.stdin is not None
+        assert chat.stdout is not None
+        chat.stdin.write(b"keep this secret\n")
+        chat.stdin.flush()
+        assert chat.stdout.readline() == b"First answer.\n"
+        (path,) = (hermes_cli.home / "sessions").glob("*.jsonl")
+        hermes_cli.run("sessions", "delete", path.stem, "--yes")
+        assert not path.exists()
+        _, errors = chat.communicate(b"go on\n", timeout=60)
+        assert chat.returncode == 0, errors.decode()
+
+    header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert header["type"] == "session"
+    assert header["id"] == path.stem
+    assert header["cwd"] == str(hermes_cli.work)
+    assert "keep this secret" not in path.read_text(encoding="utf-8")
+    (listed,) = json.loads(hermes_cli.run("sessions", "list", "--json").stdout)
+    assert listed["id"] == path.stem
+    assert listed["first_message"] == "go on"
