@@ -405,6 +405,18 @@ def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
     assert not path.exists()
 
 
+@pytest.mark.parametrize("session", ["", " "])
+def test_an_empty_session_id_names_no_conversation(hermes_cli: InProcessCli, session: str) -> None:
+    """``hermes sessions delete "$ID" --yes`` with ``ID`` unset: "" is the start of every id,
+    and must not delete the only conversation there is."""
+    only = write(hermes_cli, "aaa111", "the only one")
+    for command in (["delete", session, "--yes"], ["show", session]):
+        done = hermes_cli.run("sessions", *command, ok=False)
+        assert done.returncode == 2, done.stdout
+        assert "SESSION is empty" in done.stderr
+    assert only.exists()
+
+
 def test_prune_with_an_age_longer_than_any_time_deletes_nothing(hermes_cli: InProcessCli) -> None:
     old = write(hermes_cli, "aaa111", "old", age=40 * DAY)
     for age in ("99999999w", "9" * 400 + "d"):
