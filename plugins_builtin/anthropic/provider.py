@@ -425,8 +425,17 @@ class AnthropicProvider:
 
 def _v1_hint(base_url: str | None) -> str | None:
     """For a 404: the URL meant, when ``base_url``'s path ends in ``/v1``, which the SDK adds
-    again (``/v1/v1/messages``, a route no server has)."""
-    if not base_url or not urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+    again (``/v1/v1/messages``, a route no server has), or goes on after it (the endpoint
+    pasted whole, ``.../v1/messages``)."""
+    if not base_url:
         return None
-    meant = base_url.rstrip("/").removesuffix("/v1")
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    head, v1, _ = path.partition("/v1/")
+    if v1:
+        meant = parts._replace(path=head).geturl()
+    elif path.endswith("/v1"):
+        meant = base_url.rstrip("/").removesuffix("/v1")
+    else:
+        return None
     return f"the anthropic provider's URL is the host alone, its SDK adds /v1: {meant}"

@@ -445,7 +445,14 @@ class OpenAIProvider:
 
 def _v1_hint(base_url: str | None) -> str | None:
     """For a 404: the URL meant, when ``base_url``'s path does not end in ``/v1`` (llama.cpp's,
-    vLLM's and Ollama's endpoints are under it; the server then has no such route)."""
-    if not base_url or urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+    vLLM's and Ollama's endpoints are under it; the server then has no such route): cut after
+    its ``/v1`` when it goes on (the endpoint pasted whole, ``.../v1/chat/completions``)."""
+    if not base_url:
         return None
-    return f"an OpenAI-compatible server's URL usually ends in /v1: {base_url.rstrip('/')}/v1"
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        return None
+    head, v1, _ = path.partition("/v1/")
+    meant = parts._replace(path=f"{head}/v1").geturl() if v1 else f"{base_url.rstrip('/')}/v1"
+    return f"an OpenAI-compatible server's URL usually ends in /v1: {meant}"
