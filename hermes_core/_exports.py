@@ -184,6 +184,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "overflowed": "hermes_core.agent._http_errors",
         "transport_errors": "hermes_core.agent._http_errors",
         "Compacted": "hermes_core.agent._events",
+        "listed_models": "hermes_core.agent._provider_checks",
         "no_stream_error": "hermes_core.agent._provider_checks",
         "require_vendor_key": "hermes_core.agent._provider_checks",
         "token_count": "hermes_core.agent._provider_checks",

@@ -9,7 +9,9 @@ import json
 import os
 import socket
 import sys
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -423,3 +425,57 @@ def test_a_provider_without_a_listing_is_not_checked_and_one_that_raises_is_an_e
     assert "Traceback" not in done.stderr
     assert found[("model", "server")]["status"] == status
     assert said in found[("model", "server")]["message"]
+
+
+NO_LISTINGS = {
+    "a web page": ("text/html; charset=utf-8", b"<html><body><h1>Welcome!</h1></body></html>"),
+    "not JSON": ("application/json", b"not json {"),
+    "a JSON list": ("application/json", b'[{"id": "m"}]'),
+    "entries without an id": ("application/json", b'{"object": "list", "data": [{"name": "m"}]}'),
+    "names alone": ("application/json", b'{"object": "list", "data": ["m"]}'),
+}
+
+
+class NoListingServer(BaseHTTPRequestHandler):
+    """Answers every GET with 200 and ``self.server.answer`` (content type, body): a web
+    server, another service, or a model server of its own shape where the listing is."""
+
+    def do_GET(self) -> None:
+        content_type, body = self.server.answer  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("answer", sorted(NO_LISTINGS))
+def test_a_200_that_is_no_model_listing_is_an_error_saying_to_check_base_url(
+    cli: InProcessCli, provider: str, answer: str
+) -> None:
+    served = ThreadingHTTPServer(("127.0.0.1", 0), NoListingServer)
+    served.answer = NO_LISTINGS[answer]  # type: ignore[attr-defined]
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{served.server_address[1]}"
+        base_url = f"{url}/v1" if provider == "openai" else url
+        write_config(cli, {"model": {"provider": provider, "model": "m", "base_url": base_url}})
+        variables = cli.variables(OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY)
+        found = checks(cli, env=variables)
+    finally:
+        served.shutdown()
+        served.server_close()
+
+    server = found[("model", "server")]
+    assert server["status"] == "error"
+    assert server["message"].startswith(f"{provider}: model 'm' at {base_url}: ")
+    assert "is no model listing" in server["message"]
+    assert "check model.base_url" in server["message"]
+    assert "list_models raised" not in server["message"]
+    assert server["hint"] != "hermes plugins list"
+    assert ("model", "listed") not in found

@@ -234,7 +234,14 @@ def run() -> NoReturn:
     (log files are flushed and closed); an exit the teardown could matter to, with a thread
     still running (one whose work was abandoned aside) or output that cannot be flushed, ends
     the ordinary way.
+
+    A process started with stdin closed (``hermes run PROMPT <&-``) gets ``/dev/null`` there,
+    as if redirected from it: else ``sys.stdin`` is ``None`` for every command that asks
+    whether it is a terminal, and the next file opened would take descriptor 0, the stdin a
+    child process (an MCP server, a command of the terminal tool) inherits.
     """
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (the process's stdin)
     try:
         main()
     except SystemExit as stop:

@@ -258,9 +258,10 @@ def prune_command(age: str, dry_run: bool, yes: bool) -> None:
             f"{age!r} is no age: a whole number and a unit, like 30d, 12h or 2w (s, m, h, d, w)",
             param_hint="--older-than",
         )
-    cutoff = time.time() - int(match[1]) * _SECONDS[match[2]]
+    # Compared, not subtracted from the clock: an age of 400 digits is no float.
+    seconds, now = int(match[1]) * _SECONDS[match[2]], time.time()
     store = _store()
-    old = [one for one in conversations(store) if one.changed < cutoff]
+    old = [one for one in conversations(store) if now - one.changed > seconds]
     if not old:
         click.echo(f"no conversation in {store.directory} is older than {age}")
         return

@@ -119,6 +119,9 @@ if TYPE_CHECKING:
         PromptSection as PromptSection,
     )
     from hermes_core.agent._provider_checks import (
+        listed_models as listed_models,
+    )
+    from hermes_core.agent._provider_checks import (
         no_stream_error as no_stream_error,
     )
     from hermes_core.agent._provider_checks import (

@@ -159,7 +159,13 @@ def _of(found: Recorded, here: Path) -> bool:
 
 def named(store: TranscriptStore, session: str) -> Transcript:
     """The conversation ``session`` names (its id, or a unique prefix of one);
-    :class:`ConversationError` when none or several do."""
+    :class:`ConversationError` when none or several do, or ``session`` is blank (the start of
+    every id: ``hermes sessions delete "$ID"`` with ``ID`` unset)."""
+    if not session.strip():
+        raise ConversationError(
+            "SESSION is empty: give a conversation's id or the start of one "
+            "(hermes sessions list shows them)"
+        )
     every = stored(store)
     exact = [t for t in every if t.path.stem == session]
     found = exact or [t for t in every if t.path.stem.startswith(session)]

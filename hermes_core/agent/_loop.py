@@ -280,7 +280,8 @@ class Conversation:
         store = self.agent.transcripts
         if store is None:
             return
-        if self._transcript is None:
+        # Deleted meanwhile (hermes sessions delete while this goes on): a whole one again.
+        if self._transcript is None or not self._transcript.path.exists():
             self._transcript = store.open(self.session.id)
             self._transcript.start(
                 self.session.id,

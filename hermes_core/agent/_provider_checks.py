@@ -1,18 +1,19 @@
 """What a model provider checks around its requests, one place for every provider: that the
-vendor's own API gets a key, that a server's answer is a stream of the provider's wire, and
-which of its token counts are a number of tokens."""
+vendor's own API gets a key, that a server's answer is a stream of the provider's wire,
+which of its token counts are a number of tokens, and that its answer to a model listing is
+one."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterable, Mapping
 from typing import Final
 
 from hermes_core._errors import ConfigError
 from hermes_core.agent._wire import ModelError, ModelSettings
 
-__all__ = ["MOST_TOKENS", "no_stream_error", "require_vendor_key", "token_count"]
+__all__ = ["MOST_TOKENS", "listed_models", "no_stream_error", "require_vendor_key", "token_count"]
 
 MOST_TOKENS: Final = 10**9
 """The largest token count read as one: no model reads or writes a billion tokens in a
@@ -83,3 +84,32 @@ def token_count(value: object) -> int | None:
     if isinstance(value, int) and 0 <= value <= MOST_TOKENS:
         return value
     return None
+
+
+async def listed_models(
+    provider: str, model: str, entries: AsyncIterable[object], *, base_url: str | None, hint: str
+) -> list[str]:
+    """The ``id`` of each model ``entries`` (an SDK's listing, read page by page) holds. A
+    200 answer that is no listing (a web page, text that is not JSON, JSON of another shape,
+    an entry without an ``id``) is a :class:`ModelError` saying to check ``model.base_url``
+    (``hint``: what the URL should look like), not the SDK's parsing error; the SDK's own
+    errors (HTTP statuses, no answer) go on as they are."""
+    names: list[str] = []
+    try:
+        async for entry in entries:
+            name = getattr(entry, "id", None)
+            if not isinstance(name, str) or not name:
+                raise TypeError("an entry without an id")
+            names.append(name)
+    except (ValueError, TypeError, AttributeError) as error:
+        # The SDKs build a page from whatever JSON (or text) came: its shape fails here.
+        why = "not JSON" if isinstance(error, ValueError) else "an answer of another shape"
+        where = base_url or "the provider's default URL"
+        raise ModelError(
+            f"{provider}: model {model!r} at {where}: the server's answer to GET .../models is "
+            f"no model listing ({why}: a web page or another service answers there): check "
+            f"model.base_url ({hint})",
+            provider=provider,
+            model=model,
+        ) from None
+    return names

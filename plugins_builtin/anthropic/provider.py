@@ -49,6 +49,7 @@ from hermes_core.agent import (
     Usage,
     cache_breakpoints,
     http_model_error,
+    listed_models,
     no_stream_error,
     token_count,
     transport_errors,
@@ -404,7 +405,13 @@ class AnthropicProvider:
         ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
         model = self.settings.model
         try:
-            return [listed.id async for listed in self._client.models.list()]
+            return await listed_models(
+                "anthropic",
+                model,
+                self._client.models.list(),
+                base_url=self.settings.base_url,
+                hint="the host alone: the SDK adds /v1",
+            )
         except anthropic.APIStatusError as error:
             raise self._status_error(model, error) from None
         except anthropic.APIError as error:  # no answer, or one that is no listing
@@ -429,8 +436,17 @@ class AnthropicProvider:
 
 def _v1_hint(base_url: str | None) -> str | None:
     """For a 404: the URL meant, when ``base_url``'s path ends in ``/v1``, which the SDK adds
-    again (``/v1/v1/messages``, a route no server has)."""
-    if not base_url or not urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+    again (``/v1/v1/messages``, a route no server has), or goes on after it (the endpoint
+    pasted whole, ``.../v1/messages``)."""
+    if not base_url:
         return None
-    meant = base_url.rstrip("/").removesuffix("/v1")
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    head, v1, _ = path.partition("/v1/")
+    if v1:
+        meant = parts._replace(path=head).geturl()
+    elif path.endswith("/v1"):
+        meant = base_url.rstrip("/").removesuffix("/v1")
+    else:
+        return None
     return f"the anthropic provider's URL is the host alone, its SDK adds /v1: {meant}"

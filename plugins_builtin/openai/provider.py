@@ -46,6 +46,7 @@ from hermes_core.agent import (
     TextDelta,
     cache_breakpoints,
     http_model_error,
+    listed_models,
     no_stream_error,
     transport_errors,
 )
@@ -298,7 +299,13 @@ class OpenAIProvider:
         ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
         model = self.settings.model
         try:
-            return [listed.id async for listed in self._client.models.list()]
+            return await listed_models(
+                "openai",
+                model,
+                self._client.models.list(),
+                base_url=self.settings.base_url,
+                hint="an OpenAI-compatible server's URL, ending in /v1",
+            )
         except openai.APIStatusError as error:
             raise self._status_error(model, error) from None
         except openai.APIError as error:  # no answer, or one that is no listing
@@ -321,7 +328,14 @@ class OpenAIProvider:
 
 def _v1_hint(base_url: str | None) -> str | None:
     """For a 404: the URL meant, when ``base_url``'s path does not end in ``/v1`` (llama.cpp's,
-    vLLM's and Ollama's endpoints are under it; the server then has no such route)."""
-    if not base_url or urlsplit(base_url).path.rstrip("/").endswith("/v1"):
+    vLLM's and Ollama's endpoints are under it; the server then has no such route): cut after
+    its ``/v1`` when it goes on (the endpoint pasted whole, ``.../v1/chat/completions``)."""
+    if not base_url:
         return None
-    return f"an OpenAI-compatible server's URL usually ends in /v1: {base_url.rstrip('/')}/v1"
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        return None
+    head, v1, _ = path.partition("/v1/")
+    meant = parts._replace(path=f"{head}/v1").geturl() if v1 else f"{base_url.rstrip('/')}/v1"
+    return f"an OpenAI-compatible server's URL usually ends in /v1: {meant}"

@@ -139,6 +139,36 @@ def test_an_empty_prompt_from_stdin_is_the_usage_error_of_an_empty_prompt(
     assert served.server.requests == []
 
 
+def closed_stdin(served: Served, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``hermes *args <&-``: the process starts with no descriptor 0 at all."""
+    return subprocess.run(
+        ["sh", "-c", 'exec "$@" <&-', "sh", *served.cli.command(*args)],
+        cwd=served.cli.work,
+        env=served.env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_prompt_with_stdin_closed_is_sent_alone_as_with_dev_null(served: Served) -> None:
+    served.server.add(FakeTurn(text="Hi."))
+    done = closed_stdin(served, "run", "hello")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"Hi.\n"
+    assert served.sent() == ["hello"]
+
+
+def test_no_prompt_with_stdin_closed_is_the_usage_error_of_an_empty_prompt(
+    served: Served,
+) -> None:
+    done = closed_stdin(served, "run")
+    assert done.returncode == 2, done.stderr.decode()
+    assert "Traceback" not in done.stderr.decode()
+    assert "PROMPT is empty (stdin held no text)" in done.stderr.decode()
+    assert served.server.requests == []
+
+
 def test_stdin_that_is_not_utf8_is_a_usage_error_naming_it(served: Served) -> None:
     done = served.run("run", "what is this", stdin=b"abc\xff\xfedef")
     assert done.returncode == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 
 from hermes_core.agent._transcripts import Transcript
 from hermes_core.agent._wire import Message, ModelToolCall
+from hermes_core.testing import FakeModelServer, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 from tests.memory.bundled import bundled
 
@@ -403,6 +405,27 @@ def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
     assert not path.exists()
 
 
+@pytest.mark.parametrize("session", ["", " "])
+def test_an_empty_session_id_names_no_conversation(hermes_cli: InProcessCli, session: str) -> None:
+    """``hermes sessions delete "$ID" --yes`` with ``ID`` unset: "" is the start of every id,
+    and must not delete the only conversation there is."""
+    only = write(hermes_cli, "aaa111", "the only one")
+    for command in (["delete", session, "--yes"], ["show", session]):
+        done = hermes_cli.run("sessions", *command, ok=False)
+        assert done.returncode == 2, done.stdout
+        assert "SESSION is empty" in done.stderr
+    assert only.exists()
+
+
+def test_prune_with_an_age_longer_than_any_time_deletes_nothing(hermes_cli: InProcessCli) -> None:
+    old = write(hermes_cli, "aaa111", "old", age=40 * DAY)
+    for age in ("99999999w", "9" * 400 + "d"):
+        done = hermes_cli.run("sessions", "prune", "--older-than", age, "--yes", ok=False)
+        assert done.returncode == 0, done.stderr
+        assert "is older than" in done.stdout
+    assert old.exists()
+
+
 def test_a_subagent_s_transcript_whose_parent_is_gone_is_listed_and_pruned(
     hermes_cli: InProcessCli,
 ) -> None:
@@ -413,3 +436,42 @@ def test_a_subagent_s_transcript_whose_parent_is_gone_is_listed_and_pruned(
     assert [one["id"] for one in listed] == ["ddd444"]
     hermes_cli.run("sessions", "prune", "--older-than", "30d", "--yes")
     assert not orphan.exists()
+
+
+def test_a_conversation_deleted_while_a_chat_holds_it_starts_again_as_a_whole_transcript(
+    hermes_cli: InProcessCli,
+) -> None:
+    """``hermes sessions delete`` while a ``hermes chat`` process goes on with the conversation:
+    the chat's next message writes a transcript of its own again, with a header, so it is
+    listed in its directory and ``--continue`` takes it up, not a file of messages alone."""
+    with FakeModelServer(turns=[FakeTurn(text="First answer."), FakeTurn(text="Second.")]) as fake:
+        model = {"provider": "openai", "model": "fake-model", "base_url": fake.openai_base_url}
+        hermes_cli.config.write_text(json.dumps({"model": model}), encoding="utf-8")
+        env = hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+        chat = subprocess.Popen(
+            hermes_cli.command("chat"),
+            cwd=hermes_cli.work,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert chat.stdin is not None
+        assert chat.stdout is not None
+        chat.stdin.write(b"keep this secret\n")
+        chat.stdin.flush()
+        assert chat.stdout.readline() == b"First answer.\n"
+        (path,) = (hermes_cli.home / "sessions").glob("*.jsonl")
+        hermes_cli.run("sessions", "delete", path.stem, "--yes")
+        assert not path.exists()
+        _, errors = chat.communicate(b"go on\n", timeout=60)
+        assert chat.returncode == 0, errors.decode()
+
+    header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert header["type"] == "session"
+    assert header["id"] == path.stem
+    assert header["cwd"] == str(hermes_cli.work)
+    assert "keep this secret" not in path.read_text(encoding="utf-8")
+    (listed,) = json.loads(hermes_cli.run("sessions", "list", "--json").stdout)
+    assert listed["id"] == path.stem
+    assert listed["first_message"] == "go on"

@@ -460,6 +460,30 @@ def test_an_openai_base_url_without_v1_is_named_with_the_url_meant() -> None:
     assert "ends in /v1" not in str(refused.value), "it ends in /v1: the model is the one to check"
 
 
+@pytest.mark.parametrize(
+    ("provider", "endpoint", "meant"),
+    [
+        ("openai", "/v1/chat/completions", "/v1"),
+        ("openai", "/v1/models", "/v1"),
+        ("anthropic", "/v1/messages", ""),
+    ],
+)
+def test_a_base_url_naming_the_endpoint_itself_is_named_with_the_url_meant(
+    provider: str, endpoint: str, meant: str
+) -> None:
+    """The slip of pasting the endpoint the vendor's page shows (.../v1/chat/completions): the
+    URL meant is the one the SDK adds that path to, not that URL with /v1 added again."""
+    with FakeModelServer() as server:
+        made = make_model_provider(ModelSettings(provider, "m", base_url=f"{server.url}{endpoint}"))
+        with pytest.raises(ModelError) as refused:
+            _run(made, _ask())
+
+    said = str(refused.value)
+    assert refused.value.status == 404
+    assert f": {server.url}{meant})" in said
+    assert f"{endpoint}/v1)" not in said
+
+
 def test_an_anthropic_base_url_ending_in_v1_is_named_with_the_url_meant() -> None:
     """The opposite slip: the anthropic SDK adds /v1 itself, so .../v1 asks for /v1/v1/messages."""
     with FakeModelServer() as server:
