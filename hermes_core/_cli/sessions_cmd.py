@@ -4,18 +4,22 @@ pruned, without asking the model.
 Each acts on the store hermes itself writes and reads (:meth:`TranscriptStore.of_home`): a
 home inside the project while its gate is closed keeps the user's conversations in the user's
 own folder for it, and the transcripts the repository holds are never listed, shown nor
-deleted. Deleting takes a conversation's subagents' transcripts with it; ``session_search``'s
-index holds nothing but what the transcripts hold, and drops the rows of a transcript gone at
-its next search (the transcripts are the truth, whether the plugin is enabled now or later).
+deleted. Deleting takes a conversation's subagents' transcripts with it, then tells the
+plugins enabled now which are gone (``hermes_transcripts_deleted``): ``session_search`` drops
+their rows from its index before the command returns. Its index holds nothing but what the
+transcripts hold, and drops the rows of any transcript gone at its next search too (one deleted
+by hand, or while the plugin was not enabled: the transcripts are the truth).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -295,10 +299,36 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
     except ConversationError as error:
         raise SessionsError(f"nothing deleted: {error}") from None
     except OSError as error:
+        _told([t for t in [*chosen, *children] if not os.path.lexists(t.path)])
         raise SessionsError(f"{error}: some transcripts may be left in {store.directory}") from None
+    _told([*chosen, *children])
     for transcript in chosen:
         click.echo(f"deleted {transcript.path.stem}")
     click.echo(f"deleted {with_children}, {_bytes(freed)} freed")
+
+
+def _told(deleted: list[Transcript]) -> None:
+    """Tell the plugins enabled now (loaded as every command loads them) that ``deleted`` are
+    gone (``hermes_transcripts_deleted``), each isolated: a failure is logged, never stops
+    the others nor undoes the deletion."""
+    import anyio
+
+    from hermes_core._cli.context import load_config_in_effect
+    from hermes_core._hook_calls import HookCalls
+    from hermes_core._host import Host
+
+    if not deleted:
+        return
+    env = environment()
+    config = load_config_in_effect(env)
+    host = Host(config, env, config_path=env.config_path)
+    try:
+        host.load_plugins()
+        calls = HookCalls(host.pm, config.plugins.hook_timeout)
+        ids = tuple(transcript.path.stem for transcript in deleted)
+        anyio.run(partial(calls.notify, "hermes_transcripts_deleted", env=env, session_ids=ids))
+    finally:
+        host.close()
 
 
 def _size(transcript: Transcript) -> int:
