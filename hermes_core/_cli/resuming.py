@@ -10,7 +10,9 @@ subagent's is refused, naming its parent session, which is the conversation to t
 ``/resume`` of ``hermes chat`` (:class:`ResumeCommand`) lists this directory's conversations,
 numbered, and takes one up the same way.
 
-A transcript's directory and model are its latest header's (the ones it last ran with); its
+A transcript's directory and model are its latest header's (the ones it last ran with; looked
+for as ``hermes sessions list`` looks, from the file's ends only:
+:func:`~hermes_core.agent._conversations.latest_header`); its
 size counts the messages :func:`~hermes_core.agent._transcripts.counts_as_message` counts, as
 ``session_search`` does.
 """
@@ -243,8 +245,11 @@ class ResumeCommand:
 
 
 def _header(transcript: Transcript) -> dict[str, Any]:
+    """Its latest header as ``hermes sessions list`` reads it, from the file's ends only."""
+    from hermes_core.agent._conversations import latest_header
+
     try:
-        return transcript.header()
+        return latest_header(transcript)
     except OSError:
         return {}
 
