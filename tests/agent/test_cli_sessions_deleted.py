@@ -162,3 +162,19 @@ def test_continue_reads_only_the_ends_of_a_2_gb_transcript_of_another_directory(
     assert bytes_read() - before < 64 * 1024**2
     assert found is not None
     assert found.session_id == "aaa111"
+
+
+def test_a_configuration_that_cannot_be_read_still_deletes_and_says_who_was_not_told(
+    hermes_cli: InProcessCli,
+) -> None:
+    """The plugins are loaded from the configuration after the files are gone: one that does
+    not parse made the delete an error (exit 2) though it had deleted."""
+    path = write(hermes_cli, "aaa111", "the pasted password hunter2secret")
+    hermes_cli.config.write_text("model: [\n", encoding="utf-8")
+    done = hermes_cli.run("sessions", "delete", "aaa111", "--yes")
+    assert not path.exists()
+    assert "deleted 1 conversation" in done.stdout
+    [warned] = [line for line in done.stderr.splitlines() if "was told" in line]
+    assert warned.startswith("hermes: warning: no plugin was told of the deletion: ")
+    assert "config.yaml" in warned
+    assert "session_search" in warned
