@@ -310,17 +310,27 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
 def _told(deleted: list[Transcript]) -> None:
     """Tell the plugins enabled now (loaded as every command loads them) that ``deleted`` are
     gone (``hermes_transcripts_deleted``), each isolated: a failure is logged, never stops
-    the others nor undoes the deletion."""
+    the others nor undoes the deletion. A configuration that cannot be read tells none, and
+    says so: the deletion is done all the same."""
     import anyio
 
     from hermes_core._cli.context import load_config_in_effect
+    from hermes_core._errors import ConfigError
     from hermes_core._hook_calls import HookCalls
     from hermes_core._host import Host
 
     if not deleted:
         return
     env = environment()
-    config = load_config_in_effect(env)
+    try:
+        config = load_config_in_effect(env)
+    except ConfigError as error:
+        echo_shown(
+            f"hermes: warning: no plugin was told of the deletion: {error}; "
+            "session_search's index drops them at its next search",
+            err=True,
+        )
+        return
     host = Host(config, env, config_path=env.config_path)
     try:
         host.load_plugins()
