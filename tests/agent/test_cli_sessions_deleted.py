@@ -178,3 +178,32 @@ def test_a_configuration_that_cannot_be_read_still_deletes_and_says_who_was_not_
     assert warned.startswith("hermes: warning: no plugin was told of the deletion: ")
     assert "config.yaml" in warned
     assert "session_search" in warned
+
+
+def test_resume_s_listings_read_only_the_ends_of_a_2_gb_transcript(
+    hermes_cli: InProcessCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/resume``'s listing and ``--resume``'s answer to an unknown id show each conversation
+    listed with its messages counted, which read a 2 GB one whole."""
+    from hermes_core._cli.resuming import ResumeCommand, ResumeError, resumed
+    from hermes_core.agent._transcripts import TranscriptStore
+
+    write(hermes_cli, "aaa111", "a small one", "ok", age=DAY)
+    large = write(hermes_cli, "bbb222", "the start of a long one")
+    with large.open("r+b") as file:  # sparse: 2 GB of a damaged line, no disk spent
+        file.seek(2 * 1024**3)
+        file.write(b"\n")
+    Transcript(large).add(Message("user", "the end"))
+    store = TranscriptStore(large.parent)
+    monkeypatch.chdir(hermes_cli.work)
+    before = bytes_read()
+    listing = ResumeCommand(store, "fake-1").listing("zzz999")
+    with pytest.raises(ResumeError) as unknown:
+        resumed(store, last=False, session="zzz", model="fake-1")
+    assert bytes_read() - before < 64 * 1024**2
+    for shown in ("\n".join(listing), str(unknown.value)):
+        [line] = [line for line in shown.splitlines() if "bbb222" in line]
+        assert "the start of a long one" in line
+        assert "2.0 GB, not counted" in line
+        [small] = [line for line in shown.splitlines() if "aaa111" in line]
+        assert "2 messages" in small
