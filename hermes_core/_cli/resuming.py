@@ -255,14 +255,23 @@ def _header(transcript: Transcript) -> dict[str, Any]:
 
 
 def _line(transcript: Transcript, number: str = "") -> str:
-    from hermes_core.agent._transcripts import TranscriptError
+    """A conversation listed, read as ``hermes sessions list`` reads it: a large one's
+    messages are not counted (its size is shown), so it is never read whole."""
+    from hermes_core._cli.sessions_cmd import shown_bytes
+    from hermes_core.agent._conversations import recorded
 
     try:
-        messages = transcript.messages()
-    except (OSError, TranscriptError):
+        found = recorded(transcript)
+    except OSError:
+        found = None
+    if found is None or found.damaged:
         return f"  {number}{transcript.path.stem}  (unreadable)"
-    first = next((m.content for m in messages if m.role == "user"), "")
-    return f"  {number}{transcript.path.stem}  ({_about(transcript, messages)})  {_short(first)}"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(found.changed))
+    if found.messages is None:
+        about = f"{when}, {shown_bytes(found.size)}, not counted"
+    else:
+        about = f"{when}, {_messages(found.messages)}"
+    return f"  {number}{transcript.path.stem}  ({about})  {_short(found.first_message)}"
 
 
 def _about(transcript: Transcript, stored: list[Message]) -> str:
@@ -272,8 +281,11 @@ def _about(transcript: Transcript, stored: list[Message]) -> str:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(transcript.path.stat().st_mtime))
     except OSError:
         when = "date unknown"
-    counted = sum(1 for message in stored if counts_as_message(message.content))
-    return f"{when}, {counted} message{'' if counted == 1 else 's'}"
+    return f"{when}, {_messages(sum(1 for m in stored if counts_as_message(m.content)))}"
+
+
+def _messages(counted: int) -> str:
+    return f"{counted} message{'' if counted == 1 else 's'}"
 
 
 def _short(text: str) -> str:

@@ -282,7 +282,7 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
     with_children = _counted_words(len(chosen), len(children))
     if dry_run:
         size = sum(_size(transcript) for transcript in [*chosen, *children])
-        click.echo(f"would delete {with_children}, {_bytes(size)}")
+        click.echo(f"would delete {with_children}, {shown_bytes(size)}")
         return
     if not yes:
         if not sys.stdin.isatty():
@@ -304,7 +304,7 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
     _told([*chosen, *children])
     for transcript in chosen:
         click.echo(f"deleted {transcript.path.stem}")
-    click.echo(f"deleted {with_children}, {_bytes(freed)} freed")
+    click.echo(f"deleted {with_children}, {shown_bytes(freed)} freed")
 
 
 def _told(deleted: list[Transcript]) -> None:
@@ -355,7 +355,8 @@ def _counted_words(conversations: int, children: int) -> str:
     return said
 
 
-def _bytes(count: int) -> str:
+def shown_bytes(count: int) -> str:
+    """``count`` bytes as a person reads a size: ``512 bytes``, ``1.5 MB``, ``2.0 GB``."""
     size = float(count)
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
