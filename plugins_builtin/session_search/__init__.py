@@ -233,7 +233,7 @@ def build_tool(
     )
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def hermes_transcripts_deleted(env: Environment, session_ids: Sequence[str]) -> None:
     """Drop the rows of the conversations ``hermes sessions`` deleted from the index at once
     (:meth:`~.index.SessionIndex.drop`), not at the next search. An index in a home inside
