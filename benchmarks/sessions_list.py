@@ -7,7 +7,9 @@ beside them. Each round times:
 
 - ``conversations(store)``, the listing's reading, in this process (every file's start, its
   end for the latest header, its messages counted),
-- ``hermes sessions list --all --json`` as a subprocess (the command's start included).
+- ``hermes sessions list --all --json`` as a subprocess (the command's start included),
+- ``--continue``'s search (:func:`resumed`) from a directory none of them is of: the worst
+  case, every transcript's latest header read (from its ends) before it says there is none.
 
 Run:
 
@@ -25,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hermes_core._cli.resuming import ResumeError, resumed
 from hermes_core.agent._conversations import conversations
 from hermes_core.agent._transcripts import Transcript, TranscriptStore
 from hermes_core.agent._wire import Message
@@ -61,11 +64,16 @@ def main() -> None:
         store = TranscriptStore(home / "sessions")
         variables = {**os.environ, "HERMES_HOME": str(home), "HOME": str(root / "user")}
         command = [sys.executable, "-m", "hermes_core", "sessions", "list", "--all", "--json"]
-        reading, listing = [], []
+        reading, listing, continuing = [], [], []
         for _ in range(args.rounds):
             start = time.perf_counter()
             found = conversations(store)
             reading.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            try:
+                resumed(store, last=True, session=None, model="bench-1")
+            except ResumeError:  # none of this directory: every header was read
+                continuing.append(time.perf_counter() - start)
             start = time.perf_counter()
             subprocess.run(command, cwd=work, env=variables, capture_output=True, check=True)
             listing.append(time.perf_counter() - start)
@@ -75,6 +83,7 @@ def main() -> None:
     for name, times in (
         ("conversations(store)", reading),
         ("hermes sessions list --all --json", listing),
+        ("--continue, none of this directory", continuing),
     ):
         print(f"| {name} | {statistics.median(times) * 1000:.0f} ms | {min(times) * 1000:.0f} ms |")
 

@@ -152,3 +152,13 @@ def hermes_session_start(session: Session) -> None:
 def hermes_session_end(session: Session) -> None:
     """When a session ends."""
     ...
+
+
+@hookspec
+def hermes_transcripts_deleted(env: Environment, session_ids: Sequence[str]) -> None:
+    """After ``hermes sessions delete`` or ``prune`` removed the transcripts of
+    ``session_ids`` (their subagents' included) from ``env``'s store
+    (``env.data_home / "sessions"``), in that command's process: drop at once what you keep
+    of those conversations (an index, a cache, a copy). Only the plugins enabled then are
+    told; the return value is ignored."""
+    ...

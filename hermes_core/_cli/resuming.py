@@ -10,7 +10,9 @@ subagent's is refused, naming its parent session, which is the conversation to t
 ``/resume`` of ``hermes chat`` (:class:`ResumeCommand`) lists this directory's conversations,
 numbered, and takes one up the same way.
 
-A transcript's directory and model are its latest header's (the ones it last ran with); its
+A transcript's directory and model are its latest header's (the ones it last ran with; looked
+for as ``hermes sessions list`` looks, from the file's ends only:
+:func:`~hermes_core.agent._conversations.latest_header`); its
 size counts the messages :func:`~hermes_core.agent._transcripts.counts_as_message` counts, as
 ``session_search`` does.
 """
@@ -256,21 +258,33 @@ class ResumeCommand:
 
 
 def _header(transcript: Transcript) -> dict[str, Any]:
+    """Its latest header as ``hermes sessions list`` reads it, from the file's ends only."""
+    from hermes_core.agent._conversations import latest_header
+
     try:
-        return transcript.header()
+        return latest_header(transcript)
     except OSError:
         return {}
 
 
 def _line(transcript: Transcript, number: str = "") -> str:
-    from hermes_core.agent._transcripts import TranscriptError
+    """A conversation listed, read as ``hermes sessions list`` reads it: a large one's
+    messages are not counted (its size is shown), so it is never read whole."""
+    from hermes_core._cli.sessions_cmd import shown_bytes
+    from hermes_core.agent._conversations import recorded
 
     try:
-        messages = transcript.messages()
-    except (OSError, TranscriptError):
+        found = recorded(transcript)
+    except OSError:
+        found = None
+    if found is None or found.damaged:
         return f"  {number}{transcript.path.stem}  (unreadable)"
-    first = next((m.content for m in messages if m.role == "user"), "")
-    return f"  {number}{transcript.path.stem}  ({_about(transcript, messages)})  {_short(first)}"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(found.changed))
+    if found.messages is None:
+        about = f"{when}, {shown_bytes(found.size)}, not counted"
+    else:
+        about = f"{when}, {_messages(found.messages)}"
+    return f"  {number}{transcript.path.stem}  ({about})  {_short(found.first_message)}"
 
 
 def _about(transcript: Transcript, stored: list[Message]) -> str:
@@ -280,8 +294,11 @@ def _about(transcript: Transcript, stored: list[Message]) -> str:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(transcript.path.stat().st_mtime))
     except OSError:
         when = "date unknown"
-    counted = sum(1 for message in stored if counts_as_message(message.content))
-    return f"{when}, {counted} message{'' if counted == 1 else 's'}"
+    return f"{when}, {_messages(sum(1 for m in stored if counts_as_message(m.content)))}"
+
+
+def _messages(counted: int) -> str:
+    return f"{counted} message{'' if counted == 1 else 's'}"
 
 
 def _short(text: str) -> str:

@@ -4,18 +4,22 @@ pruned, without asking the model.
 Each acts on the store hermes itself writes and reads (:meth:`TranscriptStore.of_home`): a
 home inside the project while its gate is closed keeps the user's conversations in the user's
 own folder for it, and the transcripts the repository holds are never listed, shown nor
-deleted. Deleting takes a conversation's subagents' transcripts with it; ``session_search``'s
-index holds nothing but what the transcripts hold, and drops the rows of a transcript gone at
-its next search (the transcripts are the truth, whether the plugin is enabled now or later).
+deleted. Deleting takes a conversation's subagents' transcripts with it, then tells the
+plugins enabled now which are gone (``hermes_transcripts_deleted``): ``session_search`` drops
+their rows from its index before the command returns. Its index holds nothing but what the
+transcripts hold, and drops the rows of any transcript gone at its next search too (one deleted
+by hand, or while the plugin was not enabled: the transcripts are the truth).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -279,7 +283,7 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
     with_children = _counted_words(len(chosen), len(children))
     if dry_run:
         size = sum(_size(transcript) for transcript in [*chosen, *children])
-        click.echo(f"would delete {with_children}, {_bytes(size)}")
+        click.echo(f"would delete {with_children}, {shown_bytes(size)}")
         return
     if not yes:
         if not sys.stdin.isatty():
@@ -296,10 +300,46 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
     except ConversationError as error:
         raise SessionsError(f"nothing deleted: {error}") from None
     except OSError as error:
+        _told([t for t in [*chosen, *children] if not os.path.lexists(t.path)])
         raise SessionsError(f"{error}: some transcripts may be left in {store.directory}") from None
+    _told([*chosen, *children])
     for transcript in chosen:
         click.echo(f"deleted {transcript.path.stem}")
-    click.echo(f"deleted {with_children}, {_bytes(freed)} freed")
+    click.echo(f"deleted {with_children}, {shown_bytes(freed)} freed")
+
+
+def _told(deleted: list[Transcript]) -> None:
+    """Tell the plugins enabled now (loaded as every command loads them) that ``deleted`` are
+    gone (``hermes_transcripts_deleted``), each isolated: a failure is logged, never stops
+    the others nor undoes the deletion. A configuration that cannot be read tells none, and
+    says so: the deletion is done all the same."""
+    import anyio
+
+    from hermes_core._cli.context import load_config_in_effect
+    from hermes_core._errors import ConfigError
+    from hermes_core._hook_calls import HookCalls
+    from hermes_core._host import Host
+
+    if not deleted:
+        return
+    env = environment()
+    try:
+        config = load_config_in_effect(env)
+    except ConfigError as error:
+        echo_shown(
+            f"hermes: warning: no plugin was told of the deletion: {error}; "
+            "session_search's index drops them at its next search",
+            err=True,
+        )
+        return
+    host = Host(config, env, config_path=env.config_path)
+    try:
+        host.load_plugins()
+        calls = HookCalls(host.pm, config.plugins.hook_timeout)
+        ids = tuple(transcript.path.stem for transcript in deleted)
+        anyio.run(partial(calls.notify, "hermes_transcripts_deleted", env=env, session_ids=ids))
+    finally:
+        host.close()
 
 
 def _size(transcript: Transcript) -> int:
@@ -316,7 +356,8 @@ def _counted_words(conversations: int, children: int) -> str:
     return said
 
 
-def _bytes(count: int) -> str:
+def shown_bytes(count: int) -> str:
+    """``count`` bytes as a person reads a size: ``512 bytes``, ``1.5 MB``, ``2.0 GB``."""
     size = float(count)
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":

@@ -123,6 +123,13 @@ def recorded(transcript: Transcript) -> Recorded:
     )
 
 
+def latest_header(transcript: Transcript) -> dict[str, Any]:
+    """``transcript``'s latest header, read from its ends only: the last one in its last
+    :data:`COUNTED_BYTES` (:meth:`Transcript.header`), else its first (one so far from the
+    end of a larger file is not looked for). :class:`OSError` when it cannot be read."""
+    return transcript.header(within=COUNTED_BYTES) or _head(transcript.path)[0]
+
+
 def conversations(store: TranscriptStore, here: Path | None = None) -> list[Recorded]:
     """The conversations of ``store`` (no subagent's whose parent is there: each says how many
     subagents it had), of the working directory ``here`` only when given, the one appended to
@@ -190,8 +197,7 @@ def subagents(store: TranscriptStore, sessions: Sequence[str]) -> list[Transcrip
         if transcript.path.stem in sessions:
             continue
         try:
-            header = transcript.header(within=COUNTED_BYTES) or _head(transcript.path)[0]
-            parent = header.get("parent")
+            parent = latest_header(transcript).get("parent")
         except OSError:
             continue
         if isinstance(parent, str) and parent:

@@ -234,6 +234,24 @@ def build_tool(
 
 
 @hookimpl(trylast=True)
+def hermes_transcripts_deleted(env: Environment, session_ids: Sequence[str]) -> None:
+    """Drop the rows of the conversations ``hermes sessions`` deleted from the index at once
+    (:meth:`~.index.SessionIndex.drop`), not at the next search. An index in a home inside
+    the project while its gate is closed is never opened (as a search never opens it)."""
+    sessions = env.data_home / "sessions"
+    database = env.data_home / DATABASE_NAME
+    if project_refusal(env, sessions, "the transcripts folder") is not None:
+        return
+    from .index import SessionIndex
+
+    index = SessionIndex(database, sessions)
+    try:
+        index.drop(session_ids)
+    finally:
+        index.close()
+
+
+@hookimpl(trylast=True)
 def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     """``session_search``, configured from ``plugins.entries.session_search``."""
     entry = PluginContext.of(_PLUGIN, config, env).settings_as(SessionSearchEntry)

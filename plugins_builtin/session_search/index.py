@@ -4,7 +4,8 @@ Transcripts (``$HERMES_HOME/sessions/<id>.jsonl``) only grow, a line a message, 
 remembers how many bytes of each file it has read and reads only what was appended since
 (:meth:`SessionIndex.update`); a file that shrank or was replaced is read again whole, and the
 rows of one no longer there are dropped (the transcripts are the truth: a conversation the user
-deleted is not found again, however long after the deletion the index is next updated). A
+deleted is not found again, however long after the deletion the index is next updated;
+``hermes sessions`` has them dropped at once, :meth:`SessionIndex.drop`). A
 conversation taken up again holds a header per process that took it up: a session started at
 its first header's time and runs with its latest header's model (the one resuming reads),
 however many updates read them. Each
@@ -44,7 +45,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -199,11 +200,22 @@ class SessionIndex:
         self._forget([session for session in known if session not in present])
         return added
 
+    def drop(self, sessions: Sequence[str]) -> None:
+        """Drop at once the rows of those of ``sessions`` whose transcripts are gone (as an
+        update does, :meth:`_forget`); a transcript there still (the same id written again) is
+        the truth, and its rows stay."""
+        gone = [one for one in sessions if not (self.directory / f"{one}.jsonl").exists()]
+        if gone and (self._connection is not None or self.database.exists()):
+            self._forget(gone)
+
     def _forget(self, sessions: list[str]) -> None:
         """Drop the rows of ``sessions``, whose transcripts are gone (deleted: the transcripts
         are the truth, whether this index was updated at the time or not), and merge the
         index so that no word of theirs stays in it; the pages freed are overwritten
-        (``secure_delete``)."""
+        (``secure_delete``), and written back into the database file at once (a checkpoint),
+        the write-ahead log emptied: another process holding the index open would otherwise
+        keep the old pages in the file until it closes it. The checkpoint waits (the busy
+        timeout) for a search reading meanwhile to end."""
         if not sessions:
             return
         connection = self.connection()
@@ -218,6 +230,7 @@ class SessionIndex:
         except BaseException:
             connection.execute("ROLLBACK")
             raise
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _index_file(self, path: Path, session: str) -> int:
         connection = self.connection()
