@@ -260,16 +260,25 @@ def test_media_names_a_command_that_is_not_installed_with_its_setting(
     assert sys.executable in found[("media", "stt_command")]["message"]
 
 
+def web_search_with(provider: str, entries: dict[str, Any] | None = None) -> dict[str, Any]:
+    entries = {"web": {"search_provider": provider}, **(entries or {})}
+    return {"plugins": {"enabled": ["web", provider], "entries": entries}}
+
+
 def test_brave_says_whether_its_key_is_set_never_showing_it(cli: InProcessCli) -> None:
-    write_config(cli, {"plugins": {"enabled": ["brave"]}})
+    write_config(cli, {"plugins": {"enabled": ["web", "brave"]}})
+    unused = checks(cli, "--offline", env=cli.variables())
+    write_config(cli, web_search_with("brave"))
 
     missing = checks(cli, "--offline", env=cli.variables())
     present = checks(cli, "--offline", env=cli.variables(BRAVE_API_KEY="bsk-secret-0123"))
 
+    assert not [group for group, _ in unused if group == "brave"]  # not web_search's provider
+
     assert missing[("brave", "key")]["status"] == "error"
     assert "BRAVE_API_KEY" in missing[("brave", "key")]["message"]
     assert present[("brave", "key")]["status"] == "ok"
-    assert "bsk-secret-0123" not in json.dumps(present)
+    assert "bsk-secret-0123" not in json.dumps(list(present.values()))
 
 
 class _Searxng(BaseHTTPRequestHandler):
@@ -299,8 +308,7 @@ def searxng() -> Iterator[str]:
 
 def test_searxng_asks_its_instance_unless_offline(cli: InProcessCli, searxng: str) -> None:
     def configured(url: str | None) -> None:
-        entries = {"searxng": {"url": url}} if url else {}
-        write_config(cli, {"plugins": {"enabled": ["searxng"], "entries": entries}})
+        write_config(cli, web_search_with("searxng", {"searxng": {"url": url}} if url else {}))
 
     configured(searxng)
     answered = checks(cli, env=cli.variables())
