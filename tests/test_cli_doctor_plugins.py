@@ -328,3 +328,27 @@ def test_searxng_asks_its_instance_unless_offline(cli: InProcessCli, searxng: st
     assert unset[("searxng", "url")]["status"] == "error"
     assert "plugins.entries.searxng.url" in unset[("searxng", "url")]["message"]
     assert unset[("searxng", "instance")]["status"] == "not checked"
+
+
+def test_the_file_memory_says_what_it_holds_and_a_file_it_cannot_read(
+    cli: InProcessCli,
+) -> None:
+    memories = cli.home / "memories"
+    memories.mkdir()
+    (memories / "USER.md").write_text("Prefers tabs\n§\nLives in Lyon\n", encoding="utf-8")
+    readable = checks(cli, "--offline", env=cli.variables())
+    (memories / "MEMORY.md").write_bytes(b"the build \xff uses make\n")
+
+    unreadable = checks(cli, "--offline", env=cli.variables())
+    write_config(cli, {"memory": {"enabled": False}})
+    off = checks(cli, "--offline", env=cli.variables())
+
+    assert readable[("memory", "files")]["status"] == "ok"
+    assert "USER.md: 2 entries" in readable[("memory", "files")]["message"]
+    assert unreadable[("memory", "files")]["status"] == "error"
+    assert (
+        "MEMORY.md is not UTF-8 text (byte 0xff at offset 10)"
+        in (unreadable[("memory", "files")]["message"])
+    )
+    assert unreadable[("memory", "files")]["hint"] == "hermes memory list"
+    assert not [group for group, _ in off if group == "memory"]
