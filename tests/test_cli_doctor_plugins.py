@@ -55,6 +55,10 @@ def junk():
     return "fine"
 
 
+def exits():
+    raise SystemExit(3)
+
+
 def online():
     (RAN / "online").write_text("sent")
     return DoctorResult("ok", "sent a request")
@@ -70,6 +74,7 @@ def hermes_doctor_checks(context):
         DoctorCheckSpec("raises", raises),
         DoctorCheckSpec("hangs", hangs),
         DoctorCheckSpec("junk", junk),
+        DoctorCheckSpec("exits", exits),
         DoctorCheckSpec("online", online, network=True),
     ]
 """
@@ -172,6 +177,8 @@ def test_a_plugins_checks_are_lines_under_its_name_and_its_failures_errors_namin
     assert "no answer within 1 s (plugins.hook_timeout)" in hung["message"]
     assert "DoctorResult" in found[("thing", "junk")]["message"]
     assert found[("thing", "junk")]["status"] == "error"
+    assert found[("thing", "exits")]["status"] == "error"
+    assert "raised SystemExit: 3" in found[("thing", "exits")]["message"]
     assert found[("thing", "online")]["status"] == "ok"
     for plugin, said in (
         ("hook-raises", "ValueError: the hook broke"),
