@@ -147,8 +147,11 @@ async def _within(function: Callable[[], _T], timeout: float) -> _T:
         thread.join(timeout)
         if thread.is_alive():
             raise _Refused(f"gave no answer within {timeout:g} s (plugins.hook_timeout)")
-        if "error" in box:
-            raise box["error"]
+        error = box.get("error")
+        if isinstance(error, Exception):
+            raise error
+        if error is not None:  # SystemExit, KeyboardInterrupt: the plugin's, not this process's
+            raise _Refused(f"raised {type(error).__name__}: {error}")
         value: _T = box["value"]
         return value
 
