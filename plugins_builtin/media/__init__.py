@@ -99,7 +99,7 @@ def hermes_doctor_checks(env: Environment, context: PluginContext) -> Sequence[D
             )
         except MediaRefused as exc:
             return DoctorResult("error", f"{exc}: install it, or correct {key} (docs/media.md)")
-        return DoctorResult("ok", f"runs {found}")
+        return DoctorResult("ok", f"found {found} (not run by this check)")
 
     return [
         DoctorCheckSpec(key, functools.partial(check, key, command, build))
