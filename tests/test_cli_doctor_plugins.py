@@ -97,6 +97,15 @@ def hermes_doctor_checks():
     return "not a list"
 """
 
+HOOK_TWICE = """
+from hermes_core.plugin import DoctorCheckSpec, DoctorResult, hookimpl
+
+
+@hookimpl
+def hermes_doctor_checks():
+    return [DoctorCheckSpec("a", lambda: DoctorResult("ok", "one"))] * 2
+"""
+
 HOOK_HANGS = """
 import time
 
@@ -153,8 +162,9 @@ def test_a_plugins_checks_are_lines_under_its_name_and_its_failures_errors_namin
     hermes_dir_plugin(plugins, "hook-raises", HOOK_RAISES)
     hermes_dir_plugin(plugins, "hook-junk", HOOK_JUNK)
     hermes_dir_plugin(plugins, "hook-hangs", HOOK_HANGS)
+    hermes_dir_plugin(plugins, "hook-twice", HOOK_TWICE)
     hermes_dir_plugin(plugins, "idle", NOT_ENABLED.format(ran=str(ran)))
-    enabled = ["thing", "hook-raises", "hook-junk", "hook-hangs"]
+    enabled = ["thing", "hook-raises", "hook-junk", "hook-hangs", "hook-twice"]
     write_config(cli, {"plugins": {"enabled": enabled, "hook_timeout": 1}})
     env = cli.variables(HERMES_STRICT_PLUGINS="0")
 
@@ -184,6 +194,7 @@ def test_a_plugins_checks_are_lines_under_its_name_and_its_failures_errors_namin
         ("hook-raises", "ValueError: the hook broke"),
         ("hook-junk", "must return a list of DoctorCheckSpec, got str"),
         ("hook-hangs", "no answer within 1 s"),
+        ("hook-twice", "returned the check name 'a' twice"),
     ):
         (line,) = [check for (group, _), check in found.items() if group == plugin]
         assert line["status"] == "error", line

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
@@ -109,8 +110,8 @@ def _specs(returned: object) -> list[DoctorCheckSpec]:
     if wrong:
         got = f"{type(wrong[0]).__name__} {shown(wrong[0])}"
         raise _Refused(f"must return a list of DoctorCheckSpec, got a list holding {got}")
-    names = [spec.name for spec in returned]
-    twice = next((name for name in names if names.count(name) > 1), None)
+    names = Counter(spec.name for spec in returned)
+    twice = next((name for name, count in names.items() if count > 1), None)
     if twice is not None:
         raise _Refused(f"returned the check name {twice!r} twice: give each its own name")
     return list(returned)
