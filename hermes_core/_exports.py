@@ -80,6 +80,8 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "CliCommandSpec": _SPECS,
         "Config": "hermes_core._config",
         "ConnectorGatewaySpec": _SPECS,
+        "DoctorCheckSpec": _SPECS,
+        "DoctorResult": _SPECS,
         "ModelContext": _SPECS,
         "ModelProviderSpec": _SPECS,
         "GeneratedImage": "hermes_core._image_providers",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ApprovalPolicySpec,
         CliCommandSpec,
         ConnectorGatewaySpec,
+        DoctorCheckSpec,
         ImageProviderSpec,
         MemoryProviderSpec,
         ModelProviderSpec,
@@ -105,6 +106,16 @@ def hermes_approval_policies() -> Sequence[ApprovalPolicySpec]:
 def hermes_cli_commands() -> Sequence[CliCommandSpec]:
     """When the ``hermes`` command starts: return extra subcommands. A plain function, not
     ``async def``."""
+    ...
+
+
+@hookspec
+def hermes_doctor_checks(
+    config: Config, env: Environment, context: PluginContext
+) -> Sequence[DoctorCheckSpec]:
+    """When ``hermes doctor`` runs, and only then: return the checks of what only this plugin
+    knows (its service's key, a program it needs). A plain function, not ``async def``; a
+    check's ``run`` may be either. Declare only the arguments you use."""
     ...
 
 

@@ -9,7 +9,7 @@ spec; the declarations of the hooks are *hook specifications* (:mod:`hermes_core
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -339,3 +339,33 @@ class MemoryProviderSpec:
 
     def __post_init__(self) -> None:
         _check_name("memory provider", self.name)
+
+
+DoctorStatus = Literal["ok", "warning", "error", "not checked"]
+
+
+@dataclass(frozen=True)
+class DoctorResult:
+    """What a :class:`DoctorCheckSpec`'s ``run`` returns: one line of ``hermes doctor``, its
+    ``status``, a one-line ``message`` (the problem and what to do) and ``hint``, the command
+    that shows more (or empty)."""
+
+    status: DoctorStatus
+    message: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class DoctorCheckSpec:
+    """A check of ``hermes doctor``, registered by ``hermes_doctor_checks``: ``run``, a plain or
+    ``async`` function without arguments, returns a :class:`DoctorResult`, shown under the
+    plugin's name. ``network``: it sends requests, so ``hermes doctor --offline`` shows it not
+    checked without calling ``run``. A ``run`` that raises, returns anything else or takes over
+    ``plugins.hook_timeout`` is an error line naming the plugin."""
+
+    name: str
+    run: Callable[[], DoctorResult | Awaitable[DoctorResult]]
+    network: bool = False
+
+    def __post_init__(self) -> None:
+        _check_name("doctor check", self.name)

@@ -88,6 +88,12 @@ if TYPE_CHECKING:
         ConnectorGatewaySpec as ConnectorGatewaySpec,
     )
     from hermes_core._specs import (
+        DoctorCheckSpec as DoctorCheckSpec,
+    )
+    from hermes_core._specs import (
+        DoctorResult as DoctorResult,
+    )
+    from hermes_core._specs import (
         ImageProviderSpec as ImageProviderSpec,
     )
     from hermes_core._specs import (

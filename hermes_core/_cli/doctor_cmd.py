@@ -2,8 +2,9 @@
 
 The checks reuse what the commands that show each part call (``config validate``, ``plugins
 list``, ``hooks list``, ``skills list``, ``mcp test``): :mod:`.doctor_checks` reads files,
-:mod:`.doctor_probes` asks the model server and the MCP servers, at once. Nothing is called,
-run or written: no tool, no hook, no plugin that ``plugins.enabled`` (or a bundled default)
+:mod:`.doctor_probes` asks the model server and the MCP servers, :mod:`.doctor_plugins` the
+enabled plugins' own checks (``hermes_doctor_checks``), at once. Nothing else is called, run
+or written: no tool, no other hook, no plugin that ``plugins.enabled`` (or a bundled default)
 does not enable; only a stdio MCP server's log gets its standard error, as with ``mcp test``,
 and the cache of parsed plugin manifests is kept as every command keeps it.
 """
@@ -46,7 +47,10 @@ _NEEDS_CONFIG_TOO = (("hooks", "hooks"), ("skills", "skills"))
 @click.option(
     "--offline",
     is_flag=True,
-    help="Send nothing: no request to the model server, no MCP server started.",
+    help=(
+        "Send nothing: no request to the model server, no MCP server started, no plugin "
+        "check that sends requests run."
+    ),
 )
 def doctor(as_json: bool, offline: bool) -> None:
     """Check the setup: configuration, plugins, model, MCP servers, hooks, skills, home and
@@ -74,10 +78,12 @@ def doctor(as_json: bool, offline: bool) -> None:
 
 def _with_plugins(config: Config, env: Environment, *, offline: bool) -> list[Check]:
     """The checks that need the plugins loaded (as every command loads them: the enabled
-    ones), the model's and the MCP servers' run at once."""
+    ones), the model's, the MCP servers' and the plugins' own (``hermes_doctor_checks``) run
+    at once."""
     import anyio
 
     from hermes_core._cli.config_cmd import selection_problems
+    from hermes_core._cli.doctor_plugins import plugin_doctor_checks
     from hermes_core._cli.doctor_probes import declared_servers, mcp_checks, model_checks
     from hermes_core._host import Host
 
@@ -103,10 +109,14 @@ def _with_plugins(config: Config, env: Environment, *, offline: bool) -> list[Ch
             async def mcp() -> None:
                 results["mcp"] = await mcp_checks(servers, env, offline=offline)
 
+            async def plugins() -> None:
+                results["plugins"] = await plugin_doctor_checks(host, offline=offline)
+
             async with anyio.create_task_group() as group:
                 group.start_soon(model)
                 group.start_soon(mcp)
-            return [*results["model"], *results["mcp"]]
+                group.start_soon(plugins)
+            return [*results["model"], *results["mcp"], *results["plugins"]]
 
         found += anyio.run(probes)
     finally:

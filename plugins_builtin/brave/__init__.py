@@ -19,6 +19,8 @@ from annotated_types import Ge
 
 from hermes_core._plugin_support import retry_after_seconds, secret_variable, tls_context
 from hermes_core.plugin import (
+    DoctorCheckSpec,
+    DoctorResult,
     Environment,
     PluginContext,
     WebResult,
@@ -59,10 +61,7 @@ class Brave:
         variable = self.settings.api_key_env
         key = secret_variable(self._env, variable)
         if key is None:
-            raise WebSearchError(
-                f"brave: no API key: set {variable} in the environment or in $HERMES_HOME/.env "
-                "(a key from https://api-dashboard.search.brave.com)"
-            )
+            raise WebSearchError(no_key(variable))
         import httpx  # here: a host that never searches never imports it
 
         headers = {"Accept": "application/json", "X-Subscription-Token": key}
@@ -95,6 +94,14 @@ class Brave:
         return [result for result in results if result is not None][:limit]
 
 
+def no_key(variable: str) -> str:
+    """What a search says when the variable holding the key is not set."""
+    return (
+        f"brave: no API key: set {variable} in the environment or in $HERMES_HOME/.env "
+        "(a key from https://api-dashboard.search.brave.com)"
+    )
+
+
 def _text(value: object) -> str:
     """A field of the API as plain text: it marks the query's words with ``<strong>``."""
     import html  # imported by the one reading that needs it, not at every start
@@ -121,3 +128,20 @@ def _factory(context: PluginContext) -> Brave:
 def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
     """The ``brave`` provider."""
     return [WebSearchProviderSpec(_NAME, _factory, "the Brave Search API (BRAVE_API_KEY)")]
+
+
+@hookimpl(trylast=True)
+def hermes_doctor_checks(context: PluginContext) -> Sequence[DoctorCheckSpec]:
+    """``hermes doctor``, when ``web_search`` uses brave (the ``web`` plugin's
+    ``search_provider``): whether the key's variable is set (the key is never shown, and no
+    search is made: each costs a request of the plan)."""
+    if context.config.plugins.entries.get("web", {}).get("search_provider") != _NAME:
+        return []
+
+    def key() -> DoctorResult:
+        variable = context.settings_as(BraveSettings).api_key_env
+        if secret_variable(context.env, variable) is None:
+            return DoctorResult("error", no_key(variable))
+        return DoctorResult("ok", f"{variable} is set (never shown)")
+
+    return [DoctorCheckSpec("key", key)]

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from annotated_types import Ge, Le
 
 from hermes_core._plugin_support import AddressSettings
-from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import (
+    DoctorCheckSpec,
+    DoctorResult,
+    PluginContext,
+    Session,
+    Tool,
+    ToolAnnotations,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
@@ -32,6 +40,10 @@ if TYPE_CHECKING:
 
 _PLUGIN = "browser"
 _TOOLSET = "browser"
+PLAYWRIGHT_MISSING = (
+    "Playwright for Python is not installed, so no browser tool is registered: "
+    "pip install 'hermes-core-agent[browser]' (docs/browser.md)"
+)
 STATE_KEY = "browser.session"
 """The key of a session's browser in ``Session.state`` (set by :mod:`.actions`)."""
 
@@ -206,6 +218,32 @@ def hermes_tools(config: Config, env: Environment) -> Sequence[Tool]:
     if importlib.util.find_spec("playwright") is None:
         return []
     return build_tools(entry, env)
+
+
+@hookimpl(trylast=True)
+def hermes_doctor_checks(config: Config, env: Environment) -> Sequence[DoctorCheckSpec]:
+    """``hermes doctor``: whether Playwright is installed and which Chromium the tools would
+    drive (nothing is started). Without Playwright the plugin, on by default, registers no
+    tool: that is an error only when the user asked for it (``plugins.enabled`` names it)."""
+    entry = PluginContext.of(_PLUGIN, config, env).settings_as(BrowserEntry)
+    installed = importlib.util.find_spec("playwright") is not None
+    wanted = installed or _PLUGIN in config.plugins.enabled
+
+    def playwright() -> DoctorResult:
+        if installed:
+            return DoctorResult("ok", "Playwright for Python is installed")
+        return DoctorResult("error" if wanted else "not checked", PLAYWRIGHT_MISSING)
+
+    def chromium() -> DoctorResult:
+        from .chromium import ChromiumMissing, find_chromium
+
+        try:
+            found = find_chromium(entry.executable, dict(env.variables))
+        except ChromiumMissing as exc:
+            return DoctorResult("error" if wanted else "not checked", str(exc))
+        return DoctorResult("ok", f"the tools drive {found}")
+
+    return [DoctorCheckSpec("playwright", playwright), DoctorCheckSpec("chromium", chromium)]
 
 
 @hookimpl(trylast=True)

@@ -15,11 +15,14 @@ Settings: :class:`~.settings.MediaEntry`; docs/media.md.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hermes_core._plugin_support import setting_problem
 from hermes_core.plugin import (
+    DoctorCheckSpec,
+    DoctorResult,
     Environment,
     ImageProviderSpec,
     PluginContext,
@@ -28,8 +31,9 @@ from hermes_core.plugin import (
 )
 
 from .images import build_image_tool, openai_images
+from .media_files import MediaRefused
 from .settings import MediaEntry
-from .speech import BadCommand, build_speech_tool, build_transcription_tool
+from .speech import BadCommand, build_speech_tool, build_transcription_tool, command_found
 from .vision import build_vision_tool
 
 
@@ -70,4 +74,35 @@ def hermes_image_providers() -> Sequence[ImageProviderSpec]:
             openai_images,
             "The OpenAI images API (plugins.entries.media.image_base_url, image_model).",
         )
+    ]
+
+
+@hookimpl(trylast=True)
+def hermes_doctor_checks(env: Environment, context: PluginContext) -> Sequence[DoctorCheckSpec]:
+    """``hermes doctor``: each speech command set, as its tool would take it (the setting's
+    line when it is refused) and found on ``PATH``; nothing is run."""
+    entry = context.settings_as(MediaEntry)
+    commands = (
+        ("tts_command", entry.tts_command, build_speech_tool),
+        ("stt_command", entry.stt_command, build_transcription_tool),
+    )
+
+    def check(
+        key: str, command: str, build: Callable[[MediaEntry, Environment], Tool]
+    ) -> DoctorResult:
+        try:
+            build(entry, env)
+            found = command_found(command, key, env)
+        except BadCommand as exc:
+            return DoctorResult(
+                "error", str(setting_problem(context.config, "media", key, str(exc)))
+            )
+        except MediaRefused as exc:
+            return DoctorResult("error", f"{exc}: install it, or correct {key} (docs/media.md)")
+        return DoctorResult("ok", f"found {found} (not run by this check)")
+
+    return [
+        DoctorCheckSpec(key, functools.partial(check, key, command, build))
+        for key, command, build in commands
+        if command.strip()
     ]

@@ -77,6 +77,31 @@ def filled(words: list[str], values: dict[str, str]) -> list[str]:
     return argv
 
 
+def _the_command(argv0: str, key: str) -> str:
+    return f"the command {argv0!r} of plugins.entries.media.{key}"
+
+
+def not_installed(argv0: str, key: str) -> str:
+    """What a call says of a command ``argv0`` (of the setting ``key``) that is not found."""
+    return f"{_the_command(argv0, key)} is not installed (not found on PATH)"
+
+
+def command_found(template: str, key: str, env: Environment) -> str:
+    """Where the first word of the command ``template`` (of ``key``) is found on ``PATH`` (a
+    path with a ``/``: itself); a :class:`MediaRefused` saying what a call would say when it
+    is not there or not executable."""
+    import os
+    import shutil
+
+    argv0 = command_words(template, key, PLACEHOLDERS)[0]
+    found = shutil.which(argv0, path=env.variables.get("PATH", os.defpath))
+    if found is None:
+        if "/" in argv0 and os.path.exists(argv0):
+            raise MediaRefused(f"{_the_command(argv0, key)} cannot be run: it is not executable")
+        raise MediaRefused(not_installed(argv0, key))
+    return found
+
+
 @dataclass(frozen=True)
 class Ran:
     """How a command ended: its exit code (``None``: killed at the timeout), its output and
@@ -95,7 +120,7 @@ async def run_command(
     or cannot be run is a :class:`MediaRefused` naming it and the setting."""
     import asyncio
 
-    command = f"the command {argv[0]!r} of plugins.entries.media.{key}"
+    command = _the_command(argv[0], key)
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -106,7 +131,7 @@ async def run_command(
             start_new_session=True,
         )
     except FileNotFoundError:
-        raise MediaRefused(f"{command} is not installed (not found on PATH)") from None
+        raise MediaRefused(not_installed(argv[0], key)) from None
     except PermissionError:
         named = cwd / argv[0] if "/" in argv[0] else None
         why = "a directory" if named is not None and named.is_dir() else "not executable"

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Final
 
 from hermes_core._plugin_support import project_refusal, write_atomically
 from hermes_core.agent import MemoryTarget
-from hermes_core.plugin import MemoryProviderSpec, PluginContext, hookimpl
+from hermes_core.plugin import (
+    DoctorCheckSpec,
+    DoctorResult,
+    MemoryProviderSpec,
+    PluginContext,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from hermes_core import Environment
@@ -103,3 +109,29 @@ def hermes_memory_providers() -> list[MemoryProviderSpec]:
             "file", factory=file_provider, description="plain files under $HERMES_HOME/memories"
         )
     ]
+
+
+@hookimpl(trylast=True)
+def hermes_doctor_checks(context: PluginContext) -> list[DoctorCheckSpec]:
+    """``hermes doctor``, when the memory is on and kept by ``file``: each file read as the
+    agent reads it at start (nothing is written)."""
+    memory = context.config.memory
+    if not memory.enabled or memory.provider != "file":
+        return []
+
+    def files() -> DoctorResult:
+        provider = file_provider(context)
+        said = []
+        for target, name in FILE_NAMES.items():
+            try:
+                count = len(provider.load(target))
+            except (ValueError, OSError) as exc:
+                # A project's home, its gate closed: held back, as its config.yaml is.
+                held_back = project_refusal(context.env, provider.path(target), "the memory file")
+                return DoctorResult(
+                    "warning" if held_back is not None else "error", str(exc), "hermes memory list"
+                )
+            said.append(f"{name}: {count} {'entry' if count == 1 else 'entries'}")
+        return DoctorResult("ok", f"{', '.join(said)} ({provider.directory})")
+
+    return [DoctorCheckSpec("files", files)]

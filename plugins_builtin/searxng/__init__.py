@@ -18,6 +18,8 @@ from annotated_types import Ge
 
 from hermes_core._plugin_support import tls_context
 from hermes_core.plugin import (
+    DoctorCheckSpec,
+    DoctorResult,
     PluginContext,
     WebResult,
     WebSearchError,
@@ -27,6 +29,10 @@ from hermes_core.plugin import (
 
 _NAME: Final = "searxng"
 _SNIPPET: Final = 600
+NO_INSTANCE: Final = (
+    "searxng: no instance is configured: set plugins.entries.searxng.url to its address "
+    "(http://127.0.0.1:8888)"
+)
 
 
 @dataclass(frozen=True)
@@ -47,10 +53,7 @@ class Searxng:
         """The instance's first ``limit`` results for ``query``."""
         base = self.settings.url
         if not base:
-            raise WebSearchError(
-                "searxng: no instance is configured: set plugins.entries.searxng.url to its "
-                "address (http://127.0.0.1:8888)"
-            )
+            raise WebSearchError(NO_INSTANCE)
         import httpx  # here: a host that never searches never imports it
 
         where = base.rstrip("/") + "/search"
@@ -101,3 +104,30 @@ def _factory(context: PluginContext) -> Searxng:
 def hermes_web_search_providers() -> Sequence[WebSearchProviderSpec]:
     """The ``searxng`` provider."""
     return [WebSearchProviderSpec(_NAME, _factory, "a SearXNG instance's JSON API")]
+
+
+@hookimpl(trylast=True)
+def hermes_doctor_checks(context: PluginContext) -> Sequence[DoctorCheckSpec]:
+    """``hermes doctor``, when ``web_search`` uses searxng (the ``web`` plugin's
+    ``search_provider``): whether an instance is set, and (unless ``--offline``) whether it
+    answers a search as ``web_search`` asks it."""
+    if context.config.plugins.entries.get("web", {}).get("search_provider") != _NAME:
+        return []
+
+    def url() -> DoctorResult:
+        base = context.settings_as(SearxngSettings).url
+        if not base:
+            return DoctorResult("error", NO_INSTANCE)
+        return DoctorResult("ok", f"plugins.entries.searxng.url is {base}")
+
+    async def instance() -> DoctorResult:
+        settings = context.settings_as(SearxngSettings)
+        if not settings.url:
+            return DoctorResult("not checked", "no instance to ask (plugins.entries.searxng.url)")
+        try:
+            found = await Searxng(settings).search("hermes", 1)
+        except WebSearchError as exc:
+            return DoctorResult("error", str(exc))
+        return DoctorResult("ok", f"{settings.url} answered a search ({len(found)} results)")
+
+    return [DoctorCheckSpec("url", url), DoctorCheckSpec("instance", instance, network=True)]
