@@ -1,6 +1,7 @@
 """The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt``,
-``session/set_config_option`` and ``session/cancel`` over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the
-connection calls these methods with the request's fields as keywords).
+``session/set_config_option`` and ``session/cancel`` over hermes' conversation loop (the
+SDK's ``acp.Agent`` protocol; the connection calls these methods with the request's fields as
+keywords).
 
 ``initialize`` says only what hermes does (:mod:`~hermes_core._acp.handshake`, where
 ``hermes acp`` answers it before loading the SDK). It needs no host: ``ready`` waits for the
