@@ -1,6 +1,7 @@
-"""The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt`` and
-``session/cancel`` over hermes' conversation loop (the SDK's ``acp.Agent`` protocol; the
-connection calls these methods with the request's fields as keywords).
+"""The ACP agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt``,
+``session/set_config_option`` and ``session/cancel`` over hermes' conversation loop (the
+SDK's ``acp.Agent`` protocol; the connection calls these methods with the request's fields as
+keywords).
 
 ``initialize`` says only what hermes does (:mod:`~hermes_core._acp.handshake`, where
 ``hermes acp`` answers it before loading the SDK). It needs no host: ``ready`` waits for the
@@ -12,7 +13,10 @@ of the session. The session is granted the ``hermes-acp`` toolsets (:data:`ACP_T
 the MCP servers of ``config.yaml`` and the client's own servers for this session
 (:mod:`~hermes_core._acp.client_servers`); its approvals are asked through
 ``session/request_permission`` (:mod:`~hermes_core._acp.permissions`); its slash commands are
-advertised once the answer is sent (:meth:`~hermes_core._acp.session.AcpSession.advertise`).
+advertised once the answer is sent (:meth:`~hermes_core._acp.session.AcpSession.advertise`);
+its answer carries its config options, the editor's model and thinking-level pickers, which
+``session/set_config_option`` switches for that session only
+(:mod:`~hermes_core._acp.config_options`; each session has its own agent for it).
 ``session/load`` takes a session up again from its transcript
 (:mod:`~hermes_core._acp.replay`); a call the transcript holds no result for (hermes ended in
 its middle) is answered as failed first
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import re
 import uuid
@@ -36,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._acp.client_servers import connect_client_servers
+from hermes_core._acp.config_options import ModelListing, SessionChoices
 from hermes_core._acp.handshake import initialize_result
 from hermes_core._acp.permissions import AcpPermissionPrompt
 from hermes_core._acp.replay import compaction_thought, replayed
@@ -52,6 +58,7 @@ if TYPE_CHECKING:
         LoadSessionResponse,
         NewSessionResponse,
         PromptResponse,
+        SetSessionConfigOptionResponse,
     )
 
     from hermes_core._acp.runtime import AcpRuntime
@@ -84,6 +91,7 @@ class AcpServer:
         self._loading: set[str] = set()  # ids being loaded: a second load of one is refused
         self._lifetimes = contextlib.AsyncExitStack()
         self._advertising: set[asyncio.Future[None]] = set()
+        self._listing = ModelListing()
 
     def on_connect(self, conn: Client) -> None:
         """The connection to the client, given by the SDK."""
@@ -137,7 +145,7 @@ class AcpServer:
         task = asyncio.ensure_future(self._advertise(session))
         self._advertising.add(task)
         task.add_done_callback(self._advertising.discard)
-        return NewSessionResponse(session_id=session.id)
+        return NewSessionResponse(session_id=session.id, config_options=session.choices.options())
 
     async def _advertise(self, session: AcpSession) -> None:
         try:
@@ -204,7 +212,7 @@ class AcpServer:
             self._sessions[session_id] = session
         finally:
             self._loading.discard(session_id)
-        return LoadSessionResponse()
+        return LoadSessionResponse(config_options=session.choices.options())
 
     async def _grant(
         self, runtime: AcpRuntime, mcp_servers: list[Any] | None, cwd: Path
@@ -231,7 +239,10 @@ class AcpServer:
         session_id: str | None = None,
     ) -> AcpSession:
         client = self._connected()
-        host, agent = runtime.host, runtime.agent
+        # Its own agent: a model the editor picks for this session (use_model replaces the
+        # agent's) reaches no other session.
+        host, agent = runtime.host, copy.copy(runtime.agent)
+        listed = await self._listing.models(agent.provider, agent.model.provider)
         state = TurnState()
         session_id = session_id or uuid.uuid4().hex
         prompt = AcpPermissionPrompt(
@@ -242,12 +253,14 @@ class AcpServer:
                 cwd=cwd, interactive=True, granted_toolsets=toolsets, prompt=prompt, id=session_id
             )
         )
+        conversation = agent.conversation(session)
         served = AcpSession(
             client,
             session,
-            agent.conversation(session),
+            conversation,
             state,
             context_length=agent.model.context_length,
+            choices=SessionChoices(host, conversation, listed),
         )
         self._offer_client_io(served)
         return served
@@ -302,6 +315,17 @@ class AcpServer:
         except ModelFailed as failed:
             raise RequestError.internal_error({"details": str(failed)}) from None
 
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """Switch the session's model or thinking effort (for this session only, nothing
+        saved; refused while a prompt turn runs); every option, with its value now."""
+        from acp.schema import SetSessionConfigOptionResponse
+
+        session = self._session(session_id)
+        session.choices.switch(config_id, value, busy=session.busy)
+        return SetSessionConfigOptionResponse(config_options=session.choices.options())
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's running turn: the prompt answers ``cancelled``."""
         found = self._sessions.get(session_id)
@@ -319,6 +343,7 @@ class AcpServer:
         for session in sessions:
             await session.aclose()
         await self._lifetimes.aclose()
+        await self._listing.aclose()
 
 
 def _directory(cwd: str) -> Path:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Client
     from acp.schema import PromptResponse, StopReason
 
+    from hermes_core._acp.config_options import SessionChoices
     from hermes_core._acp.toolcalls import ToolContent
     from hermes_core._session import Session
     from hermes_core.agent._loop import Conversation
@@ -121,7 +122,8 @@ def not_shown_again(result: str, outputs: Sequence[str]) -> str:
 
 class AcpSession:
     """A hermes :class:`~hermes_core._session.Session` and its conversation, served to one
-    ACP client. ``context_length`` is the model's (the ``size`` of ``usage_update``)."""
+    ACP client. ``context_length`` is the model's (the ``size`` of ``usage_update``);
+    ``choices`` its config options (the editor's model and thinking-level pickers)."""
 
     def __init__(
         self,
@@ -131,8 +133,10 @@ class AcpSession:
         state: TurnState,
         *,
         context_length: int,
+        choices: SessionChoices,
     ) -> None:
         self.client = client
+        self.choices = choices
         self.session = session
         self.conversation = conversation
         self.state = state
@@ -153,6 +157,11 @@ class AcpSession:
     def cwd(self) -> Path:
         """The session's working directory, which bounds its file and terminal tools."""
         return self.session.cwd
+
+    @property
+    def busy(self) -> bool:
+        """Whether a prompt turn runs (or a command) on the session."""
+        return self._lock.locked()
 
     def cancel(self) -> None:
         """Stop the running turn, if any (a waiting prompt still runs after it)."""
@@ -306,8 +315,10 @@ class AcpSession:
         )
 
     async def aclose(self) -> None:
-        """Stop the conversation's subagents and wait for them to end."""
+        """Stop the conversation's subagents and wait for them to end, then close the
+        providers built for its efforts."""
         await self.conversation.aclose()
+        await self.choices.aclose()
 
     async def show(self, item: ToolContent) -> None:
         """Add ``item`` (an embedded terminal) to what the running tool call shows, now and

@@ -244,7 +244,12 @@ class Conversation:
         """Ask model ``name`` of the same provider from the next request on (``/model``): the
         agent's, so the conversations it starts later too, and the session's side questions;
         the transcript's next message follows a header naming it."""
-        self.agent.model = replace(self.agent.model, model=name)
+        self.use(replace(self.agent.model, model=name), self.agent.provider)
+
+    def use(self, settings: ModelSettings, provider: ModelProvider) -> None:
+        """Ask ``provider`` with ``settings`` from the next request on, as :meth:`use_model`
+        (an ACP session's thinking effort: a provider built for it)."""
+        self.agent.model, self.agent.provider = settings, provider
         self.session.state[MODEL_KEY] = self._session_model()
         self._transcript = None  # the next message opens it again, writing that header
 
