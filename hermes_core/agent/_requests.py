@@ -118,9 +118,15 @@ def worded_results(messages: Sequence[Message]) -> tuple[Message, ...]:
     """``messages`` with each tool result of no text (empty or blank) said as
     :data:`NO_OUTPUT` (see the module)."""
     return tuple(
-        replace(m, content=NO_OUTPUT) if m.role == "tool" and not m.content.strip() else m
+        # isspace stops at the first other character, where strip would copy each result whole
+        # at every request of the conversation.
+        replace(m, content=NO_OUTPUT) if m.role == "tool" and _blank(m.content) else m
         for m in messages
     )
+
+
+def _blank(text: str) -> bool:
+    return not text or text.isspace()
 
 
 def alternating(messages: Sequence[Message]) -> tuple[Message, ...]:
