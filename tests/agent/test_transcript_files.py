@@ -199,3 +199,26 @@ def test_a_child_forked_during_an_append_does_not_keep_the_transcript_locked(
     assert done.stdout == "appended\n", done.stderr
     transcript = TranscriptStore(tmp_path / "sessions").open("s1")
     assert [m.content for m in transcript.messages()] == ["hi", "first", "second"]
+
+
+def test_a_transcript_deleted_under_its_writer_starts_again_with_its_header(
+    tmp_path: Path,
+) -> None:
+    # hermes sessions delete while a chat goes on: whatever the chat writes next (a message, a
+    # compaction's or an undo's record) starts a whole transcript, one the listing and
+    # --continue find, never a file of lines without a header.
+    store = TranscriptStore(tmp_path / "sessions")
+    transcript = store.open("s1")
+    transcript.start("s1", model="fake-1", cwd=str(tmp_path))
+    transcript.add(Message("user", "hi"))
+    for write in (
+        lambda: transcript.add(Message("user", "again")),
+        lambda: transcript.undone(1),
+        lambda: transcript.compacted(1, Message("user", "summary"), []),
+    ):
+        transcript.path.unlink()
+        write()
+        first = json.loads(transcript.path.read_text(encoding="utf-8").splitlines()[0])
+        assert (first["type"], first["id"], first["model"]) == ("session", "s1", "fake-1")
+        assert first["cwd"] == str(tmp_path)
+        assert store.open("s1").header()["model"] == "fake-1"
