@@ -285,8 +285,7 @@ class Conversation:
         store = self.agent.transcripts
         if store is None:
             return
-        # Deleted meanwhile (hermes sessions delete while this goes on): a whole one again.
-        if self._transcript is None or not self._transcript.path.exists():
+        if self._transcript is None:  # one deleted meanwhile is written again whole by it
             self._transcript = store.open(self.session.id)
             self._transcript.start(
                 self.session.id,

@@ -113,19 +113,31 @@ class Transcript:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._header: dict[str, Any] | None = None  # the last one this object wrote
 
     def _append(self, record: dict[str, Any]) -> None:
-        # A lone surrogate (a model may write "\\ud800" in its arguments) cannot be UTF-8: it is
-        # written as its JSON escape, which reads back as the same string, as the activity log
-        # does, never a failure of the turn.
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
+        # Once this object wrote a header, the file is opened without creating it: one deleted
+        # meanwhile (hermes sessions delete while a chat goes on) is written again whole, its
+        # header first, never as lines without one, at no cost to each append.
+        if self._header is None:
+            self._write(_line(record), create=True)
+            return
+        try:
+            self._write(_line(record), create=False)
+        except FileNotFoundError:
+            header = {**self._header, "time": time.time()}
+            private_dir(self.path.parent)
+            self._write(_line(header) + _line(record), create=True)
+
+    def _write(self, data: bytes, *, create: bool) -> None:
+        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
+        descriptor = os.open(self.path, flags, PRIVATE_FILE_MODE)
         try:
             if sys.platform != "win32":
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
                 _drop_cut_line(descriptor)
-                os.write(descriptor, line.encode("utf-8", "backslashreplace"))
+                os.write(descriptor, data)
             finally:
                 # Unlocked, not only closed: a child forked meanwhile (a plugin's thread) holds
                 # the descriptor too, and the lock with it until it exits.
@@ -140,16 +152,16 @@ class Transcript:
         """Write the header line: the session, its model, its parent session, if any, and its
         working directory (what ``hermes chat --continue`` looks for). A conversation taken up
         again writes another when it goes on: the header read is the latest."""
-        self._append(
-            {
-                "type": "session",
-                "id": session_id,
-                "model": model,
-                "parent": parent,
-                "cwd": cwd,
-                "time": time.time(),
-            }
-        )
+        header = {
+            "type": "session",
+            "id": session_id,
+            "model": model,
+            "parent": parent,
+            "cwd": cwd,
+            "time": time.time(),
+        }
+        self._write(_line(header), create=True)
+        self._header = header
 
     def header(self, within: int | None = None) -> dict[str, Any]:
         """The latest header line's fields: the model, the working directory the conversation
@@ -235,6 +247,13 @@ class Transcript:
                     f"the transcript {self.path}, line {number}, is no message: {exc}"
                 ) from None
         return found, unfinished_calls_answered(results_with_their_calls(history))
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    # A lone surrogate (a model may write "\\ud800" in its arguments) cannot be UTF-8: it is
+    # written as its JSON escape, which reads back as the same string, as the activity log
+    # does, never a failure of the turn.
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
 
 
 def _latest_header(file: BinaryIO, within: int | None) -> dict[str, Any]:
