@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import regex
@@ -318,5 +319,17 @@ def _names_a_secret(text: str) -> bool:
 
 def shown_url(url: str) -> str:
     """``url`` as it may be shown in a message, a log line or a file hermes writes: the password
-    of its user part replaced by :data:`REDACTED` (the user kept, as :func:`redact_text` does)."""
-    return url
+    of its user part replaced by :data:`REDACTED` (the user kept, as :func:`redact_text` does),
+    and whatever else :func:`redact_text` finds (``?token=``, a webhook's path). A URL that does
+    not parse goes through :func:`redact_text` whole."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return redact_text(url)
+    if password is not None:
+        # The last '@' ends the user part, as in urlsplit: a password may hold an '@'.
+        userinfo, _, host = parts.netloc.rpartition("@")
+        user = userinfo.partition(":")[0]
+        url = parts._replace(netloc=f"{user}:{REDACTED}@{host}").geturl()
+    return redact_text(url)

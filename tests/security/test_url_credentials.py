@@ -48,9 +48,7 @@ def files_holding_the_password(cli: InProcessCli) -> list[str]:
     return [
         str(path)
         for path in sorted(cli.root.rglob("*"))
-        if path.is_file()
-        and path != cli.config
-        and PASSWORD.encode() in path.read_bytes()
+        if path.is_file() and path != cli.config and PASSWORD.encode() in path.read_bytes()
     ]
 
 
