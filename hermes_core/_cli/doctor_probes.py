@@ -100,7 +100,8 @@ def _key_said(settings: ModelSettings) -> str:
         state = "set" if settings.api_key else "not set"
         return f"{settings.api_key_env} (model.api_key_env) is {state}; the provider starts"
     if settings.base_url:
-        return f"the provider starts (model.base_url {shown_url(settings.base_url)}: a key is optional)"
+        base_url = shown_url(settings.base_url)
+        return f"the provider starts (model.base_url {base_url}: a key is optional)"
     return "the provider starts: it has the key it needs (never shown), or needs none"
 
 
