@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from hermes_core._redaction import shown_url
-from hermes_core.testing import FakeModelServer, FakeTurn
+from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli
 from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
@@ -37,12 +37,12 @@ def with_password(url: str) -> str:
     return url.replace("http://", f"http://user:{PASSWORD}@", 1)
 
 
-def write_model(cli: InProcessCli, base_url: str, **extra: Any) -> None:
+def write_model(cli: HermesCli, base_url: str, **extra: Any) -> None:
     model = {"provider": "openai", "model": "fake-model", "base_url": base_url, "max_retries": 0}
     cli.config.write_text(json.dumps({"model": {**model, **extra}}), encoding="utf-8")
 
 
-def files_holding_the_password(cli: InProcessCli) -> list[str]:
+def files_holding_the_password(cli: HermesCli) -> list[str]:
     """Every file under the test's folders (home, logs, cache, project) holding the password,
     but the configuration the user wrote it in."""
     return [
@@ -52,7 +52,7 @@ def files_holding_the_password(cli: InProcessCli) -> list[str]:
     ]
 
 
-def assert_never_shown(cli: InProcessCli, *outputs: str) -> None:
+def assert_never_shown(cli: HermesCli, *outputs: str) -> None:
     for output in outputs:
         assert PASSWORD not in output
     assert files_holding_the_password(cli) == []
@@ -205,3 +205,14 @@ def test_an_mcp_url_server_that_cannot_connect_is_named_without_its_password(
     done = cli.run(*args, ok=False)
 
     assert_never_shown(cli, done.stdout, done.stderr)
+
+
+def test_chats_model_command_names_the_base_url_without_its_password(
+    hermes_cli: HermesCli,
+) -> None:
+    with FakeModelServer([FakeTurn(text="Hello!")]) as server:
+        write_model(hermes_cli, with_password(server.openai_base_url))
+        done = hermes_cli.run("chat", input="hi\n/model\n")
+
+    assert f"of the provider openai at http://{SHOWN}:" in done.stderr
+    assert_never_shown(hermes_cli, done.stdout, done.stderr)
