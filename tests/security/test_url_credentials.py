@@ -216,3 +216,19 @@ def test_chats_model_command_names_the_base_url_without_its_password(
 
     assert f"of the provider openai at http://{SHOWN}:" in done.stderr
     assert_never_shown(hermes_cli, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_config_show_names_configured_urls_without_their_passwords(
+    cli: InProcessCli, as_json: bool
+) -> None:
+    model = {"provider": "openai", "model": "m", "base_url": f"http://user:{PASSWORD}@h/v1"}
+    servers = {"remote": {"url": f"https://user:{PASSWORD}@mcp.example/mcp"}}
+    config = {"model": model, "mcp_servers": servers}
+    cli.config.write_text(json.dumps(config), encoding="utf-8")
+
+    done = cli.run("config", "show", *(["--json"] if as_json else []))
+
+    assert "http://user:[redacted]@h/v1" in done.stdout
+    assert "https://user:[redacted]@mcp.example/mcp" in done.stdout
+    assert_never_shown(cli, done.stdout, done.stderr)
