@@ -333,3 +333,15 @@ def shown_url(url: str) -> str:
         user = userinfo.partition(":")[0]
         url = parts._replace(netloc=f"{user}:{REDACTED}@{host}").geturl()
     return redact_text(url)
+
+
+def shown_urls(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like data: a configuration as ``hermes config show`` prints it)
+    where every string holding a URL goes through :func:`shown_url`; nothing else changes."""
+    if isinstance(value, str):
+        return shown_url(value) if "://" in value else value
+    if isinstance(value, Mapping):
+        return {key: shown_urls(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown_urls(item) for item in value]
+    return value
