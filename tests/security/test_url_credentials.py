@@ -134,14 +134,17 @@ def test_a_404_names_the_base_url_without_its_password(cli: InProcessCli) -> Non
     assert_never_shown(cli, done.stdout, done.stderr)
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_404_of_a_base_url_without_v1_hints_at_it_without_the_password(
-    cli: InProcessCli,
+    cli: InProcessCli, provider: str
 ) -> None:
     with FakeModelServer([FakeTurn(error=404)]) as server:
-        write_model(cli, with_password(server.url))
-        done = cli.run("run", "Hi", ok=False)
+        # openai: the host alone (its URL ends in /v1); anthropic: with /v1 (its SDK adds it)
+        base_url = server.url if provider == "openai" else server.anthropic_base_url + "/v1"
+        write_model(cli, with_password(base_url), provider=provider)
+        done = cli.run("run", "Hi", ok=False, env=cli.variables(ANTHROPIC_API_KEY="sk-ant-x"))
 
-    assert "/v1" in done.stderr
+    assert "its SDK adds /v1" in done.stderr or "usually ends in /v1" in done.stderr
     assert SHOWN in done.stderr
     assert_never_shown(cli, done.stdout, done.stderr)
 
