@@ -235,3 +235,14 @@ def test_config_show_names_configured_urls_without_their_passwords(
     assert "http://user:[redacted]@h/v1" in done.stdout
     assert "https://user:[redacted]@mcp.example/mcp" in done.stdout
     assert_never_shown(cli, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("url", [f"ftp://user:{PASSWORD}@h/v1", f"user:{PASSWORD}@h/v1"])
+def test_a_refused_base_url_is_quoted_without_its_password(cli: InProcessCli, url: str) -> None:
+    write_model(cli, url)
+
+    done = cli.run("config", "validate", ok=False)
+
+    assert done.returncode != 0
+    assert "model.base_url" in done.stdout + done.stderr
+    assert_never_shown(cli, done.stdout, done.stderr)
