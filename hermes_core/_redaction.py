@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import regex
@@ -184,6 +183,11 @@ _URL_SIGNATURE: Final = re.compile(
 grants access to whoever holds the URL."""
 
 _URL_CREDENTIALS: Final = re.compile(r"(://[^/\s:@]*):([^/\s@]+)@")
+_URL_PASSWORD: Final = re.compile(
+    r"^\s*((?:[A-Za-z][A-Za-z0-9+.-]*://)?[^/?#\s:@]*):([^/?#\s]*)@(?=[^/?#\s@]*(?:[/?#]|$))"
+)
+"""The user part of a URL that is all of a text (:func:`shown_url`), scheme or not: its
+password runs to the last ``@`` before the path (``p@ss`` is one, as ``urlsplit`` reads it)."""
 _CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
 
 MAX_DEPTH: Final = 64
@@ -320,19 +324,9 @@ def _names_a_secret(text: str) -> bool:
 def shown_url(url: str) -> str:
     """``url`` as it may be shown in a message, a log line or a file hermes writes: the password
     of its user part replaced by :data:`REDACTED` (the user kept, as :func:`redact_text` does),
-    and whatever else :func:`redact_text` finds (``?token=``, a webhook's path). A URL that does
-    not parse goes through :func:`redact_text` whole."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return redact_text(url)
-    if password is not None:
-        # The last '@' ends the user part, as in urlsplit: a password may hold an '@'.
-        userinfo, _, host = parts.netloc.rpartition("@")
-        user = userinfo.partition(":")[0]
-        url = parts._replace(netloc=f"{user}:{REDACTED}@{host}").geturl()
-    return redact_text(url)
+    with or without a scheme (``user:pass@host/v1``, refused as no URL, is quoted so too), and
+    whatever else :func:`redact_text` finds (``?token=``, a webhook's path)."""
+    return redact_text(_URL_PASSWORD.sub(_keep_url_user, url, count=1))
 
 
 def shown_urls(value: Any) -> Any:
