@@ -104,6 +104,8 @@ def web_page() -> Iterator[str]:
         ("https://host/hook?token=abc123", "https://host/hook?token=[redacted]"),
         ("http://[::1/v1 bob:hunter2@x", "http://[::1/v1 bob:hunter2@x"),
         ("http://u:hunter2@[::1/v1", "http://u:[redacted]@[::1/v1"),
+        ("bob:hunter2@proxy.corp/v1", "bob:[redacted]@proxy.corp/v1"),
+        ("https://proxy.corp:8443/v1?next=a@b", "https://proxy.corp:8443/v1?next=a@b"),
     ],
 )
 def test_shown_url_keeps_the_user_and_hides_the_password(url: str, shown: str) -> None:
