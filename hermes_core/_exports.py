@@ -294,6 +294,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "read_capped": "hermes_core._checked_fetch",
         "write_atomically": "hermes_core._atomic_write",
         "tls_context": "hermes_core._tls",
+        "shown_url": "hermes_core._redaction",
         "image_type": "hermes_core._image_providers",
         "counts_as_message": "hermes_core.agent._transcripts",
         "transcript_read_lock": "hermes_core.agent._transcripts",

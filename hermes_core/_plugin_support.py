@@ -136,6 +136,9 @@ if TYPE_CHECKING:
     from hermes_core._project_trust import (
         project_refusal as project_refusal,
     )
+    from hermes_core._redaction import (
+        shown_url as shown_url,
+    )
     from hermes_core._retry_after import (
         retry_after_seconds as retry_after_seconds,
     )

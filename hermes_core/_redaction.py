@@ -183,6 +183,11 @@ _URL_SIGNATURE: Final = re.compile(
 grants access to whoever holds the URL."""
 
 _URL_CREDENTIALS: Final = re.compile(r"(://[^/\s:@]*):([^/\s@]+)@")
+_URL_PASSWORD: Final = re.compile(
+    r"^\s*((?:[A-Za-z][A-Za-z0-9+.-]*://)?[^/?#\s:@]*):([^/?#\s]*)@(?=[^/?#\s@]*(?:[/?#]|$))"
+)
+"""The user part of a URL that is all of a text (:func:`shown_url`), scheme or not: its
+password runs to the last ``@`` before the path (``p@ss`` is one, as ``urlsplit`` reads it)."""
 _CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
 
 MAX_DEPTH: Final = 64
@@ -314,3 +319,23 @@ def _keep_url_user(match: re.Match[str]) -> str:
 def _names_a_secret(text: str) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in _SECRET_WORDS)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown in a message, a log line or a file hermes writes: the password
+    of its user part replaced by :data:`REDACTED` (the user kept, as :func:`redact_text` does),
+    with or without a scheme (``user:pass@host/v1``, refused as no URL, is quoted so too), and
+    whatever else :func:`redact_text` finds (``?token=``, a webhook's path)."""
+    return redact_text(_URL_PASSWORD.sub(_keep_url_user, url, count=1))
+
+
+def shown_urls(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like data: a configuration as ``hermes config show`` prints it)
+    where every string holding a URL goes through :func:`shown_url`; nothing else changes."""
+    if isinstance(value, str):
+        return shown_url(value) if "://" in value else value
+    if isinstance(value, Mapping):
+        return {key: shown_urls(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown_urls(item) for item in value]
+    return value

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from hermes_core._redaction import shown_url
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class ConversationCommands:
         settings = conversation.agent.model
         provider = printable(settings.provider)
         if not name:
-            at = f" at {printable(settings.base_url)}" if settings.base_url else ""
+            at = f" at {printable(shown_url(settings.base_url))}" if settings.base_url else ""
             self._printer.note(
                 f"hermes: model {printable(settings.model)} of the provider {provider}{at} "
                 "(/model NAME switches to NAME)"

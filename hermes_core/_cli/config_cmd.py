@@ -61,12 +61,14 @@ def path_command() -> None:
 @config.command("show")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
 def show_command(as_json: bool) -> None:
-    """Print the effective configuration, defaults filled in."""
+    """Print the effective configuration, defaults filled in (a URL's password replaced)."""
     from hermes_core._config import config_in_effect
+    from hermes_core._redaction import shown_urls
 
     with warnings_to_stderr():
         effective = config_in_effect(environment())
-    data = effective.model_dump(mode="json")
+    # Printed to be read or pasted: a URL's password stays in the file, never on the screen.
+    data = shown_urls(effective.model_dump(mode="json"))
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return

@@ -11,6 +11,7 @@ import anyio
 
 from hermes_core._cli.doctor_checks import Check, Status, not_checked
 from hermes_core._errors import ConfigError, HermesError
+from hermes_core._redaction import shown_url
 from hermes_core._shown import did_you_mean
 
 if TYPE_CHECKING:
@@ -67,7 +68,9 @@ async def model_checks(host: Host, refused: list[str], *, offline: bool) -> list
             why = f"the {section.provider} provider offers no model listing (list_models)"
             found.append(not_checked("model", "server", why))
         else:
-            where = settings.base_url or "the provider's default URL"
+            where = (
+                shown_url(settings.base_url) if settings.base_url else "the provider's default URL"
+            )
             try:
                 with anyio.fail_after(MODEL_TIMEOUT):
                     listed = [str(name) for name in await lister()]
@@ -97,7 +100,8 @@ def _key_said(settings: ModelSettings) -> str:
         state = "set" if settings.api_key else "not set"
         return f"{settings.api_key_env} (model.api_key_env) is {state}; the provider starts"
     if settings.base_url:
-        return f"the provider starts (model.base_url {settings.base_url}: a key is optional)"
+        base_url = shown_url(settings.base_url)
+        return f"the provider starts (model.base_url {base_url}: a key is optional)"
     return "the provider starts: it has the key it needs (never shown), or needs none"
 
 

@@ -98,9 +98,11 @@ def http_url(value: str | None) -> str | None:
         return value
     from urllib.parse import urlsplit
 
+    from hermes_core._redaction import shown_url
+
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"expected an http:// or https:// URL, got {shown(value)}")
+        raise ValueError(f"expected an http:// or https:// URL, got {shown(shown_url(value))}")
     return value
 
 

@@ -25,6 +25,7 @@ import httpx2
 
 from hermes_core._expanding import WINDOW_BITS, Expander, ExpandError, content_codings
 from hermes_core._jsonrpc_lines import MAX_LINE_BYTES
+from hermes_core._redaction import shown_url
 
 __all__ = ["bound_json_answers"]
 
@@ -176,7 +177,7 @@ async def _bound(response: httpx2.Response) -> None:
     if not isinstance(response.stream, httpx2.AsyncByteStream):
         return
     encoding = _encoding(response)
-    url = str(response.request.url)
+    url = shown_url(str(response.request.url))
     if kind.startswith("application/json"):
         response.stream = _BoundedAnswer(response.stream, url, encoding)
     elif kind.startswith("text/event-stream") and encoding in WINDOW_BITS:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from hermes_core._redaction import shown_url
 from hermes_core._shown import shown
 
 __all__ = [
@@ -62,7 +63,7 @@ class CronJob:
             "schedule": self.schedule,
             "prompt": self.prompt,
             "toolsets": None if self.toolsets is None else list(self.toolsets),
-            "delivery": self.delivery,
+            "delivery": shown_url(self.delivery),
             "cwd": self.cwd,
             "state": self.state,
             "next_run": local_time(self.next_run),

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._private_files import private_database
+from hermes_core._redaction import shown_url
 from hermes_core._shown import printable, shown
 from hermes_core.agent._cron_rows import (
     CronJob,
@@ -93,7 +94,8 @@ def check_delivery(delivery: object, *, quoted: bool = True) -> str:
         return str(delivery)
     if isinstance(delivery, str) and len(delivery) > _MAX_DELIVERY:
         raise JobError("delivery", f"{len(delivery)} characters; at most {_MAX_DELIVERY}")
-    named = repr(delivery) if quoted else "the delivery `hermes cron list` shows"
+    shown = shown_url(delivery) if isinstance(delivery, str) else delivery
+    named = repr(shown) if quoted else "the delivery `hermes cron list` shows"
     scheme, colon, rest = delivery.partition(":") if isinstance(delivery, str) else ("", "", "")
     if scheme.lower() in ("http", "https") and rest.startswith("//"):
         import httpx

@@ -17,7 +17,7 @@ import socket
 import sys
 from collections.abc import Mapping
 
-from hermes_core._redaction import redact_text
+from hermes_core._redaction import redact_text, shown_url
 from hermes_core._retry_after import retry_after_seconds as header_seconds
 from hermes_core.agent._wire import ContextOverflowError, ModelError
 
@@ -166,7 +166,7 @@ def http_model_error(
     wrap that in their ``APIConnectionError``): said so, with the transport's own reason.
     ``base_url_hint``: what a 404 adds about ``model.base_url`` (the provider's rule for it).
     """
-    where = base_url or "the provider's default URL"
+    where = shown_url(base_url) if base_url else "the provider's default URL"
     subject = f"{provider}: model {model!r} at {where}"
     detail = _clean(detail, secret)
     quoted = f": {detail}" if detail else ""
@@ -197,7 +197,7 @@ def http_model_error(
             f"and the key in {variable}"
         )
     elif status == 404:
-        hint = f" ({base_url_hint})" if base_url_hint else ""
+        hint = f" ({redact_text(base_url_hint)})" if base_url_hint else ""
         message = (
             f"{subject}: not found (HTTP 404): check model.model and model.base_url{hint}{quoted}"
         )

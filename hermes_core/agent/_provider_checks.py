@@ -11,6 +11,7 @@ from collections.abc import AsyncIterable, Mapping
 from typing import Final
 
 from hermes_core._errors import ConfigError
+from hermes_core._redaction import shown_url
 from hermes_core.agent._wire import ModelError, ModelSettings
 
 __all__ = ["MOST_TOKENS", "listed_models", "no_stream_error", "require_vendor_key", "token_count"]
@@ -59,7 +60,7 @@ def no_stream_error(
     (``missing`` says what never came): a web page, a proxy, another API at ``base_url``. It
     names the content type and says to check ``model.base_url`` (``base_url_hint``: what the
     URL should look like)."""
-    where = base_url or "the provider's default URL"
+    where = shown_url(base_url) if base_url else "the provider's default URL"
     content_type = headers.get("content-type") or "none"
     return ModelError(
         f"{provider}: model {model!r} at {where}: the server's answer is no {stream} "
@@ -104,7 +105,7 @@ async def listed_models(
     except (ValueError, TypeError, AttributeError) as error:
         # The SDKs build a page from whatever JSON (or text) came: its shape fails here.
         why = "not JSON" if isinstance(error, ValueError) else "an answer of another shape"
-        where = base_url or "the provider's default URL"
+        where = shown_url(base_url) if base_url else "the provider's default URL"
         raise ModelError(
             f"{provider}: model {model!r} at {where}: the server's answer to GET .../models is "
             f"no model listing ({why}: a web page or another service answers there): check "

@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import astuple, dataclass, replace
 from typing import Any, Final
 
-from hermes_core._redaction import redact_text
+from hermes_core._redaction import redact_text, shown_url
 from hermes_core.agent._events import Retrying
 from hermes_core.agent._http_errors import http_model_error, transport_errors
 from hermes_core.agent._provider_checks import token_count
@@ -169,7 +169,7 @@ async def request_events(
     # One waiter on the stop event for the whole request, not one per streamed chunk.
     stopper = asyncio.ensure_future(stop.wait())
     named = name or getattr(provider, "name", None) or type(provider).__name__
-    where = f" at {base_url}" if base_url else ""
+    where = f" at {shown_url(base_url)}" if base_url else ""
     try:
         async for event in _attempts(
             provider, (named, where), base_url, request, retry, stop, stopper, deadline

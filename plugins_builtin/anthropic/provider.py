@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anthropic
-from hermes_core._plugin_support import tls_context
+from hermes_core._plugin_support import shown_url, tls_context
 from hermes_core.agent import (
     Message,
     ModelError,
@@ -203,9 +203,8 @@ class AnthropicProvider:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"AnthropicProvider(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
-        )
+        base_url = self.settings.base_url and shown_url(self.settings.base_url)
+        return f"AnthropicProvider(model={self.settings.model!r}, base_url={base_url!r})"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The answer to ``request``: text deltas, then one turn (see the module)."""
@@ -352,4 +351,4 @@ def _v1_hint(base_url: str | None) -> str | None:
         meant = base_url.rstrip("/").removesuffix("/v1")
     else:
         return None
-    return f"the anthropic provider's URL is the host alone, its SDK adds /v1: {meant}"
+    return f"the anthropic provider's URL is the host alone, its SDK adds /v1: {shown_url(meant)}"

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from hermes_core._plugin_support import read_capped, tls_context
+from hermes_core._plugin_support import read_capped, shown_url, tls_context
 from hermes_core.plugin import GeneratedImage, ImageError, ImageRequest
 
 from .media_files import image_type
@@ -42,7 +42,7 @@ class OpenAIImages:
         if self._key:
             message = message.replace(self._key, "[redacted]")
         return ImageError(
-            f"openai images at {self._entry.image_base_url}: {message}",
+            f"openai images at {shown_url(self._entry.image_base_url)}: {message}",
             provider="openai",
             status=status,
         )

@@ -36,7 +36,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import openai
-from hermes_core._plugin_support import tls_context
+from hermes_core._plugin_support import shown_url, tls_context
 from hermes_core.agent import (
     ModelError,
     ModelEvent,
@@ -180,7 +180,8 @@ class OpenAIProvider:
         )
 
     def __repr__(self) -> str:
-        return f"OpenAIProvider(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
+        base_url = self.settings.base_url and shown_url(self.settings.base_url)
+        return f"OpenAIProvider(model={self.settings.model!r}, base_url={base_url!r})"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The answer to ``request``: text deltas, then one turn (see the module)."""
@@ -338,4 +339,4 @@ def _v1_hint(base_url: str | None) -> str | None:
         return None
     head, v1, _ = path.partition("/v1/")
     meant = parts._replace(path=f"{head}/v1").geturl() if v1 else f"{base_url.rstrip('/')}/v1"
-    return f"an OpenAI-compatible server's URL usually ends in /v1: {meant}"
+    return f"an OpenAI-compatible server's URL usually ends in /v1: {shown_url(meant)}"

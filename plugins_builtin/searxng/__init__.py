@@ -16,7 +16,7 @@ from typing import Annotated, Any, Final
 
 from annotated_types import Ge
 
-from hermes_core._plugin_support import tls_context
+from hermes_core._plugin_support import shown_url, tls_context
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -57,6 +57,7 @@ class Searxng:
         import httpx  # here: a host that never searches never imports it
 
         where = base.rstrip("/") + "/search"
+        shown = shown_url(base)
         params = {"q": query, "format": "json", "pageno": "1"}
         try:
             async with httpx.AsyncClient(
@@ -64,21 +65,21 @@ class Searxng:
             ) as client:
                 response = await client.get(where, params=params)
         except httpx.HTTPError as exc:
-            raise WebSearchError(f"searxng at {base}: {type(exc).__name__}: {exc}") from None
+            raise WebSearchError(f"searxng at {shown}: {type(exc).__name__}: {exc}") from None
         if response.status_code == 403:
             raise WebSearchError(
-                f"searxng at {base} refuses the JSON format (HTTP 403): add json to "
+                f"searxng at {shown} refuses the JSON format (HTTP 403): add json to "
                 "search.formats in the instance's settings.yml"
             )
         if response.status_code != 200:
-            raise WebSearchError(f"searxng at {base}: HTTP {response.status_code}")
+            raise WebSearchError(f"searxng at {shown}: HTTP {response.status_code}")
         try:
             body: Any = response.json()
         except ValueError:
-            raise WebSearchError(f"searxng at {base} did not answer JSON") from None
+            raise WebSearchError(f"searxng at {shown} did not answer JSON") from None
         found = body.get("results") if isinstance(body, dict) else None
         if not isinstance(found, list):
-            raise WebSearchError(f"searxng at {base}: the answer has no results list")
+            raise WebSearchError(f"searxng at {shown}: the answer has no results list")
         results = [_result(item) for item in found]
         return [result for result in results if result is not None][:limit]
 

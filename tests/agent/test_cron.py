@@ -670,6 +670,47 @@ def test_a_failed_webhook_delivery_keeps_the_answer_in_a_file_and_says_where(
     assert f"the answer was kept in {kept}" in done.stderr
 
 
+def test_a_webhook_urls_password_is_never_shown_nor_written_but_in_the_job_store(
+    cli: InProcessCli, webhook: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, received = webhook
+    with_password = url.replace("http://", "http://user:s3cret@", 1)
+    with FakeModelServer([FakeTurn(text="Deployed fine.")] * 2) as server:
+        env = write_config(cli, model_config(server))
+        failing = f"{server.openai_base_url}/no-such-hook".replace("http://", "http://u:s3cret@")
+        outputs = [
+            cli.run("cron", "create", "every 1h", "Hook", "--deliver", with_password, env=env),
+            cli.run("cron", "create", "every 1h", "Failing", "--deliver", failing, env=env),
+            cli.run(
+                "cron", "create", "every 1h", "Bad", "--deliver", "http://u:s3cret@[::1", ok=False
+            ),
+            cli.run("cron", "run", "Hook", env=env),
+            cli.run("cron", "run", "Failing", env=env, ok=False),
+            cli.run("cron", "list", env=env),
+            cli.run("cron", "list", "--json", env=env),
+            cli.run("cron", "runs", env=env),
+        ]
+
+    assert len(received) == 1
+    listed = json.loads(outputs[-2].stdout)
+    assert {job["delivery"] for job in listed} == {
+        url.replace("http://", "http://user:[redacted]@", 1),
+        failing.replace("s3cret", "[redacted]"),
+    }
+    for done in outputs:
+        assert "s3cret" not in done.stdout + done.stderr
+    store = cli.home / "cron"
+    written = [
+        path
+        for path in cli.root.rglob("*")
+        if path.is_file()
+        and path != cli.config
+        and not path.name.startswith("jobs.db")
+        and b"s3cret" in path.read_bytes()
+    ]
+    assert written == [], store
+
+
 @pytest.mark.parametrize("scheme", ["HTTP", "Http", "hTTp"])
 def test_a_webhook_url_with_its_scheme_in_capitals_is_accepted_stored_in_lowercase_and_posted_to(
     cli: InProcessCli, webhook: tuple[str, list[dict[str, Any]]], scheme: str

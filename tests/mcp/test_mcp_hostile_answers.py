@@ -250,6 +250,19 @@ async def test_a_gzip_answer_cut_short_ends_its_call_naming_the_server(
     assert echoed.text_content == "echo: still here"
 
 
+async def test_a_broken_answer_names_the_servers_url_without_its_password(
+    env: Environment, http_flood: str
+) -> None:
+    url = http_flood.replace("http://", "http://user:s3cret@", 1)
+    entry = McpServerConfig(url=url, timeout=30)
+    result, echoed = await _call_then_echo(env, "remote", entry, "cut")
+    message = result.error_message or ""
+    shown = http_flood.replace("http://", "http://user:[redacted]@", 1)
+    assert f"the gzip-compressed answer of {shown} is cut short" in message, message
+    assert "s3cret" not in message
+    assert echoed.text_content == "echo: still here"
+
+
 @pytest.mark.parametrize(
     ("tool", "bound"), [("void", "more than 100,000 gzip members"), ("stall", "64 MiB as sent")]
 )

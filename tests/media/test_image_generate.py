@@ -281,3 +281,19 @@ def test_an_enormous_answer_of_the_image_server_is_refused_at_a_cap_and_never_ke
     assert not (hermes_env.home / "media" / "images").exists() or not any(
         (hermes_env.home / "media" / "images").iterdir()
     )
+
+
+def test_an_image_server_url_with_a_password_is_named_without_it(
+    hermes_env: Environment, tmp_path: Path
+) -> None:
+    with FakeModelServer() as server:
+        port = server.url.rsplit(":", 1)[1]
+    url = f"http://user:s3cret@127.0.0.1:{port}/v1"  # closed: nothing listens there now
+    host = media_host(hermes_env, media=openai_media(url), variables={"TEST_IMAGES_KEY": KEY})
+    try:
+        result = call(host, tmp_path, "image_generate", {"prompt": "a cat"})
+    finally:
+        host.close()
+    assert result.is_error
+    assert "openai images at http://user:[redacted]@127.0.0.1:" in result.text_content
+    assert "s3cret" not in result.text_content

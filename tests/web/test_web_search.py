@@ -83,6 +83,17 @@ def test_an_instance_without_the_json_format_is_a_clear_error(tmp_path: Path) ->
     assert "search.formats" in result.text_content
 
 
+def test_an_instance_url_with_a_password_is_named_without_it(tmp_path: Path) -> None:
+    with fake_searxng(json_enabled=False) as service:
+        url = service.url.replace("http://", "http://user:s3cret@", 1)
+        entries = {"web": {"search_provider": "searxng"}, "searxng": {"url": url}}
+        result = _search(tmp_path, entries, {"query": "otters"})
+
+    assert result.error_code == "TOOL_ERROR"
+    assert "searxng at http://user:[redacted]@127.0.0.1:" in result.text_content
+    assert "s3cret" not in result.text_content
+
+
 def test_no_provider_configured_is_a_clear_error(tmp_path: Path) -> None:
     result = _search(tmp_path, {}, {"query": "otters"})
 
