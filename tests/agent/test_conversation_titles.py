@@ -31,13 +31,14 @@ def home(hermes_cli: HermesCli) -> AgentHome:
 
 
 def write(home: AgentHome, session: str, text: str, *, age: float = 0.0) -> Path:
-    """A conversation ``session`` of the working directory, one message of the person's, last
-    changed ``age`` seconds ago."""
+    """A conversation ``session`` of the working directory, one message of the person's and the
+    model's answer, last changed ``age`` seconds ago."""
     path = home.cli.home / "sessions" / f"{session}.jsonl"
     path.parent.mkdir(exist_ok=True)
     transcript = Transcript(path)
     transcript.start(session, model="fake-1", cwd=str(home.cli.work))
     transcript.add(Message("user", text))
+    transcript.add(Message("assistant", "ok"))
     if age:
         moment = time.time() - age
         os.utime(path, (moment, moment))
@@ -171,7 +172,7 @@ def test_resume_takes_a_title_the_newest_of_several_and_says_which(home: AgentHo
         'hermes: 2 conversations are titled "Shared": took the latest, bbb222 '
         "(--resume ID takes another: aaa111)"
     ) in done.stderr
-    assert [m["content"] for m in home.requests()[-1]["messages"]] == ["new one", "again"]
+    assert [m["content"] for m in home.requests()[-1]["messages"]] == ["new one", "ok", "again"]
 
 
 def test_resume_prefers_an_exact_title_to_an_id_prefix_and_says_so(home: AgentHome) -> None:
@@ -184,7 +185,11 @@ def test_resume_prefers_an_exact_title_to_an_id_prefix_and_says_so(home: AgentHo
     assert "hermes: abc is also the start of the id abc111 (--resume abc111 takes it)" in (
         done.stderr
     )
-    assert [m["content"] for m in home.requests()[-1]["messages"]] == ["by its title", "again"]
+    assert [m["content"] for m in home.requests()[-1]["messages"]] == [
+        "by its title",
+        "ok",
+        "again",
+    ]
     # an exact id is never taken for a title
     home.cli.run("sessions", "rename", "abc111", "ddd222")
     home.setup({"echo": True})
