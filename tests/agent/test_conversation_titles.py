@@ -242,3 +242,12 @@ def test_resume_listing_shows_titles_and_title_is_refused_while_a_turn_runs(
         if record["type"] == "title"
     ]
     assert sorted(str(title) for title in titles) == ["Calm", "Groceries"]
+
+
+def test_a_title_that_starts_its_own_id_is_taken_without_naming_it_twice(home: AgentHome) -> None:
+    write(home, "abc111", "by its title")
+    home.cli.run("sessions", "rename", "abc111", "abc")
+    home.setup({"echo": True})
+    done = home.cli.run("chat", "--resume", "abc", input="again\n")
+    assert 'hermes: resuming abc111 "abc"' in done.stderr
+    assert "also the start" not in done.stderr
