@@ -177,7 +177,7 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
         return exact[0]
     found = [t for t in recent if t.path.stem.startswith(session)]
     if by_title := titled(store, session.strip()):
-        _say_which(session, by_title, found)
+        _say_which(session, by_title, [t for t in found if t.path != by_title[0].path])
         return by_title[0]
     if len(found) == 1:
         return found[0]
