@@ -10,6 +10,9 @@ completes from, and the everyday ones that act on the conversation between turns
   the next request, as with ``model.model``. ``-m/--model NAME`` of ``hermes run`` and
   ``hermes chat`` (:func:`model_option`) is the same switch from the start, by the same rule
   (:func:`model_refusal`, :func:`switched_note`);
+- ``/title`` shows the conversation's title, ``/title NAME`` gives it one
+  (:mod:`hermes_core.agent._titles`: a record appended to its transcript, its header first
+  when no message was sent yet);
 - ``/retry`` sends the person's last message again, what followed it dropped, and ``/undo``
   drops it with what followed, putting it back in the line being typed
   (:mod:`hermes_core.agent._undo`: the transcript records it, so a conversation taken up
@@ -39,6 +42,7 @@ COMMANDS: Final = (
     ("/stop", "stops the running turn (Ctrl-C too)"),
     ("/usage", "this conversation's model requests and tokens, and how full its context is"),
     ("/model", "shows the model; /model NAME switches to NAME for the rest of this chat"),
+    ("/title", "shows this conversation's title; /title NAME gives it one"),
     ("/retry", "sends your last message again, its answer dropped"),
     ("/undo", "takes your last message and what followed back (the message back in the line)"),
     ("/compact", "replaces all but the last exchange by a summary the model writes"),
@@ -51,6 +55,7 @@ COMMANDS: Final = (
 _BETWEEN_TURNS: Final = {
     "/usage": "its counts are the conversation's between turns",
     "/model": "a turn's requests all go to one model",
+    "/title": "the conversation's transcript is being written",
     "/retry": "the turn is still adding to the conversation",
     "/undo": "the turn is still adding to the conversation",
 }
@@ -107,9 +112,9 @@ def busy_refusal(line: str) -> str | None:
 
 
 class ConversationCommands:
-    """``/usage``, ``/model``, ``/retry`` and ``/undo`` of one ``hermes chat``: notes go to
-    ``printer``, a message taken back to the line editor of ``lines``; ``send`` runs a turn
-    (``/retry``), ``switched`` is told the model's new name."""
+    """``/usage``, ``/model``, ``/title``, ``/retry`` and ``/undo`` of one ``hermes chat``:
+    notes go to ``printer``, a message taken back to the line editor of ``lines``; ``send``
+    runs a turn (``/retry``), ``switched`` is told the model's new name."""
 
     def __init__(
         self,
@@ -131,6 +136,8 @@ class ConversationCommands:
         argument = rest[0].strip() if rest else ""
         if word == "/model":
             self._model(argument, conversation)
+        elif word == "/title":
+            self._title(argument, conversation)
         elif argument:
             self._printer.note(f"hermes: {word} takes no argument")
         elif word == "/usage":
@@ -167,6 +174,23 @@ class ConversationCommands:
         conversation.use_model(name)
         self._switched(name)
         self._printer.note(switched_note(name, settings.provider, "the rest of this chat"))
+
+    def _title(self, text: str, conversation: Conversation) -> None:
+        from hermes_core.agent._titles import TitleError, checked_title, quoted, title_conversation
+
+        if not text:
+            self._printer.note(_titled(conversation))
+            return
+        try:
+            title = title_conversation(conversation, checked_title(text))
+        except TitleError as error:
+            self._printer.note(f"hermes: {error}; nothing changed")
+            return
+        except OSError as error:
+            self._printer.note(f"hermes: the title was not kept: {error}")
+            return
+        redacted = "" if title == text else " (what looked like a secret redacted)"
+        self._printer.note(f"hermes: this conversation is now titled {quoted(title)}{redacted}")
 
     def _undo(self, conversation: Conversation) -> None:
         from hermes_core.agent._undo import NothingToTakeBack, take_back
@@ -220,3 +244,19 @@ class ConversationCommands:
         first = printable(taken.text.strip().split("\n", 1)[0][:160])
         self._printer.note(f"hermes: sending your last message again: {first}")
         await self._send(conversation, taken.text)
+
+
+def _titled(conversation: Conversation) -> str:
+    """What ``/title`` says: the conversation's title, or that it has none."""
+    from hermes_core.agent._titles import quoted, title_of
+
+    store = conversation.agent.transcripts
+    try:
+        title = None if store is None else title_of(store.open(conversation.session.id))
+    except FileNotFoundError:  # no message sent yet
+        title = None
+    except OSError as error:
+        return f"hermes: the title cannot be read: {error}"
+    if title is None:
+        return "hermes: this conversation has no title (/title NAME gives it one)"
+    return f"hermes: this conversation is titled {quoted(title)}"

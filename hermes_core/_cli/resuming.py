@@ -4,7 +4,9 @@ transcript to take up again, the messages the model gets (as ``session/load`` gi
 left off that the terminal shows.
 
 ``--continue`` takes the conversation of this working directory appended to last (a subagent's
-is never one); ``--resume`` an id or a unique prefix of one, as ``session_search`` shows them.
+is never one); ``--resume`` an id, then a title (:mod:`hermes_core.agent._titles`: exactly, the
+one appended to last when several share it, saying so), then a unique prefix of an id, as
+``session_search`` shows them (a title that is also the start of an id says so too).
 A transcript kept under another model goes on with the configured one (said on stderr); a
 subagent's is refused, naming its parent session, which is the conversation to take up.
 ``/resume`` of ``hermes chat`` (:class:`ResumeCommand`) lists this directory's conversations,
@@ -67,7 +69,7 @@ def resume_options(command: F) -> F:
         "--resume",
         "session",
         metavar="SESSION",
-        help="Take up the conversation SESSION (an id or a unique prefix of one).",
+        help="Take up the conversation SESSION (an id, a title or a unique prefix of an id).",
     )(command)
     return click.option(
         "--continue",
@@ -152,7 +154,8 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
         stored, history = transcript.contents()
     except (OSError, TranscriptError) as exc:
         raise ResumeError(str(exc)) from None
-    summary = [f"hermes: resuming {transcript.path.stem} ({_about(transcript, stored)})"]
+    name = f"{transcript.path.stem} {_title(transcript)}".rstrip()
+    summary = [f"hermes: resuming {name} ({_about(transcript, stored)})"]
     kept = header.get("model")
     if isinstance(kept, str) and kept != model:
         summary.append(f"hermes: it was with {kept}; it goes on with {model}")
@@ -166,9 +169,16 @@ def _refuse(store: TranscriptStore) -> None:
 
 
 def _named(store: TranscriptStore, session: str) -> Transcript:
+    from hermes_core.agent._conversations import titled
+
     recent = store.recent()
     exact = [t for t in recent if t.path.stem == session]
-    found = exact or [t for t in recent if t.path.stem.startswith(session)]
+    if exact:
+        return exact[0]
+    found = [t for t in recent if t.path.stem.startswith(session)]
+    if by_title := titled(store, session.strip()):
+        _say_which(session, by_title, [t for t in found if t.path != by_title[0].path])
+        return by_title[0]
     if len(found) == 1:
         return found[0]
     if found:
@@ -177,7 +187,37 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
     # lazily: a header is looked for from each file's end, and only five are listed
     roots = list(islice((t for t in recent if not _header(t).get("parent")), _LISTED))
     listed = "\n".join(_line(t) for t in roots) or "  (none yet)"
-    raise ResumeError(f"no conversation {session}; the recent ones:\n{listed}")
+    raise ResumeError(
+        f"no conversation {session} (an id, its start or a title); the recent ones:\n{listed}"
+    )
+
+
+def _say_which(session: str, by_title: list[Transcript], by_id: list[Transcript]) -> None:
+    """Say, on stderr, which of several conversations titled ``session`` was taken, and which
+    ids ``session`` is also the start of."""
+    from hermes_core.agent._titles import quoted
+
+    taken = by_title[0].path.stem
+    if len(by_title) > 1:
+        others = ", ".join(t.path.stem for t in by_title[1:_LISTED])
+        click.echo(
+            f"hermes: {len(by_title)} conversations are titled {quoted(session)}: took the "
+            f"latest, {taken} (--resume ID takes another: {others})",
+            err=True,
+        )
+    if len(by_id) == 1:
+        other = by_id[0].path.stem
+        click.echo(
+            f"hermes: {printable(session)} is also the start of the id {other} "
+            f"(--resume {other} takes it)",
+            err=True,
+        )
+    elif by_id:
+        click.echo(
+            f"hermes: {printable(session)} is also the start of {len(by_id)} ids "
+            "(--resume with more of one takes it)",
+            err=True,
+        )
 
 
 def _last_here(store: TranscriptStore, command: str) -> Transcript:
@@ -272,6 +312,7 @@ def _line(transcript: Transcript, number: str = "") -> str:
     messages are not counted (its size is shown), so it is never read whole."""
     from hermes_core._cli.sessions_cmd import shown_bytes
     from hermes_core.agent._conversations import recorded
+    from hermes_core.agent._titles import quoted
 
     try:
         found = recorded(transcript)
@@ -284,7 +325,19 @@ def _line(transcript: Transcript, number: str = "") -> str:
         about = f"{when}, {shown_bytes(found.size)}, not counted"
     else:
         about = f"{when}, {_messages(found.messages)}"
-    return f"  {number}{transcript.path.stem}  ({about})  {_short(found.first_message)}"
+    title = f"{quoted(found.title)} " if found.title else ""
+    return f"  {number}{transcript.path.stem}  {title}({about})  {_short(found.first_message)}"
+
+
+def _title(transcript: Transcript) -> str:
+    """Its title as a line shows it, ``""`` when it has none (or cannot be read)."""
+    from hermes_core.agent._conversations import COUNTED_BYTES
+    from hermes_core.agent._titles import quoted, title_of
+
+    try:
+        return quoted(title_of(transcript, COUNTED_BYTES))
+    except OSError:
+        return ""
 
 
 def _about(transcript: Transcript, stored: list[Message]) -> str:

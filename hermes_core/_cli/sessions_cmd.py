@@ -92,7 +92,9 @@ def list_command(every: bool, limit: int | None, as_json: bool) -> None:
 
 def _table(store: TranscriptStore, found: list[Recorded]) -> None:
     width = _id_width(store)
-    rows = [["ID", "CHANGED", "MODEL", "MESSAGES", "SUBAGENTS", "DIRECTORY", "FIRST MESSAGE"]]
+    rows = [
+        ["ID", "CHANGED", "MODEL", "MESSAGES", "SUBAGENTS", "DIRECTORY", "TITLE", "FIRST MESSAGE"]
+    ]
     rows.extend(
         [
             one.id[:width],
@@ -101,6 +103,7 @@ def _table(store: TranscriptStore, found: list[Recorded]) -> None:
             _counted(one),
             _subagents(one.subagents),
             one.cwd or "-",
+            _one_line(one.title) if one.title else "-",
             "(damaged)" if one.damaged else _one_line(one.first_message),
         ]
         for one in found
@@ -117,6 +120,7 @@ def _as_json(one: Recorded) -> dict[str, Any]:
         "messages": one.messages,
         "subagents": one.subagents,
         "cwd": one.cwd,
+        "title": one.title,
         "first_message": one.first_message,
         "bytes": one.size,
         "damaged": one.damaged,
@@ -178,6 +182,7 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
 def show_command(session: str, as_json: bool) -> None:
     """The conversation SESSION (an id or a unique prefix of one) as the model would get it
     back: from its latest compaction on, the messages /undo took back left out."""
+    from hermes_core.agent._titles import quoted, title_of
     from hermes_core.agent._transcripts import TranscriptError
 
     transcript = _named(_store(), session)
@@ -196,7 +201,12 @@ def show_command(session: str, as_json: bool) -> None:
     if header.get("parent"):
         about.append(f"a subagent of {header['parent']}")
     said = f" ({printable(', '.join(about))})" if about else ""
-    click.echo(f"conversation {transcript.path.stem}{said}")
+    try:
+        title = quoted(title_of(transcript))
+    except OSError as error:
+        raise SessionsError(str(error)) from None
+    name = f"{transcript.path.stem} {title}" if title else transcript.path.stem
+    click.echo(f"conversation {name}{said}")
     tools: dict[str, str] = {}  # a call's id: the real tools it ran, which its result names
     for message in history:
         if message.role == "user":
@@ -228,6 +238,26 @@ def _show(message: Message, tools: dict[str, str]) -> None:
     for call in message.tool_calls:
         for line in call_lines(call):
             click.echo(line)
+
+
+@sessions.command("rename")
+@click.argument("session")
+@click.argument("title")
+def rename_command(session: str, title: str) -> None:
+    """Title the conversation SESSION (an id or a unique prefix of one) TITLE: one line of at
+    most 100 characters, which sessions list and /resume show and --resume takes. The title
+    is appended to its transcript; the latest one names it."""
+    from hermes_core.agent._titles import TitleError, checked_title, give_title, quoted
+
+    transcript = _named(_store(), session)
+    try:
+        kept = give_title(transcript, checked_title(title))
+    except TitleError as error:
+        raise SessionsError(f"{error}; {transcript.path.stem} is not renamed") from None
+    except OSError as error:
+        raise SessionsError(f"{transcript.path.stem} is not renamed: {error}") from None
+    redacted = "" if kept == title.strip() else " (what looked like a secret redacted)"
+    click.echo(f"{transcript.path.stem} is now titled {quoted(kept)}{redacted}")
 
 
 @sessions.command("delete")

@@ -8,7 +8,8 @@ link to a device) is never opened. A transcript that is a symbolic link is read 
 and deleting it removes the link, never what it leads to.
 
 Listing reads no whole large file: the first header and the first message the person wrote
-come from the file's start, the latest header from its end (:meth:`Transcript.header`), and
+come from the file's start, the latest header and title from its end (:meth:`Transcript.header`,
+:func:`~hermes_core.agent._titles.title_of`), and
 the messages are counted (as ``/resume`` counts them) only in a file of at most
 :data:`COUNTED_BYTES`.
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hermes_core.agent._titles import title_of
 from hermes_core.agent._transcripts import (
     Transcript,
     TranscriptError,
@@ -70,6 +72,9 @@ class Recorded:
     damaged: str | None = None
     """Why its contents cannot be read back (the line that is no message), else ``None``."""
     subagents: int = 0
+    title: str | None = None
+    """Its latest title (:mod:`hermes_core.agent._titles`), looked for in the file's last
+    :data:`COUNTED_BYTES`; ``None`` when it has none there."""
 
 
 def stored(store: TranscriptStore) -> list[Transcript]:
@@ -108,6 +113,10 @@ def recorded(transcript: Transcript) -> Recorded:
             messages = sum(1 for message in found if counts_as_message(message.content))
             first_message = next((m.content for m in found if m.role == "user"), "")
     started = first_header.get("time")
+    try:
+        title = title_of(transcript, COUNTED_BYTES)
+    except OSError:
+        title = None
     return Recorded(
         id=transcript.path.stem,
         path=transcript.path,
@@ -120,6 +129,7 @@ def recorded(transcript: Transcript) -> Recorded:
         messages=messages,
         first_message=first_message,
         damaged=damaged,
+        title=title,
     )
 
 
@@ -186,6 +196,19 @@ def named(store: TranscriptStore, session: str) -> Transcript:
             "give more of the id"
         )
     raise ConversationError(f"no conversation {session} in {store.directory}")
+
+
+def titled(store: TranscriptStore, title: str) -> list[Transcript]:
+    """The conversations whose latest title is exactly ``title``, the one appended to last
+    first (a transcript that cannot be read is left out)."""
+    found = []
+    for transcript in stored(store):
+        try:
+            if title_of(transcript, COUNTED_BYTES) == title:
+                found.append(transcript)
+        except OSError:
+            continue
+    return found
 
 
 def subagents(store: TranscriptStore, sessions: Sequence[str]) -> list[Transcript]:

@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 if sys.platform != "win32":  # no flock there: each process appends unlocked
     import fcntl
 
-_HEADER_START = b'{"type": "session"'
-"""How a header line starts, as :meth:`Transcript.start` writes it (``type`` first)."""
 _CHUNK = 65536
 
 
@@ -172,7 +170,7 @@ class Transcript:
         # Read, not mapped: a writer removing a line a crash cut shrinks the file, and a mapped
         # page past its new end would kill this process (SIGBUS).
         with self.path.open("rb") as file, transcript_read_lock(file):
-            return _latest_header(file, within)
+            return latest_record(file, within)
 
     def history(self) -> list[Message]:
         """The messages a conversation taken up again starts from (``session/load``, ``hermes
@@ -206,6 +204,11 @@ class Transcript:
         the messages read and in the history taken up again. Earlier lines stay as they are:
         ``session_search`` still finds the messages taken back."""
         self._append({"type": "undo", "time": time.time(), "user_messages": user_messages})
+
+    def titled(self, title: str) -> None:
+        """Append a title record: the latest one names the conversation
+        (:mod:`hermes_core.agent._titles`)."""
+        self._append({"type": "title", "time": time.time(), "title": title})
 
     def messages(self) -> list[Message]:
         """The messages written so far (redacted as stored): the first of :meth:`contents`."""
@@ -256,10 +259,10 @@ def _line(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
 
 
-def _latest_header(file: BinaryIO, within: int | None) -> dict[str, Any]:
-    """The last header line of ``file`` (in its last ``within`` bytes), looked for a chunk at
-    a time from its end."""
-    marker = b"\n" + _HEADER_START
+def latest_record(file: BinaryIO, within: int | None, kind: str = "session") -> dict[str, Any]:
+    """The last record of ``kind`` of ``file`` (in its last ``within`` bytes: a header, a
+    title), looked for a chunk at a time from its end (each line starts with its ``type``)."""
+    marker = f'\n{{"type": "{kind}"'.encode()
     end = size = file.seek(0, os.SEEK_END)
     later = b""  # the start of the chunk after this one: a marker may cross the boundary
     while end > 0 and (within is None or size - end < within):
@@ -272,7 +275,7 @@ def _latest_header(file: BinaryIO, within: int | None) -> dict[str, Any]:
         data = lead + chunk + later
         search_end = len(data)
         while (found := data.rfind(marker, 0, search_end)) >= 0:
-            if record := _header_at(file, start - len(lead) + found + 1):
+            if record := _record_at(file, start - len(lead) + found + 1, kind):
                 return record
             search_end = found  # a line cut short, or a message's text: an earlier one
         later = chunk[: len(marker) - 1]
@@ -280,7 +283,7 @@ def _latest_header(file: BinaryIO, within: int | None) -> dict[str, Any]:
     return {}
 
 
-def _header_at(file: BinaryIO, start: int) -> dict[str, Any]:
+def _record_at(file: BinaryIO, start: int, kind: str) -> dict[str, Any]:
     file.seek(start)
     parts: list[bytes] = []
     while not parts or b"\n" not in parts[-1]:
@@ -293,7 +296,7 @@ def _header_at(file: BinaryIO, start: int) -> dict[str, Any]:
         record = json.loads(line)
     except (ValueError, RecursionError):
         return {}
-    return record if isinstance(record, dict) and record.get("type") == "session" else {}
+    return record if isinstance(record, dict) and record.get("type") == kind else {}
 
 
 def _drop_cut_line(descriptor: int) -> None:

@@ -3,7 +3,8 @@ searches the past conversations of this home.
 
 The transcripts the agent keeps (``$HERMES_HOME/sessions/<id>.jsonl``, already redacted) are
 indexed with SQLite FTS5 in ``$HERMES_HOME/session_search.db``, incrementally, at each search
-(:mod:`.index`). The answer lists the best sessions, each with its date and short snippets
+(:mod:`.index`). The answer lists the best sessions, each with its title (when the person
+gave it one), its date and short snippets
 around the matched words; the session asking is left out (its own messages are in its
 context already).
 
@@ -80,7 +81,8 @@ def render(hits: Sequence[SessionHit], query: str) -> str:
     blocks = []
     for number, hit in enumerate(hits, start=1):
         counted = f"{hit.messages} message{'' if hit.messages == 1 else 's'}"
-        head = f"{number}. session {hit.session} ({_date(hit.started)}, {counted})"
+        titled = f' "{hit.title}"' if hit.title else ""
+        head = f"{number}. session {hit.session}{titled} ({_date(hit.started)}, {counted})"
         blocks.append(f"{head}\n   {hit.snippet}")
     return "\n".join(blocks)
 
@@ -175,6 +177,7 @@ def build_tool(
                 "session": hit.session,
                 "started": hit.started,
                 "model": hit.model,
+                "title": hit.title,
                 "messages": hit.messages,
                 "snippet": hit.snippet,
             }

@@ -8,7 +8,8 @@ deleted is not found again, however long after the deletion the index is next up
 ``hermes sessions`` has them dropped at once, :meth:`SessionIndex.drop`). A
 conversation taken up again holds a header per process that took it up: a session started at
 its first header's time and runs with its latest header's model (the one resuming reads),
-however many updates read them. Each
+and is named by its latest title record (``/title``, ``hermes sessions rename``), however many
+updates read them. Each
 file's new rows and its new offset are written in one transaction: a process killed half-way
 leaves the index as it was, and the next update reads the same lines again. Two processes
 updating at once take turns (``BEGIN IMMEDIATE``, WAL, a busy timeout) and each re-reads the
@@ -58,9 +59,10 @@ from hermes_core._plugin_support import (
 
 from .words import also_text, fts_query, indexed_text, shown_text
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """Version 2: each character of an unspaced script is a token (version 1 had none); version 3:
-camelCase identifiers cut at their case seams, and the column ``also``."""
+camelCase identifiers cut at their case seams, and the column ``also``; version 4: each
+session's latest title (``files.title``)."""
 BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
 """Characters of one message indexed (a tool's long output is searched by its start)."""
@@ -69,7 +71,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS files (
     session TEXT PRIMARY KEY, offset INTEGER NOT NULL, inode INTEGER NOT NULL,
-    started REAL, model TEXT, parent TEXT, messages INTEGER NOT NULL DEFAULT 0
+    started REAL, model TEXT, parent TEXT, messages INTEGER NOT NULL DEFAULT 0, title TEXT
 );
 """
 _MESSAGES: Final = """
@@ -84,8 +86,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
 class SessionHit:
     """One past session that matches: its id, when it started (its first header's time), its
     messages, a snippet of its best message around the hits (``[``/``]`` mark the matched
-    words), its score (lower is better) and the model it last ran with (its latest header's,
-    the one resuming reads)."""
+    words), its score (lower is better), the model it last ran with (its latest header's,
+    the one resuming reads) and its latest title."""
 
     session: str
     started: float | None
@@ -93,6 +95,7 @@ class SessionHit:
     snippet: str
     score: float
     model: str | None = None
+    title: str | None = None
 
 
 def _switch_to_wal(connection: sqlite3.Connection) -> None:
@@ -266,6 +269,7 @@ class SessionIndex:
         # and runs with the latest's model (what resuming reads, Transcript.header).
         first: dict[str, Any] = {}
         header: dict[str, Any] = {}
+        title: dict[str, Any] = {}
         rows: list[tuple[str, str, str, str, float]] = []
         consumed = 0
         for line, end in _complete_lines(data):
@@ -276,6 +280,8 @@ class SessionIndex:
             if record.get("type") == "session":
                 first = first or record
                 header = record
+            elif record.get("type") == "title":
+                title = record
             elif record.get("type") == "message":
                 text = record.get("content")
                 if counts_as_message(text):
@@ -288,12 +294,13 @@ class SessionIndex:
         )
         started = _time(first) if first else None
         connection.execute(
-            "INSERT INTO files (session, offset, inode, started, model, parent, messages) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET "
+            "INSERT INTO files (session, offset, inode, started, model, parent, messages, title) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET "
             "offset = excluded.offset, inode = excluded.inode, messages = excluded.messages, "
             "started = coalesce(files.started, excluded.started), "
             "model = coalesce(excluded.model, files.model), "
-            "parent = coalesce(excluded.parent, files.parent)",
+            "parent = coalesce(excluded.parent, files.parent), "
+            "title = coalesce(excluded.title, files.title)",
             (
                 session,
                 offset + consumed,
@@ -302,6 +309,7 @@ class SessionIndex:
                 _text(header.get("model")),
                 _text(header.get("parent")),
                 count + len(rows),
+                _text(title.get("title")),
             ),
         )
         return len(rows)
@@ -327,11 +335,11 @@ class SessionIndex:
                 (match, best),
             ).fetchone()
             meta = connection.execute(
-                "SELECT started, messages, model FROM files WHERE session = ?", (session,)
+                "SELECT started, messages, model, title FROM files WHERE session = ?", (session,)
             ).fetchone()
-            started, count, model = meta if meta is not None else (None, 0, None)
+            started, count, model, title = meta if meta is not None else (None, 0, None, None)
             shown = " ".join(shown_text(snippet).split())
-            hits.append(SessionHit(session, started, count, shown, score, model))
+            hits.append(SessionHit(session, started, count, shown, score, model, title))
         return hits
 
 
@@ -348,6 +356,8 @@ def _made_again_if_older(connection: sqlite3.Connection) -> None:
             connection.execute("DROP TABLE IF EXISTS messages")
             connection.execute(_MESSAGES)
             connection.execute("DELETE FROM files")
+            if "title" not in {row[1] for row in connection.execute("PRAGMA table_info(files)")}:
+                connection.execute("ALTER TABLE files ADD COLUMN title TEXT")  # made before 4
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:

@@ -53,7 +53,7 @@ def test_a_planted_transcript_is_not_taken_up_until_the_gate_opens(tmp_path: Pat
     with FakeModelServer([FakeTurn(text="Hi again.")]) as server:
         for args, said in (
             (["--continue"], "hermes: error: no earlier conversation in "),
-            (["--resume", "20260101"], "hermes: error: no conversation 20260101; "),
+            (["--resume", "20260101"], "hermes: error: no conversation 20260101 ("),
         ):
             status, stderr = run(cli, server, *args, ok=False)
             assert status == 2

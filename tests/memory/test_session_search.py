@@ -537,3 +537,30 @@ def test_a_transcript_replaced_by_another_is_dated_by_the_new_one(tmp_path: Path
         index.close()
     assert (hit.started, hit.messages, hit.snippet) == (3_000_000.0, 1, "[kiwi] again")
     assert hit.model == "new-model"
+
+
+def test_a_hit_names_the_conversation_s_latest_title_also_one_given_after_indexing(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from hermes_core import Config, Environment
+
+    env = Environment(home=tmp_path / "home", cwd=tmp_path / "work", variables={})
+    conversation(env.home, "named", "the kiwi harvest")
+    conversation(env.home, "plain", "more kiwi")
+    store = TranscriptStore(env.home / "sessions")
+    store.open("named").titled("Orchard")
+    index = index_of(env.home)
+    try:
+        index.update()
+        store.open("named").titled("Kiwi orchard")  # renamed after it was indexed
+        index.update()
+        hits = {hit.session: hit.title for hit in index.search("kiwi", 5)}
+    finally:
+        index.close()
+    assert hits == {"named": "Kiwi orchard", "plain": None}
+    (tool,) = PLUGIN.hermes_tools(Config(), env)
+    result = anyio.run(tool.handler, Session(cwd=tmp_path), "kiwi")
+    assert {hit["session"]: hit["title"] for hit in result.structured["sessions"]} == hits
+    assert 'session named "Kiwi orchard" (' in result.text_content
