@@ -48,7 +48,8 @@ from hermes_core._acp.replay import compaction_thought, replayed
 from hermes_core._acp.session import AcpSession, ModelFailed, TurnState, prompt_text
 from hermes_core._client_io import attach_client_io
 from hermes_core._mcp.names import mcp_toolset
-from hermes_core.agent._transcripts import TranscriptError, unfinished_calls_answered
+from hermes_core.agent._sendable_history import unfinished_calls_answered
+from hermes_core.agent._transcripts import TranscriptError
 
 if TYPE_CHECKING:
     from acp.interfaces import Client

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from hermes_core.agent._compaction import replaces_earlier
 from hermes_core.agent._delegation import RESULTS_HEADER
-from hermes_core.agent._transcripts import before_user_message
+from hermes_core.agent._sendable_history import before_user_message
 
 if TYPE_CHECKING:
     from hermes_core.agent._loop import Conversation
