@@ -11,8 +11,8 @@ back (:meth:`CronJobs.recover`): that run is marked ``failed`` and the job is ru
 its next time.
 
 A job keeps the directory it was made in (``cwd``). A store made before that column gets it on
-first open (``ALTER TABLE``; each process that opens it checks): its jobs have none, and run in
-the directory of the process that runs them, as they did.
+first open (:mod:`~hermes_core.agent._cron_migrations`): its jobs have none, and run in the
+directory of the process that runs them, as they did.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 from hermes_core._private_files import private_database
 from hermes_core._redaction import shown_url
 from hermes_core._shown import printable, shown
+from hermes_core.agent._cron_migrations import add_later_columns
 from hermes_core.agent._cron_rows import (
     CronJob,
     CronRun,
@@ -124,17 +125,6 @@ def _check_cwd(cwd: object) -> str | None:
     return path
 
 
-def _add_cwd(db: sqlite3.Connection) -> None:
-    """Give a store made before jobs kept a directory its ``cwd`` column (its rows: none)."""
-    if any(row["name"] == "cwd" for row in db.execute("PRAGMA table_info(jobs)")):
-        return
-    try:
-        db.execute("ALTER TABLE jobs ADD COLUMN cwd TEXT")
-    except sqlite3.OperationalError as raced:  # another process added it since the look
-        if "duplicate column" not in str(raced):
-            raise
-
-
 def _check_name(name: object) -> None:
     """A job's name is one line of text a terminal shows as it is: a model writes names too."""
     if not isinstance(name, str) or not name.strip():
@@ -182,7 +172,7 @@ class CronJobs:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
-            _add_cwd(db)
+            add_later_columns(db)
         except (sqlite3.DatabaseError, OSError) as bad:
             raise JobError("store", f"{self.path} cannot be read as a job store: {bad}") from None
         return db
