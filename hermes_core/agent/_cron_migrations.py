@@ -14,9 +14,10 @@ from typing import Final
 
 __all__ = ["add_later_columns"]
 
-LATER_COLUMNS: Final = (("cwd", "TEXT"),)
+LATER_COLUMNS: Final = (("cwd", "TEXT"), ("model", "TEXT"))
 """Each column of ``jobs`` added after the first version, and its type: ``cwd`` (the directory
-its runs work in; ``NULL``: the running process's, as before)."""
+its runs work in; ``NULL``: the running process's, as before), ``model`` (the model its runs
+ask; ``NULL``: ``model.model`` at run time, as before)."""
 
 
 def add_later_columns(db: sqlite3.Connection) -> None:

@@ -38,6 +38,7 @@ from hermes_core.agent._cron_rows import (
     job_of,
     last_run_of,
     lease_ran_out,
+    model_problem,
     run_of,
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
@@ -57,7 +58,8 @@ _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
     toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT);
+    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT,
+    model TEXT);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
     finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
@@ -188,13 +190,15 @@ class CronJobs:
         toolsets: object = None,
         delivery: object = "file",
         cwd: object = None,
+        model: object = None,
         now: float | None = None,
         known_toolsets: Collection[str] | None = None,
     ) -> CronJob:
         """A new job, each field checked (a :class:`JobError` names the first bad one); its
         ``toolsets`` among ``known_toolsets`` when given (:func:`~hermes_core.agent._cron_toolsets.
         job_toolsets`: a toolset no tool has would give the job no tool of it). Its runs work
-        in ``cwd`` (a directory; ``None``: the directory of the process that runs it)."""
+        in ``cwd`` (a directory; ``None``: the directory of the process that runs it) and ask
+        ``model`` of the configured provider (``None``: ``model.model`` at run time)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
         if not isinstance(prompt, str) or not prompt.strip():
@@ -206,6 +210,9 @@ class CronJobs:
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         directory = _check_cwd(cwd)
+        chosen_model = model.strip() if isinstance(model, str) else model
+        if model is not None and (problem := model_problem(chosen_model)) is not None:
+            raise JobError("model", problem)
         job_id = uuid.uuid4().hex[:8]
         text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
         cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
@@ -213,7 +220,7 @@ class CronJobs:
         with self._write() as db:
             db.execute(
                 "INSERT INTO jobs (id, name, schedule, prompt, toolsets, delivery, created,"
-                " next_run, cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " next_run, cwd, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
                     label,
@@ -224,6 +231,7 @@ class CronJobs:
                     now,
                     parsed.first(now),
                     directory,
+                    chosen_model,
                 ),
             )
         return self.get(job_id)

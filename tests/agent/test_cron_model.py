@@ -91,8 +91,8 @@ def test_a_job_without_a_model_runs_on_model_model_at_run_time(served: Served) -
     served.run("cron", "run", "plain")
 
     assert shown["model"] is None
-    model_column = listed.splitlines()[0].split().index("MODEL")
-    assert listed.splitlines()[1].split()[model_column] == "-"
+    assert listed.splitlines()[0].split()[-1] == "MODEL"
+    assert listed.splitlines()[1].split()[-1] == "-"
     assert served.models() == [CONFIGURED]
     assert served.header_models() == [CONFIGURED]
 
@@ -143,7 +143,9 @@ def test_the_store_keeps_a_model_name_without_the_space_around_it(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    ("stored", "shown"), [(42, "42"), ("two words", "'two words'"), ("m" * 201, "'mmm")]
+    ("stored", "shown"),
+    # a column of TEXT keeps a number as text ('42'): bytes are what is stored as no text
+    [(b"blob", "b'blob'"), ("two words", "'two words'"), ("m" * 201, "'mmm"), (" x", "' x'")],
 )
 def test_a_model_edited_into_no_name_makes_the_job_damaged_and_it_never_runs(
     tmp_path: Path, stored: object, shown: str
@@ -236,3 +238,36 @@ async def test_the_cronjob_tool_cannot_set_a_jobs_model(hermes_env: Any) -> None
     assert job.model is None
     assert made.structured is not None
     assert made.structured["model"] is None
+
+
+def test_the_daemon_runs_each_job_on_its_own_model(served: Served) -> None:
+    served.server.add(FakeTurn(text="One."), FakeTurn(text="Two."))
+    served.run("cron", "create", "every 1h", "Sum up", "--name", "own", "--model", "small")
+    served.run("cron", "create", "every 1h", "Sum up", "--name", "plain")
+    jobs = CronJobs(served.cli.home)
+    for job in ("own", "plain"):
+        jobs.trigger(job)
+    config = json.loads(served.cli.config.read_text(encoding="utf-8"))
+    config["cron"] = {"poll_interval": 1, "lease": 30}
+    served.cli.config.write_text(json.dumps(config), encoding="utf-8")
+    log = served.cli.root / "daemon.log"
+    with log.open("wb") as out:
+        daemon = subprocess.Popen(
+            served.cli.command("cron", "daemon"),
+            env=served.env,
+            cwd=served.cli.work,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60  # only a guard against a daemon that never runs them
+        while [run.status for run in jobs.runs()] != ["ok", "ok"]:
+            assert daemon.poll() is None, log.read_text(encoding="utf-8")
+            assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
+            time.sleep(0.2)
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+
+    assert sorted(served.models()) == [CONFIGURED, "small"]
+    assert served.header_models() == [CONFIGURED, "small"]
