@@ -86,19 +86,22 @@ def model_option(command: F) -> F:
     """``-m/--model NAME`` (the keyword ``model``): this invocation asks model NAME of the
     configured provider, refused by :func:`model_refusal`'s rule (exit 2)."""
 
-    def checked(context: click.Context, option: click.Parameter, name: str | None) -> str | None:
-        refusal = None if name is None else model_refusal(name, "--model NAME")
-        if refusal is not None:
-            raise click.BadParameter(refusal, context, option)
-        return name if name is None else name.strip()
-
     return click.option(
         "-m",
         "--model",
         metavar="NAME",
-        callback=checked,
+        callback=checked_model,
         help="Ask model NAME of the configured provider (model.provider) this time; not saved.",
     )(command)
+
+
+def checked_model(context: click.Context, option: click.Parameter, name: str | None) -> str | None:
+    """The click callback of a ``--model NAME`` option: NAME without the space around it, or a
+    usage error (exit 2) by :func:`model_refusal`'s rule (``hermes cron create --model`` too)."""
+    refusal = None if name is None else model_refusal(name, "--model NAME")
+    if refusal is not None:
+        raise click.BadParameter(refusal, context, option)
+    return name if name is None else name.strip()
 
 
 def busy_refusal(line: str) -> str | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from hermes_core._cli.chat_commands import checked_model
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -81,6 +82,13 @@ def cron() -> None:
 @click.option(
     "--cwd", "cwd", metavar="DIR", help="The directory its runs work in (default: this one)."
 )
+@click.option(
+    "-m",
+    "--model",
+    metavar="NAME",
+    callback=checked_model,
+    help="The model of the configured provider its runs ask (default: model.model then).",
+)
 def create(
     schedule: str,
     prompt: str,
@@ -88,10 +96,12 @@ def create(
     toolsets: tuple[str, ...],
     delivery: str,
     cwd: str | None,
+    model: str | None,
 ) -> None:
     """Create a job: SCHEDULE is a cron expression ('0 9 * * 1-5'), an interval ('every 30m')
     or one ISO 8601 time ('2026-12-24T09:00'); PROMPT is what the model is asked. Its runs
-    work in this directory, or --cwd's, wherever the daemon runs."""
+    work in this directory, or --cwd's, wherever the daemon runs, and ask --model's model, or
+    model.model at the time of the run."""
     from pathlib import Path
 
     known = _known_toolsets() if toolsets else None
@@ -103,6 +113,7 @@ def create(
         toolsets=list(toolsets) or None,
         delivery=delivery,
         cwd=Path.cwd() if cwd is None else cwd,
+        model=model,
         known_toolsets=known,
     )
     click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
@@ -130,7 +141,8 @@ def _known_toolsets() -> frozenset[str]:
 @cron.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
-    """One row per job: id, name, schedule, state, next run, last outcome, directory."""
+    """One row per job: id, name, schedule, state, next run, last outcome, directory, model
+    (- for model.model at run time)."""
     from hermes_core._cli.output import columns
 
     store = _store()
@@ -144,14 +156,14 @@ def list_command(as_json: bool) -> None:
     if not jobs:
         click.echo("no cron jobs (hermes cron create SCHEDULE PROMPT)")
         return
-    rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN", "CWD"]]
+    rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN", "CWD", "MODEL"]]
     for job in jobs:
         last = job["last_run"]
         outcome = f"{last['status']} {last['started']}" if last else "-"
         cwd = "-" if job["cwd"] is None else job["cwd"]
-        rows.append(
-            [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome, cwd]
-        )
+        model = "-" if job["model"] is None else job["model"]
+        row = [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome]
+        rows.append([*row, cwd, model])
     click.echo(columns(rows))
 
 
@@ -195,9 +207,10 @@ remove = _change("removed", "remove", "Delete JOB and the log of its runs")
 @click.argument("job")
 def run_command(job: str) -> None:
     """Run JOB now in this process, whenever it is due (its next time is unchanged)."""
-    from hermes_core._cli.run_cmd import build_agent, run_agent_host
+    from hermes_core._cli.run_cmd import run_agent_host
     from hermes_core.agent._cron_runs import leases_renewed, run_job
     from hermes_core.agent._cron_store import owner_name
+    from hermes_core.agent._loop import Agent
 
     store = _store()
     _refuse_to_run(store)
@@ -205,7 +218,7 @@ def run_command(job: str) -> None:
     answers = sys.stdout  # a stdout delivery's, before run_agent_host sends sys.stdout to stderr
 
     async def work(host: Host, _forms: object) -> int:
-        agent = build_agent(host)
+        agent = Agent.from_host(host, model=found.model)  # model.model may be unset then
         lease = host.config.cron.lease
         run = store.claim(found.id, owner_name(), lease)
         try:

@@ -6,7 +6,9 @@ read whole is still a job, marked ``damaged`` (which column, and what it holds):
 and can be removed, but never runs (the daemon pauses it with a failed run saying why), and the
 fields it cannot give are narrowed to ones that grant nothing (no toolset, no next time). A run
 row with a time that is no number shows no time. A job's ``cwd`` is ``NULL`` in a row made before
-the column (the run works in its process's directory, as then) or an absolute path.
+the column (the run works in its process's directory, as then) or an absolute path; its
+``model`` is ``NULL`` (``model.model`` at run time) or one model name by :func:`model_problem`'s
+rule, the one a job is made by.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "last_run_of",
     "lease_ran_out",
     "local_time",
+    "model_problem",
     "run_of",
 ]
 
@@ -38,8 +41,9 @@ class CronJob:
     ``toolsets`` (``None``: every toolset but ``cron``), where its answer goes (``delivery``);
     ``next_run`` (epoch seconds) is ``None`` when nothing is left to run (a one-shot job that
     ran). ``cwd`` is the directory its runs work in (``None``: the running process's, a job
-    made before jobs kept one). ``damaged`` says which column of its row could not be read (the
-    job never runs)."""
+    made before jobs kept one); ``model`` the model of the configured provider its runs ask
+    (``None``: ``model.model`` at run time). ``damaged`` says which column of its row could not
+    be read (the job never runs)."""
 
     id: str
     name: str
@@ -52,6 +56,7 @@ class CronJob:
     next_run: float | None
     lease_owner: str | None
     cwd: str | None = None
+    model: str | None = None
     damaged: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -65,6 +70,7 @@ class CronJob:
             "toolsets": None if self.toolsets is None else list(self.toolsets),
             "delivery": shown_url(self.delivery),
             "cwd": self.cwd,
+            "model": self.model,
             "state": self.state,
             "next_run": local_time(self.next_run),
         }
@@ -109,6 +115,21 @@ def local_time(moment: float | None) -> str:
 
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_MODEL: Final = 200
+"""The longest model name a job keeps: providers' names are far shorter, and a longer one
+would be shown in every listing and quoted in errors whole."""
+
+
+def model_problem(model: object) -> str | None:
+    """What makes ``model`` no model name a job may keep (one word of printable text, at most
+    :data:`MAX_MODEL` characters: ``hermes run --model``'s rule, and a length), else ``None``."""
+    if not isinstance(model, str) or len(model.split()) != 1:
+        return f"expected one model name (one word), got {shown(model)}"
+    if len(model) > MAX_MODEL:
+        return f"{len(model)} characters; at most {MAX_MODEL}"
+    if not model.isprintable():
+        return "it holds a control character: a model name is one word"
+    return None
 
 
 def _number(value: object) -> bool:
@@ -155,6 +176,13 @@ class _Reading:
         self._bad("cwd", "an absolute directory path")
         return None
 
+    def model(self) -> str | None:
+        value = self.row["model"]
+        if value is None or (model_problem(value) is None and value == value.strip()):
+            return value  # type: ignore[no-any-return]
+        self._bad("model", f"a model name (one word, at most {MAX_MODEL} characters)")
+        return None  # none: the job is damaged and never runs
+
     def toolsets(self) -> tuple[str, ...] | None:
         value = self.row["toolsets"]
         if value is None:
@@ -185,6 +213,7 @@ def job_of(row: Any) -> CronJob:
         next_run=reading.moment("next_run", optional=True),
         lease_owner=owner if isinstance(owner, str) else None,
         cwd=reading.directory(),
+        model=reading.model(),
     )
     if not reading.problems:
         return job

@@ -7,7 +7,9 @@ toolset, so **a job cannot create jobs** (:func:`job_grant`), and a toolset of t
 no tool has now fails the run, naming it. The session works in the job's directory
 (:func:`job_directory`; one gone since fails the run, naming it, and keeps the job); the host
 is the running process's, built in its own directory, so a job's directory that is a project
-brings none of that project's extensions, trusted or not. Its delegations are waited for,
+brings none of that project's extensions, trusted or not. A job with a model of its own asks
+that model of the configured provider (:func:`job_agent`; its transcript's header names it),
+one without asks ``model.model`` at run time. Its delegations are waited for,
 as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
 ``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
 (a JSON POST with ``httpx``: a network egress the user configured; when it fails, the
@@ -138,6 +140,23 @@ async def leases_renewed(jobs: CronJobs, owner: str, lease: float) -> AsyncItera
             await task
 
 
+@asynccontextmanager
+async def job_agent(host: Host, agent: Agent, job: CronJob) -> AsyncIterator[Agent]:
+    """The agent a run of ``job`` asks: ``agent`` for a job without a model of its own (or
+    with ``agent``'s), else one asking the job's model of the configured provider
+    (``Agent.from_host(host, model=...)``, as ``--model``), closed after the run."""
+    if job.model is None or job.model == agent.model.model:
+        yield agent
+        return
+    from hermes_core.agent._loop import Agent
+
+    own = Agent.from_host(host, model=job.model)
+    try:
+        yield own
+    finally:
+        await own.aclose()
+
+
 async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
     from hermes_core._approvals.prompt import NonInteractivePrompt
     from hermes_core._approvals.questions import NobodyToAsk, attach_questions
@@ -147,12 +166,13 @@ async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
     finished: Finished | None = None
     grant = job_grant(host, job)
     cwd = job_directory(job)
-    async with host.session(
-        cwd=cwd, interactive=False, prompt=prompt, granted_toolsets=grant
-    ) as session:
+    async with (
+        job_agent(host, agent, job) as asked,
+        host.session(cwd=cwd, interactive=False, prompt=prompt, granted_toolsets=grant) as session,
+    ):
         session.state["cron.job"] = job.id
         attach_questions(session, NobodyToAsk(NOBODY))
-        conversation = agent.conversation(session)
+        conversation = asked.conversation(session)
         try:
             async for event in send_until_settled(conversation, job.prompt):
                 if isinstance(event, Finished):
@@ -226,6 +246,7 @@ __all__ = [
     "DeliveryError",
     "RunOutcome",
     "deliver",
+    "job_agent",
     "job_directory",
     "job_grant",
     "leases_renewed",

@@ -11,8 +11,8 @@ back (:meth:`CronJobs.recover`): that run is marked ``failed`` and the job is ru
 its next time.
 
 A job keeps the directory it was made in (``cwd``). A store made before that column gets it on
-first open (``ALTER TABLE``; each process that opens it checks): its jobs have none, and run in
-the directory of the process that runs them, as they did.
+first open (:mod:`~hermes_core.agent._cron_migrations`): its jobs have none, and run in the
+directory of the process that runs them, as they did.
 """
 
 from __future__ import annotations
@@ -31,12 +31,14 @@ from typing import TYPE_CHECKING, Any, Final
 from hermes_core._private_files import private_database
 from hermes_core._redaction import shown_url
 from hermes_core._shown import printable, shown
+from hermes_core.agent._cron_migrations import add_later_columns
 from hermes_core.agent._cron_rows import (
     CronJob,
     CronRun,
     job_of,
     last_run_of,
     lease_ran_out,
+    model_problem,
     run_of,
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
@@ -56,7 +58,8 @@ _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
     toolsets TEXT, delivery TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT);
+    created REAL NOT NULL, next_run REAL, lease_owner TEXT, lease_until REAL, cwd TEXT,
+    model TEXT);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, due REAL, started REAL NOT NULL,
     finished REAL, owner TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
@@ -124,17 +127,6 @@ def _check_cwd(cwd: object) -> str | None:
     return path
 
 
-def _add_cwd(db: sqlite3.Connection) -> None:
-    """Give a store made before jobs kept a directory its ``cwd`` column (its rows: none)."""
-    if any(row["name"] == "cwd" for row in db.execute("PRAGMA table_info(jobs)")):
-        return
-    try:
-        db.execute("ALTER TABLE jobs ADD COLUMN cwd TEXT")
-    except sqlite3.OperationalError as raced:  # another process added it since the look
-        if "duplicate column" not in str(raced):
-            raise
-
-
 def _check_name(name: object) -> None:
     """A job's name is one line of text a terminal shows as it is: a model writes names too."""
     if not isinstance(name, str) or not name.strip():
@@ -182,7 +174,7 @@ class CronJobs:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
-            _add_cwd(db)
+            add_later_columns(db)
         except (sqlite3.DatabaseError, OSError) as bad:
             raise JobError("store", f"{self.path} cannot be read as a job store: {bad}") from None
         return db
@@ -198,13 +190,15 @@ class CronJobs:
         toolsets: object = None,
         delivery: object = "file",
         cwd: object = None,
+        model: object = None,
         now: float | None = None,
         known_toolsets: Collection[str] | None = None,
     ) -> CronJob:
         """A new job, each field checked (a :class:`JobError` names the first bad one); its
         ``toolsets`` among ``known_toolsets`` when given (:func:`~hermes_core.agent._cron_toolsets.
         job_toolsets`: a toolset no tool has would give the job no tool of it). Its runs work
-        in ``cwd`` (a directory; ``None``: the directory of the process that runs it)."""
+        in ``cwd`` (a directory; ``None``: the directory of the process that runs it) and ask
+        ``model`` of the configured provider (``None``: ``model.model`` at run time)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
         if not isinstance(prompt, str) or not prompt.strip():
@@ -216,6 +210,9 @@ class CronJobs:
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         directory = _check_cwd(cwd)
+        chosen_model = model.strip() if isinstance(model, str) else model
+        if model is not None and (problem := model_problem(chosen_model)) is not None:
+            raise JobError("model", problem)
         job_id = uuid.uuid4().hex[:8]
         text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
         cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
@@ -223,7 +220,7 @@ class CronJobs:
         with self._write() as db:
             db.execute(
                 "INSERT INTO jobs (id, name, schedule, prompt, toolsets, delivery, created,"
-                " next_run, cwd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " next_run, cwd, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
                     label,
@@ -234,6 +231,7 @@ class CronJobs:
                     now,
                     parsed.first(now),
                     directory,
+                    chosen_model,
                 ),
             )
         return self.get(job_id)

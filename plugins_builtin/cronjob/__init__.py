@@ -7,8 +7,10 @@ daemon`` runs it at its next look), the last four naming a ``job`` by id or name
 the home's (``$HERMES_HOME/cron/jobs.db``), the same ``hermes cron list`` shows. A field that
 cannot be used is an error naming it, a toolset no tool of the host has among them
 (``ToolCaller.toolsets``). A job made here runs in the calling session's directory: the model
-does not choose it. A job's own session is never granted this toolset (jobs
-cannot create jobs), nor is a child of ``delegate_task``.
+does not choose it, nor the job's model (the spend is the person's: ``hermes cron create
+--model``; there is no such parameter, so one is refused and the job asks ``model.model``).
+A job's own session is never granted this toolset (jobs cannot create jobs), nor is a child of
+``delegate_task``.
 """
 
 from __future__ import annotations
