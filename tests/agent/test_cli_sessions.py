@@ -151,6 +151,25 @@ def test_show_prints_the_conversation_as_taken_up_with_the_real_tools(
     assert records[2]["content"] == result  # exact
 
 
+def test_show_gives_a_tool_s_last_line_once_and_a_result_of_no_text_as_the_model_got_it(
+    hermes_cli: InProcessCli,
+) -> None:
+    path = write(hermes_cli, "aaa111")
+    transcript = Transcript(path)
+    transcript.add(Message("user", "run them"))
+    calls = (ModelToolCall("c1", "terminal", "{}"), ModelToolCall("c2", "terminal", "{}"))
+    transcript.add(Message("assistant", "", tool_calls=calls))
+    # A command's output ends with its newline; five lines of it are one past the four shown.
+    transcript.add(Message("tool", "one\ntwo\nthree\nfour\nfive\n", tool_call_id="c1"))
+    transcript.add(Message("tool", "", tool_call_id="c2"))
+    shown = hermes_cli.run("sessions", "show", "aaa111").stdout.splitlines()
+    start = shown.index("<- terminal: one")
+    four = ["<- terminal: one", "   two", "   three", "   four"]
+    assert shown[start : start + 5] == [*four, "   ... (1 more line)"]
+    assert "<- terminal: (no output)" in shown  # as the model got it
+    assert all(line == line.rstrip() for line in shown)
+
+
 def test_show_says_where_a_compaction_replaced_messages(hermes_cli: InProcessCli) -> None:
     from hermes_core.agent._compaction import SUMMARY_HEADER
 
