@@ -218,26 +218,37 @@ def _show(message: Message, tools: dict[str, str]) -> None:
     from hermes_core._cli.agent_events import call_lines
     from hermes_core.agent._compaction import replaces_earlier
     from hermes_core.agent._events import real_tools
+    from hermes_core.agent._requests import NO_OUTPUT
 
     if replaces_earlier(message):
         click.echo("[compaction: the messages before this summary were replaced by it]")
     if message.role == "tool":
-        lines = message.content.split("\n")
+        # The newline ending a command's output starts no line of its own; a result of no
+        # text is shown as the model got it (worded_results).
+        text = message.content.rstrip("\n")
+        lines = text.split("\n") if text and not text.isspace() else [NO_OUTPUT]
         cut = [_clipped(line) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
-            cut.append(f"... ({len(lines) - _RESULT_LINES} more lines)")
+            more = len(lines) - _RESULT_LINES
+            cut.append(f"... ({more} more line{'' if more == 1 else 's'})")
         failed = " (failed)" if message.is_error else ""
         name = tools.get(message.tool_call_id or "") or message.name or "tool"
-        echo_shown(f"<- {name}{failed}: " + "\n   ".join(cut))
+        echo_shown(_indented(f"<- {name}{failed}: ", cut, 3))
         return
     tools.update((call.id, ", ".join(real_tools(call))) for call in message.tool_calls)
     label = "you" if message.role == "user" else message.role
     if message.content.strip():
-        indent = "\n" + " " * (len(label) + 2)
-        echo_shown(f"{label}> " + indent.join(message.content.split("\n")))
+        echo_shown(_indented(f"{label}> ", message.content.split("\n"), len(label) + 2))
     for call in message.tool_calls:
         for line in call_lines(call):
             click.echo(line)
+
+
+def _indented(first: str, lines: list[str], width: int) -> str:
+    """``lines`` after ``first``, the later ones indented by ``width`` spaces (a blank one
+    left blank, no spaces at a line's end)."""
+    later = (f"{' ' * width}{line}" if line else "" for line in lines[1:])
+    return "\n".join([f"{first}{lines[0]}" if lines[0] else first.rstrip(), *later])
 
 
 @sessions.command("rename")
