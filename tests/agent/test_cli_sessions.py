@@ -323,6 +323,9 @@ def test_a_damaged_transcript_is_listed_said_so_and_can_be_deleted(
     shown = hermes_cli.run("sessions", "show", "aaa111", ok=False)
     assert shown.returncode == 2
     assert "line 3" in shown.stderr
+    assert "mend that line, or delete the conversation: hermes sessions delete aaa111" in (
+        shown.stderr
+    )
     hermes_cli.run("sessions", "delete", "aaa111", "--yes")
     assert not path.exists()
 
