@@ -32,7 +32,7 @@ from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     from hermes_core.agent._conversations import Recorded
-    from hermes_core.agent._transcripts import Transcript, TranscriptStore
+    from hermes_core.agent._transcripts import Transcript, TranscriptError, TranscriptStore
     from hermes_core.agent._wire import Message
 
 _ID_SHOWN = 12
@@ -167,6 +167,11 @@ def _one_line(text: str) -> str:
     return line if len(line) <= _FIRST_SHOWN else line[: _FIRST_SHOWN - 3] + "..."
 
 
+def mend_or_delete(error: TranscriptError, session: str) -> str:
+    """``error`` (a transcript's line that is no message) and what to do about it."""
+    return f"{error}; mend that line, or delete the conversation: hermes sessions delete {session}"
+
+
 def _named(store: TranscriptStore, session: str) -> Transcript:
     from hermes_core.agent._conversations import ConversationError, named
 
@@ -189,7 +194,9 @@ def show_command(session: str, as_json: bool) -> None:
     try:
         header = transcript.header()
         history = transcript.history()
-    except (OSError, TranscriptError) as error:
+    except TranscriptError as error:
+        raise SessionsError(mend_or_delete(error, transcript.path.stem)) from None
+    except OSError as error:
         raise SessionsError(str(error)) from None
     if as_json:
         for message in history:
