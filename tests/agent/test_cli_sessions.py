@@ -427,6 +427,25 @@ def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
     assert not path.exists()
 
 
+def test_prune_at_a_terminal_names_a_few_and_end_of_input_deletes_nothing(
+    hermes_cli: InProcessCli,
+) -> None:
+    paths = [write(hermes_cli, f"old{n:02}", "old", age=(n + 2) * DAY) for n in range(8)]
+    asked = spawned(hermes_cli, "sessions", "prune", "--older-than", "1d")
+    asked.expect_exact("? [y/N]")
+    question = asked.before.splitlines()[-1]
+    assert question.startswith("Delete 8 conversations (old00, old01, old02, old03, old04, ")
+    assert question.endswith("and 3 more: --dry-run lists them)")
+    assert "old07" not in question
+    asked.sendeof()  # Ctrl-D: no answer, as "n"
+    asked.expect(pexpect.EOF)
+    asked.close()
+    assert asked.exitstatus == 1
+    assert "nothing deleted" in asked.before
+    assert "Aborted" not in asked.before
+    assert all(path.exists() for path in paths)
+
+
 @pytest.mark.parametrize("session", ["", " "])
 def test_an_empty_session_id_names_no_conversation(hermes_cli: InProcessCli, session: str) -> None:
     """``hermes sessions delete "$ID" --yes`` with ``ID`` unset: "" is the start of every id,
