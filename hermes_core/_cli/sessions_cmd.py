@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from hermes_core.agent._transcripts import Transcript, TranscriptError, TranscriptStore
     from hermes_core.agent._wire import Message
 
+_ASKED = 5
+"""Ids the question of ``delete`` and ``prune`` names (then how many more)."""
+
 _ID_SHOWN = 12
 """Characters of an id a listing shows (more when two ids share them)."""
 _FIRST_SHOWN = 60
@@ -321,10 +324,16 @@ def prune_command(age: str, dry_run: bool, yes: bool) -> None:
 
     if dry_run:
         _table(store, old)
-    _delete(store, [Transcript(one.path) for one in old], yes=yes, dry_run=dry_run)
+    old_ones = [Transcript(one.path) for one in old]
+    _delete(store, old_ones, yes=yes, dry_run=dry_run, listed=": --dry-run lists them")
 
 
-def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_run: bool) -> None:
+def _delete(
+    store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_run: bool, listed: str = ""
+) -> None:
+    """Delete ``chosen`` and their subagents' transcripts (asking first at a terminal unless
+    ``yes``), or say what that would free (``dry_run``); ``listed``: where the ids the question
+    leaves out are listed."""
     from hermes_core.agent._conversations import ConversationError, delete, subagents
 
     children = subagents(store, [t.path.stem for t in chosen])
@@ -339,8 +348,14 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
                 f"deleting {with_children} asks for confirmation at a terminal: "
                 "pass --yes to delete without asking"
             )
-        names = ", ".join(t.path.stem for t in chosen)
-        if not click.confirm(f"Delete {with_children} ({names})?", err=True):
+        names = ", ".join(t.path.stem for t in chosen[:_ASKED])
+        if len(chosen) > _ASKED:
+            names += f", and {len(chosen) - _ASKED} more{listed}"
+        try:
+            agreed = click.confirm(f"Delete {with_children} ({names})?", err=True)
+        except click.Abort:  # Ctrl-D or Ctrl-C: no answer, as "n"
+            agreed = False
+        if not agreed:
             click.echo("nothing deleted", err=True)
             sys.exit(1)
     try:
