@@ -88,6 +88,8 @@ def model_option(command: F) -> F:
 
     def checked(context: click.Context, option: click.Parameter, name: str | None) -> str | None:
         refusal = None if name is None else model_refusal(name, "--model NAME")
+        if name is not None and name.strip().startswith("-"):  # the name forgotten: -m --json
+            refusal = f"--model takes a model's name, not the option {name.strip()!r}: --model NAME"
         if refusal is not None:
             raise click.BadParameter(refusal, context, option)
         return name if name is None else name.strip()
