@@ -296,6 +296,21 @@ def test_a_mistyped_top_level_command_names_the_closest_command(hermes_cli: Herm
     assert "Did you mean" not in done.stderr
 
 
+def test_v_after_a_command_says_it_goes_before_it(hermes_cli: HermesCli) -> None:
+    done = hermes_cli.run("doctor", "-v", ok=False)
+    assert done.returncode == 2
+    assert "No such option '-v'" in done.stderr
+    assert "-v/--verbose goes before the command: hermes -v doctor" in done.stderr
+
+    done = hermes_cli.run("sessions", "list", "--verbose", ok=False)
+    assert done.returncode == 2
+    assert "goes before the command: hermes -v sessions list" in done.stderr
+
+    done = hermes_cli.run("doctor", "-x", ok=False)
+    assert done.returncode == 2
+    assert "goes before" not in done.stderr
+
+
 def test_tools_call_prints_a_line_for_an_image_and_keeps_it_whole_in_json(
     hermes_cli: HermesCli,
 ) -> None:

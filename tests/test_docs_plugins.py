@@ -1,11 +1,13 @@
 """The plugin docs and tests stay in step with the code: every hook and every test fixture is
 documented, every hook is exercised by a test, every variable the environment is read for is
-in the table of docs/configuration.md, and the ``hermes_cli_commands`` example runs as written."""
+in the table of docs/configuration.md, and the ``hermes_cli_commands``,
+``hermes_doctor_checks`` and ``hermes_transcripts_deleted`` examples run as written."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import json
 import re
 import subprocess
 import sys
@@ -223,3 +225,34 @@ def test_the_cli_commands_example_adds_its_command_as_written(tmp_path: Path) ->
     (plugin / "__init__.py").write_text(code.group(1), encoding="utf-8")
     cli.config.write_text("plugins:\n  enabled: [forecast]\n", encoding="utf-8")
     assert cli.run("forecast", "Paris").stdout == "sunny in Paris\n"
+
+
+@pytest.mark.subprocess
+def test_the_doctor_checks_and_transcripts_deleted_examples_work_as_written(
+    tmp_path: Path,
+) -> None:
+    from hermes_core.agent._transcripts import Transcript
+
+    cli = testing.HermesCli(tmp_path)
+    for name, heading in [
+        ("thing", "### `hermes_doctor_checks`"),
+        ("backup", "### `hermes_transcripts_deleted`"),
+    ]:
+        plugin = cli.home / "plugins" / name
+        plugin.mkdir(parents=True)
+        (plugin / "plugin.yaml").write_text(f"name: {name}\n", encoding="utf-8")
+        (plugin / "__init__.py").write_text(python_block_after(heading), encoding="utf-8")
+    cli.config.write_text("plugins:\n  enabled: [thing, backup]\n", encoding="utf-8")
+
+    done = cli.run("doctor", "--offline", "--json", ok=False)
+    thing = {c["name"]: c for c in json.loads(done.stdout)["checks"] if c["group"] == "thing"}
+    assert thing["token"]["status"] == "error"
+    assert thing["token"]["message"].startswith("THING_TOKEN is not set: create one at")
+    assert thing["service"]["status"] == "not checked"
+
+    (cli.home / "sessions").mkdir()
+    Transcript(cli.home / "sessions" / "aaa111.jsonl").start("aaa111", model="m", cwd=str(cli.work))
+    (cli.home / "backup" / "aaa111").mkdir(parents=True)
+    (cli.home / "backup" / "bbb222").mkdir()
+    cli.run("sessions", "delete", "aaa111", "--yes")
+    assert sorted(p.name for p in (cli.home / "backup").iterdir()) == ["bbb222"]

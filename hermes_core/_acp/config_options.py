@@ -150,12 +150,15 @@ class SessionChoices:
         if not choices.get(config_id):
             known = ", ".join(k for k, v in choices.items() if v)
             raise RequestError.invalid_params(
-                {"configId": config_id, "message": f"no option {config_id!r}: {known} are"}
+                {
+                    "configId": config_id,
+                    "message": f"no option {config_id!r} (the options: {known})",
+                }
             )
         if value not in choices[config_id]:
             offered = ", ".join(choices[config_id])
             raise RequestError.invalid_params(
-                {"configId": config_id, "message": f"{value!r} is not offered: {offered} are"}
+                {"configId": config_id, "message": f"{value!r} is not offered (offered: {offered})"}
             )
         if busy:
             raise RequestError.invalid_params(

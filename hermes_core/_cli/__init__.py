@@ -93,6 +93,22 @@ class LazyGroup(click.Group):
             ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name)}")
         return super().resolve_command(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """As click does, and ``-v`` given after a command says it goes before it."""
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as error:
+            where = error.ctx
+            if error.option_name in ("-v", "--verbose") and where is not None and where is not ctx:
+                root, command = where.command_path.split(" ", 1)
+                said = (
+                    f"{error.message} (-v/--verbose goes before the command: {root} -v {command})"
+                )
+                raise click.NoSuchOption(
+                    error.option_name, said, error.possibilities, where
+                ) from None
+            raise
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = SUBCOMMANDS.get(cmd_name)
         if target is None:

@@ -85,7 +85,6 @@ def switched_note(name: str, provider: str, span: str) -> str:
 def model_option(command: F) -> F:
     """``-m/--model NAME`` (the keyword ``model``): this invocation asks model NAME of the
     configured provider, refused by :func:`model_refusal`'s rule (exit 2)."""
-
     return click.option(
         "-m",
         "--model",
@@ -99,6 +98,8 @@ def checked_model(context: click.Context, option: click.Parameter, name: str | N
     """The click callback of a ``--model NAME`` option: NAME without the space around it, or a
     usage error (exit 2) by :func:`model_refusal`'s rule (``hermes cron create --model`` too)."""
     refusal = None if name is None else model_refusal(name, "--model NAME")
+    if name is not None and name.strip().startswith("-"):  # the name forgotten: -m --json
+        refusal = f"--model takes a model's name, not the option {name.strip()!r}: --model NAME"
     if refusal is not None:
         raise click.BadParameter(refusal, context, option)
     return name if name is None else name.strip()

@@ -53,8 +53,9 @@ _NEEDS_CONFIG_TOO = (("hooks", "hooks"), ("skills", "skills"))
     ),
 )
 def doctor(as_json: bool, offline: bool) -> None:
-    """Check the setup: configuration, plugins, model, MCP servers, hooks, skills, home and
-    project, one line each with what to do; exit 1 when a check is an error."""
+    """Check the setup: configuration, plugins, model, MCP servers, the enabled plugins' own
+    checks, hooks, skills, home and project, one line each with what to do; exit 1 when a
+    check is an error."""
     env = environment()
     config, found = config_checks(env)
     if config is None:

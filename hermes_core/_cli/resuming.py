@@ -142,6 +142,7 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
     it: from its latest compaction, each call left unanswered answered as failed) and the
     summary of where it left off, from every message; :class:`ResumeError` for a subagent's
     or a damaged one."""
+    from hermes_core._cli.sessions_cmd import mend_or_delete
     from hermes_core.agent._transcripts import TranscriptError
 
     try:
@@ -152,7 +153,9 @@ def taken_up(transcript: Transcript, model: str) -> Resumed:
                 f"hermes chat --resume {header['parent']}"
             )
         stored, history = transcript.contents()
-    except (OSError, TranscriptError) as exc:
+    except TranscriptError as exc:
+        raise ResumeError(mend_or_delete(exc, transcript.path.stem)) from None
+    except OSError as exc:
         raise ResumeError(str(exc)) from None
     name = f"{transcript.path.stem} {_title(transcript)}".rstrip()
     summary = [f"hermes: resuming {name} ({_about(transcript, stored)})"]

@@ -32,8 +32,11 @@ from hermes_core._shown import printable
 
 if TYPE_CHECKING:
     from hermes_core.agent._conversations import Recorded
-    from hermes_core.agent._transcripts import Transcript, TranscriptStore
+    from hermes_core.agent._transcripts import Transcript, TranscriptError, TranscriptStore
     from hermes_core.agent._wire import Message
+
+_ASKED = 5
+"""Ids the question of ``delete`` and ``prune`` names (then how many more)."""
 
 _ID_SHOWN = 12
 """Characters of an id a listing shows (more when two ids share them)."""
@@ -167,6 +170,11 @@ def _one_line(text: str) -> str:
     return line if len(line) <= _FIRST_SHOWN else line[: _FIRST_SHOWN - 3] + "..."
 
 
+def mend_or_delete(error: TranscriptError, session: str) -> str:
+    """``error`` (a transcript's line that is no message) and what to do about it."""
+    return f"{error}; mend that line, or delete the conversation: hermes sessions delete {session}"
+
+
 def _named(store: TranscriptStore, session: str) -> Transcript:
     from hermes_core.agent._conversations import ConversationError, named
 
@@ -189,7 +197,9 @@ def show_command(session: str, as_json: bool) -> None:
     try:
         header = transcript.header()
         history = transcript.history()
-    except (OSError, TranscriptError) as error:
+    except TranscriptError as error:
+        raise SessionsError(mend_or_delete(error, transcript.path.stem)) from None
+    except OSError as error:
         raise SessionsError(str(error)) from None
     if as_json:
         for message in history:
@@ -218,26 +228,37 @@ def _show(message: Message, tools: dict[str, str]) -> None:
     from hermes_core._cli.agent_events import call_lines
     from hermes_core.agent._compaction import replaces_earlier
     from hermes_core.agent._events import real_tools
+    from hermes_core.agent._requests import NO_OUTPUT
 
     if replaces_earlier(message):
         click.echo("[compaction: the messages before this summary were replaced by it]")
     if message.role == "tool":
-        lines = message.content.split("\n")
+        # The newline ending a command's output starts no line of its own; a result of no
+        # text is shown as the model got it (worded_results).
+        text = message.content.rstrip("\n")
+        lines = text.split("\n") if text and not text.isspace() else [NO_OUTPUT]
         cut = [_clipped(line) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
-            cut.append(f"... ({len(lines) - _RESULT_LINES} more lines)")
+            more = len(lines) - _RESULT_LINES
+            cut.append(f"... ({more} more line{'' if more == 1 else 's'})")
         failed = " (failed)" if message.is_error else ""
         name = tools.get(message.tool_call_id or "") or message.name or "tool"
-        echo_shown(f"<- {name}{failed}: " + "\n   ".join(cut))
+        echo_shown(_indented(f"<- {name}{failed}: ", cut, 3))
         return
     tools.update((call.id, ", ".join(real_tools(call))) for call in message.tool_calls)
     label = "you" if message.role == "user" else message.role
     if message.content.strip():
-        indent = "\n" + " " * (len(label) + 2)
-        echo_shown(f"{label}> " + indent.join(message.content.split("\n")))
+        echo_shown(_indented(f"{label}> ", message.content.split("\n"), len(label) + 2))
     for call in message.tool_calls:
         for line in call_lines(call):
             click.echo(line)
+
+
+def _indented(first: str, lines: list[str], width: int) -> str:
+    """``lines`` after ``first``, the later ones indented by ``width`` spaces (a blank one
+    left blank, no spaces at a line's end)."""
+    later = (f"{' ' * width}{line}" if line else "" for line in lines[1:])
+    return "\n".join([f"{first}{lines[0]}" if lines[0] else first.rstrip(), *later])
 
 
 @sessions.command("rename")
@@ -303,10 +324,16 @@ def prune_command(age: str, dry_run: bool, yes: bool) -> None:
 
     if dry_run:
         _table(store, old)
-    _delete(store, [Transcript(one.path) for one in old], yes=yes, dry_run=dry_run)
+    old_ones = [Transcript(one.path) for one in old]
+    _delete(store, old_ones, yes=yes, dry_run=dry_run, listed=": --dry-run lists them")
 
 
-def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_run: bool) -> None:
+def _delete(
+    store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_run: bool, listed: str = ""
+) -> None:
+    """Delete ``chosen`` and their subagents' transcripts (asking first at a terminal unless
+    ``yes``), or say what that would free (``dry_run``); ``listed``: where the ids the question
+    leaves out are listed."""
     from hermes_core.agent._conversations import ConversationError, delete, subagents
 
     children = subagents(store, [t.path.stem for t in chosen])
@@ -321,8 +348,14 @@ def _delete(store: TranscriptStore, chosen: list[Transcript], *, yes: bool, dry_
                 f"deleting {with_children} asks for confirmation at a terminal: "
                 "pass --yes to delete without asking"
             )
-        names = ", ".join(t.path.stem for t in chosen)
-        if not click.confirm(f"Delete {with_children} ({names})?", err=True):
+        names = ", ".join(t.path.stem for t in chosen[:_ASKED])
+        if len(chosen) > _ASKED:
+            names += f", and {len(chosen) - _ASKED} more{listed}"
+        try:
+            agreed = click.confirm(f"Delete {with_children} ({names})?", err=True)
+        except click.Abort:  # Ctrl-D or Ctrl-C: no answer, as "n"
+            agreed = False
+        if not agreed:
             click.echo("nothing deleted", err=True)
             sys.exit(1)
     try:

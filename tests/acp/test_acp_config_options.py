@@ -178,9 +178,9 @@ async def test_an_unknown_option_or_value_is_invalid_params_naming_it(
                 errors.append(raised.value)
 
     assert [error.code for error in errors] == [-32602, -32602, -32602]
-    assert "'mode'" in json.dumps(errors[0].data)
-    assert "'fake-z'" in json.dumps(errors[1].data)
-    assert "'extreme'" in json.dumps(errors[2].data)
+    assert errors[0].data["message"] == "no option 'mode' (the options: model, thought_level)"
+    assert errors[1].data["message"] == "'fake-z' is not offered (offered: fake-model, fake-b)"
+    assert "'extreme' is not offered (offered: default, " in errors[2].data["message"]
 
 
 async def test_the_thinking_levels_are_those_the_providers_settings_check_takes(

@@ -177,6 +177,9 @@ def test_a_damaged_transcript_names_the_file_and_line(home: AgentHome) -> None:
     done = home.cli.run("chat", "--resume", "damaged", input="hi\n", ok=False)
     assert done.returncode == 2
     assert f"{path}, line 3" in done.stderr
+    assert "mend that line, or delete the conversation: hermes sessions delete damaged" in (
+        done.stderr
+    )
     assert home.requests() == []
 
 

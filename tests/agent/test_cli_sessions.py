@@ -151,6 +151,25 @@ def test_show_prints_the_conversation_as_taken_up_with_the_real_tools(
     assert records[2]["content"] == result  # exact
 
 
+def test_show_gives_a_tool_s_last_line_once_and_a_result_of_no_text_as_the_model_got_it(
+    hermes_cli: InProcessCli,
+) -> None:
+    path = write(hermes_cli, "aaa111")
+    transcript = Transcript(path)
+    transcript.add(Message("user", "run them"))
+    calls = (ModelToolCall("c1", "terminal", "{}"), ModelToolCall("c2", "terminal", "{}"))
+    transcript.add(Message("assistant", "", tool_calls=calls))
+    # A command's output ends with its newline; five lines of it are one past the four shown.
+    transcript.add(Message("tool", "one\ntwo\nthree\nfour\nfive\n", tool_call_id="c1"))
+    transcript.add(Message("tool", "", tool_call_id="c2"))
+    shown = hermes_cli.run("sessions", "show", "aaa111").stdout.splitlines()
+    start = shown.index("<- terminal: one")
+    four = ["<- terminal: one", "   two", "   three", "   four"]
+    assert shown[start : start + 5] == [*four, "   ... (1 more line)"]
+    assert "<- terminal: (no output)" in shown  # as the model got it
+    assert all(line == line.rstrip() for line in shown)
+
+
 def test_show_says_where_a_compaction_replaced_messages(hermes_cli: InProcessCli) -> None:
     from hermes_core.agent._compaction import SUMMARY_HEADER
 
@@ -304,6 +323,9 @@ def test_a_damaged_transcript_is_listed_said_so_and_can_be_deleted(
     shown = hermes_cli.run("sessions", "show", "aaa111", ok=False)
     assert shown.returncode == 2
     assert "line 3" in shown.stderr
+    assert "mend that line, or delete the conversation: hermes sessions delete aaa111" in (
+        shown.stderr
+    )
     hermes_cli.run("sessions", "delete", "aaa111", "--yes")
     assert not path.exists()
 
@@ -403,6 +425,25 @@ def test_delete_at_a_terminal_asks_first(hermes_cli: InProcessCli) -> None:
     agreed.close()
     assert agreed.exitstatus == 0
     assert not path.exists()
+
+
+def test_prune_at_a_terminal_names_a_few_and_end_of_input_deletes_nothing(
+    hermes_cli: InProcessCli,
+) -> None:
+    paths = [write(hermes_cli, f"old{n:02}", "old", age=(n + 2) * DAY) for n in range(8)]
+    asked = spawned(hermes_cli, "sessions", "prune", "--older-than", "1d")
+    asked.expect_exact("? [y/N]")
+    question = asked.before.splitlines()[-1]
+    assert question.startswith("Delete 8 conversations (old00, old01, old02, old03, old04, ")
+    assert question.endswith("and 3 more: --dry-run lists them)")
+    assert "old07" not in question
+    asked.sendeof()  # Ctrl-D: no answer, as "n"
+    asked.expect(pexpect.EOF)
+    asked.close()
+    assert asked.exitstatus == 1
+    assert "nothing deleted" in asked.before
+    assert "Aborted" not in asked.before
+    assert all(path.exists() for path in paths)
 
 
 @pytest.mark.parametrize("session", ["", " "])
