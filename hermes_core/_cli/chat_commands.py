@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from hermes_core._redaction import shown_url
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -159,6 +158,8 @@ class ConversationCommands:
             self._printer.note(f"hermes: {line}")
 
     def _model(self, name: str, conversation: Conversation) -> None:
+        from hermes_core._redaction import shown_url  # its patterns: not for `hermes --help`
+
         settings = conversation.agent.model
         provider = printable(settings.provider)
         if not name:
