@@ -86,12 +86,16 @@ def test_a_stemmed_word_is_corrected_to_a_word_not_to_its_stem(tmp_path: Path) -
     conversation(tmp_path, "auth", "We moved the authentication to OAuth device codes")
     conversation(tmp_path, "deploy", "The deployment of the website waits for the review")
     conversation(tmp_path, "other", "the parser crashes on empty input")
+    conversation(tmp_path, "tls", "The certificate expired; the locks live in a DynamoDB table")
     assert found(tmp_path, "authentification").corrected == {"authentification": "authentication"}
     assert [hit.session for hit in found(tmp_path, "authentification").hits] == ["auth"]
     deploy = found(tmp_path, "deploymnet")
     assert deploy.corrected == {"deploymnet": "deployment"}
     assert [hit.session for hit in deploy.hits] == ["deploy"]
     assert deploy.hits[0].snippet == "The [deployment] of the website waits for the review"
+    # Searched as the messages write it: not a spelling of the stem (``certif``, ``dynamo``).
+    assert found(tmp_path, "certfiicate").corrected == {"certfiicate": "certificate"}
+    assert found(tmp_path, "dynamodb").corrected == {"dynamodb": "dynamo"}
 
 
 def test_the_frequent_word_wins_among_equally_close_ones_and_the_closer_beats_it(
@@ -113,6 +117,7 @@ def test_the_frequent_word_wins_among_equally_close_ones_and_the_closer_beats_it
         ("redsi", {"redsi": "redis"}),  # five letters: a transposition is one edit
         ("rexqz", {}),  # five letters, three edits
         ("rd", {}),  # two letters: never
+        ("databases" * 4, {}),  # past 30 letters: no word misspelled
         ("数据车", {}),  # an unspaced script: its characters are words, not spellings
         ("datbsae", {"datbsae": "database"}),  # five letters and more: two edits
     ],
@@ -146,3 +151,15 @@ def test_the_answer_says_which_word_it_searched_instead(tmp_path: Path) -> None:
 
     nothing = anyio.run(tool.handler, asking, "zzqxv")
     assert nothing.text_content == "No past session matches 'zzqxv'."
+
+
+def test_a_word_of_a_deleted_conversation_is_never_offered(tmp_path: Path) -> None:
+    conversation(tmp_path, "gone", "the kubernetes cluster of the old employer")
+    conversation(tmp_path, "kept", "the staging database listens on port 6543")
+    assert found(tmp_path, "kuberentes").corrected == {"kuberentes": "kubernetes"}
+    (tmp_path / "sessions" / "gone.jsonl").unlink()
+
+    forgiven = found(tmp_path, "kuberentes")
+
+    assert forgiven.corrected == {}
+    assert forgiven.hits == []
