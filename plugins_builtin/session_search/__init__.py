@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final
@@ -33,7 +33,7 @@ from hermes_core.plugin import PluginContext, Session, Tool, ToolAnnotations, To
 if TYPE_CHECKING:
     from hermes_core import Config, Environment
 
-    from .index import SessionHit, SessionIndex
+    from .index import Found, SessionHit, SessionIndex
 
 MAX_QUERY_CHARS: Final = 2000
 """The longest query, as ``tool_search``'s: a search's work grows faster than its words (100,000
@@ -74,11 +74,23 @@ def _date(started: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
 
 
-def render(hits: Sequence[SessionHit], query: str) -> str:
-    """The answer the model reads: one block per session, best first."""
-    if not hits:
+def render(
+    hits: Sequence[SessionHit],
+    query: str,
+    corrected: Mapping[str, str] | None = None,
+    unknown: Sequence[str] = (),
+) -> str:
+    """The answer the model reads: what was searched instead of a word no conversation holds
+    (``corrected``, and the ``unknown`` words no held word is close to, said when something
+    was found), then one block per session, best first."""
+    said = [
+        f"No conversation holds {typed!r}; searched {word!r}."
+        for typed, word in (corrected or {}).items()
+    ]
+    if not hits and not said:
         return f"No past session matches {query!r}."
-    blocks = []
+    said += [f"No conversation holds {word!r}, nor a word close to it." for word in unknown]
+    blocks = [" ".join(said)] if said else []
     for number, hit in enumerate(hits, start=1):
         counted = f"{hit.messages} message{'' if hit.messages == 1 else 's'}"
         titled = f' "{hit.title}"' if hit.title else ""
@@ -137,7 +149,7 @@ def build_tool(
     lock = threading.Lock()  # one connection, used by one call at a time
     warned: list[bool] = []
 
-    def search(query: str, limit: int, exclude: str) -> list[SessionHit]:
+    def search(query: str, limit: int, exclude: str) -> Found:
         with lock:
             if not made:
                 # Here, not where the tool is built: sqlite3 and the index module are for a
@@ -148,7 +160,7 @@ def build_tool(
             index = made[0]
             try:
                 index.update(within=entry.rescan_seconds)
-                return index.search(query, limit, exclude=exclude)
+                return index.find(query, limit, exclude=exclude)
             except BaseException:
                 made.clear()  # opened again by the next search (the file may be gone by then)
                 index.close()
@@ -166,13 +178,14 @@ def build_tool(
                 _log.warning("%s", refused)
             return ToolResult.error("TOOL_ERROR", refused)
         try:
-            hits = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
+            found = await anyio.to_thread.run_sync(search, query, limit or entry.limit, session.id)
         except sqlite3.DatabaseError as error:
             return ToolResult.error("TOOL_ERROR", unusable(database, error))
+        hits = found.hits
         summary = None
         if hits and (entry.summarize if summarize is None else summarize):
             summary = await _summary(session, query, hits[: entry.summarized_sessions])
-        found = [
+        sessions = [
             {
                 "session": hit.session,
                 "started": hit.started,
@@ -183,10 +196,13 @@ def build_tool(
             }
             for hit in hits
         ]
-        text = render(hits, query)
+        text = render(hits, query, found.corrected, found.unknown)
         if summary is not None:
             text = f"Summary: {summary}\n\n{text}"
-        return ToolResult.text(text, structured={"sessions": found, "summary": summary})
+        return ToolResult.text(
+            text,
+            structured={"sessions": sessions, "summary": summary, "corrected": found.corrected},
+        )
 
     async def _summary(session: Session, query: str, hits: Sequence[SessionHit]) -> str | None:
         from hermes_core.agent import Message, ModelError, session_model

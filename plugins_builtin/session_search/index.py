@@ -47,7 +47,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -57,7 +57,16 @@ from hermes_core._plugin_support import (
     transcript_read_lock,
 )
 
-from .words import also_text, fts_query, indexed_text, shown_text
+from .typos import closest, correctable, folded, holds
+from .words import (
+    also_text,
+    indexed_text,
+    marked_words,
+    query_words,
+    shown_text,
+    unspaced,
+    words_query,
+)
 
 SCHEMA_VERSION: Final = 4
 """Version 2: each character of an unspaced script is a token (version 1 had none); version 3:
@@ -66,6 +75,8 @@ session's latest title (``files.title``)."""
 BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
 """Characters of one message indexed (a tool's long output is searched by its start)."""
+MAX_CORRECTED: Final = 5
+"""Words of one query corrected at most (each reads a part of the vocabulary)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _SCHEMA: Final = """
@@ -96,6 +107,16 @@ class SessionHit:
     score: float
     model: str | None = None
     title: str | None = None
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a search found: the sessions, best first; the query's words no conversation holds
+    searched as the closest word one holds (typed: searched), and those none was close to."""
+
+    hits: list[SessionHit]
+    corrected: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
 
 
 def _switch_to_wal(connection: sqlite3.Connection) -> None:
@@ -315,11 +336,44 @@ class SessionIndex:
         return len(rows)
 
     def search(self, query: str, limit: int, *, exclude: str | None = None) -> list[SessionHit]:
+        """The ``limit`` sessions that match ``query`` best (not ``exclude``): :meth:`find`'s."""
+        return self.find(query, limit, exclude=exclude).hits
+
+    def find(self, query: str, limit: int, *, exclude: str | None = None) -> Found:
         """The ``limit`` sessions that match ``query`` best (not ``exclude``): the sum of their
-        matching messages' BM25 scores, each with a snippet of its best message."""
-        match = fts_query(query)
+        matching messages' BM25 scores, each with a snippet of its best message. A word no
+        conversation holds is searched as the closest word the index holds too
+        (:mod:`.typos`), beside the words that matched, which keep their weight."""
+        words = query_words(query)
+        match = words_query(words)
         if match is None:
-            return []
+            return Found([])
+        hits = self._ranked(match, limit, exclude)
+        unknown = self._unknown(words, hits, exclude is not None)[:MAX_CORRECTED]
+        corrected: dict[str, str] = {}
+        for word in unknown:
+            spelling = closest(self.connection(), word)
+            if spelling is not None:
+                corrected[word] = spelling
+        if corrected:
+            searched = words_query([*words, *corrected.values()])
+            hits = self._ranked(searched or match, limit, exclude)
+        return Found(hits, corrected, [word for word in unknown if word not in corrected])
+
+    def _unknown(self, words: list[str], hits: list[SessionHit], excluded: bool) -> list[str]:
+        """The :func:`~.typos.correctable` ``words`` no conversation holds: all of them when
+        the search found nothing (and ``excluded`` no session), none a snippet of ``hits``
+        marks; the others looked up."""
+        marked = {folded(one) for hit in hits for one in marked_words(hit.snippet)}
+        candidates = [
+            word for word in words if correctable(word, unspaced) and folded(word) not in marked
+        ]
+        if not candidates or not (hits or excluded):
+            return candidates
+        held = holds(self.connection(), candidates)
+        return [word for word, there in zip(candidates, held, strict=True) if not there]
+
+    def _ranked(self, match: str, limit: int, exclude: str | None) -> list[SessionHit]:
         connection = self.connection()
         # SQLite's bare-column rule: rowid is the one of the row holding min(rank).
         ranked = connection.execute(

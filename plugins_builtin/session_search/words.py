@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Final
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -152,16 +153,41 @@ def shown_text(indexed: str) -> str:
     )
 
 
+def marked_words(text: str, opening: str = "[", closing: str = "]") -> list[str]:
+    """The words ``text`` (a snippet, a highlight) marks between ``opening`` and ``closing``,
+    as :func:`shown_text` shows them."""
+    spans = re.findall(
+        f"{re.escape(opening)}([^{re.escape(opening + closing)}]*){re.escape(closing)}", text
+    )
+    return _WORD.findall(shown_text(" ".join(spans)))
+
+
 def _only_marks(text: str) -> bool:
     return all(unicodedata.category(character) == "Mn" for character in text)
 
 
-def fts_query(text: str) -> str | None:
-    """The words of ``text`` (less :data:`STOPWORDS`, unless it has no other) as an FTS5
-    query matching any of them (each quoted, so no word is read as an operator; a word of an
-    unspaced script a phrase of its characters), or ``None`` when it holds no word."""
+def query_words(text: str) -> list[str]:
+    """The words of ``text`` searched, each once: less :data:`STOPWORDS`, unless it has no
+    other."""
     found = list(dict.fromkeys(_WORD.findall(text)))
-    words = [word for word in found if word.lower() not in STOPWORDS] or found
+    return [word for word in found if word.lower() not in STOPWORDS] or found
+
+
+def unspaced(word: str) -> bool:
+    """Whether ``word`` holds a character of a script written without spaces."""
+    return _UNSPACED.search(word) is not None
+
+
+def fts_query(text: str) -> str | None:
+    """The words of ``text`` (:func:`query_words`) as an FTS5 query (:func:`words_query`), or
+    ``None`` when it holds no word."""
+    return words_query(query_words(text))
+
+
+def words_query(words: Sequence[str]) -> str | None:
+    """An FTS5 query matching any of ``words`` (each quoted, so no word is read as an
+    operator; a word of an unspaced script a phrase of its characters), or ``None`` for
+    none."""
     if not words:
         return None
     forms = dict.fromkeys(form for word in words for form in word_forms(word))

@@ -1,0 +1,310 @@
+"""A misspelled word of a query to the session index: the closest word the index holds.
+
+SQLite's standard build has no ``spellfix1``, and no edit-distance library is among the
+dependencies, but FTS5's ``fts5vocab`` table lists the index's vocabulary, with the number of
+messages holding each term, and reads a range of it (the terms beginning with two letters) without
+scanning the rest. The terms are Porter stems (``deploi`` for ``deployment``, ``postgr`` for
+``postgres``), so a word is compared with each stem followed by one of the endings the stemmer
+takes off (:data:`ENDINGS`), and the closest such spelling (fewest edits, a transposition being
+one, then the stem held by most messages) is searched in a few messages, and the word searched
+instead is the one they hold there, as written (lower case): a corrected word is one a
+conversation holds, never one made up.
+
+A word is corrected only when no conversation holds it (:func:`correctable` words only): one
+edit for a word of 3 or 4 letters, two for longer ones, none for shorter ones, for a word with
+a digit (a version, an id: ``v16`` is not a typo of ``v14``) or for one of more than
+:data:`LONGEST` letters. Words of scripts written without spaces are not corrected: the index
+holds each of their characters as a word, and a character that matched nothing is no
+misspelling of another (one character is a whole different word). Nor are camelCase
+identifiers (searched by their parts), nor a word whose first two letters are not the meant
+word's (in either order): the vocabulary is read by them, which bounds a correction's cost
+over a vocabulary of a million words (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final
+
+from .words import marked_words, words_query
+
+_VOCABULARY: Final = "temp.session_vocabulary"
+LONGEST: Final = 30
+"""Letters of the longest word corrected (``internationalization`` has 20): its cost grows with
+the square of its length, and a longer run of letters is no word misspelled."""
+_MAX_SPELLED: Final = 100
+"""Terms spelled out with each ending at most, the closest first by the cheaper estimate."""
+_MAX_TRIED: Final = 20
+"""Spellings of one word searched at most, closest first (a spelling the stemmer cuts
+otherwise than its term finds nothing: ``postgrers`` for ``postgress``)."""
+ENDINGS: Final = (
+    "",
+    "e",
+    "s",
+    "es",
+    "ed",
+    "er",
+    "ers",
+    "ing",
+    "ings",
+    "y",
+    "ly",
+    "ion",
+    "ions",
+    "ation",
+    "ations",
+    "ication",
+    "ications",
+    "ization",
+    "ate",
+    "ated",
+    "ates",
+    "ating",
+    "ator",
+    "ic",
+    "ics",
+    "ical",
+    "ically",
+    "al",
+    "ally",
+    "ity",
+    "ive",
+    "ize",
+    "izer",
+    "izers",
+    "icate",
+    "icates",
+    "icated",
+    "icity",
+    "ative",
+    "atives",
+    "alize",
+    "alized",
+    "alism",
+    "ality",
+    "ational",
+    "tional",
+    "ability",
+    "ibility",
+    "ivity",
+    "iveness",
+    "fulness",
+    "ousness",
+    "ement",
+    "ements",
+    "ators",
+    "or",
+    "ors",
+    "ized",
+    "izes",
+    "ise",
+    "ment",
+    "ments",
+    "ness",
+    "able",
+    "ible",
+    "ance",
+    "ence",
+    "ant",
+    "ent",
+    "ism",
+    "ist",
+    "ists",
+    "ous",
+    "ful",
+)
+"""What the Porter stemmer takes off an English word, alone or chained (``ication``)."""
+
+
+def allowed_edits(word: str) -> int:
+    """How many edits a correction of ``word`` may make: by its length (none past
+    :data:`LONGEST`)."""
+    if len(word) > LONGEST:
+        return 0
+    return 2 if len(word) >= 5 else 1 if len(word) >= 3 else 0
+
+
+def correctable(word: str, unspaced: Callable[[str], bool]) -> bool:
+    """Whether ``word`` of a query may be corrected: letters only, no camelCase seam after the
+    first letter, not of a script ``unspaced`` says is written without spaces."""
+    return (
+        word.isalpha()
+        and allowed_edits(word) > 0
+        and word[1:] == word[1:].lower()
+        and not unspaced(word)
+    )
+
+
+def folded(word: str) -> str:
+    """``word`` as ``unicode61 remove_diacritics 2`` holds it: lower case, no accents."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
+def holds(connection: sqlite3.Connection, words: list[str]) -> list[bool]:
+    """Whether some message of the index ``messages`` holds each of ``words``, in one
+    statement."""
+    asked = ", ".join(["EXISTS (SELECT 1 FROM messages WHERE messages MATCH ?)"] * len(words))
+    row = connection.execute(f"SELECT {asked}", [words_query([word]) for word in words])
+    return [bool(there) for there in row.fetchone()]
+
+
+def written(connection: sqlite3.Connection, spelling: str) -> list[str]:
+    """The words that match ``spelling`` in a few messages, as they hold them."""
+    rows = connection.execute(
+        "SELECT highlight(messages, 0, char(1), char(2)) FROM messages "
+        "WHERE messages MATCH ? LIMIT 3",
+        (words_query([spelling]),),
+    )
+    return [word for (text,) in rows for word in marked_words(text, "\x01", "\x02")]
+
+
+def closest(connection: sqlite3.Connection, word: str) -> str | None:
+    """The word closest to ``word`` (:func:`folded`) a conversation holds, or ``None``: the
+    spelling of a term of the index ``messages`` with fewest edits, then of the term most
+    messages hold, then as long as the word; of the words a few messages matching that
+    spelling hold where it matched (:func:`written`), the closest to ``word`` (the spelling
+    ``dynamoal``, of the term ``dynamo``, is ``dynamo`` as written)."""
+    bound = allowed_edits(word)
+    typed = folded(word)
+    connection.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCABULARY} USING fts5vocab(main, messages, row)"
+    )
+    tails = _closest_endings(typed)
+    near: list[tuple[int, int, str, list[list[int]]]] = []
+    for start in dict.fromkeys((typed[:2], typed[1::-1])):
+        terms = connection.execute(
+            f"SELECT term, doc FROM {_VOCABULARY} WHERE term >= ? AND term < ? "
+            "AND length(term) <= ?",
+            (start, start + "\U0010ffff", len(typed) + bound),
+        )
+        for term, messages, rows in _near_terms(terms, typed, bound):
+            # The closest ending after each beginning of the word: a spelling's edits, or one
+            # more (a transposition across the seam of stem and ending; a stem's i for y).
+            estimate = min(edits + tails[end] for end, edits in enumerate(rows[-1]))
+            if estimate <= bound + 1 + term.endswith("i"):
+                near.append((estimate, -messages, term, rows))
+    ranked = sorted(_spellings(sorted(near, key=lambda one: one[:3]), typed, bound))
+    tried = 0
+    for *_, spelling in ranked:
+        if tried == _MAX_TRIED:
+            break
+        if spelling == typed:
+            continue
+        tried += 1
+        held = [folded(one) for one in written(connection, spelling)]
+        if held:
+            return min(held, key=lambda one: (_distance(typed, one), one))
+    return None
+
+
+def _closest_endings(typed: str) -> list[int]:
+    """For each place in ``typed``, the edits from what follows it to the closest of
+    :data:`ENDINGS`: one table an ending, both read backwards (its last row holds the edits to
+    each end of ``typed``)."""
+    backwards = typed[::-1]
+    best = [len(typed) - end for end in range(len(typed) + 1)]  # to the ending ""
+    for ending in ENDINGS:
+        rows = [list(range(len(typed) + 1))]
+        for length in range(1, len(ending) + 1):
+            rows.append(_next_row(rows, ending[::-1], length, backwards))
+        for end, edits in enumerate(reversed(rows[-1])):
+            best[end] = min(best[end], edits)
+    return best
+
+
+def _spellings(
+    near: list[tuple[int, int, str, list[list[int]]]], typed: str, bound: int
+) -> Iterator[tuple[int, int, int, str]]:
+    """Each term of ``near`` (by its estimate, fewest edits first) with each ending, and its
+    ``i`` as ``y``, within ``bound`` edits of ``typed``: the edits, the term's messages
+    (negative), how much longer or shorter than ``typed``, the spelling."""
+    for estimate, fewer, term, rows in near[:_MAX_SPELLED]:
+        if estimate > near[0][0] + 2:
+            return
+        bases = [(term, rows)]
+        if term.endswith("i"):
+            as_y = term[:-1] + "y"
+            bases.append((as_y, [*rows[:-1], _next_row(rows, as_y, len(term), typed)]))
+        for base, rows_of_base in bases:
+            for ending in ENDINGS:
+                spelling = base + ending
+                longer = abs(len(spelling) - len(typed))
+                if longer > bound:
+                    continue
+                table = list(rows_of_base)
+                for length in range(len(base) + 1, len(spelling) + 1):
+                    table.append(_next_row(table, spelling, length, typed))
+                if table[-1][-1] <= bound:
+                    yield table[-1][-1], fewer, longer, spelling
+
+
+def _near_terms(
+    terms: Iterable[tuple[str, int]], typed: str, bound: int
+) -> Iterator[tuple[str, int, list[list[int]]]]:
+    """The ``terms`` (sorted, with their messages) each beginning of which is within ``bound``
+    edits of a beginning of ``typed``, the whole term within one more (a transposition across
+    the seam of a stem and its ending), each with its table's rows (the edits from each of its
+    beginnings to each of ``typed``'s): what a spelling of the term and an ending within
+    ``bound`` edits of ``typed`` needs. Sorted terms share their beginnings with the one
+    before: the rows of a shared beginning are reused, and the terms beginning with one too
+    far are passed over."""
+    rows = [list(range(len(typed) + 1))]  # rows[n]: edits from term[:n] to typed's beginnings
+    previous = ""
+    too_far: str | None = None
+    for term, messages in terms:
+        if too_far is not None and term.startswith(too_far):
+            continue
+        too_far = None
+        shared = min(len(_common_beginning(previous, term)), len(rows) - 1)
+        del rows[shared + 1 :]
+        previous = term
+        for length in range(shared + 1, len(term) + 1):
+            row = _next_row(rows, term, length, typed)
+            if min(row) > bound:
+                if length == len(term) and min(row) == bound + 1:
+                    yield term, messages, [*rows, row]
+                too_far = term[:length]
+                break
+            rows.append(row)
+        else:
+            yield term, messages, list(rows)
+
+
+def _common_beginning(first: str, second: str) -> str:
+    return os.path.commonprefix([first, second])  # noqa: RUF071 (words, not paths)
+
+
+def _next_row(rows: list[list[int]], first: str, length: int, second: str) -> list[int]:
+    """The row of the optimal string alignment distance's table for ``first[:length]`` (the
+    edits from it to each beginning of ``second``), from ``rows``, those of its beginnings."""
+    previous = rows[length - 1]
+    before = rows[length - 2] if length > 1 else previous
+    letter = first[length - 1]
+    current = [length] + [0] * len(second)
+    for column in range(1, len(second) + 1):
+        best = min(
+            previous[column] + 1,
+            current[column - 1] + 1,
+            previous[column - 1] + (letter != second[column - 1]),
+        )
+        if (
+            length > 1
+            and column > 1
+            and letter == second[column - 2]
+            and first[length - 2] == second[column - 1]
+        ):
+            best = min(best, before[column - 2] + 1)
+        current[column] = best
+    return current
+
+
+def _distance(first: str, second: str) -> int:
+    """Edits from ``first`` to ``second`` (a transposition of neighbours being one)."""
+    rows = [list(range(len(second) + 1))]
+    for length in range(1, len(first) + 1):
+        rows.append(_next_row(rows, first, length, second))
+    return rows[-1][-1]
