@@ -116,10 +116,11 @@ def test_the_frequent_word_wins_among_equally_close_ones_and_the_closer_beats_it
         ("cxhe", {}),  # four letters, two edits: not corrected
         ("redsi", {"redsi": "redis"}),  # five letters: a transposition is one edit
         ("rexqz", {}),  # five letters, three edits
+        ("reoix", {}),  # five letters, two edits: one at most up to five (Elasticsearch's AUTO)
         ("rd", {}),  # two letters: never
         ("databases" * 4, {}),  # past 30 letters: no word misspelled
         ("数据车", {}),  # an unspaced script: its characters are words, not spellings
-        ("datbsae", {"datbsae": "database"}),  # five letters and more: two edits
+        ("datbsae", {"datbsae": "database"}),  # six letters and more: two edits
     ],
 )
 def test_how_far_a_word_may_be_corrected_depends_on_its_length(
