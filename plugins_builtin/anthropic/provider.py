@@ -258,19 +258,8 @@ class AnthropicProvider:
         # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
         # error in APIConnectionError, or lets it out when older), a timeout.
         except failed as error:
-            timed_out = isinstance(error, anthropic.APITimeoutError)
             lost = isinstance(error, (anthropic.APIConnectionError, *dropped))
-            raise http_model_error(
-                "anthropic",
-                model,
-                status=None,
-                detail=str(error),
-                base_url=self.settings.base_url,
-                secret=self._key,
-                timed_out_after=self.settings.timeout if timed_out else None,
-                cause=error,
-                mid_answer=started and lost,
-            ) from None
+            raise self._no_answer(model, error, mid_answer=started and lost) from None
         if not started:
             # A 200 without message_start is no Messages API's: a web page, a proxy, another API.
             raise no_stream_error(
@@ -302,6 +291,22 @@ class AnthropicProvider:
             base_url_hint=_v1_hint(self.settings.base_url),
         )
 
+    def _no_answer(self, model: str, error: Exception, *, mid_answer: bool = False) -> ModelError:
+        """No answer, a dropped connection or a timeout (``mid_answer``: after the stream began)
+        as the :class:`ModelError` :func:`http_model_error` words."""
+        timed_out = isinstance(error, anthropic.APITimeoutError)
+        return http_model_error(
+            "anthropic",
+            model,
+            status=None,
+            detail=str(error),
+            base_url=self.settings.base_url,
+            secret=self._key,
+            timed_out_after=self.settings.timeout if timed_out else None,
+            cause=error,
+            mid_answer=mid_answer,
+        )
+
     async def list_models(self) -> list[str]:
         """The models the server lists (``GET {base_url}/v1/models``, no tokens spent), for
         ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
@@ -317,19 +322,7 @@ class AnthropicProvider:
         except anthropic.APIStatusError as error:
             raise self._status_error(model, error) from None
         except anthropic.APIError as error:  # no answer, or one that is no listing
-            timed_out = (
-                self.settings.timeout if isinstance(error, anthropic.APITimeoutError) else None
-            )
-            raise http_model_error(
-                "anthropic",
-                model,
-                status=None,
-                detail=str(error),
-                base_url=self.settings.base_url,
-                secret=self._key,
-                timed_out_after=timed_out,
-                cause=error,
-            ) from None
+            raise self._no_answer(model, error) from None
 
     async def aclose(self) -> None:
         """Close the SDK's connections."""

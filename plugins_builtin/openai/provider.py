@@ -242,19 +242,8 @@ class OpenAIProvider:
         # No answer, a dropped connection (mid-stream too: the SDK wraps its HTTP library's
         # error in APIConnectionError, or lets it out when older), a timeout.
         except failed as error:
-            timed_out = isinstance(error, openai.APITimeoutError)
             lost = isinstance(error, (openai.APIConnectionError, *dropped))
-            raise http_model_error(
-                "openai",
-                model,
-                status=None,
-                detail=str(error),
-                base_url=self.settings.base_url,
-                secret=self._key,
-                timed_out_after=self.settings.timeout if timed_out else None,
-                cause=error,
-                mid_answer=answer.chunks > 0 and lost,
-            ) from None
+            raise self._no_answer(model, error, mid_answer=answer.chunks > 0 and lost) from None
         if not answer.chunks:
             # A 200 without one chunk is no model server's: a web page, a proxy, another API.
             raise no_stream_error(
@@ -295,6 +284,22 @@ class OpenAIProvider:
             base_url_hint=_v1_hint(self.settings.base_url),
         )
 
+    def _no_answer(self, model: str, error: Exception, *, mid_answer: bool = False) -> ModelError:
+        """No answer, a dropped connection or a timeout (``mid_answer``: after the stream began)
+        as the :class:`ModelError` :func:`http_model_error` words."""
+        timed_out = isinstance(error, openai.APITimeoutError)
+        return http_model_error(
+            "openai",
+            model,
+            status=None,
+            detail=str(error),
+            base_url=self.settings.base_url,
+            secret=self._key,
+            timed_out_after=self.settings.timeout if timed_out else None,
+            cause=error,
+            mid_answer=mid_answer,
+        )
+
     async def list_models(self) -> list[str]:
         """The models the server lists (``GET {base_url}/models``, no tokens spent), for
         ``hermes doctor``; a failure is the :class:`ModelError` :meth:`stream` would raise."""
@@ -310,17 +315,7 @@ class OpenAIProvider:
         except openai.APIStatusError as error:
             raise self._status_error(model, error) from None
         except openai.APIError as error:  # no answer, or one that is no listing
-            timed_out = self.settings.timeout if isinstance(error, openai.APITimeoutError) else None
-            raise http_model_error(
-                "openai",
-                model,
-                status=None,
-                detail=str(error),
-                base_url=self.settings.base_url,
-                secret=self._key,
-                timed_out_after=timed_out,
-                cause=error,
-            ) from None
+            raise self._no_answer(model, error) from None
 
     async def aclose(self) -> None:
         """Close the SDK's connections."""
