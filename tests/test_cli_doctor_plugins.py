@@ -370,3 +370,36 @@ def test_the_file_memory_says_what_it_holds_and_a_file_it_cannot_read(
     )
     assert unreadable[("memory", "files")]["hint"] == "hermes memory list"
     assert not [group for group, _ in off if group == "memory"]
+
+
+PRINTS = """
+from hermes_core.plugin import DoctorCheckSpec, DoctorResult, hookimpl
+
+print("noisy: imported")
+
+
+def run():
+    print("noisy: checking")
+    return DoctorResult("ok", "quiet enough")
+
+
+@hookimpl
+def hermes_doctor_checks():
+    print("noisy: asked for checks")
+    return [DoctorCheckSpec("noise", run)]
+"""
+
+
+def test_what_a_plugin_prints_goes_to_stderr_and_leaves_the_json_whole(
+    cli: InProcessCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    hermes_dir_plugin(cli.home / "plugins", "noisy", PRINTS)
+    write_config(cli, {"plugins": {"enabled": ["noisy"]}})
+
+    done = cli.run("doctor", "--json", "--offline", ok=False)
+
+    report = json.loads(done.stdout)
+    (noise,) = [c for c in report["checks"] if (c["group"], c["name"]) == ("noisy", "noise")]
+    assert noise["message"] == "quiet enough"
+    for said in ("noisy: imported", "noisy: asked for checks", "noisy: checking"):
+        assert said in done.stderr

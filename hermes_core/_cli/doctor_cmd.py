@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextlib import redirect_stdout
 from typing import TYPE_CHECKING
 
 import click
@@ -62,7 +63,10 @@ def doctor(as_json: bool, offline: bool) -> None:
         why = "the configuration has an error (above)"
         found += [not_checked(g, n, why) for g, n in (*_NEEDS_CONFIG, *_NEEDS_CONFIG_TOO)]
     else:
-        found += _with_plugins(config, env, offline=offline)
+        # Standard output is the report's (--json is read by programs): what a plugin prints
+        # while it loads or checks goes to standard error, as under run and tools call.
+        with redirect_stdout(sys.stderr):
+            found += _with_plugins(config, env, offline=offline)
         found += hook_checks(config, env)
         found += skill_checks(config, env)
     found += home_checks(env)

@@ -101,7 +101,8 @@ async def run_job(
         text = "" if finished is None else _encodable(finished.text)
         if finished is None or not finished.complete:
             stop = "no answer" if finished is None else f"{finished.stop}: {finished.detail}"
-            outcome = RunOutcome("failed", f"the run ended without an answer ({stop})", text)
+            detail = f"the run ended without an answer ({stop}){_own_model(job, finished)}"
+            outcome = RunOutcome("failed", detail, text)
         else:
             outcome = await _delivered(jobs.path.parent, job, run, text, out)
     except JobError as refused:  # a toolset no tool has, a directory gone, a delivery: no run
@@ -110,6 +111,17 @@ async def run_job(
         outcome = RunOutcome("failed", f"{type(error).__name__}: {error}", "")
     jobs.finish(run, outcome.status, outcome.detail, outcome.output)
     return outcome
+
+
+def _own_model(job: CronJob, finished: Finished | None) -> str:
+    """What a model error of a job with its own model adds: the error's words name
+    ``model.model``, which this job does not ask."""
+    if job.model is None or finished is None or finished.stop != "error":
+        return ""
+    return (
+        f"; this job asks its own model {job.model!r}, not model.model: to change it, "
+        f"hermes cron remove {printable(job.id)} and create it again with another --model"
+    )
 
 
 def _encodable(text: str) -> str:

@@ -271,3 +271,22 @@ def test_the_daemon_runs_each_job_on_its_own_model(served: Served) -> None:
 
     assert sorted(served.models()) == [CONFIGURED, "small"]
     assert served.header_models() == [CONFIGURED, "small"]
+
+
+def test_a_run_whose_own_model_the_server_refuses_says_it_is_the_jobs_model(
+    served: Served,
+) -> None:
+    served.server.add(FakeTurn(error=404, error_message="The model `nosuch` does not exist"))
+    served.run("cron", "create", "every 1h", "Sum up", "--name", "own", "--model", "nosuch")
+    (job,) = CronJobs(served.cli.home).jobs()
+    done = served.run("cron", "run", "own", ok=False)
+    (run,) = CronJobs(served.cli.home).runs()
+
+    assert done.returncode == 1
+    assert "not found (HTTP 404)" in run.detail
+    said = (
+        "this job asks its own model 'nosuch', not model.model: to change it, "
+        f"hermes cron remove {job.id} and create it again with another --model"
+    )
+    assert run.detail.endswith(said)
+    assert said in done.stderr
