@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import gc
 import importlib
+import io
 import os
 import sys
 import threading
@@ -251,13 +253,9 @@ def run() -> NoReturn:
     still running (one whose work was abandoned aside) or output that cannot be flushed, ends
     the ordinary way.
 
-    A process started with stdin closed (``hermes run PROMPT <&-``) gets ``/dev/null`` there,
-    as if redirected from it: else ``sys.stdin`` is ``None`` for every command that asks
-    whether it is a terminal, and the next file opened would take descriptor 0, the stdin a
-    child process (an MCP server, a command of the terminal tool) inherits.
+    A process started with a standard stream closed gets it back: see :func:`_reopen_closed`.
     """
-    if sys.stdin is None:
-        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (the process's stdin)
+    _reopen_closed()
     try:
         main()
     except SystemExit as stop:
@@ -272,6 +270,33 @@ def run() -> NoReturn:
     atexit._run_exitfuncs()
     _flushed()  # what the exit functions wrote
     os._exit(code)
+
+
+def _reopen_closed() -> None:
+    """Each standard stream the process started without (``<&-``, ``>&-``, ``2>&-``: Python
+    makes it ``None``) is ``/dev/null`` on its own descriptor, so the next file opened never
+    takes it (a child process, an MCP server or a command of the terminal tool, inherits
+    descriptors 0 to 2), and no command meets ``None`` where it writes or asks for a terminal.
+
+    Stdin reads as ``/dev/null``, stderr loses what it is written. Stdout refuses what it is
+    written as a pipe whose reader has gone (:class:`_ClosedStdout`): the answer cannot be
+    shown, and the command ends as it does then (exit 1, silent), every command alike.
+    Descriptors are taken lowest first, hence the order.
+    """
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (the process's stdin)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout(open(os.devnull, "wb"), encoding="utf-8")  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the process's)
+
+
+class _ClosedStdout(io.TextIOWrapper):
+    """The stdout of a process started without one: writing text to it fails as writing to a
+    pipe whose reader has gone does, which click ends with exit status 1 and no message."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
 
 
 def _abandoned(thread: threading.Thread) -> bool:
