@@ -17,6 +17,7 @@ import io
 import os
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -95,8 +96,23 @@ class LazyGroup(click.Group):
             ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name)}")
         return super().resolve_command(ctx, args)
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """As click does, and a usage error in hermes' own options has its usage line."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            _find_command(error)
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
-        """As click does, and ``-v`` given after a command says it goes before it."""
+        """As click does, a usage error of a command has its usage line, and ``-v`` given after
+        a command says it goes before it."""
         try:
             return super().invoke(ctx)
         except click.NoSuchOption as error:
@@ -109,6 +125,9 @@ class LazyGroup(click.Group):
                 raise click.NoSuchOption(
                     error.option_name, said, error.possibilities, where
                 ) from None
+            raise
+        except click.UsageError as error:
+            _find_command(error)
             raise
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -123,6 +142,18 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
+
+
+def _find_command(error: click.UsageError) -> None:
+    """Give ``error`` the context of the command whose arguments it is about, so it is shown
+    as every usage error is (the usage line, ``Try 'hermes ... --help'``): click's parser
+    raises an option without its value, one given a value it takes none of, and an argument's
+    wrong count without one. The command is the innermost one parsing when it was raised."""
+    if error.ctx is None:
+        for frame, _ in traceback.walk_tb(error.__traceback__):
+            parsing = frame.f_locals.get("ctx")
+            if isinstance(parsing, click.Context):
+                error.ctx = parsing
 
 
 def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
