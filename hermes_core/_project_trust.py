@@ -143,22 +143,22 @@ def project_refusal(env: _Env, path: Path, what: str) -> str | None:
         f"{what} at {path} (in the project {project}): project extensions load "
         f"only when {PROJECT_GATE_FLAG}=1 is set in the environment"
     )
-    if project is not None and _in_home_found_in_project(env, path, project):
+    if project is not None and _in_home_worked_in(env, path, project):
         said += (
-            f"; HERMES_HOME ({env.home}) lies in the working directory, and hermes cannot tell "
+            f"; HERMES_HOME ({env.home}) is the working directory, and hermes cannot tell "
             "a home you named from one a cloned repository names (HERMES_HOME=.): to use it "
             "as yours, run hermes from another directory"
         )
     return said
 
 
-def _in_home_found_in_project(env: _Env, path: Path, project: Path) -> bool:
-    """Whether ``path`` lies in ``HERMES_HOME`` and that home in the project: a home the user
+def _in_home_worked_in(env: _Env, path: Path, project: Path) -> bool:
+    """Whether ``path`` lies in ``HERMES_HOME`` and that home is the project: a home the user
     named and works in (``cd /srv/hermes``) looks just like a repository's ``HERMES_HOME=.``,
     absolute or not (an ``.envrc`` exports ``$PWD``), so it stays gated; only the message
-    differs."""
+    differs (a home below the project, ``./.hermes``, is no home the user works in)."""
     found = Path(os.path.abspath(path))
-    return found.is_relative_to(os.path.abspath(env.home)) and _found_in(env, env.home, project)
+    return found.is_relative_to(os.path.abspath(env.home)) and _resolved(env.home) == project
 
 
 def config_refusal(env: _Env, config_path: Path | None, what: str) -> str | None:

@@ -760,7 +760,7 @@ def test_working_from_a_custom_hermes_home_holds_its_config_back_saying_what_to_
 
     assert json.loads(held.stdout)["approvals"]["policy"] == "annotations"
     assert (
-        f"HERMES_HOME ({home}) lies in the working directory, and hermes cannot tell a home "
+        f"HERMES_HOME ({home}) is the working directory, and hermes cannot tell a home "
         "you named from one a cloned repository names (HERMES_HOME=.): to use it as yours, "
         "run hermes from another directory"
     ) in held.stderr
