@@ -45,10 +45,12 @@ coerced, validated arguments or the ``INVALID_ARGUMENTS`` result naming ``who``.
 @dataclass(frozen=True)
 class Hook:
     """One hook implementation, prepared once: its plugin name, how messages name it
-    (``plugin 'audit'``, ``hook directory 'audit'``), its timeout and how to call it."""
+    (``plugin 'audit'``, ``hook directory 'audit'``), how a failure says to turn it off
+    (``fix or disable it (hermes plugins disable audit)``), its timeout and how to call it."""
 
     plugin: str
     who: str
+    remedy: str
     timeout: float
     function: Callable[..., Any]
     argnames: tuple[str, ...]
@@ -92,6 +94,7 @@ class HookCalls:
             Hook(
                 plugin=impl.plugin_name,
                 who=_hook_owner(impl.plugin, impl.plugin_name),
+                remedy=_hook_remedy(impl.plugin, impl.plugin_name),
                 timeout=_hook_timeout(impl.plugin, self.default_timeout),
                 function=impl.function,
                 argnames=tuple(impl.argnames),
@@ -211,11 +214,12 @@ class HookCalls:
         return None
 
     def log_failure(self, hook: Hook, where: str, what: str) -> None:
-        """Log a hook's failure, once per plugin, place and message."""
+        """Log a hook's failure, once per plugin, place and message, with how to turn the
+        hook off (every observer's failure, whatever its hook)."""
         key = (hook.plugin, where, what)
         if key not in self._logged_failures:
             self._logged_failures.add(key)
-            log.warning("%s: %s hook failed: %s", hook.who, where, what)
+            log.warning("%s: %s hook failed: %s; %s", hook.who, where, what, hook.remedy)
 
 
 def _hook_owner(plugin: object, name: str) -> str:
@@ -224,6 +228,16 @@ def _hook_owner(plugin: object, name: str) -> str:
     ``plugin '<name>'``."""
     owner = getattr(plugin, "hermes_hook_owner", None)
     return owner if isinstance(owner, str) and owner else f"plugin {name!r}"
+
+
+def _hook_remedy(plugin: object, name: str) -> str:
+    """What a failure of a hook says to do: a plugin object may say it in a
+    ``hermes_hook_remedy`` attribute (shell hooks and hook directories do, which are not
+    turned off as plugins are); any other plugin is disabled as plugins are."""
+    remedy = getattr(plugin, "hermes_hook_remedy", None)
+    if isinstance(remedy, str) and remedy:
+        return remedy
+    return f"fix or disable it (hermes plugins disable {name})"
 
 
 def _hook_timeout(plugin: object, default: float) -> float:

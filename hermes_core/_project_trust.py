@@ -26,6 +26,11 @@ holding where it leads (``~/dotfiles``, when ``~/.hermes`` links to ``~/dotfiles
 the user's own home would be taken for the project's (its configuration not read). A folder
 inside ``~/.hermes`` (a skill's clone) is a project as any other.
 
+A ``HERMES_HOME`` the user named is gated the same when they work in it (``cd /srv/hermes``):
+hermes cannot tell it from a repository's ``HERMES_HOME=.`` (an absolute path proves nothing:
+an ``.envrc`` exports ``$PWD``), so the refusal of what lies in it says so and to run hermes
+from another directory. Only ``~/.hermes``, which no repository names, is exempt.
+
 A configuration file named on the command line (``hermes --config FILE``) is the user's choice
 for that one command: its shell hooks and MCP servers run wherever it lies
 (:func:`config_refusal`). ``HERMES_HOME`` and ``HERMES_CONFIG`` are standing settings, which a
@@ -133,10 +138,27 @@ def project_refusal(env: _Env, path: Path, what: str) -> str | None:
     gate is closed. The message names ``what``, the path and the way to open the gate."""
     if gate_is_open(env) or not project_owns(env, path):
         return None
-    return (
-        f"{what} at {path} (in the project {project_root(env)}): project extensions load "
+    project = project_root(env)
+    said = (
+        f"{what} at {path} (in the project {project}): project extensions load "
         f"only when {PROJECT_GATE_FLAG}=1 is set in the environment"
     )
+    if project is not None and _in_home_worked_in(env, path, project):
+        said += (
+            f"; HERMES_HOME ({env.home}) is the working directory, and hermes cannot tell "
+            "a home you named from one a cloned repository names (HERMES_HOME=.): to use it "
+            "as yours, run hermes from another directory"
+        )
+    return said
+
+
+def _in_home_worked_in(env: _Env, path: Path, project: Path) -> bool:
+    """Whether ``path`` lies in ``HERMES_HOME`` and that home is the project: a home the user
+    named and works in (``cd /srv/hermes``) looks just like a repository's ``HERMES_HOME=.``,
+    absolute or not (an ``.envrc`` exports ``$PWD``), so it stays gated; only the message
+    differs (a home below the project, ``./.hermes``, is no home the user works in)."""
+    found = Path(os.path.abspath(path))
+    return found.is_relative_to(os.path.abspath(env.home)) and _resolved(env.home) == project
 
 
 def config_refusal(env: _Env, config_path: Path | None, what: str) -> str | None:

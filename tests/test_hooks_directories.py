@@ -221,6 +221,23 @@ def test_a_post_tool_call_hook_directory_receives_the_event(env: Environment) ->
     assert event["result"]["is_error"] is False
 
 
+def test_a_failing_observer_hook_directory_is_logged_saying_how_to_disable_it(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_hook(
+        env, "audit", "event: post_tool_call\n", "def handle(event):\n    raise OSError('full')\n"
+    )
+    (env.cwd / "a.txt").write_text("alpha\n")
+
+    result = call(host_for(env, {"hooks": {"enabled": ["audit"]}}), "read_file", {"path": "a.txt"})
+
+    assert not result.is_error
+    assert (
+        "hook directory 'audit': observer hook failed: OSError: full; "
+        "fix or disable it (hermes hooks disable audit)"
+    ) in caplog.text
+
+
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("manifest", "files", "error"),

@@ -305,3 +305,4 @@ def test_a_failing_observer_hook_is_logged_and_changes_nothing(
     assert not result.is_error
     assert "exited with status 3: broken" in caplog.text
     assert "shell hook 'echo broken >&2; exit 3' (hooks.post_tool_call[0])" in caplog.text
+    assert "; fix or remove it (hooks.post_tool_call[0] of the configuration)" in caplog.text

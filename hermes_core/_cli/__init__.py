@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import gc
 import importlib
+import io
 import os
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -93,8 +96,23 @@ class LazyGroup(click.Group):
             ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name)}")
         return super().resolve_command(ctx, args)
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """As click does, and a usage error in hermes' own options has its usage line."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            _find_command(error)
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
-        """As click does, and ``-v`` given after a command says it goes before it."""
+        """As click does, a usage error of a command has its usage line, and ``-v`` given after
+        a command says it goes before it."""
         try:
             return super().invoke(ctx)
         except click.NoSuchOption as error:
@@ -107,6 +125,9 @@ class LazyGroup(click.Group):
                 raise click.NoSuchOption(
                     error.option_name, said, error.possibilities, where
                 ) from None
+            raise
+        except click.UsageError as error:
+            _find_command(error)
             raise
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -121,6 +142,18 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
+
+
+def _find_command(error: click.UsageError) -> None:
+    """Give ``error`` the context of the command whose arguments it is about, so it is shown
+    as every usage error is (the usage line, ``Try 'hermes ... --help'``): click's parser
+    raises an option without its value, one given a value it takes none of, and an argument's
+    wrong count without one. The command is the innermost one parsing when it was raised."""
+    if error.ctx is None:
+        for frame, _ in traceback.walk_tb(error.__traceback__):
+            parsing = frame.f_locals.get("ctx")
+            if isinstance(parsing, click.Context):
+                error.ctx = parsing
 
 
 def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
@@ -251,13 +284,9 @@ def run() -> NoReturn:
     still running (one whose work was abandoned aside) or output that cannot be flushed, ends
     the ordinary way.
 
-    A process started with stdin closed (``hermes run PROMPT <&-``) gets ``/dev/null`` there,
-    as if redirected from it: else ``sys.stdin`` is ``None`` for every command that asks
-    whether it is a terminal, and the next file opened would take descriptor 0, the stdin a
-    child process (an MCP server, a command of the terminal tool) inherits.
+    A process started with a standard stream closed gets it back: see :func:`_reopen_closed`.
     """
-    if sys.stdin is None:
-        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (the process's stdin)
+    _reopen_closed()
     try:
         main()
     except SystemExit as stop:
@@ -272,6 +301,33 @@ def run() -> NoReturn:
     atexit._run_exitfuncs()
     _flushed()  # what the exit functions wrote
     os._exit(code)
+
+
+def _reopen_closed() -> None:
+    """Each standard stream the process started without (``<&-``, ``>&-``, ``2>&-``: Python
+    makes it ``None``) is ``/dev/null`` on its own descriptor, so the next file opened never
+    takes it (a child process, an MCP server or a command of the terminal tool, inherits
+    descriptors 0 to 2), and no command meets ``None`` where it writes or asks for a terminal.
+
+    Stdin reads as ``/dev/null``, stderr loses what it is written. Stdout refuses what it is
+    written as a pipe whose reader has gone (:class:`_ClosedStdout`): the answer cannot be
+    shown, and the command ends as it does then (exit 1, silent), every command alike.
+    Descriptors are taken lowest first, hence the order.
+    """
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (the process's stdin)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout(open(os.devnull, "wb"), encoding="utf-8")  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the process's)
+
+
+class _ClosedStdout(io.TextIOWrapper):
+    """The stdout of a process started without one: writing text to it fails as writing to a
+    pipe whose reader has gone does, which click ends with exit status 1 and no message."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
 
 
 def _abandoned(thread: threading.Thread) -> bool:

@@ -3,7 +3,8 @@ plugin's hooks: in one order, under a timeout, failing closed on ``pre_tool_call
 
 Each adapter implements one hook of :mod:`hermes_core._hookspecs` for one event and hands the
 event (:mod:`hermes_core._hooks.events`) to its action when the tool name matches. It says who it
-is in ``hermes_hook_owner`` (how the dispatcher's messages name it) and how long it may take in
+is in ``hermes_hook_owner`` (how the dispatcher's messages name it), how to turn it off in
+``hermes_hook_remedy`` (said with its failures) and how long it may take in
 ``hermes_hook_timeout`` (instead of ``plugins.hook_timeout``).
 """
 
@@ -28,10 +29,14 @@ EventAction = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 class EventHook:
-    """The common part: who the hook is, its timeout, its tool-name glob and its action."""
+    """The common part: who the hook is, how to turn it off, its timeout, its tool-name glob
+    and its action."""
 
-    def __init__(self, owner: str, timeout: float, match: str, action: EventAction) -> None:
+    def __init__(
+        self, owner: str, remedy: str, timeout: float, match: str, action: EventAction
+    ) -> None:
         self.hermes_hook_owner = owner
+        self.hermes_hook_remedy = remedy
         self.hermes_hook_timeout = timeout
         self.match = match
         self.action = action
@@ -90,7 +95,8 @@ _ADAPTERS: dict[HookEvent, type[EventHook]] = {
 
 
 def adapter_for(
-    event: HookEvent, owner: str, timeout: float, match: str, action: EventAction
+    event: HookEvent, owner: str, remedy: str, timeout: float, match: str, action: EventAction
 ) -> EventHook:
-    """The plugin object that runs ``action`` on ``event``."""
-    return _ADAPTERS[event](owner, timeout, match, action)
+    """The plugin object that runs ``action`` on ``event``; ``remedy`` is what its failure
+    says to do (``fix or disable it (hermes hooks disable NAME)``)."""
+    return _ADAPTERS[event](owner, remedy, timeout, match, action)

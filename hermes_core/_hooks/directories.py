@@ -318,10 +318,22 @@ def hook_directory_plugins(directories: list[HookDirectory]) -> list[tuple[str, 
             continue
         owner = f"hook directory {directory.name!r}"
         action = HandlerAction(directory.handler)
-        adapter = adapter_for(manifest.event, owner, manifest.timeout, manifest.match, action)
+        adapter = adapter_for(
+            manifest.event,
+            owner,
+            _remedy(directory),
+            manifest.timeout,
+            manifest.match,
+            action,
+        )
         made.append((f"hook-directory:{directory.name}", adapter))
     made.reverse()
     return made
+
+
+def _remedy(directory: HookDirectory) -> str:
+    """What a failure of the directory's hook says to do."""
+    return f"fix or disable it (hermes hooks disable {directory.name})"
 
 
 def refusing_plugins(directories: list[HookDirectory]) -> list[tuple[str, EventHook]]:
@@ -346,7 +358,9 @@ def refusing_plugins(directories: list[HookDirectory]) -> list[tuple[str, EventH
         made.append(
             (
                 f"hook-directory-failed:{directory.name}",
-                adapter_for("pre_tool_call", owner, DEFAULT_TIMEOUT, match, action),
+                adapter_for(
+                    "pre_tool_call", owner, _remedy(directory), DEFAULT_TIMEOUT, match, action
+                ),
             )
         )
     made.reverse()

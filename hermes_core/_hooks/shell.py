@@ -262,8 +262,9 @@ def shell_hooks(hooks: HooksConfig, env: Environment) -> list[tuple[str, EventHo
         for index, hook in enumerate(listed):
             key = f"hooks.{event}[{index}]"
             owner = f"shell hook {clipped(hook.command)!r} ({key})"
+            remedy = f"fix or remove it ({key} of the configuration)"
             adapter = adapter_for(
-                event, owner, hook.timeout, hook.match, ShellAction(hook, event, env)
+                event, owner, remedy, hook.timeout, hook.match, ShellAction(hook, event, env)
             )
             made.append((f"shell-hook:{event}:{index}", adapter))
     made.reverse()

@@ -128,7 +128,7 @@ def test_every_enabled_plugin_is_told_and_a_failing_one_stops_nothing(
     assert json.loads(told.read_text()) == {"ids": ["aaa111", "ddd444"], "present": [False, False]}
     assert (
         "hermes: warning: plugin 'failing': observer hook failed: RuntimeError: "
-        "the backup disk is full"
+        "the backup disk is full; fix or disable it (hermes plugins disable failing)"
     ) in done.stderr.splitlines()
     assert SECRET not in index_bytes(hermes_cli)
 

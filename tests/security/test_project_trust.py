@@ -741,3 +741,44 @@ def test_a_skill_releases_only_allowed_variables_and_never_hermes_credentials(
     released = seen & set(SECRETS)
     assert released == ({"GH_TOKEN"} if allowed else set())
     assert "HERMES_CONNECTORS_TOKEN" in viewed.text_content  # said why it was refused
+
+
+@pytest.mark.subprocess
+def test_working_from_a_custom_hermes_home_holds_its_config_back_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """``HERMES_HOME=/srv/hermes``, then ``cd /srv/hermes && hermes ...``: hermes cannot tell a
+    home the user named (absolute, in their profile) from one a cloned repository names
+    (``HERMES_HOME=.``, an ``.envrc``'s ``$PWD``), so there the home is the project's and its
+    config.yaml is held back; the warning says that this is why and what to do."""
+    home = tmp_path / "srv" / "hermes"
+    user = tmp_path / "user"
+    inside = HermesCli(tmp_path, home=home, work=home, user_home=user)
+    inside.config.write_text('approvals:\n  policy: "off"\n')
+
+    held = inside.run("config", "show", "--json")
+
+    assert json.loads(held.stdout)["approvals"]["policy"] == "annotations"
+    assert (
+        f"HERMES_HOME ({home}) is the working directory, and hermes cannot tell a home "
+        "you named from one a cloned repository names (HERMES_HOME=.): to use it as yours, "
+        "run hermes from another directory"
+    ) in held.stderr
+    elsewhere = HermesCli(tmp_path, home=home, work=tmp_path / "elsewhere", user_home=user)
+    read = elsewhere.run("config", "show", "--json")
+    assert json.loads(read.stdout)["approvals"]["policy"] == "off"
+    assert read.stderr == ""
+
+
+@pytest.mark.subprocess
+def test_a_cloned_repositorys_own_home_says_nothing_of_a_home_you_named(tmp_path: Path) -> None:
+    """The hint is for the home itself: a repository's plugin found elsewhere is refused as
+    ever."""
+    repo = tmp_path / "repo"
+    cli = HermesCli(tmp_path, home=tmp_path / "home", work=repo, user_home=tmp_path / "user")
+    write_dir_plugin(repo / ".hermes" / "plugins", "planted")
+
+    listed = cli.run("plugins", "list")
+
+    assert "planted" in listed.stdout
+    assert "HERMES_HOME (" not in listed.stdout + listed.stderr
