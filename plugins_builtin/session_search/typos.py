@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from .words import marked_words, words_query
+from .words import marked_words, unspaced, words_query
 
 _VOCABULARY: Final = "temp.session_vocabulary"
 LONGEST: Final = 30
@@ -39,6 +39,8 @@ LONGEST: Final = 30
 the square of its length, and a longer run of letters is no word misspelled."""
 _MAX_SPELLED: Final = 100
 """Terms spelled out with each ending at most, the closest first by the cheaper estimate."""
+MAX_CORRECTED: Final = 5
+"""Words of one query corrected at most (each reads a part of the vocabulary)."""
 _MAX_TRIED: Final = 20
 """Spellings of one word searched at most, closest first (a spelling the stemmer cuts
 otherwise than its term finds nothing: ``postgrers`` for ``postgress``)."""
@@ -165,6 +167,26 @@ def folded(word: str) -> str:
     """``word`` as ``unicode61 remove_diacritics 2`` holds it: lower case, no accents."""
     decomposed = unicodedata.normalize("NFKD", word.lower())
     return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
+def corrections(
+    connection: sqlite3.Connection, words: list[str], marked: set[str], *, look_up: bool
+) -> tuple[dict[str, str], list[str]]:
+    """The :func:`correctable` ``words`` of a query no conversation holds (at most
+    :data:`MAX_CORRECTED`), each with the :func:`closest` word the index ``messages`` holds,
+    and those none was close to. ``marked`` (folded) are held: the words its snippets mark; the
+    others are looked up (:func:`holds`) if ``look_up``, else all taken as held by none (the
+    search found nothing, and left no session out)."""
+    unknown = [word for word in words if correctable(word, unspaced) and folded(word) not in marked]
+    if unknown and look_up:
+        held = holds(connection, unknown)
+        unknown = [word for word, there in zip(unknown, held, strict=True) if not there]
+    corrected: dict[str, str] = {}
+    for word in unknown[:MAX_CORRECTED]:
+        spelling = closest(connection, word)
+        if spelling is not None:
+            corrected[word] = spelling
+    return corrected, [word for word in unknown[:MAX_CORRECTED] if word not in corrected]
 
 
 def holds(connection: sqlite3.Connection, words: list[str]) -> list[bool]:
