@@ -57,14 +57,13 @@ from hermes_core._plugin_support import (
     transcript_read_lock,
 )
 
-from .typos import closest, correctable, folded, holds
+from .typos import corrections, folded
 from .words import (
     also_text,
     indexed_text,
     marked_words,
     query_words,
     shown_text,
-    unspaced,
     words_query,
 )
 
@@ -75,8 +74,6 @@ session's latest title (``files.title``)."""
 BUSY_TIMEOUT_MS: Final = 15_000
 MAX_INDEXED_CHARS: Final = 4000
 """Characters of one message indexed (a tool's long output is searched by its start)."""
-MAX_CORRECTED: Final = 5
-"""Words of one query corrected at most (each reads a part of the vocabulary)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _SCHEMA: Final = """
@@ -349,29 +346,13 @@ class SessionIndex:
         if match is None:
             return Found([])
         hits = self._ranked(match, limit, exclude)
-        unknown = self._unknown(words, hits, exclude is not None)[:MAX_CORRECTED]
-        corrected: dict[str, str] = {}
-        for word in unknown:
-            spelling = closest(self.connection(), word)
-            if spelling is not None:
-                corrected[word] = spelling
+        marked = {folded(one) for hit in hits for one in marked_words(hit.snippet)}
+        look_up = bool(hits) or exclude is not None
+        corrected, unknown = corrections(self.connection(), words, marked, look_up=look_up)
         if corrected:
             searched = words_query([*words, *corrected.values()])
             hits = self._ranked(searched or match, limit, exclude)
-        return Found(hits, corrected, [word for word in unknown if word not in corrected])
-
-    def _unknown(self, words: list[str], hits: list[SessionHit], excluded: bool) -> list[str]:
-        """The :func:`~.typos.correctable` ``words`` no conversation holds: all of them when
-        the search found nothing (and ``excluded`` no session), none a snippet of ``hits``
-        marks; the others looked up."""
-        marked = {folded(one) for hit in hits for one in marked_words(hit.snippet)}
-        candidates = [
-            word for word in words if correctable(word, unspaced) and folded(word) not in marked
-        ]
-        if not candidates or not (hits or excluded):
-            return candidates
-        held = holds(self.connection(), candidates)
-        return [word for word, there in zip(candidates, held, strict=True) if not there]
+        return Found(hits, corrected, unknown)
 
     def _ranked(self, match: str, limit: int, exclude: str | None) -> list[SessionHit]:
         connection = self.connection()

@@ -28,9 +28,10 @@ import os
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Final
 
-from .words import marked_words, words_query
+from .words import marked_words, unspaced, words_query
 
 _VOCABULARY: Final = "temp.session_vocabulary"
 LONGEST: Final = 30
@@ -38,6 +39,8 @@ LONGEST: Final = 30
 the square of its length, and a longer run of letters is no word misspelled."""
 _MAX_SPELLED: Final = 100
 """Terms spelled out with each ending at most, the closest first by the cheaper estimate."""
+MAX_CORRECTED: Final = 5
+"""Words of one query corrected at most (each reads a part of the vocabulary)."""
 _MAX_TRIED: Final = 20
 """Spellings of one word searched at most, closest first (a spelling the stemmer cuts
 otherwise than its term finds nothing: ``postgrers`` for ``postgress``)."""
@@ -120,6 +123,27 @@ ENDINGS: Final = (
 """What the Porter stemmer takes off an English word, alone or chained (``ication``)."""
 
 
+@dataclass
+class _Ending:
+    """A beginning of :data:`ENDINGS`: whether it is one, and the letters that follow it."""
+
+    ends: bool = False
+    after: dict[str, _Ending] = field(default_factory=dict)
+
+
+def _ending_tree(endings: Iterable[str]) -> _Ending:
+    root = _Ending()
+    for ending in endings:
+        node = root
+        for letter in ending:
+            node = node.after.setdefault(letter, _Ending())
+        node.ends = True
+    return root
+
+
+_ENDING_TREE: Final = _ending_tree(ENDINGS)
+
+
 def allowed_edits(word: str) -> int:
     """How many edits a correction of ``word`` may make: by its length (none past
     :data:`LONGEST`)."""
@@ -143,6 +167,26 @@ def folded(word: str) -> str:
     """``word`` as ``unicode61 remove_diacritics 2`` holds it: lower case, no accents."""
     decomposed = unicodedata.normalize("NFKD", word.lower())
     return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
+def corrections(
+    connection: sqlite3.Connection, words: list[str], marked: set[str], *, look_up: bool
+) -> tuple[dict[str, str], list[str]]:
+    """The :func:`correctable` ``words`` of a query no conversation holds (at most
+    :data:`MAX_CORRECTED`), each with the :func:`closest` word the index ``messages`` holds,
+    and those none was close to. ``marked`` (folded) are held: the words its snippets mark; the
+    others are looked up (:func:`holds`) if ``look_up``, else all taken as held by none (the
+    search found nothing, and left no session out)."""
+    unknown = [word for word in words if correctable(word, unspaced) and folded(word) not in marked]
+    if unknown and look_up:
+        held = holds(connection, unknown)
+        unknown = [word for word, there in zip(unknown, held, strict=True) if not there]
+    corrected: dict[str, str] = {}
+    for word in unknown[:MAX_CORRECTED]:
+        spelling = closest(connection, word)
+        if spelling is not None:
+            corrected[word] = spelling
+    return corrected, [word for word in unknown[:MAX_CORRECTED] if word not in corrected]
 
 
 def holds(connection: sqlite3.Connection, words: list[str]) -> list[bool]:
@@ -231,16 +275,26 @@ def _spellings(
             as_y = term[:-1] + "y"
             bases.append((as_y, [*rows[:-1], _next_row(rows, as_y, len(term), typed)]))
         for base, rows_of_base in bases:
-            for ending in ENDINGS:
-                spelling = base + ending
-                longer = abs(len(spelling) - len(typed))
-                if longer > bound:
-                    continue
-                table = list(rows_of_base)
-                for length in range(len(base) + 1, len(spelling) + 1):
-                    table.append(_next_row(table, spelling, length, typed))
-                if table[-1][-1] <= bound:
-                    yield table[-1][-1], fewer, longer, spelling
+            for edits, spelling in _ended(base, list(rows_of_base), _ENDING_TREE, typed, bound):
+                yield edits, fewer, abs(len(spelling) - len(typed)), spelling
+
+
+def _ended(
+    spelling: str, table: list[list[int]], node: _Ending, typed: str, bound: int
+) -> Iterator[tuple[int, str]]:
+    """``spelling`` followed by each ending of ``node`` within ``bound`` edits of ``typed``,
+    with its edits; ``table`` holds the rows of ``spelling``'s table. Endings sharing a
+    beginning share its rows, and those after a row all of whose edits exceed ``bound`` are
+    passed over (no row has fewer edits than the one before)."""
+    if min(table[-1]) > bound:
+        return
+    if node.ends and abs(len(spelling) - len(typed)) <= bound and table[-1][-1] <= bound:
+        yield table[-1][-1], spelling
+    for letter, after in node.after.items():
+        longer = spelling + letter
+        table.append(_next_row(table, longer, len(longer), typed))
+        yield from _ended(longer, table, after, typed, bound)
+        table.pop()
 
 
 def _near_terms(
@@ -252,12 +306,16 @@ def _near_terms(
     beginnings to each of ``typed``'s): what a spelling of the term and an ending within
     ``bound`` edits of ``typed`` needs. Sorted terms share their beginnings with the one
     before: the rows of a shared beginning are reused, and the terms beginning with one too
-    far are passed over."""
+    far are passed over, as are, before any table, those holding more than ``bound`` + 1
+    letters ``typed`` lacks (each is an edit at least)."""
     rows = [list(range(len(typed) + 1))]  # rows[n]: edits from term[:n] to typed's beginnings
     previous = ""
     too_far: str | None = None
+    others = dict.fromkeys(map(ord, typed))  # translate() deletes them: typed lacks what is left
     for term, messages in terms:
         if too_far is not None and term.startswith(too_far):
+            continue
+        if len(term.translate(others)) > bound + 1:
             continue
         too_far = None
         shared = min(len(_common_beginning(previous, term)), len(rows) - 1)
@@ -285,21 +343,24 @@ def _next_row(rows: list[list[int]], first: str, length: int, second: str) -> li
     previous = rows[length - 1]
     before = rows[length - 2] if length > 1 else previous
     letter = first[length - 1]
-    current = [length] + [0] * len(second)
-    for column in range(1, len(second) + 1):
-        best = min(
-            previous[column] + 1,
-            current[column - 1] + 1,
-            previous[column - 1] + (letter != second[column - 1]),
-        )
-        if (
-            length > 1
-            and column > 1
-            and letter == second[column - 2]
-            and first[length - 2] == second[column - 1]
-        ):
-            best = min(best, before[column - 2] + 1)
-        current[column] = best
+    # No letter of second is "" (the letter before second's first) or equal to "" (first's
+    # letter before its first): no transposition there.
+    letter_before = first[length - 2] if length > 1 else ""
+    current = [length]
+    left = length
+    other_before = ""
+    # Written out rather than with min(): this loop is most of a correction's time.
+    for column, other in enumerate(second, 1):
+        best = previous[column - 1] + (letter != other)
+        if previous[column] < best:
+            best = previous[column] + 1
+        if left < best:
+            best = left + 1
+        if letter == other_before and letter_before == other and before[column - 2] < best:
+            best = before[column - 2] + 1
+        current.append(best)
+        left = best
+        other_before = other
     return current
 
 

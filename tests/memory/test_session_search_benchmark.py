@@ -1,5 +1,6 @@
-"""benchmarks/session_search.py keeps working: run as its docstring says, over a small corpus,
-it prints its table. No timing is asserted (figures are in docs/performance.md)."""
+"""benchmarks/session_search.py and session_search_typos.py keep working: run as their
+docstrings say, over a small corpus, they print their figures. No timing is asserted (figures
+are in docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,25 @@ def test_the_benchmark_runs_and_prints_its_table(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "| search (rank, snippets) |" in done.stdout
     assert "| a full look at every transcript |" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_typos_benchmark_runs_and_finds_no_correction_changed_against_itself(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "session_search_typos.py"),
+            *("--before", "HEAD", "--count", "60", "--sessions", "40", "--vocabulary", "3000"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "60 words," in done.stdout
+    assert ", 0 corrected differently" in done.stdout
+    assert "p99: HEAD " in done.stdout
