@@ -657,12 +657,14 @@ HELP_PROBE = (
     "try:\n    main(['--help'])\n"
     "except SystemExit:\n    pass\n"
     "heavy = ('pydantic', 'hermes_core._config', 'hermes_core._plugins.loader',\n"
-    "         'hermes_core._host')\n"
+    "         'hermes_core._host', 'asyncio')\n"
     "print('LOADED', sorted(set(sys.modules) & set(heavy)))\n"
 )
 
 
-def test_help_imports_neither_the_pydantic_config_nor_the_plugin_loader(setup: Setup) -> None:
+def test_help_imports_neither_the_pydantic_config_nor_the_plugin_loader_nor_asyncio(
+    setup: Setup,
+) -> None:
     write_dir_plugin(setup.user_plugins, "greeter", HELLO)
     (setup.home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n", encoding="utf-8")
     # The first help loads the plugins once; as a process, whose import path the probe shares.
