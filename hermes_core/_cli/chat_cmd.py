@@ -33,7 +33,6 @@ and what a turn prints leaves the line being typed whole (:mod:`hermes_core._cli
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -181,6 +180,8 @@ class _Chat:
         self._show_idle(delegations.take_events())
         if not delegations.pending:
             return await self.lines.next_line(), False
+        import asyncio  # here, not at the top: hermes --help imports this module
+
         line = asyncio.ensure_future(self.lines.next_line())
         results = asyncio.ensure_future(delegations.next_message())
         async for events in delegations.events_until(line, results):

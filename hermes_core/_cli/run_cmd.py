@@ -14,7 +14,6 @@ time), 130 interrupted.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
@@ -136,6 +135,8 @@ def ctrl_c(stop: Callable[[], bool], quietly: Callable[[], bool] = lambda: False
     returns ``False`` (nothing left to stop: a second Ctrl-C, or nothing running), ``quietly``
     (the chat's: a line typed is thrown away), and when that returns ``False`` too the process
     exits at once, status 130."""
+    import asyncio  # here, not at the top: hermes --help imports this module
+
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:
