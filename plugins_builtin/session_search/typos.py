@@ -212,7 +212,9 @@ def closest(connection: sqlite3.Connection, word: str) -> str | None:
     spelling of a term of the index ``messages`` with fewest edits, then of the term most
     messages hold, then as long as the word; of the words a few messages matching that
     spelling hold where it matched (:func:`written`), the closest to ``word`` (the spelling
-    ``dynamoal``, of the term ``dynamo``, is ``dynamo`` as written)."""
+    ``dynamoal``, of the term ``dynamo``, is ``dynamo`` as written), if it is within the edits
+    ``word`` allows (else the next spelling: ``res``, of the term ``re``, is ``re`` as written,
+    two edits from ``rest``)."""
     bound = allowed_edits(word)
     typed = folded(word)
     connection.execute(
@@ -240,9 +242,11 @@ def closest(connection: sqlite3.Connection, word: str) -> str | None:
         if spelling == typed:
             continue
         tried += 1
-        held = [folded(one) for one in written(connection, spelling)]
-        if held:
-            return min(held, key=lambda one: (_distance(typed, one), one))
+        # A spelling within the bound can be written farther (res, of the term re, as re).
+        held = [(_distance(typed, one), one) for one in map(folded, written(connection, spelling))]
+        within = [one for one in held if one[0] <= bound]
+        if within:
+            return min(within)[1]
     return None
 
 
