@@ -357,9 +357,8 @@ class Compaction:
         replacement = Message("user", note)
         messages[:] = [replacement, *kept]
         self.shortened, self._server = True, None  # what the server counted is gone
-        store = talk.agent.transcripts
-        if store is not None:
-            store.open(talk.session.id).compacted(len(old), replacement, kept)
+        if (transcript := talk.transcript()) is not None:
+            transcript.compacted(len(old), replacement, kept)
         summary_tokens = text_tokens(summary)
         yield Compacted(len(old), tokens, summary_tokens, reason, failure)
 
