@@ -313,6 +313,7 @@ def test_an_undo_record_takes_messages_back_from_what_the_transcript_reads(
 
 def test_a_damaged_undo_record_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
+    path.touch()  # a Transcript that wrote no header appends only to a file that is there
     transcript = Transcript(path)
     transcript.add(Message("user", "a"))
     with path.open("a", encoding="utf-8") as out:
