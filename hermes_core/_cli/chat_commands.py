@@ -98,7 +98,8 @@ def checked_model(context: click.Context, option: click.Parameter, name: str | N
     usage error (exit 2) by :func:`model_refusal`'s rule (``hermes cron create --model`` too)."""
     refusal = None if name is None else model_refusal(name, "--model NAME")
     if name is not None and name.strip().startswith("-"):  # the name forgotten: -m --json
-        refusal = f"--model takes a model's name, not the option {name.strip()!r}: --model NAME"
+        what = "" if name.strip() == "-" else "the option "  # hermes run -m - (stdin's prompt)
+        refusal = f"--model takes a model's name, not {what}{name.strip()!r}: --model NAME"
     if refusal is not None:
         raise click.BadParameter(refusal, context, option)
     return name if name is None else name.strip()

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hermes_core.agent._budget import Budget
     from hermes_core.agent._request_tools import RequestTools
     from hermes_core.agent._requests import RetryPolicy
-    from hermes_core.agent._transcripts import TranscriptStore
+    from hermes_core.agent._transcripts import Transcript
     from hermes_core.agent._wire import ModelProvider, ModelSettings, ToolSchema, Usage
 
 KEEP_SHARE = 0.2
@@ -194,8 +194,6 @@ class _Agent(Protocol):
     @property
     def limits(self) -> AgentConfig: ...
     @property
-    def transcripts(self) -> TranscriptStore | None: ...
-    @property
     def request_tools(self) -> RequestTools: ...
 
 
@@ -216,6 +214,7 @@ class _Conversation(Protocol):
     def usage(self) -> Usage: ...
     @property
     def stop_requested(self) -> asyncio.Event: ...
+    def transcript(self) -> Transcript | None: ...
     def _spend(self, usage: Usage) -> None: ...
     def _deadline(self) -> float | None: ...
 
@@ -357,9 +356,8 @@ class Compaction:
         replacement = Message("user", note)
         messages[:] = [replacement, *kept]
         self.shortened, self._server = True, None  # what the server counted is gone
-        store = talk.agent.transcripts
-        if store is not None:
-            store.open(talk.session.id).compacted(len(old), replacement, kept)
+        if (transcript := talk.transcript()) is not None:
+            transcript.compacted(len(old), replacement, kept)
         summary_tokens = text_tokens(summary)
         yield Compacted(len(old), tokens, summary_tokens, reason, failure)
 

@@ -282,18 +282,20 @@ class Conversation:
 
     def _record(self, message: Message) -> None:
         self.messages.append(message)
+        if (transcript := self.transcript()) is not None:
+            transcript.add(message)
+
+    def transcript(self) -> Transcript | None:
+        """Where what the conversation says is appended (none when transcripts are off): its
+        header written first, once, so a file deleted meanwhile is written again whole."""
         store = self.agent.transcripts
         if store is None:
-            return
-        if self._transcript is None:  # one deleted meanwhile is written again whole by it
-            self._transcript = store.open(self.session.id)
-            self._transcript.start(
-                self.session.id,
-                model=self.agent.model.model,
-                parent=self.parent,
-                cwd=str(self.session.cwd),
-            )
-        self._transcript.add(message)
+            return None
+        if self._transcript is None:
+            self._transcript = transcript = store.open(self.session.id)
+            model, cwd = self.agent.model.model, str(self.session.cwd)
+            transcript.start(self.session.id, model=model, parent=self.parent, cwd=cwd)
+        return self._transcript
 
     def _finished(self, text: str, stop: StopReason, detail: str = "") -> Finished:
         return Finished(text, stop, self.usage, self.budget.turns, detail, self.budget.usage)

@@ -119,11 +119,11 @@ class Transcript:
         self._header: dict[str, Any] | None = None  # the last one this object wrote
 
     def _append(self, record: dict[str, Any]) -> None:
-        # Once this object wrote a header, the file is opened without creating it: one deleted
-        # meanwhile (hermes sessions delete while a chat goes on) is written again whole, its
-        # header first, never as lines without one, at no cost to each append.
+        # The file is opened without creating it: one deleted meanwhile (hermes sessions delete
+        # while a chat goes on) is written again whole, its header first, by an object that
+        # wrote one, never as lines without one (FileNotFoundError for the others: a rename's).
         if self._header is None:
-            self._write(_line(record), create=True)
+            self._write(_line(record), create=False)
             return
         try:
             self._write(_line(record), create=False)

@@ -87,8 +87,7 @@ def take_back(conversation: Conversation) -> TakenBack:
     }
     dropped = len(messages) - len(kept)
     messages[:] = kept
-    store = conversation.agent.transcripts
-    if store is not None:
-        store.open(conversation.session.id).undone(users)
+    if (transcript := conversation.transcript()) is not None:
+        transcript.undone(users)
     stopped = conversation.delegations.take_back(started) if started else []
     return TakenBack(taken.content, dropped, tuple(stopped))

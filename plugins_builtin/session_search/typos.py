@@ -11,12 +11,13 @@ instead is the one they hold there, as written (lower case): a corrected word is
 conversation holds, never one made up.
 
 A word is corrected only when no conversation holds it (:func:`correctable` words only): one
-edit for a word of 3 to 5 letters, two for longer ones (Elasticsearch's ``AUTO`` fuzziness: a
-short word two edits away is most often another word), none for shorter ones, for a word with
-a digit (a version, an id: ``v16`` is not a typo of ``v14``) or for one of more than
-:data:`LONGEST` letters. Words of scripts written without spaces are not corrected: the index
-holds each of their characters as a word, and a character that matched nothing is no
-misspelling of another (one character is a whole different word). Nor are camelCase
+edit for a word of 4 or 5 letters, two for longer ones (Elasticsearch's ``AUTO`` fuzziness: a
+short word two edits away is most often another word), none for shorter ones (a word of three
+letters is most often an acronym, one edit from a word: ``aws``, ``was``; ``AUTO`` starts at
+three), for a word with a digit (a version, an id: ``v16`` is not a typo of ``v14``) or for
+one of more than :data:`LONGEST` letters. Words of scripts written without spaces are not
+corrected: the index holds each of their characters as a word, and a character that matched
+nothing is no misspelling of another (one character is a whole different word). Nor are camelCase
 identifiers (searched by their parts), nor a word whose first two letters are not the meant
 word's (in either order): the vocabulary is read by them, which bounds a correction's cost
 over a vocabulary of a million words (docs/performance.md).
@@ -149,7 +150,7 @@ def allowed_edits(word: str) -> int:
     :data:`LONGEST`)."""
     if len(word) > LONGEST:
         return 0
-    return 2 if len(word) >= 6 else 1 if len(word) >= 3 else 0
+    return 2 if len(word) >= 6 else 1 if len(word) >= 4 else 0
 
 
 def correctable(word: str, unspaced: Callable[[str], bool]) -> bool:
@@ -212,7 +213,9 @@ def closest(connection: sqlite3.Connection, word: str) -> str | None:
     spelling of a term of the index ``messages`` with fewest edits, then of the term most
     messages hold, then as long as the word; of the words a few messages matching that
     spelling hold where it matched (:func:`written`), the closest to ``word`` (the spelling
-    ``dynamoal``, of the term ``dynamo``, is ``dynamo`` as written)."""
+    ``dynamoal``, of the term ``dynamo``, is ``dynamo`` as written), if it is within the edits
+    ``word`` allows (else the next spelling: ``res``, of the term ``re``, is ``re`` as written,
+    two edits from ``rest``)."""
     bound = allowed_edits(word)
     typed = folded(word)
     connection.execute(
@@ -240,9 +243,11 @@ def closest(connection: sqlite3.Connection, word: str) -> str | None:
         if spelling == typed:
             continue
         tried += 1
-        held = [folded(one) for one in written(connection, spelling)]
-        if held:
-            return min(held, key=lambda one: (_distance(typed, one), one))
+        # A spelling within the bound can be written farther (res, of the term re, as re).
+        held = [(_distance(typed, one), one) for one in map(folded, written(connection, spelling))]
+        within = [one for one in held if one[0] <= bound]
+        if within:
+            return min(within)[1]
     return None
 
 

@@ -313,9 +313,37 @@ def test_an_undo_record_takes_messages_back_from_what_the_transcript_reads(
 
 def test_a_damaged_undo_record_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
+    path.touch()  # a Transcript that wrote no header appends only to a file that is there
     transcript = Transcript(path)
     transcript.add(Message("user", "a"))
     with path.open("a", encoding="utf-8") as out:
         out.write(json.dumps({"type": "undo", "user_messages": "all"}) + "\n")
     with pytest.raises(TranscriptError, match=r"s\.jsonl, line 2, is no message"):
         transcript.contents()
+
+
+def test_undo_after_the_conversation_was_deleted_starts_its_transcript_with_its_header(
+    home: AgentHome,
+) -> None:
+    """hermes sessions delete while the chat goes on, then /undo: the undo's record starts a
+    whole transcript (its header first), as a message would, never a file without a header
+    that the next messages are appended to."""
+    home.setup({"text": "One."}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.sendline("first")
+    child.expect_exact("One.")
+    child.expect_exact(PROMPT)
+    [path] = (home.cli.home / "sessions").glob("*.jsonl")
+    path.unlink()
+    child.sendline("/undo")
+    child.expect_exact("hermes: undone: your last message and the one after it;")
+    child.sendcontrol("u")
+    child.sendline("second")
+    child.expect_exact("heard: second")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [record["type"] for record in records] == ["session", "undo", "message", "message"]
+    assert records[0]["id"] == path.stem

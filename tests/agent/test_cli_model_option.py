@@ -95,6 +95,8 @@ def test_run_model_of_the_transcript_says_nothing_more(served: Served) -> None:
         ("  ", "--model takes one name: --model NAME"),
         # hermes run -m --json "..." with the name forgotten: no model is named as an option is
         ("--json", "--model takes a model's name, not the option '--json': --model NAME"),
+        # hermes run -m - (the prompt from stdin) with the name forgotten: '-' is no option
+        ("-", "--model takes a model's name, not '-': --model NAME"),
     ],
 )
 @pytest.mark.parametrize("command", ["run", "chat"])

@@ -13,6 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from hermes_core.agent import Message, TranscriptStore
 
 HEADER = {"type": "session", "id": "s1", "model": "fake-1", "parent": None, "time": 1.0}
@@ -222,3 +224,16 @@ def test_a_transcript_deleted_under_its_writer_starts_again_with_its_header(
         assert (first["type"], first["id"], first["model"]) == ("session", "s1", "fake-1")
         assert first["cwd"] == str(tmp_path)
         assert store.open("s1").header()["model"] == "fake-1"
+
+
+def test_a_record_for_a_transcript_deleted_before_any_header_creates_no_file(
+    tmp_path: Path,
+) -> None:
+    # hermes sessions rename of a conversation deleted after it was found: the title's record
+    # (a Transcript that wrote no header) is refused, never a file holding only a title.
+    path = _start(tmp_path)
+    path.unlink()
+    transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    with pytest.raises(FileNotFoundError):
+        transcript.titled("a title")
+    assert not path.exists()

@@ -118,6 +118,8 @@ def test_the_frequent_word_wins_among_equally_close_ones_and_the_closer_beats_it
         ("rexqz", {}),  # five letters, three edits
         ("reoix", {}),  # five letters, two edits: one at most up to five (Elasticsearch's AUTO)
         ("rd", {}),  # two letters: never
+        ("aws", {}),  # three letters, most often an acronym one edit from a word (was): never
+        ("rest", {}),  # spelled res (term re, one edit) but written re: two edits, not corrected
         ("databases" * 4, {}),  # past 30 letters: no word misspelled
         ("数据车", {}),  # an unspaced script: its characters are words, not spellings
         ("datbsae", {"datbsae": "database"}),  # six letters and more: two edits
@@ -128,6 +130,7 @@ def test_how_far_a_word_may_be_corrected_depends_on_its_length(
 ) -> None:
     conversation(tmp_path, "redis", "the redis cache of the staging database")
     conversation(tmp_path, "zh", "我们的数据库在东京服务器上")
+    conversation(tmp_path, "react", "The React dashboard re-renders as it was told, the app")
     assert found(tmp_path, query).corrected == corrected
 
 

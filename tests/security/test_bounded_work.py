@@ -272,6 +272,7 @@ def test_a_long_run_of_jwt_beginnings_in_a_tool_result_is_written_to_the_transcr
     # JWT shape looked for its '.' after every "eyJ" of a run: 200,000 characters of "-eyJ"
     # took 7 s (1 MB, minutes), with the GIL held.
     transcript = TranscriptStore(tmp_path / "sessions").open("s1")
+    transcript.start("s1", model="fake-1")
     text = "-eyJ" * 50_000 + f" {JWT} the end"
     started = time.process_time()
     transcript.add(Message("tool", text, tool_call_id="c1", name="read_file"))
