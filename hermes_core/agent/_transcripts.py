@@ -118,12 +118,13 @@ class Transcript:
         self.path = path
         self._header: dict[str, Any] | None = None  # the last one this object wrote
 
-    def _append(self, record: dict[str, Any]) -> None:
-        # The file is opened without creating it: one deleted meanwhile (hermes sessions delete
-        # while a chat goes on) is written again whole, its header first, by an object that
-        # wrote one, never as lines without one (FileNotFoundError for the others: a rename's).
+    def _append(self, record: dict[str, Any], *, creates: bool = True) -> None:
+        # Once this object wrote a header, the file is opened without creating it: one deleted
+        # meanwhile (hermes sessions delete while a chat goes on) is written again whole, its
+        # header first, never as lines without one. Without a header, ``creates`` says whether
+        # the record may begin a file (a title's may not: FileNotFoundError, a rename's).
         if self._header is None:
-            self._write(_line(record), create=False)
+            self._write(_line(record), create=creates)
             return
         try:
             self._write(_line(record), create=False)
@@ -213,7 +214,7 @@ class Transcript:
     def titled(self, title: str) -> None:
         """Append a title record: the latest one names the conversation
         (:mod:`hermes_core.agent._titles`)."""
-        self._append({"type": "title", "time": time.time(), "title": title})
+        self._append({"type": "title", "time": time.time(), "title": title}, creates=False)
 
     def messages(self) -> list[Message]:
         """The messages written so far (redacted as stored): the first of :meth:`contents`."""
