@@ -53,19 +53,13 @@ def give_title(transcript: Transcript, title: str) -> str:
 
 
 def title_conversation(conversation: Conversation, title: str) -> str:
-    """Give ``conversation`` ``title`` (``/title NAME``): its transcript begun with its header
-    when it has none yet (no message sent), so that it never holds a record without one."""
-    store = conversation.agent.transcripts
-    if store is None:
+    """Give ``conversation`` ``title`` (``/title NAME``) through its own transcript
+    (:meth:`~hermes_core.agent.Conversation.transcript`: begun with its header when no message
+    was sent yet, written again whole when deleted meanwhile), so that it never holds a record
+    without one."""
+    transcript = conversation.transcript()
+    if transcript is None:
         raise TitleError("no transcripts are kept (agent transcripts are off): nowhere to keep it")
-    transcript = store.open(conversation.session.id)
-    if not transcript.path.exists():
-        transcript.start(
-            conversation.session.id,
-            model=conversation.agent.model.model,
-            parent=conversation.parent,
-            cwd=str(conversation.session.cwd),
-        )
     return give_title(transcript, title)
 
 
