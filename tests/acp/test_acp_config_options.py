@@ -148,6 +148,24 @@ async def test_a_listing_refused_leaves_the_configured_model_alone(
     assert offered(new.config_options)["model"] == ("fake-model", "model", ["fake-model"])
 
 
+async def test_a_listed_name_that_is_no_model_name_is_not_offered(
+    hermes_cli: HermesCli,
+) -> None:
+    """The one rule of a model name (``--model``, ``/model``, a cron job's): one word of
+    printable text, at most 200 characters; a listed name past it is left out."""
+    client = RecordingClient()
+    listed = ("fake-model", "two words", "bad\x1bname", "m" * 201, "m" * 200)
+    with FakeModelServer(models=listed) as server:
+        async with hermes_acp(hermes_cli, server.openai_base_url, client) as conn:
+            new = await conn.new_session(cwd=str(hermes_cli.work))
+
+    assert offered(new.config_options)["model"] == (
+        "fake-model",
+        "model",
+        ["fake-model", "m" * 200],
+    )
+
+
 async def test_a_listing_that_hangs_does_not_hold_session_new(hermes_cli: HermesCli) -> None:
     """A server that takes the connection and never answers: the session opens anyway."""
     client = RecordingClient()
