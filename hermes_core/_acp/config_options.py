@@ -26,8 +26,8 @@ import typing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from hermes_core._cli.chat_commands import model_refusal
 from hermes_core._errors import ConfigError, HermesError
+from hermes_core.agent._model_names import model_problem
 
 if TYPE_CHECKING:
     from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect
@@ -91,7 +91,7 @@ async def _listed(provider: ModelProvider, name: str) -> tuple[str, ...]:
     except Exception as exc:  # a plugin's provider too: the configured model is still there
         why = f"{type(exc).__name__}: {exc}"
     else:
-        return tuple(str(model) for model in listed if model_refusal(str(model), "-") is None)
+        return tuple(str(model) for model in listed if model_problem(str(model)) is None)
     _log.warning("%s: only model.model is offered to the editor's model picker: %s", name, why)
     return ()
 
