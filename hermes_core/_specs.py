@@ -201,12 +201,15 @@ class ModelProviderSpec:
 
     ``check``, when given, refuses the settings the factory would refuse (a ``ConfigError``
     naming the key, the factory's own words) without building anything or importing the
-    vendor's SDK: ``hermes config validate`` runs it on the ``model`` section."""
+    vendor's SDK: ``hermes config validate`` runs it on the ``model`` section.
+    ``takes_reasoning_effort`` says the provider sends ``model.reasoning_effort`` (the bundled
+    ``openai`` and ``anthropic`` do): ``hermes acp`` offers a thinking level only then."""
 
     name: str
     factory: Callable[[ModelContext], Any]
     description: str = ""
     check: Callable[[ModelSettings], None] | None = None
+    takes_reasoning_effort: bool = False
 
     def __post_init__(self) -> None:
         _check_name("model provider", self.name)

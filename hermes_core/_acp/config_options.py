@@ -5,10 +5,11 @@ its thinking-level picker (ACP's ``configOptions``, set by ``session/set_config_
 provider's server lists (the provider's optional ``list_models``, as ``hermes doctor`` asks
 it), asked once per process within :data:`LISTING_TIMEOUT` and kept (:class:`ModelListing`): a
 listing that fails, hangs or that the provider does not offer leaves the configured model
-alone, said on stderr only. ``thought_level`` (category ``thought_level``), for the providers
-that take ``model.reasoning_effort`` (:data:`EFFORT_PROVIDERS`): ``default`` (none set: the
-model's own) and each effort the provider's settings check (``ModelProviderSpec.check``, the
-one ``hermes config validate`` runs) takes with the configured settings.
+alone, said on stderr only. ``thought_level`` (category ``thought_level``), for a provider
+whose spec says it takes ``model.reasoning_effort`` (``ModelProviderSpec.takes_reasoning_effort``:
+one may ignore it, so none is offered for one that does not say so): ``default`` (none set:
+the model's own) and each effort the provider's settings check (``ModelProviderSpec.check``,
+the one ``hermes config validate`` runs) takes with the configured settings.
 
 :class:`SessionChoices` switches them for one session, nothing saved: the session's agent is
 its own (a switch reaches no other session), the model switched as ``hermes chat``'s ``/model``
@@ -26,8 +27,8 @@ import typing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from hermes_core._cli.chat_commands import model_refusal
 from hermes_core._errors import ConfigError, HermesError
+from hermes_core.agent._model_names import model_problem
 
 if TYPE_CHECKING:
     from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect
@@ -45,10 +46,6 @@ minutes)."""
 
 DEFAULT_EFFORT: Final = "default"
 """The ``thought_level`` value of no ``model.reasoning_effort``: the model's own default."""
-
-EFFORT_PROVIDERS: Final = frozenset({"openai", "anthropic"})
-"""The providers that take ``model.reasoning_effort`` (docs/agent.md, "Prompt caching, cached
-tokens and reasoning models"): a plugin's provider may ignore it, so none is offered for one."""
 
 
 def efforts() -> tuple[str, ...]:
@@ -91,7 +88,7 @@ async def _listed(provider: ModelProvider, name: str) -> tuple[str, ...]:
     except Exception as exc:  # a plugin's provider too: the configured model is still there
         why = f"{type(exc).__name__}: {exc}"
     else:
-        return tuple(str(model) for model in listed if model_refusal(str(model), "-") is None)
+        return tuple(str(model) for model in listed if model_problem(str(model)) is None)
     _log.warning("%s: only model.model is offered to the editor's model picker: %s", name, why)
     return ()
 
@@ -197,10 +194,12 @@ class SessionChoices:
 
 def _efforts_taken(host: Host, settings: ModelSettings) -> tuple[str, ...]:
     """``default`` and the efforts the provider's settings check takes; none for a provider
-    that does not take ``model.reasoning_effort``."""
-    if settings.provider not in EFFORT_PROVIDERS:
+    whose spec does not say it takes ``model.reasoning_effort``, or that no plugin registers
+    (an embedder's own, which no effort could be built for)."""
+    registered = host.registrations.model_providers.get(settings.provider)
+    if registered is None or not registered.spec.takes_reasoning_effort:
         return ()
-    check = host.registrations.select("model_provider", settings.provider).check
+    check = registered.spec.check
     taken = [DEFAULT_EFFORT]
     for effort in efforts():
         try:

@@ -63,12 +63,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def model_refusal(name: str, usage: str) -> str | None:
-    """Why ``name`` is no model name to switch to (none, or more than one word), in the words
-    of ``usage`` (``/model NAME``, ``--model NAME``); ``None`` for a name: the one rule of
-    ``/model NAME`` and ``--model``."""
-    if len(name.split()) == 1:
+    """Why ``name`` is no model name to switch to, in the words of ``usage`` (``/model NAME``,
+    ``--model NAME``); ``None`` for a name: the one rule of a model name
+    (:func:`~hermes_core.agent._model_names.model_problem`)."""
+    from hermes_core.agent._model_names import model_problem
+
+    problem = model_problem(name)
+    if problem is None:
         return None
-    return f"{usage.split()[0]} takes one name: {usage}"
+    why = "" if len(name.split()) != 1 else f" ({problem})"
+    return f"{usage.split()[0]} takes one name{why}: {usage}"
 
 
 def switched_note(name: str, provider: str, span: str) -> str:

@@ -7,8 +7,8 @@ and can be removed, but never runs (the daemon pauses it with a failed run sayin
 fields it cannot give are narrowed to ones that grant nothing (no toolset, no next time). A run
 row with a time that is no number shows no time. A job's ``cwd`` is ``NULL`` in a row made before
 the column (the run works in its process's directory, as then) or an absolute path; its
-``model`` is ``NULL`` (``model.model`` at run time) or one model name by :func:`model_problem`'s
-rule, the one a job is made by.
+``model`` is ``NULL`` (``model.model`` at run time) or one model name by the rule a job is made
+by (:func:`~hermes_core.agent._model_names.model_problem`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from hermes_core._redaction import shown_url
 from hermes_core._shown import shown
+from hermes_core.agent._model_names import MAX_MODEL, model_problem
 
 __all__ = [
     "CronJob",
@@ -30,7 +31,6 @@ __all__ = [
     "last_run_of",
     "lease_ran_out",
     "local_time",
-    "model_problem",
     "run_of",
 ]
 
@@ -115,21 +115,6 @@ def local_time(moment: float | None) -> str:
 
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-MAX_MODEL: Final = 200
-"""The longest model name a job keeps: providers' names are far shorter, and a longer one
-would be shown in every listing and quoted in errors whole."""
-
-
-def model_problem(model: object) -> str | None:
-    """What makes ``model`` no model name a job may keep (one word of printable text, at most
-    :data:`MAX_MODEL` characters: ``hermes run --model``'s rule, and a length), else ``None``."""
-    if not isinstance(model, str) or len(model.split()) != 1:
-        return f"expected one model name (one word), got {shown(model)}"
-    if len(model) > MAX_MODEL:
-        return f"{len(model)} characters; at most {MAX_MODEL}"
-    if not model.isprintable():
-        return "it holds a control character: a model name is one word"
-    return None
 
 
 def _number(value: object) -> bool:

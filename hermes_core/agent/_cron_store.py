@@ -38,11 +38,11 @@ from hermes_core.agent._cron_rows import (
     job_of,
     last_run_of,
     lease_ran_out,
-    model_problem,
     run_of,
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
 from hermes_core.agent._cron_toolsets import check_toolsets
+from hermes_core.agent._model_names import model_problem
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment

@@ -117,5 +117,6 @@ def hermes_model_providers() -> Sequence[ModelProviderSpec]:
             factory=create_provider,
             description="Anthropic's Messages API (Claude models).",
             check=check_settings,
+            takes_reasoning_effort=True,
         )
     ]

@@ -64,5 +64,6 @@ def hermes_model_providers() -> Sequence[ModelProviderSpec]:
             factory=create_provider,
             description="OpenAI chat completions and compatible servers (llama.cpp, vLLM, "
             "Ollama, LM Studio).",
+            takes_reasoning_effort=True,
         )
     ]

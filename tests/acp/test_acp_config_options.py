@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from acp_client import RecordingClient
 
-from hermes_core.testing import FakeModelServer, FakeTurn, HermesCli, RecordedRequest
+from hermes_core.testing import (
+    FakeModelServer,
+    FakeTurn,
+    HermesCli,
+    RecordedRequest,
+    write_dir_plugin,
+)
 from hermes_core.testing._imported import Imported
 
 if TYPE_CHECKING:
@@ -32,15 +38,45 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.anyio]
 
 EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
+RELAY_PLUGIN = '''"""Two providers of a third party: "thinker" takes model.reasoning_effort
+(its spec says so; its check refuses xhigh and max), "plain" does not say it."""
+
+from hermes_core import ConfigError
+from hermes_core.plugin import ModelProviderSpec, hookimpl
+from hermes_core.testing import FakeModelProvider
+
+
+def _build(context):
+    return FakeModelProvider.scripted("Hi.")
+
+
+def _check(settings):
+    if settings.reasoning_effort in ("xhigh", "max"):
+        raise ConfigError("thinker thinks at most high", key="model.reasoning_effort")
+
+
+@hookimpl
+def hermes_model_providers():
+    return [
+        ModelProviderSpec("thinker", factory=_build, check=_check, takes_reasoning_effort=True),
+        ModelProviderSpec("plain", factory=_build),
+    ]
+'''
+
 
 @asynccontextmanager
 async def hermes_acp(
-    hermes_cli: HermesCli, base_url: str, client: RecordingClient, **settings: Any
+    hermes_cli: HermesCli,
+    base_url: str,
+    client: RecordingClient,
+    *,
+    plugins: tuple[str, ...] = (),
+    **settings: Any,
 ) -> AsyncIterator[Any]:
     """``hermes acp`` as a child process, initialized, over the OpenAI wire at ``base_url``
-    (the ``model`` section's other ``settings`` too)."""
+    (the ``model`` section's other ``settings`` too; ``plugins`` of its home enabled)."""
     model = {"provider": "openai", "model": "fake-model", "base_url": base_url, **settings}
-    config = {"plugins": {"enabled": ["files"]}, "model": model}
+    config = {"plugins": {"enabled": ["files", *plugins]}, "model": model}
     hermes_cli.config.write_text(json.dumps(config), encoding="utf-8")
     with (hermes_cli.root / "stderr.log").open("ab") as stderr:
         async with acp.spawn_agent_process(
@@ -148,6 +184,24 @@ async def test_a_listing_refused_leaves_the_configured_model_alone(
     assert offered(new.config_options)["model"] == ("fake-model", "model", ["fake-model"])
 
 
+async def test_a_listed_name_that_is_no_model_name_is_not_offered(
+    hermes_cli: HermesCli,
+) -> None:
+    """The one rule of a model name (``--model``, ``/model``, a cron job's): one word of
+    printable text, at most 200 characters; a listed name past it is left out."""
+    client = RecordingClient()
+    listed = ("fake-model", "two words", "bad\x1bname", "m" * 201, "m" * 200)
+    with FakeModelServer(models=listed) as server:
+        async with hermes_acp(hermes_cli, server.openai_base_url, client) as conn:
+            new = await conn.new_session(cwd=str(hermes_cli.work))
+
+    assert offered(new.config_options)["model"] == (
+        "fake-model",
+        "model",
+        ["fake-model", "m" * 200],
+    )
+
+
 async def test_a_listing_that_hangs_does_not_hold_session_new(hermes_cli: HermesCli) -> None:
     """A server that takes the connection and never answers: the session opens anyway."""
     client = RecordingClient()
@@ -204,6 +258,29 @@ async def test_the_thinking_levels_are_those_the_providers_settings_check_takes(
         "thought_level",
         ["default", "none", "minimal", "low", "medium"],
     )
+
+
+@pytest.mark.parametrize(
+    ("provider", "levels"),
+    [("thinker", ["default", "none", "minimal", "low", "medium", "high"]), ("plain", None)],
+)
+async def test_a_plugins_provider_gets_the_thinking_levels_when_its_spec_takes_an_effort(
+    hermes_cli: HermesCli, provider: str, levels: list[str] | None
+) -> None:
+    """Not a list of provider names in ACP: the spec's ``takes_reasoning_effort`` says it."""
+    write_dir_plugin(hermes_cli.home / "plugins", "relay", RELAY_PLUGIN)
+    client = RecordingClient()
+    async with hermes_acp(
+        hermes_cli, "http://127.0.0.1:9/v1", client, plugins=("relay",), provider=provider
+    ) as conn:
+        new = await conn.new_session(cwd=str(hermes_cli.work))
+
+    options = offered(new.config_options)
+    assert options["model"] == ("fake-model", "model", ["fake-model"])
+    if levels is None:
+        assert "thought_level" not in options
+    else:
+        assert options["thought_level"] == ("default", "thought_level", levels)
 
 
 async def test_a_switch_while_a_turn_runs_is_refused(hermes_cli: HermesCli) -> None:

@@ -93,6 +93,9 @@ def test_run_model_of_the_transcript_says_nothing_more(served: Served) -> None:
     [
         ("two words", "--model takes one name: --model NAME"),
         ("  ", "--model takes one name: --model NAME"),
+        # the one rule of a model name, a cron job's too: at most 200 characters, printable
+        ("m" * 201, "--model takes one name (201 characters; at most 200): --model NAME"),
+        ("bad\x1bname", "--model takes one name (it holds a control character): --model NAME"),
         # hermes run -m --json "..." with the name forgotten: no model is named as an option is
         ("--json", "--model takes a model's name, not the option '--json': --model NAME"),
         # hermes run -m - (the prompt from stdin) with the name forgotten: '-' is no option
