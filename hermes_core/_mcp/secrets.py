@@ -1,7 +1,8 @@
 """Secrets in ``$HERMES_HOME/.env``, the one place hermes keeps them (never config.yaml).
 
 :func:`move_secrets` takes the literal secrets out of a server entry (every literal ``env``
-value, the literal value of a credential header such as ``Authorization``, and the value of a
+value, the literal value of a credential header such as ``Authorization``, the password and
+secret query values of a ``url`` (``https://user:pass@host/mcp?token=t``), and the value of a
 secret flag in the command's arguments such as ``--api-key sk-...``) and puts
 ``${VAR}`` references in their place; :func:`save_secrets` writes the values to ``.env``
 (:func:`save_home_secrets` to the home's, refused for a home inside the project while the
@@ -23,6 +24,7 @@ from hermes_core._atomic_write import write_atomically
 from hermes_core._dotenv import read_dotenv
 from hermes_core._errors import HermesError
 from hermes_core._project_trust import PROJECT_GATE_FLAG, project_refusal, project_root
+from hermes_core._redaction import url_secrets
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
@@ -102,9 +104,12 @@ def move_secrets(
     """Take the literal secrets out of the ``mcp_servers`` entry of ``server``.
 
     A literal ``env`` value ``KEY: v`` becomes ``KEY: ${KEY}``; a literal credential header
-    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``; in
-    ``args``, ``--api-key v`` becomes ``--api-key ${SERVER_API_KEY}`` (``--token=v`` likewise),
-    and ``--header "Authorization: Bearer t"`` takes its secret out as a header does.
+    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``; the
+    ``url`` ``https://user:p@host/mcp?token=t`` becomes ``https://user:${SERVER_URL_PASSWORD}@``
+    ``host/mcp?token=${SERVER_URL_TOKEN}`` (what :func:`~hermes_core._redaction.url_secrets`
+    finds, the rule :func:`~hermes_core._redaction.shown_url` hides); in ``args``,
+    ``--api-key v`` becomes ``--api-key ${SERVER_API_KEY}`` (``--token=v`` likewise), and
+    ``--header "Authorization: Bearer t"`` takes its secret out as a header does.
     ``environment`` and ``dotenv`` are the variables set now: a name either holds with another
     value is not used (``SERVER_KEY``, then ``SERVER_KEY_2``... instead). Values that already
     hold a ``${VAR}`` are left as they are.
@@ -123,6 +128,17 @@ def move_secrets(
             taken[name] = value
         references[where] = name
         return f"${{{name}}}"
+
+    url = entry.get("url")
+    if isinstance(url, str) and url:
+
+        def url_secret(name: str, value: str) -> str:
+            if not _is_literal(value):
+                return value
+            variable = f"{prefix}_URL_{_variable_name(name)}"
+            return place(variable, variable, value, f"url.{name}")
+
+        moved["url"] = url_secrets(url, url_secret)
 
     env = entry.get("env")
     if isinstance(env, Mapping) and env:

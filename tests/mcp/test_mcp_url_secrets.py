@@ -232,3 +232,17 @@ def test_a_token_file_is_written_keyed_by_the_url_without_its_secrets(tmp_path: 
     assert json.loads(path.read_text(encoding="utf-8"))["url"] == (
         "http://127.0.0.1:9/mcp?token=[redacted]"
     )
+
+
+def test_a_url_that_is_not_http_is_refused_with_its_password_moved_or_not(
+    cli: InProcessCli,
+) -> None:
+    done = cli.run(
+        "mcp", "add", "remote", "--url", f"ftp://user:{PASSWORD}@h.example/mcp", ok=False
+    )
+
+    assert done.returncode == 2
+    assert "mcp_servers.remote.url: expected an http:// or https:// URL, got" in done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert not cli.config.exists()
+    assert not (cli.home / ".env").exists()
