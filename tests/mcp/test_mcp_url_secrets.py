@@ -105,9 +105,11 @@ def test_add_keeps_a_urls_password_and_token_in_dotenv_and_connects_with_them(
     tested = cli.run("mcp", "test", "remote")
     assert "echo" in tested.stdout
     listed = cli.run("mcp", "list", "--json")
-    assert json.loads(listed.stdout)[0]["state"] != "unavailable"
+    assert json.loads(listed.stdout)[0]["status"] in ("known", "connected")
     shown = cli.run("config", "show")
-    outputs = [done.stdout + done.stderr for done in (added, tested, listed, shown)]
+    doctor = cli.run("doctor", ok=False, env=cli.variables(HERMES_STRICT_PLUGINS="0"))
+    assert "remote" in doctor.stdout
+    outputs = [done.stdout + done.stderr for done in (added, tested, listed, shown, doctor)]
     assert [output for output in outputs if PASSWORD in output or TOKEN in output] == []
     assert files_holding_secrets(cli) == []
 
@@ -133,6 +135,7 @@ def test_a_url_server_written_with_its_password_sends_it_as_basic_auth(
     assert "echo" in tested.stdout
     assert PASSWORD not in tested.stdout + tested.stderr
     assert TOKEN not in tested.stdout + tested.stderr
+    assert [path for path in files_holding_secrets(cli) if path != str(cli.config)] == []
 
 
 def test_a_url_written_with_references_stays_as_it_is(cli: InProcessCli) -> None:
