@@ -249,3 +249,16 @@ def test_a_url_that_is_not_http_is_refused_with_its_password_moved_or_not(
     assert PASSWORD not in done.stdout + done.stderr
     assert not cli.config.exists()
     assert not (cli.home / ".env").exists()
+
+
+def test_verbose_logs_name_the_url_without_its_password_and_token(
+    cli: InProcessCli, guarded: str
+) -> None:
+    url = with_secrets(guarded)
+    cli.config.write_text(json.dumps({"mcp_servers": {"remote": {"url": url}}}), "utf-8")
+
+    tested = cli.run("--verbose", "mcp", "test", "remote")
+
+    assert "HTTP Request: POST http://user:[redacted]@127.0.0.1:" in tested.stderr
+    assert PASSWORD not in tested.stdout + tested.stderr
+    assert TOKEN not in tested.stdout + tested.stderr
