@@ -364,6 +364,18 @@ def _redacted(_name: str, _value: str) -> str:
     return REDACTED
 
 
+_URL_IN_TEXT: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+
+
+def urls_shown_in(text: str) -> str:
+    """``text`` with the secrets of every URL in it (:func:`url_secrets`) replaced by
+    :data:`REDACTED`, and nothing else changed: for a log line, where a library names the URL
+    it requests (``HTTP Request: POST https://user:pass@host/v1``)."""
+    if "://" not in text:
+        return text
+    return _URL_IN_TEXT.sub(lambda found: url_secrets(found.group(), _redacted), text)
+
+
 def shown_urls(value: Any) -> Any:
     """A copy of ``value`` (JSON-like data: a configuration as ``hermes config show`` prints it)
     where every string holding a URL goes through :func:`shown_url`; nothing else changes."""
