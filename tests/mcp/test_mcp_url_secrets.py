@@ -262,3 +262,20 @@ def test_verbose_logs_name_the_url_without_its_password_and_token(
     assert "HTTP Request: POST http://user:[redacted]@127.0.0.1:" in tested.stderr
     assert PASSWORD not in tested.stdout + tested.stderr
     assert TOKEN not in tested.stdout + tested.stderr
+
+
+def test_a_url_in_a_stdio_servers_arguments_keeps_its_secrets_in_dotenv(cli: InProcessCli) -> None:
+    url = f"https://user:{PASSWORD}@mcp.example/mcp?token={TOKEN}"
+
+    done = cli.run("mcp", "add", "remote", "--", "npx", "-y", "mcp-remote", url)
+
+    assert servers(cli)["remote"]["args"] == [
+        "-y",
+        "mcp-remote",
+        "https://user:${REMOTE_URL_PASSWORD}@mcp.example/mcp?token=${REMOTE_URL_TOKEN}",
+    ]
+    assert (cli.home / ".env").read_text(encoding="utf-8") == (
+        f"REMOTE_URL_PASSWORD={PASSWORD}\nREMOTE_URL_TOKEN={TOKEN}\n"
+    )
+    assert PASSWORD not in done.stdout + done.stderr
+    assert files_holding_secrets(cli) == []
