@@ -267,13 +267,10 @@ def test_verbose_logs_name_the_url_without_its_password_and_token(
 def test_a_url_in_a_stdio_servers_arguments_keeps_its_secrets_in_dotenv(cli: InProcessCli) -> None:
     url = f"https://user:{PASSWORD}@mcp.example/mcp?token={TOKEN}"
 
-    done = cli.run("mcp", "add", "remote", "--", "npx", "-y", "mcp-remote", url)
+    done = cli.run("mcp", "add", "remote", "--", "npx", "-y", "mcp-remote", url, f"--to={url}")
 
-    assert servers(cli)["remote"]["args"] == [
-        "-y",
-        "mcp-remote",
-        "https://user:${REMOTE_URL_PASSWORD}@mcp.example/mcp?token=${REMOTE_URL_TOKEN}",
-    ]
+    shown = "https://user:${REMOTE_URL_PASSWORD}@mcp.example/mcp?token=${REMOTE_URL_TOKEN}"
+    assert servers(cli)["remote"]["args"] == ["-y", "mcp-remote", shown, f"--to={shown}"]
     assert (cli.home / ".env").read_text(encoding="utf-8") == (
         f"REMOTE_URL_PASSWORD={PASSWORD}\nREMOTE_URL_TOKEN={TOKEN}\n"
     )
