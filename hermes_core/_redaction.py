@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -188,6 +188,12 @@ _URL_PASSWORD: Final = re.compile(
 )
 """The user part of a URL that is all of a text (:func:`shown_url`), scheme or not: its
 password runs to the last ``@`` before the path (``p@ss`` is one, as ``urlsplit`` reads it)."""
+_SECRET_QUERY_KEY: Final = re.compile(
+    r"(?i)(?:key|token|secret|pass|passw(?:or)?d|passphrase|credentials?|auth|sig|signature)$"
+)
+"""A query key whose value is a secret (:func:`url_secrets`): a name ending as a secret's does
+in :data:`_SECRET_ASSIGNMENT` (``token``, ``api_key``, ``access_token``, ``password``, ``auth``)
+or a pre-signed URL's signature (``sig``, ``X-Amz-Signature``)."""
 _CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
 
 MAX_DEPTH: Final = 64
@@ -321,12 +327,53 @@ def _names_a_secret(text: str) -> bool:
     return any(word in lowered for word in _SECRET_WORDS)
 
 
+def url_secrets(url: str, replace: Callable[[str, str], str]) -> str:
+    """``url`` with each of its secrets replaced by ``replace(name, value)``: the password of
+    its user part (``name`` is ``password``), with or without a scheme, and the value of each
+    query key that names a secret (``name`` is the key: ``token``, ``api_key``,
+    ``access_token``, ``sig``...). The one rule of what in a URL is a secret: :func:`shown_url`
+    hides them, ``hermes mcp add`` moves them to ``.env``, an MCP sign-in is kept without them.
+    """
+    rest, hash_mark, fragment = url.partition("#")  # a user part holds neither ``#`` nor ``?``
+    base, question_mark, query = rest.partition("?")
+    found = _URL_PASSWORD.match(base)
+    if found is not None:
+        secret = replace("password", found.group(2))
+        base = f"{base[: found.start(2)]}{secret}{base[found.end(2) :]}"
+    if query:
+        pairs = []
+        for pair in query.split("&"):
+            key, equals, value = pair.partition("=")
+            if value and _SECRET_QUERY_KEY.search(key) is not None:
+                pair = f"{key}{equals}{replace(key, value)}"
+            pairs.append(pair)
+        query = "&".join(pairs)
+    return f"{base}{question_mark}{query}{hash_mark}{fragment}"
+
+
 def shown_url(url: str) -> str:
-    """``url`` as it may be shown in a message, a log line or a file hermes writes: the password
-    of its user part replaced by :data:`REDACTED` (the user kept, as :func:`redact_text` does),
-    with or without a scheme (``user:pass@host/v1``, refused as no URL, is quoted so too), and
-    whatever else :func:`redact_text` finds (``?token=``, a webhook's path)."""
-    return redact_text(_URL_PASSWORD.sub(_keep_url_user, url, count=1))
+    """``url`` as it may be shown in a message, a log line or a file hermes writes: its secrets
+    (:func:`url_secrets`: the password of its user part, ``?token=``...) replaced by
+    :data:`REDACTED` (the user kept, as :func:`redact_text` does), with or without a scheme
+    (``user:pass@host/v1``, refused as no URL, is quoted so too), and whatever else
+    :func:`redact_text` finds (a webhook's path)."""
+    return redact_text(url_secrets(url, _redacted))
+
+
+def _redacted(_name: str, _value: str) -> str:
+    return REDACTED
+
+
+_URL_IN_TEXT: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+
+
+def urls_shown_in(text: str) -> str:
+    """``text`` with the secrets of every URL in it (:func:`url_secrets`) replaced by
+    :data:`REDACTED`, and nothing else changed: for a log line, where a library names the URL
+    it requests (``HTTP Request: POST https://user:pass@host/v1``)."""
+    if "://" not in text:
+        return text
+    return _URL_IN_TEXT.sub(lambda found: url_secrets(found.group(), _redacted), text)
 
 
 def shown_urls(value: Any) -> Any:

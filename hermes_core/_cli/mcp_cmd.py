@@ -6,7 +6,8 @@ one whose connect failed within its ``retry_interval`` as unavailable with the r
 and the others are connected (``--refresh`` connects every one). ``test`` always connects. Both
 exit 1 when a server did not answer; ``add``, ``remove``
 and ``catalog install`` edit config.yaml keeping its comments. Secrets never go into
-config.yaml: a literal ``--env`` or credential ``--header`` value, or the value of a secret flag
+config.yaml: a literal ``--env`` or credential ``--header`` value, the password or a secret
+query value of a ``--url`` (``https://me:pw@host/mcp?token=t``), or the value of a secret flag
 of the server's command (``-- server --api-key sk-...``), is written to ``$HERMES_HOME/.env``
 and the entry gets a ``${VAR}`` reference to it.
 """
@@ -156,7 +157,11 @@ def list_command(as_json: bool, refresh: bool) -> None:
 @mcp.command("add")
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.option("--url", help="A streamable HTTP server instead of a command.")
+@click.option(
+    "--url",
+    help="A streamable HTTP server instead of a command; a password or secret query value "
+    "(?token=, ?api_key=...) in it goes to $HERMES_HOME/.env and the URL gets ${VAR}.",
+)
 @click.option(
     "--header",
     "headers",

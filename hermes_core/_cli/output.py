@@ -112,10 +112,14 @@ class _Formatter(logging.Formatter):
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """A handler writing to whatever ``sys.stderr`` is when a record comes, so a warning
     logged while the MCP connect progress is drawn goes above its lines (rich redirects
-    ``sys.stderr`` while it draws). A record may quote a server's error: :func:`as_shown`."""
+    ``sys.stderr`` while it draws). A record may quote a server's error: :func:`as_shown`;
+    a library may name the URL it requests, password and ``?token=`` included:
+    :func:`~hermes_core._redaction.urls_shown_in`."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return as_shown(self.stream, super().format(record))
+        from hermes_core._redaction import urls_shown_in
+
+        return as_shown(self.stream, urls_shown_in(super().format(record)))
 
     @property
     def stream(self) -> Any:

@@ -93,8 +93,10 @@ _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 def http_url(value: str | None) -> str | None:
     """An :class:`After` check: ``value`` must be an ``http://`` or ``https://`` URL with a
-    host (``None`` passes; a ``${VAR}`` reference is expanded and checked where it is used)."""
-    if value is None or "${" in value:
+    host (``None`` passes; a URL whose scheme is a ``${VAR}`` reference is expanded and checked
+    where it is used, one with references after its scheme, such as ``https://user:${PASS}@h``,
+    is checked with them as they stand)."""
+    if value is None or "${" in value.partition("://")[0]:
         return value
     from urllib.parse import urlsplit
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncGenerator
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -199,11 +200,14 @@ def auth_for(
     server: str, config: McpServerConfig, env: Environment, interactive: SignIn | None = None
 ) -> _Provider | None:
     """The ``httpx`` auth of a connection to the URL server ``server`` (``config`` expanded),
-    or ``None`` when the entry sends its own ``Authorization`` header. ``interactive`` is the
-    sign-in of ``hermes mcp login``; without it the connection fails with
-    :class:`SignInNeeded` where a browser would be needed."""
+    or ``None`` when the entry sends its own ``Authorization`` header or its URL has a user
+    part (``https://me:pw@host/mcp``: ``httpx`` sends it as HTTP Basic auth, as curl does).
+    ``interactive`` is the sign-in of ``hermes mcp login``; without it the connection fails
+    with :class:`SignInNeeded` where a browser would be needed."""
     assert config.url is not None
     if any(key.lower() == "authorization" for key in config.headers):
+        return None
+    if "@" in urlsplit(config.url).netloc:  # an httpx auth would take the place of Basic
         return None
     oauth = config.oauth
     path = token_path(env, server)

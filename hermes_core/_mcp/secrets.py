@@ -1,8 +1,9 @@
 """Secrets in ``$HERMES_HOME/.env``, the one place hermes keeps them (never config.yaml).
 
 :func:`move_secrets` takes the literal secrets out of a server entry (every literal ``env``
-value, the literal value of a credential header such as ``Authorization``, and the value of a
-secret flag in the command's arguments such as ``--api-key sk-...``) and puts
+value, the literal value of a credential header such as ``Authorization``, the password and
+secret query values of a ``url`` (``https://user:pass@host/mcp?token=t``) or of a URL in the
+command's arguments, and the value of a secret flag there such as ``--api-key sk-...``) and puts
 ``${VAR}`` references in their place; :func:`save_secrets` writes the values to ``.env``
 (:func:`save_home_secrets` to the home's, refused for a home inside the project while the
 gate is closed: that ``.env`` is not read, and a secret there could be committed and pushed).
@@ -16,6 +17,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ from hermes_core._atomic_write import write_atomically
 from hermes_core._dotenv import read_dotenv
 from hermes_core._errors import HermesError
 from hermes_core._project_trust import PROJECT_GATE_FLAG, project_refusal, project_root
+from hermes_core._redaction import url_secrets
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
@@ -102,9 +105,12 @@ def move_secrets(
     """Take the literal secrets out of the ``mcp_servers`` entry of ``server``.
 
     A literal ``env`` value ``KEY: v`` becomes ``KEY: ${KEY}``; a literal credential header
-    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``; in
-    ``args``, ``--api-key v`` becomes ``--api-key ${SERVER_API_KEY}`` (``--token=v`` likewise),
-    and ``--header "Authorization: Bearer t"`` takes its secret out as a header does.
+    ``Authorization: Bearer t`` becomes ``Authorization: Bearer ${SERVER_AUTHORIZATION}``; the
+    ``url`` ``https://user:p@host/mcp?token=t`` becomes ``https://user:${SERVER_URL_PASSWORD}@``
+    ``host/mcp?token=${SERVER_URL_TOKEN}`` (what :func:`~hermes_core._redaction.url_secrets`
+    finds, the rule :func:`~hermes_core._redaction.shown_url` hides); in ``args``,
+    ``--api-key v`` becomes ``--api-key ${SERVER_API_KEY}`` (``--token=v`` likewise), and
+    ``--header "Authorization: Bearer t"`` takes its secret out as a header does.
     ``environment`` and ``dotenv`` are the variables set now: a name either holds with another
     value is not used (``SERVER_KEY``, then ``SERVER_KEY_2``... instead). Values that already
     hold a ``${VAR}`` are left as they are.
@@ -123,6 +129,17 @@ def move_secrets(
             taken[name] = value
         references[where] = name
         return f"${{{name}}}"
+
+    def url_secret(where: str, name: str, value: str) -> str:
+        """Secret ``name`` of the URL at ``where`` as a reference (:func:`url_secrets`)."""
+        if not _is_literal(value):
+            return value
+        variable = f"{prefix}_URL_{_variable_name(name)}"
+        return place(variable, variable, value, f"{where}.{name}")
+
+    url = entry.get("url")
+    if isinstance(url, str) and url:
+        moved["url"] = url_secrets(url, partial(url_secret, "url"))
 
     env = entry.get("env")
     if isinstance(env, Mapping) and env:
@@ -149,7 +166,7 @@ def move_secrets(
 
     args = entry.get("args")
     if isinstance(args, list) and args:
-        moved["args"] = _moved_args(args, prefix, place, credential)
+        moved["args"] = _moved_args(args, prefix, place, credential, url_secret)
     headers = entry.get("headers")
     if isinstance(headers, Mapping) and headers:
         kept: dict[str, Any] = {}
@@ -169,11 +186,16 @@ def _moved_args(
     prefix: str,
     place: Callable[[str, str, str, str], str],
     credential: Callable[[str, str, str], str],
+    url_secret: Callable[[str, str, str], str],
 ) -> list[Any]:
-    """``args`` with the value of each secret flag (``--api-key v``, ``--token=v``) and of each
-    credential header given with ``--header`` replaced by a reference."""
+    """``args`` with the value of each secret flag (``--api-key v``, ``--token=v``), of each
+    credential header given with ``--header`` and each secret of a URL (``mcp-remote
+    https://me:pw@host/mcp``) replaced by a reference."""
     moved = list(args)
     for index, arg in enumerate(args):
+        if isinstance(arg, str) and "://" in arg and not arg.startswith("-"):
+            moved[index] = url_secrets(arg, partial(url_secret, f"args[{index}]"))
+            continue
         if not isinstance(arg, str) or not arg.startswith("-"):
             continue
         flag, equals, value = arg.partition("=")
@@ -181,6 +203,8 @@ def _moved_args(
             if _SECRET_FLAG.fullmatch(flag) and _is_literal(value):
                 name = f"{prefix}_{_variable_name(flag.lstrip('-'))}"
                 moved[index] = f"{flag}={place(name, name, value, f'args[{index}]')}"
+            elif "://" in value:
+                moved[index] = f"{flag}={url_secrets(value, partial(url_secret, f'args[{index}]'))}"
             continue
         following = args[index + 1] if index + 1 < len(args) else None
         if not isinstance(following, str) or not _is_literal(following):

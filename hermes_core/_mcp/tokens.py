@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from mcp.shared.auth import (
     OAuthClientInformationFull,
@@ -25,8 +26,16 @@ from hermes_core._atomic_write import write_atomically
 from hermes_core._config import McpOAuthConfig
 from hermes_core._paths import Environment
 from hermes_core._private_files import PRIVATE_FILE_MODE
+from hermes_core._redaction import REDACTED, shown_url, url_secrets
 
-__all__ = ["TOKENS_DIR", "TokenFile", "sign_in_fingerprint", "sign_out", "token_path"]
+__all__ = [
+    "TOKENS_DIR",
+    "TokenFile",
+    "recorded_url",
+    "sign_in_fingerprint",
+    "sign_out",
+    "token_path",
+]
 
 log = logging.getLogger("hermes_core._mcp")
 
@@ -50,13 +59,27 @@ def sign_in_fingerprint(server: str, env: Environment) -> str:
     return hashlib.sha256(f"{found.st_mtime_ns}:{found.st_size}".encode()).hexdigest()[:16]
 
 
+def recorded_url(url: str) -> str:
+    """``url`` as a token file names it: without its user part, and the value of each secret
+    query key (:func:`~hermes_core._redaction.url_secrets`: ``?token=``) as ``[redacted]``, so a
+    password never lands in the file."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return shown_url(url)
+    host = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return url_secrets(host, lambda _name, _value: REDACTED)
+
+
 _Model = TypeVar("_Model", OAuthToken, OAuthClientInformationFull, OAuthMetadata)
 
 
 class TokenFile:
     """The SDK's token storage for one server, kept in :func:`token_path`.
 
-    The file holds ``url`` (the server it belongs to; a record of another URL is ignored),
+    The file holds ``url`` (the server it belongs to, as :func:`recorded_url` writes it; a
+    record of another URL is ignored, and one written before, with the URL's password, is
+    rewritten without it when read),
     ``tokens`` with ``expires_at``, the ``client`` hermes registered, the server's metadata,
     and ``wanted_scope`` (the scopes a step-up asked for, requested by the next sign-in).
     A pre-registered client (``oauth.client_id``) comes from the configuration and is never
@@ -76,7 +99,8 @@ class TokenFile:
         keep_registration: bool,
     ) -> None:
         self.path = path
-        self.url = url
+        self.url = recorded_url(url)
+        self._url_as_given = url
         self._oauth = oauth
         self._redirect_uri = redirect_uri
         self._keep_registration = keep_registration
@@ -96,13 +120,23 @@ class TokenFile:
         except (OSError, ValueError) as exc:
             log.warning("the sign-in file %s cannot be read, ignored: %s", self.path, exc)
             return {}
-        if not isinstance(data, dict) or data.get("url") != self.url:
+        if not isinstance(data, dict):
             return {}
+        if data.get("url") != self.url:
+            if data.get("url") != self._url_as_given:
+                return {}
+            try:  # written before URLs were kept without their secrets: no longer with them
+                self._write(data)
+            except OSError as exc:
+                log.warning("the sign-in file %s cannot be rewritten: %s", self.path, exc)
         return data
 
     def _save(self) -> None:
-        self._record["url"] = self.url
-        text = json.dumps(self._record, indent=2, sort_keys=True)
+        self._write(self._record)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        record["url"] = self.url
+        text = json.dumps(record, indent=2, sort_keys=True)
         write_atomically(self.path, text + "\n", mode=PRIVATE_FILE_MODE)
 
     def _model(self, key: str, model: type[_Model]) -> _Model | None:

@@ -161,6 +161,24 @@ def test_login_prints_the_url_when_no_browser_is_opened(
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+def test_a_sign_in_to_a_url_with_a_secret_query_value_keeps_no_secret_in_its_file(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    secret = "qs-s3cret-31"
+    cli = _cli(tmp_path, f"{oauth_server()}?api_key={secret}")
+    login = cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "signed in" in login.stdout.lower()
+    text = _token_file(cli).read_text(encoding="utf-8")
+    assert secret not in text
+    assert json.loads(text)["url"].endswith("/mcp?api_key=[redacted]")
+
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
+    assert "a signed-in client" in called.stdout
+    assert len(_opened(cli)) == 1  # the file was found under the URL without its secret
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_an_expired_token_is_refreshed_without_a_browser(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:

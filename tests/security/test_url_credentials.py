@@ -125,6 +125,18 @@ def test_the_openai_sdk_sends_a_base_urls_user_and_password_as_basic_auth(
     assert_never_shown(cli, done.stdout, done.stderr)
 
 
+def test_verbose_logs_name_the_base_url_without_its_password(cli: InProcessCli) -> None:
+    with FakeModelServer([FakeTurn(text="Hello!")]) as server:
+        write_model(cli, with_password(server.openai_base_url))
+        done = cli.run(
+            "--verbose", "run", "Hi", env=cli.variables(OPENAI_API_KEY="sk-url-test-0123456789")
+        )
+
+    assert "Hello!" in done.stdout
+    assert f"http://{SHOWN}:" in done.stderr
+    assert_never_shown(cli, done.stdout, done.stderr)
+
+
 def test_a_404_names_the_base_url_without_its_password(cli: InProcessCli) -> None:
     with FakeModelServer([FakeTurn(error=404)]) as server:
         write_model(cli, with_password(server.openai_base_url))
