@@ -176,20 +176,35 @@ def mend_or_delete(error: TranscriptError, session: str) -> str:
 
 
 def _named(store: TranscriptStore, session: str) -> Transcript:
+    """The conversation ``session`` names (its id, its title, a unique start of its id: the
+    rule of ``--resume``, :class:`~hermes_core.agent._conversations.Naming`), saying on stderr
+    which ids it is also the start of when taken by its title."""
     from hermes_core.agent._conversations import ConversationError, named
 
     try:
-        return named(store, session)
+        transcript, also = named(store, session)
     except ConversationError as error:
         raise SessionsError(f"{error}{store.elsewhere()}") from None
+    if len(also) == 1:
+        echo_shown(
+            f"hermes: {session} is also the start of the id {also[0].path.stem} "
+            "(give it whole to take that one)",
+            err=True,
+        )
+    elif also:
+        echo_shown(
+            f"hermes: {session} is also the start of {len(also)} ids (give one whole to take it)",
+            err=True,
+        )
+    return transcript
 
 
 @sessions.command("show")
 @click.argument("session")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object a message, exact.")
 def show_command(session: str, as_json: bool) -> None:
-    """The conversation SESSION (an id or a unique prefix of one) as the model would get it
-    back: from its latest compaction on, the messages /undo took back left out."""
+    """The conversation SESSION (its id, its title or a unique start of its id) as the model
+    would get it back: from its latest compaction on, the messages /undo took back left out."""
     from hermes_core.agent._titles import quoted, title_of
     from hermes_core.agent._transcripts import TranscriptError
 
@@ -263,20 +278,37 @@ def _indented(first: str, lines: list[str], width: int) -> str:
 
 @sessions.command("rename")
 @click.argument("session")
-@click.argument("title")
-def rename_command(session: str, title: str) -> None:
-    """Title the conversation SESSION (an id or a unique prefix of one) TITLE: one line of at
-    most 100 characters, which sessions list and /resume show and --resume takes. The title
-    is appended to its transcript; the latest one names it."""
-    from hermes_core.agent._titles import TitleError, checked_title, give_title, quoted
+@click.argument("title", required=False)
+@click.option("--clear", is_flag=True, help="Take the conversation's title away.")
+def rename_command(session: str, title: str | None, clear: bool) -> None:
+    """Title the conversation SESSION (its id, its title or a unique start of its id) TITLE:
+    one line of at most 100 characters, which sessions list and /resume show and --resume
+    takes (--clear: no title). The title is appended to its transcript; the latest one names
+    it."""
+    from hermes_core.agent._titles import TitleError, checked_title, give_title, quoted, title_of
 
+    if title is None and not clear:
+        raise click.UsageError("give a TITLE, or --clear to take the title away")
+    if title is not None and clear:
+        raise click.UsageError("a TITLE or --clear, not both")
     transcript = _named(_store(), session)
     try:
-        kept = give_title(transcript, checked_title(title))
+        if title is None:
+            had = title_of(transcript)
+            if had is not None:
+                give_title(transcript, None)
+        else:
+            kept = give_title(transcript, checked_title(title))
     except TitleError as error:
         raise SessionsError(f"{error}; {transcript.path.stem} is not renamed") from None
     except OSError as error:
         raise SessionsError(f"{transcript.path.stem} is not renamed: {error}") from None
+    if title is None:
+        said = (
+            "has no title: nothing changed" if had is None else f"is no longer titled {quoted(had)}"
+        )
+        click.echo(f"{transcript.path.stem} {said}")
+        return
     redacted = "" if kept == title.strip() else " (what looked like a secret redacted)"
     click.echo(f"{transcript.path.stem} is now titled {quoted(kept)}{redacted}")
 
@@ -285,8 +317,8 @@ def rename_command(session: str, title: str) -> None:
 @click.argument("session_ids", metavar="SESSION...", nargs=-1, required=True)
 @click.option("--yes", is_flag=True, help="Delete without asking.")
 def delete_command(session_ids: tuple[str, ...], yes: bool) -> None:
-    """Delete the conversations SESSION... (ids or unique prefixes) and their subagents',
-    so that session_search never finds them again."""
+    """Delete the conversations SESSION... (ids, titles or unique starts of ids) and their
+    subagents', so that session_search never finds them again."""
     store = _store()
     chosen = list({t.path: t for t in (_named(store, s) for s in session_ids)}.values())
     _delete(store, chosen, yes=yes, dry_run=False)

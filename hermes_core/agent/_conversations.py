@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_core.agent._titles import title_of
+from hermes_core.agent._titles import quoted, title_of
 from hermes_core.agent._transcripts import (
     Transcript,
     TranscriptError,
@@ -174,28 +174,67 @@ def _of(found: Recorded, here: Path) -> bool:
     return found.cwd is not None and Path(found.cwd).resolve() == here
 
 
-def named(store: TranscriptStore, session: str) -> Transcript:
-    """The conversation ``session`` names (its id, or a unique prefix of one);
-    :class:`ConversationError` when none or several do, or ``session`` is blank (the start of
-    every id: ``hermes sessions delete "$ID"`` with ``ID`` unset)."""
+@dataclass(frozen=True)
+class Naming:
+    """What SESSION names among a store's transcripts, in the order it is taken (the one rule
+    of ``--resume`` and ``hermes sessions``): the conversation whose id it is, else those whose
+    latest title it is, else those whose id starts with it (an exact title is what the person
+    typed whole, a prefix only a part)."""
+
+    exact: Transcript | None
+    titled: list[Transcript]
+    """The conversations titled SESSION (none when one's id is SESSION), latest first."""
+    prefixed: list[Transcript]
+    """Those whose id starts with SESSION (none when one's id is SESSION)."""
+
+
+def naming(store: TranscriptStore, session: str, among: Sequence[Transcript]) -> Naming:
+    """What ``session`` names among ``among`` (an id, a start of one) and the conversations of
+    ``store`` (a title): see :class:`Naming`."""
+    exact = next((t for t in among if t.path.stem == session), None)
+    if exact is not None:
+        return Naming(exact, [], [])
+    prefixed = [t for t in among if t.path.stem.startswith(session)]
+    return Naming(None, titled(store, session.strip()), prefixed)
+
+
+def named(store: TranscriptStore, session: str) -> tuple[Transcript, list[Transcript]]:
+    """The conversation ``session`` names (:class:`Naming`: its id, its title, a unique start
+    of its id) and, when taken by its title, the others whose id starts with ``session`` (to
+    be said); :class:`ConversationError` when none or several do (a title several share is
+    never a guess), or ``session`` is blank (the start of every id: ``hermes sessions delete
+    "$ID"`` with ``ID`` unset)."""
     if not session.strip():
         raise ConversationError(
-            "SESSION is empty: give a conversation's id or the start of one "
+            "SESSION is empty: give a conversation's id, the start of one or its title "
             "(hermes sessions list shows them)"
         )
-    every = stored(store)
-    exact = [t for t in every if t.path.stem == session]
-    found = exact or [t for t in every if t.path.stem.startswith(session)]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        listed = ", ".join(t.path.stem for t in found[:5])
-        more = "" if len(found) <= 5 else ", ..."
+    found = naming(store, session, stored(store))
+    if found.exact is not None:
+        return found.exact, []
+    if len(found.titled) == 1:
+        [taken] = found.titled
+        return taken, [t for t in found.prefixed if t.path != taken.path]
+    if found.titled:
         raise ConversationError(
-            f"{session} is the start of {len(found)} conversations ({listed}{more}): "
-            "give more of the id"
+            f"{len(found.titled)} conversations are titled {quoted(session.strip())} "
+            f"({_ids(found.titled)}): give the id of the one meant"
         )
-    raise ConversationError(f"no conversation {session} in {store.directory}")
+    if len(found.prefixed) == 1:
+        return found.prefixed[0], []
+    if found.prefixed:
+        raise ConversationError(
+            f"{session} is the start of {len(found.prefixed)} conversations "
+            f"({_ids(found.prefixed)}): give more of the id"
+        )
+    raise ConversationError(
+        f"no conversation {session} (an id, its start or a title) in {store.directory}"
+    )
+
+
+def _ids(transcripts: Sequence[Transcript]) -> str:
+    listed = ", ".join(t.path.stem for t in transcripts[:5])
+    return listed if len(transcripts) <= 5 else f"{listed}, ..."
 
 
 def titled(store: TranscriptStore, title: str) -> list[Transcript]:

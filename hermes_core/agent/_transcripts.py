@@ -211,9 +211,9 @@ class Transcript:
         ``session_search`` still finds the messages taken back."""
         self._append({"type": "undo", "time": time.time(), "user_messages": user_messages})
 
-    def titled(self, title: str) -> None:
-        """Append a title record: the latest one names the conversation
-        (:mod:`hermes_core.agent._titles`)."""
+    def titled(self, title: str | None) -> None:
+        """Append a title record: the latest one names the conversation (``None``: it has
+        none, :mod:`hermes_core.agent._titles`)."""
         self._append({"type": "title", "time": time.time(), "title": title}, creates=False)
 
     def messages(self) -> list[Message]:
