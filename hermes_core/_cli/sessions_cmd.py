@@ -301,6 +301,10 @@ def rename_command(session: str, title: str | None, clear: bool) -> None:
             kept = give_title(transcript, checked_title(title))
     except TitleError as error:
         raise SessionsError(f"{error}; {transcript.path.stem} is not renamed") from None
+    except FileNotFoundError:  # deleted since it was found: never made again for a title
+        raise SessionsError(
+            f"{transcript.path.stem} is not renamed: it was deleted meanwhile ({transcript.path})"
+        ) from None
     except OSError as error:
         raise SessionsError(f"{transcript.path.stem} is not renamed: {error}") from None
     if title is None:

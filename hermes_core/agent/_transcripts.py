@@ -9,7 +9,10 @@ being written.
 Two processes may append to one transcript (a conversation taken up twice at once): each line
 is written whole under an exclusive lock of the file (``flock``; none on Windows), and the
 writer that finds the last line without its newline under the lock knows it was cut by a crash
-(no writer holds the lock) and removes it before it appends. Reading never changes the file
+(no writer holds the lock) and removes it before it appends. A writer that opened the file
+before ``hermes sessions delete`` removed it (holding the lock) finds, once it has the lock,
+that the file has no name left: it writes nothing there (it would be lost with the file), and
+opens it again as one deleted before it came. Reading never changes the file
 and takes a shared lock (:func:`transcript_read_lock`): readers do not wait for each other,
 and no writer removes a cut line under a reader half-way through it (the reader would read on
 into the next line at the same offset). A last line without its newline is left out (it may be
@@ -135,13 +138,25 @@ class Transcript:
 
     def _write(self, data: bytes, *, create: bool) -> None:
         flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
-        descriptor = os.open(self.path, flags, PRIVATE_FILE_MODE)
+        while not self._written(os.open(self.path, flags, PRIVATE_FILE_MODE), data):
+            if not create:
+                raise FileNotFoundError(
+                    errno.ENOENT, "deleted while this was being written to it", str(self.path)
+                )
+
+    def _written(self, descriptor: int, data: bytes) -> bool:
+        """Append ``data`` to the open ``descriptor`` under its lock (closing it); ``False``,
+        nothing written, when the file was deleted before the lock was had: ``hermes sessions
+        delete`` removes it holding the lock, and what this wrote would be lost with it."""
         try:
             if sys.platform != "win32":
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
+                if os.fstat(descriptor).st_nlink == 0:
+                    return False
                 _drop_cut_line(descriptor)
                 os.write(descriptor, data)
+                return True
             finally:
                 # Unlocked, not only closed: a child forked meanwhile (a plugin's thread) holds
                 # the descriptor too, and the lock with it until it exits.
