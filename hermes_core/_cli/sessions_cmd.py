@@ -33,7 +33,6 @@ from hermes_core._shown import printable
 if TYPE_CHECKING:
     from hermes_core.agent._conversations import Recorded
     from hermes_core.agent._transcripts import Transcript, TranscriptError, TranscriptStore
-    from hermes_core.agent._wire import Message
 
 _ASKED = 5
 """Ids the question of ``delete`` and ``prune`` names (then how many more)."""
@@ -41,8 +40,6 @@ _ASKED = 5
 _ID_SHOWN = 12
 """Characters of an id a listing shows (more when two ids share them)."""
 _FIRST_SHOWN = 60
-_RESULT_LINES = 4
-_LINE_SHOWN = 200
 _AGE = re.compile(r"(\d+)([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -161,10 +158,6 @@ def _when(moment: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(moment))
 
 
-def _clipped(line: str) -> str:
-    return line if len(line) <= _LINE_SHOWN else f"{line[:_LINE_SHOWN]}... ({len(line)} characters)"
-
-
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= _FIRST_SHOWN else line[: _FIRST_SHOWN - 3] + "..."
@@ -205,13 +198,15 @@ def _named(store: TranscriptStore, session: str) -> Transcript:
 def show_command(session: str, as_json: bool) -> None:
     """The conversation SESSION (its id, its title or a unique start of its id) as the model
     would get it back: from its latest compaction on, the messages /undo took back left out."""
+    from hermes_core._cli.transcript_shown import shown_message
+    from hermes_core.agent._streamed_history import streamed_history
     from hermes_core.agent._titles import quoted, title_of
     from hermes_core.agent._transcripts import TranscriptError
 
     transcript = _named(_store(), session)
     try:
         header = transcript.header()
-        history = transcript.history()
+        history = streamed_history(transcript)  # read a message at a time: a file of any size
     except TranscriptError as error:
         raise SessionsError(mend_or_delete(error, transcript.path.stem)) from None
     except OSError as error:
@@ -236,44 +231,7 @@ def show_command(session: str, as_json: bool) -> None:
     for message in history:
         if message.role == "user":
             click.echo()  # each exchange apart
-        _show(message, tools)
-
-
-def _show(message: Message, tools: dict[str, str]) -> None:
-    from hermes_core._cli.agent_events import call_lines
-    from hermes_core.agent._compaction import replaces_earlier
-    from hermes_core.agent._events import real_tools
-    from hermes_core.agent._requests import NO_OUTPUT
-
-    if replaces_earlier(message):
-        click.echo("[compaction: the messages before this summary were replaced by it]")
-    if message.role == "tool":
-        # The newline ending a command's output starts no line of its own; a result of no
-        # text is shown as the model got it (worded_results).
-        text = message.content.rstrip("\n")
-        lines = text.split("\n") if text and not text.isspace() else [NO_OUTPUT]
-        cut = [_clipped(line) for line in lines[:_RESULT_LINES]]
-        if len(lines) > _RESULT_LINES:
-            more = len(lines) - _RESULT_LINES
-            cut.append(f"... ({more} more line{'' if more == 1 else 's'})")
-        failed = " (failed)" if message.is_error else ""
-        name = tools.get(message.tool_call_id or "") or message.name or "tool"
-        echo_shown(_indented(f"<- {name}{failed}: ", cut, 3))
-        return
-    tools.update((call.id, ", ".join(real_tools(call))) for call in message.tool_calls)
-    label = "you" if message.role == "user" else message.role
-    if message.content.strip():
-        echo_shown(_indented(f"{label}> ", message.content.split("\n"), len(label) + 2))
-    for call in message.tool_calls:
-        for line in call_lines(call):
-            click.echo(line)
-
-
-def _indented(first: str, lines: list[str], width: int) -> str:
-    """``lines`` after ``first``, the later ones indented by ``width`` spaces (a blank one
-    left blank, no spaces at a line's end)."""
-    later = (f"{' ' * width}{line}" if line else "" for line in lines[1:])
-    return "\n".join([f"{first}{lines[0]}" if lines[0] else first.rstrip(), *later])
+        shown_message(message, tools)
 
 
 @sessions.command("rename")

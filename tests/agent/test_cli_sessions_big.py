@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent._transcripts import Transcript
-from hermes_core.agent._wire import Message
+from hermes_core.agent._wire import Message, ModelToolCall
 from hermes_core.testing._cli_in_process import InProcessCli
 from tests.agent.test_cli_sessions import bytes_read, write
 
@@ -112,3 +112,33 @@ def test_show_streams_a_big_transcript_its_memory_flat(hermes_cli: InProcessCli)
             assert json.loads(last[-1])["content"].startswith(f"{shown - 1} ")
         else:
             assert last[-1].startswith(f"assistant> {shown - 1} ")
+
+
+def test_show_json_streamed_is_the_history_a_resume_takes_up(hermes_cli: InProcessCli) -> None:
+    """Compactions, undo records, a result without its call and calls left unanswered: the
+    messages ``show --json`` streams are those :meth:`Transcript.history` reads whole."""
+    path = write(hermes_cli, "aaa111", "first", "ok")
+    transcript = Transcript(path)
+    calls = (ModelToolCall("c1", "read_file", "{}"), ModelToolCall("c2", "terminal", "{}"))
+    transcript.add(Message("user", "run two"))
+    transcript.add(Message("assistant", "", tool_calls=calls))
+    transcript.add(Message("tool", "one done", tool_call_id="c1", name="read_file"))
+    transcript.add(Message("user", "second"))
+    transcript.add(Message("assistant", "two"))
+    transcript.compacted(6, Message("user", "the summary"), [Message("user", "second")])
+    transcript.add(Message("assistant", "after the compaction"))
+    transcript.add(Message("tool", "stray", tool_call_id="c9", name="terminal"))
+    transcript.add(Message("user", "taken back"))
+    transcript.add(Message("assistant", "gone"))
+    transcript.undone(1)
+    transcript.add(Message("user", "last"))
+    last_call = (ModelToolCall("c5", "terminal", '{"command": "sleep 9"}'),)
+    transcript.add(Message("assistant", "", tool_calls=last_call))
+    shown = hermes_cli.run("sessions", "show", "aaa111", "--json").stdout.splitlines()
+    expected = [message.to_json() for message in transcript.history()]
+    assert [json.loads(line) for line in shown] == expected
+    contents = [message.get("content") for message in expected]
+    assert contents[:3] == ["the summary", "second", "after the compaction"]
+    assert "gone" not in contents
+    assert "stray" not in contents
+    assert expected[-1]["is_error"] is True  # c5 answered as failed
