@@ -7,16 +7,18 @@ in the folder is neither listed nor deleted. A transcript that is no regular fil
 link to a device) is never opened. A transcript that is a symbolic link is read through it,
 and deleting it removes the link, never what it leads to.
 
-Listing reads no whole large file: the first header and the first message the person wrote
-come from the file's start, the latest header and title from its end (:meth:`Transcript.header`,
-:func:`~hermes_core.agent._titles.title_of`), and
-the messages are counted (as ``/resume`` counts them) only in a file of at most
-:data:`COUNTED_BYTES`.
+Listing reads a file of at most :data:`COUNTED_BYTES` once, whole: its first header, the first
+message the person wrote, its latest header and title and its messages counted (as ``/resume``
+counts them) all come from those bytes. It reads no larger file whole: the first header and
+message come from its start, the latest header and title from its end
+(:meth:`Transcript.header`, :func:`~hermes_core.agent._titles.title_of`), and its messages are
+not counted.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
@@ -27,12 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_core.agent._titles import quoted, title_of
+from hermes_core.agent._titles import quoted, title_in, title_of
 from hermes_core.agent._transcripts import (
     Transcript,
     TranscriptError,
     TranscriptStore,
     counts_as_message,
+    latest_record,
 )
 
 if sys.platform != "win32":
@@ -95,28 +98,32 @@ def stored(store: TranscriptStore) -> list[Transcript]:
 def recorded(transcript: Transcript) -> Recorded:
     """``transcript``'s facts, read cheaply (see the module's notes)."""
     status = transcript.path.stat()
-    first_header, first_message = _head(transcript.path)
-    try:
-        # A conversation taken up again has a later one; in a larger file than is counted,
-        # one so far from the end is not looked for (the first, from the start, stands in).
-        header = transcript.header(within=COUNTED_BYTES) or first_header
-    except OSError:
-        header = first_header
     messages: int | None = None
     damaged = None
     if status.st_size <= COUNTED_BYTES:
+        # Read once: its start, its end and its count from the same bytes.
+        data = transcript.read()
+        first_header, first_message = _head_of(data)
+        ends = io.BytesIO(data)
+        header = latest_record(ends, None) or first_header
+        title = title_in(ends)
         try:
-            found = transcript.messages()
+            found = transcript.contents(data)[0]
         except TranscriptError as error:
             damaged = str(error)
         else:
             messages = sum(1 for message in found if counts_as_message(message.content))
             first_message = next((m.content for m in found if m.role == "user"), "")
+    else:
+        first_header, first_message = _head(transcript.path)
+        try:
+            # A conversation taken up again has a later one; one so far from the end is not
+            # looked for (the first, from the start, stands in).
+            header = transcript.header(within=COUNTED_BYTES) or first_header
+            title = title_of(transcript, COUNTED_BYTES)
+        except OSError:
+            header, title = first_header, None
     started = first_header.get("time")
-    try:
-        title = title_of(transcript, COUNTED_BYTES)
-    except OSError:
-        title = None
     return Recorded(
         id=transcript.path.stem,
         path=transcript.path,
@@ -323,10 +330,16 @@ def _locked(transcript: Transcript) -> tuple[Transcript, int | None, int]:
 
 def _head(path: Path) -> tuple[dict[str, Any], str]:
     """The first header and the first message of the person within the file's start."""
-    header: dict[str, Any] = {}
     with path.open("rb") as file:
-        data = file.read(_HEAD_BYTES)
-    for line in data.split(b"\n")[:-1]:
+        return _head_of(file.read(_HEAD_BYTES))
+
+
+def _head_of(data: bytes) -> tuple[dict[str, Any], str]:
+    """:func:`_head` of a file's bytes read (its first :data:`_HEAD_BYTES`)."""
+    header: dict[str, Any] = {}
+    start = 0
+    while (end := data.find(b"\n", start, _HEAD_BYTES)) >= 0:
+        line, start = data[start:end], end + 1
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):

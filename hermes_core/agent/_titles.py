@@ -14,7 +14,7 @@ take a title as well as an id (:class:`~hermes_core.agent._conversations.Naming`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._transcripts import Transcript, latest_record, transcript_read_lock
@@ -71,7 +71,13 @@ def title_of(transcript: Transcript, within: int | None = None) -> str | None:
     """``transcript``'s latest title (in its last ``within`` bytes), ``None`` when it has
     none. :class:`OSError` when it cannot be read."""
     with transcript.path.open("rb") as file, transcript_read_lock(file):
-        title = latest_record(file, within, "title").get("title")
+        return title_in(file, within)
+
+
+def title_in(file: BinaryIO, within: int | None = None) -> str | None:
+    """The latest title of the transcript open as ``file`` (or its bytes read, in a
+    :class:`~io.BytesIO`), in its last ``within`` bytes; ``None`` when it has none."""
+    title = latest_record(file, within, "title").get("title")
     return title if isinstance(title, str) and title else None
 
 

@@ -235,7 +235,13 @@ class Transcript:
         """The messages written so far (redacted as stored): the first of :meth:`contents`."""
         return self.contents()[0]
 
-    def contents(self) -> tuple[list[Message], list[Message]]:
+    def read(self) -> bytes:
+        """The file's bytes, read whole under the readers' lock (:func:`transcript_read_lock`),
+        for :meth:`contents` and whatever else is read from them (a listing reads one once)."""
+        with self.path.open("rb") as file, transcript_read_lock(file):
+            return file.read()
+
+    def contents(self, data: bytes | None = None) -> tuple[list[Message], list[Message]]:
         """Every message written so far (redacted as stored: what the person saw) but those an
         undo record took back, and the history a conversation taken up again starts from: the
         latest compaction's summary and the messages it kept, then those written after it
@@ -245,11 +251,12 @@ class Transcript:
         is only read: a last line without its newline is left out (another process is writing
         it, or a crash cut it: the next writer removes it, under the lock, see the module's
         notes). Any other line that is no message or compaction raises
-        :class:`TranscriptError` naming the file and the line."""
+        :class:`TranscriptError` naming the file and the line. ``data``: the file's bytes
+        already read (:meth:`read`)."""
         found: list[Message] = []
         history: list[Message] = []
-        with self.path.open("rb") as file, transcript_read_lock(file):
-            data = file.read()
+        if data is None:
+            data = self.read()
         # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are.
         lines = data.split(b"\n")[:-1]  # the last is empty, or a line without its newline
         for number, line in enumerate(lines, 1):
