@@ -142,3 +142,19 @@ def test_show_json_streamed_is_the_history_a_resume_takes_up(hermes_cli: InProce
     assert "gone" not in contents
     assert "stray" not in contents
     assert expected[-1]["is_error"] is True  # c5 answered as failed
+
+
+def test_show_reads_a_transcript_twice_its_header_and_title_on_the_way(
+    hermes_cli: InProcessCli,
+) -> None:
+    path = hermes_cli.home / "sessions" / "aaa111.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    shown = written_big(path, 16 * MiB)
+    size = path.stat().st_size
+    hermes_cli.run("sessions", "show", "aaa111", "--json")  # the command's own files read once
+    before = bytes_read()
+    done = hermes_cli.run("sessions", "show", "aaa111")
+    read = bytes_read() - before
+    assert done.stdout.startswith("conversation aaa111 (model fake-1)\n")
+    assert done.stdout.count("\nyou> ") == shown // 2
+    assert read < 2 * size + 2 * MiB, f"{read} bytes read for a transcript of {size}"
