@@ -200,35 +200,32 @@ def show_command(session: str, as_json: bool) -> None:
     would get it back: from its latest compaction on, the messages /undo took back left out."""
     from hermes_core._cli.transcript_shown import shown_message
     from hermes_core.agent._streamed_history import streamed_history
-    from hermes_core.agent._titles import quoted, title_of
+    from hermes_core.agent._titles import quoted
     from hermes_core.agent._transcripts import TranscriptError
 
     transcript = _named(_store(), session)
     try:
-        header = transcript.header()
         history = streamed_history(transcript)  # read a message at a time: a file of any size
     except TranscriptError as error:
         raise SessionsError(mend_or_delete(error, transcript.path.stem)) from None
     except OSError as error:
         raise SessionsError(str(error)) from None
     if as_json:
-        for message in history:
+        for message in history.messages:
             click.echo(json.dumps(message.to_json(), ensure_ascii=False))
         return
+    header = history.header
     about = [f"model {header['model']}"] if isinstance(header.get("model"), str) else []
     if isinstance(header.get("cwd"), str):
         about.append(f"in {header['cwd']}")
     if header.get("parent"):
         about.append(f"a subagent of {header['parent']}")
     said = f" ({printable(', '.join(about))})" if about else ""
-    try:
-        title = quoted(title_of(transcript))
-    except OSError as error:
-        raise SessionsError(str(error)) from None
+    title = quoted(history.title)
     name = f"{transcript.path.stem} {title}" if title else transcript.path.stem
     click.echo(f"conversation {name}{said}")
     tools: dict[str, str] = {}  # a call's id: the real tools it ran, which its result names
-    for message in history:
+    for message in history.messages:
         if message.role == "user":
             click.echo()  # each exchange apart
         shown_message(message, tools)

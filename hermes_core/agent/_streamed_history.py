@@ -8,7 +8,8 @@ checks it as :meth:`Transcript.contents` does (a line that is no message raises
 history is: its line's offset, and for one a compaction record holds, its place in it; an undo
 record cuts those places back by the same rule (:func:`kept_before_user_message`). The second
 reads those lines again, a message at a time, and gives them paired as a history sent again is
-(:func:`each_with_its_call`, :func:`each_call_answered`).
+(:func:`each_with_its_call`, :func:`each_call_answered`). The first also keeps the latest
+header and title, so that the file is read twice in all.
 
 Only the file's bytes up to its last newline when it is first read are read, both times: a
 writer only appends past them, and one removing a line a crash cut cuts only past them (see
@@ -22,6 +23,7 @@ import json
 import os
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from hermes_core.agent._sendable_history import (
@@ -39,10 +41,22 @@ _SUMMARY = -2
 """A compaction's summary (else the place in its ``kept``)."""
 
 
-def streamed_history(transcript: Transcript) -> Iterator[Message]:
-    """``transcript``'s history (:meth:`Transcript.history`), a message at a time, the file
-    open until the last is given. :class:`TranscriptError` for a line that is no message and
-    :class:`OSError` are raised by this call, before any message is given."""
+@dataclass(frozen=True)
+class StreamedHistory:
+    """A transcript's history to be read a message at a time, and what the first pass saw."""
+
+    header: dict[str, Any]
+    """Its latest header's fields (:meth:`Transcript.header`), empty when it has none."""
+    title: str | None
+    """Its latest title (:func:`~hermes_core.agent._titles.title_of`), ``None`` for none."""
+    messages: Iterator[Message]
+    """The history (:meth:`Transcript.history`), the file open until the last is given."""
+
+
+def streamed_history(transcript: Transcript) -> StreamedHistory:
+    """``transcript``'s history, to be read a message at a time. :class:`TranscriptError` for
+    a line that is no message and :class:`OSError` are raised by this call, before any
+    message is given."""
     file = transcript.path.open("rb")
     try:
         with transcript_read_lock(file):
@@ -51,7 +65,7 @@ def streamed_history(transcript: Transcript) -> Iterator[Message]:
     except BaseException:
         file.close()
         raise
-    return _given(file, places)
+    return StreamedHistory(places.header, places.title, _given(file, places))
 
 
 class _Places:
@@ -62,6 +76,8 @@ class _Places:
         self.offsets = array("q")
         self.parts = array("q")
         self.users = bytearray()
+        self.header: dict[str, Any] = {}
+        self.title: str | None = None
 
     def add(self, offset: int, part: int, message: Message) -> None:
         self.offsets.append(offset)
@@ -93,6 +109,11 @@ def _places(file: BinaryIO, end: int, transcript: Transcript) -> _Places:
                     places.add(offset, index, message)
             elif record.get("type") == "undo":
                 places.cut(kept_before_user_message(places.users, record["user_messages"]))
+            elif record.get("type") == "session":
+                places.header = record
+            elif record.get("type") == "title":
+                title = record.get("title")
+                places.title = title if isinstance(title, str) and title else None
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             raise TranscriptError(
                 f"the transcript {transcript.path}, line {number}, is no message: {exc}"
