@@ -152,9 +152,10 @@ class Transcript:
             if sys.platform != "win32":
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
-                if os.fstat(descriptor).st_nlink == 0:
+                status = os.fstat(descriptor)
+                if status.st_nlink == 0:
                     return False
-                _drop_cut_line(descriptor)
+                _drop_cut_line(descriptor, status.st_size)
                 os.write(descriptor, data)
                 return True
             finally:
@@ -327,28 +328,28 @@ def _record_at(file: BinaryIO, start: int, kind: str) -> dict[str, Any]:
     return record if isinstance(record, dict) and record.get("type") == kind else {}
 
 
-def _drop_cut_line(descriptor: int) -> None:
-    """Cut the file back to its last newline when its last line has none (held under the
-    writers' lock: a crash cut it, no writer is writing it)."""
-    # One seek both finds the size and reaches the last byte: every append pays this check,
-    # and an fstat before the seek cost 2.6 µs more an append (see docs/performance.md).
-    try:
-        end = os.lseek(descriptor, -1, os.SEEK_END) + 1
-    except OSError as error:
-        if error.errno == errno.EINVAL:  # an empty file has no last byte to seek to
-            return
-        raise
-    if os.read(descriptor, 1) == b"\n":
+def _drop_cut_line(descriptor: int, end: int) -> None:
+    """Cut the file of ``end`` bytes back to its last newline when its last line has none
+    (held under the writers' lock: a crash cut it, no writer is writing it)."""
+    # Every append pays this check: the size comes with the link count's fstat, and one
+    # positioned read takes the last byte (see docs/performance.md).
+    if end == 0 or _read_at(descriptor, 1, end - 1) == b"\n":
         return
     while end > 0:  # rare: only then is the file read back, a chunk at a time, from its end
         start = max(0, end - _CHUNK)
-        os.lseek(descriptor, start, os.SEEK_SET)
-        newline = os.read(descriptor, end - start).rfind(b"\n")
+        newline = _read_at(descriptor, end - start, start).rfind(b"\n")
         if newline >= 0:
             os.ftruncate(descriptor, start + newline + 1)
             return
         end = start
     os.ftruncate(descriptor, 0)
+
+
+def _read_at(descriptor: int, size: int, offset: int) -> bytes:
+    if sys.platform == "win32":  # no pread there
+        os.lseek(descriptor, offset, os.SEEK_SET)
+        return os.read(descriptor, size)
+    return os.pread(descriptor, size, offset)
 
 
 class TranscriptStore:
