@@ -335,13 +335,13 @@ def chat(last: bool, session: str | None, model: str | None) -> None:
     writes, /new starts a new conversation, /resume lists this directory's recent
     conversations (/resume NUMBER or /resume ID takes one up), /usage counts the requests and
     tokens and says how full the context is, /model shows the model (/model NAME switches to
-    NAME for the rest of the chat, not saved), /title NAME titles the conversation, /retry
-    sends your last message again, /undo takes it back with what followed, /exit or Ctrl-D
-    quits. While a turn runs, a line other than /stop is not sent; at an approval prompt or a
-    question, the line is the answer (/stop stops the turn there too). On a terminal, lines
-    pasted together are one message, and a line ending in a backslash goes on on the next
-    line. Piped, each line is a message, and it exits with the status hermes run gives its
-    last turn (1 a model error); at a terminal, 0.
+    NAME for the rest of the chat, not saved), /title NAME titles the conversation (/title
+    --clear takes its title away), /retry sends your last message again, /undo takes it back
+    with what followed, /exit or Ctrl-D quits. While a turn runs, a line other than /stop is
+    not sent; at an approval prompt or a question, the line is the answer (/stop stops the
+    turn there too). On a terminal, lines pasted together are one message, and a line ending
+    in a backslash goes on on the next line. Piped, each line is a message, and it exits with
+    the status hermes run gives its last turn (1 a model error); at a terminal, 0.
 
     At a terminal the line is edited as in a shell: arrows, Ctrl-A/Ctrl-E, Alt-B/Alt-F, Up and
     Down through the messages sent (kept in $HERMES_HOME/chat_history;

@@ -10,9 +10,9 @@ completes from, and the everyday ones that act on the conversation between turns
   the next request, as with ``model.model``. ``-m/--model NAME`` of ``hermes run`` and
   ``hermes chat`` (:func:`model_option`) is the same switch from the start, by the same rule
   (:func:`model_refusal`, :func:`switched_note`);
-- ``/title`` shows the conversation's title, ``/title NAME`` gives it one
-  (:mod:`hermes_core.agent._titles`: a record appended to its transcript, its header first
-  when no message was sent yet);
+- ``/title`` shows the conversation's title, ``/title NAME`` gives it one, ``/title
+  --clear`` takes it away (:mod:`hermes_core.agent._titles`: a record appended to its
+  transcript, its header first when no message was sent yet);
 - ``/retry`` sends the person's last message again, what followed it dropped, and ``/undo``
   drops it with what followed, putting it back in the line being typed
   (:mod:`hermes_core.agent._undo`: the transcript records it, so a conversation taken up
@@ -41,7 +41,7 @@ COMMANDS: Final = (
     ("/stop", "stops the running turn (Ctrl-C too)"),
     ("/usage", "this conversation's model requests and tokens, and how full its context is"),
     ("/model", "shows the model; /model NAME switches to NAME for the rest of this chat"),
-    ("/title", "shows this conversation's title; /title NAME gives it one"),
+    ("/title", "shows this conversation's title; /title NAME gives it one (--clear: none)"),
     ("/retry", "sends your last message again, its answer dropped"),
     ("/undo", "takes your last message and what followed back (the message back in the line)"),
     ("/compact", "replaces all but the last exchange by a summary the model writes"),
@@ -191,6 +191,9 @@ class ConversationCommands:
         if not text:
             self._printer.note(_titled(conversation))
             return
+        if text == "--clear":
+            self._untitle(conversation)
+            return
         try:
             title = title_conversation(conversation, checked_title(text))
         except TitleError as error:
@@ -201,6 +204,22 @@ class ConversationCommands:
             return
         redacted = "" if title == text else " (what looked like a secret redacted)"
         self._printer.note(f"hermes: this conversation is now titled {quoted(title)}{redacted}")
+
+    def _untitle(self, conversation: Conversation) -> None:
+        """``/title --clear``: a title record of none appended, when it has one."""
+        from hermes_core.agent._titles import TitleError, quoted, title_conversation
+
+        try:
+            had = _title_of(conversation)
+            if had is not None:
+                title_conversation(conversation, None)
+        except (TitleError, OSError) as error:
+            self._printer.note(f"hermes: the title was not taken away: {error}")
+            return
+        if had is None:
+            self._printer.note("hermes: this conversation has no title: nothing changed")
+        else:
+            self._printer.note(f"hermes: this conversation is no longer titled {quoted(had)}")
 
     def _undo(self, conversation: Conversation) -> None:
         from hermes_core.agent._undo import NothingToTakeBack, take_back
@@ -256,15 +275,24 @@ class ConversationCommands:
         await self._send(conversation, taken.text)
 
 
-def _titled(conversation: Conversation) -> str:
-    """What ``/title`` says: the conversation's title, or that it has none."""
-    from hermes_core.agent._titles import quoted, title_of
+def _title_of(conversation: Conversation) -> str | None:
+    """``conversation``'s title, ``None`` when it has none (no message sent yet, or no
+    transcripts kept); :class:`OSError` when it cannot be read."""
+    from hermes_core.agent._titles import title_of
 
     store = conversation.agent.transcripts
     try:
-        title = None if store is None else title_of(store.open(conversation.session.id))
+        return None if store is None else title_of(store.open(conversation.session.id))
     except FileNotFoundError:  # no message sent yet
-        title = None
+        return None
+
+
+def _titled(conversation: Conversation) -> str:
+    """What ``/title`` says: the conversation's title, or that it has none."""
+    from hermes_core.agent._titles import quoted
+
+    try:
+        title = _title_of(conversation)
     except OSError as error:
         return f"hermes: the title cannot be read: {error}"
     if title is None:

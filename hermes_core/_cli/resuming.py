@@ -172,14 +172,14 @@ def _refuse(store: TranscriptStore) -> None:
 
 
 def _named(store: TranscriptStore, session: str) -> Transcript:
-    from hermes_core.agent._conversations import titled
+    from hermes_core.agent._conversations import naming
 
     recent = store.recent()
-    exact = [t for t in recent if t.path.stem == session]
-    if exact:
-        return exact[0]
-    found = [t for t in recent if t.path.stem.startswith(session)]
-    if by_title := titled(store, session.strip()):
+    named = naming(store, session, recent)
+    if named.exact is not None:
+        return named.exact
+    found, by_title = named.prefixed, named.titled
+    if by_title:
         _say_which(session, by_title, [t for t in found if t.path != by_title[0].path])
         return by_title[0]
     if len(found) == 1:

@@ -33,7 +33,6 @@ from hermes_core._shown import printable
 if TYPE_CHECKING:
     from hermes_core.agent._conversations import Recorded
     from hermes_core.agent._transcripts import Transcript, TranscriptError, TranscriptStore
-    from hermes_core.agent._wire import Message
 
 _ASKED = 5
 """Ids the question of ``delete`` and ``prune`` names (then how many more)."""
@@ -41,8 +40,6 @@ _ASKED = 5
 _ID_SHOWN = 12
 """Characters of an id a listing shows (more when two ids share them)."""
 _FIRST_SHOWN = 60
-_RESULT_LINES = 4
-_LINE_SHOWN = 200
 _AGE = re.compile(r"(\d+)([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -161,10 +158,6 @@ def _when(moment: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(moment))
 
 
-def _clipped(line: str) -> str:
-    return line if len(line) <= _LINE_SHOWN else f"{line[:_LINE_SHOWN]}... ({len(line)} characters)"
-
-
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= _FIRST_SHOWN else line[: _FIRST_SHOWN - 3] + "..."
@@ -176,107 +169,105 @@ def mend_or_delete(error: TranscriptError, session: str) -> str:
 
 
 def _named(store: TranscriptStore, session: str) -> Transcript:
+    """The conversation ``session`` names (its id, its title, a unique start of its id: the
+    rule of ``--resume``, :class:`~hermes_core.agent._conversations.Naming`), saying on stderr
+    which ids it is also the start of when taken by its title."""
     from hermes_core.agent._conversations import ConversationError, named
 
     try:
-        return named(store, session)
+        transcript, also = named(store, session)
     except ConversationError as error:
         raise SessionsError(f"{error}{store.elsewhere()}") from None
+    if len(also) == 1:
+        echo_shown(
+            f"hermes: {session} is also the start of the id {also[0].path.stem} "
+            "(give it whole to take that one)",
+            err=True,
+        )
+    elif also:
+        echo_shown(
+            f"hermes: {session} is also the start of {len(also)} ids (give one whole to take it)",
+            err=True,
+        )
+    return transcript
 
 
 @sessions.command("show")
 @click.argument("session")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object a message, exact.")
 def show_command(session: str, as_json: bool) -> None:
-    """The conversation SESSION (an id or a unique prefix of one) as the model would get it
-    back: from its latest compaction on, the messages /undo took back left out."""
-    from hermes_core.agent._titles import quoted, title_of
+    """The conversation SESSION (its id, its title or a unique start of its id) as the model
+    would get it back: from its latest compaction on, the messages /undo took back left out."""
+    from hermes_core._cli.transcript_shown import shown_message
+    from hermes_core.agent._streamed_history import streamed_history
+    from hermes_core.agent._titles import quoted
     from hermes_core.agent._transcripts import TranscriptError
 
     transcript = _named(_store(), session)
     try:
-        header = transcript.header()
-        history = transcript.history()
+        history = streamed_history(transcript)  # read a message at a time: a file of any size
     except TranscriptError as error:
         raise SessionsError(mend_or_delete(error, transcript.path.stem)) from None
     except OSError as error:
         raise SessionsError(str(error)) from None
     if as_json:
-        for message in history:
+        for message in history.messages:
             click.echo(json.dumps(message.to_json(), ensure_ascii=False))
         return
+    header = history.header
     about = [f"model {header['model']}"] if isinstance(header.get("model"), str) else []
     if isinstance(header.get("cwd"), str):
         about.append(f"in {header['cwd']}")
     if header.get("parent"):
         about.append(f"a subagent of {header['parent']}")
     said = f" ({printable(', '.join(about))})" if about else ""
-    try:
-        title = quoted(title_of(transcript))
-    except OSError as error:
-        raise SessionsError(str(error)) from None
+    title = quoted(history.title)
     name = f"{transcript.path.stem} {title}" if title else transcript.path.stem
     click.echo(f"conversation {name}{said}")
     tools: dict[str, str] = {}  # a call's id: the real tools it ran, which its result names
-    for message in history:
+    for message in history.messages:
         if message.role == "user":
             click.echo()  # each exchange apart
-        _show(message, tools)
-
-
-def _show(message: Message, tools: dict[str, str]) -> None:
-    from hermes_core._cli.agent_events import call_lines
-    from hermes_core.agent._compaction import replaces_earlier
-    from hermes_core.agent._events import real_tools
-    from hermes_core.agent._requests import NO_OUTPUT
-
-    if replaces_earlier(message):
-        click.echo("[compaction: the messages before this summary were replaced by it]")
-    if message.role == "tool":
-        # The newline ending a command's output starts no line of its own; a result of no
-        # text is shown as the model got it (worded_results).
-        text = message.content.rstrip("\n")
-        lines = text.split("\n") if text and not text.isspace() else [NO_OUTPUT]
-        cut = [_clipped(line) for line in lines[:_RESULT_LINES]]
-        if len(lines) > _RESULT_LINES:
-            more = len(lines) - _RESULT_LINES
-            cut.append(f"... ({more} more line{'' if more == 1 else 's'})")
-        failed = " (failed)" if message.is_error else ""
-        name = tools.get(message.tool_call_id or "") or message.name or "tool"
-        echo_shown(_indented(f"<- {name}{failed}: ", cut, 3))
-        return
-    tools.update((call.id, ", ".join(real_tools(call))) for call in message.tool_calls)
-    label = "you" if message.role == "user" else message.role
-    if message.content.strip():
-        echo_shown(_indented(f"{label}> ", message.content.split("\n"), len(label) + 2))
-    for call in message.tool_calls:
-        for line in call_lines(call):
-            click.echo(line)
-
-
-def _indented(first: str, lines: list[str], width: int) -> str:
-    """``lines`` after ``first``, the later ones indented by ``width`` spaces (a blank one
-    left blank, no spaces at a line's end)."""
-    later = (f"{' ' * width}{line}" if line else "" for line in lines[1:])
-    return "\n".join([f"{first}{lines[0]}" if lines[0] else first.rstrip(), *later])
+        shown_message(message, tools)
 
 
 @sessions.command("rename")
 @click.argument("session")
-@click.argument("title")
-def rename_command(session: str, title: str) -> None:
-    """Title the conversation SESSION (an id or a unique prefix of one) TITLE: one line of at
-    most 100 characters, which sessions list and /resume show and --resume takes. The title
-    is appended to its transcript; the latest one names it."""
-    from hermes_core.agent._titles import TitleError, checked_title, give_title, quoted
+@click.argument("title", required=False)
+@click.option("--clear", is_flag=True, help="Take the conversation's title away.")
+def rename_command(session: str, title: str | None, clear: bool) -> None:
+    """Title the conversation SESSION (its id, its title or a unique start of its id) TITLE:
+    one line of at most 100 characters, which sessions list and /resume show and --resume
+    takes (--clear: no title). The title is appended to its transcript; the latest one names
+    it."""
+    from hermes_core.agent._titles import TitleError, checked_title, give_title, quoted, title_of
 
+    if title is None and not clear:
+        raise click.UsageError("give a TITLE, or --clear to take the title away")
+    if title is not None and clear:
+        raise click.UsageError("a TITLE or --clear, not both")
     transcript = _named(_store(), session)
     try:
-        kept = give_title(transcript, checked_title(title))
+        if title is None:
+            had = title_of(transcript)
+            if had is not None:
+                give_title(transcript, None)
+        else:
+            kept = give_title(transcript, checked_title(title))
     except TitleError as error:
         raise SessionsError(f"{error}; {transcript.path.stem} is not renamed") from None
+    except FileNotFoundError:  # deleted since it was found: never made again for a title
+        raise SessionsError(
+            f"{transcript.path.stem} is not renamed: it was deleted meanwhile ({transcript.path})"
+        ) from None
     except OSError as error:
         raise SessionsError(f"{transcript.path.stem} is not renamed: {error}") from None
+    if title is None:
+        said = (
+            "has no title: nothing changed" if had is None else f"is no longer titled {quoted(had)}"
+        )
+        click.echo(f"{transcript.path.stem} {said}")
+        return
     redacted = "" if kept == title.strip() else " (what looked like a secret redacted)"
     click.echo(f"{transcript.path.stem} is now titled {quoted(kept)}{redacted}")
 
@@ -285,8 +276,8 @@ def rename_command(session: str, title: str) -> None:
 @click.argument("session_ids", metavar="SESSION...", nargs=-1, required=True)
 @click.option("--yes", is_flag=True, help="Delete without asking.")
 def delete_command(session_ids: tuple[str, ...], yes: bool) -> None:
-    """Delete the conversations SESSION... (ids or unique prefixes) and their subagents',
-    so that session_search never finds them again."""
+    """Delete the conversations SESSION... (ids, titles or unique starts of ids) and their
+    subagents', so that session_search never finds them again."""
     store = _store()
     chosen = list({t.path: t for t in (_named(store, s) for s in session_ids)}.values())
     _delete(store, chosen, yes=yes, dry_run=False)

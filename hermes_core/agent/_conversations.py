@@ -7,16 +7,18 @@ in the folder is neither listed nor deleted. A transcript that is no regular fil
 link to a device) is never opened. A transcript that is a symbolic link is read through it,
 and deleting it removes the link, never what it leads to.
 
-Listing reads no whole large file: the first header and the first message the person wrote
-come from the file's start, the latest header and title from its end (:meth:`Transcript.header`,
-:func:`~hermes_core.agent._titles.title_of`), and
-the messages are counted (as ``/resume`` counts them) only in a file of at most
-:data:`COUNTED_BYTES`.
+Listing reads a file of at most :data:`COUNTED_BYTES` once, whole: its first header, the first
+message the person wrote, its latest header and title and its messages counted (as ``/resume``
+counts them) all come from those bytes. It reads no larger file whole: the first header and
+message come from its start, the latest header and title from its end
+(:meth:`Transcript.header`, :func:`~hermes_core.agent._titles.title_of`), and its messages are
+not counted.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
@@ -27,12 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_core.agent._titles import title_of
+from hermes_core.agent._titles import quoted, title_in, title_of
 from hermes_core.agent._transcripts import (
     Transcript,
     TranscriptError,
     TranscriptStore,
     counts_as_message,
+    latest_record,
 )
 
 if sys.platform != "win32":
@@ -95,28 +98,32 @@ def stored(store: TranscriptStore) -> list[Transcript]:
 def recorded(transcript: Transcript) -> Recorded:
     """``transcript``'s facts, read cheaply (see the module's notes)."""
     status = transcript.path.stat()
-    first_header, first_message = _head(transcript.path)
-    try:
-        # A conversation taken up again has a later one; in a larger file than is counted,
-        # one so far from the end is not looked for (the first, from the start, stands in).
-        header = transcript.header(within=COUNTED_BYTES) or first_header
-    except OSError:
-        header = first_header
     messages: int | None = None
     damaged = None
     if status.st_size <= COUNTED_BYTES:
+        # Read once: its start, its end and its count from the same bytes.
+        data = transcript.read()
+        first_header, first_message = _head_of(data)
+        ends = io.BytesIO(data)
+        header = latest_record(ends, None) or first_header
+        title = title_in(ends)
         try:
-            found = transcript.messages()
+            found = transcript.contents(data)[0]
         except TranscriptError as error:
             damaged = str(error)
         else:
             messages = sum(1 for message in found if counts_as_message(message.content))
             first_message = next((m.content for m in found if m.role == "user"), "")
+    else:
+        first_header, first_message = _head(transcript.path)
+        try:
+            # A conversation taken up again has a later one; one so far from the end is not
+            # looked for (the first, from the start, stands in).
+            header = transcript.header(within=COUNTED_BYTES) or first_header
+            title = title_of(transcript, COUNTED_BYTES)
+        except OSError:
+            header, title = first_header, None
     started = first_header.get("time")
-    try:
-        title = title_of(transcript, COUNTED_BYTES)
-    except OSError:
-        title = None
     return Recorded(
         id=transcript.path.stem,
         path=transcript.path,
@@ -174,28 +181,67 @@ def _of(found: Recorded, here: Path) -> bool:
     return found.cwd is not None and Path(found.cwd).resolve() == here
 
 
-def named(store: TranscriptStore, session: str) -> Transcript:
-    """The conversation ``session`` names (its id, or a unique prefix of one);
-    :class:`ConversationError` when none or several do, or ``session`` is blank (the start of
-    every id: ``hermes sessions delete "$ID"`` with ``ID`` unset)."""
+@dataclass(frozen=True)
+class Naming:
+    """What SESSION names among a store's transcripts, in the order it is taken (the one rule
+    of ``--resume`` and ``hermes sessions``): the conversation whose id it is, else those whose
+    latest title it is, else those whose id starts with it (an exact title is what the person
+    typed whole, a prefix only a part)."""
+
+    exact: Transcript | None
+    titled: list[Transcript]
+    """The conversations titled SESSION (none when one's id is SESSION), latest first."""
+    prefixed: list[Transcript]
+    """Those whose id starts with SESSION (none when one's id is SESSION)."""
+
+
+def naming(store: TranscriptStore, session: str, among: Sequence[Transcript]) -> Naming:
+    """What ``session`` names among ``among`` (an id, a start of one) and the conversations of
+    ``store`` (a title): see :class:`Naming`."""
+    exact = next((t for t in among if t.path.stem == session), None)
+    if exact is not None:
+        return Naming(exact, [], [])
+    prefixed = [t for t in among if t.path.stem.startswith(session)]
+    return Naming(None, titled(store, session.strip()), prefixed)
+
+
+def named(store: TranscriptStore, session: str) -> tuple[Transcript, list[Transcript]]:
+    """The conversation ``session`` names (:class:`Naming`: its id, its title, a unique start
+    of its id) and, when taken by its title, the others whose id starts with ``session`` (to
+    be said); :class:`ConversationError` when none or several do (a title several share is
+    never a guess), or ``session`` is blank (the start of every id: ``hermes sessions delete
+    "$ID"`` with ``ID`` unset)."""
     if not session.strip():
         raise ConversationError(
-            "SESSION is empty: give a conversation's id or the start of one "
+            "SESSION is empty: give a conversation's id, the start of one or its title "
             "(hermes sessions list shows them)"
         )
-    every = stored(store)
-    exact = [t for t in every if t.path.stem == session]
-    found = exact or [t for t in every if t.path.stem.startswith(session)]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        listed = ", ".join(t.path.stem for t in found[:5])
-        more = "" if len(found) <= 5 else ", ..."
+    found = naming(store, session, stored(store))
+    if found.exact is not None:
+        return found.exact, []
+    if len(found.titled) == 1:
+        [taken] = found.titled
+        return taken, [t for t in found.prefixed if t.path != taken.path]
+    if found.titled:
         raise ConversationError(
-            f"{session} is the start of {len(found)} conversations ({listed}{more}): "
-            "give more of the id"
+            f"{len(found.titled)} conversations are titled {quoted(session.strip())} "
+            f"({_ids(found.titled)}): give the id of the one meant"
         )
-    raise ConversationError(f"no conversation {session} in {store.directory}")
+    if len(found.prefixed) == 1:
+        return found.prefixed[0], []
+    if found.prefixed:
+        raise ConversationError(
+            f"{session} is the start of {len(found.prefixed)} conversations "
+            f"({_ids(found.prefixed)}): give more of the id"
+        )
+    raise ConversationError(
+        f"no conversation {session} (an id, its start or a title) in {store.directory}"
+    )
+
+
+def _ids(transcripts: Sequence[Transcript]) -> str:
+    listed = ", ".join(t.path.stem for t in transcripts[:5])
+    return listed if len(transcripts) <= 5 else f"{listed}, ..."
 
 
 def titled(store: TranscriptStore, title: str) -> list[Transcript]:
@@ -284,10 +330,16 @@ def _locked(transcript: Transcript) -> tuple[Transcript, int | None, int]:
 
 def _head(path: Path) -> tuple[dict[str, Any], str]:
     """The first header and the first message of the person within the file's start."""
-    header: dict[str, Any] = {}
     with path.open("rb") as file:
-        data = file.read(_HEAD_BYTES)
-    for line in data.split(b"\n")[:-1]:
+        return _head_of(file.read(_HEAD_BYTES))
+
+
+def _head_of(data: bytes) -> tuple[dict[str, Any], str]:
+    """:func:`_head` of a file's bytes read (its first :data:`_HEAD_BYTES`)."""
+    header: dict[str, Any] = {}
+    start = 0
+    while (end := data.find(b"\n", start, _HEAD_BYTES)) >= 0:
+        line, start = data[start:end], end + 1
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):

@@ -4,15 +4,17 @@ chat``, ``hermes sessions rename``), which ``hermes sessions list`` and ``/resum
 
 A title is a record appended to the transcript (:meth:`Transcript.titled`), never a rewrite of
 it: the latest one names the conversation, and it is looked for from the file's end
-(:func:`title_of`). It is the person's text, kept as their messages are: redacted
-(:func:`~hermes_core._redaction.redact_text`, a key pasted in it does not reach the disk). It
-is one line of printable text of at most :data:`TITLE_CHARACTERS` characters
-(:func:`checked_title`); one written by hand with control characters is shown escaped.
+(:func:`title_of`); one whose title is ``null`` takes the title away (``--clear``). It is the
+person's text, kept as their messages are: redacted (:func:`~hermes_core._redaction.redact_text`,
+a key pasted in it does not reach the disk). It is one line of printable text of at most
+:data:`TITLE_CHARACTERS` characters (:func:`checked_title`); one written by hand with control
+characters is shown escaped. ``--resume``, ``hermes sessions show``, ``delete`` and ``rename``
+take a title as well as an id (:class:`~hermes_core.agent._conversations.Naming`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._transcripts import Transcript, latest_record, transcript_read_lock
@@ -44,16 +46,18 @@ def checked_title(text: str) -> str:
     return title
 
 
-def give_title(transcript: Transcript, title: str) -> str:
-    """Append ``title`` (checked by :func:`checked_title`) to ``transcript``, redacted; the
-    title kept."""
-    kept = redact_text(title)
+def give_title(transcript: Transcript, title: str | None) -> str | None:
+    """Append ``title`` (checked by :func:`checked_title`) to ``transcript``, redacted, or
+    ``None``: a title record that takes the title away (``rename --clear``, ``/title
+    --clear``); the title kept."""
+    kept = None if title is None else redact_text(title)
     transcript.titled(kept)
     return kept
 
 
-def title_conversation(conversation: Conversation, title: str) -> str:
-    """Give ``conversation`` ``title`` (``/title NAME``) through its own transcript
+def title_conversation(conversation: Conversation, title: str | None) -> str | None:
+    """Give ``conversation`` ``title`` (``/title NAME``; ``None``: ``/title --clear``) through
+    its own transcript
     (:meth:`~hermes_core.agent.Conversation.transcript`: begun with its header when no message
     was sent yet, written again whole when deleted meanwhile), so that it never holds a record
     without one."""
@@ -67,7 +71,13 @@ def title_of(transcript: Transcript, within: int | None = None) -> str | None:
     """``transcript``'s latest title (in its last ``within`` bytes), ``None`` when it has
     none. :class:`OSError` when it cannot be read."""
     with transcript.path.open("rb") as file, transcript_read_lock(file):
-        title = latest_record(file, within, "title").get("title")
+        return title_in(file, within)
+
+
+def title_in(file: BinaryIO, within: int | None = None) -> str | None:
+    """The latest title of the transcript open as ``file`` (or its bytes read, in a
+    :class:`~io.BytesIO`), in its last ``within`` bytes; ``None`` when it has none."""
+    title = latest_record(file, within, "title").get("title")
     return title if isinstance(title, str) and title else None
 
 

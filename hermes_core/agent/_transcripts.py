@@ -9,7 +9,10 @@ being written.
 Two processes may append to one transcript (a conversation taken up twice at once): each line
 is written whole under an exclusive lock of the file (``flock``; none on Windows), and the
 writer that finds the last line without its newline under the lock knows it was cut by a crash
-(no writer holds the lock) and removes it before it appends. Reading never changes the file
+(no writer holds the lock) and removes it before it appends. A writer that opened the file
+before ``hermes sessions delete`` removed it (holding the lock) finds, once it has the lock,
+that the file has no name left: it writes nothing there (it would be lost with the file), and
+opens it again as one deleted before it came. Reading never changes the file
 and takes a shared lock (:func:`transcript_read_lock`): readers do not wait for each other,
 and no writer removes a cut line under a reader half-way through it (the reader would read on
 into the next line at the same offset). A last line without its newline is left out (it may be
@@ -135,13 +138,26 @@ class Transcript:
 
     def _write(self, data: bytes, *, create: bool) -> None:
         flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
-        descriptor = os.open(self.path, flags, PRIVATE_FILE_MODE)
+        while not self._written(os.open(self.path, flags, PRIVATE_FILE_MODE), data):
+            if not create:
+                raise FileNotFoundError(
+                    errno.ENOENT, "deleted while this was being written to it", str(self.path)
+                )
+
+    def _written(self, descriptor: int, data: bytes) -> bool:
+        """Append ``data`` to the open ``descriptor`` under its lock (closing it); ``False``,
+        nothing written, when the file was deleted before the lock was had: ``hermes sessions
+        delete`` removes it holding the lock, and what this wrote would be lost with it."""
         try:
             if sys.platform != "win32":
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
-                _drop_cut_line(descriptor)
+                status = os.fstat(descriptor)
+                if status.st_nlink == 0:
+                    return False
+                _drop_cut_line(descriptor, status.st_size)
                 os.write(descriptor, data)
+                return True
             finally:
                 # Unlocked, not only closed: a child forked meanwhile (a plugin's thread) holds
                 # the descriptor too, and the lock with it until it exits.
@@ -211,16 +227,22 @@ class Transcript:
         ``session_search`` still finds the messages taken back."""
         self._append({"type": "undo", "time": time.time(), "user_messages": user_messages})
 
-    def titled(self, title: str) -> None:
-        """Append a title record: the latest one names the conversation
-        (:mod:`hermes_core.agent._titles`)."""
+    def titled(self, title: str | None) -> None:
+        """Append a title record: the latest one names the conversation (``None``: it has
+        none, :mod:`hermes_core.agent._titles`)."""
         self._append({"type": "title", "time": time.time(), "title": title}, creates=False)
 
     def messages(self) -> list[Message]:
         """The messages written so far (redacted as stored): the first of :meth:`contents`."""
         return self.contents()[0]
 
-    def contents(self) -> tuple[list[Message], list[Message]]:
+    def read(self) -> bytes:
+        """The file's bytes, read whole under the readers' lock (:func:`transcript_read_lock`),
+        for :meth:`contents` and whatever else is read from them (a listing reads one once)."""
+        with self.path.open("rb") as file, transcript_read_lock(file):
+            return file.read()
+
+    def contents(self, data: bytes | None = None) -> tuple[list[Message], list[Message]]:
         """Every message written so far (redacted as stored: what the person saw) but those an
         undo record took back, and the history a conversation taken up again starts from: the
         latest compaction's summary and the messages it kept, then those written after it
@@ -230,11 +252,12 @@ class Transcript:
         is only read: a last line without its newline is left out (another process is writing
         it, or a crash cut it: the next writer removes it, under the lock, see the module's
         notes). Any other line that is no message or compaction raises
-        :class:`TranscriptError` naming the file and the line."""
+        :class:`TranscriptError` naming the file and the line. ``data``: the file's bytes
+        already read (:meth:`read`)."""
         found: list[Message] = []
         history: list[Message] = []
-        with self.path.open("rb") as file, transcript_read_lock(file):
-            data = file.read()
+        if data is None:
+            data = self.read()
         # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are.
         lines = data.split(b"\n")[:-1]  # the last is empty, or a line without its newline
         for number, line in enumerate(lines, 1):
@@ -305,28 +328,28 @@ def _record_at(file: BinaryIO, start: int, kind: str) -> dict[str, Any]:
     return record if isinstance(record, dict) and record.get("type") == kind else {}
 
 
-def _drop_cut_line(descriptor: int) -> None:
-    """Cut the file back to its last newline when its last line has none (held under the
-    writers' lock: a crash cut it, no writer is writing it)."""
-    # One seek both finds the size and reaches the last byte: every append pays this check,
-    # and an fstat before the seek cost 2.6 µs more an append (see docs/performance.md).
-    try:
-        end = os.lseek(descriptor, -1, os.SEEK_END) + 1
-    except OSError as error:
-        if error.errno == errno.EINVAL:  # an empty file has no last byte to seek to
-            return
-        raise
-    if os.read(descriptor, 1) == b"\n":
+def _drop_cut_line(descriptor: int, end: int) -> None:
+    """Cut the file of ``end`` bytes back to its last newline when its last line has none
+    (held under the writers' lock: a crash cut it, no writer is writing it)."""
+    # Every append pays this check: the size comes with the link count's fstat, and one
+    # positioned read takes the last byte (see docs/performance.md).
+    if end == 0 or _read_at(descriptor, 1, end - 1) == b"\n":
         return
     while end > 0:  # rare: only then is the file read back, a chunk at a time, from its end
         start = max(0, end - _CHUNK)
-        os.lseek(descriptor, start, os.SEEK_SET)
-        newline = os.read(descriptor, end - start).rfind(b"\n")
+        newline = _read_at(descriptor, end - start, start).rfind(b"\n")
         if newline >= 0:
             os.ftruncate(descriptor, start + newline + 1)
             return
         end = start
     os.ftruncate(descriptor, 0)
+
+
+def _read_at(descriptor: int, size: int, offset: int) -> bytes:
+    if sys.platform == "win32":  # no pread there
+        os.lseek(descriptor, offset, os.SEEK_SET)
+        return os.read(descriptor, size)
+    return os.pread(descriptor, size, offset)
 
 
 class TranscriptStore:

@@ -318,7 +318,9 @@ class SessionIndex:
             "started = coalesce(files.started, excluded.started), "
             "model = coalesce(excluded.model, files.model), "
             "parent = coalesce(excluded.parent, files.parent), "
-            "title = coalesce(excluded.title, files.title)",
+            # A part without a title record keeps the title; one with a record of none (a
+            # title cleared: hermes sessions rename --clear) takes it away.
+            "title = CASE WHEN ? THEN excluded.title ELSE files.title END",
             (
                 session,
                 offset + consumed,
@@ -327,7 +329,8 @@ class SessionIndex:
                 _text(header.get("model")),
                 _text(header.get("parent")),
                 count + len(rows),
-                _text(title.get("title")),
+                _text(title.get("title")) or None,
+                bool(title),
             ),
         )
         return len(rows)

@@ -564,3 +564,24 @@ def test_a_hit_names_the_conversation_s_latest_title_also_one_given_after_indexi
     result = anyio.run(tool.handler, Session(cwd=tmp_path), "kiwi")
     assert {hit["session"]: hit["title"] for hit in result.structured["sessions"]} == hits
     assert 'session named "Kiwi orchard" (' in result.text_content
+
+
+def test_a_title_cleared_after_indexing_is_gone_from_the_hits(tmp_path: Path) -> None:
+    """``hermes sessions rename --clear``: a title record of none, read by a later update; a
+    later part without any title record leaves the title as it was."""
+    home = tmp_path / "home"
+    conversation(home, "named", "the kiwi harvest")
+    conversation(home, "other", "more kiwi")
+    store = TranscriptStore(home / "sessions")
+    store.open("named").titled("Orchard")
+    store.open("other").titled("Grove")
+    index = index_of(home)
+    try:
+        index.update()
+        store.open("named").titled(None)
+        store.open("other").add(Message("user", "kiwi once more"))
+        index.update()
+        hits = {hit.session: hit.title for hit in index.search("kiwi", 5)}
+    finally:
+        index.close()
+    assert hits == {"named": None, "other": "Grove"}

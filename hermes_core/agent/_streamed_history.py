@@ -1,0 +1,160 @@
+"""A transcript's history read record by record (``hermes sessions show``): what
+:meth:`~hermes_core.agent._transcripts.Transcript.history` gives, in memory that stays flat
+whatever the file's size.
+
+Two passes over the file's lines. The first reads each line (one at a time, none kept),
+checks it as :meth:`Transcript.contents` does (a line that is no message raises
+:class:`TranscriptError` before anything is given) and keeps only where each message of the
+history is: its line's offset, and for one a compaction record holds, its place in it; an undo
+record cuts those places back by the same rule (:func:`kept_before_user_message`). The second
+reads those lines again, a message at a time, and gives them paired as a history sent again is
+(:func:`each_with_its_call`, :func:`each_call_answered`). The first also keeps the latest
+header and title, so that the file is read twice in all.
+
+Only the file's bytes up to its last newline when it is first read are read, both times: a
+writer only appends past them, and one removing a line a crash cut cuts only past them (see
+:mod:`hermes_core.agent._transcripts`), so the second pass needs no lock, and a reader paused
+by a slow terminal keeps no writer waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from hermes_core.agent._sendable_history import (
+    each_call_answered,
+    each_with_its_call,
+    kept_before_user_message,
+)
+from hermes_core.agent._transcripts import Transcript, TranscriptError, transcript_read_lock
+from hermes_core.agent._wire import Message
+
+_CHUNK = 65536
+_OWN_LINE = -1
+"""A history's message that is a line of its own (not one a compaction record holds)."""
+_SUMMARY = -2
+"""A compaction's summary (else the place in its ``kept``)."""
+
+
+@dataclass(frozen=True)
+class StreamedHistory:
+    """A transcript's history to be read a message at a time, and what the first pass saw."""
+
+    header: dict[str, Any]
+    """Its latest header's fields (:meth:`Transcript.header`), empty when it has none."""
+    title: str | None
+    """Its latest title (:func:`~hermes_core.agent._titles.title_of`), ``None`` for none."""
+    messages: Iterator[Message]
+    """The history (:meth:`Transcript.history`), the file open until the last is given."""
+
+
+def streamed_history(transcript: Transcript) -> StreamedHistory:
+    """``transcript``'s history, to be read a message at a time. :class:`TranscriptError` for
+    a line that is no message and :class:`OSError` are raised by this call, before any
+    message is given."""
+    file = transcript.path.open("rb")
+    try:
+        with transcript_read_lock(file):
+            end = _complete_end(file)
+        places = _places(file, end, transcript)
+    except BaseException:
+        file.close()
+        raise
+    return StreamedHistory(places.header, places.title, _given(file, places))
+
+
+class _Places:
+    """Where each message of the history is: its line's offset, and ``_OWN_LINE``,
+    ``_SUMMARY`` or its place in a compaction's ``kept``; whether it is the person's."""
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        self.parts = array("q")
+        self.users = bytearray()
+        self.header: dict[str, Any] = {}
+        self.title: str | None = None
+
+    def add(self, offset: int, part: int, message: Message) -> None:
+        self.offsets.append(offset)
+        self.parts.append(part)
+        self.users.append(message.role == "user")
+
+    def cut(self, length: int) -> None:
+        del self.offsets[length:], self.parts[length:], self.users[length:]
+
+
+def _places(file: BinaryIO, end: int, transcript: Transcript) -> _Places:
+    places = _Places()
+    file.seek(0)
+    offset, number = 0, 0
+    while offset < end:
+        line = file.readline()
+        number += 1
+        try:
+            record = json.loads(line.decode("utf-8", "surrogateescape"))
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+            if record.get("type") == "message":
+                places.add(offset, _OWN_LINE, Message.from_json(record))
+            elif record.get("type") == "compaction":
+                kept = [Message.from_json(message) for message in record["kept"]]
+                places.cut(0)
+                places.add(offset, _SUMMARY, Message.from_json(record["summary"]))
+                for index, message in enumerate(kept):
+                    places.add(offset, index, message)
+            elif record.get("type") == "undo":
+                places.cut(kept_before_user_message(places.users, record["user_messages"]))
+            elif record.get("type") == "session":
+                places.header = record
+            elif record.get("type") == "title":
+                title = record.get("title")
+                places.title = title if isinstance(title, str) and title else None
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            raise TranscriptError(
+                f"the transcript {transcript.path}, line {number}, is no message: {exc}"
+            ) from None
+        offset += len(line)
+    return places
+
+
+def _given(file: BinaryIO, places: _Places) -> Iterator[Message]:
+    try:
+        yield from each_call_answered(each_with_its_call(_read(file, places)))
+    finally:
+        file.close()
+
+
+def _read(file: BinaryIO, places: _Places) -> Iterator[Message]:
+    compaction: tuple[int, dict[str, Any]] = (-1, {})  # read once for all the messages it holds
+    for offset, part in zip(places.offsets, places.parts, strict=True):
+        if part == _OWN_LINE:
+            yield Message.from_json(_record_at(file, offset))
+            continue
+        if compaction[0] != offset:
+            compaction = (offset, _record_at(file, offset))
+        record = compaction[1]
+        yield Message.from_json(record["summary"] if part == _SUMMARY else record["kept"][part])
+
+
+def _record_at(file: BinaryIO, offset: int) -> dict[str, Any]:
+    file.seek(offset)
+    record: dict[str, Any] = json.loads(file.readline().decode("utf-8", "surrogateescape"))
+    return record
+
+
+def _complete_end(file: BinaryIO) -> int:
+    """The offset just past ``file``'s last newline (0 when it has none)."""
+    end = file.seek(0, os.SEEK_END)
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        file.seek(start)
+        newline = file.read(end - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        end = start
+    return 0
