@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from contextlib import redirect_stdout
 from typing import TYPE_CHECKING
 
 import click
@@ -30,7 +29,7 @@ from hermes_core._cli.doctor_checks import (
     project_checks,
     skill_checks,
 )
-from hermes_core._cli.output import columns
+from hermes_core._cli.output import columns, plugin_prints_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -63,9 +62,8 @@ def doctor(as_json: bool, offline: bool) -> None:
         why = "the configuration has an error (above)"
         found += [not_checked(g, n, why) for g, n in (*_NEEDS_CONFIG, *_NEEDS_CONFIG_TOO)]
     else:
-        # Standard output is the report's (--json is read by programs): what a plugin prints
-        # while it loads or checks goes to standard error, as under run and tools call.
-        with redirect_stdout(sys.stderr):
+        # Standard output is the report's (--json is read by programs).
+        with plugin_prints_to_stderr():
             found += _with_plugins(config, env, offline=offline)
         found += hook_checks(config, env)
         found += skill_checks(config, env)
