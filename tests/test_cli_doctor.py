@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -479,3 +480,43 @@ def test_a_200_that_is_no_model_listing_is_an_error_saying_to_check_base_url(
     assert "list_models raised" not in server["message"]
     assert server["hint"] != "hermes plugins list"
     assert ("model", "listed") not in found
+
+
+SDK_PROBE = (
+    "import json, sys\n"
+    "from hermes_core._cli import main\n"
+    "try:\n    main(['doctor', '--offline', '--json'])\n"
+    "except SystemExit:\n    pass\n"
+    "print(json.dumps(sorted({'openai', 'anthropic', 'mcp'} & set(sys.modules))))\n"
+)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_offline_imports_neither_the_model_sdk_nor_the_mcp_sdk_and_still_checks_the_key(
+    cli: InProcessCli, provider: str
+) -> None:
+    variable = f"{provider.upper()}_API_KEY"
+    write_config(cli, {"model": {"provider": provider, "model": "m"}})
+
+    def probe(env: dict[str, str]) -> tuple[dict[tuple[str, str], Any], list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", SDK_PROBE],
+            cwd=cli.work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        *report, loaded = done.stdout.splitlines()
+        found = json.loads("\n".join(report))["checks"]
+        return {(c["group"], c["name"]): c for c in found}, json.loads(loaded)
+
+    with_a_key, loaded = probe(cli.variables(**{variable: KEY}))
+    without, loaded_without = probe(cli.variables())
+
+    assert loaded == loaded_without == []
+    assert with_a_key[("model", "key")]["status"] == "ok"
+    assert without[("model", "key")]["status"] == "error"
+    assert f"{variable} is not set" in without[("model", "key")]["message"]
+    assert KEY not in json.dumps(with_a_key)
