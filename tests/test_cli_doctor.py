@@ -519,4 +519,4 @@ def test_offline_imports_neither_the_model_sdk_nor_the_mcp_sdk_and_still_checks_
     assert with_a_key[("model", "key")]["status"] == "ok"
     assert without[("model", "key")]["status"] == "error"
     assert f"{variable} is not set" in without[("model", "key")]["message"]
-    assert KEY not in json.dumps(with_a_key)
+    assert KEY not in json.dumps(list(with_a_key.values()))
