@@ -520,3 +520,41 @@ def test_offline_imports_neither_the_model_sdk_nor_the_mcp_sdk_and_still_checks_
     assert without[("model", "key")]["status"] == "error"
     assert f"{variable} is not set" in without[("model", "key")]["message"]
     assert KEY not in json.dumps(list(with_a_key.values()))
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        pytest.param(
+            {"plugins": {"entries": {"code_execution": {"tools": "LIST"}}}},
+            "plugins.entries.code_execution.tools",
+            id="entry",
+        ),
+        pytest.param({"code_execution": {"tools": "LIST"}}, "code_execution.tools", id="moved"),
+    ],
+)
+def test_code_execution_tools_naming_unknown_tools_is_a_warning_naming_them_and_where(
+    cli: InProcessCli, section: dict[str, Any], key: str
+) -> None:
+    names = ["read_file", "no_such_tool", "terminl"]
+    text = json.dumps(section).replace('"LIST"', json.dumps(names))
+    cli.config.write_text(text, encoding="utf-8")
+
+    found = checks(cli, "--offline", env=cli.variables(HERMES_STRICT_PLUGINS="0"))
+
+    check = found[("plugins", "code_execution.tools")]
+    assert check["status"] == "warning"
+    assert "'no_such_tool'" in check["message"]
+    assert "'terminl'" in check["message"]
+    assert "'read_file'" not in check["message"]
+    assert key in check["message"]
+    assert str(cli.config) in check["message"]
+    assert "terminal" in check["message"]  # did you mean
+
+
+def test_code_execution_tools_naming_known_tools_says_nothing(cli: InProcessCli) -> None:
+    write_config(cli, {"plugins": {"entries": {"code_execution": {"tools": ["read_file"]}}}})
+
+    found = checks(cli, "--offline", env=cli.variables(HERMES_STRICT_PLUGINS="0"))
+
+    assert ("plugins", "code_execution.tools") not in found
