@@ -21,6 +21,7 @@ import click
 from hermes_core._cli.context import environment
 from hermes_core._cli.doctor_checks import (
     Check,
+    code_execution_checks,
     config_checks,
     home_checks,
     hook_checks,
@@ -101,6 +102,7 @@ def _with_plugins(config: Config, env: Environment, *, offline: bool) -> list[Ch
         found = plugin_checks(
             config, env, host, [p for kind, p in refused if kind != "model_provider"]
         )
+        found += code_execution_checks(config, env, host)
         servers = declared_servers(config, env)
 
         async def probes() -> list[Check]:
