@@ -201,15 +201,20 @@ class ModelProviderSpec:
 
     ``check``, when given, refuses the settings the factory would refuse (a ``ConfigError``
     naming the key, the factory's own words) without building anything or importing the
-    vendor's SDK: ``hermes config validate`` runs it on the ``model`` section.
-    ``takes_reasoning_effort`` says the provider sends ``model.reasoning_effort`` (the bundled
-    ``openai`` and ``anthropic`` do): ``hermes acp`` offers a thinking level only then."""
+    vendor's SDK: ``hermes config validate`` runs it on the ``model`` section. ``ready``, when
+    given, gets the factory's context and refuses what else keeps the factory from building
+    (its SDK not installed: a ``HermesError``; no key: a ``ConfigError`` naming the key's
+    variable), the same way and also without importing the SDK: ``hermes doctor --offline``
+    runs it instead of building the provider. ``takes_reasoning_effort`` says the provider
+    sends ``model.reasoning_effort`` (the bundled ``openai`` and ``anthropic`` do): ``hermes
+    acp`` offers a thinking level only then."""
 
     name: str
     factory: Callable[[ModelContext], Any]
     description: str = ""
     check: Callable[[ModelSettings], None] | None = None
     takes_reasoning_effort: bool = False
+    ready: Callable[[ModelContext], None] | None = None
 
     def __post_init__(self) -> None:
         _check_name("model provider", self.name)

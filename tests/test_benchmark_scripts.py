@@ -29,6 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
                 "| categories: first scan (load_skills) |",
             ],
         ),
+        (
+            "doctor_offline.py",
+            ["--repeat", "1"],
+            ["| doctor --offline |", "| config validate |"],
+        ),
     ],
 )
 def test_the_benchmark_does_its_work_and_prints_its_table(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -479,3 +480,81 @@ def test_a_200_that_is_no_model_listing_is_an_error_saying_to_check_base_url(
     assert "list_models raised" not in server["message"]
     assert server["hint"] != "hermes plugins list"
     assert ("model", "listed") not in found
+
+
+SDK_PROBE = (
+    "import json, sys\n"
+    "from hermes_core._cli import main\n"
+    "try:\n    main(['doctor', '--offline', '--json'])\n"
+    "except SystemExit:\n    pass\n"
+    "print(json.dumps(sorted({'openai', 'anthropic', 'mcp'} & set(sys.modules))))\n"
+)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_offline_imports_neither_the_model_sdk_nor_the_mcp_sdk_and_still_checks_the_key(
+    cli: InProcessCli, provider: str
+) -> None:
+    variable = f"{provider.upper()}_API_KEY"
+    write_config(cli, {"model": {"provider": provider, "model": "m"}})
+
+    def probe(env: dict[str, str]) -> tuple[dict[tuple[str, str], Any], list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", SDK_PROBE],
+            cwd=cli.work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        *report, loaded = done.stdout.splitlines()
+        found = json.loads("\n".join(report))["checks"]
+        return {(c["group"], c["name"]): c for c in found}, json.loads(loaded)
+
+    with_a_key, loaded = probe(cli.variables(**{variable: KEY}))
+    without, loaded_without = probe(cli.variables())
+
+    assert loaded == loaded_without == []
+    assert with_a_key[("model", "key")]["status"] == "ok"
+    assert without[("model", "key")]["status"] == "error"
+    assert f"{variable} is not set" in without[("model", "key")]["message"]
+    assert KEY not in json.dumps(list(with_a_key.values()))
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        pytest.param(
+            {"plugins": {"entries": {"code_execution": {"tools": "LIST"}}}},
+            "plugins.entries.code_execution.tools",
+            id="entry",
+        ),
+        pytest.param({"code_execution": {"tools": "LIST"}}, "code_execution.tools", id="moved"),
+    ],
+)
+def test_code_execution_tools_naming_unknown_tools_is_a_warning_naming_them_and_where(
+    cli: InProcessCli, section: dict[str, Any], key: str
+) -> None:
+    names = ["read_file", "no_such_tool", "terminl"]
+    text = json.dumps(section).replace('"LIST"', json.dumps(names))
+    cli.config.write_text(text, encoding="utf-8")
+
+    found = checks(cli, "--offline", env=cli.variables(HERMES_STRICT_PLUGINS="0"))
+
+    check = found[("plugins", "code_execution.tools")]
+    assert check["status"] == "warning"
+    assert "'no_such_tool'" in check["message"]
+    assert "'terminl'" in check["message"]
+    assert "'read_file'" not in check["message"]
+    assert key in check["message"]
+    assert str(cli.config) in check["message"]
+    assert "terminal" in check["message"]  # did you mean
+
+
+def test_code_execution_tools_naming_known_tools_says_nothing(cli: InProcessCli) -> None:
+    write_config(cli, {"plugins": {"entries": {"code_execution": {"tools": ["read_file"]}}}})
+
+    found = checks(cli, "--offline", env=cli.variables(HERMES_STRICT_PLUGINS="0"))
+
+    assert ("plugins", "code_execution.tools") not in found

@@ -403,3 +403,32 @@ def test_what_a_plugin_prints_goes_to_stderr_and_leaves_the_json_whole(
     assert noise["message"] == "quiet enough"
     for said in ("noisy: imported", "noisy: asked for checks", "noisy: checking"):
         assert said in done.stderr
+
+
+def test_the_image_key_is_a_warning_only_when_image_gen_is_enabled_by_name(
+    cli: InProcessCli,
+) -> None:
+    key = "sk-image-key-0123456789"
+    by_default = checks(cli, "--offline", env=cli.variables())
+    with_a_key = checks(cli, "--offline", env=cli.variables(OPENAI_API_KEY=key))
+    write_config(cli, {"tools": {"enabled_toolsets": ["file", "image_gen"]}})
+    named = checks(cli, "--offline", env=cli.variables())
+    write_config(cli, {"tools": {"disabled_toolsets": ["image_gen"]}})
+    off = checks(cli, "--offline", env=cli.variables())
+    local = {"image_base_url": "http://127.0.0.1:8080/v1"}
+    write_config(cli, {"plugins": {"entries": {"media": local}}})
+    served_here = checks(cli, "--offline", env=cli.variables())
+
+    unset = by_default[("media", "image_key")]
+    assert unset["status"] == "not checked"
+    assert "OPENAI_API_KEY" in unset["message"]
+    assert "plugins.entries.media.image_api_key_env" in unset["message"]
+    assert "image_generate" in unset["message"]
+    assert with_a_key[("media", "image_key")]["status"] == "ok"
+    assert "OPENAI_API_KEY" in with_a_key[("media", "image_key")]["message"]
+    assert key not in json.dumps(list(with_a_key.values()))
+    assert named[("media", "image_key")]["status"] == "warning"
+    assert "OPENAI_API_KEY is not set" in named[("media", "image_key")]["message"]
+    assert ("media", "image_key") not in off
+    assert served_here[("media", "image_key")]["status"] == "ok"
+    assert "http://127.0.0.1:8080/v1" in served_here[("media", "image_key")]["message"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, say_if_held_back
-from hermes_core._cli.output import echo_shown, warnings_to_stderr
+from hermes_core._cli.output import echo_shown, plugin_prints_to_stderr, warnings_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -167,12 +167,15 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
     level = runtime_log.level
     runtime_log.setLevel(logging.ERROR)  # the problems are printed below, once each
     try:
-        host.load_plugins()
-        host.check_plugins()  # builds what a plugin not bundled makes: its settings are read
-        return [problem for _, problem in selection_problems(config, host)]
+        with plugin_prints_to_stderr():
+            try:
+                host.load_plugins()
+                host.check_plugins()  # builds what a plugin not bundled makes: its settings
+                return [problem for _, problem in selection_problems(config, host)]
+            finally:
+                host.close()
     finally:
         runtime_log.setLevel(level)
-        host.close()
 
 
 def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind | None, str]]:

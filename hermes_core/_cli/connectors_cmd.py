@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import columns, echo_shown
+from hermes_core._cli.output import columns, echo_shown, plugin_prints_to_stderr
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -47,21 +47,22 @@ def _with_connectors(work: Callable[[Connectors], Awaitable[T]]) -> T:
 
     env = environment()
     config = load_config_in_effect(env)
+
+    async def main() -> T:
+        try:
+            return await work(host.connectors)
+        finally:
+            await host.connectors.aclose()
+
     host = Host(config, env, config_path=env.config_path)
-    host.start()
-    try:
-        if host.connectors.configured():
-            host.select_connector_gateway()  # an unknown name: exit 2, listing the valid ones
-
-        async def main() -> T:
-            try:
-                return await work(host.connectors)
-            finally:
-                await host.connectors.aclose()
-
-        return anyio.run(main)
-    finally:
-        host.close()
+    with plugin_prints_to_stderr():
+        host.start()
+        try:
+            if host.connectors.configured():
+                host.select_connector_gateway()  # an unknown name: exit 2, listing the valid ones
+            return anyio.run(main)
+        finally:
+            host.close()
 
 
 @connectors.command("login")

@@ -204,3 +204,43 @@ def project_checks(env: Environment) -> list[Check]:
         )
         return [Check("project", "config", "warning", message)]
     return [Check("project", "config", "ok", "nothing of a project's is held back")]
+
+
+def code_execution_checks(config: Config, env: Environment, host: Host) -> list[Check]:
+    """A warning naming the tools ``code_execution.tools`` lists that ``host`` has not (a
+    script could not call them: ``execute_code`` leaves them out without a word), and where
+    the list is set; nothing when ``execute_code`` is not loaded or every name is known. A
+    configured MCP server's tools and connector tools are not listed before they connect:
+    their names are not judged."""
+    from hermes_core._connector_names import is_connector_name
+    from hermes_core._plugin_names import normalize_name
+    from hermes_core._plugin_settings import moved_settings
+    from hermes_core._shown import did_you_mean
+
+    if "execute_code" not in host.registry:
+        return []
+    names = moved_settings(config, "code_execution").get("tools")
+    if not isinstance(names, list):
+        return []
+    servers = tuple(f"mcp__{server}__" for server in config.mcp_servers)
+    unknown = [
+        name
+        for name in names
+        if isinstance(name, str)
+        and name not in host.registry
+        and not name.startswith(servers)
+        and not is_connector_name(name)
+    ]
+    if not unknown:
+        return []
+    entry = config.plugins.entries.get(normalize_name("code_execution"), {})
+    key = "plugins.entries.code_execution.tools" if "tools" in entry else "code_execution.tools"
+    known = host.registry.names()
+    hints = "".join(did_you_mean(name, known) for name in unknown)
+    listed = ", ".join(repr(name) for name in unknown)
+    message = (
+        f"{key} in {env.config_path} names {listed}, which no loaded plugin provides: a script "
+        f"cannot call {'it' if len(unknown) == 1 else 'them'}; correct or remove "
+        f"{'it' if len(unknown) == 1 else 'them'}.{hints}"
+    )
+    return [Check("plugins", "code_execution.tools", "warning", message, "hermes tools list")]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from contextlib import redirect_stdout
 from typing import TYPE_CHECKING
 
 import click
@@ -22,6 +21,7 @@ import click
 from hermes_core._cli.context import environment
 from hermes_core._cli.doctor_checks import (
     Check,
+    code_execution_checks,
     config_checks,
     home_checks,
     hook_checks,
@@ -30,7 +30,7 @@ from hermes_core._cli.doctor_checks import (
     project_checks,
     skill_checks,
 )
-from hermes_core._cli.output import columns
+from hermes_core._cli.output import columns, plugin_prints_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -63,9 +63,8 @@ def doctor(as_json: bool, offline: bool) -> None:
         why = "the configuration has an error (above)"
         found += [not_checked(g, n, why) for g, n in (*_NEEDS_CONFIG, *_NEEDS_CONFIG_TOO)]
     else:
-        # Standard output is the report's (--json is read by programs): what a plugin prints
-        # while it loads or checks goes to standard error, as under run and tools call.
-        with redirect_stdout(sys.stderr):
+        # Standard output is the report's (--json is read by programs).
+        with plugin_prints_to_stderr():
             found += _with_plugins(config, env, offline=offline)
         found += hook_checks(config, env)
         found += skill_checks(config, env)
@@ -103,6 +102,7 @@ def _with_plugins(config: Config, env: Environment, *, offline: bool) -> list[Ch
         found = plugin_checks(
             config, env, host, [p for kind, p in refused if kind != "model_provider"]
         )
+        found += code_execution_checks(config, env, host)
         servers = declared_servers(config, env)
 
         async def probes() -> list[Check]:

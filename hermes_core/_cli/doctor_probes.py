@@ -52,6 +52,10 @@ async def model_checks(host: Host, refused: list[str], *, offline: bool) -> list
         found.append(Check("model", "model", "error", str(no_model_error(host))))
     settings = configured_model(host, require_model=False)
     try:
+        if offline and _ready_without_building(host, settings):
+            found.append(Check("model", "key", "ok", _key_said(settings)))
+            found.append(not_checked("model", "server", "not asked (--offline)"))
+            return found
         provider = host.create_model_provider(settings)
     except ConfigError as exc:  # the provider's own words: the key's variable
         found.append(Check("model", "key", "error", str(exc), hint))
@@ -95,6 +99,29 @@ async def model_checks(host: Host, refused: list[str], *, offline: bool) -> list
     return found
 
 
+def _ready_without_building(host: Host, settings: ModelSettings) -> bool:
+    """Whether the selected provider's spec has a ``ready`` check, which is run (raising as its
+    factory would): building the provider imports its SDK (about 3 s for the bundled ones), and
+    offline nothing else needs it. A ``ready`` that fails otherwise is its plugin's error."""
+    from hermes_core._errors import PluginError
+    from hermes_core._specs import ModelContext
+
+    spec = host.registrations.select("model_provider", settings.provider)
+    ready = getattr(spec, "ready", None)
+    if ready is None:
+        return False
+    plugin = host.registrations.table("model_provider")[settings.provider].plugin
+    base = host.plugin_context(plugin)
+    try:
+        ready(ModelContext(base.config, base.env, base.settings, model=settings))
+    except HermesError:
+        raise
+    except Exception as exc:
+        detail = f"model provider {settings.provider!r}: its ready check raised "
+        raise PluginError(plugin, f"{detail}{type(exc).__name__}: {exc}") from exc
+    return True
+
+
 def _key_said(settings: ModelSettings) -> str:
     if settings.api_key_env:
         state = "set" if settings.api_key else "not set"
@@ -135,10 +162,11 @@ async def mcp_checks(
     """One check per server of ``servers``, in name order: disabled, held back by the project
     gate (not started), not asked (``offline``), or connected within its ``connect_timeout``
     and its tools listed, all at once (``hermes mcp test``'s probe), or why it did not answer."""
-    from hermes_core._mcp.install import not_started_note
-
     if not servers:
         return [Check("mcp", "servers", "ok", "no MCP servers configured")]
+    # Here, not above: the module imports the MCP SDK (about 1 s), which no server needs.
+    from hermes_core._mcp.install import not_started_note
+
     results: dict[str, Check] = {}
     async with anyio.create_task_group() as group:
         for name, entry in sorted(servers.items()):

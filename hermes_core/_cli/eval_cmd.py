@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import columns, echo_shown
+from hermes_core._cli.output import columns, echo_shown, plugin_prints_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._cli.progress import CallProgressLine
@@ -194,7 +194,8 @@ def _evaluate_set(
             )
         return metrics
 
-    metrics = anyio.run(main)
+    with plugin_prints_to_stderr():
+        metrics = anyio.run(main)
     ordered: dict[str, Any] = {key: metrics[key] for key in METRIC_KEYS}
     ordered.update({key: value for key, value in metrics.items() if key not in ordered})
     return ordered

@@ -32,7 +32,8 @@ def run_with_host(
     start waits for these servers alone; ``hold_background``: the other servers are started
     only when a call or a search needs them (see :class:`~hermes_core._mcp.startup.McpStartup`).
     While the start waits for servers, their progress is drawn on the terminal (never into a
-    pipe).
+    pipe). What plugin code prints meanwhile goes to standard error
+    (:func:`~hermes_core._cli.output.plugin_prints_to_stderr`).
     """
     import gc
 
@@ -60,6 +61,7 @@ def _started_and_run(
 ) -> T:
     import anyio
 
+    from hermes_core._cli.output import plugin_prints_to_stderr
     from hermes_core._cli.progress import connect_progress
     from hermes_core._host import Host
     from hermes_core._mcp.startup import McpStartup
@@ -70,8 +72,10 @@ def _started_and_run(
         read_only=read_only, refresh=refresh, wait_only=wait_only, hold_background=hold_background
     )
 
+    # Decided on the real streams: under plugin_prints_to_stderr stdout is stderr.
+    progress = connect_progress() if config.mcp_servers else None
+
     async def main() -> T:
-        progress = connect_progress() if config.mcp_servers else None
         try:
             async with Host(
                 config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
@@ -84,4 +88,5 @@ def _started_and_run(
             if progress is not None:
                 progress.close()
 
-    return anyio.run(main)
+    with plugin_prints_to_stderr():
+        return anyio.run(main)

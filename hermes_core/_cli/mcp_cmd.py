@@ -32,7 +32,7 @@ from hermes_core._cli.mcp_reports import (
     status_note,
     statuses_printed_instead_of_warnings,
 )
-from hermes_core._cli.output import columns, did_you_mean, echo_shown
+from hermes_core._cli.output import columns, did_you_mean, echo_shown, plugin_prints_to_stderr
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str
     startup = McpStartup(read_only=True, refresh=refresh)
     progress = connect_progress()
     try:
-        with statuses_printed_instead_of_warnings():
+        with statuses_printed_instead_of_warnings(), plugin_prints_to_stderr():
             async with Host(
                 config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
             ) as host:

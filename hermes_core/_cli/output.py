@@ -1,6 +1,6 @@
-"""How ``hermes`` commands print: plain columns, warnings on stderr, text from outside (escaped
-on a terminal, exact elsewhere), "did you mean" (from :mod:`hermes_core._shown`), the ``-v``
-flag."""
+"""How ``hermes`` commands print: plain columns, warnings on stderr, what plugin code prints on
+stderr, text from outside (escaped on a terminal, exact elsewhere), "did you mean" (from
+:mod:`hermes_core._shown`), the ``-v`` flag."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from typing import Any
 
 import click
@@ -31,6 +31,21 @@ def warnings_to_stderr() -> Iterator[None]:
         yield
     for item in caught:
         _tell(str(item.message))
+
+
+@contextmanager
+def plugin_prints_to_stderr() -> Iterator[None]:
+    """The CLI's one rule for what plugin code prints: every command runs the host it builds
+    (plugins imported, their registration hooks, tools and other hooks run, the host closed)
+    inside this, so ``print()`` there goes to standard error and standard output stays the
+    command's own (a ``--json`` listing, a result, an answer: printed after the host is
+    closed, or through a stream taken before). A plugin's own command (``hermes_cli_commands``)
+    runs after its plugin has loaded, outside it: its output is the user's, on stdout."""
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
 
 
 def config_warnings_as_lines() -> None:

@@ -53,16 +53,21 @@ def plugin_commands(
     host, without catalogs or MCP servers). A name claimed twice is an error naming both
     plugins (:class:`~hermes_core._errors.RegistrationError` in strict mode). ``records``, when
     given, receives every plugin's record (to explain a command that is missing)."""
+    from hermes_core._cli.output import plugin_prints_to_stderr
     from hermes_core._host import Host
 
-    host = Host.from_environment(env)
-    host.load_plugins()
-    if records is not None:
-        records.extend(host.plugins)
-    try:
-        return {name: found.spec.command for name, found in host.registrations.cli_commands.items()}
-    finally:
-        host.close()
+    # Loading is hermes' (stderr); the command, run later, prints the user's output on stdout.
+    with plugin_prints_to_stderr():
+        host = Host.from_environment(env)
+        host.load_plugins()
+        if records is not None:
+            records.extend(host.plugins)
+        try:
+            return {
+                name: found.spec.command for name, found in host.registrations.cli_commands.items()
+            }
+        finally:
+            host.close()
 
 
 def short_help(command: click.Command) -> str:

@@ -18,7 +18,7 @@ import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
 from hermes_core._cli.enabling import edit_lists, unmatched_names
-from hermes_core._cli.output import columns, did_you_mean, verbose
+from hermes_core._cli.output import columns, did_you_mean, plugin_prints_to_stderr, verbose
 from hermes_core._errors import HermesError
 from hermes_core._paths import Environment
 from hermes_core._shown import printable_lines
@@ -46,14 +46,17 @@ def _load(
     level = host_log.level
     host_log.setLevel(logging.ERROR)
     try:
-        host.load_plugins()
-        problems = host.check_plugins()
-        records, warnings = host.plugins, host.warnings
-        registered = host.registrations.by_plugin()
-        overrides = list(tool_overrides(host.registry, records).values())
+        with plugin_prints_to_stderr():
+            try:
+                host.load_plugins()
+                problems = host.check_plugins()
+                records, warnings = host.plugins, host.warnings
+                registered = host.registrations.by_plugin()
+                overrides = list(tool_overrides(host.registry, records).values())
+            finally:
+                host.close()
     finally:
         host_log.setLevel(level)
-        host.close()
     unmatched = unmatched_names(
         "plugins",
         (config.plugins.enabled, config.plugins.disabled),

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, redirect_stdout, suppress
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -107,8 +107,8 @@ def run_agent_host(work: Callable[[Host, LineForms | None], Awaitable[T]]) -> T:
 
     try:
         # stdout is the answer's: the printers keep the stream they were made with, and what
-        # a hook or plugin prints while the host runs goes to stderr, as under tools call.
-        with answering_forms(forms), redirect_stdout(sys.stderr):
+        # a hook or plugin prints while the host runs goes to stderr (run_with_host).
+        with answering_forms(forms):
             return run_with_host(started)
     except KeyboardInterrupt:  # Ctrl-C while the host was starting
         interrupted_exit()

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import configure_logging
+from hermes_core._cli.output import configure_logging, plugin_prints_to_stderr
 
 WAITING_ON_A_TERMINAL = (
     "hermes serve: waiting for an MCP client on stdin (this is not a prompt): configure your "
@@ -133,19 +133,20 @@ def serve(
         if not no_auth:
             click.echo(TOKEN_HINT, err=True)
 
-    anyio.run(
-        lambda: serve_http(
-            config,
-            env,
-            host=address,
-            port=port,
-            config_path=env.config_path,
-            context_length=context_length,
-            on_listening=listening,
-            require_token=not no_auth,
-            allow_hosts=allow_hosts,
+    with plugin_prints_to_stderr():  # stdio's own serve_stdio claims stdout itself
+        anyio.run(
+            lambda: serve_http(
+                config,
+                env,
+                host=address,
+                port=port,
+                config_path=env.config_path,
+                context_length=context_length,
+                on_listening=listening,
+                require_token=not no_auth,
+                allow_hosts=allow_hosts,
+            )
         )
-    )
 
 
 @serve.command("token")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment
-from hermes_core._cli.output import columns, echo_shown
+from hermes_core._cli.output import columns, echo_shown, plugin_prints_to_stderr
 from hermes_core._errors import HermesError
 from hermes_core._shown import printable
 
@@ -387,13 +387,15 @@ def _told(deleted: list[Transcript]) -> None:
         )
         return
     host = Host(config, env, config_path=env.config_path)
-    try:
-        host.load_plugins()
-        calls = HookCalls(host.pm, config.plugins.hook_timeout)
-        ids = tuple(transcript.path.stem for transcript in deleted)
-        anyio.run(partial(calls.notify, "hermes_transcripts_deleted", env=env, session_ids=ids))
-    finally:
-        host.close()
+    with plugin_prints_to_stderr():
+        try:
+            host.load_plugins()
+            calls = HookCalls(host.pm, config.plugins.hook_timeout)
+            ids = tuple(transcript.path.stem for transcript in deleted)
+            notify = partial(calls.notify, "hermes_transcripts_deleted", env=env, session_ids=ids)
+            anyio.run(notify)
+        finally:
+            host.close()
 
 
 def _size(transcript: Transcript) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import redirect_stdout
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -318,8 +317,8 @@ def call_command(name: str, arguments_json: str, yes: bool, as_json: bool) -> No
     )
     try:
         # Standard output is the result's: what a hook or plugin prints while the call runs
-        # (a print() left in a handler) goes to standard error, as under hermes serve.
-        with listening_to_progress(line), answering_forms(forms), redirect_stdout(sys.stderr):
+        # (a print() left in a handler) goes to standard error (run_with_host).
+        with listening_to_progress(line), answering_forms(forms):
             result = run_with_host(
                 work, wait_only=frozenset({server} if server else ()), hold_background=True
             )

@@ -11,6 +11,7 @@ above it (:func:`check_settings`, run by the build and by ``hermes config valida
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -77,35 +78,59 @@ def check_settings(settings: ModelSettings) -> None:
 def create_provider(context: ModelContext) -> AnthropicProvider:
     """The provider for ``context.model``, its key from ``model.api_key_env`` or
     ``ANTHROPIC_API_KEY``."""
-    settings = context.model
-    if settings is None:
-        raise ValueError("the anthropic provider is built with the model settings")
+    settings = _settings(context)
     check_settings(settings)
     try:
         from .provider import AnthropicProvider
     except ImportError as error:
         if error.name != "anthropic" and not (error.name or "").startswith("anthropic."):
             raise
-        from hermes_core.agent import ModelError  # the agent's wire types: only here
+        raise _no_sdk(settings) from None
+    return AnthropicProvider(settings, _key(context), KEY_VARIABLE, thinking_budget(settings))
 
-        raise ModelError(
-            "the anthropic model provider needs the anthropic package: "
-            "pip install 'hermes-core-agent[anthropic]'",
-            provider="anthropic",
-            model=settings.model,
-        ) from None
+
+def check_ready(context: ModelContext) -> None:
+    """Refuse what :func:`create_provider` would besides :func:`check_settings` (the SDK not
+    installed, no key), without importing the SDK: ``hermes doctor --offline``'s check."""
+    settings = _settings(context)
+    if importlib.util.find_spec("anthropic") is None:
+        raise _no_sdk(settings)
+    _key(context)
+
+
+def _settings(context: ModelContext) -> ModelSettings:
+    if context.model is None:
+        raise ValueError("the anthropic provider is built with the model settings")
+    settings: ModelSettings = context.model
+    return settings
+
+
+def _no_sdk(settings: ModelSettings) -> Exception:
+    from hermes_core.agent import ModelError  # the agent's wire types: only here
+
+    return ModelError(
+        "the anthropic model provider needs the anthropic package: "
+        "pip install 'hermes-core-agent[anthropic]'",
+        provider="anthropic",
+        model=settings.model,
+    )
+
+
+def _key(context: ModelContext) -> str | None:
+    """The key, refused (a ``ConfigError`` naming its variable) when Anthropic's own API
+    would get none."""
     from hermes_core.agent import require_vendor_key
 
-    key = context.api_key(KEY_VARIABLE)
+    key: str | None = context.api_key(KEY_VARIABLE)
     require_vendor_key(
         "anthropic",
         key,
-        settings,
+        _settings(context),
         variable=KEY_VARIABLE,
         sdk_base_url_variable="ANTHROPIC_BASE_URL",  # the SDK's own
         local_example="http://127.0.0.1:8080",
     )
-    return AnthropicProvider(settings, key, KEY_VARIABLE, thinking_budget(settings))
+    return key
 
 
 @hookimpl(trylast=True)
@@ -118,5 +143,6 @@ def hermes_model_providers() -> Sequence[ModelProviderSpec]:
             description="Anthropic's Messages API (Claude models).",
             check=check_settings,
             takes_reasoning_effort=True,
+            ready=check_ready,
         )
     ]

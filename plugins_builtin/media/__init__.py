@@ -19,7 +19,7 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 
-from hermes_core._plugin_support import setting_problem
+from hermes_core._plugin_support import setting_problem, shown_url
 from hermes_core.plugin import (
     DoctorCheckSpec,
     DoctorResult,
@@ -35,6 +35,9 @@ from .media_files import MediaRefused
 from .settings import MediaEntry
 from .speech import BadCommand, build_speech_tool, build_transcription_tool, command_found
 from .vision import build_vision_tool
+
+_OPENAI_IMAGES = "https://api.openai.com/v1"
+"""The default ``image_base_url``: OpenAI's API, which refuses every request without a key."""
 
 
 @hookimpl(trylast=True)
@@ -101,8 +104,44 @@ def hermes_doctor_checks(env: Environment, context: PluginContext) -> Sequence[D
             return DoctorResult("error", f"{exc}: install it, or correct {key} (docs/media.md)")
         return DoctorResult("ok", f"found {found} (not run by this check)")
 
-    return [
+    found = [
         DoctorCheckSpec(key, functools.partial(check, key, command, build))
         for key, command, build in commands
         if command.strip()
     ]
+    tools = context.config.tools
+    image_gen = "image_gen" not in tools.disabled_toolsets and (
+        tools.enabled_toolsets is None or "image_gen" in tools.enabled_toolsets
+    )
+    if entry.image_provider == "openai" and image_gen:
+        found.append(
+            DoctorCheckSpec("image_key", functools.partial(_image_key, entry, env, context))
+        )
+    return found
+
+
+def _image_key(entry: MediaEntry, env: Environment, context: PluginContext) -> DoctorResult:
+    """The bundled image provider's key (never shown). Unset, it is a warning only when
+    ``tools.enabled_toolsets`` names ``image_gen``: the toolset is on by default, and a user who
+    draws no images needs no key (``image_generate`` says what to set when it is called)."""
+    from hermes_core._plugin_support import secret_variable
+
+    variable = entry.image_api_key_env
+    named = "plugins.entries.media.image_api_key_env names the variable"
+    if secret_variable(env, variable):
+        return DoctorResult("ok", f"image_generate: {variable} is set ({named})")
+    if entry.image_base_url.rstrip("/") != _OPENAI_IMAGES:
+        return DoctorResult(
+            "ok",
+            f"image_generate draws at {shown_url(entry.image_base_url)} (plugins.entries."
+            f"media.image_base_url) without a key ({variable} is not set; {named})",
+        )
+    what = (
+        f"image_generate has no key: {variable} is not set (in the environment or "
+        f"$HERMES_HOME/.env; {named})"
+    )
+    if "image_gen" in (context.config.tools.enabled_toolsets or ()):
+        return DoctorResult(
+            "warning", f"{what}: set it, or leave image_gen out of tools.enabled_toolsets"
+        )
+    return DoctorResult("not checked", f"{what}: set it to draw images; nothing else needs it")
