@@ -15,7 +15,7 @@ as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a 
 (a JSON POST with ``httpx``: a network egress the user configured; when it fails, the
 answer is kept in the file a ``file`` delivery writes and the failed run says where). The
 delivery is checked again before each run by the rule the job was made by
-(:func:`~hermes_core.agent._cron_store.check_delivery`): one edited into the store since fails
+(:func:`~hermes_core.agent._cron_fields.check_delivery`): one edited into the store since fails
 the run, naming it, with no model run and nothing sent.
 """
 
@@ -37,8 +37,8 @@ from hermes_core._private_files import private_dir
 from hermes_core._shown import printable
 from hermes_core._tls import tls_context
 from hermes_core._toolsets import grantable_toolsets, registered_toolsets
+from hermes_core.agent._cron_fields import check_delivery
 from hermes_core.agent._cron_schedule import JobError
-from hermes_core.agent._cron_store import check_delivery
 from hermes_core.agent._cron_toolsets import CRON_TOOLSET, check_toolsets, job_toolsets
 from hermes_core.agent._events import Finished
 

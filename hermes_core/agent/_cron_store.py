@@ -29,8 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._private_files import private_database
-from hermes_core._redaction import shown_url
-from hermes_core._shown import printable, shown
+from hermes_core._shown import printable
+from hermes_core.agent._cron_fields import (
+    DELIVERIES,
+    check_cwd,
+    check_delivery,
+    check_name,
+    check_prompt,
+)
 from hermes_core.agent._cron_migrations import add_later_columns
 from hermes_core.agent._cron_rows import (
     CronJob,
@@ -47,13 +53,6 @@ from hermes_core.agent._model_names import model_problem
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
 
-DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
-"""Where a run's answer may go, as error messages name it."""
-_MAX_PROMPT: Final = 20_000
-_MAX_NAME: Final = 200
-_MAX_DELIVERY: Final = 2048
-"""The longest webhook URL: what web servers commonly accept in a request line; a longer one
-would be stored, shown in every listing and quoted in errors whole."""
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
@@ -86,58 +85,6 @@ def _gone(owner: object) -> bool:
     except PermissionError:
         return False
     return False
-
-
-def check_delivery(delivery: object, *, quoted: bool = True) -> str:
-    """``delivery`` if it is one of :data:`DELIVERIES` (a URL's scheme, in any case, given in
-    lowercase: RFC 3986 3.1), else a :class:`JobError`. With ``quoted=False`` the message
-    names the value without quoting it: a run's detail goes to the daemon's log, which never
-    holds a webhook's URL (it often holds its token)."""
-    if delivery in ("file", "stdout"):
-        return str(delivery)
-    if isinstance(delivery, str) and len(delivery) > _MAX_DELIVERY:
-        raise JobError("delivery", f"{len(delivery)} characters; at most {_MAX_DELIVERY}")
-    shown = shown_url(delivery) if isinstance(delivery, str) else delivery
-    named = repr(shown) if quoted else "the delivery `hermes cron list` shows"
-    scheme, colon, rest = delivery.partition(":") if isinstance(delivery, str) else ("", "", "")
-    if scheme.lower() in ("http", "https") and rest.startswith("//"):
-        import httpx
-
-        given = scheme.lower() + colon + rest
-        try:
-            url = httpx.URL(given)
-        except httpx.InvalidURL as bad:
-            raise JobError("delivery", f"{named} is not a URL: {bad}") from None
-        if url.host:
-            return given
-    raise JobError("delivery", f"expected {DELIVERIES}, got {named}")
-
-
-def _check_cwd(cwd: object) -> str | None:
-    """A job's directory as an absolute path (a relative one is taken from this process's),
-    which must be a directory now; ``None`` stays ``None``."""
-    if cwd is None:
-        return None
-    given = os.fspath(cwd) if isinstance(cwd, os.PathLike) else cwd
-    if not isinstance(given, str) or not given:
-        raise JobError("cwd", f"expected a directory, got {shown(cwd)}")
-    path = os.path.abspath(given)
-    if "\0" in path or not os.path.isdir(path):
-        raise JobError("cwd", f"{printable(path)} is not a directory")
-    return path
-
-
-def _check_name(name: object) -> None:
-    """A job's name is one line of text a terminal shows as it is: a model writes names too."""
-    if not isinstance(name, str) or not name.strip():
-        raise JobError("name", f"expected a short text, got {shown(name)}")
-    if len(name) > _MAX_NAME:
-        raise JobError("name", f"{len(name)} characters; at most {_MAX_NAME}")
-    if not name.isprintable():
-        bad = next(char for char in name if not char.isprintable())
-        raise JobError(
-            "name", f"it holds a control character ('{printable(bad)}'): a name is one line"
-        )
 
 
 class CronJobs:
@@ -201,15 +148,12 @@ class CronJobs:
         ``model`` of the configured provider (``None``: ``model.model`` at run time)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise JobError("prompt", "expected the text the job sends to the model")
-        if len(prompt) > _MAX_PROMPT:
-            raise JobError("prompt", f"{len(prompt)} characters; at most {_MAX_PROMPT}")
+        prompt = check_prompt(prompt)
         if name is not None:
-            _check_name(name)
+            check_name(name)
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
-        directory = _check_cwd(cwd)
+        directory = check_cwd(cwd)
         chosen_model = model.strip() if isinstance(model, str) else model
         if model is not None and (problem := model_problem(chosen_model)) is not None:
             raise JobError("model", problem)
