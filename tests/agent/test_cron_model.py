@@ -286,7 +286,7 @@ def test_a_run_whose_own_model_the_server_refuses_says_it_is_the_jobs_model(
     assert "not found (HTTP 404)" in run.detail
     said = (
         "this job asks its own model 'nosuch', not model.model: to change it, "
-        f"hermes cron remove {job.id} and create it again with another --model"
+        f"hermes cron edit {job.id} --model NAME (--model -: model.model)"
     )
     assert run.detail.endswith(said)
     assert said in done.stderr
