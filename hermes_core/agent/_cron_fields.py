@@ -1,7 +1,7 @@
 """The fields of a cron job as :class:`~hermes_core.agent._cron_store.CronJobs` checks them
-before it stores one: its prompt, name, delivery and directory (its schedule:
+before it stores or edits one: its prompt, name, delivery, directory and model (its schedule:
 :mod:`~hermes_core.agent._cron_schedule`; its toolsets: :mod:`~hermes_core.agent._cron_toolsets`;
-its model: :func:`~hermes_core.agent._cron_rows.model_problem`). Each bad field is a
+its model, by :func:`~hermes_core.agent._model_names.model_problem`'s rule). Each bad field is a
 :class:`JobError` naming it.
 """
 
@@ -13,6 +13,7 @@ from typing import Final
 from hermes_core._redaction import shown_url
 from hermes_core._shown import printable, shown
 from hermes_core.agent._cron_schedule import JobError
+from hermes_core.agent._model_names import model_problem
 
 DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
 """Where a run's answer may go, as error messages name it."""
@@ -85,10 +86,23 @@ def check_prompt(prompt: object) -> str:
     return prompt
 
 
+def check_model(model: object) -> str | None:
+    """``model`` without the space around it if it is one model name by
+    :func:`~hermes_core.agent._model_names.model_problem`'s rule, ``None`` for none (``model.model``
+    at run time), else a :class:`JobError` naming the field."""
+    if model is None:
+        return None
+    chosen = model.strip() if isinstance(model, str) else model
+    if (problem := model_problem(chosen)) is not None:
+        raise JobError("model", problem)
+    return str(chosen)
+
+
 __all__ = [
     "DELIVERIES",
     "check_cwd",
     "check_delivery",
+    "check_model",
     "check_name",
     "check_prompt",
 ]

@@ -84,7 +84,8 @@ def job_directory(job: CronJob) -> Path | None:
         raise JobError(
             "cwd",
             f"the job's directory {printable(job.cwd)} no longer exists (or is no directory); "
-            f"make it again, or remove the job (hermes cron remove {printable(job.id)})",
+            f"make it again, or give the job another (hermes cron edit {printable(job.id)} "
+            "--cwd DIR)",
         )
     return directory
 
@@ -120,7 +121,7 @@ def _own_model(job: CronJob, finished: Finished | None) -> str:
         return ""
     return (
         f"; this job asks its own model {job.model!r}, not model.model: to change it, "
-        f"hermes cron remove {printable(job.id)} and create it again with another --model"
+        f"hermes cron edit {printable(job.id)} --model NAME (--model -: model.model)"
     )
 
 

@@ -34,6 +34,7 @@ from hermes_core.agent._cron_fields import (
     DELIVERIES,
     check_cwd,
     check_delivery,
+    check_model,
     check_name,
     check_prompt,
 )
@@ -48,11 +49,12 @@ from hermes_core.agent._cron_rows import (
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
 from hermes_core.agent._cron_toolsets import check_toolsets
-from hermes_core.agent._model_names import model_problem
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
 
+UNCHANGED: Final = object()
+"""What :meth:`CronJobs.edit` takes for a model left as it is (``None`` clears it)."""
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
@@ -154,9 +156,7 @@ class CronJobs:
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
         directory = check_cwd(cwd)
-        chosen_model = model.strip() if isinstance(model, str) else model
-        if model is not None and (problem := model_problem(chosen_model)) is not None:
-            raise JobError("model", problem)
+        chosen_model = check_model(model)
         job_id = uuid.uuid4().hex[:8]
         text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
         cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
@@ -179,6 +179,55 @@ class CronJobs:
                 ),
             )
         return self.get(job_id)
+
+    def edit(
+        self,
+        job: str,
+        *,
+        schedule: object = None,
+        prompt: object = None,
+        name: object = None,
+        toolsets: object = None,
+        delivery: object = None,
+        cwd: object = None,
+        model: object = UNCHANGED,
+        now: float | None = None,
+        known_toolsets: Collection[str] | None = None,
+    ) -> CronJob:
+        """``job`` (its id or unique name) with the fields given changed, each checked by
+        :meth:`create`'s rule, in one transaction: a :class:`JobError` naming the first bad
+        field changes nothing. ``None`` (``model``: :data:`UNCHANGED`) keeps a field; ``model=
+        None`` gives the job back to ``model.model``. A new schedule's next time is its first
+        after ``now``; the job's id, state (paused or not) and runs are kept."""
+        now = time.time() if now is None else now
+        changes: dict[str, object] = {}
+        if schedule is not None:
+            parsed = parse_schedule(schedule, now)
+            changes.update(schedule=parsed.text, next_run=parsed.first(now))
+        if prompt is not None:
+            changes["prompt"] = check_prompt(prompt)
+        if name is not None:
+            check_name(name)
+            changes["name"] = str(name).strip()
+        if toolsets is not None:
+            changes["toolsets"] = json.dumps(check_toolsets(toolsets, known_toolsets))
+        if delivery is not None:
+            changes["delivery"] = check_delivery(delivery)
+        if cwd is not None:
+            changes["cwd"] = check_cwd(cwd)
+        if model is not UNCHANGED:
+            changes["model"] = check_model(model)
+        found = self.get(job)
+        if not changes:
+            raise JobError("job", f"nothing to change in {printable(found.id)}")
+        assigned = ", ".join(f"{column} = ?" for column in changes)  # the names above, no input
+        with self._write() as db:
+            cursor = db.execute(
+                f"UPDATE jobs SET {assigned} WHERE id = ?", (*changes.values(), found.id)
+            )
+            if not cursor.rowcount:
+                raise JobError("job", f"{job!r} matches no job (it was removed meanwhile)")
+        return self.get(found.id)
 
     def jobs(self) -> list[CronJob]:
         """Every job, oldest first."""
@@ -384,6 +433,7 @@ class CronJobs:
 
 __all__ = [
     "DELIVERIES",
+    "UNCHANGED",
     "CronJobs",
     "check_delivery",
     "owner_name",
