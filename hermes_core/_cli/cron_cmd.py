@@ -311,7 +311,8 @@ def daemon() -> None:
     answers = sys.stdout  # stdout deliveries', before run_agent_host sends sys.stdout to stderr
 
     async def work(host: Host, _forms: object) -> int:
-        agent = build_agent(host)
+        # Without model.model the jobs with a model of their own still run; the others fail.
+        agent = build_agent(host) if host.config.model.model else None
         section = host.config.cron
         scheduler = CronDaemon(
             host, agent, store, poll=section.poll_interval, lease=section.lease, out=answers
@@ -324,7 +325,8 @@ def daemon() -> None:
         finally:
             for number in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(number)
-            await agent.aclose()
+            if agent is not None:
+                await agent.aclose()
         return 0
 
     sys.exit(run_agent_host(work))
