@@ -91,3 +91,39 @@ def test_counts_every_request_reported_are_shown_as_before(hermes_cli: HermesCli
     assert (shown["turn_input_tokens"], shown["turn_output_tokens"]) == (30, 12)
     assert (shown["input_tokens"], shown["output_tokens"], shown["cached_tokens"]) == (30, 12, 0)
     assert shown["turn_unreported"] == 0
+
+
+def chat_usage(cli: HermesCli, turns: list[FakeTurn]) -> str:
+    """The line ``/usage`` writes in a piped ``hermes chat`` after one prompt per turn."""
+    with FakeModelServer(turns) as server:
+        config = {
+            "model": {
+                "provider": "openai",
+                "model": "fake-model",
+                "base_url": server.openai_base_url,
+            }
+        }
+        cli.config.write_text(json.dumps(config), encoding="utf-8")
+        env = cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+        prompts = "".join(f"prompt {n}\n" for n in range(len(turns)))
+        done = cli.run("chat", input=prompts + "/usage\n", env=env)
+    (line,) = [line for line in done.stderr.splitlines() if "this conversation:" in line]
+    return line
+
+
+def test_usage_in_a_chat_says_the_counts_were_not_reported(hermes_cli: HermesCli) -> None:
+    line = chat_usage(hermes_cli, [FakeTurn(text="One.", usage=None)])
+
+    assert line == (
+        "hermes: this conversation: 1 model request, tokens not reported (subagents' included)"
+    )
+
+
+def test_usage_in_a_chat_says_its_counts_are_a_lower_bound(hermes_cli: HermesCli) -> None:
+    turns = [FakeTurn(text="One.", usage=Usage(100, 20)), FakeTurn(text="Two.", usage=None)]
+    line = chat_usage(hermes_cli, turns)
+
+    assert line == (
+        "hermes: this conversation: 2 model requests, at least 100 input tokens, 20 output "
+        "tokens: 1 request reported none (subagents' included)"
+    )
