@@ -1,7 +1,8 @@
 """``hermes`` started with standard output or error closed (``>&-``, ``2>&-``), a real process
 each: what it answers cannot be shown, so it ends as with a pipe whose reader has gone (exit 1,
-no traceback), the same for every command; with standard error closed its warnings are lost
-and the answer still shown."""
+no traceback), the same for every command; ``hermes run`` and ``hermes chat`` say so and ask no
+model (its answer would be lost); with standard error closed its warnings are lost and the
+answer still shown."""
 
 from __future__ import annotations
 
@@ -30,13 +31,17 @@ class Served:
         cli.config.write_text(json.dumps({"model": model}), encoding="utf-8")
         self.env = cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
 
-    def closed(self, redirect: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-        """``hermes *args REDIRECT`` through ``sh`` (``>&-``: no descriptor 1 at all)."""
+    def closed(
+        self, redirect: str, *args: str, typed: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """``hermes *args REDIRECT`` through ``sh`` (``>&-``: no descriptor 1 at all), ``typed``
+        on its stdin when given."""
         self.server.add(FakeTurn(text="Hi."))
         return subprocess.run(
             ["sh", "-c", f'exec "$@" {redirect}', "sh", *self.cli.command(*args)],
             cwd=self.cli.work,
             env=self.env,
+            input=typed,
             capture_output=True,
             timeout=120,
             check=False,
@@ -90,10 +95,19 @@ def test_stdout_closed_ends_as_a_closed_pipe_does(served: Served, args: list[str
     assert closed.returncode == piped.returncode, closed.stderr.decode()
 
 
-def test_run_with_stdout_closed_still_asks_the_model(served: Served) -> None:
-    done = served.closed(">&-", "run", "hello")
-    assert "Traceback" not in done.stderr.decode(), done.stderr.decode()
-    assert [request.first_user_text for request in served.server.requests] == ["hello"]
+@pytest.mark.parametrize("args", [["run", "hello"], ["run", "--json", "hello"], ["chat"]])
+def test_a_turn_with_stdout_closed_is_refused_before_the_model_is_asked(
+    served: Served, args: list[str]
+) -> None:
+    # It ran the turn, a paid model request whose answer nobody could read, then exited 1.
+    done = served.closed(">&-", *args, typed=b"hello\n" if args == ["chat"] else None)
+    said = done.stderr.decode()
+    assert done.returncode == 1, said
+    assert said == (
+        f"hermes: error: {args[0]}: standard output is closed (>&-): the answer would be lost, "
+        "so no model is asked; give it one (> FILE, or > /dev/null to keep the transcript only)\n"
+    )
+    assert served.server.requests == []
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)

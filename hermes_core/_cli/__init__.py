@@ -324,7 +324,11 @@ def _reopen_closed() -> None:
 
 class _ClosedStdout(io.TextIOWrapper):
     """The stdout of a process started without one: writing text to it fails as writing to a
-    pipe whose reader has gone does, which click ends with exit status 1 and no message."""
+    pipe whose reader has gone does, which click ends with exit status 1 and no message
+    (``hermes run`` and ``chat`` refuse before asking a model: ``output.refuse_closed_stdout``
+    reads ``closed_at_start``)."""
+
+    closed_at_start = True
 
     def write(self, text: str) -> int:
         raise BrokenPipeError(errno.EPIPE, "standard output is closed")

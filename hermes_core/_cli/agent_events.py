@@ -145,7 +145,14 @@ class EventPrinter:
         if retries:
             spent += f" in {event.turns + retries} attempts"
         used = event.turn_usage  # as the requests: subagents' included
-        spent += f", {used.total:,} tokens"
+        none = used.unreported
+        if none and not used.total:
+            spent += ", tokens not reported"
+        elif none:
+            requests = f"{none} request{'s' if none != 1 else ''}"
+            spent += f", at least {used.total:,} tokens: {requests} reported none"
+        else:
+            spent += f", {used.total:,} tokens"
         if used.cached_tokens:
             spent += f", {used.cached_tokens:,} cached"
         if event.stop == "error":

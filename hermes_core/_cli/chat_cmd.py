@@ -356,8 +356,10 @@ def chat(last: bool, session: str | None, model: str | None) -> None:
     """
     from hermes_core._cli.chat_history import ChatHistory, history_file
     from hermes_core._cli.edited_output import EditedOutput
+    from hermes_core._cli.output import refuse_closed_stdout
     from hermes_core._cli.terminal_lines import TerminalLines
 
+    refuse_closed_stdout("chat")
     at_terminal = sys.stdin.isatty()
     terminals = [stream for stream in (sys.stdout, sys.stderr) if at_terminal and stream.isatty()]
     outputs = [EditedOutput(stream) for stream in terminals]  # a file gets no escapes

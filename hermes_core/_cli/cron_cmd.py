@@ -1,4 +1,4 @@
-"""``hermes cron``: create, list, pause, resume, remove and run the cron jobs of the home, and
+"""``hermes cron``: create, edit, list, pause, resume, remove and run the cron jobs of the home, and
 ``hermes cron daemon``, the scheduler (docs/automation.md).
 
 A field that cannot be used (a malformed schedule, a delivery that is no URL) is an error naming
@@ -117,6 +117,69 @@ def create(
         known_toolsets=known,
     )
     click.echo(f"created job {job.id} ({job.name}); next run {local_time(job.next_run)}")
+    _warn_not_run(store)
+
+
+def _edited_model(context: click.Context, option: click.Parameter, name: str | None) -> str | None:
+    """``--model`` of ``cron edit``: ``-`` (clear it) as given, else :func:`checked_model`."""
+    return "-" if name is not None and name.strip() == "-" else checked_model(context, option, name)
+
+
+@cron.command("edit")
+@click.argument("job")
+@click.option("--schedule", metavar="SCHEDULE", help="A new schedule (its next run: from now).")
+@click.option("--prompt", metavar="PROMPT", help="A new prompt.")
+@click.option("--name", help="A new name.")
+@click.option(
+    "--toolset",
+    "toolsets",
+    multiple=True,
+    help="The toolsets the job may use instead of its own (repeat).",
+)
+@click.option("--deliver", "delivery", help="Where its answers go: file, stdout, or a URL.")
+@click.option("--cwd", "cwd", metavar="DIR", help="The directory its runs work in.")
+@click.option(
+    "-m",
+    "--model",
+    metavar="NAME",
+    callback=_edited_model,
+    help="The model its runs ask (-: none, model.model at run time).",
+)
+def edit(
+    job: str,
+    schedule: str | None,
+    prompt: str | None,
+    name: str | None,
+    toolsets: tuple[str, ...],
+    delivery: str | None,
+    cwd: str | None,
+    model: str | None,
+) -> None:
+    """Change JOB (its id or its name) in place, keeping its id, state and runs: each option
+    given is checked as create checks it, and nothing changes when one is refused."""
+    from hermes_core.agent._cron_store import UNCHANGED
+
+    given = (schedule, prompt, name, delivery, cwd, model)
+    if not toolsets and all(value is None for value in given):
+        raise click.UsageError(
+            "nothing to change: give --schedule, --prompt, --name, --toolset, --deliver, --cwd "
+            "or --model"
+        )
+    known = _known_toolsets() if toolsets else None
+    store = _store()
+    changed = store.edit(
+        job,
+        schedule=schedule,
+        prompt=prompt,
+        name=name,
+        toolsets=list(toolsets) or None,
+        delivery=delivery,
+        cwd=cwd,
+        model=UNCHANGED if model is None else None if model == "-" else model,
+        known_toolsets=known,
+    )
+    shown = f"edited job {printable(changed.id)} ({printable(changed.name)})"
+    click.echo(f"{shown}; next run {local_time(changed.next_run)}")
     _warn_not_run(store)
 
 
@@ -248,7 +311,8 @@ def daemon() -> None:
     answers = sys.stdout  # stdout deliveries', before run_agent_host sends sys.stdout to stderr
 
     async def work(host: Host, _forms: object) -> int:
-        agent = build_agent(host)
+        # Without model.model the jobs with a model of their own still run; the others fail.
+        agent = build_agent(host) if host.config.model.model else None
         section = host.config.cron
         scheduler = CronDaemon(
             host, agent, store, poll=section.poll_interval, lease=section.lease, out=answers
@@ -261,7 +325,8 @@ def daemon() -> None:
         finally:
             for number in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(number)
-            await agent.aclose()
+            if agent is not None:
+                await agent.aclose()
         return 0
 
     sys.exit(run_agent_host(work))

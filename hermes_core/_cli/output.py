@@ -74,6 +74,20 @@ def _tell(message: str) -> None:
         echo_shown(f"hermes: warning: {message}", err=True)
 
 
+def refuse_closed_stdout(command: str) -> None:
+    """Exit 1, saying why on stderr, when the process started without a standard output
+    (``>&-``): the model's answer would be lost after a paid request (``hermes run`` and
+    ``hermes chat``, before they ask one)."""
+    if getattr(sys.stdout, "closed_at_start", False) is True:
+        click.echo(
+            f"hermes: error: {command}: standard output is closed (>&-): the answer would be "
+            "lost, so no model is asked; give it one (> FILE, or > /dev/null to keep the "
+            "transcript only)",
+            err=True,
+        )
+        sys.exit(1)
+
+
 def echo_shown(text: str, *, err: bool = False) -> None:
     """Print text from outside on stdout (stderr with ``err``) as :func:`as_shown` has it. The
     one way to print such text with click: ``click.echo`` strips CSI sequences (colours) off a

@@ -178,6 +178,9 @@ def run(
     A program running hermes run PROMPT with a pipe as its stdin gives it < /dev/null when
     nothing is meant to be piped in.
     """
+    from hermes_core._cli.output import refuse_closed_stdout
+
+    refuse_closed_stdout("run")
     prompt, piped = _prompt(prompt)
     printer = EventPrinter(as_json=as_json)
 

@@ -62,8 +62,14 @@ class ConversationUsage:
         else:
             start = int(self.compact_at * self.window)
             context += f"; compacted past {start:,} ({self.compact_at:.0%}, agent.compact_at)"
+        none = used.unreported
+        counted = f"{used.input_tokens:,} input tokens{cached}, "
+        counted += f"{used.output_tokens:,} output tokens"
+        if none and not used.total:
+            counted = "tokens not reported"  # a 0 would be a count no server made
+        elif none:
+            counted = f"at least {counted}: {none} request{'s' if none != 1 else ''} reported none"
         return [
-            f"this conversation: {self.requests} model {noun}, {used.input_tokens:,} input "
-            f"tokens{cached}, {used.output_tokens:,} output tokens (subagents' included)",
+            f"this conversation: {self.requests} model {noun}, {counted} (subagents' included)",
             context,
         ]

@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class CronDaemon:
-    """Runs the due jobs of ``jobs`` with ``host`` and ``agent`` until :meth:`stop`.
+    """Runs the due jobs of ``jobs`` with ``host`` and ``agent`` (``model.model``'s; ``None``
+    when it is not set: only the jobs with a model of their own run) until :meth:`stop`.
     ``clock`` (epoch seconds) says when jobs are due: a test may pass its own."""
 
     host: Host
-    agent: Agent
+    agent: Agent | None
     jobs: CronJobs
     poll: float = 30.0
     lease: float = 60.0
@@ -57,6 +58,8 @@ class CronDaemon:
     async def run(self) -> None:
         """Look for due jobs and run them until :meth:`stop`."""
         self.say(f"started ({self.owner}); jobs in {self.jobs.path}")
+        if self.agent is None:
+            self.say("model.model is not set: a job without a model of its own fails its runs")
         for run in self.jobs.recover():
             self.say(f"job {run.job_id} run {run.id}: failed: {run.detail}")
         async with leases_renewed(self.jobs, self.owner, self.lease):

@@ -9,13 +9,14 @@ no tool has now fails the run, naming it. The session works in the job's directo
 is the running process's, built in its own directory, so a job's directory that is a project
 brings none of that project's extensions, trusted or not. A job with a model of its own asks
 that model of the configured provider (:func:`job_agent`; its transcript's header names it),
-one without asks ``model.model`` at run time. Its delegations are waited for,
+one without asks ``model.model`` at run time (not set: its run fails, saying so; the daemon
+runs the others). Its delegations are waited for,
 as ``hermes run`` does. The answer goes where the job says (:func:`deliver`): a file under
 ``$HERMES_HOME/cron/output/<job id>/``, the stdout of the process that ran it, or a webhook URL
 (a JSON POST with ``httpx``: a network egress the user configured; when it fails, the
 answer is kept in the file a ``file`` delivery writes and the failed run says where). The
 delivery is checked again before each run by the rule the job was made by
-(:func:`~hermes_core.agent._cron_store.check_delivery`): one edited into the store since fails
+(:func:`~hermes_core.agent._cron_fields.check_delivery`): one edited into the store since fails
 the run, naming it, with no model run and nothing sent.
 """
 
@@ -37,8 +38,8 @@ from hermes_core._private_files import private_dir
 from hermes_core._shown import printable
 from hermes_core._tls import tls_context
 from hermes_core._toolsets import grantable_toolsets, registered_toolsets
+from hermes_core.agent._cron_fields import check_delivery
 from hermes_core.agent._cron_schedule import JobError
-from hermes_core.agent._cron_store import check_delivery
 from hermes_core.agent._cron_toolsets import CRON_TOOLSET, check_toolsets, job_toolsets
 from hermes_core.agent._events import Finished
 
@@ -84,15 +85,18 @@ def job_directory(job: CronJob) -> Path | None:
         raise JobError(
             "cwd",
             f"the job's directory {printable(job.cwd)} no longer exists (or is no directory); "
-            f"make it again, or remove the job (hermes cron remove {printable(job.id)})",
+            f"make it again, or give the job another (hermes cron edit {printable(job.id)} "
+            "--cwd DIR)",
         )
     return directory
 
 
 async def run_job(
-    host: Host, agent: Agent, jobs: CronJobs, job: CronJob, run: CronRun, out: TextIO
+    host: Host, agent: Agent | None, jobs: CronJobs, job: CronJob, run: CronRun, out: TextIO
 ) -> RunOutcome:
-    """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``."""
+    """Run ``job`` (its claimed ``run``), deliver its answer, log the outcome in ``jobs``.
+    ``agent`` is ``model.model``'s (``None``: not set, and a job without a model of its own
+    fails its run, saying so)."""
     try:
         # The store may have been edited since the job was made: the rule it was made by
         # again, before a model run whose answer would have nowhere to go.
@@ -120,7 +124,7 @@ def _own_model(job: CronJob, finished: Finished | None) -> str:
         return ""
     return (
         f"; this job asks its own model {job.model!r}, not model.model: to change it, "
-        f"hermes cron remove {printable(job.id)} and create it again with another --model"
+        f"hermes cron edit {printable(job.id)} --model NAME (--model -: model.model)"
     )
 
 
@@ -153,23 +157,33 @@ async def leases_renewed(jobs: CronJobs, owner: str, lease: float) -> AsyncItera
 
 
 @asynccontextmanager
-async def job_agent(host: Host, agent: Agent, job: CronJob) -> AsyncIterator[Agent]:
+async def job_agent(host: Host, agent: Agent | None, job: CronJob) -> AsyncIterator[Agent]:
     """The agent a run of ``job`` asks: ``agent`` for a job without a model of its own (or
     with ``agent``'s), else one asking the job's model of the configured provider
-    (``Agent.from_host(host, model=...)``, as ``--model``), closed after the run."""
-    if job.model is None or job.model == agent.model.model:
+    (``Agent.from_host(host, model=...)``, as ``--model``), closed after the run. A job
+    without a model when ``agent`` is ``None`` (``model.model`` not set) is a :class:`JobError`
+    saying how to give it one."""
+    wanted = job.model
+    if wanted is None or (agent is not None and wanted == agent.model.model):
+        if agent is None:
+            raise JobError(
+                "model",
+                "this job names no model and model.model is not set in the daemon's "
+                "configuration: set it (hermes config set model.model NAME) and restart the "
+                f"daemon, or give the job one (hermes cron edit {printable(job.id)} --model NAME)",
+            )
         yield agent
         return
     from hermes_core.agent._loop import Agent
 
-    own = Agent.from_host(host, model=job.model)
+    own = Agent.from_host(host, model=wanted)
     try:
         yield own
     finally:
         await own.aclose()
 
 
-async def _converse(host: Host, agent: Agent, job: CronJob) -> Finished | None:
+async def _converse(host: Host, agent: Agent | None, job: CronJob) -> Finished | None:
     from hermes_core._approvals.prompt import NonInteractivePrompt
     from hermes_core._approvals.questions import NobodyToAsk, attach_questions
     from hermes_core.agent._delegation import send_until_settled

@@ -29,8 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._private_files import private_database
-from hermes_core._redaction import shown_url
-from hermes_core._shown import printable, shown
+from hermes_core._shown import printable
+from hermes_core.agent._cron_fields import (
+    DELIVERIES,
+    check_cwd,
+    check_delivery,
+    check_model,
+    check_name,
+    check_prompt,
+)
 from hermes_core.agent._cron_migrations import add_later_columns
 from hermes_core.agent._cron_rows import (
     CronJob,
@@ -42,18 +49,12 @@ from hermes_core.agent._cron_rows import (
 )
 from hermes_core.agent._cron_schedule import JobError, parse_schedule
 from hermes_core.agent._cron_toolsets import check_toolsets
-from hermes_core.agent._model_names import model_problem
 
 if TYPE_CHECKING:
     from hermes_core._paths import Environment
 
-DELIVERIES: Final = "'file' (a file under $HERMES_HOME/cron/output), 'stdout', or an http(s) URL"
-"""Where a run's answer may go, as error messages name it."""
-_MAX_PROMPT: Final = 20_000
-_MAX_NAME: Final = 200
-_MAX_DELIVERY: Final = 2048
-"""The longest webhook URL: what web servers commonly accept in a request line; a longer one
-would be stored, shown in every listing and quoted in errors whole."""
+UNCHANGED: Final = object()
+"""What :meth:`CronJobs.edit` takes for a model left as it is (``None`` clears it)."""
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, prompt TEXT NOT NULL,
@@ -86,58 +87,6 @@ def _gone(owner: object) -> bool:
     except PermissionError:
         return False
     return False
-
-
-def check_delivery(delivery: object, *, quoted: bool = True) -> str:
-    """``delivery`` if it is one of :data:`DELIVERIES` (a URL's scheme, in any case, given in
-    lowercase: RFC 3986 3.1), else a :class:`JobError`. With ``quoted=False`` the message
-    names the value without quoting it: a run's detail goes to the daemon's log, which never
-    holds a webhook's URL (it often holds its token)."""
-    if delivery in ("file", "stdout"):
-        return str(delivery)
-    if isinstance(delivery, str) and len(delivery) > _MAX_DELIVERY:
-        raise JobError("delivery", f"{len(delivery)} characters; at most {_MAX_DELIVERY}")
-    shown = shown_url(delivery) if isinstance(delivery, str) else delivery
-    named = repr(shown) if quoted else "the delivery `hermes cron list` shows"
-    scheme, colon, rest = delivery.partition(":") if isinstance(delivery, str) else ("", "", "")
-    if scheme.lower() in ("http", "https") and rest.startswith("//"):
-        import httpx
-
-        given = scheme.lower() + colon + rest
-        try:
-            url = httpx.URL(given)
-        except httpx.InvalidURL as bad:
-            raise JobError("delivery", f"{named} is not a URL: {bad}") from None
-        if url.host:
-            return given
-    raise JobError("delivery", f"expected {DELIVERIES}, got {named}")
-
-
-def _check_cwd(cwd: object) -> str | None:
-    """A job's directory as an absolute path (a relative one is taken from this process's),
-    which must be a directory now; ``None`` stays ``None``."""
-    if cwd is None:
-        return None
-    given = os.fspath(cwd) if isinstance(cwd, os.PathLike) else cwd
-    if not isinstance(given, str) or not given:
-        raise JobError("cwd", f"expected a directory, got {shown(cwd)}")
-    path = os.path.abspath(given)
-    if "\0" in path or not os.path.isdir(path):
-        raise JobError("cwd", f"{printable(path)} is not a directory")
-    return path
-
-
-def _check_name(name: object) -> None:
-    """A job's name is one line of text a terminal shows as it is: a model writes names too."""
-    if not isinstance(name, str) or not name.strip():
-        raise JobError("name", f"expected a short text, got {shown(name)}")
-    if len(name) > _MAX_NAME:
-        raise JobError("name", f"{len(name)} characters; at most {_MAX_NAME}")
-    if not name.isprintable():
-        bad = next(char for char in name if not char.isprintable())
-        raise JobError(
-            "name", f"it holds a control character ('{printable(bad)}'): a name is one line"
-        )
 
 
 class CronJobs:
@@ -201,18 +150,13 @@ class CronJobs:
         ``model`` of the configured provider (``None``: ``model.model`` at run time)."""
         now = time.time() if now is None else now
         parsed = parse_schedule(schedule, now)
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise JobError("prompt", "expected the text the job sends to the model")
-        if len(prompt) > _MAX_PROMPT:
-            raise JobError("prompt", f"{len(prompt)} characters; at most {_MAX_PROMPT}")
+        prompt = check_prompt(prompt)
         if name is not None:
-            _check_name(name)
+            check_name(name)
         chosen = check_toolsets(toolsets, known_toolsets)
         where = check_delivery(delivery)
-        directory = _check_cwd(cwd)
-        chosen_model = model.strip() if isinstance(model, str) else model
-        if model is not None and (problem := model_problem(chosen_model)) is not None:
-            raise JobError("model", problem)
+        directory = check_cwd(cwd)
+        chosen_model = check_model(model)
         job_id = uuid.uuid4().hex[:8]
         text = " ".join(prompt.split())  # the default name: its first whole words, 40 at most
         cut = text[:41].rsplit(" ", 1)[0] if len(text) > 40 and " " in text[:41] else text[:40]
@@ -235,6 +179,55 @@ class CronJobs:
                 ),
             )
         return self.get(job_id)
+
+    def edit(
+        self,
+        job: str,
+        *,
+        schedule: object = None,
+        prompt: object = None,
+        name: object = None,
+        toolsets: object = None,
+        delivery: object = None,
+        cwd: object = None,
+        model: object = UNCHANGED,
+        now: float | None = None,
+        known_toolsets: Collection[str] | None = None,
+    ) -> CronJob:
+        """``job`` (its id or unique name) with the fields given changed, each checked by
+        :meth:`create`'s rule, in one transaction: a :class:`JobError` naming the first bad
+        field changes nothing. ``None`` (``model``: :data:`UNCHANGED`) keeps a field; ``model=
+        None`` gives the job back to ``model.model``. A new schedule's next time is its first
+        after ``now``; the job's id, state (paused or not) and runs are kept."""
+        now = time.time() if now is None else now
+        changes: dict[str, object] = {}
+        if schedule is not None:
+            parsed = parse_schedule(schedule, now)
+            changes.update(schedule=parsed.text, next_run=parsed.first(now))
+        if prompt is not None:
+            changes["prompt"] = check_prompt(prompt)
+        if name is not None:
+            check_name(name)
+            changes["name"] = str(name).strip()
+        if toolsets is not None:
+            changes["toolsets"] = json.dumps(check_toolsets(toolsets, known_toolsets))
+        if delivery is not None:
+            changes["delivery"] = check_delivery(delivery)
+        if cwd is not None:
+            changes["cwd"] = check_cwd(cwd)
+        if model is not UNCHANGED:
+            changes["model"] = check_model(model)
+        found = self.get(job)
+        if not changes:
+            raise JobError("job", f"nothing to change in {printable(found.id)}")
+        assigned = ", ".join(f"{column} = ?" for column in changes)  # the names above, no input
+        with self._write() as db:
+            cursor = db.execute(
+                f"UPDATE jobs SET {assigned} WHERE id = ?", (*changes.values(), found.id)
+            )
+            if not cursor.rowcount:
+                raise JobError("job", f"{job!r} matches no job (it was removed meanwhile)")
+        return self.get(found.id)
 
     def jobs(self) -> list[CronJob]:
         """Every job, oldest first."""
@@ -440,6 +433,7 @@ class CronJobs:
 
 __all__ = [
     "DELIVERIES",
+    "UNCHANGED",
     "CronJobs",
     "check_delivery",
     "owner_name",

@@ -256,13 +256,18 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
         "stop": event.stop,
         "detail": event.detail,
         "turns": event.turns,
-        "input_tokens": event.usage.input_tokens,
-        "output_tokens": event.usage.output_tokens,
-        "cached_tokens": event.usage.cached_tokens,
-        "turn_input_tokens": event.turn_usage.input_tokens,
-        "turn_output_tokens": event.turn_usage.output_tokens,
-        "turn_cached_tokens": event.turn_usage.cached_tokens,
+        **_counts(event.usage, ""),
+        **_counts(event.turn_usage, "turn_"),
+        "turn_unreported": event.turn_usage.unreported,
     }
+
+
+def _counts(usage: Usage, prefix: str) -> dict[str, int | None]:
+    """``usage``'s token counts; ``None`` each when its requests were answered with none (a
+    0 there would be a count nobody made)."""
+    unknown = usage.unreported > 0 and usage.total == 0
+    keys = ("input_tokens", "output_tokens", "cached_tokens")
+    return {prefix + key: None if unknown else getattr(usage, key) for key in keys}
 
 
 def _compacted(event: Compacted) -> dict[str, Any]:

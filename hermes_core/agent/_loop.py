@@ -385,8 +385,8 @@ class Conversation:
             if turn is None:
                 yield self._finished(said, "error", "the model's answer ended without a turn")
                 return
+            self._spend(turn.usage or Usage(unreported=1))  # answered, counted by no server
             if turn.usage is not None:
-                self._spend(turn.usage)
                 yield UsageReport(turn.usage, self.usage)
             self.compaction.counted(request, turn.usage)
             message, compacted = turn.message, False

@@ -285,17 +285,20 @@ def cache_breakpoints(request: ModelRequest) -> list[int]:
 class Usage:
     """Tokens a request cost, as the server counted them: ``input_tokens`` is the whole input,
     ``cached_tokens`` the part of it the server read from its prompt cache (billed at a
-    fraction of the price)."""
+    fraction of the price). ``unreported``: of the requests a sum counts, those answered with
+    no token counts (their tokens are in no field: the counts are then a lower bound)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    unreported: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cached_tokens + other.cached_tokens,
+            self.unreported + other.unreported,
         )
 
     @property

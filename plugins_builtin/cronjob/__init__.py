@@ -9,6 +9,8 @@ cannot be used is an error naming it, a toolset no tool of the host has among th
 (``ToolCaller.toolsets``). A job made here runs in the calling session's directory: the model
 does not choose it, nor the job's model (the spend is the person's: ``hermes cron create
 --model``; there is no such parameter, so one is refused and the job asks ``model.model``).
+There is no ``update`` action: it would put the model's prompt or schedule on a job whose model
+the person chose; editing is ``hermes cron edit``.
 A job's own session is never granted this toolset (jobs cannot create jobs), nor is a child of
 ``delegate_task``.
 """

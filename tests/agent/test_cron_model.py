@@ -286,7 +286,54 @@ def test_a_run_whose_own_model_the_server_refuses_says_it_is_the_jobs_model(
     assert "not found (HTTP 404)" in run.detail
     said = (
         "this job asks its own model 'nosuch', not model.model: to change it, "
-        f"hermes cron remove {job.id} and create it again with another --model"
+        f"hermes cron edit {job.id} --model NAME (--model -: model.model)"
     )
     assert run.detail.endswith(said)
     assert said in done.stderr
+
+
+def test_the_daemon_starts_without_model_model_and_only_a_job_without_a_model_fails(
+    hermes_cli: HermesCli,
+) -> None:
+    with FakeModelServer([FakeTurn(text="Summed up.")]) as server:
+        served = Served(hermes_cli, server, None)
+        served.run("cron", "create", "every 1h", "Sum up", "--name", "own", "--model", "small")
+        served.run("cron", "create", "every 1h", "Sum up", "--name", "plain")
+        jobs = CronJobs(served.cli.home)
+        ids = {job.name: job.id for job in jobs.jobs()}
+        for job in ("own", "plain"):
+            jobs.trigger(job)
+        config = json.loads(served.cli.config.read_text(encoding="utf-8"))
+        config["cron"] = {"poll_interval": 1, "lease": 30}
+        served.cli.config.write_text(json.dumps(config), encoding="utf-8")
+        log = served.cli.root / "daemon.log"
+        with log.open("wb") as out:
+            daemon = subprocess.Popen(
+                served.cli.command("cron", "daemon"),
+                env=served.env,
+                cwd=served.cli.work,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            deadline = time.monotonic() + 60  # only a guard against a daemon that never runs them
+            while sorted(run.status for run in jobs.runs()) != ["failed", "ok"]:
+                assert daemon.poll() is None, log.read_text(encoding="utf-8")
+                assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
+                time.sleep(0.2)
+            running = daemon.poll() is None
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+
+    assert running
+    (own,) = jobs.runs(ids["own"])
+    (plain,) = jobs.runs(ids["plain"])
+    assert own.status == "ok"
+    assert plain.detail == (
+        "the job cannot run: model: this job names no model and model.model is not set in the "
+        "daemon's configuration: set it (hermes config set model.model NAME) and restart the "
+        f"daemon, or give the job one (hermes cron edit {ids['plain']} --model NAME)"
+    )
+    assert plain.detail in log.read_text(encoding="utf-8")
+    assert served.models() == ["small"]
