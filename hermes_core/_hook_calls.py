@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from hermes_core._errors import HermesError
 from hermes_core._shown import shown
 from hermes_core._specs import PreCallDirective
 from hermes_core._timeouts import (
@@ -210,7 +211,8 @@ class HookCalls:
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
-            self.log_failure(hook, "observer", f"{type(exc).__name__}: {exc}")
+            said = isinstance(exc, HermesError)  # written to be read: no class name
+            self.log_failure(hook, "observer", str(exc) if said else f"{type(exc).__name__}: {exc}")
         return None
 
     def log_failure(self, hook: Hook, where: str, what: str) -> None:

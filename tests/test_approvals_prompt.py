@@ -143,12 +143,16 @@ def test_terminal_prompt_without_an_answer_gives_up_at_the_deadline(
 def test_terminal_prompt_treats_end_of_input_as_deny(tmp_path: Path) -> None:
     reader, writer = os.pipe()
     os.close(writer)
+    shown = io.StringIO()
     try:
-        got = anyio.run(TerminalPrompt(reader, io.StringIO()).ask, REQUEST, 5.0)
+        got = anyio.run(TerminalPrompt(reader, shown).ask, REQUEST, 5.0)
     finally:
         os.close(reader)
 
     assert got == "deny"
+    # Ctrl-D echoes no line end: without one, the call's result was printed on the question's
+    # line (`Allow? [o]nce, [s]ession, [a]lways, [d]eny: <- DENIED: ...`, execwalk's walk).
+    assert shown.getvalue().endswith("[d]eny: \nend of input: denied\n")
 
 
 @pytest.mark.subprocess

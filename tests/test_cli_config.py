@@ -205,14 +205,35 @@ def test_validate_reports_a_web_search_or_image_provider_no_plugin_registers(
 def test_a_mistyped_approval_policy_names_the_closest_one(
     hermes_cli: HermesCli, home: Path
 ) -> None:
-    write(home, "approvals:\n  policy: manul\n")
+    path = write(home, "approvals:\n  policy: manul\n")
     (hermes_cli.work / "notes.txt").write_text("hello\n")
     result = hermes_cli.run("tools", "call", "read_file", '{"path": "notes.txt"}', ok=False)
     assert result.returncode == 2
     assert result.stderr == (
-        "hermes: error: unknown approval policy 'manul' (set by approvals.policy); valid names: "
-        "annotations, manual, off. Did you mean 'manual'?\n"
+        f"hermes: error: {path}:2: unknown approval policy 'manul' (set by approvals.policy); "
+        "valid names: annotations, manual, off. Did you mean 'manual'?\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "command"),
+    [
+        ("model:\n  model: m\n  provider: opnai\n", 3, ("run", "hello")),
+        ("tools:\n  tool_search:\n    backend: bm52\n", 3, ("tools", "search", "read a file")),
+    ],
+    ids=["model.provider", "tools.tool_search.backend"],
+)
+def test_a_name_no_plugin_registers_is_named_where_it_is_written_by_every_command(
+    hermes_cli: InProcessCli, home: Path, text: str, line: int, command: tuple[str, ...]
+) -> None:
+    """``hermes run`` and the tool commands named only the key of a mistyped name, where
+    ``config validate`` named the file and the line too (docs/cli.md: every configuration
+    error names the file, the line and the key) (execwalk's walk)."""
+    path = write(home, text)
+    result = hermes_cli.subprocess_run(*command, ok=False)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"hermes: error: {path}:{line}: unknown "), result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("base_url", ["127.0.0.1:8080/v1", "localhost:11434/v1", "ftp://host/v1"])

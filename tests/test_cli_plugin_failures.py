@@ -349,8 +349,8 @@ def test_a_selected_name_two_plugins_register_is_reported_as_theirs_not_as_unkno
         ) in validated.stderr
     assert ran.returncode == 2
     assert (
-        "hermes: error: model provider 'shared' (set by model.provider) is registered by two "
-        "plugins, 'mine' and 'theirs', so neither's is used"
+        f"hermes: error: {hermes_cli.config}:4: model provider 'shared' (set by model.provider) "
+        "is registered by two plugins, 'mine' and 'theirs', so neither's is used"
     ) in ran.stderr
     assert "unknown" not in validated.stderr + ran.stderr
     assert "Did you mean" not in validated.stderr + ran.stderr

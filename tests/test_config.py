@@ -841,3 +841,37 @@ def test_unknown_enabled_text_in_code_warns_naming_the_key() -> None:
     with pytest.warns(ConfigWarning, match=r"^tools\.tool_search\.enabled: unknown value 'maybe'"):
         config = Config.model_validate({"tools": {"tool_search": {"enabled": "maybe"}}})
     assert config.tools.tool_search.enabled == "auto"
+
+
+@pytest.mark.parametrize(
+    ("rule", "hint"),
+    [
+        ("Bash(rm:*)", "for a shell command, 'terminal:rm *'"),
+        ("Bash(git status)", "for a shell command, 'terminal:git status'"),
+        ("Read(./src/**)", "for a shell command, 'terminal:COMMAND'"),
+    ],
+)
+@pytest.mark.parametrize("key", ["allow", "deny"])
+def test_a_claude_code_permission_rule_is_refused_saying_what_hermes_matches(
+    tmp_path: Path, key: str, rule: str, hint: str
+) -> None:
+    """``Bash(rm:*)`` in ``approvals.deny`` was taken as a glob over tool names, which no tool
+    name matches (they are letters, digits, ``_`` and ``-``): the rule a Claude Code user
+    copied silently refused nothing (execwalk's walk)."""
+    path = write(tmp_path, f'approvals:\n  policy: manual\n  {key}: [read_file, "{rule}"]\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:3: approvals.{key}: '{rule}' is a Claude Code rule"), message
+    assert hint in message
+    assert (caught.value.line, caught.value.key) == (3, f"approvals.{key}")
+
+
+def test_parentheses_in_the_command_of_a_terminal_rule_are_a_command(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, 'approvals:\n  allow: ["terminal:echo $(date)", "mcp__*"]\n  deny: ["t(x)*"]\n'
+    )
+    with pytest.raises(ConfigError, match=r"approvals\.deny: 't\(x\)\*'"):
+        load_config(path)
+    path.write_text('approvals:\n  allow: ["terminal:echo $(date)", "mcp__*"]\n')
+    assert load_config(path).approvals.allow == ["terminal:echo $(date)", "mcp__*"]

@@ -134,6 +134,7 @@ class TerminalPrompt:
                 self._write("\nno answer: denied\n")
                 return None
             if line == "\x04":
+                self._write("\nend of input: denied\n")  # Ctrl-D echoes no line end
                 return "deny"
             answer = _ANSWERS.get(line.strip().lower())
             if answer is not None:

@@ -118,6 +118,7 @@ class TerminalQuestions:
                 write_flushed(self._output, "\nno answer\n")
                 return Reply(None, f"nobody answered within {timeout:g} s")
             if line == "\x04":
+                write_flushed(self._output, "\nend of input: no answer\n")  # Ctrl-D ends no line
                 return Reply(None, "the person closed the question without answering")
             text = line.strip()
             if text:

@@ -185,7 +185,6 @@ def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind 
     it), settings a plugin's typed settings refuse, the model settings the provider's
     ``check`` refuses. Also ``hermes doctor``'s."""
     from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
-    from hermes_core._plugins.registrations import config_key
     from hermes_core._plugins.selection import configured_selections
     from hermes_core.agent._wire import ModelSettings
 
@@ -198,31 +197,17 @@ def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind 
         selected.append(("memory_provider", config.memory.provider))
     selected += _tool_providers(config, host)
     failed = {record.name for record in host.plugins if record.status == "error"}
-    for kind, name in selected:
-        where = _where(config, config_key(kind))
+    for kind, name in selected:  # the host's registrations name where each name is written
         try:
             spec = host.registrations.select(kind, name)
             if kind == "model_provider" and spec.check is not None:
                 spec.check(ModelSettings.of_section(config.model))
         except UnloadedPluginError as exc:
             if exc.plugin not in failed:
-                problems.append((kind, f"{where}{exc}"))
+                problems.append((kind, str(exc)))
         except RegistrationError as exc:
-            problems.append((kind, f"{where}{exc}"))
+            problems.append((kind, str(exc)))
         except ConfigError as exc:  # the provider's check: it names its own key
             problems.append((kind, str(exc)))
     problems += [(None, r.settings_error) for r in host.plugins if r.settings_error is not None]
     return problems
-
-
-def _where(config: Config, key: str) -> str:
-    """``PATH:LINE: `` of ``key`` in the file ``config`` was read from, as every configuration
-    error names it (``PATH: `` when the key is not written there; nothing for no file)."""
-    from hermes_core._config.errors import source_of
-    from hermes_core._yaml_layout import line_of
-
-    source = source_of(config)
-    if source is None or source.path is None:
-        return ""
-    line = line_of(source.document, tuple(key.split(".")))
-    return f"{source.path}:{line}: " if line is not None else f"{source.path}: "

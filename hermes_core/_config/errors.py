@@ -46,6 +46,17 @@ def source_of(config: Config) -> ConfigSource | None:
     return source if isinstance(source, ConfigSource) else None
 
 
+def key_where(config: Config, key: str) -> str:
+    """``PATH:LINE: `` of the dotted ``key`` in the file ``config`` was read from, as every
+    configuration error names it (``PATH: `` when the key is not written there; nothing for a
+    configuration made in code)."""
+    source = source_of(config)
+    if source is None or source.path is None:
+        return ""
+    line = yaml_layout.line_of(source.document, tuple(key.split(".")))
+    return f"{source.path}:{line}: " if line is not None else f"{source.path}: "
+
+
 def located_problems(exc: InvalidConfig, document: Any, prefix: Loc = ()) -> list[Located]:
     """The problems of ``exc``, found under ``prefix`` of ``document``, sorted by line."""
     problems = [

@@ -282,12 +282,33 @@ class McpServerConfig(Section):
             raise ValueError("'oauth' is for a 'url' server (a stdio server signs in by itself)")
 
 
+def _approval_rules(rules: list[str]) -> list[str]:
+    """A tool name has no parentheses (``TOOL_NAME_PATTERN``), so a rule whose tool part holds
+    one is Claude Code's syntax (``Bash(rm:*)``), which would match nothing: in ``deny``, it
+    would refuse nothing."""
+    for rule in rules:
+        tool, _, _ = rule.partition(":")
+        if "(" not in tool and ")" not in tool:
+            continue
+        claude = re.fullmatch(r"Bash\((.*?)(:\*)?\)", rule)
+        command = "COMMAND" if claude is None else claude[1] + (" *" if claude[2] else "")
+        raise ValueError(
+            f"{shown(rule)} is a Claude Code rule, which matches no hermes tool: write a glob "
+            f"over tool names (read_file, mcp__git__*) or, for a shell command, "
+            f"'terminal:{command}' (docs/tools.md)"
+        )
+    return rules
+
+
+ApprovalRules = Annotated[list[str], Before(_names_list), After(_approval_rules)]
+
+
 class ApprovalsConfig(Section):
     """``approvals``: the policy, allow and deny globs, and what happens when nobody can answer."""
 
     policy: str = "annotations"
-    allow: NamesList = []
-    deny: NamesList = []
+    allow: ApprovalRules = []
+    deny: ApprovalRules = []
     non_interactive: Literal["deny", "allow"] = "deny"
     timeout: Annotated[float, Number(above=0)] = 300.0
 

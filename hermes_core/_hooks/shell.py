@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from hermes_core._errors import HermesError
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
 from hermes_core._shown import clipped
@@ -60,8 +61,9 @@ _SHELL_OWN: Final = frozenset({
 # fmt: on
 
 
-class ShellHookFailed(Exception):
-    """A shell hook of an observer event exited with a non-zero status."""
+class ShellHookFailed(HermesError):
+    """A shell hook of an observer event exited with a non-zero status (or could not start);
+    the message says it as a blocked call's does (``it exited with status 3: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -241,11 +243,11 @@ class ShellAction:
         except OSError as exc:
             if self.event == "pre_tool_call":
                 return PreCallDirective.block(f"it could not be started: {exc}")
-            raise ShellHookFailed(f"could not be started: {exc}") from None
+            raise ShellHookFailed(f"it could not be started: {exc}") from None
         failure = outcome.failure()
         if self.event != "pre_tool_call":
             if failure is not None:
-                raise ShellHookFailed(failure)
+                raise ShellHookFailed(f"it {failure}")
             return None
         if failure is not None:
             return PreCallDirective.block(f"it {failure}")

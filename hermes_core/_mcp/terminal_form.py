@@ -79,6 +79,7 @@ class TerminalForms:
                     if value is not None:
                         content[str(name)] = value
         except _Cancelled:
+            self._write("\nend of input: cancelled\n")  # Ctrl-D echoes no line end
             return mcp_types.ElicitResult(action="cancel")
         except TimeoutError:
             self._write("\nno answer: declined\n")

@@ -104,6 +104,10 @@ class Registrations:
     clashes: dict[tuple[RegistrationKind, str], list[str]] = field(default_factory=dict)
     """The plugins that registered one name of one kind, each an error, so the name is
     nobody's: a selection of it says so instead of calling it unknown."""
+    locate: Callable[[str], str] | None = field(default=None, repr=False)
+    """``PATH:LINE: `` of a dotted configuration key (the host's configuration file): an
+    unknown name selected by its key is named where it is written, as every configuration
+    error is."""
 
     def table(self, kind: RegistrationKind) -> dict[str, Registered[Any]]:
         """The name -> registration table of ``kind``."""
@@ -149,11 +153,12 @@ class Registrations:
         valid = ", ".join(sorted(table)) or "none (no loaded plugin registers one)"
         what = kind.replace("_", " ")
         where = origin or "set by " + _HOOKS[kind][2]
-        unknown = f"unknown {what} {name!r} ({where})"
+        at = self.locate(_HOOKS[kind][2]) if origin is None and self.locate is not None else ""
+        unknown = f"{at}unknown {what} {name!r} ({where})"
         clash = self.clashes.get((kind, name))
         if clash is not None:
             raise RegistrationError(
-                f"{what} {name!r} ({where}) {clashing(clash)}; valid names: {valid}"
+                f"{at}{what} {name!r} ({where}) {clashing(clash)}; valid names: {valid}"
             )
         record = unloaded_plugin(self.records, name)
         if record is None:

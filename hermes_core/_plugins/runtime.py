@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core._config.errors import key_where
 from hermes_core._errors import HermesError, PluginError, RegistrationError, UnloadedPluginError
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.loader import PluginSet, load_plugins
@@ -117,6 +118,7 @@ class PluginRuntime:
                 logger.warning("plugin %r (%s): %s", record.name, record.source, record.message)
         try:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
+            self._registrations.locate = partial(key_where, self.config)
             self._plugins = plugins
             register_plugin_tools(
                 plugins, self._registry, self.registrations, self.plugin_context, strict=strict

@@ -154,6 +154,8 @@ async def test_end_of_input_is_no_answer(host: Host, pipe: Pipe) -> None:
     os.close(pipe.write_end)
     result = await host.dispatch("clarify", {"question": "Which city?"}, session)
     assert result.text_content.startswith("No answer: the person closed the question")
+    # Ctrl-D echoes no line end: the next line was printed on the question's (execwalk's walk).
+    assert pipe.shown.getvalue().endswith("your answer: \nend of input: no answer\n")
 
 
 async def test_an_unanswered_question_ends_at_its_timeout_with_a_result(
