@@ -243,16 +243,24 @@ def test_a_failing_observer_hook_directory_is_logged_saying_how_to_disable_it(
     ("manifest", "files", "error"),
     [
         pytest.param(
-            "event: before_everything\n",
+            "description: guard\nevent: before_everything\n",
             True,
-            "HOOK.yaml: event: must be one of pre_tool_call, post_tool_call, session_start, "
+            "HOOK.yaml:2: event: must be one of pre_tool_call, post_tool_call, session_start, "
             "session_end, not 'before_everything'",
             id="bad-event",
         ),
         pytest.param(
+            "event: PreToolUse\n",
+            True,
+            "HOOK.yaml:1: event: must be one of pre_tool_call, post_tool_call, session_start, "
+            "session_end, not 'PreToolUse': Claude Code's PreToolUse is hermes's "
+            "'pre_tool_call', write 'event: pre_tool_call'",
+            id="claude-event",
+        ),
+        pytest.param(
             "event: pre_tool_call\ntimeout: -1\n",
             True,
-            "HOOK.yaml: timeout: must be a number of seconds > 0",
+            "HOOK.yaml:2: timeout: must be a number of seconds > 0",
             id="bad-timeout",
         ),
         pytest.param("event: [pre_tool_call\n", True, "HOOK.yaml:2: not valid YAML", id="yaml"),
