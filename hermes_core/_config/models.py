@@ -21,7 +21,7 @@ from hermes_core._config.agent import (
     ModelConfig,
 )
 from hermes_core._config.checks import http_url
-from hermes_core._config.claude_hooks import claude_entry_problem, claude_event_hint
+from hermes_core._config.claude_hooks import claude_entry_problem, claude_event_problems
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -364,10 +364,7 @@ class HooksConfig(Section):
         before = len(problems)
         done = super()._fill(values, loc, problems)
         events = [name for name in section_keys(HooksConfig) if name not in ("enabled", "disabled")]
-        for index, (where, message) in enumerate(problems[before:], before):
-            hint = claude_event_hint(where[-1], events) if len(where) == len(loc) + 1 else None
-            if hint is not None and message.startswith("unknown key"):
-                problems[index] = Problem(where, f"unknown key: {hint}")
+        problems[before:] = claude_event_problems(problems[before:], loc, events)
         return done
 
 
