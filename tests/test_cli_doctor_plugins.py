@@ -432,3 +432,37 @@ def test_the_image_key_is_a_warning_only_when_image_gen_is_enabled_by_name(
     assert ("media", "image_key") not in off
     assert served_here[("media", "image_key")]["status"] == "ok"
     assert "http://127.0.0.1:8080/v1" in served_here[("media", "image_key")]["message"]
+
+
+OVERRIDE = """
+from hermes_core.plugin import DoctorCheckSpec, DoctorResult, hookimpl
+
+
+@hookimpl
+def hermes_doctor_checks():
+    return [DoctorCheckSpec("mine", lambda: DoctorResult("ok", "the user's own"))]
+"""
+
+
+def test_a_user_plugin_named_like_a_bundled_one_or_a_doctor_group_is_shown_as_the_users(
+    cli: InProcessCli, hermes_dir_plugin: Callable[..., Path]
+) -> None:
+    """A user's ``memory`` beats the bundled one, and a user's ``hooks`` shares its name with
+    doctor's own group: their lines name the source and the folder, so neither reads as
+    hermes's own."""
+    plugins = cli.home / "plugins"
+    memory = hermes_dir_plugin(plugins, "memory", OVERRIDE)
+    hooks = hermes_dir_plugin(plugins, "hooks", OVERRIDE)
+    thing = hermes_dir_plugin(plugins, "thing", OVERRIDE)
+    write_config(cli, {"plugins": {"enabled": ["memory", "hooks", "thing"]}})
+    env = cli.variables(HERMES_STRICT_PLUGINS="0")
+
+    found = checks(cli, "--offline", env=env)
+    table = cli.run("doctor", "--offline", ok=False, env=env).stdout
+
+    assert found[(f"memory (user plugin {memory})", "mine")]["message"] == "the user's own"
+    assert found[(f"hooks (user plugin {hooks})", "mine")]["message"] == "the user's own"
+    # A plugin whose name nothing else has keeps its name alone.
+    assert found[("thing", "mine")]["message"] == "the user's own"
+    assert str(thing) not in table
+    assert f"memory (user plugin {memory})" in table

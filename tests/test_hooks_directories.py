@@ -243,16 +243,24 @@ def test_a_failing_observer_hook_directory_is_logged_saying_how_to_disable_it(
     ("manifest", "files", "error"),
     [
         pytest.param(
-            "event: before_everything\n",
+            "description: guard\nevent: before_everything\n",
             True,
-            "HOOK.yaml: event: must be one of pre_tool_call, post_tool_call, session_start, "
+            "HOOK.yaml:2: event: must be one of pre_tool_call, post_tool_call, session_start, "
             "session_end, not 'before_everything'",
             id="bad-event",
         ),
         pytest.param(
+            "event: PreToolUse\n",
+            True,
+            "HOOK.yaml:1: event: must be one of pre_tool_call, post_tool_call, session_start, "
+            "session_end, not 'PreToolUse': Claude Code's PreToolUse is hermes's "
+            "'pre_tool_call', write 'event: pre_tool_call'",
+            id="claude-event",
+        ),
+        pytest.param(
             "event: pre_tool_call\ntimeout: -1\n",
             True,
-            "HOOK.yaml: timeout: must be a number of seconds > 0",
+            "HOOK.yaml:2: timeout: must be a number of seconds > 0",
             id="bad-timeout",
         ),
         pytest.param("event: [pre_tool_call\n", True, "HOOK.yaml:2: not valid YAML", id="yaml"),
@@ -355,8 +363,10 @@ def test_hermes_hooks_list_shows_a_shell_hook_whose_command_is_missing_as_not_ru
         "    - command: 'true'\n"
     )
 
-    rows = {row["name"]: row for row in hermes_cli.json("hooks", "list", "--json")}
-    table = hermes_cli.run("hooks", "list").stdout
+    listed = hermes_cli.run("hooks", "list", "--json", ok=False)
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    shown = hermes_cli.run("hooks", "list", ok=False)
+    table = shown.stdout
 
     assert rows["hooks.pre_tool_call[0]"]["status"] == "not runnable"
     assert rows["hooks.pre_tool_call[0]"]["message"] == (
@@ -372,6 +382,8 @@ def test_hermes_hooks_list_shows_a_shell_hook_whose_command_is_missing_as_not_ru
     assert "message" not in rows["hooks.pre_tool_call[2]"]
     assert rows["hooks.post_tool_call[0]"]["status"] == "enabled"
     assert "its command 'no-such-hermes-hook' is not on PATH" in table
+    # A broken row fails the listing, as in skills list and mcp list.
+    assert (listed.returncode, shown.returncode) == (1, 1)
 
 
 @pytest.mark.parametrize("where", ["project", "elsewhere"])
@@ -389,16 +401,17 @@ def test_hermes_hooks_list_checks_a_relative_hook_command_where_the_hook_runs(
     here.mkdir(exist_ok=True)
     cli = InProcessCli(hermes_cli.root, home=hermes_cli.home, work=here)
 
-    (row,) = cli.json("hooks", "list", "--json")
+    listed = cli.run("hooks", "list", "--json", ok=False)
+    (row,) = json.loads(listed.stdout)
     called = cli.run("tools", "call", "todo_list", "{}", ok=False)
 
     if where == "project":
-        assert row["status"] == "enabled"
+        assert (row["status"], listed.returncode) == ("enabled", 0)
         assert "blocked by shell hook './hooks/check.sh' (hooks.pre_tool_call[0]): checked" in (
             called.stderr
         )
     else:
-        assert row["status"] == "not runnable"
+        assert (row["status"], listed.returncode) == ("not runnable", 1)
         assert row["message"].startswith(
             f"its command './hooks/check.sh' does not exist ({here / 'hooks' / 'check.sh'})"
         )

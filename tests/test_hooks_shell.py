@@ -23,6 +23,7 @@ from hermes_core._paths import Environment
 from hermes_core._session import Session
 from hermes_core._tools import ToolResult
 from hermes_core.testing import write_dir_plugin
+from hermes_core.testing._cli_in_process import InProcessCli
 
 T = TypeVar("T")
 
@@ -54,6 +55,11 @@ def activity(env: Environment) -> list[dict[str, Any]]:
 @pytest.fixture
 def env(tmp_path: Path) -> Environment:
     return make_env(tmp_path)
+
+
+@pytest.fixture
+def hermes_cli(hermes_home: Path, hermes_project: Path, tmp_path: Path) -> InProcessCli:
+    return InProcessCli(tmp_path, home=hermes_home, work=hermes_project)
 
 
 def pre(command: str, **options: Any) -> dict[str, Any]:
@@ -309,3 +315,51 @@ def test_a_failing_observer_hook_is_logged_and_changes_nothing(
     assert "ShellHookFailed" not in caplog.text
     assert "shell hook 'echo broken >&2; exit 3' (hooks.post_tool_call[0])" in caplog.text
     assert "; fix or remove it (hooks.post_tool_call[0] of the configuration)" in caplog.text
+
+
+def test_a_claude_code_event_name_under_hooks_names_the_hermes_event_or_says_there_is_none(
+    hermes_cli: InProcessCli,
+) -> None:
+    """``PreToolUse`` pasted from ``.claude/settings.json`` names the event to write instead;
+    ``UserPromptSubmit``, which hermes has no event for, says so plainly."""
+    hermes_cli.config.write_text(
+        "hooks:\n  PreToolUse:\n    - command: 'true'\n  UserPromptSubmit:\n    - command: 'true'\n"
+    )
+
+    stderr = hermes_cli.run("hooks", "list", ok=False).stderr
+
+    assert (
+        f"{hermes_cli.config}:2: hooks.PreToolUse: unknown key: Claude Code's PreToolUse is "
+        "hermes's 'pre_tool_call', write hooks.pre_tool_call" in stderr
+    )
+    assert (
+        f"{hermes_cli.config}:4: hooks.UserPromptSubmit: unknown key: Claude Code's "
+        "UserPromptSubmit has no hermes event (hermes's events: pre_tool_call, post_tool_call, "
+        "session_start, session_end)" in stderr
+    )
+
+
+def test_a_claude_code_hook_entry_says_what_hermes_expects_with_file_and_line(
+    hermes_cli: InProcessCli,
+) -> None:
+    """An entry of ``.claude/settings.json``'s shape (``matcher`` and a ``hooks`` list) is one
+    problem, at its line, saying the shape hermes reads, not three about its keys."""
+    hermes_cli.config.write_text(
+        "hooks:\n"
+        "  pre_tool_call:\n"
+        "    - command: 'true'\n"
+        "    - matcher: Bash\n"
+        "      hooks:\n"
+        "        - type: command\n"
+        "          command: ./check.sh\n"
+    )
+
+    result = hermes_cli.run("hooks", "list", ok=False)
+
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"hermes: error: {hermes_cli.config}:4: hooks.pre_tool_call[1]: this is a Claude Code "
+        "hook entry (matcher, hooks); hermes runs one command per entry: write each as "
+        "'- command: ...' with 'match:' a glob over hermes tool names (such as 'terminal') "
+        "and 'timeout:' in seconds"
+    )

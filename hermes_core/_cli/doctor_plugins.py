@@ -25,6 +25,10 @@ __all__ = ["HOOK", "plugin_doctor_checks"]
 
 HOOK: Final = "hermes_doctor_checks"
 _STATUSES: Final = frozenset(get_args(DoctorStatus))
+_OWN_GROUPS: Final = frozenset(
+    {"configuration", "plugins", "model", "mcp", "hooks", "skills", "home", "project"}
+)
+"""The groups of doctor's own checks (docs/cli.md), which a plugin's name may also be."""
 _T = TypeVar("_T")
 
 
@@ -49,6 +53,7 @@ async def _plugin_checks(
     host: Host, impl: Any, timeout: float, offline: bool, results: dict[str, list[Check]]
 ) -> None:
     plugin: str = impl.plugin_name
+    group = _group(host, plugin)
     context = host.plugin_context(plugin)
     arguments = {"config": context.config, "env": context.env, "context": context}
     hint = f"hermes plugins info {plugin}"
@@ -59,21 +64,35 @@ async def _plugin_checks(
     try:
         specs = _specs(await _within(call, timeout))
     except Exception as exc:
-        results[plugin] = [Check(plugin, "checks", "error", _failed(plugin, HOOK, exc), hint)]
+        results[plugin] = [Check(group, "checks", "error", _failed(plugin, HOOK, exc), hint)]
         return
     found: dict[str, Check] = {}
-    async with anyio.create_task_group() as group:
+    async with anyio.create_task_group() as tasks:
         for spec in specs:
             if offline and spec.network:
                 found[spec.name] = not_checked(
-                    plugin, spec.name, "not run: it sends requests (--offline)"
+                    group, spec.name, "not run: it sends requests (--offline)"
                 )
             else:
-                group.start_soon(_run, plugin, spec, timeout, found)
+                tasks.start_soon(_run, plugin, group, spec, timeout, found)
     results[plugin] = [found[spec.name] for spec in specs]
 
 
-async def _run(plugin: str, spec: DoctorCheckSpec, timeout: float, found: dict[str, Check]) -> None:
+def _group(host: Host, plugin: str) -> str:
+    """The group of ``plugin``'s lines: its name, and its source and folder when the name is
+    also a copy it beat (a user's ``memory`` over the bundled one) or a group of doctor's own,
+    so its lines never read as hermes's."""
+    record = next((r for r in host.plugins if r.name == plugin and r.loadable), None)
+    if record is None or record.source == "bundled" or record.path is None:
+        return plugin
+    if record.shadows or plugin in _OWN_GROUPS:
+        return f"{plugin} ({record.source} plugin {record.path})"
+    return plugin
+
+
+async def _run(
+    plugin: str, group: str, spec: DoctorCheckSpec, timeout: float, found: dict[str, Check]
+) -> None:
     try:
         result = await _within(lambda: _awaited(spec.run()), timeout)
         if not isinstance(result, DoctorResult):
@@ -84,12 +103,10 @@ async def _run(plugin: str, spec: DoctorCheckSpec, timeout: float, found: dict[s
     except Exception as exc:
         message = _failed(plugin, f"the check {spec.name!r}", exc)
         found[spec.name] = Check(
-            plugin, spec.name, "error", message, f"hermes plugins info {plugin}"
+            group, spec.name, "error", message, f"hermes plugins info {plugin}"
         )
         return
-    found[spec.name] = Check(
-        plugin, spec.name, result.status, str(result.message), str(result.hint)
-    )
+    found[spec.name] = Check(group, spec.name, result.status, str(result.message), str(result.hint))
 
 
 def _specs(returned: object) -> list[DoctorCheckSpec]:

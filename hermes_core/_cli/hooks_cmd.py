@@ -1,7 +1,7 @@
 """``hermes hooks``: list the shell hooks and hook directories, enable and disable directories.
 
 Listing imports only the hook directories ``hooks.enabled`` names (to report their import
-errors), never the others, and never raises for a broken one: it exists to show it.
+errors), never the others, and never stops at a broken one: it shows it, and exits 1 then.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from hermes_core._cli.output import columns, verbose
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
+    from hermes_core._hooks.directories import HookDirectory
     from hermes_core._paths import Environment
 
 
@@ -63,7 +64,8 @@ def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
 @hooks.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
-    """One row per shell hook of config.yaml and per hook directory of $HERMES_HOME/hooks."""
+    """One row per shell hook of config.yaml and per hook directory of $HERMES_HOME/hooks;
+    exit 1 when one is broken (``error``, ``not runnable``), as ``skills list`` does."""
     from hermes_core._hooks.directories import load_hook_directories
 
     env = environment()
@@ -85,12 +87,17 @@ def list_command(as_json: bool) -> None:
     ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
+    elif not rows:
         click.echo(
             f"No shell hooks in {env.config_path} and no hook directories in {env.hooks_dir}."
         )
-        return
+    else:
+        _print_table(rows, directories)
+    if any(row["status"] in ("error", "not runnable") for row in rows):
+        raise SystemExit(1)
+
+
+def _print_table(rows: list[dict[str, Any]], directories: list[HookDirectory]) -> None:
     table: list[tuple[str, ...]] = [("name", "kind", "event", "match", "timeout", "status", "note")]
     for row in rows:
         note = row.get("message") or row.get("command") or row.get("description") or ""

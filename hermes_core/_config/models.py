@@ -21,6 +21,7 @@ from hermes_core._config.agent import (
     ModelConfig,
 )
 from hermes_core._config.checks import http_url
+from hermes_core._config.claude_hooks import claude_entry_problem, claude_event_problems
 from hermes_core._config.sections import (
     WARNINGS_CONTEXT,
     After,
@@ -33,6 +34,7 @@ from hermes_core._config.sections import (
     fallback,
     key_paths,
     misplaced,
+    section_keys,
     unwrap_optional,
 )
 from hermes_core._plugin_names import normalize_name
@@ -340,6 +342,12 @@ class ShellHook(Section):
     match: str = "*"
     timeout: Annotated[float, Number(above=0)] = 10.0
 
+    def _fill(self, values: Mapping[Any, Any], loc: Loc, problems: list[Problem]) -> bool:
+        # An entry pasted from .claude/settings.json is one problem saying hermes's shape.
+        claude = claude_entry_problem(values, loc)
+        problems.extend([claude] if claude else [])
+        return claude is None and super()._fill(values, loc, problems)
+
 
 class HooksConfig(Section):
     """``hooks``: shell commands per event, and which hook directories are enabled
@@ -351,6 +359,13 @@ class HooksConfig(Section):
     session_end: list[ShellHook] = []
     enabled: NamesList = []
     disabled: NamesList = []
+
+    def _fill(self, values: Mapping[Any, Any], loc: Loc, problems: list[Problem]) -> bool:
+        before = len(problems)
+        done = super()._fill(values, loc, problems)
+        events = [name for name in section_keys(HooksConfig) if name not in ("enabled", "disabled")]
+        problems[before:] = claude_event_problems(problems[before:], loc, events)
+        return done
 
 
 MOVED_SECTIONS: dict[str, str] = {"code_execution": "plugins.entries.code_execution"}

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 
+from hermes_core._config.claude_hooks import claude_event_hint
 from hermes_core._errors import PluginError
 from hermes_core._hooks.adapters import EventHook, adapter_for
 from hermes_core._hooks.events import EVENTS, HookEvent
@@ -55,6 +56,7 @@ from hermes_core._plugins.manifest import Manifest, ManifestError, manifest_yaml
 from hermes_core._plugins.records import LOADABLE, PluginStatus
 from hermes_core._project_trust import gate_is_open, project_owns
 from hermes_core._shown import did_you_mean, shown
+from hermes_core._yaml_layout import line_of, round_trip_yaml
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -91,18 +93,28 @@ class HookManifest:
     warnings: tuple[str, ...] = ()
 
 
-def hook_manifest(data: Any, where: str) -> HookManifest:
-    """Validate a parsed ``HOOK.yaml``; errors name ``where`` and the key."""
+def hook_manifest(
+    data: Any, where: str, line_of_key: Callable[[str], int | None] = lambda key: None
+) -> HookManifest:
+    """Validate a parsed ``HOOK.yaml``; errors name ``where``, the key's line (``line_of_key``)
+    and the key."""
+
+    def at(key: str) -> str:
+        line = line_of_key(key)
+        return f"{where}:{line}: {key}" if line is not None else f"{where}: {key}"
+
     if not isinstance(data, Mapping):
         raise ManifestError(f"{where}: must be a mapping of keys to values")
     event = data.get("event")
     if event not in EVENTS:
+        hint = claude_event_hint(event, EVENTS, "'event: {}'")
         raise ManifestError(
-            f"{where}: event: must be one of {', '.join(EVENTS)}, not {shown(event)}"
+            f"{at('event')}: must be one of {', '.join(EVENTS)}, not {shown(event)}"
+            + (f": {hint}" if hint else "")
         )
     match = data.get("match", "*")
     if not isinstance(match, str) or not match:
-        raise ManifestError(f"{where}: match: must be a glob over tool names, not {shown(match)}")
+        raise ManifestError(f"{at('match')}: must be a glob over tool names, not {shown(match)}")
     timeout = data.get("timeout", DEFAULT_TIMEOUT)
     try:
         number = float(timeout)
@@ -110,11 +122,11 @@ def hook_manifest(data: Any, where: str) -> HookManifest:
         number = math.nan
     if isinstance(timeout, bool) or not (0 < number < math.inf):
         raise ManifestError(
-            f"{where}: timeout: must be a number of seconds > 0, not {shown(timeout)}"
+            f"{at('timeout')}: must be a number of seconds > 0, not {shown(timeout)}"
         )
     description = data.get("description", "")
     if not isinstance(description, str):
-        raise ManifestError(f"{where}: description: must be text, not {shown(description)}")
+        raise ManifestError(f"{at('description')}: must be text, not {shown(description)}")
     unknown = sorted(str(key) for key in data if key not in _KNOWN_KEYS)
     warnings = tuple(
         f"{where}: unknown key {shown(key)} ignored.{did_you_mean(key, _KNOWN_KEYS)}"
@@ -165,10 +177,35 @@ class HookDirectory:
         }
 
 
+def _key_line(path: Path) -> Callable[[str], int | None]:
+    """The line of a top-level key of the YAML file at ``path``: read again, keeping lines,
+    only for an error (the manifest loader's parse, cached, has none)."""
+
+    def line(key: str) -> int | None:
+        from ruamel.yaml.error import YAMLError
+
+        from hermes_core._yaml_limits import (
+            MANIFEST_MAX_BYTES,
+            YamlFileError,
+            limited,
+            load_limited,
+            read_limited,
+        )
+
+        try:
+            text = read_limited(path, MANIFEST_MAX_BYTES)
+            document = load_limited(limited(round_trip_yaml()), text or "")
+        except (YamlFileError, YAMLError):
+            return None
+        return line_of(document, (key,))
+
+    return line
+
+
 def _read(directory: Path, yaml: YAML) -> tuple[HookManifest | None, str | None]:
     where = directory / HOOK_FILE
     try:
-        manifest = hook_manifest(read_manifest_data(where, yaml=yaml), str(where))
+        manifest = hook_manifest(read_manifest_data(where, yaml=yaml), str(where), _key_line(where))
     except ManifestError as exc:
         return None, f"broken {HOOK_FILE}: {exc}"
     if not (directory / HANDLER_FILE).is_file():
