@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from hermes_core.agent._events import AgentEvent, Compacted, CompactionReason, UsageReport
 from hermes_core.agent._requests import Stopped, request_events
-from hermes_core.agent._wire import Message, ModelError, ModelRequest, ModelTurn, TextDelta
+from hermes_core.agent._wire import Message, ModelError, ModelRequest, ModelTurn, TextDelta, Usage
 
 if TYPE_CHECKING:
     import asyncio
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hermes_core.agent._request_tools import RequestTools
     from hermes_core.agent._requests import RetryPolicy
     from hermes_core.agent._transcripts import Transcript
-    from hermes_core.agent._wire import ModelProvider, ModelSettings, ToolSchema, Usage
+    from hermes_core.agent._wire import ModelProvider, ModelSettings, ToolSchema
 
 KEEP_SHARE = 0.2
 """The recent messages kept whole: up to this share of the window (at least the last call and
@@ -396,8 +396,9 @@ class Compaction:
         except ModelError as error:
             written.append(error)
             return
+        if turn is not None:
+            talk._spend(turn.usage or Usage(unreported=1))  # answered, counted by no server
         if turn is not None and turn.usage is not None:
-            talk._spend(turn.usage)
             yield UsageReport(turn.usage, talk.usage)
         summary = turn.message.content.strip() if turn is not None else ""
         if not summary:

@@ -103,8 +103,7 @@ class SessionModel:
             raise self._error(f"the request was stopped ({stopped.reason})") from None
         if turn is None:
             raise self._error("the model's answer ended without a turn")
-        if turn.usage is not None:
-            self._spent(turn.usage)
+        self._spent(turn.usage or Usage(unreported=1))  # answered, counted by no server
         return turn.message.content
 
     async def look(self, image: ImagePart, question: str, *, max_tokens: int | None = None) -> str:

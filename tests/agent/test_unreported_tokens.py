@@ -93,8 +93,9 @@ def test_counts_every_request_reported_are_shown_as_before(hermes_cli: HermesCli
     assert shown["turn_unreported"] == 0
 
 
-def chat_usage(cli: HermesCli, turns: list[FakeTurn]) -> str:
-    """The line ``/usage`` writes in a piped ``hermes chat`` after one prompt per turn."""
+def chat_usage(cli: HermesCli, turns: list[FakeTurn], typed: str | None = None) -> str:
+    """The line ``/usage`` writes in a piped ``hermes chat`` after ``typed`` (one prompt per
+    turn when not given)."""
     with FakeModelServer(turns) as server:
         config = {
             "model": {
@@ -105,7 +106,7 @@ def chat_usage(cli: HermesCli, turns: list[FakeTurn]) -> str:
         }
         cli.config.write_text(json.dumps(config), encoding="utf-8")
         env = cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
-        prompts = "".join(f"prompt {n}\n" for n in range(len(turns)))
+        prompts = typed or "".join(f"prompt {n}\n" for n in range(len(turns)))
         done = cli.run("chat", input=prompts + "/usage\n", env=env)
     (line,) = [line for line in done.stderr.splitlines() if "this conversation:" in line]
     return line
@@ -125,5 +126,23 @@ def test_usage_in_a_chat_says_its_counts_are_a_lower_bound(hermes_cli: HermesCli
 
     assert line == (
         "hermes: this conversation: 2 model requests, at least 100 input tokens, 20 output "
+        "tokens: 1 request reported none (subagents' included)"
+    )
+
+
+def test_a_summary_request_that_reported_no_counts_makes_usage_a_lower_bound(
+    hermes_cli: HermesCli,
+) -> None:
+    # /compact's summary request counted as a request but its missing counts did not: the
+    # line gave 2 requests' counts as exact for 3 requests.
+    turns = [
+        FakeTurn(text="One.", usage=Usage(100, 20)),
+        FakeTurn(text="Two.", usage=Usage(100, 20)),
+        FakeTurn(text="The summary.", usage=None),
+    ]
+    line = chat_usage(hermes_cli, turns, "prompt 0\nprompt 1\n/compact\n")
+
+    assert line == (
+        "hermes: this conversation: 3 model requests, at least 200 input tokens, 40 output "
         "tokens: 1 request reported none (subagents' included)"
     )
