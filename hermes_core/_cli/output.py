@@ -126,17 +126,15 @@ def columns(
     ids are never cut (a table that still does not fit wraps)."""
     if not rows:
         return ""
-    rows = [[printable(cell) for cell in row] for row in rows]
-    count = len(rows[0])
-    widths = [max(cells(row[index]) for row in rows) for index in range(count)]
+    measured = [[(shown, cells(shown)) for shown in map(printable, row)] for row in rows]
+    count = len(measured[0])
+    widths = [max(row[index][1] for row in measured) for index in range(count)]
     limit = _terminal_width() if width is None else width
     if limit is not None:
         _fit(widths, sorted({index % count for index in free}), limit)
     return "\n".join(
-        "  ".join(
-            _padded(cut(cell, size), size) for cell, size in zip(row, widths, strict=True)
-        ).rstrip()
-        for row in rows
+        "  ".join(_within(cell, size) for cell, size in zip(row, widths, strict=True)).rstrip()
+        for row in measured
     )
 
 
@@ -158,8 +156,13 @@ def _fit(widths: list[int], free: Sequence[int], limit: int) -> None:
         excess -= step
 
 
-def _padded(cell: str, size: int) -> str:
-    return cell + " " * (size - cells(cell))
+def _within(cell: tuple[str, int], size: int) -> str:
+    """A cell (its text and its width) cut to ``size`` cells if wider, padded to them."""
+    text, width = cell
+    if width > size:
+        text = cut(text, size)
+        width = cells(text)
+    return text + " " * (size - width)
 
 
 def _terminal_width() -> int | None:

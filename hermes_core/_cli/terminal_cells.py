@@ -8,11 +8,12 @@ spacing marks are characters of their own here)."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterator, Sequence
 
 _NO_COLUMN = ("Mn", "Me", "Cf")  # non-spacing and enclosing marks, format characters
-_JOINER = "\u200d"
+_JOINER_CHAR = "\u200d"
 _EMOJI_PRESENTATION = "\ufe0f"
 ELLIPSIS = "…"
 
@@ -29,8 +30,23 @@ def _skin_tone(char: str) -> bool:
     return "\U0001f3fb" <= char <= "\U0001f3ff"
 
 
-def _pictograph(char: str) -> bool:
-    return unicodedata.category(char) == "So"
+_MARK, _JOINER, _REGIONAL, _PICTOGRAPH, _WIDE_PICTOGRAPH, _NARROW, _WIDE = range(7)
+_PICTOGRAPHS = (_PICTOGRAPH, _WIDE_PICTOGRAPH)
+
+
+@functools.lru_cache(maxsize=8192)
+def _kind(char: str) -> int:
+    """What ``char`` is to the rule (cached: a table measures thousands of characters)."""
+    if char == _JOINER_CHAR:
+        return _JOINER
+    if _no_column(char) or _skin_tone(char):
+        return _MARK
+    if _regional(char):
+        return _REGIONAL
+    wide = unicodedata.east_asian_width(char) in "WF"
+    if unicodedata.category(char) == "So":
+        return _WIDE_PICTOGRAPH if wide else _PICTOGRAPH
+    return _WIDE if wide else _NARROW
 
 
 def joins(text: Sequence[str], at: int) -> bool:
@@ -39,17 +55,17 @@ def joins(text: Sequence[str], at: int) -> bool:
     second regional indicator."""
     if not 0 < at < len(text):
         return False
-    char, before = text[at], text[at - 1]
-    if _no_column(char) or _skin_tone(char):
+    kind = _kind(text[at])
+    if kind in (_MARK, _JOINER):
         return True
-    if before == _JOINER:
+    if text[at - 1] == _JOINER_CHAR:
         base = at - 1
         while base > 0 and joins(text, base):
             base -= 1
-        return _pictograph(char) and _pictograph(text[base])
-    if _regional(char):
+        return kind in _PICTOGRAPHS and _kind(text[base]) in _PICTOGRAPHS
+    if kind == _REGIONAL:
         run = 0
-        while at - run - 1 >= 0 and _regional(text[at - run - 1]):
+        while at - run - 1 >= 0 and _kind(text[at - run - 1]) == _REGIONAL:
             run += 1
         return run % 2 == 1
     return False
@@ -65,32 +81,54 @@ def characters(text: str) -> Iterator[str]:
 
 
 def _character_cells(character: str) -> int:
-    base = character[0]
-    if _no_column(base):
+    kind = _kind(character[0])
+    if kind in (_MARK, _JOINER):
         return 0
-    if _regional(base):
-        return 2 if len(character) > 1 and _regional(character[1]) else 1
-    if unicodedata.east_asian_width(base) in "WF":
+    if kind == _REGIONAL:
+        return 2 if len(character) > 1 and _kind(character[1]) == _REGIONAL else 1
+    if kind in (_WIDE, _WIDE_PICTOGRAPH):
         return 2
-    return 2 if _EMOJI_PRESENTATION in character and _pictograph(base) else 1
+    return 2 if kind == _PICTOGRAPH and _EMOJI_PRESENTATION in character else 1
 
 
 def cells(text: str) -> int:
     """How many terminal columns ``text`` takes (East Asian wide characters and emoji two;
     marks and format characters none: combining accents, variation selectors, joiners)."""
-    return sum(_character_cells(character) for character in characters(text))
+    if text.isascii():  # one cell a character: the common case, ~300 times faster
+        return len(text)
+    # One pass, the same rule as :func:`characters` and :func:`_character_cells`.
+    total, base, counted, joined, paired = 0, _MARK, 0, False, False
+    for char in text:
+        kind = _kind(char)
+        if kind in (_MARK, _JOINER):
+            if char == _EMOJI_PRESENTATION and base == _PICTOGRAPH and counted == 1:
+                total, counted = total + 1, 2
+            joined, paired = kind == _JOINER, False
+            continue
+        if joined and kind in _PICTOGRAPHS and base in _PICTOGRAPHS:
+            joined = False
+            continue
+        joined = False
+        if kind == _REGIONAL and paired:
+            total, counted, paired = total + 1, 2, False
+            continue
+        paired = kind == _REGIONAL
+        base, counted = kind, 2 if kind in (_WIDE, _WIDE_PICTOGRAPH) else 1
+        total += counted
+    return total
 
 
 def cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` cells: whole, or its first characters and an ellipsis
     (never half a character: an emoji sequence or an accent is kept whole or left out)."""
-    if cells(text) <= width:
-        return text
-    kept, used = [], 0
+    if text.isascii():
+        return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
+    short, used, at = 0, 0, 0  # where the text cut before the ellipsis ends
     for character in characters(text):
-        size = _character_cells(character)
-        if used + size > width - 1:
-            break
-        kept.append(character)
-        used += size
-    return "".join(kept) + ELLIPSIS
+        used += _character_cells(character)
+        if used > width:
+            return text[:short] + ELLIPSIS
+        at += len(character)
+        if used < width:
+            short = at
+    return text
