@@ -317,3 +317,19 @@ def test_alt_with_an_arrow_sent_as_escape_and_the_arrow_s_sequence_moves_by_word
     edit, _ = editor()
     assert edit.feed("ab\x1b\x1b") == []
     assert edit.feed("[Dc\r") == [("line", "cab")]
+
+
+def test_an_emoji_sequence_takes_the_two_columns_of_one_emoji() -> None:
+    """A person coding (woman, joiner, laptop), a rainbow flag (flag, variation selector,
+    joiner, rainbow), a flag (two regional indicators), a thumb with a skin tone, a heart with
+    its emoji variation selector: each one emoji of two cells, as terminals draw them."""
+    for text in ("👩\u200d💻", "🏳\ufe0f\u200d🌈", "🇫🇷", "👍🏽", "❤\ufe0f"):
+        edit, drawn = editor()
+        edit.feed(text + "b" + LEFT)
+        assert drawn[-1].endswith("\r\x1b[2C"), text
+
+
+def test_left_and_backspace_take_an_emoji_sequence_whole() -> None:
+    assert line("a👩\u200d💻\x7f\r") == [("line", "a")]
+    assert line("🇫🇷🇩🇪" + LEFT + "x\r") == [("line", "🇫🇷x🇩🇪")]
+    assert line("👍🏽b" + LEFT * 2 + DELETE + "\r") == [("line", "b")]

@@ -229,7 +229,7 @@ def list_command(as_json: bool) -> None:
         model = "-" if job["model"] is None else job["model"]
         row = [job["id"], job["name"], job["schedule"], job["state"], job["next_run"], outcome]
         rows.append([*row, cwd, model])
-    click.echo(columns(rows))
+    click.echo(columns(rows, free=(1, 6)))  # the name, the directory
 
 
 @cron.command("runs")

@@ -125,7 +125,7 @@ def search_command(
         [name, *(str(metrics[key]) for key in ("queries", "negatives", "tools", *_TABLE_COLUMNS))]
         for name, metrics in results.items()
     ]
-    click.echo(columns([header, *rows]))
+    click.echo(columns([header, *rows], free=()))  # numbers: never cut
 
 
 def _evaluate_set(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hermes_core._cli.terminal_cells import cells
+from hermes_core._cli.terminal_cells import cells, characters
 
 
 class LineDisplay:
@@ -114,12 +114,12 @@ class LineDisplay:
         """Where ``text`` printed at cell ``at`` of a row (wrapped rows counted on) ends: a
         tab goes on to the next tab stop, every 8 columns, never past the row's last."""
         width = max(self._columns(), 1)
-        for char in text:
+        for character in characters(text):
             column = at % width
-            if char == "\t":
+            if character == "\t":
                 at += min(8 - column % 8, width - 1 - column)
                 continue
-            size = cells(char)
+            size = cells(character)
             if size == 2 and column == width - 1:
                 at += 1
             at += size

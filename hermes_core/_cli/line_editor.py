@@ -33,6 +33,7 @@ from hermes_core._cli.line_motions import (
     word_after,
     word_before,
 )
+from hermes_core._cli.terminal_cells import joins
 
 Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
@@ -301,7 +302,9 @@ class LineEditor:
         at_end = self._cursor == len(self._text)
         self._text[self._cursor : self._cursor] = text
         self._cursor += len(text)
-        if at_end and "\t" not in text:
+        # A skin tone or a joined emoji typed after its emoji changes the cells it takes.
+        joined = joins(self._text, self._cursor - len(text))
+        if at_end and "\t" not in text and not joined:
             self._display.extend(text)  # typing at the end: no need to draw the line again
         else:
             self._refresh()

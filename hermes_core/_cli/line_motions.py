@@ -1,19 +1,20 @@
 """Where the chat's line editor's cursor keys and kill keys go in a line: by character (a
 character with its combining marks, which take no column: a decomposed é is one to the
-person), by word (letters and digits, as readline's Alt-B and Alt-F), and back over a
+person, as is an emoji sequence: a flag, a person coding, a thumb with its skin tone), by
+word (letters and digits, as readline's Alt-B and Alt-F), and back over a
 whitespace-delimited word (Ctrl-W)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hermes_core._cli.terminal_cells import cells
+from hermes_core._cli.terminal_cells import joins
 
 
 def char_before(text: Sequence[str], at: int) -> int:
     """Where the character before ``at`` starts, with the marks after it."""
     at = max(at - 1, 0)
-    while at > 0 and not cells(text[at]):
+    while at > 0 and joins(text, at):
         at -= 1
     return at
 
@@ -21,7 +22,7 @@ def char_before(text: Sequence[str], at: int) -> int:
 def char_after(text: Sequence[str], at: int) -> int:
     """Where the character after ``at`` ends, its marks included."""
     at = min(at + 1, len(text))
-    while at < len(text) and not cells(text[at]):
+    while at < len(text) and joins(text, at):
         at += 1
     return at
 

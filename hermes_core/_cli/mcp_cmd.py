@@ -377,7 +377,7 @@ def catalog(ctx: click.Context, as_json: bool) -> None:
     for server in servers.values():
         command = " ".join((server.command, *server.args))
         table.append((server.name, command, ", ".join(server.required_env), server.description))
-    click.echo(columns(table))
+    click.echo(columns(table, free=(1, 2, 3)))
     click.echo("\nInstall one with: hermes mcp catalog install NAME [--env KEY=VALUE]")
 
 

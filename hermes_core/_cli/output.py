@@ -5,6 +5,7 @@ stderr, text from outside (escaped on a terminal, exact elsewhere), "did you mea
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -13,6 +14,7 @@ from typing import Any
 
 import click
 
+from hermes_core._cli.terminal_cells import cells, cut
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
 from hermes_core._shown import printable, printable_lines
 
@@ -109,18 +111,66 @@ def as_shown(stream: Any, text: str) -> str:
     return printable_lines(text.replace("\r\n", "\n"), tabs=True)
 
 
-def columns(rows: Sequence[Sequence[str]]) -> str:
-    """Rows as left-aligned columns two spaces apart (plain text: rich costs ~100 ms here).
-    Cells come from outside (a server's tool names, a model's job names): control characters
-    are shown escaped, never sent to the terminal."""
+def columns(
+    rows: Sequence[Sequence[str]], *, free: Sequence[int] = (-1,), width: int | None = None
+) -> str:
+    """Rows as left-aligned columns two spaces apart (plain text: rich costs ~100 ms here),
+    aligned by the cells their text takes (a wide character or an emoji two). Cells come from
+    outside (a server's tool names, a model's job names): control characters are shown
+    escaped, never sent to the terminal.
+
+    The one rule for every table: wider than ``width`` (default: the terminal's width when
+    stdout is a terminal, no limit when it is piped or redirected), the widest of the ``free``
+    columns (free text: a description, a note, a command line; the last by default) is cut
+    with an ellipsis until each row fits one line, none to less than a few cells; names and
+    ids are never cut (a table that still does not fit wraps)."""
     if not rows:
         return ""
-    rows = [[printable(cell) for cell in row] for row in rows]
-    widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
+    measured = [[(shown, cells(shown)) for shown in map(printable, row)] for row in rows]
+    count = len(measured[0])
+    widths = [max(row[index][1] for row in measured) for index in range(count)]
+    limit = _terminal_width() if width is None else width
+    if limit is not None:
+        _fit(widths, sorted({index % count for index in free}), limit)
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
+        "  ".join(_within(cell, size) for cell, size in zip(row, widths, strict=True)).rstrip()
+        for row in measured
     )
+
+
+_NARROWEST = 6
+"""The fewest cells a free column is cut to: five of its characters and the ellipsis."""
+
+
+def _fit(widths: list[int], free: Sequence[int], limit: int) -> None:
+    """Narrow the widest of the ``free`` columns, step by step, until the row fits ``limit``."""
+    excess = sum(widths) + 2 * (len(widths) - 1) - limit
+    while excess > 0:
+        shrinkable = [index for index in free if widths[index] > _NARROWEST]
+        if not shrinkable:
+            return
+        widest = max(shrinkable, key=lambda index: widths[index])
+        floor = max([_NARROWEST, *(widths[index] for index in shrinkable if index != widest)])
+        step = min(excess, max(widths[widest] - floor, 1))
+        widths[widest] -= step
+        excess -= step
+
+
+def _within(cell: tuple[str, int], size: int) -> str:
+    """A cell (its text and its width) cut to ``size`` cells if wider, padded to them."""
+    text, width = cell
+    if width > size:
+        text = cut(text, size)
+        width = cells(text)
+    return text + " " * (size - width)
+
+
+def _terminal_width() -> int | None:
+    """The terminal's width when stdout is one: a pipe or a file gets whole rows."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    if isatty is None or not isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def verbose() -> bool:

@@ -108,7 +108,7 @@ def _table(store: TranscriptStore, found: list[Recorded]) -> None:
         ]
         for one in found
     )
-    click.echo(columns(rows))
+    click.echo(columns(rows, free=(5, 6, 7)))  # the directory, the title, the first message
 
 
 def _as_json(one: Recorded) -> dict[str, Any]:

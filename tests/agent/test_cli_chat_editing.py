@@ -422,3 +422,19 @@ def test_ctrl_c_with_a_line_typed_empties_it_and_the_chat_goes_on(home: AgentHom
     child.close()
     assert child.exitstatus == 130
     assert sent(home) == ["other", "half typed"]
+
+
+def test_the_cursor_goes_back_over_an_emoji_sequence_by_its_two_cells(home: AgentHome) -> None:
+    """After a flag (two regional indicators) and a person coding (a joined sequence), Left
+    puts the cursor two cells before the end, where the terminal drew the last emoji."""
+    home.setup({"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    child.send("🇫🇷👩\u200d💻" + LEFT)
+    child.expect_exact(f"\x1b[J🇫🇷👩\u200d💻\r\x1b[{len(PROMPT) + 2}C")
+    child.send("x\r")
+    child.expect_exact("heard: ")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["🇫🇷x👩\u200d💻"]

@@ -149,6 +149,7 @@ def test_a_title_written_by_hand_with_control_characters_is_shown_escaped(
         cwd=str(home.cli.work),
         encoding="utf-8",
         timeout=60,
+        dimensions=(24, 500),  # wide enough that the table cuts no title
     )
     child.expect(pexpect.EOF)
     child.close()
