@@ -183,7 +183,7 @@ def test_a_url_with_a_user_and_no_password_still_signs_in(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
     # Only a password makes a URL's user part a credential sent as Basic auth: a user alone
-    # (``https://bob@host/mcp``) left OAuth sign-in to the server before, and still does.
+    # (``https://bob@host/mcp``) signs in with OAuth, to the resource the server names (no user).
     cli = _cli(tmp_path, oauth_server().replace("http://", "http://bob@", 1))
     login = cli.run("mcp", "login", "sec", env=_browser(cli))
     assert "signed in" in login.stdout.lower()
