@@ -11,8 +11,9 @@ is written whole under an exclusive lock of the file (``flock``; none on Windows
 writer that finds the last line without its newline under the lock knows it was cut by a crash
 (no writer holds the lock) and removes it before it appends. A writer that opened the file
 before ``hermes sessions delete`` removed it (holding the lock) finds, once it has the lock,
-that the file has no name left: it writes nothing there (it would be lost with the file), and
-opens it again as one deleted before it came. Reading never changes the file
+that the file has no name left (no link, and its path names no file or another: some
+filesystems say no link for every file): it writes nothing there (it would be lost with the
+file), and opens it again as one deleted before it came. Reading never changes the file
 and takes a shared lock (:func:`transcript_read_lock`): readers do not wait for each other,
 and no writer removes a cut line under a reader half-way through it (the reader would read on
 into the next line at the same offset). A last line without its newline is left out (it may be
@@ -153,7 +154,7 @@ class Transcript:
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
                 status = os.fstat(descriptor)
-                if status.st_nlink == 0:
+                if status.st_nlink == 0 and _unnamed(self.path, status):
                     return False
                 _drop_cut_line(descriptor, status.st_size)
                 os.write(descriptor, data)
@@ -343,6 +344,17 @@ def _drop_cut_line(descriptor: int, end: int) -> None:
             return
         end = start
     os.ftruncate(descriptor, 0)
+
+
+def _unnamed(path: Path, status: os.stat_result) -> bool:
+    """Whether the file of ``status``, which says it has no link, is no longer ``path``: some
+    filesystems (FUSE ones) say 0 links for every file, and a writer believing them would open
+    it again for ever; only then is the name looked up (a deleted file's count is 0 too)."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return True
+    return (named.st_dev, named.st_ino) != (status.st_dev, status.st_ino)
 
 
 def _read_at(descriptor: int, size: int, offset: int) -> bytes:
