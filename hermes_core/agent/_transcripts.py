@@ -23,6 +23,7 @@ one another process is writing right now).
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import sys
@@ -34,8 +35,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard, TypeVar
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
+from hermes_core.agent._history_records import KeptMessages, read_records
+from hermes_core.agent._history_records import TranscriptError as TranscriptError  # named from here
 from hermes_core.agent._sendable_history import (
-    before_user_message,
     results_with_their_calls,
     unfinished_calls_answered,
 )
@@ -109,10 +111,6 @@ def redacted_message(message: Message) -> Message:
         thinking=_kept(message.thinking),
         reasoning_details=_kept(message.reasoning_details),
     )
-
-
-class TranscriptError(ValueError):
-    """A transcript line that is no message (a hand's edit, a damaged disk)."""
 
 
 class Transcript:
@@ -255,31 +253,14 @@ class Transcript:
         notes). Any other line that is no message or compaction raises
         :class:`TranscriptError` naming the file and the line. ``data``: the file's bytes
         already read (:meth:`read`)."""
-        found: list[Message] = []
-        history: list[Message] = []
+        found, history = KeptMessages(), KeptMessages()
         if data is None:
             data = self.read()
-        # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are.
-        lines = data.split(b"\n")[:-1]  # the last is empty, or a line without its newline
-        for number, line in enumerate(lines, 1):
-            try:
-                record = json.loads(line.decode("utf-8", "surrogateescape"))
-                if isinstance(record, dict) and record.get("type") == "message":
-                    found.append(Message.from_json(record))
-                    history.append(found[-1])
-                elif isinstance(record, dict) and record.get("type") == "compaction":
-                    kept = [Message.from_json(message) for message in record["kept"]]
-                    history = [Message.from_json(record["summary"]), *kept]
-                elif isinstance(record, dict) and record.get("type") == "undo":
-                    found = before_user_message(found, record["user_messages"])
-                    history = before_user_message(history, record["user_messages"])
-                elif not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-                raise TranscriptError(
-                    f"the transcript {self.path}, line {number}, is no message: {exc}"
-                ) from None
-        return found, unfinished_calls_answered(results_with_their_calls(history))
+        # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are; the
+        # last part is empty, or a line without its newline.
+        lines = (line for line in io.BytesIO(data) if line.endswith(b"\n"))
+        read_records(lines, self.path, history, found)
+        return found.messages, unfinished_calls_answered(results_with_their_calls(history.messages))
 
 
 def _line(record: dict[str, Any]) -> bytes:
