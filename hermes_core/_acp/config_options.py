@@ -88,7 +88,8 @@ async def _listed(provider: ModelProvider, name: str) -> tuple[str, ...]:
     except Exception as exc:  # a plugin's provider too: the configured model is still there
         why = f"{type(exc).__name__}: {exc}"
     else:
-        return tuple(str(model) for model in listed if model_problem(str(model)) is None)
+        names = (str(model) for model in listed)
+        return tuple(name.strip() for name in names if model_problem(name) is None)
     _log.warning("%s: only model.model is offered to the editor's model picker: %s", name, why)
     return ()
 

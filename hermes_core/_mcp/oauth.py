@@ -42,7 +42,13 @@ from pydantic import AnyUrl
 from hermes_core._config import McpServerConfig
 from hermes_core._errors import HermesError
 from hermes_core._mcp.loopback import SIGN_IN_TIMEOUT, LoopbackRedirect, SignIn
-from hermes_core._mcp.tokens import TokenFile, sign_in_fingerprint, sign_out, token_path
+from hermes_core._mcp.tokens import (
+    TokenFile,
+    sign_in_fingerprint,
+    sign_out,
+    token_path,
+    url_without_user,
+)
 from hermes_core._paths import Environment
 from hermes_core._version import __version__
 
@@ -200,14 +206,15 @@ def auth_for(
     server: str, config: McpServerConfig, env: Environment, interactive: SignIn | None = None
 ) -> _Provider | None:
     """The ``httpx`` auth of a connection to the URL server ``server`` (``config`` expanded),
-    or ``None`` when the entry sends its own ``Authorization`` header or its URL has a user
-    part (``https://me:pw@host/mcp``: ``httpx`` sends it as HTTP Basic auth, as curl does).
+    or ``None`` when the entry sends its own ``Authorization`` header or its URL has a
+    password (``https://me:pw@host/mcp``: ``httpx`` sends it as HTTP Basic auth, as curl does;
+    a user alone, ``https://me@host/mcp``, is no credential: it signs in to the URL without it).
     ``interactive`` is the sign-in of ``hermes mcp login``; without it the connection fails
     with :class:`SignInNeeded` where a browser would be needed."""
     assert config.url is not None
     if any(key.lower() == "authorization" for key in config.headers):
         return None
-    if "@" in urlsplit(config.url).netloc:  # an httpx auth would take the place of Basic
+    if urlsplit(config.url).password is not None:  # an httpx auth would take Basic's place
         return None
     oauth = config.oauth
     path = token_path(env, server)
@@ -232,7 +239,7 @@ def auth_for(
     extra = " ".join(oauth.scopes) if oauth is not None and oauth.scopes else None
     return _Provider(
         server,
-        config.url,
+        url_without_user(config.url),  # the resource the server names: no user part in it
         store,
         metadata,
         oauth.client_metadata_url if oauth is not None else None,

@@ -35,6 +35,7 @@ __all__ = [
     "sign_in_fingerprint",
     "sign_out",
     "token_path",
+    "url_without_user",
 ]
 
 log = logging.getLogger("hermes_core._mcp")
@@ -64,11 +65,17 @@ def recorded_url(url: str) -> str:
     query key (:func:`~hermes_core._redaction.url_secrets`: ``?token=``) as ``[redacted]``, so a
     password never lands in the file."""
     try:
-        parts = urlsplit(url)
+        host = url_without_user(url)
     except ValueError:
         return shown_url(url)
-    host = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     return url_secrets(host, lambda _name, _value: REDACTED)
+
+
+def url_without_user(url: str) -> str:
+    """``url`` without its user part (``https://me@host/mcp`` is ``https://host/mcp``): the
+    server a sign-in is to. :class:`ValueError` for a URL ``urlsplit`` refuses."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 _Model = TypeVar("_Model", OAuthToken, OAuthClientInformationFull, OAuthMetadata)

@@ -2,11 +2,11 @@
 :meth:`~hermes_core.agent._transcripts.Transcript.history` gives, in memory that stays flat
 whatever the file's size.
 
-Two passes over the file's lines. The first reads each line (one at a time, none kept),
-checks it as :meth:`Transcript.contents` does (a line that is no message raises
-:class:`TranscriptError` before anything is given) and keeps only where each message of the
-history is: its line's offset, and for one a compaction record holds, its place in it; an undo
-record cuts those places back by the same rule (:func:`kept_before_user_message`). The second
+Two passes over the file's lines. The first reads each line (one at a time, none kept) by the
+rule :meth:`Transcript.contents` reads them by (:func:`read_records`: a line that is no message
+raises :class:`TranscriptError` before anything is given) and keeps only where each message of
+the history is: its line's offset, and for one a compaction record holds, its place in it. The
+second
 reads those lines again, a message at a time, and gives them paired as a history sent again is
 (:func:`each_with_its_call`, :func:`each_call_answered`). The first also keeps the latest
 header and title, so that the file is read twice in all.
@@ -26,19 +26,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from hermes_core.agent._sendable_history import (
-    each_call_answered,
-    each_with_its_call,
-    kept_before_user_message,
-)
-from hermes_core.agent._transcripts import Transcript, TranscriptError, transcript_read_lock
+from hermes_core.agent._history_records import OWN_LINE, SUMMARY, read_records
+from hermes_core.agent._sendable_history import each_call_answered, each_with_its_call
+from hermes_core.agent._transcripts import Transcript, transcript_read_lock
 from hermes_core.agent._wire import Message
 
 _CHUNK = 65536
-_OWN_LINE = -1
-"""A history's message that is a line of its own (not one a compaction record holds)."""
-_SUMMARY = -2
-"""A compaction's summary (else the place in its ``kept``)."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +62,9 @@ def streamed_history(transcript: Transcript) -> StreamedHistory:
 
 
 class _Places:
-    """Where each message of the history is: its line's offset, and ``_OWN_LINE``,
-    ``_SUMMARY`` or its place in a compaction's ``kept``; whether it is the person's."""
+    """Where each message of the history is (a history's
+    :class:`~hermes_core.agent._history_records.Kept`): its line's offset, and ``OWN_LINE``,
+    ``SUMMARY`` or its place in a compaction's ``kept``; whether it is the person's."""
 
     def __init__(self) -> None:
         self.offsets = array("q")
@@ -79,7 +73,7 @@ class _Places:
         self.header: dict[str, Any] = {}
         self.title: str | None = None
 
-    def add(self, offset: int, part: int, message: Message) -> None:
+    def append(self, offset: int, part: int, message: Message) -> None:
         self.offsets.append(offset)
         self.parts.append(part)
         self.users.append(message.role == "user")
@@ -87,39 +81,29 @@ class _Places:
     def cut(self, length: int) -> None:
         del self.offsets[length:], self.parts[length:], self.users[length:]
 
+    def other(self, record: dict[str, Any]) -> None:
+        """A record that is no message: the latest header and title are kept."""
+        if record.get("type") == "session":
+            self.header = record
+        elif record.get("type") == "title":
+            title = record.get("title")
+            self.title = title if isinstance(title, str) and title else None
+
 
 def _places(file: BinaryIO, end: int, transcript: Transcript) -> _Places:
     places = _Places()
     file.seek(0)
-    offset, number = 0, 0
+    read_records(_lines(file, end), transcript.path, places, other=places.other)
+    return places
+
+
+def _lines(file: BinaryIO, end: int) -> Iterator[bytes]:
+    """``file``'s lines up to ``end`` (past its last newline), one at a time."""
+    offset = 0
     while offset < end:
         line = file.readline()
-        number += 1
-        try:
-            record = json.loads(line.decode("utf-8", "surrogateescape"))
-            if not isinstance(record, dict):
-                raise ValueError("not a JSON object")
-            if record.get("type") == "message":
-                places.add(offset, _OWN_LINE, Message.from_json(record))
-            elif record.get("type") == "compaction":
-                kept = [Message.from_json(message) for message in record["kept"]]
-                places.cut(0)
-                places.add(offset, _SUMMARY, Message.from_json(record["summary"]))
-                for index, message in enumerate(kept):
-                    places.add(offset, index, message)
-            elif record.get("type") == "undo":
-                places.cut(kept_before_user_message(places.users, record["user_messages"]))
-            elif record.get("type") == "session":
-                places.header = record
-            elif record.get("type") == "title":
-                title = record.get("title")
-                places.title = title if isinstance(title, str) and title else None
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-            raise TranscriptError(
-                f"the transcript {transcript.path}, line {number}, is no message: {exc}"
-            ) from None
         offset += len(line)
-    return places
+        yield line
 
 
 def _given(file: BinaryIO, places: _Places) -> Iterator[Message]:
@@ -132,13 +116,13 @@ def _given(file: BinaryIO, places: _Places) -> Iterator[Message]:
 def _read(file: BinaryIO, places: _Places) -> Iterator[Message]:
     compaction: tuple[int, dict[str, Any]] = (-1, {})  # read once for all the messages it holds
     for offset, part in zip(places.offsets, places.parts, strict=True):
-        if part == _OWN_LINE:
+        if part == OWN_LINE:
             yield Message.from_json(_record_at(file, offset))
             continue
         if compaction[0] != offset:
             compaction = (offset, _record_at(file, offset))
         record = compaction[1]
-        yield Message.from_json(record["summary"] if part == _SUMMARY else record["kept"][part])
+        yield Message.from_json(record["summary"] if part == SUMMARY else record["kept"][part])
 
 
 def _record_at(file: BinaryIO, offset: int) -> dict[str, Any]:

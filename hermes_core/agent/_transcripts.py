@@ -11,8 +11,9 @@ is written whole under an exclusive lock of the file (``flock``; none on Windows
 writer that finds the last line without its newline under the lock knows it was cut by a crash
 (no writer holds the lock) and removes it before it appends. A writer that opened the file
 before ``hermes sessions delete`` removed it (holding the lock) finds, once it has the lock,
-that the file has no name left: it writes nothing there (it would be lost with the file), and
-opens it again as one deleted before it came. Reading never changes the file
+that the file has no name left (no link, and its path names no file or another: some
+filesystems say no link for every file): it writes nothing there (it would be lost with the
+file), and opens it again as one deleted before it came. Reading never changes the file
 and takes a shared lock (:func:`transcript_read_lock`): readers do not wait for each other,
 and no writer removes a cut line under a reader half-way through it (the reader would read on
 into the next line at the same offset). A last line without its newline is left out (it may be
@@ -22,6 +23,7 @@ one another process is writing right now).
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import sys
@@ -33,8 +35,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard, TypeVar
 
 from hermes_core._private_files import PRIVATE_FILE_MODE, private_dir
 from hermes_core._redaction import redact, redact_text
+from hermes_core.agent._history_records import KeptMessages, read_records
+from hermes_core.agent._history_records import TranscriptError as TranscriptError  # named from here
 from hermes_core.agent._sendable_history import (
-    before_user_message,
     results_with_their_calls,
     unfinished_calls_answered,
 )
@@ -110,10 +113,6 @@ def redacted_message(message: Message) -> Message:
     )
 
 
-class TranscriptError(ValueError):
-    """A transcript line that is no message (a hand's edit, a damaged disk)."""
-
-
 class Transcript:
     """The transcript file of one session, appended message by message."""
 
@@ -153,7 +152,7 @@ class Transcript:
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
                 status = os.fstat(descriptor)
-                if status.st_nlink == 0:
+                if status.st_nlink == 0 and _unnamed(self.path, status):
                     return False
                 _drop_cut_line(descriptor, status.st_size)
                 os.write(descriptor, data)
@@ -254,31 +253,14 @@ class Transcript:
         notes). Any other line that is no message or compaction raises
         :class:`TranscriptError` naming the file and the line. ``data``: the file's bytes
         already read (:meth:`read`)."""
-        found: list[Message] = []
-        history: list[Message] = []
+        found, history = KeptMessages(), KeptMessages()
         if data is None:
             data = self.read()
-        # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are.
-        lines = data.split(b"\n")[:-1]  # the last is empty, or a line without its newline
-        for number, line in enumerate(lines, 1):
-            try:
-                record = json.loads(line.decode("utf-8", "surrogateescape"))
-                if isinstance(record, dict) and record.get("type") == "message":
-                    found.append(Message.from_json(record))
-                    history.append(found[-1])
-                elif isinstance(record, dict) and record.get("type") == "compaction":
-                    kept = [Message.from_json(message) for message in record["kept"]]
-                    history = [Message.from_json(record["summary"]), *kept]
-                elif isinstance(record, dict) and record.get("type") == "undo":
-                    found = before_user_message(found, record["user_messages"])
-                    history = before_user_message(history, record["user_messages"])
-                elif not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-                raise TranscriptError(
-                    f"the transcript {self.path}, line {number}, is no message: {exc}"
-                ) from None
-        return found, unfinished_calls_answered(results_with_their_calls(history))
+        # Split at newlines only: a message's text may hold U+2028 or U+0085 as they are; the
+        # last part is empty, or a line without its newline.
+        lines = (line for line in io.BytesIO(data) if line.endswith(b"\n"))
+        read_records(lines, self.path, history, found)
+        return found.messages, unfinished_calls_answered(results_with_their_calls(history.messages))
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -343,6 +325,17 @@ def _drop_cut_line(descriptor: int, end: int) -> None:
             return
         end = start
     os.ftruncate(descriptor, 0)
+
+
+def _unnamed(path: Path, status: os.stat_result) -> bool:
+    """Whether the file of ``status``, which says it has no link, is no longer ``path``: some
+    filesystems (FUSE ones) say 0 links for every file, and a writer believing them would open
+    it again for ever; only then is the name looked up (a deleted file's count is 0 too)."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return True
+    return (named.st_dev, named.st_ino) != (status.st_dev, status.st_ino)
 
 
 def _read_at(descriptor: int, size: int, offset: int) -> bytes:

@@ -202,6 +202,23 @@ async def test_a_listed_name_that_is_no_model_name_is_not_offered(
     )
 
 
+async def test_a_listed_name_is_offered_without_the_space_around_it(
+    hermes_cli: HermesCli,
+) -> None:
+    """The space around a model name is no part of it (the rule ``--model`` strips it by): a
+    listed ``" gpt-x\\n"`` is offered as ``gpt-x``, the name the provider is then asked."""
+    client = RecordingClient()
+    with FakeModelServer(models=("fake-model", " spaced-model\n")) as server:
+        async with hermes_acp(hermes_cli, server.openai_base_url, client) as conn:
+            new = await conn.new_session(cwd=str(hermes_cli.work))
+
+    assert offered(new.config_options)["model"] == (
+        "fake-model",
+        "model",
+        ["fake-model", "spaced-model"],
+    )
+
+
 async def test_a_listing_that_hangs_does_not_hold_session_new(hermes_cli: HermesCli) -> None:
     """A server that takes the connection and never answers: the session opens anyway."""
     client = RecordingClient()

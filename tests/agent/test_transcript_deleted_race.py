@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from hermes_core.agent._transcripts import Transcript
+from hermes_core.agent._wire import Message
 from hermes_core.testing import FakeModelServer, FakeTurn
 from hermes_core.testing._cli_in_process import InProcessCli
 from tests.agent.test_cli_sessions import write
@@ -103,3 +107,41 @@ def test_a_chat_s_message_written_as_its_transcript_is_deleted_starts_it_again(
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert records[0]["type"] == "session"
     assert [r["content"] for r in records if r["type"] == "message"] == ["go on", "Second."]
+
+
+class FakeLinklessFilesystem:
+    """``os.fstat`` as a filesystem that counts no links says it (some FUSE ones report
+    ``st_nlink`` 0 for every file, which no filesystem here does): each file has 0 links.
+    It stops a writer asking more than ``most`` times, so that a loop ends as a failure."""
+
+    def __init__(self, most: int = 50) -> None:
+        self._fstat = os.fstat
+        self._most = most
+        self.asked = 0
+
+    def __call__(self, descriptor: int) -> os.stat_result:
+        self.asked += 1
+        if self.asked > self._most:
+            raise AssertionError(f"fstat asked {self.asked} times: the writer loops")
+        found = self._fstat(descriptor)
+        fields = list(found)
+        fields[stat.ST_NLINK] = 0
+        return os.stat_result(fields)
+
+
+def test_a_transcript_on_a_filesystem_that_counts_no_links_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "sessions" / "aaa111.jsonl"
+    path.parent.mkdir()
+    transcript = Transcript(path)
+    linkless = FakeLinklessFilesystem()
+    monkeypatch.setattr(os, "fstat", linkless)
+    transcript.start("aaa111", model="fake-1", parent=None, cwd=str(tmp_path))
+    transcript.add(Message("user", "hello"))
+    transcript.titled("Kept")
+    monkeypatch.undo()
+
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["type"] for r in records] == ["session", "message", "title"]
+    assert linkless.asked == 3  # one look a line, none written twice

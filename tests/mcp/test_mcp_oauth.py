@@ -179,6 +179,24 @@ def test_a_sign_in_to_a_url_with_a_secret_query_value_keeps_no_secret_in_its_fil
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+def test_a_url_with_a_user_and_no_password_still_signs_in(
+    tmp_path: Path, oauth_server: Callable[..., str]
+) -> None:
+    # Only a password makes a URL's user part a credential sent as Basic auth: a user alone
+    # (``https://bob@host/mcp``) signs in with OAuth, to the resource the server names (no user).
+    cli = _cli(tmp_path, oauth_server().replace("http://", "http://bob@", 1))
+    login = cli.run("mcp", "login", "sec", env=_browser(cli))
+    assert "signed in" in login.stdout.lower()
+    assert len(_opened(cli)) == 1
+    assert "bob@" not in _token_file(cli).read_text(encoding="utf-8")
+
+    called = cli.run("tools", "call", TOOL, "{}", "--yes", env=_browser(cli))
+    assert "a signed-in client" in called.stdout
+    assert len(_opened(cli)) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_an_expired_token_is_refreshed_without_a_browser(
     tmp_path: Path, oauth_server: Callable[..., str]
 ) -> None:
