@@ -112,7 +112,10 @@ def lenient(cli: HermesCli) -> dict[str, str]:
 
 
 def listed(cli: HermesCli, name: str) -> dict[str, Any]:
-    rows = json.loads(cli.run("plugins", "list", "--json", env=lenient(cli)).stdout)
+    done = cli.run("plugins", "list", "--json", env=lenient(cli), ok=False)
+    rows = json.loads(done.stdout)
+    # docs/cli.md's rule for list commands: every row shown, then exit 1 when one is broken.
+    assert done.returncode == int(any(row["status"] == "error" for row in rows)), done.stderr
     return next(row for row in rows if row["name"] == name)
 
 
@@ -188,7 +191,10 @@ def test_a_search_backend_whose_factory_raises_is_listed_as_its_plugin_error(
     installed("broken-search", RAISING_FACTORY, BROKEN_BACKEND)
 
     row = listed(hermes_cli, "broken-search")
-    table = hermes_cli.run("plugins", "list", env=lenient(hermes_cli)).stdout
+    shown = hermes_cli.run("plugins", "list", env=lenient(hermes_cli), ok=False)
+    table = shown.stdout
+
+    assert shown.returncode == 1, shown.stderr
 
     assert row["status"] == "error"
     assert (

@@ -91,9 +91,10 @@ class Setup:
         return self.cli.run(*args, ok=False, env=self.environment())
 
     def list_json(self, *extra: str) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self.cli.json(
-            "plugins", "list", "--json", *extra, env=self.environment()
-        )
+        done = self.run("plugins", "list", "--json", *extra)
+        rows: list[dict[str, Any]] = json.loads(done.stdout)
+        # docs/cli.md's rule for list commands: every row shown, then exit 1 when one is broken.
+        assert done.returncode == int(any(r["status"] == "error" for r in rows)), done.stderr
         return rows
 
 
@@ -324,6 +325,35 @@ def test_list_shows_each_broken_plugin_with_its_cause_and_loads_the_rest(setup: 
     assert "TOKEN_X" in rows["needs-env"]["error"]
 
 
+def test_list_shows_every_row_then_exits_1_when_a_plugin_is_in_error(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "raises", "raise RuntimeError('database is on fire')\n")
+    write_dir_plugin(setup.user_plugins, "fine", GOOD)
+    (setup.home / "config.yaml").write_text(
+        "plugins:\n  enabled: [raises, fine]\n", encoding="utf-8"
+    )
+
+    table = setup.run("plugins", "list")
+    as_json = setup.run("plugins", "list", "--json")
+
+    assert table.returncode == as_json.returncode == 1, table.stderr
+    assert "database is on fire" in table.stdout
+    assert re.search(r"^fine\s", table.stdout, re.MULTILINE)
+    assert {row["name"]: row["status"] for row in json.loads(as_json.stdout)}.items() >= {
+        "raises": "error",
+        "fine": "enabled",
+    }.items()
+
+
+def test_list_exits_0_when_no_plugin_is_in_error(setup: Setup) -> None:
+    write_dir_plugin(setup.user_plugins, "fine", GOOD)
+    (setup.home / "config.yaml").write_text("plugins:\n  enabled: [fine]\n", encoding="utf-8")
+
+    table = setup.run("plugins", "list")
+    as_json = setup.run("plugins", "list", "--json")
+
+    assert table.returncode == as_json.returncode == 0, table.stderr + as_json.stderr
+
+
 def test_verbose_list_prints_the_traceback(setup: Setup) -> None:
     write_dir_plugin(setup.user_plugins, "raises", "def f():\n    1 / 0\nf()\n")
     (setup.home / "config.yaml").write_text("plugins:\n  enabled: [raises]\n", encoding="utf-8")
@@ -331,7 +361,7 @@ def test_verbose_list_prints_the_traceback(setup: Setup) -> None:
     quiet = setup.run("plugins", "list")
     loud = setup.run("-v", "plugins", "list")
 
-    assert quiet.returncode == loud.returncode == 0
+    assert quiet.returncode == loud.returncode == 1
     assert "ZeroDivisionError" in quiet.stdout
     assert "Traceback" not in quiet.stderr
     assert "Traceback" in loud.stderr

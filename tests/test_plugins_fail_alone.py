@@ -77,8 +77,8 @@ def test_read_file_works_while_the_selected_backend_plugin_fails_to_import(
 def test_plugins_list_shows_the_import_failure_with_its_file_and_line(
     hermes_cli: HermesCli, broken: Path
 ) -> None:
-    rows = hermes_cli.json("plugins", "list", "--json", env=lenient(hermes_cli))
-    table = hermes_cli.run("plugins", "list", env=lenient(hermes_cli)).stdout
+    rows = hermes_cli.json("plugins", "list", "--json", env=lenient(hermes_cli), exit_code=1)
+    table = hermes_cli.run("plugins", "list", env=lenient(hermes_cli), ok=False).stdout
 
     (row,) = [row for row in rows if row["name"] == "shaky"]
     assert row["status"] == "error"

@@ -84,8 +84,14 @@ def plugins() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """One row per plugin: name, version, source, status, hooks, shadows, note (why it does not
-    load, or what to do)."""
+    load, or what to do); exit 1 when one is in ``error``, as ``skills list`` does."""
     records, _, _ = _load(environment())
+    _show(records, as_json, show_all)
+    if any(record.status == "error" for record in records):
+        raise SystemExit(1)
+
+
+def _show(records: list[PluginRecord], as_json: bool, show_all: bool) -> None:
     if as_json:
         # Every copy, so a program can see what shadows what without a second call.
         click.echo(json.dumps([record.to_json() for record in records], indent=2))

@@ -138,8 +138,19 @@ class HermesCli:
         )
 
     def json(
-        self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+        self,
+        *args: str,
+        input: str | None = None,
+        env: Mapping[str, str] | None = None,
+        exit_code: int = 0,
     ) -> Any:
-        """Run ``hermes *args`` (which must succeed) and parse its stdout as JSON."""
+        """Run ``hermes *args``, which must exit with ``exit_code`` (a list command exits 1
+        after showing a broken row), and parse its stdout as JSON."""
         __tracebackhide__ = True
-        return json.loads(self.run(*args, input=input, env=env).stdout)
+        done = self.run(*args, input=input, env=env, ok=False)
+        if done.returncode != exit_code:
+            pytest.fail(
+                f"hermes {' '.join(args)} exited with {done.returncode}, not {exit_code};"
+                f" stderr:\n{done.stderr}"
+            )
+        return json.loads(done.stdout)
