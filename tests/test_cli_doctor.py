@@ -558,3 +558,22 @@ def test_code_execution_tools_naming_known_tools_says_nothing(cli: InProcessCli)
     found = checks(cli, "--offline", env=cli.variables(HERMES_STRICT_PLUGINS="0"))
 
     assert ("plugins", "code_execution.tools") not in found
+
+
+@pytest.mark.parametrize("offline", [[], ["--offline"]])
+def test_a_provider_named_as_its_broken_plugin_is_a_model_error_not_a_traceback(
+    cli: InProcessCli, hermes_dir_plugin: Callable[..., Path], offline: list[str]
+) -> None:
+    hermes_dir_plugin(cli.home / "plugins", "broken", BROKEN_PLUGIN)
+    model = {"provider": "broken", "model": "m"}  # named as its plugin
+    write_config(cli, {"plugins": {"enabled": ["broken"]}, "model": model})
+
+    done = cli.run("doctor", "--json", *offline, ok=False, env=cli.variables())
+    found = {(c["group"], c["name"]): c for c in json.loads(done.stdout)["checks"]}
+
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 1
+    provider = found[("model", "provider")]
+    assert provider["status"] == "error"
+    assert "broken" in provider["message"]
+    assert provider["hint"] == "hermes plugins list"

@@ -210,6 +210,24 @@ def test_a_hook_signature_error_is_one_line_naming_the_argument_and_the_hooks_ow
         load_plugins(enabling("verbose"), hermes_env)
 
 
+def test_a_hook_that_passes_nothing_says_to_take_no_argument(hermes_env: Environment) -> None:
+    write_dir_plugin(
+        hermes_env.user_plugins_dir,
+        "provider",
+        "from hermes_core.plugin import hookimpl\n"
+        "@hookimpl\ndef hermes_model_providers(config, env):\n    return []\n",
+    )
+
+    plugins = load_plugins(enabling("provider"), lenient(hermes_env))
+
+    record = plugins.get("provider")
+    assert record is not None
+    assert record.error == (
+        "invalid hook: hermes_model_providers(config, env) takes 'config', 'env', which the "
+        "hook does not pass (it passes no argument: take none)"
+    )
+
+
 def test_requires_plugins_imports_dependencies_first(
     hermes_env: Environment, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ and every hook is documented in docs/plugins.md with the parameters its hookspec
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import inspect
 import itertools
@@ -16,7 +17,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -68,7 +68,7 @@ _IMPORT_LINE = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Import:
     """One import of hermes-core: where it is, the module, and the names taken from it."""
 
@@ -396,3 +396,23 @@ def test_the_version_is_the_distributions() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
     assert hermes_core.__version__ == project["version"]
+
+
+@pytest.mark.parametrize(
+    "spec", [name for name in _face_table("hermes_core.plugin") if name.endswith("Spec")]
+)
+def test_docs_api_names_every_field_a_plugin_author_may_set_on_a_spec(spec: str) -> None:
+    cls = getattr(importlib.import_module("hermes_core.plugin"), spec)
+    line = next(
+        line
+        for line in _api_page_sections()["hermes_core.plugin"].splitlines()
+        if line.startswith(f"- `{spec}`")
+    )
+
+    unnamed = [
+        field.name
+        for field in dataclasses.fields(cls)
+        if field.name not in ("name", "factory", "description") and f"`{field.name}" not in line
+    ]
+
+    assert unnamed == []

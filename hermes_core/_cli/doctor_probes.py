@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final
 import anyio
 
 from hermes_core._cli.doctor_checks import Check, Status, not_checked
-from hermes_core._errors import ConfigError, HermesError
+from hermes_core._errors import ConfigError, HermesError, RegistrationError
 from hermes_core._redaction import shown_url
 from hermes_core._shown import did_you_mean
 
@@ -44,6 +44,10 @@ async def model_checks(host: Host, refused: list[str], *, offline: bool) -> list
     hint = "hermes config validate"
     if refused:
         return [Check("model", "provider", "error", problem, hint) for problem in refused]
+    try:  # a provider of a plugin that failed: selection_problems left it to this group
+        host.registrations.select("model_provider", section.provider)
+    except RegistrationError as exc:
+        return [Check("model", "provider", "error", str(exc), "hermes plugins list")]
     label = host.registrations.label("model_provider", section.provider)
     found = [Check("model", "provider", "ok", f"{label}, selected by model.provider")]
     if section.model:

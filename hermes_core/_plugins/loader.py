@@ -387,10 +387,14 @@ def _signature_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:
         ]
         extra = [name for name in takes if name not in spec.argnames]
         if extra:
+            passes = (
+                f"{', '.join(spec.argnames)}: take any of them, and no other"
+                if spec.argnames
+                else "no argument: take none"
+            )
             return (
                 f"{attribute}({', '.join(takes)}) takes {', '.join(map(repr, extra))}, which "
-                f"the hook does not pass (it passes {', '.join(spec.argnames)}: take any of "
-                "them, and no other)"
+                f"the hook does not pass (it passes {passes})"
             )
     return None
 
