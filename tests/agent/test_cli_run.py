@@ -822,7 +822,8 @@ def test_a_context_length_below_what_the_tools_need_is_a_warning_on_stderr(
 def test_an_emoji_sequence_and_a_persian_word_in_the_answer_reach_a_terminal_as_written() -> None:
     """A zero-width joiner inside an emoji sequence and a non-joiner between two Persian
     letters are part of the text a person reads; next to ASCII a joiner hides, so it shows."""
-    answer = "I am a \U0001f469\u200d\U0001f4bb and \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645; r\u200dm\u202e"
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # "I want", with a ZWNJ
+    answer = f"I am a \U0001f469\u200d\U0001f4bb and {persian}; r\u200dm\u202e"
     printer = EventPrinter(out=(out := TerminalOut()), err=io.StringIO())
     printer.show(TextDelta(answer))
     printer.show(Finished(answer, "answer", Usage(3, 2), 1))
