@@ -8,6 +8,7 @@ quotes such a value goes through :func:`shown`, or :func:`clipped` for text show
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 
 SHOWN_CHARACTERS = 60
@@ -19,14 +20,66 @@ quote the text it stumbled on)."""
 _DIGITS_PER_BIT = 0.30103  # log10(2)
 
 
+_JOINERS = ("\u200c", "\u200d")  # zero-width non-joiner and joiner
+_EMOJI_MODIFIERS = ("\ufe0f", "\U0001f3fb", "\U0001f3fc", "\U0001f3fd", "\U0001f3fe", "\U0001f3ff")
+# Scripts whose words need a joiner or a non-joiner (Persian "می‌خواهم", Devanagari conjuncts).
+_JOINING_SCRIPTS = frozenset(
+    [
+        "ARABIC",
+        "SYRIAC",
+        "NKO",
+        "MANDAIC",
+        "MONGOLIAN",
+        "DEVANAGARI",
+        "BENGALI",
+        "GURMUKHI",
+        "GUJARATI",
+        "ORIYA",
+        "TAMIL",
+        "TELUGU",
+        "KANNADA",
+        "MALAYALAM",
+        "SINHALA",
+    ]
+)
+
+
+def _script(char: str) -> str:
+    if char.isascii():
+        return ""
+    return unicodedata.name(char, "").partition(" ")[0]
+
+
+def _joined(text: str, at: int) -> bool:
+    """Whether the joiner ``text[at]`` is part of what a person reads: a zero-width joiner
+    inside an emoji sequence (pictograph, joiner, pictograph: 👩‍💻), or either joiner between
+    two letters of a script that writes with them. Anywhere else, next to ASCII above all, it
+    only hides something (``r\u200dm`` looks like ``rm``)."""
+    if not 0 < at < len(text) - 1:
+        return False
+    before, after = text[at - 1], text[at + 1]
+    if text[at] == "\u200d":
+        base = at - 1
+        while base > 0 and text[base] in _EMOJI_MODIFIERS:
+            base -= 1
+        if unicodedata.category(text[base]) == "So" and unicodedata.category(after) == "So":
+            return True
+    script = _script(before)
+    return script in _JOINING_SCRIPTS and _script(after) == script
+
+
 def printable(text: str) -> str:
     """``text`` with every non-printable character escaped (``\\r``, ``\\x1b``, ``\\u202e``),
-    so a carriage return, an escape sequence or a bidi override cannot hide what is approved."""
+    so a carriage return, an escape sequence or a bidi override cannot hide what is approved.
+    A zero-width joiner or non-joiner stays where it is part of the text (see
+    :func:`_joined`): an emoji sequence, a Persian or Indic word."""
     if text.isprintable():
         return text
     return "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text
+        char
+        if char.isprintable() or (char in _JOINERS and _joined(text, at))
+        else char.encode("unicode_escape").decode("ascii")
+        for at, char in enumerate(text)
     )
 
 

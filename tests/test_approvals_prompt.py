@@ -214,3 +214,21 @@ def test_the_dispatcher_asks_with_the_whole_shell_command(tmp_path: Path) -> Non
         harness.close()
 
     assert asked[0].shown_in_full == frozenset({"command"})
+
+
+@pytest.mark.subprocess
+def test_a_joiner_or_a_bidi_override_in_a_command_is_shown_escaped(
+    terminal: tuple[int, int],
+) -> None:
+    """An invisible joiner between two ASCII letters makes ``rm`` look like another word; a
+    joiner has no business there, so the person approving sees it."""
+    controller, device = terminal
+    request = ApprovalRequest("terminal", {"command": "r\u200dm -rf ~ \u202e", "x": "a\u200cb"})
+    shown = io.StringIO()
+    os.write(controller, b"d\n")
+
+    anyio.run(TerminalPrompt(device, shown).ask, request, 10.0)
+
+    text = shown.getvalue()
+    assert "command: r\\u200dm -rf ~ \\u202e" in text
+    assert "x: a\\u200cb" in text

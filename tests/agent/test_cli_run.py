@@ -817,3 +817,14 @@ def test_a_context_length_below_what_the_tools_need_is_a_warning_on_stderr(
     warnings = [line for line in done.stderr.splitlines() if "model.context_length" in line]
     assert len(warnings) == 1, done.stderr
     assert warnings[0].startswith("hermes: warning: model.context_length is 2000 tokens")
+
+
+def test_an_emoji_sequence_and_a_persian_word_in_the_answer_reach_a_terminal_as_written() -> None:
+    """A zero-width joiner inside an emoji sequence and a non-joiner between two Persian
+    letters are part of the text a person reads; next to ASCII a joiner hides, so it shows."""
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # "I want", with a ZWNJ
+    answer = f"I am a \U0001f469\u200d\U0001f4bb and {persian}; r\u200dm\u202e"
+    printer = EventPrinter(out=(out := TerminalOut()), err=io.StringIO())
+    printer.show(TextDelta(answer))
+    printer.show(Finished(answer, "answer", Usage(3, 2), 1))
+    assert out.getvalue() == answer.replace("r\u200dm\u202e", "r\\u200dm\\u202e") + "\n"
