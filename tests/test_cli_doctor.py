@@ -235,6 +235,17 @@ def test_no_model_and_no_key_are_errors_naming_the_setting(cli: InProcessCli) ->
     assert "OPENAI_API_KEY is not set" in key["message"]
 
 
+def test_a_missing_key_points_to_no_command_that_answers_ok_about_it(cli: InProcessCli) -> None:
+    write_config(cli, {"model": {"provider": "openai", "model": "gpt-4.1-mini"}})
+    env = cli.variables(HERMES_STRICT_PLUGINS="0")
+    key = checks(cli, env=env)[("model", "key")]
+    validated = cli.run("config", "validate", env=env)
+    assert validated.stdout.startswith("ok: ")
+    assert key["status"] == "error"
+    assert "set model.base_url" in key["message"]
+    assert key["hint"] != "hermes config validate"
+
+
 def test_offline_sends_no_request_and_starts_no_server(cli: InProcessCli, tmp_path: Path) -> None:
     marker = tmp_path / "server-started"
     with FakeModelServer() as server:
