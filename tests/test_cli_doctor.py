@@ -305,6 +305,25 @@ def test_a_configuration_error_is_named_and_the_checks_that_need_it_are_not_run(
     assert found[("model", "model")]["status"] == "not checked"
 
 
+def test_a_configuration_with_two_errors_is_two_lines_each_with_its_line(
+    cli: InProcessCli,
+) -> None:
+    cli.config.write_text(
+        "model:\n  provider: openai\n  tempreature: 3\n  max_turns: many\n", encoding="utf-8"
+    )
+
+    done = cli.run("doctor", ok=False, env=cli.variables())
+    report = json.loads(cli.run("doctor", "--json", ok=False, env=cli.variables()).stdout)
+
+    said = [c["message"] for c in report["checks"] if c["group"] == "configuration"]
+    assert len(said) == 2
+    assert said[0].startswith(f"{cli.config}:3: ")
+    assert said[1].startswith(f"{cli.config}:4: ")
+    assert "\\n" not in done.stdout
+    shown = next(line for line in done.stdout.splitlines() if "tempreature" in line)
+    assert shown.startswith("configuration")
+
+
 def test_a_home_others_could_write_is_an_error_with_the_chmod(cli: InProcessCli) -> None:
     mode = cli.home.stat().st_mode
     os.chmod(cli.home, mode | 0o002)
