@@ -235,6 +235,17 @@ def test_no_model_and_no_key_are_errors_naming_the_setting(cli: InProcessCli) ->
     assert "OPENAI_API_KEY is not set" in key["message"]
 
 
+def test_a_missing_key_points_to_no_command_that_answers_ok_about_it(cli: InProcessCli) -> None:
+    write_config(cli, {"model": {"provider": "openai", "model": "gpt-4.1-mini"}})
+    env = cli.variables(HERMES_STRICT_PLUGINS="0")
+    key = checks(cli, env=env)[("model", "key")]
+    validated = cli.run("config", "validate", env=env)
+    assert validated.stdout.startswith("ok: ")
+    assert key["status"] == "error"
+    assert "set model.base_url" in key["message"]
+    assert key["hint"] != "hermes config validate"
+
+
 def test_offline_sends_no_request_and_starts_no_server(cli: InProcessCli, tmp_path: Path) -> None:
     marker = tmp_path / "server-started"
     with FakeModelServer() as server:
@@ -292,6 +303,25 @@ def test_a_configuration_error_is_named_and_the_checks_that_need_it_are_not_run(
     assert config["status"] == "error"
     assert f"{cli.config}:3" in config["message"]
     assert found[("model", "model")]["status"] == "not checked"
+
+
+def test_a_configuration_with_two_errors_is_two_lines_each_with_its_line(
+    cli: InProcessCli,
+) -> None:
+    cli.config.write_text(
+        "model:\n  provider: openai\n  tempreature: 3\n  max_turns: many\n", encoding="utf-8"
+    )
+
+    done = cli.run("doctor", ok=False, env=cli.variables())
+    report = json.loads(cli.run("doctor", "--json", ok=False, env=cli.variables()).stdout)
+
+    said = [c["message"] for c in report["checks"] if c["group"] == "configuration"]
+    assert len(said) == 2
+    assert said[0].startswith(f"{cli.config}:3: ")
+    assert said[1].startswith(f"{cli.config}:4: ")
+    assert "\\n" not in done.stdout
+    shown = next(line for line in done.stdout.splitlines() if "tempreature" in line)
+    assert shown.startswith("configuration")
 
 
 def test_a_home_others_could_write_is_an_error_with_the_chmod(cli: InProcessCli) -> None:

@@ -69,6 +69,9 @@ def config_checks(env: Environment) -> tuple[Config | None, list[Check]]:
             if config_held_back(env) is not None:
                 load_config(env.config_path)  # its keys and values are checked all the same
         except HermesError as exc:
+            said = str(exc).splitlines()
+            if len(said) > 1 and said[0].endswith(" problems:"):  # one line a check
+                return None, [Check(group, "file", "error", line, hint) for line in said[1:]]
             return None, [Check(group, "file", "error", str(exc), hint)]
     found = [
         Check(group, "file", "warning", message, hint)

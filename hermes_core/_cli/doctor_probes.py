@@ -61,8 +61,9 @@ async def model_checks(host: Host, refused: list[str], *, offline: bool) -> list
             found.append(not_checked("model", "server", "not asked (--offline)"))
             return found
         provider = host.create_model_provider(settings)
-    except ConfigError as exc:  # the provider's own words: the key's variable
-        found.append(Check("model", "key", "error", str(exc), hint))
+    except ConfigError as exc:  # the provider's own words: the key's variable, and what to set
+        # No hint: config validate builds no provider, so it would answer ok about a key.
+        found.append(Check("model", "key", "error", str(exc)))
         return found
     except HermesError as exc:  # the SDK not installed, a factory that failed
         found.append(Check("model", "provider", "error", str(exc), "hermes plugins list"))

@@ -235,7 +235,8 @@ def named(store: TranscriptStore, session: str) -> tuple[Transcript, list[Transc
             f"({_ids(found.prefixed)}): give more of the id"
         )
     raise ConversationError(
-        f"no conversation {session} (an id, its start or a title) in {store.directory}"
+        f"no conversation {session} (an id, its start or a title) in {store.directory}: "
+        "hermes sessions list --all shows their ids and titles"
     )
 
 

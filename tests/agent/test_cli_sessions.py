@@ -208,6 +208,7 @@ def test_an_unknown_or_ambiguous_session_is_refused_naming_the_folder(
     assert unknown.returncode == 2
     assert "no conversation zzz" in unknown.stderr
     assert str(hermes_cli.home / "sessions") in unknown.stderr
+    assert unknown.stderr.rstrip().endswith("hermes sessions list --all shows their ids and titles")
     ambiguous = hermes_cli.run("sessions", "delete", "aaa", "--yes", ok=False)
     assert ambiguous.returncode == 2
     assert "aaa is the start of 2 conversations" in ambiguous.stderr
