@@ -2,7 +2,8 @@
 interpreter with a scratch ``HERMES_HOME``, and its tool answers (the fake model is scripted to
 call it, then to answer); "Writing a model provider", its echo provider as a user plugin and
 "From a shell", the fake model server's script started as a process, each command of their
-console examples printing what the example shows."""
+console examples printing what the example shows; "The provider conformance suite", copied
+into a plugin author's test file, passing for the example provider installed with pip."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import HermesCli
+from hermes_core.testing import MODEL_PROVIDER_RULES, HermesCli, write_distribution
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "agent.md"
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs" / "agent.md"
 
 
 def _example(heading: str) -> str:
@@ -124,3 +126,35 @@ def test_the_echo_model_provider_example_answers_as_shown(tmp_path: Path) -> Non
     (plugin / "__init__.py").write_text(code.group(1), encoding="utf-8")
     (plugin / "plugin.yaml").write_text("name: echo-model\n", encoding="utf-8")
     _check_console(cli, _console(section), {"/home/me/.hermes": str(cli.home)})
+
+
+@pytest.mark.subprocess
+def test_the_provider_conformance_snippet_passes_for_the_example_installed_with_pip(
+    tmp_path: Path,
+) -> None:
+    section = _subsection("The provider conformance suite")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python example under 'The provider conformance suite'"
+    site = tmp_path / "site-packages"
+    example = REPO / "examples" / "model_provider_plugin" / "__init__.py"
+    write_distribution(
+        site,
+        "hermes-httpx-chat",
+        entry_points={"httpx-chat": "httpx_chat"},
+        files={"httpx_chat/__init__.py": example.read_text(encoding="utf-8")},
+    )
+    work = tmp_path / "author"
+    work.mkdir()
+    (work / "test_my_provider.py").write_text(code.group(1), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        cwd=work,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert f"{len(MODEL_PROVIDER_RULES)} passed" in output, output
