@@ -3,7 +3,9 @@ interpreter with a scratch ``HERMES_HOME``, and its tool answers (the fake model
 call it, then to answer); "Writing a model provider", its echo provider as a user plugin and
 "From a shell", the fake model server's script started as a process, each command of their
 console examples printing what the example shows; "The provider conformance suite", copied
-into a plugin author's test file, passing for the example provider installed with pip."""
+into a plugin author's test file, passing for the example provider installed with pip; "Taking
+a conversation up in code", its function sending the earlier messages again to a fake model
+server."""
 
 from __future__ import annotations
 
@@ -12,10 +14,20 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from hermes_core.testing import MODEL_PROVIDER_RULES, HermesCli, write_distribution
+from hermes_core import Config, Environment, Host
+from hermes_core.agent import Agent
+from hermes_core.testing import (
+    MODEL_PROVIDER_RULES,
+    FakeModelServer,
+    FakeTurn,
+    HermesCli,
+    write_distribution,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "agent.md"
@@ -158,3 +170,32 @@ def test_the_provider_conformance_snippet_passes_for_the_example_installed_with_
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert f"{len(MODEL_PROVIDER_RULES)} passed" in output, output
+
+
+def test_the_take_up_in_code_example_sends_the_earlier_messages_again(tmp_path: Path) -> None:
+    section = _subsection("Taking a conversation up in code")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python example under 'Taking a conversation up in code'"
+    namespace: dict[str, Any] = {}
+    exec(compile(code.group(1), "agent.md", "exec"), namespace)
+    turns = [FakeTurn(text="Hello Ada."), FakeTurn(text="Your name is Ada.")]
+    with FakeModelServer(turns) as server:
+        (tmp_path / "project").mkdir()
+        env = Environment(home=tmp_path / "home", cwd=tmp_path / "project", variables={})
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = Config.model_validate({"model": model})
+
+        async def main() -> str:
+            async with Host(config, env) as host:
+                agent = Agent.from_host(host)
+                async with host.session() as session:
+                    async for _ in agent.conversation(session).send("I am Ada."):
+                        pass
+                answer = await namespace["take_up"](host, agent, session.id, "What is my name?")
+                await agent.aclose()
+                return str(answer)
+
+        assert anyio.run(main) == "Your name is Ada."
+        sent = server.requests[1].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1]["content"] == "I am Ada."
