@@ -155,6 +155,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "RetryPolicy": "hermes_core.agent._requests",
         "ToolFinished": "hermes_core.agent._events",
         "ToolStarted": "hermes_core.agent._events",
+        "Transcript": "hermes_core.agent._transcripts",
         "TranscriptStore": "hermes_core.agent._transcripts",
         "UsageReport": "hermes_core.agent._events",
         "event_json": "hermes_core.agent._events",

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from hermes_core._config import Config
-from hermes_core._errors import PluginError, RegistrationError
+from hermes_core._errors import HermesError, PluginError, RegistrationError
 from hermes_core._host import Host
 from hermes_core._paths import Environment
 from hermes_core.testing import write_dir_plugin
@@ -349,3 +349,17 @@ def test_an_async_hermes_tools_is_a_plugin_error_saying_to_use_def(env: Environm
 
     with pytest.raises(PluginError, match=r"async-tools.*plain functions, not coroutines"):
         _run(env, config, work)
+
+
+def test_a_host_entered_again_after_close_says_to_make_a_new_one(env: Environment) -> None:
+    host = Host(_config(), env)
+
+    async def main() -> None:
+        async with host:
+            pass
+        async with host:
+            pass
+
+    with pytest.raises(HermesError, match=r"closed.*make a new Host") as raised:
+        anyio.run(main)
+    assert not isinstance(raised.value, RegistrationError)

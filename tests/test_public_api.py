@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -416,3 +417,11 @@ def test_docs_api_names_every_field_a_plugin_author_may_set_on_a_spec(spec: str)
     ]
 
     assert unnamed == []
+
+
+def test_the_transcript_a_conversation_appends_to_is_public() -> None:
+    from hermes_core import agent
+
+    assert "Transcript" in agent.__all__, "docs/agent.md reads Transcript.history()"
+    returned = typing.get_type_hints(agent.Conversation.transcript)["return"]
+    assert returned == agent.Transcript | None

@@ -69,6 +69,7 @@ class PluginRuntime:
         self._config_path = config_path
         self._direct: list[tuple[str, object]] = []
         self._plugins: PluginSet | None = None
+        self._closed = False
         self._registrations: Registrations | None = None
         self._hooks: RegisteredHooks | None = None
         self._connectors: Connectors | None = None
@@ -107,6 +108,10 @@ class PluginRuntime:
         <hermes_core._host.Host.start>` does this first."""
         if self._plugins is not None:
             raise HermesError("this host is already started")
+        if self._closed:
+            raise HermesError(
+                "this host was closed and cannot start again: make a new Host(config, env)"
+            )
         strict = self.strict
         plugins = load_plugins(
             self.config, self.env, config_path=self._config_path, strict=strict, direct=self._direct
@@ -137,7 +142,9 @@ class PluginRuntime:
             logger.warning("%s", warning)
 
     def close(self) -> None:
-        """Unregister every plugin and hook; forget the hosted connectors."""
+        """Unregister every plugin and hook; forget the hosted connectors. The tools stay in
+        the registry, so a closed runtime never loads again."""
+        self._closed = self._closed or self._plugins is not None
         if self._hooks is not None:
             self._hooks.unregister()
         if self._plugins is not None:

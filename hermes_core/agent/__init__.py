@@ -140,6 +140,9 @@ if TYPE_CHECKING:
         session_model as session_model,
     )
     from hermes_core.agent._transcripts import (
+        Transcript as Transcript,
+    )
+    from hermes_core.agent._transcripts import (
         TranscriptStore as TranscriptStore,
     )
     from hermes_core.agent._wire import (

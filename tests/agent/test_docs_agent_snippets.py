@@ -2,7 +2,10 @@
 interpreter with a scratch ``HERMES_HOME``, and its tool answers (the fake model is scripted to
 call it, then to answer); "Writing a model provider", its echo provider as a user plugin and
 "From a shell", the fake model server's script started as a process, each command of their
-console examples printing what the example shows."""
+console examples printing what the example shows; "The provider conformance suite", copied
+into a plugin author's test file, passing for the example provider installed with pip; "Taking
+a conversation up in code", its function sending the earlier messages again to a fake model
+server."""
 
 from __future__ import annotations
 
@@ -11,12 +14,23 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from hermes_core.testing import HermesCli
+from hermes_core import Config, Environment, Host
+from hermes_core.agent import Agent
+from hermes_core.testing import (
+    MODEL_PROVIDER_RULES,
+    FakeModelServer,
+    FakeTurn,
+    HermesCli,
+    write_distribution,
+)
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "agent.md"
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs" / "agent.md"
 
 
 def _example(heading: str) -> str:
@@ -124,3 +138,64 @@ def test_the_echo_model_provider_example_answers_as_shown(tmp_path: Path) -> Non
     (plugin / "__init__.py").write_text(code.group(1), encoding="utf-8")
     (plugin / "plugin.yaml").write_text("name: echo-model\n", encoding="utf-8")
     _check_console(cli, _console(section), {"/home/me/.hermes": str(cli.home)})
+
+
+@pytest.mark.subprocess
+def test_the_provider_conformance_snippet_passes_for_the_example_installed_with_pip(
+    tmp_path: Path,
+) -> None:
+    section = _subsection("The provider conformance suite")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python example under 'The provider conformance suite'"
+    site = tmp_path / "site-packages"
+    example = REPO / "examples" / "model_provider_plugin" / "__init__.py"
+    write_distribution(
+        site,
+        "hermes-httpx-chat",
+        entry_points={"httpx-chat": "httpx_chat"},
+        files={"httpx_chat/__init__.py": example.read_text(encoding="utf-8")},
+    )
+    work = tmp_path / "author"
+    work.mkdir()
+    (work / "test_my_provider.py").write_text(code.group(1), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        cwd=work,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert f"{len(MODEL_PROVIDER_RULES)} passed" in output, output
+
+
+def test_the_take_up_in_code_example_sends_the_earlier_messages_again(tmp_path: Path) -> None:
+    section = _subsection("Taking a conversation up in code")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python example under 'Taking a conversation up in code'"
+    namespace: dict[str, Any] = {}
+    exec(compile(code.group(1), "agent.md", "exec"), namespace)
+    turns = [FakeTurn(text="Hello Ada."), FakeTurn(text="Your name is Ada.")]
+    with FakeModelServer(turns) as server:
+        (tmp_path / "project").mkdir()
+        env = Environment(home=tmp_path / "home", cwd=tmp_path / "project", variables={})
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        config = Config.model_validate({"model": model})
+
+        async def main() -> str:
+            async with Host(config, env) as host:
+                agent = Agent.from_host(host)
+                async with host.session() as session:
+                    async for _ in agent.conversation(session).send("I am Ada."):
+                        pass
+                answer = await namespace["take_up"](host, agent, session.id, "What is my name?")
+                await agent.aclose()
+                return str(answer)
+
+        assert anyio.run(main) == "Your name is Ada."
+        sent = server.requests[1].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1]["content"] == "I am Ada."
