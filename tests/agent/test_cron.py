@@ -205,7 +205,8 @@ def test_cron_list_shows_every_row_then_exits_1_for_a_damaged_one_not_for_a_fail
     assert {row["last_run"]["status"] for row in json.loads(fine.stdout)} == {"failed"}
     assert fine.returncode == 0
     assert table.returncode == as_json.returncode == 1, table.stderr
-    assert failing.id in table.stdout and broken.id in table.stdout
+    assert failing.id in table.stdout
+    assert broken.id in table.stdout
     assert "damaged" in table.stdout
     assert {row["name"] for row in json.loads(as_json.stdout)} == set(names)
 
