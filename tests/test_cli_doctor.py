@@ -324,6 +324,20 @@ def test_a_configuration_with_two_errors_is_two_lines_each_with_its_line(
     assert shown.startswith("configuration")
 
 
+def test_each_of_doctors_own_groups_has_a_line_even_when_the_configuration_is_unreadable(
+    cli: InProcessCli,
+) -> None:
+    # OWN_GROUPS is the one list of doctor's own groups (docs/cli.md names each, a plugin named
+    # like one is shown with its source): it must be what doctor really reports.
+    from hermes_core._cli.doctor_checks import OWN_GROUPS
+
+    cli.config.write_text("model: [\n", encoding="utf-8")
+
+    found = checks(cli, env=cli.variables())
+
+    assert sorted({group for group, _ in found}) == sorted(OWN_GROUPS)
+
+
 def test_a_home_others_could_write_is_an_error_with_the_chmod(cli: InProcessCli) -> None:
     mode = cli.home.stat().st_mode
     os.chmod(cli.home, mode | 0o002)

@@ -120,3 +120,13 @@ def test_every_hermes_command_the_docs_show_exists_with_its_options() -> None:
                     if option not in known:
                         wrong.append(f"{doc}: {line}: 'hermes {' '.join(path)}' has no {option}")
     assert wrong == []
+
+
+def test_the_doctor_row_names_each_group_of_doctors_own_checks() -> None:
+    # The groups come from the code (doctor_checks.OWN_GROUPS, which a plugin's group is told
+    # apart from): a group added there and not documented fails here.
+    from hermes_core._cli.doctor_checks import OWN_GROUPS
+
+    lines = DOCS.read_text(encoding="utf-8").splitlines()
+    (row,) = (line for line in lines if line.startswith("| `hermes doctor "))
+    assert [group for group in OWN_GROUPS if f"`{group}` (" not in row] == []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -207,8 +207,9 @@ def _known_toolsets() -> frozenset[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 def list_command(as_json: bool) -> None:
     """One row per job: id, name, schedule, state, next run, last outcome, directory, model
-    (- for model.model at run time)."""
-    from hermes_core._cli.output import columns
+    (- for model.model at run time); exit 1 when a job's row is damaged (never when its last
+    run failed: the job is fine)."""
+    from hermes_core._cli.output import exit_if_broken
 
     store = _store()
     store.recover()
@@ -217,10 +218,16 @@ def list_command(as_json: bool) -> None:
         _warn_not_run(store, "these jobs")
     if as_json:
         click.echo(json.dumps(jobs, indent=2))
-        return
-    if not jobs:
+    elif not jobs:
         click.echo("no cron jobs (hermes cron create SCHEDULE PROMPT)")
-        return
+    else:
+        _table(jobs)
+    exit_if_broken(jobs, lambda job: job["state"] == "damaged")
+
+
+def _table(jobs: list[dict[str, Any]]) -> None:
+    from hermes_core._cli.output import columns
+
     rows = [["ID", "NAME", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN", "CWD", "MODEL"]]
     for job in jobs:
         last = job["last_run"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from hermes_core._errors import HermesError
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_core._paths import Environment
 
 __all__ = [
+    "OWN_GROUPS",
     "Check",
     "Status",
     "config_checks",
@@ -30,6 +31,20 @@ __all__ = [
 ]
 
 Status = Literal["ok", "warning", "error", "not checked"]
+
+OWN_GROUPS: Final = (
+    "configuration",
+    "plugins",
+    "model",
+    "mcp",
+    "hooks",
+    "skills",
+    "home",
+    "project",
+)
+"""The groups of doctor's own checks, in the report's order, each with a line even when the
+configuration cannot be read: the one list of them (docs/cli.md names each, a test checks;
+a plugin named like one has its lines shown with its source and folder)."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
 import anyio
 
-from hermes_core._cli.doctor_checks import Check, not_checked
+from hermes_core._cli.doctor_checks import OWN_GROUPS, Check, not_checked
 from hermes_core._shown import shown
 from hermes_core._specs import DoctorCheckSpec, DoctorResult, DoctorStatus
 
@@ -25,10 +25,6 @@ __all__ = ["HOOK", "plugin_doctor_checks"]
 
 HOOK: Final = "hermes_doctor_checks"
 _STATUSES: Final = frozenset(get_args(DoctorStatus))
-_OWN_GROUPS: Final = frozenset(
-    {"configuration", "plugins", "model", "mcp", "hooks", "skills", "home", "project"}
-)
-"""The groups of doctor's own checks (docs/cli.md), which a plugin's name may also be."""
 _T = TypeVar("_T")
 
 
@@ -85,7 +81,7 @@ def _group(host: Host, plugin: str) -> str:
     record = next((r for r in host.plugins if r.name == plugin and r.loadable), None)
     if record is None or record.source == "bundled" or record.path is None:
         return plugin
-    if record.shadows or plugin in _OWN_GROUPS:
+    if record.shadows or plugin in OWN_GROUPS:
         return f"{plugin} ({record.source} plugin {record.path})"
     return plugin
 

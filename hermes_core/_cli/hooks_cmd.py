@@ -16,7 +16,7 @@ from hermes_core._cli.context import (
     load_config_declared,
 )
 from hermes_core._cli.enabling import edit_lists, unmatched_names
-from hermes_core._cli.output import columns, verbose
+from hermes_core._cli.output import columns, exit_if_broken, verbose
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -93,8 +93,7 @@ def list_command(as_json: bool) -> None:
         )
     else:
         _print_table(rows, directories)
-    if any(row["status"] in ("error", "not runnable") for row in rows):
-        raise SystemExit(1)
+    exit_if_broken(rows, lambda row: row["status"] in ("error", "not runnable"))
 
 
 def _print_table(rows: list[dict[str, Any]], directories: list[HookDirectory]) -> None:

@@ -32,7 +32,13 @@ from hermes_core._cli.mcp_reports import (
     status_note,
     statuses_printed_instead_of_warnings,
 )
-from hermes_core._cli.output import columns, did_you_mean, echo_shown, plugin_prints_to_stderr
+from hermes_core._cli.output import (
+    columns,
+    did_you_mean,
+    echo_shown,
+    exit_if_broken,
+    plugin_prints_to_stderr,
+)
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -118,11 +124,9 @@ def list_command(as_json: bool, refresh: bool) -> None:
     config = load_config_declared(env)
     statuses = anyio.run(_statuses, config, env, refresh) if config.mcp_servers else {}
     rows = [statuses[name] for name in config.mcp_servers if name in statuses]
-    failed = any(status.state in ("connecting", "unavailable") for status in rows)
     if as_json:
         click.echo(json.dumps([status_json(status) for status in rows], indent=2))
-        if failed:
-            sys.exit(UNAVAILABLE_EXIT)
+        exit_if_broken(rows, lambda status: status.state in ("connecting", "unavailable"))
         return
     if not rows:
         click.echo(f"No MCP servers configured in {env.config_path}.")
@@ -147,8 +151,7 @@ def list_command(as_json: bool, refresh: bool) -> None:
     if any(status.log_path is not None for status in rows):
         pattern = server_log_path(env, "NAME")
         click.echo(f"The standard error of stdio servers is logged in {pattern}.")
-    if failed:
-        sys.exit(UNAVAILABLE_EXIT)
+    exit_if_broken(rows, lambda status: status.state in ("connecting", "unavailable"))
 
 
 # add / remove -----------------------------------------------------------------------------

@@ -8,15 +8,17 @@ import logging
 import shutil
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from hermes_core._cli.terminal_cells import cells, cut
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
 from hermes_core._shown import printable, printable_lines
+
+_Row = TypeVar("_Row")
 
 _told: set[str] = set()
 """The warnings this command has shown: each distinct message once, however many times the
@@ -109,6 +111,14 @@ def as_shown(stream: Any, text: str) -> str:
         return text
     # A carriage return before a line feed hides nothing; alone it could draw over a line.
     return printable_lines(text.replace("\r\n", "\n"), tabs=True)
+
+
+def exit_if_broken(rows: Iterable[_Row], broken: Callable[[_Row], bool]) -> None:
+    """docs/cli.md's rule for list commands, called once every row is shown (as a table or
+    ``--json``): exit 1 when one of ``rows`` is ``broken`` (a plugin in error, a server
+    unavailable, a damaged cron job), so a script or CI step can check a setup with the list."""
+    if any(broken(row) for row in rows):
+        raise SystemExit(1)
 
 
 def columns(

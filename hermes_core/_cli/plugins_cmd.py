@@ -18,7 +18,13 @@ import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
 from hermes_core._cli.enabling import edit_lists, unmatched_names
-from hermes_core._cli.output import columns, did_you_mean, plugin_prints_to_stderr, verbose
+from hermes_core._cli.output import (
+    columns,
+    did_you_mean,
+    exit_if_broken,
+    plugin_prints_to_stderr,
+    verbose,
+)
 from hermes_core._errors import HermesError
 from hermes_core._paths import Environment
 from hermes_core._shown import printable_lines
@@ -87,8 +93,7 @@ def list_command(as_json: bool, show_all: bool) -> None:
     load, or what to do); exit 1 when one is in ``error``, as ``skills list`` does."""
     records, _, _ = _load(environment())
     _show(records, as_json, show_all)
-    if any(record.status == "error" for record in records):
-        raise SystemExit(1)
+    exit_if_broken(records, lambda record: record.status == "error")
 
 
 def _show(records: list[PluginRecord], as_json: bool, show_all: bool) -> None:

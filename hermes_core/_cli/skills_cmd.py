@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, load_config_declared
-from hermes_core._cli.output import columns
+from hermes_core._cli.output import columns, exit_if_broken
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -80,5 +80,4 @@ def list_command(as_json: bool) -> None:
             for row in rows
         ]
         click.echo(columns(table))
-    if any(row["status"] == "error" for row in rows):
-        raise SystemExit(1)
+    exit_if_broken(rows, lambda row: row["status"] == "error")

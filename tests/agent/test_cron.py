@@ -162,7 +162,9 @@ def test_a_row_damaged_on_disk_is_listed_never_run_and_removable_and_the_others_
         for name, change in damage.items():
             db.execute(f"UPDATE jobs SET {change} WHERE id = ?", (made[name].id,))
 
-    listed = {job["name"]: job for job in json.loads(cli.run("cron", "list", "--json").stdout)}
+    listed = {
+        job["name"]: job for job in json.loads(cli.run("cron", "list", "--json", ok=False).stdout)
+    }
     claimed = jobs.claim_due("host:2", 60, now=T0 + 60)
     with pytest.raises(JobError, match=r"remove it \(hermes cron remove") as refused:
         jobs.claim(made["time"].id, "host:2", 60)  # hermes cron run
@@ -182,6 +184,33 @@ def test_a_row_damaged_on_disk_is_listed_never_run_and_removable_and_the_others_
     assert "toolsets" not in {job.name for job in jobs.jobs()}
 
 
+def test_cron_list_shows_every_row_then_exits_1_for_a_damaged_one_not_for_a_failed_run(
+    cli: InProcessCli,
+) -> None:
+    # docs/cli.md's rule for list commands: a damaged row is broken (it never runs); a job whose
+    # last run failed is not (the job is fine, its run was not).
+    import sqlite3
+
+    jobs = CronJobs(cli.home)
+    names = ("failing", "broken")
+    failing, broken = (jobs.create("every 1m", f"Job {n}", name=n, now=T0) for n in names)
+    for _, run in jobs.claim_due("host:1", 60, now=T0 + 60):
+        jobs.finish(run, "failed", "the model did not answer")
+    fine = cli.subprocess_run("cron", "list", "--json")
+    with sqlite3.connect(jobs.path) as db:
+        db.execute("UPDATE jobs SET created = 'yesterday' WHERE id = ?", (broken.id,))
+    table = cli.subprocess_run("cron", "list", ok=False)
+    as_json = cli.subprocess_run("cron", "list", "--json", ok=False)
+
+    assert {row["last_run"]["status"] for row in json.loads(fine.stdout)} == {"failed"}
+    assert fine.returncode == 0
+    assert table.returncode == as_json.returncode == 1, table.stderr
+    assert failing.id in table.stdout
+    assert broken.id in table.stdout
+    assert "damaged" in table.stdout
+    assert {row["name"] for row in json.loads(as_json.stdout)} == set(names)
+
+
 def test_toolsets_nested_too_deep_to_read_are_a_damaged_row_and_the_others_run(
     cli: InProcessCli,
 ) -> None:
@@ -194,7 +223,9 @@ def test_toolsets_nested_too_deep_to_read_are_a_damaged_row_and_the_others_run(
     with sqlite3.connect(jobs.path) as db:
         db.execute("UPDATE jobs SET toolsets = ? WHERE id = ?", ("[" * 100_000, deep.id))
 
-    listed = {job["name"]: job for job in json.loads(cli.run("cron", "list", "--json").stdout)}
+    listed = {
+        job["name"]: job for job in json.loads(cli.run("cron", "list", "--json", ok=False).stdout)
+    }
     claimed = jobs.claim_due("host:2", 60, now=T0 + 60)
 
     assert listed["deep"]["state"] == "damaged"
