@@ -68,28 +68,50 @@ def _joined(text: str, at: int) -> bool:
     return script in _JOINING_SCRIPTS and _script(after) == script
 
 
-def printable(text: str) -> str:
+def printable(text: str, before: str = "") -> str:
     """``text`` with every non-printable character escaped (``\\r``, ``\\x1b``, ``\\u202e``),
     so a carriage return, an escape sequence or a bidi override cannot hide what is approved.
     A zero-width joiner or non-joiner stays where it is part of the text (see
-    :func:`_joined`): an emoji sequence, a Persian or Indic word."""
+    :func:`_joined`): an emoji sequence, a Persian or Indic word. ``before`` is the text shown
+    just before ``text`` on the same line (a streamed answer's last piece, see
+    :func:`left_context`): the neighbour of a joiner that starts ``text``."""
     if text.isprintable():
         return text
+    whole = before + text
     return "".join(
         char
-        if char.isprintable() or (char in _JOINERS and _joined(text, at))
+        if char.isprintable() or (char in _JOINERS and _joined(whole, at))
         else char.encode("unicode_escape").decode("ascii")
-        for at, char in enumerate(text)
+        for at, char in enumerate(text, len(before))
     )
 
 
-def printable_lines(text: str, *, tabs: bool = False) -> str:
+def left_context(text: str, before: str = "") -> str:
+    """The end of ``before + text`` that :func:`_joined` may look at for a joiner right after
+    it (its last character, or an emoji's base and last modifier): all :func:`printable` needs
+    as ``before`` to show a text arriving in pieces as it shows it whole. ``before`` is the
+    left context of what came before ``text``."""
+    if not text:
+        return before
+    if text[-1] not in _EMOJI_MODIFIERS:
+        return text[-1]
+    modifiers = "".join(_EMOJI_MODIFIERS)
+    base = text.rstrip(modifiers) or before.rstrip(modifiers)
+    return base[-1:] + text[-1]
+
+
+def printable_lines(text: str, *, tabs: bool = False, before: str = "") -> str:
     """``text`` with its line breaks (and, with ``tabs``, its tabs) kept and every other
-    non-printable character escaped (see :func:`printable`): a multi-line description or a
-    tool's result stays readable, and still obeys no terminal."""
-    if tabs:
-        return "\n".join("\t".join(map(printable, line.split("\t"))) for line in text.split("\n"))
-    return "\n".join(printable(line) for line in text.split("\n"))
+    non-printable character escaped (see :func:`printable`; ``before`` as there): a multi-line
+    description or a tool's result stays readable, and still obeys no terminal."""
+    parts = []
+    for number, line in enumerate(text.split("\n")):
+        cells = line.split("\t") if tabs else [line]
+        left = before if number == 0 else ""
+        parts.append(
+            "\t".join(printable(cell, left if n == 0 else "") for n, cell in enumerate(cells))
+        )
+    return "\n".join(parts)
 
 
 def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from hermes_core._cli.output import as_shown
+from hermes_core._cli.output import ShownStream
 from hermes_core._shown import printable
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class EventPrinter:
         self._err = err or sys.stderr
         self._mid_line = False
         self._retries = 0
+        self._answer = ShownStream(self._out)
 
     def show(self, event: AgentEvent) -> None:
         """Print one event."""
@@ -105,7 +106,7 @@ class EventPrinter:
             elif isinstance(event, Finished) and event.stop != "answer":
                 self.finish(event)  # why the exit status is not 0, where a job's log shows it
         elif isinstance(event, TextDelta):
-            self._out.write(as_shown(self._out, event.text))
+            self._out.write(self._answer.add(event.text))
             self._out.flush()
             if event.text:
                 self._mid_line = not event.text.endswith("\n")
@@ -181,6 +182,7 @@ class EventPrinter:
         self._err.flush()
 
     def _end_line(self) -> None:
+        self._out.write(self._answer.end())  # a joiner held back: nothing follows it now
         if self._mid_line:
             self._out.write("\n")
             self._out.flush()

@@ -16,7 +16,7 @@ import click
 
 from hermes_core._cli.terminal_cells import cells, cut
 from hermes_core._shown import did_you_mean as did_you_mean  # where the CLI took it from
-from hermes_core._shown import printable, printable_lines
+from hermes_core._shown import left_context, printable, printable_lines
 
 _Row = TypeVar("_Row")
 
@@ -119,6 +119,41 @@ def exit_if_broken(rows: Iterable[_Row], broken: Callable[[_Row], bool]) -> None
     unavailable, a damaged cron job), so a script or CI step can check a setup with the list."""
     if any(broken(row) for row in rows):
         raise SystemExit(1)
+
+
+class ShownStream:
+    """A text that arrives in pieces (a model's answer, delta by delta) written to ``stream``
+    as :func:`as_shown` writes it whole: a joiner cut from its neighbours by a piece's edge
+    (tokens often end on one) stays in its emoji sequence or word, and a ``\\r\\n`` cut in
+    two stays a line break. A piece's last joiner or carriage return is held back until the
+    next piece says what follows it, or :meth:`end` (the text is over or interrupted)."""
+
+    def __init__(self, stream: Any) -> None:
+        isatty = getattr(stream, "isatty", None)
+        self._terminal = isatty is not None and bool(isatty())
+        self._before = ""  # the end of what was shown, the left neighbour of the next piece
+        self._held = ""
+
+    def add(self, piece: str) -> str:
+        """What to write for ``piece`` now."""
+        if not self._terminal:
+            return piece
+        text = self._held + piece
+        if text.isprintable():  # the common case, plain text: nothing to hold or escape
+            self._held, shown = "", text
+        else:
+            keep = len(text) - 1 if text[-1:] in ("\r", "\u200c", "\u200d") else len(text)
+            text, self._held = text[:keep], text[keep:]
+            shown = printable_lines(text.replace("\r\n", "\n"), tabs=True, before=self._before)
+        self._before = left_context(text, self._before)
+        return shown
+
+    def end(self) -> str:
+        """What is held back, shown as the end of the text; the next piece starts a new one."""
+        held, self._held = self._held, ""
+        shown = printable(held, self._before) if held else ""
+        self._before = ""
+        return shown
 
 
 def columns(

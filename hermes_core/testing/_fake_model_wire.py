@@ -13,6 +13,7 @@ official SDKs parse all of it (tests/agent/test_fake_model_server.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -89,6 +90,8 @@ class FakeTurn:
     - ``gate``: hold the answer until the event is set: before answering when ``hold_after``
       is 0, else after sending that many streamed events (a stream stopped mid-way, for
       cancellation tests). ``delay``: seconds to wait before answering.
+    - ``text_cuts``: where the OpenAI stream cuts the answer's text into deltas (positions in
+      it, as a model's tokens fall: before or after a joiner); by default word by word.
     """
 
     text: str = ""
@@ -108,6 +111,7 @@ class FakeTurn:
     gate: threading.Event | None = None
     hold_after: int = 0
     delay: float = 0.0
+    text_cuts: Sequence[int] = ()
 
     def answer_text(self) -> str:
         """The text the model writes: ``text``, then the calls when they go in the text."""
@@ -296,7 +300,10 @@ def openai_chunks(turn: FakeTurn, body: Any, number: int) -> list[dict[str, Any]
         ]
     else:
         chunks += [chunk({turn.reasoning_key: piece}) for piece in pieces(turn.reasoning)]
-    chunks += [chunk({"content": piece}) for piece in pieces(turn.answer_text())]
+    text = turn.answer_text()
+    cuts = [0, *sorted(turn.text_cuts), len(text)]
+    parts = [text[a:b] for a, b in itertools.pairwise(cuts) if b > a] if turn.text_cuts else None
+    chunks += [chunk({"content": piece}) for piece in parts or pieces(text)]
     for index, call in enumerate(turn.wire_calls()):
         first = {
             "index": index,
