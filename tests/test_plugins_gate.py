@@ -80,7 +80,7 @@ def test_bundled_backend_loads_without_being_listed(hermes_env: Environment) -> 
 def test_not_enabled_plugin_gets_the_enable_hint(hermes_env: Environment) -> None:
     write_dir_plugin(hermes_env.user_plugins_dir, "demo")
 
-    (record,) = plan_plugins(config(), hermes_env)[0]
+    (record,) = plan_plugins(config(), hermes_env, config_path=hermes_env.config_path)[0]
 
     assert record.status == "not enabled"
     assert record.message == "enable it with: hermes plugins enable demo"

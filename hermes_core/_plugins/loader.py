@@ -118,6 +118,7 @@ def plan_plugins(
             env,
             project_enabled=discovery.project_enabled,
             config_trusted_for_project=trusted,
+            config_in_code=config_path is None,
         )
         losers = resolution.shadowed.get(name, [])
         records.append(
@@ -140,6 +141,7 @@ def plan_plugins(
             env,
             project_enabled=False,
             config_trusted_for_project=trusted,
+            config_in_code=config_path is None,
         )
         records.append(PluginRecord(candidate, status, message, winner=False))
     for record in records:
