@@ -184,7 +184,7 @@ class Host:
 
     @property
     def warnings(self) -> list[str]:
-        """What discovery ignored and why (impostors, unreadable directories, unknown keys)."""
+        """What discovery ignored and why (impostors, unknown keys...); enabled gated plugins."""
         return self._runtime.started().warnings
 
     @property

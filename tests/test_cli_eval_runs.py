@@ -91,3 +91,27 @@ def test_eval_search_shows_the_queries_done_on_a_terminal_and_never_with_json(
     drawn, printed = run_on_terminal(hermes_cli, *args, "--json", stdout_too=False)
     assert drawn == ""
     assert json.loads(printed)["queries"] == 3
+
+
+def test_eval_search_never_lets_a_config_inside_the_project_enable_project_plugins(
+    hermes_cli: HermesCli, hermes_dir_plugin: Callable[..., Path], tmp_path: Path
+) -> None:
+    # HERMES_HOME=./.hermes makes the project's config.yaml the config; every command refuses
+    # its plugins.enabled for project plugins, but eval built its host without the config's
+    # path, as if the config were the user's own, and the project's code ran.
+    inside = hermes_cli.work / ".hermes"
+    ran = tmp_path / "ran.txt"
+    hermes_dir_plugin(
+        inside / "plugins",
+        "local-tool",
+        f"from pathlib import Path\nPath({str(ran)!r}).write_text('ran')\n",
+    )
+    (inside / "config.yaml").write_text("plugins:\n  enabled: [local-tool]\n", encoding="utf-8")
+    catalog, queries = _eval_files(tmp_path)
+    variables = hermes_cli.variables(HERMES_HOME=str(inside), HERMES_ENABLE_PROJECT_PLUGINS="1")
+
+    hermes_cli.run(
+        "eval", "search", "--catalog", str(catalog), "--queries", str(queries), env=variables
+    )
+
+    assert not ran.exists()

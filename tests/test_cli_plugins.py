@@ -776,3 +776,30 @@ def test_a_pip_plugin_that_cannot_be_used_still_shows_its_distributions_version(
     assert (rows["broken"]["status"], rows["broken"]["version"]) == ("error", "2.5")
     assert re.search(r"^odd +1\.0 +pip +error", table, re.M), table
     assert "version:         2.5" in setup.run("plugins", "info", "broken").stdout
+
+
+def test_a_gated_plugin_the_config_enables_is_said_once_by_plugins_list(
+    hermes_cli: InProcessCli,
+) -> None:
+    # The host warns of it (host.warnings); the listing's row already says it: not twice.
+    write_dir_plugin(hermes_cli.work / ".hermes" / "plugins", "stamp", GOOD)
+    hermes_cli.config.write_text("plugins:\n  enabled: [stamp]\n", encoding="utf-8")
+
+    done = hermes_cli.run("plugins", "list", ok=False)
+
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert said.count("HERMES_ENABLE_PROJECT_PLUGINS=1") == 1, said
+
+
+def test_a_gated_plugin_the_config_enables_is_warned_of_by_a_command_that_runs_it(
+    hermes_cli: InProcessCli,
+) -> None:
+    plugin = write_dir_plugin(hermes_cli.work / ".hermes" / "plugins", "stamp", GOOD)
+    hermes_cli.config.write_text("plugins:\n  enabled: [stamp]\n", encoding="utf-8")
+
+    done = hermes_cli.run("tools", "list", ok=False)
+
+    assert done.returncode == 0, done.stderr
+    warning = f"stamp is enabled but will not load: plugin 'stamp' (project, {plugin}) is gated"
+    assert done.stderr.count(warning) == 1, done.stderr

@@ -42,7 +42,9 @@ def hint(env: Environment) -> str:
     where = env.home / "plugins" / "weather"
     return (
         f"'weather_now' is a tool of a plugin that did not load: plugin 'weather' (user, "
-        f"{where}) is not enabled: enable it with: hermes plugins enable weather"
+        f"{where}) is not enabled: enable it with: hermes plugins enable weather (a config "
+        "file), or, for a Config built in code, list it in plugins.enabled: "
+        "config=Config.model_validate({'plugins': {'enabled': ['weather']}})"
     )
 
 

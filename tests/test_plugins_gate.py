@@ -80,7 +80,7 @@ def test_bundled_backend_loads_without_being_listed(hermes_env: Environment) -> 
 def test_not_enabled_plugin_gets_the_enable_hint(hermes_env: Environment) -> None:
     write_dir_plugin(hermes_env.user_plugins_dir, "demo")
 
-    (record,) = plan_plugins(config(), hermes_env)[0]
+    (record,) = plan_plugins(config(), hermes_env, config_path=hermes_env.config_path)[0]
 
     assert record.status == "not enabled"
     assert record.message == "enable it with: hermes plugins enable demo"
@@ -267,3 +267,32 @@ def test_no_config_is_inside_the_project_when_working_from_the_root(
 
     assert not config_trusted_for_project(hermes_env, hermes_env.cwd / "config.yaml")
     assert config_trusted_for_project(at_root, hermes_env.config_path)
+
+
+def test_a_host_warns_when_a_plugin_its_config_enables_is_gated(hermes_env: Environment) -> None:
+    # An embedder's plugin under ./.hermes/plugins, enabled in its Config: host.warnings was
+    # empty and the embedder only met "There is no tool named 'stamp'" later; the reason sat
+    # in host.plugins['stamp'].message.
+    from hermes_core._host import Host
+
+    plugin = write_dir_plugin(hermes_env.project_plugins_dir, "stamp")
+    host = Host(config(enabled=["stamp"]), hermes_env, strict=False)
+    try:
+        host.load_plugins()
+        assert host.warnings == [
+            f"stamp is enabled but will not load: plugin 'stamp' (project, {plugin}) is gated: "
+            "set HERMES_ENABLE_PROJECT_PLUGINS=1 in the environment to load the project's "
+            "plugins (only for a project you trust)"
+        ]
+    finally:
+        host.close()
+
+
+def test_a_gated_plugin_nothing_enables_is_no_warning(hermes_env: Environment) -> None:
+    # A cloned project's plugins are gated by design: only a name the config asks for is news.
+    write_dir_plugin(hermes_env.project_plugins_dir, "stamp")
+
+    records, warnings = plan_plugins(config(), hermes_env)
+
+    assert [r.status for r in records] == ["gated"]
+    assert warnings == []

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from hermes_core import Host
+from hermes_core._errors import UnloadedPluginError
 from hermes_core._gc_pause import end_start_pause
 from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
 from hermes_core.testing import (
@@ -219,3 +220,29 @@ def test_an_in_process_command_freezes_nothing_and_leaves_the_frozen_heap_frozen
     # (modules it forgot, replaced values) leave the count as they are freed.
     assert frozen // 2 < gc.get_freeze_count() <= frozen
     assert gc.isenabled()
+
+
+def test_a_helper_asked_for_a_plugin_it_was_not_given_enabled_says_to_pass_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # make_search_backend (and make_host, make_model_provider) read no user config, yet the
+    # error advised `hermes plugins enable stamp`, which changes nothing there.
+    site = tmp_path / "site"
+    write_distribution(
+        site,
+        "hermes-stamp",
+        entry_points={"stamp": "stamp_mod"},
+        files={"stamp_mod.py": "def hermes_session_start(session):\n    pass\n"},
+    )
+    monkeypatch.syspath_prepend(str(site))
+
+    with pytest.raises(UnloadedPluginError) as caught:
+        make_search_backend("stamp")
+
+    message = str(caught.value)
+    assert "plugin 'stamp' (pip" in message
+    assert (
+        "or, for a Config built in code, list it in plugins.enabled: "
+        "config=Config.model_validate({'plugins': {'enabled': ['stamp']}})"
+    ) in message
+    assert "stamp_mod" not in sys.modules

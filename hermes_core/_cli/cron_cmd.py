@@ -179,7 +179,11 @@ def edit(
         known_toolsets=known,
     )
     shown = f"edited job {printable(changed.id)} ({printable(changed.name)})"
-    click.echo(f"{shown}; next run {local_time(changed.next_run)}")
+    if changed.paused:  # its next time is kept for resume, but nothing runs then
+        resume = f"hermes cron resume {printable(changed.id)}"
+        click.echo(f"{shown}; it stays paused: {resume} runs it again")
+    else:
+        click.echo(f"{shown}; next run {local_time(changed.next_run)}")
     _warn_not_run(store)
 
 

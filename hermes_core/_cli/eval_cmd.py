@@ -163,7 +163,7 @@ def _evaluate_set(
     depth = max(k, 10)
 
     async def main() -> dict[str, float | int]:
-        async with Host(config, env) as host:
+        async with Host(config, env, config_path=env.config_path) as host:
             # A backend that cannot be built would answer every query with an error, scored as
             # no match: a row of zeros that measures nothing. Tool Search's own backend, the
             # one the queries use, is built first and its error raised (a second instance

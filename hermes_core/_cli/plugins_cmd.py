@@ -43,6 +43,7 @@ def _load(
     discovery ignored and what the configuration selects but no plugin provides are
     warnings."""
     from hermes_core._host import Host
+    from hermes_core._plugins.explain import gated_warning
     from hermes_core._plugins.plugin_tools import tool_overrides
 
     config = load_config_in_effect(env)
@@ -70,7 +71,9 @@ def _load(
         what="plugin",
         config_path=env.config_path,
     )
-    for warning in [*warnings, *problems, *unmatched]:
+    # A gated plugin's row says what it takes: the host's warning about it would repeat it.
+    shown = {gated_warning(record) for record in records if record.status == "gated"}
+    for warning in [*(w for w in warnings if w not in shown), *problems, *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
     return records, registered, overrides
 

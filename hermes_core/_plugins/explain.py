@@ -12,7 +12,7 @@ from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.records import PluginRecord
 from hermes_core._project_trust import PROJECT_GATE_FLAG
 
-__all__ = ["missing_tool", "unloaded_plugin", "why_not_loaded"]
+__all__ = ["enabled_but_gated", "missing_tool", "unloaded_plugin", "why_not_loaded"]
 
 
 def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord | None:
@@ -28,6 +28,26 @@ def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord 
     if winner is None or winner.loadable:
         return None
     return winner
+
+
+def enabled_but_gated(records: Iterable[PluginRecord], enabled: Iterable[str]) -> list[str]:
+    """``x is enabled but will not load: plugin 'x' (project, ...) is gated: ...``: a warning
+    for each plugin that ``enabled`` (``plugins.enabled``) names whose only copy is a gated
+    project one, so that an embedder learns it at start rather than from a missing tool. A
+    gated plugin nothing enables is no news: a cloned project's plugins are gated by design."""
+    records = list(records)
+    warned: list[str] = []
+    for name in dict.fromkeys(normalize_name(name) for name in enabled):
+        record = unloaded_plugin(records, name)
+        if record is not None and record.status == "gated":
+            warned.append(gated_warning(record))
+    return warned
+
+
+def gated_warning(record: PluginRecord) -> str:
+    """The warning :func:`enabled_but_gated` gives for the gated ``record``: a listing that
+    shows the record's own message leaves it out."""
+    return f"{record.name} is enabled but will not load: {why_not_loaded(record)}"
 
 
 def missing_tool(

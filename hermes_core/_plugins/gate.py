@@ -23,6 +23,7 @@ def gate(
     project_enabled: bool,
     config_trusted_for_project: bool,
     section: str = "plugins",
+    config_in_code: bool = False,
 ) -> tuple[PluginStatus, str | None]:
     """The status of a resolved candidate and the message explaining it, in the spec's order.
 
@@ -39,14 +40,22 @@ def gate(
     that another local account could write (:func:`~hermes_core._private_files.others_could_write`).
 
     Hook directories go through the same gate with ``section="hooks"``: their lists are
-    ``hooks.enabled`` and ``hooks.disabled``, and messages name those.
+    ``hooks.enabled`` and ``hooks.disabled``, and messages name those. ``config_in_code``
+    (a host given no configuration file: an embedder's or a test helper's ``Config``) adds
+    how to enable a plugin there, where ``hermes plugins enable`` changes nothing.
     """
     name = candidate.name
     if name in _names(plugins.disabled):
         also = f", which wins over {section}.enabled" if name in _names(plugins.enabled) else ""
         return "disabled", f"disabled in {section}.disabled{also}"
     if candidate.source == "project" and not project_enabled:
-        return "gated", _gated(name, plugins, section, config_trusted_for_project)
+        return "gated", _gated(
+            name,
+            plugins,
+            section,
+            config_trusted_for_project,
+            _enabling(name, section, config_in_code),
+        )
     if candidate.error is not None or candidate.manifest is None:
         return "error", candidate.error or "no manifest"
     manifest = candidate.manifest
@@ -60,7 +69,7 @@ def gate(
             )
         status = "enabled"
     else:
-        return "not enabled", f"enable it with: hermes {section} enable {name}"
+        return "not enabled", f"enable it with: {_enabling(name, section, config_in_code)}"
     problem = requirement_problem(candidate, env)
     if problem is not None:
         return "error", problem
@@ -73,8 +82,24 @@ def gate(
     return status, None
 
 
+def _enabling(name: str, section: str, config_in_code: bool) -> str:
+    """``hermes plugins enable NAME``, and with ``config_in_code`` the ``Config`` to pass."""
+    command = f"hermes {section} enable {name}"
+    if not config_in_code:
+        return command
+    return (
+        f"{command} (a config file), or, for a Config built in code, list it in "
+        f"{section}.enabled: config=Config.model_validate({{'{section}': {{'enabled': "
+        f"['{name}']}}}})"
+    )
+
+
 def _gated(
-    name: str, plugins: PluginsConfig | HooksConfig, section: str, config_trusted: bool
+    name: str,
+    plugins: PluginsConfig | HooksConfig,
+    section: str,
+    config_trusted: bool,
+    enabling: str,
 ) -> str:
     """How to load a gated project copy: open the gate and, unless the config in effect (one
     outside the project) enables it already, what else it takes."""
@@ -89,7 +114,7 @@ def _gated(
             "one in effect lies inside it"
         )
     if name not in _names(plugins.enabled):
-        return f"{opening}; then enable it: hermes {section} enable {name}"
+        return f"{opening}; then enable it: {enabling}"
     return opening
 
 

@@ -23,6 +23,7 @@ from hermes_core import _hookspecs as hookspecs
 from hermes_core._errors import PluginError
 from hermes_core._plugins.candidates import SOURCES, Candidate
 from hermes_core._plugins.discovery import discover
+from hermes_core._plugins.explain import enabled_but_gated
 from hermes_core._plugins.gate import gate
 from hermes_core._plugins.importing import import_failure, import_plugin
 from hermes_core._plugins.records import PluginRecord
@@ -117,6 +118,7 @@ def plan_plugins(
             env,
             project_enabled=discovery.project_enabled,
             config_trusted_for_project=trusted,
+            config_in_code=config_path is None,
         )
         losers = resolution.shadowed.get(name, [])
         records.append(
@@ -139,6 +141,7 @@ def plan_plugins(
             env,
             project_enabled=False,
             config_trusted_for_project=trusted,
+            config_in_code=config_path is None,
         )
         records.append(PluginRecord(candidate, status, message, winner=False))
     for record in records:
@@ -169,6 +172,8 @@ def load_plugins(
         strict = env.flag(STRICT_FLAG)
     records, warnings = plan_plugins(config, env, config_path=config_path)
     records = _with_direct(records, direct)
+    # After the direct plugins: one of them may be the copy of a name that takes part.
+    warnings += enabled_but_gated(records, config.plugins.enabled)
     pm = new_plugin_manager()
     if strict:
         for record in records:

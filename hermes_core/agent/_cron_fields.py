@@ -59,7 +59,9 @@ def check_cwd(cwd: object) -> str | None:
         raise JobError("cwd", f"expected a directory, got {shown(cwd)}")
     path = os.path.abspath(given)
     if "\0" in path or not os.path.isdir(path):
-        raise JobError("cwd", f"{printable(path)} is not a directory")
+        raise JobError(
+            "cwd", f"{printable(path)} is not a directory: create it, or give an existing directory"
+        )
     return path
 
 

@@ -111,11 +111,28 @@ def test_edit_of_the_prompt_alone_keeps_the_schedule_and_its_next_time(served: S
 def test_edit_of_a_paused_job_keeps_it_paused(served: Served) -> None:
     served.run("cron", "create", "every 1h", "Sum up", "--name", "held")
     served.run("cron", "pause", "held")
-    served.run("cron", "edit", "held", "--schedule", "every 5m")
+    done = served.run("cron", "edit", "held", "--schedule", "every 5m")
 
     (job,) = served.jobs.jobs()
     assert job.paused
     assert job.schedule == "every 5m"
+    # It said "next run <time>", as if the job would run then.
+    assert done.stdout == (
+        f"edited job {job.id} (held); it stays paused: hermes cron resume {job.id} runs it again\n"
+    )
+
+
+def test_edit_to_a_missing_directory_says_what_to_do(served: Served, tmp_path: Path) -> None:
+    served.run("cron", "create", "every 1h", "Sum up", "--name", "kept")
+    missing = tmp_path / "missing"
+
+    done = served.run("cron", "edit", "kept", "--cwd", str(missing), ok=False)
+
+    assert done.returncode == 2
+    assert (
+        f"cwd: {missing} is not a directory: create it, or give an existing directory"
+        in done.stderr
+    )
 
 
 @pytest.mark.parametrize(
