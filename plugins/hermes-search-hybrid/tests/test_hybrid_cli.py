@@ -115,7 +115,8 @@ def test_model_whose_weights_differ_is_listed_as_the_plugins_error(
 ) -> None:
     changed_model(hermes_cli, tmp_path)
 
-    rows = hermes_cli.json("plugins", "list", "--json")
+    # docs/cli.md's rule for list commands: every row shown, then exit 1 for a broken one.
+    rows = hermes_cli.json("plugins", "list", "--json", exit_code=1)
 
     (row,) = [row for row in rows if row["name"] == "hybrid"]
     assert row["status"] == "error"
