@@ -159,7 +159,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "TranscriptStore": "hermes_core.agent._transcripts",
         "UsageReport": "hermes_core.agent._events",
         "event_json": "hermes_core.agent._events",
-        "send_until_settled": "hermes_core.agent._delegation",
+        "send_until_settled": "hermes_core.agent._settling",
         "Question": _QUESTIONS,
         "QuestionTransport": _QUESTIONS,
         "Reply": _QUESTIONS,

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Final
 from hermes_core._acp.toolcalls import call_start, child_call_id, command_lines, result_content
 from hermes_core._progress import ProgressReport, listening_to_progress, progress_sender
 from hermes_core._shown import printable
-from hermes_core.agent._delegation import send_until_settled
 from hermes_core.agent._events import (
     AgentEvent,
     ChildCompacted,
@@ -45,6 +44,7 @@ from hermes_core.agent._events import (
     ToolStarted,
     UsageReport,
 )
+from hermes_core.agent._settling import send_until_settled
 from hermes_core.agent._wire import TextDelta
 
 if TYPE_CHECKING:

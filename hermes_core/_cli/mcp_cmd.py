@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, load_config_declared
+from hermes_core._cli.mcp_catalog_cmd import catalog, warn_if_gated
 from hermes_core._cli.mcp_options import check_name, headers_option, pairs_option
 from hermes_core._cli.mcp_reports import (
     manifest_age,
@@ -82,6 +83,9 @@ def _unknown_server(name: str, configured: Collection[str]) -> HermesError:
 @click.group("mcp")
 def mcp() -> None:
     """List, add, remove and test MCP servers; install curated ones from the catalog."""
+
+
+mcp.add_command(catalog)
 
 
 # list -------------------------------------------------------------------------------------
@@ -246,7 +250,7 @@ def add_command(
         click.echo(note)
     if moved.references:
         click.echo(describe_moved(moved.references, env.dotenv_path))
-    _warn_if_gated(env, name)
+    warn_if_gated(env, name)
 
 
 @mcp.command("remove")
@@ -355,95 +359,3 @@ def logout_command(name: str) -> None:
         click.echo(f"Signed out of {name!r} (removed {path}).")
     else:
         click.echo(f"No sign-in kept for {name!r} ({path} does not exist).")
-
-
-# catalog ----------------------------------------------------------------------------------
-
-
-@mcp.group("catalog", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
-@click.pass_context
-def catalog(ctx: click.Context, as_json: bool) -> None:
-    """List the curated MCP servers shipped with hermes-core (none is enabled until installed).
-
-    'hermes mcp catalog install NAME' adds one after checking that it answers.
-    """
-    if ctx.invoked_subcommand is not None:
-        return
-    from hermes_core._mcp.catalog import load_catalog
-
-    servers = load_catalog(environment())
-    if as_json:
-        click.echo(json.dumps([server.to_json() for server in servers.values()], indent=2))
-        return
-    table = [("name", "command", "needs", "description")]
-    for server in servers.values():
-        command = " ".join((server.command, *server.args))
-        table.append((server.name, command, ", ".join(server.required_env), server.description))
-    click.echo(columns(table, free=(1, 2, 3)))
-    click.echo("\nInstall one with: hermes mcp catalog install NAME [--env KEY=VALUE]")
-
-
-@catalog.command("install")
-@click.argument("name")
-@click.option(
-    "--env",
-    "env_pairs",
-    multiple=True,
-    help="A required variable, KEY=VALUE; the value goes to $HERMES_HOME/.env, never config.yaml.",
-)
-@click.option("--as", "server_name", help="Install under another server name.")
-@click.option("--force", is_flag=True, help="Replace a configured server of the same name.")
-def install_command(
-    name: str, env_pairs: tuple[str, ...], server_name: str | None, force: bool
-) -> None:
-    """Probe catalog server NAME and, when it answers, add it to mcp_servers.
-
-    A failed probe writes nothing. Required variables are taken from --env, the environment or
-    $HERMES_HOME/.env.
-    """
-    import anyio
-
-    from hermes_core._mcp.catalog import load_catalog
-    from hermes_core._mcp.install import install_catalog_server
-
-    env = environment()
-    servers = load_catalog(env)
-    server = servers.get(name)
-    if server is None:
-        raise HermesError(
-            f"no server {name!r} in the catalog (have: {', '.join(servers)})."
-            f"{did_you_mean(name, servers)}"
-        )
-    target = server_name or name
-    check_name(target)
-    given = pairs_option(env_pairs, "--env")
-    extra = sorted(set(given) - set(server.required_env))
-    if extra:
-        raise click.BadParameter(
-            f"{name} does not use {', '.join(extra)} (it needs: "
-            f"{', '.join(server.required_env) or 'nothing'})",
-            param_hint="--env",
-        )
-
-    def probing(config: McpServerConfig) -> None:
-        click.echo(f"Probing {name}: {' '.join((config.command or '', *config.args))}", err=True)
-
-    _, report = anyio.run(
-        partial(install_catalog_server, env, server, target, given, force=force, on_probe=probing)
-    )
-    click.echo(
-        f"Installed {name} as mcp_servers.{target} in {env.config_path} "
-        f"({len(report.tools)} tools answered in {report.connect_seconds * 1000:.0f} ms)."
-    )
-    if given:
-        click.echo(f"Saved {', '.join(given)} to {env.dotenv_path}.")
-    _warn_if_gated(env, target)
-
-
-def _warn_if_gated(env: Environment, name: str) -> None:
-    from hermes_core._mcp.install import not_started_note
-
-    note = not_started_note(env, name)
-    if note is not None:
-        click.echo(f"hermes: warning: {note}", err=True)

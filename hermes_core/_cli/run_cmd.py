@@ -185,8 +185,8 @@ def run(
     printer = EventPrinter(as_json=as_json)
 
     async def work(host: Host, forms: LineForms | None) -> int:
-        from hermes_core.agent._delegation import send_until_settled
         from hermes_core.agent._events import Finished
+        from hermes_core.agent._settling import send_until_settled
 
         agent, taken_up = await agent_resuming(
             host, last=last, session=session, command="run", model=model

@@ -13,10 +13,10 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from hermes_core._config.problems import Loc, Problem
-from hermes_core._shown import shown
+from hermes_core._shown import clipped, shown
 
 Check = Callable[[Any, Loc, list["Problem"]], Any]
 """A key's rule: the value as the section keeps it, or :data:`INVALID` after adding the
@@ -106,6 +106,19 @@ def http_url(value: str | None) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"expected an http:// or https:// URL, got {shown(shown_url(value))}")
     return value
+
+
+def names_list(value: Any) -> Any:
+    """A :class:`Before` check: lists of names must be YAML lists, a lone scalar is almost
+    always a forgotten ``[...]``."""
+    if isinstance(value, str | int | float | bool):
+        raise ValueError(
+            f"expected a list of names, got {shown(value)} (write [{clipped(str(value))}])"
+        )
+    return value
+
+
+NamesList = Annotated[list[str], Before(names_list)]
 
 
 def refused(loc: Loc, problems: list[Problem], message: str) -> Any:

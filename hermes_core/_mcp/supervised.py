@@ -30,6 +30,7 @@ from hermes_core._mcp.filters import ToolFilter
 from hermes_core._mcp.names import may_name_a_tool_of
 from hermes_core._mcp.results import unavailable_result
 from hermes_core._mcp.serverlog import server_log_path
+from hermes_core._mcp.serving import connect_and_serve
 from hermes_core._mcp.startup import (
     McpStartup,
     StartPlan,
@@ -78,15 +79,6 @@ class _Run:
 
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
-
-
-@dataclass(frozen=True)
-class _Ended:
-    """How one connection attempt ended: why, whether it opened, and how long it was up."""
-
-    reason: str
-    opened: bool
-    uptime: float | None
 
 
 class SupervisedServer:
@@ -254,7 +246,11 @@ class SupervisedServer:
         while True:
             if self.state != "connecting":
                 self._begin_attempt()
-            ended = await self._connect_and_serve()
+            ended = await connect_and_serve(
+                self.name, self.config, self._with.env, opened=self._connected, listed=self._listed
+            )
+            if ended.stderr_tail is not None:
+                self._stderr_tail = ended.stderr_tail
             # A timeout noted already is recorded and told of.
             told = self._attempt.timed_out and not ended.opened
             self._unavailable(ended.reason, connect_failed=not ended.opened and not told)
@@ -272,28 +268,6 @@ class SupervisedServer:
                 return True  # known tools stay published, their calls say why
             await self._back_off(backoff.next_delay(ended.uptime), ended.reason, where)
 
-    async def _connect_and_serve(self) -> _Ended:
-        from hermes_core._mcp.connection import open_connection
-        from hermes_core._mcp.failures import McpConnectError, describe_failure
-
-        opened: McpConnection | None = None
-        up_since: float | None = None
-        try:
-            async with open_connection(self.name, self.config, self._with.env) as connection:
-                opened = connection
-                up_since = anyio.current_time()
-                self._connected(connection)
-                reason = await self._serve(connection)
-        except McpConnectError as exc:
-            reason = exc.reason
-            self._stderr_tail = exc.stderr_tail
-        except Exception as exc:
-            reason = f"the connection failed: {describe_failure(exc)}"
-        if opened is not None and opened.log is not None:
-            self._stderr_tail = opened.log.tail
-        uptime = None if up_since is None else anyio.current_time() - up_since
-        return _Ended(reason, opened is not None, uptime)
-
     async def _back_off(self, delay: float, reason: str, where: str) -> None:
         log.warning(
             "MCP server %r is unavailable (%s); reconnecting in %g s%s",
@@ -309,23 +283,6 @@ class SupervisedServer:
         self.connection = connection
         self._listed(connection)
         self._end_attempt()
-
-    async def _serve(self, connection: McpConnection) -> str:
-        """Wait while the connection lives, re-listing on ``tools/list_changed``; return why it
-        ended."""
-        while True:
-            await connection.wait_closed_or_changed()
-            if connection.closed:
-                return connection.close_reason or "the connection closed"
-            connection.tools_changed = anyio.Event()
-            try:
-                with anyio.fail_after(self.config.timeout):
-                    await connection.refresh_tools()
-            except Exception as exc:
-                from hermes_core._mcp.failures import describe_failure
-
-                return f"listing the changed tools failed: {describe_failure(exc)}"
-            self._listed(connection)
 
     def _listed(self, connection: McpConnection) -> None:
         """A listing came: save it, and publish it unless the known tools are the same."""

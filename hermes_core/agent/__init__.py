@@ -52,9 +52,6 @@ if TYPE_CHECKING:
     from hermes_core.agent._delegation import (
         Delegations as Delegations,
     )
-    from hermes_core.agent._delegation import (
-        send_until_settled as send_until_settled,
-    )
     from hermes_core.agent._events import (
         AgentEvent as AgentEvent,
     )
@@ -138,6 +135,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.agent._session_model import (
         session_model as session_model,
+    )
+    from hermes_core.agent._settling import (
+        send_until_settled as send_until_settled,
     )
     from hermes_core.agent._transcripts import (
         Transcript as Transcript,

@@ -186,7 +186,7 @@ async def job_agent(host: Host, agent: Agent | None, job: CronJob) -> AsyncItera
 async def _converse(host: Host, agent: Agent | None, job: CronJob) -> Finished | None:
     from hermes_core._approvals.prompt import NonInteractivePrompt
     from hermes_core._approvals.questions import NobodyToAsk, attach_questions
-    from hermes_core.agent._delegation import send_until_settled
+    from hermes_core.agent._settling import send_until_settled
 
     prompt = NonInteractivePrompt(host.config.approvals.non_interactive)
     finished: Finished | None = None
