@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, say_if_held_back
-from hermes_core._cli.output import echo_shown, plugin_prints_to_stderr, warnings_to_stderr
+from hermes_core._cli.output import echo_shown, warnings_to_stderr
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -160,20 +160,16 @@ def _plugin_problems(config: Config, env: Environment) -> list[str]:
     (:func:`selection_problems`)."""
     import logging
 
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
 
-    host = Host(config, env, config_path=env.config_path, strict=False)
     runtime_log = logging.getLogger("hermes_core._host")
     level = runtime_log.level
     runtime_log.setLevel(logging.ERROR)  # the problems are printed below, once each
     try:
-        with plugin_prints_to_stderr():
-            try:
-                host.load_plugins()
-                host.check_plugins()  # builds what a plugin not bundled makes: its settings
-                return [problem for _, problem in selection_problems(config, host)]
-            finally:
-                host.close()
+        with cli_host(config, env, strict=False) as host:
+            host.load_plugins()
+            host.check_plugins()  # builds what a plugin not bundled makes: its settings
+            return [problem for _, problem in selection_problems(config, host)]
     finally:
         runtime_log.setLevel(level)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import columns, echo_shown, plugin_prints_to_stderr
+from hermes_core._cli.output import columns, echo_shown
 from hermes_core._errors import HermesError
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _with_connectors(work: Callable[[Connectors], Awaitable[T]]) -> T:
     connectors on one event loop, and release the gateway."""
     import anyio
 
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
 
     env = environment()
     config = load_config_in_effect(env)
@@ -54,15 +54,11 @@ def _with_connectors(work: Callable[[Connectors], Awaitable[T]]) -> T:
         finally:
             await host.connectors.aclose()
 
-    host = Host(config, env, config_path=env.config_path)
-    with plugin_prints_to_stderr():
+    with cli_host(config, env) as host:
         host.start()
-        try:
-            if host.connectors.configured():
-                host.select_connector_gateway()  # an unknown name: exit 2, listing the valid ones
-            return anyio.run(main)
-        finally:
-            host.close()
+        if host.connectors.configured():
+            host.select_connector_gateway()  # an unknown name: exit 2, listing the valid ones
+        return anyio.run(main)
 
 
 @connectors.command("login")

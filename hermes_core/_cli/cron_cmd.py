@@ -191,20 +191,15 @@ def _known_toolsets() -> frozenset[str]:
     """The toolsets a job may name here: the host's plugins and catalogs loaded, its MCP
     servers not started (each configured one's toolset counts, its tools listed or not)."""
     from hermes_core._cli.context import environment, load_config_in_effect
-    from hermes_core._cli.output import plugin_prints_to_stderr
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
     from hermes_core._toolsets import grantable_toolsets
     from hermes_core.agent._cron_toolsets import job_toolsets
 
     env = environment()
     config = load_config_in_effect(env)
-    host = Host(config, env, config_path=env.config_path)
-    with plugin_prints_to_stderr():
-        try:
-            host.start()
-            return job_toolsets(grantable_toolsets(host.registry.tools(), config), config)
-        finally:
-            host.close()
+    with cli_host(config, env) as host:
+        host.start()
+        return job_toolsets(grantable_toolsets(host.registry.tools(), config), config)
 
 
 @cron.command("list")

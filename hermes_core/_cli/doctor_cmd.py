@@ -30,7 +30,7 @@ from hermes_core._cli.doctor_checks import (
     project_checks,
     skill_checks,
 )
-from hermes_core._cli.output import columns, plugin_prints_to_stderr
+from hermes_core._cli.output import columns
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -63,9 +63,7 @@ def doctor(as_json: bool, offline: bool) -> None:
         why = "the configuration has an error (above)"
         found += [not_checked(g, n, why) for g, n in (*_NEEDS_CONFIG, *_NEEDS_CONFIG_TOO)]
     else:
-        # Standard output is the report's (--json is read by programs).
-        with plugin_prints_to_stderr():
-            found += _with_plugins(config, env, offline=offline)
+        found += _with_plugins(config, env, offline=offline)
         found += hook_checks(config, env)
         found += skill_checks(config, env)
     found += home_checks(env)
@@ -89,44 +87,43 @@ def _with_plugins(config: Config, env: Environment, *, offline: bool) -> list[Ch
     from hermes_core._cli.config_cmd import selection_problems
     from hermes_core._cli.doctor_plugins import plugin_doctor_checks
     from hermes_core._cli.doctor_probes import declared_servers, mcp_checks, model_checks
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
 
-    host = Host(config, env, config_path=env.config_path, strict=False)
-    host_log = logging.getLogger("hermes_core._host")
-    level = host_log.level
-    host_log.setLevel(logging.ERROR)  # each problem is a line of the report, once
-    try:
-        host.load_plugins()
-        refused = selection_problems(config, host)
-        model_refused = [p for kind, p in refused if kind == "model_provider"]
-        found = plugin_checks(
-            config, env, host, [p for kind, p in refused if kind != "model_provider"]
-        )
-        found += code_execution_checks(config, env, host)
-        servers = declared_servers(config, env)
+    with cli_host(config, env, strict=False) as host:
+        host_log = logging.getLogger("hermes_core._host")
+        level = host_log.level
+        host_log.setLevel(logging.ERROR)  # each problem is a line of the report, once
+        try:
+            host.load_plugins()
+            refused = selection_problems(config, host)
+            model_refused = [p for kind, p in refused if kind == "model_provider"]
+            found = plugin_checks(
+                config, env, host, [p for kind, p in refused if kind != "model_provider"]
+            )
+            found += code_execution_checks(config, env, host)
+            servers = declared_servers(config, env)
 
-        async def probes() -> list[Check]:
-            results: dict[str, list[Check]] = {}
+            async def probes() -> list[Check]:
+                results: dict[str, list[Check]] = {}
 
-            async def model() -> None:
-                results["model"] = await model_checks(host, model_refused, offline=offline)
+                async def model() -> None:
+                    results["model"] = await model_checks(host, model_refused, offline=offline)
 
-            async def mcp() -> None:
-                results["mcp"] = await mcp_checks(servers, env, offline=offline)
+                async def mcp() -> None:
+                    results["mcp"] = await mcp_checks(servers, env, offline=offline)
 
-            async def plugins() -> None:
-                results["plugins"] = await plugin_doctor_checks(host, offline=offline)
+                async def plugins() -> None:
+                    results["plugins"] = await plugin_doctor_checks(host, offline=offline)
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(model)
-                group.start_soon(mcp)
-                group.start_soon(plugins)
-            return [*results["model"], *results["mcp"], *results["plugins"]]
+                async with anyio.create_task_group() as group:
+                    group.start_soon(model)
+                    group.start_soon(mcp)
+                    group.start_soon(plugins)
+                return [*results["model"], *results["mcp"], *results["plugins"]]
 
-        found += anyio.run(probes)
-    finally:
-        host_log.setLevel(level)
-        host.close()
+            found += anyio.run(probes)
+        finally:
+            host_log.setLevel(level)
     return found
 
 

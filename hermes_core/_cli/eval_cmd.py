@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment, load_config_in_effect
-from hermes_core._cli.output import columns, echo_shown, plugin_prints_to_stderr
+from hermes_core._cli.output import columns, echo_shown
 
 if TYPE_CHECKING:
     from hermes_core._cli.progress import CallProgressLine
@@ -134,7 +134,7 @@ def _evaluate_set(
     """The metrics of one set, in the order of ``METRIC_KEYS`` (plus ``recall@K``)."""
     import anyio
 
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
     from hermes_core._plugins.selection import UnavailableSearchBackend
     from hermes_core.search._catalog import load_catalog
     from hermes_core.search._evaluation import (
@@ -163,22 +163,23 @@ def _evaluate_set(
     depth = max(k, 10)
 
     async def main() -> dict[str, float | int]:
-        async with Host(config, env, config_path=env.config_path) as host:
-            # A backend that cannot be built would answer every query with an error, scored as
-            # no match: a row of zeros that measures nothing. Tool Search's own backend, the
-            # one the queries use, is built first and its error raised (a second instance
-            # would cost its factory again: the hybrid backend checks its model's weights).
-            backend = host.tool_search.backend
-            if isinstance(backend, UnavailableSearchBackend):
-                raise backend.error
-            host.registry.register_all(catalog, owner="catalog")
-            host.prepare_tools()
-            line = _progress_line(show_progress)
-            try:
-                run = await _run_queries(host, queries, depth, _Counter(item.name, line))
-            finally:
-                if line is not None:
-                    line.close()
+        with cli_host(config, env) as built:
+            async with built as host:
+                # A backend that cannot be built would answer every query with an error, scored as
+                # no match: a row of zeros that measures nothing. Tool Search's own backend, the
+                # one the queries use, is built first and its error raised (a second instance
+                # would cost its factory again: the hybrid backend checks its model's weights).
+                backend = host.tool_search.backend
+                if isinstance(backend, UnavailableSearchBackend):
+                    raise backend.error
+                host.registry.register_all(catalog, owner="catalog")
+                host.prepare_tools()
+                line = _progress_line(show_progress)
+                try:
+                    run = await _run_queries(host, queries, depth, _Counter(item.name, line))
+                finally:
+                    if line is not None:
+                        line.close()
         metrics = score_rankings(
             queries, run.rankings, tools=len(catalog), latencies_ms=run.latencies,
             unmatched=run.unmatched,
@@ -194,8 +195,7 @@ def _evaluate_set(
             )
         return metrics
 
-    with plugin_prints_to_stderr():
-        metrics = anyio.run(main)
+    metrics = anyio.run(main)
     ordered: dict[str, Any] = {key: metrics[key] for key in METRIC_KEYS}
     ordered.update({key: value for key, value in metrics.items() if key not in ordered})
     return ordered

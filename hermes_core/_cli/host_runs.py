@@ -1,20 +1,43 @@
-"""Running the host of the configuration in effect for one command: started, handed to the
-command's work, shut down; a read-only command starts no MCP server its manifests answer for,
-and the collector is paused while it runs (see :func:`run_with_host`)."""
+"""The CLI's hosts: every command builds its host with :func:`cli_host` (the file's path
+given, plugin prints on stderr); :func:`run_with_host` starts the one of the configuration in
+effect, hands it to the command's work and shuts it down (a read-only command starts no MCP
+server its manifests answer for, and the collector is paused while it runs)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core._cli.context import environment, load_config_in_effect
 
 if TYPE_CHECKING:
+    from hermes_core._config import Config
     from hermes_core._host import Host
+    from hermes_core._paths import Environment
 
-__all__ = ["run_with_host"]
+__all__ = ["cli_host", "run_with_host"]
 
 T = TypeVar("T")
+
+
+@contextmanager
+def cli_host(config: Config, env: Environment, **options: Any) -> Iterator[Host]:
+    """A host for ``config`` built as every command must build one, closed on the way out: with
+    ``env.config_path``, so a configuration inside the project cannot open the project-plugin
+    gate, and inside :func:`~hermes_core._cli.output.plugin_prints_to_stderr`, so what plugin
+    code prints keeps off the command's standard output. ``options`` go to
+    :class:`~hermes_core._host.Host` (``strict``, ``mcp_startup``...); the host is not started:
+    ``async with`` it, or call ``start`` or ``load_plugins``."""
+    from hermes_core._cli.output import plugin_prints_to_stderr
+    from hermes_core._host import Host
+
+    with plugin_prints_to_stderr():
+        host = Host(config, env, config_path=env.config_path, **options)
+        try:
+            yield host
+        finally:
+            host.close()
 
 
 def run_with_host(
@@ -61,9 +84,7 @@ def _started_and_run(
 ) -> T:
     import anyio
 
-    from hermes_core._cli.output import plugin_prints_to_stderr
     from hermes_core._cli.progress import connect_progress
-    from hermes_core._host import Host
     from hermes_core._mcp.startup import McpStartup
 
     env = environment()
@@ -77,16 +98,14 @@ def _started_and_run(
 
     async def main() -> T:
         try:
-            async with Host(
-                config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
-            ) as host:
-                if progress is not None:
-                    progress.close()
-                host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
-                return await work(host)
+            with cli_host(config, env, mcp_startup=startup, mcp_progress=progress) as host:
+                async with host:
+                    if progress is not None:
+                        progress.close()
+                    host.prepare_tools()  # a configuration error exits 2 here, not as a tool error
+                    return await work(host)
         finally:
             if progress is not None:
                 progress.close()
 
-    with plugin_prints_to_stderr():
-        return anyio.run(main)
+    return anyio.run(main)

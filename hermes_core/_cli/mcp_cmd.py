@@ -38,7 +38,6 @@ from hermes_core._cli.output import (
     did_you_mean,
     echo_shown,
     exit_if_broken,
-    plugin_prints_to_stderr,
 )
 from hermes_core._errors import HermesError
 
@@ -92,17 +91,18 @@ mcp.add_command(catalog)
 
 
 async def _statuses(config: Config, env: Environment, refresh: bool) -> dict[str, ServerStatus]:
+    from hermes_core._cli.host_runs import cli_host
     from hermes_core._cli.progress import connect_progress
-    from hermes_core._host import Host
     from hermes_core._mcp.startup import McpStartup
 
     startup = McpStartup(read_only=True, refresh=refresh)
     progress = connect_progress()
     try:
-        with statuses_printed_instead_of_warnings(), plugin_prints_to_stderr():
-            async with Host(
-                config, env, config_path=env.config_path, mcp_startup=startup, mcp_progress=progress
-            ) as host:
+        with (
+            statuses_printed_instead_of_warnings(),
+            cli_host(config, env, mcp_startup=startup, mcp_progress=progress) as built,
+        ):
+            async with built as host:
                 return host.mcp_status()
     finally:
         if progress is not None:

@@ -53,21 +53,16 @@ def plugin_commands(
     host, without catalogs or MCP servers). A name claimed twice is an error naming both
     plugins (:class:`~hermes_core._errors.RegistrationError` in strict mode). ``records``, when
     given, receives every plugin's record (to explain a command that is missing)."""
-    from hermes_core._cli.output import plugin_prints_to_stderr
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
+    from hermes_core._config import config_in_effect
 
+    env.check_config_file()
     # Loading is hermes' (stderr); the command, run later, prints the user's output on stdout.
-    with plugin_prints_to_stderr():
-        host = Host.from_environment(env)
+    with cli_host(config_in_effect(env), env) as host:
         host.load_plugins()
         if records is not None:
             records.extend(host.plugins)
-        try:
-            return {
-                name: found.spec.command for name, found in host.registrations.cli_commands.items()
-            }
-        finally:
-            host.close()
+        return {name: found.spec.command for name, found in host.registrations.cli_commands.items()}
 
 
 def short_help(command: click.Command) -> str:

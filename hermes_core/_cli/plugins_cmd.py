@@ -22,7 +22,6 @@ from hermes_core._cli.output import (
     columns,
     did_you_mean,
     exit_if_broken,
-    plugin_prints_to_stderr,
     verbose,
 )
 from hermes_core._errors import HermesError
@@ -42,26 +41,22 @@ def _load(
     plugin registered by name, and the tools that override another of their name; what
     discovery ignored and what the configuration selects but no plugin provides are
     warnings."""
-    from hermes_core._host import Host
+    from hermes_core._cli.host_runs import cli_host
     from hermes_core._plugins.explain import gated_warning
     from hermes_core._plugins.plugin_tools import tool_overrides
 
     config = load_config_in_effect(env)
-    host = Host(config, env, config_path=env.config_path, strict=False)
     # The listing shows every plugin error itself: the host's log lines would repeat them.
     host_log = logging.getLogger("hermes_core._host")
     level = host_log.level
     host_log.setLevel(logging.ERROR)
     try:
-        with plugin_prints_to_stderr():
-            try:
-                host.load_plugins()
-                problems = host.check_plugins()
-                records, warnings = host.plugins, host.warnings
-                registered = host.registrations.by_plugin()
-                overrides = list(tool_overrides(host.registry, records).values())
-            finally:
-                host.close()
+        with cli_host(config, env, strict=False) as host:
+            host.load_plugins()
+            problems = host.check_plugins()
+            records, warnings = host.plugins, host.warnings
+            registered = host.registrations.by_plugin()
+            overrides = list(tool_overrides(host.registry, records).values())
     finally:
         host_log.setLevel(level)
     unmatched = unmatched_names(

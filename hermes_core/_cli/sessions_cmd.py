@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_core._cli.context import environment
-from hermes_core._cli.output import columns, echo_shown, plugin_prints_to_stderr
+from hermes_core._cli.output import columns, echo_shown
 from hermes_core._errors import HermesError
 from hermes_core._shown import printable
 
@@ -370,9 +370,9 @@ def _told(deleted: list[Transcript]) -> None:
     import anyio
 
     from hermes_core._cli.context import load_config_in_effect
+    from hermes_core._cli.host_runs import cli_host
     from hermes_core._errors import ConfigError
     from hermes_core._hook_calls import HookCalls
-    from hermes_core._host import Host
 
     if not deleted:
         return
@@ -386,16 +386,12 @@ def _told(deleted: list[Transcript]) -> None:
             err=True,
         )
         return
-    host = Host(config, env, config_path=env.config_path)
-    with plugin_prints_to_stderr():
-        try:
-            host.load_plugins()
-            calls = HookCalls(host.pm, config.plugins.hook_timeout)
-            ids = tuple(transcript.path.stem for transcript in deleted)
-            notify = partial(calls.notify, "hermes_transcripts_deleted", env=env, session_ids=ids)
-            anyio.run(notify)
-        finally:
-            host.close()
+    with cli_host(config, env) as host:
+        host.load_plugins()
+        calls = HookCalls(host.pm, config.plugins.hook_timeout)
+        ids = tuple(transcript.path.stem for transcript in deleted)
+        notify = partial(calls.notify, "hermes_transcripts_deleted", env=env, session_ids=ids)
+        anyio.run(notify)
 
 
 def _size(transcript: Transcript) -> int:
