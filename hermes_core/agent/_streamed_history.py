@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 
 from hermes_core.agent._history_records import OWN_LINE, SUMMARY, read_records
 from hermes_core.agent._sendable_history import each_call_answered, each_with_its_call
+from hermes_core.agent._titles import record_title
 from hermes_core.agent._transcripts import Transcript, transcript_read_lock
 from hermes_core.agent._wire import Message
 
@@ -86,8 +87,7 @@ class _Places:
         if record.get("type") == "session":
             self.header = record
         elif record.get("type") == "title":
-            title = record.get("title")
-            self.title = title if isinstance(title, str) and title else None
+            self.title = record_title(record)
 
 
 def _places(file: BinaryIO, end: int, transcript: Transcript) -> _Places:

@@ -14,7 +14,8 @@ take a title as well as an id (:class:`~hermes_core.agent._conversations.Naming`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hermes_core._redaction import redact_text
 from hermes_core.agent._transcripts import Transcript, latest_record, transcript_read_lock
@@ -77,7 +78,12 @@ def title_of(transcript: Transcript, within: int | None = None) -> str | None:
 def title_in(file: BinaryIO, within: int | None = None) -> str | None:
     """The latest title of the transcript open as ``file`` (or its bytes read, in a
     :class:`~io.BytesIO`), in its last ``within`` bytes; ``None`` when it has none."""
-    title = latest_record(file, within, "title").get("title")
+    return record_title(latest_record(file, within, "title"))
+
+
+def record_title(record: Mapping[str, Any]) -> str | None:
+    """The title a title record gives: its text, ``None`` for none or a cleared one."""
+    title = record.get("title")
     return title if isinstance(title, str) and title else None
 
 
