@@ -191,6 +191,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "no_stream_error": "hermes_core.agent._provider_checks",
         "require_vendor_key": "hermes_core.agent._provider_checks",
         "token_count": "hermes_core.agent._provider_checks",
+        "VendorSdk": "hermes_core.agent._provider_checks",
         "CronJob": "hermes_core.agent._cron_rows",
         "CronJobs": "hermes_core.agent._cron_store",
         "CronRun": "hermes_core.agent._cron_rows",

@@ -116,6 +116,9 @@ if TYPE_CHECKING:
         PromptSection as PromptSection,
     )
     from hermes_core.agent._provider_checks import (
+        VendorSdk as VendorSdk,
+    )
+    from hermes_core.agent._provider_checks import (
         listed_models as listed_models,
     )
     from hermes_core.agent._provider_checks import (
