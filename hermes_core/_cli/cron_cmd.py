@@ -296,9 +296,9 @@ remove = _change("removed", "remove", "Delete JOB and the log of its runs")
 def run_command(job: str) -> None:
     """Run JOB now in this process, whenever it is due (its next time is unchanged)."""
     from hermes_core._cli.run_cmd import run_agent_host
+    from hermes_core.agent._agent import Agent
     from hermes_core.agent._cron_runs import leases_renewed, run_job
     from hermes_core.agent._cron_store import owner_name
-    from hermes_core.agent._loop import Agent
 
     store = _store()
     _refuse_to_run(store)
