@@ -142,13 +142,13 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
     # The agent runtime: its embedder (the conversation loop) and a model provider author (the
     # ModelProvider contract and the messages it takes and returns).
     _AGENT: {
-        "Agent": "hermes_core.agent._loop",
+        "Agent": "hermes_core.agent._agent",
         "AgentEvent": "hermes_core.agent._events",
         "Budget": "hermes_core.agent._budget",
         "ChildCompacted": "hermes_core.agent._events",
         "ChildFinished": "hermes_core.agent._events",
         "ChildStarted": "hermes_core.agent._events",
-        "Conversation": "hermes_core.agent._loop",
+        "Conversation": "hermes_core.agent._conversation",
         "Delegations": "hermes_core.agent._delegation",
         "Finished": "hermes_core.agent._events",
         "Retrying": "hermes_core.agent._events",
@@ -191,6 +191,7 @@ FACES: Final[Mapping[str, Mapping[str, str]]] = {
         "no_stream_error": "hermes_core.agent._provider_checks",
         "require_vendor_key": "hermes_core.agent._provider_checks",
         "token_count": "hermes_core.agent._provider_checks",
+        "VendorSdk": "hermes_core.agent._provider_checks",
         "CronJob": "hermes_core.agent._cron_rows",
         "CronJobs": "hermes_core.agent._cron_store",
         "CronRun": "hermes_core.agent._cron_rows",

@@ -13,7 +13,7 @@ the one ``hermes config validate`` runs) takes with the configured settings.
 
 :class:`SessionChoices` switches them for one session, nothing saved: the session's agent is
 its own (a switch reaches no other session), the model switched as ``hermes chat``'s ``/model``
-switches it (:meth:`~hermes_core.agent._loop.Conversation.use_model`: the transcript's next
+switches it (:meth:`~hermes_core.agent._conversation.Conversation.use_model`: the transcript's next
 header names it), an effort by a provider built with it (kept until the session ends: a
 background subagent may still be asking it). Neither is switched while a prompt turn runs: a
 turn's requests all go to one model, as ``/model`` is refused then.
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect
 
     from hermes_core._host import Host
-    from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._conversation import Conversation
     from hermes_core.agent._wire import ModelProvider, ModelSettings
 
 _log = logging.getLogger(__name__)

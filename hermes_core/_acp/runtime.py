@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hermes_core._config import McpServerConfig
     from hermes_core._host import Host
     from hermes_core._mcp.status import ServerStatus
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
 
 _Request = tuple[str, "McpServerConfig", "asyncio.Future[ServerStatus]"]
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from hermes_core._acp.config_options import SessionChoices
     from hermes_core._acp.toolcalls import ToolContent
     from hermes_core._session import Session
-    from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._conversation import Conversation
 
 STOP_REASONS: Final[dict[str, StopReason]] = {
     "answer": "end_turn",

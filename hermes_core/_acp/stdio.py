@@ -79,7 +79,7 @@ async def serve_acp(
     from hermes_core._acp.server import AcpServer
     from hermes_core._host import Host
     from hermes_core._mcp.startup import McpStartup
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
 
     ready: asyncio.Future[AcpRuntime] = asyncio.get_running_loop().create_future()
     ready.add_done_callback(_log_failure)

@@ -66,8 +66,9 @@ if TYPE_CHECKING:
     from hermes_core._cli.line_prompts import LineForms
     from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._host import Host
+    from hermes_core.agent._agent import Agent
+    from hermes_core.agent._conversation import Conversation
     from hermes_core.agent._events import ChildEvent, Finished
-    from hermes_core.agent._loop import Agent, Conversation
 
 PROMPT = "you> "
 CONTINUED = "...> "

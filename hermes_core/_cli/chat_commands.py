@@ -5,7 +5,7 @@ completes from, and the everyday ones that act on the conversation between turns
 - ``/usage``: the conversation's model requests and tokens, its subagents' included, and how
   full its context is (:class:`~hermes_core.agent._conversation_usage.ConversationUsage`);
 - ``/model`` shows the provider and the model, ``/model NAME`` switches to NAME (same
-  provider) for the rest of the chat (:meth:`~hermes_core.agent._loop.Conversation.use_model`:
+  provider) for the rest of the chat (:meth:`~hermes_core.agent.Conversation.use_model`:
   the transcript gets a header naming it); a name the provider does not know is its error at
   the next request, as with ``model.model``. ``-m/--model NAME`` of ``hermes run`` and
   ``hermes chat`` (:func:`model_option`) is the same switch from the start, by the same rule
@@ -33,7 +33,7 @@ from hermes_core._shown import printable
 if TYPE_CHECKING:
     from hermes_core._cli.agent_events import EventPrinter
     from hermes_core._cli.terminal_lines import TerminalLines
-    from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._conversation import Conversation
     from hermes_core.agent._undo import TakenBack
 
 COMMANDS: Final = (

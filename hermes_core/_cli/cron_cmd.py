@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -60,6 +61,42 @@ def _warn_not_run(store: CronJobs, subject: str = "this job") -> None:
         echo_shown(f"hermes: warning: {warning}", err=True)
 
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+_ModelCheck = Callable[[click.Context, click.Parameter, str | None], str | None]
+
+
+def _job_options(
+    *,
+    name: str,
+    toolset: str,
+    deliver: str,
+    cwd: str,
+    model: str,
+    model_callback: _ModelCheck,
+    deliver_default: str | None = None,
+) -> Callable[[_Command], _Command]:
+    """The options ``cron create`` and ``cron edit`` share, in this order: ``--name``,
+    ``--toolset`` (repeated), ``--deliver``, ``--cwd`` and ``-m``/``--model`` (checked by
+    ``model_callback``), each with its command's help; ``deliver_default`` is create's, shown."""
+    delivery: dict[str, Any] = {"help": deliver}
+    if deliver_default is not None:
+        delivery.update(default=deliver_default, show_default=True)
+    options = (
+        click.option("--name", help=name),
+        click.option("--toolset", "toolsets", multiple=True, help=toolset),
+        click.option("--deliver", "delivery", **delivery),
+        click.option("--cwd", "cwd", metavar="DIR", help=cwd),
+        click.option("-m", "--model", metavar="NAME", callback=model_callback, help=model),
+    )
+
+    def applied(command: _Command) -> _Command:
+        for option in reversed(options):  # the last decorator applied is the first listed
+            command = option(command)
+        return command
+
+    return applied
+
+
 @click.group("cron")
 def cron() -> None:
     """Jobs that run a prompt through the agent on a schedule, and their scheduler."""
@@ -68,26 +105,14 @@ def cron() -> None:
 @cron.command("create")
 @click.argument("schedule")
 @click.argument("prompt")
-@click.option("--name", help="A short name (default: the prompt's first words).")
-@click.option(
-    "--toolset",
-    "toolsets",
-    multiple=True,
-    help="A toolset the job may use (repeat; default: all but cron, which no job gets).",
-)
-@click.option(
-    "--deliver", "delivery", default="file", show_default=True,
-    help="Where each answer goes: file ($HERMES_HOME/cron/output), stdout, or a webhook URL.",
-)  # fmt: skip
-@click.option(
-    "--cwd", "cwd", metavar="DIR", help="The directory its runs work in (default: this one)."
-)
-@click.option(
-    "-m",
-    "--model",
-    metavar="NAME",
-    callback=checked_model,
-    help="The model of the configured provider its runs ask (default: model.model then).",
+@_job_options(
+    name="A short name (default: the prompt's first words).",
+    toolset="A toolset the job may use (repeat; default: all but cron, which no job gets).",
+    deliver="Where each answer goes: file ($HERMES_HOME/cron/output), stdout, or a webhook URL.",
+    deliver_default="file",
+    cwd="The directory its runs work in (default: this one).",
+    model="The model of the configured provider its runs ask (default: model.model then).",
+    model_callback=checked_model,
 )
 def create(
     schedule: str,
@@ -129,21 +154,13 @@ def _edited_model(context: click.Context, option: click.Parameter, name: str | N
 @click.argument("job")
 @click.option("--schedule", metavar="SCHEDULE", help="A new schedule (its next run: from now).")
 @click.option("--prompt", metavar="PROMPT", help="A new prompt.")
-@click.option("--name", help="A new name.")
-@click.option(
-    "--toolset",
-    "toolsets",
-    multiple=True,
-    help="The toolsets the job may use instead of its own (repeat).",
-)
-@click.option("--deliver", "delivery", help="Where its answers go: file, stdout, or a URL.")
-@click.option("--cwd", "cwd", metavar="DIR", help="The directory its runs work in.")
-@click.option(
-    "-m",
-    "--model",
-    metavar="NAME",
-    callback=_edited_model,
-    help="The model its runs ask (-: none, model.model at run time).",
+@_job_options(
+    name="A new name.",
+    toolset="The toolsets the job may use instead of its own (repeat).",
+    deliver="Where its answers go: file, stdout, or a URL.",
+    cwd="The directory its runs work in.",
+    model="The model its runs ask (-: none, model.model at run time).",
+    model_callback=_edited_model,
 )
 def edit(
     job: str,
@@ -279,9 +296,9 @@ remove = _change("removed", "remove", "Delete JOB and the log of its runs")
 def run_command(job: str) -> None:
     """Run JOB now in this process, whenever it is due (its next time is unchanged)."""
     from hermes_core._cli.run_cmd import run_agent_host
+    from hermes_core.agent._agent import Agent
     from hermes_core.agent._cron_runs import leases_renewed, run_job
     from hermes_core.agent._cron_store import owner_name
-    from hermes_core.agent._loop import Agent
 
     store = _store()
     _refuse_to_run(store)

@@ -35,7 +35,7 @@ from hermes_core._shown import printable
 
 if TYPE_CHECKING:  # the agent is imported when a command runs, not when the CLI starts
     from hermes_core._host import Host
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
     from hermes_core.agent._transcripts import Transcript, TranscriptStore
     from hermes_core.agent._wire import Message
 
@@ -93,7 +93,7 @@ async def agent_resuming(
     it, as ``/model NAME`` does); when there is none to take up, the agent is closed again
     before the :class:`ResumeError` goes on."""
     from hermes_core._cli.chat_commands import switched_note
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
 
     agent = Agent.from_host(host, model=model)
     try:

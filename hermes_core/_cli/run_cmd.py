@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from hermes_core._cli.terminal_lines import TerminalLines
     from hermes_core._host import Host
     from hermes_core._session import Session
+    from hermes_core.agent._agent import Agent
     from hermes_core.agent._events import Finished
-    from hermes_core.agent._loop import Agent
 
 INTERRUPTED_STATUS = 130
 STOPPING = "hermes: stopping the turn (Ctrl-C again exits at once)"
@@ -45,7 +45,7 @@ def build_agent(host: Host) -> Agent:
     """The agent of the host's ``model`` section (:meth:`Agent.from_host`): a ``ConfigError``
     (exit 2) naming the key to set when no model is, and the provider's ``RegistrationError``
     (listing the valid names) when ``model.provider`` names none."""
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
 
     return Agent.from_host(host)
 

@@ -31,8 +31,14 @@ if TYPE_CHECKING:
     from hermes_core._approvals.questions import (
         attach_questions as attach_questions,
     )
+    from hermes_core.agent._agent import (
+        Agent as Agent,
+    )
     from hermes_core.agent._budget import (
         Budget as Budget,
+    )
+    from hermes_core.agent._conversation import (
+        Conversation as Conversation,
     )
     from hermes_core.agent._cron_rows import (
         CronJob as CronJob,
@@ -94,12 +100,6 @@ if TYPE_CHECKING:
     from hermes_core.agent._http_errors import (
         transport_errors as transport_errors,
     )
-    from hermes_core.agent._loop import (
-        Agent as Agent,
-    )
-    from hermes_core.agent._loop import (
-        Conversation as Conversation,
-    )
     from hermes_core.agent._memory import (
         Memory as Memory,
     )
@@ -114,6 +114,9 @@ if TYPE_CHECKING:
     )
     from hermes_core.agent._prompt_sections import (
         PromptSection as PromptSection,
+    )
+    from hermes_core.agent._provider_checks import (
+        VendorSdk as VendorSdk,
     )
     from hermes_core.agent._provider_checks import (
         listed_models as listed_models,

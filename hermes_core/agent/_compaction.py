@@ -198,7 +198,7 @@ class _Agent(Protocol):
 
 
 class _Conversation(Protocol):
-    """What compaction needs of a :class:`~hermes_core.agent._loop.Conversation`."""
+    """What compaction needs of a :class:`~hermes_core.agent._conversation.Conversation`."""
 
     @property
     def agent(self) -> _Agent: ...

@@ -2,7 +2,7 @@
 of an ACP session.
 
 The model requests and tokens are those of the conversation's budgets added up
-(:attr:`~hermes_core.agent._loop.Conversation.budgets`: a turn's, or a ``/compact``'s), so its
+(:attr:`~hermes_core.agent.Conversation.budgets`: a turn's, or a ``/compact``'s), so its
 subagents' are included, as the stop line and the limits count them, also those of a
 background subagent still running. The context is the next request's estimate
 (:meth:`~hermes_core.agent._compaction.Compaction.estimate`: the system prompt, the tools'
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hermes_core.agent._wire import Usage
 
 if TYPE_CHECKING:
-    from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._conversation import Conversation
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from hermes_core.agent._cron_store import CronJobs, owner_name
 
 if TYPE_CHECKING:
     from hermes_core._host import Host
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
 
 
 @dataclass

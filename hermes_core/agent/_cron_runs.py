@@ -45,9 +45,9 @@ from hermes_core.agent._events import Finished
 
 if TYPE_CHECKING:
     from hermes_core._host import Host
+    from hermes_core.agent._agent import Agent
     from hermes_core.agent._cron_rows import CronJob, CronRun
     from hermes_core.agent._cron_store import CronJobs
-    from hermes_core.agent._loop import Agent
 
 NOBODY: Final = "a cron job runs with nobody to answer questions"
 WEBHOOK_TIMEOUT: Final = 30.0
@@ -174,7 +174,7 @@ async def job_agent(host: Host, agent: Agent | None, job: CronJob) -> AsyncItera
             )
         yield agent
         return
-    from hermes_core.agent._loop import Agent
+    from hermes_core.agent._agent import Agent
 
     own = Agent.from_host(host, model=wanted)
     try:

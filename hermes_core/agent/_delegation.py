@@ -61,7 +61,8 @@ _CLOSE_GRACE: Final = 10.0
 
 
 class Conversing(Protocol):
-    """What delegation needs of a conversation (:class:`~hermes_core.agent._loop.Conversation`)."""
+    """What delegation needs of a conversation
+    (:class:`~hermes_core.agent._conversation.Conversation`)."""
 
     @property
     def delegations(self) -> Delegations:

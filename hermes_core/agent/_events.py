@@ -195,7 +195,7 @@ AgentEvent = (
     | Compacted
     | Finished
 )
-"""What :meth:`~hermes_core.agent._loop.Conversation.send` yields."""
+"""What :meth:`~hermes_core.agent._conversation.Conversation.send` yields."""
 
 
 def event_json(event: AgentEvent) -> dict[str, Any]:

@@ -1,20 +1,30 @@
-"""What a model provider checks around its requests, one place for every provider: that the
-vendor's own API gets a key, that a server's answer is a stream of the provider's wire,
+"""What a model provider checks around its requests, one place for every provider: that its
+vendor's SDK is installed (:class:`VendorSdk`), that the vendor's own API gets a key, that a
+server's answer is a stream of the provider's wire,
 which of its token counts are a number of tokens, and that its answer to a model listing is
 one."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections.abc import AsyncIterable, Mapping
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, Protocol
 
 from hermes_core._errors import ConfigError
 from hermes_core._redaction import shown_url
 from hermes_core.agent._wire import ModelError, ModelSettings
 
-__all__ = ["MOST_TOKENS", "listed_models", "no_stream_error", "require_vendor_key", "token_count"]
+__all__ = [
+    "MOST_TOKENS",
+    "VendorSdk",
+    "listed_models",
+    "no_stream_error",
+    "require_vendor_key",
+    "token_count",
+]
 
 MOST_TOKENS: Final = 10**9
 """The largest token count read as one: no model reads or writes a billion tokens in a
@@ -44,6 +54,74 @@ def require_vendor_key(
         "environment or $HERMES_HOME/.env; model.api_key_env names another variable). A local "
         f"server needs no key: set model.base_url to it (e.g. {local_example})"
     )
+
+
+class _FactoryContext(Protocol):
+    """What :class:`VendorSdk` reads of the ``ModelContext`` a provider's factory gets (typed
+    here by its shape: the plugin specs sit below the agent floor and import its wire)."""
+
+    @property
+    def model(self) -> ModelSettings | None:
+        """The ``model`` section."""
+
+    def api_key(self, default_env: str) -> str | None:
+        """The provider's key (``model.api_key_env``'s, else ``default_env``'s)."""
+
+
+@dataclass(frozen=True)
+class VendorSdk:
+    """A model provider over its vendor's SDK, an install extra of ``hermes-core-agent``
+    (the bundled ``openai`` and ``anthropic``): ``name`` is the provider's, the SDK's
+    import name and the extra's; its key is read from ``model.api_key_env``, else
+    ``key_variable``, and :func:`require_vendor_key` gets ``sdk_base_url_variable`` and
+    ``local_example``. What the provider's factory and its ``ready`` check refuse alike."""
+
+    name: str
+    key_variable: str
+    sdk_base_url_variable: str
+    local_example: str
+
+    def settings(self, context: _FactoryContext) -> ModelSettings:
+        """The ``model`` section ``context`` holds; a ``ValueError`` when it holds none."""
+        if context.model is None:
+            raise ValueError(f"the {self.name} provider is built with the model settings")
+        return context.model
+
+    def missing(self, settings: ModelSettings) -> ModelError:
+        """The error of the SDK not installed: it names the package and the pip command."""
+        return ModelError(
+            f"the {self.name} model provider needs the {self.name} package: "
+            f"pip install 'hermes-core-agent[{self.name}]'",
+            provider=self.name,
+            model=settings.model,
+        )
+
+    def is_missing(self, error: ImportError) -> bool:
+        """Whether ``error`` (importing the provider's module) is the SDK's own, not installed,
+        rather than another module's."""
+        return error.name == self.name or (error.name or "").startswith(f"{self.name}.")
+
+    def key(self, context: _FactoryContext) -> str | None:
+        """The key, refused (a ``ConfigError`` naming its variable) when the vendor's own API
+        would get none."""
+        key = context.api_key(self.key_variable)
+        require_vendor_key(
+            self.name,
+            key,
+            self.settings(context),
+            variable=self.key_variable,
+            sdk_base_url_variable=self.sdk_base_url_variable,
+            local_example=self.local_example,
+        )
+        return key
+
+    def check_ready(self, context: _FactoryContext) -> None:
+        """Refuse what the factory would (the SDK not installed: :meth:`missing`; no key),
+        without importing the SDK: ``hermes doctor --offline``'s check."""
+        settings = self.settings(context)
+        if importlib.util.find_spec(self.name) is None:
+            raise self.missing(settings)
+        self.key(context)
 
 
 def no_stream_error(

@@ -21,7 +21,7 @@ from hermes_core._redaction import redact_text
 from hermes_core.agent._transcripts import Transcript, latest_record, transcript_read_lock
 
 if TYPE_CHECKING:
-    from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._conversation import Conversation
 
 TITLE_CHARACTERS = 100
 """The longest title, in characters (a listing's column, a line of ``/resume``)."""

@@ -24,7 +24,7 @@ from hermes_core.agent._delegation import RESULTS_HEADER
 from hermes_core.agent._sendable_history import before_user_message
 
 if TYPE_CHECKING:
-    from hermes_core.agent._loop import Conversation
+    from hermes_core.agent._conversation import Conversation
     from hermes_core.agent._wire import Message
 
 _RESULTS = re.compile(re.escape(RESULTS_HEADER).replace(re.escape("{}"), r"\S+"))

@@ -11,14 +11,13 @@ above it (:func:`check_settings`, run by the build and by ``hermes config valida
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
 
 if TYPE_CHECKING:
-    from hermes_core.agent import ModelSettings
+    from hermes_core.agent import ModelSettings, VendorSdk
 
     from .provider import AnthropicProvider
 
@@ -78,59 +77,33 @@ def check_settings(settings: ModelSettings) -> None:
 def create_provider(context: ModelContext) -> AnthropicProvider:
     """The provider for ``context.model``, its key from ``model.api_key_env`` or
     ``ANTHROPIC_API_KEY``."""
-    settings = _settings(context)
+    sdk = _sdk()
+    settings = sdk.settings(context)
     check_settings(settings)
     try:
         from .provider import AnthropicProvider
     except ImportError as error:
-        if error.name != "anthropic" and not (error.name or "").startswith("anthropic."):
+        if not sdk.is_missing(error):
             raise
-        raise _no_sdk(settings) from None
-    return AnthropicProvider(settings, _key(context), KEY_VARIABLE, thinking_budget(settings))
+        raise sdk.missing(settings) from None
+    return AnthropicProvider(settings, sdk.key(context), KEY_VARIABLE, thinking_budget(settings))
 
 
 def check_ready(context: ModelContext) -> None:
     """Refuse what :func:`create_provider` would besides :func:`check_settings` (the SDK not
     installed, no key), without importing the SDK: ``hermes doctor --offline``'s check."""
-    settings = _settings(context)
-    if importlib.util.find_spec("anthropic") is None:
-        raise _no_sdk(settings)
-    _key(context)
+    _sdk().check_ready(context)
 
 
-def _settings(context: ModelContext) -> ModelSettings:
-    if context.model is None:
-        raise ValueError("the anthropic provider is built with the model settings")
-    settings: ModelSettings = context.model
-    return settings
+def _sdk() -> VendorSdk:
+    from hermes_core.agent import VendorSdk  # the agent floor: only when a provider is asked for
 
-
-def _no_sdk(settings: ModelSettings) -> Exception:
-    from hermes_core.agent import ModelError  # the agent's wire types: only here
-
-    return ModelError(
-        "the anthropic model provider needs the anthropic package: "
-        "pip install 'hermes-core-agent[anthropic]'",
-        provider="anthropic",
-        model=settings.model,
-    )
-
-
-def _key(context: ModelContext) -> str | None:
-    """The key, refused (a ``ConfigError`` naming its variable) when Anthropic's own API
-    would get none."""
-    from hermes_core.agent import require_vendor_key
-
-    key: str | None = context.api_key(KEY_VARIABLE)
-    require_vendor_key(
+    return VendorSdk(
         "anthropic",
-        key,
-        _settings(context),
-        variable=KEY_VARIABLE,
+        KEY_VARIABLE,
         sdk_base_url_variable="ANTHROPIC_BASE_URL",  # the SDK's own
         local_example="http://127.0.0.1:8080",
     )
-    return key
 
 
 @hookimpl(trylast=True)

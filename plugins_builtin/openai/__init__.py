@@ -10,14 +10,13 @@ the provider is built, never when the plugin loads.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hermes_core.plugin import ModelContext, ModelProviderSpec, hookimpl
 
 if TYPE_CHECKING:
-    from hermes_core.agent import ModelSettings
+    from hermes_core.agent import VendorSdk
 
     from .provider import OpenAIProvider
 
@@ -28,58 +27,32 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 def create_provider(context: ModelContext) -> OpenAIProvider:
     """The provider for ``context.model``, its key from ``model.api_key_env`` or
     ``OPENAI_API_KEY`` (none needed for a local server)."""
-    settings = _settings(context)
+    sdk = _sdk()
+    settings = sdk.settings(context)
     try:
         from .provider import OpenAIProvider
     except ImportError as error:
-        if error.name != "openai" and not (error.name or "").startswith("openai."):
+        if not sdk.is_missing(error):
             raise
-        raise _no_sdk(settings) from None
-    return OpenAIProvider(settings, _key(context), KEY_VARIABLE)
+        raise sdk.missing(settings) from None
+    return OpenAIProvider(settings, sdk.key(context), KEY_VARIABLE)
 
 
 def check_ready(context: ModelContext) -> None:
     """Refuse what :func:`create_provider` would (the SDK not installed, no key), without
     importing the SDK: ``hermes doctor --offline``'s check."""
-    settings = _settings(context)
-    if importlib.util.find_spec("openai") is None:
-        raise _no_sdk(settings)
-    _key(context)
+    _sdk().check_ready(context)
 
 
-def _settings(context: ModelContext) -> ModelSettings:
-    if context.model is None:
-        raise ValueError("the openai provider is built with the model settings")
-    settings: ModelSettings = context.model
-    return settings
+def _sdk() -> VendorSdk:
+    from hermes_core.agent import VendorSdk  # the agent floor: only when a provider is asked for
 
-
-def _no_sdk(settings: ModelSettings) -> Exception:
-    from hermes_core.agent import ModelError  # the agent's wire types: only here
-
-    return ModelError(
-        "the openai model provider needs the openai package: "
-        "pip install 'hermes-core-agent[openai]'",
-        provider="openai",
-        model=settings.model,
-    )
-
-
-def _key(context: ModelContext) -> str | None:
-    """The key, refused (a ``ConfigError`` naming its variable) when OpenAI's own API would
-    get none."""
-    from hermes_core.agent import require_vendor_key
-
-    key: str | None = context.api_key(KEY_VARIABLE)
-    require_vendor_key(
+    return VendorSdk(
         "openai",
-        key,
-        _settings(context),
-        variable=KEY_VARIABLE,
+        KEY_VARIABLE,
         sdk_base_url_variable="OPENAI_BASE_URL",  # the SDK's own
         local_example="http://127.0.0.1:8080/v1",
     )
-    return key
 
 
 @hookimpl(trylast=True)

@@ -41,7 +41,7 @@ from hermes_core.agent import (
     ToolSchema,
     http_model_error,
 )
-from hermes_core.plugin import Tool, ToolAnnotations, hookimpl
+from hermes_core.plugin import ModelContext, Tool, ToolAnnotations, hookimpl
 from hermes_core.testing import (
     MODEL_PROVIDER_RULES,
     FakeModelServer,
@@ -393,6 +393,33 @@ def test_a_missing_sdk_says_which_extra_to_install(
         monkeypatch.delitem(sys.modules, module)
         with pytest.raises(ModelError, match=re.escape("pip install 'hermes-core-agent[openai]'")):
             make_model_provider(_settings(server))
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_missing_sdk_is_refused_in_the_same_words_by_the_build_and_the_ready_check(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = ModelSettings(provider, "small-model", base_url="http://127.0.0.1:9")
+    monkeypatch.setitem(sys.modules, provider, None)  # as if not installed
+    monkeypatch.delitem(sys.modules, f"hermes_plugins.bundled.{provider}.provider", raising=False)
+
+    with pytest.raises(ModelError) as built:
+        make_model_provider(settings)
+    host = make_host()
+    try:
+        ready = host.registrations.select("model_provider", provider).ready
+        base = host.plugin_context(host.registrations.table("model_provider")[provider].plugin)
+        with pytest.raises(ModelError) as checked:
+            ready(ModelContext(base.config, base.env, base.settings, model=settings))
+    finally:
+        host.close()
+
+    said = (
+        f"the {provider} model provider needs the {provider} package: "
+        f"pip install 'hermes-core-agent[{provider}]'"
+    )
+    assert str(built.value) == str(checked.value) == said
+    assert (checked.value.provider, checked.value.model) == (provider, "small-model")
 
 
 @pytest.fixture

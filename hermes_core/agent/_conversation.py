@@ -6,22 +6,22 @@ for runs through ``Host.dispatch``: hooks, approvals and the activity log see th
 for any other caller; the loop adds no second call path. Results go back as tool messages and
 the model is asked again, until it answers without a tool call, or the budget
 (:mod:`~hermes_core.agent._budget`) runs out, or the user stops the turn
-(:meth:`Conversation.cancel`): calls not yet started then end ``INTERRUPTED``.
+(:meth:`Conversation.cancel`): calls not yet started then end ``INTERRUPTED``. What a
+conversation needs of the agent that made it is :class:`ConversationAgent`, which
+:class:`~hermes_core.agent._agent.Agent` is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from hermes_core._config.agent import AgentConfig
 from hermes_core.agent._budget import Budget
 from hermes_core.agent._compaction import Compaction, overflow_detail
-from hermes_core.agent._delegate_tool import register_delegate_task
 from hermes_core.agent._delegation import STATE_KEY, Delegations
 from hermes_core.agent._events import (
     AgentEvent,
@@ -33,17 +33,6 @@ from hermes_core.agent._events import (
     real_tools,
 )
 from hermes_core.agent._http_errors import overflowed
-from hermes_core.agent._memory import TOOL_NAME as MEMORY_TOOL
-from hermes_core.agent._memory import Memory
-from hermes_core.agent._prompt_sections import (
-    DEFAULT_SYSTEM_PROMPT,
-    PromptSection,
-    oversized_warning,
-    skills_index,
-    subagent_prompt,
-    tool_guidance,
-    with_sections,
-)
 from hermes_core.agent._request_tools import RequestTools
 from hermes_core.agent._requests import RetryPolicy, Stopped, request_events
 from hermes_core.agent._session_model import STATE_KEY as MODEL_KEY
@@ -66,72 +55,37 @@ if TYPE_CHECKING:
     from hermes_core._host import Host
     from hermes_core._session import Session
 
-log = logging.getLogger(__name__)
 
+class ConversationAgent(Protocol):
+    """What a :class:`Conversation` needs of the agent that made it (and hands on to its
+    compaction): an :class:`~hermes_core.agent._agent.Agent`. ``model`` and ``provider`` are
+    set by :meth:`Conversation.use`."""
 
-class Agent:
-    """A model and a host: makes :class:`Conversation` s.
+    model: ModelSettings
+    provider: ModelProvider
 
-    ``provider`` answers model requests with ``model`` (:class:`ModelSettings`, the ``model``
-    section); ``limits`` is the ``agent`` section (turns, tokens, wall time). Transcripts go to
-    ``transcripts`` (default: ``$HERMES_HOME/sessions``; ``None`` keeps none). Build one from
-    the host's configuration with :meth:`from_host`; close it with :meth:`aclose`.
-    """
+    @property
+    def host(self) -> Host:
+        """The host whose tools the conversation calls."""
 
-    def __init__(
-        self,
-        host: Host,
-        provider: ModelProvider,
-        model: ModelSettings,
-        *,
-        limits: AgentConfig | None = None,
-        retry: RetryPolicy | None = None,
-        system_prompt: str | None = None,
-        transcripts: TranscriptStore | None = None,
-        memory: Memory | None = None,
-        prompt_sections: Sequence[PromptSection] = (),
-    ) -> None:
-        self.host = host
-        self.provider = provider
-        self.model = model
-        self.limits = limits if limits is not None else host.config.agent
-        self.retry = retry if retry is not None else RetryPolicy()
-        configured = system_prompt or self.limits.system_prompt
-        self.system_prompt = configured or DEFAULT_SYSTEM_PROMPT
-        self._guided = not configured
-        self.transcripts = transcripts
-        self.request_tools = RequestTools()
-        self._size_warned = False
-        self.prompt_sections: list[PromptSection] = list(prompt_sections)
-        if memory is not None:
-            memory.register(host.registry)
-            self.prompt_sections.append(
-                lambda session: memory.prompt_section(
-                    session, writable=MEMORY_TOOL in self.tool_names(session)
-                )
-            )
-        self.prompt_sections.append(lambda opened: skills_index(host.env, self.tool_names(opened)))
-        register_delegate_task(host.registry)
+    @property
+    def limits(self) -> AgentConfig:
+        """The ``agent`` section: each turn's budget."""
 
-    @classmethod
-    def from_host(cls, host: Host, *, model: str | None = None) -> Agent:
-        """The agent the host's ``config.yaml`` describes: its ``model`` (the provider chosen
-        by ``model.provider``, its key read from the variable ``model.api_key_env`` names),
-        ``agent`` limits, its memory and transcripts under the home; ``model``: that model of
-        the provider instead of ``model.model`` (``--model``). A ``ConfigError`` naming
-        ``model.model`` when no model is set (every command and ``hermes acp`` say so alike)."""
-        from hermes_core.agent._configured_model import configured_model
-        from hermes_core.agent._memory import selected_memory
+    @property
+    def retry(self) -> RetryPolicy:
+        """How a failed model request is retried."""
 
-        section = host.config.model
-        settings = configured_model(host, require_model=model is None)
-        if model is not None:
-            settings = replace(settings, model=model)
-        provider = host.create_model_provider(settings)
-        retry = RetryPolicy(section.max_retries, section.max_retry_wait)
-        store = TranscriptStore.of_home(host.env)
-        memory = selected_memory(host)
-        return cls(host, provider, settings, retry=retry, transcripts=store, memory=memory)
+    @property
+    def transcripts(self) -> TranscriptStore | None:
+        """Where transcripts go (``None``: none kept)."""
+
+    @property
+    def request_tools(self) -> RequestTools:
+        """The tools of the requests as schemas, and their estimated tokens."""
+
+    def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
+        """The tools of the next request for ``session``."""
 
     def conversation(
         self,
@@ -139,59 +93,9 @@ class Agent:
         *,
         budget: Budget | None = None,
         parent: str | None = None,
-        system_prompt: str | None = None,
         depth: int = 0,
     ) -> Conversation:
-        """A new conversation in ``session`` spending ``budget`` (default: a fresh one from the
-        ``agent`` limits at each :meth:`Conversation.send`, so the limits are each turn's; a
-        delegation passes its own, so the tree shares one). ``parent`` is
-        the session id of the conversation that delegated this one, written in the
-        transcript; ``depth`` is how deep in a delegation tree it is (0: a root, deeper: told
-        it is a subagent). The system prompt is ``system_prompt`` (default: the agent's, with
-        how to use the tools the session has when it is the default one), then the sections.
-        The first conversation whose tools alone overflow ``model.context_length`` logs a
-        warning saying so."""
-        sections: list[PromptSection] = []
-        if system_prompt is None and self._guided:
-            sections.append(lambda opened: tool_guidance(self.tool_names(opened)))
-        if depth > 0:
-            sections.append(lambda opened: subagent_prompt(bool(self.tool_names(opened))))
-        text = with_sections(
-            system_prompt or self.system_prompt, [*sections, *self.prompt_sections], session
-        )
-        self._warn_if_oversized(text, session)
-        return Conversation(
-            self,
-            session,
-            budget if budget is not None else Budget.from_config(self.limits),
-            renew_budget=budget is None,
-            parent=parent,
-            system_prompt=text,
-            depth=depth,
-        )
-
-    def tool_names(self, session: Session) -> frozenset[str]:
-        """The names of the tools the next request for ``session`` holds."""
-        return frozenset(schema.name for schema in self.tool_schemas(session))
-
-    def _warn_if_oversized(self, system_prompt: str, session: Session) -> None:
-        """Warn once per agent when the system prompt and the tools of ``session`` alone need
-        more than ``model.context_length``: every request would be refused or cut."""
-        if not self._size_warned:
-            size = self.model.context_length
-            warning = oversized_warning(self.host, size, system_prompt, session)
-            self._size_warned = warning is not None
-            if warning is not None:
-                log.warning("%s", warning)
-
-    def tool_schemas(self, session: Session) -> tuple[ToolSchema, ...]:
-        """The tools of the next request for ``session``, assembled now."""
-        tools = self.host.assemble(self.model.context_length, session).tools
-        return self.request_tools.schemas(tools)
-
-    async def aclose(self) -> None:
-        """Close the provider's connections."""
-        await self.provider.aclose()
+        """A new conversation in ``session`` (a subagent's: :meth:`Conversation.child`)."""
 
 
 class Conversation:
@@ -206,7 +110,7 @@ class Conversation:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: ConversationAgent,
         session: Session,
         budget: Budget,
         *,
