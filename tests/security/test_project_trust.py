@@ -14,6 +14,7 @@ Real directories, real hosts, real ``hermes`` subprocesses, real ``execute_code`
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import time
 import warnings
@@ -298,6 +299,37 @@ def test_mcp_servers_of_a_config_inside_the_project_start_only_with_the_gate(
     call(host, "todo_list", {})
 
     assert marker.exists() == bool(gate)
+
+
+PLANTED_MODULE = """
+from pathlib import Path
+Path({marker!r}).touch()
+raise SystemExit(1)
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_the_users_python_m_server_never_imports_a_module_the_project_plants(
+    places: dict[str, Path], gate: str
+) -> None:
+    # The quickstart's own server, `python3 -m mcp_server_time`, started in a cloned repository
+    # carrying an mcp_server_time.py: `-m` puts the working directory first on the server's
+    # sys.path, so `hermes mcp list` or `doctor` there ran the repository's module.
+    marker = places["user_home"] / "planted-module-ran"
+    (places["project"] / "mcp_server_time.py").write_text(PLANTED_MODULE.format(marker=str(marker)))
+    home = places["user_home"] / ".hermes"
+    home.mkdir()
+    server = {"command": sys.executable, "args": ["-m", "mcp_server_time"], "connect_timeout": 30}
+    env = environment(places, home, **({GATE: gate} if gate else {}))
+    host = Host(policy_off(mcp_servers={"time": server}), env, strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert marker.exists() == bool(gate)
+    if not gate:
+        assert result.error_code is None, result.text_content
+        assert "UTC" in result.text_content
 
 
 @pytest.mark.subprocess
