@@ -45,7 +45,12 @@ from hermes_core._mcp.failures import (
     innermost,
 )
 from hermes_core._mcp.http_answers import bound_json_answers
-from hermes_core._mcp.interpreter import find_command, is_python
+from hermes_core._mcp.interpreter import (
+    find_command,
+    is_python,
+    missing_module_note,
+    project_safe_path,
+)
 from hermes_core._mcp.listing import (
     MAX_LIST_PAGES,
     ListingScreen,
@@ -270,20 +275,27 @@ def _child_environment(config: McpServerConfig, env: Environment) -> dict[str, s
     entry's ``env``: secrets go in ``env`` only. The safe variables are the host's
     ``Environment``'s, not the process's, so that each host's servers see that host's (the SDK
     reads ``os.environ``); a value that is a shell function (``()...``) is left out, as the SDK
-    leaves it out."""
+    leaves it out. A Python run in a gated project's folder imports none of its modules
+    (:func:`~hermes_core._mcp.interpreter.project_safe_path`), unless the entry's ``env`` says."""
     safe = {
         name: value
         for name in DEFAULT_INHERITED_ENV_VARS
         if (value := env.get(name)) is not None and not value.startswith("()")
     }
-    return safe | dict(config.env)
+    assert config.command is not None
+    guard = project_safe_path(config.command, config.args, _server_cwd(config, env), env)
+    return safe | guard | dict(config.env)
+
+
+def _server_cwd(config: McpServerConfig, env: Environment) -> Path:
+    return env.cwd if config.cwd is None else env.cwd / Path(config.cwd).expanduser()
 
 
 def _stdio_transport(
     name: str, config: McpServerConfig, env: Environment, log: ServerLog
 ) -> StdioTransport | Any:
     assert config.command is not None
-    cwd = env.cwd if config.cwd is None else env.cwd / Path(config.cwd).expanduser()
+    cwd = _server_cwd(config, env)
     if not cwd.is_dir():
         raise McpConnectError(name, f"the working directory {str(cwd)!r} does not exist")
     if sys.platform == "win32":  # no process groups: the SDK's Job Object ends the tree
@@ -331,7 +343,8 @@ def _interpreter_note(config: McpServerConfig, env: Environment, module: str) ->
     assert config.command is not None
     found = find_command(config.command, _child_environment(config, env).get("PATH"))
     if is_python(config.command):
-        return f"the interpreter {found} has no module named {module!r}"
+        cwd = _server_cwd(config, env)
+        return missing_module_note(config.command, config.args, cwd, env, module, found)
     return f"{config.command} ({found}) has no module named {module!r}"
 
 

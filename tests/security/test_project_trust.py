@@ -333,6 +333,54 @@ def test_the_users_python_m_server_never_imports_a_module_the_project_plants(
 
 
 @pytest.mark.subprocess
+def test_a_python_m_server_whose_module_only_the_project_holds_says_the_gate_keeps_it_out(
+    tmp_path: Path,
+) -> None:
+    # The user's own server of the project they work in: it fails, saying why and what to do.
+    repo = tmp_path / "repo"
+    cli = InProcessCli(tmp_path, work=repo, user_home=tmp_path / "user")
+    (repo / "myserver.py").write_text("raise SystemExit(0)\n")
+    cli.config.write_text(
+        f"mcp_servers:\n  mine:\n    command: {sys.executable}\n    args: [-m, myserver]\n"
+    )
+
+    done = cli.run("mcp", "test", "mine", ok=False)
+
+    assert done.returncode == 1
+    assert "has no module named 'myserver': myserver in " in done.stderr
+    assert f"is the project's, which a server imports only when {GATE}=1" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "imports"),
+    [
+        (["-m", "server"], True),
+        (["-u", "-m", "server"], True),
+        (["-mserver"], True),
+        (["-c", "import server"], True),
+        (["-X", "dev", "-m", "server"], True),
+        (["-Xdev", "-m", "server"], True),
+        (["-W", "error", "-m", "server"], True),
+        ([], True),
+        (["-"], True),
+        (["server.py"], False),
+        (["-u", "/opt/server/server.py"], False),
+        (["--", "-m"], False),
+        (["-P", "-m", "server"], False),
+        (["-Im", "server"], False),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_python_runs_put_the_working_directory_first_on_sys_path(
+    args: list[str], imports: bool
+) -> None:
+    from hermes_core._mcp.interpreter import imports_from_working_directory
+
+    assert imports_from_working_directory("/usr/bin/python3.12", args) is imports
+    assert imports_from_working_directory("node", args) is False
+
+
+@pytest.mark.subprocess
 def test_the_hermes_command_with_hermes_home_in_a_cloned_repository_runs_none_of_its_hooks(
     tmp_path: Path,
 ) -> None:
