@@ -589,6 +589,39 @@ def test_an_edit_of_a_config_inside_the_project_says_it_is_not_in_effect(
 
 
 @pytest.mark.subprocess
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("agent", ["cursor", "claude-code"])
+def test_an_import_into_a_gated_project_home_says_what_will_not_load(
+    tmp_path: Path, agent: str, as_json: bool
+) -> None:
+    # Written all the same, as hermes mcp add and config set write (the file is the one hermes
+    # reads; opening the gate is the user's to decide), but said: "Wrote 1 server(s)" alone
+    # had the user believe the servers and skills would be there.
+    repo = tmp_path / "repo"
+    user = tmp_path / "user"
+    cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=user)
+    servers = {"mcpServers": {"time": {"command": "python3", "args": ["-m", "mcp_server_time"]}}}
+    if agent == "cursor":
+        (user / ".cursor").mkdir(parents=True)
+        (user / ".cursor" / "mcp.json").write_text(json.dumps(servers))
+    else:
+        skill(user / ".claude" / "skills", "greet", "description: say hello\n")
+        (user / ".claude.json").write_text(json.dumps(servers))
+
+    done = cli.run("import-agent", agent, *(["--json"] if as_json else []))
+
+    said = json.loads(done.stdout)["warnings"] if as_json else done.stderr.splitlines()
+    servers_said = [line for line in said if "'time'" in line and GATE in line]
+    assert servers_said, said
+    assert "will not be started" in servers_said[0]
+    if agent == "claude-code":
+        assert (repo / ".hermes" / "skills" / "greet" / "SKILL.md").is_file()
+        skills_said = [line for line in said if "'greet'" in line and GATE in line]
+        assert skills_said, said
+        assert "will not load" in skills_said[0]
+
+
+@pytest.mark.subprocess
 @pytest.mark.parametrize("listing", ["hooks", "mcp"])
 def test_the_listings_of_a_config_inside_the_project_load_nothing_it_enables(
     tmp_path: Path, listing: str
