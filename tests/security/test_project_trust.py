@@ -570,8 +570,12 @@ def test_a_broken_config_of_a_cloned_repository_is_named_at_once_whatever_its_lo
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     "command",
-    [("config", "set", "approvals.timeout", "30"), ("plugins", "enable", "web")],
-    ids=["config-set", "plugins-enable"],
+    [
+        ("config", "set", "approvals.timeout", "30"),
+        ("plugins", "enable", "web"),
+        ("mcp", "remove", "planted"),
+    ],
+    ids=["config-set", "plugins-enable", "mcp-remove"],
 )
 def test_an_edit_of_a_config_inside_the_project_says_it_is_not_in_effect(
     tmp_path: Path, command: tuple[str, ...]
@@ -580,6 +584,7 @@ def test_an_edit_of_a_config_inside_the_project_says_it_is_not_in_effect(
     # "enabled web in .hermes/config.yaml" would have the user believe it applies.
     repo = tmp_path / "repo"
     cli = InProcessCli(tmp_path, home=repo / ".hermes", work=repo, user_home=tmp_path / "user")
+    cli.config.write_text("mcp_servers:\n  planted:\n    command: 'true'\n")
 
     done = cli.run(*command)
 
