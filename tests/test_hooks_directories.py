@@ -562,8 +562,13 @@ GATED_HOOK_WARNING = (
 
 
 @pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "command",
+    [("tools", "call", "todo_list", "{}", "--yes"), ("doctor", "--offline")],
+    ids=["tools-call", "doctor"],
+)
 def test_a_gated_hook_directory_the_config_enables_is_warned_of_by_a_command_that_runs_it(
-    hermes_cli: InProcessCli, tmp_path: Path
+    hermes_cli: InProcessCli, tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     # As for a gated plugin: the user's own config enables the hook, the gate keeps it out,
     # and a command that would run it says so once, instead of the hook silently never running.
@@ -571,10 +576,11 @@ def test_a_gated_hook_directory_the_config_enables_is_warned_of_by_a_command_tha
     path = linked_project_hook(hermes_cli, marker)
     hermes_cli.config.write_text("hooks:\n  enabled: [guard]\n")
 
-    done = hermes_cli.run("tools", "call", "todo_list", "{}", "--yes")
+    done = hermes_cli.run(*command, ok=False)
 
     assert not marker.exists()
-    assert done.stderr.count(GATED_HOOK_WARNING.format(path=path)) == 1, done.stderr
+    said = done.stdout + done.stderr
+    assert said.count(GATED_HOOK_WARNING.format(path=path)) == 1, said
 
 
 @pytest.mark.subprocess
