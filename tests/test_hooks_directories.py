@@ -540,3 +540,71 @@ def _enabled_hook_and_notes(cli: InProcessCli, name: str, manifest: str, handler
     (directory / "handler.py").write_text(handler)
     (cli.work / "notes.txt").write_text("hello\n")
     cli.config.write_text(f"hooks:\n  enabled: [{name}]\n")
+
+
+def linked_project_hook(hermes_cli: InProcessCli, marker: Path) -> Path:
+    """A hook directory the user develops in the project, linked into their own
+    ``$HERMES_HOME/hooks``: the project's, so gated while the gate is closed."""
+    directory = hermes_cli.work / "hooks" / "guard"
+    directory.mkdir(parents=True)
+    (directory / "HOOK.yaml").write_text("event: pre_tool_call\n")
+    (directory / "handler.py").write_text(marked_handler(marker, GUARD))
+    (hermes_cli.home / "hooks").mkdir()
+    (hermes_cli.home / "hooks" / "guard").symlink_to(directory)
+    return hermes_cli.home / "hooks" / "guard"
+
+
+GATED_HOOK_WARNING = (
+    "guard is enabled but will not load: hook directory 'guard' (project, {path}) is gated: "
+    "set HERMES_ENABLE_PROJECT_PLUGINS=1 in the environment to load the project's hook "
+    "directories (only for a project you trust)"
+)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "command",
+    [("tools", "call", "todo_list", "{}", "--yes"), ("doctor", "--offline")],
+    ids=["tools-call", "doctor"],
+)
+def test_a_gated_hook_directory_the_config_enables_is_warned_of_by_a_command_that_runs_it(
+    hermes_cli: InProcessCli, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # As for a gated plugin: the user's own config enables the hook, the gate keeps it out,
+    # and a command that would run it says so once, instead of the hook silently never running.
+    marker = tmp_path / "imported"
+    path = linked_project_hook(hermes_cli, marker)
+    hermes_cli.config.write_text("hooks:\n  enabled: [guard]\n")
+
+    done = hermes_cli.run(*command, ok=False)
+
+    assert not marker.exists()
+    said = done.stdout + done.stderr
+    assert said.count(GATED_HOOK_WARNING.format(path=path)) == 1, said
+
+
+@pytest.mark.subprocess
+def test_a_gated_hook_directory_the_config_enables_is_said_once_by_hooks_list(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # Its row says "gated" and what it takes: a warning would repeat it.
+    linked_project_hook(hermes_cli, tmp_path / "imported")
+    hermes_cli.config.write_text("hooks:\n  enabled: [guard]\n")
+
+    done = hermes_cli.run("hooks", "list")
+
+    said = done.stdout + done.stderr
+    assert "gated" in done.stdout
+    assert said.count("HERMES_ENABLE_PROJECT_PLUGINS=1") == 1, said
+
+
+@pytest.mark.subprocess
+def test_hooks_enable_of_a_gated_hook_directory_says_it_will_not_load(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    path = linked_project_hook(hermes_cli, tmp_path / "imported")
+
+    done = hermes_cli.run("hooks", "enable", "guard")
+
+    assert done.stdout.startswith("enabled guard in ")
+    assert GATED_HOOK_WARNING.format(path=path) in done.stderr

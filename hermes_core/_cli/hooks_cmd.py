@@ -66,7 +66,7 @@ def shell_rows(config: Config, env: Environment) -> list[dict[str, Any]]:
 def list_command(as_json: bool) -> None:
     """One row per shell hook of config.yaml and per hook directory of $HERMES_HOME/hooks;
     exit 1 when one is broken (``error``, ``not runnable``), as ``skills list`` does."""
-    from hermes_core._hooks.directories import load_hook_directories
+    from hermes_core._hooks.directories import gated_warning, load_hook_directories
 
     env = environment()
     config = load_config_declared(env)
@@ -80,7 +80,9 @@ def list_command(as_json: bool) -> None:
         what="hook directory",
         config_path=env.config_path,
     )
-    for warning in [*warnings, *unmatched]:
+    # A gated directory's row says what it takes: the warning about it would repeat it.
+    shown = {gated_warning(d) for d in directories if d.status == "gated"}
+    for warning in [*(w for w in warnings if w not in shown), *unmatched]:
         click.echo(f"hermes: warning: {warning}", err=True)
     rows = shell_rows(config, env) + [
         {"kind": "directory", **directory.to_json()} for directory in directories
@@ -129,7 +131,14 @@ def _directory_names(config: Config, env: Environment) -> list[str]:
 @click.argument("name")
 def enable_command(name: str) -> None:
     """Enable hook directory NAME: add it to hooks.enabled, remove it from hooks.disabled."""
-    edit_lists(name, section="hooks", enable=True, known=_directory_names, what="hook directory")
+    edit_lists(
+        name,
+        section="hooks",
+        enable=True,
+        known=_directory_names,
+        what="hook directory",
+        blocker=_will_not_load,
+    )
 
 
 @hooks.command("disable")
@@ -137,3 +146,13 @@ def enable_command(name: str) -> None:
 def disable_command(name: str) -> None:
     """Disable hook directory NAME: add it to hooks.disabled, remove it from hooks.enabled."""
     edit_lists(name, section="hooks", enable=False, known=_directory_names, what="hook directory")
+
+
+def _will_not_load(config: Config, env: Environment, name: str) -> str | None:
+    """Why the hook directory ``name`` will not load with ``config``: gated (the gate's
+    verdict; its code is not run), or ``None``."""
+    from hermes_core._hooks.directories import plan_hook_directories, why_gated
+
+    directories, _ = plan_hook_directories(config, env, config_path=env.config_path)
+    gated = next((d for d in directories if d.name == name and d.status == "gated"), None)
+    return why_gated(gated) if gated is not None else None

@@ -204,8 +204,11 @@ class _Report:
         as_json: bool,
     ) -> None:
         """Print the report, as text or ``--json``."""
+        gated = _gated_notes(plan, skill_plan, env)
         if as_json:
-            click.echo(json.dumps(self._data(plan, skill_plan, env, dry_run=dry_run), indent=2))
+            data = self._data(plan, skill_plan, env, dry_run=dry_run)
+            data["warnings"] += gated
+            click.echo(json.dumps(data, indent=2))
             return
         for warning in plan.warnings + skill_plan.warnings:
             click.echo(f"hermes: warning: {warning}", err=True)
@@ -213,6 +216,8 @@ class _Report:
         _report_skills(skill_plan, env, dry_run=dry_run)
         for path in self.instructions:
             click.echo(f"not imported: {self.instructions_kind} {path}: {_NO_INSTRUCTIONS}")
+        for note in gated:
+            click.echo(f"hermes: warning: {note}", err=True)
 
     def _data(
         self, plan: ImportPlan, skill_plan: SkillImportPlan, env: Environment, *, dry_run: bool
@@ -255,6 +260,42 @@ class _Report:
                 for path in self.instructions
             ],
         }
+
+
+def _gated_notes(plan: ImportPlan, skill_plan: SkillImportPlan, env: Environment) -> list[str]:
+    """What of the import the project gate keeps out: written into a home that is the
+    project's (``HERMES_HOME=./.hermes``), the servers are not started and the skills not
+    loaded while it is closed. They are written all the same, as ``hermes mcp add`` writes:
+    the home is the one hermes uses, and opening the gate is the user's to decide."""
+    from hermes_core._project_trust import config_refusal, project_refusal
+
+    notes = []
+    servers = list(plan.entries())
+    refusal = config_refusal(env, env.config_path, "the MCP servers of the config")
+    if servers and refusal is not None:
+        named = _named("MCP server", servers)
+        notes.append(
+            f"{named} will not be started (hermes mcp list shows {_them(servers)} 'gated'): "
+            f"{refusal}, or when the file is named on the command line (hermes --config "
+            f"{env.config_path} ...)"
+        )
+    skills = [planned.skill.name for planned in skill_plan.to_copy()]
+    refusal = project_refusal(env, env.skills_dir, "the skills folder")
+    if skills and refusal is not None:
+        named = _named("skill", skills)
+        notes.append(
+            f"{named} will not load (hermes skills list shows {_them(skills)} 'gated'): {refusal}"
+        )
+    return notes
+
+
+def _them(names: list[str]) -> str:
+    return "them" if len(names) > 1 else "it"
+
+
+def _named(what: str, names: list[str]) -> str:
+    """``skill 'a'``, ``skills 'a', 'b'``."""
+    return f"{what}{'s' if len(names) > 1 else ''} {', '.join(repr(name) for name in names)}"
 
 
 def _report_skills(plan: SkillImportPlan, env: Environment, *, dry_run: bool) -> None:

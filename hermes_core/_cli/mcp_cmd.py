@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_core._cli.context import environment, load_config_declared
+from hermes_core._cli.context import environment, load_config_declared, say_if_held_back
 from hermes_core._cli.mcp_catalog_cmd import catalog, warn_if_gated
 from hermes_core._cli.mcp_options import check_name, headers_option, pairs_option
 from hermes_core._cli.mcp_reports import (
@@ -264,6 +264,7 @@ def remove_command(name: str) -> None:
         if not document.delete(f"mcp_servers.{name}"):
             raise _unknown_server(name, list(document.get("mcp_servers") or {}))
     click.echo(f"Removed MCP server {name!r} from {env.config_path}.")
+    say_if_held_back(env)
 
 
 # test -------------------------------------------------------------------------------------

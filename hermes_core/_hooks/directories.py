@@ -69,10 +69,12 @@ __all__ = [
     "HOOK_FILE",
     "HookDirectory",
     "HookManifest",
+    "gated_warning",
     "hook_directory_plugins",
     "load_hook_directories",
     "plan_hook_directories",
     "refusing_plugins",
+    "why_gated",
 ]
 
 HOOK_FILE: Final = "HOOK.yaml"
@@ -265,7 +267,24 @@ def plan_hook_directories(
             warnings.extend(manifest.warnings)
         wanted = status in LOADABLE or (status == "error" and name in enabled)
         found.append(HookDirectory(name, entry, status, message, manifest, wanted=wanted))
+        if status == "gated" and name in enabled:
+            warnings.append(gated_warning(found[-1]))
     return found, warnings
+
+
+def why_gated(directory: HookDirectory) -> str:
+    """``hook directory 'x' (project, /path) is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1
+    ...``: worded as :func:`~hermes_core._plugins.explain.why_not_loaded` words a plugin's."""
+    where = f"project, {directory.path}"
+    return f"hook directory {directory.name!r} ({where}) is gated: {directory.message}"
+
+
+def gated_warning(directory: HookDirectory) -> str:
+    """The warning for a gated project hook directory that ``hooks.enabled`` names, so that
+    the user learns at start why it never runs, as for a gated plugin
+    (:func:`~hermes_core._plugins.explain.gated_warning`); a gated one nothing enables is no
+    news: a cloned project's hook directories are gated by design."""
+    return f"{directory.name} is enabled but will not load: {why_gated(directory)}"
 
 
 def _import_handler(directory: HookDirectory) -> Callable[[dict[str, Any]], Any]:

@@ -24,13 +24,12 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, stdio_client
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -45,7 +44,8 @@ from hermes_core._mcp.failures import (
     innermost,
 )
 from hermes_core._mcp.http_answers import bound_json_answers
-from hermes_core._mcp.interpreter import find_command, is_python
+from hermes_core._mcp.interpreter import find_command, is_python, missing_module_note
+from hermes_core._mcp.launch import child_environment, launch_args, server_cwd
 from hermes_core._mcp.listing import (
     MAX_LIST_PAGES,
     ListingScreen,
@@ -265,37 +265,27 @@ def _server_ended(connection: McpConnection, transport: Any) -> None:
 _NO_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)'?")
 
 
-def _child_environment(config: McpServerConfig, env: Environment) -> dict[str, str]:
-    """The small safe environment the SDK gives a server (``HOME``, ``PATH``...), plus the
-    entry's ``env``: secrets go in ``env`` only. The safe variables are the host's
-    ``Environment``'s, not the process's, so that each host's servers see that host's (the SDK
-    reads ``os.environ``); a value that is a shell function (``()...``) is left out, as the SDK
-    leaves it out."""
-    safe = {
-        name: value
-        for name in DEFAULT_INHERITED_ENV_VARS
-        if (value := env.get(name)) is not None and not value.startswith("()")
-    }
-    return safe | dict(config.env)
-
-
 def _stdio_transport(
     name: str, config: McpServerConfig, env: Environment, log: ServerLog
 ) -> StdioTransport | Any:
     assert config.command is not None
-    cwd = env.cwd if config.cwd is None else env.cwd / Path(config.cwd).expanduser()
+    cwd = server_cwd(config, env)
     if not cwd.is_dir():
         raise McpConnectError(name, f"the working directory {str(cwd)!r} does not exist")
     if sys.platform == "win32":  # no process groups: the SDK's Job Object ends the tree
         params = StdioServerParameters(
             command=config.command,
-            args=list(config.args),
-            env=_child_environment(config, env),
+            args=launch_args(config, env),
+            env=child_environment(config, env),
             cwd=cwd,
         )
         return stdio_client(params)
     return StdioTransport(
-        config.command, config.args, environment=_child_environment(config, env), cwd=cwd, log=log
+        config.command,
+        launch_args(config, env),
+        environment=child_environment(config, env),
+        cwd=cwd,
+        log=log,
     )
 
 
@@ -329,9 +319,10 @@ def _interpreter_note(config: McpServerConfig, env: Environment, module: str) ->
     """Which program ran and could not import ``module``: the command as found on the child's
     ``PATH``, so a bare ``python3`` that is not the Python you meant shows as such."""
     assert config.command is not None
-    found = find_command(config.command, _child_environment(config, env).get("PATH"))
+    found = find_command(config.command, child_environment(config, env).get("PATH"))
     if is_python(config.command):
-        return f"the interpreter {found} has no module named {module!r}"
+        cwd = server_cwd(config, env)
+        return missing_module_note(config.command, config.args, cwd, env, module, found)
     return f"{config.command} ({found}) has no module named {module!r}"
 
 

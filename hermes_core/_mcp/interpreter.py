@@ -5,15 +5,37 @@ virtual environment active that is the environment's Python, from Claude Desktop
 hermes by its full path, with a small ``PATH``) usually the system one, which lacks the server's
 package. ``hermes mcp add`` therefore stores the absolute path it finds when the server is added,
 and a failed connect names the interpreter that ran.
+
+A Python run as ``python -m server`` (or ``-c``) puts its working directory first on
+``sys.path``; started in a project whose gate is closed, a server of the user's would import a
+module the project plants under the server's name (an ``mcp_server_time.py`` in a cloned
+repository). It gets ``PYTHONSAFEPATH=1`` then (:func:`project_safe_path`), which keeps the
+working directory off ``sys.path`` (Python 3.11 and later).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-from pathlib import PurePath
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["find_command", "is_python", "resolve_bare_python"]
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
+
+__all__ = [
+    "SAFE_PATH",
+    "find_command",
+    "imports_from_working_directory",
+    "is_python",
+    "missing_module_note",
+    "project_safe_path",
+    "resolve_bare_python",
+]
+
+SAFE_PATH: Final = "PYTHONSAFEPATH"
+"""Python's variable that keeps the working directory off ``sys.path`` (``-P``)."""
 
 _PYTHON = re.compile(r"python[0-9.]*")
 
@@ -36,3 +58,67 @@ def resolve_bare_python(command: str, path: str | None) -> str | None:
     if "/" in command or "\\" in command or not is_python(command):
         return None
     return shutil.which(command, path=path)
+
+
+def imports_from_working_directory(command: str, args: Sequence[str]) -> bool:
+    """Whether the Python ``command`` run with ``args`` puts its working directory first on
+    ``sys.path``: it runs a module (``-m``), a string (``-c``) or its standard input. Not a
+    script, whose own folder comes first instead, nor ``-P`` or ``-I``; ``False`` for a
+    command that is not a Python."""
+    if not is_python(command):
+        return False
+    taking_value = False
+    for arg in args:
+        if taking_value:
+            taking_value = False
+            continue
+        if arg == "--" or not arg.startswith("-"):  # a script (after "--" too)
+            return False
+        if arg == "-":
+            return True
+        if arg.startswith("--"):
+            taking_value = arg == "--check-hash-based-pycs"
+            continue
+        for index, letter in enumerate(arg[1:], start=1):
+            if letter in "mc":
+                return True
+            if letter in "PI":
+                return False
+            if letter in "XW":  # the rest of the word, or the next one, is its value
+                taking_value = index == len(arg) - 1
+                break
+    return True
+
+
+def project_safe_path(
+    command: str, args: Sequence[str], cwd: Path, env: Environment
+) -> dict[str, str]:
+    """``{"PYTHONSAFEPATH": "1"}`` for a Python ``command`` that would import from its working
+    directory ``cwd`` (:func:`imports_from_working_directory`) when ``cwd`` is the project's and
+    the gate is closed (:func:`~hermes_core._project_trust.project_owns`); else ``{}``."""
+    from hermes_core._project_trust import gate_is_open, project_owns
+
+    if gate_is_open(env) or not imports_from_working_directory(command, args):
+        return {}
+    return {SAFE_PATH: "1"} if project_owns(env, cwd) else {}
+
+
+def missing_module_note(
+    command: str, args: Sequence[str], cwd: Path, env: Environment, module: str, found: str
+) -> str:
+    """``the interpreter FOUND has no module named MODULE``, for the Python ``command`` (as
+    ``found`` on the child's ``PATH``) of a server that could not import ``module``; and, when
+    its working directory ``cwd`` holds that module but is the project's with the gate closed
+    (:func:`project_safe_path`), that this is why."""
+    from hermes_core._project_trust import PROJECT_GATE_FLAG
+
+    said = f"the interpreter {found} has no module named {module!r}"
+    top = cwd / module.split(".")[0]
+    if not project_safe_path(command, args, cwd, env):
+        return said
+    if not (top.is_dir() or top.with_name(f"{top.name}.py").is_file()):
+        return said
+    return (
+        f"{said}: {top.name} in {cwd} is the project's, which a server imports only when "
+        f"{PROJECT_GATE_FLAG}=1 is set in the environment (for a project you trust)"
+    )
