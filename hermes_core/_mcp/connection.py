@@ -55,6 +55,7 @@ from hermes_core._mcp.listing import (
 )
 from hermes_core._mcp.loopback import SignIn
 from hermes_core._mcp.oauth import auth_for
+from hermes_core._mcp.refused import RefusedCredentials
 from hermes_core._mcp.serverlog import ServerLog, server_log_path
 from hermes_core._mcp.stdio import StdioTransport
 from hermes_core._mcp.transport import transport_of
@@ -360,6 +361,7 @@ async def open_connection(
     log = ServerLog(server_log_path(env, name)) if expanded.url is None else None
     transport: Any = None
     auth: Any = None
+    refused = RefusedCredentials(name, config, env)
     connected = False
     failure: McpConnectError | None = None
     scope = anyio.CancelScope(deadline=anyio.current_time() + config.connect_timeout)
@@ -368,10 +370,9 @@ async def open_connection(
             async with AsyncExitStack() as stack:
                 if expanded.url is not None:
                     auth = auth_for(name, expanded, env, sign_in)
+                    client = create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
                     http = await stack.enter_async_context(
-                        bound_json_answers(
-                            create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
-                        )
+                        bound_json_answers(refused.watch(client, auth))
                     )
                     inner: Any = streamable_http_client(expanded.url, http_client=http)
                 else:
@@ -404,7 +405,7 @@ async def open_connection(
                 except McpConnectError:
                     raise
                 except Exception as exc:
-                    needed = _sign_in_needed(auth)
+                    needed = _sign_in_needed(auth) or refused.reason()
                     if needed is not None:
                         raise McpConnectError(name, needed) from exc
                     raise McpConnectError(name, f"cannot connect: {describe_failure(exc)}") from exc
@@ -419,7 +420,7 @@ async def open_connection(
             if connected:
                 raise
             inner_failure = innermost(exc)
-            needed = _sign_in_needed(auth)
+            needed = _sign_in_needed(auth) or refused.reason()
             if isinstance(inner_failure, McpConnectError):  # raised above, then grouped
                 failure = inner_failure
             elif needed is not None:
