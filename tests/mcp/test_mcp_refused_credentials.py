@@ -18,6 +18,10 @@ from pathlib import Path
 import pytest
 from realservers import TOOLBOX, start_listening
 
+from hermes_core._config import McpServerConfig
+from hermes_core._mcp.calling import call_connected
+from hermes_core._mcp.connection import open_connection
+from hermes_core._paths import Environment
 from hermes_core.testing._cli_in_process import InProcessCli
 
 pytestmark = pytest.mark.subprocess
@@ -29,8 +33,9 @@ BEARER = "bearer-s3cret-44"
 
 
 @pytest.fixture
-def guarded() -> Iterator[str]:
-    """The HTTP toolbox answering only ``user:RIGHT`` (Basic) with ``?token=TOKEN``; its URL."""
+def guarded(tmp_path: Path) -> Iterator[str]:
+    """The HTTP toolbox answering only ``user:RIGHT`` (Basic) with ``?token=TOKEN``, and nothing
+    once ``tmp_path/revoked`` exists; its URL."""
     process, port = start_listening(
         lambda port: [
             sys.executable,
@@ -41,6 +46,8 @@ def guarded() -> Iterator[str]:
             f"user:{RIGHT}",
             "--query-token",
             TOKEN,
+            "--revoked-when",
+            str(tmp_path / "revoked"),
         ],
         "the guarded HTTP toolbox server",
     )
@@ -128,3 +135,27 @@ def test_a_refused_authorization_header_says_403_and_names_its_variable(
     assert str(cli.home / ".env") in line
     assert "-32603" not in output
     assert BEARER not in output
+
+
+@pytest.mark.anyio
+async def test_credentials_refused_during_a_session_fail_the_call_saying_so(
+    tmp_path: Path, guarded: str
+) -> None:
+    env = Environment(home=tmp_path / "home" / ".hermes", cwd=tmp_path)
+    url = guarded.replace("http://", f"http://user:{RIGHT}@", 1) + f"?token={TOKEN}"
+    entry = McpServerConfig(url=url)
+
+    async with open_connection("remote", entry, env) as connection:
+        first = await call_connected(connection, "remote", entry, "echo", {"text": "hi"})
+        (tmp_path / "revoked").touch()
+        second = await call_connected(connection, "remote", entry, "echo", {"text": "hi"})
+
+    assert not first.is_error
+    assert second.is_error
+    assert second.error_message is not None
+    shown = guarded.replace("http://", "http://user:[redacted]@", 1) + "?token=[redacted]"
+    assert f"HTTP 401: the server refused the credentials hermes sent to {shown}" in (
+        second.error_message
+    )
+    assert RIGHT not in second.error_message
+    assert "-32603" not in second.error_message
