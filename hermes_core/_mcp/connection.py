@@ -114,6 +114,7 @@ class McpConnection:
         """Set when the server sends ``notifications/tools/list_changed``."""
         self.screen = ListingScreen(name, self._negotiated_version)
         self.auth: Any = None
+        self.refused: RefusedCredentials | None = None
         """The sign-in of a URL server (:func:`~hermes_core._mcp.oauth.auth_for`), if any."""
         self._closed = anyio.Event()
         self._next_relist = -math.inf
@@ -200,8 +201,8 @@ class McpConnection:
                 tool, arguments, read_timeout_seconds=timeout, progress_callback=relay
             )
         except MCPError as exc:
-            needed = _sign_in_needed(self.auth)
-            if needed is not None:  # a step-up to more scopes, which needs the user
+            needed = _sign_in_needed(self.auth, self.refused)
+            if needed is not None:  # a step-up, or credentials revoked: the user must act
                 raise McpConnectError(self.name, needed) from exc
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self.mark_closed("the connection closed during a call")
@@ -248,11 +249,12 @@ class _CallAsking:
     refusals: list[str] = dataclasses.field(default_factory=list)
 
 
-def _sign_in_needed(auth: Any) -> str | None:
-    """Why the connection's sign-in stopped for the user, once (``run: hermes mcp login``)."""
+def _sign_in_needed(auth: Any, refused: RefusedCredentials | None) -> str | None:
+    """Why the connection's sign-in stopped for the user (``run: hermes mcp login``), or why
+    the server refused the credentials the user gave it; once."""
     needed = getattr(auth, "sign_in_needed", None)
     if needed is None:
-        return None
+        return None if refused is None else refused.reason()
     auth.sign_in_needed = None
     return str(needed.reason)
 
@@ -379,7 +381,7 @@ async def open_connection(
                     assert log is not None
                     inner = transport = _stdio_transport(name, expanded, env, log)
                 connection = McpConnection(name, expanded, log)
-                connection.auth = auth
+                connection.auth, connection.refused = auth, refused
 
                 async def on_message(message: object) -> None:
                     if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -405,7 +407,7 @@ async def open_connection(
                 except McpConnectError:
                     raise
                 except Exception as exc:
-                    needed = _sign_in_needed(auth) or refused.reason()
+                    needed = _sign_in_needed(auth, refused)
                     if needed is not None:
                         raise McpConnectError(name, needed) from exc
                     raise McpConnectError(name, f"cannot connect: {describe_failure(exc)}") from exc
@@ -420,7 +422,7 @@ async def open_connection(
             if connected:
                 raise
             inner_failure = innermost(exc)
-            needed = _sign_in_needed(auth) or refused.reason()
+            needed = _sign_in_needed(auth, refused)
             if isinstance(inner_failure, McpConnectError):  # raised above, then grouped
                 failure = inner_failure
             elif needed is not None:

@@ -50,8 +50,10 @@ class RefusedCredentials:
     def reason(self) -> str | None:
         """Why the connection failed, when the server refused the credentials: ``HTTP 401:
         the server refused the credentials hermes sent to URL (what they are); correct VAR in
-        .env or run: hermes mcp add NAME ... --force``; ``None`` when it did not."""
-        if self.status is None:
+        .env or run: hermes mcp add NAME ... --force``; ``None`` when it did not. Said once: the
+        next failure is another one."""
+        status, self.status = self.status, None
+        if status is None:
             return None
         name, config = self._name, self._config
         assert config.url is not None
@@ -71,7 +73,7 @@ class RefusedCredentials:
         else:
             where = f"correct them in {self._env.config_path}"
         return (
-            f"HTTP {self.status}: the server refused the credentials hermes sent to "
+            f"HTTP {status}: the server refused the credentials hermes sent to "
             f"{shown_url(config.url)} ({what}); {where}, or give them again: "
             f"hermes mcp add {name} {again} --force"
         )
