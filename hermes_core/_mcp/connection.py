@@ -114,8 +114,9 @@ class McpConnection:
         """Set when the server sends ``notifications/tools/list_changed``."""
         self.screen = ListingScreen(name, self._negotiated_version)
         self.auth: Any = None
-        self.refused: RefusedCredentials | None = None
         """The sign-in of a URL server (:func:`~hermes_core._mcp.oauth.auth_for`), if any."""
+        self.refused: RefusedCredentials | None = None
+        """Notes a URL server's 401 or 403 to the credentials the user gave it."""
         self._closed = anyio.Event()
         self._next_relist = -math.inf
         self._asking: list[_CallAsking] = []

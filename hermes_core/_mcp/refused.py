@@ -61,7 +61,7 @@ class RefusedCredentials:
         if header is not None:
             what = f"the {header} header of mcp_servers.{name}.headers"
             written = config.headers[header]
-            again = f"--header '{header}: ...'"
+            again = f"--url URL --header '{header}: ...'"
         else:
             what = f"the password and secret query values of mcp_servers.{name}.url"
             written = config.url
