@@ -2,8 +2,9 @@
 once (a ``hermes serve`` refreshing its token while ``hermes tools call`` notes a step-up, or
 rewrites a file an older hermes wrote): each save is a read, a change and a write under an
 exclusive lock of ``.NAME.json.lock`` beside it, written atomically, so no process writes
-over what another one just saved. Real child processes, a real FIFO to hold one at the moment
-it has read the old file."""
+over what another one just saved; nor does a save bring back a sign-in removed (``hermes mcp
+logout``) or replaced by one to another URL since the process read it. Real child processes, a
+real FIFO to hold one at the moment it has read the old file."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+from mcp.shared.auth import OAuthToken
+
 from hermes_core._atomic_write import held_exclusively, write_atomically
+from hermes_core._mcp.tokens import TokenFile, sign_out, token_path
+from hermes_core._paths import Environment
 
 URL = "http://127.0.0.1:9/mcp"
 PASSWORD = "pw-s3cret-91"
@@ -97,3 +103,36 @@ def test_rewriting_an_old_file_keeps_the_tokens_another_process_refreshed_meanwh
     text = path.read_text(encoding="utf-8")
     assert json.loads(text)["tokens"]["access_token"] == "at-refreshed"
     assert PASSWORD not in text
+
+
+def stored(path: Path, url: str, *, signing_in: bool = False) -> TokenFile:
+    return TokenFile(
+        path, url, None, redirect_uri="http://127.0.0.1/cb", keep_registration=signing_in
+    )
+
+
+def test_a_refresh_saved_after_a_logout_does_not_sign_in_again(tmp_path: Path) -> None:
+    env = Environment(home=tmp_path / "home", cwd=tmp_path)
+    path = token_path(env, "remote")
+    signed_in(path, URL, "at-first")
+    serving = stored(path, URL)  # a hermes serve that read the sign-in
+
+    assert sign_out("remote", env)
+    anyio.run(serving.set_tokens, OAuthToken(access_token="at-refreshed", token_type="Bearer"))
+
+    assert not path.exists()
+
+
+def test_a_refresh_for_the_old_url_keeps_a_sign_in_to_the_new_one(tmp_path: Path) -> None:
+    path = tmp_path / "mcp-auth" / "remote.json"
+    signed_in(path, URL, "at-old-url")
+    serving = stored(path, URL)  # a hermes serve started before the url was changed
+    new_url = "http://127.0.0.1:10/mcp"
+    login = stored(path, new_url, signing_in=True)
+    anyio.run(login.set_tokens, OAuthToken(access_token="at-new-url", token_type="Bearer"))
+
+    anyio.run(serving.set_tokens, OAuthToken(access_token="at-refreshed", token_type="Bearer"))
+
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["url"] == new_url
+    assert record["tokens"]["access_token"] == "at-new-url"
