@@ -98,7 +98,9 @@ class TokenFile:
     Several hermes processes save the same file (one refreshes the tokens while another notes a
     step-up): each save takes an exclusive lock of ``.NAME.json.lock`` beside it, reads the file
     again, changes only the keys this process changed, and replaces it atomically, so neither
-    writes over what the other just saved; the rewrite of an older file too.
+    writes over what the other just saved; the rewrite of an older file too. Only a sign-in
+    writes a file that no longer holds this URL's sign-in (removed by ``hermes mcp logout``,
+    or another URL's): a refresh does not bring it back.
     """
 
     def __init__(
@@ -164,6 +166,11 @@ class TokenFile:
     def _save(self) -> None:
         with held_exclusively(self._lock):
             record, _old = self._stored()
+            if not record and not self._keep_registration:
+                # Signed out (``hermes mcp logout``) or signed in to another URL since this
+                # process read it: a refresh must not bring the old sign-in back.
+                log.info("MCP sign-in file %s no longer holds this sign-in: not saved", self.path)
+                return
             for key in self._changed:
                 if key in self._record:
                     record[key] = self._record[key]
