@@ -47,6 +47,10 @@ SECRET_KEYS = (
     "credential",
     "X-Amz-Credential",
     "code",
+    "secretkey",
+    "oauthtoken",
+    "dbpass",
+    "userpassword",
 )
 """Keys whose value is a secret."""
 
