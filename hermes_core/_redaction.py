@@ -195,8 +195,12 @@ _SECRET_KEY_WORDS: Final = frozenset(
         *("signature", "cookie"),
     }
 )
-_KEY_WORD_PREFIXES: Final = ("api", "access", "auth", "client", "private", "refresh", "session")
-"""What a secret word is glued to in a lower-case key: ``apikey``, ``accesstoken``."""
+_KEY_WORD_PREFIXES: Final = (
+    *("api", "access", "auth", "client", "private", "refresh", "session", "secret", "oauth"),
+    *("app", "bot", "user", "admin", "db", "master", "id", "bearer"),
+)
+"""What a secret word is glued to in a lower-case key: ``apikey``, ``accesstoken``,
+``secretkey``, ``dbpass``."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -205,9 +209,9 @@ def secret_query_key(key: str) -> bool:
     ``_``, ``-``, ``.`` and camelCase) is a secret word (``key``, ``token``, ``secret``,
     ``password``, ``passwd``, ``pwd``, ``pass``, ``passphrase``, ``credential(s)``, ``auth``,
     ``authorization``, ``jwt``, ``session``, ``sig``, ``signature``, ``cookie``), or one glued
-    to ``api``, ``access``, ``auth``, ``client``, ``private``, ``refresh`` or ``session``
-    (``apikey``), or the key is ``code`` (an Azure Functions key, an OAuth code). A word that
-    only ends like one is none: ``monkey``, ``bypass``, ``max_tokens``, ``zip_code``."""
+    to one of :data:`_KEY_WORD_PREFIXES` (``apikey``, ``secretkey``, ``dbpass``), or the key is
+    ``code`` (an Azure Functions key, an OAuth code). A word that only ends like one is none:
+    ``monkey``, ``bypass``, ``max_tokens``, ``zip_code``."""
     if key.lower() == "code":
         return True
     for word in _KEY_WORD.findall(key):
