@@ -3,7 +3,7 @@
 The one place for the rule (the activity log's arguments and messages go through it): values
 under a key naming a secret, credentials recognisable by their shape, values given to a secret's
 name (``PGPASSWORD=x``, ``--api-key x``, ``X-Api-Key: x``), the password options of the commands
-that take one, and URLs whose path or signature is the credential.
+that take one, a URL query key naming a secret, and URLs whose path is the credential.
 """
 
 from __future__ import annotations
@@ -98,11 +98,13 @@ _VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s;&|'\"]+)"
 """A value in a command: quoted, or up to a space, a quote or a shell operator."""
 
 _SECRET_ASSIGNMENT: Final = (
-    r"(?i)(?<=(?:key|token|secret|pass|passw(?:or)?d|passphrase|credentials?|auth)[ \t]*)(=[ \t]*)"
-    + _VALUE
+    r"(?i)(?<=(?:key|token|secret|pass|passw(?:or)?d|passphrase|credentials?|auth)[ \t]*)"
+    r"(?<![?&][A-Za-z0-9_.-]*)(=[ \t]*)" + _VALUE
 )
-"""``export OPENAI_API_KEY=abcd``, ``PGPASSWORD=x psql``, ``--password=x``, ``?token=x``,
-``DB_PASS=x``, ``api_key = "x"``: a name ending with a secret word, ``=``, the value."""
+"""``export OPENAI_API_KEY=abcd``, ``PGPASSWORD=x psql``, ``--password=x``, ``DB_PASS=x``,
+``api_key = "x"``: a name ending with a secret word, ``=``, the value. Not a URL's query key
+(``?monkey=1``), which :data:`_QUERY_PAIR` judges word by word: a variable's name glues its
+words (``PGPASSWORD``), and a value hidden in a log for nothing costs less than one shown."""
 
 _SECRET_LINE: Final = (
     r"(?im)(?<=^[ \t]*(?:-[ \t]+)?[\"']?[A-Za-z0-9_.-]*" + _NAME_END + r"[\"']?[ \t]*)"
@@ -176,24 +178,52 @@ _CREDENTIAL_URLS: Final = (
 the text: Slack and Discord webhooks, Microsoft Teams incoming webhooks, and a Telegram bot's
 token in the Bot API's URL (its method, ``/sendMessage``, stays)."""
 
-_URL_SIGNATURE: Final = re.compile(
-    r"(?i)([?&](?:sig|signature|x-amz-signature|x-goog-signature)=)[^&\s'\"#]+"
-)
-"""The signature of a pre-signed URL (Azure SAS ``sig=``, S3 ``X-Amz-Signature=``, GCS), which
-grants access to whoever holds the URL."""
-
 _URL_CREDENTIALS: Final = re.compile(r"(://[^/\s:@]*):([^/\s@]+)@")
 _URL_PASSWORD: Final = re.compile(
     r"^\s*((?:[A-Za-z][A-Za-z0-9+.-]*://)?[^/?#\s:@]*):([^/?#\s]*)@(?=[^/?#\s@]*(?:[/?#]|$))"
 )
 """The user part of a URL that is all of a text (:func:`shown_url`), scheme or not: its
 password runs to the last ``@`` before the path (``p@ss`` is one, as ``urlsplit`` reads it)."""
-_SECRET_QUERY_KEY: Final = re.compile(
-    r"(?i)(?:key|token|secret|pass|passw(?:or)?d|passphrase|credentials?|auth|sig|signature)$"
+_QUERY_PAIR: Final = re.compile(r"(?<=[?&])([A-Za-z][A-Za-z0-9_.-]*)=([^&\s'\"#<>`]+)")
+"""A ``key=value`` of a URL's query in text, scheme or not (``/api?token=x``)."""
+_KEY_WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+"""A word of a key: ``api_key``, ``apiKey``, ``APIKey``, ``X-Amz-Signature`` split as said."""
+_SECRET_KEY_WORDS: Final = frozenset(
+    {
+        *("key", "token", "secret", "password", "passwd", "pwd", "pass", "passphrase"),
+        *("credential", "credentials", "auth", "authorization", "jwt", "session", "sig"),
+        *("signature", "cookie"),
+    }
 )
-"""A query key whose value is a secret (:func:`url_secrets`): a name ending as a secret's does
-in :data:`_SECRET_ASSIGNMENT` (``token``, ``api_key``, ``access_token``, ``password``, ``auth``)
-or a pre-signed URL's signature (``sig``, ``X-Amz-Signature``)."""
+_KEY_WORD_PREFIXES: Final = (
+    *("api", "access", "auth", "client", "private", "refresh", "session", "secret", "oauth"),
+    *("app", "bot", "user", "admin", "db", "master", "id", "bearer"),
+)
+"""What a secret word is glued to in a lower-case key: ``apikey``, ``accesstoken``,
+``secretkey``, ``dbpass``."""
+
+
+@functools.lru_cache(maxsize=1024)
+def secret_query_key(key: str) -> bool:
+    """Whether the value of the URL query key ``key`` is a secret: one of its words (split on
+    ``_``, ``-``, ``.`` and camelCase) is a secret word (``key``, ``token``, ``secret``,
+    ``password``, ``passwd``, ``pwd``, ``pass``, ``passphrase``, ``credential(s)``, ``auth``,
+    ``authorization``, ``jwt``, ``session``, ``sig``, ``signature``, ``cookie``), or one glued
+    to one of :data:`_KEY_WORD_PREFIXES` (``apikey``, ``secretkey``, ``dbpass``), or the key is
+    ``code`` (an Azure Functions key, an OAuth code). A word that only ends like one is none:
+    ``monkey``, ``bypass``, ``max_tokens``, ``zip_code``."""
+    if key.lower() == "code":
+        return True
+    for word in _KEY_WORD.findall(key):
+        word = word.lower()
+        if word in _SECRET_KEY_WORDS:
+            return True
+        for prefix in _KEY_WORD_PREFIXES:
+            if word.startswith(prefix) and word[len(prefix) :] in _SECRET_KEY_WORDS:
+                return True
+    return False
+
+
 _CURL_USER: Final = re.compile(r"(-(?<!\S-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"']+):([^\s\"']+)")
 
 MAX_DEPTH: Final = 64
@@ -210,8 +240,9 @@ def redact(value: Any, _depth: int = 0) -> Any:
     credential shape (``sk-...``, ``ghp_...``, ``glpat-...``, a JWT, ``Bearer ...``, a whole
     private key block), or gives one to a secret name (``PGPASSWORD=x``, ``--api-key x``,
     ``X-Api-Key: x``, a YAML line ``password: x``, ``mysql -px``, ``docker login -p x``,
-    ``https://user:pass@``, ``curl -u u:p``), or is a URL whose path or signature is the
-    credential (Slack, Discord and Teams webhooks, Telegram bot URLs, ``?sig=``). A string
+    ``https://user:pass@``, ``curl -u u:p``, a query key naming a secret, ``?token=x``,
+    ``?sig=x``: :func:`secret_query_key`), or is a URL whose path is the credential (Slack,
+    Discord and Teams webhooks, Telegram bot URLs). A string
     holding a JSON object or array is parsed and redacted as data. Data nested deeper than
     :data:`MAX_DEPTH` becomes :data:`TOO_DEEP`: it cannot overflow the stack.
     """
@@ -297,8 +328,8 @@ def redact_text(text: str) -> str:
         text = _CURL_USER.sub(_keep_user, text)
     if "://" in text:
         text = _URL_CREDENTIALS.sub(_keep_url_user, text)
-        if assigns and ("ig=" in text or "ature=" in text or "IG=" in text or "ATURE=" in text):
-            text = _URL_SIGNATURE.sub(_keep_name, text)
+    if assigns and ("?" in text or "&" in text):
+        text = _QUERY_PAIR.sub(_keep_query_key, text)
     if "hook" in text or "telegram" in text:
         for marker, pattern in _CREDENTIAL_URLS:
             if marker in text:
@@ -312,6 +343,12 @@ def redact_text(text: str) -> str:
 
 def _keep_name(match: re.Match[str] | regex.Match[str]) -> str:
     return match.group(1) + REDACTED
+
+
+def _keep_query_key(match: re.Match[str]) -> str:
+    if not secret_query_key(match.group(1)):
+        return match.group()
+    return f"{match.group(1)}={REDACTED}"
 
 
 def _keep_user(match: re.Match[str]) -> str:
@@ -330,9 +367,10 @@ def _names_a_secret(text: str) -> bool:
 def url_secrets(url: str, replace: Callable[[str, str], str]) -> str:
     """``url`` with each of its secrets replaced by ``replace(name, value)``: the password of
     its user part (``name`` is ``password``), with or without a scheme, and the value of each
-    query key that names a secret (``name`` is the key: ``token``, ``api_key``,
-    ``access_token``, ``sig``...). The one rule of what in a URL is a secret: :func:`shown_url`
-    hides them, ``hermes mcp add`` moves them to ``.env``, an MCP sign-in is kept without them.
+    query key that names a secret (:func:`secret_query_key`; ``name`` is the key: ``token``,
+    ``api_key``, ``access_token``, ``session``, ``sig``...). The one rule of what in a URL is a
+    secret: :func:`shown_url` hides them, ``hermes mcp add`` moves them to ``.env``, an MCP
+    sign-in is kept without them.
     """
     rest, hash_mark, fragment = url.partition("#")  # a user part holds neither ``#`` nor ``?``
     base, question_mark, query = rest.partition("?")
@@ -344,7 +382,7 @@ def url_secrets(url: str, replace: Callable[[str, str], str]) -> str:
         pairs = []
         for pair in query.split("&"):
             key, equals, value = pair.partition("=")
-            if value and _SECRET_QUERY_KEY.search(key) is not None:
+            if value and secret_query_key(key):
                 pair = f"{key}{equals}{replace(key, value)}"
             pairs.append(pair)
         query = "&".join(pairs)

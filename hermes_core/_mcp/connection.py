@@ -55,6 +55,7 @@ from hermes_core._mcp.listing import (
 )
 from hermes_core._mcp.loopback import SignIn
 from hermes_core._mcp.oauth import auth_for
+from hermes_core._mcp.refused import RefusedCredentials
 from hermes_core._mcp.serverlog import ServerLog, server_log_path
 from hermes_core._mcp.stdio import StdioTransport
 from hermes_core._mcp.transport import transport_of
@@ -114,6 +115,8 @@ class McpConnection:
         self.screen = ListingScreen(name, self._negotiated_version)
         self.auth: Any = None
         """The sign-in of a URL server (:func:`~hermes_core._mcp.oauth.auth_for`), if any."""
+        self.refused: RefusedCredentials | None = None
+        """Notes a URL server's 401 or 403 to the credentials the user gave it."""
         self._closed = anyio.Event()
         self._next_relist = -math.inf
         self._asking: list[_CallAsking] = []
@@ -199,8 +202,8 @@ class McpConnection:
                 tool, arguments, read_timeout_seconds=timeout, progress_callback=relay
             )
         except MCPError as exc:
-            needed = _sign_in_needed(self.auth)
-            if needed is not None:  # a step-up to more scopes, which needs the user
+            needed = _sign_in_needed(self.auth, self.refused)
+            if needed is not None:  # a step-up, or credentials revoked: the user must act
                 raise McpConnectError(self.name, needed) from exc
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self.mark_closed("the connection closed during a call")
@@ -247,11 +250,12 @@ class _CallAsking:
     refusals: list[str] = dataclasses.field(default_factory=list)
 
 
-def _sign_in_needed(auth: Any) -> str | None:
-    """Why the connection's sign-in stopped for the user, once (``run: hermes mcp login``)."""
+def _sign_in_needed(auth: Any, refused: RefusedCredentials | None) -> str | None:
+    """Why the connection's sign-in stopped for the user (``run: hermes mcp login``), or why
+    the server refused the credentials the user gave it; once."""
     needed = getattr(auth, "sign_in_needed", None)
     if needed is None:
-        return None
+        return None if refused is None else refused.reason()
     auth.sign_in_needed = None
     return str(needed.reason)
 
@@ -351,6 +355,7 @@ async def open_connection(
     log = ServerLog(server_log_path(env, name)) if expanded.url is None else None
     transport: Any = None
     auth: Any = None
+    refused = RefusedCredentials(name, config, env)
     connected = False
     failure: McpConnectError | None = None
     scope = anyio.CancelScope(deadline=anyio.current_time() + config.connect_timeout)
@@ -359,17 +364,16 @@ async def open_connection(
             async with AsyncExitStack() as stack:
                 if expanded.url is not None:
                     auth = auth_for(name, expanded, env, sign_in)
+                    client = create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
                     http = await stack.enter_async_context(
-                        bound_json_answers(
-                            create_mcp_http_client(headers=dict(expanded.headers), auth=auth)
-                        )
+                        bound_json_answers(refused.watch(client, auth))
                     )
                     inner: Any = streamable_http_client(expanded.url, http_client=http)
                 else:
                     assert log is not None
                     inner = transport = _stdio_transport(name, expanded, env, log)
                 connection = McpConnection(name, expanded, log)
-                connection.auth = auth
+                connection.auth, connection.refused = auth, refused
 
                 async def on_message(message: object) -> None:
                     if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -395,7 +399,7 @@ async def open_connection(
                 except McpConnectError:
                     raise
                 except Exception as exc:
-                    needed = _sign_in_needed(auth)
+                    needed = _sign_in_needed(auth, refused)
                     if needed is not None:
                         raise McpConnectError(name, needed) from exc
                     raise McpConnectError(name, f"cannot connect: {describe_failure(exc)}") from exc
@@ -410,7 +414,7 @@ async def open_connection(
             if connected:
                 raise
             inner_failure = innermost(exc)
-            needed = _sign_in_needed(auth)
+            needed = _sign_in_needed(auth, refused)
             if isinstance(inner_failure, McpConnectError):  # raised above, then grouped
                 failure = inner_failure
             elif needed is not None:

@@ -22,7 +22,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, ValidationError
 
-from hermes_core._atomic_write import write_atomically
+from hermes_core._atomic_write import held_exclusively, write_atomically
 from hermes_core._config import McpOAuthConfig
 from hermes_core._paths import Environment
 from hermes_core._private_files import PRIVATE_FILE_MODE
@@ -94,6 +94,13 @@ class TokenFile:
     replaced when the new ones come) nor is a registered client whose redirect URI is not
     ``redirect_uri``; without it (a connection that cannot sign in) a client registered on
     the way is used and forgotten: it was registered with a redirect URI nobody listens on.
+
+    Several hermes processes save the same file (one refreshes the tokens while another notes a
+    step-up): each save takes an exclusive lock of ``.NAME.json.lock`` beside it, reads the file
+    again, changes only the keys this process changed, and replaces it atomically, so neither
+    writes over what the other just saved; the rewrite of an older file too. Only a sign-in
+    writes a file that no longer holds this URL's sign-in (removed by ``hermes mcp logout``,
+    or another URL's): a refresh does not bring it back.
     """
 
     def __init__(
@@ -111,35 +118,67 @@ class TokenFile:
         self._oauth = oauth
         self._redirect_uri = redirect_uri
         self._keep_registration = keep_registration
+        self._lock = path.with_name(f".{path.name}.lock")
+        self._changed: set[str] = set()
+        """The keys this process changed since it last saved: a save writes those only."""
         self._record = self._read()
         self._unsaved_client: OAuthClientInformationFull | None = None
         if keep_registration:  # a sign-in: anew, and with a client that knows this redirect
-            self._record.pop("tokens", None)
-            self._record.pop("expires_at", None)
+            self._drop("tokens", "expires_at")
             if self.registered_redirect != redirect_uri:
-                self._record.pop("client", None)
+                self._drop("client")
 
     def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("the sign-in file %s cannot be read, ignored: %s", self.path, exc)
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        if data.get("url") != self.url:
-            if data.get("url") != self._url_as_given:
-                return {}
-            try:  # written before URLs were kept without their secrets: no longer with them
-                self._write(data)
+        data, old = self._stored()
+        if old:  # written before URLs were kept without their secrets: no longer with them
+            try:
+                with held_exclusively(self._lock):
+                    data, old = self._stored()  # another process may have saved it meanwhile
+                    if old:
+                        self._write(data)
             except OSError as exc:
                 log.warning("the sign-in file %s cannot be rewritten: %s", self.path, exc)
         return data
 
+    def _stored(self) -> tuple[dict[str, Any], bool]:
+        """The record the file holds for this URL, and whether it names the URL with its
+        secrets (written by an older hermes)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}, False
+        except (OSError, ValueError) as exc:
+            log.warning("the sign-in file %s cannot be read, ignored: %s", self.path, exc)
+            return {}, False
+        if not isinstance(data, dict) or data.get("url") not in (self.url, self._url_as_given):
+            return {}, False
+        return data, data["url"] != self.url
+
+    def _set(self, key: str, value: Any) -> None:
+        self._record[key] = value
+        self._changed.add(key)
+
+    def _drop(self, *keys: str) -> None:
+        for key in keys:
+            self._record.pop(key, None)
+            self._changed.add(key)
+
     def _save(self) -> None:
-        self._write(self._record)
+        with held_exclusively(self._lock):
+            record, _old = self._stored()
+            if not record and not self._keep_registration:
+                # Signed out (``hermes mcp logout``) or signed in to another URL since this
+                # process read it: a refresh must not bring the old sign-in back.
+                log.info("MCP sign-in file %s no longer holds this sign-in: not saved", self.path)
+                return
+            for key in self._changed:
+                if key in self._record:
+                    record[key] = self._record[key]
+                else:
+                    record.pop(key, None)
+            self._write(record)
+        self._record = record
+        self._changed.clear()
 
     def _write(self, record: dict[str, Any]) -> None:
         record["url"] = self.url
@@ -192,27 +231,28 @@ class TokenFile:
         """Keep the metadata the tokens came with (saved with the next tokens)."""
         for key, model in (("authorization_server", metadata), ("resource_metadata", resource)):
             if model is not None:
-                self._record[key] = model.model_dump(mode="json", exclude_none=True)
+                self._set(key, model.model_dump(mode="json", exclude_none=True))
 
     def want_scope(self, scope: str | None) -> None:
         """Note the scopes a step-up asked for, for the next sign-in (saved when signed in
         before; a server never signed in to leaves no file)."""
         if scope and scope != self.wanted_scope and self._record.get("tokens"):
-            self._record["wanted_scope"] = scope
+            self._set("wanted_scope", scope)
             self._save()
 
     async def get_tokens(self) -> OAuthToken | None:
         return self._model("tokens", OAuthToken)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        self._record["expires_at"] = (
-            time.time() + int(tokens.expires_in) if tokens.expires_in is not None else None
+        self._set("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        self._set(
+            "expires_at",
+            time.time() + int(tokens.expires_in) if tokens.expires_in is not None else None,
         )
         if self._keep_registration:  # a sign-in asked for what a step-up wanted
-            self._record.pop("wanted_scope", None)
+            self._drop("wanted_scope")
         if self._unsaved_client is not None and self._keep_registration:
-            self._record["client"] = self._unsaved_client.model_dump(mode="json", exclude_none=True)
+            self._set("client", self._unsaved_client.model_dump(mode="json", exclude_none=True))
         self._save()
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:

@@ -14,7 +14,9 @@ server, ``badtools.py``, ``asking.py`` and ``late.py``, which
 ``tests/mcp/test_toolbox_server.py`` checks them against on the wire. With ``--http PORT`` it is
 the SDK's low-level server over streamable HTTP on 127.0.0.1 (its ``header`` tool answers there
 only); ``--basic USER:PASS`` and ``--query-token VALUE`` make it answer 401 to a request without
-that Basic credential or without ``?token=VALUE`` (a server reached through a URL holding them).
+that Basic credential or without ``?token=VALUE`` (a server reached through a URL holding them),
+and ``--revoked-when PATH`` to every request once the file ``PATH`` exists (credentials revoked
+while a session runs).
 """
 
 from __future__ import annotations
@@ -159,9 +161,12 @@ async def serve_sdk_stdio() -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def guarded(app: Any, basic: str | None, query_token: str | None) -> Any:
+def guarded(
+    app: Any, basic: str | None, query_token: str | None, revoked_when: str | None = None
+) -> Any:
     """``app`` answering 401 to a request without the Basic credential ``basic``
-    (``USER:PASS``) or without ``?token=query_token``."""
+    (``USER:PASS``) or without ``?token=query_token``, and to every request once the file
+    ``revoked_when`` exists."""
     import base64
     from urllib.parse import parse_qs
 
@@ -171,8 +176,10 @@ def guarded(app: Any, basic: str | None, query_token: str | None) -> Any:
         if scope["type"] == "http":
             headers = dict(scope["headers"])
             query = parse_qs(scope["query_string"].decode())
-            if (wanted is not None and headers.get(b"authorization", b"").decode() != wanted) or (
-                query_token is not None and query.get("token") != [query_token]
+            if (
+                (wanted is not None and headers.get(b"authorization", b"").decode() != wanted)
+                or (query_token is not None and query.get("token") != [query_token])
+                or (revoked_when is not None and os.path.exists(revoked_when))
             ):
                 await send({"type": "http.response.start", "status": 401, "headers": []})
                 await send({"type": "http.response.body", "body": b"unauthorized"})
@@ -188,13 +195,14 @@ if __name__ == "__main__":
     parser.add_argument("--sdk", action="store_true", help="the SDK's server over stdio")
     parser.add_argument("--basic", default=None, metavar="USER:PASS")
     parser.add_argument("--query-token", default=None, metavar="VALUE")
+    parser.add_argument("--revoked-when", default=None, metavar="PATH")
     options = parser.parse_args()
     if options.http is not None:
         import uvicorn
 
         app = sdk_server().streamable_http_app()
         if options.basic is not None or options.query_token is not None:
-            app = guarded(app, options.basic, options.query_token)
+            app = guarded(app, options.basic, options.query_token, options.revoked_when)
         uvicorn.run(app, host="127.0.0.1", port=options.http, log_level="warning")
     elif options.sdk:
         import anyio
