@@ -5,12 +5,18 @@ which will still not load."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from hermes_core._errors import HermesError
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.records import PluginRecord
-from hermes_core._project_trust import PROJECT_GATE_FLAG
+from hermes_core._project_trust import PROJECT_GATE_FLAG, config_refusal
+
+if TYPE_CHECKING:
+    from hermes_core._paths import Environment
 
 __all__ = ["enabled_but_gated", "missing_tool", "unloaded_plugin", "why_not_loaded"]
 
@@ -51,13 +57,17 @@ def gated_warning(record: PluginRecord) -> str:
 
 
 def missing_tool(
-    records: Iterable[PluginRecord], tool: str, config_path: Path | None
+    records: Iterable[PluginRecord],
+    tool: str,
+    config_path: Path | None,
+    env: Environment | None = None,
 ) -> str | None:
     """Why the tool ``tool``, which the registry lacks, is missing when a plugin's manifest lists
     it in ``provides_tools`` (the one table of which plugin provides which tool): the plugin did
-    not load (how to make it load), or it loaded and registered no such tool here (what its
+    not load (how to make it load, or, when ``config_path`` enables it now, that it was enabled
+    after this host read the file), or it loaded and registered no such tool here (what its
     manifest's description says it needs: a setting, an extra); ``config_path`` is the
-    configuration file in effect. ``None`` when no plugin lists ``tool``."""
+    configuration file in effect, read for ``env``. ``None`` when no plugin lists ``tool``."""
     listing = [
         record
         for record in records
@@ -69,6 +79,12 @@ def missing_tool(
         record = next((record for record in listing if record.status == "gated"), None)
     if record is None:
         return None
+    if config_path is not None and env is not None and _enabled_since(record, config_path, env):
+        return (
+            f"{tool!r} is a tool of a plugin that did not load: {_where(record)} is enabled in "
+            f"{config_path} since this hermes started: it loads at hermes' next start (restart "
+            "this hermes; for hermes serve, restart or reconnect its server in your MCP client)"
+        )
     in_file = f" (the configuration in effect: {config_path})" if config_path is not None else ""
     if not record.loadable:
         return (
@@ -83,13 +99,39 @@ def missing_tool(
     )
 
 
+def _enabled_since(record: PluginRecord, config_path: Path, env: Environment) -> bool:
+    """Whether ``config_path`` enables the plugin of ``record`` now, which was not enabled when
+    the host read it: a long-running host (``hermes serve``) reads its configuration once, and
+    ``hermes plugins enable`` afterwards must not be answered with that same command."""
+    if record.status not in ("not enabled", "disabled"):
+        return False
+    if config_refusal(env, config_path, "the config file") is not None:
+        return False  # a project's file the gate keeps out: enabling there loads nothing
+    from hermes_core._config import load_config
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # said when the file is read for the next start
+            plugins = load_config(config_path).plugins
+    except (HermesError, OSError):
+        return False
+    disabled = {normalize_name(name) for name in plugins.disabled}
+    enabled = {normalize_name(name) for name in plugins.enabled}
+    return record.name in enabled - disabled
+
+
 def why_not_loaded(record: PluginRecord) -> str:
     """``plugin 'x' (project, /path) is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1 ...``: which
     copy of a plugin this is, why it did not load and how to make it load."""
+    return f"{_where(record)} {_state(record)}"
+
+
+def _where(record: PluginRecord) -> str:
+    """``plugin 'x' (project, /path)``: which copy of a plugin ``record`` is."""
     where = f"{record.source}, {record.path}" if record.path is not None else record.source
     if record.shadows:
         where += f"; it shadows the {', '.join(record.shadows)} copy"
-    return f"plugin {record.name!r} ({where}) {_state(record)}"
+    return f"plugin {record.name!r} ({where})"
 
 
 def _state(record: PluginRecord) -> str:

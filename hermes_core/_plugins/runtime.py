@@ -200,7 +200,7 @@ class PluginRuntime:
 
         if self._plugins is None or name in self._registry:
             return None
-        return missing_tool(self._plugins.records, name, self._config_path)
+        return missing_tool(self._plugins.records, name, self._config_path, self.env)
 
     # Selection: what the configuration names, built from its plugin -------------------------
 
