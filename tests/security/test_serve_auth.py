@@ -390,8 +390,8 @@ def test_a_bind_beyond_loopback_warns_that_the_token_crosses_the_network_unencry
     with serving(cli, "--host", bind) as server:
         pass
     warning = (
-        f"hermes serve: warning: listening on {urlsplit(server.url).netloc}, beyond this "
-        "machine's loopback: hermes serves plain HTTP"
+        f"hermes serve: warning: {urlsplit(server.url).netloc} is reachable beyond this "
+        "machine's loopback, and hermes serves plain HTTP"
     )
     assert (warning in server.stderr) is beyond_loopback, server.stderr
     if beyond_loopback:
