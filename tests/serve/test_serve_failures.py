@@ -6,10 +6,12 @@ serve started."""
 
 from __future__ import annotations
 
+import sys
+
 import anyio
 import mcp_types
 from in_process import in_process
-from serving import BUNDLED, ServeHome
+from serving import BUNDLED, TOOLBOX_SERVER, ServeHome
 
 from hermes_core.testing import write_dir_plugin
 
@@ -122,3 +124,29 @@ def test_a_plugin_enabled_while_serve_runs_is_said_to_load_at_its_next_start(
         "(restart this hermes; for hermes serve, restart or reconnect its server in your MCP "
         "client)"
     ) in text
+
+
+def test_an_mcp_server_added_while_serve_runs_is_said_to_connect_at_its_next_start(
+    served: ServeHome,
+) -> None:
+    # After `hermes mcp add`, the running serve answered a call of the new server's tool with
+    # "unknown tool ...: use tool_search to find the exact name", which finds nothing.
+    served.write_config()
+
+    async def main() -> mcp_types.CallToolResult:
+        async with in_process(served) as client:
+            served.cli.subprocess_run(
+                "mcp", "add", "box", "--", sys.executable, str(TOOLBOX_SERVER)
+            )
+            return await client.call_tool(
+                "tool_call", {"name": "mcp__box__echo", "arguments": {"text": "hi"}}
+            )
+
+    result = anyio.run(main)
+    assert result.is_error is True
+    assert (
+        f"'mcp__box__echo' would be a tool of the MCP server 'box', added to "
+        f"{served.config_path} since this hermes started: it connects at hermes' next start "
+        "(restart this hermes; for hermes serve, restart or reconnect its server in your MCP "
+        "client)"
+    ) in text_of(result)
