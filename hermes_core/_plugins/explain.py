@@ -1,7 +1,8 @@
 """Why a plugin did not load, and what to do about it: one sentence for every place that meets
 a name some plugin should have provided (an unknown search backend, approval policy or
 connector gateway, a tool a manifest lists in ``provides_tools``) or that enables a plugin
-which will still not load."""
+which will still not load; and, since a long-running host (``hermes serve``) reads its
+configuration file once, a tool of a plugin enabled or of an MCP server added there since."""
 
 from __future__ import annotations
 
@@ -11,14 +12,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core._errors import HermesError
+from hermes_core._mcp.names import may_name_a_tool_of
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.records import PluginRecord
 from hermes_core._project_trust import PROJECT_GATE_FLAG, config_refusal
 
 if TYPE_CHECKING:
+    from hermes_core._config import Config
     from hermes_core._paths import Environment
 
-__all__ = ["enabled_but_gated", "missing_tool", "unloaded_plugin", "why_not_loaded"]
+__all__ = [
+    "added_mcp_server",
+    "enabled_but_gated",
+    "missing_tool",
+    "unloaded_plugin",
+    "why_not_loaded",
+]
+
+_NEXT_START = (
+    "at hermes' next start (restart this hermes; for hermes serve, restart or reconnect its "
+    "server in your MCP client)"
+)
 
 
 def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord | None:
@@ -82,8 +96,7 @@ def missing_tool(
     if config_path is not None and env is not None and _enabled_since(record, config_path, env):
         return (
             f"{tool!r} is a tool of a plugin that did not load: {_where(record)} is enabled in "
-            f"{config_path} since this hermes started: it loads at hermes' next start (restart "
-            "this hermes; for hermes serve, restart or reconnect its server in your MCP client)"
+            f"{config_path} since this hermes started: it loads {_NEXT_START}"
         )
     in_file = f" (the configuration in effect: {config_path})" if config_path is not None else ""
     if not record.loadable:
@@ -99,25 +112,56 @@ def missing_tool(
     )
 
 
+def added_mcp_server(
+    tool: str, config_path: Path | None, env: Environment, servers: Iterable[str]
+) -> str | None:
+    """Why ``tool``, which the registry lacks, is missing when it names a tool of an MCP server
+    that ``config_path`` holds now and ``servers`` (those of the configuration the host read)
+    do not: added since the host started; ``None`` otherwise."""
+    if config_path is None or not tool.startswith("mcp__"):
+        return None
+    running = set(servers)
+    config = _file_now(config_path, env)
+    if config is None:
+        return None
+    for server in config.mcp_servers:
+        if server not in running and may_name_a_tool_of(tool, server):
+            return (
+                f"{tool!r} would be a tool of the MCP server {server!r}, added to {config_path} "
+                f"since this hermes started: it connects {_NEXT_START}"
+            )
+    return None
+
+
 def _enabled_since(record: PluginRecord, config_path: Path, env: Environment) -> bool:
     """Whether ``config_path`` enables the plugin of ``record`` now, which was not enabled when
     the host read it: a long-running host (``hermes serve``) reads its configuration once, and
     ``hermes plugins enable`` afterwards must not be answered with that same command."""
     if record.status not in ("not enabled", "disabled"):
         return False
+    config = _file_now(config_path, env)
+    if config is None:
+        return False
+    plugins = config.plugins
+    disabled = {normalize_name(name) for name in plugins.disabled}
+    enabled = {normalize_name(name) for name in plugins.enabled}
+    return record.name in enabled - disabled
+
+
+def _file_now(config_path: Path, env: Environment) -> Config | None:
+    """The configuration ``config_path`` holds now, as a host of ``env`` would read it at its
+    next start; ``None`` when that start would not read it (a project's file the gate keeps
+    out) or it cannot be read (its error is said at that start)."""
     if config_refusal(env, config_path, "the config file") is not None:
-        return False  # a project's file the gate keeps out: enabling there loads nothing
+        return None
     from hermes_core._config import load_config
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # said when the file is read for the next start
-            plugins = load_config(config_path).plugins
+            return load_config(config_path)
     except (HermesError, OSError):
-        return False
-    disabled = {normalize_name(name) for name in plugins.disabled}
-    enabled = {normalize_name(name) for name in plugins.enabled}
-    return record.name in enabled - disabled
+        return None
 
 
 def why_not_loaded(record: PluginRecord) -> str:
