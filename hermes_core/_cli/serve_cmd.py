@@ -30,6 +30,14 @@ NO_AUTH_WARNING = (
     "config through hermes; drop --no-auth to require the token of `hermes serve token`."
 )
 """The line ``hermes serve --no-auth`` prints on stderr once it serves, before its URL."""
+BEYOND_LOOPBACK_WARNING = (
+    "hermes serve: warning: {address} is reachable beyond this machine's loopback, and hermes "
+    "serves plain HTTP, so the bearer token and every call and result cross the network "
+    "unencrypted, and whoever sees them can use the token to run commands as you; reach it "
+    "through an SSH tunnel or a TLS proxy, or listen on 127.0.0.1."
+)
+"""The line ``hermes serve --transport http`` prints on stderr once it serves, before its URL,
+when it listens on an address that is not a loopback one (``0.0.0.0``, a LAN address)."""
 TOKEN_HINT = (
     "hermes serve: clients must send 'Authorization: Bearer <token>'; "
     "`hermes serve token` prints the token."
@@ -126,8 +134,10 @@ def serve(
         return
 
     def listening(url: str) -> None:
+        # Here, not before serving: with --port 0 only the bound socket knows the port.
+        if not _loopback(urlsplit(url).hostname or ""):
+            click.echo(BEYOND_LOOPBACK_WARNING.format(address=urlsplit(url).netloc), err=True)
         if no_auth:
-            # Here, not before serving: with --port 0 only the bound socket knows the port.
             click.echo(NO_AUTH_WARNING.format(address=urlsplit(url).netloc), err=True)
         click.echo(f"hermes serve: listening on {url}", err=True)
         if not no_auth:
@@ -164,6 +174,19 @@ def token(rotate: bool) -> None:
     click.echo(rotate_token(path) if rotate else read_or_create_token(path))
     if rotate:
         click.echo(f"hermes serve: new token in {path}; the old one no longer works.", err=True)
+
+
+def _loopback(address: str) -> bool:
+    """Whether ``address`` (an IP address, or ``localhost``) is one of this machine's loopback
+    addresses; a name is taken for one beyond it, since what it resolves to may change."""
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def _hint_at_the_root(ctx: click.Context) -> None:

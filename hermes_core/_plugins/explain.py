@@ -1,18 +1,38 @@
 """Why a plugin did not load, and what to do about it: one sentence for every place that meets
 a name some plugin should have provided (an unknown search backend, approval policy or
 connector gateway, a tool a manifest lists in ``provides_tools``) or that enables a plugin
-which will still not load."""
+which will still not load; and, since a long-running host (``hermes serve``) reads its
+configuration file once, a tool of a plugin enabled or of an MCP server added there since."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from hermes_core._errors import HermesError
+from hermes_core._mcp.names import may_name_a_tool_of
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.records import PluginRecord
-from hermes_core._project_trust import PROJECT_GATE_FLAG
+from hermes_core._project_trust import PROJECT_GATE_FLAG, config_refusal
 
-__all__ = ["enabled_but_gated", "missing_tool", "unloaded_plugin", "why_not_loaded"]
+if TYPE_CHECKING:
+    from hermes_core._config import Config
+    from hermes_core._paths import Environment
+
+__all__ = [
+    "added_mcp_server",
+    "enabled_but_gated",
+    "missing_tool",
+    "unloaded_plugin",
+    "why_not_loaded",
+]
+
+_NEXT_START = (
+    "at hermes' next start (restart this hermes; for hermes serve, restart or reconnect its "
+    "server in your MCP client)"
+)
 
 
 def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord | None:
@@ -51,13 +71,17 @@ def gated_warning(record: PluginRecord) -> str:
 
 
 def missing_tool(
-    records: Iterable[PluginRecord], tool: str, config_path: Path | None
+    records: Iterable[PluginRecord],
+    tool: str,
+    config_path: Path | None,
+    env: Environment | None = None,
 ) -> str | None:
     """Why the tool ``tool``, which the registry lacks, is missing when a plugin's manifest lists
     it in ``provides_tools`` (the one table of which plugin provides which tool): the plugin did
-    not load (how to make it load), or it loaded and registered no such tool here (what its
+    not load (how to make it load, or, when ``config_path`` enables it now, that it was enabled
+    after this host read the file), or it loaded and registered no such tool here (what its
     manifest's description says it needs: a setting, an extra); ``config_path`` is the
-    configuration file in effect. ``None`` when no plugin lists ``tool``."""
+    configuration file in effect, read for ``env``. ``None`` when no plugin lists ``tool``."""
     listing = [
         record
         for record in records
@@ -69,6 +93,11 @@ def missing_tool(
         record = next((record for record in listing if record.status == "gated"), None)
     if record is None:
         return None
+    if config_path is not None and env is not None and _enabled_since(record, config_path, env):
+        return (
+            f"{tool!r} is a tool of a plugin that did not load: {_where(record)} is enabled in "
+            f"{config_path} since this hermes started: it loads {_NEXT_START}"
+        )
     in_file = f" (the configuration in effect: {config_path})" if config_path is not None else ""
     if not record.loadable:
         return (
@@ -83,13 +112,70 @@ def missing_tool(
     )
 
 
+def added_mcp_server(
+    tool: str, config_path: Path | None, env: Environment, servers: Iterable[str]
+) -> str | None:
+    """Why ``tool``, which the registry lacks, is missing when it names a tool of an MCP server
+    that ``config_path`` holds now and ``servers`` (those of the configuration the host read)
+    do not: added since the host started; ``None`` otherwise."""
+    if config_path is None or not tool.startswith("mcp__"):
+        return None
+    running = set(servers)
+    config = _file_now(config_path, env)
+    if config is None:
+        return None
+    for server in config.mcp_servers:
+        if server not in running and may_name_a_tool_of(tool, server):
+            return (
+                f"{tool!r} would be a tool of the MCP server {server!r}, added to {config_path} "
+                f"since this hermes started: it connects {_NEXT_START}"
+            )
+    return None
+
+
+def _enabled_since(record: PluginRecord, config_path: Path, env: Environment) -> bool:
+    """Whether ``config_path`` enables the plugin of ``record`` now, which was not enabled when
+    the host read it: a long-running host (``hermes serve``) reads its configuration once, and
+    ``hermes plugins enable`` afterwards must not be answered with that same command."""
+    if record.status not in ("not enabled", "disabled"):
+        return False
+    config = _file_now(config_path, env)
+    if config is None:
+        return False
+    plugins = config.plugins
+    disabled = {normalize_name(name) for name in plugins.disabled}
+    enabled = {normalize_name(name) for name in plugins.enabled}
+    return record.name in enabled - disabled
+
+
+def _file_now(config_path: Path, env: Environment) -> Config | None:
+    """The configuration ``config_path`` holds now, as a host of ``env`` would read it at its
+    next start; ``None`` when that start would not read it (a project's file the gate keeps
+    out) or it cannot be read (its error is said at that start)."""
+    if config_refusal(env, config_path, "the config file") is not None:
+        return None
+    from hermes_core._config import load_config
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # said when the file is read for the next start
+            return load_config(config_path)
+    except (HermesError, OSError):
+        return None
+
+
 def why_not_loaded(record: PluginRecord) -> str:
     """``plugin 'x' (project, /path) is gated: set HERMES_ENABLE_PROJECT_PLUGINS=1 ...``: which
     copy of a plugin this is, why it did not load and how to make it load."""
+    return f"{_where(record)} {_state(record)}"
+
+
+def _where(record: PluginRecord) -> str:
+    """``plugin 'x' (project, /path)``: which copy of a plugin ``record`` is."""
     where = f"{record.source}, {record.path}" if record.path is not None else record.source
     if record.shadows:
         where += f"; it shadows the {', '.join(record.shadows)} copy"
-    return f"plugin {record.name!r} ({where}) {_state(record)}"
+    return f"plugin {record.name!r} ({where})"
 
 
 def _state(record: PluginRecord) -> str:

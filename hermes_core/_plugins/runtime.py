@@ -194,13 +194,16 @@ class PluginRuntime:
 
     def missing_tool(self, name: str) -> str | None:
         """Why the tool ``name``, which the registry lacks, is missing when a plugin's manifest
-        lists it (:func:`~hermes_core._plugins.explain.missing_tool`); ``None`` otherwise, and
-        before the plugins are loaded."""
-        from hermes_core._plugins.explain import missing_tool
+        lists it or it names a tool of an MCP server added to the configuration file since the
+        host read it (:mod:`hermes_core._plugins.explain`); ``None`` otherwise, and before the
+        plugins are loaded."""
+        from hermes_core._plugins.explain import added_mcp_server, missing_tool
 
         if self._plugins is None or name in self._registry:
             return None
-        return missing_tool(self._plugins.records, name, self._config_path)
+        return missing_tool(self._plugins.records, name, self._config_path, self.env) or (
+            added_mcp_server(name, self._config_path, self.env, self.config.mcp_servers)
+        )
 
     # Selection: what the configuration names, built from its plugin -------------------------
 

@@ -16,9 +16,13 @@ comes. :func:`stdio_streams` is its replacement, over the same kind of streams
   (:func:`~hermes_core._jsonrpc_lines.read_message`), a request MCP cannot read with an invalid
   request under its own ``id`` (``null`` when MCP does not allow its ``id``, which the
   message types would take for a notification), and the next line is read;
-- every message is written as one line.
-
-Serving ends when the client closes stdin.
+- every message is written as one line;
+- every request read is answered: serving ends when the client closes stdin, and the SDK then
+  cancels the calls in flight, answering each ``-32000`` "Connection closed", but not one
+  cancelled before its handler began (a script that sends its calls and closes stdin at once
+  got no answer to most of them): :class:`_Owed` keeps the ids still owed an answer, and
+  those left at the end get that same error (not a call the client cancelled itself: JSON-RPC
+  answers nothing more for it).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from mcp.shared._context_streams import (
     ContextSendStream,
     create_context_streams,
 )
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -75,14 +81,19 @@ async def stdio_streams() -> AsyncIterator[
     to_session, from_client = create_context_streams[SessionMessage | Exception](0)
     to_client, from_session = create_context_streams[SessionMessage](0)
     reading = anyio.CancelScope()
+    owed = _Owed()
     async with anyio.create_task_group() as group:
-        group.start_soon(_read, protocol_in, to_session, to_client.clone(), reading)
-        group.start_soon(_write, protocol_out, from_session)
+        group.start_soon(_read, protocol_in, to_session, to_client.clone(), reading, owed)
+        group.start_soon(_write, protocol_out, from_session, owed)
+        last_answers = to_client.clone()
         try:
             yield from_client, to_client
         finally:
             reading.cancel()
             await to_client.aclose()
+            async with last_answers:
+                for ident in owed.left():
+                    await last_answers.send(_connection_closed(ident))
 
 
 async def _read(
@@ -90,6 +101,7 @@ async def _read(
     to_session: ContextSendStream[SessionMessage | Exception],
     answers: ContextSendStream[SessionMessage],
     scope: anyio.CancelScope,
+    owed: _Owed,
 ) -> None:
     stdin = _Input(fd)
     with scope, contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -97,8 +109,56 @@ async def _read(
             while found := await anyio.to_thread.run_sync(stdin.next_lines, abandon_on_cancel=True):
                 for line in found:
                     message = _message(line)
-                    if message is not None:
-                        await (to_session if message[0] else answers).send(message[1])
+                    if message is None:
+                        continue
+                    if message[0]:
+                        owed.read(message[1].message)
+                    await (to_session if message[0] else answers).send(message[1])
+
+
+class _Owed:
+    """The ids of the client's requests not yet answered (nor cancelled by the client), keyed
+    as the SDK correlates them (``"7"`` and ``7`` are one id)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int | str, int | str] = {}
+
+    def read(self, message: mcp_types.JSONRPCMessage) -> None:
+        """Note a message from the client: a request is owed an answer, one the client
+        cancels (``notifications/cancelled``) no longer is."""
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self.ids[coerce_request_id(message.id)] = message.id
+        elif (
+            isinstance(message, mcp_types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+        ):
+            cancelled = cancelled_request_id_from_params(message.params)
+            if cancelled is not None:
+                self.ids.pop(coerce_request_id(cancelled), None)
+
+    def sent(self, message: mcp_types.JSONRPCMessage) -> None:
+        """Note a message to the client: an answer settles what its id was owed."""
+        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError) and (
+            message.id is not None
+        ):
+            self.ids.pop(coerce_request_id(message.id), None)
+
+    def left(self) -> list[int | str]:
+        """The ids still owed an answer, as the client sent them."""
+        return list(self.ids.values())
+
+
+def _connection_closed(ident: int | str) -> SessionMessage:
+    """The answer the SDK gives a call it cut short at the end of the input."""
+    return SessionMessage(
+        mcp_types.JSONRPCError(
+            jsonrpc="2.0",
+            id=ident,
+            error=mcp_types.ErrorData(
+                code=mcp_types.CONNECTION_CLOSED, message="Connection closed"
+            ),
+        )
+    )
 
 
 class _Input:
@@ -179,10 +239,11 @@ def _answer(refused: LineRefused, ident: int | str | None) -> SessionMessage:
     return SessionMessage(mcp_types.JSONRPCError.model_validate(refused.answer(ident)))
 
 
-async def _write(fd: int, from_session: ContextReceiveStream[SessionMessage]) -> None:
+async def _write(fd: int, from_session: ContextReceiveStream[SessionMessage], owed: _Owed) -> None:
     gone = False
     async with from_session:
         async for item in from_session:
+            owed.sent(item.message)
             if gone:
                 continue  # the client closed its end: what is left is dropped
             text = item.message.model_dump_json(by_alias=True, exclude_unset=True)

@@ -376,6 +376,29 @@ def test_no_auth_is_explicit_and_warns_on_stderr(cli: HermesCli) -> None:
     assert f"anyone who can reach {served_at}, can read your files" in server.stderr
 
 
+@pytest.mark.parametrize(
+    ("bind", "beyond_loopback"),
+    [
+        pytest.param("127.0.0.2", False, id="127.0.0.2"),
+        # Bound to every address: the token would cross the network in the clear.
+        pytest.param("0.0.0.0", True, id="0.0.0.0"),
+    ],
+)
+def test_a_bind_beyond_loopback_warns_that_the_token_crosses_the_network_unencrypted(
+    cli: HermesCli, bind: str, beyond_loopback: bool
+) -> None:
+    with serving(cli, "--host", bind) as server:
+        pass
+    warning = (
+        f"hermes serve: warning: {urlsplit(server.url).netloc} is reachable beyond this "
+        "machine's loopback, and hermes serves plain HTTP"
+    )
+    assert (warning in server.stderr) is beyond_loopback, server.stderr
+    if beyond_loopback:
+        assert "the bearer token" in server.stderr
+        assert "an SSH tunnel or a TLS proxy" in server.stderr
+
+
 # Host and Origin ------------------------------------------------------------------------------
 
 

@@ -1,14 +1,17 @@
 """``hermes serve`` outlives what goes wrong inside one call: a plugin hook raising
 ``KeyboardInterrupt`` or a ``BaseException`` of its own, and a ``tool_call`` whose ``calls`` is
 a JSON string nested deeper than Python parses. Each is an error result; the next call is
-served."""
+served. A tool whose plugin is not loaded is explained, also once the plugin was enabled after
+serve started."""
 
 from __future__ import annotations
+
+import sys
 
 import anyio
 import mcp_types
 from in_process import in_process
-from serving import BUNDLED, ServeHome
+from serving import BUNDLED, TOOLBOX_SERVER, ServeHome
 
 from hermes_core.testing import write_dir_plugin
 
@@ -93,3 +96,57 @@ def test_serve_names_the_plugin_of_a_tool_it_lacks_and_how_to_enable_it(
         assert result.is_error is True
         assert "plugin 'weather' (user, " in text_of(result)
         assert "is not enabled: enable it with: hermes plugins enable weather" in text_of(result)
+
+
+def test_a_plugin_enabled_while_serve_runs_is_said_to_load_at_its_next_start(
+    served: ServeHome,
+) -> None:
+    # The running serve read its configuration at start: after `hermes plugins enable` it kept
+    # telling the client to run that very command.
+    write_dir_plugin(
+        served.home / "plugins", "weather", WEATHER, manifest={"provides_tools": ["weather_now"]}
+    )
+    served.write_config()
+
+    async def main() -> mcp_types.CallToolResult:
+        async with in_process(served) as client:
+            await client.call_tool("weather_now", {"city": "Oslo"})
+            served.cli.subprocess_run("plugins", "enable", "weather")
+            return await client.call_tool("weather_now", {"city": "Oslo"})
+
+    result = anyio.run(main)
+    assert result.is_error is True
+    text = text_of(result)
+    assert "hermes plugins enable weather" not in text
+    assert (
+        f"plugin 'weather' (user, {served.home / 'plugins' / 'weather'}) is enabled in "
+        f"{served.config_path} since this hermes started: it loads at hermes' next start "
+        "(restart this hermes; for hermes serve, restart or reconnect its server in your MCP "
+        "client)"
+    ) in text
+
+
+def test_an_mcp_server_added_while_serve_runs_is_said_to_connect_at_its_next_start(
+    served: ServeHome,
+) -> None:
+    # After `hermes mcp add`, the running serve answered a call of the new server's tool with
+    # "unknown tool ...: use tool_search to find the exact name", which finds nothing.
+    served.write_config()
+
+    async def main() -> mcp_types.CallToolResult:
+        async with in_process(served) as client:
+            served.cli.subprocess_run(
+                "mcp", "add", "box", "--", sys.executable, str(TOOLBOX_SERVER)
+            )
+            return await client.call_tool(
+                "tool_call", {"name": "mcp__box__echo", "arguments": {"text": "hi"}}
+            )
+
+    result = anyio.run(main)
+    assert result.is_error is True
+    assert (
+        f"'mcp__box__echo' would be a tool of the MCP server 'box', added to "
+        f"{served.config_path} since this hermes started: it connects at hermes' next start "
+        "(restart this hermes; for hermes serve, restart or reconnect its server in your MCP "
+        "client)"
+    ) in text_of(result)

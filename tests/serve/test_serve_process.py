@@ -1,7 +1,8 @@
 """``hermes serve`` as a process: a bad configuration stops it before it serves, with the reason;
 over stdio it ends when the client closes stdin, or on SIGTERM while the client still holds
 stdin open, and either way the host's MCP server children end with it, and so do the processes
-those servers started themselves."""
+those servers started themselves. Every request read before stdin closed is answered (its
+result, or ``-32000`` "Connection closed" for one cut short), none left without an answer."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from serving import (
     ServeHome,
     late_server,
     processes_mentioning,
+    raw_stdio,
     spawner_server,
     wait_for_processes,
 )
@@ -69,6 +71,38 @@ def test_closing_stdin_ends_serve_its_mcp_server_children_and_their_children(
         assert process.wait(timeout=30) == 0
     assert processes_mentioning(str(ready)) == []
     assert processes_mentioning(grandchild) == []
+
+
+@pytest.mark.subprocess
+def test_every_request_sent_before_stdin_closes_is_answered(served: ServeHome) -> None:
+    # A client that sends its calls and closes stdin at once (a script piping its requests):
+    # calls cut short by the end are answered "Connection closed", never left unanswered.
+    (served.work / "notes.txt").write_text("hello\n")
+    served.write_config()
+    calls = range(1, 6)
+    with raw_stdio(served) as wire:
+        wire.initialize()
+        params = {"name": "read_file", "arguments": {"path": "notes.txt"}}
+        wire.write(
+            b"".join(
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+                ).encode()
+                + b"\n"
+                for n in calls
+            )
+        )
+        assert wire.close() == 0
+        assert wire.process.stdout is not None
+        rest = wire.pending + wire.process.stdout.read()
+    answers = [json.loads(line) for line in rest.splitlines() if line.strip()]
+    answered = {answer["id"]: answer for answer in answers if "id" in answer}
+    assert sorted(answered) == list(calls), answers
+    for answer in answered.values():
+        if "error" in answer:
+            assert answer["error"] == {"code": -32000, "message": "Connection closed"}, answer
+        else:
+            assert answer["result"]["content"][0]["text"] == "hello\n", answer
 
 
 @pytest.mark.slow  # about 8 s: serve, its servers and their children as processes

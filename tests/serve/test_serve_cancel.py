@@ -1,0 +1,170 @@
+"""A call of ``hermes serve`` that its client gives up on stops, as a real process driven by the
+``mcp`` SDK client: over stdio the client's ``notifications/cancelled`` ends a ``terminal``
+command's process and is passed on to the upstream MCP server of a deferred tool; over HTTP a
+2026-07-28 client closing its call's stream, or a client dropping the connection, ends the
+command. Serving goes on after each."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import anyio
+import httpx
+import mcp_types
+import pytest
+from mcp import Client
+from serving import (
+    TOOLBOX_SERVER,
+    ServeHome,
+    http_serve,
+    processes_mentioning,
+    served_tools_once_listed,
+)
+
+pytestmark = pytest.mark.subprocess
+
+ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
+# Guards against a hang, not performance checks.
+APPEAR_LIMIT = 60
+END_LIMIT = 30
+
+
+def slow_command(marker: str) -> str:
+    """A shell command whose long-running process has ``marker`` on its command line."""
+    return f'{sys.executable} -c "import time; time.sleep(300)" {marker}; echo finished'
+
+
+async def until(check: Any, limit: float, what: str) -> None:
+    """Wait until ``check()`` is true; fail naming ``what`` after ``limit`` seconds."""
+    give_up = time.monotonic() + limit
+    while not check():
+        if time.monotonic() > give_up:
+            pytest.fail(f"{what} within {limit:g} s")
+        await anyio.sleep(0.1)
+
+
+async def call_then_cancel(
+    client: Client, name: str, arguments: dict[str, Any], marker: str
+) -> None:
+    """Call ``name`` and cancel the call once a process mentioning ``marker`` runs."""
+    async with anyio.create_task_group() as group:
+        group.start_soon(client.call_tool, name, arguments)
+        await until(
+            lambda: processes_mentioning(marker), APPEAR_LIMIT, f"no process mentioning {marker}"
+        )
+        group.cancel_scope.cancel()
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    return "\n".join(
+        block.text for block in result.content if isinstance(block, mcp_types.TextContent)
+    )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_terminal_call_the_client_cancels_over_stdio_ends_its_process(
+    served: ServeHome, mode: Any
+) -> None:
+    served.write_config(approvals={"non_interactive": "allow"})
+    marker = f"cancelled-over-stdio-{served.root.name}"
+
+    async def main() -> mcp_types.CallToolResult:
+        async with Client(served.stdio_parameters(), mode=mode) as client:
+            await call_then_cancel(client, "terminal", {"command": slow_command(marker)}, marker)
+            await until(
+                lambda: not processes_mentioning(marker),
+                END_LIMIT,
+                "the cancelled command's process did not end",
+            )
+            return await client.call_tool("terminal", {"command": "echo still serving"})
+
+    after = anyio.run(main)
+    assert after.is_error is False
+    assert "still serving" in text_of(after)
+
+
+def test_a_cancelled_deferred_mcp_call_is_cancelled_at_its_server(served: ServeHome) -> None:
+    # The server's input is copied to a file on its way (tee), so what hermes sent it is read.
+    received = served.root / "toolbox-input.jsonl"
+    command = f"tee -a '{received}' | '{sys.executable}' '{TOOLBOX_SERVER}'"
+    served.write_config(
+        mcp_servers={"box": {"command": "sh", "args": ["-c", command]}},
+        approvals={"allow": ["mcp__box__sleep"]},
+    )
+    name = "mcp__box__sleep"
+
+    def sent_to_the_server() -> list[dict[str, Any]]:
+        if not received.exists():
+            return []
+        return [json.loads(line) for line in received.read_text().splitlines() if line.strip()]
+
+    def calls() -> list[dict[str, Any]]:
+        return [m for m in sent_to_the_server() if m.get("method") == "tools/call"]
+
+    def cancels() -> list[dict[str, Any]]:
+        return [m for m in sent_to_the_server() if m.get("method") == "notifications/cancelled"]
+
+    async def main() -> mcp_types.CallToolResult:
+        async with Client(served.stdio_parameters(), mode="legacy") as client:
+            await served_tools_once_listed(client, name)
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    client.call_tool, "tool_call", {"name": name, "arguments": {"seconds": 300}}
+                )
+                await until(calls, APPEAR_LIMIT, "the server got no tools/call")
+                group.cancel_scope.cancel()
+            await until(cancels, END_LIMIT, "the server was not told of the cancel")
+            return await client.call_tool(
+                "tool_call", {"name": "mcp__box__echo", "arguments": {"text": "again"}}
+            )
+
+    after = anyio.run(main)
+    assert [cancel["params"]["requestId"] for cancel in cancels()] == [calls()[0]["id"]]
+    assert text_of(after) == "echo: again"
+
+
+def test_over_http_a_closed_call_stream_or_a_dropped_connection_ends_the_command(
+    served: ServeHome,
+) -> None:
+    served.write_config(approvals={"non_interactive": "allow"})
+    by_client = f"cancelled-by-a-2026-client-{served.root.name}"
+    by_dropping = f"dropped-connection-{served.root.name}"
+    with http_serve(served) as server:
+
+        async def cancel_as_a_2026_client() -> None:
+            async with server.client(mode="auto") as client:
+                command = slow_command(by_client)
+                await call_then_cancel(client, "terminal", {"command": command}, by_client)
+
+        anyio.run(cancel_as_a_2026_client)
+        headers = {
+            **server.headers,
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "terminal", "arguments": {"command": slow_command(by_dropping)}},
+        }
+        with (
+            httpx.Client(timeout=None) as http,
+            http.stream("POST", server.url, headers=headers, json=call) as answer,
+        ):
+            assert answer.status_code == 200
+            give_up = time.monotonic() + APPEAR_LIMIT
+            while not processes_mentioning(by_dropping):
+                assert time.monotonic() < give_up, "the call's command did not start"
+                time.sleep(0.1)
+        give_up = time.monotonic() + END_LIMIT
+        while processes_mentioning(by_client) or processes_mentioning(by_dropping):
+            assert time.monotonic() < give_up, (
+                f"still running: {processes_mentioning(by_client)} (closed stream), "
+                f"{processes_mentioning(by_dropping)} (dropped connection)"
+            )
+            time.sleep(0.1)
+        assert server.stop() == 0
