@@ -174,3 +174,31 @@ def test_an_approval_policy_whose_plugin_fails_to_import_stops_calls_naming_it(
     assert f"RuntimeError: the index file is missing (at {broken}, line 4)" in called.stderr
     assert "hello" not in called.stdout
     assert validated.returncode == 0, validated.stderr
+
+
+def test_a_backend_named_unlike_its_broken_plugin_fails_alone_too(hermes_cli: HermesCli) -> None:
+    # The shipped example is such a plugin: 'keyword-search' registers the backend 'keyword'.
+    # The backend's name matches no plugin, so only the plugins that did not load can say why.
+    write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "shaky-search",
+        BROKEN_AT_IMPORT,
+        manifest={"provides_hooks": ["hermes_search_backends"]},
+    )
+    hermes_cli.config.write_text(
+        f"plugins:\n  enabled: [shaky-search]\n{SELECTED}", encoding="utf-8"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+
+    called = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', ok=False, env=lenient(hermes_cli)
+    )
+    searched = hermes_cli.run("tools", "search", "read", ok=False, env=lenient(hermes_cli))
+
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.startswith("hello")
+    assert searched.returncode == 1, searched.stderr
+    said = searched.stdout + searched.stderr
+    assert "unknown search backend 'shaky'" in said
+    assert "plugin 'shaky-search' (user, " in said
+    assert "RuntimeError: the index file is missing" in said
