@@ -87,10 +87,12 @@ class RegistrationError(HermesError):
 
 class UnloadedPluginError(RegistrationError):
     """A configured name that no loaded plugin registers while a plugin of that name exists but
-    did not load (gated, disabled, not enabled, broken); the message says which and why.
+    did not load (gated, disabled, not enabled, broken), or, when no plugin has that name, while
+    plugins that may register it did not load; the message says which and why.
 
     The host contains it as it contains a factory that raises: the search backend that cannot
-    be had makes ``tool_search`` an error and every other tool works. ``plugin`` is its name.
+    be had makes ``tool_search`` an error and every other tool works. ``plugin`` is the name of
+    the plugin of that name, else of the first plugin that may register it.
     """
 
     def __init__(self, message: str, *, plugin: str) -> None:
