@@ -82,6 +82,7 @@ def missing_tool(
     after this host read the file), or it loaded and registered no such tool here (what its
     manifest's description says it needs: a setting, an extra); ``config_path`` is the
     configuration file in effect, read for ``env``. ``None`` when no plugin lists ``tool``."""
+    records = list(records)
     listing = [
         record
         for record in records
@@ -92,7 +93,7 @@ def missing_tool(
     if record is None:
         record = next((record for record in listing if record.status == "gated"), None)
     if record is None:
-        return None
+        return _shadowed_tool(records, listing, tool)
     if config_path is not None and env is not None and _enabled_since(record, config_path, env):
         return (
             f"{tool!r} is a tool of a plugin that did not load: {_where(record)} is enabled in "
@@ -162,6 +163,43 @@ def _file_now(config_path: Path, env: Environment) -> Config | None:
             return load_config(config_path)
     except (HermesError, OSError):
         return None
+
+
+def _shadowed_tool(
+    records: list[PluginRecord], listing: list[PluginRecord], tool: str
+) -> str | None:
+    """``'x' is a tool of the bundled copy of plugin 'p', and the user copy (/path) shadows
+    it ...``: the tool of a copy that another copy of its name, one not listing the tool, beat
+    (an override replaces a plugin whole, enabled or not), and how to have it back."""
+    for shadowed in listing:
+        winner = next(
+            (
+                record
+                for record in records
+                if record.name == shadowed.name and record.winner and record is not shadowed
+            ),
+            None,
+        )
+        if shadowed.status != "shadowed" or winner is None:
+            continue
+        return (
+            f"{tool!r} is a tool of the {shadowed.source} copy of plugin {shadowed.name!r}, and "
+            f"the {winner.source} copy ({winner.path}) shadows it ({winner.status}) without "
+            f"providing {tool!r}: to use the {shadowed.source} copy again, {_remove(winner)} "
+            f"(disabling {winner.name!r} disables both copies)"
+        )
+    return None
+
+
+def _remove(record: PluginRecord) -> str:
+    """How to take the copy ``record`` away, so that the copy it shadows takes part."""
+    candidate = record.candidate
+    if record.source == "nix":
+        return "take its store path out of HERMES_NIX_PLUGINS"
+    if candidate.entry_point is not None:
+        return f"uninstall its distribution, {candidate.distribution}"
+    folder = candidate.directory
+    return f"move {folder} out of {folder.parent}" if folder is not None else "remove it"
 
 
 def why_not_loaded(record: PluginRecord) -> str:
