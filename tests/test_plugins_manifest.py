@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,28 @@ def test_every_wrong_value_of_a_manifest_is_named_at_once(tmp_path: Path) -> Non
         "provides_tools: must be a list of names (write ['5']); "  # numbers are read as text
         "requires_env: must be a list of names (write ['TOKEN'])"
     )
+
+
+def test_each_wrong_value_of_a_manifest_names_its_line(tmp_path: Path) -> None:
+    # As HOOK.yaml's do: the file and line an editor jumps to, then each other problem's line.
+    path = write(tmp_path, "name: demo\nversion: 1.0\nkind: toolz\n\nrequires_env: TOKEN\n")
+
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+
+    assert str(caught.value) == (
+        f"{path}:3: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
+        "line 5: requires_env: must be a list of names (write ['TOKEN'])"
+    )
+
+
+def test_a_bad_name_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "version: 1.0\nname: 'bad name!'\n")
+
+    with pytest.raises(
+        ManifestError, match=rf"^{re.escape(str(path))}:2: name: 'bad name!' is not a valid"
+    ):
+        load_manifest(path)
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
