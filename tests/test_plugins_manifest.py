@@ -81,10 +81,10 @@ def test_every_wrong_value_of_a_manifest_is_named_at_once(tmp_path: Path) -> Non
 
     # One fix, one run: not a problem revealed by each fix of the one before.
     assert str(caught.value) == (
-        f"{path}: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
-        "version: must be a string, not list; "
-        "provides_tools: must be a list of names (write ['5']); "  # numbers are read as text
-        "requires_env: must be a list of names (write ['TOKEN'])"
+        f"{path}:2: version: must be a string, not list; "
+        "line 3: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
+        "line 4: requires_env: must be a list of names (write ['TOKEN']); "
+        "line 5: provides_tools: must be a list of names (write ['5'])"  # numbers are read as text
     )
 
 
