@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
+
+_HERMES_CORE = Path(__file__).resolve().parent
 
 
 class HermesError(Exception):
@@ -98,3 +101,30 @@ class UnloadedPluginError(RegistrationError):
     def __init__(self, message: str, *, plugin: str) -> None:
         self.plugin = plugin
         super().__init__(message)
+
+
+def raised_at(error: BaseException, own: Path | None = None) -> str | None:
+    """``/plugin/__init__.py, line 4``: where a plugin's ``error`` was raised, for a message.
+
+    The line a ``SyntaxError`` names, else the innermost frame in ``own`` (the plugin's folder
+    or file), else the innermost one outside hermes-core (a library the plugin called raised on
+    its behalf); ``None`` when only hermes-core's own code ran."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}, line {error.lineno}"
+    frames = traceback.extract_tb(error.__traceback__)
+    root = own if own is None or own.is_dir() else own.parent
+    if root is not None and _within(str(root), _HERMES_CORE):
+        root = None  # an adapter of hermes-core's calling the plugin's code
+    mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
+    others = [frame for frame in frames if not _within(frame.filename, _HERMES_CORE)]
+    if not (mine or others):
+        return None
+    frame = (mine or others)[-1]
+    return f"{frame.filename}, line {frame.lineno}"
+
+
+def _within(filename: str, root: Path) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False

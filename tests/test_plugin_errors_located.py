@@ -87,7 +87,9 @@ def test_a_hermes_tools_hook_that_raises_names_its_file_and_line(hermes_cli: Her
     rows = hermes_cli.json("plugins", "list", "--json", env=lenient(hermes_cli), exit_code=1)
 
     (row,) = [row for row in rows if row["name"] == "loc"]
-    assert row["error"] == f"hermes_tools failed: RuntimeError: tools broke {at(init, 'tools')}"
+    assert (
+        row["error"] == f"hermes_tools failed: RuntimeError: tools broke {at(init, 'tools broke')}"
+    )
 
 
 def test_a_registration_hook_that_raises_names_its_file_and_line(hermes_cli: HermesCli) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError
+from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError, raised_at
 from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
 from hermes_core._shown import did_you_mean, shown
 from hermes_core._specs import (
@@ -297,7 +297,10 @@ def _call(
     try:
         returned = function()
     except Exception as exc:
-        message = f"{hook_name} raised {type(exc).__name__}: {exc}"
+        where = raised_at(exc, record.path if record is not None else None)
+        message = f"{hook_name} raised {type(exc).__name__}: {exc}" + (
+            f" (at {where})" if where else ""
+        )
         return _reject(record, plugin_name, message, strict, traceback.format_exc())
     problem = coroutine_problem(returned, hook_name)
     if problem is not None:
