@@ -202,3 +202,36 @@ def test_a_backend_named_unlike_its_broken_plugin_fails_alone_too(hermes_cli: He
     assert "unknown search backend 'shaky'" in said
     assert "plugin 'shaky-search' (user, " in said
     assert "RuntimeError: the index file is missing" in said
+
+
+def test_the_warning_of_a_plugin_that_failed_at_start_says_what_to_do(
+    hermes_cli: HermesCli, broken: Path
+) -> None:
+    # It named the plugin, the error, the file and line, and no way on: observer hooks' say
+    # "fix or disable it".
+    done = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', env=lenient(hermes_cli)
+    )
+
+    assert (
+        "hermes: warning: plugin 'shaky' (user): import failed: RuntimeError: the index file is "
+        f"missing (at {broken}, line 4); fix or disable it (hermes plugins disable shaky)"
+    ) in done.stderr.splitlines()
+
+
+def test_the_warning_of_a_hermes_tools_that_raised_says_what_to_do(hermes_cli: HermesCli) -> None:
+    write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "tooly",
+        "from hermes_core.plugin import hookimpl\n\n\n@hookimpl\ndef hermes_tools():\n"
+        "    raise KeyError('units')\n",
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [tooly]\n", encoding="utf-8")
+    init = hermes_cli.home / "plugins" / "tooly" / "__init__.py"
+
+    done = hermes_cli.run("tools", "list", env=lenient(hermes_cli))
+
+    assert (
+        f"hermes: warning: plugin 'tooly': hermes_tools failed: KeyError: 'units' (at {init}, "
+        "line 6); fix or disable it (hermes plugins disable tooly)"
+    ) in done.stderr.splitlines()
