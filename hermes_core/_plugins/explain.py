@@ -25,6 +25,7 @@ __all__ = [
     "added_mcp_server",
     "enabled_but_gated",
     "missing_tool",
+    "remedy",
     "unloaded_plugin",
     "why_not_loaded",
 ]
@@ -200,6 +201,15 @@ def _remove(record: PluginRecord) -> str:
         return f"uninstall its distribution, {candidate.distribution}"
     folder = candidate.directory
     return f"move {folder} out of {folder.parent}" if folder is not None else "remove it"
+
+
+def remedy(record: PluginRecord | None) -> str:
+    """``; fix or disable it (hermes plugins disable x)``: what the warning of a plugin that
+    failed at start ends with, as an observer hook's failure does; nothing for a plugin given
+    in code (``Host.register``), which its program chose."""
+    if record is None or record.source == "direct":
+        return ""
+    return f"; fix or disable it (hermes plugins disable {record.name})"
 
 
 def why_not_loaded(record: PluginRecord) -> str:

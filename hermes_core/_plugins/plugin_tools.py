@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core._errors import PluginError, RegistrationError, raised_at
 from hermes_core._plugins.candidates import SOURCES, Source
+from hermes_core._plugins.explain import remedy
 from hermes_core._plugins.registrations import (
     Registrations,
     clashing,
@@ -90,7 +91,7 @@ def _failed(
     )
     if strict:
         raise PluginError(plugin_name, message) from exc
-    logger.warning("plugin %r: %s", plugin_name, message)
+    logger.warning("plugin %r: %s%s", plugin_name, message, remedy(record))
     failed.add(plugin_name)
     if record is not None:
         record.fail(message, traceback.format_exc(), cause=exc)
