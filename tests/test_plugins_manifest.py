@@ -110,6 +110,19 @@ def test_a_bad_name_names_its_line(tmp_path: Path) -> None:
         load_manifest(path)
 
 
+def test_a_key_written_twice_names_its_line_and_no_made_up_value(tmp_path: Path) -> None:
+    # The safe loader builds a list after the check, so it said 'original value: "[]"' of
+    # [area, greet].
+    path = write(tmp_path, "name: demo\nprovides_tools: [area, greet]\nprovides_tools: [x]\n")
+
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+
+    assert str(caught.value) == (
+        f'{path}:3: not valid YAML: found duplicate key "provides_tools": write each key once'
+    )
+
+
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "name: demo\nversion: [1\n")
 
