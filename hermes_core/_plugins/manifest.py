@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_FILE = "plugin.yaml"
+_DUPLICATE = re.compile(r'(found duplicate key ".*?") with value ')
 PluginKind = Literal["general", "backend", "toolset"]
 """``backend``: provides a search backend, connector gateway or approval policy; ``toolset``:
 provides tools; ``general``: anything else. A bundled ``backend`` or ``toolset`` plugin is
@@ -280,6 +281,9 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
         return _parsed(text, yaml)
     except YAMLError as exc:
         line, problem = yaml_problem(exc)
+        duplicate = _DUPLICATE.match(problem)
+        if duplicate is not None:  # its values are built after the check: "[]" of any list
+            problem = f"{duplicate.group(1)}: write each key once"
         at = f":{line + 1}" if line is not None else ""
         what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
         raise ManifestError(f"{path}{at}: {what}{problem}") from None
