@@ -62,8 +62,24 @@ def import_failure(candidate: Candidate, error: BaseException) -> str:
     the innermost frame in the plugin's own files (else the innermost one outside hermes-core: a
     library it called raised on its behalf; none when only hermes-core's own code ran, as when
     a class an entry point names cannot be made without arguments)."""
+    failed = f"import failed: {type(error).__name__}: {error}"
+    entry_point = candidate.entry_point
+    if entry_point is not None and _names_missing(error, entry_point.module):
+        dist = entry_point.dist
+        of = f" of {dist.metadata.get('Name')} {dist.version}" if dist is not None else ""
+        return (
+            f"{failed} (the entry point {entry_point.name} = {entry_point.value}{of}: reinstall "
+            "it, or uninstall it)"
+        )
     where = raised_at(error, candidate.path)
-    return f"import failed: {type(error).__name__}: {error}" + (f" (at {where})" if where else "")
+    return failed + (f" (at {where})" if where else "")
+
+
+def _names_missing(error: BaseException, module: str) -> bool:
+    """Whether ``error`` says that ``module`` (or a package holding it) is not installed: the
+    entry point names what is not there, and no line of the plugin's is at fault."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    return bool(missing) and (module == missing or module.startswith(f"{missing}."))
 
 
 def _instance(target: str, cls: type) -> object:
