@@ -235,3 +235,22 @@ def test_the_warning_of_a_hermes_tools_that_raised_says_what_to_do(hermes_cli: H
         f"hermes: warning: plugin 'tooly': hermes_tools failed: KeyError: 'units' (at {init}, "
         "line 6); fix or disable it (hermes plugins disable tooly)"
     ) in done.stderr.splitlines()
+
+
+def test_a_registration_hook_that_raised_is_warned_about_at_start(hermes_cli: HermesCli) -> None:
+    # The plugin was taken out whole (its tools too) with no word until one of them was called.
+    write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "reggie",
+        "from hermes_core.plugin import hookimpl\n\n\n@hookimpl\ndef hermes_search_backends():\n"
+        "    raise KeyError('units')\n",
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [reggie]\n", encoding="utf-8")
+    init = hermes_cli.home / "plugins" / "reggie" / "__init__.py"
+
+    done = hermes_cli.run("tools", "list", env=lenient(hermes_cli))
+
+    assert (
+        "hermes: warning: plugin 'reggie' (user): hermes_search_backends raised KeyError: "
+        f"'units' (at {init}, line 6); fix or disable it (hermes plugins disable reggie)"
+    ) in done.stderr.splitlines()
