@@ -119,17 +119,19 @@ class PluginRuntime:
         )
         for warning in plugins.warnings:
             logger.warning("%s", warning)
-        for record in plugins.records:
-            if record.status == "error":
-                logger.warning(
-                    "plugin %r (%s): %s%s",
-                    record.name,
-                    record.source,
-                    record.message,
-                    remedy(record),
-                )
         try:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
+            # After the registration hooks (one that raised takes its plugin out whole), before
+            # hermes_tools, whose failures are said where they happen.
+            for record in plugins.records:
+                if record.status == "error":
+                    logger.warning(
+                        "plugin %r (%s): %s%s",
+                        record.name,
+                        record.source,
+                        record.message,
+                        remedy(record),
+                    )
             self._registrations.locate = partial(key_where, self.config)
             self._plugins = plugins
             register_plugin_tools(
