@@ -137,3 +137,36 @@ def test_an_observer_hook_that_raises_names_its_file_and_line(hermes_cli: Hermes
         f"hermes: warning: plugin 'loc': observer hook failed: RuntimeError: post broke "
         f"{at(init, 'post broke')}; fix or disable it (hermes plugins disable loc)"
     ) in done.stderr.splitlines()
+
+
+POLICY = """\
+from hermes_core.plugin import ApprovalPolicySpec, hookimpl
+
+
+class Picky:
+    def decide(self, call, session):
+        raise RuntimeError("policy broke")
+
+
+@hookimpl
+def hermes_approval_policies():
+    return [ApprovalPolicySpec("picky", lambda context: Picky())]
+"""
+
+
+def test_an_approval_policy_that_raises_names_its_file_and_line(hermes_cli: HermesCli) -> None:
+    init = write_dir_plugin(hermes_cli.home / "plugins", "picky", POLICY) / "__init__.py"
+    hermes_cli.config.write_text(
+        "plugins:\n  enabled: [picky]\napprovals:\n  policy: picky\n", encoding="utf-8"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+
+    done = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', ok=False, env=lenient(hermes_cli)
+    )
+
+    assert done.returncode == 1
+    assert (
+        "error (DENIED): read_file was refused: the approval policy 'picky' (plugin 'picky') "
+        f"failed (RuntimeError: policy broke {at(init, 'policy broke')})."
+    ) in (done.stdout + done.stderr).splitlines()
