@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = [
     "added_mcp_server",
     "enabled_but_gated",
+    "may_register",
+    "may_register_text",
     "missing_tool",
     "remedy",
     "unloaded_plugin",
@@ -49,6 +51,34 @@ def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord 
     if winner is None or winner.loadable:
         return None
     return winner
+
+
+def may_register(records: Iterable[PluginRecord], hook: str) -> list[PluginRecord]:
+    """Each plugin found that did not load (not enabled, gated, disabled, broken) and may
+    implement ``hook``: a name nothing registers is most often one of theirs (installed, never
+    enabled), which nothing else could say since no code of theirs ran. A plugin whose
+    manifest lists its hooks without ``hook`` is left out: it says it has no such hook."""
+    return [
+        record
+        for record in records
+        if (record.status == "gated" or (record.winner and not record.loadable))
+        and _may_provide(record, hook)
+    ]
+
+
+def may_register_text(unloaded: list[PluginRecord], verb: str) -> str:
+    """`` Plugins that did not load may register it: ...``: each of ``unloaded`` (``verb``:
+    what they would do with the name), why it did not load and how to load it, three at most."""
+    listed = "; ".join(why_not_loaded(record) for record in unloaded[:3])
+    more = len(unloaded) - 3
+    listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
+    return f". Plugins that did not load may {verb} it: {listed}"
+
+
+def _may_provide(record: PluginRecord, hook: str) -> bool:
+    """Whether ``record``'s manifest leaves room for ``hook``: it lists no hooks, or this one."""
+    manifest = record.candidate.manifest
+    return manifest is None or not manifest.provides_hooks or hook in manifest.provides_hooks
 
 
 def enabled_but_gated(records: Iterable[PluginRecord], enabled: Iterable[str]) -> list[str]:

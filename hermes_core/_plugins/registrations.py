@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError, raised_at
-from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
+from hermes_core._plugins.explain import (
+    may_register,
+    may_register_text,
+    unloaded_plugin,
+    why_not_loaded,
+)
 from hermes_core._shown import did_you_mean, shown
 from hermes_core._specs import (
     ApprovalPolicySpec,
@@ -163,44 +168,18 @@ class Registrations:
         record = unloaded_plugin(self.records, name)
         if record is None:
             hint = did_you_mean(name, table)
-            unloaded = self._unloaded_records(_HOOKS[kind][0])
+            unloaded = may_register(self.records, _HOOKS[kind][0])
             message = f"{unknown}; valid names: {valid}" + (hint and f".{hint}")
             if not unloaded:
                 raise RegistrationError(message)
             # One of them may be its plugin (installed, or broken at import): contained as an
             # unloaded plugin of that name is, so that it fails alone.
-            raise UnloadedPluginError(message + _unloaded_text(unloaded), plugin=unloaded[0].name)
+            raise UnloadedPluginError(
+                message + may_register_text(unloaded, "register"), plugin=unloaded[0].name
+            )
         raise UnloadedPluginError(
             f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
         )
-
-    def _unloaded_records(self, hook: str) -> list[PluginRecord]:
-        """Each plugin found that did not load (not enabled, gated, disabled, broken) and may
-        register with ``hook``: an unknown name is most often one of theirs (installed, never
-        enabled), which nothing else could say since no code of theirs ran. A plugin whose
-        manifest lists its hooks without ``hook`` is left out: it says it registers no such
-        thing."""
-        return [
-            record
-            for record in self.records
-            if (record.status == "gated" or (record.winner and not record.loadable))
-            and _may_provide(record, hook)
-        ]
-
-
-def _unloaded_text(unloaded: list[PluginRecord]) -> str:
-    """`` Plugins that did not load may register it: ...``: each of ``unloaded``, why it did not
-    load and how to load it, three at most."""
-    listed = "; ".join(why_not_loaded(record) for record in unloaded[:3])
-    more = len(unloaded) - 3
-    listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
-    return f". Plugins that did not load may register it: {listed}"
-
-
-def _may_provide(record: PluginRecord, hook: str) -> bool:
-    """Whether ``record``'s manifest leaves room for ``hook``: it lists no hooks, or this one."""
-    manifest = record.candidate.manifest
-    return manifest is None or not manifest.provides_hooks or hook in manifest.provides_hooks
 
 
 def clashing(plugins: list[str]) -> str:
