@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio.to_thread
 
 from hermes_core._arguments import ArgumentsProblem, read_arguments
-from hermes_core._broken_schema import BrokenSchema, start_problem
+from hermes_core._broken_schema import BrokenSchema, shape_problem, start_problem
 from hermes_core._call_path import CALLER_PARAMETER
 from hermes_core._coercion import coerce_arguments
 from hermes_core._shown import PROBLEM_CHARACTERS, clipped
@@ -63,8 +63,9 @@ def prepare_tool(tool: Tool) -> PreparedTool:
             validator = built
         elif tool.source == "plugin" and start_problem(tool) is None:
             # Not when the registry said it at start (a plugin's core tool); an MCP server's
-            # or a catalog's schema is not the user's to fix.
-            log.warning("%s", built.warning(tool))
+            # or a catalog's schema is not the user's to fix. The structural check's words say
+            # what to write; jsonschema's ("not valid under any of the given schemas") do not.
+            log.warning("%s", (shape_problem(tool.parameters) or built).warning(tool))
     handler = tool.handler
     wants_session = wants_caller = False
     accepted: frozenset[str] | None = None

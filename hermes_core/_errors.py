@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sysconfig
+import traceback
 from pathlib import Path
+
+_HERMES_CORE = Path(__file__).resolve().parent
 
 
 class HermesError(Exception):
@@ -87,12 +91,54 @@ class RegistrationError(HermesError):
 
 class UnloadedPluginError(RegistrationError):
     """A configured name that no loaded plugin registers while a plugin of that name exists but
-    did not load (gated, disabled, not enabled, broken); the message says which and why.
+    did not load (gated, disabled, not enabled, broken), or, when no plugin has that name, while
+    plugins that may register it did not load; the message says which and why.
 
     The host contains it as it contains a factory that raises: the search backend that cannot
-    be had makes ``tool_search`` an error and every other tool works. ``plugin`` is its name.
+    be had makes ``tool_search`` an error and every other tool works. ``plugin`` is the name of
+    the plugin of that name, else of the first plugin that may register it.
     """
 
     def __init__(self, message: str, *, plugin: str) -> None:
         self.plugin = plugin
         super().__init__(message)
+
+
+def raised_at(error: BaseException, own: Path | None = None) -> str | None:
+    """``/plugin/__init__.py, line 4``: where a plugin's ``error`` was raised, for a message.
+
+    The line a ``SyntaxError`` names, else the innermost frame in ``own`` (the plugin's folder
+    or file), else the innermost one outside hermes-core and Python's standard library (the
+    plugin's, or a library it called that raised on its behalf); ``None`` when only those ran."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}, line {error.lineno}"
+    frames = traceback.extract_tb(error.__traceback__)
+    root = own if own is None or own.is_dir() else own.parent
+    if root is not None and _within(str(root), _HERMES_CORE):
+        root = None  # an adapter of hermes-core's calling the plugin's code
+    mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
+    others = [frame for frame in frames if not _ours_or_pythons(frame.filename)]
+    if not (mine or others):
+        return None
+    frame = (mine or others)[-1]
+    return f"{frame.filename}, line {frame.lineno}"
+
+
+def _ours_or_pythons(filename: str) -> bool:
+    """Whether ``filename`` is hermes-core's, or Python's own (``<frozen importlib._bootstrap>``,
+    the standard library: importing a module that is not there fails in them), never where a
+    plugin failed."""
+    if filename.startswith("<") or _within(filename, _HERMES_CORE):
+        return True
+    paths = sysconfig.get_paths()
+    installed = (Path(paths["purelib"]), Path(paths["platlib"]))
+    return _within(filename, Path(paths["stdlib"])) and not any(
+        _within(filename, root) for root in installed
+    )
+
+
+def _within(filename: str, root: Path) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False

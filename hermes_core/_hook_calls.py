@@ -14,11 +14,12 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from hermes_core._errors import HermesError
+from hermes_core._errors import HermesError, raised_at
 from hermes_core._shown import shown
 from hermes_core._specs import PreCallDirective
 from hermes_core._timeouts import (
@@ -56,6 +57,13 @@ class Hook:
     function: Callable[..., Any]
     argnames: tuple[str, ...]
     is_async: bool
+
+    def failure(self, exc: BaseException) -> str:
+        """``RuntimeError: why (at /plugin/__init__.py, line 4)``: what the hook raised, and
+        where in the hook's own file (else outside hermes-core) when it can be told."""
+        code = getattr(self.function, "__code__", None)
+        where = raised_at(exc, Path(code.co_filename) if code is not None else None)
+        return f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else "")
 
 
 class Blocked(Exception):
@@ -130,7 +138,7 @@ class HookCalls:
                     ToolResult.error(
                         "BLOCKED",
                         f"{call.name} was blocked: the pre_tool_call hook of {hook.who} "
-                        f"failed ({type(exc).__name__}: {exc}).",
+                        f"failed ({hook.failure(exc)}); {hook.remedy}.",
                     )
                 ) from None
             if directive is None:
@@ -212,7 +220,7 @@ class HookCalls:
             if caller_cancelled(exc):
                 raise
             said = isinstance(exc, HermesError)  # written to be read: no class name
-            self.log_failure(hook, "observer", str(exc) if said else f"{type(exc).__name__}: {exc}")
+            self.log_failure(hook, "observer", str(exc) if said else hook.failure(exc))
         return None
 
     def log_failure(self, hook: Hook, where: str, what: str) -> None:

@@ -129,7 +129,8 @@ class Registry:
             raise RegistrationError(f"{who}: {exc}") from None
         if tool.name in BRIDGE_TOOL_NAMES and not bridge:
             raise RegistrationError(
-                f"{who}: the tool name {tool.name!r} is reserved for the tool search bridge"
+                f"{who}: the tool name {tool.name!r} is reserved for the tool search bridge "
+                f"({', '.join(sorted(BRIDGE_TOOL_NAMES))}): give the tool another name"
             )
         problem = tool_definition_problem(tool)
         if problem is not None:

@@ -297,10 +297,17 @@ def test_policy_that_does_not_decide_in_time_denies(harnesses: Callable[..., Har
     assert "did not decide within 0.2 s" in result.text_content
 
 
+def _raise_line(nth: int) -> int:
+    """The line of this file's ``nth`` raise of the policy bug: where a failure says it was."""
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
+    raising = "raise RuntimeError(" + '"policy bug")'  # not this line's own text
+    return [number for number, line in enumerate(lines, 1) if raising in line][nth]
+
+
 @pytest.mark.parametrize(
     ("policy", "said"),
     [
-        ("crashing", "failed (RuntimeError: policy bug)."),
+        ("crashing", f"failed (RuntimeError: policy bug (at {__file__}, line {_raise_line(0)}))."),
         ("garbage", "gave no decision ('yes')."),
         ("slow", "did not decide within 0.2 s."),
     ],
@@ -335,7 +342,7 @@ def test_a_policy_handed_in_code_that_fails_is_named_by_its_class(tmp_path: Path
     assert result is not None
     assert result.text_content == (
         "todo_list was refused: the approval policy CrashingPolicy failed "
-        "(RuntimeError: policy bug)."
+        f"(RuntimeError: policy bug (at {__file__}, line {_raise_line(1)}))."
     )
 
 

@@ -629,3 +629,28 @@ def test_a_name_two_plugins_register_is_neithers_and_their_tools_and_hooks_load(
     assert f"hermes: error: {hermes_cli.config}:" in validated.stderr, validated.stderr
     assert f": {kind} 'x' (set by " in validated.stderr, validated.stderr
     assert both in validated.stderr  # the selection names both
+
+
+def test_an_entry_point_naming_no_installed_module_names_the_entry_point_not_importlib(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    # It said "(at <frozen importlib._bootstrap>, line 1140)": a place no one can open.
+    site = tmp_path / "site"
+    write_distribution(
+        site,
+        "hermes-weather",
+        "2.1.0",
+        entry_points={"weather": "hermes_nosuch"},
+        files={"hermes_weather/__init__.py": ""},
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [weather]\n", encoding="utf-8")
+    env = hermes_cli.variables(PYTHONPATH=str(site), HERMES_STRICT_PLUGINS="0")
+
+    rows = hermes_cli.json("plugins", "list", "--json", env=env, exit_code=1)
+
+    (row,) = [row for row in rows if row["name"] == "weather"]
+    assert "<frozen" not in row["error"]
+    assert row["error"].startswith(
+        "import failed: ModuleNotFoundError: No module named 'hermes_nosuch' (the entry point "
+        "weather = hermes_nosuch of hermes-weather 2.1.0"
+    )

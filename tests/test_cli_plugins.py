@@ -681,6 +681,24 @@ def test_subcommand_of_a_plugin_not_enabled_does_not_exist(setup: Setup) -> None
     assert "No such command 'hello'" in done.stderr
 
 
+def test_a_command_no_loaded_plugin_adds_names_the_plugins_that_did_not_load(
+    setup: Setup,
+) -> None:
+    # It said "No such command 'hello'." alone: nothing tells which plugin adds a command
+    # before its code runs, so the ones that did not load are named, as for a search backend.
+    write_dir_plugin(setup.user_plugins, "greeter", HELLO)
+    (setup.home / "config.yaml").write_text("plugins:\n  disabled: [greeter]\n", encoding="utf-8")
+
+    done = setup.run("hello", "world")
+
+    assert done.returncode == 2
+    assert (
+        "No such command 'hello'. Plugins that did not load may add it: plugin 'greeter' (user, "
+        f"{setup.user_plugins / 'greeter'}) is disabled (disabled in plugins.disabled): hermes "
+        "plugins enable greeter"
+    ) in " ".join(done.stderr.split())
+
+
 HELP_PROBE = (
     "import sys\n"
     "from hermes_core._cli import main\n"

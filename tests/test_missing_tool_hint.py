@@ -103,3 +103,36 @@ def test_hermes_tools_call_says_the_hint_once(tmp_path: Path) -> None:
     assert done.returncode == 1
     output = done.stdout + done.stderr
     assert output.count("hermes plugins enable weather") == 1, output
+
+
+MINE = """
+from hermes_core.plugin import Tool, hookimpl
+
+
+@hookimpl
+def hermes_tools():
+    return [Tool("my_todo", "My own task list.", handler=lambda: "none")]
+"""
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_a_bundled_tool_a_user_override_hides_names_the_override_and_how_to_get_it_back(
+    tmp_path: Path, enabled: bool
+) -> None:
+    # A user folder named like the bundled 'todo' shadows it whole, enabled or not: its
+    # todo_list was gone with only "There is no tool named 'todo_list'."
+    env = make_env(tmp_path)
+    folder = write_dir_plugin(env.home / "plugins", "todo", MINE)
+    config = Config.model_validate({"plugins": {"enabled": ["todo"] if enabled else []}})
+
+    async def scenario() -> ToolResult:
+        async with Host(config, env) as host:
+            return await host.dispatch("todo_list", {}, host.new_session())
+
+    result = anyio.run(scenario)
+
+    assert result.error_code == "UNKNOWN_TOOL"
+    text = result.text_content
+    assert "'todo_list' is a tool of the bundled copy of plugin 'todo'" in text
+    assert f"the user copy ({folder}) shadows it" in text
+    assert f"move {folder} out of {folder.parent}" in text

@@ -174,3 +174,83 @@ def test_an_approval_policy_whose_plugin_fails_to_import_stops_calls_naming_it(
     assert f"RuntimeError: the index file is missing (at {broken}, line 4)" in called.stderr
     assert "hello" not in called.stdout
     assert validated.returncode == 0, validated.stderr
+
+
+def test_a_backend_named_unlike_its_broken_plugin_fails_alone_too(hermes_cli: HermesCli) -> None:
+    # The shipped example is such a plugin: 'keyword-search' registers the backend 'keyword'.
+    # The backend's name matches no plugin, so only the plugins that did not load can say why.
+    write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "shaky-search",
+        BROKEN_AT_IMPORT,
+        manifest={"provides_hooks": ["hermes_search_backends"]},
+    )
+    hermes_cli.config.write_text(
+        f"plugins:\n  enabled: [shaky-search]\n{SELECTED}", encoding="utf-8"
+    )
+    (hermes_cli.work / "notes.txt").write_text("hello\n", encoding="utf-8")
+
+    called = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', ok=False, env=lenient(hermes_cli)
+    )
+    searched = hermes_cli.run("tools", "search", "read", ok=False, env=lenient(hermes_cli))
+
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.startswith("hello")
+    assert searched.returncode == 1, searched.stderr
+    said = searched.stdout + searched.stderr
+    assert "unknown search backend 'shaky'" in said
+    assert "plugin 'shaky-search' (user, " in said
+    assert "RuntimeError: the index file is missing" in said
+
+
+def test_the_warning_of_a_plugin_that_failed_at_start_says_what_to_do(
+    hermes_cli: HermesCli, broken: Path
+) -> None:
+    # It named the plugin, the error, the file and line, and no way on: observer hooks' say
+    # "fix or disable it".
+    done = hermes_cli.run(
+        "tools", "call", "read_file", '{"path": "notes.txt"}', env=lenient(hermes_cli)
+    )
+
+    assert (
+        "hermes: warning: plugin 'shaky' (user): import failed: RuntimeError: the index file is "
+        f"missing (at {broken}, line 4); fix or disable it (hermes plugins disable shaky)"
+    ) in done.stderr.splitlines()
+
+
+def test_the_warning_of_a_hermes_tools_that_raised_says_what_to_do(hermes_cli: HermesCli) -> None:
+    write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "tooly",
+        "from hermes_core.plugin import hookimpl\n\n\n@hookimpl\ndef hermes_tools():\n"
+        "    raise KeyError('units')\n",
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [tooly]\n", encoding="utf-8")
+    init = hermes_cli.home / "plugins" / "tooly" / "__init__.py"
+
+    done = hermes_cli.run("tools", "list", env=lenient(hermes_cli))
+
+    assert (
+        f"hermes: warning: plugin 'tooly': hermes_tools failed: KeyError: 'units' (at {init}, "
+        "line 6); fix or disable it (hermes plugins disable tooly)"
+    ) in done.stderr.splitlines()
+
+
+def test_a_registration_hook_that_raised_is_warned_about_at_start(hermes_cli: HermesCli) -> None:
+    # The plugin was taken out whole (its tools too) with no word until one of them was called.
+    write_dir_plugin(
+        hermes_cli.home / "plugins",
+        "reggie",
+        "from hermes_core.plugin import hookimpl\n\n\n@hookimpl\ndef hermes_search_backends():\n"
+        "    raise KeyError('units')\n",
+    )
+    hermes_cli.config.write_text("plugins:\n  enabled: [reggie]\n", encoding="utf-8")
+    init = hermes_cli.home / "plugins" / "reggie" / "__init__.py"
+
+    done = hermes_cli.run("tools", "list", env=lenient(hermes_cli))
+
+    assert (
+        "hermes: warning: plugin 'reggie' (user): hermes_search_backends raised KeyError: "
+        f"'units' (at {init}, line 6); fix or disable it (hermes plugins disable reggie)"
+    ) in done.stderr.splitlines()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -80,10 +81,45 @@ def test_every_wrong_value_of_a_manifest_is_named_at_once(tmp_path: Path) -> Non
 
     # One fix, one run: not a problem revealed by each fix of the one before.
     assert str(caught.value) == (
-        f"{path}: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
-        "version: must be a string, not list; "
-        "provides_tools: must be a list of names (write ['5']); "  # numbers are read as text
-        "requires_env: must be a list of names (write ['TOKEN'])"
+        f"{path}:2: version: must be a string, not list; "
+        "line 3: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
+        "line 4: requires_env: must be a list of names (write ['TOKEN']); "
+        "line 5: provides_tools: must be a list of names (write ['5'])"  # numbers are read as text
+    )
+
+
+def test_each_wrong_value_of_a_manifest_names_its_line(tmp_path: Path) -> None:
+    # As HOOK.yaml's do: the file and line an editor jumps to, then each other problem's line.
+    path = write(tmp_path, "name: demo\nversion: 1.0\nkind: toolz\n\nrequires_env: TOKEN\n")
+
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+
+    assert str(caught.value) == (
+        f"{path}:3: kind: must be 'general', 'backend' or 'toolset', not 'toolz'; "
+        "line 5: requires_env: must be a list of names (write ['TOKEN'])"
+    )
+
+
+def test_a_bad_name_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "version: 1.0\nname: 'bad name!'\n")
+
+    with pytest.raises(
+        ManifestError, match=rf"^{re.escape(str(path))}:2: name: 'bad name!' is not a valid"
+    ):
+        load_manifest(path)
+
+
+def test_a_key_written_twice_names_its_line_and_no_made_up_value(tmp_path: Path) -> None:
+    # The safe loader builds a list after the check, so it said 'original value: "[]"' of
+    # [area, greet].
+    path = write(tmp_path, "name: demo\nprovides_tools: [area, greet]\nprovides_tools: [x]\n")
+
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+
+    assert str(caught.value) == (
+        f'{path}:3: not valid YAML: found duplicate key "provides_tools": write each key once'
     )
 
 

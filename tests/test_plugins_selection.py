@@ -180,7 +180,7 @@ def test_a_factory_that_raises_is_reported_with_its_exception_alone(
     assert str(caught.value) == (
         "plugin 'mine': search backend 'down' (from hermes_search_backends) could not be built: "
         "its factory raised FileNotFoundError: no model at /srv/model: model.safetensors is "
-        "missing"
+        f"missing (at {__file__}, line {make.__code__.co_firstlineno + 1})"
     )
 
 

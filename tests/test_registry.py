@@ -33,8 +33,9 @@ def test_invalid_tool_names_are_refused_naming_the_owner(name: object) -> None:
 def test_bridge_names_are_reserved(name: str) -> None:
     registry = Registry()
 
-    with pytest.raises(RegistrationError, match="reserved for the tool search bridge"):
+    with pytest.raises(RegistrationError, match="reserved for the tool search bridge") as caught:
         registry.register(_tool(name), owner="sneaky")
+    assert str(caught.value).endswith(": give the tool another name")  # what the author does
     assert registry.register(_tool(name), owner="tool-search", bridge=True)
 
 

@@ -25,6 +25,7 @@ from hermes_core._approvals.policy import (
     remembered_subject,
 )
 from hermes_core._approvals.prompt import ApprovalRequest, NonInteractivePrompt, PromptTransport
+from hermes_core._errors import raised_at
 from hermes_core._redaction import redact
 from hermes_core._timeouts import DeadlineExceeded, await_with_timeout, caller_cancelled
 from hermes_core._tools import ToolResult
@@ -120,9 +121,10 @@ class ApprovalGate:
         except BaseException as exc:
             if caller_cancelled(exc):
                 raise
+            where = raised_at(exc)
             return Decision.deny(
                 f"{call.name} was refused: the {self.policy_label()} failed "
-                f"({type(exc).__name__}: {exc})."
+                f"({type(exc).__name__}: {exc}" + (f" (at {where})" if where else "") + ")."
             )
         if not isinstance(decision, Decision) or decision.action not in ("allow", "deny", "ask"):
             return Decision.deny(

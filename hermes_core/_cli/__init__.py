@@ -93,7 +93,7 @@ class LazyGroup(click.Group):
             from hermes_core._cli.output import did_you_mean
 
             hint = did_you_mean(name, self.list_commands(ctx))
-            ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name)}")
+            ctx.fail(f"No such command {name!r}.{hint}{_plugin_not_loaded(ctx, name, hint)}")
         return super().resolve_command(ctx, args)
 
     def make_context(
@@ -180,13 +180,24 @@ def _plugin_commands(ctx: click.Context) -> dict[str, click.Command]:
     return {name: command for name, command in cache.items() if name not in SUBCOMMANDS}
 
 
-def _plugin_not_loaded(ctx: click.Context, name: str) -> str:
+def _plugin_not_loaded(ctx: click.Context, name: str, hint: str) -> str:
     """`` (plugin 'x' (user, /path) is not enabled: ...)`` when a plugin named like the missing
-    command did not load, else empty."""
-    from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
+    command did not load; else, with no ``hint`` of a close command, `` Plugins that did not
+    load may add it: ...`` (nothing else says which plugin adds a command before its code
+    runs); else empty."""
+    from hermes_core._plugins.explain import (
+        may_register,
+        may_register_text,
+        unloaded_plugin,
+        why_not_loaded,
+    )
 
-    record = unloaded_plugin(ctx.find_root().meta.get("hermes.plugin_records", []), name)
-    return f" ({why_not_loaded(record)})" if record is not None else ""
+    records = ctx.find_root().meta.get("hermes.plugin_records", [])
+    record = unloaded_plugin(records, name)
+    if record is not None:
+        return f" ({why_not_loaded(record)})"
+    unloaded = [] if hint else may_register(records, "hermes_cli_commands")
+    return may_register_text(unloaded, "add")[1:] if unloaded else ""
 
 
 def _plugin_help(ctx: click.Context) -> dict[str, str]:

@@ -181,6 +181,7 @@ def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind 
     it), settings a plugin's typed settings refuse, the model settings the provider's
     ``check`` refuses. Also ``hermes doctor``'s."""
     from hermes_core._errors import ConfigError, RegistrationError, UnloadedPluginError
+    from hermes_core._plugin_names import normalize_name
     from hermes_core._plugins.selection import configured_selections
     from hermes_core.agent._wire import ModelSettings
 
@@ -199,7 +200,8 @@ def selection_problems(config: Config, host: Host) -> list[tuple[SelectableKind 
             if kind == "model_provider" and spec.check is not None:
                 spec.check(ModelSettings.of_section(config.model))
         except UnloadedPluginError as exc:
-            if exc.plugin not in failed:
+            # Only a plugin of that name is surely the one that failed (shown by plugins list).
+            if exc.plugin not in failed or exc.plugin != normalize_name(name):
                 problems.append((kind, str(exc)))
         except RegistrationError as exc:
             problems.append((kind, str(exc)))

@@ -52,11 +52,16 @@ from hermes_core._hooks.shell import answered_directive
 from hermes_core._plugin_names import normalize_name
 from hermes_core._plugins.candidates import Candidate
 from hermes_core._plugins.gate import gate
-from hermes_core._plugins.manifest import Manifest, ManifestError, manifest_yaml, read_manifest_data
+from hermes_core._plugins.manifest import (
+    Manifest,
+    ManifestError,
+    key_line,
+    manifest_yaml,
+    read_manifest_data,
+)
 from hermes_core._plugins.records import LOADABLE, PluginStatus
 from hermes_core._project_trust import gate_is_open, project_owns
 from hermes_core._shown import did_you_mean, shown
-from hermes_core._yaml_layout import line_of, round_trip_yaml
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -179,35 +184,10 @@ class HookDirectory:
         }
 
 
-def _key_line(path: Path) -> Callable[[str], int | None]:
-    """The line of a top-level key of the YAML file at ``path``: read again, keeping lines,
-    only for an error (the manifest loader's parse, cached, has none)."""
-
-    def line(key: str) -> int | None:
-        from ruamel.yaml.error import YAMLError
-
-        from hermes_core._yaml_limits import (
-            MANIFEST_MAX_BYTES,
-            YamlFileError,
-            limited,
-            load_limited,
-            read_limited,
-        )
-
-        try:
-            text = read_limited(path, MANIFEST_MAX_BYTES)
-            document = load_limited(limited(round_trip_yaml()), text or "")
-        except (YamlFileError, YAMLError):
-            return None
-        return line_of(document, (key,))
-
-    return line
-
-
 def _read(directory: Path, yaml: YAML) -> tuple[HookManifest | None, str | None]:
     where = directory / HOOK_FILE
     try:
-        manifest = hook_manifest(read_manifest_data(where, yaml=yaml), str(where), _key_line(where))
+        manifest = hook_manifest(read_manifest_data(where, yaml=yaml), str(where), key_line(where))
     except ManifestError as exc:
         return None, f"broken {HOOK_FILE}: {exc}"
     if not (directory / HANDLER_FILE).is_file():

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 __all__ = [
     "added_mcp_server",
     "enabled_but_gated",
+    "may_register",
+    "may_register_text",
     "missing_tool",
+    "remedy",
     "unloaded_plugin",
     "why_not_loaded",
 ]
@@ -48,6 +51,34 @@ def unloaded_plugin(records: Iterable[PluginRecord], name: str) -> PluginRecord 
     if winner is None or winner.loadable:
         return None
     return winner
+
+
+def may_register(records: Iterable[PluginRecord], hook: str) -> list[PluginRecord]:
+    """Each plugin found that did not load (not enabled, gated, disabled, broken) and may
+    implement ``hook``: a name nothing registers is most often one of theirs (installed, never
+    enabled), which nothing else could say since no code of theirs ran. A plugin whose
+    manifest lists its hooks without ``hook`` is left out: it says it has no such hook."""
+    return [
+        record
+        for record in records
+        if (record.status == "gated" or (record.winner and not record.loadable))
+        and _may_provide(record, hook)
+    ]
+
+
+def may_register_text(unloaded: list[PluginRecord], verb: str) -> str:
+    """`` Plugins that did not load may register it: ...``: each of ``unloaded`` (``verb``:
+    what they would do with the name), why it did not load and how to load it, three at most."""
+    listed = "; ".join(why_not_loaded(record) for record in unloaded[:3])
+    more = len(unloaded) - 3
+    listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
+    return f". Plugins that did not load may {verb} it: {listed}"
+
+
+def _may_provide(record: PluginRecord, hook: str) -> bool:
+    """Whether ``record``'s manifest leaves room for ``hook``: it lists no hooks, or this one."""
+    manifest = record.candidate.manifest
+    return manifest is None or not manifest.provides_hooks or hook in manifest.provides_hooks
 
 
 def enabled_but_gated(records: Iterable[PluginRecord], enabled: Iterable[str]) -> list[str]:
@@ -82,6 +113,7 @@ def missing_tool(
     after this host read the file), or it loaded and registered no such tool here (what its
     manifest's description says it needs: a setting, an extra); ``config_path`` is the
     configuration file in effect, read for ``env``. ``None`` when no plugin lists ``tool``."""
+    records = list(records)
     listing = [
         record
         for record in records
@@ -92,7 +124,7 @@ def missing_tool(
     if record is None:
         record = next((record for record in listing if record.status == "gated"), None)
     if record is None:
-        return None
+        return _shadowed_tool(records, listing, tool)
     if config_path is not None and env is not None and _enabled_since(record, config_path, env):
         return (
             f"{tool!r} is a tool of a plugin that did not load: {_where(record)} is enabled in "
@@ -162,6 +194,52 @@ def _file_now(config_path: Path, env: Environment) -> Config | None:
             return load_config(config_path)
     except (HermesError, OSError):
         return None
+
+
+def _shadowed_tool(
+    records: list[PluginRecord], listing: list[PluginRecord], tool: str
+) -> str | None:
+    """``'x' is a tool of the bundled copy of plugin 'p', and the user copy (/path) shadows
+    it ...``: the tool of a copy that another copy of its name, one not listing the tool, beat
+    (an override replaces a plugin whole, enabled or not), and how to have it back."""
+    for shadowed in listing:
+        winner = next(
+            (
+                record
+                for record in records
+                if record.name == shadowed.name and record.winner and record is not shadowed
+            ),
+            None,
+        )
+        if shadowed.status != "shadowed" or winner is None:
+            continue
+        return (
+            f"{tool!r} is a tool of the {shadowed.source} copy of plugin {shadowed.name!r}, and "
+            f"the {winner.source} copy ({winner.path}) shadows it ({winner.status}) without "
+            f"providing {tool!r}: to use the {shadowed.source} copy again, {_remove(winner)} "
+            f"(disabling {winner.name!r} disables both copies)"
+        )
+    return None
+
+
+def _remove(record: PluginRecord) -> str:
+    """How to take the copy ``record`` away, so that the copy it shadows takes part."""
+    candidate = record.candidate
+    if record.source == "nix":
+        return "take its store path out of HERMES_NIX_PLUGINS"
+    if candidate.entry_point is not None:
+        return f"uninstall its distribution, {candidate.distribution}"
+    folder = candidate.directory
+    return f"move {folder} out of {folder.parent}" if folder is not None else "remove it"
+
+
+def remedy(record: PluginRecord | None) -> str:
+    """``; fix or disable it (hermes plugins disable x)``: what the warning of a plugin that
+    failed at start ends with, as an observer hook's failure does; nothing for a plugin given
+    in code (``Host.register``), which its program chose."""
+    if record is None or record.source == "direct":
+        return ""
+    return f"; fix or disable it (hermes plugins disable {record.name})"
 
 
 def why_not_loaded(record: PluginRecord) -> str:

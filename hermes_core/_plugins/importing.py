@@ -13,16 +13,13 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
-import traceback
 import types
 from pathlib import Path
 
-from hermes_core._errors import PluginError
+from hermes_core._errors import PluginError, raised_at
 from hermes_core._plugins.candidates import Candidate
 
 NAMESPACE = "hermes_plugins"
-_HERMES_CORE = Path(__file__).resolve().parent.parent
-"""The package's own folder: a frame of it is never where a plugin failed."""
 
 
 def import_plugin(candidate: Candidate) -> object:
@@ -65,30 +62,24 @@ def import_failure(candidate: Candidate, error: BaseException) -> str:
     the innermost frame in the plugin's own files (else the innermost one outside hermes-core: a
     library it called raised on its behalf; none when only hermes-core's own code ran, as when
     a class an entry point names cannot be made without arguments)."""
-    where = _error_location(error, candidate.path)
-    return f"import failed: {type(error).__name__}: {error}" + (f" (at {where})" if where else "")
+    failed = f"import failed: {type(error).__name__}: {error}"
+    entry_point = candidate.entry_point
+    if entry_point is not None and _names_missing(error, entry_point.module):
+        dist = entry_point.dist
+        of = f" of {dist.metadata.get('Name')} {dist.version}" if dist is not None else ""
+        return (
+            f"{failed} (the entry point {entry_point.name} = {entry_point.value}{of}: reinstall "
+            "it, or uninstall it)"
+        )
+    where = raised_at(error, candidate.path)
+    return failed + (f" (at {where})" if where else "")
 
 
-def _error_location(error: BaseException, own: Path | None) -> str | None:
-    if isinstance(error, SyntaxError) and error.filename:
-        return f"{error.filename}, line {error.lineno}"
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
-        return None
-    root = own if own is None or own.is_dir() else own.parent
-    mine = [frame for frame in frames if root is not None and _within(frame.filename, root)]
-    others = [frame for frame in frames if not _within(frame.filename, _HERMES_CORE)]
-    if not (mine or others):
-        return None
-    frame = (mine or others)[-1]
-    return f"{frame.filename}, line {frame.lineno}"
-
-
-def _within(filename: str, root: Path) -> bool:
-    try:
-        return Path(filename).resolve().is_relative_to(root.resolve())
-    except OSError:
-        return False
+def _names_missing(error: BaseException, module: str) -> bool:
+    """Whether ``error`` says that ``module`` (or a package holding it) is not installed: the
+    entry point names what is not there, and no line of the plugin's is at fault."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    return bool(missing) and (module == missing or module.startswith(f"{missing}."))
 
 
 def _instance(target: str, cls: type) -> object:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ruamel.yaml.nodes import ScalarNode
 
 MANIFEST_FILE = "plugin.yaml"
+_DUPLICATE = re.compile(r'(found duplicate key ".*?") with value ')
 PluginKind = Literal["general", "backend", "toolset"]
 """``backend``: provides a search backend, connector gateway or approval policy; ``toolset``:
 provides tools; ``general``: anything else. A bundled ``backend`` or ``toolset`` plugin is
@@ -83,9 +84,16 @@ def _names(data: Mapping[str, Any], key: str, problems: list[str]) -> tuple[str,
     return ()
 
 
-def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = None) -> Manifest:
+def manifest_from_mapping(
+    data: Any,
+    *,
+    where: str,
+    default_name: str | None = None,
+    line_of_key: Callable[[str], int | None] = lambda key: None,
+) -> Manifest:
     """Validate a parsed manifest; ``where`` names its file in every error, which names every
-    wrong value at once (a bad ``name`` alone, since nothing else can be said of its plugin).
+    wrong value at once (a bad ``name`` alone, since nothing else can be said of its plugin),
+    each with the line of its key (``line_of_key``), first line first.
 
     ``default_name`` is used when the mapping has no ``name`` (pip plugins, whose name is the
     entry-point name); a directory plugin must give one.
@@ -97,15 +105,16 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
     problems: list[str] = []
     raw_name = _string(data, "name", problems) or default_name
     if problems:
-        raise ManifestError(f"{where}: {problems[0]}")
+        raise ManifestError(_problems_at(where, problems, line_of_key))
     if not raw_name:
         raise ManifestError(f"{where}: name: required")
     name = normalize_name(raw_name)
     if not _VALID_NAME.fullmatch(name):
-        raise ManifestError(
-            f"{where}: name: {shown(raw_name)} is not a valid plugin name "
+        problem = (
+            f"name: {shown(raw_name)} is not a valid plugin name "
             "(letters, digits, '-', '_' and '.')"
         )
+        raise ManifestError(_problems_at(where, [problem], line_of_key))
     kind = data.get("kind", "general")
     if kind not in ("general", "backend", "toolset"):
         problems.append(f"kind: must be 'general', 'backend' or 'toolset', not {shown(kind)}")
@@ -130,8 +139,22 @@ def manifest_from_mapping(data: Any, *, where: str, default_name: str | None = N
         warnings=_unknown_key_warnings(unknown, where),
     )
     if problems:
-        raise ManifestError(f"{where}: " + "; ".join(problems))
+        raise ManifestError(_problems_at(where, problems, line_of_key))
     return manifest
+
+
+def _problems_at(where: str, problems: list[str], line_of_key: Callable[[str], int | None]) -> str:
+    """``/p/plugin.yaml:3: kind: ...; line 5: requires_env: ...``: each problem (``key: why``)
+    with the line of its key, by line; the file and the first line as editors read them."""
+    lines = [line_of_key(problem.partition(":")[0]) for problem in problems]
+    ordered = sorted(zip(lines, problems, strict=True), key=lambda pair: pair[0] or 1 << 30)
+    parts = []
+    for index, (line, problem) in enumerate(ordered):
+        if line is None:
+            parts.append(f"{where}: {problem}" if index == 0 else problem)
+        else:
+            parts.append(f"{where}:{line}: {problem}" if index == 0 else f"line {line}: {problem}")
+    return "; ".join(parts)
 
 
 def _specifier(text: str | None, problems: list[str]) -> SpecifierSet | None:
@@ -203,7 +226,35 @@ def load_manifest(
     file (and the line for YAML syntax errors and refused aliases, nesting or numbers).
     """
     data = read_manifest_data(path, yaml=yaml)
-    return manifest_from_mapping(data, where=str(path), default_name=default_name)
+    return manifest_from_mapping(
+        data, where=str(path), default_name=default_name, line_of_key=key_line(path)
+    )
+
+
+def key_line(path: Path) -> Callable[[str], int | None]:
+    """The line of a top-level key of the YAML file at ``path``: read again, keeping lines,
+    only for an error (the manifest loader's parse, cached, has none)."""
+
+    def line(key: str) -> int | None:
+        from ruamel.yaml.error import YAMLError
+
+        from hermes_core._yaml_layout import line_of, round_trip_yaml
+        from hermes_core._yaml_limits import (
+            MANIFEST_MAX_BYTES,
+            YamlFileError,
+            limited,
+            load_limited,
+            read_limited,
+        )
+
+        try:
+            text = read_limited(path, MANIFEST_MAX_BYTES)
+            document = load_limited(limited(round_trip_yaml()), text or "")
+        except (YamlFileError, YAMLError):
+            return None
+        return line_of(document, (key,))
+
+    return line
 
 
 def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
@@ -230,6 +281,9 @@ def read_manifest_data(path: Path, *, yaml: YAML | None = None) -> Any:
         return _parsed(text, yaml)
     except YAMLError as exc:
         line, problem = yaml_problem(exc)
+        duplicate = _DUPLICATE.match(problem)
+        if duplicate is not None:  # its values are built after the check: "[]" of any list
+            problem = f"{duplicate.group(1)}: write each key once"
         at = f":{line + 1}" if line is not None else ""
         what = "" if isinstance(exc, YamlLimitError) else "not valid YAML: "
         raise ManifestError(f"{path}{at}: {what}{problem}") from None

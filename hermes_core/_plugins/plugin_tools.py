@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_core._errors import PluginError, RegistrationError
+from hermes_core._errors import PluginError, RegistrationError, raised_at
 from hermes_core._plugins.candidates import SOURCES, Source
+from hermes_core._plugins.explain import remedy
 from hermes_core._plugins.registrations import (
     Registrations,
     clashing,
@@ -83,12 +84,15 @@ def register_plugin_tools(
 def _failed(
     plugins: PluginSet, plugin_name: str, exc: Exception, strict: bool, failed: set[str]
 ) -> None:
-    message = f"hermes_tools failed: {type(exc).__name__}: {exc}"
+    record = plugins.get(plugin_name)
+    where = raised_at(exc, record.path if record is not None else None)
+    message = f"hermes_tools failed: {type(exc).__name__}: {exc}" + (
+        f" (at {where})" if where else ""
+    )
     if strict:
         raise PluginError(plugin_name, message) from exc
-    logger.warning("plugin %r: %s", plugin_name, message)
+    logger.warning("plugin %r: %s%s", plugin_name, message, remedy(record))
     failed.add(plugin_name)
-    record = plugins.get(plugin_name)
     if record is not None:
         record.fail(message, traceback.format_exc(), cause=exc)
 

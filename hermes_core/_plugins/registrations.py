@@ -9,8 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError
-from hermes_core._plugins.explain import unloaded_plugin, why_not_loaded
+from hermes_core._errors import PluginError, RegistrationError, UnloadedPluginError, raised_at
+from hermes_core._plugins.explain import (
+    may_register,
+    may_register_text,
+    unloaded_plugin,
+    why_not_loaded,
+)
 from hermes_core._shown import did_you_mean, shown
 from hermes_core._specs import (
     ApprovalPolicySpec,
@@ -163,39 +168,18 @@ class Registrations:
         record = unloaded_plugin(self.records, name)
         if record is None:
             hint = did_you_mean(name, table)
-            raise RegistrationError(
-                f"{unknown}; valid names: {valid}"
-                + (hint and f".{hint}")
-                + self._unloaded(_HOOKS[kind][0])
+            unloaded = may_register(self.records, _HOOKS[kind][0])
+            message = f"{unknown}; valid names: {valid}" + (hint and f".{hint}")
+            if not unloaded:
+                raise RegistrationError(message)
+            # One of them may be its plugin (installed, or broken at import): contained as an
+            # unloaded plugin of that name is, so that it fails alone.
+            raise UnloadedPluginError(
+                message + may_register_text(unloaded, "register"), plugin=unloaded[0].name
             )
         raise UnloadedPluginError(
             f"{unknown}: {why_not_loaded(record)}; valid names: {valid}", plugin=record.name
         )
-
-    def _unloaded(self, hook: str) -> str:
-        """`` Plugins that did not load may register it: ...``: each plugin found that did not
-        load (not enabled, gated, disabled, broken), why and how to load it; an unknown name
-        is most often one of theirs (installed, never enabled), which nothing else could say
-        since no code of theirs ran. A plugin whose manifest lists its hooks without ``hook``
-        is left out: it says it registers no such thing."""
-        unloaded = [
-            record
-            for record in self.records
-            if (record.status == "gated" or (record.winner and not record.loadable))
-            and _may_provide(record, hook)
-        ]
-        if not unloaded:
-            return ""
-        listed = "; ".join(why_not_loaded(record) for record in unloaded[:3])
-        more = len(unloaded) - 3
-        listed += f"; and {more} more (hermes plugins list)" if more > 0 else ""
-        return f". Plugins that did not load may register it: {listed}"
-
-
-def _may_provide(record: PluginRecord, hook: str) -> bool:
-    """Whether ``record``'s manifest leaves room for ``hook``: it lists no hooks, or this one."""
-    manifest = record.candidate.manifest
-    return manifest is None or not manifest.provides_hooks or hook in manifest.provides_hooks
 
 
 def clashing(plugins: list[str]) -> str:
@@ -292,7 +276,10 @@ def _call(
     try:
         returned = function()
     except Exception as exc:
-        message = f"{hook_name} raised {type(exc).__name__}: {exc}"
+        where = raised_at(exc, record.path if record is not None else None)
+        message = f"{hook_name} raised {type(exc).__name__}: {exc}" + (
+            f" (at {where})" if where else ""
+        )
         return _reject(record, plugin_name, message, strict, traceback.format_exc())
     problem = coroutine_problem(returned, hook_name)
     if problem is not None:

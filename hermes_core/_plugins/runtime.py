@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core._config.errors import key_where
 from hermes_core._errors import HermesError, PluginError, RegistrationError, UnloadedPluginError
 from hermes_core._plugin_names import normalize_name
+from hermes_core._plugins.explain import remedy
 from hermes_core._plugins.loader import PluginSet, load_plugins
 from hermes_core._plugins.plugin_tools import register_plugin_tools
 from hermes_core._plugins.registrations import Registrations, collect_registrations
@@ -118,11 +119,19 @@ class PluginRuntime:
         )
         for warning in plugins.warnings:
             logger.warning("%s", warning)
-        for record in plugins.records:
-            if record.status == "error":
-                logger.warning("plugin %r (%s): %s", record.name, record.source, record.message)
         try:
             self._registrations = collect_registrations(plugins.pm, plugins.records, strict=strict)
+            # After the registration hooks (one that raised takes its plugin out whole), before
+            # hermes_tools, whose failures are said where they happen.
+            for record in plugins.records:
+                if record.status == "error":
+                    logger.warning(
+                        "plugin %r (%s): %s%s",
+                        record.name,
+                        record.source,
+                        record.message,
+                        remedy(record),
+                    )
             self._registrations.locate = partial(key_where, self.config)
             self._plugins = plugins
             register_plugin_tools(

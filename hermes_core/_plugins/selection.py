@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from hermes_core._errors import HermesError, PluginError
+from hermes_core._errors import HermesError, PluginError, raised_at
 
 if TYPE_CHECKING:
     from hermes_core._config import Config
@@ -213,7 +213,9 @@ def build_selected(
     except HermesError:
         raise
     except (Exception, SystemExit) as exc:
-        _fail(kind, name, plugin, f"its factory raised {type(exc).__name__}: {exc}", exc)
+        where = raised_at(exc)
+        raised = f"its factory raised {type(exc).__name__}: {exc}"
+        _fail(kind, name, plugin, raised + (f" (at {where})" if where else ""), exc)
     if inspect.isawaitable(built):
         close = getattr(built, "close", None)
         if callable(close):

@@ -547,10 +547,11 @@ def test_a_provider_whose_factory_raises_is_said_once(home: AgentHome) -> None:
     done = home.cli.run("run", "hello", ok=False)
 
     assert done.returncode == 2
+    init = home.cli.home / "plugins" / "broken-model" / "__init__.py"
     assert done.stderr == (
         "hermes: error: plugin 'broken-model': model provider 'broken' (from "
         "hermes_model_providers) could not be built: its factory raised RuntimeError: the "
-        "vendor SDK is not installed\n"
+        f"vendor SDK is not installed (at {init}, line 6)\n"
     )
 
 

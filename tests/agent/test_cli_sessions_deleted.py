@@ -113,7 +113,7 @@ def test_every_enabled_plugin_is_told_and_a_failing_one_stops_nothing(
     hermes_cli: InProcessCli, tmp_path: Path
 ) -> None:
     write_dir_plugin(hermes_cli.home / "plugins", "observer", OBSERVER)
-    write_dir_plugin(hermes_cli.home / "plugins", "failing", FAILING)
+    failing = write_dir_plugin(hermes_cli.home / "plugins", "failing", FAILING) / "__init__.py"
     write_dir_plugin(hermes_cli.home / "plugins", "idle", OBSERVER)  # not enabled: not told
     hermes_cli.config.write_text("plugins:\n  enabled: [observer, failing]\n", encoding="utf-8")
     write(hermes_cli, "aaa111", "the pasted password hunter2secret")
@@ -128,7 +128,8 @@ def test_every_enabled_plugin_is_told_and_a_failing_one_stops_nothing(
     assert json.loads(told.read_text()) == {"ids": ["aaa111", "ddd444"], "present": [False, False]}
     assert (
         "hermes: warning: plugin 'failing': observer hook failed: RuntimeError: "
-        "the backup disk is full; fix or disable it (hermes plugins disable failing)"
+        f"the backup disk is full (at {failing}, line 7); fix or disable it (hermes plugins "
+        "disable failing)"
     ) in done.stderr.splitlines()
     assert SECRET not in index_bytes(hermes_cli)
 
