@@ -7,6 +7,8 @@ Real hosts, real shell hooks, a real ``uvx`` (the ``uv`` wheel of the test extra
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,3 +95,42 @@ def test_the_users_python_m_shell_hook_never_imports_a_module_the_project_plants
     assert marker.exists() == bool(gate)
     if not gate:
         assert result.error_code is None, result.text_content
+
+
+def uv_command(name: str) -> str:
+    """``uv`` or ``uvx`` of the test extra (beside this Python), else on ``PATH``."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is missing: pip install uv (it is in hermes-core's test extra)")
+    return found
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+@pytest.mark.parametrize("launcher", [["uvx"], ["uv", "tool", "run"]], ids=" ".join)
+def test_the_users_uvx_server_never_reads_the_uv_configuration_the_project_plants(
+    places: dict[str, Path], gate: str, launcher: list[str]
+) -> None:
+    # uv reads uv.toml (and pyproject.toml's [tool.uv]) from the working directory upward:
+    # index-url, find-links, cache-dir... For its tool commands it reads only the user's and
+    # the system's, so hermes starts `uvx` as written. A cache-dir the clone names is the
+    # evidence (--offline: no index asked, and no cache to run the server from).
+    project = places["project"]
+    (project / "uv.toml").write_text('cache-dir = "./planted"\n')
+    (project / "pyproject.toml").write_text('[tool.uv]\ncache-dir = "./planted"\n')
+    env = environment(places, gate)
+    uv = uv_command("uv")
+    where = subprocess.run(
+        [uv, "cache", "dir"], cwd=project, env=dict(env.variables), capture_output=True, text=True
+    )
+    assert where.stdout.strip() == "./planted", where  # a project command reads it
+    command = uv_command(launcher[0])
+    args = [*launcher[1:], "--offline", "mcp-server-time"]
+    server = {"command": command, "args": args, "connect_timeout": 30}
+    host = Host(policy_off(mcp_servers={"time": server}), env, strict=False)
+
+    result = call(host, "mcp__time__get_current_time", {"timezone": "UTC"})
+
+    assert result.error_code is not None  # not in the (empty) cache of the user's home
+    assert not (project / "planted").exists()
+    assert (places["user_home"] / ".cache" / "uv").is_dir()  # the user's cache was used
