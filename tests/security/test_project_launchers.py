@@ -134,3 +134,54 @@ def test_the_users_uvx_server_never_reads_the_uv_configuration_the_project_plant
     assert result.error_code is not None  # not in the (empty) cache of the user's home
     assert not (project / "planted").exists()
     assert (places["user_home"] / ".cache" / "uv").is_dir()  # the user's cache was used
+
+
+@pytest.mark.subprocess
+def test_a_shell_hook_script_still_imports_the_files_beside_it_in_a_gated_project(
+    places: dict[str, Path],
+) -> None:
+    # Why the guard is not every hook's: PYTHONSAFEPATH also keeps a script's own folder off
+    # sys.path, and a hook script importing a helper beside it would no longer start.
+    scripts = places["home"] / "bin"
+    scripts.mkdir()
+    (scripts / "audit_rules.py").write_text('ANSWER = {"action": "block", "message": "by rule"}\n')
+    (scripts / "audit.py").write_text(
+        "import json, audit_rules\nprint(json.dumps(audit_rules.ANSWER))\n"
+    )
+    hook = {"command": f"{sys.executable} {scripts / 'audit.py'}", "match": "todo_list"}
+    host = Host(policy_off(hooks={"pre_tool_call": [hook]}), environment(places, ""), strict=False)
+
+    result = call(host, "todo_list", {})
+
+    assert result.error_code is not None
+    assert "by rule" in result.text_content
+
+
+@pytest.mark.parametrize(
+    ("line", "guarded"),
+    [
+        ("python3 -m audit_hook", True),
+        ("LC_ALL=C python3 -u -m audit_hook --strict", True),
+        ("python3 -c 'import audit_hook'", True),
+        ("python3 /opt/hooks/audit.py", False),
+        ("PYTHONSAFEPATH= python3 -m audit_hook", True),  # the line's own assignment wins
+        ("cd tools && python3 -m audit_hook", False),
+        ("python3 -m $HOOK_MODULE", False),
+        ("npx -y audit-hook", False),  # a guard's arguments are not written into a line
+        ("jq -c . >> calls.jsonl", False),
+    ],
+)
+def test_which_shell_hooks_get_their_launchers_guard_in_a_gated_project(
+    places: dict[str, Path], line: str, guarded: bool
+) -> None:
+    from hermes_core._hooks.shell import guarded_environment
+
+    closed = environment(places, "")
+    opened = environment(places, "1")
+
+    variables = guarded_environment(line, places["project"], closed)
+
+    assert ("PYTHONSAFEPATH" in variables) is guarded
+    assert variables["HOME"] == str(places["user_home"])
+    assert "PYTHONSAFEPATH" not in guarded_environment(line, places["project"], opened)
+    assert "PYTHONSAFEPATH" not in guarded_environment(line, places["user_home"], closed)
