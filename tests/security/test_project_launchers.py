@@ -7,6 +7,7 @@ Real hosts, real shell hooks, a real ``uvx`` (the ``uv`` wheel of the test extra
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -185,3 +186,109 @@ def test_which_shell_hooks_get_their_launchers_guard_in_a_gated_project(
     assert variables["HOME"] == str(places["user_home"])
     assert "PYTHONSAFEPATH" not in guarded_environment(line, places["project"], opened)
     assert "PYTHONSAFEPATH" not in guarded_environment(line, places["user_home"], closed)
+
+
+DENO_VERSION = "2.9.6"  # noxfile.py installs it from npm into .cache/npm
+
+
+def deno_command() -> str:
+    """``deno`` on ``PATH``, else the one nox installs into ``.cache/npm``."""
+    installed = Path(__file__).resolve().parents[2] / ".cache/npm/node_modules/.bin/deno"
+    found = shutil.which("deno") or (str(installed) if installed.exists() else None)
+    if found is None:
+        pytest.fail(f"deno is missing: npm install --prefix .cache/npm deno@{DENO_VERSION}")
+    return found
+
+
+PLANTED_DENO = "Deno.writeTextFileSync({marker}, '');\n"
+EVERYTHING = "@modelcontextprotocol/server-everything"
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_the_users_deno_run_server_never_reads_the_import_map_the_project_plants(
+    places: dict[str, Path], gate: str
+) -> None:
+    # `deno run npm:PKG` (jsr:, a URL) reads deno.json from the working directory upward: a
+    # clone's import map named its own file for the user's package. (--cached-only and an
+    # empty cache: no registry asked.)
+    marker = places["user_home"] / "planted-import-ran"
+    project = places["project"]
+    (project / "planted.js").write_text(PLANTED_DENO.format(marker=json.dumps(str(marker))))
+    (project / "deno.json").write_text(
+        json.dumps({"imports": {f"npm:{EVERYTHING}": "./planted.js"}})
+    )
+    args = ["run", "--cached-only", "-A", f"npm:{EVERYTHING}", "stdio"]
+    server = {"command": deno_command(), "args": args, "connect_timeout": 30}
+    host = Host(
+        policy_off(mcp_servers={"everything": server}), environment(places, gate), strict=False
+    )
+
+    result = call(host, "mcp__everything__echo", {"message": "hi"})  # waits for its start
+
+    assert result.error_code is not None  # the planted one exits, the real one is not cached
+    assert marker.exists() == bool(gate)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("gate", ["", "1"], ids=["gate-closed", "gate-open"])
+def test_the_users_deno_x_server_never_runs_a_package_the_project_plants(
+    places: dict[str, Path], gate: str
+) -> None:
+    # `deno x npm:PKG` (deno's npx) runs the bin of the working directory's node_modules/PKG
+    # when the package.json there names it. (A registry on a closed port: none asked.)
+    marker = places["user_home"] / "planted-package-ran"
+    project = places["project"]
+    manifest = {"name": "clone", "version": "1.0.0", "dependencies": {EVERYTHING: "*"}}
+    (project / "package.json").write_text(json.dumps(manifest))
+    package = project / "node_modules" / EVERYTHING
+    package.mkdir(parents=True)
+    bin_manifest = {"name": EVERYTHING, "version": "9.9.9", "bin": {"mcp-server-everything": "x"}}
+    (package / "package.json").write_text(json.dumps(bin_manifest))
+    (package / "x").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (package / "x").chmod(0o755)
+    args = ["x", "-A", f"npm:{EVERYTHING}", "stdio"]
+    env = {"NPM_CONFIG_REGISTRY": "http://127.0.0.1:9/"}
+    server = {"command": deno_command(), "args": args, "env": env, "connect_timeout": 30}
+    host = Host(
+        policy_off(mcp_servers={"everything": server}), environment(places, gate), strict=False
+    )
+
+    result = call(host, "mcp__everything__echo", {"message": "hi"})
+
+    assert result.error_code is not None
+    assert marker.exists() == bool(gate)
+
+
+@pytest.mark.parametrize(
+    ("args", "guarded"),
+    [
+        (
+            ["run", "-A", "npm:@scope/server", "stdio"],
+            ["run", "--no-config", "-A", "npm:@scope/server", "stdio"],
+        ),
+        (
+            ["run", "--allow-net=x", "jsr:@scope/server"],
+            ["run", "--no-config", "--allow-net=x", "jsr:@scope/server"],
+        ),
+        (
+            ["run", "-A", "https://example.org/server.ts"],
+            ["run", "--no-config", "-A", "https://example.org/server.ts"],
+        ),
+        (["x", "server-everything"], ["x", "--no-config", "server-everything"]),
+        (["run", "-A", "/opt/server/main.ts"], None),
+        (["run", "--location", "https://example.org", "/opt/server/main.ts"], None),
+        (["run", "-c", "/opt/server/deno.json", "npm:@scope/server"], None),
+        (["run", "--no-config", "npm:@scope/server"], None),
+        (["task", "serve"], None),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_which_deno_runs_get_no_config_in_a_gated_project(
+    places: dict[str, Path], args: list[str], guarded: list[str] | None
+) -> None:
+    from hermes_core._mcp.launch import project_guard
+
+    guard = project_guard("/usr/bin/deno", args, places["project"], environment(places, ""))
+
+    assert guard.args == (None if guarded is None else tuple(guarded))
