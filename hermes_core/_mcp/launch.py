@@ -11,15 +11,22 @@ plants under the program's name (:func:`project_guard`):
   (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`).
 - ``npx`` looks in the directory's ``node_modules`` and reads its ``.npmrc`` (which may name
   another registry): it gets ``--prefix`` the user's home directory, unless given one.
+- ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
+  directory's ``deno.json`` (an import map may name the project's file for the package), its
+  ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
+  given a configuration (``--config``, ``--import-map``). A local file is not changed: deno
+  reads the configuration beside it, not the directory's.
 
 The others are not in the table, for these reasons (docs/security.md says which are covered):
 ``uvx`` and ``uv tool run`` read only the user's and the system's uv configuration, never the
 directory's (uv's own rule for its tool commands). ``uv run`` finds the directory's project, its
 ``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
 ``--no-project --no-config``: no argument or variable keeps it out short of choosing another
-Python for the user. ``pnpm dlx``, ``yarn dlx``, ``bunx`` and ``deno`` read the directory's
-configuration (``.npmrc``, ``.yarnrc.yml``, ``bunfig.toml``, ``deno.json``), and ``bunx`` its
-``node_modules``, with no switch that turns that off alone.
+Python for the user. ``pnpm dlx`` reads the directory's ``.npmrc`` (its registry); ``yarn dlx``
+runs the file its ``.yarnrc.yml`` names as ``yarnPath`` in place of yarn, and the plugins it
+lists (``YARN_IGNORE_PATH`` keeps out the first only); ``bunx`` runs the package of the
+directory's ``node_modules`` first and reads its ``bunfig.toml``: none has a switch that turns
+that off alone.
 """
 
 from __future__ import annotations
@@ -46,14 +53,24 @@ __all__ = [
 ]
 
 _NPX: Final = frozenset({"npx", "npx.cmd"})
+_DENO: Final = frozenset({"deno", "deno.exe"})
+# The options of `deno run` and `deno x` whose value is the next word (deno 2.9 --help).
+# fmt: off
+_DENO_VALUED: Final = frozenset({
+    "-c", "--config", "--import-map", "--ext", "--node-modules-linker", "--cert",
+    "--min-dep-age", "--inspect-publish-uid", "--location", "--seed", "--preload", "--require",
+    "--conditions", "-p", "--package",
+})
+# fmt: on
 
 
 @dataclass(frozen=True)
 class LaunchGuard:
-    """What a launcher started in a project whose gate is closed gets: ``args`` before its own
-    arguments, ``variables`` in its environment (a value the user sets wins)."""
+    """What a launcher started in a project whose gate is closed gets: ``args`` in place of its
+    own arguments (``None``: its own), ``variables`` in its environment (a value the user sets
+    wins)."""
 
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -68,7 +85,35 @@ def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
         return None
     if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
         return None
-    return LaunchGuard(args=("--prefix", str(home)))
+    return LaunchGuard(args=("--prefix", str(home), *args))
+
+
+def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    if PurePath(command).name not in _DENO or not args or args[0] not in ("run", "x"):
+        return None
+    options, main = _deno_options(args[1:])
+    if {"-c", "--config", "--no-config", "--import-map"} & options:
+        return None  # the user's own choice of configuration
+    if args[0] == "run" and not (main or "").startswith(("npm:", "jsr:", "http:", "https:")):
+        return None  # a local file: deno reads the configuration beside it, not the project's
+    return LaunchGuard(args=(args[0], "--no-config", *args[1:]))
+
+
+def _deno_options(args: Sequence[str]) -> tuple[set[str], str | None]:
+    """The options (without their values) before ``deno run``'s or ``deno x``'s module, and
+    the module."""
+    options: set[str] = set()
+    taking_value = False
+    for arg in args:
+        if taking_value:
+            taking_value = False
+        elif arg.startswith("-"):
+            name = arg.split("=", 1)[0]
+            options.add(name)
+            taking_value = name in _DENO_VALUED and "=" not in arg
+        else:
+            return options, arg
+    return options, None
 
 
 _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
@@ -76,6 +121,7 @@ _Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
 LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
     ("python -m NAME, -c CODE, standard input", _python),
     ("npx PACKAGE", _npx),
+    ("deno run npm:/jsr:/URL, deno x", _deno),
 )
 """Each launcher that looks in its working directory first and can be kept from it, with what
 gives its guard for a command, its arguments and the user's home (``None``: not this one)."""
@@ -123,6 +169,7 @@ def child_environment(config: McpServerConfig, env: Environment) -> dict[str, st
 
 
 def launch_args(config: McpServerConfig, env: Environment) -> list[str]:
-    """The server's arguments: its ``args``, after the arguments of the launcher's guard in a
-    gated project (``--prefix HOME`` for an ``npx`` given none, :func:`project_guard`)."""
-    return [*_guard(config, env).args, *config.args]
+    """The server's arguments: its ``args``, or those of the launcher's guard in a gated project
+    (:func:`project_guard`: ``npx --prefix HOME``, ``deno run --no-config``)."""
+    guarded = _guard(config, env).args
+    return list(config.args) if guarded is None else list(guarded)
