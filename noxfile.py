@@ -33,6 +33,9 @@ NPM_PACKAGES = (
     "@modelcontextprotocol/server-google-maps@0.6.2",
     "@modelcontextprotocol/server-brave-search@0.6.2",
     "@notionhq/notion-mcp-server@2.5.2",
+    # tests/security/test_project_launchers.py starts a real deno in a cloned repository (the
+    # package ships deno's binary for the platform: about 90 MB installed).
+    "deno@2.9.6",
 )
 # The Chromium executables the browser tools look for on PATH (plugins_builtin/browser).
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

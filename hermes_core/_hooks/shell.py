@@ -20,7 +20,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -190,6 +190,14 @@ def answered_directive(value: Any, unknown: str) -> PreCallDirective | None:
     return PreCallDirective.block(f"{unknown} {DIRECTIVES}")
 
 
+def _command_index(words: Sequence[tuple[str, bool]]) -> int:
+    """Where the command of a segment's ``words`` is: after its assignments (``A=1 cmd``)."""
+    index = 0
+    while index < len(words) and _ASSIGNMENT.match(words[index][0]):
+        index += 1
+    return index
+
+
 def missing_command(command: str, env: Environment) -> str | None:
     """Why ``command`` cannot start (``its command 'x' is not on PATH``, a path that does not
     exist or is not executable), or ``None``: its first command was found, or is the shell's
@@ -201,9 +209,7 @@ def missing_command(command: str, env: Environment) -> str | None:
     if line.unparseable or not line.segments:
         return None
     words = line.segments[0][1]
-    index = 0
-    while index < len(words) and _ASSIGNMENT.match(words[index][0]):
-        index += 1
+    index = _command_index(words)
     if index == len(words):
         return None
     name, expands = words[index]
@@ -228,6 +234,26 @@ def missing_command(command: str, env: Environment) -> str | None:
     return None
 
 
+def guarded_environment(command: str, cwd: Path, env: Environment) -> dict[str, str]:
+    """The environment ``command`` runs with in ``cwd``: the host's, plus the variables of its
+    launcher's guard when ``cwd`` is a project whose gate is closed
+    (:func:`~hermes_core._mcp.launch.project_guard`: ``PYTHONSAFEPATH=1`` for ``python3 -m
+    NAME``). Only a simple command is read (one command, no expansion): what a longer line or a
+    script runs is not known before the shell runs it; a guard's arguments are not added."""
+    from hermes_core._approvals.shell_words import split_words
+    from hermes_core._mcp.launch import project_guard
+
+    line = split_words(command)
+    if line.unparseable or len(line.segments) != 1:
+        return dict(env.variables)
+    words = line.segments[0][1]
+    index = _command_index(words)
+    if index == len(words) or any(expands for _, expands in words[index:]):
+        return dict(env.variables)
+    name, *args = (word for word, _ in words[index:])
+    return {**env.variables, **project_guard(name, args, cwd, env).variables}
+
+
 class ShellAction:
     """Runs one configured command for an event."""
 
@@ -238,8 +264,9 @@ class ShellAction:
 
     async def __call__(self, event: dict[str, Any]) -> Any:
         cwd = Path(str(event.get("cwd") or self.env.cwd))
+        variables = guarded_environment(self.hook.command, cwd, self.env)
         try:
-            outcome = await run_command(self.hook.command, event, cwd=cwd, env=self.env.variables)
+            outcome = await run_command(self.hook.command, event, cwd=cwd, env=variables)
         except OSError as exc:
             if self.event == "pre_tool_call":
                 return PreCallDirective.block(f"it could not be started: {exc}")

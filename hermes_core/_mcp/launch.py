@@ -1,32 +1,143 @@
-"""How a stdio server is started: its working directory, its environment and its arguments.
+"""How a stdio server is started: its working directory, its environment and its arguments;
+and, in one table, what a launcher started in a project whose gate is closed gets.
 
 A server of the user's starts in the working directory, which may be a project whose gate is
-closed (a cloned repository). Two launchers look there first for what they run: Python run as
-a module (``python3 -m NAME`` puts the directory first on ``sys.path``) and ``npx`` (the
-project's ``node_modules``, and its ``.npmrc``, which may name another registry). Started in
-such a project, the first gets ``PYTHONSAFEPATH=1``
-(:func:`~hermes_core._mcp.interpreter.project_safe_path`) and the second ``--prefix`` the
-user's home directory (:func:`launch_args`), so that neither runs a module or a package the
-project plants under the server's name; the server still works in the project.
+closed (a cloned repository); so does a shell hook. Some launchers look there first for what
+they run, and :data:`LAUNCHERS` says, for each, what keeps them from running what the project
+plants under the program's name (:func:`project_guard`):
+
+- Python run as a module, a string or its standard input (``python3 -m NAME``) puts the
+  directory first on ``sys.path``: it gets ``PYTHONSAFEPATH=1``
+  (:func:`~hermes_core._mcp.interpreter.imports_from_working_directory`).
+- ``npx`` looks in the directory's ``node_modules`` and reads its ``.npmrc`` (which may name
+  another registry): it gets ``--prefix`` the user's home directory, unless given one.
+- ``deno run`` of a package or a URL (``npm:``, ``jsr:``, ``https:``) and ``deno x`` read the
+  directory's ``deno.json`` (an import map may name the project's file for the package), its
+  ``package.json`` with ``node_modules``, and its ``.npmrc``: they get ``--no-config``, unless
+  given a configuration (``--config``, ``--import-map``). A local file is not changed: deno
+  reads the configuration beside it, not the directory's.
+
+The others are not in the table, for these reasons (docs/security.md says which are covered):
+``uvx`` and ``uv tool run`` read only the user's and the system's uv configuration, never the
+directory's (uv's own rule for its tool commands). ``uv run`` finds the directory's project, its
+``.python-version`` and its ``.venv``, whose ``python`` it runs to ask its version even with
+``--no-project --no-config``: no argument or variable keeps it out short of choosing another
+Python for the user. ``pnpm dlx`` reads the directory's ``.npmrc`` (its registry); ``yarn dlx``
+runs the file its ``.yarnrc.yml`` names as ``yarnPath`` in place of yarn, and the plugins it
+lists (``YARN_IGNORE_PATH`` keeps out the first only); ``bunx`` runs the package of the
+directory's ``node_modules`` first and reads its ``bunfig.toml``: none has a switch that turns
+that off alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Final
 
-from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
-
-from hermes_core._mcp.interpreter import project_safe_path
+from hermes_core._mcp.interpreter import SAFE_PATH, imports_from_working_directory
 from hermes_core._project_trust import gate_is_open, project_owns
 
 if TYPE_CHECKING:
     from hermes_core._config import McpServerConfig
     from hermes_core._paths import Environment
 
-__all__ = ["child_environment", "launch_args", "server_cwd"]
+__all__ = [
+    "LAUNCHERS",
+    "LaunchGuard",
+    "child_environment",
+    "launch_args",
+    "project_guard",
+    "server_cwd",
+]
 
 _NPX: Final = frozenset({"npx", "npx.cmd"})
+_DENO: Final = frozenset({"deno", "deno.exe"})
+# The options of `deno run` and `deno x` whose value is the next word (deno 2.9 --help).
+# fmt: off
+_DENO_VALUED: Final = frozenset({
+    "-c", "--config", "--import-map", "--ext", "--node-modules-linker", "--cert",
+    "--min-dep-age", "--inspect-publish-uid", "--location", "--seed", "--preload", "--require",
+    "--conditions", "-p", "--package",
+})
+# fmt: on
+
+
+@dataclass(frozen=True)
+class LaunchGuard:
+    """What a launcher started in a project whose gate is closed gets: ``args`` in place of its
+    own arguments (``None``: its own), ``variables`` in its environment (a value the user sets
+    wins)."""
+
+    args: tuple[str, ...] | None = None
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+
+def _python(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    if not imports_from_working_directory(command, args):
+        return None
+    return LaunchGuard(variables={SAFE_PATH: "1"})
+
+
+def _npx(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    if PurePath(command).name not in _NPX:
+        return None
+    if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
+        return None
+    return LaunchGuard(args=("--prefix", str(home), *args))
+
+
+def _deno(command: str, args: Sequence[str], home: Path) -> LaunchGuard | None:
+    if PurePath(command).name not in _DENO or not args or args[0] not in ("run", "x"):
+        return None
+    options, main = _deno_options(args[1:])
+    if {"-c", "--config", "--no-config", "--import-map"} & options:
+        return None  # the user's own choice of configuration
+    if args[0] == "run" and not (main or "").startswith(("npm:", "jsr:", "http:", "https:")):
+        return None  # a local file: deno reads the configuration beside it, not the project's
+    return LaunchGuard(args=(args[0], "--no-config", *args[1:]))
+
+
+def _deno_options(args: Sequence[str]) -> tuple[set[str], str | None]:
+    """The options (without their values) before ``deno run``'s or ``deno x``'s module, and
+    the module."""
+    options: set[str] = set()
+    taking_value = False
+    for arg in args:
+        if taking_value:
+            taking_value = False
+        elif arg.startswith("-"):
+            name = arg.split("=", 1)[0]
+            options.add(name)
+            taking_value = name in _DENO_VALUED and "=" not in arg
+        else:
+            return options, arg
+    return options, None
+
+
+_Guarding = Callable[[str, Sequence[str], Path], LaunchGuard | None]
+
+LAUNCHERS: Final[tuple[tuple[str, _Guarding], ...]] = (
+    ("python -m NAME, -c CODE, standard input", _python),
+    ("npx PACKAGE", _npx),
+    ("deno run npm:/jsr:/URL, deno x", _deno),
+)
+"""Each launcher that looks in its working directory first and can be kept from it, with what
+gives its guard for a command, its arguments and the user's home (``None``: not this one)."""
+
+
+def project_guard(command: str, args: Sequence[str], cwd: Path, env: Environment) -> LaunchGuard:
+    """The guard of :data:`LAUNCHERS` that ``command`` run with ``args`` in ``cwd`` gets when
+    ``cwd`` is the project's and the gate is closed; an empty one otherwise."""
+    if gate_is_open(env):
+        return LaunchGuard()
+    home = env.user_home or Path(env.cwd.anchor)
+    for _, guarding in LAUNCHERS:
+        guard = guarding(command, args, home)
+        if guard is not None:
+            return guard if project_owns(env, cwd) else LaunchGuard()
+    return LaunchGuard()
 
 
 def server_cwd(config: McpServerConfig, env: Environment) -> Path:
@@ -34,33 +145,31 @@ def server_cwd(config: McpServerConfig, env: Environment) -> Path:
     return env.cwd if config.cwd is None else env.cwd / Path(config.cwd).expanduser()
 
 
+def _guard(config: McpServerConfig, env: Environment) -> LaunchGuard:
+    assert config.command is not None
+    return project_guard(config.command, config.args, server_cwd(config, env), env)
+
+
 def child_environment(config: McpServerConfig, env: Environment) -> dict[str, str]:
     """The small safe environment the SDK gives a server (``HOME``, ``PATH``...), plus the
     entry's ``env``: secrets go in ``env`` only. The safe variables are the host's
     ``Environment``'s, not the process's, so that each host's servers see that host's (the SDK
     reads ``os.environ``); a value that is a shell function (``()...``) is left out, as the SDK
-    leaves it out. A Python run as a module in a gated project imports none of its modules,
-    unless the entry's ``env`` sets ``PYTHONSAFEPATH`` itself."""
-    assert config.command is not None
+    leaves it out. In a gated project, the variables of the launcher's guard
+    (:func:`project_guard`) come between the two: the entry's ``env`` can set them itself."""
+    # Imported here: a shell hook asks this module for its guard, and needs no MCP SDK.
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
     safe = {
         name: value
         for name in DEFAULT_INHERITED_ENV_VARS
         if (value := env.get(name)) is not None and not value.startswith("()")
     }
-    guard = project_safe_path(config.command, config.args, server_cwd(config, env), env)
-    return safe | guard | dict(config.env)
+    return safe | dict(_guard(config, env).variables) | dict(config.env)
 
 
 def launch_args(config: McpServerConfig, env: Environment) -> list[str]:
-    """The server's arguments: its ``args``, after ``--prefix HOME`` for an ``npx`` started in
-    a project whose gate is closed (and given no ``--prefix`` of its own), so that it looks for
-    the package, and reads ``.npmrc``, where it would from the user's home directory."""
-    assert config.command is not None
-    args = list(config.args)
-    if PurePath(config.command).name not in _NPX or gate_is_open(env):
-        return args
-    if any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
-        return args
-    if not project_owns(env, server_cwd(config, env)):
-        return args
-    return ["--prefix", str(env.user_home or Path(env.cwd.anchor)), *args]
+    """The server's arguments: its ``args``, or those of the launcher's guard in a gated project
+    (:func:`project_guard`: ``npx --prefix HOME``, ``deno run --no-config``)."""
+    guarded = _guard(config, env).args
+    return list(config.args) if guarded is None else list(guarded)
