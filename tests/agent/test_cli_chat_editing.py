@@ -438,3 +438,25 @@ def test_the_cursor_goes_back_over_an_emoji_sequence_by_its_two_cells(home: Agen
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["🇫🇷x👩\u200d💻"]
+
+
+def test_a_hangul_syllable_of_jamo_and_a_devanagari_syllable_are_edited_whole(
+    home: AgentHome,
+) -> None:
+    """한 typed as three conjoining jamo takes two cells and का (ka, its vowel sign) two: Left
+    goes back over the whole syllable, Backspace deletes it whole, never half."""
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    hangul, devanagari = "\u1112\u1161\u11ab", "\u0915\u093e"
+    child.send(hangul + devanagari + LEFT)
+    child.expect_exact(f"\x1b[J{hangul}{devanagari}\r\x1b[{len(PROMPT) + 2}C")
+    child.send("x\r")
+    child.expect_exact("heard: ")
+    child.expect_exact(PROMPT)
+    child.send("a" + hangul + "\x7fb\r")
+    child.expect_exact("heard: ab")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == [f"{hangul}x{devanagari}", "ab"]
