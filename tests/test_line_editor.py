@@ -361,3 +361,34 @@ def test_a_spacing_mark_belongs_to_its_letter_and_takes_its_own_cell() -> None:
     assert line("a" + DEVANAGARI + "\x7f\r") == [("line", "a")]
     assert line("a\u0915\u094c" + LEFT + "x\r") == [("line", "ax\u0915\u094c")]
     assert line("\u0915\u093f\u0902b" + LEFT * 2 + DELETE + "\r") == [("line", "b")]
+
+
+def test_ctrl_r_draws_its_search_over_the_prompt_and_ctrl_g_puts_the_prompt_back() -> None:
+    """As readline: ``(reverse-i-search)`q': match`` from the row's start, where ``you> `` was
+    (not after it); ``failed`` when nothing matches; Ctrl-G draws the prompt and the line
+    typed before the search again."""
+    edit, drawn = editor(["make test", "git push"])
+    edit.printed("you> ")
+    edit.feed("typed\x12ma")
+    assert drawn[-1].endswith("\r\x1b[J(reverse-i-search)`ma': make test\r\x1b[24C"), drawn
+    drawn.clear()
+    edit.feed("z")
+    assert "\x1b[J(failed reverse-i-search)`maz': typed" in drawn[-1], drawn
+    drawn.clear()
+    edit.feed("\x07")
+    assert drawn[-1].endswith("\r\x1b[Jyou> \r\x1b[5C\x1b[Jtyped\r\x1b[10C"), drawn
+    assert edit.feed("\r") == [("line", "typed")]
+
+
+def test_escape_in_a_search_gives_it_up_and_a_found_line_taken_is_drawn_after_the_prompt() -> None:
+    history = ["make test", "git push"]
+    edit, drawn = editor(history)
+    edit.printed("you> ")
+    assert edit.feed("typed\x12git\x1b") == []  # Escape: a lone ESC, nothing after it
+    assert drawn[-1].endswith("\r\x1b[Jyou> \r\x1b[5C\x1b[Jtyped\r\x1b[10C"), drawn
+    assert edit.feed("!\r") == [("line", "typed!")]
+    assert line("typed\x12git\x1b", history) == []
+    edit, drawn = editor(history)
+    edit.printed("you> ")
+    assert edit.feed("\x12git" + LEFT + "!\r") == [("line", "git pus!h")]
+    assert "you> \r\x1b[5C\x1b[Jgit push" in "".join(drawn), drawn
