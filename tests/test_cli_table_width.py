@@ -55,9 +55,11 @@ def test_a_piped_table_is_never_cut_whatever_columns_says(hermes_cli: HermesCli)
 
 
 def test_columns_are_aligned_by_the_cells_their_text_takes() -> None:
-    shown = columns([("日本語", "x"), ("👍🏽", "y"), ("e\u0301", "z"), ("🇫🇷", "w")]).splitlines()
-    starts = [cells(line[: line.index(end)]) for line, end in zip(shown, "xyzw", strict=True)]
-    assert starts == [8] * 4
+    rows = [("日本語", "x"), ("👍🏽", "y"), ("e\u0301", "z"), ("🇫🇷", "w")]
+    rows += [("\u1112\u1161\u11ab", "v"), ("\u0915\u093e", "u")]  # 한 as jamo, का: two cells
+    shown = columns(rows).splitlines()
+    starts = [cells(line[: line.index(end)]) for line, end in zip(shown, "xyzwvu", strict=True)]
+    assert starts == [8] * 6
 
 
 def test_a_cut_never_splits_a_character_and_never_touches_a_name() -> None:
@@ -68,3 +70,5 @@ def test_a_cut_never_splits_a_character_and_never_touches_a_name() -> None:
     ]
     assert columns(rows, width=23).splitlines()[1] == "some-long-name  🇫🇷🇩🇪👍🏽…"
     assert columns(rows, width=10).splitlines()[1].startswith("some-long-name  ")
+    jamo = [("NAME", "NOTE"), ("n", "ab" + "\u1112\u1161\u11ab" * 3)]  # 한한한 as jamo
+    assert columns(jamo, width=11).splitlines()[1] == "n     ab\u1112\u1161\u11ab…"

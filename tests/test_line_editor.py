@@ -333,3 +333,62 @@ def test_left_and_backspace_take_an_emoji_sequence_whole() -> None:
     assert line("a👩\u200d💻\x7f\r") == [("line", "a")]
     assert line("🇫🇷🇩🇪" + LEFT + "x\r") == [("line", "🇫🇷x🇩🇪")]
     assert line("👍🏽b" + LEFT * 2 + DELETE + "\r") == [("line", "b")]
+
+
+HANGUL = "\u1112\u1161\u11ab"  # 한 typed as three conjoining jamo: leading, vowel, trailing
+DEVANAGARI = "\u0915\u093e"  # का: the letter ka and its vowel sign aa, a spacing mark (Mc)
+
+
+def test_a_hangul_syllable_of_conjoining_jamo_is_one_character_of_two_cells() -> None:
+    """A leading jamo with its vowel (and a trailing jamo): one syllable, drawn in the leading
+    jamo's two cells (the others take none, as xterm, VTE and kitty draw them); Left and
+    Backspace take it whole."""
+    for text in (HANGUL, "\u1100\u1161", "\ud558\u11ab"):  # the last: 하 precomposed, and ㄴ
+        edit, drawn = editor()
+        edit.feed(text + "b" + LEFT)
+        assert drawn[-1].endswith("\r\x1b[2C"), ascii(text)
+    assert line("a" + HANGUL + "\x7f\r") == [("line", "a")]
+    assert line(HANGUL + "b" + LEFT * 2 + "x\r") == [("line", "x" + HANGUL + "b")]
+
+
+def test_a_spacing_mark_belongs_to_its_letter_and_takes_its_own_cell() -> None:
+    """A Devanagari vowel sign after its consonant (category Mc): one character with it, as
+    UAX #29 groups them, so Left and Backspace take the syllable whole; the sign takes a cell
+    of its own, as terminals draw it (wcwidth 1)."""
+    edit, drawn = editor()
+    edit.feed(DEVANAGARI + "b" + LEFT)
+    assert drawn[-1].endswith("\r\x1b[2C")
+    assert line("a" + DEVANAGARI + "\x7f\r") == [("line", "a")]
+    assert line("a\u0915\u094c" + LEFT + "x\r") == [("line", "ax\u0915\u094c")]
+    assert line("\u0915\u093f\u0902b" + LEFT * 2 + DELETE + "\r") == [("line", "b")]
+
+
+def test_ctrl_r_draws_its_search_over_the_prompt_and_ctrl_g_puts_the_prompt_back() -> None:
+    """As readline: ``(reverse-i-search)`q': match`` from the row's start, where ``you> `` was
+    (not after it); ``failed`` when nothing matches; Ctrl-G draws the prompt and the line
+    typed before the search again."""
+    edit, drawn = editor(["make test", "git push"])
+    edit.printed("you> ")
+    edit.feed("typed\x12ma")
+    assert drawn[-1].endswith("\r\x1b[J(reverse-i-search)`ma': make test\r\x1b[24C"), drawn
+    drawn.clear()
+    edit.feed("z")
+    assert "\x1b[J(failed reverse-i-search)`maz': typed" in drawn[-1], drawn
+    drawn.clear()
+    edit.feed("\x07")
+    assert drawn[-1].endswith("\r\x1b[Jyou> \r\x1b[5C\x1b[Jtyped\r\x1b[10C"), drawn
+    assert edit.feed("\r") == [("line", "typed")]
+
+
+def test_escape_in_a_search_gives_it_up_and_a_found_line_taken_is_drawn_after_the_prompt() -> None:
+    history = ["make test", "git push"]
+    edit, drawn = editor(history)
+    edit.printed("you> ")
+    assert edit.feed("typed\x12git\x1b") == []  # Escape: a lone ESC, nothing after it
+    assert drawn[-1].endswith("\r\x1b[Jyou> \r\x1b[5C\x1b[Jtyped\r\x1b[10C"), drawn
+    assert edit.feed("!\r") == [("line", "typed!")]
+    assert line("typed\x12git\x1b", history) == []
+    edit, drawn = editor(history)
+    edit.printed("you> ")
+    assert edit.feed("\x12git" + LEFT + "!\r") == [("line", "git pus!h")]
+    assert "you> \r\x1b[5C\x1b[Jgit push" in "".join(drawn), drawn

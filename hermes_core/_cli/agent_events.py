@@ -111,7 +111,7 @@ class EventPrinter:
             if event.text:
                 self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolStarted):
-            self._end_line()  # the model's message before its calls is done, piped or not
+            self.end_line()  # the model's message before its calls is done, piped or not
             for line in call_lines(event.call):
                 self.note(line)
         elif isinstance(event, ToolFinished):
@@ -138,7 +138,7 @@ class EventPrinter:
 
     def finish(self, event: Finished) -> None:
         """End the answer's line and say why the turn stopped."""
-        self._end_line()
+        self.end_line()
         retries, self._retries = self._retries, 0
         if event.stop == "answer" and self.quiet_answer and not event.detail:
             return
@@ -167,7 +167,7 @@ class EventPrinter:
         """A turn the run goes on after (its subagents' results are sent next): its answer's
         line ended, and why it ended when that was not a whole answer; nothing on stdout and
         no stop line (the run's last turn has it, counting every turn)."""
-        self._end_line()
+        self.end_line()
         if event.stop != "answer" or event.detail:
             self.note(
                 f"hermes: turn ended: {event.stop}: {event.detail}; "
@@ -177,11 +177,13 @@ class EventPrinter:
     def note(self, line: str) -> None:
         """A line on stderr, after the answer's line is ended (so it does not run into it)."""
         if self._out.isatty():
-            self._end_line()
+            self.end_line()
         self._err.write(line + "\n")
         self._err.flush()
 
-    def _end_line(self) -> None:
+    def end_line(self) -> None:
+        """End the answer's line: what is held back (a joiner waiting for its next character)
+        is shown, escaped when it is not printable alone, so an interrupted text loses none."""
         self._out.write(self._answer.end())  # a joiner held back: nothing follows it now
         if self._mid_line:
             self._out.write("\n")

@@ -29,6 +29,7 @@ class LineDisplay:
         """Cells from :attr:`origin` to where the cursor was left."""
         self.hidden = False
         """Erased by :meth:`erase`; drawn again by the editor's next key or redraw."""
+        self._covered: str | None = None  # the prompt :meth:`cover_prompt` drew over
         self._out: list[str] = []
 
     def add(self, text: str) -> None:
@@ -83,11 +84,27 @@ class LineDisplay:
         """The line ended (the cursor after it): a new row, the next line starting at its
         start."""
         self._out.append("\r\n")
-        self.drawn, self.origin, self.before = 0, 0, ""
+        self.drawn, self.origin, self.before, self._covered = 0, 0, "", None
+
+    def cover_prompt(self) -> None:
+        """Draw the line from its row's start, over what was printed before it (the prompt),
+        as readline draws its search; :meth:`uncover_prompt` draws that again."""
+        self.home()
+        self._covered, self.origin, self.drawn = self.before, 0, 0
+
+    def uncover_prompt(self) -> None:
+        """Draw what :meth:`cover_prompt` drew over again; the line starts after it."""
+        if self._covered is None:
+            return
+        self.home()
+        self._out.append("\x1b[J" + self._covered)
+        self.origin, self.drawn, self._covered = self._advance(0, self._covered), 0, None
 
     def printed(self, plain: str) -> None:
         """``plain`` (no escape sequences) was printed where the line starts: it starts after
         it now."""
+        if self._covered is not None:  # erased with the line that covered it: gone
+            self.before, self._covered = "", None
         last = max(plain.rfind("\n"), plain.rfind("\r"))
         self.origin = self._advance(0 if last >= 0 else self.origin, plain[last + 1 :])
         self.before = plain[last + 1 :] if last >= 0 else self.before + plain

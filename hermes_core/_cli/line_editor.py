@@ -11,8 +11,9 @@ cursor as a paste of one line is), or the end of input
 Backspace, Delete (Ctrl-D on a line with text), Ctrl-K/Ctrl-U kill to the end/start, Ctrl-W
 and Alt-Backspace the word before, Alt-D the word after, Ctrl-Y yanks what the last kills took,
 Ctrl-L clears the screen, Up/Down (Ctrl-P/Ctrl-N) walk the
-history, Ctrl-R searches it backwards (Ctrl-R again: an older match; Enter sends the match,
-Ctrl-G gives up, any other key edits it), Tab completes a command (:attr:`LineEditor.commands`)
+history, Ctrl-R searches it backwards, drawn over the prompt as readline draws it (Ctrl-R
+again: an older match; Enter sends the match, Escape or Ctrl-G gives up, any other key edits
+it), Tab completes a command (:attr:`LineEditor.commands`)
 on a line that is a ``/`` word starting one, as readline does: the matches' common prefix, a
 second Tab lists them; on any other line (a path, text) a tab is a tab in the message (drawn
 as a space), as before the editor. What is drawn of the line, and where, is a
@@ -39,7 +40,7 @@ Typed = tuple[Literal["line", "paste", "end"], str]
 """What a key completed: ``("line", text)`` on Enter, ``("paste", text)`` for a bracketed
 paste of several lines, ``("end", "")`` for Ctrl-D on an empty line."""
 
-SEARCH = "(reverse-i-search)`{}': "
+SEARCH = "({}reverse-i-search)`{}': "
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 """What never goes on the line: control characters, C1's too (a tab aside). A one-line paste
@@ -105,6 +106,9 @@ class LineEditor:
                 self._key(char, typed)
                 continue
             end = sequence_end(data, at)
+            if end is None and self._query is not None and data[at:] == "\x1b":
+                self._cancel_search()  # a key's sequence comes whole: a lone ESC is Escape
+                break
             if end is None:
                 self._pending = data[at:]
                 break
@@ -351,6 +355,7 @@ class LineEditor:
     def _search(self) -> None:
         if self._query is None:
             self._query, self._found, self._before_search = "", None, self.text
+            self._display.cover_prompt()
         elif self._found is not None:
             self._found = self._find(self._query, self._found - 1)
         self._refresh()
@@ -390,6 +395,7 @@ class LineEditor:
             return
         text = self._match_text()
         self._query = None
+        self._display.uncover_prompt()
         if self._found is not None:
             self._index = self._found
         self._text, self._cursor = list(text), len(text)
@@ -412,8 +418,10 @@ class LineEditor:
         """What is drawn of the line, and where in it the cursor goes (in characters)."""
         if self._query is None:
             return self.text.replace("\t", " "), self._cursor
-        shown = SEARCH.format(self._query) + self._match_text()
-        return shown, len(SEARCH.format(self._query))
+        search = SEARCH.format(
+            "failed " if self._query and self._found is None else "", self._query
+        )
+        return search + self._match_text(), len(search)
 
     def _refresh(self) -> None:
         shown, cursor = self._shown()

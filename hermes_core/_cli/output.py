@@ -157,7 +157,11 @@ class ShownStream:
 
 
 def columns(
-    rows: Sequence[Sequence[str]], *, free: Sequence[int] = (-1,), width: int | None = None
+    rows: Sequence[Sequence[str]],
+    *,
+    free: Sequence[int] = (-1,),
+    drop: Sequence[int] = (),
+    width: int | None = None,
 ) -> str:
     """Rows as left-aligned columns two spaces apart (plain text: rich costs ~100 ms here),
     aligned by the cells their text takes (a wide character or an emoji two). Cells come from
@@ -168,7 +172,9 @@ def columns(
     stdout is a terminal, no limit when it is piped or redirected), the widest of the ``free``
     columns (free text: a description, a note, a command line; the last by default) is cut
     with an ellipsis until each row fits one line, none to less than a few cells; names and
-    ids are never cut (a table that still does not fit wraps)."""
+    ids are never cut (a table that still does not fit wraps). Before that, while the free
+    columns would be cut to fewer than :data:`_READABLE` cells each, the ``drop`` columns (the
+    least useful, first in the order given) are left out."""
     if not rows:
         return ""
     measured = [[(shown, cells(shown)) for shown in map(printable, row)] for row in rows]
@@ -176,7 +182,11 @@ def columns(
     widths = [max(row[index][1] for row in measured) for index in range(count)]
     limit = _terminal_width() if width is None else width
     if limit is not None:
-        _fit(widths, sorted({index % count for index in free}), limit)
+        frees = {index % count for index in free}
+        kept = _kept(widths, frees, [index % count for index in drop], limit)
+        measured = [[row[index] for index in kept] for row in measured]
+        widths = [widths[index] for index in kept]
+        _fit(widths, [at for at, index in enumerate(kept) if index in frees], limit)
     return "\n".join(
         "  ".join(_within(cell, size) for cell, size in zip(row, widths, strict=True)).rstrip()
         for row in measured
@@ -185,6 +195,20 @@ def columns(
 
 _NARROWEST = 6
 """The fewest cells a free column is cut to: five of its characters and the ellipsis."""
+_READABLE = 16
+"""The cells of a free column's text that still read as words, before columns are dropped."""
+
+
+def _kept(widths: Sequence[int], free: set[int], drop: Sequence[int], limit: int) -> list[int]:
+    """The columns left after ``drop``'s, in order, while the free ones get under
+    :data:`_READABLE` cells (those narrower anyway whole)."""
+    kept = list(range(len(widths)))
+    for dropped in drop:
+        needed = sum(min(widths[at], _READABLE) if at in free else widths[at] for at in kept)
+        if needed + 2 * (len(kept) - 1) <= limit:
+            break
+        kept.remove(dropped)
+    return kept
 
 
 def _fit(widths: list[int], free: Sequence[int], limit: int) -> None:

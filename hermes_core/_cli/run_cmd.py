@@ -209,6 +209,7 @@ def run(
 
                 def stop() -> bool:
                     nonlocal stopping
+                    printer.end_line()  # now: a second Ctrl-C exits before the turn's end
                     if stopping:
                         return False
                     stopping = True

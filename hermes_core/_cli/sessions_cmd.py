@@ -87,10 +87,10 @@ def list_command(every: bool, limit: int | None, as_json: bool) -> None:
         echo_shown(f"hermes: no conversation in {where}{hint}{store.elsewhere()}", err=True)
         return
     if not as_json:
-        _table(store, found)
+        _table(store, found, every)
 
 
-def _table(store: TranscriptStore, found: list[Recorded]) -> None:
+def _table(store: TranscriptStore, found: list[Recorded], every: bool) -> None:
     width = _id_width(store)
     rows = [
         ["ID", "CHANGED", "MODEL", "MESSAGES", "SUBAGENTS", "DIRECTORY", "TITLE", "FIRST MESSAGE"]
@@ -103,12 +103,17 @@ def _table(store: TranscriptStore, found: list[Recorded]) -> None:
             _counted(one),
             _subagents(one.subagents),
             one.cwd or "-",
-            _one_line(one.title) if one.title else "-",
+            _one_line(one.title) if one.title else "",  # none, blank as no subagents
             "(damaged)" if one.damaged else _one_line(one.first_message),
         ]
         for one in found
     )
-    click.echo(columns(rows, free=(5, 6, 7)))  # the directory, the title, the first message
+    if not every:  # every row's directory is this one
+        rows = [row[:5] + row[6:] for row in rows]
+    # The free text: (the directory,) the title, the first message; at a narrow terminal the
+    # subagents go first, then the messages' count, then the model.
+    free, drop = ((5, 6, 7), (4, 3, 2)) if every else ((5, 6), (4, 3, 2))
+    click.echo(columns(rows, free=free, drop=drop))
 
 
 def _as_json(one: Recorded) -> dict[str, Any]:
@@ -314,7 +319,7 @@ def prune_command(age: str, dry_run: bool, yes: bool) -> None:
     from hermes_core.agent._transcripts import Transcript
 
     if dry_run:
-        _table(store, old)
+        _table(store, old, every=True)
     old_ones = [Transcript(one.path) for one in old]
     _delete(store, old_ones, yes=yes, dry_run=dry_run, listed=": --dry-run lists them")
 

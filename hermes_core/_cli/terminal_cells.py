@@ -2,9 +2,12 @@
 its cursor by and for tables to align and cut their columns: East Asian wide characters take
 two, combining marks and format characters none, and an emoji sequence (joined by zero-width
 joiners, a flag's two regional indicators, a skin tone, an emoji variation selector) is one
-character of two cells, as terminals draw it. A small rule for the extended grapheme clusters
-of Unicode's UAX #29 that a line typed or listed has, not the whole algorithm (Hangul jamo and
-spacing marks are characters of their own here)."""
+character of two cells, as terminals draw it. A Hangul syllable typed as conjoining jamo is
+one character in its leading jamo's two cells (vowel and trailing jamo take none, as glibc's
+wcwidth and GLib count them); a spacing mark (category Mc: a Devanagari vowel sign) belongs to
+the character before it and takes a cell of its own, as xterm and VTE draw it. A small rule for
+the extended grapheme clusters of Unicode's UAX #29 that a line typed or listed has, not the
+whole algorithm."""
 
 from __future__ import annotations
 
@@ -22,6 +25,11 @@ def _no_column(char: str) -> bool:
     return bool(unicodedata.combining(char)) or unicodedata.category(char) in _NO_COLUMN
 
 
+def _jamo_after_leading(char: str) -> bool:
+    """A Hangul vowel or trailing jamo: drawn in the leading jamo's (or syllable's) cells."""
+    return "\u1160" <= char <= "\u11ff" or "\ud7b0" <= char <= "\ud7ff"
+
+
 def _regional(char: str) -> bool:
     return "\U0001f1e6" <= char <= "\U0001f1ff"
 
@@ -30,8 +38,9 @@ def _skin_tone(char: str) -> bool:
     return "\U0001f3fb" <= char <= "\U0001f3ff"
 
 
-_MARK, _JOINER, _REGIONAL, _PICTOGRAPH, _WIDE_PICTOGRAPH, _NARROW, _WIDE = range(7)
+_MARK, _SPACING, _JOINER, _REGIONAL, _PICTOGRAPH, _WIDE_PICTOGRAPH, _NARROW, _WIDE = range(8)
 _PICTOGRAPHS = (_PICTOGRAPH, _WIDE_PICTOGRAPH)
+_JOINING = (_MARK, _SPACING, _JOINER)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -39,8 +48,10 @@ def _kind(char: str) -> int:
     """What ``char`` is to the rule (cached: a table measures thousands of characters)."""
     if char == _JOINER_CHAR:
         return _JOINER
-    if _no_column(char) or _skin_tone(char):
+    if _no_column(char) or _skin_tone(char) or _jamo_after_leading(char):
         return _MARK
+    if unicodedata.category(char) == "Mc":
+        return _SPACING
     if _regional(char):
         return _REGIONAL
     wide = unicodedata.east_asian_width(char) in "WF"
@@ -50,13 +61,13 @@ def _kind(char: str) -> int:
 
 
 def joins(text: Sequence[str], at: int) -> bool:
-    """Whether ``text[at]`` belongs to the character before it: a mark, a joiner or a
-    variation selector, a skin tone, the pictograph after a joiner that follows one, a flag's
-    second regional indicator."""
+    """Whether ``text[at]`` belongs to the character before it: a mark (spacing or not), a
+    joiner or a variation selector, a skin tone, a Hangul vowel or trailing jamo, the
+    pictograph after a joiner that follows one, a flag's second regional indicator."""
     if not 0 < at < len(text):
         return False
     kind = _kind(text[at])
-    if kind in (_MARK, _JOINER):
+    if kind in _JOINING:
         return True
     if text[at - 1] == _JOINER_CHAR:
         base = at - 1
@@ -81,25 +92,31 @@ def characters(text: str) -> Iterator[str]:
 
 
 def _character_cells(character: str) -> int:
+    spacing = sum(_kind(char) == _SPACING for char in character)  # a cell each
     kind = _kind(character[0])
-    if kind in (_MARK, _JOINER):
-        return 0
+    if kind in _JOINING:
+        return spacing
     if kind == _REGIONAL:
-        return 2 if len(character) > 1 and _kind(character[1]) == _REGIONAL else 1
+        return spacing + (2 if len(character) > 1 and _kind(character[1]) == _REGIONAL else 1)
     if kind in (_WIDE, _WIDE_PICTOGRAPH):
-        return 2
-    return 2 if kind == _PICTOGRAPH and _EMOJI_PRESENTATION in character else 1
+        return spacing + 2
+    emoji = kind == _PICTOGRAPH and _EMOJI_PRESENTATION in character
+    return spacing + (2 if emoji else 1)
 
 
 def cells(text: str) -> int:
     """How many terminal columns ``text`` takes (East Asian wide characters and emoji two;
-    marks and format characters none: combining accents, variation selectors, joiners)."""
+    marks and format characters none: combining accents, variation selectors, joiners, Hangul
+    vowel and trailing jamo; a spacing mark one)."""
     if text.isascii():  # one cell a character: the common case, ~300 times faster
         return len(text)
     # One pass, the same rule as :func:`characters` and :func:`_character_cells`.
     total, base, counted, joined, paired = 0, _MARK, 0, False, False
     for char in text:
         kind = _kind(char)
+        if kind == _SPACING:
+            total, joined, paired = total + 1, False, False
+            continue
         if kind in (_MARK, _JOINER):
             if char == _EMOJI_PRESENTATION and base == _PICTOGRAPH and counted == 1:
                 total, counted = total + 1, 2

@@ -438,3 +438,47 @@ def test_the_cursor_goes_back_over_an_emoji_sequence_by_its_two_cells(home: Agen
     child.sendline("/exit")
     assert ended(child) == 0
     assert sent(home) == ["🇫🇷x👩\u200d💻"]
+
+
+def test_a_hangul_syllable_of_jamo_and_a_devanagari_syllable_are_edited_whole(
+    home: AgentHome,
+) -> None:
+    """한 typed as three conjoining jamo takes two cells and का (ka, its vowel sign) two: Left
+    goes back over the whole syllable, Backspace deletes it whole, never half."""
+    home.setup({"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    hangul, devanagari = "\u1112\u1161\u11ab", "\u0915\u093e"
+    child.send(hangul + devanagari + LEFT)
+    child.expect_exact(f"\x1b[J{hangul}{devanagari}\r\x1b[{len(PROMPT) + 2}C")
+    child.send("x\r")
+    child.expect_exact("heard: ")
+    child.expect_exact(PROMPT)
+    child.send("a" + hangul + "\x7fb\r")
+    child.expect_exact("heard: ab")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == [f"{hangul}x{devanagari}", "ab"]
+
+
+def test_ctrl_r_shows_its_search_in_place_of_the_prompt_and_escape_gives_it_up(
+    home: AgentHome,
+) -> None:
+    """As bash: ``(reverse-i-search)`q': match`` where ``you> `` was; Escape gives the search
+    up, the prompt and the line typed before it back; Ctrl-G too."""
+    home.setup({"echo": True}, {"echo": True}, {"echo": True})
+    child = spawn(home, "chat")
+    child.expect_exact(PROMPT)
+    say(child, "alpha one", "alpha one")
+    child.send("draft" + CTRL_R + "alp")
+    child.expect_exact("\r\x1b[J(reverse-i-search)`alp': alpha one")
+    child.send("\x1b")
+    child.expect_exact(f"\r\x1b[J{PROMPT}\r\x1b[{len(PROMPT)}C\x1b[Jdraft")
+    say(child, " kept", "draft kept")
+    child.send("other" + CTRL_R + "alp" + "\x07")
+    child.expect_exact(f"\r\x1b[J{PROMPT}\r\x1b[{len(PROMPT)}C\x1b[Jother")
+    say(child, "", "other")
+    child.sendline("/exit")
+    assert ended(child) == 0
+    assert sent(home) == ["alpha one", "draft kept", "other"]

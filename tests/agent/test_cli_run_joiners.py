@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import signal
+import threading
 from pathlib import Path
 
 import pexpect
@@ -84,3 +86,33 @@ def test_a_joiner_ending_the_text_before_a_tool_call_is_shown_escaped_before_the
     printer.show(ToolStarted(ModelToolCall("c1", "read_file", '{"path": "a"}'), ("read_file",)))
     assert out.getvalue() == f"{TEXTS[0]}\\u200d\n"
     assert err.getvalue().startswith("-> read_file")
+
+
+def test_ctrl_c_after_a_held_joiner_shows_it_escaped_before_the_stop_line(
+    hermes_cli: InProcessCli,
+) -> None:
+    """The stream stops after a delta ending in a joiner (held back: the next character says
+    whether it joins); Ctrl-C there ends the text: the joiner is shown at once, escaped, at the
+    end of the answer's line, before the note (a second Ctrl-C exits at once: nothing is held
+    back for later)."""
+    gate = threading.Event()
+    text = f"so {TEXTS[0]}\u200d and more"
+    turn = FakeTurn(text=text, text_cuts=[len(f"so {TEXTS[0]}\u200d")], gate=gate, hold_after=2)
+    with FakeModelServer([turn]) as server:
+        model = {"provider": "openai", "model": "fake-model", "base_url": server.openai_base_url}
+        hermes_cli.config.write_text(json.dumps({"model": model}), encoding="utf-8")
+        command = hermes_cli.command("run", "Say it")
+        env = hermes_cli.variables(OPENAI_API_KEY="sk-fake-key-for-tests")
+        child = pexpect.spawn(
+            command[0], command[1:], env=env, cwd=str(hermes_cli.work), timeout=60
+        )
+        child.expect_exact(f"so {TEXTS[0]}".encode())
+        child.kill(signal.SIGINT)
+        child.expect(pexpect.EOF)
+        child.close()
+        gate.set()
+    shown = child.before.decode("utf-8")
+    assert shown.startswith("\\u200d\r\n\r\nhermes: stopping the turn"), shown
+    assert shown.count("\\u200d") == 1
+    assert "stopped by the user" in shown
+    assert child.exitstatus == 130

@@ -16,6 +16,7 @@ from typing import Any
 import pexpect
 import pytest
 
+from hermes_core._cli.terminal_cells import cells
 from hermes_core.agent._transcripts import Transcript
 from hermes_core.agent._wire import Message, ModelToolCall
 from hermes_core.testing import FakeModelServer, FakeTurn
@@ -100,6 +101,54 @@ def test_list_shows_this_directory_s_conversations_newest_first(
     ]
     limited = hermes_cli.run("sessions", "list", "--all", "--limit", "1").stdout
     assert [line.split()[0] for line in limited.splitlines()[1:]] == ["ccc333"]
+
+
+def _listed_at_a_terminal(cli: InProcessCli, width: int, *args: str) -> list[str]:
+    child = pexpect.spawn(
+        *(command := cli.command("sessions", "list", *args))[:1],
+        command[1:],
+        env=cli.variables(),
+        cwd=str(cli.work),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(24, width),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    return str(child.before).replace("\r\n", "\n").splitlines()
+
+
+def test_list_at_80_columns_keeps_the_id_the_title_and_the_first_message_readable(
+    hermes_cli: InProcessCli, tmp_path: Path
+) -> None:
+    """At 80 columns the least useful columns go first (subagents, then messages, then the
+    model), rather than every free column cut to a few cells; this directory's list has no
+    directory column (every row's is this one), --all has it."""
+    first = "Why does the nightly build fail on the ARM runner since Tuesday?"
+    write(hermes_cli, "20261207-aaa111", first, "an answer", age=DAY)
+    write(hermes_cli, "20261207-bbb222", "Summarise the open issues about reconnects", "ok")
+    write(hermes_cli, "20261207-ccc333", "a subagent's goal", parent="20261207-bbb222")
+    hermes_cli.run("sessions", "rename", "20261207-aaa111", "Nightly ARM build")
+    lines = _listed_at_a_terminal(hermes_cli, 80)
+    assert [cells(line) <= 80 for line in lines] == [True] * 3, lines
+    assert lines[0].split()[:2] == ["ID", "CHANGED"], lines
+    assert "DIRECTORY" not in lines[0]
+    titled, other = sorted(lines[1:])  # the rename made aaa111 the one changed last
+    assert titled.startswith("20261207-aaa"), lines
+    assert "Nightly ARM build  Why does the nightly" in titled, lines
+    assert "Summarise the open" in other, lines
+    everywhere = _listed_at_a_terminal(hermes_cli, 80, "--all")
+    assert "DIRECTORY" in everywhere[0], everywhere
+    assert [cells(line) <= 80 for line in everywhere] == [True] * 3, everywhere
+
+
+def test_list_leaves_no_title_and_no_subagents_blank_alike(hermes_cli: InProcessCli) -> None:
+    write(hermes_cli, "aaa111", "a question", "an answer")
+    header, row = hermes_cli.run("sessions", "list").stdout.splitlines()
+    for name in ("SUBAGENTS", "TITLE"):
+        start = header.index(name)
+        assert row[start : start + len(name)].strip() == "", (name, header, row)
 
 
 def test_list_json_gives_each_conversation_s_facts(hermes_cli: InProcessCli) -> None:
